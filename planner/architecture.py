@@ -1,0 +1,413 @@
+"""Model architecture read from a Hugging Face ``config.json``, and its parameter count.
+
+:func:`from_hf_config` reads the keys as they are spelled in ``config.json`` and returns a
+frozen :class:`Architecture`. :meth:`Architecture.param_counts` counts parameters exactly as
+PyTorch counts ``sum(p.numel() for p in model.parameters())`` for the Transformers
+implementation of each ``model_type``: tied embeddings once, GQA k/v projections, head_dim
+from the config when given, biases where the implementation creates them, MoE experts and
+router, norms.
+
+Sources: the Transformers modeling files for each model type (``modeling_llama.py``,
+``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
+``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_phi3.py``, ``modeling_gpt2.py``,
+``modeling_gpt_neox.py``); formulas summarised in shared/reference/memory-model.md section 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.errors import ModelConfigError, did_you_mean
+
+#: model_type values this module can read, with the family they follow.
+SUPPORTED_MODEL_TYPES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "llama",
+    "mixtral": "llama",
+    "qwen2": "llama",
+    "qwen3": "llama",
+    "gemma": "llama",
+    "gemma2": "llama",
+    "phi3": "llama",
+    "gpt2": "gpt2",
+    "gpt_neox": "gpt_neox",
+}
+
+
+@dataclass(frozen=True)
+class LinearModule:
+    """One kind of ``nn.Linear`` in a transformer layer, named as in the Transformers code.
+
+    ``count`` is how many of them one layer holds (MoE experts hold ``num_local_experts``).
+    ``in_features`` x ``out_features`` is the weight shape; ``bias`` whether it has a bias.
+    """
+
+    name: str
+    in_features: int
+    out_features: int
+    count: int = 1
+    bias: bool = False
+    part: str = "attention"  # "attention" | "mlp" | "router"
+
+    @property
+    def weight_params(self) -> int:
+        return self.in_features * self.out_features * self.count
+
+    @property
+    def bias_params(self) -> int:
+        return self.out_features * self.count if self.bias else 0
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameter counts of a model, split the way memory accounting needs them.
+
+    ``linear`` holds the weights of every ``nn.Linear`` inside the transformer layers (what
+    weight-only quantization such as NF4, GPTQ or AWQ packs); ``embedding``, ``position_embedding``,
+    ``lm_head``, ``norms`` and ``biases`` stay in 16-bit under those schemes.
+    """
+
+    embedding: int
+    position_embedding: int
+    lm_head: int
+    linear: int
+    biases: int
+    norms: int
+    router: int = 0
+
+    @property
+    def total(self) -> int:
+        return (self.embedding + self.position_embedding + self.lm_head + self.linear
+                + self.biases + self.norms + self.router)
+
+    @property
+    def not_quantized(self) -> int:
+        """Parameters kept in 16-bit by weight-only quantization (embeddings, head, norms, biases)."""
+        return self.total - self.linear
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only transformer, in the terms of its Hugging Face config.
+
+    Attributes use config.json names where one exists: ``hidden_size`` (h),
+    ``num_hidden_layers`` (L), ``num_attention_heads`` (a), ``num_key_value_heads`` (kv),
+    ``head_dim`` (d), ``intermediate_size`` (f, per expert for MoE), ``vocab_size`` (V).
+    """
+
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    hidden_act: str = "silu"
+    gated_mlp: bool = True
+    norm: str = "rms"  # "rms" (weight only) or "layer" (weight and bias)
+    norms_per_layer: int = 2
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False
+    num_local_experts: int = 1
+    num_experts_per_tok: int = 1
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0  # how many of the L layers use the window
+    learned_positions: int = 0  # rows of a learned position embedding (GPT-2 wpe)
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
+    torch_dtype: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    # ----- derived sizes --------------------------------------------------------------
+    @property
+    def q_dim(self) -> int:
+        """a * d: width of the query projection output."""
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """kv * d: width of each of the key and value projection outputs."""
+        return self.num_key_value_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_local_experts > 1
+
+    def linear_modules(self) -> list[LinearModule]:
+        """The ``nn.Linear`` modules of one transformer layer with their shapes."""
+        h, f, e = self.hidden_size, self.intermediate_size, self.num_local_experts
+        mods: list[LinearModule] = []
+        if self.model_type == "gpt2":
+            mods += [
+                LinearModule("c_attn", h, 3 * h, bias=True),
+                LinearModule("c_proj", h, h, bias=True),
+                LinearModule("c_fc", h, f, bias=True, part="mlp"),
+                LinearModule("c_proj", f, h, bias=True, part="mlp"),
+            ]
+            return mods
+        if self.model_type == "gpt_neox":
+            mods += [
+                LinearModule("query_key_value", h, 3 * h, bias=True),
+                LinearModule("dense", h, h, bias=True),
+                LinearModule("dense_h_to_4h", h, f, bias=True, part="mlp"),
+                LinearModule("dense_4h_to_h", f, h, bias=True, part="mlp"),
+            ]
+            return mods
+        if self.fused_qkv:
+            mods.append(LinearModule("qkv_proj", h, self.q_dim + 2 * self.kv_dim, bias=self.qkv_bias))
+        else:
+            mods += [
+                LinearModule("q_proj", h, self.q_dim, bias=self.qkv_bias),
+                LinearModule("k_proj", h, self.kv_dim, bias=self.qkv_bias),
+                LinearModule("v_proj", h, self.kv_dim, bias=self.qkv_bias),
+            ]
+        mods.append(LinearModule("o_proj", self.q_dim, h, bias=self.o_bias))
+        if self.is_moe:
+            mods += [
+                LinearModule("gate", h, e, part="router"),
+                LinearModule("w1", h, f, count=e, part="mlp"),
+                LinearModule("w2", f, h, count=e, part="mlp"),
+                LinearModule("w3", h, f, count=e, part="mlp"),
+            ]
+        elif self.fused_gate_up:
+            mods += [
+                LinearModule("gate_up_proj", h, 2 * f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        elif self.gated_mlp:
+            mods += [
+                LinearModule("gate_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("up_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        else:
+            mods += [
+                LinearModule("up_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        return mods
+
+    def param_counts(self) -> ParamCounts:
+        """Exact parameter counts as PyTorch's ``model.parameters()`` would give them."""
+        h, L = self.hidden_size, self.num_hidden_layers
+        mods = self.linear_modules()
+        linear = sum(m.weight_params for m in mods if m.part != "router") * L
+        router = sum(m.weight_params for m in mods if m.part == "router") * L
+        biases = sum(m.bias_params for m in mods) * L
+        per_norm = 2 * h if self.norm == "layer" else h
+        norms = (self.norms_per_layer * L + 1) * per_norm
+        if self.qk_norm:
+            norms += 2 * self.head_dim * L
+        embedding = self.vocab_size * h
+        lm_head = 0 if self.tie_word_embeddings else self.vocab_size * h
+        return ParamCounts(
+            embedding=embedding,
+            position_embedding=self.learned_positions * h,
+            lm_head=lm_head,
+            linear=linear,
+            biases=biases,
+            norms=norms,
+            router=router,
+        )
+
+    @property
+    def parameters(self) -> int:
+        """Total parameter count (tied embeddings counted once)."""
+        return self.param_counts().total
+
+    @property
+    def active_parameters(self) -> int:
+        """Parameters used per token: MoE layers run ``num_experts_per_tok`` experts."""
+        if not self.is_moe:
+            return self.parameters
+        pc = self.param_counts()
+        expert = sum(m.weight_params for m in self.linear_modules() if m.part == "mlp") * self.num_hidden_layers
+        inactive = expert * (self.num_local_experts - self.num_experts_per_tok) // self.num_local_experts
+        return pc.total - inactive
+
+
+# ----- reading config.json ------------------------------------------------------------
+
+def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
+         min_value: int | None = 1) -> Any:
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            raise ModelConfigError(f"missing required key {key!r}", file=where,
+                                   hint=f"A {cfg.get('model_type', 'model')} config.json has it; copy the full file.")
+        return default
+    value = cfg[key]
+    if kind is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ModelConfigError(f"{key} must be a whole number, not {value!r}", file=where, entry=key)
+        if min_value is not None and value < min_value:
+            raise ModelConfigError(f"{key} must be at least {min_value}, not {value}", file=where, entry=key)
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise ModelConfigError(f"{key} must be true or false, not {value!r}", file=where, entry=key)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise ModelConfigError(f"{key} must be a text, not {value!r}", file=where, entry=key)
+    return value
+
+
+def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architecture:
+    """Build an :class:`Architecture` from a ``config.json`` mapping.
+
+    Args:
+        cfg: the parsed config.json (keys as Hugging Face spells them).
+        where: file name (or catalog entry) used in error messages.
+
+    Raises:
+        ModelConfigError: unsupported ``model_type`` (the message lists the supported ones),
+            missing keys, non-integer or non-positive sizes, hidden size not divisible by the
+            heads without an explicit head_dim, KV heads that do not divide the heads.
+    """
+    if not isinstance(cfg, Mapping):
+        raise ModelConfigError("a model config must be a mapping of config.json keys", file=where)
+    model_type = cfg.get("model_type")
+    if model_type not in SUPPORTED_MODEL_TYPES:
+        supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
+        close = did_you_mean(str(model_type), SUPPORTED_MODEL_TYPES) if model_type else None
+        hint = (close + " " if close and close.startswith("Did") else "") + f"Supported model_type values: {supported}."
+        shown = "missing" if model_type is None else f"{model_type!r} is not supported"
+        raise ModelConfigError(f"model_type {shown}", file=where, entry="model_type", hint=hint)
+    if model_type == "gpt2":
+        return _gpt2(cfg, where)
+    if model_type == "gpt_neox":
+        return _gpt_neox(cfg, where)
+    return _llama_family(cfg, where, model_type)
+
+
+def _check_heads(h: int, a: int, kv: int, head_dim: int | None, where: str | None) -> int:
+    if kv > a or a % kv:
+        raise ModelConfigError(
+            f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})", file=where,
+            entry="num_key_value_heads", hint="Grouped-query attention shares each KV head among a/kv query heads.")
+    if head_dim is None:
+        if h % a:
+            raise ModelConfigError(
+                f"hidden_size ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
+                file=where, entry="hidden_size", hint="Add the model's head_dim to the config.")
+        head_dim = h // a
+    return head_dim
+
+
+def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Architecture:
+    h = _get(cfg, "hidden_size", where)
+    L = _get(cfg, "num_hidden_layers", where)
+    a = _get(cfg, "num_attention_heads", where)
+    kv = _get(cfg, "num_key_value_heads", where, default=a)
+    f = _get(cfg, "intermediate_size", where)
+    V = _get(cfg, "vocab_size", where)
+    head_dim = _check_heads(h, a, kv, _get(cfg, "head_dim", where, default=None), where)
+    max_pos = _get(cfg, "max_position_embeddings", where, default=4096)
+    defaults_tied = {"gemma": True, "gemma2": True}
+    tied = _get(cfg, "tie_word_embeddings", where, default=defaults_tied.get(model_type, False),
+                kind=bool)
+    act = _get(cfg, "hidden_act", where, default=_get(cfg, "hidden_activation", where, default="silu", kind=str),
+               kind=str)
+    attention_bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
+    qkv_bias = attention_bias or model_type == "qwen2"
+    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "qwen3")
+    mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if model_type == "llama" else False
+    experts = 1
+    per_tok = 1
+    if model_type == "mixtral":
+        experts = _get(cfg, "num_local_experts", where)
+        per_tok = _get(cfg, "num_experts_per_tok", where)
+        if per_tok > experts:
+            raise ModelConfigError(f"num_experts_per_tok ({per_tok}) exceeds num_local_experts ({experts})",
+                                   file=where, entry="num_experts_per_tok")
+    window = cfg.get("sliding_window")
+    use_window = cfg.get("use_sliding_window", True)
+    if model_type in ("qwen2", "qwen3") and not use_window:
+        window = None
+    if window is not None:
+        window = _get(cfg, "sliding_window", where)
+    window_layers = 0
+    if window:
+        if model_type == "gemma2":
+            window_layers = L // 2 + L % 2  # even-indexed layers (0, 2, ...) use the window
+        elif model_type in ("qwen2", "qwen3"):
+            max_window_layers = _get(cfg, "max_window_layers", where, default=L, min_value=0)
+            window_layers = max(0, L - max_window_layers)
+        else:
+            window_layers = L
+    if not window_layers:
+        window = None
+    return Architecture(
+        model_type=model_type,
+        hidden_size=h,
+        num_hidden_layers=L,
+        num_attention_heads=a,
+        num_key_value_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=f,
+        vocab_size=V,
+        max_position_embeddings=max_pos,
+        tie_word_embeddings=tied,
+        hidden_act=act,
+        gated_mlp=True,
+        norm="rms",
+        norms_per_layer=4 if model_type == "gemma2" else 2,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        mlp_bias=mlp_bias,
+        qk_norm=model_type == "qwen3",
+        num_local_experts=experts,
+        num_experts_per_tok=per_tok,
+        sliding_window=window,
+        sliding_window_layers=window_layers,
+        fused_qkv=model_type == "phi3",
+        fused_gate_up=model_type == "phi3",
+        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        extra=dict(cfg),
+    )
+
+
+def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    h = _get(cfg, "n_embd", where)
+    L = _get(cfg, "n_layer", where)
+    a = _get(cfg, "n_head", where)
+    V = _get(cfg, "vocab_size", where)
+    n_pos = _get(cfg, "n_positions", where)
+    inner = _get(cfg, "n_inner", where, default=4 * h)
+    head_dim = _check_heads(h, a, a, None, where)
+    return Architecture(
+        model_type="gpt2", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
+        head_dim=head_dim, intermediate_size=inner, vocab_size=V, max_position_embeddings=n_pos,
+        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=True, kind=bool),
+        hidden_act=_get(cfg, "activation_function", where, default="gelu_new", kind=str),
+        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
+        learned_positions=n_pos, fused_qkv=True,
+        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        extra=dict(cfg),
+    )
+
+
+def _gpt_neox(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    h = _get(cfg, "hidden_size", where)
+    L = _get(cfg, "num_hidden_layers", where)
+    a = _get(cfg, "num_attention_heads", where)
+    head_dim = _check_heads(h, a, a, None, where)
+    return Architecture(
+        model_type="gpt_neox", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
+        head_dim=head_dim, intermediate_size=_get(cfg, "intermediate_size", where),
+        vocab_size=_get(cfg, "vocab_size", where),
+        max_position_embeddings=_get(cfg, "max_position_embeddings", where, default=2048),
+        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=False, kind=bool),
+        hidden_act=_get(cfg, "hidden_act", where, default="gelu", kind=str),
+        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
+        fused_qkv=True,
+        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        extra=dict(cfg),
+    )

@@ -1,0 +1,115 @@
+"""One error hierarchy for the whole package.
+
+The CLI turns any :class:`PlannerError` into one line on stderr and the error's
+``exit_code``: 2 for bad input (:class:`InputError` and its kinds), 1 for an
+infeasible plan (:class:`InfeasibleError`). Tracebacks appear only with ``--debug``.
+
+The one-line form of an input error is::
+
+    Error: <file>:<line>: <entry path>: <problem>. <hint>
+
+where the parts that are unknown are left out.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class PlannerError(Exception):
+    """Base class of every error the planner raises on purpose."""
+
+    exit_code = 2
+
+    def one_line(self) -> str:
+        """The message as one line (newlines folded), without the 'Error: ' prefix."""
+        return " ".join(str(self).split("\n"))
+
+
+class InputError(PlannerError, ValueError):
+    """Something the user gave (a file, an option, a config.json) is wrong.
+
+    Args:
+        problem: what is wrong, as a sentence without a final period.
+        file: path of the file as the user named it, or None for command-line options.
+        line: 1-based line in ``file`` where the entry starts, when known.
+        entry: path of the entry inside the document, e.g. ``gpus[3].memory``.
+        hint: what to change, e.g. ``Did you mean 'rtx-4090'?``.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        entry: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.file = file
+        self.line = line
+        self.entry = entry
+        self.hint = hint
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        if self.entry:
+            parts.append(self.entry)
+        text = self.problem.rstrip(".")
+        parts.append(text + ".")
+        msg = ": ".join(parts)
+        if self.hint:
+            msg += " " + self.hint.strip()
+        return msg
+
+
+class CatalogError(InputError):
+    """A hardware or model catalog file is malformed or inconsistent."""
+
+
+class ScenarioError(InputError):
+    """A scenario or workload file (or the equivalent options) is malformed."""
+
+
+class ModelConfigError(InputError):
+    """A Hugging Face ``config.json`` cannot be read as a supported architecture."""
+
+
+class OutputError(PlannerError):
+    """A report cannot be written (unwritable directory, unsafe name)."""
+
+
+class InfeasibleError(PlannerError):
+    """No candidate satisfies the workload; carries the reasons per constraint.
+
+    Args:
+        message: the explanation, one or more lines.
+        reasons: one entry per binding constraint, each a sentence.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, reasons: Iterable[str] = ()) -> None:
+        self.reasons = list(reasons)
+        super().__init__(message)
+
+
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:
+    """A "Did you mean ...?" hint from close matches (difflib), or a list of valid names.
+
+    Returns None when there is nothing to choose from.
+    """
+    options = sorted(set(choices))
+    if not options:
+        return None
+    close = difflib.get_close_matches(str(name), options, n=n, cutoff=0.6)
+    if close:
+        return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
+    if len(options) <= 12:
+        return "Valid: " + ", ".join(options) + "."
+    return f"See 'planner catalog' for the {len(options)} valid names."

@@ -1,0 +1,241 @@
+"""Validated reading of one entry (a mapping) of a user file.
+
+Every loader (catalog, scenario, workload) reads its entries through :class:`Entry`, so
+that every problem is reported the same way: the file, the line, the entry path, the
+problem and a hint, as one :class:`planner.errors.InputError` of the loader's kind.
+Unknown keys are refused with a did-you-mean hint: nothing the user wrote is ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from planner.errors import InputError, did_you_mean
+from planner.units import UnitError, parse_rate, parse_size
+
+_MISSING: Any = object()
+
+
+class Entry:
+    """A mapping from a user file, with where it came from.
+
+    Args:
+        data: the mapping (a :class:`planner.yamlio.LineDict` keeps line numbers).
+        file: the file path as the user named it (None for command-line options).
+        path: the entry path inside the document, e.g. ``gpus[3]``; '' for the root.
+        error: the :class:`InputError` subclass to raise.
+        line: line of the entry when ``data`` does not know it.
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        file: str | None,
+        path: str = "",
+        error: type[InputError] = InputError,
+        line: int | None = None,
+    ) -> None:
+        self.data = data
+        self.file = file
+        self.path = path
+        self.error_cls = error
+        self._line = getattr(data, "line", None) or line
+
+    # ----- locations and errors -------------------------------------------------------
+    def key_path(self, key: str | None) -> str | None:
+        if key is None:
+            return self.path or None
+        return f"{self.path}.{key}" if self.path else str(key)
+
+    def line_of(self, key: str | None) -> int | None:
+        lines = getattr(self.data, "lines", None)
+        if key is not None and lines and key in lines:
+            return lines[key]
+        return self._line
+
+    def error(self, problem: str, key: str | None = None, hint: str | None = None) -> InputError:
+        """An error of this entry's kind, located at ``key`` (or the entry itself)."""
+        return self.error_cls(problem, file=self.file, line=self.line_of(key), entry=self.key_path(key), hint=hint)
+
+    # ----- structure ------------------------------------------------------------------
+    def check_keys(self, allowed: Iterable[str], required: Iterable[str] = ()) -> None:
+        """Refuse unknown keys (with close matches) and missing required ones."""
+        allowed = list(allowed)
+        for key in self.data:
+            if not isinstance(key, str):
+                raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
+            if key not in allowed:
+                hint = did_you_mean(key, allowed)
+                raise self.error(f"unknown key {key!r}", key, hint)
+        for key in required:
+            if key not in self.data:
+                raise self.error(f"missing required key {key!r}", None)
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def raw(self, key: str, default: Any = _MISSING) -> Any:
+        if key in self.data:
+            return self.data[key]
+        if default is _MISSING:
+            raise self.error(f"missing required key {key!r}")
+        return default
+
+    def child(self, key: str, default: Any = _MISSING) -> Entry | None:
+        """The mapping under ``key`` as an Entry (None if absent and a default was given)."""
+        value = self.raw(key, default)
+        if value is None and default is not _MISSING:
+            return None
+        if not isinstance(value, Mapping):
+            raise self.error(f"must be a mapping of keys to values, not {_kind(value)}", key)
+        return Entry(value, file=self.file, path=self.key_path(key) or "", error=self.error_cls, line=self.line_of(key))
+
+    def children(self, key: str, default: Any = _MISSING) -> list[Entry]:
+        """The list of mappings under ``key`` as Entries."""
+        value = self.raw(key, default)
+        if value is None:
+            return []
+        if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+            raise self.error(f"must be a list of entries, not {_kind(value)}", key)
+        out = []
+        lines = getattr(value, "lines", [])
+        for i, item in enumerate(value):
+            path = f"{self.key_path(key)}[{i}]"
+            line = lines[i] if i < len(lines) else self.line_of(key)
+            if not isinstance(item, Mapping):
+                raise self.error_cls(
+                    f"must be a mapping of keys to values, not {_kind(item)}", file=self.file, line=line, entry=path
+                )
+            out.append(Entry(item, file=self.file, path=path, error=self.error_cls, line=line))
+        return out
+
+    # ----- scalars --------------------------------------------------------------------
+    def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, str) or not value.strip():
+            raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
+        if choices is not None:
+            choices = list(choices)
+            if value not in choices:
+                raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
+        return value
+
+    def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, Sequence) or not all(isinstance(v, str) and v for v in value):
+            raise self.error(f"must be a list of names, not {_kind(value)}", key)
+        if choices is not None:
+            choices = list(choices)
+            for v in value:
+                if v not in choices:
+                    raise self.error(f"{v!r} is not one of the choices", key, did_you_mean(v, choices))
+        return list(value)
+
+    def bool(self, key: str, default: Any = _MISSING) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, bool):
+            raise self.error(f"must be true or false, not {_kind(value)}", key)
+        return value
+
+    def int(self, key: str, default: Any = _MISSING, *, min: int | None = None, max: int | None = None) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(f"must be a whole number, not {_kind(value)}", key)
+        _check_range(self, key, value, min, max)
+        return value
+
+    def number(self, key: str, default: Any = _MISSING, *, min: float | None = None, max: float | None = None,
+               min_exclusive: bool = False) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"must be a number, not {_kind(value)}", key)
+        if not math.isfinite(value):
+            raise self.error(f"must be a finite number, not {value!r}", key)
+        if min_exclusive and min is not None and value <= min:
+            raise self.error(f"must be more than {min:g}, not {value!r}", key)
+        _check_range(self, key, value, None if min_exclusive else min, max)
+        return float(value)
+
+    def size(self, key: str, default: Any = _MISSING, *, min: int = 0, max: int | None = None) -> Any:
+        """A size with its unit ('24 GiB', '80 GB') as int bytes."""
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        try:
+            n = parse_size(value)
+        except UnitError as exc:
+            raise self.error(str(exc), key) from None
+        if n < min:
+            raise self.error(f"must be at least {min} bytes, not {value!r}", key)
+        if max is not None and n > max:
+            raise self.error(f"{value!r} is more than any real value of this field", key)
+        return n
+
+    def rate(self, key: str, default: Any = _MISSING) -> Any:
+        """A rate with its unit ('900 GB/s', '400 Gb/s') as bytes per second."""
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        try:
+            return parse_rate(value)
+        except UnitError as exc:
+            raise self.error(str(exc), key) from None
+
+    def date(self, key: str, default: Any = _MISSING) -> Any:
+        """An ISO date (YYYY-MM-DD, or YYYY-MM) as a string."""
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, _dt.datetime):
+            value = value.date()
+        if isinstance(value, _dt.date):
+            return value.isoformat()
+        if isinstance(value, str):
+            for fmt in ("%Y-%m-%d", "%Y-%m"):
+                try:
+                    _dt.datetime.strptime(value, fmt)
+                    return value
+                except ValueError:
+                    pass
+        raise self.error(f"must be a date written YYYY-MM-DD, not {value!r}", key)
+
+
+def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    if lo is not None and value < lo:
+        raise entry.error(f"must be at least {lo:g}, not {value!r}", key)
+    if hi is not None and value > hi:
+        raise entry.error(f"must be at most {hi:g}, not {value!r}", key)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) < 40 else "a long text"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__

@@ -1,0 +1,148 @@
+"""Units: the one place where text with units becomes numbers and back.
+
+Inside the package sizes are ``int`` bytes, rates are bytes per second (``float``),
+money is USD (``float``, names end in ``_usd``), power is watts (names end in ``_w``).
+GiB (2**30 bytes) and GB (10**9 bytes) are different words; Gb (gigabit) is 10**9 bits.
+A bare number where a size is expected is refused: the user must say which unit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+
+KiB = 2**10
+MiB = 2**20
+GiB = 2**30
+TiB = 2**40
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+
+#: bytes per unit for sizes. Lower-case 'b' means bits.
+_SIZE_UNITS: dict[str, Fraction] = {
+    "B": Fraction(1),
+    "KiB": Fraction(KiB), "MiB": Fraction(MiB), "GiB": Fraction(GiB), "TiB": Fraction(TiB),
+    "kB": Fraction(KB), "KB": Fraction(KB), "MB": Fraction(MB), "GB": Fraction(GB), "TB": Fraction(TB),
+    "kb": Fraction(KB, 8), "Kb": Fraction(KB, 8), "Mb": Fraction(MB, 8), "Gb": Fraction(GB, 8),
+    "Tb": Fraction(TB, 8),
+}
+
+#: Bits per stored value for each data type the memory model knows.
+#: Source: IEEE 754 (fp32/fp16), bfloat16 and OCP FP8 formats; NF4 and int4 pack two values
+#: per byte (QLoRA paper, Dettmers et al. 2023, section 3). Quantization constants are
+#: accounted separately (planner.memory.quant).
+BITS_PER_VALUE: dict[str, int] = {
+    "fp32": 32,
+    "tf32": 32,
+    "fp16": 16,
+    "bf16": 16,
+    "fp8": 8,
+    "int8": 8,
+    "int4": 4,
+    "nf4": 4,
+}
+
+_NUMBER_UNIT = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
+_RATE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*/\s*s\s*$")
+
+
+class UnitError(ValueError):
+    """Text that should carry a size or rate does not; the message says what to write."""
+
+
+def _number(text: str) -> Decimal:
+    try:
+        value = Decimal(text.replace("_", "").replace(",", ""))
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
+        raise UnitError(f"{text!r} is not a number") from exc
+    return value
+
+
+def parse_size(text: object) -> int:
+    """Parse a size written with its unit into integer bytes.
+
+    Accepts IEC (``KiB MiB GiB TiB``), SI (``kB MB GB TB``), bytes (``B``) and bits
+    (``Gb`` = 10**9 bits). Rounds to the nearest byte.
+
+    Raises:
+        UnitError: for a bare number, an unknown unit, a negative, NaN or infinite value.
+
+    Example: ``parse_size("24 GiB") == 25769803776``; ``parse_size("80 GB") == 80 * 10**9``.
+    """
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise UnitError(f"expected a size such as '24 GiB' or '80 GB', got {type(text).__name__}")
+    if isinstance(text, (int, float)):
+        raise UnitError(f"the size {text!r} has no unit; write e.g. '{text} GiB' or '{text} GB'")
+    m = _NUMBER_UNIT.match(text)
+    if not m:
+        bare = text.strip()
+        if re.fullmatch(r"-?[0-9.eE+_,]+", bare or "x"):
+            raise UnitError(f"the size {text!r} has no unit; write e.g. '{bare} GiB' or '{bare} GB'")
+        raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'")
+    number, unit = m.groups()
+    if unit not in _SIZE_UNITS:
+        close = [u for u in _SIZE_UNITS if u.lower() == unit.lower()]
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        raise UnitError(
+            f"unknown size unit {unit!r} in {text!r}{hint}; use B, KiB, MiB, GiB, TiB, kB, MB, GB, TB or Gb"
+        )
+    value = Fraction(_number(number)) * _SIZE_UNITS[unit]
+    return int(round(value))
+
+
+def parse_rate(text: object) -> float:
+    """Parse a transfer rate such as ``'900 GB/s'`` or ``'400 Gb/s'`` into bytes per second.
+
+    Raises:
+        UnitError: for a bare number, a missing ``/s``, or an unknown unit.
+    """
+    if isinstance(text, bool) or not isinstance(text, str):
+        raise UnitError(f"the rate {text!r} has no unit; write e.g. '900 GB/s' or '400 Gb/s'")
+    m = _RATE.match(text)
+    if not m:
+        raise UnitError(f"{text!r} is not a rate; write a number and a unit per second, e.g. '64 GB/s'")
+    number, unit = m.groups()
+    if unit not in _SIZE_UNITS:
+        raise UnitError(f"unknown rate unit {unit!r}/s in {text!r}; use e.g. GB/s, GiB/s or Gb/s")
+    return float(Fraction(_number(number)) * _SIZE_UNITS[unit])
+
+
+def bytes_for(count: int, dtype: str) -> int:
+    """Bytes to store ``count`` values of ``dtype`` (rounded up to whole bytes).
+
+    Raises:
+        KeyError: for an unknown dtype (callers validate names first).
+    """
+    return -(-count * BITS_PER_VALUE[dtype] // 8)
+
+
+def gib(n_bytes: float) -> float:
+    """Bytes to GiB (2**30) as a float, for display only."""
+    return n_bytes / GiB
+
+
+def gb(n_bytes: float) -> float:
+    """Bytes to GB (10**9) as a float, for display only."""
+    return n_bytes / GB
+
+
+def format_gib(n_bytes: float, digits: int = 2) -> str:
+    """'12.34 GiB' for display."""
+    return f"{n_bytes / GiB:,.{digits}f} GiB"
+
+
+def format_size(n_bytes: int) -> str:
+    """A size for humans in the largest IEC unit that keeps it >= 1 (e.g. '1.00 GiB')."""
+    for unit, size in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if abs(n_bytes) >= size:
+            return f"{n_bytes / size:,.2f} {unit}"
+    return f"{n_bytes} B"
+
+
+def is_finite_number(x: object) -> bool:
+    """True for an int or float that is not bool, NaN or infinite."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

@@ -1,0 +1,1009 @@
+"""The hardware and model catalog: frozen records read and checked from ``catalog/*.yaml``.
+
+:func:`load_catalog` reads the shipped catalog directory (the ``catalog/`` folder next to the
+``planner/`` package) and, when given, a user overlay directory (``--catalog DIR``). Every
+field is read through :class:`planner.fields.Entry`, so a problem is reported as one
+:class:`~planner.errors.CatalogError` naming the file, the line, the entry path, the problem
+and a hint. The schema is ``catalog/README.md`` (schema_version 1).
+
+Units inside the records follow :mod:`planner.units`: sizes are ``int`` bytes (names end in
+``_bytes``), rates are bytes per second (``_bytes_per_s``), money is USD (``_usd``), power is
+watts (``_w``), compute is dense TFLOPS (``_tflops``).
+
+Overlay rules (``catalog/README.md``): every file of the overlay is read with the same schema.
+An entry whose ``id`` matches a shipped entry of the same list replaces it key by key (only
+the keys it gives; ``key: null`` clears an optional key); ``remove: true`` drops the shipped
+entry; a new ``id`` adds an entry, which must then give every required key. An overlay entry
+that changes a price must give its own ``source`` and ``as_of``. A ``*.yaml``/``*.yml`` file
+whose name is not a catalog file is an error (with a did-you-mean), in the shipped directory
+and in the overlay; other files (``README.md``) are not read.
+
+Cross-references are checked after both are merged: a cloud instance's ``gpu`` and a
+platform's ``fixed_gpu`` must be GPU ids, a platform's ``memory_kind`` must be the kind of
+some DIMM, and every ``pcie_gen`` must be a generation in ``pcie.yaml``.
+
+Importing this module does no work and it keeps no state.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from planner.errors import CatalogError, did_you_mean
+from planner.fields import Entry
+from planner.units import GB, TiB, format_size
+from planner.yamlio import YamlProblem, load_mapping
+
+#: The catalog schema version this module reads.
+SCHEMA_VERSION = 1
+
+#: Catalog files and the entry lists each may hold, in load order.
+CATALOG_FILES: dict[str, tuple[str, ...]] = {
+    "pcie.yaml": ("generations",),
+    "gpus.yaml": ("gpus",),
+    "ram.yaml": ("dimms",),
+    "platforms.yaml": ("platforms",),
+    "network.yaml": ("nics", "switches"),
+    "cloud.yaml": ("instances",),
+    "models.yaml": ("models",),
+}
+
+PRICE_KINDS = ("msrp", "street", "estimate", "quote")
+VERIFICATION_LEVELS = ("V", "D", "K", "U")
+GPU_VENDORS = ("nvidia", "amd", "intel")
+GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
+FORM_FACTORS = ("pcie", "sxm", "oam")
+DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
+NETWORK_KINDS = ("infiniband", "roce")
+PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
+
+#: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
+MAX_PRICE_USD = 10_000_000
+MAX_USD_PER_HOUR = 10_000
+MAX_GPU_MEMORY_BYTES = 4 * TiB
+MAX_DIMM_BYTES = 2 * TiB
+MAX_HOST_MEMORY_BYTES = 64 * TiB
+MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
+MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
+MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
+MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
+MAX_TFLOPS = 100_000.0
+MAX_TDP_W = 5_000
+MAX_SLOT_WIDTH = 5
+
+# Ids: lower-case letters and digits, words joined by '-' (or '.', as in model versions 'llama-3.1-8b').
+_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
+_COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
+_COMMON_KEYS = ("id", "source", "as_of", "notes", "verification")
+_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour")
+
+
+# ----- records ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One GPU model (``gpus.yaml``).
+
+    Attributes:
+        memory_bytes: memory as marketed, in bytes (a "24 GB" card carries 24 GiB).
+        memory_usable_bytes: memory the driver reports, in bytes (<= ``memory_bytes``).
+        memory_bandwidth_bytes_per_s: memory bandwidth, bytes per second.
+        bf16_tflops: dense BF16/FP16 tensor TFLOPS with FP32 accumulate (GeForce: half rate).
+        fp16_fp16acc_tflops, fp8_tflops: dense TFLOPS, when published.
+        int8_tops: dense INT8 tera-operations per second, when published.
+        pcie_gen, pcie_lanes: the host link.
+        interconnect_bytes_per_s: NVLink / fabric bandwidth per GPU, bytes/s (0.0 when none,
+            None when the catalog does not say).
+        tdp_w: board power, watts.
+        slot_width: slots a PCIe card occupies; 0 or None for SXM/OAM modules.
+        price_usd: one unit, USD (None when the catalog gives no purchase price).
+    """
+
+    id: str
+    name: str
+    vendor: str
+    segment: str
+    architecture: str
+    memory_bytes: int
+    memory_usable_bytes: int
+    memory_bandwidth_bytes_per_s: float
+    bf16_tflops: float
+    bf16: bool
+    fp8: bool
+    int8: bool
+    pcie_gen: int
+    pcie_lanes: int
+    tdp_w: int
+    form_factor: str
+    source: str
+    as_of: str
+    compute_capability: str | None = None
+    fp16_fp16acc_tflops: float | None = None
+    fp8_tflops: float | None = None
+    int8_tops: float | None = None
+    interconnect_bytes_per_s: float | None = None
+    slot_width: int | None = None
+    price_usd: float | None = None
+    price_kind: str | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Dimm:
+    """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module."""
+
+    id: str
+    kind: str
+    size_bytes: int
+    speed_mts: int
+    price_usd: float
+    price_kind: str
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PcieGen:
+    """One PCI Express generation (``pcie.yaml``).
+
+    Attributes:
+        per_lane_bytes_per_s: one direction, per lane, after line encoding, bytes/s.
+    """
+
+    id: str
+    gen: int
+    per_lane_bytes_per_s: float
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotGroup:
+    """``count`` cards, each at most ``width`` slots wide, fit in a platform at the same time."""
+
+    width: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """A host: CPU, board, case, PSU and boot storage, without GPUs and RAM (``platforms.yaml``).
+
+    Attributes:
+        base_price_usd: the host without GPUs and without DIMMs, USD.
+        memory_kind: the DIMM kind it takes (a ``Dimm.kind``).
+        max_memory_bytes: most host memory the platform supports, bytes.
+        gpu_lanes: CPU PCIe lanes available to GPUs.
+        gpu_slots: alternatives, widest first; read them with :func:`max_cards`.
+        max_gpus: most GPUs the platform takes, whatever their width.
+        psu_w: power supply capacity usable by the machine, watts.
+        platform_w: power of everything but the GPUs under load, watts.
+        form_factors: GPU form factors it takes (``pcie``, ``sxm``, ``oam``).
+        fixed_gpu, fixed_gpu_count: for a baseboard that carries exactly its GPUs (HGX): the
+            GPU id and how many; the planner adds ``fixed_gpu_count`` x the GPU's price.
+    """
+
+    id: str
+    name: str
+    cpu: str
+    base_price_usd: float
+    price_kind: str
+    memory_kind: str
+    memory_channels: int
+    dimm_slots: int
+    max_memory_bytes: int
+    pcie_gen: int
+    gpu_lanes: int
+    gpu_slots: tuple[SlotGroup, ...]
+    max_gpus: int
+    psu_w: int
+    platform_w: int
+    form_factors: tuple[str, ...]
+    source: str
+    as_of: str
+    fixed_gpu: str | None = None
+    fixed_gpu_count: int | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    """A network adapter (``network.yaml`` ``nics:``).
+
+    Attributes:
+        rate_bytes_per_s: per port, one direction, bytes/s (400 Gb/s = 50e9).
+        cable_price_usd: one node-to-switch cable (or optics) per NIC, USD.
+    """
+
+    id: str
+    kind: str
+    rate_bytes_per_s: float
+    price_usd: float
+    price_kind: str
+    cable_price_usd: float
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """A network switch (``network.yaml`` ``switches:``); ``rate_bytes_per_s`` is per port."""
+
+    id: str
+    kind: str
+    rate_bytes_per_s: float
+    ports: int
+    price_usd: float
+    price_kind: str
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CloudInstance:
+    """A rentable cloud instance (``cloud.yaml`` ``instances:``).
+
+    Attributes:
+        gpu: a :class:`Gpu` id.
+        gpu_memory_usable_bytes: per GPU, as the provider reports it, bytes (None if not given).
+        memory_bytes: host RAM, bytes.
+        usd_per_hour: on-demand price of the whole instance, USD per hour.
+        spot_usd_per_hour: spot price, USD per hour, when given.
+    """
+
+    id: str
+    provider: str
+    instance: str
+    gpu: str
+    gpu_count: int
+    vcpus: int
+    memory_bytes: int
+    usd_per_hour: float
+    region: str
+    source: str
+    as_of: str
+    gpu_memory_usable_bytes: int | None = None
+    spot_usd_per_hour: float | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """A model of ``models.yaml``: its Hugging Face ``config.json`` keys, kept as written.
+
+    Attributes:
+        config: the config.json keys and values, read-only (nested mappings read-only too, lists
+            as tuples); :func:`planner.architecture.from_hf_config` parses it.
+        published_parameters: a published total parameter count, when given.
+        file: the catalog file the entry's config came from, for messages.
+        where: ``"<file>:<line>"`` of the ``config`` key, for messages.
+    """
+
+    id: str
+    hf_id: str
+    config: Mapping[str, Any] = field(hash=False)
+    source: str
+    as_of: str
+    published_parameters: int | None = None
+    parameters_source: str | None = None
+    notes: str | None = None
+    verification: str | None = None
+    file: str = field(default="", compare=False)
+    where: str = field(default="", compare=False)
+
+
+class SourceRef(NamedTuple):
+    """Where one catalog entry's figures came from: (file, id, source, as_of)."""
+
+    file: str
+    id: str
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Everything the planner knows about hardware, prices and models.
+
+    Attributes:
+        schema_version: always :data:`SCHEMA_VERSION`.
+        files: the files read, shipped first, then the overlay's.
+        sources: one :class:`SourceRef` per entry, in catalog order.
+    """
+
+    schema_version: int
+    gpus: tuple[Gpu, ...] = ()
+    dimms: tuple[Dimm, ...] = ()
+    pcie: tuple[PcieGen, ...] = ()
+    platforms: tuple[Platform, ...] = ()
+    nics: tuple[Nic, ...] = ()
+    switches: tuple[Switch, ...] = ()
+    instances: tuple[CloudInstance, ...] = ()
+    models: tuple[ModelEntry, ...] = ()
+    sources: tuple[SourceRef, ...] = ()
+    files: tuple[str, ...] = ()
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.gpus, gpu_id, "GPU", "gpus.yaml")
+
+    def dimm(self, dimm_id: str) -> Dimm:
+        """The DIMM with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.dimms, dimm_id, "DIMM", "ram.yaml")
+
+    def platform(self, platform_id: str) -> Platform:
+        """The platform with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.platforms, platform_id, "platform", "platforms.yaml")
+
+    def nic(self, nic_id: str) -> Nic:
+        """The NIC with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.nics, nic_id, "NIC", "network.yaml")
+
+    def switch(self, switch_id: str) -> Switch:
+        """The switch with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.switches, switch_id, "switch", "network.yaml")
+
+    def instance(self, instance_id: str) -> CloudInstance:
+        """The cloud instance with this catalog id. Raises CatalogError when there is none."""
+        return _lookup(self.instances, instance_id, "cloud instance", "cloud.yaml")
+
+    def model(self, model_id: str) -> ModelEntry:
+        """The model with this catalog id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.models, model_id, "model", "models.yaml")
+
+    def pcie_gen(self, gen: int) -> PcieGen:
+        """The PCIe generation ``gen`` (e.g. 4). Raises CatalogError when the catalog lacks it."""
+        for g in self.pcie:
+            if g.gen == gen:
+                return g
+        raise CatalogError(f"unknown PCIe generation {gen!r}", hint=did_you_mean(str(gen), [str(g.gen) for g in self.pcie]))
+
+    def dimms_of_kind(self, kind: str) -> tuple[Dimm, ...]:
+        """The DIMMs of one kind (``ddr5-rdimm``...), smallest first."""
+        return tuple(sorted((d for d in self.dimms if d.kind == kind), key=lambda d: (d.size_bytes, d.id)))
+
+
+def max_cards(platform: Platform, slot_width: int) -> int:
+    """How many cards ``slot_width`` slots wide fit in ``platform`` at once.
+
+    ``platform.gpu_slots`` lists alternatives: ``{width: w, count: n}`` says n cards of width
+    at most w fit together. The answer is the largest ``count`` among entries whose ``width``
+    is at least ``slot_width`` (0 when none is), capped by ``platform.max_gpus``. So
+    ``[{width: 2, count: 4}, {width: 1, count: 7}]`` gives 4 for a double-width card, 7 for a
+    single-width one and 0 for a triple-width one. Baseboards that carry their own GPUs
+    (``fixed_gpu``) list no slots and take no PCIe cards: 0.
+
+    Args:
+        platform: the host platform.
+        slot_width: slots one card occupies (``Gpu.slot_width``), >= 1.
+
+    Raises:
+        ValueError: ``slot_width`` is not a whole number >= 1 (a programming error).
+    """
+    if isinstance(slot_width, bool) or not isinstance(slot_width, int) or slot_width < 1:
+        raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
+    fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
+    return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
+    for item in items:
+        if item.id == item_id:
+            return item
+    ids = [i.id for i in items]
+    hint = did_you_mean(str(item_id), ids) if ids else f"The catalog has no {file} entries."
+    raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
+
+
+# ----- loading ------------------------------------------------------------------------------
+
+def default_catalog_dir() -> Path:
+    """The shipped catalog: the ``catalog/`` directory next to the ``planner/`` package."""
+    return Path(__file__).resolve().parent.parent / "catalog"
+
+
+def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catalog:
+    """Read the shipped catalog, apply a user overlay, check everything, return a :class:`Catalog`.
+
+    Args:
+        overlay: a directory of catalog files (``--catalog DIR``) merged over the base, or None.
+        base: the shipped catalog directory; default :func:`default_catalog_dir`.
+
+    Raises:
+        CatalogError: a missing directory, an unreadable or malformed file, an unknown file
+            name, key or id (with a did-you-mean), a missing key, a wrong type, a size or rate
+            without its unit, a zero, negative, NaN, infinite or absurd number, a duplicate id,
+            a price without source or as_of, a schema_version other than 1. The message gives
+            the file, line and entry path.
+    """
+    base_dir = Path(base) if base is not None else default_catalog_dir()
+    if not base_dir.is_dir():
+        raise CatalogError(
+            f"the catalog directory {base_dir} does not exist",
+            hint="The shipped catalog is the 'catalog/' folder beside the 'planner/' package; run from a "
+            "source checkout installed with 'pip install -e .'.",
+        )
+    store = _Store()
+    for name, path in _catalog_files(base_dir, overlay=False):
+        store.read_file(name, path, overlay=False)
+    if overlay is not None:
+        overlay_dir = Path(overlay)
+        if not overlay_dir.exists():
+            raise CatalogError(f"{overlay_dir}: no such catalog directory")
+        if not overlay_dir.is_dir():
+            raise CatalogError(
+                f"{overlay_dir}: is a file, not a directory", hint="--catalog takes a directory of catalog YAML files."
+            )
+        files = _catalog_files(overlay_dir, overlay=True)
+        if not files:
+            raise CatalogError(
+                f"{overlay_dir}: holds no catalog files", hint="Valid names: " + ", ".join(CATALOG_FILES) + "."
+            )
+        for name, path in files:
+            store.read_file(name, path, overlay=True)
+    return store.build()
+
+
+def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
+    """The catalog files of ``directory`` in load order; unknown ``*.yaml`` names are errors."""
+    try:
+        present = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise CatalogError(f"{directory}: cannot be listed ({exc.strerror or exc})") from exc
+    known = {p.name: p for p in present if p.name in CATALOG_FILES}
+    for p in present:
+        if p.name not in CATALOG_FILES and p.suffix.lower() in (".yaml", ".yml"):
+            hint = did_you_mean(p.name, CATALOG_FILES) or ""
+            if p.suffix.lower() == ".yml" and p.stem + ".yaml" in CATALOG_FILES:
+                hint = f"Did you mean '{p.stem}.yaml'?"
+            where = "overlay" if overlay else "catalog"
+            raise CatalogError(
+                f"{p}: {p.name!r} is not a catalog file name",
+                hint=(hint + " " if hint else "") + f"A {where} directory holds only " + ", ".join(CATALOG_FILES) + ".",
+            )
+    out = [(name, known[name]) for name in CATALOG_FILES if name in known]
+    if not out and not overlay:
+        raise CatalogError(f"{directory}: holds no catalog files", hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
+    return out
+
+
+# ----- field readers ------------------------------------------------------------------------
+# A reader takes the Entry and the key and returns the parsed value or raises entry.error(...).
+
+Reader = Callable[[Entry, str], Any]
+
+
+@dataclass(frozen=True)
+class _Field:
+    read: Reader
+    required: bool = True
+    attr: str | None = None  # attribute name in the record, when it differs from the key
+
+
+def _text(e: Entry, k: str) -> str:
+    return e.str(k)
+
+
+def _choice(choices: Iterable[str]) -> Reader:
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> str:
+        value = e.raw(k)
+        if isinstance(value, str) and value not in options and value.lower() in options:
+            raise e.error(f"{value!r} is not one of the choices", k, f"Write it in lower case: {value.lower()!r}.")
+        return e.str(k, choices=options)
+
+    return read
+
+
+def _int(lo: int, hi: int) -> Reader:
+    def read(e: Entry, k: str) -> int:
+        value = e.int(k)
+        if not lo <= value <= hi:
+            raise e.error(f"must be between {lo:,} and {hi:,}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def _int_choice(choices: Iterable[int]) -> Reader:
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> int:
+        value = e.int(k)
+        if value not in options:
+            raise e.error(f"must be one of {', '.join(map(str, options))}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def _positive(hi: float, unit: str, what: str) -> Reader:
+    """A number > 0 and <= hi (floats allowed)."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.number(k)
+        if value <= 0:
+            raise e.error(f"must be more than 0, not {e.raw(k)!r}", k)
+        if value > hi:
+            raise e.error(f"{e.raw(k)!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
+                          "Check for an extra digit or a wrong unit.")
+        return value
+
+    return read
+
+
+def _positive_int(hi: int, unit: str, what: str) -> Reader:
+    def read(e: Entry, k: str) -> int:
+        value = e.int(k)
+        if value <= 0:
+            raise e.error(f"must be more than 0, not {value!r}", k)
+        if value > hi:
+            raise e.error(f"{value!r} {unit} is more than any real {what} ({hi:,} {unit})", k,
+                          "Check for an extra digit or a wrong unit.")
+        return value
+
+    return read
+
+
+def _price(e: Entry, k: str) -> float:
+    return _positive(MAX_PRICE_USD, "USD", "price")(e, k)
+
+
+def _size(hi: int, what: str, *, allow_zero: bool = False) -> Reader:
+    """A size with its unit ('24 GiB'), as int bytes, > 0 and <= hi."""
+
+    def read(e: Entry, k: str) -> int:
+        value = e.raw(k)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise e.error(f"must be a size such as '24 GiB', not {value!r}", k)
+        n = e.size(k)
+        if n == 0 and not allow_zero:
+            raise e.error(f"must be more than 0 bytes, not {value!r}", k)
+        if n > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
+                          "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
+        return n
+
+    return read
+
+
+def _rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
+    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0) and <= hi."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.raw(k)
+        r = e.rate(k)
+        if r == 0 and not allow_zero:
+            raise e.error(f"must be more than 0, not {value!r}", k)
+        if r > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
+                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
+        return r
+
+    return read
+
+
+def _bool(e: Entry, k: str) -> bool:
+    return e.bool(k)
+
+
+def _date(e: Entry, k: str) -> str:
+    return e.date(k)
+
+
+def _id(e: Entry, k: str) -> str:
+    value = e.str(k)
+    if not _ID.match(value):
+        slug = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-.") or "my-entry"
+        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+    return value
+
+
+def _compute_capability(e: Entry, k: str) -> str:
+    value = e.raw(k)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise e.error(f"must be a quoted text such as \"8.9\", not {value!r}", k,
+                      "Quote it: YAML reads 8.10 as the number 8.1.")
+    value = e.str(k)
+    if not _COMPUTE_CAPABILITY.match(value):
+        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
+    return value
+
+
+def _form_factors(e: Entry, k: str) -> tuple[str, ...]:
+    values = e.str_list(k, choices=FORM_FACTORS)
+    if not values:
+        raise e.error("must name at least one form factor", k, "Valid: " + ", ".join(FORM_FACTORS) + ".")
+    if len(set(values)) != len(values):
+        raise e.error("names a form factor twice", k)
+    return tuple(values)
+
+
+def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
+    groups: dict[int, SlotGroup] = {}
+    for item in e.children(k):
+        item.check_keys(("width", "count"), required=("width", "count"))
+        width = _int(1, MAX_SLOT_WIDTH)(item, "width")
+        count = _int(1, 64)(item, "count")
+        if width in groups:
+            raise item.error(f"width {width} is listed twice", "width",
+                             "Give one {width, count} per card width; the entries are alternatives.")
+        groups[width] = SlotGroup(width=width, count=count)
+    return tuple(groups[w] for w in sorted(groups, reverse=True))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _config(e: Entry, k: str) -> Mapping[str, Any]:
+    child = e.child(k)
+    assert child is not None  # a required key: child() raised when it is absent
+    if not child.data:
+        raise e.error("must hold the keys of the model's config.json, not an empty mapping", k)
+    for key in child.data:
+        if not isinstance(key, str):
+            raise child.error(f"key {key!r} is not a name", None, "config.json keys are texts such as 'hidden_size'.")
+    return _freeze(child.data)
+
+
+_COMMON: dict[str, _Field] = {
+    "id": _Field(_id),
+    "source": _Field(_text),
+    "as_of": _Field(_date),
+    "notes": _Field(_text, required=False),
+    "verification": _Field(_choice(VERIFICATION_LEVELS), required=False),
+}
+
+_PRICED: dict[str, _Field] = {
+    "price_usd": _Field(_price),
+    "price_kind": _Field(_choice(PRICE_KINDS)),
+}
+
+_TFLOPS = _positive(MAX_TFLOPS, "TFLOPS", "GPU")
+
+#: Per list: key -> field. Keys not listed here (and not common) are refused.
+_SCHEMA: dict[str, dict[str, _Field]] = {
+    "generations": {
+        "gen": _Field(_int(1, 10)),
+        "per_lane": _Field(_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate"), attr="per_lane_bytes_per_s"),
+    },
+    "gpus": {
+        "name": _Field(_text),
+        "vendor": _Field(_choice(GPU_VENDORS)),
+        "segment": _Field(_choice(GPU_SEGMENTS)),
+        "architecture": _Field(_text),
+        "compute_capability": _Field(_compute_capability, required=False),
+        "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_bytes"),
+        "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_usable_bytes"),
+        "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"), attr="memory_bandwidth_bytes_per_s"),
+        "bf16_tflops": _Field(_TFLOPS),
+        "fp16_fp16acc_tflops": _Field(_TFLOPS, required=False),
+        "fp8_tflops": _Field(_TFLOPS, required=False),
+        "int8_tops": _Field(_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
+        "bf16": _Field(_bool),
+        "fp8": _Field(_bool),
+        "int8": _Field(_bool),
+        "pcie_gen": _Field(_int(1, 10)),
+        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS)),
+        "interconnect": _Field(_rate(MAX_GPU_INTERCONNECT, "GPU interconnect", allow_zero=True), required=False,
+                               attr="interconnect_bytes_per_s"),
+        "tdp_w": _Field(_positive_int(MAX_TDP_W, "W", "GPU board power")),
+        "slot_width": _Field(_int(0, MAX_SLOT_WIDTH), required=False),
+        "form_factor": _Field(_choice(FORM_FACTORS)),
+        "price_usd": _Field(_price, required=False),
+        "price_kind": _Field(_choice(PRICE_KINDS), required=False),
+    },
+    "dimms": {
+        "kind": _Field(_choice(DIMM_KINDS)),
+        "size": _Field(_size(MAX_DIMM_BYTES, "memory module"), attr="size_bytes"),
+        "speed_mts": _Field(_int(800, 20_000)),
+        **_PRICED,
+    },
+    "platforms": {
+        "name": _Field(_text),
+        "cpu": _Field(_text),
+        "base_price_usd": _Field(_price),
+        "price_kind": _Field(_choice(PRICE_KINDS)),
+        "memory_kind": _Field(_choice(DIMM_KINDS)),
+        "memory_channels": _Field(_int(1, 64)),
+        "dimm_slots": _Field(_int(1, 256)),
+        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory"), attr="max_memory_bytes"),
+        "pcie_gen": _Field(_int(1, 10)),
+        "gpu_lanes": _Field(_int(1, 1024)),
+        "gpu_slots": _Field(_gpu_slots),
+        "max_gpus": _Field(_int(1, 64)),
+        "psu_w": _Field(_positive_int(100_000, "W", "power supply")),
+        "platform_w": _Field(_positive_int(50_000, "W", "host power")),
+        "form_factors": _Field(_form_factors),
+        "fixed_gpu": _Field(_text, required=False),
+        "fixed_gpu_count": _Field(_int(1, 64), required=False),
+    },
+    "nics": {
+        "kind": _Field(_choice(NETWORK_KINDS)),
+        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+        **_PRICED,
+        "cable_price_usd": _Field(_price),
+    },
+    "switches": {
+        "kind": _Field(_choice(NETWORK_KINDS)),
+        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+        "ports": _Field(_int(1, 4096)),
+        **_PRICED,
+    },
+    "instances": {
+        "provider": _Field(_text),
+        "instance": _Field(_text),
+        "gpu": _Field(_text),
+        "gpu_count": _Field(_int(1, 64)),
+        "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), required=False,
+                                    attr="gpu_memory_usable_bytes"),
+        "vcpus": _Field(_int(1, 4096)),
+        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory"), attr="memory_bytes"),
+        "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
+        "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+        "region": _Field(_text),
+    },
+    "models": {
+        "hf_id": _Field(_text),
+        "config": _Field(_config),
+        "published_parameters": _Field(_positive_int(10**14, "parameters", "model"), required=False),
+        "parameters_source": _Field(_text, required=False),
+    },
+}
+
+_RECORDS: dict[str, type] = {
+    "generations": PcieGen,
+    "gpus": Gpu,
+    "dimms": Dimm,
+    "platforms": Platform,
+    "nics": Nic,
+    "switches": Switch,
+    "instances": CloudInstance,
+    "models": ModelEntry,
+}
+
+
+def _fields(kind: str) -> dict[str, _Field]:
+    return {**_COMMON, **_SCHEMA[kind]}
+
+
+# ----- merging ------------------------------------------------------------------------------
+
+@dataclass
+class _Parsed:
+    """One entry being assembled: parsed values and the Entry that supplied each key."""
+
+    kind: str
+    id: str
+    entry: Entry
+    values: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, Entry] = field(default_factory=dict)
+
+    def err(self, problem: str, key: str | None = None, hint: str | None = None) -> CatalogError:
+        where = self.origin.get(key, self.entry) if key else self.entry
+        return where.error(problem, key if key in self.origin else None, hint)  # type: ignore[return-value]
+
+
+class _Store:
+    """Collects entries per list while files are read; :meth:`build` checks and freezes them."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, _Parsed]] = {kind: {} for kind in _SCHEMA}
+        self.files: list[str] = []
+        self.seen_files: set[str] = set()
+
+    # -- reading one file --
+    def read_file(self, name: str, path: Path, *, overlay: bool) -> None:
+        shown = str(path)
+        try:
+            data = load_mapping(path)
+        except YamlProblem as exc:
+            raise CatalogError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+        self.files.append(shown)
+        self.seen_files.add(name)
+        root = Entry(data, file=shown, path="", error=CatalogError, line=1)
+        lists = CATALOG_FILES[name]
+        if "schema_version" not in data:
+            raise root.error("missing required key 'schema_version'", None,
+                             f"Add 'schema_version: {SCHEMA_VERSION}' at the top of the file.")
+        root.check_keys(("schema_version", *lists))
+        version = root.int("schema_version")
+        if version != SCHEMA_VERSION:
+            raise root.error(f"schema_version {version} is not supported", "schema_version",
+                             f"This planner reads schema_version {SCHEMA_VERSION} (catalog/README.md).")
+        if not any(k in data for k in lists):
+            raise root.error(f"has no {' or '.join(repr(k) for k in lists)} list", None,
+                             f"A {name} holds its entries under {' and '.join(repr(k) + ':' for k in lists)}.")
+        ids_in_file: dict[str, int | None] = {}
+        for kind in lists:
+            for item in root.children(kind, None):
+                self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
+
+    def _read_entry(self, kind: str, e: Entry, *, overlay: bool, ids_in_file: dict[str, int | None]) -> None:
+        fields = _fields(kind)
+        allowed = list(fields) + (["remove"] if overlay else [])
+        e.check_keys(allowed, required=("id",))
+        entry_id = _id(e, "id")
+        if entry_id in ids_in_file:
+            first = ids_in_file[entry_id]
+            raise e.error(f"duplicate id {entry_id!r}" + (f" (first on line {first})" if first else ""), "id",
+                          "Ids are unique within a file; rename or remove one.")
+        ids_in_file[entry_id] = e.line_of("id")
+        table = self.entries[kind]
+        remove = e.bool("remove") if "remove" in e.data else False
+        if remove:
+            extra = [k for k in e.data if k not in ("id", "remove", "notes")]
+            if extra:
+                raise e.error(f"an entry with 'remove: true' takes only 'id', not {extra[0]!r}", extra[0])
+            if entry_id not in table:
+                raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
+            del table[entry_id]
+            return
+        existing = table.get(entry_id) if overlay else None
+        if existing is not None:
+            # Replace key by key; a changed price must come with its own provenance.
+            prices = [k for k in _PRICE_KEYS if k in e.data]
+            if prices and not ("source" in e.data and "as_of" in e.data):
+                raise e.error(
+                    "a changed price needs its own source and as_of", prices[0],
+                    "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry.",
+                )
+            self._parse_keys(existing, e, fields)
+            existing.entry = e
+            return
+        parsed = _Parsed(kind=kind, id=entry_id, entry=e)
+        self._parse_keys(parsed, e, fields)
+        missing = [k for k, f in fields.items() if f.required and k not in parsed.values]
+        if missing:
+            hint = None
+            if overlay:
+                close = did_you_mean(entry_id, table) if table else None
+                hint = (f"No shipped {kind} entry has id {entry_id!r}" + (f"; {close[0].lower()}{close[1:]}" if close and
+                        close.startswith("Did") else "") + ". An overlay entry with a new id must give every required key.")
+            raise e.error(f"missing required key {missing[0]!r}", None, hint)
+        table[entry_id] = parsed
+
+    @staticmethod
+    def _parse_keys(parsed: _Parsed, e: Entry, fields: dict[str, _Field]) -> None:
+        for key in e.data:
+            if key == "remove":
+                continue
+            spec = fields[key]
+            if e.data[key] is None and not spec.required:
+                parsed.values.pop(key, None)  # 'key: null' clears an optional key
+                parsed.origin.pop(key, None)
+                continue
+            parsed.values[key] = spec.read(e, key)
+            parsed.origin[key] = e
+
+    # -- checking and freezing --
+    def build(self) -> Catalog:
+        e = self.entries
+        for kind, table in e.items():
+            for p in table.values():
+                _check_entry(kind, p)
+        gens = sorted(p.values["gen"] for p in e["generations"].values())
+        seen_gens: dict[int, _Parsed] = {}
+        for p in e["generations"].values():
+            g = p.values["gen"]
+            if g in seen_gens:
+                raise p.err(f"PCIe generation {g} is also entry {seen_gens[g].id!r}", "gen")
+            seen_gens[g] = p
+        gpu_ids = list(e["gpus"])
+        dimm_kinds = sorted({p.values["kind"] for p in e["dimms"].values()})
+        for p in e["gpus"].values():
+            _check_gen(p, gens)
+        for p in e["platforms"].values():
+            _check_gen(p, gens)
+            kind = p.values["memory_kind"]
+            if kind not in dimm_kinds:
+                raise p.err(f"no DIMM of kind {kind!r} in ram.yaml", "memory_kind",
+                            did_you_mean(kind, dimm_kinds) or "ram.yaml lists no DIMMs.")
+            fixed = p.values.get("fixed_gpu")
+            if fixed is not None:
+                if fixed not in e["gpus"]:
+                    raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", _ref_hint(fixed, gpu_ids))
+                ff = e["gpus"][fixed].values["form_factor"]
+                if ff not in p.values["form_factors"]:
+                    raise p.err(f"the fixed GPU {fixed!r} is an {ff} part, not among form_factors "
+                                f"{list(p.values['form_factors'])}", "form_factors")
+        for p in e["instances"].values():
+            gpu = p.values["gpu"]
+            if gpu not in e["gpus"]:
+                raise p.err(f"unknown GPU {gpu!r}", "gpu", _ref_hint(gpu, gpu_ids))
+        records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
+                                               for kind, table in e.items()}
+        sources = tuple(
+            SourceRef(p.origin["source"].file or "", p.id, p.values["source"], p.values["as_of"])
+            for kind in _file_order_kinds() for p in e[kind].values()
+        )
+        return Catalog(
+            schema_version=SCHEMA_VERSION,
+            gpus=records["gpus"],
+            dimms=records["dimms"],
+            pcie=tuple(sorted(records["generations"], key=lambda g: g.gen)),
+            platforms=records["platforms"],
+            nics=records["nics"],
+            switches=records["switches"],
+            instances=records["instances"],
+            models=records["models"],
+            sources=sources,
+            files=tuple(self.files),
+        )
+
+
+def _file_order_kinds() -> list[str]:
+    return [kind for lists in CATALOG_FILES.values() for kind in lists]
+
+
+def _ref_hint(name: str, ids: list[str]) -> str:
+    return did_you_mean(name, ids) or "gpus.yaml lists no GPUs."
+
+
+def _check_gen(p: _Parsed, gens: list[int]) -> None:
+    g = p.values["pcie_gen"]
+    if g not in gens:
+        hint = ("Valid: " + ", ".join(map(str, gens)) + ".") if gens else "pcie.yaml lists no generations."
+        raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
+
+
+def _check_entry(kind: str, p: _Parsed) -> None:
+    """Checks that involve several keys of one entry (after the overlay is merged)."""
+    v = p.values
+    if kind == "gpus":
+        if ("price_usd" in v) != ("price_kind" in v):
+            given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
+            raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+        if v["memory_usable"] > v["memory"]:
+            raise p.err("memory_usable is more than memory", "memory_usable",
+                        "memory_usable is what the driver reports, at most the marketed memory.")
+        if v["form_factor"] == "pcie" and not v.get("slot_width"):
+            key = "slot_width" if "slot_width" in v else "form_factor"
+            raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)
+        if v["form_factor"] != "pcie" and v.get("slot_width"):
+            raise p.err(f"an {v['form_factor']} module sits on its baseboard, not in slots", "slot_width",
+                        "Write slot_width: 0 or leave it out.")
+    elif kind == "platforms":
+        if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
+            given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
+            raise p.err(f"{given} needs {absent}", given)
+        if "fixed_gpu_count" in v and v["fixed_gpu_count"] > v["max_gpus"]:
+            raise p.err(f"fixed_gpu_count {v['fixed_gpu_count']} is more than max_gpus {v['max_gpus']}",
+                        "fixed_gpu_count")
+        if "pcie" in v["form_factors"] and not v["gpu_slots"]:
+            raise p.err("a platform that takes PCIe cards needs gpu_slots", "gpu_slots",
+                        "For example [{width: 2, count: 4}]: up to 4 double-width cards.")
+
+
+def _record(kind: str, p: _Parsed) -> Any:
+    fields = _fields(kind)
+    kwargs = {(fields[k].attr or k): value for k, value in p.values.items()}
+    if kind == "models":
+        cfg = p.origin["config"]
+        kwargs["file"] = cfg.file or ""
+        line = cfg.line_of("config")
+        kwargs["where"] = f"{cfg.file}:{line}" if line else (cfg.file or "")
+    return _RECORDS[kind](**kwargs)

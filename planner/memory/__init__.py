@@ -1,0 +1,12 @@
+"""The memory model: every byte of a training or inference workload, per GPU and on the host.
+
+One module per concern: ``recipes`` (bytes per parameter), ``states`` (weights, gradients,
+optimizer states under ZeRO and offload), ``activations`` (tensors saved for backward),
+``quant`` (quantized weights), ``inference`` (KV cache, prefill), ``overheads`` (CUDA context,
+allocator), ``host`` (system RAM), assembled by ``estimate``. Importing this package does no work.
+"""
+
+from planner.memory.breakdown import Component, Estimate
+from planner.memory.estimate import estimate, vllm_capacity
+
+__all__ = ["Component", "Estimate", "estimate", "vllm_capacity"]

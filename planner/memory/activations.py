@@ -1,0 +1,267 @@
+"""Activations saved for backward, derived from the tensors each layer actually keeps.
+
+Instead of a fitted constant, this module lists the tensors autograd saves in one
+transformer layer of the Transformers implementation, per token, and sums them. The list
+depends on the architecture (gated MLP, GQA, RMSNorm or LayerNorm, dropout), the precision
+regime (fp32, pure 16-bit, torch AMP), the attention kernel (eager stores the score
+matrices; SDPA/flash keep only an fp32 log-sum-exp per head), which weights are trainable
+(a frozen ``nn.Linear`` does not save its input) and LoRA adapters.
+
+Rules used (PyTorch autograd formulas, tools/autograd/derivatives.yaml):
+- ``linear(x, W)`` saves ``x`` only when ``W`` requires grad; it always keeps ``W`` (no new memory).
+- ``a * b`` saves each operand whose partner requires grad; multiplying by a constant saves nothing.
+- ``softmax`` and ``tanh`` save their output; ``silu``, ``gelu`` and ``pow`` save their input.
+- casts (``.to``), views, ``cat``, additions and residual adds save nothing.
+- SDPA (flash / memory-efficient kernels) saves q, k, v, the output and the fp32 log-sum-exp
+  (Dao et al. 2022, FlashAttention, section 3.1); eager attention keeps the fp32 softmax output
+  and its 16-bit copy (b x heads x s x s each).
+- Transformers' RMSNorm computes in fp32: it saves an fp32 copy of its input and the
+  ``rsqrt`` statistics, and (when its weight trains) the normalised 16-bit tensor.
+- Gradient checkpointing (non-reentrant, ``torch.utils.checkpoint``) keeps only each layer's
+  input and recomputes one layer at a time during backward (Chen et al. 2016, section 3;
+  Korthikanti et al. 2022, section 4).
+
+The structure follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+Transformer Models", section 4), whose 34sbh + 5as^2b per layer is the special case of a GeLU
+4h MLP with dropout in 16-bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.architecture import Architecture
+
+#: Tensors saved by the activation function, in units of the MLP width, excluding the
+#: multiplication of a gated MLP. gelu_new/gelu_fast are Python formulas in Transformers
+#: (activations.py) that keep several intermediates.
+ACTIVATION_SAVES: dict[str, int] = {
+    "silu": 1, "swish": 1, "gelu": 1, "gelu_pytorch_tanh": 1, "relu": 1, "gelu_new": 4, "gelu_fast": 3,
+    "quick_gelu": 2,
+}
+
+KORTHIKANTI = "Korthikanti et al. 2022, sec. 4 (derived per saved tensor)"
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """One tensor autograd keeps, per token of one layer (or of the model's head).
+
+    Attributes:
+        name: what it is, e.g. 'MLP gate output'.
+        bytes_per_token: bytes per token of the micro-batch (before tensor parallelism).
+        quadratic: True when the size also scales with the sequence length (attention scores):
+            then the bytes are ``bytes_per_token x seq_len``.
+    """
+
+    name: str
+    bytes_per_token: int
+    quadratic: bool = False
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Dtypes of the activations in one precision recipe.
+
+    compute: bytes of matmul outputs (2 for 16-bit, 4 for fp32).
+    residual: bytes of the residual stream (4 under AMP and fp32, 2 in pure 16-bit).
+    amp: True under torch autocast (each op casts its fp32 inputs: one 16-bit copy per consumer).
+    """
+
+    compute: int
+    residual: int
+    amp: bool
+
+
+def regime_for(recipe_name: str) -> Regime:
+    """The activation dtypes of a recipe name (see planner.recipes)."""
+    if recipe_name == "fp32":
+        return Regime(4, 4, False)
+    if recipe_name.startswith("amp"):
+        return Regime(2, 4, True)
+    return Regime(2, 2, False)
+
+
+def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
+                        lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True
+                        ) -> list[SavedTensor]:
+    """Tensors one transformer layer saves for backward, per token.
+
+    Args:
+        arch: the model.
+        regime: activation dtypes.
+        attention: 'eager', 'sdpa' or 'flash'.
+        full: all weights train (full fine-tune) rather than a frozen base.
+        lora_targets: module names with LoRA adapters (frozen base).
+        lora_rank: r.
+        training: dropout is active (for models whose config sets dropout).
+
+    Returns:
+        The saved tensors; sum their bytes for the layer.
+    """
+    h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
+    a = arch.num_attention_heads
+    c, r = regime.compute, regime.residual
+    out: list[SavedTensor] = []
+    mods = {m.name: m for m in arch.linear_modules()}
+    gpt = arch.model_type in ("gpt2", "gpt_neox")
+
+    def trains(name: str) -> bool:
+        return full or False
+
+    def lora(name: str, in_features: int, consumers: int = 1) -> None:
+        if name in lora_targets:
+            # peft casts the input to the adapter dtype (fp32) and lora_A keeps that copy,
+            # lora_B keeps lora_A's output (r values).
+            out.append(SavedTensor(f"LoRA {name} input (fp32 copy)", 4 * in_features))
+            out.append(SavedTensor(f"LoRA {name} A output", 4 * lora_rank))
+
+    def norm(label: str, consumers: list[str]) -> None:
+        any_train = any(trains(n) for n in consumers)
+        if gpt:
+            # LayerNorm saves its input and fp32 mean and rstd.
+            out.append(SavedTensor(f"{label} input", r * h))
+            out.append(SavedTensor(f"{label} mean and rstd", 8))
+        else:
+            out.append(SavedTensor(f"{label} input (fp32)", 4 * h))
+            out.append(SavedTensor(f"{label} rsqrt", 4))
+            if full:
+                out.append(SavedTensor(f"{label} normalised (for the weight gradient)", (4 if r == 4 else c) * h))
+        if any_train:
+            if regime.amp:
+                out.append(SavedTensor(f"{label} output, {c}-byte copy per consumer x{len(consumers)}",
+                                       c * h * len(consumers)))
+            else:
+                out.append(SavedTensor(f"{label} output (input of {'/'.join(consumers)})", r * h))
+
+    # ---- attention block --------------------------------------------------------------------
+    qkv_names = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj") if n in mods]
+    norm("attention norm", qkv_names)
+    for n in qkv_names:
+        lora(n, mods[n].in_features)
+    dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
+    dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
+    if not training:
+        dropout_attn = dropout_resid = 0.0
+    if attention == "eager":
+        # repeat_kv materialises K and V for every query head; scores are b x a x s x s.
+        out.append(SavedTensor("query (after RoPE)", c * q))
+        out.append(SavedTensor("key and value repeated to all heads", 2 * c * q))
+        out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
+        if c != 4:
+            out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
+        if dropout_attn > 0:
+            out.append(SavedTensor("attention dropout mask", 1 * a, quadratic=True))
+    else:
+        out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)))
+        out.append(SavedTensor("SDPA output", c * q))
+        out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
+    o_name = next(n for n in ("o_proj", "c_proj", "dense") if n in mods)
+    if trains(o_name):
+        out.append(SavedTensor(f"{o_name} input", c * q))
+    lora(o_name, q)
+    if dropout_resid > 0:
+        out.append(SavedTensor("residual dropout mask (attention)", h))
+    # ---- MLP block --------------------------------------------------------------------------
+    if arch.is_moe:
+        up_names = ["w1", "w3"]
+    elif arch.fused_gate_up:
+        up_names = ["gate_up_proj"]
+    elif arch.gated_mlp:
+        up_names = ["gate_proj", "up_proj"]
+    else:
+        up_names = [n for n in ("c_fc", "dense_h_to_4h", "up_proj") if n in mods]
+    if arch.model_type == "gpt_neox" and arch.extra.get("use_parallel_residual", True):
+        norm("MLP norm", up_names)
+    else:
+        norm("MLP norm", up_names)
+    for n in up_names:
+        lora(n, h)
+    # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
+    fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
+    act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
+    if arch.gated_mlp:
+        out.append(SavedTensor(f"MLP gate output ({arch.hidden_act} input)", c * fk * act_saves))
+        out.append(SavedTensor("MLP activation output and up projection", 2 * c * fk))
+    else:
+        out.append(SavedTensor(f"MLP {arch.hidden_act} intermediates", c * fk * act_saves))
+    down = next(n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h") if n in mods and (n != "c_proj" or gpt))
+    if trains(down):
+        out.append(SavedTensor(f"{down} input", c * fk))
+    lora(down, f)
+    if arch.is_moe:
+        out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
+    if dropout_resid > 0:
+        out.append(SavedTensor("residual dropout mask (MLP)", h))
+    return out
+
+
+def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> list[SavedTensor]:
+    """Tensors saved outside the layers: the final norm and the output head's input."""
+    h = arch.hidden_size
+    r, c = regime.residual, regime.compute
+    out = []
+    if arch.model_type in ("gpt2", "gpt_neox"):
+        out.append(SavedTensor("final norm input", r * h))
+    else:
+        out.append(SavedTensor("final norm input (fp32)", 4 * h))
+        if full:
+            out.append(SavedTensor("final norm normalised", (4 if r == 4 else c) * h))
+    if full:
+        out.append(SavedTensor("output head input", (c if regime.amp else r) * h))
+    return out
+
+
+def logits_bytes_per_token(arch: Architecture, regime: Regime) -> tuple[int, str]:
+    """Peak bytes per token of the logits and the loss, at the start of backward.
+
+    Transformers' causal-LM loss upcasts the logits to fp32 and runs cross-entropy
+    (log-softmax, which saves its fp32 output). At the start of backward the logits (compute
+    dtype), the saved fp32 log-softmax output, its gradient and the gradient of the fp32
+    logits are live together: V x (c + 4 + 4 + 4) bytes per token, or V x (4 + 4 + 4 + 4) in fp32.
+
+    Source: transformers loss/loss_utils.py ``ForCausalLMLoss`` (``logits.float()``); PyTorch
+    ``log_softmax`` backward (derivatives.yaml).
+    """
+    V = arch.vocab_size
+    c = regime.compute if not regime.amp else 2
+    per = V * (c + 12)
+    return per, f"V={V:,} x ({c} B logits + 4 B fp32 log-softmax + 4 B its gradient + 4 B logits gradient)"
+
+
+def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
+                     full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
+                     tp: int = 1) -> tuple[int, str]:
+    """Bytes of activations saved for backward at the start of backward, per GPU.
+
+    Without checkpointing: all L layers' saved tensors plus the head's. With full
+    checkpointing: each layer's input (residual dtype) plus, during the backward of one layer,
+    that layer's saved tensors again (recomputed).
+
+    With tensor parallelism t and sequence parallelism every per-token term is divided by t
+    (Korthikanti et al. 2022, section 4.2.2).
+
+    Returns:
+        (bytes, formula text).
+    """
+    b, s, L = micro_batch, seq_len, arch.num_hidden_layers
+    tokens = b * s
+    layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
+                                lora_rank=lora_rank)
+    per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic)
+    per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
+    one_layer = tokens * per_token_linear + tokens * s * per_token_quad
+    head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
+    quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""
+    if checkpointing == "full":
+        ckpt = tokens * regime.residual * arch.hidden_size * L
+        total = ckpt + one_layer + head
+        text = (f"checkpoints: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}; "
+                f"+ one layer recomputed: {tokens:,} x ({per_token_linear:,} B{quad_txt}); + head {head:,} B")
+    else:
+        total = one_layer * L + head
+        text = f"L={L} x b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token + head {head:,} B"
+    if tp > 1:
+        total = -(-total // tp)
+        text += f"; / t={tp} (sequence parallel)"
+    return total, text

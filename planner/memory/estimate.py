@@ -1,0 +1,183 @@
+"""Assemble the memory model: one :class:`Estimate` per workload.
+
+Training peak per GPU = always-live states + max(forward-backward, optimizer step), where the
+forward-backward phase holds the activations, the logits and loss, and buffers in flight,
+and the optimizer step holds the gradients (when they are not persistent) and the step's
+temporaries. Inference peak = weights + KV cache + the prefill working set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from planner.memory.activations import (
+    KORTHIKANTI,
+    activation_bytes,
+    logits_bytes_per_token,
+    regime_for,
+)
+from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
+from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
+from planner.memory.inference import (
+    KV_SRC,
+    VLLM_BLOCK_TOKENS,
+    kv_bytes_per_token,
+    kv_cache_bytes,
+    logits_inference_bytes,
+    prefill_peak_bytes,
+)
+from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
+from planner.memory.quant import weight_bytes
+from planner.recipes import RECIPES
+from planner.memory.states import lora_parameters, model_state_components
+from planner.workload import Workload
+
+GRAD_ACCUM_NOTE = ("Gradient accumulation changes time, not memory: it adds no activation memory, only "
+                   "micro-batches per optimizer step.")
+QUANT_SRC = {
+    "nf4": "QLoRA, Dettmers et al. 2023, sec. 3",
+    "int8": "LLM.int8(), Dettmers et al. 2022, sec. 3",
+    "int4-gptq": "GPTQ, Frantar et al. 2023; AutoGPTQ packing",
+    "int4-awq": "AWQ, Lin et al. 2024; AutoAWQ packing",
+    "fp8": "vLLM docs, FP8 W8A8",
+}
+
+
+def estimate(workload: Workload, overheads: RuntimeOverheads | None = None) -> Estimate:
+    """The memory need of ``workload`` per GPU and per machine's host RAM.
+
+    Args:
+        workload: a validated workload (see planner.workload).
+        overheads: runtime assumptions (default: :class:`RuntimeOverheads`), or a calibration.
+
+    Returns:
+        An :class:`Estimate` with every component, its formula and source.
+    """
+    overheads = overheads or RuntimeOverheads()
+    if workload.task == "train":
+        return _train(workload, overheads)
+    return _infer(workload, overheads)
+
+
+def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
+    comps = comps + runtime_components(overheads, gpus=workload.gpus)
+    allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
+    comps.append(allocator_component(overheads, allocated))
+    return Estimate(workload_name=workload.name, model_id=workload.model_id, task=workload.task,
+                    parameters=workload.architecture.parameters, components=tuple(comps), gpus=workload.gpus,
+                    gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)
+
+
+def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
+    arch, t = w.architecture, w.train
+    assert t is not None
+    recipe = RECIPES[t.recipe]
+    regime = regime_for(t.recipe)
+    full = t.method == "full"
+    comps: list[Component] = []
+    node = w.node_gpus
+    for c in model_state_components(arch, t):
+        if c.where == HOST:
+            c = replace(c, bytes=c.bytes * node, formula=f"({c.formula}) x {node} GPU(s) per machine", phase="run")
+        comps.append(c)
+    # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it.
+    if recipe.autocast_copy_bytes and full:
+        pc = arch.param_counts()
+        n = -(-(pc.linear + (pc.lm_head or pc.embedding)) // t.tp)
+        comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
+                               f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
+                               "PyTorch AMP docs (autocast weight cache)", phase="forward-backward"))
+    act, act_text = activation_bytes(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len,
+                                     attention=t.attention, full=full, checkpointing=t.checkpointing,
+                                     lora_targets=t.lora_targets, lora_rank=t.lora_rank, tp=t.tp)
+    comps.append(Component("activations", GPU, act, act_text, KORTHIKANTI, phase="forward-backward"))
+    per_tok, logit_text = logits_bytes_per_token(arch, regime)
+    tokens = t.micro_batch * t.seq_len
+    logits = -(-per_tok * tokens // t.tp)
+    comps.append(Component("logits and loss", GPU, logits, f"b*s={tokens:,} tokens x {logit_text}"
+                           + (f" / t={t.tp}" if t.tp > 1 else ""),
+                           "transformers ForCausalLMLoss (fp32 upcast); PyTorch log_softmax backward",
+                           phase="forward-backward"))
+    if t.method == "qlora":
+        largest = max(m.in_features * m.out_features for m in arch.linear_modules())
+        comps.append(Component("dequantized weight buffer", GPU, largest * 2,
+                               f"largest linear {largest:,} params x 2 B, one at a time",
+                               "bitsandbytes matmul_4bit (dequantize then matmul)", phase="forward-backward"))
+    notes = [GRAD_ACCUM_NOTE]
+    if t.method == "qlora":
+        notes.append("QLoRA: embeddings and output head stay 16-bit; the NF4 base is dequantized one layer at a time.")
+    if t.checkpointing == "full":
+        notes.append("Full gradient checkpointing: about one extra forward pass of compute (~8 x P x tokens FLOPs).")
+    # ---- host ----------------------------------------------------------------------------
+    ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
+    zero3 = t.zero == 3 and t.data_parallel > 1
+    save = min(SHARD_BYTES, arch.parameters * 2)
+    comps += host_components(
+        arch, processes=node, loading_processes=node, load_fraction=(1 / t.tp) * (1 / t.data_parallel if zero3 else 1),
+        ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
+        dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
+        batch_tokens=tokens, save_bytes=save)
+    trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
+    desc = recipe.description
+    if t.method == "lora":
+        desc = f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base; adapters, their gradients and states in fp32. " + desc
+    elif t.method == "qlora":
+        desc = (f"QLoRA r={t.lora_rank}: NF4 base ({'double' if t.double_quant else 'single'} quantization), "
+                f"{recipe.dtype} compute, fp32 adapters. " + desc)
+    return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
+                   notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
+
+
+def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
+    arch, i = w.architecture, w.infer
+    assert i is not None
+    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
+    src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
+    comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula + (f" / t={i.tp}" if i.tp > 1 else ""),
+                       src)]
+    kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
+                                 sliding_window=i.sliding_window)
+    comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
+    prompt_tokens = i.context * i.concurrency
+    chunk = i.max_num_batched_tokens or prompt_tokens
+    tokens = min(chunk, prompt_tokens)
+    act, act_text = prefill_peak_bytes(arch, tokens=tokens, longest=min(i.context, tokens), attention=i.attention,
+                                       compute_bytes=2 if i.weights != "fp32" else 4, tp=i.tp)
+    comps.append(Component("prefill activations", GPU, act, act_text,
+                           "derived: one layer's working set (no tensors saved for backward)", phase="prefill"))
+    comps.append(Component("logits (last token, fp32)", GPU, logits_inference_bytes(arch, sequences=i.concurrency),
+                           f"{i.concurrency} seq x V={arch.vocab_size:,} x 4 B", "transformers generate (last position)",
+                           phase="prefill"))
+    if i.weights in ("nf4", "int8"):
+        largest = max(m.in_features * m.out_features for m in arch.linear_modules())
+        comps.append(Component("dequantized weight buffer", GPU, largest * 2,
+                               f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
+    ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
+    comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
+                             low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
+                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0)
+    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
+    desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
+    if i.engine == "vllm":
+        desc += f"; vLLM engine (gpu_memory_utilization {i.gpu_memory_utilization:g})"
+    return _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
+                   extra=extra)
+
+
+def vllm_capacity(est: Estimate, *, card_bytes: int, gpu_memory_utilization: float) -> dict[str, int]:
+    """How many KV tokens and sequences fit on a card under vLLM's memory budget.
+
+    budget = gpu_memory_utilization x card total - (weights + prefill peak + CUDA context and
+    workspaces); KV tokens = budget // KV bytes per token, in blocks of 16 tokens.
+    Source: vLLM docs ("Engine arguments": gpu_memory_utilization); Kwon et al. 2023, sec. 4.
+
+    Returns:
+        {'budget_bytes', 'kv_tokens', 'kv_blocks'}; zero when nothing is left for the cache.
+    """
+    non_kv = sum(c.bytes for c in est.gpu_components() if c.name != "KV cache" and c.kind != "headroom")
+    budget = int(card_bytes * gpu_memory_utilization) - non_kv
+    per_tok = est.extra.get("kv_bytes_per_token", 0)
+    if budget <= 0 or per_tok <= 0:
+        return {"budget_bytes": max(budget, 0), "kv_tokens": 0, "kv_blocks": 0}
+    blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
+    return {"budget_bytes": budget, "kv_tokens": blocks * VLLM_BLOCK_TOKENS, "kv_blocks": blocks}

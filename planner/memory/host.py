@@ -1,0 +1,98 @@
+"""Host RAM of one machine: baseline, model loading, DataLoader workers, pinned buffers, saves.
+
+Sources and assumptions:
+- OS and framework baseline: an OS with a desktop or server services uses a few GiB; each
+  Python process that imports torch with CUDA maps the CUDA libraries (about 2-3 GiB resident).
+  Assumption, stated in every result; shared/reference/memory-model.md section 7.
+- Model loading (Transformers ``from_pretrained`` docs, "Large model loading"): with
+  ``low_cpu_mem_usage`` (the default when accelerate is installed) weights stream from the
+  checkpoint into the model, so the peak is about the checkpoint's size; without it the model
+  is first built with random fp32 weights (4 B/param) and the state dict loaded beside it.
+- DataLoader (PyTorch docs, torch.utils.data "Multi-process data loading"): each worker is a
+  process holding its own copy of a dataset made of Python objects (copy-on-access of
+  refcounts), while Arrow, NumPy memmap and memory-mapped files are shared via the page cache.
+- Pinned memory: ``pin_memory=True`` keeps ``prefetch_factor`` (default 2) batches per worker in
+  page-locked host memory.
+- Saving: ``save_pretrained`` writes shards of at most ``max_shard_size`` (default 5 GB) built in
+  host memory (Transformers docs, "Sharded checkpoints").
+"""
+
+from __future__ import annotations
+
+from planner.architecture import Architecture
+from planner.memory.breakdown import HOST, Component
+from planner.units import GB, GiB
+
+OS_BASELINE_BYTES = 4 * GiB
+PROCESS_BASELINE_BYTES = 3 * GiB
+WORKER_BASELINE_BYTES = GiB // 2
+SHARD_BYTES = 5 * GB
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+
+
+def checkpoint_dtype(arch: Architecture, given: str | None) -> str:
+    """The checkpoint's dtype: as given, else the config's ``torch_dtype``, else bf16."""
+    if given:
+        return given
+    td = (arch.torch_dtype or "").replace("torch.", "")
+    return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(td, "bf16")
+
+
+def host_components(arch: Architecture, *, processes: int, loading_processes: int, load_fraction: float,
+                    ckpt_dtype: str, low_cpu_mem_usage: bool, dataloader_workers: int, dataset_size: int,
+                    dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int) -> list[Component]:
+    """Host RAM components of one machine.
+
+    Args:
+        arch: the model.
+        processes: GPU worker processes on the machine (one per GPU).
+        loading_processes: processes that each load (their share of) the checkpoint.
+        load_fraction: share of the checkpoint each loading process holds (1/t under TP, 1/N with ZeRO-3 init).
+        ckpt_dtype: checkpoint dtype on disk.
+        low_cpu_mem_usage: stream weights instead of building a random fp32 model first.
+        dataloader_workers: DataLoader ``num_workers`` per process (0 for inference).
+        dataset_size: bytes of the dataset object.
+        dataset_format: 'python' (copied per worker) or a shared format.
+        pin_memory: pinned batches.
+        batch_tokens: tokens per micro-batch (for pinned buffers, 8-byte token ids and labels).
+        save_bytes: bytes a checkpoint save builds in host memory (0 for inference).
+
+    Returns:
+        Components; 'load' and 'run' phases are not live at the same time.
+    """
+    P = arch.parameters
+    out = [
+        Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)", "memory-model.md sec. 7"),
+        Component("framework per GPU process", HOST, PROCESS_BASELINE_BYTES * processes,
+                  f"{processes} process(es) x 3 GiB (torch + CUDA libraries, assumption)", "memory-model.md sec. 7"),
+    ]
+    ck = int(P * DTYPE_BYTES[ckpt_dtype] * load_fraction)
+    load = ck * loading_processes
+    text = f"{loading_processes} process(es) x {P:,} params x {DTYPE_BYTES[ckpt_dtype]} B ({ckpt_dtype} checkpoint)"
+    if load_fraction < 1:
+        text += f" x {load_fraction:.3g} (share per process)"
+    if not low_cpu_mem_usage:
+        load += int(P * 4 * load_fraction) * loading_processes
+        text += " + random fp32 init 4 B/param (low_cpu_mem_usage=False)"
+    out.append(Component("model loading peak", HOST, load, text, "Transformers from_pretrained docs", phase="load"))
+    if dataloader_workers:
+        workers = dataloader_workers * processes
+        out.append(Component("DataLoader workers", HOST, workers * WORKER_BASELINE_BYTES,
+                             f"{workers} workers x 0.5 GiB (assumption)", "PyTorch docs, multi-process data loading",
+                             phase="run"))
+        if dataset_size:
+            copies = workers if dataset_format == "python" else 1
+            why = "copied into every worker (Python objects)" if copies > 1 else f"shared ({dataset_format})"
+            out.append(Component("dataset in RAM", HOST, dataset_size * copies,
+                                 f"{dataset_size:,} B x {copies} ({why})",
+                                 "PyTorch docs, multi-process data loading", phase="run"))
+        if pin_memory:
+            pinned = 2 * workers * batch_tokens * 8 * 2
+            out.append(Component("pinned batch buffers", HOST, pinned,
+                                 f"2 prefetched x {workers} workers x {batch_tokens:,} tokens x 8 B x 2 (ids, labels)",
+                                 "PyTorch docs, DataLoader pin_memory", phase="run"))
+    if save_bytes:
+        out.append(Component("checkpoint save copy", HOST, save_bytes,
+                             f"min(model 16-bit weights, 5 GB shard) = {save_bytes:,} B",
+                             "Transformers docs, sharded checkpoints", phase="run"))
+    return out

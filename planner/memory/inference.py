@@ -1,0 +1,98 @@
+"""Inference: KV cache, the prefill activation peak, and vLLM's KV capacity on a card.
+
+Sources:
+- KV cache: 2 (K and V) x layers x KV heads x head_dim x bytes x tokens x sequences
+  (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2.2); grouped-query
+  attention stores kv < a heads (Ainslie et al. 2023, GQA, section 2). Layers with a sliding
+  window keep at most ``sliding_window`` tokens (Mistral 7B paper, Jiang et al. 2023, section 2).
+- Tensor parallelism splits the KV heads over t GPUs; with t > kv each GPU keeps one
+  replicated KV head (vLLM ``ModelConfig.get_num_kv_heads``: ``max(1, kv // t)``).
+- vLLM (Kwon et al. 2023, PagedAttention; docs "Engine arguments"): the engine may use
+  ``gpu_memory_utilization`` of the card's total memory; after the weights and a profiled
+  activation peak, the rest becomes KV blocks of 16 tokens.
+"""
+
+from __future__ import annotations
+
+from planner.architecture import Architecture
+
+KV_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
+VLLM_BLOCK_TOKENS = 16
+KV_SRC = "Pope et al. 2022, sec. 2.2; GQA, Ainslie et al. 2023"
+
+
+def kv_heads_per_gpu(arch: Architecture, tp: int) -> int:
+    """KV heads one GPU stores under tensor parallelism t (replicated when t > kv, as vLLM does)."""
+    return max(1, arch.num_key_value_heads // tp)
+
+
+def kv_bytes_per_token(arch: Architecture, kv_dtype: str, tp: int = 1) -> int:
+    """KV cache bytes per token of one sequence, all layers, per GPU: 2 x L x kv x d x bytes.
+
+    Llama-3.1-8B in bf16: 2 x 32 x 8 x 128 x 2 = 131,072 B.
+    """
+    return 2 * arch.num_hidden_layers * kv_heads_per_gpu(arch, tp) * arch.head_dim * KV_BYTES[kv_dtype]
+
+
+def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurrency: int, tp: int = 1,
+                   sliding_window: bool = True) -> tuple[int, str]:
+    """KV cache bytes per GPU for ``concurrency`` sequences of ``context`` tokens each.
+
+    Args:
+        sliding_window: honour the model's sliding window (layers with a window keep at most
+            ``arch.sliding_window`` tokens).
+
+    Returns:
+        (bytes, formula text).
+    """
+    kvh = kv_heads_per_gpu(arch, tp)
+    per_layer_token = 2 * kvh * arch.head_dim * KV_BYTES[kv_dtype]
+    L = arch.num_hidden_layers
+    wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
+    full_layers = L - wl
+    window_tokens = min(context, arch.sliding_window or context)
+    total = per_layer_token * concurrency * (full_layers * context + wl * window_tokens)
+    text = (f"2 x kv_heads {kvh} x head_dim {arch.head_dim} x {KV_BYTES[kv_dtype]} B ({kv_dtype}) x "
+            f"{concurrency} seq x ")
+    if wl:
+        text += f"({full_layers} layers x {context:,} + {wl} window layers x {window_tokens:,}) tokens"
+    else:
+        text += f"{L} layers x {context:,} tokens"
+    if tp > 1:
+        text += f" (per GPU, t={tp})"
+    return total, text
+
+
+def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attention: str, compute_bytes: int = 2,
+                       tp: int = 1) -> tuple[int, str]:
+    """Transient activations of one forward pass over ``tokens`` prompt tokens, per GPU.
+
+    Nothing is saved for backward at inference, so the peak is one layer's working set: the
+    residual stream and its normalised copy, the MLP intermediates (gate, up and their
+    product for gated MLPs), and for eager attention the score matrix and its fp32 softmax
+    for the longest sequence; plus the last token's logits in fp32.
+
+    Args:
+        tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk).
+        longest: the longest sequence in that pass (for eager score matrices).
+    """
+    h, f, a = arch.hidden_size, arch.intermediate_size, arch.num_attention_heads
+    c = compute_bytes
+    f_tp = -(-f // tp) * (arch.num_experts_per_tok if arch.is_moe else 1)
+    a_tp = -(-a // tp)
+    resid = 3 * c * h * tokens  # residual, normalised input, layer output
+    mlp = (3 if arch.gated_mlp else 2) * c * f_tp * tokens
+    qkv = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
+    attn = qkv
+    if attention == "eager":
+        seqs = max(1, tokens // max(1, longest))
+        attn += seqs * a_tp * longest * longest * (c + 4)
+    peak = resid + max(mlp, attn)
+    text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max(MLP {(3 if arch.gated_mlp else 2)} x {c} B x "
+            f"f={f_tp:,}, attention{' incl. eager scores' if attention == 'eager' else ''}))")
+    return peak, text
+
+
+def logits_inference_bytes(arch: Architecture, *, sequences: int) -> int:
+    """fp32 logits of the last token of each sequence (generate keeps only the last position)."""
+    return sequences * arch.vocab_size * 4

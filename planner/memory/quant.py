@@ -1,0 +1,107 @@
+"""Bytes of weights stored in a given format, quantization constants included.
+
+Weight-only quantization packs the ``nn.Linear`` weights of the transformer layers; the
+embeddings, the output head, norms and biases stay in 16-bit (bitsandbytes and the
+GPTQ/AWQ integrations in Transformers skip ``lm_head`` and do not touch embeddings).
+
+Sources:
+- NF4 (QLoRA paper, Dettmers et al. 2023, section 3 "Double Quantization"): blocks of 64
+  values, one fp32 absmax per block = 32/64 = 0.5 extra bits per parameter; with double
+  quantization the absmax values are quantized to 8 bits in blocks of 256 with one fp32
+  constant each: 8/64 + 32/(64*256) = 0.127 extra bits per parameter.
+- GPTQ (Frantar et al. 2023) / AWQ (Lin et al. 2024) as packed by AutoGPTQ/AutoAWQ: 4-bit
+  values packed in int32, per group of ``group_size`` input values and per output column one
+  fp16 scale (16 bits) and one packed 4-bit zero point; GPTQ adds ``g_idx`` (one int32 per
+  input feature).
+- LLM.int8() (Dettmers et al. 2022, section 3): int8 weights plus one fp32 scale per output
+  row (bitsandbytes ``SCB``).
+- FP8 weights (vLLM ``quantization="fp8"``): one byte per value plus an fp32 scale per tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.architecture import Architecture
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """Weight storage of a model in one format.
+
+    Attributes:
+        packed: bytes of the quantized (or plain) linear weights.
+        constants: bytes of scales, zero points, absmax and index tensors.
+        unquantized: bytes of embeddings, output head, norms and biases (16-bit, or fp32 for fp32).
+        formula: the arithmetic, for the breakdown.
+    """
+
+    packed: int
+    constants: int
+    unquantized: int
+    formula: str
+
+    @property
+    def total(self) -> int:
+        return self.packed + self.constants + self.unquantized
+
+
+def nf4_constant_bits(double_quant: bool) -> float:
+    """Extra bits per parameter for NF4 constants (QLoRA paper, section 3)."""
+    return 8 / 64 + 32 / (64 * 256) if double_quant else 32 / 64
+
+
+def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
+                 tp: int = 1) -> WeightBytes:
+    """Bytes of the model's weights per GPU in format ``fmt``.
+
+    Args:
+        arch: the model.
+        fmt: 'fp32', 'fp16', 'bf16', 'fp8', 'int8', 'int4-gptq', 'int4-awq' or 'nf4'.
+        group_size: values per scale for GPTQ/AWQ.
+        double_quant: NF4 double quantization.
+        tp: tensor-parallel degree; linear weights, embeddings and head are split t ways,
+            norms are replicated (Megatron-LM, Shoeybi et al. 2019, section 3).
+
+    Raises:
+        ValueError: unknown format (callers validate names first).
+    """
+    pc = arch.param_counts()
+    lin = -(-pc.linear // tp) + -(-pc.router // tp)
+    big_rest = -(-(pc.embedding + pc.lm_head + pc.position_embedding) // tp)
+    small = pc.norms + -(-pc.biases // tp)
+    rest = big_rest + small
+    mods = arch.linear_modules()
+    L = arch.num_hidden_layers
+    if fmt in ("fp32", "fp16", "bf16"):
+        b = 4 if fmt == "fp32" else 2
+        total_params = lin + rest
+        return WeightBytes(lin * b, 0, rest * b, f"{total_params:,} params x {b} B ({fmt})")
+    if fmt == "fp8":
+        n_tensors = sum(m.count for m in mods) * L
+        consts = n_tensors * 4
+        return WeightBytes(lin, consts, rest * 2,
+                           f"{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales + {rest:,} other params x 2 B")
+    if fmt == "int8":
+        rows = sum(m.out_features * m.count for m in mods) * L // tp
+        return WeightBytes(lin, rows * 4, rest * 2,
+                           f"{lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {rest:,} other x 2 B")
+    if fmt in ("int4-gptq", "int4-awq"):
+        groups = -(-lin // group_size)
+        consts = groups * 2 + -(-groups // 2)  # fp16 scale + packed 4-bit zero per group and column
+        g_idx = 0
+        if fmt == "int4-gptq":
+            g_idx = sum(m.in_features * m.count for m in mods) * L * 4
+            consts += g_idx
+        return WeightBytes(
+            -(-lin // 2), consts, rest * 2,
+            f"{lin:,} linear params x 0.5 B + {groups:,} groups of {group_size} x (2 B scale + 0.5 B zero)"
+            + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B")
+    if fmt == "nf4":
+        bits = nf4_constant_bits(double_quant)
+        consts = int(round(lin * bits / 8))
+        return WeightBytes(
+            -(-lin // 2), consts, rest * 2,
+            f"{lin:,} linear params x 0.5 B + constants {bits:.3f} bits/param"
+            f" ({'double' if double_quant else 'single'} quantization) + {rest:,} other params x 2 B")
+    raise ValueError(f"unknown weight format {fmt!r}")

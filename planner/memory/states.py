@@ -1,0 +1,231 @@
+"""Model states in training: weights, gradients, master weights, optimizer states.
+
+Per GPU, under data parallelism over N ranks with ZeRO stage 0-3, tensor parallelism t,
+and CPU offload. Sources:
+- ZeRO (Rajbhandari et al. 2020, section 5.1 and Figure 1): stage 1 shards optimizer
+  states (and fp32 master weights) over N, stage 2 also gradients, stage 3 also parameters.
+- ZeRO-Offload (Ren et al. 2021, section 4): optimizer states, fp32 master weights and fp32
+  gradients live in host memory; the GPU keeps 16-bit parameters and gradients.
+- ZeRO-Infinity (Rajbhandari et al. 2021): with stage 3 the parameters move to host memory too.
+- DeepSpeed configuration docs (deepspeed.ai/docs/config-json): ``reduce_bucket_size`` and
+  ``stage3_prefetch_bucket_size`` / ``stage3_max_live_parameters`` size the buffers in flight.
+- PyTorch DDP (pytorch.org/docs, DistributedDataParallel ``gradient_as_bucket_view``): with
+  the default False the all-reduce buckets are a second copy of the gradients.
+- LoRA (Hu et al. 2021, section 4): adapters of rank r add r x (in + out) parameters per adapted
+  matrix; peft keeps them in fp32 (``autocast_adapter_dtype=True``) on a 16-bit base.
+- Megatron-LM tensor parallelism (Shoeybi et al. 2019, section 3): linear weights, embeddings
+  and the output head are split t ways; norms are replicated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.architecture import Architecture
+from planner.memory.breakdown import GPU, HOST, Component
+from planner.memory.quant import weight_bytes
+from planner.recipes import OPTIMIZERS, RECIPES, Optimizer, Recipe
+from planner.workload import Training
+
+ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
+OFFLOAD_SRC = "ZeRO-Offload, Ren et al. 2021, sec. 4"
+DS_CONFIG_SRC = "DeepSpeed config docs (deepspeed.ai/docs/config-json)"
+LORA_SRC = "LoRA, Hu et al. 2021, sec. 4; peft autocast_adapter_dtype"
+TP_SRC = "Megatron-LM, Shoeybi et al. 2019, sec. 3"
+
+#: DeepSpeed defaults, in elements (deepspeed.ai/docs/config-json).
+DS_REDUCE_BUCKET_ELEMENTS = 500_000_000
+DS_STAGE3_PREFETCH_ELEMENTS = 50_000_000
+DS_STAGE3_MAX_LIVE_PARAMETERS = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class TrainableShape:
+    """Counts that size the model states of one training workload on one GPU (before ZeRO).
+
+    Attributes:
+        total: all parameters of the model (int).
+        per_gpu: parameters one tensor-parallel rank holds.
+        trainable: parameters that get gradients, per tensor-parallel rank.
+        adafactor_values: second-moment values Adafactor keeps for the trainable tensors.
+        largest_layer: parameters of one transformer layer (or the embedding, if larger), per rank.
+    """
+
+    total: int
+    per_gpu: int
+    trainable: int
+    adafactor_values: int
+    largest_layer: int
+
+
+def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
+    """Adapter parameters: r x (in + out) per adapted matrix, summed over layers (LoRA, sec. 4)."""
+    total = 0
+    for m in arch.linear_modules():
+        if m.name in targets:
+            total += rank * (m.in_features + m.out_features) * m.count
+    return total * arch.num_hidden_layers
+
+
+def _tp_split(n: int, tp: int) -> int:
+    return -(-n // tp)
+
+
+def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
+    """Parameter counts per tensor-parallel rank for the workload's method."""
+    pc = arch.param_counts()
+    t = train.tp
+    per_gpu = _tp_split(pc.total - pc.norms, t) + pc.norms
+    mods = arch.linear_modules()
+    layer = sum(m.weight_params + m.bias_params for m in mods) + (2 * arch.hidden_size * arch.norms_per_layer)
+    largest = _tp_split(max(layer, pc.embedding, pc.lm_head), t)
+    if train.method == "full":
+        trainable = per_gpu
+        # Adafactor: factored second moment for matrices (rows + cols), full for vectors.
+        mats = [(m.in_features, m.out_features, m.count) for m in mods]
+        factored = sum((i + o) * c for i, o, c in mats) * arch.num_hidden_layers
+        factored += arch.vocab_size + arch.hidden_size  # embedding
+        if pc.lm_head:
+            factored += arch.vocab_size + arch.hidden_size
+        factored += pc.norms + pc.biases + pc.position_embedding
+        ada = _tp_split(factored, t)
+    else:
+        trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets), t)
+        ada = 0
+        for m in mods:
+            if m.name in train.lora_targets:
+                r = train.lora_rank
+                ada += (m.in_features + r + r + m.out_features) * m.count
+        ada = _tp_split(ada * arch.num_hidden_layers, t)
+    return TrainableShape(pc.total, per_gpu, trainable, ada, largest)
+
+
+def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape) -> tuple[int, str]:
+    n = shape.trainable
+    if opt.factored:
+        return shape.adafactor_values * recipe_state_bytes, (
+            f"{shape.adafactor_values:,} factored second-moment values x {recipe_state_bytes} B")
+    if opt.fixed_state_bytes:
+        b = int(round(n * opt.fixed_state_bytes))
+        return b, f"{n:,} trainable params x {opt.fixed_state_bytes:g} B"
+    return n * opt.states * recipe_state_bytes, f"{n:,} trainable params x {opt.states} states x {recipe_state_bytes} B"
+
+
+def model_state_components(arch: Architecture, train: Training) -> list[Component]:
+    """Weights, gradients, master weights, optimizer states and their step temporaries.
+
+    Returns GPU components (bytes per GPU) and host components (bytes per machine, for
+    offloaded states: the shards of the GPUs in one machine are added by the caller's
+    ``gpus_per_node``; here they are per GPU process and marked 'host').
+
+    The per-GPU figures follow the ZeRO paper's accounting: with N data-parallel ranks,
+    stage >= 1 divides master weights and optimizer states by N, stage >= 2 gradients,
+    stage 3 parameters.
+    """
+    recipe: Recipe = RECIPES[train.recipe]
+    opt = OPTIMIZERS[train.optimizer]
+    shape = trainable_shape(arch, train)
+    N = train.data_parallel
+    z = train.zero
+    out: list[Component] = []
+
+    def shard(n: int, stage: int) -> tuple[int, str]:
+        if z >= stage and N > 1:
+            return -(-n // N), f" / {N} GPUs (ZeRO-{z})"
+        return n, ""
+
+    tp_note = f" (per tensor-parallel rank, t={train.tp})" if train.tp > 1 else ""
+    src_tp = f"; {TP_SRC}" if train.tp > 1 else ""
+
+    # ---- weights -----------------------------------------------------------------------
+    if train.method == "qlora":
+        wb = weight_bytes(arch, "nf4", double_quant=train.double_quant, tp=train.tp)
+        w, note = shard(wb.total, 3)
+        out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note + tp_note,
+                             "QLoRA, Dettmers et al. 2023, sec. 3" + src_tp))
+    else:
+        n = shape.per_gpu
+        w, note = shard(n * recipe.weight_bytes, 3)
+        label = "weights" if train.method == "full" else "weights (frozen base)"
+        if train.offload_params:
+            out.append(Component(label, HOST, w,
+                                 f"{n:,} params x {recipe.weight_bytes} B{note}, offloaded to host (ZeRO-Infinity)",
+                                 "ZeRO-Infinity, Rajbhandari et al. 2021"))
+        else:
+            out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
+                                 (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
+    if z == 3:
+        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS, shape.per_gpu)
+        bpv = 2 if train.method == "qlora" else recipe.weight_bytes
+        out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, live * bpv,
+                             f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
+                             f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {bpv} B",
+                             DS_CONFIG_SRC, phase="forward-backward"))
+
+    # ---- trainable states: LoRA adapters or the full model -------------------------------
+    nt = shape.trainable
+    if train.method != "full":
+        # peft keeps adapters in fp32: weights, gradients and optimizer states at 4 B.
+        out.append(Component("LoRA adapter weights", GPU, shard(nt * 4, 3)[0],
+                             f"{nt:,} adapter params (r={train.lora_rank} on {', '.join(train.lora_targets)}) x 4 B"
+                             + shard(0, 3)[1], LORA_SRC))
+        grad_b, master_b, state_b = 4, 0, 4
+    else:
+        grad_b, master_b, state_b = recipe.grad_bytes, recipe.master_bytes, recipe.state_bytes
+
+    grads, gnote = shard(nt * grad_b, 2)
+    grads_persistent = recipe.persistent_grads or train.grad_accum > 1 or z >= 1 or N > 1
+    gphase = "" if grads_persistent else "optimizer step"
+    why = ("" if not grads_persistent else
+           " (kept between micro-batches)" if train.grad_accum > 1 else " (persistent buffers)")
+    out.append(Component("gradients", GPU, grads, f"{nt:,} trainable params x {grad_b} B{gnote}{why}",
+                         (ZERO_SRC if gnote else recipe_source(recipe)), phase=gphase))
+    where_states = HOST if train.offload_optimizer else GPU
+    off = ", in host RAM (ZeRO-Offload)" if train.offload_optimizer else ""
+    if master_b:
+        m, mnote = shard(nt * master_b, 1)
+        out.append(Component("fp32 master weights", where_states, m, f"{nt:,} params x {master_b} B{mnote}{off}",
+                             OFFLOAD_SRC if off else ZERO_SRC))
+    sb, sformula = _state_bytes(opt, state_b, shape)
+    s, snote = shard(sb, 1)
+    if s:
+        out.append(Component("optimizer states", where_states, s, f"{sformula}{snote}{off} ({opt.name})",
+                             (OFFLOAD_SRC + "; " if off else "") + opt.source))
+    if train.offload_optimizer:
+        g32, g32note = shard(nt * 4, 2)
+        out.append(Component("fp32 gradients for the CPU optimizer", HOST, g32,
+                             f"{nt:,} params x 4 B{g32note}", OFFLOAD_SRC))
+    # ---- step temporaries ---------------------------------------------------------------
+    # torch.optim's foreach step allocates temporaries; the mixed recipes (DeepSpeed, Megatron,
+    # apex) and any ZeRO stage use fused optimizers that update in place.
+    fused = z >= 1 or recipe.name.startswith("mixed")
+    if opt.step_temp_values and not train.offload_optimizer and not fused:
+        tb = nt * opt.step_temp_values * state_b
+        out.append(Component("optimizer step temporaries", GPU, tb,
+                             f"{nt:,} params x {opt.step_temp_values} x {state_b} B", opt.source,
+                             phase="optimizer step"))
+    # ---- communication buffers ------------------------------------------------------------
+    if N > 1:
+        if z == 0:
+            out.append(Component("DDP gradient buckets", GPU, nt * grad_b,
+                                 f"{nt:,} params x {grad_b} B (gradient_as_bucket_view=False)",
+                                 "PyTorch DistributedDataParallel docs, gradient_as_bucket_view"))
+        else:
+            elems = min(DS_REDUCE_BUCKET_ELEMENTS, nt)
+            out.append(Component("ZeRO reduce bucket", GPU, elems * grad_b,
+                                 f"min({DS_REDUCE_BUCKET_ELEMENTS:,}, {nt:,}) elements x {grad_b} B", DS_CONFIG_SRC,
+                                 phase="forward-backward"))
+    return out
+
+
+def recipe_source(recipe: Recipe) -> str:
+    """The citation behind a recipe's bytes per parameter."""
+    if recipe.name.startswith("mixed") and recipe.name.endswith("fp32-grads"):
+        return "DeepSpeed/Megatron-LM fp32 gradient accumulation; ZeRO paper sec. 3.1"
+    if recipe.name.startswith("mixed"):
+        return "ZeRO, Rajbhandari et al. 2020, sec. 3.1 (mixed-precision Adam, 16 B/param)"
+    if recipe.name.startswith("amp"):
+        return "PyTorch AMP docs (pytorch.org/docs/stable/amp.html)"
+    if recipe.name.startswith("pure"):
+        return "torch.optim docs: states are created with zeros_like(param)"
+    return "IEEE 754 fp32: 4 B per value"

@@ -1,0 +1,128 @@
+"""Precision recipes and optimizers: bytes per parameter for each model state.
+
+A *recipe* names which copies of the model a training step keeps and in what dtype. Every
+result prints its recipe, because calculators in this field disagree by 2x on the same job
+mostly through unstated recipes (8, 16, 18 or 20 bytes per parameter for AdamW).
+
+Sources:
+- ZeRO paper (Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion
+  Parameter Models", section 3.1): mixed precision Adam = 2 (16-bit weights) + 2 (16-bit
+  gradients) + 4 (fp32 master weights) + 4 + 4 (fp32 momentum and variance) = 16 B/param.
+- DeepSpeed / Megatron-LM keep fp32 gradient accumulation buffers (Megatron
+  ``--accumulate-allreduce-grads-in-fp32``, DeepSpeed ``bf16.immediate_grad_update`` off):
+  2 + 4 + 4 + 8 = 18 B/param.
+- PyTorch ``torch.optim.AdamW`` creates ``exp_avg`` and ``exp_avg_sq`` with
+  ``torch.zeros_like(p)``: states take the parameter's dtype (pytorch.org/docs, torch.optim.AdamW).
+- torch AMP (pytorch.org/docs/stable/amp.html): fp32 weights, gradients and states; autocast
+  casts each weight to 16-bit when an op uses it and caches the copy until the autocast region exits.
+- bitsandbytes 8-bit optimizers (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+  Quantization", section 2): one byte per state value plus one fp32 absmax per block of 256
+  values (bitsandbytes ``Optimizer8bit.init_state``); tensors under 4096 values stay 32-bit.
+- Adafactor (Shazeer and Stern 2018, section 3): the second moment of an n x m matrix is stored
+  as a row vector (n) and a column vector (m); Transformers' Adafactor keeps no first moment
+  by default (beta1=None).
+- Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms", Algorithm 1): one
+  momentum buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Bytes per parameter of each copy a precision recipe keeps.
+
+    Attributes:
+        name: the recipe's name as the CLI and scenario files spell it.
+        weight_bytes: bytes per parameter of the weights the forward pass reads.
+        grad_bytes: bytes per parameter of the gradients.
+        master_bytes: bytes per parameter of an fp32 master copy (0 when none).
+        state_bytes: bytes per optimizer state value (4 fp32, 2 bf16/fp16).
+        compute_bytes: bytes per activation value (the dtype matmuls produce).
+        autocast_copy_bytes: bytes per parameter of autocast's cached 16-bit weight copies.
+        persistent_grads: gradients are buffers that live through the whole step (DeepSpeed /
+            Megatron) rather than tensors created in backward and freed by ``zero_grad``.
+        dtype: the 16-bit dtype name ('bf16', 'fp16') or 'fp32'; used for hardware support.
+        description: one sentence printed with every result.
+    """
+
+    name: str
+    weight_bytes: int
+    grad_bytes: int
+    master_bytes: int
+    state_bytes: int
+    compute_bytes: int
+    autocast_copy_bytes: int
+    persistent_grads: bool
+    dtype: str
+    description: str
+
+
+def _recipes() -> dict[str, Recipe]:
+    out = {}
+    out["fp32"] = Recipe("fp32", 4, 4, 0, 4, 4, 0, False, "fp32",
+                         "fp32 weights, gradients, optimizer states and activations.")
+    for d in ("bf16", "fp16"):
+        out[f"amp-{d}"] = Recipe(
+            f"amp-{d}", 4, 4, 0, 4, 2, 2, False, d,
+            f"torch AMP: fp32 weights, gradients and optimizer states; autocast runs matmuls in {d} "
+            f"and caches a {d} copy of each weight during forward and backward.")
+        out[f"mixed-{d}"] = Recipe(
+            f"mixed-{d}", 2, 2, 4, 4, 2, 0, True, d,
+            f"Mixed precision as in the ZeRO paper: {d} weights and gradients, fp32 master weights "
+            f"and fp32 optimizer states (16 B/param with AdamW).")
+        out[f"mixed-{d}-fp32-grads"] = Recipe(
+            f"mixed-{d}-fp32-grads", 2, 4, 4, 4, 2, 0, True, d,
+            f"Mixed precision with fp32 gradient buffers (DeepSpeed/Megatron): {d} weights, fp32 "
+            f"gradients, fp32 master weights and optimizer states (18 B/param with AdamW).")
+        out[f"pure-{d}"] = Recipe(
+            f"pure-{d}", 2, 2, 0, 2, 2, 0, False, d,
+            f"Pure {d}: weights, gradients and optimizer states all in {d} (torch optimizers keep "
+            f"states in the parameter dtype); no master copy (8 B/param with AdamW).")
+    return out
+
+
+RECIPES: dict[str, Recipe] = _recipes()
+
+
+@dataclass(frozen=True)
+class Optimizer:
+    """An optimizer's state per trainable parameter.
+
+    Attributes:
+        name: as the CLI spells it.
+        states: state values per parameter held in the recipe's state dtype (AdamW 2).
+        fixed_state_bytes: bytes per parameter independent of the recipe (8-bit optimizers).
+        factored: second moment factored into row + column vectors (Adafactor).
+        step_temp_values: values per parameter the step allocates temporarily, in the state
+            dtype (AdamW foreach: ``torch._foreach_sqrt(exp_avg_sq)`` makes one full copy).
+        source: where the state layout is documented.
+    """
+
+    name: str
+    states: int
+    fixed_state_bytes: float
+    factored: bool
+    step_temp_values: int
+    source: str
+
+
+OPTIMIZERS: dict[str, Optimizer] = {
+    "adamw": Optimizer("adamw", 2, 0, False, 1,
+                       "torch.optim.AdamW: exp_avg and exp_avg_sq in the parameter dtype; the foreach step "
+                       "allocates sqrt(exp_avg_sq) for all parameters at once (torch/optim/adamw.py)"),
+    "adamw-8bit": Optimizer("adamw-8bit", 0, 2 + 2 * 4 / 256, False, 0,
+                            "bitsandbytes AdamW8bit: two 1-byte states plus an fp32 absmax per block of 256 "
+                            "(Dettmers et al. 2022, section 2)"),
+    "sgd": Optimizer("sgd", 0, 0, False, 0, "torch.optim.SGD without momentum keeps no state"),
+    "sgd-momentum": Optimizer("sgd-momentum", 1, 0, False, 0,
+                              "torch.optim.SGD with momentum: one momentum_buffer per parameter"),
+    "adafactor": Optimizer("adafactor", 0, 0, True, 0,
+                           "Adafactor (Shazeer and Stern 2018, section 3): factored second moment, rows + "
+                           "columns per matrix, full for vectors; no first moment (beta1=None)"),
+    "lion": Optimizer("lion", 1, 0, False, 1,
+                      "Lion (Chen et al. 2023, Algorithm 1): one momentum buffer; the update makes one "
+                      "temporary of the parameter's size"),
+}

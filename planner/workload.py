@@ -1,0 +1,385 @@
+"""Workloads: what the user wants to run, validated, with every option named.
+
+A workload is read from a mapping (a ``--workload`` file, a scenario's ``workloads`` entry,
+or the ``planner estimate`` options, which use the same names with dashes). Keys use the
+field's terms: micro_batch, seq_len, grad_accum, zero (ZeRO stage), tp (tensor parallel),
+kv_dtype, context, concurrency. Unknown keys are refused with a did-you-mean hint.
+
+Contradictions are errors when the workload cannot run as written (QLoRA on fp32 weights,
+offload without ZeRO, a TP degree that does not divide the heads) and warnings when it runs
+but probably not as meant (ZeRO-3 on one GPU, a context longer than the model was trained for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.architecture import Architecture
+from planner.errors import InputError, ScenarioError
+from planner.fields import Entry
+from planner.recipes import OPTIMIZERS, RECIPES
+
+TASKS = ("train", "infer")
+METHODS = ("full", "lora", "qlora")
+CHECKPOINTING = ("none", "full")
+ATTENTION = ("eager", "sdpa", "flash")
+WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4")
+KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
+ENGINES = ("hf", "vllm")
+DATASET_FORMATS = ("arrow", "numpy", "mmap", "python")
+CHECKPOINT_DTYPES = ("fp32", "fp16", "bf16")
+
+#: Largest values accepted; anything above is a typo, not a workload.
+MAX_MICRO_BATCH = 65_536
+MAX_SEQ_LEN = 16 * 2**20
+MAX_GPUS = 65_536
+
+TRAIN_KEYS = (
+    "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
+    "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
+    "double_quant", "dataset_tokens", "epochs",
+)
+INFER_KEYS = (
+    "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
+    "max_num_batched_tokens", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
+    "requests_per_hour",
+)
+HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
+             "pin_memory")
+COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month")
+
+
+@dataclass(frozen=True)
+class Training:
+    """Options of a training workload.
+
+    Attributes:
+        method: 'full' fine-tune, 'lora' (16-bit frozen base) or 'qlora' (NF4 frozen base).
+        recipe: a name in :data:`planner.recipes.RECIPES`.
+        optimizer: a name in :data:`planner.recipes.OPTIMIZERS`.
+        micro_batch: sequences per GPU per forward pass (b).
+        seq_len: tokens per sequence (s).
+        grad_accum: micro-batches per optimizer step (changes time, not memory).
+        gpus: data-parallel GPUs (N) times tensor-parallel GPUs (t) in total.
+        tp: tensor-parallel degree t (Megatron-style, with sequence parallelism).
+        zero: ZeRO stage 0-3 over the N = gpus / tp data-parallel ranks.
+        offload_optimizer: optimizer states and fp32 master weights in host RAM (ZeRO-Offload).
+        offload_params: parameters in host RAM (ZeRO-Infinity; stage 3 only).
+        checkpointing: 'none' or 'full' activation recomputation.
+        attention: 'eager' stores the score matrices; 'sdpa'/'flash' do not.
+        lora_rank: r for LoRA/QLoRA adapters.
+        lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
+        double_quant: QLoRA double quantization of the NF4 constants.
+        dataset_tokens, epochs: for time and cost estimates (tokens seen = dataset_tokens x epochs).
+    """
+
+    method: str = "full"
+    recipe: str = "mixed-bf16"
+    optimizer: str = "adamw"
+    micro_batch: int = 1
+    seq_len: int = 2048
+    grad_accum: int = 1
+    gpus: int = 1
+    tp: int = 1
+    zero: int = 0
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    checkpointing: str = "none"
+    attention: str = "sdpa"
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = ()
+    double_quant: bool = True
+    dataset_tokens: int | None = None
+    epochs: float = 1.0
+
+    @property
+    def data_parallel(self) -> int:
+        """N: data-parallel ranks (gpus / tp)."""
+        return self.gpus // self.tp
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Options of an inference (serving) workload.
+
+    Attributes:
+        weights: weight format, one of :data:`WEIGHT_FORMATS`.
+        group_size: quantization group size for int4 GPTQ/AWQ (values per scale).
+        kv_dtype: KV cache dtype.
+        context: tokens per sequence held in the KV cache (prompt + generated).
+        concurrency: sequences served at the same time.
+        tp: tensor-parallel degree t (must divide the attention heads).
+        engine: 'hf' (Transformers generate) or 'vllm' (PagedAttention engine).
+        gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
+        max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
+            None means the whole prompt of every sequence at once.
+        attention: 'eager' materialises the score matrices during prefill.
+        sliding_window: honour the model's sliding window in the KV cache.
+    """
+
+    weights: str = "bf16"
+    group_size: int = 128
+    kv_dtype: str = "bf16"
+    context: int = 4096
+    concurrency: int = 1
+    tp: int = 1
+    engine: str = "hf"
+    gpu_memory_utilization: float = 0.9
+    max_num_batched_tokens: int | None = None
+    attention: str = "sdpa"
+    sliding_window: bool = True
+    tokens_per_request: int | None = None
+    requests_per_hour: float | None = None
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """Options that only change host RAM.
+
+    Attributes:
+        dataloader_workers: DataLoader ``num_workers`` per GPU process.
+        dataset_size: bytes of the dataset object each worker would hold if copied.
+        dataset_format: 'arrow', 'numpy', 'mmap' (shared between workers through the page
+            cache) or 'python' (Python objects, copied into every worker).
+        checkpoint_dtype: dtype of the checkpoint on disk (default: the config's torch_dtype).
+        low_cpu_mem_usage: Transformers loads weights straight into the model (default true
+            in current releases) instead of building a random fp32 model first.
+        pin_memory: DataLoader pinned host buffers.
+    """
+
+    dataloader_workers: int = 2
+    dataset_size: int = 0
+    dataset_format: str = "arrow"
+    checkpoint_dtype: str | None = None
+    low_cpu_mem_usage: bool = True
+    pin_memory: bool = True
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A model and what to do with it.
+
+    Attributes:
+        name: label used in reports.
+        model_id: the catalog id, path or hub id the model was resolved from.
+        model_source: where the architecture came from (catalog, file, HF cache).
+        architecture: the parsed config.
+        task: 'train' or 'infer'.
+        train / infer: the task's options (the other is None).
+        host: host-RAM options.
+        gpus_per_node: GPUs in one machine (default: all of them).
+        warnings: contradictions that do not stop the workload.
+        hours_per_month: expected use, for cost comparisons (None: derive from the job).
+    """
+
+    name: str
+    model_id: str
+    model_source: str
+    architecture: Architecture
+    task: str
+    train: Training | None = None
+    infer: Inference | None = None
+    host: HostOptions = field(default_factory=HostOptions)
+    gpus_per_node: int | None = None
+    warnings: tuple[str, ...] = ()
+    notes: str | None = None
+    hours_per_month: float | None = None
+
+    @property
+    def gpus(self) -> int:
+        """Total GPUs the workload runs on (data parallel x tensor parallel)."""
+        if self.train is not None:
+            return self.train.gpus
+        assert self.infer is not None
+        return self.infer.tp
+
+    @property
+    def tp(self) -> int:
+        return self.train.tp if self.train is not None else self.infer.tp  # type: ignore[union-attr]
+
+    @property
+    def node_gpus(self) -> int:
+        """GPUs per machine."""
+        return min(self.gpus_per_node or self.gpus, self.gpus)
+
+
+def default_lora_targets(arch: Architecture) -> tuple[str, ...]:
+    """PEFT's default LoRA targets for the architecture (query and value projections).
+
+    Source: peft ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (peft/utils/constants.py).
+    """
+    if arch.model_type == "gpt2":
+        return ("c_attn",)
+    if arch.model_type == "gpt_neox":
+        return ("query_key_value",)
+    if arch.fused_qkv:
+        return ("qkv_proj",)
+    return ("q_proj", "v_proj")
+
+
+def workload_from_entry(
+    entry: Entry,
+    resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],
+    *,
+    default_name: str = "workload",
+) -> Workload:
+    """Read and validate one workload mapping.
+
+    Args:
+        entry: the mapping, with its file and path for error messages.
+        resolve_model: turns the ``model`` value into (id, source, Architecture); raises
+            InputError for unknown names.
+        default_name: name used when the entry has none.
+
+    Raises:
+        InputError (of the entry's kind): unknown keys, wrong types, out-of-range values,
+            options that contradict each other.
+    """
+    task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
+    if task is None:
+        raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
+    allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
+    other = INFER_KEYS if task == "train" else TRAIN_KEYS
+    for key in entry.data:
+        if key in other and key not in allowed:
+            raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
+                              key, f"Remove it or set task: {'infer' if task == 'train' else 'train'}.")
+    entry.check_keys(allowed, required=("model",))
+    model_id, model_source, arch = resolve_model(entry.str("model"), entry)
+    name = entry.str("name", default_name)
+    warnings: list[str] = []
+    host = _host(entry)
+    gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
+    if task == "train":
+        train = _training(entry, arch, warnings)
+        if gpus_per_node is not None and train.gpus % gpus_per_node:
+            raise entry.error(f"gpus ({train.gpus}) is not a multiple of gpus_per_node ({gpus_per_node})",
+                              "gpus_per_node")
+        return Workload(name, model_id, model_source, arch, task, train=train, host=host,
+                        gpus_per_node=gpus_per_node, warnings=tuple(warnings), notes=entry.str("notes", None),
+                        hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
+    infer = _inference(entry, arch, warnings)
+    return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
+                    warnings=tuple(warnings), notes=entry.str("notes", None),
+                    hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
+
+
+def _host(entry: Entry) -> HostOptions:
+    return HostOptions(
+        dataloader_workers=entry.int("dataloader_workers", 2, min=0, max=256),
+        dataset_size=entry.size("dataset_size", 0, max=2**50),
+        dataset_format=entry.str("dataset_format", "arrow", choices=DATASET_FORMATS),
+        checkpoint_dtype=entry.str("checkpoint_dtype", None, choices=CHECKPOINT_DTYPES),
+        low_cpu_mem_usage=entry.bool("low_cpu_mem_usage", True),
+        pin_memory=entry.bool("pin_memory", True),
+    )
+
+
+def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None:
+    """Refuse a tensor-parallel degree that does not divide the attention heads.
+
+    With t > KV heads each GPU keeps one replicated KV head (as vLLM does), so t must
+    then be a multiple of the KV heads; with t <= KV heads, t must divide them.
+    """
+    a, kv = arch.num_attention_heads, arch.num_key_value_heads
+    if a % tp:
+        divisors = [d for d in range(1, a + 1) if a % d == 0 and d <= 64]
+        raise where.error(f"tp={tp} does not divide the {a} attention heads", key,
+                          f"Use one of {', '.join(map(str, divisors))}.")
+    if (tp <= kv and kv % tp) or (tp > kv and tp % kv):
+        raise where.error(f"tp={tp} does not split the {kv} KV heads evenly", key,
+                          "Use a degree that divides the KV heads or is a multiple of them.")
+
+
+def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
+    method = entry.str("method", "full", choices=METHODS)
+    recipe = entry.str("recipe", "mixed-bf16" if method == "full" else "pure-bf16", choices=RECIPES)
+    optimizer = entry.str("optimizer", "adamw", choices=OPTIMIZERS)
+    micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
+    seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
+    tp = entry.int("tp", 1, min=1, max=1024)
+    gpus = entry.int("gpus", tp, min=1, max=MAX_GPUS)
+    if gpus % tp:
+        raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
+                          "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
+    check_tp(arch, tp, entry)
+    zero = entry.int("zero", 0, min=0, max=3)
+    offload_optimizer = entry.bool("offload_optimizer", False)
+    offload_params = entry.bool("offload_params", False)
+    checkpointing = entry.str("checkpointing", "none", choices=CHECKPOINTING)
+    attention = entry.str("attention", "sdpa", choices=ATTENTION)
+    lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
+    targets = entry.str_list("lora_targets", None)
+    double_quant = entry.bool("double_quant", True)
+    dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
+    epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
+    rec = RECIPES[recipe]
+    if method == "qlora" and rec.weight_bytes == 4:
+        raise entry.error(f"QLoRA computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
+                          "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
+    if method in ("lora", "qlora"):
+        valid = sorted({m.name for m in arch.linear_modules()})
+        if targets is None:
+            targets = list(default_lora_targets(arch))
+        elif targets == ["all-linear"]:
+            targets = valid
+        for t in targets:
+            if t not in valid:
+                from planner.errors import did_you_mean
+                raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
+                                  did_you_mean(t, valid + ["all-linear"]))
+    elif targets is not None:
+        raise entry.error("lora_targets is set but method is full", "lora_targets",
+                          "Set method: lora or qlora, or remove lora_targets.")
+    if offload_optimizer and zero == 0:
+        raise entry.error("offload_optimizer needs ZeRO stage 1, 2 or 3 (ZeRO-Offload)", "offload_optimizer",
+                          "Set zero: 1 or higher.")
+    if offload_params and zero != 3:
+        raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if method != "full" and zero == 3 and method == "qlora":
+        warnings.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
+    dp = gpus // tp
+    if zero > 0 and dp == 1:
+        warnings.append(f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory"
+                        + (" (offload still moves states to the host)." if offload_optimizer else "."))
+    if seq_len > arch.max_position_embeddings:
+        warnings.append(f"seq_len {seq_len} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
+                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
+                    dataset_tokens, epochs)
+
+
+def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
+    weights = entry.str("weights", "bf16", choices=WEIGHT_FORMATS)
+    kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
+    kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
+    group_size = entry.int("group_size", 128, min=1, max=1_000_000)
+    if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
+        raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size")
+    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
+    tp = entry.int("tp", 1, min=1, max=1024)
+    check_tp(arch, tp, entry)
+    engine = entry.str("engine", "hf", choices=ENGINES)
+    util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
+    mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
+    attention = entry.str("attention", "sdpa", choices=ATTENTION)
+    sliding = entry.bool("sliding_window", True)
+    if context > arch.max_position_embeddings:
+        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
+                     entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
+                     entry.number("requests_per_hour", None, min=0, max=1e12))
+
+
+def workload_from_mapping(data: dict[str, Any], resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],
+                          *, file: str | None = None, path: str = "", error: type[InputError] = ScenarioError,
+                          default_name: str = "workload") -> Workload:
+    """Convenience wrapper of :func:`workload_from_entry` for a plain mapping."""
+    return workload_from_entry(Entry(data, file=file, path=path, error=error), resolve_model,
+                               default_name=default_name)

@@ -1,0 +1,392 @@
+"""Parameter counts from config.json (planner.architecture) and the model catalog's configs.
+
+The catalog is read with yaml.safe_load directly, so these tests do not depend on the catalog
+loader. Small cases carry their arithmetic beside them: h hidden, L layers, a heads, kv KV heads,
+d head_dim, f intermediate, V vocab, E experts.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
+from planner.errors import ModelConfigError
+
+MODELS_YAML = Path(__file__).resolve().parents[1] / "catalog" / "models.yaml"
+
+
+def _catalog() -> dict:
+    with MODELS_YAML.open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _entries() -> list[dict]:
+    return list(_catalog()["models"])
+
+
+def _published() -> list[dict]:
+    return [e for e in _entries() if "published_parameters" in e]
+
+
+# ----- the catalog file itself ----------------------------------------------------------
+
+def test_models_yaml_schema():
+    doc = _catalog()
+    assert doc["schema_version"] == 1
+    ids = [e["id"] for e in doc["models"]]
+    assert len(ids) == len(set(ids))
+    for e in doc["models"]:
+        assert set(e) >= {"id", "hf_id", "source", "as_of", "config"}, e["id"]
+        assert set(e) <= {"id", "hf_id", "source", "as_of", "config", "published_parameters",
+                          "parameters_source", "notes", "verification"}, e["id"]
+        assert e["id"] == e["id"].lower() and all(c.isalnum() or c in "-." for c in e["id"])
+        assert e["source"] == f"https://huggingface.co/{e['hf_id']}/blob/main/config.json"
+        assert ("published_parameters" in e) == ("parameters_source" in e), e["id"]
+        assert e.get("verification", "V") in {"V", "D", "K", "U"}
+
+
+def test_models_yaml_has_the_required_models():
+    ids = {e["id"] for e in _entries()}
+    assert ids >= {
+        "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
+        "llama-3.2-1b", "llama-3.2-3b", "mistral-7b-v0.1", "mixtral-8x7b", "qwen2.5-0.5b", "qwen2.5-7b",
+        "qwen2.5-72b", "qwen3-4b", "gemma-2-9b", "phi-3-mini", "gpt2", "pythia-1.4b",
+    }
+
+
+def _walk(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _walk(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk(v)
+    else:
+        yield value
+
+
+@pytest.mark.parametrize("entry", _entries(), ids=lambda e: e["id"])
+def test_config_values_keep_their_json_types(entry):
+    # YAML 1.1 reads '1e-05' (no dot) as a string; config.json has a number there.
+    for value in _walk(entry["config"]):
+        if isinstance(value, str):
+            with pytest.raises(ValueError):
+                float(value)
+    cfg = entry["config"]
+    for key in ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "rope_theta", "initializer_range"):
+        if key in cfg:
+            assert isinstance(cfg[key], (int, float)) and not isinstance(cfg[key], bool), key
+    assert cfg["model_type"] in SUPPORTED_MODEL_TYPES
+
+
+# ----- published totals, reproduced exactly ---------------------------------------------
+
+@pytest.mark.parametrize("entry", _published(), ids=lambda e: e["id"])
+def test_catalog_parameter_count_equals_published(entry):
+    arch = from_hf_config(entry["config"], entry["id"])
+    assert arch.parameters == entry["published_parameters"]
+
+
+def test_published_totals_cover_the_reference_set():
+    # shared/reference/memory-model.md section 2, plus gpt2 and the PEFT benchmark's Llama-3.2-3B.
+    expected = {
+        "llama-2-7b": 6_738_415_616,
+        "llama-2-13b": 13_015_864_320,
+        "llama-2-70b": 68_976_648_192,
+        "mistral-7b-v0.1": 7_241_732_096,
+        "llama-3.1-8b": 8_030_261_248,
+        "mixtral-8x7b": 46_702_792_704,
+        "qwen2.5-7b": 7_615_616_512,
+        "gpt2": 124_439_808,
+        "llama-3.2-3b": 3_212_749_824,
+        "phi-3-mini": 3_821_079_552,
+    }
+    published = {e["id"]: e["published_parameters"] for e in _published()}
+    for model_id, total in expected.items():
+        assert published[model_id] == total, model_id
+
+
+def _catalog_arch(model_id):
+    entry = next(e for e in _entries() if e["id"] == model_id)
+    return from_hf_config(entry["config"], model_id)
+
+
+def test_real_model_shapes():
+    qwen3 = _catalog_arch("qwen3-4b")
+    assert (qwen3.head_dim, qwen3.q_dim, qwen3.kv_dim) == (128, 32 * 128, 8 * 128)  # explicit head_dim, not 2560/32
+    assert qwen3.qk_norm and qwen3.tie_word_embeddings
+    assert _catalog_arch("llama-3.2-1b").param_counts().lm_head == 0  # tied
+    assert _catalog_arch("llama-3.1-8b").param_counts().lm_head == 128256 * 4096
+    gemma2 = _catalog_arch("gemma-2-9b")
+    assert gemma2.norms_per_layer == 4 and gemma2.tie_word_embeddings  # Gemma2Config default
+    assert (gemma2.sliding_window, gemma2.sliding_window_layers) == (4096, 21)  # even layers of 42
+    assert _catalog_arch("qwen2.5-7b").sliding_window is None  # use_sliding_window false
+    assert (_catalog_arch("mistral-7b-v0.1").sliding_window_layers) == 32
+    gpt2 = _catalog_arch("gpt2")
+    assert gpt2.intermediate_size == 3072 and gpt2.param_counts().position_embedding == 1024 * 768
+    mixtral = _catalog_arch("mixtral-8x7b")
+    assert mixtral.param_counts().router == 32 * 4096 * 8
+    # 6 of 8 experts idle per token: 32 layers x 3 x 4096 x 14336 x 6
+    assert mixtral.parameters - mixtral.active_parameters == 32 * 3 * 4096 * 14336 * 6
+
+
+# ----- hand-derived small cases ---------------------------------------------------------
+
+def _llama(**over):
+    cfg = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "intermediate_size": 160, "vocab_size": 100, "tie_word_embeddings": False}
+    cfg.update(over)
+    return cfg
+
+
+def test_gqa_llama_counts():
+    arch = from_hf_config(_llama())
+    # d = 64/8 = 8; q 64x(8x8)=4096, k and v 64x(2x8)=1024 each, o 4096  -> 10,240 per layer
+    assert (arch.head_dim, arch.q_dim, arch.kv_dim) == (8, 64, 16)
+    pc = arch.param_counts()
+    # MLP gate, up, down 3 x 64 x 160 = 30,720; per layer linear 10,240 + 30,720 = 40,960; x 2 layers
+    assert pc.linear == 81_920
+    # RMSNorm 64 each: 2 per layer x 2 layers + 1 final = 5 x 64
+    assert pc.norms == 320
+    assert pc.embedding == 6_400 and pc.lm_head == 6_400  # V x h = 100 x 64, untied
+    assert pc.biases == 0 and pc.position_embedding == 0 and pc.router == 0
+    assert arch.parameters == 95_040  # 81,920 + 320 + 6,400 + 6,400
+    assert pc.not_quantized == 95_040 - 81_920
+
+
+def test_tied_head_counts_the_embedding_once():
+    untied = from_hf_config(_llama(tie_word_embeddings=False)).parameters
+    tied = from_hf_config(_llama(tie_word_embeddings=True)).parameters
+    assert untied - tied == 6_400  # one V x h matrix
+    assert tied == 88_640
+
+
+def test_num_key_value_heads_defaults_to_heads():
+    cfg = _llama()
+    del cfg["num_key_value_heads"]
+    arch = from_hf_config(cfg)
+    assert arch.num_key_value_heads == 8
+    # q, k, v, o all 64x64 = 4 x 4096 = 16,384 per layer; + MLP 30,720 = 47,104; x 2 = 94,208
+    assert arch.param_counts().linear == 94_208
+
+
+def test_qwen2_has_qkv_biases_and_no_o_bias():
+    arch = from_hf_config(_llama(model_type="qwen2"))
+    pc = arch.param_counts()
+    # q bias 64 + k bias 16 + v bias 16 = 96 per layer, x 2 layers
+    assert pc.biases == 192
+    assert arch.parameters == 95_040 + 192
+
+
+def test_llama_attention_bias_adds_o_bias_too():
+    pc = from_hf_config(_llama(attention_bias=True)).param_counts()
+    assert pc.biases == (64 + 16 + 16 + 64) * 2  # q, k, v and o biases, 2 layers
+
+
+def test_qwen3_explicit_head_dim_and_qk_norm():
+    arch = from_hf_config(_llama(model_type="qwen3", head_dim=16, tie_word_embeddings=True))
+    assert (arch.head_dim, arch.q_dim, arch.kv_dim) == (16, 128, 32)  # not 64/8 = 8
+    pc = arch.param_counts()
+    # q 64x128 = 8,192; k, v 64x32 = 2,048 each; o 128x64 = 8,192 -> 20,480; MLP 30,720 -> 51,200 x 2
+    assert pc.linear == 102_400
+    # RMSNorm 64: (2 x 2 + 1) x 64 = 320; q_norm and k_norm over head_dim: 2 x 16 x 2 layers = 64
+    assert pc.norms == 384
+    assert arch.parameters == 102_400 + 384 + 6_400  # tied: one V x h
+
+
+def test_qwen3_attention_bias_covers_q_k_v_and_o():
+    with_bias = from_hf_config(_llama(model_type="qwen3", head_dim=16, attention_bias=True)).param_counts()
+    assert with_bias.biases == (128 + 32 + 32 + 64) * 2  # q, k, v (out widths) and o (h), 2 layers
+
+
+def _gemma(model_type, **over):
+    cfg = {"model_type": model_type, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "head_dim": 32, "intermediate_size": 128, "vocab_size": 100}
+    cfg.update(over)
+    return cfg
+
+
+def test_gemma2_has_four_norms_per_layer():
+    g1 = from_hf_config(_gemma("gemma"))
+    g2 = from_hf_config(_gemma("gemma2"))
+    # q 64x128 = 8,192; k, v 64x64 = 4,096 each; o 8,192 -> 24,576; MLP 3x64x128 = 24,576 -> 49,152 x 2
+    assert g2.param_counts().linear == g1.param_counts().linear == 98_304
+    assert g1.param_counts().norms == (2 * 2 + 1) * 64  # 320
+    assert g2.param_counts().norms == (4 * 2 + 1) * 64  # 576
+    assert g1.tie_word_embeddings and g2.tie_word_embeddings  # Gemma configs default to tied
+    assert g2.parameters == 98_304 + 576 + 6_400
+    assert g2.parameters - g1.parameters == 2 * 2 * 64  # two more norms in each of 2 layers
+
+
+def test_gemma2_sliding_window_on_even_layers():
+    arch = from_hf_config(_gemma("gemma2", num_hidden_layers=3, sliding_window=16))
+    assert (arch.sliding_window, arch.sliding_window_layers) == (16, 2)  # layers 0 and 2
+
+
+def test_mixtral_router_and_experts():
+    cfg = _llama(model_type="mixtral", intermediate_size=96, num_local_experts=4, num_experts_per_tok=2)
+    arch = from_hf_config(cfg)
+    pc = arch.param_counts()
+    # attention as the GQA case: 10,240 per layer; experts 4 x (w1, w2, w3) 3 x 64 x 96 = 73,728 per layer
+    assert pc.linear == (10_240 + 73_728) * 2  # 167,936
+    assert pc.router == 64 * 4 * 2  # gate Linear(h, E) without bias, 2 layers = 512
+    assert pc.norms == 320
+    assert arch.parameters == 167_936 + 512 + 320 + 6_400 + 6_400  # 181,568
+    # 2 of 4 experts idle per token: 2 layers x 2 experts x 18,432
+    assert arch.active_parameters == 181_568 - 73_728
+
+
+def test_gpt2_learned_positions_and_layernorm_biases():
+    cfg = {"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50}
+    arch = from_hf_config(cfg)
+    assert arch.intermediate_size == 128  # n_inner absent -> 4 x n_embd
+    assert arch.tie_word_embeddings  # GPT-2 ties wte and lm_head
+    pc = arch.param_counts()
+    # c_attn 32x96, c_proj 32x32, c_fc 32x128, mlp c_proj 128x32 = 3,072 + 1,024 + 4,096 + 4,096 = 12,288 x 2
+    assert pc.linear == 24_576
+    assert pc.biases == (96 + 32 + 128 + 32) * 2  # 576
+    assert pc.norms == (2 * 2 + 1) * 2 * 32  # LayerNorm weight and bias: 5 x 64 = 320
+    assert pc.position_embedding == 16 * 32  # wpe 512
+    assert pc.embedding == 50 * 32 and pc.lm_head == 0  # wte 1,600, tied head
+    assert arch.parameters == 24_576 + 576 + 320 + 512 + 1_600  # 27,584
+
+
+def test_gpt2_explicit_n_inner():
+    cfg = {"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50,
+           "n_inner": 64}
+    pc = from_hf_config(cfg).param_counts()
+    assert pc.linear == (3_072 + 1_024 + 32 * 64 + 64 * 32) * 2  # 16,384
+
+
+def test_gpt_neox_untied_with_biases():
+    cfg = {"model_type": "gpt_neox", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "intermediate_size": 128, "vocab_size": 50}
+    arch = from_hf_config(cfg)
+    # per layer: query_key_value 32x96+96, dense 32x32+32, h_to_4h 32x128+128, 4h_to_h 128x32+32, 2 LN x 64
+    #          = 3,168 + 1,056 + 4,224 + 4,128 + 128 = 12,704; x 2 = 25,408; final LN 64; embed_in + embed_out 2 x 1,600
+    assert arch.parameters == 25_408 + 64 + 3_200
+
+
+def test_phi3_fused_projections_count_like_separate_ones():
+    cfg = _llama(model_type="phi3")
+    del cfg["num_key_value_heads"]
+    arch = from_hf_config(cfg)
+    names = [m.name for m in arch.linear_modules()]
+    assert names == ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"]
+    # qkv 64 x (64 + 2 x 64) = 12,288; o 4,096; gate_up 64 x 320 = 20,480; down 160 x 64 = 10,240 -> 47,104 x 2
+    assert arch.param_counts().linear == 94_208
+
+
+def test_float_sizes_that_are_whole_numbers_are_accepted():
+    assert from_hf_config(_llama(hidden_size=64.0)).hidden_size == 64
+
+
+def test_unknown_keys_are_kept_in_extra():
+    arch = from_hf_config(_llama(rope_theta=10000.0))
+    assert arch.extra["rope_theta"] == 10000.0
+    assert math.isclose(arch.extra["rope_theta"], 1e4)
+
+
+# ----- config errors: the exact message -------------------------------------------------
+
+SUPPORTED = "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3"
+
+
+def _error(cfg, where="config.json") -> str:
+    with pytest.raises(ModelConfigError) as info:
+        from_hf_config(cfg, where)
+    return str(info.value)
+
+
+def test_unsupported_model_type_lists_the_supported_ones():
+    msg = _error({"model_type": "bert", "hidden_size": 768})
+    assert msg == (
+        f"config.json: model_type: model_type 'bert' is not supported. Supported model_type values: {SUPPORTED}."
+    )
+
+
+def test_misspelled_model_type_gets_a_suggestion():
+    msg = _error(_llama(model_type="llamma"))
+    assert msg == (
+        "config.json: model_type: model_type 'llamma' is not supported. Did you mean 'llama'? "
+        f"Supported model_type values: {SUPPORTED}."
+    )
+
+
+def test_missing_model_type():
+    msg = _error({"hidden_size": 64})
+    assert msg == f"config.json: model_type: model_type missing. Supported model_type values: {SUPPORTED}."
+
+
+def test_hidden_size_not_divisible_by_heads_without_head_dim():
+    msg = _error(_llama(hidden_size=66))
+    assert msg == (
+        "config.json: hidden_size: hidden_size (66) is not divisible by num_attention_heads (8) and there is no "
+        "head_dim. Add the model's head_dim to the config."
+    )
+
+
+def test_explicit_head_dim_allows_any_hidden_size():
+    assert from_hf_config(_llama(hidden_size=66, head_dim=8)).q_dim == 64
+
+
+def test_kv_heads_that_do_not_divide_heads():
+    msg = _error(_llama(num_key_value_heads=3))
+    assert msg == (
+        "config.json: num_key_value_heads: num_key_value_heads (3) must divide num_attention_heads (8). "
+        "Grouped-query attention shares each KV head among a/kv query heads."
+    )
+
+
+def test_more_kv_heads_than_heads():
+    msg = _error(_llama(num_key_value_heads=16))
+    assert msg == (
+        "config.json: num_key_value_heads: num_key_value_heads (16) must divide num_attention_heads (8). "
+        "Grouped-query attention shares each KV head among a/kv query heads."
+    )
+
+
+def test_zero_layers():
+    msg = _error(_llama(num_hidden_layers=0))
+    assert msg == "config.json: num_hidden_layers: num_hidden_layers must be at least 1, not 0."
+
+
+def test_missing_key():
+    cfg = _llama()
+    del cfg["vocab_size"]
+    msg = _error(cfg)
+    assert msg == "config.json: missing required key 'vocab_size'. A llama config.json has it; copy the full file."
+
+
+def test_missing_gpt2_key():
+    msg = _error({"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 50})
+    assert msg == "config.json: missing required key 'n_positions'. A gpt2 config.json has it; copy the full file."
+
+
+def test_non_integer_size():
+    msg = _error(_llama(hidden_size=64.5))
+    assert msg == "config.json: hidden_size: hidden_size must be a whole number, not 64.5."
+
+
+def test_boolean_is_not_a_size():
+    msg = _error(_llama(num_hidden_layers=True))
+    assert msg == "config.json: num_hidden_layers: num_hidden_layers must be a whole number, not True."
+
+
+def test_tie_word_embeddings_must_be_boolean():
+    msg = _error(_llama(tie_word_embeddings="yes"))
+    assert msg == "config.json: tie_word_embeddings: tie_word_embeddings must be true or false, not 'yes'."
+
+
+def test_more_experts_per_token_than_experts():
+    msg = _error(_llama(model_type="mixtral", num_local_experts=2, num_experts_per_tok=3))
+    assert msg == "config.json: num_experts_per_tok: num_experts_per_tok (3) exceeds num_local_experts (2)."
+
+
+def test_config_that_is_not_a_mapping():
+    msg = _error([1, 2], where=None)
+    assert msg == "a model config must be a mapping of config.json keys."

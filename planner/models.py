@@ -23,8 +23,9 @@ directory is ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE`` (the older name)
 This module keeps no state and does no work at import time. It does not depend on the catalog
 loader: a catalog is passed in as a plain mapping ``id -> entry``, where an entry is a mapping (or
 an object with attributes) holding ``config`` (the config.json mapping), and optionally ``hf_id``,
-``source`` (where the config was published) and ``file`` (the catalog file it came from, for
-messages; ``catalog/models.yaml`` when absent).
+``source`` (where the config was published), ``file`` (the catalog file it came from;
+``catalog/models.yaml`` when absent) and ``where`` (``"<file>:<line>"`` of the config, for error
+messages). :class:`planner.catalog.ModelEntry` objects fit this shape.
 """
 
 from __future__ import annotations
@@ -201,7 +202,7 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
 def _from_catalog(model_id: str, entry: ModelLike) -> ResolvedModel:
     file = _field(entry, "file") or DEFAULT_CATALOG_FILE
     config = _field(entry, "config")
-    where = f"{file}: {model_id}: config"
+    where = _field(entry, "where") or f"{file}: {model_id}: config"
     if not isinstance(config, Mapping):
         raise ModelConfigError("the catalog entry has no config mapping", file=where)
     hf_id = _field(entry, "hf_id")

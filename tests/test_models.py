@@ -109,6 +109,14 @@ def test_catalog_entry_as_an_object_with_its_file(tmp_path):
     assert model.architecture.parameters == TINY_PARAMS
 
 
+def test_catalog_entry_where_locates_config_errors():
+    entry = SimpleNamespace(config={**TINY, "num_hidden_layers": 0}, hf_id="acme/tiny", file="my/models.yaml",
+                            where="my/models.yaml:12")
+    assert _error("tiny", {"tiny": entry}) == (
+        "my/models.yaml:12: num_hidden_layers: num_hidden_layers must be at least 1, not 0."
+    )
+
+
 def test_catalog_entry_without_hf_id(small_catalog):
     model = resolve_model("tiny-tied", small_catalog)
     assert model.hf_id is None and model.architecture.parameters == TINY_TIED_PARAMS

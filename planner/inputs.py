@@ -1,0 +1,92 @@
+"""Reading what the user gives: workload files and model names, against a loaded catalog.
+
+This is the one place that ties a workload's ``model`` value to the catalog, a
+``config.json`` path or the local Hugging Face cache, so that ``planner estimate``, scenario
+files and ``planner fit`` resolve models the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from planner.architecture import Architecture
+from planner.catalog import Catalog
+from planner.errors import InputError, ModelConfigError, ScenarioError
+from planner.fields import Entry
+from planner.models import resolve_model
+from planner.workload import Workload, workload_from_entry
+from planner.yamlio import YamlProblem, load_mapping
+
+Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
+
+
+def catalog_models(catalog: Catalog) -> dict[str, Any]:
+    """Catalog models by id, in the shape :func:`planner.models.resolve_model` takes."""
+    return {m.id: m for m in catalog.models}
+
+
+def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver:
+    """A function that resolves a workload's ``model`` value, locating errors at the entry.
+
+    The resolver returns (model id, where the architecture came from, Architecture).
+    """
+    models = catalog_models(catalog)
+    cache: dict[str, tuple[str, str, Architecture]] = {}
+
+    def resolve(name: str, entry: Entry) -> tuple[str, str, Architecture]:
+        if name in cache:
+            return cache[name]
+        try:
+            rm = resolve_model(name, models, hf_cache=hf_cache)
+        except ModelConfigError as exc:
+            if exc.file is None:
+                raise entry.error(exc.problem, "model", exc.hint) from None
+            raise
+        cache[name] = (rm.id, rm.source, rm.architecture)
+        return cache[name]
+
+    return resolve
+
+
+def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] | None = None,
+                       *, shown: str | None = None) -> Workload:
+    """Read a ``--workload`` YAML file; command-line ``overrides`` replace its keys.
+
+    Raises:
+        ScenarioError: unreadable file, YAML problems, invalid workload keys or values.
+    """
+    shown = shown or str(path)
+    try:
+        data = load_mapping(path)
+    except YamlProblem as exc:
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+    for key, value in (overrides or {}).items():
+        data[key] = value
+    entry = Entry(data, file=shown, error=ScenarioError)
+    return workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
+
+
+def workload_from_options(options: dict[str, Any], catalog: Catalog) -> Workload:
+    """A workload from command-line options (names with underscores, as in workload files).
+
+    Raises:
+        InputError: as :func:`planner.workload.workload_from_entry`, located at the option.
+    """
+    entry = Entry(options, file=None, path="", error=OptionError)
+    return workload_from_entry(entry, make_resolver(catalog), default_name=str(options.get("model", "workload")))
+
+
+class OptionError(ScenarioError):
+    """A command-line option is wrong; the entry path is the option's name."""
+
+    def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
+                 entry: str | None = None, hint: str | None = None) -> None:
+        if entry and not entry.startswith("--"):
+            entry = "--" + entry.replace("_", "-")
+        super().__init__(problem, file=file, line=line, entry=entry, hint=hint)
+
+
+__all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file",
+           "workload_from_options", "OptionError"]

@@ -373,7 +373,8 @@ class Catalog:
         for g in self.pcie:
             if g.gen == gen:
                 return g
-        raise CatalogError(f"unknown PCIe generation {gen!r}", hint=did_you_mean(str(gen), [str(g.gen) for g in self.pcie]))
+        gens = [str(g.gen) for g in self.pcie]
+        raise CatalogError(f"unknown PCIe generation {gen!r}", hint=did_you_mean(str(gen), gens))
 
     def dimms_of_kind(self, kind: str) -> tuple[Dimm, ...]:
         """The DIMMs of one kind (``ddr5-rdimm``...), smallest first."""
@@ -470,17 +471,18 @@ def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
     known = {p.name: p for p in present if p.name in CATALOG_FILES}
     for p in present:
         if p.name not in CATALOG_FILES and p.suffix.lower() in (".yaml", ".yml"):
-            hint = did_you_mean(p.name, CATALOG_FILES) or ""
+            hint = did_you_mean(p.name, CATALOG_FILES, n=1) or ""
             if p.suffix.lower() == ".yml" and p.stem + ".yaml" in CATALOG_FILES:
                 hint = f"Did you mean '{p.stem}.yaml'?"
-            where = "overlay" if overlay else "catalog"
+            where = "An overlay" if overlay else "A catalog"
             raise CatalogError(
                 f"{p}: {p.name!r} is not a catalog file name",
-                hint=(hint + " " if hint else "") + f"A {where} directory holds only " + ", ".join(CATALOG_FILES) + ".",
+                hint=(hint + " " if hint else "") + f"{where} directory holds only " + ", ".join(CATALOG_FILES) + ".",
             )
     out = [(name, known[name]) for name in CATALOG_FILES if name in known]
     if not out and not overlay:
-        raise CatalogError(f"{directory}: holds no catalog files", hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
+        raise CatalogError(f"{directory}: holds no catalog files",
+                           hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
     return out
 
 
@@ -698,7 +700,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "compute_capability": _Field(_compute_capability, required=False),
         "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_bytes"),
         "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_usable_bytes"),
-        "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"), attr="memory_bandwidth_bytes_per_s"),
+        "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
+                                   attr="memory_bandwidth_bytes_per_s"),
         "bf16_tflops": _Field(_TFLOPS),
         "fp16_fp16acc_tflops": _Field(_TFLOPS, required=False),
         "fp8_tflops": _Field(_TFLOPS, required=False),
@@ -787,7 +790,7 @@ _RECORDS: dict[str, type] = {
 
 
 def _fields(kind: str) -> dict[str, _Field]:
-    return {**_COMMON, **_SCHEMA[kind]}
+    return {"id": _COMMON["id"], **_SCHEMA[kind], **_COMMON}
 
 
 # ----- merging ------------------------------------------------------------------------------
@@ -812,8 +815,8 @@ class _Store:
 
     def __init__(self) -> None:
         self.entries: dict[str, dict[str, _Parsed]] = {kind: {} for kind in _SCHEMA}
+        self.removed: dict[str, dict[str, Entry]] = {kind: {} for kind in _SCHEMA}
         self.files: list[str] = []
-        self.seen_files: set[str] = set()
 
     # -- reading one file --
     def read_file(self, name: str, path: Path, *, overlay: bool) -> None:
@@ -823,7 +826,6 @@ class _Store:
         except YamlProblem as exc:
             raise CatalogError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
         self.files.append(shown)
-        self.seen_files.add(name)
         root = Entry(data, file=shown, path="", error=CatalogError, line=1)
         lists = CATALOG_FILES[name]
         if "schema_version" not in data:
@@ -832,7 +834,7 @@ class _Store:
         root.check_keys(("schema_version", *lists))
         version = root.int("schema_version")
         if version != SCHEMA_VERSION:
-            raise root.error(f"schema_version {version} is not supported", "schema_version",
+            raise root.error(f"version {version} is not supported", "schema_version",
                              f"This planner reads schema_version {SCHEMA_VERSION} (catalog/README.md).")
         if not any(k in data for k in lists):
             raise root.error(f"has no {' or '.join(repr(k) for k in lists)} list", None,
@@ -861,11 +863,12 @@ class _Store:
             if entry_id not in table:
                 raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
             del table[entry_id]
+            self.removed[kind][entry_id] = e
             return
         existing = table.get(entry_id) if overlay else None
         if existing is not None:
             # Replace key by key; a changed price must come with its own provenance.
-            prices = [k for k in _PRICE_KEYS if k in e.data]
+            prices = [k for k in _PRICE_KEYS if e.data.get(k) is not None]
             if prices and not ("source" in e.data and "as_of" in e.data):
                 raise e.error(
                     "a changed price needs its own source and as_of", prices[0],
@@ -881,8 +884,8 @@ class _Store:
             hint = None
             if overlay:
                 close = did_you_mean(entry_id, table) if table else None
-                hint = (f"No shipped {kind} entry has id {entry_id!r}" + (f"; {close[0].lower()}{close[1:]}" if close and
-                        close.startswith("Did") else "") + ". An overlay entry with a new id must give every required key.")
+                hint = (f"No shipped {kind} entry has id {entry_id!r}; an overlay entry with a new id must give "
+                        "every required key." + (" " + close if close and close.startswith("Did") else ""))
             raise e.error(f"missing required key {missing[0]!r}", None, hint)
         table[entry_id] = parsed
 
@@ -898,6 +901,13 @@ class _Store:
                 continue
             parsed.values[key] = spec.read(e, key)
             parsed.origin[key] = e
+
+    def _ref_hint(self, gpu_id: str, ids: list[str]) -> str:
+        removed = self.removed["gpus"].get(gpu_id)
+        if removed is not None:
+            return (f"The overlay removes GPU {gpu_id!r} ({removed.file}:{removed.line_of('remove')}); "
+                    "remove this entry as well, or keep the GPU.")
+        return did_you_mean(gpu_id, ids) or "gpus.yaml lists no GPUs."
 
     # -- checking and freezing --
     def build(self) -> Catalog:
@@ -925,15 +935,15 @@ class _Store:
             fixed = p.values.get("fixed_gpu")
             if fixed is not None:
                 if fixed not in e["gpus"]:
-                    raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", _ref_hint(fixed, gpu_ids))
+                    raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", self._ref_hint(fixed, gpu_ids))
                 ff = e["gpus"][fixed].values["form_factor"]
                 if ff not in p.values["form_factors"]:
-                    raise p.err(f"the fixed GPU {fixed!r} is an {ff} part, not among form_factors "
-                                f"{list(p.values['form_factors'])}", "form_factors")
+                    raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
+                                f"{list(p.values['form_factors'])} does not list", "form_factors")
         for p in e["instances"].values():
             gpu = p.values["gpu"]
             if gpu not in e["gpus"]:
-                raise p.err(f"unknown GPU {gpu!r}", "gpu", _ref_hint(gpu, gpu_ids))
+                raise p.err(f"unknown GPU {gpu!r}", "gpu", self._ref_hint(gpu, gpu_ids))
         records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
                                                for kind, table in e.items()}
         sources = tuple(
@@ -958,9 +968,6 @@ class _Store:
 def _file_order_kinds() -> list[str]:
     return [kind for lists in CATALOG_FILES.values() for kind in lists]
 
-
-def _ref_hint(name: str, ids: list[str]) -> str:
-    return did_you_mean(name, ids) or "gpus.yaml lists no GPUs."
 
 
 def _check_gen(p: _Parsed, gens: list[int]) -> None:

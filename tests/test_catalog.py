@@ -1,0 +1,554 @@
+"""Catalog loader: the shipped catalog loads; bad input gives one exact, located message.
+
+Bad snippets are made by replacing one piece of text in a copy of tests/data/catalog_tiny,
+so every expected message names a line of that fixture. Messages are checked outside the
+``pytest.raises`` block, on ``str(excinfo.value)``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from planner.architecture import from_hf_config
+from planner.catalog import (
+    CATALOG_FILES,
+    Catalog,
+    SlotGroup,
+    default_catalog_dir,
+    load_catalog,
+    max_cards,
+)
+from planner.errors import CatalogError
+from planner.units import GB, GiB
+
+TINY = Path(__file__).parent / "data" / "catalog_tiny"
+SHIPPED = default_catalog_dir()
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """A writable copy of the tiny catalog."""
+    target = tmp_path / "catalog"
+    shutil.copytree(TINY, target)
+    return target
+
+
+def edit(directory: Path, name: str, old: str, new: str) -> Path:
+    """Replace the one occurrence of ``old`` in ``directory/name`` by ``new``."""
+    path = directory / name
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} must occur once in {name}"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+# ----- the shipped catalog ------------------------------------------------------------------
+
+def test_shipped_catalog_dir_is_next_to_the_package() -> None:
+    assert SHIPPED == Path(__file__).resolve().parent.parent / "catalog"
+    assert (SHIPPED / "README.md").is_file()
+
+
+def test_shipped_catalog_loads() -> None:
+    missing = [name for name in ("gpus.yaml", "cloud.yaml") if not (SHIPPED / name).exists()]
+    if missing:
+        pytest.skip(f"not written yet: {', '.join(missing)}")
+    cat = load_catalog()
+    assert cat.schema_version == 1
+    for name, lists in CATALOG_FILES.items():
+        if (SHIPPED / name).exists():
+            assert any(getattr(cat, _attr(kind)) for kind in lists), name
+    ids = [(s.file, s.id) for s in cat.sources]
+    assert len(ids) == len(set(ids))
+    assert all(s.source and s.as_of for s in cat.sources)
+    # Every platform's fixed GPU and every instance's GPU resolve.
+    for p in cat.platforms:
+        if p.fixed_gpu:
+            assert cat.gpu(p.fixed_gpu).form_factor in p.form_factors
+    for inst in cat.instances:
+        cat.gpu(inst.gpu)
+
+
+def test_shipped_models_parse() -> None:
+    if not (SHIPPED / "models.yaml").exists():
+        pytest.skip("models.yaml not written yet")
+    if not (SHIPPED / "gpus.yaml").exists():
+        pytest.skip("gpus.yaml not written yet (its references are checked on load)")
+    cat = load_catalog()
+    for m in cat.models:
+        assert from_hf_config(m.config, m.where).parameters > 0
+        assert m.file.endswith("models.yaml")
+
+
+def _attr(kind: str) -> str:
+    return {"generations": "pcie", "instances": "instances"}.get(kind, kind)
+
+
+@pytest.fixture
+def hardware(tmp_path: Path) -> Catalog:
+    """The shipped pcie/ram/platforms/network files with the tiny fixture's GPUs (h100-sxm) plus h200-sxm."""
+    d = tmp_path / "catalog"
+    d.mkdir()
+    for name in ("pcie.yaml", "ram.yaml", "platforms.yaml", "network.yaml"):
+        shutil.copy(SHIPPED / name, d / name)
+    gpus = (TINY / "gpus.yaml").read_text()
+    h100 = gpus[gpus.index("  - id: h100-sxm"):]
+    gpus += h100.replace("id: h100-sxm", "id: h200-sxm").replace("80 GiB", "141 GiB").replace("81559 MiB", "143771 MiB")
+    (d / "gpus.yaml").write_text(gpus)
+    return load_catalog(base=d)
+
+
+def test_shipped_pcie_rates(hardware: Catalog) -> None:
+    rates = {g.gen: g.per_lane_bytes_per_s for g in hardware.pcie}
+    assert rates == {3: 0.985 * GB, 4: 1.969 * GB, 5: 3.938 * GB, 6: 7.56 * GB}
+    assert hardware.pcie_gen(4).per_lane_bytes_per_s * 16 == pytest.approx(31.5 * GB, rel=1e-3)
+
+
+def test_shipped_dimms(hardware: Catalog) -> None:
+    sizes = {kind: [d.size_bytes // GiB for d in hardware.dimms_of_kind(kind)]
+             for kind in ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")}
+    assert sizes == {"ddr4-udimm": [16, 32], "ddr5-udimm": [16, 32, 48, 64], "ddr5-rdimm": [16, 32, 64, 96, 128]}
+    # A "32 GB" module holds 32 GiB.
+    assert hardware.dimm("ddr5-udimm-32g").size_bytes == 32 * 2**30
+    for d in hardware.dimms:
+        assert d.as_of >= "2025-12", f"{d.id}: use the newest (late 2025 / 2026) DRAM prices"
+        assert d.verification in ("D", "U") and d.notes
+
+
+def test_shipped_platforms(hardware: Catalog) -> None:
+    ids = [p.id for p in hardware.platforms]
+    assert ids == ["am5-desktop", "threadripper-7000", "threadripper-pro-7000wx", "xeon-w2400", "xeon-w3400",
+                   "epyc-9004-2p-8gpu", "hgx-h100-8gpu", "hgx-h200-8gpu"]
+    wrx90 = hardware.platform("threadripper-pro-7000wx")
+    assert (max_cards(wrx90, 1), max_cards(wrx90, 2), max_cards(wrx90, 3), max_cards(wrx90, 4)) == (7, 4, 2, 0)
+    am5 = hardware.platform("am5-desktop")
+    assert (max_cards(am5, 2), max_cards(am5, 3)) == (1, 1)
+    assert hardware.platform("epyc-9004-2p-8gpu").max_gpus == 8
+    hgx = hardware.platform("hgx-h200-8gpu")
+    assert (hgx.fixed_gpu, hgx.fixed_gpu_count, hgx.gpu_slots, max_cards(hgx, 1)) == ("h200-sxm", 8, (), 0)
+    for p in hardware.platforms:
+        assert p.price_kind == "estimate" and p.notes and "$" in p.notes
+
+
+def test_shipped_network(hardware: Catalog) -> None:
+    assert hardware.nic("connectx-7-ndr").rate_bytes_per_s == 50 * GB
+    assert hardware.switch("quantum-2-qm9700").ports == 64
+    assert hardware.switch("quantum-qm8700").rate_bytes_per_s == 25 * GB
+    assert {n.kind for n in hardware.nics} == {"infiniband", "roce"}
+    assert all(n.cable_price_usd > 0 for n in hardware.nics)
+
+
+# ----- the tiny catalog ---------------------------------------------------------------------
+
+def test_tiny_catalog_loads() -> None:
+    cat = load_catalog(base=TINY)
+    gpu = cat.gpu("rtx-4090")
+    assert gpu.memory_bytes == 24 * GiB
+    assert gpu.memory_usable_bytes == 24564 * 2**20
+    assert gpu.memory_bandwidth_bytes_per_s == 1008 * GB
+    assert gpu.interconnect_bytes_per_s == 0.0
+    assert cat.gpu("h100-sxm").slot_width is None
+    assert cat.nic("ib-ndr").rate_bytes_per_s == 400e9 / 8
+    assert cat.instance("test-8x-h100").memory_bytes == 2048 * GiB
+    assert cat.platform("ws").gpu_slots == (SlotGroup(2, 4), SlotGroup(1, 7))
+    assert [g.gen for g in cat.pcie] == [4, 5]
+    assert len(cat.sources) == 13 and cat.sources[0].id == "pcie-gen4"
+    assert cat.files[0].endswith("pcie.yaml")
+
+
+def test_model_config_is_read_only() -> None:
+    model = load_catalog(base=TINY).model("tiny-llama")
+    assert model.config["hidden_size"] == 64
+    assert model.config["architectures"] == ("LlamaForCausalLM",)
+    with pytest.raises(TypeError):
+        model.config["hidden_size"] = 1  # type: ignore[index]
+    with pytest.raises(TypeError):
+        model.config["rope_scaling"]["factor"] = 1  # type: ignore[index]
+    assert model.where == f"{TINY / 'models.yaml'}:6"
+    assert from_hf_config(model.config).parameters > 0
+
+
+@pytest.mark.parametrize(
+    ("slots", "max_gpus", "width", "expected"),
+    [
+        ([(2, 4), (1, 7)], 7, 1, 7),  # single-width: the width-1 alternative
+        ([(2, 4), (1, 7)], 7, 2, 4),  # double-width: only the width-2 alternative fits
+        ([(2, 4), (1, 7)], 7, 3, 0),  # nothing takes a triple-width card
+        ([(3, 2), (2, 4)], 7, 1, 4),  # a narrow card fits wherever a wider one does
+        ([(2, 8)], 6, 2, 6),  # capped by max_gpus
+        ([], 8, 1, 0),  # baseboard with its own GPUs
+    ],
+)
+def test_max_cards(slots: list[tuple[int, int]], max_gpus: int, width: int, expected: int) -> None:
+    base = load_catalog(base=TINY).platform("ws")
+    platform = type(base)(**{**_fields(base), "gpu_slots": tuple(SlotGroup(w, c) for w, c in slots),
+                             "max_gpus": max_gpus})
+    assert max_cards(platform, width) == expected
+
+
+def _fields(obj: object) -> dict:
+    return {name: getattr(obj, name) for name in obj.__dataclass_fields__}  # type: ignore[attr-defined]
+
+
+def test_max_cards_refuses_a_zero_width() -> None:
+    with pytest.raises(ValueError):
+        max_cards(load_catalog(base=TINY).platform("ws"), 0)
+
+
+def test_lookup_unknown_id_has_did_you_mean() -> None:
+    cat = load_catalog(base=TINY)
+    with pytest.raises(CatalogError) as excinfo:
+        cat.gpu("rtx-4900")
+    assert str(excinfo.value) == "unknown GPU 'rtx-4900'. Did you mean 'rtx-4090'?"
+    with pytest.raises(CatalogError) as excinfo:
+        cat.pcie_gen(7)
+    assert str(excinfo.value) == "unknown PCIe generation 7. Valid: 4, 5."
+
+
+# ----- bad snippets: one exact message each -------------------------------------------------
+
+BAD = [
+    # (file, old text, new text, expected message after "<dir>/")
+    ("gpus.yaml", "    memory: 24 GiB\n", "    memroy: 24 GiB\n",
+     "gpus.yaml:10: gpus[0].memroy: unknown key 'memroy'. Did you mean 'memory'?"),
+    ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24\n",
+     "gpus.yaml:10: gpus[0].memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+    ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24 Gib\n",
+     "gpus.yaml:10: gpus[0].memory: unknown size unit 'Gib' in '24 Gib' (did you mean GiB?); "
+     "use B, KiB, MiB, GiB, TiB, kB, MB, GB, TB or Gb."),
+    ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 0 GiB\n",
+     "gpus.yaml:10: gpus[0].memory: must be more than 0 bytes, not '0 GiB'."),
+    ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 8 TiB\n",
+     "gpus.yaml:10: gpus[0].memory: '8 TiB' is more than any real GPU memory (4.00 TiB). "
+     "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...)."),
+    ("gpus.yaml", "    memory_usable: 24564 MiB\n", "    memory_usable: 25 GiB\n",
+     "gpus.yaml:11: gpus[0].memory_usable: memory_usable is more than memory. "
+     "memory_usable is what the driver reports, at most the marketed memory."),
+    ("gpus.yaml", "    memory_bandwidth: 1008 GB/s\n", "    memory_bandwidth: 1008\n",
+     "gpus.yaml:12: gpus[0].memory_bandwidth: the rate 1008 has no unit; write e.g. '900 GB/s' or '400 Gb/s'."),
+    ("gpus.yaml", "    bf16_tflops: 165\n", "    bf16_tflops: .nan\n",
+     "gpus.yaml:13: gpus[0].bf16_tflops: must be a finite number, not nan."),
+    ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: .inf\n",
+     "gpus.yaml:23: gpus[0].price_usd: must be a finite number, not inf."),
+    ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: -5\n",
+     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -5."),
+    ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 0\n",
+     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not 0."),
+    ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 20000000\n",
+     "gpus.yaml:23: gpus[0].price_usd: 20000000 USD is more than any real price (10,000,000 USD). "
+     "Check for an extra digit or a wrong unit."),
+    ("gpus.yaml", "    price_usd: 1599\n    price_kind: msrp\n", "    price_usd: 1599\n",
+     "gpus.yaml:23: gpus[0].price_usd: price_usd needs price_kind. "
+     "Give both, or neither when there is no purchase price."),
+    ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 6000\n",
+     "gpus.yaml:20: gpus[0].tdp_w: 6000 W is more than any real GPU board power (5,000 W). "
+     "Check for an extra digit or a wrong unit."),
+    ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 450W\n",
+     "gpus.yaml:20: gpus[0].tdp_w: must be a whole number, not '450W'."),
+    ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 0\n",
+     "gpus.yaml:20: gpus[0].tdp_w: must be more than 0, not 0."),
+    ("gpus.yaml", '    compute_capability: "8.9"\n', "    compute_capability: 8.9\n",
+     'gpus.yaml:9: gpus[0].compute_capability: must be a quoted text such as "8.9", not 8.9. '
+     "Quote it: YAML reads 8.10 as the number 8.1."),
+    ("gpus.yaml", "    slot_width: 3\n", "",
+     "gpus.yaml:21: gpus[0].form_factor: a PCIe card needs a slot_width of 1 or more (slots it occupies)."),
+    ("gpus.yaml", "    name: Test card 24G\n    vendor: nvidia\n", "    name: Test card 24G\n    vendor: nvdia\n",
+     "gpus.yaml:6: gpus[0].vendor: 'nvdia' is not one of the choices. Did you mean 'nvidia'?"),
+    ("gpus.yaml", "    name: Test card 24G\n    vendor: nvidia\n", "    name: Test card 24G\n    vendor: NVIDIA\n",
+     "gpus.yaml:6: gpus[0].vendor: 'NVIDIA' is not one of the choices. Write it in lower case: 'nvidia'."),
+    ("gpus.yaml", "  - id: h100-sxm\n", "  - id: rtx-4090\n",
+     "gpus.yaml:27: gpus[1].id: duplicate id 'rtx-4090' (first on line 4). "
+     "Ids are unique within a file; rename or remove one."),
+    ("gpus.yaml", "  - id: h100-sxm\n", "  - id: H100_SXM\n",
+     "gpus.yaml:27: gpus[1].id: id 'H100_SXM' must be lower-case letters, digits and '-'. For example 'h100-sxm'."),
+    ("gpus.yaml", "    source: test fixture\n    as_of: 2026-01-01\n  - id: h100-sxm\n",
+     "    as_of: 2026-01-01\n  - id: h100-sxm\n",
+     "gpus.yaml:4: gpus[0]: missing required key 'source'."),
+    ("gpus.yaml", "    source: test fixture\n    as_of: 2026-01-01\n  - id: h100-sxm\n",
+     "    source: test fixture\n  - id: h100-sxm\n",
+     "gpus.yaml:4: gpus[0]: missing required key 'as_of'."),
+    ("gpus.yaml", "    as_of: 2026-01-01\n  - id: h100-sxm\n", "    as_of: last week\n  - id: h100-sxm\n",
+     "gpus.yaml:26: gpus[0].as_of: must be a date written YYYY-MM-DD, not 'last week'."),
+    ("gpus.yaml", "schema_version: 1\n", "",
+     "gpus.yaml:2: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
+    ("gpus.yaml", "schema_version: 1\n", "schema_version: 2\n",
+     "gpus.yaml:2: schema_version: version 2 is not supported. "
+     "This planner reads schema_version 1 (catalog/README.md)."),
+    ("gpus.yaml", "gpus:\n", "gpu:\n",
+     "gpus.yaml:3: gpu: unknown key 'gpu'. Did you mean 'gpus'?"),
+    ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: [450\n",
+     "gpus.yaml:21: YAML syntax error: expected ',' or ']', but got ':' at line 21 column 15."),
+    ("gpus.yaml", "    pcie_gen: 4\n", "    pcie_gen: 3\n",
+     "gpus.yaml:17: gpus[0].pcie_gen: PCIe generation 3 is not in pcie.yaml. Valid: 4, 5."),
+    ("gpus.yaml", "    form_factor: sxm\n", "    form_factor: sxm\n    slot_width: 2\n",
+     "gpus.yaml:44: gpus[1].slot_width: an sxm module sits on its baseboard, not in slots. "
+     "Write slot_width: 0 or leave it out."),
+    ("ram.yaml", "    size: 32 GiB\n", "    size: 32\n",
+     "ram.yaml:6: dimms[0].size: the size 32 has no unit; write e.g. '32 GiB' or '32 GB'."),
+    ("ram.yaml", "    speed_mts: 5600\n", "    speed_mts: 5600.5\n",
+     "ram.yaml:7: dimms[0].speed_mts: must be a whole number, not 5600.5."),
+    ("cloud.yaml", "    gpu: h100-sxm\n", "    gpu: h100-sxn\n",
+     "cloud.yaml:7: instances[0].gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
+    ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048\n",
+     "cloud.yaml:11: instances[0].memory: the size 2048 has no unit; write e.g. '2048 GiB' or '2048 GB'."),
+    ("platforms.yaml", "    memory_kind: ddr5-udimm\n", "    memory_kind: ddr5-udim\n",
+     "platforms.yaml:9: platforms[0].memory_kind: 'ddr5-udim' is not one of the choices. "
+     "Did you mean 'ddr5-udimm' or 'ddr5-rdimm' or 'ddr4-udimm'?"),
+    ("platforms.yaml", "    memory_kind: ddr5-udimm\n", "    memory_kind: ddr4-udimm\n",
+     "platforms.yaml:9: platforms[0].memory_kind: no DIMM of kind 'ddr4-udimm' in ram.yaml. "
+     "Did you mean 'ddr5-udimm' or 'ddr5-rdimm'?"),
+    ("platforms.yaml", "    fixed_gpu: h100-sxm\n", "    fixed_gpu: h100-sxn\n",
+     "platforms.yaml:59: platforms[2].fixed_gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
+    ("platforms.yaml", "    fixed_gpu: h100-sxm\n", "    fixed_gpu: rtx-4090\n",
+     "platforms.yaml:58: platforms[2].form_factors: the fixed GPU 'rtx-4090' has form_factor 'pcie', "
+     "which form_factors ['sxm'] does not list."),
+    ("platforms.yaml", "    fixed_gpu_count: 8\n", "",
+     "platforms.yaml:59: platforms[2].fixed_gpu: fixed_gpu needs fixed_gpu_count."),
+    ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192\n",
+     "platforms.yaml:12: platforms[0].max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
+    ("platforms.yaml", "    psu_w: 1000\n", "",
+     "platforms.yaml:4: platforms[0]: missing required key 'psu_w'."),
+    ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 2, count: 7}\n",
+     "platforms.yaml:36: platforms[1].gpu_slots[1].width: width 2 is listed twice. "
+     "Give one {width, count} per card width; the entries are alternatives."),
+    ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, cnt: 7}\n",
+     "platforms.yaml:36: platforms[1].gpu_slots[1].cnt: unknown key 'cnt'. Did you mean 'count'?"),
+    ("platforms.yaml", "    gpu_slots:\n      - {width: 3, count: 1}\n", "    gpu_slots: []\n",
+     "platforms.yaml:15: platforms[0].gpu_slots: a platform that takes PCIe cards needs gpu_slots. "
+     "For example [{width: 2, count: 4}]: up to 4 double-width cards."),
+    ("network.yaml", "    rate: 400 Gb/s\n    price_usd: 2200\n", "    rate: 4000 GB/s\n    price_usd: 2200\n",
+     "network.yaml:6: nics[0].rate: '4000 GB/s' is more than any real network port rate (1,250 GB/s). "
+     "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s)."),
+    ("network.yaml", "    cable_price_usd: 810\n", "",
+     "network.yaml:4: nics[0]: missing required key 'cable_price_usd'."),
+    ("network.yaml", "  - id: ib-ndr-64\n", "  - id: ib-ndr\n",
+     "network.yaml:13: switches[0].id: duplicate id 'ib-ndr' (first on line 4). "
+     "Ids are unique within a file; rename or remove one."),
+    ("models.yaml", "    hf_id: test/tiny-llama\n", "    hf_id: test/tiny-llama\n    remove: true\n",
+     "models.yaml:6: models[0].remove: unknown key 'remove'. Valid: as_of, config, hf_id, id, notes, "
+     "parameters_source, published_parameters, source, verification."),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "expected"), BAD, ids=[f"{b[0]}:{b[2].strip()[:30]}" for b in BAD])
+def test_bad_snippet(tiny: Path, name: str, old: str, new: str, expected: str) -> None:
+    edit(tiny, name, old, new)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == f"{tiny}/{expected}"
+
+
+def test_units_trap_bare_number_memory_is_refused(tiny: Path) -> None:
+    """A GPU 'memory: 80' could mean 80 GB or 80 GiB (a 7 % difference): it is refused."""
+    edit(tiny, "gpus.yaml", "    memory: 80 GiB\n", "    memory: 80\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == (
+        f"{tiny}/gpus.yaml:32: gpus[1].memory: the size 80 has no unit; write e.g. '80 GiB' or '80 GB'."
+    )
+
+
+def test_units_trap_gb_and_gib_differ(tiny: Path) -> None:
+    edit(tiny, "gpus.yaml", "    memory: 80 GiB\n    memory_usable: 81559 MiB\n",
+         "    memory: 80 GB\n    memory_usable: 74 GiB\n")
+    cat = load_catalog(base=tiny)
+    assert cat.gpu("h100-sxm").memory_bytes == 80 * 10**9
+    assert load_catalog(base=TINY).gpu("h100-sxm").memory_bytes == 80 * 2**30
+
+
+def test_model_config_must_be_a_mapping(tiny: Path) -> None:
+    path = tiny / "models.yaml"
+    text = path.read_text()
+    head = text[: text.index("    config:")]
+    path.write_text(head + "    config: llama\n    source: fixture\n    as_of: 2026-01-01\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == (
+        f"{tiny}/models.yaml:6: models[0].config: must be a mapping of keys to values, not 'llama'."
+    )
+
+
+# ----- directories and files ----------------------------------------------------------------
+
+def test_missing_base_directory_says_where_it_looked(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tmp_path / "nowhere")
+    assert str(excinfo.value) == (
+        f"the catalog directory {tmp_path / 'nowhere'} does not exist. The shipped catalog is the 'catalog/' "
+        "folder beside the 'planner/' package; run from a source checkout installed with 'pip install -e .'."
+    )
+
+
+def test_base_without_catalog_files(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("not a catalog file\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tmp_path)
+    assert str(excinfo.value).startswith(f"{tmp_path}: holds no catalog files. Valid names: pcie.yaml, gpus.yaml")
+
+
+def test_non_yaml_files_are_not_read(tiny: Path) -> None:
+    (tiny / "README.md").write_text("notes\n")
+    assert load_catalog(base=tiny).gpu("rtx-4090")
+
+
+def test_empty_file(tiny: Path) -> None:
+    (tiny / "ram.yaml").write_text("# nothing\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == f"{tiny}/ram.yaml: is empty."
+
+
+def test_file_without_its_list(tiny: Path) -> None:
+    (tiny / "network.yaml").write_text("schema_version: 1\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == (
+        f"{tiny}/network.yaml:1: has no 'nics' or 'switches' list. "
+        "A network.yaml holds its entries under 'nics': and 'switches':."
+    )
+
+
+# ----- overlays -----------------------------------------------------------------------------
+
+def test_overlay_replaces_only_the_keys_it_gives(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "gpus.yaml", """\
+schema_version: 1
+gpus:
+  - id: rtx-4090
+    price_usd: 1800
+    price_kind: quote
+    source: my vendor quote 123
+    as_of: 2026-11-01
+""")
+    base = load_catalog(base=TINY)
+    cat = load_catalog(overlay, base=TINY)
+    gpu = cat.gpu("rtx-4090")
+    assert (gpu.price_usd, gpu.price_kind) == (1800.0, "quote")
+    assert (gpu.source, gpu.as_of) == ("my vendor quote 123", "2026-11-01")
+    assert gpu.memory_bytes == base.gpu("rtx-4090").memory_bytes
+    assert gpu.name == base.gpu("rtx-4090").name
+    assert [g.id for g in cat.gpus] == [g.id for g in base.gpus]
+    assert ("gpus.yaml" in cat.files[-1]) and str(overlay) in cat.files[-1]
+    src = next(s for s in cat.sources if s.id == "rtx-4090")
+    assert src == (str(overlay / "gpus.yaml"), "rtx-4090", "my vendor quote 123", "2026-11-01")
+
+
+def test_overlay_adds_a_new_entry(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "ram.yaml", """\
+schema_version: 1
+dimms:
+  - id: ddr5-rdimm-96g
+    kind: ddr5-rdimm
+    size: 96 GiB
+    speed_mts: 5600
+    price_usd: 1200
+    price_kind: quote
+    source: my vendor quote 124
+    as_of: 2026-11-02
+""")
+    cat = load_catalog(overlay, base=TINY)
+    assert [d.id for d in cat.dimms] == ["ddr5-udimm-32g", "ddr5-rdimm-64g", "ddr5-rdimm-96g"]
+    assert cat.dimm("ddr5-rdimm-96g").size_bytes == 96 * GiB
+
+
+def test_overlay_removes_an_entry(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "network.yaml", """\
+schema_version: 1
+switches:
+  - id: ib-ndr-64
+    remove: true
+""")
+    cat = load_catalog(overlay, base=TINY)
+    assert cat.switches == ()
+    assert [n.id for n in cat.nics] == ["ib-ndr"]
+    assert "ib-ndr-64" not in [s.id for s in cat.sources]
+
+
+def test_overlay_null_clears_an_optional_key(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    spot_usd_per_hour: null\n")
+    assert load_catalog(overlay, base=TINY).instance("test-8x-h100").spot_usd_per_hour is None
+
+
+OVERLAY_BAD = [
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    price_usd: 1800\n",
+     "gpus.yaml:4: gpus[0].price_usd: a changed price needs its own source and as_of. "
+     "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry."),
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4900\n    price_usd: 1800\n",
+     "gpus.yaml:3: gpus[0]: missing required key 'name'. No shipped gpus entry has id 'rtx-4900'; an overlay "
+     "entry with a new id must give every required key. Did you mean 'rtx-4090'?"),
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4900\n    remove: true\n",
+     "gpus.yaml:3: gpus[0].id: there is no gpus entry 'rtx-4900' to remove. Did you mean 'rtx-4090'?"),
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n    tdp_w: 300\n",
+     "gpus.yaml:5: gpus[0].tdp_w: an entry with 'remove: true' takes only 'id', not 'tdp_w'."),
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 24\n",
+     "gpus.yaml:4: gpus[0].memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory_usable: 30 GiB\n",
+     "gpus.yaml:4: gpus[0].memory_usable: memory_usable is more than memory. "
+     "memory_usable is what the driver reports, at most the marketed memory."),
+    ("gpus.yaml", "gpus:\n  - id: rtx-4090\n    tdp_w: 400\n",
+     "gpus.yaml:1: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
+    ("gpu.yaml", "schema_version: 1\ngpus: []\n",
+     "gpu.yaml: 'gpu.yaml' is not a catalog file name. Did you mean 'gpus.yaml'? An overlay directory holds "
+     "only pcie.yaml, gpus.yaml, ram.yaml, platforms.yaml, network.yaml, cloud.yaml, models.yaml."),
+    ("gpus.yml", "schema_version: 1\ngpus: []\n",
+     "gpus.yml: 'gpus.yml' is not a catalog file name. Did you mean 'gpus.yaml'? An overlay directory holds "
+     "only pcie.yaml, gpus.yaml, ram.yaml, platforms.yaml, network.yaml, cloud.yaml, models.yaml."),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "expected"), OVERLAY_BAD,
+                         ids=[f"{b[0]}:{i}" for i, b in enumerate(OVERLAY_BAD)])
+def test_bad_overlay(tmp_path: Path, name: str, text: str, expected: str) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, name, text)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay, base=TINY)
+    assert str(excinfo.value) == f"{overlay}/{expected}"
+
+
+def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: h100-sxm\n    remove: true\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay, base=TINY)
+    assert str(excinfo.value) == (
+        f"{TINY}/platforms.yaml:59: platforms[2].fixed_gpu: unknown GPU 'h100-sxm'. The overlay removes GPU "
+        f"'h100-sxm' ({overlay}/gpus.yaml:4); remove this entry as well, or keep the GPU."
+    )
+
+
+def test_overlay_directory_missing(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(tmp_path / "nope", base=TINY)
+    assert str(excinfo.value) == f"{tmp_path / 'nope'}: no such catalog directory."
+
+
+def test_overlay_is_a_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "gpus.yaml", "schema_version: 1\ngpus: []\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(path, base=TINY)
+    assert str(excinfo.value) == (
+        f"{path}: is a file, not a directory. --catalog takes a directory of catalog YAML files."
+    )
+
+
+def test_catalog_is_frozen() -> None:
+    cat = load_catalog(base=TINY)
+    with pytest.raises(AttributeError):
+        cat.gpus = ()  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        cat.gpus[0].price_usd = 1.0  # type: ignore[misc]

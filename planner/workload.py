@@ -39,7 +39,7 @@ MAX_GPUS = 65_536
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "dataset_tokens", "epochs",
+    "double_quant", "adapter_dtype", "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -72,6 +72,9 @@ class Training:
         lora_rank: r for LoRA/QLoRA adapters.
         lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
         double_quant: QLoRA double quantization of the NF4 constants.
+        adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
+            states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
+            paper's qlora.py casts adapters to 'bf16'.
         dataset_tokens, epochs: for time and cost estimates (tokens seen = dataset_tokens x epochs).
     """
 
@@ -91,6 +94,7 @@ class Training:
     lora_rank: int = 16
     lora_targets: tuple[str, ...] = ()
     double_quant: bool = True
+    adapter_dtype: str = "fp32"
     dataset_tokens: int | None = None
     epochs: float = 1.0
 
@@ -314,6 +318,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
     double_quant = entry.bool("double_quant", True)
+    adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     rec = RECIPES[recipe]
@@ -350,7 +355,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    dataset_tokens, epochs)
+                    adapter_dtype, dataset_tokens, epochs)
 
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:

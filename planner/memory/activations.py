@@ -83,8 +83,8 @@ def regime_for(recipe_name: str) -> Regime:
 
 
 def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
-                        lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True
-                        ) -> list[SavedTensor]:
+                        lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
+                        adapter_bytes: int = 4) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -113,8 +113,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if name in lora_targets:
             # peft casts the input to the adapter dtype (fp32) and lora_A keeps that copy,
             # lora_B keeps lora_A's output (r values).
-            out.append(SavedTensor(f"LoRA {name} input (fp32 copy)", 4 * in_features))
-            out.append(SavedTensor(f"LoRA {name} A output", 4 * lora_rank))
+            out.append(SavedTensor(f"LoRA {name} input (adapter-dtype copy)", adapter_bytes * in_features))
+            out.append(SavedTensor(f"LoRA {name} A output", adapter_bytes * lora_rank))
 
     def norm(label: str, consumers: list[str]) -> None:
         any_train = any(trains(n) for n in consumers)
@@ -231,7 +231,7 @@ def logits_bytes_per_token(arch: Architecture, regime: Regime) -> tuple[int, str
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
-                     tp: int = 1) -> tuple[int, str]:
+                     tp: int = 1, adapter_bytes: int = 4) -> tuple[int, str]:
     """Bytes of activations saved for backward at the start of backward, per GPU.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -247,7 +247,7 @@ def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, se
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
     layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
-                                lora_rank=lora_rank)
+                                lora_rank=lora_rank, adapter_bytes=adapter_bytes)
     per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic)
     per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
     one_layer = tokens * per_token_linear + tokens * s * per_token_quad

@@ -89,7 +89,8 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
                                "PyTorch AMP docs (autocast weight cache)", phase="forward-backward"))
     act, act_text = activation_bytes(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len,
                                      attention=t.attention, full=full, checkpointing=t.checkpointing,
-                                     lora_targets=t.lora_targets, lora_rank=t.lora_rank, tp=t.tp)
+                                     lora_targets=t.lora_targets, lora_rank=t.lora_rank, tp=t.tp,
+                                     adapter_bytes=4 if t.adapter_dtype == "fp32" else 2)
     comps.append(Component("activations", GPU, act, act_text, KORTHIKANTI, phase="forward-backward"))
     per_tok, logit_text = logits_bytes_per_token(arch, regime)
     tokens = t.micro_batch * t.seq_len
@@ -120,10 +121,11 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
     desc = recipe.description
     if t.method == "lora":
-        desc = f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base; adapters, their gradients and states in fp32. " + desc
+        desc = (f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base; adapters, their gradients and states in "
+                f"{t.adapter_dtype}. " + desc)
     elif t.method == "qlora":
         desc = (f"QLoRA r={t.lora_rank}: NF4 base ({'double' if t.double_quant else 'single'} quantization), "
-                f"{recipe.dtype} compute, fp32 adapters. " + desc)
+                f"{recipe.dtype} compute, {t.adapter_dtype} adapters. " + desc)
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
 

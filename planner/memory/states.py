@@ -154,8 +154,10 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
         else:
             out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
                                  (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
-    if z == 3:
-        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS, shape.per_gpu)
+    if z == 3 and N > 1:
+        # Never more than the parameters this rank does not own: ZeRO-3 holds at most the whole model.
+        unowned = shape.per_gpu - -(-shape.per_gpu // N) if N > 1 else 0
+        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS, unowned)
         bpv = 2 if train.method == "qlora" else recipe.weight_bytes
         out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, live * bpv,
                              f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
@@ -165,11 +167,13 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable
     if train.method != "full":
-        # peft keeps adapters in fp32: weights, gradients and optimizer states at 4 B.
-        out.append(Component("LoRA adapter weights", GPU, shard(nt * 4, 3)[0],
-                             f"{nt:,} adapter params (r={train.lora_rank} on {', '.join(train.lora_targets)}) x 4 B"
-                             + shard(0, 3)[1], LORA_SRC))
-        grad_b, master_b, state_b = 4, 0, 4
+        # Adapters, their gradients and torch optimizer states share the adapter dtype
+        # (fp32 under peft's default autocast_adapter_dtype=True).
+        ab = 4 if train.adapter_dtype == "fp32" else 2
+        out.append(Component("LoRA adapter weights", GPU, shard(nt * ab, 3)[0],
+                             f"{nt:,} adapter params (r={train.lora_rank} on {', '.join(train.lora_targets)}) x {ab} B"
+                             f" ({train.adapter_dtype})" + shard(0, 3)[1], LORA_SRC))
+        grad_b, master_b, state_b = ab, 0, ab
     else:
         grad_b, master_b, state_b = recipe.grad_bytes, recipe.master_bytes, recipe.state_bytes
 

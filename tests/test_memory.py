@@ -1,0 +1,370 @@
+"""Memory model: published figures and hand-derived cases, with the reasoning beside each.
+
+Sources of the expected values are named in each test; GB means 10**9 bytes, GiB 2**30.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.architecture import from_hf_config
+from planner.memory import estimate
+from planner.memory.activations import activation_bytes, regime_for
+from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes
+from planner.memory.quant import nf4_constant_bits, weight_bytes
+from planner.memory.states import lora_parameters, model_state_components
+from planner.units import GB, GiB
+from planner.workload import workload_from_mapping
+
+CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
+
+
+def catalog_arch(model_id: str):
+    models = {m["id"]: m for m in yaml.safe_load(CATALOG.read_text())["models"]}
+    return from_hf_config(models[model_id]["config"], model_id)
+
+
+LLAMA_65B = {  # LLaMA-1 65B (Touvron et al. 2023, Table 2): d_model 8192, 80 layers, 64 heads, FFN 22016
+    "model_type": "llama", "hidden_size": 8192, "intermediate_size": 22016, "num_hidden_layers": 80,
+    "num_attention_heads": 64, "num_key_value_heads": 64, "vocab_size": 32000, "max_position_embeddings": 2048,
+    "tie_word_embeddings": False, "torch_dtype": "float16",
+}
+
+
+def workload(arch, **keys):
+    data = {"model": "m", **keys}
+    return workload_from_mapping(data, lambda name, entry: (name, "test", arch))
+
+
+# ----- KV cache -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("model_id, expected", [
+    # 2 (K,V) x 32 layers x 8 KV heads x 128 head_dim x 2 B = 131,072 (memory-model.md sec. 5)
+    ("llama-3.1-8b", 131_072),
+    # 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680
+    ("llama-2-70b", 327_680),
+    # Qwen3-4B has an explicit head_dim 128 (not 2560/32 = 80): 2 x 36 x 8 x 128 x 2 B = 147,456
+    ("qwen3-4b", 147_456),
+])
+def test_kv_bytes_per_token_published(model_id, expected):
+    assert kv_bytes_per_token(catalog_arch(model_id), "bf16") == expected
+
+
+def test_kv_cache_llama2_7b_seed_figures():
+    # Seed article: 7B fp16, 2048 tokens: ~1 GB at batch 1, 16+ GB at batch 16 (MHA).
+    # 2 x 32 layers x 32 heads x 128 x 2 B x 2048 tokens = 1,073,741,824 B exactly (1 GiB).
+    arch = catalog_arch("llama-2-7b")
+    one, _ = kv_cache_bytes(arch, kv_dtype="fp16", context=2048, concurrency=1)
+    sixteen, _ = kv_cache_bytes(arch, kv_dtype="fp16", context=2048, concurrency=16)
+    assert one == 1_073_741_824
+    assert sixteen == 16 * GiB
+
+
+def test_kv_cache_tp_replicates_kv_heads_beyond_their_count():
+    # Llama-3.1-8B has 8 KV heads: t=4 keeps 2 per GPU; t=16 would keep max(1, 8 // 16) = 1 (vLLM).
+    arch = catalog_arch("llama-3.1-8b")
+    assert kv_bytes_per_token(arch, "bf16", tp=4) == 131_072 // 4
+    assert kv_bytes_per_token(arch, "bf16", tp=16) == 131_072 // 8
+
+
+def test_kv_cache_sliding_window_layers_keep_only_the_window():
+    # Gemma-2-9B: 42 layers, 21 of them with a 4096-token window; 8 KV heads x 256 head_dim.
+    arch = catalog_arch("gemma-2-9b")
+    per_layer_token = 2 * 8 * 256 * 2
+    honoured, _ = kv_cache_bytes(arch, kv_dtype="bf16", context=8192, concurrency=1)
+    ignored, _ = kv_cache_bytes(arch, kv_dtype="bf16", context=8192, concurrency=1, sliding_window=False)
+    assert honoured == per_layer_token * (21 * 8192 + 21 * 4096)
+    assert ignored == per_layer_token * 42 * 8192
+
+
+def test_fp8_kv_cache_halves_bf16():
+    arch = catalog_arch("llama-3.1-8b")
+    assert kv_bytes_per_token(arch, "fp8") * 2 == kv_bytes_per_token(arch, "bf16")
+
+
+# ----- ZeRO paper, model states of 7.5B parameters on 64 GPUs -----------------------------------
+
+@pytest.mark.parametrize("stage, expected_gb", [
+    # ZeRO paper (Rajbhandari et al. 2020), Figure 1 / sec. 5: Psi = 7.5B, N = 64, K = 12.
+    (0, 120.0),  # (2 + 2 + 12) Psi = 120 GB
+    (1, 31.4),   # 2 Psi + 2 Psi + 12 Psi / 64 = 31.4 GB
+    (2, 16.6),   # 2 Psi + (2 + 12) Psi / 64 = 16.6 GB
+    (3, 1.9),    # (2 + 2 + 12) Psi / 64 = 1.9 GB
+])
+def test_zero_paper_model_states_table(stage, expected_gb):
+    # The paper's figure counts model states only (weights, gradients, master weights and Adam
+    # moments), not buffers in flight; we take bytes per parameter from a real model's
+    # components and scale them to Psi = 7.5e9.
+    arch = catalog_arch("llama-2-7b")
+    P = arch.parameters
+    w = workload(arch, task="train", method="full", recipe="mixed-bf16", optimizer="adamw", gpus=64, zero=stage)
+    states = {"weights", "gradients", "fp32 master weights", "optimizer states"}
+    total = sum(c.bytes for c in model_state_components(arch, w.train) if c.name in states)
+    assert round(total / P * 7.5e9 / GB, 1) == expected_gb
+
+
+def test_recipes_bytes_per_param():
+    # Bytes per parameter of model states, single GPU, AdamW (memory-model.md sec. 3 and recipes docstring):
+    # fp32 4+4+8 = 16; mixed 2+2+4+8 = 16; mixed with fp32 grads 2+4+4+8 = 18; pure bf16 2+2+4 = 8;
+    # AMP 4+4+8 = 16 (+2 B autocast copies, counted separately).
+    arch = catalog_arch("llama-2-7b")
+    P = arch.parameters
+    names = {"weights", "gradients", "fp32 master weights", "optimizer states"}
+    for recipe, per_param in [("fp32", 16), ("mixed-bf16", 16), ("mixed-bf16-fp32-grads", 18), ("pure-bf16", 8),
+                              ("amp-bf16", 16)]:
+        w = workload(arch, task="train", recipe=recipe)
+        total = sum(c.bytes for c in model_state_components(arch, w.train) if c.name in names)
+        assert total == per_param * P, recipe
+
+
+@pytest.mark.parametrize("optimizer, state_bytes_per_param", [
+    ("adamw", 8),          # two fp32 moments
+    ("adamw-8bit", 2 + 8 / 256),  # two 1-byte moments + fp32 absmax per 256 values (bitsandbytes)
+    ("sgd", 0),
+    ("sgd-momentum", 4),   # one fp32 momentum buffer
+    ("lion", 4),           # one fp32 momentum buffer
+])
+def test_optimizer_states(optimizer, state_bytes_per_param):
+    arch = catalog_arch("llama-2-7b")
+    w = workload(arch, task="train", recipe="mixed-bf16", optimizer=optimizer)
+    got = sum(c.bytes for c in model_state_components(arch, w.train) if c.name == "optimizer states")
+    assert got == pytest.approx(state_bytes_per_param * arch.parameters, rel=1e-9)
+
+
+def test_adafactor_is_factored():
+    # Adafactor keeps rows + columns per matrix: far below one value per parameter.
+    arch = catalog_arch("llama-2-7b")
+    w = workload(arch, task="train", recipe="mixed-bf16", optimizer="adafactor")
+    got = sum(c.bytes for c in model_state_components(arch, w.train) if c.name == "optimizer states")
+    # per layer: q,k,v,o (4096+4096) x 4 + gate,up (4096+11008) x 2 + down (11008+4096) = 78,080 values
+    layer = 4 * 8192 + 3 * 15104
+    expected = 4 * (32 * layer + 2 * (32000 + 4096) + arch.param_counts().norms)
+    assert got == expected
+
+
+def test_seed_full_finetune_7b_is_112_gb_before_activations():
+    # Seed article: 7B with mixed-precision Adam = 16 B/param = 112 GB for 7e9 params.
+    arch = catalog_arch("llama-2-7b")
+    w = workload(arch, task="train", recipe="mixed-bf16")
+    states = {"weights", "gradients", "fp32 master weights", "optimizer states"}
+    total = sum(c.bytes for c in model_state_components(arch, w.train) if c.name in states)
+    assert total / arch.parameters * 7e9 / GB == pytest.approx(112.0)
+
+
+def test_seed_13b_zero2_on_two_24gb_cards_does_not_fit():
+    # Seed article claims ~20 GB per card; ZeRO-2 does not shard parameters, so each card holds
+    # all 13.0B x 2 B = 26 GB of 16-bit weights: more than a 24 GB card.
+    arch = catalog_arch("llama-2-13b")
+    w = workload(arch, task="train", recipe="mixed-bf16", optimizer="adamw-8bit", gpus=2, zero=2, micro_batch=1,
+                 seq_len=512)
+    est = estimate(w)
+    weights = next(c for c in est.components if c.name == "weights")
+    assert weights.bytes == arch.parameters * 2
+    assert est.per_gpu_total_bytes > 24 * GiB
+
+
+# ----- weights in each format -------------------------------------------------------------------
+
+def test_seed_7b_weight_sizes():
+    # Seed article: 7B weights fp32 28 GB, fp16 14 GB, int8 7 GB, int4 3.5 GB (bytes per value x 7e9).
+    arch = catalog_arch("llama-2-7b")
+    P = arch.parameters
+    per_param = {fmt: weight_bytes(arch, fmt).total / P for fmt in ("fp32", "fp16", "int8", "int4-awq", "nf4")}
+    assert per_param["fp32"] * 7e9 / GB == 28.0
+    assert per_param["fp16"] * 7e9 / GB == 14.0
+    # Quantized formats add constants and keep embeddings/head in 16-bit (~3.9% of Llama-2-7B):
+    assert 7.0 < per_param["int8"] * 7e9 / GB < 7.8
+    assert 3.5 < per_param["int4-awq"] * 7e9 / GB < 4.2
+    assert 3.5 < per_param["nf4"] * 7e9 / GB < 4.2
+
+
+def test_nf4_constants():
+    # QLoRA paper sec. 3: 32/64 = 0.5 bits/param; double quantization 8/64 + 32/(64*256) = 0.127.
+    assert nf4_constant_bits(False) == 0.5
+    assert round(nf4_constant_bits(True), 3) == 0.127
+
+
+def test_gptq_group_constants():
+    # int4 with group size 128: fp16 scale + 4-bit zero per group = 20 bits / 128 = 0.156 bits/param
+    # (memory-model.md sec. 1: "roughly 0.15-0.25 extra bits/param"), plus g_idx for GPTQ only.
+    arch = catalog_arch("llama-2-7b")
+    awq = weight_bytes(arch, "int4-awq", group_size=128)
+    lin = arch.param_counts().linear
+    assert awq.constants * 8 / lin == pytest.approx(20 / 128, rel=1e-3)
+    gptq = weight_bytes(arch, "int4-gptq", group_size=128)
+    assert gptq.constants > awq.constants
+
+
+# ----- QLoRA ----------------------------------------------------------------------------------------
+
+def test_qlora_65b_fits_in_48_gb():
+    # QLoRA paper (Dettmers et al. 2023), abstract and sec. 4: a 65B model fine-tunes on one
+    # 48 GB GPU (an RTX A6000: 48 GiB) with NF4 + double quantization, LoRA r=64 on all linear
+    # layers, bf16 adapters (qlora.py casts LoRA layers to bf16), gradient checkpointing,
+    # micro-batch 1. The 4-bit base alone is ~34 GB. With peft's default fp32 adapters the same
+    # job needs ~6 GB more: 16 B instead of 8 B per adapter parameter (800M of them).
+    arch = from_hf_config(LLAMA_65B)
+    w = workload(arch, task="train", method="qlora", recipe="pure-bf16", lora_rank=64, lora_targets=["all-linear"],
+                 micro_batch=1, seq_len=512, checkpointing="full", double_quant=True, adapter_dtype="bf16")
+    est = estimate(w)
+    assert 30 * GB < est.per_gpu_total_bytes < 48 * GiB
+    fp32 = estimate(workload(arch, task="train", method="qlora", recipe="pure-bf16", lora_rank=64,
+                             lora_targets=["all-linear"], micro_batch=1, seq_len=512, checkpointing="full"))
+    assert fp32.per_gpu_total_bytes > est.per_gpu_total_bytes + 6 * GB
+
+
+def test_seed_qlora_7b_on_12gb_card():
+    # Seed article: QLoRA 7B, micro-batch 1, gradient checkpointing: ~4 GB base, ~9 GB peak on a 12 GB card.
+    arch = catalog_arch("llama-2-7b")
+    w = workload(arch, task="train", method="qlora", micro_batch=1, seq_len=1024, grad_accum=16, checkpointing="full")
+    est = estimate(w)
+    base = next(c for c in est.components if c.name.startswith("weights"))
+    assert 3.5 * GB < base.bytes < 4.2 * GB
+    assert est.per_gpu_total_bytes < 12 * GB
+
+
+def test_lora_parameter_count():
+    # LoRA r=16 on q_proj and v_proj of Llama-2-7B: 32 layers x 2 x 16 x (4096 + 4096) = 8,388,608.
+    arch = catalog_arch("llama-2-7b")
+    assert lora_parameters(arch, 16, ("q_proj", "v_proj")) == 8_388_608
+
+
+def test_peft_benchmark_lora_trainable_parameters():
+    # PEFT MetaMathQA benchmark (published-measurements.yaml): Llama-3.2-3B, r=32 on q_proj+v_proj:
+    # 9,175,040 trainable parameters = 28 layers x 32 x ((3072 + 3072) + (3072 + 1024)).
+    arch = catalog_arch("llama-3.2-3b")
+    assert lora_parameters(arch, 32, ("q_proj", "v_proj")) == 9_175_040
+
+
+# ----- activations --------------------------------------------------------------------------------
+
+def test_activation_per_token_llama_pure_bf16_sdpa():
+    # Derived per saved tensor (activations.py) for a Llama layer in pure bf16 with SDPA, full FT:
+    # two RMSNorms x (4h fp32 input + 4 rsqrt + 2h normalised + 2h output) = 16h + 8
+    # SDPA q,k,v 2(q + 2k) + output 2q + lse 4a; o_proj input 2q; MLP 2f x 4 (gate, act, up, down input).
+    arch = catalog_arch("llama-2-7b")
+    h, q, k, f, a = 4096, 4096, 4096, 11008, 32
+    per_token = 16 * h + 8 + 2 * (q + 2 * k) + 2 * q + 4 * a + 2 * q + 8 * f
+    got, _ = activation_bytes(arch, regime_for("pure-bf16"), micro_batch=1, seq_len=1, attention="sdpa", full=True,
+                              checkpointing="none")
+    head = (4 * h + 2 * h + 2 * h)  # final norm fp32 input + normalised + output head input
+    assert got == 32 * per_token + head
+
+
+def test_activations_linear_in_seq_len_with_sdpa_and_superlinear_with_eager():
+    # Seed: 512 -> 2048 quadruples activation memory; with scores stored (eager) it grows faster.
+    arch = catalog_arch("llama-2-7b")
+    reg = regime_for("pure-bf16")
+
+    def act(s, attention):
+        return activation_bytes(arch, reg, micro_batch=1, seq_len=s, attention=attention, full=True,
+                                checkpointing="none")[0]
+
+    assert act(2048, "sdpa") == 4 * act(512, "sdpa")
+    assert act(2048, "eager") > 4 * act(512, "eager")
+
+
+def test_checkpointing_keeps_layer_inputs_plus_one_layer():
+    arch = catalog_arch("llama-2-7b")
+    reg = regime_for("pure-bf16")
+    kw = dict(micro_batch=2, seq_len=1024, attention="sdpa", full=True)
+    none, _ = activation_bytes(arch, reg, checkpointing="none", **kw)
+    full, _ = activation_bytes(arch, reg, checkpointing="full", **kw)
+    tokens = 2 * 1024
+    one_layer_and_head = (none - 0) // 32  # not exact (head), bound below
+    assert full >= tokens * 2 * 4096 * 32
+    assert full < none / 8
+    assert one_layer_and_head > 0
+
+
+def test_gradient_accumulation_changes_no_activation_memory():
+    arch = catalog_arch("llama-2-7b")
+    a = estimate(workload(arch, task="train", recipe="mixed-bf16", grad_accum=1))
+    b = estimate(workload(arch, task="train", recipe="mixed-bf16", grad_accum=64))
+    act = lambda e: next(c.bytes for c in e.components if c.name == "activations")  # noqa: E731
+    assert act(a) == act(b)
+    assert any("Gradient accumulation changes time, not memory" in n for n in b.notes)
+
+
+def test_logits_and_loss_dominate_at_large_vocabulary():
+    # Llama-3.1-8B, V = 128,256: b*s*V x (2 + 12) B at micro-batch 4 x 4096 tokens = 29.4 GB.
+    arch = catalog_arch("llama-3.1-8b")
+    est = estimate(workload(arch, task="train", recipe="pure-bf16", micro_batch=4, seq_len=4096))
+    logits = next(c.bytes for c in est.components if c.name == "logits and loss")
+    assert logits == 4 * 4096 * 128_256 * 14
+
+
+# ----- inference ----------------------------------------------------------------------------------
+
+def test_inference_estimate_components():
+    arch = catalog_arch("llama-2-7b")
+    est = estimate(workload(arch, task="infer", weights="fp16", context=2048, concurrency=1))
+    kv = next(c for c in est.components if c.name == "KV cache")
+    weights = next(c for c in est.components if c.name.startswith("weights"))
+    assert kv.bytes == 1_073_741_824
+    assert weights.bytes == 6_738_415_616 * 2
+    assert est.parameters == 6_738_415_616
+
+
+def test_vllm_capacity_matches_published_llama3_8b_profile():
+    # published-measurements.yaml vllm-llama3-8b-80gb-tp1-profile: vLLM reported 53.29 GiB of KV
+    # cache on an 80 GB H100 at gpu_memory_utilization 0.9. Our budget uses the card's driver
+    # total (79.65 GiB), the weights (14.96 GiB), the prefill peak and the CUDA context: within 5 %.
+    from planner.memory import vllm_capacity
+
+    arch = catalog_arch("llama-3.1-8b")
+    w = workload(arch, task="infer", weights="bf16", context=8192, concurrency=1, engine="vllm",
+                 max_num_batched_tokens=8192)
+    cap = vllm_capacity(estimate(w), card_bytes=81_559 * 2**20, gpu_memory_utilization=0.9)
+    assert cap["kv_tokens"] * 131_072 / GiB == pytest.approx(53.29, rel=0.05)
+
+
+def test_tensor_parallel_splits_weights_and_needs_divisible_heads():
+    arch = catalog_arch("llama-2-70b")
+    one = estimate(workload(arch, task="infer", weights="bf16", tp=1))
+    four = estimate(workload(arch, task="infer", weights="bf16", tp=4))
+    w1 = next(c.bytes for c in one.components if c.name.startswith("weights"))
+    w4 = next(c.bytes for c in four.components if c.name.startswith("weights"))
+    assert w4 < w1 / 3.9
+    from planner.errors import ScenarioError
+    with pytest.raises(ScenarioError) as info:
+        workload(arch, task="infer", tp=3)
+    assert str(info.value) == "tp: tp=3 does not divide the 64 attention heads. Use one of 1, 2, 4, 8, 16, 32, 64."
+
+
+# ----- host -------------------------------------------------------------------------------------
+
+def test_host_offload_holds_states_for_every_gpu_on_the_machine():
+    # ZeRO-Offload: fp32 master (4P/N) + Adam moments (8P/N) + fp32 gradients (4P/N) per GPU, times
+    # the GPUs of one machine = 16P per machine when every rank is on it.
+    arch = catalog_arch("llama-2-7b")
+    est = estimate(workload(arch, task="train", recipe="mixed-bf16", gpus=4, zero=2, offload_optimizer=True))
+    offloaded = sum(c.bytes for c in est.components if c.where == "host" and c.name in
+                    ("fp32 master weights", "optimizer states", "fp32 gradients for the CPU optimizer"))
+    P = arch.parameters
+    assert offloaded == pytest.approx(16 * P, rel=1e-6)
+    assert est.offload
+    lo, hi = est.ram_rule_bytes()
+    assert lo == 6 * est.per_gpu_total_bytes * 4
+
+
+def test_python_datasets_are_copied_per_worker():
+    arch = catalog_arch("gpt2")
+    shared = estimate(workload(arch, task="train", recipe="fp32", dataloader_workers=4, dataset_size="10 GiB"))
+    copied = estimate(workload(arch, task="train", recipe="fp32", dataloader_workers=4, dataset_size="10 GiB",
+                               dataset_format="python"))
+    ds = lambda e: next(c.bytes for c in e.components if c.name == "dataset in RAM")  # noqa: E731
+    assert ds(shared) == 10 * GiB
+    assert ds(copied) == 40 * GiB
+
+
+def test_estimate_is_deterministic_and_replace_safe():
+    arch = catalog_arch("mistral-7b-v0.1")
+    w = workload(arch, task="train", recipe="pure-bf16")
+    w2 = replace(w, train=replace(w.train, micro_batch=2))
+    assert estimate(w).per_gpu_total_bytes < estimate(w2).per_gpu_total_bytes
+    assert estimate(w) == estimate(w)

@@ -140,12 +140,14 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
     # ---- weights -----------------------------------------------------------------------
     if train.method == "qlora":
         wb = weight_bytes(arch, "nf4", double_quant=train.double_quant, tp=train.tp)
-        w, note = shard(wb.total, 3)
+        full_weights = wb.total
+        w, note = shard(full_weights, 3)
         out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note + tp_note,
                              "QLoRA, Dettmers et al. 2023, sec. 3" + src_tp))
     else:
         n = shape.per_gpu
-        w, note = shard(n * recipe.weight_bytes, 3)
+        full_weights = n * recipe.weight_bytes
+        w, note = shard(full_weights, 3)
         label = "weights" if train.method == "full" else "weights (frozen base)"
         if train.offload_params:
             out.append(Component(label, HOST, w,
@@ -155,14 +157,17 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
             out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
                                  (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
     if z == 3 and N > 1:
-        # Never more than the parameters this rank does not own: ZeRO-3 holds at most the whole model.
-        unowned = shape.per_gpu - -(-shape.per_gpu // N) if N > 1 else 0
-        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS, unowned)
-        bpv = 2 if train.method == "qlora" else recipe.weight_bytes
-        out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, live * bpv,
+        # Layers gathered for compute, at the stored bytes per parameter; never more than the
+        # part of the model this rank does not own (ZeRO-3 holds at most the whole model).
+        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS)
+        per_param = full_weights / shape.per_gpu
+        unowned = full_weights - w if not train.offload_params else full_weights
+        gathered = min(int(live * per_param), unowned)
+        out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, gathered,
                              f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
-                             f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {bpv} B",
-                             DS_CONFIG_SRC, phase="forward-backward"))
+                             f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {per_param:.3g} B"
+                             f", at most the {unowned:,} B this GPU does not own", DS_CONFIG_SRC,
+                             phase="forward-backward"))
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable

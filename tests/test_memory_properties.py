@@ -1,0 +1,104 @@
+"""Property tests (hypothesis): monotonicity the memory model must respect.
+
+- More micro-batch or a longer sequence never needs less memory.
+- A higher ZeRO stage, or more data-parallel GPUs (from 2 up), never needs more per GPU.
+  (Going from 1 GPU to 2 adds communication buffers: DDP buckets and NCCL; that is real.)
+- Gradient checkpointing never increases activations (models with at least 2 layers).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planner.architecture import from_hf_config
+from planner.memory import estimate
+from planner.memory.activations import activation_bytes, regime_for
+from planner.recipes import OPTIMIZERS, RECIPES
+from planner.workload import workload_from_mapping
+
+
+@st.composite
+def archs(draw):
+    heads = draw(st.sampled_from([2, 4, 8, 16]))
+    kv = draw(st.sampled_from([d for d in (1, 2, 4, 8, 16) if heads % d == 0]))
+    head_dim = draw(st.sampled_from([16, 32, 64, 128]))
+    family = draw(st.sampled_from(["llama", "qwen2", "gpt2", "mixtral"]))
+    layers = draw(st.integers(2, 8))
+    vocab = draw(st.integers(1000, 64000))
+    h = heads * head_dim
+    if family == "gpt2":
+        cfg = {"model_type": "gpt2", "n_embd": h, "n_layer": layers, "n_head": heads, "vocab_size": vocab,
+               "n_positions": 4096}
+    else:
+        cfg = {"model_type": family, "hidden_size": h, "num_hidden_layers": layers, "num_attention_heads": heads,
+               "num_key_value_heads": kv, "intermediate_size": draw(st.integers(1, 8)) * h // 2 + 8,
+               "vocab_size": vocab, "max_position_embeddings": 4096}
+        if family == "mixtral":
+            cfg.update(num_local_experts=4, num_experts_per_tok=2)
+    return from_hf_config(cfg)
+
+
+train_options = st.fixed_dictionaries({
+    "method": st.sampled_from(["full", "lora", "qlora"]),
+    "recipe": st.sampled_from(sorted(RECIPES)),
+    "optimizer": st.sampled_from(sorted(OPTIMIZERS)),
+    "attention": st.sampled_from(["eager", "sdpa"]),
+    "checkpointing": st.sampled_from(["none", "full"]),
+    "micro_batch": st.integers(1, 8),
+    "seq_len": st.integers(16, 2048),
+})
+
+
+def make(arch, **keys):
+    if keys.get("method") == "qlora" and RECIPES[keys["recipe"]].weight_bytes == 4:
+        keys["recipe"] = "pure-bf16"
+    return workload_from_mapping({"model": "m", "task": "train", **keys}, lambda n, e: (n, "test", arch))
+
+
+def total(arch, **keys):
+    return estimate(make(arch, **keys)).per_gpu_total_bytes
+
+
+@settings(max_examples=150, deadline=None)
+@given(archs(), train_options, st.integers(1, 8))
+def test_more_micro_batch_never_needs_less(arch, opts, extra):
+    base = total(arch, **opts)
+    bigger = total(arch, **{**opts, "micro_batch": opts["micro_batch"] + extra})
+    assert bigger >= base
+
+
+@settings(max_examples=150, deadline=None)
+@given(archs(), train_options, st.integers(1, 2048))
+def test_longer_sequence_never_needs_less(arch, opts, extra):
+    base = total(arch, **opts)
+    longer = total(arch, **{**opts, "seq_len": opts["seq_len"] + extra})
+    assert longer >= base
+
+
+@settings(max_examples=150, deadline=None)
+@given(archs(), train_options, st.integers(2, 64), st.integers(0, 2))
+def test_higher_zero_stage_never_needs_more(arch, opts, gpus, stage):
+    low = total(arch, **opts, gpus=gpus, zero=stage)
+    high = total(arch, **opts, gpus=gpus, zero=stage + 1)
+    assert high <= low
+
+
+@settings(max_examples=150, deadline=None)
+@given(archs(), train_options, st.integers(2, 32), st.integers(1, 32), st.integers(0, 3))
+def test_more_gpus_never_need_more_per_gpu(arch, opts, gpus, extra, stage):
+    fewer = total(arch, **opts, gpus=gpus, zero=stage)
+    more = total(arch, **opts, gpus=gpus + extra, zero=stage)
+    assert more <= fewer
+
+
+@settings(max_examples=150, deadline=None)
+@given(archs(), st.sampled_from(sorted(RECIPES)), st.sampled_from(["eager", "sdpa"]), st.booleans(),
+       st.integers(1, 8), st.integers(16, 4096))
+def test_checkpointing_never_increases_activations(arch, recipe, attention, full, b, s):
+    reg = regime_for(recipe)
+    kw = dict(micro_batch=b, seq_len=s, attention=attention, full=full,
+              lora_targets=() if full else ("q_proj", "v_proj", "c_attn"), lora_rank=8)
+    none, _ = activation_bytes(arch, reg, checkpointing="none", **kw)
+    ckpt, _ = activation_bytes(arch, reg, checkpointing="full", **kw)
+    assert ckpt <= none

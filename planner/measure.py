@@ -8,9 +8,9 @@ each storage once, however many tensors view it, rounded up to a multiple of 512
 How it counts (see docs/validation-method.md for the limits):
 
 * :class:`StorageTracker` is a ``TorchDispatchMode``. After every ATen operator it looks at the
-  storages of the operator's outputs (new allocations) and of its inputs (storages made outside
-  the dispatcher, e.g. by ``torch.tensor`` or ``from_numpy``, are caught at their first use and
-  reported as ``external``). Each new storage gets a weak reference whose callback fires when the
+  storages of the operator's outputs (new allocations) and of its inputs (a storage made before
+  tracking began and not registered, or without going through the dispatcher, is caught at its
+  first use and reported as ``external``). Each new storage gets a weak reference whose callback fires when the
   storage itself is freed, so views and in-place ops cost nothing and frees are seen at once.
 * Storages that exist when tracking starts (parameters, buffers, optimizer state) are registered
   with :meth:`StorageTracker.track_existing`.
@@ -71,6 +71,12 @@ METHOD_NOTES = [
     "is reported as first_step.",
     "Inference mirrors generate(): a prefill forward with logits_to_keep=1 into a DynamicCache, "
     "then new_tokens-1 single-token decode forwards, under torch.no_grad().",
+    "cpu_allocator_crosscheck compares the tracker's unrounded peak (above the window start) with "
+    "the CPU allocator's running total recorded by torch.profiler in the same run; the difference "
+    "is memory made below the dispatcher (kernel scratch) or outside it (checkpointing's saved "
+    "RNG states, which are host memory on CUDA too).",
+    "breakdown_at_peak splits the storages live at the peak into parameters (and buffers), "
+    "gradients, optimizer state (or kv_cache), and the rest by the phase that created them.",
 ]
 
 _TRACKER_CLS: Any = None
@@ -128,9 +134,11 @@ class Window:
     ``snapshot`` maps storage id -> (bytes, phase that created it, operator that created it)
     for every storage live at the peak."""
 
-    def __init__(self, live: int) -> None:
+    def __init__(self, live: int, raw: int = 0) -> None:
         self.start = live
         self.peak = live
+        self.raw_start = raw
+        self.raw_peak = raw
         self.peak_phase: str | None = None
         self.peak_op: str | None = None
         self.end = live
@@ -158,6 +166,8 @@ def _tracker_class() -> Any:
             super().__init__()
             self.rounding = rounding
             self.live_bytes = 0
+            #: the same without rounding (bytes the storages asked for)
+            self.live_raw = 0
             self.peak_bytes = 0
             self._live: dict[int, _Entry] = {}
             self._next_uid = 0
@@ -187,12 +197,12 @@ def _tracker_class() -> Any:
                     raw = st.nbytes()
                     if raw != entry.raw:  # resized in place (resize_, out= arguments)
                         new = round_alloc(raw, self.rounding)
-                        old = entry.nbytes
+                        old, old_raw = entry.nbytes, entry.raw
                         entry.raw, entry.nbytes = raw, new
-                        if new > old:
-                            self._grow(new - old, op)
-                        elif new < old:
-                            self._shrink(old - new)
+                        if raw > old_raw:
+                            self._grow(new - old, op, raw - old_raw)
+                        else:
+                            self._shrink(old - new, old_raw - raw)
                 return
             raw = st.nbytes()
             nbytes = round_alloc(raw, self.rounding)
@@ -201,7 +211,7 @@ def _tracker_class() -> Any:
             self._live[key] = entry
             if external and self._window is not None:
                 self._window.external_bytes += nbytes
-            self._grow(nbytes, entry.op)
+            self._grow(nbytes, entry.op, raw)
 
         def _uid(self) -> int:
             self._next_uid += 1
@@ -212,17 +222,20 @@ def _tracker_class() -> Any:
                 entry = self._live.get(key)
                 if entry is None or entry.ref is not _ref:
                     return
-                if entry.nbytes:
-                    self._shrink(entry.nbytes)  # snapshots a pending peak before the free
+                if not entry.excluded:
+                    self._shrink(entry.nbytes, entry.raw)  # snapshots a pending peak first
                 del self._live[key]
 
-        def _grow(self, nbytes: int, op: str) -> None:
+        def _grow(self, nbytes: int, op: str, raw: int) -> None:
             self.live_bytes += nbytes
+            self.live_raw += raw
             if self.live_bytes > self.peak_bytes:
                 self.peak_bytes = self.live_bytes
             w = self._window
             if w is None:
                 return
+            if self.live_raw > w.raw_peak:
+                w.raw_peak = self.live_raw
             if self.live_bytes > w.peak:
                 w.peak = self.live_bytes
                 w.peak_phase = self._phase
@@ -235,12 +248,13 @@ def _tracker_class() -> Any:
                 if self.live_bytes > ps.peak:
                     ps.peak = self.live_bytes
 
-        def _shrink(self, nbytes: int) -> None:
+        def _shrink(self, nbytes: int, raw: int) -> None:
             w = self._window
             if w is not None and w.dirty:
                 w.snapshot = self._snapshot()
                 w.dirty = False
             self.live_bytes -= nbytes
+            self.live_raw -= raw
 
         def _snapshot(self) -> dict[int, tuple[int, str | None, str]]:
             return {e.uid: (e.nbytes, e.phase, e.op) for e in self._live.values() if e.nbytes}
@@ -270,14 +284,15 @@ def _tracker_class() -> Any:
                         continue
                     key = st._cdata
                     entry = self._live.get(key)
-                    if entry is None:
+                    if entry is None:  # not counted yet: remember it so it never is
                         entry = _Entry(self._uid(), st.nbytes(), 0, self._phase, "<excluded>")
                         entry.ref = weakref.ref(st, functools.partial(self._on_free, key))
+                        entry.excluded = True
                         self._live[key] = entry
                     if not entry.excluded:
-                        entry.excluded = True
                         removed += entry.nbytes
-                        self.live_bytes -= entry.nbytes
+                        self._shrink(entry.nbytes, entry.raw)
+                        entry.excluded = True
                         entry.nbytes = 0
             return removed
 
@@ -301,7 +316,7 @@ def _tracker_class() -> Any:
 
         def begin_window(self) -> Window:
             with self._lock:
-                self._window = Window(self.live_bytes)
+                self._window = Window(self.live_bytes, self.live_raw)
                 if self._phase is not None:
                     self._window.phases[self._phase] = _PhaseStats(self.live_bytes)
                 return self._window
@@ -437,6 +452,25 @@ def _attention_kernels(tracker: Any) -> list[str]:
     return sorted(names)
 
 
+def _cpu_cuda_notes(tracker: Any, attention: str, dtype_name: str) -> dict[str, Any]:
+    """What ran on the CPU that would run differently on a GPU, read from the operators seen."""
+    ops = tracker.ops_seen
+    notes = []
+    backend = None
+    if attention == "sdpa":
+        fused = [n for n in ops if "scaled_dot_product" in n and "backward" not in n]
+        backend = fused[0].split(".")[1] if fused else "math"
+        if not fused:
+            notes.append("SDPA ran the math path on the CPU (it stores the attention probabilities); "
+                         "on CUDA a fused kernel (flash or memory-efficient, both support dropout) "
+                         "would store O(s) statistics instead.")
+    if "aten.bernoulli_.float" in ops:
+        notes.append("Dropout on the CPU keeps a mask in the dtype of the tensor it masks "
+                     f"(here {dtype_name} or lower under autocast); CUDA's fused dropout keeps a "
+                     "1-byte bool mask.")
+    return {"sdpa_backend": backend, "cpu_cuda_differences": notes}
+
+
 def _breakdown(window: Window, groups: Mapping[str, set[int]]) -> dict[str, int]:
     """Split the live bytes at the window's peak by storage group, the rest by creating phase."""
     snap = window.snapshot or {}
@@ -450,6 +484,50 @@ def _breakdown(window: Window, groups: Mapping[str, set[int]]) -> dict[str, int]
             label = f"other_from_{phase}" if phase else "other"
             out[label] = out.get(label, 0) + nbytes
     out["total"] = sum(nb for nb, _, _ in snap.values())
+    return out
+
+
+@contextlib.contextmanager
+def _cpu_allocator_probe(out: dict[str, Any]) -> Iterator[None]:
+    """Run the block under torch.profiler with memory profiling and put into ``out`` the peak of
+    the CPU allocator's running total above its value at the start. That total sees every
+    allocation, including those made and freed inside one kernel, which the dispatch mode cannot
+    see. Uses the profiler's event tree (a private API): on failure ``out`` says so."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    prof.__enter__()
+    try:
+        yield
+    finally:
+        prof.__exit__(None, None, None)
+        try:
+            from torch._C._profiler import _EventType
+
+            events = []
+            stack = list(prof.profiler.kineto_results.experimental_event_tree())
+            while stack:
+                node = stack.pop()
+                if node.tag == _EventType.Allocation and node.extra_fields.device.type == "cpu":
+                    f = node.extra_fields
+                    events.append((node.start_time_ns, int(f.total_allocated), int(f.alloc_size)))
+                stack.extend(node.children)
+            events.sort()
+            # the running total carries over from earlier profiling sessions: take it relative
+            # to its value just before the first event
+            base = events[0][1] - events[0][2] if events else 0
+            out["allocator_peak_above_start"] = max((t for _, t, _ in events), default=base) - base
+        except Exception as exc:  # noqa: BLE001 - private API; report, do not fail the run
+            out["allocator_peak_above_start"] = None
+            out["error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _crosscheck_summary(window: Window, probe: dict[str, Any]) -> dict[str, Any]:
+    tracked = window.raw_peak - window.raw_start
+    alloc = probe.get("allocator_peak_above_start")
+    out = {"tracker_unrounded_peak_above_start": tracked, **probe}
+    if alloc is not None:
+        out["unseen_by_tracker_bytes"] = alloc - tracked
     return out
 
 
@@ -480,6 +558,7 @@ def measure_train_step(
     foreach: bool = True,
     seed: int = 0,
     threads: int = 2,
+    crosscheck: bool = False,
 ) -> dict[str, Any]:
     """Run ``steps`` full training steps and report the peak live bytes of the last one.
 
@@ -487,7 +566,8 @@ def measure_train_step(
     AdamW states), "amp-bf16" (fp32 weights, forward under ``torch.autocast`` to bf16).
     ``lora_rank``: wrap the model with peft LoRA on ``lora_targets`` (default q_proj, v_proj;
     GPT-2's c_attn); only adapter weights train. ``checkpointing``: non-reentrant full gradient
-    checkpointing of every decoder layer.
+    checkpointing of every decoder layer. ``crosscheck``: also run the last step under
+    torch.profiler and compare with the CPU allocator's own count (slower).
     """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
@@ -528,8 +608,12 @@ def measure_train_step(
         tracker.track_existing(params, "<parameters>")
         tracker.track_existing(model.buffers(), "<buffers>")
         param_keys = tracker.keys_of(params) | tracker.keys_of(model.buffers())
+        probe: dict[str, Any] = {}
         for step in range(steps):
             gc.collect()
+            last = step == steps - 1
+            probing = _cpu_allocator_probe(probe) if crosscheck and last else contextlib.nullcontext()
+            probing.__enter__()
             window = tracker.begin_window()
             with tracker.phase("forward"):
                 input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
@@ -556,7 +640,10 @@ def measure_train_step(
                 state_bytes = tracker.bytes_of(state_tensors)
                 optimizer.zero_grad(set_to_none=True)
             window = tracker.end_window()
+            probing.__exit__(None, None, None)
             summary = _window_summary(window)
+            if crosscheck and last:
+                summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
             summary["loss"] = loss_value
             summary["breakdown_at_peak"] = _breakdown(window, {
                 "parameters": param_keys,
@@ -602,6 +689,8 @@ def measure_train_step(
             "optimizer_step_extra_bytes", "phases")},
         "losses": [s["loss"] for s in step_results],
         "attention_ops": _attention_kernels(tracker),
+        **_cpu_cuda_notes(tracker, attention, "float32" if mode != "pure-bf16" else "bfloat16"),
+        **({"cpu_allocator_crosscheck": last["cpu_allocator_crosscheck"]} if crosscheck else {}),
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return result
@@ -623,6 +712,7 @@ def measure_inference(
     attention: str,
     seed: int = 0,
     threads: int = 2,
+    crosscheck: bool = False,
 ) -> dict[str, Any]:
     """Prefill ``prompt_len`` tokens into a DynamicCache, then decode greedily one token at a time.
 
@@ -650,6 +740,9 @@ def measure_inference(
         tracker.track_existing(params, "<parameters>")
         tracker.track_existing(model.buffers(), "<buffers>")
         param_keys = tracker.keys_of(params) | tracker.keys_of(model.buffers())
+        probe: dict[str, Any] = {}
+        probing = _cpu_allocator_probe(probe) if crosscheck else contextlib.nullcontext()
+        probing.__enter__()
         window = tracker.begin_window()
         with tracker.phase("prefill"):
             prompt = torch.randint(0, vocab, (batch, prompt_len))
@@ -672,6 +765,7 @@ def measure_inference(
         cache_tokens = int(cache.get_seq_length())
         del cache_tensors
         window = tracker.end_window()
+        probing.__exit__(None, None, None)
         del cache, next_ids
     summary = _window_summary(window)
     return {
@@ -696,6 +790,8 @@ def measure_inference(
         "kv_cache_tokens_final": cache_tokens,
         "external_bytes": summary["external_bytes"],
         "attention_ops": _attention_kernels(tracker),
+        **_cpu_cuda_notes(tracker, attention, str(tdtype).replace("torch.", "")),
+        **({"cpu_allocator_crosscheck": _crosscheck_summary(window, probe)} if crosscheck else {}),
         "seconds": round(time.perf_counter() - t0, 3),
     }
 
@@ -713,22 +809,29 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "steps", "use_cache", "foreach", "seed"}
-_INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed"}
+               "lora_targets", "steps", "use_cache", "foreach", "seed", "crosscheck"}
+_INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}
 
 
 def load_grid(path: Path) -> list[dict[str, Any]]:
-    """Read a grid file: ``models`` (name -> HF config mapping) and ``runs`` (a list of runs,
-    each naming a ``model`` and a ``kind``: train or inference, plus that kind's settings)."""
+    """Read a grid file: ``models`` (name -> HF config mapping), ``runs`` (a list of runs, each
+    naming a ``model`` and a ``kind``: train or inference, plus that kind's settings) and optional
+    ``defaults`` (settings applied to every run of a kind that takes them)."""
     from planner.yamlio import load_mapping
 
     data = load_mapping(Path(path))
+    unknown_top = set(data) - {"models", "runs", "defaults"}
+    if unknown_top:
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown_top)}")
     models = data.get("models") or {}
     runs = data.get("runs") or []
+    defaults = dict(data.get("defaults") or {})
     out = []
     seen: set[str] = set()
     for i, run in enumerate(runs):
-        run = dict(run)
+        kind0 = run.get("kind", "train")
+        allowed0 = _TRAIN_KEYS if kind0 == "train" else _INFER_KEYS
+        run = {**{k: v for k, v in defaults.items() if k in allowed0}, **run}
         model = run.pop("model", None)
         if model not in models:
             raise ValueError(f"{path}: run {i + 1} names unknown model {model!r}")
@@ -754,7 +857,8 @@ def run_grid(grid: list[dict[str, Any]], *, progress: Any = None) -> dict[str, A
     for run in grid:
         fn = measure_train_step if run["kind"] == "train" else measure_inference
         res = fn(run["config"], **run["settings"])
-        entry = {"id": run["id"], "model": run["model"], "config": run["config"], **res}
+        entry = {"id": run["id"], "model_name": run["model"], "config": run["config"],
+                 "settings": dict(run["settings"]), **res}
         results.append(entry)
         gc.collect()
         if progress:

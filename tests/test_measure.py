@@ -1,0 +1,287 @@
+"""Checks of planner.measure, the storage-counting tracker behind the validation data.
+
+The tracker tests need torch (skipped without it); the grid and import checks do not.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.measure import ALLOCATOR_ROUNDING, load_grid, round_alloc
+
+ROOT = Path(__file__).resolve().parents[1]
+GRID = ROOT / "tests" / "data" / "validation" / "grid.yaml"
+MEASURED = ROOT / "tests" / "data" / "validation" / "measured_cpu.json"
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# --------------------------------------------------------------------------- no torch needed
+
+
+def test_round_alloc_matches_allocator_granularity():
+    assert ALLOCATOR_ROUNDING == 512
+    assert round_alloc(0) == 0
+    assert round_alloc(1) == 512
+    assert round_alloc(512) == 512
+    assert round_alloc(513) == 1024
+    assert round_alloc(4000) == 4096
+
+
+def test_importing_measure_does_not_import_torch():
+    code = "import sys, planner.measure; sys.exit(1 if 'torch' in sys.modules else 0)"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_grid_covers_the_issue():
+    runs = load_grid(GRID)
+    assert len(runs) >= 45
+    types = {r["config"]["model_type"] for r in runs}
+    assert types == {"llama", "qwen2", "gpt2"}
+    train = [r["settings"] for r in runs if r["kind"] == "train"]
+    infer = [r["settings"] for r in runs if r["kind"] == "inference"]
+    assert {s["mode"] for s in train} == {"fp32", "pure-bf16", "amp-bf16"}
+    assert {s["attention"] for s in train} == {"eager", "sdpa"}
+    assert any(s.get("checkpointing") for s in train)
+    assert any(s.get("lora_rank") for s in train)
+    assert len(infer) >= 8
+    for r in runs:
+        cfg, s = r["config"], r["settings"]
+        h = cfg.get("hidden_size", cfg.get("n_embd"))
+        assert 64 <= h <= 512
+        assert 2 <= cfg.get("num_hidden_layers", cfg.get("n_layer")) <= 6
+        assert 1000 <= cfg["vocab_size"] <= 32000
+        if r["kind"] == "train":
+            assert 1 <= s["micro_batch"] <= 4 and 32 <= s["seq_len"] <= 512
+            if s.get("lora_rank"):
+                assert 4 <= s["lora_rank"] <= 16
+
+
+def test_measured_file_matches_grid():
+    if not MEASURED.exists():
+        pytest.skip("measured_cpu.json not generated yet")
+    doc = json.loads(MEASURED.read_text(encoding="utf-8"))
+    assert {"torch", "transformers", "peft", "python"} <= set(doc["versions"])
+    grid = load_grid(GRID)
+    assert [r["id"] for r in doc["runs"]] == [r["id"] for r in grid]
+    for run, spec in zip(doc["runs"], grid):
+        assert run["kind"] == spec["kind"]
+        assert run["config"] == spec["config"] and run["settings"] == spec["settings"]
+        assert run["peak_bytes"] % ALLOCATOR_ROUNDING == 0
+        assert run["peak_bytes"] >= run["start_bytes"] > 0
+        assert run["peak_phase"] in run["phases"]
+        assert run["breakdown_at_peak"]["total"] == run["peak_bytes"]
+        for stats in run["phases"].values():
+            assert stats["start_bytes"] <= stats["peak_bytes"] <= run["peak_bytes"]
+
+
+# --------------------------------------------------------------------------- tracker
+
+
+def test_new_tensor_counts_rounded_bytes():
+    torch = _torch()
+    from planner.measure import make_tracker
+
+    tracker = make_tracker()
+    with tracker:
+        for n in (1, 100, 128, 129, 1000, 4096):
+            before = tracker.live_bytes
+            t = torch.empty(n, dtype=torch.float32)
+            assert tracker.live_bytes - before == -(-4 * n // 512) * 512
+            del t
+            assert tracker.live_bytes == before
+
+
+def test_views_and_in_place_ops_add_nothing():
+    torch = _torch()
+    from planner.measure import make_tracker
+
+    tracker = make_tracker()
+    with tracker:
+        t = torch.zeros(64, 64)
+        live = tracker.live_bytes
+        assert live == 64 * 64 * 4
+        views = [t.view(-1), t[::2], t.t(), t[3], t.transpose(0, 1).unsqueeze(0), t.as_strided((8,), (1,))]
+        t.add_(1.0)
+        t.mul_(2.0)
+        assert tracker.live_bytes == live
+        del t  # the views keep the storage alive
+        assert tracker.live_bytes == live
+        del views
+        assert tracker.live_bytes == 0
+
+
+def test_frees_lower_the_count_and_the_peak_stays():
+    torch = _torch()
+    from planner.measure import make_tracker
+
+    tracker = make_tracker()
+    with tracker:
+        window = tracker.begin_window()
+        with tracker.phase("forward"):
+            a = torch.ones(1000)   # 4000 -> 4096
+            b = torch.ones(3000)   # 12000 -> 12288
+            del a
+            c = torch.ones(10)     # 40 -> 512
+        assert tracker.live_bytes == 12288 + 512
+        window = tracker.end_window()
+    assert window.peak == 4096 + 12288
+    assert window.peak_phase == "forward"
+    assert window.phases["forward"].peak == 4096 + 12288
+    assert window.phases["forward"].end == 12288 + 512
+    del b, c
+
+
+def test_resize_and_outside_dispatch_storages():
+    torch = _torch()
+    from planner.measure import make_tracker
+
+    outside = torch.ones(256)  # 1024 bytes, made before tracking and not registered
+    tracker = make_tracker()
+    with tracker:
+        t = torch.empty(10)
+        assert tracker.live_bytes == 512
+        t.resize_(1000)  # in place, the storage grows
+        assert tracker.live_bytes == 4096
+        # a storage the tracker has not seen is counted at its first use, as "external"
+        window = tracker.begin_window()
+        x = outside
+        del outside
+        y = x + 1
+        assert window.external_bytes == 1024
+        assert tracker.live_bytes == 4096 + 1024 + 1024
+        tracker.end_window()
+        del t, x, y
+
+
+def test_linear_training_step_matches_hand_computation():
+    """One AdamW (foreach) step of a bias-free Linear(256 -> 128) on an (8, 256) batch, fp32.
+
+    Hand count (every size below is already a multiple of 512):
+      W = 128*256*4 = 131072; AdamW exp_avg and exp_avg_sq: 131072 each (step 2: they exist).
+      start     W + m + v                                        = 393216
+      forward   + x (8*256*4 = 8192) + y (8*128*4 = 4096) + loss (4 B -> 512)
+                peak 393216 + 8192 + 4096 + 512                  = 406016
+                y is not saved by sum() nor by mm (which keeps x and W): freed -> 401920
+      backward  + ones_like(loss) 512 + dW = mm(dy^T, x) 131072  peak 533504
+                after del loss, x: W + m + v + dW                = 524288
+      optimizer foreach AdamW: lerp_/mul_/addcmul_/addcdiv_ are in place; _foreach_sqrt makes
+                a temporary the size of v: 524288 + 131072       = 655360  (the step's peak)
+                then zero_grad(set_to_none) frees dW             -> 393216
+    The 'step' counter is a CPU scalar even on CUDA and is excluded, as measure_train_step does.
+    """
+    torch = _torch()
+    from planner.measure import make_tracker
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(256, 128, bias=False)
+    opt = torch.optim.AdamW(lin.parameters(), foreach=True)
+    lin(torch.randn(8, 256)).sum().backward()
+    opt.step()  # step 1 creates the optimizer state
+    opt.zero_grad(set_to_none=True)
+    state = [v for s in opt.state.values() for k, v in s.items() if k != "step"]
+    steps = [s["step"] for s in opt.state.values()]
+
+    tracker = make_tracker()
+    with tracker:
+        tracker.exclude(steps)
+        tracker.track_existing(list(lin.parameters()) + state)
+        window = tracker.begin_window()
+        with tracker.phase("forward"):
+            x = torch.randn(8, 256)
+            loss = lin(x).sum()
+        with tracker.phase("backward"):
+            loss.backward()
+            del loss, x
+        with tracker.phase("optimizer"):
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        window = tracker.end_window()
+
+    w = 128 * 256 * 4
+    phases = window.phase_dict()
+    assert window.start == 3 * w == 393216
+    assert phases["forward"]["peak_bytes"] == 3 * w + 8192 + 4096 + 512 == 406016
+    assert phases["forward"]["end_bytes"] == 3 * w + 8192 + 512
+    assert phases["backward"]["peak_bytes"] == 3 * w + 8192 + 512 + 512 + w == 533504
+    assert phases["backward"]["end_bytes"] == 4 * w
+    assert phases["optimizer"]["peak_bytes"] == 5 * w == 655360
+    assert window.peak == 655360 and window.peak_phase == "optimizer"
+    assert window.peak_op == "aten._foreach_sqrt.default"
+    assert window.end == 3 * w
+    assert sum(nb for nb, _, _ in window.snapshot.values()) == window.peak
+
+
+# --------------------------------------------------------------------------- Transformers runs
+
+TINY_LLAMA = {
+    "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+    "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000,
+}
+
+
+def test_train_step_accounting_is_consistent():
+    _torch()
+    pytest.importorskip("transformers")
+    from planner.measure import measure_train_step
+
+    res = measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=2, seq_len=32, attention="sdpa")
+    params = res["model"]["parameter_bytes_counted"]
+    # fp32 AdamW: two states the size of the (rounded) parameters; the foreach step's
+    # temporary is one more parameter-sized list (sqrt of exp_avg_sq)
+    assert res["optimizer_state_bytes"] == 2 * params
+    assert res["gradient_bytes"] == params
+    assert res["optimizer_step_extra_bytes"] == params
+    assert res["start_bytes"] == 3 * params + res["model"]["buffer_bytes_counted"]
+    assert res["breakdown_at_peak"]["total"] == res["peak_bytes"]
+    assert res["first_step"]["start_bytes"] == params + res["model"]["buffer_bytes_counted"]
+    assert res["external_bytes"] == 0
+    assert res["sdpa_backend"] is not None
+
+
+def test_inference_kv_cache_matches_formula():
+    _torch()
+    pytest.importorskip("transformers")
+    from planner.measure import measure_inference
+
+    res = measure_inference(TINY_LLAMA, dtype="bf16", batch=2, prompt_len=40, new_tokens=3,
+                            attention="sdpa")
+    layers, kv, head_dim = 2, 2, 64 // 4
+    assert res["kv_cache_tokens_final"] == 40 + 3 - 1
+    per_tensor = 2 * kv * (40 + 3 - 1) * head_dim * 2  # batch * kv heads * tokens * d * bf16
+    assert res["kv_cache_bytes_final"] == 2 * layers * round_alloc(per_tensor)
+    assert res["peak_phase"] == "prefill"
+    assert res["breakdown_at_peak"]["total"] == res["peak_bytes"]
+
+
+def test_recorded_peaks_reproduce():
+    """The committed measurements are exact: re-measuring a run gives the same bytes."""
+    _torch()
+    pytest.importorskip("transformers")
+    if not MEASURED.exists():
+        pytest.skip("measured_cpu.json not generated yet")
+    from planner.measure import measure_inference, measure_train_step, versions
+
+    doc = json.loads(MEASURED.read_text(encoding="utf-8"))
+    now = versions()
+    for lib in ("torch", "transformers", "peft"):
+        if now[lib] != doc["versions"][lib]:
+            pytest.skip(f"recorded with {lib} {doc['versions'][lib]}, installed {now[lib]}")
+    recorded = {r["id"]: r for r in doc["runs"]}
+    grid = {r["id"]: r for r in load_grid(GRID)}
+    for rid in ("llama64-fp32-eager-b1s32", "gpt2-128-bf16-sdpa-b2s128-ckpt",
+                "llama128-inf-bf16-sdpa-b2p128"):
+        run = grid[rid]
+        settings = {k: v for k, v in run["settings"].items() if k != "crosscheck"}
+        fn = measure_train_step if run["kind"] == "train" else measure_inference
+        res = fn(run["config"], **settings)
+        assert res["peak_bytes"] == recorded[rid]["peak_bytes"], rid
+        assert res["peak_phase"] == recorded[rid]["peak_phase"], rid

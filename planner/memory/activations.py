@@ -113,8 +113,10 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if name in lora_targets:
             # peft casts the input to the adapter dtype (fp32) and lora_A keeps that copy,
             # lora_B keeps lora_A's output (r values).
-            out.append(SavedTensor(f"LoRA {name} input (adapter-dtype copy)", adapter_bytes * in_features))
-            out.append(SavedTensor(f"LoRA {name} A output", adapter_bytes * lora_rank))
+            # Under autocast lora_A casts that copy again, to the compute dtype, and keeps it.
+            ab = c if regime.amp else adapter_bytes
+            out.append(SavedTensor(f"LoRA {name} input ({ab}-byte copy)", ab * in_features))
+            out.append(SavedTensor(f"LoRA {name} A output", ab * lora_rank))
 
     def norm(label: str, consumers: list[str]) -> None:
         any_train = any(trains(n) for n in consumers)
@@ -213,36 +215,61 @@ def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> lis
 
 
 def logits_bytes_per_token(arch: Architecture, regime: Regime) -> tuple[int, str]:
-    """Peak bytes per token of the logits and the loss, at the start of backward.
+    """Peak bytes per token of the logits and the loss (forward end or start of backward).
 
-    Transformers' causal-LM loss upcasts the logits to fp32 and runs cross-entropy
-    (log-softmax, which saves its fp32 output). At the start of backward the logits (compute
-    dtype), the saved fp32 log-softmax output, its gradient and the gradient of the fp32
-    logits are live together: V x (c + 4 + 4 + 4) bytes per token, or V x (4 + 4 + 4 + 4) in fp32.
+    Transformers' causal-LM loss upcasts the logits to fp32 (``logits.float()``) and runs
+    cross-entropy, whose log-softmax saves its fp32 output. At the end of forward the logits
+    (c bytes), the fp32 copy and the log-softmax output are live: V x (c + 8) B per token (the
+    copy is the same tensor when c = 4). At the start of backward the training loop has dropped
+    the model output (as ``Trainer.compute_loss`` does), and the saved log-softmax output, its
+    gradient and the gradient of the logits are live: V x 12 B. The peak is the larger.
 
-    Source: transformers loss/loss_utils.py ``ForCausalLMLoss`` (``logits.float()``); PyTorch
-    ``log_softmax`` backward (derivatives.yaml).
+    Source: transformers loss/loss_utils.py ``ForCausalLMLoss``; PyTorch ``nll_loss`` and
+    ``_log_softmax_backward_data`` (derivatives.yaml); confirmed by the measured grid
+    (tests/data/validation/measured_cpu.json, peak at ``_log_softmax_backward_data``).
     """
     V = arch.vocab_size
     c = regime.compute if not regime.amp else 2
-    per = V * (c + 12)
-    return per, f"V={V:,} x ({c} B logits + 4 B fp32 log-softmax + 4 B its gradient + 4 B logits gradient)"
+    forward = c + 8 if c != 4 else 8
+    per = V * max(forward, 12)
+    return per, (f"V={V:,} x max(forward: {c} B logits + 4 B fp32 copy + 4 B log-softmax, "
+                 f"backward: 4 B log-softmax + 4 B its gradient + 4 B logits gradient)")
 
 
-def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
+@dataclass(frozen=True)
+class ActivationBytes:
+    """Activation memory of one micro-batch, per GPU.
+
+    Attributes:
+        saved: bytes saved for backward at the start of backward (all layers' saved tensors, or
+            with checkpointing each layer's input) plus the head's.
+        recompute: with checkpointing, one layer's saved tensors while it is recomputed during
+            backward (0 without checkpointing).
+        saved_formula, recompute_formula: the arithmetic.
+    """
+
+    saved: int
+    recompute: int
+    saved_formula: str
+    recompute_formula: str
+
+    @property
+    def total(self) -> int:
+        return self.saved + self.recompute
+
+
+def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
-                     tp: int = 1, adapter_bytes: int = 4) -> tuple[int, str]:
-    """Bytes of activations saved for backward at the start of backward, per GPU.
+                     tp: int = 1, adapter_bytes: int = 4) -> ActivationBytes:
+    """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
-    checkpointing: each layer's input (residual dtype) plus, during the backward of one layer,
-    that layer's saved tensors again (recomputed).
+    checkpointing: each layer's input (residual dtype) plus the head's are saved; during the
+    backward of one layer its saved tensors exist again (recomputed), after the loss's
+    gradients are gone.
 
     With tensor parallelism t and sequence parallelism every per-token term is divided by t
     (Korthikanti et al. 2022, section 4.2.2).
-
-    Returns:
-        (bytes, formula text).
     """
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
@@ -253,15 +280,31 @@ def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, se
     one_layer = tokens * per_token_linear + tokens * s * per_token_quad
     head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
     quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""
+    tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
     if checkpointing == "full":
         ckpt = tokens * regime.residual * arch.hidden_size * L
-        total = ckpt + one_layer + head
-        text = (f"checkpoints: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}; "
-                f"+ one layer recomputed: {tokens:,} x ({per_token_linear:,} B{quad_txt}); + head {head:,} B")
+        saved = ckpt + head
+        recompute = one_layer
+        saved_text = (f"layer inputs: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}"
+                      f" + head {head:,} B{tp_txt}")
+        recompute_text = f"one layer: {tokens:,} tokens x ({per_token_linear:,} B{quad_txt}){tp_txt}"
     else:
-        total = one_layer * L + head
-        text = f"L={L} x b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token + head {head:,} B"
+        saved = one_layer * L + head
+        recompute = 0
+        saved_text = (f"L={L} x b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token"
+                      f" + head {head:,} B{tp_txt}")
+        recompute_text = ""
     if tp > 1:
-        total = -(-total // tp)
-        text += f"; / t={tp} (sequence parallel)"
-    return total, text
+        saved, recompute = -(-saved // tp), -(-recompute // tp)
+    return ActivationBytes(saved, recompute, saved_text, recompute_text)
+
+
+def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
+                     full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
+                     tp: int = 1, adapter_bytes: int = 4) -> tuple[int, str]:
+    """Total activation bytes (saved + recomputed layer), per GPU, with the formula text."""
+    parts = activation_parts(arch, regime, micro_batch=micro_batch, seq_len=seq_len, attention=attention,
+                             full=full, checkpointing=checkpointing, lora_targets=lora_targets,
+                             lora_rank=lora_rank, tp=tp, adapter_bytes=adapter_bytes)
+    text = parts.saved_formula + (f"; + {parts.recompute_formula}" if parts.recompute_formula else "")
+    return parts.total, text

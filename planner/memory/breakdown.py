@@ -26,7 +26,8 @@ class Component:
         bytes: integer bytes.
         formula: the arithmetic with the workload's numbers, e.g. '6,738,415,616 params x 2 B'.
         source: paper and section, or documentation page, behind the formula.
-        phase: '' when live through the whole step, else the phase it belongs to.
+        phase: '' when live through the whole step, else the phase(s) it is live in, joined
+            by ', ' (e.g. 'loss, recompute').
         kind: 'allocated' (tensors), 'runtime' (CUDA context, workspaces) or 'headroom'.
     """
 
@@ -52,7 +53,8 @@ def phase_total(components: Iterable[Component], where: str, kinds: Iterable[str
         if c.where != where or (kinds is not None and c.kind not in kinds):
             continue
         if c.phase:
-            phases[c.phase] = phases.get(c.phase, 0) + c.bytes
+            for name in c.phase.split(", "):
+                phases[name] = phases.get(name, 0) + c.bytes
         else:
             always += c.bytes
     if not phases:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from planner.memory.activations import (
     KORTHIKANTI,
-    activation_bytes,
+    activation_parts,
     logits_bytes_per_token,
     regime_for,
 )
@@ -76,34 +76,44 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     full = t.method == "full"
     comps: list[Component] = []
     node = w.node_gpus
-    for c in model_state_components(arch, t):
+    # Phases: without checkpointing one forward-backward peak (at the loss, start of backward);
+    # with checkpointing the loss moment and the recomputation of a layer are separate.
+    fwd = "loss, recompute" if t.checkpointing == "full" else "forward-backward"
+    loss = "loss" if t.checkpointing == "full" else "forward-backward"
+    for c in model_state_components(arch, t, fwd_phase=fwd):
         if c.where == HOST:
             c = replace(c, bytes=c.bytes * node, formula=f"({c.formula}) x {node} GPU(s) per machine", phase="run")
         comps.append(c)
-    # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it.
-    if recipe.autocast_copy_bytes and full:
+    # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it (frozen
+    # weights too: the copy is saved to compute the input gradient).
+    if recipe.autocast_copy_bytes:
         pc = arch.param_counts()
         n = -(-(pc.linear + (pc.lm_head or pc.embedding)) // t.tp)
         comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
                                f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
-                               "PyTorch AMP docs (autocast weight cache)", phase="forward-backward"))
-    act, act_text = activation_bytes(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len,
-                                     attention=t.attention, full=full, checkpointing=t.checkpointing,
-                                     lora_targets=t.lora_targets, lora_rank=t.lora_rank, tp=t.tp,
-                                     adapter_bytes=4 if t.adapter_dtype == "fp32" else 2)
-    comps.append(Component("activations", GPU, act, act_text, KORTHIKANTI, phase="forward-backward"))
+                               "PyTorch AMP docs (autocast weight cache)", phase=fwd))
+    act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
+                           full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
+                           lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=4 if t.adapter_dtype == "fp32" else 2)
+    if t.checkpointing == "full":
+        comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
+                               phase=fwd))
+        comps.append(Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
+                               KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute"))
+    else:
+        comps.append(Component("activations", GPU, act.saved, act.saved_formula, KORTHIKANTI, phase=fwd))
     per_tok, logit_text = logits_bytes_per_token(arch, regime)
     tokens = t.micro_batch * t.seq_len
     logits = -(-per_tok * tokens // t.tp)
     comps.append(Component("logits and loss", GPU, logits, f"b*s={tokens:,} tokens x {logit_text}"
                            + (f" / t={t.tp}" if t.tp > 1 else ""),
                            "transformers ForCausalLMLoss (fp32 upcast); PyTorch log_softmax backward",
-                           phase="forward-backward"))
+                           phase=loss))
     if t.method == "qlora":
         largest = max(m.in_features * m.out_features for m in arch.linear_modules())
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B, one at a time",
-                               "bitsandbytes matmul_4bit (dequantize then matmul)", phase="forward-backward"))
+                               "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
     notes = [GRAD_ACCUM_NOTE]
     if t.method == "qlora":
         notes.append("QLoRA: embeddings and output head stay 16-bit; the NF4 base is dequantized one layer at a time.")

@@ -63,14 +63,22 @@ def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurren
     return total, text
 
 
+#: Live MLP-width tensors at the peak of one MLP forward without autograd, by activation:
+#: gated MLPs hold act(gate), up and their product; Transformers' gelu_new formula holds its
+#: input, 0.5 x input and two temporaries of the tanh chain, then the product.
+MLP_INFERENCE_TENSORS = {"gelu_new": 5, "gelu_fast": 5}
+
+
 def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attention: str, compute_bytes: int = 2,
                        tp: int = 1) -> tuple[int, str]:
     """Transient activations of one forward pass over ``tokens`` prompt tokens, per GPU.
 
     Nothing is saved for backward at inference, so the peak is one layer's working set: the
-    residual stream and its normalised copy, the MLP intermediates (gate, up and their
-    product for gated MLPs), and for eager attention the score matrix and its fp32 softmax
-    for the longest sequence; plus the last token's logits in fp32.
+    residual stream and its normalised copy, then the larger of the MLP intermediates and the
+    attention working set. Eager attention materialises the scores (c bytes), converts them to
+    fp32 for the softmax (4 bytes, unless they are fp32 already) and writes the fp32 softmax
+    output (4 bytes): (c + 4 + 4) bytes per score for 16-bit, 8 for fp32 (ATen ``softmax`` with a
+    dtype argument converts its input first).
 
     Args:
         tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk).
@@ -81,15 +89,16 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attenti
     f_tp = -(-f // tp) * (arch.num_experts_per_tok if arch.is_moe else 1)
     a_tp = -(-a // tp)
     resid = 3 * c * h * tokens  # residual, normalised input, layer output
-    mlp = (3 if arch.gated_mlp else 2) * c * f_tp * tokens
-    qkv = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
-    attn = qkv
+    n_mlp = 3 if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
+    mlp = n_mlp * c * f_tp * tokens
+    attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
+    per_score = c + 4 + 4 if c != 4 else 8
     if attention == "eager":
         seqs = max(1, tokens // max(1, longest))
-        attn += seqs * a_tp * longest * longest * (c + 4)
+        attn += seqs * a_tp * longest * longest * per_score
     peak = resid + max(mlp, attn)
-    text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max(MLP {(3 if arch.gated_mlp else 2)} x {c} B x "
-            f"f={f_tp:,}, attention{' incl. eager scores' if attention == 'eager' else ''}))")
+    text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max(MLP {n_mlp} x {c} B x f={f_tp:,}, "
+            f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''}))")
     return peak, text
 
 

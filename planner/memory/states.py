@@ -111,7 +111,8 @@ def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape)
     return n * opt.states * recipe_state_bytes, f"{n:,} trainable params x {opt.states} states x {recipe_state_bytes} B"
 
 
-def model_state_components(arch: Architecture, train: Training) -> list[Component]:
+def model_state_components(arch: Architecture, train: Training, *, fwd_phase: str = "forward-backward"
+                           ) -> list[Component]:
     """Weights, gradients, master weights, optimizer states and their step temporaries.
 
     Returns GPU components (bytes per GPU) and host components (bytes per machine, for
@@ -121,6 +122,9 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
     The per-GPU figures follow the ZeRO paper's accounting: with N data-parallel ranks,
     stage >= 1 divides master weights and optimizer states by N, stage >= 2 gradients,
     stage 3 parameters.
+
+    Args:
+        fwd_phase: the phase name(s) of forward and backward, for buffers in flight.
     """
     recipe: Recipe = RECIPES[train.recipe]
     opt = OPTIMIZERS[train.optimizer]
@@ -184,11 +188,20 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
 
     grads, gnote = shard(nt * grad_b, 2)
     grads_persistent = recipe.persistent_grads or train.grad_accum > 1 or z >= 1 or N > 1
-    gphase = "" if grads_persistent else "optimizer step"
+    # With tied embeddings the output head's gradient waits for the embedding's, and the two
+    # are added into a new tensor at the end of backward: three vocab x hidden gradients at once.
+    tied_moment = (arch.tie_word_embeddings and train.method == "full" and not grads_persistent)
+    gphase = "" if grads_persistent else ("optimizer step, end of backward" if tied_moment else "optimizer step")
     why = ("" if not grads_persistent else
            " (kept between micro-batches)" if train.grad_accum > 1 else " (persistent buffers)")
     out.append(Component("gradients", GPU, grads, f"{nt:,} trainable params x {grad_b} B{gnote}{why}",
                          (ZERO_SRC if gnote else recipe_source(recipe)), phase=gphase))
+    if tied_moment:
+        vh = -(-arch.vocab_size * arch.hidden_size // train.tp)
+        out.append(Component("tied embedding gradients being summed", GPU, 2 * vh * grad_b,
+                             f"2 x V*h = 2 x {vh:,} x {grad_b} B (head and embedding gradients before their sum)",
+                             "PyTorch autograd accumulation of a shared parameter's gradients",
+                             phase="end of backward"))
     where_states = HOST if train.offload_optimizer else GPU
     off = ", in host RAM (ZeRO-Offload)" if train.offload_optimizer else ""
     if master_b:
@@ -223,7 +236,7 @@ def model_state_components(arch: Architecture, train: Training) -> list[Componen
             elems = min(DS_REDUCE_BUCKET_ELEMENTS, nt)
             out.append(Component("ZeRO reduce bucket", GPU, elems * grad_b,
                                  f"min({DS_REDUCE_BUCKET_ELEMENTS:,}, {nt:,}) elements x {grad_b} B", DS_CONFIG_SRC,
-                                 phase="forward-backward"))
+                                 phase=fwd_phase))
     return out
 
 

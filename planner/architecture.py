@@ -141,7 +141,16 @@ class Architecture:
         return self.num_local_experts > 1
 
     def linear_modules(self) -> list[LinearModule]:
-        """The ``nn.Linear`` modules of one transformer layer with their shapes."""
+        """The ``nn.Linear`` modules of one transformer layer with their shapes (a new list each call)."""
+        cached = self.__dict__.get("_linear_modules")
+        if cached is None:
+            cached = tuple(self._linear_modules())
+            # The record is frozen and these depend only on its fields: keep them on the instance
+            # (the memory model asks for them many times per estimate).
+            object.__setattr__(self, "_linear_modules", cached)
+        return list(cached)
+
+    def _linear_modules(self) -> list[LinearModule]:
         h, f, e = self.hidden_size, self.intermediate_size, self.num_local_experts
         mods: list[LinearModule] = []
         if self.model_type == "gpt2":
@@ -196,6 +205,13 @@ class Architecture:
 
     def param_counts(self) -> ParamCounts:
         """Exact parameter counts as PyTorch's ``model.parameters()`` would give them."""
+        cached = self.__dict__.get("_param_counts")
+        if cached is None:
+            cached = self._param_counts()
+            object.__setattr__(self, "_param_counts", cached)
+        return cached
+
+    def _param_counts(self) -> ParamCounts:
         h, L = self.hidden_size, self.num_hidden_layers
         mods = self.linear_modules()
         linear = sum(m.weight_params for m in mods if m.part != "router") * L

@@ -1,0 +1,926 @@
+"""Candidate machines for a scenario: every hardware configuration, its cost, and whether it fits.
+
+One row per candidate: GPU type x cards per node x platform x RAM configuration x nodes, for
+the strategy variants the scenario's workloads leave open. The memory model is run once per
+(variant, GPU count), because memory depends on the strategy and the number of GPUs, not on
+the GPU model or platform; everything else is vectorised over the rows with numpy and handed
+over as one pandas DataFrame whose columns are declared in :data:`COLUMNS`.
+
+Feasibility rules, checked in this order; the first that fails is the row's ``binding``
+constraint and ``why_not`` says it as a sentence with numbers:
+
+=============  ==============================================================================
+price          the GPU has a purchase price in the catalog
+form_factor    the platform takes the GPU's form factor (SXM/OAM modules only on platforms
+               that list them); a baseboard with ``fixed_gpu`` carries exactly
+               ``fixed_gpu_count`` of that GPU and nothing else
+max_cards      cards per node <= the scenario's ``max_cards`` (only binding for baseboards,
+               whose count is fixed; other counts are not enumerated past ``max_cards``)
+slots          cards <= what the platform's slots take at the card's width
+               (:func:`planner.catalog.max_cards`; non-PCIe modules: ``max_gpus``)
+lanes          cards x the card's ``pcie_lanes`` <= the platform's ``gpu_lanes``: every card
+               gets its full link; x8 bifurcation is not assumed, and NIC lanes are not counted
+power          cards x ``tdp_w`` + ``platform_w`` <= ``psu_w``
+network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
+               with enough ports for every NIC on one switch (multi-switch fabrics are not
+               modelled)
+ram            the platform has a RAM configuration (below); per workload: RAM >= max(host
+               RAM need of the workload, 2 x the node's installed VRAM, or 6 x with offload)
+cards / tp     (per workload) the workload's GPU count fits the machine: a fixed ``gpus`` needs
+               that many cards (several nodes only with every card of every node); a tensor-
+               parallel group stays inside one node
+precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights or KV need
+               ``gpu.fp8``; int8 weights need ``gpu.int8``; fp16 and fp32 run everywhere
+vram           per-GPU need (memory model, runtime overheads included) <= usable memory x
+               (1 - ``vram_headroom``), computed exactly as ``usable - ceil(usable x headroom)``
+budget         capex (extras included) <= ``budget_usd``
+=============  ==============================================================================
+
+A workload fits a row when at least one of its variants does; the row reports the first
+variant, in the scenario's order of preference, that fits (or, when none does, the one that
+came closest: the furthest down the list above, then the smallest shortfall). A scenario with
+several workloads needs every workload to fit the same row (run one at a time).
+
+RAM configurations: equal DIMMs of the platform's ``memory_kind``, filling every channel with one
+or two DIMMs per channel, within ``dimm_slots`` and ``max_memory`` (configurations above the
+platform's maximum are not built). "Installed VRAM" is cards per node x the GPU's marketed
+``memory``. RAM above 4x the installed VRAM (8x with offload) is reported in ``ram_vram_ratio``.
+
+Rows that fail a hardware rule (price, form factor, max cards, slots, lanes, power, network, no
+RAM configuration) are listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM
+configuration, not once per RAM configuration: the RAM cannot make them buildable.
+
+Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
+(default one per GPU) with one cable each, and one switch; the cheapest NIC and switch pair
+(ties by ids) is chosen per (cards, nodes). Training shards over every card of every node;
+inference runs a replica (tensor parallel inside one node) on one node.
+
+Money is USD, sizes are bytes, power is watts. Importing this module does no work; numpy and
+pandas are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, max_cards
+from planner.memory import Estimate, estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.scenario import Constraints, Scenario, ScenarioWorkload
+from planner.units import GiB
+from planner.workload import Workload
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pandas as pd
+
+#: Column name -> unit and meaning. Names end in their unit.
+COLUMNS: dict[str, str] = {
+    "rank": "1-based position in the ranked table (feasible first, then by the solver's order)",
+    "feasible": "bool: every rule holds for every workload",
+    "binding": "the first rule that fails ('' when feasible); see the module docstring",
+    "why_not": "that rule as a sentence with numbers ('' when feasible)",
+    "binding_workload": "name of the workload the binding rule is about ('' for hardware rules)",
+    "gpu_id": "catalog GPU id",
+    "gpu_vendor": "nvidia, amd or intel",
+    "platform_id": "catalog platform id",
+    "cards_per_node": "count: GPUs in each node",
+    "nodes": "count: identical nodes",
+    "cards_total": "count: cards_per_node x nodes",
+    "gpu_memory_bytes": "bytes: memory of one GPU as marketed",
+    "gpu_usable_bytes": "bytes: memory of one GPU as the driver reports it",
+    "gpu_capacity_bytes": "bytes: usable memory less the scenario's vram_headroom",
+    "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
+    "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes (negative: does not fit)",
+    "strategy": "the variant each workload uses on this machine (or came closest with)",
+    "offload": "bool: a reported variant keeps states or parameters in host RAM",
+    "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
+    "cards_fit_count": "count: most cards of this width the platform takes",
+    "pcie_lanes_needed": "lanes: cards_per_node x the card's pcie_lanes",
+    "gpu_lanes": "lanes: the platform's CPU PCIe lanes for GPUs",
+    "power_w": "watts: cards_per_node x tdp_w + platform_w",
+    "psu_w": "watts: the platform's usable supply",
+    "dimm_id": "catalog DIMM id ('' when the platform has no RAM configuration)",
+    "dimms_per_channel": "count: 1 or 2",
+    "dimm_count": "count: DIMMs per node",
+    "ram_bytes": "bytes: RAM per node",
+    "ram_max_bytes": "bytes: the platform's max_memory",
+    "ram_required_bytes": "bytes: RAM per node the workloads need (largest over workloads)",
+    "host_need_bytes": "bytes: the memory model's host RAM peak per node (largest over workloads)",
+    "vram_node_bytes": "bytes: installed VRAM per node (cards_per_node x gpu_memory_bytes)",
+    "ram_vram_ratio": "ratio: ram_bytes / vram_node_bytes (reported above 4, or 8 with offload)",
+    "nic_id": "catalog NIC id ('' for one node)",
+    "nic_count": "count: NICs in all nodes",
+    "switch_id": "catalog switch id ('' for one node)",
+    "switch_count": "count: switches",
+    "gpu_price_usd": "USD: one GPU",
+    "gpus_usd": "USD: every GPU of every node",
+    "platform_usd": "USD: every node's platform (base price)",
+    "ram_usd": "USD: every node's DIMMs",
+    "network_usd": "USD: NICs, cables and switch",
+    "extras_usd": "USD: the scenario's extras",
+    "capex_usd": "USD: the purchase (gpus + platform + ram + network + extras)",
+}
+
+#: Rules in the order they are checked (the first failing one binds).
+RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "network", "ram", "cards", "tp",
+         "precision", "vram", "budget")
+_HW_RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "network", "ram")
+_HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
+
+#: RAM per node at least this many times the installed VRAM (seed articles: 2-4x, 6-8x with
+#: offload; shared/reference/memory-model.md section 7); above the second figure is reported.
+RAM_VRAM_MIN = 2
+RAM_VRAM_MIN_OFFLOAD = 6
+RAM_VRAM_HIGH = 4
+RAM_VRAM_HIGH_OFFLOAD = 8
+
+# Stages of a workload's check on a row (a higher stage got further).
+_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
+
+
+def capacity_bytes(usable_bytes: int, headroom: float) -> int:
+    """Usable GPU memory less the headroom fraction, in bytes: ``usable - ceil(usable x headroom)``.
+
+    The headroom is read as the decimal the user wrote (0.05 is exactly 1/20), so the result
+    is exact and a need equal to it fits.
+    """
+    h = Fraction(Decimal(repr(float(headroom))))
+    return usable_bytes - math.ceil(usable_bytes * h)
+
+
+# ----- usages: a workload variant on a given number of GPUs -----------------------------------
+
+@dataclass(frozen=True)
+class Usage:
+    """One way a workload runs: a variant on ``gpus`` GPUs, ``gpus_per_node`` of them per node.
+
+    Attributes:
+        workload_index, variant_index: positions in the scenario.
+        gpus: total GPUs; gpus_per_node: GPUs per node (== gpus on one node).
+        tp: tensor-parallel degree (inside one node).
+        workload: the variant with this card count.
+        estimate: the memory model's result for it.
+        need_bytes: per-GPU peak (``estimate.per_gpu_total_bytes``).
+        host_bytes: host RAM peak per node (``estimate.host_total_bytes``).
+        offload: states or parameters in host RAM.
+        needs: hardware features the precision needs ('bf16', 'fp8', 'int8').
+        label: the strategy in words, with the GPU count.
+    """
+
+    workload_index: int
+    variant_index: int
+    gpus: int
+    gpus_per_node: int
+    tp: int
+    workload: Workload = field(compare=False, repr=False)
+    estimate: Estimate = field(compare=False, repr=False)
+    need_bytes: int = 0
+    host_bytes: int = 0
+    offload: bool = False
+    needs: tuple[str, ...] = ()
+    label: str = ""
+
+
+def precision_needs(workload: Workload) -> tuple[str, ...]:
+    """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none)."""
+    from planner.recipes import RECIPES
+
+    needs: set[str] = set()
+    if workload.train is not None:
+        dtype = RECIPES[workload.train.recipe].dtype
+        if dtype == "bf16":
+            needs.add("bf16")
+    else:
+        i = workload.infer
+        assert i is not None
+        for d in (i.weights, i.kv_dtype):
+            if d in ("bf16", "fp8", "int8"):
+                needs.add(d)
+    return tuple(sorted(needs))
+
+
+def with_gpus(workload: Workload, gpus: int, gpus_per_node: int) -> Workload:
+    """The workload on ``gpus`` GPUs, ``gpus_per_node`` per node (training), or at tp=gpus (inference)."""
+    if workload.train is not None:
+        return replace(workload, train=replace(workload.train, gpus=gpus),
+                       gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
+    assert workload.infer is not None
+    return replace(workload, infer=replace(workload.infer, tp=gpus), gpus_per_node=None)
+
+
+def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
+               overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
+    """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
+
+    Args:
+        sw: the scenario workload.
+        index: its position in the scenario.
+        node_shapes: the (cards per node, nodes) pairs of the candidate rows.
+        max_cards_per_node: the most cards any node has.
+        overheads: runtime overheads for the memory model (default assumptions when None).
+        cache: optional dict memoising estimates by (variant, gpus, gpus_per_node).
+
+    Returns:
+        Usages, variant by variant in the scenario's order; within a variant, training uses the
+        most GPUs first (single node before several nodes at the same count); inference runs a
+        replica of ``tp`` GPUs on one node.
+    """
+    cache = {} if cache is None else cache
+    out: list[Usage] = []
+    multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
+    for vi, v in enumerate(sw.variants):
+        tp = v.tp
+        shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
+        if sw.task == "train":
+            single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
+            multi_gp = [(c * n, c) for c, n in multi if c % tp == 0]
+            if sw.gpus_per_node is not None:
+                single = [s for s in single if s[1] == sw.gpus_per_node]
+                multi_gp = [s for s in multi_gp if s[1] == sw.gpus_per_node]
+            if sw.gpus is None:
+                shapes = sorted(single + multi_gp, key=lambda s: (-s[0], -(s[0] == s[1]), -s[1]))
+            else:
+                for g in sw.gpus:
+                    shapes += [s for s in single if s[0] == g]
+                    shapes += [s for s in multi_gp if s[0] == g]
+        else:
+            if tp <= max_cards_per_node:
+                shapes = [(tp, tp)]
+        for g, gpn in shapes:
+            key = (index, vi, g, gpn)
+            hit = cache.get(key)
+            if hit is None:
+                w = with_gpus(v.workload, g, gpn)
+                est = estimate(w, overheads)
+                hit = (w, est)
+                cache[key] = hit
+            w, est = hit
+            label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+            if sw.task == "train" and gpn < g:
+                label += f" ({gpn} per node)"
+            out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
+                             est.offload, precision_needs(w), label))
+    return out
+
+
+# ----- hardware rows ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RamConfig:
+    """Equal DIMMs in every channel: ``count`` x ``dimm`` (``per_channel`` per channel)."""
+
+    dimm: Dimm
+    per_channel: int
+    count: int
+
+    @property
+    def bytes(self) -> int:
+        return self.count * self.dimm.size_bytes
+
+    @property
+    def price_usd(self) -> float:
+        return self.count * self.dimm.price_usd
+
+
+def ram_configs(platform: Platform, catalog: Catalog) -> list[RamConfig]:
+    """RAM configurations of a platform: equal DIMMs of its kind, 1 or 2 per channel, within its
+    slots and max memory; cheapest first (ties: smaller, then DIMM id)."""
+    out = []
+    for d in catalog.dimms_of_kind(platform.memory_kind):
+        for per in (1, 2):
+            count = platform.memory_channels * per
+            if count > platform.dimm_slots or count * d.size_bytes > platform.max_memory_bytes:
+                continue
+            out.append(RamConfig(d, per, count))
+    return sorted(out, key=lambda r: (r.price_usd, r.bytes, r.dimm.id, r.per_channel))
+
+
+@dataclass(frozen=True)
+class NetworkChoice:
+    """The scale-out network of a multi-node candidate (None fields: none fits)."""
+
+    nic: Nic | None
+    switch: Switch | None
+    nic_count: int
+    switch_count: int
+    price_usd: float
+    problem: str = ""
+
+
+def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int) -> NetworkChoice:
+    """The cheapest NIC + switch pair (ties by ids) connecting ``nics`` NICs to one switch.
+
+    A pair matches when the kinds agree (and the scenario's ``network.kind`` if given) and the
+    switch's port rate is at least the NIC's. Cost: nics x (NIC + one cable) + one switch.
+    """
+    net = constraints.network
+    kind = net.kind
+    pairs = [(n, s) for n in catalog.nics for s in catalog.switches
+             if n.kind == s.kind and (kind is None or n.kind == kind) and s.rate_bytes_per_s >= n.rate_bytes_per_s
+             and (net.nic is None or n.id == net.nic) and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
+    if not pairs:
+        what = " ".join(x for x in (f"of kind {kind}" if kind else "", f"({net.nic})" if net.nic else "",
+                                     f"of at least {net.min_rate_bytes_per_s * 8 / 1e9:g} Gb/s"
+                                     if net.min_rate_bytes_per_s else "") if x)
+        return NetworkChoice(None, None, nics, 0, 0.0,
+                             f"the catalog has no NIC and switch {what + ' ' if what else ''}that match "
+                             "(same kind, switch rate >= NIC rate)")
+    fitting = [(n, s) for n, s in pairs if s.ports >= nics]
+    if not fitting:
+        most = max(s.ports for _, s in pairs)
+        return NetworkChoice(None, None, nics, 0, 0.0,
+                             f"{nics} NICs need {nics} switch ports; the largest matching switch has {most} "
+                             "(multi-switch fabrics are not modelled)")
+    best = min(fitting, key=lambda p: (nics * (p[0].price_usd + p[0].cable_price_usd) + p[1].price_usd,
+                                       p[0].id, p[1].id))
+    n, s = best
+    return NetworkChoice(n, s, nics, 1, nics * (n.price_usd + n.cable_price_usd) + s.price_usd)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Workload-independent candidate rows (numpy arrays, one entry per row) and their parts.
+
+    Build it once per (catalog, constraints) with :func:`hardware`; :func:`evaluate` reuses it
+    for any scenario with those constraints.
+    """
+
+    gpus: tuple[Gpu, ...]
+    platforms: tuple[Platform, ...]
+    ram: tuple[RamConfig, ...]
+    networks: tuple[NetworkChoice, ...]
+    headroom: float
+    max_cards_per_node: int
+    arrays: dict[str, Any] = field(repr=False)
+    ram_of: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def rows(self) -> int:
+        return len(self.arrays["gpu_i"])
+
+    def node_shapes(self) -> list[tuple[int, int]]:
+        """The distinct (cards per node, nodes) pairs among rows that pass the hardware rules."""
+        import numpy as np
+
+        a = self.arrays
+        ok = a["hw_code"] == 0
+        pairs = np.unique(np.stack([a["cards"][ok], a["nodes"][ok]], axis=1), axis=0) if ok.any() else []
+        return [(int(c), int(n)) for c, n in pairs]
+
+
+def allowed_gpus(catalog: Catalog, constraints: Constraints) -> list[Gpu]:
+    """The catalog's GPUs after allowed_gpus, excluded_gpus and vendors."""
+    c = constraints
+    return [g for g in catalog.gpus if (c.allowed_gpus is None or g.id in c.allowed_gpus)
+            and g.id not in c.excluded_gpus and (c.vendors is None or g.vendor in c.vendors)]
+
+
+def allowed_platforms(catalog: Catalog, constraints: Constraints) -> list[Platform]:
+    """The catalog's platforms after allowed_platforms."""
+    c = constraints
+    return [p for p in catalog.platforms if c.allowed_platforms is None or p.id in c.allowed_platforms]
+
+
+def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
+    """Enumerate the hardware rows: GPU x platform x cards x nodes x RAM configuration.
+
+    See the module docstring for the rules checked here (price, form factor, max cards, slots,
+    lanes, power, network, RAM configuration) and which rows are listed once.
+    """
+    import numpy as np
+
+    gpus = allowed_gpus(catalog, constraints)
+    platforms = allowed_platforms(catalog, constraints)
+    cmax = constraints.max_cards or max([p.max_gpus for p in platforms] + [1])
+    cmax_any = max([cmax] + [p.fixed_gpu_count or 0 for p in platforms])
+    ram_list: list[RamConfig] = []
+    ram_of: dict[str, list[int]] = {}
+    for p in platforms:
+        idx = []
+        for r in ram_configs(p, catalog):
+            idx.append(len(ram_list))
+            ram_list.append(r)
+        ram_of[p.id] = idx
+    nets: list[NetworkChoice] = []
+    net_of: dict[tuple[int, int], int] = {}
+
+    def net_index(c: int, n: int) -> int:
+        if n == 1:
+            return -1
+        nics = (constraints.network.nics_per_node or c) * n
+        key = (nics, 0)
+        if key not in net_of:
+            net_of[key] = len(nets)
+            nets.append(network_choice(catalog, constraints, nics=nics))
+        return net_of[key]
+
+    cols: dict[str, list[int]] = {k: [] for k in ("gpu_i", "plat_i", "cards", "nodes", "ram_i", "net_i", "hw_code",
+                                                  "fit")}
+
+    def add(gi: int, pi: int, c: int, n: int, ri: int, ni: int, code: int, fit: int) -> None:
+        cols["gpu_i"].append(gi)
+        cols["plat_i"].append(pi)
+        cols["cards"].append(c)
+        cols["nodes"].append(n)
+        cols["ram_i"].append(ri)
+        cols["net_i"].append(ni)
+        cols["hw_code"].append(code)
+        cols["fit"].append(fit)
+
+    for gi, g in enumerate(gpus):
+        for pi, p in enumerate(platforms):
+            rams = ram_of[p.id]
+            cheapest = rams[0] if rams else -1
+            fixed = p.fixed_gpu is not None
+            if g.form_factor != "pcie":
+                fit = p.max_gpus
+            elif p.gpu_slots:
+                fit = max_cards(p, g.slot_width or 1)
+            else:
+                fit = 0
+            if g.price_usd is None:
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["price"], fit)
+                continue
+            if g.form_factor not in p.form_factors or (fixed and p.fixed_gpu != g.id):
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["form_factor"], fit)
+                continue
+            counts = [p.fixed_gpu_count] if fixed else list(range(1, cmax + 1))
+            for c in counts:
+                assert c is not None
+                code = 0
+                if fixed and constraints.max_cards is not None and c > constraints.max_cards:
+                    code = _HW_CODE["max_cards"]
+                elif not fixed and c > fit:
+                    code = _HW_CODE["slots"]
+                elif c * g.pcie_lanes > p.gpu_lanes:
+                    code = _HW_CODE["lanes"]
+                elif c * g.tdp_w + p.platform_w > p.psu_w:
+                    code = _HW_CODE["power"]
+                if code:
+                    add(gi, pi, c, 1, cheapest, -1, code, fit)
+                    continue
+                for n in range(1, constraints.max_nodes + 1):
+                    ni = net_index(c, n)
+                    if ni >= 0 and nets[ni].nic is None:
+                        add(gi, pi, c, n, cheapest, ni, _HW_CODE["network"], fit)
+                        continue
+                    if not rams:
+                        add(gi, pi, c, n, -1, ni, _HW_CODE["ram"], fit)
+                        continue
+                    for ri in rams:
+                        add(gi, pi, c, n, ri, ni, 0, fit)
+    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
+    arrays.update(_static_arrays(arrays, gpus, platforms, ram_list, nets, constraints.vram_headroom))
+    return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
+                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()})
+
+
+# ----- evaluation -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """The candidate table of a scenario and what the solver needs to explain a row.
+
+    Attributes:
+        table: one row per candidate, columns :data:`COLUMNS`, ranked (feasible first, then by
+            capex, fewer cards, more headroom, ids), index 0..n-1.
+        usages: per workload, the usages evaluated (indices in ``best_usage`` refer to them).
+        best_usage: int array (rows x workloads): the usage each workload uses on the row (the
+            closest one when it does not fit), -1 when none can run on the row's card count.
+        scenario: the scenario evaluated.
+        hardware: the hardware rows.
+    """
+
+    table: Any
+    usages: tuple[tuple[Usage, ...], ...]
+    best_usage: Any
+    scenario: Scenario
+    hardware: Hardware
+
+    def usages_of(self, row: int) -> list[Usage | None]:
+        """The usage of each workload on table row ``row`` (None where none can run)."""
+        return [self.usages[w][int(u)] if u >= 0 else None for w, u in enumerate(self.best_usage[row])]
+
+
+def build(scenario: Scenario, catalog: Catalog, *, overheads: RuntimeOverheads | None = None,
+          explain: bool = True, hw: Hardware | None = None) -> CandidateSet:
+    """Enumerate and check every candidate for ``scenario``.
+
+    Args:
+        scenario: the validated scenario.
+        catalog: the catalog it was validated against.
+        overheads: runtime overheads for the memory model (None: default assumptions).
+        explain: fill ``why_not`` (about 3 us per infeasible row); the solver explains only the
+            rows it reports when False.
+        hw: hardware rows from :func:`hardware` for the same constraints, to reuse.
+
+    Returns:
+        A :class:`CandidateSet`.
+    """
+    hw = hw or hardware(catalog, scenario.constraints)
+    cache: dict = {}
+    shapes = hw.node_shapes()
+    usages = tuple(tuple(usages_for(sw, i, node_shapes=shapes, max_cards_per_node=hw.max_cards_per_node,
+                                    overheads=overheads, cache=cache))
+                   for i, sw in enumerate(scenario.workloads))
+    return evaluate(scenario, hw, usages, explain=explain)
+
+
+def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequence[Platform],
+                   ram: Sequence[RamConfig], nets: Sequence[NetworkChoice], headroom: float) -> dict[str, Any]:
+    """Per-row arrays that do not depend on the workloads (computed once per Hardware)."""
+    import numpy as np
+
+    gi, pi, ri, ni = hw_rows["gpu_i"], hw_rows["plat_i"], hw_rows["ram_i"], hw_rows["net_i"]
+    cards, nodes = hw_rows["cards"], hw_rows["nodes"]
+    out: dict[str, Any] = {}
+    g_cap = np.array([capacity_bytes(x.memory_usable_bytes, headroom) for x in gpus], dtype=np.int64)
+    g_mem = np.array([x.memory_bytes for x in gpus], dtype=np.int64)
+    out["cap"] = g_cap[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
+    out["mem"] = g_mem[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
+    out["usable"] = np.array([x.memory_usable_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
+    for feat in ("bf16", "fp8", "int8"):
+        out[feat] = np.array([getattr(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus) else np.zeros(0, bool)
+    price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
+    out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
+    out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
+    out["lanes"] = np.array([x.pcie_lanes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
+    out["width"] = np.array([x.slot_width or 0 for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
+    out["has_ram"] = ri >= 0
+    out["ram_bytes"] = np.array([r.bytes for r in ram] + [0], dtype=np.int64)[ri]
+    out["dimm_price"] = np.array([r.price_usd for r in ram] + [0.0], dtype=float)[ri]
+    out["dimm_count"] = np.array([r.count for r in ram] + [0], dtype=np.int64)[ri]
+    out["vram_node"] = cards * out["mem"]
+    out["gpus_usd"] = np.nan_to_num(out["gpu_price"]) * cards * nodes
+    out["platform_usd"] = np.array([p.base_price_usd for p in platforms] + [0.0], dtype=float)[pi] * nodes
+    out["ram_usd"] = out["dimm_price"] * nodes * out["has_ram"]
+    out["network_usd"] = np.array([n.price_usd for n in nets] + [0.0], dtype=float)[ni]
+    out["hw_usd"] = out["gpus_usd"] + out["platform_usd"] + out["ram_usd"] + out["network_usd"]
+    # integer ranks of the ids, for a total, deterministic order without string sorts
+    def id_rank(ids: Sequence[str]) -> Any:
+        order = sorted(range(len(ids)), key=lambda i: ids[i])
+        rank = np.empty(len(ids) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(ids))
+        rank[len(ids)] = -1  # '' sorts first
+        return rank
+
+    out["gpu_rank"] = id_rank([x.id for x in gpus])[gi]
+    out["plat_rank"] = id_rank([x.id for x in platforms])[pi]
+    out["dimm_rank"] = id_rank([r.dimm.id for r in ram])[ri]
+    out["single_rows"] = {g: np.nonzero(cards >= g)[0] for g in range(1, int(cards.max(initial=0)) + 1)}
+    out["shape_rows"] = {}
+    return out
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The result of checking every workload's usages on every row (numpy arrays)."""
+
+    best: Any        # (R, W) usage index per workload, -1 when none runs
+    stage: Any       # (R, W) furthest stage reached
+    need: Any        # (R, W) per-GPU need of the reported usage
+    ram_req: Any     # (R, W) RAM the reported usage needs
+    host: Any        # (R, W) host need of the reported usage
+    offload: Any     # (R, W) reported usage offloads
+    feasible: Any    # (R,)
+    capex: Any       # (R,)
+    headroom: Any    # (R,)
+
+
+def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
+    """Check every workload's usages against every hardware row (numpy, no DataFrame)."""
+    import numpy as np
+
+    a = hw.arrays
+    R = hw.rows
+    cards, nodes = a["cards"], a["nodes"]
+    cap, has_ram, ram_bytes, vram_node = a["cap"], a["has_ram"], a["ram_bytes"], a["vram_node"]
+    W = len(usages)
+    best = np.full((R, W), -1, dtype=np.int64)
+    stage = np.zeros((R, W), dtype=np.int64)
+    need = np.zeros((R, W), dtype=np.int64)
+    ram_req = np.zeros((R, W), dtype=np.int64)
+    host = np.zeros((R, W), dtype=np.int64)
+    offl = np.zeros((R, W), dtype=bool)
+    single_rows, shape_rows = a["single_rows"], a["shape_rows"]
+    empty = np.zeros(0, dtype=np.int64)
+    for w, us in enumerate(usages):
+        b_stage = np.full(R, -1, dtype=np.int64)
+        b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)
+        b_u = np.full(R, -1, dtype=np.int64)
+        b_need = np.zeros(R, dtype=np.int64)
+        b_req = np.zeros(R, dtype=np.int64)
+        b_host = np.zeros(R, dtype=np.int64)
+        b_off = np.zeros(R, dtype=bool)
+        for ui, u in enumerate(us):
+            if u.gpus == u.gpus_per_node:
+                idx = single_rows.get(u.gpus, empty)
+            else:
+                key = (u.gpus_per_node, u.gpus // u.gpus_per_node)
+                idx = shape_rows.get(key)
+                if idx is None:
+                    idx = shape_rows[key] = np.nonzero((cards == key[0]) & (nodes == key[1]))[0]
+            if idx.size == 0:
+                continue
+            cap_i = cap[idx]
+            vram_ok = u.need_bytes <= cap_i
+            mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN
+            req = np.maximum(u.host_bytes, mult * vram_node[idx])
+            ram_i = ram_bytes[idx]
+            ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
+            # stage: 2 (vram fails), 3 (ram fails) or 4 (fits); 1 where the precision fails
+            st = _ST_VRAM + vram_ok + ram_ok
+            if u.needs:
+                prec = a[u.needs[0]][idx]
+                for feat in u.needs[1:]:
+                    prec = prec & a[feat][idx]
+                st = np.where(prec, st, _ST_PRECISION)
+            # how far off: bytes of GPU memory missing, else bytes of RAM missing (unused when it fits)
+            metric = np.where(vram_ok, req - ram_i, u.need_bytes - cap_i)
+            cur = b_stage[idx]
+            better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
+            if not better.any():
+                continue
+            sel = idx[better]
+            b_stage[sel] = st[better]
+            b_metric[sel] = metric[better]
+            b_u[sel] = ui
+            b_need[sel] = u.need_bytes
+            b_req[sel] = req[better]
+            b_host[sel] = u.host_bytes
+            b_off[sel] = u.offload
+        best[:, w] = b_u
+        stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)
+        need[:, w] = b_need
+        ram_req[:, w] = b_req
+        host[:, w] = b_host
+        offl[:, w] = b_off
+    wl_ok = (stage == _ST_OK).all(axis=1)
+    extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
+    capex = np.round(a["hw_usd"] + extras_usd, 2)
+    budget = scenario.constraints.budget_usd
+    feasible = (a["hw_code"] == 0) & wl_ok
+    if budget is not None:
+        feasible &= capex <= budget + 1e-9
+    headroom = cap - need.max(axis=1) if W else cap
+    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom)
+
+
+def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
+    """Row order: feasible first; then capex, fewer cards, more headroom, GPU id, platform id,
+    fewer nodes, more RAM, fewer DIMMs (one per channel before two: faster and upgradable), DIMM
+    id. This is a total order, so reports are diffable. ``rows`` restricts the sort to those row
+    indices (returned in order)."""
+    import numpy as np
+
+    a = hw.arrays
+    sel = slice(None) if rows is None else rows
+    keys = [a["dimm_rank"][sel], a["dimm_count"][sel], -a["ram_bytes"][sel], a["nodes"][sel], a["plat_rank"][sel],
+            a["gpu_rank"][sel], -ck.headroom[sel], (a["cards"] * a["nodes"])[sel], ck.capex[sel],
+            ~ck.feasible[sel]]
+    order = np.lexsort(keys)
+    return order if rows is None else np.asarray(rows)[order]
+
+
+def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> tuple[int | None, _Checked]:
+    """The index of the best feasible hardware row (None when none), without building a table."""
+    import numpy as np
+
+    ck = check(scenario, hw, usages)
+    rows = np.nonzero(ck.feasible)[0]
+    if rows.size == 0:
+        return None, ck
+    capex = ck.capex[rows]
+    rows = rows[capex == capex.min()]  # the rest of the order only breaks ties
+    return int(rank_order(hw, ck, rows)[0]), ck
+
+
+def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,
+             explain: bool = True) -> CandidateSet:
+    """Check the usages of every workload against the hardware rows and build the ranked table.
+
+    ``usages`` come from :func:`usages_for` (one sequence per workload, in order of preference).
+    """
+    import numpy as np
+    import pandas as pd
+
+    a = hw.arrays
+    R = hw.rows
+    ck = check(scenario, hw, usages)
+    W = len(usages)
+    gi, pi, ri, net_i = a["gpu_i"], a["plat_i"], a["ram_i"], a["net_i"]
+    cards, nodes = a["cards"], a["nodes"]
+    stage, best = ck.stage, ck.best
+    hw_code = a["hw_code"]
+    hw_ok = hw_code == 0
+    wl_ok = (stage == _ST_OK).all(axis=1)
+    budget_ok = ~(hw_ok & wl_ok) | ck.feasible
+    # the binding workload: the first one that does not fit
+    bind_w = np.where(wl_ok, -1, np.argmax(stage < _ST_OK, axis=1))
+    bstage = np.where(bind_w >= 0, stage[np.arange(R), np.maximum(bind_w, 0)], _ST_OK)
+    binding = np.full(R, "", dtype=object)
+    hw_names = np.array([""] + list(_HW_RULES), dtype=object)
+    binding[~hw_ok] = hw_names[hw_code[~hw_ok]]
+    wl_names = np.array(["cards", "precision", "vram", "ram", ""], dtype=object)
+    m = hw_ok & ~wl_ok
+    binding[m] = wl_names[bstage[m]]
+    min_tp = np.array([min(v.tp for v in sw.variants) for sw in scenario.workloads], dtype=np.int64)
+    tp_fail = m & (bstage == _ST_ARRANGE) & (min_tp[np.maximum(bind_w, 0)] > cards)
+    binding[tp_fail] = "tp"
+    binding[~budget_ok] = "budget"
+    names = [sw.name for sw in scenario.workloads]
+    binding_workload = np.where(m, np.array([""] + names, dtype=object)[bind_w + 1], "")
+    # strategy text: one label per distinct combination of usages
+    codes = np.zeros(R, dtype=np.int64)
+    for w in range(W):
+        codes = codes * (len(usages[w]) + 1) + (best[:, w] + 1)
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    texts = []
+    for code in uniq:
+        parts = []
+        for w in reversed(range(W)):
+            u = int(code % (len(usages[w]) + 1)) - 1
+            code //= len(usages[w]) + 1
+            lab = usages[w][u].label if u >= 0 else "no variant runs on this card count"
+            parts.append(lab if W == 1 else f"{names[w]}: {lab}")
+        texts.append("; ".join(reversed(parts)))
+    strategy = np.array(texts, dtype=object)[np.asarray(inverse).reshape(-1)]
+    need_row = ck.need.max(axis=1)
+    extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
+    plat = hw.platforms
+
+    def per_plat(attr: str) -> Any:
+        return np.array([getattr(p, attr) for p in plat], dtype=np.int64)[pi]
+
+    def ids(values: list[str]) -> Any:
+        return np.array(values + [""], dtype=object)
+
+    cols = {
+        "rank": np.zeros(R, dtype=np.int64),
+        "feasible": ck.feasible,
+        "binding": binding,
+        "why_not": np.full(R, "", dtype=object),
+        "binding_workload": binding_workload,
+        "gpu_id": ids([g.id for g in hw.gpus])[gi],
+        "gpu_vendor": ids([g.vendor for g in hw.gpus])[gi],
+        "platform_id": ids([p.id for p in plat])[pi],
+        "cards_per_node": cards,
+        "nodes": nodes,
+        "cards_total": cards * nodes,
+        "gpu_memory_bytes": a["mem"],
+        "gpu_usable_bytes": a["usable"],
+        "gpu_capacity_bytes": a["cap"],
+        "per_gpu_need_bytes": need_row,
+        "headroom_bytes": a["cap"] - need_row,
+        "strategy": strategy,
+        "offload": ck.offload.any(axis=1),
+        "slot_width_slots": a["width"],
+        "cards_fit_count": a["fit"],
+        "pcie_lanes_needed": cards * a["lanes"],
+        "gpu_lanes": per_plat("gpu_lanes"),
+        "power_w": cards * a["tdp"] + per_plat("platform_w"),
+        "psu_w": per_plat("psu_w"),
+        "dimm_id": ids([r.dimm.id for r in hw.ram])[ri],
+        "dimms_per_channel": np.array([r.per_channel for r in hw.ram] + [0], dtype=np.int64)[ri],
+        "dimm_count": a["dimm_count"],
+        "ram_bytes": a["ram_bytes"],
+        "ram_max_bytes": per_plat("max_memory_bytes"),
+        "ram_required_bytes": ck.ram_req.max(axis=1),
+        "host_need_bytes": ck.host.max(axis=1),
+        "vram_node_bytes": a["vram_node"],
+        "ram_vram_ratio": np.round(a["ram_bytes"] / np.maximum(a["vram_node"], 1), 3),
+        "nic_id": ids([n.nic.id if n.nic else "" for n in hw.networks])[net_i],
+        "nic_count": np.array([n.nic_count if n.nic else 0 for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "switch_id": ids([n.switch.id if n.switch else "" for n in hw.networks])[net_i],
+        "switch_count": np.array([n.switch_count for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "gpu_price_usd": a["gpu_price"],
+        "gpus_usd": a["gpus_usd"],
+        "platform_usd": a["platform_usd"],
+        "ram_usd": a["ram_usd"],
+        "network_usd": a["network_usd"],
+        "extras_usd": np.full(R, extras_usd),
+        "capex_usd": ck.capex,
+    }
+    order = rank_order(hw, ck)
+    table = pd.DataFrame({k: v[order] for k, v in cols.items()})
+    table["rank"] = np.arange(1, R + 1)
+    cs = CandidateSet(table, tuple(tuple(u) for u in usages), best[order], scenario, hw)
+    if explain:
+        fill_why_not(cs)
+    return cs
+
+
+# ----- explanations ----------------------------------------------------------------------------
+
+def _gib(n: float) -> str:
+    return f"{n / GiB:,.2f} GiB"
+
+
+def explain_row(cs: CandidateSet, row: int) -> str:
+    """The why_not sentence of table row ``row`` ('' when feasible)."""
+    t = cs.table
+    r = t.iloc[row]
+    b = r["binding"]
+    if not b:
+        return ""
+    hw = cs.hardware
+    gpu = next(g for g in hw.gpus if g.id == r["gpu_id"])
+    plat = next(p for p in hw.platforms if p.id == r["platform_id"])
+    c, n = int(r["cards_per_node"]), int(r["nodes"])
+    gname = f"{c} x {gpu.id}"
+    if b == "price":
+        return f"{gpu.id} has no purchase price in the catalog"
+    if b == "form_factor":
+        if plat.fixed_gpu is not None and gpu.form_factor in plat.form_factors:
+            return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "
+                    f"not {gpu.id}")
+        return (f"{gpu.id} is {'a PCIe card' if gpu.form_factor == 'pcie' else 'an ' + gpu.form_factor.upper() + ' module'}; {plat.id} takes "
+                + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
+                   " and ".join(plat.form_factors) + " GPUs"))
+    if b == "max_cards":
+        return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
+                "per node")
+    if b == "slots":
+        width = f"{gpu.slot_width}-slot " if gpu.form_factor == "pcie" else ""
+        return f"{gname} do not fit: {plat.id} takes at most {int(r['cards_fit_count'])} {width}cards"
+    if b == "lanes":
+        return (f"{gname} need {c} x {gpu.pcie_lanes} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
+                f"{plat.id} has {plat.gpu_lanes} for GPUs")
+    if b == "power":
+        return (f"{c} x {gpu.tdp_w} W + {plat.platform_w} W platform = {int(r['power_w']):,} W exceeds the "
+                f"{plat.psu_w:,} W supply of {plat.id}")
+    if b == "network":
+        net = next((x for x in hw.networks if x.nic_count == (cs.scenario.constraints.network.nics_per_node or c) * n
+                    and x.nic is None), None)
+        return f"{n} nodes: " + (net.problem if net else "no network fits")
+    if b == "ram" and not r["dimm_id"]:
+        return (f"{plat.id} has no RAM configuration: no {plat.memory_kind} DIMM fills its "
+                f"{plat.memory_channels} channels within {plat.dimm_slots} slots and {_gib(plat.max_memory_bytes)}")
+    if b == "budget":
+        budget = cs.scenario.constraints.budget_usd or 0.0
+        return (f"costs ${r['capex_usd']:,.2f}, ${r['capex_usd'] - budget:,.2f} over the "
+                f"${budget:,.2f} budget")
+    # workload rules
+    w = [s.name for s in cs.scenario.workloads].index(r["binding_workload"])
+    sw = cs.scenario.workloads[w]
+    u_i = int(cs.best_usage[row, w])
+    u = cs.usages[w][u_i] if u_i >= 0 else None
+    who = f"workload {sw.name}"
+    if b == "tp":
+        tp = min(v.tp for v in sw.variants)
+        return f"{who}: tp={tp} needs {tp} GPUs in one node; the node has {c}"
+    if b == "cards":
+        has = f"{c}" if n == 1 else f"{c * n} ({n} nodes of {c})"
+        if sw.gpus is not None:
+            return (f"{who} runs on {' or '.join(map(str, sw.gpus))} GPUs (fixed by the scenario); the machine "
+                    f"has {has}" + ("" if n == 1 or c * n not in sw.gpus else
+                                    ", and its tensor-parallel group does not fit a node"))
+        return f"{who} has no variant that runs on a machine of {has} GPUs"
+    assert u is not None
+    if b == "precision":
+        missing = [f for f in u.needs if not getattr(gpu, f)]
+        return (f"{who} ({u.label}) needs {' and '.join(missing)} support; {gpu.id} ({gpu.architecture}) "
+                "has none")
+    if b == "vram":
+        return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers "
+                f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.memory_usable_bytes)} usable less "
+                f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
+    if b == "ram":
+        mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN
+        vram = int(r["vram_node_bytes"])
+        req = max(u.host_bytes, mult * vram)
+        why = (f"{mult}x the {_gib(vram)} of installed VRAM" + (" with offload" if u.offload else "")
+               if mult * vram >= u.host_bytes else "the memory model's host peak")
+        text = (f"{who} ({u.label}) needs {_gib(req)} of RAM per node ({why}); this configuration has "
+                f"{_gib(int(r['ram_bytes']))}")
+        largest = max((hw.ram[i].bytes for i in hw.ram_of.get(plat.id, ())), default=0)
+        if req > plat.max_memory_bytes:
+            text += f"; {plat.id} takes at most {_gib(plat.max_memory_bytes)}"
+        elif req > largest:
+            text += (f"; the largest equal-DIMM configuration of {plat.id} has {_gib(largest)} "
+                     f"(max_memory {_gib(plat.max_memory_bytes)})")
+        return text
+    return b  # pragma: no cover
+
+
+def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
+    """Write the why_not sentence of ``rows`` (default every infeasible row) into ``cs.table``."""
+    t = cs.table
+    if rows is None:
+        rows = [int(i) for i in t.index[~t["feasible"].to_numpy()]]
+    if not len(rows):
+        return
+    texts = [explain_row(cs, i) for i in rows]
+    t.loc[list(rows), "why_not"] = texts
+
+
+__all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",
+           "cheapest", "rank_order",
+           "capacity_bytes", "evaluate", "explain_row", "fill_why_not", "hardware", "network_choice",
+           "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]

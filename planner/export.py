@@ -1,0 +1,122 @@
+"""Write a plan (or the reasons nothing fits) as CSV and JSON into an output directory.
+
+``<out>/<scenario>.csv`` is the ranked candidate table (feasible first; columns and units in
+:data:`planner.candidates.COLUMNS`). ``<out>/<scenario>.json`` is the plan: the choice, the
+quote's line items and total, each workload's memory breakdown in bytes, the alternatives,
+the closest misses per rule, the assumptions and warnings. Sizes stay integer bytes and money
+USD, so scripts never have to parse units. Both files are written atomically
+(:mod:`planner.atomic`). The scenario name becomes the file name only after
+:func:`safe_stem`, so it can never point outside the output directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from planner.atomic import ensure_dir, write_text
+from planner.errors import OutputError
+
+#: Format version of the JSON written here.
+JSON_FORMAT_VERSION = 1
+
+
+def safe_stem(name: str) -> str:
+    """A file name stem from a scenario name: no path separators, no '..', no leading dots.
+
+    Characters other than letters, digits, '.', '_' and '-' become '-'.
+
+    Raises:
+        OutputError: nothing usable is left (e.g. '..', '/', '').
+    """
+    text = str(name).replace("\\", "/")
+    parts = [p for p in text.split("/") if p not in ("", ".", "..")]
+    stem = "-".join(parts)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)
+    stem = re.sub(r"\.{2,}", ".", stem).strip(".-")
+    if not stem:
+        raise OutputError(f"scenario name {name!r} gives no usable file name; give the scenario a name such as "
+                          "'ft-7b-workstation'")
+    return stem[:120]
+
+
+def jsonable(value: Any) -> Any:
+    """numpy scalars, tuples, dataclasses and DataFrames as plain JSON values (NaN -> None)."""
+    if hasattr(value, "to_dict") and hasattr(value, "columns"):
+        return [jsonable(r) for r in value.to_dict(orient="records")]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def plan_to_dict(plan: Any) -> dict[str, Any]:
+    """The JSON form of a :class:`planner.solver.Plan`."""
+    from planner.render import estimate_to_dict
+
+    return jsonable({
+        "format_version": JSON_FORMAT_VERSION,
+        "scenario": plan.scenario,
+        "feasible": True,
+        "choice": plan.choice,
+        "line_items": [{**asdict(i), "total_usd": i.total_usd} for i in plan.line_items()],
+        "total_usd": plan.total_usd,
+        "workloads": [
+            {"strategy": s, "estimate": estimate_to_dict(e)} for s, e in zip(plan.strategies, plan.estimates)
+        ],
+        "alternatives": plan.alternatives,
+        "infeasible_summary": plan.infeasible,
+        "assumptions": plan.assumptions,
+        "warnings": list(plan.warnings),
+    })
+
+
+def infeasible_to_dict(err: Any) -> dict[str, Any]:
+    """The JSON form of a :class:`planner.solver.NoFeasiblePlan`."""
+    return jsonable({
+        "format_version": JSON_FORMAT_VERSION,
+        "scenario": err.scenario,
+        "feasible": False,
+        "message": str(err),
+        "reasons": err.reasons,
+        "suggestions": err.suggestions,
+        "infeasible_summary": err.summary,
+        "assumptions": err.assumptions,
+    })
+
+
+def candidates_csv(table: Any) -> str:
+    """The ranked candidate table as CSV text (columns as in planner.candidates.COLUMNS)."""
+    return table.to_csv(index=False, lineterminator="\n")
+
+
+def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<out>/<stem>.csv`` and ``<out>/<stem>.json`` atomically; returns their paths.
+
+    Raises:
+        OutputError: an unsafe name, or a directory that cannot be created or written.
+    """
+    stem = safe_stem(name)
+    out = ensure_dir(Path(out_dir))
+    csv_path = write_text(out / f"{stem}.csv", candidates_csv(table))
+    json_path = write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n")
+    return csv_path, json_path
+
+
+def write_plan(plan: Any, out_dir: Path) -> tuple[Path, Path]:
+    """Write a plan's candidate table (CSV) and the plan (JSON)."""
+    return write_outputs(plan.scenario, plan.candidates, plan_to_dict(plan), out_dir)
+
+
+def write_infeasible(err: Any, out_dir: Path) -> tuple[Path, Path]:
+    """Write the candidate table (every row with its why_not) and the reasons (JSON)."""
+    return write_outputs(err.scenario, err.candidates, infeasible_to_dict(err), out_dir)

@@ -1,0 +1,572 @@
+"""Scenario files: workloads to run on one purchase, the constraints on it, and the objective.
+
+A scenario (``scenarios/<name>.yaml``) holds:
+
+``name`` (optional, default the file's stem), ``description``, ``notes``;
+``workloads``: a list of workload mappings with the same keys as ``planner estimate --workload``;
+``constraints``: which hardware the solver may choose (below);
+``extras``: quote lines the scenario adds to every plan (``description``, ``unit_price_usd``,
+``quantity``, ``source``, ``as_of``), e.g. storage, support or installation;
+``objective``: ``capex`` (the purchase price, USD), the only objective implemented;
+``costs``: inputs of the rent-or-buy comparison, kept as written and validated by
+:func:`planner.tco.read_costs` (the capex plan does not read them).
+
+Strategy choices. In a scenario workload the keys ``zero``, ``offload_optimizer``,
+``checkpointing``, ``tp`` and ``gpus`` (training) and ``weights``, ``kv_dtype`` and ``tp``
+(inference) may be a list of allowed values, or ``auto`` for every valid value. Each
+combination becomes a fixed *variant*, validated by :func:`planner.workload.workload_from_entry`
+exactly as a workload file would be. Combinations that contradict each other (offload with
+ZeRO-0, a ``gpus`` that is not a multiple of ``tp``) are simply not generated; a value the user
+wrote that no valid combination uses is an error (with the reason of the first combination that
+used it), as is a single fixed workload that is invalid. Lists are in order of preference: on a
+given machine the solver reports the first variant, in that order, that fits.
+
+``auto`` expands to (preference order):
+
+==================  ====================================================================
+zero                0, 1, 2, 3
+offload_optimizer   false, true
+checkpointing       none, full
+tp                  training: the degrees that split the heads evenly (as
+                    :func:`planner.workload.check_tp` decides), ascending; inference: the
+                    same, descending (a replica uses every card it is given)
+weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
+                    where bf16 does not)
+kv_dtype            bf16, fp16, fp8
+gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
+==================  ====================================================================
+
+Card counts. For training, ``gpus`` (data parallel x tensor parallel) is free unless the
+scenario fixes it: the workload may run on 1 up to all the cards of one machine, or, with
+several nodes, on every card of every node. For inference ``tp`` is the number of cards of one
+replica and is free (``auto``) unless the scenario fixes it; a replica runs inside one node.
+Variants are searched with the most GPUs first (training) so that a machine's cards are used.
+``gpus_per_node``, when given, fixes the GPUs per machine.
+
+Variants are expanded in this key order, the first key varying slowest: training
+``offload_optimizer``, ``checkpointing``, ``zero``, ``tp``; inference ``weights``, ``kv_dtype``,
+``tp``. So no offload is preferred over offload, no checkpointing over checkpointing, and a lower
+ZeRO stage over a higher one.
+
+Constraints (all optional):
+
+=====================  ==================================================================
+allowed_gpus           GPU ids the solver may buy (default: every GPU of the catalog)
+excluded_gpus          GPU ids it may not buy
+vendors                GPU vendors allowed (nvidia, amd, intel)
+allowed_platforms      platform ids it may buy (default: every platform)
+max_cards              most GPUs per node (default: the largest any platform takes)
+max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
+budget_usd             most the purchase may cost, extras included, USD
+vram_headroom          fraction of each GPU's usable memory kept free (default 0.05)
+price                  ``list`` (default): every catalog entry's one price, whatever its
+                       ``price_kind`` (msrp, street, estimate, quote). ``street`` is reserved:
+                       the catalog carries one price per entry, so street prices come from an
+                       overlay (``--catalog DIR``) with dated ``price_kind: street`` entries.
+network                for multi-node plans: ``kind`` (infiniband or roce; default either),
+                       ``nics_per_node`` (``per-gpu``, the default, or a whole number), ``nic``
+                       (a NIC id; default the cheapest that matches), ``min_rate`` (slowest NIC
+                       port allowed, e.g. ``400 Gb/s``)
+=====================  ==================================================================
+
+GPU and platform names are checked against the catalog, with a did-you-mean. Errors are
+:class:`planner.errors.ScenarioError` naming the file, line, entry path, problem and a hint.
+This module keeps no state and does no work at import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from planner.architecture import Architecture
+from planner.catalog import GPU_VENDORS, NETWORK_KINDS, Catalog
+from planner.errors import InputError, ScenarioError, did_you_mean
+from planner.fields import Entry
+from planner.inputs import make_resolver
+from planner.workload import (
+    MAX_GPUS,
+    Workload,
+    check_tp,
+    workload_from_entry,
+)
+from planner.yamlio import LineDict, YamlProblem, load_mapping
+
+#: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
+#: in expansion order (the first varies slowest).
+CHOICE_KEYS: dict[str, tuple[str, ...]] = {
+    "train": ("offload_optimizer", "checkpointing", "zero", "tp", "gpus"),
+    "infer": ("weights", "kv_dtype", "tp"),
+}
+
+#: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
+AUTO_VALUES: dict[str, tuple[Any, ...]] = {
+    "zero": (0, 1, 2, 3),
+    "offload_optimizer": (False, True),
+    "checkpointing": ("none", "full"),
+    "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
+    "kv_dtype": ("bf16", "fp16", "fp8"),
+}
+
+#: Largest tensor-parallel degree ``tp: auto`` considers.
+MAX_AUTO_TP = 64
+
+OBJECTIVES = ("capex",)
+PRICE_MODES = ("list", "street")
+SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
+CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
+                   "budget_usd", "vram_headroom", "price", "network")
+NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
+EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category")
+
+#: Most nodes a scenario may ask for (a larger cluster needs a fabric design this planner lacks).
+MAX_NODES = 64
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One fixed combination of a workload's strategy choices, validated.
+
+    Attributes:
+        workload: the validated workload. For training with free ``gpus`` its ``train.gpus`` is a
+            placeholder (the smallest valid count); the solver replaces it per machine.
+        choices: the values of the choice keys, as (key, value) pairs in expansion order.
+        data: the mapping it was validated from, to validate again with the final card count.
+    """
+
+    workload: Workload
+    choices: tuple[tuple[str, Any], ...]
+    data: Mapping[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def tp(self) -> int:
+        return self.workload.tp
+
+    def label(self) -> str:
+        """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
+        w = self.workload
+        if w.train is not None:
+            t = w.train
+            parts = [f"{t.method} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            if t.offload_optimizer:
+                parts.append("offload optimizer")
+            if t.offload_params:
+                parts.append("offload params")
+            parts.append(f"checkpointing {t.checkpointing}")
+            parts.append(f"tp {t.tp}")
+            parts.append(f"micro-batch {t.micro_batch} x {t.seq_len} tokens")
+            return ", ".join(parts)
+        i = w.infer
+        assert i is not None
+        return (f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, {i.concurrency} x {i.context:,} tokens"
+                + (f", {i.engine}" if i.engine != "hf" else ""))
+
+
+@dataclass(frozen=True)
+class ScenarioWorkload:
+    """A workload of a scenario with the variants the solver may choose from.
+
+    Attributes:
+        name: the workload's name.
+        task: 'train' or 'infer'.
+        variants: valid variants in order of preference (at least one).
+        gpus: the allowed total GPU counts for training, in order of preference, or None when
+            the machine decides (free). Always None for inference (``tp`` is the count).
+        gpus_per_node: GPUs per machine when the workload fixes it, else None.
+        where: '<file>:<line>: workloads[i]' for messages.
+    """
+
+    name: str
+    task: str
+    variants: tuple[Variant, ...]
+    gpus: tuple[int, ...] | None
+    gpus_per_node: int | None
+    where: str
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.variants[0].workload.architecture
+
+    @property
+    def model_id(self) -> str:
+        return self.variants[0].workload.model_id
+
+
+@dataclass(frozen=True)
+class Network:
+    """Scale-out network choices for multi-node plans.
+
+    Attributes:
+        kind: 'infiniband', 'roce', or None for either.
+        nics_per_node: NICs per node, or None for one per GPU (the rail-optimised layout of
+            NVIDIA's DGX/HGX reference designs, each GPU paired with its own NIC).
+        nic: a catalog NIC id to use, or None for the cheapest that matches.
+        min_rate_bytes_per_s: slowest NIC port allowed, bytes/s (``min_rate: 400 Gb/s``).
+    """
+
+    kind: str | None = None
+    nics_per_node: int | None = None
+    nic: str | None = None
+    min_rate_bytes_per_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the solver may buy. See the module docstring for each key.
+
+    Attributes:
+        allowed_gpus, excluded_gpus, vendors, allowed_platforms: id filters (None: no filter).
+        max_cards: most GPUs per node (None: the largest any platform takes).
+        max_nodes: most identical nodes.
+        budget_usd: most the purchase may cost, USD (None: no limit).
+        vram_headroom: fraction of usable GPU memory kept free, 0 <= x < 1.
+        price: 'list' (the only mode implemented).
+        network: multi-node network choices.
+    """
+
+    allowed_gpus: tuple[str, ...] | None = None
+    excluded_gpus: tuple[str, ...] = ()
+    vendors: tuple[str, ...] | None = None
+    allowed_platforms: tuple[str, ...] | None = None
+    max_cards: int | None = None
+    max_nodes: int = 1
+    budget_usd: float | None = None
+    vram_headroom: float = 0.05
+    price: str = "list"
+    network: Network = field(default_factory=Network)
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A quote line the scenario adds (storage, support, installation...). Money is USD."""
+
+    description: str
+    unit_price_usd: float
+    quantity: int
+    source: str
+    as_of: str
+    category: str = "extra"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario.
+
+    Attributes:
+        name: scenario name (file stem unless the file says otherwise); reports use it as a
+            file name after :func:`planner.export.safe_stem`.
+        file: the path as the user named it ('' when built from a mapping).
+        sha256: hex digest of the file's bytes ('' when built from a mapping).
+        workloads: one or more workloads; one machine must run each of them, one at a time.
+        constraints, extras, objective: as in the module docstring.
+        costs: the ``costs:`` mapping as an Entry (file and line kept), for the total-cost-of-
+            ownership comparison, which validates it (:func:`planner.tco.read_costs`); the
+            capex plan does not use it. None when absent.
+    """
+
+    name: str
+    file: str
+    sha256: str
+    workloads: tuple[ScenarioWorkload, ...]
+    constraints: Constraints = field(default_factory=Constraints)
+    extras: tuple[Extra, ...] = ()
+    objective: str = "capex"
+    description: str | None = None
+    costs: Entry | None = field(default=None, compare=False, repr=False)
+
+
+# ----- loading --------------------------------------------------------------------------------
+
+def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> Scenario:
+    """Read and validate a scenario file against ``catalog``.
+
+    Args:
+        path: the YAML file.
+        catalog: the loaded catalog (models, GPU and platform ids are checked against it).
+        shown: the path as the user wrote it, for messages (default ``str(path)``).
+
+    Raises:
+        ScenarioError: an unreadable file, YAML problems, unknown keys (with did-you-mean),
+            invalid workloads or strategy choices, unknown GPU or platform ids, bad constraints.
+    """
+    shown = shown or str(path)
+    try:
+        data = load_mapping(Path(path))
+        raw = Path(path).read_bytes()
+    except YamlProblem as exc:
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+    return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
+                                 sha256=hashlib.sha256(raw).hexdigest())
+
+
+def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: str | None = None,
+                          default_name: str = "scenario", sha256: str = "") -> Scenario:
+    """Validate a scenario given as a mapping (what :func:`load_scenario` reads from YAML).
+
+    Raises:
+        ScenarioError: as :func:`load_scenario`.
+    """
+    root = Entry(data, file=file, path="", error=ScenarioError, line=1)
+    root.check_keys(SCENARIO_KEYS, required=("workloads",))
+    name = root.str("name", default_name)
+    objective = root.str("objective", "capex")
+    if objective not in OBJECTIVES:
+        raise root.error(f"objective {objective!r} is not implemented", "objective",
+                         "Use objective: capex (the purchase price); total cost of ownership comes later.")
+    entries = root.children("workloads")
+    if not entries:
+        raise root.error("lists no workloads", "workloads", "Give at least one workload (model, task, ...).")
+    resolver = make_resolver(catalog)
+    workloads = []
+    names: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
+        if sw.name in names:
+            raise e.error(f"duplicate workload name {sw.name!r} (also {names[sw.name]})", "name",
+                          "Give each workload its own name.")
+        names[sw.name] = e.key_path(None) or ""
+        workloads.append(sw)
+    constraints = _constraints(root.child("constraints", None), catalog)
+    extras = tuple(_extra(e) for e in root.children("extras", None))
+    costs = root.child("costs", None)
+    return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
+                    extras=extras, objective=objective, description=root.str("description", None), costs=costs)
+
+
+# ----- workloads and their variants -----------------------------------------------------------
+
+def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
+    """A copy of ``data`` (keeping line numbers) with ``updates`` applied."""
+    out = LineDict(data)
+    out.lines = dict(getattr(data, "lines", {}))
+    out.line = getattr(data, "line", None)
+    for k, v in updates.items():
+        out[k] = v
+        if k not in out.lines and out.line is not None:
+            out.lines[k] = out.line
+    return out
+
+
+def valid_tp_degrees(arch: Architecture, limit: int = MAX_AUTO_TP) -> tuple[int, ...]:
+    """Tensor-parallel degrees up to ``limit`` that split the model's heads evenly.
+
+    Uses :func:`planner.workload.check_tp` itself, so the rule is the one workload files follow.
+    """
+    out = []
+    for tp in range(1, limit + 1):
+        if tp_problem(arch, tp) is None:
+            out.append(tp)
+    return tuple(out)
+
+
+def tp_problem(arch: Architecture, tp: int) -> str | None:
+    """Why ``tp`` cannot split the model's heads (the check_tp message), or None when it can."""
+    try:
+        check_tp(arch, tp, Entry({}, file=None, error=ScenarioError))
+    except ScenarioError as exc:
+        return exc.problem
+    return None
+
+
+def _task_of(e: Entry) -> str | None:
+    value = e.data.get("task")
+    if value is None and ("method" in e.data or "micro_batch" in e.data):
+        return "train"
+    return value if isinstance(value, str) else None
+
+
+def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
+    """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
+    if key not in e.data:
+        if key == "gpus" and task == "train":
+            return None  # free: the machine decides (handled by the caller)
+        if key == "tp" and task == "infer":
+            return _auto(key, task, arch), True
+        return None
+    value = e.data[key]
+    if isinstance(value, str) and value == "auto":
+        return _auto(key, task, arch), True
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        if not value:
+            raise e.error("an empty list allows nothing", key, f"List at least one value, or write {key}: auto.")
+        seen: list[Any] = []
+        for v in value:
+            if isinstance(v, (Mapping, list)):
+                raise e.error(f"list items must be plain values, not {type(v).__name__}", key)
+            if any(v == s and type(v) is type(s) for s in seen):
+                raise e.error(f"lists {v!r} twice", key, "Give each value once.")
+            seen.append(v)
+        return tuple(value), False
+    return None
+
+
+def _auto(key: str, task: str, arch: Architecture) -> tuple[Any, ...]:
+    if key == "tp":
+        degrees = valid_tp_degrees(arch)
+        return degrees if task == "train" else tuple(reversed(degrees))
+    if key == "gpus":
+        return ()
+    return AUTO_VALUES[key]
+
+
+def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> ScenarioWorkload:
+    task = _task_of(e)
+    if task not in CHOICE_KEYS:
+        # Let the workload reader produce its usual message for a missing or bad task.
+        workload_from_entry(e, resolver, default_name=default_name)
+        raise e.error("cannot tell the task", "task", "Write task: train or task: infer.")  # pragma: no cover
+    model = e.data.get("model")
+    if not isinstance(model, str) or not model.strip():
+        workload_from_entry(e, resolver, default_name=default_name)  # reports the missing/bad model
+    _, _, arch = resolver(e.str("model"), e)
+    choices: list[tuple[str, tuple[Any, ...], bool]] = []
+    for key in CHOICE_KEYS[task]:
+        got = _choice_values(e, key, task, arch)
+        if got is not None:
+            values, is_auto = got
+            if key == "gpus" and is_auto:
+                continue  # gpus: auto = free
+            choices.append((key, values, is_auto))
+    gpus_free = task == "train" and not any(k == "gpus" for k, _, _ in choices) and (
+        "gpus" not in e.data or e.data.get("gpus") == "auto")
+    gpn = e.data.get("gpus_per_node")
+    gpn = gpn if isinstance(gpn, int) and not isinstance(gpn, bool) and gpn > 0 else None
+
+    keys = [k for k, _, _ in choices]
+    combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
+    variants: list[Variant] = []
+    first_error: dict[tuple[str, Any], InputError] = {}
+    used: set[tuple[str, Any]] = set()
+    seen_workloads: set[Any] = set()
+    single_error: InputError | None = None
+    for combo in combos:
+        updates = dict(zip(keys, combo))
+        if gpus_free:
+            tp = updates.get("tp", e.data.get("tp", 1))
+            tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
+            updates["gpus"] = math.lcm(tp, gpn or 1)
+        data = _with(e.data, updates)
+        entry = Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None))
+        try:
+            w = workload_from_entry(entry, resolver, default_name=default_name)
+        except InputError as exc:
+            if single_error is None:
+                single_error = exc
+            for kv in zip(keys, combo):
+                first_error.setdefault(kv, exc)
+            continue
+        # Variants that differ only in the listed gpus are one strategy; the solver sets the count.
+        signature = (replace(w.train, gpus=0) if w.train is not None else None, w.infer)
+        if signature in seen_workloads:
+            used.update(zip(keys, combo))
+            continue
+        seen_workloads.add(signature)
+        used.update(zip(keys, combo))
+        variants.append(Variant(w, tuple(zip(keys, combo)), data))
+    if not variants:
+        assert single_error is not None
+        raise single_error
+    for key, values, is_auto in choices:
+        if is_auto:
+            continue
+        for v in values:
+            if (key, v) not in used:
+                exc = first_error.get((key, v))
+                if exc is None:  # pragma: no cover - every unused value failed somewhere
+                    raise e.error(f"value {v!r} is never valid", key)
+                raise ScenarioError(
+                    exc.problem + f" (with {key}: {v!r})", file=exc.file, line=exc.line, entry=exc.entry,
+                    hint=(exc.hint + " " if exc.hint else "") + f"Remove {v!r} from the {key} list.")
+    gpus: tuple[int, ...] | None = None
+    if task == "train" and not gpus_free:
+        listed = [vals for k, vals, _ in choices if k == "gpus"]
+        if listed:
+            gpus = tuple(int(v) for v in listed[0])
+        else:
+            gpus = (variants[0].workload.train.gpus,)  # type: ignore[union-attr]
+    where = f"{e.file}:{e.line_of(None)}: {e.path}" if e.file else e.path
+    return ScenarioWorkload(name=variants[0].workload.name, task=task, variants=tuple(variants), gpus=gpus,
+                            gpus_per_node=variants[0].workload.gpus_per_node, where=where)
+
+
+# ----- constraints ------------------------------------------------------------------------------
+
+def _ids(e: Entry, key: str, known: Sequence[str], what: str) -> tuple[str, ...] | None:
+    values = e.str_list(key, None)
+    if values is None:
+        return None
+    for v in values:
+        if v not in known:
+            raise e.error(f"unknown {what} {v!r}", key, did_you_mean(v, known))
+    if len(set(values)) != len(values):
+        dup = next(v for v in values if values.count(v) > 1)
+        raise e.error(f"lists {dup!r} twice", key, "Give each id once.")
+    return tuple(values)
+
+
+def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
+    if e is None:
+        return Constraints()
+    e.check_keys(CONSTRAINT_KEYS)
+    gpu_ids = [g.id for g in catalog.gpus]
+    plat_ids = [p.id for p in catalog.platforms]
+    allowed = _ids(e, "allowed_gpus", gpu_ids, "GPU")
+    if allowed is not None and not allowed:
+        raise e.error("an empty list allows no GPU", "allowed_gpus", "List GPU ids, or leave the key out.")
+    excluded = _ids(e, "excluded_gpus", gpu_ids, "GPU") or ()
+    vendors = e.str_list("vendors", None, choices=GPU_VENDORS)
+    platforms = _ids(e, "allowed_platforms", plat_ids, "platform")
+    if platforms is not None and not platforms:
+        raise e.error("an empty list allows no platform", "allowed_platforms",
+                      "List platform ids, or leave the key out.")
+    max_cards = e.int("max_cards", None, min=1, max=MAX_GPUS)
+    max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
+    budget = e.number("budget_usd", None, min=0, min_exclusive=True)
+    headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
+    price = e.str("price", "list", choices=PRICE_MODES)
+    if price == "street":
+        raise e.error("price: street is reserved", "price",
+                      "The catalog carries one price per entry (its price_kind says msrp, street, estimate or "
+                      "quote). Use price: list and give dated street prices in an overlay (--catalog DIR).")
+    net = Network()
+    ne = e.child("network", None)
+    if ne is not None:
+        ne.check_keys(NETWORK_KEYS)
+        kind = ne.str("kind", None, choices=NETWORK_KINDS)
+        raw = ne.raw("nics_per_node", "per-gpu")
+        if raw == "per-gpu":
+            nics = None
+        else:
+            nics = ne.int("nics_per_node", min=1, max=64)
+        nic = ne.str("nic", None)
+        if nic is not None and nic not in [n.id for n in catalog.nics]:
+            raise ne.error(f"unknown NIC {nic!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
+        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=ne.rate("min_rate", 0.0))
+    # Filters that leave nothing are input errors, not infeasible plans.
+    gpus = [g for g in catalog.gpus if (allowed is None or g.id in allowed) and g.id not in excluded
+            and (vendors is None or g.vendor in vendors)]
+    if not gpus:
+        key = "allowed_gpus" if allowed is not None else ("vendors" if vendors is not None else "excluded_gpus")
+        raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU", key,
+                      "Loosen one of them.")
+    return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
+                       allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
+                       vram_headroom=headroom, price=price, network=net)
+
+
+def _extra(e: Entry) -> Extra:
+    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"))
+    return Extra(description=e.str("description"),
+                 unit_price_usd=e.number("unit_price_usd", min=0, max=100_000_000),
+                 quantity=e.int("quantity", 1, min=1, max=1_000_000),
+                 source=e.str("source"), as_of=e.date("as_of"),
+                 category=e.str("category", "extra"))
+
+
+__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",
+           "Variant", "load_scenario", "scenario_from_mapping", "tp_problem", "valid_tp_degrees"]

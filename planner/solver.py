@@ -1,0 +1,772 @@
+"""Choose the machine to buy: the cheapest candidate that runs every workload of a scenario.
+
+Objective and constraints (written out before the code, as SkyPilot's ``_optimize_by_ilp``
+does)::
+
+    minimise   capex_usd(r) = nodes x (cards x gpu.price + platform.base_price
+                                       + dimm_count x dimm.price)
+                              + network(r) + sum(extras)
+    over       r in R = GPU x cards per node x platform x RAM configuration x nodes
+                        (planner.candidates; nodes <= max_nodes, cards <= max_cards)
+    subject to hardware(r): the GPU has a price; the platform takes its form factor (a
+                  baseboard carries exactly its own GPUs); cards <= slots at the card's width;
+                  cards x pcie_lanes <= gpu_lanes; cards x tdp_w + platform_w <= psu_w;
+                  several nodes have a NIC + switch pair with enough ports;
+               for every workload w: there is a variant v of w (its strategy choices) and a
+                  GPU count g it may use on r such that
+                    need(v, g) <= usable x (1 - vram_headroom)          (per GPU, bytes)
+                    the GPU supports v's precision (bf16 / fp8 / int8)
+                    tp(v) divides the heads and fits inside one node
+                    RAM(r) >= max(host_need(v, g), 2 x installed VRAM, 6 x with offload)
+                    RAM(r) <= the platform's max_memory (configurations above it are not built)
+               capex_usd(r) <= budget_usd (when given).
+
+Workloads run one at a time, so the machine must satisfy each of them, not their sum. The
+candidate space is small (thousands of rows), so it is enumerated in full and sorted; the
+answer is exact. Ties are broken by fewer cards, then more per-GPU headroom (capacity minus
+the tightest workload's need), then GPU id, platform id, fewer nodes, more RAM, fewer DIMMs and
+DIMM id, so the order is total and reports are diffable.
+
+When nothing is feasible :func:`plan` raises :class:`NoFeasiblePlan` (an
+:class:`planner.errors.InfeasibleError`, exit code 1) whose message gives, for every rule that
+bound, the candidate that missed by the least and by how much, and concrete changes that would
+fit, each one checked with the memory model (ZeRO-3 across >= N GPUs, offload, checkpointing,
+QLoRA or LoRA, a smaller micro-batch, more tensor parallelism, quantized weights or KV cache, a
+larger card, a larger budget...).
+
+The solver never prints and never reads files.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from planner.candidates import (
+    RAM_VRAM_HIGH,
+    RAM_VRAM_HIGH_OFFLOAD,
+    RAM_VRAM_MIN,
+    RAM_VRAM_MIN_OFFLOAD,
+    RULES,
+    CandidateSet,
+    Hardware,
+    Usage,
+    allowed_gpus,
+    build,
+    capacity_bytes,
+    explain_row,
+    fill_why_not,
+    with_gpus,
+)
+from planner.catalog import Catalog, max_cards
+from planner.errors import InfeasibleError, InputError
+from planner.fields import Entry
+from planner.memory import Estimate, estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.quote import LineItem, subtotal_usd
+from planner.scenario import Scenario, ScenarioWorkload, Variant, _with
+from planner.units import GiB
+from planner.workload import Workload, workload_from_entry
+
+#: Columns of :attr:`Plan.alternatives`.
+ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
+                       "ram_bytes", "capex_usd", "per_gpu_need_bytes", "gpu_capacity_bytes", "headroom_bytes",
+                       "strategy", "why_lost")
+#: Columns of :attr:`Plan.infeasible` (and :attr:`NoFeasiblePlan.summary`).
+SUMMARY_COLUMNS = ("binding", "candidates", "closest", "shortfall", "shortfall_unit", "why_not")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The recommendation for a scenario.
+
+    Attributes:
+        scenario: the scenario's name.
+        choice: the chosen candidate row (column -> value, see planner.candidates.COLUMNS).
+        estimates: the memory model's result for each workload on the chosen machine, in the
+            scenario's order.
+        workloads: each workload as it runs there (strategy and GPU count fixed).
+        strategies: the strategy of each workload, in words.
+        items: the quote's line items (GPUs, platform, DIMMs, network, extras).
+        total_usd: sum of the line items, USD (equals ``choice['capex_usd']``).
+        alternatives: up to top_k runners-up (best row per GPU, platform, cards and nodes), with
+            why each lost (:data:`ALTERNATIVE_COLUMNS`).
+        infeasible: per binding rule, how many candidates it excluded and the closest miss
+            (:data:`SUMMARY_COLUMNS`).
+        candidates: the whole ranked candidate table.
+        assumptions: catalog files and the sources of the entries used, recipe definitions,
+            rules and their constants, the scenario file's sha256.
+        warnings: things to check before buying.
+    """
+
+    scenario: str
+    choice: dict[str, Any]
+    estimates: tuple[Estimate, ...]
+    workloads: tuple[Workload, ...]
+    strategies: tuple[str, ...]
+    items: tuple[LineItem, ...]
+    total_usd: float
+    alternatives: Any
+    infeasible: Any
+    candidates: Any
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def line_items(self) -> list[LineItem]:
+        """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
+        return list(self.items)
+
+
+class NoFeasiblePlan(InfeasibleError):
+    """Nothing fits. ``reasons`` has one sentence per binding rule; ``suggestions`` what would fit.
+
+    Attributes:
+        summary: the per-rule closest-miss table (:data:`SUMMARY_COLUMNS`).
+        candidates: the ranked candidate table (every row infeasible), why_not filled.
+        suggestions: changes that would fit, each checked with the memory model.
+        assumptions: as :attr:`Plan.assumptions`.
+    """
+
+    def __init__(self, message: str, reasons: Sequence[str], *, scenario: str, summary: Any, candidates: Any,
+                 suggestions: Sequence[str], assumptions: dict[str, Any]) -> None:
+        super().__init__(message, reasons)
+        self.scenario = scenario
+        self.summary = summary
+        self.candidates = candidates
+        self.suggestions = list(suggestions)
+        self.assumptions = assumptions
+
+
+# ----- the entry point -------------------------------------------------------------------------
+
+def plan(scenario: Scenario, catalog: Catalog, top_k: int = 5, *, overheads: RuntimeOverheads | None = None,
+         hardware: Hardware | None = None, explain: bool = True) -> Plan:
+    """The cheapest machine that runs every workload of ``scenario`` (see the module docstring).
+
+    Args:
+        scenario: a validated scenario (planner.scenario).
+        catalog: the catalog it was validated against.
+        top_k: how many alternatives to keep.
+        overheads: runtime overheads for the memory model (None: default assumptions).
+        hardware: hardware rows from :func:`planner.candidates.hardware` to reuse.
+        explain: fill why_not for every infeasible candidate (the CSV shows it); False saves
+            time when only the choice is wanted.
+
+    Returns:
+        A :class:`Plan`.
+
+    Raises:
+        NoFeasiblePlan: nothing fits; the message explains why per rule and what would.
+    """
+    if top_k < 0:
+        raise ValueError("top_k must be >= 0")
+    cs = build(scenario, catalog, overheads=overheads, explain=explain, hw=hardware)
+    return choose(cs, catalog, top_k=top_k, overheads=overheads)
+
+
+def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: RuntimeOverheads | None = None) -> Plan:
+    """Pick the first feasible row of a ranked candidate table and describe it (or raise)."""
+    t = cs.table
+    feasible = t.index[t["feasible"].to_numpy()]
+    summary = infeasible_summary(cs)
+    if len(feasible) == 0:
+        raise _no_plan(cs, catalog, summary, overheads)
+    row = int(feasible[0])
+    choice = _row_dict(t, row)
+    usages = [u for u in cs.usages_of(row)]
+    assert all(u is not None for u in usages)
+    workloads, estimates = [], []
+    for sw, u in zip(cs.scenario.workloads, usages):
+        assert u is not None
+        w = _revalidated(sw, u)
+        workloads.append(w)
+        estimates.append(u.estimate if w == u.workload else estimate(w, overheads))
+    items = line_items(cs, row, catalog)
+    total = round(subtotal_usd(items), 2)
+    if abs(total - float(choice["capex_usd"])) > 0.01:  # pragma: no cover - internal invariant
+        raise AssertionError(f"line items {total} != capex {choice['capex_usd']}")
+    alts = alternatives(cs, row, top_k)
+    warnings = _warnings(cs, catalog, choice, usages, workloads, estimates, items)
+    return Plan(scenario=cs.scenario.name, choice=choice, estimates=tuple(estimates), workloads=tuple(workloads),
+                strategies=tuple(u.label for u in usages if u is not None), items=tuple(items), total_usd=total,
+                alternatives=alts, infeasible=summary, candidates=t,
+                assumptions=assumptions(cs, catalog, row, usages, overheads), warnings=tuple(warnings))
+
+
+def _row_dict(t: Any, row: int) -> dict[str, Any]:
+    out = {}
+    for k, v in t.iloc[row].items():
+        out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def _revalidated(sw: ScenarioWorkload, u: Usage) -> Workload:
+    """The usage's workload read again with its final GPU count, so its warnings are right."""
+    v = sw.variants[u.variant_index]
+    if sw.task != "train":
+        return u.workload
+    updates: dict[str, Any] = {"gpus": u.gpus}
+    if u.gpus_per_node < u.gpus:
+        updates["gpus_per_node"] = u.gpus_per_node
+    data = _with(v.data, updates)
+    try:
+        w = workload_from_entry(Entry(data, file=None, error=InputError), lambda *_: (
+            v.workload.model_id, v.workload.model_source, v.workload.architecture), default_name=v.workload.name)
+    except InputError:  # pragma: no cover - the usage was built from a valid variant
+        return u.workload
+    return w if (w.train, w.infer) == (u.workload.train, u.workload.infer) else u.workload
+
+
+# ----- line items ------------------------------------------------------------------------------
+
+def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
+    """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
+    r = cs.table.iloc[row]
+    gpu = catalog.gpu(r["gpu_id"])
+    plat = catalog.platform(r["platform_id"])
+    nodes = int(r["nodes"])
+    items = [
+        LineItem(f"{gpu.name} ({gpu.memory_bytes / GiB:g} GiB)", "gpu", gpu.id, float(gpu.price_usd or 0.0),
+                 int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
+        LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)", "platform", plat.id,
+                 float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
+    ]
+    if r["dimm_id"]:
+        d = catalog.dimm(r["dimm_id"])
+        items.append(LineItem(f"{d.size_bytes / GiB:g} GiB {d.kind.upper()}-{d.speed_mts} module "
+                              f"({int(r['dimms_per_channel'])} per channel)", "memory", d.id, float(d.price_usd),
+                              int(r["dimm_count"]) * nodes, d.price_kind, d.source, d.as_of))
+    if r["nic_id"]:
+        n = catalog.nic(r["nic_id"])
+        count = int(r["nic_count"])
+        items.append(LineItem(f"{n.id} {n.kind} NIC, {n.rate_bytes_per_s * 8 / 1e9:g} Gb/s", "network", n.id,
+                              float(n.price_usd), count, n.price_kind, n.source, n.as_of))
+        items.append(LineItem(f"node-to-switch cable or optics for {n.id}", "network", n.id,
+                              float(n.cable_price_usd), count, n.price_kind, n.source, n.as_of))
+    if r["switch_id"]:
+        s = catalog.switch(r["switch_id"])
+        items.append(LineItem(f"{s.id} {s.kind} switch, {s.ports} x {s.rate_bytes_per_s * 8 / 1e9:g} Gb/s",
+                              "network", s.id, float(s.price_usd), int(r["switch_count"]), s.price_kind, s.source,
+                              s.as_of))
+    for x in cs.scenario.extras:
+        items.append(LineItem(x.description, x.category, "", float(x.unit_price_usd), x.quantity, "quote",
+                              x.source, x.as_of))
+    return items
+
+
+# ----- alternatives and the infeasible summary -------------------------------------------------
+
+def why_lost(row: dict[str, Any], choice: dict[str, Any]) -> str:
+    """Why a feasible row ranks below the choice, in the solver's order of keys."""
+    d = float(row["capex_usd"]) - float(choice["capex_usd"])
+    if d > 0.005:
+        return f"costs ${d:,.2f} more"
+    if row["cards_total"] > choice["cards_total"]:
+        return f"same price, more cards ({row['cards_total']} vs {choice['cards_total']})"
+    if row["headroom_bytes"] < choice["headroom_bytes"]:
+        return (f"same price and cards, less headroom ({row['headroom_bytes'] / GiB:,.2f} GiB vs "
+                f"{choice['headroom_bytes'] / GiB:,.2f} GiB)")
+    return "same price, cards and headroom; ordered by GPU id, platform id, nodes, RAM, DIMMs"
+
+
+def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
+    """Up to ``top_k`` runners-up: the best row of each other (GPU, platform, cards, nodes)."""
+    import numpy as np
+    import pandas as pd
+
+    t = cs.table
+    key_cols = [t[k].to_numpy() for k in ("gpu_id", "platform_id", "cards_per_node", "nodes")]
+    seen = {tuple(c[row] for c in key_cols)}
+    picked: list[int] = []
+    for i in np.nonzero(t["feasible"].to_numpy())[0]:
+        if len(picked) >= top_k:
+            break
+        k = tuple(c[i] for c in key_cols)
+        if k in seen:
+            continue
+        seen.add(k)
+        picked.append(int(i))
+    if not picked:
+        return pd.DataFrame(columns=list(ALTERNATIVE_COLUMNS))
+    out = t.loc[picked, list(ALTERNATIVE_COLUMNS[:-1])].reset_index(drop=True)
+    cd = _row_dict(t, row)
+    out["why_lost"] = [why_lost(_row_dict(t, i), cd) for i in picked]
+    return out
+
+
+_SHORTFALL = {
+    "vram": (("per_gpu_need_bytes", "gpu_capacity_bytes"), "bytes"),
+    "ram": (("ram_required_bytes", "ram_bytes"), "bytes"),
+    "slots": (("cards_per_node", "cards_fit_count"), "cards"),
+    "lanes": (("pcie_lanes_needed", "gpu_lanes"), "lanes"),
+    "power": (("power_w", "psu_w"), "W"),
+}
+
+
+def infeasible_summary(cs: CandidateSet) -> Any:
+    """Per binding rule: how many candidates it excluded and the one that missed by the least."""
+    import numpy as np
+    import pandas as pd
+
+    t = cs.table
+    binding = t["binding"].to_numpy()
+    out = []
+    budget = cs.scenario.constraints.budget_usd
+    for rule in RULES:
+        idx = np.nonzero(binding == rule)[0]
+        if idx.size == 0:
+            continue
+        if rule in _SHORTFALL:
+            (a, b), unit = _SHORTFALL[rule]
+            short = t[a].to_numpy()[idx] - t[b].to_numpy()[idx]
+            if rule == "ram":  # platforms without any RAM configuration: nothing to compare
+                short = np.where(t["dimm_id"].to_numpy()[idx] != "", short, 0)
+        elif rule == "budget":
+            short, unit = t["capex_usd"].to_numpy()[idx] - (budget or 0.0), "USD"
+        elif rule in ("cards", "tp"):  # cards the binding workload needs (in one node for tp) less those offered
+            need = {sw.name: (min(sw.gpus) if rule == "cards" and sw.gpus else min(v.tp for v in sw.variants))
+                    for sw in cs.scenario.workloads}
+            wanted = np.array([need.get(w, 0) for w in t["binding_workload"].to_numpy()[idx]], dtype=float)
+            col = "cards_total" if rule == "cards" else "cards_per_node"
+            short, unit = wanted - t[col].to_numpy()[idx], "cards"
+        else:
+            short, unit = np.zeros(idx.size), ""
+        j = int(np.argmin(short))  # the first of the smallest, in rank order
+        r = int(idx[j])
+        row = t.iloc[r]
+        closest = f"{int(row['cards_per_node'])} x {row['gpu_id']} on {row['platform_id']}"
+        if int(row["nodes"]) > 1:
+            closest += f" x {int(row['nodes'])} nodes"
+        if rule in ("ram", "budget") and row["dimm_id"]:
+            closest += f", {int(row['dimm_count'])} x {row['dimm_id']}"
+        out.append({"binding": rule, "candidates": int(idx.size), "closest": closest, "shortfall": float(short[j]),
+                    "shortfall_unit": unit, "why_not": row["why_not"] or explain_row(cs, r)})
+    return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+
+
+# ----- nothing fits: reasons and suggestions ---------------------------------------------------
+
+def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: RuntimeOverheads | None) -> NoFeasiblePlan:
+    import dataclasses
+
+    sc = cs.scenario
+    cs = dataclasses.replace(cs, table=cs.table.copy())  # explain every row without touching the caller's table
+    t = cs.table
+    fill_why_not(cs)
+    lines = [f"No machine fits scenario {sc.name!r}: 0 of {len(t):,} candidates are feasible."]
+    reasons = []
+    if len(summary):
+        lines.append("Closest miss per constraint:")
+        for _, s in summary.iterrows():
+            reason = f"{s['binding']} ({s['candidates']:,} candidates): {s['closest']}: {s['why_not']}"
+            reasons.append(reason)
+            lines.append("  " + reason)
+    notes = _why_notes(cs)
+    if notes:
+        lines.append("Why:")
+        lines += ["  " + n for n in notes]
+    suggestions = suggest(cs, catalog, overheads)
+    if suggestions:
+        lines.append("What would fit (each checked with the memory model):")
+        lines += ["  - " + s for s in suggestions]
+    else:
+        lines.append("Nothing simple would fit; loosen the constraints above.")
+    return NoFeasiblePlan("\n".join(lines), reasons, scenario=sc.name, summary=summary, candidates=t,
+                          suggestions=suggestions, assumptions=assumptions(cs, catalog, None, [], overheads))
+
+
+def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
+    """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
+    t = cs.table
+    ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+    ids = set(ok["gpu_id"])
+    gpus = [g for g in cs.hardware.gpus if g.id in ids]
+    h = cs.hardware.headroom
+    return sorted(gpus, key=lambda g: (-capacity_bytes(g.memory_usable_bytes, h), g.id))
+
+
+def _why_notes(cs: CandidateSet) -> list[str]:
+    """Plain-language causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
+    t = cs.table
+    notes = []
+    sub = t[t["binding"] == "vram"]
+    if sub.empty:
+        return notes
+    i = int((sub["per_gpu_need_bytes"] - sub["gpu_capacity_bytes"]).to_numpy().argmin())
+    row = int(sub.index[i])
+    for w, u in enumerate(cs.usages_of(row)):
+        if u is None or cs.scenario.workloads[w].name != t.loc[row, "binding_workload"]:
+            continue
+        est = u.estimate
+        comps = sorted(est.gpu_components(), key=lambda c: -c.bytes)[:4]
+        notes.append(f"{cs.scenario.workloads[w].name} needs {est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU; "
+                     "largest parts: " + ", ".join(f"{c.name} {c.bytes / GiB:,.2f} GiB" for c in comps) + ".")
+        tr = u.workload.train
+        if tr is not None and tr.method == "full" and tr.zero < 3:
+            wts = next((c for c in est.gpu_components() if c.name == "weights"), None)
+            sharded = {0: "nothing", 1: "only the optimizer states and master weights",
+                       2: "the gradients, optimizer states and master weights"}[tr.zero]
+            dp = tr.data_parallel
+            if wts is not None:
+                notes.append(f"ZeRO-{tr.zero} shards {sharded} over the {dp} data-parallel GPU(s), not the "
+                             f"parameters: each GPU holds all {wts.bytes / GiB:,.2f} GiB of 16-bit weights "
+                             f"({wts.formula}).")
+    return notes
+
+
+def _workload_from(sw: ScenarioWorkload, v: Variant, catalog: Catalog, updates: dict[str, Any],
+                   drop: Sequence[str] = ()) -> Workload | None:
+    data = _with(v.data, updates)
+    for k in drop:
+        data.pop(k, None)
+    try:
+        return workload_from_entry(Entry(data, file=None, error=InputError), lambda *_: (
+            v.workload.model_id, v.workload.model_source, v.workload.architecture), default_name=sw.name)
+    except InputError:
+        return None
+
+
+def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None = None) -> tuple[bool, int]:
+    """Whether the workload's per-GPU need is at most ``capacity`` bytes, and the need."""
+    need = estimate(workload, overheads).per_gpu_total_bytes
+    return need <= capacity, need
+
+
+def largest_fitting(make: Any, capacity: int, lo: int, hi: int,
+                    overheads: RuntimeOverheads | None = None) -> tuple[int | None, int | None, int | None]:
+    """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.
+
+    Memory is non-decreasing in micro-batch, sequence length, context and concurrency, so an
+    exponential search finds a bracket [fits, does not fit] and a binary search closes it:
+    O(log(hi)) estimates.
+
+    Args:
+        make: x -> Workload (or None when x is not a valid value).
+        capacity: bytes per GPU.
+        lo, hi: the range searched.
+
+    Returns:
+        (x, need at x, need at x + 1 or None when x == hi); (None, need at lo, None) when even lo
+        does not fit.
+    """
+    def need(x: int) -> int | None:
+        w = make(x)
+        return None if w is None else estimate(w, overheads).per_gpu_total_bytes
+
+    n_lo = need(lo)
+    if n_lo is None or n_lo > capacity:
+        return None, n_lo, None
+    good, good_need = lo, n_lo
+    step = 1
+    bad, bad_need = None, None
+    while True:
+        x = min(good + step, hi)
+        if x == good:
+            return good, good_need, None
+        n = need(x)
+        if n is not None and n <= capacity:
+            good, good_need = x, n
+            if x == hi:
+                return good, good_need, None
+            step *= 2
+        else:
+            bad, bad_need = x, n
+            break
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        n = need(mid)
+        if n is not None and n <= capacity:
+            good, good_need = mid, n
+        else:
+            bad, bad_need = mid, n
+    return good, good_need, bad_need if bad == good + 1 else None
+
+
+_ZERO3_COUNTS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512)
+
+
+def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None = None) -> list[str]:
+    """Concrete changes that would make the scenario fit, each checked with the memory model."""
+    sc = cs.scenario
+    t = cs.table
+    out: list[str] = []
+    gpus = _hw_ok_gpus(cs)
+    cons = sc.constraints
+    h = cons.vram_headroom
+    rules = set(t["binding"])
+    if gpus:
+        big = gpus[0]
+        cap = capacity_bytes(big.memory_usable_bytes, h)
+        node_max = _node_max(cs, big.id)
+        for w, sw in enumerate(sc.workloads):
+            wrows = t[t["binding_workload"] == sw.name]
+            if wrows.empty or "vram" not in set(wrows["binding"]):
+                continue
+            out += _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)
+    if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
+        ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+        if len(ok):
+            most = ok.sort_values(["cards_per_node", "cards_total"], kind="mergesort").iloc[-1]
+            out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
+                       f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
+                       "max_nodes, allow a platform with more slots, or lower gpus / tp)")
+    if "precision" in rules:
+        out.append("on GPUs without bf16 (e.g. T4), use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype "
+                   "fp16 for inference")
+    if "budget" in rules:
+        over = t[t["binding"] == "budget"]
+        cheapest = float(over["capex_usd"].min())
+        out.append(f"raise budget_usd to >= ${cheapest:,.2f} (the cheapest candidate that fits everything else)")
+    return out
+
+
+def _node_max(cs: CandidateSet, gpu_id: str) -> int:
+    t = cs.table
+    sub = t[(t["gpu_id"] == gpu_id) & ~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes",
+                                                           "power"])]
+    return int(sub["cards_per_node"].max()) if len(sub) else 1
+
+
+def _fmt(n: int | None) -> str:
+    return "?" if n is None else f"{n / GiB:,.2f} GiB"
+
+
+def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
+                  overheads: RuntimeOverheads | None) -> list[str]:
+    out: list[str] = []
+    v = sw.variants[0]
+    w0 = v.workload
+    where = f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)"
+    allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
+    if sw.task == "train":
+        tr = w0.train
+        assert tr is not None
+        fixed = sw.gpus[0] if sw.gpus else None
+        count = fixed or min(node_max, allowed_cards)
+        gpn = min(count, node_max)
+        # ZeRO-3 across more GPUs, without and with the optimizer offloaded
+        plain_n = None
+        for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
+            found = None
+            for n in _ZERO3_COUNTS:
+                if n % tr.tp:
+                    continue
+                wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
+                if wz is None:
+                    continue
+                wz = with_gpus(wz, n, min(n, node_max))
+                ok, need = fits(wz, cap, overheads)
+                if ok:
+                    found = (n, need)
+                    break
+            if found and (plain_n is None or found[0] < plain_n):
+                n, need = found
+                if not extra:
+                    plain_n = n
+                nodes = math.ceil(n / node_max)
+                text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
+                if n > allowed_cards:
+                    text += (f"; that is {nodes} node(s) of {node_max}, more than the scenario allows "
+                             f"(max_nodes {cons.max_nodes}"
+                             + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
+                if fixed and n != fixed:
+                    text += f" (the scenario fixes gpus: {fixed})"
+                out.append(text)
+        if tr.checkpointing == "none":
+            wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
+            if wc is not None:
+                ok, need = fits(with_gpus(wc, count, gpn), cap, overheads)
+                if ok:
+                    out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+        if tr.micro_batch > 1:
+            def make_mb(x: int, c: int = count) -> Workload | None:
+                ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
+                return None if ww is None else with_gpus(ww, c, min(c, node_max))
+            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads)
+            if best:
+                out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
+                           f"{_fmt(need)} per GPU")
+        methods = {"full": ("qlora", "lora"), "lora": ("qlora",), "qlora": ()}[tr.method]
+        for method in methods:
+            name = "QLoRA" if method == "qlora" else "LoRA"
+            for ckpt in dict.fromkeys((tr.checkpointing, "full")):
+                wm = _workload_from(sw, v, catalog, {"method": method, "gpus": 1, "zero": 0,
+                                                     "offload_optimizer": False, "checkpointing": ckpt},
+                                    drop=("recipe", "gpus_per_node", "offload_params"))
+                if wm is None:
+                    continue
+                ok, need = fits(wm, cap, overheads)
+                if ok:
+                    how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
+                    out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
+                    break
+    else:
+        from planner.scenario import valid_tp_degrees
+
+        # the most the hardware can do as written: the largest allowed tp that fits a node
+        v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)
+        w0 = v.workload
+        inf = w0.infer
+        assert inf is not None
+        tried = {x.tp for x in sw.variants}
+        for tp in valid_tp_degrees(w0.architecture):
+            ok, need = fits(with_gpus(w0, tp, tp), cap, overheads)
+            if not ok:
+                continue
+            if tp in tried and tp <= node_max:
+                break  # the scenario already allows it; something else binds
+            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+            if tp > node_max:
+                text += (f"; one node of {big.id} takes {node_max} cards and a replica stays in one node, "
+                         "so this needs a larger card or the changes below")
+            out.append(text)
+            break
+        for fmt in ("fp8", "int4-awq"):
+            if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+                continue
+            wq = _workload_from(sw, v, catalog, {"weights": fmt, "tp": inf.tp})
+            if wq is None:
+                continue
+            ok, need = fits(wq, cap, overheads)
+            if ok:
+                out.append(f"weights: {fmt} at tp {inf.tp} on {where}: {_fmt(need)} per GPU")
+        if inf.kv_dtype != "fp8" and big.fp8:
+            wk = _workload_from(sw, v, catalog, {"kv_dtype": "fp8", "tp": inf.tp})
+            if wk is not None:
+                ok, need = fits(wk, cap, overheads)
+                if ok:
+                    out.append(f"kv_dtype: fp8 at tp {inf.tp} on {where}: {_fmt(need)} per GPU")
+        if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
+            wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
+            if wp is not None:
+                ok, need = fits(wp, cap, overheads)
+                if ok:
+                    out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
+                               f"{where}: {_fmt(need)} per GPU")
+        if inf.concurrency > 1:
+            def make_c(x: int) -> Workload | None:
+                return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
+            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads)
+            if best:
+                out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                           f"{_fmt(need)} per GPU")
+    # a larger card, as written (any GPU of the catalog that some platform takes)
+    need0 = estimate(v.workload if sw.task != "train" else with_gpus(
+        v.workload, (sw.gpus or (1,))[0], min((sw.gpus or (1,))[0], node_max)), overheads).per_gpu_total_bytes
+    placeable = []
+    for g in catalog.gpus:
+        if g.price_usd is None or capacity_bytes(g.memory_usable_bytes, cons.vram_headroom) < need0:
+            continue
+        if any(_takes(p, g) for p in catalog.platforms):
+            placeable.append(g)
+    if placeable:
+        g = min(placeable, key=lambda x: (x.price_usd, x.id))
+        allowed = {x.id for x in allowed_gpus(catalog, cons)}
+        note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
+        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_bytes(g.memory_usable_bytes, cons.vram_headroom))}"
+                   f" after headroom for {_fmt(need0)} per GPU, ${g.price_usd:,.0f} each{note}")
+    return out
+
+
+def _takes(p: Any, g: Any) -> bool:
+    if g.form_factor not in p.form_factors:
+        return False
+    if p.fixed_gpu is not None:
+        return p.fixed_gpu == g.id
+    if g.form_factor == "pcie":
+        return max_cards(p, g.slot_width or 1) >= 1
+    return p.max_gpus >= 1
+
+
+# ----- warnings and assumptions ----------------------------------------------------------------
+
+def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages: Sequence[Usage | None],
+              workloads: Sequence[Workload], estimates: Sequence[Estimate], items: Sequence[LineItem]) -> list[str]:
+    out: list[str] = []
+    for sw, w, est in zip(cs.scenario.workloads, workloads, estimates):
+        for msg in dict.fromkeys(list(w.warnings) + list(est.warnings)):
+            out.append(f"{sw.name}: {msg}")
+        if w.infer is not None and w.infer.requests_per_hour:
+            out.append(f"{sw.name}: requests_per_hour is not used to size replicas (no throughput model yet); "
+                       "the plan holds one replica")
+    offload = bool(choice["offload"])
+    high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
+    if choice["ram_vram_ratio"] > high:
+        why = ("the host need" if choice["host_need_bytes"] > (RAM_VRAM_MIN_OFFLOAD if offload else RAM_VRAM_MIN)
+               * choice["vram_node_bytes"] else "the smallest equal-DIMM configuration")
+        out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
+                   f"{' with offload' if offload else ''}), set by {why}")
+    est_items = [i.catalog_id for i in items if i.price_kind == "estimate"]
+    if est_items:
+        out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
+    newest = max((_months(x.as_of) for x in catalog.sources), default=0)
+    old = [f"{i.catalog_id} ({i.as_of})" for i in items
+           if i.catalog_id and newest - _months(i.as_of) > STALE_PRICE_MONTHS]
+    if old:
+        out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "
+                   + ", ".join(dict.fromkeys(old)) + "; launch prices of older cards are not what they sell for "
+                   "now: overlay a dated street price or quote (--catalog DIR)")
+    return out
+
+
+#: A line item's price is called stale when dated this many months before the catalog's newest entry.
+STALE_PRICE_MONTHS = 24
+
+
+def _months(as_of: str) -> int:
+    """'YYYY-MM[-DD]' as a month count (0 when unreadable)."""
+    try:
+        y, m = as_of.split("-")[:2]
+        return int(y) * 12 + int(m)
+    except ValueError:
+        return 0
+
+
+def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Sequence[Usage | None],
+                overheads: RuntimeOverheads | None) -> dict[str, Any]:
+    """What the plan rests on: files, sources, recipes, rules and their constants."""
+    from planner import __version__
+
+    sc = cs.scenario
+    used: set[str] = set()
+    if row is not None:
+        r = cs.table.iloc[row]
+        used = {x for x in (r["gpu_id"], r["platform_id"], r["dimm_id"], r["nic_id"], r["switch_id"]) if x}
+    used |= {sw.model_id for sw in sc.workloads}
+    sources = [s._asdict() for s in catalog.sources if s.id in used]
+    recipes = []
+    for sw, u in zip(sc.workloads, usages):
+        if u is None:
+            continue
+        recipes.append({"workload": sw.name, "strategy": u.label, "recipe": u.estimate.recipe,
+                        "definition": u.estimate.recipe_description})
+    return {
+        "planner_version": __version__,
+        "scenario": sc.name,
+        "scenario_file": sc.file,
+        "scenario_sha256": sc.sha256,
+        "objective": "capex_usd: purchase price of GPUs, platforms, DIMMs, network and extras (USD)",
+        "catalog_schema_version": catalog.schema_version,
+        "catalog_files": list(catalog.files),
+        "sources": sources,
+        "recipes": recipes,
+        "rules": {
+            "vram": f"per-GPU need <= usable - ceil(usable x {cs.hardware.headroom}) (vram_headroom)",
+            "ram": (f"RAM per node >= max(host need, {RAM_VRAM_MIN}x installed VRAM, {RAM_VRAM_MIN_OFFLOAD}x with "
+                    f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
+                    "equal DIMMs in every channel, 1 or 2 per channel"),
+            "lanes": "cards x the card's pcie_lanes <= gpu_lanes (full links, no bifurcation; NIC lanes not counted)",
+            "power": "cards x tdp_w + platform_w <= psu_w",
+            "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
+                        "port per NIC; cheapest matching NIC and switch"),
+            "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights need gpu.int8",
+            "prices": f"price: {sc.constraints.price} (one price per catalog entry; its price_kind is on each line)",
+        },
+        "runtime_overheads": asdict(overheads or RuntimeOverheads()),
+    }
+
+
+__all__ = ["ALTERNATIVE_COLUMNS", "NoFeasiblePlan", "Plan", "SUMMARY_COLUMNS", "alternatives", "assumptions",
+           "choose", "fits", "infeasible_summary", "largest_fitting", "line_items", "plan", "suggest", "why_lost"]

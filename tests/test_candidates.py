@@ -1,0 +1,396 @@
+"""Candidate enumeration and feasibility rules (planner.candidates), one tiny inline catalog per rule.
+
+Each rule is tested at its boundary: exactly at the limit fits, one unit over does not, and the
+row's ``binding`` and ``why_not`` say so (texts checked outside ``pytest.raises``). Memory needs
+come from the memory model itself (planner.memory.estimate), so the tests do not depend on its
+constants.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner.candidates import (
+    COLUMNS,
+    RULES,
+    build,
+    capacity_bytes,
+    precision_needs,
+    ram_configs,
+    with_gpus,
+)
+from planner.memory import estimate
+from planner.scenario import scenario_from_mapping
+from planner.units import GiB
+from tests.plan_helpers import (
+    dimm,
+    gpu,
+    infer_workload,
+    nic,
+    platform,
+    switch,
+    tiny_catalog,
+    train_workload,
+)
+
+
+def scen(cat, *workloads, **constraints):
+    return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints}, cat)
+
+
+def rows(cs, **where):
+    t = cs.table
+    m = True
+    for k, v in where.items():
+        m = m & (t[k] == v)
+    return t[m]
+
+
+def one(cs, **where):
+    r = rows(cs, **where)
+    assert len(r) >= 1, where
+    return r.iloc[0]
+
+
+def need_of(cat, workload, gpus=1):
+    s = scen(cat, workload)
+    v = s.workloads[0].variants[0]
+    return estimate(with_gpus(v.workload, gpus, gpus)).per_gpu_total_bytes
+
+
+def gib(n):
+    return f"{n / GiB:,.2f} GiB"
+
+
+# ----- capacity ---------------------------------------------------------------------------------
+
+def test_capacity_bytes_is_exact():
+    assert capacity_bytes(24 * GiB, 0.0) == 24 * GiB
+    assert capacity_bytes(20 * GiB, 0.05) == 19 * GiB  # 0.05 read as 1/20, not as the binary float
+    assert capacity_bytes(21, 0.05) == 21 - 2  # ceil(21/20) = 2 bytes kept free
+
+
+def test_columns_are_declared_and_end_in_units():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    cs = build(scen(cat, infer_workload()), cat)
+    assert list(cs.table.columns) == list(COLUMNS)
+    assert set(cs.table["binding"]) <= set(RULES) | {""}
+    assert cs.table["rank"].tolist() == list(range(1, len(cs.table) + 1))
+
+
+# ----- vram -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("workload", [infer_workload(), train_workload()], ids=["infer", "train"])
+def test_exactly_at_capacity_fits_one_byte_over_does_not(workload):
+    probe = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    need = need_of(probe, workload)
+    cat = tiny_catalog(gpus=[gpu("exact", usable=need), gpu("short", usable=need - 1)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, workload, vram_headroom=0), cat)
+    exact = one(cs, gpu_id="exact")
+    short = one(cs, gpu_id="short")
+    assert exact["feasible"] and exact["per_gpu_need_bytes"] == need == exact["gpu_capacity_bytes"]
+    assert exact["headroom_bytes"] == 0
+    assert not short["feasible"] and short["binding"] == "vram"
+    label = cs.usages[0][0].label
+    assert short["why_not"] == (f"workload {workload['name']} ({label}) needs {gib(need)} per GPU; short offers "
+                                f"{gib(need - 1)} ({gib(need - 1)} usable less 0% headroom), short by 0.00 GiB")
+
+
+def test_headroom_boundary():
+    w = infer_workload()
+    need = need_of(tiny_catalog(gpus=[gpu()], platforms=[platform()]), w)
+    usable = need * 20 // 19
+    while capacity_bytes(usable, 0.05) < need:
+        usable += 1
+    assert capacity_bytes(usable - 1, 0.05) < need
+    cat = tiny_catalog(gpus=[gpu("fits", usable=usable), gpu("over", usable=usable - 1)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, w), cat)  # default vram_headroom 0.05
+    assert one(cs, gpu_id="fits")["feasible"]
+    over = one(cs, gpu_id="over")
+    assert (over["feasible"], over["binding"]) == (False, "vram")
+    assert "less 5% headroom" in over["why_not"]
+
+
+# ----- tensor parallelism -------------------------------------------------------------------------
+
+def test_tp_group_must_fit_in_a_node():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, infer_workload(tp=2)), cat)
+    r = one(cs, cards_per_node=1)
+    assert (r["feasible"], r["binding"]) == (False, "tp")
+    assert r["why_not"] == "workload serve: tp=2 needs 2 GPUs in one node; the node has 1"
+
+
+def test_tp_auto_only_uses_degrees_that_divide_the_heads():
+    # 6 heads: tp 4 is never tried, even on a 4-card machine.
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=4)])
+    cs = build(scen(cat, infer_workload(model="six", tp="auto")), cat)
+    assert sorted({u.tp for u in cs.usages[0]}) == [1, 2, 3]
+    train = train_workload(model="six", tp="auto")
+    del train["gpus"]
+    cs2 = build(scen(cat, train), cat)
+    assert all(u.gpus % u.tp == 0 and u.tp in (1, 2, 3) for u in cs2.usages[0])
+    assert {(u.gpus, u.tp) for u in cs2.usages[0]} >= {(4, 1), (4, 2), (3, 3), (2, 2)}
+    assert (4, 4) not in {(u.gpus, u.tp) for u in cs2.usages[0]}
+
+
+def test_fixed_gpus_need_that_many_cards():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, train_workload(gpus=2)), cat)
+    r = one(cs, cards_per_node=1)
+    assert (r["feasible"], r["binding"]) == (False, "cards")
+    assert r["why_not"] == "workload train runs on 2 GPUs (fixed by the scenario); the machine has 1"
+
+
+# ----- slots, lanes, power -------------------------------------------------------------------------
+
+def test_slots():
+    p = platform(slots=((3, 1), (2, 2)), max_gpus=2)
+    cat = tiny_catalog(gpus=[gpu("wide", slot_width=3), gpu("narrow", slot_width=2)], platforms=[p])
+    cs = build(scen(cat, train_workload(gpus=2)), cat)
+    wide = one(cs, gpu_id="wide", cards_per_node=2)
+    assert (wide["feasible"], wide["binding"], wide["cards_fit_count"]) == (False, "slots", 1)
+    assert wide["why_not"] == "2 x wide do not fit: box takes at most 1 3-slot cards"
+    assert one(cs, gpu_id="narrow", cards_per_node=2)["feasible"]
+
+
+def test_lanes():
+    p = platform(gpu_lanes=24)
+    cat = tiny_catalog(gpus=[gpu("x16", pcie_lanes=16), gpu("x8", pcie_lanes=8)], platforms=[p])
+    cs = build(scen(cat, train_workload(gpus=2)), cat)
+    r = one(cs, gpu_id="x16", cards_per_node=2)
+    assert (r["feasible"], r["binding"], r["pcie_lanes_needed"]) == (False, "lanes", 32)
+    assert r["why_not"] == "2 x x16 need 2 x 16 = 32 PCIe lanes; box has 24 for GPUs"
+    assert one(cs, gpu_id="x8", cards_per_node=2)["feasible"]
+    at = one(cs, gpu_id="x8", cards_per_node=3)  # 3 x 8 = 24 lanes: exactly at the limit fits
+    assert at["feasible"] and at["pcie_lanes_needed"] == 24
+    assert one(cs, gpu_id="x8", cards_per_node=4)["binding"] == "lanes"
+
+
+def test_power_exactly_at_the_supply_fits():
+    p = platform(psu_w=1000, platform_w=300)
+    cat = tiny_catalog(gpus=[gpu("at", tdp_w=350), gpu("over", tdp_w=351)], platforms=[p])
+    cs = build(scen(cat, train_workload(gpus=2)), cat)
+    at = one(cs, gpu_id="at", cards_per_node=2)
+    assert at["feasible"] and at["power_w"] == 1000
+    over = one(cs, gpu_id="over", cards_per_node=2)
+    assert (over["feasible"], over["binding"]) == (False, "power")
+    assert over["why_not"] == "2 x 351 W + 300 W platform = 1,002 W exceeds the 1,000 W supply of box"
+
+
+# ----- RAM ----------------------------------------------------------------------------------------
+
+def test_ram_configs_fill_every_channel_within_slots_and_max():
+    p = platform(channels=2, dimm_slots=4, max_memory_gib=48)
+    cat = tiny_catalog(gpus=[gpu()], platforms=[p], dimms=[dimm("d8", size_gib=8, price_usd=50),
+                                                           dimm("d16", size_gib=16, price_usd=90),
+                                                           dimm("d32", size_gib=32, price_usd=200),
+                                                           dimm("other", size_gib=8, kind="ddr4-udimm")])
+    got = [(r.dimm.id, r.per_channel, r.count, r.bytes // GiB, r.price_usd) for r in ram_configs(p, cat)]
+    # 2 x 32 = 64 GiB and 4 x 16 = 64 GiB exceed max_memory 48 GiB; 4 x 32 too; ddr4 is the wrong kind
+    assert got == [("d8", 1, 2, 16, 100.0), ("d16", 1, 2, 32, 180.0), ("d8", 2, 4, 32, 200.0)]
+    assert ram_configs(platform(channels=4, dimm_slots=2), cat) == []
+
+
+def test_ram_exactly_twice_the_vram_fits_one_byte_more_does_not():
+    p = platform(channels=2, dimm_slots=2, max_gpus=1, slots=((3, 1),))
+    d = dimm("d8", size_gib=8)
+    exact = tiny_catalog(gpus=[gpu("g8", memory_bytes=8 * GiB)], platforms=[p], dimms=[d])
+    cs = build(scen(exact, infer_workload()), exact)
+    r = one(cs, gpu_id="g8")
+    assert r["feasible"] and r["ram_bytes"] == 16 * GiB == r["ram_required_bytes"]
+    over = tiny_catalog(gpus=[gpu("g8p", memory_bytes=8 * GiB + 1, usable=8 * GiB)], platforms=[p], dimms=[d])
+    cs2 = build(scen(over, infer_workload()), over)
+    r2 = one(cs2, gpu_id="g8p")
+    assert (r2["feasible"], r2["binding"]) == (False, "ram")
+    label = cs2.usages[0][0].label
+    assert r2["why_not"] == (f"workload serve ({label}) needs {gib(16 * GiB + 2)} of RAM per node (2x the "
+                             f"{gib(8 * GiB + 1)} of installed VRAM); this configuration has 16.00 GiB; the largest "
+                             "equal-DIMM configuration of box has 16.00 GiB (max_memory 1,024.00 GiB)")
+
+
+def test_ram_above_the_platform_max():
+    p = platform(channels=2, dimm_slots=4, max_memory_gib=8, max_gpus=1, slots=((3, 1),))
+    cat = tiny_catalog(gpus=[gpu("g8", memory_gib=8)], platforms=[p], dimms=[dimm("d4", size_gib=4)])
+    assert [r.count for r in ram_configs(p, cat)] == [2]  # 4 x 4 GiB = 16 GiB > 8 GiB is not built
+    cs = build(scen(cat, infer_workload()), cat)
+    r = one(cs, gpu_id="g8")
+    assert (r["feasible"], r["binding"]) == (False, "ram")
+    assert r["why_not"].endswith("this configuration has 8.00 GiB; box takes at most 8.00 GiB")
+
+
+def test_ram_offload_needs_six_times_the_vram():
+    p = platform(channels=2, dimm_slots=4, max_gpus=2, slots=((3, 2),))
+    d8, d32 = dimm("d8", size_gib=8, price_usd=10), dimm("d32", size_gib=32, price_usd=1000)
+    w = train_workload(gpus=2, zero=1, offload_optimizer=True)
+    small = tiny_catalog(gpus=[gpu("g4", memory_gib=4)], platforms=[p], dimms=[d8])
+    cs = build(scen(small, w), small)
+    r = one(cs, cards_per_node=2)
+    # 6 x (2 x 4 GiB) = 48 GiB; the platform's DIMMs give at most 4 x 8 = 32 GiB
+    assert (r["binding"], r["ram_required_bytes"]) == ("ram", 48 * GiB)
+    assert "(6x the 8.00 GiB of installed VRAM with offload)" in r["why_not"]
+    big = tiny_catalog(gpus=[gpu("g4", memory_gib=4)], platforms=[p], dimms=[d8, d32])
+    cs2 = build(scen(big, w), big)
+    ok = rows(cs2, cards_per_node=2)
+    ok = ok[ok["feasible"]]
+    assert ok.iloc[0]["dimm_id"] == "d32" and ok.iloc[0]["ram_bytes"] == 64 * GiB and bool(ok.iloc[0]["offload"])
+
+
+def test_ram_host_need_can_dominate():
+    p = platform(channels=1, dimm_slots=2, max_gpus=1, slots=((3, 1),))
+    cat = tiny_catalog(gpus=[gpu("g1", memory_gib=1)], platforms=[p], dimms=[dimm("d2", size_gib=2)])
+    cs = build(scen(cat, infer_workload()), cat)
+    r = one(cs, gpu_id="g1")
+    host = cs.usages[0][0].host_bytes
+    assert host > 2 * GiB and r["ram_required_bytes"] == host and r["binding"] == "ram"
+    assert "(the memory model's host peak)" in r["why_not"]
+
+
+# ----- form factor, precision, price, budget --------------------------------------------------------
+
+def test_form_factor_and_baseboards():
+    sxm = gpu("sxm-card", form_factor="sxm", price_usd=5000)
+    other = gpu("other-sxm", form_factor="sxm")
+    pcie = gpu("card")
+    hgx = platform("hgx", form_factors=("sxm",), slots=(), fixed_gpu="sxm-card", fixed_gpu_count=4, max_gpus=4)
+    cat = tiny_catalog(gpus=[sxm, other, pcie], platforms=[platform("box"), hgx])
+    cs = build(scen(cat, infer_workload()), cat)
+    assert one(cs, gpu_id="sxm-card", platform_id="box")["why_not"] == "sxm-card is an SXM module; box takes pcie GPUs"
+    assert one(cs, gpu_id="other-sxm", platform_id="hgx")["why_not"] == \
+        "hgx is a baseboard that carries exactly 4 x sxm-card, not other-sxm"
+    assert one(cs, gpu_id="card", platform_id="hgx")["why_not"] == "card is a PCIe card; hgx takes only its 4 x sxm-card"
+    on_hgx = rows(cs, gpu_id="sxm-card", platform_id="hgx")
+    assert set(on_hgx["cards_per_node"]) == {4} and on_hgx["feasible"].all()
+    assert on_hgx.iloc[0]["gpus_usd"] == 4 * 5000
+    # a scenario max_cards below the baseboard's count binds
+    cs2 = build(scen(cat, infer_workload(), max_cards=2), cat)
+    r = one(cs2, gpu_id="sxm-card", platform_id="hgx")
+    assert (r["binding"], r["why_not"]) == ("max_cards", "hgx carries 4 GPUs; the scenario allows at most 2 per node")
+
+
+def test_precision():
+    cat = tiny_catalog(gpus=[gpu("no-bf16", bf16=False), gpu("no-fp8", fp8=False)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, train_workload(recipe="mixed-bf16")), cat)
+    r = one(cs, gpu_id="no-bf16")
+    assert (r["feasible"], r["binding"]) == (False, "precision")
+    assert r["why_not"] == (f"workload train ({cs.usages[0][0].label}) needs bf16 support; no-bf16 (test) has none")
+    assert one(cs, gpu_id="no-fp8")["feasible"]
+    assert one(build(scen(cat, train_workload()), cat), gpu_id="no-bf16")["feasible"]  # mixed-fp16
+    cs3 = build(scen(cat, infer_workload(weights="fp8", kv_dtype="fp16")), cat)
+    assert one(cs3, gpu_id="no-fp8")["binding"] == "precision"
+    assert not one(cs3, gpu_id="no-bf16")["feasible"]  # has fp8? the helper default is fp8=False
+
+
+def test_precision_needs():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+
+    def needs(w):
+        return precision_needs(scen(cat, w).workloads[0].variants[0].workload)
+
+    assert needs(train_workload(recipe="mixed-bf16")) == ("bf16",)
+    assert needs(train_workload(recipe="mixed-fp16")) == ()
+    assert needs(infer_workload(weights="fp8", kv_dtype="fp8")) == ("fp8",)
+    assert needs(infer_workload(weights="int8", kv_dtype="bf16")) == ("bf16", "int8")
+    assert needs(infer_workload(weights="int4-awq", kv_dtype="fp16", group_size=64)) == ()
+
+
+def test_gpu_without_price():
+    cat = tiny_catalog(gpus=[gpu("free", price_usd=None)], platforms=[platform()])
+    cs = build(scen(cat, infer_workload()), cat)
+    r = one(cs, gpu_id="free")
+    assert (r["binding"], r["why_not"]) == ("price", "free has no purchase price in the catalog")
+
+
+def test_budget_exactly_at_capex_fits():
+    cat = tiny_catalog(gpus=[gpu(price_usd=1000)], platforms=[platform(base_price_usd=2000, max_gpus=1,
+                                                                         slots=((3, 1),))],
+                       dimms=[dimm(price_usd=100)])
+    capex = 1000 + 2000 + 2 * 100
+    cs = build(scen(cat, infer_workload(), budget_usd=capex), cat)
+    assert cs.table.iloc[0]["feasible"] and cs.table.iloc[0]["capex_usd"] == capex
+    cs2 = build(scen(cat, infer_workload(), budget_usd=capex - 0.01), cat)
+    r = cs2.table.iloc[0]
+    assert (r["feasible"], r["binding"]) == (False, "budget")
+    assert r["why_not"] == "costs $3,200.00, $0.01 over the $3,199.99 budget"
+
+
+# ----- several workloads, several nodes -----------------------------------------------------------
+
+def test_every_workload_must_fit_the_same_machine():
+    small = infer_workload(name="small")
+    big = infer_workload(name="big", concurrency=64, context=2048)
+    probe = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    n_small, n_big = need_of(probe, small), need_of(probe, big)
+    assert n_big > n_small
+    cat = tiny_catalog(gpus=[gpu("mid", usable=(n_small + n_big) // 2, price_usd=10),
+                             gpu("large", usable=n_big, price_usd=20)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, small, big, vram_headroom=0), cat)
+    mid = one(cs, gpu_id="mid")
+    assert (mid["feasible"], mid["binding"], mid["binding_workload"]) == (False, "vram", "big")
+    large = one(cs, gpu_id="large")
+    assert large["feasible"] and large["per_gpu_need_bytes"] == n_big
+    assert large["strategy"].startswith("small: weights fp16") and "; big: weights fp16" in large["strategy"]
+
+
+def test_training_uses_every_card_of_a_machine_first():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=3, slots=((3, 3),))])
+    w = train_workload(zero=3)
+    del w["gpus"]
+    cs = build(scen(cat, w), cat)
+    for c in (1, 2, 3):
+        r = one(cs, cards_per_node=c)
+        assert r["feasible"] and r["strategy"].endswith(f"{c} GPU" + ("s" if c > 1 else ""))
+
+
+def test_several_nodes_add_nics_cables_and_a_switch():
+    p = platform(max_gpus=1, slots=((3, 1),), base_price_usd=100)
+    w = train_workload(gpus=2, zero=3)
+    few_ports = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
+                             nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=1)])
+    cs = build(scen(few_ports, w, max_nodes=2), few_ports)
+    r = one(cs, nodes=2)
+    assert (r["feasible"], r["binding"]) == (False, "network")
+    assert r["why_not"] == ("2 nodes: 2 NICs need 2 switch ports; the largest matching switch has 1 (multi-switch "
+                            "fabrics are not modelled)")
+    ok = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
+                      nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=2, price_usd=5000)])
+    cs2 = build(scen(ok, w, max_nodes=2), ok)
+    r2 = cs2.table.iloc[0]
+    assert r2["feasible"] and (r2["nodes"], r2["cards_per_node"], r2["nic_count"], r2["switch_count"]) == (2, 1, 2, 1)
+    assert r2["network_usd"] == 2 * (1000 + 100) + 5000
+    assert r2["capex_usd"] == 2 * (10 + 100 + 2 * 1) + 2 * 1100 + 5000
+    assert "2 GPUs (1 per node)" in r2["strategy"]
+
+
+def test_network_kind_must_match():
+    p = platform(max_gpus=1, slots=((3, 1),))
+    cat = tiny_catalog(gpus=[gpu()], platforms=[p], nics=[nic(kind="roce")], switches=[switch(kind="infiniband")])
+    cs = build(scen(cat, train_workload(gpus=2), max_nodes=2), cat)
+    assert one(cs, nodes=2)["why_not"] == ("2 nodes: the catalog has no NIC and switch that match (same kind, switch "
+                                           "rate >= NIC rate)")
+
+
+def test_hardware_failures_are_listed_once():
+    # A row that cannot be built is listed once (cheapest RAM), not once per RAM configuration.
+    p = platform(slots=((3, 1),), max_gpus=2)
+    cat = tiny_catalog(gpus=[gpu()], platforms=[p], dimms=[dimm("a", size_gib=16), dimm("b", size_gib=32)])
+    cs = build(scen(cat, train_workload(gpus=2)), cat)
+    assert len(rows(cs, cards_per_node=2)) == 1
+    assert len(rows(cs, cards_per_node=1)) == 4  # 2 DIMM sizes x 1 or 2 per channel
+
+
+def test_rank_order_is_deterministic():
+    cat = tiny_catalog(gpus=[gpu("b", price_usd=100), gpu("a", price_usd=100)], platforms=[platform()])
+    t1 = build(scen(cat, infer_workload()), cat).table
+    t2 = build(scen(cat, infer_workload()), cat).table
+    assert t1.equals(t2)
+    f = t1[t1["feasible"]]
+    assert f["capex_usd"].is_monotonic_increasing
+    assert list(f["gpu_id"].iloc[:2]) == ["a", "b"]  # same price, cards and headroom: by id
+    assert math.isfinite(float(f["capex_usd"].iloc[0]))

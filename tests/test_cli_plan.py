@@ -1,0 +1,249 @@
+"""The `plan`, `fit` and `catalog` commands (CliRunner: exact output pieces and exit codes), the
+report writers and atomic writes, and start-up cost (`planner --help` imports nothing heavy).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.atomic import write_text
+from planner.candidates import COLUMNS
+from planner.cli import main
+from planner.errors import OutputError
+from planner.export import safe_stem
+
+ROOT = Path(__file__).resolve().parents[1]
+SCEN = ROOT / "scenarios"
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def run(runner, *args):
+    return runner.invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+# ----- plan -----------------------------------------------------------------------------------------
+
+def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
+    r = run(runner, "plan", SCEN / "qlora-7b-12gb.yaml", "--out", tmp_path, "--top", 3)
+    assert r.exit_code == 0, r.output
+    out = r.output
+    assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
+    assert "Total: $2,208.00 (capex, USD)" in out
+    assert "Workload qlora-7b (train, llama-2-7b): qlora pure-bf16 adamw, ZeRO-0, checkpointing full" in out
+    assert "per GPU of 11.40 GiB (12.00 GiB usable less headroom)" in out
+    assert "recipe pure-bf16: QLoRA r=16" in out
+    assert out.rstrip().endswith(f"Wrote {tmp_path / 'qlora-7b-12gb.csv'} and {tmp_path / 'qlora-7b-12gb.json'}")
+    with open(tmp_path / "qlora-7b-12gb.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert list(rows[0].keys()) == list(COLUMNS)
+    assert rows[0]["feasible"] == "True" and rows[0]["rank"] == "1"
+    seen_infeasible = False
+    for row in rows:  # feasible first
+        if row["feasible"] == "False":
+            seen_infeasible = True
+            assert row["why_not"]
+        else:
+            assert not seen_infeasible
+    doc = json.loads((tmp_path / "qlora-7b-12gb.json").read_text())
+    assert doc["feasible"] is True and doc["scenario"] == "qlora-7b-12gb"
+    assert doc["total_usd"] == sum(i["total_usd"] for i in doc["line_items"]) == doc["choice"]["capex_usd"]
+    assert len(doc["alternatives"]) == 3
+    comps = doc["workloads"][0]["estimate"]["components"]
+    assert all(isinstance(c["bytes"], int) for c in comps)
+    assert doc["assumptions"]["scenario_sha256"]
+
+
+def test_plan_json_to_stdout(runner, tmp_path):
+    r = run(runner, "plan", SCEN / "serve-7b-2k-1user.yaml", "--out", tmp_path, "--json")
+    assert r.exit_code == 0
+    doc = json.loads(r.output)
+    assert doc["feasible"] is True
+    assert doc["outputs"] == {"csv": str(tmp_path / "serve-7b-2k-1user.csv"),
+                              "json": str(tmp_path / "serve-7b-2k-1user.json")}
+
+
+def test_plan_infeasible_exits_1_with_the_explanation(runner, tmp_path):
+    r = runner.invoke(main, ["plan", str(SCEN / "ft-13b-2x24gb-zero2.yaml"), "--out", str(tmp_path)])
+    assert r.exit_code == 1
+    assert "No machine fits scenario 'ft-13b-2x24gb-zero2'" in r.output
+    assert "not the parameters: each GPU holds all 24.24 GiB of 16-bit weights" in r.output
+    assert "QLoRA (method: qlora) on 1 x " in r.output
+    doc = json.loads((tmp_path / "ft-13b-2x24gb-zero2.json").read_text())
+    assert doc["feasible"] is False and doc["reasons"] and doc["suggestions"]
+    assert (tmp_path / "ft-13b-2x24gb-zero2.csv").exists()
+
+
+def test_plan_bad_scenario_exits_2_with_one_line(runner, tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("workloads:\n  - {model: llama-2-7b, task: infer}\nconstraints:\n  allowed_gpus: [rtx-4900]\n")
+    r = runner.invoke(main, ["plan", str(p), "--out", str(tmp_path)])
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {p}:4: constraints.allowed_gpus: unknown GPU 'rtx-4900'. "
+                        "Did you mean 'rtx-4090' or 'rtx-4080' or 'rtx-a4000'?\n")
+
+
+def test_plan_unwritable_output_is_one_line(runner, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = runner.invoke(main, ["plan", str(SCEN / "qlora-7b-12gb.yaml"), "--out", str(blocker)])
+    assert r.exit_code == 2
+    assert r.output == f"Error: {blocker}: is a file, not a directory; give --out a directory\n"
+    r2 = runner.invoke(main, ["plan", str(SCEN / "qlora-7b-12gb.yaml"), "--out", str(blocker / "sub")])
+    assert r2.exit_code == 2
+    assert r2.output == f"Error: {blocker / 'sub'}: cannot create the output directory (Not a directory)\n"
+
+
+def test_scenario_name_cannot_leave_the_output_directory(runner, tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text("name: ../../escape/me\nworkloads:\n  - {model: llama-2-7b, task: infer, weights: fp16, "
+                 "kv_dtype: fp16, context: 512}\nconstraints: {allowed_gpus: [rtx-4090]}\n")
+    out = tmp_path / "out"
+    r = runner.invoke(main, ["plan", str(p), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert sorted(x.name for x in out.iterdir()) == ["escape-me.csv", "escape-me.json"]
+    assert not (tmp_path.parent / "escape").exists()
+
+
+@pytest.mark.parametrize("name,stem", [("ft-7b", "ft-7b"), ("../x", "x"), ("a/b", "a-b"), ("a\\..\\b", "a-b"),
+                                       (".hidden", "hidden"), ("sp ace$", "sp-ace")])
+def test_safe_stem(name, stem):
+    assert safe_stem(name) == stem
+
+
+@pytest.mark.parametrize("name", ["", "..", "/", "...", "./."])
+def test_safe_stem_refuses_empty(name):
+    with pytest.raises(OutputError) as e:
+        safe_stem(name)
+    assert str(e.value) == (f"scenario name {name!r} gives no usable file name; give the scenario a name such as "
+                            "'ft-7b-workstation'")
+
+
+def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
+    p = tmp_path / "r.json"
+    write_text(p, "one")
+    write_text(p, "two")
+    assert p.read_text() == "two"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["r.json"]
+    assert (p.stat().st_mode & 0o777) == 0o666 & ~_umask()
+    with pytest.raises(OutputError) as e:
+        write_text(tmp_path / "missing" / "r.json", "x")
+    assert str(e.value) == f"{tmp_path / 'missing' / 'r.json'}: cannot write (No such file or directory)"
+
+
+def _umask():
+    m = os.umask(0o022)
+    os.umask(m)
+    return m
+
+
+# ----- fit ------------------------------------------------------------------------------------------
+
+def test_fit_micro_batch(runner):
+    r = run(runner, "fit", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--task", "train", "--method", "qlora",
+            "--seq-len", 512, "--checkpointing", "full", "--micro-batch", "max", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["target"] == "micro_batch" and d["max_value"] >= 1
+    assert d["need_bytes"] <= d["capacity_bytes"] < (d["next_need_bytes"] or float("inf"))
+    # the answer is the one the library gives
+    from planner.candidates import capacity_bytes
+    from planner.catalog import load_catalog
+    from planner.inputs import workload_from_options
+    from planner.memory import estimate
+
+    cat = load_catalog()
+    w = workload_from_options({"model": "llama-2-7b", "task": "train", "method": "qlora", "seq_len": 512,
+                               "checkpointing": "full", "micro_batch": d["max_value"], "gpus": 1}, cat)
+    assert estimate(w).per_gpu_total_bytes == d["need_bytes"]
+    assert d["capacity_bytes"] == capacity_bytes(cat.gpu("rtx-4090").memory_usable_bytes, 0.05)
+
+
+def test_fit_text_and_context(runner):
+    r = run(runner, "fit", "--model", "llama-3.1-8b", "--gpu", "l4", "--context", 8192, "--concurrency", "max")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("Largest concurrency that fits 1 x l4 (")
+    r2 = run(runner, "fit", "--model", "qwen2.5-0.5b", "--gpu", "h100-sxm", "--concurrency", 1, "--context", "max")
+    assert r2.exit_code == 0
+    assert "That is the limit searched (the model's max_position_embeddings)." in r2.output
+
+
+def test_fit_needs_exactly_one_max(runner):
+    r = runner.invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "l4", "--context", "max", "--concurrency", "max"])
+    assert r.exit_code == 2
+    assert "give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max'" in r.output
+    r2 = runner.invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "l4", "--context", "many", "--concurrency",
+                              "max"])
+    assert r2.exit_code == 2
+    assert r2.output == "Error: --context: must be a whole number or 'max', not 'many'.\n"
+
+
+def test_fit_nothing_fits_exits_1(runner):
+    r = runner.invoke(main, ["fit", "--model", "llama-2-13b", "--gpu", "rtx-3060-12gb", "--micro-batch", "max"])
+    assert r.exit_code == 1
+    assert r.output.startswith("Nothing fits: at micro_batch=1 the workload needs ")
+    r2 = runner.invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "t4", "--context", "max"])
+    assert r2.exit_code == 1
+    assert r2.output.startswith("t4 (turing) has no bf16 support")
+
+
+# ----- catalog --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,header", [("gpus", "memory (GiB)"), ("platforms", "max memory (GiB)"),
+                                         ("ram", "size (GiB)"), ("models", "parameters (B)"),
+                                         ("network", "rate (Gb/s)"), ("cloud", "price (USD/h)")])
+def test_catalog_lists_with_units(runner, kind, header):
+    r = run(runner, "catalog", kind)
+    assert r.exit_code == 0
+    first = r.output.splitlines()[0]
+    assert header in first and "as of" in first
+    r2 = run(runner, "catalog", kind, "--json")
+    data = json.loads(r2.output)
+    assert isinstance(data, list) and data and "id" in data[0]
+
+
+def test_catalog_json_keeps_units_in_keys(runner):
+    data = json.loads(run(runner, "catalog", "gpus", "--json").output)
+    g = next(x for x in data if x["id"] == "rtx-4090")
+    assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1599
+
+
+# ----- help and start-up ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd", ["plan", "fit", "catalog"])
+def test_every_command_has_help_with_an_example(runner, cmd):
+    r = run(runner, cmd, "--help")
+    assert r.exit_code == 0
+    assert "Example:" in r.output
+
+
+def test_cli_imports_nothing_heavy():
+    code = ("import sys, planner.cli; heavy = [m for m in ('pandas', 'numpy', 'scipy', 'openpyxl', 'yaml', "
+            "'planner.solver', 'planner.candidates') if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_help_starts_fast():
+    exe = Path(sys.executable).with_name("planner")
+    cmd = [str(exe), "--help"] if exe.exists() else [sys.executable, "-m", "planner", "--help"]
+    best = min(_timed(cmd) for _ in range(5))
+    assert best < 0.3, f"planner --help took {best:.3f} s"
+
+
+def _timed(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, check=True)
+    return time.perf_counter() - t

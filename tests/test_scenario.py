@@ -1,0 +1,251 @@
+"""Scenario files (planner.scenario): keys, strategy choices and their variants, constraints, errors.
+
+Catalogs are tiny inline ones (tests/plan_helpers.py); scenario YAML is written into tmp_path.
+Error texts are asserted outside the ``pytest.raises`` blocks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from planner.errors import ScenarioError
+from planner.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
+from tests.plan_helpers import gpu, infer_workload, nic, platform, tiny_catalog, train_workload
+
+
+@pytest.fixture
+def cat():
+    return tiny_catalog(gpus=[gpu("card-a"), gpu("card-b", vendor="amd")], platforms=[platform("box")],
+                        nics=[nic("nic-a")])
+
+
+def write(tmp_path: Path, text: str, name: str = "s.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_load_minimal_file_defaults(tmp_path, cat):
+    p = write(tmp_path, """\
+        workloads:
+          - model: tiny
+            task: infer
+            weights: fp16
+            kv_dtype: fp16
+    """, "my-scenario.yaml")
+    s = load_scenario(p, cat)
+    assert s.name == "my-scenario"
+    assert s.file == str(p)
+    assert s.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
+    assert s.objective == "capex"
+    c = s.constraints
+    assert (c.max_nodes, c.vram_headroom, c.price, c.budget_usd, c.max_cards) == (1, 0.05, "list", None, None)
+    (w,) = s.workloads
+    # inference tp left out = auto: every degree that splits 8 heads / 2 KV heads, largest first
+    assert [v.tp for v in w.variants] == [8, 4, 2, 1]
+    assert w.gpus is None
+
+
+def test_unknown_top_level_key_did_you_mean(tmp_path, cat):
+    p = write(tmp_path, """\
+        workloads:
+          - {model: tiny, task: infer}
+        constrains: {}
+    """)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    assert str(e.value) == f"{p}:3: constrains: unknown key 'constrains'. Did you mean 'constraints' or 'costs'?"
+
+
+def test_unknown_gpu_in_constraints_did_you_mean(tmp_path, cat):
+    p = write(tmp_path, """\
+        workloads:
+          - {model: tiny, task: infer}
+        constraints:
+          allowed_gpus: [card-c]
+    """)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    assert str(e.value) == (f"{p}:4: constraints.allowed_gpus: unknown GPU 'card-c'. "
+                            "Did you mean 'card-b' or 'card-a'?")
+
+
+def test_unknown_platform_did_you_mean(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"allowed_platforms": ["bx"]}}, cat)
+    assert str(e.value) == "constraints.allowed_platforms: unknown platform 'bx'. Did you mean 'box'?"
+
+
+def test_unknown_constraint_key(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"max_card": 2}}, cat)
+    assert str(e.value) == "constraints.max_card: unknown key 'max_card'. Did you mean 'max_cards'?"
+
+
+def test_filters_that_leave_no_gpu_are_an_error(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()],
+                               "constraints": {"allowed_gpus": ["card-a"], "vendors": ["amd"]}}, cat)
+    assert str(e.value) == ("constraints.allowed_gpus: allowed_gpus, excluded_gpus and vendors together leave no "
+                            "GPU. Loosen one of them.")
+
+
+def test_street_price_is_reserved(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"price": "street"}}, cat)
+    assert str(e.value).startswith("constraints.price: price: street is reserved. The catalog carries one price")
+
+
+def test_objective_other_than_capex(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "objective": "tco"}, cat)
+    assert str(e.value) == ("objective: objective 'tco' is not implemented. Use objective: capex (the purchase "
+                            "price); total cost of ownership comes later.")
+
+
+def test_constraints_are_read(cat):
+    s = scenario_from_mapping({"workloads": [infer_workload()], "constraints": {
+        "allowed_gpus": ["card-a"], "excluded_gpus": ["card-b"], "vendors": ["nvidia"], "allowed_platforms": ["box"],
+        "max_cards": 3, "max_nodes": 2, "budget_usd": 12345.5, "vram_headroom": 0.1,
+        "network": {"kind": "infiniband", "nics_per_node": 2, "nic": "nic-a", "min_rate": "200 Gb/s"}}}, cat)
+    c = s.constraints
+    assert c.allowed_gpus == ("card-a",) and c.excluded_gpus == ("card-b",) and c.vendors == ("nvidia",)
+    assert (c.allowed_platforms, c.max_cards, c.max_nodes, c.budget_usd, c.vram_headroom) == (("box",), 3, 2,
+                                                                                            12345.5, 0.1)
+    assert (c.network.kind, c.network.nics_per_node, c.network.nic) == ("infiniband", 2, "nic-a")
+    assert c.network.min_rate_bytes_per_s == 25e9
+
+
+def test_extras(cat):
+    s = scenario_from_mapping({"workloads": [infer_workload()], "extras": [
+        {"description": "SSD", "unit_price_usd": 300, "quantity": 2, "source": "quote 42", "as_of": "2026-01-02"}]},
+        cat)
+    (x,) = s.extras
+    assert (x.description, x.unit_price_usd, x.quantity, x.source, x.as_of, x.category) == (
+        "SSD", 300.0, 2, "quote 42", "2026-01-02", "extra")
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "extras": [{"description": "SSD"}]}, cat)
+    assert str(e.value) == "extras[0]: missing required key 'unit_price_usd'."
+
+
+def test_no_workloads(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": []}, cat)
+    assert str(e.value) == "workloads: lists no workloads. Give at least one workload (model, task, ...)."
+
+
+def test_duplicate_workload_names(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload(), infer_workload()]}, cat)
+    assert str(e.value) == "workloads[1].name: duplicate workload name 'serve' (also workloads[0]). Give each " \
+                           "workload its own name."
+
+
+# ----- strategy choices --------------------------------------------------------------------------
+
+def test_lists_expand_in_key_order(cat):
+    s = scenario_from_mapping({"workloads": [train_workload(zero=[0, 1], checkpointing="auto", gpus=2)]}, cat)
+    (w,) = s.workloads
+    got = [(v.workload.train.checkpointing, v.workload.train.zero) for v in w.variants]
+    # checkpointing varies slower than zero (key order: offload, checkpointing, zero, tp)
+    assert got == [("none", 0), ("none", 1), ("full", 0), ("full", 1)]
+    assert w.gpus == (2,)
+
+
+def test_auto_values(cat):
+    s = scenario_from_mapping({"workloads": [train_workload(zero="auto", offload_optimizer="auto", gpus=2)]}, cat)
+    (w,) = s.workloads
+    combos = [(v.workload.train.offload_optimizer, v.workload.train.zero) for v in w.variants]
+    # offload with ZeRO-0 is a contradiction: that combination is simply not generated
+    assert combos == [(False, 0), (False, 1), (False, 2), (False, 3), (True, 1), (True, 2), (True, 3)]
+    assert AUTO_VALUES["zero"] == (0, 1, 2, 3)
+
+
+def test_gpus_free_when_left_out(cat):
+    data = train_workload()
+    del data["gpus"]
+    s = scenario_from_mapping({"workloads": [data]}, cat)
+    assert s.workloads[0].gpus is None
+    s = scenario_from_mapping({"workloads": [train_workload(gpus="auto")]}, cat)
+    assert s.workloads[0].gpus is None
+    s = scenario_from_mapping({"workloads": [train_workload(gpus=[4, 2])]}, cat)
+    assert s.workloads[0].gpus == (4, 2)
+    assert len(s.workloads[0].variants) == 1  # the listed counts are one strategy
+
+
+def test_written_value_that_never_works_is_an_error(cat):
+    # offload_optimizer: true is fixed, so zero 0 is never valid: the user wrote it, so say so.
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [train_workload(zero=[0, 1], offload_optimizer=True, gpus=2)]}, cat)
+    assert str(e.value) == ("workloads[0].offload_optimizer: offload_optimizer needs ZeRO stage 1, 2 or 3 "
+                            "(ZeRO-Offload) (with zero: 0). Set zero: 1 or higher. Remove 0 from the zero list.")
+
+
+def test_fixed_invalid_workload_is_an_error(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [train_workload(zero=0, offload_optimizer=True)]}, cat)
+    assert str(e.value) == ("workloads[0].offload_optimizer: offload_optimizer needs ZeRO stage 1, 2 or 3 "
+                            "(ZeRO-Offload). Set zero: 1 or higher.")
+
+
+def test_tp_that_does_not_divide_heads_is_an_error(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload(model="six", tp=4)]}, cat)
+    assert str(e.value) == "workloads[0].tp: tp=4 does not divide the 6 attention heads. Use one of 1, 2, 3, 6."
+    with pytest.raises(ScenarioError) as e2:
+        scenario_from_mapping({"workloads": [infer_workload(model="six", tp=[3, 4])]}, cat)
+    assert str(e2.value) == ("workloads[0].tp: tp=4 does not divide the 6 attention heads (with tp: 4). "
+                             "Use one of 1, 2, 3, 6. Remove 4 from the tp list.")
+
+
+def test_tp_auto_uses_check_tp(cat):
+    from planner.architecture import from_hf_config
+    from tests.plan_helpers import SIX_HEADS_CONFIG, TINY_CONFIG
+
+    assert valid_tp_degrees(from_hf_config(SIX_HEADS_CONFIG), 8) == (1, 2, 3, 6)
+    # 8 heads, 2 KV heads: 1 and 2 divide the KV heads; 4 and 8 are multiples of them
+    assert valid_tp_degrees(from_hf_config(TINY_CONFIG), 16) == (1, 2, 4, 8)
+    s = scenario_from_mapping({"workloads": [infer_workload(model="six", tp="auto")]}, cat)
+    assert [v.tp for v in s.workloads[0].variants] == [6, 3, 2, 1]
+
+
+def test_duplicate_and_empty_lists(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [train_workload(zero=[1, 1])]}, cat)
+    assert str(e.value) == "workloads[0].zero: lists 1 twice. Give each value once."
+    with pytest.raises(ScenarioError) as e2:
+        scenario_from_mapping({"workloads": [train_workload(zero=[])]}, cat)
+    assert str(e2.value) == "workloads[0].zero: an empty list allows nothing. List at least one value, or write " \
+                            "zero: auto."
+
+
+def test_workload_errors_keep_file_and_line(tmp_path, cat):
+    p = write(tmp_path, """\
+        workloads:
+          - model: tiny
+            task: infer
+            weights: fp17
+    """)
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    assert str(e.value) == (f"{p}:4: workloads[0].weights: 'fp17' is not one of the choices. "
+                            "Did you mean 'fp16'?")
+
+
+def test_unknown_model(cat):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload(model="tinny")]}, cat)
+    assert str(e.value).startswith("workloads[0].model: ")
+    assert "'tiny'" in str(e.value)
+
+
+def test_variant_labels(cat):
+    s = scenario_from_mapping({"workloads": [infer_workload(), train_workload(name="t", zero=2, gpus=2,
+                                                                             checkpointing="full")]}, cat)
+    assert s.workloads[0].variants[0].label() == "weights fp16, KV fp16, tp 1, 1 x 256 tokens"
+    assert s.workloads[1].variants[0].label() == ("full mixed-fp16 adamw, ZeRO-2, checkpointing full, tp 1, "
+                                                  "micro-batch 1 x 128 tokens")

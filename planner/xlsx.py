@@ -1,0 +1,1033 @@
+"""The Excel report: a plan as a workbook a buyer can read, print, and edit.
+
+:func:`write_workbook` turns a :class:`WorkbookData` into an ``.xlsx`` file with five sheets:
+
+- **Summary**: per workload the chosen configuration and strategy, per-GPU memory need against
+  the card's usable memory and the capacity left after the scenario's reserve (headroom), host
+  RAM, recipe and warnings; the quote's grand total (a formula over the Quote sheet); date and
+  catalog version.
+- **Quote**: the line items with unit price, quantity, line total, price source and as-of date,
+  then subtotal, discount, tax, shipping and grand total. Every total is a live formula over
+  input cells (unit prices, quantities, rates, shipping), so a buyer who edits a quantity or
+  a rate sees every total follow. The arithmetic, in order::
+
+      line total      = unit price x quantity
+      subtotal        = sum of line totals
+      discount        = subtotal x discount rate            (shown negative)
+      after discount  = subtotal - discount
+      tax             = after discount x tax rate           (shipping is not taxed)
+      grand total     = after discount + tax + shipping
+
+  :func:`quote_totals` does the same arithmetic in Python, in the same order.
+- **Memory**: every workload's breakdown (component, GiB per GPU, host GiB, formula, source)
+  and a native stacked bar chart of the per-GPU components live at the peak.
+- **Alternatives**: the ranked runners-up and the infeasible candidates with the binding
+  constraint, as the solver's tables give them.
+- **Assumptions**: the recipe definitions, the catalog entries used with their sources and
+  dates, the workloads' notes, and the scenario file as given.
+
+Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
+currency number format. Text that comes from user files (names, notes, the scenario) is always
+stored as a text cell, so a value starting with ``=``, ``+``, ``-`` or ``@`` never becomes a
+formula. The file is written with :mod:`planner.atomic` (a temporary file in the target
+directory, renamed into place), so an interrupted run never leaves a broken report and an
+existing report is replaced whole. The quote's key cells have workbook-level names
+(:data:`NAME_GRAND_TOTAL` ...), so other sheets (``extra_sheets``) and buyers can refer to them.
+
+This module does not import the solver: :func:`workbook_data_from_plan` reads a plan by its
+documented attributes. openpyxl and pandas are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.catalog import SourceRef
+from planner.memory.breakdown import GPU, HOST, Component, Estimate
+from planner.quote import LineItem
+from planner.recipes import RECIPES
+from planner.units import GiB
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+SHEETS = ("Summary", "Quote", "Memory", "Alternatives", "Assumptions")
+
+#: Number formats.
+USD_FORMAT = '"$"#,##0.00;[Red]-"$"#,##0.00'
+GIB_FORMAT = "#,##0.00"
+PCT_FORMAT = "0.00%"
+INT_FORMAT = "#,##0"
+DATE_FORMAT = "yyyy-mm-dd"
+
+#: Workbook-level names of the quote's key cells (Formulas > Name Manager in Excel).
+NAME_SUBTOTAL = "QuoteSubtotal"
+NAME_DISCOUNT_RATE = "QuoteDiscountRate"
+NAME_TAX_RATE = "QuoteTaxRate"
+NAME_SHIPPING = "QuoteShipping"
+NAME_GRAND_TOTAL = "QuoteGrandTotal"
+
+#: Characters that make a spreadsheet read a typed value as a formula.
+FORMULA_PREFIXES = ("=", "+", "-", "@")
+
+_MAX_CELL_CHARS = 32_767  # Excel's limit for one cell
+_ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037]")  # control characters XML 1.0 cannot hold
+_INPUT_FILL = "FFF2CC"  # light yellow: cells the buyer may edit
+_HEADER_FILL = "DDEBF7"
+_MAX_WIDTH = 60
+
+
+# ----- data -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """One workload's line on the Summary sheet.
+
+    Attributes:
+        workload: the workload's name (user text).
+        task: 'train' or 'infer'.
+        model: the model as the user named it.
+        configuration: the chosen hardware in words, e.g. '2 x RTX 4090 24 GB on <platform>,
+            4 x 32 GiB DDR5'.
+        gpus: GPUs the workload runs on.
+        gpu_need_bytes: peak memory one GPU needs, bytes.
+        gpu_usable_bytes: memory one card of the chosen GPU offers (driver total), bytes.
+        host_need_bytes: peak host RAM of one machine, bytes.
+        host_ram_bytes: RAM installed per machine in the chosen configuration, bytes (None when
+            the configuration has no host of its own, e.g. a cloud instance without the figure).
+        recipe: the precision recipe (training) or weight format (inference).
+        warnings: contradictions and risks for this workload.
+        gpu_capacity_bytes: what the plan lets the workload use per GPU: usable memory less the
+            scenario's reserve (``vram_headroom``), bytes; None means all of ``gpu_usable_bytes``.
+            Headroom is measured against it.
+        strategy: how the workload runs on the machine, e.g. 'full mixed-bf16 adamw, ZeRO-2, ...'.
+    """
+
+    workload: str
+    task: str
+    model: str
+    configuration: str
+    gpus: int
+    gpu_need_bytes: int
+    gpu_usable_bytes: int
+    host_need_bytes: int
+    host_ram_bytes: int | None
+    recipe: str
+    warnings: tuple[str, ...] = ()
+    gpu_capacity_bytes: int | None = None
+    strategy: str = ""
+
+    @property
+    def capacity_bytes(self) -> int:
+        """Per-GPU bytes the workload may use (the reserve taken off the usable memory)."""
+        return self.gpu_usable_bytes if self.gpu_capacity_bytes is None else self.gpu_capacity_bytes
+
+
+@dataclass(frozen=True)
+class QuoteSettings:
+    """The quote's header and its editable rates.
+
+    Attributes:
+        quote_number: e.g. 'Q-20250101-ab12cd' (user text allowed).
+        quote_date: date of the quote.
+        validity_days: days the prices are offered for; 'valid until' = date + days.
+        discount_pct: discount in percent of the subtotal (5.0 means 5 %).
+        tax_pct: tax in percent of the subtotal after discount (shipping is not taxed).
+        shipping_usd: shipping and handling, USD, added after tax.
+        customer: who the quote is for ('' when not given; user text).
+    """
+
+    quote_number: str
+    quote_date: date
+    validity_days: int = 30
+    discount_pct: float = 0.0
+    tax_pct: float = 0.0
+    shipping_usd: float = 0.0
+    customer: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("discount_pct", "tax_pct", "shipping_usd"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"QuoteSettings.{name} must be a finite number, got {value!r}")
+            if value < 0:
+                raise ValueError(f"QuoteSettings.{name} must not be negative, got {value!r}")
+        if self.discount_pct > 100:
+            raise ValueError(f"QuoteSettings.discount_pct is a percentage (0-100), got {self.discount_pct!r}")
+        if isinstance(self.validity_days, bool) or not isinstance(self.validity_days, int) or self.validity_days < 0:
+            raise ValueError(f"QuoteSettings.validity_days must be a whole number >= 0, got {self.validity_days!r}")
+
+
+@dataclass(frozen=True)
+class QuoteTotals:
+    """The quote's totals in USD, computed in the workbook's order (see the module docstring)."""
+
+    subtotal_usd: float
+    discount_usd: float
+    after_discount_usd: float
+    tax_usd: float
+    shipping_usd: float
+    grand_total_usd: float
+
+
+def quote_totals(items: Iterable[LineItem], settings: QuoteSettings) -> QuoteTotals:
+    """The quote's totals, USD, with the same arithmetic (and order) as the Quote sheet's formulas.
+
+    subtotal = sum(unit price x quantity); discount = subtotal x discount_pct / 100;
+    tax = (subtotal - discount) x tax_pct / 100; grand total = subtotal - discount + tax + shipping.
+    Nothing is rounded; the workbook shows cents.
+    """
+    subtotal = 0.0
+    for item in items:
+        subtotal += item.unit_price_usd * item.quantity
+    discount = subtotal * (settings.discount_pct / 100)
+    after = subtotal - discount
+    tax = after * (settings.tax_pct / 100)
+    grand = after + tax + settings.shipping_usd
+    return QuoteTotals(subtotal, discount, after, tax, settings.shipping_usd, grand)
+
+
+@dataclass(frozen=True)
+class WorkbookData:
+    """Everything the workbook shows, independent of the solver's classes.
+
+    Attributes:
+        title: the document title (also the workbook's Title property).
+        scenario_name: the scenario's name (user text).
+        created: when the plan was made; the date is printed, the time goes to the properties.
+        catalog_version: e.g. 'schema 1' or a catalog release name.
+        catalog_files: the catalog files read (shipped first, then the overlay's).
+        summary: one row per workload.
+        line_items: the quote's lines.
+        quote: quote number, date, validity and the editable rates.
+        estimates: one memory estimate per workload (same order as ``summary``).
+        alternatives: ranked runners-up, one row per candidate (None or empty when none).
+            Columns ending in ``_bytes`` are shown in GiB, ``_usd`` as money.
+        infeasible: infeasible candidates with the binding constraint (None or empty when none).
+        recipe_definitions: (name, description) of each recipe the plan uses; names found in
+            :data:`planner.recipes.RECIPES` also get their bytes per parameter.
+        sources: the catalog entries the plan uses, each with its source and date.
+        scenario_text: the scenario file as given (user text, written line by line).
+        scenario_file: the scenario's path as the user named it.
+        warnings: plan-wide warnings (per-workload ones are in ``summary``).
+        assumptions: plan-wide statements the result rests on, one sentence each.
+        planner_version: the planner's version string.
+    """
+
+    title: str
+    scenario_name: str
+    created: datetime
+    catalog_version: str
+    catalog_files: tuple[str, ...]
+    summary: tuple[SummaryRow, ...]
+    line_items: tuple[LineItem, ...]
+    quote: QuoteSettings
+    estimates: tuple[Estimate, ...] = ()
+    alternatives: Any = None  # pandas.DataFrame or None
+    infeasible: Any = None  # pandas.DataFrame or None
+    recipe_definitions: tuple[tuple[str, str], ...] = ()
+    sources: tuple[SourceRef, ...] = ()
+    scenario_text: str = ""
+    scenario_file: str = ""
+    warnings: tuple[str, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    planner_version: str = ""
+
+    def totals(self) -> QuoteTotals:
+        """The quote's totals as the workbook computes them, USD."""
+        return quote_totals(self.line_items, self.quote)
+
+
+# ----- safe cells ---------------------------------------------------------------------------------
+
+def clean_text(value: object) -> str:
+    """``value`` as text a workbook can hold: XML-illegal control characters removed, cut to Excel's
+    32,767 characters per cell."""
+    text = _ILLEGAL.sub("", str(value))
+    if len(text) > _MAX_CELL_CHARS:
+        text = text[: _MAX_CELL_CHARS - 1] + "\u2026"
+    return text
+
+
+def put_text(ws: Worksheet, row: int, col: int, value: object):
+    """Write ``value`` as a text cell, never a formula, whatever its first character.
+
+    openpyxl reads a str starting with '=' as a formula; forcing the cell's data type to 's'
+    stores it as a shared string. Text starting with one of :data:`FORMULA_PREFIXES` also gets
+    Excel's quote prefix, so editing the cell in Excel keeps it text.
+    """
+    text = clean_text(value)
+    cell = ws.cell(row=row, column=col)
+    cell.value = text
+    cell.data_type = "s"
+    if text.startswith(FORMULA_PREFIXES):
+        cell.quotePrefix = True
+    return cell
+
+
+def put_value(ws: Worksheet, row: int, col: int, value: object, number_format: str | None = None):
+    """Write a number, bool, date or text (text through :func:`put_text`); NaN and None stay empty."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return ws.cell(row=row, column=col)
+    if isinstance(value, str):
+        return put_text(ws, row, col, value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return ws.cell(row=row, column=col)
+    if isinstance(value, (bool, int, float, date, datetime)):
+        cell = ws.cell(row=row, column=col, value=value)
+    elif hasattr(value, "item") and not isinstance(value, (list, tuple)):  # numpy scalar
+        return put_value(ws, row, col, value.item(), number_format)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        return put_text(ws, row, col, "; ".join(str(v) for v in value))
+    else:
+        return put_text(ws, row, col, value)
+    if number_format:
+        cell.number_format = number_format
+    return cell
+
+
+def put_formula(ws: Worksheet, row: int, col: int, formula: str, number_format: str | None = None):
+    """Write a formula the planner built (never user text)."""
+    if not formula.startswith("="):
+        raise ValueError(f"not a formula: {formula!r}")
+    cell = ws.cell(row=row, column=col, value=formula)
+    if number_format:
+        cell.number_format = number_format
+    return cell
+
+
+# ----- writing ------------------------------------------------------------------------------------
+
+def write_workbook(data: WorkbookData, path: Path,
+                   extra_sheets: Sequence[Callable[[Any], object]] = ()) -> Path:
+    """Write the report to ``path`` (``.xlsx``), atomically; return ``path``.
+
+    The workbook is serialized in memory and handed to :func:`planner.atomic.write_bytes`, which
+    writes a temporary file in ``path``'s directory, flushes it and renames it over ``path``:
+    readers see the old report whole or the new one whole, never a part.
+
+    Args:
+        data: what the workbook shows.
+        path: the ``.xlsx`` file to create or replace; its directory must exist.
+        extra_sheets: callables given the :class:`openpyxl.Workbook` after the five standard
+            sheets are built (e.g. ``lambda wb: add_cloud_sheet(wb, comparison)``); the sheets
+            they add get the same print setup. The quote's key cells are reachable by the
+            workbook-level names :data:`NAME_GRAND_TOTAL` etc.
+
+    Raises:
+        OutputError: the directory does not exist or cannot be written, or ``path`` is a directory.
+    """
+    from planner.atomic import write_bytes
+
+    wb = build_workbook(data, extra_sheets)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return write_bytes(Path(path), buffer.getvalue())
+
+
+def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], object]] = ()):
+    """The :class:`openpyxl.Workbook` for ``data``, not yet saved (see :func:`write_workbook`)."""
+    from openpyxl import Workbook
+    from openpyxl.workbook.properties import CalcProperties
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    sheets = {name: wb.create_sheet(name) for name in SHEETS}
+    quote_cells = _quote_sheet(sheets["Quote"], data)
+    _summary_sheet(sheets["Summary"], data, quote_cells)
+    _memory_sheet(sheets["Memory"], data)
+    _alternatives_sheet(sheets["Alternatives"], data)
+    _assumptions_sheet(sheets["Assumptions"], data)
+    _define_names(wb, quote_cells)
+    for add in extra_sheets:
+        add(wb)
+    for ws in wb.worksheets:
+        _print_setup(ws)
+    wb.active = 0
+    wb.calculation = CalcProperties(fullCalcOnLoad=True)
+    props = wb.properties
+    props.title = clean_text(data.title)
+    props.subject = clean_text(f"Hardware plan for scenario {data.scenario_name}")
+    props.creator = "planner" + (f" {data.planner_version}" if data.planner_version else "")
+    props.lastModifiedBy = props.creator
+    created = data.created.replace(tzinfo=None) if data.created.tzinfo else data.created
+    props.created = created
+    props.modified = created
+    props.keywords = "hardware plan; quote; GPU memory"
+    props.description = clean_text(f"Catalog {data.catalog_version}")
+    return wb
+
+
+# ----- sheet helpers --------------------------------------------------------------------------
+
+def _styles():
+    from openpyxl.styles import Alignment, Font, PatternFill
+
+    return {
+        "title": Font(bold=True, size=14),
+        "bold": Font(bold=True),
+        "section": Font(bold=True, size=12),
+        "header_fill": PatternFill("solid", fgColor=_HEADER_FILL),
+        "input_fill": PatternFill("solid", fgColor=_INPUT_FILL),
+        "wrap": Alignment(wrap_text=True, vertical="top"),
+        "top": Alignment(vertical="top"),
+        "mono": Font(name="Courier New"),
+    }
+
+
+def _header(ws: Worksheet, row: int, headers: Sequence[str], col: int = 1) -> None:
+    st = _styles()
+    for i, h in enumerate(headers):
+        cell = put_text(ws, row, col + i, h)
+        cell.font = st["bold"]
+        cell.fill = st["header_fill"]
+        cell.alignment = st["wrap"]
+
+
+def _title(ws: Worksheet, row: int, text: str) -> None:
+    put_text(ws, row, 1, text).font = _styles()["title"]
+
+
+def _section(ws: Worksheet, row: int, text: str) -> None:
+    put_text(ws, row, 1, text).font = _styles()["section"]
+
+
+def _label(ws: Worksheet, row: int, col: int, text: str) -> None:
+    put_text(ws, row, col, text).font = _styles()["bold"]
+
+
+def _mark_input(cell) -> None:
+    cell.fill = _styles()["input_fill"]
+
+
+def _widths(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols: Iterable[str] = (),
+            wrap_from: int = 1, cap: int = _MAX_WIDTH, wrap_to: int | None = None) -> None:
+    """Column widths from the longest value in each column (formulas count as 14), capped at 60;
+    ``fixed`` overrides; text in ``wrap_cols`` from row ``wrap_from`` on wraps, and rows grow to fit."""
+    from openpyxl.utils import get_column_letter
+
+    wrap = set(wrap_cols)
+    best: dict[int, int] = {}
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value is None or (cell.font.sz or 11) > 11:  # titles spill right
+                continue
+            if cell.data_type == "f":
+                n = 14
+            elif isinstance(cell.value, float):
+                n = 14
+            elif isinstance(cell.value, (date, datetime)):
+                n = 11
+            else:
+                n = max((len(line) for line in str(cell.value).split("\n")), default=0) + 2
+            best[cell.column] = max(best.get(cell.column, 0), n)
+    st = _styles()
+    for col, n in best.items():
+        letter = get_column_letter(col)
+        ws.column_dimensions[letter].width = min(max(n, 8), cap)
+        if letter in wrap:
+            for cell in ws[letter]:
+                if (cell.value is not None and wrap_from <= cell.row <= (wrap_to or cell.row)
+                        and (cell.font.sz or 11) <= 11):
+                    cell.alignment = st["wrap"]
+    for letter, width in (fixed or {}).items():
+        ws.column_dimensions[letter].width = width
+    _fit_heights(ws)
+
+
+def _fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
+    """Row heights for wrapped cells: lines needed at the column's width, 15 pt a line.
+
+    Spreadsheet programs do not grow a row for wrapped text written by a library, so the height
+    is set from an estimate: words wrapped at about the column width in characters (5 % more for
+    plain text, 10 % fewer for bold). Cells of a grown row are aligned to the top.
+    """
+    from openpyxl.styles import Alignment
+
+    need: dict[int, int] = {}
+    for row in ws.iter_rows():
+        for cell in row:
+            if not isinstance(cell.value, str) or cell.data_type == "f" or not cell.alignment.wrap_text:
+                continue
+            width = ws.column_dimensions[cell.column_letter].width or 8.43
+            per_line = max(1, int(width * (0.9 if cell.font.b else 1.05)) - 1)
+            lines = sum(max(1, len(textwrap.wrap(part, per_line, break_on_hyphens=False)))
+                        for part in str(cell.value).split("\n"))
+            need[cell.row] = max(need.get(cell.row, 1), lines)
+    for r, lines in need.items():
+        if lines > 1:
+            ws.row_dimensions[r].height = line_pt * lines
+            for cell in ws[r]:
+                if cell.value is not None and not cell.alignment.wrap_text:
+                    cell.alignment = Alignment(horizontal=cell.alignment.horizontal, vertical="top")
+
+
+def _print_setup(ws: Worksheet) -> None:
+    """Landscape, fit to one page wide (any number of pages tall), header rows repeated."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_options.gridLines = False
+    ws.page_margins.left = ws.page_margins.right = 0.5
+    ws.oddFooter.center.text = "&A - page &P of &N"
+    if ws.freeze_panes and not ws.print_title_rows:
+        first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))
+        if first_data_row > 1:
+            ws.print_title_rows = f"1:{first_data_row - 1}"
+
+
+def _define_names(wb, cells: dict[str, str]) -> None:
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for name, key in ((NAME_SUBTOTAL, "subtotal"), (NAME_DISCOUNT_RATE, "discount_rate"),
+                      (NAME_TAX_RATE, "tax_rate"), (NAME_SHIPPING, "shipping"),
+                      (NAME_GRAND_TOTAL, "grand_total")):
+        col, row = _split(cells[key])
+        wb.defined_names[name] = DefinedName(name, attr_text=f"Quote!${col}${row}")
+
+
+def _split(coord: str) -> tuple[str, int]:
+    m = re.fullmatch(r"([A-Z]+)([0-9]+)", coord)
+    if not m:  # pragma: no cover - internal
+        raise ValueError(coord)
+    return m.group(1), int(m.group(2))
+
+
+def _gib(n_bytes: int | float | None) -> float | None:
+    return None if n_bytes is None else n_bytes / GiB
+
+
+# ----- Quote ------------------------------------------------------------------------------------
+
+#: Quote table columns: (header, width or None for automatic).
+QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
+                 "Price kind", "Price source", "Price as of", "Catalog id")
+QUOTE_HEADER_ROW = 9
+
+
+def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
+    """Write the Quote sheet; return the coordinates of its key cells."""
+    q = data.quote
+    _title(ws, 1, f"Quote for scenario {clean_text(data.scenario_name)}")
+    _label(ws, 2, 1, "Quote number")
+    put_text(ws, 2, 2, q.quote_number)
+    _label(ws, 3, 1, "Quote date")
+    date_cell = put_value(ws, 3, 2, q.quote_date, DATE_FORMAT)
+    _mark_input(date_cell)
+    date_cell.alignment = _styles()["top"]
+    _label(ws, 4, 1, "Valid for (days)")
+    _mark_input(put_value(ws, 4, 2, q.validity_days, INT_FORMAT))
+    _label(ws, 5, 1, "Valid until")
+    put_formula(ws, 5, 2, "=B3+B4", DATE_FORMAT)
+    _label(ws, 6, 1, "Customer")
+    put_text(ws, 6, 2, q.customer)
+    _label(ws, 7, 1, "Catalog")
+    put_text(ws, 7, 2, data.catalog_version)
+    put_text(ws, 2, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every "
+                       "total follows. Amounts in USD.")
+    put_text(ws, 3, 4, "Totals, in order: subtotal; discount on the subtotal; tax on the subtotal "
+                       "after discount; shipping (not taxed); grand total.")
+
+    _header(ws, QUOTE_HEADER_ROW, QUOTE_HEADERS)
+    first = QUOTE_HEADER_ROW + 1
+    row = first
+    for n, item in enumerate(data.line_items, start=1):
+        put_value(ws, row, 1, n)
+        put_text(ws, row, 2, item.description)
+        put_text(ws, row, 3, item.category)
+        _mark_input(put_value(ws, row, 4, float(item.unit_price_usd), USD_FORMAT))
+        _mark_input(put_value(ws, row, 5, int(item.quantity), INT_FORMAT))
+        put_formula(ws, row, 6, f"=D{row}*E{row}", USD_FORMAT)
+        put_text(ws, row, 7, item.price_kind)
+        put_text(ws, row, 8, item.source)
+        put_text(ws, row, 9, item.as_of)
+        put_text(ws, row, 10, item.catalog_id)
+        row += 1
+    last = row - 1
+
+    row += 1
+    cells: dict[str, str] = {}
+    bold = _styles()["bold"]
+
+    def total_row(key: str, label: str, formula: str) -> int:
+        nonlocal row
+        _label(ws, row, 2, label)
+        c = put_formula(ws, row, 6, formula, USD_FORMAT)
+        c.font = bold
+        cells[key] = f"F{row}"
+        row += 1
+        return row - 1
+
+    sub = total_row("subtotal", "Subtotal (USD)",
+                    f"=SUM(F{first}:F{last})" if data.line_items else "=0")
+    r = row
+    _label(ws, r, 2, "Discount (% of subtotal)")
+    _mark_input(put_value(ws, r, 4, q.discount_pct / 100, PCT_FORMAT))
+    cells["discount_rate"] = f"D{r}"
+    put_formula(ws, r, 6, f"=-F{sub}*D{r}", USD_FORMAT)
+    cells["discount"] = f"F{r}"
+    row += 1
+    after = total_row("after_discount", "Subtotal after discount (USD)", f"=F{sub}+F{r}")
+    r = row
+    _label(ws, r, 2, "Tax (% of subtotal after discount)")
+    _mark_input(put_value(ws, r, 4, q.tax_pct / 100, PCT_FORMAT))
+    cells["tax_rate"] = f"D{r}"
+    put_formula(ws, r, 6, f"=F{after}*D{r}", USD_FORMAT)
+    cells["tax"] = f"F{r}"
+    row += 1
+    r = row
+    _label(ws, r, 2, "Shipping (USD, not taxed)")
+    _mark_input(put_value(ws, r, 6, float(q.shipping_usd), USD_FORMAT))
+    cells["shipping"] = f"F{r}"
+    row += 1
+    total_row("grand_total", "Grand total (USD)", f"=F{after}+{cells['tax']}+{cells['shipping']}")
+
+    ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
+    # fixed D: the two notes in D2:D3 spill right and must not widen the price column
+    _widths(ws, fixed={"A": 18, "B": 36, "D": 16, "F": 18, "H": 44}, wrap_cols=("B", "H"),
+            wrap_from=QUOTE_HEADER_ROW, wrap_to=last)
+    return cells
+
+
+# ----- Summary ------------------------------------------------------------------------------------
+
+SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GPUs used", "Per-GPU need (GiB)",
+                   "Usable per GPU (GiB)", "Capacity after reserve (GiB)", "Headroom per GPU (GiB)",
+                   "Headroom (% of capacity)", "Host RAM need per machine (GiB)", "RAM installed per machine (GiB)",
+                   "Recipe", "Warnings")
+SUMMARY_HEADER_ROW = 8
+
+
+def _summary_sheet(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]) -> None:
+    _title(ws, 1, clean_text(data.title))
+    _label(ws, 2, 1, "Scenario")
+    put_text(ws, 2, 2, data.scenario_name)
+    _label(ws, 3, 1, "Date")
+    put_value(ws, 3, 2, data.created.date(), DATE_FORMAT).alignment = _styles()["top"]
+    _label(ws, 4, 1, "Catalog version")
+    put_text(ws, 4, 2, data.catalog_version)
+    _label(ws, 5, 1, "Total price (USD)")
+    c = put_formula(ws, 5, 2, f"=Quote!{quote_cells['grand_total']}", USD_FORMAT)
+    c.font = _styles()["bold"]
+    put_text(ws, 5, 3, "Grand total of the Quote sheet (follows its edits).")
+    if data.planner_version:
+        _label(ws, 6, 1, "Planner version")
+        put_text(ws, 6, 2, data.planner_version)
+
+    _header(ws, SUMMARY_HEADER_ROW, SUMMARY_HEADERS)
+    row = SUMMARY_HEADER_ROW + 1
+    for s in data.summary:
+        put_text(ws, row, 1, s.workload)
+        put_text(ws, row, 2, s.task)
+        put_text(ws, row, 3, s.model)
+        put_text(ws, row, 4, s.configuration)
+        put_text(ws, row, 5, s.strategy)
+        put_value(ws, row, 6, s.gpus, INT_FORMAT)
+        put_value(ws, row, 7, _gib(s.gpu_need_bytes), GIB_FORMAT)
+        put_value(ws, row, 8, _gib(s.gpu_usable_bytes), GIB_FORMAT)
+        put_value(ws, row, 9, _gib(s.capacity_bytes), GIB_FORMAT)
+        put_formula(ws, row, 10, f"=I{row}-G{row}", GIB_FORMAT)
+        put_formula(ws, row, 11, f'=IF(I{row}>0,J{row}/I{row},"")', PCT_FORMAT)
+        put_value(ws, row, 12, _gib(s.host_need_bytes), GIB_FORMAT)
+        put_value(ws, row, 13, _gib(s.host_ram_bytes), GIB_FORMAT)
+        put_text(ws, row, 14, s.recipe)
+        put_text(ws, row, 15, "\n".join(s.warnings))
+        row += 1
+    if data.warnings:
+        row += 1
+        _label(ws, row, 1, "Plan warnings")
+        row += 1
+        for w in data.warnings:
+            put_text(ws, row, 1, w)
+            row += 1
+    ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
+    widths = {"A": 20, "B": 13, "C": 18, "D": 34, "E": 40, "N": 14, "O": 44}
+    widths.update({letter: 12 for letter in "FGHIJKLM"})
+    _widths(ws, fixed=widths, wrap_cols=("C", "D", "E", "N", "O"), wrap_from=SUMMARY_HEADER_ROW)
+
+
+# ----- Memory -----------------------------------------------------------------------------------
+
+MEMORY_HEADERS = ("Workload", "Component", "When", "Kind", "Per-GPU (GiB)", "Host per machine (GiB)",
+                  "Formula", "Source")
+CHART_TITLE = "Per-GPU memory at the peak, by component (GiB)"
+CHART_COMPONENT_HEADER = "Component (GiB per GPU at the peak)"
+
+
+def peak_components(est: Estimate) -> list[Component]:
+    """The GPU components live at the per-GPU peak: the always-live ones and the peak phase's."""
+    phase = est.peak_phase
+    return [c for c in est.gpu_components() if not c.phase or c.phase == phase]
+
+
+def _memory_sheet(ws: Worksheet, data: WorkbookData) -> None:
+    from openpyxl.chart import BarChart, Reference
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet.pagebreak import Break
+
+    _header(ws, 1, MEMORY_HEADERS)
+    row = 2
+    for est in data.estimates:
+        for c in est.components:
+            put_text(ws, row, 1, est.workload_name)
+            put_text(ws, row, 2, c.name)
+            put_text(ws, row, 3, c.phase or "always")
+            put_text(ws, row, 4, c.kind)
+            if c.where == GPU:
+                put_value(ws, row, 5, c.bytes / GiB, GIB_FORMAT)
+            elif c.where == HOST:
+                put_value(ws, row, 6, c.bytes / GiB, GIB_FORMAT)
+            put_text(ws, row, 7, c.formula)
+            put_text(ws, row, 8, c.source)
+            row += 1
+    ws.freeze_panes = "C2"
+    if data.estimates:
+        ws.auto_filter.ref = f"A1:H{row - 1}"
+
+    # Chart data: one row per component live at a peak, one column per workload.
+    row += 1
+    _label(ws, row, 1, f"{CHART_TITLE}: chart data. A workload's peak is its always-live components plus "
+                       "the components of its peak phase; components of other phases are left out.")
+    row += 1
+    names: list[str] = []
+    per_workload: list[dict[str, float]] = []
+    for est in data.estimates:
+        sums: dict[str, float] = {}
+        for c in peak_components(est):
+            if c.name not in names:
+                names.append(c.name)
+            sums[c.name] = sums.get(c.name, 0.0) + c.bytes / GiB
+        per_workload.append(sums)
+    hdr = row
+    _header(ws, hdr, ["Chart data", CHART_COMPONENT_HEADER] + [est.workload_name for est in data.estimates])
+    put_text(ws, hdr + 1, 2, "Peak phase")
+    for j, est in enumerate(data.estimates):
+        put_text(ws, hdr + 1, 3 + j, est.peak_phase or "always")
+    first_comp = hdr + 2
+    for i, n in enumerate(names):
+        put_text(ws, first_comp + i, 2, n)
+        for j, sums in enumerate(per_workload):
+            put_value(ws, first_comp + i, 3 + j, sums.get(n, 0.0), GIB_FORMAT)
+    last_comp = first_comp + len(names) - 1
+    total_row = last_comp + 1
+    _label(ws, total_row, 2, "Peak per GPU (GiB)")
+    _label(ws, total_row + 1, 2, "Host RAM peak per machine (GiB)")
+    for j, est in enumerate(data.estimates):
+        letter = get_column_letter(3 + j)
+        if names:
+            c = put_formula(ws, total_row, 3 + j, f"=SUM({letter}{first_comp}:{letter}{last_comp})", GIB_FORMAT)
+        else:
+            c = put_value(ws, total_row, 3 + j, 0.0, GIB_FORMAT)
+        c.font = _styles()["bold"]
+        put_value(ws, total_row + 1, 3 + j, est.host_total_bytes / GiB, GIB_FORMAT)
+    end = total_row + 1
+
+    _widths(ws, fixed={"A": 20, "B": 30, "C": 18, "D": 14, "E": 14, "F": 14, "G": 60, "H": 50},
+            wrap_cols=("B", "C", "D", "E", "F", "G", "H"))
+
+    if data.estimates and names:
+        chart = BarChart()
+        chart.type = "bar"
+        chart.grouping = "stacked"
+        chart.overlap = 100
+        chart.title = CHART_TITLE
+        chart.y_axis.title = "GiB per GPU"
+        chart.x_axis.title = "Workload"
+        chart.x_axis.delete = False
+        chart.y_axis.delete = False
+        chart.legend.position = "b"
+        values = Reference(ws, min_col=2, max_col=2 + len(data.estimates), min_row=first_comp, max_row=last_comp)
+        chart.add_data(values, titles_from_data=True, from_rows=True)
+        chart.set_categories(Reference(ws, min_col=3, max_col=2 + len(data.estimates), min_row=hdr, max_row=hdr))
+        chart.height = max(7.5, 5.0 + 1.2 * len(data.estimates) + 0.4 * len(names))
+        chart.width = 24
+        ws.add_chart(chart, f"A{end + 2}")
+        ws.row_breaks.append(Break(id=end))  # the chart prints on a page of its own
+
+
+# ----- Alternatives -----------------------------------------------------------------------------
+
+def _column_header(name: str) -> tuple[str, str | None, float]:
+    """(header, number format, divisor) for a DataFrame column named with its unit suffix."""
+    base = str(name)
+    if base.endswith("_bytes"):
+        return base[: -len("_bytes")].replace("_", " ") + " (GiB)", GIB_FORMAT, GiB
+    if base.endswith("_usd"):
+        return base[: -len("_usd")].replace("_", " ") + " (USD)", USD_FORMAT, 1
+    if base.endswith("_pct"):
+        return base[: -len("_pct")].replace("_", " ") + " (%)", "0.00", 1
+    return base.replace("_", " "), None, 1
+
+
+def _write_frame(ws: Worksheet, row: int, df, empty_text: str) -> int:
+    """Write a DataFrame with unit-bearing headers from ``row``; return the next free row."""
+    if df is None or len(df) == 0:
+        put_text(ws, row, 1, empty_text)
+        return row + 1
+    specs = [_column_header(c) for c in df.columns]
+    _header(ws, row, [s[0] for s in specs])
+    for values in df.itertuples(index=False, name=None):
+        row += 1
+        for j, (value, (_, fmt, div)) in enumerate(zip(values, specs), start=1):
+            if div != 1 and isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = value / div
+            elif div != 1 and hasattr(value, "item"):
+                value = value.item() / div
+            put_value(ws, row, j, value, fmt)
+    return row + 1
+
+
+def _alternatives_sheet(ws: Worksheet, data: WorkbookData) -> None:
+    _title(ws, 1, "Ranked alternatives (feasible, not chosen)")
+    end = _write_frame(ws, 2, data.alternatives, "No feasible alternative: the chosen configuration is the only one.")
+    ws.freeze_panes = "A3"
+    row = end + 1
+    _title(ws, row, "Infeasible candidates, with the binding constraint")
+    _write_frame(ws, row + 1, data.infeasible, "No infeasible candidate.")
+    from openpyxl.utils import get_column_letter
+
+    _widths(ws, cap=40, wrap_cols=[get_column_letter(c) for c in range(1, ws.max_column + 1)], wrap_from=2)
+
+
+# ----- Assumptions ------------------------------------------------------------------------------
+
+RECIPE_HEADERS = ("Recipe", "Definition", "Weights (B/param)", "Gradients (B/param)",
+                  "Master weights (B/param)", "Optimizer state (B/value)", "Activations (B/value)",
+                  "Autocast copy (B/param)")
+SOURCE_HEADERS = ("Entry id", "Source", "As of", "Catalog file")
+NOTE_HEADERS = ("Workload", "Text", "Kind")
+
+
+def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
+    _title(ws, 1, "Assumptions and inputs")
+    row = 3
+    if data.assumptions:
+        _section(ws, row, "Assumptions")
+        row += 1
+        for a in data.assumptions:
+            put_text(ws, row, 1, a)
+            row += 1
+        row += 1
+
+    _section(ws, row, "Recipes")
+    row += 1
+    _header(ws, row, RECIPE_HEADERS)
+    defs = list(data.recipe_definitions)
+    known = {n for n, _ in defs}
+    for est in data.estimates:
+        if est.recipe not in known:
+            defs.append((est.recipe, est.recipe_description))
+            known.add(est.recipe)
+    for name, description in defs:
+        row += 1
+        put_text(ws, row, 1, name)
+        put_text(ws, row, 2, description)
+        r = RECIPES.get(name)
+        if r is not None:
+            for j, v in enumerate((r.weight_bytes, r.grad_bytes, r.master_bytes, r.state_bytes,
+                                   r.compute_bytes, r.autocast_copy_bytes), start=3):
+                put_value(ws, row, j, v)
+    row += 2
+
+    _section(ws, row, "Catalog entries used")
+    row += 1
+    put_text(ws, row, 1, f"Catalog version: {data.catalog_version}; files: {', '.join(data.catalog_files)}")
+    row += 1
+    _header(ws, row, SOURCE_HEADERS)
+    for ref in data.sources:
+        row += 1
+        put_text(ws, row, 1, ref.id)
+        put_text(ws, row, 2, ref.source)
+        put_text(ws, row, 3, ref.as_of)
+        put_text(ws, row, 4, ref.file)
+    row += 2
+
+    notes = [(est.workload_name, n, "note") for est in data.estimates for n in est.notes]
+    notes += [(est.workload_name, w, "warning") for est in data.estimates for w in est.warnings]
+    notes += [(est.workload_name, f"{k.replace('_', ' ')}: {v:,}", "figure")
+              for est in data.estimates for k, v in est.extra.items()]
+    _section(ws, row, "Workload notes")
+    row += 1
+    _header(ws, row, NOTE_HEADERS)
+    for values in notes:
+        row += 1
+        for j, v in enumerate(values, start=1):
+            put_text(ws, row, j, v)
+    row += 2
+
+    _section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
+    row += 1
+    mono = _styles()["mono"]
+    for line in data.scenario_text.splitlines():
+        cell = put_text(ws, row, 1, line)
+        cell.font = mono
+        row += 1
+    ws.freeze_panes = "A2"
+    widths = {"A": 28, "B": 70}
+    widths.update({letter: 13 for letter in "CDEFGH"})
+    _widths(ws, fixed=widths, wrap_cols=("B",))
+
+
+# ----- from a plan --------------------------------------------------------------------------------
+
+def _short_path(name: str) -> str:
+    """A catalog path as people read it: relative to the current directory when inside it,
+    else 'catalog/<file>' for the shipped catalog, else as given."""
+    p = Path(name)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        pass
+    shipped = Path(__file__).resolve().parent.parent / "catalog"
+    try:
+        return "catalog/" + p.resolve().relative_to(shipped).as_posix()
+    except (ValueError, OSError):
+        return str(name)
+
+
+def _machine_text(choice: dict[str, Any]) -> str:
+    """'1 x rtx-a6000 on am5-desktop, 2 x ddr5-udimm-48g (96 GiB RAM)' from a candidate row."""
+    text = f"{int(choice['cards_per_node'])} x {choice['gpu_id']} on {choice['platform_id']}"
+    if choice.get("dimm_id"):
+        text += f", {int(choice['dimm_count'])} x {choice['dimm_id']} ({choice['ram_bytes'] / GiB:,.0f} GiB RAM)"
+    nodes = int(choice.get("nodes", 1) or 1)
+    if nodes > 1:
+        text = f"{nodes} nodes of [{text}]"
+        if choice.get("nic_id"):
+            text += f" + {int(choice['nic_count'])} x {choice['nic_id']}"
+        if choice.get("switch_id"):
+            text += f" + {int(choice.get('switch_count', 1))} x {choice['switch_id']}"
+    return text
+
+
+def _infeasible_frame(summary: Any) -> Any:
+    """The solver's per-rule closest-miss table with shortfalls in GiB where they are bytes."""
+    import pandas as pd
+
+    if summary is None or len(summary) == 0:
+        return summary
+    rows = []
+    for r in summary.to_dict(orient="records"):
+        unit = r.get("shortfall_unit", "")
+        value = r.get("shortfall")
+        if unit == "bytes" and value is not None:
+            value, unit = round(float(value) / GiB, 3), "GiB"
+        rows.append({"binding_constraint": r.get("binding", ""), "candidates_excluded": r.get("candidates"),
+                     "closest_miss": r.get("closest", ""),
+                     "shortfall": value if unit else None, "shortfall_unit": unit, "why_not": r.get("why_not", "")})
+    return pd.DataFrame(rows)
+
+
+def _alternatives_frame(alts: Any) -> Any:
+    """The solver's alternatives with 'why_lost' before the long 'strategy' text."""
+    if alts is None or "strategy" not in getattr(alts, "columns", ()):
+        return alts
+    cols = [c for c in alts.columns if c != "strategy"] + ["strategy"]
+    return alts[cols]
+
+
+def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
+    out = []
+    if a.get("objective"):
+        out.append(f"Objective: {a['objective']}")
+    for rule, text in (a.get("rules") or {}).items():
+        out.append(f"Rule {rule}: {text}")
+    overheads = a.get("runtime_overheads") or {}
+    if overheads:
+        parts = []
+        for k, v in overheads.items():
+            if k.endswith("_bytes") and isinstance(v, (int, float)):
+                parts.append(f"{k[:-len('_bytes')].replace('_', ' ')} {v / GiB:,.3f} GiB")
+            else:
+                parts.append(f"{k.replace('_', ' ')} {v}")
+        out.append("Runtime overheads per GPU: " + "; ".join(parts))
+    if a.get("scenario_sha256"):
+        out.append(f"Scenario file sha256: {a['scenario_sha256']}")
+    return tuple(out)
+
+
+def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
+                            created: datetime | None = None, title: str | None = None) -> WorkbookData:
+    """The workbook's data from a :class:`planner.solver.Plan`, read by its documented attributes.
+
+    Uses ``plan.scenario``, ``choice`` (the chosen candidate row: ``gpu_id``, ``platform_id``,
+    ``cards_per_node``, ``nodes``, ``dimm_id``, ``dimm_count``, ``ram_bytes``,
+    ``gpu_usable_bytes``, ``gpu_capacity_bytes``), ``estimates``, ``strategies``,
+    ``line_items()``, ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``,
+    ``scenario_file``, ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files``,
+    ``sources``, ``recipes``, ``objective``, ``rules``, ``runtime_overheads``) and ``warnings``
+    (a warning starting '<workload>: ' goes to that workload's row).
+
+    Args:
+        plan: the solver's plan.
+        scenario_text: the scenario file's text, shown as given (the caller reads the file).
+        quote: quote number, date, validity and rates; default: number 'Q-<yyyymmdd>-<sha256[:8]>',
+            dated ``created``, valid 30 days, no discount, tax or shipping.
+        created: when the plan was made (default now, local time, to the second).
+        title: the document title (default 'Hardware plan: <scenario>').
+    """
+    created = created or datetime.now().replace(microsecond=0)
+    a = dict(plan.assumptions or {})
+    choice = dict(plan.choice)
+    sha = str(a.get("scenario_sha256") or "")
+    if quote is None:
+        number = f"Q-{created:%Y%m%d}" + (f"-{sha[:8]}" if sha else "")
+        quote = QuoteSettings(number, created.date())
+    names = [e.workload_name for e in plan.estimates]
+    per_workload: dict[str, list[str]] = {n: [] for n in names}
+    general: list[str] = []
+    for w in plan.warnings:
+        head, sep, rest = str(w).partition(": ")
+        if sep and head in per_workload:
+            per_workload[head].append(rest)
+        else:
+            general.append(str(w))
+    machine = _machine_text(choice)
+    strategies = list(getattr(plan, "strategies", ())) + [""] * len(plan.estimates)
+    usable = int(choice.get("gpu_usable_bytes") or 0)
+    capacity = choice.get("gpu_capacity_bytes")
+    summary = tuple(
+        SummaryRow(workload=e.workload_name, task=e.task, model=e.model_id, configuration=machine,
+                   gpus=e.gpus, gpu_need_bytes=e.per_gpu_total_bytes, gpu_usable_bytes=usable,
+                   host_need_bytes=e.host_total_bytes,
+                   host_ram_bytes=int(choice["ram_bytes"]) if choice.get("ram_bytes") else None,
+                   recipe=e.recipe, warnings=tuple(per_workload[e.workload_name]),
+                   gpu_capacity_bytes=int(capacity) if capacity is not None else None, strategy=strategies[i])
+        for i, e in enumerate(plan.estimates))
+    recipes: list[tuple[str, str]] = []
+    for r in a.get("recipes") or ():
+        pair = (str(r.get("recipe", "")), str(r.get("definition", "")))
+        if pair[0] and pair not in recipes:
+            recipes.append(pair)
+    sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])
+                    for s in a.get("sources") or ())
+    version = a.get("catalog_schema_version")
+    return WorkbookData(
+        title=title or f"Hardware plan: {plan.scenario}",
+        scenario_name=plan.scenario,
+        created=created,
+        catalog_version=f"schema {version}" if version is not None else "",
+        catalog_files=tuple(_short_path(f) for f in a.get("catalog_files") or ()),
+        summary=summary,
+        line_items=tuple(plan.line_items()),
+        quote=quote,
+        estimates=tuple(plan.estimates),
+        alternatives=_alternatives_frame(plan.alternatives),
+        infeasible=_infeasible_frame(plan.infeasible),
+        recipe_definitions=tuple(recipes),
+        sources=sources,
+        scenario_text=scenario_text,
+        scenario_file=str(a.get("scenario_file") or ""),
+        warnings=tuple(general),
+        assumptions=_assumption_lines(a),
+        planner_version=str(a.get("planner_version") or ""),
+    )

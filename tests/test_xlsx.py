@@ -1,0 +1,802 @@
+"""The Excel report (planner.xlsx): every sheet's content, formulas, formats, safety and atomicity.
+
+The workbook is read back with openpyxl. Recalculation by a spreadsheet program is tested in
+test_xlsx_libreoffice.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from datetime import date, datetime
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+openpyxl = pytest.importorskip("openpyxl")
+
+from planner.catalog import SourceRef  # noqa: E402
+from planner.errors import OutputError  # noqa: E402
+from planner.memory.breakdown import Component, Estimate  # noqa: E402
+from planner.quote import LineItem  # noqa: E402
+from planner.units import GiB  # noqa: E402
+from planner.xlsx import (  # noqa: E402
+    GIB_FORMAT,
+    MEMORY_HEADERS,
+    NAME_GRAND_TOTAL,
+    NAME_SUBTOTAL,
+    PCT_FORMAT,
+    QUOTE_HEADERS,
+    SHEETS,
+    SUMMARY_HEADERS,
+    USD_FORMAT,
+    QuoteSettings,
+    SummaryRow,
+    WorkbookData,
+    clean_text,
+    peak_components,
+    quote_totals,
+    write_workbook,
+)
+
+# ----- sample data ------------------------------------------------------------------------------
+
+
+def _train_estimate(name: str = "finetune-7b") -> Estimate:
+    comps = (
+        Component("weights", "gpu", 13 * GiB, "6,738,415,616 params x 2 B", "ZeRO paper 3.1"),
+        Component("gradients", "gpu", 13 * GiB, "6,738,415,616 params x 2 B", "ZeRO paper 3.1"),
+        Component("optimizer states", "gpu", 10 * GiB, "6,738,415,616 params x 8 B / 5", "ZeRO paper 3.1"),
+        Component("activations", "gpu", 9 * GiB, "34 s b h L", "Korthikanti et al. 2022, 4.1",
+                  phase="forward-backward"),
+        Component("optimizer step temporaries", "gpu", 2 * GiB, "params x 4 B", "torch adamw.py",
+                  phase="optimizer step"),
+        Component("CUDA context", "gpu", GiB // 2, "measured", "CUDA docs", kind="runtime"),
+        Component("OS baseline", "host", 4 * GiB, "4 GiB", "seed articles"),
+        Component("model loading peak", "host", 14 * GiB, "params x 2 B", "HF docs", phase="load"),
+    )
+    return Estimate(name, "llama-2-7b", "train", 6_738_415_616, 6_738_415_616, "mixed-bf16",
+                    "Mixed precision as in the ZeRO paper.", comps, gpus=2, gpus_per_node=2,
+                    notes=("gradient accumulation changes time, not memory",),
+                    warnings=("no checkpointing: activations dominate",))
+
+
+def _infer_estimate(name: str = "serve-8b") -> Estimate:
+    comps = (
+        Component("weights", "gpu", 15 * GiB, "8,030,261,248 params x 2 B", "bf16 storage"),
+        Component("KV cache", "gpu", 4 * GiB, "2 x 32 x 8 x 128 x 4096 x 8 x 2 B", "vLLM docs"),
+        Component("prefill activations", "gpu", GiB, "tokens x hidden x 2 B", "vLLM docs", phase="prefill"),
+        Component("OS baseline", "host", 4 * GiB, "4 GiB", "seed articles"),
+    )
+    return Estimate(name, "llama-3.1-8b", "infer", 8_030_261_248, 0, "bf16", "bf16 weights.",
+                    comps, gpus=1, gpus_per_node=1, extra={"kv_bytes_per_token": 131072})
+
+
+def make_data(*, names: tuple[str, str] = ("finetune-7b", "serve-8b"), scenario_name: str = "seed-lab",
+              text: str | None = None, **overrides) -> WorkbookData:
+    """A two-workload plan with four quote lines, alternatives and infeasible candidates.
+
+    ``text`` replaces every user-supplied string (names, notes, descriptions) when given.
+    """
+    t = (lambda s: text) if text is not None else (lambda s: s)
+    e1, e2 = _train_estimate(t(names[0])), _infer_estimate(t(names[1]))
+    summary = (
+        SummaryRow(t(names[0]), "train", t("llama-2-7b"), t("2 x RTX 6000 Ada on Threadripper"), 2,
+                   e1.per_gpu_total_bytes, 47 * GiB, e1.host_total_bytes, 256 * GiB, "mixed-bf16",
+                   warnings=(t("no checkpointing"),), gpu_capacity_bytes=47 * GiB - GiB,
+                   strategy="full mixed-bf16 adamw, ZeRO-0"),
+        SummaryRow(t(names[1]), "infer", t("llama-3.1-8b"), t("1 x RTX 4090"), 1,
+                   e2.per_gpu_total_bytes, 24 * GiB, e2.host_total_bytes, 64 * GiB, "bf16"),
+    )
+    items = (
+        LineItem("NVIDIA RTX 6000 Ada 48 GB", "gpu", "rtx-6000-ada", 6799.0, 2, "msrp",
+                 "https://nvidia.example/6000", "2023-08-09"),
+        LineItem("Threadripper 7000 platform", "platform", "threadripper-7000", 3210.55, 1, "estimate",
+                 "vendor configurator", "2025-01"),
+        LineItem("DDR5 RDIMM 64 GiB", "memory", "ddr5-rdimm-64g", 289.99, 4, "street",
+                 "retailer listing", "2025-02-01"),
+        LineItem(t("NVMe 4 TB scratch"), "extra", "", 312.49, 3, "quote", t("supplier quote 17"), "2025-03-01"),
+    )
+    alternatives = pd.DataFrame({
+        "rank": [2, 3],
+        "configuration": [t("2 x RTX A6000"), "4 x RTX 4090"],
+        "gpus": [2, 4],
+        "capex_usd": [14250.5, 16100.0],
+        "headroom_bytes": [3 * GiB, 2 * GiB],
+        "why_lost": ["costs $1,220.00 more", "costs $3,069.50 more"],
+    })
+    infeasible = pd.DataFrame({
+        "configuration": ["1 x RTX 4090", "2 x RTX 3090"],
+        "gpus": [1, 2],
+        "need_bytes": [80 * GiB, 44 * GiB],
+        "binding_constraint": ["memory: needs 80.00 GiB per GPU, 24.00 GiB usable", "memory per GPU"],
+    })
+    data = WorkbookData(
+        title="Hardware plan: seed-lab",
+        scenario_name=t(scenario_name),
+        created=datetime(2025, 3, 14, 9, 26, 53),
+        catalog_version="schema 1",
+        catalog_files=("catalog/gpus.yaml", "catalog/ram.yaml"),
+        summary=summary,
+        line_items=items,
+        quote=QuoteSettings(t("Q-0001"), date(2025, 3, 14), validity_days=30, discount_pct=5.0,
+                            tax_pct=8.25, shipping_usd=150.0, customer=t("ACME lab")),
+        estimates=(e1, e2),
+        alternatives=alternatives,
+        infeasible=infeasible,
+        recipe_definitions=(("mixed-bf16", "Mixed precision as in the ZeRO paper."),),
+        sources=(SourceRef("catalog/gpus.yaml", "rtx-6000-ada", "https://nvidia.example/6000", "2023-08-09"),
+                 SourceRef("catalog/ram.yaml", "ddr5-rdimm-64g", t("retailer listing"), "2025-02-01")),
+        scenario_text=t("name: seed-lab") + "\nworkloads:\n  - name: " + t(names[0]) + "\n    notes: " + t("n"),
+        scenario_file="scenarios/seed-lab.yaml",
+        warnings=(t("prices are estimates"),),
+        assumptions=("Prices exclude import duties.",),
+        planner_version="0.1.0",
+    )
+    return replace(data, **overrides) if overrides else data
+
+
+@pytest.fixture
+def data() -> WorkbookData:
+    return make_data()
+
+
+@pytest.fixture
+def book(tmp_path: Path, data: WorkbookData):
+    path = tmp_path / "seed-lab.xlsx"
+    write_workbook(data, path)
+    return openpyxl.load_workbook(path)
+
+
+def find(ws, text: str, col: int | None = None):
+    """The first cell whose value equals ``text`` (in column ``col`` when given)."""
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value == text and (col is None or cell.column == col):
+                return cell
+    raise AssertionError(f"{text!r} not found on {ws.title}")
+
+
+def row_values(ws, row: int, first: int = 1, last: int | None = None) -> list:
+    last = last or ws.max_column
+    return [ws.cell(row=row, column=c).value for c in range(first, last + 1)]
+
+
+# ----- workbook -----------------------------------------------------------------------------------
+
+
+def test_sheets_in_order(book):
+    assert book.sheetnames == list(SHEETS) == ["Summary", "Quote", "Memory", "Alternatives", "Assumptions"]
+    assert book.active.title == "Summary"
+
+
+def test_document_properties(book):
+    props = book.properties
+    assert props.title == "Hardware plan: seed-lab"
+    assert props.created == datetime(2025, 3, 14, 9, 26, 53)
+    assert props.creator == "planner 0.1.0"
+    assert "seed-lab" in props.subject
+
+
+@pytest.mark.parametrize("sheet", SHEETS)
+def test_print_setup_and_frozen_header(book, sheet):
+    ws = book[sheet]
+    assert ws.page_setup.orientation == "landscape"
+    assert ws.sheet_properties.pageSetUpPr.fitToPage is True
+    assert ws.page_setup.fitToWidth == 1
+    assert ws.page_setup.fitToHeight == 0
+    assert ws.freeze_panes is not None
+    first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))
+    assert first_data_row >= 2
+    assert ws.print_title_rows == f"$1:${first_data_row - 1}"
+
+
+@pytest.mark.parametrize("sheet", SHEETS)
+def test_column_widths_are_set(book, sheet):
+    ws = book[sheet]
+    widths = {k: d.width for k, d in ws.column_dimensions.items() if d.width}
+    assert widths, f"{sheet}: no column widths"
+    assert all(8 <= w <= 70 for w in widths.values())
+
+
+# ----- Summary ------------------------------------------------------------------------------------
+
+
+def test_summary_sheet(book, data):
+    ws = book["Summary"]
+    assert ws["A1"].value == "Hardware plan: seed-lab"
+    assert (ws["A2"].value, ws["B2"].value) == ("Scenario", "seed-lab")
+    assert ws["A3"].value == "Date" and ws["B3"].value == datetime(2025, 3, 14)
+    assert ws["B3"].number_format == "yyyy-mm-dd"
+    assert (ws["A4"].value, ws["B4"].value) == ("Catalog version", "schema 1")
+    assert ws["A5"].value == "Total price (USD)"
+    grand = book.defined_names[NAME_GRAND_TOTAL].attr_text.replace("$", "")
+    assert ws["B5"].value == f"={grand}"
+    assert ws["B5"].number_format == USD_FORMAT
+
+    header = find(ws, "Workload", col=1).row
+    assert row_values(ws, header, 1, len(SUMMARY_HEADERS)) == list(SUMMARY_HEADERS)
+    assert ws.freeze_panes == f"B{header + 1}"
+    for i, s in enumerate(data.summary):
+        r = header + 1 + i
+        values = dict(zip(SUMMARY_HEADERS, row_values(ws, r, 1, len(SUMMARY_HEADERS))))
+        assert values["Workload"] == s.workload
+        assert values["Configuration"] == s.configuration
+        assert (values["Strategy"] or "") == s.strategy
+        assert values["GPUs used"] == s.gpus
+        assert values["Per-GPU need (GiB)"] == pytest.approx(s.gpu_need_bytes / GiB)
+        assert values["Usable per GPU (GiB)"] == pytest.approx(s.gpu_usable_bytes / GiB)
+        assert values["Capacity after reserve (GiB)"] == pytest.approx(s.capacity_bytes / GiB)
+        assert values["Headroom per GPU (GiB)"] == f"=I{r}-G{r}"
+        assert values["Headroom (% of capacity)"] == f'=IF(I{r}>0,J{r}/I{r},"")'
+        assert ws.cell(row=r, column=11).number_format == PCT_FORMAT
+        assert values["Host RAM need per machine (GiB)"] == pytest.approx(s.host_need_bytes / GiB)
+        assert values["RAM installed per machine (GiB)"] == pytest.approx(s.host_ram_bytes / GiB)
+        assert values["Recipe"] == s.recipe
+        assert (values["Warnings"] or None) == ("\n".join(s.warnings) or None)
+        for col in (7, 8, 9, 10, 12, 13):
+            assert ws.cell(row=r, column=col).number_format == GIB_FORMAT
+    assert data.summary[0].capacity_bytes == 46 * GiB and data.summary[1].capacity_bytes == 24 * GiB
+    assert ws.cell(row=header + 1 + len(data.summary), column=1).value is None
+    assert find(ws, "Plan warnings", col=1).offset(row=1).value == "prices are estimates"
+
+
+# ----- Quote --------------------------------------------------------------------------------------
+
+
+def _quote_rows(ws):
+    header = find(ws, "#", col=1).row
+    rows = []
+    r = header + 1
+    while ws.cell(row=r, column=1).value is not None:
+        rows.append(r)
+        r += 1
+    return header, rows
+
+
+def test_quote_header_block(book, data):
+    ws = book["Quote"]
+    assert ws["A1"].value == "Quote for scenario seed-lab"
+    assert (ws["A2"].value, ws["B2"].value) == ("Quote number", "Q-0001")
+    assert (ws["A3"].value, ws["B3"].value) == ("Quote date", datetime(2025, 3, 14))
+    assert (ws["A4"].value, ws["B4"].value) == ("Valid for (days)", 30)
+    assert (ws["A5"].value, ws["B5"].value) == ("Valid until", "=B3+B4")
+    assert ws["B5"].number_format == "yyyy-mm-dd"
+    assert (ws["A6"].value, ws["B6"].value) == ("Customer", "ACME lab")
+
+
+def test_quote_lines(book, data):
+    ws = book["Quote"]
+    header, rows = _quote_rows(ws)
+    assert row_values(ws, header, 1, len(QUOTE_HEADERS)) == list(QUOTE_HEADERS)
+    assert ws.freeze_panes == f"A{header + 1}"
+    assert len(rows) == len(data.line_items)
+    for n, (r, item) in enumerate(zip(rows, data.line_items), start=1):
+        assert row_values(ws, r, 1, len(QUOTE_HEADERS)) == [
+            n, item.description, item.category, item.unit_price_usd, item.quantity, f"=D{r}*E{r}",
+            item.price_kind, item.source, item.as_of, item.catalog_id or None]
+        assert ws.cell(row=r, column=4).number_format == USD_FORMAT
+        assert ws.cell(row=r, column=6).number_format == USD_FORMAT
+        # inputs are marked
+        assert ws.cell(row=r, column=4).fill.fgColor.rgb.endswith("FFF2CC")
+        assert ws.cell(row=r, column=5).fill.fgColor.rgb.endswith("FFF2CC")
+    assert {i.category for i in data.line_items} == {"gpu", "platform", "memory", "extra"}
+
+
+def test_quote_totals_are_formulas_over_inputs(book, data):
+    ws = book["Quote"]
+    _, rows = _quote_rows(ws)
+    first, last = rows[0], rows[-1]
+    sub = find(ws, "Subtotal (USD)", col=2).row
+    disc = find(ws, "Discount (% of subtotal)", col=2).row
+    after = find(ws, "Subtotal after discount (USD)", col=2).row
+    tax = find(ws, "Tax (% of subtotal after discount)", col=2).row
+    ship = find(ws, "Shipping (USD, not taxed)", col=2).row
+    grand = find(ws, "Grand total (USD)", col=2).row
+    assert sub == last + 2
+    assert ws[f"F{sub}"].value == f"=SUM(F{first}:F{last})"
+    assert ws[f"D{disc}"].value == pytest.approx(0.05) and ws[f"D{disc}"].number_format == PCT_FORMAT
+    assert ws[f"F{disc}"].value == f"=-F{sub}*D{disc}"
+    assert ws[f"F{after}"].value == f"=F{sub}+F{disc}"
+    assert ws[f"D{tax}"].value == pytest.approx(0.0825) and ws[f"D{tax}"].number_format == PCT_FORMAT
+    assert ws[f"F{tax}"].value == f"=F{after}*D{tax}"
+    assert ws[f"F{ship}"].value == 150.0
+    assert ws[f"F{grand}"].value == f"=F{after}+F{tax}+F{ship}"
+    for r in (sub, disc, after, tax, ship, grand):
+        assert ws[f"F{r}"].number_format == USD_FORMAT
+    names = {n: book.defined_names[n].attr_text for n in book.defined_names}
+    assert names[NAME_SUBTOTAL] == f"Quote!$F${sub}"
+    assert names[NAME_GRAND_TOTAL] == f"Quote!$F${grand}"
+    assert names["QuoteDiscountRate"] == f"Quote!$D${disc}"
+    assert names["QuoteTaxRate"] == f"Quote!$D${tax}"
+    assert names["QuoteShipping"] == f"Quote!$F${ship}"
+
+
+def test_quote_totals_arithmetic(data):
+    t = quote_totals(data.line_items, data.quote)
+    sub = 6799.0 * 2 + 3210.55 + 289.99 * 4 + 312.49 * 3
+    assert t.subtotal_usd == pytest.approx(sub)
+    assert t.discount_usd == pytest.approx(sub * 0.05)
+    assert t.tax_usd == pytest.approx(sub * 0.95 * 0.0825)
+    assert t.grand_total_usd == pytest.approx(sub * 0.95 * 1.0825 + 150)
+    assert data.totals() == t
+
+
+def test_quote_totals_default_rates_are_the_subtotal(data):
+    q = QuoteSettings("Q-1", date(2025, 1, 1))
+    assert (q.discount_pct, q.tax_pct, q.shipping_usd, q.validity_days) == (0, 0, 0, 30)
+    assert quote_totals(data.line_items, q).grand_total_usd == pytest.approx(
+        sum(i.total_usd for i in data.line_items))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(discount_pct=-1), "discount_pct must not be negative"),
+    (dict(discount_pct=150), "percentage"),
+    (dict(tax_pct=float("nan")), "finite"),
+    (dict(shipping_usd="10"), "finite number"),
+    (dict(validity_days=-3), "validity_days"),
+])
+def test_quote_settings_reject_bad_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        QuoteSettings("Q", date(2025, 1, 1), **kwargs)
+
+
+def test_quote_without_items(tmp_path, data):
+    path = tmp_path / "empty.xlsx"
+    write_workbook(replace(data, line_items=()), path)
+    ws = openpyxl.load_workbook(path)["Quote"]
+    assert ws[f"F{find(ws, 'Subtotal (USD)', col=2).row}"].value == "=0"
+
+
+# ----- Memory -------------------------------------------------------------------------------------
+
+
+def test_memory_breakdown_rows(book, data):
+    ws = book["Memory"]
+    assert row_values(ws, 1, 1, len(MEMORY_HEADERS)) == list(MEMORY_HEADERS)
+    assert ws.freeze_panes == "C2"
+    r = 2
+    for est in data.estimates:
+        for c in est.components:
+            workload, name, when, kind, gpu, host, formula, source = row_values(ws, r, 1, 8)
+            assert (workload, name, when, kind, formula, source) == (
+                est.workload_name, c.name, c.phase or "always", c.kind, c.formula, c.source)
+            if c.where == "gpu":
+                assert gpu == pytest.approx(c.bytes / GiB) and host is None
+            else:
+                assert host == pytest.approx(c.bytes / GiB) and gpu is None
+            r += 1
+    assert ws.cell(row=r, column=1).value is None
+    assert ws.auto_filter.ref == f"A1:H{r - 1}"
+
+
+def test_memory_chart_data_and_chart(book, data):
+    ws = book["Memory"]
+    hdr = find(ws, "Chart data", col=1).row
+    n_work = len(data.estimates)
+    assert row_values(ws, hdr, 1, 2 + n_work) == [
+        "Chart data", "Component (GiB per GPU at the peak)", *[e.workload_name for e in data.estimates]]
+    assert ws.cell(row=hdr, column=3 + n_work).value is None
+    assert row_values(ws, hdr + 1, 2, 2 + n_work) == ["Peak phase", *[e.peak_phase or "always" for e in data.estimates]]
+    names = []
+    for est in data.estimates:
+        for comp in peak_components(est):
+            if comp.name not in names:
+                names.append(comp.name)
+    first = hdr + 2
+    assert [ws.cell(row=first + i, column=2).value for i in range(len(names))] == names
+    # the train estimate peaks in forward-backward: the optimizer-step temporaries are not live then
+    assert "optimizer step temporaries" not in names and "activations" in names
+    total = first + len(names)
+    assert ws.cell(row=total, column=2).value == "Peak per GPU (GiB)"
+    assert ws.cell(row=total + 1, column=2).value == "Host RAM peak per machine (GiB)"
+    for j, est in enumerate(data.estimates):
+        col = 3 + j
+        letter = openpyxl.utils.get_column_letter(col)
+        values = [ws.cell(row=first + i, column=col).value for i in range(len(names))]
+        assert sum(values) * GiB == pytest.approx(est.per_gpu_total_bytes)
+        assert ws.cell(row=total, column=col).value == f"=SUM({letter}{first}:{letter}{total - 1})"
+        assert ws.cell(row=total + 1, column=col).value == pytest.approx(est.host_total_bytes / GiB)
+
+    assert len(ws._charts) == 1
+    chart = ws._charts[0]
+    assert chart.tagname == "barChart"
+    assert chart.grouping == "stacked"
+    assert chart.overlap == 100
+    assert len(chart.series) == len(names)
+    title = "".join(r.t for p in chart.title.tx.rich.p for r in (p.r or []))
+    assert title == "Per-GPU memory at the peak, by component (GiB)"
+
+
+# ----- Alternatives -------------------------------------------------------------------------------
+
+
+def test_alternatives_sheet(book, data):
+    ws = book["Alternatives"]
+    assert ws["A1"].value == "Ranked alternatives (feasible, not chosen)"
+    assert row_values(ws, 2, 1, 6) == ["rank", "configuration", "gpus", "capex (USD)", "headroom (GiB)", "why lost"]
+    assert ws.freeze_panes == "A3"
+    assert row_values(ws, 3, 1, 6) == [2, "2 x RTX A6000", 2, 14250.5, 3.0, "costs $1,220.00 more"]
+    assert ws["D3"].number_format == USD_FORMAT and ws["E3"].number_format == GIB_FORMAT
+    assert row_values(ws, 4, 1, 6)[0] == 3
+    assert ws["A5"].value is None
+    title = find(ws, "Infeasible candidates, with the binding constraint", col=1).row
+    assert title == 6
+    assert row_values(ws, 7, 1, 4) == ["configuration", "gpus", "need (GiB)", "binding constraint"]
+    assert row_values(ws, 8, 1, 4) == ["1 x RTX 4090", 1, 80.0, "memory: needs 80.00 GiB per GPU, 24.00 GiB usable"]
+    assert row_values(ws, 9, 1, 4) == ["2 x RTX 3090", 2, 44.0, "memory per GPU"]
+    assert ws["A10"].value is None
+
+
+def test_alternatives_empty(tmp_path, data):
+    path = tmp_path / "x.xlsx"
+    write_workbook(replace(data, alternatives=None, infeasible=pd.DataFrame()), path)
+    ws = openpyxl.load_workbook(path)["Alternatives"]
+    assert ws["A2"].value.startswith("No feasible alternative")
+    assert find(ws, "No infeasible candidate.", col=1)
+
+
+def test_alternatives_missing_values_stay_empty(tmp_path, data):
+    df = pd.DataFrame({"configuration": ["a", None], "capex_usd": [1.0, float("nan")],
+                       "ok": [True, pd.NA]}, dtype=object)
+    path = tmp_path / "x.xlsx"
+    write_workbook(replace(data, alternatives=df), path)
+    ws = openpyxl.load_workbook(path)["Alternatives"]
+    assert row_values(ws, 3, 1, 3) == ["a", 1.0, True]
+    assert row_values(ws, 4, 1, 3) == [None, None, None]
+
+
+# ----- Assumptions --------------------------------------------------------------------------------
+
+
+def test_assumptions_sheet(book, data):
+    ws = book["Assumptions"]
+    assert ws["A1"].value == "Assumptions and inputs"
+    assert ws.freeze_panes == "A2"
+    assert find(ws, "Prices exclude import duties.", col=1)
+    hdr = find(ws, "Recipe", col=1).row
+    assert row_values(ws, hdr, 1, 8) == [
+        "Recipe", "Definition", "Weights (B/param)", "Gradients (B/param)", "Master weights (B/param)",
+        "Optimizer state (B/value)", "Activations (B/value)", "Autocast copy (B/param)"]
+    assert row_values(ws, hdr + 1, 1, 8) == ["mixed-bf16", "Mixed precision as in the ZeRO paper.", 2, 2, 4, 4, 2, 0]
+    # the inference estimate's weight format is listed too, without bytes per parameter
+    assert row_values(ws, hdr + 2, 1, 3) == ["bf16", "bf16 weights.", None]
+
+    version = find(ws, "Catalog entries used", col=1).row
+    assert ws.cell(row=version + 1, column=1).value == (
+        "Catalog version: schema 1; files: catalog/gpus.yaml, catalog/ram.yaml")
+    hdr = version + 2
+    assert row_values(ws, hdr, 1, 4) == ["Entry id", "Source", "As of", "Catalog file"]
+    for i, ref in enumerate(data.sources, start=1):
+        assert row_values(ws, hdr + i, 1, 4) == [ref.id, ref.source, ref.as_of, ref.file]
+
+    notes = find(ws, "Workload notes", col=1).row
+    assert row_values(ws, notes + 1, 1, 3) == ["Workload", "Text", "Kind"]
+    assert row_values(ws, notes + 2, 1, 3) == ["finetune-7b", "gradient accumulation changes time, not memory", "note"]
+    assert row_values(ws, notes + 3, 1, 3) == ["finetune-7b", "no checkpointing: activations dominate", "warning"]
+    assert row_values(ws, notes + 4, 1, 3) == ["serve-8b", "kv bytes per token: 131,072", "figure"]
+
+    start = find(ws, "Scenario as given (scenarios/seed-lab.yaml)", col=1).row
+    lines = data.scenario_text.splitlines()
+    got = [ws.cell(row=start + 1 + i, column=1).value for i in range(len(lines))]
+    assert got == lines
+    assert ws.cell(row=start + 1 + len(lines), column=1).value is None
+
+
+# ----- user text is text --------------------------------------------------------------------------
+
+#: Every formula the writer makes, as patterns: nothing else may be a formula.
+_OUR_FORMULAS = [
+    r"=D\d+\*E\d+", r"=SUM\(F\d+:F\d+\)", r"=0", r"=-F\d+\*D\d+", r"=F\d+\+F\d+", r"=F\d+\*D\d+",
+    r"=F\d+\+F\d+\+F\d+", r"=B3\+B4", r"=Quote!F\d+", r"=I\d+-G\d+", r'=IF\(I\d+>0,J\d+/I\d+,""\)',
+    r"=SUM\(([A-Z]+)\d+:\1\d+\)",
+]
+
+
+def _formula_cells(wb):
+    return [(ws.title, c.coordinate, c.value) for ws in wb.worksheets for row in ws.iter_rows() for c in row
+            if c.data_type == "f"]
+
+
+@pytest.mark.parametrize("text", ["=HYPERLINK(\"http://x.example\",\"click\")", "+1+2", "-2+3", "@SUM(A1:A3)",
+                                  "=1+1", "=cmd|' /C calc'!A0"])
+def test_user_text_never_becomes_a_formula(tmp_path, text):
+    data = make_data(text=text)
+    path = tmp_path / "inject.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    for sheet, coord, formula in _formula_cells(wb):
+        assert any(re.fullmatch(p, formula) for p in _OUR_FORMULAS), (sheet, coord, formula)
+        assert text not in formula
+    hits = [c for ws in wb.worksheets for row in ws.iter_rows() for c in row if c.value == text]
+    # workload names (Summary, Memory x components, chart data, notes), models, configurations,
+    # quote number, customer, a line's description and source, alternatives, sources, warnings...
+    assert len(hits) > 20
+    assert all(c.data_type == "s" for c in hits)
+    assert wb["Summary"]["B2"].value == text and wb["Summary"]["B2"].data_type == "s"
+    assert wb["Quote"]["B2"].value == text and wb["Quote"]["B2"].data_type == "s"
+    assert wb["Quote"]["B2"].quotePrefix is True
+
+
+def test_names_with_each_prefix_are_text(tmp_path):
+    names = ("=SUM(1,2)", "@risk")
+    data = make_data(names=names, scenario_name="+scenario")
+    data = replace(data, summary=(data.summary[0], replace(data.summary[1], model="-model")))
+    path = tmp_path / "names.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    summary = wb["Summary"]
+    header = find(summary, "Workload", col=1).row
+    for r, expected in ((header + 1, "=SUM(1,2)"), (header + 2, "@risk")):
+        cell = summary.cell(row=r, column=1)
+        assert (cell.value, cell.data_type) == (expected, "s")
+    assert (summary["B2"].value, summary["B2"].data_type) == ("+scenario", "s")
+    model = summary.cell(row=header + 2, column=3)
+    assert (model.value, model.data_type) == ("-model", "s")
+    memory = wb["Memory"]
+    assert (memory["A2"].value, memory["A2"].data_type) == ("=SUM(1,2)", "s")
+
+
+def test_control_characters_are_removed(tmp_path):
+    data = make_data(names=("bell\x07name", "tab\tok"))
+    path = tmp_path / "ctl.xlsx"
+    write_workbook(data, path)
+    ws = openpyxl.load_workbook(path)["Memory"]
+    assert ws["A2"].value == "bellname"
+    assert clean_text("a\x00b\nc\td") == "ab\nc\td"
+    assert len(clean_text("x" * 40_000)) == 32_767
+
+
+# ----- atomic writing -----------------------------------------------------------------------------
+
+
+def test_existing_report_is_replaced_whole(tmp_path, data):
+    path = tmp_path / "r.xlsx"
+    path.write_bytes(b"old report" * 10_000)
+    write_workbook(data, path)
+    assert openpyxl.load_workbook(path).sheetnames == list(SHEETS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.xlsx"]
+
+
+@pytest.mark.parametrize("where", ["serializing", "renaming"])
+def test_interrupted_write_leaves_the_old_report(tmp_path, data, monkeypatch, where):
+    path = tmp_path / "r.xlsx"
+    write_workbook(data, path)
+    before = path.read_bytes()
+
+    def interrupted(*args, **kwargs):
+        if where == "serializing":
+            args[1].write(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt
+
+    if where == "serializing":
+        monkeypatch.setattr(openpyxl.Workbook, "save", interrupted)
+    else:  # the temporary file is complete, the rename never happens
+        monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_workbook(replace(data, title="new"), path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.xlsx"]
+
+
+def test_missing_directory_is_an_output_error(tmp_path, data):
+    with pytest.raises(OutputError) as err:
+        write_workbook(data, tmp_path / "nope" / "r.xlsx")
+    assert str(tmp_path / "nope" / "r.xlsx") in str(err.value)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_directory_is_an_output_error(tmp_path, data):
+    d = tmp_path / "ro"
+    d.mkdir()
+    d.chmod(0o500)
+    try:
+        with pytest.raises(OutputError):
+            write_workbook(data, d / "r.xlsx")
+    finally:
+        d.chmod(0o700)
+
+
+def test_report_permissions_follow_umask(tmp_path, data):
+    path = tmp_path / "r.xlsx"
+    old = os.umask(0o022)
+    try:
+        write_workbook(data, path)
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+# ----- from a solver plan -------------------------------------------------------------------------
+
+_EVIL_SCENARIO = """\
+name: "=HYPERLINK(\\"http://x.example\\",\\"x\\")"
+description: "@description"
+workloads:
+  - name: "+qlora"
+    model: llama-2-7b
+    task: train
+    method: qlora
+    micro_batch: 1
+    seq_len: 1024
+    notes: "=1+1"
+  - name: "-serve"
+    model: llama-3.1-8b
+    task: infer
+    weights: bf16
+    context: 2048
+    concurrency: 2
+  - name: "@tiny"
+    model: llama-3.2-1b
+    task: train
+    method: full
+    micro_batch: 1
+    seq_len: 512
+constraints:
+  max_cards: 2
+extras:
+  - description: "=SUM(1,2) support contract"
+    unit_price_usd: 99.99
+    quantity: 3
+    source: "-quote 7"
+    as_of: 2026-01
+"""
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    from planner.catalog import load_catalog
+
+    return load_catalog(None)
+
+
+def _plan(catalog, path: Path):
+    from planner.scenario import load_scenario
+    from planner.solver import plan
+
+    return plan(load_scenario(path, catalog, shown=str(path)), catalog)
+
+
+@pytest.fixture
+def evil(tmp_path, catalog):
+    path = tmp_path / "evil.yaml"
+    path.write_text(_EVIL_SCENARIO)
+    return path, _plan(catalog, path)
+
+
+def test_workbook_data_from_plan(evil):
+    from planner.xlsx import workbook_data_from_plan
+
+    path, plan = evil
+    created = datetime(2026, 2, 1, 8, 30)
+    data = workbook_data_from_plan(plan, scenario_text=path.read_text(), created=created)
+    c = plan.choice
+    assert data.scenario_name == plan.scenario
+    assert data.created == created
+    assert data.quote.quote_date == date(2026, 2, 1)
+    assert data.quote.quote_number == "Q-20260201-" + plan.assumptions["scenario_sha256"][:8]
+    assert (data.quote.discount_pct, data.quote.tax_pct, data.quote.shipping_usd) == (0, 0, 0)
+    assert data.line_items == tuple(plan.line_items())
+    assert round(data.totals().grand_total_usd, 2) == round(plan.total_usd, 2)
+    assert data.catalog_version == "schema 1"
+    assert all(not f.startswith("/") for f in data.catalog_files)
+    assert [s.id for s in data.sources] == [s["id"] for s in plan.assumptions["sources"]]
+    assert len(data.summary) == len(plan.estimates) == 3
+    for row, est, strategy in zip(data.summary, plan.estimates, plan.strategies):
+        assert row.workload == est.workload_name
+        assert row.gpu_need_bytes == est.per_gpu_total_bytes
+        assert row.gpu_usable_bytes == c["gpu_usable_bytes"]
+        assert row.capacity_bytes == c["gpu_capacity_bytes"]
+        assert row.host_ram_bytes == c["ram_bytes"]
+        assert row.strategy == strategy
+        assert c["gpu_id"] in row.configuration and c["platform_id"] in row.configuration
+    assert list(data.alternatives.columns)[-2:] == ["why_lost", "strategy"]
+    assert list(data.infeasible.columns) == ["binding_constraint", "candidates_excluded", "closest_miss",
+                                             "shortfall", "shortfall_unit", "why_not"]
+    assert "bytes" not in set(data.infeasible["shortfall_unit"])
+    assert {n for n, _ in data.recipe_definitions} == {e.recipe for e in plan.estimates}
+    assert any(a.startswith("Rule vram:") for a in data.assumptions)
+
+
+def test_plan_workbook_sheets(tmp_path, evil):
+    from planner.xlsx import workbook_data_from_plan
+
+    path, plan = evil
+    data = workbook_data_from_plan(plan, scenario_text=path.read_text())
+    out = tmp_path / "plan.xlsx"
+    write_workbook(data, out)
+    wb = openpyxl.load_workbook(out)
+    quote = wb["Quote"]
+    _, rows = _quote_rows(quote)
+    assert len(rows) == len(plan.line_items())
+    memory = wb["Memory"]
+    n_components = sum(len(e.components) for e in plan.estimates)
+    assert memory.cell(row=1 + n_components, column=2).value == plan.estimates[-1].components[-1].name
+    assert memory.cell(row=2 + n_components, column=1).value is None
+    alts = wb["Alternatives"]
+    headers = row_values(alts, 2, 1, len(plan.alternatives.columns))
+    assert headers[:3] == ["rank", "gpu id", "platform id"]
+    assert "capex (USD)" in headers and "headroom (GiB)" in headers and headers[-2:] == ["why lost", "strategy"]
+    assert alts.cell(row=3 + len(plan.alternatives), column=1).value is None
+
+
+def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
+    """A scenario whose names start with =, +, - and @: every such cell holds text."""
+    from planner.xlsx import workbook_data_from_plan
+
+    path, plan = evil
+    out = tmp_path / "evil.xlsx"
+    write_workbook(workbook_data_from_plan(plan, scenario_text=path.read_text()), out)
+    wb = openpyxl.load_workbook(out)
+    for sheet, coord, formula in _formula_cells(wb):
+        assert any(re.fullmatch(p, formula) for p in _OUR_FORMULAS), (sheet, coord, formula)
+    expected = {'=HYPERLINK("http://x.example","x")', "+qlora", "-serve", "@tiny", "=SUM(1,2) support contract",
+                "-quote 7"}
+    found: dict[str, int] = {}
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if cell.value in expected:
+                    assert cell.data_type == "s", (ws.title, cell.coordinate)
+                    found[cell.value] = found.get(cell.value, 0) + 1
+    assert set(found) == expected
+    assert wb["Summary"]["B2"].value == '=HYPERLINK("http://x.example","x")'
+    summary = wb["Summary"]
+    header = find(summary, "Workload", col=1).row
+    assert [summary.cell(row=header + i, column=1).value for i in (1, 2, 3)] == ["+qlora", "-serve", "@tiny"]
+    text_lines = [c.value for c in wb["Assumptions"]["A"] if isinstance(c.value, str)]
+    assert '    notes: "=1+1"' in text_lines
+
+
+# ----- the command line and the committed example -------------------------------------------------
+
+def _plan_has_format_option() -> bool:
+    from planner.cli import main
+
+    return any(p.name == "formats" for p in main.commands["plan"].params)
+
+
+@pytest.mark.xfail(not _plan_has_format_option(), reason="planner plan --format is not wired yet", strict=True)
+def test_cli_plan_writes_the_workbook(tmp_path):
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    scenario = tmp_path / "evil.yaml"
+    scenario.write_text(_EVIL_SCENARIO)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    from planner.export import safe_stem
+
+    stem = safe_stem('=HYPERLINK("http://x.example","x")')
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.xlsx"]  # xlsx alone by default
+    wb = openpyxl.load_workbook(out / f"{stem}.xlsx")
+    assert wb.sheetnames == list(SHEETS)
+    assert wb["Summary"]["B2"].value == '=HYPERLINK("http://x.example","x")'
+    assert wb["Summary"]["B2"].data_type == "s"
+
+    result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,xlsx", "--json"])
+    assert result.exit_code == 0, result.output
+    import json
+
+    doc = json.loads(result.output)
+    assert set(doc["outputs"]) == {"json", "xlsx"}
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.json", f"{stem}.xlsx"]
+    assert CliRunner().invoke(main, ["plan", str(scenario), "--format", "pdf"]).exit_code == 2
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "reports" / "examples" / "lab-workstation-mix.xlsx"
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="the example report is not generated in this checkout")
+def test_committed_example_report_opens():
+    """reports/examples/lab-workstation-mix.xlsx (README: 'Example report') has every sheet."""
+    wb = openpyxl.load_workbook(EXAMPLE)
+    assert wb.sheetnames[:5] == list(SHEETS)
+    assert wb["Summary"]["B2"].value == "lab-workstation-mix"
+    assert wb.properties.title == "Hardware plan: lab-workstation-mix"
+    assert len(wb["Memory"]._charts) == 1
+    assert wb["Quote"][f"F{find(wb['Quote'], 'Grand total (USD)', col=2).row}"].data_type == "f"

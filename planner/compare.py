@@ -1,0 +1,646 @@
+"""Cloud against local: time per job, cost per job and per million tokens, TCO and break-even.
+
+:func:`compare` takes a plan (the local machine the solver chose, with each workload as it runs
+there), the scenario (whose workload variants are re-tried on every cloud instance), the catalog
+and the cost inputs (:func:`planner.tco.read_costs`), and returns a frozen :class:`Comparison`.
+:func:`compare_machine` does the same from a :class:`LocalMachine` and :class:`LocalRun` list, so
+the arithmetic can be tested without a solver.
+
+How the pieces fit (every step is shown in the result's ``lines``):
+
+1. Time (planner.timing): each workload's job time and throughput on the local GPUs and on each
+   instance that fits it (planner.cloud), with the same time model.
+2. Cloud hours per local busy hour, k: training: local tokens/s / cloud tokens/s (the same work
+   takes k x the local time there). Inference: 1 when the workload is a service (it gives
+   ``requests_per_hour`` or ``hours_per_month``: the instance is up as long as the local
+   machine, and must keep up with the requests); else the throughput ratio as for training.
+3. For each workload the cheapest instance per local busy hour (price x (1 - discount) x k),
+   on-demand and spot.
+4. The mix: the share of busy hours each workload takes (their ``hours_per_month`` when all give
+   it, else equal shares); cloud $ per local busy hour c = sum of share x cheapest price x k.
+5. Busy hours per month h: ``costs.hours_per_month``, else ``costs.utilization`` x 730, else the
+   sum of the workloads' ``hours_per_month``, else the default utilization (25 %) x 730.
+6. planner.tco: energy per hour, net capex, TCO over the ownership period, break-even hours and
+   months (on-demand and spot), local cost per busy hour at h.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.catalog import Catalog, Gpu
+from planner.cloud import InstanceFit, cloud_fits
+from planner.memory import Estimate
+from planner.tco import (
+    HOURS_PER_MONTH,
+    BreakEven,
+    CostInputs,
+    break_even_hours,
+    break_even_months,
+    cloud_cumulative_usd,
+    energy_usd_per_hour,
+    local_cumulative_usd,
+    local_tco_usd,
+    local_usd_per_busy_hour,
+    net_capex_usd,
+    usd_per_million_tokens,
+)
+from planner.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
+from planner.workload import Workload
+
+
+# ----- inputs ---------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LocalMachine:
+    """The purchase being compared.
+
+    Attributes:
+        description: the configuration in words.
+        gpu: the GPU model bought.
+        gpus_per_node, nodes: cards per machine and machines.
+        platform_w: power of one machine without its GPUs, under load, watts.
+        capex_usd: the purchase price, USD (the plan's total).
+        pcie_per_lane_bytes_per_s: host link per lane (the slower of card and platform generation).
+        pcie_lanes: lanes per card.
+    """
+
+    description: str
+    gpu: Gpu
+    gpus_per_node: int
+    nodes: int
+    platform_w: float
+    capex_usd: float
+    pcie_per_lane_bytes_per_s: float
+    pcie_lanes: int
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    """One workload as it runs on the local machine, and how to retry it on cloud instances.
+
+    Attributes:
+        workload: the workload as the plan runs it locally.
+        estimate: its memory estimate there.
+        variants: the variants to try on cloud instances, in order of preference (default: the
+            workload itself).
+        allowed_gpus: the scenario's fixed training GPU counts (None: use every card).
+    """
+
+    workload: Workload
+    estimate: Estimate
+    variants: tuple[Workload, ...] = ()
+    allowed_gpus: tuple[int, ...] | None = None
+
+
+# ----- results --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CloudOption:
+    """One cloud instance for one workload.
+
+    Attributes:
+        instance_id, provider, instance, gpu_id, gpu_count, region, as_of, source: from cloud.yaml.
+        usd_per_hour, spot_usd_per_hour: list prices, USD per hour (spot None when none).
+        feasible, why_not: whether the workload runs there (memory, host RAM, format, capacity).
+        time: the job time there (None when not feasible).
+        hours_per_local_hour: k, cloud hours for the work of one local busy hour.
+        usd_per_local_hour, spot_usd_per_local_hour: price x (1 - discount) x k.
+        cost_per_job_usd, spot_cost_per_job_usd: price x (1 - discount) x hours per job.
+        usd_per_million_tokens, spot_usd_per_million_tokens: price x (1 - discount) /
+            (tokens/s x 3600) x 1e6.
+        strategy: the variant that fits, in words.
+    """
+
+    instance_id: str
+    provider: str
+    instance: str
+    gpu_id: str
+    gpu_count: int
+    region: str
+    as_of: str
+    source: str
+    usd_per_hour: float
+    spot_usd_per_hour: float | None
+    feasible: bool
+    why_not: str
+    time: JobTime | None = None
+    hours_per_local_hour: float | None = None
+    usd_per_local_hour: float | None = None
+    spot_usd_per_local_hour: float | None = None
+    cost_per_job_usd: float | None = None
+    spot_cost_per_job_usd: float | None = None
+    usd_per_million_tokens: float | None = None
+    spot_usd_per_million_tokens: float | None = None
+    strategy: str = ""
+
+
+@dataclass(frozen=True)
+class WorkloadComparison:
+    """One workload, local against every cloud instance.
+
+    Attributes:
+        name, task: the workload.
+        local: the job time on the local machine.
+        share: share of the local busy hours this workload takes.
+        hours_per_month: the workload's own ``hours_per_month`` when given.
+        service: inference served for fixed hours (k = 1) rather than batch work.
+        local_cost_per_job_usd, local_usd_per_million_tokens: at the comparison's utilization.
+        cloud: every instance considered: feasible first, cheapest per local hour first.
+        best_on_demand, best_spot: ids of the cheapest feasible instance (None when none).
+        notes: capacity and other remarks.
+    """
+
+    name: str
+    task: str
+    local: JobTime
+    share: float
+    hours_per_month: float | None
+    service: bool
+    local_cost_per_job_usd: float | None
+    local_usd_per_million_tokens: float | None
+    cloud: tuple[CloudOption, ...]
+    best_on_demand: str | None
+    best_spot: str | None
+    notes: tuple[str, ...] = ()
+
+    def option(self, instance_id: str | None) -> CloudOption | None:
+        for o in self.cloud:
+            if o.instance_id == instance_id:
+                return o
+        return None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The whole comparison (see the module docstring).
+
+    Attributes:
+        costs: the inputs used.
+        machine: the local purchase.
+        hours_per_month: h, busy hours per month; utilization = h / 730.
+        hours_source: where h came from.
+        energy_usd_per_hour: e, local electricity per busy hour.
+        net_capex_usd: capex x (1 - residual).
+        local_usd_per_hour: local cost per busy hour over the ownership period at h.
+        tco_usd: local TCO over the ownership period at h.
+        cloud_usd_per_local_hour, spot_usd_per_local_hour: c (None when a workload has no
+            feasible instance, or no spot price).
+        cloud_cost_usd, spot_cost_usd: cloud cost of the same work over the ownership period.
+        break_even_hours, break_even_months: on-demand.
+        spot_break_even_hours, spot_break_even_months: spot (None when no spot comparison).
+        workloads: per workload.
+        lines: the arithmetic, one step per line.
+        notes: assumptions and caveats.
+    """
+
+    costs: CostInputs
+    machine: LocalMachine
+    hours_per_month: float
+    hours_source: str
+    energy_usd_per_hour: float
+    net_capex_usd: float
+    local_usd_per_hour: float
+    tco_usd: float
+    cloud_usd_per_local_hour: float | None
+    spot_usd_per_local_hour: float | None
+    cloud_cost_usd: float | None
+    spot_cost_usd: float | None
+    break_even_hours: BreakEven | None
+    break_even_months: BreakEven | None
+    spot_break_even_hours: BreakEven | None
+    spot_break_even_months: BreakEven | None
+    workloads: tuple[WorkloadComparison, ...]
+    lines: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def utilization(self) -> float:
+        return self.hours_per_month / HOURS_PER_MONTH
+
+    def cumulative(self, months: int | None = None) -> list[dict[str, float | None]]:
+        """Cumulative cost by month, 0 .. 12 x D (or ``months``): local, cloud on-demand, cloud spot."""
+        c = self.costs
+        end = months if months is not None else int(math.ceil(12 * c.depreciation_years))
+        out = []
+        for m in range(end + 1):
+            row: dict[str, float | None] = {
+                "month": m,
+                "local_usd": local_cumulative_usd(months=m, hours_per_month=self.hours_per_month,
+                                                  capex_usd=self.machine.capex_usd,
+                                                  residual_fraction=c.residual_fraction,
+                                                  support_usd_per_year=c.support_usd_per_year,
+                                                  energy_usd_per_hour=self.energy_usd_per_hour),
+                "cloud_usd": None, "spot_usd": None,
+            }
+            if self.cloud_usd_per_local_hour is not None:
+                row["cloud_usd"] = cloud_cumulative_usd(months=m, hours_per_month=self.hours_per_month,
+                                                        cloud_usd_per_hour=self.cloud_usd_per_local_hour)
+            if self.spot_usd_per_local_hour is not None:
+                row["spot_usd"] = cloud_cumulative_usd(months=m, hours_per_month=self.hours_per_month,
+                                                       cloud_usd_per_hour=self.spot_usd_per_local_hour)
+            out.append(row)
+        return out
+
+
+# ----- building ------------------------------------------------------------------------------------
+
+def pcie_per_lane(catalog: Catalog, *gens: int) -> float:
+    """Per-lane rate of the slowest of the given PCIe generations (card, platform)."""
+    return min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in gens)
+
+
+def _is_service(w: Workload) -> bool:
+    return w.task == "infer" and (w.infer.requests_per_hour is not None or w.hours_per_month is not None)
+
+
+def _strategy(w: Workload) -> str:
+    if w.train is not None:
+        t = w.train
+        parts = [f"{t.method} {t.recipe}", f"{t.gpus} GPU(s)"]
+        if t.zero:
+            parts.append(f"ZeRO-{t.zero}")
+        if t.offload_optimizer:
+            parts.append("offload optimizer")
+        if t.checkpointing != "none":
+            parts.append(f"checkpointing {t.checkpointing}")
+        return ", ".join(parts)
+    i = w.infer
+    return f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, concurrency {i.concurrency}"
+
+
+def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
+                  name: str) -> CloudOption:
+    inst = fit.instance
+    base = dict(instance_id=inst.id, provider=inst.provider, instance=inst.instance, gpu_id=inst.gpu,
+                gpu_count=inst.gpu_count, region=inst.region, as_of=inst.as_of, source=inst.source,
+                usd_per_hour=inst.usd_per_hour, spot_usd_per_hour=inst.spot_usd_per_hour)
+    if not fit.feasible:
+        return CloudOption(**base, feasible=False, why_not=fit.why_not)
+    w = fit.workload
+    assert w is not None and fit.estimate is not None
+    gpu = fit.gpu
+    count = w.train.gpus if w.train is not None else inst.gpu_count
+    jt = time_workload(workload=w, estimate=fit.estimate, gpu=gpu, gpu_count=count,
+                       pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen),
+                       mfu=costs.mfu_for(name), mbu=costs.mbu or DEFAULT_MBU)
+    if _is_service(w_local):
+        rph = w_local.infer.requests_per_hour
+        if rph is not None and jt.requests_per_hour_capacity is not None and jt.requests_per_hour_capacity < rph:
+            return CloudOption(**base, feasible=False, time=jt, strategy=_strategy(w),
+                               why_not=f"serves {jt.requests_per_hour_capacity:,.0f} requests/h, fewer than the "
+                                       f"{rph:,.0f} asked")
+        k = 1.0
+    else:
+        k = local.tokens_per_s / jt.tokens_per_s
+    disc = 1.0 - costs.cloud_discount
+    od = inst.usd_per_hour * disc
+    spot = inst.spot_usd_per_hour * disc if (costs.spot and inst.spot_usd_per_hour is not None) else None
+    hpj = jt.hours_per_job
+    return CloudOption(
+        **base, feasible=True, why_not="", time=jt, hours_per_local_hour=k,
+        usd_per_local_hour=od * k, spot_usd_per_local_hour=None if spot is None else spot * k,
+        cost_per_job_usd=None if hpj is None else od * hpj,
+        spot_cost_per_job_usd=None if (hpj is None or spot is None) else spot * hpj,
+        usd_per_million_tokens=usd_per_million_tokens(usd_per_hour=od, tokens_per_s=jt.tokens_per_s),
+        spot_usd_per_million_tokens=None if spot is None else usd_per_million_tokens(usd_per_hour=spot,
+                                                                                     tokens_per_s=jt.tokens_per_s),
+        strategy=_strategy(w))
+
+
+def _sort_key(o: CloudOption) -> tuple:
+    return (not o.feasible, o.usd_per_local_hour if o.usd_per_local_hour is not None else math.inf,
+            o.usd_per_hour, o.instance_id)
+
+
+def _monthly_hours(runs: Sequence[LocalRun], costs: CostInputs) -> tuple[float, str]:
+    if costs.hours_per_month is not None:
+        return costs.hours_per_month, "costs.hours_per_month"
+    if costs.utilization is not None:
+        return costs.utilization * HOURS_PER_MONTH, f"costs.utilization {costs.utilization:g} x {HOURS_PER_MONTH:g} h"
+    given = [r.workload.hours_per_month for r in runs]
+    if given and all(g is not None for g in given) and sum(given) > 0:  # type: ignore[arg-type]
+        return float(sum(given)), "sum of the workloads' hours_per_month"  # type: ignore[arg-type]
+    u = CostInputs.DEFAULT_UTILIZATION
+    return u * HOURS_PER_MONTH, f"default utilization {u:g} x {HOURS_PER_MONTH:g} h (assumption)"
+
+
+def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,
+                    costs: CostInputs) -> Comparison:
+    """The comparison for a given local machine and workloads (see the module docstring)."""
+    if not runs:
+        raise ValueError("compare_machine needs at least one workload")
+    c = costs
+    lines: list[str] = []
+    notes: list[str] = []
+    h, h_source = _monthly_hours(runs, c)
+    given = [r.workload.hours_per_month for r in runs]
+    if all(g is not None for g in given) and sum(given) > 0:  # type: ignore[arg-type]
+        shares = [g / sum(given) for g in given]  # type: ignore[operator, arg-type]
+        share_source = "the workloads' hours_per_month"
+    else:
+        shares = [1.0 / len(runs)] * len(runs)
+        share_source = "equal shares"
+    wcs: list[WorkloadComparison] = []
+    for run, share in zip(runs, shares):
+        w = run.workload
+        local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
+                              pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
+                              pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU)
+        wnotes = []
+        if _is_service(w) and w.infer.requests_per_hour is not None and local.requests_per_hour_capacity is not None \
+                and local.requests_per_hour_capacity < w.infer.requests_per_hour:
+            wnotes.append(f"the local machine serves {local.requests_per_hour_capacity:,.0f} requests/h, fewer than "
+                          f"the {w.infer.requests_per_hour:,.0f} asked")
+        fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
+                          allowed_gpus=run.allowed_gpus)
+        options = sorted((_cloud_option(f, local, w, catalog, c, w.name) for f in fits), key=_sort_key)
+        feas = [o for o in options if o.feasible]
+        best = feas[0].instance_id if feas else None
+        spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
+                       key=lambda o: (o.spot_usd_per_local_hour, o.instance_id))
+        best_spot = spots[0].instance_id if spots else None
+        if not feas:
+            wnotes.append("no cloud instance in the selection runs this workload")
+        wcs.append(WorkloadComparison(name=w.name, task=w.task, local=local, share=share,
+                                      hours_per_month=w.hours_per_month, service=_is_service(w),
+                                      local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
+                                      cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
+                                      notes=tuple(wnotes)))
+    m = machine
+    e = energy_usd_per_hour(gpu_count=m.gpu_count, gpu_tdp_w=m.gpu.tdp_w, platform_w=m.platform_w * m.nodes,
+                            usd_per_kwh=c.usd_per_kwh, pue=c.pue, gpu_power_fraction=c.gpu_power_fraction)
+    lines.append(f"busy hours per month h = {h:,.2f} ({h_source}); utilization = {h / HOURS_PER_MONTH:.4f}")
+    lines.append(f"energy per busy hour e = ({m.gpu_count} x {m.gpu.tdp_w} W x {c.gpu_power_fraction:g} + "
+                 f"{m.platform_w * m.nodes:g} W) / 1000 x ${c.usd_per_kwh:g}/kWh x PUE {c.pue:g} = ${e:.4f}/h")
+    F = net_capex_usd(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction)
+    D = c.depreciation_years
+    lines.append(f"net capex F = ${m.capex_usd:,.2f} x (1 - {c.residual_fraction:g}) = ${F:,.2f}")
+    local_h = local_usd_per_busy_hour(hours_per_month=h, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction,
+                                      years=D, support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
+    busy = h * 12 * D
+    tco = local_tco_usd(hours=busy, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
+                        support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
+    lines.append(f"local TCO over {D:g} years = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} h = "
+                 f"${tco:,.2f}; per busy hour ${local_h:,.4f}")
+    # per-workload local cost per job / per million tokens
+    wcs = [_with_local_costs(wc, local_h) for wc in wcs]
+    cloud_c = _mix(wcs, "usd_per_local_hour", "best_on_demand")
+    spot_c = _mix(wcs, "spot_usd_per_local_hour", "best_spot") if c.spot else None
+    for wc in wcs:
+        o = wc.option(wc.best_on_demand)
+        if o is not None:
+            lines.append(f"{wc.name}: cheapest instance {o.instance_id} ${o.usd_per_hour:g}/h x (1 - "
+                         f"{c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} = ${o.usd_per_local_hour:.4f} per "
+                         f"local hour; share {wc.share:.4f} ({share_source})")
+    be_h = be_m = sbe_h = sbe_m = None
+    cloud_cost = spot_cost = None
+    args = dict(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
+                support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
+    if cloud_c is not None:
+        lines.append(f"cloud per local busy hour c = ${cloud_c:.4f} (on-demand)")
+        be_h = break_even_hours(**args, cloud_usd_per_hour=cloud_c)
+        be_m = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=cloud_c)
+        cloud_cost = cloud_c * busy
+        lines.append(f"break-even hours (on-demand): {be_h.text}; at {h:,.1f} h/month: {be_m.text}")
+    else:
+        notes.append("No on-demand comparison: some workload has no feasible cloud instance.")
+    if spot_c is not None:
+        lines.append(f"cloud per local busy hour c = ${spot_c:.4f} (spot)")
+        sbe_h = break_even_hours(**args, cloud_usd_per_hour=spot_c)
+        sbe_m = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=spot_c)
+        spot_cost = spot_c * busy
+        lines.append(f"break-even hours (spot): {sbe_h.text}; at {h:,.1f} h/month: {sbe_m.text}")
+    elif c.spot:
+        notes.append("No spot comparison: some workload has no feasible instance with a spot price.")
+    notes.append("Cloud hours scale with the work (instances stopped when idle); services (requests_per_hour or "
+                 "hours_per_month) keep the instance up for the same hours as the local machine.")
+    notes.append("Local energy counts every card of the machine at the GPU power fraction while busy and nothing "
+                 "while idle (machine off or asleep).")
+    notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
+    return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
+                      net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
+                      spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
+                      break_even_hours=be_h, break_even_months=be_m, spot_break_even_hours=sbe_h,
+                      spot_break_even_months=sbe_m, workloads=tuple(wcs), lines=tuple(lines), notes=tuple(notes))
+
+
+def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> WorkloadComparison:
+    from dataclasses import replace
+
+    hpj = wc.local.hours_per_job
+    per_job = None if hpj is None else local_usd_per_hour * hpj
+    per_m = usd_per_million_tokens(usd_per_hour=local_usd_per_hour, tokens_per_s=wc.local.tokens_per_s)
+    return replace(wc, local_cost_per_job_usd=per_job, local_usd_per_million_tokens=per_m)
+
+
+def _mix(wcs: Sequence[WorkloadComparison], attr: str, best_attr: str) -> float | None:
+    total = 0.0
+    for wc in wcs:
+        o = wc.option(getattr(wc, best_attr))
+        if o is None or getattr(o, attr) is None:
+            return None
+        total += wc.share * getattr(o, attr)
+    return total
+
+
+# ----- from a plan ------------------------------------------------------------------------------------
+
+def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs) -> Comparison:
+    """Compare the plan's purchase with renting, per :func:`compare_machine`.
+
+    Args:
+        plan: the solver's plan (planner.solver.Plan).
+        scenario: the scenario it was planned for (planner.scenario.Scenario); its workload
+            variants are re-tried on each cloud instance.
+        catalog: the catalog the plan was made with.
+        costs: from :func:`planner.tco.read_costs`.
+    """
+    machine, runs = local_from_plan(plan, scenario, catalog)
+    return compare_machine(machine=machine, runs=runs, catalog=catalog, costs=costs)
+
+
+def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMachine, list[LocalRun]]:
+    """The local machine and workloads of a plan, read by the plan's documented attributes.
+
+    ``plan.choice`` gives gpu_id, platform_id, cards_per_node and nodes; ``plan.total_usd`` the
+    capex; ``plan.workloads`` and ``plan.estimates`` each workload as it runs there. The scenario's
+    workload variants (and fixed training GPU counts) are what is re-tried on cloud instances.
+    """
+    ch = plan.choice
+    gpu = catalog.gpu(str(ch["gpu_id"]))
+    platform = catalog.platform(str(ch["platform_id"]))
+    cards = int(ch["cards_per_node"])
+    nodes = int(ch["nodes"])
+    desc = f"{cards} x {gpu.name} on {platform.name}"
+    if ch.get("dimm_id"):
+        desc += f", {int(ch['dimm_count'])} x {ch['dimm_id']}"
+    if nodes > 1:
+        desc = f"{nodes} machines of [{desc}]"
+    machine = LocalMachine(description=desc, gpu=gpu, gpus_per_node=cards, nodes=nodes,
+                           platform_w=float(platform.platform_w), capex_usd=float(plan.total_usd),
+                           pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen, platform.pcie_gen),
+                           pcie_lanes=gpu.pcie_lanes)
+    runs = []
+    sws = list(getattr(scenario, "workloads", ()) or ())
+    for k, (w, est) in enumerate(zip(plan.workloads, plan.estimates)):
+        sw = sws[k] if k < len(sws) else None
+        variants = tuple(v.workload for v in sw.variants) if sw is not None else (w,)
+        allowed = tuple(sw.gpus) if (sw is not None and getattr(sw, "gpus", None)) else None
+        runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed))
+    return machine, runs
+
+
+# ----- output ------------------------------------------------------------------------------------------
+
+def _be_dict(be: BreakEven | None) -> dict[str, Any] | None:
+    if be is None:
+        return None
+    return {"value": be.value, "unit": be.unit, "horizon": be.horizon, "cheaper_before": be.cheaper_before,
+            "text": be.text}
+
+
+def _time_dict(t: JobTime | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"job": t.job, "job_tokens": t.job_tokens, "seconds_per_job": t.seconds_per_job,
+            "hours_per_job": t.hours_per_job, "tokens_per_s": t.tokens_per_s, "mfu": t.mfu,
+            "mfu_reason": t.mfu_reason, "requests_per_hour_capacity": t.requests_per_hour_capacity,
+            "lines": list(t.lines)}
+
+
+def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
+    """A JSON-ready dict: money in USD, time in hours / months / seconds as the keys say."""
+    c = comp.costs
+    m = comp.machine
+    return {
+        "costs": {
+            "usd_per_kwh": c.usd_per_kwh, "pue": c.pue, "utilization": comp.utilization,
+            "hours_per_month": comp.hours_per_month, "hours_source": comp.hours_source,
+            "gpu_power_fraction": c.gpu_power_fraction, "depreciation_years": c.depreciation_years,
+            "residual_fraction": c.residual_fraction, "support_usd_per_year": c.support_usd_per_year,
+            "cloud_discount": c.cloud_discount, "providers": list(c.providers), "instances": list(c.instances),
+            "spot": c.spot, "sources": {k: c.source_of(k) for k in ("usd_per_kwh", "pue", "gpu_power_fraction",
+                                                                     "depreciation_years", "residual_fraction",
+                                                                     "support_usd_per_year", "cloud_discount")},
+        },
+        "local": {
+            "description": m.description, "gpu": m.gpu.id, "gpus_per_node": m.gpus_per_node, "nodes": m.nodes,
+            "gpu_tdp_w": m.gpu.tdp_w, "platform_w": m.platform_w, "capex_usd": m.capex_usd,
+            "net_capex_usd": comp.net_capex_usd, "energy_usd_per_hour": comp.energy_usd_per_hour,
+            "usd_per_busy_hour": comp.local_usd_per_hour, "tco_usd": comp.tco_usd,
+        },
+        "cloud": {
+            "usd_per_local_hour": comp.cloud_usd_per_local_hour, "spot_usd_per_local_hour": comp.spot_usd_per_local_hour,
+            "cost_over_period_usd": comp.cloud_cost_usd, "spot_cost_over_period_usd": comp.spot_cost_usd,
+        },
+        "break_even": {
+            "on_demand": {"hours": _be_dict(comp.break_even_hours), "months": _be_dict(comp.break_even_months)},
+            "spot": {"hours": _be_dict(comp.spot_break_even_hours), "months": _be_dict(comp.spot_break_even_months)},
+        },
+        "workloads": [
+            {
+                "name": wc.name, "task": wc.task, "share": wc.share, "service": wc.service,
+                "local": _time_dict(wc.local), "local_cost_per_job_usd": wc.local_cost_per_job_usd,
+                "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
+                "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
+                "cloud": [
+                    {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
+                     "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "usd_per_hour": o.usd_per_hour,
+                     "spot_usd_per_hour": o.spot_usd_per_hour, "feasible": o.feasible, "why_not": o.why_not,
+                     "strategy": o.strategy, "time": _time_dict(o.time),
+                     "hours_per_local_hour": o.hours_per_local_hour, "usd_per_local_hour": o.usd_per_local_hour,
+                     "spot_usd_per_local_hour": o.spot_usd_per_local_hour, "cost_per_job_usd": o.cost_per_job_usd,
+                     "spot_cost_per_job_usd": o.spot_cost_per_job_usd,
+                     "usd_per_million_tokens": o.usd_per_million_tokens,
+                     "spot_usd_per_million_tokens": o.spot_usd_per_million_tokens}
+                    for o in wc.cloud
+                ],
+            }
+            for wc in comp.workloads
+        ],
+        "lines": list(comp.lines),
+        "notes": list(comp.notes),
+    }
+
+
+def _usd(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    if 0 < abs(x) < 0.01:
+        return f"${x:.3g}"
+    return f"${x:,.2f}"
+
+
+def _hours(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.3g} s"
+    return f"{seconds / SECONDS_PER_HOUR:,.2f} h"
+
+
+def comparison_text(comp: Comparison, top: int = 5) -> str:
+    """The comparison for the terminal: per workload the local line and the cheapest instances,
+    then the cost model's arithmetic and the break-even."""
+    out: list[str] = []
+    m = comp.machine
+    out.append(f"Local: {m.description} (capex {_usd(m.capex_usd)})")
+    for wc in comp.workloads:
+        out.append("")
+        out.append(f"Workload {wc.name} ({wc.task}): {wc.local.job}")
+        for line in wc.local.lines:
+            out.append(f"  local: {line}")
+        out.append(f"  local: {_hours(wc.local.seconds_per_job)} per job, {wc.local.tokens_per_s:,.1f} tokens/s, "
+                   f"{_usd(wc.local_cost_per_job_usd)} per job, {_usd(wc.local_usd_per_million_tokens)} per M tokens "
+                   f"(at {comp.utilization:.0%} utilization)")
+        feas = [o for o in wc.cloud if o.feasible]
+        if feas:
+            out.append(f"  cloud (cheapest {min(top, len(feas))} of {len(feas)} that fit; {len(wc.cloud) - len(feas)} "
+                       "do not):")
+            for o in feas[:top]:
+                spot = "" if o.spot_cost_per_job_usd is None and o.spot_usd_per_local_hour is None else (
+                    f"; spot {_usd(o.spot_cost_per_job_usd) if o.spot_cost_per_job_usd is not None else ''}"
+                    f" {_usd(o.spot_usd_per_million_tokens)}/M tokens")
+                out.append(f"    {o.instance_id}: {o.gpu_count} x {o.gpu_id}, ${o.usd_per_hour:g}/h, "
+                           f"{_hours(o.time.seconds_per_job if o.time else None)} per job, "
+                           f"{_usd(o.cost_per_job_usd)} per job, {_usd(o.usd_per_million_tokens)}/M tokens{spot}")
+        misses = [o for o in wc.cloud if not o.feasible]
+        for o in misses[:2 * top]:
+            out.append(f"    does not fit: {o.instance_id} ({o.gpu_count} x {o.gpu_id}, ${o.usd_per_hour:g}/h): "
+                       f"{o.why_not}")
+        if len(misses) > 2 * top:
+            out.append(f"    ... and {len(misses) - 2 * top} more that do not fit (--json lists them all)")
+        for n in wc.notes:
+            out.append(f"  note: {n}")
+    out.append("")
+    out.append("Cost model:")
+    out.extend(f"  {line}" for line in comp.lines)
+    out.append("")
+    if comp.break_even_months is not None:
+        out.append(f"Break-even (on-demand): {_be_sentence(comp.break_even_hours, comp.break_even_months, comp)}")
+    if comp.spot_break_even_months is not None:
+        out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
+    for n in comp.notes:
+        out.append(f"Note: {n}")
+    return "\n".join(out)
+
+
+def _be_sentence(h: BreakEven | None, mo: BreakEven | None, comp: Comparison) -> str:
+    assert h is not None and mo is not None
+    if mo.value is not None:
+        return (f"local pays off after {mo.value:,.1f} months at {comp.hours_per_month:,.0f} busy h/month; "
+                f"over the {comp.costs.depreciation_years:g}-year period it pays off beyond "
+                f"{h.value:,.0f} busy hours" if h.value is not None else f"local pays off after {mo.value:,.1f} months")
+    if mo.cheaper_before == "cloud":
+        extra = (f" (it would need {h.value:,.0f} busy hours in {comp.costs.depreciation_years:g} years, "
+                 f"{h.value / (12 * comp.costs.depreciation_years):,.0f} h/month)") if h and h.value else ""
+        return f"cloud is cheaper throughout the {mo.horizon:g} months at this utilization{extra}"
+    return mo.text

@@ -1,0 +1,135 @@
+"""The ``planner compare`` command: the plan's purchase against renting cloud instances.
+
+Kept apart from planner.cli so that the command's module imports only click and
+planner.errors at load time; everything heavy (the solver, pandas, scipy, openpyxl) is
+imported inside the command. planner.cli registers it with ``main.add_command(compare)``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _handle_errors(fn):
+    # planner.cli imports this module to register the command, so import its decorator lazily.
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from planner.cli import handle_errors
+
+        return handle_errors(fn)(*args, **kwargs)
+
+    return wrapper
+
+
+def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = None) -> tuple[Any, Any]:
+    """The scenario and its ``costs:`` inputs (:class:`planner.tco.CostInputs`).
+
+    The scenario loader keeps the ``costs`` mapping as an Entry (``Scenario.costs``); it is read
+    here with :func:`planner.tco.read_costs`, which checks provider and instance names against
+    the catalog. (A loader that does not know ``costs`` yet gets the file without it.)
+
+    Raises:
+        ScenarioError: as planner.scenario.load_scenario, and for invalid ``costs`` keys.
+    """
+    import hashlib
+
+    from planner.errors import ScenarioError
+    from planner.fields import Entry
+    from planner.scenario import SCENARIO_KEYS, load_scenario, scenario_from_mapping
+    from planner.tco import CostInputs, read_costs
+    from planner.yamlio import LineDict, YamlProblem, load_mapping
+
+    shown = shown or str(path)
+    if "costs" in SCENARIO_KEYS:
+        scenario = load_scenario(path, catalog, shown=shown)
+        costs = getattr(scenario, "costs", None)
+        if isinstance(costs, CostInputs):
+            return scenario, costs
+        if costs is None or isinstance(costs, Entry):
+            return scenario, read_costs(costs, catalog)
+    try:
+        data = load_mapping(Path(path))
+        raw = Path(path).read_bytes()
+    except YamlProblem as exc:
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+    root = Entry(data, file=shown, path="", error=ScenarioError, line=1)
+    costs = read_costs(root.child("costs", None), catalog)
+    rest = LineDict((k, v) for k, v in data.items() if k != "costs")
+    rest.lines = dict(getattr(data, "lines", {}))
+    rest.line = getattr(data, "line", None)
+    scenario = scenario_from_mapping(rest, catalog, file=shown, default_name=Path(path).stem,
+                                     sha256=hashlib.sha256(raw).hexdigest())
+    return scenario, costs
+
+
+def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenario_text: str = "") -> Path:
+    """The plan's workbook (planner.xlsx) with the "Cloud vs Local" sheet added, written atomically."""
+    from planner.xlsx import workbook_data_from_plan, write_workbook
+    from planner.xlsx_cloud import add_cloud_sheet
+
+    data = workbook_data_from_plan(plan, scenario_text=scenario_text)
+    return write_workbook(data, path, extra_sheets=[lambda wb: add_cloud_sheet(wb, comparison)])
+
+
+@click.command()
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+              help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "
+                   "'Cloud vs Local' sheet).")
+@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
+              help="Cloud instances shown per workload (text output).")
+@_handle_errors
+def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir: str | None, top_k: int) -> None:
+    """Compare buying the planned machine with renting cloud instances, for SCENARIO.
+
+    Plans the scenario as 'planner plan' does, then times every workload on the local GPUs and
+    on every cloud instance that fits it (same memory model), and prints per workload the time
+    and cost per job and per million tokens, the local TCO, and the break-even in hours of use
+    and in months at the scenario's utilization, on-demand and spot. The scenario's 'costs:'
+    mapping sets electricity price, PUE, utilization, ownership period, residual value,
+    support, cloud discount, providers and instances (defaults and their sources: planner.tco).
+
+    \b
+    Example:
+      planner compare scenarios/compare-qlora-7b-12gb.yaml
+      planner compare scenarios/compare-qlora-7b-12gb.yaml --json > compare.json
+      planner compare scenarios/compare-qlora-7b-12gb.yaml --out reports/
+    """
+    from planner.catalog import load_catalog
+    from planner.compare import compare as run_compare
+    from planner.compare import comparison_text, comparison_to_dict
+    from planner.export import jsonable, safe_stem
+    from planner.solver import plan as make_plan
+
+    catalog = load_catalog(Path(catalog_dir) if catalog_dir else None)
+    scenario, costs = load_scenario_and_costs(Path(scenario_file), catalog, shown=scenario_file)
+    plan = make_plan(scenario, catalog, explain=False)
+    comparison = run_compare(plan, scenario, catalog, costs)
+    doc = jsonable(comparison_to_dict(comparison))
+    doc["scenario"] = scenario.name
+    written: list[Path] = []
+    if out_dir is not None:
+        from planner.atomic import ensure_dir, write_text
+
+        out = ensure_dir(Path(out_dir))
+        stem = safe_stem(scenario.name) + "-compare"
+        written.append(write_text(out / f"{stem}.json", json.dumps(doc, indent=2, allow_nan=False) + "\n"))
+        text = Path(scenario_file).read_text(encoding="utf-8", errors="replace")
+        written.append(write_comparison_workbook(comparison, plan, out / f"{stem}.xlsx", scenario_text=text))
+    if as_json:
+        if written:
+            doc["outputs"] = [str(p) for p in written]
+        click.echo(json.dumps(doc, indent=2, allow_nan=False))
+        return
+    click.echo(comparison_text(comparison, top=top_k))
+    if written:
+        click.echo("")
+        click.echo("Wrote " + " and ".join(str(p) for p in written))

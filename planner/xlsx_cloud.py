@@ -1,0 +1,432 @@
+"""The "Cloud vs Local" sheet: the comparison as live formulas over editable inputs.
+
+:func:`add_cloud_sheet` adds the sheet to an openpyxl workbook (the report writer calls it). The
+yellow cells are inputs: utilization, electricity price, PUE, ownership (depreciation) period,
+cloud discount, residual value, support, GPU power fraction, capex, and each workload's share
+and instance prices. Every other figure is a formula over them, in the order of
+:mod:`planner.tco`:
+
+    busy hours per month  h  = utilization x 730
+    energy per busy hour  e  = (GPUs x TDP x power fraction + platform W) / 1000 x $/kWh x PUE
+    net capex             F  = capex x (1 - residual)
+    cloud per local hour  c  = SUMPRODUCT(share, list $/h, k) x (1 - discount)
+    local per month          = support / 12 + e x h
+    cloud per month          = c x h
+    break-even months     M* = F / (cloud per month - local per month)
+    break-even hours      H* = (F + support x D) / (c - e)
+
+Every cost line is linear in the hours of use, so the sheet solves the break-even in closed
+form; the planner solves the same equations with scipy's brentq, and the two agree (the
+LibreOffice test recalculates this sheet and compares). The cumulative-cost table gives local,
+cloud on-demand and cloud spot cost by month, and a line chart draws them with a marker at the
+first month at or after the on-demand break-even.
+
+Workbook-level names point at the key results (see :data:`NAMES`). openpyxl is imported
+inside the functions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from planner.tco import HOURS_PER_MONTH, HOURS_PER_YEAR
+
+SHEET = "Cloud vs Local"
+
+#: Workbook-level defined names of the sheet's key cells.
+NAMES = {
+    "utilization": "CloudUtilization",
+    "usd_per_kwh": "CloudUsdPerKwh",
+    "pue": "CloudPue",
+    "years": "CloudDepreciationYears",
+    "discount": "CloudDiscount",
+    "hours_per_month": "CloudHoursPerMonth",
+    "energy": "CloudLocalEnergyPerHour",
+    "net_capex": "CloudNetCapex",
+    "cloud_per_hour": "CloudOnDemandPerLocalHour",
+    "spot_per_hour": "CloudSpotPerLocalHour",
+    "be_months": "CloudBreakEvenMonths",
+    "be_hours": "CloudBreakEvenHours",
+    "be_months_any": "CloudBreakEvenMonthsClosedForm",
+    "be_hours_any": "CloudBreakEvenHoursClosedForm",
+    "spot_be_months": "CloudSpotBreakEvenMonths",
+    "spot_be_hours": "CloudSpotBreakEvenHours",
+    "spot_be_months_any": "CloudSpotBreakEvenMonthsClosedForm",
+    "spot_be_hours_any": "CloudSpotBreakEvenHoursClosedForm",
+    "tco": "CloudLocalTco",
+}
+
+USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
+USD4 = '"$"#,##0.0000'
+PCT = "0.00%"
+NUM2 = "#,##0.00"
+NUM4 = "0.0000"
+INT = "#,##0"
+
+#: Months the cumulative table covers at least (the ownership period is editable).
+MIN_TABLE_MONTHS = 60
+
+
+def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> dict[str, str]:
+    """Add the "Cloud vs Local" sheet for ``comparison`` (a :class:`planner.compare.Comparison`).
+
+    Returns:
+        Key -> cell coordinate ('B20') of the sheet's inputs and results (keys of :data:`NAMES`).
+    """
+    from openpyxl.chart import Reference, ScatterChart, Series
+    from openpyxl.chart.marker import Marker
+    from openpyxl.chart.shapes import GraphicalProperties
+    from openpyxl.styles import Alignment, Font, PatternFill
+    from openpyxl.workbook.defined_name import DefinedName
+
+    from planner.xlsx import put_formula, put_text, put_value
+
+    comp = comparison
+    c = comp.costs
+    m = comp.machine
+    ws = workbook.create_sheet(title)
+    bold = Font(bold=True)
+    input_fill = PatternFill("solid", fgColor="FFF2CC")
+    header_fill = PatternFill("solid", fgColor="DDEBF7")
+    wrap = Alignment(wrap_text=True, vertical="top")
+    cells: dict[str, str] = {}
+
+    def label(row: int, text: str, col: int = 1) -> None:
+        put_text(ws, row, col, text).font = bold
+
+    def header(row: int, texts: list[str], col: int = 1) -> None:
+        for j, t in enumerate(texts, start=col):
+            cell = put_text(ws, row, j, t)
+            cell.font = bold
+            cell.fill = header_fill
+            cell.alignment = wrap
+        ws.row_dimensions[row].height = 48
+
+    def line(row: int, key: str | None, text: str, value: Any, fmt: str | None, note: str, *,
+             editable: bool = False, formula: bool = False) -> None:
+        label(row, text)
+        if formula:
+            cell = put_formula(ws, row, 2, value, fmt)
+        else:
+            cell = put_value(ws, row, 2, value, fmt)
+        if editable:
+            cell.fill = input_fill
+        put_text(ws, row, 3, note)
+        if key:
+            cells[key] = f"B{row}"
+
+    put_text(ws, 1, 1, "Cloud vs Local").font = Font(bold=True, size=14)
+    put_text(ws, 2, 1, "Yellow cells are inputs; every other figure is a formula over them. Money in USD. "
+                       "A month is 730 hours (8,760 / 12). Every cost line is linear in the hours of use, so "
+                       "the break-even is solved in closed form here (the planner finds the same root with "
+                       "scipy's brentq).")
+    put_text(ws, 3, 1, f"Local: {m.description}")
+
+    r = 5
+    label(r, "Inputs")
+    r += 1
+    line(r, "utilization", "Utilization (share of calendar hours busy)", comp.utilization, PCT,
+         f"{comp.hours_source}; {c.source_of('utilization') if c.utilization is not None else ''}".rstrip("; "),
+         editable=True)
+    r += 1
+    line(r, "usd_per_kwh", "Electricity price (USD/kWh)", c.usd_per_kwh, USD4, c.source_of("usd_per_kwh"), editable=True)
+    r += 1
+    line(r, "pue", "PUE (facility / IT power)", c.pue, NUM2, c.source_of("pue"), editable=True)
+    r += 1
+    line(r, "years", "Ownership (depreciation) period (years)", c.depreciation_years, NUM2,
+         c.source_of("depreciation_years"), editable=True)
+    r += 1
+    line(r, "discount", "Discount on cloud list prices", c.cloud_discount, PCT, c.source_of("cloud_discount"),
+         editable=True)
+    r += 1
+    line(r, "residual", "Residual value (share of capex at the end)", c.residual_fraction, PCT,
+         c.source_of("residual_fraction"), editable=True)
+    r += 1
+    line(r, "support", "Support and maintenance (USD/year)", c.support_usd_per_year, USD,
+         c.source_of("support_usd_per_year"), editable=True)
+    r += 1
+    line(r, "power_fraction", "GPU power while busy (share of TDP)", c.gpu_power_fraction, PCT,
+         c.source_of("gpu_power_fraction"), editable=True)
+    r += 1
+    line(r, "capex", "Capex (USD)", m.capex_usd, USD, "the plan's purchase price (Quote sheet)", editable=True)
+    r += 1
+    line(r, "gpus", "GPUs (count, all machines)", m.gpu_count, INT, f"{m.gpu.id}")
+    r += 1
+    line(r, "tdp", "GPU board power, TDP (W)", m.gpu.tdp_w, INT, f"catalog gpus.yaml {m.gpu.id}")
+    r += 1
+    line(r, "platform_w", "Platform power under load (W, all machines)", m.platform_w * m.nodes, INT,
+         "catalog platforms.yaml platform_w x machines")
+    r += 1
+    line(r, "month_hours", "Hours in a month", HOURS_PER_MONTH, NUM2, "8,760 / 12")
+
+    # ---- per-workload table (drives c) -------------------------------------------------------------
+    r += 2
+    label(r, "Workloads: the cheapest instance of each, and the share of busy hours each takes")
+    r += 1
+    wl_header = ["Workload", "Share of busy hours", "Instance (on-demand)", "List USD/h", "Instance (spot)",
+                 "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s",
+                 "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
+                 "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand"]
+    header(r, wl_header)
+    first_wl = r + 1
+    U = lambda k: f"${cells[k][0]}${cells[k][1:]}"  # noqa: E731 - absolute reference of an input
+    for wc in comp.workloads:
+        r += 1
+        od = wc.option(wc.best_on_demand)
+        sp = wc.option(wc.best_spot)
+        put_text(ws, r, 1, wc.name)
+        put_value(ws, r, 2, wc.share, PCT).fill = input_fill
+        put_text(ws, r, 3, od.instance_id if od else "none fits")
+        if od:
+            put_value(ws, r, 4, od.usd_per_hour, USD4).fill = input_fill
+            put_value(ws, r, 7, od.hours_per_local_hour, NUM4)
+        put_text(ws, r, 5, sp.instance_id if sp else "none")
+        if sp:
+            put_value(ws, r, 6, sp.spot_usd_per_hour, USD4).fill = input_fill
+            put_value(ws, r, 8, sp.hours_per_local_hour, NUM4)
+        put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
+        if wc.local.hours_per_job is not None:
+            put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
+        if od and od.time is not None and od.time.hours_per_job is not None:
+            put_value(ws, r, 11, od.time.hours_per_job, NUM4)
+            put_formula(ws, r, 13, f"=D{r}*(1-{U('discount')})*K{r}", USD)
+    last_wl = r
+    r += 2
+    label(r, "Results")
+    r += 1
+    line(r, "hours_per_month", "Busy hours per month, h", f"={cells['utilization']}*{cells['month_hours']}", NUM2,
+         "utilization x hours in a month", formula=True)
+    r += 1
+    line(r, "energy", "Local energy per busy hour, e (USD)",
+         f"=({cells['gpus']}*{cells['tdp']}*{cells['power_fraction']}+{cells['platform_w']})/1000"
+         f"*{cells['usd_per_kwh']}*{cells['pue']}", USD4,
+         "(GPUs x TDP x power fraction + platform W) / 1000 x USD/kWh x PUE", formula=True)
+    r += 1
+    line(r, "net_capex", "Net capex, F (USD)", f"={cells['capex']}*(1-{cells['residual']})", USD,
+         "capex x (1 - residual value)", formula=True)
+    r += 1
+    rows = f"{first_wl}:{last_wl}" if comp.workloads else None
+    all_od = all(wc.best_on_demand for wc in comp.workloads)
+    all_spot = c.spot and all(wc.best_spot for wc in comp.workloads)
+    if all_od and rows:
+        f_od = (f"=SUMPRODUCT(B{first_wl}:B{last_wl},D{first_wl}:D{last_wl},G{first_wl}:G{last_wl})"
+                f"*(1-{cells['discount']})")
+        line(r, "cloud_per_hour", "Cloud on-demand per local busy hour, c (USD)", f_od, USD4,
+             "SUMPRODUCT(share, list USD/h, k) x (1 - discount)", formula=True)
+    else:
+        line(r, "cloud_per_hour", "Cloud on-demand per local busy hour, c (USD)", "no instance fits every workload",
+             None, "")
+    r += 1
+    if all_spot and rows:
+        f_sp = (f"=SUMPRODUCT(B{first_wl}:B{last_wl},F{first_wl}:F{last_wl},H{first_wl}:H{last_wl})"
+                f"*(1-{cells['discount']})")
+        line(r, "spot_per_hour", "Cloud spot per local busy hour (USD)", f_sp, USD4,
+             "SUMPRODUCT(share, spot USD/h, k spot) x (1 - discount)", formula=True)
+    else:
+        line(r, "spot_per_hour", "Cloud spot per local busy hour (USD)", "no spot comparison", None, "")
+    r += 1
+    line(r, "local_pm", "Local running cost per month (USD)",
+         f"={cells['support']}/12+{cells['energy']}*{cells['hours_per_month']}", USD, "support / 12 + e x h",
+         formula=True)
+    r += 1
+    has_od = "cloud_per_hour" in cells and all_od and rows
+    has_spot = all_spot and rows
+    if has_od:
+        line(r, "cloud_pm", "Cloud on-demand per month (USD)", f"={cells['cloud_per_hour']}*{cells['hours_per_month']}",
+             USD, "c x h", formula=True)
+    r += 1
+    if has_spot:
+        line(r, "spot_pm", "Cloud spot per month (USD)", f"={cells['spot_per_hour']}*{cells['hours_per_month']}",
+             USD, "c spot x h", formula=True)
+    r += 1
+    yrs, F, S, e = cells["years"], cells["net_capex"], cells["support"], cells["energy"]
+    for kind, ok, per_hour, pm in (("", has_od, "cloud_per_hour", "cloud_pm"),
+                                   ("spot_", has_spot, "spot_per_hour", "spot_pm")):
+        name = "on-demand" if not kind else "spot"
+        if not ok:
+            r += 4
+            continue
+        line(r, f"{kind}be_months_any", f"Break-even months, {name} (closed form)",
+             f'=IF({cells[pm]}>{cells["local_pm"]},{F}/({cells[pm]}-{cells["local_pm"]}),"never")', NUM2,
+             "F / (cloud per month - local per month); 'never' when renting costs no more per month",
+             formula=True)
+        r += 1
+        any_m = cells[f"{kind}be_months_any"]
+        line(r, f"{kind}be_months", f"Break-even months within the ownership period, {name}",
+             f'=IF(AND(ISNUMBER({any_m}),{any_m}<=12*{yrs}),{any_m},"none: cloud cheaper throughout")', NUM2,
+             "the crossing when it falls within 12 x D months", formula=True)
+        r += 1
+        line(r, f"{kind}be_hours_any", f"Break-even busy hours, {name} (closed form)",
+             f'=IF({cells[per_hour]}>{e},({F}+{S}*{yrs})/({cells[per_hour]}-{e}),"never")', NUM2,
+             "(F + support x D) / (c - e): local TCO over D years = rent for the same work", formula=True)
+        r += 1
+        any_h = cells[f"{kind}be_hours_any"]
+        line(r, f"{kind}be_hours", f"Break-even busy hours within the ownership period, {name}",
+             f'=IF(AND(ISNUMBER({any_h}),{any_h}<={HOURS_PER_YEAR:g}*{yrs}),{any_h},"none: cloud cheaper throughout")',
+             NUM2, "the crossing when it falls within 8,760 x D hours", formula=True)
+        r += 1
+    line(r, "tco", "Local TCO over the ownership period (USD)",
+         f"={F}+{S}*{yrs}+{e}*{cells['hours_per_month']}*12*{yrs}", USD, "F + support x D + e x h x 12 x D",
+         formula=True)
+    r += 1
+    if has_od:
+        line(r, "cloud_total", "Cloud on-demand over the ownership period (USD)",
+             f"={cells['cloud_per_hour']}*{cells['hours_per_month']}*12*{yrs}", USD, "c x h x 12 x D", formula=True)
+    r += 1
+    line(r, "local_per_hour", "Local cost per busy hour (USD)",
+         f'=IF({cells["hours_per_month"]}>0,({F}+{S}*{yrs})/({cells["hours_per_month"]}*12*{yrs})+{e},"")', USD4,
+         "(F + support x D) / (h x 12 x D) + e", formula=True)
+    local_h = cells["local_per_hour"]
+    # per-workload local cost per job and per million tokens follow the local cost per hour
+    for row in range(first_wl, last_wl + 1):
+        put_formula(ws, row, 12, f'=IF(ISNUMBER(J{row}),{local_h}*J{row},"")', USD)
+        put_formula(ws, row, 14, f'=IF(I{row}>0,{local_h}/(I{row}*3600)*1000000,"")', USD4)
+        put_formula(ws, row, 15, f'=IF(AND(ISNUMBER(D{row}),ISNUMBER(G{row}),I{row}>0),'
+                                 f'D{row}*(1-{U("discount")})*G{row}/(I{row}*3600)*1000000,"")', USD4)
+
+    # ---- every instance per workload ----------------------------------------------------------------
+    r += 2
+    label(r, "Every instance considered, per workload (cost per job and per M tokens at list price less the discount)")
+    r += 1
+    inst_header = ["Workload", "Instance", "Provider", "GPUs", "List USD/h", "Spot list USD/h", "Fits",
+                   "Why not", "Hours per job", "Tokens/s", "k (cloud h per local h)", "Cost per job (USD)",
+                   "Spot cost per job (USD)", "USD per M tokens", "Spot USD per M tokens", "Price as of"]
+    header(r, inst_header)
+    for wc in comp.workloads:
+        for o in wc.cloud:
+            r += 1
+            put_text(ws, r, 1, wc.name)
+            put_text(ws, r, 2, o.instance_id)
+            put_text(ws, r, 3, o.provider)
+            put_value(ws, r, 4, o.gpu_count, INT)
+            put_value(ws, r, 5, o.usd_per_hour, USD4)
+            put_value(ws, r, 6, o.spot_usd_per_hour, USD4)
+            put_text(ws, r, 7, "yes" if o.feasible else "no")
+            put_text(ws, r, 8, o.why_not)
+            put_text(ws, r, 16, o.as_of)
+            if not o.feasible or o.time is None:
+                continue
+            if o.time.hours_per_job is not None:
+                put_value(ws, r, 9, o.time.hours_per_job, NUM4)
+                put_formula(ws, r, 12, f"=E{r}*(1-{U('discount')})*I{r}", USD)
+                if o.spot_usd_per_hour is not None:
+                    put_formula(ws, r, 13, f"=F{r}*(1-{U('discount')})*I{r}", USD)
+            put_value(ws, r, 10, o.time.tokens_per_s, NUM2)
+            put_value(ws, r, 11, o.hours_per_local_hour, NUM4)
+            put_formula(ws, r, 14, f"=E{r}*(1-{U('discount')})/(J{r}*3600)*1000000", USD4)
+            if o.spot_usd_per_hour is not None:
+                put_formula(ws, r, 15, f"=F{r}*(1-{U('discount')})/(J{r}*3600)*1000000", USD4)
+
+    # ---- cumulative cost by month and the chart -------------------------------------------------------
+    r += 2
+    label(r, "Cumulative cost by month (USD): local = F + local per month x m; cloud = cloud per month x m. "
+             "Break-even markers: the closed-form month, from 0 to the cost there (0 when there is none).")
+    r += 1
+    header(r, ["Month", "Local (USD)", "Cloud on-demand (USD)", "Cloud spot (USD)"])
+    head = r
+    months = max(MIN_TABLE_MONTHS, int(math.ceil(12 * c.depreciation_years)))
+    for mo in range(months + 1):
+        r += 1
+        put_value(ws, r, 1, mo, INT)
+        put_formula(ws, r, 2, f"={F}+{cells['local_pm']}*A{r}", USD)
+        if has_od:
+            put_formula(ws, r, 3, f"={cells['cloud_pm']}*A{r}", USD)
+        if has_spot:
+            put_formula(ws, r, 4, f"={cells['spot_pm']}*A{r}", USD)
+    last = r
+    # Break-even markers: a vertical segment from 0 to the cost at the crossing (x = months).
+    markers = []
+    col = 6
+    for kind, name in (("", "on-demand"), ("spot_", "spot")):
+        be = cells.get(f"{kind}be_months_any")
+        if not be:
+            continue
+        header(head, [f"Break-even {name}: month", "USD"], col)
+        for k, top in enumerate((False, True)):
+            rr = head + 1 + k
+            put_formula(ws, rr, col, f"=IF(ISNUMBER({be}),{be},0)", NUM2)
+            y = f"=IF(ISNUMBER({be}),{F}+{cells['local_pm']}*{be},0)" if top else "=0"
+            put_formula(ws, rr, col + 1, y, USD)
+        markers.append((name, col))
+        col += 3
+    chart = ScatterChart()
+    chart.title = "Cumulative cost: local vs cloud, with the break-even month(s) marked"
+    chart.style = 13
+    chart.scatterStyle = "line"
+    chart.y_axis.title = "USD"
+    chart.x_axis.title = "Month"
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.x_axis.scaling.min = 0
+    chart.x_axis.scaling.max = months
+    chart.x_axis.majorUnit = 6
+    chart.legend.position = "b"
+    xs = Reference(ws, min_col=1, min_row=head + 1, max_row=last)
+    colors = {2: "1F77B4", 3: "D62728", 4: "2CA02C"}
+    for cidx in (2, 3, 4):
+        if (cidx == 3 and not has_od) or (cidx == 4 and not has_spot):
+            continue
+        ser = Series(Reference(ws, min_col=cidx, min_row=head + 1, max_row=last), xs,
+                     title_from_data=False, title=ws.cell(head, cidx).value)
+        ser.marker = Marker(symbol="none")
+        ser.graphicalProperties.line.solidFill = colors[cidx]
+        ser.graphicalProperties.line.width = 28575
+        ser.smooth = False
+        chart.series.append(ser)
+    for name, mcol in markers:
+        ser = Series(Reference(ws, min_col=mcol + 1, min_row=head + 1, max_row=head + 2),
+                     Reference(ws, min_col=mcol, min_row=head + 1, max_row=head + 2),
+                     title_from_data=False, title=f"Break-even ({name})")
+        ser.marker = Marker(symbol="diamond", size=9)
+        fill = "000000" if name == "on-demand" else "7F7F7F"
+        ser.marker.graphicalProperties = GraphicalProperties(solidFill=fill)
+        ser.marker.graphicalProperties.line.solidFill = fill
+        ser.graphicalProperties.line.solidFill = fill
+        ser.graphicalProperties.line.dashStyle = "dash"
+        ser.smooth = False
+        chart.series.append(ser)
+    chart.height = 10
+    chart.width = 22
+    ws.add_chart(chart, f"F{head + 4}")
+
+    # ---- arithmetic and notes --------------------------------------------------------------------------
+    r = last + 2
+    label(r, "The planner's arithmetic (at the inputs above as first written)")
+    texts = list(comp.lines)
+    for wc in comp.workloads:
+        texts.append(f"{wc.name}: {wc.local.job}")
+        texts.extend(f"  local: {t}" for t in wc.local.lines)
+        od = wc.option(wc.best_on_demand)
+        if od and od.time:
+            texts.extend(f"  {od.instance_id}: {t}" for t in od.time.lines)
+    texts.append("")
+    texts.extend(f"Note: {n}" for n in comp.notes)
+    for text in texts:
+        r += 1
+        if not text:
+            continue
+        cell = put_text(ws, r, 1, text)
+        cell.alignment = wrap
+        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=12)
+        ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(text) / 190))
+
+    widths = {"A": 46, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 30}
+    for col, w in widths.items():
+        ws.column_dimensions[col].width = w
+    for col in "IJKLMNOP":
+        ws.column_dimensions[col].width = 14
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.freeze_panes = "A5"
+    for name_key, defined in NAMES.items():
+        ref = cells.get(name_key)
+        if ref is None:
+            continue
+        col = "".join(ch for ch in ref if ch.isalpha())
+        row = "".join(ch for ch in ref if ch.isdigit())
+        quoted = f"'{title}'" if " " in title else title
+        workbook.defined_names[defined] = DefinedName(defined, attr_text=f"{quoted}!${col}${row}")
+    return cells

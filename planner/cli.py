@@ -183,3 +183,352 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
             v = g["vllm"]
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
                        f"{v['max_concurrency_at_context']:,} sequences of {workload.infer.context:,} tokens")
+
+
+# ----- plan ---------------------------------------------------------------------------------------
+
+def _gib_text(n: float) -> str:
+    return f"{n / 2**30:,.2f} GiB"
+
+
+def _plan_text(plan: Any, width: int = 200) -> str:
+    """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote."""
+    import pandas as pd
+
+    c = plan.choice
+    lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {len(plan.candidates):,} candidates, "
+             f"{int(plan.candidates['feasible'].sum()):,} feasible.", ""]
+    nodes = int(c["nodes"])
+    machine = f"{int(c['cards_per_node'])} x {c['gpu_id']} on {c['platform_id']}"
+    if c["dimm_id"]:
+        machine += f", {int(c['dimm_count'])} x {c['dimm_id']} ({_gib_text(c['ram_bytes'])} RAM)"
+    if nodes > 1:
+        machine = f"{nodes} nodes of [{machine}] + {int(c['nic_count'])} x {c['nic_id']} + {c['switch_id']}"
+    lines.append(f"Recommendation: {machine}")
+    lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
+    lines.append("")
+    for est, strat in zip(plan.estimates, plan.strategies):
+        lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
+        lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {_gib_text(c['gpu_capacity_bytes'])} "
+                     f"({_gib_text(c['gpu_usable_bytes'])} usable less headroom); host RAM peak "
+                     f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
+        lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
+    lines.append("")
+    items = pd.DataFrame([{"item": i.description, "catalog id": i.catalog_id, "qty": i.quantity,
+                           "unit price (USD)": f"{i.unit_price_usd:,.2f}", "total (USD)": f"{i.total_usd:,.2f}",
+                           "price kind": i.price_kind, "as of": i.as_of} for i in plan.line_items()])
+    with pd.option_context("display.width", width, "display.max_colwidth", 80, "display.max_columns", 20):
+        lines.append("Line items:")
+        lines.append(items.to_string(index=False))
+        if len(plan.alternatives):
+            a = plan.alternatives
+            alt = pd.DataFrame({
+                "GPU": a["gpu_id"], "platform": a["platform_id"], "cards/node": a["cards_per_node"],
+                "nodes": a["nodes"], "RAM (GiB)": (a["ram_bytes"] / 2**30).round(0).astype(int),
+                "price (USD)": a["capex_usd"].map(lambda x: f"{x:,.2f}"),
+                "need/GPU (GiB)": (a["per_gpu_need_bytes"] / 2**30).round(2),
+                "capacity (GiB)": (a["gpu_capacity_bytes"] / 2**30).round(2), "why it lost": a["why_lost"]})
+            lines.append("")
+            lines.append("Alternatives:")
+            lines.append(alt.to_string(index=False))
+    if plan.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        lines += [f"  - {w}" for w in plan.warnings]
+    return "\n".join(lines)
+
+
+@main.command()
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
+              help="Directory for <scenario>.csv and <scenario>.json.")
+@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(0, 1000),
+              help="Alternatives to keep.")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
+@handle_errors
+def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, top_k: int, as_json: bool) -> None:
+    """Recommend the cheapest machine that runs every workload of SCENARIO.
+
+    Prints the choice (GPU, count, platform, DIMMs, price, per-GPU need vs capacity, recipe),
+    the quote's line items and the alternatives, and writes OUT/<scenario>.csv (every
+    candidate, ranked, with why_not) and OUT/<scenario>.json (the plan). Exits 1 with the
+    reasons and what would fit when nothing does (the files are still written).
+
+    \b
+    Example:
+      planner plan scenarios/qlora-7b-12gb.yaml
+      planner plan scenarios/ft-70b-cluster.yaml --top 10 --out reports/cluster
+      planner plan scenarios/serve-7b-2k-16users.yaml --json > plan.json
+    """
+    from planner.export import infeasible_to_dict, plan_to_dict, write_infeasible, write_plan
+    from planner.scenario import load_scenario
+    from planner.solver import NoFeasiblePlan
+    from planner.solver import plan as make_plan
+
+    catalog = _load_catalog(catalog_dir)
+    scenario = load_scenario(Path(scenario_file), catalog, shown=scenario_file)
+    try:
+        result = make_plan(scenario, catalog, top_k=top_k)
+    except NoFeasiblePlan as exc:
+        csv_path, json_path = write_infeasible(exc, Path(out_dir))
+        if as_json:
+            doc = infeasible_to_dict(exc)
+            doc["outputs"] = {"csv": str(csv_path), "json": str(json_path)}
+            click.echo(json.dumps(doc, indent=2))
+        click.echo(f"Wrote {csv_path} and {json_path}", err=True)
+        raise
+    csv_path, json_path = write_plan(result, Path(out_dir))
+    if as_json:
+        doc = plan_to_dict(result)
+        doc["outputs"] = {"csv": str(csv_path), "json": str(json_path)}
+        click.echo(json.dumps(doc, indent=2))
+        return
+    click.echo(_plan_text(result))
+    click.echo("")
+    click.echo(f"Wrote {csv_path} and {json_path}")
+
+
+# ----- fit ----------------------------------------------------------------------------------------
+
+#: The quantities `planner fit` can maximise: option -> (workload section, field).
+_FIT_TARGETS = {"micro_batch": ("train", "micro_batch"), "seq_len": ("train", "seq_len"),
+                "context": ("infer", "context"), "concurrency": ("infer", "concurrency")}
+
+
+def _fit_options(fn):
+    for decl, kw in reversed(_ESTIMATE_OPTIONS):
+        name = decl.split("/")[0].lstrip("-").replace("-", "_")
+        if name in _FIT_TARGETS:
+            kw = dict(kw, type=str, help=kw["help"].rstrip(".") + "; 'max' to find the largest that fits.")
+        elif name == "gpus":
+            kw = dict(kw, help="GPUs of the given type (training: gpus; inference: tensor-parallel degree). "
+                      "Default 1.")
+        fn = click.option(decl, **kw)(fn)
+    return fn
+
+
+@main.command()
+@click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
+@click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
+              help="Fraction of usable memory kept free (as vram_headroom in scenarios).")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@_fit_options
+@handle_errors
+def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **options: Any) -> None:
+    """Find the largest micro-batch, sequence length, context or concurrency that fits a GPU.
+
+    Give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max';
+    the other workload options are as for 'planner estimate'. --gpus N runs the workload on
+    N such GPUs (training: gpus; inference: tensor parallel, unless --tp is given). The search
+    is a bisection on the integer (an exponential search for a bracket, then binary search),
+    which is exact because memory never decreases as these grow; sequence length and context
+    stop at the model's max_position_embeddings. Exits 1 when even 1 does not fit.
+
+    \b
+    Example:
+      planner fit --model llama-2-7b --gpu rtx-4090 --task train --method qlora --micro-batch max
+      planner fit --model llama-3.1-8b --gpu l4 --task infer --context 8192 --concurrency max
+      planner fit --model llama-3.1-70b --gpu h100-sxm --gpus 8 --task infer --concurrency 16 --context max
+    """
+    import dataclasses
+
+    from planner.candidates import capacity_bytes, precision_needs
+    from planner.errors import InfeasibleError
+    from planner.inputs import OptionError, workload_from_options
+    from planner.solver import largest_fitting
+    from planner.workload import MAX_MICRO_BATCH
+
+    catalog = _load_catalog(catalog_dir)
+    gpu = catalog.gpu(gpu_id)
+    given = _collect(options)
+    if "model" not in given:
+        raise click.UsageError("give --model")
+    targets = [k for k in _FIT_TARGETS if given.get(k) == "max"]
+    if len(targets) != 1:
+        raise click.UsageError("give exactly one of --micro-batch, --seq-len, --context, --concurrency the value "
+                               "'max'")
+    target = targets[0]
+    section, attr = _FIT_TARGETS[target]
+    for k in _FIT_TARGETS:
+        if k in given and k != target:
+            try:
+                given[k] = int(given[k])
+            except ValueError:
+                raise OptionError(f"must be a whole number or 'max', not {given[k]!r}", entry=k) from None
+    given[target] = 1
+    task = given.setdefault("task", section)
+    if task != section:
+        raise OptionError(f"--{target.replace('_', '-')} is an option of task {section}, not {task}", entry="task")
+    n = given.pop("gpus", None)
+    if n is not None and n < 1:
+        raise OptionError(f"must be at least 1, not {n}", entry="gpus")
+    n = n or 1
+    if task == "train":
+        given["gpus"] = n
+    else:
+        given.setdefault("tp", n)
+    base = workload_from_options(given, catalog)
+    missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
+    if missing:
+        raise InfeasibleError(f"{gpu.id} ({gpu.architecture}) has no {' or '.join(missing)} support, which this "
+                              "workload's precision needs; use fp16 (recipe mixed-fp16 or pure-fp16; weights and "
+                              "kv-dtype fp16) or another GPU.")
+    cap = capacity_bytes(gpu.memory_usable_bytes, headroom)
+    arch = base.architecture
+    hi = arch.max_position_embeddings if attr in ("seq_len", "context") else MAX_MICRO_BATCH
+
+    def make(x: int):
+        if section == "train":
+            return dataclasses.replace(base, train=dataclasses.replace(base.train, **{attr: x}))
+        return dataclasses.replace(base, infer=dataclasses.replace(base.infer, **{attr: x}))
+
+    best, need, next_need = largest_fitting(make, cap, 1, hi)
+    count = f"{n} x {gpu.id}"
+    if best is None:
+        raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
+                              f"{count} offers {_gib_text(cap)} ({_gib_text(gpu.memory_usable_bytes)} usable less "
+                              f"{headroom:.0%} headroom).")
+    result = {"gpu": gpu.id, "gpus": n, "target": target, "max_value": best, "need_bytes": need,
+              "capacity_bytes": cap, "usable_bytes": gpu.memory_usable_bytes, "headroom": headroom,
+              "next_need_bytes": next_need, "limit": hi,
+              "limited_by": ("the model's max_position_embeddings" if attr in ("seq_len", "context")
+                             else "the planner's largest batch") if best == hi else "memory"}
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    click.echo(f"Largest {target.replace('_', ' ')} that fits {count} ({_gib_text(cap)} per GPU after "
+               f"{headroom:.0%} headroom): {best:,} (needs {_gib_text(need)} per GPU)")
+    if next_need is not None:
+        click.echo(f"At {best + 1:,} it needs {_gib_text(next_need)} per GPU.")
+    elif best == hi:
+        click.echo(f"That is the limit searched ({result['limited_by']}).")
+
+
+# ----- catalog ------------------------------------------------------------------------------------
+
+_CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
+
+
+def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(rows for people with unit-bearing headers, records for --json with unit-suffixed keys)."""
+    import dataclasses
+
+    gib = 2**30
+    human: list[dict[str, Any]] = []
+    raw: list[dict[str, Any]] = []
+
+    def plain(v: Any) -> Any:
+        if dataclasses.is_dataclass(v):
+            return {f.name: plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        if hasattr(v, "items"):
+            return {str(k): plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return v
+
+    def rec(x: Any) -> dict[str, Any]:
+        return {f.name: plain(getattr(x, f.name)) for f in dataclasses.fields(x) if f.name not in ("file", "where")}
+
+    if kind == "gpus":
+        for g in catalog.gpus:
+            raw.append(rec(g))
+            human.append({"id": g.id, "vendor": g.vendor, "arch": g.architecture,
+                          "memory (GiB)": round(g.memory_bytes / gib, 2),
+                          "usable (GiB)": round(g.memory_usable_bytes / gib, 2),
+                          "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
+                          "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "form": g.form_factor,
+                          "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
+                          "price (USD)": g.price_usd, "price kind": g.price_kind, "as of": g.as_of})
+    elif kind == "platforms":
+        for p in catalog.platforms:
+            raw.append(rec(p))
+            human.append({"id": p.id, "memory": p.memory_kind, "channels": p.memory_channels,
+                          "DIMM slots": p.dimm_slots, "max memory (GiB)": round(p.max_memory_bytes / gib),
+                          "GPU lanes": p.gpu_lanes,
+                          "GPU slots": " or ".join(f"{s.count}x{s.width}-slot" for s in p.gpu_slots)
+                          or f"{p.fixed_gpu_count} x {p.fixed_gpu}",
+                          "max GPUs": p.max_gpus, "PSU (W)": p.psu_w, "platform (W)": p.platform_w,
+                          "form factors": ",".join(p.form_factors), "base price (USD)": p.base_price_usd,
+                          "price kind": p.price_kind, "as of": p.as_of})
+    elif kind == "ram":
+        for d in catalog.dimms:
+            raw.append(rec(d))
+            human.append({"id": d.id, "kind": d.kind, "size (GiB)": round(d.size_bytes / gib, 2),
+                          "speed (MT/s)": d.speed_mts, "price (USD)": d.price_usd,
+                          "USD per GiB": round(d.price_usd / (d.size_bytes / gib), 2), "price kind": d.price_kind,
+                          "as of": d.as_of})
+    elif kind == "models":
+        from planner.architecture import from_hf_config
+
+        for m in catalog.models:
+            arch = from_hf_config(m.config, m.where or None)
+            r = rec(m)
+            r["parameters"] = arch.parameters
+            raw.append(r)
+            human.append({"id": m.id, "hf_id": m.hf_id, "parameters (B)": round(arch.parameters / 1e9, 3),
+                          "layers": arch.num_hidden_layers, "hidden": arch.hidden_size,
+                          "heads": arch.num_attention_heads, "KV heads": arch.num_key_value_heads,
+                          "vocab": arch.vocab_size, "max context (tokens)": arch.max_position_embeddings,
+                          "as of": m.as_of})
+    elif kind == "network":
+        for n in catalog.nics:
+            raw.append({"type": "nic", **rec(n)})
+            human.append({"id": n.id, "type": "NIC", "kind": n.kind, "rate (Gb/s)": n.rate_bytes_per_s * 8 / 1e9,
+                          "ports": 1, "price (USD)": n.price_usd, "cable (USD)": n.cable_price_usd,
+                          "price kind": n.price_kind, "as of": n.as_of})
+        for s in catalog.switches:
+            raw.append({"type": "switch", **rec(s)})
+            human.append({"id": s.id, "type": "switch", "kind": s.kind, "rate (Gb/s)": s.rate_bytes_per_s * 8 / 1e9,
+                          "ports": s.ports, "price (USD)": s.price_usd, "cable (USD)": None,
+                          "price kind": s.price_kind, "as of": s.as_of})
+    else:
+        for c in catalog.instances:
+            raw.append(rec(c))
+            human.append({"id": c.id, "provider": c.provider, "instance": c.instance, "GPU": c.gpu,
+                          "GPUs": c.gpu_count,
+                          "GPU memory (GiB)": round(c.gpu_memory_usable_bytes / gib, 2)
+                          if c.gpu_memory_usable_bytes else None,
+                          "vCPUs": c.vcpus, "memory (GiB)": round(c.memory_bytes / gib),
+                          "price (USD/h)": c.usd_per_hour, "spot (USD/h)": c.spot_usd_per_hour, "region": c.region,
+                          "as of": c.as_of})
+    return human, raw
+
+
+@main.command(name="catalog")
+@click.argument("kind", type=click.Choice(_CATALOG_KINDS))
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (sizes in bytes, money in USD).")
+@handle_errors
+def catalog_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:
+    """List catalog entries (gpus, platforms, ram, models, network, cloud) with units.
+
+    Headers name their units ('memory (GiB)', 'price (USD)'); --json prints every field with
+    unit-suffixed keys (bytes, bytes/s, USD, W) for scripts.
+
+    \b
+    Example:
+      planner catalog gpus
+      planner catalog platforms --catalog my-overlay/
+      planner catalog ram --json
+    """
+    import pandas as pd
+
+    catalog = _load_catalog(catalog_dir)
+    human, raw = _catalog_rows(catalog, kind)
+    if as_json:
+        click.echo(json.dumps(raw, indent=2, default=str))
+        return
+    if not human:
+        click.echo(f"The catalog has no {kind} entries.")
+        return
+    with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_rows", 1000):
+        click.echo(pd.DataFrame(human).to_string(index=False, na_rep=""))
+
+
+# ----- compare (defined in planner/compare_cli.py, which imports only click at load time) ------------
+
+from planner.compare_cli import compare as _compare  # noqa: E402
+
+main.add_command(_compare)

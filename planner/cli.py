@@ -130,11 +130,14 @@ def _collect(options: dict[str, Any]) -> dict[str, Any]:
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--gpu", "gpu_id", help="A catalog GPU: also report whether the need fits it (and vLLM capacity).")
+@click.option("--calibration", "calibration_file", type=click.Path(dir_okay=False),
+              help="Calibration file from 'planner calibrate' (default ~/.config/planner/calibration.yaml); "
+                   "used with --gpu when it holds that GPU.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_estimate_options
 @handle_errors
-def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | None, as_json: bool,
-             **options: Any) -> None:
+def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | None, calibration_file: str | None,
+             as_json: bool, **options: Any) -> None:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
 
     \b
@@ -157,7 +160,13 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         if "model" not in given:
             raise click.UsageError("give --model (and --task), or --workload FILE")
         workload = workload_from_options(given, catalog)
-    est = run_estimate(workload)
+    overheads = None
+    if gpu_id:
+        from planner.calibrate import default_path, overheads_for_gpu
+
+        overheads = overheads_for_gpu(catalog.gpu(gpu_id).name,
+                                      Path(calibration_file) if calibration_file else default_path())
+    est = run_estimate(workload, overheads)
     result = estimate_to_dict(est)
     if gpu_id:
         gpu = catalog.gpu(gpu_id)
@@ -238,55 +247,160 @@ def _plan_text(plan: Any, width: int = 200) -> str:
     return "\n".join(lines)
 
 
+#: Report formats `planner plan --format` writes.
+PLAN_FORMATS = ("xlsx", "csv", "json", "md")
+
+
+def _plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    """'xlsx,csv' -> ('xlsx', 'csv'); unknown or empty names are a usage error (exit 2)."""
+    parts = [p.strip().lower() for p in value.split(",") if p.strip()]
+    bad = [p for p in parts if p not in PLAN_FORMATS]
+    if bad or not parts:
+        raise click.BadParameter(f"{', '.join(bad) or 'nothing'} is not a report format; give a comma-separated "
+                                 f"list of {', '.join(PLAN_FORMATS)}", ctx=ctx, param=param)
+    return tuple(dict.fromkeys(parts))
+
+
+def _joined(paths: list[Path]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    names = [str(p) for p in paths]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 @main.command()
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
-              help="Directory for <scenario>.csv and <scenario>.json.")
+              help="Directory for the reports, OUT/<scenario>.<format>.")
+@click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=_plan_formats,
+              help="Reports to write, comma-separated: xlsx (workbook with a live quote), csv (every "
+                   "candidate, ranked), json (the plan), md (the recommendation and memory breakdowns).")
 @click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(0, 1000),
               help="Alternatives to keep.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @handle_errors
-def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, top_k: int, as_json: bool) -> None:
+def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tuple[str, ...], top_k: int,
+         as_json: bool) -> None:
     """Recommend the cheapest machine that runs every workload of SCENARIO.
 
     Prints the choice (GPU, count, platform, DIMMs, price, per-GPU need vs capacity, recipe),
-    the quote's line items and the alternatives, and writes OUT/<scenario>.csv (every
-    candidate, ranked, with why_not) and OUT/<scenario>.json (the plan). Exits 1 with the
-    reasons and what would fit when nothing does (the files are still written).
+    the quote's line items and the alternatives, and writes the reports --format names into
+    OUT: <scenario>.xlsx (Summary, Quote with live totals, Memory with a chart, Alternatives,
+    Assumptions), <scenario>.csv (every candidate, ranked, with why_not), <scenario>.json (the
+    plan). Each file is written to a temporary file and renamed into place. Exits 1 with the
+    reasons and what would fit when nothing does (the csv and json are still written when asked).
 
     \b
     Example:
       planner plan scenarios/qlora-7b-12gb.yaml
-      planner plan scenarios/ft-70b-cluster.yaml --top 10 --out reports/cluster
-      planner plan scenarios/serve-7b-2k-16users.yaml --json > plan.json
+      planner plan scenarios/ft-70b-cluster.yaml --top 10 --out reports/cluster --format xlsx,csv,json
+      planner plan scenarios/serve-7b-2k-16users.yaml --json --format json > plan.json
     """
-    from planner.export import infeasible_to_dict, plan_to_dict, write_infeasible, write_plan
+    from planner.atomic import ensure_dir, write_text
+    from planner.export import candidates_csv, infeasible_to_dict, plan_to_dict, safe_stem
     from planner.scenario import load_scenario
     from planner.solver import NoFeasiblePlan
     from planner.solver import plan as make_plan
 
     catalog = _load_catalog(catalog_dir)
     scenario = load_scenario(Path(scenario_file), catalog, shown=scenario_file)
+
+    def write(name: str, table: Any, document: dict[str, Any]) -> list[Path]:
+        out = ensure_dir(Path(out_dir))
+        stem = safe_stem(name)
+        paths = []
+        if "csv" in formats:
+            paths.append(write_text(out / f"{stem}.csv", candidates_csv(table)))
+        if "json" in formats:
+            paths.append(write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n"))
+        return paths
+
     try:
         result = make_plan(scenario, catalog, top_k=top_k)
     except NoFeasiblePlan as exc:
-        csv_path, json_path = write_infeasible(exc, Path(out_dir))
+        doc = infeasible_to_dict(exc)
+        paths = write(exc.scenario, exc.candidates, doc)
         if as_json:
-            doc = infeasible_to_dict(exc)
-            doc["outputs"] = {"csv": str(csv_path), "json": str(json_path)}
+            doc["outputs"] = {p.suffix[1:]: str(p) for p in paths}
             click.echo(json.dumps(doc, indent=2))
-        click.echo(f"Wrote {csv_path} and {json_path}", err=True)
+        if paths:
+            click.echo(f"Wrote {_joined(paths)}", err=True)
         raise
-    csv_path, json_path = write_plan(result, Path(out_dir))
+    doc = plan_to_dict(result)
+    paths = write(result.scenario, result.candidates, doc)
+    if "xlsx" in formats:
+        from planner.xlsx import workbook_data_from_plan, write_workbook
+
+        text = Path(scenario_file).read_text(encoding="utf-8", errors="replace")
+        data = workbook_data_from_plan(result, scenario_text=text)
+        paths.append(write_workbook(data, ensure_dir(Path(out_dir)) / f"{safe_stem(result.scenario)}.xlsx"))
+    if "md" in formats:
+        from planner.render import plan_markdown
+
+        md = plan_markdown(_plan_text(result), result.estimates)
+        paths.append(write_text(ensure_dir(Path(out_dir)) / f"{safe_stem(result.scenario)}.md", md))
     if as_json:
-        doc = plan_to_dict(result)
-        doc["outputs"] = {"csv": str(csv_path), "json": str(json_path)}
+        doc["outputs"] = {p.suffix[1:]: str(p) for p in paths}
         click.echo(json.dumps(doc, indent=2))
         return
     click.echo(_plan_text(result))
     click.echo("")
-    click.echo(f"Wrote {csv_path} and {json_path}")
+    click.echo(f"Wrote {_joined(paths)}")
+
+
+# ----- calibrate ----------------------------------------------------------------------------------
+
+@main.command()
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
+@click.option("--out", "calibration_file", type=click.Path(dir_okay=False),
+              help="Calibration file to update (default ~/.config/planner/calibration.yaml).")
+@_estimate_options
+@handle_errors
+def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, calibration_file: str | None,
+              **options: Any) -> None:
+    """Measure a workload on this machine's NVIDIA GPU and save the runtime overheads.
+
+    Runs a few real steps with a randomly initialised model (no downloads), prints
+    max_memory_allocated, max_memory_reserved and the device's used memory against the
+    estimate, and saves the CUDA context size and the reserved/allocated ratio for this GPU
+    model; later 'planner estimate --gpu ID' on the same GPU model uses them. Needs PyTorch
+    with CUDA ('pip install .[validate]' plus a CUDA build of torch).
+
+    \b
+    Example:
+      planner calibrate --model llama-3.2-1b --task train --recipe pure-bf16 --micro-batch 2 --seq-len 512
+      planner calibrate --model qwen2.5-0.5b --task infer --weights bf16 --context 2048 --concurrency 4
+    """
+    from planner.calibrate import Calibration, default_path, run_calibration, save_calibration
+    from planner.inputs import load_workload_file, workload_from_options
+    from planner.memory import estimate as run_estimate
+    from planner.units import GiB
+
+    catalog = _load_catalog(catalog_dir)
+    given = _collect(options)
+    if workload_file:
+        workload = load_workload_file(Path(workload_file), catalog, given)
+    else:
+        if "model" not in given:
+            raise click.UsageError("give --model (and --task), or --workload FILE")
+        workload = workload_from_options(given, catalog)
+    est = run_estimate(workload)
+    m = run_calibration(workload, steps=steps)
+    path = Path(calibration_file) if calibration_file else default_path()
+    cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
+                      m["versions"])
+    save_calibration(cal, path)
+    click.echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
+    click.echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
+               f"   estimate (tensors) {est.per_gpu_allocated_bytes / GiB:,.3f} GiB")
+    click.echo(f"  max_memory_reserved  {m['max_memory_reserved_bytes'] / GiB:,.3f} GiB"
+               f"   (allocator overhead {m['allocator_fraction']:.1%})")
+    click.echo(f"  device used          {m['device_used_bytes'] / GiB:,.3f} GiB"
+               f"   estimate (total) {est.per_gpu_total_bytes / GiB:,.3f} GiB")
+    click.echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
+    click.echo(f"Saved to {path}")
 
 
 # ----- fit ----------------------------------------------------------------------------------------

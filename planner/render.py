@@ -91,3 +91,29 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
     for w in est.warnings:
         lines.append(f"Warning: {w}")
     return "\n".join(lines)
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def plan_markdown(plan_text: str, estimates: Any) -> str:
+    """A Markdown report: the recommendation as printed, then each workload's memory breakdown.
+
+    Args:
+        plan_text: the plan as the CLI prints it.
+        estimates: the chosen configuration's estimates (a mapping name -> Estimate, or a list).
+    """
+    items = list(estimates.values()) if hasattr(estimates, "values") else list(estimates)
+    lines = ["# Plan", "", "```text", plan_text, "```", ""]
+    for est in items:
+        lines += [f"## Memory: {est.workload_name} ({est.model_id}, {est.task})", "",
+                  f"Recipe: {est.recipe}: {est.recipe_description}", "",
+                  "| component | where | when | GiB | formula | source |", "|---|---|---|---|---|---|"]
+        for c in est.components:
+            lines.append("| " + " | ".join(_md_cell(v) for v in (
+                c.name, "per GPU" if c.where == "gpu" else "host", c.phase or "always", f"{c.bytes / GiB:,.3f}",
+                c.formula, c.source)) + " |")
+        lines += ["", f"Per-GPU total: {est.per_gpu_total_bytes / GiB:,.2f} GiB; host RAM total: "
+                      f"{est.host_total_bytes / GiB:,.2f} GiB.", ""]
+    return "\n".join(lines)

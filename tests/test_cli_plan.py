@@ -37,7 +37,7 @@ def run(runner, *args):
 # ----- plan -----------------------------------------------------------------------------------------
 
 def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
-    r = run(runner, "plan", SCEN / "qlora-7b-12gb.yaml", "--out", tmp_path, "--top", 3)
+    r = run(runner, "plan", SCEN / "qlora-7b-12gb.yaml", "--out", tmp_path, "--top", 3, "--format", "csv,json")
     assert r.exit_code == 0, r.output
     out = r.output
     assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
@@ -67,7 +67,7 @@ def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
 
 
 def test_plan_json_to_stdout(runner, tmp_path):
-    r = run(runner, "plan", SCEN / "serve-7b-2k-1user.yaml", "--out", tmp_path, "--json")
+    r = run(runner, "plan", SCEN / "serve-7b-2k-1user.yaml", "--out", tmp_path, "--json", "--format", "csv,json")
     assert r.exit_code == 0
     doc = json.loads(r.output)
     assert doc["feasible"] is True
@@ -76,7 +76,8 @@ def test_plan_json_to_stdout(runner, tmp_path):
 
 
 def test_plan_infeasible_exits_1_with_the_explanation(runner, tmp_path):
-    r = runner.invoke(main, ["plan", str(SCEN / "ft-13b-2x24gb-zero2.yaml"), "--out", str(tmp_path)])
+    r = runner.invoke(main, ["plan", str(SCEN / "ft-13b-2x24gb-zero2.yaml"), "--out", str(tmp_path),
+                             "--format", "csv,json"])
     assert r.exit_code == 1
     assert "No machine fits scenario 'ft-13b-2x24gb-zero2'" in r.output
     assert "not the parameters: each GPU holds all 24.24 GiB of 16-bit weights" in r.output
@@ -111,7 +112,7 @@ def test_scenario_name_cannot_leave_the_output_directory(runner, tmp_path):
     p.write_text("name: ../../escape/me\nworkloads:\n  - {model: llama-2-7b, task: infer, weights: fp16, "
                  "kv_dtype: fp16, context: 512}\nconstraints: {allowed_gpus: [rtx-4090]}\n")
     out = tmp_path / "out"
-    r = runner.invoke(main, ["plan", str(p), "--out", str(out)])
+    r = runner.invoke(main, ["plan", str(p), "--out", str(out), "--format", "csv,json"])
     assert r.exit_code == 0, r.output
     assert sorted(x.name for x in out.iterdir()) == ["escape-me.csv", "escape-me.json"]
     assert not (tmp_path.parent / "escape").exists()

@@ -47,6 +47,10 @@ def handle_errors(fn):
             _fail(exc.one_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise
+        except BrokenPipeError:
+            # The reader went away (e.g. `planner plan ... | head`): not an error of ours.
+            sys.stderr.close()
+            sys.exit(0)
         except Exception as exc:  # noqa: BLE001 - the last line of defence, no traceback for users
             if debug:
                 raise

@@ -752,13 +752,6 @@ def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
 
 # ----- the command line and the committed example -------------------------------------------------
 
-def _plan_has_format_option() -> bool:
-    from planner.cli import main
-
-    return any(p.name == "formats" for p in main.commands["plan"].params)
-
-
-@pytest.mark.xfail(not _plan_has_format_option(), reason="planner plan --format is not wired yet", strict=True)
 def test_cli_plan_writes_the_workbook(tmp_path):
     from click.testing import CliRunner
 
@@ -772,19 +765,21 @@ def test_cli_plan_writes_the_workbook(tmp_path):
     from planner.export import safe_stem
 
     stem = safe_stem('=HYPERLINK("http://x.example","x")')
-    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.xlsx"]  # xlsx alone by default
+    # xlsx, csv and json by default (issue 3 asks for csv and json, issue 4 for the workbook)
+    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json", f"{stem}.xlsx"]
     wb = openpyxl.load_workbook(out / f"{stem}.xlsx")
     assert wb.sheetnames == list(SHEETS)
     assert wb["Summary"]["B2"].value == '=HYPERLINK("http://x.example","x")'
     assert wb["Summary"]["B2"].data_type == "s"
 
-    result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,xlsx", "--json"])
+    out2 = tmp_path / "out2"
+    result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out2), "--format", "json,xlsx", "--json"])
     assert result.exit_code == 0, result.output
     import json
 
     doc = json.loads(result.output)
     assert set(doc["outputs"]) == {"json", "xlsx"}
-    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.json", f"{stem}.xlsx"]
+    assert sorted(p.name for p in out2.iterdir()) == [f"{stem}.json", f"{stem}.xlsx"]
     assert CliRunner().invoke(main, ["plan", str(scenario), "--format", "pdf"]).exit_code == 2
 
 

@@ -130,6 +130,18 @@ def _collect(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[str, Any]) -> Any:
+    """The workload of --workload FILE (options override its keys) or of the options alone."""
+    from planner.inputs import load_workload_file, workload_from_options
+
+    given = _collect(options)
+    if workload_file:
+        return load_workload_file(Path(workload_file), catalog, given)
+    if "model" not in given:
+        raise click.UsageError("give --model (and --task), or --workload FILE")
+    return workload_from_options(given, catalog)
+
+
 @main.command()
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
@@ -151,19 +163,12 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
       planner estimate --model llama-3.1-8b --task infer --weights bf16 --context 4096 --concurrency 8
       planner estimate --workload scenarios/workloads/qlora-7b.yaml --json
     """
-    from planner.inputs import load_workload_file, workload_from_options
     from planner.memory import estimate as run_estimate
     from planner.memory import vllm_capacity
     from planner.render import estimate_text, estimate_to_dict
 
     catalog = _load_catalog(catalog_dir)
-    given = _collect(options)
-    if workload_file:
-        workload = load_workload_file(Path(workload_file), catalog, given)
-    else:
-        if "model" not in given:
-            raise click.UsageError("give --model (and --task), or --workload FILE")
-        workload = workload_from_options(given, catalog)
+    workload = _workload_from_cli(catalog, workload_file, options)
     overheads = None
     if gpu_id:
         from planner.calibrate import default_path, overheads_for_gpu
@@ -378,18 +383,11 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
       planner calibrate --model qwen2.5-0.5b --task infer --weights bf16 --context 2048 --concurrency 4
     """
     from planner.calibrate import Calibration, default_path, run_calibration, save_calibration
-    from planner.inputs import load_workload_file, workload_from_options
     from planner.memory import estimate as run_estimate
     from planner.units import GiB
 
     catalog = _load_catalog(catalog_dir)
-    given = _collect(options)
-    if workload_file:
-        workload = load_workload_file(Path(workload_file), catalog, given)
-    else:
-        if "model" not in given:
-            raise click.UsageError("give --model (and --task), or --workload FILE")
-        workload = workload_from_options(given, catalog)
+    workload = _workload_from_cli(catalog, workload_file, options)
     est = run_estimate(workload)
     m = run_calibration(workload, steps=steps)
     path = Path(calibration_file) if calibration_file else default_path()

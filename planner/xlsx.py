@@ -665,8 +665,7 @@ CHART_COMPONENT_HEADER = "Component (GiB per GPU at the peak)"
 
 def peak_components(est: Estimate) -> list[Component]:
     """The GPU components live at the per-GPU peak: the always-live ones and the peak phase's."""
-    phase = est.peak_phase
-    return [c for c in est.gpu_components() if not c.phase or c.phase == phase]
+    return est.gpu_components_at_peak()
 
 
 def _memory_sheet(ws: Worksheet, data: WorkbookData) -> None:

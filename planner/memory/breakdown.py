@@ -132,6 +132,11 @@ class Estimate:
         lo, hi = (6, 8) if self.offload else (2, 4)
         return lo * vram, hi * vram
 
+    def gpu_components_at_peak(self) -> list[Component]:
+        """The GPU components live at the per-GPU peak (always-live ones and the peak phase's)."""
+        phase = self.peak_phase
+        return [c for c in self.gpu_components() if not c.phase or phase in c.phase.split(", ")]
+
     def gpu_components(self) -> list[Component]:
         return [c for c in self.components if c.where == GPU]
 

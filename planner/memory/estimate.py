@@ -131,11 +131,12 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
     desc = recipe.description
     if t.method == "lora":
-        desc = (f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base; adapters, their gradients and states in "
-                f"{t.adapter_dtype}. " + desc)
+        desc = (f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
+                f"their gradients and optimizer states in {t.adapter_dtype}; activations in {recipe.dtype}.")
     elif t.method == "qlora":
-        desc = (f"QLoRA r={t.lora_rank}: NF4 base ({'double' if t.double_quant else 'single'} quantization), "
-                f"{recipe.dtype} compute, {t.adapter_dtype} adapters. " + desc)
+        desc = (f"QLoRA r={t.lora_rank}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
+                f"quantization), {recipe.dtype} compute; adapters, their gradients and optimizer states in "
+                f"{t.adapter_dtype}.")
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
 

@@ -171,7 +171,7 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
                              f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
                              f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {per_param:.3g} B"
                              f", at most the {unowned:,} B this GPU does not own", DS_CONFIG_SRC,
-                             phase="forward-backward"))
+                             phase=fwd_phase))
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable

@@ -25,8 +25,47 @@ EXIT_CODES_HELP = (
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"Error: {message}", err=True)
+    click.echo("Error: " + " ".join(message.splitlines()), err=True)
     sys.exit(code)
+
+
+def _usage_line(exc: click.UsageError) -> str:
+    """A click usage error (unknown option, bad value, missing argument) as one line with a hint."""
+    problem = " ".join(exc.format_message().split())
+    if not problem.endswith((".", "?", "!")):
+        problem += "."
+    path = exc.ctx.command_path if exc.ctx is not None else "planner"
+    return f"{problem} See '{path} --help'."
+
+
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class _Group(click.Group):
+    """The command group; in standalone mode a usage error is one line 'Error: ...' and exit 2.
+
+    Click would print the usage, a blank line and the error; the planner reports every bad input
+    the same way, as one line (see EXIT_CODES_HELP).
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except _NO_ARGS as exc:  # bare 'planner': the help, as click shows it
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            _fail(_usage_line(exc), exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
 
 
 def handle_errors(fn):
@@ -60,7 +99,7 @@ def handle_errors(fn):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
              epilog=EXIT_CODES_HELP)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.version_option(package_name="planner")
@@ -74,6 +113,17 @@ def _load_catalog(catalog_dir: str | None):
     from planner.catalog import load_catalog
 
     return load_catalog(Path(catalog_dir) if catalog_dir else None)
+
+
+def _option_gpu(catalog: Any, gpu_id: str) -> Any:
+    """The catalog GPU named by --gpu; an unknown id is an error located at the option."""
+    from planner.errors import CatalogError
+    from planner.inputs import OptionError
+
+    try:
+        return catalog.gpu(gpu_id)
+    except CatalogError as exc:
+        raise OptionError(exc.problem, entry="gpu", hint=exc.hint) from None
 
 
 # ----- estimate ---------------------------------------------------------------------------------
@@ -130,16 +180,19 @@ def _collect(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[str, Any]) -> Any:
-    """The workload of --workload FILE (options override its keys) or of the options alone."""
+def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[str, Any], gpu: Any = None) -> Any:
+    """The workload of --workload FILE (options override its keys) or of the options alone.
+
+    With ``gpu`` (--gpu), dtypes that GPU has no support for are refused at the key that chose them.
+    """
     from planner.inputs import load_workload_file, workload_from_options
 
     given = _collect(options)
     if workload_file:
-        return load_workload_file(Path(workload_file), catalog, given)
+        return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
     if "model" not in given:
         raise click.UsageError("give --model (and --task), or --workload FILE")
-    return workload_from_options(given, catalog)
+    return workload_from_options(given, catalog, gpu=gpu)
 
 
 @main.command()
@@ -149,11 +202,13 @@ def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[st
 @click.option("--calibration", "calibration_file", type=click.Path(dir_okay=False),
               help="Calibration file from 'planner calibrate' (default ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")
+@click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
+              help="With --gpu: fraction of usable memory kept free (as vram_headroom in scenarios).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_estimate_options
 @handle_errors
 def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | None, calibration_file: str | None,
-             as_json: bool, **options: Any) -> None:
+             headroom: float, as_json: bool, **options: Any) -> None:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
 
     \b
@@ -168,21 +223,26 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     from planner.render import estimate_text, estimate_to_dict
 
     catalog = _load_catalog(catalog_dir)
-    workload = _workload_from_cli(catalog, workload_file, options)
+    gpu = _option_gpu(catalog, gpu_id) if gpu_id else None
+    workload = _workload_from_cli(catalog, workload_file, options, gpu)
     overheads = None
-    if gpu_id:
+    if gpu is not None:
         from planner.calibrate import default_path, overheads_for_gpu
 
-        overheads = overheads_for_gpu(catalog.gpu(gpu_id).name,
-                                      Path(calibration_file) if calibration_file else default_path())
+        overheads = overheads_for_gpu(gpu.name, Path(calibration_file) if calibration_file else default_path())
     est = run_estimate(workload, overheads)
     result = estimate_to_dict(est)
-    if gpu_id:
-        gpu = catalog.gpu(gpu_id)
+    if gpu is not None:
+        from planner.candidates import capacity_bytes, precision_needs
+
         need = est.per_gpu_total_bytes
+        capacity = capacity_bytes(gpu.memory_usable_bytes, headroom)
+        missing = [f for f in precision_needs(workload) if not getattr(gpu, f)]
         result["gpu"] = {"id": gpu.id, "memory_usable_bytes": gpu.memory_usable_bytes,
-                         "fits": need <= gpu.memory_usable_bytes,
-                         "headroom_bytes": gpu.memory_usable_bytes - need}
+                         "headroom_fraction": headroom, "capacity_bytes": capacity,
+                         "fits": need <= capacity and not missing,
+                         "unsupported_precision": missing,
+                         "headroom_bytes": capacity - need}
         if workload.infer is not None:
             result["gpu"]["vllm"] = vllm_capacity(est, card_bytes=gpu.memory_usable_bytes,
                                                   gpu_memory_utilization=workload.infer.gpu_memory_utilization)
@@ -195,8 +255,11 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     if gpu_id:
         g = result["gpu"]
         verdict = "fits" if g["fits"] else "does NOT fit"
-        click.echo(f"On {g['id']} ({g['memory_usable_bytes'] / 2**30:,.2f} GiB usable): {verdict}, headroom "
-                   f"{g['headroom_bytes'] / 2**30:,.2f} GiB")
+        why = f" ({g['id']} has no {' or '.join(g['unsupported_precision'])} support)" if g["unsupported_precision"] \
+            else ""
+        click.echo(f"On {g['id']} ({g['memory_usable_bytes'] / 2**30:,.2f} GiB usable, "
+                   f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom): "
+                   f"{verdict}{why}, spare {g['headroom_bytes'] / 2**30:,.2f} GiB")
         if "vllm" in g:
             v = g["vllm"]
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
@@ -457,7 +520,7 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     from planner.workload import MAX_MICRO_BATCH
 
     catalog = _load_catalog(catalog_dir)
-    gpu = catalog.gpu(gpu_id)
+    gpu = _option_gpu(catalog, gpu_id)
     given = _collect(options)
     if "model" not in given:
         raise click.UsageError("give --model")
@@ -648,3 +711,7 @@ def catalog_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:
 from planner.compare_cli import compare as _compare  # noqa: E402
 
 main.add_command(_compare)
+
+for _command in main.commands.values():  # every command's --help states the exit codes
+    if not _command.epilog:
+        _command.epilog = EXIT_CODES_HELP

@@ -99,7 +99,7 @@ def handle_errors(fn):
     return wrapper
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+@click.group(name="planner", cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
              epilog=EXIT_CODES_HELP)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.version_option(package_name="planner")
@@ -392,11 +392,18 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     except NoFeasiblePlan as exc:
         doc = infeasible_to_dict(exc)
         paths = write(exc.scenario, exc.candidates, doc)
+        # A quote or report from an earlier, feasible run of this scenario would now be stale.
+        stale = [Path(out_dir) / f"{safe_stem(exc.scenario)}.{ext}" for ext in ("xlsx", "md")]
+        removed = [p for p in stale if p.is_file()]
+        for p in removed:
+            p.unlink()
         if as_json:
             doc["outputs"] = {p.suffix[1:]: str(p) for p in paths}
             click.echo(json.dumps(doc, indent=2))
         if paths:
             click.echo(f"Wrote {_joined(paths)}", err=True)
+        if removed:
+            click.echo(f"Removed the stale {_joined(removed)} of an earlier plan: nothing fits now.", err=True)
         raise
     doc = plan_to_dict(result)
     paths = write(result.scenario, result.candidates, doc)

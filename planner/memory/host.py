@@ -62,9 +62,10 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
     """
     P = arch.parameters
     out = [
-        Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)", "memory-model.md sec. 7"),
+        Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)", "assumption from DL workstation sizing guides"),
         Component("framework per GPU process", HOST, PROCESS_BASELINE_BYTES * processes,
-                  f"{processes} process(es) x 3 GiB (torch + CUDA libraries, assumption)", "memory-model.md sec. 7"),
+                  f"{processes} process(es) x 3 GiB (torch + CUDA libraries, assumption)",
+                  "assumption: resident size of a torch + CUDA process"),
     ]
     ck = int(P * DTYPE_BYTES[ckpt_dtype] * load_fraction)
     load = ck * loading_processes

@@ -49,7 +49,7 @@ def runtime_components(overheads: RuntimeOverheads, *, gpus: int) -> list[Compon
     out = [
         Component("CUDA context", GPU, overheads.cuda_context_bytes,
                   f"{overheads.cuda_context_bytes / MiB:,.0f} MiB ({src})",
-                  "memory-model.md sec. 6; CUDA lazy loading", kind="runtime"),
+                  "CUDA C Programming Guide, Lazy Loading (a few hundred MB to ~1 GB by GPU and driver)", kind="runtime"),
         Component("library workspaces (cuBLAS/cuDNN)", GPU, overheads.workspace_bytes,
                   f"{overheads.workspace_bytes / MiB:,.0f} MiB ({src})", "PyTorch docs, cuBLAS workspaces",
                   kind="runtime"),

@@ -149,7 +149,12 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     line(r, "power_fraction", "GPU power while busy (share of TDP)", c.gpu_power_fraction, PCT,
          c.source_of("gpu_power_fraction"), editable=True)
     r += 1
-    line(r, "capex", "Capex (USD)", m.capex_usd, USD, "the plan's purchase price (Quote sheet)", editable=True)
+    if "QuoteGrandTotal" in ws.parent.defined_names:
+        # In the plan's workbook capex follows the quote: edit a quantity or a rate there.
+        line(r, "capex", "Capex (USD)", "=QuoteGrandTotal", USD,
+             "the Quote sheet's grand total (follows edits there)", formula=True)
+    else:
+        line(r, "capex", "Capex (USD)", m.capex_usd, USD, "the plan's purchase price", editable=True)
     r += 1
     line(r, "gpus", "GPUs (count, all machines)", m.gpu_count, INT, f"{m.gpu.id}")
     r += 1

@@ -251,27 +251,55 @@ class Architecture:
 
 # ----- reading config.json ------------------------------------------------------------
 
+#: Largest value of each size key that a real model could have; larger is a typo (an extra digit).
+MAX_CONFIG_VALUES: dict[str, int] = {
+    "hidden_size": 262_144, "n_embd": 262_144,
+    "num_hidden_layers": 10_000, "n_layer": 10_000,
+    "num_attention_heads": 16_384, "n_head": 16_384, "num_key_value_heads": 16_384,
+    "head_dim": 65_536,
+    "intermediate_size": 4_194_304, "n_inner": 4_194_304,
+    "vocab_size": 16_777_216,
+    "max_position_embeddings": 2**30, "n_positions": 2**30, "sliding_window": 2**30,
+    "num_local_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
+}
+
+
+def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | None = None,
+           hint: str | None = None) -> ModelConfigError:
+    """A ModelConfigError at ``key``, with the key's line when ``cfg`` knows it (a config.json file)."""
+    lines = getattr(cfg, "lines", None) or {}
+    return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
+
+
 def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
          min_value: int | None = 1) -> Any:
     if key not in cfg or cfg[key] is None:
         if default is ...:
+            model_type = cfg.get("model_type")
             raise ModelConfigError(f"missing required key {key!r}", file=where,
-                                   hint=f"A {cfg.get('model_type', 'model')} config.json has it; copy the full file.")
+                                   hint=f"A {model_type if isinstance(model_type, str) else 'model'} config.json "
+                                        "has it; copy the full file.")
         return default
     value = cfg[key]
     if kind is int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ModelConfigError(f"{key} must be a whole number, not {value!r}", file=where, entry=key)
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+                         f"Write the number without quotes: {value.strip()}." if quoted else None)
         if min_value is not None and value < min_value:
-            raise ModelConfigError(f"{key} must be at least {min_value}, not {value}", file=where, entry=key)
+            raise _error(cfg, where, f"{key} must be at least {min_value}, not {value}", key)
+        hi = MAX_CONFIG_VALUES.get(key)
+        if hi is not None and value > hi:
+            raise _error(cfg, where, f"{key} is {value:,}, more than any real model has ({hi:,})", key,
+                         "Check the value for an extra digit; copy the model's config.json as published.")
     elif kind is bool:
         if not isinstance(value, bool):
-            raise ModelConfigError(f"{key} must be true or false, not {value!r}", file=where, entry=key)
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key)
     elif kind is str:
         if not isinstance(value, str):
-            raise ModelConfigError(f"{key} must be a text, not {value!r}", file=where, entry=key)
+            raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
     return value
 
 
@@ -290,12 +318,12 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
     if not isinstance(cfg, Mapping):
         raise ModelConfigError("a model config must be a mapping of config.json keys", file=where)
     model_type = cfg.get("model_type")
-    if model_type not in SUPPORTED_MODEL_TYPES:
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
-        close = did_you_mean(str(model_type), SUPPORTED_MODEL_TYPES) if model_type else None
+        close = did_you_mean(str(model_type), SUPPORTED_MODEL_TYPES) if isinstance(model_type, str) else None
         hint = (close + " " if close and close.startswith("Did") else "") + f"Supported model_type values: {supported}."
         shown = "missing" if model_type is None else f"{model_type!r} is not supported"
-        raise ModelConfigError(f"model_type {shown}", file=where, entry="model_type", hint=hint)
+        raise _error(cfg, where, f"model_type {shown}", "model_type", hint)
     if model_type == "gpt2":
         return _gpt2(cfg, where)
     if model_type == "gpt_neox":
@@ -303,16 +331,16 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
     return _llama_family(cfg, where, model_type)
 
 
-def _check_heads(h: int, a: int, kv: int, head_dim: int | None, where: str | None) -> int:
+def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
+                 hidden_key: str = "hidden_size") -> int:
     if kv > a or a % kv:
-        raise ModelConfigError(
-            f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})", file=where,
-            entry="num_key_value_heads", hint="Grouped-query attention shares each KV head among a/kv query heads.")
+        raise _error(cfg, where, f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})",
+                     "num_key_value_heads", "Grouped-query attention shares each KV head among a/kv query heads.")
     if head_dim is None:
         if h % a:
-            raise ModelConfigError(
-                f"hidden_size ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
-                file=where, entry="hidden_size", hint="Add the model's head_dim to the config.")
+            raise _error(cfg, where,
+                         f"{hidden_key} ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
+                         hidden_key, "Add the model's head_dim to the config.")
         head_dim = h // a
     return head_dim
 
@@ -324,7 +352,7 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     kv = _get(cfg, "num_key_value_heads", where, default=a)
     f = _get(cfg, "intermediate_size", where)
     V = _get(cfg, "vocab_size", where)
-    head_dim = _check_heads(h, a, kv, _get(cfg, "head_dim", where, default=None), where)
+    head_dim = _check_heads(cfg, h, a, kv, _get(cfg, "head_dim", where, default=None), where)
     max_pos = _get(cfg, "max_position_embeddings", where, default=4096)
     defaults_tied = {"gemma": True, "gemma2": True}
     tied = _get(cfg, "tie_word_embeddings", where, default=defaults_tied.get(model_type, False),
@@ -341,8 +369,8 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         experts = _get(cfg, "num_local_experts", where)
         per_tok = _get(cfg, "num_experts_per_tok", where)
         if per_tok > experts:
-            raise ModelConfigError(f"num_experts_per_tok ({per_tok}) exceeds num_local_experts ({experts})",
-                                   file=where, entry="num_experts_per_tok")
+            raise _error(cfg, where, f"num_experts_per_tok ({per_tok}) exceeds num_local_experts ({experts})",
+                         "num_experts_per_tok")
     window = cfg.get("sliding_window")
     use_window = cfg.get("use_sliding_window", True)
     if model_type in ("qwen2", "qwen3") and not use_window:
@@ -397,7 +425,7 @@ def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     V = _get(cfg, "vocab_size", where)
     n_pos = _get(cfg, "n_positions", where)
     inner = _get(cfg, "n_inner", where, default=4 * h)
-    head_dim = _check_heads(h, a, a, None, where)
+    head_dim = _check_heads(cfg, h, a, a, None, where, "n_embd")
     return Architecture(
         model_type="gpt2", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
         head_dim=head_dim, intermediate_size=inner, vocab_size=V, max_position_embeddings=n_pos,
@@ -414,7 +442,7 @@ def _gpt_neox(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     h = _get(cfg, "hidden_size", where)
     L = _get(cfg, "num_hidden_layers", where)
     a = _get(cfg, "num_attention_heads", where)
-    head_dim = _check_heads(h, a, a, None, where)
+    head_dim = _check_heads(cfg, h, a, a, None, where)
     return Architecture(
         model_type="gpt_neox", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
         head_dim=head_dim, intermediate_size=_get(cfg, "intermediate_size", where),

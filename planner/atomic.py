@@ -24,11 +24,12 @@ def ensure_dir(directory: Path) -> Path:
     """
     d = Path(directory)
     if d.exists() and not d.is_dir():
-        raise OutputError(f"{d}: is a file, not a directory; give --out a directory")
+        raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc})") from None
+        raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
+                          "Give --out a directory that can be created and written.") from None
     return d
 
 
@@ -41,7 +42,7 @@ def write_bytes(path: Path, data: bytes) -> Path:
     """
     path = Path(path)
     if path.is_dir():
-        raise OutputError(f"{path}: is a directory, not a file")
+        raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
     directory = path.parent
     tmp_name = None
     try:
@@ -55,7 +56,8 @@ def write_bytes(path: Path, data: bytes) -> Path:
         tmp_name = None
         _fsync_dir(directory)
     except OSError as exc:
-        raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise OutputError(f"{path}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
+                          "and the disk has room.") from None
     finally:
         if tmp_name is not None:
             try:

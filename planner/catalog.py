@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 from planner.errors import CatalogError, did_you_mean
 from planner.fields import Entry
-from planner.units import GB, TiB, format_size
+from planner.units import GB, MiB, TiB, format_size
 from planner.yamlio import YamlProblem, load_mapping
 
 #: The catalog schema version this module reads.
@@ -67,6 +67,8 @@ PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
 MAX_PRICE_USD = 10_000_000
 MAX_USD_PER_HOUR = 10_000
 MAX_GPU_MEMORY_BYTES = 4 * TiB
+#: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
+MIN_MEMORY_BYTES = 256 * MiB
 MAX_DIMM_BYTES = 2 * TiB
 MAX_HOST_MEMORY_BYTES = 64 * TiB
 MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
@@ -410,6 +412,10 @@ def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
             return item
     ids = [i.id for i in items]
     hint = did_you_mean(str(item_id), ids) if ids else f"The catalog has no {file} entries."
+    if hint and hint.startswith("See 'planner catalog'"):
+        listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
+                   "cloud.yaml": "cloud", "models.yaml": "models"}[file]
+        hint = f"'planner catalog {listing}' lists the valid ids."
     raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
 
 
@@ -447,7 +453,9 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
     if overlay is not None:
         overlay_dir = Path(overlay)
         if not overlay_dir.exists():
-            raise CatalogError(f"{overlay_dir}: no such catalog directory")
+            raise CatalogError(f"{overlay_dir}: no such catalog directory",
+                               hint="--catalog takes a directory holding overlay files such as gpus.yaml "
+                                    "(catalog/README.md).")
         if not overlay_dir.is_dir():
             raise CatalogError(
                 f"{overlay_dir}: is a file, not a directory", hint="--catalog takes a directory of catalog YAML files."
@@ -569,8 +577,8 @@ def _price(e: Entry, k: str) -> float:
     return _positive(MAX_PRICE_USD, "USD", "price")(e, k)
 
 
-def _size(hi: int, what: str, *, allow_zero: bool = False) -> Reader:
-    """A size with its unit ('24 GiB'), as int bytes, > 0 and <= hi."""
+def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1) -> Reader:
+    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi."""
 
     def read(e: Entry, k: str) -> int:
         value = e.raw(k)
@@ -579,6 +587,9 @@ def _size(hi: int, what: str, *, allow_zero: bool = False) -> Reader:
         n = e.size(k)
         if n == 0 and not allow_zero:
             raise e.error(f"must be more than 0 bytes, not {value!r}", k)
+        if 0 < n < lo:
+            raise e.error(f"{value!r} is less than any real {what} ({format_size(lo)})", k,
+                          "Check for a missing digit or a wrong unit (MB, GB, TB, GiB...).")
         if n > hi:
             raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
                           "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
@@ -698,8 +709,9 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "segment": _Field(_choice(GPU_SEGMENTS)),
         "architecture": _Field(_text),
         "compute_capability": _Field(_compute_capability, required=False),
-        "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_bytes"),
-        "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), attr="memory_usable_bytes"),
+        "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
+        "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
+                                attr="memory_usable_bytes"),
         "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
                                    attr="memory_bandwidth_bytes_per_s"),
         "bf16_tflops": _Field(_TFLOPS),
@@ -721,7 +733,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
     },
     "dimms": {
         "kind": _Field(_choice(DIMM_KINDS)),
-        "size": _Field(_size(MAX_DIMM_BYTES, "memory module"), attr="size_bytes"),
+        "size": _Field(_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES), attr="size_bytes"),
         "speed_mts": _Field(_int(800, 20_000)),
         **_PRICED,
     },
@@ -733,7 +745,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "memory_kind": _Field(_choice(DIMM_KINDS)),
         "memory_channels": _Field(_int(1, 64)),
         "dimm_slots": _Field(_int(1, 256)),
-        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory"), attr="max_memory_bytes"),
+        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES),
+                             attr="max_memory_bytes"),
         "pcie_gen": _Field(_int(1, 10)),
         "gpu_lanes": _Field(_int(1, 1024)),
         "gpu_slots": _Field(_gpu_slots),
@@ -761,10 +774,10 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "instance": _Field(_text),
         "gpu": _Field(_text),
         "gpu_count": _Field(_int(1, 64)),
-        "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory"), required=False,
+        "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                     attr="gpu_memory_usable_bytes"),
         "vcpus": _Field(_int(1, 4096)),
-        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory"), attr="memory_bytes"),
+        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
         "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
         "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
         "region": _Field(_text),
@@ -822,7 +835,11 @@ class _Store:
     def read_file(self, name: str, path: Path, *, overlay: bool) -> None:
         shown = str(path)
         try:
-            data = load_mapping(path)
+            lists = CATALOG_FILES[name]
+            data = load_mapping(path, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
+                                           f"{'a ' if len(lists) == 1 else ''}"
+                                           f"{' and '.join(repr(k + ':') for k in lists)} "
+                                           f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")
         except YamlProblem as exc:
             raise CatalogError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
         self.files.append(shown)
@@ -985,8 +1002,15 @@ def _check_entry(kind: str, p: _Parsed) -> None:
             given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
             raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
         if v["memory_usable"] > v["memory"]:
-            raise p.err("memory_usable is more than memory", "memory_usable",
-                        "memory_usable is what the driver reports, at most the marketed memory.")
+            hint = "memory_usable is what the driver reports, at most the marketed memory."
+            origin = p.origin.get("memory")
+            raw = origin.data.get("memory") if origin is not None else None
+            m = re.fullmatch(r"\s*([0-9][0-9.]*)\s*([MGT])B\s*", raw) if isinstance(raw, str) else None
+            power = {"M": 20, "G": 30, "T": 40}[m[2]] if m else 0
+            if m and float(m[1]) * 2**power >= v["memory_usable"]:
+                hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
+                        f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
+            raise p.err("memory_usable is more than memory", "memory_usable", hint)
         if v["form_factor"] == "pcie" and not v.get("slot_width"):
             key = "slot_width" if "slot_width" in v else "form_factor"
             raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)

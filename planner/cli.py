@@ -378,9 +378,11 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     scenario = load_scenario(Path(scenario_file), catalog, shown=scenario_file)
 
     def write(name: str, table: Any, document: dict[str, Any]) -> list[Path]:
+        paths: list[Path] = []
+        if "csv" not in formats and "json" not in formats:
+            return paths  # nothing to write: do not even create the directory
         out = ensure_dir(Path(out_dir))
         stem = safe_stem(name)
-        paths = []
         if "csv" in formats:
             paths.append(write_text(out / f"{stem}.csv", candidates_csv(table)))
         if "json" in formats:

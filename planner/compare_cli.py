@@ -41,7 +41,7 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
 
     from planner.errors import ScenarioError
     from planner.fields import Entry
-    from planner.scenario import SCENARIO_KEYS, load_scenario, scenario_from_mapping
+    from planner.scenario import SCENARIO_FILE_HINT, SCENARIO_KEYS, load_scenario, scenario_from_mapping
     from planner.tco import CostInputs, read_costs
     from planner.yamlio import LineDict, YamlProblem, load_mapping
 
@@ -54,7 +54,7 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
         if costs is None or isinstance(costs, Entry):
             return scenario, read_costs(costs, catalog)
     try:
-        data = load_mapping(Path(path))
+        data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
         raw = Path(path).read_bytes()
     except YamlProblem as exc:
         raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None

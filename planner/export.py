@@ -39,8 +39,8 @@ def safe_stem(name: str) -> str:
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)
     stem = re.sub(r"\.{2,}", ".", stem).strip(".-")
     if not stem:
-        raise OutputError(f"scenario name {name!r} gives no usable file name; give the scenario a name such as "
-                          "'ft-7b-workstation'")
+        raise OutputError(f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "
+                          "'ft-7b-workstation'.")
     return stem[:120]
 
 

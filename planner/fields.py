@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,6 +18,8 @@ from planner.errors import InputError, did_you_mean
 from planner.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
+#: A size written in bits ('80 Gb'): the unit is almost surely meant as bytes.
+_BITS = re.compile(r"^\s*([0-9][0-9_,.eE+-]*)\s*([kKMGT]b)\s*$")
 
 
 class Entry:
@@ -70,6 +73,8 @@ class Entry:
                 raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
             if key not in allowed:
                 hint = did_you_mean(key, allowed)
+                if hint is None or not hint.startswith("Did you mean"):
+                    hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
                 raise self.error(f"unknown key {key!r}", key, hint)
         for key in required:
             if key not in self.data:
@@ -100,7 +105,8 @@ class Entry:
         if value is None:
             return []
         if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
-            raise self.error(f"must be a list of entries, not {_kind(value)}", key)
+            raise self.error(f"must be a list of entries, not {_kind(value)}", key,
+                             "Start each entry with '- ' on its own line." if isinstance(value, Mapping) else None)
         out = []
         lines = getattr(value, "lines", [])
         for i, item in enumerate(value):
@@ -156,7 +162,9 @@ class Entry:
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(f"must be a whole number, not {_kind(value)}", key)
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            raise self.error(f"must be a whole number, not {_kind(value)}", key,
+                             f"Write the number without quotes: {value.strip()}." if quoted else None)
         _check_range(self, key, value, min, max)
         return value
 
@@ -183,6 +191,12 @@ class Entry:
             n = parse_size(value)
         except UnitError as exc:
             raise self.error(str(exc), key) from None
+        bits = _BITS.match(value) if isinstance(value, str) else None
+        if bits:
+            number, unit = bits.groups()
+            raise self.error(f"{value!r} is in bits ({unit}), but a size is written in bytes", key,
+                             f"Did you mean '{number} {unit[:-1].replace('k', 'K')}B' or "
+                             f"'{number} {unit[0].upper()}iB'? Gb is gigabits; GB is 10^9 bytes, GiB 2^30 bytes.")
         if n < min:
             raise self.error(f"must be at least {min} bytes, not {value!r}", key)
         if max is not None and n > max:
@@ -220,9 +234,14 @@ class Entry:
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
     if lo is not None and value < lo:
-        raise entry.error(f"must be at least {lo:g}, not {value!r}", key)
+        raise entry.error(f"must be at least {_num(lo)}, not {value!r}", key)
     if hi is not None and value > hi:
-        raise entry.error(f"must be at most {hi:g}, not {value!r}", key)
+        raise entry.error(f"must be at most {_num(hi)}, not {value!r}", key)
+
+
+def _num(x: float) -> str:
+    """A bound as people write it: 65536, 1000000, 0.95 (never 1e+06)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def _kind(value: Any) -> str:

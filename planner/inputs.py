@@ -16,10 +16,16 @@ from planner.catalog import Catalog
 from planner.errors import InputError, ModelConfigError, ScenarioError
 from planner.fields import Entry
 from planner.models import resolve_model
-from planner.workload import Workload, workload_from_entry
+from planner.workload import Workload, check_gpu_support, workload_from_entry
 from planner.yamlio import YamlProblem, load_mapping
 
 Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
+
+#: planner.models problems about a --model path that leads nowhere, as said at the key that named it.
+_NAME_PROBLEMS = {
+    "no such file or directory": "no such file or directory: {name!r}",
+    "the directory holds no config.json": "the directory {name!r} holds no config.json",
+}
 
 
 def catalog_models(catalog: Catalog) -> dict[str, Any]:
@@ -43,6 +49,9 @@ def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver
         except ModelConfigError as exc:
             if exc.file is None:
                 raise entry.error(exc.problem, "model", exc.hint) from None
+            if exc.file == name and exc.problem in _NAME_PROBLEMS:
+                # The name itself is wrong (no such path): say so at the entry that gave it.
+                raise entry.error(_NAME_PROBLEMS[exc.problem].format(name=name), "model", exc.hint) from None
             raise
         cache[name] = (rm.id, rm.source, rm.architecture)
         return cache[name]
@@ -51,31 +60,45 @@ def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver
 
 
 def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] | None = None,
-                       *, shown: str | None = None) -> Workload:
+                       *, shown: str | None = None, gpu: Any = None) -> Workload:
     """Read a ``--workload`` YAML file; command-line ``overrides`` replace its keys.
+
+    Args:
+        gpu: a catalog GPU the workload must run on (``planner estimate --gpu``): dtypes it has
+            no support for are refused (:func:`planner.workload.check_gpu_support`).
 
     Raises:
         ScenarioError: unreadable file, YAML problems, invalid workload keys or values.
     """
     shown = shown or str(path)
     try:
-        data = load_mapping(path)
+        data = load_mapping(path, hint="A workload file is a mapping of workload keys, at least 'model:' and "
+                                       "'task:' (the options of 'planner estimate', with '_' for '-').")
     except YamlProblem as exc:
         raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
     for key, value in (overrides or {}).items():
         data[key] = value
     entry = Entry(data, file=shown, error=ScenarioError)
-    return workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
+    workload = workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
+    if gpu is not None:
+        check_gpu_support(workload, gpu, entry)
+    return workload
 
 
-def workload_from_options(options: dict[str, Any], catalog: Catalog) -> Workload:
+def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any = None) -> Workload:
     """A workload from command-line options (names with underscores, as in workload files).
+
+    Args:
+        gpu: as for :func:`load_workload_file`.
 
     Raises:
         InputError: as :func:`planner.workload.workload_from_entry`, located at the option.
     """
     entry = Entry(options, file=None, path="", error=OptionError)
-    return workload_from_entry(entry, make_resolver(catalog), default_name=str(options.get("model", "workload")))
+    workload = workload_from_entry(entry, make_resolver(catalog), default_name=str(options.get("model", "workload")))
+    if gpu is not None:
+        check_gpu_support(workload, gpu, entry)
+    return workload
 
 
 class OptionError(ScenarioError):

@@ -86,7 +86,8 @@ from typing import Any
 
 from planner.architecture import Architecture
 from planner.catalog import GPU_VENDORS, NETWORK_KINDS, Catalog
-from planner.errors import InputError, ScenarioError, did_you_mean
+from planner.errors import InputError, OutputError, ScenarioError, did_you_mean
+from planner.export import safe_stem
 from planner.fields import Entry
 from planner.inputs import make_resolver
 from planner.workload import (
@@ -123,6 +124,10 @@ CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platform
                    "budget_usd", "vram_headroom", "price", "network")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category")
+
+#: What a scenario file holds, for the messages about an empty file or a top level that is not a mapping.
+SCENARIO_FILE_HINT = ("A scenario is a mapping with a 'workloads:' list (each workload with 'model:' and "
+                      "'task:') and optional 'name:', 'constraints:' and 'extras:'; see scenarios/README.md.")
 
 #: Most nodes a scenario may ask for (a larger cluster needs a fabric design this planner lacks).
 MAX_NODES = 64
@@ -296,10 +301,12 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
     """
     shown = shown or str(path)
     try:
-        data = load_mapping(Path(path))
+        data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
         raw = Path(path).read_bytes()
     except YamlProblem as exc:
-        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+        hint = exc.hint or ("Check the path; the shipped scenarios are in scenarios/." if exc.problem == "no such file"
+                            else None)
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=hint) from None
     return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
                                  sha256=hashlib.sha256(raw).hexdigest())
 
@@ -314,6 +321,11 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     root = Entry(data, file=file, path="", error=ScenarioError, line=1)
     root.check_keys(SCENARIO_KEYS, required=("workloads",))
     name = root.str("name", default_name)
+    try:
+        safe_stem(name)
+    except OutputError:
+        raise root.error(f"name {name!r} leaves nothing to name the report files with", "name",
+                         "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.") from None
     objective = root.str("objective", "capex")
     if objective not in OBJECTIVES:
         raise root.error(f"objective {objective!r} is not implemented", "objective",

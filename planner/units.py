@@ -85,11 +85,9 @@ def parse_size(text: object) -> int:
         raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'")
     number, unit = m.groups()
     if unit not in _SIZE_UNITS:
-        close = [u for u in _SIZE_UNITS if u.lower() == unit.lower()]
+        close = [u for u in _SIZE_UNITS if u.lower() == unit.lower() and not u.endswith("b")]
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-        raise UnitError(
-            f"unknown size unit {unit!r} in {text!r}{hint}; use B, KiB, MiB, GiB, TiB, kB, MB, GB, TB or Gb"
-        )
+        raise UnitError(f"unknown size unit {unit!r} in {text!r}{hint}; use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB")
     value = Fraction(_number(number)) * _SIZE_UNITS[unit]
     return int(round(value))
 

@@ -250,7 +250,11 @@ def workload_from_entry(
         if key in other and key not in allowed:
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, f"Remove it or set task: {'infer' if task == 'train' else 'train'}.")
-    entry.check_keys(allowed, required=("model",))
+    entry.check_keys(allowed)
+    if "model" not in entry.data:
+        raise entry.error("missing required key 'model'", None,
+                          "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
+                          "or a Hugging Face id whose config.json is in the local cache.")
     model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     name = entry.str("name", default_name)
     warnings: list[str] = []
@@ -364,7 +368,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
     group_size = entry.int("group_size", 128, min=1, max=1_000_000)
     if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
-        raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size")
+        fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
+        raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",
+                          f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
     tp = entry.int("tp", 1, min=1, max=1024)
@@ -380,6 +386,51 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12))
+
+
+#: The GPU feature (a :class:`planner.catalog.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
+#: The same rule as the solver's precision filter (planner.candidates.precision_needs).
+DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8"}
+
+
+def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
+    """Refuse a dtype the user chose that ``gpu`` has no hardware support for, located at its key.
+
+    Training checks the recipe's 16-bit dtype (bf16 recipes need ``gpu.bf16``); inference checks
+    the weights and the KV cache (bf16, fp8 and int8 need ``gpu.bf16``, ``gpu.fp8``, ``gpu.int8``).
+    Only keys the entry gives are checked: a default the GPU cannot run is not a contradiction in
+    what the user wrote (``planner estimate --gpu`` reports it in its verdict instead).
+
+    Args:
+        workload: the validated workload.
+        gpu: a :class:`planner.catalog.Gpu` (anything with ``id``, ``architecture``, ``bf16``,
+            ``fp8`` and ``int8``).
+        where: the entry the workload was read from (its keys say what the user wrote).
+
+    Raises:
+        InputError (of the entry's kind): a dtype the GPU lacks, with what to use instead.
+    """
+    from planner.recipes import RECIPES
+
+    half = "bf16" if gpu.bf16 else "fp16"
+    if workload.train is not None:
+        recipe = workload.train.recipe
+        checks = [("recipe", recipe, RECIPES[recipe].dtype, [recipe.replace("bf16", "fp16")])]
+    else:
+        i = workload.infer
+        assert i is not None
+        checks = [("weights", i.weights, i.weights, (["int8"] if i.weights == "fp8" and gpu.int8 else [])
+                   + (["fp8"] if i.weights == "int8" and gpu.fp8 else []) + [half]),
+                  ("kv_dtype", i.kv_dtype, i.kv_dtype, [half])]
+    for key, value, dtype, instead in checks:
+        feature = DTYPE_FEATURES.get(dtype)
+        if feature is None or getattr(gpu, feature) or key not in where.data:
+            continue
+        name = f"--{key.replace('_', '-')}" if where.file is None else f"{key}:"  # an option or a file's key
+        raise where.error(
+            f"{value} needs a GPU with {feature} support; {gpu.id} ({gpu.architecture}) has none", key,
+            f"Use {name} {' or '.join(instead)}, or a GPU with {feature} ('planner catalog gpus' shows which "
+            "have it).")
 
 
 def workload_from_mapping(data: dict[str, Any], resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],

@@ -10,6 +10,7 @@ empty files, non-UTF-8 files and roots that are not mappings.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,50 @@ class YamlProblem(ValueError):
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that builds LineDict/LineList and refuses duplicate keys."""
+    """SafeLoader that builds LineDict/LineList and refuses duplicate keys.
+
+    A value PyYAML's safe constructors cannot build (``2026-13-45`` read as a date, ``!!int x``)
+    becomes a :class:`YamlProblem` at that value's line instead of a bare Python exception.
+    """
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (YamlProblem, yaml.YAMLError, RecursionError):
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+            raise _unbuildable(node) from exc
+
+    def construct_yaml_str(self, node: yaml.Node) -> str:
+        value = super().construct_yaml_str(node)
+        if _SURROGATE.search(value):
+            raise YamlProblem(
+                "a text holds an escape of a lone surrogate (such as \\ud800), which is not a character",
+                node.start_mark.line + 1, "Write the character itself, or its \\U0001xxxx escape.")
+        return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _short_tag(tag: str) -> str:
+    """'tag:yaml.org,2002:python/object' -> '!!python/object' (as the user wrote it)."""
+    prefix = "tag:yaml.org,2002:"
+    return "!!" + tag[len(prefix):] if tag.startswith(prefix) else tag
+
+
+def _unbuildable(node: yaml.Node) -> YamlProblem:
+    line = node.start_mark.line + 1
+    value = node.value if isinstance(node, yaml.ScalarNode) else None
+    tag = _short_tag(node.tag or "")
+    if tag == "!!timestamp" and isinstance(value, str):
+        return YamlProblem(f"{value!r} looks like a date but is not one", line,
+                           "Write a real date as YYYY-MM-DD, or quote the text.")
+    shown = repr(value) if isinstance(value, str) else "the value"
+    return YamlProblem(f"{shown} cannot be read as {tag}", line, "Remove the tag or correct the value.")
+
+
+_Loader.add_constructor("tag:yaml.org,2002:str", _Loader.construct_yaml_str)
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
@@ -142,7 +186,13 @@ def parse_yaml(text: str) -> Any:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs,
             duplicate keys, several documents in one file.
     """
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise YamlProblem(f"holds the control character U+{ord(char):04X}, which YAML does not allow", line,
+                          "Remove it; a planner file is plain text.") from exc
     try:
         node = loader.get_single_node()
         if node is None:
@@ -158,17 +208,25 @@ def parse_yaml(text: str) -> Any:
         raise
     except yaml.constructor.ConstructorError as exc:
         mark = exc.problem_mark
-        tag = (exc.problem or "").strip()
-        raise YamlProblem(
-            f"YAML {tag}" if tag else "YAML value cannot be read safely",
-            mark.line + 1 if mark else None,
-            "Only plain YAML (mappings, lists, strings, numbers, booleans, dates) is read; remove the tag.",
-        ) from exc
+        problem = (exc.problem or "").strip()
+        tag = re.match(r"could not determine a constructor for the tag '(.*)'$", problem)
+        if tag:
+            raise YamlProblem(
+                f"the YAML tag {_short_tag(tag.group(1))!r} is not allowed",
+                mark.line + 1 if mark else None,
+                "Only plain YAML is read (mappings, lists, texts, numbers, booleans, dates); tags that would "
+                "build objects are refused. Remove the tag.",
+            ) from exc
+        hint = ("An alias cannot stand for the mapping or list that contains it." if "recursive" in problem
+                else "A merge key '<<' takes a mapping (&anchor) or a list of them." if "merg" in problem else None)
+        raise YamlProblem(f"YAML {problem}" if problem else "YAML value cannot be read safely",
+                          mark.line + 1 if mark else None, hint) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
-        problem = f"YAML syntax error: {exc.problem}" + (f" at {where}" if where else "")
-        raise YamlProblem(problem, mark.line + 1 if mark else None) from exc
+        lead = f"{exc.context}, " if exc.context and exc.context.startswith("expected") else ""
+        problem = f"YAML syntax error: {lead}{exc.problem}" + (f" at {where}" if where else "")
+        raise YamlProblem(problem, mark.line + 1 if mark else None, _syntax_hint(exc)) from exc
     except yaml.YAMLError as exc:
         raise YamlProblem(f"YAML error: {exc}") from exc
     except RecursionError as exc:
@@ -177,36 +235,129 @@ def parse_yaml(text: str) -> Any:
         loader.dispose()
 
 
-def load_mapping(path: Path) -> LineDict:
+def _syntax_hint(exc: yaml.MarkedYAMLError) -> str | None:
+    """What to change for the common YAML syntax errors (the opening bracket or quote, tabs...)."""
+    context, problem = exc.context or "", exc.problem or ""
+    mark = exc.context_mark
+    where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "above"
+    if "'\\t'" in problem:
+        return "Indent with spaces; YAML does not allow tabs there."
+    if "mapping values are not allowed" in problem:
+        return "Quote a value that contains ': ', or put a nested mapping on its own indented lines."
+    if "flow sequence" in context:
+        return f"Close the '[' opened at {where} with ']'."
+    if "flow mapping" in context:
+        return f"Close the '{{' opened at {where} with '}}'."
+    if "quoted scalar" in context:
+        return f"Close the quote opened at {where}."
+    if "block mapping" in context or "block collection" in context:
+        return f"Check the indentation: the entries of the mapping or list that starts at {where} must line up."
+    if "undefined alias" in problem:
+        return "Define the anchor (&name) before the alias (*name) that uses it."
+    if "another document" in problem:
+        return "A planner file holds one YAML document; remove the second '---'."
+    return None
+
+
+def load_mapping(path: Path, *, hint: str | None = None) -> LineDict:
     """Read a YAML (or JSON, which is YAML) file whose root must be a mapping.
+
+    Args:
+        path: the file.
+        hint: what the file should hold, given with the problem when it is empty or its top
+            level is not a mapping (e.g. "A scenario holds 'name:' and 'workloads:'.").
 
     Raises:
         YamlProblem: as :func:`read_text` and :func:`parse_yaml`, or a root that is not a mapping.
     """
-    data = parse_yaml(read_text(path))
+    try:
+        data = parse_yaml(read_text(path))
+    except YamlProblem as exc:
+        if exc.problem == "is empty" and exc.hint is None:
+            exc.hint = hint
+        raise
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
-        raise YamlProblem(f"the top level is {kind}, not a mapping of keys to values", 1)
+        kind = "a list" if isinstance(data, list) else "a single value" if data is not None else "empty"
+        raise YamlProblem(f"the top level is {kind}, not a mapping of keys to values", 1, hint)
     return data
 
 
-def load_json_mapping(path: Path) -> dict:
+def load_json_mapping(path: Path) -> LineDict:
     """Read a JSON file (a Hugging Face ``config.json``) whose root must be an object.
 
+    The result is a :class:`LineDict` that knows the line of each top-level key.
+
     Raises:
-        YamlProblem: unreadable, not UTF-8, invalid JSON (with line and column), not an object.
+        YamlProblem: unreadable, not UTF-8, invalid JSON (with line and column), NaN or
+            Infinity, not an object.
     """
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except YamlProblem as exc:
+        if exc.problem == "is empty":
+            exc.hint = 'A config.json is one object of keys and values: {"model_type": "llama", ...}.'
+        raise
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        raise YamlProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno) from exc
+        hint = next((h for start, h in _JSON_HINTS if exc.msg.startswith(start)), None)
+        raise YamlProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno,
+                          hint) from exc
+    except _Constant as exc:
+        m = re.search(r"(?<![\w\"])" + re.escape(exc.name) + r"(?![\w\"])", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        raise YamlProblem(f"invalid JSON: {exc.name} is not a number a config may hold", line,
+                          "Write a number, or null where the value is unknown.") from exc
     except ValueError as exc:
         raise YamlProblem(f"invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise YamlProblem("is nested too deeply") from exc
     if not isinstance(data, dict):
-        raise YamlProblem("the top level is not a JSON object", 1)
-    return data
+        raise YamlProblem("the top level is not a JSON object", 1,
+                          'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
+    return _with_key_lines(data, text)
+
+
+#: What to change for the usual JSON mistakes, by the start of json's message.
+_JSON_HINTS = (
+    ("Expecting ',' delimiter", "Put a ',' after each value but the last (one is missing before this point)."),
+    ("Expecting property name", "Keys are in double quotes, and the last value has no ',' after it."),
+    ("Expecting value", "A value is missing or not JSON (texts in double quotes; true, false, null in lower case)."),
+    ("Invalid control character", "Write a line break inside a text as \\n."),
+    ("Extra data", "A config.json holds one object; remove what follows its closing '}'."),
+)
+
+
+class _Constant(ValueError):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
 
 
 def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a number a config may hold")
+    raise _Constant(name)
+
+
+def _with_key_lines(data: dict, text: str) -> LineDict:
+    """``data`` as a LineDict with the 1-based line of each top-level key of the JSON ``text``."""
+    out = LineDict(data)
+    out.line = 1
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+    try:
+        i = ws.match(text, 0).end() + 1  # after '{'
+        while True:
+            i = ws.match(text, i).end()
+            if text[i] == "}":
+                break
+            start = i
+            key, i = json.decoder.scanstring(text, i + 1)
+            out.lines[key] = text.count("\n", 0, start) + 1
+            i = ws.match(text, i).end() + 1  # after ':'
+            _, i = decoder.raw_decode(text, ws.match(text, i).end())
+            i = ws.match(text, i).end()
+            if text[i] == ",":
+                i += 1
+    except (ValueError, IndexError, RecursionError):
+        pass  # lines are a courtesy; the data is already valid
+    return out

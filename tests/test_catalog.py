@@ -225,7 +225,7 @@ BAD = [
      "gpus.yaml:10: gpus[0].memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24 Gib\n",
      "gpus.yaml:10: gpus[0].memory: unknown size unit 'Gib' in '24 Gib' (did you mean GiB?); "
-     "use B, KiB, MiB, GiB, TiB, kB, MB, GB, TB or Gb."),
+     "use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 0 GiB\n",
      "gpus.yaml:10: gpus[0].memory: must be more than 0 bytes, not '0 GiB'."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 8 TiB\n",
@@ -287,7 +287,8 @@ BAD = [
     ("gpus.yaml", "gpus:\n", "gpu:\n",
      "gpus.yaml:3: gpu: unknown key 'gpu'. Did you mean 'gpus'?"),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: [450\n",
-     "gpus.yaml:21: YAML syntax error: expected ',' or ']', but got ':' at line 21 column 15."),
+     "gpus.yaml:21: YAML syntax error: expected ',' or ']', but got ':' at line 21 column 15. "
+     "Close the '[' opened at line 20 column 12 with ']'."),
     ("gpus.yaml", "    pcie_gen: 4\n", "    pcie_gen: 3\n",
      "gpus.yaml:17: gpus[0].pcie_gen: PCIe generation 3 is not in pcie.yaml. Valid: 4, 5."),
     ("gpus.yaml", "    form_factor: sxm\n", "    form_factor: sxm\n    slot_width: 2\n",
@@ -335,7 +336,7 @@ BAD = [
      "network.yaml:13: switches[0].id: duplicate id 'ib-ndr' (first on line 4). "
      "Ids are unique within a file; rename or remove one."),
     ("models.yaml", "    hf_id: test/tiny-llama\n", "    hf_id: test/tiny-llama\n    remove: true\n",
-     "models.yaml:6: models[0].remove: unknown key 'remove'. Valid: as_of, config, hf_id, id, notes, "
+     "models.yaml:6: models[0].remove: unknown key 'remove'. Valid keys: as_of, config, hf_id, id, notes, "
      "parameters_source, published_parameters, source, verification."),
 ]
 
@@ -405,7 +406,8 @@ def test_empty_file(tiny: Path) -> None:
     (tiny / "ram.yaml").write_text("# nothing\n")
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
-    assert str(excinfo.value) == f"{tiny}/ram.yaml: is empty."
+    assert str(excinfo.value) == (f"{tiny}/ram.yaml: is empty. A ram.yaml is a mapping with 'schema_version: 1' "
+                                  "and a 'dimms:' list (catalog/README.md).")
 
 
 def test_file_without_its_list(tiny: Path) -> None:
@@ -534,7 +536,8 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
 def test_overlay_directory_missing(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(tmp_path / "nope", base=TINY)
-    assert str(excinfo.value) == f"{tmp_path / 'nope'}: no such catalog directory."
+    assert str(excinfo.value) == (f"{tmp_path / 'nope'}: no such catalog directory. --catalog takes a directory "
+                                  "holding overlay files such as gpus.yaml (catalog/README.md).")
 
 
 def test_overlay_is_a_file(tmp_path: Path) -> None:

@@ -101,10 +101,12 @@ def test_plan_unwritable_output_is_one_line(runner, tmp_path):
     blocker.write_text("x")
     r = runner.invoke(main, ["plan", str(SCEN / "qlora-7b-12gb.yaml"), "--out", str(blocker)])
     assert r.exit_code == 2
-    assert r.output == f"Error: {blocker}: is a file, not a directory; give --out a directory\n"
+    assert r.output == (f"Error: {blocker}: is a file, not a directory. "
+                        "Give --out a directory (it is created if missing).\n")
     r2 = runner.invoke(main, ["plan", str(SCEN / "qlora-7b-12gb.yaml"), "--out", str(blocker / "sub")])
     assert r2.exit_code == 2
-    assert r2.output == f"Error: {blocker / 'sub'}: cannot create the output directory (Not a directory)\n"
+    assert r2.output == (f"Error: {blocker / 'sub'}: cannot create the output directory (Not a directory). "
+                         "Give --out a directory that can be created and written.\n")
 
 
 def test_scenario_name_cannot_leave_the_output_directory(runner, tmp_path):
@@ -128,8 +130,8 @@ def test_safe_stem(name, stem):
 def test_safe_stem_refuses_empty(name):
     with pytest.raises(OutputError) as e:
         safe_stem(name)
-    assert str(e.value) == (f"scenario name {name!r} gives no usable file name; give the scenario a name such as "
-                            "'ft-7b-workstation'")
+    assert str(e.value) == (f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "
+                            "'ft-7b-workstation'.")
 
 
 def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
@@ -141,7 +143,8 @@ def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path):
     assert (p.stat().st_mode & 0o777) == 0o666 & ~_umask()
     with pytest.raises(OutputError) as e:
         write_text(tmp_path / "missing" / "r.json", "x")
-    assert str(e.value) == f"{tmp_path / 'missing' / 'r.json'}: cannot write (No such file or directory)"
+    assert str(e.value) == (f"{tmp_path / 'missing' / 'r.json'}: cannot write (No such file or directory). "
+                            "Check that its directory is writable and the disk has room.")
 
 
 def _umask():

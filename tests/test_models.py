@@ -205,32 +205,36 @@ def test_invalid_json_reports_file_and_line(tmp_path):
     path = tmp_path / "config.json"
     path.write_text('{"model_type": "llama",\n  "hidden_size": 64,,\n}', encoding="utf-8")
     assert _error(str(path)) == (
-        f"{path}:2: invalid JSON: Expecting property name enclosed in double quotes at line 2 column 21."
+        f"{path}:2: invalid JSON: Expecting property name enclosed in double quotes at line 2 column 21. "
+        "Keys are in double quotes, and the last value has no ',' after it."
     )
 
 
 def test_json_root_that_is_not_an_object(tmp_path):
     path = tmp_path / "config.json"
     path.write_text("[1, 2]", encoding="utf-8")
-    assert _error(str(path)) == f"{path}:1: the top level is not a JSON object."
+    assert _error(str(path)) == (f"{path}:1: the top level is not a JSON object. "
+                                 'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
 
 
 def test_json_nan_is_refused(tmp_path):
     path = tmp_path / "config.json"
     path.write_text('{"model_type": "llama", "rope_theta": NaN}', encoding="utf-8")
-    assert _error(str(path)) == f"{path}: invalid JSON: NaN is not a number a config may hold."
+    assert _error(str(path)) == (f"{path}:1: invalid JSON: NaN is not a number a config may hold. "
+                                 "Write a number, or null where the value is unknown.")
 
 
 def test_empty_file(tmp_path):
     path = tmp_path / "config.json"
     path.write_text("", encoding="utf-8")
-    assert _error(str(path)) == f"{path}: is empty."
+    assert _error(str(path)) == (f"{path}: is empty. "
+                                 'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
 
 
 def test_unsupported_architecture_in_a_file(tmp_path):
     path = _write(tmp_path / "bert" / "config.json", {"model_type": "bert", "hidden_size": 768})
     assert _error(str(path)) == (
-        f"{path}: model_type: model_type 'bert' is not supported. Supported model_type values: "
+        f"{path}:2: model_type: model_type 'bert' is not supported. Supported model_type values: "
         "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3."
     )
 
@@ -326,7 +330,8 @@ def test_invalid_json_in_the_cache(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text('{\n"model_type": "llama"\n"hidden_size": 64}', encoding="utf-8")
     assert _error("acme/tiny", hf_cache=cache) == (
-        f"{path}:3: invalid JSON: Expecting ',' delimiter at line 3 column 1."
+        f"{path}:3: invalid JSON: Expecting ',' delimiter at line 3 column 1. "
+        "Put a ',' after each value but the last (one is missing before this point)."
     )
 
 

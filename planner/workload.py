@@ -258,6 +258,11 @@ def workload_from_entry(
     model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     name = entry.str("name", default_name)
     warnings: list[str] = []
+    if task == "infer":
+        for key in ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory"):
+            if key in entry.data:
+                raise entry.error(f"{key!r} sizes the training DataLoader and does nothing for task infer", key,
+                                  "Remove it, or set task: train.")
     host = _host(entry)
     gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
     if task == "train":
@@ -326,6 +331,12 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     rec = RECIPES[recipe]
+    adapter_keys = ("lora_rank", "adapter_dtype") + (("double_quant",) if method != "qlora" else ())
+    for key in adapter_keys:
+        if key in entry.data and (method == "full" or key == "double_quant"):
+            needed = "qlora" if key == "double_quant" else "lora or qlora"
+            raise entry.error(f"{key} is set but method is {method}", key,
+                              f"Set method: {needed}, or remove {key}.")
     if method == "qlora" and rec.weight_bytes == 4:
         raise entry.error(f"QLoRA computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
@@ -377,6 +388,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     check_tp(arch, tp, entry)
     engine = entry.str("engine", "hf", choices=ENGINES)
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
+    if engine != "vllm" and "gpu_memory_utilization" in entry.data:
+        raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
+                          "gpu_memory_utilization", "Set engine: vllm, or remove it.")
     mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
     attention = entry.str("attention", "sdpa", choices=ATTENTION)
     sliding = entry.bool("sliding_window", True)

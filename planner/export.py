@@ -94,9 +94,29 @@ def infeasible_to_dict(err: Any) -> dict[str, Any]:
     })
 
 
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP "CSV Injection").
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe_text(value: Any) -> Any:
+    """A text cell that a spreadsheet would read as a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
 def candidates_csv(table: Any) -> str:
-    """The ranked candidate table as CSV text (columns as in planner.candidates.COLUMNS)."""
-    return table.to_csv(index=False, lineterminator="\n")
+    """The ranked candidate table as CSV text (columns as in planner.candidates.COLUMNS).
+
+    Text cells that start with =, +, -, @, tab or carriage return are prefixed with an
+    apostrophe, so names from user files never become formulas when the CSV is opened in a
+    spreadsheet; numbers are written as numbers.
+    """
+    safe = table.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or str(safe[col].dtype) in ("string", "str"):
+            safe[col] = safe[col].map(csv_safe_text)
+    return safe.to_csv(index=False, lineterminator="\n")
 
 
 def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:

@@ -251,3 +251,13 @@ def _timed(cmd):
     t = time.perf_counter()
     subprocess.run(cmd, capture_output=True, check=True)
     return time.perf_counter() - t
+
+
+def test_csv_text_never_becomes_a_formula():
+    # A workload named '=1+1' (from a user file) is written as "'=1+1" in the CSV; numbers stay numbers.
+    import pandas as pd
+
+    from planner.export import candidates_csv
+
+    text = candidates_csv(pd.DataFrame({"workload": ["=1+1", "@SUM(A1)", "ok", "-2"], "capex_usd": [1.0, 2.0, 3.0, -4.0]}))
+    assert text.splitlines() == ["workload,capex_usd", "'=1+1,1.0", "'@SUM(A1),2.0", "ok,3.0", "'-2,-4.0"]

@@ -575,6 +575,10 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     best, need, next_need = largest_fitting(make, cap, 1, hi)
     count = f"{n} x {gpu.id}"
     if best is None:
+        if as_json:  # scripts get a document either way, as with plan --json
+            click.echo(json.dumps({"gpu": gpu.id, "gpus": n, "target": target, "max_value": None, "fits": False,
+                                   "need_bytes": need, "capacity_bytes": cap,
+                                   "usable_bytes": gpu.memory_usable_bytes, "headroom": headroom}, indent=2))
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
                               f"{count} offers {_gib_text(cap)} ({_gib_text(gpu.memory_usable_bytes)} usable less "
                               f"{headroom:.0%} headroom).")

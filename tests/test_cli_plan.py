@@ -261,3 +261,18 @@ def test_csv_text_never_becomes_a_formula():
 
     text = candidates_csv(pd.DataFrame({"workload": ["=1+1", "@SUM(A1)", "ok", "-2"], "capex_usd": [1.0, 2.0, 3.0, -4.0]}))
     assert text.splitlines() == ["workload,capex_usd", "'=1+1,1.0", "'@SUM(A1),2.0", "ok,3.0", "'-2,-4.0"]
+
+
+def test_fit_json_prints_a_document_when_nothing_fits():
+    # Llama-2-70B in bf16 needs ~140 GB of weights alone: nothing fits one 12 GB card (exit 1).
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    result = CliRunner().invoke(main, ["fit", "--model", "llama-2-70b", "--gpu", "rtx-3060-12gb", "--task", "infer",
+                                       "--concurrency", "max", "--json"])
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    assert doc["fits"] is False and doc["max_value"] is None and doc["need_bytes"] > doc["capacity_bytes"]

@@ -85,3 +85,11 @@ def train_workload(**kw: Any) -> dict[str, Any]:
     """A small training workload mapping (tiny model, full fine-tune, mixed-fp16, 1 GPU)."""
     return {"name": "train", "model": "tiny", "task": "train", "method": "full", "recipe": "mixed-fp16",
             "micro_batch": 1, "seq_len": 128, "gpus": 1, **kw}
+
+
+def scen(cat, *workloads, extras=(), **constraints):
+    """A scenario over the tiny catalog ``cat``: workloads, constraints as keyword arguments, extras."""
+    from planner.scenario import scenario_from_mapping
+
+    return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints,
+                                  "extras": list(extras)}, cat)

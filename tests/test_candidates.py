@@ -22,7 +22,6 @@ from planner.candidates import (
     with_gpus,
 )
 from planner.memory import estimate
-from planner.scenario import scenario_from_mapping
 from planner.units import GiB
 from tests.plan_helpers import (
     dimm,
@@ -30,14 +29,11 @@ from tests.plan_helpers import (
     infer_workload,
     nic,
     platform,
+    scen,
     switch,
     tiny_catalog,
     train_workload,
 )
-
-
-def scen(cat, *workloads, **constraints):
-    return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints}, cat)
 
 
 def rows(cs, **where):

@@ -26,15 +26,11 @@ from tests.plan_helpers import (
     infer_workload,
     nic,
     platform,
+    scen,
     switch,
     tiny_catalog,
     train_workload,
 )
-
-
-def scen(cat, *workloads, extras=(), **constraints):
-    return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints,
-                                  "extras": list(extras)}, cat)
 
 
 # ----- choice and tie-breaks ----------------------------------------------------------------------

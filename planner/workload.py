@@ -39,7 +39,7 @@ MAX_GPUS = 65_536
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "adapter_dtype", "dataset_tokens", "epochs",
+    "double_quant", "prepare_kbit_training", "adapter_dtype", "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -72,6 +72,13 @@ class Training:
         lora_rank: r for LoRA/QLoRA adapters.
         lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
         double_quant: QLoRA double quantization of the NF4 constants.
+        prepare_kbit_training: QLoRA only: peft's ``prepare_model_for_kbit_training`` ran (TRL's
+            SFTTrainer and the peft QLoRA guide call it). It casts every 16-bit parameter that is
+            not NF4 (embeddings, output head, norms, biases) to fp32, so the embedding output, the
+            residual stream and the outputs of the 4-bit linears (bitsandbytes casts them back to
+            the input dtype) are fp32 as well. Source: peft ``utils/other.py``
+            (``prepare_model_for_kbit_training``: "cast all non INT8 parameters to fp32");
+            bitsandbytes ``Linear4bit.forward`` (``.to(inp_dtype)``).
         adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
             states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
             paper's qlora.py casts adapters to 'bf16'.
@@ -97,6 +104,7 @@ class Training:
     adapter_dtype: str = "fp32"
     dataset_tokens: int | None = None
     epochs: float = 1.0
+    prepare_kbit_training: bool = True
 
     @property
     def data_parallel(self) -> int:
@@ -327,14 +335,16 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
     double_quant = entry.bool("double_quant", True)
+    prepare_kbit = entry.bool("prepare_kbit_training", True)
     adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     rec = RECIPES[recipe]
-    adapter_keys = ("lora_rank", "adapter_dtype") + (("double_quant",) if method != "qlora" else ())
+    qlora_keys = ("double_quant", "prepare_kbit_training")
+    adapter_keys = ("lora_rank", "adapter_dtype") + (qlora_keys if method != "qlora" else ())
     for key in adapter_keys:
-        if key in entry.data and (method == "full" or key == "double_quant"):
-            needed = "qlora" if key == "double_quant" else "lora or qlora"
+        if key in entry.data and (method == "full" or key in qlora_keys):
+            needed = "qlora" if key in qlora_keys else "lora or qlora"
             raise entry.error(f"{key} is set but method is {method}", key,
                               f"Set method: {needed}, or remove {key}.")
     if method == "qlora" and rec.weight_bytes == 4:
@@ -370,7 +380,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs)
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit)
 
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:

@@ -73,6 +73,10 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     assert t is not None
     recipe = RECIPES[t.recipe]
     regime = regime_for(t.recipe)
+    if t.method == "qlora" and t.prepare_kbit_training and not regime.amp:
+        # fp32 embeddings and norms make the residual stream fp32, and bitsandbytes casts each
+        # 4-bit linear's output back to its input dtype: the activations are fp32.
+        regime = regime_for("fp32")
     full = t.method == "full"
     comps: list[Component] = []
     node = w.node_gpus
@@ -116,7 +120,9 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
                                "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
     notes = [GRAD_ACCUM_NOTE]
     if t.method == "qlora":
-        notes.append("QLoRA: embeddings and output head stay 16-bit; the NF4 base is dequantized one layer at a time.")
+        notes.append("QLoRA: the NF4 base is dequantized one layer at a time; embeddings, output head and norms "
+                     + ("are fp32 after peft's prepare_model_for_kbit_training, and so are the activations."
+                        if t.prepare_kbit_training else "stay 16-bit (prepare_kbit_training: false)."))
     if t.checkpointing == "full":
         notes.append("Full gradient checkpointing: about one extra forward pass of compute (~8 x P x tokens FLOPs).")
     # ---- host ----------------------------------------------------------------------------

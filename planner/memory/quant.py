@@ -52,7 +52,7 @@ def nf4_constant_bits(double_quant: bool) -> float:
 
 
 def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
-                 tp: int = 1) -> WeightBytes:
+                 tp: int = 1, unquantized_bytes: int = 2) -> WeightBytes:
     """Bytes of the model's weights per GPU in format ``fmt``.
 
     Args:
@@ -62,6 +62,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         double_quant: NF4 double quantization.
         tp: tensor-parallel degree; linear weights, embeddings and head are split t ways,
             norms are replicated (Megatron-LM, Shoeybi et al. 2019, section 3).
+        unquantized_bytes: bytes per parameter of what NF4 leaves unquantized (embeddings, head,
+            norms, biases): 2, or 4 after peft's ``prepare_model_for_kbit_training``.
 
     Raises:
         ValueError: unknown format (callers validate names first).
@@ -100,8 +102,10 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     if fmt == "nf4":
         bits = nf4_constant_bits(double_quant)
         consts = int(round(lin * bits / 8))
+        u = unquantized_bytes
         return WeightBytes(
-            -(-lin // 2), consts, rest * 2,
+            -(-lin // 2), consts, rest * u,
             f"{lin:,} linear params x 0.5 B + constants {bits:.3f} bits/param"
-            f" ({'double' if double_quant else 'single'} quantization) + {rest:,} other params x 2 B")
+            f" ({'double' if double_quant else 'single'} quantization) + {rest:,} other params x {u} B"
+            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else ""))
     raise ValueError(f"unknown weight format {fmt!r}")

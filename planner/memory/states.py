@@ -143,11 +143,14 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
 
     # ---- weights -----------------------------------------------------------------------
     if train.method == "qlora":
-        wb = weight_bytes(arch, "nf4", double_quant=train.double_quant, tp=train.tp)
+        wb = weight_bytes(arch, "nf4", double_quant=train.double_quant, tp=train.tp,
+                          unquantized_bytes=4 if train.prepare_kbit_training else 2)
         full_weights = wb.total
         w, note = shard(full_weights, 3)
         out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note + tp_note,
-                             "QLoRA, Dettmers et al. 2023, sec. 3" + src_tp))
+                             "QLoRA, Dettmers et al. 2023, sec. 3"
+                             + ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "")
+                             + src_tp))
     else:
         n = shape.per_gpu
         full_weights = n * recipe.weight_bytes

@@ -862,6 +862,10 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
             return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "
                     f"not {gpu.id}")
         part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
+        if not any(gpu.form_factor in p.form_factors and p.fixed_gpu in (None, gpu.id) for p in hw.platforms):
+            return (f"{gpu.id} is {part} and no platform in the catalog carries it; add one (e.g. its "
+                    "baseboard server, with price and source) in a catalog overlay, --catalog DIR "
+                    "(catalog/README.md)")
         return (f"{gpu.id} is {part}; {plat.id} takes "
                 + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
                    " and ".join(plat.form_factors) + " GPUs"))

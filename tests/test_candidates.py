@@ -268,6 +268,17 @@ def test_form_factor_and_baseboards():
     assert (r["binding"], r["why_not"]) == ("max_cards", "hgx carries 4 GPUs; the scenario allows at most 2 per node")
 
 
+def test_gpu_no_catalog_platform_carries_says_to_add_one():
+    # An OAM module with no OAM platform anywhere in the catalog: the miss is the catalog's, and the
+    # message says how to fix it rather than naming one PCIe platform.
+    oam = gpu("oam-card", form_factor="oam")
+    cat = tiny_catalog(gpus=[oam, gpu("card")], platforms=[platform("box")])
+    cs = build(scen(cat, infer_workload()), cat)
+    why = one(cs, gpu_id="oam-card", platform_id="box")["why_not"]
+    assert why.startswith("oam-card is an OAM module and no platform in the catalog carries it; add one")
+    assert "--catalog DIR" in why
+
+
 def test_precision():
     cat = tiny_catalog(gpus=[gpu("no-bf16", bf16=False), gpu("no-fp8", fp8=False)],
                        platforms=[platform(max_gpus=1, slots=((3, 1),))])

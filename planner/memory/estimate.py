@@ -142,7 +142,9 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     elif t.method == "qlora":
         desc = (f"QLoRA r={t.lora_rank}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
                 f"quantization), {recipe.dtype} compute; adapters, their gradients and optimizer states in "
-                f"{t.adapter_dtype}.")
+                f"{t.adapter_dtype}"
+                + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
+                   if t.prepare_kbit_training else "."))
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
 

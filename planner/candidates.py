@@ -863,6 +863,9 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                     f"not {gpu.id}")
         part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
         if not any(gpu.form_factor in p.form_factors and p.fixed_gpu in (None, gpu.id) for p in hw.platforms):
+            if cs.scenario.constraints.allowed_platforms is not None:
+                return (f"{gpu.id} is {part} and none of the allowed platforms (constraints.allowed_platforms) "
+                        f"carries it; allow a platform that takes {gpu.form_factor} GPUs")
             return (f"{gpu.id} is {part} and no platform in the catalog carries it; add one (e.g. its "
                     "baseboard server, with price and source) in a catalog overlay, --catalog DIR "
                     "(catalog/README.md)")

@@ -105,6 +105,9 @@ class Gpu:
         tdp_w: board power, watts.
         slot_width: slots a PCIe card occupies; 0 or None for SXM/OAM modules.
         price_usd: one unit, USD (None when the catalog gives no purchase price).
+        mfu_scale: factor on the default MFU for this card's software stack (1.0: the NVIDIA
+            CUDA stack the defaults come from; below 1 where published measurements show a
+            lower achieved share of the datasheet TFLOPS). Times only; memory is unaffected.
     """
 
     id: str
@@ -133,6 +136,7 @@ class Gpu:
     slot_width: int | None = None
     price_usd: float | None = None
     price_kind: str | None = None
+    mfu_scale: float = 1.0
     notes: str | None = None
     verification: str | None = None
 
@@ -614,6 +618,10 @@ def _rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
     return read
 
 
+def _fraction(e: Entry, k: str) -> float:
+    return e.number(k, min=0.0, max=1.0, min_exclusive=True)
+
+
 def _bool(e: Entry, k: str) -> bool:
     return e.bool(k)
 
@@ -730,6 +738,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "form_factor": _Field(_choice(FORM_FACTORS)),
         "price_usd": _Field(_price, required=False),
         "price_kind": _Field(_choice(PRICE_KINDS), required=False),
+        "mfu_scale": _Field(_fraction, required=False),
     },
     "dimms": {
         "kind": _Field(_choice(DIMM_KINDS)),

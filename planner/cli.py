@@ -150,7 +150,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
-     dict(default=None, help="QLoRA: peft prepare_model_for_kbit_training casts non-NF4 weights to fp32 (default on).")),
+     dict(default=None, help="QLoRA: the script calls peft prepare_model_for_kbit_training (fp32 non-NF4 "
+                              "weights and activations; default off).")),
     ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4.")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8.")),

@@ -244,6 +244,20 @@ class JobTime:
         return None if self.seconds_per_job is None else self.seconds_per_job / SECONDS_PER_HOUR
 
 
+def _vendor_scaled(gpu, mfu: float, reason: str) -> tuple[float, str]:
+    """A default MFU times the card's catalog ``mfu_scale`` (its software stack), with the reason.
+
+    The defaults come from NVIDIA/CUDA runs; a card whose stack reaches a smaller share of its
+    datasheet TFLOPS carries ``mfu_scale`` < 1 in the catalog, with its source there. A scenario's
+    ``costs.mfu`` is the user's own figure and is not scaled.
+    """
+    scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+    if scale == 1.0:
+        return mfu, reason
+    return mfu * scale, (f"{reason}; x {scale:g} for {gpu.id}'s software stack (catalog mfu_scale: "
+                         "achieved share of datasheet TFLOPS below NVIDIA's, see its source)")
+
+
 def _tflops_for(gpu, dtype: str) -> float:
     if dtype == "fp8" and getattr(gpu, "fp8_tflops", None):
         return float(gpu.fp8_tflops)
@@ -283,7 +297,7 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
         d = default_mfu(recipe=t.recipe, method=t.method)
-        mfu, reason = d.value, d.reason
+        mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
     recipe = RECIPES[t.recipe]
     tflops = float(gpu.bf16_tflops)
     per_token = training_flops(params=params, tokens=1.0, method=t.method, adapter_params=adapters,
@@ -343,7 +357,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float)
     if mfu_override is not None:
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
-        mfu, reason = PREFILL_MFU.value, PREFILL_MFU.reason
+        mfu, reason = _vendor_scaled(gpu, PREFILL_MFU.value, PREFILL_MFU.reason)
     tflops = _tflops_for(gpu, "fp8" if i.weights == "fp8" else "bf16")
     weights = float(sum(c.bytes for c in est.gpu_components() if c.name.startswith("weights")))
     kv_tok = float(est.extra.get("kv_bytes_per_token", 0))

@@ -72,8 +72,10 @@ class Training:
         lora_rank: r for LoRA/QLoRA adapters.
         lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
         double_quant: QLoRA double quantization of the NF4 constants.
-        prepare_kbit_training: QLoRA only: peft's ``prepare_model_for_kbit_training`` ran (TRL's
-            SFTTrainer and the peft QLoRA guide call it). It casts every 16-bit parameter that is
+        prepare_kbit_training: QLoRA only: the training script calls peft's
+            ``prepare_model_for_kbit_training`` (the peft QLoRA guide, the QLoRA paper's qlora.py and
+            TRL's SFTTrainer of 2023 do; TRL's current SFTTrainer does not, hence default False).
+            It casts every 16-bit parameter that is
             not NF4 (embeddings, output head, norms, biases) to fp32, so the embedding output, the
             residual stream and the outputs of the 4-bit linears (bitsandbytes casts them back to
             the input dtype) are fp32 as well. Source: peft ``utils/other.py``
@@ -104,7 +106,7 @@ class Training:
     adapter_dtype: str = "fp32"
     dataset_tokens: int | None = None
     epochs: float = 1.0
-    prepare_kbit_training: bool = True
+    prepare_kbit_training: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -335,7 +337,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
     double_quant = entry.bool("double_quant", True)
-    prepare_kbit = entry.bool("prepare_kbit_training", True)
+    prepare_kbit = entry.bool("prepare_kbit_training", False)
     adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
@@ -369,6 +371,9 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "Set zero: 1 or higher.")
     if offload_params and zero != 3:
         raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if method == "qlora" and prepare_kbit and checkpointing == "none":
+        warnings.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
+                        "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
     if method != "full" and zero == 3 and method == "qlora":
         warnings.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
     dp = gpus // tp

@@ -277,6 +277,14 @@ def test_gpu_no_catalog_platform_carries_says_to_add_one():
     why = one(cs, gpu_id="oam-card", platform_id="box")["why_not"]
     assert why.startswith("oam-card is an OAM module and no platform in the catalog carries it; add one")
     assert "--catalog DIR" in why
+    # When the scenario's allowed_platforms excludes the catalog's platforms that would carry the
+    # card, the constraint is named, not the catalog.
+    cat2 = tiny_catalog(gpus=[oam, gpu("card")], platforms=[platform("box"),
+                                                             platform("oam-box", form_factors=("oam",))])
+    cs2 = build(scen(cat2, infer_workload(), allowed_platforms=["box"]), cat2)
+    why2 = one(cs2, gpu_id="oam-card", platform_id="box")["why_not"]
+    assert why2 == ("oam-card is an OAM module and none of the allowed platforms (constraints.allowed_platforms) "
+                    "carries it; allow a platform that takes oam GPUs")
 
 
 def test_precision():

@@ -142,6 +142,32 @@ def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
     assert any("4 x P + 6 x A" in line for line in jt.lines)
 
 
+def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
+    # A card whose software stack reaches a smaller share of its datasheet TFLOPS carries
+    # mfu_scale in the catalog: the default MFU (0.28 for QLoRA pure-bf16, as above) is scaled,
+    # so the time grows by 1 / scale; a scenario's own costs.mfu is the user's figure and is not.
+    from dataclasses import replace
+
+    from planner.compare import pcie_per_lane
+    from planner.inputs import workload_from_options
+    from planner.timing import time_workload
+
+    w = workload_from_options(dict(model="llama-2-7b", task="train", method="qlora", recipe="pure-bf16",
+                                   micro_batch=1, seq_len=512, grad_accum=16, checkpointing="full",
+                                   dataset_tokens=100_000_000), shipped)
+    est = estimate(w)
+    base = shipped.gpu("rtx-3060-12gb")
+    slow = replace(base, mfu_scale=0.5)
+    lane = pcie_per_lane(shipped, 4)
+    t_base = time_workload(workload=w, estimate=est, gpu=base, gpu_count=1, pcie_per_lane_bytes_per_s=lane)
+    t_slow = time_workload(workload=w, estimate=est, gpu=slow, gpu_count=1, pcie_per_lane_bytes_per_s=lane)
+    assert t_slow.mfu == pytest.approx(0.28 * 0.5)
+    assert t_slow.seconds_per_job == pytest.approx(2 * t_base.seconds_per_job)
+    assert "mfu_scale" in t_slow.mfu_reason
+    user = time_workload(workload=w, estimate=est, gpu=slow, gpu_count=1, pcie_per_lane_bytes_per_s=lane, mfu=0.3)
+    assert user.mfu == 0.3
+
+
 # ----- TCO and break-even (pure functions) ----------------------------------------------------------
 
 # One machine for the hand-computed cases: capex $10,000, residual 20 %, 3 years, no support;

@@ -174,13 +174,15 @@ _VLLM_PRINT = Abs(0.005 * GiB)
 
 #: The bitsandbytes blog runs (May 2023, transformers 4.30): Llama had no SDPA path before
 #: transformers 4.36, so attention is eager; TRL SFTTrainer + peft LoRA, batch 1, accumulation 4,
-#: AdamW; the SFTTrainer of that time ran peft's prepare_model_for_kbit_training on a 4-bit model
-#: (fp32 embeddings, head and norms; the planner default). LoRA rank and targets are not
-#: published (the benchmark gist is not archived here): planner defaults, r=16 on q_proj/v_proj,
-#: adapters in fp32. That choice matters: r=64 on all linear layers (the QLoRA paper's setting)
-#: adds ~4.5 GiB to the 13B runs (adapters, their gradients and AdamW states at 16 B each).
+#: AdamW. TRL's SFTTrainer of mid-2023 ran peft's k-bit preparation on 4-bit models; whether that
+#: peft version cast the non-quantized weights to fp32 is not certain, so the cases use
+#: prepare_kbit_training (the heavier reading); every outcome below is the same without it
+#: (13B GC 1024 then predicts 10.04 GiB). LoRA rank and targets are not published (the benchmark
+#: gist is not archived here): planner defaults, r=16 on q_proj/v_proj, adapters in fp32. That
+#: choice matters: r=64 on all linear layers (the QLoRA paper's setting) adds ~4 GiB to the 13B
+#: runs (adapters, their gradients and AdamW states at 16 B each).
 _BNB = {"task": "train", "method": "qlora", "optimizer": "adamw", "micro_batch": 1, "grad_accum": 4,
-        "attention": "eager"}
+        "attention": "eager", "prepare_kbit_training": True}
 _BNB_SRC = "huggingface/blog 4bit-transformers-bitsandbytes.md (benchmark table)"
 _BNB_REASON = ("outcome on a 16 GB T4 (nvidia-smi total 15,360 MiB with ECC on): the run either trained or "
                "raised OOM; the prediction must fall on the same side of the card's usable memory")

@@ -95,6 +95,8 @@ class Gpu:
     Attributes:
         memory_bytes: memory as marketed, in bytes (a "24 GB" card carries 24 GiB).
         memory_usable_bytes: memory the driver reports, in bytes (<= ``memory_bytes``).
+        memory_cuda_total_bytes: total ``cudaMemGetInfo`` reports (nvidia-smi's total less the
+            driver's reservation), when published; vLLM's budget is a fraction of it.
         memory_bandwidth_bytes_per_s: memory bandwidth, bytes per second.
         bf16_tflops: dense BF16/FP16 tensor TFLOPS with FP32 accumulate (GeForce: half rate).
         fp16_fp16acc_tflops, fp8_tflops: dense TFLOPS, when published.
@@ -137,6 +139,7 @@ class Gpu:
     price_usd: float | None = None
     price_kind: str | None = None
     mfu_scale: float = 1.0
+    memory_cuda_total_bytes: int | None = None
     notes: str | None = None
     verification: str | None = None
 
@@ -739,6 +742,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "price_usd": _Field(_price, required=False),
         "price_kind": _Field(_choice(PRICE_KINDS), required=False),
         "mfu_scale": _Field(_fraction, required=False),
+        "memory_cuda_total": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+                                    attr="memory_cuda_total_bytes"),
     },
     "dimms": {
         "kind": _Field(_choice(DIMM_KINDS)),
@@ -1020,6 +1025,10 @@ def _check_entry(kind: str, p: _Parsed) -> None:
                 hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
                         f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
             raise p.err("memory_usable is more than memory", "memory_usable", hint)
+        if v.get("memory_cuda_total", 0) > v["memory_usable"]:
+            raise p.err("memory_cuda_total is more than memory_usable", "memory_cuda_total",
+                        "memory_cuda_total is what CUDA reports (torch.cuda.mem_get_info()[1]), less than the "
+                        "nvidia-smi total by the driver's reservation.")
         if v["form_factor"] == "pcie" and not v.get("slot_width"):
             key = "slot_width" if "slot_width" in v else "form_factor"
             raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)

@@ -43,7 +43,7 @@ TRAIN_KEYS = (
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
-    "max_num_batched_tokens", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
+    "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
     "requests_per_hour",
 )
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
@@ -128,7 +128,10 @@ class Inference:
         engine: 'hf' (Transformers generate) or 'vllm' (PagedAttention engine).
         gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
         max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
-            None means the whole prompt of every sequence at once.
+            None means the whole prompt of every sequence at once (vLLM's KV budget then uses
+            ``vllm serve``'s default for the card, planner.memory.vllm).
+        max_num_seqs: vLLM's cap on sequences per step; its start-up profile samples that many
+            rows of logits (None: ``vllm serve``'s default for the card).
         attention: 'eager' materialises the score matrices during prefill.
         sliding_window: honour the model's sliding window in the KV cache.
     """
@@ -146,6 +149,7 @@ class Inference:
     sliding_window: bool = True
     tokens_per_request: int | None = None
     requests_per_hour: float | None = None
+    max_num_seqs: int | None = None
 
 
 @dataclass(frozen=True)
@@ -407,6 +411,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
                           "gpu_memory_utilization", "Set engine: vllm, or remove it.")
     mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
+    max_seqs = entry.int("max_num_seqs", None, min=1, max=MAX_MICRO_BATCH)
+    if engine != "vllm" and "max_num_seqs" in entry.data:
+        raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
+                          "Set engine: vllm, or remove it.")
     attention = entry.str("attention", "sdpa", choices=ATTENTION)
     sliding = entry.bool("sliding_window", True)
     if context > arch.max_position_embeddings:
@@ -414,7 +422,7 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12))
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs)
 
 
 #: The GPU feature (a :class:`planner.catalog.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.

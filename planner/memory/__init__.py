@@ -7,6 +7,7 @@ allocator), ``host`` (system RAM), assembled by ``estimate``. Importing this pac
 """
 
 from planner.memory.breakdown import Component, Estimate
-from planner.memory.estimate import estimate, vllm_capacity
+from planner.memory.estimate import estimate
+from planner.memory.vllm import cuda_total_bytes, vllm_budget
 
-__all__ = ["Component", "Estimate", "estimate", "vllm_capacity"]
+__all__ = ["Component", "Estimate", "cuda_total_bytes", "estimate", "vllm_budget"]

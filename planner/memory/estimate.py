@@ -20,7 +20,6 @@ from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
 from planner.memory.inference import (
     KV_SRC,
-    VLLM_BLOCK_TOKENS,
     kv_bytes_per_token,
     kv_cache_bytes,
     logits_inference_bytes,
@@ -183,22 +182,3 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
         desc += f"; vLLM engine (gpu_memory_utilization {i.gpu_memory_utilization:g})"
     return _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
                    extra=extra)
-
-
-def vllm_capacity(est: Estimate, *, card_bytes: int, gpu_memory_utilization: float) -> dict[str, int]:
-    """How many KV tokens and sequences fit on a card under vLLM's memory budget.
-
-    budget = gpu_memory_utilization x card total - (weights + prefill peak + CUDA context and
-    workspaces); KV tokens = budget // KV bytes per token, in blocks of 16 tokens.
-    Source: vLLM docs ("Engine arguments": gpu_memory_utilization); Kwon et al. 2023, sec. 4.
-
-    Returns:
-        {'budget_bytes', 'kv_tokens', 'kv_blocks'}; zero when nothing is left for the cache.
-    """
-    non_kv = sum(c.bytes for c in est.gpu_components() if c.name != "KV cache" and c.kind != "headroom")
-    budget = int(card_bytes * gpu_memory_utilization) - non_kv
-    per_tok = est.extra.get("kv_bytes_per_token", 0)
-    if budget <= 0 or per_tok <= 0:
-        return {"budget_bytes": max(budget, 0), "kv_tokens": 0, "kv_blocks": 0}
-    blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
-    return {"budget_bytes": budget, "kv_tokens": blocks * VLLM_BLOCK_TOKENS, "kv_blocks": blocks}

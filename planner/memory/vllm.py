@@ -1,0 +1,189 @@
+"""vLLM's KV-cache budget on a card: the engine's own start-up arithmetic.
+
+At start-up the vLLM V1 engine (``vllm serve``) measures, then sizes its KV cache as::
+
+    budget = gpu_memory_utilization x CUDA total
+             - weights (as loaded, with the rotary cos/sin cache)
+             - peak of the profiling run (a forward pass of max_num_batched_tokens tokens, then the
+               sampler on max_num_seqs rows of logits)
+             - non-PyTorch memory that appeared after its start-up snapshot (cuBLAS workspaces,
+               NCCL and all-reduce buffers)
+
+and the KV cache gets ``budget // (bytes per token x 16)`` blocks of 16 tokens.
+
+- "CUDA total" is what ``cudaMemGetInfo`` reports (``torch.cuda.mem_get_info()[1]``), which is the
+  nvidia-smi total less the driver's reservation: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi
+  and vLLM logs ``total_gpu_memory 79.22GiB`` (vLLM PR #10511, #12126), 0.43 GiB less; a 24 GB
+  A10-class card with ECC shows 23,028 MiB and logs 22.07 GiB, 0.42 GiB less. The catalog's
+  ``memory_cuda_total`` gives it per card; else :data:`DRIVER_RESERVED_BYTES` is assumed.
+- The CUDA context exists before vLLM's snapshot, so it is not subtracted from the budget: it
+  lives in the remaining ``1 - gpu_memory_utilization`` of the card (vLLM issue #12059), as do
+  CUDA graphs, captured after the KV cache is allocated.
+- The profiling run: ``gpu_model_runner.profile_run`` runs ``_dummy_run(max_num_tokens)`` over
+  ``min(max_num_tokens, max_num_seqs)`` requests and then ``_dummy_sampler_run`` on one row of
+  hidden states per request: the logits in the model dtype (all-gathered to the full vocabulary on
+  every tensor-parallel rank), the sampler's fp32 copy (``logits.to(torch.float32)``), the softmax
+  probabilities and the exponential noise of random sampling (vllm/v1/sample/sampler.py).
+- Default ``max_num_batched_tokens`` / ``max_num_seqs`` of ``vllm serve``: 8192 / 1024 on cards with
+  >= 70 GiB that are not A100s, else 2048 / 256 (vllm/engine/arg_utils.py, usage-context defaults).
+- The rotary embedding keeps a cos/sin cache of ``max_position_embeddings x rotary_dim`` values in
+  the model dtype (vllm/model_executor/layers/rotary_embedding.py), counted in "model weights take":
+  Llama-3.1-8B logs 14.99 GiB = 16,060,522,496 B of parameters + 131,072 x 128 x 2 B.
+
+Older engines counted differently (before vLLM PR #11809, January 2025, "non_torch_memory" also
+held the caching allocator's cached blocks), so logs of those builds are not this arithmetic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planner.architecture import Architecture
+from planner.memory.breakdown import Estimate
+from planner.memory.inference import VLLM_BLOCK_TOKENS, prefill_peak_bytes
+from planner.units import GiB, MiB
+
+#: nvidia-smi total minus CUDA total when the catalog gives no ``memory_cuda_total``: 430 MiB,
+#: between the H100 (0.43 GiB) and A10-class (0.42 GiB) figures derived in the module docstring.
+DRIVER_RESERVED_BYTES = 430 * MiB
+
+#: vLLM ``vllm serve`` defaults by card (vllm/engine/arg_utils.py): (max_num_batched_tokens, max_num_seqs).
+LARGE_CARD_DEFAULTS = (8192, 1024)
+SMALL_CARD_DEFAULTS = (2048, 256)
+LARGE_CARD_BYTES = 70 * GiB
+
+#: Bytes per vocabulary entry per request in the sampler, beyond the model-dtype logits:
+#: fp32 copy, softmax probabilities and exponential noise, 4 B each.
+SAMPLER_FP32_COPIES = 3
+
+VLLM_SRC = ("vLLM V1 start-up profile (vllm/v1/worker/gpu_worker.py determine_available_memory, "
+            "gpu_model_runner.py profile_run)")
+
+
+def cuda_total_bytes(gpu: Any) -> int:
+    """What ``cudaMemGetInfo`` reports as total for ``gpu``: its catalog ``memory_cuda_total``,
+    else the nvidia-smi total (``memory_usable``) less :data:`DRIVER_RESERVED_BYTES`."""
+    given = getattr(gpu, "memory_cuda_total_bytes", None)
+    return int(given) if given else int(gpu.memory_usable_bytes) - DRIVER_RESERVED_BYTES
+
+
+def engine_defaults(cuda_total: int, gpu_id: str) -> tuple[int, int]:
+    """``vllm serve``'s default (max_num_batched_tokens, max_num_seqs) on a card.
+
+    Cards with at least 70 GiB that are not A100s get 8192 / 1024, all others 2048 / 256
+    (vllm/engine/arg_utils.py, defaults for the OpenAI API server usage context).
+    """
+    if cuda_total >= LARGE_CARD_BYTES and "a100" not in gpu_id.lower():
+        return LARGE_CARD_DEFAULTS
+    return SMALL_CARD_DEFAULTS
+
+
+def rope_cache_bytes(arch: Architecture, dtype_bytes: int = 2) -> int:
+    """vLLM's rotary cos/sin cache: max_position_embeddings x rotary_dim x dtype bytes (0 without RoPE).
+
+    rotary_dim is head_dim times ``partial_rotary_factor`` (phi3, qwen3 variants) or ``rotary_pct``
+    (gpt_neox); GPT-2 has learned positions and no cache.
+    """
+    if arch.model_type == "gpt2":
+        return 0
+    fraction = float(arch.extra.get("partial_rotary_factor", arch.extra.get("rotary_pct", 1.0)) or 1.0)
+    rotary_dim = int(arch.head_dim * fraction)
+    return arch.max_position_embeddings * rotary_dim * dtype_bytes
+
+
+def sampler_peak_bytes(arch: Architecture, *, requests: int, dtype_bytes: int = 2) -> int:
+    """Logits and sampler tensors of the profiling run's dummy sampling, per GPU.
+
+    requests x V x (c B logits, all-gathered to the full vocabulary on every tensor-parallel rank
+    + 3 x 4 B: the fp32 copy, the probabilities and the exponential noise).
+    """
+    V = arch.vocab_size
+    return requests * V * (dtype_bytes + SAMPLER_FP32_COPIES * 4)
+
+
+@dataclass(frozen=True)
+class VllmBudget:
+    """vLLM's KV budget on one GPU, term by term (bytes), as the engine logs it.
+
+    Attributes:
+        cuda_total: what CUDA reports as the card's total.
+        usable: gpu_memory_utilization x cuda_total ("the current vLLM instance can use").
+        weights: "model weights take" (weights component + rotary cache).
+        profile_peak: "PyTorch activation peak memory" (the larger of the forward pass and
+            hidden states + sampler).
+        non_torch: "non_torch_memory" (library workspaces, NCCL buffers).
+        budget: "Available KV cache memory" (0 when nothing is left).
+        kv_tokens, kv_blocks: tokens and 16-token blocks that fit.
+        max_num_batched_tokens, max_num_seqs: the engine settings used.
+        context_outside: CUDA context bytes that must fit in the (1 - utilization) remainder.
+    """
+
+    cuda_total: int
+    usable: int
+    weights: int
+    profile_peak: int
+    non_torch: int
+    budget: int
+    kv_tokens: int
+    kv_blocks: int
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    context_outside: int
+
+    def as_dict(self) -> dict[str, int]:
+        """The terms with byte-unit names (for JSON), plus the token counts."""
+        return {"cuda_total_bytes": self.cuda_total, "usable_bytes": self.usable, "weights_bytes": self.weights,
+                "profile_peak_bytes": self.profile_peak, "non_torch_bytes": self.non_torch,
+                "budget_bytes": self.budget, "kv_tokens": self.kv_tokens, "kv_blocks": self.kv_blocks,
+                "max_num_batched_tokens": self.max_num_batched_tokens, "max_num_seqs": self.max_num_seqs,
+                "cuda_context_outside_budget_bytes": self.context_outside}
+
+
+def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = "",
+                gpu_memory_utilization: float | None = None, max_num_seqs: int | None = None,
+                max_num_batched_tokens: int | None = None) -> VllmBudget:
+    """vLLM's KV-cache budget for an inference workload on a card whose CUDA total is ``cuda_total``.
+
+    Args:
+        workload: a :class:`planner.workload.Workload` with ``infer`` set.
+        est: its :func:`planner.memory.estimate` (weights, workspaces, NCCL and context components).
+        cuda_total: bytes CUDA reports as the card's total (:func:`cuda_total_bytes`).
+        gpu_id: catalog id, for the engine's card-dependent defaults (A100s get the small ones).
+        gpu_memory_utilization, max_num_seqs, max_num_batched_tokens: override the workload's
+            values (None: the workload's, then ``vllm serve``'s defaults for the card).
+
+    Returns:
+        :class:`VllmBudget`, each term as vLLM's start-up log names it. Formula and sources in the
+        module docstring.
+
+    Raises:
+        ValueError: the workload is not an inference workload.
+    """
+    i = workload.infer
+    if i is None:
+        raise ValueError("vllm_budget needs an inference workload")
+    arch = workload.architecture
+    util = i.gpu_memory_utilization if gpu_memory_utilization is None else gpu_memory_utilization
+    d_tokens, d_seqs = engine_defaults(cuda_total, gpu_id)
+    tokens = max_num_batched_tokens or i.max_num_batched_tokens or d_tokens
+    seqs = max_num_seqs or getattr(i, "max_num_seqs", None) or d_seqs
+    c = 4 if i.weights == "fp32" else 2
+    gpu = est.gpu_components()
+    weights = sum(x.bytes for x in gpu if x.name.startswith("weights")) + rope_cache_bytes(arch, c)
+    requests = min(tokens, seqs)
+    forward, _ = prefill_peak_bytes(arch, tokens=tokens, longest=-(-tokens // requests), attention="flash",
+                                    compute_bytes=c, tp=i.tp)
+    hidden = tokens * arch.hidden_size * c
+    peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
+    non_torch = sum(x.bytes for x in gpu if x.kind == "runtime" and not x.name.startswith("CUDA context"))
+    context = sum(x.bytes for x in gpu if x.name.startswith("CUDA context"))
+    usable = int(cuda_total * util)
+    budget = usable - weights - peak - non_torch
+    per_tok = est.extra.get("kv_bytes_per_token", 0)
+    if budget <= 0 or per_tok <= 0:
+        blocks = 0
+    else:
+        blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
+    return VllmBudget(cuda_total, usable, weights, peak, non_torch, max(budget, 0), blocks * VLLM_BLOCK_TOKENS,
+                      blocks, tokens, seqs, context)

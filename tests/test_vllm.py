@@ -1,0 +1,84 @@
+"""vLLM's KV budget (planner.memory.vllm): each term of the engine's start-up arithmetic, by hand."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from planner.memory import estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import (
+    DRIVER_RESERVED_BYTES,
+    cuda_total_bytes,
+    engine_defaults,
+    rope_cache_bytes,
+    sampler_peak_bytes,
+    vllm_budget,
+)
+from planner.units import GiB, MiB
+from test_memory import catalog_arch, workload
+
+
+def test_cuda_total_is_the_catalog_value_or_nvidia_smi_less_the_driver_reservation():
+    # The default reservation, 430 MiB, sits between the H100's 442 MiB (81,559 MiB nvidia-smi vs
+    # 81,117 MiB CUDA) and an A10-class card's 0.42 GiB (23,028 MiB vs 22.07 GiB).
+    assert DRIVER_RESERVED_BYTES == 430 * MiB
+    card = SimpleNamespace(memory_usable_bytes=23_028 * MiB, memory_cuda_total_bytes=None)
+    assert cuda_total_bytes(card) == (23_028 - 430) * MiB
+    given = SimpleNamespace(memory_usable_bytes=81_559 * MiB, memory_cuda_total_bytes=81_117 * MiB)
+    assert cuda_total_bytes(given) == 81_117 * MiB
+
+
+def test_engine_defaults_follow_vllm_serve():
+    # vllm/engine/arg_utils.py: >= 70 GiB and not an A100 -> 8192 tokens / 1024 sequences, else 2048 / 256.
+    assert engine_defaults(79 * GiB, "h100-sxm") == (8192, 1024)
+    assert engine_defaults(79 * GiB, "a100-80gb-sxm") == (2048, 256)
+    assert engine_defaults(22 * GiB, "l4") == (2048, 256)
+
+
+def test_rope_cache():
+    # Llama-3.1-8B: 131,072 positions x 128 x 2 B = 33,554,432 B (the 0.03 GiB between 14.96 and
+    # the logged 14.99 GiB of weights); GPT-2 has no rotary cache; Pythia rotates a quarter of
+    # each 128-wide head: 2,048 x 32 x 2 B = 131,072 B.
+    assert rope_cache_bytes(catalog_arch("llama-3.1-8b")) == 131_072 * 128 * 2
+    assert rope_cache_bytes(catalog_arch("gpt2")) == 0
+    assert rope_cache_bytes(catalog_arch("pythia-1.4b")) == 2048 * 32 * 2
+
+
+def test_sampler_peak():
+    # 256 rows x V=128,256 x (2 B bf16 logits + 3 x 4 B: fp32 copy, probabilities, noise) = 459,669,504 B.
+    assert sampler_peak_bytes(catalog_arch("llama-3.1-8b"), requests=256) == 256 * 128_256 * 14 == 459_669_504
+
+
+def test_budget_term_by_term_and_context_outside_it():
+    # Llama-3.1-8B bf16 on a 22.07 GiB CUDA total at 0.9, 2048 tokens, 256 sequences:
+    # usable = int(0.9 x 22.07 GiB); weights 16,060,522,496 + 33,554,432 B (rotary cache);
+    # profile peak = max(forward of 2048 tokens, 2048 x 4096 x 2 B hidden + 459,669,504 B sampler)
+    # = 16,777,216 + 459,669,504 = 476,446,720 B; non-torch = 32 MiB cuBLAS workspaces.
+    arch = catalog_arch("llama-3.1-8b")
+    w = workload(arch, task="infer", weights="bf16", context=131072, engine="vllm", max_num_batched_tokens=2048)
+    est = estimate(w)
+    total = int(22.07 * GiB)
+    b = vllm_budget(w, est, cuda_total=total, gpu_id="a10")
+    assert (b.max_num_batched_tokens, b.max_num_seqs) == (2048, 256)
+    assert b.usable == int(total * 0.9)
+    assert b.weights == 16_060_522_496 + 33_554_432
+    assert b.profile_peak == 2048 * 4096 * 2 + 459_669_504
+    assert b.non_torch == 32 * MiB
+    assert b.budget == b.usable - b.weights - b.profile_peak - b.non_torch
+    assert b.kv_blocks == b.budget // (131_072 * 16) and b.kv_tokens == 16 * b.kv_blocks
+    # The CUDA context exists before vLLM's start-up snapshot: a larger one changes nothing here.
+    big = estimate(w, RuntimeOverheads(cuda_context_bytes=2 * GiB))
+    assert vllm_budget(w, big, cuda_total=total, gpu_id="a10").budget == b.budget
+    assert b.context_outside == 768 * MiB
+    # Fewer sequences: a smaller sampler, a larger budget; the forward pass then sets the peak.
+    one = vllm_budget(w, est, cuda_total=total, gpu_id="a10", max_num_seqs=1)
+    assert one.budget > b.budget and one.profile_peak < b.profile_peak
+
+
+def test_max_num_seqs_needs_the_vllm_engine():
+    arch = catalog_arch("gpt2")
+    with pytest.raises(Exception) as err:
+        workload(arch, task="infer", max_num_seqs=8)
+    assert "max_num_seqs is a vLLM setting" in str(err.value)

@@ -160,6 +160,7 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--engine", dict(type=click.Choice(["hf", "vllm"]), help="Inference engine.")),
     ("--gpu-memory-utilization", dict(type=float, help="vLLM's share of the card.")),
     ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass.")),
+    ("--max-num-seqs", dict(type=int, help="vLLM's cap on sequences per step (default: vllm serve's).")),
     ("--dataloader-workers", dict(type=int, help="DataLoader num_workers per GPU process.")),
     ("--dataset-size", dict(help="Dataset size with unit, e.g. '20 GiB'.")),
     ("--dataset-format", dict(type=click.Choice(["arrow", "numpy", "mmap", "python"]), help="Dataset storage.")),
@@ -222,7 +223,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
       planner estimate --workload scenarios/workloads/qlora-7b.yaml --json
     """
     from planner.memory import estimate as run_estimate
-    from planner.memory import vllm_capacity
+    from planner.memory.vllm import cuda_total_bytes, vllm_budget
     from planner.render import estimate_text, estimate_to_dict
 
     catalog = _load_catalog(catalog_dir)
@@ -247,8 +248,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                          "unsupported_precision": missing,
                          "headroom_bytes": capacity - need}
         if workload.infer is not None:
-            result["gpu"]["vllm"] = vllm_capacity(est, card_bytes=gpu.memory_usable_bytes,
-                                                  gpu_memory_utilization=workload.infer.gpu_memory_utilization)
+            result["gpu"]["vllm"] = vllm_budget(workload, est, cuda_total=cuda_total_bytes(gpu),
+                                                gpu_id=gpu.id).as_dict()
             result["gpu"]["vllm"]["max_concurrency_at_context"] = (
                 result["gpu"]["vllm"]["kv_tokens"] // workload.infer.context)
     if as_json:
@@ -265,6 +266,12 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                    f"{verdict}{why}, spare {g['headroom_bytes'] / 2**30:,.2f} GiB")
         if "vllm" in g:
             v = g["vllm"]
+            gib = 2**30
+            click.echo(f"vLLM: {workload.infer.gpu_memory_utilization:g} x CUDA total {v['cuda_total_bytes'] / gib:,.2f}"
+                       f" GiB = {v['usable_bytes'] / gib:,.2f} GiB; weights {v['weights_bytes'] / gib:,.2f} GiB, "
+                       f"profile peak {v['profile_peak_bytes'] / gib:,.2f} GiB (max_num_batched_tokens "
+                       f"{v['max_num_batched_tokens']:,}, max_num_seqs {v['max_num_seqs']:,}), non-torch "
+                       f"{v['non_torch_bytes'] / gib:,.2f} GiB; KV cache {v['budget_bytes'] / gib:,.2f} GiB")
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
                        f"{v['max_concurrency_at_context']:,} sequences of {workload.infer.context:,} tokens")
 
@@ -328,11 +335,20 @@ PLAN_FORMATS = ("xlsx", "csv", "json", "md")
 
 def _plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
     """'xlsx,csv' -> ('xlsx', 'csv'); unknown or empty names are a usage error (exit 2)."""
+    from planner.errors import did_you_mean
+
     parts = [p.strip().lower() for p in value.split(",") if p.strip()]
+    valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
+    if not parts:
+        raise click.BadParameter(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv",
+                                 ctx=ctx, param=param)
     bad = [p for p in parts if p not in PLAN_FORMATS]
-    if bad or not parts:
-        raise click.BadParameter(f"{', '.join(bad) or 'nothing'} is not a report format; give a comma-separated "
-                                 f"list of {', '.join(PLAN_FORMATS)}", ctx=ctx, param=param)
+    if bad:
+        guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
+        what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
+            f"{', '.join(map(repr, bad))} are not report formats"
+        raise click.BadParameter(f"{what}; {valid}" + (f". {guess}" if guess.startswith("Did you mean") else ""),
+                                 ctx=ctx, param=param)
     return tuple(dict.fromkeys(parts))
 
 
@@ -606,6 +622,29 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
 _CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
 
 
+class _Kind(click.Choice):
+    """A click.Choice whose refusal is one plain sentence with a did-you-mean ('gpu' -> 'gpus').
+
+    Click's own message names the argument by its ``{a|b|...}`` metavar and lists every choice;
+    with ``metavar`` set on the argument it reads "Invalid value for 'KIND': 'gpu' is not a
+    catalog kind. Did you mean 'gpus'?".
+    """
+
+    def __init__(self, choices: tuple[str, ...], what: str) -> None:
+        super().__init__(choices)
+        self.what = what
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in self.choices:
+            return value
+        from planner.errors import close_matches
+
+        close = close_matches(str(value), [str(c) for c in self.choices])
+        hint = ("Did you mean " + " or ".join(map(repr, close)) + "?") if close else \
+            "Valid: " + ", ".join(map(str, self.choices)) + "."
+        self.fail(f"{value!r} is not a {self.what}. {hint}", param, ctx)
+
+
 def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(rows for people with unit-bearing headers, records for --json with unit-suffixed keys)."""
     import dataclasses
@@ -692,7 +731,7 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
 
 
 @main.command(name="catalog")
-@click.argument("kind", type=click.Choice(_CATALOG_KINDS))
+@click.argument("kind", metavar="KIND", type=_Kind(_CATALOG_KINDS, "catalog kind"))
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (sizes in bytes, money in USD).")
 @handle_errors

@@ -598,20 +598,27 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         out.append(f"Workload {wc.name} ({wc.task}): {wc.local.job}")
         for line in wc.local.lines:
             out.append(f"  local: {line}")
-        out.append(f"  local: {_hours(wc.local.seconds_per_job)} per job, {wc.local.tokens_per_s:,.1f} tokens/s, "
-                   f"{_usd(wc.local_cost_per_job_usd)} per job, {_usd(wc.local_usd_per_million_tokens)} per M tokens "
-                   f"(at {comp.utilization:.0%} utilization)")
+        # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
+        has_job = wc.local.seconds_per_job is not None
+        per_job = (f"{_hours(wc.local.seconds_per_job)} per job, " if has_job else
+                   f"per job: n/a (no {'dataset_tokens' if wc.task == 'train' else 'tokens_per_request'}), ")
+        cost_per_job = f"{_usd(wc.local_cost_per_job_usd)} per job, " if has_job else ""
+        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s, {cost_per_job}"
+                   f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
         feas = [o for o in wc.cloud if o.feasible]
         if feas:
             out.append(f"  cloud (cheapest {min(top, len(feas))} of {len(feas)} that fit; {len(wc.cloud) - len(feas)} "
                        "do not):")
             for o in feas[:top]:
-                spot = "" if o.spot_cost_per_job_usd is None and o.spot_usd_per_local_hour is None else (
-                    f"; spot {_usd(o.spot_cost_per_job_usd) if o.spot_cost_per_job_usd is not None else ''}"
-                    f" {_usd(o.spot_usd_per_million_tokens)}/M tokens")
-                out.append(f"    {o.instance_id}: {o.gpu_count} x {o.gpu_id}, ${o.usd_per_hour:g}/h, "
-                           f"{_hours(o.time.seconds_per_job if o.time else None)} per job, "
-                           f"{_usd(o.cost_per_job_usd)} per job, {_usd(o.usd_per_million_tokens)}/M tokens{spot}")
+                parts = [f"{o.gpu_count} x {o.gpu_id}", f"${o.usd_per_hour:g}/h"]
+                if has_job:
+                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job",
+                              f"{_usd(o.cost_per_job_usd)} per job"]
+                parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
+                spot = "" if o.spot_cost_per_job_usd is None and o.spot_usd_per_local_hour is None else "; spot " + (
+                    ", ".join(([f"{_usd(o.spot_cost_per_job_usd)} per job"] if o.spot_cost_per_job_usd is not None
+                               else []) + [f"{_usd(o.spot_usd_per_million_tokens)}/M tokens"]))
+                out.append(f"    {o.instance_id}: {', '.join(parts)}{spot}")
         misses = [o for o in wc.cloud if not o.feasible]
         for o in misses[:2 * top]:
             out.append(f"    does not fit: {o.instance_id} ({o.gpu_count} x {o.gpu_id}, ${o.usd_per_hour:g}/h): "

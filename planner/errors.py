@@ -99,15 +99,39 @@ class InfeasibleError(PlannerError):
         super().__init__(message)
 
 
+def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """Up to ``n`` choices close to ``name``, best first.
+
+    Choices that start with what the user typed come first (``rtx-3060`` -> ``rtx-3060-12gb``),
+    then choices that contain it (``3060`` -> ``rtx-3060-12gb``), then difflib's close matches
+    (similarity ratio at least ``cutoff``); within each group, difflib's order (most similar
+    first). Case is ignored for the first two groups, which need at least 3 typed characters.
+    """
+    text = str(name)
+    low = text.lower()
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(text)
+    scored = []
+    for option in sorted(set(choices)):
+        matcher.set_seq1(option)
+        scored.append((matcher.ratio(), option))
+    scored.sort(reverse=True)  # difflib.get_close_matches' order: score, then name, both descending
+    ranked = [x for _, x in scored]
+    prefix = [x for x in ranked if len(low) >= 3 and x.lower().startswith(low)]
+    inside = [x for x in ranked if len(low) >= 3 and low in x.lower()]
+    close = [x for score, x in scored if score >= cutoff]
+    return list(dict.fromkeys(prefix + inside + close))[:n]
+
+
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:
-    """A "Did you mean ...?" hint from close matches (difflib), or a list of valid names.
+    """A "Did you mean ...?" hint from close matches (:func:`close_matches`), or a list of valid names.
 
     Returns None when there is nothing to choose from.
     """
     options = sorted(set(choices))
     if not options:
         return None
-    close = difflib.get_close_matches(str(name), options, n=n, cutoff=0.6)
+    close = close_matches(name, options, n=n)
     if close:
         return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
     if len(options) <= 12:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from planner.errors import InputError, did_you_mean
+from planner.errors import InputError, close_matches, did_you_mean
 from planner.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
@@ -65,8 +65,13 @@ class Entry:
         return self.error_cls(problem, file=self.file, line=self.line_of(key), entry=self.key_path(key), hint=hint)
 
     # ----- structure ------------------------------------------------------------------
-    def check_keys(self, allowed: Iterable[str], required: Iterable[str] = ()) -> None:
-        """Refuse unknown keys (with close matches) and missing required ones."""
+    def check_keys(self, allowed: Iterable[str], required: Iterable[str] = (),
+                   hints: Mapping[str, str] | None = None) -> None:
+        """Refuse unknown keys (with close matches) and missing required ones.
+
+        Args:
+            hints: per required key, the hint for its absence (what to write there).
+        """
         allowed = list(allowed)
         for key in self.data:
             if not isinstance(key, str):
@@ -78,7 +83,7 @@ class Entry:
                 raise self.error(f"unknown key {key!r}", key, hint)
         for key in required:
             if key not in self.data:
-                raise self.error(f"missing required key {key!r}", None)
+                raise self.error(f"missing required key {key!r}", None, (hints or {}).get(key))
 
     def has(self, key: str) -> bool:
         return key in self.data and self.data[key] is not None
@@ -124,24 +129,48 @@ class Entry:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
         if choices is not None:
             choices = list(choices)
+        if not isinstance(value, str) or not value.strip():
+            if choices:
+                raise self.error(f"must be one of the choices, not {_kind(value)}", key,
+                                 "Valid: " + ", ".join(map(str, choices)) + ".")
+            raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
+        if choices is not None:
             if value not in choices:
                 raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
         return value
 
-    def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+    def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None,
+                 names: Iterable[str] | None = None) -> Any:
+        """A list of names (one name alone is a list of one).
+
+        Args:
+            choices: the names allowed (others are refused with a did-you-mean).
+            names: the names a hint may suggest for an item that is not a name (a number such
+                as 3060 for 'rtx-3060-12gb'); default ``choices``.
+        """
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, Sequence) or not all(isinstance(v, str) and v for v in value):
-            raise self.error(f"must be a list of names, not {_kind(value)}", key)
         if choices is not None:
             choices = list(choices)
+        known = list(names) if names is not None else choices
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, Sequence) or isinstance(value, bytes):
+            if isinstance(value, Mapping):
+                raise self.error(f"must be a list of names, not {_kind(value)}", key,
+                                 f"Write the names in brackets, e.g. {key}: [a, b], or one per line after '- '.")
+            raise self.error(f"must be a name (text) or a list of names, not {_item_kind(value)}", key,
+                             _name_hint(value, known))
+        lines = getattr(value, "lines", [])
+        for i, v in enumerate(value):
+            if not isinstance(v, str) or not v.strip():
+                line = lines[i] if i < len(lines) else self.line_of(key)
+                raise self.error_cls(f"must be a name (text), not {_item_kind(v)}", file=self.file, line=line,
+                                     entry=f"{self.key_path(key)}[{i}]", hint=_name_hint(v, known))
+        if choices is not None:
             for v in value:
                 if v not in choices:
                     raise self.error(f"{v!r} is not one of the choices", key, did_you_mean(v, choices))
@@ -152,7 +181,10 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if not isinstance(value, bool):
-            raise self.error(f"must be true or false, not {_kind(value)}", key)
+            meant = _BOOL_WORDS.get(str(value).strip().lower()) if isinstance(value, (str, int, float)) else None
+            raise self.error(f"must be true or false, not {_kind(value)}", key,
+                             "Write true or false (YAML booleans, no quotes)"
+                             + (f": {key}: {meant}." if meant else "."))
         return value
 
     def int(self, key: str, default: Any = _MISSING, *, min: int | None = None, max: int | None = None) -> Any:
@@ -174,7 +206,7 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"must be a number, not {_kind(value)}", key)
+            raise self.error(f"must be a number, not {_kind(value)}", key, _number_hint(key, value))
         if not math.isfinite(value):
             raise self.error(f"must be a finite number, not {value!r}", key)
         if min_exclusive and min is not None and value <= min:
@@ -242,6 +274,49 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
 def _num(x: float) -> str:
     """A bound as people write it: 65536, 1000000, 0.95 (never 1e+06)."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+#: Texts and numbers that mean a boolean, for the hint of a value that is not one.
+_BOOL_WORDS = {"yes": "true", "y": "true", "on": "true", "1": "true", "true": "true",
+               "no": "false", "n": "false", "off": "false", "0": "false", "false": "false"}
+#: A number as people write money or a quantity in text: '5000', '5,000', '$5000', '5000 USD'.
+_TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|us\$|dollars?)?\s*$", re.IGNORECASE)
+
+
+def _number_hint(key: str, value: Any) -> str | None:
+    """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
+    if not isinstance(value, str):
+        return None
+    m = _TEXT_NUMBER.match(value)
+    number = m.group(1).replace(",", "").replace("_", "") if m else None
+    if key.endswith("_usd"):
+        return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
+                else f"Write a plain number of US dollars, e.g. {key}: 5000.")
+    if number and not value.strip().lower().endswith(("usd", "dollar", "dollars", "$")):
+        return f"Write the number without quotes: {key}: {number}."
+    return "Write a plain number, without quotes or unit."
+
+
+def _name_hint(value: Any, names: Sequence[str] | None) -> str | None:
+    """A hint for a list item that is not a name: close names (3060 -> 'rtx-3060-12gb'), or None."""
+    if not names or isinstance(value, (Mapping, list, tuple)) or value is None:
+        return None
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A number is most likely a model number: the names that contain it ('rtx-3060-12gb' for 3060).
+        holding = close_matches(text, [n for n in names if text in n.lower()])
+        if holding:
+            return "Did you mean " + " or ".join(repr(n) for n in holding) + "?"
+    return did_you_mean(text, names)
+
+
+def _item_kind(value: Any) -> str:
+    """What a value is, for 'must be a name (text), not ...': 'the number 3060', 'an empty text'."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"the number {value!r}"
+    if isinstance(value, str) and not value.strip():
+        return "an empty text"
+    return _kind(value)
 
 
 def _kind(value: Any) -> str:

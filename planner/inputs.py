@@ -7,6 +7,7 @@ files and ``planner fit`` resolve models the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,15 @@ from planner.catalog import Catalog
 from planner.errors import InputError, ModelConfigError, ScenarioError
 from planner.fields import Entry
 from planner.models import resolve_model
-from planner.workload import Workload, check_gpu_support, workload_from_entry
+from planner.workload import (
+    COMMON_KEYS,
+    HOST_KEYS,
+    INFER_KEYS,
+    TRAIN_KEYS,
+    Workload,
+    check_gpu_support,
+    workload_from_entry,
+)
 from planner.yamlio import YamlProblem, load_mapping
 
 Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
@@ -76,12 +85,19 @@ def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] |
                                        "'task:' (the options of 'planner estimate', with '_' for '-').")
     except YamlProblem as exc:
         raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
-    for key, value in (overrides or {}).items():
+    overrides = overrides or {}
+    for key, value in overrides.items():
         data[key] = value
     entry = Entry(data, file=shown, error=ScenarioError)
-    workload = workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
-    if gpu is not None:
-        check_gpu_support(workload, gpu, entry)
+    try:
+        workload = workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
+        if gpu is not None:
+            check_gpu_support(workload, gpu, entry)
+    except ScenarioError as exc:
+        if exc.file == shown and exc.entry in overrides:
+            # The value came from the command line (an option overrides the file's key): say so.
+            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+        raise
     return workload
 
 
@@ -101,15 +117,40 @@ def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any
     return workload
 
 
+#: Every workload key as files write it; the command line spells each ``--key-with-dashes``.
+_WORKLOAD_KEYS = sorted(set(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS), key=len, reverse=True)
+#: 'key: value' as a file writes it ('Set method: qlora'), for any workload key.
+_KEY_VALUE = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): ")
+#: A key with an underscore, bare or quoted ('remove prepare_kbit_training', "'dataset_size' sizes");
+#: keys without one (gpus, model, zero) are also plain words and stay as they are.
+_UNDERSCORE_KEY = re.compile(r"(?<![\w./'-])('?)(" + "|".join(re.escape(k) for k in _WORKLOAD_KEYS if "_" in k)
+                             + r")\1(?![\w/'-])")
+
+
+def option_form(text: str) -> str:
+    """A message written for workload files, with its keys spelled as command-line options.
+
+    The workload reader (planner.workload) words problems and hints for files; when the values
+    came from options, 'Set method: qlora, or remove prepare_kbit_training.' should read 'Set
+    --method qlora, or remove --prepare-kbit-training.'.
+    """
+    text = _KEY_VALUE.sub(lambda m: f"--{m.group(1).replace('_', '-')} ", text)
+    return _UNDERSCORE_KEY.sub(lambda m: "--" + m.group(2).replace("_", "-"), text)
+
+
 class OptionError(ScenarioError):
-    """A command-line option is wrong; the entry path is the option's name."""
+    """A command-line option is wrong; the entry path is the option's name.
+
+    The problem and the hint name workload keys as options (:func:`option_form`).
+    """
 
     def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
                  entry: str | None = None, hint: str | None = None) -> None:
         if entry and not entry.startswith("--"):
             entry = "--" + entry.replace("_", "-")
-        super().__init__(problem, file=file, line=line, entry=entry, hint=hint)
+        super().__init__(option_form(problem), file=file, line=line, entry=entry,
+                         hint=option_form(hint) if hint else hint)
 
 
 __all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file",
-           "workload_from_options", "OptionError"]
+           "workload_from_options", "OptionError", "option_form"]

@@ -29,7 +29,8 @@ offload_optimizer   false, true
 checkpointing       none, full
 tp                  training: the degrees that split the heads evenly (as
                     :func:`planner.workload.check_tp` decides), ascending; inference: the
-                    same, descending (a replica uses every card it is given)
+                    same, descending (a replica uses every card it is given); QLoRA
+                    training: 1 only (Transformers/peft do not shard 4-bit layers)
 weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
                     where bf16 does not)
 kv_dtype            bf16, fp16, fp8
@@ -91,7 +92,11 @@ from planner.export import safe_stem
 from planner.fields import Entry
 from planner.inputs import make_resolver
 from planner.workload import (
+    COMMON_KEYS,
+    HOST_KEYS,
+    INFER_KEYS,
     MAX_GPUS,
+    TRAIN_KEYS,
     Workload,
     check_tp,
     workload_from_entry,
@@ -119,11 +124,23 @@ MAX_AUTO_TP = 64
 
 OBJECTIVES = ("capex",)
 PRICE_MODES = ("list", "street")
+#: The price modes a scenario may choose now (``street`` is reserved; see the module docstring).
+PRICE_MODES_ACCEPTED = ("list",)
 SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
                    "budget_usd", "vram_headroom", "price", "network")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category")
+#: What to write for each required key of an ``extras`` entry that lacks it.
+EXTRA_HINTS = {
+    "description": "Add description: what the line buys, e.g. 'NVMe SSD 4 TB'.",
+    "unit_price_usd": "Add unit_price_usd: the price of one unit in US dollars, e.g. 450.",
+    "source": "Add source: where the price came from, e.g. a vendor quote URL or 'quote from ACME, 2025-03-01'.",
+    "as_of": "Add as_of: the date of the price, YYYY-MM-DD.",
+}
+#: Keys of a workload (``planner estimate --workload``) that are no scenario keys.
+WORKLOAD_ONLY_KEYS = tuple(dict.fromkeys(k for k in COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS
+                                         if k not in SCENARIO_KEYS))
 
 #: What a scenario file holds, for the messages about an empty file or a top level that is not a mapping.
 SCENARIO_FILE_HINT = ("A scenario is a mapping with a 'workloads:' list (each workload with 'model:' and "
@@ -319,6 +336,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
         ScenarioError: as :func:`load_scenario`.
     """
     root = Entry(data, file=file, path="", error=ScenarioError, line=1)
+    _refuse_workload_keys(root)
     root.check_keys(SCENARIO_KEYS, required=("workloads",))
     name = root.str("name", default_name)
     try:
@@ -348,6 +366,27 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     costs = root.child("costs", None)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
                     extras=extras, objective=objective, description=root.str("description", None), costs=costs)
+
+
+def _refuse_workload_keys(root: Entry) -> None:
+    """Refuse workload keys at the top level, saying where they belong.
+
+    A workload file given to ``planner plan`` has ``model:`` and ``task:`` at the top level; a
+    scenario lists its workloads under ``workloads:``. Without ``workloads:`` the file is taken
+    for a workload file; with it, the key is taken for a workload key indented too little.
+    """
+    key = next((k for k in root.data if k not in SCENARIO_KEYS), None)
+    if key not in WORKLOAD_ONLY_KEYS:
+        return  # no unknown key, or one check_keys explains (with a did-you-mean)
+    if "workloads" in root.data:
+        raise root.error(f"unknown key {key!r}", key,
+                         f"{key!r} is a workload key: indent it under an entry of 'workloads:' (see "
+                         "scenarios/README.md).")
+    shown = root.file or "FILE"
+    raise root.error(f"unknown key {key!r}", key,
+                     "This looks like a workload file (workload keys such as model: and task: at the top "
+                     "level); a scenario lists its workloads under 'workloads:' (see scenarios/README.md). "
+                     f"To estimate this workload, run 'planner estimate --workload {shown}'.")
 
 
 # ----- workloads and their variants -----------------------------------------------------------
@@ -402,6 +441,8 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         return None
     value = e.data[key]
     if isinstance(value, str) and value == "auto":
+        if key == "tp" and task == "train" and e.data.get("method") == "qlora":
+            return (1,), True  # QLoRA trains data-parallel or sharded (zero: 3), not tensor-parallel
         return _auto(key, task, arch), True
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         if not value:
@@ -509,7 +550,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
 # ----- constraints ------------------------------------------------------------------------------
 
 def _ids(e: Entry, key: str, known: Sequence[str], what: str) -> tuple[str, ...] | None:
-    values = e.str_list(key, None)
+    values = e.str_list(key, None, names=known)
     if values is None:
         return None
     for v in values:
@@ -540,8 +581,10 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
     budget = e.number("budget_usd", None, min=0, min_exclusive=True)
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
-    price = e.str("price", "list", choices=PRICE_MODES)
-    if price == "street":
+    price = e.raw("price", "list")
+    if price != "street":
+        price = e.str("price", "list", choices=PRICE_MODES_ACCEPTED)
+    else:
         raise e.error("price: street is reserved", "price",
                       "The catalog carries one price per entry (its price_kind says msrp, street, estimate or "
                       "quote). Use price: list and give dated street prices in an overlay (--catalog DIR).")
@@ -572,7 +615,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
 
 
 def _extra(e: Entry) -> Extra:
-    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"))
+    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS)
     return Extra(description=e.str("description"),
                  unit_price_usd=e.number("unit_price_usd", min=0, max=100_000_000),
                  quantity=e.int("quantity", 1, min=1, max=1_000_000),

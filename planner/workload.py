@@ -375,6 +375,10 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "Set zero: 1 or higher.")
     if offload_params and zero != 3:
         raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if method == "qlora" and tp > 1:
+        warnings.append(f"QLoRA with tensor parallelism (tp {tp}): Transformers and peft training do not shard "
+                        "bitsandbytes 4-bit layers across GPUs; multi-GPU QLoRA usually runs data-parallel or "
+                        "sharded (zero: 3 with bnb_4bit_quant_storage, as FSDP-QLoRA does).")
     if method == "qlora" and prepare_kbit and checkpointing == "none":
         warnings.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
                         "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")

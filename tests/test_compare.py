@@ -402,6 +402,24 @@ def test_compare_local_wins_within_a_year(tiny):
     assert doc["break_even"]["on_demand"]["months"]["value"] == pytest.approx(4_000 / 341.275)
 
 
+def test_compare_text_without_a_job_size(tiny):
+    """No dataset_tokens: no time or cost per job; the line says so instead of printing '-'."""
+    cat, w, machine = tiny
+    w = replace(w, train=replace(w.train, dataset_tokens=None))
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    lines = comparison_text(comp).splitlines()
+    # 4e13 FLOP/s / (6 x 124,439,808 FLOPs per token) = 53,573.4 tokens/s (test_compare_local_wins_within_a_year)
+    local = [ln for ln in lines if ln.startswith("  local: per job")]
+    assert len(local) == 1
+    assert local[0].startswith("  local: per job: n/a (no dataset_tokens), 53,573.4 tokens/s, $")
+    assert local[0].endswith(" per M tokens (at 50% utilization)")
+    fast = [ln for ln in lines if ln.startswith("    cloud-fast:")]
+    assert len(fast) == 1 and "per job" not in fast[0]
+    assert fast[0].startswith("    cloud-fast: 1 x cloud-card, $2/h, $") and "; spot $" in fast[0]
+    assert not any("- per job" in ln or "spot  " in ln for ln in lines)
+
+
 def test_compare_cloud_wins_at_low_utilization(tiny):
     cat, w, machine = tiny
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,

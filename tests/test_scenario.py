@@ -129,7 +129,8 @@ def test_extras(cat):
         "SSD", 300.0, 2, "quote 42", "2026-01-02", "extra")
     with pytest.raises(ScenarioError) as e:
         scenario_from_mapping({"workloads": [infer_workload()], "extras": [{"description": "SSD"}]}, cat)
-    assert str(e.value) == "extras[0]: missing required key 'unit_price_usd'."
+    assert str(e.value) == ("extras[0]: missing required key 'unit_price_usd'. "
+                            "Add unit_price_usd: the price of one unit in US dollars, e.g. 450.")
 
 
 def test_no_workloads(cat):
@@ -211,6 +212,19 @@ def test_tp_auto_uses_check_tp(cat):
     assert valid_tp_degrees(from_hf_config(TINY_CONFIG), 16) == (1, 2, 4, 8)
     s = scenario_from_mapping({"workloads": [infer_workload(model="six", tp="auto")]}, cat)
     assert [v.tp for v in s.workloads[0].variants] == [6, 3, 2, 1]
+
+
+def test_tp_auto_for_qlora_training_is_one(cat):
+    # Transformers/peft training does not shard bitsandbytes 4-bit layers: tp: auto gives QLoRA
+    # tp 1 only (full fine-tunes get every valid degree), and an explicit tp > 1 is kept with a warning.
+    q = scenario_from_mapping({"workloads": [train_workload(method="qlora", recipe="pure-bf16", tp="auto",
+                                                            gpus="auto")]}, cat)
+    assert {v.tp for v in q.workloads[0].variants} == {1}
+    full = scenario_from_mapping({"workloads": [train_workload(tp="auto", gpus="auto")]}, cat)
+    assert {v.tp for v in full.workloads[0].variants} == {1, 2, 4, 8}
+    two = scenario_from_mapping({"workloads": [train_workload(method="qlora", recipe="pure-bf16", tp=2, gpus=2)]},
+                                cat)
+    assert any("QLoRA with tensor parallelism (tp 2)" in w for v in two.workloads[0].variants for w in v.workload.warnings)
 
 
 def test_duplicate_and_empty_lists(cat):

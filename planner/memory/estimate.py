@@ -128,11 +128,18 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     zero3 = t.zero == 3 and t.data_parallel > 1
     save = min(SHARD_BYTES, arch.parameters * 2)
+    save_text = None
+    if not full:
+        # peft's save_pretrained writes the adapter weights only.
+        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets)
+        ab = 4 if t.adapter_dtype == "fp32" else 2
+        save = n_adapter * ab
+        save_text = f"adapter weights only (peft save_pretrained): {n_adapter:,} params x {ab} B = {save:,} B"
     comps += host_components(
         arch, processes=node, loading_processes=node, load_fraction=(1 / t.tp) * (1 / t.data_parallel if zero3 else 1),
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
-        batch_tokens=tokens, save_bytes=save)
+        batch_tokens=tokens, save_bytes=save, save_formula=save_text)
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
     desc = recipe.description
     if t.method == "lora":

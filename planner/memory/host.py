@@ -40,7 +40,8 @@ def checkpoint_dtype(arch: Architecture, given: str | None) -> str:
 
 def host_components(arch: Architecture, *, processes: int, loading_processes: int, load_fraction: float,
                     ckpt_dtype: str, low_cpu_mem_usage: bool, dataloader_workers: int, dataset_size: int,
-                    dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int) -> list[Component]:
+                    dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int,
+                    save_formula: str | None = None) -> list[Component]:
     """Host RAM components of one machine.
 
     Args:
@@ -56,6 +57,7 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         pin_memory: pinned batches.
         batch_tokens: tokens per micro-batch (for pinned buffers, 8-byte token ids and labels).
         save_bytes: bytes a checkpoint save builds in host memory (0 for inference).
+        save_formula: how save_bytes was derived (default: the 16-bit model capped at one shard).
 
     Returns:
         Components; 'load' and 'run' phases are not live at the same time.
@@ -94,6 +96,7 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
                                  "PyTorch docs, DataLoader pin_memory", phase="run"))
     if save_bytes:
         out.append(Component("checkpoint save copy", HOST, save_bytes,
-                             f"min(model 16-bit weights, 5 GB shard) = {save_bytes:,} B",
-                             "Transformers docs, sharded checkpoints", phase="run"))
+                             save_formula or f"min(model 16-bit weights, 5 GB shard) = {save_bytes:,} B",
+                             "Transformers docs, sharded checkpoints; peft save_pretrained (adapters only)",
+                             phase="run"))
     return out

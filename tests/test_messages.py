@@ -1,0 +1,147 @@
+"""Hints of input errors: close-match ranking, option spelling, and what to write instead.
+
+Each test checks the exact message (the line a user reads), outside the pytest.raises block.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.errors import ScenarioError, close_matches, did_you_mean
+from planner.fields import Entry
+from planner.inputs import OptionError, option_form
+from planner.yamlio import LineDict, LineList
+
+GPU_IDS = ["rtx-3090", "rtx-3060-12gb", "rtx-5090", "rtx-4090", "rtx-4080", "h100-sxm", "h100-nvl", "h100-pcie"]
+
+
+# ----- did_you_mean / close_matches -------------------------------------------------------------
+
+def test_prefix_matches_come_before_difflib_order():
+    # difflib alone ranks 'rtx-3090' (ratio 0.875) above 'rtx-3060-12gb' (0.76); the prefix match wins.
+    assert close_matches("rtx-3060", GPU_IDS) == ["rtx-3060-12gb", "rtx-3090", "rtx-5090"]
+    assert did_you_mean("rtx-3060", GPU_IDS) == "Did you mean 'rtx-3060-12gb' or 'rtx-3090' or 'rtx-5090'?"
+
+
+def test_prefix_matches_keep_difflib_order_among_themselves():
+    # ratios: h100-sxm 0.667, h100-nvl 0.667 (ties: name descending, as difflib), h100-pcie 0.615
+    assert close_matches("h100", GPU_IDS) == ["h100-sxm", "h100-nvl", "h100-pcie"]
+
+
+def test_contained_text_is_matched():
+    # difflib finds nothing for '3060' (best ratio 0.5, 'rtx-3090'; 'rtx-3060-12gb' 0.47); containment does.
+    assert close_matches("3060", GPU_IDS) == ["rtx-3060-12gb"]
+
+
+def test_typo_without_prefix_still_uses_difflib():
+    assert did_you_mean("rtx-4900", GPU_IDS) == "Did you mean 'rtx-4090' or 'rtx-4080' or 'rtx-5090'?"
+
+
+def test_short_text_is_not_a_prefix_hint():
+    # one or two characters prefix too much to be a suggestion: only difflib, which finds nothing here
+    assert close_matches("h1", GPU_IDS) == []
+
+
+def test_nothing_close_lists_the_valid_names():
+    assert did_you_mean("zzz", ["b", "a"]) == "Valid: a, b."
+    assert did_you_mean("zzz", []) is None
+
+
+# ----- option_form: hints of command-line errors name options -------------------------------------
+
+def test_option_form_rewrites_file_keys():
+    assert option_form("Set method: qlora, or remove prepare_kbit_training.") == \
+        "Set --method qlora, or remove --prepare-kbit-training."
+    assert option_form("'dataset_size' sizes the training DataLoader") == "--dataset-size sizes the training DataLoader"
+
+
+def test_option_form_leaves_plain_words_and_paths():
+    text = "gpus counts every GPU; see ./prepare_kbit_training/config.json and tp=3 (model llama)."
+    assert option_form(text) == text
+
+
+def test_option_error_names_options_in_problem_and_hint():
+    err = OptionError("prepare_kbit_training is set but method is full", entry="prepare_kbit_training",
+                      hint="Set method: qlora, or remove prepare_kbit_training.")
+    assert str(err) == ("--prepare-kbit-training: --prepare-kbit-training is set but method is full. "
+                        "Set --method qlora, or remove --prepare-kbit-training.")
+
+
+# ----- Entry: the bad value is named and the hint says what to write ------------------------------
+
+def _entry(data: dict, lines: dict | None = None) -> Entry:
+    d = LineDict(data)
+    d.lines = lines or {k: i + 2 for i, k in enumerate(data)}
+    d.line = 1
+    return Entry(d, file="s.yaml", path="constraints", error=ScenarioError)
+
+
+def test_list_item_that_is_a_number_is_named_with_close_names():
+    items = LineList([3060])
+    items.lines = [7]
+    e = _entry({"allowed_gpus": items})
+    with pytest.raises(ScenarioError) as info:
+        e.str_list("allowed_gpus", names=GPU_IDS)
+    assert str(info.value) == ("s.yaml:7: constraints.allowed_gpus[0]: must be a name (text), not the number 3060. "
+                               "Did you mean 'rtx-3060-12gb'?")
+
+
+def test_list_item_that_is_empty_or_a_boolean():
+    e = _entry({"vendors": ["nvidia", True], "targets": ["q_proj", ""]})
+    with pytest.raises(ScenarioError) as info:
+        e.str_list("vendors", choices=["nvidia", "amd", "intel"])
+    with pytest.raises(ScenarioError) as info2:
+        e.str_list("targets")
+    assert str(info.value) == ("s.yaml:2: constraints.vendors[1]: must be a name (text), not true. "
+                               "Valid: amd, intel, nvidia.")
+    assert str(info2.value) == "s.yaml:3: constraints.targets[1]: must be a name (text), not an empty text."
+
+
+def test_scalar_number_instead_of_a_list():
+    e = _entry({"allowed_gpus": 4090})
+    with pytest.raises(ScenarioError) as info:
+        e.str_list("allowed_gpus", names=GPU_IDS)
+    assert str(info.value) == ("s.yaml:2: constraints.allowed_gpus: must be a name (text) or a list of names, "
+                               "not the number 4090. Did you mean 'rtx-4090'?")
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("no", "not 'no'. Write true or false (YAML booleans, no quotes): pin: false."),
+    (0, "not 0. Write true or false (YAML booleans, no quotes): pin: false."),
+    ("yes", "not 'yes'. Write true or false (YAML booleans, no quotes): pin: true."),
+    ("maybe", "not 'maybe'. Write true or false (YAML booleans, no quotes)."),
+])
+def test_bool_hint(value, expected):
+    e = _entry({"pin": value})
+    with pytest.raises(ScenarioError) as info:
+        e.bool("pin")
+    assert str(info.value) == "s.yaml:2: constraints.pin: must be true or false, " + expected
+
+
+def test_choice_given_a_non_text_lists_the_choices():
+    e = _entry({"checkpointing": True})
+    with pytest.raises(ScenarioError) as info:
+        e.str("checkpointing", choices=("none", "full"))
+    assert str(info.value) == ("s.yaml:2: constraints.checkpointing: must be one of the choices, not true. "
+                               "Valid: none, full.")
+
+
+@pytest.mark.parametrize("key, value, hint", [
+    ("budget_usd", "5000 USD", "Write a plain number of US dollars, without quotes or currency: budget_usd: 5000."),
+    ("budget_usd", "$5,000", "Write a plain number of US dollars, without quotes or currency: budget_usd: 5000."),
+    ("budget_usd", "five grand", "Write a plain number of US dollars, e.g. budget_usd: 5000."),
+    ("vram_headroom", "0.1", "Write the number without quotes: vram_headroom: 0.1."),
+    ("vram_headroom", "10 %", "Write a plain number, without quotes or unit."),
+])
+def test_number_given_as_text(key, value, hint):
+    e = _entry({key: value})
+    with pytest.raises(ScenarioError) as info:
+        e.number(key)
+    assert str(info.value) == f"s.yaml:2: constraints.{key}: must be a number, not {value!r}. {hint}"
+
+
+def test_missing_required_key_hint():
+    e = _entry({"a": 1})
+    with pytest.raises(ScenarioError) as info:
+        e.check_keys(["a", "source"], required=["source"], hints={"source": "Add source: where it came from."})
+    assert str(info.value) == "s.yaml:1: constraints: missing required key 'source'. Add source: where it came from."

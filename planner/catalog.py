@@ -630,7 +630,7 @@ def _bool(e: Entry, k: str) -> bool:
 
 
 def _date(e: Entry, k: str) -> str:
-    return e.date(k)
+    return e.date(k, past=True)
 
 
 def _id(e: Entry, k: str) -> str:

@@ -245,23 +245,36 @@ class Entry:
         except UnitError as exc:
             raise self.error(str(exc), key) from None
 
-    def date(self, key: str, default: Any = _MISSING) -> Any:
-        """An ISO date (YYYY-MM-DD, or YYYY-MM) as a string."""
+    def date(self, key: str, default: Any = _MISSING, *, past: bool = False) -> Any:
+        """An ISO date (YYYY-MM-DD, or YYYY-MM) as a string.
+
+        past: the date says when something was observed (a price's ``as_of``), so it may not lie
+            after today (a YYYY-MM date may name the current month).
+        """
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, _dt.datetime):
             value = value.date()
+        parsed: _dt.date | None = None
+        text = ""
         if isinstance(value, _dt.date):
-            return value.isoformat()
-        if isinstance(value, str):
+            parsed, text = value, value.isoformat()
+        elif isinstance(value, str):
             for fmt in ("%Y-%m-%d", "%Y-%m"):
                 try:
-                    _dt.datetime.strptime(value, fmt)
-                    return value
+                    parsed, text = _dt.datetime.strptime(value, fmt).date(), value
+                    break
                 except ValueError:
                     pass
-        raise self.error(f"must be a date written YYYY-MM-DD, not {value!r}", key)
+        if parsed is None:
+            raise self.error(f"must be a date written YYYY-MM-DD, not {value!r}", key)
+        today = _dt.date.today()
+        if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
+                                                                                       today.day):
+            raise self.error(f"{text} is after today ({today.isoformat()}); a price cannot be dated in the future",
+                             key, "Write the date the price was quoted or looked up.")
+        return text
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:

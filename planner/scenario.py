@@ -6,7 +6,8 @@ A scenario (``scenarios/<name>.yaml``) holds:
 ``workloads``: a list of workload mappings with the same keys as ``planner estimate --workload``;
 ``constraints``: which hardware the solver may choose (below);
 ``extras``: quote lines the scenario adds to every plan (``description``, ``unit_price_usd``,
-``quantity``, ``source``, ``as_of``), e.g. storage, support or installation;
+``quantity``, ``source``, ``as_of`` not after today, ``price_kind``: msrp, street, estimate or
+quote, the default), e.g. storage, support or installation;
 ``objective``: ``capex`` (the purchase price, USD), the only objective implemented;
 ``costs``: inputs of the rent-or-buy comparison, kept as written and validated by
 :func:`planner.tco.read_costs` (the capex plan does not read them).
@@ -86,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.architecture import Architecture
-from planner.catalog import GPU_VENDORS, NETWORK_KINDS, Catalog
+from planner.catalog import GPU_VENDORS, NETWORK_KINDS, PRICE_KINDS, Catalog
 from planner.errors import InputError, OutputError, ScenarioError, did_you_mean
 from planner.export import safe_stem
 from planner.fields import Entry
@@ -130,7 +131,7 @@ SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "ex
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
                    "budget_usd", "vram_headroom", "price", "network")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
-EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category")
+EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
 #: What to write for each required key of an ``extras`` entry that lacks it.
 EXTRA_HINTS = {
     "description": "Add description: what the line buys, e.g. 'NVMe SSD 4 TB'.",
@@ -273,6 +274,7 @@ class Extra:
     source: str
     as_of: str
     category: str = "extra"
+    price_kind: str = "quote"
 
 
 @dataclass(frozen=True)
@@ -619,8 +621,9 @@ def _extra(e: Entry) -> Extra:
     return Extra(description=e.str("description"),
                  unit_price_usd=e.number("unit_price_usd", min=0, max=100_000_000),
                  quantity=e.int("quantity", 1, min=1, max=1_000_000),
-                 source=e.str("source"), as_of=e.date("as_of"),
-                 category=e.str("category", "extra"))
+                 source=e.str("source"), as_of=e.date("as_of", past=True),
+                 category=e.str("category", "extra"),
+                 price_kind=e.str("price_kind", "quote", choices=PRICE_KINDS))
 
 
 __all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",

@@ -251,7 +251,7 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
                               "network", s.id, float(s.price_usd), int(r["switch_count"]), s.price_kind, s.source,
                               s.as_of))
     for x in cs.scenario.extras:
-        items.append(LineItem(x.description, x.category, "", float(x.unit_price_usd), x.quantity, "quote",
+        items.append(LineItem(x.description, x.category, "", float(x.unit_price_usd), x.quantity, x.price_kind,
                               x.source, x.as_of))
     return items
 

@@ -227,6 +227,25 @@ def test_tp_auto_for_qlora_training_is_one(cat):
     assert any("QLoRA with tensor parallelism (tp 2)" in w for v in two.workloads[0].variants for w in v.workload.warnings)
 
 
+def test_extra_price_kind_and_dates(cat):
+    # An extra's price_kind (default quote) reaches the quote line; an as_of after today is refused.
+    import datetime as dt
+
+    from planner.errors import ScenarioError as SE
+
+    line = {"description": "NVMe 4 TB", "unit_price_usd": 350, "source": "vendor page", "as_of": "2026-01-05"}
+    s = scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "price_kind": "estimate"}]}, cat)
+    assert s.extras[0].price_kind == "estimate"
+    assert scenario_from_mapping({"workloads": [infer_workload()], "extras": [line]}, cat).extras[0].price_kind == \
+        "quote"
+    future = (dt.date.today() + dt.timedelta(days=40)).isoformat()
+    with pytest.raises(SE) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "as_of": future}]}, cat)
+    msg = str(e.value)
+    assert msg.startswith(f"extras[0].as_of: {future} is after today")
+    assert "a price cannot be dated in the future" in msg
+
+
 def test_duplicate_and_empty_lists(cat):
     with pytest.raises(ScenarioError) as e:
         scenario_from_mapping({"workloads": [train_workload(zero=[1, 1])]}, cat)

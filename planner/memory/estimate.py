@@ -61,7 +61,11 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None) -> E
 def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
     comps = comps + runtime_components(overheads, gpus=workload.gpus)
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
-    comps.append(allocator_component(overheads, allocated))
+    # Weights, and ZeRO-3's gathered layers (the same parameter-sized blocks every layer, reused
+    # from the allocator's cache), leave no fragments; see allocator_component.
+    weights = sum(c.bytes for c in comps if c.where == GPU and c.kind == "allocated"
+                  and c.name.startswith(("weights", "gathered parameters")))
+    comps.append(allocator_component(overheads, allocated, weights))
     return Estimate(workload_name=workload.name, model_id=workload.model_id, task=workload.task,
                     parameters=workload.architecture.parameters, components=tuple(comps), gpus=workload.gpus,
                     gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)

@@ -383,3 +383,16 @@ def test_estimate_is_deterministic_and_replace_safe():
     w2 = replace(w, train=replace(w.train, micro_batch=2))
     assert estimate(w).per_gpu_total_bytes < estimate(w2).per_gpu_total_bytes
     assert estimate(w) == estimate(w)
+
+
+def test_allocator_headroom_leaves_out_the_weights():
+    # Weights are allocated once in blocks of their own size (bert-large: 1,278 MiB of fp32
+    # weights show as 1,288 MiB over the CUDA context, Transformers' training-anatomy docs), so the
+    # 10 % fragmentation headroom applies to the rest of the peak allocated only.
+    arch = catalog_arch("llama-2-7b")
+    est = estimate(workload(arch, task="infer", weights="fp16", kv_dtype="fp16", context=2048))
+    comps = {c.name: c.bytes for c in est.components if c.where == "gpu"}
+    weights = comps["weights (fp16)"]
+    assert weights == 6_738_415_616 * 2
+    allocated = est.per_gpu_allocated_bytes
+    assert comps["allocator headroom (fragmentation)"] == round(0.10 * (allocated - weights))

@@ -10,7 +10,7 @@ router, norms.
 Sources: the Transformers modeling files for each model type (``modeling_llama.py``,
 ``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
 ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_phi3.py``, ``modeling_gpt2.py``,
-``modeling_gpt_neox.py``); formulas summarised in shared/reference/memory-model.md section 2.
+``modeling_gpt_neox.py``).
 """
 
 from __future__ import annotations

@@ -133,8 +133,8 @@ RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "networ
 _HW_RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "network", "ram")
 _HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
 
-#: RAM per node at least this many times the installed VRAM (seed articles: 2-4x, 6-8x with
-#: offload; shared/reference/memory-model.md section 7); above the second figure is reported.
+#: RAM per node at least this many times the installed VRAM (a rule of thumb from DL workstation
+#: sizing guides, an assumption: 2-4x, 6-8x with offload); above the second figure is reported.
 RAM_VRAM_MIN = 2
 RAM_VRAM_MIN_OFFLOAD = 6
 RAM_VRAM_HIGH = 4

@@ -44,18 +44,18 @@ COST_KEYS = (
 
 #: Where each default comes from (shown in reports next to the value).
 DEFAULT_SOURCES: dict[str, str] = {
-    "usd_per_kwh": "US commercial average ~13 c/kWh, 2024-2025 (EIA Electric Power Monthly table 5.6.A, state "
-                   "values; shared/reference/procurement.md sec. 5, marked U there)",
+    "usd_per_kwh": "US commercial average ~13 c/kWh, 2024-2025 (EIA Electric Power Monthly table 5.6.A, inferred "
+                   "from the state values; the national row was not read, so uncertain)",
     "pue": "assumption: 1.0 for an office workstation (no cooling overhead billed); datacentres ~1.2-1.6 "
-           "(procurement.md sec. 5, an assumption there too)",
+           "(also an assumption, not a sourced figure)",
     "utilization": "assumption: 25 % of calendar hours busy (about 6 h a day)",
     "gpu_power_fraction": "assumption: cards under sustained training or batched serving run at their power "
                           "limit (1.0 x TDP)",
     "depreciation_years": "assumption: 3-year ownership period (GPUs lose value fast; US tax rules (MACRS) class "
                           "computers as 5-year property)",
     "residual_fraction": "assumption: 20 % resale value after the ownership period; conservative next to "
-                         "used-card prices in procurement.md sec. 1b (RTX 3090: $500-800 used in 2026 vs $1,499 "
-                         "MSRP in 2020)",
+                         "used-card prices (RTX 3090: $500-800 used in 2026 per local-llm.net 'RTX 3090 in 2026', a "
+                         "low-reliability page, vs $1,499 MSRP in 2020)",
     "support_usd_per_year": "assumption: no support contract",
     "cloud_discount": "assumption: list (on-demand and spot) prices, no committed-use discount",
     "spot": "compare spot prices too, where the catalog has them",

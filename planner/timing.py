@@ -7,7 +7,7 @@ Pure functions of keyword arguments (seconds, FLOPs, bytes, bytes/s, TFLOPS), pl
 Training (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1):
 a dense transformer costs about 2 x P FLOPs per token forward and 4 x P backward, so
 C = 6 x P x T for T tokens. Full activation recomputation (gradient checkpointing) runs the
-forward pass again: 8 x P x T (Korthikanti et al. 2022, section 5; memory-model.md section 8).
+forward pass again: 8 x P x T (Korthikanti et al. 2022, section 5).
 Kaplan's P excludes embeddings and the count leaves out attention-score FLOPs; this module uses
 the model's parameters used per token (MoE: active experts only), which includes the
 embedding and output head (about 4 % of a 7B Llama), and leaves attention scores out, which
@@ -22,7 +22,7 @@ forward 2 x (P + A) x T.
 
 Achieved compute = cards x dense bf16 TFLOPS x MFU. Model FLOPs utilization (MFU, Chowdhery
 et al. 2022, PaLM, appendix B) is the share of peak that the model's FLOPs reach; PaLM reached
-46 % on TPU v4 and memory-model.md section 8 notes 30-50 % on large runs. PaLM counts
+46 % on TPU v4; 30-50 % on large runs is a commonly quoted rule of thumb. PaLM counts
 recomputation only in its hardware FLOPs utilization (HFU); since the FLOPs above include the
 recomputed forward, the same default is applied to them, i.e. it is used as an HFU (the two
 differ by the 8/6 factor only when checkpointing). Defaults per recipe are in
@@ -48,8 +48,9 @@ from planner.recipes import RECIPES
 
 SECONDS_PER_HOUR = 3600.0
 
-#: Achieved share of the PCIe link rate for host<->GPU copies. shared/reference/procurement.md
-#: section 2: "realised DMA throughput is typically ~80-90 % of these" (not measured there).
+#: Achieved share of the PCIe link rate (PCI-SIG base specifications, one direction after line
+#: encoding) for host<->GPU copies: assumption. Realised DMA throughput is commonly quoted at
+#: ~80-90 % of the link rate after TLP/DLLP overhead (a rule of thumb, not measured here).
 PCIE_EFFICIENCY = 0.85
 
 #: Default model bandwidth utilization in decode: assumption. Well-tuned engines (vLLM,
@@ -70,16 +71,16 @@ class MfuDefault:
 #: dense BF16 tensor rate (``bf16_tflops`` in the catalog) and are ASSUMPTIONS unless a source
 #: is named. Override with the scenario's ``costs.mfu``.
 MFU_DEFAULTS: dict[str, MfuDefault] = {
-    **{r: MfuDefault(0.40, "assumption: 16-bit tensor-core training; within the 30-50 % seen on large runs "
-                           "(memory-model.md sec. 8) and below PaLM's 46 % (Chowdhery et al. 2022, app. B), "
-                           "since single-node fine-tuning uses small batches")
+    **{r: MfuDefault(0.40, "assumption: 16-bit tensor-core training; within the 30-50 % commonly quoted "
+                           "for large runs (a rule of thumb) and below PaLM's 46 % (Chowdhery et al. 2022, "
+                           "app. B), since single-node fine-tuning uses small batches")
        for r in ("mixed-bf16", "mixed-fp16", "mixed-bf16-fp32-grads", "mixed-fp16-fp32-grads",
                  "pure-bf16", "pure-fp16")},
     **{r: MfuDefault(0.35, "assumption: torch AMP adds a cast of every weight per use (autocast) to 16-bit "
                            "training's 0.40")
        for r in ("amp-bf16", "amp-fp16")},
     "fp32": MfuDefault(0.20, "assumption: TF32 matmuls run at half the BF16 tensor rate on Ampere/Hopper "
-                             "(A100 156 vs 312 TFLOPS dense, procurement.md sec. 1c), so 0.40 x 0.5; with TF32 "
+                             "(A100 156 vs 312 TFLOPS dense, NVIDIA A100 datasheet), so 0.40 x 0.5; with TF32 "
                              "off (PyTorch's default for matmuls) fp32 runs on CUDA cores and MFU is far lower"),
 }
 
@@ -206,7 +207,7 @@ def decode_step_seconds(*, weight_bytes: float, kv_bytes_per_token: float, kv_to
 
 
 def prefill_seconds(*, params: float, tokens: float, tflops: float, mfu: float) -> float:
-    """Prefill of ``tokens`` prompt tokens: 2 x P x tokens / (TFLOPS x 1e12 x MFU) (memory-model.md sec. 8)."""
+    """Prefill of ``tokens`` prompt tokens: 2 x P x tokens / (TFLOPS x 1e12 x MFU) (Kaplan et al. 2020, section 2.1)."""
     return 2.0 * params * tokens / (tflops * 1e12 * mfu)
 
 

@@ -92,7 +92,7 @@ def test_catalog_parameter_count_equals_published(entry):
 
 
 def test_published_totals_cover_the_reference_set():
-    # shared/reference/memory-model.md section 2, plus gpt2 and the PEFT benchmark's Llama-3.2-3B.
+    # The published totals of the reference models, plus gpt2 and the PEFT benchmark's Llama-3.2-3B.
     expected = {
         "llama-2-7b": 6_738_415_616,
         "llama-2-13b": 13_015_864_320,

@@ -43,7 +43,7 @@ def workload(arch, **keys):
 # ----- KV cache -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("model_id, expected", [
-    # 2 (K,V) x 32 layers x 8 KV heads x 128 head_dim x 2 B = 131,072 (memory-model.md sec. 5)
+    # 2 (K,V) x 32 layers x 8 KV heads x 128 head_dim x 2 B = 131,072 (GQA, Ainslie et al. 2023)
     ("llama-3.1-8b", 131_072),
     # 2 x 80 layers x 8 KV heads x 128 x 2 B = 327,680
     ("llama-2-70b", 327_680),
@@ -108,7 +108,7 @@ def test_zero_paper_model_states_table(stage, expected_gb):
 
 
 def test_recipes_bytes_per_param():
-    # Bytes per parameter of model states, single GPU, AdamW (memory-model.md sec. 3 and recipes docstring):
+    # Bytes per parameter of model states, single GPU, AdamW (ZeRO paper, Rajbhandari et al. 2020, sec. 3.1, and recipes docstring):
     # fp32 4+4+8 = 16; mixed 2+2+4+8 = 16; mixed with fp32 grads 2+4+4+8 = 18; pure bf16 2+2+4 = 8;
     # AMP 4+4+8 = 16 (+2 B autocast copies, counted separately).
     arch = catalog_arch("llama-2-7b")
@@ -190,7 +190,7 @@ def test_nf4_constants():
 
 def test_gptq_group_constants():
     # int4 with group size 128: fp16 scale + 4-bit zero per group = 20 bits / 128 = 0.156 bits/param
-    # (memory-model.md sec. 1: "roughly 0.15-0.25 extra bits/param"), plus g_idx for GPTQ only.
+    # (rule of thumb: "roughly 0.15-0.25 extra bits/param"), plus g_idx for GPTQ only.
     arch = catalog_arch("llama-2-7b")
     awq = weight_bytes(arch, "int4-awq", group_size=128)
     lin = arch.param_counts().linear
@@ -261,7 +261,8 @@ def test_lora_parameter_count():
 
 
 def test_peft_benchmark_lora_trainable_parameters():
-    # PEFT MetaMathQA benchmark (published-measurements.yaml): Llama-3.2-3B, r=32 on q_proj+v_proj:
+    # PEFT MetaMathQA benchmark (github.com/huggingface/peft method_comparison/MetaMathQA/results/
+    # lora--llama-3.2-3B-rank32.json): Llama-3.2-3B, r=32 on q_proj+v_proj:
     # 9,175,040 trainable parameters = 28 layers x 32 x ((3072 + 3072) + (3072 + 1024)).
     arch = catalog_arch("llama-3.2-3b")
     assert lora_parameters(arch, 32, ("q_proj", "v_proj")) == 9_175_040

@@ -125,7 +125,7 @@ class Estimate:
     def ram_rule_bytes(self) -> tuple[int, int]:
         """The rule of thumb for system RAM per machine: 2-4x its total VRAM need (6-8x with offload).
 
-        Source: shared/reference/memory-model.md section 7 (seed articles). Applied to the
+        Source: a rule of thumb from DL workstation sizing guides (assumption). Applied to the
         per-GPU need times the GPUs in one machine.
         """
         vram = self.per_gpu_total_bytes * self.gpus_per_node

@@ -3,7 +3,8 @@
 Sources and assumptions:
 - OS and framework baseline: an OS with a desktop or server services uses a few GiB; each
   Python process that imports torch with CUDA maps the CUDA libraries (about 2-3 GiB resident).
-  Assumption, stated in every result; shared/reference/memory-model.md section 7.
+  Assumption, stated in every result (DL workstation sizing guides name this baseline
+  among host-RAM uses but give no figure).
 - Model loading (Transformers ``from_pretrained`` docs, "Large model loading"): with
   ``low_cpu_mem_usage`` (the default when accelerate is installed) weights stream from the
   checkpoint into the model, so the peak is about the checkpoint's size; without it the model

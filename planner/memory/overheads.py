@@ -5,7 +5,7 @@ them with figures measured on the user's GPU.
 
 Sources:
 - CUDA context: "a few hundred MB to about 1 GB, by GPU, driver and libraries"
-  (shared/reference/memory-model.md section 6); CUDA 11.7+ lazy module loading
+  (a rule of thumb from DL workstation sizing guides); CUDA 11.7+ lazy module loading
   (``CUDA_MODULE_LOADING=LAZY``, CUDA C Programming Guide, "Lazy Loading") keeps it near the
   low end. The HF performance docs measured about 1.3 GiB before any tensor on older stacks.
 - cuBLAS workspace: PyTorch reserves ``CUBLAS_WORKSPACE_CONFIG`` ``:4096:8`` (8 x 4 MiB) per

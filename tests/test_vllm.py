@@ -82,3 +82,26 @@ def test_max_num_seqs_needs_the_vllm_engine():
     with pytest.raises(Exception) as err:
         workload(arch, task="infer", max_num_seqs=8)
     assert "max_num_seqs is a vLLM setting" in str(err.value)
+
+
+def test_estimate_cli_prints_the_budget_terms():
+    # planner estimate --engine vllm --gpu h100-sxm: the catalog's CUDA total for the H100
+    # (81,117 MiB, from vLLM's own log) and vllm serve's large-card defaults (8192 tokens, 1024
+    # sequences); the JSON terms add up to the budget.
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    result = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
+                                       "--gpu", "h100-sxm", "--json"])
+    assert result.exit_code == 0, result.output
+    v = json.loads(result.output)["gpu"]["vllm"]
+    assert v["cuda_total_bytes"] == 81_117 * MiB
+    assert (v["max_num_batched_tokens"], v["max_num_seqs"]) == (8192, 1024)
+    assert v["usable_bytes"] == int(81_117 * MiB * 0.9)
+    assert v["budget_bytes"] == v["usable_bytes"] - v["weights_bytes"] - v["profile_peak_bytes"] - v["non_torch_bytes"]
+    text = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
+                                     "--gpu", "h100-sxm"]).output
+    assert "vLLM: 0.9 x CUDA total 79.22 GiB = 71.30 GiB" in text

@@ -36,6 +36,7 @@ import contextlib
 import functools
 import gc
 import json
+import logging
 import platform
 import sys
 import threading
@@ -48,6 +49,7 @@ from typing import Any, Iterable, Iterator, Mapping
 ALLOCATOR_ROUNDING = 512
 
 TRAIN_MODES = ("fp32", "pure-bf16", "amp-bf16")
+TRAIN_METHODS = ("full", "lora", "qlora")
 INFERENCE_DTYPES = ("fp32", "bf16")
 ATTENTIONS = ("eager", "sdpa")
 PHASES = ("forward", "backward", "optimizer", "prefill", "decode")
@@ -77,6 +79,11 @@ METHOD_NOTES = [
     "RNG states, which are host memory on CUDA too).",
     "breakdown_at_peak splits the storages live at the peak into parameters (and buffers), "
     "gradients, optimizer state (or kv_cache), and the rest by the phase that created them.",
+    "QLoRA runs (method qlora) load the bf16 model through Transformers' BitsAndBytesConfig (NF4, "
+    "bf16 compute) on the CPU; the 4-bit weights' quantization constants (absmax, codes, offset) "
+    "count as parameters. bitsandbytes' CPU gemm_4bit dequantizes each weight inside the operator, "
+    "where the tracker does not see it (cpu_allocator_crosscheck does); on CUDA the same forward "
+    "runs a fused kernel or the same dequantize-then-linear. Backward is the same Python code on both.",
 ]
 
 _TRACKER_CLS: Any = None
@@ -397,6 +404,13 @@ def versions() -> dict[str, str]:
             out[name] = getattr(mod, "__version__", "?")
         except ImportError:
             out[name] = "not installed"
+    # QLoRA runs need bitsandbytes; read its version without importing it
+    from importlib import metadata
+
+    try:
+        out["bitsandbytes"] = metadata.version("bitsandbytes")
+    except metadata.PackageNotFoundError:
+        out["bitsandbytes"] = "not installed"
     return out
 
 
@@ -418,6 +432,8 @@ def _quiet_transformers() -> None:
     except ImportError:  # pragma: no cover
         pass
     warnings.filterwarnings("ignore", category=FutureWarning)
+    # bitsandbytes' CPU backend logs that an optional inference kernel package is missing
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
 
 
@@ -433,6 +449,48 @@ def build_model(config: Mapping[str, Any], *, attention: str, dtype: Any) -> Any
         raise ValueError("config needs a model_type (llama, qwen2, gpt2, ...)")
     hf_config = AutoConfig.for_model(model_type, **cfg)
     return AutoModelForCausalLM.from_config(hf_config, attn_implementation=attention, dtype=dtype)
+
+
+def build_qlora_model(config: Mapping[str, Any], *, attention: str, double_quant: bool) -> Any:
+    """A 4-bit NF4 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(...))``
+    loads it, on the CPU and without downloads: the bf16 model built from ``config`` is saved to a
+    temporary directory and loaded back with bf16 compute (the QLoRA paper's settings)."""
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+    from transformers.utils import logging as hf_logging
+
+    model = build_model(config, attention=attention, dtype=torch.bfloat16)
+    quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                               bnb_4bit_compute_dtype=torch.bfloat16,
+                               bnb_4bit_use_double_quant=bool(double_quant))
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with tempfile.TemporaryDirectory(prefix="planner-qlora-") as tmp:
+            model.save_pretrained(tmp)
+            del model
+            return AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant, device_map="cpu",
+                                                        dtype=torch.bfloat16, attn_implementation=attention)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _quant_state_tensors(model: Any) -> list[Any]:
+    """The tensors of the 4-bit weights' quantization states (absmax, NF4 code and, with double
+    quantization, the 8-bit absmax's offset, absmax and code): device tensors on CUDA too."""
+    out, seen = [], set()
+    for module in model.modules():
+        qs = getattr(getattr(module, "weight", None), "quant_state", None)
+        if qs is None or id(qs) in seen:
+            continue
+        seen.add(id(qs))
+        out += [qs.absmax, qs.code]
+        if qs.nested:
+            out += [qs.offset, qs.state2.absmax, qs.state2.code]
+    return [t for t in out if t is not None]
 
 
 def _vocab(model: Any) -> int:
@@ -468,6 +526,12 @@ def _cpu_cuda_notes(tracker: Any, attention: str, dtype_name: str) -> dict[str, 
         notes.append("Dropout on the CPU keeps a mask in the dtype of the tensor it masks "
                      f"(here {dtype_name} or lower under autocast); CUDA's fused dropout keeps a "
                      "1-byte bool mask.")
+    if "bitsandbytes.gemm_4bit.default" in ops:
+        notes.append("bitsandbytes' CPU gemm_4bit dequantizes the whole 4-bit weight (bf16) inside the "
+                     "operator, unseen by the tracker (cpu_allocator_crosscheck sees it); on CUDA the "
+                     "forward runs a fused 4-bit kernel (no buffer) or the same dequantize-then-linear, "
+                     "whose buffer max_memory_allocated would count. The backward's dequantization is the "
+                     "same Python code on both and is counted.")
     return {"sdpa_backend": backend, "cpu_cuda_differences": notes}
 
 
@@ -553,6 +617,9 @@ def measure_train_step(
     checkpointing: bool = False,
     lora_rank: int | None = None,
     lora_targets: list[str] | tuple[str, ...] | None = None,
+    method: str | None = None,
+    double_quant: bool = True,
+    prepare_kbit_training: bool = False,
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -568,19 +635,43 @@ def measure_train_step(
     GPT-2's c_attn); only adapter weights train. ``checkpointing``: non-reentrant full gradient
     checkpointing of every decoder layer. ``crosscheck``: also run the last step under
     torch.profiler and compare with the CPU allocator's own count (slower).
+    ``method``: "full", "lora" (the default when ``lora_rank`` is given) or "qlora": the base is
+    loaded in 4-bit NF4 by bitsandbytes (:func:`build_qlora_model`, ``double_quant``), bf16
+    compute, mode "pure-bf16" only; ``prepare_kbit_training`` calls peft's
+    ``prepare_model_for_kbit_training`` first (non-4-bit parameters to fp32; it also turns on the
+    checkpointing when ``checkpointing`` is set).
     """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
+    method = method or ("lora" if lora_rank else "full")
+    if method not in TRAIN_METHODS:
+        raise ValueError(f"method must be one of {TRAIN_METHODS}, not {method!r}")
+    if (method != "full") != bool(lora_rank):
+        raise ValueError(f"method {method} needs a lora_rank" if method != "full"
+                         else "method full trains every weight: drop lora_rank")
+    if method == "qlora" and mode != "pure-bf16":
+        raise ValueError("method qlora computes in bf16: use mode pure-bf16")
     if steps < 1:
         raise ValueError("steps must be >= 1")
     t0 = time.perf_counter()
     torch = _setup(seed, threads)
     _quiet_transformers()
     param_dtype = torch.bfloat16 if mode == "pure-bf16" else torch.float32
-    model = build_model(config, attention=attention, dtype=param_dtype)
+    if method == "qlora":
+        model = build_qlora_model(config, attention=attention, double_quant=double_quant)
+        if prepare_kbit_training:
+            from peft import prepare_model_for_kbit_training
+
+            model = prepare_model_for_kbit_training(
+                model, use_gradient_checkpointing=bool(checkpointing),
+                gradient_checkpointing_kwargs={"use_reentrant": False})
+        elif checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model = build_model(config, attention=attention, dtype=param_dtype)
+        if checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
-    if checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     lora_info = None
     if lora_rank:
         from peft import LoraConfig, get_peft_model
@@ -591,7 +682,10 @@ def measure_train_step(
                           lora_dropout=0.0, bias="none", task_type="CAUSAL_LM",
                           fan_in_fan_out=fan_in_fan_out)
         model = get_peft_model(model, lcfg)
+        model.train()
         lora_info = {"rank": int(lora_rank), "targets": targets}
+    # 4-bit weights keep their quantization constants outside the parameters
+    quant_tensors = _quant_state_tensors(model) if method == "qlora" else []
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=1e-4, foreach=foreach)
@@ -607,7 +701,9 @@ def measure_train_step(
     with tracker:
         tracker.track_existing(params, "<parameters>")
         tracker.track_existing(model.buffers(), "<buffers>")
-        param_keys = tracker.keys_of(params) | tracker.keys_of(model.buffers())
+        tracker.track_existing(quant_tensors, "<quant_state>")
+        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
+                      | tracker.keys_of(quant_tensors))
         probe: dict[str, Any] = {}
         for step in range(steps):
             gc.collect()
@@ -663,7 +759,9 @@ def measure_train_step(
         "workload": {
             "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
             "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
-            "use_cache": use_cache, "optimizer": "AdamW", "foreach": foreach,
+            "use_cache": use_cache, "optimizer": "AdamW", "foreach": foreach, "method": method,
+            **({"double_quant": bool(double_quant), "prepare_kbit_training": bool(prepare_kbit_training)}
+               if method == "qlora" else {}),
         },
         "model": {
             "class": type(model).__name__,
@@ -673,6 +771,8 @@ def measure_train_step(
             "trainable_bytes_by_dtype": _dtype_bytes(trainable),
             "parameter_bytes_counted": tracker.bytes_of(params),
             "buffer_bytes_counted": tracker.bytes_of(model.buffers()),
+            **({"quant_state_bytes_counted": tracker.bytes_of(quant_tensors),
+                "quant_state_tensors": len(quant_tensors)} if method == "qlora" else {}),
         },
         "peak_bytes": last["peak_bytes"],
         "peak_phase": last["peak_phase"],
@@ -809,7 +909,8 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "steps", "use_cache", "foreach", "seed", "crosscheck"}
+               "lora_targets", "method", "double_quant", "prepare_kbit_training", "steps", "use_cache",
+               "foreach", "seed", "crosscheck"}
 _INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}
 
 

@@ -33,7 +33,8 @@ def workload_for_run(run: Mapping[str, Any]):
     """The planner workload equivalent to one measured run.
 
     Train runs: ``mode`` -> recipe, torch AdamW, ``micro_batch``, ``seq_len``, ``attention``,
-    ``checkpointing``, LoRA rank and targets (peft's fp32 adapters). Inference runs: ``dtype`` ->
+    ``checkpointing``, LoRA rank and targets (peft's fp32 adapters); ``method: qlora`` -> the
+    planner's QLoRA (NF4 base) with ``double_quant`` and ``prepare_kbit_training``. Inference runs: ``dtype`` ->
     weights and KV dtype, ``batch`` -> concurrency, context = prompt + new tokens, the whole
     prompt prefilled at once.
     """
@@ -46,7 +47,11 @@ def workload_for_run(run: Mapping[str, Any]):
             "checkpointing": "full" if s.get("checkpointing") else "none",
         }
         if s.get("lora_rank"):
-            keys.update(method="lora", lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]))
+            method = s.get("method") or "lora"
+            keys.update(method=method, lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]))
+            if method == "qlora":
+                keys.update(double_quant=bool(s.get("double_quant", True)),
+                            prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
     else:
         keys = {"task": "infer", "weights": s["dtype"], "kv_dtype": s["dtype"], "concurrency": s["batch"],
                 "context": s["prompt_len"] + s["new_tokens"], "attention": s["attention"],
@@ -59,6 +64,8 @@ def mode_of(run: Mapping[str, Any]) -> str:
     s = run.get("settings", run)
     if run["kind"] != "train":
         return "inference"
+    if s.get("method") == "qlora":
+        return "qlora"
     if s.get("lora_rank"):
         return "lora"
     if s.get("checkpointing"):

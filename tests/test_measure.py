@@ -247,6 +247,53 @@ def test_train_step_accounting_is_consistent():
     assert res["sdpa_backend"] is not None
 
 
+def test_qlora_needs_bf16_and_a_rank():
+    # checked before torch is imported
+    from planner.measure import measure_train_step
+
+    with pytest.raises(ValueError, match="pure-bf16"):
+        measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=1, seq_len=32, attention="sdpa",
+                           method="qlora", lora_rank=4)
+    with pytest.raises(ValueError, match="lora_rank"):
+        measure_train_step(TINY_LLAMA, mode="pure-bf16", micro_batch=1, seq_len=32, attention="sdpa",
+                           method="qlora")
+
+
+TINY_LLAMA_NF4 = {
+    "model_type": "llama", "hidden_size": 128, "num_hidden_layers": 1, "num_attention_heads": 2,
+    "num_key_value_heads": 1, "intermediate_size": 256, "vocab_size": 1000,
+}
+
+
+@pytest.mark.parametrize("prepare", [False, True])
+def test_qlora_step_holds_a_packed_4bit_base(prepare):
+    _torch()
+    for lib in ("transformers", "peft", "bitsandbytes"):
+        pytest.importorskip(lib)
+    from planner.measure import measure_train_step
+
+    res = measure_train_step(TINY_LLAMA_NF4, mode="pure-bf16", micro_batch=1, seq_len=32, attention="sdpa",
+                             method="qlora", lora_rank=4, lora_targets=["q_proj", "v_proj"],
+                             double_quant=True, prepare_kbit_training=prepare)
+    m = res["model"]
+    h, kv, f = 128, 64, 256
+    linear = h * h + 2 * h * kv + h * h + 3 * h * f
+    # Params4bit: two NF4 values per byte; nothing else is uint8
+    assert m["parameter_bytes_by_dtype"]["uint8"] == linear // 2
+    # per 4-bit weight: absmax (8-bit), NF4 code, offset, and the second level's absmax and code
+    assert m["quant_state_tensors"] == 5 * 7
+    assert m["quant_state_bytes_counted"] >= 5 * 7 * ALLOCATOR_ROUNDING
+    adapters = 4 * ((h + h) + (h + kv)) * 4  # r (in + out) on q and v, fp32
+    assert res["model"]["trainable_bytes_by_dtype"] == {"float32": adapters}
+    rest = (2 * 1000 * h + 3 * h) * (4 if prepare else 2)  # embedding, head, norms
+    assert m["parameter_bytes_by_dtype"]["float32" if prepare else "bfloat16"] == rest + (
+        0 if not prepare else adapters)
+    assert res["workload"]["method"] == "qlora" and res["workload"]["prepare_kbit_training"] is prepare
+    assert res["external_bytes"] == 0
+    assert res["breakdown_at_peak"]["total"] == res["peak_bytes"]
+    assert any("gemm_4bit" in note for note in res["cpu_cuda_differences"])
+
+
 def test_inference_kv_cache_matches_formula():
     _torch()
     pytest.importorskip("transformers")

@@ -2,8 +2,9 @@
 
 Targets per mode (and per attention kernel): median absolute error <= 5 %, worst <= 15 %, on at
 least 40 configurations. The committed measurements (tests/data/validation/measured_cpu.json,
-produced by ``python -m planner.measure``) are always checked; with torch, transformers and
-peft installed at the recorded versions the grid is measured again here and checked too.
+produced by ``python -m planner.measure``) are always checked; with torch, transformers, peft
+and bitsandbytes (QLoRA runs) installed at the recorded versions the grid is measured again here
+and checked too.
 """
 
 from __future__ import annotations
@@ -42,8 +43,8 @@ def test_committed_report_is_current():
 def test_modes_cover_the_issue():
     doc = json.loads(MEASURED.read_text())
     keys = set(summarize(compare_runs(doc["runs"])))
-    assert {"fp32", "pure bf16", "amp bf16", "checkpointing", "lora", "inference", "attention eager",
-            "attention sdpa"} <= keys
+    assert {"fp32", "pure bf16", "amp bf16", "checkpointing", "lora", "qlora", "inference",
+            "attention eager", "attention sdpa"} <= keys
 
 
 @pytest.mark.torch
@@ -51,11 +52,12 @@ def test_fresh_measurement_meets_the_targets():
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
+    pytest.importorskip("bitsandbytes")
     from planner.measure import load_grid, run_grid, versions
 
     recorded = json.loads(MEASURED.read_text())["versions"]
     now = versions()
-    if any(now.get(k) != recorded.get(k) for k in ("torch", "transformers", "peft")):
+    if any(now.get(k) != recorded.get(k) for k in ("torch", "transformers", "peft", "bitsandbytes")):
         pytest.skip(f"installed versions {now} differ from the recorded {recorded}")
     doc = run_grid(load_grid(GRID))
     check_targets(compare_runs(doc["runs"]))

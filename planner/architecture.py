@@ -434,7 +434,8 @@ def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:
         gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
         learned_positions=n_pos, fused_qkv=True,
         torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
-        extra=dict(cfg),
+        # GPT2Config's dropout defaults (transformers configuration_gpt2.py) when the config omits them.
+        extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
     )
 
 

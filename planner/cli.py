@@ -148,6 +148,7 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
+    ("--lora-dropout", dict(type=float, help="peft lora_dropout (default 0.0).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
      dict(default=None, help="QLoRA: the script calls peft prepare_model_for_kbit_training (fp32 non-NF4 "

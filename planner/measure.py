@@ -620,6 +620,7 @@ def measure_train_step(
     method: str | None = None,
     double_quant: bool = True,
     prepare_kbit_training: bool = False,
+    lora_dropout: float = 0.0,
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -632,7 +633,7 @@ def measure_train_step(
     ``mode``: "fp32" (fp32 weights and AdamW states), "pure-bf16" (bf16 weights, gradients and
     AdamW states), "amp-bf16" (fp32 weights, forward under ``torch.autocast`` to bf16).
     ``lora_rank``: wrap the model with peft LoRA on ``lora_targets`` (default q_proj, v_proj;
-    GPT-2's c_attn); only adapter weights train. ``checkpointing``: non-reentrant full gradient
+    GPT-2's c_attn) with peft's ``lora_dropout``; only adapter weights train. ``checkpointing``: non-reentrant full gradient
     checkpointing of every decoder layer. ``crosscheck``: also run the last step under
     torch.profiler and compare with the CPU allocator's own count (slower).
     ``method``: "full", "lora" (the default when ``lora_rank`` is given) or "qlora": the base is
@@ -679,11 +680,11 @@ def measure_train_step(
         targets = list(lora_targets) if lora_targets else _default_lora_targets(config)
         fan_in_fan_out = str(config.get("model_type")) == "gpt2"
         lcfg = LoraConfig(r=int(lora_rank), lora_alpha=2 * int(lora_rank), target_modules=targets,
-                          lora_dropout=0.0, bias="none", task_type="CAUSAL_LM",
+                          lora_dropout=float(lora_dropout), bias="none", task_type="CAUSAL_LM",
                           fan_in_fan_out=fan_in_fan_out)
         model = get_peft_model(model, lcfg)
         model.train()
-        lora_info = {"rank": int(lora_rank), "targets": targets}
+        lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout)}
     # 4-bit weights keep their quantization constants outside the parameters
     quant_tensors = _quant_state_tensors(model) if method == "qlora" else []
     params = list(model.parameters())
@@ -909,7 +910,8 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "method", "double_quant", "prepare_kbit_training", "steps", "use_cache",
+               "lora_targets", "lora_dropout", "method", "double_quant", "prepare_kbit_training", "steps",
+               "use_cache",
                "foreach", "seed", "crosscheck"}
 _INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}
 

@@ -48,7 +48,8 @@ def workload_for_run(run: Mapping[str, Any]):
         }
         if s.get("lora_rank"):
             method = s.get("method") or "lora"
-            keys.update(method=method, lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]))
+            keys.update(method=method, lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]),
+                        lora_dropout=float(s.get("lora_dropout", 0.0)))
             if method == "qlora":
                 keys.update(double_quant=bool(s.get("double_quant", True)),
                             prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
@@ -77,7 +78,7 @@ def compare_runs(runs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per run: id, mode, attention, predicted and measured bytes, error (fraction)."""
     rows = []
     for run in runs:
-        est = estimate(workload_for_run(run))
+        est = estimate(workload_for_run(run), device="cpu")  # CPU dropout keeps dtype-sized masks
         predicted = est.per_gpu_allocated_bytes
         measured = int(run["peak_bytes"])
         s = run.get("settings", run)

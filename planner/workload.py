@@ -39,7 +39,7 @@ MAX_GPUS = 65_536
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "prepare_kbit_training", "adapter_dtype", "dataset_tokens", "epochs",
+    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -81,6 +81,8 @@ class Training:
             the input dtype) are fp32 as well. Source: peft ``utils/other.py``
             (``prepare_model_for_kbit_training``: "cast all non INT8 parameters to fp32");
             bitsandbytes ``Linear4bit.forward`` (``.to(inp_dtype)``).
+        lora_dropout: peft's ``lora_dropout`` (default 0.0, peft's): above 0 each adapted module
+            keeps its own dropout output and mask for backward.
         adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
             states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
             paper's qlora.py casts adapters to 'bf16'.
@@ -107,6 +109,7 @@ class Training:
     dataset_tokens: int | None = None
     epochs: float = 1.0
     prepare_kbit_training: bool = False
+    lora_dropout: float = 0.0
 
     @property
     def data_parallel(self) -> int:
@@ -343,11 +346,12 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     double_quant = entry.bool("double_quant", True)
     prepare_kbit = entry.bool("prepare_kbit_training", False)
     adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
+    lora_dropout = entry.number("lora_dropout", 0.0, min=0, max=1, min_exclusive=False)
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     rec = RECIPES[recipe]
     qlora_keys = ("double_quant", "prepare_kbit_training")
-    adapter_keys = ("lora_rank", "adapter_dtype") + (qlora_keys if method != "qlora" else ())
+    adapter_keys = ("lora_rank", "adapter_dtype", "lora_dropout") + (qlora_keys if method != "qlora" else ())
     for key in adapter_keys:
         if key in entry.data and (method == "full" or key in qlora_keys):
             needed = "qlora" if key in qlora_keys else "lora or qlora"
@@ -393,7 +397,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit)
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout)
 
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:

@@ -397,3 +397,29 @@ def test_allocator_headroom_leaves_out_the_weights():
     assert weights == 6_738_415_616 * 2
     allocated = est.per_gpu_allocated_bytes
     assert comps["allocator headroom (fragmentation)"] == round(0.10 * (allocated - weights))
+
+
+def test_lora_saved_inputs_copy_share_or_dropout():
+    # peft: lora_A(dropout(x.to(adapter dtype))). Llama-2-7B layer, pure bf16, SDPA, r=8 on all
+    # seven linears (h=4096, q=4096, f=11008):
+    from planner.memory.activations import layer_saved_tensors
+
+    arch = catalog_arch("llama-2-7b")
+    targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+    h, q, f, r = 4096, 4096, 11008, 8
+
+    def lora_bytes(**kw):
+        saved = layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False, lora_targets=targets,
+                                    lora_rank=r, **kw)
+        return sum(t.bytes_per_token for t in saved if t.name.startswith("LoRA"))
+
+    # fp32 adapters on bf16 activations: each module keeps its own fp32 copy of its input.
+    assert lora_bytes(adapter_bytes=4) == 4 * (5 * h + q + f) + 7 * 4 * r
+    # bf16 adapters: the cast is a no-op, so q/k/v share the norm output and gate/up share theirs
+    # (counted once each), o_proj's input is SDPA's output (saved already), down_proj keeps the
+    # MLP product.
+    assert lora_bytes(adapter_bytes=2) == 2 * (h + h + f) + 7 * 2 * r
+    # lora_dropout > 0: every module keeps its dropout output and CUDA's 1-byte bool mask.
+    assert lora_bytes(adapter_bytes=2, lora_dropout=0.1) == (2 + 1) * (5 * h + q + f) + 7 * 2 * r
+    # on the CPU the mask has the masked tensor's dtype (validation harness only).
+    assert lora_bytes(adapter_bytes=2, lora_dropout=0.1, cpu_dropout=True) == (2 + 2) * (5 * h + q + f) + 7 * 2 * r

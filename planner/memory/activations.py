@@ -84,7 +84,8 @@ def regime_for(recipe_name: str) -> Regime:
 
 def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
                         lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
-                        adapter_bytes: int = 4) -> list[SavedTensor]:
+                        adapter_bytes: int = 4, lora_dropout: float = 0.0,
+                        cpu_dropout: bool = False) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -95,6 +96,12 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         lora_targets: module names with LoRA adapters (frozen base).
         lora_rank: r.
         training: dropout is active (for models whose config sets dropout).
+        adapter_bytes: bytes per value of the LoRA adapters (4 for peft's default fp32).
+        lora_dropout: peft's ``lora_dropout``; above 0 every adapted module keeps its own dropout
+            output and mask.
+        cpu_dropout: dropout as the CPU runs it (``bernoulli_`` noise in the masked tensor's dtype)
+            instead of CUDA's fused ``native_dropout`` (a 1-byte bool mask): for comparing with
+            measurements taken on the CPU (planner.validation).
 
     Returns:
         The saved tensors; sum their bytes for the layer.
@@ -109,14 +116,28 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     def trains(name: str) -> bool:
         return full or False
 
-    def lora(name: str, in_features: int, consumers: int = 1) -> None:
-        if name in lora_targets:
-            # peft casts the input to the adapter dtype (fp32) and lora_A keeps that copy,
-            # lora_B keeps lora_A's output (r values).
-            # Under autocast lora_A casts that copy again, to the compute dtype, and keeps it.
-            ab = c if regime.amp else adapter_bytes
+    shared_inputs: set[str] = set()
+
+    def lora(name: str, in_features: int, source: str, saved_elsewhere: bool = False) -> None:
+        """LoRA on ``name``, whose input is the tensor ``source`` (modules fed by one tensor share it)."""
+        if name not in lora_targets:
+            return
+        # peft (tuners/lora/layer.py, bnb.py): lora_A(dropout(x.to(adapter dtype))) * scaling.
+        # lora_A keeps its input and lora_B keeps lora_A's output (r values). Under autocast
+        # lora_A casts its input to the compute dtype and keeps that copy.
+        ab = c if regime.amp else adapter_bytes
+        if lora_dropout > 0:
+            mb = ab if cpu_dropout else 1
+            out.append(SavedTensor(f"LoRA {name} dropout output ({ab} B)", ab * in_features))
+            out.append(SavedTensor(f"LoRA {name} dropout mask ({mb} B)", mb * in_features))
+        elif regime.amp or ab != c:
             out.append(SavedTensor(f"LoRA {name} input ({ab}-byte copy)", ab * in_features))
-            out.append(SavedTensor(f"LoRA {name} A output", ab * lora_rank))
+        elif not saved_elsewhere and source not in shared_inputs:
+            # The cast is a no-op when the input already has the adapter dtype: lora_A keeps the
+            # very tensor, shared by every module it feeds, once.
+            shared_inputs.add(source)
+            out.append(SavedTensor(f"LoRA input: {source} (shared, no copy)", c * in_features))
+        out.append(SavedTensor(f"LoRA {name} A output", ab * lora_rank))
 
     def norm(label: str, consumers: list[str]) -> None:
         any_train = any(trains(n) for n in consumers)
@@ -140,7 +161,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     qkv_names = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj") if n in mods]
     norm("attention norm", qkv_names)
     for n in qkv_names:
-        lora(n, mods[n].in_features)
+        lora(n, mods[n].in_features, "attention norm output")
     dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
     dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
     if not training:
@@ -153,7 +174,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if c != 4:
             out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
         if dropout_attn > 0:
-            out.append(SavedTensor("attention dropout mask", 1 * a, quadratic=True))
+            out.append(SavedTensor("attention dropout mask", (c if cpu_dropout else 1) * a, quadratic=True))
     else:
         out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)))
         out.append(SavedTensor("SDPA output", c * q))
@@ -161,9 +182,10 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     o_name = next(n for n in ("o_proj", "c_proj", "dense") if n in mods)
     if trains(o_name):
         out.append(SavedTensor(f"{o_name} input", c * q))
-    lora(o_name, q)
+    # SDPA's output is the o_proj input (its kernels return it in that layout) and is saved already.
+    lora(o_name, q, "attention output", saved_elsewhere=attention != "eager")
     if dropout_resid > 0:
-        out.append(SavedTensor("residual dropout mask (attention)", h))
+        out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     # ---- MLP block --------------------------------------------------------------------------
     if arch.is_moe:
         up_names = ["w1", "w3"]
@@ -178,7 +200,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     else:
         norm("MLP norm", up_names)
     for n in up_names:
-        lora(n, h)
+        lora(n, h, "MLP norm output")
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
     fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
     act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
@@ -190,11 +212,11 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     down = next(n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h") if n in mods and (n != "c_proj" or gpt))
     if trains(down):
         out.append(SavedTensor(f"{down} input", c * fk))
-    lora(down, f)
+    lora(down, f, "MLP product (down_proj input)")
     if arch.is_moe:
         out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
     if dropout_resid > 0:
-        out.append(SavedTensor("residual dropout mask (MLP)", h))
+        out.append(SavedTensor("residual dropout mask (MLP)", (c if cpu_dropout else 1) * h))
     return out
 
 
@@ -260,7 +282,8 @@ class ActivationBytes:
 
 def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
-                     tp: int = 1, adapter_bytes: int = 4) -> ActivationBytes:
+                     tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
+                     cpu_dropout: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -274,7 +297,8 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
     layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
-                                lora_rank=lora_rank, adapter_bytes=adapter_bytes)
+                                lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
+                                cpu_dropout=cpu_dropout)
     per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic)
     per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
     one_layer = tokens * per_token_linear + tokens * s * per_token_quad
@@ -301,10 +325,11 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
-                     tp: int = 1, adapter_bytes: int = 4) -> tuple[int, str]:
+                     tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0) -> tuple[int, str]:
     """Total activation bytes (saved + recomputed layer), per GPU, with the formula text."""
     parts = activation_parts(arch, regime, micro_batch=micro_batch, seq_len=seq_len, attention=attention,
                              full=full, checkpointing=checkpointing, lora_targets=lora_targets,
-                             lora_rank=lora_rank, tp=tp, adapter_bytes=adapter_bytes)
+                             lora_rank=lora_rank, tp=tp, adapter_bytes=adapter_bytes,
+                             lora_dropout=lora_dropout)
     text = parts.saved_formula + (f"; + {parts.recompute_formula}" if parts.recompute_formula else "")
     return parts.total, text

@@ -42,19 +42,23 @@ QUANT_SRC = {
 }
 
 
-def estimate(workload: Workload, overheads: RuntimeOverheads | None = None) -> Estimate:
+def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, device: str = "cuda") -> Estimate:
     """The memory need of ``workload`` per GPU and per machine's host RAM.
 
     Args:
         workload: a validated workload (see planner.workload).
         overheads: runtime assumptions (default: :class:`RuntimeOverheads`), or a calibration.
+        device: 'cuda' (what the planner sizes), or 'cpu' to predict the validation harness's CPU
+            measurements, whose dropout keeps its mask in the masked tensor's dtype.
 
     Returns:
         An :class:`Estimate` with every component, its formula and source.
     """
     overheads = overheads or RuntimeOverheads()
+    if device not in ("cuda", "cpu"):
+        raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     if workload.task == "train":
-        return _train(workload, overheads)
+        return _train(workload, overheads, cpu_dropout=device == "cpu")
     return _infer(workload, overheads)
 
 
@@ -71,7 +75,7 @@ def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverhe
                     gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)
 
 
-def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
+def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = False) -> Estimate:
     arch, t = w.architecture, w.train
     assert t is not None
     recipe = RECIPES[t.recipe]
@@ -101,7 +105,8 @@ def _train(w: Workload, overheads: RuntimeOverheads) -> Estimate:
                                "PyTorch AMP docs (autocast weight cache)", phase=fwd))
     act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
-                           lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=4 if t.adapter_dtype == "fp32" else 2)
+                           lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=4 if t.adapter_dtype == "fp32" else 2,
+                           lora_dropout=t.lora_dropout, cpu_dropout=cpu_dropout)
     if t.checkpointing == "full":
         comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
                                phase=fwd))

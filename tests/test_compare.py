@@ -116,15 +116,21 @@ def test_decode_is_memory_bound_at_batch_1():
     assert prefill_seconds(params=7e9, tokens=2000, tflops=100, mfu=0.4) == pytest.approx(0.7)
 
 
-def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
-    from planner.compare import pcie_per_lane
+def qlora_7b_seed(catalog):
+    """The seed QLoRA-7B workload (scenarios/compare-qlora-7b-12gb.yaml) and its estimate."""
     from planner.inputs import workload_from_options
-    from planner.timing import time_workload
 
     w = workload_from_options(dict(model="llama-2-7b", task="train", method="qlora", recipe="pure-bf16",
                                    micro_batch=1, seq_len=512, grad_accum=16, checkpointing="full",
-                                   dataset_tokens=100_000_000), shipped)
-    est = estimate(w)
+                                   dataset_tokens=100_000_000), catalog)
+    return w, estimate(w)
+
+
+def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
+    from planner.compare import pcie_per_lane
+    from planner.timing import time_workload
+
+    w, est = qlora_7b_seed(shipped)
     gpu = shipped.gpu("rtx-3060-12gb")
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1,
                        pcie_per_lane_bytes_per_s=pcie_per_lane(shipped, 4))
@@ -149,13 +155,9 @@ def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
     from dataclasses import replace
 
     from planner.compare import pcie_per_lane
-    from planner.inputs import workload_from_options
     from planner.timing import time_workload
 
-    w = workload_from_options(dict(model="llama-2-7b", task="train", method="qlora", recipe="pure-bf16",
-                                   micro_batch=1, seq_len=512, grad_accum=16, checkpointing="full",
-                                   dataset_tokens=100_000_000), shipped)
-    est = estimate(w)
+    w, est = qlora_7b_seed(shipped)
     base = shipped.gpu("rtx-3060-12gb")
     slow = replace(base, mfu_scale=0.5)
     lane = pcie_per_lane(shipped, 4)

@@ -905,6 +905,12 @@ class _Store:
                     "a changed price needs its own source and as_of", prices[0],
                     "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry.",
                 )
+            if prices and "price_kind" in fields and "price_kind" not in e.data:
+                # Keeping the shipped kind would label a quoted price 'msrp' or 'estimate' on the quote.
+                raise e.error(
+                    "a changed price needs its own price_kind", prices[0],
+                    "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
+                )
             self._parse_keys(existing, e, fields)
             existing.entry = e
             return

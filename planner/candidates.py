@@ -359,6 +359,8 @@ class Hardware:
     max_cards_per_node: int
     arrays: dict[str, Any] = field(repr=False)
     ram_of: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
+    #: GPU id -> the catalog's platforms (allowed or not) that can carry it, for explanations.
+    carriers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def rows(self) -> int:
@@ -477,8 +479,10 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                         add(gi, pi, c, n, ri, ni, 0, fit)
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     arrays.update(_static_arrays(arrays, gpus, platforms, ram_list, nets, constraints.vram_headroom))
+    carriers = {g.id: tuple(p.id for p in catalog.platforms
+                            if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
     return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
-                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()})
+                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers)
 
 
 # ----- evaluation -----------------------------------------------------------------------------
@@ -863,9 +867,10 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                     f"not {gpu.id}")
         part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
         if not any(gpu.form_factor in p.form_factors and p.fixed_gpu in (None, gpu.id) for p in hw.platforms):
-            if cs.scenario.constraints.allowed_platforms is not None:
+            others = hw.carriers.get(gpu.id, ())
+            if others:
                 return (f"{gpu.id} is {part} and none of the allowed platforms (constraints.allowed_platforms) "
-                        f"carries it; allow a platform that takes {gpu.form_factor} GPUs")
+                        f"carries it; allow one that does: {', '.join(others)}")
             return (f"{gpu.id} is {part} and no platform in the catalog carries it; add one (e.g. its "
                     "baseboard server, with price and source) in a catalog overlay, --catalog DIR "
                     "(catalog/README.md)")

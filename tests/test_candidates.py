@@ -284,7 +284,11 @@ def test_gpu_no_catalog_platform_carries_says_to_add_one():
     cs2 = build(scen(cat2, infer_workload(), allowed_platforms=["box"]), cat2)
     why2 = one(cs2, gpu_id="oam-card", platform_id="box")["why_not"]
     assert why2 == ("oam-card is an OAM module and none of the allowed platforms (constraints.allowed_platforms) "
-                    "carries it; allow a platform that takes oam GPUs")
+                    "carries it; allow one that does: oam-box")
+    # When no catalog platform carries it at all, allowing more platforms cannot help: the catalog is named.
+    cs3 = build(scen(cat, infer_workload(), allowed_platforms=["box"]), cat)
+    assert one(cs3, gpu_id="oam-card", platform_id="box")["why_not"].startswith(
+        "oam-card is an OAM module and no platform in the catalog carries it; add one")
 
 
 def test_precision():

@@ -393,7 +393,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     # per-workload local cost per job / per million tokens
     wcs = [_with_local_costs(wc, local_h) for wc in wcs]
     cloud_c = _mix(wcs, "usd_per_local_hour", "best_on_demand")
-    spot_c = _mix(wcs, "spot_usd_per_local_hour", "best_spot") if c.spot else None
+    spot_c = _mix_spot(wcs) if c.spot else None
     for wc in wcs:
         o = wc.option(wc.best_on_demand)
         if o is not None:
@@ -413,7 +413,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     else:
         notes.append("No on-demand comparison: some workload has no feasible cloud instance.")
     if spot_c is not None:
-        lines.append(f"cloud per local busy hour c = ${spot_c:.4f} (spot)")
+        lines.append(f"cloud per local busy hour c = ${spot_c:.4f} (spot, or on-demand where that is cheaper)")
         sbe_h = break_even_hours(**args, cloud_usd_per_hour=spot_c)
         sbe_m = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=spot_c)
         spot_cost = spot_c * busy
@@ -439,6 +439,24 @@ def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> Work
     per_job = None if hpj is None else local_usd_per_hour * hpj
     per_m = usd_per_million_tokens(usd_per_hour=local_usd_per_hour, tokens_per_s=wc.local.tokens_per_s)
     return replace(wc, local_cost_per_job_usd=per_job, local_usd_per_million_tokens=per_m)
+
+
+def _mix_spot(wcs: Sequence[WorkloadComparison]) -> float | None:
+    """c for a renter who can use spot: per workload the cheaper of its best spot price and its
+    best on-demand price (an instance without spot may still be the cheapest); None when no
+    workload has any spot price, or one has no feasible instance."""
+    total, any_spot = 0.0, False
+    for wc in wcs:
+        od = wc.option(wc.best_on_demand)
+        sp = wc.option(wc.best_spot)
+        if od is None:
+            return None
+        rate = od.usd_per_local_hour
+        if sp is not None and sp.spot_usd_per_local_hour is not None:
+            any_spot = True
+            rate = min(rate, sp.spot_usd_per_local_hour)
+        total += wc.share * rate
+    return total if any_spot else None
 
 
 def _mix(wcs: Sequence[WorkloadComparison], attr: str, best_attr: str) -> float | None:
@@ -615,6 +633,8 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
                     parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job",
                               f"{_usd(o.cost_per_job_usd)} per job"]
                 parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
+                if o.time is not None and "mfu_scale" in (o.time.mfu_reason or ""):
+                    parts.append(f"MFU {o.time.mfu:.3g} (x catalog mfu_scale for its software stack)")
                 spot = "" if o.spot_cost_per_job_usd is None and o.spot_usd_per_local_hour is None else "; spot " + (
                     ", ".join(([f"{_usd(o.spot_cost_per_job_usd)} per job"] if o.spot_cost_per_job_usd is not None
                                else []) + [f"{_usd(o.spot_usd_per_million_tokens)}/M tokens"]))

@@ -698,7 +698,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
                * choice["vram_node_bytes"] else "the smallest equal-DIMM configuration")
         out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
                    f"{' with offload' if offload else ''}), set by {why}")
-    est_items = [i.catalog_id for i in items if i.price_kind == "estimate"]
+    est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
     if est_items:
         out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
     newest = max((_months(x.as_of) for x in catalog.sources), default=0)

@@ -172,7 +172,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     wl_header = ["Workload", "Share of busy hours", "Instance (on-demand)", "List USD/h", "Instance (spot)",
                  "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s",
                  "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
-                 "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand"]
+                 "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand",
+                 "Cloud USD/h per local h, spot where cheaper (before discount)"]
     header(r, wl_header)
     first_wl = r + 1
     U = lambda k: f"${cells[k][0]}${cells[k][1:]}"  # noqa: E731 - absolute reference of an input
@@ -190,6 +191,9 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
         if sp:
             put_value(ws, r, 6, sp.spot_usd_per_hour, USD4).fill = input_fill
             put_value(ws, r, 8, sp.hours_per_local_hour, NUM4)
+        if od:
+            # A renter who can use spot takes the cheaper of the best spot and on-demand offers.
+            put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
         put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
         if wc.local.hours_per_job is not None:
             put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
@@ -213,7 +217,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     r += 1
     rows = f"{first_wl}:{last_wl}" if comp.workloads else None
     all_od = all(wc.best_on_demand for wc in comp.workloads)
-    all_spot = c.spot and all(wc.best_spot for wc in comp.workloads)
+    all_spot = c.spot and all_od and any(wc.best_spot for wc in comp.workloads)
     if all_od and rows:
         f_od = (f"=SUMPRODUCT(B{first_wl}:B{last_wl},D{first_wl}:D{last_wl},G{first_wl}:G{last_wl})"
                 f"*(1-{cells['discount']})")
@@ -224,10 +228,9 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
              None, "")
     r += 1
     if all_spot and rows:
-        f_sp = (f"=SUMPRODUCT(B{first_wl}:B{last_wl},F{first_wl}:F{last_wl},H{first_wl}:H{last_wl})"
-                f"*(1-{cells['discount']})")
+        f_sp = f"=SUMPRODUCT(B{first_wl}:B{last_wl},P{first_wl}:P{last_wl})*(1-{cells['discount']})"
         line(r, "spot_per_hour", "Cloud spot per local busy hour (USD)", f_sp, USD4,
-             "SUMPRODUCT(share, spot USD/h, k spot) x (1 - discount)", formula=True)
+             "SUMPRODUCT(share, MIN(spot USD/h x k spot, list USD/h x k)) x (1 - discount)", formula=True)
     else:
         line(r, "spot_per_hour", "Cloud spot per local busy hour (USD)", "no spot comparison", None, "")
     r += 1

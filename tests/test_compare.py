@@ -511,3 +511,22 @@ def test_seed_scenario_text():
     assert result.exit_code == 0, result.output
     assert "does not fit: aws-g5-xlarge" in result.output
     assert "Break-even (on-demand)" in result.output
+
+
+def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
+    # A renter who can use spot still takes an on-demand offer that is cheaper than every spot
+    # price. Add 'cloud-cheap' (the fast card at $0.80/h on demand, no spot): per local hour
+    # 0.80 x 0.5 = $0.40, below cloud-fast's spot 1.00 x 0.5 = $0.50, so the spot c is $0.40.
+    from dataclasses import replace as dc_replace
+
+    cat, w, machine = tiny
+    cat = dc_replace(cat, instances=cat.instances + (instance("cloud-cheap", "cloud-card", usd=0.8, spot=None,
+                                                              ram_gib=64),))
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    wc = comp.workloads[0]
+    assert wc.best_on_demand == "cloud-cheap" and wc.best_spot == "cloud-fast"
+    assert comp.cloud_usd_per_local_hour == pytest.approx(0.40)
+    assert comp.spot_usd_per_local_hour == pytest.approx(0.40)
+    # both break-evens then agree: M* = 4,000 / (365 x (0.40 - 0.065)) = 32.71 months.
+    assert comp.spot_break_even_months.value == pytest.approx(comp.break_even_months.value)

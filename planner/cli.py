@@ -149,6 +149,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
     ("--lora-dropout", dict(type=float, help="peft lora_dropout (default 0.0).")),
+    ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
+                             help="LoRA adapters, their gradients and states (default fp32, peft's).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
      dict(default=None, help="QLoRA: the script calls peft prepare_model_for_kbit_training (fp32 non-NF4 "
@@ -249,8 +251,10 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                          "unsupported_precision": missing,
                          "headroom_bytes": capacity - need}
         if workload.infer is not None:
-            result["gpu"]["vllm"] = vllm_budget(workload, est, cuda_total=cuda_total_bytes(gpu),
-                                                gpu_id=gpu.id).as_dict()
+            vb = vllm_budget(workload, est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id)
+            result["gpu"]["vllm"] = vb.as_dict()
+            result["gpu"]["vllm"]["problems"] = vb.problems(
+                context=workload.infer.context, kv_bytes_per_token=est.extra.get("kv_bytes_per_token", 0))
             result["gpu"]["vllm"]["max_concurrency_at_context"] = (
                 result["gpu"]["vllm"]["kv_tokens"] // workload.infer.context)
     if as_json:
@@ -273,8 +277,11 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                        f"profile peak {v['profile_peak_bytes'] / gib:,.2f} GiB (max_num_batched_tokens "
                        f"{v['max_num_batched_tokens']:,}, max_num_seqs {v['max_num_seqs']:,}), non-torch "
                        f"{v['non_torch_bytes'] / gib:,.2f} GiB; KV cache {v['budget_bytes'] / gib:,.2f} GiB")
+            seqs = v["max_concurrency_at_context"]
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
-                       f"{v['max_concurrency_at_context']:,} sequences of {workload.infer.context:,} tokens")
+                       f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens")
+            for p in v["problems"]:
+                click.echo(f"Warning: vLLM: {p}.")
 
 
 # ----- plan ---------------------------------------------------------------------------------------

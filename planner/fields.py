@@ -268,7 +268,7 @@ class Entry:
                 except ValueError:
                     pass
         if parsed is None:
-            raise self.error(f"must be a date written YYYY-MM-DD, not {value!r}", key)
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key)
         today = _dt.date.today()
         if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
                                                                                        today.day):

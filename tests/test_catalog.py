@@ -278,7 +278,7 @@ BAD = [
      "    source: test fixture\n  - id: h100-sxm\n",
      "gpus.yaml:4: gpus[0]: missing required key 'as_of'."),
     ("gpus.yaml", "    as_of: 2026-01-01\n  - id: h100-sxm\n", "    as_of: last week\n  - id: h100-sxm\n",
-     "gpus.yaml:26: gpus[0].as_of: must be a date written YYYY-MM-DD, not 'last week'."),
+     "gpus.yaml:26: gpus[0].as_of: must be a date written YYYY-MM-DD or YYYY-MM, not 'last week'."),
     ("gpus.yaml", "schema_version: 1\n", "",
      "gpus.yaml:2: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
     ("gpus.yaml", "schema_version: 1\n", "schema_version: 2\n",

@@ -105,3 +105,26 @@ def test_estimate_cli_prints_the_budget_terms():
     text = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
                                      "--gpu", "h100-sxm"]).output
     assert "vLLM: 0.9 x CUDA total 79.22 GiB = 71.29 GiB" in text  # as vLLM logs it (PR #10511)
+
+
+def test_problems_that_stop_vllm_at_start_up():
+    # Llama-3.1-8B bf16 on a 15.58 GiB CUDA total at 0.9: 14.02 GiB usable, less than the 14.99 GiB
+    # of weights: no KV block, with the shortfall; on 22.07 GiB, 131,072 tokens of context do not
+    # fit; at 0.99 the 768 MiB CUDA context does not fit in the 1 % left.
+    arch = catalog_arch("llama-3.1-8b")
+    w = workload(arch, task="infer", weights="bf16", context=131072, engine="vllm")
+    est = estimate(w)
+    kv = 131_072
+    small = vllm_budget(w, est, cuda_total=int(15.58 * GiB), gpu_id="rtx-4060-ti-16gb")
+    assert small.budget == 0 and small.kv_blocks == 0
+    assert small.shortfall == small.weights + small.profile_peak + small.non_torch - small.usable > GiB
+    (msg,) = small.problems(context=4096, kv_bytes_per_token=kv)
+    assert msg.startswith("no KV block fits") and "'No available memory for the cache blocks'" in msg
+    l4 = vllm_budget(w, est, cuda_total=int(22.07 * GiB), gpu_id="l4")
+    (msg2,) = l4.problems(context=131_072, kv_bytes_per_token=kv)
+    assert msg2 == (f"max_model_len 131,072 is more than the {l4.kv_tokens:,} KV tokens that fit; vLLM refuses to "
+                    f"start unless --max-model-len is at most {l4.kv_tokens:,}")
+    assert l4.problems(context=4096, kv_bytes_per_token=kv) == []
+    full = vllm_budget(w, est, cuda_total=int(22.07 * GiB), gpu_id="l4", gpu_memory_utilization=0.99)
+    assert any(p.startswith("the CUDA context (0.75 GiB) does not fit") for p in full.problems(context=4096,
+                                                                                           kv_bytes_per_token=kv))

@@ -131,6 +131,34 @@ class VllmBudget:
     max_num_seqs: int
     context_outside: int
 
+    @property
+    def shortfall(self) -> int:
+        """Bytes the budget is short of holding a single KV block (0 when it holds one)."""
+        return max(self.weights + self.profile_peak + self.non_torch - self.usable, 0)
+
+    def problems(self, *, context: int, kv_bytes_per_token: int) -> list[str]:
+        """Why ``vllm serve`` would refuse to start with these terms, one sentence each.
+
+        vLLM raises when no KV block fits ("No available memory for the cache blocks"), when
+        ``max_model_len`` tokens do not fit in the KV cache, and when the free memory at start-up
+        is below ``gpu_memory_utilization`` x total, which it is when the CUDA context does not fit
+        in the rest of the card.
+        """
+        gib = 2**30
+        out = []
+        if self.kv_blocks == 0:
+            out.append(f"no KV block fits: weights, profile peak and non-torch memory exceed the "
+                       f"{self.usable / gib:,.2f} GiB vLLM may use by {self.shortfall / gib:,.2f} GiB; vLLM stops with "
+                       "'No available memory for the cache blocks'")
+        elif self.kv_tokens < context:
+            out.append(f"max_model_len {context:,} is more than the {self.kv_tokens:,} KV tokens that fit; vLLM refuses "
+                       f"to start unless --max-model-len is at most {self.kv_tokens:,}")
+        if self.context_outside > self.cuda_total - self.usable:
+            out.append(f"the CUDA context ({self.context_outside / gib:,.2f} GiB) does not fit in the "
+                       f"{(self.cuda_total - self.usable) / gib:,.2f} GiB left outside gpu_memory_utilization; vLLM's "
+                       "start-up check on free memory fails (lower gpu_memory_utilization)")
+        return out
+
     def as_dict(self) -> dict[str, int]:
         """The terms with byte-unit names (for JSON), plus the token counts."""
         return {"cuda_total_bytes": self.cuda_total, "usable_bytes": self.usable, "weights_bytes": self.weights,

@@ -128,3 +128,24 @@ def test_problems_that_stop_vllm_at_start_up():
     full = vllm_budget(w, est, cuda_total=int(22.07 * GiB), gpu_id="l4", gpu_memory_utilization=0.99)
     assert any(p.startswith("the CUDA context (0.75 GiB) does not fit") for p in full.problems(context=4096,
                                                                                            kv_bytes_per_token=kv))
+
+
+def test_vllm_workload_need_is_what_vllm_keeps():
+    # With engine vllm the per-GPU need is the CUDA total vLLM needs to hold the KV cache,
+    # max(S / util, S + context) with S = weights + rotary cache + KV + profile peak + non-torch,
+    # plus the 430 MiB driver reservation; no allocator headroom (it lives inside util).
+    arch = catalog_arch("llama-3.1-8b")
+    w = workload(arch, task="infer", weights="bf16", context=4096, concurrency=8, engine="vllm")
+    est = estimate(w)
+    comps = {c.name: c.bytes for c in est.components if c.where == "gpu"}
+    assert "allocator headroom (fragmentation)" not in comps
+    s = (comps["weights (bf16)"] + comps["rotary cos/sin cache (vLLM)"] + comps["KV cache"]
+         + comps["profiling-run peak (vLLM)"] + comps["library workspaces (cuBLAS/cuDNN)"])
+    assert comps["KV cache"] == 8 * 4096 * 131_072
+    assert comps["rotary cos/sin cache (vLLM)"] == 131_072 * 128 * 2
+    need = max(-(-s * 1_000_000 // 900_000), s + 768 * MiB)
+    assert est.per_gpu_total_bytes == need + DRIVER_RESERVED_BYTES
+    # Half the card for vLLM: the need doubles (S / 0.5).
+    half = estimate(workload(arch, task="infer", weights="bf16", context=4096, concurrency=8, engine="vllm",
+                             gpu_memory_utilization=0.5))
+    assert half.per_gpu_total_bytes == 2 * s + DRIVER_RESERVED_BYTES

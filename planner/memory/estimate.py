@@ -62,6 +62,66 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
     return _infer(workload, overheads)
 
 
+def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads) -> Estimate:
+    """An inference workload served by vLLM: what the card must hold for vLLM to keep its KV cache.
+
+    vLLM sizes everything from ``gpu_memory_utilization`` (planner.memory.vllm): the weights (with
+    the rotary cache), the KV cache, its profiling run's peak and the non-PyTorch memory must fit in
+    ``util`` x the CUDA total, and the CUDA context in the rest. So the card needs a CUDA total of
+    max(S / util, S + context) with S the first four, plus the driver's reservation in nvidia-smi
+    terms. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
+    tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
+    should then state.
+    """
+    from planner.memory.vllm import DRIVER_RESERVED_BYTES, SMALL_CARD_DEFAULTS, vllm_budget, rope_cache_bytes
+
+    arch, i = w.architecture, w.infer
+    assert i is not None
+    c = 4 if i.weights == "fp32" else 2
+    rope = rope_cache_bytes(arch, c)
+    runtime = runtime_components(overheads, gpus=w.gpus)
+    probe = Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
+                     trainable_parameters=0, recipe=i.weights, recipe_description="",
+                     components=tuple(comps + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
+                     extra={"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)})
+    tokens, seqs = SMALL_CARD_DEFAULTS
+    b = vllm_budget(w, probe, cuda_total=0, gpu_id="", max_num_batched_tokens=i.max_num_batched_tokens or tokens,
+                    max_num_seqs=i.max_num_seqs or seqs)
+    if rope:
+        comps.append(Component("rotary cos/sin cache (vLLM)", GPU, rope,
+                               f"max_position_embeddings {arch.max_position_embeddings:,} x rotary dim x {c} B",
+                               "vLLM rotary_embedding.py (cos_sin_cache in the model dtype)"))
+    comps.append(Component("profiling-run peak (vLLM)", GPU, b.profile_peak,
+                           f"max(forward of {b.max_num_batched_tokens:,} tokens, hidden states + sampler over "
+                           f"{b.max_num_seqs:,} rows of V={arch.vocab_size:,} x {c + 12} B)",
+                           "vLLM V1 gpu_model_runner.py profile_run / _dummy_sampler_run", phase="prefill"))
+    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
+    allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
+    s = allocated + b.non_torch
+    context = sum(x.bytes for x in runtime if x.name.startswith("CUDA context"))
+    util = i.gpu_memory_utilization
+    need = max(-(-s * 1_000_000 // int(round(util * 1_000_000))), s + context)
+    reserve = need - s - context
+    comps = comps + runtime + [
+        Component("vLLM reserve (1 - gpu_memory_utilization)", GPU, reserve,
+                  f"max(S / {util:g}, S + context) - S - context, S = {s:,} B (weights, KV, profile peak, "
+                  "non-torch); CUDA graphs also live here", "vLLM docs, engine arguments (gpu_memory_utilization)",
+                  kind="headroom"),
+        Component("driver reservation (nvidia-smi total less CUDA total)", GPU, DRIVER_RESERVED_BYTES,
+                  f"{DRIVER_RESERVED_BYTES / 2**20:,.0f} MiB (assumption from H100 and A10 logs)",
+                  "vLLM logs (total_gpu_memory) against nvidia-smi totals", kind="runtime"),
+    ]
+    ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
+    comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
+                             low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
+                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0)
+    desc = (f"vLLM serving with {i.weights} weights and a {i.kv_dtype} KV cache at gpu_memory_utilization "
+            f"{util:g} (max_num_batched_tokens {b.max_num_batched_tokens:,}, max_num_seqs {b.max_num_seqs:,}).")
+    return Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
+                    components=tuple(comps), gpus=w.gpus, gpus_per_node=w.node_gpus, warnings=w.warnings,
+                    trainable_parameters=0, recipe=i.weights, recipe_description=desc, extra=extra)
+
+
 def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
     comps = comps + runtime_components(overheads, gpus=workload.gpus)
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
@@ -174,6 +234,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
                                  sliding_window=i.sliding_window)
     comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
+    if i.engine == "vllm":
+        return _infer_vllm(w, comps, overheads)
     prompt_tokens = i.context * i.concurrency
     chunk = i.max_num_batched_tokens or prompt_tokens
     tokens = min(chunk, prompt_tokens)

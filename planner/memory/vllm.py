@@ -204,7 +204,8 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
                                     compute_bytes=c, tp=i.tp)
     hidden = tokens * arch.hidden_size * c
     peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
-    non_torch = sum(x.bytes for x in gpu if x.kind == "runtime" and not x.name.startswith("CUDA context"))
+    non_torch = sum(x.bytes for x in gpu if x.kind == "runtime"
+                    and not x.name.startswith(("CUDA context", "driver reservation")))
     context = sum(x.bytes for x in gpu if x.name.startswith("CUDA context"))
     usable = int(cuda_total * util)
     budget = usable - weights - peak - non_torch

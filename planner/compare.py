@@ -400,26 +400,26 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
             lines.append(f"{wc.name}: cheapest instance {o.instance_id} ${o.usd_per_hour:g}/h x (1 - "
                          f"{c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} = ${o.usd_per_local_hour:.4f} per "
                          f"local hour; share {wc.share:.4f} ({share_source})")
-    be_h = be_m = sbe_h = sbe_m = None
-    cloud_cost = spot_cost = None
     args = dict(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
                 support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
-    if cloud_c is not None:
-        lines.append(f"cloud per local busy hour c = ${cloud_c:.4f} (on-demand)")
-        be_h = break_even_hours(**args, cloud_usd_per_hour=cloud_c)
-        be_m = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=cloud_c)
-        cloud_cost = cloud_c * busy
-        lines.append(f"break-even hours (on-demand): {be_h.text}; at {h:,.1f} h/month: {be_m.text}")
-    else:
+
+    def against(rate: float | None, what: str, kind: str) -> tuple[Any, Any, float | None]:
+        """Break-even hours and months and the cloud cost over the period at c = rate."""
+        if rate is None:
+            return None, None, None
+        lines.append(f"cloud per local busy hour c = ${rate:.4f} ({what})")
+        hours = break_even_hours(**args, cloud_usd_per_hour=rate)
+        months = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=rate)
+        lines.append(f"break-even hours ({kind}): {hours.text}; at {h:,.1f} h/month: {months.text}")
+        return hours, months, rate * busy
+
+    be_h, be_m, cloud_cost = against(cloud_c, "on-demand", "on-demand")
+    if cloud_c is None:
         notes.append("No on-demand comparison: some workload has no feasible cloud instance.")
-    if spot_c is not None:
-        lines.append(f"cloud per local busy hour c = ${spot_c:.4f} (spot, or on-demand where that is cheaper)")
-        sbe_h = break_even_hours(**args, cloud_usd_per_hour=spot_c)
-        sbe_m = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=spot_c)
-        spot_cost = spot_c * busy
-        lines.append(f"break-even hours (spot): {sbe_h.text}; at {h:,.1f} h/month: {sbe_m.text}")
-    elif c.spot:
-        notes.append("No spot comparison: some workload has no feasible instance with a spot price.")
+    sbe_h, sbe_m, spot_cost = against(spot_c, "spot, or on-demand where that is cheaper", "spot")
+    if spot_c is None and c.spot:
+        notes.append("No spot comparison: no feasible instance has a spot price, or some workload has no feasible "
+                     "instance.")
     notes.append("Cloud hours scale with the work (instances stopped when idle); services (requests_per_hour or "
                  "hours_per_month) keep the instance up for the same hours as the local machine.")
     notes.append("Local energy counts every card of the machine at the GPU power fraction while busy and nothing "

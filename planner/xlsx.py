@@ -569,21 +569,21 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
 
     sub = total_row("subtotal", "Subtotal (USD)",
                     f"=SUM(F{first}:F{last})" if data.line_items else "=0")
-    r = row
-    _label(ws, r, 2, "Discount (% of subtotal)")
-    _mark_input(put_value(ws, r, 4, q.discount_pct / 100, PCT_FORMAT))
-    cells["discount_rate"] = f"D{r}"
-    put_formula(ws, r, 6, f"=-F{sub}*D{r}", USD_FORMAT)
-    cells["discount"] = f"F{r}"
-    row += 1
+    def rate_row(key: str, text: str, pct: float, amount: str) -> int:
+        """An input rate in column D and its amount in F (``amount`` formats the rate cell in)."""
+        nonlocal row
+        r = row
+        _label(ws, r, 2, text)
+        _mark_input(put_value(ws, r, 4, pct / 100, PCT_FORMAT))
+        cells[f"{key}_rate"] = f"D{r}"
+        put_formula(ws, r, 6, amount.format(rate=f"D{r}"), USD_FORMAT)
+        cells[key] = f"F{r}"
+        row += 1
+        return r
+
+    r = rate_row("discount", "Discount (% of subtotal)", q.discount_pct, f"=-F{sub}*{{rate}}")
     after = total_row("after_discount", "Subtotal after discount (USD)", f"=F{sub}+F{r}")
-    r = row
-    _label(ws, r, 2, "Tax (% of subtotal after discount)")
-    _mark_input(put_value(ws, r, 4, q.tax_pct / 100, PCT_FORMAT))
-    cells["tax_rate"] = f"D{r}"
-    put_formula(ws, r, 6, f"=F{after}*D{r}", USD_FORMAT)
-    cells["tax"] = f"F{r}"
-    row += 1
+    rate_row("tax", "Tax (% of subtotal after discount)", q.tax_pct, f"=F{after}*{{rate}}")
     r = row
     _label(ws, r, 2, "Shipping (USD, not taxed)")
     _mark_input(put_value(ws, r, 6, float(q.shipping_usd), USD_FORMAT))

@@ -21,9 +21,16 @@ and the KV cache gets ``budget // (bytes per token x 16)`` blocks of 16 tokens.
   CUDA graphs, captured after the KV cache is allocated.
 - The profiling run: ``gpu_model_runner.profile_run`` runs ``_dummy_run(max_num_tokens)`` over
   ``min(max_num_tokens, max_num_seqs)`` requests and then ``_dummy_sampler_run`` on one row of
-  hidden states per request: the logits in the model dtype (all-gathered to the full vocabulary on
-  every tensor-parallel rank), the sampler's fp32 copy (``logits.to(torch.float32)``), the softmax
-  probabilities and the exponential noise of random sampling (vllm/v1/sample/sampler.py).
+  hidden states per request, sampling with top_k = vocabulary - 1 and top_p = 0.9 (the 2025 V1
+  runner's dummy metadata). Live at its peak: the logits in the model dtype (all-gathered to the
+  full vocabulary on every tensor-parallel rank), the sampler's fp32 copy
+  (``logits.to(torch.float32)``, vllm/v1/sample/sampler.py) and, in FlashInfer's
+  ``top_k_top_p_sampling_from_logits`` (the V1 sampler's path whenever FlashInfer is importable and
+  ``VLLM_USE_FLASHINFER_SAMPLER`` is unset, vllm/v1/sample/ops/topk_topp_sampler.py), the top-k
+  masked logits and the softmax probabilities, fp32 each. The PyTorch-native fallback sorts the
+  logits (fp32 values and int64 indices) and peaks near 28 B per vocabulary entry instead of 14;
+  it is not modelled: the Qwen3-Coder TP 8 log (vLLM issue #22177, 12.22 GiB) is 0.6 GiB above
+  what it would leave (11.5-11.6 GiB).
 - Default ``max_num_batched_tokens`` / ``max_num_seqs`` of ``vllm serve``: 8192 / 1024 on cards with
   >= 70 GiB that are not A100s, else 2048 / 256 (vllm/engine/arg_utils.py, usage-context defaults).
 - The rotary embedding keeps a cos/sin cache of ``max_position_embeddings x rotary_dim`` values in
@@ -53,8 +60,8 @@ LARGE_CARD_DEFAULTS = (8192, 1024)
 SMALL_CARD_DEFAULTS = (2048, 256)
 LARGE_CARD_BYTES = 70 * GiB
 
-#: Bytes per vocabulary entry per request in the sampler, beyond the model-dtype logits:
-#: fp32 copy, softmax probabilities and exponential noise, 4 B each.
+#: Bytes per vocabulary entry per request in the profiling run's sampler, beyond the model-dtype
+#: logits: the fp32 copy, FlashInfer's top-k masked logits and the probabilities, 4 B each.
 SAMPLER_FP32_COPIES = 3
 
 VLLM_SRC = ("vLLM V1 start-up profile (vllm/v1/worker/gpu_worker.py determine_available_memory, "
@@ -96,7 +103,8 @@ def sampler_peak_bytes(arch: Architecture, *, requests: int, dtype_bytes: int = 
     """Logits and sampler tensors of the profiling run's dummy sampling, per GPU.
 
     requests x V x (c B logits, all-gathered to the full vocabulary on every tensor-parallel rank
-    + 3 x 4 B: the fp32 copy, the probabilities and the exponential noise).
+    + 3 x 4 B: the fp32 copy, the top-k masked logits and the probabilities of FlashInfer's
+    top-k/top-p sampling; see the module docstring for the path and its source).
     """
     V = arch.vocab_size
     return requests * V * (dtype_bytes + SAMPLER_FP32_COPIES * 4)

@@ -31,8 +31,9 @@ cards / tp     (per workload) the workload's GPU count fits the machine: a fixed
                parallel group stays inside one node
 precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights or KV need
                ``gpu.fp8``; int8 weights need ``gpu.int8``; fp16 and fp32 run everywhere
-vram           per-GPU need (memory model, runtime overheads included) <= usable memory x
-               (1 - ``vram_headroom``), computed exactly as ``usable - ceil(usable x headroom)``
+vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
+               (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
+               CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
 budget         capex (extras included) <= ``budget_usd``
 =============  ==============================================================================
 
@@ -93,8 +94,8 @@ COLUMNS: dict[str, str] = {
     "nodes": "count: identical nodes",
     "cards_total": "count: cards_per_node x nodes",
     "gpu_memory_bytes": "bytes: memory of one GPU as marketed",
-    "gpu_usable_bytes": "bytes: memory of one GPU as the driver reports it",
-    "gpu_capacity_bytes": "bytes: usable memory less the scenario's vram_headroom",
+    "gpu_cuda_total_bytes": "bytes: memory one GPU offers to processes (CUDA's total: nvidia-smi's less the driver's reservation)",
+    "gpu_capacity_bytes": "bytes: the CUDA total less the scenario's vram_headroom",
     "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes (negative: does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -144,14 +145,16 @@ RAM_VRAM_HIGH_OFFLOAD = 8
 _ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
 
 
-def capacity_bytes(usable_bytes: int, headroom: float) -> int:
-    """Usable GPU memory less the headroom fraction, in bytes: ``usable - ceil(usable x headroom)``.
+def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
+    """What a workload may use on one GPU, in bytes: ``total - ceil(total x headroom)``.
 
-    The headroom is read as the decimal the user wrote (0.05 is exactly 1/20), so the result
-    is exact and a need equal to it fits.
+    ``cuda_total_bytes`` is what the card offers to processes (CUDA's total,
+    :attr:`planner.catalog.Gpu.cuda_total_bytes`): nvidia-smi's total less the driver's reservation,
+    which no process can allocate. The headroom is read as the decimal the user wrote (0.05 is
+    exactly 1/20), so the result is exact and a need equal to it fits.
     """
     h = Fraction(Decimal(repr(float(headroom))))
-    return usable_bytes - math.ceil(usable_bytes * h)
+    return cuda_total_bytes - math.ceil(cuda_total_bytes * h)
 
 
 # ----- usages: a workload variant on a given number of GPUs -----------------------------------
@@ -544,11 +547,11 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     gi, pi, ri, ni = hw_rows["gpu_i"], hw_rows["plat_i"], hw_rows["ram_i"], hw_rows["net_i"]
     cards, nodes = hw_rows["cards"], hw_rows["nodes"]
     out: dict[str, Any] = {}
-    g_cap = np.array([capacity_bytes(x.memory_usable_bytes, headroom) for x in gpus], dtype=np.int64)
+    g_cap = np.array([capacity_bytes(x.cuda_total_bytes, headroom) for x in gpus], dtype=np.int64)
     g_mem = np.array([x.memory_bytes for x in gpus], dtype=np.int64)
     out["cap"] = g_cap[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
     out["mem"] = g_mem[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
-    out["usable"] = np.array([x.memory_usable_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
+    out["cuda_total"] = np.array([x.cuda_total_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
     for feat in ("bf16", "fp8", "int8"):
         out[feat] = np.array([getattr(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus) else np.zeros(0, bool)
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
@@ -778,7 +781,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "nodes": nodes,
         "cards_total": cards * nodes,
         "gpu_memory_bytes": a["mem"],
-        "gpu_usable_bytes": a["usable"],
+        "gpu_cuda_total_bytes": a["cuda_total"],
         "gpu_capacity_bytes": a["cap"],
         "per_gpu_need_bytes": need_row,
         "headroom_bytes": a["cap"] - need_row,
@@ -923,7 +926,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 "has none")
     if b == "vram":
         return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers "
-                f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.memory_usable_bytes)} usable less "
+                f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.cuda_total_bytes)} CUDA total less "
                 f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
     if b == "ram":
         mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN

@@ -69,6 +69,14 @@ MAX_USD_PER_HOUR = 10_000
 MAX_GPU_MEMORY_BYTES = 4 * TiB
 #: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
 MIN_MEMORY_BYTES = 256 * MiB
+
+#: nvidia-smi's total less what CUDA reports as the total (``cudaMemGetInfo``): memory the driver
+#: keeps for itself, which no process can allocate. Assumed 430 MiB where the catalog gives no
+#: ``memory_cuda_total``: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi and vLLM logs
+#: ``total_gpu_memory 79.22GiB`` (vLLM PR #10511), 0.43 GiB less; a 24 GB A10-class card with ECC
+#: shows 23,028 MiB and logs 22.07 GiB (0.42 GiB less); an RTX 3090 (24,576 MiB) logs 23.58 GiB
+#: (vLLM PR #14447, 0.42 GiB less).
+DRIVER_RESERVED_BYTES = 430 * MiB
 MAX_DIMM_BYTES = 2 * TiB
 MAX_HOST_MEMORY_BYTES = 64 * TiB
 MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
@@ -142,6 +150,28 @@ class Gpu:
     memory_cuda_total_bytes: int | None = None
     notes: str | None = None
     verification: str | None = None
+
+    @property
+    def cuda_total_bytes(self) -> int:
+        """What one card offers to processes, in bytes: CUDA's total (``cudaMemGetInfo``), the
+        catalog's ``memory_cuda_total`` or else ``memory_usable`` less :data:`DRIVER_RESERVED_BYTES`
+        (NVIDIA cards; other vendors' ``memory_usable`` is taken as it is)."""
+        return cuda_total_from_usable(self.memory_usable_bytes, self)
+
+
+def cuda_total_from_usable(usable_bytes: int, gpu: Gpu) -> int:
+    """What a card of model ``gpu`` whose driver reports ``usable_bytes`` offers to processes, in bytes.
+
+    The catalog's ``memory_cuda_total`` when given and ``usable_bytes`` is the GPU's own
+    ``memory_usable``; else, for NVIDIA cards, ``usable_bytes`` less :data:`DRIVER_RESERVED_BYTES`
+    (a cloud instance that reports its own per-GPU figure gets the assumption too); other vendors'
+    figures are taken as they are (no published reservation to subtract).
+    """
+    if gpu.memory_cuda_total_bytes and usable_bytes == gpu.memory_usable_bytes:
+        return int(gpu.memory_cuda_total_bytes)
+    if gpu.vendor != "nvidia":
+        return int(usable_bytes)
+    return max(int(usable_bytes) - DRIVER_RESERVED_BYTES, 0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -210,7 +210,7 @@ def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[st
               help="Calibration file from 'planner calibrate' (default ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")
 @click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
-              help="With --gpu: fraction of usable memory kept free (as vram_headroom in scenarios).")
+              help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_estimate_options
 @handle_errors
@@ -243,9 +243,10 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         from planner.candidates import capacity_bytes, precision_needs
 
         need = est.per_gpu_total_bytes
-        capacity = capacity_bytes(gpu.memory_usable_bytes, headroom)
+        capacity = capacity_bytes(gpu.cuda_total_bytes, headroom)
         missing = [f for f in precision_needs(workload) if not getattr(gpu, f)]
         result["gpu"] = {"id": gpu.id, "memory_usable_bytes": gpu.memory_usable_bytes,
+                         "cuda_total_bytes": gpu.cuda_total_bytes,
                          "headroom_fraction": headroom, "capacity_bytes": capacity,
                          "fits": need <= capacity and not missing,
                          "unsupported_precision": missing,
@@ -266,7 +267,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         verdict = "fits" if g["fits"] else "does NOT fit"
         why = f" ({g['id']} has no {' or '.join(g['unsupported_precision'])} support)" if g["unsupported_precision"] \
             else ""
-        click.echo(f"On {g['id']} ({g['memory_usable_bytes'] / 2**30:,.2f} GiB usable, "
+        click.echo(f"On {g['id']} ({g['cuda_total_bytes'] / 2**30:,.2f} GiB CUDA total, "
                    f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom): "
                    f"{verdict}{why}, spare {g['headroom_bytes'] / 2**30:,.2f} GiB")
         if "vllm" in g:
@@ -309,7 +310,7 @@ def _plan_text(plan: Any, width: int = 200) -> str:
     for est, strat in zip(plan.estimates, plan.strategies):
         lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
         lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {_gib_text(c['gpu_capacity_bytes'])} "
-                     f"({_gib_text(c['gpu_usable_bytes'])} usable less headroom); host RAM peak "
+                     f"({_gib_text(c['gpu_cuda_total_bytes'])} CUDA total less headroom); host RAM peak "
                      f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
     lines.append("")
@@ -526,7 +527,7 @@ def _fit_options(fn):
 @main.command()
 @click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
 @click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
-              help="Fraction of usable memory kept free (as vram_headroom in scenarios).")
+              help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_fit_options
@@ -590,7 +591,7 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
         raise InfeasibleError(f"{gpu.id} ({gpu.architecture}) has no {' or '.join(missing)} support, which this "
                               "workload's precision needs; use fp16 (recipe mixed-fp16 or pure-fp16; weights and "
                               "kv-dtype fp16) or another GPU.")
-    cap = capacity_bytes(gpu.memory_usable_bytes, headroom)
+    cap = capacity_bytes(gpu.cuda_total_bytes, headroom)
     arch = base.architecture
     hi = arch.max_position_embeddings if attr in ("seq_len", "context") else MAX_MICRO_BATCH
 
@@ -605,12 +606,12 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
         if as_json:  # scripts get a document either way, as with plan --json
             click.echo(json.dumps({"gpu": gpu.id, "gpus": n, "target": target, "max_value": None, "fits": False,
                                    "need_bytes": need, "capacity_bytes": cap,
-                                   "usable_bytes": gpu.memory_usable_bytes, "headroom": headroom}, indent=2))
+                                   "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom}, indent=2))
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
-                              f"{count} offers {_gib_text(cap)} ({_gib_text(gpu.memory_usable_bytes)} usable less "
+                              f"{count} offers {_gib_text(cap)} ({_gib_text(gpu.cuda_total_bytes)} CUDA total less "
                               f"{headroom:.0%} headroom).")
     result = {"gpu": gpu.id, "gpus": n, "target": target, "max_value": best, "need_bytes": need,
-              "capacity_bytes": cap, "usable_bytes": gpu.memory_usable_bytes, "headroom": headroom,
+              "capacity_bytes": cap, "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
               "next_need_bytes": next_need, "limit": hi,
               "limited_by": ("the model's max_position_embeddings" if attr in ("seq_len", "context")
                              else "the planner's largest batch") if best == hi else "memory"}
@@ -679,6 +680,7 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
             human.append({"id": g.id, "vendor": g.vendor, "arch": g.architecture,
                           "memory (GiB)": round(g.memory_bytes / gib, 2),
                           "usable (GiB)": round(g.memory_usable_bytes / gib, 2),
+                          "CUDA total (GiB)": round(g.cuda_total_bytes / gib, 2),
                           "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
                           "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "form": g.form_factor,
                           "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,

@@ -6,10 +6,12 @@ For each instance of ``cloud.yaml`` the workload is re-estimated on the instance
   so ``gpu_count`` must be a multiple of it); ZeRO shards over the new data-parallel degree;
 - inference runs ``gpu_count // tp`` independent replicas of the workload's tp cards each.
 
-An instance fits when the per-GPU need is at most the GPU's usable memory (the instance's
-``gpu_memory_usable`` when the catalog gives it, else the GPU's ``memory_usable``), the host
-need is at most the instance's RAM, and the GPU runs the workload's 16-bit or 8-bit format
-(bf16 needs ``bf16: true``, fp8 weights need ``fp8: true``).
+An instance fits when the per-GPU need is at most what its GPU offers to processes less the
+scenario's ``vram_headroom``, as for a purchase (CUDA's total: the instance's ``gpu_memory_usable``
+when the catalog gives it, else the GPU's ``memory_usable``, less the driver's reservation; see
+:func:`planner.catalog.cuda_total_from_usable`), the host need is at most the instance's RAM, and
+the GPU runs the workload's 16-bit or 8-bit format (bf16 needs ``bf16: true``, fp8 weights need
+``fp8: true``).
 
 :func:`cloud_fits` returns one :class:`InstanceFit` per instance (with the re-estimated
 workload and estimate, for the time model); :func:`cloud_table` the same as a pandas
@@ -22,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.catalog import Catalog, CloudInstance, Gpu
+from planner.candidates import capacity_bytes
+from planner.catalog import Catalog, CloudInstance, Gpu, cuda_total_from_usable
 from planner.memory import Estimate, estimate
 from planner.units import GiB
 from planner.workload import Workload
@@ -36,7 +39,8 @@ COLUMNS: dict[str, str] = {
     "gpu_id": "gpus.yaml id",
     "gpu_count": "GPUs in the instance",
     "replicas": "independent copies of the workload the instance runs (inference); 1 for training",
-    "gpu_memory_usable_bytes": "usable memory per GPU, bytes",
+    "gpu_memory_usable_bytes": "memory per GPU as the driver reports it (nvidia-smi total), bytes",
+    "gpu_capacity_bytes": "what the workload may use per GPU: CUDA's total less vram_headroom, bytes",
     "per_gpu_need_bytes": "memory need per GPU on this instance, bytes",
     "host_memory_bytes": "instance RAM, bytes",
     "host_need_bytes": "host RAM need on this instance, bytes",
@@ -58,7 +62,8 @@ class InstanceFit:
         workload: the workload as it runs on this instance (None when it cannot be re-targeted).
         estimate: its memory estimate on these GPUs (None when not computed).
         replicas: inference copies (gpu_count // tp); 1 for training.
-        usable_bytes: usable memory per GPU.
+        usable_bytes: memory per GPU as the driver reports it (nvidia-smi total).
+        capacity_bytes: what the workload may use per GPU: CUDA's total less the headroom.
         host_need_bytes: host RAM need on this instance.
         feasible, why_not: the verdict and the reason when it does not fit.
     """
@@ -72,6 +77,7 @@ class InstanceFit:
     host_need_bytes: int | None
     feasible: bool
     why_not: str
+    capacity_bytes: int = 0
 
 
 def retarget(workload: Workload, gpu_count: int,
@@ -134,16 +140,18 @@ def host_need_for_replicas(est: Estimate, replicas: int) -> int:
 
 
 def check_instance(workload: Workload | Sequence[Workload], instance: CloudInstance, catalog: Catalog,
-                   overheads: Any = None, allowed_gpus: tuple[int, ...] | None = None) -> InstanceFit:
+                   overheads: Any = None, allowed_gpus: tuple[int, ...] | None = None,
+                   headroom: float = 0.0) -> InstanceFit:
     """Re-estimate the workload on ``instance`` and say whether it fits (see the module docstring).
 
     ``workload`` may be a list of variants of one workload in order of preference (a scenario's
     strategy choices): the first that fits is used; when none fits, the first one's reason is given.
+    ``headroom`` is the fraction of each GPU kept free (the scenario's ``vram_headroom``).
     """
     variants = [workload] if isinstance(workload, Workload) else list(workload)
     first: InstanceFit | None = None
     for w in variants:
-        fit = _check_one(w, instance, catalog, overheads, allowed_gpus)
+        fit = _check_one(w, instance, catalog, overheads, allowed_gpus, headroom)
         if fit.feasible:
             return fit
         first = first or fit
@@ -152,12 +160,14 @@ def check_instance(workload: Workload | Sequence[Workload], instance: CloudInsta
 
 
 def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, overheads: Any,
-               allowed_gpus: tuple[int, ...] | None) -> InstanceFit:
+               allowed_gpus: tuple[int, ...] | None, headroom: float) -> InstanceFit:
     gpu = catalog.gpu(instance.gpu)
     usable = instance.gpu_memory_usable_bytes or gpu.memory_usable_bytes
+    cuda_total = cuda_total_from_usable(usable, gpu)
+    cap = capacity_bytes(cuda_total, headroom)
     w2, replicas, why = retarget(workload, instance.gpu_count, allowed_gpus)
     if w2 is None:
-        return InstanceFit(instance, gpu, None, None, 0, usable, None, False, why)
+        return InstanceFit(instance, gpu, None, None, 0, usable, None, False, why, cap)
     est = estimate(w2, overheads)
     host = host_need_for_replicas(est, replicas)
     reasons = []
@@ -165,11 +175,12 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
     if fmt:
         reasons.append(fmt)
     need = est.per_gpu_total_bytes
-    if need > usable:
-        reasons.append(f"needs {need / GiB:,.2f} GiB per GPU, {gpu.id} has {usable / GiB:,.2f} GiB usable")
+    if need > cap:
+        reasons.append(f"needs {need / GiB:,.2f} GiB per GPU, {gpu.id} offers {cap / GiB:,.2f} GiB "
+                       f"({cuda_total / GiB:,.2f} GiB CUDA total less {headroom:.0%} headroom)")
     if host > instance.memory_bytes:
         reasons.append(f"needs {host / GiB:,.2f} GiB host RAM, the instance has {instance.memory_bytes / GiB:,.2f} GiB")
-    return InstanceFit(instance, gpu, w2, est, replicas, usable, host, not reasons, "; ".join(reasons))
+    return InstanceFit(instance, gpu, w2, est, replicas, usable, host, not reasons, "; ".join(reasons), cap)
 
 
 def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),
@@ -185,9 +196,10 @@ def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),
 
 def cloud_fits(workload: Workload | Sequence[Workload], catalog: Catalog, *, providers: tuple[str, ...] = (),
                instances: tuple[str, ...] = (), overheads: Any = None,
-               allowed_gpus: tuple[int, ...] | None = None) -> list[InstanceFit]:
-    """Every selected instance checked against ``workload`` (or its variants), in catalog order."""
-    return [check_instance(workload, inst, catalog, overheads, allowed_gpus)
+               allowed_gpus: tuple[int, ...] | None = None, headroom: float = 0.0) -> list[InstanceFit]:
+    """Every selected instance checked against ``workload`` (or its variants), in catalog order;
+    ``headroom`` is the fraction of each GPU kept free (the scenario's ``vram_headroom``)."""
+    return [check_instance(workload, inst, catalog, overheads, allowed_gpus, headroom)
             for inst in select_instances(catalog, providers=providers, instances=instances)]
 
 
@@ -202,6 +214,7 @@ def fits_to_frame(fits: list[InstanceFit]):
             "instance_id": i.id, "provider": i.provider, "instance": i.instance, "region": i.region,
             "gpu_id": i.gpu, "gpu_count": i.gpu_count, "replicas": f.replicas,
             "gpu_memory_usable_bytes": f.usable_bytes,
+            "gpu_capacity_bytes": f.capacity_bytes,
             "per_gpu_need_bytes": f.estimate.per_gpu_total_bytes if f.estimate else None,
             "host_memory_bytes": i.memory_bytes, "host_need_bytes": f.host_need_bytes,
             "usd_per_hour": i.usd_per_hour,
@@ -216,7 +229,8 @@ def fits_to_frame(fits: list[InstanceFit]):
 
 
 def cloud_table(workload: Workload | Sequence[Workload], catalog: Catalog, *, providers: tuple[str, ...] = (),
-                instances: tuple[str, ...] = (), overheads: Any = None, allowed_gpus: tuple[int, ...] | None = None):
+                instances: tuple[str, ...] = (), overheads: Any = None, allowed_gpus: tuple[int, ...] | None = None,
+                headroom: float = 0.0):
     """:func:`cloud_fits` as a DataFrame (:data:`COLUMNS`)."""
     return fits_to_frame(cloud_fits(workload, catalog, providers=providers, instances=instances,
-                                    overheads=overheads, allowed_gpus=allowed_gpus))
+                                    overheads=overheads, allowed_gpus=allowed_gpus, headroom=headroom))

@@ -92,12 +92,14 @@ class LocalRun:
         variants: the variants to try on cloud instances, in order of preference (default: the
             workload itself).
         allowed_gpus: the scenario's fixed training GPU counts (None: use every card).
+        vram_headroom: fraction of each cloud GPU kept free, as the plan kept on its own cards.
     """
 
     workload: Workload
     estimate: Estimate
     variants: tuple[Workload, ...] = ()
     allowed_gpus: tuple[int, ...] | None = None
+    vram_headroom: float = 0.0
 
 
 # ----- results --------------------------------------------------------------------------------------
@@ -360,7 +362,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
             wnotes.append(f"the local machine serves {local.requests_per_hour_capacity:,.0f} requests/h, fewer than "
                           f"the {w.infer.requests_per_hour:,.0f} asked")
         fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
-                          allowed_gpus=run.allowed_gpus)
+                          allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom)
         options = sorted((_cloud_option(f, local, w, catalog, c, w.name) for f in fits), key=_sort_key)
         feas = [o for o in options if o.feasible]
         best = feas[0].instance_id if feas else None
@@ -507,12 +509,15 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
                            pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen, platform.pcie_gen),
                            pcie_lanes=gpu.pcie_lanes)
     runs = []
+    cons = getattr(scenario, "constraints", None)
+    headroom = float(getattr(cons, "vram_headroom", 0.0) or 0.0)
     sws = list(getattr(scenario, "workloads", ()) or ())
     for k, (w, est) in enumerate(zip(plan.workloads, plan.estimates)):
         sw = sws[k] if k < len(sws) else None
         variants = tuple(v.workload for v in sw.variants) if sw is not None else (w,)
         allowed = tuple(sw.gpus) if (sw is not None and getattr(sw, "gpus", None)) else None
-        runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed))
+        runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed,
+                             vram_headroom=headroom))
     return machine, runs
 
 

@@ -60,7 +60,7 @@ allowed_platforms      platform ids it may buy (default: every platform)
 max_cards              most GPUs per node (default: the largest any platform takes)
 max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
 budget_usd             most the purchase may cost, extras included, USD
-vram_headroom          fraction of each GPU's usable memory kept free (default 0.05)
+vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
 price                  ``list`` (default): every catalog entry's one price, whatever its
                        ``price_kind`` (msrp, street, estimate, quote). ``street`` is reserved:
                        the catalog carries one price per entry, so street prices come from an
@@ -247,7 +247,8 @@ class Constraints:
         max_cards: most GPUs per node (None: the largest any platform takes).
         max_nodes: most identical nodes.
         budget_usd: most the purchase may cost, USD (None: no limit).
-        vram_headroom: fraction of usable GPU memory kept free, 0 <= x < 1.
+        vram_headroom: fraction of each GPU's CUDA total (nvidia-smi's less the driver's
+            reservation) kept free, 0 <= x < 1.
         price: 'list' (the only mode implemented).
         network: multi-node network choices.
     """

@@ -14,7 +14,7 @@ does)::
                   several nodes have a NIC + switch pair with enough ports;
                for every workload w: there is a variant v of w (its strategy choices) and a
                   GPU count g it may use on r such that
-                    need(v, g) <= usable x (1 - vram_headroom)          (per GPU, bytes)
+                    need(v, g) <= cuda_total x (1 - vram_headroom)      (per GPU, bytes)
                     the GPU supports v's precision (bf16 / fp8 / int8)
                     tp(v) divides the heads and fits inside one node
                     RAM(r) >= max(host_need(v, g), 2 x installed VRAM, 6 x with offload)
@@ -384,7 +384,7 @@ def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
     ids = set(ok["gpu_id"])
     gpus = [g for g in cs.hardware.gpus if g.id in ids]
     h = cs.hardware.headroom
-    return sorted(gpus, key=lambda g: (-capacity_bytes(g.memory_usable_bytes, h), g.id))
+    return sorted(gpus, key=lambda g: (-capacity_bytes(g.cuda_total_bytes, h), g.id))
 
 
 def _why_notes(cs: CandidateSet) -> list[str]:
@@ -498,7 +498,7 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     rules = set(t["binding"])
     if gpus:
         big = gpus[0]
-        cap = capacity_bytes(big.memory_usable_bytes, h)
+        cap = capacity_bytes(big.cuda_total_bytes, h)
         node_max = _node_max(cs, big.id)
         for w, sw in enumerate(sc.workloads):
             wrows = t[t["binding_workload"] == sw.name]
@@ -657,7 +657,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         v.workload, (sw.gpus or (1,))[0], min((sw.gpus or (1,))[0], node_max)), overheads).per_gpu_total_bytes
     placeable = []
     for g in catalog.gpus:
-        if g.price_usd is None or capacity_bytes(g.memory_usable_bytes, cons.vram_headroom) < need0:
+        if g.price_usd is None or capacity_bytes(g.cuda_total_bytes, cons.vram_headroom) < need0:
             continue
         if any(_takes(p, g) for p in catalog.platforms):
             placeable.append(g)
@@ -665,7 +665,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         g = min(placeable, key=lambda x: (x.price_usd, x.id))
         allowed = {x.id for x in allowed_gpus(catalog, cons)}
         note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
-        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_bytes(g.memory_usable_bytes, cons.vram_headroom))}"
+        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_bytes(g.cuda_total_bytes, cons.vram_headroom))}"
                    f" after headroom for {_fmt(need0)} per GPU, ${g.price_usd:,.0f} each{note}")
     return out
 
@@ -753,7 +753,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
         "sources": sources,
         "recipes": recipes,
         "rules": {
-            "vram": f"per-GPU need <= usable - ceil(usable x {cs.hardware.headroom}) (vram_headroom)",
+            "vram": f"per-GPU need <= T - ceil(T x {cs.hardware.headroom}) (vram_headroom), T = CUDA total "
+                    "(nvidia-smi total less the driver's reservation)",
             "ram": (f"RAM per node >= max(host need, {RAM_VRAM_MIN}x installed VRAM, {RAM_VRAM_MIN_OFFLOAD}x with "
                     f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
                     "equal DIMMs in every channel, 1 or 2 per channel"),

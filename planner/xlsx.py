@@ -3,7 +3,7 @@
 :func:`write_workbook` turns a :class:`WorkbookData` into an ``.xlsx`` file with five sheets:
 
 - **Summary**: per workload the chosen configuration and strategy, per-GPU memory need against
-  the card's usable memory and the capacity left after the scenario's reserve (headroom), host
+  the card's CUDA total and the capacity left after the scenario's reserve (headroom), host
   RAM, recipe and warnings; the quote's grand total (a formula over the Quote sheet); date and
   catalog version.
 - **Quote**: the line items with unit price, quantity, line total, price source and as-of date,
@@ -99,14 +99,15 @@ class SummaryRow:
             4 x 32 GiB DDR5'.
         gpus: GPUs the workload runs on.
         gpu_need_bytes: peak memory one GPU needs, bytes.
-        gpu_usable_bytes: memory one card of the chosen GPU offers (driver total), bytes.
+        gpu_cuda_total_bytes: memory one card of the chosen GPU offers to processes (CUDA's total:
+            nvidia-smi's less the driver's reservation), bytes.
         host_need_bytes: peak host RAM of one machine, bytes.
         host_ram_bytes: RAM installed per machine in the chosen configuration, bytes (None when
             the configuration has no host of its own, e.g. a cloud instance without the figure).
         recipe: the precision recipe (training) or weight format (inference).
         warnings: contradictions and risks for this workload.
-        gpu_capacity_bytes: what the plan lets the workload use per GPU: usable memory less the
-            scenario's reserve (``vram_headroom``), bytes; None means all of ``gpu_usable_bytes``.
+        gpu_capacity_bytes: what the plan lets the workload use per GPU: the CUDA total less the
+            scenario's reserve (``vram_headroom``), bytes; None means all of ``gpu_cuda_total_bytes``.
             Headroom is measured against it.
         strategy: how the workload runs on the machine, e.g. 'full mixed-bf16 adamw, ZeRO-2, ...'.
     """
@@ -117,7 +118,7 @@ class SummaryRow:
     configuration: str
     gpus: int
     gpu_need_bytes: int
-    gpu_usable_bytes: int
+    gpu_cuda_total_bytes: int
     host_need_bytes: int
     host_ram_bytes: int | None
     recipe: str
@@ -127,8 +128,8 @@ class SummaryRow:
 
     @property
     def capacity_bytes(self) -> int:
-        """Per-GPU bytes the workload may use (the reserve taken off the usable memory)."""
-        return self.gpu_usable_bytes if self.gpu_capacity_bytes is None else self.gpu_capacity_bytes
+        """Per-GPU bytes the workload may use (the reserve taken off the CUDA total)."""
+        return self.gpu_cuda_total_bytes if self.gpu_capacity_bytes is None else self.gpu_capacity_bytes
 
 
 @dataclass(frozen=True)
@@ -601,7 +602,7 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
 # ----- Summary ------------------------------------------------------------------------------------
 
 SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GPUs used", "Per-GPU need (GiB)",
-                   "Usable per GPU (GiB)", "Capacity after reserve (GiB)", "Headroom per GPU (GiB)",
+                   "CUDA total per GPU (GiB)", "Capacity after reserve (GiB)", "Headroom per GPU (GiB)",
                    "Headroom (% of capacity)", "Host RAM need per machine (GiB)", "RAM installed per machine (GiB)",
                    "Recipe", "Warnings")
 SUMMARY_HEADER_ROW = 8
@@ -633,7 +634,7 @@ def _summary_sheet(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str
         put_text(ws, row, 5, s.strategy)
         put_value(ws, row, 6, s.gpus, INT_FORMAT)
         put_value(ws, row, 7, _gib(s.gpu_need_bytes), GIB_FORMAT)
-        put_value(ws, row, 8, _gib(s.gpu_usable_bytes), GIB_FORMAT)
+        put_value(ws, row, 8, _gib(s.gpu_cuda_total_bytes), GIB_FORMAT)
         put_value(ws, row, 9, _gib(s.capacity_bytes), GIB_FORMAT)
         put_formula(ws, row, 10, f"=I{row}-G{row}", GIB_FORMAT)
         put_formula(ws, row, 11, f'=IF(I{row}>0,J{row}/I{row},"")', PCT_FORMAT)
@@ -960,7 +961,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
 
     Uses ``plan.scenario``, ``choice`` (the chosen candidate row: ``gpu_id``, ``platform_id``,
     ``cards_per_node``, ``nodes``, ``dimm_id``, ``dimm_count``, ``ram_bytes``,
-    ``gpu_usable_bytes``, ``gpu_capacity_bytes``), ``estimates``, ``strategies``,
+    ``gpu_cuda_total_bytes``, ``gpu_capacity_bytes``), ``estimates``, ``strategies``,
     ``line_items()``, ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``,
     ``scenario_file``, ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files``,
     ``sources``, ``recipes``, ``objective``, ``rules``, ``runtime_overheads``) and ``warnings``
@@ -992,11 +993,11 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
             general.append(str(w))
     machine = _machine_text(choice)
     strategies = list(getattr(plan, "strategies", ())) + [""] * len(plan.estimates)
-    usable = int(choice.get("gpu_usable_bytes") or 0)
+    cuda_total = int(choice.get("gpu_cuda_total_bytes") or 0)
     capacity = choice.get("gpu_capacity_bytes")
     summary = tuple(
         SummaryRow(workload=e.workload_name, task=e.task, model=e.model_id, configuration=machine,
-                   gpus=e.gpus, gpu_need_bytes=e.per_gpu_total_bytes, gpu_usable_bytes=usable,
+                   gpus=e.gpus, gpu_need_bytes=e.per_gpu_total_bytes, gpu_cuda_total_bytes=cuda_total,
                    host_need_bytes=e.host_total_bytes,
                    host_ram_bytes=int(choice["ram_bytes"]) if choice.get("ram_bytes") else None,
                    recipe=e.recipe, warnings=tuple(per_workload[e.workload_name]),

@@ -21,10 +21,16 @@ SIX_HEADS_CONFIG = {**TINY_CONFIG, "hidden_size": 48, "num_attention_heads": 6, 
 
 def gpu(id: str = "card", *, memory_gib: float = 4, usable: int | None = None, tdp_w: int = 300, slot_width: int = 2,
         form_factor: str = "pcie", price_usd: float | None = 1000.0, bf16: bool = True, fp8: bool = False,
-        int8: bool = True, pcie_lanes: int = 16, vendor: str = "nvidia", memory_bytes: int | None = None) -> Gpu:
+        int8: bool = True, pcie_lanes: int = 16, vendor: str = "nvidia", memory_bytes: int | None = None,
+        cuda_total: int | None | str = "usable") -> Gpu:
+    """A test card. Its CUDA total (what the solver holds needs against) is ``usable`` unless
+    ``cuda_total`` says otherwise (None: derived from ``usable`` as for a catalog card without
+    ``memory_cuda_total``), so capacity arithmetic in tests reads off ``usable`` directly."""
     mem = memory_bytes if memory_bytes is not None else int(memory_gib * GiB)
+    usable_bytes = usable if usable is not None else mem
     return Gpu(id=id, name=f"Test {id}", vendor=vendor, segment="datacenter", architecture="test",
-               memory_bytes=mem, memory_usable_bytes=usable if usable is not None else mem,
+               memory_cuda_total_bytes=usable_bytes if cuda_total == "usable" else cuda_total,
+               memory_bytes=mem, memory_usable_bytes=usable_bytes,
                memory_bandwidth_bytes_per_s=1e12, bf16_tflops=100.0, bf16=bf16, fp8=fp8, int8=int8, pcie_gen=4,
                pcie_lanes=pcie_lanes, tdp_w=tdp_w, form_factor=form_factor, source="test", as_of="2026-01-01",
                slot_width=slot_width if form_factor == "pcie" else 0, price_usd=price_usd,

@@ -92,7 +92,7 @@ def test_exactly_at_capacity_fits_one_byte_over_does_not(workload):
     assert not short["feasible"] and short["binding"] == "vram"
     label = cs.usages[0][0].label
     assert short["why_not"] == (f"workload {workload['name']} ({label}) needs {gib(need)} per GPU; short offers "
-                                f"{gib(need - 1)} ({gib(need - 1)} usable less 0% headroom), short by 0.00 GiB")
+                                f"{gib(need - 1)} ({gib(need - 1)} CUDA total less 0% headroom), short by 0.00 GiB")
 
 
 def test_headroom_boundary():

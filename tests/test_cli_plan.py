@@ -43,7 +43,9 @@ def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
     assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
     assert "Total: $2,208.00 (capex, USD)" in out
     assert "Workload qlora-7b (train, llama-2-7b): qlora pure-bf16 adamw, ZeRO-0, checkpointing full" in out
-    assert "per GPU of 11.40 GiB (12.00 GiB usable less headroom)" in out
+    # rtx-3060-12gb: nvidia-smi 12,288 MiB less the 430 MiB driver reservation = 11,858 MiB (11.58 GiB)
+    # CUDA total; less ceil(5 %) = 11,812,313,497 B (11.00 GiB) for the workload.
+    assert "per GPU of 11.00 GiB (11.58 GiB CUDA total less headroom)" in out
     assert "recipe pure-bf16: QLoRA r=16" in out
     assert out.rstrip().endswith(f"Wrote {tmp_path / 'qlora-7b-12gb.csv'} and {tmp_path / 'qlora-7b-12gb.json'}")
     with open(tmp_path / "qlora-7b-12gb.csv", newline="") as fh:
@@ -172,7 +174,9 @@ def test_fit_micro_batch(runner):
     w = workload_from_options({"model": "llama-2-7b", "task": "train", "method": "qlora", "seq_len": 512,
                                "checkpointing": "full", "micro_batch": d["max_value"], "gpus": 1}, cat)
     assert estimate(w).per_gpu_total_bytes == d["need_bytes"]
-    assert d["capacity_bytes"] == capacity_bytes(cat.gpu("rtx-4090").memory_usable_bytes, 0.05)
+    assert d["capacity_bytes"] == capacity_bytes(cat.gpu("rtx-4090").cuda_total_bytes, 0.05)
+    # the CUDA total: nvidia-smi's 24,564 MiB less the 430 MiB driver reservation
+    assert d["cuda_total_bytes"] == (24564 - 430) * 2**20
 
 
 def test_fit_text_and_context(runner):

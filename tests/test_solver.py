@@ -178,7 +178,7 @@ def test_infeasible_explains_per_constraint_with_closest_miss():
         "cards (2 candidates): 1 x small on box: workload train runs on 2 GPUs (fixed by the scenario); the machine "
         "has 1",
         f"vram (2 candidates): 2 x small on box: workload train ({label}) needs {need / GiB:,.2f} GiB per GPU; small "
-        f"offers {cap / GiB:,.2f} GiB (0.50 GiB usable less 5% headroom), short by {(need - cap) / GiB:,.2f} GiB",
+        f"offers {cap / GiB:,.2f} GiB (0.50 GiB CUDA total less 5% headroom), short by {(need - cap) / GiB:,.2f} GiB",
     ]
     assert lines[2:4] == ["  " + r for r in err.reasons]
     assert lines[4] == "Why:"

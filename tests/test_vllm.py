@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import pytest
 
@@ -17,6 +16,7 @@ from planner.memory.vllm import (
     vllm_budget,
 )
 from planner.units import GiB, MiB
+from plan_helpers import gpu
 from test_memory import catalog_arch, workload
 
 
@@ -24,10 +24,12 @@ def test_cuda_total_is_the_catalog_value_or_nvidia_smi_less_the_driver_reservati
     # The default reservation, 430 MiB, sits between the H100's 442 MiB (81,559 MiB nvidia-smi vs
     # 81,117 MiB CUDA) and an A10-class card's 0.42 GiB (23,028 MiB vs 22.07 GiB).
     assert DRIVER_RESERVED_BYTES == 430 * MiB
-    card = SimpleNamespace(memory_usable_bytes=23_028 * MiB, memory_cuda_total_bytes=None)
-    assert cuda_total_bytes(card) == (23_028 - 430) * MiB
-    given = SimpleNamespace(memory_usable_bytes=81_559 * MiB, memory_cuda_total_bytes=81_117 * MiB)
+    card = gpu("a10-like", usable=23_028 * MiB, cuda_total=None)
+    assert cuda_total_bytes(card) == card.cuda_total_bytes == (23_028 - 430) * MiB
+    given = gpu("h100-like", usable=81_559 * MiB, cuda_total=81_117 * MiB)
     assert cuda_total_bytes(given) == 81_117 * MiB
+    # No published reservation for other vendors: their driver total is taken as it is.
+    assert gpu("mi-like", usable=196_592 * MiB, cuda_total=None, vendor="amd").cuda_total_bytes == 196_592 * MiB
 
 
 def test_engine_defaults_follow_vllm_serve():
@@ -133,7 +135,7 @@ def test_problems_that_stop_vllm_at_start_up():
 def test_vllm_workload_need_is_what_vllm_keeps():
     # With engine vllm the per-GPU need is the CUDA total vLLM needs to hold the KV cache,
     # max(S / util, S + context) with S = weights + rotary cache + KV + profile peak + non-torch,
-    # plus the 430 MiB driver reservation; no allocator headroom (it lives inside util).
+    # held against the card's CUDA total; no allocator headroom (it lives inside util).
     arch = catalog_arch("llama-3.1-8b")
     w = workload(arch, task="infer", weights="bf16", context=4096, concurrency=8, engine="vllm")
     est = estimate(w)
@@ -144,8 +146,8 @@ def test_vllm_workload_need_is_what_vllm_keeps():
     assert comps["KV cache"] == 8 * 4096 * 131_072
     assert comps["rotary cos/sin cache (vLLM)"] == 131_072 * 128 * 2
     need = max(-(-s * 1_000_000 // 900_000), s + 768 * MiB)
-    assert est.per_gpu_total_bytes == need + DRIVER_RESERVED_BYTES
+    assert est.per_gpu_total_bytes == need
     # Half the card for vLLM: the need doubles (S / 0.5).
     half = estimate(workload(arch, task="infer", weights="bf16", context=4096, concurrency=8, engine="vllm",
                              gpu_memory_utilization=0.5))
-    assert half.per_gpu_total_bytes == 2 * s + DRIVER_RESERVED_BYTES
+    assert half.per_gpu_total_bytes == 2 * s

@@ -227,7 +227,7 @@ def test_summary_sheet(book, data):
         assert (values["Strategy"] or "") == s.strategy
         assert values["GPUs used"] == s.gpus
         assert values["Per-GPU need (GiB)"] == pytest.approx(s.gpu_need_bytes / GiB)
-        assert values["Usable per GPU (GiB)"] == pytest.approx(s.gpu_usable_bytes / GiB)
+        assert values["CUDA total per GPU (GiB)"] == pytest.approx(s.gpu_cuda_total_bytes / GiB)
         assert values["Capacity after reserve (GiB)"] == pytest.approx(s.capacity_bytes / GiB)
         assert values["Headroom per GPU (GiB)"] == f"=I{r}-G{r}"
         assert values["Headroom (% of capacity)"] == f'=IF(I{r}>0,J{r}/I{r},"")'
@@ -687,7 +687,7 @@ def test_workbook_data_from_plan(evil):
     for row, est, strategy in zip(data.summary, plan.estimates, plan.strategies):
         assert row.workload == est.workload_name
         assert row.gpu_need_bytes == est.per_gpu_total_bytes
-        assert row.gpu_usable_bytes == c["gpu_usable_bytes"]
+        assert row.gpu_cuda_total_bytes == c["gpu_cuda_total_bytes"]
         assert row.capacity_bytes == c["gpu_capacity_bytes"]
         assert row.host_ram_bytes == c["ram_bytes"]
         assert row.strategy == strategy

@@ -68,12 +68,12 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     vLLM sizes everything from ``gpu_memory_utilization`` (planner.memory.vllm): the weights (with
     the rotary cache), the KV cache, its profiling run's peak and the non-PyTorch memory must fit in
     ``util`` x the CUDA total, and the CUDA context in the rest. So the card needs a CUDA total of
-    max(S / util, S + context) with S the first four, plus the driver's reservation in nvidia-smi
-    terms. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
+    max(S / util, S + context) with S the first four; plan, fit and compare hold it against the
+    card's CUDA total (:attr:`planner.catalog.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
     tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
     should then state.
     """
-    from planner.memory.vllm import DRIVER_RESERVED_BYTES, SMALL_CARD_DEFAULTS, vllm_budget, rope_cache_bytes
+    from planner.memory.vllm import SMALL_CARD_DEFAULTS, vllm_budget, rope_cache_bytes
 
     arch, i = w.architecture, w.infer
     assert i is not None
@@ -107,9 +107,6 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
                   f"max(S / {util:g}, S + context) - S - context, S = {s:,} B (weights, KV, profile peak, "
                   "non-torch); CUDA graphs also live here", "vLLM docs, engine arguments (gpu_memory_utilization)",
                   kind="headroom"),
-        Component("driver reservation (nvidia-smi total less CUDA total)", GPU, DRIVER_RESERVED_BYTES,
-                  f"{DRIVER_RESERVED_BYTES / 2**20:,.0f} MiB (assumption from H100 and A10 logs)",
-                  "vLLM logs (total_gpu_memory) against nvidia-smi totals", kind="runtime"),
     ]
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,

@@ -47,13 +47,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.architecture import Architecture
+from planner.catalog import DRIVER_RESERVED_BYTES, Gpu  # noqa: F401 (re-exported)
 from planner.memory.breakdown import Estimate
 from planner.memory.inference import VLLM_BLOCK_TOKENS, prefill_peak_bytes
 from planner.units import GiB, MiB
 
-#: nvidia-smi total minus CUDA total when the catalog gives no ``memory_cuda_total``: 430 MiB,
-#: between the H100 (0.43 GiB) and A10-class (0.42 GiB) figures derived in the module docstring.
-DRIVER_RESERVED_BYTES = 430 * MiB
 
 #: vLLM ``vllm serve`` defaults by card (vllm/engine/arg_utils.py): (max_num_batched_tokens, max_num_seqs).
 LARGE_CARD_DEFAULTS = (8192, 1024)
@@ -68,11 +66,11 @@ VLLM_SRC = ("vLLM V1 start-up profile (vllm/v1/worker/gpu_worker.py determine_av
             "gpu_model_runner.py profile_run)")
 
 
-def cuda_total_bytes(gpu: Any) -> int:
+def cuda_total_bytes(gpu: Gpu) -> int:
     """What ``cudaMemGetInfo`` reports as total for ``gpu``: its catalog ``memory_cuda_total``,
-    else the nvidia-smi total (``memory_usable``) less :data:`DRIVER_RESERVED_BYTES`."""
-    given = getattr(gpu, "memory_cuda_total_bytes", None)
-    return int(given) if given else int(gpu.memory_usable_bytes) - DRIVER_RESERVED_BYTES
+    else the nvidia-smi total (``memory_usable``) less :data:`planner.catalog.DRIVER_RESERVED_BYTES`
+    (:attr:`planner.catalog.Gpu.cuda_total_bytes`)."""
+    return gpu.cuda_total_bytes
 
 
 def engine_defaults(cuda_total: int, gpu_id: str) -> tuple[int, int]:
@@ -213,7 +211,7 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
     hidden = tokens * arch.hidden_size * c
     peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
     non_torch = sum(x.bytes for x in gpu if x.kind == "runtime"
-                    and not x.name.startswith(("CUDA context", "driver reservation")))
+                    and not x.name.startswith("CUDA context"))
     context = sum(x.bytes for x in gpu if x.name.startswith("CUDA context"))
     usable = int(cuda_total * util)
     budget = usable - weights - peak - non_torch

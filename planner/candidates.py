@@ -72,6 +72,7 @@ from typing import TYPE_CHECKING, Any
 from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, max_cards
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.units import GiB
 from planner.workload import Workload
@@ -174,6 +175,9 @@ class Usage:
         offload: states or parameters in host RAM.
         needs: hardware features the precision needs ('bf16', 'fp8', 'int8').
         label: the strategy in words, with the GPU count.
+        vllm_card: for an ``engine: vllm`` workload that leaves max_num_batched_tokens or
+            max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
+            large-card defaults) or 'small' (all other cards); None when the card does not matter.
     """
 
     workload_index: int
@@ -188,6 +192,7 @@ class Usage:
     offload: bool = False
     needs: tuple[str, ...] = ()
     label: str = ""
+    vllm_card: str | None = None
 
 
 def precision_needs(workload: Workload) -> tuple[str, ...]:
@@ -255,20 +260,30 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         else:
             if tp <= max_cards_per_node:
                 shapes = [(tp, tp)]
+        # vllm serve's defaults depend on the card: one usage per card class when the workload
+        # leaves them open (planner.memory.vllm.engine_defaults)
+        classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
         for g, gpn in shapes:
-            key = (index, vi, g, gpn)
-            hit = cache.get(key)
-            if hit is None:
-                w = with_gpus(v.workload, g, gpn)
-                est = estimate(w, overheads)
-                hit = (w, est)
-                cache[key] = hit
-            w, est = hit
-            label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
-            if sw.task == "train" and gpn < g:
-                label += f" ({gpn} per node)"
-            out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
-                             est.offload, precision_needs(w), label))
+            for card in classes:
+                key = (index, vi, g, gpn, card)
+                hit = cache.get(key)
+                if hit is None:
+                    w = with_gpus(v.workload, g, gpn)
+                    if card is not None:
+                        w = with_serve_defaults(w, large_card=card == "large")
+                    est = estimate(w, overheads)
+                    hit = (w, est)
+                    cache[key] = hit
+                w, est = hit
+                label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                if sw.task == "train" and gpn < g:
+                    label += f" ({gpn} per node)"
+                if card is not None:
+                    label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
+                              f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
+                              f"{w.infer.max_num_seqs:,} sequences)")
+                out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
+                                 est.offload, precision_needs(w), label, card))
     return out
 
 
@@ -552,6 +567,8 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["cap"] = g_cap[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
     out["mem"] = g_mem[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
     out["cuda_total"] = np.array([x.cuda_total_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
+    out["vllm_large"] = (np.array([is_large_card(x) for x in gpus], dtype=bool)[gi] if len(gpus)
+                         else np.zeros(0, dtype=bool))
     for feat in ("bf16", "fp8", "int8"):
         out[feat] = np.array([getattr(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus) else np.zeros(0, bool)
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
@@ -633,6 +650,8 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                 idx = shape_rows.get(key)
                 if idx is None:
                     idx = shape_rows[key] = np.nonzero((cards == key[0]) & (nodes == key[1]))[0]
+            if u.vllm_card is not None:
+                idx = idx[a["vllm_large"][idx] == (u.vllm_card == "large")]
             if idx.size == 0:
                 continue
             cap_i = cap[idx]

@@ -226,12 +226,15 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
       planner estimate --workload scenarios/workloads/qlora-7b.yaml --json
     """
     from planner.memory import estimate as run_estimate
-    from planner.memory.vllm import cuda_total_bytes, vllm_budget
+    from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
     from planner.render import estimate_text, estimate_to_dict
 
     catalog = _load_catalog(catalog_dir)
     gpu = _option_gpu(catalog, gpu_id) if gpu_id else None
     workload = _workload_from_cli(catalog, workload_file, options, gpu)
+    if gpu is not None:
+        # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
+        workload = for_gpu(workload, gpu)
     overheads = None
     if gpu is not None:
         from planner.calibrate import default_path, overheads_for_gpu
@@ -269,7 +272,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
             else ""
         click.echo(f"On {g['id']} ({g['cuda_total_bytes'] / 2**30:,.2f} GiB CUDA total, "
                    f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom): "
-                   f"{verdict}{why}, spare {g['headroom_bytes'] / 2**30:,.2f} GiB")
+                   f"{verdict}{why}, " + (f"spare {g['headroom_bytes'] / 2**30:,.2f} GiB" if g["headroom_bytes"] >= 0
+                                         else f"short by {-g['headroom_bytes'] / 2**30:,.2f} GiB"))
         if "vllm" in g:
             v = g["vllm"]
             gib = 2**30
@@ -585,7 +589,9 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
         given["gpus"] = n
     else:
         given.setdefault("tp", n)
-    base = workload_from_options(given, catalog)
+    from planner.memory.vllm import for_gpu
+
+    base = for_gpu(workload_from_options(given, catalog), gpu)  # vllm serve's defaults for this card
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:
         raise InfeasibleError(f"{gpu.id} ({gpu.architecture}) has no {' or '.join(missing)} support, which this "

@@ -413,3 +413,29 @@ def test_rank_order_is_deterministic():
     assert f["capex_usd"].is_monotonic_increasing
     assert list(f["gpu_id"].iloc[:2]) == ["a", "b"]  # same price, cards and headroom: by id
     assert math.isfinite(float(f["capex_usd"].iloc[0]))
+
+
+def test_vllm_workload_is_sized_with_each_cards_serve_defaults():
+    # vllm serve defaults max_num_batched_tokens / max_num_seqs by card: 8,192 / 1,024 on cards of
+    # >= 70 GiB that are not A100s, 2,048 / 256 elsewhere (vllm/engine/arg_utils.py). A workload that
+    # leaves them open is sized for each card with that card's defaults, so the plan agrees with
+    # `estimate --gpu` and `fit` on the same card.
+    from planner.memory.vllm import with_serve_defaults
+
+    cat = tiny_catalog(gpus=[gpu("big", memory_gib=80), gpu("small", memory_gib=24)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    s = scen(cat, infer_workload(engine="vllm"), vram_headroom=0)
+    cs = build(s, cat)
+    base = with_gpus(s.workloads[0].variants[0].workload, 1, 1)
+    large = estimate(with_serve_defaults(base, large_card=True)).per_gpu_total_bytes
+    small = estimate(with_serve_defaults(base, large_card=False)).per_gpu_total_bytes
+    # the 8,192-token profiling forward pass and 1,024 sampler rows peak higher than 2,048 / 256
+    assert large > small
+    assert one(cs, gpu_id="big")["per_gpu_need_bytes"] == large
+    assert one(cs, gpu_id="small")["per_gpu_need_bytes"] == small
+    assert "8,192 batched tokens, 1,024 sequences" in one(cs, gpu_id="big")["strategy"]
+    # settings the workload states are kept on every card: one usage, the same need everywhere
+    s2 = scen(cat, infer_workload(engine="vllm", max_num_batched_tokens=512, max_num_seqs=4), vram_headroom=0)
+    cs2 = build(s2, cat)
+    assert len(cs2.usages[0]) == 1
+    assert one(cs2, gpu_id="big")["per_gpu_need_bytes"] == one(cs2, gpu_id="small")["per_gpu_need_bytes"]

@@ -280,3 +280,20 @@ def test_fit_json_prints_a_document_when_nothing_fits():
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert doc["fits"] is False and doc["max_value"] is None and doc["need_bytes"] > doc["capacity_bytes"]
+
+
+def test_fit_and_estimate_agree_with_vllms_own_kv_arithmetic_on_a_large_card(runner):
+    # On an H100 vllm serve defaults to 8,192 batched tokens and 1,024 sequences; the need that
+    # `fit` searches with and the KV budget `estimate --gpu` prints both use them, so with no extra
+    # headroom the largest concurrency that fits is the number of whole 4,096-token sequences the
+    # KV budget holds.
+    common = ("--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--context", 4096,
+              "--gpu", "h100-sxm", "--headroom", 0)
+    r = run(runner, "fit", *common, "--concurrency", "max", "--json")
+    assert r.exit_code == 0, r.output
+    best = json.loads(r.output)["max_value"]
+    e = run(runner, "estimate", *common, "--concurrency", best, "--json")
+    assert e.exit_code == 0, e.output
+    v = json.loads(e.output)["gpu"]["vllm"]
+    assert (v["max_num_batched_tokens"], v["max_num_seqs"]) == (8192, 1024)
+    assert best == v["kv_tokens"] // 4096

@@ -84,6 +84,39 @@ def engine_defaults(cuda_total: int, gpu_id: str) -> tuple[int, int]:
     return SMALL_CARD_DEFAULTS
 
 
+def needs_serve_defaults(workload: Any) -> bool:
+    """True for an ``engine: vllm`` inference workload that leaves ``max_num_batched_tokens`` or
+    ``max_num_seqs`` to ``vllm serve``, whose defaults depend on the card (:func:`engine_defaults`)."""
+    i = getattr(workload, "infer", None)
+    return i is not None and i.engine == "vllm" and (i.max_num_batched_tokens is None or i.max_num_seqs is None)
+
+
+def with_serve_defaults(workload: Any, *, large_card: bool) -> Any:
+    """``workload`` with the settings it leaves open set to ``vllm serve``'s defaults for a large
+    card (>= 70 GiB, not an A100: 8,192 tokens, 1,024 sequences) or any other card (2,048 / 256).
+
+    Settings the workload gives are kept; a workload that does not need defaults is returned as is.
+    """
+    if not needs_serve_defaults(workload):
+        return workload
+    import dataclasses
+
+    tokens, seqs = LARGE_CARD_DEFAULTS if large_card else SMALL_CARD_DEFAULTS
+    i = workload.infer
+    return dataclasses.replace(workload, infer=dataclasses.replace(
+        i, max_num_batched_tokens=i.max_num_batched_tokens or tokens, max_num_seqs=i.max_num_seqs or seqs))
+
+
+def is_large_card(gpu: Gpu) -> bool:
+    """Whether ``vllm serve`` gives ``gpu`` its large-card defaults (:func:`engine_defaults`)."""
+    return engine_defaults(gpu.cuda_total_bytes, gpu.id) == LARGE_CARD_DEFAULTS
+
+
+def for_gpu(workload: Any, gpu: Gpu) -> Any:
+    """``workload`` as ``vllm serve`` would run it on ``gpu``: :func:`with_serve_defaults` for that card."""
+    return with_serve_defaults(workload, large_card=is_large_card(gpu))
+
+
 def rope_cache_bytes(arch: Architecture, dtype_bytes: int = 2) -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary_dim x dtype bytes (0 without RoPE).
 

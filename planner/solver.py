@@ -381,6 +381,10 @@ def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
     """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
     t = cs.table
     ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+    budget = cs.scenario.constraints.budget_usd
+    if budget is not None:
+        # suggestions are for machines the budget allows: none when no buildable machine is within it
+        ok = ok[ok["capex_usd"] <= budget + 1e-9]
     ids = set(ok["gpu_id"])
     gpus = [g for g in cs.hardware.gpus if g.id in ids]
     h = cs.hardware.headroom
@@ -388,9 +392,20 @@ def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
 
 
 def _why_notes(cs: CandidateSet) -> list[str]:
-    """Plain-language causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
+    """Plain-language causes: the budget when it is what rules out the machines that fit
+    everything else, then the causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
     t = cs.table
     notes = []
+    budget = cs.scenario.constraints.budget_usd
+    over = t[t["binding"] == "budget"]
+    if budget is not None and not over.empty:
+        cheapest = float(over["capex_usd"].min())
+        built = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+        within = built[built["capex_usd"] <= budget + 1e-9]
+        tail = ("the machines within it miss as listed above" if len(within) else
+                f"no buildable machine is within it (the cheapest costs ${float(built['capex_usd'].min()):,.2f})")
+        notes.append(f"The budget decides: the cheapest machine that meets every other constraint costs "
+                     f"${cheapest:,.2f}, ${cheapest - budget:,.2f} over budget_usd ${budget:,.2f}; {tail}.")
     sub = t[t["binding"] == "vram"]
     if sub.empty:
         return notes
@@ -623,21 +638,29 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                          "so this needs a larger card or the changes below")
             out.append(text)
             break
+        # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
+        tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
+
+        def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
+            for tp in tps:
+                wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+                if wq is None:
+                    continue
+                ok, need = fits(with_gpus(wq, tp, tp), cap, overheads)
+                if ok:
+                    return tp, need
+            return None
+
         for fmt in ("fp8", "int4-awq"):
             if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
                 continue
-            wq = _workload_from(sw, v, catalog, {"weights": fmt, "tp": inf.tp})
-            if wq is None:
-                continue
-            ok, need = fits(wq, cap, overheads)
-            if ok:
-                out.append(f"weights: {fmt} at tp {inf.tp} on {where}: {_fmt(need)} per GPU")
+            hit = first_fit({"weights": fmt})
+            if hit:
+                out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
         if inf.kv_dtype != "fp8" and big.fp8:
-            wk = _workload_from(sw, v, catalog, {"kv_dtype": "fp8", "tp": inf.tp})
-            if wk is not None:
-                ok, need = fits(wk, cap, overheads)
-                if ok:
-                    out.append(f"kv_dtype: fp8 at tp {inf.tp} on {where}: {_fmt(need)} per GPU")
+            hit = first_fit({"kv_dtype": "fp8"})
+            if hit:
+                out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
             wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
             if wp is not None:
@@ -652,9 +675,15 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
             if best:
                 out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
                            f"{_fmt(need)} per GPU")
-    # a larger card, as written (any GPU of the catalog that some platform takes)
-    need0 = estimate(v.workload if sw.task != "train" else with_gpus(
-        v.workload, (sw.gpus or (1,))[0], min((sw.gpus or (1,))[0], node_max)), overheads).per_gpu_total_bytes
+    # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
+    # scenario's smallest tensor-parallel degree, training at its first GPU count
+    if sw.task != "train":
+        v = min(sw.variants, key=lambda x: x.tp)
+        w_written = with_gpus(v.workload, v.tp, v.tp)
+    else:
+        n0 = (sw.gpus or (1,))[0]
+        w_written = with_gpus(v.workload, n0, min(n0, node_max))
+    need0 = estimate(w_written, overheads).per_gpu_total_bytes
     placeable = []
     for g in catalog.gpus:
         if g.price_usd is None or capacity_bytes(g.cuda_total_bytes, cons.vram_headroom) < need0:
@@ -665,8 +694,9 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         g = min(placeable, key=lambda x: (x.price_usd, x.id))
         allowed = {x.id for x in allowed_gpus(catalog, cons)}
         note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
+        at = f" at tp {v.tp}" if sw.task != "train" else ""
         out.append(f"a larger card as written: {g.id}, {_fmt(capacity_bytes(g.cuda_total_bytes, cons.vram_headroom))}"
-                   f" after headroom for {_fmt(need0)} per GPU, ${g.price_usd:,.0f} each{note}")
+                   f" after headroom for {_fmt(need0)} per GPU{at}, ${g.price_usd:,.0f} each{note}")
     return out
 
 

@@ -200,6 +200,33 @@ def test_infeasible_budget_suggests_the_price():
                                "over the $100.00 budget"]
 
 
+def test_infeasible_budget_is_named_and_suggestions_stay_within_it():
+    # 'small' (1.1 GiB, 1.045 GiB after 5 %) cannot hold the workload at bf16 (1.15 GiB per GPU) but
+    # holds it with int4 weights (1.01 GiB); 'big' (8 GiB) holds it as written but its machine costs
+    # more than the budget. Machines: platform $2,000 + 2 x dimm-16g $200 + the card: small $2,300,
+    # big $12,200.
+    from tests.plan_helpers import model
+
+    big_model = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
+                 "num_key_value_heads": 8, "intermediate_size": 2816, "vocab_size": 32000,
+                 "tie_word_embeddings": False, "max_position_embeddings": 4096}
+    cat = tiny_catalog(gpus=[gpu("small", memory_gib=1.1, price_usd=100), gpu("big", memory_gib=8, price_usd=10_000)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))], models=[model("m", big_model)])
+    w = infer_workload(model="m", weights="bf16", kv_dtype="bf16", context=1024)
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(scen(cat, w, budget_usd=5_000), cat)
+    text = str(e.value)
+    assert ("The budget decides: the cheapest machine that meets every other constraint costs $12,200.00, "
+            "$7,200.00 over budget_usd $5,000.00; the machines within it miss as listed above.") in text
+    # every memory suggestion is for the card the budget allows, none for 'big'
+    sug = e.value.suggestions
+    assert sug[-1] == "raise budget_usd to >= $12,200.00 (the cheapest candidate that fits everything else)"
+    assert not any(" on big " in x or "of big " in x for x in sug[:-1])
+    assert any(x.startswith("weights: int4-awq at tp 1 on small ") for x in sug)
+    # the larger card is sized for the workload as written (tp 1), not for a wider variant
+    assert any(x.startswith("a larger card as written: big, ") and " per GPU at tp 1, $10,000 each" in x for x in sug)
+
+
 def test_infeasible_vram_suggests_qlora_and_zero3():
     big_model = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
                  "num_key_value_heads": 8, "intermediate_size": 2816, "vocab_size": 32000,

@@ -941,7 +941,31 @@ class _Store:
                     "a changed price needs its own price_kind", prices[0],
                     "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
                 )
+            has_price = any(existing.values.get(k) is not None for k in _PRICE_KEYS)
+            restated = [k for k in ("source", "as_of") if k in e.data]
+            if restated and has_price and not prices:
+                # An entry has one source and date, which the quote prints for its price.
+                price_key = next(k for k in _PRICE_KEYS if existing.values.get(k) is not None)
+                shown = f"{price_key} {existing.values[price_key]:,.2f} of {existing.values['as_of']}"
+                raise e.error(
+                    f"changes {' and '.join(restated)} but not the price: the quote would show them for the "
+                    f"shipped price ({shown})", restated[0],
+                    "Restate the price with your source and date (price_usd, price_kind), or drop source/as_of "
+                    "from this overlay entry and say where your change comes from in 'notes:'.",
+                )
+            had_cuda_total = existing.values.get("memory_cuda_total") is not None
             self._parse_keys(existing, e, fields)
+            if kind == "gpus":
+                # The memory figures describe one card together.
+                if "memory" in e.data and "memory_usable" not in e.data:
+                    raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
+                                  "memory", "Give memory_usable for this card too (nvidia-smi's total).")
+                if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
+                        and had_cuda_total:
+                    key = "memory_usable" if "memory_usable" in e.data else "memory"
+                    raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
+                                  "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
+                                  "derive it (memory_usable less 430 MiB).")
             existing.entry = e
             return
         parsed = _Parsed(kind=kind, id=entry_id, entry=e)

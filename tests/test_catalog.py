@@ -501,6 +501,16 @@ OVERLAY_BAD = [
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory_usable: 30 GiB\n",
      "gpus.yaml:4: gpus[0].memory_usable: memory_usable is more than memory. "
      "memory_usable is what the driver reports, at most the marketed memory."),
+    # one source and date per entry, printed for its price: re-dating a spec change would re-date the price
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    tdp_w: 400\n    source: my card\n"
+                  "    as_of: 2026-11-01\n",
+     "gpus.yaml:5: gpus[0].source: changes source and as_of but not the price: the quote would show them for the "
+     "shipped price (price_usd 1,599.00 of 2026-01-01). Restate the price with your source and date (price_usd, "
+     "price_kind), or drop source/as_of from this overlay entry and say where your change comes from in 'notes:'."),
+    # a 48 GiB card keeps the 24 GiB card's nvidia-smi total unless the overlay gives its own
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 48 GiB\n",
+     "gpus.yaml:4: gpus[0].memory: changes memory but not memory_usable (the nvidia-smi total of the shipped "
+     "card). Give memory_usable for this card too (nvidia-smi's total)."),
     ("gpus.yaml", "gpus:\n  - id: rtx-4090\n    tdp_w: 400\n",
      "gpus.yaml:1: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
     ("gpu.yaml", "schema_version: 1\ngpus: []\n",

@@ -408,6 +408,11 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
 
     catalog = _load_catalog(catalog_dir)
     scenario = load_scenario(Path(scenario_file), catalog, shown=scenario_file)
+    if scenario.costs is not None:
+        from planner.tco import read_costs
+
+        # plan does not use the rent-or-buy inputs, but a mistake in them is still the user's to see
+        read_costs(scenario.costs, catalog, scenario.workloads)
 
     def write(name: str, table: Any, document: dict[str, Any]) -> list[Path]:
         paths: list[Path] = []

@@ -297,3 +297,16 @@ def test_fit_and_estimate_agree_with_vllms_own_kv_arithmetic_on_a_large_card(run
     v = json.loads(e.output)["gpu"]["vllm"]
     assert (v["max_num_batched_tokens"], v["max_num_seqs"]) == (8192, 1024)
     assert best == v["kv_tokens"] // 4096
+
+
+def test_plan_checks_the_costs_section_it_does_not_use(runner, tmp_path):
+    # costs: feeds `compare`; `plan` ignores the values but not a typo in them (nothing the user
+    # gave is silently ignored): exit 2, one line naming file, line, entry and a close match.
+    path = tmp_path / "s.yaml"
+    path.write_text("name: s\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n"
+                    "costs:\n  utilisation: 0.5\n")
+    r = run(runner, "plan", path, "--out", tmp_path / "out")
+    assert r.exit_code == 2
+    assert r.output.strip() == (f"Error: {path}:7: costs.utilisation: unknown key 'utilisation'. "
+                                "Did you mean 'utilization'?")
+    assert not (tmp_path / "out").exists()

@@ -12,7 +12,7 @@ but probably not as meant (ZeRO-3 on one GPU, a context longer than the model wa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -325,6 +325,10 @@ def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None
 
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     method = entry.str("method", "full", choices=METHODS)
+    _, _, ckpt_words = checkpoint_format(arch)
+    if ckpt_words:
+        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
+                        f"the base model as method {method} loads it, not as that checkpoint")
     recipe = entry.str("recipe", "mixed-bf16" if method == "full" else "pure-bf16", choices=RECIPES)
     optimizer = entry.str("optimizer", "adamw", choices=OPTIMIZERS)
     micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
@@ -400,11 +404,48 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout)
 
 
+def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
+    """The weight format a model's ``config.json`` ``quantization_config`` declares.
+
+    Returns (format of :data:`WEIGHT_FORMATS` or None, group size or None, the config in words;
+    '' when the config has no ``quantization_config``). Read as Transformers spells it: AWQ and
+    GPTQ give ``quant_method`` 'awq'/'gptq' with ``bits`` and ``group_size`` (AWQ may say
+    ``q_group_size``); bitsandbytes gives ``load_in_4bit`` (``bnb_4bit_quant_type`` 'nf4') or
+    ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8'.
+    """
+    q = arch.extra.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return None, None, ""
+    method = str(q.get("quant_method", "")).lower()
+    bits = q.get("bits", q.get("w_bit"))
+    words = f"quant_method {method or '?'}" + (f", bits {bits}" if bits is not None else "")
+    group = q.get("group_size", q.get("q_group_size"))
+    group = int(group) if isinstance(group, int) and not isinstance(group, bool) else None
+    if method in ("awq", "gptq") and bits == 4:
+        return f"int4-{method}", group, words
+    if method == "fp8":
+        return "fp8", None, words
+    if method == "bitsandbytes":
+        if q.get("load_in_4bit") and str(q.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4":
+            return "nf4", None, words + ", load_in_4bit nf4"
+        if q.get("load_in_8bit"):
+            return "int8", None, words + ", load_in_8bit"
+    return None, group, words
+
+
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
-    weights = entry.str("weights", "bf16", choices=WEIGHT_FORMATS)
+    ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
+    weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
+    if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
+        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); the weights are "
+                        f"sized as weights: {weights}, as given")
+    elif ckpt_words and ckpt_fmt is None:
+        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
+                        f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
     kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
-    group_size = entry.int("group_size", 128, min=1, max=1_000_000)
+    group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
+    group_size = entry.int("group_size", group_default, min=1, max=1_000_000)
     if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
         fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
         raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",

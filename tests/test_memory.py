@@ -423,3 +423,40 @@ def test_lora_saved_inputs_copy_share_or_dropout():
     assert lora_bytes(adapter_bytes=2, lora_dropout=0.1) == (2 + 1) * (5 * h + q + f) + 7 * 2 * r
     # on the CPU the mask has the masked tensor's dtype (validation harness only).
     assert lora_bytes(adapter_bytes=2, lora_dropout=0.1, cpu_dropout=True) == (2 + 2) * (5 * h + q + f) + 7 * 2 * r
+
+
+# ----- quantized checkpoints declared in config.json ----------------------------------------------
+
+_LLAMA2_7B_CFG = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+                  "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+                  "max_position_embeddings": 4096}
+
+
+@pytest.mark.parametrize("qcfg, fmt, group", [
+    # Transformers' AwqConfig / GPTQConfig serialisations: quant_method, bits, group_size
+    ({"quant_method": "awq", "bits": 4, "group_size": 64, "version": "gemm"}, "int4-awq", 64),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": False}, "int4-gptq", 128),
+    # BitsAndBytesConfig: load_in_4bit with NF4; load_in_8bit (LLM.int8)
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "nf4", 128),
+    ({"quant_method": "bitsandbytes", "load_in_8bit": True}, "int8", 128),
+    ({"quant_method": "fp8", "activation_scheme": "dynamic"}, "fp8", 128),
+])
+def test_inference_sizes_the_checkpoint_its_config_declares(qcfg, fmt, group):
+    arch = from_hf_config({**_LLAMA2_7B_CFG, "quantization_config": qcfg}, "cfg")
+    w = workload(arch, task="infer")
+    assert (w.infer.weights, w.infer.group_size) == (fmt, group)
+    assert w.warnings == ()
+    # stating another format is kept, and the contradiction is said
+    w2 = workload(arch, task="infer", weights="bf16")
+    assert w2.infer.weights == "bf16"
+    assert len(w2.warnings) == 1 and "declares a quantized checkpoint" in w2.warnings[0]
+
+
+def test_an_unsized_quantization_config_is_not_dropped_silently():
+    arch = from_hf_config({**_LLAMA2_7B_CFG, "quantization_config": {"quant_method": "hqq", "nbits": 3}}, "cfg")
+    w = workload(arch, task="infer")
+    assert w.infer.weights == "bf16"
+    assert w.warnings == ("the model's config.json declares a quantized checkpoint (quant_method hqq) of a format "
+                          "the memory model does not size; the weights are sized as bf16 (give weights: to choose)",)
+    t = workload(arch, task="train", method="lora")
+    assert any("training sizes the base model as method lora loads it" in x for x in t.warnings)

@@ -229,6 +229,12 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
     from planner.render import estimate_text, estimate_to_dict
 
+    ctx = click.get_current_context()
+    if gpu_id is None:
+        for name in ("headroom", "calibration_file"):
+            if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+                flag = "--headroom" if name == "headroom" else "--calibration"
+                raise click.UsageError(f"{flag} applies to the fit check on a card: give --gpu ID with it")
     catalog = _load_catalog(catalog_dir)
     gpu = _option_gpu(catalog, gpu_id) if gpu_id else None
     workload = _workload_from_cli(catalog, workload_file, options, gpu)

@@ -132,7 +132,8 @@ class Inference:
         gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
         max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
             None means the whole prompt of every sequence at once (vLLM's KV budget then uses
-            ``vllm serve``'s default for the card, planner.memory.vllm).
+            ``vllm serve``'s default for the card, planner.memory.vllm). With engine hf it is
+            Transformers' ``GenerationConfig(prefill_chunk_size=max_num_batched_tokens / concurrency)``.
         max_num_seqs: vLLM's cap on sequences per step; its start-up profile samples that many
             rows of logits (None: ``vllm serve``'s default for the card).
         attention: 'eager' materialises the score matrices during prefill.

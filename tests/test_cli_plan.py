@@ -310,3 +310,23 @@ def test_plan_checks_the_costs_section_it_does_not_use(runner, tmp_path):
     assert r.output.strip() == (f"Error: {path}:7: costs.utilisation: unknown key 'utilisation'. "
                                 "Did you mean 'utilization'?")
     assert not (tmp_path / "out").exists()
+
+
+def test_estimate_refuses_headroom_without_a_card(runner):
+    # --headroom only changes the fit verdict on --gpu's card; given alone it would be ignored.
+    r = run(runner, "estimate", "--model", "llama-2-7b", "--task", "train", "--headroom", 0.5)
+    assert r.exit_code == 2
+    assert "--headroom applies to the fit check on a card: give --gpu ID with it" in r.output
+    ok = run(runner, "estimate", "--model", "llama-2-7b", "--task", "train", "--headroom", 0.5, "--gpu", "rtx-4090")
+    assert ok.exit_code == 0, ok.output
+    assert "after 50% headroom" in ok.output
+
+
+def test_hf_chunked_prefill_is_named_as_transformers_spells_it(runner):
+    # engine hf with max_num_batched_tokens: Transformers' generate prefills in chunks of
+    # GenerationConfig.prefill_chunk_size tokens per sequence: 2,048 tokens / 4 sequences = 512.
+    r = run(runner, "estimate", "--model", "llama-2-7b", "--task", "infer", "--context", 4096, "--concurrency", 4,
+            "--max-num-batched-tokens", 2048)
+    assert r.exit_code == 0, r.output
+    assert ("chunked prefill of 2,048 tokens per forward pass (Transformers: GenerationConfig("
+            "prefill_chunk_size=512) for 4 sequence(s))") in r.output

@@ -253,6 +253,10 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
                              dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0)
     extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
+    if i.max_num_batched_tokens is not None and i.max_num_batched_tokens < prompt_tokens:
+        # Transformers generate prefills in chunks of GenerationConfig.prefill_chunk_size tokens per sequence
+        desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
+                 f"prefill_chunk_size={max(tokens // i.concurrency, 1):,}) for {i.concurrency} sequence(s))")
     if i.engine == "vllm":
         desc += f"; vLLM engine (gpu_memory_utilization {i.gpu_memory_utilization:g})"
     return _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",

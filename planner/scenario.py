@@ -6,8 +6,9 @@ A scenario (``scenarios/<name>.yaml``) holds:
 ``workloads``: a list of workload mappings with the same keys as ``planner estimate --workload``;
 ``constraints``: which hardware the solver may choose (below);
 ``extras``: quote lines the scenario adds to every plan (``description``, ``unit_price_usd``,
-``quantity``, ``source``, ``as_of`` not after today, ``price_kind``: msrp, street, estimate or
-quote, the default), e.g. storage, support or installation;
+``quantity``, ``source``, ``as_of`` not after today, ``price_kind``: msrp, street, quote or
+estimate, the default: a price nobody labelled is not a vendor's quote), e.g. storage, support or
+installation;
 ``objective``: ``capex`` (the purchase price, USD), the only objective implemented;
 ``costs``: inputs of the rent-or-buy comparison, kept as written and validated by
 :func:`planner.tco.read_costs` (the capex plan does not read them).
@@ -275,7 +276,7 @@ class Extra:
     source: str
     as_of: str
     category: str = "extra"
-    price_kind: str = "quote"
+    price_kind: str = "estimate"
 
 
 @dataclass(frozen=True)
@@ -624,7 +625,7 @@ def _extra(e: Entry) -> Extra:
                  quantity=e.int("quantity", 1, min=1, max=1_000_000),
                  source=e.str("source"), as_of=e.date("as_of", past=True),
                  category=e.str("category", "extra"),
-                 price_kind=e.str("price_kind", "quote", choices=PRICE_KINDS))
+                 price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
 
 
 __all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",

@@ -228,7 +228,8 @@ def test_tp_auto_for_qlora_training_is_one(cat):
 
 
 def test_extra_price_kind_and_dates(cat):
-    # An extra's price_kind (default quote) reaches the quote line; an as_of after today is refused.
+    # An extra's price_kind (default estimate: an unlabelled price is not a vendor's quote) reaches the
+    # quote line; an as_of after today is refused.
     import datetime as dt
 
     from planner.errors import ScenarioError as SE
@@ -237,7 +238,9 @@ def test_extra_price_kind_and_dates(cat):
     s = scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "price_kind": "estimate"}]}, cat)
     assert s.extras[0].price_kind == "estimate"
     assert scenario_from_mapping({"workloads": [infer_workload()], "extras": [line]}, cat).extras[0].price_kind == \
-        "quote"
+        "estimate"
+    quoted = scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "price_kind": "quote"}]}, cat)
+    assert quoted.extras[0].price_kind == "quote"
     future = (dt.date.today() + dt.timedelta(days=40)).isoformat()
     with pytest.raises(SE) as e:
         scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "as_of": future}]}, cat)

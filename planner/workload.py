@@ -394,9 +394,9 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     if method != "full" and zero == 3 and method == "qlora":
         warnings.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
     dp = gpus // tp
-    if zero > 0 and dp == 1:
-        warnings.append(f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory"
-                        + (" (offload still moves states to the host)." if offload_optimizer else "."))
+    if zero > 0 and dp == 1 and not (offload_optimizer or offload_params):
+        # with offload the stage is what DeepSpeed needs for ZeRO-Offload on one GPU: nothing to warn about
+        warnings.append(f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory.")
     if seq_len > arch.max_position_embeddings:
         warnings.append(f"seq_len {seq_len} exceeds the model's max_position_embeddings "
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")

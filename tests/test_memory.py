@@ -460,3 +460,13 @@ def test_an_unsized_quantization_config_is_not_dropped_silently():
                           "the memory model does not size; the weights are sized as bf16 (give weights: to choose)",)
     t = workload(arch, task="train", method="lora")
     assert any("training sizes the base model as method lora loads it" in x for x in t.warnings)
+
+
+def test_zero_offload_on_one_gpu_is_not_warned_as_sharding_nothing():
+    # ZeRO-Offload on a single GPU (Ren et al. 2021) needs a ZeRO stage: the stage shards nothing
+    # there, but offloading is the point, so only the stage without offload is warned about.
+    arch = catalog_arch("llama-2-7b")
+    plain = workload(arch, task="train", zero=1)
+    off = workload(arch, task="train", zero=1, offload_optimizer=True)
+    assert any("ZeRO stage 1 on one data-parallel rank shards nothing" in w for w in plain.warnings)
+    assert not any("shards nothing" in w for w in off.warnings)

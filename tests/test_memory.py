@@ -470,3 +470,21 @@ def test_zero_offload_on_one_gpu_is_not_warned_as_sharding_nothing():
     off = workload(arch, task="train", zero=1, offload_optimizer=True)
     assert any("ZeRO stage 1 on one data-parallel rank shards nothing" in w for w in plain.warnings)
     assert not any("shards nothing" in w for w in off.warnings)
+
+
+def test_host_loading_peak_streams_onto_the_gpu_only_where_weights_go_straight_there():
+    # Llama-2-7B: 6,738,415,616 params x 2 B = 13.48 GB of bf16 checkpoint (> one 5 GB shard).
+    arch = catalog_arch("llama-2-7b")
+
+    def load(w):
+        return next(c.bytes for c in estimate(w).host_components() if c.name == "model loading peak")
+
+    ckpt = arch.parameters * 2
+    # full fine-tune: the Trainer gets a model loaded in host memory: the whole checkpoint
+    assert load(workload(arch, task="train")) == ckpt
+    # QLoRA: bitsandbytes quantizes while moving weights to the GPU (device_map): one shard at a time
+    assert load(workload(arch, task="train", method="qlora")) == 5 * 10**9
+    # inference (device_map / vLLM's loader), one process per tensor-parallel rank, each one shard
+    assert load(workload(arch, task="infer", tp=2)) == 2 * 5 * 10**9
+    # without low_cpu_mem_usage the random fp32 model is built first, beside the whole checkpoint
+    assert load(workload(arch, task="train", method="qlora", low_cpu_mem_usage=False)) == ckpt + arch.parameters * 4

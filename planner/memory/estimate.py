@@ -111,7 +111,8 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
                              low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
-                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0)
+                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0,
+                             to_gpu=True)
     desc = (f"vLLM serving with {i.weights} weights and a {i.kv_dtype} KV cache at gpu_memory_utilization "
             f"{util:g} (max_num_batched_tokens {b.max_num_batched_tokens:,}, max_num_seqs {b.max_num_seqs:,}).")
     return Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
@@ -205,7 +206,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         arch, processes=node, loading_processes=node, load_fraction=(1 / t.tp) * (1 / t.data_parallel if zero3 else 1),
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
-        batch_tokens=tokens, save_bytes=save, save_formula=save_text)
+        batch_tokens=tokens, save_bytes=save, save_formula=save_text,
+        to_gpu=t.method == "qlora")  # bitsandbytes quantizes while moving weights onto the card
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
     desc = recipe.description
     if t.method == "lora":
@@ -250,7 +252,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
                              low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
-                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0)
+                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0,
+                             to_gpu=True)
     extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
     if i.max_num_batched_tokens is not None and i.max_num_batched_tokens < prompt_tokens:

@@ -7,8 +7,13 @@ Sources and assumptions:
   among host-RAM uses but give no figure).
 - Model loading (Transformers ``from_pretrained`` docs, "Large model loading"): with
   ``low_cpu_mem_usage`` (the default when accelerate is installed) weights stream from the
-  checkpoint into the model, so the peak is about the checkpoint's size; without it the model
-  is first built with random fp32 weights (4 B/param) and the state dict loaded beside it.
+  checkpoint into the model. A model that lands in host memory first (a training script that
+  loads on the CPU and lets the Trainer move it) holds the whole checkpoint there; one loaded
+  straight onto the GPU (``device_map``: bitsandbytes quantization, which quantizes as it moves
+  weights to the card; inference with ``device_map="auto"``; vLLM's loader) holds one checkpoint
+  shard at a time, at most ``max_shard_size`` (default 5 GB; safetensors shards are memory-mapped
+  and larger ones are file-backed pages the kernel can reclaim). Without ``low_cpu_mem_usage``
+  the model is first built with random fp32 weights (4 B/param) and the state dict loaded beside it.
 - DataLoader (PyTorch docs, torch.utils.data "Multi-process data loading"): each worker is a
   process holding its own copy of a dataset made of Python objects (copy-on-access of
   refcounts), while Arrow, NumPy memmap and memory-mapped files are shared via the page cache.
@@ -42,7 +47,7 @@ def checkpoint_dtype(arch: Architecture, given: str | None) -> str:
 def host_components(arch: Architecture, *, processes: int, loading_processes: int, load_fraction: float,
                     ckpt_dtype: str, low_cpu_mem_usage: bool, dataloader_workers: int, dataset_size: int,
                     dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int,
-                    save_formula: str | None = None) -> list[Component]:
+                    save_formula: str | None = None, to_gpu: bool = False) -> list[Component]:
     """Host RAM components of one machine.
 
     Args:
@@ -59,6 +64,8 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         batch_tokens: tokens per micro-batch (for pinned buffers, 8-byte token ids and labels).
         save_bytes: bytes a checkpoint save builds in host memory (0 for inference).
         save_formula: how save_bytes was derived (default: the 16-bit model capped at one shard).
+        to_gpu: weights are loaded straight onto the GPU (a device_map): with ``low_cpu_mem_usage``
+            each process holds one checkpoint shard (<= 5 GB) at a time, not the whole checkpoint.
 
     Returns:
         Components; 'load' and 'run' phases are not live at the same time.
@@ -71,10 +78,14 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
                   "assumption: resident size of a torch + CUDA process"),
     ]
     ck = int(P * DTYPE_BYTES[ckpt_dtype] * load_fraction)
-    load = ck * loading_processes
     text = f"{loading_processes} process(es) x {P:,} params x {DTYPE_BYTES[ckpt_dtype]} B ({ckpt_dtype} checkpoint)"
     if load_fraction < 1:
         text += f" x {load_fraction:.3g} (share per process)"
+    if to_gpu and low_cpu_mem_usage and ck > SHARD_BYTES:
+        ck = SHARD_BYTES
+        text = (f"{loading_processes} process(es) x one checkpoint shard of <= 5 GB (weights stream onto the GPU "
+                "with a device_map; safetensors max_shard_size default)")
+    load = ck * loading_processes
     if not low_cpu_mem_usage:
         load += int(P * 4 * load_fraction) * loading_processes
         text += " + random fp32 init 4 B/param (low_cpu_mem_usage=False)"

@@ -79,7 +79,7 @@ def load_calibrations(path: Path) -> dict[str, Calibration]:
     try:
         data = load_mapping(path)
     except YamlProblem as exc:
-        raise InputError(exc.problem, file=str(path), line=exc.line, hint=exc.hint) from None
+        raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=exc.hint) from None
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
     out = {}

@@ -885,7 +885,7 @@ class _Store:
                                            f"{' and '.join(repr(k + ':') for k in lists)} "
                                            f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")
         except YamlProblem as exc:
-            raise CatalogError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+            raise CatalogError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=exc.hint) from None
         self.files.append(shown)
         root = Entry(data, file=shown, path="", error=CatalogError, line=1)
         lists = CATALOG_FILES[name]

@@ -327,7 +327,7 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
     except YamlProblem as exc:
         hint = exc.hint or ("Check the path; the shipped scenarios are in scenarios/." if exc.problem == "no such file"
                             else None)
-        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=hint) from None
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
     return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
                                  sha256=hashlib.sha256(raw).hexdigest())
 

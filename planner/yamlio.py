@@ -49,7 +49,17 @@ class YamlProblem(ValueError):
         self.problem = problem
         self.line = line
         self.hint = hint
+        #: where the value sits in the document, e.g. 'extras[0].as_of' (None at the top level)
+        self.path: str | None = None
         super().__init__(problem)
+
+    def inside(self, step: str) -> YamlProblem:
+        """Record that the problem lies under ``step`` (a key, or '[i]'); returns self."""
+        if self.path is None:
+            self.path = step
+        else:
+            self.path = step + (self.path if self.path.startswith("[") else "." + self.path)
+        return self
 
 
 class _Loader(yaml.SafeLoader):
@@ -115,7 +125,10 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
                 key_node.start_mark.line + 1,
                 "Remove one of them; a repeated key would silently replace the first.",
             )
-        result[key] = loader.construct_object(value_node, deep=True)
+        try:
+            result[key] = loader.construct_object(value_node, deep=True)
+        except YamlProblem as exc:
+            raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1
     return result
 
@@ -123,8 +136,11 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
     result = LineList()
     result.line = node.start_mark.line + 1
-    for child in node.value:
-        result.append(loader.construct_object(child, deep=True))
+    for i, child in enumerate(node.value):
+        try:
+            result.append(loader.construct_object(child, deep=True))
+        except YamlProblem as exc:
+            raise exc.inside(f"[{i}]") from None
         result.lines.append(child.start_mark.line + 1)
     return result
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from planner.errors import PlannerError
+from planner.errors import PlannerError, close_matches
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 nothing feasible (the reasons are printed); 2 bad input, one line "
@@ -576,6 +576,11 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     given = _collect(options)
     if "model" not in given:
         raise click.UsageError("give --model")
+    for k in _FIT_TARGETS:
+        v = given.get(k)
+        if isinstance(v, str) and v != "max" and not v.strip().isdigit():
+            raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
+                              hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else None)
     targets = [k for k in _FIT_TARGETS if given.get(k) == "max"]
     if len(targets) != 1:
         raise click.UsageError("give exactly one of --micro-batch, --seq-len, --context, --concurrency the value "

@@ -300,6 +300,11 @@ def _number_hint(key: str, value: Any) -> str | None:
     """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
     if not isinstance(value, str):
         return None
+    if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
+        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
+        mant, _, exp = value.strip().lower().partition("e")
+        sign = "" if exp.startswith(("+", "-")) else "+"
+        return f"YAML reads {value.strip()} as text; write {mant}.0e{sign}{exp}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if key.endswith("_usd"):

@@ -84,7 +84,9 @@ def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] |
         data = load_mapping(path, hint="A workload file is a mapping of workload keys, at least 'model:' and "
                                        "'task:' (the options of 'planner estimate', with '_' for '-').")
     except YamlProblem as exc:
-        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=exc.hint) from None
+        hint = exc.hint or ("Check the path; an example workload file is scenarios/workloads/qlora-7b.yaml."
+                            if exc.problem == "no such file" else None)
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
     overrides = overrides or {}
     for key, value in overrides.items():
         data[key] = value

@@ -89,7 +89,7 @@ from typing import Any
 
 from planner.architecture import Architecture
 from planner.catalog import GPU_VENDORS, NETWORK_KINDS, PRICE_KINDS, Catalog
-from planner.errors import InputError, OutputError, ScenarioError, did_you_mean
+from planner.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
 from planner.export import safe_stem
 from planner.fields import Entry
 from planner.inputs import make_resolver
@@ -444,6 +444,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
             return _auto(key, task, arch), True
         return None
     value = e.data[key]
+    if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
+        raise e.error(f"{value!r} is not a value of {key}", key,
+                      f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
     if isinstance(value, str) and value == "auto":
         if key == "tp" and task == "train" and e.data.get("method") == "qlora":
             return (1,), True  # QLoRA trains data-parallel or sharded (zero: 3), not tensor-parallel

@@ -145,3 +145,37 @@ def test_missing_required_key_hint():
     with pytest.raises(ScenarioError) as info:
         e.check_keys(["a", "source"], required=["source"], hints={"source": "Add source: where it came from."})
     assert str(info.value) == "s.yaml:1: constraints: missing required key 'source'. Add source: where it came from."
+
+
+# ----- values that look close to what was meant -------------------------------------------------
+
+def test_yaml_exponent_without_dot_is_text_and_the_hint_says_how_to_write_it():
+    # YAML 1.1 (PyYAML) needs a dot and a signed exponent for a float: '1e300' stays text.
+    e = Entry(LineDict({"unit_price_usd": "1e300"}), file="s.yaml", error=ScenarioError)
+    with pytest.raises(ScenarioError) as err:
+        e.number("unit_price_usd")
+    msg = str(err.value)
+    assert msg == "s.yaml: unit_price_usd: must be a number, not '1e300'. YAML reads 1e300 as text; write 1.0e+300."
+
+
+def test_choice_key_close_to_auto_is_named():
+    from planner.catalog import load_catalog
+    from planner.scenario import scenario_from_mapping
+
+    data = {"workloads": [{"name": "w", "model": "qwen2.5-0.5b", "task": "train", "zero": "autoo"}]}
+    with pytest.raises(ScenarioError) as err:
+        scenario_from_mapping(data, load_catalog(), file="s.yaml")
+    msg = str(err.value)
+    assert msg == ("s.yaml:1: workloads[0].zero: 'autoo' is not a value of zero. Did you mean 'auto'? Write zero: auto "
+                   "(every valid value), one value or a list of them.")
+
+
+def test_fit_target_close_to_max_is_named():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--task", "train",
+                                  "--micro-batch", "maxx"])
+    assert r.exit_code == 2
+    assert r.output.strip() == "Error: --micro-batch: must be a whole number or 'max', not 'maxx'. Did you mean 'max'?"

@@ -432,6 +432,9 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
             paths.append(write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n"))
         return paths
 
+    if safe_stem(scenario.name) != scenario.name:
+        click.echo(f"Note: the reports are named {safe_stem(scenario.name)!r}: the scenario name {scenario.name!r} "
+                   "holds characters a file name cannot (path separators, spaces, symbols).", err=True)
     try:
         result = make_plan(scenario, catalog, top_k=top_k)
     except NoFeasiblePlan as exc:

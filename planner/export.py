@@ -28,7 +28,7 @@ JSON_FORMAT_VERSION = 1
 def safe_stem(name: str) -> str:
     """A file name stem from a scenario name: no path separators, no '..', no leading dots.
 
-    Characters other than letters, digits, '.', '_' and '-' become '-'.
+    Characters other than letters and digits (any script), '.', '_' and '-' become '-'.
 
     Raises:
         OutputError: nothing usable is left (e.g. '..', '/', '').
@@ -36,7 +36,7 @@ def safe_stem(name: str) -> str:
     text = str(name).replace("\\", "/")
     parts = [p for p in text.split("/") if p not in ("", ".", "..")]
     stem = "-".join(parts)
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)
+    stem = re.sub(r"[^\w.-]+", "-", stem)
     stem = re.sub(r"\.{2,}", ".", stem).strip(".-")
     if not stem:
         raise OutputError(f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "

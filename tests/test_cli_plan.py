@@ -120,10 +120,14 @@ def test_scenario_name_cannot_leave_the_output_directory(runner, tmp_path):
     assert r.exit_code == 0, r.output
     assert sorted(x.name for x in out.iterdir()) == ["escape-me.csv", "escape-me.json"]
     assert not (tmp_path.parent / "escape").exists()
+    # the renaming is said, not silent
+    assert ("Note: the reports are named 'escape-me': the scenario name '../../escape/me' holds characters a file "
+            "name cannot (path separators, spaces, symbols).") in r.output
 
 
 @pytest.mark.parametrize("name,stem", [("ft-7b", "ft-7b"), ("../x", "x"), ("a/b", "a-b"), ("a\\..\\b", "a-b"),
-                                       (".hidden", "hidden"), ("sp ace$", "sp-ace")])
+                                       (".hidden", "hidden"), ("sp ace$", "sp-ace"), ("über", "über"),
+                                       ("Große Planung", "Große-Planung")])
 def test_safe_stem(name, stem):
     assert safe_stem(name) == stem
 

@@ -757,9 +757,10 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
             raw.append(rec(c))
             human.append({"id": c.id, "provider": c.provider, "instance": c.instance, "GPU": c.gpu,
                           "GPUs": c.gpu_count,
-                          "GPU memory (GiB)": round(c.gpu_memory_usable_bytes / gib, 2)
-                          if c.gpu_memory_usable_bytes else None,
-                          "vCPUs": c.vcpus, "memory (GiB)": round(c.memory_bytes / gib),
+                          # the provider's per-GPU figure where the catalog has one, else the GPU's own
+                          "GPU memory, driver total (GiB)": round(
+                              (c.gpu_memory_usable_bytes or catalog.gpu(c.gpu).memory_usable_bytes) / gib, 2),
+                          "host memory (GiB)": round(c.memory_bytes / gib), "vCPUs": c.vcpus,
                           "price (USD/h)": c.usd_per_hour, "spot (USD/h)": c.spot_usd_per_hour, "region": c.region,
                           "as of": c.as_of})
     return human, raw

@@ -5,31 +5,40 @@
 - **Summary**: per workload the chosen configuration and strategy, per-GPU memory need against
   the card's CUDA total and the capacity left after the scenario's reserve (headroom), host
   RAM, recipe and warnings; the quote's grand total (a formula over the Quote sheet); date and
-  catalog version.
-- **Quote**: the line items with unit price, quantity, line total, price source and as-of date,
-  then subtotal, discount, tax, shipping and grand total. Every total is a live formula over
-  input cells (unit prices, quantities, rates, shipping), so a buyer who edits a quantity or
-  a rate sees every total follow. The arithmetic, in order::
+  catalog version (schema and a SHA-256 of the catalog files' content, :func:`catalog_sha256`).
+- **Quote**: a *budgetary estimate* from catalog prices, not a vendor's quote (a banner says so
+  and asks for dated vendor quotes before ordering). The line items with unit price, quantity,
+  line total, price kind, price status (:func:`price_status`: estimated prices and prices older
+  than the plan's stale threshold are flagged on the line), price source and as-of date, the
+  GPUs' memory (CUDA total, GiB), a few blank input rows inside the subtotal's range for items
+  the buyer adds, then subtotal, discount, tax, shipping and grand total. Every total is a live
+  formula over input cells (unit prices, quantities, rates, shipping), so a buyer who edits a
+  quantity or a rate sees every total follow. The arithmetic, in order, every amount rounded to
+  cents (Excel's ``ROUND``, half away from zero)::
 
-      line total      = unit price x quantity
-      subtotal        = sum of line totals
-      discount        = subtotal x discount rate            (shown negative)
-      after discount  = subtotal - discount
-      tax             = after discount x tax rate           (shipping is not taxed)
-      grand total     = after discount + tax + shipping
+      line total      = round(unit price x quantity)
+      subtotal        = round(sum of line totals)
+      discount        = round(subtotal x discount rate)     (shown negative)
+      after discount  = round(subtotal - discount)
+      tax             = round(after discount x tax rate)    (shipping is not taxed)
+      grand total     = round(after discount + tax + shipping)
 
   :func:`quote_totals` does the same arithmetic in Python, in the same order.
 - **Memory**: every workload's breakdown (component, GiB per GPU, host GiB, formula, source)
   and a native stacked bar chart of the per-GPU components live at the peak.
 - **Alternatives**: the ranked runners-up and the infeasible candidates with the binding
-  constraint, as the solver's tables give them.
-- **Assumptions**: the recipe definitions, the catalog entries used with their sources and
-  dates, the workloads' notes, and the scenario file as given.
+  constraint, as the solver's tables give them; shown rows are numbered, the solver's rank has a
+  column of its own and a note explains the ranks the sheet skips.
+- **Assumptions**: per workload the bytes per value the memory model used (:class:`RecipeRow`:
+  frozen base weights in their format, LoRA adapters with their gradients and optimizer states),
+  the catalog entries used with their sources and dates, the workloads' notes, and the
+  scenario file as given.
 
 Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
-currency number format. Text that comes from user files (names, notes, the scenario) is always
-stored as a text cell, so a value starting with ``=``, ``+``, ``-`` or ``@`` never becomes a
-formula. The file is written with :mod:`planner.atomic` (a temporary file in the target
+currency number format. Full dates (YYYY-MM-DD) are stored as dates; a month-only 'YYYY-MM'
+stays text (the header says so). Every sheet has a print area (:func:`print_area`). Text that
+comes from user files (names, notes, the scenario) is always stored as a text cell, so a value
+starting with ``=``, ``+``, ``-`` or ``@`` never becomes a formula. The file is written with :mod:`planner.atomic` (a temporary file in the target
 directory, renamed into place), so an interrupted run never leaves a broken report and an
 existing report is replaced whole. The quote's key cells have workbook-level names
 (:data:`NAME_GRAND_TOTAL` ...), so other sheets (``extra_sheets``) and buyers can refer to them.
@@ -44,16 +53,18 @@ import io
 import math
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog import SourceRef
 from planner.memory.breakdown import GPU, HOST, Component, Estimate
+from planner.memory.quant import nf4_constant_bits
 from planner.quote import LineItem
-from planner.recipes import RECIPES
+from planner.recipes import OPTIMIZERS, RECIPES
 from planner.units import GiB
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,12 +86,18 @@ NAME_TAX_RATE = "QuoteTaxRate"
 NAME_SHIPPING = "QuoteShipping"
 NAME_GRAND_TOTAL = "QuoteGrandTotal"
 
+#: A price is called stale when dated more than this many months before the catalog's newest
+#: entry: the solver's rule (planner.solver.STALE_PRICE_MONTHS), used when a plan does not say.
+STALE_PRICE_MONTHS = 24
+
 #: Characters that make a spreadsheet read a typed value as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@")
 
 _MAX_CELL_CHARS = 32_767  # Excel's limit for one cell
 _ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037]")  # control characters XML 1.0 cannot hold
 _INPUT_FILL = "FFF2CC"  # light yellow: cells the buyer may edit
+_FLAG_FILL = "F8CBAD"  # light red: a price to get a vendor quote for
+_BANNER_COLOR = "C00000"  # dark red text: the Quote sheet's "not a vendor quote" banner
 _HEADER_FILL = "DDEBF7"
 _MAX_WIDTH = 60
 
@@ -134,12 +151,13 @@ class SummaryRow:
 
 @dataclass(frozen=True)
 class QuoteSettings:
-    """The quote's header and its editable rates.
+    """The header of the Quote sheet (a budgetary estimate) and its editable rates.
 
     Attributes:
-        quote_number: e.g. 'Q-20250101-ab12cd' (user text allowed).
-        quote_date: date of the quote.
-        validity_days: days the prices are offered for; 'valid until' = date + days.
+        quote_number: the estimate's reference, e.g. 'Q-20250101-ab12cd' (user text allowed).
+        quote_date: date of the estimate.
+        validity_days: days after ``quote_date`` by which to re-check the prices ('re-check
+            prices by' = date + days); no vendor has offered them for that long.
         discount_pct: discount in percent of the subtotal (5.0 means 5 %).
         tax_pct: tax in percent of the subtotal after discount (shipping is not taxed).
         shipping_usd: shipping and handling, USD, added after tax.
@@ -179,21 +197,159 @@ class QuoteTotals:
     grand_total_usd: float
 
 
+def cents(amount: float) -> float:
+    """``amount`` rounded to cents as Excel's ``ROUND(amount, 2)`` does: half away from zero, on
+    the value's 15 significant digits (so 135.795 computed as 135.79499999999999 gives 135.80)."""
+    if not math.isfinite(amount):
+        return amount
+    return float(Decimal(f"{amount:.15g}").quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
 def quote_totals(items: Iterable[LineItem], settings: QuoteSettings) -> QuoteTotals:
     """The quote's totals, USD, with the same arithmetic (and order) as the Quote sheet's formulas.
 
-    subtotal = sum(unit price x quantity); discount = subtotal x discount_pct / 100;
-    tax = (subtotal - discount) x tax_pct / 100; grand total = subtotal - discount + tax + shipping.
-    Nothing is rounded; the workbook shows cents.
+    line = cents(unit price x quantity); subtotal = cents(sum of lines);
+    discount = cents(subtotal x discount_pct / 100); after = cents(subtotal - discount);
+    tax = cents(after x tax_pct / 100); grand total = cents(after + tax + shipping).
+    Every amount is rounded to cents with :func:`cents`, as the workbook's ``ROUND`` does.
     """
     subtotal = 0.0
     for item in items:
-        subtotal += item.unit_price_usd * item.quantity
-    discount = subtotal * (settings.discount_pct / 100)
-    after = subtotal - discount
-    tax = after * (settings.tax_pct / 100)
-    grand = after + tax + settings.shipping_usd
+        subtotal += cents(item.unit_price_usd * item.quantity)
+    subtotal = cents(subtotal)
+    discount = cents(subtotal * (settings.discount_pct / 100))
+    after = cents(subtotal - discount)
+    tax = cents(after * (settings.tax_pct / 100))
+    grand = cents(after + tax + settings.shipping_usd)
     return QuoteTotals(subtotal, discount, after, tax, settings.shipping_usd, grand)
+
+
+@dataclass(frozen=True)
+class RecipeRow:
+    """One workload's bytes per value as the memory model used them (the Assumptions sheet).
+
+    A recipe's own bytes per parameter (:data:`planner.recipes.RECIPES`) describe a full
+    fine-tune. LoRA and QLoRA keep the base frozen in its format (the recipe's weight dtype, or
+    NF4 for QLoRA) and train adapters whose gradients and optimizer states share the adapter
+    dtype (fp32 by default), with no master copy: see :mod:`planner.memory.states`.
+
+    Attributes:
+        recipe: the recipe's name (training) or the weight format (inference).
+        definition: the recipe as the estimate defines it, one sentence.
+        workload: the workload's name (user text).
+        method: 'full', 'lora', 'qlora', 'inference', or '' when not known.
+        weights: bytes per parameter of the weights (the frozen base for LoRA/QLoRA); text when
+            formats are mixed (NF4 linears, 16-bit embeddings); None when not known.
+        adapters: bytes per parameter of the LoRA adapters (None: no adapters).
+        gradients: bytes per trainable parameter of the gradients.
+        master_weights: bytes per trainable parameter of an fp32 master copy (0: none).
+        optimizer: the optimizer's name.
+        optimizer_state: bytes per optimizer state value; text for 8-bit optimizers.
+        activations: bytes per activation value (matmul outputs).
+        autocast_copy: bytes per parameter of autocast's cached 16-bit weight copies.
+    """
+
+    recipe: str
+    definition: str
+    workload: str = ""
+    method: str = ""
+    weights: float | str | None = None
+    adapters: float | None = None
+    gradients: float | None = None
+    master_weights: float | None = None
+    optimizer: str = ""
+    optimizer_state: float | str | None = None
+    activations: float | None = None
+    autocast_copy: float | None = None
+
+
+def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
+    """The bytes per value the memory model used for ``estimate``'s workload.
+
+    Args:
+        estimate: the workload's estimate (name, task, recipe and its definition).
+        training: the workload's :class:`planner.workload.Training` (method, optimizer, adapter
+            dtype, QLoRA options), or None: then a training estimate whose trainable parameters
+            are all its parameters is read as a full fine-tune with the recipe's bytes, and any
+            other (adapters of an unknown method) gets no bytes, only its definition.
+    """
+    base = dict(recipe=estimate.recipe, definition=estimate.recipe_description, workload=estimate.workload_name)
+    if estimate.task != "train":
+        return RecipeRow(method="inference", **base)
+    r = RECIPES.get(estimate.recipe)
+    if training is None:
+        if r is None or estimate.trainable_parameters != estimate.parameters:
+            return RecipeRow(**base)
+        return RecipeRow(method="full", weights=r.weight_bytes, gradients=r.grad_bytes, master_weights=r.master_bytes,
+                         optimizer_state=r.state_bytes, activations=r.compute_bytes,
+                         autocast_copy=r.autocast_copy_bytes, **base)
+    if r is None:  # pragma: no cover - scenarios are validated against RECIPES
+        return RecipeRow(method=training.method, optimizer=training.optimizer, **base)
+    method = training.method
+    activations = r.compute_bytes
+    if method == "full":
+        weights: float | str = r.weight_bytes
+        adapters, grad_b, master_b, state_b = None, r.grad_bytes, r.master_bytes, r.state_bytes
+    else:
+        # planner.memory.states.model_state_components: adapters, their gradients and torch
+        # optimizer states in the adapter dtype, no master copy.
+        ab = 4 if training.adapter_dtype == "fp32" else 2
+        adapters, grad_b, master_b, state_b = ab, ab, 0, ab
+        if method == "qlora":
+            # planner.memory.quant.weight_bytes('nf4'): 4-bit linears plus their constants; the rest
+            # (embeddings, head, norms) 16-bit, or fp32 after prepare_model_for_kbit_training.
+            other = 4 if training.prepare_kbit_training else 2
+            const = nf4_constant_bits(training.double_quant) / 8
+            weights = f"0.5 (NF4) + {const:.3f} (constants); {other} for embeddings, head, norms"
+            if training.prepare_kbit_training and not estimate.recipe.startswith("amp"):
+                activations = 4  # planner.memory.estimate: fp32 residual stream, fp32 activations
+        else:
+            weights = r.weight_bytes
+    opt = OPTIMIZERS.get(training.optimizer)
+    state: float | str | None = state_b
+    if opt is not None and opt.fixed_state_bytes:
+        state = f"{opt.fixed_state_bytes:.3f} B/param in all (8-bit states + fp32 absmax)"
+    elif opt is not None and not opt.states and not opt.factored:
+        state = 0  # no state (SGD without momentum)
+    return RecipeRow(method=method, weights=weights, adapters=adapters, gradients=grad_b, master_weights=master_b,
+                     optimizer=training.optimizer, optimizer_state=state, activations=activations,
+                     autocast_copy=r.autocast_copy_bytes, **base)
+
+
+def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: int = STALE_PRICE_MONTHS) -> str:
+    """What the Quote sheet says about one line's price: flags first, in capitals.
+
+    'ESTIMATE' when the price kind is 'estimate'; 'STALE' when the line's catalog id is one the
+    plan calls stale (dated more than ``stale_months`` before the catalog's newest entry).
+    Unflagged lines say what kind of price they carry; none of them is a vendor's offer.
+    """
+    flags = []
+    if item.price_kind == "estimate":
+        flags.append("ESTIMATE: not a list or vendor price; get a vendor quote")
+    if item.catalog_id and item.catalog_id in stale_ids:
+        flags.append(f"STALE: dated {item.as_of}, more than {stale_months} months before the catalog's newest "
+                     "entry; get a current vendor quote")
+    if flags:
+        return "; ".join(flags)
+    if item.price_kind == "quote":
+        return "vendor quote: check that it is still valid"
+    if item.price_kind == "msrp":
+        return "list price (MSRP): get a vendor quote"
+    if item.price_kind == "street":
+        return "street price: get a vendor quote"
+    return "catalog price: get a vendor quote"
+
+
+def is_flagged(status: str) -> bool:
+    """Whether a :func:`price_status` text flags the price (ESTIMATE or STALE)."""
+    return status.startswith(("ESTIMATE", "STALE"))
+
+
+def catalog_sha256(files: Iterable[str | Path]) -> str:
+    """:func:`planner.catalog.content_sha256` of ``files`` (for plans that do not carry it)."""
+    from planner.catalog import content_sha256
+
+    return content_sha256(files)
 
 
 @dataclass(frozen=True)
@@ -213,14 +369,24 @@ class WorkbookData:
         alternatives: ranked runners-up, one row per candidate (None or empty when none).
             Columns ending in ``_bytes`` are shown in GiB, ``_usd`` as money.
         infeasible: infeasible candidates with the binding constraint (None or empty when none).
-        recipe_definitions: (name, description) of each recipe the plan uses; names found in
-            :data:`planner.recipes.RECIPES` also get their bytes per parameter.
+        recipe_definitions: (name, description) of each recipe the plan uses; the recipe table
+            lists one that no row of ``recipe_rows`` (or estimate) names, without bytes (a
+            recipe's bytes hold only for a full fine-tune, see :class:`RecipeRow`).
         sources: the catalog entries the plan uses, each with its source and date.
         scenario_text: the scenario file as given (user text, written line by line).
         scenario_file: the scenario's path as the user named it.
         warnings: plan-wide warnings (per-workload ones are in ``summary``).
         assumptions: plan-wide statements the result rests on, one sentence each.
         planner_version: the planner's version string.
+        catalog_sha256: :func:`catalog_sha256` of ``catalog_files`` ('' when not known); with
+            ``catalog_version`` it makes :attr:`catalog_label`.
+        stale_price_ids: catalog ids whose prices the plan calls stale (dated more than
+            ``stale_price_months`` before the catalog's newest entry); flagged on their lines.
+        stale_price_months: the plan's stale threshold, months.
+        gpu_cuda_total_bytes: per GPU catalog id, the memory one card offers to processes
+            (CUDA's total: nvidia-smi's less the driver's reservation), bytes; shown on its line.
+        recipe_rows: per workload the bytes per value the memory model used (:func:`recipe_row`);
+            when empty they are derived from ``estimates`` (full fine-tunes get the recipe's bytes).
     """
 
     title: str
@@ -241,10 +407,27 @@ class WorkbookData:
     warnings: tuple[str, ...] = ()
     assumptions: tuple[str, ...] = ()
     planner_version: str = ""
+    catalog_sha256: str = ""
+    stale_price_ids: tuple[str, ...] = ()
+    stale_price_months: int = STALE_PRICE_MONTHS
+    gpu_cuda_total_bytes: Mapping[str, int] = field(default_factory=dict)
+    recipe_rows: tuple[RecipeRow, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""
         return quote_totals(self.line_items, self.quote)
+
+    @property
+    def catalog_label(self) -> str:
+        """The catalog as the sheets name it: 'schema 1, content sha256 0123456789ab' (the digest's
+        first 12 hex digits; the Assumptions sheet gives all of it)."""
+        parts = [p for p in (self.catalog_version,
+                             f"content sha256 {self.catalog_sha256[:12]}" if self.catalog_sha256 else "") if p]
+        return ", ".join(parts)
+
+    def price_statuses(self) -> tuple[str, ...]:
+        """:func:`price_status` of each line item, in order."""
+        return tuple(price_status(i, self.stale_price_ids, self.stale_price_months) for i in self.line_items)
 
 
 # ----- safe cells ---------------------------------------------------------------------------------
@@ -363,7 +546,7 @@ def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], ob
     props.created = created
     props.modified = created
     props.keywords = "hardware plan; quote; GPU memory"
-    props.description = clean_text(f"Catalog {data.catalog_version}")
+    props.description = clean_text(f"Catalog {data.catalog_label}")
     return wb
 
 
@@ -471,8 +654,40 @@ def _fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
                     cell.alignment = Alignment(horizontal=cell.alignment.horizontal, vertical="top")
 
 
+def _chart_extent(ws: Worksheet, chart) -> tuple[int, int]:
+    """(last row, last column) a chart anchored at a cell ('F12') covers, estimated from its size in
+    cm: rows of the sheet's default 15 pt (0.53 cm), columns from their widths (7 px a character
+    + 5 px, 96 px an inch)."""
+    from openpyxl.utils import column_index_from_string, get_column_letter
+
+    anchor = chart.anchor if isinstance(chart.anchor, str) else "A1"
+    col_letters, row0 = _split(anchor)
+    row_cm = 15 / 72 * 2.54
+    last_row = row0 + math.ceil((chart.height or 7.5) / row_cm)
+    col = column_index_from_string(col_letters)
+    covered = 0.0
+    while covered < (chart.width or 15):
+        width = ws.column_dimensions[get_column_letter(col)].width or 8.43
+        covered += (width * 7 + 5) / 96 * 2.54
+        col += 1
+    return last_row, col - 1
+
+
+def print_area(ws: Worksheet) -> str:
+    """The range that holds every value of ``ws`` and its charts, e.g. 'A1:L24'."""
+    from openpyxl.utils import get_column_letter
+
+    last_row, last_col = max(ws.max_row, 1), max(ws.max_column, 1)
+    for chart in getattr(ws, "_charts", ()):
+        r, c = _chart_extent(ws, chart)
+        last_row, last_col = max(last_row, r), max(last_col, c)
+    return f"A1:{get_column_letter(last_col)}{last_row}"
+
+
 def _print_setup(ws: Worksheet) -> None:
-    """Landscape, fit to one page wide (any number of pages tall), header rows repeated."""
+    """Landscape, fit to one page wide (any number of pages tall), header rows repeated, and a
+    print area over the sheet's content and charts (:func:`print_area`)."""
+    ws.print_area = print_area(ws)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
@@ -509,55 +724,114 @@ def _gib(n_bytes: int | float | None) -> float | None:
 
 # ----- Quote ------------------------------------------------------------------------------------
 
-#: Quote table columns: (header, width or None for automatic).
+#: Quote table columns.
 QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
-                 "Price kind", "Price source", "Price as of", "Catalog id")
+                 "Price kind", "Price status", "Price source", "Price as of (date, or YYYY-MM text)", "Catalog id",
+                 "Memory per card: CUDA total (GiB)")
 QUOTE_HEADER_ROW = 9
+#: Blank input rows under the items, inside the subtotal's range: an item typed there counts.
+QUOTE_BLANK_ROWS = 4
+QUOTE_TITLE = "Budgetary estimate for scenario {name}"
+QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the planner's catalog "
+                "(list, street and estimated prices, each with its date and source), not from an offer.")
+QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
+                  "says ESTIMATE or STALE.")
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def as_of_value(text: str) -> date | str:
+    """A price's or source's as-of text as a cell value: a full date 'YYYY-MM-DD' becomes a
+    :class:`datetime.date` (an Excel date), anything else (a month 'YYYY-MM') stays text."""
+    if isinstance(text, str) and _ISO_DATE.fullmatch(text):
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            return text
+    return text
+
+
+def _put_as_of(ws: Worksheet, row: int, col: int, text: str):
+    value = as_of_value(text)
+    if isinstance(value, date):
+        return put_value(ws, row, col, value, DATE_FORMAT)
+    return put_text(ws, row, col, value)
 
 
 def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
     """Write the Quote sheet; return the coordinates of its key cells."""
+    from openpyxl.styles import Font, PatternFill
+
     q = data.quote
-    _title(ws, 1, f"Quote for scenario {clean_text(data.scenario_name)}")
-    _label(ws, 2, 1, "Quote number")
-    put_text(ws, 2, 2, q.quote_number)
-    _label(ws, 3, 1, "Quote date")
+    st = _styles()
+    statuses = data.price_statuses()
+    flag_fill = PatternFill("solid", fgColor=_FLAG_FILL)
+    _title(ws, 1, QUOTE_TITLE.format(name=clean_text(data.scenario_name)))
+    # Rows 2-7: the header block (B5 = B3 + B4 stays where other tools expect it).
+    _label(ws, 2, 1, "Reference")
+    _mark_input(put_text(ws, 2, 2, q.quote_number))
+    _label(ws, 3, 1, "Estimate date")
     date_cell = put_value(ws, 3, 2, q.quote_date, DATE_FORMAT)
     _mark_input(date_cell)
-    date_cell.alignment = _styles()["top"]
-    _label(ws, 4, 1, "Valid for (days)")
+    date_cell.alignment = st["top"]
+    _label(ws, 4, 1, "Re-check after (days)")
     _mark_input(put_value(ws, 4, 2, q.validity_days, INT_FORMAT))
-    _label(ws, 5, 1, "Valid until")
+    _label(ws, 5, 1, "Re-check prices by")
     put_formula(ws, 5, 2, "=B3+B4", DATE_FORMAT)
     _label(ws, 6, 1, "Customer")
-    put_text(ws, 6, 2, q.customer)
+    _mark_input(put_text(ws, 6, 2, q.customer))
     _label(ws, 7, 1, "Catalog")
-    put_text(ws, 7, 2, data.catalog_version)
-    put_text(ws, 2, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every "
-                       "total follows. Amounts in USD.")
-    put_text(ws, 3, 4, "Totals, in order: subtotal; discount on the subtotal; tax on the subtotal "
-                       "after discount; shipping (not taxed); grand total.")
+    put_text(ws, 7, 2, data.catalog_label)
+    banner = Font(bold=True, color=_BANNER_COLOR)
+    put_text(ws, 2, 4, QUOTE_BANNER).font = banner
+    put_text(ws, 3, 4, QUOTE_BANNER_2).font = banner
+    n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")
+    n_stale = sum(1 for s in statuses if "STALE" in s)
+    put_text(ws, 4, 4, f"Flagged lines: {n_est} with an estimated price, {n_stale} with a price dated more than "
+                       f"{data.stale_price_months} months before the catalog's newest entry (see Price status).")
+    put_text(ws, 5, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every total "
+                       "follows; type added items into the yellow blank rows above the subtotal. Amounts in USD.")
+    put_text(ws, 6, 4, "Totals, in order, each rounded to cents: subtotal; discount on the subtotal; tax on the "
+                       "subtotal after discount; shipping (not taxed); grand total.")
+    put_text(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
+                       "Price status: as the planner found the catalog price.")
 
     _header(ws, QUOTE_HEADER_ROW, QUOTE_HEADERS)
     first = QUOTE_HEADER_ROW + 1
     row = first
-    for n, item in enumerate(data.line_items, start=1):
+    for n, (item, status) in enumerate(zip(data.line_items, statuses), start=1):
         put_value(ws, row, 1, n)
         put_text(ws, row, 2, item.description)
         put_text(ws, row, 3, item.category)
         _mark_input(put_value(ws, row, 4, float(item.unit_price_usd), USD_FORMAT))
         _mark_input(put_value(ws, row, 5, int(item.quantity), INT_FORMAT))
-        put_formula(ws, row, 6, f"=D{row}*E{row}", USD_FORMAT)
+        put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
         put_text(ws, row, 7, item.price_kind)
-        put_text(ws, row, 8, item.source)
-        put_text(ws, row, 9, item.as_of)
-        put_text(ws, row, 10, item.catalog_id)
+        c = put_text(ws, row, 8, status)
+        if is_flagged(status):
+            c.fill = flag_fill
+            c.font = st["bold"]
+        put_text(ws, row, 9, item.source)
+        _put_as_of(ws, row, 10, item.as_of)
+        put_text(ws, row, 11, item.catalog_id)
+        cuda = data.gpu_cuda_total_bytes.get(item.catalog_id) if item.catalog_id else None
+        if item.category == "gpu" and cuda:
+            put_value(ws, row, 12, cuda / GiB, GIB_FORMAT)
+        row += 1
+    last_item = row - 1
+    for _ in range(QUOTE_BLANK_ROWS):
+        for col in (2, 3, 7, 9, 10):
+            _mark_input(ws.cell(row=row, column=col))
+        for col, fmt in ((4, USD_FORMAT), (5, INT_FORMAT)):
+            cell = ws.cell(row=row, column=col)
+            cell.number_format = fmt
+            _mark_input(cell)
+        put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
         row += 1
     last = row - 1
 
     row += 1
     cells: dict[str, str] = {}
-    bold = _styles()["bold"]
+    bold = st["bold"]
 
     def total_row(key: str, label: str, formula: str) -> int:
         nonlocal row
@@ -568,8 +842,8 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
         row += 1
         return row - 1
 
-    sub = total_row("subtotal", "Subtotal (USD)",
-                    f"=SUM(F{first}:F{last})" if data.line_items else "=0")
+    sub = total_row("subtotal", "Subtotal (USD)", f"=ROUND(SUM(F{first}:F{last}),2)")
+
     def rate_row(key: str, text: str, pct: float, amount: str) -> int:
         """An input rate in column D and its amount in F (``amount`` formats the rate cell in)."""
         nonlocal row
@@ -582,20 +856,20 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
         row += 1
         return r
 
-    r = rate_row("discount", "Discount (% of subtotal)", q.discount_pct, f"=-F{sub}*{{rate}}")
-    after = total_row("after_discount", "Subtotal after discount (USD)", f"=F{sub}+F{r}")
-    rate_row("tax", "Tax (% of subtotal after discount)", q.tax_pct, f"=F{after}*{{rate}}")
+    r = rate_row("discount", "Discount (% of subtotal)", q.discount_pct, f"=-ROUND(F{sub}*{{rate}},2)")
+    after = total_row("after_discount", "Subtotal after discount (USD)", f"=ROUND(F{sub}+F{r},2)")
+    rate_row("tax", "Tax (% of subtotal after discount)", q.tax_pct, f"=ROUND(F{after}*{{rate}},2)")
     r = row
     _label(ws, r, 2, "Shipping (USD, not taxed)")
     _mark_input(put_value(ws, r, 6, float(q.shipping_usd), USD_FORMAT))
     cells["shipping"] = f"F{r}"
     row += 1
-    total_row("grand_total", "Grand total (USD)", f"=F{after}+{cells['tax']}+{cells['shipping']}")
+    total_row("grand_total", "Grand total (USD)", f"=ROUND(F{after}+{cells['tax']}+{cells['shipping']},2)")
 
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
-    # fixed D: the two notes in D2:D3 spill right and must not widen the price column
-    _widths(ws, fixed={"A": 18, "B": 36, "D": 16, "F": 18, "H": 44}, wrap_cols=("B", "H"),
-            wrap_from=QUOTE_HEADER_ROW, wrap_to=last)
+    # fixed D: the notes in D2:D7 spill right and must not widen the price column
+    _widths(ws, fixed={"A": 22, "B": 36, "D": 16, "F": 18, "H": 30, "I": 44, "J": 14, "L": 14},
+            wrap_cols=("B", "H", "I"), wrap_from=QUOTE_HEADER_ROW, wrap_to=last_item)
     return cells
 
 
@@ -615,11 +889,12 @@ def _summary_sheet(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str
     _label(ws, 3, 1, "Date")
     put_value(ws, 3, 2, data.created.date(), DATE_FORMAT).alignment = _styles()["top"]
     _label(ws, 4, 1, "Catalog version")
-    put_text(ws, 4, 2, data.catalog_version)
+    put_text(ws, 4, 2, data.catalog_label)
     _label(ws, 5, 1, "Total price (USD)")
     c = put_formula(ws, 5, 2, f"=Quote!{quote_cells['grand_total']}", USD_FORMAT)
     c.font = _styles()["bold"]
-    put_text(ws, 5, 3, "Grand total of the Quote sheet (follows its edits).")
+    put_text(ws, 5, 3, "Grand total of the Quote sheet (follows its edits): a budgetary estimate from catalog "
+                       "prices, not a vendor quote.")
     if data.planner_version:
         _label(ws, 6, 1, "Planner version")
         put_text(ws, 6, 2, data.planner_version)
@@ -786,25 +1061,67 @@ def _write_frame(ws: Worksheet, row: int, df, empty_text: str) -> int:
     return row + 1
 
 
+#: Header of the solver's rank on the Alternatives sheet (the shown rows are numbered in '#').
+SOLVER_RANK_HEADER = "solver rank (1 = chosen)"
+ALTERNATIVES_NOTE = (
+    "#: the row's place on this sheet. Solver rank: the candidate's place among all candidates, cheapest "
+    "feasible first (1 = the chosen machine). The sheet shows the best candidate of each other combination of "
+    "GPU, platform, cards per node and nodes; the ranks it skips are costlier variants of a machine already "
+    "shown or of the chosen one (another RAM configuration: DIMM size or count).")
+
+
+def _numbered_alternatives(df: Any) -> Any:
+    """The alternatives with a '#' column (1, 2, ...) first and 'rank' renamed to
+    :data:`SOLVER_RANK_HEADER`; unchanged when there is no 'rank' column."""
+    if df is None or len(df) == 0 or "rank" not in df.columns:
+        return df
+    out = df.rename(columns={"rank": SOLVER_RANK_HEADER})
+    out.insert(0, "#", list(range(1, len(out) + 1)))
+    return out
+
+
 def _alternatives_sheet(ws: Worksheet, data: WorkbookData) -> None:
     _title(ws, 1, "Ranked alternatives (feasible, not chosen)")
-    end = _write_frame(ws, 2, data.alternatives, "No feasible alternative: the chosen configuration is the only one.")
-    ws.freeze_panes = "A3"
+    alts = _numbered_alternatives(data.alternatives)
+    numbered = alts is not data.alternatives
+    header = 3 if numbered else 2
+    if numbered:
+        put_text(ws, 2, 1, ALTERNATIVES_NOTE)
+    end = _write_frame(ws, header, alts, "No feasible alternative: the chosen configuration is the only one.")
+    ws.freeze_panes = f"A{header + 1}"
     row = end + 1
     _title(ws, row, "Infeasible candidates, with the binding constraint")
     _write_frame(ws, row + 1, data.infeasible, "No infeasible candidate.")
     from openpyxl.utils import get_column_letter
 
-    _widths(ws, cap=40, wrap_cols=[get_column_letter(c) for c in range(1, ws.max_column + 1)], wrap_from=2)
+    # the note in A2 spills right and must not widen column A ('#', the binding constraint)
+    _widths(ws, cap=40, wrap_cols=[get_column_letter(c) for c in range(1, ws.max_column + 1)], wrap_from=header,
+            fixed={"A": 13} if numbered else None)
 
 
 # ----- Assumptions ------------------------------------------------------------------------------
 
-RECIPE_HEADERS = ("Recipe", "Definition", "Weights (B/param)", "Gradients (B/param)",
-                  "Master weights (B/param)", "Optimizer state (B/value)", "Activations (B/value)",
-                  "Autocast copy (B/param)")
-SOURCE_HEADERS = ("Entry id", "Source", "As of", "Catalog file")
+RECIPE_HEADERS = ("Recipe", "Definition", "Workload", "Method", "Weights (B/param)", "LoRA adapters (B/param)",
+                  "Gradients (B/trainable param)", "Master weights (B/trainable param)", "Optimizer",
+                  "Optimizer state (B/value)", "Activations (B/value)", "Autocast copy (B/param)")
+RECIPE_NOTE = ("Bytes per value as the memory model used them, per workload (the Memory sheet has the formulas). "
+               "A recipe's own bytes describe a full fine-tune; LoRA and QLoRA keep the base frozen in its format "
+               "(NF4 for QLoRA) and the adapters, their gradients and optimizer states in the adapter dtype "
+               "(fp32 by default), without a master copy.")
+SOURCE_HEADERS = ("Entry id", "Source", "As of (date, or YYYY-MM text)", "Catalog file")
 NOTE_HEADERS = ("Workload", "Text", "Kind")
+
+
+def _recipe_rows(data: WorkbookData) -> list[RecipeRow]:
+    """The Assumptions sheet's recipe table: ``data.recipe_rows``, else one row per estimate, then
+    any recipe definition no row names (without bytes: its method is not known)."""
+    rows = list(data.recipe_rows) or [recipe_row(est) for est in data.estimates]
+    named = {r.recipe for r in rows}
+    for name, description in data.recipe_definitions:
+        if name not in named:
+            rows.append(RecipeRow(name, description))
+            named.add(name)
+    return rows
 
 
 def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
@@ -820,34 +1137,34 @@ def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
 
     _section(ws, row, "Recipes")
     row += 1
+    put_text(ws, row, 1, RECIPE_NOTE)
+    row += 1
     _header(ws, row, RECIPE_HEADERS)
-    defs = list(data.recipe_definitions)
-    known = {n for n, _ in defs}
-    for est in data.estimates:
-        if est.recipe not in known:
-            defs.append((est.recipe, est.recipe_description))
-            known.add(est.recipe)
-    for name, description in defs:
+    for r in _recipe_rows(data):
         row += 1
-        put_text(ws, row, 1, name)
-        put_text(ws, row, 2, description)
-        r = RECIPES.get(name)
-        if r is not None:
-            for j, v in enumerate((r.weight_bytes, r.grad_bytes, r.master_bytes, r.state_bytes,
-                                   r.compute_bytes, r.autocast_copy_bytes), start=3):
-                put_value(ws, row, j, v)
+        for j, v in enumerate((r.recipe, r.definition, r.workload, r.method), start=1):
+            put_text(ws, row, j, v)
+        for j, v in enumerate((r.weights, r.adapters, r.gradients, r.master_weights), start=5):
+            put_value(ws, row, j, v)
+        put_text(ws, row, 9, r.optimizer)
+        for j, v in enumerate((r.optimizer_state, r.activations, r.autocast_copy), start=10):
+            put_value(ws, row, j, v)
     row += 2
 
     _section(ws, row, "Catalog entries used")
     row += 1
-    put_text(ws, row, 1, f"Catalog version: {data.catalog_version}; files: {', '.join(data.catalog_files)}")
+    put_text(ws, row, 1, f"Catalog version: {data.catalog_label}; files: {', '.join(data.catalog_files)}")
     row += 1
+    if data.catalog_sha256:
+        put_text(ws, row, 1, f"Catalog content sha256: {data.catalog_sha256} (the sha256 of what sha256sum prints "
+                             "for the files above in that order, each named without its directory)")
+        row += 1
     _header(ws, row, SOURCE_HEADERS)
     for ref in data.sources:
         row += 1
         put_text(ws, row, 1, ref.id)
         put_text(ws, row, 2, ref.source)
-        put_text(ws, row, 3, ref.as_of)
+        _put_as_of(ws, row, 3, ref.as_of)
         put_text(ws, row, 4, ref.file)
     row += 2
 
@@ -873,8 +1190,9 @@ def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
         row += 1
     ws.freeze_panes = "A2"
     widths = {"A": 28, "B": 70}
-    widths.update({letter: 13 for letter in "CDEFGH"})
-    _widths(ws, fixed=widths, wrap_cols=("B",))
+    widths.update({letter: 13 for letter in "CDEFGHIJKL"})
+    widths["E"] = 24  # QLoRA's weights are text (NF4 linears, 16-bit rest)
+    _widths(ws, fixed=widths, wrap_cols=("B", "E"))
 
 
 # ----- from a plan --------------------------------------------------------------------------------
@@ -955,17 +1273,46 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+_STALE_WARNING = re.compile(r"prices dated more than ([0-9]+) months before the catalog's newest entry: (.*?)"
+                            r"(?:; launch prices|$)")
+_STALE_ITEM = re.compile(r"([^\s,()]+) \(([^()]*)\)")
+_GIB_SUFFIX = re.compile(r" \([0-9]+(?:\.[0-9]+)? GiB\)$")
+
+
+def stale_prices(warnings: Iterable[str]) -> tuple[tuple[str, ...], int]:
+    """(catalog ids, months) of the solver's stale-price warning ('prices dated more than 24
+    months before the catalog's newest entry: rtx-a6000 (2020-10-05); ...'); ((), the default
+    :data:`STALE_PRICE_MONTHS`) when the plan has none."""
+    for w in warnings:
+        m = _STALE_WARNING.match(str(w))
+        if m:
+            return tuple(dict.fromkeys(i for i, _ in _STALE_ITEM.findall(m.group(2)))), int(m.group(1))
+    return (), STALE_PRICE_MONTHS
+
+
+def marketed_name(item: LineItem) -> LineItem:
+    """A GPU line described by its marketed name only: the solver appends the catalog's memory
+    ('NVIDIA H200 SXM 141GB (141 GiB)'), which can contradict the name and what the card offers;
+    the Quote sheet gives the CUDA total in a column of its own."""
+    if item.category != "gpu":
+        return item
+    return replace(item, description=_GIB_SUFFIX.sub("", item.description))
+
+
 def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
                             created: datetime | None = None, title: str | None = None) -> WorkbookData:
     """The workbook's data from a :class:`planner.solver.Plan`, read by its documented attributes.
 
     Uses ``plan.scenario``, ``choice`` (the chosen candidate row: ``gpu_id``, ``platform_id``,
     ``cards_per_node``, ``nodes``, ``dimm_id``, ``dimm_count``, ``ram_bytes``,
-    ``gpu_cuda_total_bytes``, ``gpu_capacity_bytes``), ``estimates``, ``strategies``,
-    ``line_items()``, ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``,
-    ``scenario_file``, ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files``,
-    ``sources``, ``recipes``, ``objective``, ``rules``, ``runtime_overheads``) and ``warnings``
-    (a warning starting '<workload>: ' goes to that workload's row).
+    ``gpu_cuda_total_bytes``, ``gpu_capacity_bytes``), ``estimates``, ``workloads`` (each
+    ``train``'s method and dtypes, for the recipe table), ``strategies``, ``line_items()``,
+    ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``, ``scenario_file``,
+    ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files`` (read again here for
+    :func:`catalog_sha256`), ``sources``, ``recipes``, ``objective``, ``rules``,
+    ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
+    workload's row; the stale-price warning also names the lines to flag, :func:`stale_prices`).
+    GPU lines lose the memory the solver appends to their description (:func:`marketed_name`).
 
     Args:
         plan: the solver's plan.
@@ -1011,6 +1358,17 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])
                     for s in a.get("sources") or ())
     version = a.get("catalog_schema_version")
+    workloads = list(getattr(plan, "workloads", ()) or ())
+    if len(workloads) == len(plan.estimates):
+        recipe_rows = tuple(recipe_row(e, getattr(w, "train", None)) for e, w in zip(plan.estimates, workloads))
+    else:
+        recipe_rows = tuple(recipe_row(e) for e in plan.estimates)
+    stale = a.get("stale_prices")
+    if isinstance(stale, dict):  # the solver's own list (planner.solver.stale_items)
+        stale_ids, stale_months = tuple(stale.get("catalog_ids") or ()), int(stale.get("months") or STALE_PRICE_MONTHS)
+    else:  # a plan from before the solver recorded it: read its warning
+        stale_ids, stale_months = stale_prices(plan.warnings)
+    gpu_memory = {str(choice["gpu_id"]): cuda_total} if choice.get("gpu_id") and cuda_total else {}
     return WorkbookData(
         title=title or f"Hardware plan: {plan.scenario}",
         scenario_name=plan.scenario,
@@ -1018,7 +1376,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         catalog_version=f"schema {version}" if version is not None else "",
         catalog_files=tuple(_short_path(f) for f in a.get("catalog_files") or ()),
         summary=summary,
-        line_items=tuple(plan.line_items()),
+        line_items=tuple(marketed_name(i) for i in plan.line_items()),
         quote=quote,
         estimates=tuple(plan.estimates),
         alternatives=_alternatives_frame(plan.alternatives),
@@ -1030,4 +1388,9 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         warnings=tuple(general),
         assumptions=_assumption_lines(a),
         planner_version=str(a.get("planner_version") or ""),
+        catalog_sha256=str(a.get("catalog_sha256") or "") or catalog_sha256(a.get("catalog_files") or ()),
+        stale_price_ids=stale_ids,
+        stale_price_months=stale_months,
+        gpu_cuda_total_bytes=gpu_memory,
+        recipe_rows=recipe_rows,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
@@ -23,21 +24,33 @@ from planner.memory.breakdown import Component, Estimate  # noqa: E402
 from planner.quote import LineItem  # noqa: E402
 from planner.units import GiB  # noqa: E402
 from planner.xlsx import (  # noqa: E402
+    DATE_FORMAT,
     GIB_FORMAT,
     MEMORY_HEADERS,
     NAME_GRAND_TOTAL,
     NAME_SUBTOTAL,
     PCT_FORMAT,
+    QUOTE_BANNER,
+    QUOTE_BLANK_ROWS,
     QUOTE_HEADERS,
+    RECIPE_HEADERS,
     SHEETS,
+    SOLVER_RANK_HEADER,
     SUMMARY_HEADERS,
     USD_FORMAT,
     QuoteSettings,
+    RecipeRow,
     SummaryRow,
     WorkbookData,
+    as_of_value,
+    catalog_sha256,
+    cents,
     clean_text,
     peak_components,
+    price_status,
     quote_totals,
+    recipe_row,
+    stale_prices,
     write_workbook,
 )
 
@@ -134,6 +147,8 @@ def make_data(*, names: tuple[str, str] = ("finetune-7b", "serve-8b"), scenario_
         warnings=(t("prices are estimates"),),
         assumptions=("Prices exclude import duties.",),
         planner_version="0.1.0",
+        stale_price_ids=("rtx-6000-ada",),
+        gpu_cuda_total_bytes={"rtx-6000-ada": 47 * GiB},
     )
     return replace(data, **overrides) if overrides else data
 
@@ -201,6 +216,24 @@ def test_column_widths_are_set(book, sheet):
     assert all(8 <= w <= 70 for w in widths.values())
 
 
+@pytest.mark.parametrize("sheet", SHEETS)
+def test_print_area_covers_the_sheet(book, sheet):
+    ws = book[sheet]
+    area = ws.print_area
+    assert area.startswith(f"'{sheet}'!")
+    first, last = area.split("!")[1].replace("$", "").split(":")
+    assert first == "A1"
+    col, row = re.fullmatch(r"([A-Z]+)([0-9]+)", last).groups()
+    assert openpyxl.utils.column_index_from_string(col) == ws.max_column
+    if sheet == "Memory":
+        # the chart below the data prints too: anchored at 'A<n>' and 7.5 cm or more tall
+        # (15 pt rows are 0.53 cm), so the area reaches at least 14 rows past its anchor
+        anchor = ws._charts[0].anchor._from.row + 1
+        assert int(row) >= anchor + 14 > ws.max_row
+    else:
+        assert int(row) == ws.max_row
+
+
 # ----- Summary ------------------------------------------------------------------------------------
 
 
@@ -243,6 +276,39 @@ def test_summary_sheet(book, data):
     assert find(ws, "Plan warnings", col=1).offset(row=1).value == "prices are estimates"
 
 
+def test_catalog_sha256_identifies_the_content(tmp_path):
+    import hashlib
+
+    a, b = tmp_path / "one" / "gpus.yaml", tmp_path / "two" / "ram.yaml"
+    gpus, dimms = b"gpus: []\n", b"dimms: []\n"
+    for f, raw in ((a, gpus), (b, dimms)):
+        f.parent.mkdir()
+        f.write_bytes(raw)
+    # sha256sum's output for the two files (names without directories), hashed again
+    listing = (f"{hashlib.sha256(gpus).hexdigest()}  gpus.yaml\n"
+               f"{hashlib.sha256(dimms).hexdigest()}  ram.yaml\n")
+    expected = hashlib.sha256(listing.encode()).hexdigest()
+    assert catalog_sha256([a, b]) == expected
+    assert catalog_sha256([str(a), str(b)]) == expected
+    assert catalog_sha256([b, a]) != expected  # the order the plan read them in counts
+    b.write_text("dimms: [x]\n")
+    assert catalog_sha256([a, b]) != expected  # an edited entry changes it
+    assert catalog_sha256([a, tmp_path / "missing.yaml"]) == ""
+    assert catalog_sha256([]) == ""
+
+
+def test_catalog_label_on_every_sheet(tmp_path, data):
+    digest = "0123456789abcdef" * 4
+    path = tmp_path / "c.xlsx"
+    write_workbook(replace(data, catalog_sha256=digest), path)
+    wb = openpyxl.load_workbook(path)
+    label = "schema 1, content sha256 0123456789ab"
+    assert wb["Summary"]["B4"].value == label
+    assert wb["Quote"]["B7"].value == label
+    texts = [c.value for c in wb["Assumptions"]["A"] if isinstance(c.value, str)]
+    assert any(v.startswith(f"Catalog content sha256: {digest} ") for v in texts)
+
+
 # ----- Quote --------------------------------------------------------------------------------------
 
 
@@ -256,15 +322,22 @@ def _quote_rows(ws):
     return header, rows
 
 
+def _is_input(cell) -> bool:
+    return cell.fill.fgColor.rgb.endswith("FFF2CC")
+
+
 def test_quote_header_block(book, data):
     ws = book["Quote"]
-    assert ws["A1"].value == "Quote for scenario seed-lab"
-    assert (ws["A2"].value, ws["B2"].value) == ("Quote number", "Q-0001")
-    assert (ws["A3"].value, ws["B3"].value) == ("Quote date", datetime(2025, 3, 14))
-    assert (ws["A4"].value, ws["B4"].value) == ("Valid for (days)", 30)
-    assert (ws["A5"].value, ws["B5"].value) == ("Valid until", "=B3+B4")
+    assert ws["A1"].value == "Budgetary estimate for scenario seed-lab"
+    assert (ws["A2"].value, ws["B2"].value) == ("Reference", "Q-0001")
+    assert (ws["A3"].value, ws["B3"].value) == ("Estimate date", datetime(2025, 3, 14))
+    assert (ws["A4"].value, ws["B4"].value) == ("Re-check after (days)", 30)
+    assert (ws["A5"].value, ws["B5"].value) == ("Re-check prices by", "=B3+B4")
     assert ws["B5"].number_format == "yyyy-mm-dd"
     assert (ws["A6"].value, ws["B6"].value) == ("Customer", "ACME lab")
+    assert (ws["A7"].value, ws["B7"].value) == ("Catalog", "schema 1")
+    # the buyer's fields are inputs; the formula is not
+    assert all(_is_input(ws[c]) for c in ("B2", "B3", "B4", "B6")) and not _is_input(ws["B5"])
 
 
 def test_quote_lines(book, data):
@@ -273,10 +346,16 @@ def test_quote_lines(book, data):
     assert row_values(ws, header, 1, len(QUOTE_HEADERS)) == list(QUOTE_HEADERS)
     assert ws.freeze_panes == f"A{header + 1}"
     assert len(rows) == len(data.line_items)
+    statuses = data.price_statuses()
     for n, (r, item) in enumerate(zip(rows, data.line_items), start=1):
+        # full dates are Excel dates; make_data's 'YYYY-MM' stays text
+        as_of = datetime.fromisoformat(item.as_of) if len(item.as_of) == 10 else item.as_of
+        # the CUDA total is given for the GPU only (make_data: 47 GiB)
+        memory = 47.0 if item.catalog_id == "rtx-6000-ada" else None
         assert row_values(ws, r, 1, len(QUOTE_HEADERS)) == [
-            n, item.description, item.category, item.unit_price_usd, item.quantity, f"=D{r}*E{r}",
-            item.price_kind, item.source, item.as_of, item.catalog_id or None]
+            n, item.description, item.category, item.unit_price_usd, item.quantity, f"=ROUND(D{r}*E{r},2)",
+            item.price_kind, statuses[n - 1], item.source, as_of, item.catalog_id or None, memory]
+        assert ws.cell(row=r, column=10).number_format == (DATE_FORMAT if len(item.as_of) == 10 else "General")
         assert ws.cell(row=r, column=4).number_format == USD_FORMAT
         assert ws.cell(row=r, column=6).number_format == USD_FORMAT
         # inputs are marked
@@ -295,15 +374,17 @@ def test_quote_totals_are_formulas_over_inputs(book, data):
     tax = find(ws, "Tax (% of subtotal after discount)", col=2).row
     ship = find(ws, "Shipping (USD, not taxed)", col=2).row
     grand = find(ws, "Grand total (USD)", col=2).row
-    assert sub == last + 2
-    assert ws[f"F{sub}"].value == f"=SUM(F{first}:F{last})"
+    # the blank input rows sit between the items and the subtotal, inside its range
+    blank_last = last + QUOTE_BLANK_ROWS
+    assert sub == blank_last + 2
+    assert ws[f"F{sub}"].value == f"=ROUND(SUM(F{first}:F{blank_last}),2)"
     assert ws[f"D{disc}"].value == pytest.approx(0.05) and ws[f"D{disc}"].number_format == PCT_FORMAT
-    assert ws[f"F{disc}"].value == f"=-F{sub}*D{disc}"
-    assert ws[f"F{after}"].value == f"=F{sub}+F{disc}"
+    assert ws[f"F{disc}"].value == f"=-ROUND(F{sub}*D{disc},2)"
+    assert ws[f"F{after}"].value == f"=ROUND(F{sub}+F{disc},2)"
     assert ws[f"D{tax}"].value == pytest.approx(0.0825) and ws[f"D{tax}"].number_format == PCT_FORMAT
-    assert ws[f"F{tax}"].value == f"=F{after}*D{tax}"
+    assert ws[f"F{tax}"].value == f"=ROUND(F{after}*D{tax},2)"
     assert ws[f"F{ship}"].value == 150.0
-    assert ws[f"F{grand}"].value == f"=F{after}+F{tax}+F{ship}"
+    assert ws[f"F{grand}"].value == f"=ROUND(F{after}+F{tax}+F{ship},2)"
     for r in (sub, disc, after, tax, ship, grand):
         assert ws[f"F{r}"].number_format == USD_FORMAT
     names = {n: book.defined_names[n].attr_text for n in book.defined_names}
@@ -316,12 +397,25 @@ def test_quote_totals_are_formulas_over_inputs(book, data):
 
 def test_quote_totals_arithmetic(data):
     t = quote_totals(data.line_items, data.quote)
-    sub = 6799.0 * 2 + 3210.55 + 289.99 * 4 + 312.49 * 3
+    sub = 6799.0 * 2 + 3210.55 + 289.99 * 4 + 312.49 * 3  # 13,598 + 3,210.55 + 1,159.96 + 937.47 = 18,905.98
     assert t.subtotal_usd == pytest.approx(sub)
-    assert t.discount_usd == pytest.approx(sub * 0.05)
-    assert t.tax_usd == pytest.approx(sub * 0.95 * 0.0825)
-    assert t.grand_total_usd == pytest.approx(sub * 0.95 * 1.0825 + 150)
+    # every step rounded to cents, as the sheet's ROUND does:
+    # discount 18,905.98 x 5 % = 945.299 -> 945.30; after 17,960.68;
+    # tax 17,960.68 x 8.25 % = 1,481.7561 -> 1,481.76; grand 17,960.68 + 1,481.76 + 150 = 19,592.44
+    assert t.discount_usd == 945.30
+    assert t.after_discount_usd == 17_960.68
+    assert t.tax_usd == 1_481.76
+    assert t.grand_total_usd == 19_592.44
     assert data.totals() == t
+
+
+def test_cents_rounds_like_excel():
+    # Excel's ROUND: half away from zero on 15 significant digits
+    assert cents(191.304) == 191.30  # the review's tax: 10 % discount, 8 % tax
+    assert cents(0.125) == 0.13  # Python's round(0.125, 2) gives 0.12 (half to even)
+    assert cents(12.345 * 11) == 135.80  # 135.79500000000002 or ...499...: 15 digits say 135.795
+    assert cents(-0.125) == -0.13
+    assert cents(2.675) == 2.68  # the float is 2.67499999999999982236431605997495353221893310546875
 
 
 def test_quote_totals_default_rates_are_the_subtotal(data):
@@ -347,7 +441,146 @@ def test_quote_without_items(tmp_path, data):
     path = tmp_path / "empty.xlsx"
     write_workbook(replace(data, line_items=()), path)
     ws = openpyxl.load_workbook(path)["Quote"]
-    assert ws[f"F{find(ws, 'Subtotal (USD)', col=2).row}"].value == "=0"
+    header = find(ws, "#", col=1).row
+    # only the blank input rows, still summed
+    first, last = header + 1, header + QUOTE_BLANK_ROWS
+    assert ws[f"F{find(ws, 'Subtotal (USD)', col=2).row}"].value == f"=ROUND(SUM(F{first}:F{last}),2)"
+
+
+def test_quote_banner_says_budgetary_estimate(book):
+    ws = book["Quote"]
+    assert ws["D2"].value == QUOTE_BANNER
+    assert "NOT A VENDOR QUOTE" in ws["D2"].value and ws["D2"].font.b
+    assert ws["D3"].value.startswith("Get dated quotes from vendors before ordering")
+    assert ws["D3"].font.b
+    # make_data: the Threadripper platform is an estimate, the RTX 6000 Ada's price is stale
+    assert ws["D4"].value == ("Flagged lines: 1 with an estimated price, 1 with a price dated more than 24 months "
+                              "before the catalog's newest entry (see Price status).")
+    # no header row promises a validity a vendor has not given ('Valid for', 'Valid until', 'Quote number')
+    labels = [ws.cell(row=r, column=1).value for r in range(2, 8)]
+    assert labels == ["Reference", "Estimate date", "Re-check after (days)", "Re-check prices by", "Customer",
+                      "Catalog"]
+
+
+def test_price_status_flags_estimates_and_stale_prices_on_the_line(book, data):
+    ws = book["Quote"]
+    _, rows = _quote_rows(ws)
+    status = {ws.cell(row=r, column=11).value: ws.cell(row=r, column=8) for r in rows}
+    gpu, platform, dimm, extra = (status[k] for k in ("rtx-6000-ada", "threadripper-7000", "ddr5-rdimm-64g", None))
+    assert gpu.value == ("STALE: dated 2023-08-09, more than 24 months before the catalog's newest entry; "
+                         "get a current vendor quote")
+    assert platform.value == "ESTIMATE: not a list or vendor price; get a vendor quote"
+    assert dimm.value == "street price: get a vendor quote"
+    assert extra.value == "vendor quote: check that it is still valid"
+    for cell, flagged in ((gpu, True), (platform, True), (dimm, False), (extra, False)):
+        assert cell.fill.fgColor.rgb.endswith("F8CBAD") is flagged, cell.value
+
+
+def test_price_status_rules():
+    item = LineItem("card", "gpu", "old-card", 100.0, 1, "estimate", "src", "2019-05")
+    # both flags on one line, estimate first
+    assert price_status(item, {"old-card"}, 30) == (
+        "ESTIMATE: not a list or vendor price; get a vendor quote; STALE: dated 2019-05, more than 30 months "
+        "before the catalog's newest entry; get a current vendor quote")
+    assert price_status(replace(item, price_kind="msrp"), ()) == "list price (MSRP): get a vendor quote"
+    # a line without a catalog id is never called stale (the solver checks catalog entries only)
+    assert price_status(replace(item, catalog_id="", price_kind="street"), {""}) == "street price: get a vendor quote"
+    assert price_status(replace(item, price_kind=""), ()) == "catalog price: get a vendor quote"
+
+
+#: The solver's warning for ft-70b-cluster (planner.solver._warnings), word for word.
+_STALE_WARNING = ("prices dated more than 24 months before the catalog's newest entry: connectx-7-ndr (2024-08), "
+                  "quantum-2-qm9700 (2024-08); launch prices of older cards are not what they sell for now: overlay "
+                  "a dated street price or quote (--catalog DIR)")
+
+
+def test_stale_prices_read_from_the_solvers_warning():
+    assert stale_prices(["estimated prices (price_kind estimate; get a quote): x", _STALE_WARNING]) == (
+        ("connectx-7-ndr", "quantum-2-qm9700"), 24)
+    assert stale_prices(["estimated prices (price_kind estimate; get a quote): x"]) == ((), 24)
+
+
+def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, catalog):
+    """The review's case: qlora-7b-12gb's RTX 3060 has a 2021 launch price, the AM5 platform an estimate."""
+    from planner.solver import STALE_PRICE_MONTHS, _months
+    from planner.xlsx import STALE_PRICE_MONTHS as XLSX_STALE, workbook_data_from_plan
+
+    plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
+    data = workbook_data_from_plan(plan)
+    out = tmp_path / "q.xlsx"
+    write_workbook(data, out)
+    ws = openpyxl.load_workbook(out)["Quote"]
+    # the solver's rule, applied here on its own: dated more than 24 months before the newest catalog entry
+    newest = max(_months(s.as_of) for s in catalog.sources)
+    stale = {i.catalog_id for i in plan.line_items()
+             if i.catalog_id and newest - _months(i.as_of) > STALE_PRICE_MONTHS}
+    assert XLSX_STALE == STALE_PRICE_MONTHS and stale == {"rtx-3060-12gb"}
+    _, rows = _quote_rows(ws)
+    assert len(rows) == len(plan.line_items())
+    for r, item in zip(rows, plan.line_items()):
+        text = ws.cell(row=r, column=8).value
+        assert ("STALE" in text) is (item.catalog_id in stale), text
+        assert ("ESTIMATE" in text) is (item.price_kind == "estimate"), text
+    assert {i.catalog_id for i in plan.line_items() if i.price_kind == "estimate"} == {"am5-desktop"}
+
+
+def test_blank_rows_are_inputs_inside_the_subtotal(book, data):
+    ws = book["Quote"]
+    _, rows = _quote_rows(ws)
+    blank = range(rows[-1] + 1, rows[-1] + 1 + QUOTE_BLANK_ROWS)
+    sub = find(ws, "Subtotal (USD)", col=2).row
+    assert ws[f"F{sub}"].value == f"=ROUND(SUM(F{rows[0]}:F{blank[-1]}),2)"
+    for r in blank:
+        assert ws.cell(row=r, column=1).value is None and ws.cell(row=r, column=2).value is None
+        assert ws.cell(row=r, column=6).value == f"=ROUND(D{r}*E{r},2)"
+        assert ws.cell(row=r, column=4).number_format == USD_FORMAT
+        for col in (2, 3, 4, 5, 7, 9, 10):  # description, category, price, quantity, kind, source, as of
+            assert _is_input(ws.cell(row=r, column=col)), (r, col)
+        assert not _is_input(ws.cell(row=r, column=6))
+    assert ws.cell(row=blank[-1] + 1, column=6).value is None  # one empty row, then the subtotal
+
+
+def test_empty_customer_is_still_an_input(tmp_path, data):
+    path = tmp_path / "c.xlsx"
+    write_workbook(replace(data, quote=replace(data.quote, customer="")), path)
+    ws = openpyxl.load_workbook(path)["Quote"]
+    assert ws["A6"].value == "Customer" and not ws["B6"].value
+    assert _is_input(ws["B6"])
+
+
+def test_as_of_dates_are_dates_and_months_stay_text():
+    assert as_of_value("2021-02-25") == date(2021, 2, 25)
+    assert as_of_value("2024-08") == "2024-08"
+    assert as_of_value("2021-02-30") == "2021-02-30"  # not a date: kept as written
+    assert as_of_value("=2021-02-25") == "=2021-02-25"
+
+
+def test_gpu_line_shows_the_marketed_name_and_the_cuda_total(tmp_path, catalog):
+    """The review's case: 'NVIDIA H200 SXM 141GB (141 GiB)' while the card offers 140.4 GiB (nvidia-smi)."""
+    from planner.xlsx import marketed_name, workbook_data_from_plan
+
+    plan = _plan(catalog, SCENARIOS / "ft-70b-cluster.yaml")
+    c = plan.choice
+    gpu = catalog.gpu(c["gpu_id"])
+    assert gpu.name == "NVIDIA H200 SXM 141GB"
+    out = tmp_path / "ft.xlsx"
+    write_workbook(workbook_data_from_plan(plan), out)
+    ws = openpyxl.load_workbook(out)["Quote"]
+    header, rows = _quote_rows(ws)
+    assert ws.cell(row=header, column=12).value == "Memory per card: CUDA total (GiB)"
+    gpu_rows = [r for r in rows if ws.cell(row=r, column=3).value == "gpu"]
+    assert len(gpu_rows) == 1
+    r = gpu_rows[0]
+    assert ws.cell(row=r, column=2).value == gpu.name
+    # CUDA total = nvidia-smi's 143,771 MiB less the driver's reservation: below 140.4 GiB
+    assert ws.cell(row=r, column=12).value == pytest.approx(c["gpu_cuda_total_bytes"] / GiB)
+    assert ws.cell(row=r, column=12).value < 143_771 / 1024
+    assert all(ws.cell(row=x, column=12).value is None for x in rows if x != r)
+    # only a GPU line's trailing '(<n> GiB)' goes; other lines keep theirs
+    h200 = LineItem("NVIDIA H200 SXM 141GB (141 GiB)", "gpu", "h200-sxm", 1.0, 1, "estimate", "s", "2026-06")
+    assert marketed_name(h200).description == "NVIDIA H200 SXM 141GB"
+    dimm = replace(h200, description="96 GiB DDR5 module (96 GiB)", category="memory")
+    assert marketed_name(dimm) == dimm
 
 
 # ----- Memory -------------------------------------------------------------------------------------
@@ -416,18 +649,21 @@ def test_memory_chart_data_and_chart(book, data):
 def test_alternatives_sheet(book, data):
     ws = book["Alternatives"]
     assert ws["A1"].value == "Ranked alternatives (feasible, not chosen)"
-    assert row_values(ws, 2, 1, 6) == ["rank", "configuration", "gpus", "capex (USD)", "headroom (GiB)", "why lost"]
-    assert ws.freeze_panes == "A3"
-    assert row_values(ws, 3, 1, 6) == [2, "2 x RTX A6000", 2, 14250.5, 3.0, "costs $1,220.00 more"]
-    assert ws["D3"].number_format == USD_FORMAT and ws["E3"].number_format == GIB_FORMAT
-    assert row_values(ws, 4, 1, 6)[0] == 3
-    assert ws["A5"].value is None
+    # a note explains the solver's rank and the ranks the sheet skips
+    assert "the ranks it skips are costlier variants" in ws["A2"].value
+    assert row_values(ws, 3, 1, 7) == ["#", SOLVER_RANK_HEADER, "configuration", "gpus", "capex (USD)",
+                                       "headroom (GiB)", "why lost"]
+    assert ws.freeze_panes == "A4"
+    assert row_values(ws, 4, 1, 7) == [1, 2, "2 x RTX A6000", 2, 14250.5, 3.0, "costs $1,220.00 more"]
+    assert ws["E4"].number_format == USD_FORMAT and ws["F4"].number_format == GIB_FORMAT
+    assert row_values(ws, 5, 1, 2) == [2, 3]
+    assert ws["A6"].value is None
     title = find(ws, "Infeasible candidates, with the binding constraint", col=1).row
-    assert title == 6
-    assert row_values(ws, 7, 1, 4) == ["configuration", "gpus", "need (GiB)", "binding constraint"]
-    assert row_values(ws, 8, 1, 4) == ["1 x RTX 4090", 1, 80.0, "memory: needs 80.00 GiB per GPU, 24.00 GiB usable"]
-    assert row_values(ws, 9, 1, 4) == ["2 x RTX 3090", 2, 44.0, "memory per GPU"]
-    assert ws["A10"].value is None
+    assert title == 7
+    assert row_values(ws, 8, 1, 4) == ["configuration", "gpus", "need (GiB)", "binding constraint"]
+    assert row_values(ws, 9, 1, 4) == ["1 x RTX 4090", 1, 80.0, "memory: needs 80.00 GiB per GPU, 24.00 GiB usable"]
+    assert row_values(ws, 10, 1, 4) == ["2 x RTX 3090", 2, 44.0, "memory per GPU"]
+    assert ws["A11"].value is None
 
 
 def test_alternatives_empty(tmp_path, data):
@@ -457,20 +693,22 @@ def test_assumptions_sheet(book, data):
     assert ws.freeze_panes == "A2"
     assert find(ws, "Prices exclude import duties.", col=1)
     hdr = find(ws, "Recipe", col=1).row
-    assert row_values(ws, hdr, 1, 8) == [
-        "Recipe", "Definition", "Weights (B/param)", "Gradients (B/param)", "Master weights (B/param)",
-        "Optimizer state (B/value)", "Activations (B/value)", "Autocast copy (B/param)"]
-    assert row_values(ws, hdr + 1, 1, 8) == ["mixed-bf16", "Mixed precision as in the ZeRO paper.", 2, 2, 4, 4, 2, 0]
+    assert row_values(ws, hdr, 1, len(RECIPE_HEADERS)) == list(RECIPE_HEADERS)
+    # make_data's training estimate trains every parameter: a full fine-tune with mixed-bf16's bytes
+    # (planner.recipes: 2 B weights and gradients, 4 B master and states, 2 B activations, no autocast copy)
+    assert row_values(ws, hdr + 1, 1, len(RECIPE_HEADERS)) == [
+        "mixed-bf16", "Mixed precision as in the ZeRO paper.", "finetune-7b", "full", 2, None, 2, 4, None, 4, 2, 0]
     # the inference estimate's weight format is listed too, without bytes per parameter
-    assert row_values(ws, hdr + 2, 1, 3) == ["bf16", "bf16 weights.", None]
+    assert row_values(ws, hdr + 2, 1, 5) == ["bf16", "bf16 weights.", "serve-8b", "inference", None]
 
     version = find(ws, "Catalog entries used", col=1).row
     assert ws.cell(row=version + 1, column=1).value == (
         "Catalog version: schema 1; files: catalog/gpus.yaml, catalog/ram.yaml")
     hdr = version + 2
-    assert row_values(ws, hdr, 1, 4) == ["Entry id", "Source", "As of", "Catalog file"]
+    assert row_values(ws, hdr, 1, 4) == ["Entry id", "Source", "As of (date, or YYYY-MM text)", "Catalog file"]
     for i, ref in enumerate(data.sources, start=1):
-        assert row_values(ws, hdr + i, 1, 4) == [ref.id, ref.source, ref.as_of, ref.file]
+        # both sources are dated to the day: Excel dates
+        assert row_values(ws, hdr + i, 1, 4) == [ref.id, ref.source, datetime.fromisoformat(ref.as_of), ref.file]
 
     notes = find(ws, "Workload notes", col=1).row
     assert row_values(ws, notes + 1, 1, 3) == ["Workload", "Text", "Kind"]
@@ -485,13 +723,103 @@ def test_assumptions_sheet(book, data):
     assert ws.cell(row=start + 1 + len(lines), column=1).value is None
 
 
+def _catalog_arch(model_id: str):
+    import yaml
+
+    from planner.architecture import from_hf_config
+
+    models = {m["id"]: m for m in yaml.safe_load((CATALOG_DIR / "models.yaml").read_text())["models"]}
+    return from_hf_config(models[model_id]["config"], model_id)
+
+
+@pytest.mark.parametrize("keys", [
+    dict(method="qlora", recipe="pure-bf16"),
+    dict(method="qlora", recipe="pure-bf16", prepare_kbit_training=True, double_quant=False),
+    dict(method="lora", recipe="pure-bf16"),
+    dict(method="lora", recipe="amp-bf16", adapter_dtype="bf16"),
+    dict(method="full", recipe="mixed-bf16"),
+    dict(method="full", recipe="pure-bf16", optimizer="adamw-8bit"),
+])
+def test_recipe_row_matches_the_memory_model(keys):
+    """Every byte count in the row is read back from the estimate's own components."""
+    from planner.memory import estimate
+    from planner.memory.quant import nf4_constant_bits
+    from planner.recipes import RECIPES
+    from planner.workload import workload_from_mapping
+
+    arch = _catalog_arch("llama-2-7b")
+    w = workload_from_mapping({"model": "m", "task": "train", "micro_batch": 1, "seq_len": 256, **keys},
+                              lambda name, entry: (name, "test", arch))
+    est = estimate(w)
+    row = recipe_row(est, w.train)
+    comps = {c.name: c.bytes for c in est.components}
+    n = est.trainable_parameters  # one GPU, no ZeRO: nothing is sharded
+    method = keys["method"]
+    assert (row.workload, row.recipe, row.method, row.definition) == (
+        est.workload_name, keys["recipe"], method, est.recipe_description)
+    assert row.gradients == comps["gradients"] / n
+    assert row.master_weights == comps.get("fp32 master weights", 0) / n
+    if keys.get("optimizer") == "adamw-8bit":
+        # bitsandbytes: 2 one-byte states + an fp32 absmax per 256 values = 2.031 B/param
+        assert row.optimizer_state == "2.031 B/param in all (8-bit states + fp32 absmax)"
+        assert comps["optimizer states"] == round(n * (2 + 8 / 256))
+    else:
+        assert row.optimizer_state == comps["optimizer states"] / (n * 2)  # adamw: two states
+    if method == "full":
+        assert row.adapters is None
+        assert row.weights == comps["weights"] / est.parameters
+    else:
+        assert row.adapters == comps["LoRA adapter weights"] / n
+        assert row.master_weights == 0 and row.gradients == row.adapters == row.optimizer_state
+    if method == "lora":
+        assert row.weights == comps["weights (frozen base)"] / est.parameters
+    if method == "qlora":
+        other = 4 if keys.get("prepare_kbit_training") else 2
+        const = nf4_constant_bits(keys.get("double_quant", True)) / 8  # 0.016 double, 0.062 single
+        assert row.weights == f"0.5 (NF4) + {const:.3f} (constants); {other} for embeddings, head, norms"
+    # activations: the recipe's compute dtype; fp32 after prepare_model_for_kbit_training (pure recipes)
+    assert row.activations == (4 if keys.get("prepare_kbit_training") else RECIPES[keys["recipe"]].compute_bytes)
+    assert row.autocast_copy == RECIPES[keys["recipe"]].autocast_copy_bytes
+    assert (row.autocast_copy > 0) is ("autocast weight copies" in comps)
+
+
+def test_recipe_row_without_the_workload():
+    # make_data's estimates: the training one trains every parameter (a full fine-tune), the other serves
+    data = make_data()
+    full, serve = (recipe_row(e) for e in data.estimates)
+    assert (full.method, full.weights, full.gradients, full.master_weights, full.optimizer_state) == (
+        "full", 2, 2, 4, 4)
+    assert (serve.method, serve.weights) == ("inference", None)
+    # adapters of an unknown method: no bytes rather than the full fine-tune's
+    adapters = replace(data.estimates[0], trainable_parameters=8_388_608)
+    assert recipe_row(adapters) == RecipeRow("mixed-bf16", "Mixed precision as in the ZeRO paper.", "finetune-7b")
+
+
+def test_plan_recipe_table_for_qlora(tmp_path, catalog):
+    """The review's case: qlora-7b-12gb's pure-bf16 row showed 2/2/2 B while the model used fp32 adapters."""
+    from planner.xlsx import workbook_data_from_plan
+
+    plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
+    out = tmp_path / "q.xlsx"
+    write_workbook(workbook_data_from_plan(plan), out)
+    ws = openpyxl.load_workbook(out)["Assumptions"]
+    hdr = find(ws, "Recipe", col=1).row
+    values = dict(zip(RECIPE_HEADERS, row_values(ws, hdr + 1, 1, len(RECIPE_HEADERS))))
+    assert (values["Recipe"], values["Workload"], values["Method"]) == ("pure-bf16", "qlora-7b", "qlora")
+    assert values["Weights (B/param)"].startswith("0.5 (NF4)")
+    # fp32 adapters, gradients and AdamW states (the Memory sheet: '8,388,608 ... x 4 B'), no master copy
+    assert (values["LoRA adapters (B/param)"], values["Gradients (B/trainable param)"],
+            values["Master weights (B/trainable param)"], values["Optimizer state (B/value)"]) == (4, 4, 0, 4)
+    assert values["Activations (B/value)"] == 2
+
+
 # ----- user text is text --------------------------------------------------------------------------
 
 #: Every formula the writer makes, as patterns: nothing else may be a formula.
 _OUR_FORMULAS = [
-    r"=D\d+\*E\d+", r"=SUM\(F\d+:F\d+\)", r"=0", r"=-F\d+\*D\d+", r"=F\d+\+F\d+", r"=F\d+\*D\d+",
-    r"=F\d+\+F\d+\+F\d+", r"=B3\+B4", r"=Quote!F\d+", r"=I\d+-G\d+", r'=IF\(I\d+>0,J\d+/I\d+,""\)',
-    r"=SUM\(([A-Z]+)\d+:\1\d+\)",
+    r"=ROUND\(D\d+\*E\d+,2\)", r"=ROUND\(SUM\(F\d+:F\d+\),2\)", r"=-ROUND\(F\d+\*D\d+,2\)",
+    r"=ROUND\(F\d+\+F\d+,2\)", r"=ROUND\(F\d+\*D\d+,2\)", r"=ROUND\(F\d+\+F\d+\+F\d+,2\)", r"=B3\+B4",
+    r"=Quote!F\d+", r"=I\d+-G\d+", r'=IF\(I\d+>0,J\d+/I\d+,""\)', r"=SUM\(([A-Z]+)\d+:\1\d+\)",
 ]
 
 
@@ -652,6 +980,10 @@ def catalog():
     return load_catalog(None)
 
 
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
+
+
 def _plan(catalog, path: Path):
     from planner.scenario import load_scenario
     from planner.solver import plan
@@ -678,9 +1010,14 @@ def test_workbook_data_from_plan(evil):
     assert data.quote.quote_date == date(2026, 2, 1)
     assert data.quote.quote_number == "Q-20260201-" + plan.assumptions["scenario_sha256"][:8]
     assert (data.quote.discount_pct, data.quote.tax_pct, data.quote.shipping_usd) == (0, 0, 0)
-    assert data.line_items == tuple(plan.line_items())
+    # the same lines, GPU lines described by the marketed name only (finding: '141GB (141 GiB)')
+    assert [replace(i, description="") for i in data.line_items] == [
+        replace(i, description="") for i in plan.line_items()]
     assert round(data.totals().grand_total_usd, 2) == round(plan.total_usd, 2)
     assert data.catalog_version == "schema 1"
+    assert data.catalog_sha256 == catalog_sha256(plan.assumptions["catalog_files"]) != ""
+    assert data.catalog_label == f"schema 1, content sha256 {data.catalog_sha256[:12]}"
+    assert data.gpu_cuda_total_bytes == {c["gpu_id"]: c["gpu_cuda_total_bytes"]}
     assert all(not f.startswith("/") for f in data.catalog_files)
     assert [s.id for s in data.sources] == [s["id"] for s in plan.assumptions["sources"]]
     assert len(data.summary) == len(plan.estimates) == 3
@@ -716,10 +1053,14 @@ def test_plan_workbook_sheets(tmp_path, evil):
     assert memory.cell(row=1 + n_components, column=2).value == plan.estimates[-1].components[-1].name
     assert memory.cell(row=2 + n_components, column=1).value is None
     alts = wb["Alternatives"]
-    headers = row_values(alts, 2, 1, len(plan.alternatives.columns))
-    assert headers[:3] == ["rank", "gpu id", "platform id"]
+    # a '#' column numbers the shown rows; the solver's rank keeps its own column
+    headers = row_values(alts, 3, 1, 1 + len(plan.alternatives.columns))
+    assert headers[:4] == ["#", SOLVER_RANK_HEADER, "gpu id", "platform id"]
     assert "capex (USD)" in headers and "headroom (GiB)" in headers and headers[-2:] == ["why lost", "strategy"]
-    assert alts.cell(row=3 + len(plan.alternatives), column=1).value is None
+    n = len(plan.alternatives)
+    assert [alts.cell(row=4 + i, column=1).value for i in range(n)] == list(range(1, n + 1))
+    assert [alts.cell(row=4 + i, column=2).value for i in range(n)] == list(plan.alternatives["rank"])
+    assert alts.cell(row=4 + n, column=1).value is None
 
 
 def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
@@ -777,7 +1118,7 @@ def test_cli_plan_writes_the_workbook(tmp_path):
     assert result.exit_code == 0, result.output
     import json
 
-    doc = json.loads(result.output)
+    doc = json.loads(result.stdout)  # stdout only: a note on the renamed reports goes to stderr
     assert set(doc["outputs"]) == {"json", "xlsx"}
     assert sorted(p.name for p in out2.iterdir()) == [f"{stem}.json", f"{stem}.xlsx"]
     assert CliRunner().invoke(main, ["plan", str(scenario), "--format", "pdf"]).exit_code == 2
@@ -795,3 +1136,73 @@ def test_committed_example_report_opens():
     assert wb.properties.title == "Hardware plan: lab-workstation-mix"
     assert len(wb["Memory"]._charts) == 1
     assert wb["Quote"][f"F{find(wb['Quote'], 'Grand total (USD)', col=2).row}"].data_type == "f"
+
+
+# ----- recalculated by LibreOffice (see test_xlsx_libreoffice.py for the helper) ---------------------
+
+_SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+#: As in test_xlsx_libreoffice.py: skipped without soffice, unless PLANNER_REQUIRE_SOFFICE=1 (then recalc fails).
+needs_soffice = pytest.mark.skipif(_SOFFICE is None and os.environ.get("PLANNER_REQUIRE_SOFFICE") != "1",
+                                   reason="LibreOffice (soffice) is not installed")
+
+
+def _recalculated_quote(path: Path, tmp_path: Path):
+    """The Quote sheet of ``path`` after LibreOffice computed every formula (values only)."""
+    from test_xlsx_libreoffice import recalc
+
+    return openpyxl.load_workbook(recalc(path, tmp_path), data_only=True)["Quote"]
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_item_typed_into_a_blank_row_counts(tmp_path, data):
+    path = tmp_path / "q.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Quote"]
+    _, rows = _quote_rows(ws)
+    grand = find(ws, "Grand total (USD)", col=2).row
+    sub = find(ws, "Subtotal (USD)", col=2).row
+
+    # as written, with the blank rows empty: the planner's totals, each blank line total 0
+    got = _recalculated_quote(path, tmp_path)
+    assert got[f"F{sub}"].value == pytest.approx(data.totals().subtotal_usd, abs=1e-9)
+    assert got[f"F{grand}"].value == pytest.approx(data.totals().grand_total_usd, abs=1e-9)
+    assert [got.cell(row=rows[-1] + i, column=6).value for i in range(1, QUOTE_BLANK_ROWS + 1)] == [0] * QUOTE_BLANK_ROWS
+
+    # the buyer types one item into the first blank row and one into the last
+    first_blank, last_blank = rows[-1] + 1, rows[-1] + QUOTE_BLANK_ROWS
+    for r, desc, price, qty in ((first_blank, "rack rails", 100.10, 3), (last_blank, "cable ties", 0.05, 7)):
+        ws.cell(row=r, column=2).value = desc
+        ws.cell(row=r, column=4).value = price
+        ws.cell(row=r, column=5).value = qty
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    added = (LineItem("rack rails", "extra", "", 100.10, 3, "quote", "", ""),
+             LineItem("cable ties", "extra", "", 0.05, 7, "quote", "", ""))
+    expected = quote_totals(data.line_items + added, data.quote)
+    # the subtotal grows by 100.10 x 3 + 0.05 x 7 = 300.30 + 0.35 = 300.65
+    assert expected.subtotal_usd == pytest.approx(data.totals().subtotal_usd + 300.65)
+    got = _recalculated_quote(edited, tmp_path)
+    assert got[f"F{sub}"].value == pytest.approx(expected.subtotal_usd, abs=1e-9)
+    assert got[f"F{grand}"].value == pytest.approx(expected.grand_total_usd, abs=1e-9)
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_review_tax_example_is_rounded_to_cents(tmp_path, data):
+    """The review's figures: 10 % discount and 8 % tax gave a tax of 191.304."""
+    item = LineItem("one server", "platform", "", 2657.0, 1, "quote", "vendor", "2025-01-01")
+    data = replace(data, line_items=(item,),
+                   quote=QuoteSettings("Q-1", date(2025, 1, 1), discount_pct=10.0, tax_pct=8.0))
+    # discount 265.70; after 2,391.30; tax 2,391.30 x 8 % = 191.304 -> 191.30; grand 2,391.30 + 191.30 = 2,582.60
+    t = data.totals()
+    assert (t.discount_usd, t.after_discount_usd, t.tax_usd, t.grand_total_usd) == (265.70, 2391.30, 191.30, 2582.60)
+    path = tmp_path / "tax.xlsx"
+    write_workbook(data, path)
+    ws = openpyxl.load_workbook(path)["Quote"]
+    tax = find(ws, "Tax (% of subtotal after discount)", col=2).row
+    grand = find(ws, "Grand total (USD)", col=2).row
+    got = _recalculated_quote(path, tmp_path)
+    assert got[f"F{tax}"].value == pytest.approx(191.30, abs=1e-9)
+    assert got[f"F{grand}"].value == pytest.approx(2582.60, abs=1e-9)

@@ -27,6 +27,7 @@ Importing this module does no work and it keeps no state.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -365,6 +366,7 @@ class Catalog:
         schema_version: always :data:`SCHEMA_VERSION`.
         files: the files read, shipped first, then the overlay's.
         sources: one :class:`SourceRef` per entry, in catalog order.
+        sha256: :func:`content_sha256` of ``files`` ('' for a catalog built in code).
     """
 
     schema_version: int
@@ -378,6 +380,7 @@ class Catalog:
     models: tuple[ModelEntry, ...] = ()
     sources: tuple[SourceRef, ...] = ()
     files: tuple[str, ...] = ()
+    sha256: str = ""
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
@@ -1053,7 +1056,26 @@ class _Store:
             models=records["models"],
             sources=sources,
             files=tuple(self.files),
+            sha256=content_sha256(self.files),
         )
+
+
+def content_sha256(files: Iterable[str | Path]) -> str:
+    """A SHA-256 that identifies a catalog's content: '' when a file cannot be read.
+
+    The digest of the text ``sha256sum`` prints for the files in the order they were read (one line
+    '<hex digest of the file>  <file name without directories>' each), so
+    ``sha256sum pcie.yaml gpus.yaml ... | sha256sum`` in the catalog directory reproduces it; it
+    changes whenever an entry, a price or an overlay file changes, not when the catalog moves.
+    """
+    lines = []
+    for f in files:
+        try:
+            digest = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+        except OSError:
+            return ""
+        lines.append(f"{digest}  {Path(f).name}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest() if lines else ""
 
 
 def _file_order_kinds() -> list[str]:

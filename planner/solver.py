@@ -192,7 +192,11 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
     return Plan(scenario=cs.scenario.name, choice=choice, estimates=tuple(estimates), workloads=tuple(workloads),
                 strategies=tuple(u.label for u in usages if u is not None), items=tuple(items), total_usd=total,
                 alternatives=alts, infeasible=summary, candidates=t,
-                assumptions=assumptions(cs, catalog, row, usages, overheads), warnings=tuple(warnings))
+                assumptions={**assumptions(cs, catalog, row, usages, overheads),
+                             "stale_prices": {"catalog_ids": list(dict.fromkeys(i.catalog_id
+                                                                               for i in stale_items(items, catalog))),
+                                              "months": STALE_PRICE_MONTHS}},
+                warnings=tuple(warnings))
 
 
 def _row_dict(t: Any, row: int) -> dict[str, Any]:
@@ -228,7 +232,7 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     plat = catalog.platform(r["platform_id"])
     nodes = int(r["nodes"])
     items = [
-        LineItem(f"{gpu.name} ({gpu.memory_bytes / GiB:g} GiB)", "gpu", gpu.id, float(gpu.price_usd or 0.0),
+        LineItem(gpu.name, "gpu", gpu.id, float(gpu.price_usd or 0.0),
                  int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
         LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)", "platform", plat.id,
                  float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
@@ -731,9 +735,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
     if est_items:
         out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
-    newest = max((_months(x.as_of) for x in catalog.sources), default=0)
-    old = [f"{i.catalog_id} ({i.as_of})" for i in items
-           if i.catalog_id and newest - _months(i.as_of) > STALE_PRICE_MONTHS]
+    old = [f"{i.catalog_id} ({i.as_of})" for i in stale_items(items, catalog)]
     if old:
         out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "
                    + ", ".join(dict.fromkeys(old)) + "; launch prices of older cards are not what they sell for "
@@ -743,6 +745,13 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
 
 #: A line item's price is called stale when dated this many months before the catalog's newest entry.
 STALE_PRICE_MONTHS = 24
+
+
+def stale_items(items: Sequence[LineItem], catalog: Catalog) -> list[LineItem]:
+    """Catalog line items whose price is dated more than :data:`STALE_PRICE_MONTHS` before the
+    catalog's newest entry (launch prices of older cards are not what they sell for now)."""
+    newest = max((_months(x.as_of) for x in catalog.sources), default=0)
+    return [i for i in items if i.catalog_id and newest - _months(i.as_of) > STALE_PRICE_MONTHS]
 
 
 def _months(as_of: str) -> int:
@@ -780,6 +789,7 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
         "objective": "capex_usd: purchase price of GPUs, platforms, DIMMs, network and extras (USD)",
         "catalog_schema_version": catalog.schema_version,
         "catalog_files": list(catalog.files),
+        "catalog_sha256": catalog.sha256,
         "sources": sources,
         "recipes": recipes,
         "rules": {

@@ -239,9 +239,12 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     ]
     if r["dimm_id"]:
         d = catalog.dimm(r["dimm_id"])
-        items.append(LineItem(f"{d.size_bytes / GiB:g} GiB {d.kind.upper()}-{d.speed_mts} module "
-                              f"({int(r['dimms_per_channel'])} per channel)", "memory", d.id, float(d.price_usd),
-                              int(r["dimm_count"]) * nodes, d.price_kind, d.source, d.as_of))
+        per = int(r["dimms_per_channel"])
+        # DIMMs are sold as '48GB' for 48 GiB; two per channel usually run below the rated speed
+        items.append(LineItem(f"{d.size_bytes / GiB:g}GB {d.kind.upper()}-{d.speed_mts} module ({d.size_bytes / GiB:g} "
+                              f"GiB; {per} per channel" + (", may run below its rated speed" if per > 1 else "") + ")",
+                              "memory", d.id, float(d.price_usd), int(r["dimm_count"]) * nodes, d.price_kind, d.source,
+                              d.as_of))
     if r["nic_id"]:
         n = catalog.nic(r["nic_id"])
         count = int(r["nic_count"])

@@ -40,6 +40,7 @@ The solver never prints and never reads files.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -225,6 +226,13 @@ def _revalidated(sw: ScenarioWorkload, u: Usage) -> Workload:
 
 # ----- line items ------------------------------------------------------------------------------
 
+def _parts(platform: Any) -> str:
+    """The parts a platform's price is made of, as its catalog notes list them ('Parts: A $x + B $y
+    = $z'), for the quote line ('' when the notes list none)."""
+    m = re.search(r"Parts:\s*(.+?)\s*=\s*\$[\d,]+", platform.notes or "", re.S)
+    return f"; priced as: {' '.join(m.group(1).split())}" if m else ""
+
+
 def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
     r = cs.table.iloc[row]
@@ -234,8 +242,8 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     items = [
         LineItem(gpu.name, "gpu", gpu.id, float(gpu.price_usd or 0.0),
                  int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
-        LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)", "platform", plat.id,
-                 float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
+        LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)" + _parts(plat), "platform",
+                 plat.id, float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
     ]
     if r["dimm_id"]:
         d = catalog.dimm(r["dimm_id"])

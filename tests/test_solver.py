@@ -519,3 +519,16 @@ def test_memory_is_monotone_in_the_fit_targets(model_id):
             part = dataclasses.replace(getattr(base, task), **{attr: x})
             needs.append(estimate(dataclasses.replace(base, **{task: part})).per_gpu_total_bytes)
         assert needs == sorted(needs), (task, attr, opts)
+
+
+def test_platform_quote_line_lists_the_parts_its_price_is_made_of():
+    # The shipped am5-desktop's notes list its parts ('Parts: Ryzen 9 9950X $649 ... = $1,499'): the
+    # purchasing office sees what the bundle price buys, on the line.
+    from planner.catalog import load_catalog
+    from planner.solver import _parts
+
+    plat = load_catalog().platform("am5-desktop")
+    parts = _parts(plat)
+    assert parts.startswith("; priced as: Ryzen 9 9950X $649 (AMD launch price, Aug 2024) + 360 mm AIO cooler $100")
+    assert parts.endswith("2 TB PCIe 4.0 NVMe SSD $150")
+    assert _parts(platform()) == ""  # no notes: nothing added

@@ -13,6 +13,10 @@ when the catalog gives it, else the GPU's ``memory_usable``, less the driver's r
 the GPU runs the workload's 16-bit or 8-bit format (bf16 needs ``bf16: true``, fp8 weights need
 ``fp8: true``).
 
+A scenario workload may come as several variants (strategy choices): the first that fits an
+instance is used; when none fits, the reason shown is that of the variant closest to the one
+the local plan runs (:func:`closest_variant`), not merely the first variant's.
+
 :func:`cloud_fits` returns one :class:`InstanceFit` per instance (with the re-estimated
 workload and estimate, for the time model); :func:`cloud_table` the same as a pandas
 DataFrame whose columns (:data:`COLUMNS`) end in their unit.
@@ -141,22 +145,51 @@ def host_need_for_replicas(est: Estimate, replicas: int) -> int:
 
 def check_instance(workload: Workload | Sequence[Workload], instance: CloudInstance, catalog: Catalog,
                    overheads: Any = None, allowed_gpus: tuple[int, ...] | None = None,
-                   headroom: float = 0.0) -> InstanceFit:
+                   headroom: float = 0.0, local: Workload | None = None) -> InstanceFit:
     """Re-estimate the workload on ``instance`` and say whether it fits (see the module docstring).
 
     ``workload`` may be a list of variants of one workload in order of preference (a scenario's
-    strategy choices): the first that fits is used; when none fits, the first one's reason is given.
-    ``headroom`` is the fraction of each GPU kept free (the scenario's ``vram_headroom``).
+    strategy choices): the first that fits is used. When none fits, the reason given is that of
+    the variant closest to ``local`` (the workload as the local plan runs it; default: the first
+    variant) among those the instance's GPU count can hold (:func:`closest_variant`), so that a
+    1-GPU instance is not dismissed for a tp=32 variant the plan never used. ``headroom`` is the
+    fraction of each GPU kept free (the scenario's ``vram_headroom``).
     """
     variants = [workload] if isinstance(workload, Workload) else list(workload)
-    first: InstanceFit | None = None
+    misses: list[InstanceFit] = []
     for w in variants:
         fit = _check_one(w, instance, catalog, overheads, allowed_gpus, headroom)
         if fit.feasible:
             return fit
-        first = first or fit
-    assert first is not None
-    return first
+        misses.append(fit)
+    assert misses
+    if local is None or len(misses) == 1:
+        return misses[0]
+    k = closest_variant(variants, local, placeable=[f.workload is not None for f in misses])
+    return misses[k]
+
+
+#: Strategy fields compared by :func:`closest_variant` (a training variant's ``gpus`` is set
+#: per machine, so it is left out).
+_TRAIN_FIELDS = ("method", "recipe", "optimizer", "micro_batch", "seq_len", "tp", "zero", "offload_optimizer",
+                 "offload_params", "checkpointing", "attention", "lora_rank")
+_INFER_FIELDS = ("weights", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
+                 "max_num_batched_tokens", "max_num_seqs", "attention")
+
+
+def closest_variant(variants: Sequence[Workload], local: Workload, placeable: Sequence[bool] | None = None) -> int:
+    """Index of the variant whose strategy differs from ``local``'s in the fewest fields
+    (:data:`_TRAIN_FIELDS` or :data:`_INFER_FIELDS`); ties go to the earlier variant. Variants
+    marked placeable (the instance's GPU count holds them) come before the others."""
+    def distance(w: Workload) -> int:
+        if w.task != local.task:
+            return 1_000
+        a, b = (w.train, local.train) if w.task == "train" else (w.infer, local.infer)
+        names = _TRAIN_FIELDS if w.task == "train" else _INFER_FIELDS
+        return sum(getattr(a, n) != getattr(b, n) for n in names)
+
+    flags = list(placeable) if placeable is not None else [True] * len(variants)
+    return min(range(len(variants)), key=lambda i: (not flags[i], distance(variants[i]), i))
 
 
 def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, overheads: Any,
@@ -196,10 +229,13 @@ def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),
 
 def cloud_fits(workload: Workload | Sequence[Workload], catalog: Catalog, *, providers: tuple[str, ...] = (),
                instances: tuple[str, ...] = (), overheads: Any = None,
-               allowed_gpus: tuple[int, ...] | None = None, headroom: float = 0.0) -> list[InstanceFit]:
+               allowed_gpus: tuple[int, ...] | None = None, headroom: float = 0.0,
+               local: Workload | None = None) -> list[InstanceFit]:
     """Every selected instance checked against ``workload`` (or its variants), in catalog order;
-    ``headroom`` is the fraction of each GPU kept free (the scenario's ``vram_headroom``)."""
-    return [check_instance(workload, inst, catalog, overheads, allowed_gpus, headroom)
+    ``headroom`` is the fraction of each GPU kept free (the scenario's ``vram_headroom``);
+    ``local``: the workload as the local plan runs it, whose closest variant's reason is given
+    when none fits (:func:`check_instance`)."""
+    return [check_instance(workload, inst, catalog, overheads, allowed_gpus, headroom, local)
             for inst in select_instances(catalog, providers=providers, instances=instances)]
 
 

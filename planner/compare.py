@@ -10,18 +10,30 @@ How the pieces fit (every step is shown in the result's ``lines``):
 
 1. Time (planner.timing): each workload's job time and throughput on the local GPUs and on each
    instance that fits it (planner.cloud), with the same time model.
-2. Cloud hours per local busy hour, k: training: local tokens/s / cloud tokens/s (the same work
-   takes k x the local time there). Inference: 1 when the workload is a service (it gives
-   ``requests_per_hour`` or ``hours_per_month``: the instance is up as long as the local
-   machine, and must keep up with the requests); else the throughput ratio as for training.
+2. Cloud hours per local busy hour, k, by one rule for on-demand and spot (:func:`pricing`):
+   batch work (a fixed amount of work that finishes sooner on a faster instance): k = local
+   tokens/s / cloud tokens/s (the same work takes k x the local time there). Every training
+   workload is batch work, and so is an inference workload listed in ``costs.batch_inference``.
+   A service (an inference workload that serves users; it has no fixed amount of work): k = 1,
+   the instance is up for the same hours as the local machine whatever its speed (and, when the
+   workload gives ``requests_per_hour``, it must keep up with that rate). An inference workload
+   that gives ``requests_per_hour`` is a service; one that gives neither ``requests_per_hour``
+   nor a ``costs.batch_inference`` listing is read as a service too, and the comparison says so
+   in a note (the scenario left the reading open). Job times follow the time model
+   (planner.timing): dense TFLOPS x MFU for compute, bandwidth x MBU for decode, and perfect
+   scaling over the GPUs of an instance (a stated assumption).
 3. For each workload the cheapest instance per local busy hour (price x (1 - discount) x k),
-   on-demand and spot.
+   on-demand and spot; a note flags a cheapest instance with far more GPUs than the workload
+   uses locally (its low price per local hour rests on the perfect-scaling assumption).
 4. The mix: the share of busy hours each workload takes (their ``hours_per_month`` when all give
    it, else equal shares); cloud $ per local busy hour c = sum of share x cheapest price x k.
 5. Busy hours per month h: ``costs.hours_per_month``, else ``costs.utilization`` x 730, else the
    sum of the workloads' ``hours_per_month``, else the default utilization (25 %) x 730.
 6. planner.tco: energy per hour, net capex, TCO over the ownership period, break-even hours and
-   months (on-demand and spot), local cost per busy hour at h.
+   months (on-demand and spot), local cost per busy hour at h. The purchase price is paid at
+   month 0 and the resale value credited when the machine is sold at the end of the period; the
+   break-even in busy hours is searched over the busy hours the period holds at h, so hours and
+   months agree.
 """
 
 from __future__ import annotations
@@ -153,11 +165,14 @@ class WorkloadComparison:
         local: the job time on the local machine.
         share: share of the local busy hours this workload takes.
         hours_per_month: the workload's own ``hours_per_month`` when given.
-        service: inference served for fixed hours (k = 1) rather than batch work.
+        service: priced as a service (the instance up for the local busy hours, k = 1) rather
+            than as batch work (k = local tokens/s / cloud tokens/s); see :func:`pricing`.
         local_cost_per_job_usd, local_usd_per_million_tokens: at the comparison's utilization.
         cloud: every instance considered: feasible first, cheapest per local hour first.
         best_on_demand, best_spot: ids of the cheapest feasible instance (None when none).
         notes: capacity and other remarks.
+        pricing: the reading in words (service or batch work, and why).
+        pricing_assumed: the scenario left the reading open and the comparison chose it.
     """
 
     name: str
@@ -172,6 +187,8 @@ class WorkloadComparison:
     best_on_demand: str | None
     best_spot: str | None
     notes: tuple[str, ...] = ()
+    pricing: str = ""
+    pricing_assumed: bool = False
 
     def option(self, instance_id: str | None) -> CloudOption | None:
         for o in self.cloud:
@@ -190,13 +207,16 @@ class Comparison:
         hours_per_month: h, busy hours per month; utilization = h / 730.
         hours_source: where h came from.
         energy_usd_per_hour: e, local electricity per busy hour.
-        net_capex_usd: capex x (1 - residual).
+        net_capex_usd: capex x (1 - residual): owning over the whole period, the resale credited
+            at its end (the cumulative cost before the sale starts at the full capex).
         local_usd_per_hour: local cost per busy hour over the ownership period at h.
         tco_usd: local TCO over the ownership period at h.
         cloud_usd_per_local_hour, spot_usd_per_local_hour: c (None when a workload has no
             feasible instance, or no spot price).
         cloud_cost_usd, spot_cost_usd: cloud cost of the same work over the ownership period.
-        break_even_hours, break_even_months: on-demand.
+        break_even_hours, break_even_months: on-demand (planner.tco: the hours searched within the
+            busy hours of the period at h, so that the two agree; the full price paid at month 0
+            and the resale credited at the sale).
         spot_break_even_hours, spot_break_even_months: spot (None when no spot comparison).
         workloads: per workload.
         lines: the arithmetic, one step per line.
@@ -227,19 +247,32 @@ class Comparison:
     def utilization(self) -> float:
         return self.hours_per_month / HOURS_PER_MONTH
 
-    def cumulative(self, months: int | None = None) -> list[dict[str, float | None]]:
-        """Cumulative cost by month, 0 .. 12 x D (or ``months``): local, cloud on-demand, cloud spot."""
+    @property
+    def busy_hours(self) -> float:
+        """Busy hours in the ownership period: h x 12 x D."""
+        return self.hours_per_month * 12.0 * self.costs.depreciation_years
+
+    def cumulative(self) -> list[dict[str, Any]]:
+        """Cumulative cost (USD) over the ownership period: local, cloud on-demand, cloud spot.
+
+        One row per whole month from 0 to 12 x D (month 0: the purchase price), then a row at
+        12 x D with the machine sold (``sold`` True: its resale value credited to local).
+        """
         c = self.costs
-        end = months if months is not None else int(math.ceil(12 * c.depreciation_years))
+        end = 12.0 * c.depreciation_years
+        points: list[tuple[float, bool]] = [(float(m), False) for m in range(int(math.floor(end)) + 1)]
+        if points[-1][0] < end:
+            points.append((end, False))
+        points.append((end, True))
         out = []
-        for m in range(end + 1):
-            row: dict[str, float | None] = {
-                "month": m,
+        for m, sold in points:
+            row: dict[str, Any] = {
+                "month": m, "sold": sold,
                 "local_usd": local_cumulative_usd(months=m, hours_per_month=self.hours_per_month,
                                                   capex_usd=self.machine.capex_usd,
                                                   residual_fraction=c.residual_fraction,
                                                   support_usd_per_year=c.support_usd_per_year,
-                                                  energy_usd_per_hour=self.energy_usd_per_hour),
+                                                  energy_usd_per_hour=self.energy_usd_per_hour, sold=sold),
                 "cloud_usd": None, "spot_usd": None,
             }
             if self.cloud_usd_per_local_hour is not None:
@@ -259,8 +292,28 @@ def pcie_per_lane(catalog: Catalog, *gens: int) -> float:
     return min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in gens)
 
 
-def _is_service(w: Workload) -> bool:
-    return w.task == "infer" and (w.infer.requests_per_hour is not None or w.hours_per_month is not None)
+def pricing(w: Workload, costs: CostInputs) -> tuple[bool, str, bool]:
+    """How a workload's cloud hours are counted: (service, the reading in words, assumed).
+
+    Batch work (a fixed amount of work) finishes sooner on a faster instance: cloud hours per
+    local busy hour k = local tokens/s / cloud tokens/s. A service serves users and has no fixed
+    amount of work: the instance is up for the same hours as the local machine whatever its
+    speed, k = 1. Training is always batch work. Inference is batch work when the scenario lists
+    it in ``costs.batch_inference``, a service when it gives ``requests_per_hour``, and otherwise
+    read as a service with ``assumed`` True (the scenario left the reading open).
+    """
+    if w.task != "infer":
+        return False, "batch work (training: a fixed amount of work; k = local tokens/s / cloud tokens/s)", False
+    if w.name in costs.batch_inference:
+        return False, ("batch work (listed in costs.batch_inference: a fixed amount of generation; "
+                       "k = local tokens/s / cloud tokens/s)"), False
+    if w.infer is not None and w.infer.requests_per_hour is not None:
+        return True, ("a service (it serves requests_per_hour: the instance is up for the local busy hours and "
+                      "must keep up with that rate; k = 1)"), False
+    return True, ("a service, assumed: the scenario gives neither requests_per_hour nor a costs.batch_inference "
+                  "listing, so it is read as serving users, the instance up for the same hours as the local machine "
+                  "whatever its speed (k = 1); list it in costs.batch_inference to price it as batch work that "
+                  "finishes sooner on a faster instance"), True
 
 
 def _strategy(w: Workload) -> str:
@@ -279,7 +332,7 @@ def _strategy(w: Workload) -> str:
 
 
 def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
-                  name: str) -> CloudOption:
+                  name: str, service: bool) -> CloudOption:
     inst = fit.instance
     base = dict(instance_id=inst.id, provider=inst.provider, instance=inst.instance, gpu_id=inst.gpu,
                 gpu_count=inst.gpu_count, region=inst.region, as_of=inst.as_of, source=inst.source,
@@ -293,8 +346,8 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     jt = time_workload(workload=w, estimate=fit.estimate, gpu=gpu, gpu_count=count,
                        pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen),
                        mfu=costs.mfu_for(name), mbu=costs.mbu or DEFAULT_MBU)
-    if _is_service(w_local):
-        rph = w_local.infer.requests_per_hour
+    if service:
+        rph = w_local.infer.requests_per_hour if w_local.infer is not None else None
         if rph is not None and jt.requests_per_hour_capacity is not None and jt.requests_per_hour_capacity < rph:
             return CloudOption(**base, feasible=False, time=jt, strategy=_strategy(w),
                                why_not=f"serves {jt.requests_per_hour_capacity:,.0f} requests/h, fewer than the "
@@ -334,6 +387,23 @@ def _monthly_hours(runs: Sequence[LocalRun], costs: CostInputs) -> tuple[float, 
     return u * HOURS_PER_MONTH, f"default utilization {u:g} x {HOURS_PER_MONTH:g} h (assumption)"
 
 
+#: A cheapest instance with at least this many times the GPUs the workload uses locally is
+#: flagged in a note: its price per local hour rests on perfect scaling over all its GPUs.
+LARGE_INSTANCE_FACTOR = 4
+
+#: The time model's scaling assumption, stated in the notes and the workbook.
+TIME_MODEL_NOTE = ("Job times scale with dense TFLOPS x MFU (training, prefill) and memory bandwidth x MBU "
+                   "(decode), with perfect scaling over every GPU of an instance or machine (assumption: no "
+                   "communication or batch-size losses), so a large instance's time and cost per job are lower "
+                   "bounds.")
+
+#: When the resale value is counted (planner.tco), stated in the notes and the workbook.
+RESALE_NOTE = ("The purchase price is paid at month 0 and the resale value (capex x residual) is credited only "
+               "when the machine is sold at the end of the ownership period: the cumulative local cost starts at "
+               "the full price, and the TCO, cost per busy hour and break-even busy hours over the period include "
+               "the resale.")
+
+
 def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,
                     costs: CostInputs) -> Comparison:
     """The comparison for a given local machine and workloads (see the module docstring)."""
@@ -353,17 +423,18 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     wcs: list[WorkloadComparison] = []
     for run, share in zip(runs, shares):
         w = run.workload
+        service, reading, assumed = pricing(w, c)
         local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
                               pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
                               pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU)
         wnotes = []
-        if _is_service(w) and w.infer.requests_per_hour is not None and local.requests_per_hour_capacity is not None \
-                and local.requests_per_hour_capacity < w.infer.requests_per_hour:
+        rph = w.infer.requests_per_hour if w.infer is not None else None
+        if rph is not None and local.requests_per_hour_capacity is not None and local.requests_per_hour_capacity < rph:
             wnotes.append(f"the local machine serves {local.requests_per_hour_capacity:,.0f} requests/h, fewer than "
-                          f"the {w.infer.requests_per_hour:,.0f} asked")
+                          f"the {rph:,.0f} asked")
         fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
-                          allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom)
-        options = sorted((_cloud_option(f, local, w, catalog, c, w.name) for f in fits), key=_sort_key)
+                          allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
+        options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
         feas = [o for o in options if o.feasible]
         best = feas[0].instance_id if feas else None
         spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
@@ -371,11 +442,21 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
         best_spot = spots[0].instance_id if spots else None
         if not feas:
             wnotes.append("no cloud instance in the selection runs this workload")
+        elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
+            wnotes.append(f"the cheapest instance, {feas[0].instance_id}, generates {feas[0].time.tokens_per_s:,.1f} "
+                          f"tokens/s against {local.tokens_per_s:,.1f} locally: it serves the same users more slowly "
+                          "(give requests_per_hour to require a rate)")
+        if assumed:
+            notes.append(f"{w.name} (inference) is priced as {reading}.")
+        if not service:
+            big = _large_instance_note(w, feas, spots)
+            if big:
+                notes.append(big)
         wcs.append(WorkloadComparison(name=w.name, task=w.task, local=local, share=share,
-                                      hours_per_month=w.hours_per_month, service=_is_service(w),
+                                      hours_per_month=w.hours_per_month, service=service,
                                       local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
                                       cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
-                                      notes=tuple(wnotes)))
+                                      notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed))
     m = machine
     e = energy_usd_per_hour(gpu_count=m.gpu_count, gpu_tdp_w=m.gpu.tdp_w, platform_w=m.platform_w * m.nodes,
                             usd_per_kwh=c.usd_per_kwh, pue=c.pue, gpu_power_fraction=c.gpu_power_fraction)
@@ -384,14 +465,16 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                  f"{m.platform_w * m.nodes:g} W) / 1000 x ${c.usd_per_kwh:g}/kWh x PUE {c.pue:g} = ${e:.4f}/h")
     F = net_capex_usd(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction)
     D = c.depreciation_years
-    lines.append(f"net capex F = ${m.capex_usd:,.2f} x (1 - {c.residual_fraction:g}) = ${F:,.2f}")
+    lines.append(f"capex ${m.capex_usd:,.2f} paid at month 0; resale ${m.capex_usd * c.residual_fraction:,.2f} "
+                 f"(x {c.residual_fraction:g}) credited at the sale after {12 * D:,.0f} months; net capex F = "
+                 f"${m.capex_usd:,.2f} x (1 - {c.residual_fraction:g}) = ${F:,.2f}")
     local_h = local_usd_per_busy_hour(hours_per_month=h, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction,
                                       years=D, support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
     busy = h * 12 * D
     tco = local_tco_usd(hours=busy, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
                         support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
-    lines.append(f"local TCO over {D:g} years = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} h = "
-                 f"${tco:,.2f}; per busy hour ${local_h:,.4f}")
+    lines.append(f"local TCO over {D:g} years = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} busy h "
+                 f"(h x 12 x {D:g}) = ${tco:,.2f}; per busy hour ${local_h:,.4f}")
     # per-workload local cost per job / per million tokens
     wcs = [_with_local_costs(wc, local_h) for wc in wcs]
     cloud_c = _mix(wcs, "usd_per_local_hour", "best_on_demand")
@@ -400,10 +483,11 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
         o = wc.option(wc.best_on_demand)
         if o is not None:
             lines.append(f"{wc.name}: cheapest instance {o.instance_id} ${o.usd_per_hour:g}/h x (1 - "
-                         f"{c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} = ${o.usd_per_local_hour:.4f} per "
+                         f"{c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} "
+                         f"({'service' if wc.service else 'batch work'}) = ${o.usd_per_local_hour:.4f} per "
                          f"local hour; share {wc.share:.4f} ({share_source})")
     args = dict(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
-                support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
+                support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e, hours_per_month=h)
 
     def against(rate: float | None, what: str, kind: str) -> tuple[Any, Any, float | None]:
         """Break-even hours and months and the cloud cost over the period at c = rate."""
@@ -411,8 +495,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
             return None, None, None
         lines.append(f"cloud per local busy hour c = ${rate:.4f} ({what})")
         hours = break_even_hours(**args, cloud_usd_per_hour=rate)
-        months = break_even_months(**args, hours_per_month=h, cloud_usd_per_hour=rate)
-        lines.append(f"break-even hours ({kind}): {hours.text}; at {h:,.1f} h/month: {months.text}")
+        months = break_even_months(**args, cloud_usd_per_hour=rate)
+        lines.append(f"break-even ({kind}): busy hours: {hours.text}; months at {h:,.1f} h/month: {months.text}")
         return hours, months, rate * busy
 
     be_h, be_m, cloud_cost = against(cloud_c, "on-demand", "on-demand")
@@ -422,8 +506,12 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     if spot_c is None and c.spot:
         notes.append("No spot comparison: no feasible instance has a spot price, or some workload has no feasible "
                      "instance.")
-    notes.append("Cloud hours scale with the work (instances stopped when idle); services (requests_per_hour or "
-                 "hours_per_month) keep the instance up for the same hours as the local machine.")
+    notes.append("Cloud hours: batch work (training; inference listed in costs.batch_inference) takes k = local "
+                 "tokens/s / cloud tokens/s cloud hours per local busy hour (instances stopped when idle); a service "
+                 "(other inference) keeps its instance up for the same hours as the local machine (k = 1), "
+                 "on-demand and spot alike.")
+    notes.append(TIME_MODEL_NOTE)
+    notes.append(RESALE_NOTE)
     notes.append("Local energy counts every card of the machine at the GPU power fraction while busy and nothing "
                  "while idle (machine off or asleep).")
     notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
@@ -432,6 +520,28 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
                       break_even_hours=be_h, break_even_months=be_m, spot_break_even_hours=sbe_h,
                       spot_break_even_months=sbe_m, workloads=tuple(wcs), lines=tuple(lines), notes=tuple(notes))
+
+
+def _large_instance_note(w: Workload, feas: Sequence[CloudOption], spots: Sequence[CloudOption]) -> str:
+    """A note when the cheapest instance (on-demand or spot) of batch work has at least
+    LARGE_INSTANCE_FACTOR x the GPUs the workload uses locally ('' otherwise)."""
+    local_gpus = max(1, int(w.gpus))
+    limit = LARGE_INSTANCE_FACTOR * local_gpus
+    parts = []
+    for kind, opts, attr in (("on-demand", feas, "usd_per_local_hour"), ("spot", spots, "spot_usd_per_local_hour")):
+        if not opts or opts[0].gpu_count < limit:
+            continue
+        o = opts[0]
+        small = [x for x in opts if x.gpu_count <= local_gpus]
+        alt = (f"; the cheapest with at most {local_gpus} GPU(s) is {small[0].instance_id} at "
+               f"${getattr(small[0], attr):.4f}" if small else "")
+        parts.append(f"{kind} {o.instance_id} ({o.gpu_count} x {o.gpu_id}, k {o.hours_per_local_hour:.4g}, "
+                     f"${getattr(o, attr):.4f} per local hour{alt})")
+    if not parts:
+        return ""
+    return (f"{w.name}: the cheapest instance is much larger than the {local_gpus} GPU(s) the work uses locally: "
+            + "; ".join(parts) + ". Its price rests on perfect scaling over all its GPUs (time-model assumption); "
+            "a small job may not scale that well.")
 
 
 def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> WorkloadComparison:
@@ -527,7 +637,7 @@ def _be_dict(be: BreakEven | None) -> dict[str, Any] | None:
     if be is None:
         return None
     return {"value": be.value, "unit": be.unit, "horizon": be.horizon, "cheaper_before": be.cheaper_before,
-            "text": be.text}
+            "beyond": be.beyond, "at_sale": be.at_sale, "text": be.text}
 
 
 def _time_dict(t: JobTime | None) -> dict[str, Any] | None:
@@ -550,9 +660,12 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
             "gpu_power_fraction": c.gpu_power_fraction, "depreciation_years": c.depreciation_years,
             "residual_fraction": c.residual_fraction, "support_usd_per_year": c.support_usd_per_year,
             "cloud_discount": c.cloud_discount, "providers": list(c.providers), "instances": list(c.instances),
-            "spot": c.spot, "sources": {k: c.source_of(k) for k in ("usd_per_kwh", "pue", "gpu_power_fraction",
-                                                                     "depreciation_years", "residual_fraction",
-                                                                     "support_usd_per_year", "cloud_discount")},
+            "spot": c.spot, "batch_inference": list(c.batch_inference),
+            "busy_hours_in_period": comp.busy_hours,
+            "resale": "capex x residual_fraction, credited at the end of the ownership period (the sale)",
+            "sources": {k: c.source_of(k) for k in ("usd_per_kwh", "pue", "gpu_power_fraction", "depreciation_years",
+                                                    "residual_fraction", "support_usd_per_year", "cloud_discount",
+                                                    "batch_inference")},
         },
         "local": {
             "description": m.description, "gpu": m.gpu.id, "gpus_per_node": m.gpus_per_node, "nodes": m.nodes,
@@ -571,6 +684,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
         "workloads": [
             {
                 "name": wc.name, "task": wc.task, "share": wc.share, "service": wc.service,
+                "pricing": wc.pricing, "pricing_assumed": wc.pricing_assumed,
                 "local": _time_dict(wc.local), "local_cost_per_job_usd": wc.local_cost_per_job_usd,
                 "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
                 "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
@@ -618,7 +732,10 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
     out.append(f"Local: {m.description} (capex {_usd(m.capex_usd)})")
     for wc in comp.workloads:
         out.append("")
-        out.append(f"Workload {wc.name} ({wc.task}): {wc.local.job}")
+        priced = "service, k = 1" if wc.service else "batch work, k = local / cloud tokens/s"
+        if wc.pricing_assumed:
+            priced += ", assumed (see the notes)"
+        out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
         for line in wc.local.lines:
             out.append(f"  local: {line}")
         # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
@@ -666,13 +783,26 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
 
 
 def _be_sentence(h: BreakEven | None, mo: BreakEven | None, comp: Comparison) -> str:
+    """Months and busy hours in one sentence; they agree (planner.tco), so both are said together."""
     assert h is not None and mo is not None
-    if mo.value is not None:
-        return (f"local pays off after {mo.value:,.1f} months at {comp.hours_per_month:,.0f} busy h/month; "
-                f"over the {comp.costs.depreciation_years:g}-year period it pays off beyond "
-                f"{h.value:,.0f} busy hours" if h.value is not None else f"local pays off after {mo.value:,.1f} months")
+    D = comp.costs.depreciation_years
+    busy = f"{comp.busy_hours:,.0f} busy hours in {D:g} years at {comp.hours_per_month:,.1f} h/month"
+    need = h.value if h.value is not None else h.beyond
+    needs = (f"over the whole period, resale included, owning pays off beyond {need:,.0f} busy hours"
+             if need is not None else "")
+    if mo.value is not None and mo.at_sale:
+        return (f"local pays off only when the machine is sold for its residual value at the end of the "
+                f"{mo.value:,.0f} months ({needs}; the scenario gives {busy})")
+    if mo.value is not None and mo.cheaper_before == "cloud":
+        return (f"local pays off after {mo.value:,.1f} months at {comp.hours_per_month:,.0f} busy h/month, the full "
+                f"price paid at month 0 and the resale credited at the end" + (f"; {needs}" if needs else ""))
     if mo.cheaper_before == "cloud":
-        extra = (f" (it would need {h.value:,.0f} busy hours in {comp.costs.depreciation_years:g} years, "
-                 f"{h.value / (12 * comp.costs.depreciation_years):,.0f} h/month)") if h and h.value else ""
-        return f"cloud is cheaper throughout the {mo.horizon:g} months at this utilization{extra}"
+        if need is None:
+            return (f"cloud is cheaper throughout the {mo.horizon:g} months at any utilization (it costs less per busy "
+                    "hour than the local energy)")
+        if need > HOURS_PER_MONTH * 12 * D:
+            return (f"cloud is cheaper throughout the {mo.horizon:g} months: owning would need {need:,.0f} busy hours, "
+                    f"more than the {HOURS_PER_MONTH * 12 * D:,.0f} hours in {D:g} years")
+        return (f"cloud is cheaper throughout the {mo.horizon:g} months at this utilization (owning would need "
+                f"{need:,.0f} busy hours in {D:g} years, {need / (12 * D):,.0f} h/month; the scenario gives {busy})")
     return mo.text

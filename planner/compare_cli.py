@@ -32,7 +32,8 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
 
     The scenario loader keeps the ``costs`` mapping as an Entry (``Scenario.costs``); it is read
     here with :func:`planner.tco.read_costs`, which checks provider and instance names against
-    the catalog. (A loader that does not know ``costs`` yet gets the file without it.)
+    the catalog and ``batch_inference`` against the scenario's workloads. (A loader that does not
+    know ``costs`` yet gets the file without it.)
 
     Raises:
         ScenarioError: as planner.scenario.load_scenario, and for invalid ``costs`` keys.
@@ -52,19 +53,19 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
         if isinstance(costs, CostInputs):
             return scenario, costs
         if costs is None or isinstance(costs, Entry):
-            return scenario, read_costs(costs, catalog)
+            return scenario, read_costs(costs, catalog, scenario.workloads)
     try:
         data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
         raw = Path(path).read_bytes()
     except YamlProblem as exc:
         raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
     root = Entry(data, file=shown, path="", error=ScenarioError, line=1)
-    costs = read_costs(root.child("costs", None), catalog)
     rest = LineDict((k, v) for k, v in data.items() if k != "costs")
     rest.lines = dict(getattr(data, "lines", {}))
     rest.line = getattr(data, "line", None)
     scenario = scenario_from_mapping(rest, catalog, file=shown, default_name=Path(path).stem,
                                      sha256=hashlib.sha256(raw).hexdigest())
+    costs = read_costs(root.child("costs", None), catalog, scenario.workloads)
     return scenario, costs
 
 
@@ -96,6 +97,10 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     and in months at the scenario's utilization, on-demand and spot. The scenario's 'costs:'
     mapping sets electricity price, PUE, utilization, ownership period, residual value,
     support, cloud discount, providers and instances (defaults and their sources: planner.tco).
+    Training is priced as batch work (cloud hours shrink on a faster instance); inference as a
+    service (the instance up for the local busy hours) unless 'costs: batch_inference' lists it.
+    The purchase price is paid at month 0 and the resale value credited at the end of the
+    ownership period.
 
     \b
     Example:

@@ -12,14 +12,21 @@ and instance prices. Every other figure is a formula over them, in the order of
     cloud per local hour  c  = SUMPRODUCT(share, list $/h, k) x (1 - discount)
     local per month          = support / 12 + e x h
     cloud per month          = c x h
-    break-even months     M* = F / (cloud per month - local per month)
-    break-even hours      H* = (F + support x D) / (c - e)
+    busy hours in period     = h x 12 x D
+    lines cross at month  M* = capex / (cloud per month - local per month)
+    break-even month         = M* when M* <= 12 x D; else 12 x D (the sale) when the TCO is no
+                               more than the rent over the period; else none
+    break-even hours      H* = (F + support x D) / (c - e), when H* <= the busy hours in the period
 
-Every cost line is linear in the hours of use, so the sheet solves the break-even in closed
-form; the planner solves the same equations with scipy's brentq, and the two agree (the
-LibreOffice test recalculates this sheet and compares). The cumulative-cost table gives local,
-cloud on-demand and cloud spot cost by month, and a line chart draws them with a marker at the
-first month at or after the on-demand break-even.
+The purchase price is paid at month 0 and the resale value credited when the machine is sold at
+the end of the ownership period (planner.tco), so the month and busy-hour rows agree: both give a
+break-even exactly when the TCO over the period is no more than the rent. Every cost line is
+linear in the hours of use, so the sheet solves the break-even in closed form; the planner solves
+the same equations with scipy's brentq, and the two agree (the LibreOffice test recalculates this
+sheet and compares). The cumulative-cost table gives local, cloud on-demand and cloud spot cost by
+month over the ownership period (local drops by the resale value at the sale), and a line chart
+draws them with a marker at each break-even month within the period; a break-even that falls
+outside it is stated in words under the markers, not drawn.
 
 Workbook-level names point at the key results (see :data:`NAMES`). openpyxl is imported
 inside the functions.
@@ -30,7 +37,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from planner.tco import HOURS_PER_MONTH, HOURS_PER_YEAR
+from planner.compare import TIME_MODEL_NOTE
+from planner.tco import HOURS_PER_MONTH
 
 SHEET = "Cloud vs Local"
 
@@ -63,9 +71,6 @@ PCT = "0.00%"
 NUM2 = "#,##0.00"
 NUM4 = "0.0000"
 INT = "#,##0"
-
-#: Months the cumulative table covers at least (the ownership period is editable).
-MIN_TABLE_MONTHS = 60
 
 
 def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> dict[str, str]:
@@ -118,9 +123,10 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
 
     put_text(ws, 1, 1, "Cloud vs Local").font = Font(bold=True, size=14)
     put_text(ws, 2, 1, "Yellow cells are inputs; every other figure is a formula over them. Money in USD. "
-                       "A month is 730 hours (8,760 / 12). Every cost line is linear in the hours of use, so "
-                       "the break-even is solved in closed form here (the planner finds the same root with "
-                       "scipy's brentq).")
+                       "A month is 730 hours (8,760 / 12). The purchase price is paid at month 0; the residual "
+                       "(resale) value is credited only when the machine is sold at the end of the ownership "
+                       "period. Every cost line is linear in the hours of use, so the break-even is solved in "
+                       "closed form here (the planner finds the same root with scipy's brentq).")
     put_text(ws, 3, 1, f"Local: {m.description}")
 
     r = 5
@@ -141,7 +147,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
          editable=True)
     r += 1
     line(r, "residual", "Residual value (share of capex at the end)", c.residual_fraction, PCT,
-         c.source_of("residual_fraction"), editable=True)
+         "credited when the machine is sold at the end of the ownership period, not at the purchase; "
+         + c.source_of("residual_fraction"), editable=True)
     r += 1
     line(r, "support", "Support and maintenance (USD/year)", c.support_usd_per_year, USD,
          c.source_of("support_usd_per_year"), editable=True)
@@ -169,11 +176,18 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     r += 2
     label(r, "Workloads: the cheapest instance of each, and the share of busy hours each takes")
     r += 1
+    put_text(ws, r, 1, "Time model (assumption): " + TIME_MODEL_NOTE + " k = cloud hours per local busy hour: "
+             "local tokens/s / cloud tokens/s for batch work (training; inference listed in "
+             "costs.batch_inference), 1 for a service (other inference: the instance is up as long as the local "
+             "machine, whatever its speed).").alignment = wrap
+    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=12)
+    ws.row_dimensions[r].height = 45
+    r += 1
     wl_header = ["Workload", "Share of busy hours", "Instance (on-demand)", "List USD/h", "Instance (spot)",
                  "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s",
                  "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
                  "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand",
-                 "Cloud USD/h per local h, spot where cheaper (before discount)"]
+                 "Cloud USD/h per local h, spot where cheaper (before discount)", "Priced as"]
     header(r, wl_header)
     first_wl = r + 1
     U = lambda k: f"${cells[k][0]}${cells[k][1:]}"  # noqa: E731 - absolute reference of an input
@@ -195,6 +209,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
             # A renter who can use spot takes the cheaper of the best spot and on-demand offers.
             put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
         put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
+        put_text(ws, r, 17, ("service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
+                 + (", assumed: see the notes" if wc.pricing_assumed else ""))
         if wc.local.hours_per_job is not None:
             put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
         if od and od.time is not None and od.time.hours_per_job is not None:
@@ -213,7 +229,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
          "(GPUs x TDP x power fraction + platform W) / 1000 x USD/kWh x PUE", formula=True)
     r += 1
     line(r, "net_capex", "Net capex, F (USD)", f"={cells['capex']}*(1-{cells['residual']})", USD,
-         "capex x (1 - residual value)", formula=True)
+         "capex x (1 - residual value): what owning costs over the whole period, the resale credited at its "
+         "end", formula=True)
     r += 1
     rows = f"{first_wl}:{last_wl}" if comp.workloads else None
     all_od = all(wc.best_on_demand for wc in comp.workloads)
@@ -249,30 +266,42 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
              USD, "c spot x h", formula=True)
     r += 1
     yrs, F, S, e = cells["years"], cells["net_capex"], cells["support"], cells["energy"]
+    capex, h = cells["capex"], cells["hours_per_month"]
+    line(r, "busy_hours", "Busy hours in the ownership period", f"={h}*12*{yrs}", NUM2, "h x 12 x D", formula=True)
+    busy = cells["busy_hours"]
+    r += 1
+    # TCO over the period (resale included) and the rent for the same work, inline so that each
+    # break-even row reads on its own.
+    tco_expr = f"{F}+{S}*{yrs}+{e}*{busy}"
     for kind, ok, per_hour, pm in (("", has_od, "cloud_per_hour", "cloud_pm"),
                                    ("spot_", has_spot, "spot_per_hour", "spot_pm")):
         name = "on-demand" if not kind else "spot"
         if not ok:
             r += 4
             continue
-        line(r, f"{kind}be_months_any", f"Break-even months, {name} (closed form)",
-             f'=IF({cells[pm]}>{cells["local_pm"]},{F}/({cells[pm]}-{cells["local_pm"]}),"never")', NUM2,
-             "F / (cloud per month - local per month); 'never' when renting costs no more per month",
-             formula=True)
+        line(r, f"{kind}be_months_any", f"Month the cumulative lines cross before the sale, {name} (closed form)",
+             f'=IF({cells[pm]}>{cells["local_pm"]},{capex}/({cells[pm]}-{cells["local_pm"]}),"never")', NUM2,
+             "capex / (cloud per month - local per month): the full price paid at month 0; 'never' when renting "
+             "costs no more per month", formula=True)
         r += 1
         any_m = cells[f"{kind}be_months_any"]
-        line(r, f"{kind}be_months", f"Break-even months within the ownership period, {name}",
-             f'=IF(AND(ISNUMBER({any_m}),{any_m}<=12*{yrs}),{any_m},"none: cloud cheaper throughout")', NUM2,
-             "the crossing when it falls within 12 x D months", formula=True)
+        line(r, f"{kind}be_months", f"Break-even month within the ownership period, {name}",
+             f'=IF(AND(ISNUMBER({any_m}),{any_m}<=12*{yrs}),{any_m},'
+             f'IF({tco_expr}<={cells[per_hour]}*{busy},12*{yrs},"none: cloud cheaper throughout"))', NUM2,
+             "the crossing when it falls within 12 x D months; else 12 x D (local breaks even only at the sale, "
+             "when the resale value is credited) when the TCO is no more than the rent; agrees with the busy-hours "
+             "row", formula=True)
         r += 1
-        line(r, f"{kind}be_hours_any", f"Break-even busy hours, {name} (closed form)",
+        line(r, f"{kind}be_hours_any", f"Busy hours over the period at which owning pays off, {name} (closed form)",
              f'=IF({cells[per_hour]}>{e},({F}+{S}*{yrs})/({cells[per_hour]}-{e}),"never")', NUM2,
-             "(F + support x D) / (c - e): local TCO over D years = rent for the same work", formula=True)
+             "(F + support x D) / (c - e): local TCO over D years, resale included = rent for the same work",
+             formula=True)
         r += 1
         any_h = cells[f"{kind}be_hours_any"]
-        line(r, f"{kind}be_hours", f"Break-even busy hours within the ownership period, {name}",
-             f'=IF(AND(ISNUMBER({any_h}),{any_h}<={HOURS_PER_YEAR:g}*{yrs}),{any_h},"none: cloud cheaper throughout")',
-             NUM2, "the crossing when it falls within 8,760 x D hours", formula=True)
+        line(r, f"{kind}be_hours", f"Break-even busy hours within the period's busy hours, {name}",
+             f'=IF(AND(ISNUMBER({any_h}),{any_h}<={busy}),{any_h},"none: cloud cheaper throughout")',
+             NUM2, "the crossing when the busy hours in the period (h x 12 x D) reach it; agrees with the month row",
+             formula=True)
         r += 1
     line(r, "tco", "Local TCO over the ownership period (USD)",
          f"={F}+{S}*{yrs}+{e}*{cells['hours_per_month']}*12*{yrs}", USD, "F + support x D + e x h x 12 x D",
@@ -328,36 +357,64 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
 
     # ---- cumulative cost by month and the chart -------------------------------------------------------
     r += 2
-    label(r, "Cumulative cost by month (USD): local = F + local per month x m; cloud = cloud per month x m. "
-             "Break-even markers: the closed-form month, from 0 to the cost there (0 when there is none).")
+    label(r, "Cumulative cost over the ownership period (USD): local = capex + local per month x m, less the resale "
+             "value (capex x residual) at the sale at the end of the period; cloud = cloud per month x m. Break-even "
+             "markers: the break-even month within the period, from 0 to the cost there (#N/A and not drawn when "
+             "there is none; the sentences under the markers say so). Rows past 12 x D show #N/A.")
     r += 1
-    header(r, ["Month", "Local (USD)", "Cloud on-demand (USD)", "Cloud spot (USD)"])
+    header(r, ["Month", "Local (USD)", "Cloud on-demand (USD)", "Cloud spot (USD)", "Point"])
     head = r
-    months = max(MIN_TABLE_MONTHS, int(math.ceil(12 * c.depreciation_years)))
-    for mo in range(months + 1):
+    local_pm = cells["local_pm"]
+    end_months = 12 * c.depreciation_years
+    whole = [m for m in range(int(math.ceil(end_months)))]  # the months before the end, as written
+    within = f"A{{r}}<=12*{yrs}"
+    for mo in whole:
         r += 1
         put_value(ws, r, 1, mo, INT)
-        put_formula(ws, r, 2, f"={F}+{cells['local_pm']}*A{r}", USD)
+        put_formula(ws, r, 2, f"=IF({within.format(r=r)},{capex}+{local_pm}*A{r},NA())", USD)
+        if has_od:
+            put_formula(ws, r, 3, f"=IF({within.format(r=r)},{cells['cloud_pm']}*A{r},NA())", USD)
+        if has_spot:
+            put_formula(ws, r, 4, f"=IF({within.format(r=r)},{cells['spot_pm']}*A{r},NA())", USD)
+    # The end of the period (follows an edited D): just before the sale, and with the resale credited.
+    for sold in (False, True):
+        r += 1
+        put_formula(ws, r, 1, f"=12*{yrs}", NUM2)
+        upfront = F if sold else capex
+        put_formula(ws, r, 2, f"={upfront}+{local_pm}*A{r}", USD)
         if has_od:
             put_formula(ws, r, 3, f"={cells['cloud_pm']}*A{r}", USD)
         if has_spot:
             put_formula(ws, r, 4, f"={cells['spot_pm']}*A{r}", USD)
+        put_text(ws, r, 5, "end of the period, the machine sold (resale credited)" if sold else
+                 "end of the period, before the sale")
     last = r
-    # Break-even markers: a vertical segment from 0 to the cost at the crossing (x = months).
+    # Break-even markers: a vertical segment from 0 to the cost at the break-even month (x = months);
+    # #N/A (not drawn) when there is none within the period.
     markers = []
     col = 6
+    words = []
     for kind, name in (("", "on-demand"), ("spot_", "spot")):
-        be = cells.get(f"{kind}be_months_any")
+        be = cells.get(f"{kind}be_months")
         if not be:
             continue
+        pm = cells["cloud_pm" if not kind else "spot_pm"]
+        any_m = cells[f"{kind}be_months_any"]
         header(head, [f"Break-even {name}: month", "USD"], col)
         for k, top in enumerate((False, True)):
             rr = head + 1 + k
-            put_formula(ws, rr, col, f"=IF(ISNUMBER({be}),{be},0)", NUM2)
-            y = f"=IF(ISNUMBER({be}),{F}+{cells['local_pm']}*{be},0)" if top else "=0"
-            put_formula(ws, rr, col + 1, y, USD)
+            put_formula(ws, rr, col, f"=IF(ISNUMBER({be}),{be},NA())", NUM2)
+            put_formula(ws, rr, col + 1, f"=IF(ISNUMBER({be}),{pm}*{be},NA())" if top else
+                        f"=IF(ISNUMBER({be}),0,NA())", USD)
+        words.append(
+            f'="Break-even, {name}: "&IF(ISNUMBER({be}),IF({be}>=12*{yrs},"local breaks even only at the sale at '
+            f'the end of month "&TEXT({be},"0.0"),"local breaks even at month "&TEXT({be},"0.0")),"none within the "'
+            f'&TEXT(12*{yrs},"0")&" months of ownership: cloud is cheaper throughout"&IF(ISNUMBER({any_m}),'
+            f'" (the lines would cross at month "&TEXT({any_m},"0.0")&", after the period; not drawn)",""))')
         markers.append((name, col))
         col += 3
+    for k, formula in enumerate(words):
+        put_formula(ws, head + 3 + k, 6, formula)
     chart = ScatterChart()
     chart.title = "Cumulative cost: local vs cloud, with the break-even month(s) marked"
     chart.style = 13
@@ -367,8 +424,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     chart.x_axis.delete = False
     chart.y_axis.delete = False
     chart.x_axis.scaling.min = 0
-    chart.x_axis.scaling.max = months
-    chart.x_axis.majorUnit = 6
+    chart.x_axis.scaling.max = end_months
+    chart.x_axis.majorUnit = 6 if end_months > 24 else 3
     chart.legend.position = "b"
     xs = Reference(ws, min_col=1, min_row=head + 1, max_row=last)
     colors = {2: "1F77B4", 3: "D62728", 4: "2CA02C"}
@@ -396,7 +453,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
         chart.series.append(ser)
     chart.height = 10
     chart.width = 22
-    ws.add_chart(chart, f"F{head + 4}")
+    ws.add_chart(chart, f"F{head + 6}")
 
     # ---- arithmetic and notes --------------------------------------------------------------------------
     r = last + 2

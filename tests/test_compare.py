@@ -26,6 +26,7 @@ from planner.tco import (
     cloud_cost_usd,
     energy_usd_per_hour,
     local_tco_usd,
+    local_cumulative_usd,
     local_usd_per_busy_hour,
     read_costs,
     usd_per_million_tokens,
@@ -175,6 +176,7 @@ def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
 # One machine for the hand-computed cases: capex $10,000, residual 20 %, 3 years, no support;
 # 1 GPU of 450 W at full power + 300 W platform = 750 W; $0.15/kWh, PUE 1.0:
 # e = 0.75 kWh x $0.15 = $0.1125 per busy hour; F = 10,000 x 0.8 = $8,000.
+# The $10,000 is paid at month 0; the $2,000 resale is credited only at the sale after 36 months.
 MACHINE = dict(capex_usd=10_000.0, residual_fraction=0.2, years=3.0, support_usd_per_year=0.0)
 
 
@@ -205,35 +207,88 @@ def test_break_even_hours_closed_form():
 
 
 def test_cloud_wins_at_low_utilization():
-    # 10 % utilization: h = 0.1 x 730 = 73 h/month; M* = F / (h (c - e)) = 8,000 / (73 x 1.8875)
-    # = 8,000 / 137.7875 = 58.06 months > 36 months: no crossing in the ownership period.
+    # 10 % utilization: h = 0.1 x 730 = 73 h/month; the lines cross at M* = capex / (h (c - e))
+    # = 10,000 / (73 x 1.8875) = 10,000 / 137.7875 = 72.58 months > 36 months, and at the sale the
+    # TCO (below) is above the rent: no break-even in the ownership period.
     be = break_even_months(hours_per_month=73, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **MACHINE)
-    assert be.value is None and be.cheaper_before == "cloud"
+    assert be.value is None and be.cheaper_before == "cloud" and not be.at_sale
     assert not be.local_wins_at_horizon
     assert "cloud is cheaper throughout" in be.text
+    assert be.beyond == pytest.approx(10_000 / 137.7875, rel=1e-9)
     # over 36 months: local 8,000 + 0.1125 x 73 x 36 = 8,295.65; cloud 2.00 x 73 x 36 = 5,256.
     assert local_tco_usd(hours=73 * 36, energy_usd_per_hour=e_machine(), **MACHINE) == pytest.approx(8_295.65)
     assert 2.0 * 73 * 36 == pytest.approx(5_256)
+    # The hours agree: H* = 8,000 / 1.8875 = 4,238.41 busy hours, more than the 73 x 36 = 2,628 the period holds.
+    hours = break_even_hours(hours_per_month=73, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **MACHINE)
+    assert hours.value is None and hours.horizon == pytest.approx(2_628)
+    assert hours.beyond == pytest.approx(8_000 / 1.8875, rel=1e-9)
+    assert "cloud is cheaper throughout the 2,628 busy hours" in hours.text
 
 
-def test_local_wins_within_a_year():
-    # 50 % utilization: h = 365; M* = 8,000 / (365 x 1.8875) = 8,000 / 688.9375 = 11.612 months.
+def test_local_wins_within_the_period():
+    # 50 % utilization: h = 365; the full $10,000 is paid at month 0, so
+    # M* = capex / (h (c - e)) = 10,000 / (365 x 1.8875) = 10,000 / 688.9375 = 14.515 months.
     be = break_even_months(hours_per_month=365, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **MACHINE)
-    assert be.value == pytest.approx(8_000 / 688.9375, rel=1e-9)
-    assert be.value == pytest.approx(11.612, abs=0.001)
-    assert be.value < 12
-    # and M* x h equals H* when there is no support cost: 11.612 x 365 = 4,238.41.
-    assert be.value * 365 == pytest.approx(8_000 / 1.8875, rel=1e-9)
+    assert be.value == pytest.approx(10_000 / 688.9375, rel=1e-9)
+    assert be.value == pytest.approx(14.515, abs=0.001)
+    assert be.cheaper_before == "cloud" and not be.at_sale
+    # Busy hours over the period, resale included: H* = F / (c - e) = 8,000 / 1.8875 = 4,238.41, within the
+    # 365 x 36 = 13,140 busy hours (M* x h = 5,297.9 h is more: the resale is not yet in hand at month 14.5).
+    hours = break_even_hours(hours_per_month=365, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0,
+                             **MACHINE)
+    assert hours.value == pytest.approx(8_000 / 1.8875, rel=1e-9)
+    assert hours.horizon == pytest.approx(13_140)
 
 
 def test_break_even_with_support():
-    # $600/yr support: M* = F / (h (c - e) - S/12) = 8,000 / (688.9375 - 50) = 8,000 / 638.9375 = 12.521 months;
-    # H* = (F + S x D) / (c - e) = (8,000 + 1,800) / 1.8875 = 5,192.05 h.
+    # $600/yr support: M* = capex / (h (c - e) - S/12) = 10,000 / (688.9375 - 50) = 10,000 / 638.9375 = 15.651
+    # months; H* = (F + S x D) / (c - e) = (8,000 + 1,800) / 1.8875 = 5,192.05 h.
     m = {**MACHINE, "support_usd_per_year": 600.0}
     months = break_even_months(hours_per_month=365, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **m)
     hours = break_even_hours(energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **m)
-    assert months.value == pytest.approx(8_000 / 638.9375, rel=1e-9)
+    assert months.value == pytest.approx(10_000 / 638.9375, rel=1e-9)
     assert hours.value == pytest.approx(9_800 / 1.8875, rel=1e-9)
+
+
+def test_residual_is_credited_at_the_sale():
+    # L(0) is the full purchase price, not capex x (1 - residual): $10,000.
+    kw = dict(hours_per_month=365, capex_usd=10_000.0, residual_fraction=0.2, support_usd_per_year=0.0,
+              energy_usd_per_hour=e_machine())
+    assert local_cumulative_usd(months=0, **kw) == pytest.approx(10_000)
+    # At month 36 before the sale: 10,000 + 0.1125 x 365 x 36 = 10,000 + 1,478.25 = 11,478.25;
+    # sold: less the 2,000 resale = 9,478.25, which is the TCO over the period (8,000 + 1,478.25).
+    assert local_cumulative_usd(months=36, **kw) == pytest.approx(11_478.25)
+    assert local_cumulative_usd(months=36, sold=True, **kw) == pytest.approx(9_478.25)
+    assert local_tco_usd(hours=365 * 36, energy_usd_per_hour=e_machine(), **MACHINE) == pytest.approx(9_478.25)
+
+
+def test_break_even_only_at_the_sale():
+    # h = 146 h/month: the lines cross at M* = 10,000 / (146 x 1.8875) = 10,000 / 275.575 = 36.288 months, just
+    # after the period; but at the sale the TCO 8,000 + 0.1125 x 146 x 36 = 8,591.30 is below the rent
+    # 2.00 x 146 x 36 = 10,512: local breaks even at month 36, when the machine is sold.
+    be = break_even_months(hours_per_month=146, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **MACHINE)
+    assert be.value == pytest.approx(36) and be.at_sale and be.cheaper_before == "cloud"
+    assert be.beyond == pytest.approx(10_000 / 275.575, rel=1e-9)
+    assert "when the machine is sold" in be.text
+    # The hours agree: H* = 4,238.41 is within the 146 x 36 = 5,256 busy hours.
+    hours = break_even_hours(hours_per_month=146, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0,
+                             **MACHINE)
+    assert hours.value == pytest.approx(8_000 / 1.8875, rel=1e-9)
+
+
+@pytest.mark.parametrize("h", [50.0, 73.0, 117.0, 118.0, 146.0, 148.0, 200.0, 365.0, 700.0])
+@pytest.mark.parametrize("support", [0.0, 600.0])
+def test_break_even_hours_and_months_agree(h, support):
+    # Both say whether the TCO at the end of the period (resale credited) is at most the rent:
+    # a break-even month exists exactly when H* falls within the h x 36 busy hours. With no support
+    # the boundary is h = 4,238.41 / 36 = 117.73 h/month (117 and 118 straddle it); with $600/yr,
+    # h = 5,192.05 / 36 = 144.22.
+    m = {**MACHINE, "support_usd_per_year": support}
+    months = break_even_months(hours_per_month=h, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **m)
+    hours = break_even_hours(hours_per_month=h, energy_usd_per_hour=e_machine(), cloud_usd_per_hour=2.0, **m)
+    assert (months.value is not None) == (hours.value is not None)
+    boundary = (8_000 + 3 * support) / 1.8875 / 36
+    assert (months.value is not None) == (h >= boundary)
 
 
 def test_cloud_cheaper_than_electricity_never_breaks_even():
@@ -361,7 +416,7 @@ def test_retarget_inference_replicas(shipped):
     assert retarget(w, 1)[0] is None and "tp=2" in retarget(w, 1)[2]
 
 
-def test_compare_local_wins_within_a_year(tiny):
+def test_compare_local_wins_within_the_period(tiny):
     cat, w, machine = tiny
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
                            costs=CostInputs(utilization=0.5))
@@ -382,13 +437,15 @@ def test_compare_local_wins_within_a_year(tiny):
     assert comp.energy_usd_per_hour == pytest.approx(0.065)
     assert comp.net_capex_usd == pytest.approx(4_000)
     assert comp.cloud_usd_per_local_hour == pytest.approx(1.0)
-    # h = 365: M* = 4,000 / (365 x (1.00 - 0.065)) = 4,000 / 341.275 = 11.721 months: local wins within a year.
-    assert comp.break_even_months.value == pytest.approx(4_000 / 341.275, rel=1e-9)
-    assert comp.break_even_months.value < 12
-    # H* = 4,000 / 0.935 = 4,278.07 h.
+    # h = 365, the full $5,000 paid at month 0: M* = 5,000 / (365 x (1.00 - 0.065)) = 5,000 / 341.275
+    # = 14.651 months, within the 36.
+    assert comp.break_even_months.value == pytest.approx(5_000 / 341.275, rel=1e-9)
+    assert comp.break_even_months.value < 36 and not comp.break_even_months.at_sale
+    # H* = F / (c - e) = 4,000 / 0.935 = 4,278.07 busy hours, within the 365 x 36 = 13,140 of the period.
     assert comp.break_even_hours.value == pytest.approx(4_000 / 0.935, rel=1e-9)
-    # spot: c = $0.50; M* = 4,000 / (365 x 0.435) = 4,000 / 158.775 = 25.193 months.
-    assert comp.spot_break_even_months.value == pytest.approx(4_000 / 158.775, rel=1e-9)
+    assert comp.busy_hours == pytest.approx(13_140) and comp.break_even_hours.horizon == pytest.approx(13_140)
+    # spot: c = $0.50; M* = 5,000 / (365 x 0.435) = 5,000 / 158.775 = 31.491 months.
+    assert comp.spot_break_even_months.value == pytest.approx(5_000 / 158.775, rel=1e-9)
     # local per busy hour = 4,000 / (365 x 36) + 0.065 = 0.304414 + 0.065 = $0.369414;
     # per job x 5.185 h = $1.9154.
     per_hour = 4_000 / 13_140 + 0.065
@@ -398,11 +455,12 @@ def test_compare_local_wins_within_a_year(tiny):
     assert comp.tco_usd == pytest.approx(4_854.10)
     assert comp.cloud_cost_usd == pytest.approx(13_140)
     text = comparison_text(comp)
-    assert "local pays off after 11.7 months" in text
+    assert "local pays off after 14.7 months" in text
     assert "does not fit: cloud-tiny-ram" in text
     doc = comparison_to_dict(comp)
     json.dumps(doc, allow_nan=False)
-    assert doc["break_even"]["on_demand"]["months"]["value"] == pytest.approx(4_000 / 341.275)
+    assert doc["break_even"]["on_demand"]["months"]["value"] == pytest.approx(5_000 / 341.275)
+    assert doc["costs"]["busy_hours_in_period"] == pytest.approx(13_140)
 
 
 def test_compare_text_without_a_job_size(tiny):
@@ -427,14 +485,20 @@ def test_compare_cloud_wins_at_low_utilization(tiny):
     cat, w, machine = tiny
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
                            costs=CostInputs(utilization=0.1))
-    # h = 73: M* = 4,000 / (73 x 0.935) = 4,000 / 68.255 = 58.6 months > 36: cloud cheaper throughout.
+    # h = 73: M* = 5,000 / (73 x 0.935) = 5,000 / 68.255 = 73.3 months > 36, and at the sale
+    # TCO 4,000 + 0.065 x 73 x 36 = 4,170.82 is above cloud 1.00 x 73 x 36 = 2,628: cloud cheaper throughout.
     assert comp.break_even_months.value is None and comp.break_even_months.cheaper_before == "cloud"
-    # TCO 4,000 + 0.065 x 73 x 36 = 4,170.82 against cloud 1.00 x 73 x 36 = 2,628.
     assert comp.tco_usd == pytest.approx(4_170.82)
     assert comp.cloud_cost_usd == pytest.approx(2_628)
-    # the break-even in hours does not depend on utilization: still 4,278.07 h, but 3 years hold only 2,628 busy h.
-    assert comp.break_even_hours.value == pytest.approx(4_000 / 0.935)
-    assert "cloud is cheaper throughout the 36 months" in comparison_text(comp)
+    # The hours agree: owning would need H* = 4,000 / 0.935 = 4,278.07 busy hours, but 3 years at 73 h/month
+    # hold only 2,628, so there is no break-even in hours either; the 4,278.07 is kept as 'beyond'.
+    assert comp.break_even_hours.value is None
+    assert comp.break_even_hours.beyond == pytest.approx(4_000 / 0.935)
+    text = comparison_text(comp)
+    assert "cloud is cheaper throughout the 36 months" in text
+    # 4,278.07 / 36 = 118.8 h/month needed, against the 2,628 busy hours the scenario gives.
+    assert "owning would need 4,278 busy hours in 3 years, 119 h/month; the scenario gives 2,628 busy hours" in text
+    assert "local breaks even after" not in text
 
 
 def test_compare_discount_and_hours_sources(tiny):
@@ -442,11 +506,16 @@ def test_compare_discount_and_hours_sources(tiny):
     w2 = replace(w, hours_per_month=200.0)
     comp = compare_machine(machine=machine, runs=[LocalRun(w2, estimate(w2))], catalog=cat,
                            costs=CostInputs(cloud_discount=0.25))
-    # h from the workload: 200 h/month; c = 2.00 x 0.75 x 0.5 = $0.75;
-    # M* = 4,000 / (200 x (0.75 - 0.065)) = 4,000 / 137 = 29.197 months.
+    # h from the workload: 200 h/month; c = 2.00 x 0.75 x 0.5 = $0.75; the lines cross at
+    # M* = 5,000 / (200 x (0.75 - 0.065)) = 5,000 / 137 = 36.50 months, after the period; at the sale the TCO
+    # 4,000 + 0.065 x 200 x 36 = 4,468 is below the rent 0.75 x 200 x 36 = 5,400: break-even at the sale, month 36.
     assert comp.hours_per_month == 200 and "workloads" in comp.hours_source
     assert comp.cloud_usd_per_local_hour == pytest.approx(0.75)
-    assert comp.break_even_months.value == pytest.approx(4_000 / 137)
+    assert comp.break_even_months.value == pytest.approx(36) and comp.break_even_months.at_sale
+    assert comp.break_even_months.beyond == pytest.approx(5_000 / 137)
+    # and in busy hours: H* = 4,000 / 0.685 = 5,839.4, within the 200 x 36 = 7,200.
+    assert comp.break_even_hours.value == pytest.approx(4_000 / 0.685)
+    assert "local pays off only when the machine is sold" in comparison_text(comp)
     # nothing given: the default 25 % utilization (182.5 h).
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat, costs=CostInputs())
     assert comp.hours_per_month == pytest.approx(182.5) and "assumption" in comp.hours_source
@@ -468,23 +537,56 @@ def run_compare(*args):
     return CliRunner().invoke(main, ["compare", *args], catch_exceptions=False)
 
 
-def test_seed_scenario_compare_json(tmp_path):
+def closed_form_break_even(doc, c):
+    """Break-even month, busy hours and hours beyond the period from the printed figures at cloud rate c,
+    by planner.tco's closed forms (the planner itself uses brentq):
+    month: M* = capex / (h (c - e) - S/12) when within 12 x D; else 12 x D (the sale) when the TCO
+    F + S x D + e x busy is at most the rent c x busy; else none.
+    hours: H* = (F + S x D) / (c - e) when c > e; a break-even when H* <= busy = h x 12 x D, else 'beyond'."""
+    capex, F = doc["local"]["capex_usd"], doc["local"]["net_capex_usd"]
+    e, h = doc["local"]["energy_usd_per_hour"], doc["costs"]["hours_per_month"]
+    S, D = doc["costs"]["support_usd_per_year"], doc["costs"]["depreciation_years"]
+    busy = h * 12 * D
+    margin = h * (c - e) - S / 12
+    cross = capex / margin if margin > 0 else float("inf")
+    month = cross if cross <= 12 * D else (12 * D if F + S * D + e * busy <= c * busy else None)
+    H = (F + S * D) / (c - e) if c > e else None
+    return month, (H if H is not None and H <= busy else None), (H if H is not None and H > busy else None)
+
+
+def test_seed_scenario_compare_json(tmp_path, shipped):
     result = run_compare(str(SEED), "--json", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     wl = doc["workloads"][0]
     fits = {o["instance_id"]: o["feasible"] for o in wl["cloud"]}
-    # the 16 GiB xlarge sizes cannot hold the 19.6 GiB host-RAM peak; the 64 GiB 4xlarge sizes can
-    assert fits == {"aws-g5-xlarge": False, "aws-g6-xlarge": False, "aws-g5-4xlarge": True, "aws-g6-4xlarge": True}
-    assert wl["best_on_demand"] == "aws-g6-4xlarge"
-    # the break-even follows from the printed figures: M* = F / (h (c - e))
-    F = doc["local"]["net_capex_usd"]
-    e = doc["local"]["energy_usd_per_hour"]
-    c = doc["cloud"]["usd_per_local_hour"]
+    assert set(fits) == {"aws-g5-xlarge", "aws-g6-xlarge", "aws-g5-4xlarge", "aws-g6-4xlarge"}
+    # The workload runs on a 12 GB card, so every 24 GB A10G / L4 holds it; host RAM decides: an instance fits
+    # when the memory model's host need is at most its RAM (16 GiB xlarge, 64 GiB 4xlarge).
+    _, est = qlora_7b_seed(shipped)
+    ram = {i.id: i.memory_bytes for i in shipped.instances}
+    assert fits == {i: est.host_total_bytes <= ram[i] for i in fits}
+    for o in wl["cloud"]:
+        assert o["feasible"] or "host RAM" in o["why_not"]
+    # the cheapest feasible per local hour is the best on-demand
+    feasible = [o for o in wl["cloud"] if o["feasible"]]
+    assert wl["best_on_demand"] == min(feasible, key=lambda o: o["usd_per_local_hour"])["instance_id"]
     h = doc["costs"]["hours_per_month"]
     assert h == pytest.approx(365)
-    months = doc["break_even"]["on_demand"]["months"]["value"]
-    assert months == pytest.approx(F / (h * (c - e)), rel=1e-9)
+    assert doc["costs"]["busy_hours_in_period"] == pytest.approx(365 * 36)
+    # The break-even follows from the printed figures (closed_form_break_even), on-demand and spot, and the
+    # months and the busy hours agree: both find a break-even or neither does.
+    for kind, rate in (("on_demand", doc["cloud"]["usd_per_local_hour"]),
+                       ("spot", doc["cloud"]["spot_usd_per_local_hour"])):
+        be = doc["break_even"][kind]
+        month, hours, beyond = closed_form_break_even(doc, rate)
+        for got, want in ((be["months"]["value"], month), (be["hours"]["value"], hours),
+                          (be["hours"]["beyond"], beyond)):
+            assert (got is None) == (want is None), kind
+            if want is not None:
+                assert got == pytest.approx(want, rel=1e-9), kind
+        assert (be["months"]["value"] is None) == (be["hours"]["value"] is None), kind
+        assert be["hours"]["horizon"] == pytest.approx(365 * 36)
     # the written files
     assert (tmp_path / "compare-qlora-7b-12gb-compare.json").exists()
     assert (tmp_path / "compare-qlora-7b-12gb-compare.xlsx").exists()
@@ -510,8 +612,21 @@ def test_compare_help_has_example():
 def test_seed_scenario_text():
     result = run_compare(str(SEED))
     assert result.exit_code == 0, result.output
-    assert "does not fit: aws-g5-xlarge" in result.output
+    doc = json.loads(run_compare(str(SEED), "--json").output)
+    for o in doc["workloads"][0]["cloud"]:
+        assert (f"does not fit: {o['instance_id']} " in result.output) == (not o["feasible"])
     assert "Break-even (on-demand)" in result.output
+    assert "credited at the sale after 36 months" in result.output
+    # Hours and months never contradict each other in the text: each arithmetic line and each sentence says
+    # local breaks even exactly when the JSON has a break-even month.
+    lines = result.output.splitlines()
+    for kind, key in (("on-demand", "on_demand"), ("spot", "spot")):
+        month = doc["break_even"][key]["months"]["value"]
+        arithmetic = [ln for ln in lines if ln.startswith(f"  break-even ({kind})")]
+        sentence = [ln for ln in lines if ln.startswith(f"Break-even ({kind})")]
+        assert len(arithmetic) == 1 and len(sentence) == 1
+        assert ("local breaks even" in arithmetic[0]) == (month is not None), kind
+        assert ("cloud is cheaper throughout" in sentence[0]) == (month is None), kind
 
 
 def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
@@ -531,3 +646,193 @@ def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
     assert comp.spot_usd_per_local_hour == pytest.approx(0.40)
     # both break-evens then agree: M* = 4,000 / (365 x (0.40 - 0.065)) = 32.71 months.
     assert comp.spot_break_even_months.value == pytest.approx(comp.break_even_months.value)
+
+
+def test_cumulative_starts_at_the_full_price_and_credits_the_resale_at_the_sale(tiny):
+    cat, w, machine = tiny
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    rows = comp.cumulative()
+    # months 0..36 (37 rows) and the sale at month 36: 38 rows; nothing past the 3-year period.
+    assert [r["month"] for r in rows] == [float(m) for m in range(37)] + [36.0]
+    assert [r["sold"] for r in rows] == [False] * 37 + [True]
+    # month 0: the $5,000 paid, not 5,000 x 0.8; local per month = 0.065 x 365 = $23.725.
+    assert rows[0]["local_usd"] == pytest.approx(5_000)
+    assert rows[36]["local_usd"] == pytest.approx(5_000 + 23.725 * 36)
+    # sold: less the $1,000 resale = 4,000 + 854.10 = the TCO, $4,854.10.
+    assert rows[-1]["local_usd"] == pytest.approx(4_854.10) == pytest.approx(comp.tco_usd)
+    assert rows[-1]["cloud_usd"] == pytest.approx(comp.cloud_cost_usd)
+
+
+# ----- pricing: batch work against services (one rule for on-demand and spot) -----------------------------
+
+@pytest.fixture(scope="module")
+def serving(shipped):
+    """GPT-2 served at concurrency 1 on a local card of 1 TB/s; 'cloud-wide' rents a card with 4 TB/s
+    at $2.00/h (spot $1.00/h), 'cloud-twin' the local card's twin at $0.50/h (no spot)."""
+    wide = replace(gpu("wide-card", tflops=100, memory_gib=80, tdp=400), memory_bandwidth_bytes_per_s=4e12)
+    cat = Catalog(
+        schema_version=1,
+        gpus=(gpu("local-card", tflops=100, memory_gib=24, tdp=300), wide,
+              gpu("twin-card", tflops=100, memory_gib=24, tdp=300)),
+        pcie=(PcieGen(id="pcie-gen4", gen=4, per_lane_bytes_per_s=1.969e9, source="t", as_of="2026-01"),),
+        instances=(instance("cloud-wide", "wide-card", usd=2.0, spot=1.0, ram_gib=64),
+                   instance("cloud-twin", "twin-card", usd=0.5, spot=None, ram_gib=64)),
+    )
+    arch = from_hf_config(shipped.model("gpt2").config, "gpt2")
+
+    def infer(**extra):
+        return workload_from_mapping({"name": "chat", "model": "gpt2", "task": "infer", "context": 1024,
+                                      "concurrency": 1, **extra}, lambda name, entry: (name, "test", arch))
+
+    machine = LocalMachine(description="1 x local-card", gpu=cat.gpu("local-card"), gpus_per_node=1, nodes=1,
+                           platform_w=200, capex_usd=5_000.0, pcie_per_lane_bytes_per_s=1.969e9, pcie_lanes=16)
+    return cat, infer, machine
+
+
+def test_inference_without_a_rate_is_priced_as_a_service_on_demand_and_spot(serving):
+    cat, infer, machine = serving
+    w = infer()
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    wc = comp.workloads[0]
+    # Neither requests_per_hour nor costs.batch_inference: read as a service, and the reading is flagged.
+    assert wc.service and wc.pricing_assumed
+    # A service keeps its instance up for the local busy hours: k = 1 on every instance, however fast
+    # (cloud-wide decodes 4x faster, see the batch test), and the same k for spot.
+    assert [o.hours_per_local_hour for o in wc.cloud if o.feasible] == [1.0, 1.0]
+    wide = wc.option("cloud-wide")
+    assert wide.usd_per_local_hour == pytest.approx(2.0) and wide.spot_usd_per_local_hour == pytest.approx(1.0)
+    # cheapest on-demand: cloud-twin $0.50 x 1; spot: cloud-wide's $1.00 x 1 loses to that $0.50 on-demand.
+    assert wc.best_on_demand == "cloud-twin" and wc.best_spot == "cloud-wide"
+    assert comp.cloud_usd_per_local_hour == pytest.approx(0.5) and comp.spot_usd_per_local_hour == pytest.approx(0.5)
+    notes = [n for n in comp.notes if n.startswith("chat (inference) is priced as a service, assumed")]
+    assert len(notes) == 1 and "costs.batch_inference" in notes[0]
+    assert "Workload chat (infer; priced as service, k = 1, assumed (see the notes))" in comparison_text(comp)
+    doc = comparison_to_dict(comp)
+    assert doc["workloads"][0]["service"] is True and doc["workloads"][0]["pricing_assumed"] is True
+
+
+def test_inference_listed_as_batch_work_scales_with_speed(serving):
+    cat, infer, machine = serving
+    w = infer()
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5, batch_inference=("chat",)))
+    wc = comp.workloads[0]
+    assert not wc.service and not wc.pricing_assumed
+    assert not any("assumed" in n for n in comp.notes)
+    # Decode is memory bound on both cards (GPT-2's 2 x P = 2.5e8 FLOPs per token take 6.2 us at 100 TFLOPS x 0.4,
+    # against ~0.1-0.4 ms to read its ~0.27 GB of weights and KV), so tokens/s scale with bandwidth:
+    # k = 1 TB/s / 4 TB/s = 0.25; on-demand 2.00 x 0.25 = $0.50, spot 1.00 x 0.25 = $0.25 per local hour.
+    wide = wc.option("cloud-wide")
+    assert wide.hours_per_local_hour == pytest.approx(0.25)
+    assert wide.usd_per_local_hour == pytest.approx(0.5) and wide.spot_usd_per_local_hour == pytest.approx(0.25)
+    assert wc.option("cloud-twin").hours_per_local_hour == pytest.approx(1.0)
+    assert comp.spot_usd_per_local_hour == pytest.approx(0.25)
+
+
+def test_inference_with_a_request_rate_is_a_service_without_a_note(serving):
+    cat, infer, machine = serving
+    w = infer(tokens_per_request=128, requests_per_hour=10)
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    wc = comp.workloads[0]
+    assert wc.service and not wc.pricing_assumed and "requests_per_hour" in wc.pricing
+    assert all(o.hours_per_local_hour == 1.0 for o in wc.cloud if o.feasible)
+    assert not any("assumed" in n for n in comp.notes)
+
+
+def test_read_costs_checks_batch_inference_names(serving, tiny):
+    _, infer, _ = serving
+    _, train, _ = tiny
+    chat, rated = infer(), infer(tokens_per_request=128, requests_per_hour=10)
+    train = replace(train, name="ft")
+    assert read_costs(costs_entry({"batch_inference": ["chat"]}), workloads=[chat, train]).batch_inference == ("chat",)
+    problems = []
+    for names, workloads in ((["chatt"], [chat, train]), (["ft"], [chat, train]), (["chat"], [rated])):
+        with pytest.raises(ScenarioError) as info:
+            read_costs(costs_entry({"batch_inference": names}), workloads=workloads)
+        problems.append(str(info.value))
+    assert "no workload 'chatt' in the scenario" in problems[0] and "Did you mean 'chat'?" in problems[0]
+    assert "workload 'ft' is training, which is always priced as batch work" in problems[1]
+    assert "workload 'chat' gives requests_per_hour, so it is a service, not batch work" in problems[2]
+
+
+def test_compare_command_refuses_batch_inference_of_a_training_workload(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SEED.read_text().replace("  spot: true\n", "  spot: true\n  batch_inference: [qlora-7b]\n"))
+    from planner.cli import main
+
+    result = CliRunner().invoke(main, ["compare", str(bad)])
+    assert result.exit_code == 2
+    assert "costs.batch_inference: workload 'qlora-7b' is training, which is always priced as batch work" \
+        in result.output
+
+
+# ----- why an instance does not fit: the local plan's variant, not the first -------------------------------
+
+def test_why_not_is_the_reason_of_the_local_variant(tiny, shipped):
+    from planner.cloud import check_instance
+
+    cat, _, _ = tiny
+    arch = from_hf_config(shipped.model("gpt2").config, "gpt2")
+
+    def infer(tp):
+        return workload_from_mapping({"name": "chat", "model": "gpt2", "task": "infer", "tp": tp},
+                                     lambda name, entry: (name, "test", arch))
+
+    tp2, tp1, tp4 = infer(2), infer(1), infer(4)
+    inst = next(i for i in cat.instances if i.id == "cloud-no-bf16")  # 1 x old-card, no bf16
+    # Without the local workload the first variant's reason stands (the old behaviour) ...
+    assert check_instance([tp2, tp1], inst, cat).why_not == "1 GPU(s) cannot hold replicas of tp=2"
+    # ... with it, the reason of the variant the plan runs (tp 1), which the instance can hold.
+    assert check_instance([tp2, tp1], inst, cat, local=tp1).why_not == \
+        "old-card has no bf16 support (use an fp16 recipe)"
+    # A local tp 4 is as far from tp 2 as from tp 1 (one field), and only tp 1 fits on one GPU: its reason.
+    assert "no bf16 support" in check_instance([tp2, tp1], inst, cat, local=tp4).why_not
+    # compare passes the local workload through.
+    _, _, machine = tiny
+    comp = compare_machine(machine=machine, runs=[LocalRun(tp1, estimate(tp1), variants=(tp2, tp1))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    assert "no bf16 support" in comp.workloads[0].option("cloud-no-bf16").why_not
+
+
+# ----- a much larger cheapest instance is flagged ------------------------------------------------------
+
+def test_much_larger_cheapest_instance_is_flagged(tiny):
+    from dataclasses import replace as dc_replace
+
+    from planner.compare import TIME_MODEL_NOTE
+
+    cat, w, machine = tiny
+    plain = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                            costs=CostInputs(utilization=0.5))
+    assert TIME_MODEL_NOTE in plain.notes
+    assert not any("much larger" in n for n in plain.notes)  # cheapest is the 1-GPU cloud-fast
+    # 'cloud-8x': 8 x cloud-card at $14/h; with perfect scaling k = 0.5 / 8 = 0.0625 -> 14 x 0.0625 = $0.875 per
+    # local hour, below cloud-fast's 2.00 x 0.5 = $1.00: the cheapest, with 8 GPUs for 1-GPU work.
+    cat = dc_replace(cat, instances=cat.instances + (instance("cloud-8x", "cloud-card", usd=14.0, spot=None,
+                                                              ram_gib=512, count=8),))
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    assert comp.workloads[0].best_on_demand == "cloud-8x"
+    flagged = [n for n in comp.notes if "much larger" in n]
+    assert len(flagged) == 1
+    assert "on-demand cloud-8x (8 x cloud-card, k 0.0625, $0.8750 per local hour; the cheapest with at most " \
+           "1 GPU(s) is cloud-fast at $1.0000)" in flagged[0]
+    # spot's cheapest is cloud-fast (1 GPU, 1.00 x 0.5 = $0.50 per local hour): not flagged.
+    assert comp.workloads[0].best_spot == "cloud-fast" and "spot" not in flagged[0]
+
+
+def test_compare_command_refuses_batch_inference_of_a_service(tmp_path):
+    # requests_per_hour makes the workload a service; listing it as batch work contradicts that.
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bi\nworkloads:\n  - name: chat\n    model: llama-3.1-8b\n    task: infer\n"
+                   "    context: 2048\n    concurrency: 4\n    tokens_per_request: 256\n    requests_per_hour: 100\n"
+                   "costs:\n  batch_inference: [chat]\n")
+    from planner.cli import main
+
+    result = CliRunner().invoke(main, ["compare", str(bad)])
+    assert result.exit_code == 2
+    assert "bad.yaml:11: costs.batch_inference: workload 'chat' gives requests_per_hour, so it is a service" \
+        in result.output

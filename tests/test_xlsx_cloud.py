@@ -3,6 +3,10 @@
 The recalculated break-even (months and busy hours, on-demand and spot), TCO and cloud cost
 must equal the planner's own figures (scipy brentq) to 1e-9 relative, at the inputs as written
 and after a buyer edits an input cell. The LibreOffice tests skip when soffice is not on PATH.
+
+The tiny comparison (test_compare.tiny): capex $5,000, residual 20 % (F = $4,000, resale $1,000
+credited at the sale after 36 months), e = $0.065 per busy hour, c = $1.00 on-demand and $0.50
+spot per local busy hour.
 """
 
 from __future__ import annotations
@@ -73,6 +77,17 @@ def computed(original: Path, recalculated: Path) -> dict[str, object]:
 
 # ----- structure -----------------------------------------------------------------------------------
 
+def table(ws):
+    """The cumulative-cost table: (header row, [row numbers below it while column A is filled])."""
+    head = next(c.row for c in ws["A"] if c.value == "Month")
+    rows = []
+    r = head + 1
+    while ws.cell(r, 1).value is not None:
+        rows.append(r)
+        r += 1
+    return head, rows
+
+
 def test_sheet_inputs_formulas_names_and_chart(tiny):
     comp = comparison(tiny, utilization=0.5)
     wb, cells = workbook_for(comp)
@@ -92,6 +107,21 @@ def test_sheet_inputs_formulas_names_and_chart(tiny):
     titles = [s.tx.strRef.f if s.tx.strRef is not None else s.tx.v for s in charts[0].series]
     assert titles[:3] == ["Local (USD)", "Cloud on-demand (USD)", "Cloud spot (USD)"]
     assert titles[3:] == ["Break-even (on-demand)", "Break-even (spot)"]
+    # The chart and the table cover the 3-year ownership period: months 0..35, then month 36 before and after
+    # the sale (both =12*D, following an edited period).
+    assert charts[0].x_axis.scaling.max == 36
+    head, rows = table(ws)
+    assert [ws.cell(r, 1).value for r in rows[:-2]] == list(range(36))
+    assert [ws.cell(r, 1).value for r in rows[-2:]] == [f"=12*{cells['years']}"] * 2
+    # Local starts at the full capex; only the last row (the sale) uses F = capex x (1 - residual).
+    assert ws.cell(rows[0], 2).value.startswith(f"=IF(A{rows[0]}<=12*{cells['years']},{cells['capex']}+")
+    assert ws.cell(rows[-2], 2).value.startswith(f"={cells['capex']}+")
+    assert ws.cell(rows[-1], 2).value.startswith(f"={cells['net_capex']}+")
+    # The break-even month row falls back to the sale when the TCO is below the rent, and the hours row is tested
+    # against the busy hours in the period, not 8,760 x D.
+    assert f"12*{cells['years']}" in ws[cells["be_months"]].value
+    assert f"<={cells['busy_hours']}" in ws[cells["be_hours"]].value and "8760" not in ws[cells["be_hours"]].value
+    assert "perfect scaling" in " ".join(str(c.value) for c in ws["A"] if c.value)
 
 
 def test_user_text_is_never_a_formula(tiny):
@@ -115,9 +145,11 @@ def test_libreoffice_break_even_equals_planner(tiny, tmp_path):
     wb, cells = workbook_for(comp)
     src = tmp_path / "cloud.xlsx"
     wb.save(src)
-    got = computed(src, recalc(src, tmp_path))
-    # with $120/yr support: M* = (5,000 x 0.8) / (365 x (1.00 - 0.065) - 120 / 12) = 4,000 / 331.275 = 12.07
-    assert comp.break_even_months.value == pytest.approx(4_000 / 331.275, rel=1e-9)
+    out = recalc(src, tmp_path)
+    got = computed(src, out)
+    # with $120/yr support, the full $5,000 paid at month 0: M* = 5,000 / (365 x (1.00 - 0.065) - 120 / 12)
+    # = 5,000 / 331.275 = 15.09 months
+    assert comp.break_even_months.value == pytest.approx(5_000 / 331.275, rel=1e-9)
     assert got["be_months"] == pytest.approx(comp.break_even_months.value, rel=1e-9)
     assert got["be_hours"] == pytest.approx(comp.break_even_hours.value, rel=1e-9)
     assert got["spot_be_months"] == pytest.approx(comp.spot_break_even_months.value, rel=1e-9)
@@ -125,6 +157,15 @@ def test_libreoffice_break_even_equals_planner(tiny, tmp_path):
     assert got["tco"] == pytest.approx(comp.tco_usd, rel=1e-9)
     assert got["cloud_per_hour"] == pytest.approx(comp.cloud_usd_per_local_hour, rel=1e-12)
     assert got["energy"] == pytest.approx(comp.energy_usd_per_hour, rel=1e-12)
+    # The table: month 0 is the $5,000 capex; the sale row is the TCO (4,000 + 120 x 3 + 0.065 x 13,140 =
+    # $5,214.10); the on-demand marker stands at month 15.09, up to the cloud cost there (365 x $1.00 a month).
+    ws = openpyxl.load_workbook(out, data_only=True)[SHEET]
+    head, rows = table(ws)
+    assert ws.cell(rows[0], 2).value == pytest.approx(5_000)
+    assert ws.cell(rows[-1], 2).value == pytest.approx(comp.tco_usd) == pytest.approx(5_214.10)
+    assert ws.cell(head + 1, 6).value == pytest.approx(5_000 / 331.275, rel=1e-9)
+    assert ws.cell(head + 2, 7).value == pytest.approx(365 * 1.0 * 5_000 / 331.275, rel=1e-9)
+    assert ws.cell(head + 3, 6).value == "Break-even, on-demand: local breaks even at month 15.1"
 
 
 @pytest.mark.libreoffice
@@ -138,11 +179,15 @@ def test_libreoffice_follows_an_edited_input(tiny, tmp_path):
     wb.save(src)
     got = computed(src, recalc(src, tmp_path))
     low = comparison(tiny, utilization=0.1)
-    assert low.break_even_months.value is None
+    assert low.break_even_months.value is None and low.break_even_hours.value is None
     assert got["be_months"] == "none: cloud cheaper throughout"
-    # the closed form still gives where the lines would cross: 4,000 / (73 x 0.935) = 58.6 months
-    assert got["be_months_any"] == pytest.approx(4_000 / (73 * 0.935), rel=1e-9)
-    assert got["be_hours"] == pytest.approx(low.break_even_hours.value, rel=1e-9)
+    # the closed form still gives where the lines would cross: 5,000 / (73 x 0.935) = 73.25 months
+    assert got["be_months_any"] == pytest.approx(5_000 / (73 * 0.935), rel=1e-9)
+    # and the hours agree with the months: owning needs 4,000 / 0.935 = 4,278.07 busy hours, the period holds
+    # 73 x 36 = 2,628.
+    assert got["be_hours"] == "none: cloud cheaper throughout"
+    assert got["be_hours_any"] == pytest.approx(low.break_even_hours.beyond, rel=1e-9)
+    assert got["be_hours_any"] == pytest.approx(4_000 / 0.935, rel=1e-9)
     assert got["tco"] == pytest.approx(low.tco_usd, rel=1e-9)
 
 
@@ -155,13 +200,51 @@ def test_libreoffice_seed_workbook_equals_cli(tmp_path):
     src = tmp_path / "compare-qlora-7b-12gb-compare.xlsx"
     wb = openpyxl.load_workbook(src)
     assert SHEET in wb.sheetnames and "Quote" in wb.sheetnames
-    got = computed(src, recalc(src, tmp_path))
-    on_demand = doc["break_even"]["on_demand"]
-    assert got["be_months"] == pytest.approx(on_demand["months"]["value"], rel=1e-9)
-    assert got["be_hours"] == pytest.approx(on_demand["hours"]["value"], rel=1e-9)
+    out = recalc(src, tmp_path)
+    got = computed(src, out)
     assert got["tco"] == pytest.approx(doc["local"]["tco_usd"], rel=1e-9)
-    spot = doc["break_even"]["spot"]
-    if spot["months"]["value"] is None:
-        assert got["spot_be_months"] == "none: cloud cheaper throughout"
-    else:
-        assert got["spot_be_months"] == pytest.approx(spot["months"]["value"], rel=1e-9)
+    # Each break-even row equals the planner's figure, or says 'none' where the planner finds none; the month
+    # and busy-hour rows agree with each other (test_compare.test_seed_scenario_compare_json checks the
+    # planner's figures against the closed forms).
+    ws = openpyxl.load_workbook(out, data_only=True)[SHEET]
+    head, _ = table(ws)
+    for kind, key, marker_col in (("", "on_demand", 6), ("spot_", "spot", 9)):
+        be = doc["break_even"][key]
+        for cell, value in ((f"{kind}be_months", be["months"]["value"]), (f"{kind}be_hours", be["hours"]["value"])):
+            if value is None:
+                assert got[cell] == "none: cloud cheaper throughout", cell
+            else:
+                assert got[cell] == pytest.approx(value, rel=1e-9), cell
+        # the marker is drawn only for a break-even within the period (#N/A, not drawn, otherwise)
+        month = be["months"]["value"]
+        if month is None:
+            assert ws.cell(head + 1, marker_col).value == "#N/A"
+        else:
+            assert ws.cell(head + 1, marker_col).value == pytest.approx(month, rel=1e-9)
+            assert month <= 36
+
+
+@pytest.mark.libreoffice
+@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
+def test_libreoffice_break_even_at_the_sale(tiny, tmp_path):
+    # 18 % utilization: h = 0.18 x 730 = 131.4 h/month. On-demand, the lines cross at
+    # 5,000 / (131.4 x 0.935) = 5,000 / 122.859 = 40.70 months, after the period; at the sale the TCO
+    # 4,000 + 0.065 x 131.4 x 36 = 4,307.48 is below the rent 1.00 x 131.4 x 36 = 4,730.40: break-even at month 36.
+    # In hours: 4,000 / 0.935 = 4,278.07 is within the 131.4 x 36 = 4,730.4 busy hours. Spot ($0.50): TCO above
+    # the rent 2,365.20, no break-even.
+    comp = comparison(tiny, utilization=0.18)
+    assert comp.break_even_months.value == pytest.approx(36) and comp.break_even_months.at_sale
+    assert comp.spot_break_even_months.value is None and comp.spot_break_even_hours.value is None
+    wb, cells = workbook_for(comp)
+    src = tmp_path / "sale.xlsx"
+    wb.save(src)
+    out = recalc(src, tmp_path)
+    got = computed(src, out)
+    assert got["be_months"] == pytest.approx(36)
+    assert got["be_months_any"] == pytest.approx(5_000 / 122.859, rel=1e-9)
+    assert got["be_hours"] == pytest.approx(comp.break_even_hours.value, rel=1e-9) == pytest.approx(4_000 / 0.935)
+    assert got["spot_be_months"] == got["spot_be_hours"] == "none: cloud cheaper throughout"
+    ws = openpyxl.load_workbook(out, data_only=True)[SHEET]
+    head, _ = table(ws)
+    assert ws.cell(head + 3, 6).value == "Break-even, on-demand: local breaks even only at the sale at the end of " \
+                                         "month 36.0"

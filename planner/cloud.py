@@ -31,6 +31,7 @@ from typing import Any
 from planner.candidates import capacity_bytes
 from planner.catalog import Catalog, CloudInstance, Gpu, cuda_total_from_usable
 from planner.memory import Estimate, estimate
+from planner.memory.vllm import for_gpu
 from planner.units import GiB
 from planner.workload import Workload
 
@@ -201,6 +202,7 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
     w2, replicas, why = retarget(workload, instance.gpu_count, allowed_gpus)
     if w2 is None:
         return InstanceFit(instance, gpu, None, None, 0, usable, None, False, why, cap)
+    w2 = for_gpu(w2, gpu)  # vllm serve's defaults for this card, when the workload leaves them open
     est = estimate(w2, overheads)
     host = host_need_for_replicas(est, replicas)
     reasons = []

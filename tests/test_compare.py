@@ -836,3 +836,22 @@ def test_compare_command_refuses_batch_inference_of_a_service(tmp_path):
     assert result.exit_code == 2
     assert "bad.yaml:11: costs.batch_inference: workload 'chat' gives requests_per_hour, so it is a service" \
         in result.output
+
+
+def test_cloud_check_sizes_a_vllm_workload_with_the_instance_cards_serve_defaults():
+    # An engine-vllm workload that leaves max_num_batched_tokens / max_num_seqs open runs with
+    # vllm serve's defaults for the instance's card: 8,192 / 1,024 on an H100 (>= 70 GiB, not an
+    # A100), 2,048 / 256 on an L4.
+    from planner.catalog import load_catalog
+    from planner.cloud import cloud_fits
+
+    cat = load_catalog()
+    arch = from_hf_config(cat.model("llama-3.1-8b").config, "llama-3.1-8b")
+    w = workload_from_mapping({"model": "llama-3.1-8b", "task": "infer", "engine": "vllm", "context": 4096},
+                              lambda name, entry: (name, "test", arch))
+    seen = {}
+    for f in cloud_fits(w, cat):
+        if f.workload is not None:
+            seen[f.gpu.id] = (f.workload.infer.max_num_batched_tokens, f.workload.infer.max_num_seqs)
+    assert seen["h100-sxm"] == (8192, 1024)
+    assert seen["l4"] == (2048, 256)

@@ -54,7 +54,7 @@ import math
 import re
 import textwrap
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
@@ -1273,32 +1273,6 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-_STALE_WARNING = re.compile(r"prices dated more than ([0-9]+) months before the catalog's newest entry: (.*?)"
-                            r"(?:; launch prices|$)")
-_STALE_ITEM = re.compile(r"([^\s,()]+) \(([^()]*)\)")
-_GIB_SUFFIX = re.compile(r" \([0-9]+(?:\.[0-9]+)? GiB\)$")
-
-
-def stale_prices(warnings: Iterable[str]) -> tuple[tuple[str, ...], int]:
-    """(catalog ids, months) of the solver's stale-price warning ('prices dated more than 24
-    months before the catalog's newest entry: rtx-a6000 (2020-10-05); ...'); ((), the default
-    :data:`STALE_PRICE_MONTHS`) when the plan has none."""
-    for w in warnings:
-        m = _STALE_WARNING.match(str(w))
-        if m:
-            return tuple(dict.fromkeys(i for i, _ in _STALE_ITEM.findall(m.group(2)))), int(m.group(1))
-    return (), STALE_PRICE_MONTHS
-
-
-def marketed_name(item: LineItem) -> LineItem:
-    """A GPU line described by its marketed name only: the solver appends the catalog's memory
-    ('NVIDIA H200 SXM 141GB (141 GiB)'), which can contradict the name and what the card offers;
-    the Quote sheet gives the CUDA total in a column of its own."""
-    if item.category != "gpu":
-        return item
-    return replace(item, description=_GIB_SUFFIX.sub("", item.description))
-
-
 def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
                             created: datetime | None = None, title: str | None = None) -> WorkbookData:
     """The workbook's data from a :class:`planner.solver.Plan`, read by its documented attributes.
@@ -1311,8 +1285,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files`` (read again here for
     :func:`catalog_sha256`), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
-    workload's row; the stale-price warning also names the lines to flag, :func:`stale_prices`).
-    GPU lines lose the memory the solver appends to their description (:func:`marketed_name`).
+    workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
+    stale (:func:`planner.solver.stale_items`).
 
     Args:
         plan: the solver's plan.
@@ -1363,11 +1337,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         recipe_rows = tuple(recipe_row(e, getattr(w, "train", None)) for e, w in zip(plan.estimates, workloads))
     else:
         recipe_rows = tuple(recipe_row(e) for e in plan.estimates)
-    stale = a.get("stale_prices")
-    if isinstance(stale, dict):  # the solver's own list (planner.solver.stale_items)
-        stale_ids, stale_months = tuple(stale.get("catalog_ids") or ()), int(stale.get("months") or STALE_PRICE_MONTHS)
-    else:  # a plan from before the solver recorded it: read its warning
-        stale_ids, stale_months = stale_prices(plan.warnings)
+    stale = a.get("stale_prices") or {}  # the solver's own list (planner.solver.stale_items)
+    stale_ids, stale_months = tuple(stale.get("catalog_ids") or ()), int(stale.get("months") or STALE_PRICE_MONTHS)
     gpu_memory = {str(choice["gpu_id"]): cuda_total} if choice.get("gpu_id") and cuda_total else {}
     return WorkbookData(
         title=title or f"Hardware plan: {plan.scenario}",
@@ -1376,7 +1347,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         catalog_version=f"schema {version}" if version is not None else "",
         catalog_files=tuple(_short_path(f) for f in a.get("catalog_files") or ()),
         summary=summary,
-        line_items=tuple(marketed_name(i) for i in plan.line_items()),
+        line_items=tuple(plan.line_items()),
         quote=quote,
         estimates=tuple(plan.estimates),
         alternatives=_alternatives_frame(plan.alternatives),

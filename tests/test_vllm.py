@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from planner.catalog import DRIVER_RESERVED_BYTES
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import (
-    DRIVER_RESERVED_BYTES,
     cuda_total_bytes,
     engine_defaults,
     rope_cache_bytes,

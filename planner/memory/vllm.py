@@ -15,7 +15,7 @@ and the KV cache gets ``budget // (bytes per token x 16)`` blocks of 16 tokens.
   nvidia-smi total less the driver's reservation: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi
   and vLLM logs ``total_gpu_memory 79.22GiB`` (vLLM PR #10511, #12126), 0.43 GiB less; a 24 GB
   A10-class card with ECC shows 23,028 MiB and logs 22.07 GiB, 0.42 GiB less. The catalog's
-  ``memory_cuda_total`` gives it per card; else :data:`DRIVER_RESERVED_BYTES` is assumed.
+  ``memory_cuda_total`` gives it per card; else :data:`planner.catalog.DRIVER_RESERVED_BYTES` is assumed.
 - The CUDA context exists before vLLM's snapshot, so it is not subtracted from the budget: it
   lives in the remaining ``1 - gpu_memory_utilization`` of the card (vLLM issue #12059), as do
   CUDA graphs, captured after the KV cache is allocated.
@@ -47,10 +47,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.architecture import Architecture
-from planner.catalog import DRIVER_RESERVED_BYTES, Gpu  # noqa: F401 (re-exported)
+from planner.catalog import Gpu
 from planner.memory.breakdown import Estimate
 from planner.memory.inference import VLLM_BLOCK_TOKENS, prefill_peak_bytes
-from planner.units import GiB, MiB
+from planner.units import GiB
 
 
 #: vLLM ``vllm serve`` defaults by card (vllm/engine/arg_utils.py): (max_num_batched_tokens, max_num_seqs).

@@ -96,9 +96,10 @@ COLUMNS: dict[str, str] = {
     "cards_total": "count: cards_per_node x nodes",
     "gpu_memory_bytes": "bytes: memory of one GPU as marketed",
     "gpu_cuda_total_bytes": "bytes: memory one GPU offers to processes (CUDA's total: nvidia-smi's less the driver's reservation)",
-    "gpu_capacity_bytes": "bytes: the CUDA total less the scenario's vram_headroom",
+    "gpu_capacity_bytes": ("bytes: the CUDA total less the scenario's vram_headroom (engine: vllm workloads are "
+                           "held against the whole CUDA total: gpu_memory_utilization is their margin)"),
     "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
-    "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes (negative: does not fit)",
+    "headroom_bytes": "bytes: the least, over the workloads, of capacity - need (negative: does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
     "offload": "bool: a reported variant keeps states or parameters in host RAM",
     "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
@@ -144,6 +145,19 @@ RAM_VRAM_HIGH_OFFLOAD = 8
 
 # Stages of a workload's check on a row (a higher stage got further).
 _ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
+
+
+def takes_headroom(workload: Workload) -> bool:
+    """Whether the planning headroom (``vram_headroom``) applies to ``workload``: to every workload
+    but an ``engine: vllm`` one, whose ``gpu_memory_utilization`` already keeps its share of the card
+    free (vLLM pre-allocates its KV cache to that fraction and sizes nothing beyond it)."""
+    i = workload.infer
+    return not (i is not None and i.engine == "vllm")
+
+
+def capacity_for(workload: Workload, cuda_total_bytes: int, headroom: float) -> int:
+    """:func:`capacity_bytes` with the headroom where it applies (:func:`takes_headroom`)."""
+    return capacity_bytes(cuda_total_bytes, headroom if takes_headroom(workload) else 0.0)
 
 
 def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
@@ -634,7 +648,12 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     offl = np.zeros((R, W), dtype=bool)
     single_rows, shape_rows = a["single_rows"], a["shape_rows"]
     empty = np.zeros(0, dtype=np.int64)
+    # per workload: the capacity it is held against (vLLM workloads take no planning headroom)
+    cap_w = np.zeros((R, W), dtype=np.int64)
     for w, us in enumerate(usages):
+        cap_w[:, w] = cap if (not us or takes_headroom(us[0].workload)) else a["cuda_total"]
+    for w, us in enumerate(usages):
+        capw = cap_w[:, w]
         b_stage = np.full(R, -1, dtype=np.int64)
         b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)
         b_u = np.full(R, -1, dtype=np.int64)
@@ -654,7 +673,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                 idx = idx[a["vllm_large"][idx] == (u.vllm_card == "large")]
             if idx.size == 0:
                 continue
-            cap_i = cap[idx]
+            cap_i = capw[idx]
             vram_ok = u.need_bytes <= cap_i
             mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN
             req = np.maximum(u.host_bytes, mult * vram_node[idx])
@@ -694,7 +713,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     feasible = (a["hw_code"] == 0) & wl_ok
     if budget is not None:
         feasible &= capex <= budget + 1e-9
-    headroom = cap - need.max(axis=1) if W else cap
+    headroom = (cap_w - need).min(axis=1) if W else cap
     return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom)
 
 
@@ -803,7 +822,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "gpu_cuda_total_bytes": a["cuda_total"],
         "gpu_capacity_bytes": a["cap"],
         "per_gpu_need_bytes": need_row,
-        "headroom_bytes": a["cap"] - need_row,
+        "headroom_bytes": ck.headroom,
         "strategy": strategy,
         "offload": ck.offload.any(axis=1),
         "slot_width_slots": a["width"],
@@ -904,7 +923,8 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 "per node")
     if b == "slots":
         width = f"{gpu.slot_width}-slot " if gpu.form_factor == "pcie" else ""
-        return f"{gname} do not fit: {plat.id} takes at most {int(r['cards_fit_count'])} {width}cards"
+        n = int(r["cards_fit_count"])
+        return f"{gname} do not fit: {plat.id} takes at most {n} {width}card{'s' if n != 1 else ''}"
     if b == "lanes":
         return (f"{gname} need {c} x {gpu.pcie_lanes} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
                 f"{plat.id} has {plat.gpu_lanes} for GPUs")
@@ -944,6 +964,10 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{who} ({u.label}) needs {' and '.join(missing)} support; {gpu.id} ({gpu.architecture}) "
                 "has none")
     if b == "vram":
+        if not takes_headroom(u.workload):
+            cap = int(r["gpu_cuda_total_bytes"])
+            return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers {_gib(cap)} (its CUDA "
+                    f"total; vLLM's gpu_memory_utilization is the margin), short by {_gib(u.need_bytes - cap)}")
         return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers "
                 f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.cuda_total_bytes)} CUDA total less "
                 f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")

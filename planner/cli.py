@@ -241,6 +241,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     if gpu is not None:
         # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
         workload = for_gpu(workload, gpu)
+        headroom = _vllm_headroom(workload, headroom, ctx)
     overheads = None
     if gpu is not None:
         from planner.calibrate import default_path, overheads_for_gpu
@@ -249,7 +250,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     est = run_estimate(workload, overheads)
     result = estimate_to_dict(est)
     if gpu is not None:
-        from planner.candidates import capacity_bytes, precision_needs
+        from planner.candidates import capacity_bytes, precision_needs, takes_headroom
 
         need = est.per_gpu_total_bytes
         capacity = capacity_bytes(gpu.cuda_total_bytes, headroom)
@@ -276,10 +277,12 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         verdict = "fits" if g["fits"] else "does NOT fit"
         why = f" ({g['id']} has no {' or '.join(g['unsupported_precision'])} support)" if g["unsupported_precision"] \
             else ""
-        click.echo(f"On {g['id']} ({g['cuda_total_bytes'] / 2**30:,.2f} GiB CUDA total, "
-                   f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom): "
-                   f"{verdict}{why}, " + (f"spare {g['headroom_bytes'] / 2**30:,.2f} GiB" if g["headroom_bytes"] >= 0
-                                         else f"short by {-g['headroom_bytes'] / 2**30:,.2f} GiB"))
+        margin = (f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom"
+                  if takes_headroom(workload) else
+                  f"vLLM's gpu_memory_utilization {workload.infer.gpu_memory_utilization:g} is the margin")
+        click.echo(f"On {g['id']} ({g['cuda_total_bytes'] / 2**30:,.2f} GiB CUDA total, {margin}): "
+                   f"{verdict}{why}, " + (f"spare {_size_text(g['headroom_bytes'])}" if g["headroom_bytes"] >= 0
+                                         else f"short by {_size_text(-g['headroom_bytes'])}"))
         if "vllm" in g:
             v = g["vllm"]
             gib = 2**30
@@ -293,6 +296,25 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                        f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens")
             for p in v["problems"]:
                 click.echo(f"Warning: vLLM: {p}.")
+
+
+def _size_text(n: int) -> str:
+    """A margin in GiB, or in MiB when under 0.01 GiB (so 'short by 0.00 GiB' never reads as nothing)."""
+    return f"{n / 2**30:,.2f} GiB" if n >= 2**30 // 100 else f"{n / 2**20:,.1f} MiB"
+
+
+def _vllm_headroom(workload: Any, headroom: float, ctx: click.Context) -> float:
+    """The planning headroom for a check on one card: none for an engine: vllm workload (its
+    gpu_memory_utilization is the margin; a --headroom given for one is refused), else ``headroom``."""
+    from planner.candidates import takes_headroom
+    from planner.inputs import OptionError
+
+    if takes_headroom(workload):
+        return headroom
+    if ctx.get_parameter_source("headroom") == click.core.ParameterSource.COMMANDLINE:
+        raise OptionError("does not apply to engine vllm: vLLM keeps 1 - gpu_memory_utilization of the card free",
+                          entry="headroom", hint="Lower --gpu-memory-utilization for a larger margin.")
+    return 0.0
 
 
 # ----- plan ---------------------------------------------------------------------------------------
@@ -317,10 +339,15 @@ def _plan_text(plan: Any, width: int = 200) -> str:
     lines.append(f"Recommendation: {machine}")
     lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
     lines.append("")
-    for est, strat in zip(plan.estimates, plan.strategies):
+    from planner.candidates import takes_headroom
+
+    for est, strat, w in zip(plan.estimates, plan.strategies, plan.workloads):
         lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
-        lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {_gib_text(c['gpu_capacity_bytes'])} "
-                     f"({_gib_text(c['gpu_cuda_total_bytes'])} CUDA total less headroom); host RAM peak "
+        of = (f"{_gib_text(c['gpu_capacity_bytes'])} ({_gib_text(c['gpu_cuda_total_bytes'])} CUDA total less headroom)"
+              if takes_headroom(w) else
+              f"{_gib_text(c['gpu_cuda_total_bytes'])} (CUDA total; vLLM's gpu_memory_utilization "
+              f"{w.infer.gpu_memory_utilization:g} is the margin)")
+        lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {of}; host RAM peak "
                      f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
     lines.append("")
@@ -611,6 +638,7 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     from planner.memory.vllm import for_gpu
 
     base = for_gpu(workload_from_options(given, catalog), gpu)  # vllm serve's defaults for this card
+    headroom = _vllm_headroom(base, headroom, click.get_current_context())
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:
         raise InfeasibleError(f"{gpu.id} ({gpu.architecture}) has no {' or '.join(missing)} support, which this "
@@ -643,10 +671,15 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
-    click.echo(f"Largest {target.replace('_', ' ')} that fits {count} ({_gib_text(cap)} per GPU after "
-               f"{headroom:.0%} headroom): {best:,} (needs {_gib_text(need)} per GPU)")
+    from planner.candidates import takes_headroom
+
+    margin = (f"{_gib_text(cap)} per GPU after {headroom:.0%} headroom" if takes_headroom(base) else
+              f"{_gib_text(cap)} CUDA total; vLLM's gpu_memory_utilization {base.infer.gpu_memory_utilization:g} "
+              "is the margin")
+    click.echo(f"Largest {target.replace('_', ' ')} that fits {count} ({margin}): {best:,} "
+               f"(needs {_gib_text(need)} per GPU)")
     if next_need is not None:
-        click.echo(f"At {best + 1:,} it needs {_gib_text(next_need)} per GPU.")
+        click.echo(f"At {best + 1:,} it needs {_gib_text(next_need)} per GPU, {_size_text(next_need - cap)} more.")
     elif best == hi:
         click.echo(f"That is the limit searched ({result['limited_by']}).")
 

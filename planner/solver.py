@@ -39,6 +39,7 @@ The solver never prints and never reads files.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -57,8 +58,10 @@ from planner.candidates import (
     allowed_gpus,
     build,
     capacity_bytes,
+    capacity_for,
     explain_row,
     fill_why_not,
+    takes_headroom,
     with_gpus,
 )
 from planner.catalog import Catalog, max_cards
@@ -66,6 +69,7 @@ from planner.errors import InfeasibleError, InputError
 from planner.fields import Entry
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import for_gpu, is_large_card
 from planner.quote import LineItem, subtotal_usd
 from planner.scenario import Scenario, ScenarioWorkload, Variant, _with
 from planner.units import GiB
@@ -458,14 +462,16 @@ def _workload_from(sw: ScenarioWorkload, v: Variant, catalog: Catalog, updates: 
         return None
 
 
-def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None = None) -> tuple[bool, int]:
-    """Whether the workload's per-GPU need is at most ``capacity`` bytes, and the need."""
-    need = estimate(workload, overheads).per_gpu_total_bytes
+def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None = None,
+         gpu: Any = None) -> tuple[bool, int]:
+    """Whether the workload's per-GPU need is at most ``capacity`` bytes, and the need; on ``gpu``
+    (when given) with the settings ``vllm serve`` would take there (planner.memory.vllm.for_gpu)."""
+    need = estimate(for_gpu(workload, gpu) if gpu is not None else workload, overheads).per_gpu_total_bytes
     return need <= capacity, need
 
 
-def largest_fitting(make: Any, capacity: int, lo: int, hi: int,
-                    overheads: RuntimeOverheads | None = None) -> tuple[int | None, int | None, int | None]:
+def largest_fitting(make: Any, capacity: int, lo: int, hi: int, overheads: RuntimeOverheads | None = None,
+                    gpu: Any = None) -> tuple[int | None, int | None, int | None]:
     """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.
 
     Memory is non-decreasing in micro-batch, sequence length, context and concurrency, so an
@@ -476,6 +482,7 @@ def largest_fitting(make: Any, capacity: int, lo: int, hi: int,
         make: x -> Workload (or None when x is not a valid value).
         capacity: bytes per GPU.
         lo, hi: the range searched.
+        gpu: the card, for the settings ``vllm serve`` takes there (None: the workload as made).
 
     Returns:
         (x, need at x, need at x + 1 or None when x == hi); (None, need at lo, None) when even lo
@@ -483,6 +490,8 @@ def largest_fitting(make: Any, capacity: int, lo: int, hi: int,
     """
     def need(x: int) -> int | None:
         w = make(x)
+        if w is not None and gpu is not None:
+            w = for_gpu(w, gpu)
         return None if w is None else estimate(w, overheads).per_gpu_total_bytes
 
     n_lo = need(lo)
@@ -528,12 +537,12 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     rules = set(t["binding"])
     if gpus:
         big = gpus[0]
-        cap = capacity_bytes(big.cuda_total_bytes, h)
         node_max = _node_max(cs, big.id)
         for w, sw in enumerate(sc.workloads):
             wrows = t[t["binding_workload"] == sw.name]
             if wrows.empty or "vram" not in set(wrows["binding"]):
                 continue
+            cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
             out += _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)
     if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
         ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
@@ -568,7 +577,9 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
     out: list[str] = []
     v = sw.variants[0]
     w0 = v.workload
-    where = f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)"
+    where = (f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)" if takes_headroom(w0) else
+             f"{big.id} ({_fmt(cap)} CUDA total; vLLM's gpu_memory_utilization is the margin)")
+    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
     allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
     if sw.task == "train":
         tr = w0.train
@@ -587,7 +598,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 if wz is None:
                     continue
                 wz = with_gpus(wz, n, min(n, node_max))
-                ok, need = fits(wz, cap, overheads)
+                ok, need = fits_big(wz, cap, overheads)
                 if ok:
                     found = (n, need)
                     break
@@ -607,14 +618,14 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         if tr.checkpointing == "none":
             wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
             if wc is not None:
-                ok, need = fits(with_gpus(wc, count, gpn), cap, overheads)
+                ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
                 if ok:
                     out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
         if tr.micro_batch > 1:
             def make_mb(x: int, c: int = count) -> Workload | None:
                 ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
                 return None if ww is None else with_gpus(ww, c, min(c, node_max))
-            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads)
+            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
             if best:
                 out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
                            f"{_fmt(need)} per GPU")
@@ -627,7 +638,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                                     drop=("recipe", "gpus_per_node", "offload_params"))
                 if wm is None:
                     continue
-                ok, need = fits(wm, cap, overheads)
+                ok, need = fits_big(wm, cap, overheads)
                 if ok:
                     how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
                     out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
@@ -642,15 +653,17 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         assert inf is not None
         tried = {x.tp for x in sw.variants}
         for tp in valid_tp_degrees(w0.architecture):
-            ok, need = fits(with_gpus(w0, tp, tp), cap, overheads)
+            ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
             if not ok:
                 continue
             if tp in tried and tp <= node_max:
                 break  # the scenario already allows it; something else binds
             text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
             if tp > node_max:
-                text += (f"; one node of {big.id} takes {node_max} cards and a replica stays in one node, "
-                         "so this needs a larger card or the changes below")
+                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
+                       else "the platforms")
+                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
+                         "a replica stays in one node, so this needs a larger card or the changes below")
             out.append(text)
             break
         # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
@@ -661,7 +674,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
                 if wq is None:
                     continue
-                ok, need = fits(with_gpus(wq, tp, tp), cap, overheads)
+                ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
                 if ok:
                     return tp, need
             return None
@@ -679,14 +692,14 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
             wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
             if wp is not None:
-                ok, need = fits(wp, cap, overheads)
+                ok, need = fits_big(wp, cap, overheads)
                 if ok:
                     out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
                                f"{where}: {_fmt(need)} per GPU")
         if inf.concurrency > 1:
             def make_c(x: int) -> Workload | None:
                 return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
-            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads)
+            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
             if best:
                 out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
                            f"{_fmt(need)} per GPU")
@@ -698,10 +711,17 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
     else:
         n0 = (sw.gpus or (1,))[0]
         w_written = with_gpus(v.workload, n0, min(n0, node_max))
-    need0 = estimate(w_written, overheads).per_gpu_total_bytes
+    needs: dict[Any, int] = {}  # by the card's vllm serve defaults (the need differs only there)
+
+    def need_on(g: Any) -> int:
+        key = is_large_card(g)
+        if key not in needs:
+            needs[key] = estimate(for_gpu(w_written, g), overheads).per_gpu_total_bytes
+        return needs[key]
+
     placeable = []
     for g in catalog.gpus:
-        if g.price_usd is None or capacity_bytes(g.cuda_total_bytes, cons.vram_headroom) < need0:
+        if g.price_usd is None or capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom) < need_on(g):
             continue
         if any(_takes(p, g) for p in catalog.platforms):
             placeable.append(g)
@@ -710,8 +730,9 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         allowed = {x.id for x in allowed_gpus(catalog, cons)}
         note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
         at = f" at tp {v.tp}" if sw.task != "train" else ""
-        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_bytes(g.cuda_total_bytes, cons.vram_headroom))}"
-                   f" after headroom for {_fmt(need0)} per GPU{at}, ${g.price_usd:,.0f} each{note}")
+        after = "after headroom" if takes_headroom(w_written) else "(CUDA total)"
+        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom))}"
+                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}")
     return out
 
 

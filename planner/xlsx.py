@@ -1315,14 +1315,25 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     machine = _machine_text(choice)
     strategies = list(getattr(plan, "strategies", ())) + [""] * len(plan.estimates)
     cuda_total = int(choice.get("gpu_cuda_total_bytes") or 0)
+    from planner.candidates import takes_headroom
+
     capacity = choice.get("gpu_capacity_bytes")
+    workloads = list(getattr(plan, "workloads", ())) + [None] * len(plan.estimates)
+
+    def capacity_of(i: int) -> int | None:
+        # an engine: vllm workload is held against the whole CUDA total (gpu_memory_utilization is its margin)
+        w = workloads[i]
+        if w is not None and not takes_headroom(w) and cuda_total:
+            return cuda_total
+        return int(capacity) if capacity is not None else None
+
     summary = tuple(
         SummaryRow(workload=e.workload_name, task=e.task, model=e.model_id, configuration=machine,
                    gpus=e.gpus, gpu_need_bytes=e.per_gpu_total_bytes, gpu_cuda_total_bytes=cuda_total,
                    host_need_bytes=e.host_total_bytes,
                    host_ram_bytes=int(choice["ram_bytes"]) if choice.get("ram_bytes") else None,
                    recipe=e.recipe, warnings=tuple(per_workload[e.workload_name]),
-                   gpu_capacity_bytes=int(capacity) if capacity is not None else None, strategy=strategies[i])
+                   gpu_capacity_bytes=capacity_of(i), strategy=strategies[i])
         for i, e in enumerate(plan.estimates))
     recipes: list[tuple[str, str]] = []
     for r in a.get("recipes") or ():

@@ -150,7 +150,7 @@ def test_slots():
     cs = build(scen(cat, train_workload(gpus=2)), cat)
     wide = one(cs, gpu_id="wide", cards_per_node=2)
     assert (wide["feasible"], wide["binding"], wide["cards_fit_count"]) == (False, "slots", 1)
-    assert wide["why_not"] == "2 x wide do not fit: box takes at most 1 3-slot cards"
+    assert wide["why_not"] == "2 x wide do not fit: box takes at most 1 3-slot card"
     assert one(cs, gpu_id="narrow", cards_per_node=2)["feasible"]
 
 
@@ -439,3 +439,24 @@ def test_vllm_workload_is_sized_with_each_cards_serve_defaults():
     cs2 = build(s2, cat)
     assert len(cs2.usages[0]) == 1
     assert one(cs2, gpu_id="big")["per_gpu_need_bytes"] == one(cs2, gpu_id="small")["per_gpu_need_bytes"]
+
+
+def test_vllm_workload_takes_no_planning_headroom():
+    # vLLM keeps 1 - gpu_memory_utilization of the card free itself; the scenario's vram_headroom
+    # (5 % by default) is not stacked on top: a card whose CUDA total equals the need fits.
+    from planner.memory.vllm import with_serve_defaults
+
+    w = infer_workload(engine="vllm")
+    probe = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    base = with_gpus(scen(probe, w).workloads[0].variants[0].workload, 1, 1)
+    need = estimate(with_serve_defaults(base, large_card=False)).per_gpu_total_bytes
+    cat = tiny_catalog(gpus=[gpu("exact", usable=need), gpu("short", usable=need - 1)],
+                       platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, w), cat)  # default vram_headroom 0.05
+    exact, short = one(cs, gpu_id="exact"), one(cs, gpu_id="short")
+    assert exact["feasible"] and exact["headroom_bytes"] == 0
+    assert not short["feasible"] and short["binding"] == "vram"
+    assert "(its CUDA total; vLLM's gpu_memory_utilization is the margin), short by 0.00 GiB" in short["why_not"]
+    # the same need served by Transformers keeps the 5 % headroom
+    hf = build(scen(cat, infer_workload()), cat)
+    assert one(hf, gpu_id="exact")["gpu_capacity_bytes"] == capacity_bytes(need, 0.05)

@@ -288,11 +288,11 @@ def test_fit_json_prints_a_document_when_nothing_fits():
 
 def test_fit_and_estimate_agree_with_vllms_own_kv_arithmetic_on_a_large_card(runner):
     # On an H100 vllm serve defaults to 8,192 batched tokens and 1,024 sequences; the need that
-    # `fit` searches with and the KV budget `estimate --gpu` prints both use them, so with no extra
-    # headroom the largest concurrency that fits is the number of whole 4,096-token sequences the
-    # KV budget holds.
+    # `fit` searches with and the KV budget `estimate --gpu` prints both use them, and a vLLM workload
+    # takes no planning headroom (gpu_memory_utilization is its margin), so the largest concurrency
+    # that fits is the number of whole 4,096-token sequences the KV budget holds.
     common = ("--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--context", 4096,
-              "--gpu", "h100-sxm", "--headroom", 0)
+              "--gpu", "h100-sxm")
     r = run(runner, "fit", *common, "--concurrency", "max", "--json")
     assert r.exit_code == 0, r.output
     best = json.loads(r.output)["max_value"]
@@ -301,6 +301,13 @@ def test_fit_and_estimate_agree_with_vllms_own_kv_arithmetic_on_a_large_card(run
     v = json.loads(e.output)["gpu"]["vllm"]
     assert (v["max_num_batched_tokens"], v["max_num_seqs"]) == (8192, 1024)
     assert best == v["kv_tokens"] // 4096
+    assert json.loads(e.output)["gpu"]["fits"] is True
+    over = run(runner, "estimate", *common, "--concurrency", best + 1, "--json")
+    assert json.loads(over.output)["gpu"]["fits"] is False
+    # a planning headroom on top of vLLM's own margin is refused, not silently stacked
+    h = run(runner, "fit", *common, "--concurrency", "max", "--headroom", 0.05)
+    assert h.exit_code == 2
+    assert "--headroom: does not apply to engine vllm" in h.output
 
 
 def test_plan_checks_the_costs_section_it_does_not_use(runner, tmp_path):

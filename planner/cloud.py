@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.candidates import capacity_bytes
+from planner.candidates import capacity_bytes, capacity_for
 from planner.catalog import Catalog, CloudInstance, Gpu, cuda_total_from_usable
 from planner.memory import Estimate, estimate
 from planner.memory.vllm import for_gpu
@@ -203,6 +203,7 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
     if w2 is None:
         return InstanceFit(instance, gpu, None, None, 0, usable, None, False, why, cap)
     w2 = for_gpu(w2, gpu)  # vllm serve's defaults for this card, when the workload leaves them open
+    cap = capacity_for(w2, cuda_total, headroom)  # vLLM workloads: gpu_memory_utilization is the margin
     est = estimate(w2, overheads)
     host = host_need_for_replicas(est, replicas)
     reasons = []
@@ -211,8 +212,9 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
         reasons.append(fmt)
     need = est.per_gpu_total_bytes
     if need > cap:
-        reasons.append(f"needs {need / GiB:,.2f} GiB per GPU, {gpu.id} offers {cap / GiB:,.2f} GiB "
-                       f"({cuda_total / GiB:,.2f} GiB CUDA total less {headroom:.0%} headroom)")
+        margin = (f"{cuda_total / GiB:,.2f} GiB CUDA total less {headroom:.0%} headroom" if cap < cuda_total
+                  else "its CUDA total")
+        reasons.append(f"needs {need / GiB:,.2f} GiB per GPU, {gpu.id} offers {cap / GiB:,.2f} GiB ({margin})")
     if host > instance.memory_bytes:
         reasons.append(f"needs {host / GiB:,.2f} GiB host RAM, the instance has {instance.memory_bytes / GiB:,.2f} GiB")
     return InstanceFit(instance, gpu, w2, est, replicas, usable, host, not reasons, "; ".join(reasons), cap)

@@ -398,7 +398,7 @@ def test_cloud_fit_reasons(tiny):
     why = dict(zip(df["instance_id"], df["why_not"]))
     assert "host RAM" in why["cloud-tiny-ram"] and "4.00 GiB" in why["cloud-tiny-ram"]
     # small-card: 8 GiB in nvidia-smi less the 430 MiB driver reservation = 7.58 GiB CUDA total
-    assert "per GPU" in why["cloud-small-gpu"] and "7.58 GiB CUDA total" in why["cloud-small-gpu"]
+    assert "per GPU" in why["cloud-small-gpu"] and "offers 7.58 GiB (its CUDA total)" in why["cloud-small-gpu"]
     assert "no bf16 support" in why["cloud-no-bf16"]
     assert all(col.endswith(("_bytes", "_usd", "_per_hour", "_id", "_count")) or col in (
         "provider", "instance", "region", "replicas", "feasible", "why_not", "as_of", "source")

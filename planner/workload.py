@@ -282,6 +282,9 @@ def workload_from_entry(
                 raise entry.error(f"{key!r} sizes the training DataLoader and does nothing for task infer", key,
                                   "Remove it, or set task: train.")
     host = _host(entry)
+    if "dataset_format" in entry.data and not host.dataset_size:
+        raise entry.error("dataset_format says how the dataset is held, but there is no dataset_size to hold",
+                          "dataset_format", "Give dataset_size too (e.g. dataset_size: 10 GiB), or remove it.")
     gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
     if task == "train":
         train = _training(entry, arch, warnings)
@@ -447,6 +450,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
     group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
     group_size = entry.int("group_size", group_default, min=1, max=1_000_000)
+    if "group_size" in entry.data and not weights.startswith("int4"):
+        raise entry.error(f"group_size applies to int4-gptq and int4-awq weights, not {weights}", "group_size",
+                          "Remove it, or set weights: int4-gptq or int4-awq.")
     if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
         fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
         raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",

@@ -375,7 +375,12 @@ def test_python_datasets_are_copied_per_worker():
                                dataset_format="python"))
     ds = lambda e: next(c.bytes for c in e.components if c.name == "dataset in RAM")  # noqa: E731
     assert ds(shared) == 10 * GiB
-    assert ds(copied) == 40 * GiB
+    # the training process's own copy plus one per worker: 1 x (1 + 4) x 10 GiB
+    assert ds(copied) == 50 * GiB
+    # without workers the process still holds the dataset
+    alone = estimate(workload(arch, task="train", recipe="fp32", dataloader_workers=0, dataset_size="10 GiB",
+                              dataset_format="python"))
+    assert ds(alone) == 10 * GiB
 
 
 def test_estimate_is_deterministic_and_replace_safe():

@@ -179,3 +179,19 @@ def test_fit_target_close_to_max_is_named():
                                   "--micro-batch", "maxx"])
     assert r.exit_code == 2
     assert r.output.strip() == "Error: --micro-batch: must be a whole number or 'max', not 'maxx'. Did you mean 'max'?"
+
+
+def test_options_that_would_do_nothing_are_refused():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--group-size", "128"])
+    assert r.exit_code == 2
+    assert r.output.strip() == ("Error: --group-size: --group-size applies to int4-gptq and int4-awq weights, not bf16. "
+                                "Remove it, or set --weights int4-gptq or int4-awq.")
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--dataset-format", "python"])
+    assert r.exit_code == 2
+    assert r.output.strip() == ("Error: --dataset-format: --dataset-format says how the dataset is held, but there is "
+                                "no --dataset-size to hold. Give --dataset-size too (e.g. --dataset-size 10 GiB), or "
+                                "remove it.")

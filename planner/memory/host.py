@@ -90,17 +90,20 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         load += int(P * 4 * load_fraction) * loading_processes
         text += " + random fp32 init 4 B/param (low_cpu_mem_usage=False)"
     out.append(Component("model loading peak", HOST, load, text, "Transformers from_pretrained docs", phase="load"))
+    workers = dataloader_workers * processes
     if dataloader_workers:
-        workers = dataloader_workers * processes
         out.append(Component("DataLoader workers", HOST, workers * WORKER_BASELINE_BYTES,
                              f"{workers} workers x 0.5 GiB (assumption)", "PyTorch docs, multi-process data loading",
                              phase="run"))
-        if dataset_size:
-            copies = workers if dataset_format == "python" else 1
-            why = "copied into every worker (Python objects)" if copies > 1 else f"shared ({dataset_format})"
-            out.append(Component("dataset in RAM", HOST, dataset_size * copies,
-                                 f"{dataset_size:,} B x {copies} ({why})",
-                                 "PyTorch docs, multi-process data loading", phase="run"))
+    if dataset_size:
+        # Python objects: each training process holds the dataset, and each of its workers ends up
+        # with its own copy (reference counts touch every page); Arrow / memory-mapped data is shared.
+        copies = processes * (1 + dataloader_workers) if dataset_format == "python" else 1
+        why = (f"{processes} process(es) x (1 + {dataloader_workers} workers), Python objects copied into each"
+               if dataset_format == "python" else f"shared ({dataset_format}, memory-mapped)")
+        out.append(Component("dataset in RAM", HOST, dataset_size * copies, f"{dataset_size:,} B x {copies} ({why})",
+                             "PyTorch docs, multi-process data loading", phase="run"))
+    if dataloader_workers:
         if pin_memory:
             pinned = 2 * workers * batch_tokens * 8 * 2
             out.append(Component("pinned batch buffers", HOST, pinned,

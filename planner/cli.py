@@ -268,10 +268,21 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                 context=workload.infer.context, kv_bytes_per_token=est.extra.get("kv_bytes_per_token", 0))
             result["gpu"]["vllm"]["max_concurrency_at_context"] = (
                 result["gpu"]["vllm"]["kv_tokens"] // workload.infer.context)
+    # keys that feed `planner compare` (time and cost), not the memory estimate: said, not dropped
+    timing = [k for k, v in (("dataset_tokens", workload.train and workload.train.dataset_tokens),
+                             ("epochs", workload.train and workload.train.epochs != 1.0),
+                             ("hours_per_month", workload.hours_per_month),
+                             ("tokens_per_request", workload.infer and workload.infer.tokens_per_request),
+                             ("requests_per_hour", workload.infer and workload.infer.requests_per_hour is not None))
+              if v]
+    if timing:
+        result["notes_for_compare"] = timing
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(estimate_text(est))
+    if timing:
+        click.echo(f"Note: {', '.join(timing)} feed 'planner compare' (job time and cost), not the memory estimate.")
     if gpu_id:
         g = result["gpu"]
         verdict = "fits" if g["fits"] else "does NOT fit"

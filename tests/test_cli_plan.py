@@ -341,3 +341,16 @@ def test_hf_chunked_prefill_is_named_as_transformers_spells_it(runner):
     assert r.exit_code == 0, r.output
     assert ("chunked prefill of 2,048 tokens per forward pass (Transformers: GenerationConfig("
             "prefill_chunk_size=512) for 4 sequence(s))") in r.output
+
+
+def test_estimate_names_the_keys_it_leaves_to_compare(runner, tmp_path):
+    # dataset_tokens and epochs time the job in `compare`; the memory estimate says so rather than
+    # dropping them silently.
+    path = tmp_path / "w.yaml"
+    path.write_text("model: llama-2-7b\ntask: train\ndataset_tokens: 1000000\nepochs: 2\n")
+    r = run(runner, "estimate", "--workload", path)
+    assert r.exit_code == 0, r.output
+    assert ("Note: dataset_tokens, epochs feed 'planner compare' (job time and cost), not the memory estimate."
+            in r.output)
+    j = run(runner, "estimate", "--workload", path, "--json")
+    assert json.loads(j.output)["notes_for_compare"] == ["dataset_tokens", "epochs"]

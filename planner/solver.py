@@ -552,8 +552,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
                        f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
     if "precision" in rules:
-        out.append("on GPUs without bf16 (e.g. T4), use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype "
-                   "fp16 for inference")
+        out.append("not checked with the memory model: on GPUs without bf16 (e.g. T4), use recipe mixed-fp16 / "
+                   "pure-fp16, or weights and kv_dtype fp16 for inference")
     if "budget" in rules:
         over = t[t["binding"] == "budget"]
         cheapest = float(over["capex_usd"].min())

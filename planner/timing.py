@@ -334,7 +334,7 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
     tokens_per_s = 1.0 / seconds_per_token
     lines.append(f"throughput = {tokens_per_s:,.1f} tokens/s")
     if t.dataset_tokens is None:
-        return JobTime(job="training (no dataset_tokens: hours given directly)", job_tokens=None,
+        return JobTime(job="training (no dataset_tokens: no job to time)", job_tokens=None,
                        seconds_per_job=None, tokens_per_s=tokens_per_s, mfu=mfu, mfu_reason=reason,
                        lines=tuple(lines))
     tokens = t.dataset_tokens * t.epochs
@@ -384,7 +384,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float)
     decode_tps = replicas * c / step
     if gen is None:
         lines.append(f"throughput = {replicas} replica(s) x {c} seq / {step * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")
-        return JobTime(job="serving (no tokens_per_request: hours given directly)", job_tokens=None,
+        return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
                        seconds_per_job=None, tokens_per_s=decode_tps, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
     pre_s = prefill_seconds(params=params_gpu, tokens=prompt * c, tflops=tflops, mfu=mfu)
     batch_s = pre_s + gen * step

@@ -125,9 +125,10 @@ def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverhe
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
     # Weights, and ZeRO-3's gathered layers (the same parameter-sized blocks every layer, reused
     # from the allocator's cache), leave no fragments; see allocator_component.
-    weights = sum(c.bytes for c in comps if c.where == GPU and c.kind == "allocated"
-                  and c.name.startswith(("weights", "gathered parameters")))
-    comps.append(allocator_component(overheads, allocated, weights))
+    held = [c for c in comps if c.where == GPU and c.kind == "allocated"
+            and c.name.startswith(("weights", "gathered parameters"))]
+    what = "weights and gathered parameters" if any(c.name.startswith("gathered") for c in held) else "weights"
+    comps.append(allocator_component(overheads, allocated, sum(c.bytes for c in held), what=what))
     return Estimate(workload_name=workload.name, model_id=workload.model_id, task=workload.task,
                     parameters=workload.architecture.parameters, components=tuple(comps), gpus=workload.gpus,
                     gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)

@@ -61,7 +61,8 @@ def runtime_components(overheads: RuntimeOverheads, *, gpus: int) -> list[Compon
     return out
 
 
-def allocator_component(overheads: RuntimeOverheads, allocated_peak: int, weights: int = 0) -> Component:
+def allocator_component(overheads: RuntimeOverheads, allocated_peak: int, weights: int = 0,
+                        what: str = "weights") -> Component:
     """Headroom for the caching allocator's fragmentation: a fraction of the peak allocated,
     leaving out the model weights.
 
@@ -75,11 +76,13 @@ def allocator_component(overheads: RuntimeOverheads, allocated_peak: int, weight
     Args:
         allocated_peak: peak allocated bytes on one GPU.
         weights: bytes of the weight components within it (0: apply the fraction to all).
+        what: how the formula names those bytes ('weights', or 'weights and gathered parameters'
+            under ZeRO-3).
     """
     base = max(allocated_peak - weights, 0)
     b = int(round(base * overheads.allocator_fraction))
-    what = f"{allocated_peak:,} B peak allocated" + (f" less {weights:,} B of weights" if weights else "")
+    text = f"{allocated_peak:,} B peak allocated" + (f" less {weights:,} B of {what}" if weights else "")
     return Component("allocator headroom (fragmentation)", GPU, b,
-                     f"{overheads.allocator_fraction:.0%} x ({what}) ({overheads.source})",
+                     f"{overheads.allocator_fraction:.0%} x ({text}) ({overheads.source})",
                      "PyTorch docs, CUDA semantics: memory management; Transformers docs, model training "
                      "anatomy (weights: 0.8 % over their size)", kind="headroom")

@@ -362,12 +362,20 @@ def _plan_text(plan: Any, width: int = 200) -> str:
                      f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
     lines.append("")
-    items = pd.DataFrame([{"item": i.description, "catalog id": i.catalog_id, "qty": i.quantity,
-                           "unit price (USD)": f"{i.unit_price_usd:,.2f}", "total (USD)": f"{i.total_usd:,.2f}",
-                           "price kind": i.price_kind, "as of": i.as_of} for i in plan.line_items()])
+    # a platform line's parts list goes below the table, which stays narrow
+    parts = {i.catalog_id: i.description.split("; priced as: ", 1)[1] for i in plan.line_items()
+             if "; priced as: " in i.description}
+    items = pd.DataFrame([{"item": i.description.split("; priced as: ", 1)[0], "catalog id": i.catalog_id,
+                           "qty": i.quantity, "unit price (USD)": f"{i.unit_price_usd:,.2f}",
+                           "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind, "as of": i.as_of}
+                          for i in plan.line_items()])
     with pd.option_context("display.width", width, "display.max_colwidth", 80, "display.max_columns", 20):
         lines.append("Line items:")
-        lines.append(items.to_string(index=False))
+        wide = max((len(x) for x in items["item"]), default=4)
+        lines.append(items.to_string(index=False,
+                                     formatters={"item": lambda x: f"{x:<{wide}}"}))
+        for cid, text in parts.items():
+            lines.append(f"  {cid} priced as: {text}")
         if len(plan.alternatives):
             a = plan.alternatives
             alt = pd.DataFrame({

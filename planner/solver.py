@@ -770,7 +770,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     old = [f"{i.catalog_id} ({i.as_of})" for i in stale_items(items, catalog)]
     if old:
         out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "
-                   + ", ".join(dict.fromkeys(old)) + "; launch prices of older cards are not what they sell for "
+                   + ", ".join(dict.fromkeys(old)) + "; launch or list prices of older parts are not what they sell for "
                    "now: overlay a dated street price or quote (--catalog DIR)")
     return out
 

@@ -143,8 +143,8 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
     assert p.warnings == (
         "RAM is 8.0x the installed VRAM (above the 4x rule of thumb), set by the smallest equal-DIMM configuration",
         "estimated prices (price_kind estimate; get a quote): card, box, dimm-16g",
-        "prices dated more than 24 months before the catalog's newest entry: card (2020-01-01); launch prices of "
-        "older cards are not what they sell for now: overlay a dated street price or quote (--catalog DIR)",
+        "prices dated more than 24 months before the catalog's newest entry: card (2020-01-01); launch or list "
+        "prices of older parts are not what they sell for now: overlay a dated street price or quote (--catalog DIR)",
     )
 
 

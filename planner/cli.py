@@ -35,6 +35,9 @@ def _usage_line(exc: click.UsageError) -> str:
     if not problem.endswith((".", "?", "!")):
         problem += "."
     path = exc.ctx.command_path if exc.ctx is not None else "planner"
+    if isinstance(exc, click.NoSuchOption) and exc.option_name == "--debug":
+        root = exc.ctx.find_root().command_path if exc.ctx is not None else "planner"
+        return f"{problem} --debug goes before the command: '{root} --debug {path.split()[-1]} ...'."
     return f"{problem} See '{path} --help'."
 
 
@@ -645,7 +648,8 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     given[target] = 1
     task = given.setdefault("task", section)
     if task != section:
-        raise OptionError(f"--{target.replace('_', '-')} is an option of task {section}, not {task}", entry="task")
+        raise OptionError(f"is an option of task {section}, not {task}", entry=target,
+                          hint=f"Give --task {section}, or another target for task {task}.")
     n = given.pop("gpus", None)
     if n is not None and n < 1:
         raise OptionError(f"must be at least 1, not {n}", entry="gpus")
@@ -653,10 +657,18 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     if task == "train":
         given["gpus"] = n
     else:
+        tp_from_gpus = "tp" not in given and n > 1
         given.setdefault("tp", n)
     from planner.memory.vllm import for_gpu
 
-    base = for_gpu(workload_from_options(given, catalog), gpu)  # vllm serve's defaults for this card
+    try:
+        base = for_gpu(workload_from_options(given, catalog), gpu)  # vllm serve's defaults for this card
+    except OptionError as exc:
+        if task != "train" and tp_from_gpus and exc.entry in ("tp", "--tp"):
+            # the user gave --gpus: an inference replica on n GPUs runs at tensor-parallel degree n
+            raise OptionError(f"an inference replica on {n} GPUs runs at tp {n}: {exc.problem}", entry="gpus",
+                              hint=exc.hint) from None
+        raise
     headroom = _vllm_headroom(base, headroom, click.get_current_context())
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:

@@ -195,3 +195,23 @@ def test_options_that_would_do_nothing_are_refused():
     assert r.output.strip() == ("Error: --dataset-format: --dataset-format says how the dataset is held, but there is "
                                 "no --dataset-size to hold. Give --dataset-size too (e.g. --dataset-size 10 GiB), or "
                                 "remove it.")
+
+
+def test_fit_errors_name_the_option_the_user_typed():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    run = lambda *a: CliRunner().invoke(main, [str(x) for x in a])  # noqa: E731
+    r = run("fit", "--model", "llama-3.1-8b", "--task", "infer", "--gpu", "rtx-4090", "--gpus", 3, "--concurrency",
+            "max")
+    assert r.exit_code == 2
+    assert r.output.strip() == ("Error: --gpus: an inference replica on 3 GPUs runs at tp 3: tp=3 does not divide the "
+                                "32 attention heads. Use one of 1, 2, 4, 8, 16, 32.")
+    r = run("fit", "--model", "llama-3.1-8b", "--task", "infer", "--gpu", "rtx-4090", "--micro-batch", "max")
+    assert r.exit_code == 2
+    assert r.output.strip() == ("Error: --micro-batch: is an option of task train, not infer. Give --task train, or "
+                                "another target for task infer.")
+    r = run("plan", "--debug", "scenarios/qlora-7b-12gb.yaml")
+    assert r.exit_code == 2
+    assert "--debug goes before the command: " in r.output and "--debug plan ...'" in r.output

@@ -449,7 +449,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
     group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
-    group_size = entry.int("group_size", group_default, min=1, max=1_000_000)
+    group_size = entry.int("group_size", group_default, min=-1, max=1_000_000)
+    if group_size in (0,):
+        raise entry.error("must be a positive number of values per scale, or -1 (one scale per output column)",
+                          "group_size")
     if "group_size" in entry.data and not weights.startswith("int4"):
         raise entry.error(f"group_size applies to int4-gptq and int4-awq weights, not {weights}", "group_size",
                           "Remove it, or set weights: int4-gptq or int4-awq.")

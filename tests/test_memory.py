@@ -493,3 +493,18 @@ def test_host_loading_peak_streams_onto_the_gpu_only_where_weights_go_straight_t
     assert load(workload(arch, task="infer", tp=2)) == 2 * 5 * 10**9
     # without low_cpu_mem_usage the random fp32 model is built first, beside the whole checkpoint
     assert load(workload(arch, task="train", method="qlora", low_cpu_mem_usage=False)) == ckpt + arch.parameters * 4
+
+
+def test_gptq_without_grouping_has_one_scale_per_output_column():
+    # GPTQ group_size -1: one fp16 scale and one packed 4-bit zero per output column. Llama-2-7B's
+    # linear outputs per layer: q, k, v, o 4 x 4,096 + gate, up 2 x 11,008 + down 4,096 = 42,496;
+    # x 32 layers = 1,359,872 columns.
+    from planner.memory.quant import weight_bytes
+
+    arch = catalog_arch("llama-2-7b")
+    wb = weight_bytes(arch, "int4-gptq", group_size=-1)
+    cols = 42_496 * 32
+    g_idx = (4 * 4096 + 2 * 4096 + 11008) * 32 * 4  # in_features per layer x 4 B (act-order index)
+    assert wb.constants == cols * 2 + -(-cols // 2) + g_idx
+    w = workload(arch, task="infer", weights="int4-gptq", group_size=-1)
+    assert w.infer.group_size == -1

@@ -58,7 +58,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     Args:
         arch: the model.
         fmt: 'fp32', 'fp16', 'bf16', 'fp8', 'int8', 'int4-gptq', 'int4-awq' or 'nf4'.
-        group_size: values per scale for GPTQ/AWQ.
+        group_size: values per scale for GPTQ/AWQ (-1: one scale per output column).
         double_quant: NF4 double quantization.
         tp: tensor-parallel degree; linear weights, embeddings and head are split t ways,
             norms are replicated (Megatron-LM, Shoeybi et al. 2019, section 3).
@@ -89,7 +89,9 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         return WeightBytes(lin, rows * 4, rest * 2,
                            f"{lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {rest:,} other x 2 B")
     if fmt in ("int4-gptq", "int4-awq"):
-        groups = -(-lin // group_size)
+        # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
+        groups = (sum(m.out_features * m.count for m in mods) * L // tp if group_size == -1
+                  else -(-lin // group_size))
         consts = groups * 2 + -(-groups // 2)  # fp16 scale + packed 4-bit zero per group and column
         g_idx = 0
         if fmt == "int4-gptq":
@@ -97,7 +99,9 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             consts += g_idx
         return WeightBytes(
             -(-lin // 2), consts, rest * 2,
-            f"{lin:,} linear params x 0.5 B + {groups:,} groups of {group_size} x (2 B scale + 0.5 B zero)"
+            f"{lin:,} linear params x 0.5 B + {groups:,} "
+            + (f"groups of {group_size}" if group_size != -1 else "output columns (group_size -1)")
+            + " x (2 B scale + 0.5 B zero)"
             + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B")
     if fmt == "nf4":
         bits = nf4_constant_bits(double_quant)

@@ -367,6 +367,7 @@ class Catalog:
         files: the files read, shipped first, then the overlay's.
         sources: one :class:`SourceRef` per entry, in catalog order.
         sha256: :func:`content_sha256` of ``files`` ('' for a catalog built in code).
+        removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
     """
 
     schema_version: int
@@ -381,6 +382,7 @@ class Catalog:
     sources: tuple[SourceRef, ...] = ()
     files: tuple[str, ...] = ()
     sha256: str = ""
+    removed: Mapping[str, str] = field(default_factory=dict)
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
@@ -1057,6 +1059,8 @@ class _Store:
             sources=sources,
             files=tuple(self.files),
             sha256=content_sha256(self.files),
+            removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
+                                      for i, r in table.items()}),
         )
 
 

@@ -556,12 +556,16 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
 
 # ----- constraints ------------------------------------------------------------------------------
 
-def _ids(e: Entry, key: str, known: Sequence[str], what: str) -> tuple[str, ...] | None:
+def _ids(e: Entry, key: str, known: Sequence[str], what: str,
+         removed: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
     values = e.str_list(key, None, names=known)
     if values is None:
         return None
     for v in values:
         if v not in known:
+            if removed and v in removed:
+                raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
+                                                           "drop the removal there, or the id here.")
             raise e.error(f"unknown {what} {v!r}", key, did_you_mean(v, known))
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
@@ -575,12 +579,12 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     e.check_keys(CONSTRAINT_KEYS)
     gpu_ids = [g.id for g in catalog.gpus]
     plat_ids = [p.id for p in catalog.platforms]
-    allowed = _ids(e, "allowed_gpus", gpu_ids, "GPU")
+    allowed = _ids(e, "allowed_gpus", gpu_ids, "GPU", catalog.removed)
     if allowed is not None and not allowed:
         raise e.error("an empty list allows no GPU", "allowed_gpus", "List GPU ids, or leave the key out.")
-    excluded = _ids(e, "excluded_gpus", gpu_ids, "GPU") or ()
+    excluded = _ids(e, "excluded_gpus", gpu_ids, "GPU", catalog.removed) or ()
     vendors = e.str_list("vendors", None, choices=GPU_VENDORS)
-    platforms = _ids(e, "allowed_platforms", plat_ids, "platform")
+    platforms = _ids(e, "allowed_platforms", plat_ids, "platform", catalog.removed)
     if platforms is not None and not platforms:
         raise e.error("an empty list allows no platform", "allowed_platforms",
                       "List platform ids, or leave the key out.")

@@ -543,6 +543,23 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
     )
 
 
+def test_scenario_naming_a_gpu_the_overlay_removed_says_so(tmp_path: Path) -> None:
+    from planner.errors import ScenarioError
+    from planner.scenario import scenario_from_mapping
+
+    overlay = tmp_path / "mine"
+    write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n")
+    cat = load_catalog(overlay, base=TINY)
+    assert cat.removed == {"rtx-4090": f"{overlay}/gpus.yaml:4"}
+    data = {"workloads": [{"name": "w", "model": "tiny-llama", "task": "infer"}],
+            "constraints": {"allowed_gpus": ["rtx-4090"]}}
+    with pytest.raises(ScenarioError) as excinfo:
+        scenario_from_mapping(data, cat, file="s.yaml")
+    msg = str(excinfo.value)
+    assert msg.endswith(f"constraints.allowed_gpus: unknown GPU 'rtx-4090'. The catalog overlay removes it "
+                        f"({overlay}/gpus.yaml:4): drop the removal there, or the id here.")
+
+
 def test_overlay_directory_missing(tmp_path: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(tmp_path / "nope", base=TINY)

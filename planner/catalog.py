@@ -947,6 +947,16 @@ class _Store:
                     "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
                 )
             has_price = any(existing.values.get(k) is not None for k in _PRICE_KEYS)
+            if "price_kind" in e.data and has_price and not prices:
+                # the kind describes the price: a new kind on the shipped price would relabel it
+                raise e.error("changes price_kind but not the price it describes", "price_kind",
+                              "Restate the price with it (price_usd, source, as_of), or leave price_kind out.")
+            others = [k for k in _PRICE_KEYS if existing.values.get(k) is not None and k not in e.data]
+            if prices and others:
+                # one source, date and kind per entry: every price of it must come from the new source
+                raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has one source, date and "
+                              "price_kind for all its prices", prices[0],
+                              f"Restate {others[0]} with this source too (the shipped value if it still holds).")
             restated = [k for k in ("source", "as_of") if k in e.data]
             if restated and has_price and not prices:
                 # An entry has one source and date, which the quote prints for its price.

@@ -507,6 +507,16 @@ OVERLAY_BAD = [
      "gpus.yaml:5: gpus[0].source: changes source and as_of but not the price: the quote would show them for the "
      "shipped price (price_usd 1,599.00 of 2026-01-01). Restate the price with your source and date (price_usd, "
      "price_kind), or drop source/as_of from this overlay entry and say where your change comes from in 'notes:'."),
+    # a new kind on the shipped price would relabel a 2022 launch price as a vendor's quote
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    price_kind: quote\n",
+     "gpus.yaml:4: gpus[0].price_kind: changes price_kind but not the price it describes. Restate the price with "
+     "it (price_usd, source, as_of), or leave price_kind out."),
+    # a NIC has a card price and a cable price under one source: re-pricing one re-dates both
+    ("network.yaml", "schema_version: 1\nnics:\n  - id: ib-ndr\n    cable_price_usd: 100\n    price_kind: quote\n"
+                     "    source: cable quote\n    as_of: 2026-11-01\n",
+     "network.yaml:4: nics[0].cable_price_usd: changes cable_price_usd but not price_usd: the entry has one source, "
+     "date and price_kind for all its prices. Restate price_usd with this source too (the shipped value if it "
+     "still holds)."),
     # a 48 GiB card keeps the 24 GiB card's nvidia-smi total unless the overlay gives its own
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 48 GiB\n",
      "gpus.yaml:4: gpus[0].memory: changes memory but not memory_usable (the nvidia-smi total of the shipped "

@@ -466,6 +466,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     check_tp(arch, tp, entry)
     engine = entry.str("engine", "hf", choices=ENGINES)
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
+    if util >= 1:
+        raise entry.error("must be below 1: vLLM starts only when the memory free after the CUDA context is at "
+                          "least gpu_memory_utilization x the card", "gpu_memory_utilization",
+                          "Use 0.9 (vLLM's default) or up to about 0.95 on large cards.")
     if engine != "vllm" and "gpu_memory_utilization" in entry.data:
         raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
                           "gpu_memory_utilization", "Set engine: vllm, or remove it.")

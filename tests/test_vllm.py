@@ -145,9 +145,26 @@ def test_vllm_workload_need_is_what_vllm_keeps():
          + comps["profiling-run peak (vLLM)"] + comps["library workspaces (cuBLAS/cuDNN)"])
     assert comps["KV cache"] == 8 * 4096 * 131_072
     assert comps["rotary cos/sin cache (vLLM)"] == 131_072 * 128 * 2
-    need = max(-(-s * 1_000_000 // 900_000), s + 768 * MiB)
+    # vLLM's budget util x T must hold S, and the free memory at start-up, T - context, must be at
+    # least util x T: T >= max(S / 0.9, 768 MiB / 0.1)
+    need = max(-(-s * 1_000_000 // 900_000), -(-768 * MiB * 1_000_000 // 100_000))
     assert est.per_gpu_total_bytes == need
     # Half the card for vLLM: the need doubles (S / 0.5).
     half = estimate(workload(arch, task="infer", weights="bf16", context=4096, concurrency=8, engine="vllm",
                              gpu_memory_utilization=0.5))
     assert half.per_gpu_total_bytes == 2 * s
+
+
+def test_vllm_that_would_not_start_does_not_fit():
+    # vLLM starts only when the memory free after the CUDA context (768 MiB assumed) is at least
+    # util x the card: at util 0.995 that needs 768 MiB / 0.005 = 150 GiB of card, so no card fits,
+    # as vLLM's start-up check would refuse on any of them.
+    arch = catalog_arch("llama-3.1-8b")
+    est = estimate(workload(arch, task="infer", weights="bf16", context=4096, engine="vllm",
+                            gpu_memory_utilization=0.995))
+    assert est.per_gpu_total_bytes >= 768 * MiB * 200
+    from planner.errors import ScenarioError
+
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="infer", engine="vllm", gpu_memory_utilization=1.0)
+    assert "must be below 1: vLLM starts only when the memory free after the CUDA context" in str(err.value)

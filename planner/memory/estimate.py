@@ -67,8 +67,9 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
 
     vLLM sizes everything from ``gpu_memory_utilization`` (planner.memory.vllm): the weights (with
     the rotary cache), the KV cache, its profiling run's peak and the non-PyTorch memory must fit in
-    ``util`` x the CUDA total, and the CUDA context in the rest. So the card needs a CUDA total of
-    max(S / util, S + context) with S the first four; plan, fit and compare hold it against the
+    ``util`` x the CUDA total, and the CUDA context in the rest (vLLM refuses to start when the free
+    memory after the context is below ``util`` x total). So the card needs a CUDA total of
+    max(S / util, context / (1 - util)) with S the first four; plan, fit and compare hold it against the
     card's CUDA total (:attr:`planner.catalog.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
     tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
     should then state.
@@ -100,13 +101,16 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     s = allocated + b.non_torch
     context = sum(x.bytes for x in runtime if x.name.startswith("CUDA context"))
     util = i.gpu_memory_utilization
-    need = max(-(-s * 1_000_000 // int(round(util * 1_000_000))), s + context)
+    # vLLM needs util x T >= S (its budget) and, at start-up, free memory T - context >= util x T
+    # (vllm/v1/worker/gpu_worker.py init_device), i.e. T >= context / (1 - util).
+    u = int(round(util * 1_000_000))
+    need = max(-(-s * 1_000_000 // u), -(-context * 1_000_000 // (1_000_000 - u)))
     reserve = need - s - context
     comps = comps + runtime + [
         Component("vLLM reserve (1 - gpu_memory_utilization)", GPU, reserve,
-                  f"max(S / {util:g}, S + context) - S - context, S = {s:,} B (weights, KV, profile peak, "
-                  "non-torch); CUDA graphs also live here", "vLLM docs, engine arguments (gpu_memory_utilization)",
-                  kind="headroom"),
+                  f"max(S / {util:g}, context / (1 - {util:g})) - S - context, S = {s:,} B (weights, KV, profile "
+                  "peak, non-torch); CUDA graphs also live here",
+                  "vLLM docs, engine arguments (gpu_memory_utilization); gpu_worker.py start-up check", kind="headroom"),
     ]
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,

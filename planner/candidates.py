@@ -96,10 +96,12 @@ COLUMNS: dict[str, str] = {
     "cards_total": "count: cards_per_node x nodes",
     "gpu_memory_bytes": "bytes: memory of one GPU as marketed",
     "gpu_cuda_total_bytes": "bytes: memory one GPU offers to processes (CUDA's total: nvidia-smi's less the driver's reservation)",
-    "gpu_capacity_bytes": ("bytes: the CUDA total less the scenario's vram_headroom (engine: vllm workloads are "
-                           "held against the whole CUDA total: gpu_memory_utilization is their margin)"),
+    "gpu_capacity_bytes": ("bytes: what the tightest workload may use per GPU: the CUDA total less the scenario's "
+                           "vram_headroom (engine: vllm workloads: the whole CUDA total, gpu_memory_utilization is "
+                           "their margin)"),
     "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
-    "headroom_bytes": "bytes: the least, over the workloads, of capacity - need (negative: does not fit)",
+    "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
+                      "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
     "offload": "bool: a reported variant keeps states or parameters in host RAM",
     "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
@@ -628,7 +630,8 @@ class _Checked:
     offload: Any     # (R, W) reported usage offloads
     feasible: Any    # (R,)
     capex: Any       # (R,)
-    headroom: Any    # (R,)
+    headroom: Any    # (R,) the least capacity - need over the workloads
+    cap_w: Any = None  # (R, W) capacity each workload is held against (no headroom for vLLM)
 
 
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
@@ -714,7 +717,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     if budget is not None:
         feasible &= capex <= budget + 1e-9
     headroom = (cap_w - need).min(axis=1) if W else cap
-    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom)
+    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w)
 
 
 def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
@@ -796,7 +799,13 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
             parts.append(lab if W == 1 else f"{names[w]}: {lab}")
         texts.append("; ".join(reversed(parts)))
     strategy = np.array(texts, dtype=object)[np.asarray(inverse).reshape(-1)]
-    need_row = ck.need.max(axis=1)
+    # the tightest workload of each row: its need and the capacity it is held against
+    if W:
+        tight = (ck.cap_w - ck.need).argmin(axis=1)
+        rows = np.arange(R)
+        need_row, cap_row = ck.need[rows, tight], ck.cap_w[rows, tight]
+    else:
+        need_row, cap_row = np.zeros(R, dtype=np.int64), a["cap"]
     extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
     plat = hw.platforms
 
@@ -820,7 +829,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "cards_total": cards * nodes,
         "gpu_memory_bytes": a["mem"],
         "gpu_cuda_total_bytes": a["cuda_total"],
-        "gpu_capacity_bytes": a["cap"],
+        "gpu_capacity_bytes": cap_row,
         "per_gpu_need_bytes": need_row,
         "headroom_bytes": ck.headroom,
         "strategy": strategy,

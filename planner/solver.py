@@ -826,7 +826,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
         "recipes": recipes,
         "rules": {
             "vram": f"per-GPU need <= T - ceil(T x {cs.hardware.headroom}) (vram_headroom), T = CUDA total "
-                    "(nvidia-smi total less the driver's reservation)",
+                    "(nvidia-smi total less the driver's reservation); engine: vllm workloads: need <= T "
+                    "(gpu_memory_utilization is their margin)",
             "ram": (f"RAM per node >= max(host need, {RAM_VRAM_MIN}x installed VRAM, {RAM_VRAM_MIN_OFFLOAD}x with "
                     f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
                     "equal DIMMs in every channel, 1 or 2 per channel"),

@@ -462,3 +462,19 @@ def test_vllm_workload_takes_no_planning_headroom():
     # the same need served by Transformers keeps the 5 % headroom
     hf = build(scen(cat, infer_workload()), cat)
     assert one(hf, gpu_id="exact")["gpu_capacity_bytes"] == capacity_bytes(need, 0.05)
+
+
+def test_table_reports_the_tightest_workloads_need_and_capacity():
+    # A row's capacity, need and headroom are those of its tightest workload, each held against
+    # its own capacity: the vLLM workload against the whole CUDA total, the other less 5 %.
+    cat = tiny_catalog(gpus=[gpu("card", memory_gib=24)], platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    s = scen(cat, infer_workload(name="v", engine="vllm"), train_workload())
+    cs = build(s, cat)
+    r = one(cs, gpu_id="card")
+    total = int(r["gpu_cuda_total_bytes"])
+    caps = {"v": total, "train": capacity_bytes(total, 0.05)}
+    needs = {u.workload.name: u.need_bytes for us in cs.usages for u in us[:1]}
+    spare = {k: caps[k] - needs[k] for k in caps}
+    tight = min(spare, key=spare.get)
+    assert (r["gpu_capacity_bytes"], r["per_gpu_need_bytes"]) == (caps[tight], needs[tight])
+    assert r["headroom_bytes"] == r["gpu_capacity_bytes"] - r["per_gpu_need_bytes"] == spare[tight]

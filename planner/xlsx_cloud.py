@@ -289,8 +289,9 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
              f'=IF(AND(ISNUMBER({any_m}),{any_m}<=12*{yrs}),{any_m},'
              f'IF({tco_expr}<={cells[per_hour]}*{busy},12*{yrs},"none: cloud cheaper throughout"))', NUM2,
              "the crossing when it falls within 12 x D months; else 12 x D (local breaks even only at the sale, "
-             "when the resale value is credited) when the TCO is no more than the rent; agrees with the busy-hours "
-             "row", formula=True)
+             "when the resale value is credited) when the TCO is no more than the rent. There is a month exactly "
+             "when the busy-hours row below has a number; the two differ because this row credits the resale only "
+             "at the sale and that row counts it over the whole period", formula=True)
         r += 1
         line(r, f"{kind}be_hours_any", f"Busy hours over the period at which owning pays off, {name} (closed form)",
              f'=IF({cells[per_hour]}>{e},({F}+{S}*{yrs})/({cells[per_hour]}-{e}),"never")', NUM2,
@@ -300,7 +301,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
         any_h = cells[f"{kind}be_hours_any"]
         line(r, f"{kind}be_hours", f"Break-even busy hours within the period's busy hours, {name}",
              f'=IF(AND(ISNUMBER({any_h}),{any_h}<={busy}),{any_h},"none: cloud cheaper throughout")',
-             NUM2, "the crossing when the busy hours in the period (h x 12 x D) reach it; agrees with the month row",
+             NUM2, "the whole-period break-even (resale included) when the busy hours in the period (h x 12 x D) "
+             "reach it; a number here exactly when the month row has one, not the same point in time (see there)",
              formula=True)
         r += 1
     line(r, "tco", "Local TCO over the ownership period (USD)",

@@ -306,8 +306,10 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                        f"{v['max_num_batched_tokens']:,}, max_num_seqs {v['max_num_seqs']:,}), non-torch "
                        f"{v['non_torch_bytes'] / gib:,.2f} GiB; KV cache {v['budget_bytes'] / gib:,.2f} GiB")
             seqs = v["max_concurrency_at_context"]
+            cap = (f"; vLLM runs at most max_num_seqs {v['max_num_seqs']:,} at once" if seqs > v["max_num_seqs"]
+                   else "")
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
-                       f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens")
+                       f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens{cap}")
             for p in v["problems"]:
                 click.echo(f"Warning: vLLM: {p}.")
 
@@ -678,6 +680,10 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     cap = capacity_bytes(gpu.cuda_total_bytes, headroom)
     arch = base.architecture
     hi = arch.max_position_embeddings if attr in ("seq_len", "context") else MAX_MICRO_BATCH
+    seqs_cap = (base.infer.max_num_seqs if attr == "concurrency" and base.infer is not None
+                and base.infer.engine == "vllm" and base.infer.max_num_seqs else None)
+    if seqs_cap:
+        hi = min(hi, seqs_cap)  # vLLM runs at most max_num_seqs sequences at once
 
     def make(x: int):
         if section == "train":
@@ -697,7 +703,8 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     result = {"gpu": gpu.id, "gpus": n, "target": target, "max_value": best, "need_bytes": need,
               "capacity_bytes": cap, "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
               "next_need_bytes": next_need, "limit": hi,
-              "limited_by": ("the model's max_position_embeddings" if attr in ("seq_len", "context")
+              "limited_by": (f"vLLM's max_num_seqs ({seqs_cap:,})" if seqs_cap and hi == seqs_cap else
+                             "the model's max_position_embeddings" if attr in ("seq_len", "context")
                              else "the planner's largest batch") if best == hi else "memory"}
     if as_json:
         click.echo(json.dumps(result, indent=2))

@@ -478,6 +478,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if engine != "vllm" and "max_num_seqs" in entry.data:
         raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
                           "Set engine: vllm, or remove it.")
+    if max_seqs is not None and concurrency > max_seqs:
+        warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
+                        f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
     attention = entry.str("attention", "sdpa", choices=ATTENTION)
     sliding = entry.bool("sliding_window", True)
     if context > arch.max_position_embeddings:

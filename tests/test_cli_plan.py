@@ -354,3 +354,12 @@ def test_estimate_names_the_keys_it_leaves_to_compare(runner, tmp_path):
             in r.output)
     j = run(runner, "estimate", "--workload", path, "--json")
     assert json.loads(j.output)["notes_for_compare"] == ["dataset_tokens", "epochs"]
+
+
+def test_fit_caps_vllm_concurrency_at_max_num_seqs(runner):
+    # vLLM runs at most max_num_seqs sequences at once: fit does not offer more, and says why.
+    r = run(runner, "fit", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--gpu", "h100-sxm",
+            "--max-num-seqs", 4, "--context", 1024, "--concurrency", "max", "--json")
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["max_value"] == 4 and d["limited_by"] == "vLLM's max_num_seqs (4)"

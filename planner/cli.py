@@ -368,9 +368,11 @@ def _plan_text(plan: Any, width: int = 200) -> str:
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
     lines.append("")
     # a platform line's parts list goes below the table, which stays narrow
-    parts = {i.catalog_id: i.description.split("; priced as: ", 1)[1] for i in plan.line_items()
-             if "; priced as: " in i.description}
-    items = pd.DataFrame([{"item": i.description.split("; priced as: ", 1)[0], "catalog id": i.catalog_id,
+    from planner.quote import PARTS_SEPARATOR
+
+    parts = {i.catalog_id: i.description.split(PARTS_SEPARATOR, 1)[1] for i in plan.line_items()
+             if PARTS_SEPARATOR in i.description}
+    items = pd.DataFrame([{"item": i.description.split(PARTS_SEPARATOR, 1)[0], "catalog id": i.catalog_id,
                            "qty": i.quantity, "unit price (USD)": f"{i.unit_price_usd:,.2f}",
                            "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind, "as of": i.as_of}
                           for i in plan.line_items()])

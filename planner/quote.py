@@ -9,6 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+#: A line item's price is called stale when dated this many months before the catalog's newest
+#: entry (planner.solver.stale_items); the workbook flags those lines.
+STALE_PRICE_MONTHS = 24
+
+#: Where a platform line's description turns to the parts its price is made of (the console
+#: prints that part below its table).
+PARTS_SEPARATOR = "; priced as: "
+
+
 @dataclass(frozen=True)
 class LineItem:
     """One line of a quote.

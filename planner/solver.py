@@ -70,7 +70,7 @@ from planner.fields import Entry
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
-from planner.quote import LineItem, subtotal_usd
+from planner.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, subtotal_usd
 from planner.scenario import Scenario, ScenarioWorkload, Variant, _with
 from planner.units import GiB
 from planner.workload import Workload, workload_from_entry
@@ -234,7 +234,7 @@ def _parts(platform: Any) -> str:
     """The parts a platform's price is made of, as its catalog notes list them ('Parts: A $x + B $y
     = $z'), for the quote line ('' when the notes list none)."""
     m = re.search(r"Parts:\s*(.+?)\s*=\s*\$[\d,]+", platform.notes or "", re.S)
-    return f"; priced as: {' '.join(m.group(1).split())}" if m else ""
+    return f"{PARTS_SEPARATOR}{' '.join(m.group(1).split())}" if m else ""
 
 
 def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
@@ -775,8 +775,6 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     return out
 
 
-#: A line item's price is called stale when dated this many months before the catalog's newest entry.
-STALE_PRICE_MONTHS = 24
 
 
 def stale_items(items: Sequence[LineItem], catalog: Catalog) -> list[LineItem]:

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 from planner.catalog import SourceRef
 from planner.memory.breakdown import GPU, HOST, Component, Estimate
 from planner.memory.quant import nf4_constant_bits
-from planner.quote import LineItem
+from planner.quote import STALE_PRICE_MONTHS, LineItem
 from planner.recipes import OPTIMIZERS, RECIPES
 from planner.units import GiB
 
@@ -85,10 +85,6 @@ NAME_DISCOUNT_RATE = "QuoteDiscountRate"
 NAME_TAX_RATE = "QuoteTaxRate"
 NAME_SHIPPING = "QuoteShipping"
 NAME_GRAND_TOTAL = "QuoteGrandTotal"
-
-#: A price is called stale when dated more than this many months before the catalog's newest
-#: entry: the solver's rule (planner.solver.STALE_PRICE_MONTHS), used when a plan does not say.
-STALE_PRICE_MONTHS = 24
 
 #: Characters that make a spreadsheet read a typed value as a formula.
 FORMULA_PREFIXES = ("=", "+", "-", "@")

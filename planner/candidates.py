@@ -14,6 +14,8 @@ price          the GPU has a purchase price in the catalog
 form_factor    the platform takes the GPU's form factor (SXM/OAM modules only on platforms
                that list them); a baseboard with ``fixed_gpu`` carries exactly
                ``fixed_gpu_count`` of that GPU and nothing else
+cooling        the platform's chassis cools the GPU's kind (``gpu_cooling`` lists the card's
+               ``cooling``, :func:`planner.catalog.cools`): passive cards only in servers
 max_cards      cards per node <= the scenario's ``max_cards`` (only binding for baseboards,
                whose count is fixed; other counts are not enumerated past ``max_cards``)
 slots          cards <= what the platform's slots take at the card's width
@@ -47,8 +49,8 @@ or two DIMMs per channel, within ``dimm_slots`` and ``max_memory`` (configuratio
 platform's maximum are not built). "Installed VRAM" is cards per node x the GPU's marketed
 ``memory``. RAM above 4x the installed VRAM (8x with offload) is reported in ``ram_vram_ratio``.
 
-Rows that fail a hardware rule (price, form factor, max cards, slots, lanes, power, network, no
-RAM configuration) are listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM
+Rows that fail a hardware rule (price, form factor, cooling, max cards, slots, lanes, power,
+network, no RAM configuration) are listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM
 configuration, not once per RAM configuration: the RAM cannot make them buildable.
 
 Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
@@ -69,7 +71,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, max_cards
+from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, cools, max_cards
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -133,9 +135,13 @@ COLUMNS: dict[str, str] = {
 }
 
 #: Rules in the order they are checked (the first failing one binds).
-RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "network", "ram", "cards", "tp",
-         "precision", "vram", "budget")
-_HW_RULES = ("price", "form_factor", "max_cards", "slots", "lanes", "power", "network", "ram")
+RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",
+         "tp", "precision", "vram", "budget")
+#: Rules of one node's build: a row failing one cannot be assembled, whatever the workloads.
+NODE_RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power")
+#: Rules of the whole machine's build (the node rules and the network between nodes).
+BUILD_RULES = NODE_RULES + ("network",)
+_HW_RULES = BUILD_RULES + ("ram",)
 _HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
 
 #: RAM per node at least this many times the installed VRAM (a rule of thumb from DL workstation
@@ -485,6 +491,9 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                 continue
             if g.form_factor not in p.form_factors or (fixed and p.fixed_gpu != g.id):
                 add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["form_factor"], fit)
+                continue
+            if not cools(p, g):
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["cooling"], fit)
                 continue
             counts = [p.fixed_gpu_count] if fixed else list(range(1, cmax + 1))
             for c in counts:
@@ -927,6 +936,16 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{gpu.id} is {part}; {plat.id} takes "
                 + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
                    " and ".join(plat.form_factors) + " GPUs"))
+    if b == "cooling":
+        kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
+                "open-air": "an open-air card (its fans blow into the case)",
+                "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
+        others = [p.id for p in hw.platforms if cools(p, gpu) and gpu.form_factor in p.form_factors
+                  and p.fixed_gpu in (None, gpu.id)]
+        tail = (f"; platforms that cool it: {', '.join(others)}" if others else
+                "; no allowed platform cools it (overlay gpu_cooling or the card's cooling if yours differs, "
+                "--catalog DIR)")
+        return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
     if b == "max_cards":
         return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
                 "per node")

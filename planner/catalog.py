@@ -60,6 +60,11 @@ VERIFICATION_LEVELS = ("V", "D", "K", "U")
 GPU_VENDORS = ("nvidia", "amd", "intel")
 GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
 FORM_FACTORS = ("pcie", "sxm", "oam")
+#: How a GPU is cooled (``Gpu.cooling``) and which kinds a chassis cools (``Platform.gpu_cooling``):
+#: ``open-air`` axial fans that blow into the case (GeForce cards), ``blower`` a radial fan that
+#: exhausts through the bracket (workstation cards), ``passive`` a heatsink without a fan that
+#: relies on the chassis' front-to-back airflow (data-centre PCIe cards, SXM/OAM modules).
+COOLING_KINDS = ("open-air", "blower", "passive")
 DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
 NETWORK_KINDS = ("infiniband", "roce")
 PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
@@ -149,6 +154,7 @@ class Gpu:
     price_kind: str | None = None
     mfu_scale: float = 1.0
     memory_cuda_total_bytes: int | None = None
+    cooling: str | None = None
     notes: str | None = None
     verification: str | None = None
 
@@ -232,6 +238,9 @@ class Platform:
         form_factors: GPU form factors it takes (``pcie``, ``sxm``, ``oam``).
         fixed_gpu, fixed_gpu_count: for a baseboard that carries exactly its GPUs (HGX): the
             GPU id and how many; the planner adds ``fixed_gpu_count`` x the GPU's price.
+        gpu_cooling: the GPU cooling kinds (:data:`COOLING_KINDS`) the chassis keeps within their
+            temperature limits: a desktop tower cools cards that bring their own fans, a GPU
+            server's fan wall cools passive cards. None: not stated, not checked.
     """
 
     id: str
@@ -254,6 +263,7 @@ class Platform:
     as_of: str
     fixed_gpu: str | None = None
     fixed_gpu_count: int | None = None
+    gpu_cooling: tuple[str, ...] | None = None
     notes: str | None = None
     verification: str | None = None
 
@@ -446,6 +456,18 @@ def max_cards(platform: Platform, slot_width: int) -> int:
         raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
     fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
     return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def cools(platform: Platform, gpu: Gpu) -> bool:
+    """Whether ``platform``'s chassis cools ``gpu``: its ``gpu_cooling`` lists the card's
+    ``cooling`` (True when either is not stated: nothing to check).
+
+    A passive card (no fan) depends on a server's front-to-back fan wall; in a desktop tower it
+    overheats and throttles (NVIDIA sells its passive data-centre boards for qualified servers
+    only, NVIDIA-Certified Systems). Open-air cards blow their heat into the case and are not
+    built for a server's ducted airflow.
+    """
+    return gpu.cooling is None or platform.gpu_cooling is None or gpu.cooling in platform.gpu_cooling
 
 
 def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
@@ -696,6 +718,15 @@ def _form_factors(e: Entry, k: str) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _cooling_kinds(e: Entry, k: str) -> tuple[str, ...]:
+    values = e.str_list(k, choices=COOLING_KINDS)
+    if not values:
+        raise e.error("must name at least one cooling kind", k, "Valid: " + ", ".join(COOLING_KINDS) + ".")
+    if len(set(values)) != len(values):
+        raise e.error("names a cooling kind twice", k)
+    return tuple(values)
+
+
 def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
     groups: dict[int, SlotGroup] = {}
     for item in e.children(k):
@@ -779,6 +810,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "mfu_scale": _Field(_fraction, required=False),
         "memory_cuda_total": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                     attr="memory_cuda_total_bytes"),
+        "cooling": _Field(_choice(COOLING_KINDS), required=False),
     },
     "dimms": {
         "kind": _Field(_choice(DIMM_KINDS)),
@@ -805,6 +837,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "form_factors": _Field(_form_factors),
         "fixed_gpu": _Field(_text, required=False),
         "fixed_gpu_count": _Field(_int(1, 64), required=False),
+        "gpu_cooling": _Field(_cooling_kinds, required=False),
     },
     "nics": {
         "kind": _Field(_choice(NETWORK_KINDS)),
@@ -1046,6 +1079,11 @@ class _Store:
                 if ff not in p.values["form_factors"]:
                     raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
                                 f"{list(p.values['form_factors'])} does not list", "form_factors")
+                cooling = e["gpus"][fixed].values.get("cooling")
+                kinds = p.values.get("gpu_cooling")
+                if cooling is not None and kinds is not None and cooling not in kinds:
+                    raise p.err(f"the fixed GPU {fixed!r} has cooling {cooling!r}, which gpu_cooling "
+                                f"{list(kinds)} does not list", "gpu_cooling")
         for p in e["instances"].values():
             gpu = p.values["gpu"]
             if gpu not in e["gpus"]:

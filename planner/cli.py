@@ -781,7 +781,7 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
                           "CUDA total (GiB)": round(g.cuda_total_bytes / gib, 2),
                           "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
                           "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "form": g.form_factor,
-                          "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
+                          "cooling": g.cooling or "", "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
                           "price (USD)": g.price_usd, "price kind": g.price_kind, "as of": g.as_of})
     elif kind == "platforms":
         for p in catalog.platforms:
@@ -792,7 +792,8 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
                           "GPU slots": " or ".join(f"{s.count}x{s.width}-slot" for s in p.gpu_slots)
                           or f"{p.fixed_gpu_count} x {p.fixed_gpu}",
                           "max GPUs": p.max_gpus, "PSU (W)": p.psu_w, "platform (W)": p.platform_w,
-                          "form factors": ",".join(p.form_factors), "base price (USD)": p.base_price_usd,
+                          "form factors": ",".join(p.form_factors),
+                          "GPU cooling": ",".join(p.gpu_cooling or ()), "base price (USD)": p.base_price_usd,
                           "price kind": p.price_kind, "as of": p.as_of})
     elif kind == "ram":
         for d in catalog.dimms:

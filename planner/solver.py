@@ -47,6 +47,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from planner.candidates import (
+    BUILD_RULES,
+    NODE_RULES,
     RAM_VRAM_HIGH,
     RAM_VRAM_HIGH_OFFLOAD,
     RAM_VRAM_MIN,
@@ -64,7 +66,7 @@ from planner.candidates import (
     takes_headroom,
     with_gpus,
 )
-from planner.catalog import Catalog, max_cards
+from planner.catalog import Catalog, cools, max_cards
 from planner.errors import InfeasibleError, InputError
 from planner.fields import Entry
 from planner.memory import Estimate, estimate
@@ -399,7 +401,7 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
 def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
     """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
     t = cs.table
-    ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+    ok = t[~t["binding"].isin(BUILD_RULES)]
     budget = cs.scenario.constraints.budget_usd
     if budget is not None:
         # suggestions are for machines the budget allows: none when no buildable machine is within it
@@ -419,7 +421,7 @@ def _why_notes(cs: CandidateSet) -> list[str]:
     over = t[t["binding"] == "budget"]
     if budget is not None and not over.empty:
         cheapest = float(over["capex_usd"].min())
-        built = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+        built = t[~t["binding"].isin(BUILD_RULES)]
         within = built[built["capex_usd"] <= budget + 1e-9]
         tail = ("the machines within it miss as listed above" if len(within) else
                 f"no buildable machine is within it (the cheapest costs ${float(built['capex_usd'].min()):,.2f})")
@@ -545,7 +547,7 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
             out += _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)
     if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
-        ok = t[~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes", "power", "network"])]
+        ok = t[~t["binding"].isin(BUILD_RULES)]
         if len(ok):
             most = ok.sort_values(["cards_per_node", "cards_total"], kind="mergesort").iloc[-1]
             out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
@@ -563,8 +565,7 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:
     t = cs.table
-    sub = t[(t["gpu_id"] == gpu_id) & ~t["binding"].isin(["price", "form_factor", "max_cards", "slots", "lanes",
-                                                           "power"])]
+    sub = t[(t["gpu_id"] == gpu_id) & ~t["binding"].isin(NODE_RULES)]
     return int(sub["cards_per_node"].max()) if len(sub) else 1
 
 
@@ -737,7 +738,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
 
 
 def _takes(p: Any, g: Any) -> bool:
-    if g.form_factor not in p.form_factors:
+    if g.form_factor not in p.form_factors or not cools(p, g):
         return False
     if p.fixed_gpu is not None:
         return p.fixed_gpu == g.id
@@ -764,6 +765,13 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
                * choice["vram_node_bytes"] else "the smallest equal-DIMM configuration")
         out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
                    f"{' with offload' if offload else ''}), set by {why}")
+    gpu = next(g for g in cs.hardware.gpus if g.id == choice["gpu_id"])
+    plat = next(p for p in cs.hardware.platforms if p.id == choice["platform_id"])
+    unstated = ([f"{gpu.id} states no cooling"] if gpu.cooling is None else []) + (
+        [f"{plat.id} states no gpu_cooling"] if plat.gpu_cooling is None else [])
+    if unstated:
+        out.append(f"cooling not checked: {' and '.join(unstated)} (catalog fields cooling / gpu_cooling: a passive "
+                   "data-centre card needs a server's airflow)")
     est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
     if est_items:
         out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
@@ -829,6 +837,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
             "ram": (f"RAM per node >= max(host need, {RAM_VRAM_MIN}x installed VRAM, {RAM_VRAM_MIN_OFFLOAD}x with "
                     f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
                     "equal DIMMs in every channel, 1 or 2 per channel"),
+            "cooling": ("the platform's gpu_cooling lists the GPU's cooling (open-air, blower, passive): passive "
+                        "cards only in servers with a fan wall; not checked where either field is unstated"),
             "lanes": "cards x the card's pcie_lanes <= gpu_lanes (full links, no bifurcation; NIC lanes not counted)",
             "power": "cards x tdp_w + platform_w <= psu_w",
             "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "

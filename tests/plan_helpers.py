@@ -22,7 +22,7 @@ SIX_HEADS_CONFIG = {**TINY_CONFIG, "hidden_size": 48, "num_attention_heads": 6, 
 def gpu(id: str = "card", *, memory_gib: float = 4, usable: int | None = None, tdp_w: int = 300, slot_width: int = 2,
         form_factor: str = "pcie", price_usd: float | None = 1000.0, bf16: bool = True, fp8: bool = False,
         int8: bool = True, pcie_lanes: int = 16, vendor: str = "nvidia", memory_bytes: int | None = None,
-        cuda_total: int | None | str = "usable") -> Gpu:
+        cuda_total: int | None | str = "usable", cooling: str | None = None) -> Gpu:
     """A test card. Its CUDA total (what the solver holds needs against) is ``usable`` unless
     ``cuda_total`` says otherwise (None: derived from ``usable`` as for a catalog card without
     ``memory_cuda_total``), so capacity arithmetic in tests reads off ``usable`` directly."""
@@ -34,20 +34,20 @@ def gpu(id: str = "card", *, memory_gib: float = 4, usable: int | None = None, t
                memory_bandwidth_bytes_per_s=1e12, bf16_tflops=100.0, bf16=bf16, fp8=fp8, int8=int8, pcie_gen=4,
                pcie_lanes=pcie_lanes, tdp_w=tdp_w, form_factor=form_factor, source="test", as_of="2026-01-01",
                slot_width=slot_width if form_factor == "pcie" else 0, price_usd=price_usd,
-               price_kind="estimate" if price_usd is not None else None)
+               price_kind="estimate" if price_usd is not None else None, cooling=cooling)
 
 
 def platform(id: str = "box", *, base_price_usd: float = 2000.0, memory_kind: str = "ddr5-rdimm", channels: int = 2,
              dimm_slots: int = 4, max_memory_gib: float = 1024, gpu_lanes: int = 128,
              slots: tuple[tuple[int, int], ...] = ((3, 4),), max_gpus: int = 4, psu_w: int = 5000,
              platform_w: int = 300, form_factors: tuple[str, ...] = ("pcie",), fixed_gpu: str | None = None,
-             fixed_gpu_count: int | None = None) -> Platform:
+             fixed_gpu_count: int | None = None, gpu_cooling: tuple[str, ...] | None = None) -> Platform:
     return Platform(id=id, name=f"Test {id}", cpu="test", base_price_usd=base_price_usd, price_kind="estimate",
                     memory_kind=memory_kind, memory_channels=channels, dimm_slots=dimm_slots,
                     max_memory_bytes=int(max_memory_gib * GiB), pcie_gen=4, gpu_lanes=gpu_lanes,
                     gpu_slots=tuple(SlotGroup(w, c) for w, c in slots), max_gpus=max_gpus, psu_w=psu_w,
                     platform_w=platform_w, form_factors=form_factors, source="test", as_of="2026-01-01",
-                    fixed_gpu=fixed_gpu, fixed_gpu_count=fixed_gpu_count)
+                    fixed_gpu=fixed_gpu, fixed_gpu_count=fixed_gpu_count, gpu_cooling=gpu_cooling)
 
 
 def dimm(id: str = "dimm-16g", *, size_gib: float = 16, price_usd: float = 100.0, kind: str = "ddr5-rdimm") -> Dimm:

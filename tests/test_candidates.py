@@ -291,6 +291,51 @@ def test_gpu_no_catalog_platform_carries_says_to_add_one():
         "oam-card is an OAM module and no platform in the catalog carries it; add one")
 
 
+def test_cooling_passive_cards_only_in_a_chassis_that_cools_them():
+    passive = gpu("dc-card", cooling="passive")
+    blower = gpu("ws-card", cooling="blower")
+    tower = platform("tower", gpu_cooling=("open-air", "blower"))
+    server = platform("server", gpu_cooling=("passive", "blower"))
+    cat = tiny_catalog(gpus=[passive, blower], platforms=[tower, server])
+    cs = build(scen(cat, infer_workload()), cat)
+    r = one(cs, gpu_id="dc-card", platform_id="tower")
+    assert r["binding"] == "cooling" and not r["feasible"]
+    assert r["why_not"] == ("dc-card is passively cooled (no fan: it needs a server's front-to-back airflow); "
+                            "tower cools only open-air and blower cards; platforms that cool it: server")
+    # listed once (a hardware rule), not per card count or RAM configuration
+    assert len(rows(cs, gpu_id="dc-card", platform_id="tower")) == 1
+    assert rows(cs, gpu_id="dc-card", platform_id="server")["feasible"].any()
+    assert rows(cs, gpu_id="ws-card", platform_id="tower")["feasible"].any()
+    assert rows(cs, gpu_id="ws-card", platform_id="server")["feasible"].any()
+    # the rule sits between form factor and slots
+    assert RULES.index("form_factor") < RULES.index("cooling") < RULES.index("slots")
+
+
+def test_cooling_when_no_allowed_platform_cools_the_card():
+    cat = tiny_catalog(gpus=[gpu("dc-card", cooling="passive"), gpu("ws-card", cooling="open-air")],
+                       platforms=[platform("tower", gpu_cooling=("open-air", "blower")),
+                                  platform("server", gpu_cooling=("passive",))])
+    cs = build(scen(cat, infer_workload(), allowed_platforms=["tower"]), cat)
+    assert one(cs, gpu_id="dc-card", platform_id="tower")["why_not"] == (
+        "dc-card is passively cooled (no fan: it needs a server's front-to-back airflow); tower cools only "
+        "open-air and blower cards; no allowed platform cools it (overlay gpu_cooling or the card's cooling if "
+        "yours differs, --catalog DIR)")
+    # an open-air card is kept out of a server that cools only passive cards
+    cs2 = build(scen(cat, infer_workload()), cat)
+    assert one(cs2, gpu_id="ws-card", platform_id="server")["why_not"] == (
+        "ws-card is an open-air card (its fans blow into the case); server cools only passive cards; "
+        "platforms that cool it: tower")
+
+
+def test_cooling_is_not_checked_where_either_side_is_unstated():
+    cat = tiny_catalog(gpus=[gpu("dc-card", cooling="passive"), gpu("plain")],
+                       platforms=[platform("tower", gpu_cooling=("open-air",)), platform("box")])
+    cs = build(scen(cat, infer_workload()), cat)
+    assert "cooling" not in set(cs.table["binding"][cs.table["platform_id"] == "box"])
+    assert rows(cs, gpu_id="plain", platform_id="tower")["feasible"].any()
+    assert one(cs, gpu_id="dc-card", platform_id="tower")["binding"] == "cooling"
+
+
 def test_precision():
     cat = tiny_catalog(gpus=[gpu("no-bf16", bf16=False), gpu("no-fp8", fp8=False)],
                        platforms=[platform(max_gpus=1, slots=((3, 1),))])

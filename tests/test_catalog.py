@@ -315,6 +315,15 @@ BAD = [
      "which form_factors ['sxm'] does not list."),
     ("platforms.yaml", "    fixed_gpu_count: 8\n", "",
      "platforms.yaml:59: platforms[2].fixed_gpu: fixed_gpu needs fixed_gpu_count."),
+    ("gpus.yaml", "    form_factor: pcie\n", "    form_factor: pcie\n    cooling: fanless\n",
+     "gpus.yaml:23: gpus[0].cooling: 'fanless' is not one of the choices. Valid: blower, open-air, passive."),
+    ("gpus.yaml", "    form_factor: pcie\n", "    form_factor: pcie\n    cooling: open air\n",
+     "gpus.yaml:23: gpus[0].cooling: 'open air' is not one of the choices. Did you mean 'open-air'?"),
+    ("platforms.yaml", "    form_factors: [sxm]\n", "    form_factors: [sxm]\n    gpu_cooling: [pasive]\n",
+     "platforms.yaml:59: platforms[2].gpu_cooling: 'pasive' is not one of the choices. Did you mean 'passive'?"),
+    ("platforms.yaml", "    form_factors: [sxm]\n", "    form_factors: [sxm]\n    gpu_cooling: []\n",
+     "platforms.yaml:59: platforms[2].gpu_cooling: must name at least one cooling kind. "
+     "Valid: open-air, blower, passive."),
     ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192\n",
      "platforms.yaml:12: platforms[0].max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
     ("platforms.yaml", "    psu_w: 1000\n", "",
@@ -347,6 +356,36 @@ def test_bad_snippet(tiny: Path, name: str, old: str, new: str, expected: str) -
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == f"{tiny}/{expected}"
+
+
+def test_baseboard_must_cool_its_fixed_gpu(tiny: Path) -> None:
+    edit(tiny, "gpus.yaml", "    form_factor: sxm\n", "    form_factor: sxm\n    cooling: passive\n")
+    edit(tiny, "platforms.yaml", "    form_factors: [sxm]\n", "    form_factors: [sxm]\n    gpu_cooling: [blower]\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == (
+        f"{tiny}/platforms.yaml:59: platforms[2].gpu_cooling: the fixed GPU 'h100-sxm' has cooling 'passive', "
+        "which gpu_cooling ['blower'] does not list.")
+
+
+def test_shipped_catalog_states_cooling_for_every_gpu_and_platform() -> None:
+    """The cooling rule is checked only where both sides state it, so the shipped catalog states it
+    everywhere: data-centre cards and modules are passive (their datasheets list 'passive' thermal
+    solutions), towers cool only cards with fans, GPU servers cool passive cards."""
+    cat = load_catalog()
+    for g in cat.gpus:
+        assert g.cooling is not None, g.id
+        if g.segment == "datacenter" or g.form_factor != "pcie":
+            assert g.cooling == "passive", g.id
+        if g.segment == "consumer":
+            assert g.cooling == "open-air", g.id
+    for p in cat.platforms:
+        assert p.gpu_cooling is not None, p.id
+        server = p.fixed_gpu is not None or p.max_gpus >= 8
+        assert ("passive" in p.gpu_cooling) == server, p.id
+        assert ("open-air" in p.gpu_cooling) == (not server), p.id
+        if p.fixed_gpu:
+            assert cat.gpu(p.fixed_gpu).cooling in p.gpu_cooling
 
 
 def test_units_trap_bare_number_memory_is_refused(tiny: Path) -> None:

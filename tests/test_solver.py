@@ -137,8 +137,8 @@ def test_plan_fields_and_assumptions():
 def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
     import dataclasses
 
-    old_card = dataclasses.replace(gpu(), as_of="2020-01-01")
-    cat = tiny_catalog(gpus=[old_card], platforms=[platform()])
+    old_card = dataclasses.replace(gpu(cooling="blower"), as_of="2020-01-01")
+    cat = tiny_catalog(gpus=[old_card], platforms=[platform(gpu_cooling=("blower",))])
     p = plan(scen(cat, infer_workload()), cat)
     assert p.warnings == (
         "RAM is 8.0x the installed VRAM (above the 4x rule of thumb), set by the smallest equal-DIMM configuration",
@@ -146,6 +146,21 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
         "prices dated more than 24 months before the catalog's newest entry: card (2020-01-01); launch or list "
         "prices of older parts are not what they sell for now: overlay a dated street price or quote (--catalog DIR)",
     )
+
+
+def test_plan_says_when_cooling_was_not_checked():
+    # A user's card or platform without the cooling fields is placed, and the plan says the rule was
+    # not applied to it rather than passing it silently.
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform(gpu_cooling=("passive",))])
+    p = plan(scen(cat, infer_workload()), cat)
+    assert ("cooling not checked: card states no cooling (catalog fields cooling / gpu_cooling: a passive "
+            "data-centre card needs a server's airflow)") in p.warnings
+    cat2 = tiny_catalog(gpus=[gpu(cooling="passive")], platforms=[platform()])
+    p2 = plan(scen(cat2, infer_workload()), cat2)
+    assert any(w.startswith("cooling not checked: box states no gpu_cooling") for w in p2.warnings)
+    cat3 = tiny_catalog(gpus=[gpu(cooling="passive")], platforms=[platform(gpu_cooling=("passive",))])
+    assert not any("cooling" in w for w in plan(scen(cat3, infer_workload()), cat3).warnings)
+    assert "gpu_cooling" in p.assumptions["rules"]["cooling"]
 
 
 def test_revalidated_warnings_use_the_final_card_count():

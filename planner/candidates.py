@@ -19,10 +19,13 @@ cooling        the platform's chassis cools the GPU's kind (``gpu_cooling`` list
 max_cards      cards per node <= the scenario's ``max_cards`` (only binding for baseboards,
                whose count is fixed; other counts are not enumerated past ``max_cards``)
 slots          cards <= what the platform's slots take at the card's width
-               (:func:`planner.catalog.max_cards`; non-PCIe modules: ``max_gpus``)
-lanes          cards x the card's ``pcie_lanes`` <= the platform's ``gpu_lanes``: every card
-               gets its full link; x8 bifurcation is not assumed, and NIC lanes are not counted
-power          cards x ``tdp_w`` + ``platform_w`` <= ``psu_w``
+               (:func:`planner.catalog.max_cards`; non-PCIe modules: ``max_gpus``); with
+               several nodes, the node's NICs beyond the platform's ``nic_slots`` take a GPU
+               slot each: cards + those NICs <= :func:`planner.catalog.slots_at`
+lanes          cards x the card's ``pcie_lanes`` (+ the NICs outside ``nic_slots`` x their
+               ``pcie_lanes``) <= the platform's ``gpu_lanes``: every card gets its full link;
+               x8 bifurcation is not assumed
+power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
 network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
                with enough ports for every NIC on one switch (multi-switch fabrics are not
                modelled)
@@ -71,7 +74,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, cools, max_cards
+from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, cools, max_cards, slots_at
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -108,9 +111,10 @@ COLUMNS: dict[str, str] = {
     "offload": "bool: a reported variant keeps states or parameters in host RAM",
     "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
     "cards_fit_count": "count: most cards of this width the platform takes",
-    "pcie_lanes_needed": "lanes: cards_per_node x the card's pcie_lanes",
+    "pcie_lanes_needed": ("lanes: cards_per_node x the card's pcie_lanes, plus the lanes of the NICs a node holds "
+                          "beyond the platform's nic_slots"),
     "gpu_lanes": "lanes: the platform's CPU PCIe lanes for GPUs",
-    "power_w": "watts: cards_per_node x tdp_w + platform_w",
+    "power_w": "watts: cards_per_node x tdp_w + platform_w + the node's NICs x their tdp_w",
     "psu_w": "watts: the platform's usable supply",
     "dimm_id": "catalog DIMM id ('' when the platform has no RAM configuration)",
     "dimms_per_channel": "count: 1 or 2",
@@ -515,6 +519,11 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                     if ni >= 0 and nets[ni].nic is None:
                         add(gi, pi, c, n, cheapest, ni, _HW_CODE["network"], fit)
                         continue
+                    if ni >= 0:
+                        code = _nic_code(g, p, c, nets[ni], n)
+                        if code:
+                            add(gi, pi, c, n, cheapest, ni, code, fit)
+                            continue
                     if not rams:
                         add(gi, pi, c, n, -1, ni, _HW_CODE["ram"], fit)
                         continue
@@ -526,6 +535,29 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                             if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
     return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
                     cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers)
+
+
+def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes: int) -> tuple[int, int, int, int]:
+    """What a node's NICs add to its build: (NICs per node, NICs outside the platform's NIC slots,
+    PCIe lanes they take from ``gpu_lanes``, watts). NICs beyond ``nic_slots`` sit in GPU slots."""
+    if nodes <= 1 or net.nic is None:
+        return 0, 0, 0, 0
+    per_node = net.nic_count // nodes
+    extra = max(per_node - platform.nic_slots, 0)
+    return per_node, extra, extra * net.nic.pcie_lanes, per_node * net.nic.tdp_w
+
+
+def _nic_code(g: Gpu, p: Platform, c: int, net: NetworkChoice, n: int) -> int:
+    """The hardware rule a node's NICs break, together with its ``c`` GPUs (0: none)."""
+    per_node, extra, lanes, watts = nic_load(g, p, c, net, n)
+    if extra:
+        if g.form_factor != "pcie" or c + extra > slots_at(p, g.slot_width or 1):
+            return _HW_CODE["slots"]
+        if c * g.pcie_lanes + lanes > p.gpu_lanes:
+            return _HW_CODE["lanes"]
+    if c * g.tdp_w + p.platform_w + watts > p.psu_w:
+        return _HW_CODE["power"]
+    return 0
 
 
 # ----- evaluation -----------------------------------------------------------------------------
@@ -611,6 +643,14 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["ram_usd"] = out["dimm_price"] * nodes * out["has_ram"]
     out["network_usd"] = np.array([n.price_usd for n in nets] + [0.0], dtype=float)[ni]
     out["hw_usd"] = out["gpus_usd"] + out["platform_usd"] + out["ram_usd"] + out["network_usd"]
+    # a node's NICs (several nodes only): lanes of those outside the NIC slots, and every NIC's power
+    nic_total = np.array([x.nic_count if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
+    per_node = np.where(nodes > 1, nic_total // np.maximum(nodes, 1), 0)
+    nic_slots = np.array([p.nic_slots for p in platforms] + [0], dtype=np.int64)[pi]
+    out["nic_extra"] = np.maximum(per_node - nic_slots, 0)
+    out["nic_lanes"] = out["nic_extra"] * np.array([x.nic.pcie_lanes if x.nic else 0 for x in nets] + [0],
+                                                    dtype=np.int64)[ni]
+    out["nic_w"] = per_node * np.array([x.nic.tdp_w if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
     # integer ranks of the ids, for a total, deterministic order without string sorts
     def id_rank(ids: Sequence[str]) -> Any:
         order = sorted(range(len(ids)), key=lambda i: ids[i])
@@ -845,9 +885,9 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "offload": ck.offload.any(axis=1),
         "slot_width_slots": a["width"],
         "cards_fit_count": a["fit"],
-        "pcie_lanes_needed": cards * a["lanes"],
+        "pcie_lanes_needed": cards * a["lanes"] + a["nic_lanes"],
         "gpu_lanes": per_plat("gpu_lanes"),
-        "power_w": cards * a["tdp"] + per_plat("platform_w"),
+        "power_w": cards * a["tdp"] + per_plat("platform_w") + a["nic_w"],
         "psu_w": per_plat("psu_w"),
         "dimm_id": ids([r.dimm.id for r in hw.ram])[ri],
         "dimms_per_channel": np.array([r.per_channel for r in hw.ram] + [0], dtype=np.int64)[ri],
@@ -895,6 +935,15 @@ class _Row:
 
     def __getitem__(self, key: str) -> Any:
         return self.cols[key][self.i]
+
+
+def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
+    """The network choice of a several-node row (None for one node)."""
+    n = int(r["nodes"])
+    if n <= 1:
+        return None
+    nics = (cs.scenario.constraints.network.nics_per_node or int(r["cards_per_node"])) * n
+    return next((x for x in cs.hardware.networks if x.nic_count == nics), None)
 
 
 def _columns(t: Any) -> dict[str, Any]:
@@ -949,15 +998,30 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
     if b == "max_cards":
         return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
                 "per node")
+    net = _row_network(cs, r)
+    per_node, extra, nic_lanes, nic_w = nic_load(gpu, plat, c, net, n) if net else (0, 0, 0, 0)
+    in_slots = (f"{plat.id} has {plat.nic_slots} NIC slot{'s' if plat.nic_slots != 1 else ''}"
+                if plat.nic_slots else f"{plat.id} has no slots for NICs besides the GPU slots")
     if b == "slots":
         width = f"{gpu.slot_width}-slot " if gpu.form_factor == "pcie" else ""
-        n = int(r["cards_fit_count"])
-        return f"{gname} do not fit: {plat.id} takes at most {n} {width}card{'s' if n != 1 else ''}"
+        if extra and net is not None and net.nic is not None:
+            room = slots_at(plat, gpu.slot_width or 1) if gpu.form_factor == "pcie" else 0
+            return (f"{gname} and {per_node} x {net.nic.id} NIC{'s' if per_node != 1 else ''} per node do not fit: "
+                    f"{in_slots}, so {extra} NIC{'s take' if extra != 1 else ' takes'} a GPU slot, and its slots "
+                    f"take at most {room} {width}card{'s' if room != 1 else ''} in all")
+        n_fit = int(r["cards_fit_count"])
+        return f"{gname} do not fit: {plat.id} takes at most {n_fit} {width}card{'s' if n_fit != 1 else ''}"
     if b == "lanes":
+        if nic_lanes and net is not None and net.nic is not None:
+            return (f"{gname} need {c} x {gpu.pcie_lanes} PCIe lanes and the {extra} NIC{'s' if extra != 1 else ''} "
+                    f"outside NIC slots {extra} x {net.nic.pcie_lanes} ({net.nic.id}): "
+                    f"{int(r['pcie_lanes_needed'])} lanes; {plat.id} has {plat.gpu_lanes} for GPUs")
         return (f"{gname} need {c} x {gpu.pcie_lanes} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
                 f"{plat.id} has {plat.gpu_lanes} for GPUs")
     if b == "power":
-        return (f"{c} x {gpu.tdp_w} W + {plat.platform_w} W platform = {int(r['power_w']):,} W exceeds the "
+        nics = (f" + {per_node} x {net.nic.tdp_w} W NICs" if nic_w and net is not None and net.nic is not None
+                else "")
+        return (f"{c} x {gpu.tdp_w} W + {plat.platform_w} W platform{nics} = {int(r['power_w']):,} W exceeds the "
                 f"{plat.psu_w:,} W supply of {plat.id}")
     if b == "network":
         net = next((x for x in hw.networks if x.nic_count == (cs.scenario.constraints.network.nics_per_node or c) * n

@@ -69,6 +69,11 @@ DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
 NETWORK_KINDS = ("infiniband", "roce")
 PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
 
+#: A NIC entry without ``pcie_lanes`` / ``tdp_w`` is taken as a PCIe x16 card drawing 25 W (a
+#: single-port 200-400 Gb/s ConnectX-6/7 class adapter; an assumption, catalog/README.md).
+NIC_DEFAULT_LANES = 16
+NIC_DEFAULT_TDP_W = 25
+
 #: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
 MAX_PRICE_USD = 10_000_000
 MAX_USD_PER_HOUR = 10_000
@@ -238,6 +243,9 @@ class Platform:
         form_factors: GPU form factors it takes (``pcie``, ``sxm``, ``oam``).
         fixed_gpu, fixed_gpu_count: for a baseboard that carries exactly its GPUs (HGX): the
             GPU id and how many; the planner adds ``fixed_gpu_count`` x the GPU's price.
+        nic_slots: PCIe slots for network adapters besides the GPU slots, with lanes of their own
+            (a GPU server's NIC slots behind its PCIe switches); NICs beyond them take a GPU slot
+            and ``pcie_lanes`` of ``gpu_lanes`` each. 0: none (a tower's NICs share the GPU slots).
         gpu_cooling: the GPU cooling kinds (:data:`COOLING_KINDS`) the chassis keeps within their
             temperature limits: a desktop tower cools cards that bring their own fans, a GPU
             server's fan wall cools passive cards. None: not stated, not checked.
@@ -263,6 +271,7 @@ class Platform:
     as_of: str
     fixed_gpu: str | None = None
     fixed_gpu_count: int | None = None
+    nic_slots: int = 0
     gpu_cooling: tuple[str, ...] | None = None
     notes: str | None = None
     verification: str | None = None
@@ -275,6 +284,8 @@ class Nic:
     Attributes:
         rate_bytes_per_s: per port, one direction, bytes/s (400 Gb/s = 50e9).
         cable_price_usd: one node-to-switch cable (or optics) per NIC, USD.
+        pcie_lanes: the card's host link width (a slot and these lanes where no NIC slot is free).
+        tdp_w: the card's power under load, watts (with passive copper cables).
     """
 
     id: str
@@ -285,6 +296,8 @@ class Nic:
     cable_price_usd: float
     source: str
     as_of: str
+    pcie_lanes: int = NIC_DEFAULT_LANES
+    tdp_w: int = NIC_DEFAULT_TDP_W
     notes: str | None = None
     verification: str | None = None
 
@@ -456,6 +469,13 @@ def max_cards(platform: Platform, slot_width: int) -> int:
         raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
     fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
     return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def slots_at(platform: Platform, slot_width: int) -> int:
+    """How many cards at most ``slot_width`` slots wide the platform's slots hold at once, whatever
+    they are (GPUs, or GPUs and NICs together): :func:`max_cards` without the ``max_gpus`` cap."""
+    fits = [g.count for g in platform.gpu_slots if g.width >= max(slot_width, 1)]
+    return max(fits) if fits else 0
 
 
 def cools(platform: Platform, gpu: Gpu) -> bool:
@@ -837,6 +857,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "form_factors": _Field(_form_factors),
         "fixed_gpu": _Field(_text, required=False),
         "fixed_gpu_count": _Field(_int(1, 64), required=False),
+        "nic_slots": _Field(_int(0, 64), required=False),
         "gpu_cooling": _Field(_cooling_kinds, required=False),
     },
     "nics": {
@@ -844,6 +865,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
         **_PRICED,
         "cable_price_usd": _Field(_price),
+        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS), required=False),
+        "tdp_w": _Field(_positive_int(1000, "W", "NIC power"), required=False),
     },
     "switches": {
         "kind": _Field(_choice(NETWORK_KINDS)),

@@ -839,8 +839,11 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
                     "equal DIMMs in every channel, 1 or 2 per channel"),
             "cooling": ("the platform's gpu_cooling lists the GPU's cooling (open-air, blower, passive): passive "
                         "cards only in servers with a fan wall; not checked where either field is unstated"),
-            "lanes": "cards x the card's pcie_lanes <= gpu_lanes (full links, no bifurcation; NIC lanes not counted)",
-            "power": "cards x tdp_w + platform_w <= psu_w",
+            "lanes": ("cards x the card's pcie_lanes (+ NICs outside the platform's nic_slots x their pcie_lanes) <= "
+                      "gpu_lanes (full links, no bifurcation)"),
+            "slots": ("cards <= the platform's slots at the card's width; several nodes: NICs beyond nic_slots take a "
+                      "GPU slot each"),
+            "power": "cards x tdp_w + platform_w (+ the node's NICs x their tdp_w) <= psu_w",
             "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
                         "port per NIC; cheapest matching NIC and switch"),
             "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights need gpu.int8",

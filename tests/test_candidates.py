@@ -413,7 +413,7 @@ def test_training_uses_every_card_of_a_machine_first():
 
 
 def test_several_nodes_add_nics_cables_and_a_switch():
-    p = platform(max_gpus=1, slots=((3, 1),), base_price_usd=100)
+    p = platform(max_gpus=1, slots=((3, 1),), base_price_usd=100, nic_slots=1)
     w = train_workload(gpus=2, zero=3)
     few_ports = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
                              nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=1)])
@@ -430,6 +430,45 @@ def test_several_nodes_add_nics_cables_and_a_switch():
     assert r2["network_usd"] == 2 * (1000 + 100) + 5000
     assert r2["capex_usd"] == 2 * (10 + 100 + 2 * 1) + 2 * 1100 + 5000
     assert "2 GPUs (1 per node)" in r2["strategy"]
+
+
+def test_nics_take_gpu_slots_lanes_and_power_beyond_the_nic_slots():
+    # One 3-slot card per node on a board with two 3-slot positions and no NIC slots: the NIC
+    # takes the second position (fits); with one position it does not.
+    w = train_workload(gpus=2, zero=3)
+    sw = [switch(ports=8, price_usd=1000)]
+    two = platform("two", max_gpus=1, slots=((3, 2),), gpu_lanes=32, psu_w=5000)
+    one_ = platform("one", max_gpus=1, slots=((3, 1),), gpu_lanes=32, psu_w=5000)
+    cat = tiny_catalog(gpus=[gpu(slot_width=3)], platforms=[two, one_], nics=[nic(tdp_w=25)], switches=sw)
+    cs = build(scen(cat, w, max_nodes=2), cat)
+    assert rows(cs, platform_id="two", nodes=2)["feasible"].any()
+    r = one(cs, platform_id="one", nodes=2)
+    assert r["binding"] == "slots"
+    assert r["why_not"] == ("1 x card and 1 x nic NIC per node do not fit: one has no slots for NICs besides the "
+                            "GPU slots, so 1 NIC takes a GPU slot, and its slots take at most 1 3-slot card in all")
+    # one node needs no NIC: the same platform fits a single-node machine's card
+    assert one(cs, platform_id="one", nodes=1)["binding"] != "slots"
+    # the NIC's lanes: 1 x 16 (card) + 1 x 16 (NIC) = 32 lanes; 31 do not do
+    lanes = platform("lanes", max_gpus=1, slots=((3, 2),), gpu_lanes=31, psu_w=5000)
+    cat2 = tiny_catalog(gpus=[gpu(slot_width=3)], platforms=[lanes], nics=[nic()], switches=sw)
+    r2 = one(build(scen(cat2, w, max_nodes=2), cat2), nodes=2)
+    assert (r2["binding"], int(r2["pcie_lanes_needed"])) == ("lanes", 32)
+    assert r2["why_not"] == ("1 x card need 1 x 16 PCIe lanes and the 1 NIC outside NIC slots 1 x 16 (nic): "
+                             "32 lanes; lanes has 31 for GPUs")
+    # power: 300 W card + 300 W platform + 25 W NIC = 625 W; a 624 W supply is short, 625 W is enough
+    for psu, fits in ((624, False), (625, True)):
+        pw = platform("pw", max_gpus=1, slots=((3, 1),), nic_slots=1, psu_w=psu)
+        cat3 = tiny_catalog(gpus=[gpu(slot_width=3, tdp_w=300)], platforms=[pw], nics=[nic(tdp_w=25)], switches=sw)
+        r3 = one(build(scen(cat3, w, max_nodes=2), cat3), nodes=2)
+        assert int(r3["power_w"]) == 625
+        assert (r3["binding"] != "power") == fits
+        if not fits:
+            assert r3["why_not"] == "1 x 300 W + 300 W platform + 1 x 25 W NICs = 625 W exceeds the 624 W supply of pw"
+    # a NIC slot of its own takes neither a GPU slot nor GPU lanes
+    own = platform("own", max_gpus=1, slots=((3, 1),), gpu_lanes=16, nic_slots=1, psu_w=5000)
+    cat4 = tiny_catalog(gpus=[gpu(slot_width=3)], platforms=[own], nics=[nic()], switches=sw)
+    r4 = one(build(scen(cat4, w, max_nodes=2), cat4), nodes=2)
+    assert r4["feasible"] and int(r4["pcie_lanes_needed"]) == 16
 
 
 def test_network_kind_must_match():

@@ -107,7 +107,7 @@ def test_line_items_single_node():
 
 def test_line_items_multi_node():
     cat = tiny_catalog(gpus=[gpu("g", price_usd=1000)], platforms=[platform(base_price_usd=2000, max_gpus=1,
-                                                                             slots=((3, 1),))],
+                                                                             slots=((3, 1),), nic_slots=1)],
                        dimms=[dimm("d", price_usd=100)], nics=[nic("n", price_usd=500, cable_price_usd=50)],
                        switches=[switch("s", ports=8, price_usd=7000)])
     p = plan(scen(cat, train_workload(gpus=3, zero=3), max_nodes=3), cat)
@@ -342,6 +342,8 @@ def _brute_force(sc, cat):
         for p in plats:
             if gp.form_factor not in p.form_factors or (p.fixed_gpu and p.fixed_gpu != gp.id):
                 continue
+            if gp.cooling and p.gpu_cooling and gp.cooling not in p.gpu_cooling:
+                continue
             counts = [p.fixed_gpu_count] if p.fixed_gpu else range(1, cmax + 1)
             for c in counts:
                 if p.fixed_gpu and cons.max_cards and c > cons.max_cards:
@@ -353,9 +355,21 @@ def _brute_force(sc, cat):
                 if c * gp.pcie_lanes > p.gpu_lanes or c * gp.tdp_w + p.platform_w > p.psu_w:
                     continue
                 for n in range(1, cons.max_nodes + 1):
-                    net_usd, _ = network(c, n)
+                    net_usd, net_key = network(c, n)
                     if net_usd is None:
                         continue
+                    if n > 1:
+                        # the node's NICs: beyond the platform's NIC slots each takes a GPU slot
+                        # and its lanes; every NIC draws power
+                        nic = next(x for x in cat.nics if x.id == net_key[1])
+                        per_node = cons.network.nics_per_node or c
+                        extra = max(per_node - p.nic_slots, 0)
+                        room = max([g.count for g in p.gpu_slots if g.width >= (gp.slot_width or 1)] + [0])
+                        if extra and (gp.form_factor != "pcie" or c + extra > room
+                                      or c * gp.pcie_lanes + extra * nic.pcie_lanes > p.gpu_lanes):
+                            continue
+                        if c * gp.tdp_w + p.platform_w + per_node * nic.tdp_w > p.psu_w:
+                            continue
                     for d in cat.dimms:
                         if d.kind != p.memory_kind:
                             continue
@@ -430,7 +444,8 @@ def small_problems(draw):
             count = draw(st.integers(1, 4))
             plats.append(platform(f"p{i}", form_factors=("sxm",), slots=(), fixed_gpu=fixed.id, fixed_gpu_count=count,
                                   max_gpus=count, base_price_usd=draw(st.sampled_from([1000.0, 2000.0])),
-                                  channels=draw(st.integers(1, 4)), dimm_slots=8, psu_w=5000))
+                                  channels=draw(st.integers(1, 4)), dimm_slots=8, psu_w=5000,
+                                  nic_slots=draw(st.integers(0, 4))))
             continue
         ch = draw(st.integers(1, 4))
         plats.append(platform(f"p{i}", base_price_usd=draw(st.sampled_from([1000.0, 2000.0])), channels=ch,
@@ -439,10 +454,12 @@ def small_problems(draw):
                               slots=((draw(st.sampled_from([2, 3])), draw(st.integers(1, 4))),),
                               max_gpus=draw(st.integers(1, 4)), psu_w=draw(st.sampled_from([800, 1500, 3000])),
                               platform_w=draw(st.sampled_from([100, 300])),
-                              form_factors=("pcie", "sxm") if draw(st.booleans()) else ("pcie",)))
+                              form_factors=("pcie", "sxm") if draw(st.booleans()) else ("pcie",),
+                              nic_slots=draw(st.integers(0, 2))))
     dimms = [dimm(f"d{i}", size_gib=draw(st.sampled_from([8, 16, 32])), price_usd=draw(st.sampled_from([20.0, 40.0])))
              for i in range(draw(st.integers(1, 3)))]
-    nics = [nic("n0", price_usd=draw(st.sampled_from([100.0, 200.0])))] if draw(st.integers(0, 4)) else []
+    nics = ([nic("n0", price_usd=draw(st.sampled_from([100.0, 200.0])), pcie_lanes=draw(st.sampled_from([8, 16])),
+                 tdp_w=draw(st.sampled_from([0, 25, 400])))] if draw(st.integers(0, 4)) else [])
     switches = [switch("s0", ports=draw(st.integers(1, 10)), price_usd=1000.0)] if draw(st.integers(0, 4)) else []
     cat = tiny_catalog(gpus=gpus, platforms=plats, dimms=dimms, nics=nics, switches=switches)
     kind = draw(st.sampled_from(["infer", "train", "train-free", "mix", "cluster", "cluster"]))

@@ -1067,8 +1067,13 @@ class _Store:
     def _ref_hint(self, gpu_id: str, ids: list[str]) -> str:
         removed = self.removed["gpus"].get(gpu_id)
         if removed is not None:
-            return (f"The overlay removes GPU {gpu_id!r} ({removed.file}:{removed.line_of('remove')}); "
-                    "remove this entry as well, or keep the GPU.")
+            refs = ([f"platforms.yaml {p.id}" for p in self.entries["platforms"].values()
+                     if p.values.get("fixed_gpu") == gpu_id]
+                    + [f"cloud.yaml {p.id}" for p in self.entries["instances"].values() if p.values["gpu"] == gpu_id])
+            named = (f"{len(refs)} entries name it ({', '.join(refs)}): remove them as well"
+                     if len(refs) > 1 else "remove this entry as well")
+            return (f"The overlay removes GPU {gpu_id!r} ({removed.file}:{removed.line_of('remove')}); {named}, "
+                    "or keep the GPU and leave it out of a plan with the scenario's constraints.excluded_gpus.")
         return did_you_mean(gpu_id, ids) or "gpus.yaml lists no GPUs."
 
     # -- checking and freezing --

@@ -89,6 +89,7 @@ def infeasible_to_dict(err: Any) -> dict[str, Any]:
         "message": str(err),
         "reasons": err.reasons,
         "suggestions": err.suggestions,
+        "warnings": list(getattr(err, "warnings", [])),
         "infeasible_summary": err.summary,
         "assumptions": err.assumptions,
     })

@@ -134,16 +134,18 @@ class NoFeasiblePlan(InfeasibleError):
         candidates: the ranked candidate table (every row infeasible), why_not filled.
         suggestions: changes that would fit, each checked with the memory model.
         assumptions: as :attr:`Plan.assumptions`.
+        warnings: the workloads' warnings that hold on every machine evaluated ('name: text').
     """
 
     def __init__(self, message: str, reasons: Sequence[str], *, scenario: str, summary: Any, candidates: Any,
-                 suggestions: Sequence[str], assumptions: dict[str, Any]) -> None:
+                 suggestions: Sequence[str], assumptions: dict[str, Any], warnings: Sequence[str] = ()) -> None:
         super().__init__(message, reasons)
         self.scenario = scenario
         self.summary = summary
         self.candidates = candidates
         self.suggestions = list(suggestions)
         self.assumptions = assumptions
+        self.warnings = list(warnings)
 
 
 # ----- the entry point -------------------------------------------------------------------------
@@ -394,8 +396,26 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
         lines += ["  - " + s for s in suggestions]
     else:
         lines.append("Nothing simple would fit; loosen the constraints above.")
+    warnings = _standing_warnings(cs)
+    if warnings:
+        lines.append("Warnings:")
+        lines += ["  - " + w for w in warnings]
     return NoFeasiblePlan("\n".join(lines), reasons, scenario=sc.name, summary=summary, candidates=t,
-                          suggestions=suggestions, assumptions=assumptions(cs, catalog, None, [], overheads))
+                          suggestions=suggestions, assumptions=assumptions(cs, catalog, None, [], overheads),
+                          warnings=warnings)
+
+
+def _standing_warnings(cs: CandidateSet) -> list[str]:
+    """Warnings that hold for a workload whatever the machine: those of the workload and its memory
+    estimate that every evaluated usage of it carries (e.g. a sequence beyond the model's positions)."""
+    out: list[str] = []
+    for sw, usages in zip(cs.scenario.workloads, cs.usages):
+        common: dict[str, None] | None = None
+        for u in usages:
+            msgs = dict.fromkeys(list(u.workload.warnings) + list(u.estimate.warnings))
+            common = msgs if common is None else {m: None for m in common if m in msgs}
+        out += [f"{sw.name}: {m}" for m in (common or {})]
+    return out
 
 
 def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
@@ -653,6 +673,23 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         inf = w0.infer
         assert inf is not None
         tried = {x.tp for x in sw.variants}
+        if inf.engine == "vllm":
+            # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
+            # too high, that share is smaller than the context and vLLM does not start: lower it (at
+            # the scenario's smallest tp)
+            v1 = min(sw.variants, key=lambda x: x.tp)
+            tp1 = v1.tp
+            for util in VLLM_UTILIZATIONS:
+                if util >= inf.gpu_memory_utilization:
+                    continue
+                wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
+                if wu is None:
+                    continue
+                ok, need = fits_big(with_gpus(wu, tp1, tp1), cap, overheads)
+                if ok:
+                    out.append(f"gpu_memory_utilization: {util:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+                               f"on {where}: {_fmt(need)} per GPU")
+                    break
         for tp in valid_tp_degrees(w0.architecture):
             ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
             if not ok:
@@ -747,6 +784,15 @@ def _takes(p: Any, g: Any) -> bool:
     return p.max_gpus >= 1
 
 
+#: gpu_memory_utilization values tried, highest first, when a vLLM workload misses (vLLM's default 0.9).
+VLLM_UTILIZATIONS = (0.95, 0.9, 0.85, 0.8)
+
+#: Continuous load a 120 V / 15 A branch circuit carries: 80 % of 1,800 W (US National Electrical
+#: Code 210.19(A) and 210.20(A): continuous loads at 125 %, i.e. 80 % of the breaker rating).
+WALL_CIRCUIT_W = 1440
+#: The same for a 120 V / 20 A circuit: 80 % of 2,400 W.
+WALL_CIRCUIT_20A_W = 1920
+
 # ----- warnings and assumptions ----------------------------------------------------------------
 
 def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages: Sequence[Usage | None],
@@ -765,6 +811,13 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
                * choice["vram_node_bytes"] else "the smallest equal-DIMM configuration")
         out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
                    f"{' with offload' if offload else ''}), set by {why}")
+    watts = int(choice["power_w"])
+    if watts > WALL_CIRCUIT_W:
+        big = watts > WALL_CIRCUIT_20A_W
+        out.append(f"each node draws up to {watts:,} W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A "
+                   f"outlet supplies continuously ({WALL_CIRCUIT_W:,} W, 80 % of 1,800 W)"
+                   + (f" or a 120 V / 20 A one ({WALL_CIRCUIT_20A_W:,} W); plan a 208-240 V circuit per node" if big
+                      else f"; plan a 120 V / 20 A ({WALL_CIRCUIT_20A_W:,} W) or 208-240 V circuit per node"))
     gpu = next(g for g in cs.hardware.gpus if g.id == choice["gpu_id"])
     plat = next(p for p in cs.hardware.platforms if p.id == choice["platform_id"])
     unstated = ([f"{gpu.id} states no cooling"] if gpu.cooling is None else []) + (

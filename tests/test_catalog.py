@@ -588,7 +588,9 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
         load_catalog(overlay, base=TINY)
     assert str(excinfo.value) == (
         f"{TINY}/platforms.yaml:59: platforms[2].fixed_gpu: unknown GPU 'h100-sxm'. The overlay removes GPU "
-        f"'h100-sxm' ({overlay}/gpus.yaml:4); remove this entry as well, or keep the GPU."
+        f"'h100-sxm' ({overlay}/gpus.yaml:4); 2 entries name it (platforms.yaml hgx, cloud.yaml test-8x-h100): "
+        "remove them as well, or keep the GPU and leave it out of a plan with the scenario's "
+        "constraints.excluded_gpus."
     )
 
 

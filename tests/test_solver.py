@@ -148,6 +148,20 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
     )
 
 
+@pytest.mark.parametrize("tdp, text", [
+    (1140, None),  # 1,140 W card + 300 W platform = 1,440 W: a 15 A outlet carries it
+    (1141, "each node draws up to 1,441 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
+           "continuously (1,440 W, 80 % of 1,800 W); plan a 120 V / 20 A (1,920 W) or 208-240 V circuit per node"),
+    (1621, "each node draws up to 1,921 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
+           "continuously (1,440 W, 80 % of 1,800 W) or a 120 V / 20 A one (1,920 W); plan a 208-240 V circuit per "
+           "node"),
+])
+def test_plan_warns_when_a_node_needs_more_than_a_wall_outlet(tdp, text):
+    cat = tiny_catalog(gpus=[gpu(tdp_w=tdp)], platforms=[platform(platform_w=300)])
+    warned = [w for w in plan(scen(cat, infer_workload()), cat).warnings if "draws up to" in w]
+    assert warned == ([text] if text else [])
+
+
 def test_plan_says_when_cooling_was_not_checked():
     # A user's card or platform without the cooling fields is placed, and the plan says the rule was
     # not applied to it rather than passing it silently.
@@ -170,6 +184,29 @@ def test_revalidated_warnings_use_the_final_card_count():
 
 
 # ----- infeasible ---------------------------------------------------------------------------------
+
+def test_vllm_utilization_set_too_high_suggests_lowering_it():
+    # vLLM needs the CUDA context (768 MiB by default) inside 1 - gpu_memory_utilization of the card:
+    # 768 MiB / (1 - u) <= 4 GiB  <=>  u <= 0.8125, so of 0.95, 0.9, 0.85, 0.8 the first that fits is 0.8
+    # (the tiny model's weights, KV and profile peak are a few MiB: S / 0.8 is far below 4 GiB).
+    cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
+    with pytest.raises(NoFeasiblePlan) as excinfo:
+        plan(scen(cat, infer_workload(engine="vllm", gpu_memory_utilization=0.99)), cat)
+    first = excinfo.value.suggestions[0]
+    assert first.startswith("gpu_memory_utilization: 0.8 (was 0.99) at tp 1 on card (4.00 GiB CUDA total")
+    assert first.endswith("GiB per GPU")
+
+
+def test_infeasible_keeps_the_workloads_standing_warnings():
+    # A sequence past the model's positions is warned about whether or not a machine fits (the
+    # tiny config allows 4,096 positions); warnings of one card count only are not repeated.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=0.5)], platforms=[platform()])
+    with pytest.raises(NoFeasiblePlan) as excinfo:
+        plan(scen(cat, train_workload(seq_len=8192, micro_batch=64)), cat)
+    err = excinfo.value
+    assert err.warnings == ["train: seq_len 8192 exceeds the model's max_position_embeddings (4096); quality beyond it "
+                            "is not guaranteed."]
+    assert str(err).endswith("Warnings:\n  - " + err.warnings[0])
 
 def test_infeasible_explains_per_constraint_with_closest_miss():
     w = train_workload(zero=2, gpus=2, recipe="mixed-fp16")

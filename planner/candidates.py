@@ -22,9 +22,10 @@ slots          cards <= what the platform's slots take at the card's width
                (:func:`planner.catalog.max_cards`; non-PCIe modules: ``max_gpus``); with
                several nodes, the node's NICs beyond the platform's ``nic_slots`` take a GPU
                slot each: cards + those NICs <= :func:`planner.catalog.slots_at`
-lanes          cards x the card's ``pcie_lanes`` (+ the NICs outside ``nic_slots`` x their
-               ``pcie_lanes``) <= the platform's ``gpu_lanes``: every card gets its full link;
-               x8 bifurcation is not assumed
+lanes          cards x the lanes each card gets (+ the NICs outside ``nic_slots`` x their
+               ``pcie_lanes``) <= the platform's ``gpu_lanes``: a card gets its full link unless
+               the slot arrangement holding that many cards says ``lanes`` (an x16 slot split
+               x8/x8, :func:`planner.catalog.card_lanes`)
 power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
 network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
                with enough ports for every NIC on one switch (multi-switch fabrics are not
@@ -74,7 +75,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, cools, max_cards, slots_at
+from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards, slots_at
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -111,7 +112,8 @@ COLUMNS: dict[str, str] = {
     "offload": "bool: a reported variant keeps states or parameters in host RAM",
     "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
     "cards_fit_count": "count: most cards of this width the platform takes",
-    "pcie_lanes_needed": ("lanes: cards_per_node x the card's pcie_lanes, plus the lanes of the NICs a node holds "
+    "pcie_lanes_needed": ("lanes: cards_per_node x the lanes each card gets (its pcie_lanes, or its slots' narrower "
+                          "link), plus the lanes of the NICs a node holds "
                           "beyond the platform's nic_slots"),
     "gpu_lanes": "lanes: the platform's CPU PCIe lanes for GPUs",
     "power_w": "watts: cards_per_node x tdp_w + platform_w + the node's NICs x their tdp_w",
@@ -507,7 +509,7 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                     code = _HW_CODE["max_cards"]
                 elif not fixed and c > fit:
                     code = _HW_CODE["slots"]
-                elif c * g.pcie_lanes > p.gpu_lanes:
+                elif c * card_lanes(p, g, c) > p.gpu_lanes:
                     code = _HW_CODE["lanes"]
                 elif c * g.tdp_w + p.platform_w > p.psu_w:
                     code = _HW_CODE["power"]
@@ -553,7 +555,7 @@ def _nic_code(g: Gpu, p: Platform, c: int, net: NetworkChoice, n: int) -> int:
     if extra:
         if g.form_factor != "pcie" or c + extra > slots_at(p, g.slot_width or 1):
             return _HW_CODE["slots"]
-        if c * g.pcie_lanes + lanes > p.gpu_lanes:
+        if c * card_lanes(p, g, c) + lanes > p.gpu_lanes:
             return _HW_CODE["lanes"]
     if c * g.tdp_w + p.platform_w + watts > p.psu_w:
         return _HW_CODE["power"]
@@ -631,7 +633,12 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
     out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
     out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
-    out["lanes"] = np.array([x.pcie_lanes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
+    # lanes one card takes: its link, or the narrower slot link of the arrangement holding that many cards
+    link: dict[tuple[int, int, int], int] = {}
+    for key in zip(gi.tolist(), pi.tolist(), cards.tolist()):
+        if key not in link:
+            link[key] = card_lanes(platforms[key[1]], gpus[key[0]], key[2])
+    out["lanes"] = np.array([link[k] for k in zip(gi.tolist(), pi.tolist(), cards.tolist())], dtype=np.int64)
     out["width"] = np.array([x.slot_width or 0 for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
     out["has_ram"] = ri >= 0
     out["ram_bytes"] = np.array([r.bytes for r in ram] + [0], dtype=np.int64)[ri]
@@ -1012,11 +1019,13 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         n_fit = int(r["cards_fit_count"])
         return f"{gname} do not fit: {plat.id} takes at most {n_fit} {width}card{'s' if n_fit != 1 else ''}"
     if b == "lanes":
+        link = card_lanes(plat, gpu, c)
+        each = f"{link}" + (f" (x{link} slots)" if link < gpu.pcie_lanes else "")
         if nic_lanes and net is not None and net.nic is not None:
-            return (f"{gname} need {c} x {gpu.pcie_lanes} PCIe lanes and the {extra} NIC{'s' if extra != 1 else ''} "
+            return (f"{gname} need {c} x {each} PCIe lanes and the {extra} NIC{'s' if extra != 1 else ''} "
                     f"outside NIC slots {extra} x {net.nic.pcie_lanes} ({net.nic.id}): "
                     f"{int(r['pcie_lanes_needed'])} lanes; {plat.id} has {plat.gpu_lanes} for GPUs")
-        return (f"{gname} need {c} x {gpu.pcie_lanes} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
+        return (f"{gname} need {c} x {each} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
                 f"{plat.id} has {plat.gpu_lanes} for GPUs")
     if b == "power":
         nics = (f" + {per_node} x {net.nic.tdp_w} W NICs" if nic_w and net is not None and net.nic is not None

@@ -221,10 +221,12 @@ class PcieGen:
 
 @dataclass(frozen=True, slots=True)
 class SlotGroup:
-    """``count`` cards, each at most ``width`` slots wide, fit in a platform at the same time."""
+    """``count`` cards, each at most ``width`` slots wide, fit in a platform at the same time, each on
+    a link of ``lanes`` PCIe lanes (None: the card's full link, as wide as it is)."""
 
     width: int
     count: int
+    lanes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -469,6 +471,19 @@ def max_cards(platform: Platform, slot_width: int) -> int:
         raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
     fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
     return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def card_lanes(platform: Platform, gpu: Gpu, cards: int) -> int:
+    """PCIe lanes one of ``cards`` cards of model ``gpu`` takes from ``platform.gpu_lanes``: the card's
+    ``pcie_lanes``, or less where the slot arrangement that holds that many cards wires each slot
+    narrower (a ``gpu_slots`` entry's ``lanes``: e.g. an x16 slot split x8/x8 for two cards). Of the
+    arrangements that hold the cards, the one with the widest links is taken. Modules on a baseboard
+    (no slots) and arrangements without ``lanes`` give the card's full link."""
+    if gpu.form_factor != "pcie":
+        return gpu.pcie_lanes
+    links = [g.lanes or gpu.pcie_lanes for g in platform.gpu_slots
+             if g.width >= (gpu.slot_width or 1) and g.count >= cards]
+    return min(gpu.pcie_lanes, max(links)) if links else gpu.pcie_lanes
 
 
 def slots_at(platform: Platform, slot_width: int) -> int:
@@ -750,13 +765,14 @@ def _cooling_kinds(e: Entry, k: str) -> tuple[str, ...]:
 def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
     groups: dict[int, SlotGroup] = {}
     for item in e.children(k):
-        item.check_keys(("width", "count"), required=("width", "count"))
+        item.check_keys(("width", "count", "lanes"), required=("width", "count"))
         width = _int(1, MAX_SLOT_WIDTH)(item, "width")
         count = _int(1, 64)(item, "count")
+        lanes = _int_choice(PCIE_LANE_COUNTS)(item, "lanes") if "lanes" in item.data else None
         if width in groups:
             raise item.error(f"width {width} is listed twice", "width",
                              "Give one {width, count} per card width; the entries are alternatives.")
-        groups[width] = SlotGroup(width=width, count=count)
+        groups[width] = SlotGroup(width=width, count=count, lanes=lanes)
     return tuple(groups[w] for w in sorted(groups, reverse=True))
 
 

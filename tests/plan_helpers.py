@@ -39,14 +39,14 @@ def gpu(id: str = "card", *, memory_gib: float = 4, usable: int | None = None, t
 
 def platform(id: str = "box", *, base_price_usd: float = 2000.0, memory_kind: str = "ddr5-rdimm", channels: int = 2,
              dimm_slots: int = 4, max_memory_gib: float = 1024, gpu_lanes: int = 128,
-             slots: tuple[tuple[int, int], ...] = ((3, 4),), max_gpus: int = 4, psu_w: int = 5000,
+             slots: tuple[tuple[int, ...], ...] = ((3, 4),), max_gpus: int = 4, psu_w: int = 5000,
              platform_w: int = 300, form_factors: tuple[str, ...] = ("pcie",), fixed_gpu: str | None = None,
              fixed_gpu_count: int | None = None, gpu_cooling: tuple[str, ...] | None = None,
              nic_slots: int = 0) -> Platform:
     return Platform(id=id, name=f"Test {id}", cpu="test", base_price_usd=base_price_usd, price_kind="estimate",
                     memory_kind=memory_kind, memory_channels=channels, dimm_slots=dimm_slots,
                     max_memory_bytes=int(max_memory_gib * GiB), pcie_gen=4, gpu_lanes=gpu_lanes,
-                    gpu_slots=tuple(SlotGroup(w, c) for w, c in slots), max_gpus=max_gpus, psu_w=psu_w,
+                    gpu_slots=tuple(SlotGroup(*g) for g in slots), max_gpus=max_gpus, psu_w=psu_w,
                     platform_w=platform_w, form_factors=form_factors, source="test", as_of="2026-01-01",
                     fixed_gpu=fixed_gpu, fixed_gpu_count=fixed_gpu_count, gpu_cooling=gpu_cooling,
                     nic_slots=nic_slots)

@@ -167,6 +167,27 @@ def test_lanes():
     assert one(cs, gpu_id="x8", cards_per_node=4)["binding"] == "lanes"
 
 
+def test_lanes_of_slots_split_for_more_cards():
+    # An AM5-style board: one x16 slot for a triple-slot card, or two dual-slot cards at x8/x8.
+    # Two 16-lane cards on the x8/x8 arrangement take 2 x 8 = 16 of the 16 CPU lanes: they fit; on
+    # a board without the split they would take 32.
+    split = platform("split", slots=((3, 1), (2, 2, 8)), max_gpus=2, gpu_lanes=16)
+    whole = platform("whole", slots=((3, 1), (2, 2)), max_gpus=2, gpu_lanes=16)
+    cat = tiny_catalog(gpus=[gpu(slot_width=2)], platforms=[split, whole])
+    cs = build(scen(cat, train_workload(gpus=2, zero=3)), cat)
+    ok = one(cs, platform_id="split", cards_per_node=2)
+    assert ok["feasible"] and int(ok["pcie_lanes_needed"]) == 16
+    r = one(cs, platform_id="whole", cards_per_node=2)
+    assert (r["binding"], r["why_not"]) == ("lanes", "2 x card need 2 x 16 = 32 PCIe lanes; whole has 16 for GPUs")
+    # one card keeps its full link
+    assert int(one(cs, platform_id="split", cards_per_node=1)["pcie_lanes_needed"]) == 16
+    # an x8 split that still exceeds the lanes says so
+    tight = platform("tight", slots=((2, 2, 8),), max_gpus=2, gpu_lanes=15)
+    cat2 = tiny_catalog(gpus=[gpu(slot_width=2)], platforms=[tight])
+    r2 = one(build(scen(cat2, train_workload(gpus=2, zero=3)), cat2), cards_per_node=2)
+    assert r2["why_not"] == "2 x card need 2 x 8 (x8 slots) = 16 PCIe lanes; tight has 15 for GPUs"
+
+
 def test_power_exactly_at_the_supply_fits():
     p = platform(psu_w=1000, platform_w=300)
     cat = tiny_catalog(gpus=[gpu("at", tdp_w=350), gpu("over", tdp_w=351)], platforms=[p])

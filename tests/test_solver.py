@@ -389,7 +389,11 @@ def _brute_force(sc, cat):
                     fit = max_cards(p, gp.slot_width) if gp.form_factor == "pcie" else p.max_gpus
                     if c > fit:
                         continue
-                if c * gp.pcie_lanes > p.gpu_lanes or c * gp.tdp_w + p.platform_w > p.psu_w:
+                link = gp.pcie_lanes
+                if gp.form_factor == "pcie":
+                    links = [g.lanes or gp.pcie_lanes for g in p.gpu_slots if g.width >= gp.slot_width and g.count >= c]
+                    link = min(gp.pcie_lanes, max(links)) if links else gp.pcie_lanes
+                if c * link > p.gpu_lanes or c * gp.tdp_w + p.platform_w > p.psu_w:
                     continue
                 for n in range(1, cons.max_nodes + 1):
                     net_usd, net_key = network(c, n)
@@ -403,7 +407,7 @@ def _brute_force(sc, cat):
                         extra = max(per_node - p.nic_slots, 0)
                         room = max([g.count for g in p.gpu_slots if g.width >= (gp.slot_width or 1)] + [0])
                         if extra and (gp.form_factor != "pcie" or c + extra > room
-                                      or c * gp.pcie_lanes + extra * nic.pcie_lanes > p.gpu_lanes):
+                                      or c * link + extra * nic.pcie_lanes > p.gpu_lanes):
                             continue
                         if c * gp.tdp_w + p.platform_w + per_node * nic.tdp_w > p.psu_w:
                             continue
@@ -488,7 +492,8 @@ def small_problems(draw):
         plats.append(platform(f"p{i}", base_price_usd=draw(st.sampled_from([1000.0, 2000.0])), channels=ch,
                               dimm_slots=ch * draw(st.integers(1, 2)), max_memory_gib=draw(st.sampled_from([16, 64, 256])),
                               gpu_lanes=draw(st.sampled_from([16, 32, 64])),
-                              slots=((draw(st.sampled_from([2, 3])), draw(st.integers(1, 4))),),
+                              slots=((draw(st.sampled_from([2, 3])), draw(st.integers(1, 4)),
+                                      draw(st.sampled_from([None, None, 8]))),),
                               max_gpus=draw(st.integers(1, 4)), psu_w=draw(st.sampled_from([800, 1500, 3000])),
                               platform_w=draw(st.sampled_from([100, 300])),
                               form_factors=("pcie", "sxm") if draw(st.booleans()) else ("pcie",),

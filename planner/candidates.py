@@ -79,7 +79,7 @@ from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lane
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
-from planner.scenario import Constraints, Scenario, ScenarioWorkload
+from planner.scenario import RAM_VRAM_MIN, RAM_VRAM_MIN_OFFLOAD, Constraints, Scenario, ScenarioWorkload
 from planner.units import GiB
 from planner.workload import Workload
 
@@ -150,15 +150,20 @@ BUILD_RULES = NODE_RULES + ("network",)
 _HW_RULES = BUILD_RULES + ("ram",)
 _HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
 
-#: RAM per node at least this many times the installed VRAM (a rule of thumb from DL workstation
-#: sizing guides, an assumption: 2-4x, 6-8x with offload); above the second figure is reported.
-RAM_VRAM_MIN = 2
-RAM_VRAM_MIN_OFFLOAD = 6
+#: RAM per node at least RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the installed VRAM by
+#: default (planner.scenario, where ``ram_vram_min`` overrides them); above the HIGH figures is reported.
 RAM_VRAM_HIGH = 4
 RAM_VRAM_HIGH_OFFLOAD = 8
 
 # Stages of a workload's check on a row (a higher stage got further).
 _ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
+
+
+def ram_rule(constraints: Any, offload: bool) -> float:
+    """The RAM-to-installed-VRAM multiple a node must reach: the scenario's ``ram_vram_min`` (or
+    ``ram_vram_min_offload`` when a workload offloads to the CPU); defaults :data:`RAM_VRAM_MIN` and
+    :data:`RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
+    return float(constraints.ram_vram_min_offload if offload else constraints.ram_vram_min)
 
 
 def takes_headroom(workload: Workload) -> bool:
@@ -734,8 +739,8 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                 continue
             cap_i = capw[idx]
             vram_ok = u.need_bytes <= cap_i
-            mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN
-            req = np.maximum(u.host_bytes, mult * vram_node[idx])
+            mult = ram_rule(scenario.constraints, u.offload)
+            req = np.maximum(u.host_bytes, np.ceil(mult * vram_node[idx]).astype(np.int64))
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
             # stage: 2 (vram fails), 3 (ram fails) or 4 (fits); 1 where the precision fails
@@ -1073,11 +1078,11 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.cuda_total_bytes)} CUDA total less "
                 f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
     if b == "ram":
-        mult = RAM_VRAM_MIN_OFFLOAD if u.offload else RAM_VRAM_MIN
+        mult = ram_rule(cs.scenario.constraints, u.offload)
         vram = int(r["vram_node_bytes"])
-        req = max(u.host_bytes, mult * vram)
-        why = (f"{mult}x the {_gib(vram)} of installed VRAM" + (" with offload" if u.offload else "")
-               if mult * vram >= u.host_bytes else "the memory model's host peak")
+        req = max(u.host_bytes, math.ceil(mult * vram))
+        why = (f"{mult:g}x the {_gib(vram)} of installed VRAM" + (" with offload" if u.offload else "")
+               if math.ceil(mult * vram) >= u.host_bytes else "the memory model's host peak")
         text = (f"{who} ({u.label}) needs {_gib(req)} of RAM per node ({why}); this configuration has "
                 f"{_gib(int(r['ram_bytes']))}")
         largest = max((hw.ram[i].bytes for i in hw.ram_of.get(plat.id, ())), default=0)

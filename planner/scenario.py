@@ -62,6 +62,10 @@ max_cards              most GPUs per node (default: the largest any platform tak
 max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
 budget_usd             most the purchase may cost, extras included, USD
 vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
+ram_vram_min           RAM per node at least this many times the node's installed VRAM (default
+                       2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
+                       alone)
+ram_vram_min_offload   the same with CPU offload (default 6, the 6-8x rule of thumb)
 price                  ``list`` (default): every catalog entry's one price, whatever its
                        ``price_kind`` (msrp, street, estimate, quote). ``street`` is reserved:
                        the catalog carries one price per entry, so street prices come from an
@@ -129,8 +133,14 @@ PRICE_MODES = ("list", "street")
 #: The price modes a scenario may choose now (``street`` is reserved; see the module docstring).
 PRICE_MODES_ACCEPTED = ("list",)
 SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
+#: RAM per node at least this many times the node's installed VRAM unless the scenario says otherwise
+#: (``ram_vram_min`` / ``ram_vram_min_offload``): a rule of thumb from DL workstation sizing guides,
+#: an assumption (2-4x, 6-8x with CPU offload).
+RAM_VRAM_MIN = 2.0
+RAM_VRAM_MIN_OFFLOAD = 6.0
+
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
-                   "budget_usd", "vram_headroom", "price", "network")
+                   "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "network")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
 #: What to write for each required key of an ``extras`` entry that lacks it.
@@ -250,6 +260,8 @@ class Constraints:
         budget_usd: most the purchase may cost, USD (None: no limit).
         vram_headroom: fraction of each GPU's CUDA total (nvidia-smi's less the driver's
             reservation) kept free, 0 <= x < 1.
+        ram_vram_min, ram_vram_min_offload: RAM per node at least this many times the node's
+            installed VRAM, without and with CPU offload (rules of thumb, 2 and 6 by default).
         price: 'list' (the only mode implemented).
         network: multi-node network choices.
     """
@@ -262,6 +274,8 @@ class Constraints:
     max_nodes: int = 1
     budget_usd: float | None = None
     vram_headroom: float = 0.05
+    ram_vram_min: float = RAM_VRAM_MIN
+    ram_vram_min_offload: float = RAM_VRAM_MIN_OFFLOAD
     price: str = "list"
     network: Network = field(default_factory=Network)
 
@@ -592,6 +606,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
     budget = e.number("budget_usd", None, min=0, min_exclusive=True)
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
+    ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
+    ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
     price = e.raw("price", "list")
     if price != "street":
         price = e.str("price", "list", choices=PRICE_MODES_ACCEPTED)
@@ -622,7 +638,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
                       "Loosen one of them.")
     return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
                        allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
-                       vram_headroom=headroom, price=price, network=net)
+                       vram_headroom=headroom, ram_vram_min=float(ram_min), ram_vram_min_offload=float(ram_min_off),
+                       price=price, network=net)
 
 
 def _extra(e: Entry) -> Extra:

@@ -51,8 +51,6 @@ from planner.candidates import (
     NODE_RULES,
     RAM_VRAM_HIGH,
     RAM_VRAM_HIGH_OFFLOAD,
-    RAM_VRAM_MIN,
-    RAM_VRAM_MIN_OFFLOAD,
     RULES,
     CandidateSet,
     Hardware,
@@ -63,6 +61,7 @@ from planner.candidates import (
     capacity_for,
     explain_row,
     fill_why_not,
+    ram_rule,
     takes_headroom,
     with_gpus,
 )
@@ -792,6 +791,8 @@ VLLM_UTILIZATIONS = (0.95, 0.9, 0.85, 0.8)
 WALL_CIRCUIT_W = 1440
 #: The same for a 120 V / 20 A circuit: 80 % of 2,400 W.
 WALL_CIRCUIT_20A_W = 1920
+#: The same for a 240 V / 30 A circuit: 80 % of 7,200 W.
+WALL_CIRCUIT_240V_30A_W = 5760
 
 # ----- warnings and assumptions ----------------------------------------------------------------
 
@@ -806,18 +807,31 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
                        "the plan holds one replica")
     offload = bool(choice["offload"])
     high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
+    mult = ram_rule(cs.scenario.constraints, offload)
+    by_rule = math.ceil(mult * choice["vram_node_bytes"])
     if choice["ram_vram_ratio"] > high:
-        why = ("the host need" if choice["host_need_bytes"] > (RAM_VRAM_MIN_OFFLOAD if offload else RAM_VRAM_MIN)
-               * choice["vram_node_bytes"] else "the smallest equal-DIMM configuration")
+        why = ("the host need" if choice["host_need_bytes"] > by_rule else "the smallest equal-DIMM configuration")
         out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
                    f"{' with offload' if offload else ''}), set by {why}")
+    host = int(choice["host_need_bytes"])
+    if by_rule > host and by_rule >= 2 * host:
+        key = "ram_vram_min_offload" if offload else "ram_vram_min"
+        out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not by "
+                   f"the memory model's host peak ({_fmt(host)}); constraints.{key} sets the rule (0: size by the "
+                   "host peak alone)")
     watts = int(choice["power_w"])
     if watts > WALL_CIRCUIT_W:
-        big = watts > WALL_CIRCUIT_20A_W
-        out.append(f"each node draws up to {watts:,} W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A "
-                   f"outlet supplies continuously ({WALL_CIRCUIT_W:,} W, 80 % of 1,800 W)"
-                   + (f" or a 120 V / 20 A one ({WALL_CIRCUIT_20A_W:,} W); plan a 208-240 V circuit per node" if big
-                      else f"; plan a 120 V / 20 A ({WALL_CIRCUIT_20A_W:,} W) or 208-240 V circuit per node"))
+        head = (f"each node draws up to {watts:,} W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A "
+                f"outlet supplies continuously ({WALL_CIRCUIT_W:,} W, 80 % of 1,800 W)")
+        if watts <= WALL_CIRCUIT_20A_W:
+            tail = f"; plan a 120 V / 20 A ({WALL_CIRCUIT_20A_W:,} W) or 208-240 V circuit per node"
+        elif watts <= WALL_CIRCUIT_240V_30A_W:
+            tail = (f" or a 120 V / 20 A one ({WALL_CIRCUIT_20A_W:,} W); plan a 208-240 V circuit per node "
+                    f"(240 V / 30 A carries {WALL_CIRCUIT_240V_30A_W:,} W)")
+        else:
+            tail = (f" or a 240 V / 30 A one ({WALL_CIRCUIT_240V_30A_W:,} W); plan a data-centre rack feed "
+                    "(several 208-240 V circuits or a three-phase PDU) per node")
+        out.append(head + tail)
     gpu = next(g for g in cs.hardware.gpus if g.id == choice["gpu_id"])
     plat = next(p for p in cs.hardware.platforms if p.id == choice["platform_id"])
     unstated = ([f"{gpu.id} states no cooling"] if gpu.cooling is None else []) + (
@@ -887,7 +901,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
             "vram": f"per-GPU need <= T - ceil(T x {cs.hardware.headroom}) (vram_headroom), T = CUDA total "
                     "(nvidia-smi total less the driver's reservation); engine: vllm workloads: need <= T "
                     "(gpu_memory_utilization is their margin)",
-            "ram": (f"RAM per node >= max(host need, {RAM_VRAM_MIN}x installed VRAM, {RAM_VRAM_MIN_OFFLOAD}x with "
+            "ram": (f"RAM per node >= max(host need, {sc.constraints.ram_vram_min:g}x installed VRAM, "
+                    f"{sc.constraints.ram_vram_min_offload:g}x with "
                     f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
                     "equal DIMMs in every channel, 1 or 2 per channel"),
             "cooling": ("the platform's gpu_cooling lists the GPU's cooling (open-air, blower, passive): passive "

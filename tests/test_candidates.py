@@ -240,6 +240,22 @@ def test_ram_above_the_platform_max():
     assert r["why_not"].endswith("this configuration has 8.00 GiB; box takes at most 8.00 GiB")
 
 
+def test_ram_rule_is_the_scenarios_to_set():
+    # 4 GiB card, one per node: the default rule wants 2 x 4 = 8 GiB of RAM; ram_vram_min 0 leaves
+    # the memory model's host peak (a few GiB for the tiny model's process) as the only floor.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform(channels=1, dimm_slots=2)],
+                       dimms=[dimm("d4", size_gib=4), dimm("d8", size_gib=8)])
+    w = infer_workload()
+    default = build(scen(cat, w), cat)
+    assert not one(default, dimm_id="d4", dimms_per_channel=1)["feasible"]
+    assert one(default, dimm_id="d8", dimms_per_channel=1)["feasible"]
+    host = int(one(default, dimm_id="d8")["host_need_bytes"])
+    relaxed = build(scen(cat, w, ram_vram_min=0), cat)
+    r = one(relaxed, dimm_id="d4", dimms_per_channel=1)
+    assert r["feasible"] == (host <= 4 * GiB)
+    assert int(r["ram_required_bytes"]) == host
+
+
 def test_ram_offload_needs_six_times_the_vram():
     p = platform(channels=2, dimm_slots=4, max_gpus=2, slots=((3, 2),))
     d8, d32 = dimm("d8", size_gib=8, price_usd=10), dimm("d32", size_gib=32, price_usd=1000)

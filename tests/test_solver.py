@@ -154,10 +154,13 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
            "continuously (1,440 W, 80 % of 1,800 W); plan a 120 V / 20 A (1,920 W) or 208-240 V circuit per node"),
     (1621, "each node draws up to 1,921 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
            "continuously (1,440 W, 80 % of 1,800 W) or a 120 V / 20 A one (1,920 W); plan a 208-240 V circuit per "
-           "node"),
+           "node (240 V / 30 A carries 5,760 W)"),
+    (5461, "each node draws up to 5,761 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
+           "continuously (1,440 W, 80 % of 1,800 W) or a 240 V / 30 A one (5,760 W); plan a data-centre rack feed "
+           "(several 208-240 V circuits or a three-phase PDU) per node"),
 ])
 def test_plan_warns_when_a_node_needs_more_than_a_wall_outlet(tdp, text):
-    cat = tiny_catalog(gpus=[gpu(tdp_w=tdp)], platforms=[platform(platform_w=300)])
+    cat = tiny_catalog(gpus=[gpu(tdp_w=tdp)], platforms=[platform(platform_w=300, psu_w=10_000)])
     warned = [w for w in plan(scen(cat, infer_workload()), cat).warnings if "draws up to" in w]
     assert warned == ([text] if text else [])
 
@@ -432,8 +435,8 @@ def _brute_force(sc, cat):
                                             continue
                                         if e.per_gpu_total_bytes > h_cap(gp):
                                             continue
-                                        mult = 6 if e.offload else 2
-                                        if ram < max(e.host_total_bytes, mult * c * gp.memory_bytes):
+                                        mult = cons.ram_vram_min_offload if e.offload else cons.ram_vram_min
+                                        if ram < max(e.host_total_bytes, math.ceil(mult * c * gp.memory_bytes)):
                                             continue
                                         found = e.per_gpu_total_bytes
                                         break
@@ -533,6 +536,9 @@ def small_problems(draw):
         constraints["max_cards"] = draw(st.integers(1, 4))
     if draw(st.booleans()):
         constraints["budget_usd"] = float(draw(st.sampled_from([1500, 3000, 6000])))
+    if draw(st.booleans()):
+        constraints["ram_vram_min"] = draw(st.sampled_from([0, 1, 1.5]))
+        constraints["ram_vram_min_offload"] = draw(st.sampled_from([0, 3]))
     extras = [{"description": "x", "unit_price_usd": 10, "source": "t", "as_of": "2026-01"}] if draw(st.booleans()) \
         else []
     return cat, {"workloads": workloads, "constraints": constraints, "extras": extras}

@@ -24,6 +24,8 @@ DataFrame whose columns (:data:`COLUMNS`) end in their unit.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -218,6 +220,43 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
     if host > instance.memory_bytes:
         reasons.append(f"needs {host / GiB:,.2f} GiB host RAM, the instance has {instance.memory_bytes / GiB:,.2f} GiB")
     return InstanceFit(instance, gpu, w2, est, replicas, usable, host, not reasons, "; ".join(reasons), cap)
+
+
+#: A spot range in a cloud.yaml note: "Spot 0.2599-0.2756 across AZs" (USD per hour, low-high).
+_SPOT_RANGE = re.compile(r"\b[Ss]pot (\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)")
+
+
+def spot_range(instance: CloudInstance) -> tuple[float, float] | None:
+    """The spot price range across the region's availability zones, (low, high) USD per hour, when
+    the instance's cloud.yaml note records one ("Spot 0.2599-0.2756 across AZs"); else None."""
+    m = _SPOT_RANGE.search(instance.notes or "")
+    if m is None:
+        return None
+    lo, hi = float(m.group(1)), float(m.group(2))
+    return (lo, hi) if lo <= hi else None
+
+
+def spot_basis(instance: CloudInstance) -> str:
+    """Which spot figure the catalog keeps, in words ('' when the instance has no spot price).
+
+    cloud.yaml keeps the LOW end of the spot prices seen across the zones of the region (its
+    header), so a renter in another zone pays up to the top of the range. Where the note gives the
+    range it is stated, and a kept price at the range's upper end (a row whose low figure is not a
+    regular zone's) is said to be that.
+    """
+    spot = instance.spot_usd_per_hour
+    if spot is None:
+        return ""
+    rng = spot_range(instance)
+    if rng is None:
+        return "the catalog's one spot figure, no zone range recorded; cloud.yaml keeps the lowest zone's"
+    lo, hi = rng
+    if math.isclose(spot, lo, rel_tol=1e-9) and lo < hi:
+        return f"the lowest zone's, of ${lo:g}-{hi:g}/h across the region's zones"
+    if math.isclose(spot, hi, rel_tol=1e-9) and lo < hi:
+        return (f"the upper end of ${lo:g}-{hi:g}/h across zones: the low figure is not a regular zone's, see "
+                "the cloud.yaml note")
+    return f"${spot:g}/h, within ${lo:g}-{hi:g}/h across the region's zones"
 
 
 def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),

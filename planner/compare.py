@@ -15,8 +15,12 @@ How the pieces fit (every step is shown in the result's ``lines``):
    tokens/s / cloud tokens/s (the same work takes k x the local time there). Every training
    workload is batch work, and so is an inference workload listed in ``costs.batch_inference``.
    A service (an inference workload that serves users; it has no fixed amount of work): k = 1,
-   the instance is up for the same hours as the local machine whatever its speed (and, when the
-   workload gives ``requests_per_hour``, it must keep up with that rate). An inference workload
+   the instance is up for the same hours as the local machine whatever its speed. When the
+   workload gives ``requests_per_hour`` both sides must keep up with that rate, by one rule
+   (:func:`copies_for`): the local side is priced as ceil(rate / one planned machine's
+   requests/h) copies of the planned machine, and each instance as ceil(rate / its requests/h)
+   copies of it (k = that count), each copy running its own replicas; nothing is dropped for
+   being too slow, it is scaled out and the output says by how much. An inference workload
    that gives ``requests_per_hour`` is a service; one that gives neither ``requests_per_hour``
    nor a ``costs.batch_inference`` listing is read as a service too, and the comparison says so
    in a note (the scenario left the reading open). Job times follow the time model
@@ -27,6 +31,10 @@ How the pieces fit (every step is shown in the result's ``lines``):
    uses locally (its low price per local hour rests on the perfect-scaling assumption).
 4. The mix: the share of busy hours each workload takes (their ``hours_per_month`` when all give
    it, else equal shares); cloud $ per local busy hour c = sum of share x cheapest price x k.
+   The local purchase is the most copies any workload needs (one when none gives a rate, or the
+   planned machine keeps up); the copies each workload keeps busy while it runs, weighted by the
+   shares, scale the energy per busy hour, and the local cost per job and per million tokens is
+   at the cost of one copy-hour (cost per busy hour / copies busy on average).
 5. Busy hours per month h: ``costs.hours_per_month``, else ``costs.utilization`` x 730, else the
    sum of the workloads' ``hours_per_month``, else the default utilization (25 %) x 730.
 6. planner.tco: energy per hour, net capex, TCO over the ownership period, break-even hours and
@@ -44,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.catalog import Catalog, Gpu
-from planner.cloud import InstanceFit, cloud_fits
+from planner.cloud import InstanceFit, cloud_fits, spot_basis, spot_range
 from planner.memory import Estimate
 from planner.tco import (
     HOURS_PER_MONTH,
@@ -78,6 +86,8 @@ class LocalMachine:
         capex_usd: the purchase price, USD (the plan's total).
         pcie_per_lane_bytes_per_s: host link per lane (the slower of card and platform generation).
         pcie_lanes: lanes per card.
+        capex_items: the plan's quote line items (planner.quote.LineItem: price, kind, source,
+            as_of) that make up ``capex_usd``; empty when the machine was not built from a plan.
     """
 
     description: str
@@ -88,6 +98,7 @@ class LocalMachine:
     capex_usd: float
     pcie_per_lane_bytes_per_s: float
     pcie_lanes: int
+    capex_items: tuple[Any, ...] = ()
 
     @property
     def gpu_count(self) -> int:
@@ -123,9 +134,16 @@ class CloudOption:
     Attributes:
         instance_id, provider, instance, gpu_id, gpu_count, region, as_of, source: from cloud.yaml.
         usd_per_hour, spot_usd_per_hour: list prices, USD per hour (spot None when none).
-        feasible, why_not: whether the workload runs there (memory, host RAM, format, capacity).
-        time: the job time there (None when not feasible).
-        hours_per_local_hour: k, cloud hours for the work of one local busy hour.
+        spot_range_usd_per_hour: (low, high) spot list price across the region's zones, when the
+            catalog records the range (planner.cloud.spot_range); the catalog's spot price is
+            normally its low end.
+        spot_basis: which spot figure the catalog keeps, in words (planner.cloud.spot_basis).
+        feasible, why_not: whether the workload runs there (memory, host RAM, format).
+        time: the job time there, one copy of the instance (None when not feasible).
+        copies: instances run side by side to keep up with the workload's ``requests_per_hour``
+            (ceil(rate / one instance's requests/h)); 1 without a rate.
+        hours_per_local_hour: k, cloud instance-hours for the work of one local busy hour (a
+            service with a rate: ``copies``).
         usd_per_local_hour, spot_usd_per_local_hour: price x (1 - discount) x k.
         cost_per_job_usd, spot_cost_per_job_usd: price x (1 - discount) x hours per job.
         usd_per_million_tokens, spot_usd_per_million_tokens: price x (1 - discount) /
@@ -146,6 +164,7 @@ class CloudOption:
     feasible: bool
     why_not: str
     time: JobTime | None = None
+    copies: int = 1
     hours_per_local_hour: float | None = None
     usd_per_local_hour: float | None = None
     spot_usd_per_local_hour: float | None = None
@@ -154,6 +173,8 @@ class CloudOption:
     usd_per_million_tokens: float | None = None
     spot_usd_per_million_tokens: float | None = None
     strategy: str = ""
+    spot_range_usd_per_hour: tuple[float, float] | None = None
+    spot_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,7 +188,11 @@ class WorkloadComparison:
         hours_per_month: the workload's own ``hours_per_month`` when given.
         service: priced as a service (the instance up for the local busy hours, k = 1) rather
             than as batch work (k = local tokens/s / cloud tokens/s); see :func:`pricing`.
-        local_cost_per_job_usd, local_usd_per_million_tokens: at the comparison's utilization.
+        requests_per_hour: the rate the workload must keep up with (None: none given).
+        copies: copies of the planned machine this workload keeps busy (ceil(rate / one
+            machine's requests/h) for a service with a rate; else 1).
+        local_cost_per_job_usd, local_usd_per_million_tokens: at the comparison's utilization, at
+            the local cost per copy-hour (:attr:`Comparison.local_usd_per_copy_hour`).
         cloud: every instance considered: feasible first, cheapest per local hour first.
         best_on_demand, best_spot: ids of the cheapest feasible instance (None when none).
         notes: capacity and other remarks.
@@ -189,6 +214,8 @@ class WorkloadComparison:
     notes: tuple[str, ...] = ()
     pricing: str = ""
     pricing_assumed: bool = False
+    requests_per_hour: float | None = None
+    copies: int = 1
 
     def option(self, instance_id: str | None) -> CloudOption | None:
         for o in self.cloud:
@@ -203,10 +230,14 @@ class Comparison:
 
     Attributes:
         costs: the inputs used.
-        machine: the local purchase.
+        machine: the planned machine (one copy).
+        copies: copies of it bought: the most any workload needs to keep up with its
+            ``requests_per_hour`` (1 when none needs more); see :attr:`capex_usd`.
+        copies_busy: copies busy on average while the purchase is busy: sum of share x the
+            workload's copies (weights the energy per busy hour).
         hours_per_month: h, busy hours per month; utilization = h / 730.
         hours_source: where h came from.
-        energy_usd_per_hour: e, local electricity per busy hour.
+        energy_usd_per_hour: e, local electricity per busy hour (all copies busy on average).
         net_capex_usd: capex x (1 - residual): owning over the whole period, the resale credited
             at its end (the cumulative cost before the sale starts at the full capex).
         local_usd_per_hour: local cost per busy hour over the ownership period at h.
@@ -242,10 +273,22 @@ class Comparison:
     workloads: tuple[WorkloadComparison, ...]
     lines: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    copies: int = 1
+    copies_busy: float = 1.0
 
     @property
     def utilization(self) -> float:
         return self.hours_per_month / HOURS_PER_MONTH
+
+    @property
+    def capex_usd(self) -> float:
+        """The purchase price of every copy: the plan's capex x :attr:`copies`."""
+        return self.machine.capex_usd * self.copies
+
+    @property
+    def local_usd_per_copy_hour(self) -> float:
+        """Local cost per busy hour of one copy: the cost per busy hour / the copies busy on average."""
+        return self.local_usd_per_hour / self.copies_busy
 
     @property
     def busy_hours(self) -> float:
@@ -269,7 +312,7 @@ class Comparison:
             row: dict[str, Any] = {
                 "month": m, "sold": sold,
                 "local_usd": local_cumulative_usd(months=m, hours_per_month=self.hours_per_month,
-                                                  capex_usd=self.machine.capex_usd,
+                                                  capex_usd=self.capex_usd,
                                                   residual_fraction=c.residual_fraction,
                                                   support_usd_per_year=c.support_usd_per_year,
                                                   energy_usd_per_hour=self.energy_usd_per_hour, sold=sold),
@@ -316,6 +359,15 @@ def pricing(w: Workload, costs: CostInputs) -> tuple[bool, str, bool]:
                   "finishes sooner on a faster instance"), True
 
 
+def copies_for(rate: float, capacity: float) -> int:
+    """Copies of a machine or instance that serve ``rate`` requests/h when one serves ``capacity``:
+    ceil(rate / capacity), at least 1 (copies run side by side, each its own replicas; the time
+    model's requests/h of one copy is taken to add up, as replicas do within one machine)."""
+    if capacity <= 0:
+        raise ValueError("capacity must be positive")
+    return max(1, math.ceil(rate / capacity - 1e-9))
+
+
 def _strategy(w: Workload) -> str:
     if w.train is not None:
         t = w.train
@@ -336,7 +388,8 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     inst = fit.instance
     base = dict(instance_id=inst.id, provider=inst.provider, instance=inst.instance, gpu_id=inst.gpu,
                 gpu_count=inst.gpu_count, region=inst.region, as_of=inst.as_of, source=inst.source,
-                usd_per_hour=inst.usd_per_hour, spot_usd_per_hour=inst.spot_usd_per_hour)
+                usd_per_hour=inst.usd_per_hour, spot_usd_per_hour=inst.spot_usd_per_hour,
+                spot_range_usd_per_hour=spot_range(inst), spot_basis=spot_basis(inst))
     if not fit.feasible:
         return CloudOption(**base, feasible=False, why_not=fit.why_not)
     w = fit.workload
@@ -346,13 +399,14 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     jt = time_workload(workload=w, estimate=fit.estimate, gpu=gpu, gpu_count=count,
                        pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen),
                        mfu=costs.mfu_for(name), mbu=costs.mbu or DEFAULT_MBU)
+    copies = 1
     if service:
+        # The same rule as the local side (compare_machine): a rate one copy cannot keep up with is
+        # met by ceil(rate / capacity) copies, each up for the local busy hours.
         rph = w_local.infer.requests_per_hour if w_local.infer is not None else None
-        if rph is not None and jt.requests_per_hour_capacity is not None and jt.requests_per_hour_capacity < rph:
-            return CloudOption(**base, feasible=False, time=jt, strategy=_strategy(w),
-                               why_not=f"serves {jt.requests_per_hour_capacity:,.0f} requests/h, fewer than the "
-                                       f"{rph:,.0f} asked")
-        k = 1.0
+        if rph is not None and jt.requests_per_hour_capacity:
+            copies = copies_for(rph, jt.requests_per_hour_capacity)
+        k = float(copies)
     else:
         k = local.tokens_per_s / jt.tokens_per_s
     disc = 1.0 - costs.cloud_discount
@@ -360,7 +414,7 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     spot = inst.spot_usd_per_hour * disc if (costs.spot and inst.spot_usd_per_hour is not None) else None
     hpj = jt.hours_per_job
     return CloudOption(
-        **base, feasible=True, why_not="", time=jt, hours_per_local_hour=k,
+        **base, feasible=True, why_not="", time=jt, copies=copies, hours_per_local_hour=k,
         usd_per_local_hour=od * k, spot_usd_per_local_hour=None if spot is None else spot * k,
         cost_per_job_usd=None if hpj is None else od * hpj,
         spot_cost_per_job_usd=None if (hpj is None or spot is None) else spot * hpj,
@@ -405,8 +459,12 @@ RESALE_NOTE = ("The purchase price is paid at month 0 and the resale value (cape
 
 
 def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,
-                    costs: CostInputs) -> Comparison:
-    """The comparison for a given local machine and workloads (see the module docstring)."""
+                    costs: CostInputs, budget_usd: float | None = None) -> Comparison:
+    """The comparison for a given local machine and workloads (see the module docstring).
+
+    ``budget_usd``: the scenario's purchase budget, if any; when the copies a request rate needs
+    cost more, a note says so (the solver checked the budget against one machine).
+    """
     if not runs:
         raise ValueError("compare_machine needs at least one workload")
     c = costs
@@ -429,9 +487,20 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                               pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU)
         wnotes = []
         rph = w.infer.requests_per_hour if w.infer is not None else None
-        if rph is not None and local.requests_per_hour_capacity is not None and local.requests_per_hour_capacity < rph:
-            wnotes.append(f"the local machine serves {local.requests_per_hour_capacity:,.0f} requests/h, fewer than "
-                          f"the {rph:,.0f} asked")
+        cap = local.requests_per_hour_capacity
+        copies = 1
+        if service and rph is not None:
+            if cap is None:
+                wnotes.append(f"requests_per_hour {rph:,.0f} is given without tokens_per_request: there is no request "
+                              "to time, so the rate is checked on neither side (give tokens_per_request)")
+            else:
+                copies = copies_for(rph, cap)
+                if copies > 1:
+                    wnotes.append(f"requests_per_hour {rph:,.0f}: one planned machine serves {cap:,.0f} requests/h, so "
+                                  f"the local side is priced as {copies} copies of it (ceil({rph:,.0f} / {cap:,.0f}); "
+                                  f"{copies * cap:,.0f} requests/h), each running its own replicas with no link "
+                                  "between copies (the solver plans one machine and does not size for "
+                                  "requests_per_hour)")
         fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
                           allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
         options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
@@ -442,6 +511,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
         best_spot = spots[0].instance_id if spots else None
         if not feas:
             wnotes.append("no cloud instance in the selection runs this workload")
+        elif service and rph is not None:
+            wnotes.extend(_rate_notes(rph, feas, c.cloud_discount))
         elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
             wnotes.append(f"the cheapest instance, {feas[0].instance_id}, generates {feas[0].time.tokens_per_s:,.1f} "
                           f"tokens/s against {local.tokens_per_s:,.1f} locally: it serves the same users more slowly "
@@ -456,37 +527,67 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                                       hours_per_month=w.hours_per_month, service=service,
                                       local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
                                       cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
-                                      notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed))
+                                      notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
+                                      requests_per_hour=rph, copies=copies))
     m = machine
-    e = energy_usd_per_hour(gpu_count=m.gpu_count, gpu_tdp_w=m.gpu.tdp_w, platform_w=m.platform_w * m.nodes,
-                            usd_per_kwh=c.usd_per_kwh, pue=c.pue, gpu_power_fraction=c.gpu_power_fraction)
+    # Copies of the planned machine: the most any workload needs for its request rate; each
+    # workload keeps its own number busy while it runs, which weights the energy per busy hour.
+    copies = max(wc.copies for wc in wcs)
+    # (exactly 1 when no workload needs more than one copy: no rounding noise from the shares)
+    copies_busy = sum(wc.share * wc.copies for wc in wcs) if copies > 1 else 1.0
+    capex = m.capex_usd * copies
+    e_copy = energy_usd_per_hour(gpu_count=m.gpu_count, gpu_tdp_w=m.gpu.tdp_w, platform_w=m.platform_w * m.nodes,
+                                 usd_per_kwh=c.usd_per_kwh, pue=c.pue, gpu_power_fraction=c.gpu_power_fraction)
+    e = e_copy * copies_busy
     lines.append(f"busy hours per month h = {h:,.2f} ({h_source}); utilization = {h / HOURS_PER_MONTH:.4f}")
+    if copies > 1:
+        need = "; ".join(f"{wc.name} ceil({wc.requests_per_hour:,.0f} / {wc.local.requests_per_hour_capacity:,.0f} "
+                         f"requests/h) = {wc.copies}" for wc in wcs if wc.copies > 1)
+        lines.append(f"local copies of the planned machine N = {copies} (the most a workload needs to keep up with its "
+                     f"requests_per_hour: {need}); copies busy on average = sum of share x copies = {copies_busy:.4f}")
+    per_copy = "" if copies_busy == 1 else f" per copy x {copies_busy:.4g} copies busy on average = ${e:.4f}/h"
     lines.append(f"energy per busy hour e = ({m.gpu_count} x {m.gpu.tdp_w} W x {c.gpu_power_fraction:g} + "
-                 f"{m.platform_w * m.nodes:g} W) / 1000 x ${c.usd_per_kwh:g}/kWh x PUE {c.pue:g} = ${e:.4f}/h")
-    F = net_capex_usd(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction)
+                 f"{m.platform_w * m.nodes:g} W) / 1000 x ${c.usd_per_kwh:g}/kWh x PUE {c.pue:g} = ${e_copy:.4f}/h"
+                 + per_copy)
+    F = net_capex_usd(capex_usd=capex, residual_fraction=c.residual_fraction)
     D = c.depreciation_years
-    lines.append(f"capex ${m.capex_usd:,.2f} paid at month 0; resale ${m.capex_usd * c.residual_fraction:,.2f} "
+    times = f" ({copies} x ${m.capex_usd:,.2f})" if copies > 1 else ""
+    lines.append(f"capex ${capex:,.2f}{times} paid at month 0; resale ${capex * c.residual_fraction:,.2f} "
                  f"(x {c.residual_fraction:g}) credited at the sale after {12 * D:,.0f} months; net capex F = "
-                 f"${m.capex_usd:,.2f} x (1 - {c.residual_fraction:g}) = ${F:,.2f}")
-    local_h = local_usd_per_busy_hour(hours_per_month=h, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction,
+                 f"${capex:,.2f} x (1 - {c.residual_fraction:g}) = ${F:,.2f}")
+    if m.capex_items:
+        lines.append(f"capex basis (the plan's quote{', per copy' if copies > 1 else ''}): " + capex_basis(m))
+    local_h = local_usd_per_busy_hour(hours_per_month=h, capex_usd=capex, residual_fraction=c.residual_fraction,
                                       years=D, support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
     busy = h * 12 * D
-    tco = local_tco_usd(hours=busy, capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
+    tco = local_tco_usd(hours=busy, capex_usd=capex, residual_fraction=c.residual_fraction, years=D,
                         support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
     lines.append(f"local TCO over {D:g} years = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} busy h "
-                 f"(h x 12 x {D:g}) = ${tco:,.2f}; per busy hour ${local_h:,.4f}")
-    # per-workload local cost per job / per million tokens
-    wcs = [_with_local_costs(wc, local_h) for wc in wcs]
+                 f"(h x 12 x {D:g}) = ${tco:,.2f}; per busy hour ${local_h:,.4f}"
+                 + (f"; per copy-hour ${local_h:,.4f} / {copies_busy:.4g} = ${local_h / copies_busy:,.4f}"
+                    if copies_busy != 1 else ""))
+    # per-workload local cost per job / per million tokens, at the cost of one copy-hour
+    wcs = [_with_local_costs(wc, local_h / copies_busy) for wc in wcs]
     cloud_c = _mix(wcs, "usd_per_local_hour", "best_on_demand")
     spot_c = _mix_spot(wcs) if c.spot else None
     for wc in wcs:
         o = wc.option(wc.best_on_demand)
         if o is not None:
-            lines.append(f"{wc.name}: cheapest instance {o.instance_id} ${o.usd_per_hour:g}/h x (1 - "
-                         f"{c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} "
-                         f"({'service' if wc.service else 'batch work'}) = ${o.usd_per_local_hour:.4f} per "
-                         f"local hour; share {wc.share:.4f} ({share_source})")
-    args = dict(capex_usd=m.capex_usd, residual_fraction=c.residual_fraction, years=D,
+            lines.append(f"{wc.name}: cheapest instance {o.instance_id} ${o.usd_per_hour:g}/h ({_price_basis(o)}) "
+                         f"x (1 - {c.cloud_discount:g}) x k {o.hours_per_local_hour:.4f} ({_k_words(wc, o)}) = "
+                         f"${o.usd_per_local_hour:.4f} per local hour; share {wc.share:.4f} ({share_source})")
+        sp = wc.option(wc.best_spot)
+        if c.spot and o is not None and sp is not None and sp.spot_usd_per_local_hour is not None:
+            cheaper = ("" if sp.spot_usd_per_local_hour < o.usd_per_local_hour else
+                       f"; on-demand {o.instance_id} is cheaper, so the spot comparison takes it")
+            if sp.spot_range_usd_per_hour is not None and sp.spot_range_usd_per_hour[1] > sp.spot_usd_per_hour:
+                top_rate = sp.spot_range_usd_per_hour[1] * (1.0 - c.cloud_discount) * sp.hours_per_local_hour
+                cheaper = (f" (at the top of the zones' range, ${sp.spot_range_usd_per_hour[1]:g}/h: "
+                           f"${top_rate:.4f})" + cheaper)
+            lines.append(f"{wc.name}: cheapest spot {sp.instance_id} ${sp.spot_usd_per_hour:g}/h ({sp.spot_basis}; "
+                         f"{sp.region}, as of {sp.as_of}) x (1 - {c.cloud_discount:g}) x k "
+                         f"{sp.hours_per_local_hour:.4f} = ${sp.spot_usd_per_local_hour:.4f} per local hour{cheaper}")
+    args = dict(capex_usd=capex, residual_fraction=c.residual_fraction, years=D,
                 support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e, hours_per_month=h)
 
     def against(rate: float | None, what: str, kind: str) -> tuple[Any, Any, float | None]:
@@ -509,17 +610,95 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     notes.append("Cloud hours: batch work (training; inference listed in costs.batch_inference) takes k = local "
                  "tokens/s / cloud tokens/s cloud hours per local busy hour (instances stopped when idle); a service "
                  "(other inference) keeps its instance up for the same hours as the local machine (k = 1), "
-                 "on-demand and spot alike.")
+                 "on-demand and spot alike. A service with requests_per_hour is met on both sides by one rule: "
+                 "ceil(rate / one copy's requests/h) copies of the planned machine locally, and of each instance in "
+                 "the cloud (k = that count); a slower option is scaled out, not dropped.")
     notes.append(TIME_MODEL_NOTE)
     notes.append(RESALE_NOTE)
     notes.append("Local energy counts every card of the machine at the GPU power fraction while busy and nothing "
-                 "while idle (machine off or asleep).")
+                 "while idle (machine off or asleep)"
+                 + (": with several copies, the copies each workload keeps busy while it runs." if copies > 1 else
+                    "."))
     notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
+    if c.spot and any(o.spot_usd_per_hour is not None for wc in wcs for o in wc.cloud if o.feasible):
+        notes.append("Spot prices are the catalog's (cloud.yaml): as a rule the LOW end of the spot prices seen "
+                     "across the availability zones of the region at the snapshot, not a price every zone offers; "
+                     "each spot price shown says which figure is kept and gives the range where the catalog records "
+                     "one. A renter in a dearer zone, or later, pays more.")
+    if copies > 1:
+        notes.append(_copies_note(m, copies, capex, budget_usd, c.support_usd_per_year))
     return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
                       net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
                       break_even_hours=be_h, break_even_months=be_m, spot_break_even_hours=sbe_h,
-                      spot_break_even_months=sbe_m, workloads=tuple(wcs), lines=tuple(lines), notes=tuple(notes))
+                      spot_break_even_months=sbe_m, workloads=tuple(wcs), lines=tuple(lines), notes=tuple(notes),
+                      copies=copies, copies_busy=copies_busy)
+
+
+def _price_basis(o: CloudOption) -> str:
+    """'list, us-east-1, as of 2026-08': where and when the on-demand price holds (its source: o.source)."""
+    return f"list, {o.region}, as of {o.as_of}"
+
+
+def _k_words(wc: WorkloadComparison, o: CloudOption) -> str:
+    if not wc.service:
+        return "batch work"
+    if wc.requests_per_hour is not None and o.time is not None and o.time.requests_per_hour_capacity:
+        return (f"service: {o.copies} cop{'y' if o.copies == 1 else 'ies'} for {wc.requests_per_hour:,.0f} "
+                f"requests/h, ceil({wc.requests_per_hour:,.0f} / {o.time.requests_per_hour_capacity:,.0f})")
+    return "service"
+
+
+def _short(description: str) -> str:
+    """A quote line's description without the parts its price is made of."""
+    from planner.quote import PARTS_SEPARATOR
+
+    return description.split(PARTS_SEPARATOR)[0]
+
+
+def capex_basis(m: LocalMachine) -> str:
+    """The plan's quote lines in one sentence: quantity, item, unit price, price kind and date."""
+    return "; ".join(f"{i.quantity} x {_short(i.description)} at ${i.unit_price_usd:,.2f} ({i.price_kind}, as of "
+                     f"{i.as_of})" for i in m.capex_items)
+
+
+def _rate_notes(rph: float, feas: Sequence[CloudOption], discount: float) -> list[str]:
+    """What a request rate did to the cloud side: the instances it scaled out (ceil(rate / one
+    instance's requests/h) copies each) and, when that changed the cheapest, the one it displaced."""
+    scaled = [o for o in feas if o.copies > 1]
+    if not scaled:
+        return []
+    shown = ", ".join(f"{o.instance_id} {o.copies} x "
+                      f"{o.time.requests_per_hour_capacity:,.0f}"  # type: ignore[union-attr]
+                      for o in scaled[:6])
+    more = f" and {len(scaled) - 6} more" if len(scaled) > 6 else ""
+    out = [f"requests_per_hour {rph:,.0f}: every instance is priced by the local side's rule, as the copies that keep "
+           f"up (ceil(rate / its requests/h), k = copies); none is dropped for being too slow. {len(scaled)} of the "
+           f"{len(feas)} that fit need more than one: {shown}{more} requests/h"]
+    best = feas[0]
+    one = min(feas, key=lambda o: (o.usd_per_hour, o.instance_id))
+    if one.instance_id != best.instance_id and one.time is not None:
+        d = 1.0 - discount
+        out.append(f"without the rate the cheapest would be {one.instance_id} at ${one.usd_per_hour * d:.4f} per local "
+                   f"hour (one copy); it serves {one.time.requests_per_hour_capacity:,.0f} requests/h, so it takes "
+                   f"{one.copies} copies, ${one.usd_per_local_hour:.4f}; the cheapest that keeps up is "
+                   f"{best.instance_id}, {best.copies} x ${best.usd_per_hour * d:.4f} = ${best.usd_per_local_hour:.4f}")
+    return out
+
+
+def _copies_note(m: LocalMachine, copies: int, capex: float, budget_usd: float | None, support: float) -> str:
+    """The note on a local side scaled out to several copies of the planned machine."""
+    text = (f"Local purchase: {copies} copies of the planned machine ({m.description}) at the plan's quote, "
+            f"{copies} x ${m.capex_usd:,.2f} = ${capex:,.2f} (no volume discount), so that the local side keeps up "
+            "with the requests_per_hour asked, as every cloud instance must: the solver plans one machine and does "
+            "not size for requests_per_hour. The copies serve independent replicas (no network between them is "
+            "priced).")
+    if budget_usd is not None and capex > budget_usd:
+        text += (f" They cost more than the scenario's budget_usd ${budget_usd:,.2f}, which the solver checked against "
+                 "one machine.")
+    if support:
+        text += " costs.support_usd_per_year is counted once for the whole purchase, as given, not per copy."
+    return text
 
 
 def _large_instance_note(w: Workload, feas: Sequence[CloudOption], spots: Sequence[CloudOption]) -> str:
@@ -545,6 +724,8 @@ def _large_instance_note(w: Workload, feas: Sequence[CloudOption], spots: Sequen
 
 
 def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> WorkloadComparison:
+    """Local cost per job and per million tokens at ``local_usd_per_hour``, the cost of one copy of
+    the planned machine per busy hour (the job time is one copy's)."""
     from dataclasses import replace
 
     hpj = wc.local.hours_per_job
@@ -594,15 +775,18 @@ def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs) -> Co
         costs: from :func:`planner.tco.read_costs`.
     """
     machine, runs = local_from_plan(plan, scenario, catalog)
-    return compare_machine(machine=machine, runs=runs, catalog=catalog, costs=costs)
+    budget = getattr(getattr(scenario, "constraints", None), "budget_usd", None)
+    return compare_machine(machine=machine, runs=runs, catalog=catalog, costs=costs,
+                           budget_usd=None if budget is None else float(budget))
 
 
 def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMachine, list[LocalRun]]:
     """The local machine and workloads of a plan, read by the plan's documented attributes.
 
     ``plan.choice`` gives gpu_id, platform_id, cards_per_node and nodes; ``plan.total_usd`` the
-    capex; ``plan.workloads`` and ``plan.estimates`` each workload as it runs there. The scenario's
-    workload variants (and fixed training GPU counts) are what is re-tried on cloud instances.
+    capex and ``plan.items`` its line items (price, kind, source, date); ``plan.workloads`` and
+    ``plan.estimates`` each workload as it runs there. The scenario's workload variants (and fixed
+    training GPU counts) are what is re-tried on cloud instances.
     """
     ch = plan.choice
     gpu = catalog.gpu(str(ch["gpu_id"]))
@@ -617,7 +801,7 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
     machine = LocalMachine(description=desc, gpu=gpu, gpus_per_node=cards, nodes=nodes,
                            platform_w=float(platform.platform_w), capex_usd=float(plan.total_usd),
                            pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen, platform.pcie_gen),
-                           pcie_lanes=gpu.pcie_lanes)
+                           pcie_lanes=gpu.pcie_lanes, capex_items=tuple(getattr(plan, "items", ()) or ()))
     runs = []
     cons = getattr(scenario, "constraints", None)
     headroom = float(getattr(cons, "vram_headroom", 0.0) or 0.0)
@@ -669,7 +853,13 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
         },
         "local": {
             "description": m.description, "gpu": m.gpu.id, "gpus_per_node": m.gpus_per_node, "nodes": m.nodes,
-            "gpu_tdp_w": m.gpu.tdp_w, "platform_w": m.platform_w, "capex_usd": m.capex_usd,
+            "gpu_tdp_w": m.gpu.tdp_w, "platform_w": m.platform_w, "copies": comp.copies,
+            "copies_busy_on_average": comp.copies_busy, "capex_usd_per_copy": m.capex_usd,
+            "capex_usd": comp.capex_usd,
+            "capex_items": [{"description": i.description, "category": i.category, "catalog_id": i.catalog_id,
+                             "quantity": i.quantity, "unit_price_usd": i.unit_price_usd, "price_kind": i.price_kind,
+                             "as_of": i.as_of, "source": i.source} for i in m.capex_items],
+            "usd_per_copy_hour": comp.local_usd_per_copy_hour,
             "net_capex_usd": comp.net_capex_usd, "energy_usd_per_hour": comp.energy_usd_per_hour,
             "usd_per_busy_hour": comp.local_usd_per_hour, "tco_usd": comp.tco_usd,
         },
@@ -687,12 +877,16 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                 "pricing": wc.pricing, "pricing_assumed": wc.pricing_assumed,
                 "local": _time_dict(wc.local), "local_cost_per_job_usd": wc.local_cost_per_job_usd,
                 "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
+                "requests_per_hour": wc.requests_per_hour, "local_copies": wc.copies,
                 "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
                 "cloud": [
                     {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
-                     "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "usd_per_hour": o.usd_per_hour,
-                     "spot_usd_per_hour": o.spot_usd_per_hour, "feasible": o.feasible, "why_not": o.why_not,
-                     "strategy": o.strategy, "time": _time_dict(o.time),
+                     "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "source": o.source,
+                     "usd_per_hour": o.usd_per_hour, "spot_usd_per_hour": o.spot_usd_per_hour,
+                     "spot_range_usd_per_hour": (None if o.spot_range_usd_per_hour is None
+                                                 else list(o.spot_range_usd_per_hour)),
+                     "spot_basis": o.spot_basis, "feasible": o.feasible, "why_not": o.why_not,
+                     "strategy": o.strategy, "time": _time_dict(o.time), "copies": o.copies,
                      "hours_per_local_hour": o.hours_per_local_hour, "usd_per_local_hour": o.usd_per_local_hour,
                      "spot_usd_per_local_hour": o.spot_usd_per_local_hour, "cost_per_job_usd": o.cost_per_job_usd,
                      "spot_cost_per_job_usd": o.spot_cost_per_job_usd,
@@ -724,15 +918,38 @@ def _hours(seconds: float | None) -> str:
     return f"{seconds / SECONDS_PER_HOUR:,.2f} h"
 
 
+def _dates(items: Sequence[Any]) -> str:
+    """'2025-01-30 to 2026-11': the span of the quote lines' price dates (one date when all agree)."""
+    ds = sorted({str(i.as_of) for i in items})
+    return ds[0] if len(ds) == 1 else f"{ds[0]} to {ds[-1]}"
+
+
 def comparison_text(comp: Comparison, top: int = 5) -> str:
     """The comparison for the terminal: per workload the local line and the cheapest instances,
-    then the cost model's arithmetic and the break-even."""
+    then the cost model's arithmetic and the break-even. Each cloud price carries its region and
+    date and a footnote number for its source (listed at the end); spot prices say which of the
+    zones' prices the catalog keeps."""
     out: list[str] = []
     m = comp.machine
-    out.append(f"Local: {m.description} (capex {_usd(m.capex_usd)})")
+    refs: dict[str, int] = {}
+
+    def price(o: CloudOption) -> str:
+        n = refs.setdefault(o.source, len(refs) + 1)
+        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}) [{n}]"
+
+    basis = (f"the plan's quote, prices dated {_dates(m.capex_items)}; line items under 'Cost model'"
+             if m.capex_items else "as given, no quote line items")
+    if comp.copies > 1:
+        out.append(f"Local: {comp.copies} copies of [{m.description}] to keep up with requests_per_hour (capex "
+                   f"{comp.copies} x {_usd(m.capex_usd)} = {_usd(comp.capex_usd)}; {basis})")
+    else:
+        out.append(f"Local: {m.description} (capex {_usd(m.capex_usd)}; {basis})")
     for wc in comp.workloads:
         out.append("")
         priced = "service, k = 1" if wc.service else "batch work, k = local / cloud tokens/s"
+        if wc.service and wc.requests_per_hour is not None and wc.local.requests_per_hour_capacity is not None:
+            priced = (f"service at {wc.requests_per_hour:,.0f} requests/h, k = the instance copies that keep up; "
+                      f"local: {wc.copies} cop{'y' if wc.copies == 1 else 'ies'}")
         if wc.pricing_assumed:
             priced += ", assumed (see the notes)"
         out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
@@ -743,28 +960,42 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         per_job = (f"{_hours(wc.local.seconds_per_job)} per job, " if has_job else
                    f"per job: n/a (no {'dataset_tokens' if wc.task == 'train' else 'tokens_per_request'}), ")
         cost_per_job = f"{_usd(wc.local_cost_per_job_usd)} per job, " if has_job else ""
-        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s, {cost_per_job}"
+        per_copy = " per copy" if comp.copies > 1 else ""
+        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
                    f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
+        rated = wc.service and wc.requests_per_hour is not None
         feas = [o for o in wc.cloud if o.feasible]
         if feas:
             out.append(f"  cloud (cheapest {min(top, len(feas))} of {len(feas)} that fit; {len(wc.cloud) - len(feas)} "
                        "do not):")
-            for o in feas[:top]:
-                parts = [f"{o.gpu_count} x {o.gpu_id}", f"${o.usd_per_hour:g}/h"]
+            shown = feas[:top]
+            sp = wc.option(wc.best_spot)
+            if sp is not None and sp not in shown:
+                shown = shown + [sp]
+            for o in shown:
+                parts = [f"{o.gpu_count} x {o.gpu_id}", price(o)]
+                cap = o.time.requests_per_hour_capacity if o.time is not None else None
+                if rated and cap is not None:
+                    parts.append(f"serves {cap:,.0f} requests/h" + (
+                        f", {o.copies} copies for {wc.requests_per_hour:,.0f}: ${o.copies * o.usd_per_hour:,.4g}/h"
+                        if o.copies > 1 else ""))
                 if has_job:
                     parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job",
                               f"{_usd(o.cost_per_job_usd)} per job"]
                 parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
                 if o.time is not None and "mfu_scale" in (o.time.mfu_reason or ""):
                     parts.append(f"MFU {o.time.mfu:.3g} (x catalog mfu_scale for its software stack)")
-                spot = "" if o.spot_cost_per_job_usd is None and o.spot_usd_per_local_hour is None else "; spot " + (
-                    ", ".join(([f"{_usd(o.spot_cost_per_job_usd)} per job"] if o.spot_cost_per_job_usd is not None
-                               else []) + [f"{_usd(o.spot_usd_per_million_tokens)}/M tokens"]))
-                out.append(f"    {o.instance_id}: {', '.join(parts)}{spot}")
+                spot = ""
+                if o.spot_usd_per_local_hour is not None:
+                    spot = (f"; spot ${o.spot_usd_per_hour:g}/h ({o.spot_basis}): "
+                            + ", ".join(([f"{_usd(o.spot_cost_per_job_usd)} per job"]
+                                         if o.spot_cost_per_job_usd is not None else [])
+                                        + [f"{_usd(o.spot_usd_per_million_tokens)}/M tokens"]))
+                tag = " (cheapest spot)" if o is sp and o not in feas[:top] else ""
+                out.append(f"    {o.instance_id}{tag}: {', '.join(parts)}{spot}")
         misses = [o for o in wc.cloud if not o.feasible]
         for o in misses[:2 * top]:
-            out.append(f"    does not fit: {o.instance_id} ({o.gpu_count} x {o.gpu_id}, ${o.usd_per_hour:g}/h): "
-                       f"{o.why_not}")
+            out.append(f"    does not fit: {o.instance_id} ({o.gpu_count} x {o.gpu_id}, {price(o)}): {o.why_not}")
         if len(misses) > 2 * top:
             out.append(f"    ... and {len(misses) - 2 * top} more that do not fit (--json lists them all)")
         for n in wc.notes:
@@ -779,6 +1010,11 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
     for n in comp.notes:
         out.append(f"Note: {n}")
+    if refs:
+        out.append("")
+        out.append("Cloud price sources (catalog cloud.yaml; list USD per instance-hour, the region and date beside "
+                   "each price):")
+        out.extend(f"  [{n}] {src}" for src, n in refs.items())
     return "\n".join(out)
 
 

@@ -99,8 +99,11 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     support, cloud discount, providers and instances (defaults and their sources: planner.tco).
     Training is priced as batch work (cloud hours shrink on a faster instance); inference as a
     service (the instance up for the local busy hours) unless 'costs: batch_inference' lists it.
-    The purchase price is paid at month 0 and the resale value credited at the end of the
-    ownership period.
+    A service's requests_per_hour is met on both sides by one rule: ceil(rate / one copy's
+    requests/h) copies of the planned machine, and of each instance (slower ones are scaled
+    out, not dropped). The purchase price is paid at month 0 and the resale value credited at
+    the end of the ownership period. Each cloud price is shown with its region, date and source,
+    and the capex with the plan's quote lines.
 
     \b
     Example:

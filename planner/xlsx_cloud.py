@@ -7,7 +7,10 @@ and instance prices. Every other figure is a formula over them, in the order of
 :mod:`planner.tco`:
 
     busy hours per month  h  = utilization x 730
+    capex                    = capex of one planned machine x copies bought (copies > 1 only when a
+                               request rate needs them: planner.compare)
     energy per busy hour  e  = (GPUs x TDP x power fraction + platform W) / 1000 x $/kWh x PUE
+                               x copies busy on average (SUMPRODUCT(share, copies))
     net capex             F  = capex x (1 - residual)
     cloud per local hour  c  = SUMPRODUCT(share, list $/h, k) x (1 - discount)
     local per month          = support / 12 + e x h
@@ -127,7 +130,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
                        "(resale) value is credited only when the machine is sold at the end of the ownership "
                        "period. Every cost line is linear in the hours of use, so the break-even is solved in "
                        "closed form here (the planner finds the same root with scipy's brentq).")
-    put_text(ws, 3, 1, f"Local: {m.description}")
+    put_text(ws, 3, 1, f"Local: {comp.copies} copies of [{m.description}], to keep up with requests_per_hour"
+             if comp.copies > 1 else f"Local: {m.description}")
 
     r = 5
     label(r, "Inputs")
@@ -156,18 +160,28 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     line(r, "power_fraction", "GPU power while busy (share of TDP)", c.gpu_power_fraction, PCT,
          c.source_of("gpu_power_fraction"), editable=True)
     r += 1
+    dates = sorted({str(i.as_of) for i in m.capex_items})
+    dated = (f"; prices dated {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "")) if dates else ""
     if "QuoteGrandTotal" in ws.parent.defined_names:
         # In the plan's workbook capex follows the quote: edit a quantity or a rate there.
-        line(r, "capex", "Capex (USD)", "=QuoteGrandTotal", USD,
-             "the Quote sheet's grand total (follows edits there)", formula=True)
+        line(r, "capex_one", "Capex of one planned machine (USD)", "=QuoteGrandTotal", USD,
+             f"the Quote sheet's grand total (follows edits there){dated}", formula=True)
     else:
-        line(r, "capex", "Capex (USD)", m.capex_usd, USD, "the plan's purchase price", editable=True)
+        line(r, "capex_one", "Capex of one planned machine (USD)", m.capex_usd, USD,
+             f"the plan's purchase price{dated}", editable=True)
     r += 1
-    line(r, "gpus", "GPUs (count, all machines)", m.gpu_count, INT, f"{m.gpu.id}")
+    line(r, "copies", "Copies of the planned machine bought", comp.copies, INT,
+         "ceil(requests_per_hour / one machine's requests/h), the most any workload needs (planner); 1 without a "
+         "rate the machine cannot keep up with")
+    r += 1
+    line(r, "capex", "Capex (USD)", f"={cells['capex_one']}*{cells['copies']}", USD,
+         "capex of one machine x copies", formula=True)
+    r += 1
+    line(r, "gpus", "GPUs (count, one copy, all its machines)", m.gpu_count, INT, f"{m.gpu.id}")
     r += 1
     line(r, "tdp", "GPU board power, TDP (W)", m.gpu.tdp_w, INT, f"catalog gpus.yaml {m.gpu.id}")
     r += 1
-    line(r, "platform_w", "Platform power under load (W, all machines)", m.platform_w * m.nodes, INT,
+    line(r, "platform_w", "Platform power under load (W, one copy, all its machines)", m.platform_w * m.nodes, INT,
          "catalog platforms.yaml platform_w x machines")
     r += 1
     line(r, "month_hours", "Hours in a month", HOURS_PER_MONTH, NUM2, "8,760 / 12")
@@ -179,15 +193,18 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     put_text(ws, r, 1, "Time model (assumption): " + TIME_MODEL_NOTE + " k = cloud hours per local busy hour: "
              "local tokens/s / cloud tokens/s for batch work (training; inference listed in "
              "costs.batch_inference), 1 for a service (other inference: the instance is up as long as the local "
-             "machine, whatever its speed).").alignment = wrap
+             "machine, whatever its speed); for a service with requests_per_hour, the instance copies that keep up, "
+             "ceil(rate / one instance's requests/h), as the local copies are ceil(rate / one machine's "
+             "requests/h).").alignment = wrap
     ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=12)
     ws.row_dimensions[r].height = 45
     r += 1
     wl_header = ["Workload", "Share of busy hours", "Instance (on-demand)", "List USD/h", "Instance (spot)",
-                 "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s",
+                 "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s (one copy)",
                  "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
                  "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand",
-                 "Cloud USD/h per local h, spot where cheaper (before discount)", "Priced as"]
+                 "Cloud USD/h per local h, spot where cheaper (before discount)", "Priced as",
+                 "Local copies busy while it runs"]
     header(r, wl_header)
     first_wl = r + 1
     U = lambda k: f"${cells[k][0]}${cells[k][1:]}"  # noqa: E731 - absolute reference of an input
@@ -209,8 +226,11 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
             # A renter who can use spot takes the cheaper of the best spot and on-demand offers.
             put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
         put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
-        put_text(ws, r, 17, ("service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
+        rated = wc.service and wc.requests_per_hour is not None
+        put_text(ws, r, 17, (f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
+                             else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
                  + (", assumed: see the notes" if wc.pricing_assumed else ""))
+        put_value(ws, r, 18, wc.copies, INT)
         if wc.local.hours_per_job is not None:
             put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
         if od and od.time is not None and od.time.hours_per_job is not None:
@@ -223,10 +243,14 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     line(r, "hours_per_month", "Busy hours per month, h", f"={cells['utilization']}*{cells['month_hours']}", NUM2,
          "utilization x hours in a month", formula=True)
     r += 1
+    line(r, "copies_busy", "Copies busy on average while busy",
+         f"=SUMPRODUCT(B{first_wl}:B{last_wl},R{first_wl}:R{last_wl})" if comp.workloads else 1, NUM4,
+         "SUMPRODUCT(share, local copies busy while it runs)", formula=bool(comp.workloads))
+    r += 1
     line(r, "energy", "Local energy per busy hour, e (USD)",
          f"=({cells['gpus']}*{cells['tdp']}*{cells['power_fraction']}+{cells['platform_w']})/1000"
-         f"*{cells['usd_per_kwh']}*{cells['pue']}", USD4,
-         "(GPUs x TDP x power fraction + platform W) / 1000 x USD/kWh x PUE", formula=True)
+         f"*{cells['usd_per_kwh']}*{cells['pue']}*{cells['copies_busy']}", USD4,
+         "(GPUs x TDP x power fraction + platform W) / 1000 x USD/kWh x PUE x copies busy on average", formula=True)
     r += 1
     line(r, "net_capex", "Net capex, F (USD)", f"={cells['capex']}*(1-{cells['residual']})", USD,
          "capex x (1 - residual value): what owning costs over the whole period, the resale credited at its "
@@ -316,13 +340,18 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     line(r, "local_per_hour", "Local cost per busy hour (USD)",
          f'=IF({cells["hours_per_month"]}>0,({F}+{S}*{yrs})/({cells["hours_per_month"]}*12*{yrs})+{e},"")', USD4,
          "(F + support x D) / (h x 12 x D) + e", formula=True)
-    local_h = cells["local_per_hour"]
-    # per-workload local cost per job and per million tokens follow the local cost per hour
+    r += 1
+    line(r, "local_per_copy_hour", "Local cost per busy hour of one copy (USD)",
+         f'=IF(ISNUMBER({cells["local_per_hour"]}),{cells["local_per_hour"]}/{cells["copies_busy"]},"")', USD4,
+         "local cost per busy hour / copies busy on average (the job times are one copy's)", formula=True)
+    local_h = cells["local_per_copy_hour"]
+    # per-workload local cost per job and per million tokens follow the local cost per copy-hour
     for row in range(first_wl, last_wl + 1):
         put_formula(ws, row, 12, f'=IF(ISNUMBER(J{row}),{local_h}*J{row},"")', USD)
         put_formula(ws, row, 14, f'=IF(I{row}>0,{local_h}/(I{row}*3600)*1000000,"")', USD4)
+        # the cloud's cost of what the local copies produce in a busy hour: price x k / (copies x local tokens/s)
         put_formula(ws, row, 15, f'=IF(AND(ISNUMBER(D{row}),ISNUMBER(G{row}),I{row}>0),'
-                                 f'D{row}*(1-{U("discount")})*G{row}/(I{row}*3600)*1000000,"")', USD4)
+                                 f'D{row}*(1-{U("discount")})*G{row}/(I{row}*R{row}*3600)*1000000,"")', USD4)
 
     # ---- every instance per workload ----------------------------------------------------------------
     r += 2
@@ -330,7 +359,9 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     r += 1
     inst_header = ["Workload", "Instance", "Provider", "GPUs", "List USD/h", "Spot list USD/h", "Fits",
                    "Why not", "Hours per job", "Tokens/s", "k (cloud h per local h)", "Cost per job (USD)",
-                   "Spot cost per job (USD)", "USD per M tokens", "Spot USD per M tokens", "Price as of"]
+                   "Spot cost per job (USD)", "USD per M tokens", "Spot USD per M tokens", "Price as of",
+                   "Region", "Price source", "Spot range across the region's zones (USD/h)", "Spot figure kept",
+                   "Copies for requests_per_hour"]
     header(r, inst_header)
     for wc in comp.workloads:
         for o in wc.cloud:
@@ -344,6 +375,13 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
             put_text(ws, r, 7, "yes" if o.feasible else "no")
             put_text(ws, r, 8, o.why_not)
             put_text(ws, r, 16, o.as_of)
+            put_text(ws, r, 17, o.region)
+            put_text(ws, r, 18, o.source)
+            if o.spot_range_usd_per_hour is not None:
+                put_text(ws, r, 19, f"{o.spot_range_usd_per_hour[0]:g}-{o.spot_range_usd_per_hour[1]:g}")
+            put_text(ws, r, 20, o.spot_basis)
+            if o.feasible:
+                put_value(ws, r, 21, o.copies, INT)
             if not o.feasible or o.time is None:
                 continue
             if o.time.hours_per_job is not None:

@@ -477,7 +477,12 @@ def test_compare_text_without_a_job_size(tiny):
     assert local[0].endswith(" per M tokens (at 50% utilization)")
     fast = [ln for ln in lines if ln.startswith("    cloud-fast:")]
     assert len(fast) == 1 and "per job" not in fast[0]
-    assert fast[0].startswith("    cloud-fast: 1 x cloud-card, $2/h, $") and "; spot $" in fast[0]
+    # each price with its region, date and source footnote; the spot price says which figure the catalog keeps
+    assert fast[0].startswith("    cloud-fast: 1 x cloud-card, $2/h (r, as of 2026-01) [1], $")
+    assert "; spot $1/h (the catalog's one spot figure, no zone range recorded; cloud.yaml keeps the lowest " \
+           "zone's): $" in fast[0]
+    assert lines[-2:] == ["Cloud price sources (catalog cloud.yaml; list USD per instance-hour, the region and date "
+                          "beside each price):", "  [1] test"]
     assert not any("- per job" in ln or "spot  " in ln for ln in lines)
 
 
@@ -855,3 +860,163 @@ def test_cloud_check_sizes_a_vllm_workload_with_the_instance_cards_serve_default
             seen[f.gpu.id] = (f.workload.infer.max_num_batched_tokens, f.workload.infer.max_num_seqs)
     assert seen["h100-sxm"] == (8192, 1024)
     assert seen["l4"] == (2048, 256)
+
+
+# ----- a request rate: one rule for both sides (scale out, never drop) ------------------------------------
+
+# GPT-2 served at concurrency 1, 1,024-token context, 128 generated tokens per request (the serving fixture):
+# prompt 1,024 - 128 = 896 tokens; prefill 2 x 124,439,808 x 896 / (100 TFLOPS x 0.4) = 5.575 ms on every card
+# here. Each decode step reads the weights, 248,879,616 B, and the KV cache, 36,864 B/token x (896 + 128 / 2)
+# = 960 tokens = 35,389,440 B: 284,269,056 B at 1 TB/s x MBU 0.7 = 0.4061 ms on the local card and its twin,
+# at 4 TB/s x 0.7 = 0.1015 ms on cloud-wide (memory bound: the 2 x P FLOPs take 6.2 us).
+PREFILL_S = 2 * P_GPT2 * 896 / 4e13
+STEP_BYTES = 248_879_616 + 36_864 * 960
+LOCAL_RPH = 3600 / (PREFILL_S + 128 * STEP_BYTES / 0.7e12)  # 62,548.3 requests/h
+WIDE_RPH = 3600 / (PREFILL_S + 128 * STEP_BYTES / 2.8e12)  # 193,860.4 requests/h
+
+
+def rated_comparison(serving, rph, *, twin_usd=0.8, budget_usd=None, extra_runs=()):
+    from dataclasses import replace as dc_replace
+
+    cat, infer, machine = serving
+    # cloud-twin (the local card's twin) at $0.80/h instead of $0.50: the cheapest single instance, but slow.
+    cat = dc_replace(cat, instances=tuple(dc_replace(i, usd_per_hour=twin_usd) if i.id == "cloud-twin" else i
+                                          for i in cat.instances))
+    w = infer(tokens_per_request=128, requests_per_hour=rph)
+    runs = [LocalRun(w, estimate(w)), *extra_runs]
+    return compare_machine(machine=machine, runs=runs, catalog=cat, costs=CostInputs(utilization=0.5),
+                           budget_usd=budget_usd)
+
+
+def test_a_request_rate_scales_out_local_and_cloud_by_one_rule(serving):
+    comp = rated_comparison(serving, 150_000, budget_usd=10_000)
+    wc = comp.workloads[0]
+    assert wc.local.requests_per_hour_capacity == pytest.approx(LOCAL_RPH)
+    assert LOCAL_RPH == pytest.approx(62_548.3, abs=0.1)
+    # Local: one machine serves 62,548 requests/h < 150,000 -> ceil(2.398) = 3 copies; all 3 busy while it runs.
+    assert wc.copies == comp.copies == 3 and comp.copies_busy == pytest.approx(3)
+    # The same rule for every instance, nothing dropped for speed: cloud-twin (62,548/h) 3 copies, k = 3,
+    # 3 x $0.80 = $2.40 per local hour; cloud-wide (193,860/h) 1 copy, $2.00 (spot $1.00).
+    assert all(o.feasible for o in wc.cloud)
+    twin, wide = wc.option("cloud-twin"), wc.option("cloud-wide")
+    assert wide.time.requests_per_hour_capacity == pytest.approx(WIDE_RPH)
+    assert (twin.copies, twin.hours_per_local_hour, twin.usd_per_local_hour) == (3, 3.0, pytest.approx(2.40))
+    assert (wide.copies, wide.hours_per_local_hour, wide.usd_per_local_hour) == (1, 1.0, pytest.approx(2.00))
+    assert wc.best_on_demand == "cloud-wide" and comp.cloud_usd_per_local_hour == pytest.approx(2.00)
+    # The local side: capex 3 x $5,000 = $15,000; e = 3 copies x $0.065 = $0.195 per busy hour;
+    # per busy hour 15,000 x 0.8 / 13,140 + 0.195 = $1.10824; one copy-hour a third of it, $0.36941
+    # (= one machine's 4,000 / 13,140 + 0.065, as without the rate).
+    assert comp.capex_usd == pytest.approx(15_000) and comp.net_capex_usd == pytest.approx(12_000)
+    assert comp.energy_usd_per_hour == pytest.approx(0.195)
+    assert comp.local_usd_per_hour == pytest.approx(12_000 / 13_140 + 0.195)
+    assert comp.local_usd_per_copy_hour == pytest.approx(4_000 / 13_140 + 0.065)
+    assert wc.local_cost_per_job_usd == pytest.approx((4_000 / 13_140 + 0.065) * 3600 / LOCAL_RPH / 3600)
+    # Break-even: M* = 15,000 / (365 x (2.00 - 0.195)) = 15,000 / 658.825 = 22.77 months, within the 36.
+    assert comp.break_even_months.value == pytest.approx(15_000 / 658.825, rel=1e-9)
+    assert comp.cumulative()[0]["local_usd"] == pytest.approx(15_000)
+    # Said, with what the rate changed: without it cloud-twin ($0.80, one copy) would be the cheapest.
+    assert any("priced as 3 copies of it (ceil(150,000 / 62,548)" in n for n in wc.notes)
+    assert any("none is dropped for being too slow. 1 of the 2 that fit need more than one: cloud-twin 3 x 62,548 "
+               "requests/h" in n for n in wc.notes)
+    assert ("without the rate the cheapest would be cloud-twin at $0.8000 per local hour (one copy); it serves "
+            "62,548 requests/h, so it takes 3 copies, $2.4000; the cheapest that keeps up is cloud-wide, 1 x $2.0000 "
+            "= $2.0000") in wc.notes
+    copies_note = [n for n in comp.notes if n.startswith("Local purchase: 3 copies")]
+    assert len(copies_note) == 1 and "3 x $5,000.00 = $15,000.00" in copies_note[0]
+    assert "more than the scenario's budget_usd $10,000.00" in copies_note[0]
+    text = comparison_text(comp)
+    assert text.startswith("Local: 3 copies of [1 x local-card] to keep up with requests_per_hour (capex 3 x $5,000.00 "
+                           "= $15,000.00; as given, no quote line items)")
+    assert "    cloud-twin: 1 x twin-card, $0.8/h (r, as of 2026-01) [1], serves 62,548 requests/h, 3 copies for " \
+           "150,000: $2.4/h" in text
+    assert "local copies of the planned machine N = 3" in text
+    doc = comparison_to_dict(comp)
+    assert doc["local"]["copies"] == 3 and doc["local"]["capex_usd"] == pytest.approx(15_000)
+    assert doc["local"]["capex_usd_per_copy"] == pytest.approx(5_000)
+    assert {o["instance_id"]: o["copies"] for o in doc["workloads"][0]["cloud"]} == {"cloud-twin": 3, "cloud-wide": 1}
+
+
+def test_a_rate_one_copy_keeps_up_with_changes_nothing(serving):
+    # 50,000 requests/h: the local machine (62,548/h) and both instances keep up with one copy: the comparison is
+    # the rate-less one (k = 1 everywhere, capex $5,000), and no scale-out note appears.
+    comp = rated_comparison(serving, 50_000)
+    wc = comp.workloads[0]
+    assert comp.copies == 1 and comp.capex_usd == pytest.approx(5_000)
+    assert [o.copies for o in wc.cloud] == [1, 1] and wc.best_on_demand == "cloud-twin"
+    assert comp.cloud_usd_per_local_hour == pytest.approx(0.80)
+    assert not any("copies" in n for n in wc.notes) and not any(n.startswith("Local purchase") for n in comp.notes)
+
+
+def test_copies_busy_weights_the_energy_of_a_mix(serving, tiny):
+    # The rated service (3 copies at 150,000/h) and GPT-2 training (batch work, one copy) in equal shares: the
+    # purchase is 3 copies, busy on average 0.5 x 3 + 0.5 x 1 = 2 copies: e = 2 x $0.065 = $0.13.
+    _, train, _ = tiny
+    comp = rated_comparison(serving, 150_000, extra_runs=[LocalRun(train, estimate(train))])
+    assert comp.copies == 3 and comp.copies_busy == pytest.approx(2.0)
+    assert [wc.copies for wc in comp.workloads] == [3, 1]
+    assert comp.energy_usd_per_hour == pytest.approx(0.13)
+    # local per busy hour 12,000 / 13,140 + 0.13; per copy-hour half of it.
+    assert comp.local_usd_per_copy_hour == pytest.approx((12_000 / 13_140 + 0.13) / 2)
+
+
+def test_a_rate_without_a_request_size_is_said_not_dropped(serving):
+    cat, infer, machine = serving
+    w = infer(requests_per_hour=1_000_000)  # no tokens_per_request: no request to time
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    wc = comp.workloads[0]
+    assert comp.copies == 1 and all(o.copies == 1 for o in wc.cloud)
+    assert any("requests_per_hour 1,000,000 is given without tokens_per_request" in n and "checked on neither side"
+               in n for n in wc.notes)
+
+
+def test_copies_for():
+    from planner.compare import copies_for
+
+    # ceil(rate / capacity), at least one; an exact multiple is not rounded up by float noise.
+    assert copies_for(150_000, 62_548.3) == 3
+    assert copies_for(0, 10) == 1
+    assert copies_for(3 * 0.1, 0.1) == 3
+
+
+# ----- price dates and sources ----------------------------------------------------------------------------
+
+def test_spot_range_and_basis_from_the_catalog_notes(shipped):
+    from planner.cloud import spot_basis, spot_range
+
+    inst = {i.id: i for i in shipped.instances}
+    # cloud.yaml aws-p4d-24xlarge: spot_usd_per_hour 2.4655, note "Spot 2.4655-8.1915 across AZs": the low end.
+    assert spot_range(inst["aws-p4d-24xlarge"]) == (2.4655, 8.1915)
+    assert spot_basis(inst["aws-p4d-24xlarge"]) == "the lowest zone's, of $2.4655-8.1915/h across the region's zones"
+    # aws-p6-b200-48xlarge: note "Spot 13.0338-21.0148; ... the spot price kept is the upper end": kept 21.0148.
+    assert spot_range(inst["aws-p6-b200-48xlarge"]) == (13.0338, 21.0148)
+    assert spot_basis(inst["aws-p6-b200-48xlarge"]).startswith("the upper end of $13.0338-21.0148/h")
+    # GCP rows derive spot from VM + GPU parts, no range; an instance without spot has no basis.
+    assert spot_range(inst["gcp-g2-standard-4"]) is None
+    assert spot_basis(inst["gcp-g2-standard-4"]).startswith("the catalog's one spot figure, no zone range")
+    assert spot_basis(inst["aws-p5-4xlarge"]) == ""
+
+
+def test_seed_scenario_prices_carry_dates_and_sources(shipped):
+    doc = json.loads(run_compare(str(SEED), "--json").output)
+    inst = {i.id: i for i in shipped.instances}
+    for o in doc["workloads"][0]["cloud"]:
+        i = inst[o["instance_id"]]
+        assert (o["as_of"], o["source"], o["region"]) == (i.as_of, i.source, i.region)
+    # the local capex: the plan's quote lines, each with its price kind, date and source, adding up to the capex
+    items = doc["local"]["capex_items"]
+    assert items and all(it["as_of"] and it["source"] and it["price_kind"] for it in items)
+    assert sum(it["unit_price_usd"] * it["quantity"] for it in items) == pytest.approx(doc["local"]["capex_usd"])
+    text = run_compare(str(SEED)).output
+    first = text.splitlines()[0]
+    dates = sorted({it["as_of"] for it in items})
+    assert f"the plan's quote, prices dated {dates[0]}" in first
+    basis = [ln for ln in text.splitlines() if ln.startswith("  capex basis (the plan's quote): ")]
+    assert len(basis) == 1 and all(f"({it['price_kind']}, as of {it['as_of']})" in basis[0] for it in items)
+    # every cloud price line names its region and date and a source footnote that is listed at the end
+    g6 = [ln for ln in text.splitlines() if ln.startswith("    aws-g6-xlarge: ")]
+    assert len(g6) == 1 and f"${inst['aws-g6-xlarge'].usd_per_hour:g}/h (us-east-2, as of 2026-08) [1]" in g6[0]
+    assert f"  [1] {inst['aws-g6-xlarge'].source}" in text.splitlines()
+    # spot is used: its basis and range are given, and the notes say the catalog keeps the low end
+    assert "spot $0.2599/h (the lowest zone's, of $0.2599-0.2756/h across the region's zones)" in g6[0]
+    assert "Note: Spot prices are the catalog's (cloud.yaml): as a rule the LOW end" in text

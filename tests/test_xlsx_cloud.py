@@ -25,7 +25,7 @@ from planner.compare import LocalRun, compare_machine  # noqa: E402
 from planner.memory import estimate  # noqa: E402
 from planner.tco import CostInputs  # noqa: E402
 from planner.xlsx_cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
-from test_compare import SEED, run_compare, tiny, shipped  # noqa: E402,F401 - fixtures
+from test_compare import SEED, rated_comparison, run_compare, serving, tiny, shipped  # noqa: E402,F401 - fixtures
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
@@ -92,10 +92,14 @@ def test_sheet_inputs_formulas_names_and_chart(tiny):
     comp = comparison(tiny, utilization=0.5)
     wb, cells = workbook_for(comp)
     ws = wb[SHEET]
-    for key in ("utilization", "usd_per_kwh", "pue", "years", "discount", "residual", "support", "capex"):
+    for key in ("utilization", "usd_per_kwh", "pue", "years", "discount", "residual", "support", "capex_one"):
         cell = ws[cells[key]]
         assert cell.data_type == "n" and cell.fill.fgColor.rgb.endswith("FFF2CC"), key
     assert ws[cells["utilization"]].value == pytest.approx(0.5)
+    # capex = one planned machine x the copies bought (1 here: no request rate)
+    assert ws[cells["copies"]].value == 1
+    assert ws[cells["capex"]].value == f"={cells['capex_one']}*{cells['copies']}"
+    assert ws[cells["energy"]].value.endswith(f"*{cells['copies_busy']}")
     for key in ("hours_per_month", "energy", "net_capex", "cloud_per_hour", "be_months", "be_hours", "tco",
                 "spot_be_months"):
         assert str(ws[cells[key]].value).startswith("="), key
@@ -248,3 +252,45 @@ def test_libreoffice_break_even_at_the_sale(tiny, tmp_path):
     head, _ = table(ws)
     assert ws.cell(head + 3, 6).value == "Break-even, on-demand: local breaks even only at the sale at the end of " \
                                          "month 36.0"
+
+
+def test_sheet_scales_capex_and_energy_by_the_copies_a_rate_needs(serving):
+    # 150,000 requests/h: 3 copies of the $5,000 machine (test_compare.test_a_request_rate_scales_out_...).
+    comp = rated_comparison(serving, 150_000)
+    wb, cells = workbook_for(comp)
+    ws = wb[SHEET]
+    assert ws[cells["copies"]].value == 3 and ws[cells["capex_one"]].value == pytest.approx(5_000)
+    assert ws["A3"].value.startswith("Local: 3 copies of [1 x local-card]")
+    # every instance row carries its price's date, region and source, and the copies the rate needs
+    head = next(c.row for c in ws["B"] if c.value == "Instance")
+    titles = [ws.cell(head, j).value for j in range(16, 22)]
+    assert titles == ["Price as of", "Region", "Price source", "Spot range across the region's zones (USD/h)",
+                      "Spot figure kept", "Copies for requests_per_hour"]
+    rows = {ws.cell(r, 2).value: r for r in range(head + 1, head + 3)}
+    assert [ws.cell(rows["cloud-twin"], j).value for j in (16, 17, 18, 21)] == ["2026-01", "r", "test", 3]
+
+
+@pytest.mark.libreoffice
+@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
+def test_libreoffice_copies_equal_planner(serving, tmp_path):
+    # capex 3 x 5,000 = $15,000; e = 3 x 0.065 = $0.195; c = $2.00 (cloud-wide, one copy);
+    # M* = 15,000 / (365 x 1.805) = 22.77 months; TCO 12,000 + 0.195 x 13,140 = $14,562.30.
+    comp = rated_comparison(serving, 150_000)
+    wb, cells = workbook_for(comp)
+    src = tmp_path / "copies.xlsx"
+    wb.save(src)
+    out = recalc(src, tmp_path)
+    got = computed(src, out)
+    # the workload row's local cost per job and per M tokens are at one copy's cost per busy hour
+    # ((12,000 / 13,140 + 0.195) / 3 copies busy), as the planner's
+    ws = openpyxl.load_workbook(out, data_only=True)[SHEET]
+    row = next(c.row for c in ws["A"] if c.value == "chat")
+    wc = comp.workloads[0]
+    assert ws.cell(row, 12).value == pytest.approx(wc.local_cost_per_job_usd, rel=1e-9)
+    assert ws.cell(row, 14).value == pytest.approx(wc.local_usd_per_million_tokens, rel=1e-9)
+    assert got["energy"] == pytest.approx(0.195, rel=1e-12) == pytest.approx(comp.energy_usd_per_hour)
+    assert got["be_months"] == pytest.approx(15_000 / (365 * 1.805), rel=1e-9)
+    assert got["be_months"] == pytest.approx(comp.break_even_months.value, rel=1e-9)
+    assert got["be_hours"] == pytest.approx(comp.break_even_hours.value, rel=1e-9)
+    assert got["tco"] == pytest.approx(14_562.30) == pytest.approx(comp.tco_usd)
+    assert got["cloud_per_hour"] == pytest.approx(2.0, rel=1e-12)

@@ -1,6 +1,6 @@
 """The Excel report: a plan as a workbook a buyer can read, print, and edit.
 
-:func:`write_workbook` turns a :class:`WorkbookData` into an ``.xlsx`` file with five sheets:
+:func:`write_workbook` turns a :class:`WorkbookData` into an ``.xlsx`` file with six sheets:
 
 - **Summary**: per workload the chosen configuration and strategy, per-GPU memory need against
   the card's CUDA total and the capacity left after the scenario's reserve (headroom), host
@@ -33,6 +33,14 @@
   frozen base weights in their format, LoRA adapters with their gradients and optimizer states),
   the catalog entries used with their sources and dates, the workloads' notes, and the
   scenario file as given.
+- **Sources**: every ``REF:<id>`` the quote's lines and the catalog entries used cite, with the
+  document as the catalog's ``SOURCES.md`` gives it (:mod:`planner.sources`), where to find it,
+  its links (hyperlinks), the quote lines and entries that cite it and the file and line that
+  define it; an id that no ``SOURCES.md`` defines, or a ``SOURCES.md`` that could not be read, is
+  said so there. So the workbook traces every price without the planner's files. A source text
+  that cites ids keeps its text on the Quote and Assumptions sheets, followed by one line per id:
+  the document's short title and its row on the Sources sheet (:func:`source_text`). Free text
+  without ``REF:`` is shown unchanged.
 
 Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
 currency number format. Full dates (YYYY-MM-DD) are stored as dates; a month-only 'YYYY-MM'
@@ -65,12 +73,13 @@ from planner.memory.breakdown import GPU, HOST, Component, Estimate
 from planner.memory.quant import nf4_constant_bits
 from planner.quote import STALE_PRICE_MONTHS, LineItem
 from planner.recipes import OPTIMIZERS, RECIPES
+from planner.sources import SourceDoc, SourceIndex, ref_ids
 from planner.units import GiB
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl.worksheet.worksheet import Worksheet
 
-SHEETS = ("Summary", "Quote", "Memory", "Alternatives", "Assumptions")
+SHEETS = ("Summary", "Quote", "Memory", "Alternatives", "Assumptions", "Sources")
 
 #: Number formats.
 USD_FORMAT = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -383,6 +392,10 @@ class WorkbookData:
             (CUDA's total: nvidia-smi's less the driver's reservation), bytes; shown on its line.
         recipe_rows: per workload the bytes per value the memory model used (:func:`recipe_row`);
             when empty they are derived from ``estimates`` (full fine-tunes get the recipe's bytes).
+        references: the documents behind the ``REF:<id>`` citations in the line items' and
+            ``sources``' texts, read from the catalog's ``SOURCES.md``
+            (:func:`planner.sources.sources_for_catalog`); None when none was read: the Sources
+            sheet then lists the cited ids and says that their documents are not available.
     """
 
     title: str
@@ -408,6 +421,7 @@ class WorkbookData:
     stale_price_months: int = STALE_PRICE_MONTHS
     gpu_cuda_total_bytes: Mapping[str, int] = field(default_factory=dict)
     recipe_rows: tuple[RecipeRow, ...] = ()
+    references: SourceIndex | None = None
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""
@@ -497,7 +511,7 @@ def write_workbook(data: WorkbookData, path: Path,
     Args:
         data: what the workbook shows.
         path: the ``.xlsx`` file to create or replace; its directory must exist.
-        extra_sheets: callables given the :class:`openpyxl.Workbook` after the five standard
+        extra_sheets: callables given the :class:`openpyxl.Workbook` after the six standard
             sheets are built (e.g. ``lambda wb: add_cloud_sheet(wb, comparison)``); the sheets
             they add get the same print setup. The quote's key cells are reachable by the
             workbook-level names :data:`NAME_GRAND_TOTAL` etc.
@@ -521,11 +535,13 @@ def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], ob
     wb = Workbook()
     wb.remove(wb.active)
     sheets = {name: wb.create_sheet(name) for name in SHEETS}
-    quote_cells = _quote_sheet(sheets["Quote"], data)
+    cited = cited_sources(data)
+    quote_cells = _quote_sheet(sheets["Quote"], data, cited)
     _summary_sheet(sheets["Summary"], data, quote_cells)
     _memory_sheet(sheets["Memory"], data)
     _alternatives_sheet(sheets["Alternatives"], data)
-    _assumptions_sheet(sheets["Assumptions"], data)
+    _assumptions_sheet(sheets["Assumptions"], data, cited)
+    _sources_sheet(sheets["Sources"], data, cited)
     _define_names(wb, quote_cells)
     for add in extra_sheets:
         add(wb)
@@ -732,6 +748,8 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says ESTIMATE or STALE.")
+QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
+                      "(the lines under the source name it and its row).")
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -753,8 +771,9 @@ def _put_as_of(ws: Worksheet, row: int, col: int, text: str):
     return put_text(ws, row, col, value)
 
 
-def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
-    """Write the Quote sheet; return the coordinates of its key cells."""
+def _quote_sheet(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] = ()) -> dict[str, str]:
+    """Write the Quote sheet; return the coordinates of its key cells. ``cited``: the Sources
+    sheet's ids (:func:`cited_sources`), for the price sources' pointers."""
     from openpyxl.styles import Font, PatternFill
 
     q = data.quote
@@ -790,6 +809,9 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
                        "subtotal after discount; shipping (not taxed); grand total.")
     put_text(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
                        "Price status: as the planner found the catalog price.")
+    if cited:
+        put_text(ws, 8, 4, QUOTE_SOURCES_NOTE)
+    by_id = {c.id: c for c in cited}
 
     _header(ws, QUOTE_HEADER_ROW, QUOTE_HEADERS)
     first = QUOTE_HEADER_ROW + 1
@@ -806,7 +828,7 @@ def _quote_sheet(ws: Worksheet, data: WorkbookData) -> dict[str, str]:
         if is_flagged(status):
             c.fill = flag_fill
             c.font = st["bold"]
-        put_text(ws, row, 9, item.source)
+        _put_source(ws, row, 9, item.source, by_id, data.references)
         _put_as_of(ws, row, 10, item.as_of)
         put_text(ws, row, 11, item.catalog_id)
         cuda = data.gpu_cuda_total_bytes.get(item.catalog_id) if item.catalog_id else None
@@ -1120,7 +1142,7 @@ def _recipe_rows(data: WorkbookData) -> list[RecipeRow]:
     return rows
 
 
-def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
+def _assumptions_sheet(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] = ()) -> None:
     _title(ws, 1, "Assumptions and inputs")
     row = 3
     if data.assumptions:
@@ -1155,11 +1177,16 @@ def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
         put_text(ws, row, 1, f"Catalog content sha256: {data.catalog_sha256} (the sha256 of what sha256sum prints "
                              "for the files above in that order, each named without its directory)")
         row += 1
+    if cited:
+        put_text(ws, row, 1, "Source: REF:<id> cites a document given in full on the Sources sheet (the lines under "
+                             "the source name it and its row).")
+        row += 1
     _header(ws, row, SOURCE_HEADERS)
+    by_id = {c.id: c for c in cited}
     for ref in data.sources:
         row += 1
         put_text(ws, row, 1, ref.id)
-        put_text(ws, row, 2, ref.source)
+        _put_source(ws, row, 2, ref.source, by_id, data.references)
         _put_as_of(ws, row, 3, ref.as_of)
         put_text(ws, row, 4, ref.file)
     row += 2
@@ -1189,6 +1216,194 @@ def _assumptions_sheet(ws: Worksheet, data: WorkbookData) -> None:
     widths.update({letter: 13 for letter in "CDEFGHIJKL"})
     widths["E"] = 24  # QLoRA's weights are text (NF4 linears, 16-bit rest)
     _widths(ws, fixed=widths, wrap_cols=("B", "E"))
+
+
+# ----- Sources ------------------------------------------------------------------------------------
+
+SOURCES_HEADERS = ("REF id", "Document (as the catalog's SOURCES.md gives it)", "Where (as given)", "Link",
+                   "Cited by", "Defined in")
+SOURCES_HEADER_ROW = 4
+SOURCES_TITLE = "Sources: the documents behind the REF: ids this workbook cites"
+SOURCES_ABOUT = ("Catalog prices and figures cite documents as REF:<id> (Quote: Price source; Assumptions: "
+                 "Catalog entries used). Every id cited there is listed below with the document as the catalog's "
+                 "SOURCES.md describes it, where to find it and a link where one is given, so each price can be "
+                 "traced from this workbook alone. Other source texts are given in full where they appear.")
+SOURCES_NONE = "No REF: id is cited: every price source is given in full on the Quote and Assumptions sheets."
+SOURCES_MORE_LINKS = "(another link of the document above)"
+_LINK_COLOR = "0563C1"
+_MAX_LINK_CHARS = 2000  # Excel refuses hyperlinks longer than 2,079 characters
+
+
+@dataclass(frozen=True)
+class CitedSource:
+    """One ``REF:`` id the workbook cites, as the Sources sheet lists it.
+
+    Attributes:
+        id: the id, without 'REF:'.
+        doc: its definition, or None when no ``SOURCES.md`` read defines it.
+        quote_lines: the Quote's line numbers ('#') whose price source cites it.
+        entries: the ids of the catalog entries (Assumptions) whose source cites it.
+        row: its (first) row on the Sources sheet; a document with several links takes a row per link.
+    """
+
+    id: str
+    doc: SourceDoc | None
+    quote_lines: tuple[int, ...] = ()
+    entries: tuple[str, ...] = ()
+    row: int = 0
+
+    @property
+    def cited_by(self) -> str:
+        """'Quote lines 1, 3; catalog entries a, b' (the Sources sheet's 'Cited by')."""
+        parts = []
+        if self.quote_lines:
+            parts.append(("Quote line " if len(self.quote_lines) == 1 else "Quote lines ")
+                         + ", ".join(str(n) for n in self.quote_lines))
+        if self.entries:
+            parts.append(("catalog entry " if len(self.entries) == 1 else "catalog entries ")
+                         + ", ".join(self.entries))
+        return "; ".join(parts)
+
+
+def cited_sources(data: WorkbookData) -> tuple[CitedSource, ...]:
+    """The ``REF:`` ids cited by ``data``'s line items, then by its catalog entries' sources, in
+    order of first mention, each with its document (``data.references``) and Sources sheet row."""
+    order: list[str] = []
+    quote: dict[str, list[int]] = {}
+    entries: dict[str, list[str]] = {}
+    for n, item in enumerate(data.line_items, start=1):
+        for ref in ref_ids(item.source):
+            order += [ref] if ref not in order else []
+            quote.setdefault(ref, []).append(n)
+    for s in data.sources:
+        for ref in ref_ids(s.source):
+            order += [ref] if ref not in order else []
+            ids = entries.setdefault(ref, [])
+            ids += [s.id] if s.id not in ids else []
+    out = []
+    row = SOURCES_HEADER_ROW + 1
+    for ref in order:
+        doc = data.references.get(ref) if data.references is not None else None
+        out.append(CitedSource(ref, doc, tuple(quote.get(ref, ())), tuple(entries.get(ref, ())), row))
+        row += max(1, len(doc.urls)) if doc is not None else 1
+    return tuple(out)
+
+
+def source_text(text: str, cited: Mapping[str, CitedSource], references: SourceIndex | None = None) -> str:
+    """A source text as the Quote and Assumptions sheets show it: ``text`` unchanged, then one line
+    per ``REF:`` id it cites: 'REF:<id> = <document's short title> (Sources sheet, row <n>)', or that
+    the id is not defined or no ``SOURCES.md`` was read. Text citing no id is returned unchanged.
+
+    Args:
+        text: the entry's or line's source, as the catalog gives it.
+        cited: :func:`cited_sources` by id.
+        references: the index the documents came from (its files are named for an undefined id).
+    """
+    refs = [r for r in ref_ids(text) if r in cited]
+    if not refs:
+        return text
+    lines = [text]
+    read = references.files if references is not None else ()
+    for ref in refs:
+        c = cited[ref]
+        where = f"Sources sheet, row {c.row}"
+        if c.doc is not None:
+            lines.append(f"REF:{ref} = {c.doc.title} ({where})")
+        elif read:
+            lines.append(f"REF:{ref}: not defined in {', '.join(read)} ({where})")
+        else:
+            lines.append(f"REF:{ref}: document not available, no SOURCES.md was read ({where})")
+    return "\n".join(lines)
+
+
+def _put_source(ws: Worksheet, row: int, col: int, text: str, cited: Mapping[str, CitedSource],
+                references: SourceIndex | None):
+    """Write a source text with its ids' pointers (:func:`source_text`). The pointer is text, not
+    a hyperlink: LibreOffice shows a hyperlinked cell on one line, cutting the wrapped text."""
+    return put_text(ws, row, col, source_text(text, cited, references))
+
+
+def _put_link(ws: Worksheet, row: int, col: int, url: str):
+    """A URL as text with a hyperlink to it (text only when Excel could not hold the link)."""
+    from openpyxl.styles import Font
+
+    cell = put_text(ws, row, col, url)
+    target = clean_text(url)
+    if len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")):
+        cell.hyperlink = target
+        cell.font = Font(color=_LINK_COLOR, underline="single")
+    return cell
+
+
+def _sources_read(index: SourceIndex | None, cited: Sequence[CitedSource]) -> tuple[str, bool]:
+    """What the Sources sheet says about the SOURCES.md files read, and whether it is a problem
+    (a file missing or unreadable, an id defined twice or not at all)."""
+    if index is None:
+        return ("No SOURCES.md was read for this workbook: the documents of the ids below are not available.",
+                bool(cited))
+    parts = []
+    for f in index.files:
+        n = sum(1 for d in index.docs.values() if d.file == f)
+        parts.append(f"{f} ({n} id{'' if n == 1 else 's'} defined)")
+    for m in index.missing:
+        if not any(p.startswith(f"{m}:") for p in index.problems):
+            parts.append(f"no {m} (an overlay without one cites the shipped ids only)")
+    text = "; ".join(parts) or "no SOURCES.md could be read"
+    undefined = [f"REF:{c.id}" for c in cited if c.doc is None]
+    if index.problems:
+        text += ". Problems: " + "; ".join(index.problems)
+    if undefined:
+        text += ". Not defined in any SOURCES.md read: " + ", ".join(undefined)
+    return text + ("" if text.endswith(".") else "."), bool(index.problems or undefined)
+
+
+def _sources_sheet(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource]) -> None:
+    from openpyxl.styles import PatternFill
+
+    st = _styles()
+    flag_fill = PatternFill("solid", fgColor=_FLAG_FILL)
+    _title(ws, 1, SOURCES_TITLE)
+    _label(ws, 2, 1, "About")
+    put_text(ws, 2, 2, SOURCES_ABOUT)
+    _label(ws, 3, 1, "SOURCES.md read")
+    text, bad = _sources_read(data.references, cited)
+    cell = put_text(ws, 3, 2, text)
+    if bad:
+        cell.fill = flag_fill
+        cell.font = st["bold"]
+    _header(ws, SOURCES_HEADER_ROW, SOURCES_HEADERS)
+    row = SOURCES_HEADER_ROW + 1
+    if not cited:
+        put_text(ws, row, 1, SOURCES_NONE)
+    read = data.references.files if data.references is not None else ()
+    for c in cited:
+        put_text(ws, row, 1, f"REF:{c.id}")
+        put_text(ws, row, 5, c.cited_by)
+        if c.doc is None:
+            missing = (f"NOT DEFINED in {', '.join(read)}" if read else
+                       "NOT AVAILABLE: no SOURCES.md could be read (see row 3)")
+            cell = put_text(ws, row, 2, f"{missing}; ask the catalog's maintainer for this document.")
+            cell.fill = flag_fill
+            cell.font = st["bold"]
+            row += 1
+            continue
+        put_text(ws, row, 2, c.doc.text)
+        put_text(ws, row, 3, c.doc.where)
+        put_text(ws, row, 6, f"{c.doc.file}, line {c.doc.line}" if c.doc.line else c.doc.file)
+        for i, url in enumerate(c.doc.urls):
+            if i:
+                row += 1
+                put_text(ws, row, 1, f"REF:{c.id}")
+                put_text(ws, row, 2, SOURCES_MORE_LINKS)
+            _put_link(ws, row, 4, url)
+        row += 1
+    ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"
+    # Links stay on one line (LibreOffice does not wrap a hyperlinked cell): as wide as the longest,
+    # within limits; a longer one is cut on screen and paper, its address is in full in B or C.
+    urls = [u for c in cited if c.doc is not None for u in c.doc.urls]
+    link_width = min(70, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
+    _widths(ws, fixed={"A": 22, "B": 70, "C": 40, "D": link_width, "E": 30, "F": 26},
+            wrap_cols=("B", "C", "E", "F"), wrap_from=2)
 
 
 # ----- from a plan --------------------------------------------------------------------------------
@@ -1279,7 +1494,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     ``train``'s method and dtypes, for the recipe table), ``strategies``, ``line_items()``,
     ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``, ``scenario_file``,
     ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files`` (read again here for
-    :func:`catalog_sha256`), ``sources``, ``recipes``, ``objective``, ``rules``,
+    :func:`catalog_sha256`; the ``SOURCES.md`` beside them is read for the Sources sheet,
+    :func:`plan_references`), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
     workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
     stale (:func:`planner.solver.stale_items`).
@@ -1371,4 +1587,16 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         stale_price_months=stale_months,
         gpu_cuda_total_bytes=gpu_memory,
         recipe_rows=recipe_rows,
+        references=plan_references(a.get("catalog_files") or ()),
     )
+
+
+def plan_references(catalog_files: Iterable[str | Path]) -> SourceIndex:
+    """The documents the ``REF:`` ids of a plan's catalog stand for: the ``SOURCES.md`` beside the
+    catalog's files, an overlay's first (:func:`planner.sources.sources_for_catalog`); the shipped
+    catalog's when the plan names no files (a catalog built in code). Never raises: a missing or
+    unreadable file is in the index's ``problems``, which the Sources sheet prints."""
+    from planner.catalog import default_catalog_dir
+    from planner.sources import sources_for_catalog
+
+    return sources_for_catalog(catalog_files, show=_short_path, default_dir=default_catalog_dir())

@@ -182,7 +182,8 @@ def row_values(ws, row: int, first: int = 1, last: int | None = None) -> list:
 
 
 def test_sheets_in_order(book):
-    assert book.sheetnames == list(SHEETS) == ["Summary", "Quote", "Memory", "Alternatives", "Assumptions"]
+    assert book.sheetnames == list(SHEETS) == ["Summary", "Quote", "Memory", "Alternatives", "Assumptions",
+                                               "Sources"]
     assert book.active.title == "Summary"
 
 
@@ -1111,7 +1112,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "reports" / "examples" / "lab
 def test_committed_example_report_opens():
     """reports/examples/lab-workstation-mix.xlsx (README: 'Example report') has every sheet."""
     wb = openpyxl.load_workbook(EXAMPLE)
-    assert wb.sheetnames[:5] == list(SHEETS)
+    assert wb.sheetnames[:len(SHEETS)] == list(SHEETS)
     assert wb["Summary"]["B2"].value == "lab-workstation-mix"
     assert wb.properties.title == "Hardware plan: lab-workstation-mix"
     assert len(wb["Memory"]._charts) == 1
@@ -1186,3 +1187,321 @@ def test_review_tax_example_is_rounded_to_cents(tmp_path, data):
     got = _recalculated_quote(path, tmp_path)
     assert got[f"F{tax}"].value == pytest.approx(191.30, abs=1e-9)
     assert got[f"F{grand}"].value == pytest.approx(2582.60, abs=1e-9)
+
+
+# ----- Sources (REF: ids expanded from SOURCES.md) ---------------------------------------------------
+
+_SOURCES_MD = """# Sources
+
+Prose is ignored.
+
+| id | document | where |
+|---|---|---|
+| RAM-PRICES | 2025-2026 DRAM retail price reports: shop.example (Dec 2025) | https://shop.example/ram |
+| `NV-DS` | NVIDIA datasheets (nvidia.com/en-us/data-center/a, and a \\| bar) | github.com/acme/docs `ds/a.pdf` @0123456789ab |
+| TWO-LINKS | Two pages | https://a.example/1 https://b.example/2 |
+"""
+
+
+def _ref_data(tmp_path: Path, sources_md: str | None = _SOURCES_MD, **overrides) -> WorkbookData:
+    """make_data with REF: citations on two quote lines and one catalog entry, and (unless
+    ``sources_md`` is None) the SOURCES.md ``sources_md`` read as the workbook's references."""
+    from planner.sources import read_sources
+
+    data = make_data()
+    items = list(data.line_items)
+    items[0] = replace(items[0], source="REF:NV-DS, REF:TWO-LINKS; nvidia.example")
+    items[2] = replace(items[2], source="REF:RAM-PRICES (shop.example, Dec 2025)")
+    sources = (data.sources[0], data.sources[1]._replace(source="REF:RAM-PRICES (shop.example, Dec 2025)"),
+               SourceRef("catalog/gpus.yaml", "old-card", "REF:GONE. Read 2020", "2020-01-01"))
+    refs = None
+    if sources_md is not None:
+        md = tmp_path / "SOURCES.md"
+        md.write_text(sources_md)
+        refs = read_sources(md, "catalog/SOURCES.md")
+    return replace(data, line_items=tuple(items), sources=sources, references=refs, **overrides)
+
+
+def _sources_rows(ws) -> dict[str, int]:
+    """REF id -> its first row on the Sources sheet."""
+    header = find(ws, "REF id", col=1).row
+    rows: dict[str, int] = {}
+    for r in range(header + 1, ws.max_row + 1):
+        v = ws.cell(row=r, column=1).value
+        if v and v.startswith("REF:"):
+            rows.setdefault(v[len("REF:"):], r)
+    return rows
+
+
+def test_sources_sheet_lists_every_cited_id_with_its_document(tmp_path):
+    from planner.xlsx import SOURCES_HEADER_ROW, SOURCES_HEADERS
+
+    data = _ref_data(tmp_path)
+    path = tmp_path / "s.xlsx"
+    write_workbook(data, path)
+    ws = openpyxl.load_workbook(path)["Sources"]
+    assert row_values(ws, SOURCES_HEADER_ROW, 1, len(SOURCES_HEADERS)) == list(SOURCES_HEADERS)
+    assert ws.freeze_panes == f"A{SOURCES_HEADER_ROW + 1}"
+    assert ws["B3"].value.startswith("catalog/SOURCES.md (3 ids defined)")
+    assert "Not defined in any SOURCES.md read: REF:GONE" in ws["B3"].value
+    rows = _sources_rows(ws)
+    # quote lines first, then the catalog entries, in order of first mention
+    assert list(rows) == ["NV-DS", "TWO-LINKS", "RAM-PRICES", "GONE"]
+    r = rows["NV-DS"]
+    assert row_values(ws, r, 1, 6) == [
+        "REF:NV-DS", "NVIDIA datasheets (nvidia.com/en-us/data-center/a, and a | bar)", "github.com/acme/docs ds/a.pdf "
+        "@0123456789ab", "https://nvidia.com/en-us/data-center/a", "Quote line 1", "catalog/SOURCES.md, line 8"]
+    assert ws.cell(row=r, column=4).hyperlink.target == "https://nvidia.com/en-us/data-center/a"
+    # a second link gets a row of its own, with the id repeated
+    assert row_values(ws, r + 1, 1, 4) == ["REF:NV-DS", "(another link of the document above)", None,
+                                           "https://github.com/acme/docs/blob/0123456789ab/ds/a.pdf"]
+    assert ws.cell(row=r + 1, column=4).hyperlink.target.startswith("https://github.com/acme/docs/blob/")
+    assert rows["TWO-LINKS"] == r + 2
+    assert [ws.cell(row=rows["TWO-LINKS"] + i, column=4).value for i in (0, 1)] == [
+        "https://a.example/1", "https://b.example/2"]
+    r = rows["RAM-PRICES"]
+    assert row_values(ws, r, 1, 6) == [
+        "REF:RAM-PRICES", "2025-2026 DRAM retail price reports: shop.example (Dec 2025)", "https://shop.example/ram",
+        "https://shop.example/ram", "Quote line 3; catalog entry ddr5-rdimm-64g", "catalog/SOURCES.md, line 7"]
+    r = rows["GONE"]
+    assert ws.cell(row=r, column=2).value.startswith("NOT DEFINED in catalog/SOURCES.md")
+    assert ws.cell(row=r, column=2).fill.fgColor.rgb.endswith("F8CBAD")
+    assert ws.cell(row=r, column=5).value == "catalog entry old-card"
+    assert ws.max_row == r
+
+
+def test_price_source_cells_keep_the_text_and_point_to_the_sources_row(tmp_path):
+    data = _ref_data(tmp_path)
+    path = tmp_path / "s.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    rows = _sources_rows(wb["Sources"])
+    ws = wb["Quote"]
+    _, lines = _quote_rows(ws)
+    cell = ws.cell(row=lines[0], column=9)
+    assert cell.value == ("REF:NV-DS, REF:TWO-LINKS; nvidia.example\n"
+                          "REF:NV-DS = NVIDIA datasheets (nvidia.com/en-us/data-center/a, and a | bar) "
+                          f"(Sources sheet, row {rows['NV-DS']})\n"
+                          f"REF:TWO-LINKS = Two pages (Sources sheet, row {rows['TWO-LINKS']})")
+    assert cell.hyperlink is None  # a text pointer: LibreOffice shows hyperlinked cells on one line
+    assert ws.cell(row=lines[2], column=9).value == (
+        "REF:RAM-PRICES (shop.example, Dec 2025)\n"
+        f"REF:RAM-PRICES = 2025-2026 DRAM retail price reports (Sources sheet, row {rows['RAM-PRICES']})")
+    # free text passes through unchanged, without a link
+    for r, item in ((lines[1], data.line_items[1]), (lines[3], data.line_items[3])):
+        assert ws.cell(row=r, column=9).value == item.source
+        assert ws.cell(row=r, column=9).hyperlink is None
+    assert "Sources sheet" in ws["D8"].value
+    # the Assumptions sheet's catalog entries get the same pointers
+    wa = wb["Assumptions"]
+    hdr = find(wa, "Entry id", col=1).row
+    assert wa.cell(row=hdr + 1, column=2).value == "https://nvidia.example/6000"
+    assert wa.cell(row=hdr + 2, column=2).value.endswith(f"(Sources sheet, row {rows['RAM-PRICES']})")
+    assert wa.cell(row=hdr + 3, column=2).value == (
+        "REF:GONE. Read 2020\n"
+        f"REF:GONE: not defined in catalog/SOURCES.md (Sources sheet, row {rows['GONE']})")
+
+
+def test_without_sources_md_the_ids_are_listed_as_not_available(tmp_path):
+    data = _ref_data(tmp_path, sources_md=None)
+    path = tmp_path / "s.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Sources"]
+    assert ws["B3"].value.startswith("No SOURCES.md was read")
+    rows = _sources_rows(ws)
+    assert list(rows) == ["NV-DS", "TWO-LINKS", "RAM-PRICES", "GONE"]
+    assert all(ws.cell(row=r, column=2).value.startswith("NOT AVAILABLE") for r in rows.values())
+    _, lines = _quote_rows(wb["Quote"])
+    assert wb["Quote"].cell(row=lines[2], column=9).value.endswith(
+        f"REF:RAM-PRICES: document not available, no SOURCES.md was read (Sources sheet, row {rows['RAM-PRICES']})")
+
+
+def test_sources_sheet_without_citations(book):
+    from planner.xlsx import SOURCES_HEADER_ROW, SOURCES_NONE
+
+    ws = book["Sources"]
+    assert ws.cell(row=SOURCES_HEADER_ROW + 1, column=1).value == SOURCES_NONE
+    assert ws["D8"].value is None or "Sources" not in str(book["Quote"]["D8"].value)
+
+
+def test_unreadable_sources_md_is_said_on_the_sheet(tmp_path):
+    from planner.sources import read_sources
+
+    (tmp_path / "SOURCES.md").mkdir()  # a directory: cannot be read as a file
+    data = replace(_ref_data(tmp_path, sources_md=None),
+                   references=read_sources(tmp_path / "SOURCES.md", "catalog/SOURCES.md"))
+    path = tmp_path / "s.xlsx"
+    write_workbook(data, path)
+    ws = openpyxl.load_workbook(path)["Sources"]
+    assert "catalog/SOURCES.md: cannot be read" in ws["B3"].value
+    assert ws["B3"].fill.fgColor.rgb.endswith("F8CBAD")
+
+
+def _ref_cells(wb) -> set[str]:
+    """Every REF id cited in the Quote's price sources and the Assumptions' catalog entries."""
+    from planner.sources import ref_ids
+
+    ws = wb["Quote"]
+    _, lines = _quote_rows(ws)
+    got = {r for n in lines for r in ref_ids(ws.cell(row=n, column=9).value)}
+    wa = wb["Assumptions"]
+    hdr = find(wa, "Entry id", col=1).row
+    r = hdr + 1
+    while wa.cell(row=r, column=1).value:
+        got |= set(ref_ids(wa.cell(row=r, column=2).value))
+        r += 1
+    return got
+
+
+def test_plan_workbook_expands_the_shipped_ids(tmp_path):
+    """The review's case: qlora-7b-12gb's quote cited REF:NV-GEFORCE-PAGES, REF:PLATFORM-VENDOR and
+    REF:RAM-PRICES, defined only in catalog/SOURCES.md."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+    from planner.sources import read_sources
+
+    out = tmp_path / "q"
+    result = CliRunner().invoke(main, ["plan", str(SCENARIOS / "qlora-7b-12gb.yaml"), "--out", str(out),
+                                       "--format", "xlsx"])
+    assert result.exit_code == 0, result.output
+    wb = openpyxl.load_workbook(out / "qlora-7b-12gb.xlsx")
+    shipped = read_sources(CATALOG_DIR / "SOURCES.md")
+    ws = wb["Sources"]
+    rows = _sources_rows(ws)
+    cited = _ref_cells(wb)
+    assert {"NV-GEFORCE-PAGES", "PLATFORM-VENDOR", "RAM-PRICES"} <= cited == set(rows)
+    for ref, r in rows.items():
+        doc = shipped.get(ref)
+        assert ws.cell(row=r, column=2).value == doc.text
+        assert ws.cell(row=r, column=6).value == f"catalog/SOURCES.md, line {doc.line}"
+    assert ws["B3"].value == "catalog/SOURCES.md (34 ids defined)." or ws["B3"].value.startswith(
+        "catalog/SOURCES.md (")
+    q = wb["Quote"]
+    _, lines = _quote_rows(q)
+    for n in lines:
+        text = q.cell(row=n, column=9).value
+        for ref in {"NV-GEFORCE-PAGES", "PLATFORM-VENDOR", "RAM-PRICES"}:
+            if f"REF:{ref}" in text.split("\n")[0]:
+                assert f"REF:{ref} = {shipped.get(ref).title} (Sources sheet, row {rows[ref]})" in text
+
+
+_OVERLAY_GPU = """schema_version: 1
+gpus:
+  - id: rtx-3060-12gb
+    price_usd: 279
+    price_kind: quote
+    source: "{source}"
+    as_of: 2026-01-15
+"""
+
+
+def _overlay_plan(tmp_path: Path, source: str, sources_md: str | None, base: Path | None = None):
+    from planner.catalog import load_catalog
+
+    overlay = tmp_path / "overlay"
+    overlay.mkdir(parents=True)
+    (overlay / "gpus.yaml").write_text(_OVERLAY_GPU.format(source=source))
+    if sources_md is not None:
+        (overlay / "SOURCES.md").write_text(sources_md)
+    cat = load_catalog(overlay, base=base)
+    return _plan(cat, SCENARIOS / "qlora-7b-12gb.yaml"), overlay
+
+
+def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
+    from planner.xlsx import workbook_data_from_plan
+
+    md = ("| id | document | where |\n|---|---|---|\n"
+          "| ACME-Q17 | ACME Computers quote Q17 to the lab | https://acme.example/q/17 |\n"
+          "| RAM-PRICES | The lab's own RAM price survey | |\n")
+    plan, overlay = _overlay_plan(tmp_path, "REF:ACME-Q17 (line 3)", md)
+    path = tmp_path / "o.xlsx"
+    write_workbook(workbook_data_from_plan(plan), path)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Sources"]
+    rows = _sources_rows(ws)
+    assert row_values(ws, rows["ACME-Q17"], 1, 6) == [
+        "REF:ACME-Q17", "ACME Computers quote Q17 to the lab", "https://acme.example/q/17",
+        "https://acme.example/q/17", "Quote line 1; catalog entry rtx-3060-12gb", f"{overlay / 'SOURCES.md'}, line 3"]
+    assert ws.cell(row=rows["RAM-PRICES"], column=2).value == "The lab's own RAM price survey"
+    assert ws["B3"].value.startswith(f"{overlay / 'SOURCES.md'} (2 ids defined); catalog/SOURCES.md (")
+
+
+def test_overlay_free_text_passes_through_and_a_missing_id_is_flagged(tmp_path):
+    from planner.xlsx import workbook_data_from_plan
+
+    plan, overlay = _overlay_plan(tmp_path, "ACME quote Q17, line 3", None)
+    data = workbook_data_from_plan(plan)
+    path = tmp_path / "o.xlsx"
+    write_workbook(data, path)
+    wb = openpyxl.load_workbook(path)
+    q = wb["Quote"]
+    _, lines = _quote_rows(q)
+    assert q.cell(row=lines[0], column=9).value == "ACME quote Q17, line 3"
+    assert q.cell(row=lines[0], column=9).hyperlink is None
+    assert f"no {overlay / 'SOURCES.md'}" in wb["Sources"]["B3"].value
+
+    plan, overlay = _overlay_plan(tmp_path / "b", "REF:ACME-Q17 (line 3)", None)
+    path = tmp_path / "o2.xlsx"
+    write_workbook(workbook_data_from_plan(plan), path)
+    ws = openpyxl.load_workbook(path)["Sources"]
+    r = _sources_rows(ws)["ACME-Q17"]
+    assert ws.cell(row=r, column=2).value.startswith("NOT DEFINED in catalog/SOURCES.md")
+    assert "Not defined in any SOURCES.md read: REF:ACME-Q17" in ws["B3"].value
+
+
+def test_missing_shipped_sources_md_does_not_break_planning(tmp_path):
+    """A catalog directory without SOURCES.md: the plan and workbook are written; the sheet says so."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    base = tmp_path / "catalog"
+    base.mkdir()
+    for f in CATALOG_DIR.glob("*.yaml"):
+        shutil.copy(f, base / f.name)
+    plan, _ = _overlay_plan(tmp_path, "REF:RAM-PRICES (kept)", None, base=base)
+    from planner.xlsx import workbook_data_from_plan
+
+    data = workbook_data_from_plan(plan)
+    assert data.references is not None and any("no such file" in p for p in data.references.problems)
+    path = tmp_path / "m.xlsx"
+    write_workbook(data, path)
+    ws = openpyxl.load_workbook(path)["Sources"]
+    assert f"{base / 'SOURCES.md'}: no such file" in ws["B3"].value
+    rows = _sources_rows(ws)
+    assert rows and all(ws.cell(row=r, column=2).value.startswith("NOT AVAILABLE") for r in rows.values())
+
+    # and through the command line, with the shipped catalog's SOURCES.md made unreadable by proxy:
+    # an overlay whose SOURCES.md is a directory
+    overlay = tmp_path / "ov"
+    overlay.mkdir()
+    (overlay / "gpus.yaml").write_text(_OVERLAY_GPU.format(source="REF:RAM-PRICES (kept)"))
+    (overlay / "SOURCES.md").mkdir()
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["plan", str(SCENARIOS / "qlora-7b-12gb.yaml"), "--catalog", str(overlay),
+                                       "--out", str(out), "--format", "xlsx"])
+    assert result.exit_code == 0, result.output
+    ws = openpyxl.load_workbook(out / "qlora-7b-12gb.xlsx")["Sources"]
+    assert "SOURCES.md: cannot be read" in ws["B3"].value
+    # the shipped definitions still expand the shipped ids
+    r = _sources_rows(ws)["RAM-PRICES"]
+    assert ws.cell(row=r, column=2).value.startswith("2025-2026 DRAM retail price reports")
+
+
+@pytest.mark.libreoffice
+@needs_soffice
+def test_workbook_with_sources_recalculates_in_libreoffice(tmp_path):
+    """Links and the Sources sheet leave the quote's formulas alone: LibreOffice's grand total is
+    the planner's, and the sheet survives the round trip."""
+    from test_xlsx_libreoffice import recalc
+
+    data = _ref_data(tmp_path)
+    path = tmp_path / "s.xlsx"
+    write_workbook(data, path)
+    got = openpyxl.load_workbook(recalc(path, tmp_path), data_only=True)
+    grand = find(got["Quote"], "Grand total (USD)", col=2).row
+    assert got["Quote"][f"F{grand}"].value == pytest.approx(data.totals().grand_total_usd, abs=1e-9)
+    assert got["Sources"]["A1"].value.startswith("Sources")
+    assert "REF:RAM-PRICES" in {c.value for c in got["Sources"]["A"]}

@@ -74,7 +74,20 @@ def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenari
     from planner.xlsx import workbook_data_from_plan, write_workbook
     from planner.xlsx_cloud import add_cloud_sheet
 
+    import dataclasses
+
+    from planner.catalog import SourceRef
+
     data = workbook_data_from_plan(plan, scenario_text=scenario_text)
+    # the cloud prices' sources join the catalog entries' on the Sources sheet
+    seen = {s.id for s in data.sources}
+    cloud = []
+    for wc in comparison.workloads:
+        for o in wc.cloud:
+            if o.instance_id not in seen:
+                seen.add(o.instance_id)
+                cloud.append(SourceRef("cloud.yaml", o.instance_id, o.source, o.as_of))
+    data = dataclasses.replace(data, sources=tuple(data.sources) + tuple(cloud))
     return write_workbook(data, path, extra_sheets=[lambda wb: add_cloud_sheet(wb, comparison)])
 
 

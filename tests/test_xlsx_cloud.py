@@ -195,6 +195,18 @@ def test_libreoffice_follows_an_edited_input(tiny, tmp_path):
     assert got["tco"] == pytest.approx(low.tco_usd, rel=1e-9)
 
 
+def test_cloud_prices_sources_are_on_the_sources_sheet(tmp_path):
+    # The seed comparison's instances cite REF:SKY-AWS-v8 (catalog/cloud.yaml); the workbook expands it
+    # on its Sources sheet with the instances that cite it, like the quote lines' sources.
+    result = run_compare(str(SEED), "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    ws = openpyxl.load_workbook(tmp_path / "compare-qlora-7b-12gb-compare.xlsx")["Sources"]
+    rows = {r[0]: r for r in ws.iter_rows(values_only=True) if r and r[0]}
+    sky = rows.get("REF:SKY-AWS-v8")
+    assert sky is not None
+    assert "aws-g6-xlarge" in " ".join(str(x) for x in sky if x)
+
+
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_seed_workbook_equals_cli(tmp_path):

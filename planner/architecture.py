@@ -140,6 +140,25 @@ class Architecture:
     def is_moe(self) -> bool:
         return self.num_local_experts > 1
 
+    @property
+    def hard_position_limit(self) -> bool:
+        """True when no position at or past ``max_position_embeddings`` exists.
+
+        A learned absolute position embedding (GPT-2's ``wpe``, ``n_positions`` rows) has no row
+        for position ``n_positions`` or later: Transformers indexes past the table (IndexError on
+        the CPU, a device-side assert on CUDA). Rotary models (llama, mistral, mixtral, qwen2,
+        qwen3, gemma, gemma2, phi3 and gpt_neox, whose ``rotary_pct`` rotates part of each head)
+        compute any position; past their maximum only the quality is not guaranteed.
+        Source: Transformers ``modeling_gpt2.py`` (``self.wpe = nn.Embedding(config.max_position_embeddings,
+        ...)``, ``position_embeds = self.wpe(position_ids)``).
+        """
+        return self.learned_positions > 0
+
+    @property
+    def position_encoding(self) -> str:
+        """The position encoding in words: 'learned absolute' or 'rotary'."""
+        return "learned absolute" if self.learned_positions else "rotary"
+
     def linear_modules(self) -> list[LinearModule]:
         """The ``nn.Linear`` modules of one transformer layer with their shapes (a new list each call)."""
         cached = self.__dict__.get("_linear_modules")

@@ -121,16 +121,94 @@ def save_calibration(cal: Calibration, path: Path) -> None:
     write_text(path, yaml.safe_dump(doc, sort_keys=False))
 
 
+def _plain(value: Any) -> Any:
+    """A config value as plain dicts and lists (the catalog freezes nested mappings, which
+    Transformers' config cannot deep-copy)."""
+    from collections.abc import Mapping
+
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+#: Recipes the calibration runs with plain torch (no fp32 master copy beside 16-bit weights).
+TORCH_RECIPES = ("fp32", "amp-bf16", "amp-fp16", "pure-bf16", "pure-fp16")
+
+
+def unsupported(workload: Any) -> tuple[str, str, str] | None:
+    """The first setting of ``workload`` the calibration run cannot reproduce, or None.
+
+    The run is one process on one GPU: Transformers with a random model, torch AdamW for training
+    (full or LoRA, the torch recipes, no ZeRO), ``generate`` for inference (16/32-bit weights, the
+    KV cache in the model dtype). Anything else would be measured as something it is not.
+
+    Returns:
+        (workload key, problem, hint) for the first setting it cannot run.
+    """
+    if workload.tp != 1:
+        return ("tp", f"planner calibrate runs on one GPU, not tensor parallel over {workload.tp}",
+                "Give tp: 1 (the overheads it measures are per GPU and apply to every tp).")
+    if workload.gpus != 1:
+        return ("gpus", f"planner calibrate runs on one GPU, not {workload.gpus}",
+                "Give gpus: 1 (the overheads it measures are per GPU and apply to any count).")
+    t, i = workload.train, workload.infer
+    if t is not None:
+        if t.method == "qlora":
+            return ("method", "planner calibrate runs full or LoRA training, not QLoRA (bitsandbytes)",
+                    "Give method: full or lora; the CUDA context and allocator overhead it measures apply to QLoRA "
+                    "estimates on that GPU too.")
+        if t.zero:
+            return ("zero", f"planner calibrate runs one process without DeepSpeed, not ZeRO stage {t.zero}",
+                    "Give zero: 0.")
+        if t.recipe not in TORCH_RECIPES:
+            return ("recipe", f"recipe {t.recipe} keeps fp32 master weights beside 16-bit ones, which the calibration "
+                    "run does not", f"Use recipe: {', '.join(TORCH_RECIPES[:-1])} or {TORCH_RECIPES[-1]}.")
+        if t.optimizer != "adamw":
+            return ("optimizer", f"the calibration run steps torch.optim.AdamW, not {t.optimizer}",
+                    "Give optimizer: adamw (the runtime overheads it measures apply to every optimizer).")
+        if t.method == "lora" and t.adapter_dtype != "fp32":
+            return ("adapter_dtype", f"the calibration run keeps peft's fp32 adapters, not {t.adapter_dtype}",
+                    "Give adapter_dtype: fp32 (peft's default).")
+        attention = t.attention
+    else:
+        assert i is not None
+        if i.engine != "hf":
+            return ("engine", f"planner calibrate runs Transformers generate, not {i.engine}",
+                    "Give engine: hf; vLLM's budget is its own start-up arithmetic ('planner estimate --engine vllm "
+                    "--gpu ID').")
+        if i.weights not in ("fp32", "fp16", "bf16"):
+            return ("weights", f"planner calibrate runs inference with fp32, fp16 or bf16 weights, not {i.weights}",
+                    "Give weights: bf16, fp16 or fp32.")
+        if i.kv_dtype != i.weights:
+            return ("kv_dtype", f"Transformers generate keeps the KV cache in the model dtype ({i.weights}), not "
+                    f"{i.kv_dtype}", f"Give kv_dtype: {i.weights}, or leave it out.")
+        if i.max_num_batched_tokens is not None:
+            return ("max_num_batched_tokens", "the calibration run prefills each prompt whole, not in chunks",
+                    "Leave max_num_batched_tokens out.")
+        attention = i.attention
+    if attention == "flash":
+        return ("attention", "the calibration run uses Transformers' sdpa or eager kernel, not flash "
+                "(flash_attention_2 needs the flash-attn package)",
+                "Give attention: sdpa; the memory model sizes sdpa and flash alike (neither stores the scores).")
+    return None
+
+
 def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
     """Run ``steps`` steps of ``workload`` on the local CUDA GPU and measure its memory.
 
-    Supported: training with method full or lora and the torch recipes (fp32, amp-*, pure-*),
-    and inference with fp32/fp16/bf16 weights.
+    Supported: training with method full or lora, the torch recipes (fp32, amp-*, pure-*) and
+    AdamW, and inference with Transformers generate and fp32/fp16/bf16 weights (:func:`unsupported`).
 
     Raises:
-        CalibrationUnavailable: torch or a CUDA GPU is missing, or the workload needs something
-            the calibration does not run (QLoRA, ZeRO, several GPUs, mixed-* recipes).
+        CalibrationUnavailable: the workload needs something the calibration does not run
+            (:func:`unsupported`), or torch or a CUDA GPU is missing.
     """
+    why = unsupported(workload)
+    if why is not None:
+        key, problem, hint = why
+        raise CalibrationUnavailable(f"{key}: {problem}. {hint}")
     try:
         import torch
     except ImportError:
@@ -139,16 +217,11 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
     if not torch.cuda.is_available():
         raise CalibrationUnavailable("planner calibrate needs an NVIDIA GPU, and PyTorch sees none "
                                      f"(torch {torch.__version__}, CUDA {torch.version.cuda})")
-    if workload.gpus != 1:
-        raise CalibrationUnavailable("planner calibrate runs on one GPU: set --gpus 1 (and --tp 1)")
     t = workload.train
-    if t is not None and (t.method == "qlora" or t.zero or not t.recipe.split("-")[0] in ("fp32", "amp", "pure")):
-        raise CalibrationUnavailable("planner calibrate runs full or LoRA training with the torch recipes "
-                                     "(fp32, amp-bf16, amp-fp16, pure-bf16, pure-fp16) and no ZeRO")
     from transformers import AutoConfig, AutoModelForCausalLM
 
     arch = workload.architecture
-    cfg = AutoConfig.for_model(**dict(arch.extra))
+    cfg = AutoConfig.for_model(**_plain(arch.extra))
     dev = torch.device("cuda")
     torch.cuda.init()
     free0, total = torch.cuda.mem_get_info()
@@ -165,7 +238,8 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
         if t.method == "lora":
             from peft import LoraConfig, get_peft_model
 
-            model = get_peft_model(model, LoraConfig(r=t.lora_rank, target_modules=list(t.lora_targets)))
+            model = get_peft_model(model, LoraConfig(r=t.lora_rank, target_modules=list(t.lora_targets),
+                                                     lora_dropout=t.lora_dropout))
         opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
         amp = t.recipe.startswith("amp")
         amp_dtype = torch.bfloat16 if t.recipe.endswith("bf16") else torch.float16
@@ -179,10 +253,9 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
             del loss, ids
     else:
         i = workload.infer
-        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}.get(i.weights)
-        if dtype is None:
-            raise CalibrationUnavailable("planner calibrate runs inference with fp32, fp16 or bf16 weights")
-        model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype).to(dev).eval()
+        dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[i.weights]
+        model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, attn_implementation=i.attention)
+        model.to(dev).eval()
         with torch.no_grad():
             ids = torch.randint(0, arch.vocab_size, (i.concurrency, max(1, i.context - 8)), device=dev)
             model.generate(input_ids=ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)

@@ -29,8 +29,34 @@ def _fail(message: str, code: int) -> None:
     sys.exit(code)
 
 
+class _LineError(click.UsageError):
+    """A usage error found while click parses the options, already in the one-line form
+    ('--option: problem. hint'), which :func:`_usage_line` prints as it is."""
+
+    def __init__(self, line: str, ctx: click.Context | None = None) -> None:
+        super().__init__(line, ctx)
+        self.line = line
+
+
+#: Options a command does not take although a sibling does: (why not, what to do instead), so that
+#: the refusal explains itself instead of guessing at a similar name ('--headroom' -> '--zero').
+_NOT_TAKEN = {
+    "calibrate": {
+        "--gpu": ("it measures the GPU it runs on rather than a catalog card",
+                  "Pick the card with CUDA_VISIBLE_DEVICES=N; 'planner estimate --gpu ID' then uses the saved "
+                  "calibration for that GPU model."),
+        "--headroom": ("it measures what the run uses; the planning headroom belongs to the fit check on a catalog "
+                       "card",
+                       "Give --headroom to 'planner estimate --gpu ID' or 'planner fit'."),
+        "--calibration": ("it writes the calibration file rather than reading one", "Name the file with --out FILE."),
+    },
+}
+
+
 def _usage_line(exc: click.UsageError) -> str:
     """A click usage error (unknown option, bad value, missing argument) as one line with a hint."""
+    if isinstance(exc, _LineError):
+        return exc.line
     problem = " ".join(exc.format_message().split())
     if not problem.endswith((".", "?", "!")):
         problem += "."
@@ -38,7 +64,26 @@ def _usage_line(exc: click.UsageError) -> str:
     if isinstance(exc, click.NoSuchOption) and exc.option_name == "--debug":
         root = exc.ctx.find_root().command_path if exc.ctx is not None else "planner"
         return f"{problem} --debug goes before the command: '{root} --debug {path.split()[-1]} ...'."
+    if isinstance(exc, click.NoSuchOption) and exc.ctx is not None:
+        why = _NOT_TAKEN.get(exc.ctx.command.name or "", {}).get(exc.option_name)
+        if why is not None:
+            return f"{exc.option_name}: '{path}' takes no {exc.option_name}: {why[0]}. {why[1]}"
     return f"{problem} See '{path} --help'."
+
+
+class _Count(click.ParamType):
+    """A whole number for --micro-batch, --seq-len, --context, --concurrency; 'max' points to 'planner fit'."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.strip().lower() == "max" and param is not None:
+            opt = param.opts[0]
+            command = ctx.command_path if ctx is not None else "planner"
+            raise _LineError(f"{opt}: '{command}' takes a whole number, not 'max'. 'planner fit' finds the largest "
+                             f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
+                             "same other options).", ctx)
+        return click.INT.convert(value, param, ctx)
 
 
 _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
@@ -138,10 +183,11 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--recipe", dict(help="Precision recipe: fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-bf16-fp32-grads, "
                       "pure-bf16 and the fp16 variants (default mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
     ("--optimizer", dict(help="adamw, adamw-8bit, sgd, sgd-momentum, adafactor, lion (default adamw).")),
-    ("--micro-batch", dict(type=int, help="Sequences per GPU per forward pass.")),
-    ("--seq-len", dict(type=int, help="Tokens per training sequence.")),
+    ("--micro-batch", dict(type=_Count(), help="Sequences per GPU per forward pass.")),
+    ("--seq-len", dict(type=_Count(), help="Tokens per training sequence.")),
     ("--grad-accum", dict(type=int, help="Micro-batches per optimizer step (time, not memory).")),
-    ("--gpus", dict(type=int, help="GPUs in total (data parallel x tensor parallel).")),
+    ("--gpus", dict(type=int, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
+                                   "x --tp (a multiple of --tp; without --tp, one replica on all of them).")),
     ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all).")),
     ("--tp", dict(type=int, help="Tensor-parallel degree.")),
     ("--zero", dict(type=int, help="ZeRO stage 0-3.")),
@@ -161,8 +207,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4.")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8.")),
-    ("--context", dict(type=int, help="Tokens per sequence in the KV cache.")),
-    ("--concurrency", dict(type=int, help="Sequences served at once.")),
+    ("--context", dict(type=_Count(), help="Tokens per sequence in the KV cache.")),
+    ("--concurrency", dict(type=_Count(), help="Sequences served at once (per replica).")),
     ("--engine", dict(type=click.Choice(["hf", "vllm"]), help="Inference engine.")),
     ("--gpu-memory-utilization", dict(type=float, help="vLLM's share of the card.")),
     ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass.")),
@@ -190,19 +236,104 @@ def _collect(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _workload_from_cli(catalog: Any, workload_file: str | None, options: dict[str, Any], gpu: Any = None) -> Any:
+def _file_keys(workload_file: str | None) -> dict[str, Any]:
+    """The keys of a --workload file as written; empty when there is none or it cannot be read
+    (reading the workload then reports the problem where it is)."""
+    if not workload_file:
+        return {}
+    from planner.yamlio import YamlProblem, load_mapping
+
+    try:
+        return load_mapping(Path(workload_file))  # a dict that knows each key's line (.lines)
+    except (YamlProblem, OSError, ValueError):
+        return {}
+
+
+class _Replicas:
+    """--gpus on an inference workload: ``gpus`` GPUs hold ``replicas`` copies of the workload at tp each.
+
+    ``tp_from_gpus``: no tp was given, so the GPUs are one replica at tp = gpus.
+    """
+
+    def __init__(self, gpus: int, replicas: int, tp_from_gpus: bool) -> None:
+        self.gpus, self.replicas, self.tp_from_gpus = gpus, replicas, tp_from_gpus
+
+
+def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas | None:
+    """Take --gpus N off ``given`` for an inference workload (training reads gpus itself).
+
+    An inference replica runs tensor parallel on tp GPUs; N GPUs hold N / tp replicas, so N must be
+    a multiple of tp. Without tp (option or file key) the N GPUs are one replica at tp N, which
+    ``given['tp']`` then says. ``written``: the keys of the --workload file, if any.
+    Returns None when the task is not infer or --gpus is not given.
+    """
+    from planner.inputs import OptionError
+    from planner.workload import MAX_GPUS
+
+    if given.get("task", written.get("task")) != "infer" or "gpus" not in given:
+        return None
+    n = given.pop("gpus")
+    if not 1 <= n <= MAX_GPUS:
+        raise OptionError(f"must be at least 1, not {n}" if n < 1 else f"must be at most {MAX_GPUS}, not {n}",
+                          entry="gpus", hint=f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas "
+                          "run on, --tp each (without --tp, one replica on all of them).")
+    tp = given.get("tp", written.get("tp"))
+    if tp is None:
+        given["tp"] = n
+        return _Replicas(n, 1, True)
+    if isinstance(tp, float) and tp.is_integer():
+        tp = int(tp)
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
+        return _Replicas(n, 1, False)  # reading the workload refuses this tp at its key
+    if n % tp:
+        multiples = ", ".join(str(tp * k) for k in range(1, 4))
+        raise OptionError(f"{n} GPUs do not hold whole replicas of tp {tp}", entry="gpus",
+                          hint=f"An inference replica runs on --tp GPUs: give a multiple of {tp} ({multiples}, ...), "
+                               "or leave --gpus out for one replica.")
+    return _Replicas(n, n // tp, False)
+
+
+def _workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str, Any], gpu: Any = None,
+                       replicas: _Replicas | None = None) -> Any:
     """The workload of --workload FILE (options override its keys) or of the options alone.
 
-    With ``gpu`` (--gpu), dtypes that GPU has no support for are refused at the key that chose them.
+    ``given``: the options given (:func:`_collect`). With ``gpu`` (--gpu), dtypes that GPU has no
+    support for are refused at the key that chose them. With ``replicas`` whose tp came from --gpus,
+    a tp the model cannot run is refused at --gpus, the option the user gave.
     """
-    from planner.inputs import load_workload_file, workload_from_options
+    from planner.inputs import OptionError, load_workload_file, workload_from_options
 
-    given = _collect(options)
-    if workload_file:
-        return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
-    if "model" not in given:
-        raise click.UsageError("give --model (and --task), or --workload FILE")
-    return workload_from_options(given, catalog, gpu=gpu)
+    try:
+        if workload_file:
+            return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
+        if "model" not in given:
+            raise click.UsageError("give --model (and --task), or --workload FILE")
+        return workload_from_options(given, catalog, gpu=gpu)
+    except OptionError as exc:
+        if replicas is not None and replicas.tp_from_gpus and exc.entry == "--tp":
+            n = replicas.gpus
+            raise OptionError(f"an inference replica on {n} GPUs runs at tp {n}: {exc.problem}", entry="gpus",
+                              hint=exc.hint) from None
+        raise
+
+
+def _vllm_context_note(workload: Any, context_given: bool, kv_tokens: int | None = None) -> str | None:
+    """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
+
+    ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
+    start when one sequence that long does not fit its KV cache; the plan sized the default context.
+    ``kv_tokens``: the KV tokens vLLM gets on the card, when known (estimate --gpu).
+    """
+    i = workload.infer
+    longest = workload.architecture.max_position_embeddings
+    if i is None or i.engine != "vllm" or context_given or i.context >= longest:
+        return None
+    note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "
+            f"{i.context}: it defaults to the model's maximum, {longest:,} tokens")
+    if kv_tokens is not None and kv_tokens < longest:
+        note += (f", and refuses to start when one sequence that long does not fit the KV cache ({kv_tokens:,} "
+                 "tokens here)")
+    return note + "."
 
 
 @main.command()
@@ -232,15 +363,22 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
     from planner.render import estimate_text, estimate_to_dict
 
+    from planner.inputs import OptionError
+
     ctx = click.get_current_context()
     if gpu_id is None:
         for name in ("headroom", "calibration_file"):
             if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
                 flag = "--headroom" if name == "headroom" else "--calibration"
-                raise click.UsageError(f"{flag} applies to the fit check on a card: give --gpu ID with it")
+                raise OptionError(f"{flag} applies to the fit check on a card: give --gpu ID with it", entry=flag,
+                                  hint=f"For example --gpu h100-sxm ('planner catalog gpus' lists the ids), or leave "
+                                       f"{flag} out.")
     catalog = _load_catalog(catalog_dir)
     gpu = _option_gpu(catalog, gpu_id) if gpu_id else None
-    workload = _workload_from_cli(catalog, workload_file, options, gpu)
+    given = _collect(options)
+    written = _file_keys(workload_file)
+    replicas = _inference_gpus(given, written)
+    workload = _workload_from_cli(catalog, workload_file, given, gpu, replicas)
     if gpu is not None:
         # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
         workload = for_gpu(workload, gpu)
@@ -269,8 +407,9 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
             result["gpu"]["vllm"] = vb.as_dict()
             result["gpu"]["vllm"]["problems"] = vb.problems(
                 context=workload.infer.context, kv_bytes_per_token=est.extra.get("kv_bytes_per_token", 0))
-            result["gpu"]["vllm"]["max_concurrency_at_context"] = (
-                result["gpu"]["vllm"]["kv_tokens"] // workload.infer.context)
+            # sequences of the full context the KV budget holds, by vLLM's per-request KV (sliding-window
+            # layers keep a window, not the context: planner.memory.vllm.sequence_kv)
+            result["gpu"]["vllm"]["max_concurrency_at_context"] = result["gpu"]["vllm"]["sequences_at_context"]
     # keys that feed `planner compare` (time and cost), not the memory estimate: said, not dropped
     timing = [k for k, v in (("dataset_tokens", workload.train and workload.train.dataset_tokens),
                              ("epochs", workload.train and workload.train.epochs != 1.0),
@@ -280,10 +419,23 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
               if v]
     if timing:
         result["notes_for_compare"] = timing
+    copies = replicas.replicas if replicas is not None else 1
+    if workload.infer is not None:
+        # the estimate is one replica (tp GPUs); --gpus N holds N / tp of them
+        result.update(replicas=copies, gpus_total=workload.infer.tp * copies,
+                      concurrency_total=workload.infer.concurrency * copies)
+    context_note = _vllm_context_note(workload, "context" in given or "context" in written,
+                                      result.get("gpu", {}).get("vllm", {}).get("kv_tokens"))
+    if context_note:
+        result["notes"].append(context_note)
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
     click.echo(estimate_text(est))
+    if copies > 1:
+        click.echo(f"Replicas: --gpus {workload.infer.tp * copies} at --tp {workload.infer.tp} hold {copies} replicas; "
+                   f"the need is per GPU of each, and each serves --concurrency {workload.infer.concurrency:,} "
+                   f"({workload.infer.concurrency * copies:,} sequences in total).")
     if timing:
         click.echo(f"Note: {', '.join(timing)} feed 'planner compare' (job time and cost), not the memory estimate.")
     if gpu_id:
@@ -305,13 +457,18 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                        f"profile peak {v['profile_peak_bytes'] / gib:,.2f} GiB (max_num_batched_tokens "
                        f"{v['max_num_batched_tokens']:,}, max_num_seqs {v['max_num_seqs']:,}), non-torch "
                        f"{v['non_torch_bytes'] / gib:,.2f} GiB; KV cache {v['budget_bytes'] / gib:,.2f} GiB")
-            seqs = v["max_concurrency_at_context"]
+            seqs = v["sequences_at_context"]  # by vLLM's KV bytes per request (planner.memory.vllm.SequenceKv)
             cap = (f"; vLLM runs at most max_num_seqs {v['max_num_seqs']:,} at once" if seqs > v["max_num_seqs"]
                    else "")
+            win = (f", sliding-window layers holding {v['kv_window_tokens_per_sequence']:,} tokens"
+                   if v["kv_window_tokens_per_sequence"] else "")
             click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
-                       f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens{cap}")
+                       f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens "
+                       f"({v['kv_bytes_per_sequence'] / gib:,.2f} GiB of KV each{win}){cap}")
             for p in v["problems"]:
                 click.echo(f"Warning: vLLM: {p}.")
+    if context_note:
+        click.echo(f"Note: {context_note}")
 
 
 def _size_text(n: int) -> str:
@@ -449,7 +606,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     Prints the choice (GPU, count, platform, DIMMs, price, per-GPU need vs capacity, recipe),
     the quote's line items and the alternatives, and writes the reports --format names into
     OUT: <scenario>.xlsx (Summary, Quote with live totals, Memory with a chart, Alternatives,
-    Assumptions), <scenario>.csv (every candidate, ranked, with why_not), <scenario>.json (the
+    Assumptions, Sources), <scenario>.csv (every candidate, ranked, with why_not), <scenario>.json (the
     plan). Each file is written to a temporary file and renamed into place. Exits 1 with the
     reasons and what would fit when nothing does (the csv and json are still written when asked).
 
@@ -536,10 +693,11 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
 @click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
 @click.option("--out", "calibration_file", type=click.Path(dir_okay=False),
               help="Calibration file to update (default ~/.config/planner/calibration.yaml).")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurements as one JSON object (sizes in bytes).")
 @_estimate_options
 @handle_errors
 def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, calibration_file: str | None,
-              **options: Any) -> None:
+              as_json: bool, **options: Any) -> None:
     """Measure a workload on this machine's NVIDIA GPU and save the runtime overheads.
 
     Runs a few real steps with a randomly initialised model (no downloads), prints
@@ -547,6 +705,13 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     estimate, and saves the CUDA context size and the reserved/allocated ratio for this GPU
     model; later 'planner estimate --gpu ID' on the same GPU model uses them. Needs PyTorch
     with CUDA ('pip install .[validate]' plus a CUDA build of torch).
+
+    Takes the workload options of 'planner estimate' (and --workload, --json), not --gpu,
+    --headroom or --calibration: it measures the GPU it runs on (pick one with
+    CUDA_VISIBLE_DEVICES) and writes the file named by --out. The run is one process on one GPU:
+    full or LoRA training with a torch recipe and AdamW, no ZeRO; or Transformers generate with
+    16/32-bit weights. Other settings are refused; options that do not change GPU memory
+    (grad_accum, host RAM and time inputs) are named in a note.
 
     \b
     Example:
@@ -558,13 +723,23 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     from planner.units import GiB
 
     catalog = _load_catalog(catalog_dir)
-    workload = _workload_from_cli(catalog, workload_file, options)
+    given = _collect(options)
+    written = _file_keys(workload_file)
+    replicas = _inference_gpus(given, written)
+    workload = _workload_from_cli(catalog, workload_file, given, None, replicas)
+    _check_calibration_run(workload, given, written, workload_file, replicas)
+    unused = [k for k in _NOT_IN_CALIBRATION if k in given or k in written]
     est = run_estimate(workload)
     m = run_calibration(workload, steps=steps)
     path = Path(calibration_file) if calibration_file else default_path()
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
                       m["versions"])
     save_calibration(cal, path)
+    if as_json:
+        click.echo(json.dumps({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
+                                                 "per_gpu_total_bytes": est.per_gpu_total_bytes},
+                               "saved_to": str(path), "not_in_the_run": unused}, indent=2))
+        return
     click.echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
     click.echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
                f"   estimate (tensors) {est.per_gpu_allocated_bytes / GiB:,.3f} GiB")
@@ -574,6 +749,39 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                f"   estimate (total) {est.per_gpu_total_bytes / GiB:,.3f} GiB")
     click.echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
     click.echo(f"Saved to {path}")
+    if unused:
+        click.echo(f"Note: {', '.join(unused)} do not change GPU memory (time, host RAM or cost inputs); the "
+                   "calibration run does not use them.")
+
+
+#: Workload keys that change time, host RAM or cost but not GPU memory: the calibration run leaves them out.
+_NOT_IN_CALIBRATION = ("grad_accum", "dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype",
+                       "low_cpu_mem_usage", "pin_memory", "dataset_tokens", "epochs", "hours_per_month",
+                       "tokens_per_request", "requests_per_hour")
+
+
+def _check_calibration_run(workload: Any, given: dict[str, Any], written: dict[str, Any],
+                           workload_file: str | None, replicas: _Replicas | None) -> None:
+    """Refuse a workload the calibration run cannot reproduce, at the option or file key that chose it."""
+    from planner.calibrate import unsupported
+    from planner.errors import ScenarioError
+    from planner.inputs import OptionError
+
+    if replicas is not None and replicas.replicas > 1:
+        raise OptionError(f"planner calibrate runs one replica on one GPU, not {replicas.replicas} replicas",
+                          entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
+    why = unsupported(workload)
+    if why is None:
+        return
+    key, problem, hint = why
+    if key == "tp" and replicas is not None and replicas.tp_from_gpus:
+        raise OptionError(problem, entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
+    if key in given or key not in written:
+        # an option, or a default ('the default' then says why the user did not see it)
+        default = "" if key in given else f"; that is the default, as --{key.replace('_', '-')} was not given"
+        raise OptionError(problem + default, entry=key, hint=hint)
+    raise ScenarioError(problem, file=workload_file, line=getattr(written, "lines", {}).get(key), entry=key,
+                        hint=hint)
 
 
 # ----- fit ----------------------------------------------------------------------------------------
@@ -589,8 +797,9 @@ def _fit_options(fn):
         if name in _FIT_TARGETS:
             kw = dict(kw, type=str, help=kw["help"].rstrip(".") + "; 'max' to find the largest that fits.")
         elif name == "gpus":
-            kw = dict(kw, help="GPUs of the given type (training: gpus; inference: tensor-parallel degree). "
-                      "Default 1.")
+            kw = dict(kw, help="GPUs of the given type. Training: data parallel x --tp (default: --tp). "
+                      "Inference: replicas x --tp, a multiple of --tp (without --tp, one replica on all of them; "
+                      "default: --tp).")
         fn = click.option(decl, **kw)(fn)
     return fn
 
@@ -608,10 +817,13 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
 
     Give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max';
     the other workload options are as for 'planner estimate'. --gpus N runs the workload on
-    N such GPUs (training: gpus; inference: tensor parallel, unless --tp is given). The search
-    is a bisection on the integer (an exponential search for a bracket, then binary search),
-    which is exact because memory never decreases as these grow; sequence length and context
-    stop at the model's max_position_embeddings. Exits 1 when even 1 does not fit.
+    N such GPUs, as in 'planner estimate': training, data parallel x --tp; inference, N / --tp
+    replicas of --tp GPUs each (without --tp, one replica at tp N), the answer's concurrency being
+    per replica (the total is printed too). The search is a bisection on the integer (an
+    exponential search for a bracket, then binary search), which is exact because memory never
+    decreases as these grow; sequence length and context stop at the model's
+    max_position_embeddings. The warnings 'planner estimate' gives for the answer are printed
+    with it. Exits 1 when even 1 does not fit.
 
     \b
     Example:
@@ -623,7 +835,7 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
 
     from planner.candidates import capacity_bytes, precision_needs
     from planner.errors import InfeasibleError
-    from planner.inputs import OptionError, workload_from_options
+    from planner.inputs import OptionError
     from planner.solver import largest_fitting
     from planner.workload import MAX_MICRO_BATCH
 
@@ -654,25 +866,13 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     if task != section:
         raise OptionError(f"is an option of task {section}, not {task}", entry=target,
                           hint=f"Give --task {section}, or another target for task {task}.")
-    n = given.pop("gpus", None)
-    if n is not None and n < 1:
-        raise OptionError(f"must be at least 1, not {n}", entry="gpus")
-    n = n or 1
-    if task == "train":
-        given["gpus"] = n
-    else:
-        tp_from_gpus = "tp" not in given and n > 1
-        given.setdefault("tp", n)
+    # training reads --gpus itself (default: tp); for inference --gpus N is N / tp replicas
+    replicas = _inference_gpus(given, {})
     from planner.memory.vllm import for_gpu
 
-    try:
-        base = for_gpu(workload_from_options(given, catalog), gpu)  # vllm serve's defaults for this card
-    except OptionError as exc:
-        if task != "train" and tp_from_gpus and exc.entry in ("tp", "--tp"):
-            # the user gave --gpus: an inference replica on n GPUs runs at tensor-parallel degree n
-            raise OptionError(f"an inference replica on {n} GPUs runs at tp {n}: {exc.problem}", entry="gpus",
-                              hint=exc.hint) from None
-        raise
+    base = for_gpu(_workload_from_cli(catalog, None, given, None, replicas), gpu)  # vllm serve's card defaults
+    copies = replicas.replicas if replicas is not None else 1
+    n = base.gpus * copies  # every GPU the answer uses
     headroom = _vllm_headroom(base, headroom, click.get_current_context())
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:
@@ -694,20 +894,41 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
 
     best, need, next_need = largest_fitting(make, cap, 1, hi)
     count = f"{n} x {gpu.id}"
+    layout = {"tp": base.tp}  # how the answer's GPUs are used, for JSON
+    words = ""  # and in words
+    if base.infer is not None:
+        words = (f"{copies} replicas at tp {base.tp}" if copies > 1 else
+                 f"one replica at tp {base.tp}" if base.tp > 1 else "")
+        layout["replicas"] = copies
+    elif base.tp > 1:
+        ranks = base.gpus // base.tp
+        words = f"tp {base.tp} x {ranks} data-parallel rank{'' if ranks == 1 else 's'}"
     if best is None:
         if as_json:  # scripts get a document either way, as with plan --json
-            click.echo(json.dumps({"gpu": gpu.id, "gpus": n, "target": target, "max_value": None, "fits": False,
-                                   "need_bytes": need, "capacity_bytes": cap,
+            click.echo(json.dumps({"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": None,
+                                   "fits": False, "need_bytes": need, "capacity_bytes": cap,
                                    "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom}, indent=2))
+        laid_out = f"{count} ({words})" if words else count
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
-                              f"{count} offers {_gib_text(cap)} ({_gib_text(gpu.cuda_total_bytes)} CUDA total less "
-                              f"{headroom:.0%} headroom).")
-    result = {"gpu": gpu.id, "gpus": n, "target": target, "max_value": best, "need_bytes": need,
+                              f"{laid_out} offers {_gib_text(cap)} per GPU ({_gib_text(gpu.cuda_total_bytes)} CUDA "
+                              f"total less {headroom:.0%} headroom).")
+    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's
+    from planner.memory import estimate as run_estimate
+
+    answer = for_gpu(_workload_from_cli(catalog, None, {**given, target: best}, None, replicas), gpu)
+    warnings = list(run_estimate(answer).warnings)
+    note = _vllm_context_note(answer, "context" in given)
+    result = {"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": best, "need_bytes": need,
               "capacity_bytes": cap, "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
               "next_need_bytes": next_need, "limit": hi,
               "limited_by": (f"vLLM's max_num_seqs ({seqs_cap:,})" if seqs_cap and hi == seqs_cap else
                              "the model's max_position_embeddings" if attr in ("seq_len", "context")
-                             else "the planner's largest batch") if best == hi else "memory"}
+                             else "the planner's largest batch") if best == hi else "memory",
+              "notes": [note] if note else [], "warnings": warnings}
+    if answer.infer is not None:
+        # concurrency is per replica (the workload as sized); the machine serves copies x that
+        result.update(concurrency_per_replica=answer.infer.concurrency,
+                      concurrency_total=answer.infer.concurrency * copies)
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return
@@ -716,12 +937,23 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     margin = (f"{_gib_text(cap)} per GPU after {headroom:.0%} headroom" if takes_headroom(base) else
               f"{_gib_text(cap)} CUDA total; vLLM's gpu_memory_utilization {base.infer.gpu_memory_utilization:g} "
               "is the margin")
-    click.echo(f"Largest {target.replace('_', ' ')} that fits {count} ({margin}): {best:,} "
-               f"(needs {_gib_text(need)} per GPU)")
+    value = f"{best:,}"
+    if target == "concurrency" and copies > 1:
+        value = f"{best:,} per replica, {best * copies:,} in total"
+    click.echo(f"Largest {target.replace('_', ' ')} that fits {count} ({words + '; ' if words else ''}{margin}): "
+               f"{value} (needs {_gib_text(need)} per GPU)")
     if next_need is not None:
-        click.echo(f"At {best + 1:,} it needs {_gib_text(next_need)} per GPU, {_size_text(next_need - cap)} more.")
+        per = " per replica" if target == "concurrency" and copies > 1 else ""
+        click.echo(f"At {best + 1:,}{per} it needs {_gib_text(next_need)} per GPU, {_size_text(next_need - cap)} more.")
     elif best == hi:
         click.echo(f"That is the limit searched ({result['limited_by']}).")
+    if target != "concurrency" and answer.infer is not None and copies > 1:
+        c = answer.infer.concurrency
+        click.echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")
+    if note:
+        click.echo(f"Note: {note}")
+    for w in warnings:
+        click.echo(f"Warning: {w}")
 
 
 # ----- catalog ------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ field's terms: micro_batch, seq_len, grad_accum, zero (ZeRO stage), tp (tensor p
 kv_dtype, context, concurrency. Unknown keys are refused with a did-you-mean hint.
 
 Contradictions are errors when the workload cannot run as written (QLoRA on fp32 weights,
-offload without ZeRO, a TP degree that does not divide the heads) and warnings when it runs
-but probably not as meant (ZeRO-3 on one GPU, a context longer than the model was trained for).
+offload without ZeRO, a TP degree that does not divide the heads, a sequence longer than a
+learned position table such as GPT-2's, a setting the chosen engine does not have) and warnings
+when it runs but probably not as meant (ZeRO-3 on one GPU, a context longer than a rotary model
+was trained for).
 """
 
 from __future__ import annotations
@@ -266,8 +268,11 @@ def workload_from_entry(
     other = INFER_KEYS if task == "train" else TRAIN_KEYS
     for key in entry.data:
         if key in other and key not in allowed:
+            hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
+            if key == "gpus":  # an inference workload is one replica on tp GPUs
+                hint = "An inference workload is one replica on tp GPUs: set tp: N, or task: train."
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
-                              key, f"Remove it or set task: {'infer' if task == 'train' else 'train'}.")
+                              key, hint)
     entry.check_keys(allowed)
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,
@@ -311,6 +316,16 @@ def _host(entry: Entry) -> HostOptions:
     )
 
 
+def _with_hint(read: Callable[[], Any], entry: Entry, key: str, hint: str) -> Any:
+    """``read()``, with ``hint`` added to an error at ``key`` that has none (e.g. 'must be at least 1, not 0')."""
+    try:
+        return read()
+    except InputError as exc:
+        if exc.hint is None and exc.entry in (entry.key_path(key), "--" + key.replace("_", "-")):
+            raise entry.error(exc.problem, key, hint) from None
+        raise
+
+
 def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None:
     """Refuse a tensor-parallel degree that does not divide the attention heads.
 
@@ -327,6 +342,22 @@ def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None
                           "Use a degree that divides the KV heads or is a multiple of them.")
 
 
+def check_positions(arch: Architecture, tokens: int, where: Entry, key: str) -> None:
+    """Refuse a sequence longer than a learned absolute position embedding has rows.
+
+    GPT-2 learns one embedding per position (``wpe``, ``n_positions`` rows): position
+    ``n_positions`` and later index past the table (IndexError, or a device-side assert on CUDA).
+    Rotary models run past their maximum and only get a warning (the caller's).
+    """
+    if not arch.hard_position_limit or tokens <= arch.max_position_embeddings:
+        return
+    n = arch.max_position_embeddings
+    raise where.error(f"{tokens:,} tokens are more than the {n:,} positions a {arch.model_type} model has: its learned "
+                      f"position embedding (wpe) holds n_positions = {n} rows, and position {n:,} and later index "
+                      "past it (IndexError; a device-side assert on CUDA)", key,
+                      f"Use {key}: {n} or less, or a model with rotary position embeddings (llama, qwen2, ...).")
+
+
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     method = entry.str("method", "full", choices=METHODS)
     _, _, ckpt_words = checkpoint_format(arch)
@@ -339,7 +370,9 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
     tp = entry.int("tp", 1, min=1, max=1024)
-    gpus = entry.int("gpus", tp, min=1, max=MAX_GPUS)
+    gpus = _with_hint(lambda: entry.int("gpus", tp, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: every GPU the job runs on (data-parallel ranks x "
+                      "tensor-parallel degree).")
     if gpus % tp:
         raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
                           "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
@@ -401,6 +434,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
         # with offload the stage is what DeepSpeed needs for ZeRO-Offload on one GPU: nothing to warn about
         warnings.append(f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory.")
     if seq_len > arch.max_position_embeddings:
+        check_positions(arch, seq_len, entry, "seq_len")
         warnings.append(f"seq_len {seq_len} exceeds the model's max_position_embeddings "
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
@@ -483,9 +517,18 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                         f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
     attention = entry.str("attention", "sdpa", choices=ATTENTION)
     sliding = entry.bool("sliding_window", True)
+    if engine == "vllm" and "attention" in entry.data:
+        raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
+                          "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
+                          "Remove it, or set engine: hf.")
     if context > arch.max_position_embeddings:
+        check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+        if engine == "vllm":
+            warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
+                            f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
+                            "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs)

@@ -390,3 +390,20 @@ def test_more_experts_per_token_than_experts():
 def test_config_that_is_not_a_mapping():
     msg = _error([1, 2], where=None)
     assert msg == "a model config must be a mapping of config.json keys."
+
+
+@pytest.mark.parametrize("model_type", sorted(SUPPORTED_MODEL_TYPES))
+def test_only_gpt2_has_a_hard_position_limit(model_type):
+    # GPT-2 learns a position table (wpe); the others rotate q and k (RoPE; gpt_neox on rotary_pct of each head).
+    if model_type == "gpt2":
+        cfg = {"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50}
+    elif model_type == "gpt_neox":
+        cfg = {"model_type": "gpt_neox", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+               "intermediate_size": 128, "vocab_size": 50}
+    else:
+        cfg = _llama(model_type=model_type)
+        if model_type == "mixtral":
+            cfg.update(num_local_experts=2, num_experts_per_tok=1)
+    arch = from_hf_config(cfg)
+    assert arch.hard_position_limit is (model_type == "gpt2")
+    assert arch.position_encoding == ("learned absolute" if model_type == "gpt2" else "rotary")

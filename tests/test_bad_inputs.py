@@ -129,3 +129,40 @@ def test_help_states_the_exit_codes() -> None:
         text = " ".join(runner.invoke(main, [*args, "--help"]).output.split())
         assert "Exit codes: 0 success; 1 nothing feasible" in text, args
         assert "2 bad input, one line 'Error: <file>:<line>: <entry>: <problem>. <hint>'" in text, args
+
+
+def _one_line(args: list[str]) -> str:
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and result.stdout == "", result.output
+    return lines[0]
+
+
+def test_positions_past_a_learned_position_table_are_refused() -> None:
+    # GPT-2 learns 1,024 position embeddings (wpe): position 1,024 has none (IndexError / CUDA assert).
+    line = _one_line(["estimate", "--model", "gpt2", "--task", "train", "--seq-len", "2048"])
+    assert line == ("Error: --seq-len: 2,048 tokens are more than the 1,024 positions a gpt2 model has: its learned "
+                    "position embedding (wpe) holds n_positions = 1024 rows, and position 1,024 and later index past "
+                    "it (IndexError; a device-side assert on CUDA). Use --seq-len 1024 or less, or a model with rotary "
+                    "position embeddings (llama, qwen2, ...).")
+    line = _one_line(["estimate", "--model", "gpt2", "--task", "infer", "--context", "4096"])
+    assert line.startswith("Error: --context: 4,096 tokens are more than the 1,024 positions a gpt2 model has")
+    assert line.endswith("Use --context 1024 or less, or a model with rotary position embeddings (llama, qwen2, ...).")
+    ok = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--context", "1024"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_rotary_models_past_their_maximum_still_only_warn() -> None:
+    result = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--seq-len", "8192"])
+    assert result.exit_code == 0, result.output
+    assert ("Warning: seq_len 8192 exceeds the model's max_position_embeddings (4096); quality beyond it is not "
+            "guaranteed." in result.output.splitlines())
+
+
+def test_attention_with_vllm_is_refused() -> None:
+    line = _one_line(["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
+                      "--attention", "eager"])
+    assert line == ("Error: --attention: sets the Transformers attention kernel (eager, sdpa, flash) and does nothing "
+                    "with engine vllm: vLLM picks its own attention backend, and its start-up profile sizes it. Remove "
+                    "it, or set --engine hf.")

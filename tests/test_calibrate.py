@@ -65,3 +65,72 @@ def test_a_broken_calibration_file_is_one_clear_error(tmp_path: Path):
     assert result.exit_code == 2
     assert result.output == (f"Error: {path}:3: gpus[0].cuda_context: the size 400 has no unit; write e.g. "
                              f"'400 GiB' or '400 GB'.\n")
+
+
+# ----- what calibrate takes, and what the run cannot reproduce ----------------------------------------
+
+def test_options_of_a_card_check_are_refused_with_the_reason():
+    # calibrate measures the GPU it runs on: a catalog card, its headroom or a file to read do not apply
+    cases = {
+        "--gpu": ["--gpu", "h100-sxm"],
+        "--headroom": ["--headroom", "0.1"],
+        "--calibration": ["--calibration", "x.yaml"],
+    }
+    out = {k: CliRunner().invoke(main, ARGS + v) for k, v in cases.items()}
+    assert all(r.exit_code == 2 for r in out.values())
+    assert out["--gpu"].output == (
+        "Error: --gpu: 'planner calibrate' takes no --gpu: it measures the GPU it runs on rather than a catalog card. "
+        "Pick the card with CUDA_VISIBLE_DEVICES=N; 'planner estimate --gpu ID' then uses the saved calibration for "
+        "that GPU model.\n")
+    assert out["--headroom"].output == (
+        "Error: --headroom: 'planner calibrate' takes no --headroom: it measures what the run uses; the planning "
+        "headroom belongs to the fit check on a catalog card. Give --headroom to 'planner estimate --gpu ID' or "
+        "'planner fit'.\n")
+    assert out["--calibration"].output == (
+        "Error: --calibration: 'planner calibrate' takes no --calibration: it writes the calibration file rather than "
+        "reading one. Name the file with --out FILE.\n")
+
+
+def test_json_is_an_option(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    result = CliRunner().invoke(main, ARGS + ["--json"])
+    assert result.exit_code == 2  # the torch message, not 'No such option'
+    assert result.output.startswith("Error: planner calibrate needs PyTorch")
+
+
+def test_settings_the_run_cannot_reproduce_are_refused_before_torch(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # refused for what they are, not for the missing torch
+    run = lambda *a: CliRunner().invoke(main, ["calibrate", "--model", "gpt2", *a])  # noqa: E731
+    r = run("--task", "train")
+    assert r.exit_code == 2
+    assert r.output == ("Error: --recipe: recipe mixed-bf16 keeps fp32 master weights beside 16-bit ones, which the "
+                        "calibration run does not; that is the default, as --recipe was not given. Use --recipe fp32, "
+                        "amp-bf16, amp-fp16, pure-bf16 or pure-fp16.\n")
+    r = run("--task", "train", "--recipe", "fp32", "--optimizer", "sgd")
+    assert r.output == ("Error: --optimizer: the calibration run steps torch.optim.AdamW, not sgd. Give --optimizer "
+                        "adamw (the runtime overheads it measures apply to every optimizer).\n")
+    r = run("--task", "infer", "--engine", "vllm")
+    assert r.output == ("Error: --engine: planner calibrate runs Transformers generate, not vllm. Give --engine hf; "
+                        "vLLM's budget is its own start-up arithmetic ('planner estimate --engine vllm --gpu ID').\n")
+    r = run("--task", "infer", "--gpus", "2")
+    assert r.output == ("Error: --gpus: planner calibrate runs on one GPU, not tensor parallel over 2. Leave --gpus out "
+                        "(the overheads it measures are per GPU).\n")
+    r = run("--task", "infer", "--kv-dtype", "fp8")
+    assert r.output == ("Error: --kv-dtype: Transformers generate keeps the KV cache in the model dtype (bf16), not "
+                        "fp8. Give --kv-dtype bf16, or leave it out.\n")
+
+
+def test_a_refused_key_of_a_workload_file_is_located_in_the_file(tmp_path: Path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    path = tmp_path / "w.yaml"
+    path.write_text("model: gpt2\ntask: train\nrecipe: fp32\noptimizer: lion\n")
+    r = CliRunner().invoke(main, ["calibrate", "--workload", str(path)])
+    assert r.exit_code == 2
+    assert r.output == (f"Error: {path}:4: optimizer: the calibration run steps torch.optim.AdamW, not lion. Give "
+                        "optimizer: adamw (the runtime overheads it measures apply to every optimizer).\n")
+
+
+def test_readme_says_which_options_calibrate_takes():
+    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    assert "same options as `planner estimate`" not in text
+    assert "not `--gpu`, `--headroom` or `--calibration`" in text

@@ -508,3 +508,169 @@ def test_gptq_without_grouping_has_one_scale_per_output_column():
     assert wb.constants == cols * 2 + -(-cols // 2) + g_idx
     w = workload(arch, task="infer", weights="int4-gptq", group_size=-1)
     assert w.infer.group_size == -1
+
+
+# ----- ZeRO-Offload: gradients leave the GPU bucket by bucket ---------------------------------
+
+def test_zero_offload_13b_on_one_gpu_keeps_only_the_bucket_of_gradients():
+    # ZeRO-Offload (Ren et al. 2021, sec. 4; DeepSpeed stage_1_and_2.py with cpu_offload): during
+    # backward each gradient is copied into the reduce ("ipg") bucket and, bucket by bucket, to the
+    # host's fp32 partition; param.grad is then freed. The GPU keeps no 2 B/param gradient copy.
+    # Llama-2-13B, ZeRO-2 + offload on one GPU, bf16, micro-batch 1, 512 tokens, full checkpointing:
+    #   weights            13,015,864,320 x 2 B                          = 26,031,728,640 B (always)
+    #   staging buffer     largest tensor, the embedding 32,000 x 5,120
+    #                      = 163,840,000 elements x 2 B                  =    327,680,000 B (always)
+    #   reduce bucket      min(500,000,000, 13,015,864,320) x 2 B        =  1,000,000,000 B (backward)
+    #   layer checkpoints  512 x 2 B x 5,120 x 40 + head 20,971,520      =    230,686,720 B
+    #   logits and loss    512 x 32,000 x 12 B                           =    196,608,000 B (loss)
+    # peak allocated (loss phase) = 27,786,703,360 B = 25.88 GiB; before the fix the GPU also held
+    # 26,031,728,640 B of bf16 gradients (52.13 GiB per GPU in all).
+    arch = catalog_arch("llama-2-13b")
+    P = 13_015_864_320
+    w = workload(arch, task="train", recipe="mixed-bf16", gpus=1, zero=2, offload_optimizer=True,
+                 checkpointing="full", micro_batch=1, seq_len=512)
+    est = estimate(w)
+    gpu = {c.name: c for c in est.gpu_components()}
+    assert "gradients" not in gpu
+    assert gpu["weights"].bytes == P * 2 == 26_031_728_640
+    assert gpu["gradient staging buffer (ZeRO-Offload)"].bytes == 32_000 * 5_120 * 2 == 327_680_000
+    assert gpu["ZeRO reduce bucket"].bytes == 500_000_000 * 2
+    assert gpu["ZeRO reduce bucket"].phase == "loss, recompute"
+    assert gpu["activations (layer checkpoints)"].bytes == 512 * 2 * 5_120 * 40 + 20_971_520 == 230_686_720
+    assert gpu["logits and loss"].bytes == 512 * 32_000 * 12 == 196_608_000
+    assert est.per_gpu_allocated_bytes == 26_031_728_640 + 327_680_000 + 1_000_000_000 + 230_686_720 + 196_608_000
+    # The paper trains 13B on one 32 GB V100: the need (with CUDA context, workspaces and allocator
+    # headroom) is below a 32 GiB card's ~31.6 GiB CUDA total.
+    assert est.per_gpu_total_bytes < 31 * GiB
+    # The host holds fp32 master weights (4 B), Adam moments (8 B) and fp32 gradients (4 B) per param.
+    host = {c.name: c.bytes for c in est.host_components()}
+    assert host["fp32 gradients for the CPU optimizer"] == P * 4
+    assert host["fp32 master weights"] == P * 4 and host["optimizer states"] == P * 8
+    # gradient accumulation 1: no accumulation buffers anywhere
+    assert not any("accumulation" in name for name in host)
+
+
+def test_zero_offload_multi_gpu_and_zero3_keep_gradients_off_the_gpu():
+    # Llama-2-7B (P = 6,738,415,616), 4 GPUs in one machine.
+    arch = catalog_arch("llama-2-7b")
+    P = arch.parameters
+    # ZeRO-2 + offload, gradient accumulation 4: stage_1_and_2.py keeps accumulated_grads_in_cpu,
+    # each partition parameter in the parameter dtype: ceil(P x 2 B / 4) per GPU process, x 4 processes.
+    z2 = estimate(workload(arch, task="train", recipe="mixed-bf16", gpus=4, zero=2, offload_optimizer=True,
+                           grad_accum=4))
+    names = {c.name for c in z2.gpu_components()}
+    assert "gradients" not in names and "ZeRO reduce bucket" in names
+    host = {c.name: c.bytes for c in z2.host_components()}
+    assert host["gradient accumulation buffers in host RAM (ZeRO-Offload)"] == -(-P * 2 // 4) * 4
+    assert host["fp32 gradients for the CPU optimizer"] == -(-P * 4 // 4) * 4
+    assert any("gradient accumulation buffers in host RAM" in n for n in z2.notes)
+    # Without offload ZeRO-2 keeps its gradient partition on the GPU: ceil(P x 2 B / 4).
+    plain = estimate(workload(arch, task="train", recipe="mixed-bf16", gpus=4, zero=2, grad_accum=4))
+    assert next(c.bytes for c in plain.gpu_components() if c.name == "gradients") == -(-P * 2 // 4)
+    # The offloaded run saves at least that partition plus the 12 B/param of fp32 states on each GPU
+    # (the staging buffer, 32,000 x 4,096 x 2 B = 262,144,000 B, is what it adds).
+    saved = plain.per_gpu_allocated_bytes - z2.per_gpu_allocated_bytes
+    assert saved >= -(-P * 2 // 4) + -(-P * 12 // 4) - 32_000 * 4_096 * 2
+    # ZeRO-3 + offload: stage3.py puts grad_partitions_flat_buffer (P/N in the model dtype) on the
+    # offload device; the GPU keeps the bucket only.
+    z3 = estimate(workload(arch, task="train", recipe="mixed-bf16", gpus=4, zero=3, offload_optimizer=True))
+    names3 = {c.name for c in z3.gpu_components()}
+    assert "gradients" not in names3 and "gradient staging buffer (ZeRO-Offload)" not in names3
+    host3 = {c.name: c.bytes for c in z3.host_components()}
+    assert host3["gradient partitions in host RAM (ZeRO-3 offload)"] == -(-P * 2 // 4) * 4
+
+
+# ----- weight formulas under tensor parallelism --------------------------------------------------
+
+def _weight_formula_value(text: str) -> int:
+    """Evaluate a weights formula: top-level ' + ' terms of 'N ... x B B', 'N groups ... x (a B scale +
+    b B zero)', 'g_idx N B' or 'N B of constants'."""
+    import re
+
+    text = text.split(": ", 1)[1] if text.startswith("per tensor-parallel rank") else text
+    terms, depth, cur = [], 0, ""
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and text.startswith(" + ", i):
+            terms.append(cur)
+            cur = ""
+        elif not (depth == 0 and cur == "" and ch in " +"):
+            cur += ch
+    terms.append(cur)
+
+    def num(s: str) -> float:
+        return float(s.replace(",", ""))
+
+    total = 0.0
+    for t in terms:
+        if m := re.match(r"([\d,]+) .*? x \(([\d.]+) B scale \+ ([\d.]+) B zero\)", t):
+            total += num(m[1]) * (num(m[2]) + num(m[3]))
+        elif m := re.match(r"g_idx ([\d,]+) B", t) or re.match(r"([\d,]+) B of constants", t):
+            total += num(m[1])
+        elif m := re.match(r"([\d,]+) [^x]*x ([\d.]+) B", t):
+            total += num(m[1]) * num(m[2])
+        else:
+            raise AssertionError(f"unparsed term {t!r}")
+    return int(total)
+
+
+@pytest.mark.parametrize("weights", ["bf16", "fp32", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"])
+def test_tensor_parallel_weight_formula_reproduces_the_bytes(weights):
+    # Llama-3.1-70B at t=2: the counts in the formula are already per rank (35,277,512,704 params
+    # for bf16 = 70,553,706,496 / 2 plus the replicated norms), so 35,277,512,704 x 2 B is the value;
+    # the text must not divide by t again.
+    arch = catalog_arch("llama-3.1-70b")
+    est = estimate(workload(arch, task="infer", weights=weights, tp=2))
+    c = next(c for c in est.gpu_components() if c.name.startswith("weights"))
+    assert "/ t=" not in c.formula
+    assert "per tensor-parallel rank (t=2)" in c.formula
+    assert _weight_formula_value(c.formula) == c.bytes
+    if weights == "bf16":
+        assert c.formula == "35,277,512,704 params per tensor-parallel rank (t=2) x 2 B (bf16)"
+        assert c.bytes == 35_277_512_704 * 2
+
+
+def test_weight_formula_without_tensor_parallelism_is_unchanged_in_kind():
+    # t=1: no per-rank wording; the numbers still reproduce the value (Llama-2-7B fp16: 6,738,415,616 x 2 B).
+    arch = catalog_arch("llama-2-7b")
+    for weights in ("fp16", "fp8", "int4-gptq"):
+        c = next(c for c in estimate(workload(arch, task="infer", weights=weights)).gpu_components()
+                 if c.name.startswith("weights"))
+        assert "tensor-parallel" not in c.formula
+        assert _weight_formula_value(c.formula) == c.bytes
+
+
+# ----- inference prefill ---------------------------------------------------------------------------
+
+def test_hf_prefill_of_every_prompt_at_once_is_warned_about():
+    # Llama-3.1-70B, t=8, 64 users x 8,192 tokens, engine hf, no chunking: one forward pass over
+    # 524,288 tokens. Per token: residual 3 x 2 B x 8,192 = 49,152 B + MLP 3 x 2 B x 28,672/8 =
+    # 21,504 B (larger than q/k/v 2 x 2 B x (8,192 + 2 x 1,024) / 8 = 5,120 B) = 70,656 B;
+    # x 524,288 = 37,044,092,928 B = 34.50 GiB, over a quarter of the per-GPU need.
+    arch = catalog_arch("llama-3.1-70b")
+    est = estimate(workload(arch, task="infer", weights="bf16", context=8192, concurrency=64, tp=8))
+    act = next(c.bytes for c in est.gpu_components() if c.name == "prefill activations")
+    assert act == 524_288 * 70_656 == 37_044_092_928
+    assert act * 4 > est.per_gpu_total_bytes
+    (warning,) = [w for w in est.warnings if w.startswith("prefill activations")]
+    assert "524,288 tokens = 64 sequence(s) x 8,192" in warning
+    assert "max_num_batched_tokens" in warning and "engine: vllm" in warning
+    # 8,192 batched tokens: 128 per sequence x 64 = 8,192 tokens per pass; no warning.
+    chunked = estimate(workload(arch, task="infer", weights="bf16", context=8192, concurrency=64, tp=8,
+                                max_num_batched_tokens=8192))
+    assert not any(w.startswith("prefill activations") for w in chunked.warnings)
+
+
+def test_hf_chunked_prefill_names_the_tokens_it_really_prefills():
+    # max_num_batched_tokens 100 over 8 sequences: Transformers' prefill_chunk_size is per sequence,
+    # 100 // 8 = 12, so a forward pass holds 12 x 8 = 96 tokens, not 100.
+    arch = catalog_arch("llama-3.1-8b")
+    est = estimate(workload(arch, task="infer", weights="bf16", context=4096, concurrency=8,
+                            max_num_batched_tokens=100))
+    assert ("chunked prefill of 96 tokens per forward pass (Transformers: GenerationConfig(prefill_chunk_size=12) "
+            "for 8 sequence(s))") in est.recipe_description
+    act = next(c for c in est.gpu_components() if c.name == "prefill activations")
+    assert act.formula.startswith("96 tokens x ")
+    # 96 tokens x (3 x 2 B x 4,096 + max(MLP 3 x 2 B x 14,336, q/k/v)) = 96 x 110,592 B
+    assert act.bytes == 96 * (3 * 2 * 4096 + 3 * 2 * 14336)

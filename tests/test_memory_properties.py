@@ -4,11 +4,15 @@
 - A higher ZeRO stage, or more data-parallel GPUs (from 2 up), never needs more per GPU.
   (Going from 1 GPU to 2 adds communication buffers: DDP buckets and NCCL; that is real.)
 - Gradient checkpointing never increases activations (models with at least 2 layers).
+- ZeRO-Offload with stage 2 or 3 keeps the optimizer and the gradients off the GPU: the per-GPU
+  need does not depend on the optimizer, and no full gradient copy is on the GPU.
+- vLLM: the sequences ``vllm_budget`` says fit at a context are exactly the largest concurrency whose
+  need fits the card (what ``fit`` searches), sliding-window models included.
 """
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from planner.architecture import from_hf_config
@@ -102,3 +106,56 @@ def test_checkpointing_never_increases_activations(arch, recipe, attention, full
     none, _ = activation_bytes(arch, reg, checkpointing="none", **kw)
     ckpt, _ = activation_bytes(arch, reg, checkpointing="full", **kw)
     assert ckpt <= none
+
+
+@settings(max_examples=100, deadline=None)
+@given(archs(), st.sampled_from(["full", "lora"]), st.sampled_from(sorted(OPTIMIZERS)),
+       st.sampled_from(sorted(OPTIMIZERS)), st.integers(1, 8), st.sampled_from([2, 3]), st.integers(1, 4))
+def test_zero_offload_gpu_need_holds_no_optimizer_and_no_gradient_copy(arch, method, opt_a, opt_b, gpus, stage,
+                                                                       grad_accum):
+    keys = dict(method=method, recipe="mixed-bf16", gpus=gpus, zero=stage, offload_optimizer=True,
+                grad_accum=grad_accum, micro_batch=1, seq_len=128)
+    a = estimate(make(arch, **keys, optimizer=opt_a))
+    b = estimate(make(arch, **keys, optimizer=opt_b))
+    assert a.per_gpu_total_bytes == b.per_gpu_total_bytes
+    assert not any(c.name == "gradients" for c in a.gpu_components())
+
+
+@st.composite
+def serving_archs(draw):
+    heads = draw(st.sampled_from([4, 8, 16]))
+    kv = draw(st.sampled_from([d for d in (1, 2, 4, 8) if heads % d == 0]))
+    head_dim = draw(st.sampled_from([32, 64, 128]))
+    family = draw(st.sampled_from(["llama", "mistral", "gemma2"]))
+    cfg = {"model_type": family, "hidden_size": heads * head_dim, "num_hidden_layers": draw(st.integers(2, 8)),
+           "num_attention_heads": heads, "num_key_value_heads": kv, "head_dim": head_dim,
+           "intermediate_size": 2 * heads * head_dim, "vocab_size": draw(st.integers(1000, 64000)),
+           "max_position_embeddings": 32768}
+    if family != "llama":
+        cfg["sliding_window"] = draw(st.sampled_from([16, 100, 1024, 4096]))
+    return from_hf_config(cfg)
+
+
+@settings(max_examples=100, deadline=None)
+@given(serving_archs(), st.integers(1, 32768), st.sampled_from([16, 100, 512, 2048, 8192]),
+       st.integers(2, 40), st.booleans())
+def test_vllm_sequences_are_the_largest_concurrency_that_fits(arch, context, batched, gib, window):
+    from planner.memory import vllm_budget
+    from planner.units import GiB
+
+    def need(concurrency):
+        # gpu_memory_utilization 0.5: vLLM's usable share is exact in integers (no float rounding).
+        w = workload_from_mapping({"model": "m", "task": "infer", "engine": "vllm", "context": context,
+                                   "concurrency": concurrency, "max_num_batched_tokens": batched,
+                                   "max_num_seqs": 1024, "gpu_memory_utilization": 0.5, "sliding_window": window},
+                                  lambda n, e: (n, "test", arch))
+        return w, estimate(w)
+
+    total = gib * GiB
+    w, est = need(1)
+    b = vllm_budget(w, est, cuda_total=total)
+    seqs = b.sequences
+    assume(seqs < 65536)  # the workload's concurrency limit
+    if seqs >= 1:
+        assert need(seqs)[1].per_gpu_total_bytes <= total
+    assert need(seqs + 1)[1].per_gpu_total_bytes > total

@@ -215,3 +215,94 @@ def test_fit_errors_name_the_option_the_user_typed():
     r = run("plan", "--debug", "scenarios/qlora-7b-12gb.yaml")
     assert r.exit_code == 2
     assert "--debug goes before the command: " in r.output and "--debug plan ...'" in r.output
+
+
+# ----- estimate: values for another command, options without the one they need ---------------------
+
+def test_estimate_points_max_to_fit():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--concurrency", "max"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --concurrency: 'planner estimate' takes a whole number, not 'max'. 'planner fit' finds "
+                        "the largest concurrency that fits a card: planner fit --gpu ID --concurrency max (with the "
+                        "same other options).\n")
+    # other values stay click's usual refusal
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--micro-batch", "four"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: Invalid value for '--micro-batch': 'four' is not a valid integer. See 'planner estimate "
+                        "--help'.\n")
+
+
+def test_estimate_headroom_without_a_card_names_the_option():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--headroom", "0.1"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --headroom: --headroom applies to the fit check on a card: give --gpu ID with it. For "
+                        "example --gpu h100-sxm ('planner catalog gpus' lists the ids), or leave --headroom out.\n")
+
+
+def test_gpus_below_one_has_a_hint():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--gpus", "0"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs "
+                        "on (data-parallel ranks x tensor-parallel degree).\n")
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--gpus", "0"])
+    assert r.exit_code == 2
+    assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the "
+                        "inference replicas run on, --tp each (without --tp, one replica on all of them).\n")
+
+
+def test_gpus_in_an_inference_workload_file_says_what_to_write():
+    e = Entry({"model": "gpt2", "task": "infer", "gpus": 2}, file="w.yaml", error=ScenarioError)
+    from planner.catalog import load_catalog
+    from planner.inputs import make_resolver
+    from planner.workload import workload_from_entry
+
+    with pytest.raises(ScenarioError) as err:
+        workload_from_entry(e, make_resolver(load_catalog()))
+    assert str(err.value) == ("w.yaml: gpus: 'gpus' is an option of task train, not infer. An inference workload is one "
+                              "replica on tp GPUs: set tp: N, or task: train.")
+
+
+def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():
+    # vllm serve defaults max_model_len to the model's maximum (131,072 for Llama 3.1) and refuses to start
+    # when one sequence that long does not fit its KV cache; the plan sized 4,096 tokens.
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    args = ["estimate", "--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm", "--gpu", "h100-sxm",
+            "--tp", "2"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    note = ("vLLM: the plan assumes context 4,096 (the default); start vllm serve with --max-model-len 4096: it "
+            "defaults to the model's maximum, 131,072 tokens, and refuses to start when one sequence that long does "
+            "not fit the KV cache (22,496 tokens here).")
+    assert r.output.splitlines()[-1] == "Note: " + note
+    assert note in json.loads(CliRunner().invoke(main, [*args, "--json"]).output)["notes"]
+    given = CliRunner().invoke(main, [*args, "--context", "4096"])
+    assert "--max-model-len" not in given.output
+
+
+def test_vllm_past_the_models_maximum_names_the_environment_variable():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
+                                  "--context", "200000"])
+    assert r.exit_code == 0, r.output
+    assert ("Warning: vLLM refuses a max_model_len (200,000) above the model's maximum (max_position_embeddings "
+            "131,072) unless the environment of vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.") in r.output.splitlines()

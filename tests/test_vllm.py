@@ -168,3 +168,93 @@ def test_vllm_that_would_not_start_does_not_fit():
     with pytest.raises(ScenarioError) as err:
         workload(arch, task="infer", engine="vllm", gpu_memory_utilization=1.0)
     assert "must be below 1: vLLM starts only when the memory free after the CUDA context" in str(err.value)
+
+
+# ----- sliding-window models: KV per request as vLLM V1 allocates it ------------------------------
+
+def test_sliding_window_request_takes_the_window_plus_one_chunk():
+    # vllm/v1/kv_cache_interface.py: a full-attention layer takes cdiv(context, 16) blocks of 16
+    # tokens, a sliding-window layer (cdiv(min(window - 1 + max_num_batched_tokens, context), 16) + 1).
+    from planner.memory.vllm import sequence_kv
+
+    # Mistral-7B-v0.1: 32 layers, all with a 4,096 window; 2 x 8 KV heads x 128 x 2 B = 4,096 B per
+    # layer and token. Context 16,384, 8,192 batched tokens: min(4,095 + 8,192, 16,384) = 12,287 ->
+    # cdiv 768 + 1 = 769 blocks = 12,304 tokens; 32 x 12,304 x 4,096 B = 1,612,709,888 B per request.
+    mistral = sequence_kv(catalog_arch("mistral-7b-v0.1"), kv_dtype="bf16", tp=1, max_num_batched_tokens=8192)
+    assert (mistral.full_layers, mistral.window_layers, mistral.layer_token_bytes) == (0, 32, 4096)
+    assert mistral.window_tokens(16_384) == 12_304
+    assert mistral.bytes(16_384) == 32 * 12_304 * 4096 == 1_612_709_888
+    # Gemma-2-9B: 21 window layers and 21 full ones, 2 x 8 x 256 x 2 B = 8,192 B per layer and token.
+    # Context 8,192, 2,048 batched tokens: full 8,192 tokens; window min(6,143, 8,192) -> 384 + 1 blocks
+    # = 6,160 tokens; 8,192 B x 21 x (8,192 + 6,160) = 2,469,003,264 B.
+    gemma = sequence_kv(catalog_arch("gemma-2-9b"), kv_dtype="bf16", tp=1, max_num_batched_tokens=2048)
+    assert gemma.bytes(8192) == 8192 * 21 * (8192 + 6160) == 2_469_003_264
+    # Without the window (sliding_window: false) every layer keeps the context: 8,192 x 42 x 8,192 B.
+    assert sequence_kv(catalog_arch("gemma-2-9b"), kv_dtype="bf16", tp=1, max_num_batched_tokens=2048,
+                       sliding_window=False).bytes(8192) == 8192 * 42 * 8192
+    # A full-attention model at a context that is not a multiple of 16 rounds up to whole blocks.
+    llama = sequence_kv(catalog_arch("llama-3.1-8b"), kv_dtype="bf16", tp=1, max_num_batched_tokens=2048)
+    assert llama.bytes(4100) == 131_072 * 4112
+
+
+def test_sliding_window_estimate_and_fit_agree_on_the_sequences_that_fit():
+    # Mistral-7B-v0.1 on an H100 (vllm serve's 8,192 batched tokens), 16,384-token requests: the KV
+    # budget over 1,612,709,888 B per request is what estimate prints and the concurrency fit finds.
+    # (Before: estimate said kv_tokens // 16,384 = 28 while the KV component counted the 4,096-token
+    # window, so fit found 113.)
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    common = ["--model", "mistral-7b-v0.1", "--task", "infer", "--engine", "vllm", "--context", "16384",
+              "--gpu", "h100-sxm"]
+    runner = CliRunner()
+    r = runner.invoke(main, ["fit", *common, "--concurrency", "max", "--json"])
+    assert r.exit_code == 0, r.output
+    best = json.loads(r.output)["max_value"]
+    e = runner.invoke(main, ["estimate", *common, "--concurrency", str(best), "--json"])
+    assert e.exit_code == 0, e.output
+    doc = json.loads(e.output)
+    v = doc["gpu"]["vllm"]
+    assert v["kv_bytes_per_sequence"] == 1_612_709_888
+    assert v["kv_window_tokens_per_sequence"] == 12_304
+    assert best == v["sequences_at_context"] == v["budget_bytes"] // 1_612_709_888
+    kv = next(c for c in doc["components"] if c["name"] == "KV cache")
+    assert kv["bytes"] == best * 1_612_709_888
+    assert doc["gpu"]["fits"] is True
+    over = runner.invoke(main, ["estimate", *common, "--concurrency", str(best + 1), "--json"])
+    assert json.loads(over.output)["gpu"]["fits"] is False
+    text = runner.invoke(main, ["estimate", *common, "--concurrency", str(best)]).output
+    assert (f"{best} sequences of 16,384 tokens (1.50 GiB of KV each, sliding-window layers holding 12,304 "
+            "tokens)") in text
+
+
+def test_sliding_window_context_check_is_by_bytes_per_request():
+    # vLLM's start-up check compares one max_model_len request's KV bytes with the budget. Mistral-7B
+    # at 32,768 tokens with 2,048 batched tokens needs 32 x (cdiv(6,143, 16) + 1) x 16 x 4,096 B =
+    # 807,403,520 B, far less than 32,768 tokens x 131,072 B = 4 GiB: a 2 GiB budget holds it.
+    arch = catalog_arch("mistral-7b-v0.1")
+    w = workload(arch, task="infer", weights="bf16", context=32768, engine="vllm", max_num_batched_tokens=2048,
+                 max_num_seqs=16)
+    est = estimate(w)
+    probe = vllm_budget(w, est, cuda_total=80 * GiB)
+    fixed = probe.weights + probe.profile_peak + probe.non_torch
+
+    def with_budget(target):
+        return vllm_budget(w, est, cuda_total=int((fixed + target) / 0.9) + 1)
+
+    two = with_budget(2 * GiB)
+    assert two.kv_tokens < 32768  # the token count alone would refuse it
+    assert two.kv_bytes_per_sequence() == 807_403_520
+    assert two.problems(context=32768, kv_bytes_per_token=131_072) == []
+    assert two.sequences == two.budget // 807_403_520
+    # Half a GiB does not hold it; the longest context that fits is the largest c with
+    # (cdiv(c, 16) + 1) x 16 x 131,072 B <= budget, i.e. c = (budget // (131,072 x 16) - 1) x 16.
+    half = with_budget(GiB // 2)
+    longest = (half.budget // (131_072 * 16) - 1) * 16
+    (msg,) = half.problems(context=32768, kv_bytes_per_token=131_072)
+    assert msg == (f"max_model_len 32,768 needs 0.75 GiB of KV cache per request, more than the "
+                   f"{half.budget / GiB:,.2f} GiB that fit; vLLM refuses to start unless --max-model-len is at "
+                   f"most {longest:,}")

@@ -8,6 +8,6 @@ allocator), ``host`` (system RAM), assembled by ``estimate``. Importing this pac
 
 from planner.memory.breakdown import Component, Estimate
 from planner.memory.estimate import estimate
-from planner.memory.vllm import cuda_total_bytes, vllm_budget
+from planner.memory.vllm import cuda_total_bytes, sequence_kv, vllm_budget
 
-__all__ = ["Component", "Estimate", "cuda_total_bytes", "estimate", "vllm_budget"]
+__all__ = ["Component", "Estimate", "cuda_total_bytes", "estimate", "sequence_kv", "vllm_budget"]

@@ -33,6 +33,9 @@ from planner.workload import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation changes time, not memory: it adds no activation memory, only "
                    "micro-batches per optimizer step.")
+GRAD_ACCUM_OFFLOAD_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; "
+                           "with ZeRO-Offload DeepSpeed also keeps gradient accumulation buffers in host RAM "
+                           "(see the host components).")
 QUANT_SRC = {
     "nf4": "QLoRA, Dettmers et al. 2023, sec. 3",
     "int8": "LLM.int8(), Dettmers et al. 2022, sec. 3",
@@ -88,6 +91,17 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     tokens, seqs = SMALL_CARD_DEFAULTS
     b = vllm_budget(w, probe, cuda_total=0, gpu_id="", max_num_batched_tokens=i.max_num_batched_tokens or tokens,
                     max_num_seqs=i.max_num_seqs or seqs)
+    # The KV cache as vLLM allocates it: whole 16-token blocks per layer, and for sliding-window
+    # layers the window plus one chunk of batched tokens (planner.memory.vllm.SequenceKv), so the
+    # sequences `estimate --gpu` says fit and the concurrency `fit` finds are the same figure.
+    seq = b.sequence
+    assert seq is not None
+    comps = [c if c.name != "KV cache" else Component(
+        "KV cache", GPU, i.concurrency * seq.bytes(i.context),
+        f"{i.concurrency} seq x {seq.bytes(i.context):,} B per sequence = {seq.formula(i.context)}"
+        + (f" (per GPU, t={i.tp})" if i.tp > 1 else ""),
+        KV_SRC + "; vLLM vllm/v1/kv_cache_interface.py (FullAttentionSpec, SlidingWindowSpec.max_memory_usage_bytes)")
+        for c in comps]
     if rope:
         comps.append(Component("rotary cos/sin cache (vLLM)", GPU, rope,
                                f"max_position_embeddings {arch.max_position_embeddings:,} x rotary dim x {c} B",
@@ -189,7 +203,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B, one at a time",
                                "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
-    notes = [GRAD_ACCUM_NOTE]
+    notes = [GRAD_ACCUM_NOTE if not (t.offload_optimizer and t.grad_accum > 1) else GRAD_ACCUM_OFFLOAD_NOTE]
     if t.method == "qlora":
         notes.append("QLoRA: the NF4 base is dequantized one layer at a time; embeddings, output head and norms "
                      + ("are fp32 after peft's prepare_model_for_kbit_training, and so are the activations."
@@ -233,16 +247,18 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     assert i is not None
     wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
-    comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula + (f" / t={i.tp}" if i.tp > 1 else ""),
-                       src)]
+    comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula, src)]
     kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
                                  sliding_window=i.sliding_window)
     comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
     if i.engine == "vllm":
         return _infer_vllm(w, comps, overheads)
     prompt_tokens = i.context * i.concurrency
-    chunk = i.max_num_batched_tokens or prompt_tokens
-    tokens = min(chunk, prompt_tokens)
+    # Transformers prefills in chunks of GenerationConfig.prefill_chunk_size tokens per sequence, all
+    # sequences of the batch at once: max_num_batched_tokens is split evenly over the sequences
+    # (at least one token each), so a forward pass holds per-sequence chunk x concurrency tokens.
+    seq_chunk = min(max((i.max_num_batched_tokens or prompt_tokens) // i.concurrency, 1), i.context)
+    tokens = seq_chunk * i.concurrency
     act, act_text = prefill_peak_bytes(arch, tokens=tokens, longest=min(i.context, tokens), attention=i.attention,
                                        compute_bytes=2 if i.weights != "fp32" else 4, tp=i.tp)
     comps.append(Component("prefill activations", GPU, act, act_text,
@@ -261,11 +277,22 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
                              to_gpu=True)
     extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
-    if i.max_num_batched_tokens is not None and i.max_num_batched_tokens < prompt_tokens:
-        # Transformers generate prefills in chunks of GenerationConfig.prefill_chunk_size tokens per sequence
+    if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
-                 f"prefill_chunk_size={max(tokens // i.concurrency, 1):,}) for {i.concurrency} sequence(s))")
+                 f"prefill_chunk_size={seq_chunk:,}) for {i.concurrency} sequence(s))")
     if i.engine == "vllm":
         desc += f"; vLLM engine (gpu_memory_utilization {i.gpu_memory_utilization:g})"
-    return _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
-                   extra=extra)
+    est = _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
+                  extra=extra)
+    total = est.per_gpu_total_bytes
+    # Prefill activations above 25 % of the per-GPU need: a planning threshold (not a measured
+    # quantity) for a batch whose prompts are all prefilled at once, which an engine bounds.
+    if act * 4 > total:
+        how = ("every prompt token of the batch is prefilled in one forward pass" if tokens == prompt_tokens else
+               f"max_num_batched_tokens {i.max_num_batched_tokens:,} still prefills {seq_chunk:,} tokens per sequence")
+        warning = (f"prefill activations are {act / 2**30:,.2f} GiB, {act / total:.0%} of the {total / 2**30:,.2f} GiB "
+                   f"per GPU: {how} ({tokens:,} tokens = {i.concurrency:,} sequence(s) x {seq_chunk:,}); a smaller "
+                   "max_num_batched_tokens (chunked prefill, Transformers GenerationConfig(prefill_chunk_size=...)) "
+                   "or engine: vllm (which prefills at most max_num_batched_tokens per step) bounds it")
+        est = replace(est, warnings=est.warnings + (warning,))
+    return est

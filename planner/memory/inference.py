@@ -9,7 +9,9 @@ Sources:
   replicated KV head (vLLM ``ModelConfig.get_num_kv_heads``: ``max(1, kv // t)``).
 - vLLM (Kwon et al. 2023, PagedAttention; docs "Engine arguments"): the engine may use
   ``gpu_memory_utilization`` of the card's total memory; after the weights and a profiled
-  activation peak, the rest becomes KV blocks of 16 tokens.
+  activation peak, the rest becomes KV blocks of 16 tokens. How many blocks one request takes
+  (whole blocks per layer; sliding-window layers hold the window plus one chunk of batched tokens)
+  is :class:`planner.memory.vllm.SequenceKv`, which an ``engine: vllm`` estimate uses for its KV cache.
 """
 
 from __future__ import annotations

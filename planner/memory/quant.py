@@ -69,6 +69,10 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         ValueError: unknown format (callers validate names first).
     """
     pc = arch.param_counts()
+    # Every count below is already per tensor-parallel rank; the formula says so instead of
+    # dividing again (its numbers multiply and add up to the bytes).
+    rank = f" per tensor-parallel rank (t={tp})" if tp > 1 else ""
+    per = f"per tensor-parallel rank (t={tp}): " if tp > 1 else ""
     lin = -(-pc.linear // tp) + -(-pc.router // tp)
     big_rest = -(-(pc.embedding + pc.lm_head + pc.position_embedding) // tp)
     small = pc.norms + -(-pc.biases // tp)
@@ -78,16 +82,18 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     if fmt in ("fp32", "fp16", "bf16"):
         b = 4 if fmt == "fp32" else 2
         total_params = lin + rest
-        return WeightBytes(lin * b, 0, rest * b, f"{total_params:,} params x {b} B ({fmt})")
+        return WeightBytes(lin * b, 0, rest * b, f"{total_params:,} params{rank} x {b} B ({fmt})")
     if fmt == "fp8":
         n_tensors = sum(m.count for m in mods) * L
         consts = n_tensors * 4
         return WeightBytes(lin, consts, rest * 2,
-                           f"{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales + {rest:,} other params x 2 B")
+                           f"{per}{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales x 4 B + {rest:,} other "
+                           "params x 2 B")
     if fmt == "int8":
         rows = sum(m.out_features * m.count for m in mods) * L // tp
         return WeightBytes(lin, rows * 4, rest * 2,
-                           f"{lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {rest:,} other x 2 B")
+                           f"{per}{lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {rest:,} other "
+                           "params x 2 B")
     if fmt in ("int4-gptq", "int4-awq"):
         # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
         groups = (sum(m.out_features * m.count for m in mods) * L // tp if group_size == -1
@@ -99,7 +105,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             consts += g_idx
         return WeightBytes(
             -(-lin // 2), consts, rest * 2,
-            f"{lin:,} linear params x 0.5 B + {groups:,} "
+            f"{per}{lin:,} linear params x 0.5 B + {groups:,} "
             + (f"groups of {group_size}" if group_size != -1 else "output columns (group_size -1)")
             + " x (2 B scale + 0.5 B zero)"
             + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B")
@@ -109,7 +115,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         u = unquantized_bytes
         return WeightBytes(
             -(-lin // 2), consts, rest * u,
-            f"{lin:,} linear params x 0.5 B + constants {bits:.3f} bits/param"
-            f" ({'double' if double_quant else 'single'} quantization) + {rest:,} other params x {u} B"
+            f"{per}{lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
+            f" {'double' if double_quant else 'single'} quantization) + {rest:,} other params x {u} B"
             + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else ""))
     raise ValueError(f"unknown weight format {fmt!r}")

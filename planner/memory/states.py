@@ -5,7 +5,21 @@ and CPU offload. Sources:
 - ZeRO (Rajbhandari et al. 2020, section 5.1 and Figure 1): stage 1 shards optimizer
   states (and fp32 master weights) over N, stage 2 also gradients, stage 3 also parameters.
 - ZeRO-Offload (Ren et al. 2021, section 4): optimizer states, fp32 master weights and fp32
-  gradients live in host memory; the GPU keeps 16-bit parameters and gradients.
+  gradients live in host memory. With ZeRO-2 or ZeRO-3 the gradients do not stay on the GPU:
+  during backward they are copied into the reduce ("ipg") bucket, reduced bucket by bucket and
+  copied to the host's fp32 gradient partition as each bucket fills (DeepSpeed
+  ``deepspeed/runtime/zero/stage_1_and_2.py`` with ``cpu_offload``: ``reduce_ipg_grads`` ->
+  ``copy_grads_in_partition`` -> ``async_inplace_copy_grad_to_fp32_buffer_from_gpu``, which sets
+  ``param.grad = None``; no ``grads_in_partition`` buffer is made on the GPU). The GPU keeps the
+  bucket (``reduce_bucket_size`` elements, ``ipg_buffer``, allocated in ``backward``) and, for
+  stage 1/2, ``temp_grad_buffer_for_gpu_offload`` (the largest trainable tensor's elements, in the
+  parameter dtype). With gradient accumulation > 1, stage 1/2 accumulate in host memory
+  (``accumulated_grads_in_cpu``: each partition parameter's elements in the parameter dtype);
+  ZeRO-3 keeps its 16-bit gradient partitions (``grad_partitions_flat_buffer``, in
+  ``gradient_accumulation_dtype``, the model dtype under ZeRO) on the offload device
+  (``deepspeed/runtime/zero/stage3.py`` ``_setup_for_real_optimizer``). This is how the paper
+  trains a 13B model on one 32 GB V100 (abstract). ZeRO-1 (without ``overlap_comm``) reduces only
+  after backward, so its full 16-bit gradients are on the GPU until then and stay in the model.
 - ZeRO-Infinity (Rajbhandari et al. 2021): with stage 3 the parameters move to host memory too.
 - DeepSpeed configuration docs (deepspeed.ai/docs/config-json): ``reduce_bucket_size`` and
   ``stage3_prefetch_bucket_size`` / ``stage3_max_live_parameters`` size the buffers in flight.
@@ -30,6 +44,9 @@ from planner.workload import Training
 ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
 OFFLOAD_SRC = "ZeRO-Offload, Ren et al. 2021, sec. 4"
 DS_CONFIG_SRC = "DeepSpeed config docs (deepspeed.ai/docs/config-json)"
+DS_OFFLOAD_SRC = ("DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: ipg_buffer, "
+                  "temp_grad_buffer_for_gpu_offload, accumulated_grads_in_cpu); stage3.py "
+                  "(grad_partitions_flat_buffer on the offload device)")
 LORA_SRC = "LoRA, Hu et al. 2021, sec. 4; peft autocast_adapter_dtype"
 TP_SRC = "Megatron-LM, Shoeybi et al. 2019, sec. 3"
 
@@ -49,6 +66,8 @@ class TrainableShape:
         trainable: parameters that get gradients, per tensor-parallel rank.
         adafactor_values: second-moment values Adafactor keeps for the trainable tensors.
         largest_layer: parameters of one transformer layer (or the embedding, if larger), per rank.
+        largest_trainable_tensor: elements of the largest single trainable tensor, per rank (the
+            embedding or output head for a full fine-tune, the largest adapter matrix for LoRA).
     """
 
     total: int
@@ -56,6 +75,7 @@ class TrainableShape:
     trainable: int
     adafactor_values: int
     largest_layer: int
+    largest_trainable_tensor: int = 0
 
 
 def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
@@ -89,6 +109,7 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
             factored += arch.vocab_size + arch.hidden_size
         factored += pc.norms + pc.biases + pc.position_embedding
         ada = _tp_split(factored, t)
+        biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.in_features * m.out_features for m in mods]), t)
     else:
         trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets), t)
         ada = 0
@@ -97,7 +118,9 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
                 r = train.lora_rank
                 ada += (m.in_features + r + r + m.out_features) * m.count
         ada = _tp_split(ada * arch.num_hidden_layers, t)
-    return TrainableShape(pc.total, per_gpu, trainable, ada, largest)
+        biggest = _tp_split(max([train.lora_rank * max(m.in_features, m.out_features) for m in mods
+                                 if m.name in train.lora_targets] or [0]), t)
+    return TrainableShape(pc.total, per_gpu, trainable, ada, largest, biggest)
 
 
 def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape) -> tuple[int, str]:
@@ -147,7 +170,7 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
                           unquantized_bytes=4 if train.prepare_kbit_training else 2)
         full_weights = wb.total
         w, note = shard(full_weights, 3)
-        out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note + tp_note,
+        out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note,  # formula is per rank
                              "QLoRA, Dettmers et al. 2023, sec. 3"
                              + ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "")
                              + src_tp))
@@ -189,16 +212,22 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     else:
         grad_b, master_b, state_b = recipe.grad_bytes, recipe.master_bytes, recipe.state_bytes
 
-    grads, gnote = shard(nt * grad_b, 2)
+    # Bytes per value of the trainable parameters themselves (DeepSpeed's offload buffers use it).
+    param_b = recipe.weight_bytes if train.method == "full" else grad_b
+    # ZeRO-Offload with stage 2 or 3: gradients leave the GPU bucket by bucket during backward
+    # (see the module docstring); only the reduce bucket and a staging buffer stay on the GPU.
+    grads_offloaded = train.offload_optimizer and z >= 2
     grads_persistent = recipe.persistent_grads or train.grad_accum > 1 or z >= 1 or N > 1
     # With tied embeddings the output head's gradient waits for the embedding's, and the two
     # are added into a new tensor at the end of backward: three vocab x hidden gradients at once.
     tied_moment = (arch.tie_word_embeddings and train.method == "full" and not grads_persistent)
-    gphase = "" if grads_persistent else ("optimizer step, end of backward" if tied_moment else "optimizer step")
-    why = ("" if not grads_persistent else
-           " (kept between micro-batches)" if train.grad_accum > 1 else " (persistent buffers)")
-    out.append(Component("gradients", GPU, grads, f"{nt:,} trainable params x {grad_b} B{gnote}{why}",
-                         (ZERO_SRC if gnote else recipe_source(recipe)), phase=gphase))
+    if not grads_offloaded:
+        grads, gnote = shard(nt * grad_b, 2)
+        gphase = "" if grads_persistent else ("optimizer step, end of backward" if tied_moment else "optimizer step")
+        why = ("" if not grads_persistent else
+               " (kept between micro-batches)" if train.grad_accum > 1 else " (persistent buffers)")
+        out.append(Component("gradients", GPU, grads, f"{nt:,} trainable params x {grad_b} B{gnote}{why}",
+                             (ZERO_SRC if gnote else recipe_source(recipe)), phase=gphase))
     if tied_moment:
         vh = -(-arch.vocab_size * arch.hidden_size // train.tp)
         out.append(Component("tied embedding gradients being summed", GPU, 2 * vh * grad_b,
@@ -217,9 +246,26 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         out.append(Component("optimizer states", where_states, s, f"{sformula}{snote}{off} ({opt.name})",
                              (OFFLOAD_SRC + "; " if off else "") + opt.source))
     if train.offload_optimizer:
-        g32, g32note = shard(nt * 4, 2)
+        # The fp32 gradient partition (single_partition_of_fp32_groups[i].grad in DeepSpeed) is
+        # the same partition as the fp32 master weights: sharded from stage 1 on.
+        g32, g32note = shard(nt * 4, 1)
         out.append(Component("fp32 gradients for the CPU optimizer", HOST, g32,
                              f"{nt:,} params x 4 B{g32note}", OFFLOAD_SRC))
+        if z == 3:
+            gp, gpnote = shard(nt * grad_b, 2)
+            out.append(Component("gradient partitions in host RAM (ZeRO-3 offload)", HOST, gp,
+                                 f"{nt:,} params x {grad_b} B{gpnote} (grad_partitions_flat_buffer on the offload "
+                                 "device; accumulates across micro-batches)", OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC))
+        elif train.grad_accum > 1:  # stages 1 and 2 (stage_1_and_2.py)
+            ga, ganote = shard(nt * param_b, 1)  # the parameters of this rank's partition
+            out.append(Component("gradient accumulation buffers in host RAM (ZeRO-Offload)", HOST, ga,
+                                 f"{nt:,} params x {param_b} B{ganote} (accumulated_grads_in_cpu, "
+                                 f"grad_accum {train.grad_accum})", OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC))
+        if z < 3:  # stage_1_and_2.py allocates it whenever cpu_offload is on
+            big = shape.largest_trainable_tensor
+            out.append(Component("gradient staging buffer (ZeRO-Offload)", GPU, big * param_b,
+                                 f"largest trainable tensor {big:,} elements x {param_b} B "
+                                 "(temp_grad_buffer_for_gpu_offload)", OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC))
     # ---- step temporaries ---------------------------------------------------------------
     # torch.optim's foreach step allocates temporaries; the mixed recipes (DeepSpeed, Megatron,
     # apex) and any ZeRO stage use fused optimizers that update in place.
@@ -230,16 +276,22 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
                              f"{nt:,} params x {opt.step_temp_values} x {state_b} B", opt.source,
                              phase="optimizer step"))
     # ---- communication buffers ------------------------------------------------------------
-    if N > 1:
-        if z == 0:
-            out.append(Component("DDP gradient buckets", GPU, nt * grad_b,
-                                 f"{nt:,} params x {grad_b} B (gradient_as_bucket_view=False)",
-                                 "PyTorch DistributedDataParallel docs, gradient_as_bucket_view"))
-        else:
-            elems = min(DS_REDUCE_BUCKET_ELEMENTS, nt)
-            out.append(Component("ZeRO reduce bucket", GPU, elems * grad_b,
-                                 f"min({DS_REDUCE_BUCKET_ELEMENTS:,}, {nt:,}) elements x {grad_b} B", DS_CONFIG_SRC,
-                                 phase=fwd_phase))
+    if N > 1 and z == 0:
+        out.append(Component("DDP gradient buckets", GPU, nt * grad_b,
+                             f"{nt:,} params x {grad_b} B (gradient_as_bucket_view=False)",
+                             "PyTorch DistributedDataParallel docs, gradient_as_bucket_view"))
+    elif z >= 1 and (N > 1 or train.offload_optimizer):
+        # DeepSpeed allocates the bucket in backward whenever contiguous_gradients is on, which
+        # cpu_offload forces, so an offloaded run on one GPU has it too.
+        elems = min(DS_REDUCE_BUCKET_ELEMENTS, nt)
+        formula = f"min({DS_REDUCE_BUCKET_ELEMENTS:,}, {nt:,}) elements x {grad_b} B"
+        if grads_offloaded:
+            formula += ("; the only gradient copy on the GPU: each full bucket is reduced and copied to the "
+                        "host's fp32 gradient partition (ZeRO-Offload)")
+        out.append(Component("ZeRO reduce bucket", GPU, elems * grad_b, formula,
+                             DS_CONFIG_SRC + ("; " + OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC if train.offload_optimizer
+                                              else ""),
+                             phase=fwd_phase))
     return out
 
 

@@ -37,6 +37,20 @@ and the KV cache gets ``budget // (bytes per token x 16)`` blocks of 16 tokens.
   the model dtype (vllm/model_executor/layers/rotary_embedding.py), counted in "model weights take":
   Llama-3.1-8B logs 14.99 GiB = 16,060,522,496 B of parameters + 131,072 x 128 x 2 B.
 
+KV cache per request (what a sequence of ``context`` tokens takes from the block pool): vLLM V1 allocates
+whole blocks of 16 tokens per layer, ``cdiv(context, 16)`` for a full-attention layer, and for a
+sliding-window layer ``cdiv(min(sliding_window - 1 + max_num_batched_tokens, context), 16) + 1``: the
+window of already computed tokens plus one chunk of newly scheduled ones, and one block more because
+the window need not start at a block boundary (vllm/v1/kv_cache_interface.py,
+``FullAttentionSpec`` / ``SlidingWindowSpec.max_memory_usage_bytes``). The engine's logged
+"Maximum concurrency for N tokens per request" is the pool's blocks over the sum of these per request
+(vllm/v1/core/kv_cache_utils.py ``get_max_concurrency_for_kv_cache_config``); its start-up check
+that ``max_model_len`` fits compares the same per-request bytes with the budget
+(``check_enough_kv_cache_memory``). Assumption: the hybrid KV-cache manager is on (the V1 default);
+with ``--disable-hybrid-kv-cache-manager`` a model that mixes sliding and full layers allocates all
+of them as full attention. The figure is the worst case of a request in chunked prefill; a request
+that is only decoding frees the blocks that fell out of its window.
+
 Older engines counted differently (before vLLM PR #11809, January 2025, "non_torch_memory" also
 held the caching allocator's cached blocks), so logs of those builds are not this arithmetic.
 """
@@ -49,7 +63,7 @@ from typing import Any
 from planner.architecture import Architecture
 from planner.catalog import Gpu
 from planner.memory.breakdown import Estimate
-from planner.memory.inference import VLLM_BLOCK_TOKENS, prefill_peak_bytes
+from planner.memory.inference import KV_BYTES, VLLM_BLOCK_TOKENS, kv_heads_per_gpu, prefill_peak_bytes
 from planner.units import GiB
 
 
@@ -141,6 +155,85 @@ def sampler_peak_bytes(arch: Architecture, *, requests: int, dtype_bytes: int = 
     return requests * V * (dtype_bytes + SAMPLER_FP32_COPIES * 4)
 
 
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@dataclass(frozen=True)
+class SequenceKv:
+    """How vLLM V1 sizes the KV cache of one request, per GPU (module docstring, "KV cache per request").
+
+    Attributes:
+        layer_token_bytes: K and V of one token in one layer on this GPU: 2 x KV heads x head_dim x bytes.
+        full_layers: layers that keep every token.
+        window_layers: layers with a sliding window (0 when the window is absent or not honoured).
+        sliding_window: the window in tokens (0 when none).
+        max_num_batched_tokens: the engine's chunk of newly scheduled tokens.
+    """
+
+    layer_token_bytes: int
+    full_layers: int
+    window_layers: int
+    sliding_window: int
+    max_num_batched_tokens: int
+
+    def full_tokens(self, context: int) -> int:
+        """Token slots of one full-attention layer: cdiv(context, 16) blocks of 16."""
+        return _cdiv(context, VLLM_BLOCK_TOKENS) * VLLM_BLOCK_TOKENS
+
+    def window_tokens(self, context: int) -> int:
+        """Token slots of one sliding-window layer: (cdiv(min(window - 1 + max_num_batched_tokens,
+        context), 16) + 1) blocks of 16 (``SlidingWindowSpec.max_memory_usage_bytes``); 0 without a window."""
+        if not self.window_layers:
+            return 0
+        n = min(self.sliding_window - 1 + self.max_num_batched_tokens, context)
+        return (_cdiv(n, VLLM_BLOCK_TOKENS) + 1) * VLLM_BLOCK_TOKENS
+
+    def bytes(self, context: int) -> int:
+        """KV bytes one request of ``context`` tokens takes, per GPU."""
+        return self.layer_token_bytes * (self.full_layers * self.full_tokens(context)
+                                         + self.window_layers * self.window_tokens(context))
+
+    def formula(self, context: int) -> str:
+        """The arithmetic of :meth:`bytes`, with the numbers."""
+        parts = []
+        if self.full_layers:
+            parts.append(f"{self.full_layers} layers x {self.full_tokens(context):,} tokens (cdiv({context:,}, 16) "
+                         "blocks of 16)")
+        if self.window_layers:
+            parts.append(f"{self.window_layers} sliding-window layers x {self.window_tokens(context):,} tokens "
+                         f"((cdiv(min({self.sliding_window:,} - 1 + {self.max_num_batched_tokens:,} batched tokens, "
+                         f"{context:,}), 16) + 1) blocks of 16)")
+        return f"{self.layer_token_bytes:,} B per layer and token x (" + " + ".join(parts) + ")"
+
+    def longest_context(self, budget: int, upper: int) -> int:
+        """The longest context (<= ``upper``) one request may have within ``budget`` bytes; 0 when none.
+
+        vLLM's ``estimate_max_model_len`` bisects the same per-request bytes."""
+        lo, hi = 0, upper
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.bytes(mid) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def sequence_kv(arch: Architecture, *, kv_dtype: str, tp: int, max_num_batched_tokens: int,
+                sliding_window: bool = True) -> SequenceKv:
+    """vLLM's per-request KV sizing for ``arch`` (see :class:`SequenceKv`).
+
+    Args:
+        sliding_window: honour the model's sliding window (the workload's ``sliding_window``; vLLM's
+            ``--disable-sliding-window`` is False).
+    """
+    kvh = kv_heads_per_gpu(arch, tp)
+    wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
+    return SequenceKv(2 * kvh * arch.head_dim * KV_BYTES[kv_dtype], arch.num_hidden_layers - wl, wl,
+                      int(arch.sliding_window or 0) if wl else 0, max_num_batched_tokens)
+
+
 @dataclass(frozen=True)
 class VllmBudget:
     """vLLM's KV budget on one GPU, term by term (bytes), as the engine logs it.
@@ -156,6 +249,8 @@ class VllmBudget:
         kv_tokens, kv_blocks: tokens and 16-token blocks that fit.
         max_num_batched_tokens, max_num_seqs: the engine settings used.
         context_outside: CUDA context bytes that must fit in the (1 - utilization) remainder.
+        sequence: how one request's KV cache is sized (None: by tokens alone, 16-token blocks).
+        context: the workload's context (max_model_len), for :attr:`sequences`.
     """
 
     cuda_total: int
@@ -169,6 +264,22 @@ class VllmBudget:
     max_num_batched_tokens: int
     max_num_seqs: int
     context_outside: int
+    sequence: SequenceKv | None = None
+    context: int = 0
+
+    def kv_bytes_per_sequence(self, context: int | None = None) -> int:
+        """KV bytes one request of ``context`` tokens (default: the workload's) takes from the budget."""
+        context = self.context if context is None else context
+        return self.sequence.bytes(context) if self.sequence is not None else 0
+
+    @property
+    def sequences(self) -> int:
+        """Requests of the workload's context the KV budget holds at once (vLLM's 'maximum
+        concurrency', rounded down), before the max_num_seqs cap."""
+        per_seq = self.kv_bytes_per_sequence()
+        if per_seq <= 0:
+            return self.kv_tokens // self.context if self.context else 0
+        return self.budget // per_seq
 
     @property
     def shortfall(self) -> int:
@@ -178,17 +289,26 @@ class VllmBudget:
     def problems(self, *, context: int, kv_bytes_per_token: int) -> list[str]:
         """Why ``vllm serve`` would refuse to start with these terms, one sentence each.
 
-        vLLM raises when no KV block fits ("No available memory for the cache blocks"), when
-        ``max_model_len`` tokens do not fit in the KV cache, and when the free memory at start-up
+        vLLM raises when no KV block fits ("No available memory for the cache blocks"), when one
+        request of ``max_model_len`` tokens does not fit in the KV cache (for a model with sliding-window
+        layers, by its bytes per request: :class:`SequenceKv`), and when the free memory at start-up
         is below ``gpu_memory_utilization`` x total, which it is when the CUDA context does not fit
         in the rest of the card.
         """
         gib = 2**30
         out = []
+        seq = self.sequence
         if self.kv_blocks == 0:
             out.append(f"no KV block fits: weights, profile peak and non-torch memory exceed the "
                        f"{self.usable / gib:,.2f} GiB vLLM may use by {self.shortfall / gib:,.2f} GiB; vLLM stops with "
                        "'No available memory for the cache blocks'")
+        elif seq is not None and seq.window_layers:
+            # sliding-window layers do not grow with the context: vLLM checks bytes per request
+            if seq.bytes(context) > self.budget:
+                longest = seq.longest_context(self.budget, context)
+                out.append(f"max_model_len {context:,} needs {seq.bytes(context) / gib:,.2f} GiB of KV cache per "
+                           f"request, more than the {self.budget / gib:,.2f} GiB that fit; vLLM refuses to start "
+                           f"unless --max-model-len is at most {longest:,}")
         elif self.kv_tokens < context:
             out.append(f"max_model_len {context:,} is more than the {self.kv_tokens:,} KV tokens that fit; vLLM refuses "
                        f"to start unless --max-model-len is at most {self.kv_tokens:,}")
@@ -199,12 +319,17 @@ class VllmBudget:
         return out
 
     def as_dict(self) -> dict[str, int]:
-        """The terms with byte-unit names (for JSON), plus the token counts."""
+        """The terms with byte-unit names (for JSON), plus the token counts and the requests of the
+        workload's context that fit (``sequences_at_context``, with ``kv_bytes_per_sequence`` each)."""
         return {"cuda_total_bytes": self.cuda_total, "usable_bytes": self.usable, "weights_bytes": self.weights,
                 "profile_peak_bytes": self.profile_peak, "non_torch_bytes": self.non_torch,
                 "budget_bytes": self.budget, "kv_tokens": self.kv_tokens, "kv_blocks": self.kv_blocks,
                 "max_num_batched_tokens": self.max_num_batched_tokens, "max_num_seqs": self.max_num_seqs,
-                "cuda_context_outside_budget_bytes": self.context_outside}
+                "cuda_context_outside_budget_bytes": self.context_outside,
+                "kv_bytes_per_sequence": self.kv_bytes_per_sequence(),
+                "kv_window_tokens_per_sequence": (self.sequence.window_tokens(self.context)
+                                                  if self.sequence is not None else 0),
+                "sequences_at_context": self.sequences}
 
 
 def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = "",
@@ -253,5 +378,7 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
         blocks = 0
     else:
         blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
+    seq_kv = sequence_kv(arch, kv_dtype=i.kv_dtype, tp=i.tp, max_num_batched_tokens=tokens,
+                         sliding_window=getattr(i, "sliding_window", True))
     return VllmBudget(cuda_total, usable, weights, peak, non_torch, max(budget, 0), blocks * VLLM_BLOCK_TOKENS,
-                      blocks, tokens, seqs, context)
+                      blocks, tokens, seqs, context, seq_kv, i.context)

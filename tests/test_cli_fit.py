@@ -1,0 +1,139 @@
+"""planner fit: the GPUs an answer uses, replicas for inference, and the answer's warnings.
+
+An inference replica runs tensor parallel on --tp GPUs; --gpus N holds N / tp replicas, each
+serving the concurrency fit finds. `planner estimate` reads --gpus the same way. Each test
+checks the exact lines a user reads.
+"""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from planner.cli import main
+
+LLAMA_8B_4090 = ("fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--task", "infer", "--context", "8192",
+                 "--concurrency", "max")
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_tp_alone_is_one_replica_on_tp_cards():
+    # --tp 2 without --gpus: the answer uses 2 cards, not 1
+    r = run(*LLAMA_8B_4090, "--tp", 2)
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == ("Largest concurrency that fits 2 x rtx-4090 (one replica at tp 2; 22.39 GiB per "
+                                        "GPU after 5% headroom): 12 (needs 21.92 GiB per GPU)")
+    d = json.loads(run(*LLAMA_8B_4090, "--tp", 2, "--json").output)
+    assert (d["gpus"], d["tp"], d["replicas"], d["max_value"]) == (2, 2, 1, 12)
+    assert (d["concurrency_per_replica"], d["concurrency_total"]) == (12, 12)
+
+
+def test_gpus_a_multiple_of_tp_are_replicas_and_concurrency_is_per_replica_and_in_total():
+    r = run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 4)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0] == ("Largest concurrency that fits 4 x rtx-4090 (2 replicas at tp 2; 22.39 GiB per GPU after 5% "
+                        "headroom): 12 per replica, 24 in total (needs 21.92 GiB per GPU)")
+    assert lines[1] == "At 13 per replica it needs 23.04 GiB per GPU, 0.65 GiB more."
+    d = json.loads(run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 4, "--json").output)
+    assert (d["gpus"], d["tp"], d["replicas"], d["max_value"]) == (4, 2, 2, 12)
+    assert (d["concurrency_per_replica"], d["concurrency_total"]) == (12, 24)
+
+
+def test_more_replicas_serve_more_in_total_not_per_replica():
+    # 70B at tp 2 on H100s: 2 GPUs are one replica, 4 GPUs two; the per-replica answer is the same
+    common = ("fit", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--task", "infer", "--concurrency", "max",
+              "--json")
+    two = json.loads(run(*common, "--gpus", 2).output)
+    four = json.loads(run(*common, "--gpus", 4, "--tp", 2).output)
+    assert (two["gpus"], two["tp"], two["replicas"], two["concurrency_total"]) == (2, 2, 1, 6)
+    assert (four["gpus"], four["tp"], four["replicas"], four["concurrency_total"]) == (4, 2, 2, 12)
+    assert two["max_value"] == four["max_value"] == 6 and two["need_bytes"] == four["need_bytes"]
+
+
+def test_gpus_not_a_multiple_of_tp_is_refused():
+    r = run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 3)
+    assert r.exit_code == 2
+    assert r.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on --tp "
+                        "GPUs: give a multiple of 2 (2, 4, 6, ...), or leave --gpus out for one replica.\n")
+
+
+def test_context_target_names_the_concurrency_of_every_replica():
+    r = run("fit", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", 8, "--tp", 4, "--task", "infer",
+            "--concurrency", 16, "--context", "max")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Largest context that fits 8 x h100-sxm (2 replicas at tp 4; 75.26 GiB per GPU after "
+                               "5% headroom): ")
+    assert "Each of the 2 replicas serves --concurrency 16 (32 sequences in total)." in lines
+
+
+def test_training_names_tp_and_data_parallel_ranks():
+    r = run("fit", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--task", "train", "--tp", 2, "--micro-batch", "max")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0].startswith(
+        "Largest micro batch that fits 2 x h100-sxm (tp 2 x 1 data-parallel rank; 75.26 GiB per GPU after 5% headroom)")
+    d = json.loads(run("fit", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--task", "train", "--tp", 2,
+                       "--micro-batch", "max", "--json").output)
+    assert (d["gpus"], d["tp"]) == (2, 2) and "replicas" not in d
+
+
+def test_estimate_reads_gpus_for_inference_as_fit_does():
+    # the answer of fit, estimated: the same need per GPU, and the replicas said
+    d = json.loads(run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 4, "--json").output)
+    common = ("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--context", 8192, "--concurrency",
+              d["max_value"], "--tp", 2, "--gpus", 4)
+    e = json.loads(run(*common, "--json").output)
+    assert e["per_gpu_total_bytes"] == d["need_bytes"]
+    assert (e["gpus"], e["replicas"], e["gpus_total"], e["concurrency_total"]) == (2, 2, 4, 24)
+    text = run(*common)
+    assert text.exit_code == 0, text.output
+    assert ("Replicas: --gpus 4 at --tp 2 hold 2 replicas; the need is per GPU of each, and each serves --concurrency "
+            "12 (24 sequences in total).") in text.output.splitlines()
+    bad = run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--tp", 2, "--gpus", 3)
+    assert bad.exit_code == 2
+    assert bad.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on --tp "
+                          "GPUs: give a multiple of 2 (2, 4, 6, ...), or leave --gpus out for one replica.\n")
+    # without --tp, --gpus N is one replica at tp N, in both commands
+    alone = json.loads(run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--gpus", 2, "--json").output)
+    assert (alone["gpus"], alone["replicas"], alone["gpus_total"]) == (2, 1, 2)
+
+
+def test_fit_prints_the_warnings_estimate_gives_for_the_answer():
+    # ZeRO-3 on one GPU shards nothing: estimate warns, and so does fit for its answer
+    args = ("--model", "gpt2", "--task", "train", "--zero", 3)
+    r = run("fit", "--gpu", "h100-sxm", *args, "--micro-batch", "max")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    best = int(lines[0].split(": ")[1].split(" ")[0])
+    e = json.loads(run("estimate", *args, "--micro-batch", best, "--json").output)
+    assert e["warnings"] == ["ZeRO stage 3 on one data-parallel rank shards nothing; it saves no GPU memory."]
+    assert [x[len("Warning: "):] for x in lines if x.startswith("Warning: ")] == e["warnings"]
+    d = json.loads(run("fit", "--gpu", "h100-sxm", *args, "--micro-batch", "max", "--json").output)
+    assert d["warnings"] == e["warnings"]
+
+
+def test_fit_with_vllm_and_the_default_context_names_max_model_len():
+    r = run("fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--task", "infer", "--engine", "vllm",
+            "--concurrency", "max")
+    assert r.exit_code == 0, r.output
+    assert ("Note: vLLM: the plan assumes context 4,096 (the default); start vllm serve with --max-model-len 4096: it "
+            "defaults to the model's maximum, 131,072 tokens.") in r.output.splitlines()
+    given = run("fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--task", "infer", "--engine", "vllm",
+                "--concurrency", "max", "--context", 4096)
+    assert "--max-model-len" not in given.output
+
+
+def test_fit_refuses_gpus_below_one_with_a_hint():
+    r = run(*LLAMA_8B_4090, "--gpus", 0)
+    assert r.exit_code == 2
+    assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the inference "
+                        "replicas run on, --tp each (without --tp, one replica on all of them).\n")
+    t = run("fit", "--model", "gpt2", "--gpu", "h100-sxm", "--task", "train", "--micro-batch", "max", "--gpus", 0)
+    assert t.exit_code == 2
+    assert t.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs "
+                        "on (data-parallel ranks x tensor-parallel degree).\n")

@@ -29,7 +29,8 @@ lanes          cards x the lanes each card gets (+ the NICs outside ``nic_slots`
 power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
 network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
                with enough ports for every NIC on one switch (multi-switch fabrics are not
-               modelled)
+               modelled); two nodes are cabled back-to-back without a switch unless the
+               scenario's ``network.switch`` is ``always``
 ram            the platform has a RAM configuration (below); per workload: RAM >= max(host
                RAM need of the workload, 2 x the node's installed VRAM, or 6 x with offload)
 cards / tp     (per workload) the workload's GPU count fits the machine: a fixed ``gpus`` needs
@@ -130,7 +131,8 @@ COLUMNS: dict[str, str] = {
     "nic_id": "catalog NIC id ('' for one node)",
     "nic_count": "count: NICs in all nodes",
     "switch_id": "catalog switch id ('' for one node)",
-    "switch_count": "count: switches",
+    "switch_count": "count: switches (0 for two nodes cabled back-to-back)",
+    "cable_count": "count: cables (one per NIC to the switch, or one per NIC pair between two nodes)",
     "gpu_price_usd": "USD: one GPU",
     "gpus_usd": "USD: every GPU of every node",
     "platform_usd": "USD: every node's platform (base price)",
@@ -362,16 +364,39 @@ class NetworkChoice:
     switch_count: int
     price_usd: float
     problem: str = ""
+    cable_count: int = -1  # -1: one per NIC (to the switch)
+    pair: bool = False  # chosen for exactly two nodes
+
+    @property
+    def cables(self) -> int:
+        """Cables bought: one per NIC to the switch, or one per NIC pair back-to-back."""
+        return self.nic_count if self.cable_count < 0 else self.cable_count
+
+    @property
+    def direct(self) -> bool:
+        """Two nodes cabled back-to-back, no switch."""
+        return self.nic is not None and self.switch is None
 
 
-def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int) -> NetworkChoice:
-    """The cheapest NIC + switch pair (ties by ids) connecting ``nics`` NICs to one switch.
+def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int, nodes: int = 0) -> NetworkChoice:
+    """The cheapest NIC + switch pair (ties by ids) connecting ``nics`` NICs to one switch; for two
+    nodes (``nodes`` 2) and ``network.switch: auto``, the cheapest NIC cabled back-to-back instead.
 
     A pair matches when the kinds agree (and the scenario's ``network.kind`` if given) and the
-    switch's port rate is at least the NIC's. Cost: nics x (NIC + one cable) + one switch.
+    switch's port rate is at least the NIC's. Cost: nics x (NIC + one cable) + one switch. Two
+    nodes need no switch: NIC i of one node is cabled to NIC i of the other (as in a two-node
+    DGX or workstation pair; an InfiniBand pair runs a subnet manager, opensm, on one host), so
+    the cost is nics x NIC + nics / 2 cables.
     """
     net = constraints.network
     kind = net.kind
+    if nodes == 2 and net.switch == "auto":
+        cards = [n for n in catalog.nics if (kind is None or n.kind == kind) and (net.nic is None or n.id == net.nic)
+                 and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
+        if cards:
+            n = min(cards, key=lambda x: (nics * x.price_usd + nics // 2 * x.cable_price_usd, x.id))
+            return NetworkChoice(n, None, nics, 0, nics * n.price_usd + nics // 2 * n.cable_price_usd,
+                                 cable_count=nics // 2, pair=True)
     pairs = [(n, s) for n in catalog.nics for s in catalog.switches
              if n.kind == s.kind and (kind is None or n.kind == kind) and s.rate_bytes_per_s >= n.rate_bytes_per_s
              and (net.nic is None or n.id == net.nic) and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
@@ -381,17 +406,17 @@ def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int) -> 
                                      if net.min_rate_bytes_per_s else "") if x)
         return NetworkChoice(None, None, nics, 0, 0.0,
                              f"the catalog has no NIC and switch {what + ' ' if what else ''}that match "
-                             "(same kind, switch rate >= NIC rate)")
+                             "(same kind, switch rate >= NIC rate)", pair=nodes == 2)
     fitting = [(n, s) for n, s in pairs if s.ports >= nics]
     if not fitting:
         most = max(s.ports for _, s in pairs)
         return NetworkChoice(None, None, nics, 0, 0.0,
                              f"{nics} NICs need {nics} switch ports; the largest matching switch has {most} "
-                             "(multi-switch fabrics are not modelled)")
+                             "(multi-switch fabrics are not modelled)", pair=nodes == 2)
     best = min(fitting, key=lambda p: (nics * (p[0].price_usd + p[0].cable_price_usd) + p[1].price_usd,
                                        p[0].id, p[1].id))
     n, s = best
-    return NetworkChoice(n, s, nics, 1, nics * (n.price_usd + n.cable_price_usd) + s.price_usd)
+    return NetworkChoice(n, s, nics, 1, nics * (n.price_usd + n.cable_price_usd) + s.price_usd, pair=nodes == 2)
 
 
 @dataclass(frozen=True)
@@ -467,10 +492,10 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
         if n == 1:
             return -1
         nics = (constraints.network.nics_per_node or c) * n
-        key = (nics, 0)
+        key = (nics, 2 if n == 2 else 0)  # two nodes may go without a switch
         if key not in net_of:
             net_of[key] = len(nets)
-            nets.append(network_choice(catalog, constraints, nics=nics))
+            nets.append(network_choice(catalog, constraints, nics=nics, nodes=key[1]))
         return net_of[key]
 
     cols: dict[str, list[int]] = {k: [] for k in ("gpu_i", "plat_i", "cards", "nodes", "ram_i", "net_i", "hw_code",
@@ -914,6 +939,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "nic_count": np.array([n.nic_count if n.nic else 0 for n in hw.networks] + [0], dtype=np.int64)[net_i],
         "switch_id": ids([n.switch.id if n.switch else "" for n in hw.networks])[net_i],
         "switch_count": np.array([n.switch_count for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "cable_count": np.array([n.cables if n.nic else 0 for n in hw.networks] + [0], dtype=np.int64)[net_i],
         "gpu_price_usd": a["gpu_price"],
         "gpus_usd": a["gpus_usd"],
         "platform_usd": a["platform_usd"],
@@ -955,7 +981,7 @@ def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
     if n <= 1:
         return None
     nics = (cs.scenario.constraints.network.nics_per_node or int(r["cards_per_node"])) * n
-    return next((x for x in cs.hardware.networks if x.nic_count == nics), None)
+    return next((x for x in cs.hardware.networks if x.nic_count == nics and x.pair == (n == 2)), None)
 
 
 def _columns(t: Any) -> dict[str, Any]:
@@ -1039,7 +1065,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 f"{plat.psu_w:,} W supply of {plat.id}")
     if b == "network":
         net = next((x for x in hw.networks if x.nic_count == (cs.scenario.constraints.network.nics_per_node or c) * n
-                    and x.nic is None), None)
+                    and x.pair == (n == 2) and x.nic is None), None)
         return f"{n} nodes: " + (net.problem if net else "no network fits")
     if b == "ram" and not r["dimm_id"]:
         return (f"{plat.id} has no RAM configuration: no {plat.memory_kind} DIMM fills its "

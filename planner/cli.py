@@ -508,7 +508,8 @@ def _plan_text(plan: Any, width: int = 200) -> str:
     if c["dimm_id"]:
         machine += f", {int(c['dimm_count'])} x {c['dimm_id']} ({_gib_text(c['ram_bytes'])} RAM)"
     if nodes > 1:
-        machine = f"{nodes} nodes of [{machine}] + {int(c['nic_count'])} x {c['nic_id']} + {c['switch_id']}"
+        machine = (f"{nodes} nodes of [{machine}] + {int(c['nic_count'])} x {c['nic_id']}"
+                   + (f" + {c['switch_id']}" if c["switch_id"] else " (back-to-back, no switch)"))
     lines.append(f"Recommendation: {machine}")
     lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
     lines.append("")

@@ -73,7 +73,9 @@ price                  ``list`` (default): every catalog entry's one price, what
 network                for multi-node plans: ``kind`` (infiniband or roce; default either),
                        ``nics_per_node`` (``per-gpu``, the default, or a whole number), ``nic``
                        (a NIC id; default the cheapest that matches), ``min_rate`` (slowest NIC
-                       port allowed, e.g. ``400 Gb/s``)
+                       port allowed, e.g. ``400 Gb/s``), ``switch`` (``auto``, the default: two
+                       nodes are cabled back-to-back without a switch, more nodes get one;
+                       ``always``: a switch for two nodes too, e.g. to add nodes later)
 =====================  ==================================================================
 
 GPU and platform names are checked against the catalog, with a did-you-mean. Errors are
@@ -141,7 +143,8 @@ RAM_VRAM_MIN_OFFLOAD = 6.0
 
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
                    "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "network")
-NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate")
+NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
+NETWORK_SWITCH = ("auto", "always")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
 #: What to write for each required key of an ``extras`` entry that lacks it.
 EXTRA_HINTS = {
@@ -241,12 +244,15 @@ class Network:
             NVIDIA's DGX/HGX reference designs, each GPU paired with its own NIC).
         nic: a catalog NIC id to use, or None for the cheapest that matches.
         min_rate_bytes_per_s: slowest NIC port allowed, bytes/s (``min_rate: 400 Gb/s``).
+        switch: 'auto' (two nodes back-to-back, each NIC cabled to its peer, no switch; more
+            nodes through one switch) or 'always' (a switch for two nodes too).
     """
 
     kind: str | None = None
     nics_per_node: int | None = None
     nic: str | None = None
     min_rate_bytes_per_s: float = 0.0
+    switch: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -628,7 +634,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         nic = ne.str("nic", None)
         if nic is not None and nic not in [n.id for n in catalog.nics]:
             raise ne.error(f"unknown NIC {nic!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
-        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=ne.rate("min_rate", 0.0))
+        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=ne.rate("min_rate", 0.0),
+                      switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.
     gpus = [g for g in catalog.gpus if (allowed is None or g.id in allowed) and g.id not in excluded
             and (vendors is None or g.vendor in vendors)]

@@ -265,8 +265,10 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
         count = int(r["nic_count"])
         items.append(LineItem(f"{n.id} {n.kind} NIC, {n.rate_bytes_per_s * 8 / 1e9:g} Gb/s", "network", n.id,
                               float(n.price_usd), count, n.price_kind, n.source, n.as_of))
-        items.append(LineItem(f"node-to-switch cable or optics for {n.id}", "network", n.id,
-                              float(n.cable_price_usd), count, n.price_kind, n.source, n.as_of))
+        direct = not r["switch_id"]
+        items.append(LineItem((f"node-to-node cable or optics for {n.id} (back-to-back, no switch)" if direct else
+                               f"node-to-switch cable or optics for {n.id}"), "network", n.id,
+                              float(n.cable_price_usd), int(r["cable_count"]), n.price_kind, n.source, n.as_of))
     if r["switch_id"]:
         s = catalog.switch(r["switch_id"])
         items.append(LineItem(f"{s.id} {s.kind} switch, {s.ports} x {s.rate_bytes_per_s * 8 / 1e9:g} Gb/s",
@@ -819,6 +821,12 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not by "
                    f"the memory model's host peak ({_fmt(host)}); constraints.{key} sets the rule (0: size by the "
                    "host peak alone)")
+    if int(choice["nodes"]) == 2 and choice["nic_id"] and not choice["switch_id"]:
+        n = next((x for x in catalog.nics if x.id == choice["nic_id"]), None)
+        ib = n is not None and n.kind == "infiniband"
+        out.append("two nodes cabled back-to-back (NIC i of one node to NIC i of the other), no switch"
+                   + ("; InfiniBand runs a subnet manager (opensm) on one of them" if ib else "")
+                   + "; a third node needs a switch (network.switch: always prices one now)")
     watts = int(choice["power_w"])
     if watts > WALL_CIRCUIT_W:
         head = (f"each node draws up to {watts:,} W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A "
@@ -913,7 +921,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
                       "GPU slot each"),
             "power": "cards x tdp_w + platform_w (+ the node's NICs x their tdp_w) <= psu_w",
             "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
-                        "port per NIC; cheapest matching NIC and switch"),
+                        "port per NIC; cheapest matching NIC and switch; two nodes: NICs cabled back-to-back in "
+                        "pairs, no switch, unless network.switch is always"),
             "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights need gpu.int8",
             "prices": f"price: {sc.constraints.price} (one price per catalog entry; its price_kind is on each line)",
         },

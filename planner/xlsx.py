@@ -1435,6 +1435,8 @@ def _machine_text(choice: dict[str, Any]) -> str:
             text += f" + {int(choice['nic_count'])} x {choice['nic_id']}"
         if choice.get("switch_id"):
             text += f" + {int(choice.get('switch_count', 1))} x {choice['switch_id']}"
+        elif choice.get("nic_id"):
+            text += " (back-to-back, no switch)"
     return text
 
 

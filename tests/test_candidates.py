@@ -452,16 +452,17 @@ def test_training_uses_every_card_of_a_machine_first():
 def test_several_nodes_add_nics_cables_and_a_switch():
     p = platform(max_gpus=1, slots=((3, 1),), base_price_usd=100, nic_slots=1)
     w = train_workload(gpus=2, zero=3)
+    always = {"switch": "always"}  # two nodes would otherwise be cabled back-to-back (next test)
     few_ports = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
                              nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=1)])
-    cs = build(scen(few_ports, w, max_nodes=2), few_ports)
+    cs = build(scen(few_ports, w, max_nodes=2, network=always), few_ports)
     r = one(cs, nodes=2)
     assert (r["feasible"], r["binding"]) == (False, "network")
     assert r["why_not"] == ("2 nodes: 2 NICs need 2 switch ports; the largest matching switch has 1 (multi-switch "
                             "fabrics are not modelled)")
     ok = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
                       nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=2, price_usd=5000)])
-    cs2 = build(scen(ok, w, max_nodes=2), ok)
+    cs2 = build(scen(ok, w, max_nodes=2, network=always), ok)
     r2 = cs2.table.iloc[0]
     assert r2["feasible"] and (r2["nodes"], r2["cards_per_node"], r2["nic_count"], r2["switch_count"]) == (2, 1, 2, 1)
     assert r2["network_usd"] == 2 * (1000 + 100) + 5000
@@ -508,11 +509,30 @@ def test_nics_take_gpu_slots_lanes_and_power_beyond_the_nic_slots():
     assert r4["feasible"] and int(r4["pcie_lanes_needed"]) == 16
 
 
+def test_two_nodes_are_cabled_back_to_back_without_a_switch():
+    # 2 nodes x 1 card, one NIC each: 2 NICs ($1,000) + 1 cable between them ($100), no switch.
+    p = platform(max_gpus=1, slots=((3, 1),), base_price_usd=100, nic_slots=1)
+    cat = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
+                       nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=8, price_usd=5000)])
+    w = train_workload(gpus=2, zero=3)
+    r = one(build(scen(cat, w, max_nodes=2), cat), nodes=2)
+    assert r["feasible"] and (r["nic_count"], r["cable_count"], r["switch_count"], r["switch_id"]) == (2, 1, 0, "")
+    assert r["network_usd"] == 2 * 1000 + 1 * 100
+    # three nodes need the switch: 3 NICs, 3 cables, 1 switch
+    w3 = train_workload(gpus=3, zero=3)
+    r3 = one(build(scen(cat, w3, max_nodes=3), cat), nodes=3)
+    assert (r3["nic_count"], r3["cable_count"], r3["switch_count"]) == (3, 3, 1)
+    assert r3["network_usd"] == 3 * 1100 + 5000
+    # network.switch: always prices one for two nodes too
+    r2 = one(build(scen(cat, w, max_nodes=2, network={"switch": "always"}), cat), nodes=2)
+    assert (r2["cable_count"], r2["switch_count"], r2["network_usd"]) == (2, 1, 2 * 1100 + 5000)
+
+
 def test_network_kind_must_match():
     p = platform(max_gpus=1, slots=((3, 1),))
     cat = tiny_catalog(gpus=[gpu()], platforms=[p], nics=[nic(kind="roce")], switches=[switch(kind="infiniband")])
-    cs = build(scen(cat, train_workload(gpus=2), max_nodes=2), cat)
-    assert one(cs, nodes=2)["why_not"] == ("2 nodes: the catalog has no NIC and switch that match (same kind, switch "
+    cs = build(scen(cat, train_workload(gpus=3), max_nodes=3), cat)
+    assert one(cs, nodes=3)["why_not"] == ("3 nodes: the catalog has no NIC and switch that match (same kind, switch "
                                            "rate >= NIC rate)")
 
 

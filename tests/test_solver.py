@@ -363,6 +363,14 @@ def _brute_force(sc, cat):
             return 0.0, None
         nics = (cons.network.nics_per_node or c) * n
         best = None
+        if n == 2 and cons.network.switch == "auto":  # back-to-back: NICs and one cable per pair
+            for ni in cat.nics:
+                if cons.network.kind and ni.kind != cons.network.kind:
+                    continue
+                k = (nics * ni.price_usd + nics // 2 * ni.cable_price_usd, ni.id, "")
+                if best is None or k < best:
+                    best = k
+            return (best[0], best) if best else (None, None)
         for ni in cat.nics:
             for s in cat.switches:
                 if ni.kind != s.kind or s.rate_bytes_per_s < ni.rate_bytes_per_s or s.ports < nics:
@@ -536,6 +544,8 @@ def small_problems(draw):
         constraints["max_cards"] = draw(st.integers(1, 4))
     if draw(st.booleans()):
         constraints["budget_usd"] = float(draw(st.sampled_from([1500, 3000, 6000])))
+    if draw(st.booleans()):
+        constraints["network"] = {"switch": "always"}
     if draw(st.booleans()):
         constraints["ram_vram_min"] = draw(st.sampled_from([0, 1, 1.5]))
         constraints["ram_vram_min_offload"] = draw(st.sampled_from([0, 3]))

@@ -446,9 +446,15 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         margin = (f"{g['capacity_bytes'] / 2**30:,.2f} GiB after {g['headroom_fraction']:.0%} headroom"
                   if takes_headroom(workload) else
                   f"vLLM's gpu_memory_utilization {workload.infer.gpu_memory_utilization:g} is the margin")
+        if g["headroom_bytes"] < 0:
+            rest = f"short by {_size_text(-g['headroom_bytes'])}"
+        elif takes_headroom(workload):
+            rest = f"spare {_size_text(g['headroom_bytes'])}"
+        else:  # vLLM takes its share of the card whatever the need and gives the rest to the KV cache
+            rest = (f"{_size_text(g['headroom_bytes'])} beyond the need, which vLLM does not leave free: it takes "
+                    f"gpu_memory_utilization of the card and gives what weights and peak leave to the KV cache")
         click.echo(f"On {g['id']} ({g['cuda_total_bytes'] / 2**30:,.2f} GiB CUDA total, {margin}): "
-                   f"{verdict}{why}, " + (f"spare {_size_text(g['headroom_bytes'])}" if g["headroom_bytes"] >= 0
-                                         else f"short by {_size_text(-g['headroom_bytes'])}"))
+                   f"{verdict}{why}, {rest}")
         if "vllm" in g:
             v = g["vllm"]
             gib = 2**30

@@ -137,3 +137,14 @@ def test_fit_refuses_gpus_below_one_with_a_hint():
     assert t.exit_code == 2
     assert t.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs "
                         "on (data-parallel ranks x tensor-parallel degree).\n")
+
+
+def test_estimate_on_a_card_does_not_call_vllms_share_spare():
+    # vLLM takes gpu_memory_utilization of the card whatever the need and fills it with KV cache, so
+    # the margin above the need is not free memory; an HF workload's margin is.
+    r = run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--gpu", "h100-sxm")
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("On h100-sxm"))
+    assert "spare" not in line and "which vLLM does not leave free" in line
+    hf = run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--gpu", "h100-sxm")
+    assert "spare" in next(x for x in hf.output.splitlines() if x.startswith("On h100-sxm"))

@@ -744,22 +744,22 @@ def _compute_capability(e: Entry, k: str) -> str:
     return value
 
 
-def _form_factors(e: Entry, k: str) -> tuple[str, ...]:
-    values = e.str_list(k, choices=FORM_FACTORS)
-    if not values:
-        raise e.error("must name at least one form factor", k, "Valid: " + ", ".join(FORM_FACTORS) + ".")
-    if len(set(values)) != len(values):
-        raise e.error("names a form factor twice", k)
-    return tuple(values)
+def _choice_list(choices: tuple[str, ...], what: str) -> Reader:
+    """A non-empty list of distinct values out of ``choices`` (``what`` names one in messages)."""
+
+    def read(e: Entry, k: str) -> tuple[str, ...]:
+        values = e.str_list(k, choices=choices)
+        if not values:
+            raise e.error(f"must name at least one {what}", k, "Valid: " + ", ".join(choices) + ".")
+        if len(set(values)) != len(values):
+            raise e.error(f"names a {what} twice", k)
+        return tuple(values)
+
+    return read
 
 
-def _cooling_kinds(e: Entry, k: str) -> tuple[str, ...]:
-    values = e.str_list(k, choices=COOLING_KINDS)
-    if not values:
-        raise e.error("must name at least one cooling kind", k, "Valid: " + ", ".join(COOLING_KINDS) + ".")
-    if len(set(values)) != len(values):
-        raise e.error("names a cooling kind twice", k)
-    return tuple(values)
+_form_factors = _choice_list(FORM_FACTORS, "form factor")
+_cooling_kinds = _choice_list(COOLING_KINDS, "cooling kind")
 
 
 def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:

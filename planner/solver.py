@@ -805,8 +805,8 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         for msg in dict.fromkeys(list(w.warnings) + list(est.warnings)):
             out.append(f"{sw.name}: {msg}")
         if w.infer is not None and w.infer.requests_per_hour:
-            out.append(f"{sw.name}: requests_per_hour is not used to size replicas (no throughput model yet); "
-                       "the plan holds one replica")
+            out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
+                       "'planner compare' times the workload and prices the copies of this machine the rate needs")
     offload = bool(choice["offload"])
     high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
     mult = ram_rule(cs.scenario.constraints, offload)

@@ -236,7 +236,11 @@ def _revalidated(sw: ScenarioWorkload, u: Usage) -> Workload:
 def _parts(platform: Any) -> str:
     """The parts a platform's price is made of, as its catalog notes list them ('Parts: A $x + B $y
     = $z'), for the quote line ('' when the notes list none)."""
-    m = re.search(r"Parts:\s*(.+?)\s*=\s*\$[\d,]+", platform.notes or "", re.S)
+    notes = platform.notes or ""
+    # up to '= $<the platform's price>' (a part may itself show a sum: '2 x $3,420 = $6,840 + ...')
+    total = re.escape(f"${platform.base_price_usd:,.0f}")
+    m = (re.search(rf"Parts:\s*(.+?)\s*=\s*{total}(?![\d,])", notes, re.S)
+         or re.search(r"Parts:\s*(.+?)\s*=\s*\$[\d,]+", notes, re.S))
     return f"{PARTS_SEPARATOR}{' '.join(m.group(1).split())}" if m else ""
 
 
@@ -798,6 +802,45 @@ WALL_CIRCUIT_240V_30A_W = 5760
 
 # ----- warnings and assumptions ----------------------------------------------------------------
 
+def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
+    """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
+    rule of thumb (said with what it costs over the cheapest configuration that holds the host
+    peak), and RAM far above the installed VRAM (said with its cause)."""
+    out: list[str] = []
+    if not choice.get("dimm_id"):
+        return out
+    offload = bool(choice["offload"])
+    high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
+    mult = ram_rule(cs.scenario.constraints, offload)
+    key = "ram_vram_min_offload" if offload else "ram_vram_min"
+    vram = int(choice["vram_node_bytes"])
+    by_rule = math.ceil(mult * vram)
+    host = int(choice["host_need_bytes"])
+    ram = int(choice["ram_bytes"])
+    nodes = int(choice["nodes"])
+    per_node_usd = float(choice["ram_usd"]) / max(nodes, 1)
+    configs = [cs.hardware.ram[i] for i in cs.hardware.ram_of.get(choice["platform_id"], ())]
+    for_host = min((r for r in configs if r.bytes >= host), key=lambda r: (r.price_usd, r.bytes), default=None)
+    rule_cost = by_rule > host and for_host is not None and for_host.price_usd < per_node_usd - 1e-9
+    if rule_cost:
+        assert for_host is not None
+        out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not the "
+                   f"memory model's host peak ({_fmt(host)}): {_fmt(ram)} for ${per_node_usd:,.2f} per node where "
+                   f"{for_host.count} x {for_host.dimm.id} ({_fmt(for_host.bytes)}, ${for_host.price_usd:,.2f}) would "
+                   f"hold the host peak; constraints.{key} sets the rule (0: size by the host peak alone)")
+    if vram and ram / vram > high:
+        need = max(host, by_rule)
+        if need / vram > high:
+            why = ("the memory model's host peak" if host >= by_rule else
+                   f"the scenario's {key} ({mult:g}x)")
+        else:
+            why = (f"the smallest equal-DIMM configuration that holds {_fmt(need)} (the "
+                   + ("host peak" if host >= by_rule else f"{mult:g}x rule") + ")")
+        out.append(f"RAM is {ram / vram:.1f}x the installed VRAM (above the {high}x rule of thumb"
+                   f"{' with offload' if offload else ''}), set by {why}")
+    return out
+
+
 def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages: Sequence[Usage | None],
               workloads: Sequence[Workload], estimates: Sequence[Estimate], items: Sequence[LineItem]) -> list[str]:
     out: list[str] = []
@@ -807,20 +850,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         if w.infer is not None and w.infer.requests_per_hour:
             out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
                        "'planner compare' times the workload and prices the copies of this machine the rate needs")
-    offload = bool(choice["offload"])
-    high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
-    mult = ram_rule(cs.scenario.constraints, offload)
-    by_rule = math.ceil(mult * choice["vram_node_bytes"])
-    if choice["ram_vram_ratio"] > high:
-        why = ("the host need" if choice["host_need_bytes"] > by_rule else "the smallest equal-DIMM configuration")
-        out.append(f"RAM is {choice['ram_vram_ratio']:.1f}x the installed VRAM (above the {high}x rule of thumb"
-                   f"{' with offload' if offload else ''}), set by {why}")
-    host = int(choice["host_need_bytes"])
-    if by_rule > host and by_rule >= 2 * host:
-        key = "ram_vram_min_offload" if offload else "ram_vram_min"
-        out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not by "
-                   f"the memory model's host peak ({_fmt(host)}); constraints.{key} sets the rule (0: size by the "
-                   "host peak alone)")
+    out += _ram_warnings(cs, choice)
     if int(choice["nodes"]) == 2 and choice["nic_id"] and not choice["switch_id"]:
         n = next((x for x in catalog.nics if x.id == choice["nic_id"]), None)
         ib = n is not None and n.kind == "infiniband"

@@ -141,7 +141,8 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
     cat = tiny_catalog(gpus=[old_card], platforms=[platform(gpu_cooling=("blower",))])
     p = plan(scen(cat, infer_workload()), cat)
     assert p.warnings == (
-        "RAM is 8.0x the installed VRAM (above the 4x rule of thumb), set by the smallest equal-DIMM configuration",
+        "RAM is 8.0x the installed VRAM (above the 4x rule of thumb), set by the smallest equal-DIMM configuration "
+        "that holds 8.00 GiB (the 2x rule)",
         "estimated prices (price_kind estimate; get a quote): card, box, dimm-16g",
         "prices dated more than 24 months before the catalog's newest entry: card (2020-01-01); launch or list "
         "prices of older parts are not what they sell for now: overlay a dated street price or quote (--catalog DIR)",
@@ -163,6 +164,35 @@ def test_plan_warns_when_a_node_needs_more_than_a_wall_outlet(tdp, text):
     cat = tiny_catalog(gpus=[gpu(tdp_w=tdp)], platforms=[platform(platform_w=300, psu_w=10_000)])
     warned = [w for w in plan(scen(cat, infer_workload()), cat).warnings if "draws up to" in w]
     assert warned == ([text] if text else [])
+
+
+def test_plan_says_what_the_ram_rule_costs_when_it_sets_the_ram():
+    # 8 GiB card: the 2x rule asks 16 GiB; one channel, DIMMs of 8 GiB ($10) and 16 GiB ($30). The tiny
+    # workload's host peak (its Python process, about 7 GiB) fits 8 GiB, so the rule costs $20 and the
+    # plan says so; with ram_vram_min 1 (8 GiB) the rule and the host peak agree and nothing is said.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=8, cooling="blower")],
+                       platforms=[platform(channels=1, dimm_slots=1, gpu_cooling=("blower",))],
+                       dimms=[dimm("d8", size_gib=8, price_usd=10), dimm("d16", size_gib=16, price_usd=30)])
+    p = plan(scen(cat, infer_workload()), cat)
+    host = int(p.choice["host_need_bytes"])
+    assert host <= 8 * GiB and p.choice["dimm_id"] == "d16"
+    said = [w for w in p.warnings if w.startswith("RAM is sized by")]
+    assert said == [f"RAM is sized by the 2x-installed-VRAM rule of thumb (16.00 GiB per node), not the memory model's "
+                    f"host peak ({host / GiB:,.2f} GiB): 16.00 GiB for $30.00 per node where 1 x d8 (8.00 GiB, $10.00) "
+                    "would hold the host peak; constraints.ram_vram_min sets the rule (0: size by the host peak alone)"]
+    p1 = plan(scen(cat, infer_workload(), ram_vram_min=1), cat)
+    assert p1.choice["dimm_id"] == "d8" and not [w for w in p1.warnings if w.startswith("RAM is")]
+
+
+def test_platform_parts_run_to_the_platforms_own_total():
+    # A part may show its own sum ('2 x $3,420 = $6,840'); the parts end at '= $<base price>'.
+    import dataclasses
+
+    from planner.solver import _parts
+
+    p = dataclasses.replace(platform(base_price_usd=19240), notes="Parts: 2 x CPU at $3,420 = $6,840 + barebone "
+                            "$12,000 + NVMe $400 = $19,240. 24 DIMM slots.")
+    assert _parts(p).endswith("2 x CPU at $3,420 = $6,840 + barebone $12,000 + NVMe $400")
 
 
 def test_plan_says_when_cooling_was_not_checked():

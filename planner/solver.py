@@ -417,7 +417,9 @@ def _standing_warnings(cs: CandidateSet) -> list[str]:
     for sw, usages in zip(cs.scenario.workloads, cs.usages):
         common: dict[str, None] | None = None
         for u in usages:
-            msgs = dict.fromkeys(list(u.workload.warnings) + list(u.estimate.warnings))
+            # the workload read again with the usage's GPU count (a warning made at gpus: 1 is not the
+            # usage's own)
+            msgs = dict.fromkeys(list(_revalidated(sw, u).warnings) + list(u.estimate.warnings))
             common = msgs if common is None else {m: None for m in common if m in msgs}
         out += [f"{sw.name}: {m}" for m in (common or {})]
     return out
@@ -680,12 +682,13 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         tried = {x.tp for x in sw.variants}
         if inf.engine == "vllm":
             # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
-            # too high, that share is smaller than the context and vLLM does not start: lower it (at
-            # the scenario's smallest tp)
+            # too high, that share is smaller than the context and vLLM does not start; set too low,
+            # the weights and KV cache do not fit its share: try other values (at the scenario's
+            # smallest tp)
             v1 = min(sw.variants, key=lambda x: x.tp)
             tp1 = v1.tp
             for util in VLLM_UTILIZATIONS:
-                if util >= inf.gpu_memory_utilization:
+                if util == inf.gpu_memory_utilization:
                     continue
                 wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
                 if wu is None:
@@ -789,12 +792,17 @@ def _takes(p: Any, g: Any) -> bool:
     return p.max_gpus >= 1
 
 
-#: gpu_memory_utilization values tried, highest first, when a vLLM workload misses (vLLM's default 0.9).
-VLLM_UTILIZATIONS = (0.95, 0.9, 0.85, 0.8)
+#: gpu_memory_utilization values tried, in this order, when a vLLM workload misses: vLLM's default
+#: 0.9 first, then the nearest values either side (set too high, the CUDA context does not fit the
+#: rest of the card; set too low, the weights and KV cache do not fit the share).
+VLLM_UTILIZATIONS = (0.9, 0.85, 0.95, 0.8)
 
 #: Continuous load a 120 V / 15 A branch circuit carries: 80 % of 1,800 W (US National Electrical
 #: Code 210.19(A) and 210.20(A): continuous loads at 125 %, i.e. 80 % of the breaker rating).
 WALL_CIRCUIT_W = 1440
+#: Power supply efficiency assumed between the wall and the components, percent: 80 PLUS Gold
+#: requires 90 % at half load on 115 V (80 PLUS program, CLEAResult); Platinum 92 %, Titanium 94 %.
+PSU_EFFICIENCY_PCT = 90
 #: The same for a 120 V / 20 A circuit: 80 % of 2,400 W.
 WALL_CIRCUIT_20A_W = 1920
 #: The same for a 240 V / 30 A circuit: 80 % of 7,200 W.
@@ -857,9 +865,11 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         out.append("two nodes cabled back-to-back (NIC i of one node to NIC i of the other), no switch"
                    + ("; InfiniBand runs a subnet manager (opensm) on one of them" if ib else "")
                    + "; a third node needs a switch (network.switch: always prices one now)")
-    watts = int(choice["power_w"])
+    dc = int(choice["power_w"])
+    watts = -(-dc * 100 // PSU_EFFICIENCY_PCT)  # at the wall: the components' draw over the PSU's efficiency
     if watts > WALL_CIRCUIT_W:
-        head = (f"each node draws up to {watts:,} W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A "
+        head = (f"each node draws up to {watts:,} W at the wall ({dc:,} W of GPUs at TDP, platform and NICs over a "
+                f"{PSU_EFFICIENCY_PCT} % efficient supply): more than a 120 V / 15 A "
                 f"outlet supplies continuously ({WALL_CIRCUIT_W:,} W, 80 % of 1,800 W)")
         if watts <= WALL_CIRCUIT_20A_W:
             tail = f"; plan a 120 V / 20 A ({WALL_CIRCUIT_20A_W:,} W) or 208-240 V circuit per node"

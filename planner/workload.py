@@ -358,6 +358,14 @@ def check_positions(arch: Architecture, tokens: int, where: Entry, key: str) -> 
                       f"Use {key}: {n} or less, or a model with rotary position embeddings (llama, qwen2, ...).")
 
 
+
+def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str | None:
+    """The warning for a ZeRO stage that shards over one data-parallel rank (None when there is
+    nothing to warn about: no ZeRO, several ranks, or ZeRO-Offload, which needs the stage on one GPU)."""
+    if zero > 0 and data_parallel == 1 and not offload:
+        return f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory."
+    return None
+
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     method = entry.str("method", "full", choices=METHODS)
     _, _, ckpt_words = checkpoint_format(arch)
@@ -429,10 +437,9 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                         "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
     if method != "full" and zero == 3 and method == "qlora":
         warnings.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
-    dp = gpus // tp
-    if zero > 0 and dp == 1 and not (offload_optimizer or offload_params):
-        # with offload the stage is what DeepSpeed needs for ZeRO-Offload on one GPU: nothing to warn about
-        warnings.append(f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory.")
+    one_rank = zero_one_rank_warning(zero, gpus // tp, offload_optimizer or offload_params)
+    if one_rank:
+        warnings.append(one_rank)
     if seq_len > arch.max_position_embeddings:
         check_positions(arch, seq_len, entry, "seq_len")
         warnings.append(f"seq_len {seq_len} exceeds the model's max_position_embeddings "

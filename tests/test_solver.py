@@ -150,15 +150,17 @@ def test_plan_warns_about_ram_ratio_estimated_and_stale_prices():
 
 
 @pytest.mark.parametrize("tdp, text", [
-    (1140, None),  # 1,140 W card + 300 W platform = 1,440 W: a 15 A outlet carries it
-    (1141, "each node draws up to 1,441 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
-           "continuously (1,440 W, 80 % of 1,800 W); plan a 120 V / 20 A (1,920 W) or 208-240 V circuit per node"),
-    (1621, "each node draws up to 1,921 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
-           "continuously (1,440 W, 80 % of 1,800 W) or a 120 V / 20 A one (1,920 W); plan a 208-240 V circuit per "
-           "node (240 V / 30 A carries 5,760 W)"),
-    (5461, "each node draws up to 5,761 W (GPUs at TDP, platform, NICs): more than a 120 V / 15 A outlet supplies "
-           "continuously (1,440 W, 80 % of 1,800 W) or a 240 V / 30 A one (5,760 W); plan a data-centre rack feed "
-           "(several 208-240 V circuits or a three-phase PDU) per node"),
+    # at the wall: (card TDP + 300 W platform) / 0.90, rounded up to the watt
+    (996, None),  # 1,296 W of components = 1,440 W at the wall: a 15 A outlet carries it
+    (997, "each node draws up to 1,442 W at the wall (1,297 W of GPUs at TDP, platform and NICs over a 90 % efficient "
+          "supply): more than a 120 V / 15 A outlet supplies continuously (1,440 W, 80 % of 1,800 W); plan a 120 V / "
+          "20 A (1,920 W) or 208-240 V circuit per node"),
+    (1429, "each node draws up to 1,922 W at the wall (1,729 W of GPUs at TDP, platform and NICs over a 90 % efficient "
+           "supply): more than a 120 V / 15 A outlet supplies continuously (1,440 W, 80 % of 1,800 W) or a 120 V / 20 A "
+           "one (1,920 W); plan a 208-240 V circuit per node (240 V / 30 A carries 5,760 W)"),
+    (4885, "each node draws up to 5,762 W at the wall (5,185 W of GPUs at TDP, platform and NICs over a 90 % efficient "
+           "supply): more than a 120 V / 15 A outlet supplies continuously (1,440 W, 80 % of 1,800 W) or a 240 V / 30 A "
+           "one (5,760 W); plan a data-centre rack feed (several 208-240 V circuits or a three-phase PDU) per node"),
 ])
 def test_plan_warns_when_a_node_needs_more_than_a_wall_outlet(tdp, text):
     cat = tiny_catalog(gpus=[gpu(tdp_w=tdp)], platforms=[platform(platform_w=300, psu_w=10_000)])
@@ -220,7 +222,7 @@ def test_revalidated_warnings_use_the_final_card_count():
 
 def test_vllm_utilization_set_too_high_suggests_lowering_it():
     # vLLM needs the CUDA context (768 MiB by default) inside 1 - gpu_memory_utilization of the card:
-    # 768 MiB / (1 - u) <= 4 GiB  <=>  u <= 0.8125, so of 0.95, 0.9, 0.85, 0.8 the first that fits is 0.8
+    # 768 MiB / (1 - u) <= 4 GiB  <=>  u <= 0.8125, so of 0.9, 0.85, 0.95, 0.8 the first that fits is 0.8
     # (the tiny model's weights, KV and profile peak are a few MiB: S / 0.8 is far below 4 GiB).
     cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
     with pytest.raises(NoFeasiblePlan) as excinfo:
@@ -228,6 +230,18 @@ def test_vllm_utilization_set_too_high_suggests_lowering_it():
     first = excinfo.value.suggestions[0]
     assert first.startswith("gpu_memory_utilization: 0.8 (was 0.99) at tp 1 on card (4.00 GiB CUDA total")
     assert first.endswith("GiB per GPU")
+
+
+def test_vllm_utilization_set_too_low_suggests_raising_it():
+    # The tiny model's KV cache is 2 layers x 2 (K, V) x 2 KV heads x 8 head_dim x 2 B = 128 B per token;
+    # 1,000 sequences x 4,096 tokens hold 500 MiB of it, so S (weights, KV, profile peak, workspaces)
+    # > 500 MiB and at u = 0.05 the need S / 0.05 > 10 GiB misses an 8 GiB card. At vLLM's default 0.9
+    # the need is max(S / 0.9, 768 MiB / 0.1 = 7.5 GiB) = 7.5 GiB <= 8 GiB: 0.9 is suggested first.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=8)], platforms=[platform()])
+    w = infer_workload(engine="vllm", gpu_memory_utilization=0.05, context=4096, concurrency=1000)
+    with pytest.raises(NoFeasiblePlan) as excinfo:
+        plan(scen(cat, w), cat)
+    assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (was 0.05) at tp 1 on card")
 
 
 def test_infeasible_keeps_the_workloads_standing_warnings():
@@ -240,6 +254,17 @@ def test_infeasible_keeps_the_workloads_standing_warnings():
     assert err.warnings == ["train: seq_len 8192 exceeds the model's max_position_embeddings (4096); quality beyond it "
                             "is not guaranteed."]
     assert str(err).endswith("Warnings:\n  - " + err.warnings[0])
+
+
+def test_infeasible_does_not_carry_a_warning_of_one_card_count_to_the_others():
+    # ZeRO-3 left to the solver's GPU counts: 'shards nothing' holds at 1 GPU only, so it is not a
+    # standing warning of a scenario whose usages span 1..4 GPUs.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=0.5)], platforms=[platform()])
+    w = train_workload(zero=3, micro_batch=64, seq_len=4096)
+    w.pop("gpus")
+    with pytest.raises(NoFeasiblePlan) as excinfo:
+        plan(scen(cat, w), cat)
+    assert not any("shards nothing" in x for x in excinfo.value.warnings)
 
 def test_infeasible_explains_per_constraint_with_closest_miss():
     w = train_workload(zero=2, gpus=2, recipe="mixed-fp16")

@@ -629,12 +629,28 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         raw = ne.raw("nics_per_node", "per-gpu")
         if raw == "per-gpu":
             nics = None
+        elif isinstance(raw, str):
+            raise ne.error(f"{raw!r} is not a NIC count", "nics_per_node",
+                           "Write per-gpu (one NIC per GPU, the default) or a whole number such as 1 or 2.")
         else:
             nics = ne.int("nics_per_node", min=1, max=64)
         nic = ne.str("nic", None)
         if nic is not None and nic not in [n.id for n in catalog.nics]:
             raise ne.error(f"unknown NIC {nic!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
-        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=ne.rate("min_rate", 0.0),
+        min_rate = ne.rate("min_rate", 0.0)
+        chosen = next((n for n in catalog.nics if n.id == nic), None)
+        if chosen is not None and kind is not None and chosen.kind != kind:
+            same = ", ".join(n.id for n in catalog.nics if n.kind == kind) or "none in the catalog"
+            raise ne.error(f"NIC {nic!r} is {chosen.kind}, not {kind}", "nic",
+                           f"Name a {kind} NIC ({same}) or leave kind out.")
+        fast = [n for n in catalog.nics if (kind is None or n.kind == kind) and (nic is None or n.id == nic)]
+        if min_rate and fast and not any(n.rate_bytes_per_s >= min_rate for n in fast):
+            top = max(fast, key=lambda n: n.rate_bytes_per_s)
+            raise ne.error(f"no {'NIC ' + repr(nic) if nic else 'NIC' + (' of kind ' + kind if kind else '')} "
+                           f"runs at {min_rate * 8 / 1e9:g} Gb/s or more", "min_rate",
+                           f"The fastest is {top.id} at {top.rate_bytes_per_s * 8 / 1e9:g} Gb/s; lower min_rate or "
+                           "add a faster NIC in a catalog overlay (--catalog DIR).")
+        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
                       switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.
     gpus = [g for g in catalog.gpus if (allowed is None or g.id in allowed) and g.id not in excluded

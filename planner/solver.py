@@ -72,7 +72,7 @@ from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
 from planner.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, subtotal_usd
-from planner.scenario import Scenario, ScenarioWorkload, Variant, _with
+from planner.scenario import Network, Scenario, ScenarioWorkload, Variant, _with
 from planner.units import GiB
 from planner.workload import Workload, workload_from_entry
 
@@ -859,6 +859,10 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
             out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
                        "'planner compare' times the workload and prices the copies of this machine the rate needs")
     out += _ram_warnings(cs, choice)
+    cons = cs.scenario.constraints
+    if int(choice["nodes"]) == 1 and cons.network != Network():
+        why = "max_nodes is 1" if cons.max_nodes == 1 else "the plan is one node"
+        out.append(f"constraints.network is not used: {why} (NICs and switches are bought for several nodes only)")
     if int(choice["nodes"]) == 2 and choice["nic_id"] and not choice["switch_id"]:
         n = next((x for x in catalog.nics if x.id == choice["nic_id"]), None)
         ib = n is not None and n.kind == "infiniband"

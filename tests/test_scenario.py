@@ -120,6 +120,26 @@ def test_constraints_are_read(cat):
     assert c.network.min_rate_bytes_per_s == 25e9
 
 
+@pytest.mark.parametrize("network, message", [
+    ({"kind": "roce", "nic": "nic-a"},
+     "constraints.network.nic: NIC 'nic-a' is infiniband, not roce. Name a roce NIC (none in the catalog) or leave "
+     "kind out."),
+    ({"min_rate": "800 Gb/s"},
+     "constraints.network.min_rate: no NIC runs at 800 Gb/s or more. The fastest is nic-a at 400 Gb/s; lower min_rate "
+     "or add a faster NIC in a catalog overlay (--catalog DIR)."),
+    ({"nics_per_node": "per-node"},
+     "constraints.network.nics_per_node: 'per-node' is not a NIC count. Write per-gpu (one NIC per GPU, the default) "
+     "or a whole number such as 1 or 2."),
+    ({"switch": "never"},
+     "constraints.network.switch: 'never' is not one of the choices. Valid: always, auto."),
+])
+def test_network_contradictions_are_input_errors(cat, network, message):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"max_nodes": 2, "network": network}},
+                              cat)
+    assert str(e.value) == message
+
+
 def test_extras(cat):
     s = scenario_from_mapping({"workloads": [infer_workload()], "extras": [
         {"description": "SSD", "unit_price_usd": 300, "quantity": 2, "source": "quote 42", "as_of": "2026-01-02"}]},

@@ -186,6 +186,17 @@ def test_plan_says_what_the_ram_rule_costs_when_it_sets_the_ram():
     assert p1.choice["dimm_id"] == "d8" and not [w for w in p1.warnings if w.startswith("RAM is")]
 
 
+def test_plan_says_when_the_network_constraints_are_not_used():
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform()], nics=[nic()], switches=[switch()])
+    p = plan(scen(cat, infer_workload(), network={"nics_per_node": 2}), cat)
+    assert ("constraints.network is not used: max_nodes is 1 (NICs and switches are bought for several nodes only)"
+            in p.warnings)
+    p2 = plan(scen(cat, infer_workload(), max_nodes=2, network={"nics_per_node": 2}), cat)
+    assert ("constraints.network is not used: the plan is one node (NICs and switches are bought for several nodes "
+            "only)") in p2.warnings
+    assert not any("constraints.network" in w for w in plan(scen(cat, infer_workload()), cat).warnings)
+
+
 def test_platform_parts_run_to_the_platforms_own_total():
     # A part may show its own sum ('2 x $3,420 = $6,840'); the parts end at '= $<base price>'.
     import dataclasses

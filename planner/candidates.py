@@ -76,7 +76,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog import Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards, slots_at
+from planner.catalog import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards, slot_link,
+                             slots_at)
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -581,7 +582,14 @@ def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes
         return 0, 0, 0, 0
     per_node = net.nic_count // nodes
     extra = max(per_node - platform.nic_slots, 0)
-    return per_node, extra, extra * net.nic.pcie_lanes, per_node * net.nic.tdp_w
+    return per_node, extra, extra * nic_lanes(platform, gpu, cards + extra, net.nic), per_node * net.nic.tdp_w
+
+
+def nic_lanes(platform: Platform, gpu: Gpu, slots: int, nic: Nic) -> int:
+    """Lanes a NIC in a GPU slot takes when ``slots`` cards (GPUs and NICs) fill the slots: its
+    ``pcie_lanes``, or the slot's narrower link (:func:`planner.catalog.slot_link`)."""
+    link = slot_link(platform, gpu.slot_width or 1, slots) if gpu.form_factor == "pcie" else None
+    return nic.pcie_lanes if link is None else min(nic.pcie_lanes, link)
 
 
 def _nic_code(g: Gpu, p: Platform, c: int, net: NetworkChoice, n: int) -> int:
@@ -590,7 +598,7 @@ def _nic_code(g: Gpu, p: Platform, c: int, net: NetworkChoice, n: int) -> int:
     if extra:
         if g.form_factor != "pcie" or c + extra > slots_at(p, g.slot_width or 1):
             return _HW_CODE["slots"]
-        if c * card_lanes(p, g, c) + lanes > p.gpu_lanes:
+        if c * card_lanes(p, g, c, c + extra) + lanes > p.gpu_lanes:
             return _HW_CODE["lanes"]
     if c * g.tdp_w + p.platform_w + watts > p.psu_w:
         return _HW_CODE["power"]
@@ -668,12 +676,23 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
     out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
     out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
-    # lanes one card takes: its link, or the narrower slot link of the arrangement holding that many cards
-    link: dict[tuple[int, int, int], int] = {}
-    for key in zip(gi.tolist(), pi.tolist(), cards.tolist()):
+    # a node's NICs (several nodes only): those outside the NIC slots take GPU slots
+    nic_total = np.array([x.nic_count if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
+    per_node = np.where(nodes > 1, nic_total // np.maximum(nodes, 1), 0)
+    nic_slots = np.array([p.nic_slots for p in platforms] + [0], dtype=np.int64)[pi]
+    out["nic_extra"] = np.maximum(per_node - nic_slots, 0)
+    # lanes one card takes (its link, or the narrower slot link of the arrangement holding the cards and
+    # the NICs in GPU slots), and the lanes of those NICs
+    link: dict[tuple[int, int, int, int], tuple[int, int]] = {}
+    keys = list(zip(gi.tolist(), pi.tolist(), cards.tolist(), out["nic_extra"].tolist(), ni.tolist()))
+    for key in keys:
         if key not in link:
-            link[key] = card_lanes(platforms[key[1]], gpus[key[0]], key[2])
-    out["lanes"] = np.array([link[k] for k in zip(gi.tolist(), pi.tolist(), cards.tolist())], dtype=np.int64)
+            g_, p_, c_, x_, n_ = key
+            nic_obj = nets[n_].nic if n_ >= 0 else None
+            link[key] = (card_lanes(platforms[p_], gpus[g_], c_, c_ + x_),
+                         x_ * nic_lanes(platforms[p_], gpus[g_], c_ + x_, nic_obj) if x_ and nic_obj else 0)
+    out["lanes"] = np.array([link[k][0] for k in keys], dtype=np.int64)
+    out["nic_lanes"] = np.array([link[k][1] for k in keys], dtype=np.int64)
     out["width"] = np.array([x.slot_width or 0 for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
     out["has_ram"] = ri >= 0
     out["ram_bytes"] = np.array([r.bytes for r in ram] + [0], dtype=np.int64)[ri]
@@ -685,13 +704,7 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["ram_usd"] = out["dimm_price"] * nodes * out["has_ram"]
     out["network_usd"] = np.array([n.price_usd for n in nets] + [0.0], dtype=float)[ni]
     out["hw_usd"] = out["gpus_usd"] + out["platform_usd"] + out["ram_usd"] + out["network_usd"]
-    # a node's NICs (several nodes only): lanes of those outside the NIC slots, and every NIC's power
-    nic_total = np.array([x.nic_count if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
-    per_node = np.where(nodes > 1, nic_total // np.maximum(nodes, 1), 0)
-    nic_slots = np.array([p.nic_slots for p in platforms] + [0], dtype=np.int64)[pi]
-    out["nic_extra"] = np.maximum(per_node - nic_slots, 0)
-    out["nic_lanes"] = out["nic_extra"] * np.array([x.nic.pcie_lanes if x.nic else 0 for x in nets] + [0],
-                                                    dtype=np.int64)[ni]
+    # every NIC's power
     out["nic_w"] = per_node * np.array([x.nic.tdp_w if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
     # integer ranks of the ids, for a total, deterministic order without string sorts
     def id_rank(ids: Sequence[str]) -> Any:
@@ -1042,7 +1055,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
                 "per node")
     net = _row_network(cs, r)
-    per_node, extra, nic_lanes, nic_w = nic_load(gpu, plat, c, net, n) if net else (0, 0, 0, 0)
+    per_node, extra, nic_lane_total, nic_w = nic_load(gpu, plat, c, net, n) if net else (0, 0, 0, 0)
     in_slots = (f"{plat.id} has {plat.nic_slots} NIC slot{'s' if plat.nic_slots != 1 else ''}"
                 if plat.nic_slots else f"{plat.id} has no slots for NICs besides the GPU slots")
     if b == "slots":
@@ -1055,11 +1068,11 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         n_fit = int(r["cards_fit_count"])
         return f"{gname} do not fit: {plat.id} takes at most {n_fit} {width}card{'s' if n_fit != 1 else ''}"
     if b == "lanes":
-        link = card_lanes(plat, gpu, c)
+        link = card_lanes(plat, gpu, c, c + extra)
         each = f"{link}" + (f" (x{link} slots)" if link < gpu.pcie_lanes else "")
-        if nic_lanes and net is not None and net.nic is not None:
+        if nic_lane_total and net is not None and net.nic is not None:
             return (f"{gname} need {c} x {each} PCIe lanes and the {extra} NIC{'s' if extra != 1 else ''} "
-                    f"outside NIC slots {extra} x {net.nic.pcie_lanes} ({net.nic.id}): "
+                    f"outside NIC slots {extra} x {nic_lane_total // extra} ({net.nic.id}): "
                     f"{int(r['pcie_lanes_needed'])} lanes; {plat.id} has {plat.gpu_lanes} for GPUs")
         return (f"{gname} need {c} x {each} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
                 f"{plat.id} has {plat.gpu_lanes} for GPUs")

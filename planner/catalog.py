@@ -473,17 +473,27 @@ def max_cards(platform: Platform, slot_width: int) -> int:
     return min(max(fits), platform.max_gpus) if fits else 0
 
 
-def card_lanes(platform: Platform, gpu: Gpu, cards: int) -> int:
+def slot_link(platform: Platform, slot_width: int, slots: int) -> int | None:
+    """The link of each slot when ``slots`` cards at most ``slot_width`` wide fill the platform's
+    slots: of the ``gpu_slots`` arrangements that hold them, the widest links; None when one of those
+    arrangements wires its slots at full width (no ``lanes``) or none holds them."""
+    links = [g.lanes for g in platform.gpu_slots if g.width >= max(slot_width, 1) and g.count >= slots]
+    if not links or None in links:
+        return None
+    return max(x for x in links if x is not None)
+
+
+def card_lanes(platform: Platform, gpu: Gpu, cards: int, slots: int | None = None) -> int:
     """PCIe lanes one of ``cards`` cards of model ``gpu`` takes from ``platform.gpu_lanes``: the card's
-    ``pcie_lanes``, or less where the slot arrangement that holds that many cards wires each slot
-    narrower (a ``gpu_slots`` entry's ``lanes``: e.g. an x16 slot split x8/x8 for two cards). Of the
-    arrangements that hold the cards, the one with the widest links is taken. Modules on a baseboard
-    (no slots) and arrangements without ``lanes`` give the card's full link."""
+    ``pcie_lanes``, or less where the slot arrangement that holds ``slots`` cards (default ``cards``;
+    more when NICs take GPU slots too) wires each slot narrower (a ``gpu_slots`` entry's ``lanes``:
+    e.g. an x16 slot split x8/x8 for two cards). Of the arrangements that hold them, the one with the
+    widest links is taken. Modules on a baseboard (no slots) and arrangements without ``lanes`` give
+    the card's full link."""
     if gpu.form_factor != "pcie":
         return gpu.pcie_lanes
-    links = [g.lanes or gpu.pcie_lanes for g in platform.gpu_slots
-             if g.width >= (gpu.slot_width or 1) and g.count >= cards]
-    return min(gpu.pcie_lanes, max(links)) if links else gpu.pcie_lanes
+    link = slot_link(platform, gpu.slot_width or 1, cards if slots is None else slots)
+    return gpu.pcie_lanes if link is None else min(gpu.pcie_lanes, link)
 
 
 def slots_at(platform: Platform, slot_width: int) -> int:

@@ -959,8 +959,9 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
                     "equal DIMMs in every channel, 1 or 2 per channel"),
             "cooling": ("the platform's gpu_cooling lists the GPU's cooling (open-air, blower, passive): passive "
                         "cards only in servers with a fan wall; not checked where either field is unstated"),
-            "lanes": ("cards x the card's pcie_lanes (+ NICs outside the platform's nic_slots x their pcie_lanes) <= "
-                      "gpu_lanes (full links, no bifurcation)"),
+            "lanes": ("cards x the lanes each card gets (+ NICs outside the platform's nic_slots x theirs) <= "
+                      "gpu_lanes; a card gets its full pcie_lanes unless the slot arrangement holding the cards says "
+                      "lanes (an x16 slot split x8/x8)"),
             "slots": ("cards <= the platform's slots at the card's width; several nodes: NICs beyond nic_slots take a "
                       "GPU slot each"),
             "power": "cards x tdp_w + platform_w (+ the node's NICs x their tdp_w) <= psu_w",

@@ -181,6 +181,10 @@ def test_lanes_of_slots_split_for_more_cards():
     assert (r["binding"], r["why_not"]) == ("lanes", "2 x card need 2 x 16 = 32 PCIe lanes; whole has 16 for GPUs")
     # one card keeps its full link
     assert int(one(cs, platform_id="split", cards_per_node=1)["pcie_lanes_needed"]) == 16
+    # two nodes of one card each: the NIC takes the second split slot, card and NIC at x8 each = 16 lanes
+    cat3 = tiny_catalog(gpus=[gpu(slot_width=2)], platforms=[split], nics=[nic()], switches=[switch()])
+    r3 = one(build(scen(cat3, train_workload(gpus=2, zero=3), max_nodes=2, max_cards=1), cat3), nodes=2)
+    assert r3["feasible"] and int(r3["pcie_lanes_needed"]) == 16
     # an x8 split that still exceeds the lanes says so
     tight = platform("tight", slots=((2, 2, 8),), max_gpus=2, gpu_lanes=15)
     cat2 = tiny_catalog(gpus=[gpu(slot_width=2)], platforms=[tight])

@@ -483,9 +483,15 @@ def _brute_force(sc, cat):
                         per_node = cons.network.nics_per_node or c
                         extra = max(per_node - p.nic_slots, 0)
                         room = max([g.count for g in p.gpu_slots if g.width >= (gp.slot_width or 1)] + [0])
-                        if extra and (gp.form_factor != "pcie" or c + extra > room
-                                      or c * link + extra * nic.pcie_lanes > p.gpu_lanes):
-                            continue
+                        if extra:
+                            # the arrangement holding the cards and these NICs sets both links
+                            both = [g.lanes for g in p.gpu_slots if g.width >= gp.slot_width and g.count >= c + extra]
+                            split = None if (not both or None in both) else max(both)
+                            c_link = gp.pcie_lanes if split is None else min(gp.pcie_lanes, split)
+                            n_link = nic.pcie_lanes if split is None else min(nic.pcie_lanes, split)
+                            if (gp.form_factor != "pcie" or c + extra > room
+                                    or c * c_link + extra * n_link > p.gpu_lanes):
+                                continue
                         if c * gp.tdp_w + p.platform_w + per_node * nic.tdp_w > p.psu_w:
                             continue
                     for d in cat.dimms:

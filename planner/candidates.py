@@ -443,6 +443,8 @@ class Hardware:
     ram_of: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
     #: GPU id -> the catalog's platforms (allowed or not) that can carry it, for explanations.
     carriers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: GPU id -> the catalog's platforms (allowed or not) that carry it and cool it, for explanations.
+    coolers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def rows(self) -> int:
@@ -571,8 +573,9 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
     arrays.update(_static_arrays(arrays, gpus, platforms, ram_list, nets, constraints.vram_headroom))
     carriers = {g.id: tuple(p.id for p in catalog.platforms
                             if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
+    coolers = {g.id: tuple(p.id for p in catalog.platforms if p.id in carriers[g.id] and cools(p, g)) for g in gpus}
     return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
-                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers)
+                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers, coolers)
 
 
 def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes: int) -> tuple[int, int, int, int]:
@@ -1047,9 +1050,15 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
         others = [p.id for p in hw.platforms if cools(p, gpu) and gpu.form_factor in p.form_factors
                   and p.fixed_gpu in (None, gpu.id)]
-        tail = (f"; platforms that cool it: {', '.join(others)}" if others else
-                "; no allowed platform cools it (overlay gpu_cooling or the card's cooling if yours differs, "
-                "--catalog DIR)")
+        elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
+        if others:
+            tail = f"; platforms that cool it: {', '.join(others)}"
+        elif elsewhere:
+            tail = (f"; none of the allowed platforms (constraints.allowed_platforms) cools it; allow one that does: "
+                    f"{', '.join(elsewhere)}")
+        else:
+            tail = ("; no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours "
+                    "differs, --catalog DIR)")
         return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
     if b == "max_cards":
         return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "

@@ -359,8 +359,14 @@ def test_cooling_when_no_allowed_platform_cools_the_card():
     cs = build(scen(cat, infer_workload(), allowed_platforms=["tower"]), cat)
     assert one(cs, gpu_id="dc-card", platform_id="tower")["why_not"] == (
         "dc-card is passively cooled (no fan: it needs a server's front-to-back airflow); tower cools only "
-        "open-air and blower cards; no allowed platform cools it (overlay gpu_cooling or the card's cooling if "
-        "yours differs, --catalog DIR)")
+        "open-air and blower cards; none of the allowed platforms (constraints.allowed_platforms) cools it; allow "
+        "one that does: server")
+    # when no platform of the catalog cools it, the catalog is named
+    bare = tiny_catalog(gpus=[gpu("dc-card", cooling="passive")],
+                        platforms=[platform("tower", gpu_cooling=("open-air", "blower"))])
+    assert one(build(scen(bare, infer_workload()), bare), gpu_id="dc-card")["why_not"].endswith(
+        "no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours differs, "
+        "--catalog DIR)")
     # an open-air card is kept out of a server that cools only passive cards
     cs2 = build(scen(cat, infer_workload()), cat)
     assert one(cs2, gpu_id="ws-card", platform_id="server")["why_not"] == (

@@ -1090,6 +1090,10 @@ class _Store:
             parsed.values[key] = spec.read(e, key)
             parsed.origin[key] = e
 
+    def _file_rank(self, file: str | None) -> int:
+        """Reading order of ``file`` (overlays after the base catalog); -1 when not read."""
+        return self.files.index(file) if file in self.files else -1
+
     def _ref_hint(self, gpu_id: str, ids: list[str]) -> str:
         removed = self.removed["gpus"].get(gpu_id)
         if removed is not None:
@@ -1133,11 +1137,21 @@ class _Store:
                 if ff not in p.values["form_factors"]:
                     raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
                                 f"{list(p.values['form_factors'])} does not list", "form_factors")
-                cooling = e["gpus"][fixed].values.get("cooling")
+                g = e["gpus"][fixed]
+                cooling = g.values.get("cooling")
                 kinds = p.values.get("gpu_cooling")
                 if cooling is not None and kinds is not None and cooling not in kinds:
+                    # blame the later of the two settings (an overlay's), naming the other
+                    g_at, p_at = g.origin.get("cooling", g.entry), p.origin.get("gpu_cooling", p.entry)
+                    if self._file_rank(g_at.file) > self._file_rank(p_at.file):
+                        raise g.err(f"{cooling!r} is not a kind platform {p.id!r} cools: it carries this GPU as "
+                                    f"fixed_gpu with gpu_cooling {list(kinds)} ({p_at.file}:"
+                                    f"{p_at.line_of('gpu_cooling') or p_at.line})", "cooling",
+                                    "Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
                     raise p.err(f"the fixed GPU {fixed!r} has cooling {cooling!r}, which gpu_cooling "
-                                f"{list(kinds)} does not list", "gpu_cooling")
+                                f"{list(kinds)} does not list", "gpu_cooling",
+                                f"The GPU's cooling is set at {g_at.file}:{g_at.line_of('cooling') or g_at.line}; "
+                                "give both the same kind.")
         for p in e["instances"].values():
             gpu = p.values["gpu"]
             if gpu not in e["gpus"]:

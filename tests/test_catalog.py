@@ -367,7 +367,22 @@ def test_baseboard_must_cool_its_fixed_gpu(tiny: Path) -> None:
         load_catalog(base=tiny)
     assert str(excinfo.value) == (
         f"{tiny}/platforms.yaml:59: platforms[2].gpu_cooling: the fixed GPU 'h100-sxm' has cooling 'passive', "
-        "which gpu_cooling ['blower'] does not list.")
+        f"which gpu_cooling ['blower'] does not list. The GPU's cooling is set at {tiny}/gpus.yaml:44; give both the "
+        "same kind.")
+
+
+def test_overlay_changing_a_baseboard_gpus_cooling_names_the_overlay(tmp_path: Path) -> None:
+    # The shipped HGX server cools its H100 passively; an overlay calling the GPU open-air is the later
+    # setting, so the error points at the overlay's line and names the platform's.
+    overlay = tmp_path / "mine"
+    write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: h100-sxm\n    cooling: open-air\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay)
+    text = str(excinfo.value)
+    assert text.startswith(f"{overlay}/gpus.yaml:4: gpus[0].cooling: 'open-air' is not a kind platform 'hgx-h100-8gpu' "
+                           "cools: it carries this GPU as fixed_gpu with gpu_cooling ['passive'] (")
+    assert "catalog/platforms.yaml:" in text
+    assert text.endswith("Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
 
 
 def test_shipped_catalog_states_cooling_for_every_gpu_and_platform() -> None:

@@ -646,6 +646,9 @@ def _int_choice(choices: Iterable[int]) -> Reader:
     options = tuple(choices)
 
     def read(e: Entry, k: str) -> int:
+        raw = e.raw(k)
+        if isinstance(raw, str) and re.fullmatch(r"[xX]\d+", raw.strip()):  # 'x8': a lane count as boards print it
+            raise e.error(f"must be a whole number, not {raw!r}", k, f"Write {raw.strip()[1:]} (the lane count).")
         value = e.int(k)
         if value not in options:
             raise e.error(f"must be one of {', '.join(map(str, options))}, not {value!r}", k)

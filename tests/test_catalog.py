@@ -333,6 +333,8 @@ BAD = [
      "Give one {width, count} per card width; the entries are alternatives."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, cnt: 7}\n",
      "platforms.yaml:36: platforms[1].gpu_slots[1].cnt: unknown key 'cnt'. Did you mean 'count'?"),
+    ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, count: 7, lanes: x8}\n",
+     "platforms.yaml:36: platforms[1].gpu_slots[1].lanes: must be a whole number, not 'x8'. Write 8 (the lane count)."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, count: 7, lanes: 12}\n",
      "platforms.yaml:36: platforms[1].gpu_slots[1].lanes: must be one of 1, 2, 4, 8, 16, not 12."),
     ("platforms.yaml", "    gpu_slots:\n      - {width: 3, count: 1}\n", "    gpu_slots: []\n",

@@ -482,6 +482,28 @@ def _size_text(n: int) -> str:
     return f"{n / 2**30:,.2f} GiB" if n >= 2**30 // 100 else f"{n / 2**20:,.1f} MiB"
 
 
+def _with_undefined_sources(result: Any, catalog: Any) -> Any:
+    """The plan with a warning naming the REF ids its quote lines cite that no SOURCES.md defines
+    (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
+    import dataclasses
+
+    from planner.catalog import default_catalog_dir
+    from planner.sources import ref_ids, sources_for_catalog
+
+    index = sources_for_catalog(catalog.files, default_dir=default_catalog_dir())
+    missing: dict[str, list[str]] = {}
+    for item in result.items:
+        for ref in ref_ids(item.source):
+            if ref not in index:
+                missing.setdefault(ref, []).append(item.catalog_id or item.description)
+    if not missing:
+        return result
+    text = "; ".join(f"REF:{ref} ({', '.join(dict.fromkeys(ids))})" for ref, ids in missing.items())
+    return dataclasses.replace(result, warnings=tuple(result.warnings) + (
+        f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the overlay's "
+        "SOURCES.md so the quote can be traced",))
+
+
 def _vllm_headroom(workload: Any, headroom: float, ctx: click.Context) -> float:
     """The planning headroom for a check on one card: none for an engine: vllm workload (its
     gpu_memory_utilization is the margin; a --headroom given for one is refused), else ``headroom``."""
@@ -670,6 +692,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         if removed:
             click.echo(f"Removed the stale {_joined(removed)} of an earlier plan: nothing fits now.", err=True)
         raise
+    result = _with_undefined_sources(result, catalog)
     doc = plan_to_dict(result)
     paths = write(result.scenario, result.candidates, doc)
     if "xlsx" in formats:

@@ -363,3 +363,21 @@ def test_fit_caps_vllm_concurrency_at_max_num_seqs(runner):
     assert r.exit_code == 0, r.output
     d = json.loads(r.output)
     assert d["max_value"] == 4 and d["limited_by"] == "vLLM's max_num_seqs (4)"
+
+
+def test_plan_warns_about_price_sources_no_sources_file_defines(runner, tmp_path):
+    # An overlay re-prices the chosen card citing REF:NOPE-404, which no SOURCES.md defines: the console
+    # and the JSON say so (the workbook's Sources sheet marks it as well).
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    price_usd: 289\n"
+                                       "    price_kind: quote\n    source: \"REF:NOPE-404 vendor listing\"\n"
+                                       "    as_of: 2026-11-20\n")
+    out = tmp_path / "out"
+    r = run(runner, "plan", str(SCEN / "qlora-7b-12gb.yaml"), "--catalog", str(overlay), "--out", str(out),
+            "--format", "json")
+    assert r.exit_code == 0, r.output
+    said = ("price sources cited but defined in no SOURCES.md beside the catalog: REF:NOPE-404 (rtx-3060-12gb); add "
+            "them to the overlay's SOURCES.md so the quote can be traced")
+    assert f"  - {said}" in r.output
+    assert said in json.loads((out / "qlora-7b-12gb.json").read_text())["warnings"]

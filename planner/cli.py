@@ -260,7 +260,8 @@ class _Replicas:
 
 
 def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas | None:
-    """Take --gpus N off ``given`` for an inference workload (training reads gpus itself).
+    """Check --gpus N of an inference workload, as the option words it (the workload reads gpus itself:
+    N / tp replicas, ``Inference.replicas``, also from a --workload file's gpus: key).
 
     An inference replica runs tensor parallel on tp GPUs; N GPUs hold N / tp replicas, so N must be
     a multiple of tp. Without tp (option or file key) the N GPUs are one replica at tp N, which
@@ -272,7 +273,7 @@ def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas
 
     if given.get("task", written.get("task")) != "infer" or "gpus" not in given:
         return None
-    n = given.pop("gpus")
+    n = given["gpus"]
     if not 1 <= n <= MAX_GPUS:
         raise OptionError(f"must be at least 1, not {n}" if n < 1 else f"must be at most {MAX_GPUS}, not {n}",
                           entry="gpus", hint=f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas "
@@ -419,10 +420,12 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
               if v]
     if timing:
         result["notes_for_compare"] = timing
-    copies = replicas.replicas if replicas is not None else 1
+    # the workload's replicas: --gpus N (or a file's gpus: N) holds N / tp of them
+    copies = workload.infer.replicas if workload.infer is not None else 1
     if workload.infer is not None:
-        # the estimate is one replica (tp GPUs); --gpus N holds N / tp of them
-        result.update(replicas=copies, gpus_total=workload.infer.tp * copies,
+        # the per-GPU need is one replica's (tp GPUs: 'gpus' in JSON); host RAM counts every replica on a
+        # machine ('gpus_per_node' is the machine's GPUs)
+        result.update(gpus=workload.infer.tp, replicas=copies, gpus_total=workload.infer.tp * copies,
                       concurrency_total=workload.infer.concurrency * copies)
     context_note = _vllm_context_note(workload, "context" in given or "context" in written,
                                       result.get("gpu", {}).get("vllm", {}).get("kv_tokens"))
@@ -836,13 +839,17 @@ def _fit_options(fn):
 
 @main.command()
 @click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False),
+              help="Workload YAML (same keys; options override them). The target is still an option: "
+                   "--micro-batch, --seq-len, --context or --concurrency max.")
 @click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
               help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @_fit_options
 @handle_errors
-def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **options: Any) -> None:
+def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: str | None, as_json: bool,
+        **options: Any) -> None:
     """Find the largest micro-batch, sequence length, context or concurrency that fits a GPU.
 
     Give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max';
@@ -853,11 +860,13 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     exponential search for a bracket, then binary search), which is exact because memory never
     decreases as these grow; sequence length and context stop at the model's
     max_position_embeddings. The warnings 'planner estimate' gives for the answer are printed
-    with it. Exits 1 when even 1 does not fit.
+    with it. Exits 1 when even 1 does not fit. --workload FILE reads the other options from a
+    workload file, as 'planner estimate --workload' does (options override its keys).
 
     \b
     Example:
       planner fit --model llama-2-7b --gpu rtx-4090 --task train --method qlora --micro-batch max
+      planner fit --workload scenarios/workloads/qlora-7b.yaml --gpu rtx-4090 --micro-batch max
       planner fit --model llama-3.1-8b --gpu l4 --task infer --context 8192 --concurrency max
       planner fit --model llama-3.1-70b --gpu h100-sxm --gpus 8 --task infer --concurrency 16 --context max
     """
@@ -872,8 +881,9 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     catalog = _load_catalog(catalog_dir)
     gpu = _option_gpu(catalog, gpu_id)
     given = _collect(options)
-    if "model" not in given:
-        raise click.UsageError("give --model")
+    written = _file_keys(workload_file)
+    if "model" not in given and not workload_file:
+        raise click.UsageError("give --model (or --workload FILE)")
     for k in _FIT_TARGETS:
         v = given.get(k)
         if isinstance(v, str) and v != "max" and not v.strip().isdigit():
@@ -892,17 +902,20 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
             except ValueError:
                 raise OptionError(f"must be a whole number or 'max', not {given[k]!r}", entry=k) from None
     given[target] = 1
-    task = given.setdefault("task", section)
+    task = given.get("task", written.get("task"))
+    if task is None:
+        task = given["task"] = section
     if task != section:
         raise OptionError(f"is an option of task {section}, not {task}", entry=target,
                           hint=f"Give --task {section}, or another target for task {task}.")
     # training reads --gpus itself (default: tp); for inference --gpus N is N / tp replicas
-    replicas = _inference_gpus(given, {})
-    from planner.memory.vllm import for_gpu
+    replicas = _inference_gpus(given, written)
+    from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
 
-    base = for_gpu(_workload_from_cli(catalog, None, given, None, replicas), gpu)  # vllm serve's card defaults
-    copies = replicas.replicas if replicas is not None else 1
-    n = base.gpus * copies  # every GPU the answer uses
+    # vllm serve's card defaults
+    base = for_gpu(_workload_from_cli(catalog, workload_file, given, None, replicas), gpu)
+    copies = base.infer.replicas if base.infer is not None else 1  # --gpus N (or gpus: N) is N / tp replicas
+    n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = _vllm_headroom(base, headroom, click.get_current_context())
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:
@@ -916,6 +929,12 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
                 and base.infer.engine == "vllm" and base.infer.max_num_seqs else None)
     if seqs_cap:
         hi = min(hi, seqs_cap)  # vLLM runs at most max_num_seqs sequences at once
+    # Transformers prefills at least one token of every sequence per pass: max_num_batched_tokens bounds
+    # the concurrency (the workload reader refuses more)
+    tokens_cap = (base.infer.max_num_batched_tokens if attr == "concurrency" and base.infer is not None
+                  and base.infer.engine == "hf" and base.infer.max_num_batched_tokens else None)
+    if tokens_cap:
+        hi = min(hi, tokens_cap)
 
     def make(x: int):
         if section == "train":
@@ -945,13 +964,24 @@ def fit(gpu_id: str, headroom: float, catalog_dir: str | None, as_json: bool, **
     # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's
     from planner.memory import estimate as run_estimate
 
-    answer = for_gpu(_workload_from_cli(catalog, None, {**given, target: best}, None, replicas), gpu)
-    warnings = list(run_estimate(answer).warnings)
-    note = _vllm_context_note(answer, "context" in given)
+    answer = for_gpu(_workload_from_cli(catalog, workload_file, {**given, target: best}, None, replicas), gpu)
+    answer_est = run_estimate(answer)
+    warnings = list(answer_est.warnings)
+    note = _vllm_context_note(answer, "context" in given or "context" in written)
+    longest = arch.max_position_embeddings
+    if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
+        # the answer is the context: vllm serve must be told it, or it takes the model's maximum
+        kv = vllm_budget(answer, answer_est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id).kv_tokens
+        note = (f"vLLM: start vllm serve with --max-model-len {best} (the answer): it defaults to the model's "
+                f"maximum, {longest:,} tokens"
+                + (f", and refuses to start when one sequence that long does not fit the KV cache ({kv:,} tokens "
+                   "here)" if kv < longest else "") + ".")
     result = {"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": best, "need_bytes": need,
               "capacity_bytes": cap, "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
               "next_need_bytes": next_need, "limit": hi,
               "limited_by": (f"vLLM's max_num_seqs ({seqs_cap:,})" if seqs_cap and hi == seqs_cap else
+                             f"max_num_batched_tokens ({tokens_cap:,}): Transformers prefills at least one token "
+                             "of every sequence per pass" if tokens_cap and hi == tokens_cap else
                              "the model's max_position_embeddings" if attr in ("seq_len", "context")
                              else "the planner's largest batch") if best == hi else "memory",
               "notes": [note] if note else [], "warnings": warnings}

@@ -362,9 +362,16 @@ def pricing(w: Workload, costs: CostInputs) -> tuple[bool, str, bool]:
 def copies_for(rate: float, capacity: float) -> int:
     """Copies of a machine or instance that serve ``rate`` requests/h when one serves ``capacity``:
     ceil(rate / capacity), at least 1 (copies run side by side, each its own replicas; the time
-    model's requests/h of one copy is taken to add up, as replicas do within one machine)."""
+    model's requests/h of one copy is taken to add up, as replicas do within one machine).
+
+    Raises:
+        ValueError: ``rate`` or ``capacity`` not above 0 (a rate of 0 is no service to size for;
+            the scenario readers refuse it: planner.compare_cli).
+    """
     if capacity <= 0:
         raise ValueError("capacity must be positive")
+    if rate <= 0:
+        raise ValueError(f"requests_per_hour must be more than 0, not {rate!r}")
     return max(1, math.ceil(rate / capacity - 1e-9))
 
 
@@ -464,6 +471,12 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
 
     ``budget_usd``: the scenario's purchase budget, if any; when the copies a request rate needs
     cost more, a note says so (the solver checked the budget against one machine).
+
+    Raises:
+        ValueError: no runs; an inference workload whose ``requests_per_hour`` is not above 0, or
+            whose ``tokens_per_request`` leaves no prompt token in its context (planner.timing).
+            The scenario readers refuse both with the file and line (planner.compare_cli); these
+            are guards for callers that build workloads themselves, never a silent clamp.
     """
     if not runs:
         raise ValueError("compare_machine needs at least one workload")
@@ -487,6 +500,9 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                               pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU)
         wnotes = []
         rph = w.infer.requests_per_hour if w.infer is not None else None
+        if rph is not None and rph <= 0:
+            # never priced as a service at no rate: the scenario readers refuse it (planner.compare_cli)
+            raise ValueError(f"workload {w.name!r}: requests_per_hour must be more than 0, not {rph!r}")
         cap = local.requests_per_hour_capacity
         copies = 1
         if service and rph is not None:

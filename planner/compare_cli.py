@@ -36,7 +36,8 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
     know ``costs`` yet gets the file without it.)
 
     Raises:
-        ScenarioError: as planner.scenario.load_scenario, and for invalid ``costs`` keys.
+        ScenarioError: as planner.scenario.load_scenario, for invalid ``costs`` keys, and for
+            request inputs compare cannot price (:func:`check_request_inputs`).
     """
     import hashlib
 
@@ -49,6 +50,11 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
     shown = shown or str(path)
     if "costs" in SCENARIO_KEYS:
         scenario = load_scenario(path, catalog, shown=shown)
+        try:
+            data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
+        except YamlProblem as exc:  # pragma: no cover - load_scenario read the same file
+            raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+        check_request_inputs(Entry(data, file=shown, path="", error=ScenarioError, line=1), scenario.workloads)
         costs = getattr(scenario, "costs", None)
         if isinstance(costs, CostInputs):
             return scenario, costs
@@ -65,8 +71,57 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
     rest.line = getattr(data, "line", None)
     scenario = scenario_from_mapping(rest, catalog, file=shown, default_name=Path(path).stem,
                                      sha256=hashlib.sha256(raw).hexdigest())
+    check_request_inputs(root, scenario.workloads)
     costs = read_costs(root.child("costs", None), catalog, scenario.workloads)
     return scenario, costs
+
+
+def check_request_inputs(root: Any, workloads: Any) -> None:
+    """Refuse the request inputs compare cannot price, at the key's line of the scenario file.
+
+    planner.workload reads ``tokens_per_request`` (1 to the longest sequence) and
+    ``requests_per_hour`` (0 or more) without relating them to anything; compare times them
+    (planner.timing), so it checks here, before any pricing:
+
+    - ``requests_per_hour`` must be above 0: a service at 0 requests/h has no rate to keep up
+      with (leave the key out for a service with no rate).
+    - ``tokens_per_request`` (the tokens generated per request) must be below the context: the
+      time model takes the prompt as the rest of the context (context - tokens_per_request, an
+      assumption stated in the output), and a request needs at least one prompt token (vLLM
+      refuses an empty prompt). The context is the workload's, given or its default.
+
+    Args:
+        root: the scenario file's top-level mapping as a planner.fields.Entry (file and lines).
+        workloads: the validated scenario's workloads (planner.scenario.ScenarioWorkload), in the
+            order of the file's ``workloads:`` list.
+
+    Raises:
+        ScenarioError: either input out of range, at its key.
+    """
+    entries = root.children("workloads", None)
+    for e, sw in zip(entries, workloads):
+        for v in getattr(sw, "variants", ()):
+            i = v.workload.infer
+            if i is None:
+                continue
+            rph = i.requests_per_hour
+            if rph is not None and rph <= 0:
+                raise e.error(f"must be more than 0, not {e.raw('requests_per_hour', rph)!r}", "requests_per_hour",
+                              "It is the requests the service must keep up with, per hour; give the rate (e.g. "
+                              "requests_per_hour: 500), or leave the key out for a service with no rate to check.")
+            n, ctx = i.tokens_per_request, i.context
+            if n is not None and n >= ctx:
+                given = "context" in e.data
+                where = f"the context, {ctx:,} tokens" + ("" if given else " (the default; context is not given)")
+                how = "is more than" if n > ctx else "equals"
+                longest = v.workload.architecture.max_position_embeddings
+                raise e.error(f"{n:,} {how} {where}, which holds a request's prompt and its generated tokens",
+                              "tokens_per_request",
+                              "tokens_per_request is the tokens generated per request, and compare takes the prompt "
+                              "as the rest of the context (context - tokens_per_request, at least 1 token): give "
+                              f"tokens_per_request: {ctx - 1} or less"
+                              + (f", or context: {n + 1} or more." if n + 1 <= longest else
+                                 f" (the model's longest sequence is {longest:,} tokens)."))
 
 
 def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenario_text: str = "") -> Path:
@@ -114,7 +169,10 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     service (the instance up for the local busy hours) unless 'costs: batch_inference' lists it.
     A service's requests_per_hour is met on both sides by one rule: ceil(rate / one copy's
     requests/h) copies of the planned machine, and of each instance (slower ones are scaled
-    out, not dropped). The purchase price is paid at month 0 and the resale value credited at
+    out, not dropped). tokens_per_request is the tokens generated per request, and the prompt is
+    taken to be the rest of the context (an assumption, stated in the output), so it must be
+    below the context; requests_per_hour must be above 0. The purchase price is paid at month 0
+    and the resale value credited at
     the end of the ownership period. Each cloud price is shown with its region, date and source,
     and the capex with the plan's quote lines.
 

@@ -35,6 +35,14 @@ token, which bounds it at large batches. A step takes the larger of the two time
 costs 2 x P FLOPs per prompt token and is compute bound. Bandwidth achieved is peak x MBU
 (model bandwidth utilization): :data:`DEFAULT_MBU`.
 
+A request (inference with ``tokens_per_request``): ``tokens_per_request`` is the tokens generated
+per request, and the prompt is taken to be the rest of the context, context - tokens_per_request
+tokens. That split is an assumption (a workload gives no prompt length): every request fills its
+context, the longest prefill and KV cache the workload's memory plan was sized for. A request
+needs at least one prompt token (vLLM refuses an empty prompt; Transformers' generate starts from
+at least the BOS token), so tokens_per_request must be below the context: the readers refuse more
+(planner.compare_cli), and :func:`time_workload` raises ValueError rather than shorten a request.
+
 Offload: bytes moved between host and GPU each step cross the card's PCIe link at
 per-lane rate x lanes x :data:`PCIE_EFFICIENCY`; this time is added to compute (no overlap
 assumed, so it is an upper bound).
@@ -368,7 +376,10 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float)
         prompt, mean_kv = 0, i.context / 2
         what = f"KV at half the context ({i.context:,} / 2 tokens)"
     else:
-        gen = min(gen, i.context)
+        if gen >= i.context:
+            # never shortened to fit: the scenario readers refuse it (planner.compare_cli)
+            raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
+                             "tokens (it must be below the context)")
         prompt = i.context - gen
         mean_kv = prompt + gen / 2
         what = f"mean KV length = prompt {prompt:,} + {gen:,} generated / 2"
@@ -386,6 +397,8 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float)
         lines.append(f"throughput = {replicas} replica(s) x {c} seq / {step * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")
         return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
                        seconds_per_job=None, tokens_per_s=decode_tps, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
+    lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
+                    "prompt (assumed: the rest of the context; the workload gives no prompt length)")
     pre_s = prefill_seconds(params=params_gpu, tokens=prompt * c, tflops=tflops, mfu=mfu)
     batch_s = pre_s + gen * step
     per_request = batch_s / (c * replicas)

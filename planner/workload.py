@@ -140,6 +140,9 @@ class Inference:
             rows of logits (None: ``vllm serve``'s default for the card).
         attention: 'eager' materialises the score matrices during prefill.
         sliding_window: honour the model's sliding window in the KV cache.
+        replicas: copies of the workload, each on its own tp GPUs and serving ``concurrency``
+            sequences (``gpus: N`` is N / tp replicas). The per-GPU need is one replica's; host RAM
+            counts the replicas on each machine.
     """
 
     weights: str = "bf16"
@@ -156,6 +159,7 @@ class Inference:
     tokens_per_request: int | None = None
     requests_per_hour: float | None = None
     max_num_seqs: int | None = None
+    replicas: int = 1
 
 
 @dataclass(frozen=True)
@@ -213,11 +217,18 @@ class Workload:
 
     @property
     def gpus(self) -> int:
-        """Total GPUs the workload runs on (data parallel x tensor parallel)."""
+        """Total GPUs the workload runs on (training: data parallel x tensor parallel; inference:
+        replicas x tensor parallel)."""
         if self.train is not None:
             return self.train.gpus
         assert self.infer is not None
-        return self.infer.tp
+        return self.infer.tp * self.infer.replicas
+
+    @property
+    def group_gpus(self) -> int:
+        """GPUs that work on one copy of the model together (and so need NCCL between them): every
+        GPU of a training job, the tp GPUs of one inference replica."""
+        return self.train.gpus if self.train is not None else self.infer.tp  # type: ignore[union-attr]
 
     @property
     def tp(self) -> int:
@@ -265,12 +276,17 @@ def workload_from_entry(
     if task is None:
         raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
     allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
+    if task == "infer" and not entry.path:
+        # A workload of its own (a --workload file, the options) may give gpus: N, N / tp replicas, as
+        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp.
+        allowed += ("gpus",)
     other = INFER_KEYS if task == "train" else TRAIN_KEYS
     for key in entry.data:
         if key in other and key not in allowed:
             hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
-            if key == "gpus":  # an inference workload is one replica on tp GPUs
-                hint = "An inference workload is one replica on tp GPUs: set tp: N, or task: train."
+            if key == "gpus":  # a scenario's inference workload is one replica on tp GPUs
+                hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
+                        "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, hint)
     entry.check_keys(allowed)
@@ -300,6 +316,17 @@ def workload_from_entry(
                         gpus_per_node=gpus_per_node, warnings=tuple(warnings), notes=entry.str("notes", None),
                         hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
     infer = _inference(entry, arch, warnings)
+    if gpus_per_node is not None:
+        # A replica runs in one machine (tensor parallelism over NVLink/PCIe, not the network), and a
+        # machine holds whole replicas; with gpus given, the machines hold them all.
+        if gpus_per_node % infer.tp:
+            raise entry.error(f"{gpus_per_node} GPUs per machine do not hold whole replicas of tp {infer.tp}",
+                              "gpus_per_node", f"A replica runs in one machine: give a multiple of {infer.tp} "
+                              f"({infer.tp}, {2 * infer.tp}, ...).")
+        if "gpus" in entry.data and (infer.tp * infer.replicas) % gpus_per_node:
+            raise entry.error(f"gpus ({infer.tp * infer.replicas}) is not a multiple of gpus_per_node "
+                              f"({gpus_per_node})", "gpus_per_node",
+                              "Every machine holds the same number of replicas: give a divisor of gpus.")
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
                     warnings=tuple(warnings), notes=entry.str("notes", None),
                     hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
@@ -428,6 +455,15 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "Set zero: 1 or higher.")
     if offload_params and zero != 3:
         raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if offload_optimizer and method == "full" and rec.weight_bytes == 2 and not rec.master_bytes:
+        # DeepSpeed's CPU optimizer always updates an fp32 partition with fp32 states
+        # (stage_1_and_2.py single_partition_of_fp32_groups; stage3.py _create_fp32_partitions);
+        # its only 16-bit variant, fp16_master_weights_and_gradients, still keeps fp32 states.
+        raise entry.error(f"recipe {recipe} keeps no fp32 master copy, but ZeRO-Offload has no pure 16-bit mode: "
+                          "DeepSpeed's CPU optimizer updates an fp32 copy of the parameters with fp32 states",
+                          "recipe", f"Use recipe: mixed-{rec.dtype} (what DeepSpeed runs with {rec.dtype} enabled: "
+                          "the same GPU side, fp32 master weights and states in host RAM), or leave "
+                          "offload_optimizer out.")
     if method == "qlora" and tp > 1:
         warnings.append(f"QLoRA with tensor parallelism (tp {tp}): Transformers and peft training do not shard "
                         "bitsandbytes 4-bit layers across GPUs; multi-GPU QLoRA usually runs data-parallel or "
@@ -503,8 +539,26 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                           f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
-    tp = entry.int("tp", 1, min=1, max=1024)
+    gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp each (without "
+                      "tp, one replica on all of them).")
+    if gpus is not None and "tp" not in entry.data:
+        # gpus: N without tp is one replica on all N GPUs, as --gpus N without --tp
+        try:
+            check_tp(arch, gpus, entry, "gpus")
+        except InputError as exc:
+            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: {exc.problem}", "gpus",
+                              exc.hint) from None
+    tp = entry.int("tp", gpus or 1, min=1, max=1024)
     check_tp(arch, tp, entry)
+    replicas = 1
+    if gpus is not None:
+        if gpus % tp:
+            raise entry.error(f"{gpus} GPUs do not hold whole replicas of tp {tp}", "gpus",
+                              f"An inference replica runs on tp GPUs: give a multiple of {tp} "
+                              f"({', '.join(str(tp * k) for k in range(1, 4))}, ...), or leave gpus out for one "
+                              "replica.")
+        replicas = gpus // tp
     engine = entry.str("engine", "hf", choices=ENGINES)
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
     if util >= 1:
@@ -515,6 +569,15 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
                           "gpu_memory_utilization", "Set engine: vllm, or remove it.")
     mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
+    if engine == "hf" and mnbt is not None and mnbt < concurrency:
+        # Transformers prefills the whole batch in each forward pass, GenerationConfig(prefill_chunk_size)
+        # tokens of every sequence, and a chunk is at least one token (planner.memory.estimate._infer).
+        raise entry.error(f"{mnbt:,} tokens per forward pass are fewer than the {concurrency:,} sequences of the "
+                          "batch: Transformers prefills every sequence of the batch in each pass, at least one token "
+                          "each (prefill_chunk_size >= 1)",
+                          "max_num_batched_tokens",
+                          f"Give max_num_batched_tokens: {concurrency} or more, or engine: vllm (which schedules "
+                          "at most max_num_batched_tokens tokens per step).")
     max_seqs = entry.int("max_num_seqs", None, min=1, max=MAX_MICRO_BATCH)
     if engine != "vllm" and "max_num_seqs" in entry.data:
         raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
@@ -538,7 +601,7 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                             "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs)
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas)
 
 
 #: The GPU feature (a :class:`planner.catalog.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.

@@ -975,8 +975,115 @@ def test_copies_for():
 
     # ceil(rate / capacity), at least one; an exact multiple is not rounded up by float noise.
     assert copies_for(150_000, 62_548.3) == 3
-    assert copies_for(0, 10) == 1
+    assert copies_for(1, 10) == 1
     assert copies_for(3 * 0.1, 0.1) == 3
+    # A rate of 0 (or less) is no service to size for: refused, never shown as one copy.
+    for rate in (0, 0.0, -5):
+        with pytest.raises(ValueError, match="requests_per_hour must be more than 0"):
+            copies_for(rate, 10)
+
+
+# ----- request inputs compare cannot price: refused, never clamped ------------------------------------------
+
+def rated_scenario(tmp_path, body):
+    """A one-workload scenario (llama-3.1-8b served) whose workload keys are ``body`` (indented lines)."""
+    path = tmp_path / "rated.yaml"
+    path.write_text("name: rated\nworkloads:\n  - name: chat\n    model: llama-3.1-8b\n    task: infer\n" + body)
+    return path
+
+
+@pytest.mark.parametrize("engine", ["vllm", "hf"])
+@pytest.mark.parametrize("tokens, how", [(5000, "is more than"), (4096, "equals")])
+def test_compare_refuses_tokens_per_request_not_below_the_context(tmp_path, engine, tokens, how):
+    # Before: 5,000 (or 4,096) generated tokens in a 4,096 context ran as "one request (0 prompt + 4,096
+    # generated tokens)", exit 0. A request is its prompt (at least one token) plus its generated tokens,
+    # both in the context: refused at the key's line (line 9), with the largest value that fits.
+    path = rated_scenario(tmp_path, f"    engine: {engine}\n    context: 4096\n    concurrency: 4\n"
+                                    f"    tokens_per_request: {tokens}\n    requests_per_hour: 100\n")
+    result = run_compare(str(path), "--json")
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {path}:9: workloads[0].tokens_per_request: {tokens:,} {how} the "
+                                    "context, 4,096 tokens, which holds a request's prompt and its generated tokens. ")
+    assert "give tokens_per_request: 4095 or less, or context: " + f"{tokens + 1} or more." in result.output
+    assert "Traceback" not in result.output and "job_tokens" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_compare_refuses_tokens_per_request_beyond_the_default_context(tmp_path):
+    # No context key: the default, 4,096 for llama-3.1-8b, is what the request must fit, and the message says so.
+    path = rated_scenario(tmp_path, "    tokens_per_request: 4097\n")
+    result = run_compare(str(path))
+    assert result.exit_code == 2
+    assert (f"Error: {path}:6: workloads[0].tokens_per_request: 4,097 is more than the context, 4,096 tokens "
+            "(the default; context is not given)") in result.output
+    # Beyond the model's longest sequence (131,072 tokens) a larger context is no way out: only the cap is hinted.
+    path = rated_scenario(tmp_path, "    context: 4096\n    tokens_per_request: 131072\n")
+    result = run_compare(str(path))
+    assert result.exit_code == 2
+    assert result.output.strip().endswith("give tokens_per_request: 4095 or less (the model's longest sequence is "
+                                          "131,072 tokens).")
+
+
+@pytest.mark.parametrize("value", ["0", "0.0"])
+def test_compare_refuses_a_request_rate_of_zero(tmp_path, value):
+    # Before: priced as "a service at 0 requests/h" with ceil(0 / 933) shown as 1 copy, exit 0.
+    path = rated_scenario(tmp_path, "    context: 4096\n    tokens_per_request: 256\n"
+                                    f"    requests_per_hour: {value}\n")
+    result = run_compare(str(path))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {path}:8: workloads[0].requests_per_hour: must be more than 0, not "
+                                    f"{value}. ")
+    assert "leave the key out for a service with no rate to check" in result.output
+    # Without tokens_per_request too: a rate of 0 is refused, not noted as unchecked.
+    path = rated_scenario(tmp_path, f"    requests_per_hour: {value}\n")
+    result = run_compare(str(path))
+    assert result.exit_code == 2 and f"{path}:6: workloads[0].requests_per_hour: must be more than 0" in result.output
+
+
+def test_compare_refuses_a_negative_request_rate(tmp_path):
+    # Refused by the workload reader (planner.workload) before compare looks at it.
+    path = rated_scenario(tmp_path, "    tokens_per_request: 256\n    requests_per_hour: -1\n")
+    result = run_compare(str(path))
+    assert result.exit_code == 2
+    assert f"Error: {path}:7: workloads[0].requests_per_hour: must be " in result.output
+
+
+def test_the_request_split_is_stated_and_the_longest_request_times(serving, shipped):
+    # GPT-2 at context 1,024: 1,023 generated tokens leave a 1-token prompt; the split and its assumption
+    # are the first line of the arithmetic.
+    from planner.timing import time_workload
+
+    cat, infer, machine = serving
+    w = infer(tokens_per_request=1023)
+    jt = time_workload(workload=w, estimate=estimate(w), gpu=machine.gpu, gpu_count=1,
+                       pcie_per_lane_bytes_per_s=1.969e9)
+    assert jt.job == "one request (1 prompt + 1,023 generated tokens)" and jt.job_tokens == 1023
+    assert jt.lines[0] == ("request = context 1,024 tokens = 1,023 generated (tokens_per_request) + 1 prompt "
+                           "(assumed: the rest of the context; the workload gives no prompt length)")
+
+
+@pytest.mark.parametrize("tokens", [1024, 5000])
+def test_time_model_refuses_a_request_that_leaves_no_prompt(serving, tokens):
+    # The readers refuse it with a line; the time model itself never shortens the request to the context.
+    from planner.timing import time_workload
+
+    cat, infer, machine = serving
+    w = infer(tokens_per_request=tokens)
+    with pytest.raises(ValueError, match=f"tokens_per_request {tokens} leaves no prompt token in the context of 1024"):
+        time_workload(workload=w, estimate=estimate(w), gpu=machine.gpu, gpu_count=1,
+                      pcie_per_lane_bytes_per_s=1.969e9)
+    with pytest.raises(ValueError, match="leaves no prompt token"):
+        compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                        costs=CostInputs(utilization=0.5))
+
+
+@pytest.mark.parametrize("extra", [{"tokens_per_request": 128}, {}])
+def test_compare_machine_refuses_a_request_rate_of_zero(serving, extra):
+    cat, infer, machine = serving
+    w = infer(requests_per_hour=0, **extra)
+    with pytest.raises(ValueError, match="workload 'chat': requests_per_hour must be more than 0, not 0"):
+        compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                        costs=CostInputs(utilization=0.5))
 
 
 # ----- price dates and sources ----------------------------------------------------------------------------

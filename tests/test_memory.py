@@ -520,7 +520,7 @@ def test_zero_offload_13b_on_one_gpu_keeps_only_the_bucket_of_gradients():
     #   weights            13,015,864,320 x 2 B                          = 26,031,728,640 B (always)
     #   staging buffer     largest tensor, the embedding 32,000 x 5,120
     #                      = 163,840,000 elements x 2 B                  =    327,680,000 B (always)
-    #   reduce bucket      min(500,000,000, 13,015,864,320) x 2 B        =  1,000,000,000 B (backward)
+    #   reduce bucket      reduce_bucket_size 500,000,000 x 2 B          =  1,000,000,000 B (backward)
     #   layer checkpoints  512 x 2 B x 5,120 x 40 + head 20,971,520      =    230,686,720 B
     #   logits and loss    512 x 32,000 x 12 B                           =    196,608,000 B (loss)
     # peak allocated (loss phase) = 27,786,703,360 B = 25.88 GiB; before the fix the GPU also held
@@ -674,3 +674,254 @@ def test_hf_chunked_prefill_names_the_tokens_it_really_prefills():
     assert act.formula.startswith("96 tokens x ")
     # 96 tokens x (3 x 2 B x 4,096 + max(MLP 3 x 2 B x 14,336, q/k/v)) = 96 x 110,592 B
     assert act.bytes == 96 * (3 * 2 * 4096 + 3 * 2 * 14336)
+
+
+# ----- ZeRO-3 with offload_param on one GPU ------------------------------------------------------
+
+def test_zero3_offload_params_fetches_parameters_onto_one_gpu_as_onto_many():
+    # With offload_param the GPU owns no parameters: DeepSpeed's partitioned_param_coordinator fetches
+    # each module's parameters (and the prefetch bucket) from the host partition into GPU memory, on
+    # one GPU as on many. Llama-2-7B, bf16, ZeRO-3 + offload_param + offload_optimizer:
+    #   largest layer  4 x 4,096^2 (attention) + 3 x 4,096 x 11,008 (MLP) + 2 x 4,096 x 2 (norms)
+    #                  = 67,108,864 + 135,266,304 + 16,384 = 202,391,552 params
+    #   in flight      min(2 x 202,391,552 + 50,000,000 prefetch, 1e9 max live) = 454,783,104 params
+    #                  x 2 B = 909,566,208 B (forward-backward), whatever the number of GPUs
+    arch = catalog_arch("llama-2-7b")
+    keys = dict(task="train", recipe="mixed-bf16", zero=3, offload_params=True, offload_optimizer=True)
+    one = estimate(workload(arch, **keys, gpus=1))
+    two = estimate(workload(arch, **keys, gpus=2))
+    g1 = {c.name: c for c in one.gpu_components()}
+    g2 = {c.name: c for c in two.gpu_components()}
+    assert "weights" not in g1  # on the host
+    assert g1["gathered parameters in flight (ZeRO-3)"].bytes == (2 * 202_391_552 + 50_000_000) * 2 == 909_566_208
+    assert g2["gathered parameters in flight (ZeRO-3)"].bytes == 909_566_208
+    # the same tensors on the GPU; two GPUs add only the NCCL buffers (256 MiB, planner.memory.overheads)
+    assert one.per_gpu_allocated_bytes == two.per_gpu_allocated_bytes
+    assert two.per_gpu_total_bytes - one.per_gpu_total_bytes == 256 * 2**20
+    # without offload_param one GPU owns every parameter: nothing to gather
+    own = estimate(workload(arch, task="train", zero=3, offload_optimizer=True, gpus=1))
+    assert not any(c.name.startswith("gathered") for c in own.gpu_components())
+
+
+# ----- ZeRO-Offload: DeepSpeed's host side for every recipe ---------------------------------------
+
+@pytest.mark.parametrize("recipe, gpu_weight_bytes", [
+    ("mixed-bf16", 2), ("mixed-bf16-fp32-grads", 2), ("fp32", 4), ("amp-bf16", 4), ("amp-fp16", 4)])
+def test_zero_offload_host_keeps_an_fp32_partition_and_fp32_states_whatever_the_recipe(recipe, gpu_weight_bytes):
+    # DeepSpeed stage_1_and_2.py: single_partition_of_fp32_groups = partition.to('cpu').clone().float()
+    # (a separate fp32 copy even when the model is fp32), an fp32 gradient partition beside it, and the
+    # CPU optimizer's states created from it. Llama-2-7B (P = 6,738,415,616), ZeRO-2 + offload, 1 GPU:
+    #   fp32 parameters 4P + AdamW exp_avg, exp_avg_sq 2 x 4P + fp32 gradients 4P = 16P on the host.
+    arch = catalog_arch("llama-2-7b")
+    P = arch.parameters
+    est = estimate(workload(arch, task="train", recipe=recipe, zero=2, offload_optimizer=True))
+    host = {c.name: c.bytes for c in est.host_components()}
+    assert host["fp32 master weights"] == 4 * P
+    assert host["optimizer states"] == 2 * 4 * P
+    assert host["fp32 gradients for the CPU optimizer"] == 4 * P
+    assert next(c.bytes for c in est.gpu_components() if c.name == "weights") == gpu_weight_bytes * P
+
+
+def test_zero_offload_refuses_a_pure_16_bit_full_fine_tune_and_sizes_lora_adapters_in_fp32():
+    from planner.errors import ScenarioError
+
+    arch = catalog_arch("llama-2-7b")
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="train", recipe="pure-bf16", zero=2, offload_optimizer=True)
+    assert str(err.value) == (
+        "recipe: recipe pure-bf16 keeps no fp32 master copy, but ZeRO-Offload has no pure 16-bit mode: DeepSpeed's "
+        "CPU optimizer updates an fp32 copy of the parameters with fp32 states. Use recipe: mixed-bf16 (what "
+        "DeepSpeed runs with bf16 enabled: the same GPU side, fp32 master weights and states in host RAM), or leave "
+        "offload_optimizer out.")
+    # LoRA (recipe pure-bf16 sizes the frozen base) with bf16 adapters: DeepSpeed still keeps the
+    # adapters' partition in fp32 with fp32 states. r=16 on q_proj, v_proj of Llama-3.1-8B:
+    #   16 x ((4,096 + 4,096) + (4,096 + 1,024)) x 32 layers = 6,815,744 adapter params
+    #   host: 4 B fp32 copy + 2 x 4 B AdamW states + 4 B fp32 gradients = 16 B each
+    lora = estimate(workload(catalog_arch("llama-3.1-8b"), task="train", method="lora", zero=2,
+                             offload_optimizer=True, adapter_dtype="bf16"))
+    n = 16 * ((4_096 + 4_096) + (4_096 + 1_024)) * 32
+    assert lora.trainable_parameters == n == 6_815_744
+    host = {c.name: c.bytes for c in lora.host_components()}
+    assert (host["fp32 master weights"], host["optimizer states"], host["fp32 gradients for the CPU optimizer"]) == (
+        4 * n, 8 * n, 4 * n)
+
+
+# ----- the ZeRO reduce bucket is what DeepSpeed allocates -------------------------------------------
+
+def test_zero_reduce_bucket_is_reduce_bucket_size_elements_whatever_the_model():
+    # DeepSpeed allocates torch.empty(int(reduce_bucket_size), dtype=self.dtype): stage_1_and_2.py in
+    # every backward, stage3.py once in __init__, with contiguous_gradients on (its default). Default
+    # reduce_bucket_size 5e8 elements; the dtype is the parameters' (self.dtype), not the gradients'.
+    gpt2 = catalog_arch("gpt2")  # 124,439,808 params: the bucket is larger than its gradients
+    assert gpt2.parameters == 124_439_808
+
+    def bucket(arch, **keys):
+        est = estimate(workload(arch, task="train", **keys))
+        return next(c for c in est.gpu_components() if c.name == "ZeRO reduce bucket")
+
+    z2 = bucket(gpt2, recipe="mixed-bf16", zero=2, gpus=2)
+    assert z2.bytes == 500_000_000 * 2 and z2.phase == "forward-backward"  # allocated in backward
+    # ZeRO-3 allocates it at start-up and keeps it
+    z3 = bucket(gpt2, recipe="mixed-bf16", zero=3, gpus=2)
+    assert z3.bytes == 500_000_000 * 2 and z3.phase == ""
+    # fp32 gradient buffers do not change it: the bucket is in the 2 B parameter dtype
+    assert bucket(gpt2, recipe="mixed-bf16-fp32-grads", zero=2, gpus=2).bytes == 500_000_000 * 2
+    # an fp32 model's bucket is fp32
+    assert bucket(gpt2, recipe="fp32", zero=1, gpus=2).bytes == 500_000_000 * 4
+    # one GPU without offload: DeepSpeed still allocates it (ZeRO there shards nothing and costs the bucket)
+    assert bucket(gpt2, recipe="mixed-bf16", zero=1).bytes == 500_000_000 * 2
+
+
+def test_zero1_trades_ddp_buckets_for_the_reduce_bucket():
+    # DDP's buckets are a second copy of the gradients (P x 2 B); ZeRO-1 drops them and shards the
+    # 12 B/param of fp32 master weights and Adam states over N but adds the 5e8-element bucket (1e9 B).
+    # Llama-2-7B on 8 GPUs: saves 6,738,415,616 x (2 + 12 x 7/8) B - 1e9 B, so ZeRO-1 needs far less.
+    # GPT-2 (124,439,808 params) on 2 GPUs: saves 124,439,808 x (2 + 6) B = 995,518,464 B < 1e9 B of
+    # bucket, so ZeRO-1 needs more there (allocated: 1e9 - 995,518,464 = 4,481,536 B more).
+    big = catalog_arch("llama-2-7b")
+    a0 = estimate(workload(big, task="train", gpus=8, zero=0)).per_gpu_allocated_bytes
+    a1 = estimate(workload(big, task="train", gpus=8, zero=1)).per_gpu_allocated_bytes
+    P = big.parameters
+    assert a0 - a1 == P * 2 + (P * 12 - -(-P * 4 // 8) - -(-P * 8 // 8)) - 1_000_000_000
+    small = catalog_arch("gpt2")
+    s0 = estimate(workload(small, task="train", gpus=2, zero=0)).per_gpu_allocated_bytes
+    s1 = estimate(workload(small, task="train", gpus=2, zero=1)).per_gpu_allocated_bytes
+    assert s1 - s0 == 1_000_000_000 - 124_439_808 * (2 + 6) == 4_481_536
+
+
+# ----- inference replicas: --gpus N / gpus: N ---------------------------------------------------------
+
+def test_inference_replicas_count_every_replica_on_the_machine_in_host_ram():
+    # gpus: 4, tp: 1 is four replicas of Llama-3.1-8B, one GPU process each (3 GiB of torch + CUDA,
+    # planner.memory.host), each loading its checkpoint shard by shard (<= 5 GB at a time) onto its GPU.
+    arch = catalog_arch("llama-3.1-8b")
+    one = estimate(workload(arch, task="infer", context=8192, concurrency=8))
+    four = estimate(workload(arch, task="infer", context=8192, concurrency=8, gpus=4, tp=1))
+    assert four.per_gpu_total_bytes == one.per_gpu_total_bytes  # the need is per GPU of one replica
+    host = {c.name: c.bytes for c in four.host_components()}
+    assert host["framework per GPU process"] == 4 * 3 * GiB
+    assert host["model loading peak"] == 4 * 5 * GB
+    # host RAM: 4 GiB OS + 12 GiB of processes + the 20 GB loading peak
+    assert four.host_total_bytes == 4 * GiB + 12 * GiB + 20 * GB
+    # the rule of thumb is by the machine's VRAM: 2-4 x the per-GPU need x 4 GPUs
+    assert four.ram_rule_bytes() == (2 * 4 * four.per_gpu_total_bytes, 4 * 4 * four.per_gpu_total_bytes)
+    # 8 GPUs at tp 2 (4 replicas): a machine of 2, 4 or 8 GPUs holds 1, 2 or 4 of them
+    for per_node in (2, 4, 8):
+        w = workload(arch, task="infer", gpus=8, tp=2, gpus_per_node=per_node)
+        est = estimate(w)
+        assert w.infer.replicas == 4 and w.gpus == 8 and w.node_gpus == per_node
+        assert next(c.bytes for c in est.host_components() if c.name == "framework per GPU process") == (
+            per_node * 3 * GiB)
+        # tp 2 ranks talk over NCCL within a replica; replicas do not
+        assert any(c.name == "NCCL buffers" for c in est.gpu_components())
+    solo = estimate(workload(arch, task="infer", gpus=4, tp=1))
+    assert not any(c.name == "NCCL buffers" for c in solo.gpu_components())
+
+
+def test_inference_gpus_per_node_holds_whole_replicas():
+    from planner.errors import ScenarioError
+
+    arch = catalog_arch("llama-3.1-8b")
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="infer", gpus=4, tp=2, gpus_per_node=3)
+    assert str(err.value) == ("gpus_per_node: 3 GPUs per machine do not hold whole replicas of tp 2. A replica runs "
+                              "in one machine: give a multiple of 2 (2, 4, ...).")
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="infer", gpus=4, tp=2, gpus_per_node=8)
+    assert str(err.value) == ("gpus_per_node: gpus (4) is not a multiple of gpus_per_node (8). Every machine holds "
+                              "the same number of replicas: give a divisor of gpus.")
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="infer", gpus=6, tp=4)
+    assert str(err.value) == ("gpus: 6 GPUs do not hold whole replicas of tp 4. An inference replica runs on tp GPUs: "
+                              "give a multiple of 4 (4, 8, 12, ...), or leave gpus out for one replica.")
+
+
+def test_gpus_in_an_inference_workload_file_means_what_the_option_means():
+    from click.testing import CliRunner
+
+    from planner.cli import main
+    from planner.errors import ScenarioError
+    from planner.fields import Entry
+
+    arch = catalog_arch("llama-3.1-8b")
+    # gpus: N without tp is one replica at tp N, as --gpus N without --tp
+    w = workload(arch, task="infer", gpus=2)
+    assert (w.infer.tp, w.infer.replicas, w.gpus) == (2, 1, 2)
+    w = workload(arch, task="infer", gpus=8, tp=2)
+    assert (w.infer.tp, w.infer.replicas, w.gpus) == (2, 4, 8)
+    with pytest.raises(ScenarioError) as err:
+        workload(arch, task="infer", gpus=6)
+    assert str(err.value) == ("gpus: an inference replica on 6 GPUs runs at tp 6: tp=6 does not divide the 32 "
+                              "attention heads. Use one of 1, 2, 4, 8, 16, 32.")
+    # a scenario's inference workload is one replica the solver counts: gpus stays refused there
+    from planner.workload import workload_from_entry
+
+    entry = Entry({"model": "m", "task": "infer", "gpus": 2}, file="s.yaml", path="workloads[0]",
+                  error=ScenarioError)
+    with pytest.raises(ScenarioError) as err:
+        workload_from_entry(entry, lambda name, e: (name, "test", arch))
+    assert str(err.value) == ("s.yaml: workloads[0].gpus: 'gpus' is an option of task train, not infer. A scenario's "
+                              "inference workload is one replica on tp GPUs, which the solver counts: set tp: N, or "
+                              "task: train.")
+    # the file key and the option give the same estimate
+    import json
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "serve.yaml"
+        f.write_text("model: llama-3.1-8b\ntask: infer\ngpus: 4\ntp: 2\ncontext: 8192\nconcurrency: 8\n")
+        runner = CliRunner()
+        by_file = json.loads(runner.invoke(main, ["estimate", "--workload", str(f), "--json"]).output)
+        by_option = json.loads(runner.invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--gpus",
+                                                    "4", "--tp", "2", "--context", "8192", "--concurrency", "8",
+                                                    "--json"]).output)
+        for key in ("per_gpu_total_bytes", "host_total_bytes", "gpus", "replicas", "gpus_total", "concurrency_total"):
+            assert by_file[key] == by_option[key], key
+        assert (by_file["gpus"], by_file["replicas"], by_file["gpus_total"]) == (2, 2, 4)
+        # fit reads the file too; its target is still an option
+        fit = runner.invoke(main, ["fit", "--workload", str(f), "--gpu", "l4", "--concurrency", "max", "--json"])
+        assert fit.exit_code == 0, fit.output
+        doc = json.loads(fit.output)
+        assert (doc["gpus"], doc["tp"], doc["replicas"]) == (4, 2, 2)
+        same = json.loads(runner.invoke(main, ["fit", "--model", "llama-3.1-8b", "--task", "infer", "--gpus", "4",
+                                               "--tp", "2", "--context", "8192", "--gpu", "l4", "--concurrency", "max",
+                                               "--json"]).output)
+        assert doc["max_value"] == same["max_value"] and doc["need_bytes"] == same["need_bytes"]
+        wrong = runner.invoke(main, ["fit", "--workload", str(f), "--gpu", "l4", "--micro-batch", "max"])
+        assert wrong.exit_code == 2
+    assert wrong.output == ("Error: --micro-batch: is an option of task train, not infer. Give --task train, or "
+                            "another target for task infer.\n")
+
+
+def test_hf_prefill_bound_below_the_concurrency_is_refused():
+    # Transformers prefills every sequence of the batch in each pass, at least one token each
+    # (GenerationConfig(prefill_chunk_size >= 1)): 16 tokens per pass cannot hold 32 sequences.
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    arch = catalog_arch("llama-3.1-8b")
+    ok = workload(arch, task="infer", context=8192, concurrency=32, max_num_batched_tokens=32)
+    assert ok.infer.max_num_batched_tokens == 32
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--context", "8192",
+                                  "--concurrency", "32", "--max-num-batched-tokens", "16"])
+    assert r.exit_code == 2
+    assert r.output == (
+        "Error: --max-num-batched-tokens: 16 tokens per forward pass are fewer than the 32 sequences of the batch: "
+        "Transformers prefills every sequence of the batch in each pass, at least one token each "
+        "(prefill_chunk_size >= 1). Give --max-num-batched-tokens 32 or more, or --engine vllm (which schedules at "
+        "most --max-num-batched-tokens tokens per step).\n")
+    # fit searches the concurrency no higher than that bound (GPT-2 at 64 tokens would fit far more on an H100)
+    import json
+
+    args = ["fit", "--model", "gpt2", "--task", "infer", "--context", "64", "--gpu", "h100-sxm",
+            "--max-num-batched-tokens", "16", "--concurrency", "max"]
+    f = CliRunner().invoke(main, [*args, "--json"])
+    assert f.exit_code == 0, f.output
+    doc = json.loads(f.output)
+    assert (doc["max_value"], doc["limit"]) == (16, 16)
+    assert doc["limited_by"] == ("max_num_batched_tokens (16): Transformers prefills at least one token of every "
+                                 "sequence per pass")
+    assert ("That is the limit searched (max_num_batched_tokens (16): Transformers prefills at least one token of "
+            "every sequence per pass).") in CliRunner().invoke(main, args).output.splitlines()

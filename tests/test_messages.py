@@ -262,16 +262,19 @@ def test_gpus_below_one_has_a_hint():
                         "inference replicas run on, --tp each (without --tp, one replica on all of them).\n")
 
 
-def test_gpus_in_an_inference_workload_file_says_what_to_write():
-    e = Entry({"model": "gpt2", "task": "infer", "gpus": 2}, file="w.yaml", error=ScenarioError)
+def test_gpus_in_a_scenarios_inference_workload_says_what_to_write():
+    # A standalone workload file's gpus: N means what --gpus N means (N / tp replicas); in a scenario the
+    # solver sizes one replica, so the key is refused there with what to write instead.
+    e = Entry({"model": "gpt2", "task": "infer", "gpus": 2}, file="s.yaml", path="workloads[0]", error=ScenarioError)
     from planner.catalog import load_catalog
     from planner.inputs import make_resolver
     from planner.workload import workload_from_entry
 
     with pytest.raises(ScenarioError) as err:
         workload_from_entry(e, make_resolver(load_catalog()))
-    assert str(err.value) == ("w.yaml: gpus: 'gpus' is an option of task train, not infer. An inference workload is one "
-                              "replica on tp GPUs: set tp: N, or task: train.")
+    assert str(err.value) == ("s.yaml: workloads[0].gpus: 'gpus' is an option of task train, not infer. A scenario's "
+                              "inference workload is one replica on tp GPUs, which the solver counts: set tp: N, or "
+                              "task: train.")
 
 
 def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():

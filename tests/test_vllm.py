@@ -258,3 +258,32 @@ def test_sliding_window_context_check_is_by_bytes_per_request():
     assert msg == (f"max_model_len 32,768 needs 0.75 GiB of KV cache per request, more than the "
                    f"{half.budget / GiB:,.2f} GiB that fit; vLLM refuses to start unless --max-model-len is at "
                    f"most {longest:,}")
+
+
+def test_fit_for_the_largest_context_names_the_max_model_len_to_start_with():
+    # planner fit --context max answers a context; vllm serve defaults max_model_len to the model's maximum
+    # (131,072 for Llama 3.1) and refuses to start when one sequence that long does not fit its KV cache.
+    # On an L4 the answer is the longest sequence whose KV fits, so vLLM needs --max-model-len <answer>.
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    args = ["fit", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--gpu", "l4", "--context", "max"]
+    r = CliRunner().invoke(main, [*args, "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    best = doc["max_value"]
+    assert best < 131_072
+    # the KV tokens vLLM gets at the answer, as 'planner estimate --gpu l4' reports them
+    e = json.loads(CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine",
+                                             "vllm", "--gpu", "l4", "--context", str(best), "--json"]).output)
+    kv = e["gpu"]["vllm"]["kv_tokens"]
+    assert best <= kv < 131_072
+    note = (f"vLLM: start vllm serve with --max-model-len {best} (the answer): it defaults to the model's maximum, "
+            f"131,072 tokens, and refuses to start when one sequence that long does not fit the KV cache ({kv:,} "
+            "tokens here).")
+    assert doc["notes"] == [note]
+    text = CliRunner().invoke(main, args).output
+    assert f"Note: {note}" in text.splitlines()

@@ -83,7 +83,7 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     assert i is not None
     c = 4 if i.weights == "fp32" else 2
     rope = rope_cache_bytes(arch, c)
-    runtime = runtime_components(overheads, gpus=w.gpus)
+    runtime = runtime_components(overheads, gpus=w.group_gpus)
     probe = Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
                      trainable_parameters=0, recipe=i.weights, recipe_description="",
                      components=tuple(comps + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
@@ -126,11 +126,7 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
                   "peak, non-torch); CUDA graphs also live here",
                   "vLLM docs, engine arguments (gpu_memory_utilization); gpu_worker.py start-up check", kind="headroom"),
     ]
-    ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
-    comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
-                             low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
-                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0,
-                             to_gpu=True)
+    comps += _infer_host(w)
     desc = (f"vLLM serving with {i.weights} weights and a {i.kv_dtype} KV cache at gpu_memory_utilization "
             f"{util:g} (max_num_batched_tokens {b.max_num_batched_tokens:,}, max_num_seqs {b.max_num_seqs:,}).")
     return Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
@@ -138,8 +134,28 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
                     trainable_parameters=0, recipe=i.weights, recipe_description=desc, extra=extra)
 
 
+def _infer_host(w: Workload) -> list[Component]:
+    """Host RAM of one machine serving ``w``: every replica on it, one process per GPU.
+
+    The machine holds ``node_gpus / tp`` replicas (the workload reader makes ``gpus_per_node`` a
+    multiple of tp); each of its GPU processes loads its 1/tp share of the checkpoint, straight onto
+    the GPU (planner.memory.host).
+    """
+    i = w.infer
+    assert i is not None
+    node = w.node_gpus
+    per_node = node // i.tp
+    who = (f"{per_node} replicas x tp {i.tp} on this machine" if per_node > 1 else
+           f"one replica at tp {i.tp}" if i.tp > 1 else "")
+    return host_components(w.architecture, processes=node, loading_processes=node, load_fraction=1 / i.tp,
+                           ckpt_dtype=checkpoint_dtype(w.architecture, w.host.checkpoint_dtype),
+                           low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
+                           dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0, to_gpu=True,
+                           processes_text=who)
+
+
 def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
-    comps = comps + runtime_components(overheads, gpus=workload.gpus)
+    comps = comps + runtime_components(overheads, gpus=workload.group_gpus)
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
     # Weights, and ZeRO-3's gathered layers (the same parameter-sized blocks every layer, reused
     # from the allocator's cache), leave no fragments; see allocator_component.
@@ -270,11 +286,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
         largest = max(m.in_features * m.out_features for m in arch.linear_modules())
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
-    ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
-    comps += host_components(arch, processes=i.tp, loading_processes=i.tp, load_fraction=1 / i.tp, ckpt_dtype=ck,
-                             low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
-                             dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0,
-                             to_gpu=True)
+    comps += _infer_host(w)
     extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
     if tokens < prompt_tokens:

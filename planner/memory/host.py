@@ -47,7 +47,8 @@ def checkpoint_dtype(arch: Architecture, given: str | None) -> str:
 def host_components(arch: Architecture, *, processes: int, loading_processes: int, load_fraction: float,
                     ckpt_dtype: str, low_cpu_mem_usage: bool, dataloader_workers: int, dataset_size: int,
                     dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int,
-                    save_formula: str | None = None, to_gpu: bool = False) -> list[Component]:
+                    save_formula: str | None = None, to_gpu: bool = False,
+                    processes_text: str = "") -> list[Component]:
     """Host RAM components of one machine.
 
     Args:
@@ -66,6 +67,8 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         save_formula: how save_bytes was derived (default: the 16-bit model capped at one shard).
         to_gpu: weights are loaded straight onto the GPU (a device_map): with ``low_cpu_mem_usage``
             each process holds one checkpoint shard (<= 5 GB) at a time, not the whole checkpoint.
+        processes_text: what the processes are, for the formulas (e.g. '4 replicas x tp 2 on this
+            machine'); '' says nothing more.
 
     Returns:
         Components; 'load' and 'run' phases are not live at the same time.
@@ -74,7 +77,8 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
     out = [
         Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)", "assumption from DL workstation sizing guides"),
         Component("framework per GPU process", HOST, PROCESS_BASELINE_BYTES * processes,
-                  f"{processes} process(es) x 3 GiB (torch + CUDA libraries, assumption)",
+                  f"{processes} process(es){f' ({processes_text})' if processes_text else ''} x 3 GiB "
+                  "(torch + CUDA libraries, assumption)",
                   "assumption: resident size of a torch + CUDA process"),
     ]
     ck = int(P * DTYPE_BYTES[ckpt_dtype] * load_fraction)

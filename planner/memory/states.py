@@ -20,6 +20,29 @@ and CPU offload. Sources:
   (``deepspeed/runtime/zero/stage3.py`` ``_setup_for_real_optimizer``). This is how the paper
   trains a 13B model on one 32 GB V100 (abstract). ZeRO-1 (without ``overlap_comm``) reduces only
   after backward, so its full 16-bit gradients are on the GPU until then and stay in the model.
+- ZeRO-Offload host side, for every recipe: DeepSpeed's CPU optimizer updates
+  ``single_partition_of_fp32_groups`` (stage_1_and_2.py: each rank's partition cloned with
+  ``.to('cpu').clone().float()``, even when the model is already fp32) or
+  ``fp32_partitioned_groups_flat`` (stage3.py ``_create_fp32_partitions``, the same clone), with
+  an fp32 gradient partition beside it, and the optimizer's states are created from that fp32
+  partition, so they are fp32 too: host RAM holds 4 (fp32 parameters) + 4 (fp32 gradients) +
+  4 x states bytes per parameter of the partition whatever the recipe (16 B with AdamW: the
+  paper's fp32 parameters, momentum and variance on the CPU, Ren et al. 2021, sec. 4, with the
+  gradients DeepSpeed keeps there in fp32).
+  DeepSpeed has no pure 16-bit offload mode (its ``fp16_master_weights_and_gradients`` keeps fp32
+  states), so pure-bf16/pure-fp16 full fine-tunes with offload are refused by the workload reader.
+- ZeRO reduce bucket: DeepSpeed allocates ``reduce_bucket_size`` elements in the parameter dtype
+  whatever the model size, whenever ``contiguous_gradients`` is on (DeepSpeed's default, and
+  forced by ``cpu_offload``): stage_1_and_2.py ``backward`` (``ipg_buffer``:
+  ``torch.empty(int(self.reduce_bucket_size), dtype=self.dtype)``, each backward, also on one
+  GPU) and stage3.py ``__init__`` (``__ipg_bucket_flat_buffer``, for the whole run). The size is
+  DeepSpeed's default ``reduce_bucket_size`` of 5e8 elements (a config that leaves it out);
+  the Hugging Face Trainer / accelerate DeepSpeed integration writes hidden_size^2 for
+  ``"auto"`` (transformers ``integrations/deepspeed.py`` ``trainer_config_finalize``), which this
+  model does not assume. Assumption: ``overlap_comm`` false, DeepSpeed's default for stages 1
+  and 2 (``DeepSpeedZeroConfig.overlap_comm_valid``: true only for stage 3); with it true,
+  stage_1_and_2.py allocates a second bucket of the same size (double buffering), which this
+  model does not count. Stage 3 keeps one bucket either way.
 - ZeRO-Infinity (Rajbhandari et al. 2021): with stage 3 the parameters move to host memory too.
 - DeepSpeed configuration docs (deepspeed.ai/docs/config-json): ``reduce_bucket_size`` and
   ``stage3_prefetch_bucket_size`` / ``stage3_max_live_parameters`` size the buffers in flight.
@@ -47,10 +70,16 @@ DS_CONFIG_SRC = "DeepSpeed config docs (deepspeed.ai/docs/config-json)"
 DS_OFFLOAD_SRC = ("DeepSpeed deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: ipg_buffer, "
                   "temp_grad_buffer_for_gpu_offload, accumulated_grads_in_cpu); stage3.py "
                   "(grad_partitions_flat_buffer on the offload device)")
+DS_FP32_PARTITION_SRC = ("DeepSpeed stage_1_and_2.py (single_partition_of_fp32_groups: .to(cpu).clone().float()); "
+                         "stage3.py (_create_fp32_partitions)")
+DS_BUCKET_SRC = ("DeepSpeed stage_1_and_2.py backward (ipg_buffer = torch.empty(int(reduce_bucket_size), "
+                 "dtype=self.dtype)); stage3.py __init__ (__ipg_bucket_flat_buffer); " + DS_CONFIG_SRC
+                 + " (reduce_bucket_size default 5e8, overlap_comm default false for stages 1-2)")
 LORA_SRC = "LoRA, Hu et al. 2021, sec. 4; peft autocast_adapter_dtype"
 TP_SRC = "Megatron-LM, Shoeybi et al. 2019, sec. 3"
 
-#: DeepSpeed defaults, in elements (deepspeed.ai/docs/config-json).
+#: DeepSpeed defaults, in elements (deepspeed.ai/docs/config-json). The reduce bucket is DeepSpeed's
+#: own default; Hugging Face's "auto" would write hidden_size^2 instead (see the module docstring).
 DS_REDUCE_BUCKET_ELEMENTS = 500_000_000
 DS_STAGE3_PREFETCH_ELEMENTS = 50_000_000
 DS_STAGE3_MAX_LIVE_PARAMETERS = 1_000_000_000
@@ -186,9 +215,12 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         else:
             out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
                                  (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
-    if z == 3 and N > 1:
+    if z == 3 and (N > 1 or train.offload_params):
         # Layers gathered for compute, at the stored bytes per parameter; never more than the
-        # part of the model this rank does not own (ZeRO-3 holds at most the whole model).
+        # part of the model this rank does not own (ZeRO-3 holds at most the whole model). With
+        # offload_param the GPU owns none of them, so the fetched working set is on the GPU on one
+        # GPU as well: partitioned_param_coordinator.py fetches each module's parameters (and the
+        # prefetch bucket) from the host partition into GPU buffers, bounded by max_live_parameters.
         live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS)
         per_param = full_weights / shape.per_gpu
         unowned = full_weights - w if not train.offload_params else full_weights
@@ -196,8 +228,10 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, gathered,
                              f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
                              f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {per_param:.3g} B"
-                             f", at most the {unowned:,} B this GPU does not own", DS_CONFIG_SRC,
-                             phase=fwd_phase))
+                             f", at most the {unowned:,} B this GPU does not own"
+                             + (" (offload_param: the GPU owns no parameters)" if train.offload_params else ""),
+                             DS_CONFIG_SRC + "; DeepSpeed partitioned_param_coordinator.py (fetch, prefetch bucket, "
+                             "max live parameters)", phase=fwd_phase))
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable
@@ -236,15 +270,27 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
                              phase="end of backward"))
     where_states = HOST if train.offload_optimizer else GPU
     off = ", in host RAM (ZeRO-Offload)" if train.offload_optimizer else ""
-    if master_b:
+    if train.offload_optimizer:
+        # DeepSpeed's host side is the same for every recipe: the CPU optimizer updates an fp32
+        # clone of this rank's partition (also for fp32 or AMP models, whose weights are fp32
+        # already), and its states are created from that fp32 partition (module docstring).
+        why_master = "" if master_b == 4 else (
+            f" (DeepSpeed's fp32 partition for the CPU optimizer, kept beside the GPU's {param_b} B "
+            "weights whatever the recipe)")
+        master_b, state_b = 4, 4
         m, mnote = shard(nt * master_b, 1)
-        out.append(Component("fp32 master weights", where_states, m, f"{nt:,} params x {master_b} B{mnote}{off}",
-                             OFFLOAD_SRC if off else ZERO_SRC))
+        out.append(Component("fp32 master weights", HOST, m, f"{nt:,} params x 4 B{mnote}{off}{why_master}",
+                             OFFLOAD_SRC + "; " + DS_FP32_PARTITION_SRC))
+    elif master_b:
+        m, mnote = shard(nt * master_b, 1)
+        out.append(Component("fp32 master weights", GPU, m, f"{nt:,} params x {master_b} B{mnote}", ZERO_SRC))
     sb, sformula = _state_bytes(opt, state_b, shape)
     s, snote = shard(sb, 1)
     if s:
-        out.append(Component("optimizer states", where_states, s, f"{sformula}{snote}{off} ({opt.name})",
-                             (OFFLOAD_SRC + "; " if off else "") + opt.source))
+        out.append(Component("optimizer states", where_states, s,
+                             f"{sformula}{snote}{off}{' (created from the fp32 partition)' if off else ''} "
+                             f"({opt.name})",
+                             (OFFLOAD_SRC + "; " + DS_FP32_PARTITION_SRC + "; " if off else "") + opt.source))
     if train.offload_optimizer:
         # The fp32 gradient partition (single_partition_of_fp32_groups[i].grad in DeepSpeed) is
         # the same partition as the fp32 master weights: sharded from stage 1 on.
@@ -280,18 +326,23 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         out.append(Component("DDP gradient buckets", GPU, nt * grad_b,
                              f"{nt:,} params x {grad_b} B (gradient_as_bucket_view=False)",
                              "PyTorch DistributedDataParallel docs, gradient_as_bucket_view"))
-    elif z >= 1 and (N > 1 or train.offload_optimizer):
-        # DeepSpeed allocates the bucket in backward whenever contiguous_gradients is on, which
-        # cpu_offload forces, so an offloaded run on one GPU has it too.
-        elems = min(DS_REDUCE_BUCKET_ELEMENTS, nt)
-        formula = f"min({DS_REDUCE_BUCKET_ELEMENTS:,}, {nt:,}) elements x {grad_b} B"
+    elif z >= 1:
+        # DeepSpeed allocates reduce_bucket_size elements in the dtype of the parameters it
+        # optimises (self.dtype), whatever the model size and the number of GPUs, whenever
+        # contiguous_gradients is on (its default; cpu_offload forces it): stages 1-2 in every
+        # backward, stage 3 once at start-up (see the module docstring). One bucket: overlap_comm
+        # is assumed off for stages 1-2 (DeepSpeed's default there; on, they allocate two).
+        formula = (f"reduce_bucket_size {DS_REDUCE_BUCKET_ELEMENTS:,} elements (DeepSpeed's default) x {param_b} B "
+                   "(parameter dtype)")
         if grads_offloaded:
             formula += ("; the only gradient copy on the GPU: each full bucket is reduced and copied to the "
                         "host's fp32 gradient partition (ZeRO-Offload)")
-        out.append(Component("ZeRO reduce bucket", GPU, elems * grad_b, formula,
-                             DS_CONFIG_SRC + ("; " + OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC if train.offload_optimizer
+        if z == 3:
+            formula += "; allocated at start-up and kept (stage3.py)"
+        out.append(Component("ZeRO reduce bucket", GPU, DS_REDUCE_BUCKET_ELEMENTS * param_b, formula,
+                             DS_BUCKET_SRC + ("; " + OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC if train.offload_optimizer
                                               else ""),
-                             phase=fwd_phase))
+                             phase="" if z == 3 else fwd_phase))
     return out
 
 

@@ -942,6 +942,8 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
         return dataclasses.replace(base, infer=dataclasses.replace(base.infer, **{attr: x}))
 
     best, need, next_need = largest_fitting(make, cap, 1, hi)
+    from planner.memory import estimate as run_estimate
+
     count = f"{n} x {gpu.id}"
     layout = {"tp": base.tp}  # how the answer's GPUs are used, for JSON
     words = ""  # and in words
@@ -958,12 +960,26 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                                    "fits": False, "need_bytes": need, "capacity_bytes": cap,
                                    "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom}, indent=2))
         laid_out = f"{count} ({words})" if words else count
-        raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
-                              f"{laid_out} offers {_gib_text(cap)} per GPU ({_gib_text(gpu.cuda_total_bytes)} CUDA "
-                              f"total less {headroom:.0%} headroom).")
-    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's
-    from planner.memory import estimate as run_estimate
+        vllm = base.infer is not None and base.infer.engine == "vllm"
+        margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
+                  f"{_gib_text(gpu.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
+        hint = ""
+        if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
+            from planner.solver import VLLM_UTILIZATIONS
 
+            for util in VLLM_UTILIZATIONS:
+                if util == base.infer.gpu_memory_utilization:
+                    continue
+                w_u = make(1)
+                w_u = dataclasses.replace(w_u, infer=dataclasses.replace(w_u.infer, gpu_memory_utilization=util))
+                n_u = run_estimate(for_gpu(w_u, gpu)).per_gpu_total_bytes
+                if n_u <= cap:
+                    hint = (f" At --gpu-memory-utilization {util:g} it needs {_gib_text(n_u)} and fits: vLLM keeps "
+                            f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
+                    break
+        raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
+                              f"{laid_out} offers {_gib_text(cap)} per GPU ({margin}).{hint}")
+    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's
     answer = for_gpu(_workload_from_cli(catalog, workload_file, {**given, target: best}, None, replicas), gpu)
     answer_est = run_estimate(answer)
     warnings = list(answer_est.warnings)

@@ -148,3 +148,15 @@ def test_estimate_on_a_card_does_not_call_vllms_share_spare():
     assert "spare" not in line and "which vLLM does not leave free" in line
     hf = run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--gpu", "h100-sxm")
     assert "spare" in next(x for x in hf.output.splitlines() if x.startswith("On h100-sxm"))
+
+
+def test_fit_names_a_vllm_utilization_that_fits_when_nothing_does():
+    # At 0.99 vLLM needs its CUDA context in 1 % of the card: 0.75 GiB / 0.01 = 75 GiB per GPU; at the
+    # default 0.9 the context needs 7.5 GiB of room and the card's 23.57 GiB holds the rest.
+    r = run("fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--task", "infer", "--engine", "vllm",
+            "--context", 8192, "--concurrency", "max", "--gpu-memory-utilization", 0.99)
+    assert r.exit_code == 1
+    assert r.output.startswith("Nothing fits: at concurrency=1 the workload needs 75.00 GiB per GPU; 1 x rtx-4090 "
+                               "offers 23.57 GiB per GPU (its CUDA total; vLLM's gpu_memory_utilization is the margin). "
+                               "At --gpu-memory-utilization 0.9 it needs ")
+    assert "0% headroom" not in r.output

@@ -81,7 +81,7 @@ from planner.catalog import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lan
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
-from planner.scenario import RAM_VRAM_MIN, RAM_VRAM_MIN_OFFLOAD, Constraints, Scenario, ScenarioWorkload
+from planner.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.units import GiB
 from planner.workload import Workload, zero_one_rank_warning
 
@@ -153,8 +153,8 @@ BUILD_RULES = NODE_RULES + ("network",)
 _HW_RULES = BUILD_RULES + ("ram",)
 _HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
 
-#: RAM per node at least RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the installed VRAM by
-#: default (planner.scenario, where ``ram_vram_min`` overrides them); above the HIGH figures is reported.
+#: RAM per node at least planner.scenario.RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the
+#: installed VRAM by default (a scenario's ``ram_vram_min`` overrides them); above these figures is reported.
 RAM_VRAM_HIGH = 4
 RAM_VRAM_HIGH_OFFLOAD = 8
 
@@ -164,8 +164,8 @@ _ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
 
 def ram_rule(constraints: Any, offload: bool) -> float:
     """The RAM-to-installed-VRAM multiple a node must reach: the scenario's ``ram_vram_min`` (or
-    ``ram_vram_min_offload`` when a workload offloads to the CPU); defaults :data:`RAM_VRAM_MIN` and
-    :data:`RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
+    ``ram_vram_min_offload`` when a workload offloads to the CPU); defaults
+    :data:`planner.scenario.RAM_VRAM_MIN` and :data:`planner.scenario.RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
     return float(constraints.ram_vram_min_offload if offload else constraints.ram_vram_min)
 
 

@@ -385,13 +385,13 @@ def check_positions(arch: Architecture, tokens: int, where: Entry, key: str) -> 
                       f"Use {key}: {n} or less, or a model with rotary position embeddings (llama, qwen2, ...).")
 
 
-
 def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str | None:
     """The warning for a ZeRO stage that shards over one data-parallel rank (None when there is
     nothing to warn about: no ZeRO, several ranks, or ZeRO-Offload, which needs the stage on one GPU)."""
     if zero > 0 and data_parallel == 1 and not offload:
         return f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory."
     return None
+
 
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     method = entry.str("method", "full", choices=METHODS)

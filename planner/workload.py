@@ -465,9 +465,10 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "the same GPU side, fp32 master weights and states in host RAM), or leave "
                           "offload_optimizer out.")
     if method == "qlora" and tp > 1:
-        warnings.append(f"QLoRA with tensor parallelism (tp {tp}): Transformers and peft training do not shard "
-                        "bitsandbytes 4-bit layers across GPUs; multi-GPU QLoRA usually runs data-parallel or "
-                        "sharded (zero: 3 with bnb_4bit_quant_storage, as FSDP-QLoRA does).")
+        raise entry.error(f"QLoRA does not run tensor parallel (tp {tp}): Transformers and peft training do not shard "
+                          "bitsandbytes 4-bit layers across GPUs", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3 with "
+                          "bnb_4bit_quant_storage, as FSDP-QLoRA does).")
     if method == "qlora" and prepare_kbit and checkpointing == "none":
         warnings.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
                         "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")

@@ -236,15 +236,18 @@ def test_tp_auto_uses_check_tp(cat):
 
 def test_tp_auto_for_qlora_training_is_one(cat):
     # Transformers/peft training does not shard bitsandbytes 4-bit layers: tp: auto gives QLoRA
-    # tp 1 only (full fine-tunes get every valid degree), and an explicit tp > 1 is kept with a warning.
+    # tp 1 only (full fine-tunes get every valid degree), and an explicit tp > 1 is refused.
     q = scenario_from_mapping({"workloads": [train_workload(method="qlora", recipe="pure-bf16", tp="auto",
                                                             gpus="auto")]}, cat)
     assert {v.tp for v in q.workloads[0].variants} == {1}
     full = scenario_from_mapping({"workloads": [train_workload(tp="auto", gpus="auto")]}, cat)
     assert {v.tp for v in full.workloads[0].variants} == {1, 2, 4, 8}
-    two = scenario_from_mapping({"workloads": [train_workload(method="qlora", recipe="pure-bf16", tp=2, gpus=2)]},
-                                cat)
-    assert any("QLoRA with tensor parallelism (tp 2)" in w for v in two.workloads[0].variants for w in v.workload.warnings)
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [train_workload(method="qlora", recipe="pure-bf16", tp=2, gpus=2)]}, cat)
+    assert str(e.value) == (
+        "workloads[0].tp: QLoRA does not run tensor parallel (tp 2): Transformers and peft training do not shard "
+        "bitsandbytes 4-bit layers across GPUs. Use tp: 1 and spread the work data-parallel (gpus: N) or sharded "
+        "(zero: 3 with bnb_4bit_quant_storage, as FSDP-QLoRA does).")
 
 
 def test_extra_price_kind_and_dates(cat):

@@ -461,10 +461,13 @@ class Hardware:
 
 
 def allowed_gpus(catalog: Catalog, constraints: Constraints) -> list[Gpu]:
-    """The catalog's GPUs after allowed_gpus, excluded_gpus and vendors."""
+    """The catalog's GPUs after allowed_gpus, excluded_gpus and vendors. A GPU without a purchase
+    price (a cloud-only part such as the A10G) is left out unless allowed_gpus names it, where the
+    'price' rule then says why it is not bought."""
     c = constraints
     return [g for g in catalog.gpus if (c.allowed_gpus is None or g.id in c.allowed_gpus)
-            and g.id not in c.excluded_gpus and (c.vendors is None or g.vendor in c.vendors)]
+            and g.id not in c.excluded_gpus and (c.vendors is None or g.vendor in c.vendors)
+            and (g.price_usd is not None or c.allowed_gpus is not None)]
 
 
 def allowed_platforms(catalog: Catalog, constraints: Constraints) -> list[Platform]:

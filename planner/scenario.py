@@ -646,10 +646,13 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         fast = [n for n in catalog.nics if (kind is None or n.kind == kind) and (nic is None or n.id == nic)]
         if min_rate and fast and not any(n.rate_bytes_per_s >= min_rate for n in fast):
             top = max(fast, key=lambda n: n.rate_bytes_per_s)
+            raw_rate = str(ne.raw("min_rate", ""))
+            units = (f"'{raw_rate}' is bytes per second ({min_rate * 8 / 1e9:g} Gb/s); network rates are usually "
+                     "written in bits: Gb/s. " if "GB/s" in raw_rate or "GB/S" in raw_rate else "")
             raise ne.error(f"no {'NIC ' + repr(nic) if nic else 'NIC' + (' of kind ' + kind if kind else '')} "
                            f"runs at {min_rate * 8 / 1e9:g} Gb/s or more", "min_rate",
-                           f"The fastest is {top.id} at {top.rate_bytes_per_s * 8 / 1e9:g} Gb/s; lower min_rate or "
-                           "add a faster NIC in a catalog overlay (--catalog DIR).")
+                           f"{units}The fastest is {top.id} at {top.rate_bytes_per_s * 8 / 1e9:g} Gb/s; lower "
+                           "min_rate or add a faster NIC in a catalog overlay (--catalog DIR).")
         net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
                       switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.

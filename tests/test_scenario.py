@@ -127,6 +127,10 @@ def test_constraints_are_read(cat):
     ({"min_rate": "800 Gb/s"},
      "constraints.network.min_rate: no NIC runs at 800 Gb/s or more. The fastest is nic-a at 400 Gb/s; lower min_rate "
      "or add a faster NIC in a catalog overlay (--catalog DIR)."),
+    ({"min_rate": "400 GB/s"},
+     "constraints.network.min_rate: no NIC runs at 3200 Gb/s or more. '400 GB/s' is bytes per second (3200 Gb/s); "
+     "network rates are usually written in bits: Gb/s. The fastest is nic-a at 400 Gb/s; lower min_rate or add a "
+     "faster NIC in a catalog overlay (--catalog DIR)."),
     ({"nics_per_node": "per-node"},
      "constraints.network.nics_per_node: 'per-node' is not a NIC count. Write per-gpu (one NIC per GPU, the default) "
      "or a whole number such as 1 or 2."),

@@ -149,6 +149,9 @@ class CloudOption:
         usd_per_million_tokens, spot_usd_per_million_tokens: price x (1 - discount) /
             (tokens/s x 3600) x 1e6.
         strategy: the variant that fits, in words.
+        differs_from_local: '' when the instance runs the local plan's precision (inference: weights
+            and KV dtype; training: method and recipe); else the difference in words, e.g.
+            'weights int4-awq (local bf16)': the comparison is then not like-for-like.
     """
 
     instance_id: str
@@ -175,6 +178,7 @@ class CloudOption:
     strategy: str = ""
     spot_range_usd_per_hour: tuple[float, float] | None = None
     spot_basis: str = ""
+    differs_from_local: str = ""
 
 
 @dataclass(frozen=True)
@@ -198,6 +202,7 @@ class WorkloadComparison:
         notes: capacity and other remarks.
         pricing: the reading in words (service or batch work, and why).
         pricing_assumed: the scenario left the reading open and the comparison chose it.
+        strategy: the workload's strategy on the local machine, in words.
     """
 
     name: str
@@ -216,6 +221,7 @@ class WorkloadComparison:
     pricing_assumed: bool = False
     requests_per_hour: float | None = None
     copies: int = 1
+    strategy: str = ""
 
     def option(self, instance_id: str | None) -> CloudOption | None:
         for o in self.cloud:
@@ -390,6 +396,40 @@ def _strategy(w: Workload) -> str:
     return f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, concurrency {i.concurrency}"
 
 
+def differs_from_local(w: Workload, local: Workload) -> str:
+    """'' when ``w`` (the variant an instance runs) keeps the local plan's precision: inference
+    weights and KV dtype, training method and recipe (GPU count, tp and the like follow the
+    instance and are left out); else the difference in words, e.g. 'weights int4-awq (local bf16)'."""
+    if w.task != local.task:
+        return f"task {w.task} (local {local.task})"
+    if w.train is not None and local.train is not None:
+        a, b, fields = w.train, local.train, (("method", "method"), ("recipe", "recipe"))
+    elif w.infer is not None and local.infer is not None:
+        a, b, fields = w.infer, local.infer, (("weights", "weights"), ("KV", "kv_dtype"))
+    else:
+        return ""
+    return ", ".join(f"{label} {getattr(a, f)} (local {getattr(b, f)})" for label, f in fields
+                     if getattr(a, f) != getattr(b, f))
+
+
+def _like_for_like_note(name: str, local: Workload, feas: Sequence[CloudOption]) -> str:
+    """A note when instances that fit run another precision than the local plan ('' otherwise)."""
+    other = [o for o in feas if o.differs_from_local]
+    if not other:
+        return ""
+    best = feas[0]
+    head = (f"the cheapest, {best.instance_id}, runs {best.differs_from_local}" if best.differs_from_local
+            else f"e.g. {other[0].instance_id} runs {other[0].differs_from_local}")
+    same = [o for o in feas if not o.differs_from_local]
+    tail = (f" The cheapest that runs the local precision is {same[0].instance_id} at "
+            f"${same[0].usd_per_local_hour:.4f} per local hour." if same else
+            " No instance that fits runs the local precision.")
+    return (f"{name}: not like-for-like: the local plan runs {_strategy(local)}, but {len(other)} of the {len(feas)} "
+            f"instances that fit run a different precision ({head}), so they price different model output "
+            "(quantized weights or KV change quality as well as memory and speed); the cheapest instance is "
+            "taken whatever its strategy." + tail)
+
+
 def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
                   name: str, service: bool) -> CloudOption:
     inst = fit.instance
@@ -428,7 +468,7 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
         usd_per_million_tokens=usd_per_million_tokens(usd_per_hour=od, tokens_per_s=jt.tokens_per_s),
         spot_usd_per_million_tokens=None if spot is None else usd_per_million_tokens(usd_per_hour=spot,
                                                                                      tokens_per_s=jt.tokens_per_s),
-        strategy=_strategy(w))
+        strategy=_strategy(w), differs_from_local=differs_from_local(w, w_local))
 
 
 def _sort_key(o: CloudOption) -> tuple:
@@ -535,6 +575,9 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                           "(give requests_per_hour to require a rate)")
         if assumed:
             notes.append(f"{w.name} (inference) is priced as {reading}.")
+        lfl = _like_for_like_note(w.name, w, feas)
+        if lfl:
+            notes.append(lfl)
         if not service:
             big = _large_instance_note(w, feas, spots)
             if big:
@@ -544,7 +587,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                                       local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
                                       cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
                                       notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
-                                      requests_per_hour=rph, copies=copies))
+                                      requests_per_hour=rph, copies=copies, strategy=_strategy(w)))
     m = machine
     # Copies of the planned machine: the most any workload needs for its request rate; each
     # workload keeps its own number busy while it runs, which weights the energy per busy hour.
@@ -635,8 +678,9 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                  "while idle (machine off or asleep)"
                  + (": with several copies, the copies each workload keeps busy while it runs." if copies > 1 else
                     "."))
-    notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
     if c.spot and any(o.spot_usd_per_hour is not None for wc in wcs for o in wc.cloud if o.feasible):
+        # only when spot prices are used (costs.spot and some instance that fits has one)
+        notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
         notes.append("Spot prices are the catalog's (cloud.yaml): as a rule the LOW end of the spot prices seen "
                      "across the availability zones of the region at the snapshot, not a price every zone offers; "
                      "each spot price shown says which figure is kept and gives the range where the catalog records "
@@ -895,6 +939,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                 "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
                 "requests_per_hour": wc.requests_per_hour, "local_copies": wc.copies,
                 "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
+                "strategy": wc.strategy,
                 "cloud": [
                     {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
                      "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "source": o.source,
@@ -902,7 +947,8 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                      "spot_range_usd_per_hour": (None if o.spot_range_usd_per_hour is None
                                                  else list(o.spot_range_usd_per_hour)),
                      "spot_basis": o.spot_basis, "feasible": o.feasible, "why_not": o.why_not,
-                     "strategy": o.strategy, "time": _time_dict(o.time), "copies": o.copies,
+                     "strategy": o.strategy, "differs_from_local": o.differs_from_local,
+                     "time": _time_dict(o.time), "copies": o.copies,
                      "hours_per_local_hour": o.hours_per_local_hour, "usd_per_local_hour": o.usd_per_local_hour,
                      "spot_usd_per_local_hour": o.spot_usd_per_local_hour, "cost_per_job_usd": o.cost_per_job_usd,
                      "spot_cost_per_job_usd": o.spot_cost_per_job_usd,
@@ -969,6 +1015,8 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         if wc.pricing_assumed:
             priced += ", assumed (see the notes)"
         out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
+        if wc.strategy:
+            out.append(f"  local: runs {wc.strategy}")
         for line in wc.local.lines:
             out.append(f"  local: {line}")
         # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
@@ -999,6 +1047,9 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
                     parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job",
                               f"{_usd(o.cost_per_job_usd)} per job"]
                 parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
+                if o.strategy:
+                    parts.append(f"runs {o.strategy}" + (f" (NOT like-for-like: {o.differs_from_local})"
+                                                         if o.differs_from_local else ""))
                 if o.time is not None and "mfu_scale" in (o.time.mfu_reason or ""):
                     parts.append(f"MFU {o.time.mfu:.3g} (x catalog mfu_scale for its software stack)")
                 spot = ""

@@ -204,7 +204,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
                  "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
                  "Cloud cost per job, on-demand (USD)", "Local USD per M tokens", "Cloud USD per M tokens, on-demand",
                  "Cloud USD/h per local h, spot where cheaper (before discount)", "Priced as",
-                 "Local copies busy while it runs"]
+                 "Local copies busy while it runs", "Local strategy", "On-demand instance's strategy",
+                 "Like-for-like (same precision as local)"]
     header(r, wl_header)
     first_wl = r + 1
     U = lambda k: f"${cells[k][0]}${cells[k][1:]}"  # noqa: E731 - absolute reference of an input
@@ -231,6 +232,10 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
                              else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
                  + (", assumed: see the notes" if wc.pricing_assumed else ""))
         put_value(ws, r, 18, wc.copies, INT)
+        put_text(ws, r, 19, wc.strategy)
+        if od:
+            put_text(ws, r, 20, od.strategy)
+            put_text(ws, r, 21, f"no: {od.differs_from_local}" if od.differs_from_local else "yes")
         if wc.local.hours_per_job is not None:
             put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
         if od and od.time is not None and od.time.hours_per_job is not None:
@@ -361,7 +366,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
                    "Why not", "Hours per job", "Tokens/s", "k (cloud h per local h)", "Cost per job (USD)",
                    "Spot cost per job (USD)", "USD per M tokens", "Spot USD per M tokens", "Price as of",
                    "Region", "Price source", "Spot range across the region's zones (USD/h)", "Spot figure kept",
-                   "Copies for requests_per_hour"]
+                   "Copies for requests_per_hour", "Strategy on the instance",
+                   "Like-for-like (same precision as local)"]
     header(r, inst_header)
     for wc in comp.workloads:
         for o in wc.cloud:
@@ -382,6 +388,8 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
             put_text(ws, r, 20, o.spot_basis)
             if o.feasible:
                 put_value(ws, r, 21, o.copies, INT)
+                put_text(ws, r, 22, o.strategy)
+                put_text(ws, r, 23, f"no: {o.differs_from_local}" if o.differs_from_local else "yes")
             if not o.feasible or o.time is None:
                 continue
             if o.time.hours_per_job is not None:

@@ -1127,3 +1127,75 @@ def test_seed_scenario_prices_carry_dates_and_sources(shipped):
     # spot is used: its basis and range are given, and the notes say the catalog keeps the low end
     assert "spot $0.2599/h (the lowest zone's, of $0.2599-0.2756/h across the region's zones)" in g6[0]
     assert "Note: Spot prices are the catalog's (cloud.yaml): as a rule the LOW end" in text
+
+
+# ----- like-for-like: the strategy each instance runs, and the spot note ---------------------------------
+
+def mixed_precision_comparison(serving, **costs):
+    """GPT-2 served in bf16 locally; the variants prefer fp8 weights. Only 'twin-card' computes in
+    fp8 here, so the cheapest, cloud-twin ($0.50/h), runs fp8 weights while cloud-wide ($2.00/h)
+    runs the local bf16: the comparison at the cheapest is not like-for-like."""
+    from planner.catalog import Catalog as Cat
+
+    cat, infer, machine = serving
+    gpus = tuple(replace(g, fp8=True) if g.id == "twin-card" else g for g in cat.gpus)
+    cat = Cat(schema_version=1, gpus=gpus, pcie=cat.pcie, instances=cat.instances)
+    local, fp8 = infer(), infer(weights="fp8")
+    run = LocalRun(local, estimate(local), variants=(fp8, local))
+    return compare_machine(machine=machine, runs=[run], catalog=cat, costs=CostInputs(utilization=0.5, **costs))
+
+
+def test_an_instance_on_another_precision_is_shown_and_flagged(serving):
+    comp = mixed_precision_comparison(serving)
+    wc = comp.workloads[0]
+    assert wc.strategy == "weights bf16, KV bf16, tp 1, concurrency 1"
+    twin, wide = wc.option("cloud-twin"), wc.option("cloud-wide")
+    assert wc.best_on_demand == "cloud-twin"
+    assert twin.strategy.startswith("weights fp8, KV bf16") and twin.differs_from_local == "weights fp8 (local bf16)"
+    assert wide.strategy.startswith("weights bf16, KV bf16") and wide.differs_from_local == ""
+    notes = [n for n in comp.notes if n.startswith("chat: not like-for-like")]
+    assert len(notes) == 1
+    assert "1 of the 2 instances that fit run a different precision" in notes[0]
+    assert "the cheapest, cloud-twin, runs weights fp8 (local bf16)" in notes[0]
+    assert "The cheapest that runs the local precision is cloud-wide at $2.0000 per local hour." in notes[0]
+    text = comparison_text(comp)
+    assert "  local: runs weights bf16, KV bf16, tp 1, concurrency 1" in text
+    row = next(ln for ln in text.splitlines() if ln.startswith("    cloud-twin: "))
+    assert "runs weights fp8, KV bf16" in row and "(NOT like-for-like: weights fp8 (local bf16))" in row
+    row = next(ln for ln in text.splitlines() if ln.startswith("    cloud-wide: "))
+    assert "runs weights bf16, KV bf16" in row and "NOT like-for-like" not in row
+    assert "Note: chat: not like-for-like" in text
+    doc = comparison_to_dict(comp)
+    assert doc["workloads"][0]["strategy"] == wc.strategy
+    by_id = {o["instance_id"]: o for o in doc["workloads"][0]["cloud"]}
+    assert by_id["cloud-twin"]["differs_from_local"] == "weights fp8 (local bf16)"
+    assert by_id["cloud-wide"]["differs_from_local"] == ""
+
+
+def test_same_precision_everywhere_has_no_like_for_like_note(serving):
+    cat, infer, machine = serving
+    w = infer()
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    assert all(o.differs_from_local == "" for o in comp.workloads[0].cloud)
+    assert not any("like-for-like" in n for n in comp.notes)
+    assert "NOT like-for-like" not in comparison_text(comp)
+
+
+def test_differs_from_local_for_training(tiny):
+    from planner.compare import differs_from_local
+
+    _, w, _ = tiny
+    assert differs_from_local(w, w) == ""
+    other = replace(w, train=replace(w.train, recipe="fp16-amp", gpus=2))  # the GPU count is not compared
+    assert differs_from_local(other, w) == "recipe fp16-amp (local mixed-bf16)"
+
+
+def test_spot_interruption_note_only_when_spot_prices_are_used(serving):
+    spot_note = "Spot instances can be interrupted; spot costs assume no lost work."
+    with_spot = mixed_precision_comparison(serving)
+    assert spot_note in with_spot.notes
+    without = mixed_precision_comparison(serving, spot=False)
+    assert without.spot_usd_per_local_hour is None
+    assert spot_note not in without.notes and spot_note not in comparison_text(without)
+    assert not any("Spot prices are the catalog's" in n for n in without.notes)

@@ -25,7 +25,8 @@ from planner.compare import LocalRun, compare_machine  # noqa: E402
 from planner.memory import estimate  # noqa: E402
 from planner.tco import CostInputs  # noqa: E402
 from planner.xlsx_cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
-from test_compare import SEED, rated_comparison, run_compare, serving, tiny, shipped  # noqa: E402,F401 - fixtures
+from test_compare import (SEED, mixed_precision_comparison, rated_comparison, run_compare,  # noqa: E402,F401
+                          serving, shipped, tiny)  # fixtures
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
@@ -280,6 +281,29 @@ def test_sheet_scales_capex_and_energy_by_the_copies_a_rate_needs(serving):
                       "Spot figure kept", "Copies for requests_per_hour"]
     rows = {ws.cell(r, 2).value: r for r in range(head + 1, head + 3)}
     assert [ws.cell(rows["cloud-twin"], j).value for j in (16, 17, 18, 21)] == ["2026-01", "r", "test", 3]
+
+
+def test_sheet_shows_each_instances_strategy_and_flags_another_precision(serving):
+    # the cheapest, cloud-twin, runs fp8 weights against bf16 locally (test_compare.mixed_precision_comparison)
+    comp = mixed_precision_comparison(serving)
+    wb, _ = workbook_for(comp)
+    ws = wb[SHEET]
+    head = next(c.row for c in ws["A"] if c.value == "Workload" and ws.cell(c.row, 2).value == "Share of busy hours")
+    assert [ws.cell(head, j).value for j in (19, 20, 21)] == [
+        "Local strategy", "On-demand instance's strategy", "Like-for-like (same precision as local)"]
+    assert ws.cell(head + 1, 3).value == "cloud-twin"
+    assert ws.cell(head + 1, 19).value == "weights bf16, KV bf16, tp 1, concurrency 1"
+    assert ws.cell(head + 1, 20).value.startswith("weights fp8, KV bf16")
+    assert ws.cell(head + 1, 21).value == "no: weights fp8 (local bf16)"
+    head = next(c.row for c in ws["B"] if c.value == "Instance")
+    assert [ws.cell(head, j).value for j in (22, 23)] == [
+        "Strategy on the instance", "Like-for-like (same precision as local)"]
+    rows = {ws.cell(r, 2).value: r for r in range(head + 1, head + 3)}
+    assert ws.cell(rows["cloud-twin"], 23).value == "no: weights fp8 (local bf16)"
+    assert ws.cell(rows["cloud-wide"], 22).value.startswith("weights bf16, KV bf16")
+    assert ws.cell(rows["cloud-wide"], 23).value == "yes"
+    texts = [c.value for c in ws["A"] if isinstance(c.value, str)]
+    assert any(t.startswith("Note: chat: not like-for-like") for t in texts)
 
 
 @pytest.mark.libreoffice

@@ -567,12 +567,18 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
+        many = len(sc.workloads) > 1
         for w, sw in enumerate(sc.workloads):
             wrows = t[t["binding_workload"] == sw.name]
             if wrows.empty or "vram" not in set(wrows["binding"]):
                 continue
             cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
-            out += _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)
+            # of several workloads, one that fits the largest buildable card on some usage already is not
+            # what misses: its changes would not make the scenario fit
+            if many and any(u.need_bytes <= cap and u.gpus_per_node <= node_max for u in cs.usages[w]):
+                continue
+            out += [f"{sw.name}: {x}" if many else x
+                    for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)]
     if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
         ok = t[~t["binding"].isin(BUILD_RULES)]
         if len(ok):
@@ -581,8 +587,9 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
                        f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
     if "precision" in rules:
-        out.append("not checked with the memory model: on GPUs without bf16 (e.g. T4), use recipe mixed-fp16 / "
-                   "pure-fp16, or weights and kv_dtype fp16 for inference")
+        no_bf16 = sorted({str(x) for x in t.loc[t["binding"] == "precision", "gpu_id"]})
+        out.append(f"not checked with the memory model: on GPUs without bf16 ({', '.join(no_bf16)}), use recipe "
+                   "mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference")
     if "budget" in rules:
         over = t[t["binding"] == "budget"]
         cheapest = float(over["capex_usd"].min())

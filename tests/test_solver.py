@@ -255,6 +255,18 @@ def test_vllm_utilization_set_too_low_suggests_raising_it():
     assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (was 0.05) at tp 1 on card")
 
 
+def test_suggestions_of_several_workloads_name_theirs_and_skip_those_that_fit():
+    # 'small' fits the 4 GiB card on its own; 'big' (64 x 4,096 tokens of fp32 activations, no
+    # checkpointing) does not: only big's changes are suggested, each named.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
+    small = train_workload(name="small")
+    big = train_workload(name="big", micro_batch=64, seq_len=4096, recipe="fp32")
+    with pytest.raises(NoFeasiblePlan) as excinfo:
+        plan(scen(cat, small, big), cat)
+    sugg = excinfo.value.suggestions
+    assert sugg and all(x.startswith("big: ") for x in sugg if not x.startswith("not checked"))
+
+
 def test_infeasible_keeps_the_workloads_standing_warnings():
     # A sequence past the model's positions is warned about whether or not a machine fits (the
     # tiny config allows 4,096 positions); warnings of one card count only are not repeated.

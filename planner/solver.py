@@ -196,7 +196,7 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
     if abs(total - float(choice["capex_usd"])) > 0.01:  # pragma: no cover - internal invariant
         raise AssertionError(f"line items {total} != capex {choice['capex_usd']}")
     alts = alternatives(cs, row, top_k)
-    warnings = _warnings(cs, catalog, choice, usages, workloads, estimates, items)
+    warnings = _warnings(cs, catalog, choice, usages, workloads, estimates, items, overheads)
     return Plan(scenario=cs.scenario.name, choice=choice, estimates=tuple(estimates), workloads=tuple(workloads),
                 strategies=tuple(u.label for u in usages if u is not None), items=tuple(items), total_usd=total,
                 alternatives=alts, infeasible=summary, candidates=t,
@@ -817,6 +817,30 @@ WALL_CIRCUIT_240V_30A_W = 5760
 
 # ----- warnings and assumptions ----------------------------------------------------------------
 
+def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence[Workload],
+                   overheads: RuntimeOverheads | None) -> list[str]:
+    """QLoRA workloads that fit only because the plan assumes no prepare_model_for_kbit_training:
+    peft's QLoRA guide calls it, and it casts every non-quantized weight (embeddings, norms, LM
+    head) to fp32 (peft.utils.other.prepare_model_for_kbit_training)."""
+    import dataclasses
+
+    out: list[str] = []
+    cuda_total = int(choice["gpu_cuda_total_bytes"])
+    for sw, w in zip(cs.scenario.workloads, workloads):
+        t = w.train
+        if t is None or t.method != "qlora" or t.prepare_kbit_training:
+            continue
+        need = estimate(dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True)),
+                        overheads).per_gpu_total_bytes
+        cap = capacity_for(w, cuda_total, cs.hardware.headroom)
+        if need > cap:
+            out.append(f"{sw.name}: fits only if the training script does not call peft's "
+                       f"prepare_model_for_kbit_training (as peft's QLoRA guide does; it casts the non-quantized "
+                       f"weights to fp32): with it the workload needs {_fmt(need)} per GPU of {_fmt(cap)}; set "
+                       "prepare_kbit_training: true to plan for it")
+    return out
+
+
 def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
     """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
     rule of thumb (said with what it costs over the cheapest configuration that holds the host
@@ -857,7 +881,8 @@ def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
 
 
 def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages: Sequence[Usage | None],
-              workloads: Sequence[Workload], estimates: Sequence[Estimate], items: Sequence[LineItem]) -> list[str]:
+              workloads: Sequence[Workload], estimates: Sequence[Estimate], items: Sequence[LineItem],
+              overheads: RuntimeOverheads | None = None) -> list[str]:
     out: list[str] = []
     for sw, w, est in zip(cs.scenario.workloads, workloads, estimates):
         for msg in dict.fromkeys(list(w.warnings) + list(est.warnings)):
@@ -865,6 +890,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         if w.infer is not None and w.infer.requests_per_hour:
             out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
                        "'planner compare' times the workload and prices the copies of this machine the rate needs")
+    out += _kbit_warnings(cs, choice, workloads, overheads)
     out += _ram_warnings(cs, choice)
     cons = cs.scenario.constraints
     if int(choice["nodes"]) == 1 and cons.network != Network():

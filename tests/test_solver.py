@@ -255,6 +255,29 @@ def test_vllm_utilization_set_too_low_suggests_raising_it():
     assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (was 0.05) at tp 1 on card")
 
 
+def test_qlora_that_fits_only_without_prepare_kbit_training_is_warned_about():
+    # The card holds exactly the need without prepare_model_for_kbit_training; with it (fp32 copies of
+    # the non-quantized weights) the need is larger, so the plan warns; a card that holds that too does not.
+    import dataclasses
+
+    from planner.memory import estimate as mem_estimate
+
+    base = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    w = train_workload(method="qlora", recipe="pure-bf16")
+    v = scen(base, w).workloads[0].variants[0].workload
+    without = mem_estimate(v).per_gpu_total_bytes
+    with_kbit = mem_estimate(dataclasses.replace(v, train=dataclasses.replace(v.train, prepare_kbit_training=True))
+                             ).per_gpu_total_bytes
+    assert with_kbit > without
+    for usable, warned in ((without, True), (with_kbit, False)):
+        cat = tiny_catalog(gpus=[gpu(usable=usable)], platforms=[platform()])
+        p = plan(scen(cat, w, vram_headroom=0), cat)
+        said = [x for x in p.warnings if "prepare_model_for_kbit_training (as peft's QLoRA guide does" in x]
+        assert bool(said) == warned
+        if warned:
+            assert said[0].startswith("train: fits only if the training script does not call peft's ")
+
+
 def test_suggestions_of_several_workloads_name_theirs_and_skip_those_that_fit():
     # 'small' fits the 4 GiB card on its own; 'big' (64 x 4,096 tokens of fp32 activations, no
     # checkpointing) does not: only big's changes are suggested, each named.

@@ -244,6 +244,22 @@ def _parts(platform: Any) -> str:
     return f"{PARTS_SEPARATOR}{' '.join(m.group(1).split())}" if m else ""
 
 
+def _gpu_form(gpu: Any, plat: Any) -> str:
+    """What the quote line of a GPU must say for the machine to be built as planned: the slot width
+    and cooling the plan assumed (a partner card of the same GPU may be wider or cooled otherwise),
+    or that baseboard modules come with their server."""
+    if plat.fixed_gpu is not None:
+        return f" (on the {plat.id} baseboard: ordered with the server)"
+    if gpu.form_factor != "pcie":
+        return ""
+    parts = [f"{gpu.slot_width}-slot" if gpu.slot_width else "", gpu.cooling or ""]
+    text = " ".join(x for x in parts if x)
+    if not text:
+        return ""
+    wider = "; partner cards are often wider" if gpu.segment == "consumer" else ""
+    return f" ({text}, as planned{wider})"
+
+
 def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
     r = cs.table.iloc[row]
@@ -251,7 +267,7 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     plat = catalog.platform(r["platform_id"])
     nodes = int(r["nodes"])
     items = [
-        LineItem(gpu.name, "gpu", gpu.id, float(gpu.price_usd or 0.0),
+        LineItem(gpu.name + _gpu_form(gpu, plat), "gpu", gpu.id, float(gpu.price_usd or 0.0),
                  int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
         LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)" + _parts(plat), "platform",
                  plat.id, float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
@@ -804,6 +820,10 @@ def _takes(p: Any, g: Any) -> bool:
 #: rest of the card; set too low, the weights and KV cache do not fit the share).
 VLLM_UTILIZATIONS = (0.9, 0.85, 0.95, 0.8)
 
+#: Board power from which several open-air cards side by side are warned about (their exhaust is
+#: the next card's intake; an assumption from workstation builders' practice).
+OPEN_AIR_HOT_W = 250
+
 #: Continuous load a 120 V / 15 A branch circuit carries: 80 % of 1,800 W (US National Electrical
 #: Code 210.19(A) and 210.20(A): continuous loads at 125 %, i.e. 80 % of the breaker rating).
 WALL_CIRCUIT_W = 1440
@@ -919,6 +939,11 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         out.append(head + tail)
     gpu = next(g for g in cs.hardware.gpus if g.id == choice["gpu_id"])
     plat = next(p for p in cs.hardware.platforms if p.id == choice["platform_id"])
+    cards = int(choice["cards_per_node"])
+    if gpu.cooling == "open-air" and cards >= 2 and gpu.tdp_w >= OPEN_AIR_HOT_W:
+        out.append(f"{cards} open-air {gpu.id} cards of {gpu.tdp_w} W side by side: each blows its heat into the case "
+                   "and onto its neighbour's intake; plan a case with strong front-to-back airflow, "
+                   "or blower or liquid-cooled variants of the card")
     unstated = ([f"{gpu.id} states no cooling"] if gpu.cooling is None else []) + (
         [f"{plat.id} states no gpu_cooling"] if plat.gpu_cooling is None else [])
     if unstated:

@@ -255,6 +255,21 @@ def test_vllm_utilization_set_too_low_suggests_raising_it():
     assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (was 0.05) at tp 1 on card")
 
 
+def test_gpu_line_says_the_form_the_plan_assumed_and_open_air_stacks_are_warned_about():
+    # Two 300 W open-air consumer cards of 2 slots: the quote line names the width and cooling the slot
+    # rule used (a partner card may be wider) and the plan warns about the stack.
+    import dataclasses
+
+    card = dataclasses.replace(gpu(tdp_w=300, cooling="open-air"), segment="consumer")
+    cat = tiny_catalog(gpus=[card], platforms=[platform(gpu_cooling=("open-air",))])
+    p = plan(scen(cat, train_workload(gpus=2, zero=3)), cat)
+    line = next(i for i in p.line_items() if i.category == "gpu")
+    assert line.description == "Test card (2-slot open-air, as planned; partner cards are often wider)"
+    assert ("2 open-air card cards of 300 W side by side: each blows its heat into the case and onto its neighbour's "
+            "intake; plan a case with strong front-to-back airflow, or blower or liquid-cooled variants of the card"
+            ) in p.warnings
+
+
 def test_qlora_that_fits_only_without_prepare_kbit_training_is_warned_about():
     # The card holds exactly the need without prepare_model_for_kbit_training; with it (fp32 copies of
     # the non-quantized weights) the need is larger, so the plan warns; a card that holds that too does not.

@@ -559,7 +559,8 @@ def test_gpu_line_shows_the_marketed_name_and_the_cuda_total(tmp_path, catalog):
     gpu_rows = [r for r in rows if ws.cell(row=r, column=3).value == "gpu"]
     assert len(gpu_rows) == 1
     r = gpu_rows[0]
-    assert ws.cell(row=r, column=2).value == gpu.name
+    # the marketed name, and that the modules come with the HGX server they sit on
+    assert ws.cell(row=r, column=2).value == f"{gpu.name} (on the hgx-h200-8gpu baseboard: ordered with the server)"
     # CUDA total = nvidia-smi's 143,771 MiB less the driver's reservation: below 140.4 GiB
     assert ws.cell(row=r, column=12).value == pytest.approx(c["gpu_cuda_total_bytes"] / GiB)
     assert ws.cell(row=r, column=12).value < 143_771 / 1024

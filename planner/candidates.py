@@ -32,7 +32,8 @@ network        (several nodes) a NIC and a switch of the same kind, switch rate 
                modelled); two nodes are cabled back-to-back without a switch unless the
                scenario's ``network.switch`` is ``always``
 ram            the platform has a RAM configuration (below); per workload: RAM >= max(host
-               RAM need of the workload, 2 x the node's installed VRAM, or 6 x with offload)
+               RAM need of the workload, ``ram_vram_min`` x the node's installed VRAM, or
+               ``ram_vram_min_offload`` x with offload; 2 and 6 by default, :func:`ram_rule`)
 cards / tp     (per workload) the workload's GPU count fits the machine: a fixed ``gpus`` needs
                that many cards (several nodes only with every card of every node); a tensor-
                parallel group stays inside one node
@@ -60,7 +61,8 @@ configuration, not once per RAM configuration: the RAM cannot make them buildabl
 
 Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
 (default one per GPU) with one cable each, and one switch; the cheapest NIC and switch pair
-(ties by ids) is chosen per (cards, nodes). Training shards over every card of every node;
+(ties by ids) is chosen per (cards, nodes). Two nodes are cabled back-to-back instead (NIC i to
+NIC i, one cable per pair, no switch) unless the scenario's ``network.switch`` is ``always``. Training shards over every card of every node;
 inference runs a replica (tensor parallel inside one node) on one node.
 
 Money is USD, sizes are bytes, power is watts. Importing this module does no work; numpy and
@@ -76,8 +78,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards, slot_link,
-                             slots_at)
+from planner.catalog import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards,
+                             purchasable_gpus, slot_link, slots_at)
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -370,13 +372,12 @@ class NetworkChoice:
     switch_count: int
     price_usd: float
     problem: str = ""
-    cable_count: int = -1  # -1: one per NIC (to the switch)
     pair: bool = False  # chosen for exactly two nodes
 
     @property
     def cables(self) -> int:
         """Cables bought: one per NIC to the switch, or one per NIC pair back-to-back."""
-        return self.nic_count if self.cable_count < 0 else self.cable_count
+        return self.nic_count // 2 if self.direct else self.nic_count
 
     @property
     def direct(self) -> bool:
@@ -401,8 +402,7 @@ def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int, nod
                  and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
         if cards:
             n = min(cards, key=lambda x: (nics * x.price_usd + nics // 2 * x.cable_price_usd, x.id))
-            return NetworkChoice(n, None, nics, 0, nics * n.price_usd + nics // 2 * n.cable_price_usd,
-                                 cable_count=nics // 2, pair=True)
+            return NetworkChoice(n, None, nics, 0, nics * n.price_usd + nics // 2 * n.cable_price_usd, pair=True)
     pairs = [(n, s) for n in catalog.nics for s in catalog.switches
              if n.kind == s.kind and (kind is None or n.kind == kind) and s.rate_bytes_per_s >= n.rate_bytes_per_s
              and (net.nic is None or n.id == net.nic) and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
@@ -465,9 +465,7 @@ def allowed_gpus(catalog: Catalog, constraints: Constraints) -> list[Gpu]:
     price (a cloud-only part such as the A10G) is left out unless allowed_gpus names it, where the
     'price' rule then says why it is not bought."""
     c = constraints
-    return [g for g in catalog.gpus if (c.allowed_gpus is None or g.id in c.allowed_gpus)
-            and g.id not in c.excluded_gpus and (c.vendors is None or g.vendor in c.vendors)
-            and (g.price_usd is not None or c.allowed_gpus is not None)]
+    return purchasable_gpus(catalog, c.allowed_gpus, c.excluded_gpus, c.vendors)
 
 
 def allowed_platforms(catalog: Catalog, constraints: Constraints) -> list[Platform]:
@@ -1094,9 +1092,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{c} x {gpu.tdp_w} W + {plat.platform_w} W platform{nics} = {int(r['power_w']):,} W exceeds the "
                 f"{plat.psu_w:,} W supply of {plat.id}")
     if b == "network":
-        net = next((x for x in hw.networks if x.nic_count == (cs.scenario.constraints.network.nics_per_node or c) * n
-                    and x.pair == (n == 2) and x.nic is None), None)
-        return f"{n} nodes: " + (net.problem if net else "no network fits")
+        return f"{n} nodes: " + (net.problem if net is not None and net.nic is None else "no network fits")
     if b == "ram" and not r["dimm_id"]:
         return (f"{plat.id} has no RAM configuration: no {plat.memory_kind} DIMM fills its "
                 f"{plat.memory_channels} channels within {plat.dimm_slots} slots and {_gib(plat.max_memory_bytes)}")

@@ -473,6 +473,19 @@ def max_cards(platform: Platform, slot_width: int) -> int:
     return min(max(fits), platform.max_gpus) if fits else 0
 
 
+def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, excluded: Iterable[str] = (),
+                     vendors: Iterable[str] | None = None) -> list[Gpu]:
+    """The catalog's GPUs a plan may buy under a scenario's filters (``allowed_gpus``,
+    ``excluded_gpus``, ``vendors``; None: no filter). A GPU without a purchase price (a cloud-only
+    part such as the A10G) is left out unless ``allowed`` names it, where the solver's price rule
+    then says why it is not bought."""
+    allow = None if allowed is None else set(allowed)
+    skip = set(excluded)
+    kinds = None if vendors is None else set(vendors)
+    return [g for g in catalog.gpus if (allow is None or g.id in allow) and g.id not in skip
+            and (kinds is None or g.vendor in kinds) and (g.price_usd is not None or allow is not None)]
+
+
 def slot_link(platform: Platform, slot_width: int, slots: int) -> int | None:
     """The link of each slot when ``slots`` cards at most ``slot_width`` wide fill the platform's
     slots: of the ``gpu_slots`` arrangements that hold them, the widest links; None when one of those

@@ -94,7 +94,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.architecture import Architecture
-from planner.catalog import GPU_VENDORS, NETWORK_KINDS, PRICE_KINDS, Catalog
+from planner.catalog import GPU_VENDORS, NETWORK_KINDS, PRICE_KINDS, Catalog, purchasable_gpus
 from planner.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
 from planner.export import safe_stem
 from planner.fields import Entry
@@ -656,11 +656,10 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
                       switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.
-    gpus = [g for g in catalog.gpus if (allowed is None or g.id in allowed) and g.id not in excluded
-            and (vendors is None or g.vendor in vendors)]
+    gpus = purchasable_gpus(catalog, allowed, excluded, vendors)
     if not gpus:
         key = "allowed_gpus" if allowed is not None else ("vendors" if vendors is not None else "excluded_gpus")
-        raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU", key,
+        raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU with a purchase price", key,
                       "Loosen one of them.")
     return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
                        allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,

@@ -91,7 +91,7 @@ def test_filters_that_leave_no_gpu_are_an_error(cat):
         scenario_from_mapping({"workloads": [infer_workload()],
                                "constraints": {"allowed_gpus": ["card-a"], "vendors": ["amd"]}}, cat)
     assert str(e.value) == ("constraints.allowed_gpus: allowed_gpus, excluded_gpus and vendors together leave no "
-                            "GPU. Loosen one of them.")
+                            "GPU with a purchase price. Loosen one of them.")
 
 
 def test_street_price_is_reserved(cat):
@@ -142,6 +142,19 @@ def test_network_contradictions_are_input_errors(cat, network, message):
         scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"max_nodes": 2, "network": network}},
                               cat)
     assert str(e.value) == message
+
+
+def test_gpu_filters_that_leave_only_unpriced_gpus_are_input_errors():
+    # A catalog whose only GPU left has no price (a cloud-only part) leaves nothing to buy, unless
+    # allowed_gpus names it (the solver then says why it is not bought).
+    unpriced = tiny_catalog(gpus=[gpu("cloud-only", price_usd=None)], platforms=[platform("box")])
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"max_cards": 1}}, unpriced)
+    assert str(e.value) == ("constraints.excluded_gpus: allowed_gpus, excluded_gpus and vendors together leave no GPU "
+                            "with a purchase price. Loosen one of them.")
+    named = scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"allowed_gpus": ["cloud-only"]}},
+                                  unpriced)
+    assert named.constraints.allowed_gpus == ("cloud-only",)
 
 
 def test_extras(cat):

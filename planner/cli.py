@@ -965,18 +965,15 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                   f"{_gib_text(gpu.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
         hint = ""
         if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
-            from planner.solver import VLLM_UTILIZATIONS
+            from planner.solver import utilization_that_fits
 
-            for util in VLLM_UTILIZATIONS:
-                if util == base.infer.gpu_memory_utilization:
-                    continue
-                w_u = make(1)
-                w_u = dataclasses.replace(w_u, infer=dataclasses.replace(w_u.infer, gpu_memory_utilization=util))
-                n_u = run_estimate(for_gpu(w_u, gpu)).per_gpu_total_bytes
-                if n_u <= cap:
-                    hint = (f" At --gpu-memory-utilization {util:g} it needs {_gib_text(n_u)} and fits: vLLM keeps "
-                            f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
-                    break
+            one = make(1)
+            hit = utilization_that_fits(
+                lambda u: dataclasses.replace(one, infer=dataclasses.replace(one.infer, gpu_memory_utilization=u)),
+                base.infer.gpu_memory_utilization, cap, gpu=gpu)
+            if hit:
+                hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {_gib_text(hit[1])} and fits: vLLM keeps "
+                        f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
                               f"{laid_out} offers {_gib_text(cap)} per GPU ({margin}).{hint}")
     # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's

@@ -515,6 +515,30 @@ def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None =
     return need <= capacity, need
 
 
+def utilization_that_fits(make: Any, current: float, capacity: int, overheads: RuntimeOverheads | None = None,
+                          gpu: Any = None) -> tuple[float, int] | None:
+    """A vLLM ``gpu_memory_utilization`` other than ``current`` at which the workload fits, and its
+    need in bytes per GPU: :data:`VLLM_UTILIZATIONS` in order (vLLM's default 0.9 first). Set too
+    high, the CUDA context does not fit the card's remaining 1 - utilization; set too low, weights
+    and KV cache do not fit its share (planner.memory.vllm).
+
+    Args:
+        make: utilization -> Workload (or None when not valid).
+        current: the workload's own utilization (not tried).
+        capacity, overheads, gpu: as for :func:`fits`.
+    """
+    for util in VLLM_UTILIZATIONS:
+        if util == current:
+            continue
+        w = make(util)
+        if w is None:
+            continue
+        ok, need = fits(w, capacity, overheads, gpu=gpu)
+        if ok:
+            return util, need
+    return None
+
+
 def largest_fitting(make: Any, capacity: int, lo: int, hi: int, overheads: RuntimeOverheads | None = None,
                     gpu: Any = None) -> tuple[int | None, int | None, int | None]:
     """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.
@@ -710,17 +734,15 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
             # smallest tp)
             v1 = min(sw.variants, key=lambda x: x.tp)
             tp1 = v1.tp
-            for util in VLLM_UTILIZATIONS:
-                if util == inf.gpu_memory_utilization:
-                    continue
+
+            def make_u(util: float) -> Workload | None:
                 wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
-                if wu is None:
-                    continue
-                ok, need = fits_big(with_gpus(wu, tp1, tp1), cap, overheads)
-                if ok:
-                    out.append(f"gpu_memory_utilization: {util:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
-                               f"on {where}: {_fmt(need)} per GPU")
-                    break
+                return None if wu is None else with_gpus(wu, tp1, tp1)
+
+            hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
+            if hit_u:
+                out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+                           f"on {where}: {_fmt(hit_u[1])} per GPU")
         for tp in valid_tp_degrees(w0.architecture):
             ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
             if not ok:

@@ -30,10 +30,9 @@ def _handle_errors(fn):
 def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = None) -> tuple[Any, Any]:
     """The scenario and its ``costs:`` inputs (:class:`planner.tco.CostInputs`).
 
-    The scenario loader keeps the ``costs`` mapping as an Entry (``Scenario.costs``); it is read
-    here with :func:`planner.tco.read_costs`, which checks provider and instance names against
-    the catalog and ``batch_inference`` against the scenario's workloads. (A loader that does not
-    know ``costs`` yet gets the file without it.)
+    The file is read once; the ``costs`` mapping is read with :func:`planner.tco.read_costs`,
+    which checks provider and instance names against the catalog and ``batch_inference`` against
+    the scenario's workloads.
 
     Raises:
         ScenarioError: as planner.scenario.load_scenario, for invalid ``costs`` keys, and for
@@ -43,34 +42,14 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
 
     from planner.errors import ScenarioError
     from planner.fields import Entry
-    from planner.scenario import SCENARIO_FILE_HINT, SCENARIO_KEYS, load_scenario, scenario_from_mapping
-    from planner.tco import CostInputs, read_costs
-    from planner.yamlio import LineDict, YamlProblem, load_mapping
+    from planner.scenario import read_scenario_file, scenario_from_mapping
+    from planner.tco import read_costs
 
     shown = shown or str(path)
-    if "costs" in SCENARIO_KEYS:
-        scenario = load_scenario(path, catalog, shown=shown)
-        try:
-            data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
-        except YamlProblem as exc:  # pragma: no cover - load_scenario read the same file
-            raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
-        check_request_inputs(Entry(data, file=shown, path="", error=ScenarioError, line=1), scenario.workloads)
-        costs = getattr(scenario, "costs", None)
-        if isinstance(costs, CostInputs):
-            return scenario, costs
-        if costs is None or isinstance(costs, Entry):
-            return scenario, read_costs(costs, catalog, scenario.workloads)
-    try:
-        data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
-        raw = Path(path).read_bytes()
-    except YamlProblem as exc:
-        raise ScenarioError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
-    root = Entry(data, file=shown, path="", error=ScenarioError, line=1)
-    rest = LineDict((k, v) for k, v in data.items() if k != "costs")
-    rest.lines = dict(getattr(data, "lines", {}))
-    rest.line = getattr(data, "line", None)
-    scenario = scenario_from_mapping(rest, catalog, file=shown, default_name=Path(path).stem,
+    data, raw = read_scenario_file(path, shown)  # read once: the scenario and its costs: block
+    scenario = scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
                                      sha256=hashlib.sha256(raw).hexdigest())
+    root = Entry(data, file=shown, path="", error=ScenarioError, line=1)
     check_request_inputs(root, scenario.workloads)
     costs = read_costs(root.child("costs", None), catalog, scenario.workloads)
     return scenario, costs

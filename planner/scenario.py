@@ -341,6 +341,17 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
             invalid workloads or strategy choices, unknown GPU or platform ids, bad constraints.
     """
     shown = shown or str(path)
+    data, raw = read_scenario_file(path, shown)
+    return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
+                                 sha256=hashlib.sha256(raw).hexdigest())
+
+
+def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:
+    """A scenario file's YAML mapping (with lines) and its bytes (for its SHA-256), read once.
+
+    Raises:
+        ScenarioError: an unreadable file or YAML problems, named as ``shown``.
+    """
     try:
         data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
         raw = Path(path).read_bytes()
@@ -348,8 +359,7 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
         hint = exc.hint or ("Check the path; the shipped scenarios are in scenarios/." if exc.problem == "no such file"
                             else None)
         raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
-    return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
-                                 sha256=hashlib.sha256(raw).hexdigest())
+    return data, raw
 
 
 def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: str | None = None,

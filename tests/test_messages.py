@@ -219,47 +219,34 @@ def test_fit_errors_name_the_option_the_user_typed():
 
 # ----- estimate: values for another command, options without the one they need ---------------------
 
-def test_estimate_points_max_to_fit():
-    from click.testing import CliRunner
-
-    from planner.cli import main
-
-    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--concurrency", "max"])
-    assert r.exit_code == 2
-    assert r.output == ("Error: --concurrency: 'planner estimate' takes a whole number, not 'max'. 'planner fit' finds "
-                        "the largest concurrency that fits a card: planner fit --gpu ID --concurrency max (with the "
-                        "same other options).\n")
+@pytest.mark.parametrize("args, output", [
+    # 'max' belongs to planner fit: the error says so
+    (["--task", "infer", "--concurrency", "max"],
+     "Error: --concurrency: 'planner estimate' takes a whole number, not 'max'. 'planner fit' finds the largest "
+     "concurrency that fits a card: planner fit --gpu ID --concurrency max (with the same other options).\n"),
     # other values stay click's usual refusal
-    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--micro-batch", "four"])
-    assert r.exit_code == 2
-    assert r.output == ("Error: Invalid value for '--micro-batch': 'four' is not a valid integer. See 'planner estimate "
-                        "--help'.\n")
-
-
-def test_estimate_headroom_without_a_card_names_the_option():
+    (["--task", "train", "--micro-batch", "four"],
+     "Error: Invalid value for '--micro-batch': 'four' is not a valid integer. See 'planner estimate --help'.\n"),
+    # --headroom without a card names the option
+    (["--task", "train", "--headroom", "0.1"],
+     "Error: --headroom: --headroom applies to the fit check on a card: give --gpu ID with it. For example --gpu "
+     "h100-sxm ('planner catalog gpus' lists the ids), or leave --headroom out.\n"),
+    # --gpus below one has a hint, worded for training and for inference replicas
+    (["--task", "train", "--gpus", "0"],
+     "Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs on "
+     "(data-parallel ranks x tensor-parallel degree).\n"),
+    (["--task", "infer", "--gpus", "0"],
+     "Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the inference replicas run "
+     "on, --tp each (without --tp, one replica on all of them).\n"),
+])
+def test_estimate_option_errors_are_one_line_with_a_hint(args, output):
     from click.testing import CliRunner
 
     from planner.cli import main
 
-    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--headroom", "0.1"])
+    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", *args])
     assert r.exit_code == 2
-    assert r.output == ("Error: --headroom: --headroom applies to the fit check on a card: give --gpu ID with it. For "
-                        "example --gpu h100-sxm ('planner catalog gpus' lists the ids), or leave --headroom out.\n")
-
-
-def test_gpus_below_one_has_a_hint():
-    from click.testing import CliRunner
-
-    from planner.cli import main
-
-    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "train", "--gpus", "0"])
-    assert r.exit_code == 2
-    assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs "
-                        "on (data-parallel ranks x tensor-parallel degree).\n")
-    r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--gpus", "0"])
-    assert r.exit_code == 2
-    assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the "
-                        "inference replicas run on, --tp each (without --tp, one replica on all of them).\n")
+    assert r.output == output
 
 
 def test_gpus_in_a_scenarios_inference_workload_says_what_to_write():

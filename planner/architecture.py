@@ -9,8 +9,8 @@ router, norms.
 
 Sources: the Transformers modeling files for each model type (``modeling_llama.py``,
 ``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
-``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_phi3.py``, ``modeling_gpt2.py``,
-``modeling_gpt_neox.py``).
+``modeling_qwen3_moe.py``, ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_phi3.py``,
+``modeling_gpt2.py``, ``modeling_gpt_neox.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "mixtral": "llama",
     "qwen2": "llama",
     "qwen3": "llama",
+    "qwen3_moe": "llama",
     "gemma": "llama",
     "gemma2": "llama",
     "phi3": "llama",
@@ -147,7 +148,7 @@ class Architecture:
         A learned absolute position embedding (GPT-2's ``wpe``, ``n_positions`` rows) has no row
         for position ``n_positions`` or later: Transformers indexes past the table (IndexError on
         the CPU, a device-side assert on CUDA). Rotary models (llama, mistral, mixtral, qwen2,
-        qwen3, gemma, gemma2, phi3 and gpt_neox, whose ``rotary_pct`` rotates part of each head)
+        qwen3, qwen3_moe, gemma, gemma2, phi3 and gpt_neox, whose ``rotary_pct`` rotates part of each head)
         compute any position; past their maximum only the quality is not guaranteed.
         Source: Transformers ``modeling_gpt2.py`` (``self.wpe = nn.Embedding(config.max_position_embeddings,
         ...)``, ``position_embeds = self.wpe(position_ids)``).
@@ -198,11 +199,15 @@ class Architecture:
             ]
         mods.append(LinearModule("o_proj", self.q_dim, h, bias=self.o_bias))
         if self.is_moe:
+            # Each expert is a gated MLP; the router is ``gate``. Mixtral names the expert
+            # projections w1 (gate), w3 (up) and w2 (down), Qwen3-MoE gate_proj, up_proj and
+            # down_proj (Transformers 4.x module names, which peft's target_modules use).
+            gate, up, down = ("w1", "w3", "w2") if self.model_type == "mixtral" else ("gate_proj", "up_proj", "down_proj")
             mods += [
                 LinearModule("gate", h, e, part="router"),
-                LinearModule("w1", h, f, count=e, part="mlp"),
-                LinearModule("w2", f, h, count=e, part="mlp"),
-                LinearModule("w3", h, f, count=e, part="mlp"),
+                LinearModule(gate, h, f, count=e, part="mlp"),
+                LinearModule(down, f, h, count=e, part="mlp"),
+                LinearModule(up, h, f, count=e, part="mlp"),
             ]
         elif self.fused_gate_up:
             mods += [
@@ -279,7 +284,8 @@ MAX_CONFIG_VALUES: dict[str, int] = {
     "intermediate_size": 4_194_304, "n_inner": 4_194_304,
     "vocab_size": 16_777_216,
     "max_position_embeddings": 2**30, "n_positions": 2**30, "sliding_window": 2**30,
-    "num_local_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
+    "num_local_experts": 65_536, "num_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
+    "moe_intermediate_size": 4_194_304,
 }
 
 
@@ -369,7 +375,9 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     L = _get(cfg, "num_hidden_layers", where)
     a = _get(cfg, "num_attention_heads", where)
     kv = _get(cfg, "num_key_value_heads", where, default=a)
-    f = _get(cfg, "intermediate_size", where)
+    # Qwen3-MoE: every layer's MLP is the sparse block, whose experts are moe_intermediate_size
+    # wide; intermediate_size only sizes the dense MLP of mlp_only_layers (none in the released models).
+    f = _get(cfg, "moe_intermediate_size" if model_type == "qwen3_moe" else "intermediate_size", where)
     V = _get(cfg, "vocab_size", where)
     head_dim = _check_heads(cfg, h, a, kv, _get(cfg, "head_dim", where, default=None), where)
     max_pos = _get(cfg, "max_position_embeddings", where, default=4096)
@@ -380,19 +388,24 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
                kind=str)
     attention_bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
     qkv_bias = attention_bias or model_type == "qwen2"
-    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "qwen3")
+    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "qwen3", "qwen3_moe")
     mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if model_type == "llama" else False
     experts = 1
     per_tok = 1
-    if model_type == "mixtral":
-        experts = _get(cfg, "num_local_experts", where)
+    if model_type in ("mixtral", "qwen3_moe"):
+        experts_key = "num_local_experts" if model_type == "mixtral" else "num_experts"
+        experts = _get(cfg, experts_key, where)
         per_tok = _get(cfg, "num_experts_per_tok", where)
         if per_tok > experts:
-            raise _error(cfg, where, f"num_experts_per_tok ({per_tok}) exceeds num_local_experts ({experts})",
+            raise _error(cfg, where, f"num_experts_per_tok ({per_tok}) exceeds {experts_key} ({experts})",
                          "num_experts_per_tok")
+    if model_type == "qwen3_moe":
+        _check_all_layers_sparse(cfg, where, L)
     window = cfg.get("sliding_window")
     use_window = cfg.get("use_sliding_window", True)
-    if model_type in ("qwen2", "qwen3") and not use_window:
+    if model_type == "qwen3_moe":
+        use_window = cfg.get("use_sliding_window", False)  # Qwen3MoeConfig's default
+    if model_type in ("qwen2", "qwen3", "qwen3_moe") and not use_window:
         window = None
     if window is not None:
         window = _get(cfg, "sliding_window", where)
@@ -425,7 +438,7 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         qkv_bias=qkv_bias,
         o_bias=o_bias,
         mlp_bias=mlp_bias,
-        qk_norm=model_type == "qwen3",
+        qk_norm=model_type in ("qwen3", "qwen3_moe"),
         num_local_experts=experts,
         num_experts_per_tok=per_tok,
         sliding_window=window,
@@ -435,6 +448,25 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
         extra=dict(cfg),
     )
+
+
+def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: int) -> None:
+    """Qwen3-MoE layers with a dense MLP (``mlp_only_layers``, or ``decoder_sparse_step`` > 1) are
+    not modelled: every released Qwen3-MoE checkpoint has none (``decoder_sparse_step`` 1,
+    ``mlp_only_layers`` []). Source: Transformers ``modeling_qwen3_moe.py``, ``Qwen3MoeDecoderLayer``.
+
+    Raises:
+        ModelConfigError: a layer would get the dense MLP.
+    """
+    step = _get(cfg, "decoder_sparse_step", where, default=1)
+    dense = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
+        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {dense!r}", "mlp_only_layers")
+    dense = [i for i in dense if 0 <= i < layers]
+    if step != 1 or dense:
+        key = "decoder_sparse_step" if step != 1 else "mlp_only_layers"
+        raise _error(cfg, where, f"{key} gives some layers a dense MLP; mixed dense and MoE layers are not modelled",
+                     key, "Released Qwen3-MoE models use decoder_sparse_step 1 and mlp_only_layers []. ")
 
 
 def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:

@@ -60,6 +60,10 @@ def workload_for_run(run: Mapping[str, Any]):
     return workload_from_mapping({"model": run.get("id", "m"), **keys}, lambda n, e: (n, "measured config", arch))
 
 
+#: The summary row of the runs on mixture-of-experts models (any mode).
+MOE_GROUP = "mixture of experts (any mode)"
+
+
 def mode_of(run: Mapping[str, Any]) -> str:
     """The validation mode a run belongs to (the issue's list of modes)."""
     s = run.get("settings", run)
@@ -78,7 +82,8 @@ def compare_runs(runs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per run: id, mode, attention, predicted and measured bytes, error (fraction)."""
     rows = []
     for run in runs:
-        est = estimate(workload_for_run(run), device="cpu")  # CPU dropout keeps dtype-sized masks
+        w = workload_for_run(run)
+        est = estimate(w, device="cpu")  # CPU dropout keeps dtype-sized masks
         predicted = est.per_gpu_allocated_bytes
         measured = int(run["peak_bytes"])
         s = run.get("settings", run)
@@ -87,18 +92,22 @@ def compare_runs(runs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "predicted_bytes": predicted, "measured_bytes": measured,
             "error": (predicted - measured) / measured,
             "predicted_phase": est.peak_phase or "always", "measured_phase": run.get("peak_phase", ""),
+            "moe": w.architecture.is_moe,
         })
     return rows
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per mode, per attention kernel and overall: count, median and worst absolute error."""
+    """Per mode, mixture-of-experts models, per attention kernel and overall: count, median and
+    worst absolute error."""
     out = {}
     groups: dict[str, list[float]] = {}
     for r in rows:
-        for key in (r["mode"], f"attention {r['attention']}", "all"):
+        keys = [r["mode"], f"attention {r['attention']}", "all"] + ([MOE_GROUP] if r.get("moe") else [])
+        for key in keys:
             groups.setdefault(key, []).append(abs(r["error"]))
-    order = sorted(k for k in groups if k != "all" and not k.startswith("attention")) + sorted(
+    modes = sorted(k for k in groups if k not in ("all", MOE_GROUP) and not k.startswith("attention"))
+    order = modes + [k for k in (MOE_GROUP,) if k in groups] + sorted(
         k for k in groups if k.startswith("attention")) + ["all"]
     for key in order:
         errs = groups[key]

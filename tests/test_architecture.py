@@ -293,7 +293,7 @@ def test_unknown_keys_are_kept_in_extra():
 
 # ----- config errors: the exact message -------------------------------------------------
 
-SUPPORTED = "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3"
+SUPPORTED = "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe"
 
 
 def _error(cfg, where="config.json") -> str:
@@ -387,6 +387,45 @@ def test_more_experts_per_token_than_experts():
     assert msg == "config.json: num_experts_per_tok: num_experts_per_tok (3) exceeds num_local_experts (2)."
 
 
+def _qwen3_moe(**over):
+    return _llama(**{"model_type": "qwen3_moe", "num_experts": 4, "num_experts_per_tok": 2,
+                     "moe_intermediate_size": 48, **over})
+
+
+def test_qwen3_moe_counts():
+    # Transformers modeling_qwen3_moe.py: q/k/v/o as llama (d = 64/8 = 8): 4096 + 1024 + 1024 + 4096 = 10,240;
+    # q_norm and k_norm of head_dim 8 each; router 64 x 4 = 256; 4 experts x 3 x 64 x 48 = 36,864 (the experts
+    # are moe_intermediate_size wide; intermediate_size 160 sizes no layer). Per layer 10,240 + 36,864 + 256
+    # + norms 2 x 64 + 2 x 8 = 47,504; x 2 layers = 95,008; + final norm 64 + embedding 6,400 + head 6,400.
+    arch = from_hf_config(_qwen3_moe())
+    assert (arch.intermediate_size, arch.num_local_experts, arch.num_experts_per_tok) == (48, 4, 2)
+    assert arch.qk_norm
+    assert arch.parameters == 95_008 + 64 + 6_400 + 6_400
+    # Active: two of four experts, so half the expert weights (2 x 36,864 / 2 = 36,864) are inactive.
+    assert arch.active_parameters == arch.parameters - 36_864
+    names = {m.name for m in arch.linear_modules()}
+    assert {"gate", "gate_proj", "up_proj", "down_proj"} <= names and "w1" not in names
+
+
+def test_qwen3_moe_expert_count_key_and_dense_layers():
+    assert _error(_qwen3_moe(num_experts_per_tok=5)) == (
+        "config.json: num_experts_per_tok: num_experts_per_tok (5) exceeds num_experts (4).")
+    msg = _error(_qwen3_moe(mlp_only_layers=[0]))
+    assert msg == ("config.json: mlp_only_layers: mlp_only_layers gives some layers a dense MLP; mixed dense and MoE "
+                   "layers are not modelled. Released Qwen3-MoE models use decoder_sparse_step 1 and mlp_only_layers [].")
+    msg = _error(_qwen3_moe(decoder_sparse_step=2))
+    assert msg.startswith("config.json: decoder_sparse_step: decoder_sparse_step gives some layers a dense MLP")
+    # A layer index past the last layer gives no layer a dense MLP (Transformers tests layer_idx in the list).
+    assert from_hf_config(_qwen3_moe(mlp_only_layers=[7])).num_local_experts == 4
+
+
+def test_qwen3_moe_sliding_window_only_when_enabled():
+    # Qwen3MoeConfig keeps sliding_window only with use_sliding_window (default false), then on every layer.
+    assert from_hf_config(_qwen3_moe(sliding_window=4096)).sliding_window is None
+    arch = from_hf_config(_qwen3_moe(sliding_window=4096, use_sliding_window=True))
+    assert (arch.sliding_window, arch.sliding_window_layers) == (4096, 2)
+
+
 def test_config_that_is_not_a_mapping():
     msg = _error([1, 2], where=None)
     assert msg == "a model config must be a mapping of config.json keys."
@@ -404,6 +443,8 @@ def test_only_gpt2_has_a_hard_position_limit(model_type):
         cfg = _llama(model_type=model_type)
         if model_type == "mixtral":
             cfg.update(num_local_experts=2, num_experts_per_tok=1)
+        if model_type == "qwen3_moe":
+            cfg.update(num_experts=2, num_experts_per_tok=1, moe_intermediate_size=32)
     arch = from_hf_config(cfg)
     assert arch.hard_position_limit is (model_type == "gpt2")
     assert arch.position_encoding == ("learned absolute" if model_type == "gpt2" else "rotary")

@@ -13,8 +13,8 @@ import yaml
 
 from planner.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import activation_bytes, regime_for
-from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes
+from planner.memory.activations import activation_bytes, layer_saved_tensors, regime_for
+from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes, moe_block_bytes, prefill_peak_bytes
 from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.memory.states import lora_parameters, model_state_components
 from planner.units import GB, GiB
@@ -925,3 +925,52 @@ def test_hf_prefill_bound_below_the_concurrency_is_refused():
                                  "sequence per pass")
     assert ("That is the limit searched (max_num_batched_tokens (16): Transformers prefills at least one token of "
             "every sequence per pass).") in CliRunner().invoke(main, args).output.splitlines()
+
+
+# ----- mixture of experts and q/k norms ------------------------------------------------------------
+
+TINY_QWEN3_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                  "num_key_value_heads": 2, "intermediate_size": 160, "moe_intermediate_size": 48,
+                  "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2}
+
+
+def test_moe_block_working_set_per_engine():
+    arch = from_hf_config(TINY_QWEN3_MOE)
+    # 10 tokens, k = 2: S = 20 routed rows, h = 64, f = 48, c = 2 B, 4 experts.
+    # Router: 10 x 4 x (2 + 4) B logits and fp32 probabilities + 3 x 8 B x 20 int64 ids, sort order, inverse = 720.
+    # Transformers (grouped): gathered 2 x 20 x 64 = 2,560 + max(4 x 2 x 20 x 48 = 7,680, 2 x 20 x (48 + 64) = 4,480,
+    # 3 x 2 x 20 x 64 = 7,680) = 10,240; vLLM fused caches 2 x 20 x (3 x 48 + 64) = 8,320.
+    hf, _ = moe_block_bytes(arch, tokens=10, compute_bytes=2)
+    vllm, _ = moe_block_bytes(arch, tokens=10, compute_bytes=2, engine="vllm")
+    assert (hf, vllm) == (10_240 + 720, 8_320 + 720)
+    # Prefill: residual 3 x 2 x 64 x 10 = 3,840 plus the larger of the MoE block and q/k/v (SDPA):
+    # 2 x (64 + 2 x 16) x 10 x 2 = 3,840 < 10,960.
+    peak, text = prefill_peak_bytes(arch, tokens=10, longest=10, attention="sdpa")
+    assert peak == 3_840 + 10_960
+    assert "grouped experts" in text
+
+
+def test_moe_layer_keeps_the_gathered_inputs_and_expert_outputs_when_training():
+    # Full fine-tune in pure bf16: the up projection's saved input is the k-fold gathered copy (2 x 64 x 2 B per
+    # token) and the routing-weight product keeps each expert's output row (2 x 64 x 2 B).
+    arch = from_hf_config(TINY_QWEN3_MOE)
+    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    assert saved["expert inputs: normalised tokens gathered k=2 times"] == 2 * 64 * 2
+    assert saved["expert outputs kept for the routing-weight product (k=2)"] == 2 * 64 * 2
+    # With a frozen base (LoRA on attention), no expert weight trains: neither copy is kept.
+    lora = {t.name for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False,
+                                                lora_targets=("q_proj", "v_proj"), lora_rank=8)}
+    assert not any(n.startswith("expert") for n in lora)
+
+
+def test_qk_norm_saves_fp32_inputs_and_one_rsqrt_per_head():
+    # Qwen3's q_norm / k_norm: fp32 copies of q (8 heads x 8 = 64 wide) and k (2 x 8 = 16), one fp32 rsqrt per head,
+    # and (full fine-tune) the normalised outputs in the compute dtype.
+    arch = from_hf_config(TINY_QWEN3_MOE)
+    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    assert saved["query norm input (fp32)"] == 4 * 64 and saved["key norm input (fp32)"] == 4 * 16
+    assert saved["query norm rsqrt (per head)"] == 4 * 8 and saved["key norm rsqrt (per head)"] == 4 * 2
+    assert saved["query norm normalised (for the weight gradient)"] == 2 * 64
+    llama = from_hf_config({**TINY_QWEN3_MOE, "model_type": "llama", "intermediate_size": 48})
+    names = {t.name for t in layer_saved_tensors(llama, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    assert not any("norm rsqrt (per head)" in n for n in names)

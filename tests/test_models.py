@@ -235,7 +235,7 @@ def test_unsupported_architecture_in_a_file(tmp_path):
     path = _write(tmp_path / "bert" / "config.json", {"model_type": "bert", "hidden_size": 768})
     assert _error(str(path)) == (
         f"{path}:2: model_type: model_type 'bert' is not supported. Supported model_type values: "
-        "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3."
+        "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe."
     )
 
 
@@ -364,7 +364,8 @@ def test_unknown_name_suggests_catalog_ids(catalog, tmp_path):
     assert _error("lama-2-7b", catalog, hf_cache=tmp_path) == (
         f"unknown model 'lama-2-7b'. Did you mean 'llama-2-7b' or 'llama-2-70b' or 'llama-2-13b'? {HINT}"
     )
-    assert _error("qwen3-4", catalog, hf_cache=tmp_path) == f"unknown model 'qwen3-4'. Did you mean 'qwen3-4b'? {HINT}"
+    assert _error("qwen3-4", catalog, hf_cache=tmp_path) == (
+        f"unknown model 'qwen3-4'. Did you mean 'qwen3-4b' or 'qwen3-30b-a3b'? {HINT}")
 
 
 def test_unknown_name_in_a_small_catalog_lists_the_ids(small_catalog, tmp_path):

@@ -144,21 +144,22 @@ COMMAND_R_AS_LLAMA = {
     "num_key_value_heads": 64, "intermediate_size": 22528, "vocab_size": 256000,
     "max_position_embeddings": 131072, "tie_word_embeddings": True,
 }
-#: Qwen3-Coder-30B-A3B (model_type qwen3_moe, not supported) written as a mixtral config from the
-#: entry's arch fields: same tensors (q/k/v/o with head_dim 128, a router and 128 SwiGLU experts
-#: of width 768, top-8, untied head) except Qwen3's q/k RMSNorms (48 x 2 x 128 = 12,288 parameters).
-QWEN3_CODER_30B_A3B_AS_MIXTRAL = {
-    "model_type": "mixtral", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
-    "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 768, "vocab_size": 151936,
-    "num_local_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": False,
+#: Qwen3-Coder-30B-A3B (model_type qwen3_moe) from the entry's arch fields: q/k/v/o with head_dim
+#: 128, q/k RMSNorms, a router and 128 SwiGLU experts of width 768 (moe_intermediate_size), top-8,
+#: untied head. intermediate_size (6144, Qwen3-30B-A3B's config value) sizes only dense-MLP layers,
+#: of which the model has none.
+QWEN3_CODER_30B_A3B = {
+    "model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48, "num_attention_heads": 32,
+    "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 6144, "moe_intermediate_size": 768,
+    "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": False,
     "max_position_embeddings": 262144,
 }
-#: Qwen3-235B-A22B (qwen3_moe) as mixtral, likewise: 94 layers, 64 heads, 4 KV heads of 128,
-#: 128 experts of width 1536, top-8. max_position_embeddings 40960 is vLLM's default max_model_len.
-QWEN3_235B_A22B_AS_MIXTRAL = {
-    "model_type": "mixtral", "hidden_size": 4096, "num_hidden_layers": 94, "num_attention_heads": 64,
-    "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 1536, "vocab_size": 151936,
-    "num_local_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": False,
+#: Qwen3-235B-A22B (qwen3_moe), likewise: 94 layers, 64 heads, 4 KV heads of 128, 128 experts of
+#: width 1536, top-8. max_position_embeddings 40960 is vLLM's default max_model_len.
+QWEN3_235B_A22B = {
+    "model_type": "qwen3_moe", "hidden_size": 4096, "num_hidden_layers": 94, "num_attention_heads": 64,
+    "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288, "moe_intermediate_size": 1536,
+    "vocab_size": 151936, "num_experts": 128, "num_experts_per_tok": 8, "tie_word_embeddings": False,
     "max_position_embeddings": 40960,
 }
 
@@ -236,7 +237,7 @@ CASES: list[Case] = [
     # 24,564 MiB, not CUDA's total: vLLM logs on 24 GB GeForce/RTX cards print 23.53-23.67 GiB
     # (e.g. 23.58 GiB, vllm PR #14447; 23.55 and 23.65 GiB in vLLM LoRA logs).
     Case("vllm-qwen3-coder-30b-a3b-tp8-kv", "github.com/vllm-project/vllm/issues/22177",
-         QWEN3_CODER_30B_A3B_AS_MIXTRAL,
+         QWEN3_CODER_30B_A3B,
          {"task": "infer", "weights": "bf16", "kv_dtype": "bf16", "context": 262144, "tp": 8, "engine": "vllm",
           "gpu_memory_utilization": 0.85, "max_num_batched_tokens": 2048},
          "vllm budget", 12.22, "GiB", Between("cuda_total", 23.53, 23.67),
@@ -523,9 +524,15 @@ def test_vllm_weights_term_includes_the_rotary_cache(entry_id, key, config_overr
 
 def test_expressed_configs_reproduce_the_entries_parameter_counts():
     # The configs built from arch fields stand for the entries' models: their counts match the
-    # published totals (LLaMA-1 = Llama-2 tensors; Qwen3 MoE as mixtral less 12,288 q/k-norm weights).
+    # published totals (LLaMA-1 = Llama-2 tensors). Qwen3 MoE model cards: "30.5B in total and
+    # 3.3B activated", "235B in total and 22B activated" (printed to 0.1B and 1B; the activated
+    # count 3,353,032,704, embeddings and head included, is cut to 3.3B, not rounded).
     assert from_hf_config(LLAMA1_7B).parameters == 6_738_415_616
     assert from_hf_config(LLAMA1_13B).parameters == 13_015_864_320
-    assert from_hf_config(QWEN3_CODER_30B_A3B_AS_MIXTRAL).parameters == pytest.approx(30.5e9, rel=0.01)
-    assert from_hf_config(QWEN3_235B_A22B_AS_MIXTRAL).parameters == pytest.approx(235e9, rel=0.01)
+    coder = from_hf_config(QWEN3_CODER_30B_A3B)
+    assert coder.parameters == pytest.approx(30.5e9, abs=0.05e9)
+    assert 3.3e9 <= coder.active_parameters < 3.4e9
+    big = from_hf_config(QWEN3_235B_A22B)
+    assert big.parameters == pytest.approx(235e9, abs=0.5e9)
+    assert big.active_parameters == pytest.approx(22e9, abs=0.5e9)
 

@@ -166,6 +166,15 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
     if not training:
         dropout_attn = dropout_resid = 0.0
+    if arch.qk_norm:
+        # Qwen3's q_norm and k_norm (an RMSNorm over each head's head_dim, modeling_qwen3.py):
+        # like the layer norms, the fp32 copy of the projection output and one rsqrt per head,
+        # and the normalised output for the weight gradient (in the projection's dtype).
+        for label, width, heads in (("query", q, a), ("key", k, arch.num_key_value_heads)):
+            out.append(SavedTensor(f"{label} norm input (fp32)", 4 * width))
+            out.append(SavedTensor(f"{label} norm rsqrt (per head)", 4 * heads))
+            if full:
+                out.append(SavedTensor(f"{label} norm normalised (for the weight gradient)", c * width))
     if attention == "eager":
         # repeat_kv materialises K and V for every query head; scores are b x a x s x s.
         out.append(SavedTensor("query (after RoPE)", c * q))
@@ -188,7 +197,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     # ---- MLP block --------------------------------------------------------------------------
     if arch.is_moe:
-        up_names = ["w1", "w3"]
+        up_names = ["w1", "w3"] if "w1" in mods else ["gate_proj", "up_proj"]
     elif arch.fused_gate_up:
         up_names = ["gate_up_proj"]
     elif arch.gated_mlp:
@@ -215,6 +224,16 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     lora(down, f, "MLP product (down_proj input)")
     if arch.is_moe:
         out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
+        # Transformers 5 runs the experts as grouped matmuls (integrations/moe.py,
+        # grouped_mm_experts_forward): the normalised tokens are gathered into k rows per token,
+        # sorted by expert, and that copy is the up projection's saved input; each expert's
+        # output row is kept by the product with its routing weight (whose gradient trains the
+        # router). PyTorch saves a matmul's input only when the weight trains.
+        k_tok = arch.num_experts_per_tok
+        if any(trains(n) for n in up_names):
+            out.append(SavedTensor(f"expert inputs: normalised tokens gathered k={k_tok} times", c * h * k_tok))
+        if full:
+            out.append(SavedTensor(f"expert outputs kept for the routing-weight product (k={k_tok})", c * h * k_tok))
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (MLP)", (c if cpu_dropout else 1) * h))
     return out

@@ -71,8 +71,41 @@ def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurren
 MLP_INFERENCE_TENSORS = {"gelu_new": 5, "gelu_fast": 5}
 
 
+def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: int = 1,
+                    engine: str = "hf") -> tuple[int, str]:
+    """Peak working set of one MoE block's forward over ``tokens`` tokens, without autograd, per GPU.
+
+    With k = ``num_experts_per_tok``, S = k x tokens routed rows, f the expert width per GPU
+    (f / tp) and c the compute bytes:
+
+    - ``hf``: Transformers 5's grouped-matmul experts (``integrations/moe.py``,
+      ``grouped_mm_experts_forward``, the default ``experts_implementation``) gather the tokens into
+      S rows (c.S.h, alive to the end), then hold the gate/up output (2f), act(gate) and the product
+      (4.c.S.f at once), then the down output and the product with the routing weights and its
+      unsorted copy (3.c.S.h): c.S.h + max(4.c.S.f, c.S.(f + h), 3.c.S.h).
+    - ``vllm``: vLLM's ``fused_experts`` keeps intermediate caches of T x k x 2f, T x k x f and
+      T x k x h (``fused_moe.py``): c.S.(3f + h).
+
+    Both add the router's logits (c) and fp32 probabilities per token and expert, and the int64
+    expert ids, sort order and its inverse per routed row.
+    """
+    h, e, k = arch.hidden_size, arch.num_local_experts, arch.num_experts_per_tok
+    c = compute_bytes
+    f = -(-arch.intermediate_size // tp)
+    S = k * tokens
+    router = tokens * e * (c + 4) + 3 * 8 * S
+    if engine == "vllm":
+        body = c * S * (3 * f + h)
+        text = f"{c} B x k={k} x {tokens:,} tokens x (3 x f={f:,} + h={h:,}) fused-MoE caches"
+    else:
+        body = c * S * h + max(4 * c * S * f, c * S * (f + h), 3 * c * S * h)
+        text = (f"{c} B x k={k} x {tokens:,} tokens x (h={h:,} gathered + max(4 x f={f:,}, f + h, 3 x h)) "
+                "grouped experts")
+    return body + router, text + f" + router {tokens:,} x {e} experts"
+
+
 def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attention: str, compute_bytes: int = 2,
-                       tp: int = 1) -> tuple[int, str]:
+                       tp: int = 1, engine: str = "hf") -> tuple[int, str]:
     """Transient activations of one forward pass over ``tokens`` prompt tokens, per GPU.
 
     Nothing is saved for backward at inference, so the peak is one layer's working set: the
@@ -80,27 +113,37 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attenti
     attention working set. Eager attention materialises the scores (c bytes), converts them to
     fp32 for the softmax (4 bytes, unless they are fp32 already) and writes the fp32 softmax
     output (4 bytes): (c + 4 + 4) bytes per score for 16-bit, 8 for fp32 (ATen ``softmax`` with a
-    dtype argument converts its input first).
+    dtype argument converts its input first). An MoE block's working set is
+    :func:`moe_block_bytes` for the engine.
 
     Args:
         tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk).
         longest: the longest sequence in that pass (for eager score matrices).
+        engine: 'hf' (Transformers) or 'vllm' (its fused MoE kernel; dense models are the same).
     """
     h, f, a = arch.hidden_size, arch.intermediate_size, arch.num_attention_heads
     c = compute_bytes
-    f_tp = -(-f // tp) * (arch.num_experts_per_tok if arch.is_moe else 1)
+    f_tp = -(-f // tp)
     a_tp = -(-a // tp)
     resid = 3 * c * h * tokens  # residual, normalised input, layer output
-    n_mlp = 3 if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
-    mlp = n_mlp * c * f_tp * tokens
+    if arch.is_moe:
+        mlp, mlp_text = moe_block_bytes(arch, tokens=tokens, compute_bytes=c, tp=tp, engine=engine)
+    else:
+        n_mlp = 3 if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
+        mlp = n_mlp * c * f_tp * tokens
+        mlp_text = f"MLP {n_mlp} x {c} B x f={f_tp:,}"
     attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
     per_score = c + 4 + 4 if c != 4 else 8
     if attention == "eager":
         seqs = max(1, tokens // max(1, longest))
         attn += seqs * a_tp * longest * longest * per_score
     peak = resid + max(mlp, attn)
-    text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max(MLP {n_mlp} x {c} B x f={f_tp:,}, "
-            f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''}))")
+    if arch.is_moe:
+        text = (f"{tokens:,} tokens x 3 x {c} B x h={h:,} residual + max(MoE: {mlp_text}, "
+                f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''})")
+    else:
+        text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max({mlp_text}, "
+                f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''}))")
     return peak, text
 
 

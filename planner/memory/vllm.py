@@ -365,7 +365,7 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
     weights = sum(x.bytes for x in gpu if x.name.startswith("weights")) + rope_cache_bytes(arch, c)
     requests = min(tokens, seqs)
     forward, _ = prefill_peak_bytes(arch, tokens=tokens, longest=-(-tokens // requests), attention="flash",
-                                    compute_bytes=c, tp=i.tp)
+                                    compute_bytes=c, tp=i.tp, engine="vllm")
     hidden = tokens * arch.hidden_size * c
     peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
     non_torch = sum(x.bytes for x in gpu if x.kind == "runtime"

@@ -9,14 +9,15 @@ router, norms.
 
 Sources: the Transformers modeling files for each model type (``modeling_llama.py``,
 ``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
-``modeling_qwen3_moe.py``, ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_phi3.py``,
-``modeling_gpt2.py``, ``modeling_gpt_neox.py``).
+``modeling_qwen3_moe.py``, ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_gemma3.py``
+(with ``modeling_siglip.py`` for Gemma 3's vision tower), ``modeling_phi3.py``, ``modeling_gpt2.py``,
+``modeling_gpt_neox.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.errors import ModelConfigError, did_you_mean
@@ -31,6 +32,8 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "qwen3_moe": "llama",
     "gemma": "llama",
     "gemma2": "llama",
+    "gemma3": "llama",
+    "gemma3_text": "llama",
     "phi3": "llama",
     "gpt2": "gpt2",
     "gpt_neox": "gpt_neox",
@@ -67,7 +70,8 @@ class ParamCounts:
 
     ``linear`` holds the weights of every ``nn.Linear`` inside the transformer layers (what
     weight-only quantization such as NF4, GPTQ or AWQ packs); ``embedding``, ``position_embedding``,
-    ``lm_head``, ``norms`` and ``biases`` stay in 16-bit under those schemes.
+    ``lm_head``, ``norms`` and ``biases`` stay in 16-bit under those schemes. ``vision`` is a
+    multimodal checkpoint's image encoder and projector, counted as 16-bit too.
     """
 
     embedding: int
@@ -77,11 +81,12 @@ class ParamCounts:
     biases: int
     norms: int
     router: int = 0
+    vision: int = 0  # a multimodal checkpoint's vision tower and projector (Gemma 3), kept in 16-bit
 
     @property
     def total(self) -> int:
         return (self.embedding + self.position_embedding + self.lm_head + self.linear
-                + self.biases + self.norms + self.router)
+                + self.biases + self.norms + self.router + self.vision)
 
     @property
     def not_quantized(self) -> int:
@@ -123,6 +128,9 @@ class Architecture:
     learned_positions: int = 0  # rows of a learned position embedding (GPT-2 wpe)
     fused_qkv: bool = False
     fused_gate_up: bool = False
+    vision_parameters: int = 0  # Gemma 3 (model_type gemma3): SigLIP vision tower and projector
+    attn_logit_softcapping: float | None = None  # Gemma 2: tanh cap on attention scores
+    final_logit_softcapping: float | None = None  # Gemma 2: tanh cap on the output logits
     torch_dtype: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -255,6 +263,7 @@ class Architecture:
             biases=biases,
             norms=norms,
             router=router,
+            vision=self.vision_parameters,
         )
 
     @property
@@ -346,6 +355,8 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
     if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
         supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
         close = did_you_mean(str(model_type), SUPPORTED_MODEL_TYPES) if isinstance(model_type, str) else None
+        if isinstance(model_type, str) and _another_architecture(model_type):
+            close = None  # e.g. llama4 or qwen2_moe: a different model, not a typo of llama or qwen2
         hint = (close + " " if close and close.startswith("Did") else "") + f"Supported model_type values: {supported}."
         shown = "missing" if model_type is None else f"{model_type!r} is not supported"
         raise _error(cfg, where, f"model_type {shown}", "model_type", hint)
@@ -353,7 +364,29 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
         return _gpt2(cfg, where)
     if model_type == "gpt_neox":
         return _gpt_neox(cfg, where)
+    if model_type == "gemma3":
+        return _gemma3(cfg, where)
+    if model_type == "gemma3_text":
+        cfg = _with_gemma3_text_defaults(cfg)
     return _llama_family(cfg, where, model_type)
+
+
+#: Hugging Face model_type values of architectures the planner does not read whose names are close
+#: to a supported one: suggesting the supported name would size a different model.
+OTHER_ARCHITECTURES = frozenset({
+    "gpt_oss", "gpt_bigcode", "gptj", "gpt_neo", "deepseek_v2", "deepseek_v3", "qwen2_moe", "qwen3_next",
+    "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llama4", "llama4_text", "mllama", "gemma3n",
+    "gemma3n_text", "mistral3", "phimoe", "phi", "phi4_multimodal", "olmo", "olmo2", "olmoe",
+})
+
+
+def _another_architecture(model_type: str) -> bool:
+    """True for a model_type that names another architecture rather than misspelling a supported one:
+    a known one, or a supported name followed by a version or variant (llama4, qwen2_moe)."""
+    if model_type in OTHER_ARCHITECTURES:
+        return True
+    return any(model_type.startswith(s) and model_type[len(s):][:1] in tuple("_0123456789")
+               for s in SUPPORTED_MODEL_TYPES if model_type != s)
 
 
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
@@ -381,14 +414,15 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     V = _get(cfg, "vocab_size", where)
     head_dim = _check_heads(cfg, h, a, kv, _get(cfg, "head_dim", where, default=None), where)
     max_pos = _get(cfg, "max_position_embeddings", where, default=4096)
-    defaults_tied = {"gemma": True, "gemma2": True}
+    defaults_tied = {"gemma": True, "gemma2": True, "gemma3_text": True}
     tied = _get(cfg, "tie_word_embeddings", where, default=defaults_tied.get(model_type, False),
                 kind=bool)
     act = _get(cfg, "hidden_act", where, default=_get(cfg, "hidden_activation", where, default="silu", kind=str),
                kind=str)
     attention_bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
     qkv_bias = attention_bias or model_type == "qwen2"
-    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "qwen3", "qwen3_moe")
+    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text", "qwen3",
+                                               "qwen3_moe")
     mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if model_type == "llama" else False
     experts = 1
     per_tok = 1
@@ -401,6 +435,9 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
                          "num_experts_per_tok")
     if model_type == "qwen3_moe":
         _check_all_layers_sparse(cfg, where, L)
+    if model_type == "gemma3_text" and cfg.get("use_bidirectional_attention"):
+        raise _error(cfg, where, "use_bidirectional_attention makes this an embedding model (EmbeddingGemma); "
+                     "only causal language models are modelled", "use_bidirectional_attention")
     window = cfg.get("sliding_window")
     use_window = cfg.get("use_sliding_window", True)
     if model_type == "qwen3_moe":
@@ -413,6 +450,8 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     if window:
         if model_type == "gemma2":
             window_layers = L // 2 + L % 2  # even-indexed layers (0, 2, ...) use the window
+        elif model_type == "gemma3_text":
+            window_layers = _gemma3_window_layers(cfg, where, L)
         elif model_type in ("qwen2", "qwen3"):
             max_window_layers = _get(cfg, "max_window_layers", where, default=L, min_value=0)
             window_layers = max(0, L - max_window_layers)
@@ -434,20 +473,125 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         hidden_act=act,
         gated_mlp=True,
         norm="rms",
-        norms_per_layer=4 if model_type == "gemma2" else 2,
+        norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         qkv_bias=qkv_bias,
         o_bias=o_bias,
         mlp_bias=mlp_bias,
-        qk_norm=model_type in ("qwen3", "qwen3_moe"),
+        qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
         num_local_experts=experts,
         num_experts_per_tok=per_tok,
         sliding_window=window,
         sliding_window_layers=window_layers,
         fused_qkv=model_type == "phi3",
         fused_gate_up=model_type == "phi3",
+        # Gemma2Config's defaults (50.0 and 30.0) apply when the keys are absent; null turns them off.
+        attn_logit_softcapping=_softcap(cfg, where, "attn_logit_softcapping", 50.0) if model_type == "gemma2" else None,
+        final_logit_softcapping=_softcap(cfg, where, "final_logit_softcapping", 30.0) if model_type == "gemma2" else None,
         torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
         extra=dict(cfg),
     )
+
+
+#: Gemma3TextConfig's defaults (Transformers configuration_gemma3.py), which apply to every key a
+#: Gemma 3 config leaves out: the multimodal checkpoints' text_config gives only what differs.
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131_072, "tie_word_embeddings": True, "attention_bias": False,
+    "attention_dropout": 0.0, "sliding_window": 4096, "query_pre_attn_scalar": 256,
+}
+
+#: SiglipVisionConfig's defaults (configuration_siglip.py), for keys a vision_config leaves out.
+SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "num_channels": 3, "image_size": 224, "patch_size": 16, "vision_use_head": True,
+}
+
+
+class _Merged(dict):
+    """A config mapping with defaults filled in that keeps the file's line numbers for errors."""
+
+    def __init__(self, defaults: Mapping[str, Any], given: Mapping[str, Any]):
+        super().__init__({**defaults, **{k: v for k, v in given.items() if v is not None or k not in defaults}})
+        self.lines = getattr(given, "lines", None) or {}
+
+
+def _with_gemma3_text_defaults(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _Merged(GEMMA3_TEXT_DEFAULTS, cfg)
+
+
+def _gemma3_window_layers(cfg: Mapping[str, Any], where: str | None, layers: int) -> int:
+    """How many Gemma 3 layers use the sliding window: ``layer_types`` when given, else every
+    layer but each ``sliding_window_pattern``-th (default 6: five local layers per global one).
+    Source: Transformers configuration_gemma3.py, ``Gemma3TextConfig.__post_init__``."""
+    types = cfg.get("layer_types")
+    if types is not None:
+        valid = ("sliding_attention", "full_attention")
+        if not isinstance(types, list) or len(types) != layers or any(t not in valid for t in types):
+            raise _error(cfg, where, f"layer_types must list {layers} entries of sliding_attention or "
+                         "full_attention", "layer_types")
+        return sum(t == "sliding_attention" for t in types)
+    pattern = _get(cfg, "sliding_window_pattern", where, default=6)
+    return sum(1 for i in range(layers) if (i + 1) % pattern)
+
+
+def _siglip_vision_parameters(vision: Mapping[str, Any], where: str | None) -> tuple[int, int]:
+    """Parameters of a SigLIP vision tower (``SiglipVisionModel``) and its hidden size.
+
+    Patch embedding (a p x p convolution over the channels, with bias), learned positions (one per
+    patch), per layer q/k/v/out projections with biases, two LayerNorms and a two-layer MLP with
+    biases, a final LayerNorm, and the attention-pooling head when ``vision_use_head`` is true.
+    Source: Transformers modeling_siglip.py (SiglipVisionEmbeddings, SiglipEncoderLayer,
+    SiglipMultiheadAttentionPoolingHead).
+    """
+    v = _Merged(SIGLIP_VISION_DEFAULTS, vision)
+    h = _get(v, "hidden_size", where)
+    f = _get(v, "intermediate_size", where)
+    L = _get(v, "num_hidden_layers", where)
+    channels = _get(v, "num_channels", where)
+    image, patch = _get(v, "image_size", where), _get(v, "patch_size", where)
+    if image % patch:
+        raise _error(v, where, f"vision_config image_size ({image}) is not a multiple of patch_size ({patch})",
+                     "image_size")
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    mlp = h * f + f + f * h + h
+    layer = 4 * (h * h + h) + 2 * 2 * h + mlp
+    total = embeddings + L * layer + 2 * h
+    if _get(v, "vision_use_head", where, kind=bool):
+        total += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + mlp
+    return total, h
+
+
+def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    """A multimodal Gemma 3 checkpoint (``Gemma3ForConditionalGeneration``): the text model from
+    ``text_config`` (Gemma3TextConfig defaults for absent keys), plus the SigLIP vision tower and
+    the projector (``mm_input_projection_weight`` vision hidden x text hidden, and an RMSNorm of the
+    vision width), whose weights load with the model. Images add activations the planner does not
+    model: workloads are text."""
+    text = cfg.get("text_config") or {}
+    vision = cfg.get("vision_config") or {}
+    for key, value in (("text_config", text), ("vision_config", vision)):
+        if not isinstance(value, Mapping):
+            raise _error(cfg, where, f"{key} must be a mapping of config keys", key)
+    text_where = f"{where} (text_config)" if where else "text_config"
+    arch = _llama_family(_with_gemma3_text_defaults({"model_type": "gemma3_text", **text}), text_where, "gemma3_text")
+    vision_params, vision_h = _siglip_vision_parameters(vision, f"{where} (vision_config)" if where else "vision_config")
+    projector = vision_h * arch.hidden_size + vision_h
+    dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    return replace(arch, model_type="gemma3", vision_parameters=vision_params + projector,
+                   torch_dtype=dtype if isinstance(dtype, str) else arch.torch_dtype)
+
+
+def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float) -> float | None:
+    """A tanh softcapping value (a positive number, or null for none); ``default`` when absent."""
+    if key not in cfg:
+        return default
+    value = cfg[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _error(cfg, where, f"{key} must be a positive number or null, not {value!r}", key)
+    return float(value)
 
 
 def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: int) -> None:

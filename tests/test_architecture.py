@@ -293,7 +293,7 @@ def test_unknown_keys_are_kept_in_extra():
 
 # ----- config errors: the exact message -------------------------------------------------
 
-SUPPORTED = "gemma, gemma2, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe"
+SUPPORTED = "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe"
 
 
 def _error(cfg, where="config.json") -> str:
@@ -315,6 +315,14 @@ def test_misspelled_model_type_gets_a_suggestion():
         "config.json: model_type: model_type 'llamma' is not supported. Did you mean 'llama'? "
         f"Supported model_type values: {SUPPORTED}."
     )
+
+
+@pytest.mark.parametrize("model_type", ["gpt_oss", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
+def test_another_architecture_gets_no_misleading_suggestion(model_type):
+    # Suggesting llama for llama4 or gpt_neox for gpt_oss would size a different model.
+    msg = _error({"model_type": model_type})
+    assert msg == (f"config.json: model_type: model_type {model_type!r} is not supported. "
+                   f"Supported model_type values: {SUPPORTED}.")
 
 
 def test_missing_model_type():
@@ -426,6 +434,68 @@ def test_qwen3_moe_sliding_window_only_when_enabled():
     assert (arch.sliding_window, arch.sliding_window_layers) == (4096, 2)
 
 
+def test_gemma3_text_counts_and_window_pattern():
+    # Gemma3ForCausalLM (modeling_gemma3.py) on the llama test shape with head_dim 8 given (Gemma3TextConfig's
+    # default would be 256): q/k/v/o 10,240, MLP 30,720, four RMSNorms of 64 and q/k norms of 8: 41,232 per
+    # layer; x 2 = 82,464; final norm 64; tied embedding 6,400.
+    arch = from_hf_config(_llama(model_type="gemma3_text", head_dim=8, tie_word_embeddings=True, sliding_window=16))
+    assert arch.parameters == 82_464 + 64 + 6_400
+    assert (arch.norms_per_layer, arch.qk_norm, arch.attn_logit_softcapping) == (4, True, None)
+    # sliding_window_pattern 6 (the default): layers 0-4 local, 5 global; 12 layers -> 10 local.
+    twelve = from_hf_config(_llama(model_type="gemma3_text", num_hidden_layers=12, sliding_window=16))
+    assert (twelve.sliding_window, twelve.sliding_window_layers) == (16, 10)
+    # layer_types, when given, decides.
+    typed = from_hf_config(_llama(model_type="gemma3_text", sliding_window=16,
+                                  layer_types=["full_attention", "sliding_attention"]))
+    assert typed.sliding_window_layers == 1
+    msg = _error(_llama(model_type="gemma3_text", layer_types=["sliding_attention"]))
+    assert msg == ("config.json: layer_types: layer_types must list 2 entries of sliding_attention or "
+                   "full_attention.")
+    msg = _error(_llama(model_type="gemma3_text", use_bidirectional_attention=True))
+    assert msg.startswith("config.json: use_bidirectional_attention: use_bidirectional_attention makes this an "
+                          "embedding model")
+
+
+def test_gemma3_text_takes_the_config_class_defaults():
+    # A Gemma 3 text config may leave keys out: Gemma3TextConfig's defaults apply (vocab 262,208, 26 layers of
+    # 2304, 8 heads of 256, 4 KV heads, MLP 9216, tied), as for the multimodal checkpoints' text_config.
+    arch = from_hf_config({"model_type": "gemma3_text"})
+    assert (arch.vocab_size, arch.num_hidden_layers, arch.hidden_size, arch.head_dim) == (262_208, 26, 2304, 256)
+    assert (arch.num_attention_heads, arch.num_key_value_heads, arch.intermediate_size) == (8, 4, 9216)
+    assert arch.tie_word_embeddings and arch.sliding_window == 4096
+
+
+def test_gemma3_multimodal_counts_the_vision_tower():
+    # google/gemma-3-4b-it's config.json (text_config and vision_config as published). The text model: embedding
+    # 262,208 x 2560 = 671,252,480; per layer q 2560 x 2048 + k, v 2560 x 1024 + o 2048 x 2560 = 15,728,640,
+    # MLP 3 x 2560 x 10240 = 78,643,200, norms 4 x 2560 + 2 x 256 = 10,752 -> 94,382,592 x 34 = 3,209,008,128;
+    # final norm 2560. SigLIP (1152 wide, 27 layers, 4304 MLP, 14-pixel patches of 896-pixel images): patch
+    # conv 3 x 14 x 14 x 1152 + 1152, positions 64^2 x 1152, per layer 4 x (1152^2 + 1152) + 4 x 1152 + MLP
+    # (2 x 1152 x 4304 + 4304 + 1152) = 15,239,504, post norm 2 x 1152: 416,866,032. Projector 1152 x 2560 + 1152.
+    # Total 4,300,079,472: the published sum(p.numel()) of Gemma3ForConditionalGeneration.
+    cfg = {"model_type": "gemma3", "torch_dtype": "bfloat16",
+           "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text",
+                           "num_hidden_layers": 34, "rope_scaling": {"factor": 8.0, "rope_type": "linear"},
+                           "sliding_window": 1024},
+           "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304,
+                             "model_type": "siglip_vision_model", "num_attention_heads": 16, "num_hidden_layers": 27,
+                             "patch_size": 14, "vision_use_head": False}}
+    arch = from_hf_config(cfg)
+    assert arch.vision_parameters == 416_866_032 + 1152 * 2560 + 1152
+    assert arch.parameters == 4_300_079_472
+    assert (arch.model_type, arch.torch_dtype, arch.sliding_window_layers) == ("gemma3", "bfloat16", 29)
+
+
+def test_gemma2_softcapping_defaults():
+    # Gemma2Config's defaults: attention scores capped at 50, logits at 30; null turns a cap off.
+    arch = from_hf_config(_llama(model_type="gemma2"))
+    assert (arch.attn_logit_softcapping, arch.final_logit_softcapping) == (50.0, 30.0)
+    off = from_hf_config(_llama(model_type="gemma2", attn_logit_softcapping=None, final_logit_softcapping=None))
+    assert (off.attn_logit_softcapping, off.final_logit_softcapping) == (None, None)
+    msg = _error(_llama(model_type="gemma2", final_logit_softcapping="30"))
+    assert msg == "config.json: final_logit_softcapping: final_logit_softcapping must be a positive number or null, not '30'."
+
+
 def test_config_that_is_not_a_mapping():
     msg = _error([1, 2], where=None)
     assert msg == "a model config must be a mapping of config.json keys."
@@ -445,6 +515,8 @@ def test_only_gpt2_has_a_hard_position_limit(model_type):
             cfg.update(num_local_experts=2, num_experts_per_tok=1)
         if model_type == "qwen3_moe":
             cfg.update(num_experts=2, num_experts_per_tok=1, moe_intermediate_size=32)
+        if model_type == "gemma3":
+            cfg = {"model_type": "gemma3", "text_config": _llama(model_type="gemma3_text")}
     arch = from_hf_config(cfg)
     assert arch.hard_position_limit is (model_type == "gpt2")
     assert arch.position_encoding == ("learned absolute" if model_type == "gpt2" else "rotary")

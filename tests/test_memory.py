@@ -945,7 +945,7 @@ def test_moe_block_working_set_per_engine():
     assert (hf, vllm) == (10_240 + 720, 8_320 + 720)
     # Prefill: residual 3 x 2 x 64 x 10 = 3,840 plus the larger of the MoE block and q/k/v (SDPA):
     # 2 x (64 + 2 x 16) x 10 x 2 = 3,840 < 10,960.
-    peak, text = prefill_peak_bytes(arch, tokens=10, longest=10, attention="sdpa")
+    peak, text = prefill_peak_bytes(arch, tokens=10, sequences=1, keys=10, attention="sdpa")
     assert peak == 3_840 + 10_960
     assert "grouped experts" in text
 
@@ -974,3 +974,62 @@ def test_qk_norm_saves_fp32_inputs_and_one_rsqrt_per_head():
     llama = from_hf_config({**TINY_QWEN3_MOE, "model_type": "llama", "intermediate_size": 48})
     names = {t.name for t in layer_saved_tensors(llama, regime_for("pure-bf16"), attention="sdpa", full=True)}
     assert not any("norm rsqrt (per head)" in n for n in names)
+
+
+# ----- Gemma 2 softcapping, post-norms, masks and the sliding-window cache ---------------------------
+
+TINY_GEMMA2 = {"model_type": "gemma2", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+               "head_dim": 16, "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100,
+               "sliding_window": 8}
+
+
+def test_gemma2_softcapping_keeps_tanh_outputs():
+    from planner.memory.activations import logits_bytes_per_token
+
+    arch = from_hf_config(TINY_GEMMA2)
+    bf16 = regime_for("pure-bf16")
+    saved = {t.name: t for t in layer_saved_tensors(arch, bf16, attention="eager", full=True)}
+    # tanh(scores / 50) keeps its output: 2 B x 4 heads per key, quadratic in the sequence.
+    tanh = saved["score softcapping tanh output (2 B)"]
+    assert (tanh.bytes_per_token, tanh.quadratic) == (2 * 4, True)
+    # Four RMSNorms per layer: the post-attention and post-feedforward norms keep an fp32 input copy, the
+    # rsqrt and (Gemma's (1 + w) product in fp32) an fp32 normalised output: 4 x 64 + 4 + 4 x 64 each.
+    for label in ("post-attention norm", "post-feedforward norm"):
+        assert saved[f"{label} input (fp32)"].bytes_per_token == 4 * 64
+        assert saved[f"{label} normalised (for the weight gradient)"].bytes_per_token == 4 * 64
+    # Logits: without the cap V x max(2 + 8, 12) = 1,200 B per token; the cap's tanh output adds V x 2 B.
+    per, text = logits_bytes_per_token(arch, bf16)
+    assert per == 100 * (12 + 2) and "softcapping" in text
+    uncapped = from_hf_config({**TINY_GEMMA2, "final_logit_softcapping": None})
+    assert logits_bytes_per_token(uncapped, bf16)[0] == 100 * 12
+
+
+def test_eager_prefill_counts_every_sequence_and_its_masks():
+    # Two sequences of 10 prompt tokens attending to 12 keys (context 12), 4 heads, bf16: scores
+    # 2 x 10 x 12 = 240 per head; their working set 4 x 240 x (2 + 4 + 4) B = 9,600 B, beside q/k/v and their
+    # rotated copies 2 x (64 + 2 x 32) x 20 x 2 B = 10,240 B: 19,840 B, more than the MLP's 3 x 2 x 96 x 20 =
+    # 11,520 B. Gemma 2 has local and global layers: two additive masks of 240 x 2 B = 960 B, alive throughout.
+    # Residual, normalised input and layer output: 3 x 2 x 64 x 20 = 7,680 B.
+    arch = from_hf_config(TINY_GEMMA2)
+    peak, _ = prefill_peak_bytes(arch, tokens=20, sequences=2, keys=12, attention="eager")
+    assert peak == 7_680 + 960 + 19_840
+
+
+def test_sdpa_prefill_keeps_a_boolean_mask_only_for_a_short_window():
+    # The window (8) is shorter than the 12 keys: SDPA gets a 1-byte mask per score (240); with 6 keys no mask.
+    arch = from_hf_config(TINY_GEMMA2)
+    masked, _ = prefill_peak_bytes(arch, tokens=20, sequences=2, keys=12, attention="sdpa")
+    plain, _ = prefill_peak_bytes(arch, tokens=20, sequences=2, keys=6, attention="sdpa")
+    assert masked - plain == 240
+
+
+def test_sliding_window_cache_holds_the_last_chunk_beyond_the_window():
+    # Transformers keeps a view of the last window - 1 tokens of cat(past, new): after a prefill chunk of 100
+    # tokens a window layer (window 8) holds min(400, 7 + 100) = 107 tokens; while decoding (chunk 1), 8.
+    arch = from_hf_config(TINY_GEMMA2)
+    per_layer_token = 2 * 2 * 16 * 2  # K and V, 2 KV heads of 16, bf16
+    decode, _ = kv_cache_bytes(arch, kv_dtype="bf16", context=400, concurrency=1)
+    prefill, _ = kv_cache_bytes(arch, kv_dtype="bf16", context=400, concurrency=1, chunk=100)
+    # gemma2: layer 0 local, layer 1 global.
+    assert decode == per_layer_token * (400 + 8)
+    assert prefill == per_layer_token * (400 + 107)

@@ -139,6 +139,18 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             out.append(SavedTensor(f"LoRA input: {source} (shared, no copy)", c * in_features))
         out.append(SavedTensor(f"LoRA {name} A output", ab * lora_rank))
 
+    # Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32 and casts the
+    # product back (modeling_gemma.py GemmaRMSNorm): the tensor kept for the weight gradient is
+    # fp32 whatever the activations' dtype. Llama's casts first and keeps it in the input dtype.
+    gemma_norm = arch.model_type.startswith("gemma")
+
+    def rms(label: str, width: int = h) -> None:
+        out.append(SavedTensor(f"{label} input (fp32)", 4 * width))
+        out.append(SavedTensor(f"{label} rsqrt", 4))
+        if full:
+            out.append(SavedTensor(f"{label} normalised (for the weight gradient)",
+                                   (4 if r == 4 or gemma_norm else c) * width))
+
     def norm(label: str, consumers: list[str]) -> None:
         any_train = any(trains(n) for n in consumers)
         if gpt:
@@ -146,10 +158,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             out.append(SavedTensor(f"{label} input", r * h))
             out.append(SavedTensor(f"{label} mean and rstd", 8))
         else:
-            out.append(SavedTensor(f"{label} input (fp32)", 4 * h))
-            out.append(SavedTensor(f"{label} rsqrt", 4))
-            if full:
-                out.append(SavedTensor(f"{label} normalised (for the weight gradient)", (4 if r == 4 else c) * h))
+            rms(label)
         if any_train:
             if regime.amp:
                 out.append(SavedTensor(f"{label} output, {c}-byte copy per consumer x{len(consumers)}",
@@ -167,18 +176,23 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if not training:
         dropout_attn = dropout_resid = 0.0
     if arch.qk_norm:
-        # Qwen3's q_norm and k_norm (an RMSNorm over each head's head_dim, modeling_qwen3.py):
-        # like the layer norms, the fp32 copy of the projection output and one rsqrt per head,
-        # and the normalised output for the weight gradient (in the projection's dtype).
+        # Qwen3's and Gemma 3's q_norm and k_norm (an RMSNorm over each head's head_dim,
+        # modeling_qwen3.py, modeling_gemma3.py): like the layer norms, the fp32 copy of the
+        # projection output and one rsqrt per head, and the normalised output for the weight
+        # gradient (in the projection's dtype; fp32 for Gemma's norm).
         for label, width, heads in (("query", q, a), ("key", k, arch.num_key_value_heads)):
             out.append(SavedTensor(f"{label} norm input (fp32)", 4 * width))
             out.append(SavedTensor(f"{label} norm rsqrt (per head)", 4 * heads))
             if full:
-                out.append(SavedTensor(f"{label} norm normalised (for the weight gradient)", c * width))
+                out.append(SavedTensor(f"{label} norm normalised (for the weight gradient)",
+                                       (4 if gemma_norm else c) * width))
     if attention == "eager":
         # repeat_kv materialises K and V for every query head; scores are b x a x s x s.
         out.append(SavedTensor("query (after RoPE)", c * q))
         out.append(SavedTensor("key and value repeated to all heads", 2 * c * q))
+        if arch.attn_logit_softcapping:
+            # scores / cap -> tanh -> x cap (Gemma 2's eager_attention_forward): tanh keeps its output.
+            out.append(SavedTensor(f"score softcapping tanh output ({c} B)", c * a, quadratic=True))
         out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
         if c != 4:
             out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
@@ -195,6 +209,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     lora(o_name, q, "attention output", saved_elsewhere=attention != "eager")
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
+    if arch.norms_per_layer == 4:
+        # Gemma 2: the attention output is normalised before the residual add (post_attention_layernorm).
+        rms("post-attention norm")
     # ---- MLP block --------------------------------------------------------------------------
     if arch.is_moe:
         up_names = ["w1", "w3"] if "w1" in mods else ["gate_proj", "up_proj"]
@@ -236,6 +253,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             out.append(SavedTensor(f"expert outputs kept for the routing-weight product (k={k_tok})", c * h * k_tok))
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (MLP)", (c if cpu_dropout else 1) * h))
+    if arch.norms_per_layer == 4:
+        rms("post-feedforward norm")  # Gemma 2: post_feedforward_layernorm on the MLP output
     return out
 
 
@@ -272,9 +291,16 @@ def logits_bytes_per_token(arch: Architecture, regime: Regime) -> tuple[int, str
     V = arch.vocab_size
     c = regime.compute if not regime.amp else 2
     forward = c + 8 if c != 4 else 8
-    per = V * max(forward, 12)
-    return per, (f"V={V:,} x max(forward: {c} B logits + 4 B fp32 copy + 4 B log-softmax, "
-                 f"backward: 4 B log-softmax + 4 B its gradient + 4 B logits gradient)")
+    if not arch.final_logit_softcapping:
+        per = V * max(forward, 12)
+        return per, (f"V={V:,} x max(forward: {c} B logits + 4 B fp32 copy + 4 B log-softmax, "
+                     f"backward: 4 B log-softmax + 4 B its gradient + 4 B logits gradient)")
+    # Gemma 2's final_logit_softcapping (logits / cap -> tanh -> x cap, modeling_gemma2.py): the
+    # tanh output (c bytes) is kept for backward through both phases.
+    per = V * (max(forward, 12) + c)
+    return per, (f"V={V:,} x (max(forward: {c} B logits + 4 B fp32 copy + 4 B log-softmax, "
+                 f"backward: 4 B log-softmax + 4 B its gradient + 4 B logits gradient) "
+                 f"+ {c} B softcapping tanh output)")
 
 
 @dataclass(frozen=True)

@@ -264,18 +264,21 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula, src)]
-    kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
-                                 sliding_window=i.sliding_window)
-    comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
-    if i.engine == "vllm":
-        return _infer_vllm(w, comps, overheads)
     prompt_tokens = i.context * i.concurrency
     # Transformers prefills in chunks of GenerationConfig.prefill_chunk_size tokens per sequence, all
     # sequences of the batch at once: max_num_batched_tokens is split evenly over the sequences
     # (at least one token each), so a forward pass holds per-sequence chunk x concurrency tokens.
     seq_chunk = min(max((i.max_num_batched_tokens or prompt_tokens) // i.concurrency, 1), i.context)
+    kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
+                                 sliding_window=i.sliding_window, chunk=seq_chunk if i.engine != "vllm" else 1)
+    comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
+    if i.engine == "vllm":
+        return _infer_vllm(w, comps, overheads)
     tokens = seq_chunk * i.concurrency
-    act, act_text = prefill_peak_bytes(arch, tokens=tokens, longest=min(i.context, tokens), attention=i.attention,
+    # A chunk's queries attend to the sequence so far: up to the whole context (the prompt is
+    # taken as the full context, the conservative case).
+    act, act_text = prefill_peak_bytes(arch, tokens=tokens, sequences=i.concurrency, keys=i.context,
+                                       attention=i.attention,
                                        compute_bytes=2 if i.weights != "fp32" else 4, tp=i.tp)
     comps.append(Component("prefill activations", GPU, act, act_text,
                            "derived: one layer's working set (no tensors saved for backward)", phase="prefill"))

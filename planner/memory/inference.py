@@ -37,12 +37,17 @@ def kv_bytes_per_token(arch: Architecture, kv_dtype: str, tp: int = 1) -> int:
 
 
 def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurrency: int, tp: int = 1,
-                   sliding_window: bool = True) -> tuple[int, str]:
+                   sliding_window: bool = True, chunk: int = 1) -> tuple[int, str]:
     """KV cache bytes per GPU for ``concurrency`` sequences of ``context`` tokens each.
 
     Args:
         sliding_window: honour the model's sliding window (layers with a window keep at most
             ``arch.sliding_window`` tokens).
+        chunk: the most tokens one forward pass adds to a sequence (the prefill chunk). Transformers'
+            sliding-window cache layer (cache_utils.py ``DynamicSlidingWindowLayer.update``) keeps
+            a view of the last window - 1 tokens of the concatenation of its past and the new
+            tokens, so the storage it holds is min(context, window - 1 + chunk) tokens: the whole
+            prompt after an unchunked prefill, the window during decoding (chunk 1).
 
     Returns:
         (bytes, formula text).
@@ -52,7 +57,7 @@ def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurren
     L = arch.num_hidden_layers
     wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
     full_layers = L - wl
-    window_tokens = min(context, arch.sliding_window or context)
+    window_tokens = min(context, (arch.sliding_window - 1 + max(chunk, 1)) if arch.sliding_window else context)
     total = per_layer_token * concurrency * (full_layers * context + wl * window_tokens)
     text = (f"2 x kv_heads {kvh} x head_dim {arch.head_dim} x {KV_BYTES[kv_dtype]} B ({kv_dtype}) x "
             f"{concurrency} seq x ")
@@ -104,8 +109,8 @@ def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: 
     return body + router, text + f" + router {tokens:,} x {e} experts"
 
 
-def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attention: str, compute_bytes: int = 2,
-                       tp: int = 1, engine: str = "hf") -> tuple[int, str]:
+def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys: int, attention: str,
+                       compute_bytes: int = 2, tp: int = 1, engine: str = "hf") -> tuple[int, str]:
     """Transient activations of one forward pass over ``tokens`` prompt tokens, per GPU.
 
     Nothing is saved for backward at inference, so the peak is one layer's working set: the
@@ -113,12 +118,16 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attenti
     attention working set. Eager attention materialises the scores (c bytes), converts them to
     fp32 for the softmax (4 bytes, unless they are fp32 already) and writes the fp32 softmax
     output (4 bytes): (c + 4 + 4) bytes per score for 16-bit, 8 for fp32 (ATen ``softmax`` with a
-    dtype argument converts its input first). An MoE block's working set is
+    dtype argument converts its input first). The attention masks live through the whole forward:
+    eager's additive mask(s) of c bytes per score, SDPA's boolean mask (1 B) when a sliding window is
+    shorter than the keys. An MoE block's working set is
     :func:`moe_block_bytes` for the engine.
 
     Args:
-        tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk).
-        longest: the longest sequence in that pass (for eager score matrices).
+        tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk of each).
+        sequences: how many sequences share those tokens (each has tokens / sequences queries).
+        keys: keys each query attends to (the sequence so far); eager attention's score matrices
+            are sequences x heads x (tokens / sequences) x keys.
         engine: 'hf' (Transformers) or 'vllm' (its fused MoE kernel; dense models are the same).
     """
     h, f, a = arch.hidden_size, arch.intermediate_size, arch.num_attention_heads
@@ -129,21 +138,34 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, longest: int, attenti
     if arch.is_moe:
         mlp, mlp_text = moe_block_bytes(arch, tokens=tokens, compute_bytes=c, tp=tp, engine=engine)
     else:
-        n_mlp = 3 if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
+        # A fused gate_up projection (phi3) keeps its 2f output while act(gate) and the product
+        # are written: 4f; separate gate and up projections hold act(gate), up and the product: 3f.
+        n_mlp = (4 if arch.fused_gate_up else 3) if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
         mlp = n_mlp * c * f_tp * tokens
         mlp_text = f"MLP {n_mlp} x {c} B x f={f_tp:,}"
     attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
     per_score = c + 4 + 4 if c != 4 else 8
+    seqs = max(1, sequences)
+    scores = seqs * -(-tokens // seqs) * keys
+    masks = 0
     if attention == "eager":
-        seqs = max(1, tokens // max(1, longest))
-        attn += seqs * a_tp * longest * longest * per_score
-    peak = resid + max(mlp, attn)
+        attn += a_tp * scores * per_score
+        # Eager attention takes an additive 4-D mask in the compute dtype (Transformers
+        # masking_utils, eager_mask), alive through the forward: one for full attention and one
+        # for sliding-window layers when the model has both.
+        n_masks = 2 if arch.sliding_window and arch.sliding_window_layers < arch.num_hidden_layers else 1
+        masks = n_masks * scores * c
+    elif attention == "sdpa" and arch.sliding_window and arch.sliding_window_layers and keys > arch.sliding_window:
+        # SDPA runs full-attention layers with is_causal and no mask, but a window shorter than
+        # the keys needs a boolean 4-D mask (masking_utils, sdpa_mask): 1 B per score.
+        masks = scores
+    peak = resid + masks + max(mlp, attn)
     if arch.is_moe:
         text = (f"{tokens:,} tokens x 3 x {c} B x h={h:,} residual + max(MoE: {mlp_text}, "
-                f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''})")
+                f"attention q/k/v{f' + scores {per_score} B x {sequences} seq x heads x queries x {keys:,} keys' if attention == 'eager' else ''})")
     else:
         text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max({mlp_text}, "
-                f"attention q/k/v{f' + scores {per_score} B x heads x s^2' if attention == 'eager' else ''}))")
+                f"attention q/k/v{f' + scores {per_score} B x {sequences} seq x heads x queries x {keys:,} keys' if attention == 'eager' else ''}))")
     return peak, text
 
 

@@ -364,8 +364,8 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
     gpu = est.gpu_components()
     weights = sum(x.bytes for x in gpu if x.name.startswith("weights")) + rope_cache_bytes(arch, c)
     requests = min(tokens, seqs)
-    forward, _ = prefill_peak_bytes(arch, tokens=tokens, longest=-(-tokens // requests), attention="flash",
-                                    compute_bytes=c, tp=i.tp, engine="vllm")
+    forward, _ = prefill_peak_bytes(arch, tokens=tokens, sequences=requests, keys=-(-tokens // requests),
+                                    attention="flash", compute_bytes=c, tp=i.tp, engine="vllm")
     hidden = tokens * arch.hidden_size * c
     peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
     non_torch = sum(x.bytes for x in gpu if x.kind == "runtime"

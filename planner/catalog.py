@@ -20,7 +20,13 @@ and in the overlay; other files (``README.md``) are not read.
 
 Cross-references are checked after both are merged: a cloud instance's ``gpu`` and a
 platform's ``fixed_gpu`` must be GPU ids, a platform's ``memory_kind`` must be the kind of
-some DIMM, and every ``pcie_gen`` must be a generation in ``pcie.yaml``.
+some DIMM, and every ``pcie_gen`` must be a generation in ``pcie.yaml``. So are the rules
+between fields that would leave an entry unusable: a platform's ``psu_w`` above its
+``platform_w`` (and above its fixed GPUs' power plus ``platform_w``), ``dimm_slots`` at least
+``memory_channels``, ``max_memory`` at least one of the smallest modules of its kind per
+channel; a model's ``published_parameters`` equal to the count from its ``config``. Memory
+sizes of DIMMs, platforms and cloud instances are binary: written in decimal units ('192 GB')
+they are refused.
 
 Importing this module does no work and it keeps no state.
 """
@@ -356,7 +362,8 @@ class ModelEntry:
     Attributes:
         config: the config.json keys and values, read-only (nested mappings read-only too, lists
             as tuples); :func:`planner.architecture.from_hf_config` parses it.
-        published_parameters: a published total parameter count, when given.
+        published_parameters: a published total parameter count, when given; the count from
+            ``config`` equals it exactly (checked when the catalog is loaded).
         file: the catalog file the entry's config came from, for messages.
         where: ``"<file>:<line>"`` of the ``config`` key, for messages.
     """
@@ -559,8 +566,10 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
         CatalogError: a missing directory, an unreadable or malformed file, an unknown file
             name, key or id (with a did-you-mean), a missing key, a wrong type, a size or rate
             without its unit, a zero, negative, NaN, infinite or absurd number, a duplicate id,
-            a price without source or as_of, a schema_version other than 1. The message gives
-            the file, line and entry path.
+            a price without source or as_of, a schema_version other than 1, a memory size of a
+            DIMM, platform or instance in decimal units, fields that leave a platform unbuildable
+            (see the module docstring), a model whose config does not count its
+            published_parameters. The message gives the file, line and entry path.
     """
     base_dir = Path(base) if base is not None else default_catalog_dir()
     if not base_dir.is_dir():
@@ -698,12 +707,32 @@ def _positive_int(hi: int, unit: str, what: str) -> Reader:
     return read
 
 
+#: The hint of a purchase price of 0: the catalog has no way to mark hardware as already owned.
+ZERO_PRICE_HINT = (
+    "A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
+    "To see what GPUs you own can run, use 'planner estimate --gpu ID --gpus N' or 'planner fit', which need "
+    "no price; to plan a purchase, give the unit's price (a quote, street price or estimate)."
+)
+
+
 def _price(e: Entry, k: str) -> float:
+    value = e.raw(k)
+    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
+        raise e.error(f"must be more than 0, not {value!r}", k, ZERO_PRICE_HINT)
     return _positive(MAX_PRICE_USD, "USD", "price")(e, k)
 
 
-def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1) -> Reader:
-    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi."""
+#: A size in decimal units (kB, MB, GB, TB: powers of 10): the number and the unit.
+_DECIMAL_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]B)\s*$")
+
+
+def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, binary: str | None = None) -> Reader:
+    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi.
+
+    binary: for the sizes of memory products (DIMMs, a platform's maximum, an instance's RAM), which
+        are whole multiples of 2^30 bytes whatever the vendor's label says ('64 GB' is 64 GiB): the
+        hint for a value written in decimal units (kB, MB, GB, TB), which is then refused.
+    """
 
     def read(e: Entry, k: str) -> int:
         value = e.raw(k)
@@ -718,6 +747,14 @@ def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1) -> Reade
         if n > hi:
             raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
                           "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
+        m = _DECIMAL_SIZE.match(value) if binary is not None and isinstance(value, str) else None
+        if m:
+            number, unit = m.groups()
+            power = "kMGT".index(unit[0].replace("K", "k")) * 3 + 3
+            binary_unit = f"{unit[0].upper()}iB"
+            raise e.error(f"{value!r} is {format_size(n)} ({unit} = 10^{power} bytes), but memory sizes are binary",
+                          k, binary.format(number=number, unit=unit, binary_unit=binary_unit)
+                          + f": write '{number} {binary_unit}'.")
         return n
 
     return read
@@ -836,6 +873,14 @@ _PRICED: dict[str, _Field] = {
 
 _TFLOPS = _positive(MAX_TFLOPS, "TFLOPS", "GPU")
 
+# Hints for a memory size written in decimal units ({number} and {unit} as written); each ends with
+# ": write '<number> <binary unit>'." (DRAM chips hold powers of two of bits, so modules, the platform
+# limits built from them and virtual machines' RAM are whole GiB, whatever the label says).
+_DIMM_BINARY = "A module sold as '{number} {unit}' holds {number} {binary_unit} (DRAM chips come in powers of two)"
+_PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binary_unit} (whole DIMMs of binary size)"
+_CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so "
+                 "'{number} {unit}' there is {number} {binary_unit}")
+
 #: Per list: key -> field. Keys not listed here (and not common) are refused.
 _SCHEMA: dict[str, dict[str, _Field]] = {
     "generations": {
@@ -876,7 +921,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
     },
     "dimms": {
         "kind": _Field(_choice(DIMM_KINDS)),
-        "size": _Field(_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES), attr="size_bytes"),
+        "size": _Field(_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES, binary=_DIMM_BINARY),
+                       attr="size_bytes"),
         "speed_mts": _Field(_int(800, 20_000)),
         **_PRICED,
     },
@@ -888,8 +934,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "memory_kind": _Field(_choice(DIMM_KINDS)),
         "memory_channels": _Field(_int(1, 64)),
         "dimm_slots": _Field(_int(1, 256)),
-        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES),
-                             attr="max_memory_bytes"),
+        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES,
+                                   binary=_PLATFORM_BINARY), attr="max_memory_bytes"),
         "pcie_gen": _Field(_int(1, 10)),
         "gpu_lanes": _Field(_int(1, 1024)),
         "gpu_slots": _Field(_gpu_slots),
@@ -924,7 +970,8 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
         "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                     attr="gpu_memory_usable_bytes"),
         "vcpus": _Field(_int(1, 4096)),
-        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
+        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
+                         attr="memory_bytes"),
         "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
         "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
         "region": _Field(_text),
@@ -1123,6 +1170,41 @@ class _Store:
         return did_you_mean(gpu_id, ids) or "gpus.yaml lists no GPUs."
 
     # -- checking and freezing --
+    def _check_max_memory(self, p: _Parsed) -> None:
+        """A platform's max_memory holds at least one module of its kind in every channel (the
+        planner fills every channel with equal DIMMs): else no RAM configuration is ever built."""
+        v = p.values
+        modules = sorted((d for d in self.entries["dimms"].values() if d.values["kind"] == v["memory_kind"]),
+                         key=lambda d: (d.values["size"], d.id))
+        smallest = modules[0]
+        need = v["memory_channels"] * smallest.values["size"]
+        if v["max_memory"] < need:
+            key = _later(p, "max_memory", "memory_channels")
+            raise p.err(f"max_memory {format_size(v['max_memory'])} is less than one {smallest.id} module "
+                        f"({format_size(smallest.values['size'])}, the smallest {v['memory_kind']} in ram.yaml) in "
+                        f"each of its {v['memory_channels']} channels ({format_size(need)}): no RAM configuration "
+                        "fits", key,
+                        "Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, "
+                        "hundreds of GiB or a few TiB), or list a smaller module of that kind in ram.yaml.")
+
+    def _check_fixed_power(self, p: _Parsed, g: _Parsed) -> None:
+        """A baseboard's supply powers the GPUs it carries: else it is never buildable."""
+        v = p.values
+        draw = v["fixed_gpu_count"] * g.values["tdp_w"] + v["platform_w"]
+        if draw <= v["psu_w"]:
+            return
+        g_at = g.origin.get("tdp_w", g.entry)
+        p_key = _later(p, "psu_w", "platform_w")
+        p_at = p.origin.get(p_key, p.entry)
+        text = (f"{v['fixed_gpu_count']} x {g.values['tdp_w']:,} W ({g.id} tdp_w) + platform_w {v['platform_w']:,} W "
+                f"= {draw:,} W is more than psu_w {v['psu_w']:,} W: the baseboard cannot power the GPUs it carries")
+        hint = "Check for a missing digit; psu_w is the supply the machine can use (for redundant supplies, " \
+               "the non-redundant share)."
+        if self._file_rank(g_at.file) > self._file_rank(p_at.file):
+            raise g.err(f"{text} (platform {p.id!r}, {p_at.file}:{p_at.line_of(p_key) or p_at.line})", "tdp_w",
+                        "Overlay the platform's psu_w too if its supply is larger.")
+        raise p.err(text, p_key, hint)
+
     def build(self) -> Catalog:
         e = self.entries
         for kind, table in e.items():
@@ -1145,6 +1227,7 @@ class _Store:
             if kind not in dimm_kinds:
                 raise p.err(f"no DIMM of kind {kind!r} in ram.yaml", "memory_kind",
                             did_you_mean(kind, dimm_kinds) or "ram.yaml lists no DIMMs.")
+            self._check_max_memory(p)
             fixed = p.values.get("fixed_gpu")
             if fixed is not None:
                 if fixed not in e["gpus"]:
@@ -1154,6 +1237,7 @@ class _Store:
                     raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
                                 f"{list(p.values['form_factors'])} does not list", "form_factors")
                 g = e["gpus"][fixed]
+                self._check_fixed_power(p, g)
                 cooling = g.values.get("cooling")
                 kinds = p.values.get("gpu_cooling")
                 if cooling is not None and kinds is not None and cooling not in kinds:
@@ -1172,6 +1256,8 @@ class _Store:
             gpu = p.values["gpu"]
             if gpu not in e["gpus"]:
                 raise p.err(f"unknown GPU {gpu!r}", "gpu", self._ref_hint(gpu, gpu_ids))
+        for p in e["models"].values():
+            _check_published_parameters(p)
         records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
                                                for kind, table in e.items()}
         sources = tuple(
@@ -1226,6 +1312,14 @@ def _check_gen(p: _Parsed, gens: list[int]) -> None:
         raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
 
 
+def _later(p: _Parsed, first: str, second: str) -> str:
+    """Which of two keys a cross-field error names: the one the entry's latest source (an overlay)
+    set, ``first`` when that set both or neither."""
+    if p.origin.get(second) is p.entry and p.origin.get(first) is not p.entry:
+        return second
+    return first
+
+
 def _check_entry(kind: str, p: _Parsed) -> None:
     """Checks that involve several keys of one entry (after the overlay is merged)."""
     v = p.values
@@ -1263,6 +1357,48 @@ def _check_entry(kind: str, p: _Parsed) -> None:
         if "pcie" in v["form_factors"] and not v["gpu_slots"]:
             raise p.err("a platform that takes PCIe cards needs gpu_slots", "gpu_slots",
                         "For example [{width: 2, count: 4}]: up to 4 double-width cards.")
+        if v["psu_w"] <= v["platform_w"]:
+            key = _later(p, "psu_w", "platform_w")
+            relation = "less than" if v["psu_w"] < v["platform_w"] else "no more than"
+            raise p.err(f"psu_w {v['psu_w']:,} W is {relation} platform_w {v['platform_w']:,} W: no power is left "
+                        "for GPUs", key,
+                        "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
+                        "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w "
+                        "must exceed it by the GPUs' power. Check for swapped values or a missing digit.")
+        if v["dimm_slots"] < v["memory_channels"]:
+            key = _later(p, "dimm_slots", "memory_channels")
+            raise p.err(f"dimm_slots {v['dimm_slots']} is fewer than memory_channels {v['memory_channels']}: "
+                        "no RAM configuration puts a DIMM in every channel", key,
+                        "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
+                        "channel), memory_channels the memory channels of all its CPUs together.")
+
+
+def _check_published_parameters(p: _Parsed) -> None:
+    """A model's published_parameters is a total the count from its config must equal exactly."""
+    from planner.architecture import from_hf_config
+
+    published = p.values.get("published_parameters")
+    if published is None:
+        return
+    cfg = p.origin["config"]
+    line = cfg.line_of("config")
+    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
+    if count == published:
+        return
+    key = _later(p, "published_parameters", "config")
+    at = p.origin["published_parameters"]
+    drop = "write 'published_parameters: null' in the overlay" if at is not p.entry else "drop published_parameters"
+    hint = ("The two must be equal: check config against the model's config.json (a mistyped size such as "
+            f"intermediate_size or num_hidden_layers changes the count), or {drop} if only a rounded total (such "
+            "as '14.8B') is known.")
+    if key == "config":
+        hint = ("An overlay's config that changes the count describes another model: give it an id of its own, or "
+                "write 'published_parameters: null' in the overlay; if it is meant to be the same model, check it "
+                "against the model's config.json.")
+        raise p.err(f"config counts {count:,} parameters, but published_parameters ({at.file}:"
+                    f"{at.line_of('published_parameters')}) is {published:,} ({count - published:+,})", "config", hint)
+    raise p.err(f"published_parameters {published:,} is not the count from config, {count:,} parameters "
+                f"({count - published:+,})", "published_parameters", hint)
 
 
 def _record(kind: str, p: _Parsed) -> Any:

@@ -243,7 +243,10 @@ BAD = [
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: -5\n",
      "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -5."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 0\n",
-     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not 0."),
+     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not 0. A catalog price is what a plan pays for one "
+     "unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner estimate "
+     "--gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
+     "quote, street price or estimate)."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 20000000\n",
      "gpus.yaml:23: gpus[0].price_usd: 20000000 USD is more than any real price (10,000,000 USD). "
      "Check for an extra digit or a wrong unit."),
@@ -296,12 +299,30 @@ BAD = [
      "Write slot_width: 0 or leave it out."),
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32\n",
      "ram.yaml:6: dimms[0].size: the size 32 has no unit; write e.g. '32 GiB' or '32 GB'."),
+    # Memory sizes of DIMMs, platforms and instances are binary: '32 GB' would be read as 32 x 10^9 bytes
+    # (29.80 GiB = 32e9 / 2^30; 32768e6 / 2^30 = 30.52 GiB), so a decimal unit is refused with the binary spelling.
+    ("ram.yaml", "    size: 32 GiB\n", "    size: 32 GB\n",
+     "ram.yaml:6: dimms[0].size: '32 GB' is 29.80 GiB (GB = 10^9 bytes), but memory sizes are binary. A module "
+     "sold as '32 GB' holds 32 GiB (DRAM chips come in powers of two): write '32 GiB'."),
+    ("ram.yaml", "    size: 32 GiB\n", "    size: 32768MB\n",
+     "ram.yaml:6: dimms[0].size: '32768MB' is 30.52 GiB (MB = 10^6 bytes), but memory sizes are binary. A module "
+     "sold as '32768 MB' holds 32768 MiB (DRAM chips come in powers of two): write '32768 MiB'."),
+    ("ram.yaml", "    price_usd: 355\n", "    price_usd: 0\n",
+     "ram.yaml:8: dimms[0].price_usd: must be more than 0, not 0. A catalog price is what a plan pays for one "
+     "unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner estimate "
+     "--gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
+     "quote, street price or estimate)."),
     ("ram.yaml", "    speed_mts: 5600\n", "    speed_mts: 5600.5\n",
      "ram.yaml:7: dimms[0].speed_mts: must be a whole number, not 5600.5."),
     ("cloud.yaml", "    gpu: h100-sxm\n", "    gpu: h100-sxn\n",
      "cloud.yaml:7: instances[0].gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048\n",
      "cloud.yaml:11: instances[0].memory: the size 2048 has no unit; write e.g. '2048 GiB' or '2048 GB'."),
+    # 2048e9 / 2^40 = 1.86 TiB; Google Cloud's pricing page defines its 'GB' of machine memory as 2^30 bytes
+    ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048 GB\n",
+     "cloud.yaml:11: instances[0].memory: '2048 GB' is 1.86 TiB (GB = 10^9 bytes), but memory sizes are binary. "
+     "AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so '2048 GB' there is "
+     "2048 GiB: write '2048 GiB'."),
     ("platforms.yaml", "    memory_kind: ddr5-udimm\n", "    memory_kind: ddr5-udim\n",
      "platforms.yaml:9: platforms[0].memory_kind: 'ddr5-udim' is not one of the choices. "
      "Did you mean 'ddr5-udimm' or 'ddr5-rdimm' or 'ddr4-udimm'?"),
@@ -328,6 +349,44 @@ BAD = [
      "platforms.yaml:12: platforms[0].max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
     ("platforms.yaml", "    psu_w: 1000\n", "",
      "platforms.yaml:4: platforms[0]: missing required key 'psu_w'."),
+    # AMD's "192 GB" for AM5 is 4 x 48 GiB modules; 192e9 bytes = 178.81 GiB would make 4 x 48 GiB not fit
+    ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192 GB\n",
+     "platforms.yaml:12: platforms[0].max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes are "
+     "binary. A vendor's '192 GB' memory limit is 192 GiB (whole DIMMs of binary size): write '192 GiB'."),
+    ("platforms.yaml", "    max_memory: 2048 GiB\n", "    max_memory: 2 TB\n",
+     "platforms.yaml:31: platforms[1].max_memory: '2 TB' is 1.82 TiB (TB = 10^12 bytes), but memory sizes are "
+     "binary. A vendor's '2 TB' memory limit is 2 TiB (whole DIMMs of binary size): write '2 TiB'."),
+    ("platforms.yaml", "    base_price_usd: 1500\n", "    base_price_usd: 0\n",
+     "platforms.yaml:7: platforms[0].base_price_usd: must be more than 0, not 0. A catalog price is what a plan "
+     "pays for one unit; there is no price for hardware already owned. To see what GPUs you own can run, use "
+     "'planner estimate --gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the "
+     "unit's price (a quote, street price or estimate)."),
+    # fields that together leave a platform unbuildable
+    ("platforms.yaml", "    psu_w: 1000\n", "    psu_w: 250\n",
+     "platforms.yaml:18: platforms[0].psu_w: psu_w 250 W is less than platform_w 300 W: no power is left for GPUs. "
+     "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), platform_w what "
+     "everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by the GPUs' power. "
+     "Check for swapped values or a missing digit."),
+    ("platforms.yaml", "    psu_w: 1000\n", "    psu_w: 300\n",
+     "platforms.yaml:18: platforms[0].psu_w: psu_w 300 W is no more than platform_w 300 W: no power is left for "
+     "GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), platform_w "
+     "what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by the GPUs' "
+     "power. Check for swapped values or a missing digit."),
+    ("platforms.yaml", "    dimm_slots: 4\n", "    dimm_slots: 1\n",
+     "platforms.yaml:11: platforms[0].dimm_slots: dimm_slots 1 is fewer than memory_channels 2: no RAM "
+     "configuration puts a DIMM in every channel. dimm_slots counts every DIMM slot of the machine (4 on a "
+     "2-channel desktop board: 2 per channel), memory_channels the memory channels of all its CPUs together."),
+    # the fixture's smallest ddr5-udimm is 32 GiB: 2 channels x 32 GiB = 64 GiB > 48 GiB
+    ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 48 GiB\n",
+     "platforms.yaml:12: platforms[0].max_memory: max_memory 48.00 GiB is less than one ddr5-udimm-32g module "
+     "(32.00 GiB, the smallest ddr5-udimm in ram.yaml) in each of its 2 channels (64.00 GiB): no RAM configuration "
+     "fits. Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, hundreds of GiB "
+     "or a few TiB), or list a smaller module of that kind in ram.yaml."),
+    # the fixture's baseboard carries 8 x h100-sxm at 700 W: 8 x 700 + 3000 = 8600 W
+    ("platforms.yaml", "    psu_w: 9000\n", "    psu_w: 8000\n",
+     "platforms.yaml:56: platforms[2].psu_w: 8 x 700 W (h100-sxm tdp_w) + platform_w 3,000 W = 8,600 W is more "
+     "than psu_w 8,000 W: the baseboard cannot power the GPUs it carries. Check for a missing digit; psu_w is the "
+     "supply the machine can use (for redundant supplies, the non-redundant share)."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 2, count: 7}\n",
      "platforms.yaml:36: platforms[1].gpu_slots[1].width: width 2 is listed twice. "
      "Give one {width, count} per card width; the entries are alternatives."),
@@ -579,6 +638,30 @@ OVERLAY_BAD = [
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 48 GiB\n",
      "gpus.yaml:4: gpus[0].memory: changes memory but not memory_usable (the nvidia-smi total of the shipped "
      "card). Give memory_usable for this card too (nvidia-smi's total)."),
+    # the new-user review's overlay: AMD's "192 GB" limit read as 192 x 10^9 bytes left the 4 x 48 GiB
+    # configuration out, and a pricier machine won without a word
+    ("platforms.yaml", "schema_version: 1\nplatforms:\n  - {id: desk, max_memory: 192 GB}\n",
+     "platforms.yaml:3: platforms[0].max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes are "
+     "binary. A vendor's '192 GB' memory limit is 192 GiB (whole DIMMs of binary size): write '192 GiB'."),
+    ("ram.yaml", "schema_version: 1\ndimms:\n  - id: ddr5-rdimm-64g\n    size: 64 GB\n    notes: my module\n",
+     "ram.yaml:4: dimms[0].size: '64 GB' is 59.60 GiB (GB = 10^9 bytes), but memory sizes are binary. A module "
+     "sold as '64 GB' holds 64 GiB (DRAM chips come in powers of two): write '64 GiB'."),
+    # the overlay sets platform_w only: the error names it, not the shipped psu_w (1000 W)
+    ("platforms.yaml", "schema_version: 1\nplatforms:\n  - id: desk\n    platform_w: 1200\n",
+     "platforms.yaml:4: platforms[0].platform_w: psu_w 1,000 W is less than platform_w 1,200 W: no power is left "
+     "for GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
+     "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by "
+     "the GPUs' power. Check for swapped values or a missing digit."),
+    ("platforms.yaml", "schema_version: 1\nplatforms:\n  - id: ws\n    memory_channels: 12\n",
+     "platforms.yaml:4: platforms[0].memory_channels: dimm_slots 8 is fewer than memory_channels 12: no RAM "
+     "configuration puts a DIMM in every channel. dimm_slots counts every DIMM slot of the machine (4 on a "
+     "2-channel desktop board: 2 per channel), memory_channels the memory channels of all its CPUs together."),
+    # a GPU overlay that raises the baseboard's GPUs' power past its supply (8 x 1200 + 3000 = 12,600 W > 9,000 W)
+    # is the later setting: the error names it and where the platform's supply is
+    ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: h100-sxm\n    tdp_w: 1200\n",
+     "gpus.yaml:4: gpus[0].tdp_w: 8 x 1,200 W (h100-sxm tdp_w) + platform_w 3,000 W = 12,600 W is more than psu_w "
+     f"9,000 W: the baseboard cannot power the GPUs it carries (platform 'hgx', {TINY}/platforms.yaml:56). "
+     "Overlay the platform's psu_w too if its supply is larger."),
     ("gpus.yaml", "gpus:\n  - id: rtx-4090\n    tdp_w: 400\n",
      "gpus.yaml:1: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
     ("gpu.yaml", "schema_version: 1\ngpus: []\n",
@@ -598,6 +681,119 @@ def test_bad_overlay(tmp_path: Path, name: str, text: str, expected: str) -> Non
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(overlay, base=TINY)
     assert str(excinfo.value) == f"{overlay}/{expected}"
+
+
+def test_legitimate_platform_combinations_load(tmp_path: Path) -> None:
+    """Combinations that look odd but describe real machines are not refused."""
+    overlay = tmp_path / "mine"
+    # 3 slots on 2 channels: boards with some channels at 2 DIMMs and others at 1 exist (e.g. 6-channel Xeon
+    # boards with 8 slots); the planner then fills one DIMM per channel. psu_w 1 W above platform_w is
+    # unusual but possible. 7 single-width slots with max_gpus 4: max_gpus is a separate limit (power, lanes,
+    # the vendor's support) and the slots beyond it can hold NICs.
+    write(overlay, "platforms.yaml", "schema_version: 1\nplatforms:\n"
+                                     "  - {id: desk, dimm_slots: 3, psu_w: 301}\n"
+                                     "  - {id: ws, max_gpus: 4}\n")
+    cat = load_catalog(overlay, base=TINY)
+    assert (cat.platform("desk").dimm_slots, cat.platform("desk").psu_w) == (3, 301)
+    assert max_cards(cat.platform("ws"), 1) == 4  # min(7 slots, max_gpus 4)
+    # exactly one module per channel at the limit: 2 x 32 GiB = 64 GiB
+    write(overlay, "platforms.yaml", "schema_version: 1\nplatforms:\n  - {id: desk, max_memory: 64 GiB}\n")
+    assert load_catalog(overlay, base=TINY).platform("desk").max_memory_bytes == 64 * GiB
+    # a size in bytes is exact, whatever the field
+    write(overlay, "platforms.yaml", "schema_version: 1\nplatforms:\n  - {id: desk, max_memory: 206158430208 B}\n")
+    assert load_catalog(overlay, base=TINY).platform("desk").max_memory_bytes == 192 * GiB
+
+
+def test_a_negative_price_keeps_its_short_message(tiny: Path) -> None:
+    # the owned-hardware hint is for 0, not for a sign error
+    edit(tiny, "gpus.yaml", "    price_usd: 1599\n", "    price_usd: -1\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == f"{tiny}/gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -1."
+
+
+# ----- published_parameters: the count from config must equal it ---------------------------------
+
+#: Qwen/Qwen2.5-14B's config.json keys (the Hub file); 14,770,033,664 is the total its model card and the
+#: Hub's safetensors metadata publish, which the planner's count reproduces exactly with intermediate_size 13824.
+QWEN_14B = """schema_version: 1
+models:
+  - id: qwen2.5-14b
+    hf_id: Qwen/Qwen2.5-14B
+    source: https://huggingface.co/Qwen/Qwen2.5-14B/blob/main/config.json
+    as_of: 2026-11-01
+    published_parameters: 14770033664
+    parameters_source: Hub safetensors total
+    config:
+      architectures: [Qwen2ForCausalLM]
+      model_type: qwen2
+      hidden_size: 5120
+      intermediate_size: 13824
+      num_attention_heads: 40
+      num_key_value_heads: 8
+      num_hidden_layers: 48
+      vocab_size: 152064
+      tie_word_embeddings: false
+      hidden_act: silu
+      max_position_embeddings: 131072
+      rms_norm_eps: 1.0e-06
+      rope_theta: 1000000.0
+"""
+
+
+def test_shipped_models_equal_their_published_parameters() -> None:
+    # the catalog loads, so each count equals its published total; stated here for the reader
+    models = [m for m in load_catalog().models if m.published_parameters is not None]
+    assert len(models) >= 18  # tests/test_architecture.py lists the reference set
+    for m in models:
+        assert from_hf_config(m.config, m.id).parameters == m.published_parameters, m.id
+
+
+def test_model_with_its_published_total_loads(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "models.yaml", QWEN_14B)
+    assert load_catalog(overlay, base=TINY).model("qwen2.5-14b").published_parameters == 14_770_033_664
+
+
+def test_model_config_typo_against_its_published_total(tmp_path: Path) -> None:
+    """The review's typo: intermediate_size 1382 for 13824 counts 5,596,795,904 parameters (48 layers x 3 x
+    5120 x 1382 in the MLPs instead of x 13824; the count is from planner.architecture), 9,173,237,760 fewer."""
+    overlay = tmp_path / "mine"
+    write(overlay, "models.yaml", QWEN_14B.replace("intermediate_size: 13824", "intermediate_size: 1382"))
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay, base=TINY)
+    assert 48 * 3 * 5120 * (13824 - 1382) == 9_173_237_760
+    assert str(excinfo.value) == (
+        f"{overlay}/models.yaml:7: models[0].published_parameters: published_parameters 14,770,033,664 is not the "
+        "count from config, 5,596,795,904 parameters (-9,173,237,760). The two must be equal: check config against "
+        "the model's config.json (a mistyped size such as intermediate_size or num_hidden_layers changes the "
+        "count), or drop published_parameters if only a rounded total (such as '14.8B') is known.")
+
+
+def test_overlay_config_that_changes_a_shipped_models_count(tmp_path: Path) -> None:
+    """An overlay replacing llama-2-7b's config with 16 layers: 3,500,281,856 parameters (32000 x 4096 x 2
+    embeddings + 16 x (4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096) + 4096) against the shipped 6,738,415,616."""
+    overlay = tmp_path / "mine"
+    config = ("    config: {model_type: llama, hidden_size: 4096, intermediate_size: 11008, num_attention_heads: 32, "
+              "num_hidden_layers: 16, vocab_size: 32000}\n")
+    write(overlay, "models.yaml", "schema_version: 1\nmodels:\n  - id: llama-2-7b\n" + config)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay)
+    assert 32000 * 4096 * 2 + 16 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096 == 3_500_281_856
+    text = str(excinfo.value)
+    assert text.startswith(f"{overlay}/models.yaml:4: models[0].config: config counts 3,500,281,856 parameters, "
+                           "but published_parameters (")
+    assert f"{SHIPPED}/models.yaml:" in text  # the line of the shipped published_parameters
+    assert text.endswith(") is 6,738,415,616 (-3,238,133,760). An overlay's config that "
+                         "changes the count describes another model: give it an id of its own, or write "
+                         "'published_parameters: null' in the overlay; if it is meant to be the same model, check "
+                         "it against the model's config.json.")
+    # clearing the published total lets the variant load
+    write(overlay, "models.yaml", "schema_version: 1\nmodels:\n  - id: llama-2-7b\n" + config
+          + "    published_parameters: null\n")
+    cat = load_catalog(overlay)
+    assert cat.model("llama-2-7b").published_parameters is None
+    assert from_hf_config(cat.model("llama-2-7b").config).parameters == 3_500_281_856
 
 
 def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def load_scenario_and_costs(path: Path, catalog: Any, *, shown: str | None = Non
     shown = shown or str(path)
     data, raw = read_scenario_file(path, shown)  # read once: the scenario and its costs: block
     scenario = scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
-                                     sha256=hashlib.sha256(raw).hexdigest())
+                                     sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(path).parent)
     root = Entry(data, file=shown, path="", error=ScenarioError, line=1)
     check_request_inputs(root, scenario.workloads)
     costs = read_costs(root.child("costs", None), catalog, scenario.workloads)
@@ -104,9 +104,14 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
 
 
 def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenario_text: str = "") -> Path:
-    """The plan's workbook (planner.xlsx) with the "Cloud vs Local" sheet added, written atomically."""
+    """The plan's workbook (planner.xlsx) with the "Cloud vs Local" sheet added, written atomically.
+
+    When a request rate needs several copies of the planned machine, the Quote lists every copy
+    (each quantity x the copies) and the Summary's total price is their grand total: the capex
+    the break-even rests on (planner.xlsx_cloud.workbook_data_for_copies).
+    """
     from planner.xlsx import workbook_data_from_plan, write_workbook
-    from planner.xlsx_cloud import add_cloud_sheet
+    from planner.xlsx_cloud import add_cloud_sheet, mark_copies, workbook_data_for_copies
 
     import dataclasses
 
@@ -122,7 +127,13 @@ def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenari
                 seen.add(o.instance_id)
                 cloud.append(SourceRef("cloud.yaml", o.instance_id, o.source, o.as_of))
     data = dataclasses.replace(data, sources=tuple(data.sources) + tuple(cloud))
-    return write_workbook(data, path, extra_sheets=[lambda wb: add_cloud_sheet(wb, comparison)])
+    data = workbook_data_for_copies(data, comparison)
+
+    def add(wb: Any) -> None:
+        mark_copies(wb, comparison)
+        add_cloud_sheet(wb, comparison, quote_copies=comparison.copies)
+
+    return write_workbook(data, path, extra_sheets=[add])
 
 
 @click.command()
@@ -191,3 +202,7 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     if written:
         click.echo("")
         click.echo("Wrote " + " and ".join(str(p) for p in written))
+        if comparison.copies > 1:
+            click.echo(f"The workbook's Quote lists the {comparison.copies} copies of the planned machine (each "
+                       f"quantity x {comparison.copies}); its grand total, ${comparison.capex_usd:,.2f}, is the "
+                       "capex above.")

@@ -78,6 +78,15 @@ network                for multi-node plans: ``kind`` (infiniband or roce; defau
                        ``always``: a switch for two nodes too, e.g. to add nodes later)
 =====================  ==================================================================
 
+Model paths. A workload's ``model`` may be a path to a config.json or to a directory holding
+one (as for ``planner estimate --model``). A relative path in a scenario file is read from the
+scenario file's directory, not from the directory the planner runs in, so a scenario and the
+model directories beside it can be moved together or run from anywhere: ``model:
+models/llama31-8b`` in ``scenarios/mine.yaml`` reads ``scenarios/models/llama31-8b/config.json``.
+A catalog id still comes first, and a value that names no path there is tried as a Hugging Face
+hub id as before; when that fails too the message says where the path was looked for.
+(A scenario names no other files.)
+
 GPU and platform names are checked against the catalog, with a did-you-mean. Errors are
 :class:`planner.errors.ScenarioError` naming the file, line, entry path, problem and a hint.
 This module keeps no state and does no work at import time.
@@ -88,6 +97,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -343,7 +353,7 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
     shown = shown or str(path)
     data, raw = read_scenario_file(path, shown)
     return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
-                                 sha256=hashlib.sha256(raw).hexdigest())
+                                 sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(path).parent)
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:
@@ -363,8 +373,13 @@ def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any],
 
 
 def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: str | None = None,
-                          default_name: str = "scenario", sha256: str = "") -> Scenario:
+                          default_name: str = "scenario", sha256: str = "",
+                          base_dir: Path | str | None = None) -> Scenario:
     """Validate a scenario given as a mapping (what :func:`load_scenario` reads from YAML).
+
+    Args:
+        base_dir: the directory relative ``model`` paths are read from: the scenario file's
+            (:func:`load_scenario` passes it); None for the current directory.
 
     Raises:
         ScenarioError: as :func:`load_scenario`.
@@ -386,6 +401,8 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if not entries:
         raise root.error("lists no workloads", "workloads", "Give at least one workload (model, task, ...).")
     resolver = make_resolver(catalog)
+    if base_dir is not None:
+        resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
     workloads = []
     names: dict[str, str] = {}
     for i, e in enumerate(entries):
@@ -400,6 +417,79 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     costs = root.child("costs", None)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
                     extras=extras, objective=objective, description=root.str("description", None), costs=costs)
+
+
+def _is_relative_path(name: str) -> bool:
+    """Whether ``name`` could be a relative path (not absolute, not '~/...', not empty)."""
+    name = name.strip()
+    if not name or name.startswith("~"):
+        return False
+    try:
+        return not Path(name).is_absolute()
+    except (OSError, ValueError):  # pragma: no cover - a name the OS refuses
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like_path(name: str) -> bool:
+    """True for names that can only be meant as a path, not a hub id (planner.models' rule)."""
+    return name.endswith(".json") or name.startswith(".") or "\\" in name or name.count("/") > 1
+
+
+def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path) -> Any:
+    """``resolver`` (planner.inputs.make_resolver) with relative model paths read from ``base_dir``.
+
+    A catalog id (matched as planner.models matches it, regardless of case), an absolute path
+    and '~/...' are passed on unchanged. Any other value that names an existing file or directory
+    under ``base_dir`` is resolved there. Otherwise the value is resolved as before (a hub id in
+    the local cache), except that a path that exists only relative to the current directory is
+    refused with the path to write; when it fails, the message says where the path was looked
+    for (unless the value is a bare name without '/', far more often a mistyped catalog id).
+    """
+    ids = {m.id for m in catalog.models}
+
+    def resolve(name: str, entry: Entry) -> tuple[str, str, Architecture]:
+        text = name.strip() if isinstance(name, str) else name
+        if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text):
+            return resolver(name, entry)
+        candidate = base_dir / text
+        if _exists(candidate):
+            return resolver(str(candidate), entry)
+        looked = os.path.normpath(candidate.absolute())
+        here = Path(text)
+        if _exists(here) and here.absolute() != candidate.absolute():
+            try:
+                rel = Path(os.path.relpath(here.absolute(), base_dir.absolute())).as_posix()
+            except ValueError:  # pragma: no cover - another drive on Windows
+                rel = str(here.absolute())
+            raise entry.error(f"no such file or directory: {text!r} (looked for {looked}, relative to the "
+                              "scenario file's directory)", "model",
+                              f"A relative model path in a scenario is read from the scenario file's directory, not "
+                              f"the current one; for the one found here write model: {rel}, or an absolute path.")
+        try:
+            return resolver(name, entry)
+        except InputError as exc:
+            if exc.entry != entry.key_path("model") or exc.file != entry.file:
+                raise  # not about the name (e.g. a config.json that cannot be read)
+            if _looks_like_path(text) or exc.problem.startswith("no such file or directory"):
+                problem = (f"no such file or directory: {text!r} (looked for {looked}, relative to the scenario "
+                           "file's directory)")
+                hint = exc.hint
+            elif "/" not in text:
+                raise  # a bare name: a mistyped catalog id far more often than a path
+            else:
+                problem = exc.problem
+                hint = (f"As a path it would be {looked} (relative to the scenario file's directory), which does not "
+                        f"exist. " + (exc.hint or "")).strip()
+            raise ScenarioError(problem, file=exc.file, line=exc.line, entry=exc.entry, hint=hint) from None
+
+    return resolve
 
 
 def _refuse_workload_keys(root: Entry) -> None:
@@ -688,4 +778,5 @@ def _extra(e: Entry) -> Extra:
 
 
 __all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",
-           "Variant", "load_scenario", "scenario_from_mapping", "tp_problem", "valid_tp_degrees"]
+           "Variant", "load_scenario", "relative_model_resolver", "scenario_from_mapping", "tp_problem",
+           "valid_tp_degrees"]

@@ -7,8 +7,9 @@ and instance prices. Every other figure is a formula over them, in the order of
 :mod:`planner.tco`:
 
     busy hours per month  h  = utilization x 730
-    capex                    = capex of one planned machine x copies bought (copies > 1 only when a
-                               request rate needs them: planner.compare)
+    capex                    = the Quote's grand total, which lists every copy bought (in the plan's
+                               workbook); else capex of one planned machine x copies bought (copies > 1
+                               only when a request rate needs them: planner.compare)
     energy per busy hour  e  = (GPUs x TDP x power fraction + platform W) / 1000 x $/kWh x PUE
                                x copies busy on average (SUMPRODUCT(share, copies))
     net capex             F  = capex x (1 - residual)
@@ -30,6 +31,17 @@ sheet and compares). The cumulative-cost table gives local, cloud on-demand and 
 month over the ownership period (local drops by the resale value at the sale), and a line chart
 draws them with a marker at each break-even month within the period; a break-even that falls
 outside it is stated in words under the markers, not drawn.
+
+Several copies. When a request rate needs more than one copy of the planned machine
+(:attr:`planner.compare.Comparison.copies`), the comparison's capex is the copies x the plan's
+quote, and the purchase must match it: :func:`workbook_data_for_copies` scales the plan's
+workbook to every copy (each Quote quantity is one copy's x the copies, extras included, so the
+Quote's grand total and the Summary's total price are the capex the break-even rests on; the
+title, the Summary's configuration, plan warnings and assumptions say so), :func:`mark_copies`
+states the copies beside the Summary's total and in the Quote's title, and
+``add_cloud_sheet(..., quote_copies=copies)`` takes the capex straight from the Quote's grand
+total (the capex of one copy is that / the copies). A purchasing office ordering from the Quote
+thus buys what the comparison priced.
 
 Workbook-level names point at the key results (see :data:`NAMES`). openpyxl is imported
 inside the functions.
@@ -76,8 +88,18 @@ NUM4 = "0.0000"
 INT = "#,##0"
 
 
-def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> dict[str, str]:
+def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
+                    quote_copies: int = 1) -> dict[str, str]:
     """Add the "Cloud vs Local" sheet for ``comparison`` (a :class:`planner.compare.Comparison`).
+
+    Args:
+        workbook: an openpyxl workbook; when it has the plan's Quote sheet (the workbook name
+            ``QuoteGrandTotal``), the capex follows the Quote's grand total.
+        comparison: the comparison.
+        title: the sheet's name.
+        quote_copies: copies of the planned machine the Quote's quantities cover (the
+            comparison's copies after :func:`workbook_data_for_copies`; 1 for a plan's quote of
+            one machine). With a Quote covering every copy, capex = the grand total itself.
 
     Returns:
         Key -> cell coordinate ('B20') of the sheet's inputs and results (keys of :data:`NAMES`).
@@ -162,20 +184,37 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
     r += 1
     dates = sorted({str(i.as_of) for i in m.capex_items})
     dated = (f"; prices dated {dates[0]}" + (f" to {dates[-1]}" if len(dates) > 1 else "")) if dates else ""
-    if "QuoteGrandTotal" in ws.parent.defined_names:
-        # In the plan's workbook capex follows the quote: edit a quantity or a rate there.
-        line(r, "capex_one", "Capex of one planned machine (USD)", "=QuoteGrandTotal", USD,
-             f"the Quote sheet's grand total (follows edits there){dated}", formula=True)
+    copies_note = ("ceil(requests_per_hour / one machine's requests/h), the most any workload needs (planner); 1 "
+                   "without a rate the machine cannot keep up with")
+    has_quote = "QuoteGrandTotal" in ws.parent.defined_names
+    if has_quote and quote_copies == comp.copies:
+        # The Quote lists every copy: the capex is its grand total (edit a quantity or a rate there).
+        whole = f"B{r + 2}"
+        line(r, "capex_one", "Capex of one planned machine (USD)", f"={whole}/B{r + 1}", USD,
+             "capex / copies", formula=True)
+        r += 1
+        line(r, "copies", "Copies of the planned machine bought", comp.copies, INT,
+             copies_note + ("; the Quote lists them all (each quantity is one copy's x this count)"
+                            if comp.copies > 1 else ""))
+        r += 1
+        line(r, "capex", "Capex (USD)", "=QuoteGrandTotal", USD,
+             ("the Quote sheet's grand total, every copy (follows edits there)" if comp.copies > 1 else
+              "the Quote sheet's grand total (follows edits there)") + dated, formula=True)
     else:
-        line(r, "capex_one", "Capex of one planned machine (USD)", m.capex_usd, USD,
-             f"the plan's purchase price{dated}", editable=True)
-    r += 1
-    line(r, "copies", "Copies of the planned machine bought", comp.copies, INT,
-         "ceil(requests_per_hour / one machine's requests/h), the most any workload needs (planner); 1 without a "
-         "rate the machine cannot keep up with")
-    r += 1
-    line(r, "capex", "Capex (USD)", f"={cells['capex_one']}*{cells['copies']}", USD,
-         "capex of one machine x copies", formula=True)
+        if has_quote:
+            # The Quote is for quote_copies copies: one copy's capex is its grand total / that.
+            per = f"/{quote_copies}" if quote_copies != 1 else ""
+            line(r, "capex_one", "Capex of one planned machine (USD)", f"=QuoteGrandTotal{per}", USD,
+                 f"the Quote sheet's grand total{' / ' + str(quote_copies) if per else ''} (follows edits there)"
+                 f"{dated}", formula=True)
+        else:
+            line(r, "capex_one", "Capex of one planned machine (USD)", m.capex_usd, USD,
+                 f"the plan's purchase price{dated}", editable=True)
+        r += 1
+        line(r, "copies", "Copies of the planned machine bought", comp.copies, INT, copies_note)
+        r += 1
+        line(r, "capex", "Capex (USD)", f"={cells['capex_one']}*{cells['copies']}", USD,
+             "capex of one machine x copies", formula=True)
     r += 1
     line(r, "gpus", "GPUs (count, one copy, all its machines)", m.gpu_count, INT, f"{m.gpu.id}")
     r += 1
@@ -543,3 +582,73 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET) -> di
         quoted = f"'{title}'" if " " in title else title
         workbook.defined_names[defined] = DefinedName(defined, attr_text=f"{quoted}!${col}${row}")
     return cells
+
+
+# ----- several copies of the planned machine ----------------------------------------------------------
+
+def _copies_reason(comparison: Any) -> str:
+    """Which workloads' request rates need the copies, e.g. "chat (2,000 requests/h)"."""
+    need = [wc for wc in comparison.workloads if wc.copies == comparison.copies and wc.requests_per_hour]
+    return ", ".join(f"{wc.name} ({wc.requests_per_hour:,.0f} requests/h)" for wc in need) or "the request rates"
+
+
+def copies_description(description: str, quantity: int, copies: int) -> str:
+    """A Quote line's description for ``copies`` copies of the planned machine, ``quantity`` units in each."""
+    return f"{description} [{quantity} per copy x {copies} copies of the planned machine]"
+
+
+def workbook_data_for_copies(data: Any, comparison: Any) -> Any:
+    """The plan's workbook data (:class:`planner.xlsx.WorkbookData`) scaled to the comparison's copies.
+
+    With one copy, ``data`` unchanged. With N > 1: every Quote line's quantity is one copy's x N
+    (GPUs, platform, memory, network and the scenario's extras alike: the comparison's capex is N
+    x the plan's quote, no volume discount), and its description says so; the title, each
+    Summary row's configuration, a first plan warning and an assumption line say that the
+    purchase is N copies, that the Quote's grand total is the comparison's capex, and that the
+    memory figures and the Alternatives sheet are for one copy.
+    """
+    import dataclasses
+
+    n = int(comparison.copies)
+    if n <= 1:
+        return data
+    items = tuple(dataclasses.replace(i, quantity=int(i.quantity) * n,
+                                      description=copies_description(i.description, int(i.quantity), n))
+                  for i in data.line_items)
+    summary = tuple(dataclasses.replace(row, configuration=f"{n} copies of the planned machine, each: "
+                                                           f"{row.configuration}") for row in data.summary)
+    total, one = comparison.capex_usd, comparison.machine.capex_usd
+    purchase = (f"Purchase: {n} copies of the planned machine, so that the local side keeps up with "
+                f"{_copies_reason(comparison)}; the Quote lists them all (each quantity is one copy's x {n}, extras "
+                f"included) and its grand total, ${total:,.2f} as planned ({n} x ${one:,.2f}), "
+                "is the capex the 'Cloud vs Local' break-even rests on. The solver planned one machine: the memory "
+                "figures and the Alternatives sheet's prices are for one copy.")
+    return dataclasses.replace(
+        data, title=f"{data.title} ({n} copies of the planned machine)", line_items=items, summary=summary,
+        warnings=(purchase,) + tuple(data.warnings), assumptions=(purchase,) + tuple(data.assumptions))
+
+
+def mark_copies(workbook: Any, comparison: Any) -> None:
+    """State the copies beside the Summary's total price and in the Quote's title (several copies only).
+
+    For a workbook built from :func:`workbook_data_for_copies`: the plan's sheets are found by
+    their labels ("Total price (USD)" in the Summary's column A, the Quote's title in A1);
+    a sheet or label that is not there is left alone.
+    """
+    from planner.xlsx import put_text
+
+    n = int(comparison.copies)
+    if n <= 1:
+        return
+    if "Summary" in workbook.sheetnames:
+        ws = workbook["Summary"]
+        row = next((c.row for c in ws["A"] if c.value == "Total price (USD)"), None)
+        if row is not None:
+            put_text(ws, row, 3, f"Grand total of the Quote sheet (follows its edits): {n} copies of the planned "
+                                 f"machine, each Quote quantity one copy's x {n}, the capex of the 'Cloud vs Local' "
+                                 "sheet; a budgetary estimate from catalog prices, not a vendor quote.")
+    if "Quote" in workbook.sheetnames:
+        ws = workbook["Quote"]
+        if isinstance(ws["A1"].value, str) and ws["A1"].value:
+            put_text(ws, 1, 1, f"{ws['A1'].value}: {n} copies of the planned machine (each quantity is one copy's "
+                               f"x {n})")

@@ -325,3 +325,156 @@ def test_variant_labels(cat):
     assert s.workloads[0].variants[0].label() == "weights fp16, KV fp16, tp 1, 1 x 256 tokens"
     assert s.workloads[1].variants[0].label() == ("full mixed-fp16 adamw, ZeRO-2, checkpointing full, tp 1, "
                                                   "micro-batch 1 x 128 tokens")
+
+
+# ----- relative model paths: read from the scenario file's directory -----------------------------------
+
+def model_dir(root: Path, rel: str) -> Path:
+    """A directory holding the tiny model's config.json (the catalog's, so only the path differs)."""
+    import json
+
+    from tests.plan_helpers import TINY_CONFIG
+
+    d = root / rel
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(TINY_CONFIG))
+    return d
+
+
+def path_scenario(tmp_path: Path, model: str) -> Path:
+    """tmp_path/sc/s.yaml, one inference workload on ``model``; the caller runs from tmp_path/elsewhere."""
+    (tmp_path / "sc").mkdir(exist_ok=True)
+    return write(tmp_path / "sc", f"""\
+        workloads:
+          - model: {model}
+            task: infer
+            weights: fp16
+            kv_dtype: fp16
+            tp: 1
+    """)
+
+
+@pytest.fixture
+def elsewhere(tmp_path, monkeypatch):
+    d = tmp_path / "elsewhere"
+    d.mkdir()
+    monkeypatch.chdir(d)
+    return d
+
+
+def test_relative_model_path_is_read_from_the_scenario_directory(tmp_path, cat, elsewhere):
+    # sc/models/llama holds config.json; run from tmp_path/elsewhere, where models/llama does not exist.
+    model_dir(tmp_path / "sc", "models/llama")
+    for written in ("models/llama", "./models/llama", "models/llama/config.json"):
+        p = path_scenario(tmp_path, written)
+        (w,) = load_scenario(p, cat).workloads
+        v = w.variants[0].workload
+        # the model is named after its directory, and its source is the config.json beside the scenario
+        assert v.model_id == "llama", written
+        assert Path(v.model_source).resolve() == (tmp_path / "sc" / "models" / "llama" / "config.json").resolve()
+    # an absolute path is taken as written
+    p = path_scenario(tmp_path, str(tmp_path / "sc" / "models" / "llama"))
+    assert load_scenario(p, cat).workloads[0].model_id == "llama"
+
+
+def test_scenario_directory_wins_and_catalog_ids_come_first(tmp_path, cat, elsewhere):
+    # the same relative path under the scenario's directory and the current one: the scenario's is read
+    model_dir(tmp_path / "sc", "models/llama")
+    model_dir(elsewhere, "models/llama")
+    p = path_scenario(tmp_path, "models/llama")
+    src = Path(load_scenario(p, cat).workloads[0].variants[0].workload.model_source).resolve()
+    assert src == (tmp_path / "sc" / "models" / "llama" / "config.json").resolve()
+    # a directory next to the scenario named like a catalog id does not shadow the catalog entry
+    model_dir(tmp_path / "sc", "tiny")
+    p = path_scenario(tmp_path, "tiny")
+    assert load_scenario(p, cat).workloads[0].variants[0].workload.model_source.startswith("catalog: ")
+
+
+def test_missing_relative_model_path_says_where_it_looked(tmp_path, cat, elsewhere):
+    looked = tmp_path / "sc" / "models" / "nothere"
+    p = path_scenario(tmp_path, "./models/nothere")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}:2: workloads[0].model: no such file or directory: './models/nothere' "
+                          f"(looked for {looked}, relative to the scenario file's directory). ")
+    # org/name could be a hub id: the hub's message stays, and the hint says where the path would have been
+    p = path_scenario(tmp_path, "models/nothere")
+    with pytest.raises(ScenarioError) as e2:
+        load_scenario(p, cat)
+    msg2 = str(e2.value)
+    assert msg2.startswith(f"{p}:2: workloads[0].model: 'models/nothere' is not in the catalog")
+    assert f"As a path it would be {looked} (relative to the scenario file's directory), which does not exist." in msg2
+
+
+def test_model_path_found_only_in_the_current_directory_is_refused_with_the_path_to_write(tmp_path, cat,
+                                                                                          elsewhere):
+    # elsewhere/models/llama exists, sc/models/llama does not: from sc/ it is ../elsewhere/models/llama
+    model_dir(elsewhere, "models/llama")
+    p = path_scenario(tmp_path, "models/llama")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    msg = str(e.value)
+    assert msg == (f"{p}:2: workloads[0].model: no such file or directory: 'models/llama' (looked for "
+                   f"{tmp_path / 'sc' / 'models' / 'llama'}, relative to the scenario file's directory). A relative "
+                   "model path in a scenario is read from the scenario file's directory, not the current one; for the "
+                   "one found here write model: ../elsewhere/models/llama, or an absolute path.")
+
+
+def test_scenario_from_mapping_without_a_file_reads_the_current_directory(tmp_path, cat, elsewhere):
+    model_dir(elsewhere, "models/llama")
+    s = scenario_from_mapping({"workloads": [infer_workload(model="models/llama")]}, cat)
+    assert s.workloads[0].model_id == "llama"
+    # with base_dir, from there
+    model_dir(tmp_path, "base/models/other")
+    s = scenario_from_mapping({"workloads": [infer_workload(model="models/other")]}, cat, base_dir=tmp_path / "base")
+    assert s.workloads[0].model_id == "other"
+
+
+@pytest.mark.parametrize("command", ["plan", "compare"])
+def test_cli_reads_relative_model_paths_from_the_scenario_directory(tmp_path, elsewhere, command):
+    # The shipped catalog's Llama 3.1 8B config written to sc/models/llama31-8b; planner runs from elsewhere/.
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.catalog import load_catalog
+    from planner.cli import main
+
+    d = tmp_path / "sc" / "models" / "llama31-8b"
+    d.mkdir(parents=True)
+    config = load_catalog().model("llama-3.1-8b").config
+    plain = lambda v: ({k: plain(x) for k, x in v.items()} if hasattr(v, "items")  # noqa: E731
+                       else [plain(x) for x in v] if isinstance(v, (list, tuple)) else v)
+    (d / "config.json").write_text(json.dumps(plain(config)))
+    p = write(tmp_path / "sc", """\
+        workloads:
+          - name: chat
+            model: models/llama31-8b
+            task: infer
+            context: 4096
+            concurrency: 2
+        constraints:
+          max_cards: 1
+          allowed_gpus: [rtx-a6000]
+    """)
+    result = CliRunner().invoke(main, [command, str(p), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    # a missing path: one line naming file, line, entry and where it looked; exit code 2, no traceback
+    p2 = write(tmp_path / "sc", p.read_text().replace("models/llama31-8b", "./models/llama-31-8b"), "bad.yaml")
+    bad = CliRunner().invoke(main, [command, str(p2)])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    looked = tmp_path / "sc" / "models" / "llama-31-8b"
+    assert bad.output.startswith(f"Error: {p2}:3: workloads[0].model: no such file or directory: "
+                                 f"'./models/llama-31-8b' (looked for {looked}, relative to the scenario file's "
+                                 "directory). ")
+    assert bad.output.count("\n") == 1
+
+
+def test_mistyped_catalog_id_gets_no_path_hint(tmp_path, cat, elsewhere):
+    # 'tinny' has no '/': a catalog id typo, so the message is the plain did-you-mean, as without a file
+    p = path_scenario(tmp_path, "tinny")
+    with pytest.raises(ScenarioError) as e:
+        load_scenario(p, cat)
+    msg = str(e.value)
+    assert "'tiny'" in msg and "looked for" not in msg and "As a path" not in msg

@@ -330,3 +330,180 @@ def test_libreoffice_copies_equal_planner(serving, tmp_path):
     assert got["be_hours"] == pytest.approx(comp.break_even_hours.value, rel=1e-9)
     assert got["tco"] == pytest.approx(14_562.30) == pytest.approx(comp.tco_usd)
     assert got["cloud_per_hour"] == pytest.approx(2.0, rel=1e-12)
+
+
+# ----- a request rate that needs several copies: the Quote and the Summary cover every copy ----------------
+
+RATED = """\
+name: rated-chat
+workloads:
+  - name: chat
+    model: llama-3.1-8b
+    task: infer
+    engine: vllm
+    weights: bf16
+    context: 4096
+    concurrency: 16
+    tokens_per_request: 300
+    requests_per_hour: 2000
+constraints:
+  allowed_gpus: [rtx-a6000]
+  max_cards: 1
+extras:
+  - description: Installation
+    unit_price_usd: 250
+    source: quote from ACME
+    as_of: 2026-01-15
+costs:
+  utilization: 0.6
+  providers: [aws]
+"""
+
+
+@pytest.fixture(scope="module")
+def rated_cli(tmp_path_factory):
+    """compare on one 8B chat service at 2,000 requests/h, bought as RTX A6000 machines: (JSON doc, xlsx, text)."""
+    tmp = tmp_path_factory.mktemp("rated")
+    sc = tmp / "rated-chat.yaml"
+    sc.write_text(RATED)
+    result = run_compare(str(sc), "--json", "--out", str(tmp))
+    assert result.exit_code == 0, result.output
+    text = run_compare(str(sc), "--out", str(tmp / "text"))  # the text output, with the workbook's line
+    assert text.exit_code == 0, text.output
+    return json.loads(result.output), tmp / "rated-chat-compare.xlsx", text.output
+
+
+def quote_rows(ws):
+    """The Quote's item rows: {row: (description, unit price, quantity)} from the header row down to the blanks."""
+    head = next(c.row for c in ws["A"] if c.value == "#")
+    out = {}
+    r = head + 1
+    while ws.cell(r, 1).value is not None:
+        out[r] = (ws.cell(r, 2).value, ws.cell(r, 4).value, ws.cell(r, 5).value)
+        r += 1
+    return out
+
+
+def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
+    from planner.quote import LineItem
+    from planner.xlsx import NAME_GRAND_TOTAL, QuoteSettings, quote_totals
+
+    doc, path, text = rated_cli
+    local = doc["local"]
+    rate = doc["workloads"][0]["local"]["requests_per_hour_capacity"]
+    # one machine serves about 1,964 requests/h < 2,000: ceil(2,000 / 1,964) = 2 copies
+    assert rate < 2000 and local["copies"] == 2
+    n = local["copies"]
+    items = local["capex_items"]
+    # one copy: the plan's lines (GPU, platform, DIMMs) and the scenario's Installation extra, $250
+    assert items[-1]["description"] == "Installation" and items[-1]["quantity"] == 1
+    one = sum(i["unit_price_usd"] * i["quantity"] for i in items)
+    assert local["capex_usd_per_copy"] == pytest.approx(one) and local["capex_usd"] == pytest.approx(n * one)
+
+    wb = openpyxl.load_workbook(path)
+    quote = wb["Quote"]
+    rows = quote_rows(quote)
+    # every line as one copy's quantity x 2, its description saying so; the unit prices unchanged
+    assert [(q, d) for d, _, q in rows.values()] == [
+        (i["quantity"] * n, f"{i['description']} [{i['quantity']} per copy x {n} copies of the planned machine]")
+        for i in items]
+    assert [u for _, u, _ in rows.values()] == [i["unit_price_usd"] for i in items]
+    assert quote["A1"].value == ("Budgetary estimate for scenario rated-chat: 2 copies of the planned machine (each "
+                                 "quantity is one copy's x 2)")
+    # the Quote's own arithmetic (planner.xlsx.quote_totals, no discount, tax or shipping) gives the capex compared
+    lines = [LineItem(d, "", "", u, q, "estimate", "", "") for d, u, q in rows.values()]
+    grand = quote_totals(lines, QuoteSettings("q", quote["B3"].value.date())).grand_total_usd
+    assert grand == pytest.approx(local["capex_usd"], abs=0.005)
+
+    # the Summary's total price is the Quote's grand total, and says it covers the 2 copies
+    summary = wb["Summary"]
+    total_row = next(c.row for c in summary["A"] if c.value == "Total price (USD)")
+    sheet, coord = next(iter(wb.defined_names[NAME_GRAND_TOTAL].destinations))
+    assert summary.cell(total_row, 2).value == f"={sheet}!{coord.replace('$', '')}"
+    assert "2 copies of the planned machine, each Quote quantity one copy's x 2" in summary.cell(total_row, 3).value
+    assert summary["A1"].value == "Hardware plan: rated-chat (2 copies of the planned machine)"
+    config = next(summary.cell(r, 4).value for r in range(1, 30) if summary.cell(r, 1).value == "chat")
+    assert config.startswith("2 copies of the planned machine, each: 1 x rtx-a6000 on ")
+    warnings = [c.value for c in summary["A"] if isinstance(c.value, str) and c.value.startswith("Purchase: ")]
+    assert warnings == [f"Purchase: 2 copies of the planned machine, so that the local side keeps up with chat (2,000 "
+                        f"requests/h); the Quote lists them all (each quantity is one copy's x 2, extras included) and "
+                        f"its grand total, ${n * one:,.2f} as planned (2 x ${one:,.2f}), is the capex the 'Cloud vs "
+                        "Local' break-even rests on. The solver planned one machine: the memory figures and the "
+                        "Alternatives sheet's prices are for one copy."]
+
+    # Cloud vs Local: the capex is the Quote's grand total itself; one copy's is that / the copies
+    ws = wb[SHEET]
+    cells = {ws.cell(r, 1).value: f"B{r}" for r in range(1, 30)}
+    capex, copies, capex_one = (cells["Capex (USD)"], cells["Copies of the planned machine bought"],
+                                cells["Capex of one planned machine (USD)"])
+    assert ws[capex].value == "=QuoteGrandTotal" and ws[copies].value == 2
+    assert ws[capex_one].value == f"={capex}/{copies}"
+    # the text output says the same
+    assert (f"The workbook's Quote lists the 2 copies of the planned machine (each quantity x 2); its grand total, "
+            f"${n * one:,.2f}, is the capex above.") in text
+    assert f"capex 2 x ${one:,.2f} = ${n * one:,.2f}" in text
+
+
+def test_one_copy_leaves_the_quote_as_planned(tmp_path):
+    # the seed scenario gives no request rate: one copy, the plan's quote unchanged, capex = its grand total
+    result = run_compare(str(SEED), "--json", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["local"]["copies"] == 1
+    wb = openpyxl.load_workbook(tmp_path / "compare-qlora-7b-12gb-compare.xlsx")
+    rows = quote_rows(wb["Quote"])
+    assert [(d, q) for d, _, q in rows.values()] == [(i["description"], i["quantity"])
+                                                     for i in doc["local"]["capex_items"]]
+    assert "copies" not in wb["Quote"]["A1"].value and "copies" not in wb["Summary"]["A1"].value
+    ws = wb[SHEET]
+    cells = {ws.cell(r, 1).value: f"B{r}" for r in range(1, 30)}
+    assert ws[cells["Capex (USD)"]].value == "=QuoteGrandTotal"
+    assert ws[cells["Copies of the planned machine bought"]].value == 1
+
+
+def test_workbook_data_for_one_copy_is_the_plans(tiny):
+    from planner.xlsx_cloud import workbook_data_for_copies
+
+    data = object()  # never read with one copy
+    assert workbook_data_for_copies(data, comparison(tiny)) is data
+
+
+@pytest.mark.libreoffice
+@pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
+def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, tmp_path):
+    from planner.xlsx import NAME_GRAND_TOTAL
+
+    doc, src, _ = rated_cli
+    local = doc["local"]
+    out = recalc(src, tmp_path)
+    got = openpyxl.load_workbook(out, data_only=True)
+    wb = openpyxl.load_workbook(src)
+    grand = cell_of(wb, NAME_GRAND_TOTAL)
+    summary = wb["Summary"]
+    total_row = next(c.row for c in summary["A"] if c.value == "Total price (USD)")
+    # Quote grand total = Summary total price = the capex compared (2 x one copy's quote)
+    assert got["Quote"][grand.coordinate].value == pytest.approx(local["capex_usd"], abs=0.005)
+    assert got["Summary"].cell(total_row, 2).value == pytest.approx(local["capex_usd"], abs=0.005)
+    ws = wb[SHEET]
+    cells = {ws.cell(r, 1).value: f"B{r}" for r in range(1, 30)}
+    assert got[SHEET][cells["Capex (USD)"]].value == pytest.approx(local["capex_usd"], abs=0.005)
+    assert got[SHEET][cells["Capex of one planned machine (USD)"]].value == pytest.approx(local["capex_usd_per_copy"])
+    # and every result on the sheet equals the planner's
+    values = computed(src, out)
+    assert values["tco"] == pytest.approx(local["tco_usd"], rel=1e-9)
+    assert values["net_capex"] == pytest.approx(local["net_capex_usd"], rel=1e-9)
+    for kind, key in (("", "on_demand"), ("spot_", "spot")):
+        be = doc["break_even"][key]
+        for cell, value in ((f"{kind}be_months", be["months"]["value"]), (f"{kind}be_hours", be["hours"]["value"])):
+            if value is None:
+                assert values[cell] == "none: cloud cheaper throughout", cell
+            else:
+                assert values[cell] == pytest.approx(value, rel=1e-9), cell
+    # a buyer who edits the Quote (GPU unit price + $100 on 2 GPUs: + $200) moves the capex with it
+    gpu_row = next(r for r, (d, _, _) in quote_rows(wb["Quote"]).items() if d.startswith("NVIDIA RTX A6000"))
+    wb["Quote"].cell(gpu_row, 4).value += 100
+    edited = tmp_path / "edited.xlsx"
+    wb.save(edited)
+    got2 = openpyxl.load_workbook(recalc(edited, tmp_path), data_only=True)
+    assert got2[SHEET][cells["Capex (USD)"]].value == pytest.approx(local["capex_usd"] + 200, abs=0.005)
+    assert got2["Summary"].cell(total_row, 2).value == pytest.approx(local["capex_usd"] + 200, abs=0.005)

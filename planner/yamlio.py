@@ -110,21 +110,33 @@ _Loader.add_constructor("tag:yaml.org,2002:str", _Loader.construct_yaml_str)
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in:
+    # YAML's merge rule lets a written key override a merged one, and the first merged mapping
+    # wins over later ones (yaml.org/type/merge.html). Two written keys are a duplicate.
+    written = {id(k) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"}
     loader.flatten_mapping(node)
     result = LineDict()
     result.line = node.start_mark.line + 1
+    merged: set[Any] = set()
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         try:
             hash(key)
         except TypeError as exc:
             raise YamlProblem("a mapping key must be a plain value", key_node.start_mark.line + 1) from exc
-        if key in result:
+        from_merge = id(key_node) not in written
+        if key in result and key in merged:
+            if from_merge:
+                continue  # an earlier merged mapping already gave it
+            merged.discard(key)  # the written key overrides the merged one
+        elif key in result:
             raise YamlProblem(
                 f"duplicate key {key!r} (first on line {result.lines[key]})",
                 key_node.start_mark.line + 1,
                 "Remove one of them; a repeated key would silently replace the first.",
             )
+        if from_merge:
+            merged.add(key)
         try:
             result[key] = loader.construct_object(value_node, deep=True)
         except YamlProblem as exc:

@@ -551,8 +551,13 @@ def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
 # ----- loading ------------------------------------------------------------------------------
 
 def default_catalog_dir() -> Path:
-    """The shipped catalog: the ``catalog/`` directory next to the ``planner/`` package."""
-    return Path(__file__).resolve().parent.parent / "catalog"
+    """The shipped catalog: the ``catalog/`` directory next to the ``planner/`` package in a source
+    checkout (also an editable install), else the copy a regular install puts in the package as
+    ``planner/catalog_data`` (pyproject.toml maps it)."""
+    here = Path(__file__).resolve().parent
+    checkout = here.parent / "catalog"
+    installed = here / "catalog_data"
+    return checkout if checkout.is_dir() or not installed.is_dir() else installed
 
 
 def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catalog:
@@ -575,8 +580,9 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
     if not base_dir.is_dir():
         raise CatalogError(
             f"the catalog directory {base_dir} does not exist",
-            hint="The shipped catalog is the 'catalog/' folder beside the 'planner/' package; run from a "
-            "source checkout installed with 'pip install -e .'.",
+            hint="The shipped catalog is the 'catalog/' folder beside the 'planner/' package (a regular install "
+            "copies it into the package as planner/catalog_data); reinstall with 'pip install .' or "
+            "'pip install -e .'.",
         )
     store = _Store()
     for name, path in _catalog_files(base_dir, overlay=False):

@@ -503,8 +503,16 @@ def test_missing_base_directory_says_where_it_looked(tmp_path: Path) -> None:
         load_catalog(base=tmp_path / "nowhere")
     assert str(excinfo.value) == (
         f"the catalog directory {tmp_path / 'nowhere'} does not exist. The shipped catalog is the 'catalog/' "
-        "folder beside the 'planner/' package; run from a source checkout installed with 'pip install -e .'."
+        "folder beside the 'planner/' package (a regular install copies it into the package as "
+        "planner/catalog_data); reinstall with 'pip install .' or 'pip install -e .'."
     )
+
+
+def test_the_source_checkout_catalog_is_the_default():
+    # In a checkout (and an editable install) catalog/ beside planner/ is read; only a regular install, which has
+    # no such folder, reads the copy pyproject.toml packages as planner/catalog_data.
+    from planner.catalog import default_catalog_dir
+    assert default_catalog_dir() == Path(__file__).resolve().parent.parent / "catalog"
 
 
 def test_base_without_catalog_files(tmp_path: Path) -> None:

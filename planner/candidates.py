@@ -85,7 +85,7 @@ from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.units import GiB
-from planner.workload import Workload, zero_one_rank_warning
+from planner.workload import Workload
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -252,14 +252,13 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
 
 
 def with_gpus(workload: Workload, gpus: int, gpus_per_node: int) -> Workload:
-    """The workload on ``gpus`` GPUs, ``gpus_per_node`` per node (training), or at tp=gpus (inference)."""
+    """The workload on ``gpus`` GPUs, ``gpus_per_node`` per node (training), or at tp=gpus (inference).
+
+    Its warnings are those of the new count (:attr:`planner.workload.Workload.warnings` derives
+    the GPU-count ones, e.g. ZeRO over one data-parallel rank, from the options).
+    """
     if workload.train is not None:
-        t = workload.train
-        # the one-rank ZeRO warning depends on the GPU count: say it for this count only
-        before = zero_one_rank_warning(t.zero, t.gpus // t.tp, t.offload_optimizer or t.offload_params)
-        after = zero_one_rank_warning(t.zero, gpus // t.tp, t.offload_optimizer or t.offload_params)
-        warnings = tuple(x for x in workload.warnings if x != before) + ((after,) if after else ())
-        return replace(workload, train=replace(t, gpus=gpus), warnings=warnings,
+        return replace(workload, train=replace(workload.train, gpus=gpus),
                        gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
     assert workload.infer is not None
     return replace(workload, infer=replace(workload.infer, tp=gpus), gpus_per_node=None)

@@ -250,13 +250,14 @@ def _file_keys(workload_file: str | None) -> dict[str, Any]:
 
 
 class _Replicas:
-    """--gpus on an inference workload: ``gpus`` GPUs hold ``replicas`` copies of the workload at tp each.
+    """--gpus on an inference workload: ``gpus`` GPUs (the replicas they hold are the workload's own,
+    ``Inference.replicas``).
 
     ``tp_from_gpus``: no tp was given, so the GPUs are one replica at tp = gpus.
     """
 
-    def __init__(self, gpus: int, replicas: int, tp_from_gpus: bool) -> None:
-        self.gpus, self.replicas, self.tp_from_gpus = gpus, replicas, tp_from_gpus
+    def __init__(self, gpus: int, tp_from_gpus: bool) -> None:
+        self.gpus, self.tp_from_gpus = gpus, tp_from_gpus
 
 
 def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas | None:
@@ -281,17 +282,17 @@ def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas
     tp = given.get("tp", written.get("tp"))
     if tp is None:
         given["tp"] = n
-        return _Replicas(n, 1, True)
+        return _Replicas(n, True)
     if isinstance(tp, float) and tp.is_integer():
         tp = int(tp)
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
-        return _Replicas(n, 1, False)  # reading the workload refuses this tp at its key
+        return _Replicas(n, False)  # reading the workload refuses this tp at its key
     if n % tp:
         multiples = ", ".join(str(tp * k) for k in range(1, 4))
         raise OptionError(f"{n} GPUs do not hold whole replicas of tp {tp}", entry="gpus",
                           hint=f"An inference replica runs on --tp GPUs: give a multiple of {tp} ({multiples}, ...), "
                                "or leave --gpus out for one replica.")
-    return _Replicas(n, n // tp, False)
+    return _Replicas(n, False)
 
 
 def _workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str, Any], gpu: Any = None,
@@ -485,15 +486,14 @@ def _size_text(n: int) -> str:
     return f"{n / 2**30:,.2f} GiB" if n >= 2**30 // 100 else f"{n / 2**20:,.1f} MiB"
 
 
-def _with_undefined_sources(result: Any, catalog: Any) -> Any:
-    """The plan with a warning naming the REF ids its quote lines cite that no SOURCES.md defines
-    (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
+def _with_undefined_sources(result: Any, index: Any) -> Any:
+    """The plan with a warning naming the REF ids its quote lines cite that ``index`` (the
+    :class:`planner.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.xlsx.plan_references`)
+    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
     import dataclasses
 
-    from planner.catalog import default_catalog_dir
-    from planner.sources import ref_ids, sources_for_catalog
+    from planner.sources import ref_ids
 
-    index = sources_for_catalog(catalog.files, default_dir=default_catalog_dir())
     missing: dict[str, list[str]] = {}
     for item in result.items:
         for ref in ref_ids(item.source):
@@ -695,14 +695,18 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         if removed:
             click.echo(f"Removed the stale {_joined(removed)} of an earlier plan: nothing fits now.", err=True)
         raise
-    result = _with_undefined_sources(result, catalog)
+    from planner.xlsx import plan_references
+
+    # the catalog's SOURCES.md, read once: for the undefined-REF warning and the workbook's Sources sheet
+    references = plan_references((result.assumptions or {}).get("catalog_files") or ())
+    result = _with_undefined_sources(result, references)
     doc = plan_to_dict(result)
     paths = write(result.scenario, result.candidates, doc)
     if "xlsx" in formats:
         from planner.xlsx import workbook_data_from_plan, write_workbook
 
         text = Path(scenario_file).read_text(encoding="utf-8", errors="replace")
-        data = workbook_data_from_plan(result, scenario_text=text)
+        data = workbook_data_from_plan(result, scenario_text=text, references=references)
         paths.append(write_workbook(data, ensure_dir(Path(out_dir)) / f"{safe_stem(result.scenario)}.xlsx"))
     if "md" in formats:
         from planner.render import plan_markdown
@@ -800,8 +804,9 @@ def _check_calibration_run(workload: Any, given: dict[str, Any], written: dict[s
     from planner.errors import ScenarioError
     from planner.inputs import OptionError
 
-    if replicas is not None and replicas.replicas > 1:
-        raise OptionError(f"planner calibrate runs one replica on one GPU, not {replicas.replicas} replicas",
+    copies = workload.infer.replicas if workload.infer is not None else 1  # --gpus N is N / tp of them
+    if replicas is not None and copies > 1:
+        raise OptionError(f"planner calibrate runs one replica on one GPU, not {copies} replicas",
                           entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
     why = unsupported(workload)
     if why is None:
@@ -976,8 +981,10 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                         f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
                               f"{laid_out} offers {_gib_text(cap)} per GPU ({margin}).{hint}")
-    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's
-    answer = for_gpu(_workload_from_cli(catalog, workload_file, {**given, target: best}, None, replicas), gpu)
+    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's (the
+    # workload's warnings follow from its options, Workload.warnings; the search stops below those the
+    # reader would refuse or warn about, max_position_embeddings and max_num_seqs)
+    answer = make(best)
     answer_est = run_estimate(answer)
     warnings = list(answer_est.warnings)
     note = _vllm_context_note(answer, "context" in given or "context" in written)

@@ -185,12 +185,9 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
     choice = _row_dict(t, row)
     usages = [u for u in cs.usages_of(row)]
     assert all(u is not None for u in usages)
-    workloads, estimates = [], []
-    for sw, u in zip(cs.scenario.workloads, usages):
-        assert u is not None
-        w = _revalidated(sw, u)
-        workloads.append(w)
-        estimates.append(u.estimate if w == u.workload else estimate(w, overheads))
+    # each usage's workload is on its final GPU count already, and so are its warnings (Workload.warnings)
+    workloads = [u.workload for u in usages if u is not None]
+    estimates = [u.estimate for u in usages if u is not None]
     items = line_items(cs, row, catalog)
     total = round(subtotal_usd(items), 2)
     if abs(total - float(choice["capex_usd"])) > 0.01:  # pragma: no cover - internal invariant
@@ -212,23 +209,6 @@ def _row_dict(t: Any, row: int) -> dict[str, Any]:
     for k, v in t.iloc[row].items():
         out[k] = v.item() if hasattr(v, "item") else v
     return out
-
-
-def _revalidated(sw: ScenarioWorkload, u: Usage) -> Workload:
-    """The usage's workload read again with its final GPU count, so its warnings are right."""
-    v = sw.variants[u.variant_index]
-    if sw.task != "train":
-        return u.workload
-    updates: dict[str, Any] = {"gpus": u.gpus}
-    if u.gpus_per_node < u.gpus:
-        updates["gpus_per_node"] = u.gpus_per_node
-    data = _with(v.data, updates)
-    try:
-        w = workload_from_entry(Entry(data, file=None, error=InputError), lambda *_: (
-            v.workload.model_id, v.workload.model_source, v.workload.architecture), default_name=v.workload.name)
-    except InputError:  # pragma: no cover - the usage was built from a valid variant
-        return u.workload
-    return w if (w.train, w.infer) == (u.workload.train, u.workload.infer) else u.workload
 
 
 # ----- line items ------------------------------------------------------------------------------
@@ -433,9 +413,8 @@ def _standing_warnings(cs: CandidateSet) -> list[str]:
     for sw, usages in zip(cs.scenario.workloads, cs.usages):
         common: dict[str, None] | None = None
         for u in usages:
-            # the workload read again with the usage's GPU count (a warning made at gpus: 1 is not the
-            # usage's own)
-            msgs = dict.fromkeys(list(_revalidated(sw, u).warnings) + list(u.estimate.warnings))
+            # the usage's workload is on the usage's GPU count, and so are its warnings (Workload.warnings)
+            msgs = dict.fromkeys(list(u.workload.warnings) + list(u.estimate.warnings))
             common = msgs if common is None else {m: None for m in common if m in msgs}
         out += [f"{sw.name}: {m}" for m in (common or {})]
     return out

@@ -198,7 +198,10 @@ class Workload:
         train / infer: the task's options (the other is None).
         host: host-RAM options.
         gpus_per_node: GPUs in one machine (default: all of them).
-        warnings: contradictions that do not stop the workload.
+        entry_warnings: the warnings the reader made of the entry as written, which the options do
+            not keep (inference: weights given against the checkpoint's format, a concurrency above
+            an explicit max_num_seqs, a context past the model's positions); a training workload
+            has none (:func:`training_warnings` derives all of its warnings from the options).
         hours_per_month: expected use, for cost comparisons (None: derive from the job).
     """
 
@@ -211,9 +214,18 @@ class Workload:
     infer: Inference | None = None
     host: HostOptions = field(default_factory=HostOptions)
     gpus_per_node: int | None = None
-    warnings: tuple[str, ...] = ()
+    entry_warnings: tuple[str, ...] = ()
     notes: str | None = None
     hours_per_month: float | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Contradictions that do not stop the workload, as sentences: :attr:`entry_warnings`, then
+        (training) :func:`training_warnings` of the options as they are now, so a workload put on
+        another GPU count (``dataclasses.replace``, planner.candidates.with_gpus) says its own."""
+        if self.train is not None:
+            return self.entry_warnings + training_warnings(self.architecture, self.train)
+        return self.entry_warnings
 
     @property
     def gpus(self) -> int:
@@ -308,12 +320,13 @@ def workload_from_entry(
                           "dataset_format", "Give dataset_size too (e.g. dataset_size: 10 GiB), or remove it.")
     gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
     if task == "train":
-        train = _training(entry, arch, warnings)
+        train = _training(entry, arch)
         if gpus_per_node is not None and train.gpus % gpus_per_node:
             raise entry.error(f"gpus ({train.gpus}) is not a multiple of gpus_per_node ({gpus_per_node})",
                               "gpus_per_node")
+        # its warnings follow from its options (Workload.warnings, training_warnings)
         return Workload(name, model_id, model_source, arch, task, train=train, host=host,
-                        gpus_per_node=gpus_per_node, warnings=tuple(warnings), notes=entry.str("notes", None),
+                        gpus_per_node=gpus_per_node, notes=entry.str("notes", None),
                         hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
     infer = _inference(entry, arch, warnings)
     if gpus_per_node is not None:
@@ -328,7 +341,7 @@ def workload_from_entry(
                               f"({gpus_per_node})", "gpus_per_node",
                               "Every machine holds the same number of replicas: give a divisor of gpus.")
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
-                    warnings=tuple(warnings), notes=entry.str("notes", None),
+                    entry_warnings=tuple(warnings), notes=entry.str("notes", None),
                     hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
 
 
@@ -393,12 +406,43 @@ def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str |
     return None
 
 
-def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
-    method = entry.str("method", "full", choices=METHODS)
+def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
+    """The warnings of a training workload, from its options and model alone.
+
+    In this order: a quantized checkpoint the method loads as a base model; QLoRA's
+    prepare_model_for_kbit_training without checkpointing; QLoRA with ZeRO-3; a ZeRO stage over one
+    data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a
+    ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
+    are: the same workload on another GPU count gets that count's warnings.
+
+    Args:
+        arch: the model.
+        train: the validated options (:func:`workload_from_entry` refuses those that cannot run).
+
+    Returns:
+        The warnings as sentences; () when there is nothing to warn about.
+    """
+    out: list[str] = []
     _, _, ckpt_words = checkpoint_format(arch)
     if ckpt_words:
-        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
-                        f"the base model as method {method} loads it, not as that checkpoint")
+        out.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
+                   f"the base model as method {train.method} loads it, not as that checkpoint")
+    if train.method == "qlora" and train.prepare_kbit_training and train.checkpointing == "none":
+        out.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
+                   "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
+    if train.method == "qlora" and train.zero == 3:
+        out.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
+    one_rank = zero_one_rank_warning(train.zero, train.data_parallel, train.offload_optimizer or train.offload_params)
+    if one_rank:
+        out.append(one_rank)
+    if train.seq_len > arch.max_position_embeddings:
+        out.append(f"seq_len {train.seq_len} exceeds the model's max_position_embeddings "
+                   f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    return tuple(out)
+
+
+def _training(entry: Entry, arch: Architecture) -> Training:
+    method = entry.str("method", "full", choices=METHODS)
     recipe = entry.str("recipe", "mixed-bf16" if method == "full" else "pure-bf16", choices=RECIPES)
     optimizer = entry.str("optimizer", "adamw", choices=OPTIMIZERS)
     micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
@@ -469,18 +513,8 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "bitsandbytes 4-bit layers across GPUs", "tp",
                           "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3 with "
                           "bnb_4bit_quant_storage, as FSDP-QLoRA does).")
-    if method == "qlora" and prepare_kbit and checkpointing == "none":
-        warnings.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
-                        "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
-    if method != "full" and zero == 3 and method == "qlora":
-        warnings.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
-    one_rank = zero_one_rank_warning(zero, gpus // tp, offload_optimizer or offload_params)
-    if one_rank:
-        warnings.append(one_rank)
-    if seq_len > arch.max_position_embeddings:
-        check_positions(arch, seq_len, entry, "seq_len")
-        warnings.append(f"seq_len {seq_len} exceeds the model's max_position_embeddings "
-                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
+    check_positions(arch, seq_len, entry, "seq_len")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout)

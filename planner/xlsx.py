@@ -1487,7 +1487,8 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
 
 
 def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
-                            created: datetime | None = None, title: str | None = None) -> WorkbookData:
+                            created: datetime | None = None, title: str | None = None,
+                            references: SourceIndex | None = None) -> WorkbookData:
     """The workbook's data from a :class:`planner.solver.Plan`, read by its documented attributes.
 
     Uses ``plan.scenario``, ``choice`` (the chosen candidate row: ``gpu_id``, ``platform_id``,
@@ -1497,7 +1498,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     ``alternatives``, ``infeasible``, ``assumptions`` (``planner_version``, ``scenario_file``,
     ``scenario_sha256``, ``catalog_schema_version``, ``catalog_files`` (read again here for
     :func:`catalog_sha256`; the ``SOURCES.md`` beside them is read for the Sources sheet,
-    :func:`plan_references`), ``sources``, ``recipes``, ``objective``, ``rules``,
+    :func:`plan_references`, unless ``references`` is given), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
     workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
     stale (:func:`planner.solver.stale_items`).
@@ -1509,6 +1510,9 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
             dated ``created``, valid 30 days, no discount, tax or shipping.
         created: when the plan was made (default now, local time, to the second).
         title: the document title (default 'Hardware plan: <scenario>').
+        references: the ``REF:`` index of the plan's catalog when the caller has read it already
+            (:func:`plan_references` of ``assumptions['catalog_files']``, e.g. for the CLI's
+            undefined-REF warning), so ``SOURCES.md`` is read once per plan; None: read here.
     """
     created = created or datetime.now().replace(microsecond=0)
     a = dict(plan.assumptions or {})
@@ -1589,7 +1593,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         stale_price_months=stale_months,
         gpu_cuda_total_bytes=gpu_memory,
         recipe_rows=recipe_rows,
-        references=plan_references(a.get("catalog_files") or ()),
+        references=references if references is not None else plan_references(a.get("catalog_files") or ()),
     )
 
 

@@ -569,6 +569,25 @@ def test_rank_order_is_deterministic():
     assert math.isfinite(float(f["capex_usd"].iloc[0]))
 
 
+def test_with_gpus_warns_as_the_workload_read_at_the_new_count():
+    # The one-rank ZeRO warning follows the GPU count (Workload.warnings derives it from the options):
+    # the workload moved to another count warns exactly as one read at that count, in the reader's
+    # order (before the warning about a sequence past the tiny model's 4,096 positions).
+    cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+
+    def read(n):
+        return scen(cat, train_workload(gpus=n, zero=2, seq_len=8192)).workloads[0].variants[0].workload
+
+    one_gpu, two_gpus = read(1), read(2)
+    assert one_gpu.warnings == (
+        "ZeRO stage 2 on one data-parallel rank shards nothing; it saves no GPU memory.",
+        "seq_len 8192 exceeds the model's max_position_embeddings (4096); quality beyond it is not guaranteed.")
+    assert two_gpus.warnings == one_gpu.warnings[1:]
+    assert with_gpus(one_gpu, 2, 2).warnings == two_gpus.warnings
+    assert with_gpus(two_gpus, 1, 1).warnings == one_gpu.warnings
+    assert estimate(with_gpus(two_gpus, 1, 1)).warnings[:2] == one_gpu.warnings
+
+
 def test_vllm_workload_is_sized_with_each_cards_serve_defaults():
     # vllm serve defaults max_num_batched_tokens / max_num_seqs by card: 8,192 / 1,024 on cards of
     # >= 70 GiB that are not A100s, 2,048 / 256 elsewhere (vllm/engine/arg_utils.py). A workload that

@@ -117,6 +117,17 @@ def test_fit_prints_the_warnings_estimate_gives_for_the_answer():
     assert d["warnings"] == e["warnings"]
 
 
+def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
+    # pythia-1.4b (rotary) runs past its 2,048 positions with a warning; ZeRO-1 on one GPU shards nothing.
+    # The answer's warnings follow from its options, as estimate reads them, in estimate's order.
+    args = ("--model", "pythia-1.4b", "--task", "train", "--zero", 1, "--seq-len", 4096, "--checkpointing", "full")
+    d = json.loads(run("fit", "--gpu", "h100-sxm", *args, "--micro-batch", "max", "--json").output)
+    e = json.loads(run("estimate", *args, "--micro-batch", d["max_value"], "--json").output)
+    assert d["warnings"] == e["warnings"] == [
+        "ZeRO stage 1 on one data-parallel rank shards nothing; it saves no GPU memory.",
+        "seq_len 4096 exceeds the model's max_position_embeddings (2048); quality beyond it is not guaranteed."]
+
+
 def test_fit_with_vllm_and_the_default_context_names_max_model_len():
     r = run("fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--task", "infer", "--engine", "vllm",
             "--concurrency", "max")

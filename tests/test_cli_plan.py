@@ -381,3 +381,30 @@ def test_plan_warns_about_price_sources_no_sources_file_defines(runner, tmp_path
             "them to the overlay's SOURCES.md so the quote can be traced")
     assert f"  - {said}" in r.output
     assert said in json.loads((out / "qlora-7b-12gb.json").read_text())["warnings"]
+
+
+def test_plan_reads_each_sources_file_once(runner, tmp_path, monkeypatch):
+    # The console's undefined-REF warning and the workbook's Sources sheet share one index: with an
+    # overlay, the overlay's SOURCES.md (absent) and the shipped one are each read once per plan.
+    import planner.sources
+
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    price_usd: 289\n"
+                                       "    price_kind: quote\n    source: \"REF:NOPE-404 vendor listing\"\n"
+                                       "    as_of: 2026-11-20\n")
+    read = []
+    real = planner.sources.read_sources
+
+    def counting(path, shown=None):
+        read.append(Path(path))
+        return real(path, shown)
+
+    monkeypatch.setattr(planner.sources, "read_sources", counting)
+    out = tmp_path / "out"
+    r = run(runner, "plan", str(SCEN / "qlora-7b-12gb.yaml"), "--catalog", str(overlay), "--out", str(out),
+            "--format", "xlsx,json")
+    assert r.exit_code == 0, r.output
+    assert "REF:NOPE-404 (rtx-3060-12gb)" in r.output
+    assert (out / "qlora-7b-12gb.xlsx").is_file()
+    assert sorted(read) == sorted([overlay / "SOURCES.md", ROOT / "catalog" / "SOURCES.md"])

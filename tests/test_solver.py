@@ -223,7 +223,7 @@ def test_plan_says_when_cooling_was_not_checked():
     assert "gpu_cooling" in p.assumptions["rules"]["cooling"]
 
 
-def test_revalidated_warnings_use_the_final_card_count():
+def test_plan_warnings_use_the_final_card_count():
     cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=1, slots=((3, 1),))])
     p = plan(scen(cat, train_workload(gpus=1, zero=2)), cat)
     assert any("ZeRO stage 2 on one data-parallel rank shards nothing" in w for w in p.warnings)

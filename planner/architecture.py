@@ -11,7 +11,7 @@ Sources: the Transformers modeling files for each model type (``modeling_llama.p
 ``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
 ``modeling_qwen3_moe.py``, ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_gemma3.py``
 (with ``modeling_siglip.py`` for Gemma 3's vision tower), ``modeling_phi3.py``, ``modeling_gpt2.py``,
-``modeling_gpt_neox.py``).
+``modeling_gpt_neox.py``, ``modeling_gpt_oss.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "phi3": "llama",
     "gpt2": "gpt2",
     "gpt_neox": "gpt_neox",
+    "gpt_oss": "llama",
 }
 
 
@@ -129,6 +130,7 @@ class Architecture:
     fused_qkv: bool = False
     fused_gate_up: bool = False
     vision_parameters: int = 0  # Gemma 3 (model_type gemma3): SigLIP vision tower and projector
+    attention_sinks: bool = False  # GPT-OSS: one learned sink logit per head and layer
     attn_logit_softcapping: float | None = None  # Gemma 2: tanh cap on attention scores
     final_logit_softcapping: float | None = None  # Gemma 2: tanh cap on the output logits
     torch_dtype: str | None = None
@@ -162,6 +164,13 @@ class Architecture:
         ...)``, ``position_embeds = self.wpe(position_ids)``).
         """
         return self.learned_positions > 0
+
+    @property
+    def sdpa_supported(self) -> bool:
+        """Whether Transformers runs the model with ``attn_implementation="sdpa"``. Gemma 2 (its
+        score softcapping) and GPT-OSS (its attention sinks) declare ``_supports_sdpa = False``
+        (modeling_gemma2.py, modeling_gpt_oss.py): they run eager, or flash_attention_2 / kernels."""
+        return self.model_type not in ("gemma2", "gpt_oss")
 
     @property
     def position_encoding(self) -> str:
@@ -206,7 +215,15 @@ class Architecture:
                 LinearModule("v_proj", h, self.kv_dim, bias=self.qkv_bias),
             ]
         mods.append(LinearModule("o_proj", self.q_dim, h, bias=self.o_bias))
-        if self.is_moe:
+        if self.is_moe and self.model_type == "gpt_oss":
+            # GPT-OSS: a biased router and experts with biases, gate and up interleaved in one
+            # projection (modeling_gpt_oss.py GptOssTopKRouter, GptOssExperts).
+            mods += [
+                LinearModule("router", h, e, bias=True, part="router"),
+                LinearModule("gate_up_proj", h, 2 * f, count=e, bias=True, part="mlp"),
+                LinearModule("down_proj", f, h, count=e, bias=True, part="mlp"),
+            ]
+        elif self.is_moe:
             # Each expert is a gated MLP; the router is ``gate``. Mixtral names the expert
             # projections w1 (gate), w3 (up) and w2 (down), Qwen3-MoE gate_proj, up_proj and
             # down_proj (Transformers 4.x module names, which peft's target_modules use).
@@ -253,6 +270,8 @@ class Architecture:
         norms = (self.norms_per_layer * L + 1) * per_norm
         if self.qk_norm:
             norms += 2 * self.head_dim * L
+        if self.attention_sinks:
+            norms += self.num_attention_heads * L  # small replicated vectors, counted with the norms
         embedding = self.vocab_size * h
         lm_head = 0 if self.tie_word_embeddings else self.vocab_size * h
         return ParamCounts(
@@ -368,6 +387,8 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
         return _gemma3(cfg, where)
     if model_type == "gemma3_text":
         cfg = _with_gemma3_text_defaults(cfg)
+    if model_type == "gpt_oss":
+        cfg = _Merged(GPT_OSS_DEFAULTS, cfg)
     return _llama_family(cfg, where, model_type)
 
 
@@ -420,14 +441,16 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     act = _get(cfg, "hidden_act", where, default=_get(cfg, "hidden_activation", where, default="silu", kind=str),
                kind=str)
     attention_bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
+    if model_type == "gpt_oss":
+        attention_bias = _get(cfg, "attention_bias", where, default=True, kind=bool)  # GptOssConfig's default
     qkv_bias = attention_bias or model_type == "qwen2"
     o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text", "qwen3",
-                                               "qwen3_moe")
+                                               "qwen3_moe", "gpt_oss")
     mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if model_type == "llama" else False
     experts = 1
     per_tok = 1
-    if model_type in ("mixtral", "qwen3_moe"):
-        experts_key = "num_local_experts" if model_type == "mixtral" else "num_experts"
+    if model_type in ("mixtral", "qwen3_moe", "gpt_oss"):
+        experts_key = "num_experts" if model_type == "qwen3_moe" else "num_local_experts"
         experts = _get(cfg, experts_key, where)
         per_tok = _get(cfg, "num_experts_per_tok", where)
         if per_tok > experts:
@@ -452,6 +475,8 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
             window_layers = L // 2 + L % 2  # even-indexed layers (0, 2, ...) use the window
         elif model_type == "gemma3_text":
             window_layers = _gemma3_window_layers(cfg, where, L)
+        elif model_type == "gpt_oss":
+            window_layers = _gemma3_window_layers(cfg, where, L, pattern=2)  # alternate, layer 0 local
         elif model_type in ("qwen2", "qwen3"):
             max_window_layers = _get(cfg, "max_window_layers", where, default=L, min_value=0)
             window_layers = max(0, L - max_window_layers)
@@ -478,6 +503,7 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         o_bias=o_bias,
         mlp_bias=mlp_bias,
         qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
+        attention_sinks=model_type == "gpt_oss",
         num_local_experts=experts,
         num_experts_per_tok=per_tok,
         sliding_window=window,
@@ -501,6 +527,14 @@ GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
     "attention_dropout": 0.0, "sliding_window": 4096, "query_pre_attn_scalar": 256,
 }
 
+#: GptOssConfig's defaults (configuration_gpt_oss.py) for keys a GPT-OSS config leaves out.
+GPT_OSS_DEFAULTS: dict[str, Any] = {
+    "num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201_088, "hidden_size": 2880,
+    "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "sliding_window": 128, "tie_word_embeddings": False, "max_position_embeddings": 131_072,
+    "num_experts_per_tok": 4, "attention_bias": True,
+}
+
 #: SiglipVisionConfig's defaults (configuration_siglip.py), for keys a vision_config leaves out.
 SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
     "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
@@ -520,18 +554,19 @@ def _with_gemma3_text_defaults(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return _Merged(GEMMA3_TEXT_DEFAULTS, cfg)
 
 
-def _gemma3_window_layers(cfg: Mapping[str, Any], where: str | None, layers: int) -> int:
-    """How many Gemma 3 layers use the sliding window: ``layer_types`` when given, else every
-    layer but each ``sliding_window_pattern``-th (default 6: five local layers per global one).
-    Source: Transformers configuration_gemma3.py, ``Gemma3TextConfig.__post_init__``."""
+def _gemma3_window_layers(cfg: Mapping[str, Any], where: str | None, layers: int, pattern: int = 6) -> int:
+    """How many layers use the sliding window: ``layer_types`` when given, else every layer but
+    each ``sliding_window_pattern``-th (Gemma 3: default 6, five local layers per global one;
+    GPT-OSS: 2, alternating). Source: Transformers configuration_gemma3.py and
+    configuration_gpt_oss.py, ``__post_init__``."""
     types = cfg.get("layer_types")
     if types is not None:
         valid = ("sliding_attention", "full_attention")
-        if not isinstance(types, list) or len(types) != layers or any(t not in valid for t in types):
+        if not isinstance(types, (list, tuple)) or len(types) != layers or any(t not in valid for t in types):
             raise _error(cfg, where, f"layer_types must list {layers} entries of sliding_attention or "
                          "full_attention", "layer_types")
         return sum(t == "sliding_attention" for t in types)
-    pattern = _get(cfg, "sliding_window_pattern", where, default=6)
+    pattern = _get(cfg, "sliding_window_pattern", where, default=pattern)
     return sum(1 for i in range(layers) if (i + 1) % pattern)
 
 
@@ -604,7 +639,7 @@ def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: 
     """
     step = _get(cfg, "decoder_sparse_step", where, default=1)
     dense = cfg.get("mlp_only_layers") or []
-    if not isinstance(dense, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
+    if not isinstance(dense, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
         raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {dense!r}", "mlp_only_layers")
     dense = [i for i in dense if 0 <= i < layers]
     if step != 1 or dense:

@@ -38,7 +38,8 @@ cards / tp     (per workload) the workload's GPU count fits the machine: a fixed
                that many cards (several nodes only with every card of every node); a tensor-
                parallel group stays inside one node
 precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights or KV need
-               ``gpu.fp8``; int8 weights need ``gpu.int8``; fp16 and fp32 run everywhere
+               ``gpu.fp8`` (with vLLM ``gpu.bf16``: Marlin W8A16); int8 weights need ``gpu.int8``;
+               mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
                (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
                CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
@@ -245,9 +246,12 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
     else:
         i = workload.infer
         assert i is not None
+        from planner.workload import dtype_feature
+
         for d in (i.weights, i.kv_dtype):
-            if d in ("bf16", "fp8", "int8"):
-                needs.add(d)
+            feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)
+            if feature:
+                needs.add(feature)
     return tuple(sorted(needs))
 
 

@@ -204,7 +204,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--prepare-kbit-training/--no-prepare-kbit-training",
      dict(default=None, help="QLoRA: the script calls peft prepare_model_for_kbit_training (fp32 non-NF4 "
                               "weights and activations; default off).")),
-    ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4.")),
+    ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4, "
+                                "mxfp4 (MXFP4 checkpoints such as gpt-oss).")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8.")),
     ("--context", dict(type=_Count(), help="Tokens per sequence in the KV cache.")),

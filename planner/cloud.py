@@ -126,7 +126,10 @@ def format_supported(workload: Workload, gpu: Gpu) -> str:
         dtype = RECIPES[workload.train.recipe].dtype  # type: ignore[union-attr]
     else:
         w = workload.infer.weights  # type: ignore[union-attr]
-        dtype = "fp8" if w == "fp8" else ("bf16" if w in ("bf16", "nf4", "int8", "int4-gptq", "int4-awq") else w)
+        dtype = "fp8" if w == "fp8" else ("bf16" if w in ("bf16", "nf4", "int8", "int4-gptq", "int4-awq", "mxfp4")
+                                          else w)
+        if w == "fp8" and workload.infer.engine == "vllm" and not gpu.fp8:  # type: ignore[union-attr]
+            dtype = "bf16"  # vLLM's weight-only FP8 (Marlin W8A16) on 16-bit GPUs
         if w in ("nf4", "int8", "int4-gptq", "int4-awq"):
             # quantized weights are dequantized to the model's 16-bit compute dtype; bf16 if the card has it
             dtype = "bf16" if gpu.bf16 else "fp16"

@@ -27,7 +27,7 @@ TASKS = ("train", "infer")
 METHODS = ("full", "lora", "qlora")
 CHECKPOINTING = ("none", "full")
 ATTENTION = ("eager", "sdpa", "flash")
-WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4")
+WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
 ENGINES = ("hf", "vllm")
 DATASET_FORMATS = ("arrow", "numpy", "mmap", "python")
@@ -438,7 +438,30 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if train.seq_len > arch.max_position_embeddings:
         out.append(f"seq_len {train.seq_len} exceeds the model's max_position_embeddings "
                    f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    if train.attention == "eager" and not arch.sdpa_supported:
+        out.append(eager_only_warning(arch))
     return tuple(out)
+
+
+def eager_only_warning(arch: Architecture) -> str:
+    """The note for a model Transformers runs without SDPA (:attr:`Architecture.sdpa_supported`)."""
+    return (f"Transformers has no SDPA attention for {arch.model_type}: it runs eager attention, whose "
+            "score matrices (heads x sequence^2 per layer) are counted; attention: flash (flash_attention_2) "
+            "avoids them.")
+
+
+def _attention(entry: Entry, arch: Architecture) -> str:
+    """The Transformers attention kernel: the entry's, else sdpa (eager for models without SDPA).
+
+    Raises:
+        InputError (of the entry's kind): sdpa given for a model Transformers cannot run with it.
+    """
+    attention = entry.str("attention", "sdpa" if arch.sdpa_supported else "eager", choices=ATTENTION)
+    if attention == "sdpa" and not arch.sdpa_supported:
+        raise entry.error(f"Transformers has no SDPA attention for {arch.model_type} (_supports_sdpa is False: "
+                          f"{'its score softcapping' if arch.model_type == 'gemma2' else 'its attention sinks'})",
+                          "attention", "Use attention: eager, or flash (flash_attention_2).")
+    return attention
 
 
 def _training(entry: Entry, arch: Architecture) -> Training:
@@ -460,7 +483,7 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
     checkpointing = entry.str("checkpointing", "none", choices=CHECKPOINTING)
-    attention = entry.str("attention", "sdpa", choices=ATTENTION)
+    attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
     double_quant = entry.bool("double_quant", True)
@@ -527,7 +550,8 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     '' when the config has no ``quantization_config``). Read as Transformers spells it: AWQ and
     GPTQ give ``quant_method`` 'awq'/'gptq' with ``bits`` and ``group_size`` (AWQ may say
     ``q_group_size``); bitsandbytes gives ``load_in_4bit`` (``bnb_4bit_quant_type`` 'nf4') or
-    ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8'.
+    ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8', gpt-oss's ``quant_method``
+    'mxfp4'.
     """
     q = arch.extra.get("quantization_config")
     if not isinstance(q, Mapping):
@@ -541,6 +565,8 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
         return f"int4-{method}", group, words
     if method == "fp8":
         return "fp8", None, words
+    if method == "mxfp4":
+        return "mxfp4", None, words
     if method == "bitsandbytes":
         if q.get("load_in_4bit") and str(q.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4":
             return "nf4", None, words + ", load_in_4bit nf4"
@@ -558,6 +584,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     elif ckpt_words and ckpt_fmt is None:
         warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
                         f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
+    if weights == "mxfp4" and ckpt_fmt != "mxfp4":
+        raise entry.error("mxfp4 weights need an MXFP4 checkpoint (config.json quantization_config with quant_method "
+                          "mxfp4, as gpt-oss ships); engines do not convert other checkpoints to it", "weights",
+                          "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
     kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
     kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
     group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
@@ -620,12 +650,18 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if max_seqs is not None and concurrency > max_seqs:
         warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
                         f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
-    attention = entry.str("attention", "sdpa", choices=ATTENTION)
     sliding = entry.bool("sliding_window", True)
     if engine == "vllm" and "attention" in entry.data:
         raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
                           "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
                           "Remove it, or set engine: hf.")
+    attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
+    if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
+        warnings.append(eager_only_warning(arch))
+    if engine != "vllm" and weights == "mxfp4":
+        warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
+                        "package) on GPUs of compute capability 7.5 or newer; otherwise it dequantizes them to bf16 "
+                        "on load: size weights: bf16 then.")
     if context > arch.max_position_embeddings:
         check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "
@@ -640,8 +676,20 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
 
 
 #: The GPU feature (a :class:`planner.catalog.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
+#: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
 #: The same rule as the solver's precision filter (planner.candidates.precision_needs).
-DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8"}
+DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8", "mxfp4": "bf16"}
+
+
+def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
+    """The GPU feature ``dtype`` needs (None: runs everywhere). vLLM runs fp8 weights and an fp8 KV
+    cache on GPUs without fp8 tensor cores too: weight-only FP8 through its Marlin kernels
+    (W8A16, Ampere and newer) and an fp8 KV cache read back to 16-bit in its attention kernels
+    (vLLM docs, "FP8 W8A8": "Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing
+    Marlin kernels"; "Quantized KV Cache"). Those need a 16-bit (bf16) GPU, Ampere or newer."""
+    if dtype == "fp8" and engine == "vllm":
+        return "bf16"
+    return DTYPE_FEATURES.get(dtype)
 
 
 def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
@@ -673,14 +721,17 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
         checks = [("weights", i.weights, i.weights, (["int8"] if i.weights == "fp8" and gpu.int8 else [])
                    + (["fp8"] if i.weights == "int8" and gpu.fp8 else []) + [half]),
                   ("kv_dtype", i.kv_dtype, i.kv_dtype, [half])]
+    engine = workload.infer.engine if workload.infer is not None else "hf"
     for key, value, dtype, instead in checks:
-        feature = DTYPE_FEATURES.get(dtype)
+        feature = dtype_feature(dtype, engine)
         if feature is None or getattr(gpu, feature) or key not in where.data:
             continue
         name = f"--{key.replace('_', '-')}" if where.file is None else f"{key}:"  # an option or a file's key
+        vllm = (f" or {'--engine vllm' if where.file is None else 'engine: vllm'} (vLLM runs fp8 weights and KV "
+                "cache on 16-bit GPUs)" if dtype == "fp8" and engine != "vllm" and gpu.bf16 else "")
         raise where.error(
             f"{value} needs a GPU with {feature} support; {gpu.id} ({gpu.architecture}) has none", key,
-            f"Use {name} {' or '.join(instead)}, or a GPU with {feature} ('planner catalog gpus' shows which "
+            f"Use {name} {' or '.join(instead)}{vllm}, or a GPU with {feature} ('planner catalog gpus' shows which "
             "have it).")
 
 

@@ -293,7 +293,8 @@ def test_unknown_keys_are_kept_in_extra():
 
 # ----- config errors: the exact message -------------------------------------------------
 
-SUPPORTED = "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, llama, mistral, mixtral, phi3, qwen2, qwen3, qwen3_moe"
+SUPPORTED = ("gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
+             "qwen3_moe")
 
 
 def _error(cfg, where="config.json") -> str:
@@ -317,7 +318,7 @@ def test_misspelled_model_type_gets_a_suggestion():
     )
 
 
-@pytest.mark.parametrize("model_type", ["gpt_oss", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
+@pytest.mark.parametrize("model_type", ["gpt_bigcode", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
 def test_another_architecture_gets_no_misleading_suggestion(model_type):
     # Suggesting llama for llama4 or gpt_neox for gpt_oss would size a different model.
     msg = _error({"model_type": model_type})
@@ -486,6 +487,26 @@ def test_gemma3_multimodal_counts_the_vision_tower():
     assert (arch.model_type, arch.torch_dtype, arch.sliding_window_layers) == ("gemma3", "bfloat16", 29)
 
 
+def test_gpt_oss_counts():
+    # modeling_gpt_oss.py on the llama test shape (d = 8) with 4 experts of width 48, top-2: q/k/v/o with biases
+    # 4096 + 64 + 2 x (1024 + 16) + 4096 + 64 = 10,400; 8 sinks; router 64 x 4 + 4 = 260; experts 4 x (64 x 96 + 96
+    # + 48 x 64 + 64) = 37,504; norms 2 x 64 = 128: 48,300 per layer; x 2 = 96,600; final norm 64; untied 2 x 6,400.
+    arch = from_hf_config(_llama(model_type="gpt_oss", head_dim=8, intermediate_size=48, num_local_experts=4,
+                                 num_experts_per_tok=2, sliding_window=16))
+    assert arch.parameters == 96_600 + 64 + 12_800
+    assert (arch.attention_sinks, arch.sdpa_supported, arch.sliding_window_layers) == (True, False, 1)
+    names = {m.name for m in arch.linear_modules()}
+    assert {"router", "gate_up_proj", "down_proj"} <= names
+
+
+def test_gpt_oss_published_totals():
+    # GptOssConfig's defaults are gpt-oss-120b's shape; gpt-oss-20b has 24 layers and 32 experts. GGUF
+    # general.parameter_count: 116,829,156,672 and 20,914,757,184.
+    assert from_hf_config({"model_type": "gpt_oss"}).parameters == 116_829_156_672
+    assert from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 24,
+                           "num_local_experts": 32}).parameters == 20_914_757_184
+
+
 def test_gemma2_softcapping_defaults():
     # Gemma2Config's defaults: attention scores capped at 50, logits at 30; null turns a cap off.
     arch = from_hf_config(_llama(model_type="gemma2"))
@@ -517,6 +538,8 @@ def test_only_gpt2_has_a_hard_position_limit(model_type):
             cfg.update(num_experts=2, num_experts_per_tok=1, moe_intermediate_size=32)
         if model_type == "gemma3":
             cfg = {"model_type": "gemma3", "text_config": _llama(model_type="gemma3_text")}
+        if model_type == "gpt_oss":
+            cfg.update(num_local_experts=2, num_experts_per_tok=1)
     arch = from_hf_config(cfg)
     assert arch.hard_position_limit is (model_type == "gpt2")
     assert arch.position_encoding == ("learned absolute" if model_type == "gpt2" else "rotary")

@@ -408,6 +408,8 @@ def test_precision_needs():
     assert needs(infer_workload(weights="fp8", kv_dtype="fp8")) == ("fp8",)
     assert needs(infer_workload(weights="int8", kv_dtype="bf16")) == ("bf16", "int8")
     assert needs(infer_workload(weights="int4-awq", kv_dtype="fp16", group_size=64)) == ()
+    # vLLM runs fp8 weights (Marlin W8A16) and an fp8 KV cache on 16-bit GPUs: it needs bf16 (Ampere or newer).
+    assert needs(infer_workload(weights="fp8", kv_dtype="fp8", engine="vllm")) == ("bf16",)
 
 
 def test_gpu_without_price():

@@ -1033,3 +1033,53 @@ def test_sliding_window_cache_holds_the_last_chunk_beyond_the_window():
     # gemma2: layer 0 local, layer 1 global.
     assert decode == per_layer_token * (400 + 8)
     assert prefill == per_layer_token * (400 + 107)
+
+
+# ----- GPT-OSS: MXFP4 experts, sinks, no SDPA ---------------------------------------------------------
+
+def test_mxfp4_packs_only_the_experts():
+    # gpt-oss-20b: experts 24 layers x 32 x (2880 x 5760 + 2880 x 2880) = 19,110,297,600 weights at 0.5 B plus one
+    # E8M0 byte per 32 (597,196,800 B); the other 1,804,459,584 parameters (attention, router, biases, sinks,
+    # norms, embedding, head) in bf16: 13,761,264,768 B = 12.82 GiB, the model card's 12.8 GiB.
+    arch = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 24, "num_local_experts": 32})
+    wb = weight_bytes(arch, "mxfp4")
+    assert (wb.packed, wb.constants, wb.unquantized) == (9_555_148_800, 597_196_800, 3_608_919_168)
+    assert wb.total == 13_761_264_768
+    with pytest.raises(ValueError):
+        weight_bytes(from_hf_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1,
+                                     "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 10}), "mxfp4")
+
+
+def test_mxfp4_is_the_checkpoints_format_and_only_its(tmp_path):
+    from planner.errors import ScenarioError
+
+    oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
+                          "quantization_config": {"quant_method": "mxfp4"}})
+    w = workload_from_mapping({"model": "oss", "task": "infer"}, lambda n, e: (n, "test", oss))
+    assert w.infer.weights == "mxfp4"
+    assert any("dequantizes them to bf16" in x for x in w.warnings)  # engine hf: Transformers' condition
+    llama = from_hf_config({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4,
+                            "intermediate_size": 96, "vocab_size": 10})
+    with pytest.raises(ScenarioError) as info:
+        workload_from_mapping({"model": "l", "task": "infer", "weights": "mxfp4"}, lambda n, e: (n, "test", llama))
+    assert "mxfp4 weights need an MXFP4 checkpoint" in str(info.value)
+
+
+@pytest.mark.parametrize("model_type", ["gemma2", "gpt_oss"])
+def test_models_without_sdpa_default_to_eager_and_refuse_sdpa(model_type):
+    from planner.errors import ScenarioError
+
+    cfg = {"model_type": model_type, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "head_dim": 16, "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100}
+    if model_type == "gpt_oss":
+        cfg.update(num_local_experts=4, num_experts_per_tok=2)
+    arch = from_hf_config(cfg)
+    w = workload_from_mapping({"model": "m", "task": "train"}, lambda n, e: (n, "test", arch))
+    assert w.train.attention == "eager"
+    assert any(x.startswith(f"Transformers has no SDPA attention for {model_type}") for x in w.warnings)
+    flash = workload_from_mapping({"model": "m", "task": "train", "attention": "flash"}, lambda n, e: (n, "test", arch))
+    assert not any("SDPA" in x for x in flash.warnings)
+    with pytest.raises(ScenarioError) as info:
+        workload_from_mapping({"model": "m", "task": "infer", "attention": "sdpa"}, lambda n, e: (n, "test", arch))
+    msg = str(info.value)
+    assert f"Transformers has no SDPA attention for {model_type}" in msg and "attention: eager" in msg

@@ -193,9 +193,15 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if arch.attn_logit_softcapping:
             # scores / cap -> tanh -> x cap (Gemma 2's eager_attention_forward): tanh keeps its output.
             out.append(SavedTensor(f"score softcapping tanh output ({c} B)", c * a, quadratic=True))
-        out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
-        if c != 4:
-            out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
+        if arch.attention_sinks:
+            # GPT-OSS (modeling_gpt_oss.py eager_attention_forward): the sink logit is appended to
+            # each row and the softmax runs in the scores' dtype; its output (one column wider,
+            # the sink dropped by a view) is what the value matmul keeps.
+            out.append(SavedTensor(f"softmax output with the sink column ({c} B)", c * a, quadratic=True))
+        else:
+            out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
+            if c != 4:
+                out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
         if dropout_attn > 0:
             out.append(SavedTensor("attention dropout mask", (c if cpu_dropout else 1) * a, quadratic=True))
     else:
@@ -213,7 +219,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         # Gemma 2: the attention output is normalised before the residual add (post_attention_layernorm).
         rms("post-attention norm")
     # ---- MLP block --------------------------------------------------------------------------
-    if arch.is_moe:
+    if arch.is_moe and "gate_up_proj" in mods:
+        up_names = ["gate_up_proj"]
+    elif arch.is_moe:
         up_names = ["w1", "w3"] if "w1" in mods else ["gate_proj", "up_proj"]
     elif arch.fused_gate_up:
         up_names = ["gate_up_proj"]
@@ -230,7 +238,13 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
     fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
     act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
-    if arch.gated_mlp:
+    if arch.model_type == "gpt_oss":
+        # GptOssExperts._apply_gate: gate and up interleaved in one output (kept whole by the
+        # views), gate clamped, sigmoid(alpha x gate), their product, up clamped plus one: the
+        # clamped gate, the sigmoid, the product and up + 1 are kept for backward.
+        out.append(SavedTensor("expert gate_up output (gate and up interleaved)", 2 * c * fk))
+        out.append(SavedTensor("clamped gate, its sigmoid, their product and up + 1", 4 * c * fk))
+    elif arch.gated_mlp:
         out.append(SavedTensor(f"MLP gate output ({arch.hidden_act} input)", c * fk * act_saves))
         out.append(SavedTensor("MLP activation output and up projection", 2 * c * fk))
     else:

@@ -42,6 +42,7 @@ QUANT_SRC = {
     "int4-gptq": "GPTQ, Frantar et al. 2023; AutoGPTQ packing",
     "int4-awq": "AWQ, Lin et al. 2024; AutoAWQ packing",
     "fp8": "vLLM docs, FP8 W8A8",
+    "mxfp4": "OCP Microscaling Formats (MX) v1.0, sec. 5.3 (MXFP4); gpt-oss model card",
 }
 
 

@@ -86,8 +86,9 @@ def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: 
     - ``hf``: Transformers 5's grouped-matmul experts (``integrations/moe.py``,
       ``grouped_mm_experts_forward``, the default ``experts_implementation``) gather the tokens into
       S rows (c.S.h, alive to the end), then hold the gate/up output (2f), act(gate) and the product
-      (4.c.S.f at once), then the down output and the product with the routing weights and its
-      unsorted copy (3.c.S.h): c.S.h + max(4.c.S.f, c.S.(f + h), 3.c.S.h).
+      (4.c.S.f at once; GPT-OSS's clamped SwiGLU adds the clamped gate and up, and up + 1: 7.c.S.f),
+      then the down output and the product with the routing weights and its unsorted copy
+      (3.c.S.h): c.S.h + max(4.c.S.f, c.S.(f + h), 3.c.S.h).
     - ``vllm``: vLLM's ``fused_experts`` keeps intermediate caches of T x k x 2f, T x k x f and
       T x k x h (``fused_moe.py``): c.S.(3f + h).
 
@@ -103,8 +104,9 @@ def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: 
         body = c * S * (3 * f + h)
         text = f"{c} B x k={k} x {tokens:,} tokens x (3 x f={f:,} + h={h:,}) fused-MoE caches"
     else:
-        body = c * S * h + max(4 * c * S * f, c * S * (f + h), 3 * c * S * h)
-        text = (f"{c} B x k={k} x {tokens:,} tokens x (h={h:,} gathered + max(4 x f={f:,}, f + h, 3 x h)) "
+        n_f = 7 if arch.model_type == "gpt_oss" else 4
+        body = c * S * h + max(n_f * c * S * f, c * S * (f + h), 3 * c * S * h)
+        text = (f"{c} B x k={k} x {tokens:,} tokens x (h={h:,} gathered + max({n_f} x f={f:,}, f + h, 3 x h)) "
                 "grouped experts")
     return body + router, text + f" + router {tokens:,} x {e} experts"
 
@@ -144,7 +146,9 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
         mlp = n_mlp * c * f_tp * tokens
         mlp_text = f"MLP {n_mlp} x {c} B x f={f_tp:,}"
     attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
-    per_score = c + 4 + 4 if c != 4 else 8
+    # GPT-OSS's softmax (with its sink column) stays in the scores' dtype: the scores, the scores
+    # with the sink appended and the softmax output are live at once, 3 c bytes per score.
+    per_score = 3 * c if arch.attention_sinks else (c + 4 + 4 if c != 4 else 8)
     seqs = max(1, sequences)
     scores = seqs * -(-tokens // seqs) * keys
     masks = 0

@@ -16,6 +16,10 @@ Sources:
 - LLM.int8() (Dettmers et al. 2022, section 3): int8 weights plus one fp32 scale per output
   row (bitsandbytes ``SCB``).
 - FP8 weights (vLLM ``quantization="fp8"``): one byte per value plus an fp32 scale per tensor.
+- MXFP4 (OCP Microscaling Formats (MX) Specification v1.0, section 5.3): blocks of 32 FP4 (E2M1)
+  values sharing one 8-bit E8M0 scale, 4.25 bits per value. gpt-oss checkpoints quantize only the
+  MoE experts' weights this way; attention, router, embeddings and head stay bf16 (its config's
+  ``quantization_config.modules_to_not_convert``; OpenAI's gpt-oss model card: 12.8 GiB and 60.8 GiB).
 """
 
 from __future__ import annotations
@@ -57,7 +61,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
 
     Args:
         arch: the model.
-        fmt: 'fp32', 'fp16', 'bf16', 'fp8', 'int8', 'int4-gptq', 'int4-awq' or 'nf4'.
+        fmt: 'fp32', 'fp16', 'bf16', 'fp8', 'int8', 'int4-gptq', 'int4-awq', 'nf4' or 'mxfp4'
+            (MoE experts only).
         group_size: values per scale for GPTQ/AWQ (-1: one scale per output column).
         double_quant: NF4 double quantization.
         tp: tensor-parallel degree; linear weights, embeddings and head are split t ways,
@@ -118,4 +123,15 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             f"{per}{lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
             f" {'double' if double_quant else 'single'} quantization) + {rest:,} other params x {u} B"
             + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else ""))
+    if fmt == "mxfp4":
+        experts = sum(m.weight_params for m in mods if m.part == "mlp" and m.count > 1) * L
+        if not experts:
+            raise ValueError("mxfp4 quantizes MoE experts; the model has none")
+        experts = -(-experts // tp)
+        other = lin - experts + rest
+        scales = -(-experts // 32)
+        return WeightBytes(
+            -(-experts // 2), scales, other * 2,
+            f"{per}{experts:,} expert params x 0.5 B (FP4) + {scales:,} E8M0 scales x 1 B (one per 32) + "
+            f"{other:,} other params x 2 B (bf16)")
     raise ValueError(f"unknown weight format {fmt!r}")

@@ -37,6 +37,7 @@ import yaml
 from planner.architecture import from_hf_config
 from planner.catalog import load_catalog
 from planner.memory import cuda_total_bytes, estimate, vllm_budget
+from planner.memory.inference import VLLM_BLOCK_TOKENS
 from planner.units import GB, GiB, MiB
 from planner.workload import workload_from_mapping
 
@@ -113,10 +114,15 @@ class Case:
     gpu: str | None = None
     xfail: str | None = None
     cuda_total_gib: float | None = None
+    kv_tokens: int | None = None  # quantity 'vllm kv tokens': the tokens the log printed for the value
 
     @property
     def measured_bytes(self) -> float:
+        """The measured quantity: bytes, or for 'vllm kv tokens' the token count the log printed."""
         assert isinstance(self.value, (int, float))
+        if self.quantity == "vllm kv tokens":
+            assert self.kv_tokens is not None
+            return self.kv_tokens
         return self.value * UNIT_BYTES[self.unit]
 
 
@@ -251,6 +257,15 @@ CASES: list[Case] = [
                 "8 PCIe ranks without custom all-reduce are likely smaller, but the log does not print the "
                 "term, so it stays.")),
 
+    # The entry names neither the GPU nor the parallelism, so no budget can be formed; what it
+    # checks is how vLLM turns KV memory into tokens: every one of the 36 layers' pages, the 18
+    # sliding-window layers included (hf-mem counted 18 layers and doubled the capacity).
+    Case("vllm-gpt-oss-120b-kv", "github.com/alvarobartt/hf-mem/issues/60 (quoting vLLM logs)", "gpt-oss-120b",
+         {"task": "infer", "weights": "mxfp4", "kv_dtype": "bf16", "context": 8192, "engine": "vllm"},
+         "vllm kv tokens", 5.38, "GiB", Between("kv_memory_gib", 5.375, 5.385),
+         "the KV memory is printed to 0.01 GiB; vLLM fits whole blocks of 16 tokens of 36 x 2 x 8 x 64 x 2 = "
+         "73,728 B per token", kv_tokens=78384),
+
     # ---- llama.cpp: KV cache and weight buffers are exact byte counts --------------------------
     Case("llamacpp-llama7b-q4_0-ctx512-kv", "github.com/ggml-org/llama.cpp/issues/1003 (log)",
          LLAMA1_7B, {"task": "infer", "weights": "fp16", "kv_dtype": "fp16", "context": 512},
@@ -343,9 +358,6 @@ NOT_EXPRESSIBLE: dict[str, str] = {
         "launched with the LMCache KV connector (LMCacheConnectorV1), whose GPU buffers and profiling order "
         "(vLLM PR #19312, per the issue's reply) the memory model has no term for: vLLM kept 8.11 GiB where "
         "SGLang on the same cards kept 16.46 GB at 0.93",
-    "vllm-gpt-oss-120b-kv":
-        "gpt_oss is not a supported model_type (MXFP4 experts, attention sinks, alternating sliding window), "
-        "and the entry names neither the GPU nor the parallelism, so no budget can be formed",
     "bnbblog-llama7b-t4-int8-gc-1024":
         "LoRA on an LLM.int8 frozen base is not a method of the memory model (lora keeps a 16-bit base, "
         "qlora an NF4 one)",
@@ -386,6 +398,7 @@ def _component(est, prefix: str) -> int:
 def predicted_bytes(case: Case, **overrides: Any) -> int:
     """The model's figure for the quantity the case measured."""
     cuda_total_gib = overrides.pop("cuda_total", case.cuda_total_gib)
+    kv_memory_gib = overrides.pop("kv_memory_gib", None)
     w = _workload(case, **overrides)
     est = estimate(w)
     if case.quantity == "reserved":
@@ -401,6 +414,12 @@ def predicted_bytes(case: Case, **overrides: Any) -> int:
         gpu = _catalog().gpu(case.gpu)
         total = int(cuda_total_gib * GiB) if cuda_total_gib is not None else cuda_total_bytes(gpu)
         return vllm_budget(w, est, cuda_total=total, gpu_id=gpu.id).budget
+    if case.quantity == "vllm kv tokens":
+        # Tokens vLLM fits in the KV memory it printed (whole blocks of 16 over every layer's page):
+        # the 'kv_memory_gib' setting is the printed value's rounding interval.
+        memory = int((kv_memory_gib if kv_memory_gib is not None else case.value) * GiB)
+        per_block = est.extra["kv_bytes_per_token"] * VLLM_BLOCK_TOKENS
+        return memory // per_block * VLLM_BLOCK_TOKENS
     if case.quantity == "kv cache":
         return _component(est, "KV cache")
     if case.quantity == "weights":

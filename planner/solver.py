@@ -606,13 +606,35 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
                        f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
     if "precision" in rules:
-        no_bf16 = sorted({str(x) for x in t.loc[t["binding"] == "precision", "gpu_id"]})
-        out.append(f"not checked with the memory model: on GPUs without bf16 ({', '.join(no_bf16)}), use recipe "
-                   "mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference")
+        out += _precision_suggestions(cs, catalog)
     if "budget" in rules:
         over = t[t["binding"] == "budget"]
         cheapest = float(over["capex_usd"].min())
         out.append(f"raise budget_usd to >= ${cheapest:,.2f} (the cheapest candidate that fits everything else)")
+    return out
+
+
+#: What to change when GPUs lack a hardware feature the workloads' dtypes need.
+PRECISION_CHANGES = {
+    "bf16": "use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference",
+    "fp8": "use weights int8 or bf16 and kv_dtype bf16, or engine: vllm (it runs fp8 weights and KV cache on "
+           "16-bit GPUs, Ampere and newer)",
+    "int8": "use weights bf16, fp16 or int4-awq",
+}
+
+
+def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
+    """For each feature (bf16, fp8, int8) the workloads need and some refused GPU lacks: the change."""
+    from planner.candidates import precision_needs
+
+    refused = sorted({str(x) for x in cs.table.loc[cs.table["binding"] == "precision", "gpu_id"]})
+    needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
+    out = []
+    for feature in needs:
+        lacking = [g for g in refused if not getattr(catalog.gpu(g), feature, False)]
+        if lacking:
+            out.append(f"not checked with the memory model: on GPUs without {feature} ({', '.join(lacking)}), "
+                       f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
     return out
 
 

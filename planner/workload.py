@@ -505,6 +505,20 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
     if method in ("lora", "qlora"):
         valid = sorted({m.name for m in arch.linear_modules()})
+        if arch.is_moe:
+            # Transformers 5 keeps the experts and the router as parameters, not nn.Linear modules:
+            # peft adapts them, if at all, with adapters of its own (target_parameters, fused
+            # gate_up), which the memory model does not size.
+            moe = sorted({m.name for m in arch.linear_modules() if m.part in ("mlp", "router")})
+            attn_modules = [n for n in valid if n not in moe]
+            asked = targets or []
+            if asked == ["all-linear"] or any(t in moe for t in asked):
+                shown = "all-linear" if asked == ["all-linear"] else ", ".join(t for t in asked if t in moe)
+                raise entry.error(f"LoRA on {arch.model_type}'s experts or router ({shown}) is not modelled: "
+                                  "Transformers 5 keeps them as fused parameters, not nn.Linear modules, and peft "
+                                  "adapts them with adapters of its own", "lora_targets",
+                                  f"Target the attention projections: {', '.join(attn_modules)}.")
+            valid = attn_modules
         if targets is None:
             targets = list(default_lora_targets(arch))
         elif targets == ["all-linear"]:
@@ -658,6 +672,11 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
     if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
         warnings.append(eager_only_warning(arch))
+    if engine == "vllm" and arch.model_type == "gpt_oss":
+        warnings.append("vLLM start-up logs of gpt-oss-120b on one H100 leave 4.7-4.8 GiB less KV cache than this "
+                        "estimate's terms (vllm#23278: -2.14 GiB at gpu_memory_utilization 0.9; #27508: 1.71 GiB at "
+                        "0.95 with max_num_batched_tokens 1024), memory the model does not attribute: keep that "
+                        "margin beyond the KV cache you need.")
     if engine != "vllm" and weights == "mxfp4":
         warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
                         "package) on GPUs of compute capability 7.5 or newer; otherwise it dequantizes them to bf16 "

@@ -1083,3 +1083,18 @@ def test_models_without_sdpa_default_to_eager_and_refuse_sdpa(model_type):
         workload_from_mapping({"model": "m", "task": "infer", "attention": "sdpa"}, lambda n, e: (n, "test", arch))
     msg = str(info.value)
     assert f"Transformers has no SDPA attention for {model_type}" in msg and "attention: eager" in msg
+
+
+def test_lora_on_moe_adapts_attention_only():
+    from planner.errors import ScenarioError
+
+    arch = from_hf_config(TINY_QWEN3_MOE)
+    w = workload_from_mapping({"model": "m", "task": "train", "method": "lora", "lora_targets": ["q_proj", "o_proj"]},
+                              lambda n, e: (n, "test", arch))
+    assert (w.train.lora_targets, w.train.attention) == (("q_proj", "o_proj"), "sdpa")
+    for targets in (["all-linear"], ["q_proj", "gate_proj"], ["gate"]):
+        with pytest.raises(ScenarioError) as info:
+            workload_from_mapping({"model": "m", "task": "train", "method": "lora", "lora_targets": targets},
+                                  lambda n, e: (n, "test", arch))
+        msg = str(info.value)
+        assert "is not modelled" in msg and "Target the attention projections: k_proj, o_proj, q_proj, v_proj." in msg

@@ -371,6 +371,16 @@ def test_infeasible_budget_suggests_the_price():
                                "over the $100.00 budget"]
 
 
+def test_infeasible_precision_suggests_per_missing_feature():
+    # The card has bf16 but no fp8: the suggestion names fp8 (not bf16) and what runs instead, vLLM included.
+    cat = tiny_catalog(gpus=[gpu(fp8=False, bf16=True)], platforms=[platform()])
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(scen(cat, infer_workload(weights="fp8", kv_dtype="bf16")), cat)
+    assert e.value.suggestions == [
+        "not checked with the memory model: on GPUs without fp8 (card), use weights int8 or bf16 and kv_dtype bf16, "
+        "or engine: vllm (it runs fp8 weights and KV cache on 16-bit GPUs, Ampere and newer)"]
+
+
 def test_infeasible_budget_is_named_and_suggestions_stay_within_it():
     # 'small' (1.1 GiB, 1.045 GiB after 5 %) cannot hold the workload at bf16 (1.15 GiB per GPU) but
     # holds it with int4 weights (1.01 GiB); 'big' (8 GiB) holds it as written but its machine costs

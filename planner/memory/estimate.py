@@ -66,6 +66,24 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
     return _infer(workload, overheads)
 
 
+#: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs
+#: without FP4, its Triton backend on Hopper). gpt-oss-120b on one H100 logs "Model loading took
+#: 65.9651 GiB" (vLLM 0.10.1, Marlin; vllm-project/vllm#23278) and 64.38 GiB (0.14.1, Triton;
+#: #33155) against 60.77 GiB of checkpoint weights: +9.16 % and +6.4 % of the 56.73 GiB of experts.
+#: The larger is assumed.
+VLLM_MXFP4_RELAYOUT = 0.0916
+
+
+def _vllm_mxfp4_relayout(wb) -> Component:
+    """The extra bytes vLLM's MXFP4 expert kernels hold beyond the checkpoint's experts (measured)."""
+    experts = wb.packed + wb.constants
+    extra = int(round(experts * VLLM_MXFP4_RELAYOUT))
+    return Component("weights: vLLM MXFP4 expert re-layout", GPU, extra,
+                     f"{VLLM_MXFP4_RELAYOUT:.2%} x {experts:,} B of MXFP4 experts",
+                     "measured: gpt-oss-120b on an H100 loads 65.97 GiB (vLLM 0.10.1, vllm#23278) and 64.38 GiB "
+                     "(0.14.1, #33155) for 60.77 GiB of checkpoint weights")
+
+
 def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads) -> Estimate:
     """An inference workload served by vLLM: what the card must hold for vLLM to keep its KV cache.
 
@@ -273,6 +291,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
                                  sliding_window=i.sliding_window, chunk=seq_chunk if i.engine != "vllm" else 1)
     comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
+    if i.engine == "vllm" and i.weights == "mxfp4":
+        comps.insert(1, _vllm_mxfp4_relayout(wb))
     if i.engine == "vllm":
         return _infer_vllm(w, comps, overheads)
     tokens = seq_chunk * i.concurrency

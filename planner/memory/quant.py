@@ -79,7 +79,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     rank = f" per tensor-parallel rank (t={tp})" if tp > 1 else ""
     per = f"per tensor-parallel rank (t={tp}): " if tp > 1 else ""
     lin = -(-pc.linear // tp) + -(-pc.router // tp)
-    big_rest = -(-(pc.embedding + pc.lm_head + pc.position_embedding) // tp)
+    # A multimodal checkpoint's vision tower (Gemma 3) loads with the model and stays 16-bit.
+    big_rest = -(-(pc.embedding + pc.lm_head + pc.position_embedding + pc.vision) // tp)
     small = pc.norms + -(-pc.biases // tp)
     rest = big_rest + small
     mods = arch.linear_modules()
@@ -94,11 +95,21 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         return WeightBytes(lin, consts, rest * 2,
                            f"{per}{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales x 4 B + {rest:,} other "
                            "params x 2 B")
+    # bitsandbytes (int8, nf4) replaces nn.Linear modules only. Transformers 5 keeps a mixture of
+    # experts' weights and its router as parameters of their own (MixtralExperts/TopKRouter,
+    # Qwen3MoeExperts/TopKRouter, GptOssExperts/TopKRouter), so they load in 16-bit: only the
+    # attention projections are quantized.
+    experts = sum(m.weight_params for m in mods if m.part == "mlp" and m.count > 1) * L
+    experts = -(-experts // tp) + (-(-pc.router // tp) if experts else 0)
+    bnb_lin, bnb_rest = lin - experts, rest + experts
+    bnb_mods = [m for m in mods if not (arch.is_moe and m.part in ("mlp", "router"))]
+    bnb_note = (f" (the {experts:,} MoE expert and router params stay 16-bit: parameters, not nn.Linear)"
+                if experts else "")
     if fmt == "int8":
-        rows = sum(m.out_features * m.count for m in mods) * L // tp
-        return WeightBytes(lin, rows * 4, rest * 2,
-                           f"{per}{lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {rest:,} other "
-                           "params x 2 B")
+        rows = sum(m.out_features * m.count for m in bnb_mods) * L // tp
+        return WeightBytes(bnb_lin, rows * 4, bnb_rest * 2,
+                           f"{per}{bnb_lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {bnb_rest:,} "
+                           f"other params x 2 B{bnb_note}")
     if fmt in ("int4-gptq", "int4-awq"):
         # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
         groups = (sum(m.out_features * m.count for m in mods) * L // tp if group_size == -1
@@ -116,13 +127,13 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B")
     if fmt == "nf4":
         bits = nf4_constant_bits(double_quant)
-        consts = int(round(lin * bits / 8))
+        consts = int(round(bnb_lin * bits / 8))
         u = unquantized_bytes
         return WeightBytes(
-            -(-lin // 2), consts, rest * u,
-            f"{per}{lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
-            f" {'double' if double_quant else 'single'} quantization) + {rest:,} other params x {u} B"
-            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else ""))
+            -(-bnb_lin // 2), consts, bnb_rest * u,
+            f"{per}{bnb_lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
+            f" {'double' if double_quant else 'single'} quantization) + {bnb_rest:,} other params x {u} B"
+            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note)
     if fmt == "mxfp4":
         experts = sum(m.weight_params for m in mods if m.part == "mlp" and m.count > 1) * L
         if not experts:

@@ -1098,3 +1098,29 @@ def test_lora_on_moe_adapts_attention_only():
                                   lambda n, e: (n, "test", arch))
         msg = str(info.value)
         assert "is not modelled" in msg and "Target the attention projections: k_proj, o_proj, q_proj, v_proj." in msg
+
+
+def test_weights_count_a_multimodal_vision_tower():
+    # gemma3 with a small SigLIP tower: every parameter, the tower's included, is a bf16 weight (2 B each).
+    cfg = {"model_type": "gemma3",
+           "text_config": {"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4,
+                           "num_key_value_heads": 2, "head_dim": 16, "vocab_size": 300, "sliding_window": 8},
+           "vision_config": {"hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
+                             "num_attention_heads": 2, "image_size": 28, "patch_size": 7, "vision_use_head": False}}
+    arch = from_hf_config(cfg)
+    assert arch.vision_parameters > 0
+    assert weight_bytes(arch, "bf16").total == 2 * arch.parameters
+
+
+def test_vllm_mxfp4_adds_the_measured_expert_relayout():
+    # 9.16 % of the MXFP4 experts' bytes (gpt-oss-120b on an H100: 65.97 GiB loaded for 60.77 GiB of weights).
+    from planner.memory.estimate import VLLM_MXFP4_RELAYOUT
+
+    oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
+                          "quantization_config": {"quant_method": "mxfp4"}})
+    wb = weight_bytes(oss, "mxfp4")
+    vllm = workload_from_mapping({"model": "oss", "task": "infer", "engine": "vllm"}, lambda n, e: (n, "test", oss))
+    hf = workload_from_mapping({"model": "oss", "task": "infer"}, lambda n, e: (n, "test", oss))
+    extra = [c for c in estimate(vllm).gpu_components() if c.name == "weights: vLLM MXFP4 expert re-layout"]
+    assert [c.bytes for c in extra] == [round((wb.packed + wb.constants) * VLLM_MXFP4_RELAYOUT)]
+    assert not [c for c in estimate(hf).gpu_components() if "re-layout" in c.name]

@@ -287,3 +287,15 @@ def test_fit_for_the_largest_context_names_the_max_model_len_to_start_with():
     assert doc["notes"] == [note]
     text = CliRunner().invoke(main, args).output
     assert f"Note: {note}" in text.splitlines()
+
+
+def test_hybrid_kv_groups_pad_to_whole_groups():
+    # vLLM groups full and sliding-window layers in groups of the smaller count (or the larger when below 1.5x
+    # the smaller) and pads each kind to whole groups: Gemma 3 27B's 10 full and 52 window layers take 10 + 60
+    # layer slots; gpt-oss's 18 and 18, and Gemma 2's 21 and 21, none; a single kind is left alone.
+    from planner.memory.vllm import hybrid_group_layers
+
+    assert hybrid_group_layers(10, 52) == (10, 60)
+    assert hybrid_group_layers(18, 18) == (18, 18)
+    assert hybrid_group_layers(12, 16) == (16, 16)  # 16 < 1.5 x 12: groups of 16, the full layers padded
+    assert hybrid_group_layers(32, 0) == (32, 0)

@@ -165,8 +165,9 @@ class SequenceKv:
 
     Attributes:
         layer_token_bytes: K and V of one token in one layer on this GPU: 2 x KV heads x head_dim x bytes.
-        full_layers: layers that keep every token.
-        window_layers: layers with a sliding window (0 when the window is absent or not honoured).
+        full_layers: layers that keep every token, as vLLM lays them out (:func:`hybrid_group_layers`).
+        window_layers: layers with a sliding window (0 when the window is absent or not honoured),
+            likewise padded to whole groups.
         sliding_window: the window in tokens (0 when none).
         max_num_batched_tokens: the engine's chunk of newly scheduled tokens.
     """
@@ -176,6 +177,7 @@ class SequenceKv:
     window_layers: int
     sliding_window: int
     max_num_batched_tokens: int
+    padded_from: tuple[int, int] | None = None  # the model's (full, window) layers before vLLM's group padding
 
     def full_tokens(self, context: int) -> int:
         """Token slots of one full-attention layer: cdiv(context, 16) blocks of 16."""
@@ -194,6 +196,10 @@ class SequenceKv:
         return self.layer_token_bytes * (self.full_layers * self.full_tokens(context)
                                          + self.window_layers * self.window_tokens(context))
 
+    def slot_layers(self) -> int:
+        """Layers' worth of KV pages per token slot: all layers, vLLM's group padding included."""
+        return self.full_layers + self.window_layers
+
     def formula(self, context: int) -> str:
         """The arithmetic of :meth:`bytes`, with the numbers."""
         parts = []
@@ -204,7 +210,11 @@ class SequenceKv:
             parts.append(f"{self.window_layers} sliding-window layers x {self.window_tokens(context):,} tokens "
                          f"((cdiv(min({self.sliding_window:,} - 1 + {self.max_num_batched_tokens:,} batched tokens, "
                          f"{context:,}), 16) + 1) blocks of 16)")
-        return f"{self.layer_token_bytes:,} B per layer and token x (" + " + ".join(parts) + ")"
+        text = f"{self.layer_token_bytes:,} B per layer and token x (" + " + ".join(parts) + ")"
+        if self.padded_from:
+            text += (f"; vLLM's hybrid KV groups pad the model's {self.padded_from[0]} full and "
+                     f"{self.padded_from[1]} sliding-window layers to whole groups")
+        return text
 
     def longest_context(self, budget: int, upper: int) -> int:
         """The longest context (<= ``upper``) one request may have within ``budget`` bytes; 0 when none.
@@ -230,8 +240,28 @@ def sequence_kv(arch: Architecture, *, kv_dtype: str, tp: int, max_num_batched_t
     """
     kvh = kv_heads_per_gpu(arch, tp)
     wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
-    return SequenceKv(2 * kvh * arch.head_dim * KV_BYTES[kv_dtype], arch.num_hidden_layers - wl, wl,
-                      int(arch.sliding_window or 0) if wl else 0, max_num_batched_tokens)
+    full = arch.num_hidden_layers - wl
+    pf, pw = hybrid_group_layers(full, wl)
+    return SequenceKv(2 * kvh * arch.head_dim * KV_BYTES[kv_dtype], pf, pw,
+                      int(arch.sliding_window or 0) if wl else 0, max_num_batched_tokens,
+                      (full, wl) if (pf, pw) != (full, wl) else None)
+
+
+def hybrid_group_layers(full: int, window: int) -> tuple[int, int]:
+    """Full-attention and sliding-window layers as vLLM V1's hybrid KV cache manager lays them out.
+
+    With both kinds, layers go in groups of one size: the smaller count, or the larger when it
+    is below 1.5 x the smaller; each kind is padded up to whole groups, and every group draws
+    pages of that many layers from one pool (vllm/v1/core/kv_cache_utils.py,
+    ``_get_kv_cache_groups_uniform_page_size``). Gemma 3 27B (10 full, 52 window layers): groups
+    of 10, 60 window slots. gpt-oss (18 and 18): no padding.
+    """
+    if not full or not window:
+        return full, window
+    size = min(full, window)
+    if max(full, window) < 1.5 * size:
+        size = max(full, window)
+    return _cdiv(full, size) * size, _cdiv(window, size) * size
 
 
 @dataclass(frozen=True)
@@ -373,12 +403,14 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
     context = sum(x.bytes for x in gpu if x.name.startswith("CUDA context"))
     usable = int(cuda_total * util)
     budget = usable - weights - peak - non_torch
-    per_tok = est.extra.get("kv_bytes_per_token", 0)
+    seq_kv = sequence_kv(arch, kv_dtype=i.kv_dtype, tp=i.tp, max_num_batched_tokens=tokens,
+                         sliding_window=getattr(i, "sliding_window", True))
+    # vLLM's "GPU KV cache size" in tokens: the pool's blocks over its groups, a page for every
+    # layer slot (the padded layout) per token.
+    per_tok = seq_kv.layer_token_bytes * seq_kv.slot_layers()
     if budget <= 0 or per_tok <= 0:
         blocks = 0
     else:
         blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
-    seq_kv = sequence_kv(arch, kv_dtype=i.kv_dtype, tp=i.tp, max_num_batched_tokens=tokens,
-                         sliding_window=getattr(i, "sliding_window", True))
     return VllmBudget(cuda_total, usable, weights, peak, non_torch, max(budget, 0), blocks * VLLM_BLOCK_TOKENS,
                       blocks, tokens, seqs, context, seq_kv, i.context)

@@ -173,6 +173,12 @@ class Architecture:
         return self.model_type not in ("gemma2", "gpt_oss")
 
     @property
+    def flash_supported(self) -> bool:
+        """Whether Transformers runs the model with flash_attention_2: the multimodal Gemma 3 class
+        (``Gemma3ForConditionalGeneration``) declares ``_supports_flash_attn = False``."""
+        return self.model_type != "gemma3"
+
+    @property
     def position_encoding(self) -> str:
         """The position encoding in words: 'learned absolute' or 'rotary'."""
         return "learned absolute" if self.learned_positions else "rotary"
@@ -451,6 +457,8 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
     per_tok = 1
     if model_type in ("mixtral", "qwen3_moe", "gpt_oss"):
         experts_key = "num_experts" if model_type == "qwen3_moe" else "num_local_experts"
+        if model_type == "qwen3_moe" and "num_experts" not in cfg and "num_local_experts" in cfg:
+            experts_key = "num_local_experts"  # as Transformers 5's Qwen3MoeConfig writes it (attribute_map)
         experts = _get(cfg, experts_key, where)
         per_tok = _get(cfg, "num_experts_per_tok", where)
         if per_tok > experts:
@@ -546,7 +554,7 @@ class _Merged(dict):
     """A config mapping with defaults filled in that keeps the file's line numbers for errors."""
 
     def __init__(self, defaults: Mapping[str, Any], given: Mapping[str, Any]):
-        super().__init__({**defaults, **{k: v for k, v in given.items() if v is not None or k not in defaults}})
+        super().__init__({**defaults, **given})
         self.lines = getattr(given, "lines", None) or {}
 
 
@@ -613,8 +621,10 @@ def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     vision_params, vision_h = _siglip_vision_parameters(vision, f"{where} (vision_config)" if where else "vision_config")
     projector = vision_h * arch.hidden_size + vision_h
     dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    # A checkpoint's quantization_config sits at the top level, beside text_config.
+    top = {k: cfg[k] for k in ("quantization_config",) if k in cfg}
     return replace(arch, model_type="gemma3", vision_parameters=vision_params + projector,
-                   torch_dtype=dtype if isinstance(dtype, str) else arch.torch_dtype)
+                   torch_dtype=dtype if isinstance(dtype, str) else arch.torch_dtype, extra={**arch.extra, **top})
 
 
 def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float) -> float | None:

@@ -191,7 +191,10 @@ def unsupported(workload: Any) -> tuple[str, str, str] | None:
     if attention == "flash":
         return ("attention", "the calibration run uses Transformers' sdpa or eager kernel, not flash "
                 "(flash_attention_2 needs the flash-attn package)",
-                "Give attention: sdpa; the memory model sizes sdpa and flash alike (neither stores the scores).")
+                ("Give attention: sdpa; the memory model sizes sdpa and flash alike (neither stores the scores)."
+                 if workload.architecture.sdpa_supported else
+                 f"Give attention: eager ({workload.architecture.model_type} has no sdpa in Transformers); "
+                 "eager keeps the score matrices, which flash would not."))
     return None
 
 

@@ -457,6 +457,10 @@ def _attention(entry: Entry, arch: Architecture) -> str:
         InputError (of the entry's kind): sdpa given for a model Transformers cannot run with it.
     """
     attention = entry.str("attention", "sdpa" if arch.sdpa_supported else "eager", choices=ATTENTION)
+    if attention == "flash" and not arch.flash_supported:
+        raise entry.error(f"Transformers has no flash_attention_2 for {arch.model_type} (the multimodal "
+                          "Gemma3ForConditionalGeneration: _supports_flash_attn is False)", "attention",
+                          "Use attention: sdpa, or eager.")
     if attention == "sdpa" and not arch.sdpa_supported:
         raise entry.error(f"Transformers has no SDPA attention for {arch.model_type} (_supports_sdpa is False: "
                           f"{'its score softcapping' if arch.model_type == 'gemma2' else 'its attention sinks'})",
@@ -679,8 +683,8 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                         "margin beyond the KV cache you need.")
     if engine != "vllm" and weights == "mxfp4":
         warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
-                        "package) on GPUs of compute capability 7.5 or newer; otherwise it dequantizes them to bf16 "
-                        "on load: size weights: bf16 then.")
+                        "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "
+                        "the checkpoint is bf16, so the planner asks for a GPU with bf16 (Ampere or newer).")
     if context > arch.max_position_embeddings:
         check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "

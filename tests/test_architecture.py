@@ -507,6 +507,24 @@ def test_gpt_oss_published_totals():
                            "num_local_experts": 32}).parameters == 20_914_757_184
 
 
+def test_gemma3_keeps_its_top_level_quantization_config_and_explicit_nulls():
+    from planner.workload import checkpoint_format
+
+    cfg = {"model_type": "gemma3", "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128},
+           "text_config": _llama(model_type="gemma3_text", head_dim=8)}
+    assert checkpoint_format(from_hf_config(cfg))[:2] == ("int4-gptq", 128)
+    # An explicit null is the config's value, not a gap for the default (Gemma3TextConfig keeps sliding_window None).
+    assert from_hf_config(_llama(model_type="gemma3_text", head_dim=8, sliding_window=None)).sliding_window is None
+    assert from_hf_config(cfg).flash_supported is False  # Gemma3ForConditionalGeneration has no flash_attention_2
+
+
+def test_qwen3_moe_reads_the_expert_count_as_transformers_5_writes_it():
+    # Qwen3MoeConfig maps num_experts to num_local_experts, and save_pretrained writes that name.
+    cfg = _qwen3_moe()
+    cfg["num_local_experts"] = cfg.pop("num_experts")
+    assert from_hf_config(cfg).num_local_experts == 4
+
+
 def test_gemma2_softcapping_defaults():
     # Gemma2Config's defaults: attention scores capped at 50, logits at 30; null turns a cap off.
     arch = from_hf_config(_llama(model_type="gemma2"))

@@ -263,7 +263,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         k_tok = arch.num_experts_per_tok
         if any(trains(n) for n in up_names):
             out.append(SavedTensor(f"expert inputs: normalised tokens gathered k={k_tok} times", c * h * k_tok))
-        if full:
+        if full or lora_targets:
+            # The routing weights need a gradient whenever the layer's input does (a LoRA adapter in
+            # this or an earlier layer), so the product keeps the expert outputs then too.
             out.append(SavedTensor(f"expert outputs kept for the routing-weight product (k={k_tok})", c * h * k_tok))
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (MLP)", (c if cpu_dropout else 1) * h))

@@ -320,12 +320,13 @@ def _workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str,
         raise
 
 
-def _vllm_context_note(workload: Any, context_given: bool, kv_tokens: int | None = None) -> str | None:
+def _vllm_context_note(workload: Any, context_given: bool, longest_fit: int | None = None) -> str | None:
     """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
 
     ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
     start when one sequence that long does not fit its KV cache; the plan sized the default context.
-    ``kv_tokens``: the KV tokens vLLM gets on the card, when known (estimate --gpu).
+    ``longest_fit``: the longest max_model_len vLLM starts with on the card, when known
+    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`).
     """
     i = workload.infer
     longest = workload.architecture.max_position_embeddings
@@ -333,9 +334,9 @@ def _vllm_context_note(workload: Any, context_given: bool, kv_tokens: int | None
         return None
     note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "
             f"{i.context}: it defaults to the model's maximum, {longest:,} tokens")
-    if kv_tokens is not None and kv_tokens < longest:
-        note += (f", and refuses to start when one sequence that long does not fit the KV cache ({kv_tokens:,} "
-                 "tokens here)")
+    if longest_fit is not None and longest_fit < longest:
+        note += (", and refuses to start when one sequence that long does not fit the KV cache ("
+                 + (f"at most {longest_fit:,} tokens here)" if longest_fit else "no KV cache is left here)"))
     return note + "."
 
 
@@ -408,6 +409,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         if workload.infer is not None:
             vb = vllm_budget(workload, est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id)
             result["gpu"]["vllm"] = vb.as_dict()
+            result["gpu"]["vllm"]["longest_max_model_len"] = vb.longest_model_len(
+                workload.architecture.max_position_embeddings)
             result["gpu"]["vllm"]["problems"] = vb.problems(
                 context=workload.infer.context, kv_bytes_per_token=est.extra.get("kv_bytes_per_token", 0))
             # sequences of the full context the KV budget holds, by vLLM's per-request KV (sliding-window
@@ -430,7 +433,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         result.update(gpus=workload.infer.tp, replicas=copies, gpus_total=workload.infer.tp * copies,
                       concurrency_total=workload.infer.concurrency * copies)
     context_note = _vllm_context_note(workload, "context" in given or "context" in written,
-                                      result.get("gpu", {}).get("vllm", {}).get("kv_tokens"))
+                                      result.get("gpu", {}).get("vllm", {}).get("longest_max_model_len"))
     if context_note:
         result["notes"].append(context_note)
     if as_json:
@@ -992,11 +995,12 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     longest = arch.max_position_embeddings
     if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
         # the answer is the context: vllm serve must be told it, or it takes the model's maximum
-        kv = vllm_budget(answer, answer_est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id).kv_tokens
+        fit = vllm_budget(answer, answer_est, cuda_total=cuda_total_bytes(gpu),
+                          gpu_id=gpu.id).longest_model_len(longest)
         note = (f"vLLM: start vllm serve with --max-model-len {best} (the answer): it defaults to the model's "
                 f"maximum, {longest:,} tokens"
-                + (f", and refuses to start when one sequence that long does not fit the KV cache ({kv:,} tokens "
-                   "here)" if kv < longest else "") + ".")
+                + (f", and refuses to start when one sequence that long does not fit the KV cache (at most "
+                   f"{fit:,} tokens here)" if fit < longest else "") + ".")
     result = {"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": best, "need_bytes": need,
               "capacity_bytes": cap, "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
               "next_need_bytes": next_need, "limit": hi,

@@ -410,7 +410,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     """The warnings of a training workload, from its options and model alone.
 
     In this order: a quantized checkpoint the method loads as a base model; QLoRA's
-    prepare_model_for_kbit_training without checkpointing; QLoRA with ZeRO-3; a ZeRO stage over one
+    prepare_model_for_kbit_training without checkpointing; QLoRA on a mixture of experts (its
+    experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
     data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a
     ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
     are: the same workload on another GPU count gets that count's warnings.
@@ -430,6 +431,13 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if train.method == "qlora" and train.prepare_kbit_training and train.checkpointing == "none":
         out.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
                    "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
+    if train.method == "qlora" and arch.is_moe:
+        pc = arch.param_counts()
+        experts = sum(m.weight_params for m in arch.linear_modules() if m.part == "mlp") * arch.num_hidden_layers
+        out.append(f"QLoRA on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 keeps "
+                   f"the MoE experts and router as parameters of their own, so they stay 16-bit "
+                   f"({experts + pc.router:,} of {pc.total:,} parameters): 4-bit saves memory on the attention "
+                   "projections alone.")
     if train.method == "qlora" and train.zero == 3:
         out.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
     one_rank = zero_one_rank_warning(train.zero, train.data_parallel, train.offload_optimizer or train.offload_params)
@@ -677,10 +685,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
         warnings.append(eager_only_warning(arch))
     if engine == "vllm" and arch.model_type == "gpt_oss":
-        warnings.append("vLLM start-up logs of gpt-oss-120b on one H100 leave 4.7-4.8 GiB less KV cache than this "
-                        "estimate's terms (vllm#23278: -2.14 GiB at gpu_memory_utilization 0.9; #27508: 1.71 GiB at "
-                        "0.95 with max_num_batched_tokens 1024), memory the model does not attribute: keep that "
-                        "margin beyond the KV cache you need.")
+        warnings.append("vLLM's start-up logs of gpt-oss-120b on one H100 show 4.7-4.8 GiB of memory the model "
+                        "does not attribute (vllm#23278, #27508); the estimate counts 4.84 GiB for it as a term, "
+                        "for every gpt-oss model (only the 120b on an H100 was measured).")
     if engine != "vllm" and weights == "mxfp4":
         warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
                         "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "

@@ -1125,3 +1125,23 @@ def test_vllm_mxfp4_adds_the_measured_expert_relayout():
     extra = [c for c in estimate(vllm).gpu_components() if c.name == "weights: vLLM MXFP4 expert re-layout"]
     assert [c.bytes for c in extra] == [round((wb.packed + wb.constants) * VLLM_MXFP4_RELAYOUT)]
     assert not [c for c in estimate(hf).gpu_components() if "re-layout" in c.name]
+
+
+def test_qlora_on_moe_says_the_experts_stay_16_bit():
+    arch = from_hf_config(TINY_QWEN3_MOE)
+    w = workload_from_mapping({"model": "m", "task": "train", "method": "qlora"}, lambda n, e: (n, "test", arch))
+    # experts 2 layers x 4 x 3 x 64 x 48 = 73,728 and routers 2 x 64 x 4 = 512 of the model's parameters
+    assert any(x.startswith("QLoRA on qwen3_moe: bitsandbytes quantizes nn.Linear modules only")
+               and f"(74,240 of {arch.parameters:,} parameters)" in x for x in w.warnings)
+
+
+def test_vllm_gpt_oss_counts_the_memory_its_logs_show():
+    # vllm#23278 / #27508: gpt-oss-120b on one H100 leaves 4.7-4.8 GiB less KV than the terms; 4.84 GiB is a term.
+    from planner.memory.estimate import VLLM_GPT_OSS_UNEXPLAINED
+
+    oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
+                          "quantization_config": {"quant_method": "mxfp4"}})
+    w = workload_from_mapping({"model": "oss", "task": "infer", "engine": "vllm"}, lambda n, e: (n, "test", oss))
+    terms = [c for c in estimate(w).gpu_components() if c.name.startswith("vLLM start-up memory beyond")]
+    assert [(c.bytes, c.kind) for c in terms] == [(VLLM_GPT_OSS_UNEXPLAINED, "runtime")]
+    assert VLLM_GPT_OSS_UNEXPLAINED == int(4.84 * GiB)

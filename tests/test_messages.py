@@ -279,7 +279,7 @@ def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():
     assert r.exit_code == 0, r.output
     note = ("vLLM: the plan assumes context 4,096 (the default); start vllm serve with --max-model-len 4096: it "
             "defaults to the model's maximum, 131,072 tokens, and refuses to start when one sequence that long does "
-            "not fit the KV cache (22,496 tokens here).")
+            "not fit the KV cache (at most 22,496 tokens here).")
     assert r.output.splitlines()[-1] == "Note: " + note
     assert note in json.loads(CliRunner().invoke(main, [*args, "--json"]).output)["notes"]
     given = CliRunner().invoke(main, [*args, "--context", "4096"])

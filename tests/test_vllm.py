@@ -281,9 +281,11 @@ def test_fit_for_the_largest_context_names_the_max_model_len_to_start_with():
                                              "vllm", "--gpu", "l4", "--context", str(best), "--json"]).output)
     kv = e["gpu"]["vllm"]["kv_tokens"]
     assert best <= kv < 131_072
+    # Llama has no sliding window: the longest max_model_len vLLM starts with is the KV tokens that fit.
+    assert e["gpu"]["vllm"]["longest_max_model_len"] == kv
     note = (f"vLLM: start vllm serve with --max-model-len {best} (the answer): it defaults to the model's maximum, "
-            f"131,072 tokens, and refuses to start when one sequence that long does not fit the KV cache ({kv:,} "
-            "tokens here).")
+            f"131,072 tokens, and refuses to start when one sequence that long does not fit the KV cache (at most "
+            f"{kv:,} tokens here).")
     assert doc["notes"] == [note]
     text = CliRunner().invoke(main, args).output
     assert f"Note: {note}" in text.splitlines()

@@ -28,6 +28,7 @@ from planner.memory.inference import (
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import weight_bytes
 from planner.recipes import RECIPES
+from planner.units import GiB
 from planner.memory.states import lora_parameters, model_state_components
 from planner.workload import Workload
 
@@ -72,6 +73,12 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
 #: #33155) against 60.77 GiB of checkpoint weights: +9.16 % and +6.4 % of the 56.73 GiB of experts.
 #: The larger is assumed.
 VLLM_MXFP4_RELAYOUT = 0.0916
+
+#: What vLLM's start-up logs of gpt-oss-120b on one H100 leave below the budget this model computes
+#: once the re-layout is counted: 4.69 GiB (vllm#23278, KV -2.14 GiB at utilization 0.9) and
+#: 4.84 GiB (#27508, KV 1.71 GiB at 0.95 with max_num_batched_tokens 1024). The cause (the MXFP4
+#: MoE kernels' profiling workspace, compilation) is not attributed; the larger is kept as a term.
+VLLM_GPT_OSS_UNEXPLAINED = int(4.84 * GiB)
 
 
 def _vllm_mxfp4_relayout(wb) -> Component:
@@ -293,6 +300,12 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
     if i.engine == "vllm" and i.weights == "mxfp4":
         comps.insert(1, _vllm_mxfp4_relayout(wb))
+    if i.engine == "vllm" and arch.model_type == "gpt_oss":
+        comps.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,
+                               VLLM_GPT_OSS_UNEXPLAINED, f"{VLLM_GPT_OSS_UNEXPLAINED / GiB:.2f} GiB",
+                               "measured: vllm#23278 (-2.14 GiB of KV at gpu_memory_utilization 0.9) and #27508 "
+                               "(1.71 GiB at 0.95, max_num_batched_tokens 1024) on one H100 against these terms; "
+                               "taken for every gpt-oss model", kind="runtime"))
     if i.engine == "vllm":
         return _infer_vllm(w, comps, overheads)
     tokens = seq_chunk * i.concurrency

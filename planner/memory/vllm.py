@@ -316,6 +316,14 @@ class VllmBudget:
         """Bytes the budget is short of holding a single KV block (0 when it holds one)."""
         return max(self.weights + self.profile_peak + self.non_torch - self.usable, 0)
 
+    def longest_model_len(self, upper: int) -> int:
+        """The longest ``--max-model-len`` (<= ``upper``) vLLM starts with: one request of it must fit the
+        KV cache, by bytes per request for models with sliding-window layers (as vLLM checks it)."""
+        seq = self.sequence
+        if seq is not None and seq.window_layers:
+            return seq.longest_context(self.budget, upper)
+        return min(self.kv_tokens, upper)
+
     def problems(self, *, context: int, kv_bytes_per_token: int) -> list[str]:
         """Why ``vllm serve`` would refuse to start with these terms, one sentence each.
 

@@ -59,5 +59,11 @@ def test_fresh_measurement_meets_the_targets():
     now = versions()
     if any(now.get(k) != recorded.get(k) for k in ("torch", "transformers", "peft", "bitsandbytes")):
         pytest.skip(f"installed versions {now} differ from the recorded {recorded}")
-    doc = run_grid(load_grid(GRID))
+    grid = load_grid(GRID)
+    # The profiler cross-check (a second look at each run's last step through the CPU allocator) is
+    # recorded in the committed data and documented there; the targets need only the tracked peaks,
+    # and without it the grid measures in under half the time.
+    for run in grid:
+        run["settings"]["crosscheck"] = False
+    doc = run_grid(grid)
     check_targets(compare_runs(doc["runs"]))

@@ -1115,7 +1115,7 @@ def test_weights_count_a_multimodal_vision_tower():
 
 def test_vllm_mxfp4_adds_the_measured_expert_relayout():
     # 9.16 % of the MXFP4 experts' bytes (gpt-oss-120b on an H100: 65.97 GiB loaded for 60.77 GiB of weights).
-    from planner.memory.estimate import VLLM_MXFP4_RELAYOUT
+    from planner.memory.estimate import VLLM_MXFP4_RELAYOUT_FRACTION
 
     oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
                           "quantization_config": {"quant_method": "mxfp4"}})
@@ -1123,7 +1123,7 @@ def test_vllm_mxfp4_adds_the_measured_expert_relayout():
     vllm = workload_from_mapping({"model": "oss", "task": "infer", "engine": "vllm"}, lambda n, e: (n, "test", oss))
     hf = workload_from_mapping({"model": "oss", "task": "infer"}, lambda n, e: (n, "test", oss))
     extra = [c for c in estimate(vllm).gpu_components() if c.name == "weights: vLLM MXFP4 expert re-layout"]
-    assert [c.bytes for c in extra] == [round((wb.packed + wb.constants) * VLLM_MXFP4_RELAYOUT)]
+    assert [c.bytes for c in extra] == [round((wb.packed + wb.constants) * VLLM_MXFP4_RELAYOUT_FRACTION)]
     assert not [c for c in estimate(hf).gpu_components() if "re-layout" in c.name]
 
 
@@ -1137,11 +1137,11 @@ def test_qlora_on_moe_says_the_experts_stay_16_bit():
 
 def test_vllm_gpt_oss_counts_the_memory_its_logs_show():
     # vllm#23278 / #27508: gpt-oss-120b on one H100 leaves 4.7-4.8 GiB less KV than the terms; 4.84 GiB is a term.
-    from planner.memory.estimate import VLLM_GPT_OSS_UNEXPLAINED
+    from planner.memory.estimate import VLLM_GPT_OSS_UNEXPLAINED_BYTES
 
     oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
                           "quantization_config": {"quant_method": "mxfp4"}})
     w = workload_from_mapping({"model": "oss", "task": "infer", "engine": "vllm"}, lambda n, e: (n, "test", oss))
     terms = [c for c in estimate(w).gpu_components() if c.name.startswith("vLLM start-up memory beyond")]
-    assert [(c.bytes, c.kind) for c in terms] == [(VLLM_GPT_OSS_UNEXPLAINED, "runtime")]
-    assert VLLM_GPT_OSS_UNEXPLAINED == int(4.84 * GiB)
+    assert [(c.bytes, c.kind) for c in terms] == [(VLLM_GPT_OSS_UNEXPLAINED_BYTES, "runtime")]
+    assert VLLM_GPT_OSS_UNEXPLAINED_BYTES == int(4.84 * GiB)

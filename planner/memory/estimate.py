@@ -72,21 +72,21 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
 #: 65.9651 GiB" (vLLM 0.10.1, Marlin; vllm-project/vllm#23278) and 64.38 GiB (0.14.1, Triton;
 #: #33155) against 60.77 GiB of checkpoint weights: +9.16 % and +6.4 % of the 56.73 GiB of experts.
 #: The larger is assumed.
-VLLM_MXFP4_RELAYOUT = 0.0916
+VLLM_MXFP4_RELAYOUT_FRACTION = 0.0916
 
 #: What vLLM's start-up logs of gpt-oss-120b on one H100 leave below the budget this model computes
 #: once the re-layout is counted: 4.69 GiB (vllm#23278, KV -2.14 GiB at utilization 0.9) and
 #: 4.84 GiB (#27508, KV 1.71 GiB at 0.95 with max_num_batched_tokens 1024). The cause (the MXFP4
 #: MoE kernels' profiling workspace, compilation) is not attributed; the larger is kept as a term.
-VLLM_GPT_OSS_UNEXPLAINED = int(4.84 * GiB)
+VLLM_GPT_OSS_UNEXPLAINED_BYTES = int(4.84 * GiB)
 
 
 def _vllm_mxfp4_relayout(wb) -> Component:
     """The extra bytes vLLM's MXFP4 expert kernels hold beyond the checkpoint's experts (measured)."""
     experts = wb.packed + wb.constants
-    extra = int(round(experts * VLLM_MXFP4_RELAYOUT))
+    extra = int(round(experts * VLLM_MXFP4_RELAYOUT_FRACTION))
     return Component("weights: vLLM MXFP4 expert re-layout", GPU, extra,
-                     f"{VLLM_MXFP4_RELAYOUT:.2%} x {experts:,} B of MXFP4 experts",
+                     f"{VLLM_MXFP4_RELAYOUT_FRACTION:.2%} x {experts:,} B of MXFP4 experts",
                      "measured: gpt-oss-120b on an H100 loads 65.97 GiB (vLLM 0.10.1, vllm#23278) and 64.38 GiB "
                      "(0.14.1, #33155) for 60.77 GiB of checkpoint weights")
 
@@ -302,7 +302,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
         comps.insert(1, _vllm_mxfp4_relayout(wb))
     if i.engine == "vllm" and arch.model_type == "gpt_oss":
         comps.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,
-                               VLLM_GPT_OSS_UNEXPLAINED, f"{VLLM_GPT_OSS_UNEXPLAINED / GiB:.2f} GiB",
+                               VLLM_GPT_OSS_UNEXPLAINED_BYTES, f"{VLLM_GPT_OSS_UNEXPLAINED_BYTES / GiB:.2f} GiB",
                                "measured: vllm#23278 (-2.14 GiB of KV at gpu_memory_utilization 0.9) and #27508 "
                                "(1.71 GiB at 0.95, max_num_batched_tokens 1024) on one H100 against these terms; "
                                "taken for every gpt-oss model", kind="runtime"))

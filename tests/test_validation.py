@@ -3,8 +3,8 @@
 Targets per mode (and per attention kernel): median absolute error <= 5 %, worst <= 15 %, on at
 least 40 configurations. The committed measurements (tests/data/validation/measured_cpu.json,
 produced by ``python -m planner.measure``) are always checked; with torch, transformers, peft
-and bitsandbytes (QLoRA runs) installed at the recorded versions the grid is measured again here
-and checked too.
+and bitsandbytes (QLoRA runs) installed at the recorded versions every other run of the grid is
+measured again here and checked too.
 """
 
 from __future__ import annotations
@@ -59,10 +59,12 @@ def test_fresh_measurement_meets_the_targets():
     now = versions()
     if any(now.get(k) != recorded.get(k) for k in ("torch", "transformers", "peft", "bitsandbytes")):
         pytest.skip(f"installed versions {now} differ from the recorded {recorded}")
-    grid = load_grid(GRID)
-    # The profiler cross-check (a second look at each run's last step through the CPU allocator) is
-    # recorded in the committed data and documented there; the targets need only the tracked peaks,
-    # and without it the grid measures in under half the time.
+    # Every other run of the grid (53 of 105, every family and mode): the whole grid is measured into
+    # the committed data, which the tests above check in full; this re-measures a half to show the
+    # measurements reproduce and still meet the targets, within CI's time. The profiler cross-check
+    # (a second look at each run's last step through the CPU allocator) is recorded in the committed
+    # data; the targets need only the tracked peaks.
+    grid = load_grid(GRID)[::2]
     for run in grid:
         run["settings"]["crosscheck"] = False
     doc = run_grid(grid)

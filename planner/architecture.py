@@ -297,12 +297,19 @@ class Architecture:
         return self.param_counts().total
 
     @property
+    def expert_parameters(self) -> int:
+        """Weights of the MoE experts, all layers (0 for a dense model); biases not included."""
+        if not self.is_moe:
+            return 0
+        return sum(m.weight_params for m in self.linear_modules() if m.part == "mlp") * self.num_hidden_layers
+
+    @property
     def active_parameters(self) -> int:
         """Parameters used per token: MoE layers run ``num_experts_per_tok`` experts."""
         if not self.is_moe:
             return self.parameters
         pc = self.param_counts()
-        expert = sum(m.weight_params for m in self.linear_modules() if m.part == "mlp") * self.num_hidden_layers
+        expert = self.expert_parameters
         inactive = expert * (self.num_local_experts - self.num_experts_per_tok) // self.num_local_experts
         return pc.total - inactive
 

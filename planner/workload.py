@@ -433,7 +433,7 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
                    "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
     if train.method == "qlora" and arch.is_moe:
         pc = arch.param_counts()
-        experts = sum(m.weight_params for m in arch.linear_modules() if m.part == "mlp") * arch.num_hidden_layers
+        experts = arch.expert_parameters
         out.append(f"QLoRA on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 keeps "
                    f"the MoE experts and router as parameters of their own, so they stay 16-bit "
                    f"({experts + pc.router:,} of {pc.total:,} parameters): 4-bit saves memory on the attention "

@@ -99,8 +99,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     # experts' weights and its router as parameters of their own (MixtralExperts/TopKRouter,
     # Qwen3MoeExperts/TopKRouter, GptOssExperts/TopKRouter), so they load in 16-bit: only the
     # attention projections are quantized.
-    experts = sum(m.weight_params for m in mods if m.part == "mlp" and m.count > 1) * L
-    experts = -(-experts // tp) + (-(-pc.router // tp) if experts else 0)
+    experts = -(-arch.expert_parameters // tp) + (-(-pc.router // tp) if arch.is_moe else 0)
     bnb_lin, bnb_rest = lin - experts, rest + experts
     bnb_mods = [m for m in mods if not (arch.is_moe and m.part in ("mlp", "router"))]
     bnb_note = (f" (the {experts:,} MoE expert and router params stay 16-bit: parameters, not nn.Linear)"
@@ -135,7 +134,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             f" {'double' if double_quant else 'single'} quantization) + {bnb_rest:,} other params x {u} B"
             + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note)
     if fmt == "mxfp4":
-        experts = sum(m.weight_params for m in mods if m.part == "mlp" and m.count > 1) * L
+        experts = arch.expert_parameters
         if not experts:
             raise ValueError("mxfp4 quantizes MoE experts; the model has none")
         experts = -(-experts // tp)

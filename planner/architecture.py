@@ -489,9 +489,9 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         if model_type == "gemma2":
             window_layers = L // 2 + L % 2  # even-indexed layers (0, 2, ...) use the window
         elif model_type == "gemma3_text":
-            window_layers = _gemma3_window_layers(cfg, where, L)
+            window_layers = _window_layer_count(cfg, where, L)
         elif model_type == "gpt_oss":
-            window_layers = _gemma3_window_layers(cfg, where, L, pattern=2)  # alternate, layer 0 local
+            window_layers = _window_layer_count(cfg, where, L, pattern=2)  # alternate, layer 0 local
         elif model_type in ("qwen2", "qwen3"):
             max_window_layers = _get(cfg, "max_window_layers", where, default=L, min_value=0)
             window_layers = max(0, L - max_window_layers)
@@ -569,7 +569,7 @@ def _with_gemma3_text_defaults(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return _Merged(GEMMA3_TEXT_DEFAULTS, cfg)
 
 
-def _gemma3_window_layers(cfg: Mapping[str, Any], where: str | None, layers: int, pattern: int = 6) -> int:
+def _window_layer_count(cfg: Mapping[str, Any], where: str | None, layers: int, pattern: int = 6) -> int:
     """How many layers use the sliding window: ``layer_types`` when given, else every layer but
     each ``sliding_window_pattern``-th (Gemma 3: default 6, five local layers per global one;
     GPT-OSS: 2, alternating). Source: Transformers configuration_gemma3.py and

@@ -43,7 +43,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from planner.errors import CatalogError, did_you_mean
-from planner.fields import Entry
+from planner.fields import Entry, _kind
 from planner.units import GB, MiB, TiB, format_size
 from planner.yamlio import YamlProblem, load_mapping
 
@@ -108,7 +108,8 @@ MAX_SLOT_WIDTH = 5
 _ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 _COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
 _COMMON_KEYS = ("id", "source", "as_of", "notes", "verification")
-_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour")
+_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour",
+               "spot_usd_per_hour_range")
 
 
 # ----- records ------------------------------------------------------------------------------
@@ -336,6 +337,8 @@ class CloudInstance:
         memory_bytes: host RAM, bytes.
         usd_per_hour: on-demand price of the whole instance, USD per hour.
         spot_usd_per_hour: spot price, USD per hour, when given.
+        spot_usd_per_hour_range: (low, high) spot price across the region's availability zones, USD
+            per hour, when given; ``spot_usd_per_hour`` lies within it (checked on load).
     """
 
     id: str
@@ -351,6 +354,7 @@ class CloudInstance:
     as_of: str
     gpu_memory_usable_bytes: int | None = None
     spot_usd_per_hour: float | None = None
+    spot_usd_per_hour_range: tuple[float, float] | None = None
     notes: str | None = None
     verification: str | None = None
 
@@ -732,6 +736,33 @@ def _price(e: Entry, k: str) -> float:
 _DECIMAL_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]B)\s*$")
 
 
+#: The hint of a malformed ``spot_usd_per_hour_range``.
+_SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
+                    "spot_usd_per_hour_range: [0.2, 0.216].")
+
+
+def _spot_range(e: Entry, k: str) -> tuple[float, float]:
+    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
+    value = e.raw(k)
+    if not isinstance(value, (list, tuple)):
+        raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
+    if len(value) != 2:
+        raise e.error(f"must hold two prices [low, high], not {len(value)}", k, _SPOT_RANGE_HINT)
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise e.error(f"must hold two numbers, not {_kind(x)}", k, _SPOT_RANGE_HINT)
+    low, high = float(value[0]), float(value[1])
+    if low <= 0:
+        raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
+    if low > high:
+        raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
+                      f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
+    if high > MAX_USD_PER_HOUR:
+        raise e.error(f"{value[1]!r} USD/h is more than any real hourly price ({MAX_USD_PER_HOUR:,} USD/h)", k,
+                      "Check for an extra digit or a wrong unit.")
+    return low, high
+
+
 def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, binary: str | None = None) -> Reader:
     """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi.
 
@@ -980,6 +1011,7 @@ _SCHEMA: dict[str, dict[str, _Field]] = {
                          attr="memory_bytes"),
         "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
         "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+        "spot_usd_per_hour_range": _Field(_spot_range, required=False),
         "region": _Field(_text),
     },
     "models": {
@@ -1377,6 +1409,21 @@ def _check_entry(kind: str, p: _Parsed) -> None:
                         "no RAM configuration puts a DIMM in every channel", key,
                         "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
                         "channel), memory_channels the memory channels of all its CPUs together.")
+    elif kind == "instances" and "spot_usd_per_hour_range" in v:
+        low, high = v["spot_usd_per_hour_range"]
+        spot = v.get("spot_usd_per_hour")
+        if spot is None and "spot_usd_per_hour" in p.entry.data:  # 'spot_usd_per_hour: null' (an overlay's)
+            raise p.entry.error("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour",
+                                "Clear the range too: 'spot_usd_per_hour_range: null'.")
+        if spot is None:
+            raise p.err("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour_range",
+                        "Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), "
+                        "or leave the range out.")
+        if not low <= spot <= high:
+            raise p.err(f"spot_usd_per_hour {spot:g} is outside spot_usd_per_hour_range [{low:g}, {high:g}]",
+                        _later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
+                        "The range is the lowest and highest zone's spot price in the region, and the catalog "
+                        "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
 
 
 def _check_published_parameters(p: _Parsed) -> None:

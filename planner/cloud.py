@@ -25,7 +25,6 @@ DataFrame whose columns (:data:`COLUMNS`) end in their unit.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -225,27 +224,20 @@ def _check_one(workload: Workload, instance: CloudInstance, catalog: Catalog, ov
     return InstanceFit(instance, gpu, w2, est, replicas, usable, host, not reasons, "; ".join(reasons), cap)
 
 
-#: A spot range in a cloud.yaml note: "Spot 0.2599-0.2756 across AZs" (USD per hour, low-high).
-_SPOT_RANGE = re.compile(r"\b[Ss]pot (\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)")
-
-
 def spot_range(instance: CloudInstance) -> tuple[float, float] | None:
-    """The spot price range across the region's availability zones, (low, high) USD per hour, when
-    the instance's cloud.yaml note records one ("Spot 0.2599-0.2756 across AZs"); else None."""
-    m = _SPOT_RANGE.search(instance.notes or "")
-    if m is None:
-        return None
-    lo, hi = float(m.group(1)), float(m.group(2))
-    return (lo, hi) if lo <= hi else None
+    """The spot price range across the region's availability zones, (low, high) USD per hour, as
+    the instance's cloud.yaml ``spot_usd_per_hour_range`` gives it; None when it gives none.
+    Raises nothing (the catalog loader validated the range)."""
+    return instance.spot_usd_per_hour_range
 
 
 def spot_basis(instance: CloudInstance) -> str:
     """Which spot figure the catalog keeps, in words ('' when the instance has no spot price).
 
     cloud.yaml keeps the LOW end of the spot prices seen across the zones of the region (its
-    header), so a renter in another zone pays up to the top of the range. Where the note gives the
-    range it is stated, and a kept price at the range's upper end (a row whose low figure is not a
-    regular zone's) is said to be that.
+    header), so a renter in another zone pays up to the top of the range. Where the entry gives the
+    range (``spot_usd_per_hour_range``) it is stated, and a kept price at the range's upper end (a
+    row whose low figure is not a regular zone's, as its note says) is said to be that.
     """
     spot = instance.spot_usd_per_hour
     if spot is None:

@@ -7,6 +7,7 @@ so every expected message names a line of that fixture. Messages are checked out
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -718,6 +719,190 @@ def test_a_negative_price_keeps_its_short_message(tiny: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == f"{tiny}/gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -1."
+
+
+# ----- cloud instances: spot_usd_per_hour_range ----------------------------------------------------
+
+# The tiny fixture's instance gives spot_usd_per_hour 20.5 on line 13; each case adds a range after it
+# (line 14) or replaces it.
+SPOT = "    spot_usd_per_hour: 20.5\n"
+HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
+        "spot_usd_per_hour_range: [0.2, 0.216].")
+SPOT_RANGE_BAD = [
+    ("scalar", SPOT + "    spot_usd_per_hour_range: 20.5\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not 20.5. "
+     + HINT),
+    ("text", SPOT + "    spot_usd_per_hour_range: 20.5-24\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not '20.5-24'. "
+     + HINT),
+    ("mapping", SPOT + "    spot_usd_per_hour_range: {low: 20.5, high: 24}\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not a mapping. "
+     + HINT),
+    ("one", SPOT + "    spot_usd_per_hour_range: [20.5]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two prices [low, high], not 1. {HINT}"),
+    ("three", SPOT + "    spot_usd_per_hour_range: [20.5, 22, 24]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two prices [low, high], not 3. {HINT}"),
+    ("quoted", SPOT + "    spot_usd_per_hour_range: [20.5, '24']\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not '24'. {HINT}"),
+    ("bool", SPOT + "    spot_usd_per_hour_range: [20.5, true]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not true. {HINT}"),
+    ("inf", SPOT + "    spot_usd_per_hour_range: [20.5, .inf]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not inf. {HINT}"),
+    ("zero", SPOT + "    spot_usd_per_hour_range: [0, 24]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: low must be more than 0, not 0. {HINT}"),
+    ("negative", SPOT + "    spot_usd_per_hour_range: [-1, 24]\n",
+     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: low must be more than 0, not -1. {HINT}"),
+    ("swapped", SPOT + "    spot_usd_per_hour_range: [24, 20.5]\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: low 24 is more than high 20.5. "
+     "Write the lowest zone's price first: [20.5, 24]."),
+    ("absurd", SPOT + "    spot_usd_per_hour_range: [20.5, 24000]\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: 24000 USD/h is more than any real hourly price "
+     "(10,000 USD/h). Check for an extra digit or a wrong unit."),
+    ("spot-below", SPOT + "    spot_usd_per_hour_range: [21, 24]\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
+     "[21, 24]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
+     "within it (as a rule the low end): check for a typo or a stale range."),
+    ("spot-above", SPOT + "    spot_usd_per_hour_range: [18, 20.4]\n",
+     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
+     "[18, 20.4]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
+     "within it (as a rule the low end): check for a typo or a stale range."),
+    ("no-spot", "    spot_usd_per_hour_range: [20.5, 24]\n",
+     "cloud.yaml:13: instances[0].spot_usd_per_hour_range: spot_usd_per_hour_range needs spot_usd_per_hour. Give "
+     "spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), or leave the range out."),
+]
+
+
+@pytest.mark.parametrize(("new", "expected"), [c[1:] for c in SPOT_RANGE_BAD], ids=[c[0] for c in SPOT_RANGE_BAD])
+def test_bad_spot_range(tiny: Path, new: str, expected: str) -> None:
+    edit(tiny, "cloud.yaml", SPOT, new)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == f"{tiny}/{expected}"
+
+
+def test_spot_range_is_read(tiny: Path) -> None:
+    from planner.cloud import spot_basis, spot_range
+
+    edit(tiny, "cloud.yaml", SPOT, SPOT + "    spot_usd_per_hour_range: [20.5, 24]\n")
+    inst = load_catalog(base=tiny).instance("test-8x-h100")
+    assert inst.spot_usd_per_hour_range == (20.5, 24.0)
+    assert spot_range(inst) == (20.5, 24.0)
+    assert spot_basis(inst) == "the lowest zone's, of $20.5-24/h across the region's zones"
+    # without the field there is no range, whatever the notes say (they are text, never read)
+    edit(tiny, "cloud.yaml", "    spot_usd_per_hour_range: [20.5, 24]\n", "    notes: Spot 20.5-24 across AZs.\n")
+    inst = load_catalog(base=tiny).instance("test-8x-h100")
+    assert inst.spot_usd_per_hour_range is None and spot_range(inst) is None
+    assert spot_basis(inst).startswith("the catalog's one spot figure, no zone range recorded")
+
+
+def test_overlay_spot_range_is_honoured(tmp_path: Path) -> None:
+    overlay = tmp_path / "mine"
+    # the shipped instance re-priced with a range, and a new instance that keeps the range's upper end
+    write(overlay, "cloud.yaml", """\
+schema_version: 1
+instances:
+  - id: test-8x-h100
+    usd_per_hour: 50
+    spot_usd_per_hour: 18
+    spot_usd_per_hour_range: [18, 22.25]
+    source: my quote
+    as_of: 2026-02-01
+  - id: my-box
+    provider: mycloud
+    instance: box8
+    gpu: h100-sxm
+    gpu_count: 8
+    vcpus: 192
+    memory: 2048 GiB
+    usd_per_hour: 40
+    spot_usd_per_hour: 16
+    spot_usd_per_hour_range: [12, 16]
+    region: eu-west-1
+    source: my cloud's price page
+    as_of: 2026-02-01
+""")
+    from planner.cloud import spot_basis
+
+    cat = load_catalog(overlay, base=TINY)
+    shipped, mine = cat.instance("test-8x-h100"), cat.instance("my-box")
+    assert (shipped.spot_usd_per_hour, shipped.spot_usd_per_hour_range) == (18.0, (18.0, 22.25))
+    assert spot_basis(shipped) == "the lowest zone's, of $18-22.25/h across the region's zones"
+    assert mine.spot_usd_per_hour_range == (12.0, 16.0)
+    assert spot_basis(mine).startswith("the upper end of $12-16/h across zones")
+
+
+SPOT_RANGE_OVERLAY_BAD = [
+    # the range is a price of the entry: it needs its own source and date, like the spot price
+    ("no-source", "  - id: test-8x-h100\n    spot_usd_per_hour_range: [20.5, 24]\n",
+     "cloud.yaml:4: instances[0].spot_usd_per_hour_range: a changed price needs its own source and as_of. Add "
+     "'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry."),
+    # ... and one source and date hold for every price of the entry
+    ("alone", "  - id: test-8x-h100\n    spot_usd_per_hour_range: [20.5, 24]\n    source: my quote\n"
+              "    as_of: 2026-02-01\n",
+     "cloud.yaml:4: instances[0].spot_usd_per_hour_range: changes spot_usd_per_hour_range but not usd_per_hour: the "
+     "entry has one source, date and price_kind for all its prices. Restate usd_per_hour with this source too (the "
+     "shipped value if it still holds)."),
+    # an overlay range that leaves out the shipped spot price: the range names itself
+    ("outside", "  - id: test-8x-h100\n    usd_per_hour: 55.04\n    spot_usd_per_hour: 20.5\n"
+                "    spot_usd_per_hour_range: [10, 12]\n    source: my quote\n    as_of: 2026-02-01\n",
+     "cloud.yaml:6: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
+     "[10, 12]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
+     "within it (as a rule the low end): check for a typo or a stale range."),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in SPOT_RANGE_OVERLAY_BAD],
+                         ids=[c[0] for c in SPOT_RANGE_OVERLAY_BAD])
+def test_bad_spot_range_overlay(tmp_path: Path, text: str, expected: str) -> None:
+    overlay = tmp_path / "mine"
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n" + text)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay, base=TINY)
+    assert str(excinfo.value) == f"{overlay}/{expected}"
+
+
+def test_overlay_clearing_the_spot_price_of_a_range_names_the_overlay(tmp_path: Path) -> None:
+    base = tmp_path / "catalog"
+    shutil.copytree(TINY, base)
+    edit(base, "cloud.yaml", SPOT, SPOT + "    spot_usd_per_hour_range: [20.5, 24]\n")
+    overlay = tmp_path / "mine"
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    spot_usd_per_hour: null\n")
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(overlay, base=base)
+    assert str(excinfo.value) == (f"{overlay}/cloud.yaml:4: instances[0].spot_usd_per_hour: spot_usd_per_hour_range "
+                                  "needs spot_usd_per_hour. Clear the range too: 'spot_usd_per_hour_range: null'.")
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    spot_usd_per_hour: null\n"
+                                 "    spot_usd_per_hour_range: null\n")
+    inst = load_catalog(overlay, base=base).instance("test-8x-h100")
+    assert inst.spot_usd_per_hour is None and inst.spot_usd_per_hour_range is None
+
+
+#: The zone ranges the shipped cloud.yaml notes gave as "Spot <low>-<high> across AZs" (aws-p6-b200-48xlarge:
+#: "Spot 13.0338-21.0148; the low spot value is from local zone use1-atl2-az1 ...") before the range became the
+#: field spot_usd_per_hour_range: every row that had one, and the figure each row keeps.
+SHIPPED_SPOT_RANGES = {
+    "aws-g4dn-xlarge": (0.2, 0.216), "aws-g5-xlarge": (0.4246, 0.4507), "aws-g5-4xlarge": (0.642, 0.7068),
+    "aws-g5-12xlarge": (2.0796, 2.7804), "aws-g5-16xlarge": (1.141, 1.3117), "aws-g5-48xlarge": (4.5408, 7.0077),
+    "aws-g6-xlarge": (0.2599, 0.2756), "aws-g6-4xlarge": (0.6637, 0.6933), "aws-g6-8xlarge": (0.9393, 0.9995),
+    "aws-g6-12xlarge": (1.7552, 2.0968), "aws-g6-16xlarge": (1.0717, 1.2391), "aws-g6-48xlarge": (3.7289, 6.2789),
+    "aws-g6e-xlarge": (0.9154, 1.1975), "aws-g6e-4xlarge": (1.032, 1.1536), "aws-g6e-8xlarge": (1.2495, 1.4119),
+    "aws-g6e-12xlarge": (3.7887, 6.015), "aws-g6e-16xlarge": (1.4678, 1.8831),
+    "aws-g6e-48xlarge": (11.6207, 19.9005), "aws-p4d-24xlarge": (2.4655, 8.1915),
+    "aws-p4de-24xlarge": (8.6505, 9.9734), "aws-p5-48xlarge": (17.6289, 25.7522),
+    "aws-p5en-48xlarge": (16.5551, 18.2492), "aws-p6-b200-48xlarge": (13.0338, 21.0148),
+}
+
+
+def test_shipped_spot_ranges_are_the_ones_the_notes_gave() -> None:
+    cat = load_catalog()
+    ranges = {i.id: i.spot_usd_per_hour_range for i in cat.instances if i.spot_usd_per_hour_range is not None}
+    assert ranges == SHIPPED_SPOT_RANGES
+    # every row keeps the low end, but aws-p6-b200-48xlarge, whose low end is a local zone's (its note says so)
+    upper = {i.id for i in cat.instances if i.id in ranges and i.spot_usd_per_hour == ranges[i.id][1]}
+    low = {i.id for i in cat.instances if i.id in ranges and i.spot_usd_per_hour == ranges[i.id][0]}
+    assert upper == {"aws-p6-b200-48xlarge"} and low == set(ranges) - upper
+    # no note still carries a range as text
+    assert not [i.id for i in cat.instances if re.search(r"[Ss]pot \d+(\.\d+)?\s*-\s*\d", i.notes or "")]
 
 
 # ----- published_parameters: the count from config must equal it ---------------------------------

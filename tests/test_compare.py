@@ -1088,20 +1088,35 @@ def test_compare_machine_refuses_a_request_rate_of_zero(serving, extra):
 
 # ----- price dates and sources ----------------------------------------------------------------------------
 
-def test_spot_range_and_basis_from_the_catalog_notes(shipped):
+def test_spot_range_and_basis_from_the_catalog(shipped):
     from planner.cloud import spot_basis, spot_range
 
     inst = {i.id: i for i in shipped.instances}
-    # cloud.yaml aws-p4d-24xlarge: spot_usd_per_hour 2.4655, note "Spot 2.4655-8.1915 across AZs": the low end.
+    # cloud.yaml aws-p4d-24xlarge: spot_usd_per_hour 2.4655, spot_usd_per_hour_range [2.4655, 8.1915]: the low end.
     assert spot_range(inst["aws-p4d-24xlarge"]) == (2.4655, 8.1915)
     assert spot_basis(inst["aws-p4d-24xlarge"]) == "the lowest zone's, of $2.4655-8.1915/h across the region's zones"
-    # aws-p6-b200-48xlarge: note "Spot 13.0338-21.0148; ... the spot price kept is the upper end": kept 21.0148.
+    # aws-p6-b200-48xlarge: range [13.0338, 21.0148]; its note says the low end is a local zone's, so the spot
+    # price kept is the upper end, 21.0148.
     assert spot_range(inst["aws-p6-b200-48xlarge"]) == (13.0338, 21.0148)
     assert spot_basis(inst["aws-p6-b200-48xlarge"]).startswith("the upper end of $13.0338-21.0148/h")
     # GCP rows derive spot from VM + GPU parts, no range; an instance without spot has no basis.
     assert spot_range(inst["gcp-g2-standard-4"]) is None
     assert spot_basis(inst["gcp-g2-standard-4"]).startswith("the catalog's one spot figure, no zone range")
     assert spot_basis(inst["aws-p5-4xlarge"]) == ""
+
+
+def test_compare_shows_the_catalogs_spot_range(tiny):
+    """An instance's spot_usd_per_hour_range (as a user's catalog gives it) is stated with its spot price."""
+    cat, w, machine = tiny
+    fast = replace(cat.instance("cloud-fast"), spot_usd_per_hour_range=(1.0, 1.5))
+    cat = replace(cat, instances=(fast, *[i for i in cat.instances if i.id != "cloud-fast"]))
+    comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                           costs=CostInputs(utilization=0.5))
+    line = [ln for ln in comparison_text(comp).splitlines() if ln.startswith("    cloud-fast:")]
+    assert len(line) == 1
+    assert "; spot $1/h (the lowest zone's, of $1-1.5/h across the region's zones): $" in line[0]
+    row = [o for o in comparison_to_dict(comp)["workloads"][0]["cloud"] if o["instance_id"] == "cloud-fast"]
+    assert row[0]["spot_range_usd_per_hour"] == [1.0, 1.5]
 
 
 def test_seed_scenario_prices_carry_dates_and_sources(shipped):

@@ -242,7 +242,7 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
             from peft import LoraConfig, get_peft_model
 
             model = get_peft_model(model, LoraConfig(r=t.lora_rank, target_modules=list(t.lora_targets),
-                                                     lora_dropout=t.lora_dropout))
+                                                     lora_dropout=t.lora_dropout, use_dora=t.use_dora))
         opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
         amp = t.recipe.startswith("amp")
         amp_dtype = torch.bfloat16 if t.recipe.endswith("bf16") else torch.float16

@@ -198,6 +198,9 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
     ("--lora-dropout", dict(type=float, help="peft lora_dropout (default 0.0).")),
+    ("--use-dora/--no-use-dora", dict(default=None, help="peft DoRA (LoraConfig use_dora): a trainable magnitude "
+                                                         "per output feature and the weight norms recomputed "
+                                                         "every forward.")),
     ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
                              help="LoRA adapters, their gradients and states (default fp32, peft's).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),

@@ -621,6 +621,7 @@ def measure_train_step(
     double_quant: bool = True,
     prepare_kbit_training: bool = False,
     lora_dropout: float = 0.0,
+    use_dora: bool = False,
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -633,9 +634,11 @@ def measure_train_step(
     ``mode``: "fp32" (fp32 weights and AdamW states), "pure-bf16" (bf16 weights, gradients and
     AdamW states), "amp-bf16" (fp32 weights, forward under ``torch.autocast`` to bf16).
     ``lora_rank``: wrap the model with peft LoRA on ``lora_targets`` (default q_proj, v_proj;
-    GPT-2's c_attn) with peft's ``lora_dropout``; only adapter weights train. ``checkpointing``: non-reentrant full gradient
-    checkpointing of every decoder layer. ``crosscheck``: also run the last step under
-    torch.profiler and compare with the CPU allocator's own count (slower).
+    GPT-2's c_attn) with peft's ``lora_dropout``; only adapter weights train. ``use_dora``: peft's
+    DoRA (``LoraConfig(use_dora=True)``, Liu et al. 2024): a trainable magnitude per output feature.
+    ``checkpointing``: non-reentrant full gradient checkpointing of every decoder layer.
+    ``crosscheck``: also run the last step under torch.profiler and compare with the CPU
+    allocator's own count (slower).
     ``method``: "full", "lora" (the default when ``lora_rank`` is given) or "qlora": the base is
     loaded in 4-bit NF4 by bitsandbytes (:func:`build_qlora_model`, ``double_quant``), bf16
     compute, mode "pure-bf16" only; ``prepare_kbit_training`` calls peft's
@@ -647,6 +650,8 @@ def measure_train_step(
     method = method or ("lora" if lora_rank else "full")
     if method not in TRAIN_METHODS:
         raise ValueError(f"method must be one of {TRAIN_METHODS}, not {method!r}")
+    if use_dora and not lora_rank:
+        raise ValueError("use_dora needs a lora_rank (DoRA is a LoRA variant)")
     if (method != "full") != bool(lora_rank):
         raise ValueError(f"method {method} needs a lora_rank" if method != "full"
                          else "method full trains every weight: drop lora_rank")
@@ -681,10 +686,11 @@ def measure_train_step(
         fan_in_fan_out = str(config.get("model_type")) == "gpt2"
         lcfg = LoraConfig(r=int(lora_rank), lora_alpha=2 * int(lora_rank), target_modules=targets,
                           lora_dropout=float(lora_dropout), bias="none", task_type="CAUSAL_LM",
-                          fan_in_fan_out=fan_in_fan_out)
+                          fan_in_fan_out=fan_in_fan_out, use_dora=bool(use_dora))
         model = get_peft_model(model, lcfg)
         model.train()
-        lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout)}
+        lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout),
+                     **({"use_dora": True} if use_dora else {})}
     # 4-bit weights keep their quantization constants outside the parameters
     quant_tensors = _quant_state_tensors(model) if method == "qlora" else []
     params = list(model.parameters())
@@ -910,7 +916,7 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "lora_dropout", "method", "double_quant", "prepare_kbit_training", "steps",
+               "lora_targets", "lora_dropout", "use_dora", "method", "double_quant", "prepare_kbit_training", "steps",
                "use_cache",
                "foreach", "seed", "crosscheck"}
 _INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}

@@ -49,7 +49,7 @@ def workload_for_run(run: Mapping[str, Any]):
         if s.get("lora_rank"):
             method = s.get("method") or "lora"
             keys.update(method=method, lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]),
-                        lora_dropout=float(s.get("lora_dropout", 0.0)))
+                        lora_dropout=float(s.get("lora_dropout", 0.0)), use_dora=bool(s.get("use_dora", False)))
             if method == "qlora":
                 keys.update(double_quant=bool(s.get("double_quant", True)),
                             prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))

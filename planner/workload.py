@@ -41,7 +41,7 @@ MAX_GPUS = 65_536
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "dataset_tokens", "epochs",
+    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -85,6 +85,10 @@ class Training:
             bitsandbytes ``Linear4bit.forward`` (``.to(inp_dtype)``).
         lora_dropout: peft's ``lora_dropout`` (default 0.0, peft's): above 0 each adapted module
             keeps its own dropout output and mask for backward.
+        use_dora: peft's ``LoraConfig(use_dora=True)``: DoRA (Liu et al. 2024, "DoRA:
+            Weight-Decomposed Low-Rank Adaptation", sec. 4) adds a trainable magnitude per output
+            feature of each adapted module and recomputes the adapted weight's column norms in every
+            forward (planner.memory.activations.dora_saved_tensors, dora_temporaries).
         adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
             states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
             paper's qlora.py casts adapters to 'bf16'.
@@ -112,6 +116,7 @@ class Training:
     epochs: float = 1.0
     prepare_kbit_training: bool = False
     lora_dropout: float = 0.0
+    use_dora: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -502,11 +507,12 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     prepare_kbit = entry.bool("prepare_kbit_training", False)
     adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
     lora_dropout = entry.number("lora_dropout", 0.0, min=0, max=1, min_exclusive=False)
+    use_dora = entry.bool("use_dora", False)
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     rec = RECIPES[recipe]
     qlora_keys = ("double_quant", "prepare_kbit_training")
-    adapter_keys = ("lora_rank", "adapter_dtype", "lora_dropout") + (qlora_keys if method != "qlora" else ())
+    adapter_keys = ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora") + (qlora_keys if method != "qlora" else ())
     for key in adapter_keys:
         if key in entry.data and (method == "full" or key in qlora_keys):
             needed = "qlora" if key in qlora_keys else "lora or qlora"
@@ -566,7 +572,7 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     check_positions(arch, seq_len, entry, "seq_len")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout)
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora)
 
 
 def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:

@@ -52,11 +52,15 @@ class SavedTensor:
         bytes_per_token: bytes per token of the micro-batch (before tensor parallelism).
         quadratic: True when the size also scales with the sequence length (attention scores):
             then the bytes are ``bytes_per_token x seq_len``.
+        per_layer: True when the size does not scale with the tokens at all (a weight-shaped
+            tensor a layer keeps, e.g. DoRA's cast copy of a frozen weight): ``bytes_per_token`` is
+            then the layer's bytes.
     """
 
     name: str
     bytes_per_token: int
     quadratic: bool = False
+    per_layer: bool = False
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,8 @@ def regime_for(recipe_name: str) -> Regime:
 def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
                         lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
                         adapter_bytes: int = 4, lora_dropout: float = 0.0,
-                        cpu_dropout: bool = False) -> list[SavedTensor]:
+                        cpu_dropout: bool = False, use_dora: bool = False, weight_bytes: int = 2,
+                        quantized: bool = False, input_requires_grad: bool = True) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -102,6 +107,11 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         cpu_dropout: dropout as the CPU runs it (``bernoulli_`` noise in the masked tensor's dtype)
             instead of CUDA's fused ``native_dropout`` (a 1-byte bool mask): for comparing with
             measurements taken on the CPU (planner.validation).
+        use_dora: the adapters are peft's DoRA (see :func:`dora_saved_tensors`).
+        weight_bytes, quantized: the frozen base's bytes per value and whether it is 4-bit
+            (for DoRA's weight copies).
+        input_requires_grad: the layer's input requires grad (False for the first layer under a
+            frozen embedding without checkpointing).
 
     Returns:
         The saved tensors; sum their bytes for the layer.
@@ -117,6 +127,11 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         return full or False
 
     shared_inputs: set[str] = set()
+
+    # Whether the input of the module being adapted requires grad (DoRA's recomputed base linear
+    # keeps its weight copy only then): the layer's input may not (the first layer's, below a
+    # frozen embedding); every tensor after an adapted module does.
+    grad_flows = [input_requires_grad]
 
     def lora(name: str, in_features: int, source: str, saved_elsewhere: bool = False) -> None:
         """LoRA on ``name``, whose input is the tensor ``source`` (modules fed by one tensor share it)."""
@@ -138,6 +153,16 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             shared_inputs.add(source)
             out.append(SavedTensor(f"LoRA input: {source} (shared, no copy)", c * in_features))
         out.append(SavedTensor(f"LoRA {name} A output", ab * lora_rank))
+        if use_dora:
+            out.extend(dora_saved_tensors(name, mods[name].in_features, mods[name].out_features, regime,
+                                          adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
+                                          weight_bytes=weight_bytes, quantized=quantized,
+                                          input_requires_grad=grad_flows[0]))
+
+    def adapted_before(names: list[str]) -> None:
+        """The modules ``names`` have run: past an adapted one, every tensor requires grad."""
+        if any(n in lora_targets for n in names):
+            grad_flows[0] = True
 
     # Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32 and casts the
     # product back (modeling_gemma.py GemmaRMSNorm): the tensor kept for the weight gradient is
@@ -212,7 +237,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if trains(o_name):
         out.append(SavedTensor(f"{o_name} input", c * q))
     # SDPA's output is the o_proj input (its kernels return it in that layout) and is saved already.
+    adapted_before(qkv_names)
     lora(o_name, q, "attention output", saved_elsewhere=attention != "eager")
+    adapted_before([o_name])
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     if arch.norms_per_layer == 4:
@@ -252,6 +279,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     down = next(n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h") if n in mods and (n != "c_proj" or gpt))
     if trains(down):
         out.append(SavedTensor(f"{down} input", c * fk))
+    adapted_before(up_names)
     lora(down, f, "MLP product (down_proj input)")
     if arch.is_moe:
         out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
@@ -272,6 +300,113 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if arch.norms_per_layer == 4:
         rms("post-feedforward norm")  # Gemma 2: post_feedforward_layernorm on the MLP output
     return out
+
+
+DORA_SRC = ("Liu et al. 2024, DoRA, sec. 4 (magnitude x direction, the norm detached); peft "
+            "tuners/lora/dora.py DoraLinearLayer.forward")
+
+
+def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: Regime, *,
+                       adapter_bytes: int, lora_dropout: float, weight_bytes: int,
+                       quantized: bool = False, input_requires_grad: bool = True) -> list[SavedTensor]:
+    """What one DoRA-adapted linear keeps for backward beyond its LoRA adapter, per token.
+
+    peft's DoRA output is ``(m / ||W + sBA||_c - 1) * base + (m / ||W + sBA||_c) * lora`` with the
+    norm detached (Liu et al. 2024, sec. 4.3; peft tuners/lora/dora.py ``DoraLinearLayer.forward``).
+    The magnitude ``m`` trains, so both products keep their other operand: the base layer's
+    output (``out_features`` values in the compute dtype) and the adapter's output (in the
+    adapter dtype, or the compute dtype under autocast).
+
+    With ``lora_dropout`` above 0 peft cannot reuse the base output (it was computed without
+    dropout): it runs ``F.linear(dropout(x), W.to(x.dtype))`` again on the input cast to the
+    adapter dtype, and that linear keeps the weight it used for the input gradient: a new tensor
+    of ``in x out`` values per module whenever the cast copies (a 4-bit base is always dequantized
+    into a new tensor). Under autocast the linear keeps 16-bit copies of its input and weight.
+
+    Args:
+        name: the module name (for the labels).
+        in_features, out_features: the module's weight shape (per tensor-parallel rank).
+        regime: activation dtypes.
+        adapter_bytes: bytes per adapter value.
+        lora_dropout: peft's lora_dropout.
+        weight_bytes: bytes per value of the frozen weight (2 for a 16-bit or dequantized base).
+        quantized: the base is 4-bit (bitsandbytes), dequantized on every use.
+        input_requires_grad: the module's input requires grad; if not (the first layer's first
+            modules under a frozen embedding), the recomputed linear keeps no weight.
+
+    Returns:
+        The saved tensors (per token, and ``per_layer`` weight copies with dropout).
+    """
+    c = regime.compute
+    ab = c if regime.amp else adapter_bytes
+    out = []
+    if lora_dropout > 0 and regime.amp:
+        out.append(SavedTensor(f"DoRA {name} base output recomputed under autocast ({c} B)", c * out_features))
+        out.append(SavedTensor(f"DoRA {name} dropped-out input, autocast {c}-byte copy", c * in_features))
+        if input_requires_grad:
+            out.append(SavedTensor(f"DoRA {name} weight, autocast {c}-byte copy (kept by the recomputed base "
+                                   "linear)", c * in_features * out_features, per_layer=True))
+    elif lora_dropout > 0:
+        out.append(SavedTensor(f"DoRA {name} base output recomputed on the dropped-out input ({ab} B)",
+                               ab * out_features))
+        if input_requires_grad and (quantized or weight_bytes != ab):
+            out.append(SavedTensor(f"DoRA {name} weight as {ab} B (kept by the recomputed base linear)",
+                                   ab * in_features * out_features, per_layer=True))
+    else:
+        out.append(SavedTensor(f"DoRA {name} base output ({c} B)", c * out_features))
+    out.append(SavedTensor(f"DoRA {name} adapter output ({ab} B)", ab * out_features))
+    return out
+
+
+def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...], *, lora_rank: int,
+                     adapter_bytes: int, weight_bytes: int, quantized: bool = False, lora_dropout: float = 0.0,
+                     tp: int = 1) -> tuple[int, str]:
+    """Peak bytes of the tensors peft's DoRA creates and frees inside one adapted module's forward.
+
+    Every forward, peft computes the adapter's weight ``BA`` by running the adapters on an
+    identity matrix (``lora_B(lora_A(eye(in)))``, dora.py ``get_lora_weight``) and then the column
+    norms of ``W + s BA`` (``get_weight_norm``), in the adapter dtype ``a`` (peft casts the input,
+    and so the weight, to it). Live at the sum: the identity (in^2 x a), ``lora_A``'s output
+    (in x r x a), ``BA``, the frozen weight cast to ``a`` (a new tensor when its dtype differs, and
+    always for a dequantized 4-bit base), ``s BA`` and the sum (in x out x a each). Under autocast
+    the identity is cast to 16 bits for the matmuls (in^2 x 2 B more) and ``BA`` comes out 16-bit;
+    after the identity is freed, ``BA`` in fp32, ``s BA`` and the sum follow. One module's
+    temporaries exist at a time; the module with the largest sets the peak. With ``lora_dropout``
+    above 0 the cast weight outlives the step (the recomputed base linear keeps it,
+    :func:`dora_saved_tensors`) and is counted with the saved tensors instead.
+
+    Source: peft tuners/lora/dora.py; the sequence was traced op by op (tests/test_dora.py).
+
+    Returns:
+        (bytes per GPU, formula text naming the module).
+    """
+    c = regime.compute
+    a = adapter_bytes
+    best, text = 0, ""
+    for m in arch.linear_modules():
+        if m.name not in targets:
+            continue
+        i, o, r = m.in_features, -(-m.out_features // tp), lora_rank
+        if regime.amp:
+            first = i * i * (a + c) + i * r * c + i * o * c
+            second = i * i * c + i * r * c + i * o * c + 3 * i * o * a
+            n = max(first, second)
+            formula = (f"{m.name}: max(in^2 x ({a} + {c}) B + in x out x {c} B, in^2 x {c} B + in x out x "
+                       f"({c} + 3 x {a}) B) + in x r x {c} B, in={i:,}, out={o:,}, r={r}")
+            if lora_dropout > 0:
+                # The saved tensors count this module's autocast weight copy for the recomputed base
+                # linear, which only runs after these temporaries are freed.
+                n -= i * o * c
+                formula += f" - in x out x {c} B (the weight copy kept later, counted with the saved tensors)"
+        else:
+            cast = quantized or weight_bytes != a
+            copies = 4 if cast and not lora_dropout > 0 else 3
+            n = i * i * a + i * r * a + copies * i * o * a
+            formula = (f"{m.name}: in^2 x {a} B + in x r x {a} B + {copies} x in x out x {a} B, "
+                       f"in={i:,}, out={o:,}, r={r}")
+        if n > best:
+            best, text = n, formula
+    return best, text
 
 
 def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> list[SavedTensor]:
@@ -329,12 +464,15 @@ class ActivationBytes:
         recompute: with checkpointing, one layer's saved tensors while it is recomputed during
             backward (0 without checkpointing).
         saved_formula, recompute_formula: the arithmetic.
+        weight_copies: bytes of weight-shaped tensors within ``saved`` + ``recompute`` (DoRA's cast
+            copies with lora_dropout), for saying what they cost.
     """
 
     saved: int
     recompute: int
     saved_formula: str
     recompute_formula: str
+    weight_copies: int = 0
 
     @property
     def total(self) -> int:
@@ -344,7 +482,8 @@ class ActivationBytes:
 def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
                      tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
-                     cpu_dropout: bool = False) -> ActivationBytes:
+                     cpu_dropout: bool = False, use_dora: bool = False, weight_bytes: int = 2,
+                     quantized: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -359,29 +498,48 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     tokens = b * s
     layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
                                 lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                cpu_dropout=cpu_dropout)
-    per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic)
+                                cpu_dropout=cpu_dropout, use_dora=use_dora, weight_bytes=weight_bytes,
+                                quantized=quantized)
+    per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic and not t.per_layer)
     per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
-    one_layer = tokens * per_token_linear + tokens * s * per_token_quad
+    fixed = sum(t.bytes_per_token for t in layer if t.per_layer)
+    one_layer = tokens * per_token_linear + tokens * s * per_token_quad + fixed
+    # Tensors kept per layer that depend on the layer's input requiring grad (DoRA's weight
+    # copies): without checkpointing the first layer's input, below a frozen embedding, does not;
+    # peft makes it require grad when checkpointing is on (enable_input_require_grads).
+    first_fixed = fixed
+    if fixed and checkpointing != "full" and not full:
+        first = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
+                                    lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
+                                    cpu_dropout=cpu_dropout, use_dora=use_dora, weight_bytes=weight_bytes,
+                                    quantized=quantized, input_requires_grad=False)
+        first_fixed = sum(t.bytes_per_token for t in first if t.per_layer)
     head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
     quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""
+    fixed_txt = f" + {fixed:,} B of weight copies per layer" if fixed else ""
     tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
     if checkpointing == "full":
         ckpt = tokens * regime.residual * arch.hidden_size * L
         saved = ckpt + head
         recompute = one_layer
+        copies = fixed
         saved_text = (f"layer inputs: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}"
                       f" + head {head:,} B{tp_txt}")
-        recompute_text = f"one layer: {tokens:,} tokens x ({per_token_linear:,} B{quad_txt}){tp_txt}"
+        recompute_text = f"one layer: {tokens:,} tokens x ({per_token_linear:,} B{quad_txt}){fixed_txt}{tp_txt}"
     else:
-        saved = one_layer * L + head
+        saved = one_layer * L - (fixed - first_fixed) + head
         recompute = 0
-        saved_text = (f"L={L} x b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token"
-                      f" + head {head:,} B{tp_txt}")
+        copies = fixed * L - (fixed - first_fixed)
+        per_layer_txt = f"b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token"
+        if fixed:
+            per_layer_txt = f"({per_layer_txt}{fixed_txt})"
+            if first_fixed != fixed:
+                per_layer_txt += f" - {fixed - first_fixed:,} B (the first layer's input needs no gradient)"
+        saved_text = f"L={L} x {per_layer_txt} + head {head:,} B{tp_txt}"
         recompute_text = ""
     if tp > 1:
-        saved, recompute = -(-saved // tp), -(-recompute // tp)
-    return ActivationBytes(saved, recompute, saved_text, recompute_text)
+        saved, recompute, copies = -(-saved // tp), -(-recompute // tp), -(-copies // tp)
+    return ActivationBytes(saved, recompute, saved_text, recompute_text, copies)
 
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,

@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.memory.activations import (
+    DORA_SRC,
     KORTHIKANTI,
     activation_parts,
+    dora_temporaries,
     logits_bytes_per_token,
     regime_for,
 )
@@ -218,14 +220,34 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
     # weights too: the copy is saved to compute the input gradient).
     if recipe.autocast_copy_bytes:
         pc = arch.param_counts()
-        n = -(-(pc.linear + (pc.lm_head or pc.embedding)) // t.tp)
-        comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
-                               f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
-                               "PyTorch AMP docs (autocast weight cache)", phase=fwd))
+        head = pc.lm_head or pc.embedding
+        if full or t.checkpointing != "full":
+            n = -(-(pc.linear + head) // t.tp)
+            comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
+                                   f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
+                                   "PyTorch AMP docs (autocast weight cache)", phase=fwd))
+        else:
+            # Frozen weights (LoRA's base) are not cached by autocast (it caches casts of leaf
+            # tensors that require grad); their copies live only as tensors saved for backward,
+            # which checkpointing drops: the output head's copy stays, a layer's comes back while
+            # the layer is recomputed.
+            n_head = -(-head // t.tp)
+            n_layer = -(-(pc.linear // arch.num_hidden_layers) // t.tp)
+            b = recipe.autocast_copy_bytes
+            comps.append(Component("autocast weight copies (output head)", GPU, n_head * b,
+                                   f"{n_head:,} output-head weights x {b} B (kept for its input gradient)",
+                                   "PyTorch AMP docs (autocast caches only weights that require grad)", phase=fwd))
+            comps.append(Component("autocast weight copies (layer being recomputed)", GPU, n_layer * b,
+                                   f"{n_layer:,} frozen matmul weights of one layer x {b} B",
+                                   "PyTorch AMP docs; torch.utils.checkpoint", phase="recompute"))
+    adapter_bytes = 4 if t.adapter_dtype == "fp32" else 2
+    # The frozen weight as a matmul sees it: the recipe's weights, or a 4-bit base dequantized to 16 bits.
+    base_bytes = 2 if t.method == "qlora" else recipe.weight_bytes
     act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
-                           lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=4 if t.adapter_dtype == "fp32" else 2,
-                           lora_dropout=t.lora_dropout, cpu_dropout=cpu_dropout)
+                           lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=adapter_bytes,
+                           lora_dropout=t.lora_dropout, cpu_dropout=cpu_dropout, use_dora=t.use_dora,
+                           weight_bytes=base_bytes, quantized=t.method == "qlora")
     if t.checkpointing == "full":
         comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
                                phase=fwd))
@@ -245,11 +267,32 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B, one at a time",
                                "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
+    if t.use_dora:
+        dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
+                                           adapter_bytes=adapter_bytes, weight_bytes=base_bytes,
+                                           quantized=t.method == "qlora", lora_dropout=t.lora_dropout, tp=t.tp)
+        # They exist inside one layer's forward (and its recomputation): with checkpointing in the
+        # recompute phase; without, in the forward, before the logits exist, next to everything
+        # else the forward holds.
+        if t.checkpointing == "full":
+            dora_phase = "recompute"
+        else:
+            dora_phase = "forward"
+            # (a 4-bit base's dequantized buffer is freed before DoRA's step and is inside its figure)
+            comps = [replace(c, phase=f"{c.phase}, forward") if c.where == GPU and c.phase == fwd
+                     and c.name not in ("logits and loss", "dequantized weight buffer") else c for c in comps]
+        comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
     notes = [GRAD_ACCUM_NOTE if not (t.offload_optimizer and t.grad_accum > 1) else GRAD_ACCUM_OFFLOAD_NOTE]
     if t.method == "qlora":
         notes.append("QLoRA: the NF4 base is dequantized one layer at a time; embeddings, output head and norms "
                      + ("are fp32 after peft's prepare_model_for_kbit_training, and so are the activations."
                         if t.prepare_kbit_training else "stay 16-bit (prepare_kbit_training: false)."))
+    if act.weight_copies:
+        ab = regime.compute if regime.amp else adapter_bytes  # autocast copies, else the adapter dtype
+        notes.append(f"DoRA with lora_dropout {t.lora_dropout:g}: peft recomputes each adapted module's base output "
+                     f"on the dropped-out input and keeps a {ab}-byte copy of the module's weight for backward, "
+                     f"{act.weight_copies / GiB:,.2f} GiB of the activations here; with lora_dropout 0 it reuses the "
+                     "base output and keeps none.")
     if t.checkpointing == "full":
         notes.append("Full gradient checkpointing: about one extra forward pass of compute (~8 x P x tokens FLOPs).")
     # ---- host ----------------------------------------------------------------------------
@@ -259,7 +302,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
     save_text = None
     if not full:
         # peft's save_pretrained writes the adapter weights only.
-        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets)
+        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
         ab = 4 if t.adapter_dtype == "fp32" else 2
         save = n_adapter * ab
         save_text = f"adapter weights only (peft save_pretrained): {n_adapter:,} params x {ab} B = {save:,} B"
@@ -269,7 +312,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text,
         to_gpu=t.method == "qlora")  # bitsandbytes quantizes while moving weights onto the card
-    trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets)
+    trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
     desc = recipe.description
     if t.method == "lora":
         desc = (f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "

@@ -107,12 +107,14 @@ class TrainableShape:
     largest_trainable_tensor: int = 0
 
 
-def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...]) -> int:
-    """Adapter parameters: r x (in + out) per adapted matrix, summed over layers (LoRA, sec. 4)."""
+def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, use_dora: bool = False) -> int:
+    """Adapter parameters: r x (in + out) per adapted matrix, summed over layers (LoRA, sec. 4);
+    with DoRA, plus one magnitude per output feature of each adapted matrix (Liu et al. 2024,
+    sec. 4; peft ``lora_magnitude_vector``)."""
     total = 0
     for m in arch.linear_modules():
         if m.name in targets:
-            total += rank * (m.in_features + m.out_features) * m.count
+            total += (rank * (m.in_features + m.out_features) + (m.out_features if use_dora else 0)) * m.count
     return total * arch.num_hidden_layers
 
 
@@ -140,12 +142,12 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         ada = _tp_split(factored, t)
         biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.in_features * m.out_features for m in mods]), t)
     else:
-        trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets), t)
+        trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
         ada = 0
         for m in mods:
             if m.name in train.lora_targets:
                 r = train.lora_rank
-                ada += (m.in_features + r + r + m.out_features) * m.count
+                ada += (m.in_features + r + r + m.out_features + (m.out_features if train.use_dora else 0)) * m.count
         ada = _tp_split(ada * arch.num_hidden_layers, t)
         biggest = _tp_split(max([train.lora_rank * max(m.in_features, m.out_features) for m in mods
                                  if m.name in train.lora_targets] or [0]), t)

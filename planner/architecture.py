@@ -36,6 +36,7 @@ SUPPORTED_MODEL_TYPES: dict[str, str] = {
     "gemma3_text": "llama",
     "phi3": "llama",
     "gpt2": "gpt2",
+    "gpt_bigcode": "gpt2",
     "gpt_neox": "gpt_neox",
     "gpt_oss": "llama",
 }
@@ -155,7 +156,7 @@ class Architecture:
     def hard_position_limit(self) -> bool:
         """True when no position at or past ``max_position_embeddings`` exists.
 
-        A learned absolute position embedding (GPT-2's ``wpe``, ``n_positions`` rows) has no row
+        A learned absolute position embedding (GPT-2's and GPTBigCode's ``wpe``, ``n_positions`` rows) has no row
         for position ``n_positions`` or later: Transformers indexes past the table (IndexError on
         the CPU, a device-side assert on CUDA). Rotary models (llama, mistral, mixtral, qwen2,
         qwen3, qwen3_moe, gemma, gemma2, phi3 and gpt_neox, whose ``rotary_pct`` rotates part of each head)
@@ -196,9 +197,11 @@ class Architecture:
     def _linear_modules(self) -> list[LinearModule]:
         h, f, e = self.hidden_size, self.intermediate_size, self.num_local_experts
         mods: list[LinearModule] = []
-        if self.model_type == "gpt2":
+        if self.model_type in ("gpt2", "gpt_bigcode"):
+            # GPT-2's Conv1D and GPTBigCode's nn.Linear hold the same weights; GPTBigCode's c_attn
+            # projects to the query and one shared key and value head (multi-query attention).
             mods += [
-                LinearModule("c_attn", h, 3 * h, bias=True),
+                LinearModule("c_attn", h, self.q_dim + 2 * self.kv_dim, bias=True),
                 LinearModule("c_proj", h, h, bias=True),
                 LinearModule("c_fc", h, f, bias=True, part="mlp"),
                 LinearModule("c_proj", f, h, bias=True, part="mlp"),
@@ -295,6 +298,19 @@ class Architecture:
     def parameters(self) -> int:
         """Total parameter count (tied embeddings counted once)."""
         return self.param_counts().total
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes of non-parameter buffers Transformers keeps on the GPU beside the weights.
+
+        GPTBigCode registers a ``max_position_embeddings``-square causal mask of bools
+        (modeling_gpt_bigcode.py ``self.bias = nn.Buffer(torch.tril(torch.ones((n, n), dtype=torch.bool)))``):
+        64 MiB for StarCoder's 8,192 positions. Other models' buffers (rotary inverse frequencies)
+        are a few KB and not counted. vLLM's implementations keep no such mask.
+        """
+        if self.model_type == "gpt_bigcode":
+            return self.max_position_embeddings ** 2
+        return 0
 
     @property
     def expert_parameters(self) -> int:
@@ -394,6 +410,8 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
         raise _error(cfg, where, f"model_type {shown}", "model_type", hint)
     if model_type == "gpt2":
         return _gpt2(cfg, where)
+    if model_type == "gpt_bigcode":
+        return _gpt_bigcode(cfg, where)
     if model_type == "gpt_neox":
         return _gpt_neox(cfg, where)
     if model_type == "gemma3":
@@ -408,7 +426,7 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
 #: Hugging Face model_type values of architectures the planner does not read whose names are close
 #: to a supported one: suggesting the supported name would size a different model.
 OTHER_ARCHITECTURES = frozenset({
-    "gpt_oss", "gpt_bigcode", "gptj", "gpt_neo", "deepseek_v2", "deepseek_v3", "qwen2_moe", "qwen3_next",
+    "gpt_oss", "gptj", "gpt_neo", "deepseek_v2", "deepseek_v3", "qwen2_moe", "qwen3_next",
     "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llama4", "llama4_text", "mllama", "gemma3n",
     "gemma3n_text", "mistral3", "phimoe", "phi", "phi4_multimodal", "olmo", "olmo2", "olmoe",
 })
@@ -682,6 +700,32 @@ def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:
         learned_positions=n_pos, fused_qkv=True,
         torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
         # GPT2Config's dropout defaults (transformers configuration_gpt2.py) when the config omits them.
+        extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
+    )
+
+
+def _gpt_bigcode(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    """GPTBigCode (SantaCoder, StarCoder, StarCoderBase, OctoCoder, WizardCoder): GPT-2's layout
+    (LayerNorm, learned positions, c_attn/c_proj/c_fc, biases, tied head) with multi-query
+    attention: ``multi_query`` (default true) gives one key/value head shared by all query heads.
+    Source: Transformers ``configuration_gpt_bigcode.py`` (defaults) and ``modeling_gpt_bigcode.py``.
+    """
+    h = _get(cfg, "n_embd", where)
+    L = _get(cfg, "n_layer", where)
+    a = _get(cfg, "n_head", where)
+    n_pos = _get(cfg, "n_positions", where, default=1024)
+    kv = 1 if _get(cfg, "multi_query", where, default=True, kind=bool) else a
+    head_dim = _check_heads(cfg, h, a, kv, None, where, "n_embd")
+    return Architecture(
+        model_type="gpt_bigcode", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv,
+        head_dim=head_dim, intermediate_size=_get(cfg, "n_inner", where, default=4 * h),
+        vocab_size=_get(cfg, "vocab_size", where, default=50257), max_position_embeddings=n_pos,
+        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=True, kind=bool),
+        hidden_act=_get(cfg, "activation_function", where, default="gelu_pytorch_tanh", kind=str),
+        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
+        learned_positions=n_pos, fused_qkv=True,
+        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        # GPTBigCodeConfig's dropout defaults when the config omits them.
         extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
     )
 

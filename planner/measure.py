@@ -804,7 +804,7 @@ def measure_train_step(
 
 
 def _default_lora_targets(config: Mapping[str, Any]) -> list[str]:
-    if str(config.get("model_type")) == "gpt2":
+    if str(config.get("model_type")) in ("gpt2", "gpt_bigcode"):
         return ["c_attn"]
     return ["q_proj", "v_proj"]
 

@@ -262,7 +262,7 @@ def default_lora_targets(arch: Architecture) -> tuple[str, ...]:
 
     Source: peft ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (peft/utils/constants.py).
     """
-    if arch.model_type == "gpt2":
+    if arch.model_type in ("gpt2", "gpt_bigcode"):
         return ("c_attn",)
     if arch.model_type == "gpt_neox":
         return ("query_key_value",)

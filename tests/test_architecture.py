@@ -293,7 +293,7 @@ def test_unknown_keys_are_kept_in_extra():
 
 # ----- config errors: the exact message -------------------------------------------------
 
-SUPPORTED = ("gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
+SUPPORTED = ("gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
              "qwen3_moe")
 
 
@@ -318,7 +318,7 @@ def test_misspelled_model_type_gets_a_suggestion():
     )
 
 
-@pytest.mark.parametrize("model_type", ["gpt_bigcode", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
+@pytest.mark.parametrize("model_type", ["gptj", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
 def test_another_architecture_gets_no_misleading_suggestion(model_type):
     # Suggesting llama for llama4 or gpt_neox for gpt_oss would size a different model.
     msg = _error({"model_type": model_type})
@@ -541,10 +541,12 @@ def test_config_that_is_not_a_mapping():
 
 
 @pytest.mark.parametrize("model_type", sorted(SUPPORTED_MODEL_TYPES))
-def test_only_gpt2_has_a_hard_position_limit(model_type):
-    # GPT-2 learns a position table (wpe); the others rotate q and k (RoPE; gpt_neox on rotary_pct of each head).
-    if model_type == "gpt2":
-        cfg = {"model_type": "gpt2", "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50}
+def test_only_gpt2_and_gpt_bigcode_have_a_hard_position_limit(model_type):
+    # GPT-2 and GPTBigCode learn a position table (wpe); the others rotate q and k (RoPE; gpt_neox
+    # on rotary_pct of each head).
+    learned = model_type in ("gpt2", "gpt_bigcode")
+    if learned:
+        cfg = {"model_type": model_type, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50}
     elif model_type == "gpt_neox":
         cfg = {"model_type": "gpt_neox", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
                "intermediate_size": 128, "vocab_size": 50}
@@ -559,5 +561,45 @@ def test_only_gpt2_has_a_hard_position_limit(model_type):
         if model_type == "gpt_oss":
             cfg.update(num_local_experts=2, num_experts_per_tok=1)
     arch = from_hf_config(cfg)
-    assert arch.hard_position_limit is (model_type == "gpt2")
-    assert arch.position_encoding == ("learned absolute" if model_type == "gpt2" else "rotary")
+    assert arch.hard_position_limit is learned
+    assert arch.position_encoding == ("learned absolute" if learned else "rotary")
+
+
+# ----- GPTBigCode (StarCoder) -------------------------------------------------------------------
+
+STARCODER = {"model_type": "gpt_bigcode", "n_embd": 6144, "n_layer": 40, "n_head": 48, "n_inner": 24576,
+             "vocab_size": 49152, "n_positions": 8192, "multi_query": True}
+
+
+def test_gpt_bigcode_multi_query_parameters_and_buffer():
+    # StarCoder: wte 49,152 x 6,144 = 301,989,888 (the head is tied to it), wpe 8,192 x 6,144 =
+    # 50,331,648; per layer c_attn 6,144 -> 6,144 + 2 x 128 (48 query heads, one shared K/V head of
+    # 128) = 39,321,600 + 6,400 bias, c_proj 37,748,736 + 6,144, c_fc 150,994,944 + 24,576, c_proj
+    # 150,994,944 + 6,144, two LayerNorms 24,576: 379,128,064 x 40; ln_f 12,288. Total
+    # 15,517,456,384 (the 15.5B of the model card).
+    arch = from_hf_config(STARCODER)
+    assert (arch.num_key_value_heads, arch.head_dim, arch.kv_dim) == (1, 128, 128)
+    c_attn = next(m for m in arch.linear_modules() if m.name == "c_attn")
+    assert (c_attn.in_features, c_attn.out_features) == (6144, 6400)
+    assert arch.parameters == 15_517_456_384
+    assert arch.learned_positions == 8192 and arch.hard_position_limit
+    # Transformers keeps an n_positions-square bool causal mask as a buffer: 64 MiB.
+    assert arch.buffer_bytes == 8192 * 8192 == 64 * 2**20
+    # KV cache per token: 2 (K, V) x 40 layers x 1 head x 128 x 2 B = 20,480 B.
+    from planner.memory.inference import kv_bytes_per_token
+    assert kv_bytes_per_token(arch, "bf16", 1) == 20_480
+
+
+def test_gpt_bigcode_without_multi_query_is_multi_head():
+    arch = from_hf_config({**STARCODER, "multi_query": False})
+    assert arch.num_key_value_heads == 48
+    c_attn = next(m for m in arch.linear_modules() if m.name == "c_attn")
+    assert c_attn.out_features == 3 * 6144
+
+
+def test_gpt_bigcode_defaults_follow_its_config_class():
+    # GPTBigCodeConfig: n_positions 1024, multi_query true, gelu_pytorch_tanh, tied head, 4h MLP.
+    arch = from_hf_config({"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100})
+    assert (arch.max_position_embeddings, arch.num_key_value_heads, arch.hidden_act) == (1024, 1, "gelu_pytorch_tanh")
+    assert arch.tie_word_embeddings and arch.intermediate_size == 256
+    assert arch.extra["attn_pdrop"] == 0.1

@@ -235,7 +235,7 @@ def test_unsupported_architecture_in_a_file(tmp_path):
     path = _write(tmp_path / "bert" / "config.json", {"model_type": "bert", "hidden_size": 768})
     assert _error(str(path)) == (
         f"{path}:2: model_type: model_type 'bert' is not supported. Supported model_type values: "
-        "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
+        "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
         "qwen3_moe."
     )
 

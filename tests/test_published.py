@@ -141,6 +141,13 @@ LLAMA1_13B = {
     "num_key_value_heads": 40, "intermediate_size": 13824, "vocab_size": 32000, "max_position_embeddings": 2048,
     "tie_word_embeddings": False,
 }
+#: bigcode/octocoder (hfdocs-octocoder-*): the entries' arch fields, StarCoder's GPTBigCode config
+#: (n_embd 6144, 40 layers, 48 heads sharing one K/V head, n_inner 24576, 8,192 positions, 49,152
+#: tokens, tied head): 15,517,456,384 parameters, the entries' 15.5B.
+OCTOCODER = {
+    "model_type": "gpt_bigcode", "n_embd": 6144, "n_layer": 40, "n_head": 48, "n_inner": 24576,
+    "vocab_size": 49152, "n_positions": 8192, "multi_query": True, "tie_word_embeddings": True,
+}
 #: Command-R v01 (llamacpp-command-r-ctx4096-2gpu): model_type 'cohere' is not supported, but only
 #: the KV cache is compared and it depends on layers, KV heads and head_dim alone (40 x 64 x 128
 #: from the entry's arch fields), so a llama config with those fields stands in. intermediate_size
@@ -201,6 +208,7 @@ _VLLM_PRINT = Abs(0.005 * GiB)
 #: runs (adapters, their gradients and AdamW states at 16 B each).
 _BNB = {"task": "train", "method": "qlora", "optimizer": "adamw", "micro_batch": 1, "grad_accum": 4,
         "attention": "eager", "prepare_kbit_training": True}
+_OCTO_SRC = "huggingface/transformers docs/source/en/llm_tutorial_optimization.md (A100 40GB)"
 _BNB_SRC = "huggingface/blog 4bit-transformers-bitsandbytes.md (benchmark table)"
 _BNB_REASON = ("outcome on a 16 GB T4 (nvidia-smi total 15,360 MiB with ECC on; CUDA total 15,835,398,144 B = "
                "14.75 GiB, what a process can allocate): the run either trained or raised OOM; the prediction "
@@ -269,6 +277,26 @@ CASES: list[Case] = [
          "vllm kv tokens", 5.38, "GiB", Between("kv_memory_gib", 5.375, 5.385),
          "the KV memory is printed to 0.01 GiB; vLLM fits whole blocks of 16 tokens of 36 x 2 x 8 x 64 x 2 = "
          "73,728 B per token", kv_tokens=78384),
+
+    # ---- Transformers docs, 'Optimizing LLMs for Speed and Memory': max_memory_allocated ------
+    # A pipeline on one A100 40GB, a prompt of ~20 tokens and 60 new ones: the weights dominate.
+    # Printed to 0.01 GiB; nothing else is stated, so the tolerance is the print's.
+    Case("hfdocs-octocoder-bf16-short", _OCTO_SRC, OCTOCODER,
+         {"task": "infer", "weights": "bf16", "kv_dtype": "bf16", "context": 80, "attention": "eager"},
+         "allocated", 29.03, "GiB", Abs(0.005 * GiB),
+         "max_memory_allocated after flush/reset, printed to 0.01 GiB",
+         xfail=("predicted 28.98 GiB vs 29.03 GiB (-0.05 GiB, -0.17 %): weights 15,517,456,384 x 2 B = 28.90 GiB, "
+                "GPTBigCode's 8,192^2 bool causal-mask buffer 0.06 GiB, KV cache, one prefill layer and the logits "
+                "0.02 GiB. The remaining ~50 MiB is an allocation of the 2023 stack (transformers 4.3x, torch "
+                "2.0/2.1) that the docs do not break down; the int8 run misses by about as much")),
+    Case("hfdocs-octocoder-int8-short", _OCTO_SRC, OCTOCODER,
+         {"task": "infer", "weights": "int8", "kv_dtype": "fp16", "context": 80, "attention": "eager"},
+         "allocated", 15.22, "GiB", Abs(0.005 * GiB),
+         "max_memory_allocated after flush/reset, printed to 0.01 GiB",
+         xfail=("predicted 15.15 GiB vs 15.22 GiB (-0.07 GiB, -0.5 %): int8 linear weights 14.12 GiB with fp32 "
+                "row scales, 16-bit embeddings, norms and biases 0.66 GiB, the causal-mask buffer 0.06 GiB, one "
+                "dequantized c_fc 0.28 GiB. The bf16 run misses by -0.05 GiB too, so most of the gap is the "
+                "2023 stack's, not the int8 format's")),
 
     # ---- llama.cpp: KV cache and weight buffers are exact byte counts --------------------------
     Case("llamacpp-llama7b-q4_0-ctx512-kv", "github.com/ggml-org/llama.cpp/issues/1003 (log)",
@@ -342,13 +370,14 @@ NOT_EXPRESSIBLE: dict[str, str] = {
     "hfdocs-bert-large-bs4-adam8bit": "BERT is an encoder; not a supported model_type",
     "hfdocs-bert-large-bs1-ga4-gc-fp16-adam8bit": "BERT is an encoder; not a supported model_type",
     "accelerate-doc-bert-base-cased-load": "BERT is an encoder; not a supported model_type",
-    "hfdocs-octocoder-bf16-short":
-        "octocoder is GPTBigCode (multi-query attention, one KV head); the gpt2 family of the memory model "
-        "has no MQA, so c_attn would count 2.96e9 parameters too many",
-    "hfdocs-octocoder-int8-short": "GPTBigCode (multi-query attention) is not a supported model_type",
-    "hfdocs-octocoder-4bit-short": "GPTBigCode (multi-query attention) is not a supported model_type",
+    "hfdocs-octocoder-4bit-short":
+        "load_in_4bit with bitsandbytes' 2023 defaults: FP4 without double quantization and fp32 compute "
+        "(bnb_4bit_compute_dtype float32); the planner's nf4 inference has double quantization and 16-bit "
+        "compute and no key to say otherwise",
     "hfdocs-octocoder-bf16-long-eager":
-        "GPTBigCode (multi-query attention) is not a supported model_type; the prompt length is not published",
+        "the prompt length is not published ('system prompt x 10'), and the 2023 generate() computed the "
+        "logits of every prompt token (49,152 x 2 B each; Transformers 5, which the planner follows, "
+        "computes the last token's only)",
     "vllm-llama3-8b-80gb-tp1-profile":
         "a vLLM build of December 2024 (PR #10511) counted the caching allocator's cached blocks as "
         "non_torch_memory (1.79 GiB at TP 1, exactly doubled at TP 2), measuring torch's allocated rather "

@@ -121,7 +121,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     c, r = regime.compute, regime.residual
     out: list[SavedTensor] = []
     mods = {m.name: m for m in arch.linear_modules()}
-    gpt = arch.model_type in ("gpt2", "gpt_neox")
+    gpt = arch.model_type in ("gpt2", "gpt_neox", "gpt_bigcode")
 
     def trains(name: str) -> bool:
         return full or False
@@ -212,8 +212,10 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                 out.append(SavedTensor(f"{label} norm normalised (for the weight gradient)",
                                        (4 if gemma_norm else c) * width))
     if attention == "eager":
-        # repeat_kv materialises K and V for every query head; scores are b x a x s x s.
-        out.append(SavedTensor("query (after RoPE)", c * q))
+        # repeat_kv materialises K and V for every query head; scores are b x a x s x s. (GPT-2's
+        # and GPTBigCode's query, a transposed view of c_attn's output, is copied by the matmul
+        # instead; GPT-2's key and value likewise: the same c x q bytes each.)
+        out.append(SavedTensor("query (after RoPE, or the matmul's contiguous copy)", c * q))
         out.append(SavedTensor("key and value repeated to all heads", 2 * c * q))
         if arch.attn_logit_softcapping:
             # scores / cap -> tanh -> x cap (Gemma 2's eager_attention_forward): tanh keeps its output.
@@ -223,6 +225,10 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             # each row and the softmax runs in the scores' dtype; its output (one column wider,
             # the sink dropped by a view) is what the value matmul keeps.
             out.append(SavedTensor(f"softmax output with the sink column ({c} B)", c * a, quadratic=True))
+        elif arch.model_type == "gpt2" and not regime.amp:
+            # GPT-2's eager_attention_forward (modeling_gpt2.py) runs the softmax in the scores'
+            # dtype (no dtype argument): one tensor of c bytes, kept for both backward uses.
+            out.append(SavedTensor(f"softmax output ({c} B)", c * a, quadratic=True))
         else:
             out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
             if c != 4:
@@ -414,7 +420,7 @@ def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> lis
     h = arch.hidden_size
     r, c = regime.residual, regime.compute
     out = []
-    if arch.model_type in ("gpt2", "gpt_neox"):
+    if arch.model_type in ("gpt2", "gpt_neox", "gpt_bigcode"):
         out.append(SavedTensor("final norm input", r * h))
     else:
         out.append(SavedTensor("final norm input (fp32)", 4 * h))

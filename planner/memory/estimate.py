@@ -216,6 +216,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         if c.where == HOST:
             c = replace(c, bytes=c.bytes * node, formula=f"({c.formula}) x {node} GPU(s) per machine", phase="run")
         comps.append(c)
+    if arch.buffer_bytes:
+        comps.append(_buffer_component(arch, t.tp))
     # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it (frozen
     # weights too: the copy is saved to compute the input gradient).
     if recipe.autocast_copy_bytes:
@@ -327,12 +329,22 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
 
 
+def _buffer_component(arch, tp: int) -> Component:
+    """The model's non-parameter buffers (GPTBigCode's causal mask), whole on every GPU."""
+    n = arch.max_position_embeddings
+    return Component("model buffers (causal mask)", GPU, arch.buffer_bytes,
+                     f"{n:,} x {n:,} positions x 1 B (bool)" + (f", whole on each of t={tp} GPUs" if tp > 1 else ""),
+                     "Transformers modeling_gpt_bigcode.py (GPTBigCodeModel.bias buffer)")
+
+
 def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     arch, i = w.architecture, w.infer
     assert i is not None
     wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula, src)]
+    if arch.buffer_bytes and i.engine != "vllm":
+        comps.append(_buffer_component(arch, i.tp))
     prompt_tokens = i.context * i.concurrency
     # Transformers prefills in chunks of GenerationConfig.prefill_chunk_size tokens per sequence, all
     # sequences of the batch at once: max_num_batched_tokens is split evenly over the sequences

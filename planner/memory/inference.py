@@ -73,7 +73,7 @@ def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurren
 #: Live MLP-width tensors at the peak of one MLP forward without autograd, by activation:
 #: gated MLPs hold act(gate), up and their product; Transformers' gelu_new formula holds its
 #: input, 0.5 x input and two temporaries of the tanh chain, then the product.
-MLP_INFERENCE_TENSORS = {"gelu_new": 5, "gelu_fast": 5}
+MLP_INFERENCE_TENSORS = {"gelu_new": 4, "gelu_fast": 4}
 
 
 def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: int = 1,
@@ -137,6 +137,12 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
     f_tp = -(-f // tp)
     a_tp = -(-a // tp)
     resid = 3 * c * h * tokens  # residual, normalised input, layer output
+    gpt_block = arch.learned_positions > 0
+    if gpt_block:
+        # GPT-2-style models (modeling_gpt2.py, modeling_gpt_bigcode.py): the model keeps the
+        # token embeddings through the forward (the residual stream starts as their sum with the
+        # position embeddings, one row per query position).
+        resid += c * h * tokens + c * h * -(-tokens // max(1, sequences))
     if arch.is_moe:
         mlp, mlp_text = moe_block_bytes(arch, tokens=tokens, compute_bytes=c, tp=tp, engine=engine)
     else:
@@ -145,10 +151,21 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
         n_mlp = (4 if arch.fused_gate_up else 3) if arch.gated_mlp else MLP_INFERENCE_TENSORS.get(arch.hidden_act, 2)
         mlp = n_mlp * c * f_tp * tokens
         mlp_text = f"MLP {n_mlp} x {c} B x f={f_tp:,}"
+        if gpt_block:
+            # ... and the block keeps the attention output in a local through its MLP, with eager
+            # attention's returned probabilities (heads x queries x keys, in the compute dtype).
+            mlp += c * h * tokens
+            mlp_text += f" + the attention output {c} B x h"
+            if attention == "eager":
+                seqs_ = max(1, sequences)
+                mlp += a_tp * seqs_ * -(-tokens // seqs_) * keys * c
+                mlp_text += f" + the returned attention probabilities {c} B per score"
     attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
     # GPT-OSS's softmax (with its sink column) stays in the scores' dtype: the scores, the scores
     # with the sink appended and the softmax output are live at once, 3 c bytes per score.
-    per_score = 3 * c if arch.attention_sinks else (c + 4 + 4 if c != 4 else 8)
+    # GPT-2's softmax runs in the scores' dtype (modeling_gpt2.py eager_attention_forward): its
+    # input and output, 2 c bytes per score.
+    per_score = 3 * c if arch.attention_sinks else 2 * c if arch.model_type == "gpt2" else (c + 4 + 4 if c != 4 else 8)
     seqs = max(1, sequences)
     scores = seqs * -(-tokens // seqs) * keys
     masks = 0

@@ -135,9 +135,9 @@ def rope_cache_bytes(arch: Architecture, dtype_bytes: int = 2) -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary_dim x dtype bytes (0 without RoPE).
 
     rotary_dim is head_dim times ``partial_rotary_factor`` (phi3, qwen3 variants) or ``rotary_pct``
-    (gpt_neox); GPT-2 has learned positions and no cache.
+    (gpt_neox); GPT-2 and GPTBigCode have learned positions and no cache.
     """
-    if arch.model_type == "gpt2":
+    if arch.learned_positions:
         return 0
     fraction = float(arch.extra.get("partial_rotary_factor", arch.extra.get("rotary_pct", 1.0)) or 1.0)
     rotary_dim = int(arch.head_dim * fraction)

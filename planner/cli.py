@@ -1012,7 +1012,7 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                              "of every sequence per pass" if tokens_cap and hi == tokens_cap else
                              "the model's max_position_embeddings" if attr in ("seq_len", "context")
                              else "the planner's largest batch") if best == hi else "memory",
-              "notes": [note] if note else [], "warnings": warnings}
+              "notes": list(answer_est.notes) + ([note] if note else []), "warnings": warnings}
     if answer.infer is not None:
         # concurrency is per replica (the workload as sized); the machine serves copies x that
         result.update(concurrency_per_replica=answer.infer.concurrency,
@@ -1038,8 +1038,8 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     if target != "concurrency" and answer.infer is not None and copies > 1:
         c = answer.infer.concurrency
         click.echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")
-    if note:
-        click.echo(f"Note: {note}")
+    for n_ in result["notes"]:
+        click.echo(f"Note: {n_}")
     for w in warnings:
         click.echo(f"Warning: {w}")
 

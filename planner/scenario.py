@@ -199,7 +199,7 @@ class Variant:
         w = self.workload
         if w.train is not None:
             t = w.train
-            parts = [f"{t.method} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            parts = [f"{t.method}{' + DoRA' if t.use_dora else ''} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
             if t.offload_optimizer:
                 parts.append("offload optimizer")
             if t.offload_params:
@@ -568,8 +568,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         raise e.error(f"{value!r} is not a value of {key}", key,
                       f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
     if isinstance(value, str) and value == "auto":
-        if key == "tp" and task == "train" and e.data.get("method") == "qlora":
-            return (1,), True  # QLoRA trains data-parallel or sharded (zero: 3), not tensor-parallel
+        if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True):
+            # QLoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
+            return (1,), True
         return _auto(key, task, arch), True
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         if not value:

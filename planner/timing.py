@@ -121,11 +121,14 @@ def default_mfu(*, recipe: str, method: str = "full") -> MfuDefault:
 # ----- training ---------------------------------------------------------------------------------
 
 def training_flops(*, params: float, tokens: float, method: str = "full", adapter_params: float = 0,
-                   checkpointing: str = "none") -> float:
+                   checkpointing: str = "none", recomputed_base_params: float = 0) -> float:
     """Model FLOPs of one training run (see the module docstring for the derivation).
 
     full: 6 x P x T (8 x P x T with full recomputation).
-    lora / qlora: 4 x P x T + 6 x A x T (+ 2 x (P + A) x T with full recomputation).
+    lora / qlora: 4 x P x T + 6 x A x T (+ 2 x (P + A) x T with full recomputation), + 4 x D x T
+    (+ 2 x D x T with full recomputation) where DoRA with lora_dropout runs each adapted module's
+    base linear again on the dropped-out input: a forward (2 x D) and its input gradient (2 x D)
+    (peft tuners/lora/dora.py, ``base_result`` None under dropout).
 
     Args:
         params: P, parameters used per token (MoE: active).
@@ -133,15 +136,17 @@ def training_flops(*, params: float, tokens: float, method: str = "full", adapte
         method: 'full', 'lora' or 'qlora'.
         adapter_params: A, trainable adapter parameters (LoRA/QLoRA).
         checkpointing: 'none' or 'full'.
+        recomputed_base_params: D, weights of the adapted modules whose base output DoRA computes
+            a second time (0 without DoRA or without lora_dropout).
     """
     if method == "full":
         flops = 6.0 * params * tokens
         if checkpointing == "full":
             flops += 2.0 * params * tokens
         return flops
-    flops = 4.0 * params * tokens + 6.0 * adapter_params * tokens
+    flops = 4.0 * params * tokens + 6.0 * adapter_params * tokens + 4.0 * recomputed_base_params * tokens
     if checkpointing == "full":
-        flops += 2.0 * (params + adapter_params) * tokens
+        flops += 2.0 * (params + adapter_params + recomputed_base_params) * tokens
     return flops
 
 
@@ -309,14 +314,22 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
         mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
     recipe = RECIPES[t.recipe]
     tflops = float(gpu.bf16_tflops)
+    recomputed = 0.0
+    if t.method != "full" and t.use_dora and t.lora_dropout > 0:
+        recomputed = float(sum(m.weight_params for m in arch.linear_modules() if m.name in t.lora_targets)
+                           * arch.num_hidden_layers)
     per_token = training_flops(params=params, tokens=1.0, method=t.method, adapter_params=adapters,
-                               checkpointing=t.checkpointing)
+                               checkpointing=t.checkpointing, recomputed_base_params=recomputed)
     if t.method == "full":
         ftext = f"{8 if t.checkpointing == 'full' else 6} x P"
     else:
-        ftext = "4 x P + 6 x A" + (" + 2 x (P + A) (recomputation)" if t.checkpointing == "full" else "")
+        ftext = "4 x P + 6 x A" + (" + 4 x D" if recomputed else "")
+        if t.checkpointing == "full":
+            ftext += " + 2 x (P + A" + (" + D" if recomputed else "") + ") (recomputation)"
     lines = [f"FLOPs per token = {ftext} = {per_token:,.4g} (P = {params:,.0f}"
-             + (f", A = {adapters:,.0f} adapter params" if adapters else "") + ")",
+             + (f", A = {adapters:,.0f} adapter params" if adapters else "")
+             + (f", D = {recomputed:,.0f} adapted weights whose base output DoRA recomputes under lora_dropout"
+                if recomputed else "") + ")",
              f"achieved compute = {n} GPU(s) x {tflops:g} TFLOPS ({gpu.id} dense bf16) x MFU {mfu:g} = "
              f"{n * tflops * mfu:,.4g} TFLOPS",
              f"MFU {mfu:g}: {reason}"]

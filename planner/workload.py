@@ -563,6 +563,11 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "recipe", f"Use recipe: mixed-{rec.dtype} (what DeepSpeed runs with {rec.dtype} enabled: "
                           "the same GPU side, fp32 master weights and states in host RAM), or leave "
                           "offload_optimizer out.")
+    if use_dora and tp > 1:
+        raise entry.error(f"DoRA does not run tensor parallel (tp {tp}): peft's tensor-parallel LoRA layer refuses "
+                          "use_dora (peft tuners/lora/tp_layer.py)", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3), or plain LoRA "
+                          "(use_dora: false) with tensor parallelism.")
     if method == "qlora" and tp > 1:
         raise entry.error(f"QLoRA does not run tensor parallel (tp {tp}): Transformers and peft training do not shard "
                           "bitsandbytes 4-bit layers across GPUs", "tp",

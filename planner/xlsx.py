@@ -316,6 +316,8 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
         state = f"{opt.fixed_state_bytes:.3f} B/param in all (8-bit states + fp32 absmax)"
     elif opt is not None and not opt.states and not opt.factored:
         state = 0  # no state (SGD without momentum)
+    if training.use_dora:
+        method += " + DoRA"
     return RecipeRow(method=method, weights=weights, adapters=adapters, gradients=grad_b, master_weights=master_b,
                      optimizer=training.optimizer, optimizer_state=state, activations=activations,
                      autocast_copy=r.autocast_copy_bytes, **base)

@@ -70,7 +70,7 @@ def test_dora_with_dropout_keeps_a_cast_weight_copy_except_below_a_frozen_embedd
     # q_proj is adapted. WIDE: q 512 x 512, down 2048 x 512.
     arch = from_hf_config(WIDE, "wide")
     kw = dict(attention="sdpa", full=False, lora_targets=("q_proj", "down_proj"), lora_rank=8, adapter_bytes=4,
-              lora_dropout=0.1, use_dora=True, weight_bytes=2)
+              lora_dropout=0.1, use_dora=True, weight_cast=True)
 
     def copies(**more):
         saved = layer_saved_tensors(arch, regime_for("pure-bf16"), **kw, **more)
@@ -78,8 +78,8 @@ def test_dora_with_dropout_keeps_a_cast_weight_copy_except_below_a_frozen_embedd
 
     assert copies() == 4 * (512 * 512 + 2048 * 512)
     assert copies(input_requires_grad=False) == 4 * 2048 * 512
-    # An fp32 base needs no cast: no copy.
-    saved = layer_saved_tensors(arch, regime_for("fp32"), **{**kw, "weight_bytes": 4})
+    # An fp32 base under fp32 adapters needs no cast: no copy.
+    saved = layer_saved_tensors(arch, regime_for("fp32"), **{**kw, "weight_cast": False})
     assert not any(t.per_layer for t in saved)
 
 
@@ -89,16 +89,16 @@ def test_dora_temporaries_formula():
     # 2048^2 x 4 + 2048 x 8 x 4 + 4 x 2048 x 512 x 4 = 16,777,216 + 65,536 + 16,777,216.
     arch = from_hf_config(WIDE, "wide")
     n, text = dora_temporaries(arch, regime_for("pure-bf16"), ("q_proj", "down_proj"), lora_rank=8,
-                               adapter_bytes=4, weight_bytes=2)
+                               adapter_bytes=4, weight_cast=True)
     assert n == 33_619_968
     assert text.startswith("down_proj:")
     # fp32 weights: W.to(fp32) is the weight itself, one in x out tensor fewer.
     n32, _ = dora_temporaries(arch, regime_for("fp32"), ("q_proj", "down_proj"), lora_rank=8, adapter_bytes=4,
-                              weight_bytes=4)
+                              weight_cast=False)
     assert n32 == 33_619_968 - 2048 * 512 * 4
     # With dropout the cast copy outlives the step and is counted with the saved tensors instead.
     nd, _ = dora_temporaries(arch, regime_for("pure-bf16"), ("q_proj", "down_proj"), lora_rank=8, adapter_bytes=4,
-                             weight_bytes=2, lora_dropout=0.1)
+                             weight_cast=True, lora_dropout=0.1)
     assert nd == n - 2048 * 512 * 4
 
 
@@ -134,7 +134,7 @@ def test_dora_temporaries_match_an_op_by_op_trace():
         window = tracker.end_window()
     arch = from_hf_config(WIDE, "wide")
     n, _ = dora_temporaries(arch, regime_for("pure-bf16"), ("down_proj",), lora_rank=8, adapter_bytes=4,
-                            weight_bytes=2)
+                            weight_cast=True)
     assert window.peak - start == n + 262_144 + 32_768
 
 
@@ -194,3 +194,91 @@ def test_dora_with_dropout_says_what_the_weight_copies_cost():
     no_dropout = estimate(workload(arch, task="train", method="lora", recipe="pure-bf16", lora_rank=8,
                                    lora_targets=["q_proj", "down_proj"], micro_batch=1, seq_len=32, use_dora=True))
     assert not any(n.startswith("DoRA") for n in no_dropout.notes)
+
+
+def test_dora_temporaries_under_autocast_match_an_op_by_op_trace():
+    # Under autocast (fp32 weights and adapters, bf16 matmuls) peft's DoRA forward casts eye(in) to
+    # bf16 for the adapters, then writes BA in fp32, s x BA and the sum: for a 512 -> 2,048
+    # module (r=8) the second step is the larger, in^2 x 2 + in x r x 2 + 3 x in x out x 4 B.
+    # Beside it the trace holds the base layer's autocast weight copy (in x out x 2 B), the base
+    # output (32 x 2,048 x 2 B), the input cast to fp32 (32 x 512 x 4 B) and autocast's cached bf16
+    # copies of lora_A and lora_B ((8 x 512 + 2,048 x 8) x 2 B).
+    torch = pytest.importorskip("torch")
+    peft = pytest.importorskip("peft")
+    from planner.measure import make_tracker
+
+    i, o, r, tokens = 512, 2048, 8, 32
+    torch.manual_seed(0)
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(i, o, bias=False)
+
+        def forward(self, x):
+            return self.proj(x)
+
+    m = peft.get_peft_model(M(), peft.LoraConfig(r=r, lora_alpha=2 * r, target_modules=["proj"], use_dora=True))
+    m.train()
+    x = torch.randn(tokens, i, dtype=torch.bfloat16, requires_grad=True)
+    tracker = make_tracker()
+    with tracker:
+        tracker.track_existing(list(m.parameters()) + [x])
+        window = tracker.begin_window()
+        start = tracker.live_bytes
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            m(x)
+        window = tracker.end_window()
+    arch = from_hf_config({"model_type": "llama", "hidden_size": i, "num_hidden_layers": 1, "num_attention_heads": 8,
+                           "intermediate_size": o, "vocab_size": 100}, "t")
+    n, text = dora_temporaries(arch, regime_for("amp-bf16"), ("up_proj",), lora_rank=r, adapter_bytes=4,
+                               weight_cast=False)
+    assert n == i * i * 2 + i * r * 2 + 3 * i * o * 4
+    beside = i * o * 2 + tokens * o * 2 + tokens * i * 4 + (r * i + o * r) * 2
+    assert window.peak - start == n + beside
+
+
+def test_dora_with_tensor_parallel_is_refused():
+    # peft's tensor-parallel LoRA layer raises "does not support DoRA yet" (tuners/lora/tp_layer.py).
+    arch = catalog_arch("llama-3.2-3b")
+    with pytest.raises(InputError) as e:
+        workload(arch, task="train", method="lora", use_dora=True, tp=2, gpus=2)
+    assert "DoRA does not run tensor parallel (tp 2)" in str(e.value)
+    assert "use_dora: false" in str(e.value)
+
+
+def test_dora_weight_copies_follow_the_dtype_not_the_width():
+    # A bf16 base with fp16 adapters: peft's W.to(fp16) is a new tensor although both are 2 bytes,
+    # and with lora_dropout the recomputed base linear keeps it: (the model's 2 layers) WIDE's
+    # q_proj and down_proj copies at 2 B, less the first layer's q_proj (input needs no gradient).
+    arch = from_hf_config(WIDE, "wide")
+    keys = dict(task="train", method="lora", recipe="pure-bf16", lora_rank=8, lora_targets=["q_proj", "down_proj"],
+                micro_batch=1, seq_len=32, use_dora=True, lora_dropout=0.1)
+    fp16 = estimate(workload(arch, adapter_dtype="fp16", **keys))
+    note = next(n for n in fp16.notes if n.startswith("DoRA"))
+    copies = 2 * (2 * (512 * 512 + 2048 * 512) - 512 * 512)
+    assert f"keeps a 2-byte copy of the module's weight for backward, {copies / 2**30:,.2f} GiB" in note
+    same = estimate(workload(arch, adapter_dtype="bf16", **keys))
+    assert not any(n.startswith("DoRA") for n in same.notes)
+
+
+def test_dora_with_dropout_costs_a_second_base_forward_and_its_input_gradient():
+    # peft recomputes F.linear(dropout(x), W) for every adapted module under lora_dropout: 2 x D
+    # FLOPs forward and 2 x D for its input gradient per token, D = the adapted weights.
+    from planner.timing import training_flops
+
+    p, a, d = 8e9, 4e7, 7e9
+    assert training_flops(params=p, tokens=1, method="lora", adapter_params=a) == 4 * p + 6 * a
+    assert training_flops(params=p, tokens=1, method="lora", adapter_params=a, recomputed_base_params=d) == (
+        4 * p + 6 * a + 4 * d)
+    assert training_flops(params=p, tokens=1, method="lora", adapter_params=a, recomputed_base_params=d,
+                          checkpointing="full") == 4 * p + 6 * a + 4 * d + 2 * (p + a + d)
+
+
+def test_fit_reports_the_notes_estimate_gives():
+    args = ["fit", "--model", "llama-3.2-3b", "--gpu", "rtx-4090", "--task", "train", "--method", "lora",
+            "--use-dora", "--lora-dropout", "0.05", "--lora-targets", "all-linear", "--recipe", "pure-bf16",
+            "--checkpointing", "full", "--seq-len", "max"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert any(line.startswith("Note: DoRA with lora_dropout 0.05") for line in r.output.splitlines())

@@ -89,8 +89,8 @@ def regime_for(recipe_name: str) -> Regime:
 def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
                         lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
                         adapter_bytes: int = 4, lora_dropout: float = 0.0,
-                        cpu_dropout: bool = False, use_dora: bool = False, weight_bytes: int = 2,
-                        quantized: bool = False, input_requires_grad: bool = True) -> list[SavedTensor]:
+                        cpu_dropout: bool = False, use_dora: bool = False, weight_cast: bool = True,
+                        input_requires_grad: bool = True) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -108,8 +108,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             instead of CUDA's fused ``native_dropout`` (a 1-byte bool mask): for comparing with
             measurements taken on the CPU (planner.validation).
         use_dora: the adapters are peft's DoRA (see :func:`dora_saved_tensors`).
-        weight_bytes, quantized: the frozen base's bytes per value and whether it is 4-bit
-            (for DoRA's weight copies).
+        weight_cast: DoRA only: peft's ``W.to(adapter dtype)`` makes a new tensor (the frozen weight's
+            dtype differs from the adapters', or the base is 4-bit and dequantized on every use).
         input_requires_grad: the layer's input requires grad (False for the first layer under a
             frozen embedding without checkpointing).
 
@@ -156,8 +156,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if use_dora:
             out.extend(dora_saved_tensors(name, mods[name].in_features, mods[name].out_features, regime,
                                           adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                          weight_bytes=weight_bytes, quantized=quantized,
-                                          input_requires_grad=grad_flows[0]))
+                                          weight_cast=weight_cast, input_requires_grad=grad_flows[0]))
 
     def adapted_before(names: list[str]) -> None:
         """The modules ``names`` have run: past an adapted one, every tensor requires grad."""
@@ -313,8 +312,8 @@ DORA_SRC = ("Liu et al. 2024, DoRA, sec. 4 (magnitude x direction, the norm deta
 
 
 def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: Regime, *,
-                       adapter_bytes: int, lora_dropout: float, weight_bytes: int,
-                       quantized: bool = False, input_requires_grad: bool = True) -> list[SavedTensor]:
+                       adapter_bytes: int, lora_dropout: float, weight_cast: bool,
+                       input_requires_grad: bool = True) -> list[SavedTensor]:
     """What one DoRA-adapted linear keeps for backward beyond its LoRA adapter, per token.
 
     peft's DoRA output is ``(m / ||W + sBA||_c - 1) * base + (m / ||W + sBA||_c) * lora`` with the
@@ -335,8 +334,8 @@ def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: R
         regime: activation dtypes.
         adapter_bytes: bytes per adapter value.
         lora_dropout: peft's lora_dropout.
-        weight_bytes: bytes per value of the frozen weight (2 for a 16-bit or dequantized base).
-        quantized: the base is 4-bit (bitsandbytes), dequantized on every use.
+        weight_cast: ``W.to(adapter dtype)`` makes a new tensor: the frozen weight's dtype is not the
+            adapters' (bf16 base and fp32 or fp16 adapters), or the base is 4-bit.
         input_requires_grad: the module's input requires grad; if not (the first layer's first
             modules under a frozen embedding), the recomputed linear keeps no weight.
 
@@ -355,7 +354,7 @@ def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: R
     elif lora_dropout > 0:
         out.append(SavedTensor(f"DoRA {name} base output recomputed on the dropped-out input ({ab} B)",
                                ab * out_features))
-        if input_requires_grad and (quantized or weight_bytes != ab):
+        if input_requires_grad and weight_cast:
             out.append(SavedTensor(f"DoRA {name} weight as {ab} B (kept by the recomputed base linear)",
                                    ab * in_features * out_features, per_layer=True))
     else:
@@ -365,7 +364,7 @@ def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: R
 
 
 def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...], *, lora_rank: int,
-                     adapter_bytes: int, weight_bytes: int, quantized: bool = False, lora_dropout: float = 0.0,
+                     adapter_bytes: int, weight_cast: bool, lora_dropout: float = 0.0,
                      tp: int = 1) -> tuple[int, str]:
     """Peak bytes of the tensors peft's DoRA creates and frees inside one adapted module's forward.
 
@@ -376,7 +375,8 @@ def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...
     (in x r x a), ``BA``, the frozen weight cast to ``a`` (a new tensor when its dtype differs, and
     always for a dequantized 4-bit base), ``s BA`` and the sum (in x out x a each). Under autocast
     the identity is cast to 16 bits for the matmuls (in^2 x 2 B more) and ``BA`` comes out 16-bit;
-    after the identity is freed, ``BA`` in fp32, ``s BA`` and the sum follow. One module's
+    then the fp32 identity and the 16-bit ``BA`` are freed (the 16-bit identity stays, kept by the
+    adapters' autograd graph) while ``BA`` in fp32, ``s BA`` and the sum are written. One module's
     temporaries exist at a time; the module with the largest sets the peak. With ``lora_dropout``
     above 0 the cast weight outlives the step (the recomputed base linear keeps it,
     :func:`dora_saved_tensors`) and is counted with the saved tensors instead.
@@ -395,18 +395,17 @@ def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...
         i, o, r = m.in_features, -(-m.out_features // tp), lora_rank
         if regime.amp:
             first = i * i * (a + c) + i * r * c + i * o * c
-            second = i * i * c + i * r * c + i * o * c + 3 * i * o * a
+            second = i * i * c + i * r * c + 3 * i * o * a
             n = max(first, second)
-            formula = (f"{m.name}: max(in^2 x ({a} + {c}) B + in x out x {c} B, in^2 x {c} B + in x out x "
-                       f"({c} + 3 x {a}) B) + in x r x {c} B, in={i:,}, out={o:,}, r={r}")
+            formula = (f"{m.name}: max(in^2 x ({a} + {c}) B + in x out x {c} B, in^2 x {c} B + 3 x in x out x "
+                       f"{a} B) + in x r x {c} B, in={i:,}, out={o:,}, r={r}")
             if lora_dropout > 0:
                 # The saved tensors count this module's autocast weight copy for the recomputed base
                 # linear, which only runs after these temporaries are freed.
                 n -= i * o * c
                 formula += f" - in x out x {c} B (the weight copy kept later, counted with the saved tensors)"
         else:
-            cast = quantized or weight_bytes != a
-            copies = 4 if cast and not lora_dropout > 0 else 3
+            copies = 4 if weight_cast and not lora_dropout > 0 else 3
             n = i * i * a + i * r * a + copies * i * o * a
             formula = (f"{m.name}: in^2 x {a} B + in x r x {a} B + {copies} x in x out x {a} B, "
                        f"in={i:,}, out={o:,}, r={r}")
@@ -488,8 +487,8 @@ class ActivationBytes:
 def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
                      tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
-                     cpu_dropout: bool = False, use_dora: bool = False, weight_bytes: int = 2,
-                     quantized: bool = False) -> ActivationBytes:
+                     cpu_dropout: bool = False, use_dora: bool = False,
+                     weight_cast: bool = True) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -504,8 +503,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     tokens = b * s
     layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
                                 lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                cpu_dropout=cpu_dropout, use_dora=use_dora, weight_bytes=weight_bytes,
-                                quantized=quantized)
+                                cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast)
     per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic and not t.per_layer)
     per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
     fixed = sum(t.bytes_per_token for t in layer if t.per_layer)
@@ -517,8 +515,8 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     if fixed and checkpointing != "full" and not full:
         first = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
                                     lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                    cpu_dropout=cpu_dropout, use_dora=use_dora, weight_bytes=weight_bytes,
-                                    quantized=quantized, input_requires_grad=False)
+                                    cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast,
+                                    input_requires_grad=False)
         first_fixed = sum(t.bytes_per_token for t in first if t.per_layer)
     head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
     quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""

@@ -243,13 +243,15 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
                                    f"{n_layer:,} frozen matmul weights of one layer x {b} B",
                                    "PyTorch AMP docs; torch.utils.checkpoint", phase="recompute"))
     adapter_bytes = 4 if t.adapter_dtype == "fp32" else 2
-    # The frozen weight as a matmul sees it: the recipe's weights, or a 4-bit base dequantized to 16 bits.
-    base_bytes = 2 if t.method == "qlora" else recipe.weight_bytes
+    # DoRA casts the frozen weight to the adapters' dtype (W.to(x.dtype)): a new tensor unless the
+    # recipe's weights already have that dtype; a 4-bit base is dequantized into a new one anyway.
+    base_dtype = "fp32" if recipe.weight_bytes == 4 else recipe.dtype
+    weight_cast = t.method == "qlora" or base_dtype != t.adapter_dtype
     act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
                            lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=adapter_bytes,
                            lora_dropout=t.lora_dropout, cpu_dropout=cpu_dropout, use_dora=t.use_dora,
-                           weight_bytes=base_bytes, quantized=t.method == "qlora")
+                           weight_cast=weight_cast)
     if t.checkpointing == "full":
         comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
                                phase=fwd))
@@ -271,8 +273,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
                                "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
     if t.use_dora:
         dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
-                                           adapter_bytes=adapter_bytes, weight_bytes=base_bytes,
-                                           quantized=t.method == "qlora", lora_dropout=t.lora_dropout, tp=t.tp)
+                                           adapter_bytes=adapter_bytes, weight_cast=weight_cast,
+                                           lora_dropout=t.lora_dropout, tp=t.tp)
         # They exist inside one layer's forward (and its recomputation): with checkpointing in the
         # recompute phase; without, in the forward, before the logits exist, next to everything
         # else the forward holds.
@@ -316,11 +318,13 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         to_gpu=t.method == "qlora")  # bitsandbytes quantizes while moving weights onto the card
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
     desc = recipe.description
+    dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
+            + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
     if t.method == "lora":
-        desc = (f"LoRA r={t.lora_rank} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
+        desc = (f"LoRA r={t.lora_rank}{dora} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
                 f"their gradients and optimizer states in {t.adapter_dtype}; activations in {recipe.dtype}.")
     elif t.method == "qlora":
-        desc = (f"QLoRA r={t.lora_rank}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
+        desc = (f"QLoRA r={t.lora_rank}{dora}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
                 f"quantization), {recipe.dtype} compute; adapters, their gradients and optimizer states in "
                 f"{t.adapter_dtype}"
                 + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."

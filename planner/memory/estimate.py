@@ -93,7 +93,7 @@ def _vllm_mxfp4_relayout(wb) -> Component:
                      "(0.14.1, #33155) for 60.77 GiB of checkpoint weights")
 
 
-def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads) -> Estimate:
+def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], overheads: RuntimeOverheads) -> Estimate:
     """An inference workload served by vLLM: what the card must hold for vLLM to keep its KV cache.
 
     vLLM sizes everything from ``gpu_memory_utilization`` (planner.memory.vllm): the weights (with
@@ -104,6 +104,9 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     card's CUDA total (:attr:`planner.catalog.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
     tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
     should then state.
+
+    ``comps`` are the components before the KV cache (weights, MXFP4 re-layout), ``later`` those
+    after it (gpt-oss's measured start-up term); the KV cache is sized here, once.
     """
     from planner.memory.vllm import SMALL_CARD_DEFAULTS, vllm_budget, rope_cache_bytes
 
@@ -114,7 +117,7 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     runtime = runtime_components(overheads, gpus=w.group_gpus)
     probe = Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
                      trainable_parameters=0, recipe=i.weights, recipe_description="",
-                     components=tuple(comps + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
+                     components=tuple(comps + later + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
                      extra={"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)})
     tokens, seqs = SMALL_CARD_DEFAULTS
     b = vllm_budget(w, probe, cuda_total=0, gpu_id="", max_num_batched_tokens=i.max_num_batched_tokens or tokens,
@@ -124,12 +127,12 @@ def _infer_vllm(w: Workload, comps: list[Component], overheads: RuntimeOverheads
     # sequences `estimate --gpu` says fit and the concurrency `fit` finds are the same figure.
     seq = b.sequence
     assert seq is not None
-    comps = [c if c.name != "KV cache" else Component(
+    comps = comps + [Component(
         "KV cache", GPU, i.concurrency * seq.bytes(i.context),
         f"{i.concurrency} seq x {seq.bytes(i.context):,} B per sequence = {seq.formula(i.context)}"
         + (f" (per GPU, t={i.tp})" if i.tp > 1 else ""),
         KV_SRC + "; vLLM vllm/v1/kv_cache_interface.py (FullAttentionSpec, SlidingWindowSpec.max_memory_usage_bytes)")
-        for c in comps]
+    ] + later
     if rope:
         comps.append(Component("rotary cos/sin cache (vLLM)", GPU, rope,
                                f"max_position_embeddings {arch.max_position_embeddings:,} x rotary dim x {c} B",
@@ -354,19 +357,21 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     # sequences of the batch at once: max_num_batched_tokens is split evenly over the sequences
     # (at least one token each), so a forward pass holds per-sequence chunk x concurrency tokens.
     seq_chunk = min(max((i.max_num_batched_tokens or prompt_tokens) // i.concurrency, 1), i.context)
-    kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
-                                 sliding_window=i.sliding_window, chunk=seq_chunk if i.engine != "vllm" else 1)
-    comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
-    if i.engine == "vllm" and i.weights == "mxfp4":
-        comps.insert(1, _vllm_mxfp4_relayout(wb))
-    if i.engine == "vllm" and arch.model_type == "gpt_oss":
-        comps.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,
-                               VLLM_GPT_OSS_UNEXPLAINED_BYTES, f"{VLLM_GPT_OSS_UNEXPLAINED_BYTES / GiB:.2f} GiB",
-                               "measured: vllm#23278 (-2.14 GiB of KV at gpu_memory_utilization 0.9) and #27508 "
-                               "(1.71 GiB at 0.95, max_num_batched_tokens 1024) on one H100 against these terms; "
-                               "taken for every gpt-oss model", kind="runtime"))
     if i.engine == "vllm":
-        return _infer_vllm(w, comps, overheads)
+        # vLLM's KV cache is its block pool's share per sequence (planner.memory.vllm), sized there.
+        if i.weights == "mxfp4":
+            comps.append(_vllm_mxfp4_relayout(wb))
+        later = []
+        if arch.model_type == "gpt_oss":
+            later.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,
+                                   VLLM_GPT_OSS_UNEXPLAINED_BYTES, f"{VLLM_GPT_OSS_UNEXPLAINED_BYTES / GiB:.2f} GiB",
+                                   "measured: vllm#23278 (-2.14 GiB of KV at gpu_memory_utilization 0.9) and #27508 "
+                                   "(1.71 GiB at 0.95, max_num_batched_tokens 1024) on one H100 against these terms; "
+                                   "taken for every gpt-oss model", kind="runtime"))
+        return _infer_vllm(w, comps, later, overheads)
+    kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
+                                 sliding_window=i.sliding_window, chunk=seq_chunk)
+    comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
     tokens = seq_chunk * i.concurrency
     # A chunk's queries attend to the sequence so far: up to the whole context (the prompt is
     # taken as the full context, the conservative case).
@@ -388,8 +393,6 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
                  f"prefill_chunk_size={seq_chunk:,}) for {i.concurrency} sequence(s))")
-    if i.engine == "vllm":
-        desc += f"; vLLM engine (gpu_memory_utilization {i.gpu_memory_utilization:g})"
     est = _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
                   extra=extra)
     total = est.per_gpu_total_bytes

@@ -180,6 +180,29 @@ class Architecture:
         return self.model_type != "gemma3"
 
     @property
+    def layer_norm(self) -> bool:
+        """LayerNorm (weight and bias; saves its input, mean and rstd) rather than RMSNorm."""
+        return self.norm == "layer"
+
+    @property
+    def softmax_in_score_dtype(self) -> bool:
+        """Eager attention's softmax runs in the scores' dtype (GPT-2's ``eager_attention_forward``
+        calls softmax without a dtype); the others upcast to fp32 and cast the result back."""
+        return self.model_type == "gpt2"
+
+    @property
+    def fp32_norm_product(self) -> bool:
+        """Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32
+        (modeling_gemma.py GemmaRMSNorm); Llama's casts to the input dtype first."""
+        return self.model_type.startswith("gemma")
+
+    @property
+    def clamped_swiglu(self) -> bool:
+        """GPT-OSS's experts: gate and up interleaved in one projection, clamped, a sigmoid gate with
+        alpha and up + 1 (modeling_gpt_oss.py GptOssExperts._apply_gate)."""
+        return self.model_type == "gpt_oss"
+
+    @property
     def position_encoding(self) -> str:
         """The position encoding in words: 'learned absolute' or 'rotary'."""
         return "learned absolute" if self.learned_positions else "rotary"

@@ -121,7 +121,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     c, r = regime.compute, regime.residual
     out: list[SavedTensor] = []
     mods = {m.name: m for m in arch.linear_modules()}
-    gpt = arch.model_type in ("gpt2", "gpt_neox", "gpt_bigcode")
+    gpt = arch.layer_norm  # the GPT-2 / GPT-NeoX / GPTBigCode layout: LayerNorm, c_proj named twice
 
     def trains(name: str) -> bool:
         return full or False
@@ -166,7 +166,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32 and casts the
     # product back (modeling_gemma.py GemmaRMSNorm): the tensor kept for the weight gradient is
     # fp32 whatever the activations' dtype. Llama's casts first and keeps it in the input dtype.
-    gemma_norm = arch.model_type.startswith("gemma")
+    gemma_norm = arch.fp32_norm_product
 
     def rms(label: str, width: int = h) -> None:
         out.append(SavedTensor(f"{label} input (fp32)", 4 * width))
@@ -224,7 +224,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             # each row and the softmax runs in the scores' dtype; its output (one column wider,
             # the sink dropped by a view) is what the value matmul keeps.
             out.append(SavedTensor(f"softmax output with the sink column ({c} B)", c * a, quadratic=True))
-        elif arch.model_type == "gpt2" and not regime.amp:
+        elif arch.softmax_in_score_dtype and not regime.amp:
             # GPT-2's eager_attention_forward (modeling_gpt2.py) runs the softmax in the scores'
             # dtype (no dtype argument): one tensor of c bytes, kept for both backward uses.
             out.append(SavedTensor(f"softmax output ({c} B)", c * a, quadratic=True))
@@ -261,16 +261,13 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         up_names = ["gate_proj", "up_proj"]
     else:
         up_names = [n for n in ("c_fc", "dense_h_to_4h", "up_proj") if n in mods]
-    if arch.model_type == "gpt_neox" and arch.extra.get("use_parallel_residual", True):
-        norm("MLP norm", up_names)
-    else:
-        norm("MLP norm", up_names)
+    norm("MLP norm", up_names)
     for n in up_names:
         lora(n, h, "MLP norm output")
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
     fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
     act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
-    if arch.model_type == "gpt_oss":
+    if arch.clamped_swiglu:
         # GptOssExperts._apply_gate: gate and up interleaved in one output (kept whole by the
         # views), gate clamped, sigmoid(alpha x gate), their product, up clamped plus one: the
         # clamped gate, the sigmoid, the product and up + 1 are kept for backward.
@@ -419,7 +416,7 @@ def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> lis
     h = arch.hidden_size
     r, c = regime.residual, regime.compute
     out = []
-    if arch.model_type in ("gpt2", "gpt_neox", "gpt_bigcode"):
+    if arch.layer_norm:
         out.append(SavedTensor("final norm input", r * h))
     else:
         out.append(SavedTensor("final norm input (fp32)", 4 * h))

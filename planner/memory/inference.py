@@ -104,7 +104,7 @@ def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: 
         body = c * S * (3 * f + h)
         text = f"{c} B x k={k} x {tokens:,} tokens x (3 x f={f:,} + h={h:,}) fused-MoE caches"
     else:
-        n_f = 7 if arch.model_type == "gpt_oss" else 4
+        n_f = 7 if arch.clamped_swiglu else 4
         body = c * S * h + max(n_f * c * S * f, c * S * (f + h), 3 * c * S * h)
         text = (f"{c} B x k={k} x {tokens:,} tokens x (h={h:,} gathered + max({n_f} x f={f:,}, f + h, 3 x h)) "
                 "grouped experts")
@@ -165,7 +165,7 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
     # with the sink appended and the softmax output are live at once, 3 c bytes per score.
     # GPT-2's softmax runs in the scores' dtype (modeling_gpt2.py eager_attention_forward): its
     # input and output, 2 c bytes per score.
-    per_score = 3 * c if arch.attention_sinks else 2 * c if arch.model_type == "gpt2" else (c + 4 + 4 if c != 4 else 8)
+    per_score = 3 * c if arch.attention_sinks else 2 * c if arch.softmax_in_score_dtype else (c + 4 + 4 if c != 4 else 8)
     seqs = max(1, sequences)
     scores = seqs * -(-tokens // seqs) * keys
     masks = 0

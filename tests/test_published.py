@@ -267,7 +267,10 @@ CASES: list[Case] = [
                 "(262,144 x 128 x 2 B), profile peak 0.52 GiB (256 rows x 151,936 x 14 B of sampler tensors), "
                 "non-torch 0.28 GiB, of which the 256 MiB NCCL allowance is an assumption: NCCL's buffers for "
                 "8 PCIe ranks without custom all-reduce are likely smaller, but the log does not print the "
-                "term, so it stays.")),
+                "term, so it stays. Other vLLM logs of multi-GPU PCIe machines (same profiling arithmetic since "
+                "vLLM PR #11809) print non_torch_memory 0.20 GiB (TP 4 on 22 GB cards, v0.8.5; 16 x RTX 3090, "
+                "vLLM PR #14447) and 0.24 GiB (16 x 4090 48G over two nodes): with 0.20 GiB in place of the NCCL "
+                "allowance the prediction would be 12.08-12.20 GiB, still short.")),
 
     # The entry names neither the GPU nor the parallelism, so no budget can be formed; what it
     # checks is how vLLM turns KV memory into tokens: every one of the 36 layers' pages, the 18

@@ -431,10 +431,8 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
         hint = (close + " " if close and close.startswith("Did") else "") + f"Supported model_type values: {supported}."
         shown = "missing" if model_type is None else f"{model_type!r} is not supported"
         raise _error(cfg, where, f"model_type {shown}", "model_type", hint)
-    if model_type == "gpt2":
-        return _gpt2(cfg, where)
-    if model_type == "gpt_bigcode":
-        return _gpt_bigcode(cfg, where)
+    if model_type in ("gpt2", "gpt_bigcode"):
+        return _gpt2(cfg, where, model_type)
     if model_type == "gpt_neox":
         return _gpt_neox(cfg, where)
     if model_type == "gemma3":
@@ -706,49 +704,32 @@ def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: 
                      key, "Released Qwen3-MoE models use decoder_sparse_step 1 and mlp_only_layers []. ")
 
 
-def _gpt2(cfg: Mapping[str, Any], where: str | None) -> Architecture:
-    h = _get(cfg, "n_embd", where)
-    L = _get(cfg, "n_layer", where)
-    a = _get(cfg, "n_head", where)
-    V = _get(cfg, "vocab_size", where)
-    n_pos = _get(cfg, "n_positions", where)
-    inner = _get(cfg, "n_inner", where, default=4 * h)
-    head_dim = _check_heads(cfg, h, a, a, None, where, "n_embd")
-    return Architecture(
-        model_type="gpt2", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
-        head_dim=head_dim, intermediate_size=inner, vocab_size=V, max_position_embeddings=n_pos,
-        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=True, kind=bool),
-        hidden_act=_get(cfg, "activation_function", where, default="gelu_new", kind=str),
-        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
-        learned_positions=n_pos, fused_qkv=True,
-        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
-        # GPT2Config's dropout defaults (transformers configuration_gpt2.py) when the config omits them.
-        extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
-    )
-
-
-def _gpt_bigcode(cfg: Mapping[str, Any], where: str | None) -> Architecture:
-    """GPTBigCode (SantaCoder, StarCoder, StarCoderBase, OctoCoder, WizardCoder): GPT-2's layout
-    (LayerNorm, learned positions, c_attn/c_proj/c_fc, biases, tied head) with multi-query
-    attention: ``multi_query`` (default true) gives one key/value head shared by all query heads.
-    Source: Transformers ``configuration_gpt_bigcode.py`` (defaults) and ``modeling_gpt_bigcode.py``.
+def _gpt2(cfg: Mapping[str, Any], where: str | None, model_type: str = "gpt2") -> Architecture:
+    """GPT-2's layout (LayerNorm, learned positions, c_attn/c_proj/c_fc with biases, tied head), and
+    GPTBigCode's (SantaCoder, StarCoder, StarCoderBase, OctoCoder, WizardCoder): the same with
+    multi-query attention, ``multi_query`` (default true) giving one key/value head shared by all
+    query heads. Defaults where a config omits a key: Transformers ``configuration_gpt2.py`` and
+    ``configuration_gpt_bigcode.py`` (dropout 0.1 each; GPTBigCode's 1,024 positions, 50,257 tokens
+    and gelu_pytorch_tanh).
     """
+    bigcode = model_type == "gpt_bigcode"
     h = _get(cfg, "n_embd", where)
     L = _get(cfg, "n_layer", where)
     a = _get(cfg, "n_head", where)
-    n_pos = _get(cfg, "n_positions", where, default=1024)
-    kv = 1 if _get(cfg, "multi_query", where, default=True, kind=bool) else a
+    V = _get(cfg, "vocab_size", where, **({"default": 50257} if bigcode else {}))
+    n_pos = _get(cfg, "n_positions", where, **({"default": 1024} if bigcode else {}))
+    kv = 1 if bigcode and _get(cfg, "multi_query", where, default=True, kind=bool) else a
     head_dim = _check_heads(cfg, h, a, kv, None, where, "n_embd")
     return Architecture(
-        model_type="gpt_bigcode", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv,
-        head_dim=head_dim, intermediate_size=_get(cfg, "n_inner", where, default=4 * h),
-        vocab_size=_get(cfg, "vocab_size", where, default=50257), max_position_embeddings=n_pos,
+        model_type=model_type, hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv,
+        head_dim=head_dim, intermediate_size=_get(cfg, "n_inner", where, default=4 * h), vocab_size=V,
+        max_position_embeddings=n_pos,
         tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=True, kind=bool),
-        hidden_act=_get(cfg, "activation_function", where, default="gelu_pytorch_tanh", kind=str),
+        hidden_act=_get(cfg, "activation_function", where, default="gelu_pytorch_tanh" if bigcode else "gelu_new",
+                        kind=str),
         gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
         learned_positions=n_pos, fused_qkv=True,
         torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
-        # GPTBigCodeConfig's dropout defaults when the config omits them.
         extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
     )
 

@@ -180,6 +180,12 @@ class Architecture:
         return self.model_type != "gemma3"
 
     @property
+    def transformers_tp_plan(self) -> bool:
+        """Whether Transformers can run the model tensor parallel (``tp_plan="auto"``): its config
+        class declares a ``base_model_tp_plan``; GPT-2's and GPTBigCode's do not (Transformers 5.24)."""
+        return self.model_type not in ("gpt2", "gpt_bigcode")
+
+    @property
     def layer_norm(self) -> bool:
         """LayerNorm (weight and bias; saves its input, mean and rstd) rather than RMSNorm."""
         return self.norm == "layer"
@@ -462,6 +468,17 @@ def _another_architecture(model_type: str) -> bool:
                for s in SUPPORTED_MODEL_TYPES if model_type != s)
 
 
+def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
+    """The checkpoint's dtype as config.json states it: ``torch_dtype``, or ``dtype``, the key
+    Transformers writes since 4.56 (both names are read, as Transformers reads them); None if
+    neither is a string."""
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
                  hidden_key: str = "hidden_size") -> int:
     if kv > a or a % kv:
@@ -469,6 +486,9 @@ def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int 
                      "num_key_value_heads", "Grouped-query attention shares each KV head among a/kv query heads.")
     if head_dim is None:
         if h % a:
+            if hidden_key == "n_embd":  # GPT-2's and GPTBigCode's configs have no head_dim key
+                raise _error(cfg, where, f"n_embd ({h}) is not divisible by n_head ({a})", hidden_key,
+                             "Check both against the model's published config.json.")
             raise _error(cfg, where,
                          f"{hidden_key} ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
                          hidden_key, "Add the model's head_dim to the config.")
@@ -567,7 +587,7 @@ def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) ->
         # Gemma2Config's defaults (50.0 and 30.0) apply when the keys are absent; null turns them off.
         attn_logit_softcapping=_softcap(cfg, where, "attn_logit_softcapping", 50.0) if model_type == "gemma2" else None,
         final_logit_softcapping=_softcap(cfg, where, "final_logit_softcapping", 30.0) if model_type == "gemma2" else None,
-        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        torch_dtype=_checkpoint_dtype(cfg),
         extra=dict(cfg),
     )
 
@@ -666,11 +686,11 @@ def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     arch = _llama_family(_with_gemma3_text_defaults({"model_type": "gemma3_text", **text}), text_where, "gemma3_text")
     vision_params, vision_h = _siglip_vision_parameters(vision, f"{where} (vision_config)" if where else "vision_config")
     projector = vision_h * arch.hidden_size + vision_h
-    dtype = cfg.get("torch_dtype", cfg.get("dtype"))
+    dtype = _checkpoint_dtype(cfg)
     # A checkpoint's quantization_config sits at the top level, beside text_config.
     top = {k: cfg[k] for k in ("quantization_config",) if k in cfg}
     return replace(arch, model_type="gemma3", vision_parameters=vision_params + projector,
-                   torch_dtype=dtype if isinstance(dtype, str) else arch.torch_dtype, extra={**arch.extra, **top})
+                   torch_dtype=dtype or arch.torch_dtype, extra={**arch.extra, **top})
 
 
 def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float) -> float | None:
@@ -729,7 +749,7 @@ def _gpt2(cfg: Mapping[str, Any], where: str | None, model_type: str = "gpt2") -
                         kind=str),
         gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
         learned_positions=n_pos, fused_qkv=True,
-        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        torch_dtype=_checkpoint_dtype(cfg),
         extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
     )
 
@@ -748,6 +768,6 @@ def _gpt_neox(cfg: Mapping[str, Any], where: str | None) -> Architecture:
         hidden_act=_get(cfg, "hidden_act", where, default="gelu", kind=str),
         gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
         fused_qkv=True,
-        torch_dtype=cfg.get("torch_dtype") if isinstance(cfg.get("torch_dtype"), str) else None,
+        torch_dtype=_checkpoint_dtype(cfg),
         extra=dict(cfg),
     )

@@ -1137,8 +1137,9 @@ class _Store:
             others = [k for k in _PRICE_KEYS if existing.values.get(k) is not None and k not in e.data]
             if prices and others:
                 # one source, date and kind per entry: every price of it must come from the new source
-                raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has one source, date and "
-                              "price_kind for all its prices", prices[0],
+                one = "one source, date and price_kind" if "price_kind" in fields else "one source and date"
+                raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has {one} for all its prices",
+                              prices[0],
                               f"Restate {others[0]} with this source too (the shipped value if it still holds).")
             restated = [k for k in ("source", "as_of") if k in e.data]
             if restated and has_price and not prices:

@@ -557,11 +557,13 @@ def _task_of(e: Entry) -> str | None:
 
 def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
     """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
+    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
+                     and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
     if key not in e.data:
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
         if key == "tp" and task == "infer":
-            return _auto(key, task, arch), True
+            return ((1,), True) if hf_without_tp else (_auto(key, task, arch), True)
         return None
     value = e.data[key]
     if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
@@ -570,6 +572,8 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     if isinstance(value, str) and value == "auto":
         if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True):
             # QLoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
+            return (1,), True
+        if hf_without_tp:
             return (1,), True
         return _auto(key, task, arch), True
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):

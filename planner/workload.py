@@ -566,8 +566,8 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     if use_dora and tp > 1:
         raise entry.error(f"DoRA does not run tensor parallel (tp {tp}): peft's tensor-parallel LoRA layer refuses "
                           "use_dora (peft tuners/lora/tp_layer.py)", "tp",
-                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3), or plain LoRA "
-                          "(use_dora: false) with tensor parallelism.")
+                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3), or leave DoRA "
+                          "out (plain LoRA runs tensor parallel).")
     if method == "qlora" and tp > 1:
         raise entry.error(f"QLoRA does not run tensor parallel (tp {tp}): Transformers and peft training do not shard "
                           "bitsandbytes 4-bit layers across GPUs", "tp",
@@ -662,6 +662,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                               "replica.")
         replicas = gpus // tp
     engine = entry.str("engine", "hf", choices=ENGINES)
+    if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
+        raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "
+                          "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
+                          "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
     if util >= 1:
         raise entry.error("must be below 1: vLLM starts only when the memory free after the CUDA context is at "

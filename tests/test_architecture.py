@@ -603,3 +603,16 @@ def test_gpt_bigcode_defaults_follow_its_config_class():
     assert (arch.max_position_embeddings, arch.num_key_value_heads, arch.hidden_act) == (1024, 1, "gelu_pytorch_tanh")
     assert arch.tie_word_embeddings and arch.intermediate_size == 256
     assert arch.extra["attn_pdrop"] == 0.1
+
+
+@pytest.mark.parametrize("key", ["torch_dtype", "dtype"])
+def test_checkpoint_dtype_is_read_under_either_name(key):
+    # Transformers writes the checkpoint's dtype as "dtype" since 4.56 (earlier "torch_dtype").
+    for cfg in (_llama(**{key: "float32"}), {**STARCODER, key: "float32"}):
+        assert from_hf_config(cfg).torch_dtype == "float32"
+
+
+def test_gpt_style_head_count_error_names_its_own_keys():
+    msg = _error({**STARCODER, "n_embd": 6100})
+    assert msg == ("config.json: n_embd: n_embd (6100) is not divisible by n_head (48). Check both against the "
+                   "model's published config.json.")

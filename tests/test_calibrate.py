@@ -112,7 +112,8 @@ def test_settings_the_run_cannot_reproduce_are_refused_before_torch(monkeypatch)
     r = run("--task", "infer", "--engine", "vllm")
     assert r.output == ("Error: --engine: planner calibrate runs Transformers generate, not vllm. Give --engine hf; "
                         "vLLM's budget is its own start-up arithmetic ('planner estimate --engine vllm --gpu ID').\n")
-    r = run("--task", "infer", "--gpus", "2")
+    # (a model Transformers can run tensor parallel; GPT-2 at tp 2 is refused for that first)
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-3.2-1b", "--task", "infer", "--gpus", "2"])
     assert r.output == ("Error: --gpus: planner calibrate runs on one GPU, not tensor parallel over 2. Leave --gpus out "
                         "(the overheads it measures are per GPU).\n")
     r = run("--task", "infer", "--kv-dtype", "fp8")

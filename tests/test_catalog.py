@@ -840,7 +840,7 @@ SPOT_RANGE_OVERLAY_BAD = [
     ("alone", "  - id: test-8x-h100\n    spot_usd_per_hour_range: [20.5, 24]\n    source: my quote\n"
               "    as_of: 2026-02-01\n",
      "cloud.yaml:4: instances[0].spot_usd_per_hour_range: changes spot_usd_per_hour_range but not usd_per_hour: the "
-     "entry has one source, date and price_kind for all its prices. Restate usd_per_hour with this source too (the "
+     "entry has one source and date for all its prices. Restate usd_per_hour with this source too (the "
      "shipped value if it still holds)."),
     # an overlay range that leaves out the shipped spot price: the range names itself
     ("outside", "  - id: test-8x-h100\n    usd_per_hour: 55.04\n    spot_usd_per_hour: 20.5\n"

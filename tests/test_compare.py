@@ -780,10 +780,12 @@ def test_why_not_is_the_reason_of_the_local_variant(tiny, shipped):
     from planner.cloud import check_instance
 
     cat, _, _ = tiny
-    arch = from_hf_config(shipped.model("gpt2").config, "gpt2")
+    # Llama-3.2-1B: Transformers runs it tensor parallel (GPT-2 has no tp_plan).
+    arch = from_hf_config(shipped.model("llama-3.2-1b").config, "llama-3.2-1b")
 
     def infer(tp):
-        return workload_from_mapping({"name": "chat", "model": "gpt2", "task": "infer", "tp": tp},
+        return workload_from_mapping({"name": "chat", "model": "llama-3.2-1b", "task": "infer", "tp": tp,
+                                      "context": 1024},
                                      lambda name, entry: (name, "test", arch))
 
     tp2, tp1, tp4 = infer(2), infer(1), infer(4)

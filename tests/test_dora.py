@@ -244,7 +244,7 @@ def test_dora_with_tensor_parallel_is_refused():
     with pytest.raises(InputError) as e:
         workload(arch, task="train", method="lora", use_dora=True, tp=2, gpus=2)
     assert "DoRA does not run tensor parallel (tp 2)" in str(e.value)
-    assert "use_dora: false" in str(e.value)
+    assert "leave DoRA out (plain LoRA runs tensor parallel)" in str(e.value)
 
 
 def test_dora_weight_copies_follow_the_dtype_not_the_width():

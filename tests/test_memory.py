@@ -1145,3 +1145,37 @@ def test_vllm_gpt_oss_counts_the_memory_its_logs_show():
     terms = [c for c in estimate(w).gpu_components() if c.name.startswith("vLLM start-up memory beyond")]
     assert [(c.bytes, c.kind) for c in terms] == [(VLLM_GPT_OSS_UNEXPLAINED_BYTES, "runtime")]
     assert VLLM_GPT_OSS_UNEXPLAINED_BYTES == int(4.84 * GiB)
+
+
+def test_tensor_parallel_weights_keep_whole_kv_heads_position_table_and_row_biases():
+    # StarCoder (GPTBigCode, one shared K/V head) at tp 8, as vLLM lays it out: the tied word
+    # embedding 49,152 x 6,144 / 8 = 37,748,736; the position table 8,192 x 6,144 = 50,331,648
+    # whole; per layer c_attn 6,144 x (6,144 / 8 + 2 x 128) = 6,291,456 + 1,024 bias, c_proj
+    # (row-parallel) 768 x 6,144 = 4,718,592 + 6,144 bias whole, c_fc 6,144 x 3,072 = 18,874,368
+    # + 3,072, c_proj 3,072 x 6,144 = 18,874,368 + 6,144, LayerNorms 24,576: 48,799,744 x 40;
+    # ln_f 12,288. Total 2,040,082,432 per rank (15,517,456,384 / 8 would be 1,939,682,048).
+    from planner.memory.quant import tp_linear_split
+
+    starcoder = from_hf_config({"model_type": "gpt_bigcode", "n_embd": 6144, "n_layer": 40, "n_head": 48,
+                                "n_inner": 24576, "vocab_size": 49152, "n_positions": 8192})
+    assert weight_bytes(starcoder, "bf16", tp=8).total == 2_040_082_432 * 2
+    assert weight_bytes(starcoder, "bf16", tp=1).total == 15_517_456_384 * 2
+    # Llama-3.1-8B at tp 2 (8 KV heads, no biases): every linear splits evenly, as before.
+    llama = catalog_arch("llama-3.1-8b")
+    w, router, biases = tp_linear_split(llama, 2)
+    assert (w, router, biases) == (llama.param_counts().linear // 2, 0, 0)
+
+
+def test_transformers_tensor_parallel_needs_a_tp_plan():
+    # GPT-2's and GPTBigCode's config classes declare no base_model_tp_plan (Transformers 5.24), so
+    # tp_plan="auto" cannot shard them: engine hf at tp > 1 is refused; vLLM runs them tensor parallel.
+    from planner.errors import InputError
+
+    gpt2 = catalog_arch("gpt2")
+    with pytest.raises(InputError) as e:
+        workload(gpt2, task="infer", tp=2, context=512)
+    assert "Transformers cannot run gpt2 tensor parallel (tp 2): its config declares no base_model_tp_plan" in str(e.value)
+    assert "Use engine: vllm" in str(e.value)
+    assert workload(gpt2, task="infer", tp=2, context=512, engine="vllm").infer.tp == 2
+    assert workload(gpt2, task="infer", gpus=2, tp=1, context=512).infer.replicas == 2
+    assert workload(catalog_arch("llama-3.1-8b"), task="infer", tp=2).infer.tp == 2

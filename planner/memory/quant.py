@@ -55,6 +55,50 @@ def nf4_constant_bits(double_quant: bool) -> float:
     return 8 / 64 + 32 / (64 * 256) if double_quant else 32 / 64
 
 
+#: Projections whose input dimension is split under tensor parallelism (row-parallel): their bias
+#: is kept whole on every rank (Megatron-LM RowParallelLinear; vLLM adds it on rank 0 only).
+ROW_PARALLEL = frozenset({"o_proj", "c_proj", "dense", "down_proj", "dense_4h_to_h", "w2"})
+#: Fused query-key-value projections: the query part splits by heads, the key/value part by KV heads.
+FUSED_QKV = frozenset({"c_attn", "qkv_proj", "query_key_value"})
+
+
+def tp_linear_split(arch: Architecture, tp: int) -> tuple[int, int, int]:
+    """Per tensor-parallel rank: (linear weights, router weights, biases), all layers.
+
+    Column-parallel projections split their outputs t ways and row-parallel ones (``ROW_PARALLEL``)
+    their inputs (Megatron-LM, Shoeybi et al. 2019, section 3); the key and value projections hold
+    ``max(1, kv / t)`` KV heads, so with more ranks than KV heads each rank keeps a whole head
+    (vLLM's QKVParallelLinear replicates them; GQA and multi-query models such as GPTBigCode);
+    row-parallel biases and MoE routers (vLLM ``ReplicatedLinear``) are whole on every rank.
+    """
+    from planner.memory.inference import kv_heads_per_gpu
+
+    pc = arch.param_counts()
+    if tp == 1:
+        return pc.linear, pc.router, pc.biases
+    kv_w = kv_heads_per_gpu(arch, tp) * arch.head_dim
+    weights = router = biases = 0
+    for m in arch.linear_modules():
+        if m.part == "router":
+            router += m.weight_params
+            biases += m.bias_params
+            continue
+        if m.name in ("k_proj", "v_proj"):
+            out = kv_w
+        elif m.name in FUSED_QKV:
+            out = -(-arch.q_dim // tp) + 2 * kv_w
+        elif m.name in ROW_PARALLEL:
+            weights += -(-m.in_features // tp) * m.out_features * m.count
+            biases += m.bias_params
+            continue
+        else:
+            out = -(-m.out_features // tp)
+        weights += m.in_features * out * m.count
+        biases += out * m.count if m.bias else 0
+    L = arch.num_hidden_layers
+    return weights * L, router * L, biases * L
+
+
 def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
                  tp: int = 1, unquantized_bytes: int = 2) -> WeightBytes:
     """Bytes of the model's weights per GPU in format ``fmt``.
@@ -65,8 +109,9 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             (MoE experts only).
         group_size: values per scale for GPTQ/AWQ (-1: one scale per output column).
         double_quant: NF4 double quantization.
-        tp: tensor-parallel degree; linear weights, embeddings and head are split t ways,
-            norms are replicated (Megatron-LM, Shoeybi et al. 2019, section 3).
+        tp: tensor-parallel degree; linear weights, embeddings and head are split t ways, norms,
+            a learned position table, row-parallel biases and MoE routers are replicated, and the
+            key/value projections keep whole KV heads (:func:`tp_linear_split`).
         unquantized_bytes: bytes per parameter of what NF4 leaves unquantized (embeddings, head,
             norms, biases): 2, or 4 after peft's ``prepare_model_for_kbit_training``.
 
@@ -78,10 +123,12 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     # dividing again (its numbers multiply and add up to the bytes).
     rank = f" per tensor-parallel rank (t={tp})" if tp > 1 else ""
     per = f"per tensor-parallel rank (t={tp}): " if tp > 1 else ""
-    lin = -(-pc.linear // tp) + -(-pc.router // tp)
+    lin_w, router, biases = tp_linear_split(arch, tp)
+    lin = lin_w + router
     # A multimodal checkpoint's vision tower (Gemma 3) loads with the model and stays 16-bit.
-    big_rest = -(-(pc.embedding + pc.lm_head + pc.position_embedding + pc.vision) // tp)
-    small = pc.norms + -(-pc.biases // tp)
+    # A learned position table is replicated on every rank (vLLM gpt2.py / gpt_bigcode.py: nn.Embedding).
+    big_rest = -(-(pc.embedding + pc.lm_head + pc.vision) // tp) + pc.position_embedding
+    small = pc.norms + biases
     rest = big_rest + small
     mods = arch.linear_modules()
     L = arch.num_hidden_layers
@@ -99,7 +146,7 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     # experts' weights and its router as parameters of their own (MixtralExperts/TopKRouter,
     # Qwen3MoeExperts/TopKRouter, GptOssExperts/TopKRouter), so they load in 16-bit: only the
     # attention projections are quantized.
-    experts = -(-arch.expert_parameters // tp) + (-(-pc.router // tp) if arch.is_moe else 0)
+    experts = -(-arch.expert_parameters // tp) + (router if arch.is_moe else 0)
     bnb_lin, bnb_rest = lin - experts, rest + experts
     bnb_mods = [m for m in mods if not (arch.is_moe and m.part in ("mlp", "router"))]
     bnb_note = (f" (the {experts:,} MoE expert and router params stay 16-bit: parameters, not nn.Linear)"

@@ -236,21 +236,21 @@ def spot_basis(instance: CloudInstance) -> str:
 
     cloud.yaml keeps the LOW end of the spot prices seen across the zones of the region (its
     header), so a renter in another zone pays up to the top of the range. Where the entry gives the
-    range (``spot_usd_per_hour_range``) it is stated, and a kept price at the range's upper end (a
-    row whose low figure is not a regular zone's, as its note says) is said to be that.
+    range (``spot_usd_per_hour_range``) it is stated, and a kept price at the range's upper end is
+    said to be that; without a range nothing is claimed about which zone the figure is (a user's
+    overlay may keep any).
     """
     spot = instance.spot_usd_per_hour
     if spot is None:
         return ""
     rng = spot_range(instance)
     if rng is None:
-        return "the catalog's one spot figure, no zone range recorded; cloud.yaml keeps the lowest zone's"
+        return "the catalog's one spot figure, no zone range recorded"
     lo, hi = rng
     if math.isclose(spot, lo, rel_tol=1e-9) and lo < hi:
         return f"the lowest zone's, of ${lo:g}-{hi:g}/h across the region's zones"
     if math.isclose(spot, hi, rel_tol=1e-9) and lo < hi:
-        return (f"the upper end of ${lo:g}-{hi:g}/h across zones: the low figure is not a regular zone's, see "
-                "the cloud.yaml note")
+        return f"the upper end of ${lo:g}-{hi:g}/h across zones, not the lowest zone's"
     return f"${spot:g}/h, within ${lo:g}-{hi:g}/h across the region's zones"
 
 

@@ -479,8 +479,7 @@ def test_compare_text_without_a_job_size(tiny):
     assert len(fast) == 1 and "per job" not in fast[0]
     # each price with its region, date and source footnote; the spot price says which figure the catalog keeps
     assert fast[0].startswith("    cloud-fast: 1 x cloud-card, $2/h (r, as of 2026-01) [1], $")
-    assert "; spot $1/h (the catalog's one spot figure, no zone range recorded; cloud.yaml keeps the lowest " \
-           "zone's): $" in fast[0]
+    assert "; spot $1/h (the catalog's one spot figure, no zone range recorded): $" in fast[0]
     assert lines[-2:] == ["Cloud price sources (catalog cloud.yaml; list USD per instance-hour, the region and date "
                           "beside each price):", "  [1] test"]
     assert not any("- per job" in ln or "spot  " in ln for ln in lines)

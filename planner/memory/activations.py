@@ -131,7 +131,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Whether the input of the module being adapted requires grad (DoRA's recomputed base linear
     # keeps its weight copy only then): the layer's input may not (the first layer's, below a
     # frozen embedding); every tensor after an adapted module does.
-    grad_flows = [input_requires_grad]
+    grad_flows = input_requires_grad
 
     def lora(name: str, in_features: int, source: str, saved_elsewhere: bool = False) -> None:
         """LoRA on ``name``, whose input is the tensor ``source`` (modules fed by one tensor share it)."""
@@ -156,12 +156,13 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         if use_dora:
             out.extend(dora_saved_tensors(name, mods[name].in_features, mods[name].out_features, regime,
                                           adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                          weight_cast=weight_cast, input_requires_grad=grad_flows[0]))
+                                          weight_cast=weight_cast, input_requires_grad=grad_flows))
 
     def adapted_before(names: list[str]) -> None:
         """The modules ``names`` have run: past an adapted one, every tensor requires grad."""
+        nonlocal grad_flows
         if any(n in lora_targets for n in names):
-            grad_flows[0] = True
+            grad_flows = True
 
     # Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32 and casts the
     # product back (modeling_gemma.py GemmaRMSNorm): the tensor kept for the weight gradient is
@@ -361,8 +362,7 @@ def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: R
 
 
 def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...], *, lora_rank: int,
-                     adapter_bytes: int, weight_cast: bool, lora_dropout: float = 0.0,
-                     tp: int = 1) -> tuple[int, str]:
+                     adapter_bytes: int, weight_cast: bool, lora_dropout: float = 0.0) -> tuple[int, str]:
     """Peak bytes of the tensors peft's DoRA creates and frees inside one adapted module's forward.
 
     Every forward, peft computes the adapter's weight ``BA`` by running the adapters on an
@@ -379,6 +379,7 @@ def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...
     :func:`dora_saved_tensors`) and is counted with the saved tensors instead.
 
     Source: peft tuners/lora/dora.py; the sequence was traced op by op (tests/test_dora.py).
+    DoRA runs on whole weights: the workload reader refuses it with tensor parallelism.
 
     Returns:
         (bytes per GPU, formula text naming the module).
@@ -389,7 +390,7 @@ def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...
     for m in arch.linear_modules():
         if m.name not in targets:
             continue
-        i, o, r = m.in_features, -(-m.out_features // tp), lora_rank
+        i, o, r = m.in_features, m.out_features, lora_rank
         if regime.amp:
             first = i * i * (a + c) + i * r * c + i * o * c
             second = i * i * c + i * r * c + 3 * i * o * a

@@ -277,7 +277,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
     if t.use_dora:
         dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
                                            adapter_bytes=adapter_bytes, weight_cast=weight_cast,
-                                           lora_dropout=t.lora_dropout, tp=t.tp)
+                                           lora_dropout=t.lora_dropout)
         # They exist inside one layer's forward (and its recomputation): with checkpointing in the
         # recompute phase; without, in the forward, before the logits exist, next to everything
         # else the forward holds.

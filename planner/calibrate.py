@@ -159,6 +159,10 @@ def unsupported(workload: Any) -> tuple[str, str, str] | None:
             return ("method", "planner calibrate runs full or LoRA training, not QLoRA (bitsandbytes)",
                     "Give method: full or lora; the CUDA context and allocator overhead it measures apply to QLoRA "
                     "estimates on that GPU too.")
+        if t.load_in_8bit:
+            return ("load_in_8bit", "planner calibrate runs LoRA on a 16-bit base, not an LLM.int8 one (bitsandbytes)",
+                    "Leave load_in_8bit out; the CUDA context and allocator overhead it measures apply to 8-bit "
+                    "estimates on that GPU too.")
         if t.zero:
             return ("zero", f"planner calibrate runs one process without DeepSpeed, not ZeRO stage {t.zero}",
                     "Give zero: 0.")

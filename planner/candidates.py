@@ -243,6 +243,8 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
         dtype = RECIPES[workload.train.recipe].dtype
         if dtype == "bf16":
             needs.add("bf16")
+        if workload.train.load_in_8bit:
+            needs.add("int8")  # bitsandbytes' int8 matmul (LLM.int8)
     else:
         i = workload.infer
         assert i is not None

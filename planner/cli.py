@@ -204,9 +204,11 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
                              help="LoRA adapters, their gradients and states (default fp32, peft's).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
+    ("--load-in-8bit/--no-load-in-8bit", dict(default=None, help="LoRA on an LLM.int8 base (bitsandbytes "
+                                                                 "load_in_8bit; default off).")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
-     dict(default=None, help="QLoRA: the script calls peft prepare_model_for_kbit_training (fp32 non-NF4 "
-                              "weights and activations; default off).")),
+     dict(default=None, help="QLoRA or --load-in-8bit: the script calls peft prepare_model_for_kbit_training "
+                              "(fp32 non-quantized weights and activations; default off).")),
     ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4, "
                                 "mxfp4 (MXFP4 checkpoints such as gpt-oss).")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),

@@ -384,7 +384,7 @@ def copies_for(rate: float, capacity: float) -> int:
 def _strategy(w: Workload) -> str:
     if w.train is not None:
         t = w.train
-        parts = [f"{t.method}{' + DoRA' if t.use_dora else ''} {t.recipe}", f"{t.gpus} GPU(s)"]
+        parts = [f"{t.method_label} {t.recipe}", f"{t.gpus} GPU(s)"]
         if t.zero:
             parts.append(f"ZeRO-{t.zero}")
         if t.offload_optimizer:

@@ -123,6 +123,7 @@ def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any
 _WORKLOAD_KEYS = sorted(set(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS), key=len, reverse=True)
 #: 'key: value' as a file writes it ('Set method: qlora'), for any workload key.
 _KEY_VALUE = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): ")
+_KEY_BOOL = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): (true|false)\b")
 #: A key with an underscore, bare or quoted ('remove prepare_kbit_training', "'dataset_size' sizes");
 #: keys without one (gpus, model, zero) are also plain words and stay as they are.
 _UNDERSCORE_KEY = re.compile(r"(?<![\w./'-])('?)(" + "|".join(re.escape(k) for k in _WORKLOAD_KEYS if "_" in k)
@@ -136,6 +137,8 @@ def option_form(text: str) -> str:
     came from options, 'Set method: qlora, or remove prepare_kbit_training.' should read 'Set
     --method qlora, or remove --prepare-kbit-training.'.
     """
+    # a boolean key's 'key: true' / 'key: false' is the flag '--key' / '--no-key'
+    text = _KEY_BOOL.sub(lambda m: f"--{'no-' if m.group(2) == 'false' else ''}{m.group(1).replace('_', '-')}", text)
     text = _KEY_VALUE.sub(lambda m: f"--{m.group(1).replace('_', '-')} ", text)
     return _UNDERSCORE_KEY.sub(lambda m: "--" + m.group(2).replace("_", "-"), text)
 

@@ -84,6 +84,12 @@ METHOD_NOTES = [
     "count as parameters. bitsandbytes' CPU gemm_4bit dequantizes each weight inside the operator, "
     "where the tracker does not see it (cpu_allocator_crosscheck does); on CUDA the same forward "
     "runs a fused kernel or the same dequantize-then-linear. Backward is the same Python code on both.",
+    "8-bit LoRA runs (load_in_8bit) load the bf16 model through BitsAndBytesConfig(load_in_8bit=True) "
+    "(LLM.int8, outlier threshold 6.0); the fp32 row scales (SCB) count as parameters. On the CPU "
+    "bitsandbytes trains through MatMul8bitFp, which dequantizes the weight in the forward and keeps "
+    "the input on its autograd ctx; CUDA's MatMul8bitLt keeps the same input (and a few outlier "
+    "columns) but quantizes the input and runs an int8 matmul in the forward instead. Backward "
+    "dequantizes the weight on both.",
 ]
 
 _TRACKER_CLS: Any = None
@@ -455,16 +461,34 @@ def build_qlora_model(config: Mapping[str, Any], *, attention: str, double_quant
     """A 4-bit NF4 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(...))``
     loads it, on the CPU and without downloads: the bf16 model built from ``config`` is saved to a
     temporary directory and loaded back with bf16 compute (the QLoRA paper's settings)."""
-    import tempfile
-
     import torch
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
-    from transformers.utils import logging as hf_logging
+    from transformers import BitsAndBytesConfig
 
-    model = build_model(config, attention=attention, dtype=torch.bfloat16)
     quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                bnb_4bit_compute_dtype=torch.bfloat16,
                                bnb_4bit_use_double_quant=bool(double_quant))
+    return _load_quantized(config, attention=attention, quant=quant)
+
+
+def build_int8_model(config: Mapping[str, Any], *, attention: str) -> Any:
+    """An LLM.int8 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(
+    load_in_8bit=True))`` loads it (outlier threshold 6.0, Transformers' default), with bf16 for
+    what stays unquantized; on the CPU and without downloads, as :func:`build_qlora_model`."""
+    from transformers import BitsAndBytesConfig
+
+    return _load_quantized(config, attention=attention, quant=BitsAndBytesConfig(load_in_8bit=True))
+
+
+def _load_quantized(config: Mapping[str, Any], *, attention: str, quant: Any) -> Any:
+    """The bf16 model built from ``config``, saved to a temporary directory and loaded back
+    through ``quant`` (a ``BitsAndBytesConfig``) on the CPU."""
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    model = build_model(config, attention=attention, dtype=torch.bfloat16)
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -491,6 +515,21 @@ def _quant_state_tensors(model: Any) -> list[Any]:
         if qs.nested:
             out += [qs.offset, qs.state2.absmax, qs.state2.code]
     return [t for t in out if t is not None]
+
+
+def _int8_state_tensors(model: Any) -> list[Any]:
+    """The fp32 row scales (``SCB``) of the 8-bit layers, which bitsandbytes keeps beside the int8
+    weight (on the weight until the first forward, then in the layer's matmul state)."""
+    out = []
+    for module in model.modules():
+        state = getattr(module, "state", None)
+        if state is None or not hasattr(state, "SCB"):
+            continue
+        scb = getattr(module.weight, "SCB", None)
+        scb = scb if scb is not None else state.SCB
+        if scb is not None:
+            out.append(scb)
+    return out
 
 
 def _vocab(model: Any) -> int:
@@ -622,6 +661,7 @@ def measure_train_step(
     prepare_kbit_training: bool = False,
     lora_dropout: float = 0.0,
     use_dora: bool = False,
+    load_in_8bit: bool = False,
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -643,7 +683,9 @@ def measure_train_step(
     loaded in 4-bit NF4 by bitsandbytes (:func:`build_qlora_model`, ``double_quant``), bf16
     compute, mode "pure-bf16" only; ``prepare_kbit_training`` calls peft's
     ``prepare_model_for_kbit_training`` first (non-4-bit parameters to fp32; it also turns on the
-    checkpointing when ``checkpointing`` is set).
+    checkpointing when ``checkpointing`` is set). ``load_in_8bit`` (method "lora"): the base is
+    loaded in LLM.int8 by bitsandbytes (:func:`build_int8_model`), mode "pure-bf16" only, with
+    ``prepare_kbit_training`` as for QLoRA.
     """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
@@ -657,14 +699,18 @@ def measure_train_step(
                          else "method full trains every weight: drop lora_rank")
     if method == "qlora" and mode != "pure-bf16":
         raise ValueError("method qlora computes in bf16: use mode pure-bf16")
+    if load_in_8bit and (method != "lora" or mode != "pure-bf16"):
+        raise ValueError("load_in_8bit is LoRA on an 8-bit base: use method lora and mode pure-bf16")
+    kbit = method == "qlora" or load_in_8bit
     if steps < 1:
         raise ValueError("steps must be >= 1")
     t0 = time.perf_counter()
     torch = _setup(seed, threads)
     _quiet_transformers()
     param_dtype = torch.bfloat16 if mode == "pure-bf16" else torch.float32
-    if method == "qlora":
-        model = build_qlora_model(config, attention=attention, double_quant=double_quant)
+    if kbit:
+        model = (build_qlora_model(config, attention=attention, double_quant=double_quant) if method == "qlora"
+                 else build_int8_model(config, attention=attention))
         if prepare_kbit_training:
             from peft import prepare_model_for_kbit_training
 
@@ -692,7 +738,8 @@ def measure_train_step(
         lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout),
                      **({"use_dora": True} if use_dora else {})}
     # 4-bit weights keep their quantization constants outside the parameters
-    quant_tensors = _quant_state_tensors(model) if method == "qlora" else []
+    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
+                     _int8_state_tensors(model) if load_in_8bit else [])
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=1e-4, foreach=foreach)
@@ -767,8 +814,9 @@ def measure_train_step(
             "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
             "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
             "use_cache": use_cache, "optimizer": "AdamW", "foreach": foreach, "method": method,
-            **({"double_quant": bool(double_quant), "prepare_kbit_training": bool(prepare_kbit_training)}
-               if method == "qlora" else {}),
+            **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
+            **({"load_in_8bit": True} if load_in_8bit else {}),
+            **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
         },
         "model": {
             "class": type(model).__name__,
@@ -779,7 +827,7 @@ def measure_train_step(
             "parameter_bytes_counted": tracker.bytes_of(params),
             "buffer_bytes_counted": tracker.bytes_of(model.buffers()),
             **({"quant_state_bytes_counted": tracker.bytes_of(quant_tensors),
-                "quant_state_tensors": len(quant_tensors)} if method == "qlora" else {}),
+                "quant_state_tensors": len(quant_tensors)} if kbit else {}),
         },
         "peak_bytes": last["peak_bytes"],
         "peak_phase": last["peak_phase"],
@@ -916,7 +964,8 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "lora_dropout", "use_dora", "method", "double_quant", "prepare_kbit_training", "steps",
+               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "method", "double_quant",
+               "prepare_kbit_training", "steps",
                "use_cache",
                "foreach", "seed", "crosscheck"}
 _INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}

@@ -199,7 +199,7 @@ class Variant:
         w = self.workload
         if w.train is not None:
             t = w.train
-            parts = [f"{t.method}{' + DoRA' if t.use_dora else ''} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            parts = [f"{t.method_label} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
             if t.offload_optimizer:
                 parts.append("offload optimizer")
             if t.offload_params:
@@ -570,8 +570,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         raise e.error(f"{value!r} is not a value of {key}", key,
                       f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
     if isinstance(value, str) and value == "auto":
-        if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True):
-            # QLoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
+        if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
+                                                or e.data.get("load_in_8bit") is True):
+            # QLoRA, 8-bit LoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
             return (1,), True
         if hf_without_tp:
             return (1,), True

@@ -862,23 +862,24 @@ WALL_CIRCUIT_240V_30A_W = 5760
 
 def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence[Workload],
                    overheads: RuntimeOverheads | None) -> list[str]:
-    """QLoRA workloads that fit only because the plan assumes no prepare_model_for_kbit_training:
-    peft's QLoRA guide calls it, and it casts every non-quantized weight (embeddings, norms, LM
-    head) to fp32 (peft.utils.other.prepare_model_for_kbit_training)."""
+    """QLoRA and 8-bit LoRA workloads that fit only because the plan assumes no
+    prepare_model_for_kbit_training: peft's QLoRA and 8-bit guides call it, and it casts every
+    non-quantized weight (embeddings, norms, LM head) to fp32
+    (peft.utils.other.prepare_model_for_kbit_training)."""
     import dataclasses
 
     out: list[str] = []
     cuda_total = int(choice["gpu_cuda_total_bytes"])
     for sw, w in zip(cs.scenario.workloads, workloads):
         t = w.train
-        if t is None or t.method != "qlora" or t.prepare_kbit_training:
+        if t is None or not t.quantized_base or t.prepare_kbit_training:
             continue
         need = estimate(dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True)),
                         overheads).per_gpu_total_bytes
         cap = capacity_for(w, cuda_total, cs.hardware.headroom)
         if need > cap:
             out.append(f"{sw.name}: fits only if the training script does not call peft's "
-                       f"prepare_model_for_kbit_training (as peft's QLoRA guide does; it casts the non-quantized "
+                       f"prepare_model_for_kbit_training (as peft's QLoRA and 8-bit guides do; it casts the non-quantized "
                        f"weights to fp32): with it the workload needs {_fmt(need)} per GPU of {_fmt(cap)}; set "
                        "prepare_kbit_training: true to plan for it")
     return out
@@ -1049,7 +1050,8 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
             "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
                         "port per NIC; cheapest matching NIC and switch; two nodes: NICs cabled back-to-back in "
                         "pairs, no switch, unless network.switch is always"),
-            "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights need gpu.int8",
+            "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights and LoRA on an LLM.int8 base "
+                         "need gpu.int8",
             "prices": f"price: {sc.constraints.price} (one price per catalog entry; its price_kind is on each line)",
         },
         "runtime_overheads": asdict(overheads or RuntimeOverheads()),

@@ -99,6 +99,11 @@ METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
     "qlora": MfuDefault(0.7, "assumption: QLoRA dequantizes each NF4 weight to 16-bit before every matmul, "
                              "forward and backward (bitsandbytes matmul_4bit), costing roughly a third of the "
                              "step (x0.7)"),
+    "lora-int8": MfuDefault(0.5, "assumption: LoRA on an LLM.int8 base quantizes every linear's input, splits off "
+                                 "its outlier columns and dequantizes the int8 result in the forward, and dequantizes "
+                                 "the weight for the input gradient (bitsandbytes MatMul8bitLt); Petals measured "
+                                 "bitsandbytes 0.40's NF4 inference about 2x faster than its int8 (bigscience-workshop/"
+                                 "petals PR 340), so below QLoRA's x0.7 (x0.5)"),
 }
 
 #: Default MFU of prefill (inference): assumption, the same as 16-bit training.
@@ -107,6 +112,9 @@ PREFILL_MFU = MfuDefault(0.40, "assumption: prefill is large 16-bit matmuls, as 
 
 def default_mfu(*, recipe: str, method: str = "full") -> MfuDefault:
     """The default MFU of a training workload: recipe default x method factor.
+
+    ``method`` is a key of :data:`METHOD_MFU_FACTOR`: a training method, or 'lora-int8' for LoRA
+    with ``load_in_8bit``.
 
     Raises:
         KeyError: unknown recipe or method (callers pass validated names).
@@ -310,7 +318,7 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
     if mfu_override is not None:
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
-        d = default_mfu(recipe=t.recipe, method=t.method)
+        d = default_mfu(recipe=t.recipe, method="lora-int8" if t.load_in_8bit else t.method)
         mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
     recipe = RECIPES[t.recipe]
     tflops = float(gpu.bf16_tflops)

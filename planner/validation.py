@@ -34,7 +34,8 @@ def workload_for_run(run: Mapping[str, Any]):
 
     Train runs: ``mode`` -> recipe, torch AdamW, ``micro_batch``, ``seq_len``, ``attention``,
     ``checkpointing``, LoRA rank and targets (peft's fp32 adapters); ``method: qlora`` -> the
-    planner's QLoRA (NF4 base) with ``double_quant`` and ``prepare_kbit_training``. Inference runs: ``dtype`` ->
+    planner's QLoRA (NF4 base) with ``double_quant`` and ``prepare_kbit_training``;
+    ``load_in_8bit`` -> LoRA on an LLM.int8 base, with ``prepare_kbit_training``. Inference runs: ``dtype`` ->
     weights and KV dtype, ``batch`` -> concurrency, context = prompt + new tokens, the whole
     prompt prefilled at once.
     """
@@ -53,6 +54,8 @@ def workload_for_run(run: Mapping[str, Any]):
             if method == "qlora":
                 keys.update(double_quant=bool(s.get("double_quant", True)),
                             prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
+            elif s.get("load_in_8bit"):
+                keys.update(load_in_8bit=True, prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
     else:
         keys = {"task": "infer", "weights": s["dtype"], "kv_dtype": s["dtype"], "concurrency": s["batch"],
                 "context": s["prompt_len"] + s["new_tokens"], "attention": s["attention"],
@@ -71,6 +74,8 @@ def mode_of(run: Mapping[str, Any]) -> str:
         return "inference"
     if s.get("method") == "qlora":
         return "qlora"
+    if s.get("load_in_8bit"):
+        return "lora int8"
     if s.get("lora_rank"):
         return "lora"
     if s.get("checkpointing"):

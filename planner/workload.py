@@ -41,7 +41,8 @@ MAX_GPUS = 65_536
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "dataset_tokens", "epochs",
+    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
+    "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -58,7 +59,8 @@ class Training:
     """Options of a training workload.
 
     Attributes:
-        method: 'full' fine-tune, 'lora' (16-bit frozen base) or 'qlora' (NF4 frozen base).
+        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``) or
+            'qlora' (NF4 frozen base).
         recipe: a name in :data:`planner.recipes.RECIPES`.
         optimizer: a name in :data:`planner.recipes.OPTIMIZERS`.
         micro_batch: sequences per GPU per forward pass (b).
@@ -74,7 +76,12 @@ class Training:
         lora_rank: r for LoRA/QLoRA adapters.
         lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
         double_quant: QLoRA double quantization of the NF4 constants.
-        prepare_kbit_training: QLoRA only: the training script calls peft's
+        load_in_8bit: LoRA only: the frozen base is loaded by bitsandbytes in LLM.int8 (Transformers
+            ``BitsAndBytesConfig(load_in_8bit=True)``; Dettmers et al. 2022, "LLM.int8(): 8-bit
+            Matrix Multiplication for Transformers at Scale", sec. 3): int8 linear weights with one
+            fp32 scale per output row, the rest 16-bit. Each 8-bit linear keeps its input for
+            backward (bitsandbytes ``MatMul8bitLt``), unlike a frozen ``nn.Linear``.
+        prepare_kbit_training: QLoRA and 8-bit LoRA only: the training script calls peft's
             ``prepare_model_for_kbit_training`` (the peft QLoRA guide, the QLoRA paper's qlora.py and
             TRL's SFTTrainer of 2023 do; TRL's current SFTTrainer does not, hence default False).
             It casts every 16-bit parameter that is
@@ -117,11 +124,27 @@ class Training:
     prepare_kbit_training: bool = False
     lora_dropout: float = 0.0
     use_dora: bool = False
+    load_in_8bit: bool = False
 
     @property
     def data_parallel(self) -> int:
         """N: data-parallel ranks (gpus / tp)."""
         return self.gpus // self.tp
+
+    @property
+    def method_label(self) -> str:
+        """The method as reports name it: 'full', 'lora', 'lora (LLM.int8 base)' or 'qlora', with
+        ' + DoRA' for peft's DoRA."""
+        m = "lora (LLM.int8 base)" if self.load_in_8bit else self.method
+        return m + (" + DoRA" if self.use_dora else "")
+
+    @property
+    def quantized_base(self) -> str:
+        """The bitsandbytes format of the frozen base: 'nf4' (QLoRA), 'int8' (LoRA with
+        ``load_in_8bit``), or '' (a 16/32-bit base, or full fine-tuning)."""
+        if self.method == "qlora":
+            return "nf4"
+        return "int8" if self.load_in_8bit else ""
 
 
 @dataclass(frozen=True)
@@ -414,9 +437,9 @@ def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str |
 def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     """The warnings of a training workload, from its options and model alone.
 
-    In this order: a quantized checkpoint the method loads as a base model; QLoRA's
-    prepare_model_for_kbit_training without checkpointing; QLoRA on a mixture of experts (its
-    experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
+    In this order: a quantized checkpoint the method loads as a base model; a bitsandbytes base's
+    (QLoRA's or 8-bit LoRA's) prepare_model_for_kbit_training without checkpointing; a bitsandbytes
+    base on a mixture of experts (its experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
     data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a
     ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
     are: the same workload on another GPU count gets that count's warnings.
@@ -433,15 +456,16 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if ckpt_words:
         out.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
                    f"the base model as method {train.method} loads it, not as that checkpoint")
-    if train.method == "qlora" and train.prepare_kbit_training and train.checkpointing == "none":
+    if train.quantized_base and train.prepare_kbit_training and train.checkpointing == "none":
         out.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
                    "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
-    if train.method == "qlora" and arch.is_moe:
+    if train.quantized_base and arch.is_moe:
         pc = arch.param_counts()
         experts = arch.expert_parameters
-        out.append(f"QLoRA on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 keeps "
-                   f"the MoE experts and router as parameters of their own, so they stay 16-bit "
-                   f"({experts + pc.router:,} of {pc.total:,} parameters): 4-bit saves memory on the attention "
+        what, bits = ("QLoRA", "4-bit") if train.method == "qlora" else ("LoRA on an LLM.int8 base", "8-bit")
+        out.append(f"{what} on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 "
+                   f"keeps the MoE experts and router as parameters of their own, so they stay 16-bit "
+                   f"({experts + pc.router:,} of {pc.total:,} parameters): {bits} saves memory on the attention "
                    "projections alone.")
     if train.method == "qlora" and train.zero == 3:
         out.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
@@ -510,16 +534,31 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     use_dora = entry.bool("use_dora", False)
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
+    load_in_8bit = entry.bool("load_in_8bit", False)
     rec = RECIPES[recipe]
-    qlora_keys = ("double_quant", "prepare_kbit_training")
-    adapter_keys = ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora") + (qlora_keys if method != "qlora" else ())
-    for key in adapter_keys:
-        if key in entry.data and (method == "full" or key in qlora_keys):
-            needed = "qlora" if key in qlora_keys else "lora or qlora"
-            raise entry.error(f"{key} is set but method is {method}", key,
-                              f"Set method: {needed}, or remove {key}.")
-    if method == "qlora" and rec.weight_bytes == 4:
-        raise entry.error(f"QLoRA computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
+    if load_in_8bit and method != "lora":
+        raise entry.error(f"load_in_8bit is set but method is {method}", "load_in_8bit",
+                          "QLoRA's base is 4-bit NF4; for LoRA on an LLM.int8 base set method: lora, or remove "
+                          "load_in_8bit." if method == "qlora" else
+                          "int8 weights cannot train: set method: lora for LoRA on an LLM.int8 base, or remove "
+                          "load_in_8bit.")
+    # A bitsandbytes base: QLoRA's NF4, or LoRA's LLM.int8.
+    kbit = method == "qlora" or load_in_8bit
+    for key in ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora", "double_quant", "prepare_kbit_training"):
+        if key not in entry.data:
+            continue
+        if key == "double_quant" and method != "qlora":
+            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: qlora, or remove {key}.")
+        if key == "prepare_kbit_training" and not kbit:
+            hint = (f"Set method: qlora, or load_in_8bit: true, or remove {key}." if method == "lora" else
+                    f"Set method: qlora, or remove {key}.")
+            raise entry.error(f"{key} is set but method is {method}" + (" without load_in_8bit" if method == "lora"
+                                                                         else ""), key, hint)
+        if method == "full":
+            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: lora or qlora, or remove {key}.")
+    if kbit and rec.weight_bytes == 4:
+        what = "QLoRA" if method == "qlora" else "LoRA on an LLM.int8 base"
+        raise entry.error(f"{what} computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
     if method in ("lora", "qlora"):
         valid = sorted({m.name for m in arch.linear_modules()})
@@ -573,11 +612,23 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "bitsandbytes 4-bit layers across GPUs", "tp",
                           "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3 with "
                           "bnb_4bit_quant_storage, as FSDP-QLoRA does).")
+    if load_in_8bit and tp > 1:
+        raise entry.error(f"LoRA on an LLM.int8 base does not run tensor parallel (tp {tp}): Transformers and peft "
+                          "training do not shard bitsandbytes 8-bit layers across GPUs", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N).")
+    if load_in_8bit and zero == 3:
+        # ZeRO-3 and FSDP partition parameters as flat float buffers; bitsandbytes' 8-bit layers keep
+        # their int8 weight and fp32 row scales (Int8Params.SCB) outside any such storage, and
+        # bnb_4bit_quant_storage, the hook FSDP-QLoRA uses, exists for 4-bit layers only.
+        raise entry.error("LoRA on an LLM.int8 base cannot shard its parameters (zero 3): bitsandbytes' 8-bit layers "
+                          "have no quant-storage option for ZeRO-3 or FSDP (bnb_4bit_quant_storage is 4-bit only)",
+                          "zero", "Use zero: 0, 1 or 2 (only the adapters' states are sharded), or method: qlora "
+                          "with zero: 3.")
     # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
     check_positions(arch, seq_len, entry, "seq_len")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora)
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit)
 
 
 def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
@@ -740,7 +791,8 @@ def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
 def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     """Refuse a dtype the user chose that ``gpu`` has no hardware support for, located at its key.
 
-    Training checks the recipe's 16-bit dtype (bf16 recipes need ``gpu.bf16``); inference checks
+    Training checks the recipe's 16-bit dtype (bf16 recipes need ``gpu.bf16``) and an 8-bit base
+    (``load_in_8bit`` needs ``gpu.int8``, for bitsandbytes' int8 matmul); inference checks
     the weights and the KV cache (bf16, fp8 and int8 need ``gpu.bf16``, ``gpu.fp8``, ``gpu.int8``).
     Only keys the entry gives are checked: a default the GPU cannot run is not a contradiction in
     what the user wrote (``planner estimate --gpu`` reports it in its verdict instead).
@@ -760,6 +812,12 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     if workload.train is not None:
         recipe = workload.train.recipe
         checks = [("recipe", recipe, RECIPES[recipe].dtype, [recipe.replace("bf16", "fp16")])]
+        if workload.train.load_in_8bit and not gpu.int8 and "load_in_8bit" in where.data:
+            method = "--method qlora" if where.file is None else "method: qlora"
+            raise where.error(f"load_in_8bit needs a GPU with int8 support (bitsandbytes' int8 matmul); {gpu.id} "
+                              f"({gpu.architecture}) has none", "load_in_8bit",
+                              f"Use {method} (a 4-bit base, dequantized to 16-bit for each matmul), or a GPU with "
+                              "int8 ('planner catalog gpus' shows which have it).")
     else:
         i = workload.infer
         assert i is not None

@@ -308,6 +308,12 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
             weights = f"0.5 (NF4) + {const:.3f} (constants); {other} for embeddings, head, norms"
             if training.prepare_kbit_training and not estimate.recipe.startswith("amp"):
                 activations = 4  # planner.memory.estimate: fp32 residual stream, fp32 activations
+        elif training.load_in_8bit:
+            # planner.memory.quant.weight_bytes('int8'): int8 linears plus an fp32 scale per row
+            other = 4 if training.prepare_kbit_training else 2
+            weights = f"1 (int8) + 4 B per output row (scales); {other} for embeddings, head, norms"
+            if training.prepare_kbit_training and not estimate.recipe.startswith("amp"):
+                activations = 4  # planner.memory.estimate: fp32 residual stream, fp32 activations
         else:
             weights = r.weight_bytes
     opt = OPTIMIZERS.get(training.optimizer)
@@ -316,8 +322,7 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
         state = f"{opt.fixed_state_bytes:.3f} B/param in all (8-bit states + fp32 absmax)"
     elif opt is not None and not opt.states and not opt.factored:
         state = 0  # no state (SGD without momentum)
-    if training.use_dora:
-        method += " + DoRA"
+    method = training.method_label
     return RecipeRow(method=method, weights=weights, adapters=adapters, gradients=grad_b, master_weights=master_b,
                      optimizer=training.optimizer, optimizer_state=state, activations=activations,
                      autocast_copy=r.autocast_copy_bytes, **base)

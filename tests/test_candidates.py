@@ -397,6 +397,17 @@ def test_precision():
     assert not one(cs3, gpu_id="no-bf16")["feasible"]  # has fp8? the helper default is fp8=False
 
 
+def test_precision_of_8bit_lora_needs_int8():
+    # bitsandbytes' int8 matmul: a card without int8 is out for LoRA on an LLM.int8 base, and only for it
+    cat = tiny_catalog(gpus=[gpu("no-int8", int8=False), gpu("int8")], platforms=[platform(max_gpus=1, slots=((3, 1),))])
+    cs = build(scen(cat, train_workload(method="lora", load_in_8bit=True, recipe="pure-bf16")), cat)
+    r = one(cs, gpu_id="no-int8")
+    assert (r["feasible"], r["binding"]) == (False, "precision")
+    assert "needs int8 support" in r["why_not"]
+    assert one(cs, gpu_id="int8")["feasible"]
+    assert one(build(scen(cat, train_workload(method="lora", recipe="pure-bf16")), cat), gpu_id="no-int8")["feasible"]
+
+
 def test_precision_needs():
     cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
 

@@ -53,6 +53,8 @@ def test_option_form_rewrites_file_keys():
     assert option_form("Set method: qlora, or remove prepare_kbit_training.") == \
         "Set --method qlora, or remove --prepare-kbit-training."
     assert option_form("'dataset_size' sizes the training DataLoader") == "--dataset-size sizes the training DataLoader"
+    # a boolean key's value is the flag's form (--load-in-8bit/--no-load-in-8bit)
+    assert option_form("Set load_in_8bit: true, or use_dora: false.") == "Set --load-in-8bit, or --no-use-dora."
 
 
 def test_option_form_leaves_plain_words_and_paths():

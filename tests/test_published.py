@@ -350,6 +350,20 @@ CASES: list[Case] = [
                 "but this one, which it still puts 0.39 GiB under the card. No setting of r in {8..64} x "
                 "{q/v, attention, all linear} x lora_dropout {0, 0.05} x prepare_kbit_training reproduces "
                 "all seven rows.")),
+    # LoRA on an LLM.int8 base: TRL SFTTrainer with peft's prepare_model_for_int8_training of 2023
+    # (fp32 non-int8 weights and fp32 logits, as prepare_kbit_training), fp16 on the T4.
+    Case("bnbblog-llama7b-t4-int8-gc-1024", _BNB_SRC, LLAMA1_7B,
+         {**_BNB, "method": "lora", "load_in_8bit": True, "recipe": "pure-fp16", "seq_len": 1024,
+          "checkpointing": "full"},
+         "fits", "OOM (512 = No OOM)", "fit outcome", Outcome(False), _BNB_REASON, gpu="t4",
+         xfail=("published OOM (and 'No OOM' at 512), predicted 12.27 GiB on the T4's 14.75 GiB CUDA total (10.17 GiB "
+                "at 512): int8 weights with fp32 embeddings, head and norms 7.01 GiB, layer checkpoints and the inputs "
+                "the 8-bit linears keep on their autograd ctx 3.36 GiB, one recomputed layer 0.42, logits 0.37. The "
+                "model follows bitsandbytes 0.50 and Transformers 5 (non-reentrant checkpointing); the 2023 run had "
+                "bitsandbytes 0.39, whose Turing path converted every int8 input, weight and result to the "
+                "col32/col_turing layouts through extra copies, and Transformers 4.30's reentrant checkpointing. "
+                "The blog prints no memory figure to locate the 2.5 GiB; the 13B NF4 row at 1024 misses the same "
+                "way (bnbblog-llama13b-t4-nf4-fp16-gc-1024)")),
     Case("bnbblog-llama13b-t4-nf4-gc-nq-1024", _BNB_SRC, LLAMA1_13B,
          {**_BNB, "recipe": "pure-fp16", "double_quant": True, "seq_len": 1024, "checkpointing": "full"},
          "fits", "No OOM", "fit outcome", Outcome(True), _BNB_REASON, gpu="t4"),
@@ -392,9 +406,6 @@ NOT_EXPRESSIBLE: dict[str, str] = {
         "launched with the LMCache KV connector (LMCacheConnectorV1), whose GPU buffers and profiling order "
         "(vLLM PR #19312, per the issue's reply) the memory model has no term for: vLLM kept 8.11 GiB where "
         "SGLang on the same cards kept 16.46 GB at 0.93",
-    "bnbblog-llama7b-t4-int8-gc-1024":
-        "LoRA on an LLM.int8 frozen base is not a method of the memory model (lora keeps a 16-bit base, "
-        "qlora an NF4 one)",
     "deepspeed-doc-estimator-t5-3b-8gpu":
         "T5 encoder-decoder, and the figures are DeepSpeed's estimator output, not a measurement",
     "zero-paper-fig1-7.5b-analytic":

@@ -270,15 +270,17 @@ def test_gpu_line_says_the_form_the_plan_assumed_and_open_air_stacks_are_warned_
             ) in p.warnings
 
 
-def test_qlora_that_fits_only_without_prepare_kbit_training_is_warned_about():
+@pytest.mark.parametrize("keys", [{"method": "qlora"}, {"method": "lora", "load_in_8bit": True}])
+def test_kbit_base_that_fits_only_without_prepare_kbit_training_is_warned_about(keys):
     # The card holds exactly the need without prepare_model_for_kbit_training; with it (fp32 copies of
     # the non-quantized weights) the need is larger, so the plan warns; a card that holds that too does not.
+    # Both bitsandbytes bases (QLoRA's NF4, 8-bit LoRA's LLM.int8) are prepared the same way.
     import dataclasses
 
     from planner.memory import estimate as mem_estimate
 
     base = tiny_catalog(gpus=[gpu()], platforms=[platform()])
-    w = train_workload(method="qlora", recipe="pure-bf16")
+    w = train_workload(recipe="pure-bf16", **keys)
     v = scen(base, w).workloads[0].variants[0].workload
     without = mem_estimate(v).per_gpu_total_bytes
     with_kbit = mem_estimate(dataclasses.replace(v, train=dataclasses.replace(v.train, prepare_kbit_training=True))
@@ -287,7 +289,7 @@ def test_qlora_that_fits_only_without_prepare_kbit_training_is_warned_about():
     for usable, warned in ((without, True), (with_kbit, False)):
         cat = tiny_catalog(gpus=[gpu(usable=usable)], platforms=[platform()])
         p = plan(scen(cat, w, vram_headroom=0), cat)
-        said = [x for x in p.warnings if "prepare_model_for_kbit_training (as peft's QLoRA guide does" in x]
+        said = [x for x in p.warnings if "prepare_model_for_kbit_training (as peft's QLoRA and 8-bit guides do" in x]
         assert bool(said) == warned
         if warned:
             assert said[0].startswith("train: fits only if the training script does not call peft's ")

@@ -55,12 +55,18 @@ class SavedTensor:
         per_layer: True when the size does not scale with the tokens at all (a weight-shaped
             tensor a layer keeps, e.g. DoRA's cast copy of a frozen weight): ``bytes_per_token`` is
             then the layer's bytes.
+        ctx_attribute: kept as an attribute of an ``autograd.Function``'s ctx rather than through
+            ``ctx.save_for_backward`` (bitsandbytes' 8-bit matmul): non-reentrant checkpointing,
+            which drops saved tensors through ``saved_tensors_hooks``, cannot drop it, so every
+            checkpointed layer keeps it until its backward (PyTorch docs, torch.utils.checkpoint and
+            autograd saved-tensor hooks).
     """
 
     name: str
     bytes_per_token: int
     quadratic: bool = False
     per_layer: bool = False
+    ctx_attribute: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                         lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
                         adapter_bytes: int = 4, lora_dropout: float = 0.0,
                         cpu_dropout: bool = False, use_dora: bool = False, weight_cast: bool = True,
-                        input_requires_grad: bool = True) -> list[SavedTensor]:
+                        input_requires_grad: bool = True, base_keeps_inputs: bool = False) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -112,6 +118,14 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             dtype differs from the adapters', or the base is 4-bit and dequantized on every use).
         input_requires_grad: the layer's input requires grad (False for the first layer under a
             frozen embedding without checkpointing).
+        base_keeps_inputs: the frozen linears are bitsandbytes 8-bit layers (LoRA with
+            ``load_in_8bit``): ``MatMul8bitLt`` (``MatMul8bitFp`` on the CPU) keeps its input ``A``
+            for backward whenever that input requires grad, although only the input gradient is
+            computed (bitsandbytes autograd/_functions.py, ``ctx.tensors = (CAt, subA, A)``). The
+            modules fed by one tensor (q/k/v, gate/up) keep the same storage. Not counted: the
+            outlier columns ``subA`` it also keeps on CUDA (tokens x a few columns; LLM.int8(),
+            Dettmers et al. 2022, sec. 4, finds up to 7 outlier dimensions per layer). 4-bit
+            layers (``MatMul4Bit``) keep no input, like ``nn.Linear``.
 
     Returns:
         The saved tensors; sum their bytes for the layer.
@@ -158,6 +172,16 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                                           adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
                                           weight_cast=weight_cast, input_requires_grad=grad_flows))
 
+    def base_input(names: list[str], width: int, source: str, saved_elsewhere: bool = False) -> None:
+        """An 8-bit frozen base keeps the input ``source`` of the modules ``names`` (once)."""
+        if not base_keeps_inputs or not grad_flows or saved_elsewhere or source in shared_inputs:
+            return
+        if arch.is_moe and all(mods[n].part in ("mlp", "router") for n in names):
+            return  # experts and router are parameters, not nn.Linear: bitsandbytes leaves them 16-bit
+        shared_inputs.add(source)
+        out.append(SavedTensor(f"8-bit linear input: {source} (kept by {'/'.join(names)})", c * width,
+                               ctx_attribute=True))
+
     def adapted_before(names: list[str]) -> None:
         """The modules ``names`` have run: past an adapted one, every tensor requires grad."""
         nonlocal grad_flows
@@ -194,6 +218,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # ---- attention block --------------------------------------------------------------------
     qkv_names = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj") if n in mods]
     norm("attention norm", qkv_names)
+    base_input(qkv_names, h, "attention norm output")
     for n in qkv_names:
         lora(n, mods[n].in_features, "attention norm output")
     dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
@@ -244,6 +269,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         out.append(SavedTensor(f"{o_name} input", c * q))
     # SDPA's output is the o_proj input (its kernels return it in that layout) and is saved already.
     adapted_before(qkv_names)
+    base_input([o_name], q, "attention output", saved_elsewhere=attention != "eager")
     lora(o_name, q, "attention output", saved_elsewhere=attention != "eager")
     adapted_before([o_name])
     if dropout_resid > 0:
@@ -263,6 +289,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     else:
         up_names = [n for n in ("c_fc", "dense_h_to_4h", "up_proj") if n in mods]
     norm("MLP norm", up_names)
+    base_input(up_names, h, "MLP norm output")
     for n in up_names:
         lora(n, h, "MLP norm output")
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
@@ -283,6 +310,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if trains(down):
         out.append(SavedTensor(f"{down} input", c * fk))
     adapted_before(up_names)
+    base_input([down], fk, "MLP product (down_proj input)")
     lora(down, f, "MLP product (down_proj input)")
     if arch.is_moe:
         out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
@@ -486,7 +514,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
                      tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
                      cpu_dropout: bool = False, use_dora: bool = False,
-                     weight_cast: bool = True) -> ActivationBytes:
+                     weight_cast: bool = True, base_keeps_inputs: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -499,44 +527,53 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     """
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
-    layer = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
-                                lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast)
-    per_token_linear = sum(t.bytes_per_token for t in layer if not t.quadratic and not t.per_layer)
-    per_token_quad = sum(t.bytes_per_token for t in layer if t.quadratic)
-    fixed = sum(t.bytes_per_token for t in layer if t.per_layer)
-    one_layer = tokens * per_token_linear + tokens * s * per_token_quad + fixed
-    # Tensors kept per layer that depend on the layer's input requiring grad (DoRA's weight
-    # copies): without checkpointing the first layer's input, below a frozen embedding, does not;
-    # peft makes it require grad when checkpointing is on (enable_input_require_grads).
-    first_fixed = fixed
-    if fixed and checkpointing != "full" and not full:
-        first = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
+
+    def layer_bytes(input_requires_grad: bool) -> tuple[int, int, int, int, int]:
+        """Per-token linear and quadratic bytes, the per-layer (weight-shaped) bytes, the layer's
+        total, and the per-token bytes of ctx attributes (which checkpointing cannot drop)."""
+        saved = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
                                     lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
                                     cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast,
-                                    input_requires_grad=False)
-        first_fixed = sum(t.bytes_per_token for t in first if t.per_layer)
+                                    input_requires_grad=input_requires_grad, base_keeps_inputs=base_keeps_inputs)
+        lin = sum(t.bytes_per_token for t in saved if not t.quadratic and not t.per_layer)
+        quad = sum(t.bytes_per_token for t in saved if t.quadratic)
+        per_layer = sum(t.bytes_per_token for t in saved if t.per_layer)
+        ctx = sum(t.bytes_per_token for t in saved if t.ctx_attribute)
+        return lin, quad, per_layer, tokens * lin + tokens * s * quad + per_layer, ctx
+
+    per_token_linear, per_token_quad, fixed, one_layer, per_token_ctx = layer_bytes(True)
+    # Tensors kept only when the layer's input requires grad (DoRA's weight copies, an 8-bit base's
+    # inputs): without checkpointing the first layer's input, below a frozen embedding, does not;
+    # peft makes it require grad when checkpointing is on (enable_input_require_grads).
+    first_fixed, first_layer = fixed, one_layer
+    if (fixed or base_keeps_inputs) and checkpointing != "full" and not full:
+        _, _, first_fixed, first_layer, _ = layer_bytes(False)
     head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
     quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""
     fixed_txt = f" + {fixed:,} B of weight copies per layer" if fixed else ""
     tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
     if checkpointing == "full":
         ckpt = tokens * regime.residual * arch.hidden_size * L
-        saved = ckpt + head
+        # Non-reentrant checkpointing keeps each layer's autograd graph; what a custom Function
+        # stores on its ctx (an 8-bit base's inputs) stays with it in every layer.
+        kept = tokens * per_token_ctx * L
+        saved = ckpt + kept + head
         recompute = one_layer
         copies = fixed
+        kept_txt = (f" + inputs the 8-bit linears keep on their autograd ctx, which checkpointing does not drop: "
+                    f"{tokens:,} tokens x {per_token_ctx:,} B x L={L}" if kept else "")
         saved_text = (f"layer inputs: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}"
-                      f" + head {head:,} B{tp_txt}")
+                      f"{kept_txt} + head {head:,} B{tp_txt}")
         recompute_text = f"one layer: {tokens:,} tokens x ({per_token_linear:,} B{quad_txt}){fixed_txt}{tp_txt}"
     else:
-        saved = one_layer * L - (fixed - first_fixed) + head
+        saved = one_layer * L - (one_layer - first_layer) + head
         recompute = 0
         copies = fixed * L - (fixed - first_fixed)
         per_layer_txt = f"b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token"
         if fixed:
             per_layer_txt = f"({per_layer_txt}{fixed_txt})"
-            if first_fixed != fixed:
-                per_layer_txt += f" - {fixed - first_fixed:,} B (the first layer's input needs no gradient)"
+        if first_layer != one_layer:
+            per_layer_txt += f" - {one_layer - first_layer:,} B (the first layer's input needs no gradient)"
         saved_text = f"L={L} x {per_layer_txt} + head {head:,} B{tp_txt}"
         recompute_text = ""
     if tp > 1:

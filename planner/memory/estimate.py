@@ -28,7 +28,7 @@ from planner.memory.inference import (
     prefill_peak_bytes,
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
-from planner.memory.quant import weight_bytes
+from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.recipes import RECIPES
 from planner.units import GiB
 from planner.memory.states import lora_parameters, model_state_components
@@ -65,7 +65,7 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
     if device not in ("cuda", "cpu"):
         raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     if workload.task == "train":
-        return _train(workload, overheads, cpu_dropout=device == "cpu")
+        return _train(workload, overheads, cpu=device == "cpu")
     return _infer(workload, overheads)
 
 
@@ -199,14 +199,14 @@ def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverhe
                     gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)
 
 
-def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = False) -> Estimate:
+def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Estimate:
     arch, t = w.architecture, w.train
     assert t is not None
     recipe = RECIPES[t.recipe]
     regime = regime_for(t.recipe)
-    if t.method == "qlora" and t.prepare_kbit_training and not regime.amp:
+    if t.quantized_base and t.prepare_kbit_training and not regime.amp:
         # fp32 embeddings and norms make the residual stream fp32, and bitsandbytes casts each
-        # 4-bit linear's output back to its input dtype: the activations are fp32.
+        # 4-bit or 8-bit linear's output back to its input dtype: the activations are fp32.
         regime = regime_for("fp32")
     full = t.method == "full"
     comps: list[Component] = []
@@ -247,14 +247,14 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
                                    "PyTorch AMP docs; torch.utils.checkpoint", phase="recompute"))
     adapter_bytes = 4 if t.adapter_dtype == "fp32" else 2
     # DoRA casts the frozen weight to the adapters' dtype (W.to(x.dtype)): a new tensor unless the
-    # recipe's weights already have that dtype; a 4-bit base is dequantized into a new one anyway.
+    # recipe's weights already have that dtype; a 4-bit or 8-bit base is dequantized into a new one anyway.
     base_dtype = "fp32" if recipe.weight_bytes == 4 else recipe.dtype
-    weight_cast = t.method == "qlora" or base_dtype != t.adapter_dtype
+    weight_cast = bool(t.quantized_base) or base_dtype != t.adapter_dtype
     act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
                            lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=adapter_bytes,
-                           lora_dropout=t.lora_dropout, cpu_dropout=cpu_dropout, use_dora=t.use_dora,
-                           weight_cast=weight_cast)
+                           lora_dropout=t.lora_dropout, cpu_dropout=cpu, use_dora=t.use_dora,
+                           weight_cast=weight_cast, base_keeps_inputs=t.quantized_base == "int8")
     if t.checkpointing == "full":
         comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
                                phase=fwd))
@@ -274,6 +274,11 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B, one at a time",
                                "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
+    elif t.quantized_base == "int8":
+        buf, buf_text = int8_training_buffer_bytes(arch, tokens=t.micro_batch * t.seq_len, act_bytes=regime.compute,
+                                                   act_fp16=regime.compute == 2 and recipe.dtype == "fp16", cpu=cpu)
+        comps.append(Component("8-bit matmul buffers", GPU, buf, buf_text + ", one module at a time",
+                               "bitsandbytes MatMul8bitLt (LLM.int8(), Dettmers et al. 2022, sec. 3)", phase=fwd))
     if t.use_dora:
         dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
                                            adapter_bytes=adapter_bytes, weight_cast=weight_cast,
@@ -285,13 +290,17 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
             dora_phase = "recompute"
         else:
             dora_phase = "forward"
-            # (a 4-bit base's dequantized buffer is freed before DoRA's step and is inside its figure)
+            # (a 4-bit or 8-bit base's buffers are freed before DoRA's step and are inside its figure)
             comps = [replace(c, phase=f"{c.phase}, forward") if c.where == GPU and c.phase == fwd
-                     and c.name not in ("logits and loss", "dequantized weight buffer") else c for c in comps]
+                     and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
+                     else c for c in comps]
         comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
     notes = [GRAD_ACCUM_NOTE if not (t.offload_optimizer and t.grad_accum > 1) else GRAD_ACCUM_OFFLOAD_NOTE]
-    if t.method == "qlora":
-        notes.append("QLoRA: the NF4 base is dequantized one layer at a time; embeddings, output head and norms "
+    if t.quantized_base:
+        what = ("QLoRA: the NF4 base is dequantized one layer at a time" if t.method == "qlora" else
+                "LoRA on an LLM.int8 base: each 8-bit linear keeps its input for backward (a 16-bit frozen linear "
+                "keeps none) and dequantizes its weight for the input gradient")
+        notes.append(what + "; embeddings, output head and norms "
                      + ("are fp32 after peft's prepare_model_for_kbit_training, and so are the activations."
                         if t.prepare_kbit_training else "stay 16-bit (prepare_kbit_training: false)."))
     if act.weight_copies:
@@ -318,12 +327,18 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu_dropout: bool = Fals
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text,
-        to_gpu=t.method == "qlora")  # bitsandbytes quantizes while moving weights onto the card
+        to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
-    if t.method == "lora":
+    if t.method == "lora" and t.load_in_8bit:
+        desc = (f"LoRA r={t.lora_rank}{dora} on a frozen LLM.int8 base (bitsandbytes load_in_8bit: int8 weights with "
+                f"fp32 row scales), {recipe.dtype} compute; adapters, their gradients and optimizer states in "
+                f"{t.adapter_dtype}"
+                + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
+                   if t.prepare_kbit_training else "."))
+    elif t.method == "lora":
         desc = (f"LoRA r={t.lora_rank}{dora} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
                 f"their gradients and optimizer states in {t.adapter_dtype}; activations in {recipe.dtype}.")
     elif t.method == "qlora":

@@ -112,8 +112,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         tp: tensor-parallel degree; linear weights, embeddings and head are split t ways, norms,
             a learned position table, row-parallel biases and MoE routers are replicated, and the
             key/value projections keep whole KV heads (:func:`tp_linear_split`).
-        unquantized_bytes: bytes per parameter of what NF4 leaves unquantized (embeddings, head,
-            norms, biases): 2, or 4 after peft's ``prepare_model_for_kbit_training``.
+        unquantized_bytes: bytes per parameter of what bitsandbytes (nf4, int8) leaves unquantized
+            (embeddings, head, norms, biases): 2, or 4 after peft's ``prepare_model_for_kbit_training``.
 
     Raises:
         ValueError: unknown format (callers validate names first).
@@ -153,9 +153,11 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
                 if experts else "")
     if fmt == "int8":
         rows = sum(m.out_features * m.count for m in bnb_mods) * L // tp
-        return WeightBytes(bnb_lin, rows * 4, bnb_rest * 2,
+        u = unquantized_bytes
+        return WeightBytes(bnb_lin, rows * 4, bnb_rest * u,
                            f"{per}{bnb_lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {bnb_rest:,} "
-                           f"other params x 2 B{bnb_note}")
+                           f"other params x {u} B" + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "")
+                           + bnb_note)
     if fmt in ("int4-gptq", "int4-awq"):
         # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
         groups = (sum(m.out_features * m.count for m in mods) * L // tp if group_size == -1
@@ -192,3 +194,62 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             f"{per}{experts:,} expert params x 0.5 B (FP4) + {scales:,} E8M0 scales x 1 B (one per 32) + "
             f"{other:,} other params x 2 B (bf16)")
     raise ValueError(f"unknown weight format {fmt!r}")
+
+
+def bnb_linear_modules(arch: Architecture) -> list:
+    """The linear modules bitsandbytes quantizes: every ``nn.Linear`` (and GPT-2's ``Conv1D``) of
+    the layers; a mixture of experts' experts and router are parameters in Transformers 5, not
+    modules, and stay 16-bit (see :func:`weight_bytes`)."""
+    return [m for m in arch.linear_modules() if not (arch.is_moe and m.part in ("mlp", "router"))]
+
+
+def int8_training_buffer_bytes(arch: Architecture, *, tokens: int, act_bytes: int, act_fp16: bool,
+                               cpu: bool = False) -> tuple[int, str]:
+    """The largest working set one bitsandbytes 8-bit linear makes while training through it, in bytes.
+
+    The base of LoRA with ``load_in_8bit`` is frozen, so each 8-bit linear computes its output
+    and, in backward, its input gradient. Per module of ``in`` x ``out`` features over ``T``
+    tokens, with activations of ``a`` bytes (bitsandbytes autograd/_functions.py and
+    backends/cuda/ops.py, 0.50):
+
+    - CUDA forward (``MatMul8bitLt``), quantizing the input (``int8_vectorwise_quant`` with the
+      outlier threshold 6.0, LLM.int8(), Dettmers et al. 2022, sec. 3.2): an fp16 copy of the
+      input unless it is fp16 (2 T x in), the int8 rows (T x in), the ``|A|`` temporary (2 T x in)
+      and the outlier mask (T x in), and T fp32 row scales; then the int8 matmul's int32
+      accumulators (4 T x out) beside the int8 rows, dequantized into an fp16 tensor (2 T x out)
+      that is cast to the activations' dtype unless they are fp16 (the cast is the output itself).
+    - backward, both devices: the weight dequantized into a new tensor,
+      ``CB.to(A.dtype).mul_(SCB / 127)`` (a x out x in).
+    - the CPU (``MatMul8bitFp``, the training path there) dequantizes the weight the same way in
+      the forward too, and quantizes nothing.
+
+    Args:
+        arch: the model.
+        tokens: T, tokens of one micro-batch on this GPU.
+        act_bytes: a, bytes per activation value (2, or 4 after prepare_model_for_kbit_training).
+        act_fp16: the activations are fp16 already (no cast copy before quantizing).
+        cpu: size the CPU path (for the validation harness) instead of CUDA's.
+
+    Returns:
+        (bytes, formula): the largest of those moments over the 8-bit modules.
+    """
+    mods = bnb_linear_modules(arch)
+    weight_m = max(mods, key=lambda m: m.in_features * m.out_features)
+    dequant = weight_m.in_features * weight_m.out_features * act_bytes
+    dequant_text = f"{weight_m.name} dequantized: {weight_m.out_features:,} x {weight_m.in_features:,} x {act_bytes} B"
+    if cpu:
+        return dequant, dequant_text + " (bitsandbytes MatMul8bitFp, forward and backward)"
+    copy = 0 if act_fp16 else 2
+    widest_in = max(m.in_features for m in mods)
+    quant = tokens * widest_in * (copy + 1 + 2 + 1) + tokens * 4
+    matmul_m = max(mods, key=lambda m: m.in_features + (4 + copy) * m.out_features)
+    matmul = tokens * (matmul_m.in_features + (4 + copy) * matmul_m.out_features) + tokens * 4
+    best = max(dequant, quant, matmul)
+    if best == dequant:
+        return dequant, dequant_text + " (MatMul8bitLt backward)"
+    if best == quant:
+        return quant, (f"quantizing the input: T={tokens:,} tokens x in={widest_in:,} x ({copy} B fp16 copy + 1 B int8 "
+                       f"+ 2 B |A| + 1 B outlier mask) + T x 4 B row scales (MatMul8bitLt forward)")
+    return matmul, (f"{matmul_m.name} int8 matmul: T={tokens:,} tokens x ({matmul_m.in_features:,} x 1 B int8 input + "
+                    f"{matmul_m.out_features:,} x ({4 + copy} B: int32 accumulators"
+                    + (", fp16 result before the cast" if copy else "") + ")) + T x 4 B row scales (MatMul8bitLt forward)")

@@ -196,14 +196,16 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     src_tp = f"; {TP_SRC}" if train.tp > 1 else ""
 
     # ---- weights -----------------------------------------------------------------------
-    if train.method == "qlora":
-        wb = weight_bytes(arch, "nf4", double_quant=train.double_quant, tp=train.tp,
+    if train.quantized_base:
+        fmt = train.quantized_base
+        wb = weight_bytes(arch, fmt, double_quant=train.double_quant, tp=train.tp,
                           unquantized_bytes=4 if train.prepare_kbit_training else 2)
         full_weights = wb.total
         w, note = shard(full_weights, 3)
-        out.append(Component("weights (frozen NF4 base)", GPU, w, wb.formula + note,  # formula is per rank
-                             "QLoRA, Dettmers et al. 2023, sec. 3"
-                             + ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "")
+        src = ("QLoRA, Dettmers et al. 2023, sec. 3" if fmt == "nf4" else
+               "LLM.int8(), Dettmers et al. 2022, sec. 3; bitsandbytes Int8Params (int8 weight, fp32 SCB per row)")
+        out.append(Component(f"weights (frozen {fmt.upper()} base)", GPU, w, wb.formula + note,  # formula is per rank
+                             src + ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "")
                              + src_tp))
     else:
         n = shape.per_gpu

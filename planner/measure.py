@@ -517,6 +517,46 @@ def _quant_state_tensors(model: Any) -> list[Any]:
     return [t for t in out if t is not None]
 
 
+#: The optimizer each planner name stands for, as Hugging Face's Trainer builds it (``optim``:
+#: adamw_torch, sgd, adafactor, adamw_bnb_8bit, lion_32bit), with the class the results record.
+OPTIMIZER_CLASSES = {
+    "adamw": "AdamW", "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD(momentum=0.9)",
+    "adafactor": "transformers.optimization.Adafactor", "adamw-8bit": "bitsandbytes.optim.AdamW8bit",
+    "lion": "bitsandbytes.optim.Lion",
+}
+
+
+def build_optimizer(name: str, params: list[Any], *, foreach: bool = True) -> Any:
+    """The optimizer ``name`` (a key of :data:`OPTIMIZER_CLASSES`) over ``params``, lr 1e-4.
+
+    torch's AdamW and SGD run their foreach implementation (the default on CUDA); Adafactor is
+    Transformers' with the Trainer's settings (``scale_parameter=False, relative_step=False``, no
+    first moment); AdamW8bit and Lion are bitsandbytes' (8-bit blockwise states; 32-bit Lion).
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    import torch
+
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+    if name in ("sgd", "sgd-momentum"):
+        return torch.optim.SGD(params, lr=1e-4, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=foreach)
+    if name == "adafactor":
+        from transformers.optimization import Adafactor
+
+        return Adafactor(params, lr=1e-4, scale_parameter=False, relative_step=False, warmup_init=False)
+    if name == "adamw-8bit":
+        import bitsandbytes as bnb
+
+        return bnb.optim.AdamW8bit(params, lr=1e-4)
+    if name == "lion":
+        import bitsandbytes as bnb
+
+        return bnb.optim.Lion(params, lr=1e-4)
+    raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_CLASSES)}, not {name!r}")
+
+
 def _int8_state_tensors(model: Any) -> list[Any]:
     """The fp32 row scales (``SCB``) of the 8-bit layers, which bitsandbytes keeps beside the int8
     weight (on the weight until the first forward, then in the layer's matmul state)."""
@@ -662,6 +702,7 @@ def measure_train_step(
     lora_dropout: float = 0.0,
     use_dora: bool = False,
     load_in_8bit: bool = False,
+    optimizer: str = "adamw",
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -689,6 +730,8 @@ def measure_train_step(
     """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
+    if optimizer not in OPTIMIZER_CLASSES:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_CLASSES)}, not {optimizer!r}")
     method = method or ("lora" if lora_rank else "full")
     if method not in TRAIN_METHODS:
         raise ValueError(f"method must be one of {TRAIN_METHODS}, not {method!r}")
@@ -742,7 +785,8 @@ def measure_train_step(
                      _int8_state_tensors(model) if load_in_8bit else [])
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=1e-4, foreach=foreach)
+    optimizer_name = optimizer
+    optimizer = build_optimizer(optimizer_name, trainable, foreach=foreach)
     vocab = _vocab(model)
     autocast = (
         functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
@@ -813,7 +857,8 @@ def measure_train_step(
         "workload": {
             "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
             "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
-            "use_cache": use_cache, "optimizer": "AdamW", "foreach": foreach, "method": method,
+            "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
+            "method": method,
             **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
             **({"load_in_8bit": True} if load_in_8bit else {}),
             **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
@@ -964,7 +1009,7 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "method", "double_quant",
+               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "optimizer", "method", "double_quant",
                "prepare_kbit_training", "steps",
                "use_cache",
                "foreach", "seed", "crosscheck"}

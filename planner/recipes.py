@@ -22,7 +22,10 @@ Sources:
   as a row vector (n) and a column vector (m); Transformers' Adafactor keeps no first moment
   by default (beta1=None).
 - Lion (Chen et al. 2023, "Symbolic Discovery of Optimization Algorithms", Algorithm 1): one
-  momentum buffer.
+  momentum buffer; bitsandbytes' Lion keeps it in fp32 (``Optimizer1State.init_state``, optim_bits 32).
+- The implementations are those Hugging Face's Trainer builds for ``optim`` adamw_torch (torch
+  AdamW, foreach), sgd, adafactor (Transformers' Adafactor), adamw_bnb_8bit and lion_32bit
+  (bitsandbytes); tests/data/validation measures each of them.
 """
 
 from __future__ import annotations
@@ -99,6 +102,14 @@ class Optimizer:
         step_temp_values: values per parameter the step allocates temporarily, in the state
             dtype (AdamW foreach: ``torch._foreach_sqrt(exp_avg_sq)`` makes one full copy).
         source: where the state layout is documented.
+        state_value_bytes: bytes per state value when the implementation fixes them whatever the
+            parameter dtype (0: the recipe's state dtype): 4 for bitsandbytes' 32-bit Lion and for
+            Transformers' Adafactor, which build their states in fp32.
+        largest_tensor_fp32_copies: fp32 tensors of the largest trainable tensor's size the step
+            holds at once while it updates one parameter at a time (Transformers' Adafactor), for
+            16-bit and for fp32 parameters.
+        min_8bit_size: tensors with fewer elements keep 32-bit states (bitsandbytes'
+            ``min_8bit_size``, 4096): ``states`` fp32 values each instead of ``fixed_state_bytes``.
     """
 
     name: str
@@ -107,22 +118,32 @@ class Optimizer:
     factored: bool
     step_temp_values: int
     source: str
+    state_value_bytes: int = 0
+    largest_tensor_fp32_copies: tuple[int, int] = (0, 0)
+    min_8bit_size: int = 0
 
 
 OPTIMIZERS: dict[str, Optimizer] = {
     "adamw": Optimizer("adamw", 2, 0, False, 1,
                        "torch.optim.AdamW: exp_avg and exp_avg_sq in the parameter dtype; the foreach step "
                        "allocates sqrt(exp_avg_sq) for all parameters at once (torch/optim/adamw.py)"),
-    "adamw-8bit": Optimizer("adamw-8bit", 0, 2 + 2 * 4 / 256, False, 0,
+    "adamw-8bit": Optimizer("adamw-8bit", 2, 2 + 2 * 4 / 256, False, 0,
                             "bitsandbytes AdamW8bit: two 1-byte states plus an fp32 absmax per block of 256 "
-                            "(Dettmers et al. 2022, section 2)"),
+                            "(Dettmers et al. 2022, section 2); tensors under 4,096 values keep two fp32 states "
+                            "(min_8bit_size); the update is one fused kernel (optimizer_update_8bit_blockwise)",
+                            min_8bit_size=4096),
     "sgd": Optimizer("sgd", 0, 0, False, 0, "torch.optim.SGD without momentum keeps no state"),
     "sgd-momentum": Optimizer("sgd-momentum", 1, 0, False, 0,
                               "torch.optim.SGD with momentum: one momentum_buffer per parameter"),
     "adafactor": Optimizer("adafactor", 0, 0, True, 0,
                            "Adafactor (Shazeer and Stern 2018, section 3): factored second moment, rows + "
-                           "columns per matrix, full for vectors; no first moment (beta1=None)"),
-    "lion": Optimizer("lion", 1, 0, False, 1,
-                      "Lion (Chen et al. 2023, Algorithm 1): one momentum buffer; the update makes one "
-                      "temporary of the parameter's size"),
+                           "columns per matrix, full for vectors; no first moment (beta1=None). Transformers' "
+                           "Adafactor (transformers/optimization.py, what the Trainer's optim adafactor builds) "
+                           "casts each gradient and 16-bit parameter to fp32, keeps its states and a 0-dim RMS per "
+                           "tensor in fp32, and steps one parameter at a time",
+                           state_value_bytes=4, largest_tensor_fp32_copies=(4, 2)),
+    "lion": Optimizer("lion", 1, 0, False, 0,
+                      "Lion (Chen et al. 2023, Algorithm 1): one momentum buffer. bitsandbytes' Lion (the "
+                      "Trainer's optim lion_32bit) keeps it in fp32 whatever the parameter dtype and updates in "
+                      "one fused kernel (optimizer_update_32bit)", state_value_bytes=4),
 }

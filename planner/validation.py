@@ -43,7 +43,7 @@ def workload_for_run(run: Mapping[str, Any]):
     s = run.get("settings", run)
     if run["kind"] == "train":
         keys: dict[str, Any] = {
-            "task": "train", "recipe": MODE_TO_RECIPE[s["mode"]], "optimizer": "adamw",
+            "task": "train", "recipe": MODE_TO_RECIPE[s["mode"]], "optimizer": s.get("optimizer", "adamw"),
             "micro_batch": s["micro_batch"], "seq_len": s["seq_len"], "attention": s["attention"],
             "checkpointing": "full" if s.get("checkpointing") else "none",
         }
@@ -65,6 +65,8 @@ def workload_for_run(run: Mapping[str, Any]):
 
 #: The summary row of the runs on mixture-of-experts models (any mode).
 MOE_GROUP = "mixture of experts (any mode)"
+#: The summary row of the runs with an optimizer other than torch's AdamW (any mode).
+OPTIMIZER_GROUP = "optimizers other than AdamW (any mode)"
 
 
 def mode_of(run: Mapping[str, Any]) -> str:
@@ -97,22 +99,24 @@ def compare_runs(runs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "predicted_bytes": predicted, "measured_bytes": measured,
             "error": (predicted - measured) / measured,
             "predicted_phase": est.peak_phase or "always", "measured_phase": run.get("peak_phase", ""),
-            "moe": w.architecture.is_moe,
+            "moe": w.architecture.is_moe, "optimizer": w.train.optimizer if w.train is not None else "",
         })
     return rows
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per mode, mixture-of-experts models, per attention kernel and overall: count, median and
-    worst absolute error."""
+    """Per mode, mixture-of-experts models, optimizers other than AdamW, per attention kernel and
+    overall: count, median and worst absolute error."""
     out = {}
     groups: dict[str, list[float]] = {}
     for r in rows:
         keys = [r["mode"], f"attention {r['attention']}", "all"] + ([MOE_GROUP] if r.get("moe") else [])
+        keys += [OPTIMIZER_GROUP] if r.get("optimizer") not in (None, "", "adamw") else []
         for key in keys:
             groups.setdefault(key, []).append(abs(r["error"]))
-    modes = sorted(k for k in groups if k not in ("all", MOE_GROUP) and not k.startswith("attention"))
-    order = modes + [k for k in (MOE_GROUP,) if k in groups] + sorted(
+    extra = (MOE_GROUP, OPTIMIZER_GROUP)
+    modes = sorted(k for k in groups if k != "all" and k not in extra and not k.startswith("attention"))
+    order = modes + [k for k in extra if k in groups] + sorted(
         k for k in groups if k.startswith("attention")) + ["all"]
     for key in order:
         errs = groups[key]
@@ -144,11 +148,12 @@ def report_markdown(rows: list[dict[str, Any]], measured_doc: Mapping[str, Any])
         ok = s["median"] <= TARGET_MEDIAN and s["worst"] <= TARGET_WORST
         lines.append(f"| {mode} | {s['runs']} | {s['median']:.1%} | {s['worst']:.1%} | {'yes' if ok else 'NO'} |")
     lines += ["", "## Runs", "",
-              "| run | mode | attention | predicted (MiB) | measured (MiB) | error | predicted peak phase "
+              "| run | mode | optimizer | attention | predicted (MiB) | measured (MiB) | error | predicted peak phase "
               "| measured peak phase |",
-              "|---|---|---|---|---|---|---|---|"]
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['id']} | {r['mode']} | {r['attention']} | {r['predicted_bytes'] / 2**20:,.2f} | "
+        lines.append(f"| {r['id']} | {r['mode']} | {r['optimizer'] or '-'} | {r['attention']} | "
+                     f"{r['predicted_bytes'] / 2**20:,.2f} | "
                      f"{r['measured_bytes'] / 2**20:,.2f} | {r['error']:+.1%} | {r['predicted_phase']} | "
                      f"{r['measured_phase']} |")
     lines.append("")

@@ -619,7 +619,9 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     if load_in_8bit and zero == 3:
         # ZeRO-3 and FSDP partition parameters as flat float buffers; bitsandbytes' 8-bit layers keep
         # their int8 weight and fp32 row scales (Int8Params.SCB) outside any such storage, and
-        # bnb_4bit_quant_storage, the hook FSDP-QLoRA uses, exists for 4-bit layers only.
+        # bnb_4bit_quant_storage, the hook FSDP-QLoRA uses, exists for 4-bit layers only (FSDP on an
+        # 8-bit model: "Must flatten tensors with uniform dtype but got torch.float16 and torch.int8",
+        # bitsandbytes issue 1709; LLaMA-Factory issue 3543: FSDP+QLoRA supports 4-bit only).
         raise entry.error("LoRA on an LLM.int8 base cannot shard its parameters (zero 3): bitsandbytes' 8-bit layers "
                           "have no quant-storage option for ZeRO-3 or FSDP (bnb_4bit_quant_storage is 4-bit only)",
                           "zero", "Use zero: 0, 1 or 2 (only the adapters' states are sharded), or method: qlora "

@@ -320,6 +320,10 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
     state: float | str | None = state_b
     if opt is not None and opt.fixed_state_bytes:
         state = f"{opt.fixed_state_bytes:.3f} B/param in all (8-bit states + fp32 absmax)"
+    elif opt is not None and opt.factored:
+        state = f"{opt.state_value_bytes or state_b} B per factored value (rows + columns of each matrix)"
+    elif opt is not None and opt.state_value_bytes:
+        state = opt.state_value_bytes  # fp32 states whatever the recipe (bitsandbytes' 32-bit Lion)
     elif opt is not None and not opt.states and not opt.factored:
         state = 0  # no state (SGD without momentum)
     method = training.method_label

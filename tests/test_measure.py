@@ -55,6 +55,10 @@ def test_grid_covers_the_issue():
     assert {s["attention"] for s in train} == {"eager", "sdpa"}
     assert any(s.get("checkpointing") for s in train)
     assert any(s.get("lora_rank") for s in train)
+    # every optimizer the planner sizes is stepped by its implementation in some run
+    from planner.recipes import OPTIMIZERS
+    assert {s.get("optimizer", "adamw") for s in train} == set(OPTIMIZERS)
+    assert any(s.get("load_in_8bit") for s in train) and any(s.get("method") == "qlora" for s in train)
     assert len(infer) >= 8
     for r in runs:
         cfg, s = r["config"], r["settings"]

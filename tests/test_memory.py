@@ -140,10 +140,58 @@ def test_adafactor_is_factored():
     arch = catalog_arch("llama-2-7b")
     w = workload(arch, task="train", recipe="mixed-bf16", optimizer="adafactor")
     got = sum(c.bytes for c in model_state_components(arch, w.train) if c.name == "optimizer states")
-    # per layer: q,k,v,o (4096+4096) x 4 + gate,up (4096+11008) x 2 + down (11008+4096) = 78,080 values
+    # per layer: q,k,v,o (4096+4096) x 4 + gate,up (4096+11008) x 2 + down (11008+4096) = 78,080 values;
+    # Transformers' Adafactor also keeps a 0-dim fp32 RMS per tensor: embedding, head, 7 x 32 linears
+    # and 65 norms = 291 tensors x 4 B
     layer = 4 * 8192 + 3 * 15104
-    expected = 4 * (32 * layer + 2 * (32000 + 4096) + arch.param_counts().norms)
+    expected = 4 * (32 * layer + 2 * (32000 + 4096) + arch.param_counts().norms) + 291 * 4
     assert got == expected
+
+
+def _states_and_step(arch, **keys):
+    w = workload(arch, task="train", **keys)
+    comps = model_state_components(arch, w.train)
+    states = sum(c.bytes for c in comps if c.name == "optimizer states")
+    step = sum(c.bytes for c in comps if c.name == "optimizer step temporaries")
+    return states, step
+
+
+def test_adafactor_keeps_fp32_states_and_fp32_copies_of_the_largest_tensor():
+    # Transformers' Adafactor casts each 16-bit gradient to fp32 and builds its states from it: fp32
+    # states whatever the recipe. Stepping one parameter at a time it holds the fp32 gradient and
+    # parameter, grad**2 and grad**2 + eps: 4 fp32 copies of the largest tensor (the embedding or
+    # head, 32,000 x 4,096); with fp32 parameters (fp32, AMP, and mixed recipes' masters) 2.
+    arch = catalog_arch("llama-2-7b")
+    fp32_states, fp32_step = _states_and_step(arch, recipe="fp32", optimizer="adafactor")
+    bf16_states, bf16_step = _states_and_step(arch, recipe="pure-bf16", optimizer="adafactor")
+    assert bf16_states == fp32_states
+    assert bf16_step == 32000 * 4096 * 4 * 4
+    assert fp32_step == 32000 * 4096 * 2 * 4
+    assert _states_and_step(arch, recipe="mixed-bf16", optimizer="adafactor")[1] == fp32_step
+
+
+def test_bitsandbytes_lion_keeps_an_fp32_momentum_and_no_step_temporary():
+    # bitsandbytes' 32-bit Lion (the Trainer's lion_32bit): one fp32 state whatever the parameter
+    # dtype, updated in one fused kernel.
+    arch = catalog_arch("llama-2-7b")
+    states, step = _states_and_step(arch, recipe="pure-bf16", optimizer="lion")
+    assert (states, step) == (arch.parameters * 4, 0)
+
+
+def test_adamw_8bit_keeps_32bit_states_for_small_tensors():
+    # bitsandbytes' min_8bit_size 4,096: LoRA r=8 on q/v of a 4096-wide model has A = 8 x 4,096 and
+    # B = 4,096 x 8 = 32,768 values each (8-bit states); on a 256-wide model 2,048 values (fp32 states,
+    # 2 x 4 B each).
+    big = catalog_arch("llama-2-7b")
+    n_big = 32 * 2 * 2 * 8 * 4096
+    assert _states_and_step(big, method="lora", lora_rank=8, optimizer="adamw-8bit")[0] == round(
+        n_big * (2 + 8 / 256))
+    small = from_hf_config({"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 4,
+                            "num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 688,
+                            "vocab_size": 8000}, "small")
+    # q: A 8 x 256, B 256 x 8; v: A 8 x 256, B 64 x 8 (two KV heads of 32): all under 4,096
+    n_small = 4 * (8 * 256 + 256 * 8 + 8 * 256 + 64 * 8)
+    assert _states_and_step(small, method="lora", lora_rank=8, optimizer="adamw-8bit")[0] == n_small * 2 * 4
 
 
 def test_seed_full_finetune_7b_is_112_gb_before_activations():

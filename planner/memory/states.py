@@ -97,6 +97,8 @@ class TrainableShape:
         largest_layer: parameters of one transformer layer (or the embedding, if larger), per rank.
         largest_trainable_tensor: elements of the largest single trainable tensor, per rank (the
             embedding or output head for a full fine-tune, the largest adapter matrix for LoRA).
+        tensor_sizes: (elements per rank, how many) of every trainable tensor, for the rules that
+            go by tensor (bitsandbytes' ``min_8bit_size``, Adafactor's per-tensor RMS).
     """
 
     total: int
@@ -105,6 +107,16 @@ class TrainableShape:
     adafactor_values: int
     largest_layer: int
     largest_trainable_tensor: int = 0
+    tensor_sizes: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def tensors(self) -> int:
+        """Trainable tensors (parameters) per rank."""
+        return sum(n for _, n in self.tensor_sizes)
+
+    def params_in_tensors_under(self, elements: int) -> int:
+        """Trainable parameters in tensors of fewer than ``elements`` elements."""
+        return sum(size * n for size, n in self.tensor_sizes if size < elements)
 
 
 def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, use_dora: bool = False) -> int:
@@ -130,8 +142,24 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
     mods = arch.linear_modules()
     layer = sum(m.weight_params + m.bias_params for m in mods) + (2 * arch.hidden_size * arch.norms_per_layer)
     largest = _tp_split(max(layer, pc.embedding, pc.lm_head), t)
+    L = arch.num_hidden_layers
+    sizes: list[tuple[int, int]] = []
     if train.method == "full":
         trainable = per_gpu
+        h = arch.hidden_size
+        sizes += [(_tp_split(n, t), 1) for n in (pc.embedding, pc.lm_head) if n]
+        if pc.position_embedding:
+            sizes.append((pc.position_embedding, 1))
+        for m in mods:
+            sizes.append((_tp_split(m.in_features * m.out_features, t), m.count * L))
+            if m.bias:
+                sizes.append((_tp_split(m.out_features, t), m.count * L))
+        per_norm_tensors = 2 if arch.norm == "layer" else 1  # LayerNorm: weight and bias
+        sizes.append((h, (arch.norms_per_layer * L + 1) * per_norm_tensors))
+        if arch.qk_norm:
+            sizes.append((arch.head_dim, 2 * L))
+        if arch.attention_sinks:
+            sizes.append((arch.num_attention_heads, L))
         # Adafactor: factored second moment for matrices (rows + cols), full for vectors.
         mats = [(m.in_features, m.out_features, m.count) for m in mods]
         factored = sum((i + o) * c for i, o, c in mats) * arch.num_hidden_layers
@@ -148,21 +176,33 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
             if m.name in train.lora_targets:
                 r = train.lora_rank
                 ada += (m.in_features + r + r + m.out_features + (m.out_features if train.use_dora else 0)) * m.count
+                sizes += [(_tp_split(r * m.in_features, t), m.count * L), (_tp_split(m.out_features * r, t), m.count * L)]
+                if train.use_dora:
+                    sizes.append((_tp_split(m.out_features, t), m.count * L))
         ada = _tp_split(ada * arch.num_hidden_layers, t)
         biggest = _tp_split(max([train.lora_rank * max(m.in_features, m.out_features) for m in mods
                                  if m.name in train.lora_targets] or [0]), t)
-    return TrainableShape(pc.total, per_gpu, trainable, ada, largest, biggest)
+    return TrainableShape(pc.total, per_gpu, trainable, ada, largest, biggest, tuple(sizes))
 
 
 def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape) -> tuple[int, str]:
+    """Bytes of the optimizer's states for the trainable tensors of ``shape``, with the formula."""
     n = shape.trainable
+    vb = opt.state_value_bytes or recipe_state_bytes
     if opt.factored:
-        return shape.adafactor_values * recipe_state_bytes, (
-            f"{shape.adafactor_values:,} factored second-moment values x {recipe_state_bytes} B")
+        # Transformers' Adafactor also keeps a 0-dim fp32 RMS per tensor (state["RMS"]).
+        k = shape.tensors
+        return shape.adafactor_values * vb + k * 4, (
+            f"{shape.adafactor_values:,} factored second-moment values x {vb} B + {k:,} tensors x 4 B (RMS)")
     if opt.fixed_state_bytes:
-        b = int(round(n * opt.fixed_state_bytes))
-        return b, f"{n:,} trainable params x {opt.fixed_state_bytes:g} B"
-    return n * opt.states * recipe_state_bytes, f"{n:,} trainable params x {opt.states} states x {recipe_state_bytes} B"
+        small = shape.params_in_tensors_under(opt.min_8bit_size) if opt.min_8bit_size else 0
+        b = int(round((n - small) * opt.fixed_state_bytes)) + small * opt.states * 4
+        text = f"{n - small:,} trainable params x {opt.fixed_state_bytes:g} B"
+        if small:
+            text += (f" + {small:,} in tensors under {opt.min_8bit_size:,} values x {opt.states} fp32 states x 4 B "
+                     "(min_8bit_size)")
+        return b, text
+    return n * opt.states * vb, f"{n:,} trainable params x {opt.states} states x {vb} B"
 
 
 def model_state_components(arch: Architecture, train: Training, *, fwd_phase: str = "forward-backward"
@@ -324,6 +364,17 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         tb = nt * opt.step_temp_values * state_b
         out.append(Component("optimizer step temporaries", GPU, tb,
                              f"{nt:,} params x {opt.step_temp_values} x {state_b} B", opt.source,
+                             phase="optimizer step"))
+    if any(opt.largest_tensor_fp32_copies) and not train.offload_optimizer:
+        # One parameter at a time: the fp32 casts of a 16-bit gradient and parameter, and the
+        # update's temporaries (grad**2 and + eps; the factored estimate beside the old update;
+        # -update), for the largest trainable tensor.
+        step_param_b = master_b or param_b  # the tensors the optimizer updates: fp32 masters, or these
+        copies = opt.largest_tensor_fp32_copies[0 if step_param_b == 2 else 1]
+        big = shape.largest_trainable_tensor
+        out.append(Component("optimizer step temporaries", GPU, big * copies * 4,
+                             f"largest trainable tensor {big:,} values x {copies} fp32 copies x 4 B "
+                             f"({'16-bit' if step_param_b == 2 else 'fp32'} parameters)", opt.source,
                              phase="optimizer step"))
     # ---- communication buffers ------------------------------------------------------------
     if N > 1 and z == 0:

@@ -170,6 +170,15 @@ def test_adafactor_keeps_fp32_states_and_fp32_copies_of_the_largest_tensor():
     assert _states_and_step(arch, recipe="mixed-bf16", optimizer="adafactor")[1] == fp32_step
 
 
+def test_adafactor_steps_a_mixture_of_experts_by_its_fused_expert_tensors():
+    # Transformers 5 stores Mixtral's experts as gate_up_proj (8 experts x 2 x 14,336 x 4,096 =
+    # 939,524,096 values) and down_proj (8 x 4,096 x 14,336) per layer: the largest tensor, far
+    # above the embedding (32,000 x 4,096); 4 fp32 copies of it with bf16 parameters.
+    arch = catalog_arch("mixtral-8x7b")
+    _, step = _states_and_step(arch, recipe="pure-bf16", optimizer="adafactor")
+    assert step == 8 * 2 * 14336 * 4096 * 4 * 4
+
+
 def test_bitsandbytes_lion_keeps_an_fp32_momentum_and_no_step_temporary():
     # bitsandbytes' 32-bit Lion (the Trainer's lion_32bit): one fp32 state whatever the parameter
     # dtype, updated in one fused kernel.

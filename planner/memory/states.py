@@ -56,7 +56,7 @@ and CPU offload. Sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from planner.architecture import Architecture
 from planner.memory.breakdown import GPU, HOST, Component
@@ -134,6 +134,24 @@ def _tp_split(n: int, tp: int) -> int:
     return -(-n // tp)
 
 
+def _stored_modules(arch: Architecture) -> list:
+    """The linear weights of one layer as the model stores them: one tensor per module, except a
+    mixture of experts' experts, which Transformers 5 keeps as one 3-D parameter per projection,
+    gate and up fused (MixtralExperts / Qwen3MoeExperts: gate_up_proj experts x 2f x h, down_proj
+    experts x h x f; GptOssExperts already lists gate_up_proj)."""
+    mods = arch.linear_modules()
+    if not arch.is_moe:
+        return mods
+    experts = [m for m in mods if m.part == "mlp"]
+    ups = [m for m in experts if m.in_features == arch.hidden_size]
+    out = [m for m in mods if m.part != "mlp"]
+    if len(ups) > 1:  # separate gate and up projections of every expert: one fused tensor
+        out.append(replace(ups[0], name="gate_up_proj", out_features=sum(m.out_features for m in ups)))
+    else:
+        out += ups
+    return out + [m for m in experts if m not in ups]
+
+
 def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
     """Parameter counts per tensor-parallel rank for the workload's method."""
     pc = arch.param_counts()
@@ -150,25 +168,26 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         sizes += [(_tp_split(n, t), 1) for n in (pc.embedding, pc.lm_head) if n]
         if pc.position_embedding:
             sizes.append((pc.position_embedding, 1))
-        for m in mods:
-            sizes.append((_tp_split(m.in_features * m.out_features, t), m.count * L))
+        for m in _stored_modules(arch):
+            sizes.append((_tp_split(m.weight_params, t), L))
             if m.bias:
-                sizes.append((_tp_split(m.out_features, t), m.count * L))
+                sizes.append((_tp_split(m.bias_params, t), L))
         per_norm_tensors = 2 if arch.norm == "layer" else 1  # LayerNorm: weight and bias
         sizes.append((h, (arch.norms_per_layer * L + 1) * per_norm_tensors))
         if arch.qk_norm:
             sizes.append((arch.head_dim, 2 * L))
         if arch.attention_sinks:
             sizes.append((arch.num_attention_heads, L))
-        # Adafactor: factored second moment for matrices (rows + cols), full for vectors.
-        mats = [(m.in_features, m.out_features, m.count) for m in mods]
-        factored = sum((i + o) * c for i, o, c in mats) * arch.num_hidden_layers
+        # Adafactor: factored second moment for matrices, full for vectors. A tensor of shape
+        # (..., out, in) keeps a row vector (..., out) and a column vector (..., in): for a 3-D
+        # expert tensor (experts, out, in) that is experts x (out + in).
+        factored = sum((m.in_features + m.out_features) * m.count for m in _stored_modules(arch)) * L
         factored += arch.vocab_size + arch.hidden_size  # embedding
         if pc.lm_head:
             factored += arch.vocab_size + arch.hidden_size
         factored += pc.norms + pc.biases + pc.position_embedding
         ada = _tp_split(factored, t)
-        biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.in_features * m.out_features for m in mods]), t)
+        biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in _stored_modules(arch)]), t)
     else:
         trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
         ada = 0

@@ -375,6 +375,22 @@ def test_gradient_accumulation_changes_no_activation_memory():
     assert any("Gradient accumulation changes time, not memory" in n for n in b.notes)
 
 
+def test_the_gradient_accumulation_note_only_when_there_is_accumulation():
+    # grad_accum 1 (the default) accumulates nothing, so the note would explain a setting the user did not
+    # make; with 2 or more micro-batches per step it is said (with ZeRO-Offload, its host-buffer variant).
+    from planner.memory.estimate import GRAD_ACCUM_NOTE, GRAD_ACCUM_OFFLOAD_NOTE
+
+    arch = catalog_arch("llama-2-7b")
+    one = estimate(workload(arch, task="train", recipe="mixed-bf16"))  # grad_accum defaults to 1
+    assert GRAD_ACCUM_NOTE not in one.notes and GRAD_ACCUM_OFFLOAD_NOTE not in one.notes
+    two = estimate(workload(arch, task="train", recipe="mixed-bf16", grad_accum=2))
+    assert GRAD_ACCUM_NOTE in two.notes
+    off = dict(task="train", recipe="mixed-bf16", gpus=2, zero=2, offload_optimizer=True)
+    assert not any("accumulation" in n for n in estimate(workload(arch, **off)).notes)
+    offloaded = estimate(workload(arch, grad_accum=2, **off)).notes
+    assert GRAD_ACCUM_OFFLOAD_NOTE in offloaded and GRAD_ACCUM_NOTE not in offloaded
+
+
 def test_logits_and_loss_dominate_at_large_vocabulary():
     # Llama-3.1-8B, V = 128,256: b*s*V x 12 B (fp32 log-softmax, its gradient, the logits gradient)
     # at micro-batch 4 x 4096 tokens = 25.2 GB.

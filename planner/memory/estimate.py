@@ -295,7 +295,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                      and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
                      else c for c in comps]
         comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
-    notes = [GRAD_ACCUM_NOTE if not (t.offload_optimizer and t.grad_accum > 1) else GRAD_ACCUM_OFFLOAD_NOTE]
+    notes = [GRAD_ACCUM_OFFLOAD_NOTE if t.offload_optimizer else GRAD_ACCUM_NOTE] if t.grad_accum > 1 else []
     if t.quantized_base:
         what = ("QLoRA: the NF4 base is dequantized one layer at a time" if t.method == "qlora" else
                 "LoRA on an LLM.int8 base: each 8-bit linear keeps its input for backward (a 16-bit frozen linear "

@@ -873,8 +873,9 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     per replica (the total is printed too). The search is a bisection on the integer (an
     exponential search for a bracket, then binary search), which is exact because memory never
     decreases as these grow; sequence length and context stop at the model's
-    max_position_embeddings. The warnings 'planner estimate' gives for the answer are printed
-    with it. Exits 1 when even 1 does not fit. --workload FILE reads the other options from a
+    max_position_embeddings. The notes and warnings 'planner estimate' gives for the answer are
+    printed with it. Exits 1 when even 1 does not fit, with the notes and warnings estimate gives
+    for the workload at 1. --workload FILE reads the other options from a
     workload file, as 'planner estimate --workload' does (options override its keys).
 
     \b
@@ -968,11 +969,21 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     elif base.tp > 1:
         ranks = base.gpus // base.tp
         words = f"tp {base.tp} x {ranks} data-parallel rank{'' if ranks == 1 else 's'}"
+    # the estimate of the answer (or, when nothing fits, of the smallest value tried), as 'planner estimate'
+    # would make it: its warnings are the answer's (the workload's warnings follow from its options,
+    # Workload.warnings; the search stops below those the reader would refuse or warn about,
+    # max_position_embeddings and max_num_seqs)
+    answer = make(1 if best is None else best)
+    answer_est = run_estimate(answer)
+    warnings = list(answer_est.warnings)
+    note = _vllm_context_note(answer, "context" in given or "context" in written)
     if best is None:
+        notes = list(answer_est.notes) + ([note] if note else [])
         if as_json:  # scripts get a document either way, as with plan --json
             click.echo(json.dumps({"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": None,
                                    "fits": False, "need_bytes": need, "capacity_bytes": cap,
-                                   "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom}, indent=2))
+                                   "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
+                                   "notes": notes, "warnings": warnings}, indent=2))
         laid_out = f"{count} ({words})" if words else count
         vllm = base.infer is not None and base.infer.engine == "vllm"
         margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
@@ -988,15 +999,10 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
             if hit:
                 hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {_gib_text(hit[1])} and fits: vLLM keeps "
                         f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
+        # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
+        said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
-                              f"{laid_out} offers {_gib_text(cap)} per GPU ({margin}).{hint}")
-    # the estimate of the answer, as 'planner estimate' would make it: its warnings are the answer's (the
-    # workload's warnings follow from its options, Workload.warnings; the search stops below those the
-    # reader would refuse or warn about, max_position_embeddings and max_num_seqs)
-    answer = make(best)
-    answer_est = run_estimate(answer)
-    warnings = list(answer_est.warnings)
-    note = _vllm_context_note(answer, "context" in given or "context" in written)
+                              f"{laid_out} offers {_gib_text(cap)} per GPU ({margin}).{hint}{said}")
     longest = arch.max_position_embeddings
     if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
         # the answer is the context: vllm serve must be told it, or it takes the model's maximum

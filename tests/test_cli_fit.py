@@ -128,6 +128,28 @@ def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
         "seq_len 4096 exceeds the model's max_position_embeddings (2048); quality beyond it is not guaranteed."]
 
 
+def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_gives_at_one():
+    # QLoRA of Llama-2-70B at ZeRO-3 on one RTX 4090: even micro-batch 1 needs far more than the card's
+    # 22.39 GiB. estimate at micro-batch 1 gives one note (the NF4 base) and two warnings (quant storage for
+    # ZeRO-3, ZeRO-3 on one rank); fit, finding nothing, gives the same ones under its 'Nothing fits' line.
+    args = ("--model", "llama-2-70b", "--task", "train", "--method", "qlora", "--zero", 3)
+    e = json.loads(run("estimate", *args, "--micro-batch", 1, "--json").output)
+    assert len(e["notes"]) == 1 and len(e["warnings"]) == 2
+    r = run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max")
+    assert r.exit_code == 1
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Nothing fits: at micro_batch=1 the workload needs ")
+    assert lines[1:] == [f"Note: {n}" for n in e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
+    d = json.loads(run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max", "--json").stdout)
+    assert d["fits"] is False and d["notes"] == e["notes"] and d["warnings"] == e["warnings"]
+    # vLLM's --max-model-len note for the default context is estimate's too (Llama-3.1-70B does not fit a 4090)
+    v = ("--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm")
+    ev = json.loads(run("estimate", *v, "--concurrency", 1, "--json").output)
+    fv = run("fit", "--gpu", "rtx-4090", *v, "--concurrency", "max")
+    assert fv.exit_code == 1 and ev["notes"] and ev["notes"][-1].startswith("vLLM: the plan assumes context 4,096")
+    assert fv.output.splitlines()[1:] == [f"Note: {n}" for n in ev["notes"]] + [f"Warning: {w}" for w in ev["warnings"]]
+
+
 def test_fit_with_vllm_and_the_default_context_names_max_model_len():
     r = run("fit", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--task", "infer", "--engine", "vllm",
             "--concurrency", "max")

@@ -312,6 +312,10 @@ def workload_from_entry(
         InputError (of the entry's kind): unknown keys, wrong types, out-of-range values,
             options that contradict each other.
     """
+    if "model" in entry.data:
+        # the model first: an unknown one (with its close matches) is the first thing to fix, and the rest is
+        # read against its architecture
+        model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
     if task is None:
         raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
@@ -334,7 +338,6 @@ def workload_from_entry(
         raise entry.error("missing required key 'model'", None,
                           "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
                           "or a Hugging Face id whose config.json is in the local cache.")
-    model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     name = entry.str("name", default_name)
     warnings: list[str] = []
     if task == "infer":

@@ -3,8 +3,8 @@
 :func:`load_catalog` reads the shipped catalog directory (the ``catalog/`` folder next to the
 ``planner/`` package) and, when given, a user overlay directory (``--catalog DIR``). Every
 field is read through :class:`planner.fields.Entry`, so a problem is reported as one
-:class:`~planner.errors.CatalogError` naming the file, the line, the entry path, the problem
-and a hint. The schema is ``catalog/README.md`` (schema_version 1).
+:class:`~planner.errors.CatalogError` naming the file, the line, the entry path (with the entry's
+id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
 
 Units inside the records follow :mod:`planner.units`: sizes are ``int`` bytes (names end in
 ``_bytes``), rates are bytes per second (``_bytes_per_s``), money is USD (``_usd``), power is
@@ -1095,6 +1095,10 @@ class _Store:
 
     def _read_entry(self, kind: str, e: Entry, *, overlay: bool, ids_in_file: dict[str, int | None]) -> None:
         fields = _fields(kind)
+        raw_id = e.data.get("id")
+        if isinstance(raw_id, str) and _ID.match(raw_id):
+            # messages name the entry by its place in the file and its id: 'gpus[3] (rtx-4090).memory'
+            e.path = f"{e.path} ({raw_id})"
         allowed = list(fields) + (["remove"] if overlay else [])
         e.check_keys(allowed, required=("id",))
         entry_id = _id(e, "id")

@@ -34,7 +34,8 @@ class InputError(PlannerError, ValueError):
         problem: what is wrong, as a sentence without a final period.
         file: path of the file as the user named it, or None for command-line options.
         line: 1-based line in ``file`` where the entry starts, when known.
-        entry: path of the entry inside the document, e.g. ``gpus[3].memory``.
+        entry: path of the entry inside the document, e.g. ``workloads[0].micro_batch``; catalog entries
+            also name their id, ``gpus[3] (rtx-4090).memory``.
         hint: what to change, e.g. ``Did you mean 'rtx-4090'?``.
     """
 

@@ -221,68 +221,69 @@ def test_lookup_unknown_id_has_did_you_mean() -> None:
 BAD = [
     # (file, old text, new text, expected message after "<dir>/")
     ("gpus.yaml", "    memory: 24 GiB\n", "    memroy: 24 GiB\n",
-     "gpus.yaml:10: gpus[0].memroy: unknown key 'memroy'. Did you mean 'memory'?"),
+     "gpus.yaml:10: gpus[0] (rtx-4090).memroy: unknown key 'memroy'. Did you mean 'memory'?"),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24\n",
-     "gpus.yaml:10: gpus[0].memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+     "gpus.yaml:10: gpus[0] (rtx-4090).memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24 Gib\n",
-     "gpus.yaml:10: gpus[0].memory: unknown size unit 'Gib' in '24 Gib' (did you mean GiB?); "
+     "gpus.yaml:10: gpus[0] (rtx-4090).memory: unknown size unit 'Gib' in '24 Gib' (did you mean GiB?); "
      "use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 0 GiB\n",
-     "gpus.yaml:10: gpus[0].memory: must be more than 0 bytes, not '0 GiB'."),
+     "gpus.yaml:10: gpus[0] (rtx-4090).memory: must be more than 0 bytes, not '0 GiB'."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 8 TiB\n",
-     "gpus.yaml:10: gpus[0].memory: '8 TiB' is more than any real GPU memory (4.00 TiB). "
+     "gpus.yaml:10: gpus[0] (rtx-4090).memory: '8 TiB' is more than any real GPU memory (4.00 TiB). "
      "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...)."),
     ("gpus.yaml", "    memory_usable: 24564 MiB\n", "    memory_usable: 25 GiB\n",
-     "gpus.yaml:11: gpus[0].memory_usable: memory_usable is more than memory. "
+     "gpus.yaml:11: gpus[0] (rtx-4090).memory_usable: memory_usable is more than memory. "
      "memory_usable is what the driver reports, at most the marketed memory."),
     ("gpus.yaml", "    memory_bandwidth: 1008 GB/s\n", "    memory_bandwidth: 1008\n",
-     "gpus.yaml:12: gpus[0].memory_bandwidth: the rate 1008 has no unit; write e.g. '900 GB/s' or '400 Gb/s'."),
+     "gpus.yaml:12: gpus[0] (rtx-4090).memory_bandwidth: the rate 1008 has no unit; write e.g. '900 GB/s' or '400 "
+     "Gb/s'."),
     ("gpus.yaml", "    bf16_tflops: 165\n", "    bf16_tflops: .nan\n",
-     "gpus.yaml:13: gpus[0].bf16_tflops: must be a finite number, not nan."),
+     "gpus.yaml:13: gpus[0] (rtx-4090).bf16_tflops: must be a finite number, not nan."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: .inf\n",
-     "gpus.yaml:23: gpus[0].price_usd: must be a finite number, not inf."),
+     "gpus.yaml:23: gpus[0] (rtx-4090).price_usd: must be a finite number, not inf."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: -5\n",
-     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -5."),
+     "gpus.yaml:23: gpus[0] (rtx-4090).price_usd: must be more than 0, not -5."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 0\n",
-     "gpus.yaml:23: gpus[0].price_usd: must be more than 0, not 0. A catalog price is what a plan pays for one "
-     "unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner estimate "
+     "gpus.yaml:23: gpus[0] (rtx-4090).price_usd: must be more than 0, not 0. A catalog price is what a plan pays for "
+     "one unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner estimate "
      "--gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
      "quote, street price or estimate)."),
     ("gpus.yaml", "    price_usd: 1599\n", "    price_usd: 20000000\n",
-     "gpus.yaml:23: gpus[0].price_usd: 20000000 USD is more than any real price (10,000,000 USD). "
+     "gpus.yaml:23: gpus[0] (rtx-4090).price_usd: 20000000 USD is more than any real price (10,000,000 USD). "
      "Check for an extra digit or a wrong unit."),
     ("gpus.yaml", "    price_usd: 1599\n    price_kind: msrp\n", "    price_usd: 1599\n",
-     "gpus.yaml:23: gpus[0].price_usd: price_usd needs price_kind. "
+     "gpus.yaml:23: gpus[0] (rtx-4090).price_usd: price_usd needs price_kind. "
      "Give both, or neither when there is no purchase price."),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 6000\n",
-     "gpus.yaml:20: gpus[0].tdp_w: 6000 W is more than any real GPU board power (5,000 W). "
+     "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: 6000 W is more than any real GPU board power (5,000 W). "
      "Check for an extra digit or a wrong unit."),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 450W\n",
-     "gpus.yaml:20: gpus[0].tdp_w: must be a whole number, not '450W'."),
+     "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: must be a whole number, not '450W'."),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 0\n",
-     "gpus.yaml:20: gpus[0].tdp_w: must be more than 0, not 0."),
+     "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: must be more than 0, not 0."),
     ("gpus.yaml", '    compute_capability: "8.9"\n', "    compute_capability: 8.9\n",
-     'gpus.yaml:9: gpus[0].compute_capability: must be a quoted text such as "8.9", not 8.9. '
+     'gpus.yaml:9: gpus[0] (rtx-4090).compute_capability: must be a quoted text such as "8.9", not 8.9. '
      "Quote it: YAML reads 8.10 as the number 8.1."),
     ("gpus.yaml", "    slot_width: 3\n", "",
-     "gpus.yaml:21: gpus[0].form_factor: a PCIe card needs a slot_width of 1 or more (slots it occupies)."),
+     "gpus.yaml:21: gpus[0] (rtx-4090).form_factor: a PCIe card needs a slot_width of 1 or more (slots it occupies)."),
     ("gpus.yaml", "    name: Test card 24G\n    vendor: nvidia\n", "    name: Test card 24G\n    vendor: nvdia\n",
-     "gpus.yaml:6: gpus[0].vendor: 'nvdia' is not one of the choices. Did you mean 'nvidia'?"),
+     "gpus.yaml:6: gpus[0] (rtx-4090).vendor: 'nvdia' is not one of the choices. Did you mean 'nvidia'?"),
     ("gpus.yaml", "    name: Test card 24G\n    vendor: nvidia\n", "    name: Test card 24G\n    vendor: NVIDIA\n",
-     "gpus.yaml:6: gpus[0].vendor: 'NVIDIA' is not one of the choices. Write it in lower case: 'nvidia'."),
+     "gpus.yaml:6: gpus[0] (rtx-4090).vendor: 'NVIDIA' is not one of the choices. Write it in lower case: 'nvidia'."),
     ("gpus.yaml", "  - id: h100-sxm\n", "  - id: rtx-4090\n",
-     "gpus.yaml:27: gpus[1].id: duplicate id 'rtx-4090' (first on line 4). "
+     "gpus.yaml:27: gpus[1] (rtx-4090).id: duplicate id 'rtx-4090' (first on line 4). "
      "Ids are unique within a file; rename or remove one."),
     ("gpus.yaml", "  - id: h100-sxm\n", "  - id: H100_SXM\n",
      "gpus.yaml:27: gpus[1].id: id 'H100_SXM' must be lower-case letters, digits and '-'. For example 'h100-sxm'."),
     ("gpus.yaml", "    source: test fixture\n    as_of: 2026-01-01\n  - id: h100-sxm\n",
      "    as_of: 2026-01-01\n  - id: h100-sxm\n",
-     "gpus.yaml:4: gpus[0]: missing required key 'source'."),
+     "gpus.yaml:4: gpus[0] (rtx-4090): missing required key 'source'."),
     ("gpus.yaml", "    source: test fixture\n    as_of: 2026-01-01\n  - id: h100-sxm\n",
      "    source: test fixture\n  - id: h100-sxm\n",
-     "gpus.yaml:4: gpus[0]: missing required key 'as_of'."),
+     "gpus.yaml:4: gpus[0] (rtx-4090): missing required key 'as_of'."),
     ("gpus.yaml", "    as_of: 2026-01-01\n  - id: h100-sxm\n", "    as_of: last week\n  - id: h100-sxm\n",
-     "gpus.yaml:26: gpus[0].as_of: must be a date written YYYY-MM-DD or YYYY-MM, not 'last week'."),
+     "gpus.yaml:26: gpus[0] (rtx-4090).as_of: must be a date written YYYY-MM-DD or YYYY-MM, not 'last week'."),
     ("gpus.yaml", "schema_version: 1\n", "",
      "gpus.yaml:2: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
     ("gpus.yaml", "schema_version: 1\n", "schema_version: 2\n",
@@ -294,122 +295,125 @@ BAD = [
      "gpus.yaml:21: YAML syntax error: expected ',' or ']', but got ':' at line 21 column 15. "
      "Close the '[' opened at line 20 column 12 with ']'."),
     ("gpus.yaml", "    pcie_gen: 4\n", "    pcie_gen: 3\n",
-     "gpus.yaml:17: gpus[0].pcie_gen: PCIe generation 3 is not in pcie.yaml. Valid: 4, 5."),
+     "gpus.yaml:17: gpus[0] (rtx-4090).pcie_gen: PCIe generation 3 is not in pcie.yaml. Valid: 4, 5."),
     ("gpus.yaml", "    form_factor: sxm\n", "    form_factor: sxm\n    slot_width: 2\n",
-     "gpus.yaml:44: gpus[1].slot_width: an sxm module sits on its baseboard, not in slots. "
+     "gpus.yaml:44: gpus[1] (h100-sxm).slot_width: an sxm module sits on its baseboard, not in slots. "
      "Write slot_width: 0 or leave it out."),
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32\n",
-     "ram.yaml:6: dimms[0].size: the size 32 has no unit; write e.g. '32 GiB' or '32 GB'."),
+     "ram.yaml:6: dimms[0] (ddr5-udimm-32g).size: the size 32 has no unit; write e.g. '32 GiB' or '32 GB'."),
     # Memory sizes of DIMMs, platforms and instances are binary: '32 GB' would be read as 32 x 10^9 bytes
     # (29.80 GiB = 32e9 / 2^30; 32768e6 / 2^30 = 30.52 GiB), so a decimal unit is refused with the binary spelling.
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32 GB\n",
-     "ram.yaml:6: dimms[0].size: '32 GB' is 29.80 GiB (GB = 10^9 bytes), but memory sizes are binary. A module "
-     "sold as '32 GB' holds 32 GiB (DRAM chips come in powers of two): write '32 GiB'."),
+     "ram.yaml:6: dimms[0] (ddr5-udimm-32g).size: '32 GB' is 29.80 GiB (GB = 10^9 bytes), but memory sizes are binary. "
+     "A module sold as '32 GB' holds 32 GiB (DRAM chips come in powers of two): write '32 GiB'."),
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32768MB\n",
-     "ram.yaml:6: dimms[0].size: '32768MB' is 30.52 GiB (MB = 10^6 bytes), but memory sizes are binary. A module "
-     "sold as '32768 MB' holds 32768 MiB (DRAM chips come in powers of two): write '32768 MiB'."),
+     "ram.yaml:6: dimms[0] (ddr5-udimm-32g).size: '32768MB' is 30.52 GiB (MB = 10^6 bytes), but memory sizes are "
+     "binary. A module sold as '32768 MB' holds 32768 MiB (DRAM chips come in powers of two): write '32768 MiB'."),
     ("ram.yaml", "    price_usd: 355\n", "    price_usd: 0\n",
-     "ram.yaml:8: dimms[0].price_usd: must be more than 0, not 0. A catalog price is what a plan pays for one "
-     "unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner estimate "
-     "--gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
+     "ram.yaml:8: dimms[0] (ddr5-udimm-32g).price_usd: must be more than 0, not 0. A catalog price is what a plan pays "
+     "for one unit; there is no price for hardware already owned. To see what GPUs you own can run, use 'planner "
+     "estimate --gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
      "quote, street price or estimate)."),
     ("ram.yaml", "    speed_mts: 5600\n", "    speed_mts: 5600.5\n",
-     "ram.yaml:7: dimms[0].speed_mts: must be a whole number, not 5600.5."),
+     "ram.yaml:7: dimms[0] (ddr5-udimm-32g).speed_mts: must be a whole number, not 5600.5."),
     ("cloud.yaml", "    gpu: h100-sxm\n", "    gpu: h100-sxn\n",
-     "cloud.yaml:7: instances[0].gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
+     "cloud.yaml:7: instances[0] (test-8x-h100).gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048\n",
-     "cloud.yaml:11: instances[0].memory: the size 2048 has no unit; write e.g. '2048 GiB' or '2048 GB'."),
+     "cloud.yaml:11: instances[0] (test-8x-h100).memory: the size 2048 has no unit; write e.g. '2048 GiB' or '2048 "
+     "GB'."),
     # 2048e9 / 2^40 = 1.86 TiB; Google Cloud's pricing page defines its 'GB' of machine memory as 2^30 bytes
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048 GB\n",
-     "cloud.yaml:11: instances[0].memory: '2048 GB' is 1.86 TiB (GB = 10^9 bytes), but memory sizes are binary. "
-     "AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so '2048 GB' there is "
+     "cloud.yaml:11: instances[0] (test-8x-h100).memory: '2048 GB' is 1.86 TiB (GB = 10^9 bytes), but memory sizes are "
+     "binary. AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so '2048 GB' there is "
      "2048 GiB: write '2048 GiB'."),
     ("platforms.yaml", "    memory_kind: ddr5-udimm\n", "    memory_kind: ddr5-udim\n",
-     "platforms.yaml:9: platforms[0].memory_kind: 'ddr5-udim' is not one of the choices. "
+     "platforms.yaml:9: platforms[0] (desk).memory_kind: 'ddr5-udim' is not one of the choices. "
      "Did you mean 'ddr5-udimm' or 'ddr5-rdimm' or 'ddr4-udimm'?"),
     ("platforms.yaml", "    memory_kind: ddr5-udimm\n", "    memory_kind: ddr4-udimm\n",
-     "platforms.yaml:9: platforms[0].memory_kind: no DIMM of kind 'ddr4-udimm' in ram.yaml. "
+     "platforms.yaml:9: platforms[0] (desk).memory_kind: no DIMM of kind 'ddr4-udimm' in ram.yaml. "
      "Did you mean 'ddr5-udimm' or 'ddr5-rdimm'?"),
     ("platforms.yaml", "    fixed_gpu: h100-sxm\n", "    fixed_gpu: h100-sxn\n",
-     "platforms.yaml:59: platforms[2].fixed_gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
+     "platforms.yaml:59: platforms[2] (hgx).fixed_gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
     ("platforms.yaml", "    fixed_gpu: h100-sxm\n", "    fixed_gpu: rtx-4090\n",
-     "platforms.yaml:58: platforms[2].form_factors: the fixed GPU 'rtx-4090' has form_factor 'pcie', "
+     "platforms.yaml:58: platforms[2] (hgx).form_factors: the fixed GPU 'rtx-4090' has form_factor 'pcie', "
      "which form_factors ['sxm'] does not list."),
     ("platforms.yaml", "    fixed_gpu_count: 8\n", "",
-     "platforms.yaml:59: platforms[2].fixed_gpu: fixed_gpu needs fixed_gpu_count."),
+     "platforms.yaml:59: platforms[2] (hgx).fixed_gpu: fixed_gpu needs fixed_gpu_count."),
     ("gpus.yaml", "    form_factor: pcie\n", "    form_factor: pcie\n    cooling: fanless\n",
-     "gpus.yaml:23: gpus[0].cooling: 'fanless' is not one of the choices. Valid: blower, open-air, passive."),
+     "gpus.yaml:23: gpus[0] (rtx-4090).cooling: 'fanless' is not one of the choices. Valid: blower, open-air, "
+     "passive."),
     ("gpus.yaml", "    form_factor: pcie\n", "    form_factor: pcie\n    cooling: open air\n",
-     "gpus.yaml:23: gpus[0].cooling: 'open air' is not one of the choices. Did you mean 'open-air'?"),
+     "gpus.yaml:23: gpus[0] (rtx-4090).cooling: 'open air' is not one of the choices. Did you mean 'open-air'?"),
     ("platforms.yaml", "    form_factors: [sxm]\n", "    form_factors: [sxm]\n    gpu_cooling: [pasive]\n",
-     "platforms.yaml:59: platforms[2].gpu_cooling: 'pasive' is not one of the choices. Did you mean 'passive'?"),
+     "platforms.yaml:59: platforms[2] (hgx).gpu_cooling: 'pasive' is not one of the choices. Did you mean 'passive'?"),
     ("platforms.yaml", "    form_factors: [sxm]\n", "    form_factors: [sxm]\n    gpu_cooling: []\n",
-     "platforms.yaml:59: platforms[2].gpu_cooling: must name at least one cooling kind. "
+     "platforms.yaml:59: platforms[2] (hgx).gpu_cooling: must name at least one cooling kind. "
      "Valid: open-air, blower, passive."),
     ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192\n",
-     "platforms.yaml:12: platforms[0].max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
+     "platforms.yaml:12: platforms[0] (desk).max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
     ("platforms.yaml", "    psu_w: 1000\n", "",
-     "platforms.yaml:4: platforms[0]: missing required key 'psu_w'."),
+     "platforms.yaml:4: platforms[0] (desk): missing required key 'psu_w'."),
     # AMD's "192 GB" for AM5 is 4 x 48 GiB modules; 192e9 bytes = 178.81 GiB would make 4 x 48 GiB not fit
     ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192 GB\n",
-     "platforms.yaml:12: platforms[0].max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes are "
-     "binary. A vendor's '192 GB' memory limit is 192 GiB (whole DIMMs of binary size): write '192 GiB'."),
+     "platforms.yaml:12: platforms[0] (desk).max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes "
+     "are binary. A vendor's '192 GB' memory limit is 192 GiB (whole DIMMs of binary size): write '192 GiB'."),
     ("platforms.yaml", "    max_memory: 2048 GiB\n", "    max_memory: 2 TB\n",
-     "platforms.yaml:31: platforms[1].max_memory: '2 TB' is 1.82 TiB (TB = 10^12 bytes), but memory sizes are "
+     "platforms.yaml:31: platforms[1] (ws).max_memory: '2 TB' is 1.82 TiB (TB = 10^12 bytes), but memory sizes are "
      "binary. A vendor's '2 TB' memory limit is 2 TiB (whole DIMMs of binary size): write '2 TiB'."),
     ("platforms.yaml", "    base_price_usd: 1500\n", "    base_price_usd: 0\n",
-     "platforms.yaml:7: platforms[0].base_price_usd: must be more than 0, not 0. A catalog price is what a plan "
+     "platforms.yaml:7: platforms[0] (desk).base_price_usd: must be more than 0, not 0. A catalog price is what a plan "
      "pays for one unit; there is no price for hardware already owned. To see what GPUs you own can run, use "
      "'planner estimate --gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the "
      "unit's price (a quote, street price or estimate)."),
     # fields that together leave a platform unbuildable
     ("platforms.yaml", "    psu_w: 1000\n", "    psu_w: 250\n",
-     "platforms.yaml:18: platforms[0].psu_w: psu_w 250 W is less than platform_w 300 W: no power is left for GPUs. "
-     "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), platform_w what "
+     "platforms.yaml:18: platforms[0] (desk).psu_w: psu_w 250 W is less than platform_w 300 W: no power is left for "
+     "GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), platform_w what "
      "everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by the GPUs' power. "
      "Check for swapped values or a missing digit."),
     ("platforms.yaml", "    psu_w: 1000\n", "    psu_w: 300\n",
-     "platforms.yaml:18: platforms[0].psu_w: psu_w 300 W is no more than platform_w 300 W: no power is left for "
+     "platforms.yaml:18: platforms[0] (desk).psu_w: psu_w 300 W is no more than platform_w 300 W: no power is left for "
      "GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), platform_w "
      "what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by the GPUs' "
      "power. Check for swapped values or a missing digit."),
     ("platforms.yaml", "    dimm_slots: 4\n", "    dimm_slots: 1\n",
-     "platforms.yaml:11: platforms[0].dimm_slots: dimm_slots 1 is fewer than memory_channels 2: no RAM "
+     "platforms.yaml:11: platforms[0] (desk).dimm_slots: dimm_slots 1 is fewer than memory_channels 2: no RAM "
      "configuration puts a DIMM in every channel. dimm_slots counts every DIMM slot of the machine (4 on a "
      "2-channel desktop board: 2 per channel), memory_channels the memory channels of all its CPUs together."),
     # the fixture's smallest ddr5-udimm is 32 GiB: 2 channels x 32 GiB = 64 GiB > 48 GiB
     ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 48 GiB\n",
-     "platforms.yaml:12: platforms[0].max_memory: max_memory 48.00 GiB is less than one ddr5-udimm-32g module "
+     "platforms.yaml:12: platforms[0] (desk).max_memory: max_memory 48.00 GiB is less than one ddr5-udimm-32g module "
      "(32.00 GiB, the smallest ddr5-udimm in ram.yaml) in each of its 2 channels (64.00 GiB): no RAM configuration "
      "fits. Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, hundreds of GiB "
      "or a few TiB), or list a smaller module of that kind in ram.yaml."),
     # the fixture's baseboard carries 8 x h100-sxm at 700 W: 8 x 700 + 3000 = 8600 W
     ("platforms.yaml", "    psu_w: 9000\n", "    psu_w: 8000\n",
-     "platforms.yaml:56: platforms[2].psu_w: 8 x 700 W (h100-sxm tdp_w) + platform_w 3,000 W = 8,600 W is more "
+     "platforms.yaml:56: platforms[2] (hgx).psu_w: 8 x 700 W (h100-sxm tdp_w) + platform_w 3,000 W = 8,600 W is more "
      "than psu_w 8,000 W: the baseboard cannot power the GPUs it carries. Check for a missing digit; psu_w is the "
      "supply the machine can use (for redundant supplies, the non-redundant share)."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 2, count: 7}\n",
-     "platforms.yaml:36: platforms[1].gpu_slots[1].width: width 2 is listed twice. "
+     "platforms.yaml:36: platforms[1] (ws).gpu_slots[1].width: width 2 is listed twice. "
      "Give one {width, count} per card width; the entries are alternatives."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, cnt: 7}\n",
-     "platforms.yaml:36: platforms[1].gpu_slots[1].cnt: unknown key 'cnt'. Did you mean 'count'?"),
+     "platforms.yaml:36: platforms[1] (ws).gpu_slots[1].cnt: unknown key 'cnt'. Did you mean 'count'?"),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, count: 7, lanes: x8}\n",
-     "platforms.yaml:36: platforms[1].gpu_slots[1].lanes: must be a whole number, not 'x8'. Write 8 (the lane count)."),
+     "platforms.yaml:36: platforms[1] (ws).gpu_slots[1].lanes: must be a whole number, not 'x8'. Write 8 (the lane "
+     "count)."),
     ("platforms.yaml", "      - {width: 1, count: 7}\n", "      - {width: 1, count: 7, lanes: 12}\n",
-     "platforms.yaml:36: platforms[1].gpu_slots[1].lanes: must be one of 1, 2, 4, 8, 16, not 12."),
+     "platforms.yaml:36: platforms[1] (ws).gpu_slots[1].lanes: must be one of 1, 2, 4, 8, 16, not 12."),
     ("platforms.yaml", "    gpu_slots:\n      - {width: 3, count: 1}\n", "    gpu_slots: []\n",
-     "platforms.yaml:15: platforms[0].gpu_slots: a platform that takes PCIe cards needs gpu_slots. "
+     "platforms.yaml:15: platforms[0] (desk).gpu_slots: a platform that takes PCIe cards needs gpu_slots. "
      "For example [{width: 2, count: 4}]: up to 4 double-width cards."),
     ("network.yaml", "    rate: 400 Gb/s\n    price_usd: 2200\n", "    rate: 4000 GB/s\n    price_usd: 2200\n",
-     "network.yaml:6: nics[0].rate: '4000 GB/s' is more than any real network port rate (1,250 GB/s). "
+     "network.yaml:6: nics[0] (ib-ndr).rate: '4000 GB/s' is more than any real network port rate (1,250 GB/s). "
      "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s)."),
     ("network.yaml", "    cable_price_usd: 810\n", "",
-     "network.yaml:4: nics[0]: missing required key 'cable_price_usd'."),
+     "network.yaml:4: nics[0] (ib-ndr): missing required key 'cable_price_usd'."),
     ("network.yaml", "  - id: ib-ndr-64\n", "  - id: ib-ndr\n",
-     "network.yaml:13: switches[0].id: duplicate id 'ib-ndr' (first on line 4). "
+     "network.yaml:13: switches[0] (ib-ndr).id: duplicate id 'ib-ndr' (first on line 4). "
      "Ids are unique within a file; rename or remove one."),
     ("models.yaml", "    hf_id: test/tiny-llama\n", "    hf_id: test/tiny-llama\n    remove: true\n",
-     "models.yaml:6: models[0].remove: unknown key 'remove'. Valid keys: as_of, config, hf_id, id, notes, "
+     "models.yaml:6: models[0] (tiny-llama).remove: unknown key 'remove'. Valid keys: as_of, config, hf_id, id, notes, "
      "parameters_source, published_parameters, source, verification."),
 ]
 
@@ -428,7 +432,7 @@ def test_baseboard_must_cool_its_fixed_gpu(tiny: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == (
-        f"{tiny}/platforms.yaml:59: platforms[2].gpu_cooling: the fixed GPU 'h100-sxm' has cooling 'passive', "
+        f"{tiny}/platforms.yaml:59: platforms[2] (hgx).gpu_cooling: the fixed GPU 'h100-sxm' has cooling 'passive', "
         f"which gpu_cooling ['blower'] does not list. The GPU's cooling is set at {tiny}/gpus.yaml:44; give both the "
         "same kind.")
 
@@ -441,8 +445,8 @@ def test_overlay_changing_a_baseboard_gpus_cooling_names_the_overlay(tmp_path: P
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(overlay)
     text = str(excinfo.value)
-    assert text.startswith(f"{overlay}/gpus.yaml:4: gpus[0].cooling: 'open-air' is not a kind platform 'hgx-h100-8gpu' "
-                           "cools: it carries this GPU as fixed_gpu with gpu_cooling ['passive'] (")
+    assert text.startswith(f"{overlay}/gpus.yaml:4: gpus[0] (h100-sxm).cooling: 'open-air' is not a kind platform "
+                           "'hgx-h100-8gpu' cools: it carries this GPU as fixed_gpu with gpu_cooling ['passive'] (")
     assert "catalog/platforms.yaml:" in text
     assert text.endswith("Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
 
@@ -473,7 +477,7 @@ def test_units_trap_bare_number_memory_is_refused(tiny: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == (
-        f"{tiny}/gpus.yaml:32: gpus[1].memory: the size 80 has no unit; write e.g. '80 GiB' or '80 GB'."
+        f"{tiny}/gpus.yaml:32: gpus[1] (h100-sxm).memory: the size 80 has no unit; write e.g. '80 GiB' or '80 GB'."
     )
 
 
@@ -493,7 +497,7 @@ def test_model_config_must_be_a_mapping(tiny: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == (
-        f"{tiny}/models.yaml:6: models[0].config: must be a mapping of keys to values, not 'llama'."
+        f"{tiny}/models.yaml:6: models[0] (tiny-llama).config: must be a mapping of keys to values, not 'llama'."
     )
 
 
@@ -613,63 +617,64 @@ def test_overlay_null_clears_an_optional_key(tmp_path: Path) -> None:
 
 OVERLAY_BAD = [
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    price_usd: 1800\n",
-     "gpus.yaml:4: gpus[0].price_usd: a changed price needs its own source and as_of. "
+     "gpus.yaml:4: gpus[0] (rtx-4090).price_usd: a changed price needs its own source and as_of. "
      "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry."),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4900\n    price_usd: 1800\n",
-     "gpus.yaml:3: gpus[0]: missing required key 'name'. No shipped gpus entry has id 'rtx-4900'; an overlay "
-     "entry with a new id must give every required key. Did you mean 'rtx-4090'?"),
+     "gpus.yaml:3: gpus[0] (rtx-4900): missing required key 'name'. No shipped gpus entry has id 'rtx-4900'; an "
+     "overlay entry with a new id must give every required key. Did you mean 'rtx-4090'?"),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4900\n    remove: true\n",
-     "gpus.yaml:3: gpus[0].id: there is no gpus entry 'rtx-4900' to remove. Did you mean 'rtx-4090'?"),
+     "gpus.yaml:3: gpus[0] (rtx-4900).id: there is no gpus entry 'rtx-4900' to remove. Did you mean 'rtx-4090'?"),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n    tdp_w: 300\n",
-     "gpus.yaml:5: gpus[0].tdp_w: an entry with 'remove: true' takes only 'id', not 'tdp_w'."),
+     "gpus.yaml:5: gpus[0] (rtx-4090).tdp_w: an entry with 'remove: true' takes only 'id', not 'tdp_w'."),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 24\n",
-     "gpus.yaml:4: gpus[0].memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+     "gpus.yaml:4: gpus[0] (rtx-4090).memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory_usable: 30 GiB\n",
-     "gpus.yaml:4: gpus[0].memory_usable: memory_usable is more than memory. "
+     "gpus.yaml:4: gpus[0] (rtx-4090).memory_usable: memory_usable is more than memory. "
      "memory_usable is what the driver reports, at most the marketed memory."),
     # one source and date per entry, printed for its price: re-dating a spec change would re-date the price
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    tdp_w: 400\n    source: my card\n"
                   "    as_of: 2026-11-01\n",
-     "gpus.yaml:5: gpus[0].source: changes source and as_of but not the price: the quote would show them for the "
-     "shipped price (price_usd 1,599.00 of 2026-01-01). Restate the price with your source and date (price_usd, "
-     "price_kind), or drop source/as_of from this overlay entry and say where your change comes from in 'notes:'."),
+     "gpus.yaml:5: gpus[0] (rtx-4090).source: changes source and as_of but not the price: the quote would show them "
+     "for the shipped price (price_usd 1,599.00 of 2026-01-01). Restate the price with your source and date "
+     "(price_usd, price_kind), or drop source/as_of from this overlay entry and say where your change comes from in "
+     "'notes:'."),
     # a new kind on the shipped price would relabel a 2022 launch price as a vendor's quote
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    price_kind: quote\n",
-     "gpus.yaml:4: gpus[0].price_kind: changes price_kind but not the price it describes. Restate the price with "
-     "it (price_usd, source, as_of), or leave price_kind out."),
+     "gpus.yaml:4: gpus[0] (rtx-4090).price_kind: changes price_kind but not the price it describes. Restate the price "
+     "with it (price_usd, source, as_of), or leave price_kind out."),
     # a NIC has a card price and a cable price under one source: re-pricing one re-dates both
     ("network.yaml", "schema_version: 1\nnics:\n  - id: ib-ndr\n    cable_price_usd: 100\n    price_kind: quote\n"
                      "    source: cable quote\n    as_of: 2026-11-01\n",
-     "network.yaml:4: nics[0].cable_price_usd: changes cable_price_usd but not price_usd: the entry has one source, "
-     "date and price_kind for all its prices. Restate price_usd with this source too (the shipped value if it "
+     "network.yaml:4: nics[0] (ib-ndr).cable_price_usd: changes cable_price_usd but not price_usd: the entry has one "
+     "source, date and price_kind for all its prices. Restate price_usd with this source too (the shipped value if it "
      "still holds)."),
     # a 48 GiB card keeps the 24 GiB card's nvidia-smi total unless the overlay gives its own
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 48 GiB\n",
-     "gpus.yaml:4: gpus[0].memory: changes memory but not memory_usable (the nvidia-smi total of the shipped "
-     "card). Give memory_usable for this card too (nvidia-smi's total)."),
+     "gpus.yaml:4: gpus[0] (rtx-4090).memory: changes memory but not memory_usable (the nvidia-smi total of the "
+     "shipped card). Give memory_usable for this card too (nvidia-smi's total)."),
     # the new-user review's overlay: AMD's "192 GB" limit read as 192 x 10^9 bytes left the 4 x 48 GiB
     # configuration out, and a pricier machine won without a word
     ("platforms.yaml", "schema_version: 1\nplatforms:\n  - {id: desk, max_memory: 192 GB}\n",
-     "platforms.yaml:3: platforms[0].max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes are "
+     "platforms.yaml:3: platforms[0] (desk).max_memory: '192 GB' is 178.81 GiB (GB = 10^9 bytes), but memory sizes are "
      "binary. A vendor's '192 GB' memory limit is 192 GiB (whole DIMMs of binary size): write '192 GiB'."),
     ("ram.yaml", "schema_version: 1\ndimms:\n  - id: ddr5-rdimm-64g\n    size: 64 GB\n    notes: my module\n",
-     "ram.yaml:4: dimms[0].size: '64 GB' is 59.60 GiB (GB = 10^9 bytes), but memory sizes are binary. A module "
-     "sold as '64 GB' holds 64 GiB (DRAM chips come in powers of two): write '64 GiB'."),
+     "ram.yaml:4: dimms[0] (ddr5-rdimm-64g).size: '64 GB' is 59.60 GiB (GB = 10^9 bytes), but memory sizes are binary. "
+     "A module sold as '64 GB' holds 64 GiB (DRAM chips come in powers of two): write '64 GiB'."),
     # the overlay sets platform_w only: the error names it, not the shipped psu_w (1000 W)
     ("platforms.yaml", "schema_version: 1\nplatforms:\n  - id: desk\n    platform_w: 1200\n",
-     "platforms.yaml:4: platforms[0].platform_w: psu_w 1,000 W is less than platform_w 1,200 W: no power is left "
-     "for GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
+     "platforms.yaml:4: platforms[0] (desk).platform_w: psu_w 1,000 W is less than platform_w 1,200 W: no power is "
+     "left for GPUs. psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
      "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w must exceed it by "
      "the GPUs' power. Check for swapped values or a missing digit."),
     ("platforms.yaml", "schema_version: 1\nplatforms:\n  - id: ws\n    memory_channels: 12\n",
-     "platforms.yaml:4: platforms[0].memory_channels: dimm_slots 8 is fewer than memory_channels 12: no RAM "
+     "platforms.yaml:4: platforms[0] (ws).memory_channels: dimm_slots 8 is fewer than memory_channels 12: no RAM "
      "configuration puts a DIMM in every channel. dimm_slots counts every DIMM slot of the machine (4 on a "
      "2-channel desktop board: 2 per channel), memory_channels the memory channels of all its CPUs together."),
     # a GPU overlay that raises the baseboard's GPUs' power past its supply (8 x 1200 + 3000 = 12,600 W > 9,000 W)
     # is the later setting: the error names it and where the platform's supply is
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: h100-sxm\n    tdp_w: 1200\n",
-     "gpus.yaml:4: gpus[0].tdp_w: 8 x 1,200 W (h100-sxm tdp_w) + platform_w 3,000 W = 12,600 W is more than psu_w "
-     f"9,000 W: the baseboard cannot power the GPUs it carries (platform 'hgx', {TINY}/platforms.yaml:56). "
+     "gpus.yaml:4: gpus[0] (h100-sxm).tdp_w: 8 x 1,200 W (h100-sxm tdp_w) + platform_w 3,000 W = 12,600 W is more than "
+     f"psu_w 9,000 W: the baseboard cannot power the GPUs it carries (platform 'hgx', {TINY}/platforms.yaml:56). "
      "Overlay the platform's psu_w too if its supply is larger."),
     ("gpus.yaml", "gpus:\n  - id: rtx-4090\n    tdp_w: 400\n",
      "gpus.yaml:1: missing required key 'schema_version'. Add 'schema_version: 1' at the top of the file."),
@@ -718,7 +723,7 @@ def test_a_negative_price_keeps_its_short_message(tiny: Path) -> None:
     edit(tiny, "gpus.yaml", "    price_usd: 1599\n", "    price_usd: -1\n")
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
-    assert str(excinfo.value) == f"{tiny}/gpus.yaml:23: gpus[0].price_usd: must be more than 0, not -1."
+    assert str(excinfo.value) == f"{tiny}/gpus.yaml:23: gpus[0] (rtx-4090).price_usd: must be more than 0, not -1."
 
 
 # ----- cloud instances: spot_usd_per_hour_range ----------------------------------------------------
@@ -730,45 +735,51 @@ HINT = ("Write the lowest and highest zone's spot price in the region, USD per i
         "spot_usd_per_hour_range: [0.2, 0.216].")
 SPOT_RANGE_BAD = [
     ("scalar", SPOT + "    spot_usd_per_hour_range: 20.5\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not 20.5. "
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must be a list of two prices [low, high], "
+     "not 20.5. "
      + HINT),
     ("text", SPOT + "    spot_usd_per_hour_range: 20.5-24\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not '20.5-24'. "
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must be a list of two prices [low, high], "
+     "not '20.5-24'. "
      + HINT),
     ("mapping", SPOT + "    spot_usd_per_hour_range: {low: 20.5, high: 24}\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: must be a list of two prices [low, high], not a mapping. "
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must be a list of two prices [low, high], "
+     "not a mapping. "
      + HINT),
     ("one", SPOT + "    spot_usd_per_hour_range: [20.5]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two prices [low, high], not 1. {HINT}"),
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must hold two prices [low, high], not 1. "
+     f"{HINT}"),
     ("three", SPOT + "    spot_usd_per_hour_range: [20.5, 22, 24]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two prices [low, high], not 3. {HINT}"),
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must hold two prices [low, high], not 3. "
+     f"{HINT}"),
     ("quoted", SPOT + "    spot_usd_per_hour_range: [20.5, '24']\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not '24'. {HINT}"),
+     f"cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must hold two numbers, not '24'. {HINT}"),
     ("bool", SPOT + "    spot_usd_per_hour_range: [20.5, true]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not true. {HINT}"),
+     f"cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must hold two numbers, not true. {HINT}"),
     ("inf", SPOT + "    spot_usd_per_hour_range: [20.5, .inf]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: must hold two numbers, not inf. {HINT}"),
+     f"cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: must hold two numbers, not inf. {HINT}"),
     ("zero", SPOT + "    spot_usd_per_hour_range: [0, 24]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: low must be more than 0, not 0. {HINT}"),
+     f"cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: low must be more than 0, not 0. {HINT}"),
     ("negative", SPOT + "    spot_usd_per_hour_range: [-1, 24]\n",
-     f"cloud.yaml:14: instances[0].spot_usd_per_hour_range: low must be more than 0, not -1. {HINT}"),
+     f"cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: low must be more than 0, not -1. {HINT}"),
     ("swapped", SPOT + "    spot_usd_per_hour_range: [24, 20.5]\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: low 24 is more than high 20.5. "
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: low 24 is more than high 20.5. "
      "Write the lowest zone's price first: [20.5, 24]."),
     ("absurd", SPOT + "    spot_usd_per_hour_range: [20.5, 24000]\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: 24000 USD/h is more than any real hourly price "
-     "(10,000 USD/h). Check for an extra digit or a wrong unit."),
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: 24000 USD/h is more than any real hourly "
+     "price (10,000 USD/h). Check for an extra digit or a wrong unit."),
     ("spot-below", SPOT + "    spot_usd_per_hour_range: [21, 24]\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
-     "[21, 24]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
-     "within it (as a rule the low end): check for a typo or a stale range."),
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside "
+     "spot_usd_per_hour_range [21, 24]. The range is the lowest and highest zone's spot price in the region, and the "
+     "catalog keeps a price within it (as a rule the low end): check for a typo or a stale range."),
     ("spot-above", SPOT + "    spot_usd_per_hour_range: [18, 20.4]\n",
-     "cloud.yaml:14: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
-     "[18, 20.4]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
-     "within it (as a rule the low end): check for a typo or a stale range."),
+     "cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside "
+     "spot_usd_per_hour_range [18, 20.4]. The range is the lowest and highest zone's spot price in the region, and the "
+     "catalog keeps a price within it (as a rule the low end): check for a typo or a stale range."),
     ("no-spot", "    spot_usd_per_hour_range: [20.5, 24]\n",
-     "cloud.yaml:13: instances[0].spot_usd_per_hour_range: spot_usd_per_hour_range needs spot_usd_per_hour. Give "
-     "spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), or leave the range out."),
+     "cloud.yaml:13: instances[0] (test-8x-h100).spot_usd_per_hour_range: spot_usd_per_hour_range needs "
+     "spot_usd_per_hour. Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), or "
+     "leave the range out."),
 ]
 
 
@@ -834,20 +845,20 @@ instances:
 SPOT_RANGE_OVERLAY_BAD = [
     # the range is a price of the entry: it needs its own source and date, like the spot price
     ("no-source", "  - id: test-8x-h100\n    spot_usd_per_hour_range: [20.5, 24]\n",
-     "cloud.yaml:4: instances[0].spot_usd_per_hour_range: a changed price needs its own source and as_of. Add "
-     "'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry."),
+     "cloud.yaml:4: instances[0] (test-8x-h100).spot_usd_per_hour_range: a changed price needs its own source and "
+     "as_of. Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry."),
     # ... and one source and date hold for every price of the entry
     ("alone", "  - id: test-8x-h100\n    spot_usd_per_hour_range: [20.5, 24]\n    source: my quote\n"
               "    as_of: 2026-02-01\n",
-     "cloud.yaml:4: instances[0].spot_usd_per_hour_range: changes spot_usd_per_hour_range but not usd_per_hour: the "
-     "entry has one source and date for all its prices. Restate usd_per_hour with this source too (the "
-     "shipped value if it still holds)."),
+     "cloud.yaml:4: instances[0] (test-8x-h100).spot_usd_per_hour_range: changes spot_usd_per_hour_range but not "
+     "usd_per_hour: the entry has one source and date for all its prices. Restate usd_per_hour with this source too "
+     "(the shipped value if it still holds)."),
     # an overlay range that leaves out the shipped spot price: the range names itself
     ("outside", "  - id: test-8x-h100\n    usd_per_hour: 55.04\n    spot_usd_per_hour: 20.5\n"
                 "    spot_usd_per_hour_range: [10, 12]\n    source: my quote\n    as_of: 2026-02-01\n",
-     "cloud.yaml:6: instances[0].spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside spot_usd_per_hour_range "
-     "[10, 12]. The range is the lowest and highest zone's spot price in the region, and the catalog keeps a price "
-     "within it (as a rule the low end): check for a typo or a stale range."),
+     "cloud.yaml:6: instances[0] (test-8x-h100).spot_usd_per_hour_range: spot_usd_per_hour 20.5 is outside "
+     "spot_usd_per_hour_range [10, 12]. The range is the lowest and highest zone's spot price in the region, and the "
+     "catalog keeps a price within it (as a rule the low end): check for a typo or a stale range."),
 ]
 
 
@@ -869,8 +880,9 @@ def test_overlay_clearing_the_spot_price_of_a_range_names_the_overlay(tmp_path: 
     write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    spot_usd_per_hour: null\n")
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(overlay, base=base)
-    assert str(excinfo.value) == (f"{overlay}/cloud.yaml:4: instances[0].spot_usd_per_hour: spot_usd_per_hour_range "
-                                  "needs spot_usd_per_hour. Clear the range too: 'spot_usd_per_hour_range: null'.")
+    assert str(excinfo.value) == (f"{overlay}/cloud.yaml:4: instances[0] (test-8x-h100).spot_usd_per_hour: "
+                                  "spot_usd_per_hour_range needs spot_usd_per_hour. Clear the range too: "
+                                  "'spot_usd_per_hour_range: null'.")
     write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    spot_usd_per_hour: null\n"
                                  "    spot_usd_per_hour_range: null\n")
     inst = load_catalog(overlay, base=base).instance("test-8x-h100")
@@ -957,9 +969,9 @@ def test_model_config_typo_against_its_published_total(tmp_path: Path) -> None:
         load_catalog(overlay, base=TINY)
     assert 48 * 3 * 5120 * (13824 - 1382) == 9_173_237_760
     assert str(excinfo.value) == (
-        f"{overlay}/models.yaml:7: models[0].published_parameters: published_parameters 14,770,033,664 is not the "
-        "count from config, 5,596,795,904 parameters (-9,173,237,760). The two must be equal: check config against "
-        "the model's config.json (a mistyped size such as intermediate_size or num_hidden_layers changes the "
+        f"{overlay}/models.yaml:7: models[0] (qwen2.5-14b).published_parameters: published_parameters 14,770,033,664 "
+        "is not the count from config, 5,596,795,904 parameters (-9,173,237,760). The two must be equal: check config "
+        "against the model's config.json (a mistyped size such as intermediate_size or num_hidden_layers changes the "
         "count), or drop published_parameters if only a rounded total (such as '14.8B') is known.")
 
 
@@ -974,8 +986,8 @@ def test_overlay_config_that_changes_a_shipped_models_count(tmp_path: Path) -> N
         load_catalog(overlay)
     assert 32000 * 4096 * 2 + 16 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096 == 3_500_281_856
     text = str(excinfo.value)
-    assert text.startswith(f"{overlay}/models.yaml:4: models[0].config: config counts 3,500,281,856 parameters, "
-                           "but published_parameters (")
+    assert text.startswith(f"{overlay}/models.yaml:4: models[0] (llama-2-7b).config: config counts 3,500,281,856 "
+                           "parameters, but published_parameters (")
     assert f"{SHIPPED}/models.yaml:" in text  # the line of the shipped published_parameters
     assert text.endswith(") is 6,738,415,616 (-3,238,133,760). An overlay's config that "
                          "changes the count describes another model: give it an id of its own, or write "
@@ -995,7 +1007,7 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(overlay, base=TINY)
     assert str(excinfo.value) == (
-        f"{TINY}/platforms.yaml:59: platforms[2].fixed_gpu: unknown GPU 'h100-sxm'. The overlay removes GPU "
+        f"{TINY}/platforms.yaml:59: platforms[2] (hgx).fixed_gpu: unknown GPU 'h100-sxm'. The overlay removes GPU "
         f"'h100-sxm' ({overlay}/gpus.yaml:4); 2 entries name it (platforms.yaml hgx, cloud.yaml test-8x-h100): "
         "remove them as well, or keep the GPU and leave it out of a plan with the scenario's "
         "constraints.excluded_gpus."

@@ -385,6 +385,18 @@ class ModelEntry:
     where: str = field(default="", compare=False)
 
 
+class CatalogWarning(NamedTuple):
+    """Something the catalog accepts but that is probably a mistake: (list, entry id, the sentence).
+
+    ``text`` locates it as an error would ('<file>:<line>: <entry>: <problem>; <hint>'); the commands
+    that use the entry print it (a cloud instance's: 'planner compare' and 'planner catalog cloud').
+    """
+
+    kind: str
+    id: str
+    text: str
+
+
 class SourceRef(NamedTuple):
     """Where one catalog entry's figures came from: (file, id, source, as_of)."""
 
@@ -404,6 +416,8 @@ class Catalog:
         sources: one :class:`SourceRef` per entry, in catalog order.
         sha256: :func:`content_sha256` of ``files`` ('' for a catalog built in code).
         removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
+        warnings: :class:`CatalogWarning` for values that load but are probably typos (a cloud
+            instance's spot price above its on-demand price).
     """
 
     schema_version: int
@@ -419,6 +433,7 @@ class Catalog:
     files: tuple[str, ...] = ()
     sha256: str = ""
     removed: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[CatalogWarning, ...] = ()
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
@@ -1301,6 +1316,7 @@ class _Store:
                 raise p.err(f"unknown GPU {gpu!r}", "gpu", self._ref_hint(gpu, gpu_ids))
         for p in e["models"].values():
             _check_published_parameters(p)
+        warnings = tuple(w for p in e["instances"].values() for w in _spot_warnings(p))
         records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
                                                for kind, table in e.items()}
         sources = tuple(
@@ -1322,6 +1338,7 @@ class _Store:
             sha256=content_sha256(self.files),
             removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
                                       for i, r in table.items()}),
+            warnings=warnings,
         )
 
 
@@ -1429,6 +1446,29 @@ def _check_entry(kind: str, p: _Parsed) -> None:
                         _later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
                         "The range is the lowest and highest zone's spot price in the region, and the catalog "
                         "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
+
+
+def _spot_warnings(p: _Parsed) -> list[CatalogWarning]:
+    """A cloud instance whose spot price (``spot_usd_per_hour``, or the high end of
+    ``spot_usd_per_hour_range``) is above its on-demand ``usd_per_hour``: it happens (a zone short of
+    capacity), but rarely, and is more often a typo (a digit, or the two prices swapped)."""
+    v = p.values
+    od = v["usd_per_hour"]
+    spot = v.get("spot_usd_per_hour")
+    high = v["spot_usd_per_hour_range"][1] if "spot_usd_per_hour_range" in v else None
+    if spot is not None and spot > od:
+        key, what = "spot_usd_per_hour", f"spot_usd_per_hour {spot:g} USD/h"
+    elif high is not None and high > od:
+        key, what = "spot_usd_per_hour_range", f"the high end of spot_usd_per_hour_range, {high:g} USD/h,"
+    else:
+        return []
+    key = _later(p, key, "usd_per_hour")  # where the later of the two prices was written (an overlay's)
+    at = p.origin.get(key, p.entry)
+    where = f"{at.file}:{at.line_of(key)}" if at.line_of(key) else (at.file or "")
+    text = (f"{where}: {at.key_path(key)}: {what} is above the on-demand usd_per_hour {od:g} USD/h of "
+            f"instance {p.id!r}; spot above on-demand is rare and more often a typo: check both prices against the "
+            "source")
+    return [CatalogWarning("instances", p.id, text)]
 
 
 def _check_published_parameters(p: _Parsed) -> None:

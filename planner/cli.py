@@ -1189,14 +1189,22 @@ def catalog_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:
 
     catalog = _load_catalog(catalog_dir)
     human, raw = _catalog_rows(catalog, kind)
+    # values that load but look like typos, for the entries listed (Catalog.warnings)
+    lists = {"gpus": ("gpus",), "platforms": ("platforms",), "ram": ("dimms",), "models": ("models",),
+             "network": ("nics", "switches"), "cloud": ("instances",)}[kind]
+    warnings = [w.text for w in catalog.warnings if w.kind in lists]
     if as_json:
         click.echo(json.dumps(raw, indent=2, default=str))
+        for w in warnings:  # stdout stays the JSON document
+            click.echo(f"Warning: {w}", err=True)
         return
     if not human:
         click.echo(f"The catalog has no {kind} entries.")
         return
     with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_rows", 1000):
         click.echo(pd.DataFrame(human).to_string(index=False, na_rep=""))
+    for w in warnings:
+        click.echo(f"Warning: {w}")
 
 
 # ----- compare (defined in planner/compare_cli.py, which imports only click at load time) ------------

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.catalog import Catalog, Gpu
-from planner.cloud import InstanceFit, cloud_fits, spot_basis, spot_range
+from planner.cloud import InstanceFit, cloud_fits, select_instances, spot_basis, spot_range
 from planner.memory import Estimate
 from planner.tco import (
     HOURS_PER_MONTH,
@@ -258,6 +258,8 @@ class Comparison:
         workloads: per workload.
         lines: the arithmetic, one step per line.
         notes: assumptions and caveats.
+        warnings: the catalog's warnings about the instances compared (planner.catalog.CatalogWarning:
+            a spot price above the on-demand price, probably a typo).
     """
 
     costs: CostInputs
@@ -281,6 +283,7 @@ class Comparison:
     notes: tuple[str, ...] = field(default=())
     copies: int = 1
     copies_busy: float = 1.0
+    warnings: tuple[str, ...] = ()
 
     @property
     def utilization(self) -> float:
@@ -687,12 +690,15 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                      "one. A renter in a dearer zone, or later, pays more.")
     if copies > 1:
         notes.append(_copies_note(m, copies, capex, budget_usd, c.support_usd_per_year))
+    # the catalog's warnings about the instances in the selection (a spot price above on-demand)
+    selected = {i.id for i in select_instances(catalog, providers=c.providers, instances=c.instances)}
+    warnings = tuple(w.text for w in catalog.warnings if w.kind == "instances" and w.id in selected)
     return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
                       net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
                       break_even_hours=be_h, break_even_months=be_m, spot_break_even_hours=sbe_h,
                       spot_break_even_months=sbe_m, workloads=tuple(wcs), lines=tuple(lines), notes=tuple(notes),
-                      copies=copies, copies_busy=copies_busy)
+                      copies=copies, copies_busy=copies_busy, warnings=warnings)
 
 
 def _price_basis(o: CloudOption) -> str:
@@ -961,6 +967,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
         ],
         "lines": list(comp.lines),
         "notes": list(comp.notes),
+        "warnings": list(comp.warnings),
     }
 
 
@@ -1077,6 +1084,8 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
     for n in comp.notes:
         out.append(f"Note: {n}")
+    for w in comp.warnings:
+        out.append(f"Warning: {w}")
     if refs:
         out.append("")
         out.append("Cloud price sources (catalog cloud.yaml; list USD per instance-hour, the region and date beside "

@@ -554,6 +554,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
             texts.extend(f"  {od.instance_id}: {t}" for t in od.time.lines)
     texts.append("")
     texts.extend(f"Note: {n}" for n in comp.notes)
+    texts.extend(f"Warning: {w}" for w in comp.warnings)
     for text in texts:
         r += 1
         if not text:

@@ -17,6 +17,7 @@ from planner.architecture import from_hf_config
 from planner.catalog import (
     CATALOG_FILES,
     Catalog,
+    CatalogWarning,
     SlotGroup,
     default_catalog_dir,
     load_catalog,
@@ -887,6 +888,43 @@ def test_overlay_clearing_the_spot_price_of_a_range_names_the_overlay(tmp_path: 
                                  "    spot_usd_per_hour_range: null\n")
     inst = load_catalog(overlay, base=base).instance("test-8x-h100")
     assert inst.spot_usd_per_hour is None and inst.spot_usd_per_hour_range is None
+
+
+def test_spot_above_on_demand_loads_with_a_warning_naming_file_instance_and_prices(tmp_path: Path) -> None:
+    # The tiny catalog's test-8x-h100 costs 55.04 USD/h on demand and 20.5 spot: no warning.
+    assert load_catalog(base=TINY).warnings == ()
+    base = tmp_path / "catalog"
+    shutil.copytree(TINY, base)
+    # 60 > 55.04: a spot price above on-demand (line 13 of cloud.yaml) loads, with a warning
+    edit(base, "cloud.yaml", SPOT, "    spot_usd_per_hour: 60\n")
+    cat = load_catalog(base=base)
+    assert cat.instance("test-8x-h100").spot_usd_per_hour == 60
+    assert cat.warnings == (CatalogWarning("instances", "test-8x-h100", (
+        f"{base}/cloud.yaml:13: instances[0] (test-8x-h100).spot_usd_per_hour: spot_usd_per_hour 60 USD/h is above "
+        "the on-demand usd_per_hour 55.04 USD/h of instance 'test-8x-h100'; spot above on-demand is rare and more "
+        "often a typo: check both prices against the source")),)
+    # a range whose high end (58) is above on-demand, the kept price (20.5) below it: the range's line, 14
+    shutil.rmtree(base)
+    shutil.copytree(TINY, base)
+    edit(base, "cloud.yaml", SPOT, SPOT + "    spot_usd_per_hour_range: [20.5, 58]\n")
+    (w,) = load_catalog(base=base).warnings
+    assert w.text == (f"{base}/cloud.yaml:14: instances[0] (test-8x-h100).spot_usd_per_hour_range: the high end of "
+                      "spot_usd_per_hour_range, 58 USD/h, is above the on-demand usd_per_hour 55.04 USD/h of instance "
+                      "'test-8x-h100'; spot above on-demand is rare and more often a typo: check both prices against "
+                      "the source")
+    # an overlay that restates the prices with on-demand below spot: the overlay's file, at the spot price's line
+    # (5; the overlay sets both prices, usd_per_hour on line 4)
+    overlay = tmp_path / "mine"
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    usd_per_hour: 10\n"
+                                 "    spot_usd_per_hour: 20.5\n    spot_usd_per_hour_range: null\n"
+                                 "    source: my quote\n    as_of: 2026-02-01\n")
+    (w,) = load_catalog(overlay, base=TINY).warnings
+    assert w.text.startswith(f"{overlay}/cloud.yaml:5: instances[0] (test-8x-h100).spot_usd_per_hour: "
+                             "spot_usd_per_hour 20.5 USD/h is above the on-demand usd_per_hour 10 USD/h")
+    # equal prices are no warning
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: test-8x-h100\n    usd_per_hour: 20.5\n"
+                                 "    spot_usd_per_hour: 20.5\n    source: my quote\n    as_of: 2026-02-01\n")
+    assert load_catalog(overlay, base=TINY).warnings == ()
 
 
 #: The zone ranges the shipped cloud.yaml notes gave as "Spot <low>-<high> across AZs" (aws-p6-b200-48xlarge:

@@ -232,6 +232,28 @@ def test_catalog_json_keeps_units_in_keys(runner):
     assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1599
 
 
+def test_catalog_cloud_warns_about_a_spot_price_above_on_demand(runner, tmp_path):
+    # The shipped catalog has none. An overlay pricing aws-g5-xlarge at 0.4 USD/h on demand, below its
+    # 0.4246 spot price (line 5 of the overlay), loads, and 'planner catalog cloud' says so under the table
+    # (on stderr with --json, whose stdout stays the document); 'catalog gpus' lists no instances to warn about.
+    assert "Warning:" not in run(runner, "catalog", "cloud").output
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "cloud.yaml").write_text(
+        "schema_version: 1\ninstances:\n  - id: aws-g5-xlarge\n    usd_per_hour: 0.4\n    spot_usd_per_hour: 0.4246\n"
+        "    spot_usd_per_hour_range: [0.4246, 0.4507]\n    source: my quote\n    as_of: 2026-02-01\n")
+    warning = (f"Warning: {overlay}/cloud.yaml:5: instances[0] (aws-g5-xlarge).spot_usd_per_hour: spot_usd_per_hour "
+               "0.4246 USD/h is above the on-demand usd_per_hour 0.4 USD/h of instance 'aws-g5-xlarge'; spot above "
+               "on-demand is rare and more often a typo: check both prices against the source")
+    r = run(runner, "catalog", "cloud", "--catalog", str(overlay))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[-1] == warning
+    j = run(runner, "catalog", "cloud", "--catalog", str(overlay), "--json")
+    assert j.exit_code == 0 and j.stderr.splitlines() == [warning]
+    assert next(x for x in json.loads(j.stdout) if x["id"] == "aws-g5-xlarge")["usd_per_hour"] == 0.4
+    assert "Warning:" not in run(runner, "catalog", "gpus", "--catalog", str(overlay)).output
+
+
 # ----- help and start-up ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cmd", ["plan", "fit", "catalog"])

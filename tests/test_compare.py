@@ -652,6 +652,35 @@ def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
     assert comp.spot_break_even_months.value == pytest.approx(comp.break_even_months.value)
 
 
+def test_the_catalogs_spot_warnings_for_the_instances_compared_are_printed(tiny):
+    # The loader warns about a spot price above on-demand (planner.catalog.CatalogWarning, tested in
+    # test_catalog.py); compare says it for the instances it compares, in the text, the JSON and the workbook.
+    from dataclasses import replace as dc_replace
+
+    from planner.catalog import CatalogWarning
+
+    cat, w, machine = tiny
+    fast = "cloud.yaml:9: instances[0] (cloud-fast).spot_usd_per_hour: spot above on-demand (a test text)"
+    big = "cloud.yaml:40: instances[4] (cloud-2x).spot_usd_per_hour: spot above on-demand (a test text)"
+    cat = dc_replace(cat, warnings=(CatalogWarning("instances", "cloud-fast", fast),
+                                    CatalogWarning("instances", "cloud-2x", big)))
+    every = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                            costs=CostInputs(utilization=0.5))
+    assert every.warnings == (fast, big)
+    assert [x for x in comparison_text(every).splitlines() if x.startswith("Warning: ")] == [
+        f"Warning: {fast}", f"Warning: {big}"]
+    assert comparison_to_dict(every)["warnings"] == [fast, big]
+    # an instance left out of the comparison (costs: instances) is not warned about
+    one = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
+                          costs=CostInputs(utilization=0.5, instances=("cloud-fast",)))
+    assert one.warnings == (fast,)
+    # and a catalog without warnings gives none
+    plain = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=tiny[0],
+                            costs=CostInputs(utilization=0.5))
+    assert plain.warnings == () and comparison_to_dict(plain)["warnings"] == []
+    assert not any(x.startswith("Warning: ") for x in comparison_text(plain).splitlines())
+
+
 def test_cumulative_starts_at_the_full_price_and_credits_the_resale_at_the_sale(tiny):
     cat, w, machine = tiny
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,

@@ -1163,8 +1163,11 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
                           "GPU memory, driver total (GiB)": round(
                               (c.gpu_memory_usable_bytes or catalog.gpu(c.gpu).memory_usable_bytes) / gib, 2),
                           "host memory (GiB)": round(c.memory_bytes / gib), "vCPUs": c.vcpus,
-                          "price (USD/h)": c.usd_per_hour, "spot (USD/h)": c.spot_usd_per_hour, "region": c.region,
-                          "as of": c.as_of})
+                          "price (USD/h)": c.usd_per_hour, "spot (USD/h)": c.spot_usd_per_hour,
+                          # the zones' spot prices, lowest to highest, where cloud.yaml records them
+                          "spot range (USD/h)": (f"{c.spot_usd_per_hour_range[0]:g}-{c.spot_usd_per_hour_range[1]:g}"
+                                                 if c.spot_usd_per_hour_range else ""),
+                          "region": c.region, "as of": c.as_of})
     return human, raw
 
 

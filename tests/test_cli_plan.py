@@ -232,6 +232,22 @@ def test_catalog_json_keeps_units_in_keys(runner):
     assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1599
 
 
+def test_catalog_cloud_shows_the_spot_range(runner):
+    # cloud.yaml records aws-g4dn-xlarge's zones at 0.2 to 0.216 USD/h (spot_usd_per_hour_range, kept
+    # spot 0.2); gcp-g2-standard-4 has a spot price (0.28184) but no range: its cell is empty.
+    lines = run(runner, "catalog", "cloud").output.splitlines()
+    header = lines[0].split()
+    assert "range" in header and "spot range (USD/h)" in lines[0]
+    g4dn = next(x for x in lines if x.split()[0] == "aws-g4dn-xlarge").split()
+    assert g4dn[g4dn.index("0.200000") + 1] == "0.2-0.216"
+    g2 = next(x for x in lines if x.split()[0] == "gcp-g2-standard-4").split()
+    assert g2[g2.index("0.281840") + 1] == "us-central1"  # the empty range cell, then the region
+    # the JSON already had the field, as a [low, high] pair
+    data = {x["id"]: x for x in json.loads(run(runner, "catalog", "cloud", "--json").output)}
+    assert data["aws-g4dn-xlarge"]["spot_usd_per_hour_range"] == [0.2, 0.216]
+    assert data["gcp-g2-standard-4"]["spot_usd_per_hour_range"] is None
+
+
 def test_catalog_cloud_warns_about_a_spot_price_above_on_demand(runner, tmp_path):
     # The shipped catalog has none. An overlay pricing aws-g5-xlarge at 0.4 USD/h on demand, below its
     # 0.4246 spot price (line 5 of the overlay), loads, and 'planner catalog cloud' says so under the table

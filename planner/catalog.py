@@ -14,7 +14,8 @@ Overlay rules (``catalog/README.md``): every file of the overlay is read with th
 An entry whose ``id`` matches a shipped entry of the same list replaces it key by key (only
 the keys it gives; ``key: null`` clears an optional key); ``remove: true`` drops the shipped
 entry; a new ``id`` adds an entry, which must then give every required key. An overlay entry
-that changes a price must give its own ``source`` and ``as_of``. A ``*.yaml``/``*.yml`` file
+that changes a price must give its own ``source`` and ``as_of``; one that gives a price key (a value
+or ``null``) without ``notes`` drops the shipped entry's notes, which describe the shipped price. A ``*.yaml``/``*.yml`` file
 whose name is not a catalog file is an error (with a did-you-mean), in the shipped directory
 and in the overlay; other files (``README.md``) are not read.
 
@@ -1172,6 +1173,12 @@ class _Store:
                     "from this overlay entry and say where your change comes from in 'notes:'.",
                 )
             had_cuda_total = existing.values.get("memory_cuda_total") is not None
+            if any(k in e.data for k in _PRICE_KEYS) and "notes" not in e.data:
+                # the shipped notes describe the shipped price (a platform's parts list adds up to it, the
+                # quote line shows it): an overlay that sets a price (or clears one) without notes of its
+                # own does not keep them
+                existing.values.pop("notes", None)
+                existing.origin.pop("notes", None)
             self._parse_keys(existing, e, fields)
             if kind == "gpus":
                 # The memory figures describe one card together.

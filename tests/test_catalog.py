@@ -927,6 +927,42 @@ def test_spot_above_on_demand_loads_with_a_warning_naming_file_instance_and_pric
     assert load_catalog(overlay, base=TINY).warnings == ()
 
 
+def test_an_overlay_price_without_notes_drops_the_shipped_notes(tmp_path: Path) -> None:
+    # The shipped notes describe the shipped price: am5-desktop's list the parts that add up to its $1,499 (the
+    # quote line repeats them), the others say where each price came from. An overlay that sets a price of any
+    # catalog kind that has prices (GPU, DIMM, platform, NIC, switch, cloud instance) and gives no notes keeps
+    # none of them; one that gives notes keeps its own; one that changes no price keeps the shipped notes.
+    from planner.solver import _parts
+
+    shipped = load_catalog()
+    platform = shipped.platform("am5-desktop")
+    assert platform.notes.startswith("Parts: Ryzen 9 9950X $649") and _parts(platform)
+    quote = "    price_kind: quote\n    source: my quote\n    as_of: 2026-02-01\n"
+    overlay = tmp_path / "mine"
+    write(overlay, "platforms.yaml", "schema_version: 1\nplatforms:\n  - id: am5-desktop\n    base_price_usd: 1299\n"
+          + quote)
+    write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-3090\n    price_usd: 900\n" + quote
+          + "  - id: rtx-3060-12gb\n    tdp_w: 180\n")
+    write(overlay, "ram.yaml", "schema_version: 1\ndimms:\n  - id: ddr4-udimm-16g\n    price_usd: 40\n" + quote)
+    write(overlay, "network.yaml", "schema_version: 1\nnics:\n  - id: connectx-7-ndr\n    price_usd: 1500\n"
+          "    cable_price_usd: 200\n" + quote + "switches:\n  - id: quantum-2-qm9700\n    price_usd: 20000\n"
+          + quote)
+    write(overlay, "cloud.yaml", "schema_version: 1\ninstances:\n  - id: aws-g5-xlarge\n    usd_per_hour: 0.9\n"
+          "    spot_usd_per_hour: 0.4246\n    spot_usd_per_hour_range: [0.4246, 0.4507]\n    source: my quote\n"
+          "    as_of: 2026-02-01\n")
+    mine = load_catalog(overlay)
+    for entry in (mine.platform("am5-desktop"), mine.gpu("rtx-3090"), mine.dimm("ddr4-udimm-16g"),
+                  mine.nic("connectx-7-ndr"), mine.switch("quantum-2-qm9700"), mine.instance("aws-g5-xlarge")):
+        assert entry.notes is None, entry.id
+    assert _parts(mine.platform("am5-desktop")) == ""  # no shipped parts list on a $1,299 quote line
+    # a spec change (rtx-3060-12gb's tdp_w) keeps the shipped notes, which describe no price of the overlay's
+    assert mine.gpu("rtx-3060-12gb").notes == shipped.gpu("rtx-3060-12gb").notes is not None
+    # an overlay's own notes are kept with its price
+    write(overlay, "platforms.yaml", "schema_version: 1\nplatforms:\n  - id: am5-desktop\n    base_price_usd: 1299\n"
+          + quote + "    notes: 'Parts: vendor bundle $1,299 = $1,299'\n")
+    assert load_catalog(overlay).platform("am5-desktop").notes == "Parts: vendor bundle $1,299 = $1,299"
+
+
 #: The zone ranges the shipped cloud.yaml notes gave as "Spot <low>-<high> across AZs" (aws-p6-b200-48xlarge:
 #: "Spot 13.0338-21.0148; the low spot value is from local zone use1-atl2-az1 ...") before the range became the
 #: field spot_usd_per_hour_range: every row that had one, and the figure each row keeps.

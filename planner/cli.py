@@ -255,74 +255,28 @@ def _file_keys(workload_file: str | None) -> dict[str, Any]:
         return {}
 
 
-class _Replicas:
-    """--gpus on an inference workload: ``gpus`` GPUs (the replicas they hold are the workload's own,
-    ``Inference.replicas``).
-
-    ``tp_from_gpus``: no tp was given, so the GPUs are one replica at tp = gpus.
-    """
-
-    def __init__(self, gpus: int, tp_from_gpus: bool) -> None:
-        self.gpus, self.tp_from_gpus = gpus, tp_from_gpus
+def _tp_from_gpus(given: dict[str, Any], written: dict[str, Any]) -> bool:
+    """Whether an inference workload's tp comes from --gpus N: no tp was given (option or --workload file
+    key), so the N GPUs are one replica at tp N (the workload reader, planner.workload, reads gpus and tp
+    and refuses a count that does not hold whole replicas; ``written``: the file's keys, if any)."""
+    return (given.get("task", written.get("task")) == "infer" and "gpus" in given and "tp" not in given
+            and "tp" not in written)
 
 
-def _inference_gpus(given: dict[str, Any], written: dict[str, Any]) -> _Replicas | None:
-    """Check --gpus N of an inference workload, as the option words it (the workload reads gpus itself:
-    N / tp replicas, ``Inference.replicas``, also from a --workload file's gpus: key).
-
-    An inference replica runs tensor parallel on tp GPUs; N GPUs hold N / tp replicas, so N must be
-    a multiple of tp. Without tp (option or file key) the N GPUs are one replica at tp N, which
-    ``given['tp']`` then says. ``written``: the keys of the --workload file, if any.
-    Returns None when the task is not infer or --gpus is not given.
-    """
-    from planner.inputs import OptionError
-    from planner.workload import MAX_GPUS
-
-    if given.get("task", written.get("task")) != "infer" or "gpus" not in given:
-        return None
-    n = given["gpus"]
-    if not 1 <= n <= MAX_GPUS:
-        raise OptionError(f"must be at least 1, not {n}" if n < 1 else f"must be at most {MAX_GPUS}, not {n}",
-                          entry="gpus", hint=f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas "
-                          "run on, --tp each (without --tp, one replica on all of them).")
-    tp = given.get("tp", written.get("tp"))
-    if tp is None:
-        given["tp"] = n
-        return _Replicas(n, True)
-    if isinstance(tp, float) and tp.is_integer():
-        tp = int(tp)
-    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1:
-        return _Replicas(n, False)  # reading the workload refuses this tp at its key
-    if n % tp:
-        multiples = ", ".join(str(tp * k) for k in range(1, 4))
-        raise OptionError(f"{n} GPUs do not hold whole replicas of tp {tp}", entry="gpus",
-                          hint=f"An inference replica runs on --tp GPUs: give a multiple of {tp} ({multiples}, ...), "
-                               "or leave --gpus out for one replica.")
-    return _Replicas(n, False)
-
-
-def _workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str, Any], gpu: Any = None,
-                       replicas: _Replicas | None = None) -> Any:
+def _workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str, Any], gpu: Any = None) -> Any:
     """The workload of --workload FILE (options override its keys) or of the options alone.
 
     ``given``: the options given (:func:`_collect`). With ``gpu`` (--gpu), dtypes that GPU has no
-    support for are refused at the key that chose them. With ``replicas`` whose tp came from --gpus,
-    a tp the model cannot run is refused at --gpus, the option the user gave.
+    support for are refused at the key that chose them. --gpus is read by the workload reader, as a
+    file's gpus: key is (for inference N / tp replicas, without tp one replica at tp N).
     """
-    from planner.inputs import OptionError, load_workload_file, workload_from_options
+    from planner.inputs import load_workload_file, workload_from_options
 
-    try:
-        if workload_file:
-            return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
-        if "model" not in given:
-            raise click.UsageError("give --model (and --task), or --workload FILE")
-        return workload_from_options(given, catalog, gpu=gpu)
-    except OptionError as exc:
-        if replicas is not None and replicas.tp_from_gpus and exc.entry == "--tp":
-            n = replicas.gpus
-            raise OptionError(f"an inference replica on {n} GPUs runs at tp {n}: {exc.problem}", entry="gpus",
-                              hint=exc.hint) from None
-        raise
+    if workload_file:
+        return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
+    if "model" not in given:
+        raise click.UsageError("give --model (and --task), or --workload FILE")
+    return workload_from_options(given, catalog, gpu=gpu)
 
 
 def _vllm_context_note(workload: Any, context_given: bool, longest_fit: int | None = None) -> str | None:
@@ -386,8 +340,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     gpu = _option_gpu(catalog, gpu_id) if gpu_id else None
     given = _collect(options)
     written = _file_keys(workload_file)
-    replicas = _inference_gpus(given, written)
-    workload = _workload_from_cli(catalog, workload_file, given, gpu, replicas)
+    workload = _workload_from_cli(catalog, workload_file, given, gpu)
     if gpu is not None:
         # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
         workload = for_gpu(workload, gpu)
@@ -771,9 +724,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     catalog = _load_catalog(catalog_dir)
     given = _collect(options)
     written = _file_keys(workload_file)
-    replicas = _inference_gpus(given, written)
-    workload = _workload_from_cli(catalog, workload_file, given, None, replicas)
-    _check_calibration_run(workload, given, written, workload_file, replicas)
+    workload = _workload_from_cli(catalog, workload_file, given, None)
+    _check_calibration_run(workload, given, written, workload_file)
     unused = [k for k in _NOT_IN_CALIBRATION if k in given or k in written]
     est = run_estimate(workload)
     m = run_calibration(workload, steps=steps)
@@ -807,21 +759,21 @@ _NOT_IN_CALIBRATION = ("grad_accum", "dataloader_workers", "dataset_size", "data
 
 
 def _check_calibration_run(workload: Any, given: dict[str, Any], written: dict[str, Any],
-                           workload_file: str | None, replicas: _Replicas | None) -> None:
+                           workload_file: str | None) -> None:
     """Refuse a workload the calibration run cannot reproduce, at the option or file key that chose it."""
     from planner.calibrate import unsupported
     from planner.errors import ScenarioError
     from planner.inputs import OptionError
 
     copies = workload.infer.replicas if workload.infer is not None else 1  # --gpus N is N / tp of them
-    if replicas is not None and copies > 1:
+    if workload.infer is not None and "gpus" in given and copies > 1:
         raise OptionError(f"planner calibrate runs one replica on one GPU, not {copies} replicas",
                           entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
     why = unsupported(workload)
     if why is None:
         return
     key, problem, hint = why
-    if key == "tp" and replicas is not None and replicas.tp_from_gpus:
+    if key == "tp" and _tp_from_gpus(given, written):
         raise OptionError(problem, entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
     if key in given or key not in written:
         # an option, or a default ('the default' then says why the user did not see it)
@@ -923,12 +875,11 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     if task != section:
         raise OptionError(f"is an option of task {section}, not {task}", entry=target,
                           hint=f"Give --task {section}, or another target for task {task}.")
-    # training reads --gpus itself (default: tp); for inference --gpus N is N / tp replicas
-    replicas = _inference_gpus(given, written)
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
 
-    # vllm serve's card defaults
-    base = for_gpu(_workload_from_cli(catalog, workload_file, given, None, replicas), gpu)
+    # vllm serve's card defaults; the workload reader reads --gpus (training: data parallel x tp; inference:
+    # N / tp replicas)
+    base = for_gpu(_workload_from_cli(catalog, workload_file, given, None), gpu)
     copies = base.infer.replicas if base.infer is not None else 1  # --gpus N (or gpus: N) is N / tp replicas
     n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = _vllm_headroom(base, headroom, click.get_current_context())

@@ -697,9 +697,10 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                           f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
+    # (hints name keys as 'key: value', which planner.inputs.option_form turns into '--key value' for options)
     gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
-                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp each (without "
-                      "tp, one replica on all of them).")
+                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp: N each "
+                      "(without tp: N, one replica on all of them).")
     if gpus is not None and "tp" not in entry.data:
         # gpus: N without tp is one replica on all N GPUs, as --gpus N without --tp
         try:
@@ -713,9 +714,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if gpus is not None:
         if gpus % tp:
             raise entry.error(f"{gpus} GPUs do not hold whole replicas of tp {tp}", "gpus",
-                              f"An inference replica runs on tp GPUs: give a multiple of {tp} "
-                              f"({', '.join(str(tp * k) for k in range(1, 4))}, ...), or leave gpus out for one "
-                              "replica.")
+                              f"An inference replica runs on tp: {tp} GPUs: give gpus: "
+                              f"{', '.join(str(tp * k) for k in range(1, 4))} or another multiple of {tp}, or leave "
+                              "it out for one replica.")
         replicas = gpus // tp
     engine = entry.str("engine", "hf", choices=ENGINES)
     if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:

@@ -58,8 +58,8 @@ def test_more_replicas_serve_more_in_total_not_per_replica():
 def test_gpus_not_a_multiple_of_tp_is_refused():
     r = run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 3)
     assert r.exit_code == 2
-    assert r.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on --tp "
-                        "GPUs: give a multiple of 2 (2, 4, 6, ...), or leave --gpus out for one replica.\n")
+    assert r.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on --tp 2 "
+                        "GPUs: give --gpus 2, 4, 6 or another multiple of 2, or leave it out for one replica.\n")
 
 
 def test_context_target_names_the_concurrency_of_every_replica():
@@ -96,8 +96,9 @@ def test_estimate_reads_gpus_for_inference_as_fit_does():
             "12 (24 sequences in total).") in text.output.splitlines()
     bad = run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--tp", 2, "--gpus", 3)
     assert bad.exit_code == 2
-    assert bad.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on --tp "
-                          "GPUs: give a multiple of 2 (2, 4, 6, ...), or leave --gpus out for one replica.\n")
+    assert bad.output == ("Error: --gpus: 3 GPUs do not hold whole replicas of tp 2. An inference replica runs on "
+                          "--tp 2 GPUs: give --gpus 2, 4, 6 or another multiple of 2, or leave it out for one "
+                          "replica.\n")
     # without --tp, --gpus N is one replica at tp N, in both commands
     alone = json.loads(run("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--gpus", 2, "--json").output)
     assert (alone["gpus"], alone["replicas"], alone["gpus_total"]) == (2, 1, 2)
@@ -165,7 +166,7 @@ def test_fit_refuses_gpus_below_one_with_a_hint():
     r = run(*LLAMA_8B_4090, "--gpus", 0)
     assert r.exit_code == 2
     assert r.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the inference "
-                        "replicas run on, --tp each (without --tp, one replica on all of them).\n")
+                        "replicas run on, --tp N each (without --tp N, one replica on all of them).\n")
     t = run("fit", "--model", "gpt2", "--gpu", "h100-sxm", "--task", "train", "--micro-batch", "max", "--gpus", 0)
     assert t.exit_code == 2
     assert t.output == ("Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: every GPU the job runs "

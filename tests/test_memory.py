@@ -905,8 +905,8 @@ def test_inference_gpus_per_node_holds_whole_replicas():
                               "the same number of replicas: give a divisor of gpus.")
     with pytest.raises(ScenarioError) as err:
         workload(arch, task="infer", gpus=6, tp=4)
-    assert str(err.value) == ("gpus: 6 GPUs do not hold whole replicas of tp 4. An inference replica runs on tp GPUs: "
-                              "give a multiple of 4 (4, 8, 12, ...), or leave gpus out for one replica.")
+    assert str(err.value) == ("gpus: 6 GPUs do not hold whole replicas of tp 4. An inference replica runs on tp: 4 "
+                              "GPUs: give gpus: 4, 8, 12 or another multiple of 4, or leave it out for one replica.")
 
 
 def test_gpus_in_an_inference_workload_file_means_what_the_option_means():

@@ -239,7 +239,7 @@ def test_fit_errors_name_the_option_the_user_typed():
      "(data-parallel ranks x tensor-parallel degree).\n"),
     (["--task", "infer", "--gpus", "0"],
      "Error: --gpus: must be at least 1, not 0. Give a count from 1 to 65536: the GPUs the inference replicas run "
-     "on, --tp each (without --tp, one replica on all of them).\n"),
+     "on, --tp N each (without --tp N, one replica on all of them).\n"),
 ])
 def test_estimate_option_errors_are_one_line_with_a_hint(args, output):
     from click.testing import CliRunner

@@ -705,15 +705,16 @@ def _int_choice(choices: Iterable[int]) -> Reader:
     return read
 
 
-def _positive(hi: float, unit: str, what: str) -> Reader:
-    """A number > 0 and <= hi (floats allowed)."""
+def _positive(hi: float, unit: str, what: str, *, integer: bool = False) -> Reader:
+    """A number > 0 and <= hi (floats allowed unless ``integer``)."""
 
     def read(e: Entry, k: str) -> float:
-        value = e.number(k)
+        value = e.int(k) if integer else e.number(k)
+        shown = value if integer else e.raw(k)
         if value <= 0:
-            raise e.error(f"must be more than 0, not {e.raw(k)!r}", k)
+            raise e.error(f"must be more than 0, not {shown!r}", k)
         if value > hi:
-            raise e.error(f"{e.raw(k)!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
+            raise e.error(f"{shown!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
                           "Check for an extra digit or a wrong unit.")
         return value
 
@@ -721,16 +722,8 @@ def _positive(hi: float, unit: str, what: str) -> Reader:
 
 
 def _positive_int(hi: int, unit: str, what: str) -> Reader:
-    def read(e: Entry, k: str) -> int:
-        value = e.int(k)
-        if value <= 0:
-            raise e.error(f"must be more than 0, not {value!r}", k)
-        if value > hi:
-            raise e.error(f"{value!r} {unit} is more than any real {what} ({hi:,} {unit})", k,
-                          "Check for an extra digit or a wrong unit.")
-        return value
-
-    return read
+    """A whole number > 0 and <= hi."""
+    return _positive(hi, unit, what, integer=True)
 
 
 #: The hint of a purchase price of 0: the catalog has no way to mark hardware as already owned.

@@ -685,23 +685,20 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
     out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
     out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
-    # a node's NICs (several nodes only): those outside the NIC slots take GPU slots
-    nic_total = np.array([x.nic_count if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
-    per_node = np.where(nodes > 1, nic_total // np.maximum(nodes, 1), 0)
-    nic_slots = np.array([p.nic_slots for p in platforms] + [0], dtype=np.int64)[pi]
-    out["nic_extra"] = np.maximum(per_node - nic_slots, 0)
-    # lanes one card takes (its link, or the narrower slot link of the arrangement holding the cards and
-    # the NICs in GPU slots), and the lanes of those NICs
-    link: dict[tuple[int, int, int, int], tuple[int, int]] = {}
-    keys = list(zip(gi.tolist(), pi.tolist(), cards.tolist(), out["nic_extra"].tolist(), ni.tolist()))
+    # a node's NICs (several nodes only, nic_load): those outside the NIC slots take GPU slots and
+    # lanes, and every NIC draws power; with the lanes one card gets (its link, or the narrower slot
+    # link of the arrangement holding the cards and those NICs). Once per distinct build.
+    per_build: dict[tuple[int, int, int, int, int], tuple[int, int, int]] = {}
+    keys = list(zip(gi.tolist(), pi.tolist(), cards.tolist(), nodes.tolist(), ni.tolist()))
     for key in keys:
-        if key not in link:
-            g_, p_, c_, x_, n_ = key
-            nic_obj = nets[n_].nic if n_ >= 0 else None
-            link[key] = (card_lanes(platforms[p_], gpus[g_], c_, c_ + x_),
-                         x_ * nic_lanes(platforms[p_], gpus[g_], c_ + x_, nic_obj) if x_ and nic_obj else 0)
-    out["lanes"] = np.array([link[k][0] for k in keys], dtype=np.int64)
-    out["nic_lanes"] = np.array([link[k][1] for k in keys], dtype=np.int64)
+        if key not in per_build:
+            g_, p_, c_, n_, net_ = key
+            _, extra, nic_lane_total, watts = (nic_load(gpus[g_], platforms[p_], c_, nets[net_], n_) if net_ >= 0
+                                               else (0, 0, 0, 0))
+            per_build[key] = (card_lanes(platforms[p_], gpus[g_], c_, c_ + extra), nic_lane_total, watts)
+    out["lanes"] = np.array([per_build[k][0] for k in keys], dtype=np.int64)
+    out["nic_lanes"] = np.array([per_build[k][1] for k in keys], dtype=np.int64)
+    out["nic_w"] = np.array([per_build[k][2] for k in keys], dtype=np.int64)
     out["width"] = np.array([x.slot_width or 0 for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
     out["has_ram"] = ri >= 0
     out["ram_bytes"] = np.array([r.bytes for r in ram] + [0], dtype=np.int64)[ri]
@@ -713,8 +710,6 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["ram_usd"] = out["dimm_price"] * nodes * out["has_ram"]
     out["network_usd"] = np.array([n.price_usd for n in nets] + [0.0], dtype=float)[ni]
     out["hw_usd"] = out["gpus_usd"] + out["platform_usd"] + out["ram_usd"] + out["network_usd"]
-    # every NIC's power
-    out["nic_w"] = per_node * np.array([x.nic.tdp_w if x.nic else 0 for x in nets] + [0], dtype=np.int64)[ni]
     # integer ranks of the ids, for a total, deterministic order without string sorts
     def id_rank(ids: Sequence[str]) -> Any:
         order = sorted(range(len(ids)), key=lambda i: ids[i])

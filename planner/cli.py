@@ -185,7 +185,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--optimizer", dict(help="adamw, adamw-8bit, sgd, sgd-momentum, adafactor, lion (default adamw).")),
     ("--micro-batch", dict(type=_Count(), help="Sequences per GPU per forward pass.")),
     ("--seq-len", dict(type=_Count(), help="Tokens per training sequence.")),
-    ("--grad-accum", dict(type=int, help="Micro-batches per optimizer step (time, not memory).")),
+    ("--grad-accum", dict(type=int, help="Micro-batches per optimizer step (no activation memory; gradients stay "
+                                                     "allocated between them).")),
     ("--gpus", dict(type=int, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
                                    "x --tp (a multiple of --tp; without --tp, one replica on all of them).")),
     ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all).")),
@@ -194,6 +195,8 @@ _ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--offload-optimizer/--no-offload-optimizer", dict(default=None, help="Optimizer states in host RAM.")),
     ("--offload-params/--no-offload-params", dict(default=None, help="Parameters in host RAM (ZeRO-3).")),
     ("--checkpointing", dict(type=click.Choice(["none", "full"]), help="Gradient checkpointing.")),
+    ("--use-reentrant/--no-use-reentrant", dict(default=None, help="Checkpointing runs torch's reentrant variant "
+                                                                   "(default: Transformers' non-reentrant one).")),
     ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
@@ -879,15 +882,16 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
 
     # vllm serve's card defaults; the workload reader reads --gpus (training: data parallel x tp; inference:
     # N / tp replicas)
-    base = for_gpu(_workload_from_cli(catalog, workload_file, given, None), gpu)
+    base = for_gpu(_workload_from_cli(catalog, workload_file, given, gpu), gpu)
     copies = base.infer.replicas if base.infer is not None else 1  # --gpus N (or gpus: N) is N / tp replicas
     n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = _vllm_headroom(base, headroom, click.get_current_context())
     missing = [f for f in precision_needs(base) if not getattr(gpu, f)]
     if missing:
+        # only defaults reach here: a dtype the options or the file chose is refused at its key above
         raise InfeasibleError(f"{gpu.id} ({gpu.architecture}) has no {' or '.join(missing)} support, which this "
-                              "workload's precision needs; use fp16 (recipe mixed-fp16 or pure-fp16; weights and "
-                              "kv-dtype fp16) or another GPU.")
+                              "workload's precision needs by default; use fp16 (recipe mixed-fp16 or pure-fp16; "
+                              "weights and kv-dtype fp16) or another GPU.")
     cap = capacity_bytes(gpu.cuda_total_bytes, headroom)
     arch = base.architecture
     hi = arch.max_position_embeddings if attr in ("seq_len", "context") else MAX_MICRO_BATCH
@@ -930,11 +934,6 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     note = _vllm_context_note(answer, "context" in given or "context" in written)
     if best is None:
         notes = list(answer_est.notes) + ([note] if note else [])
-        if as_json:  # scripts get a document either way, as with plan --json
-            click.echo(json.dumps({"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": None,
-                                   "fits": False, "need_bytes": need, "capacity_bytes": cap,
-                                   "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
-                                   "notes": notes, "warnings": warnings}, indent=2))
         laid_out = f"{count} ({words})" if words else count
         vllm = base.infer is not None and base.infer.engine == "vllm"
         margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
@@ -950,6 +949,19 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
             if hit:
                 hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {_gib_text(hit[1])} and fits: vLLM keeps "
                         f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
+            else:
+                hint = " No --gpu-memory-utilization makes it fit."
+            # why vllm serve would refuse to start at 1, as 'planner estimate --gpu' says it
+            one_est = run_estimate(one)
+            budget = vllm_budget(one, one_est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id)
+            warnings += [w for w in budget.problems(context=one.infer.context,
+                                                    kv_bytes_per_token=one_est.extra.get("kv_bytes_per_token", 0))
+                         if w not in warnings]
+        if as_json:  # scripts get a document either way, as with plan --json
+            click.echo(json.dumps({"gpu": gpu.id, "gpus": n, **layout, "target": target, "max_value": None,
+                                   "fits": False, "need_bytes": need, "capacity_bytes": cap,
+                                   "cuda_total_bytes": gpu.cuda_total_bytes, "headroom": headroom,
+                                   "notes": notes, "warnings": warnings}, indent=2))
         # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
         said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
         raise InfeasibleError(f"Nothing fits: at {target}=1 the workload needs {_gib_text(need or 0)} per GPU; "
@@ -1059,7 +1071,7 @@ def _catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[d
                           "usable (GiB)": round(g.memory_usable_bytes / gib, 2),
                           "CUDA total (GiB)": round(g.cuda_total_bytes / gib, 2),
                           "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
-                          "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "form": g.form_factor,
+                          "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "int8": g.int8, "form": g.form_factor,
                           "cooling": g.cooling or "", "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
                           "price (USD)": g.price_usd, "price kind": g.price_kind, "as of": g.as_of})
     elif kind == "platforms":

@@ -521,17 +521,21 @@ def _quant_state_tensors(model: Any) -> list[Any]:
 #: adamw_torch, sgd, adafactor, adamw_bnb_8bit, lion_32bit), with the class the results record.
 OPTIMIZER_CLASSES = {
     "adamw": "AdamW", "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD(momentum=0.9)",
-    "adafactor": "transformers.optimization.Adafactor", "adamw-8bit": "bitsandbytes.optim.AdamW8bit",
+    "adafactor": "transformers.optimization.Adafactor",
+    "adamw-8bit": "bitsandbytes.optim.AdamW8bit (nn.Embedding weights 32-bit, as the Trainer registers them)",
     "lion": "bitsandbytes.optim.Lion",
 }
 
 
-def build_optimizer(name: str, params: list[Any], *, foreach: bool = True) -> Any:
+def build_optimizer(name: str, params: list[Any], *, model: Any = None, foreach: bool = True) -> Any:
     """The optimizer ``name`` (a key of :data:`OPTIMIZER_CLASSES`) over ``params``, lr 1e-4.
 
     torch's AdamW and SGD run their foreach implementation (the default on CUDA); Adafactor is
     Transformers' with the Trainer's settings (``scale_parameter=False, relative_step=False``, no
-    first moment); AdamW8bit and Lion are bitsandbytes' (8-bit blockwise states; 32-bit Lion).
+    first moment); AdamW8bit and Lion are bitsandbytes' (8-bit blockwise states; 32-bit Lion). For
+    AdamW8bit the ``nn.Embedding`` weights of ``model`` get 32-bit states, as the Trainer registers
+    them (transformers/trainer.py ``create_optimizer``: ``register_module_override(module,
+    "weight", {"optim_bits": 32})``).
 
     Raises:
         ValueError: an unknown name.
@@ -549,7 +553,13 @@ def build_optimizer(name: str, params: list[Any], *, foreach: bool = True) -> An
     if name == "adamw-8bit":
         import bitsandbytes as bnb
 
-        return bnb.optim.AdamW8bit(params, lr=1e-4)
+        optimizer = bnb.optim.AdamW8bit(params, lr=1e-4)
+        manager = bnb.optim.GlobalOptimManager.get_instance()
+        manager.initialize()  # a process-wide singleton: no override of an earlier run's model stays
+        for module in (model.modules() if model is not None else ()):
+            if isinstance(module, torch.nn.Embedding):
+                manager.register_module_override(module, "weight", {"optim_bits": 32})
+        return optimizer
     if name == "lion":
         import bitsandbytes as bnb
 
@@ -703,6 +713,7 @@ def measure_train_step(
     use_dora: bool = False,
     load_in_8bit: bool = False,
     optimizer: str = "adamw",
+    use_reentrant: bool = False,
     steps: int = 2,
     use_cache: bool = False,
     foreach: bool = True,
@@ -717,7 +728,8 @@ def measure_train_step(
     ``lora_rank``: wrap the model with peft LoRA on ``lora_targets`` (default q_proj, v_proj;
     GPT-2's c_attn) with peft's ``lora_dropout``; only adapter weights train. ``use_dora``: peft's
     DoRA (``LoraConfig(use_dora=True)``, Liu et al. 2024): a trainable magnitude per output feature.
-    ``checkpointing``: non-reentrant full gradient checkpointing of every decoder layer.
+    ``checkpointing``: full gradient checkpointing of every decoder layer, non-reentrant (Transformers'
+    default) unless ``use_reentrant``.
     ``crosscheck``: also run the last step under torch.profiler and compare with the CPU
     allocator's own count (slower).
     ``method``: "full", "lora" (the default when ``lora_rank`` is given) or "qlora": the base is
@@ -759,13 +771,13 @@ def measure_train_step(
 
             model = prepare_model_for_kbit_training(
                 model, use_gradient_checkpointing=bool(checkpointing),
-                gradient_checkpointing_kwargs={"use_reentrant": False})
+                gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
         elif checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
     else:
         model = build_model(config, attention=attention, dtype=param_dtype)
         if checkpointing:
-            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
     model.train()
     lora_info = None
     if lora_rank:
@@ -786,7 +798,7 @@ def measure_train_step(
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     optimizer_name = optimizer
-    optimizer = build_optimizer(optimizer_name, trainable, foreach=foreach)
+    optimizer = build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)
     vocab = _vocab(model)
     autocast = (
         functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
@@ -858,6 +870,7 @@ def measure_train_step(
             "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
             "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
             "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
+            **({"use_reentrant": True} if use_reentrant else {}),
             "method": method,
             **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
             **({"load_in_8bit": True} if load_in_8bit else {}),
@@ -1009,7 +1022,8 @@ def _cache_tensors(cache: Any) -> list[Any]:
 # --------------------------------------------------------------------------- grid
 
 _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
-               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "optimizer", "method", "double_quant",
+               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "optimizer", "use_reentrant", "method",
+               "double_quant",
                "prepare_kbit_training", "steps",
                "use_cache",
                "foreach", "seed", "crosscheck"}

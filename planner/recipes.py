@@ -96,7 +96,9 @@ class Optimizer:
 
     Attributes:
         name: as the CLI spells it.
-        states: state values per parameter held in the recipe's state dtype (AdamW 2).
+        states: state values per parameter (AdamW 2), in the recipe's state dtype unless
+            ``state_value_bytes`` fixes it; for an 8-bit optimizer, the fp32 states a tensor under
+            ``min_8bit_size`` keeps instead.
         fixed_state_bytes: bytes per parameter independent of the recipe (8-bit optimizers).
         factored: second moment factored into row + column vectors (Adafactor).
         step_temp_values: values per parameter the step allocates temporarily, in the state

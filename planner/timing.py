@@ -99,11 +99,11 @@ METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
     "qlora": MfuDefault(0.7, "assumption: QLoRA dequantizes each NF4 weight to 16-bit before every matmul, "
                              "forward and backward (bitsandbytes matmul_4bit), costing roughly a third of the "
                              "step (x0.7)"),
-    "lora-int8": MfuDefault(0.5, "assumption: LoRA on an LLM.int8 base quantizes every linear's input, splits off "
-                                 "its outlier columns and dequantizes the int8 result in the forward, and dequantizes "
-                                 "the weight for the input gradient (bitsandbytes MatMul8bitLt); Petals measured "
-                                 "bitsandbytes 0.40's NF4 inference about 2x faster than its int8 (bigscience-workshop/"
-                                 "petals PR 340), so below QLoRA's x0.7 (x0.5)"),
+    "lora-int8": MfuDefault(0.5, "assumption, not measured for training: LoRA on an LLM.int8 base quantizes every "
+                                 "linear's input, splits off its outlier columns and dequantizes the int8 result in "
+                                 "the forward, and dequantizes the weight for the input gradient (bitsandbytes "
+                                 "MatMul8bitLt); for inference Petals found bitsandbytes 0.40's NF4 about 2x faster "
+                                 "than its int8 (bigscience-workshop/petals PR 340); taken below QLoRA's x0.7 (x0.5)"),
 }
 
 #: Default MFU of prefill (inference): assumption, the same as 16-bit training.

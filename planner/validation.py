@@ -46,6 +46,7 @@ def workload_for_run(run: Mapping[str, Any]):
             "task": "train", "recipe": MODE_TO_RECIPE[s["mode"]], "optimizer": s.get("optimizer", "adamw"),
             "micro_batch": s["micro_batch"], "seq_len": s["seq_len"], "attention": s["attention"],
             "checkpointing": "full" if s.get("checkpointing") else "none",
+            **({"use_reentrant": True} if s.get("use_reentrant") else {}),
         }
         if s.get("lora_rank"):
             method = s.get("method") or "lora"

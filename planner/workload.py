@@ -38,11 +38,15 @@ MAX_MICRO_BATCH = 65_536
 MAX_SEQ_LEN = 16 * 2**20
 MAX_GPUS = 65_536
 
+#: Optimizers DeepSpeed can run offloaded to the CPU (deepspeed.ops.adam.DeepSpeedCPUAdam,
+#: deepspeed.ops.lion.DeepSpeedCPULion; DeepSpeed ZeRO-Offload docs).
+OFFLOAD_OPTIMIZERS = ("adamw", "lion")
+
 TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
-    "dataset_tokens", "epochs",
+    "use_reentrant", "dataset_tokens", "epochs",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -65,13 +69,20 @@ class Training:
         optimizer: a name in :data:`planner.recipes.OPTIMIZERS`.
         micro_batch: sequences per GPU per forward pass (b).
         seq_len: tokens per sequence (s).
-        grad_accum: micro-batches per optimizer step (changes time, not memory).
+        grad_accum: micro-batches per optimizer step (time; memory only through the gradients kept between them).
         gpus: data-parallel GPUs (N) times tensor-parallel GPUs (t) in total.
         tp: tensor-parallel degree t (Megatron-style, with sequence parallelism).
         zero: ZeRO stage 0-3 over the N = gpus / tp data-parallel ranks.
         offload_optimizer: optimizer states and fp32 master weights in host RAM (ZeRO-Offload).
         offload_params: parameters in host RAM (ZeRO-Infinity; stage 3 only).
         checkpointing: 'none' or 'full' activation recomputation.
+        use_reentrant: full checkpointing runs torch's reentrant variant (``use_reentrant=True``: the
+            forward under ``no_grad``, no autograd graph kept) rather than Transformers' default
+            non-reentrant one (saved-tensor hooks over a kept graph). The memory model differs only
+            where a custom autograd Function keeps tensors on its ctx (an 8-bit base's inputs), which
+            non-reentrant checkpointing cannot drop. peft's ``prepare_model_for_kbit_training``,
+            called without ``gradient_checkpointing_kwargs``, passes none to Transformers, and torch
+            then falls back to reentrant (torch/utils/checkpoint.py, ``use_reentrant=None``).
         attention: 'eager' stores the score matrices; 'sdpa'/'flash' do not.
         lora_rank: r for LoRA/QLoRA adapters.
         lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
@@ -125,6 +136,7 @@ class Training:
     lora_dropout: float = 0.0
     use_dora: bool = False
     load_in_8bit: bool = False
+    use_reentrant: bool = False
 
     @property
     def data_parallel(self) -> int:
@@ -467,7 +479,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
         experts = arch.expert_parameters
         what, bits = ("QLoRA", "4-bit") if train.method == "qlora" else ("LoRA on an LLM.int8 base", "8-bit")
         out.append(f"{what} on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 "
-                   f"keeps the MoE experts and router as parameters of their own, so they stay 16-bit "
+                   f"keeps the MoE experts and router as parameters of their own, so they stay "
+                   f"{'fp32 (prepare_kbit_training)' if train.prepare_kbit_training else '16-bit'} "
                    f"({experts + pc.router:,} of {pc.total:,} parameters): {bits} saves memory on the attention "
                    "projections alone.")
     if train.method == "qlora" and train.zero == 3:
@@ -527,6 +540,10 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
     checkpointing = entry.str("checkpointing", "none", choices=CHECKPOINTING)
+    use_reentrant = entry.bool("use_reentrant", False)
+    if "use_reentrant" in entry.data and checkpointing != "full":
+        raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
+                          "Set checkpointing: full, or remove use_reentrant.")
     attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
@@ -596,6 +613,15 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "Set zero: 1 or higher.")
     if offload_params and zero != 3:
         raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if offload_optimizer and optimizer not in OFFLOAD_OPTIMIZERS:
+        # DeepSpeed runs an offloaded optimizer on the CPU with its own kernels; a client optimizer
+        # (bitsandbytes', Transformers' Adafactor, torch's SGD) is refused unless the config sets
+        # zero_force_ds_cpu_optimizer: false, and then steps CUDA-only code on CPU tensors.
+        raise entry.error(f"ZeRO-Offload steps the optimizer on the CPU with DeepSpeed's own optimizers "
+                          f"(DeepSpeedCPUAdam, DeepSpeedCPULion), and {optimizer} is not one of them (DeepSpeed "
+                          "refuses a client optimizer with offload_optimizer)", "optimizer",
+                          f"Use optimizer: {' or '.join(OFFLOAD_OPTIMIZERS)} with offload_optimizer, or leave "
+                          "offload_optimizer out.")
     if offload_optimizer and method == "full" and rec.weight_bytes == 2 and not rec.master_bytes:
         # DeepSpeed's CPU optimizer always updates an fp32 partition with fp32 states
         # (stage_1_and_2.py single_partition_of_fp32_groups; stage3.py _create_fp32_partitions);
@@ -633,7 +659,8 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     check_positions(arch, seq_len, entry, "seq_len")
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit)
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
+                    use_reentrant)
 
 
 def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
@@ -819,11 +846,10 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
         recipe = workload.train.recipe
         checks = [("recipe", recipe, RECIPES[recipe].dtype, [recipe.replace("bf16", "fp16")])]
         if workload.train.load_in_8bit and not gpu.int8 and "load_in_8bit" in where.data:
-            method = "--method qlora" if where.file is None else "method: qlora"
             raise where.error(f"load_in_8bit needs a GPU with int8 support (bitsandbytes' int8 matmul); {gpu.id} "
                               f"({gpu.architecture}) has none", "load_in_8bit",
-                              f"Use {method} (a 4-bit base, dequantized to 16-bit for each matmul), or a GPU with "
-                              "int8 ('planner catalog gpus' shows which have it).")
+                              "Use method: qlora (a 4-bit base, dequantized to 16-bit for each matmul), or a GPU "
+                              "with int8 ('planner catalog gpus' shows which have it).")
     else:
         i = workload.infer
         assert i is not None

@@ -300,18 +300,15 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
         # optimizer states in the adapter dtype, no master copy.
         ab = 4 if training.adapter_dtype == "fp32" else 2
         adapters, grad_b, master_b, state_b = ab, ab, 0, ab
-        if method == "qlora":
-            # planner.memory.quant.weight_bytes('nf4'): 4-bit linears plus their constants; the rest
-            # (embeddings, head, norms) 16-bit, or fp32 after prepare_model_for_kbit_training.
+        if training.quantized_base:
+            # planner.memory.quant.weight_bytes('nf4' / 'int8'): the quantized linears plus their constants;
+            # the rest (embeddings, head, norms) 16-bit, or fp32 after prepare_model_for_kbit_training.
             other = 4 if training.prepare_kbit_training else 2
-            const = nf4_constant_bits(training.double_quant) / 8
-            weights = f"0.5 (NF4) + {const:.3f} (constants); {other} for embeddings, head, norms"
-            if training.prepare_kbit_training and not estimate.recipe.startswith("amp"):
-                activations = 4  # planner.memory.estimate: fp32 residual stream, fp32 activations
-        elif training.load_in_8bit:
-            # planner.memory.quant.weight_bytes('int8'): int8 linears plus an fp32 scale per row
-            other = 4 if training.prepare_kbit_training else 2
-            weights = f"1 (int8) + 4 B per output row (scales); {other} for embeddings, head, norms"
+            if method == "qlora":
+                weights = f"0.5 (NF4) + {nf4_constant_bits(training.double_quant) / 8:.3f} (constants)"
+            else:
+                weights = "1 (int8) + 4 B per output row (scales)"
+            weights += f"; {other} for embeddings, head, norms"
             if training.prepare_kbit_training and not estimate.recipe.startswith("amp"):
                 activations = 4  # planner.memory.estimate: fp32 residual stream, fp32 activations
         else:
@@ -319,7 +316,8 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
     opt = OPTIMIZERS.get(training.optimizer)
     state: float | str | None = state_b
     if opt is not None and opt.fixed_state_bytes:
-        state = f"{opt.fixed_state_bytes:.3f} B/param in all (8-bit states + fp32 absmax)"
+        state = (f"{opt.fixed_state_bytes:.3f} B/param (8-bit states + fp32 absmax); {opt.states * 4} for "
+                 f"nn.Embedding weights and tensors under {opt.min_8bit_size:,} values")
     elif opt is not None and opt.factored:
         state = f"{opt.state_value_bytes or state_b} B per factored value (rows + columns of each matrix)"
     elif opt is not None and opt.state_value_bytes:

@@ -143,12 +143,18 @@ def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_give
     assert lines[1:] == [f"Note: {n}" for n in e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
     d = json.loads(run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max", "--json").stdout)
     assert d["fits"] is False and d["notes"] == e["notes"] and d["warnings"] == e["warnings"]
-    # vLLM's --max-model-len note for the default context is estimate's too (Llama-3.1-70B does not fit a 4090)
+    # vLLM's --max-model-len note for the default context is estimate's too (Llama-3.1-70B does not fit a 4090),
+    # and so is why vllm serve would not start on the card ('estimate --gpu': no KV block fits)
     v = ("--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm")
     ev = json.loads(run("estimate", *v, "--concurrency", 1, "--json").output)
     fv = run("fit", "--gpu", "rtx-4090", *v, "--concurrency", "max")
     assert fv.exit_code == 1 and ev["notes"] and ev["notes"][-1].startswith("vLLM: the plan assumes context 4,096")
-    assert fv.output.splitlines()[1:] == [f"Note: {n}" for n in ev["notes"]] + [f"Warning: {w}" for w in ev["warnings"]]
+    on_card = json.loads(run("estimate", *v, "--concurrency", 1, "--gpu", "rtx-4090", "--json").output)
+    problems = on_card["gpu"]["vllm"]["problems"]
+    assert problems and problems[0].startswith("no KV block fits")
+    assert fv.output.splitlines()[1:] == ([f"Note: {n}" for n in ev["notes"]] + [f"Warning: {w}" for w in ev["warnings"]]
+                                          + [f"Warning: {p}" for p in problems])
+    assert fv.output.splitlines()[0].endswith("No --gpu-memory-utilization makes it fit.")
 
 
 def test_fit_with_vllm_and_the_default_context_names_max_model_len():

@@ -94,16 +94,18 @@ def test_first_layer_q_k_v_keep_no_input_below_a_frozen_embedding():
 
 def test_checkpointing_does_not_drop_what_the_8bit_matmul_keeps_on_its_ctx():
     # bitsandbytes stores the input as ctx.tensors, not through save_for_backward, so non-reentrant
-    # checkpointing's saved-tensor hooks cannot drop it: every layer keeps 2 x (h + h + f) B per
-    # token beside its checkpoint; the recomputed layer keeps its own copy again.
+    # checkpointing's saved-tensor hooks cannot drop it: every layer keeps 2 x (h + q + h + f) B per
+    # token beside its checkpoint (o_proj's input too: the SDPA output, whose own saved copy
+    # checkpointing drops, stays on o_proj's ctx); the recomputed layer keeps them again, o_proj's
+    # input there once, shared with SDPA.
     arch = from_hf_config(TOY, "toy")
     kw = dict(micro_batch=2, seq_len=128, attention="sdpa", full=False, checkpointing="full",
               lora_targets=("q_proj", "v_proj"), lora_rank=8)
     plain = activation_parts(arch, regime_for("pure-bf16"), **kw)
     int8 = activation_parts(arch, regime_for("pure-bf16"), base_keeps_inputs=True, **kw)
-    tokens, per_token = 2 * 128, 2 * (256 + 256 + 704)
-    assert int8.saved - plain.saved == tokens * per_token * 3
-    assert int8.recompute - plain.recompute == tokens * per_token
+    tokens = 2 * 128
+    assert int8.saved - plain.saved == tokens * 2 * (256 + 256 + 256 + 704) * 3
+    assert int8.recompute - plain.recompute == tokens * 2 * (256 + 256 + 704)
     assert "checkpointing does not drop" in int8.saved_formula
 
 
@@ -185,3 +187,29 @@ def test_cli_load_in_8bit_flag():
     bad = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--load-in-8bit"])
     assert bad.exit_code == 2
     assert "--load-in-8bit is set but method is full" in bad.output
+
+
+def test_reentrant_checkpointing_keeps_no_8bit_inputs():
+    # torch's reentrant checkpoint runs the forward under no_grad: no autograd graph, so no ctx holds
+    # the 8-bit inputs; the layer checkpoints alone remain (measured: the grid's -reentrant run)
+    arch = from_hf_config(TOY, "toy")
+    kw = dict(micro_batch=2, seq_len=128, attention="sdpa", full=False, checkpointing="full",
+              lora_targets=("q_proj", "v_proj"), lora_rank=8)
+    plain = activation_parts(arch, regime_for("pure-bf16"), **kw)
+    reentrant = activation_parts(arch, regime_for("pure-bf16"), base_keeps_inputs=True, reentrant=True, **kw)
+    assert reentrant.saved == plain.saved and reentrant.ctx_kept == 0
+    non = activation_parts(arch, regime_for("pure-bf16"), base_keeps_inputs=True, **kw)
+    assert non.ctx_kept == 2 * 128 * 2 * (256 + 256 + 256 + 704) * 3
+
+
+def test_the_estimate_says_what_non_reentrant_checkpointing_keeps_and_how_peft_differs():
+    arch = from_hf_config(TOY, "toy")
+    keys = dict(method="lora", load_in_8bit=True, checkpointing="full", micro_batch=2, seq_len=128)
+    est = estimate(workload(arch, **keys, prepare_kbit_training=True))
+    said = [n for n in est.notes if n.startswith("Non-reentrant checkpointing")]
+    assert len(said) == 1 and "set use_reentrant: true" in said[0]
+    assert not any(n.startswith("Non-reentrant") for n in estimate(workload(arch, **keys, use_reentrant=True)).notes)
+    with pytest.raises(InputError) as e:
+        workload(arch, method="lora", load_in_8bit=True, use_reentrant=True)
+    assert e.value.entry == "use_reentrant"
+    assert "checkpointing is none" in str(e.value)

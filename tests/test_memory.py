@@ -123,7 +123,9 @@ def test_recipes_bytes_per_param():
 
 @pytest.mark.parametrize("optimizer, state_bytes_per_param", [
     ("adamw", 8),          # two fp32 moments
-    ("adamw-8bit", 2 + 8 / 256),  # two 1-byte moments + fp32 absmax per 256 values (bitsandbytes)
+    # two 1-byte moments + fp32 absmax per 256 values (bitsandbytes); the Trainer keeps the embedding's
+    # 32,000 x 4,096 weights in 32 bits (two fp32 states, 8 B): (P - 131,072,000) x 2.03125 + 131,072,000 x 8
+    ("adamw-8bit", ((6_738_415_616 - 131_072_000) * (2 + 8 / 256) + 131_072_000 * 8) / 6_738_415_616),
     ("sgd", 0),
     ("sgd-momentum", 4),   # one fp32 momentum buffer
     ("lion", 4),           # one fp32 momentum buffer
@@ -142,9 +144,9 @@ def test_adafactor_is_factored():
     got = sum(c.bytes for c in model_state_components(arch, w.train) if c.name == "optimizer states")
     # per layer: q,k,v,o (4096+4096) x 4 + gate,up (4096+11008) x 2 + down (11008+4096) = 78,080 values;
     # Transformers' Adafactor also keeps a 0-dim fp32 RMS per tensor: embedding, head, 7 x 32 linears
-    # and 65 norms = 291 tensors x 4 B
+    # and 65 norms = 291 tensors, each in one 512 B allocator block
     layer = 4 * 8192 + 3 * 15104
-    expected = 4 * (32 * layer + 2 * (32000 + 4096) + arch.param_counts().norms) + 291 * 4
+    expected = 4 * (32 * layer + 2 * (32000 + 4096) + arch.param_counts().norms) + 291 * 512
     assert got == expected
 
 
@@ -177,6 +179,51 @@ def test_adafactor_steps_a_mixture_of_experts_by_its_fused_expert_tensors():
     arch = catalog_arch("mixtral-8x7b")
     _, step = _states_and_step(arch, recipe="pure-bf16", optimizer="adafactor")
     assert step == 8 * 2 * 14336 * 4096 * 4 * 4
+
+
+def test_under_zero_the_optimizer_steps_one_flat_partition():
+    # DeepSpeed ZeRO hands the optimizer one flat 1-D fp32 partition (stage_1_and_2.py
+    # single_partition_of_fp32_groups): Adafactor keeps a full second moment of it (nothing to factor)
+    # and holds 2 fp32 copies of the partition in its step; AdamW8bit's per-tensor rules (the Trainer's
+    # 32-bit embedding, min_8bit_size) no longer apply. llama-2-7b over 4 GPUs: P / 4 = 1,684,603,904.
+    arch = catalog_arch("llama-2-7b")
+    part = 6_738_415_616 // 4
+    states, step = _states_and_step(arch, recipe="mixed-bf16", optimizer="adafactor", zero=2, gpus=4)
+    assert states == part * 4 + 512
+    assert step == part * 2 * 4
+    states8, _ = _states_and_step(arch, recipe="mixed-bf16", optimizer="adamw-8bit", zero=1, gpus=4)
+    assert states8 == round(part * (2 + 8 / 256))
+
+
+@pytest.mark.parametrize("optimizer, runs", [("adamw", True), ("lion", True), ("adamw-8bit", False), ("sgd", False),
+                                              ("sgd-momentum", False), ("adafactor", False)])
+def test_zero_offload_steps_only_deepspeeds_cpu_optimizers(optimizer, runs):
+    # DeepSpeed offloads with DeepSpeedCPUAdam / DeepSpeedCPULion and refuses a client optimizer
+    from planner.errors import InputError
+
+    arch = catalog_arch("llama-2-7b")
+    keys = dict(task="train", recipe="mixed-bf16", optimizer=optimizer, zero=2, gpus=2, offload_optimizer=True)
+    if runs:
+        assert workload(arch, **keys).train.offload_optimizer
+        return
+    with pytest.raises(InputError) as e:
+        workload(arch, **keys)
+    assert e.value.entry == "optimizer"
+    assert "DeepSpeedCPUAdam" in str(e.value)
+
+
+def test_gpt_oss_experts_are_stored_as_gate_up_and_down():
+    # gpt-oss-20b: hidden 2,880 = intermediate 2,880, 32 experts; GptOssExperts stores gate_up_proj
+    # (32 x 5,760 x 2,880 = 530,841,600) and down_proj (32 x 2,880 x 2,880 = 265,420,800) in each of 24
+    # layers: down_proj is not fused into gate_up (both take 2,880 inputs). The largest tensor is the
+    # embedding, 201,088 x 2,880 = 579,133,440.
+    from planner.memory.states import trainable_shape
+
+    arch = catalog_arch("gpt-oss-20b")
+    w = workload(arch, task="train", recipe="pure-bf16", optimizer="adafactor")
+    shape = trainable_shape(arch, w.train)
+    assert (32 * 5760 * 2880, 24) in shape.tensor_sizes and (32 * 2880 * 2880, 24) in shape.tensor_sizes
+    assert shape.largest_trainable_tensor == 201088 * 2880
 
 
 def test_bitsandbytes_lion_keeps_an_fp32_momentum_and_no_step_temporary():
@@ -372,7 +419,10 @@ def test_gradient_accumulation_changes_no_activation_memory():
     b = estimate(workload(arch, task="train", recipe="mixed-bf16", grad_accum=64))
     act = lambda e: next(c.bytes for c in e.components if c.name == "activations")  # noqa: E731
     assert act(a) == act(b)
-    assert any("Gradient accumulation changes time, not memory" in n for n in b.notes)
+    assert any("Gradient accumulation adds no activation memory" in n for n in b.notes)
+    # but the gradients live through every micro-batch's forward and backward
+    grads = lambda e: next(c for c in e.components if c.name == "gradients")  # noqa: E731
+    assert grads(b).phase == "" and grads(b).bytes == grads(a).bytes
 
 
 def test_the_gradient_accumulation_note_only_when_there_is_accumulation():

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.architecture import Architecture
+from planner.memory.quant import bnb_linear_modules
 
 #: Tensors saved by the activation function, in units of the MLP width, excluding the
 #: multiplication of a gated MLP. gelu_new/gelu_fast are Python formulas in Transformers
@@ -55,18 +56,20 @@ class SavedTensor:
         per_layer: True when the size does not scale with the tokens at all (a weight-shaped
             tensor a layer keeps, e.g. DoRA's cast copy of a frozen weight): ``bytes_per_token`` is
             then the layer's bytes.
-        ctx_attribute: kept as an attribute of an ``autograd.Function``'s ctx rather than through
-            ``ctx.save_for_backward`` (bitsandbytes' 8-bit matmul): non-reentrant checkpointing,
-            which drops saved tensors through ``saved_tensors_hooks``, cannot drop it, so every
-            checkpointed layer keeps it until its backward (PyTorch docs, torch.utils.checkpoint and
-            autograd saved-tensor hooks).
+        ctx_bytes_per_token: bytes per token of it held as an attribute of an
+            ``autograd.Function``'s ctx rather than through ``ctx.save_for_backward`` (bitsandbytes'
+            8-bit matmul): non-reentrant checkpointing, which drops saved tensors through
+            ``saved_tensors_hooks``, cannot drop them, so every checkpointed layer keeps them until its
+            backward (PyTorch docs, torch.utils.checkpoint and autograd saved-tensor hooks). Can exceed
+            ``bytes_per_token`` where another op saves the same storage (SDPA's output, o_proj's
+            input): without checkpointing it is counted once, with it the ctx still holds it.
     """
 
     name: str
     bytes_per_token: int
     quadratic: bool = False
     per_layer: bool = False
-    ctx_attribute: bool = False
+    ctx_bytes_per_token: int = 0
 
 
 @dataclass(frozen=True)
@@ -122,10 +125,13 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             ``load_in_8bit``): ``MatMul8bitLt`` (``MatMul8bitFp`` on the CPU) keeps its input ``A``
             for backward whenever that input requires grad, although only the input gradient is
             computed (bitsandbytes autograd/_functions.py, ``ctx.tensors = (CAt, subA, A)``). The
-            modules fed by one tensor (q/k/v, gate/up) keep the same storage. Not counted: the
-            outlier columns ``subA`` it also keeps on CUDA (tokens x a few columns; LLM.int8(),
-            Dettmers et al. 2022, sec. 4, finds up to 7 outlier dimensions per layer). 4-bit
-            layers (``MatMul4Bit``) keep no input, like ``nn.Linear``.
+            modules fed by one tensor (q/k/v, gate/up) keep the same storage. Not counted, and not
+            measured (the CPU path keeps none): the outlier columns ``subA`` ``MatMul8bitLt`` also
+            keeps on CUDA, every input column where any token of the micro-batch reaches the
+            threshold 6.0 (tokens x those columns x 2 B); LLM.int8() (Dettmers et al. 2022, sec. 4)
+            finds a handful of such hidden-state features in large models and gives no bound for the
+            MLP's inner activations (down_proj's input). 4-bit layers (``MatMul4Bit``) keep no input,
+            like ``nn.Linear``.
 
     Returns:
         The saved tensors; sum their bytes for the layer.
@@ -172,15 +178,19 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                                           adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
                                           weight_cast=weight_cast, input_requires_grad=grad_flows))
 
+    bnb_names = {m.name for m in bnb_linear_modules(arch)}
+
     def base_input(names: list[str], width: int, source: str, saved_elsewhere: bool = False) -> None:
-        """An 8-bit frozen base keeps the input ``source`` of the modules ``names`` (once)."""
-        if not base_keeps_inputs or not grad_flows or saved_elsewhere or source in shared_inputs:
+        """An 8-bit frozen base keeps the input ``source`` of the modules ``names`` (once) on its ctx;
+        ``saved_elsewhere``: another op saves the same storage (counted there, unless checkpointing
+        drops that op's copy)."""
+        if not base_keeps_inputs or not grad_flows or source in shared_inputs:
             return
-        if arch.is_moe and all(mods[n].part in ("mlp", "router") for n in names):
-            return  # experts and router are parameters, not nn.Linear: bitsandbytes leaves them 16-bit
+        if not any(n in bnb_names for n in names):
+            return  # a mixture of experts' experts and router: parameters bitsandbytes leaves 16-bit
         shared_inputs.add(source)
-        out.append(SavedTensor(f"8-bit linear input: {source} (kept by {'/'.join(names)})", c * width,
-                               ctx_attribute=True))
+        out.append(SavedTensor(f"8-bit linear input: {source} (kept by {'/'.join(names)})",
+                               0 if saved_elsewhere else c * width, ctx_bytes_per_token=c * width))
 
     def adapted_before(names: list[str]) -> None:
         """The modules ``names`` have run: past an adapted one, every tensor requires grad."""
@@ -491,12 +501,15 @@ class ActivationBytes:
 
     Attributes:
         saved: bytes saved for backward at the start of backward (all layers' saved tensors, or
-            with checkpointing each layer's input) plus the head's.
+            with checkpointing each layer's input and what a custom Function keeps on its ctx) plus
+            the head's.
         recompute: with checkpointing, one layer's saved tensors while it is recomputed during
             backward (0 without checkpointing).
         saved_formula, recompute_formula: the arithmetic.
         weight_copies: bytes of weight-shaped tensors within ``saved`` + ``recompute`` (DoRA's cast
             copies with lora_dropout), for saying what they cost.
+        ctx_kept: bytes within ``saved`` that non-reentrant checkpointing keeps on custom Functions'
+            ctx (an 8-bit base's inputs), for saying what they cost.
     """
 
     saved: int
@@ -504,6 +517,7 @@ class ActivationBytes:
     saved_formula: str
     recompute_formula: str
     weight_copies: int = 0
+    ctx_kept: int = 0
 
     @property
     def total(self) -> int:
@@ -514,7 +528,8 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
                      full: bool, checkpointing: str, lora_targets: tuple[str, ...] = (), lora_rank: int = 0,
                      tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
                      cpu_dropout: bool = False, use_dora: bool = False,
-                     weight_cast: bool = True, base_keeps_inputs: bool = False) -> ActivationBytes:
+                     weight_cast: bool = True, base_keeps_inputs: bool = False,
+                     reentrant: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -524,6 +539,11 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
 
     With tensor parallelism t and sequence parallelism every per-token term is divided by t
     (Korthikanti et al. 2022, section 4.2.2).
+
+    ``base_keeps_inputs``: the frozen base is bitsandbytes 8-bit (:func:`layer_saved_tensors`); its
+    linears keep their inputs on their autograd ctx, which non-reentrant checkpointing keeps in
+    every layer beside the layer's input (``saved``). ``reentrant``: checkpointing runs torch's
+    reentrant variant, whose forward builds no graph, so nothing stays on a ctx.
     """
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
@@ -538,7 +558,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
         lin = sum(t.bytes_per_token for t in saved if not t.quadratic and not t.per_layer)
         quad = sum(t.bytes_per_token for t in saved if t.quadratic)
         per_layer = sum(t.bytes_per_token for t in saved if t.per_layer)
-        ctx = sum(t.bytes_per_token for t in saved if t.ctx_attribute)
+        ctx = sum(t.ctx_bytes_per_token for t in saved)
         return lin, quad, per_layer, tokens * lin + tokens * s * quad + per_layer, ctx
 
     per_token_linear, per_token_quad, fixed, one_layer, per_token_ctx = layer_bytes(True)
@@ -556,7 +576,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
         ckpt = tokens * regime.residual * arch.hidden_size * L
         # Non-reentrant checkpointing keeps each layer's autograd graph; what a custom Function
         # stores on its ctx (an 8-bit base's inputs) stays with it in every layer.
-        kept = tokens * per_token_ctx * L
+        kept = 0 if reentrant else tokens * per_token_ctx * L
         saved = ckpt + kept + head
         recompute = one_layer
         copies = fixed
@@ -576,9 +596,10 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
             per_layer_txt += f" - {one_layer - first_layer:,} B (the first layer's input needs no gradient)"
         saved_text = f"L={L} x {per_layer_txt} + head {head:,} B{tp_txt}"
         recompute_text = ""
+        kept = 0
     if tp > 1:
-        saved, recompute, copies = -(-saved // tp), -(-recompute // tp), -(-copies // tp)
-    return ActivationBytes(saved, recompute, saved_text, recompute_text, copies)
+        saved, recompute, copies, kept = -(-saved // tp), -(-recompute // tp), -(-copies // tp), -(-kept // tp)
+    return ActivationBytes(saved, recompute, saved_text, recompute_text, copies, kept)
 
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,

@@ -34,8 +34,8 @@ from planner.units import GiB
 from planner.memory.states import lora_parameters, model_state_components
 from planner.workload import Workload
 
-GRAD_ACCUM_NOTE = ("Gradient accumulation changes time, not memory: it adds no activation memory, only "
-                   "micro-batches per optimizer step.")
+GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
+                   "gradients stay allocated from one micro-batch to the next (counted as always live).")
 GRAD_ACCUM_OFFLOAD_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; "
                            "with ZeRO-Offload DeepSpeed also keeps gradient accumulation buffers in host RAM "
                            "(see the host components).")
@@ -254,7 +254,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
                            lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=adapter_bytes,
                            lora_dropout=t.lora_dropout, cpu_dropout=cpu, use_dora=t.use_dora,
-                           weight_cast=weight_cast, base_keeps_inputs=t.quantized_base == "int8")
+                           weight_cast=weight_cast, base_keeps_inputs=t.quantized_base == "int8",
+                           reentrant=t.use_reentrant)
     if t.checkpointing == "full":
         comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
                                phase=fwd))
@@ -303,6 +304,12 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         notes.append(what + "; embeddings, output head and norms "
                      + ("are fp32 after peft's prepare_model_for_kbit_training, and so are the activations."
                         if t.prepare_kbit_training else "stay 16-bit (prepare_kbit_training: false)."))
+    if act.ctx_kept:
+        notes.append(f"Non-reentrant checkpointing (Transformers' default) cannot drop the inputs the 8-bit linears keep on "
+                     f"their autograd ctx: {act.ctx_kept / GiB:,.2f} GiB of the layer checkpoints here."
+                     + (" peft's prepare_model_for_kbit_training, called without gradient_checkpointing_kwargs, has "
+                        "torch run reentrant checkpointing, which keeps none: if that is how your script turns "
+                        "checkpointing on, set use_reentrant: true." if t.prepare_kbit_training else ""))
     if act.weight_copies:
         ab = regime.compute if regime.amp else adapter_bytes  # autocast copies, else the adapter dtype
         notes.append(f"DoRA with lora_dropout {t.lora_dropout:g}: peft recomputes each adapted module's base output "

@@ -148,8 +148,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     # attention projections are quantized.
     experts = -(-arch.expert_parameters // tp) + (router if arch.is_moe else 0)
     bnb_lin, bnb_rest = lin - experts, rest + experts
-    bnb_mods = [m for m in mods if not (arch.is_moe and m.part in ("mlp", "router"))]
-    bnb_note = (f" (the {experts:,} MoE expert and router params stay 16-bit: parameters, not nn.Linear)"
+    bnb_mods = bnb_linear_modules(arch)
+    bnb_note = (f" (the {experts:,} MoE expert and router params are not quantized: parameters, not nn.Linear)"
                 if experts else "")
     if fmt == "int8":
         rows = sum(m.out_features * m.count for m in bnb_mods) * L // tp

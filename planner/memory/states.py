@@ -83,6 +83,8 @@ TP_SRC = "Megatron-LM, Shoeybi et al. 2019, sec. 3"
 DS_REDUCE_BUCKET_ELEMENTS = 500_000_000
 DS_STAGE3_PREFETCH_ELEMENTS = 50_000_000
 DS_STAGE3_MAX_LIVE_PARAMETERS = 1_000_000_000
+#: ZeRO-3 steps the optimizer over sub-groups of at most this many elements (sub_group_size).
+DS_STAGE3_SUB_GROUP_ELEMENTS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ class TrainableShape:
         largest_trainable_tensor: elements of the largest single trainable tensor, per rank (the
             embedding or output head for a full fine-tune, the largest adapter matrix for LoRA).
         tensor_sizes: (elements per rank, how many) of every trainable tensor, for the rules that
-            go by tensor (bitsandbytes' ``min_8bit_size``, Adafactor's per-tensor RMS).
+            go by tensor (bitsandbytes' ``min_8bit_size``, Adafactor's per-tensor RMS); a multimodal
+            checkpoint's vision tower (Gemma 3) is not itemized.
     """
 
     total: int
@@ -134,22 +137,24 @@ def _tp_split(n: int, tp: int) -> int:
     return -(-n // tp)
 
 
+#: The names of a mixture of experts' gate and up projections (Transformers 4.x module names, as
+#: planner.architecture lists them), which Transformers 5 stores fused as one gate_up_proj.
+_EXPERT_GATE_UP = ("w1", "w3", "gate_proj", "up_proj")
+
+
 def _stored_modules(arch: Architecture) -> list:
     """The linear weights of one layer as the model stores them: one tensor per module, except a
     mixture of experts' experts, which Transformers 5 keeps as one 3-D parameter per projection,
     gate and up fused (MixtralExperts / Qwen3MoeExperts: gate_up_proj experts x 2f x h, down_proj
-    experts x h x f; GptOssExperts already lists gate_up_proj)."""
+    experts x h x f; GptOssExperts lists gate_up_proj already)."""
     mods = arch.linear_modules()
     if not arch.is_moe:
         return mods
-    experts = [m for m in mods if m.part == "mlp"]
-    ups = [m for m in experts if m.in_features == arch.hidden_size]
-    out = [m for m in mods if m.part != "mlp"]
-    if len(ups) > 1:  # separate gate and up projections of every expert: one fused tensor
-        out.append(replace(ups[0], name="gate_up_proj", out_features=sum(m.out_features for m in ups)))
-    else:
-        out += ups
-    return out + [m for m in experts if m not in ups]
+    gate_up = [m for m in mods if m.part == "mlp" and m.name in _EXPERT_GATE_UP]
+    if len(gate_up) < 2:
+        return mods
+    fused = replace(gate_up[0], name="gate_up_proj", out_features=sum(m.out_features for m in gate_up))
+    return [m for m in mods if m not in gate_up] + [fused]
 
 
 def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
@@ -204,22 +209,49 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
     return TrainableShape(pc.total, per_gpu, trainable, ada, largest, biggest, tuple(sizes))
 
 
-def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape) -> tuple[int, str]:
-    """Bytes of the optimizer's states for the trainable tensors of ``shape``, with the formula."""
+#: Bytes the CUDA caching allocator gives the smallest tensor (a 0-dim one): one 512-byte block
+#: (PyTorch docs, CUDA semantics: memory management).
+SMALLEST_BLOCK_BYTES = 512
+
+
+def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape, *, flat: bool = False,
+                 ranks: int = 1, fp32_embedding_params: int = 0) -> tuple[int, str]:
+    """Bytes of the optimizer's states for the trainable tensors of ``shape``, with the formula.
+
+    Args:
+        flat: ZeRO (stages 1-3) hands the optimizer one flat 1-D fp32 partition per parameter group
+            instead of the model's tensors (DeepSpeed stage_1_and_2.py: ``param_group['params'] =
+            [single_partition_of_fp32_groups[i]]``; stage3.py sub-groups of ``sub_group_size``):
+            Adafactor cannot factor a vector, and bitsandbytes' per-tensor rules do not apply.
+        fp32_embedding_params: parameters whose 8-bit optimizer states the Hugging Face Trainer keeps
+            in 32 bits (it registers every ``nn.Embedding`` weight with ``optim_bits: 32``,
+            transformers/trainer.py ``create_optimizer``).
+        ranks: the data-parallel ranks the states are sharded over afterwards (each rank's flat
+            partition has its own per-tensor state).
+    """
     n = shape.trainable
     vb = opt.state_value_bytes or recipe_state_bytes
+    if opt.factored and flat:
+        return n * vb + ranks * SMALLEST_BLOCK_BYTES, (
+            f"{n:,} trainable params x {vb} B (ZeRO's flat 1-D partition: a vector's second moment is not "
+            f"factored) + one {SMALLEST_BLOCK_BYTES} B block (RMS) per partition")
     if opt.factored:
         # Transformers' Adafactor also keeps a 0-dim fp32 RMS per tensor (state["RMS"]).
         k = shape.tensors
-        return shape.adafactor_values * vb + k * 4, (
-            f"{shape.adafactor_values:,} factored second-moment values x {vb} B + {k:,} tensors x 4 B (RMS)")
+        return shape.adafactor_values * vb + k * SMALLEST_BLOCK_BYTES, (
+            f"{shape.adafactor_values:,} factored second-moment values x {vb} B + {k:,} tensors x "
+            f"{SMALLEST_BLOCK_BYTES} B (a 0-dim RMS each)")
     if opt.fixed_state_bytes:
-        small = shape.params_in_tensors_under(opt.min_8bit_size) if opt.min_8bit_size else 0
-        b = int(round((n - small) * opt.fixed_state_bytes)) + small * opt.states * 4
-        text = f"{n - small:,} trainable params x {opt.fixed_state_bytes:g} B"
+        small = shape.params_in_tensors_under(opt.min_8bit_size) if opt.min_8bit_size and not flat else 0
+        emb = 0 if flat else min(fp32_embedding_params, n - small)
+        b = int(round((n - small - emb) * opt.fixed_state_bytes)) + (small + emb) * opt.states * 4
+        text = f"{n - small - emb:,} trainable params x {opt.fixed_state_bytes:g} B"
         if small:
             text += (f" + {small:,} in tensors under {opt.min_8bit_size:,} values x {opt.states} fp32 states x 4 B "
                      "(min_8bit_size)")
+        if emb:
+            text += (f" + {emb:,} embedding params x {opt.states} fp32 states x 4 B (the Trainer keeps nn.Embedding "
+                     "weights in 32 bits)")
         return b, text
     return n * opt.states * vb, f"{n:,} trainable params x {opt.states} states x {vb} B"
 
@@ -347,7 +379,9 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     elif master_b:
         m, mnote = shard(nt * master_b, 1)
         out.append(Component("fp32 master weights", GPU, m, f"{nt:,} params x {master_b} B{mnote}", ZERO_SRC))
-    sb, sformula = _state_bytes(opt, state_b, shape)
+    pc = arch.param_counts()
+    embeddings = (_tp_split(pc.embedding, train.tp) + pc.position_embedding) if train.method == "full" else 0
+    sb, sformula = _state_bytes(opt, state_b, shape, flat=z >= 1, ranks=N, fp32_embedding_params=embeddings)
     s, snote = shard(sb, 1)
     if s:
         out.append(Component("optimizer states", where_states, s,
@@ -387,12 +421,20 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     if any(opt.largest_tensor_fp32_copies) and not train.offload_optimizer:
         # One parameter at a time: the fp32 casts of a 16-bit gradient and parameter, and the
         # update's temporaries (grad**2 and + eps; the factored estimate beside the old update;
-        # -update), for the largest trainable tensor.
-        step_param_b = master_b or param_b  # the tensors the optimizer updates: fp32 masters, or these
+        # -update), for the largest tensor the optimizer steps: the largest trainable tensor, or
+        # under ZeRO the flat fp32 partition (stage 3: at most one sub-group).
+        step_param_b = 4 if z >= 1 else (master_b or param_b)  # fp32 masters (ZeRO's partition), or these
         copies = opt.largest_tensor_fp32_copies[0 if step_param_b == 2 else 1]
-        big = shape.largest_trainable_tensor
+        if z >= 1:
+            big = -(-nt // N)
+            what = f"ZeRO's flat fp32 partition {big:,} values"
+            if z == 3 and big > DS_STAGE3_SUB_GROUP_ELEMENTS:
+                big, what = DS_STAGE3_SUB_GROUP_ELEMENTS, f"one ZeRO-3 sub-group (sub_group_size) {big:,} values"
+        else:
+            big = shape.largest_trainable_tensor
+            what = f"largest trainable tensor {big:,} values"
         out.append(Component("optimizer step temporaries", GPU, big * copies * 4,
-                             f"largest trainable tensor {big:,} values x {copies} fp32 copies x 4 B "
+                             f"{what} x {copies} fp32 copies x 4 B "
                              f"({'16-bit' if step_param_b == 2 else 'fp32'} parameters)", opt.source,
                              phase="optimizer step"))
     # ---- communication buffers ------------------------------------------------------------

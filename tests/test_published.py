@@ -351,19 +351,19 @@ CASES: list[Case] = [
                 "{q/v, attention, all linear} x lora_dropout {0, 0.05} x prepare_kbit_training reproduces "
                 "all seven rows.")),
     # LoRA on an LLM.int8 base: TRL SFTTrainer with peft's prepare_model_for_int8_training of 2023
-    # (fp32 non-int8 weights and fp32 logits, as prepare_kbit_training), fp16 on the T4.
+    # (fp32 non-int8 weights and fp32 logits, as prepare_kbit_training; it turned on Transformers 4.30's
+    # checkpointing, which was torch's reentrant one), fp16 on the T4.
     Case("bnbblog-llama7b-t4-int8-gc-1024", _BNB_SRC, LLAMA1_7B,
          {**_BNB, "method": "lora", "load_in_8bit": True, "recipe": "pure-fp16", "seq_len": 1024,
-          "checkpointing": "full"},
+          "checkpointing": "full", "use_reentrant": True},
          "fits", "OOM (512 = No OOM)", "fit outcome", Outcome(False), _BNB_REASON, gpu="t4",
-         xfail=("published OOM (and 'No OOM' at 512), predicted 12.27 GiB on the T4's 14.75 GiB CUDA total (10.17 GiB "
-                "at 512): int8 weights with fp32 embeddings, head and norms 7.01 GiB, layer checkpoints and the inputs "
-                "the 8-bit linears keep on their autograd ctx 3.36 GiB, one recomputed layer 0.42, logits 0.37. The "
-                "model follows bitsandbytes 0.50 and Transformers 5 (non-reentrant checkpointing); the 2023 run had "
+         xfail=("published OOM (and 'No OOM' at 512), predicted 9.14 GiB on the T4's 14.75 GiB CUDA total (8.60 GiB "
+                "at 512): int8 weights with fp32 embeddings, head and norms 7.01 GiB, layer checkpoints 0.52, one "
+                "recomputed layer 0.42, logits 0.37 (with non-reentrant checkpointing, whose autograd graph keeps "
+                "the 8-bit inputs, 12.27 GiB: still fits). The model follows bitsandbytes 0.50; the 2023 run had "
                 "bitsandbytes 0.39, whose Turing path converted every int8 input, weight and result to the "
-                "col32/col_turing layouts through extra copies, and Transformers 4.30's reentrant checkpointing. "
-                "The blog prints no memory figure to locate the 2.5 GiB; the 13B NF4 row at 1024 misses the same "
-                "way (bnbblog-llama13b-t4-nf4-fp16-gc-1024)")),
+                "col32/col_turing layouts through extra copies. The blog prints no memory figure to locate the "
+                "5.6 GiB; the 13B NF4 row at 1024 misses the same way (bnbblog-llama13b-t4-nf4-fp16-gc-1024)")),
     Case("bnbblog-llama13b-t4-nf4-gc-nq-1024", _BNB_SRC, LLAMA1_13B,
          {**_BNB, "recipe": "pure-fp16", "double_quant": True, "seq_len": 1024, "checkpointing": "full"},
          "fits", "No OOM", "fit outcome", Outcome(True), _BNB_REASON, gpu="t4"),

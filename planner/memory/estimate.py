@@ -322,18 +322,19 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     zero3 = t.zero == 3 and t.data_parallel > 1
     save = min(SHARD_BYTES, arch.parameters * 2)
-    save_text = None
+    save_text, save_src = None, "Transformers docs, sharded checkpoints (one shard of <= 5 GB at a time)"
     if not full:
         # peft's save_pretrained writes the adapter weights only.
         n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
         ab = 4 if t.adapter_dtype == "fp32" else 2
         save = n_adapter * ab
         save_text = f"adapter weights only (peft save_pretrained): {n_adapter:,} params x {ab} B = {save:,} B"
+        save_src = "peft save_pretrained (adapters only)"
     comps += host_components(
         arch, processes=node, loading_processes=node, load_fraction=(1 / t.tp) * (1 / t.data_parallel if zero3 else 1),
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
-        batch_tokens=tokens, save_bytes=save, save_formula=save_text,
+        batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
     trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
     desc = recipe.description

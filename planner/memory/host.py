@@ -47,7 +47,9 @@ def checkpoint_dtype(arch: Architecture, given: str | None) -> str:
 def host_components(arch: Architecture, *, processes: int, loading_processes: int, load_fraction: float,
                     ckpt_dtype: str, low_cpu_mem_usage: bool, dataloader_workers: int, dataset_size: int,
                     dataset_format: str, pin_memory: bool, batch_tokens: int, save_bytes: int,
-                    save_formula: str | None = None, to_gpu: bool = False,
+                    save_formula: str | None = None,
+                    save_source: str = "Transformers docs, sharded checkpoints (one shard of <= 5 GB at a time)",
+                    to_gpu: bool = False,
                     processes_text: str = "") -> list[Component]:
     """Host RAM components of one machine.
 
@@ -65,6 +67,7 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         batch_tokens: tokens per micro-batch (for pinned buffers, 8-byte token ids and labels).
         save_bytes: bytes a checkpoint save builds in host memory (0 for inference).
         save_formula: how save_bytes was derived (default: the 16-bit model capped at one shard).
+        save_source: where that rule comes from (peft's adapter-only save_pretrained for LoRA).
         to_gpu: weights are loaded straight onto the GPU (a device_map): with ``low_cpu_mem_usage``
             each process holds one checkpoint shard (<= 5 GB) at a time, not the whole checkpoint.
         processes_text: what the processes are, for the formulas (e.g. '4 replicas x tp 2 on this
@@ -116,6 +119,6 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
     if save_bytes:
         out.append(Component("checkpoint save copy", HOST, save_bytes,
                              save_formula or f"min(model 16-bit weights, 5 GB shard) = {save_bytes:,} B",
-                             "Transformers docs, sharded checkpoints; peft save_pretrained (adapters only)",
+                             save_source,
                              phase="run"))
     return out

@@ -455,7 +455,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     In this order: a quantized checkpoint the method loads as a base model; a bitsandbytes base's
     (QLoRA's or 8-bit LoRA's) prepare_model_for_kbit_training without checkpointing; a bitsandbytes
     base on a mixture of experts (its experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
-    data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a
+    data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a recipe
+    without fp32 masters under ZeRO (DeepSpeed clones partitions to fp32); a
     ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
     are: the same workload on another GPU count gets that count's warnings.
 
@@ -488,6 +489,19 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     one_rank = zero_one_rank_warning(train.zero, train.data_parallel, train.offload_optimizer or train.offload_params)
     if one_rank:
         out.append(one_rank)
+    rec = RECIPES[train.recipe]
+    if train.zero and train.method == "full" and not rec.master_bytes and not train.offload_optimizer:
+        # DeepSpeed stage_1_and_2.py / stage3.py clone every partition to fp32
+        # (single_partition_of_fp32_groups, fp32_partitioned_groups_flat) and build the optimizer on it.
+        if rec.weight_bytes == 4:
+            out.append(f"recipe {train.recipe} under ZeRO: DeepSpeed clones each rank's fp32 partition once more for "
+                       "its optimizer (+4 B per parameter / data-parallel ranks, not counted here); PyTorch FSDP, "
+                       "which this estimate matches, does not.")
+        else:
+            out.append(f"recipe {train.recipe} keeps no fp32 master copy: under ZeRO that is PyTorch FSDP sharding "
+                       f"{rec.dtype} parameters, gradients and optimizer states. DeepSpeed ZeRO clones every partition "
+                       f"to fp32 and keeps fp32 optimizer states whatever the model's dtype: for DeepSpeed plan recipe "
+                       f"mixed-{rec.dtype}.")
     if train.seq_len > arch.max_position_embeddings:
         out.append(f"seq_len {train.seq_len} exceeds the model's max_position_embeddings "
                    f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")

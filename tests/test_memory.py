@@ -212,6 +212,24 @@ def test_zero_offload_steps_only_deepspeeds_cpu_optimizers(optimizer, runs):
     assert "DeepSpeedCPUAdam" in str(e.value)
 
 
+def test_zero_step_casts_the_gradient_partition_to_fp32():
+    # DeepSpeed's step: flatten this rank's 16-bit gradients (2 B) and cast them to fp32 (4 B) as the fp32
+    # partition's grad. llama-2-7b over 2 ranks: 3,369,207,808 values x 6 B; ZeRO-3 one sub-group of
+    # 1e9 values at a time (sub_group_size); fp32 gradient buffers (mixed-bf16-fp32-grads): the flat copy
+    # is the fp32 tensor, 4 B.
+    arch = catalog_arch("llama-2-7b")
+
+    def step_grad(**keys):
+        comps = model_state_components(arch, workload(arch, task="train", gpus=2, **keys).train)
+        return sum(c.bytes for c in comps if c.name == "fp32 gradient partition for the step (ZeRO)")
+
+    assert step_grad(recipe="mixed-bf16", zero=1) == 3_369_207_808 * 6
+    assert step_grad(recipe="mixed-bf16", zero=3) == 1_000_000_000 * 6
+    assert step_grad(recipe="mixed-bf16-fp32-grads", zero=2) == 3_369_207_808 * 4
+    assert step_grad(recipe="mixed-bf16", zero=0) == 0
+    assert step_grad(recipe="mixed-bf16", zero=2, offload_optimizer=True) == 0  # the host steps it
+
+
 def test_gpt_oss_experts_are_stored_as_gate_up_and_down():
     # gpt-oss-20b: hidden 2,880 = intermediate 2,880, 32 experts; GptOssExperts stores gate_up_proj
     # (32 x 5,760 x 2,880 = 530,841,600) and down_proj (32 x 2,880 x 2,880 = 265,420,800) in each of 24

@@ -22,7 +22,7 @@ from planner.architecture import from_hf_config
 from planner.memory import estimate
 from planner.memory.activations import activation_bytes, regime_for
 from planner.recipes import OPTIMIZERS, RECIPES
-from planner.workload import workload_from_mapping
+from planner.workload import OFFLOAD_OPTIMIZERS, workload_from_mapping
 
 
 @st.composite
@@ -87,8 +87,13 @@ def test_longer_sequence_never_needs_less(arch, opts, extra):
 @given(archs(), train_options, st.integers(2, 64), st.integers(1, 2))
 def test_higher_zero_stage_never_needs_more(arch, opts, gpus, stage):
     low = total(arch, **opts, gpus=gpus, zero=stage)
-    high = total(arch, **opts, gpus=gpus, zero=stage + 1)
-    assert high <= low
+    high_est = estimate(make(arch, **opts, gpus=gpus, zero=stage + 1))
+    # ZeRO-3 allocates its reduce bucket at start-up and keeps it through the optimizer step, where
+    # stages 1-2 have freed theirs: with a step heavier than the sharding saves (a tiny model, a
+    # step with temporaries), stage 3 may need up to that bucket more, and never more than that.
+    kept_bucket = sum(c.bytes for c in high_est.gpu_components() if c.name == "ZeRO reduce bucket"
+                      and c.phase == "") if stage == 2 else 0
+    assert high_est.per_gpu_total_bytes <= low + kept_bucket
 
 
 @settings(max_examples=150, deadline=None)
@@ -112,8 +117,8 @@ def test_checkpointing_never_increases_activations(arch, recipe, attention, full
 
 
 @settings(max_examples=100, deadline=None)
-@given(archs(), st.sampled_from(["full", "lora"]), st.sampled_from(sorted(OPTIMIZERS)),
-       st.sampled_from(sorted(OPTIMIZERS)), st.integers(1, 8), st.sampled_from([2, 3]), st.integers(1, 4))
+@given(archs(), st.sampled_from(["full", "lora"]), st.sampled_from(OFFLOAD_OPTIMIZERS),
+       st.sampled_from(OFFLOAD_OPTIMIZERS), st.integers(1, 8), st.sampled_from([2, 3]), st.integers(1, 4))
 def test_zero_offload_gpu_need_holds_no_optimizer_and_no_gradient_copy(arch, method, opt_a, opt_b, gpus, stage,
                                                                        grad_accum):
     keys = dict(method=method, recipe="mixed-bf16", gpus=gpus, zero=stage, offload_optimizer=True,

@@ -409,15 +409,20 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
             out.append(Component("gradient staging buffer (ZeRO-Offload)", GPU, big * param_b,
                                  f"largest trainable tensor {big:,} elements x {param_b} B "
                                  "(temp_grad_buffer_for_gpu_offload)", OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC))
+    def step_partition() -> tuple[int, str]:
+        """The flat fp32 tensor DeepSpeed's step works on: this rank's partition, at stage 3 one
+        sub-group of it at a time (sub_group_size); values and words."""
+        part = -(-nt // N)
+        if z == 3 and part > DS_STAGE3_SUB_GROUP_ELEMENTS:
+            return DS_STAGE3_SUB_GROUP_ELEMENTS, f"one ZeRO-3 sub-group (sub_group_size) of the {part:,}-value partition"
+        return part, f"ZeRO's flat fp32 partition of {part:,} values"
+
     if z >= 1 and master_b and not train.offload_optimizer:
         # DeepSpeed's step flattens this rank's averaged 16-bit gradients and casts them to fp32 as the
         # fp32 partition's .grad (stage_1_and_2.py step: single_grad_partition = flatten(...).to(fp32);
         # stage3.py _prepare_fp32_grad_for_sub_group, one sub-group at a time); the 16-bit gradients are
         # freed right after, the fp32 one lives through the optimizer step.
-        part = -(-nt // N)
-        what = f"{part:,} partition values"
-        if z == 3 and part > DS_STAGE3_SUB_GROUP_ELEMENTS:
-            part, what = DS_STAGE3_SUB_GROUP_ELEMENTS, f"one sub-group of {part:,} partition values (sub_group_size)"
+        part, what = step_partition()
         flat = grad_b if grad_b != 4 else 0  # a 16-bit flat copy before the cast (fp32 gradients: the copy is it)
         out.append(Component("fp32 gradient partition for the step (ZeRO)", GPU, part * (4 + flat),
                              f"{what} x (4 B fp32" + (f" + {flat} B flat copy being cast" if flat else "") + ")",
@@ -440,10 +445,7 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         step_param_b = 4 if z >= 1 else (master_b or param_b)  # fp32 masters (ZeRO's partition), or these
         copies = opt.largest_tensor_fp32_copies[0 if step_param_b == 2 else 1]
         if z >= 1:
-            big = -(-nt // N)
-            what = f"ZeRO's flat fp32 partition {big:,} values"
-            if z == 3 and big > DS_STAGE3_SUB_GROUP_ELEMENTS:
-                big, what = DS_STAGE3_SUB_GROUP_ELEMENTS, f"one ZeRO-3 sub-group (sub_group_size) {big:,} values"
+            big, what = step_partition()
         else:
             big = shape.largest_trainable_tensor
             what = f"largest trainable tensor {big:,} values"

@@ -173,7 +173,8 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         sizes += [(_tp_split(n, t), 1) for n in (pc.embedding, pc.lm_head) if n]
         if pc.position_embedding:
             sizes.append((pc.position_embedding, 1))
-        for m in _stored_modules(arch):
+        stored = _stored_modules(arch)
+        for m in stored:
             sizes.append((_tp_split(m.weight_params, t), L))
             if m.bias:
                 sizes.append((_tp_split(m.bias_params, t), L))
@@ -186,13 +187,13 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         # Adafactor: factored second moment for matrices, full for vectors. A tensor of shape
         # (..., out, in) keeps a row vector (..., out) and a column vector (..., in): for a 3-D
         # expert tensor (experts, out, in) that is experts x (out + in).
-        factored = sum((m.in_features + m.out_features) * m.count for m in _stored_modules(arch)) * L
+        factored = sum((m.in_features + m.out_features) * m.count for m in stored) * L
         factored += arch.vocab_size + arch.hidden_size  # embedding
         if pc.lm_head:
             factored += arch.vocab_size + arch.hidden_size
         factored += pc.norms + pc.biases + pc.position_embedding
         ada = _tp_split(factored, t)
-        biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in _stored_modules(arch)]), t)
+        biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in stored]), t)
     else:
         trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
         ada = 0

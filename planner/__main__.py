@@ -1,6 +1,6 @@
 """`python -m planner` runs the command-line interface."""
 
-from planner.cli import main
+from planner.cli.main import main
 
 if __name__ == "__main__":  # pragma: no cover
     main()

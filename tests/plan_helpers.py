@@ -1,15 +1,15 @@
 """Tiny synthetic catalogs for the scenario, candidate and solver tests (values are placeholders).
 
 Every builder returns the frozen catalog records directly (no YAML), so a test states exactly
-the numbers it depends on. ``tiny_catalog`` assembles a :class:`planner.catalog.Catalog`.
+the numbers it depends on. ``tiny_catalog`` assembles a :class:`planner.catalog.loader.Catalog`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from planner.catalog import Catalog, Dimm, Gpu, ModelEntry, Nic, Platform, SlotGroup, SourceRef, Switch
-from planner.units import GiB
+from planner.catalog.loader import Catalog, Dimm, Gpu, ModelEntry, Nic, Platform, SlotGroup, SourceRef, Switch
+from planner.core.units import GiB
 
 #: A small Llama: h 64, 2 layers, 8 heads, 2 KV heads, f 160, V 100 (95,040 parameters).
 TINY_CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
@@ -98,7 +98,7 @@ def train_workload(**kw: Any) -> dict[str, Any]:
 
 def scen(cat, *workloads, extras=(), **constraints):
     """A scenario over the tiny catalog ``cat``: workloads, constraints as keyword arguments, extras."""
-    from planner.scenario import scenario_from_mapping
+    from planner.plan.scenario import scenario_from_mapping
 
     return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints,
                                   "extras": list(extras)}, cat)

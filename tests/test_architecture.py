@@ -1,4 +1,4 @@
-"""Parameter counts from config.json (planner.architecture) and the model catalog's configs.
+"""Parameter counts from config.json (planner.model.architecture) and the model catalog's configs.
 
 The catalog is read with yaml.safe_load directly, so these tests do not depend on the catalog
 loader. Small cases carry their arithmetic beside them: h hidden, L layers, a heads, kv KV heads,
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planner.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
-from planner.errors import ModelConfigError
+from planner.model.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
+from planner.core.errors import ModelConfigError
 
 MODELS_YAML = Path(__file__).resolve().parents[1] / "catalog" / "models.yaml"
 
@@ -508,7 +508,7 @@ def test_gpt_oss_published_totals():
 
 
 def test_gemma3_keeps_its_top_level_quantization_config_and_explicit_nulls():
-    from planner.workload import checkpoint_format
+    from planner.workload.spec import checkpoint_format
 
     cfg = {"model_type": "gemma3", "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128},
            "text_config": _llama(model_type="gemma3_text", head_dim=8)}

@@ -20,9 +20,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import planner.cli
-from planner.catalog import load_catalog
-from planner.cli import main
+import planner.cli.main
+from planner.catalog.loader import load_catalog
+from planner.cli.main import main
 
 CORPUS = Path(__file__).parent / "data" / "bad"
 CASES: list[dict[str, Any]] = yaml.safe_load((CORPUS / "cases.yaml").read_text(encoding="utf-8"))["cases"]
@@ -42,7 +42,7 @@ def _load(catalog_dir: str | None) -> Any:
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the corpus at ./bad in a fresh working directory; no Hugging Face cache, no calibration."""
-    monkeypatch.setattr(planner.cli, "_load_catalog", _load)
+    monkeypatch.setattr(planner.cli.main, "_load_catalog", _load)
     shutil.copytree(CORPUS, tmp_path / "bad")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from planner.calibrate import Calibration, load_calibrations, overheads_for_gpu, save_calibration
-from planner.cli import main
+from planner.validate.calibrate import Calibration, load_calibrations, overheads_for_gpu, save_calibration
+from planner.cli.main import main
 
 ARGS = ["calibrate", "--model", "gpt2", "--task", "train", "--recipe", "fp32", "--micro-batch", "1", "--seq-len", "64"]
 

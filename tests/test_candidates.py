@@ -1,4 +1,4 @@
-"""Candidate enumeration and feasibility rules (planner.candidates), one tiny inline catalog per rule.
+"""Candidate enumeration and feasibility rules (planner.plan.candidates), one tiny inline catalog per rule.
 
 Each rule is tested at its boundary: exactly at the limit fits, one unit over does not, and the
 row's ``binding`` and ``why_not`` say so (texts checked outside ``pytest.raises``). Memory needs
@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from planner.candidates import (
+from planner.plan.candidates import (
     COLUMNS,
     RULES,
     build,
@@ -22,7 +22,7 @@ from planner.candidates import (
     with_gpus,
 )
 from planner.memory import estimate
-from planner.units import GiB
+from planner.core.units import GiB
 from tests.plan_helpers import (
     dimm,
     gpu,

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.architecture import from_hf_config
-from planner.catalog import (
+from planner.model.architecture import from_hf_config
+from planner.catalog.loader import (
     CATALOG_FILES,
     Catalog,
     CatalogWarning,
@@ -23,8 +23,8 @@ from planner.catalog import (
     load_catalog,
     max_cards,
 )
-from planner.errors import CatalogError
-from planner.units import GB, GiB
+from planner.core.errors import CatalogError
+from planner.core.units import GB, GiB
 
 TINY = Path(__file__).parent / "data" / "catalog_tiny"
 SHIPPED = default_catalog_dir()
@@ -517,7 +517,7 @@ def test_missing_base_directory_says_where_it_looked(tmp_path: Path) -> None:
 def test_the_source_checkout_catalog_is_the_default():
     # In a checkout (and an editable install) catalog/ beside planner/ is read; only a regular install, which has
     # no such folder, reads the copy pyproject.toml packages as planner/catalog_data.
-    from planner.catalog import default_catalog_dir
+    from planner.catalog.loader import default_catalog_dir
     assert default_catalog_dir() == Path(__file__).resolve().parent.parent / "catalog"
 
 
@@ -793,7 +793,7 @@ def test_bad_spot_range(tiny: Path, new: str, expected: str) -> None:
 
 
 def test_spot_range_is_read(tiny: Path) -> None:
-    from planner.cloud import spot_basis, spot_range
+    from planner.cost.cloud import spot_basis, spot_range
 
     edit(tiny, "cloud.yaml", SPOT, SPOT + "    spot_usd_per_hour_range: [20.5, 24]\n")
     inst = load_catalog(base=tiny).instance("test-8x-h100")
@@ -833,7 +833,7 @@ instances:
     source: my cloud's price page
     as_of: 2026-02-01
 """)
-    from planner.cloud import spot_basis
+    from planner.cost.cloud import spot_basis
 
     cat = load_catalog(overlay, base=TINY)
     shipped, mine = cat.instance("test-8x-h100"), cat.instance("my-box")
@@ -932,7 +932,7 @@ def test_an_overlay_price_without_notes_drops_the_shipped_notes(tmp_path: Path) 
     # quote line repeats them), the others say where each price came from. An overlay that sets a price of any
     # catalog kind that has prices (GPU, DIMM, platform, NIC, switch, cloud instance) and gives no notes keeps
     # none of them; one that gives notes keeps its own; one that changes no price keeps the shipped notes.
-    from planner.solver import _parts
+    from planner.plan.solver import _parts
 
     shipped = load_catalog()
     platform = shipped.platform("am5-desktop")
@@ -1036,7 +1036,7 @@ def test_model_with_its_published_total_loads(tmp_path: Path) -> None:
 
 def test_model_config_typo_against_its_published_total(tmp_path: Path) -> None:
     """The review's typo: intermediate_size 1382 for 13824 counts 5,596,795,904 parameters (48 layers x 3 x
-    5120 x 1382 in the MLPs instead of x 13824; the count is from planner.architecture), 9,173,237,760 fewer."""
+    5120 x 1382 in the MLPs instead of x 13824; the count is from planner.model.architecture), 9,173,237,760 fewer."""
     overlay = tmp_path / "mine"
     write(overlay, "models.yaml", QWEN_14B.replace("intermediate_size: 13824", "intermediate_size: 1382"))
     with pytest.raises(CatalogError) as excinfo:
@@ -1089,8 +1089,8 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
 
 
 def test_scenario_naming_a_gpu_the_overlay_removed_says_so(tmp_path: Path) -> None:
-    from planner.errors import ScenarioError
-    from planner.scenario import scenario_from_mapping
+    from planner.core.errors import ScenarioError
+    from planner.plan.scenario import scenario_from_mapping
 
     overlay = tmp_path / "mine"
     write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planner.cli import main
+from planner.cli.main import main
 
 SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "ft-7b-workstation.yaml"
 

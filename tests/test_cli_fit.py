@@ -11,7 +11,7 @@ import json
 
 from click.testing import CliRunner
 
-from planner.cli import main
+from planner.cli.main import main
 
 LLAMA_8B_4090 = ("fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--task", "infer", "--context", "8192",
                  "--concurrency", "max")

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planner.atomic import write_text
-from planner.candidates import COLUMNS
-from planner.cli import main
-from planner.errors import OutputError
-from planner.export import safe_stem
+from planner.core.atomic import write_text
+from planner.plan.candidates import COLUMNS
+from planner.cli.main import main
+from planner.core.errors import OutputError
+from planner.core.names import safe_stem
 
 ROOT = Path(__file__).resolve().parents[1]
 SCEN = ROOT / "scenarios"
@@ -169,9 +169,9 @@ def test_fit_micro_batch(runner):
     assert d["target"] == "micro_batch" and d["max_value"] >= 1
     assert d["need_bytes"] <= d["capacity_bytes"] < (d["next_need_bytes"] or float("inf"))
     # the answer is the one the library gives
-    from planner.candidates import capacity_bytes
-    from planner.catalog import load_catalog
-    from planner.inputs import workload_from_options
+    from planner.plan.candidates import capacity_bytes
+    from planner.catalog.loader import load_catalog
+    from planner.workload.inputs import workload_from_options
     from planner.memory import estimate
 
     cat = load_catalog()
@@ -280,8 +280,8 @@ def test_every_command_has_help_with_an_example(runner, cmd):
 
 
 def test_cli_imports_nothing_heavy():
-    code = ("import sys, planner.cli; heavy = [m for m in ('pandas', 'numpy', 'scipy', 'openpyxl', 'yaml', "
-            "'planner.solver', 'planner.candidates') if m in sys.modules]; print(heavy)")
+    code = ("import sys, planner.cli.main; heavy = [m for m in ('pandas', 'numpy', 'scipy', 'openpyxl', 'yaml', "
+            "'planner.plan.solver', 'planner.plan.candidates') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -303,7 +303,7 @@ def test_csv_text_never_becomes_a_formula():
     # A workload named '=1+1' (from a user file) is written as "'=1+1" in the CSV; numbers stay numbers.
     import pandas as pd
 
-    from planner.export import candidates_csv
+    from planner.report.export import candidates_csv
 
     text = candidates_csv(pd.DataFrame({"workload": ["=1+1", "@SUM(A1)", "ok", "-2"], "capex_usd": [1.0, 2.0, 3.0, -4.0]}))
     assert text.splitlines() == ["workload,capex_usd", "'=1+1,1.0", "'@SUM(A1),2.0", "ok,3.0", "'-2,-4.0"]
@@ -315,7 +315,7 @@ def test_fit_json_prints_a_document_when_nothing_fits():
 
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["fit", "--model", "llama-2-70b", "--gpu", "rtx-3060-12gb", "--task", "infer",
                                        "--concurrency", "max", "--json"])
@@ -424,7 +424,7 @@ def test_plan_warns_about_price_sources_no_sources_file_defines(runner, tmp_path
 def test_plan_reads_each_sources_file_once(runner, tmp_path, monkeypatch):
     # The console's undefined-REF warning and the workbook's Sources sheet share one index: with an
     # overlay, the overlay's SOURCES.md (absent) and the shipped one are each read once per plan.
-    import planner.sources
+    import planner.catalog.sources
 
     overlay = tmp_path / "mine"
     overlay.mkdir()
@@ -432,13 +432,13 @@ def test_plan_reads_each_sources_file_once(runner, tmp_path, monkeypatch):
                                        "    price_kind: quote\n    source: \"REF:NOPE-404 vendor listing\"\n"
                                        "    as_of: 2026-11-20\n")
     read = []
-    real = planner.sources.read_sources
+    real = planner.catalog.sources.read_sources
 
     def counting(path, shown=None):
         read.append(Path(path))
         return real(path, shown)
 
-    monkeypatch.setattr(planner.sources, "read_sources", counting)
+    monkeypatch.setattr(planner.catalog.sources, "read_sources", counting)
     out = tmp_path / "out"
     r = run(runner, "plan", str(SCEN / "qlora-7b-12gb.yaml"), "--catalog", str(overlay), "--out", str(out),
             "--format", "xlsx,json")

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planner.architecture import from_hf_config
-from planner.catalog import Catalog, CloudInstance, Gpu, PcieGen, load_catalog
-from planner.cloud import cloud_fits, cloud_table, retarget
-from planner.compare import LocalMachine, LocalRun, compare_machine, comparison_text, comparison_to_dict
-from planner.errors import ScenarioError
-from planner.fields import Entry
+from planner.model.architecture import from_hf_config
+from planner.catalog.loader import Catalog, CloudInstance, Gpu, PcieGen, load_catalog
+from planner.cost.cloud import cloud_fits, cloud_table, retarget
+from planner.cost.compare import LocalMachine, LocalRun, compare_machine, comparison_text, comparison_to_dict
+from planner.core.errors import ScenarioError
+from planner.core.fields import Entry
 from planner.memory import estimate
-from planner.tco import (
+from planner.cost.tco import (
     CostInputs,
     break_even_hours,
     break_even_months,
@@ -31,7 +31,7 @@ from planner.tco import (
     read_costs,
     usd_per_million_tokens,
 )
-from planner.timing import (
+from planner.cost.timing import (
     compute_seconds,
     decode_step_seconds,
     default_mfu,
@@ -41,8 +41,8 @@ from planner.timing import (
     training_flops,
     transfer_seconds,
 )
-from planner.units import GiB
-from planner.workload import workload_from_mapping
+from planner.core.units import GiB
+from planner.workload.spec import workload_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
@@ -119,7 +119,7 @@ def test_decode_is_memory_bound_at_batch_1():
 
 def qlora_7b_seed(catalog):
     """The seed QLoRA-7B workload (scenarios/compare-qlora-7b-12gb.yaml) and its estimate."""
-    from planner.inputs import workload_from_options
+    from planner.workload.inputs import workload_from_options
 
     w = workload_from_options(dict(model="llama-2-7b", task="train", method="qlora", recipe="pure-bf16",
                                    micro_batch=1, seq_len=512, grad_accum=16, checkpointing="full",
@@ -128,8 +128,8 @@ def qlora_7b_seed(catalog):
 
 
 def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
-    from planner.compare import pcie_per_lane
-    from planner.timing import time_workload
+    from planner.cost.compare import pcie_per_lane
+    from planner.cost.timing import time_workload
 
     w, est = qlora_7b_seed(shipped)
     gpu = shipped.gpu("rtx-3060-12gb")
@@ -155,8 +155,8 @@ def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
     # so the time grows by 1 / scale; a scenario's own costs.mfu is the user's figure and is not.
     from dataclasses import replace
 
-    from planner.compare import pcie_per_lane
-    from planner.timing import time_workload
+    from planner.cost.compare import pcie_per_lane
+    from planner.cost.timing import time_workload
 
     w, est = qlora_7b_seed(shipped)
     base = shipped.gpu("rtx-3060-12gb")
@@ -409,7 +409,7 @@ def test_cloud_fit_reasons(tiny):
 
 
 def test_retarget_inference_replicas(shipped):
-    from planner.inputs import workload_from_options
+    from planner.workload.inputs import workload_from_options
 
     w = workload_from_options(dict(model="llama-2-7b", task="infer", tp=2), shipped)
     assert retarget(w, 8)[1] == 4
@@ -536,14 +536,14 @@ def test_compare_without_feasible_cloud(tiny):
 # ----- the command and the seed scenario --------------------------------------------------------------
 
 def run_compare(*args):
-    from planner.cli import main
+    from planner.cli.main import main
 
     return CliRunner().invoke(main, ["compare", *args], catch_exceptions=False)
 
 
 def closed_form_break_even(doc, c):
     """Break-even month, busy hours and hours beyond the period from the printed figures at cloud rate c,
-    by planner.tco's closed forms (the planner itself uses brentq):
+    by planner.cost.tco's closed forms (the planner itself uses brentq):
     month: M* = capex / (h (c - e) - S/12) when within 12 x D; else 12 x D (the sale) when the TCO
     F + S x D + e x busy is at most the rent c x busy; else none.
     hours: H* = (F + S x D) / (c - e) when c > e; a break-even when H* <= busy = h x 12 x D, else 'beyond'."""
@@ -599,7 +599,7 @@ def test_seed_scenario_compare_json(tmp_path, shipped):
 def test_compare_command_bad_costs(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(SEED.read_text().replace("  utilization: 0.5", "  utilisation: 0.5"))
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["compare", str(bad)])
     assert result.exit_code == 2
@@ -607,7 +607,7 @@ def test_compare_command_bad_costs(tmp_path):
 
 
 def test_compare_help_has_example():
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["compare", "--help"])
     assert result.exit_code == 0 and "Example:" in result.output
@@ -653,11 +653,11 @@ def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
 
 
 def test_the_catalogs_spot_warnings_for_the_instances_compared_are_printed(tiny):
-    # The loader warns about a spot price above on-demand (planner.catalog.CatalogWarning, tested in
+    # The loader warns about a spot price above on-demand (planner.catalog.loader.CatalogWarning, tested in
     # test_catalog.py); compare says it for the instances it compares, in the text, the JSON and the workbook.
     from dataclasses import replace as dc_replace
 
-    from planner.catalog import CatalogWarning
+    from planner.catalog.loader import CatalogWarning
 
     cat, w, machine = tiny
     fast = "cloud.yaml:9: instances[0] (cloud-fast).spot_usd_per_hour: spot above on-demand (a test text)"
@@ -794,7 +794,7 @@ def test_read_costs_checks_batch_inference_names(serving, tiny):
 def test_compare_command_refuses_batch_inference_of_a_training_workload(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(SEED.read_text().replace("  spot: true\n", "  spot: true\n  batch_inference: [qlora-7b]\n"))
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["compare", str(bad)])
     assert result.exit_code == 2
@@ -805,7 +805,7 @@ def test_compare_command_refuses_batch_inference_of_a_training_workload(tmp_path
 # ----- why an instance does not fit: the local plan's variant, not the first -------------------------------
 
 def test_why_not_is_the_reason_of_the_local_variant(tiny, shipped):
-    from planner.cloud import check_instance
+    from planner.cost.cloud import check_instance
 
     cat, _, _ = tiny
     # Llama-3.2-1B: Transformers runs it tensor parallel (GPT-2 has no tp_plan).
@@ -837,7 +837,7 @@ def test_why_not_is_the_reason_of_the_local_variant(tiny, shipped):
 def test_much_larger_cheapest_instance_is_flagged(tiny):
     from dataclasses import replace as dc_replace
 
-    from planner.compare import TIME_MODEL_NOTE
+    from planner.cost.compare import TIME_MODEL_NOTE
 
     cat, w, machine = tiny
     plain = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
@@ -865,7 +865,7 @@ def test_compare_command_refuses_batch_inference_of_a_service(tmp_path):
     bad.write_text("name: bi\nworkloads:\n  - name: chat\n    model: llama-3.1-8b\n    task: infer\n"
                    "    context: 2048\n    concurrency: 4\n    tokens_per_request: 256\n    requests_per_hour: 100\n"
                    "costs:\n  batch_inference: [chat]\n")
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["compare", str(bad)])
     assert result.exit_code == 2
@@ -877,8 +877,8 @@ def test_cloud_check_sizes_a_vllm_workload_with_the_instance_cards_serve_default
     # An engine-vllm workload that leaves max_num_batched_tokens / max_num_seqs open runs with
     # vllm serve's defaults for the instance's card: 8,192 / 1,024 on an H100 (>= 70 GiB, not an
     # A100), 2,048 / 256 on an L4.
-    from planner.catalog import load_catalog
-    from planner.cloud import cloud_fits
+    from planner.catalog.loader import load_catalog
+    from planner.cost.cloud import cloud_fits
 
     cat = load_catalog()
     arch = from_hf_config(cat.model("llama-3.1-8b").config, "llama-3.1-8b")
@@ -1001,7 +1001,7 @@ def test_a_rate_without_a_request_size_is_said_not_dropped(serving):
 
 
 def test_copies_for():
-    from planner.compare import copies_for
+    from planner.cost.compare import copies_for
 
     # ceil(rate / capacity), at least one; an exact multiple is not rounded up by float noise.
     assert copies_for(150_000, 62_548.3) == 3
@@ -1071,7 +1071,7 @@ def test_compare_refuses_a_request_rate_of_zero(tmp_path, value):
 
 
 def test_compare_refuses_a_negative_request_rate(tmp_path):
-    # Refused by the workload reader (planner.workload) before compare looks at it.
+    # Refused by the workload reader (planner.workload.spec) before compare looks at it.
     path = rated_scenario(tmp_path, "    tokens_per_request: 256\n    requests_per_hour: -1\n")
     result = run_compare(str(path))
     assert result.exit_code == 2
@@ -1081,7 +1081,7 @@ def test_compare_refuses_a_negative_request_rate(tmp_path):
 def test_the_request_split_is_stated_and_the_longest_request_times(serving, shipped):
     # GPT-2 at context 1,024: 1,023 generated tokens leave a 1-token prompt; the split and its assumption
     # are the first line of the arithmetic.
-    from planner.timing import time_workload
+    from planner.cost.timing import time_workload
 
     cat, infer, machine = serving
     w = infer(tokens_per_request=1023)
@@ -1095,7 +1095,7 @@ def test_the_request_split_is_stated_and_the_longest_request_times(serving, ship
 @pytest.mark.parametrize("tokens", [1024, 5000])
 def test_time_model_refuses_a_request_that_leaves_no_prompt(serving, tokens):
     # The readers refuse it with a line; the time model itself never shortens the request to the context.
-    from planner.timing import time_workload
+    from planner.cost.timing import time_workload
 
     cat, infer, machine = serving
     w = infer(tokens_per_request=tokens)
@@ -1119,7 +1119,7 @@ def test_compare_machine_refuses_a_request_rate_of_zero(serving, extra):
 # ----- price dates and sources ----------------------------------------------------------------------------
 
 def test_spot_range_and_basis_from_the_catalog(shipped):
-    from planner.cloud import spot_basis, spot_range
+    from planner.cost.cloud import spot_basis, spot_range
 
     inst = {i.id: i for i in shipped.instances}
     # cloud.yaml aws-p4d-24xlarge: spot_usd_per_hour 2.4655, spot_usd_per_hour_range [2.4655, 8.1915]: the low end.
@@ -1180,7 +1180,7 @@ def mixed_precision_comparison(serving, **costs):
     """GPT-2 served in bf16 locally; the variants prefer fp8 weights. Only 'twin-card' computes in
     fp8 here, so the cheapest, cloud-twin ($0.50/h), runs fp8 weights while cloud-wide ($2.00/h)
     runs the local bf16: the comparison at the cheapest is not like-for-like."""
-    from planner.catalog import Catalog as Cat
+    from planner.catalog.loader import Catalog as Cat
 
     cat, infer, machine = serving
     gpus = tuple(replace(g, fp8=True) if g.id == "twin-card" else g for g in cat.gpus)
@@ -1228,7 +1228,7 @@ def test_same_precision_everywhere_has_no_like_for_like_note(serving):
 
 
 def test_differs_from_local_for_training(tiny):
-    from planner.compare import differs_from_local
+    from planner.cost.compare import differs_from_local
 
     _, w, _ = tiny
     assert differs_from_local(w, w) == ""

@@ -15,13 +15,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from planner.architecture import from_hf_config
-from planner.cli import main
-from planner.errors import InputError
+from planner.model.architecture import from_hf_config
+from planner.cli.main import main
+from planner.core.errors import InputError
 from planner.memory import estimate
 from planner.memory.activations import dora_temporaries, layer_saved_tensors, regime_for
 from planner.memory.states import lora_parameters
-from planner.workload import workload_from_mapping
+from planner.workload.spec import workload_from_mapping
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
@@ -109,7 +109,7 @@ def test_dora_temporaries_match_an_op_by_op_trace():
     # (32 x 512 x 2 = 32,768 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     torch.manual_seed(0)
 
@@ -205,7 +205,7 @@ def test_dora_temporaries_under_autocast_match_an_op_by_op_trace():
     # copies of lora_A and lora_B ((8 x 512 + 2,048 x 8) x 2 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     i, o, r, tokens = 512, 2048, 8, 32
     torch.manual_seed(0)
@@ -265,7 +265,7 @@ def test_dora_weight_copies_follow_the_dtype_not_the_width():
 def test_dora_with_dropout_costs_a_second_base_forward_and_its_input_gradient():
     # peft recomputes F.linear(dropout(x), W) for every adapted module under lora_dropout: 2 x D
     # FLOPs forward and 2 x D for its input gradient per token, D = the adapted weights.
-    from planner.timing import training_flops
+    from planner.cost.timing import training_flops
 
     p, a, d = 8e9, 4e7, 7e9
     assert training_flops(params=p, tokens=1, method="lora", adapter_params=a) == 4 * p + 6 * a

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.catalog import load_catalog
-from planner.scenario import load_scenario
-from planner.solver import NoFeasiblePlan, plan
+from planner.catalog.loader import load_catalog
+from planner.plan.scenario import load_scenario
+from planner.plan.solver import NoFeasiblePlan, plan
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.yaml"))

@@ -15,15 +15,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from planner.architecture import from_hf_config
-from planner.catalog import load_catalog
-from planner.cli import main
-from planner.errors import InputError
+from planner.model.architecture import from_hf_config
+from planner.catalog.loader import load_catalog
+from planner.cli.main import main
+from planner.core.errors import InputError
 from planner.memory import estimate
 from planner.memory.activations import activation_parts, layer_saved_tensors, regime_for
 from planner.memory.quant import int8_training_buffer_bytes
-from planner.timing import default_mfu
-from planner.workload import check_gpu_support, workload_from_mapping
+from planner.cost.timing import default_mfu
+from planner.workload.spec import check_gpu_support, workload_from_mapping
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
@@ -156,7 +156,7 @@ def test_8bit_lora_with_prepare_kbit_training_is_accepted():
 
 
 def test_8bit_lora_needs_int8_hardware():
-    from planner.fields import Entry
+    from planner.core.fields import Entry
 
     gaudi = load_catalog().gpu("gaudi-3")
     assert not gaudi.int8
@@ -167,7 +167,7 @@ def test_8bit_lora_needs_int8_hardware():
         check_gpu_support(w, gaudi, Entry(data, file="s.yaml", path="workloads[0]"))
     assert e.value.entry.endswith("load_in_8bit")
     assert "method: qlora" in str(e.value)
-    from planner.candidates import precision_needs
+    from planner.plan.candidates import precision_needs
     assert "int8" in precision_needs(w)
 
 

@@ -1,4 +1,4 @@
-"""Checks of planner.measure, the storage-counting tracker behind the validation data.
+"""Checks of planner.validate.measure, the storage-counting tracker behind the validation data.
 
 The tracker tests need torch (skipped without it); the grid and import checks do not.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.measure import ALLOCATOR_ROUNDING, load_grid, round_alloc
+from planner.validate.measure import ALLOCATOR_ROUNDING, load_grid, round_alloc
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = ROOT / "tests" / "data" / "validation" / "grid.yaml"
@@ -36,7 +36,7 @@ def test_round_alloc_matches_allocator_granularity():
 
 
 def test_importing_measure_does_not_import_torch():
-    code = "import sys, planner.measure; sys.exit(1 if 'torch' in sys.modules else 0)"
+    code = "import sys, planner.validate.measure; sys.exit(1 if 'torch' in sys.modules else 0)"
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
 
@@ -47,7 +47,7 @@ def test_grid_covers_the_issue():
     types = {r["config"]["model_type"] for r in runs}
     # The issue's Llama-, Qwen2- and GPT-2-style families, and every other model_type the planner reads
     # (gemma3, the multimodal checkpoint, runs the gemma3_text model for text).
-    from planner.architecture import SUPPORTED_MODEL_TYPES
+    from planner.model.architecture import SUPPORTED_MODEL_TYPES
     assert types == set(SUPPORTED_MODEL_TYPES) - {"gemma3"}
     train = [r["settings"] for r in runs if r["kind"] == "train"]
     infer = [r["settings"] for r in runs if r["kind"] == "inference"]
@@ -56,7 +56,7 @@ def test_grid_covers_the_issue():
     assert any(s.get("checkpointing") for s in train)
     assert any(s.get("lora_rank") for s in train)
     # every optimizer the planner sizes is stepped by its implementation in some run
-    from planner.recipes import OPTIMIZERS
+    from planner.workload.recipes import OPTIMIZERS
     assert {s.get("optimizer", "adamw") for s in train} == set(OPTIMIZERS)
     assert any(s.get("load_in_8bit") for s in train) and any(s.get("method") == "qlora" for s in train)
     assert len(infer) >= 8
@@ -95,7 +95,7 @@ def test_measured_file_matches_grid():
 
 def test_new_tensor_counts_rounded_bytes():
     torch = _torch()
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -109,7 +109,7 @@ def test_new_tensor_counts_rounded_bytes():
 
 def test_views_and_in_place_ops_add_nothing():
     torch = _torch()
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -128,7 +128,7 @@ def test_views_and_in_place_ops_add_nothing():
 
 def test_frees_lower_the_count_and_the_peak_stays():
     torch = _torch()
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -149,7 +149,7 @@ def test_frees_lower_the_count_and_the_peak_stays():
 
 def test_resize_and_outside_dispatch_storages():
     torch = _torch()
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     outside = torch.ones(256)  # 1024 bytes, made before tracking and not registered
     tracker = make_tracker()
@@ -186,7 +186,7 @@ def test_linear_training_step_matches_hand_computation():
     The 'step' counter is a CPU scalar even on CUDA and is excluded, as measure_train_step does.
     """
     torch = _torch()
-    from planner.measure import make_tracker
+    from planner.validate.measure import make_tracker
 
     torch.manual_seed(0)
     lin = torch.nn.Linear(256, 128, bias=False)
@@ -238,7 +238,7 @@ TINY_LLAMA = {
 def test_train_step_accounting_is_consistent():
     _torch()
     pytest.importorskip("transformers")
-    from planner.measure import measure_train_step
+    from planner.validate.measure import measure_train_step
 
     res = measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=2, seq_len=32, attention="sdpa")
     params = res["model"]["parameter_bytes_counted"]
@@ -256,7 +256,7 @@ def test_train_step_accounting_is_consistent():
 
 def test_qlora_needs_bf16_and_a_rank():
     # checked before torch is imported
-    from planner.measure import measure_train_step
+    from planner.validate.measure import measure_train_step
 
     with pytest.raises(ValueError, match="pure-bf16"):
         measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=1, seq_len=32, attention="sdpa",
@@ -277,7 +277,7 @@ def test_qlora_step_holds_a_packed_4bit_base(prepare):
     _torch()
     for lib in ("transformers", "peft", "bitsandbytes"):
         pytest.importorskip(lib)
-    from planner.measure import measure_train_step
+    from planner.validate.measure import measure_train_step
 
     res = measure_train_step(TINY_LLAMA_NF4, mode="pure-bf16", micro_batch=1, seq_len=32, attention="sdpa",
                              method="qlora", lora_rank=4, lora_targets=["q_proj", "v_proj"],
@@ -304,7 +304,7 @@ def test_qlora_step_holds_a_packed_4bit_base(prepare):
 def test_inference_kv_cache_matches_formula():
     _torch()
     pytest.importorskip("transformers")
-    from planner.measure import measure_inference
+    from planner.validate.measure import measure_inference
 
     res = measure_inference(TINY_LLAMA, dtype="bf16", batch=2, prompt_len=40, new_tokens=3,
                             attention="sdpa")
@@ -322,7 +322,7 @@ def test_recorded_peaks_reproduce():
     pytest.importorskip("transformers")
     if not MEASURED.exists():
         pytest.skip("measured_cpu.json not generated yet")
-    from planner.measure import measure_inference, measure_train_step, versions
+    from planner.validate.measure import measure_inference, measure_train_step, versions
 
     doc = json.loads(MEASURED.read_text(encoding="utf-8"))
     now = versions()

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planner.architecture import from_hf_config
+from planner.model.architecture import from_hf_config
 from planner.memory import estimate
 from planner.memory.activations import activation_bytes, layer_saved_tensors, regime_for
 from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes, moe_block_bytes, prefill_peak_bytes
 from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.memory.states import lora_parameters, model_state_components
-from planner.units import GB, GiB
-from planner.workload import workload_from_mapping
+from planner.core.units import GB, GiB
+from planner.workload.spec import workload_from_mapping
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
 
@@ -199,7 +199,7 @@ def test_under_zero_the_optimizer_steps_one_flat_partition():
                                               ("sgd-momentum", False), ("adafactor", False)])
 def test_zero_offload_steps_only_deepspeeds_cpu_optimizers(optimizer, runs):
     # DeepSpeed offloads with DeepSpeedCPUAdam / DeepSpeedCPULion and refuses a client optimizer
-    from planner.errors import InputError
+    from planner.core.errors import InputError
 
     arch = catalog_arch("llama-2-7b")
     keys = dict(task="train", recipe="mixed-bf16", optimizer=optimizer, zero=2, gpus=2, offload_optimizer=True)
@@ -487,7 +487,7 @@ def test_tensor_parallel_splits_weights_and_needs_divisible_heads():
     w1 = next(c.bytes for c in one.components if c.name.startswith("weights"))
     w4 = next(c.bytes for c in four.components if c.name.startswith("weights"))
     assert w4 < w1 / 3.9
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
     with pytest.raises(ScenarioError) as info:
         workload(arch, task="infer", tp=3)
     assert str(info.value) == "tp: tp=3 does not divide the 64 attention heads. Use one of 1, 2, 4, 8, 16, 32, 64."
@@ -864,7 +864,7 @@ def test_zero_offload_host_keeps_an_fp32_partition_and_fp32_states_whatever_the_
 
 
 def test_zero_offload_refuses_a_pure_16_bit_full_fine_tune_and_sizes_lora_adapters_in_fp32():
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     arch = catalog_arch("llama-2-7b")
     with pytest.raises(ScenarioError) as err:
@@ -960,7 +960,7 @@ def test_inference_replicas_count_every_replica_on_the_machine_in_host_ram():
 
 
 def test_inference_gpus_per_node_holds_whole_replicas():
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     arch = catalog_arch("llama-3.1-8b")
     with pytest.raises(ScenarioError) as err:
@@ -980,9 +980,9 @@ def test_inference_gpus_per_node_holds_whole_replicas():
 def test_gpus_in_an_inference_workload_file_means_what_the_option_means():
     from click.testing import CliRunner
 
-    from planner.cli import main
-    from planner.errors import ScenarioError
-    from planner.fields import Entry
+    from planner.cli.main import main
+    from planner.core.errors import ScenarioError
+    from planner.core.fields import Entry
 
     arch = catalog_arch("llama-3.1-8b")
     # gpus: N without tp is one replica at tp N, as --gpus N without --tp
@@ -995,7 +995,7 @@ def test_gpus_in_an_inference_workload_file_means_what_the_option_means():
     assert str(err.value) == ("gpus: an inference replica on 6 GPUs runs at tp 6: tp=6 does not divide the 32 "
                               "attention heads. Use one of 1, 2, 4, 8, 16, 32.")
     # a scenario's inference workload is one replica the solver counts: gpus stays refused there
-    from planner.workload import workload_from_entry
+    from planner.workload.spec import workload_from_entry
 
     entry = Entry({"model": "m", "task": "infer", "gpus": 2}, file="s.yaml", path="workloads[0]",
                   error=ScenarioError)
@@ -1040,7 +1040,7 @@ def test_hf_prefill_bound_below_the_concurrency_is_refused():
     # (GenerationConfig(prefill_chunk_size >= 1)): 16 tokens per pass cannot hold 32 sequences.
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     arch = catalog_arch("llama-3.1-8b")
     ok = workload(arch, task="infer", context=8192, concurrency=32, max_num_batched_tokens=32)
@@ -1193,7 +1193,7 @@ def test_mxfp4_packs_only_the_experts():
 
 
 def test_mxfp4_is_the_checkpoints_format_and_only_its(tmp_path):
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     oss = from_hf_config({"model_type": "gpt_oss", "num_hidden_layers": 2, "num_local_experts": 4,
                           "quantization_config": {"quant_method": "mxfp4"}})
@@ -1209,7 +1209,7 @@ def test_mxfp4_is_the_checkpoints_format_and_only_its(tmp_path):
 
 @pytest.mark.parametrize("model_type", ["gemma2", "gpt_oss"])
 def test_models_without_sdpa_default_to_eager_and_refuse_sdpa(model_type):
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     cfg = {"model_type": model_type, "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
            "head_dim": 16, "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100}
@@ -1228,7 +1228,7 @@ def test_models_without_sdpa_default_to_eager_and_refuse_sdpa(model_type):
 
 
 def test_lora_on_moe_adapts_attention_only():
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     arch = from_hf_config(TINY_QWEN3_MOE)
     w = workload_from_mapping({"model": "m", "task": "train", "method": "lora", "lora_targets": ["q_proj", "o_proj"]},
@@ -1310,7 +1310,7 @@ def test_tensor_parallel_weights_keep_whole_kv_heads_position_table_and_row_bias
 def test_transformers_tensor_parallel_needs_a_tp_plan():
     # GPT-2's and GPTBigCode's config classes declare no base_model_tp_plan (Transformers 5.24), so
     # tp_plan="auto" cannot shard them: engine hf at tp > 1 is refused; vLLM runs them tensor parallel.
-    from planner.errors import InputError
+    from planner.core.errors import InputError
 
     gpt2 = catalog_arch("gpt2")
     with pytest.raises(InputError) as e:

@@ -18,11 +18,11 @@ from __future__ import annotations
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from planner.architecture import from_hf_config
+from planner.model.architecture import from_hf_config
 from planner.memory import estimate
 from planner.memory.activations import activation_bytes, regime_for
-from planner.recipes import OPTIMIZERS, RECIPES
-from planner.workload import OFFLOAD_OPTIMIZERS, workload_from_mapping
+from planner.workload.recipes import OPTIMIZERS, RECIPES
+from planner.workload.spec import OFFLOAD_OPTIMIZERS, workload_from_mapping
 
 
 @st.composite
@@ -165,7 +165,7 @@ def serving_archs(draw):
        st.integers(2, 40), st.booleans())
 def test_vllm_sequences_are_the_largest_concurrency_that_fits(arch, context, batched, gib, window):
     from planner.memory import vllm_budget
-    from planner.units import GiB
+    from planner.core.units import GiB
 
     def need(concurrency):
         # gpu_memory_utilization 0.5: vLLM's usable share is exact in integers (no float rounding).

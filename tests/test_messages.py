@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from planner.errors import ScenarioError, close_matches, did_you_mean
-from planner.fields import Entry
-from planner.inputs import OptionError, option_form
-from planner.yamlio import LineDict, LineList
+from planner.core.errors import ScenarioError, close_matches, did_you_mean
+from planner.core.fields import Entry
+from planner.workload.inputs import OptionError, option_form
+from planner.core.yamlio import LineDict, LineList
 
 GPU_IDS = ["rtx-3090", "rtx-3060-12gb", "rtx-5090", "rtx-4090", "rtx-4080", "h100-sxm", "h100-nvl", "h100-pcie"]
 
@@ -161,8 +161,8 @@ def test_yaml_exponent_without_dot_is_text_and_the_hint_says_how_to_write_it():
 
 
 def test_choice_key_close_to_auto_is_named():
-    from planner.catalog import load_catalog
-    from planner.scenario import scenario_from_mapping
+    from planner.catalog.loader import load_catalog
+    from planner.plan.scenario import scenario_from_mapping
 
     data = {"workloads": [{"name": "w", "model": "qwen2.5-0.5b", "task": "train", "zero": "autoo"}]}
     with pytest.raises(ScenarioError) as err:
@@ -175,7 +175,7 @@ def test_choice_key_close_to_auto_is_named():
 def test_fit_target_close_to_max_is_named():
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     r = CliRunner().invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--task", "train",
                                   "--micro-batch", "maxx"])
@@ -186,7 +186,7 @@ def test_fit_target_close_to_max_is_named():
 def test_options_that_would_do_nothing_are_refused():
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--group-size", "128"])
     assert r.exit_code == 2
@@ -202,7 +202,7 @@ def test_options_that_would_do_nothing_are_refused():
 def test_fit_errors_name_the_option_the_user_typed():
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     run = lambda *a: CliRunner().invoke(main, [str(x) for x in a])  # noqa: E731
     r = run("fit", "--model", "llama-3.1-8b", "--task", "infer", "--gpu", "rtx-4090", "--gpus", 3, "--concurrency",
@@ -244,7 +244,7 @@ def test_fit_errors_name_the_option_the_user_typed():
 def test_estimate_option_errors_are_one_line_with_a_hint(args, output):
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     r = CliRunner().invoke(main, ["estimate", "--model", "gpt2", *args])
     assert r.exit_code == 2
@@ -255,9 +255,9 @@ def test_gpus_in_a_scenarios_inference_workload_says_what_to_write():
     # A standalone workload file's gpus: N means what --gpus N means (N / tp replicas); in a scenario the
     # solver sizes one replica, so the key is refused there with what to write instead.
     e = Entry({"model": "gpt2", "task": "infer", "gpus": 2}, file="s.yaml", path="workloads[0]", error=ScenarioError)
-    from planner.catalog import load_catalog
-    from planner.inputs import make_resolver
-    from planner.workload import workload_from_entry
+    from planner.catalog.loader import load_catalog
+    from planner.workload.inputs import make_resolver
+    from planner.workload.spec import workload_from_entry
 
     with pytest.raises(ScenarioError) as err:
         workload_from_entry(e, make_resolver(load_catalog()))
@@ -273,7 +273,7 @@ def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():
 
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     args = ["estimate", "--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm", "--gpu", "h100-sxm",
             "--tp", "2"]
@@ -291,7 +291,7 @@ def test_vllm_with_the_default_context_names_the_max_model_len_to_start_with():
 def test_vllm_past_the_models_maximum_names_the_environment_variable():
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
                                   "--context", "200000"])

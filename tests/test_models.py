@@ -1,4 +1,4 @@
-"""--model resolution (planner.models): catalog ids, config.json paths, the local Hugging Face cache.
+"""--model resolution (planner.model.models): catalog ids, config.json paths, the local Hugging Face cache.
 
 The catalog is passed as a plain mapping (read here with yaml.safe_load), so these tests do not
 depend on the catalog loader. The Hugging Face cache is built in tmp_path; the network is blocked.
@@ -16,8 +16,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from planner.errors import ModelConfigError
-from planner.models import (
+from planner.core.errors import ModelConfigError
+from planner.model.models import (
     ACCEPTED_FORMS,
     ResolvedModel,
     cached_config_path,
@@ -47,7 +47,7 @@ def no_network(monkeypatch):
     """Any attempt to open a connection fails the test."""
 
     def refuse(*args, **kwargs):
-        raise AssertionError("planner.models must not use the network")
+        raise AssertionError("planner.model.models must not use the network")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)

@@ -34,12 +34,12 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.architecture import from_hf_config
-from planner.catalog import load_catalog
+from planner.model.architecture import from_hf_config
+from planner.catalog.loader import load_catalog
 from planner.memory import cuda_total_bytes, estimate, vllm_budget
 from planner.memory.inference import VLLM_BLOCK_TOKENS
-from planner.units import GB, GiB, MiB
-from planner.workload import workload_from_mapping
+from planner.core.units import GB, GiB, MiB
+from planner.workload.spec import workload_from_mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG_MODELS = ROOT / "catalog" / "models.yaml"
@@ -91,7 +91,7 @@ class Case:
     """One published measurement and how to predict it.
 
     model: a catalog model id, or a config.json mapping built from the entry's arch fields.
-    workload: workload keys (planner.workload names) without 'model'.
+    workload: workload keys (planner.workload.spec names) without 'model'.
     quantity: 'reserved', 'vllm budget', 'kv cache', 'weights' or 'fits'.
     value, unit: the measurement as the entry gives it (unit string as in the entry).
     tolerance: Abs, Between (SeqRange) or Outcome.

@@ -1,4 +1,4 @@
-"""Scenario files (planner.scenario): keys, strategy choices and their variants, constraints, errors.
+"""Scenario files (planner.plan.scenario): keys, strategy choices and their variants, constraints, errors.
 
 Catalogs are tiny inline ones (tests/plan_helpers.py); scenario YAML is written into tmp_path.
 Error texts are asserted outside the ``pytest.raises`` blocks.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.errors import ScenarioError
-from planner.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
+from planner.core.errors import ScenarioError
+from planner.plan.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
 from tests.plan_helpers import gpu, infer_workload, nic, platform, tiny_catalog, train_workload
 
 
@@ -241,7 +241,7 @@ def test_tp_that_does_not_divide_heads_is_an_error(cat):
 
 
 def test_tp_auto_uses_check_tp(cat):
-    from planner.architecture import from_hf_config
+    from planner.model.architecture import from_hf_config
     from tests.plan_helpers import SIX_HEADS_CONFIG, TINY_CONFIG
 
     assert valid_tp_degrees(from_hf_config(SIX_HEADS_CONFIG), 8) == (1, 2, 3, 6)
@@ -272,7 +272,7 @@ def test_extra_price_kind_and_dates(cat):
     # quote line; an as_of after today is refused.
     import datetime as dt
 
-    from planner.errors import ScenarioError as SE
+    from planner.core.errors import ScenarioError as SE
 
     line = {"description": "NVMe 4 TB", "unit_price_usd": 350, "source": "vendor page", "as_of": "2026-01-05"}
     s = scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "price_kind": "estimate"}]}, cat)
@@ -438,8 +438,8 @@ def test_cli_reads_relative_model_paths_from_the_scenario_directory(tmp_path, el
 
     from click.testing import CliRunner
 
-    from planner.catalog import load_catalog
-    from planner.cli import main
+    from planner.catalog.loader import load_catalog
+    from planner.cli.main import main
 
     d = tmp_path / "sc" / "models" / "llama31-8b"
     d.mkdir(parents=True)

@@ -1,7 +1,7 @@
-"""The solver (planner.solver): choice, tie-breaks, quote lines, alternatives, infeasible explanations,
+"""The solver (planner.plan.solver): choice, tie-breaks, quote lines, alternatives, infeasible explanations,
 and a property test: the solver's choice equals a brute-force loop over the same candidates.
 
-The brute force below is written independently of planner.candidates: plain loops over GPU x
+The brute force below is written independently of planner.plan.candidates: plain loops over GPU x
 platform x cards x nodes x RAM configuration x variants, each rule checked on scalars, the
 memory model called directly (memoised, since it is a pure function).
 """
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from planner.catalog import max_cards
-from planner.errors import InfeasibleError
+from planner.catalog.loader import max_cards
+from planner.core.errors import InfeasibleError
 from planner.memory import estimate
-from planner.scenario import scenario_from_mapping
-from planner.solver import NoFeasiblePlan, choose, largest_fitting, plan, why_lost
-from planner.units import GiB
+from planner.plan.scenario import scenario_from_mapping
+from planner.plan.solver import NoFeasiblePlan, choose, largest_fitting, plan, why_lost
+from planner.core.units import GiB
 from tests.plan_helpers import (
     dimm,
     gpu,
@@ -56,7 +56,7 @@ def test_same_price_fewer_cards_wins():
     probe = tiny_catalog(gpus=[gpu()], platforms=[platform()], models=[model("m", BIG_MODEL)])
     w = train_workload(model="m", zero=3, gpus=[1, 2])
     sw = scen(probe, w).workloads[0]
-    from planner.candidates import with_gpus
+    from planner.plan.candidates import with_gpus
 
     need1 = estimate(with_gpus(sw.variants[0].workload, 1, 1)).per_gpu_total_bytes
     need2 = estimate(with_gpus(sw.variants[0].workload, 2, 2)).per_gpu_total_bytes
@@ -201,7 +201,7 @@ def test_platform_parts_run_to_the_platforms_own_total():
     # A part may show its own sum ('2 x $3,420 = $6,840'); the parts end at '= $<base price>'.
     import dataclasses
 
-    from planner.solver import _parts
+    from planner.plan.solver import _parts
 
     p = dataclasses.replace(platform(base_price_usd=19240), notes="Parts: 2 x CPU at $3,420 = $6,840 + barebone "
                             "$12,000 + NVMe $400 = $19,240. 24 DIMM slots.")
@@ -341,7 +341,7 @@ def test_infeasible_explains_per_constraint_with_closest_miss():
     lines = text.splitlines()
     assert lines[0] == f"No machine fits scenario 'scenario': 0 of {len(err.candidates)} candidates are feasible."
     assert lines[1] == "Closest miss per constraint:"
-    from planner.candidates import capacity_bytes, with_gpus
+    from planner.plan.candidates import capacity_bytes, with_gpus
 
     sw = scen(cat, w).workloads[0]
     need = estimate(with_gpus(sw.variants[0].workload, 2, 2)).per_gpu_total_bytes
@@ -464,7 +464,7 @@ def _brute_force(sc, cat):
     def est(wi, vi, g, gpn):
         key = (wi, vi, g, gpn)
         if key not in memo:
-            from planner.candidates import with_gpus
+            from planner.plan.candidates import with_gpus
 
             memo[key] = estimate(with_gpus(sc.workloads[wi].variants[vi].workload, g, gpn))
         return memo[key]
@@ -570,7 +570,7 @@ def _brute_force(sc, cat):
                                 for vi, v in enumerate(sw.variants):
                                     for g, gpn in shapes(sw, v, c, n):
                                         e = est(wi, vi, g, gpn)
-                                        from planner.candidates import precision_needs
+                                        from planner.plan.candidates import precision_needs
 
                                         w = v.workload
                                         if any(not getattr(gp, f) for f in precision_needs(w)):
@@ -711,7 +711,7 @@ def test_solver_equals_brute_force(problem):
 
 def test_choose_is_pure():
     cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
-    from planner.candidates import build
+    from planner.plan.candidates import build
 
     for constraints in ({}, {"budget_usd": 1.0}):  # feasible, then infeasible
         cs = build(scen(cat, infer_workload(), **constraints), cat, explain=False)
@@ -728,8 +728,8 @@ def test_memory_is_monotone_in_the_fit_targets(model_id):
     """`planner fit` bisects on the integer; that is exact only if the need never decreases."""
     import dataclasses
 
-    from planner.catalog import load_catalog
-    from planner.inputs import workload_from_options
+    from planner.catalog.loader import load_catalog
+    from planner.workload.inputs import workload_from_options
 
     cat = load_catalog()
     cases = [("train", "micro_batch", {}), ("train", "seq_len", {"checkpointing": "full"}),
@@ -748,8 +748,8 @@ def test_memory_is_monotone_in_the_fit_targets(model_id):
 def test_platform_quote_line_lists_the_parts_its_price_is_made_of():
     # The shipped am5-desktop's notes list its parts ('Parts: Ryzen 9 9950X $649 ... = $1,499'): the
     # purchasing office sees what the bundle price buys, on the line.
-    from planner.catalog import load_catalog
-    from planner.solver import _parts
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import _parts
 
     plat = load_catalog().platform("am5-desktop")
     parts = _parts(plat)

@@ -1,4 +1,4 @@
-"""planner.sources: reading SOURCES.md, finding REF: citations and links; the shipped catalog's ids."""
+"""planner.catalog.sources: reading SOURCES.md, finding REF: citations and links; the shipped catalog's ids."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.sources import (
+from planner.catalog.sources import (
     SourceIndex,
     links_in,
     parse_sources,
@@ -191,10 +191,10 @@ def test_a_catalog_without_files_reads_the_default_directory(tmp_path):
 
 
 def test_importing_reads_nothing():
-    """No work at import time: importing planner.sources opens no SOURCES.md."""
+    """No work at import time: importing planner.catalog.sources opens no SOURCES.md."""
     code = ("import sys\nopened = []\n"
             "sys.addaudithook(lambda e, a: opened.append(str(a[0])) if e == 'open' else None)\n"
-            "import planner.sources\nprint([p for p in opened if 'SOURCES' in p])\n")
+            "import planner.catalog.sources\nprint([p for p in opened if 'SOURCES' in p])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
 
@@ -222,7 +222,7 @@ def test_every_ref_in_the_shipped_catalog_is_defined():
 
 
 def test_every_ref_of_the_loaded_catalog_is_defined():
-    from planner.catalog import load_catalog
+    from planner.catalog.loader import load_catalog
 
     catalog = load_catalog()
     index = sources_for_catalog(catalog.files)

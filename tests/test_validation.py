@@ -2,7 +2,7 @@
 
 Targets per mode (and per attention kernel): median absolute error <= 5 %, worst <= 15 %, on at
 least 40 configurations. The committed measurements (tests/data/validation/measured_cpu.json,
-produced by ``python -m planner.measure``) are always checked; with torch, transformers, peft
+produced by ``python -m planner.validate.measure``) are always checked; with torch, transformers, peft
 and bitsandbytes (QLoRA and 8-bit LoRA runs) installed at the recorded versions every other run of the grid is
 measured again here and checked too.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from planner.validation import TARGET_MEDIAN, TARGET_WORST, compare_runs, report_markdown, summarize
+from planner.validate.validation import TARGET_MEDIAN, TARGET_WORST, compare_runs, report_markdown, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURED = ROOT / "tests" / "data" / "validation" / "measured_cpu.json"
@@ -34,7 +34,7 @@ def test_committed_measurements_meet_the_targets():
 
 
 def test_committed_report_is_current():
-    # reports/validation.md is what `python -m planner.validation` writes from the committed data.
+    # reports/validation.md is what `python -m planner.validate.validation` writes from the committed data.
     doc = json.loads(MEASURED.read_text())
     expected = report_markdown(compare_runs(doc["runs"]), doc)
     assert (ROOT / "reports" / "validation.md").read_text() == expected
@@ -54,7 +54,7 @@ def test_fresh_measurement_meets_the_targets():
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
     pytest.importorskip("bitsandbytes")
-    from planner.measure import load_grid, run_grid, versions
+    from planner.validate.measure import load_grid, run_grid, versions
 
     recorded = json.loads(MEASURED.read_text())["versions"]
     now = versions()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog import DRIVER_RESERVED_BYTES
+from planner.catalog.loader import DRIVER_RESERVED_BYTES
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import (
@@ -15,7 +15,7 @@ from planner.memory.vllm import (
     sampler_peak_bytes,
     vllm_budget,
 )
-from planner.units import GiB, MiB
+from planner.core.units import GiB, MiB
 from plan_helpers import gpu
 from test_memory import catalog_arch, workload
 
@@ -94,7 +94,7 @@ def test_estimate_cli_prints_the_budget_terms():
 
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     result = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm",
                                        "--gpu", "h100-sxm", "--json"])
@@ -163,7 +163,7 @@ def test_vllm_that_would_not_start_does_not_fit():
     est = estimate(workload(arch, task="infer", weights="bf16", context=4096, engine="vllm",
                             gpu_memory_utilization=0.995))
     assert est.per_gpu_total_bytes >= 768 * MiB * 200
-    from planner.errors import ScenarioError
+    from planner.core.errors import ScenarioError
 
     with pytest.raises(ScenarioError) as err:
         workload(arch, task="infer", engine="vllm", gpu_memory_utilization=1.0)
@@ -206,7 +206,7 @@ def test_sliding_window_estimate_and_fit_agree_on_the_sequences_that_fit():
 
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     common = ["--model", "mistral-7b-v0.1", "--task", "infer", "--engine", "vllm", "--context", "16384",
               "--gpu", "h100-sxm"]
@@ -268,7 +268,7 @@ def test_fit_for_the_largest_context_names_the_max_model_len_to_start_with():
 
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     args = ["fit", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "vllm", "--gpu", "l4", "--context", "max"]
     r = CliRunner().invoke(main, [*args, "--json"])

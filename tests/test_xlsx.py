@@ -1,4 +1,4 @@
-"""The Excel report (planner.xlsx): every sheet's content, formulas, formats, safety and atomicity.
+"""The Excel report (planner.report.xlsx): every sheet's content, formulas, formats, safety and atomicity.
 
 The workbook is read back with openpyxl. Recalculation by a spreadsheet program is tested in
 test_xlsx_libreoffice.py.
@@ -18,12 +18,12 @@ import pytest
 
 openpyxl = pytest.importorskip("openpyxl")
 
-from planner.catalog import SourceRef  # noqa: E402
-from planner.errors import OutputError  # noqa: E402
+from planner.catalog.loader import SourceRef  # noqa: E402
+from planner.core.errors import OutputError  # noqa: E402
 from planner.memory.breakdown import Component, Estimate  # noqa: E402
-from planner.quote import LineItem  # noqa: E402
-from planner.units import GiB  # noqa: E402
-from planner.xlsx import (  # noqa: E402
+from planner.plan.quote import LineItem  # noqa: E402
+from planner.core.units import GiB  # noqa: E402
+from planner.report.xlsx import (  # noqa: E402
     DATE_FORMAT,
     GIB_FORMAT,
     MEMORY_HEADERS,
@@ -490,8 +490,8 @@ def test_price_status_rules():
 
 def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, catalog):
     """The review's case: qlora-7b-12gb's RTX 3060 has a 2021 launch price, the AM5 platform an estimate."""
-    from planner.solver import STALE_PRICE_MONTHS, _months
-    from planner.xlsx import STALE_PRICE_MONTHS as XLSX_STALE, workbook_data_from_plan
+    from planner.plan.solver import STALE_PRICE_MONTHS, _months
+    from planner.report.xlsx import STALE_PRICE_MONTHS as XLSX_STALE, workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
     data = workbook_data_from_plan(plan)
@@ -545,7 +545,7 @@ def test_as_of_dates_are_dates_and_months_stay_text():
 
 def test_gpu_line_shows_the_marketed_name_and_the_cuda_total(tmp_path, catalog):
     """The review's case: 'NVIDIA H200 SXM 141GB (141 GiB)' while the card offers 140.4 GiB (nvidia-smi)."""
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "ft-70b-cluster.yaml")
     c = plan.choice
@@ -679,7 +679,7 @@ def test_assumptions_sheet(book, data):
     hdr = find(ws, "Recipe", col=1).row
     assert row_values(ws, hdr, 1, len(RECIPE_HEADERS)) == list(RECIPE_HEADERS)
     # make_data's training estimate trains every parameter: a full fine-tune with mixed-bf16's bytes
-    # (planner.recipes: 2 B weights and gradients, 4 B master and states, 2 B activations, no autocast copy)
+    # (planner.workload.recipes: 2 B weights and gradients, 4 B master and states, 2 B activations, no autocast copy)
     assert row_values(ws, hdr + 1, 1, len(RECIPE_HEADERS)) == [
         "mixed-bf16", "Mixed precision as in the ZeRO paper.", "finetune-7b", "full", 2, None, 2, 4, None, 4, 2, 0]
     # the inference estimate's weight format is listed too, without bytes per parameter
@@ -710,7 +710,7 @@ def test_assumptions_sheet(book, data):
 def _catalog_arch(model_id: str):
     import yaml
 
-    from planner.architecture import from_hf_config
+    from planner.model.architecture import from_hf_config
 
     models = {m["id"]: m for m in yaml.safe_load((CATALOG_DIR / "models.yaml").read_text())["models"]}
     return from_hf_config(models[model_id]["config"], model_id)
@@ -728,8 +728,8 @@ def test_recipe_row_matches_the_memory_model(keys):
     """Every byte count in the row is read back from the estimate's own components."""
     from planner.memory import estimate
     from planner.memory.quant import nf4_constant_bits
-    from planner.recipes import RECIPES
-    from planner.workload import workload_from_mapping
+    from planner.workload.recipes import RECIPES
+    from planner.workload.spec import workload_from_mapping
 
     arch = _catalog_arch("llama-2-7b")
     w = workload_from_mapping({"model": "m", "task": "train", "micro_batch": 1, "seq_len": 256, **keys},
@@ -784,7 +784,7 @@ def test_recipe_row_without_the_workload():
 
 def test_plan_recipe_table_for_qlora(tmp_path, catalog):
     """The review's case: qlora-7b-12gb's pure-bf16 row showed 2/2/2 B while the model used fp32 adapters."""
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
     out = tmp_path / "q.xlsx"
@@ -962,7 +962,7 @@ extras:
 
 @pytest.fixture(scope="module")
 def catalog():
-    from planner.catalog import load_catalog
+    from planner.catalog.loader import load_catalog
 
     return load_catalog(None)
 
@@ -972,8 +972,8 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 
 
 def _plan(catalog, path: Path):
-    from planner.scenario import load_scenario
-    from planner.solver import plan
+    from planner.plan.scenario import load_scenario
+    from planner.plan.solver import plan
 
     return plan(load_scenario(path, catalog, shown=str(path)), catalog)
 
@@ -986,7 +986,7 @@ def evil(tmp_path, catalog):
 
 
 def test_workbook_data_from_plan(evil):
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     path, plan = evil
     created = datetime(2026, 2, 1, 8, 30)
@@ -1023,7 +1023,7 @@ def test_workbook_data_from_plan(evil):
 
 
 def test_plan_workbook_sheets(tmp_path, evil):
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     path, plan = evil
     data = workbook_data_from_plan(plan, scenario_text=path.read_text())
@@ -1050,7 +1050,7 @@ def test_plan_workbook_sheets(tmp_path, evil):
 
 def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
     """A scenario whose names start with =, +, - and @: every such cell holds text."""
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     path, plan = evil
     out = tmp_path / "evil.xlsx"
@@ -1081,14 +1081,14 @@ def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
 def test_cli_plan_writes_the_workbook(tmp_path):
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     scenario = tmp_path / "evil.yaml"
     scenario.write_text(_EVIL_SCENARIO)
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out)])
     assert result.exit_code == 0, result.output
-    from planner.export import safe_stem
+    from planner.core.names import safe_stem
 
     stem = safe_stem('=HYPERLINK("http://x.example","x")')
     # xlsx, csv and json by default (issue 3 asks for csv and json, issue 4 for the workbook)
@@ -1210,7 +1210,7 @@ Prose is ignored.
 def _ref_data(tmp_path: Path, sources_md: str | None = _SOURCES_MD, **overrides) -> WorkbookData:
     """make_data with REF: citations on two quote lines and one catalog entry, and (unless
     ``sources_md`` is None) the SOURCES.md ``sources_md`` read as the workbook's references."""
-    from planner.sources import read_sources
+    from planner.catalog.sources import read_sources
 
     data = make_data()
     items = list(data.line_items)
@@ -1238,7 +1238,7 @@ def _sources_rows(ws) -> dict[str, int]:
 
 
 def test_sources_sheet_lists_every_cited_id_with_its_document(tmp_path):
-    from planner.xlsx import SOURCES_HEADER_ROW, SOURCES_HEADERS
+    from planner.report.xlsx import SOURCES_HEADER_ROW, SOURCES_HEADERS
 
     data = _ref_data(tmp_path)
     path = tmp_path / "s.xlsx"
@@ -1322,7 +1322,7 @@ def test_without_sources_md_the_ids_are_listed_as_not_available(tmp_path):
 
 
 def test_sources_sheet_without_citations(book):
-    from planner.xlsx import SOURCES_HEADER_ROW, SOURCES_NONE
+    from planner.report.xlsx import SOURCES_HEADER_ROW, SOURCES_NONE
 
     ws = book["Sources"]
     assert ws.cell(row=SOURCES_HEADER_ROW + 1, column=1).value == SOURCES_NONE
@@ -1330,7 +1330,7 @@ def test_sources_sheet_without_citations(book):
 
 
 def test_unreadable_sources_md_is_said_on_the_sheet(tmp_path):
-    from planner.sources import read_sources
+    from planner.catalog.sources import read_sources
 
     (tmp_path / "SOURCES.md").mkdir()  # a directory: cannot be read as a file
     data = replace(_ref_data(tmp_path, sources_md=None),
@@ -1344,7 +1344,7 @@ def test_unreadable_sources_md_is_said_on_the_sheet(tmp_path):
 
 def _ref_cells(wb) -> set[str]:
     """Every REF id cited in the Quote's price sources and the Assumptions' catalog entries."""
-    from planner.sources import ref_ids
+    from planner.catalog.sources import ref_ids
 
     ws = wb["Quote"]
     _, lines = _quote_rows(ws)
@@ -1363,8 +1363,8 @@ def test_plan_workbook_expands_the_shipped_ids(tmp_path):
     REF:RAM-PRICES, defined only in catalog/SOURCES.md."""
     from click.testing import CliRunner
 
-    from planner.cli import main
-    from planner.sources import read_sources
+    from planner.cli.main import main
+    from planner.catalog.sources import read_sources
 
     out = tmp_path / "q"
     result = CliRunner().invoke(main, ["plan", str(SCENARIOS / "qlora-7b-12gb.yaml"), "--out", str(out),
@@ -1402,7 +1402,7 @@ gpus:
 
 
 def _overlay_plan(tmp_path: Path, source: str, sources_md: str | None, base: Path | None = None):
-    from planner.catalog import load_catalog
+    from planner.catalog.loader import load_catalog
 
     overlay = tmp_path / "overlay"
     overlay.mkdir(parents=True)
@@ -1414,7 +1414,7 @@ def _overlay_plan(tmp_path: Path, source: str, sources_md: str | None, base: Pat
 
 
 def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     md = ("| id | document | where |\n|---|---|---|\n"
           "| ACME-Q17 | ACME Computers quote Q17 to the lab | https://acme.example/q/17 |\n"
@@ -1433,7 +1433,7 @@ def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
 
 
 def test_overlay_free_text_passes_through_and_a_missing_id_is_flagged(tmp_path):
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     plan, overlay = _overlay_plan(tmp_path, "ACME quote Q17, line 3", None)
     data = workbook_data_from_plan(plan)
@@ -1459,14 +1459,14 @@ def test_missing_shipped_sources_md_does_not_break_planning(tmp_path):
     """A catalog directory without SOURCES.md: the plan and workbook are written; the sheet says so."""
     from click.testing import CliRunner
 
-    from planner.cli import main
+    from planner.cli.main import main
 
     base = tmp_path / "catalog"
     base.mkdir()
     for f in CATALOG_DIR.glob("*.yaml"):
         shutil.copy(f, base / f.name)
     plan, _ = _overlay_plan(tmp_path, "REF:RAM-PRICES (kept)", None, base=base)
-    from planner.xlsx import workbook_data_from_plan
+    from planner.report.xlsx import workbook_data_from_plan
 
     data = workbook_data_from_plan(plan)
     assert data.references is not None and any("no such file" in p for p in data.references.problems)

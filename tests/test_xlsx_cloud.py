@@ -21,10 +21,10 @@ import pytest
 
 openpyxl = pytest.importorskip("openpyxl")
 
-from planner.compare import LocalRun, compare_machine  # noqa: E402
+from planner.cost.compare import LocalRun, compare_machine  # noqa: E402
 from planner.memory import estimate  # noqa: E402
-from planner.tco import CostInputs  # noqa: E402
-from planner.xlsx_cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
+from planner.cost.tco import CostInputs  # noqa: E402
+from planner.report.xlsx_cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
 from test_compare import (SEED, mixed_precision_comparison, rated_comparison, run_compare,  # noqa: E402,F401
                           serving, shipped, tiny)  # fixtures
 
@@ -385,8 +385,8 @@ def quote_rows(ws):
 
 
 def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
-    from planner.quote import LineItem
-    from planner.xlsx import NAME_GRAND_TOTAL, QuoteSettings, quote_totals
+    from planner.plan.quote import LineItem
+    from planner.report.xlsx import NAME_GRAND_TOTAL, QuoteSettings, quote_totals
 
     doc, path, text = rated_cli
     local = doc["local"]
@@ -410,7 +410,7 @@ def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     assert [u for _, u, _ in rows.values()] == [i["unit_price_usd"] for i in items]
     assert quote["A1"].value == ("Budgetary estimate for scenario rated-chat: 2 copies of the planned machine (each "
                                  "quantity is one copy's x 2)")
-    # the Quote's own arithmetic (planner.xlsx.quote_totals, no discount, tax or shipping) gives the capex compared
+    # the Quote's own arithmetic (planner.report.xlsx.quote_totals, no discount, tax or shipping) gives the capex compared
     lines = [LineItem(d, "", "", u, q, "estimate", "", "") for d, u, q in rows.values()]
     grand = quote_totals(lines, QuoteSettings("q", quote["B3"].value.date())).grand_total_usd
     assert grand == pytest.approx(local["capex_usd"], abs=0.005)
@@ -462,7 +462,7 @@ def test_one_copy_leaves_the_quote_as_planned(tmp_path):
 
 
 def test_workbook_data_for_one_copy_is_the_plans(tiny):
-    from planner.xlsx_cloud import workbook_data_for_copies
+    from planner.report.xlsx_cloud import workbook_data_for_copies
 
     data = object()  # never read with one copy
     assert workbook_data_for_copies(data, comparison(tiny)) is data
@@ -471,7 +471,7 @@ def test_workbook_data_for_one_copy_is_the_plans(tiny):
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, tmp_path):
-    from planner.xlsx import NAME_GRAND_TOTAL
+    from planner.report.xlsx import NAME_GRAND_TOTAL
 
     doc, src, _ = rated_cli
     local = doc["local"]

@@ -3,7 +3,7 @@
 openpyxl writes formulas without cached results; LibreOffice computes every formula when it
 loads the file and stores the results when it converts the file back to .xlsx, where openpyxl
 reads them (``data_only=True``). The grand total must equal the planner's own arithmetic
-(:func:`planner.xlsx.quote_totals`) to the cent, before and after a buyer edits an input cell.
+(:func:`planner.report.xlsx.quote_totals`) to the cent, before and after a buyer edits an input cell.
 
 These tests skip when ``soffice`` is not on PATH, unless PLANNER_REQUIRE_SOFFICE=1 (set by
 .ci/run, which installs libreoffice-calc): then a missing soffice fails them, so a CI without
@@ -23,8 +23,8 @@ import pytest
 
 openpyxl = pytest.importorskip("openpyxl")
 
-from planner.units import GiB  # noqa: E402
-from planner.xlsx import (  # noqa: E402
+from planner.core.units import GiB  # noqa: E402
+from planner.report.xlsx import (  # noqa: E402
     NAME_DISCOUNT_RATE,
     NAME_GRAND_TOTAL,
     NAME_SHIPPING,
@@ -183,10 +183,10 @@ def test_user_text_stays_text_after_libreoffice(tmp_path, text):
 
 def test_plan_report_total_equals_the_solvers_to_the_cent(tmp_path):
     """A real plan: LibreOffice's grand total is the solver's total_usd, before and after an edit."""
-    from planner.catalog import load_catalog
-    from planner.scenario import load_scenario
-    from planner.solver import plan
-    from planner.xlsx import workbook_data_from_plan
+    from planner.catalog.loader import load_catalog
+    from planner.plan.scenario import load_scenario
+    from planner.plan.solver import plan
+    from planner.report.xlsx import workbook_data_from_plan
     from test_xlsx import _EVIL_SCENARIO
 
     catalog = load_catalog(None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.yamlio import YamlProblem, parse_yaml
+from planner.core.yamlio import YamlProblem, parse_yaml
 
 ANCHORED = """\
 base: &card {id: rtx-5090, price_usd: 1999, tdp_w: 575}

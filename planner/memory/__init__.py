@@ -1,9 +1,10 @@
-"""The memory model: every byte of a training or inference workload, per GPU and on the host.
+"""Stage 4, memory: the memory model, every byte of a training or inference workload, per GPU and on the host.
 
-One module per concern: ``recipes`` (bytes per parameter), ``states`` (weights, gradients,
+One module per concern: ``states`` (weights, gradients,
 optimizer states under ZeRO and offload), ``activations`` (tensors saved for backward),
 ``quant`` (quantized weights), ``inference`` (KV cache, prefill), ``overheads`` (CUDA context,
-allocator), ``host`` (system RAM), assembled by ``estimate``. Importing this package does no work.
+allocator), ``host`` (system RAM), ``vllm`` (vLLM's KV budget), assembled by ``estimate``. Imports
+core, model, catalog and workload; importing this package does no work.
 """
 
 from planner.memory.breakdown import Component, Estimate

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.architecture import Architecture
+from planner.model.architecture import Architecture
 from planner.memory.quant import bnb_linear_modules
 
 #: Tensors saved by the activation function, in units of the MLP width, excluding the
@@ -87,7 +87,7 @@ class Regime:
 
 
 def regime_for(recipe_name: str) -> Regime:
-    """The activation dtypes of a recipe name (see planner.recipes)."""
+    """The activation dtypes of a recipe name (see planner.workload.recipes)."""
     if recipe_name == "fp32":
         return Regime(4, 4, False)
     if recipe_name.startswith("amp"):
@@ -115,7 +115,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             output and mask.
         cpu_dropout: dropout as the CPU runs it (``bernoulli_`` noise in the masked tensor's dtype)
             instead of CUDA's fused ``native_dropout`` (a 1-byte bool mask): for comparing with
-            measurements taken on the CPU (planner.validation).
+            measurements taken on the CPU (planner.validate.validation).
         use_dora: the adapters are peft's DoRA (see :func:`dora_saved_tensors`).
         weight_cast: DoRA only: peft's ``W.to(adapter dtype)`` makes a new tensor (the frozen weight's
             dtype differs from the adapters', or the base is 4-bit and dequantized on every use).

@@ -29,10 +29,10 @@ from planner.memory.inference import (
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
-from planner.recipes import RECIPES
-from planner.units import GiB
+from planner.workload.recipes import RECIPES
+from planner.core.units import GiB
 from planner.memory.states import lora_parameters, model_state_components
-from planner.workload import Workload
+from planner.workload.spec import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
                    "gradients stay allocated from one micro-batch to the next (counted as always live).")
@@ -53,7 +53,7 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
     """The memory need of ``workload`` per GPU and per machine's host RAM.
 
     Args:
-        workload: a validated workload (see planner.workload).
+        workload: a validated workload (see planner.workload.spec).
         overheads: runtime assumptions (default: :class:`RuntimeOverheads`), or a calibration.
         device: 'cuda' (what the planner sizes), or 'cpu' to predict the validation harness's CPU
             measurements, whose dropout keeps its mask in the masked tensor's dtype.
@@ -101,7 +101,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     ``util`` x the CUDA total, and the CUDA context in the rest (vLLM refuses to start when the free
     memory after the context is below ``util`` x total). So the card needs a CUDA total of
     max(S / util, context / (1 - util)) with S the first four; plan, fit and compare hold it against the
-    card's CUDA total (:attr:`planner.catalog.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
+    card's CUDA total (:attr:`planner.catalog.loader.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
     tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
     should then state.
 

@@ -25,9 +25,9 @@ Sources and assumptions:
 
 from __future__ import annotations
 
-from planner.architecture import Architecture
+from planner.model.architecture import Architecture
 from planner.memory.breakdown import HOST, Component
-from planner.units import GB, GiB
+from planner.core.units import GB, GiB
 
 OS_BASELINE_BYTES = 4 * GiB
 PROCESS_BASELINE_BYTES = 3 * GiB

@@ -16,7 +16,7 @@ Sources:
 
 from __future__ import annotations
 
-from planner.architecture import Architecture
+from planner.model.architecture import Architecture
 
 KV_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
 VLLM_BLOCK_TOKENS = 16

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.memory.breakdown import GPU, Component
-from planner.units import MiB
+from planner.core.units import MiB
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.architecture import Architecture
+from planner.model.architecture import Architecture
 
 
 @dataclass(frozen=True)

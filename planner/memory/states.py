@@ -58,11 +58,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from planner.architecture import Architecture
+from planner.model.architecture import Architecture
 from planner.memory.breakdown import GPU, HOST, Component
 from planner.memory.quant import weight_bytes
-from planner.recipes import OPTIMIZERS, RECIPES, Optimizer, Recipe
-from planner.workload import Training
+from planner.workload.recipes import OPTIMIZERS, RECIPES, Optimizer, Recipe
+from planner.workload.spec import Training
 
 ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
 OFFLOAD_SRC = "ZeRO-Offload, Ren et al. 2021, sec. 4"
@@ -138,7 +138,7 @@ def _tp_split(n: int, tp: int) -> int:
 
 
 #: The names of a mixture of experts' gate and up projections (Transformers 4.x module names, as
-#: planner.architecture lists them), which Transformers 5 stores fused as one gate_up_proj.
+#: planner.model.architecture lists them), which Transformers 5 stores fused as one gate_up_proj.
 _EXPERT_GATE_UP = ("w1", "w3", "gate_proj", "up_proj")
 
 

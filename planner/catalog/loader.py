@@ -1,0 +1,1510 @@
+"""The hardware and model catalog: frozen records read and checked from ``catalog/*.yaml``.
+
+:func:`load_catalog` reads the shipped catalog directory (the ``catalog/`` folder next to the
+``planner/`` package) and, when given, a user overlay directory (``--catalog DIR``). Every
+field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
+:class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
+id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
+
+Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
+``_bytes``), rates are bytes per second (``_bytes_per_s``), money is USD (``_usd``), power is
+watts (``_w``), compute is dense TFLOPS (``_tflops``).
+
+Overlay rules (``catalog/README.md``): every file of the overlay is read with the same schema.
+An entry whose ``id`` matches a shipped entry of the same list replaces it key by key (only
+the keys it gives; ``key: null`` clears an optional key); ``remove: true`` drops the shipped
+entry; a new ``id`` adds an entry, which must then give every required key. An overlay entry
+that changes a price must give its own ``source`` and ``as_of``; one that gives a price key (a value
+or ``null``) without ``notes`` drops the shipped entry's notes, which describe the shipped price. A ``*.yaml``/``*.yml`` file
+whose name is not a catalog file is an error (with a did-you-mean), in the shipped directory
+and in the overlay; other files (``README.md``) are not read.
+
+Cross-references are checked after both are merged: a cloud instance's ``gpu`` and a
+platform's ``fixed_gpu`` must be GPU ids, a platform's ``memory_kind`` must be the kind of
+some DIMM, and every ``pcie_gen`` must be a generation in ``pcie.yaml``. So are the rules
+between fields that would leave an entry unusable: a platform's ``psu_w`` above its
+``platform_w`` (and above its fixed GPUs' power plus ``platform_w``), ``dimm_slots`` at least
+``memory_channels``, ``max_memory`` at least one of the smallest modules of its kind per
+channel; a model's ``published_parameters`` equal to the count from its ``config``. Memory
+sizes of DIMMs, platforms and cloud instances are binary: written in decimal units ('192 GB')
+they are refused.
+
+Importing this module does no work and it keeps no state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from planner.core.errors import CatalogError, did_you_mean
+from planner.core.fields import Entry, _kind
+from planner.core.units import GB, MiB, TiB, format_size
+from planner.core.yamlio import YamlProblem, load_mapping
+
+#: The catalog schema version this module reads.
+SCHEMA_VERSION = 1
+
+#: Catalog files and the entry lists each may hold, in load order.
+CATALOG_FILES: dict[str, tuple[str, ...]] = {
+    "pcie.yaml": ("generations",),
+    "gpus.yaml": ("gpus",),
+    "ram.yaml": ("dimms",),
+    "platforms.yaml": ("platforms",),
+    "network.yaml": ("nics", "switches"),
+    "cloud.yaml": ("instances",),
+    "models.yaml": ("models",),
+}
+
+PRICE_KINDS = ("msrp", "street", "estimate", "quote")
+VERIFICATION_LEVELS = ("V", "D", "K", "U")
+GPU_VENDORS = ("nvidia", "amd", "intel")
+GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
+FORM_FACTORS = ("pcie", "sxm", "oam")
+#: How a GPU is cooled (``Gpu.cooling``) and which kinds a chassis cools (``Platform.gpu_cooling``):
+#: ``open-air`` axial fans that blow into the case (GeForce cards), ``blower`` a radial fan that
+#: exhausts through the bracket (workstation cards), ``passive`` a heatsink without a fan that
+#: relies on the chassis' front-to-back airflow (data-centre PCIe cards, SXM/OAM modules).
+COOLING_KINDS = ("open-air", "blower", "passive")
+DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
+NETWORK_KINDS = ("infiniband", "roce")
+PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
+
+#: A NIC entry without ``pcie_lanes`` / ``tdp_w`` is taken as a PCIe x16 card drawing 25 W (a
+#: single-port 200-400 Gb/s ConnectX-6/7 class adapter; an assumption, catalog/README.md).
+NIC_DEFAULT_LANES = 16
+NIC_DEFAULT_TDP_W = 25
+
+#: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
+MAX_PRICE_USD = 10_000_000
+MAX_USD_PER_HOUR = 10_000
+MAX_GPU_MEMORY_BYTES = 4 * TiB
+#: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
+MIN_MEMORY_BYTES = 256 * MiB
+
+#: nvidia-smi's total less what CUDA reports as the total (``cudaMemGetInfo``): memory the driver
+#: keeps for itself, which no process can allocate. Assumed 430 MiB where the catalog gives no
+#: ``memory_cuda_total``: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi and vLLM logs
+#: ``total_gpu_memory 79.22GiB`` (vLLM PR #10511), 0.43 GiB less; a 24 GB A10-class card with ECC
+#: shows 23,028 MiB and logs 22.07 GiB (0.42 GiB less); an RTX 3090 (24,576 MiB) logs 23.58 GiB
+#: (vLLM PR #14447, 0.42 GiB less).
+DRIVER_RESERVED_BYTES = 430 * MiB
+MAX_DIMM_BYTES = 2 * TiB
+MAX_HOST_MEMORY_BYTES = 64 * TiB
+MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
+MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
+MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
+MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
+MAX_TFLOPS = 100_000.0
+MAX_TDP_W = 5_000
+MAX_SLOT_WIDTH = 5
+
+# Ids: lower-case letters and digits, words joined by '-' (or '.', as in model versions 'llama-3.1-8b').
+_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
+_COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
+_COMMON_KEYS = ("id", "source", "as_of", "notes", "verification")
+_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour",
+               "spot_usd_per_hour_range")
+
+
+# ----- records ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Gpu:
+    """One GPU model (``gpus.yaml``).
+
+    Attributes:
+        memory_bytes: memory as marketed, in bytes (a "24 GB" card carries 24 GiB).
+        memory_usable_bytes: memory the driver reports, in bytes (<= ``memory_bytes``).
+        memory_cuda_total_bytes: total ``cudaMemGetInfo`` reports (nvidia-smi's total less the
+            driver's reservation), when published; vLLM's budget is a fraction of it.
+        memory_bandwidth_bytes_per_s: memory bandwidth, bytes per second.
+        bf16_tflops: dense BF16/FP16 tensor TFLOPS with FP32 accumulate (GeForce: half rate).
+        fp16_fp16acc_tflops, fp8_tflops: dense TFLOPS, when published.
+        int8_tops: dense INT8 tera-operations per second, when published.
+        pcie_gen, pcie_lanes: the host link.
+        interconnect_bytes_per_s: NVLink / fabric bandwidth per GPU, bytes/s (0.0 when none,
+            None when the catalog does not say).
+        tdp_w: board power, watts.
+        slot_width: slots a PCIe card occupies; 0 or None for SXM/OAM modules.
+        price_usd: one unit, USD (None when the catalog gives no purchase price).
+        mfu_scale: factor on the default MFU for this card's software stack (1.0: the NVIDIA
+            CUDA stack the defaults come from; below 1 where published measurements show a
+            lower achieved share of the datasheet TFLOPS). Times only; memory is unaffected.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    segment: str
+    architecture: str
+    memory_bytes: int
+    memory_usable_bytes: int
+    memory_bandwidth_bytes_per_s: float
+    bf16_tflops: float
+    bf16: bool
+    fp8: bool
+    int8: bool
+    pcie_gen: int
+    pcie_lanes: int
+    tdp_w: int
+    form_factor: str
+    source: str
+    as_of: str
+    compute_capability: str | None = None
+    fp16_fp16acc_tflops: float | None = None
+    fp8_tflops: float | None = None
+    int8_tops: float | None = None
+    interconnect_bytes_per_s: float | None = None
+    slot_width: int | None = None
+    price_usd: float | None = None
+    price_kind: str | None = None
+    mfu_scale: float = 1.0
+    memory_cuda_total_bytes: int | None = None
+    cooling: str | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+    @property
+    def cuda_total_bytes(self) -> int:
+        """What one card offers to processes, in bytes: CUDA's total (``cudaMemGetInfo``), the
+        catalog's ``memory_cuda_total`` or else ``memory_usable`` less :data:`DRIVER_RESERVED_BYTES`
+        (NVIDIA cards; other vendors' ``memory_usable`` is taken as it is)."""
+        return cuda_total_from_usable(self.memory_usable_bytes, self)
+
+
+def cuda_total_from_usable(usable_bytes: int, gpu: Gpu) -> int:
+    """What a card of model ``gpu`` whose driver reports ``usable_bytes`` offers to processes, in bytes.
+
+    The catalog's ``memory_cuda_total`` when given and ``usable_bytes`` is the GPU's own
+    ``memory_usable``; else, for NVIDIA cards, ``usable_bytes`` less :data:`DRIVER_RESERVED_BYTES`
+    (a cloud instance that reports its own per-GPU figure gets the assumption too); other vendors'
+    figures are taken as they are (no published reservation to subtract).
+    """
+    if gpu.memory_cuda_total_bytes and usable_bytes == gpu.memory_usable_bytes:
+        return int(gpu.memory_cuda_total_bytes)
+    if gpu.vendor != "nvidia":
+        return int(usable_bytes)
+    return max(int(usable_bytes) - DRIVER_RESERVED_BYTES, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Dimm:
+    """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module."""
+
+    id: str
+    kind: str
+    size_bytes: int
+    speed_mts: int
+    price_usd: float
+    price_kind: str
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PcieGen:
+    """One PCI Express generation (``pcie.yaml``).
+
+    Attributes:
+        per_lane_bytes_per_s: one direction, per lane, after line encoding, bytes/s.
+    """
+
+    id: str
+    gen: int
+    per_lane_bytes_per_s: float
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotGroup:
+    """``count`` cards, each at most ``width`` slots wide, fit in a platform at the same time, each on
+    a link of ``lanes`` PCIe lanes (None: the card's full link, as wide as it is)."""
+
+    width: int
+    count: int
+    lanes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """A host: CPU, board, case, PSU and boot storage, without GPUs and RAM (``platforms.yaml``).
+
+    Attributes:
+        base_price_usd: the host without GPUs and without DIMMs, USD.
+        memory_kind: the DIMM kind it takes (a ``Dimm.kind``).
+        max_memory_bytes: most host memory the platform supports, bytes.
+        gpu_lanes: CPU PCIe lanes available to GPUs.
+        gpu_slots: alternatives, widest first; read them with :func:`max_cards`.
+        max_gpus: most GPUs the platform takes, whatever their width.
+        psu_w: power supply capacity usable by the machine, watts.
+        platform_w: power of everything but the GPUs under load, watts.
+        form_factors: GPU form factors it takes (``pcie``, ``sxm``, ``oam``).
+        fixed_gpu, fixed_gpu_count: for a baseboard that carries exactly its GPUs (HGX): the
+            GPU id and how many; the planner adds ``fixed_gpu_count`` x the GPU's price.
+        nic_slots: PCIe slots for network adapters besides the GPU slots, with lanes of their own
+            (a GPU server's NIC slots behind its PCIe switches); NICs beyond them take a GPU slot
+            and ``pcie_lanes`` of ``gpu_lanes`` each. 0: none (a tower's NICs share the GPU slots).
+        gpu_cooling: the GPU cooling kinds (:data:`COOLING_KINDS`) the chassis keeps within their
+            temperature limits: a desktop tower cools cards that bring their own fans, a GPU
+            server's fan wall cools passive cards. None: not stated, not checked.
+    """
+
+    id: str
+    name: str
+    cpu: str
+    base_price_usd: float
+    price_kind: str
+    memory_kind: str
+    memory_channels: int
+    dimm_slots: int
+    max_memory_bytes: int
+    pcie_gen: int
+    gpu_lanes: int
+    gpu_slots: tuple[SlotGroup, ...]
+    max_gpus: int
+    psu_w: int
+    platform_w: int
+    form_factors: tuple[str, ...]
+    source: str
+    as_of: str
+    fixed_gpu: str | None = None
+    fixed_gpu_count: int | None = None
+    nic_slots: int = 0
+    gpu_cooling: tuple[str, ...] | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Nic:
+    """A network adapter (``network.yaml`` ``nics:``).
+
+    Attributes:
+        rate_bytes_per_s: per port, one direction, bytes/s (400 Gb/s = 50e9).
+        cable_price_usd: one node-to-switch cable (or optics) per NIC, USD.
+        pcie_lanes: the card's host link width (a slot and these lanes where no NIC slot is free).
+        tdp_w: the card's power under load, watts (with passive copper cables).
+    """
+
+    id: str
+    kind: str
+    rate_bytes_per_s: float
+    price_usd: float
+    price_kind: str
+    cable_price_usd: float
+    source: str
+    as_of: str
+    pcie_lanes: int = NIC_DEFAULT_LANES
+    tdp_w: int = NIC_DEFAULT_TDP_W
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """A network switch (``network.yaml`` ``switches:``); ``rate_bytes_per_s`` is per port."""
+
+    id: str
+    kind: str
+    rate_bytes_per_s: float
+    ports: int
+    price_usd: float
+    price_kind: str
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CloudInstance:
+    """A rentable cloud instance (``cloud.yaml`` ``instances:``).
+
+    Attributes:
+        gpu: a :class:`Gpu` id.
+        gpu_memory_usable_bytes: per GPU, as the provider reports it, bytes (None if not given).
+        memory_bytes: host RAM, bytes.
+        usd_per_hour: on-demand price of the whole instance, USD per hour.
+        spot_usd_per_hour: spot price, USD per hour, when given.
+        spot_usd_per_hour_range: (low, high) spot price across the region's availability zones, USD
+            per hour, when given; ``spot_usd_per_hour`` lies within it (checked on load).
+    """
+
+    id: str
+    provider: str
+    instance: str
+    gpu: str
+    gpu_count: int
+    vcpus: int
+    memory_bytes: int
+    usd_per_hour: float
+    region: str
+    source: str
+    as_of: str
+    gpu_memory_usable_bytes: int | None = None
+    spot_usd_per_hour: float | None = None
+    spot_usd_per_hour_range: tuple[float, float] | None = None
+    notes: str | None = None
+    verification: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelEntry:
+    """A model of ``models.yaml``: its Hugging Face ``config.json`` keys, kept as written.
+
+    Attributes:
+        config: the config.json keys and values, read-only (nested mappings read-only too, lists
+            as tuples); :func:`planner.model.architecture.from_hf_config` parses it.
+        published_parameters: a published total parameter count, when given; the count from
+            ``config`` equals it exactly (checked when the catalog is loaded).
+        file: the catalog file the entry's config came from, for messages.
+        where: ``"<file>:<line>"`` of the ``config`` key, for messages.
+    """
+
+    id: str
+    hf_id: str
+    config: Mapping[str, Any] = field(hash=False)
+    source: str
+    as_of: str
+    published_parameters: int | None = None
+    parameters_source: str | None = None
+    notes: str | None = None
+    verification: str | None = None
+    file: str = field(default="", compare=False)
+    where: str = field(default="", compare=False)
+
+
+class CatalogWarning(NamedTuple):
+    """Something the catalog accepts but that is probably a mistake: (list, entry id, the sentence).
+
+    ``text`` locates it as an error would ('<file>:<line>: <entry>: <problem>; <hint>'); the commands
+    that use the entry print it (a cloud instance's: 'planner compare' and 'planner catalog cloud').
+    """
+
+    kind: str
+    id: str
+    text: str
+
+
+class SourceRef(NamedTuple):
+    """Where one catalog entry's figures came from: (file, id, source, as_of)."""
+
+    file: str
+    id: str
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Everything the planner knows about hardware, prices and models.
+
+    Attributes:
+        schema_version: always :data:`SCHEMA_VERSION`.
+        files: the files read, shipped first, then the overlay's.
+        sources: one :class:`SourceRef` per entry, in catalog order.
+        sha256: :func:`content_sha256` of ``files`` ('' for a catalog built in code).
+        removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
+        warnings: :class:`CatalogWarning` for values that load but are probably typos (a cloud
+            instance's spot price above its on-demand price).
+    """
+
+    schema_version: int
+    gpus: tuple[Gpu, ...] = ()
+    dimms: tuple[Dimm, ...] = ()
+    pcie: tuple[PcieGen, ...] = ()
+    platforms: tuple[Platform, ...] = ()
+    nics: tuple[Nic, ...] = ()
+    switches: tuple[Switch, ...] = ()
+    instances: tuple[CloudInstance, ...] = ()
+    models: tuple[ModelEntry, ...] = ()
+    sources: tuple[SourceRef, ...] = ()
+    files: tuple[str, ...] = ()
+    sha256: str = ""
+    removed: Mapping[str, str] = field(default_factory=dict)
+    warnings: tuple[CatalogWarning, ...] = ()
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.gpus, gpu_id, "GPU", "gpus.yaml")
+
+    def dimm(self, dimm_id: str) -> Dimm:
+        """The DIMM with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.dimms, dimm_id, "DIMM", "ram.yaml")
+
+    def platform(self, platform_id: str) -> Platform:
+        """The platform with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.platforms, platform_id, "platform", "platforms.yaml")
+
+    def nic(self, nic_id: str) -> Nic:
+        """The NIC with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.nics, nic_id, "NIC", "network.yaml")
+
+    def switch(self, switch_id: str) -> Switch:
+        """The switch with this id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.switches, switch_id, "switch", "network.yaml")
+
+    def instance(self, instance_id: str) -> CloudInstance:
+        """The cloud instance with this catalog id. Raises CatalogError when there is none."""
+        return _lookup(self.instances, instance_id, "cloud instance", "cloud.yaml")
+
+    def model(self, model_id: str) -> ModelEntry:
+        """The model with this catalog id. Raises CatalogError with a did-you-mean when there is none."""
+        return _lookup(self.models, model_id, "model", "models.yaml")
+
+    def pcie_gen(self, gen: int) -> PcieGen:
+        """The PCIe generation ``gen`` (e.g. 4). Raises CatalogError when the catalog lacks it."""
+        for g in self.pcie:
+            if g.gen == gen:
+                return g
+        gens = [str(g.gen) for g in self.pcie]
+        raise CatalogError(f"unknown PCIe generation {gen!r}", hint=did_you_mean(str(gen), gens))
+
+    def dimms_of_kind(self, kind: str) -> tuple[Dimm, ...]:
+        """The DIMMs of one kind (``ddr5-rdimm``...), smallest first."""
+        return tuple(sorted((d for d in self.dimms if d.kind == kind), key=lambda d: (d.size_bytes, d.id)))
+
+
+def max_cards(platform: Platform, slot_width: int) -> int:
+    """How many cards ``slot_width`` slots wide fit in ``platform`` at once.
+
+    ``platform.gpu_slots`` lists alternatives: ``{width: w, count: n}`` says n cards of width
+    at most w fit together. The answer is the largest ``count`` among entries whose ``width``
+    is at least ``slot_width`` (0 when none is), capped by ``platform.max_gpus``. So
+    ``[{width: 2, count: 4}, {width: 1, count: 7}]`` gives 4 for a double-width card, 7 for a
+    single-width one and 0 for a triple-width one. Baseboards that carry their own GPUs
+    (``fixed_gpu``) list no slots and take no PCIe cards: 0.
+
+    Args:
+        platform: the host platform.
+        slot_width: slots one card occupies (``Gpu.slot_width``), >= 1.
+
+    Raises:
+        ValueError: ``slot_width`` is not a whole number >= 1 (a programming error).
+    """
+    if isinstance(slot_width, bool) or not isinstance(slot_width, int) or slot_width < 1:
+        raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
+    fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
+    return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, excluded: Iterable[str] = (),
+                     vendors: Iterable[str] | None = None) -> list[Gpu]:
+    """The catalog's GPUs a plan may buy under a scenario's filters (``allowed_gpus``,
+    ``excluded_gpus``, ``vendors``; None: no filter). A GPU without a purchase price (a cloud-only
+    part such as the A10G) is left out unless ``allowed`` names it, where the solver's price rule
+    then says why it is not bought."""
+    allow = None if allowed is None else set(allowed)
+    skip = set(excluded)
+    kinds = None if vendors is None else set(vendors)
+    return [g for g in catalog.gpus if (allow is None or g.id in allow) and g.id not in skip
+            and (kinds is None or g.vendor in kinds) and (g.price_usd is not None or allow is not None)]
+
+
+def slot_link(platform: Platform, slot_width: int, slots: int) -> int | None:
+    """The link of each slot when ``slots`` cards at most ``slot_width`` wide fill the platform's
+    slots: of the ``gpu_slots`` arrangements that hold them, the widest links; None when one of those
+    arrangements wires its slots at full width (no ``lanes``) or none holds them."""
+    links = [g.lanes for g in platform.gpu_slots if g.width >= max(slot_width, 1) and g.count >= slots]
+    if not links or None in links:
+        return None
+    return max(x for x in links if x is not None)
+
+
+def card_lanes(platform: Platform, gpu: Gpu, cards: int, slots: int | None = None) -> int:
+    """PCIe lanes one of ``cards`` cards of model ``gpu`` takes from ``platform.gpu_lanes``: the card's
+    ``pcie_lanes``, or less where the slot arrangement that holds ``slots`` cards (default ``cards``;
+    more when NICs take GPU slots too) wires each slot narrower (a ``gpu_slots`` entry's ``lanes``:
+    e.g. an x16 slot split x8/x8 for two cards). Of the arrangements that hold them, the one with the
+    widest links is taken. Modules on a baseboard (no slots) and arrangements without ``lanes`` give
+    the card's full link."""
+    if gpu.form_factor != "pcie":
+        return gpu.pcie_lanes
+    link = slot_link(platform, gpu.slot_width or 1, cards if slots is None else slots)
+    return gpu.pcie_lanes if link is None else min(gpu.pcie_lanes, link)
+
+
+def slots_at(platform: Platform, slot_width: int) -> int:
+    """How many cards at most ``slot_width`` slots wide the platform's slots hold at once, whatever
+    they are (GPUs, or GPUs and NICs together): :func:`max_cards` without the ``max_gpus`` cap."""
+    fits = [g.count for g in platform.gpu_slots if g.width >= max(slot_width, 1)]
+    return max(fits) if fits else 0
+
+
+def cools(platform: Platform, gpu: Gpu) -> bool:
+    """Whether ``platform``'s chassis cools ``gpu``: its ``gpu_cooling`` lists the card's
+    ``cooling`` (True when either is not stated: nothing to check).
+
+    A passive card (no fan) depends on a server's front-to-back fan wall; in a desktop tower it
+    overheats and throttles (NVIDIA sells its passive data-centre boards for qualified servers
+    only, NVIDIA-Certified Systems). Open-air cards blow their heat into the case and are not
+    built for a server's ducted airflow.
+    """
+    return gpu.cooling is None or platform.gpu_cooling is None or gpu.cooling in platform.gpu_cooling
+
+
+def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
+    for item in items:
+        if item.id == item_id:
+            return item
+    ids = [i.id for i in items]
+    hint = did_you_mean(str(item_id), ids) if ids else f"The catalog has no {file} entries."
+    if hint and hint.startswith("See 'planner catalog'"):
+        listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
+                   "cloud.yaml": "cloud", "models.yaml": "models"}[file]
+        hint = f"'planner catalog {listing}' lists the valid ids."
+    raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
+
+
+# ----- loading ------------------------------------------------------------------------------
+
+def default_catalog_dir() -> Path:
+    """The shipped catalog: the ``catalog/`` directory next to the ``planner/`` package in a source
+    checkout (also an editable install), else the copy a regular install puts in the package as
+    ``planner/catalog_data`` (pyproject.toml maps it)."""
+    here = Path(__file__).resolve().parent.parent  # the planner package
+    checkout = here.parent / "catalog"
+    installed = here / "catalog_data"
+    return checkout if checkout.is_dir() or not installed.is_dir() else installed
+
+
+def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catalog:
+    """Read the shipped catalog, apply a user overlay, check everything, return a :class:`Catalog`.
+
+    Args:
+        overlay: a directory of catalog files (``--catalog DIR``) merged over the base, or None.
+        base: the shipped catalog directory; default :func:`default_catalog_dir`.
+
+    Raises:
+        CatalogError: a missing directory, an unreadable or malformed file, an unknown file
+            name, key or id (with a did-you-mean), a missing key, a wrong type, a size or rate
+            without its unit, a zero, negative, NaN, infinite or absurd number, a duplicate id,
+            a price without source or as_of, a schema_version other than 1, a memory size of a
+            DIMM, platform or instance in decimal units, fields that leave a platform unbuildable
+            (see the module docstring), a model whose config does not count its
+            published_parameters. The message gives the file, line and entry path.
+    """
+    base_dir = Path(base) if base is not None else default_catalog_dir()
+    if not base_dir.is_dir():
+        raise CatalogError(
+            f"the catalog directory {base_dir} does not exist",
+            hint="The shipped catalog is the 'catalog/' folder beside the 'planner/' package (a regular install "
+            "copies it into the package as planner/catalog_data); reinstall with 'pip install .' or "
+            "'pip install -e .'.",
+        )
+    store = _Store()
+    for name, path in _catalog_files(base_dir, overlay=False):
+        store.read_file(name, path, overlay=False)
+    if overlay is not None:
+        overlay_dir = Path(overlay)
+        if not overlay_dir.exists():
+            raise CatalogError(f"{overlay_dir}: no such catalog directory",
+                               hint="--catalog takes a directory holding overlay files such as gpus.yaml "
+                                    "(catalog/README.md).")
+        if not overlay_dir.is_dir():
+            raise CatalogError(
+                f"{overlay_dir}: is a file, not a directory", hint="--catalog takes a directory of catalog YAML files."
+            )
+        files = _catalog_files(overlay_dir, overlay=True)
+        if not files:
+            raise CatalogError(
+                f"{overlay_dir}: holds no catalog files", hint="Valid names: " + ", ".join(CATALOG_FILES) + "."
+            )
+        for name, path in files:
+            store.read_file(name, path, overlay=True)
+    return store.build()
+
+
+def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
+    """The catalog files of ``directory`` in load order; unknown ``*.yaml`` names are errors."""
+    try:
+        present = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise CatalogError(f"{directory}: cannot be listed ({exc.strerror or exc})") from exc
+    known = {p.name: p for p in present if p.name in CATALOG_FILES}
+    for p in present:
+        if p.name not in CATALOG_FILES and p.suffix.lower() in (".yaml", ".yml"):
+            hint = did_you_mean(p.name, CATALOG_FILES, n=1) or ""
+            if p.suffix.lower() == ".yml" and p.stem + ".yaml" in CATALOG_FILES:
+                hint = f"Did you mean '{p.stem}.yaml'?"
+            where = "An overlay" if overlay else "A catalog"
+            raise CatalogError(
+                f"{p}: {p.name!r} is not a catalog file name",
+                hint=(hint + " " if hint else "") + f"{where} directory holds only " + ", ".join(CATALOG_FILES) + ".",
+            )
+    out = [(name, known[name]) for name in CATALOG_FILES if name in known]
+    if not out and not overlay:
+        raise CatalogError(f"{directory}: holds no catalog files",
+                           hint="Valid names: " + ", ".join(CATALOG_FILES) + ".")
+    return out
+
+
+# ----- field readers ------------------------------------------------------------------------
+# A reader takes the Entry and the key and returns the parsed value or raises entry.error(...).
+
+Reader = Callable[[Entry, str], Any]
+
+
+@dataclass(frozen=True)
+class _Field:
+    read: Reader
+    required: bool = True
+    attr: str | None = None  # attribute name in the record, when it differs from the key
+
+
+def _text(e: Entry, k: str) -> str:
+    return e.str(k)
+
+
+def _choice(choices: Iterable[str]) -> Reader:
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> str:
+        value = e.raw(k)
+        if isinstance(value, str) and value not in options and value.lower() in options:
+            raise e.error(f"{value!r} is not one of the choices", k, f"Write it in lower case: {value.lower()!r}.")
+        return e.str(k, choices=options)
+
+    return read
+
+
+def _int(lo: int, hi: int) -> Reader:
+    def read(e: Entry, k: str) -> int:
+        value = e.int(k)
+        if not lo <= value <= hi:
+            raise e.error(f"must be between {lo:,} and {hi:,}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def _int_choice(choices: Iterable[int]) -> Reader:
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> int:
+        raw = e.raw(k)
+        if isinstance(raw, str) and re.fullmatch(r"[xX]\d+", raw.strip()):  # 'x8': a lane count as boards print it
+            raise e.error(f"must be a whole number, not {raw!r}", k, f"Write {raw.strip()[1:]} (the lane count).")
+        value = e.int(k)
+        if value not in options:
+            raise e.error(f"must be one of {', '.join(map(str, options))}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def _positive(hi: float, unit: str, what: str, *, integer: bool = False) -> Reader:
+    """A number > 0 and <= hi (floats allowed unless ``integer``)."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.int(k) if integer else e.number(k)
+        shown = value if integer else e.raw(k)
+        if value <= 0:
+            raise e.error(f"must be more than 0, not {shown!r}", k)
+        if value > hi:
+            raise e.error(f"{shown!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
+                          "Check for an extra digit or a wrong unit.")
+        return value
+
+    return read
+
+
+def _positive_int(hi: int, unit: str, what: str) -> Reader:
+    """A whole number > 0 and <= hi."""
+    return _positive(hi, unit, what, integer=True)
+
+
+#: The hint of a purchase price of 0: the catalog has no way to mark hardware as already owned.
+ZERO_PRICE_HINT = (
+    "A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
+    "To see what GPUs you own can run, use 'planner estimate --gpu ID --gpus N' or 'planner fit', which need "
+    "no price; to plan a purchase, give the unit's price (a quote, street price or estimate)."
+)
+
+
+def _price(e: Entry, k: str) -> float:
+    value = e.raw(k)
+    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
+        raise e.error(f"must be more than 0, not {value!r}", k, ZERO_PRICE_HINT)
+    return _positive(MAX_PRICE_USD, "USD", "price")(e, k)
+
+
+#: A size in decimal units (kB, MB, GB, TB: powers of 10): the number and the unit.
+_DECIMAL_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]B)\s*$")
+
+
+#: The hint of a malformed ``spot_usd_per_hour_range``.
+_SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
+                    "spot_usd_per_hour_range: [0.2, 0.216].")
+
+
+def _spot_range(e: Entry, k: str) -> tuple[float, float]:
+    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
+    value = e.raw(k)
+    if not isinstance(value, (list, tuple)):
+        raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
+    if len(value) != 2:
+        raise e.error(f"must hold two prices [low, high], not {len(value)}", k, _SPOT_RANGE_HINT)
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise e.error(f"must hold two numbers, not {_kind(x)}", k, _SPOT_RANGE_HINT)
+    low, high = float(value[0]), float(value[1])
+    if low <= 0:
+        raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
+    if low > high:
+        raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
+                      f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
+    if high > MAX_USD_PER_HOUR:
+        raise e.error(f"{value[1]!r} USD/h is more than any real hourly price ({MAX_USD_PER_HOUR:,} USD/h)", k,
+                      "Check for an extra digit or a wrong unit.")
+    return low, high
+
+
+def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, binary: str | None = None) -> Reader:
+    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi.
+
+    binary: for the sizes of memory products (DIMMs, a platform's maximum, an instance's RAM), which
+        are whole multiples of 2^30 bytes whatever the vendor's label says ('64 GB' is 64 GiB): the
+        hint for a value written in decimal units (kB, MB, GB, TB), which is then refused.
+    """
+
+    def read(e: Entry, k: str) -> int:
+        value = e.raw(k)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise e.error(f"must be a size such as '24 GiB', not {value!r}", k)
+        n = e.size(k)
+        if n == 0 and not allow_zero:
+            raise e.error(f"must be more than 0 bytes, not {value!r}", k)
+        if 0 < n < lo:
+            raise e.error(f"{value!r} is less than any real {what} ({format_size(lo)})", k,
+                          "Check for a missing digit or a wrong unit (MB, GB, TB, GiB...).")
+        if n > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
+                          "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
+        m = _DECIMAL_SIZE.match(value) if binary is not None and isinstance(value, str) else None
+        if m:
+            number, unit = m.groups()
+            power = "kMGT".index(unit[0].replace("K", "k")) * 3 + 3
+            binary_unit = f"{unit[0].upper()}iB"
+            raise e.error(f"{value!r} is {format_size(n)} ({unit} = 10^{power} bytes), but memory sizes are binary",
+                          k, binary.format(number=number, unit=unit, binary_unit=binary_unit)
+                          + f": write '{number} {binary_unit}'.")
+        return n
+
+    return read
+
+
+def _rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
+    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0) and <= hi."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.raw(k)
+        r = e.rate(k)
+        if r == 0 and not allow_zero:
+            raise e.error(f"must be more than 0, not {value!r}", k)
+        if r > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
+                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
+        return r
+
+    return read
+
+
+def _fraction(e: Entry, k: str) -> float:
+    return e.number(k, min=0.0, max=1.0, min_exclusive=True)
+
+
+def _bool(e: Entry, k: str) -> bool:
+    return e.bool(k)
+
+
+def _date(e: Entry, k: str) -> str:
+    return e.date(k, past=True)
+
+
+def _id(e: Entry, k: str) -> str:
+    value = e.str(k)
+    if not _ID.match(value):
+        slug = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-.") or "my-entry"
+        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+    return value
+
+
+def _compute_capability(e: Entry, k: str) -> str:
+    value = e.raw(k)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise e.error(f"must be a quoted text such as \"8.9\", not {value!r}", k,
+                      "Quote it: YAML reads 8.10 as the number 8.1.")
+    value = e.str(k)
+    if not _COMPUTE_CAPABILITY.match(value):
+        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
+    return value
+
+
+def _choice_list(choices: tuple[str, ...], what: str) -> Reader:
+    """A non-empty list of distinct values out of ``choices`` (``what`` names one in messages)."""
+
+    def read(e: Entry, k: str) -> tuple[str, ...]:
+        values = e.str_list(k, choices=choices)
+        if not values:
+            raise e.error(f"must name at least one {what}", k, "Valid: " + ", ".join(choices) + ".")
+        if len(set(values)) != len(values):
+            raise e.error(f"names a {what} twice", k)
+        return tuple(values)
+
+    return read
+
+
+_form_factors = _choice_list(FORM_FACTORS, "form factor")
+_cooling_kinds = _choice_list(COOLING_KINDS, "cooling kind")
+
+
+def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
+    groups: dict[int, SlotGroup] = {}
+    for item in e.children(k):
+        item.check_keys(("width", "count", "lanes"), required=("width", "count"))
+        width = _int(1, MAX_SLOT_WIDTH)(item, "width")
+        count = _int(1, 64)(item, "count")
+        lanes = _int_choice(PCIE_LANE_COUNTS)(item, "lanes") if "lanes" in item.data else None
+        if width in groups:
+            raise item.error(f"width {width} is listed twice", "width",
+                             "Give one {width, count} per card width; the entries are alternatives.")
+        groups[width] = SlotGroup(width=width, count=count, lanes=lanes)
+    return tuple(groups[w] for w in sorted(groups, reverse=True))
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _config(e: Entry, k: str) -> Mapping[str, Any]:
+    child = e.child(k)
+    assert child is not None  # a required key: child() raised when it is absent
+    if not child.data:
+        raise e.error("must hold the keys of the model's config.json, not an empty mapping", k)
+    for key in child.data:
+        if not isinstance(key, str):
+            raise child.error(f"key {key!r} is not a name", None, "config.json keys are texts such as 'hidden_size'.")
+    return _freeze(child.data)
+
+
+_COMMON: dict[str, _Field] = {
+    "id": _Field(_id),
+    "source": _Field(_text),
+    "as_of": _Field(_date),
+    "notes": _Field(_text, required=False),
+    "verification": _Field(_choice(VERIFICATION_LEVELS), required=False),
+}
+
+_PRICED: dict[str, _Field] = {
+    "price_usd": _Field(_price),
+    "price_kind": _Field(_choice(PRICE_KINDS)),
+}
+
+_TFLOPS = _positive(MAX_TFLOPS, "TFLOPS", "GPU")
+
+# Hints for a memory size written in decimal units ({number} and {unit} as written); each ends with
+# ": write '<number> <binary unit>'." (DRAM chips hold powers of two of bits, so modules, the platform
+# limits built from them and virtual machines' RAM are whole GiB, whatever the label says).
+_DIMM_BINARY = "A module sold as '{number} {unit}' holds {number} {binary_unit} (DRAM chips come in powers of two)"
+_PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binary_unit} (whole DIMMs of binary size)"
+_CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so "
+                 "'{number} {unit}' there is {number} {binary_unit}")
+
+#: Per list: key -> field. Keys not listed here (and not common) are refused.
+_SCHEMA: dict[str, dict[str, _Field]] = {
+    "generations": {
+        "gen": _Field(_int(1, 10)),
+        "per_lane": _Field(_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate"), attr="per_lane_bytes_per_s"),
+    },
+    "gpus": {
+        "name": _Field(_text),
+        "vendor": _Field(_choice(GPU_VENDORS)),
+        "segment": _Field(_choice(GPU_SEGMENTS)),
+        "architecture": _Field(_text),
+        "compute_capability": _Field(_compute_capability, required=False),
+        "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
+        "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
+                                attr="memory_usable_bytes"),
+        "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
+                                   attr="memory_bandwidth_bytes_per_s"),
+        "bf16_tflops": _Field(_TFLOPS),
+        "fp16_fp16acc_tflops": _Field(_TFLOPS, required=False),
+        "fp8_tflops": _Field(_TFLOPS, required=False),
+        "int8_tops": _Field(_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
+        "bf16": _Field(_bool),
+        "fp8": _Field(_bool),
+        "int8": _Field(_bool),
+        "pcie_gen": _Field(_int(1, 10)),
+        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS)),
+        "interconnect": _Field(_rate(MAX_GPU_INTERCONNECT, "GPU interconnect", allow_zero=True), required=False,
+                               attr="interconnect_bytes_per_s"),
+        "tdp_w": _Field(_positive_int(MAX_TDP_W, "W", "GPU board power")),
+        "slot_width": _Field(_int(0, MAX_SLOT_WIDTH), required=False),
+        "form_factor": _Field(_choice(FORM_FACTORS)),
+        "price_usd": _Field(_price, required=False),
+        "price_kind": _Field(_choice(PRICE_KINDS), required=False),
+        "mfu_scale": _Field(_fraction, required=False),
+        "memory_cuda_total": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+                                    attr="memory_cuda_total_bytes"),
+        "cooling": _Field(_choice(COOLING_KINDS), required=False),
+    },
+    "dimms": {
+        "kind": _Field(_choice(DIMM_KINDS)),
+        "size": _Field(_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES, binary=_DIMM_BINARY),
+                       attr="size_bytes"),
+        "speed_mts": _Field(_int(800, 20_000)),
+        **_PRICED,
+    },
+    "platforms": {
+        "name": _Field(_text),
+        "cpu": _Field(_text),
+        "base_price_usd": _Field(_price),
+        "price_kind": _Field(_choice(PRICE_KINDS)),
+        "memory_kind": _Field(_choice(DIMM_KINDS)),
+        "memory_channels": _Field(_int(1, 64)),
+        "dimm_slots": _Field(_int(1, 256)),
+        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES,
+                                   binary=_PLATFORM_BINARY), attr="max_memory_bytes"),
+        "pcie_gen": _Field(_int(1, 10)),
+        "gpu_lanes": _Field(_int(1, 1024)),
+        "gpu_slots": _Field(_gpu_slots),
+        "max_gpus": _Field(_int(1, 64)),
+        "psu_w": _Field(_positive_int(100_000, "W", "power supply")),
+        "platform_w": _Field(_positive_int(50_000, "W", "host power")),
+        "form_factors": _Field(_form_factors),
+        "fixed_gpu": _Field(_text, required=False),
+        "fixed_gpu_count": _Field(_int(1, 64), required=False),
+        "nic_slots": _Field(_int(0, 64), required=False),
+        "gpu_cooling": _Field(_cooling_kinds, required=False),
+    },
+    "nics": {
+        "kind": _Field(_choice(NETWORK_KINDS)),
+        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+        **_PRICED,
+        "cable_price_usd": _Field(_price),
+        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS), required=False),
+        "tdp_w": _Field(_positive_int(1000, "W", "NIC power"), required=False),
+    },
+    "switches": {
+        "kind": _Field(_choice(NETWORK_KINDS)),
+        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+        "ports": _Field(_int(1, 4096)),
+        **_PRICED,
+    },
+    "instances": {
+        "provider": _Field(_text),
+        "instance": _Field(_text),
+        "gpu": _Field(_text),
+        "gpu_count": _Field(_int(1, 64)),
+        "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+                                    attr="gpu_memory_usable_bytes"),
+        "vcpus": _Field(_int(1, 4096)),
+        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
+                         attr="memory_bytes"),
+        "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
+        "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+        "spot_usd_per_hour_range": _Field(_spot_range, required=False),
+        "region": _Field(_text),
+    },
+    "models": {
+        "hf_id": _Field(_text),
+        "config": _Field(_config),
+        "published_parameters": _Field(_positive_int(10**14, "parameters", "model"), required=False),
+        "parameters_source": _Field(_text, required=False),
+    },
+}
+
+_RECORDS: dict[str, type] = {
+    "generations": PcieGen,
+    "gpus": Gpu,
+    "dimms": Dimm,
+    "platforms": Platform,
+    "nics": Nic,
+    "switches": Switch,
+    "instances": CloudInstance,
+    "models": ModelEntry,
+}
+
+
+def _fields(kind: str) -> dict[str, _Field]:
+    return {"id": _COMMON["id"], **_SCHEMA[kind], **_COMMON}
+
+
+# ----- merging ------------------------------------------------------------------------------
+
+@dataclass
+class _Parsed:
+    """One entry being assembled: parsed values and the Entry that supplied each key."""
+
+    kind: str
+    id: str
+    entry: Entry
+    values: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, Entry] = field(default_factory=dict)
+
+    def err(self, problem: str, key: str | None = None, hint: str | None = None) -> CatalogError:
+        where = self.origin.get(key, self.entry) if key else self.entry
+        return where.error(problem, key if key in self.origin else None, hint)  # type: ignore[return-value]
+
+
+class _Store:
+    """Collects entries per list while files are read; :meth:`build` checks and freezes them."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, _Parsed]] = {kind: {} for kind in _SCHEMA}
+        self.removed: dict[str, dict[str, Entry]] = {kind: {} for kind in _SCHEMA}
+        self.files: list[str] = []
+
+    # -- reading one file --
+    def read_file(self, name: str, path: Path, *, overlay: bool) -> None:
+        shown = str(path)
+        try:
+            lists = CATALOG_FILES[name]
+            data = load_mapping(path, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
+                                           f"{'a ' if len(lists) == 1 else ''}"
+                                           f"{' and '.join(repr(k + ':') for k in lists)} "
+                                           f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")
+        except YamlProblem as exc:
+            raise CatalogError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=exc.hint) from None
+        self.files.append(shown)
+        root = Entry(data, file=shown, path="", error=CatalogError, line=1)
+        lists = CATALOG_FILES[name]
+        if "schema_version" not in data:
+            raise root.error("missing required key 'schema_version'", None,
+                             f"Add 'schema_version: {SCHEMA_VERSION}' at the top of the file.")
+        root.check_keys(("schema_version", *lists))
+        version = root.int("schema_version")
+        if version != SCHEMA_VERSION:
+            raise root.error(f"version {version} is not supported", "schema_version",
+                             f"This planner reads schema_version {SCHEMA_VERSION} (catalog/README.md).")
+        if not any(k in data for k in lists):
+            raise root.error(f"has no {' or '.join(repr(k) for k in lists)} list", None,
+                             f"A {name} holds its entries under {' and '.join(repr(k) + ':' for k in lists)}.")
+        ids_in_file: dict[str, int | None] = {}
+        for kind in lists:
+            for item in root.children(kind, None):
+                self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
+
+    def _read_entry(self, kind: str, e: Entry, *, overlay: bool, ids_in_file: dict[str, int | None]) -> None:
+        fields = _fields(kind)
+        raw_id = e.data.get("id")
+        if isinstance(raw_id, str) and _ID.match(raw_id):
+            # messages name the entry by its place in the file and its id: 'gpus[3] (rtx-4090).memory'
+            e.path = f"{e.path} ({raw_id})"
+        allowed = list(fields) + (["remove"] if overlay else [])
+        e.check_keys(allowed, required=("id",))
+        entry_id = _id(e, "id")
+        if entry_id in ids_in_file:
+            first = ids_in_file[entry_id]
+            raise e.error(f"duplicate id {entry_id!r}" + (f" (first on line {first})" if first else ""), "id",
+                          "Ids are unique within a file; rename or remove one.")
+        ids_in_file[entry_id] = e.line_of("id")
+        table = self.entries[kind]
+        remove = e.bool("remove") if "remove" in e.data else False
+        if remove:
+            extra = [k for k in e.data if k not in ("id", "remove", "notes")]
+            if extra:
+                raise e.error(f"an entry with 'remove: true' takes only 'id', not {extra[0]!r}", extra[0])
+            if entry_id not in table:
+                raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
+            del table[entry_id]
+            self.removed[kind][entry_id] = e
+            return
+        existing = table.get(entry_id) if overlay else None
+        if existing is not None:
+            # Replace key by key; a changed price must come with its own provenance.
+            prices = [k for k in _PRICE_KEYS if e.data.get(k) is not None]
+            if prices and not ("source" in e.data and "as_of" in e.data):
+                raise e.error(
+                    "a changed price needs its own source and as_of", prices[0],
+                    "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry.",
+                )
+            if prices and "price_kind" in fields and "price_kind" not in e.data:
+                # Keeping the shipped kind would label a quoted price 'msrp' or 'estimate' on the quote.
+                raise e.error(
+                    "a changed price needs its own price_kind", prices[0],
+                    "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
+                )
+            has_price = any(existing.values.get(k) is not None for k in _PRICE_KEYS)
+            if "price_kind" in e.data and has_price and not prices:
+                # the kind describes the price: a new kind on the shipped price would relabel it
+                raise e.error("changes price_kind but not the price it describes", "price_kind",
+                              "Restate the price with it (price_usd, source, as_of), or leave price_kind out.")
+            others = [k for k in _PRICE_KEYS if existing.values.get(k) is not None and k not in e.data]
+            if prices and others:
+                # one source, date and kind per entry: every price of it must come from the new source
+                one = "one source, date and price_kind" if "price_kind" in fields else "one source and date"
+                raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has {one} for all its prices",
+                              prices[0],
+                              f"Restate {others[0]} with this source too (the shipped value if it still holds).")
+            restated = [k for k in ("source", "as_of") if k in e.data]
+            if restated and has_price and not prices:
+                # An entry has one source and date, which the quote prints for its price.
+                price_key = next(k for k in _PRICE_KEYS if existing.values.get(k) is not None)
+                shown = f"{price_key} {existing.values[price_key]:,.2f} of {existing.values['as_of']}"
+                raise e.error(
+                    f"changes {' and '.join(restated)} but not the price: the quote would show them for the "
+                    f"shipped price ({shown})", restated[0],
+                    "Restate the price with your source and date (price_usd, price_kind), or drop source/as_of "
+                    "from this overlay entry and say where your change comes from in 'notes:'.",
+                )
+            had_cuda_total = existing.values.get("memory_cuda_total") is not None
+            if any(k in e.data for k in _PRICE_KEYS) and "notes" not in e.data:
+                # the shipped notes describe the shipped price (a platform's parts list adds up to it, the
+                # quote line shows it): an overlay that sets a price (or clears one) without notes of its
+                # own does not keep them
+                existing.values.pop("notes", None)
+                existing.origin.pop("notes", None)
+            self._parse_keys(existing, e, fields)
+            if kind == "gpus":
+                # The memory figures describe one card together.
+                if "memory" in e.data and "memory_usable" not in e.data:
+                    raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
+                                  "memory", "Give memory_usable for this card too (nvidia-smi's total).")
+                if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
+                        and had_cuda_total:
+                    key = "memory_usable" if "memory_usable" in e.data else "memory"
+                    raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
+                                  "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
+                                  "derive it (memory_usable less 430 MiB).")
+            existing.entry = e
+            return
+        parsed = _Parsed(kind=kind, id=entry_id, entry=e)
+        self._parse_keys(parsed, e, fields)
+        missing = [k for k, f in fields.items() if f.required and k not in parsed.values]
+        if missing:
+            hint = None
+            if overlay:
+                close = did_you_mean(entry_id, table) if table else None
+                hint = (f"No shipped {kind} entry has id {entry_id!r}; an overlay entry with a new id must give "
+                        "every required key." + (" " + close if close and close.startswith("Did") else ""))
+            raise e.error(f"missing required key {missing[0]!r}", None, hint)
+        table[entry_id] = parsed
+
+    @staticmethod
+    def _parse_keys(parsed: _Parsed, e: Entry, fields: dict[str, _Field]) -> None:
+        for key in e.data:
+            if key == "remove":
+                continue
+            spec = fields[key]
+            if e.data[key] is None and not spec.required:
+                parsed.values.pop(key, None)  # 'key: null' clears an optional key
+                parsed.origin.pop(key, None)
+                continue
+            parsed.values[key] = spec.read(e, key)
+            parsed.origin[key] = e
+
+    def _file_rank(self, file: str | None) -> int:
+        """Reading order of ``file`` (overlays after the base catalog); -1 when not read."""
+        return self.files.index(file) if file in self.files else -1
+
+    def _ref_hint(self, gpu_id: str, ids: list[str]) -> str:
+        removed = self.removed["gpus"].get(gpu_id)
+        if removed is not None:
+            refs = ([f"platforms.yaml {p.id}" for p in self.entries["platforms"].values()
+                     if p.values.get("fixed_gpu") == gpu_id]
+                    + [f"cloud.yaml {p.id}" for p in self.entries["instances"].values() if p.values["gpu"] == gpu_id])
+            named = (f"{len(refs)} entries name it ({', '.join(refs)}): remove them as well"
+                     if len(refs) > 1 else "remove this entry as well")
+            return (f"The overlay removes GPU {gpu_id!r} ({removed.file}:{removed.line_of('remove')}); {named}, "
+                    "or keep the GPU and leave it out of a plan with the scenario's constraints.excluded_gpus.")
+        return did_you_mean(gpu_id, ids) or "gpus.yaml lists no GPUs."
+
+    # -- checking and freezing --
+    def _check_max_memory(self, p: _Parsed) -> None:
+        """A platform's max_memory holds at least one module of its kind in every channel (the
+        planner fills every channel with equal DIMMs): else no RAM configuration is ever built."""
+        v = p.values
+        modules = sorted((d for d in self.entries["dimms"].values() if d.values["kind"] == v["memory_kind"]),
+                         key=lambda d: (d.values["size"], d.id))
+        smallest = modules[0]
+        need = v["memory_channels"] * smallest.values["size"]
+        if v["max_memory"] < need:
+            key = _later(p, "max_memory", "memory_channels")
+            raise p.err(f"max_memory {format_size(v['max_memory'])} is less than one {smallest.id} module "
+                        f"({format_size(smallest.values['size'])}, the smallest {v['memory_kind']} in ram.yaml) in "
+                        f"each of its {v['memory_channels']} channels ({format_size(need)}): no RAM configuration "
+                        "fits", key,
+                        "Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, "
+                        "hundreds of GiB or a few TiB), or list a smaller module of that kind in ram.yaml.")
+
+    def _check_fixed_power(self, p: _Parsed, g: _Parsed) -> None:
+        """A baseboard's supply powers the GPUs it carries: else it is never buildable."""
+        v = p.values
+        draw = v["fixed_gpu_count"] * g.values["tdp_w"] + v["platform_w"]
+        if draw <= v["psu_w"]:
+            return
+        g_at = g.origin.get("tdp_w", g.entry)
+        p_key = _later(p, "psu_w", "platform_w")
+        p_at = p.origin.get(p_key, p.entry)
+        text = (f"{v['fixed_gpu_count']} x {g.values['tdp_w']:,} W ({g.id} tdp_w) + platform_w {v['platform_w']:,} W "
+                f"= {draw:,} W is more than psu_w {v['psu_w']:,} W: the baseboard cannot power the GPUs it carries")
+        hint = "Check for a missing digit; psu_w is the supply the machine can use (for redundant supplies, " \
+               "the non-redundant share)."
+        if self._file_rank(g_at.file) > self._file_rank(p_at.file):
+            raise g.err(f"{text} (platform {p.id!r}, {p_at.file}:{p_at.line_of(p_key) or p_at.line})", "tdp_w",
+                        "Overlay the platform's psu_w too if its supply is larger.")
+        raise p.err(text, p_key, hint)
+
+    def build(self) -> Catalog:
+        e = self.entries
+        for kind, table in e.items():
+            for p in table.values():
+                _check_entry(kind, p)
+        gens = sorted(p.values["gen"] for p in e["generations"].values())
+        seen_gens: dict[int, _Parsed] = {}
+        for p in e["generations"].values():
+            g = p.values["gen"]
+            if g in seen_gens:
+                raise p.err(f"PCIe generation {g} is also entry {seen_gens[g].id!r}", "gen")
+            seen_gens[g] = p
+        gpu_ids = list(e["gpus"])
+        dimm_kinds = sorted({p.values["kind"] for p in e["dimms"].values()})
+        for p in e["gpus"].values():
+            _check_gen(p, gens)
+        for p in e["platforms"].values():
+            _check_gen(p, gens)
+            kind = p.values["memory_kind"]
+            if kind not in dimm_kinds:
+                raise p.err(f"no DIMM of kind {kind!r} in ram.yaml", "memory_kind",
+                            did_you_mean(kind, dimm_kinds) or "ram.yaml lists no DIMMs.")
+            self._check_max_memory(p)
+            fixed = p.values.get("fixed_gpu")
+            if fixed is not None:
+                if fixed not in e["gpus"]:
+                    raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", self._ref_hint(fixed, gpu_ids))
+                ff = e["gpus"][fixed].values["form_factor"]
+                if ff not in p.values["form_factors"]:
+                    raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
+                                f"{list(p.values['form_factors'])} does not list", "form_factors")
+                g = e["gpus"][fixed]
+                self._check_fixed_power(p, g)
+                cooling = g.values.get("cooling")
+                kinds = p.values.get("gpu_cooling")
+                if cooling is not None and kinds is not None and cooling not in kinds:
+                    # blame the later of the two settings (an overlay's), naming the other
+                    g_at, p_at = g.origin.get("cooling", g.entry), p.origin.get("gpu_cooling", p.entry)
+                    if self._file_rank(g_at.file) > self._file_rank(p_at.file):
+                        raise g.err(f"{cooling!r} is not a kind platform {p.id!r} cools: it carries this GPU as "
+                                    f"fixed_gpu with gpu_cooling {list(kinds)} ({p_at.file}:"
+                                    f"{p_at.line_of('gpu_cooling') or p_at.line})", "cooling",
+                                    "Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
+                    raise p.err(f"the fixed GPU {fixed!r} has cooling {cooling!r}, which gpu_cooling "
+                                f"{list(kinds)} does not list", "gpu_cooling",
+                                f"The GPU's cooling is set at {g_at.file}:{g_at.line_of('cooling') or g_at.line}; "
+                                "give both the same kind.")
+        for p in e["instances"].values():
+            gpu = p.values["gpu"]
+            if gpu not in e["gpus"]:
+                raise p.err(f"unknown GPU {gpu!r}", "gpu", self._ref_hint(gpu, gpu_ids))
+        for p in e["models"].values():
+            _check_published_parameters(p)
+        warnings = tuple(w for p in e["instances"].values() for w in _spot_warnings(p))
+        records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
+                                               for kind, table in e.items()}
+        sources = tuple(
+            SourceRef(p.origin["source"].file or "", p.id, p.values["source"], p.values["as_of"])
+            for kind in _file_order_kinds() for p in e[kind].values()
+        )
+        return Catalog(
+            schema_version=SCHEMA_VERSION,
+            gpus=records["gpus"],
+            dimms=records["dimms"],
+            pcie=tuple(sorted(records["generations"], key=lambda g: g.gen)),
+            platforms=records["platforms"],
+            nics=records["nics"],
+            switches=records["switches"],
+            instances=records["instances"],
+            models=records["models"],
+            sources=sources,
+            files=tuple(self.files),
+            sha256=content_sha256(self.files),
+            removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
+                                      for i, r in table.items()}),
+            warnings=warnings,
+        )
+
+
+def content_sha256(files: Iterable[str | Path]) -> str:
+    """A SHA-256 that identifies a catalog's content: '' when a file cannot be read.
+
+    The digest of the text ``sha256sum`` prints for the files in the order they were read (one line
+    '<hex digest of the file>  <file name without directories>' each), so
+    ``sha256sum pcie.yaml gpus.yaml ... | sha256sum`` in the catalog directory reproduces it; it
+    changes whenever an entry, a price or an overlay file changes, not when the catalog moves.
+    """
+    lines = []
+    for f in files:
+        try:
+            digest = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+        except OSError:
+            return ""
+        lines.append(f"{digest}  {Path(f).name}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest() if lines else ""
+
+
+def _file_order_kinds() -> list[str]:
+    return [kind for lists in CATALOG_FILES.values() for kind in lists]
+
+
+
+def _check_gen(p: _Parsed, gens: list[int]) -> None:
+    g = p.values["pcie_gen"]
+    if g not in gens:
+        hint = ("Valid: " + ", ".join(map(str, gens)) + ".") if gens else "pcie.yaml lists no generations."
+        raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
+
+
+def _later(p: _Parsed, first: str, second: str) -> str:
+    """Which of two keys a cross-field error names: the one the entry's latest source (an overlay)
+    set, ``first`` when that set both or neither."""
+    if p.origin.get(second) is p.entry and p.origin.get(first) is not p.entry:
+        return second
+    return first
+
+
+def _check_entry(kind: str, p: _Parsed) -> None:
+    """Checks that involve several keys of one entry (after the overlay is merged)."""
+    v = p.values
+    if kind == "gpus":
+        if ("price_usd" in v) != ("price_kind" in v):
+            given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
+            raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+        if v["memory_usable"] > v["memory"]:
+            hint = "memory_usable is what the driver reports, at most the marketed memory."
+            origin = p.origin.get("memory")
+            raw = origin.data.get("memory") if origin is not None else None
+            m = re.fullmatch(r"\s*([0-9][0-9.]*)\s*([MGT])B\s*", raw) if isinstance(raw, str) else None
+            power = {"M": 20, "G": 30, "T": 40}[m[2]] if m else 0
+            if m and float(m[1]) * 2**power >= v["memory_usable"]:
+                hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
+                        f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
+            raise p.err("memory_usable is more than memory", "memory_usable", hint)
+        if v.get("memory_cuda_total", 0) > v["memory_usable"]:
+            raise p.err("memory_cuda_total is more than memory_usable", "memory_cuda_total",
+                        "memory_cuda_total is what CUDA reports (torch.cuda.mem_get_info()[1]), less than the "
+                        "nvidia-smi total by the driver's reservation.")
+        if v["form_factor"] == "pcie" and not v.get("slot_width"):
+            key = "slot_width" if "slot_width" in v else "form_factor"
+            raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)
+        if v["form_factor"] != "pcie" and v.get("slot_width"):
+            raise p.err(f"an {v['form_factor']} module sits on its baseboard, not in slots", "slot_width",
+                        "Write slot_width: 0 or leave it out.")
+    elif kind == "platforms":
+        if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
+            given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
+            raise p.err(f"{given} needs {absent}", given)
+        if "fixed_gpu_count" in v and v["fixed_gpu_count"] > v["max_gpus"]:
+            raise p.err(f"fixed_gpu_count {v['fixed_gpu_count']} is more than max_gpus {v['max_gpus']}",
+                        "fixed_gpu_count")
+        if "pcie" in v["form_factors"] and not v["gpu_slots"]:
+            raise p.err("a platform that takes PCIe cards needs gpu_slots", "gpu_slots",
+                        "For example [{width: 2, count: 4}]: up to 4 double-width cards.")
+        if v["psu_w"] <= v["platform_w"]:
+            key = _later(p, "psu_w", "platform_w")
+            relation = "less than" if v["psu_w"] < v["platform_w"] else "no more than"
+            raise p.err(f"psu_w {v['psu_w']:,} W is {relation} platform_w {v['platform_w']:,} W: no power is left "
+                        "for GPUs", key,
+                        "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
+                        "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w "
+                        "must exceed it by the GPUs' power. Check for swapped values or a missing digit.")
+        if v["dimm_slots"] < v["memory_channels"]:
+            key = _later(p, "dimm_slots", "memory_channels")
+            raise p.err(f"dimm_slots {v['dimm_slots']} is fewer than memory_channels {v['memory_channels']}: "
+                        "no RAM configuration puts a DIMM in every channel", key,
+                        "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
+                        "channel), memory_channels the memory channels of all its CPUs together.")
+    elif kind == "instances" and "spot_usd_per_hour_range" in v:
+        low, high = v["spot_usd_per_hour_range"]
+        spot = v.get("spot_usd_per_hour")
+        if spot is None and "spot_usd_per_hour" in p.entry.data:  # 'spot_usd_per_hour: null' (an overlay's)
+            raise p.entry.error("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour",
+                                "Clear the range too: 'spot_usd_per_hour_range: null'.")
+        if spot is None:
+            raise p.err("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour_range",
+                        "Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), "
+                        "or leave the range out.")
+        if not low <= spot <= high:
+            raise p.err(f"spot_usd_per_hour {spot:g} is outside spot_usd_per_hour_range [{low:g}, {high:g}]",
+                        _later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
+                        "The range is the lowest and highest zone's spot price in the region, and the catalog "
+                        "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
+
+
+def _spot_warnings(p: _Parsed) -> list[CatalogWarning]:
+    """A cloud instance whose spot price (``spot_usd_per_hour``, or the high end of
+    ``spot_usd_per_hour_range``) is above its on-demand ``usd_per_hour``: it happens (a zone short of
+    capacity), but rarely, and is more often a typo (a digit, or the two prices swapped)."""
+    v = p.values
+    od = v["usd_per_hour"]
+    spot = v.get("spot_usd_per_hour")
+    high = v["spot_usd_per_hour_range"][1] if "spot_usd_per_hour_range" in v else None
+    if spot is not None and spot > od:
+        key, what = "spot_usd_per_hour", f"spot_usd_per_hour {spot:g} USD/h"
+    elif high is not None and high > od:
+        key, what = "spot_usd_per_hour_range", f"the high end of spot_usd_per_hour_range, {high:g} USD/h,"
+    else:
+        return []
+    key = _later(p, key, "usd_per_hour")  # where the later of the two prices was written (an overlay's)
+    at = p.origin.get(key, p.entry)
+    where = f"{at.file}:{at.line_of(key)}" if at.line_of(key) else (at.file or "")
+    text = (f"{where}: {at.key_path(key)}: {what} is above the on-demand usd_per_hour {od:g} USD/h of "
+            f"instance {p.id!r}; spot above on-demand is rare and more often a typo: check both prices against the "
+            "source")
+    return [CatalogWarning("instances", p.id, text)]
+
+
+def _check_published_parameters(p: _Parsed) -> None:
+    """A model's published_parameters is a total the count from its config must equal exactly."""
+    from planner.model.architecture import from_hf_config
+
+    published = p.values.get("published_parameters")
+    if published is None:
+        return
+    cfg = p.origin["config"]
+    line = cfg.line_of("config")
+    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
+    if count == published:
+        return
+    key = _later(p, "published_parameters", "config")
+    at = p.origin["published_parameters"]
+    drop = "write 'published_parameters: null' in the overlay" if at is not p.entry else "drop published_parameters"
+    hint = ("The two must be equal: check config against the model's config.json (a mistyped size such as "
+            f"intermediate_size or num_hidden_layers changes the count), or {drop} if only a rounded total (such "
+            "as '14.8B') is known.")
+    if key == "config":
+        hint = ("An overlay's config that changes the count describes another model: give it an id of its own, or "
+                "write 'published_parameters: null' in the overlay; if it is meant to be the same model, check it "
+                "against the model's config.json.")
+        raise p.err(f"config counts {count:,} parameters, but published_parameters ({at.file}:"
+                    f"{at.line_of('published_parameters')}) is {published:,} ({count - published:+,})", "config", hint)
+    raise p.err(f"published_parameters {published:,} is not the count from config, {count:,} parameters "
+                f"({count - published:+,})", "published_parameters", hint)
+
+
+def _record(kind: str, p: _Parsed) -> Any:
+    fields = _fields(kind)
+    kwargs = {(fields[k].attr or k): value for k, value in p.values.items()}
+    if kind == "models":
+        cfg = p.origin["config"]
+        kwargs["file"] = cfg.file or ""
+        line = cfg.line_of("config")
+        kwargs["where"] = f"{cfg.file}:{line}" if line else (cfg.file or "")
+    return _RECORDS[kind](**kwargs)

@@ -1,0 +1,353 @@
+"""Validated reading of one entry (a mapping) of a user file.
+
+Every loader (catalog, scenario, workload) reads its entries through :class:`Entry`, so
+that every problem is reported the same way: the file, the line, the entry path, the
+problem and a hint, as one :class:`planner.core.errors.InputError` of the loader's kind.
+Unknown keys are refused with a did-you-mean hint: nothing the user wrote is ignored.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from planner.core.errors import InputError, close_matches, did_you_mean
+from planner.core.units import UnitError, parse_rate, parse_size
+
+_MISSING: Any = object()
+#: A size written in bits ('80 Gb'): the unit is almost surely meant as bytes.
+_BITS = re.compile(r"^\s*([0-9][0-9_,.eE+-]*)\s*([kKMGT]b)\s*$")
+
+
+class Entry:
+    """A mapping from a user file, with where it came from.
+
+    Args:
+        data: the mapping (a :class:`planner.core.yamlio.LineDict` keeps line numbers).
+        file: the file path as the user named it (None for command-line options).
+        path: the entry path inside the document, e.g. ``gpus[3]``; '' for the root.
+        error: the :class:`InputError` subclass to raise.
+        line: line of the entry when ``data`` does not know it.
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        file: str | None,
+        path: str = "",
+        error: type[InputError] = InputError,
+        line: int | None = None,
+    ) -> None:
+        self.data = data
+        self.file = file
+        self.path = path
+        self.error_cls = error
+        self._line = getattr(data, "line", None) or line
+
+    # ----- locations and errors -------------------------------------------------------
+    def key_path(self, key: str | None) -> str | None:
+        if key is None:
+            return self.path or None
+        return f"{self.path}.{key}" if self.path else str(key)
+
+    def line_of(self, key: str | None) -> int | None:
+        lines = getattr(self.data, "lines", None)
+        if key is not None and lines and key in lines:
+            return lines[key]
+        return self._line
+
+    def error(self, problem: str, key: str | None = None, hint: str | None = None) -> InputError:
+        """An error of this entry's kind, located at ``key`` (or the entry itself)."""
+        return self.error_cls(problem, file=self.file, line=self.line_of(key), entry=self.key_path(key), hint=hint)
+
+    # ----- structure ------------------------------------------------------------------
+    def check_keys(self, allowed: Iterable[str], required: Iterable[str] = (),
+                   hints: Mapping[str, str] | None = None) -> None:
+        """Refuse unknown keys (with close matches) and missing required ones.
+
+        Args:
+            hints: per required key, the hint for its absence (what to write there).
+        """
+        allowed = list(allowed)
+        for key in self.data:
+            if not isinstance(key, str):
+                raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
+            if key not in allowed:
+                hint = did_you_mean(key, allowed)
+                if hint is None or not hint.startswith("Did you mean"):
+                    hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
+                raise self.error(f"unknown key {key!r}", key, hint)
+        for key in required:
+            if key not in self.data:
+                raise self.error(f"missing required key {key!r}", None, (hints or {}).get(key))
+
+    def has(self, key: str) -> bool:
+        return key in self.data and self.data[key] is not None
+
+    def raw(self, key: str, default: Any = _MISSING) -> Any:
+        if key in self.data:
+            return self.data[key]
+        if default is _MISSING:
+            raise self.error(f"missing required key {key!r}")
+        return default
+
+    def child(self, key: str, default: Any = _MISSING) -> Entry | None:
+        """The mapping under ``key`` as an Entry (None if absent and a default was given)."""
+        value = self.raw(key, default)
+        if value is None and default is not _MISSING:
+            return None
+        if not isinstance(value, Mapping):
+            raise self.error(f"must be a mapping of keys to values, not {_kind(value)}", key)
+        return Entry(value, file=self.file, path=self.key_path(key) or "", error=self.error_cls, line=self.line_of(key))
+
+    def children(self, key: str, default: Any = _MISSING) -> list[Entry]:
+        """The list of mappings under ``key`` as Entries."""
+        value = self.raw(key, default)
+        if value is None:
+            return []
+        if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
+            raise self.error(f"must be a list of entries, not {_kind(value)}", key,
+                             "Start each entry with '- ' on its own line." if isinstance(value, Mapping) else None)
+        out = []
+        lines = getattr(value, "lines", [])
+        for i, item in enumerate(value):
+            path = f"{self.key_path(key)}[{i}]"
+            line = lines[i] if i < len(lines) else self.line_of(key)
+            if not isinstance(item, Mapping):
+                raise self.error_cls(
+                    f"must be a mapping of keys to values, not {_kind(item)}", file=self.file, line=line, entry=path
+                )
+            out.append(Entry(item, file=self.file, path=path, error=self.error_cls, line=line))
+        return out
+
+    # ----- scalars --------------------------------------------------------------------
+    def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if choices is not None:
+            choices = list(choices)
+        if not isinstance(value, str) or not value.strip():
+            if choices:
+                raise self.error(f"must be one of the choices, not {_kind(value)}", key,
+                                 "Valid: " + ", ".join(map(str, choices)) + ".")
+            raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
+        if choices is not None:
+            if value not in choices:
+                raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
+        return value
+
+    def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None,
+                 names: Iterable[str] | None = None) -> Any:
+        """A list of names (one name alone is a list of one).
+
+        Args:
+            choices: the names allowed (others are refused with a did-you-mean).
+            names: the names a hint may suggest for an item that is not a name (a number such
+                as 3060 for 'rtx-3060-12gb'); default ``choices``.
+        """
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if choices is not None:
+            choices = list(choices)
+        known = list(names) if names is not None else choices
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, Sequence) or isinstance(value, bytes):
+            if isinstance(value, Mapping):
+                raise self.error(f"must be a list of names, not {_kind(value)}", key,
+                                 f"Write the names in brackets, e.g. {key}: [a, b], or one per line after '- '.")
+            raise self.error(f"must be a name (text) or a list of names, not {_item_kind(value)}", key,
+                             _name_hint(value, known))
+        lines = getattr(value, "lines", [])
+        for i, v in enumerate(value):
+            if not isinstance(v, str) or not v.strip():
+                line = lines[i] if i < len(lines) else self.line_of(key)
+                raise self.error_cls(f"must be a name (text), not {_item_kind(v)}", file=self.file, line=line,
+                                     entry=f"{self.key_path(key)}[{i}]", hint=_name_hint(v, known))
+        if choices is not None:
+            for v in value:
+                if v not in choices:
+                    raise self.error(f"{v!r} is not one of the choices", key, did_you_mean(v, choices))
+        return list(value)
+
+    def bool(self, key: str, default: Any = _MISSING) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if not isinstance(value, bool):
+            meant = _BOOL_WORDS.get(str(value).strip().lower()) if isinstance(value, (str, int, float)) else None
+            raise self.error(f"must be true or false, not {_kind(value)}", key,
+                             "Write true or false (YAML booleans, no quotes)"
+                             + (f": {key}: {meant}." if meant else "."))
+        return value
+
+    def int(self, key: str, default: Any = _MISSING, *, min: int | None = None, max: int | None = None) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            raise self.error(f"must be a whole number, not {_kind(value)}", key,
+                             f"Write the number without quotes: {value.strip()}." if quoted else None)
+        _check_range(self, key, value, min, max)
+        return value
+
+    def number(self, key: str, default: Any = _MISSING, *, min: float | None = None, max: float | None = None,
+               min_exclusive: bool = False) -> Any:
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"must be a number, not {_kind(value)}", key, _number_hint(key, value))
+        if not math.isfinite(value):
+            raise self.error(f"must be a finite number, not {value!r}", key)
+        if min_exclusive and min is not None and value <= min:
+            raise self.error(f"must be more than {min:g}, not {value!r}", key)
+        _check_range(self, key, value, None if min_exclusive else min, max)
+        return float(value)
+
+    def size(self, key: str, default: Any = _MISSING, *, min: int = 0, max: int | None = None) -> Any:
+        """A size with its unit ('24 GiB', '80 GB') as int bytes."""
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        try:
+            n = parse_size(value)
+        except UnitError as exc:
+            raise self.error(str(exc), key) from None
+        bits = _BITS.match(value) if isinstance(value, str) else None
+        if bits:
+            number, unit = bits.groups()
+            raise self.error(f"{value!r} is in bits ({unit}), but a size is written in bytes", key,
+                             f"Did you mean '{number} {unit[:-1].replace('k', 'K')}B' or "
+                             f"'{number} {unit[0].upper()}iB'? Gb is gigabits; GB is 10^9 bytes, GiB 2^30 bytes.")
+        if n < min:
+            raise self.error(f"must be at least {min} bytes, not {value!r}", key)
+        if max is not None and n > max:
+            raise self.error(f"{value!r} is more than any real value of this field", key)
+        return n
+
+    def rate(self, key: str, default: Any = _MISSING) -> Any:
+        """A rate with its unit ('900 GB/s', '400 Gb/s') as bytes per second."""
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        try:
+            return parse_rate(value)
+        except UnitError as exc:
+            raise self.error(str(exc), key) from None
+
+    def date(self, key: str, default: Any = _MISSING, *, past: bool = False) -> Any:
+        """An ISO date (YYYY-MM-DD, or YYYY-MM) as a string.
+
+        past: the date says when something was observed (a price's ``as_of``), so it may not lie
+            after today (a YYYY-MM date may name the current month).
+        """
+        value = self.raw(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        if isinstance(value, _dt.datetime):
+            value = value.date()
+        parsed: _dt.date | None = None
+        text = ""
+        if isinstance(value, _dt.date):
+            parsed, text = value, value.isoformat()
+        elif isinstance(value, str):
+            for fmt in ("%Y-%m-%d", "%Y-%m"):
+                try:
+                    parsed, text = _dt.datetime.strptime(value, fmt).date(), value
+                    break
+                except ValueError:
+                    pass
+        if parsed is None:
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key)
+        today = _dt.date.today()
+        if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
+                                                                                       today.day):
+            raise self.error(f"{text} is after today ({today.isoformat()}); a price cannot be dated in the future",
+                             key, "Write the date the price was quoted or looked up.")
+        return text
+
+
+def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    if lo is not None and value < lo:
+        raise entry.error(f"must be at least {_num(lo)}, not {value!r}", key)
+    if hi is not None and value > hi:
+        raise entry.error(f"must be at most {_num(hi)}, not {value!r}", key)
+
+
+def _num(x: float) -> str:
+    """A bound as people write it: 65536, 1000000, 0.95 (never 1e+06)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+#: Texts and numbers that mean a boolean, for the hint of a value that is not one.
+_BOOL_WORDS = {"yes": "true", "y": "true", "on": "true", "1": "true", "true": "true",
+               "no": "false", "n": "false", "off": "false", "0": "false", "false": "false"}
+#: A number as people write money or a quantity in text: '5000', '5,000', '$5000', '5000 USD'.
+_TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|us\$|dollars?)?\s*$", re.IGNORECASE)
+
+
+def _number_hint(key: str, value: Any) -> str | None:
+    """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
+    if not isinstance(value, str):
+        return None
+    if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
+        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
+        mant, _, exp = value.strip().lower().partition("e")
+        sign = "" if exp.startswith(("+", "-")) else "+"
+        return f"YAML reads {value.strip()} as text; write {mant}.0e{sign}{exp}."
+    m = _TEXT_NUMBER.match(value)
+    number = m.group(1).replace(",", "").replace("_", "") if m else None
+    if key.endswith("_usd"):
+        return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
+                else f"Write a plain number of US dollars, e.g. {key}: 5000.")
+    if number and not value.strip().lower().endswith(("usd", "dollar", "dollars", "$")):
+        return f"Write the number without quotes: {key}: {number}."
+    return "Write a plain number, without quotes or unit."
+
+
+def _name_hint(value: Any, names: Sequence[str] | None) -> str | None:
+    """A hint for a list item that is not a name: close names (3060 -> 'rtx-3060-12gb'), or None."""
+    if not names or isinstance(value, (Mapping, list, tuple)) or value is None:
+        return None
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A number is most likely a model number: the names that contain it ('rtx-3060-12gb' for 3060).
+        holding = close_matches(text, [n for n in names if text in n.lower()])
+        if holding:
+            return "Did you mean " + " or ".join(repr(n) for n in holding) + "?"
+    return did_you_mean(text, names)
+
+
+def _item_kind(value: Any) -> str:
+    """What a value is, for 'must be a name (text), not ...': 'the number 3060', 'an empty text'."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"the number {value!r}"
+    if isinstance(value, str) and not value.strip():
+        return "an empty text"
+    return _kind(value)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) < 40 else "a long text"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__

@@ -1,0 +1,435 @@
+"""Time model: how long a training run or a served request takes on given GPUs.
+
+Pure functions of keyword arguments (seconds, FLOPs, bytes, bytes/s, TFLOPS), plus
+:func:`time_workload`, which reads a workload, its memory estimate and a GPU and returns a
+:class:`JobTime` whose ``lines`` show every step of the arithmetic.
+
+Training (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1):
+a dense transformer costs about 2 x P FLOPs per token forward and 4 x P backward, so
+C = 6 x P x T for T tokens. Full activation recomputation (gradient checkpointing) runs the
+forward pass again: 8 x P x T (Korthikanti et al. 2022, section 5).
+Kaplan's P excludes embeddings and the count leaves out attention-score FLOPs; this module uses
+the model's parameters used per token (MoE: active experts only), which includes the
+embedding and output head (about 4 % of a 7B Llama), and leaves attention scores out, which
+under-counts at long sequences (Kaplan: 2 x L x s x d per token forward, 4 % of 6P at s=2048
+for a 7B model).
+
+LoRA / QLoRA: the frozen base still runs forward (2 x P x T) and backward through the inputs
+of every layer (input gradients, 2 x P x T), but computes no weight gradients for frozen
+weights (the other 2 x P x T of the 6). The A adapter parameters cost the full 6 x A x T. So
+C = 4 x P x T + 6 x A x T (about 4PT, since A << P); with full recomputation add the extra
+forward 2 x (P + A) x T.
+
+Achieved compute = cards x dense bf16 TFLOPS x MFU. Model FLOPs utilization (MFU, Chowdhery
+et al. 2022, PaLM, appendix B) is the share of peak that the model's FLOPs reach; PaLM reached
+46 % on TPU v4; 30-50 % on large runs is a commonly quoted rule of thumb. PaLM counts
+recomputation only in its hardware FLOPs utilization (HFU); since the FLOPs above include the
+recomputed forward, the same default is applied to them, i.e. it is used as an HFU (the two
+differ by the 8/6 factor only when checkpointing). Defaults per recipe are in
+:data:`MFU_DEFAULTS`, each with its reasoning.
+
+Inference (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2): a decode
+step reads every weight once for the whole batch and each sequence's KV cache, so at small
+batches its time is bytes read / memory bandwidth; it also needs 2 x P FLOPs per generated
+token, which bounds it at large batches. A step takes the larger of the two times. Prefill
+costs 2 x P FLOPs per prompt token and is compute bound. Bandwidth achieved is peak x MBU
+(model bandwidth utilization): :data:`DEFAULT_MBU`.
+
+A request (inference with ``tokens_per_request``): ``tokens_per_request`` is the tokens generated
+per request, and the prompt is taken to be the rest of the context, context - tokens_per_request
+tokens. That split is an assumption (a workload gives no prompt length): every request fills its
+context, the longest prefill and KV cache the workload's memory plan was sized for. A request
+needs at least one prompt token (vLLM refuses an empty prompt; Transformers' generate starts from
+at least the BOS token), so tokens_per_request must be below the context: the readers refuse more
+(planner.cli.compare), and :func:`time_workload` raises ValueError rather than shorten a request.
+
+Offload: bytes moved between host and GPU each step cross the card's PCIe link at
+per-lane rate x lanes x :data:`PCIE_EFFICIENCY`; this time is added to compute (no overlap
+assumed, so it is an upper bound).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from planner.workload.recipes import RECIPES
+
+SECONDS_PER_HOUR = 3600.0
+
+#: Achieved share of the PCIe link rate (PCI-SIG base specifications, one direction after line
+#: encoding) for host<->GPU copies: assumption. Realised DMA throughput is commonly quoted at
+#: ~80-90 % of the link rate after TLP/DLLP overhead (a rule of thumb, not measured here).
+PCIE_EFFICIENCY = 0.85
+
+#: Default model bandwidth utilization in decode: assumption. Well-tuned engines (vLLM,
+#: TensorRT-LLM) are commonly said to reach 60-85 % of peak bandwidth in decode; this is a rule
+#: of thumb, not a published constant. Override with the scenario's ``costs.mbu``.
+DEFAULT_MBU = 0.70
+
+
+@dataclass(frozen=True)
+class MfuDefault:
+    """A default MFU and why."""
+
+    value: float
+    reason: str
+
+
+#: Default MFU by precision recipe (see planner.workload.recipes). Values are relative to the card's
+#: dense BF16 tensor rate (``bf16_tflops`` in the catalog) and are ASSUMPTIONS unless a source
+#: is named. Override with the scenario's ``costs.mfu``.
+MFU_DEFAULTS: dict[str, MfuDefault] = {
+    **{r: MfuDefault(0.40, "assumption: 16-bit tensor-core training; within the 30-50 % commonly quoted "
+                           "for large runs (a rule of thumb) and below PaLM's 46 % (Chowdhery et al. 2022, "
+                           "app. B), since single-node fine-tuning uses small batches")
+       for r in ("mixed-bf16", "mixed-fp16", "mixed-bf16-fp32-grads", "mixed-fp16-fp32-grads",
+                 "pure-bf16", "pure-fp16")},
+    **{r: MfuDefault(0.35, "assumption: torch AMP adds a cast of every weight per use (autocast) to 16-bit "
+                           "training's 0.40")
+       for r in ("amp-bf16", "amp-fp16")},
+    "fp32": MfuDefault(0.20, "assumption: TF32 matmuls run at half the BF16 tensor rate on Ampere/Hopper "
+                             "(A100 156 vs 312 TFLOPS dense, NVIDIA A100 datasheet), so 0.40 x 0.5; with TF32 "
+                             "off (PyTorch's default for matmuls) fp32 runs on CUDA cores and MFU is far lower"),
+}
+
+#: Multipliers on the recipe's MFU for adapter methods: assumptions.
+METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
+    "full": MfuDefault(1.0, ""),
+    "lora": MfuDefault(0.9, "assumption: LoRA's small adapter matmuls run far below peak (x0.9)"),
+    "qlora": MfuDefault(0.7, "assumption: QLoRA dequantizes each NF4 weight to 16-bit before every matmul, "
+                             "forward and backward (bitsandbytes matmul_4bit), costing roughly a third of the "
+                             "step (x0.7)"),
+    "lora-int8": MfuDefault(0.5, "assumption, not measured for training: LoRA on an LLM.int8 base quantizes every "
+                                 "linear's input, splits off its outlier columns and dequantizes the int8 result in "
+                                 "the forward, and dequantizes the weight for the input gradient (bitsandbytes "
+                                 "MatMul8bitLt); for inference Petals found bitsandbytes 0.40's NF4 about 2x faster "
+                                 "than its int8 (bigscience-workshop/petals PR 340); taken below QLoRA's x0.7 (x0.5)"),
+}
+
+#: Default MFU of prefill (inference): assumption, the same as 16-bit training.
+PREFILL_MFU = MfuDefault(0.40, "assumption: prefill is large 16-bit matmuls, as in training (0.40)")
+
+
+def default_mfu(*, recipe: str, method: str = "full") -> MfuDefault:
+    """The default MFU of a training workload: recipe default x method factor.
+
+    ``method`` is a key of :data:`METHOD_MFU_FACTOR`: a training method, or 'lora-int8' for LoRA
+    with ``load_in_8bit``.
+
+    Raises:
+        KeyError: unknown recipe or method (callers pass validated names).
+    """
+    base = MFU_DEFAULTS[recipe]
+    factor = METHOD_MFU_FACTOR[method]
+    if factor.value == 1.0:
+        return base
+    return MfuDefault(round(base.value * factor.value, 6), f"{base.reason}; {factor.reason}")
+
+
+# ----- training ---------------------------------------------------------------------------------
+
+def training_flops(*, params: float, tokens: float, method: str = "full", adapter_params: float = 0,
+                   checkpointing: str = "none", recomputed_base_params: float = 0) -> float:
+    """Model FLOPs of one training run (see the module docstring for the derivation).
+
+    full: 6 x P x T (8 x P x T with full recomputation).
+    lora / qlora: 4 x P x T + 6 x A x T (+ 2 x (P + A) x T with full recomputation), + 4 x D x T
+    (+ 2 x D x T with full recomputation) where DoRA with lora_dropout runs each adapted module's
+    base linear again on the dropped-out input: a forward (2 x D) and its input gradient (2 x D)
+    (peft tuners/lora/dora.py, ``base_result`` None under dropout).
+
+    Args:
+        params: P, parameters used per token (MoE: active).
+        tokens: T, tokens processed (dataset tokens x epochs).
+        method: 'full', 'lora' or 'qlora'.
+        adapter_params: A, trainable adapter parameters (LoRA/QLoRA).
+        checkpointing: 'none' or 'full'.
+        recomputed_base_params: D, weights of the adapted modules whose base output DoRA computes
+            a second time (0 without DoRA or without lora_dropout).
+    """
+    if method == "full":
+        flops = 6.0 * params * tokens
+        if checkpointing == "full":
+            flops += 2.0 * params * tokens
+        return flops
+    flops = 4.0 * params * tokens + 6.0 * adapter_params * tokens + 4.0 * recomputed_base_params * tokens
+    if checkpointing == "full":
+        flops += 2.0 * (params + adapter_params + recomputed_base_params) * tokens
+    return flops
+
+
+def compute_seconds(*, flops: float, gpus: int, tflops_per_gpu: float, mfu: float) -> float:
+    """Seconds to do ``flops`` on ``gpus`` cards: FLOPs / (cards x TFLOPS x 1e12 x MFU)."""
+    if gpus <= 0 or tflops_per_gpu <= 0 or mfu <= 0:
+        raise ValueError("gpus, tflops_per_gpu and mfu must be positive")
+    return flops / (gpus * tflops_per_gpu * 1e12 * mfu)
+
+
+def pcie_bytes_per_s(*, per_lane_bytes_per_s: float, lanes: int, efficiency: float = PCIE_EFFICIENCY) -> float:
+    """Achieved host<->GPU rate, one direction: per-lane rate x lanes x efficiency."""
+    return per_lane_bytes_per_s * lanes * efficiency
+
+
+def transfer_seconds(*, bytes_moved: float, bytes_per_s: float) -> float:
+    """Seconds to move ``bytes_moved`` at ``bytes_per_s``."""
+    if bytes_moved == 0:
+        return 0.0
+    if bytes_per_s <= 0:
+        raise ValueError("bytes_per_s must be positive")
+    return bytes_moved / bytes_per_s
+
+
+def offload_bytes_per_gpu(*, params: float, trainable_params: float, data_parallel: int, micro_batches: float,
+                          optimizer_steps: float, offload_optimizer: bool, offload_params: bool,
+                          weight_bytes: float = 2.0, grad_bytes: float = 2.0, checkpointing: str = "none") -> float:
+    """Bytes crossing one GPU's PCIe link in a run, for ZeRO-Offload / ZeRO-Infinity.
+
+    - offload_optimizer (ZeRO-Offload, Ren et al. 2021, section 4): every optimizer step each
+      rank sends its 1/N share of the gradients to the host and receives its updated 16-bit
+      parameters: (grad_bytes + weight_bytes) x trainable / N per step.
+    - offload_params (ZeRO-Infinity, Rajbhandari et al. 2021): parameters live in host RAM and
+      every forward and backward pass (and the recomputed forward) brings all of them to each
+      GPU, from the host or from peers over the same PCIe fabric: passes x weight_bytes x P per
+      micro-batch (an upper bound: peers over NVLink would not use PCIe).
+    """
+    total = 0.0
+    if offload_optimizer:
+        total += (grad_bytes + weight_bytes) * trainable_params / data_parallel * optimizer_steps
+    if offload_params:
+        passes = 3 if checkpointing == "full" else 2
+        total += passes * weight_bytes * params * micro_batches
+    return total
+
+
+# ----- inference --------------------------------------------------------------------------------
+
+def decode_step_seconds(*, weight_bytes: float, kv_bytes_per_token: float, kv_tokens: float, concurrency: int,
+                        bandwidth_bytes_per_s: float, mbu: float, params: float, tflops: float,
+                        mfu: float) -> tuple[float, float]:
+    """One decode step for ``concurrency`` sequences on one GPU (its share under tensor parallel).
+
+    Memory time = (weights + concurrency x KV bytes per token x KV tokens per sequence) /
+    (bandwidth x MBU); compute time = 2 x P x concurrency / (TFLOPS x 1e12 x MFU). The step takes
+    the larger (Pope et al. 2022, section 2).
+
+    Args:
+        weight_bytes: weight bytes on this GPU (read once per step for the whole batch).
+        kv_bytes_per_token: KV cache bytes per token of one sequence on this GPU.
+        kv_tokens: tokens in each sequence's KV cache at this step (use the mean over a request).
+        params: parameters this GPU computes with per token (P / tp).
+
+    Returns:
+        (memory seconds, compute seconds); the step time is the max.
+    """
+    read = weight_bytes + concurrency * kv_bytes_per_token * kv_tokens
+    mem_s = read / (bandwidth_bytes_per_s * mbu)
+    comp_s = 2.0 * params * concurrency / (tflops * 1e12 * mfu)
+    return mem_s, comp_s
+
+
+def prefill_seconds(*, params: float, tokens: float, tflops: float, mfu: float) -> float:
+    """Prefill of ``tokens`` prompt tokens: 2 x P x tokens / (TFLOPS x 1e12 x MFU) (Kaplan et al. 2020, section 2.1)."""
+    return 2.0 * params * tokens / (tflops * 1e12 * mfu)
+
+
+# ----- assembling one workload on one kind of GPU -------------------------------------------------
+
+@dataclass(frozen=True)
+class JobTime:
+    """How fast a workload runs on a given set of GPUs.
+
+    Attributes:
+        job: what one job is, in words ('one training run of 1.0e8 tokens', 'one request ...').
+        job_tokens: tokens per job (training: tokens processed; inference: generated), or None.
+        seconds_per_job: machine seconds per job (inference: amortized over the batch), or None
+            when the job size is unknown.
+        tokens_per_s: training: tokens processed per second; inference: tokens generated per second.
+        compute_s, transfer_s: the parts of ``seconds_per_job`` (transfer: PCIe offload).
+        mfu, mfu_reason: the MFU used and why.
+        requests_per_hour_capacity: inference only: requests the GPUs serve per hour.
+        lines: the arithmetic, one step per line.
+    """
+
+    job: str
+    job_tokens: float | None
+    seconds_per_job: float | None
+    tokens_per_s: float
+    compute_s: float | None = None
+    transfer_s: float | None = None
+    mfu: float = 0.0
+    mfu_reason: str = ""
+    requests_per_hour_capacity: float | None = None
+    lines: tuple[str, ...] = field(default=())
+
+    @property
+    def hours_per_job(self) -> float | None:
+        return None if self.seconds_per_job is None else self.seconds_per_job / SECONDS_PER_HOUR
+
+
+def _vendor_scaled(gpu, mfu: float, reason: str) -> tuple[float, str]:
+    """A default MFU times the card's catalog ``mfu_scale`` (its software stack), with the reason.
+
+    The defaults come from NVIDIA/CUDA runs; a card whose stack reaches a smaller share of its
+    datasheet TFLOPS carries ``mfu_scale`` < 1 in the catalog, with its source there. A scenario's
+    ``costs.mfu`` is the user's own figure and is not scaled.
+    """
+    scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+    if scale == 1.0:
+        return mfu, reason
+    return mfu * scale, (f"{reason}; x {scale:g} for {gpu.id}'s software stack (catalog mfu_scale: "
+                         "achieved share of datasheet TFLOPS below NVIDIA's, see its source)")
+
+
+def _tflops_for(gpu, dtype: str) -> float:
+    if dtype == "fp8" and getattr(gpu, "fp8_tflops", None):
+        return float(gpu.fp8_tflops)
+    return float(gpu.bf16_tflops)
+
+
+def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_bytes_per_s: float,
+                  pcie_lanes: int | None = None, mfu: float | None = None, mbu: float = DEFAULT_MBU) -> JobTime:
+    """Time one workload on ``gpu_count`` cards of ``gpu``.
+
+    Training runs data-parallel over the cards (the workload's tensor-parallel degree kept);
+    inference runs ``gpu_count // tp`` independent replicas of tp cards each.
+
+    Args:
+        workload: a :class:`planner.workload.spec.Workload` (its gpus already equal to ``gpu_count``
+            for training).
+        estimate: the workload's :class:`planner.memory.Estimate` on these cards.
+        gpu: a :class:`planner.catalog.loader.Gpu`.
+        gpu_count: cards used.
+        pcie_per_lane_bytes_per_s: the host link's per-lane rate (the slower of card and host).
+        pcie_lanes: lanes of the link (default: the card's).
+        mfu: override of the default MFU (training and prefill).
+        mbu: model bandwidth utilization for decode.
+    """
+    lanes = pcie_lanes or gpu.pcie_lanes
+    if workload.task == "train":
+        return _time_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes, mfu)
+    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu)
+
+
+def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_override: float | None) -> JobTime:
+    t = w.train
+    arch = w.architecture
+    params = float(arch.active_parameters)
+    adapters = float(est.trainable_parameters) if t.method != "full" else 0.0
+    if mfu_override is not None:
+        mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
+    else:
+        d = default_mfu(recipe=t.recipe, method="lora-int8" if t.load_in_8bit else t.method)
+        mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
+    recipe = RECIPES[t.recipe]
+    tflops = float(gpu.bf16_tflops)
+    recomputed = 0.0
+    if t.method != "full" and t.use_dora and t.lora_dropout > 0:
+        recomputed = float(sum(m.weight_params for m in arch.linear_modules() if m.name in t.lora_targets)
+                           * arch.num_hidden_layers)
+    per_token = training_flops(params=params, tokens=1.0, method=t.method, adapter_params=adapters,
+                               checkpointing=t.checkpointing, recomputed_base_params=recomputed)
+    if t.method == "full":
+        ftext = f"{8 if t.checkpointing == 'full' else 6} x P"
+    else:
+        ftext = "4 x P + 6 x A" + (" + 4 x D" if recomputed else "")
+        if t.checkpointing == "full":
+            ftext += " + 2 x (P + A" + (" + D" if recomputed else "") + ") (recomputation)"
+    lines = [f"FLOPs per token = {ftext} = {per_token:,.4g} (P = {params:,.0f}"
+             + (f", A = {adapters:,.0f} adapter params" if adapters else "")
+             + (f", D = {recomputed:,.0f} adapted weights whose base output DoRA recomputes under lora_dropout"
+                if recomputed else "") + ")",
+             f"achieved compute = {n} GPU(s) x {tflops:g} TFLOPS ({gpu.id} dense bf16) x MFU {mfu:g} = "
+             f"{n * tflops * mfu:,.4g} TFLOPS",
+             f"MFU {mfu:g}: {reason}"]
+    compute_per_token = per_token / (n * tflops * 1e12 * mfu)
+    dp = max(n // t.tp, 1)
+    tokens_per_micro = t.micro_batch * t.seq_len
+    bw = pcie_bytes_per_s(per_lane_bytes_per_s=per_lane, lanes=lanes)
+    offloaded = t.offload_optimizer or t.offload_params
+    transfer_per_token = 0.0
+    if offloaded:
+        micro_per_token = 1.0 / (tokens_per_micro * dp)
+        steps_per_token = micro_per_token / t.grad_accum
+        moved = offload_bytes_per_gpu(params=params, trainable_params=est.trainable_parameters, data_parallel=dp,
+                                      micro_batches=micro_per_token, optimizer_steps=steps_per_token,
+                                      offload_optimizer=t.offload_optimizer, offload_params=t.offload_params,
+                                      weight_bytes=float(recipe.weight_bytes), grad_bytes=float(recipe.grad_bytes),
+                                      checkpointing=t.checkpointing)
+        transfer_per_token = transfer_seconds(bytes_moved=moved, bytes_per_s=bw)
+        lines.append(f"PCIe per GPU = {per_lane / 1e9:.3f} GB/s x {lanes} lanes x {PCIE_EFFICIENCY:g} = "
+                     f"{bw / 1e9:.2f} GB/s; offload moves {moved:,.4g} B per token per GPU "
+                     f"(added, no overlap assumed)")
+    seconds_per_token = compute_per_token + transfer_per_token
+    tokens_per_s = 1.0 / seconds_per_token
+    lines.append(f"throughput = {tokens_per_s:,.1f} tokens/s")
+    if t.dataset_tokens is None:
+        return JobTime(job="training (no dataset_tokens: no job to time)", job_tokens=None,
+                       seconds_per_job=None, tokens_per_s=tokens_per_s, mfu=mfu, mfu_reason=reason,
+                       lines=tuple(lines))
+    tokens = t.dataset_tokens * t.epochs
+    compute_s = compute_per_token * tokens
+    transfer_s = transfer_per_token * tokens
+    lines.insert(0, f"tokens = {t.dataset_tokens:,} dataset tokens x {t.epochs:g} epoch(s) = {tokens:,.0f}")
+    lines.append(f"time = {per_token * tokens:,.4g} FLOPs / {n * tflops * mfu:,.4g} TFLOPS"
+                 + (f" + {transfer_s:,.0f} s PCIe" if transfer_s else "")
+                 + f" = {compute_s + transfer_s:,.0f} s = {(compute_s + transfer_s) / 3600:,.2f} h")
+    return JobTime(job=f"one training run of {tokens:,.0f} tokens", job_tokens=tokens,
+                   seconds_per_job=compute_s + transfer_s, tokens_per_s=tokens_per_s, compute_s=compute_s,
+                   transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
+
+
+def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float) -> JobTime:
+    i = w.infer
+    arch = w.architecture
+    tp = i.tp
+    replicas = max(n // tp, 1)
+    params_gpu = float(arch.active_parameters) / tp
+    if mfu_override is not None:
+        mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
+    else:
+        mfu, reason = _vendor_scaled(gpu, PREFILL_MFU.value, PREFILL_MFU.reason)
+    tflops = _tflops_for(gpu, "fp8" if i.weights == "fp8" else "bf16")
+    weights = float(sum(c.bytes for c in est.gpu_components() if c.name.startswith("weights")))
+    kv_tok = float(est.extra.get("kv_bytes_per_token", 0))
+    c = i.concurrency
+    gen = i.tokens_per_request
+    if gen is None:
+        prompt, mean_kv = 0, i.context / 2
+        what = f"KV at half the context ({i.context:,} / 2 tokens)"
+    else:
+        if gen >= i.context:
+            # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
+            raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
+                             "tokens (it must be below the context)")
+        prompt = i.context - gen
+        mean_kv = prompt + gen / 2
+        what = f"mean KV length = prompt {prompt:,} + {gen:,} generated / 2"
+    bw = gpu.memory_bandwidth_bytes_per_s
+    mem_s, comp_s = decode_step_seconds(weight_bytes=weights, kv_bytes_per_token=kv_tok, kv_tokens=mean_kv,
+                                        concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
+                                        tflops=tflops, mfu=mfu)
+    step = max(mem_s, comp_s)
+    lines = [f"decode step (per GPU) = max(memory {weights:,.0f} B weights + {c} seq x {kv_tok:,.0f} B/token x "
+             f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}) = {mem_s * 1e3:.3f} ms, "
+             f"compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = {comp_s * 1e3:.3f} ms)"
+             f" = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]
+    decode_tps = replicas * c / step
+    if gen is None:
+        lines.append(f"throughput = {replicas} replica(s) x {c} seq / {step * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")
+        return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
+                       seconds_per_job=None, tokens_per_s=decode_tps, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
+    lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
+                    "prompt (assumed: the rest of the context; the workload gives no prompt length)")
+    pre_s = prefill_seconds(params=params_gpu, tokens=prompt * c, tflops=tflops, mfu=mfu)
+    batch_s = pre_s + gen * step
+    per_request = batch_s / (c * replicas)
+    tps = gen / per_request
+    capacity = SECONDS_PER_HOUR / per_request
+    lines.append(f"prefill of {c} x {prompt:,} prompt tokens = 2 x {params_gpu:,.0f} x {c * prompt:,} / "
+                 f"({tflops:g} TFLOPS x MFU {mfu:g}) = {pre_s:.3f} s")
+    lines.append(f"batch of {c} requests = {pre_s:.3f} s + {gen:,} steps x {step * 1e3:.3f} ms = {batch_s:.3f} s; "
+                 f"{replicas} replica(s) -> {per_request:.4f} machine-s per request, {capacity:,.0f} requests/h, "
+                 f"{tps:,.1f} generated tokens/s")
+    return JobTime(job=f"one request ({prompt:,} prompt + {gen:,} generated tokens)", job_tokens=float(gen),
+                   seconds_per_job=per_request, tokens_per_s=tps, compute_s=per_request, transfer_s=0.0, mfu=mfu,
+                   mfu_reason=reason, requests_per_hour_capacity=capacity, lines=tuple(lines))

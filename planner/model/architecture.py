@@ -1,0 +1,773 @@
+"""Model architecture read from a Hugging Face ``config.json``, and its parameter count.
+
+:func:`from_hf_config` reads the keys as they are spelled in ``config.json`` and returns a
+frozen :class:`Architecture`. :meth:`Architecture.param_counts` counts parameters exactly as
+PyTorch counts ``sum(p.numel() for p in model.parameters())`` for the Transformers
+implementation of each ``model_type``: tied embeddings once, GQA k/v projections, head_dim
+from the config when given, biases where the implementation creates them, MoE experts and
+router, norms.
+
+Sources: the Transformers modeling files for each model type (``modeling_llama.py``,
+``modeling_mistral.py``, ``modeling_mixtral.py``, ``modeling_qwen2.py``, ``modeling_qwen3.py``,
+``modeling_qwen3_moe.py``, ``modeling_gemma.py``, ``modeling_gemma2.py``, ``modeling_gemma3.py``
+(with ``modeling_siglip.py`` for Gemma 3's vision tower), ``modeling_phi3.py``, ``modeling_gpt2.py``,
+``modeling_gpt_neox.py``, ``modeling_gpt_oss.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from planner.core.errors import ModelConfigError, did_you_mean
+
+#: model_type values this module can read, with the family they follow.
+SUPPORTED_MODEL_TYPES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "llama",
+    "mixtral": "llama",
+    "qwen2": "llama",
+    "qwen3": "llama",
+    "qwen3_moe": "llama",
+    "gemma": "llama",
+    "gemma2": "llama",
+    "gemma3": "llama",
+    "gemma3_text": "llama",
+    "phi3": "llama",
+    "gpt2": "gpt2",
+    "gpt_bigcode": "gpt2",
+    "gpt_neox": "gpt_neox",
+    "gpt_oss": "llama",
+}
+
+
+@dataclass(frozen=True)
+class LinearModule:
+    """One kind of ``nn.Linear`` in a transformer layer, named as in the Transformers code.
+
+    ``count`` is how many of them one layer holds (MoE experts hold ``num_local_experts``).
+    ``in_features`` x ``out_features`` is the weight shape; ``bias`` whether it has a bias.
+    """
+
+    name: str
+    in_features: int
+    out_features: int
+    count: int = 1
+    bias: bool = False
+    part: str = "attention"  # "attention" | "mlp" | "router"
+
+    @property
+    def weight_params(self) -> int:
+        return self.in_features * self.out_features * self.count
+
+    @property
+    def bias_params(self) -> int:
+        return self.out_features * self.count if self.bias else 0
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    """Parameter counts of a model, split the way memory accounting needs them.
+
+    ``linear`` holds the weights of every ``nn.Linear`` inside the transformer layers (what
+    weight-only quantization such as NF4, GPTQ or AWQ packs); ``embedding``, ``position_embedding``,
+    ``lm_head``, ``norms`` and ``biases`` stay in 16-bit under those schemes. ``vision`` is a
+    multimodal checkpoint's image encoder and projector, counted as 16-bit too.
+    """
+
+    embedding: int
+    position_embedding: int
+    lm_head: int
+    linear: int
+    biases: int
+    norms: int
+    router: int = 0
+    vision: int = 0  # a multimodal checkpoint's vision tower and projector (Gemma 3), kept in 16-bit
+
+    @property
+    def total(self) -> int:
+        return (self.embedding + self.position_embedding + self.lm_head + self.linear
+                + self.biases + self.norms + self.router + self.vision)
+
+    @property
+    def not_quantized(self) -> int:
+        """Parameters kept in 16-bit by weight-only quantization (embeddings, head, norms, biases)."""
+        return self.total - self.linear
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only transformer, in the terms of its Hugging Face config.
+
+    Attributes use config.json names where one exists: ``hidden_size`` (h),
+    ``num_hidden_layers`` (L), ``num_attention_heads`` (a), ``num_key_value_heads`` (kv),
+    ``head_dim`` (d), ``intermediate_size`` (f, per expert for MoE), ``vocab_size`` (V).
+    """
+
+    model_type: str
+    hidden_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    intermediate_size: int
+    vocab_size: int
+    max_position_embeddings: int
+    tie_word_embeddings: bool
+    hidden_act: str = "silu"
+    gated_mlp: bool = True
+    norm: str = "rms"  # "rms" (weight only) or "layer" (weight and bias)
+    norms_per_layer: int = 2
+    qkv_bias: bool = False
+    o_bias: bool = False
+    mlp_bias: bool = False
+    qk_norm: bool = False
+    num_local_experts: int = 1
+    num_experts_per_tok: int = 1
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0  # how many of the L layers use the window
+    learned_positions: int = 0  # rows of a learned position embedding (GPT-2 wpe)
+    fused_qkv: bool = False
+    fused_gate_up: bool = False
+    vision_parameters: int = 0  # Gemma 3 (model_type gemma3): SigLIP vision tower and projector
+    attention_sinks: bool = False  # GPT-OSS: one learned sink logit per head and layer
+    attn_logit_softcapping: float | None = None  # Gemma 2: tanh cap on attention scores
+    final_logit_softcapping: float | None = None  # Gemma 2: tanh cap on the output logits
+    torch_dtype: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    # ----- derived sizes --------------------------------------------------------------
+    @property
+    def q_dim(self) -> int:
+        """a * d: width of the query projection output."""
+        return self.num_attention_heads * self.head_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """kv * d: width of each of the key and value projection outputs."""
+        return self.num_key_value_heads * self.head_dim
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_local_experts > 1
+
+    @property
+    def hard_position_limit(self) -> bool:
+        """True when no position at or past ``max_position_embeddings`` exists.
+
+        A learned absolute position embedding (GPT-2's and GPTBigCode's ``wpe``, ``n_positions`` rows) has no row
+        for position ``n_positions`` or later: Transformers indexes past the table (IndexError on
+        the CPU, a device-side assert on CUDA). Rotary models (llama, mistral, mixtral, qwen2,
+        qwen3, qwen3_moe, gemma, gemma2, phi3 and gpt_neox, whose ``rotary_pct`` rotates part of each head)
+        compute any position; past their maximum only the quality is not guaranteed.
+        Source: Transformers ``modeling_gpt2.py`` (``self.wpe = nn.Embedding(config.max_position_embeddings,
+        ...)``, ``position_embeds = self.wpe(position_ids)``).
+        """
+        return self.learned_positions > 0
+
+    @property
+    def sdpa_supported(self) -> bool:
+        """Whether Transformers runs the model with ``attn_implementation="sdpa"``. Gemma 2 (its
+        score softcapping) and GPT-OSS (its attention sinks) declare ``_supports_sdpa = False``
+        (modeling_gemma2.py, modeling_gpt_oss.py): they run eager, or flash_attention_2 / kernels."""
+        return self.model_type not in ("gemma2", "gpt_oss")
+
+    @property
+    def flash_supported(self) -> bool:
+        """Whether Transformers runs the model with flash_attention_2: the multimodal Gemma 3 class
+        (``Gemma3ForConditionalGeneration``) declares ``_supports_flash_attn = False``."""
+        return self.model_type != "gemma3"
+
+    @property
+    def transformers_tp_plan(self) -> bool:
+        """Whether Transformers can run the model tensor parallel (``tp_plan="auto"``): its config
+        class declares a ``base_model_tp_plan``; GPT-2's and GPTBigCode's do not (Transformers 5.24)."""
+        return self.model_type not in ("gpt2", "gpt_bigcode")
+
+    @property
+    def layer_norm(self) -> bool:
+        """LayerNorm (weight and bias; saves its input, mean and rstd) rather than RMSNorm."""
+        return self.norm == "layer"
+
+    @property
+    def softmax_in_score_dtype(self) -> bool:
+        """Eager attention's softmax runs in the scores' dtype (GPT-2's ``eager_attention_forward``
+        calls softmax without a dtype); the others upcast to fp32 and cast the result back."""
+        return self.model_type == "gpt2"
+
+    @property
+    def fp32_norm_product(self) -> bool:
+        """Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32
+        (modeling_gemma.py GemmaRMSNorm); Llama's casts to the input dtype first."""
+        return self.model_type.startswith("gemma")
+
+    @property
+    def clamped_swiglu(self) -> bool:
+        """GPT-OSS's experts: gate and up interleaved in one projection, clamped, a sigmoid gate with
+        alpha and up + 1 (modeling_gpt_oss.py GptOssExperts._apply_gate)."""
+        return self.model_type == "gpt_oss"
+
+    @property
+    def position_encoding(self) -> str:
+        """The position encoding in words: 'learned absolute' or 'rotary'."""
+        return "learned absolute" if self.learned_positions else "rotary"
+
+    def linear_modules(self) -> list[LinearModule]:
+        """The ``nn.Linear`` modules of one transformer layer with their shapes (a new list each call)."""
+        cached = self.__dict__.get("_linear_modules")
+        if cached is None:
+            cached = tuple(self._linear_modules())
+            # The record is frozen and these depend only on its fields: keep them on the instance
+            # (the memory model asks for them many times per estimate).
+            object.__setattr__(self, "_linear_modules", cached)
+        return list(cached)
+
+    def _linear_modules(self) -> list[LinearModule]:
+        h, f, e = self.hidden_size, self.intermediate_size, self.num_local_experts
+        mods: list[LinearModule] = []
+        if self.model_type in ("gpt2", "gpt_bigcode"):
+            # GPT-2's Conv1D and GPTBigCode's nn.Linear hold the same weights; GPTBigCode's c_attn
+            # projects to the query and one shared key and value head (multi-query attention).
+            mods += [
+                LinearModule("c_attn", h, self.q_dim + 2 * self.kv_dim, bias=True),
+                LinearModule("c_proj", h, h, bias=True),
+                LinearModule("c_fc", h, f, bias=True, part="mlp"),
+                LinearModule("c_proj", f, h, bias=True, part="mlp"),
+            ]
+            return mods
+        if self.model_type == "gpt_neox":
+            mods += [
+                LinearModule("query_key_value", h, 3 * h, bias=True),
+                LinearModule("dense", h, h, bias=True),
+                LinearModule("dense_h_to_4h", h, f, bias=True, part="mlp"),
+                LinearModule("dense_4h_to_h", f, h, bias=True, part="mlp"),
+            ]
+            return mods
+        if self.fused_qkv:
+            mods.append(LinearModule("qkv_proj", h, self.q_dim + 2 * self.kv_dim, bias=self.qkv_bias))
+        else:
+            mods += [
+                LinearModule("q_proj", h, self.q_dim, bias=self.qkv_bias),
+                LinearModule("k_proj", h, self.kv_dim, bias=self.qkv_bias),
+                LinearModule("v_proj", h, self.kv_dim, bias=self.qkv_bias),
+            ]
+        mods.append(LinearModule("o_proj", self.q_dim, h, bias=self.o_bias))
+        if self.is_moe and self.model_type == "gpt_oss":
+            # GPT-OSS: a biased router and experts with biases, gate and up interleaved in one
+            # projection (modeling_gpt_oss.py GptOssTopKRouter, GptOssExperts).
+            mods += [
+                LinearModule("router", h, e, bias=True, part="router"),
+                LinearModule("gate_up_proj", h, 2 * f, count=e, bias=True, part="mlp"),
+                LinearModule("down_proj", f, h, count=e, bias=True, part="mlp"),
+            ]
+        elif self.is_moe:
+            # Each expert is a gated MLP; the router is ``gate``. Mixtral names the expert
+            # projections w1 (gate), w3 (up) and w2 (down), Qwen3-MoE gate_proj, up_proj and
+            # down_proj (Transformers 4.x module names, which peft's target_modules use).
+            gate, up, down = ("w1", "w3", "w2") if self.model_type == "mixtral" else ("gate_proj", "up_proj", "down_proj")
+            mods += [
+                LinearModule("gate", h, e, part="router"),
+                LinearModule(gate, h, f, count=e, part="mlp"),
+                LinearModule(down, f, h, count=e, part="mlp"),
+                LinearModule(up, h, f, count=e, part="mlp"),
+            ]
+        elif self.fused_gate_up:
+            mods += [
+                LinearModule("gate_up_proj", h, 2 * f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        elif self.gated_mlp:
+            mods += [
+                LinearModule("gate_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("up_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        else:
+            mods += [
+                LinearModule("up_proj", h, f, bias=self.mlp_bias, part="mlp"),
+                LinearModule("down_proj", f, h, bias=self.mlp_bias, part="mlp"),
+            ]
+        return mods
+
+    def param_counts(self) -> ParamCounts:
+        """Exact parameter counts as PyTorch's ``model.parameters()`` would give them."""
+        cached = self.__dict__.get("_param_counts")
+        if cached is None:
+            cached = self._param_counts()
+            object.__setattr__(self, "_param_counts", cached)
+        return cached
+
+    def _param_counts(self) -> ParamCounts:
+        h, L = self.hidden_size, self.num_hidden_layers
+        mods = self.linear_modules()
+        linear = sum(m.weight_params for m in mods if m.part != "router") * L
+        router = sum(m.weight_params for m in mods if m.part == "router") * L
+        biases = sum(m.bias_params for m in mods) * L
+        per_norm = 2 * h if self.norm == "layer" else h
+        norms = (self.norms_per_layer * L + 1) * per_norm
+        if self.qk_norm:
+            norms += 2 * self.head_dim * L
+        if self.attention_sinks:
+            norms += self.num_attention_heads * L  # small replicated vectors, counted with the norms
+        embedding = self.vocab_size * h
+        lm_head = 0 if self.tie_word_embeddings else self.vocab_size * h
+        return ParamCounts(
+            embedding=embedding,
+            position_embedding=self.learned_positions * h,
+            lm_head=lm_head,
+            linear=linear,
+            biases=biases,
+            norms=norms,
+            router=router,
+            vision=self.vision_parameters,
+        )
+
+    @property
+    def parameters(self) -> int:
+        """Total parameter count (tied embeddings counted once)."""
+        return self.param_counts().total
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes of non-parameter buffers Transformers keeps on the GPU beside the weights.
+
+        GPTBigCode registers a ``max_position_embeddings``-square causal mask of bools
+        (modeling_gpt_bigcode.py ``self.bias = nn.Buffer(torch.tril(torch.ones((n, n), dtype=torch.bool)))``):
+        64 MiB for StarCoder's 8,192 positions. Other models' buffers (rotary inverse frequencies)
+        are a few KB and not counted. vLLM's implementations keep no such mask.
+        """
+        if self.model_type == "gpt_bigcode":
+            return self.max_position_embeddings ** 2
+        return 0
+
+    @property
+    def expert_parameters(self) -> int:
+        """Weights of the MoE experts, all layers (0 for a dense model); biases not included."""
+        if not self.is_moe:
+            return 0
+        return sum(m.weight_params for m in self.linear_modules() if m.part == "mlp") * self.num_hidden_layers
+
+    @property
+    def active_parameters(self) -> int:
+        """Parameters used per token: MoE layers run ``num_experts_per_tok`` experts."""
+        if not self.is_moe:
+            return self.parameters
+        pc = self.param_counts()
+        expert = self.expert_parameters
+        inactive = expert * (self.num_local_experts - self.num_experts_per_tok) // self.num_local_experts
+        return pc.total - inactive
+
+
+# ----- reading config.json ------------------------------------------------------------
+
+#: Largest value of each size key that a real model could have; larger is a typo (an extra digit).
+MAX_CONFIG_VALUES: dict[str, int] = {
+    "hidden_size": 262_144, "n_embd": 262_144,
+    "num_hidden_layers": 10_000, "n_layer": 10_000,
+    "num_attention_heads": 16_384, "n_head": 16_384, "num_key_value_heads": 16_384,
+    "head_dim": 65_536,
+    "intermediate_size": 4_194_304, "n_inner": 4_194_304,
+    "vocab_size": 16_777_216,
+    "max_position_embeddings": 2**30, "n_positions": 2**30, "sliding_window": 2**30,
+    "num_local_experts": 65_536, "num_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
+    "moe_intermediate_size": 4_194_304,
+}
+
+
+def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | None = None,
+           hint: str | None = None) -> ModelConfigError:
+    """A ModelConfigError at ``key``, with the key's line when ``cfg`` knows it (a config.json file)."""
+    lines = getattr(cfg, "lines", None) or {}
+    return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
+
+
+def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
+         min_value: int | None = 1) -> Any:
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            model_type = cfg.get("model_type")
+            raise ModelConfigError(f"missing required key {key!r}", file=where,
+                                   hint=f"A {model_type if isinstance(model_type, str) else 'model'} config.json "
+                                        "has it; copy the full file.")
+        return default
+    value = cfg[key]
+    if kind is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+                         f"Write the number without quotes: {value.strip()}." if quoted else None)
+        if min_value is not None and value < min_value:
+            raise _error(cfg, where, f"{key} must be at least {min_value}, not {value}", key)
+        hi = MAX_CONFIG_VALUES.get(key)
+        if hi is not None and value > hi:
+            raise _error(cfg, where, f"{key} is {value:,}, more than any real model has ({hi:,})", key,
+                         "Check the value for an extra digit; copy the model's config.json as published.")
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
+    return value
+
+
+def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architecture:
+    """Build an :class:`Architecture` from a ``config.json`` mapping.
+
+    Args:
+        cfg: the parsed config.json (keys as Hugging Face spells them).
+        where: file name (or catalog entry) used in error messages.
+
+    Raises:
+        ModelConfigError: unsupported ``model_type`` (the message lists the supported ones),
+            missing keys, non-integer or non-positive sizes, hidden size not divisible by the
+            heads without an explicit head_dim, KV heads that do not divide the heads.
+    """
+    if not isinstance(cfg, Mapping):
+        raise ModelConfigError("a model config must be a mapping of config.json keys", file=where)
+    model_type = cfg.get("model_type")
+    if not isinstance(model_type, str) or model_type not in SUPPORTED_MODEL_TYPES:
+        supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
+        close = did_you_mean(str(model_type), SUPPORTED_MODEL_TYPES) if isinstance(model_type, str) else None
+        if isinstance(model_type, str) and _another_architecture(model_type):
+            close = None  # e.g. llama4 or qwen2_moe: a different model, not a typo of llama or qwen2
+        hint = (close + " " if close and close.startswith("Did") else "") + f"Supported model_type values: {supported}."
+        shown = "missing" if model_type is None else f"{model_type!r} is not supported"
+        raise _error(cfg, where, f"model_type {shown}", "model_type", hint)
+    if model_type in ("gpt2", "gpt_bigcode"):
+        return _gpt2(cfg, where, model_type)
+    if model_type == "gpt_neox":
+        return _gpt_neox(cfg, where)
+    if model_type == "gemma3":
+        return _gemma3(cfg, where)
+    if model_type == "gemma3_text":
+        cfg = _with_gemma3_text_defaults(cfg)
+    if model_type == "gpt_oss":
+        cfg = _Merged(GPT_OSS_DEFAULTS, cfg)
+    return _llama_family(cfg, where, model_type)
+
+
+#: Hugging Face model_type values of architectures the planner does not read whose names are close
+#: to a supported one: suggesting the supported name would size a different model.
+OTHER_ARCHITECTURES = frozenset({
+    "gpt_oss", "gptj", "gpt_neo", "deepseek_v2", "deepseek_v3", "qwen2_moe", "qwen3_next",
+    "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_vl_moe", "llama4", "llama4_text", "mllama", "gemma3n",
+    "gemma3n_text", "mistral3", "phimoe", "phi", "phi4_multimodal", "olmo", "olmo2", "olmoe",
+})
+
+
+def _another_architecture(model_type: str) -> bool:
+    """True for a model_type that names another architecture rather than misspelling a supported one:
+    a known one, or a supported name followed by a version or variant (llama4, qwen2_moe)."""
+    if model_type in OTHER_ARCHITECTURES:
+        return True
+    return any(model_type.startswith(s) and model_type[len(s):][:1] in tuple("_0123456789")
+               for s in SUPPORTED_MODEL_TYPES if model_type != s)
+
+
+def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
+    """The checkpoint's dtype as config.json states it: ``torch_dtype``, or ``dtype``, the key
+    Transformers writes since 4.56 (both names are read, as Transformers reads them); None if
+    neither is a string."""
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
+                 hidden_key: str = "hidden_size") -> int:
+    if kv > a or a % kv:
+        raise _error(cfg, where, f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})",
+                     "num_key_value_heads", "Grouped-query attention shares each KV head among a/kv query heads.")
+    if head_dim is None:
+        if h % a:
+            if hidden_key == "n_embd":  # GPT-2's and GPTBigCode's configs have no head_dim key
+                raise _error(cfg, where, f"n_embd ({h}) is not divisible by n_head ({a})", hidden_key,
+                             "Check both against the model's published config.json.")
+            raise _error(cfg, where,
+                         f"{hidden_key} ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
+                         hidden_key, "Add the model's head_dim to the config.")
+        head_dim = h // a
+    return head_dim
+
+
+def _llama_family(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Architecture:
+    h = _get(cfg, "hidden_size", where)
+    L = _get(cfg, "num_hidden_layers", where)
+    a = _get(cfg, "num_attention_heads", where)
+    kv = _get(cfg, "num_key_value_heads", where, default=a)
+    # Qwen3-MoE: every layer's MLP is the sparse block, whose experts are moe_intermediate_size
+    # wide; intermediate_size only sizes the dense MLP of mlp_only_layers (none in the released models).
+    f = _get(cfg, "moe_intermediate_size" if model_type == "qwen3_moe" else "intermediate_size", where)
+    V = _get(cfg, "vocab_size", where)
+    head_dim = _check_heads(cfg, h, a, kv, _get(cfg, "head_dim", where, default=None), where)
+    max_pos = _get(cfg, "max_position_embeddings", where, default=4096)
+    defaults_tied = {"gemma": True, "gemma2": True, "gemma3_text": True}
+    tied = _get(cfg, "tie_word_embeddings", where, default=defaults_tied.get(model_type, False),
+                kind=bool)
+    act = _get(cfg, "hidden_act", where, default=_get(cfg, "hidden_activation", where, default="silu", kind=str),
+               kind=str)
+    attention_bias = _get(cfg, "attention_bias", where, default=False, kind=bool)
+    if model_type == "gpt_oss":
+        attention_bias = _get(cfg, "attention_bias", where, default=True, kind=bool)  # GptOssConfig's default
+    qkv_bias = attention_bias or model_type == "qwen2"
+    o_bias = attention_bias and model_type in ("llama", "mistral", "mixtral", "gemma", "gemma2", "gemma3_text", "qwen3",
+                                               "qwen3_moe", "gpt_oss")
+    mlp_bias = _get(cfg, "mlp_bias", where, default=False, kind=bool) if model_type == "llama" else False
+    experts = 1
+    per_tok = 1
+    if model_type in ("mixtral", "qwen3_moe", "gpt_oss"):
+        experts_key = "num_experts" if model_type == "qwen3_moe" else "num_local_experts"
+        if model_type == "qwen3_moe" and "num_experts" not in cfg and "num_local_experts" in cfg:
+            experts_key = "num_local_experts"  # as Transformers 5's Qwen3MoeConfig writes it (attribute_map)
+        experts = _get(cfg, experts_key, where)
+        per_tok = _get(cfg, "num_experts_per_tok", where)
+        if per_tok > experts:
+            raise _error(cfg, where, f"num_experts_per_tok ({per_tok}) exceeds {experts_key} ({experts})",
+                         "num_experts_per_tok")
+    if model_type == "qwen3_moe":
+        _check_all_layers_sparse(cfg, where, L)
+    if model_type == "gemma3_text" and cfg.get("use_bidirectional_attention"):
+        raise _error(cfg, where, "use_bidirectional_attention makes this an embedding model (EmbeddingGemma); "
+                     "only causal language models are modelled", "use_bidirectional_attention")
+    window = cfg.get("sliding_window")
+    use_window = cfg.get("use_sliding_window", True)
+    if model_type == "qwen3_moe":
+        use_window = cfg.get("use_sliding_window", False)  # Qwen3MoeConfig's default
+    if model_type in ("qwen2", "qwen3", "qwen3_moe") and not use_window:
+        window = None
+    if window is not None:
+        window = _get(cfg, "sliding_window", where)
+    window_layers = 0
+    if window:
+        if model_type == "gemma2":
+            window_layers = L // 2 + L % 2  # even-indexed layers (0, 2, ...) use the window
+        elif model_type == "gemma3_text":
+            window_layers = _window_layer_count(cfg, where, L)
+        elif model_type == "gpt_oss":
+            window_layers = _window_layer_count(cfg, where, L, pattern=2)  # alternate, layer 0 local
+        elif model_type in ("qwen2", "qwen3"):
+            max_window_layers = _get(cfg, "max_window_layers", where, default=L, min_value=0)
+            window_layers = max(0, L - max_window_layers)
+        else:
+            window_layers = L
+    if not window_layers:
+        window = None
+    return Architecture(
+        model_type=model_type,
+        hidden_size=h,
+        num_hidden_layers=L,
+        num_attention_heads=a,
+        num_key_value_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=f,
+        vocab_size=V,
+        max_position_embeddings=max_pos,
+        tie_word_embeddings=tied,
+        hidden_act=act,
+        gated_mlp=True,
+        norm="rms",
+        norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        mlp_bias=mlp_bias,
+        qk_norm=model_type in ("qwen3", "qwen3_moe", "gemma3_text"),
+        attention_sinks=model_type == "gpt_oss",
+        num_local_experts=experts,
+        num_experts_per_tok=per_tok,
+        sliding_window=window,
+        sliding_window_layers=window_layers,
+        fused_qkv=model_type == "phi3",
+        fused_gate_up=model_type == "phi3",
+        # Gemma2Config's defaults (50.0 and 30.0) apply when the keys are absent; null turns them off.
+        attn_logit_softcapping=_softcap(cfg, where, "attn_logit_softcapping", 50.0) if model_type == "gemma2" else None,
+        final_logit_softcapping=_softcap(cfg, where, "final_logit_softcapping", 30.0) if model_type == "gemma2" else None,
+        torch_dtype=_checkpoint_dtype(cfg),
+        extra=dict(cfg),
+    )
+
+
+#: Gemma3TextConfig's defaults (Transformers configuration_gemma3.py), which apply to every key a
+#: Gemma 3 config leaves out: the multimodal checkpoints' text_config gives only what differs.
+GEMMA3_TEXT_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 262_208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131_072, "tie_word_embeddings": True, "attention_bias": False,
+    "attention_dropout": 0.0, "sliding_window": 4096, "query_pre_attn_scalar": 256,
+}
+
+#: GptOssConfig's defaults (configuration_gpt_oss.py) for keys a GPT-OSS config leaves out.
+GPT_OSS_DEFAULTS: dict[str, Any] = {
+    "num_hidden_layers": 36, "num_local_experts": 128, "vocab_size": 201_088, "hidden_size": 2880,
+    "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64, "num_key_value_heads": 8,
+    "sliding_window": 128, "tie_word_embeddings": False, "max_position_embeddings": 131_072,
+    "num_experts_per_tok": 4, "attention_bias": True,
+}
+
+#: SiglipVisionConfig's defaults (configuration_siglip.py), for keys a vision_config leaves out.
+SIGLIP_VISION_DEFAULTS: dict[str, Any] = {
+    "hidden_size": 768, "intermediate_size": 3072, "num_hidden_layers": 12, "num_attention_heads": 12,
+    "num_channels": 3, "image_size": 224, "patch_size": 16, "vision_use_head": True,
+}
+
+
+class _Merged(dict):
+    """A config mapping with defaults filled in that keeps the file's line numbers for errors."""
+
+    def __init__(self, defaults: Mapping[str, Any], given: Mapping[str, Any]):
+        super().__init__({**defaults, **given})
+        self.lines = getattr(given, "lines", None) or {}
+
+
+def _with_gemma3_text_defaults(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _Merged(GEMMA3_TEXT_DEFAULTS, cfg)
+
+
+def _window_layer_count(cfg: Mapping[str, Any], where: str | None, layers: int, pattern: int = 6) -> int:
+    """How many layers use the sliding window: ``layer_types`` when given, else every layer but
+    each ``sliding_window_pattern``-th (Gemma 3: default 6, five local layers per global one;
+    GPT-OSS: 2, alternating). Source: Transformers configuration_gemma3.py and
+    configuration_gpt_oss.py, ``__post_init__``."""
+    types = cfg.get("layer_types")
+    if types is not None:
+        valid = ("sliding_attention", "full_attention")
+        if not isinstance(types, (list, tuple)) or len(types) != layers or any(t not in valid for t in types):
+            raise _error(cfg, where, f"layer_types must list {layers} entries of sliding_attention or "
+                         "full_attention", "layer_types")
+        return sum(t == "sliding_attention" for t in types)
+    pattern = _get(cfg, "sliding_window_pattern", where, default=pattern)
+    return sum(1 for i in range(layers) if (i + 1) % pattern)
+
+
+def _siglip_vision_parameters(vision: Mapping[str, Any], where: str | None) -> tuple[int, int]:
+    """Parameters of a SigLIP vision tower (``SiglipVisionModel``) and its hidden size.
+
+    Patch embedding (a p x p convolution over the channels, with bias), learned positions (one per
+    patch), per layer q/k/v/out projections with biases, two LayerNorms and a two-layer MLP with
+    biases, a final LayerNorm, and the attention-pooling head when ``vision_use_head`` is true.
+    Source: Transformers modeling_siglip.py (SiglipVisionEmbeddings, SiglipEncoderLayer,
+    SiglipMultiheadAttentionPoolingHead).
+    """
+    v = _Merged(SIGLIP_VISION_DEFAULTS, vision)
+    h = _get(v, "hidden_size", where)
+    f = _get(v, "intermediate_size", where)
+    L = _get(v, "num_hidden_layers", where)
+    channels = _get(v, "num_channels", where)
+    image, patch = _get(v, "image_size", where), _get(v, "patch_size", where)
+    if image % patch:
+        raise _error(v, where, f"vision_config image_size ({image}) is not a multiple of patch_size ({patch})",
+                     "image_size")
+    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    mlp = h * f + f + f * h + h
+    layer = 4 * (h * h + h) + 2 * 2 * h + mlp
+    total = embeddings + L * layer + 2 * h
+    if _get(v, "vision_use_head", where, kind=bool):
+        total += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + mlp
+    return total, h
+
+
+def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    """A multimodal Gemma 3 checkpoint (``Gemma3ForConditionalGeneration``): the text model from
+    ``text_config`` (Gemma3TextConfig defaults for absent keys), plus the SigLIP vision tower and
+    the projector (``mm_input_projection_weight`` vision hidden x text hidden, and an RMSNorm of the
+    vision width), whose weights load with the model. Images add activations the planner does not
+    model: workloads are text."""
+    text = cfg.get("text_config") or {}
+    vision = cfg.get("vision_config") or {}
+    for key, value in (("text_config", text), ("vision_config", vision)):
+        if not isinstance(value, Mapping):
+            raise _error(cfg, where, f"{key} must be a mapping of config keys", key)
+    text_where = f"{where} (text_config)" if where else "text_config"
+    arch = _llama_family(_with_gemma3_text_defaults({"model_type": "gemma3_text", **text}), text_where, "gemma3_text")
+    vision_params, vision_h = _siglip_vision_parameters(vision, f"{where} (vision_config)" if where else "vision_config")
+    projector = vision_h * arch.hidden_size + vision_h
+    dtype = _checkpoint_dtype(cfg)
+    # A checkpoint's quantization_config sits at the top level, beside text_config.
+    top = {k: cfg[k] for k in ("quantization_config",) if k in cfg}
+    return replace(arch, model_type="gemma3", vision_parameters=vision_params + projector,
+                   torch_dtype=dtype or arch.torch_dtype, extra={**arch.extra, **top})
+
+
+def _softcap(cfg: Mapping[str, Any], where: str | None, key: str, default: float) -> float | None:
+    """A tanh softcapping value (a positive number, or null for none); ``default`` when absent."""
+    if key not in cfg:
+        return default
+    value = cfg[key]
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _error(cfg, where, f"{key} must be a positive number or null, not {value!r}", key)
+    return float(value)
+
+
+def _check_all_layers_sparse(cfg: Mapping[str, Any], where: str | None, layers: int) -> None:
+    """Qwen3-MoE layers with a dense MLP (``mlp_only_layers``, or ``decoder_sparse_step`` > 1) are
+    not modelled: every released Qwen3-MoE checkpoint has none (``decoder_sparse_step`` 1,
+    ``mlp_only_layers`` []). Source: Transformers ``modeling_qwen3_moe.py``, ``Qwen3MoeDecoderLayer``.
+
+    Raises:
+        ModelConfigError: a layer would get the dense MLP.
+    """
+    step = _get(cfg, "decoder_sparse_step", where, default=1)
+    dense = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
+        raise _error(cfg, where, f"mlp_only_layers must be a list of layer indices, not {dense!r}", "mlp_only_layers")
+    dense = [i for i in dense if 0 <= i < layers]
+    if step != 1 or dense:
+        key = "decoder_sparse_step" if step != 1 else "mlp_only_layers"
+        raise _error(cfg, where, f"{key} gives some layers a dense MLP; mixed dense and MoE layers are not modelled",
+                     key, "Released Qwen3-MoE models use decoder_sparse_step 1 and mlp_only_layers []. ")
+
+
+def _gpt2(cfg: Mapping[str, Any], where: str | None, model_type: str = "gpt2") -> Architecture:
+    """GPT-2's layout (LayerNorm, learned positions, c_attn/c_proj/c_fc with biases, tied head), and
+    GPTBigCode's (SantaCoder, StarCoder, StarCoderBase, OctoCoder, WizardCoder): the same with
+    multi-query attention, ``multi_query`` (default true) giving one key/value head shared by all
+    query heads. Defaults where a config omits a key: Transformers ``configuration_gpt2.py`` and
+    ``configuration_gpt_bigcode.py`` (dropout 0.1 each; GPTBigCode's 1,024 positions, 50,257 tokens
+    and gelu_pytorch_tanh).
+    """
+    bigcode = model_type == "gpt_bigcode"
+    h = _get(cfg, "n_embd", where)
+    L = _get(cfg, "n_layer", where)
+    a = _get(cfg, "n_head", where)
+    V = _get(cfg, "vocab_size", where, **({"default": 50257} if bigcode else {}))
+    n_pos = _get(cfg, "n_positions", where, **({"default": 1024} if bigcode else {}))
+    kv = 1 if bigcode and _get(cfg, "multi_query", where, default=True, kind=bool) else a
+    head_dim = _check_heads(cfg, h, a, kv, None, where, "n_embd")
+    return Architecture(
+        model_type=model_type, hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=kv,
+        head_dim=head_dim, intermediate_size=_get(cfg, "n_inner", where, default=4 * h), vocab_size=V,
+        max_position_embeddings=n_pos,
+        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=True, kind=bool),
+        hidden_act=_get(cfg, "activation_function", where, default="gelu_pytorch_tanh" if bigcode else "gelu_new",
+                        kind=str),
+        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
+        learned_positions=n_pos, fused_qkv=True,
+        torch_dtype=_checkpoint_dtype(cfg),
+        extra={"resid_pdrop": 0.1, "embd_pdrop": 0.1, "attn_pdrop": 0.1, **cfg},
+    )
+
+
+def _gpt_neox(cfg: Mapping[str, Any], where: str | None) -> Architecture:
+    h = _get(cfg, "hidden_size", where)
+    L = _get(cfg, "num_hidden_layers", where)
+    a = _get(cfg, "num_attention_heads", where)
+    head_dim = _check_heads(cfg, h, a, a, None, where)
+    return Architecture(
+        model_type="gpt_neox", hidden_size=h, num_hidden_layers=L, num_attention_heads=a, num_key_value_heads=a,
+        head_dim=head_dim, intermediate_size=_get(cfg, "intermediate_size", where),
+        vocab_size=_get(cfg, "vocab_size", where),
+        max_position_embeddings=_get(cfg, "max_position_embeddings", where, default=2048),
+        tie_word_embeddings=_get(cfg, "tie_word_embeddings", where, default=False, kind=bool),
+        hidden_act=_get(cfg, "hidden_act", where, default="gelu", kind=str),
+        gated_mlp=False, norm="layer", norms_per_layer=2, qkv_bias=True, o_bias=True, mlp_bias=True,
+        fused_qkv=True,
+        torch_dtype=_checkpoint_dtype(cfg),
+        extra=dict(cfg),
+    )

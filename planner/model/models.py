@@ -1,0 +1,296 @@
+"""Resolve the ``--model`` option to an :class:`~planner.model.architecture.Architecture`.
+
+``--model`` accepts three forms, tried in this order:
+
+1. a catalog id from ``catalog/models.yaml`` (``llama-2-7b``), matched without regard to case;
+2. a path to a ``config.json``, or to a directory holding one (``./my-model``);
+3. a Hugging Face hub id ``org/name`` (or a legacy single name such as ``gpt2``). A catalog entry
+   whose ``hf_id`` is that hub id answers first (its config is curated and verified, so a plan does
+   not change with what a machine happens to have cached); otherwise the ``config.json`` must
+   already be in the local Hugging Face cache. The network is never used.
+
+A path that exists on disk always wins over a hub id of the same spelling (a catalog id wins over
+both). Names that match nothing raise :class:`~planner.core.errors.ModelConfigError` with a
+did-you-mean over the catalog ids (over the catalog's hub ids for an ``org/name``) and a hint
+naming the three accepted forms.
+
+The Hugging Face cache layout (``huggingface_hub`` file-system cache, documented in its
+"Understand caching" guide): ``<cache>/models--<org>--<name>/snapshots/<revision>/config.json``,
+with ``<cache>/models--<org>--<name>/refs/main`` holding the revision ``main`` points to. The cache
+directory is ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE`` (the older name), else
+``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub``.
+
+This module keeps no state and does no work at import time. It does not depend on the catalog
+loader: a catalog is passed in as a plain mapping ``id -> entry``, where an entry is a mapping (or
+an object with attributes) holding ``config`` (the config.json mapping), and optionally ``hf_id``,
+``source`` (where the config was published), ``file`` (the catalog file it came from;
+``catalog/models.yaml`` when absent) and ``where`` (``"<file>:<line>"`` of the config, for error
+messages). :class:`planner.catalog.loader.ModelEntry` objects fit this shape.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from planner.model.architecture import Architecture, from_hf_config
+from planner.core.errors import ModelConfigError, did_you_mean
+from planner.core.yamlio import YamlProblem, load_json_mapping
+
+#: What a catalog entry may be: a mapping with a ``config`` key, or an object with a ``config`` attribute.
+ModelLike = Union[Mapping[str, Any], Any]
+
+#: The catalog file named in ``ResolvedModel.source`` when an entry does not say where it came from.
+DEFAULT_CATALOG_FILE = "catalog/models.yaml"
+
+#: The three forms ``--model`` accepts, as shown in error hints.
+ACCEPTED_FORMS = (
+    "--model takes a catalog id (see 'planner catalog'), a path to a config.json or to a directory "
+    "holding one, or a Hugging Face id org/name whose config.json is already in the local Hugging Face cache."
+)
+
+# Hugging Face repository names: letters, digits, '-', '_', '.'; an optional 'org/' in front.
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model named on the command line, with its architecture and where it was read from.
+
+    Attributes:
+        id: the catalog id, the hub id, or (for a path) the name of the model's directory or file.
+        architecture: the architecture read from the config.json keys.
+        source: ``"catalog: catalog/models.yaml"``, the path of the config.json as the user wrote
+            it, or ``"hf-cache: <path of the cached config.json>"``.
+        hf_id: the Hugging Face repository id when known, else None.
+    """
+
+    id: str
+    architecture: Architecture
+    source: str
+    hf_id: str | None = None
+
+
+def resolve_model(
+    name_or_path: str,
+    catalog_models: Mapping[str, ModelLike] | None = None,
+    *,
+    hf_cache: Path | None = None,
+) -> ResolvedModel:
+    """Resolve a ``--model`` value to a :class:`ResolvedModel`.
+
+    Args:
+        name_or_path: a catalog id, a path to a config.json (or a directory holding one), or a
+            Hugging Face hub id whose config.json is in the local cache.
+        catalog_models: catalog entries by id (see the module docstring for an entry's shape);
+            None for no catalog.
+        hf_cache: the Hugging Face hub cache directory; None to find it from the environment
+            (:func:`hf_cache_dir`).
+
+    Returns:
+        The resolved model.
+
+    Raises:
+        ModelConfigError: the name matches nothing (with a did-you-mean and the accepted forms),
+            the file cannot be read as a JSON object (with file and line), or the config is not a
+            supported architecture (see :func:`planner.model.architecture.from_hf_config`).
+    """
+    catalog = dict(catalog_models or {})
+    if isinstance(name_or_path, os.PathLike):
+        name_or_path = os.fspath(name_or_path)
+    name = name_or_path.strip() if isinstance(name_or_path, str) else ""
+    if not name:
+        raise ModelConfigError("the model name is empty", hint=ACCEPTED_FORMS)
+
+    # 1. A catalog id (ids are lower-case by the catalog schema).
+    for key in (name, name.lower()):
+        if key in catalog:
+            return _from_catalog(key, catalog[key])
+
+    # 2. A path that exists, or that can only be meant as a path.
+    if _exists(name):
+        return _from_path(name, _expand(name))
+    if _looks_like_path(name):
+        raise ModelConfigError("no such file or directory", file=name, hint=ACCEPTED_FORMS)
+
+    # 3. A hub id: a catalog entry with that hf_id, else the local Hugging Face cache.
+    if _HUB_ID.match(name):
+        for model_id, entry in catalog.items():
+            hf_id = _field(entry, "hf_id")
+            if isinstance(hf_id, str) and hf_id.lower() == name.lower():
+                return _from_catalog(model_id, entry)
+        cache = hf_cache if hf_cache is not None else hf_cache_dir()
+        cached = cached_config_path(name, cache)
+        if cached is not None:
+            return _from_hf_cache(name, cached)
+        if "/" in name:
+            raise ModelConfigError(
+                f"{name!r} is not in the catalog and its config.json is not in the local Hugging Face cache {cache}",
+                hint=_hint(name, catalog, download=name),
+            )
+
+    raise ModelConfigError(f"unknown model {name!r}", hint=_hint(name, catalog))
+
+
+def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The Hugging Face hub cache directory, as ``huggingface_hub`` chooses it.
+
+    Args:
+        env: environment variables to read; None for ``os.environ``.
+
+    Returns:
+        ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE``, else ``$HF_HOME/hub``, else
+        ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub`` (user expanded).
+    """
+    env = os.environ if env is None else env
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(var):
+            return Path(env[var]).expanduser()
+    if env.get("HF_HOME"):
+        return Path(env["HF_HOME"]).expanduser() / "hub"
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]).expanduser() / "huggingface" / "hub"
+    return Path("~/.cache/huggingface/hub").expanduser()
+
+
+def cached_config_path(hub_id: str, cache: Path) -> Path | None:
+    """The cached ``config.json`` of a hub repository, or None when it is not cached.
+
+    The revision named by ``refs/main`` is used when its snapshot holds a config.json; otherwise
+    the snapshot with the newest modification time that holds one (ties broken by name).
+
+    Args:
+        hub_id: ``org/name`` (or a legacy single name).
+        cache: the hub cache directory (see :func:`hf_cache_dir`).
+    """
+    repo = cache / ("models--" + hub_id.replace("/", "--"))
+    snapshots = repo / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    ref = repo / "refs" / "main"
+    try:
+        revision = ref.read_text(encoding="utf-8").strip() if ref.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        revision = ""
+    if revision and "/" not in revision and revision not in (".", ".."):
+        candidate = snapshots / revision / "config.json"
+        if candidate.is_file():
+            return candidate
+    found: list[tuple[float, str, Path]] = []
+    try:
+        children = list(snapshots.iterdir())
+    except OSError:
+        return None
+    for snap in children:
+        config = snap / "config.json"
+        try:
+            if snap.is_dir() and config.is_file():
+                found.append((snap.stat().st_mtime, snap.name, config))
+        except OSError:
+            continue
+    if not found:
+        return None
+    return max(found)[2]
+
+
+# ----- the three forms ----------------------------------------------------------------
+
+def _from_catalog(model_id: str, entry: ModelLike) -> ResolvedModel:
+    file = _field(entry, "file") or DEFAULT_CATALOG_FILE
+    config = _field(entry, "config")
+    where = _field(entry, "where") or f"{file}: {model_id}: config"
+    if not isinstance(config, Mapping):
+        raise ModelConfigError("the catalog entry has no config mapping", file=where)
+    hf_id = _field(entry, "hf_id")
+    return ResolvedModel(
+        id=model_id,
+        architecture=from_hf_config(config, where),
+        source=f"catalog: {file}",
+        hf_id=hf_id if isinstance(hf_id, str) and hf_id else None,
+    )
+
+
+def _from_path(name: str, path: Path) -> ResolvedModel:
+    shown = name
+    if path.is_dir():
+        path = path / "config.json"
+        shown = str(Path(name) / "config.json")
+        if not path.exists():
+            raise ModelConfigError("the directory holds no config.json", file=name, hint=ACCEPTED_FORMS)
+    config = _read_json(path, shown)
+    # The model's directory names it (not resolved: cache snapshots are symlinks into blobs/).
+    model_id = (path.absolute().parent.name or path.stem) if path.name == "config.json" else path.stem
+    return ResolvedModel(id=model_id, architecture=from_hf_config(config, shown), source=shown, hf_id=None)
+
+
+def _from_hf_cache(hub_id: str, config_path: Path) -> ResolvedModel:
+    shown = str(config_path)
+    config = _read_json(config_path, shown)
+    return ResolvedModel(
+        id=hub_id, architecture=from_hf_config(config, shown), source=f"hf-cache: {shown}", hf_id=hub_id
+    )
+
+
+# ----- helpers ------------------------------------------------------------------------
+
+def _read_json(path: Path, shown: str) -> dict:
+    """Read a config.json, turning :class:`YamlProblem` into :class:`ModelConfigError`."""
+    try:
+        return load_json_mapping(path)
+    except YamlProblem as exc:
+        raise ModelConfigError(exc.problem, file=shown, line=exc.line, hint=exc.hint) from None
+
+
+def _expand(name: str) -> Path:
+    """``name`` as a path with ``~`` expanded (left as is when the user is unknown)."""
+    try:
+        return Path(name).expanduser()
+    except RuntimeError:
+        return Path(name)
+
+
+def _exists(name: str) -> bool:
+    """Whether ``name`` names an existing file or directory (False for names the OS refuses)."""
+    try:
+        return _expand(name).exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _field(entry: ModelLike, key: str) -> Any:
+    """A field of a catalog entry that is a mapping or an object with attributes."""
+    if isinstance(entry, Mapping):
+        return entry.get(key)
+    return getattr(entry, key, None)
+
+
+def _looks_like_path(name: str) -> bool:
+    """True for names that can only be meant as a file path (so neither a catalog id nor a hub id)."""
+    return (
+        name.endswith(".json")
+        or name.startswith(("/", "~", "."))
+        or "\\" in name
+        or name.count("/") > 1
+    )
+
+
+def _hint(name: str, catalog: Mapping[str, Any], download: str | None = None) -> str:
+    """Close catalog ids (hub ids for a hub id), or all of them when there are few; then the accepted forms."""
+    parts = []
+    if download:  # a hub id: compare with the catalog's hub ids
+        choices = [h for h in (_field(e, "hf_id") for e in catalog.values()) if isinstance(h, str) and h]
+    else:
+        choices = list(catalog)
+    close = did_you_mean(name, choices)
+    if close and not close.startswith("See "):  # ACCEPTED_FORMS already points at 'planner catalog'
+        parts.append(close)
+    if download:
+        parts.append(
+            f"Fetch it once with 'huggingface-cli download {download} config.json' where the hub is reachable."
+        )
+    parts.append(ACCEPTED_FORMS)
+    return " ".join(parts)

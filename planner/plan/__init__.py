@@ -1,0 +1,7 @@
+"""Stage 5, plan: from workloads to the machine to buy.
+
+``scenario`` reads a scenario file (workloads, constraints, strategies the solver may choose);
+``candidates`` enumerates GPU x count x platform x RAM configurations and marks each feasible or
+not, with the reason; ``solver`` picks the cheapest feasible plan and explains misses; ``quote``
+holds the quote's line items. Imports the stages before it (core, model, catalog, workload, memory).
+"""

@@ -1,0 +1,1165 @@
+"""Candidate machines for a scenario: every hardware configuration, its cost, and whether it fits.
+
+One row per candidate: GPU type x cards per node x platform x RAM configuration x nodes, for
+the strategy variants the scenario's workloads leave open. The memory model is run once per
+(variant, GPU count), because memory depends on the strategy and the number of GPUs, not on
+the GPU model or platform; everything else is vectorised over the rows with numpy and handed
+over as one pandas DataFrame whose columns are declared in :data:`COLUMNS`.
+
+Feasibility rules, checked in this order; the first that fails is the row's ``binding``
+constraint and ``why_not`` says it as a sentence with numbers:
+
+=============  ==============================================================================
+price          the GPU has a purchase price in the catalog
+form_factor    the platform takes the GPU's form factor (SXM/OAM modules only on platforms
+               that list them); a baseboard with ``fixed_gpu`` carries exactly
+               ``fixed_gpu_count`` of that GPU and nothing else
+cooling        the platform's chassis cools the GPU's kind (``gpu_cooling`` lists the card's
+               ``cooling``, :func:`planner.catalog.loader.cools`): passive cards only in servers
+max_cards      cards per node <= the scenario's ``max_cards`` (only binding for baseboards,
+               whose count is fixed; other counts are not enumerated past ``max_cards``)
+slots          cards <= what the platform's slots take at the card's width
+               (:func:`planner.catalog.loader.max_cards`; non-PCIe modules: ``max_gpus``); with
+               several nodes, the node's NICs beyond the platform's ``nic_slots`` take a GPU
+               slot each: cards + those NICs <= :func:`planner.catalog.loader.slots_at`
+lanes          cards x the lanes each card gets (+ the NICs outside ``nic_slots`` x their
+               ``pcie_lanes``) <= the platform's ``gpu_lanes``: a card gets its full link unless
+               the slot arrangement holding that many cards says ``lanes`` (an x16 slot split
+               x8/x8, :func:`planner.catalog.loader.card_lanes`)
+power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
+network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
+               with enough ports for every NIC on one switch (multi-switch fabrics are not
+               modelled); two nodes are cabled back-to-back without a switch unless the
+               scenario's ``network.switch`` is ``always``
+ram            the platform has a RAM configuration (below); per workload: RAM >= max(host
+               RAM need of the workload, ``ram_vram_min`` x the node's installed VRAM, or
+               ``ram_vram_min_offload`` x with offload; 2 and 6 by default, :func:`ram_rule`)
+cards / tp     (per workload) the workload's GPU count fits the machine: a fixed ``gpus`` needs
+               that many cards (several nodes only with every card of every node); a tensor-
+               parallel group stays inside one node
+precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights or KV need
+               ``gpu.fp8`` (with vLLM ``gpu.bf16``: Marlin W8A16); int8 weights need ``gpu.int8``;
+               mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere
+vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
+               (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
+               CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
+budget         capex (extras included) <= ``budget_usd``
+=============  ==============================================================================
+
+A workload fits a row when at least one of its variants does; the row reports the first
+variant, in the scenario's order of preference, that fits (or, when none does, the one that
+came closest: the furthest down the list above, then the smallest shortfall). A scenario with
+several workloads needs every workload to fit the same row (run one at a time).
+
+RAM configurations: equal DIMMs of the platform's ``memory_kind``, filling every channel with one
+or two DIMMs per channel, within ``dimm_slots`` and ``max_memory`` (configurations above the
+platform's maximum are not built). "Installed VRAM" is cards per node x the GPU's marketed
+``memory``. RAM above 4x the installed VRAM (8x with offload) is reported in ``ram_vram_ratio``.
+
+Rows that fail a hardware rule (price, form factor, cooling, max cards, slots, lanes, power,
+network, no RAM configuration) are listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM
+configuration, not once per RAM configuration: the RAM cannot make them buildable.
+
+Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
+(default one per GPU) with one cable each, and one switch; the cheapest NIC and switch pair
+(ties by ids) is chosen per (cards, nodes). Two nodes are cabled back-to-back instead (NIC i to
+NIC i, one cable per pair, no switch) unless the scenario's ``network.switch`` is ``always``. Training shards over every card of every node;
+inference runs a replica (tensor parallel inside one node) on one node.
+
+Money is USD, sizes are bytes, power is watts. Importing this module does no work; numpy and
+pandas are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from planner.catalog.loader import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards,
+                             purchasable_gpus, slot_link, slots_at)
+from planner.memory import Estimate, estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
+from planner.plan.scenario import Constraints, Scenario, ScenarioWorkload
+from planner.core.units import GiB
+from planner.workload.spec import Workload
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pandas as pd
+
+#: Column name -> unit and meaning. Names end in their unit.
+COLUMNS: dict[str, str] = {
+    "rank": "1-based position in the ranked table (feasible first, then by the solver's order)",
+    "feasible": "bool: every rule holds for every workload",
+    "binding": "the first rule that fails ('' when feasible); see the module docstring",
+    "why_not": "that rule as a sentence with numbers ('' when feasible)",
+    "binding_workload": "name of the workload the binding rule is about ('' for hardware rules)",
+    "gpu_id": "catalog GPU id",
+    "gpu_vendor": "nvidia, amd or intel",
+    "platform_id": "catalog platform id",
+    "cards_per_node": "count: GPUs in each node",
+    "nodes": "count: identical nodes",
+    "cards_total": "count: cards_per_node x nodes",
+    "gpu_memory_bytes": "bytes: memory of one GPU as marketed",
+    "gpu_cuda_total_bytes": "bytes: memory one GPU offers to processes (CUDA's total: nvidia-smi's less the driver's reservation)",
+    "gpu_capacity_bytes": ("bytes: what the tightest workload may use per GPU: the CUDA total less the scenario's "
+                           "vram_headroom (engine: vllm workloads: the whole CUDA total, gpu_memory_utilization is "
+                           "their margin)"),
+    "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
+    "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
+                      "does not fit)",
+    "strategy": "the variant each workload uses on this machine (or came closest with)",
+    "offload": "bool: a reported variant keeps states or parameters in host RAM",
+    "slot_width_slots": "slots: width of one card (0 for SXM/OAM modules)",
+    "cards_fit_count": "count: most cards of this width the platform takes",
+    "pcie_lanes_needed": ("lanes: cards_per_node x the lanes each card gets (its pcie_lanes, or its slots' narrower "
+                          "link), plus the lanes of the NICs a node holds "
+                          "beyond the platform's nic_slots"),
+    "gpu_lanes": "lanes: the platform's CPU PCIe lanes for GPUs",
+    "power_w": "watts: cards_per_node x tdp_w + platform_w + the node's NICs x their tdp_w",
+    "psu_w": "watts: the platform's usable supply",
+    "dimm_id": "catalog DIMM id ('' when the platform has no RAM configuration)",
+    "dimms_per_channel": "count: 1 or 2",
+    "dimm_count": "count: DIMMs per node",
+    "ram_bytes": "bytes: RAM per node",
+    "ram_max_bytes": "bytes: the platform's max_memory",
+    "ram_required_bytes": "bytes: RAM per node the workloads need (largest over workloads)",
+    "host_need_bytes": "bytes: the memory model's host RAM peak per node (largest over workloads)",
+    "vram_node_bytes": "bytes: installed VRAM per node (cards_per_node x gpu_memory_bytes)",
+    "ram_vram_ratio": "ratio: ram_bytes / vram_node_bytes (reported above 4, or 8 with offload)",
+    "nic_id": "catalog NIC id ('' for one node)",
+    "nic_count": "count: NICs in all nodes",
+    "switch_id": "catalog switch id ('' for one node)",
+    "switch_count": "count: switches (0 for two nodes cabled back-to-back)",
+    "cable_count": "count: cables (one per NIC to the switch, or one per NIC pair between two nodes)",
+    "gpu_price_usd": "USD: one GPU",
+    "gpus_usd": "USD: every GPU of every node",
+    "platform_usd": "USD: every node's platform (base price)",
+    "ram_usd": "USD: every node's DIMMs",
+    "network_usd": "USD: NICs, cables and switch",
+    "extras_usd": "USD: the scenario's extras",
+    "capex_usd": "USD: the purchase (gpus + platform + ram + network + extras)",
+}
+
+#: Rules in the order they are checked (the first failing one binds).
+RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",
+         "tp", "precision", "vram", "budget")
+#: Rules of one node's build: a row failing one cannot be assembled, whatever the workloads.
+NODE_RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power")
+#: Rules of the whole machine's build (the node rules and the network between nodes).
+BUILD_RULES = NODE_RULES + ("network",)
+_HW_RULES = BUILD_RULES + ("ram",)
+_HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
+
+#: RAM per node at least planner.plan.scenario.RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the
+#: installed VRAM by default (a scenario's ``ram_vram_min`` overrides them); above these figures is reported.
+RAM_VRAM_HIGH = 4
+RAM_VRAM_HIGH_OFFLOAD = 8
+
+# Stages of a workload's check on a row (a higher stage got further).
+_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
+
+
+def ram_rule(constraints: Any, offload: bool) -> float:
+    """The RAM-to-installed-VRAM multiple a node must reach: the scenario's ``ram_vram_min`` (or
+    ``ram_vram_min_offload`` when a workload offloads to the CPU); defaults
+    :data:`planner.plan.scenario.RAM_VRAM_MIN` and :data:`planner.plan.scenario.RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
+    return float(constraints.ram_vram_min_offload if offload else constraints.ram_vram_min)
+
+
+def takes_headroom(workload: Workload) -> bool:
+    """Whether the planning headroom (``vram_headroom``) applies to ``workload``: to every workload
+    but an ``engine: vllm`` one, whose ``gpu_memory_utilization`` already keeps its share of the card
+    free (vLLM pre-allocates its KV cache to that fraction and sizes nothing beyond it)."""
+    i = workload.infer
+    return not (i is not None and i.engine == "vllm")
+
+
+def capacity_for(workload: Workload, cuda_total_bytes: int, headroom: float) -> int:
+    """:func:`capacity_bytes` with the headroom where it applies (:func:`takes_headroom`)."""
+    return capacity_bytes(cuda_total_bytes, headroom if takes_headroom(workload) else 0.0)
+
+
+def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
+    """What a workload may use on one GPU, in bytes: ``total - ceil(total x headroom)``.
+
+    ``cuda_total_bytes`` is what the card offers to processes (CUDA's total,
+    :attr:`planner.catalog.loader.Gpu.cuda_total_bytes`): nvidia-smi's total less the driver's reservation,
+    which no process can allocate. The headroom is read as the decimal the user wrote (0.05 is
+    exactly 1/20), so the result is exact and a need equal to it fits.
+    """
+    h = Fraction(Decimal(repr(float(headroom))))
+    return cuda_total_bytes - math.ceil(cuda_total_bytes * h)
+
+
+# ----- usages: a workload variant on a given number of GPUs -----------------------------------
+
+@dataclass(frozen=True)
+class Usage:
+    """One way a workload runs: a variant on ``gpus`` GPUs, ``gpus_per_node`` of them per node.
+
+    Attributes:
+        workload_index, variant_index: positions in the scenario.
+        gpus: total GPUs; gpus_per_node: GPUs per node (== gpus on one node).
+        tp: tensor-parallel degree (inside one node).
+        workload: the variant with this card count.
+        estimate: the memory model's result for it.
+        need_bytes: per-GPU peak (``estimate.per_gpu_total_bytes``).
+        host_bytes: host RAM peak per node (``estimate.host_total_bytes``).
+        offload: states or parameters in host RAM.
+        needs: hardware features the precision needs ('bf16', 'fp8', 'int8').
+        label: the strategy in words, with the GPU count.
+        vllm_card: for an ``engine: vllm`` workload that leaves max_num_batched_tokens or
+            max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
+            large-card defaults) or 'small' (all other cards); None when the card does not matter.
+    """
+
+    workload_index: int
+    variant_index: int
+    gpus: int
+    gpus_per_node: int
+    tp: int
+    workload: Workload = field(compare=False, repr=False)
+    estimate: Estimate = field(compare=False, repr=False)
+    need_bytes: int = 0
+    host_bytes: int = 0
+    offload: bool = False
+    needs: tuple[str, ...] = ()
+    label: str = ""
+    vllm_card: str | None = None
+
+
+def precision_needs(workload: Workload) -> tuple[str, ...]:
+    """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none)."""
+    from planner.workload.recipes import RECIPES
+
+    needs: set[str] = set()
+    if workload.train is not None:
+        dtype = RECIPES[workload.train.recipe].dtype
+        if dtype == "bf16":
+            needs.add("bf16")
+        if workload.train.load_in_8bit:
+            needs.add("int8")  # bitsandbytes' int8 matmul (LLM.int8)
+    else:
+        i = workload.infer
+        assert i is not None
+        from planner.workload.spec import dtype_feature
+
+        for d in (i.weights, i.kv_dtype):
+            feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)
+            if feature:
+                needs.add(feature)
+    return tuple(sorted(needs))
+
+
+def with_gpus(workload: Workload, gpus: int, gpus_per_node: int) -> Workload:
+    """The workload on ``gpus`` GPUs, ``gpus_per_node`` per node (training), or at tp=gpus (inference).
+
+    Its warnings are those of the new count (:attr:`planner.workload.spec.Workload.warnings` derives
+    the GPU-count ones, e.g. ZeRO over one data-parallel rank, from the options).
+    """
+    if workload.train is not None:
+        return replace(workload, train=replace(workload.train, gpus=gpus),
+                       gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
+    assert workload.infer is not None
+    return replace(workload, infer=replace(workload.infer, tp=gpus), gpus_per_node=None)
+
+
+def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
+               overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
+    """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
+
+    Args:
+        sw: the scenario workload.
+        index: its position in the scenario.
+        node_shapes: the (cards per node, nodes) pairs of the candidate rows.
+        max_cards_per_node: the most cards any node has.
+        overheads: runtime overheads for the memory model (default assumptions when None).
+        cache: optional dict memoising estimates by (variant, gpus, gpus_per_node).
+
+    Returns:
+        Usages, variant by variant in the scenario's order; within a variant, training uses the
+        most GPUs first (single node before several nodes at the same count); inference runs a
+        replica of ``tp`` GPUs on one node.
+    """
+    cache = {} if cache is None else cache
+    out: list[Usage] = []
+    multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
+    for vi, v in enumerate(sw.variants):
+        tp = v.tp
+        shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
+        if sw.task == "train":
+            single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
+            multi_gp = [(c * n, c) for c, n in multi if c % tp == 0]
+            if sw.gpus_per_node is not None:
+                single = [s for s in single if s[1] == sw.gpus_per_node]
+                multi_gp = [s for s in multi_gp if s[1] == sw.gpus_per_node]
+            if sw.gpus is None:
+                shapes = sorted(single + multi_gp, key=lambda s: (-s[0], -(s[0] == s[1]), -s[1]))
+            else:
+                for g in sw.gpus:
+                    shapes += [s for s in single if s[0] == g]
+                    shapes += [s for s in multi_gp if s[0] == g]
+        else:
+            if tp <= max_cards_per_node:
+                shapes = [(tp, tp)]
+        # vllm serve's defaults depend on the card: one usage per card class when the workload
+        # leaves them open (planner.memory.vllm.engine_defaults)
+        classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
+        for g, gpn in shapes:
+            for card in classes:
+                key = (index, vi, g, gpn, card)
+                hit = cache.get(key)
+                if hit is None:
+                    w = with_gpus(v.workload, g, gpn)
+                    if card is not None:
+                        w = with_serve_defaults(w, large_card=card == "large")
+                    est = estimate(w, overheads)
+                    hit = (w, est)
+                    cache[key] = hit
+                w, est = hit
+                label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                if sw.task == "train" and gpn < g:
+                    label += f" ({gpn} per node)"
+                if card is not None:
+                    label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
+                              f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
+                              f"{w.infer.max_num_seqs:,} sequences)")
+                out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
+                                 est.offload, precision_needs(w), label, card))
+    return out
+
+
+# ----- hardware rows ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RamConfig:
+    """Equal DIMMs in every channel: ``count`` x ``dimm`` (``per_channel`` per channel)."""
+
+    dimm: Dimm
+    per_channel: int
+    count: int
+
+    @property
+    def bytes(self) -> int:
+        return self.count * self.dimm.size_bytes
+
+    @property
+    def price_usd(self) -> float:
+        return self.count * self.dimm.price_usd
+
+
+def ram_configs(platform: Platform, catalog: Catalog) -> list[RamConfig]:
+    """RAM configurations of a platform: equal DIMMs of its kind, 1 or 2 per channel, within its
+    slots and max memory; cheapest first (ties: smaller, then DIMM id)."""
+    out = []
+    for d in catalog.dimms_of_kind(platform.memory_kind):
+        for per in (1, 2):
+            count = platform.memory_channels * per
+            if count > platform.dimm_slots or count * d.size_bytes > platform.max_memory_bytes:
+                continue
+            out.append(RamConfig(d, per, count))
+    return sorted(out, key=lambda r: (r.price_usd, r.bytes, r.dimm.id, r.per_channel))
+
+
+@dataclass(frozen=True)
+class NetworkChoice:
+    """The scale-out network of a multi-node candidate (None fields: none fits)."""
+
+    nic: Nic | None
+    switch: Switch | None
+    nic_count: int
+    switch_count: int
+    price_usd: float
+    problem: str = ""
+    pair: bool = False  # chosen for exactly two nodes
+
+    @property
+    def cables(self) -> int:
+        """Cables bought: one per NIC to the switch, or one per NIC pair back-to-back."""
+        return self.nic_count // 2 if self.direct else self.nic_count
+
+    @property
+    def direct(self) -> bool:
+        """Two nodes cabled back-to-back, no switch."""
+        return self.nic is not None and self.switch is None
+
+
+def network_choice(catalog: Catalog, constraints: Constraints, *, nics: int, nodes: int = 0) -> NetworkChoice:
+    """The cheapest NIC + switch pair (ties by ids) connecting ``nics`` NICs to one switch; for two
+    nodes (``nodes`` 2) and ``network.switch: auto``, the cheapest NIC cabled back-to-back instead.
+
+    A pair matches when the kinds agree (and the scenario's ``network.kind`` if given) and the
+    switch's port rate is at least the NIC's. Cost: nics x (NIC + one cable) + one switch. Two
+    nodes need no switch: NIC i of one node is cabled to NIC i of the other (as in a two-node
+    DGX or workstation pair; an InfiniBand pair runs a subnet manager, opensm, on one host), so
+    the cost is nics x NIC + nics / 2 cables.
+    """
+    net = constraints.network
+    kind = net.kind
+    if nodes == 2 and net.switch == "auto":
+        cards = [n for n in catalog.nics if (kind is None or n.kind == kind) and (net.nic is None or n.id == net.nic)
+                 and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
+        if cards:
+            n = min(cards, key=lambda x: (nics * x.price_usd + nics // 2 * x.cable_price_usd, x.id))
+            return NetworkChoice(n, None, nics, 0, nics * n.price_usd + nics // 2 * n.cable_price_usd, pair=True)
+    pairs = [(n, s) for n in catalog.nics for s in catalog.switches
+             if n.kind == s.kind and (kind is None or n.kind == kind) and s.rate_bytes_per_s >= n.rate_bytes_per_s
+             and (net.nic is None or n.id == net.nic) and n.rate_bytes_per_s >= net.min_rate_bytes_per_s]
+    if not pairs:
+        what = " ".join(x for x in (f"of kind {kind}" if kind else "", f"({net.nic})" if net.nic else "",
+                                     f"of at least {net.min_rate_bytes_per_s * 8 / 1e9:g} Gb/s"
+                                     if net.min_rate_bytes_per_s else "") if x)
+        return NetworkChoice(None, None, nics, 0, 0.0,
+                             f"the catalog has no NIC and switch {what + ' ' if what else ''}that match "
+                             "(same kind, switch rate >= NIC rate)", pair=nodes == 2)
+    fitting = [(n, s) for n, s in pairs if s.ports >= nics]
+    if not fitting:
+        most = max(s.ports for _, s in pairs)
+        return NetworkChoice(None, None, nics, 0, 0.0,
+                             f"{nics} NICs need {nics} switch ports; the largest matching switch has {most} "
+                             "(multi-switch fabrics are not modelled)", pair=nodes == 2)
+    best = min(fitting, key=lambda p: (nics * (p[0].price_usd + p[0].cable_price_usd) + p[1].price_usd,
+                                       p[0].id, p[1].id))
+    n, s = best
+    return NetworkChoice(n, s, nics, 1, nics * (n.price_usd + n.cable_price_usd) + s.price_usd, pair=nodes == 2)
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """Workload-independent candidate rows (numpy arrays, one entry per row) and their parts.
+
+    Build it once per (catalog, constraints) with :func:`hardware`; :func:`evaluate` reuses it
+    for any scenario with those constraints.
+    """
+
+    gpus: tuple[Gpu, ...]
+    platforms: tuple[Platform, ...]
+    ram: tuple[RamConfig, ...]
+    networks: tuple[NetworkChoice, ...]
+    headroom: float
+    max_cards_per_node: int
+    arrays: dict[str, Any] = field(repr=False)
+    ram_of: dict[str, tuple[int, ...]] = field(default_factory=dict, repr=False)
+    #: GPU id -> the catalog's platforms (allowed or not) that can carry it, for explanations.
+    carriers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: GPU id -> the catalog's platforms (allowed or not) that carry it and cool it, for explanations.
+    coolers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+
+    @property
+    def rows(self) -> int:
+        return len(self.arrays["gpu_i"])
+
+    def node_shapes(self) -> list[tuple[int, int]]:
+        """The distinct (cards per node, nodes) pairs among rows that pass the hardware rules."""
+        import numpy as np
+
+        a = self.arrays
+        ok = a["hw_code"] == 0
+        pairs = np.unique(np.stack([a["cards"][ok], a["nodes"][ok]], axis=1), axis=0) if ok.any() else []
+        return [(int(c), int(n)) for c, n in pairs]
+
+
+def allowed_gpus(catalog: Catalog, constraints: Constraints) -> list[Gpu]:
+    """The catalog's GPUs after allowed_gpus, excluded_gpus and vendors. A GPU without a purchase
+    price (a cloud-only part such as the A10G) is left out unless allowed_gpus names it, where the
+    'price' rule then says why it is not bought."""
+    c = constraints
+    return purchasable_gpus(catalog, c.allowed_gpus, c.excluded_gpus, c.vendors)
+
+
+def allowed_platforms(catalog: Catalog, constraints: Constraints) -> list[Platform]:
+    """The catalog's platforms after allowed_platforms."""
+    c = constraints
+    return [p for p in catalog.platforms if c.allowed_platforms is None or p.id in c.allowed_platforms]
+
+
+def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
+    """Enumerate the hardware rows: GPU x platform x cards x nodes x RAM configuration.
+
+    See the module docstring for the rules checked here (price, form factor, max cards, slots,
+    lanes, power, network, RAM configuration) and which rows are listed once.
+    """
+    import numpy as np
+
+    gpus = allowed_gpus(catalog, constraints)
+    platforms = allowed_platforms(catalog, constraints)
+    cmax = constraints.max_cards or max([p.max_gpus for p in platforms] + [1])
+    cmax_any = max([cmax] + [p.fixed_gpu_count or 0 for p in platforms])
+    ram_list: list[RamConfig] = []
+    ram_of: dict[str, list[int]] = {}
+    for p in platforms:
+        idx = []
+        for r in ram_configs(p, catalog):
+            idx.append(len(ram_list))
+            ram_list.append(r)
+        ram_of[p.id] = idx
+    nets: list[NetworkChoice] = []
+    net_of: dict[tuple[int, int], int] = {}
+
+    def net_index(c: int, n: int) -> int:
+        if n == 1:
+            return -1
+        nics = (constraints.network.nics_per_node or c) * n
+        key = (nics, 2 if n == 2 else 0)  # two nodes may go without a switch
+        if key not in net_of:
+            net_of[key] = len(nets)
+            nets.append(network_choice(catalog, constraints, nics=nics, nodes=key[1]))
+        return net_of[key]
+
+    cols: dict[str, list[int]] = {k: [] for k in ("gpu_i", "plat_i", "cards", "nodes", "ram_i", "net_i", "hw_code",
+                                                  "fit")}
+
+    def add(gi: int, pi: int, c: int, n: int, ri: int, ni: int, code: int, fit: int) -> None:
+        cols["gpu_i"].append(gi)
+        cols["plat_i"].append(pi)
+        cols["cards"].append(c)
+        cols["nodes"].append(n)
+        cols["ram_i"].append(ri)
+        cols["net_i"].append(ni)
+        cols["hw_code"].append(code)
+        cols["fit"].append(fit)
+
+    for gi, g in enumerate(gpus):
+        for pi, p in enumerate(platforms):
+            rams = ram_of[p.id]
+            cheapest = rams[0] if rams else -1
+            fixed = p.fixed_gpu is not None
+            if g.form_factor != "pcie":
+                fit = p.max_gpus
+            elif p.gpu_slots:
+                fit = max_cards(p, g.slot_width or 1)
+            else:
+                fit = 0
+            if g.price_usd is None:
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["price"], fit)
+                continue
+            if g.form_factor not in p.form_factors or (fixed and p.fixed_gpu != g.id):
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["form_factor"], fit)
+                continue
+            if not cools(p, g):
+                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["cooling"], fit)
+                continue
+            counts = [p.fixed_gpu_count] if fixed else list(range(1, cmax + 1))
+            for c in counts:
+                assert c is not None
+                code = 0
+                if fixed and constraints.max_cards is not None and c > constraints.max_cards:
+                    code = _HW_CODE["max_cards"]
+                elif not fixed and c > fit:
+                    code = _HW_CODE["slots"]
+                elif c * card_lanes(p, g, c) > p.gpu_lanes:
+                    code = _HW_CODE["lanes"]
+                elif c * g.tdp_w + p.platform_w > p.psu_w:
+                    code = _HW_CODE["power"]
+                if code:
+                    add(gi, pi, c, 1, cheapest, -1, code, fit)
+                    continue
+                for n in range(1, constraints.max_nodes + 1):
+                    ni = net_index(c, n)
+                    if ni >= 0 and nets[ni].nic is None:
+                        add(gi, pi, c, n, cheapest, ni, _HW_CODE["network"], fit)
+                        continue
+                    if ni >= 0:
+                        code = _nic_code(g, p, c, nets[ni], n)
+                        if code:
+                            add(gi, pi, c, n, cheapest, ni, code, fit)
+                            continue
+                    if not rams:
+                        add(gi, pi, c, n, -1, ni, _HW_CODE["ram"], fit)
+                        continue
+                    for ri in rams:
+                        add(gi, pi, c, n, ri, ni, 0, fit)
+    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
+    arrays.update(_static_arrays(arrays, gpus, platforms, ram_list, nets, constraints.vram_headroom))
+    carriers = {g.id: tuple(p.id for p in catalog.platforms
+                            if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
+    coolers = {g.id: tuple(p.id for p in catalog.platforms if p.id in carriers[g.id] and cools(p, g)) for g in gpus}
+    return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
+                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers, coolers)
+
+
+def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes: int) -> tuple[int, int, int, int]:
+    """What a node's NICs add to its build: (NICs per node, NICs outside the platform's NIC slots,
+    PCIe lanes they take from ``gpu_lanes``, watts). NICs beyond ``nic_slots`` sit in GPU slots."""
+    if nodes <= 1 or net.nic is None:
+        return 0, 0, 0, 0
+    per_node = net.nic_count // nodes
+    extra = max(per_node - platform.nic_slots, 0)
+    return per_node, extra, extra * nic_lanes(platform, gpu, cards + extra, net.nic), per_node * net.nic.tdp_w
+
+
+def nic_lanes(platform: Platform, gpu: Gpu, slots: int, nic: Nic) -> int:
+    """Lanes a NIC in a GPU slot takes when ``slots`` cards (GPUs and NICs) fill the slots: its
+    ``pcie_lanes``, or the slot's narrower link (:func:`planner.catalog.loader.slot_link`)."""
+    link = slot_link(platform, gpu.slot_width or 1, slots) if gpu.form_factor == "pcie" else None
+    return nic.pcie_lanes if link is None else min(nic.pcie_lanes, link)
+
+
+def _nic_code(g: Gpu, p: Platform, c: int, net: NetworkChoice, n: int) -> int:
+    """The hardware rule a node's NICs break, together with its ``c`` GPUs (0: none)."""
+    per_node, extra, lanes, watts = nic_load(g, p, c, net, n)
+    if extra:
+        if g.form_factor != "pcie" or c + extra > slots_at(p, g.slot_width or 1):
+            return _HW_CODE["slots"]
+        if c * card_lanes(p, g, c, c + extra) + lanes > p.gpu_lanes:
+            return _HW_CODE["lanes"]
+    if c * g.tdp_w + p.platform_w + watts > p.psu_w:
+        return _HW_CODE["power"]
+    return 0
+
+
+# ----- evaluation -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CandidateSet:
+    """The candidate table of a scenario and what the solver needs to explain a row.
+
+    Attributes:
+        table: one row per candidate, columns :data:`COLUMNS`, ranked (feasible first, then by
+            capex, fewer cards, more headroom, ids), index 0..n-1.
+        usages: per workload, the usages evaluated (indices in ``best_usage`` refer to them).
+        best_usage: int array (rows x workloads): the usage each workload uses on the row (the
+            closest one when it does not fit), -1 when none can run on the row's card count.
+        scenario: the scenario evaluated.
+        hardware: the hardware rows.
+    """
+
+    table: Any
+    usages: tuple[tuple[Usage, ...], ...]
+    best_usage: Any
+    scenario: Scenario
+    hardware: Hardware
+
+    def usages_of(self, row: int) -> list[Usage | None]:
+        """The usage of each workload on table row ``row`` (None where none can run)."""
+        return [self.usages[w][int(u)] if u >= 0 else None for w, u in enumerate(self.best_usage[row])]
+
+
+def build(scenario: Scenario, catalog: Catalog, *, overheads: RuntimeOverheads | None = None,
+          explain: bool = True, hw: Hardware | None = None) -> CandidateSet:
+    """Enumerate and check every candidate for ``scenario``.
+
+    Args:
+        scenario: the validated scenario.
+        catalog: the catalog it was validated against.
+        overheads: runtime overheads for the memory model (None: default assumptions).
+        explain: fill ``why_not`` (about 3 us per infeasible row); the solver explains only the
+            rows it reports when False.
+        hw: hardware rows from :func:`hardware` for the same constraints, to reuse.
+
+    Returns:
+        A :class:`CandidateSet`.
+    """
+    hw = hw or hardware(catalog, scenario.constraints)
+    cache: dict = {}
+    shapes = hw.node_shapes()
+    usages = tuple(tuple(usages_for(sw, i, node_shapes=shapes, max_cards_per_node=hw.max_cards_per_node,
+                                    overheads=overheads, cache=cache))
+                   for i, sw in enumerate(scenario.workloads))
+    return evaluate(scenario, hw, usages, explain=explain)
+
+
+def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequence[Platform],
+                   ram: Sequence[RamConfig], nets: Sequence[NetworkChoice], headroom: float) -> dict[str, Any]:
+    """Per-row arrays that do not depend on the workloads (computed once per Hardware)."""
+    import numpy as np
+
+    gi, pi, ri, ni = hw_rows["gpu_i"], hw_rows["plat_i"], hw_rows["ram_i"], hw_rows["net_i"]
+    cards, nodes = hw_rows["cards"], hw_rows["nodes"]
+    out: dict[str, Any] = {}
+    g_cap = np.array([capacity_bytes(x.cuda_total_bytes, headroom) for x in gpus], dtype=np.int64)
+    g_mem = np.array([x.memory_bytes for x in gpus], dtype=np.int64)
+    out["cap"] = g_cap[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
+    out["mem"] = g_mem[gi] if len(gpus) else np.zeros(0, dtype=np.int64)
+    out["cuda_total"] = np.array([x.cuda_total_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
+    out["vllm_large"] = (np.array([is_large_card(x) for x in gpus], dtype=bool)[gi] if len(gpus)
+                         else np.zeros(0, dtype=bool))
+    for feat in ("bf16", "fp8", "int8"):
+        out[feat] = np.array([getattr(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus) else np.zeros(0, bool)
+    price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
+    out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
+    out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
+    # a node's NICs (several nodes only, nic_load): those outside the NIC slots take GPU slots and
+    # lanes, and every NIC draws power; with the lanes one card gets (its link, or the narrower slot
+    # link of the arrangement holding the cards and those NICs). Once per distinct build.
+    per_build: dict[tuple[int, int, int, int, int], tuple[int, int, int]] = {}
+    keys = list(zip(gi.tolist(), pi.tolist(), cards.tolist(), nodes.tolist(), ni.tolist()))
+    for key in keys:
+        if key not in per_build:
+            g_, p_, c_, n_, net_ = key
+            _, extra, nic_lane_total, watts = (nic_load(gpus[g_], platforms[p_], c_, nets[net_], n_) if net_ >= 0
+                                               else (0, 0, 0, 0))
+            per_build[key] = (card_lanes(platforms[p_], gpus[g_], c_, c_ + extra), nic_lane_total, watts)
+    out["lanes"] = np.array([per_build[k][0] for k in keys], dtype=np.int64)
+    out["nic_lanes"] = np.array([per_build[k][1] for k in keys], dtype=np.int64)
+    out["nic_w"] = np.array([per_build[k][2] for k in keys], dtype=np.int64)
+    out["width"] = np.array([x.slot_width or 0 for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["tdp"]
+    out["has_ram"] = ri >= 0
+    out["ram_bytes"] = np.array([r.bytes for r in ram] + [0], dtype=np.int64)[ri]
+    out["dimm_price"] = np.array([r.price_usd for r in ram] + [0.0], dtype=float)[ri]
+    out["dimm_count"] = np.array([r.count for r in ram] + [0], dtype=np.int64)[ri]
+    out["vram_node"] = cards * out["mem"]
+    out["gpus_usd"] = np.nan_to_num(out["gpu_price"]) * cards * nodes
+    out["platform_usd"] = np.array([p.base_price_usd for p in platforms] + [0.0], dtype=float)[pi] * nodes
+    out["ram_usd"] = out["dimm_price"] * nodes * out["has_ram"]
+    out["network_usd"] = np.array([n.price_usd for n in nets] + [0.0], dtype=float)[ni]
+    out["hw_usd"] = out["gpus_usd"] + out["platform_usd"] + out["ram_usd"] + out["network_usd"]
+    # integer ranks of the ids, for a total, deterministic order without string sorts
+    def id_rank(ids: Sequence[str]) -> Any:
+        order = sorted(range(len(ids)), key=lambda i: ids[i])
+        rank = np.empty(len(ids) + 1, dtype=np.int64)
+        rank[order] = np.arange(len(ids))
+        rank[len(ids)] = -1  # '' sorts first
+        return rank
+
+    out["gpu_rank"] = id_rank([x.id for x in gpus])[gi]
+    out["plat_rank"] = id_rank([x.id for x in platforms])[pi]
+    out["dimm_rank"] = id_rank([r.dimm.id for r in ram])[ri]
+    out["single_rows"] = {g: np.nonzero(cards >= g)[0] for g in range(1, int(cards.max(initial=0)) + 1)}
+    out["shape_rows"] = {}
+    return out
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The result of checking every workload's usages on every row (numpy arrays)."""
+
+    best: Any        # (R, W) usage index per workload, -1 when none runs
+    stage: Any       # (R, W) furthest stage reached
+    need: Any        # (R, W) per-GPU need of the reported usage
+    ram_req: Any     # (R, W) RAM the reported usage needs
+    host: Any        # (R, W) host need of the reported usage
+    offload: Any     # (R, W) reported usage offloads
+    feasible: Any    # (R,)
+    capex: Any       # (R,)
+    headroom: Any    # (R,) the least capacity - need over the workloads
+    cap_w: Any = None  # (R, W) capacity each workload is held against (no headroom for vLLM)
+
+
+def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
+    """Check every workload's usages against every hardware row (numpy, no DataFrame)."""
+    import numpy as np
+
+    a = hw.arrays
+    R = hw.rows
+    cards, nodes = a["cards"], a["nodes"]
+    cap, has_ram, ram_bytes, vram_node = a["cap"], a["has_ram"], a["ram_bytes"], a["vram_node"]
+    W = len(usages)
+    best = np.full((R, W), -1, dtype=np.int64)
+    stage = np.zeros((R, W), dtype=np.int64)
+    need = np.zeros((R, W), dtype=np.int64)
+    ram_req = np.zeros((R, W), dtype=np.int64)
+    host = np.zeros((R, W), dtype=np.int64)
+    offl = np.zeros((R, W), dtype=bool)
+    single_rows, shape_rows = a["single_rows"], a["shape_rows"]
+    empty = np.zeros(0, dtype=np.int64)
+    # per workload: the capacity it is held against (vLLM workloads take no planning headroom)
+    cap_w = np.zeros((R, W), dtype=np.int64)
+    for w, us in enumerate(usages):
+        cap_w[:, w] = cap if (not us or takes_headroom(us[0].workload)) else a["cuda_total"]
+    for w, us in enumerate(usages):
+        capw = cap_w[:, w]
+        b_stage = np.full(R, -1, dtype=np.int64)
+        b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)
+        b_u = np.full(R, -1, dtype=np.int64)
+        b_need = np.zeros(R, dtype=np.int64)
+        b_req = np.zeros(R, dtype=np.int64)
+        b_host = np.zeros(R, dtype=np.int64)
+        b_off = np.zeros(R, dtype=bool)
+        for ui, u in enumerate(us):
+            if u.gpus == u.gpus_per_node:
+                idx = single_rows.get(u.gpus, empty)
+            else:
+                key = (u.gpus_per_node, u.gpus // u.gpus_per_node)
+                idx = shape_rows.get(key)
+                if idx is None:
+                    idx = shape_rows[key] = np.nonzero((cards == key[0]) & (nodes == key[1]))[0]
+            if u.vllm_card is not None:
+                idx = idx[a["vllm_large"][idx] == (u.vllm_card == "large")]
+            if idx.size == 0:
+                continue
+            cap_i = capw[idx]
+            vram_ok = u.need_bytes <= cap_i
+            mult = ram_rule(scenario.constraints, u.offload)
+            req = np.maximum(u.host_bytes, np.ceil(mult * vram_node[idx]).astype(np.int64))
+            ram_i = ram_bytes[idx]
+            ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
+            # stage: 2 (vram fails), 3 (ram fails) or 4 (fits); 1 where the precision fails
+            st = _ST_VRAM + vram_ok + ram_ok
+            if u.needs:
+                prec = a[u.needs[0]][idx]
+                for feat in u.needs[1:]:
+                    prec = prec & a[feat][idx]
+                st = np.where(prec, st, _ST_PRECISION)
+            # how far off: bytes of GPU memory missing, else bytes of RAM missing (unused when it fits)
+            metric = np.where(vram_ok, req - ram_i, u.need_bytes - cap_i)
+            cur = b_stage[idx]
+            better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
+            if not better.any():
+                continue
+            sel = idx[better]
+            b_stage[sel] = st[better]
+            b_metric[sel] = metric[better]
+            b_u[sel] = ui
+            b_need[sel] = u.need_bytes
+            b_req[sel] = req[better]
+            b_host[sel] = u.host_bytes
+            b_off[sel] = u.offload
+        best[:, w] = b_u
+        stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)
+        need[:, w] = b_need
+        ram_req[:, w] = b_req
+        host[:, w] = b_host
+        offl[:, w] = b_off
+    wl_ok = (stage == _ST_OK).all(axis=1)
+    extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
+    capex = np.round(a["hw_usd"] + extras_usd, 2)
+    budget = scenario.constraints.budget_usd
+    feasible = (a["hw_code"] == 0) & wl_ok
+    if budget is not None:
+        feasible &= capex <= budget + 1e-9
+    headroom = (cap_w - need).min(axis=1) if W else cap
+    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w)
+
+
+def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
+    """Row order: feasible first; then capex, fewer cards, more headroom, GPU id, platform id,
+    fewer nodes, more RAM, fewer DIMMs (one per channel before two: faster and upgradable), DIMM
+    id. This is a total order, so reports are diffable. ``rows`` restricts the sort to those row
+    indices (returned in order)."""
+    import numpy as np
+
+    a = hw.arrays
+    sel = slice(None) if rows is None else rows
+    keys = [a["dimm_rank"][sel], a["dimm_count"][sel], -a["ram_bytes"][sel], a["nodes"][sel], a["plat_rank"][sel],
+            a["gpu_rank"][sel], -ck.headroom[sel], (a["cards"] * a["nodes"])[sel], ck.capex[sel],
+            ~ck.feasible[sel]]
+    order = np.lexsort(keys)
+    return order if rows is None else np.asarray(rows)[order]
+
+
+def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> tuple[int | None, _Checked]:
+    """The index of the best feasible hardware row (None when none), without building a table."""
+    import numpy as np
+
+    ck = check(scenario, hw, usages)
+    rows = np.nonzero(ck.feasible)[0]
+    if rows.size == 0:
+        return None, ck
+    capex = ck.capex[rows]
+    rows = rows[capex == capex.min()]  # the rest of the order only breaks ties
+    return int(rank_order(hw, ck, rows)[0]), ck
+
+
+def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,
+             explain: bool = True) -> CandidateSet:
+    """Check the usages of every workload against the hardware rows and build the ranked table.
+
+    ``usages`` come from :func:`usages_for` (one sequence per workload, in order of preference).
+    """
+    import numpy as np
+    import pandas as pd
+
+    a = hw.arrays
+    R = hw.rows
+    ck = check(scenario, hw, usages)
+    W = len(usages)
+    gi, pi, ri, net_i = a["gpu_i"], a["plat_i"], a["ram_i"], a["net_i"]
+    cards, nodes = a["cards"], a["nodes"]
+    stage, best = ck.stage, ck.best
+    hw_code = a["hw_code"]
+    hw_ok = hw_code == 0
+    wl_ok = (stage == _ST_OK).all(axis=1)
+    budget_ok = ~(hw_ok & wl_ok) | ck.feasible
+    # the binding workload: the first one that does not fit
+    bind_w = np.where(wl_ok, -1, np.argmax(stage < _ST_OK, axis=1))
+    bstage = np.where(bind_w >= 0, stage[np.arange(R), np.maximum(bind_w, 0)], _ST_OK)
+    binding = np.full(R, "", dtype=object)
+    hw_names = np.array([""] + list(_HW_RULES), dtype=object)
+    binding[~hw_ok] = hw_names[hw_code[~hw_ok]]
+    wl_names = np.array(["cards", "precision", "vram", "ram", ""], dtype=object)
+    m = hw_ok & ~wl_ok
+    binding[m] = wl_names[bstage[m]]
+    min_tp = np.array([min(v.tp for v in sw.variants) for sw in scenario.workloads], dtype=np.int64)
+    tp_fail = m & (bstage == _ST_ARRANGE) & (min_tp[np.maximum(bind_w, 0)] > cards)
+    binding[tp_fail] = "tp"
+    binding[~budget_ok] = "budget"
+    names = [sw.name for sw in scenario.workloads]
+    binding_workload = np.where(m, np.array([""] + names, dtype=object)[bind_w + 1], "")
+    # strategy text: one label per distinct combination of usages
+    codes = np.zeros(R, dtype=np.int64)
+    for w in range(W):
+        codes = codes * (len(usages[w]) + 1) + (best[:, w] + 1)
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    texts = []
+    for code in uniq:
+        parts = []
+        for w in reversed(range(W)):
+            u = int(code % (len(usages[w]) + 1)) - 1
+            code //= len(usages[w]) + 1
+            lab = usages[w][u].label if u >= 0 else "no variant runs on this card count"
+            parts.append(lab if W == 1 else f"{names[w]}: {lab}")
+        texts.append("; ".join(reversed(parts)))
+    strategy = np.array(texts, dtype=object)[np.asarray(inverse).reshape(-1)]
+    # the tightest workload of each row: its need and the capacity it is held against
+    if W:
+        tight = (ck.cap_w - ck.need).argmin(axis=1)
+        rows = np.arange(R)
+        need_row, cap_row = ck.need[rows, tight], ck.cap_w[rows, tight]
+    else:
+        need_row, cap_row = np.zeros(R, dtype=np.int64), a["cap"]
+    extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
+    plat = hw.platforms
+
+    def per_plat(attr: str) -> Any:
+        return np.array([getattr(p, attr) for p in plat], dtype=np.int64)[pi]
+
+    def ids(values: list[str]) -> Any:
+        return np.array(values + [""], dtype=object)
+
+    cols = {
+        "rank": np.zeros(R, dtype=np.int64),
+        "feasible": ck.feasible,
+        "binding": binding,
+        "why_not": np.full(R, "", dtype=object),
+        "binding_workload": binding_workload,
+        "gpu_id": ids([g.id for g in hw.gpus])[gi],
+        "gpu_vendor": ids([g.vendor for g in hw.gpus])[gi],
+        "platform_id": ids([p.id for p in plat])[pi],
+        "cards_per_node": cards,
+        "nodes": nodes,
+        "cards_total": cards * nodes,
+        "gpu_memory_bytes": a["mem"],
+        "gpu_cuda_total_bytes": a["cuda_total"],
+        "gpu_capacity_bytes": cap_row,
+        "per_gpu_need_bytes": need_row,
+        "headroom_bytes": ck.headroom,
+        "strategy": strategy,
+        "offload": ck.offload.any(axis=1),
+        "slot_width_slots": a["width"],
+        "cards_fit_count": a["fit"],
+        "pcie_lanes_needed": cards * a["lanes"] + a["nic_lanes"],
+        "gpu_lanes": per_plat("gpu_lanes"),
+        "power_w": cards * a["tdp"] + per_plat("platform_w") + a["nic_w"],
+        "psu_w": per_plat("psu_w"),
+        "dimm_id": ids([r.dimm.id for r in hw.ram])[ri],
+        "dimms_per_channel": np.array([r.per_channel for r in hw.ram] + [0], dtype=np.int64)[ri],
+        "dimm_count": a["dimm_count"],
+        "ram_bytes": a["ram_bytes"],
+        "ram_max_bytes": per_plat("max_memory_bytes"),
+        "ram_required_bytes": ck.ram_req.max(axis=1),
+        "host_need_bytes": ck.host.max(axis=1),
+        "vram_node_bytes": a["vram_node"],
+        "ram_vram_ratio": np.round(a["ram_bytes"] / np.maximum(a["vram_node"], 1), 3),
+        "nic_id": ids([n.nic.id if n.nic else "" for n in hw.networks])[net_i],
+        "nic_count": np.array([n.nic_count if n.nic else 0 for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "switch_id": ids([n.switch.id if n.switch else "" for n in hw.networks])[net_i],
+        "switch_count": np.array([n.switch_count for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "cable_count": np.array([n.cables if n.nic else 0 for n in hw.networks] + [0], dtype=np.int64)[net_i],
+        "gpu_price_usd": a["gpu_price"],
+        "gpus_usd": a["gpus_usd"],
+        "platform_usd": a["platform_usd"],
+        "ram_usd": a["ram_usd"],
+        "network_usd": a["network_usd"],
+        "extras_usd": np.full(R, extras_usd),
+        "capex_usd": ck.capex,
+    }
+    order = rank_order(hw, ck)
+    table = pd.DataFrame({k: v[order] for k, v in cols.items()})
+    table["rank"] = np.arange(1, R + 1)
+    cs = CandidateSet(table, tuple(tuple(u) for u in usages), best[order], scenario, hw)
+    if explain:
+        fill_why_not(cs)
+    return cs
+
+
+# ----- explanations ----------------------------------------------------------------------------
+
+def _gib(n: float) -> str:
+    return f"{n / GiB:,.2f} GiB"
+
+
+class _Row:
+    """Read access to one table row through column arrays (much faster than ``DataFrame.iloc``)."""
+
+    __slots__ = ("cols", "i")
+
+    def __init__(self, cols: dict[str, Any], i: int) -> None:
+        self.cols, self.i = cols, i
+
+    def __getitem__(self, key: str) -> Any:
+        return self.cols[key][self.i]
+
+
+def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
+    """The network choice of a several-node row (None for one node)."""
+    n = int(r["nodes"])
+    if n <= 1:
+        return None
+    nics = (cs.scenario.constraints.network.nics_per_node or int(r["cards_per_node"])) * n
+    return next((x for x in cs.hardware.networks if x.nic_count == nics and x.pair == (n == 2)), None)
+
+
+def _columns(t: Any) -> dict[str, Any]:
+    return {k: t[k].to_numpy() for k in t.columns}
+
+
+def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) -> str:
+    """The why_not sentence of table row ``row`` ('' when feasible).
+
+    Args:
+        cs: the candidate set.
+        row: a table index.
+        cols: the table's columns as arrays (pass them when explaining many rows).
+    """
+    r = _Row(cols if cols is not None else _columns(cs.table), row)
+    b = r["binding"]
+    if not b:
+        return ""
+    hw = cs.hardware
+    gpu = next(g for g in hw.gpus if g.id == r["gpu_id"])
+    plat = next(p for p in hw.platforms if p.id == r["platform_id"])
+    c, n = int(r["cards_per_node"]), int(r["nodes"])
+    gname = f"{c} x {gpu.id}"
+    if b == "price":
+        return f"{gpu.id} has no purchase price in the catalog"
+    if b == "form_factor":
+        if plat.fixed_gpu is not None and gpu.form_factor in plat.form_factors:
+            return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "
+                    f"not {gpu.id}")
+        part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
+        if not any(gpu.form_factor in p.form_factors and p.fixed_gpu in (None, gpu.id) for p in hw.platforms):
+            others = hw.carriers.get(gpu.id, ())
+            if others:
+                return (f"{gpu.id} is {part} and none of the allowed platforms (constraints.allowed_platforms) "
+                        f"carries it; allow one that does: {', '.join(others)}")
+            return (f"{gpu.id} is {part} and no platform in the catalog carries it; add one (e.g. its "
+                    "baseboard server, with price and source) in a catalog overlay, --catalog DIR "
+                    "(catalog/README.md)")
+        return (f"{gpu.id} is {part}; {plat.id} takes "
+                + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
+                   " and ".join(plat.form_factors) + " GPUs"))
+    if b == "cooling":
+        kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
+                "open-air": "an open-air card (its fans blow into the case)",
+                "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
+        others = [p.id for p in hw.platforms if cools(p, gpu) and gpu.form_factor in p.form_factors
+                  and p.fixed_gpu in (None, gpu.id)]
+        elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
+        if others:
+            tail = f"; platforms that cool it: {', '.join(others)}"
+        elif elsewhere:
+            tail = (f"; none of the allowed platforms (constraints.allowed_platforms) cools it; allow one that does: "
+                    f"{', '.join(elsewhere)}")
+        else:
+            tail = ("; no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours "
+                    "differs, --catalog DIR)")
+        return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
+    if b == "max_cards":
+        return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
+                "per node")
+    net = _row_network(cs, r)
+    per_node, extra, nic_lane_total, nic_w = nic_load(gpu, plat, c, net, n) if net else (0, 0, 0, 0)
+    in_slots = (f"{plat.id} has {plat.nic_slots} NIC slot{'s' if plat.nic_slots != 1 else ''}"
+                if plat.nic_slots else f"{plat.id} has no slots for NICs besides the GPU slots")
+    if b == "slots":
+        width = f"{gpu.slot_width}-slot " if gpu.form_factor == "pcie" else ""
+        if extra and net is not None and net.nic is not None:
+            room = slots_at(plat, gpu.slot_width or 1) if gpu.form_factor == "pcie" else 0
+            return (f"{gname} and {per_node} x {net.nic.id} NIC{'s' if per_node != 1 else ''} per node do not fit: "
+                    f"{in_slots}, so {extra} NIC{'s take' if extra != 1 else ' takes'} a GPU slot, and its slots "
+                    f"take at most {room} {width}card{'s' if room != 1 else ''} in all")
+        n_fit = int(r["cards_fit_count"])
+        return f"{gname} do not fit: {plat.id} takes at most {n_fit} {width}card{'s' if n_fit != 1 else ''}"
+    if b == "lanes":
+        link = card_lanes(plat, gpu, c, c + extra)
+        each = f"{link}" + (f" (x{link} slots)" if link < gpu.pcie_lanes else "")
+        if nic_lane_total and net is not None and net.nic is not None:
+            return (f"{gname} need {c} x {each} PCIe lanes and the {extra} NIC{'s' if extra != 1 else ''} "
+                    f"outside NIC slots {extra} x {nic_lane_total // extra} ({net.nic.id}): "
+                    f"{int(r['pcie_lanes_needed'])} lanes; {plat.id} has {plat.gpu_lanes} for GPUs")
+        return (f"{gname} need {c} x {each} = {int(r['pcie_lanes_needed'])} PCIe lanes; "
+                f"{plat.id} has {plat.gpu_lanes} for GPUs")
+    if b == "power":
+        nics = (f" + {per_node} x {net.nic.tdp_w} W NICs" if nic_w and net is not None and net.nic is not None
+                else "")
+        return (f"{c} x {gpu.tdp_w} W + {plat.platform_w} W platform{nics} = {int(r['power_w']):,} W exceeds the "
+                f"{plat.psu_w:,} W supply of {plat.id}")
+    if b == "network":
+        return f"{n} nodes: " + (net.problem if net is not None and net.nic is None else "no network fits")
+    if b == "ram" and not r["dimm_id"]:
+        return (f"{plat.id} has no RAM configuration: no {plat.memory_kind} DIMM fills its "
+                f"{plat.memory_channels} channels within {plat.dimm_slots} slots and {_gib(plat.max_memory_bytes)}")
+    if b == "budget":
+        budget = cs.scenario.constraints.budget_usd or 0.0
+        return (f"costs ${r['capex_usd']:,.2f}, ${r['capex_usd'] - budget:,.2f} over the "
+                f"${budget:,.2f} budget")
+    # workload rules
+    w = [s.name for s in cs.scenario.workloads].index(r["binding_workload"])
+    sw = cs.scenario.workloads[w]
+    u_i = int(cs.best_usage[row, w])
+    u = cs.usages[w][u_i] if u_i >= 0 else None
+    who = f"workload {sw.name}"
+    if b == "tp":
+        tp = min(v.tp for v in sw.variants)
+        return f"{who}: tp={tp} needs {tp} GPUs in one node; the node has {c}"
+    if b == "cards":
+        has = f"{c}" if n == 1 else f"{c * n} ({n} nodes of {c})"
+        if sw.gpus is not None:
+            return (f"{who} runs on {' or '.join(map(str, sw.gpus))} GPUs (fixed by the scenario); the machine "
+                    f"has {has}" + ("" if n == 1 or c * n not in sw.gpus else
+                                    ", and its tensor-parallel group does not fit a node"))
+        return f"{who} has no variant that runs on a machine of {has} GPUs"
+    assert u is not None
+    if b == "precision":
+        missing = [f for f in u.needs if not getattr(gpu, f)]
+        return (f"{who} ({u.label}) needs {' and '.join(missing)} support; {gpu.id} ({gpu.architecture}) "
+                "has none")
+    if b == "vram":
+        if not takes_headroom(u.workload):
+            cap = int(r["gpu_cuda_total_bytes"])
+            return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers {_gib(cap)} (its CUDA "
+                    f"total; vLLM's gpu_memory_utilization is the margin), short by {_gib(u.need_bytes - cap)}")
+        return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers "
+                f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.cuda_total_bytes)} CUDA total less "
+                f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
+    if b == "ram":
+        mult = ram_rule(cs.scenario.constraints, u.offload)
+        vram = int(r["vram_node_bytes"])
+        req = max(u.host_bytes, math.ceil(mult * vram))
+        why = (f"{mult:g}x the {_gib(vram)} of installed VRAM" + (" with offload" if u.offload else "")
+               if math.ceil(mult * vram) >= u.host_bytes else "the memory model's host peak")
+        text = (f"{who} ({u.label}) needs {_gib(req)} of RAM per node ({why}); this configuration has "
+                f"{_gib(int(r['ram_bytes']))}")
+        largest = max((hw.ram[i].bytes for i in hw.ram_of.get(plat.id, ())), default=0)
+        if req > plat.max_memory_bytes:
+            text += f"; {plat.id} takes at most {_gib(plat.max_memory_bytes)}"
+        elif req > largest:
+            text += (f"; the largest equal-DIMM configuration of {plat.id} has {_gib(largest)} "
+                     f"(max_memory {_gib(plat.max_memory_bytes)})")
+        return text
+    return b  # pragma: no cover
+
+
+def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
+    """Write the why_not sentence of ``rows`` (default every infeasible row) into ``cs.table``."""
+    t = cs.table
+    if rows is None:
+        rows = [int(i) for i in t.index[~t["feasible"].to_numpy()]]
+    if not len(rows):
+        return
+    cols = _columns(t)
+    texts = [explain_row(cs, i, cols) for i in rows]
+    t.loc[list(rows), "why_not"] = texts
+
+
+__all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",
+           "cheapest", "rank_order",
+           "capacity_bytes", "evaluate", "explain_row", "fill_why_not", "hardware", "network_choice",
+           "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]

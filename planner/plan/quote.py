@@ -1,0 +1,52 @@
+"""Quote line items: what a purchase consists of, each with its price's source and date.
+
+The solver turns a chosen configuration into :class:`LineItem` rows; the report writers
+turn them into a quote whose totals are live formulas. Money is USD.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+#: A line item's price is called stale when dated this many months before the catalog's newest
+#: entry (planner.plan.solver.stale_items); the workbook flags those lines.
+STALE_PRICE_MONTHS = 24
+
+#: Where a platform line's description turns to the parts its price is made of (the console
+#: prints that part below its table).
+PARTS_SEPARATOR = "; priced as: "
+
+
+@dataclass(frozen=True)
+class LineItem:
+    """One line of a quote.
+
+    Attributes:
+        description: what is bought, e.g. 'NVIDIA RTX 4090 24 GB'.
+        category: 'gpu', 'platform', 'memory', 'network', 'extra'.
+        catalog_id: the catalog entry id ('' for items the scenario lists).
+        unit_price_usd: price of one unit, USD.
+        quantity: units.
+        price_kind: 'msrp', 'street', 'estimate' or 'quote'.
+        source: where the price comes from (URL or document).
+        as_of: date of the price (YYYY-MM-DD or YYYY-MM).
+    """
+
+    description: str
+    category: str
+    catalog_id: str
+    unit_price_usd: float
+    quantity: int
+    price_kind: str
+    source: str
+    as_of: str
+
+    @property
+    def total_usd(self) -> float:
+        return self.unit_price_usd * self.quantity
+
+
+def subtotal_usd(items: list[LineItem]) -> float:
+    """Sum of the line totals, USD."""
+    return sum(i.total_usd for i in items)

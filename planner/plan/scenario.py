@@ -1,0 +1,788 @@
+"""Scenario files: workloads to run on one purchase, the constraints on it, and the objective.
+
+A scenario (``scenarios/<name>.yaml``) holds:
+
+``name`` (optional, default the file's stem), ``description``, ``notes``;
+``workloads``: a list of workload mappings with the same keys as ``planner estimate --workload``;
+``constraints``: which hardware the solver may choose (below);
+``extras``: quote lines the scenario adds to every plan (``description``, ``unit_price_usd``,
+``quantity``, ``source``, ``as_of`` not after today, ``price_kind``: msrp, street, quote or
+estimate, the default: a price nobody labelled is not a vendor's quote), e.g. storage, support or
+installation;
+``objective``: ``capex`` (the purchase price, USD), the only objective implemented;
+``costs``: inputs of the rent-or-buy comparison, kept as written and validated by
+:func:`planner.cost.tco.read_costs` (the capex plan does not read them).
+
+Strategy choices. In a scenario workload the keys ``zero``, ``offload_optimizer``,
+``checkpointing``, ``tp`` and ``gpus`` (training) and ``weights``, ``kv_dtype`` and ``tp``
+(inference) may be a list of allowed values, or ``auto`` for every valid value. Each
+combination becomes a fixed *variant*, validated by :func:`planner.workload.spec.workload_from_entry`
+exactly as a workload file would be. Combinations that contradict each other (offload with
+ZeRO-0, a ``gpus`` that is not a multiple of ``tp``) are simply not generated; a value the user
+wrote that no valid combination uses is an error (with the reason of the first combination that
+used it), as is a single fixed workload that is invalid. Lists are in order of preference: on a
+given machine the solver reports the first variant, in that order, that fits.
+
+``auto`` expands to (preference order):
+
+==================  ====================================================================
+zero                0, 1, 2, 3
+offload_optimizer   false, true
+checkpointing       none, full
+tp                  training: the degrees that split the heads evenly (as
+                    :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
+                    same, descending (a replica uses every card it is given); QLoRA
+                    training: 1 only (Transformers/peft do not shard 4-bit layers)
+weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
+                    where bf16 does not)
+kv_dtype            bf16, fp16, fp8
+gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
+==================  ====================================================================
+
+Card counts. For training, ``gpus`` (data parallel x tensor parallel) is free unless the
+scenario fixes it: the workload may run on 1 up to all the cards of one machine, or, with
+several nodes, on every card of every node. For inference ``tp`` is the number of cards of one
+replica and is free (``auto``) unless the scenario fixes it; a replica runs inside one node.
+Variants are searched with the most GPUs first (training) so that a machine's cards are used.
+``gpus_per_node``, when given, fixes the GPUs per machine.
+
+Variants are expanded in this key order, the first key varying slowest: training
+``offload_optimizer``, ``checkpointing``, ``zero``, ``tp``; inference ``weights``, ``kv_dtype``,
+``tp``. So no offload is preferred over offload, no checkpointing over checkpointing, and a lower
+ZeRO stage over a higher one.
+
+Constraints (all optional):
+
+=====================  ==================================================================
+allowed_gpus           GPU ids the solver may buy (default: every GPU of the catalog)
+excluded_gpus          GPU ids it may not buy
+vendors                GPU vendors allowed (nvidia, amd, intel)
+allowed_platforms      platform ids it may buy (default: every platform)
+max_cards              most GPUs per node (default: the largest any platform takes)
+max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
+budget_usd             most the purchase may cost, extras included, USD
+vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
+ram_vram_min           RAM per node at least this many times the node's installed VRAM (default
+                       2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
+                       alone)
+ram_vram_min_offload   the same with CPU offload (default 6, the 6-8x rule of thumb)
+price                  ``list`` (default): every catalog entry's one price, whatever its
+                       ``price_kind`` (msrp, street, estimate, quote). ``street`` is reserved:
+                       the catalog carries one price per entry, so street prices come from an
+                       overlay (``--catalog DIR``) with dated ``price_kind: street`` entries.
+network                for multi-node plans: ``kind`` (infiniband or roce; default either),
+                       ``nics_per_node`` (``per-gpu``, the default, or a whole number), ``nic``
+                       (a NIC id; default the cheapest that matches), ``min_rate`` (slowest NIC
+                       port allowed, e.g. ``400 Gb/s``), ``switch`` (``auto``, the default: two
+                       nodes are cabled back-to-back without a switch, more nodes get one;
+                       ``always``: a switch for two nodes too, e.g. to add nodes later)
+=====================  ==================================================================
+
+Model paths. A workload's ``model`` may be a path to a config.json or to a directory holding
+one (as for ``planner estimate --model``). A relative path in a scenario file is read from the
+scenario file's directory, not from the directory the planner runs in, so a scenario and the
+model directories beside it can be moved together or run from anywhere: ``model:
+models/llama31-8b`` in ``scenarios/mine.yaml`` reads ``scenarios/models/llama31-8b/config.json``.
+A catalog id still comes first, and a value that names no path there is tried as a Hugging Face
+hub id as before; when that fails too the message says where the path was looked for.
+(A scenario names no other files.)
+
+GPU and platform names are checked against the catalog, with a did-you-mean. Errors are
+:class:`planner.core.errors.ScenarioError` naming the file, line, entry path, problem and a hint.
+This module keeps no state and does no work at import time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from planner.model.architecture import Architecture
+from planner.catalog.loader import GPU_VENDORS, NETWORK_KINDS, PRICE_KINDS, Catalog, purchasable_gpus
+from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
+from planner.core.names import safe_stem
+from planner.core.fields import Entry
+from planner.workload.inputs import make_resolver
+from planner.workload.spec import (
+    COMMON_KEYS,
+    HOST_KEYS,
+    INFER_KEYS,
+    MAX_GPUS,
+    TRAIN_KEYS,
+    Workload,
+    check_tp,
+    workload_from_entry,
+)
+from planner.core.yamlio import LineDict, YamlProblem, load_mapping
+
+#: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
+#: in expansion order (the first varies slowest).
+CHOICE_KEYS: dict[str, tuple[str, ...]] = {
+    "train": ("offload_optimizer", "checkpointing", "zero", "tp", "gpus"),
+    "infer": ("weights", "kv_dtype", "tp"),
+}
+
+#: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
+AUTO_VALUES: dict[str, tuple[Any, ...]] = {
+    "zero": (0, 1, 2, 3),
+    "offload_optimizer": (False, True),
+    "checkpointing": ("none", "full"),
+    "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
+    "kv_dtype": ("bf16", "fp16", "fp8"),
+}
+
+#: Largest tensor-parallel degree ``tp: auto`` considers.
+MAX_AUTO_TP = 64
+
+OBJECTIVES = ("capex",)
+PRICE_MODES = ("list", "street")
+#: The price modes a scenario may choose now (``street`` is reserved; see the module docstring).
+PRICE_MODES_ACCEPTED = ("list",)
+SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
+#: RAM per node at least this many times the node's installed VRAM unless the scenario says otherwise
+#: (``ram_vram_min`` / ``ram_vram_min_offload``): a rule of thumb from DL workstation sizing guides,
+#: an assumption (2-4x, 6-8x with CPU offload).
+RAM_VRAM_MIN = 2.0
+RAM_VRAM_MIN_OFFLOAD = 6.0
+
+CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
+                   "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "network")
+NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
+NETWORK_SWITCH = ("auto", "always")
+EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
+#: What to write for each required key of an ``extras`` entry that lacks it.
+EXTRA_HINTS = {
+    "description": "Add description: what the line buys, e.g. 'NVMe SSD 4 TB'.",
+    "unit_price_usd": "Add unit_price_usd: the price of one unit in US dollars, e.g. 450.",
+    "source": "Add source: where the price came from, e.g. a vendor quote URL or 'quote from ACME, 2025-03-01'.",
+    "as_of": "Add as_of: the date of the price, YYYY-MM-DD.",
+}
+#: Keys of a workload (``planner estimate --workload``) that are no scenario keys.
+WORKLOAD_ONLY_KEYS = tuple(dict.fromkeys(k for k in COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS
+                                         if k not in SCENARIO_KEYS))
+
+#: What a scenario file holds, for the messages about an empty file or a top level that is not a mapping.
+SCENARIO_FILE_HINT = ("A scenario is a mapping with a 'workloads:' list (each workload with 'model:' and "
+                      "'task:') and optional 'name:', 'constraints:' and 'extras:'; see scenarios/README.md.")
+
+#: Most nodes a scenario may ask for (a larger cluster needs a fabric design this planner lacks).
+MAX_NODES = 64
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One fixed combination of a workload's strategy choices, validated.
+
+    Attributes:
+        workload: the validated workload. For training with free ``gpus`` its ``train.gpus`` is a
+            placeholder (the smallest valid count); the solver replaces it per machine.
+        choices: the values of the choice keys, as (key, value) pairs in expansion order.
+        data: the mapping it was validated from, to validate again with the final card count.
+    """
+
+    workload: Workload
+    choices: tuple[tuple[str, Any], ...]
+    data: Mapping[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def tp(self) -> int:
+        return self.workload.tp
+
+    def label(self) -> str:
+        """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
+        w = self.workload
+        if w.train is not None:
+            t = w.train
+            parts = [f"{t.method_label} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            if t.offload_optimizer:
+                parts.append("offload optimizer")
+            if t.offload_params:
+                parts.append("offload params")
+            parts.append(f"checkpointing {t.checkpointing}")
+            parts.append(f"tp {t.tp}")
+            parts.append(f"micro-batch {t.micro_batch} x {t.seq_len} tokens")
+            return ", ".join(parts)
+        i = w.infer
+        assert i is not None
+        return (f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, {i.concurrency} x {i.context:,} tokens"
+                + (f", {i.engine}" if i.engine != "hf" else ""))
+
+
+@dataclass(frozen=True)
+class ScenarioWorkload:
+    """A workload of a scenario with the variants the solver may choose from.
+
+    Attributes:
+        name: the workload's name.
+        task: 'train' or 'infer'.
+        variants: valid variants in order of preference (at least one).
+        gpus: the allowed total GPU counts for training, in order of preference, or None when
+            the machine decides (free). Always None for inference (``tp`` is the count).
+        gpus_per_node: GPUs per machine when the workload fixes it, else None.
+        where: '<file>:<line>: workloads[i]' for messages.
+    """
+
+    name: str
+    task: str
+    variants: tuple[Variant, ...]
+    gpus: tuple[int, ...] | None
+    gpus_per_node: int | None
+    where: str
+
+    @property
+    def architecture(self) -> Architecture:
+        return self.variants[0].workload.architecture
+
+    @property
+    def model_id(self) -> str:
+        return self.variants[0].workload.model_id
+
+
+@dataclass(frozen=True)
+class Network:
+    """Scale-out network choices for multi-node plans.
+
+    Attributes:
+        kind: 'infiniband', 'roce', or None for either.
+        nics_per_node: NICs per node, or None for one per GPU (the rail-optimised layout of
+            NVIDIA's DGX/HGX reference designs, each GPU paired with its own NIC).
+        nic: a catalog NIC id to use, or None for the cheapest that matches.
+        min_rate_bytes_per_s: slowest NIC port allowed, bytes/s (``min_rate: 400 Gb/s``).
+        switch: 'auto' (two nodes back-to-back, each NIC cabled to its peer, no switch; more
+            nodes through one switch) or 'always' (a switch for two nodes too).
+    """
+
+    kind: str | None = None
+    nics_per_node: int | None = None
+    nic: str | None = None
+    min_rate_bytes_per_s: float = 0.0
+    switch: str = "auto"
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What the solver may buy. See the module docstring for each key.
+
+    Attributes:
+        allowed_gpus, excluded_gpus, vendors, allowed_platforms: id filters (None: no filter).
+        max_cards: most GPUs per node (None: the largest any platform takes).
+        max_nodes: most identical nodes.
+        budget_usd: most the purchase may cost, USD (None: no limit).
+        vram_headroom: fraction of each GPU's CUDA total (nvidia-smi's less the driver's
+            reservation) kept free, 0 <= x < 1.
+        ram_vram_min, ram_vram_min_offload: RAM per node at least this many times the node's
+            installed VRAM, without and with CPU offload (rules of thumb, 2 and 6 by default).
+        price: 'list' (the only mode implemented).
+        network: multi-node network choices.
+    """
+
+    allowed_gpus: tuple[str, ...] | None = None
+    excluded_gpus: tuple[str, ...] = ()
+    vendors: tuple[str, ...] | None = None
+    allowed_platforms: tuple[str, ...] | None = None
+    max_cards: int | None = None
+    max_nodes: int = 1
+    budget_usd: float | None = None
+    vram_headroom: float = 0.05
+    ram_vram_min: float = RAM_VRAM_MIN
+    ram_vram_min_offload: float = RAM_VRAM_MIN_OFFLOAD
+    price: str = "list"
+    network: Network = field(default_factory=Network)
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A quote line the scenario adds (storage, support, installation...). Money is USD."""
+
+    description: str
+    unit_price_usd: float
+    quantity: int
+    source: str
+    as_of: str
+    category: str = "extra"
+    price_kind: str = "estimate"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario.
+
+    Attributes:
+        name: scenario name (file stem unless the file says otherwise); reports use it as a
+            file name after :func:`planner.report.export.safe_stem`.
+        file: the path as the user named it ('' when built from a mapping).
+        sha256: hex digest of the file's bytes ('' when built from a mapping).
+        workloads: one or more workloads; one machine must run each of them, one at a time.
+        constraints, extras, objective: as in the module docstring.
+        costs: the ``costs:`` mapping as an Entry (file and line kept), for the total-cost-of-
+            ownership comparison, which validates it (:func:`planner.cost.tco.read_costs`); the
+            capex plan does not use it. None when absent.
+    """
+
+    name: str
+    file: str
+    sha256: str
+    workloads: tuple[ScenarioWorkload, ...]
+    constraints: Constraints = field(default_factory=Constraints)
+    extras: tuple[Extra, ...] = ()
+    objective: str = "capex"
+    description: str | None = None
+    costs: Entry | None = field(default=None, compare=False, repr=False)
+
+
+# ----- loading --------------------------------------------------------------------------------
+
+def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> Scenario:
+    """Read and validate a scenario file against ``catalog``.
+
+    Args:
+        path: the YAML file.
+        catalog: the loaded catalog (models, GPU and platform ids are checked against it).
+        shown: the path as the user wrote it, for messages (default ``str(path)``).
+
+    Raises:
+        ScenarioError: an unreadable file, YAML problems, unknown keys (with did-you-mean),
+            invalid workloads or strategy choices, unknown GPU or platform ids, bad constraints.
+    """
+    shown = shown or str(path)
+    data, raw = read_scenario_file(path, shown)
+    return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
+                                 sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(path).parent)
+
+
+def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:
+    """A scenario file's YAML mapping (with lines) and its bytes (for its SHA-256), read once.
+
+    Raises:
+        ScenarioError: an unreadable file or YAML problems, named as ``shown``.
+    """
+    try:
+        data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
+        raw = Path(path).read_bytes()
+    except YamlProblem as exc:
+        hint = exc.hint or ("Check the path; the shipped scenarios are in scenarios/." if exc.problem == "no such file"
+                            else None)
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
+    return data, raw
+
+
+def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: str | None = None,
+                          default_name: str = "scenario", sha256: str = "",
+                          base_dir: Path | str | None = None) -> Scenario:
+    """Validate a scenario given as a mapping (what :func:`load_scenario` reads from YAML).
+
+    Args:
+        base_dir: the directory relative ``model`` paths are read from: the scenario file's
+            (:func:`load_scenario` passes it); None for the current directory.
+
+    Raises:
+        ScenarioError: as :func:`load_scenario`.
+    """
+    root = Entry(data, file=file, path="", error=ScenarioError, line=1)
+    _refuse_workload_keys(root)
+    root.check_keys(SCENARIO_KEYS, required=("workloads",))
+    name = root.str("name", default_name)
+    try:
+        safe_stem(name)
+    except OutputError:
+        raise root.error(f"name {name!r} leaves nothing to name the report files with", "name",
+                         "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.") from None
+    objective = root.str("objective", "capex")
+    if objective not in OBJECTIVES:
+        raise root.error(f"objective {objective!r} is not implemented", "objective",
+                         "Use objective: capex (the purchase price); total cost of ownership comes later.")
+    entries = root.children("workloads")
+    if not entries:
+        raise root.error("lists no workloads", "workloads", "Give at least one workload (model, task, ...).")
+    resolver = make_resolver(catalog)
+    if base_dir is not None:
+        resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
+    workloads = []
+    names: dict[str, str] = {}
+    for i, e in enumerate(entries):
+        sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
+        if sw.name in names:
+            raise e.error(f"duplicate workload name {sw.name!r} (also {names[sw.name]})", "name",
+                          "Give each workload its own name.")
+        names[sw.name] = e.key_path(None) or ""
+        workloads.append(sw)
+    constraints = _constraints(root.child("constraints", None), catalog)
+    extras = tuple(_extra(e) for e in root.children("extras", None))
+    costs = root.child("costs", None)
+    return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
+                    extras=extras, objective=objective, description=root.str("description", None), costs=costs)
+
+
+def _is_relative_path(name: str) -> bool:
+    """Whether ``name`` could be a relative path (not absolute, not '~/...', not empty)."""
+    name = name.strip()
+    if not name or name.startswith("~"):
+        return False
+    try:
+        return not Path(name).is_absolute()
+    except (OSError, ValueError):  # pragma: no cover - a name the OS refuses
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like_path(name: str) -> bool:
+    """True for names that can only be meant as a path, not a hub id (planner.model.models' rule)."""
+    return name.endswith(".json") or name.startswith(".") or "\\" in name or name.count("/") > 1
+
+
+def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path) -> Any:
+    """``resolver`` (planner.workload.inputs.make_resolver) with relative model paths read from ``base_dir``.
+
+    A catalog id (matched as planner.model.models matches it, regardless of case), an absolute path
+    and '~/...' are passed on unchanged. Any other value that names an existing file or directory
+    under ``base_dir`` is resolved there. Otherwise the value is resolved as before (a hub id in
+    the local cache), except that a path that exists only relative to the current directory is
+    refused with the path to write; when it fails, the message says where the path was looked
+    for (unless the value is a bare name without '/', far more often a mistyped catalog id).
+    """
+    ids = {m.id for m in catalog.models}
+
+    def resolve(name: str, entry: Entry) -> tuple[str, str, Architecture]:
+        text = name.strip() if isinstance(name, str) else name
+        if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text):
+            return resolver(name, entry)
+        candidate = base_dir / text
+        if _exists(candidate):
+            return resolver(str(candidate), entry)
+        looked = os.path.normpath(candidate.absolute())
+        here = Path(text)
+        if _exists(here) and here.absolute() != candidate.absolute():
+            try:
+                rel = Path(os.path.relpath(here.absolute(), base_dir.absolute())).as_posix()
+            except ValueError:  # pragma: no cover - another drive on Windows
+                rel = str(here.absolute())
+            raise entry.error(f"no such file or directory: {text!r} (looked for {looked}, relative to the "
+                              "scenario file's directory)", "model",
+                              f"A relative model path in a scenario is read from the scenario file's directory, not "
+                              f"the current one; for the one found here write model: {rel}, or an absolute path.")
+        try:
+            return resolver(name, entry)
+        except InputError as exc:
+            if exc.entry != entry.key_path("model") or exc.file != entry.file:
+                raise  # not about the name (e.g. a config.json that cannot be read)
+            if _looks_like_path(text) or exc.problem.startswith("no such file or directory"):
+                problem = (f"no such file or directory: {text!r} (looked for {looked}, relative to the scenario "
+                           "file's directory)")
+                hint = exc.hint
+            elif "/" not in text:
+                raise  # a bare name: a mistyped catalog id far more often than a path
+            else:
+                problem = exc.problem
+                hint = (f"As a path it would be {looked} (relative to the scenario file's directory), which does not "
+                        f"exist. " + (exc.hint or "")).strip()
+            raise ScenarioError(problem, file=exc.file, line=exc.line, entry=exc.entry, hint=hint) from None
+
+    return resolve
+
+
+def _refuse_workload_keys(root: Entry) -> None:
+    """Refuse workload keys at the top level, saying where they belong.
+
+    A workload file given to ``planner plan`` has ``model:`` and ``task:`` at the top level; a
+    scenario lists its workloads under ``workloads:``. Without ``workloads:`` the file is taken
+    for a workload file; with it, the key is taken for a workload key indented too little.
+    """
+    key = next((k for k in root.data if k not in SCENARIO_KEYS), None)
+    if key not in WORKLOAD_ONLY_KEYS:
+        return  # no unknown key, or one check_keys explains (with a did-you-mean)
+    if "workloads" in root.data:
+        raise root.error(f"unknown key {key!r}", key,
+                         f"{key!r} is a workload key: indent it under an entry of 'workloads:' (see "
+                         "scenarios/README.md).")
+    shown = root.file or "FILE"
+    raise root.error(f"unknown key {key!r}", key,
+                     "This looks like a workload file (workload keys such as model: and task: at the top "
+                     "level); a scenario lists its workloads under 'workloads:' (see scenarios/README.md). "
+                     f"To estimate this workload, run 'planner estimate --workload {shown}'.")
+
+
+# ----- workloads and their variants -----------------------------------------------------------
+
+def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
+    """A copy of ``data`` (keeping line numbers) with ``updates`` applied."""
+    out = LineDict(data)
+    out.lines = dict(getattr(data, "lines", {}))
+    out.line = getattr(data, "line", None)
+    for k, v in updates.items():
+        out[k] = v
+        if k not in out.lines and out.line is not None:
+            out.lines[k] = out.line
+    return out
+
+
+def valid_tp_degrees(arch: Architecture, limit: int = MAX_AUTO_TP) -> tuple[int, ...]:
+    """Tensor-parallel degrees up to ``limit`` that split the model's heads evenly.
+
+    Uses :func:`planner.workload.spec.check_tp` itself, so the rule is the one workload files follow.
+    """
+    out = []
+    for tp in range(1, limit + 1):
+        if tp_problem(arch, tp) is None:
+            out.append(tp)
+    return tuple(out)
+
+
+def tp_problem(arch: Architecture, tp: int) -> str | None:
+    """Why ``tp`` cannot split the model's heads (the check_tp message), or None when it can."""
+    try:
+        check_tp(arch, tp, Entry({}, file=None, error=ScenarioError))
+    except ScenarioError as exc:
+        return exc.problem
+    return None
+
+
+def _task_of(e: Entry) -> str | None:
+    value = e.data.get("task")
+    if value is None and ("method" in e.data or "micro_batch" in e.data):
+        return "train"
+    return value if isinstance(value, str) else None
+
+
+def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
+    """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
+    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
+                     and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
+    if key not in e.data:
+        if key == "gpus" and task == "train":
+            return None  # free: the machine decides (handled by the caller)
+        if key == "tp" and task == "infer":
+            return ((1,), True) if hf_without_tp else (_auto(key, task, arch), True)
+        return None
+    value = e.data[key]
+    if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
+        raise e.error(f"{value!r} is not a value of {key}", key,
+                      f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
+    if isinstance(value, str) and value == "auto":
+        if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
+                                                or e.data.get("load_in_8bit") is True):
+            # QLoRA, 8-bit LoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
+            return (1,), True
+        if hf_without_tp:
+            return (1,), True
+        return _auto(key, task, arch), True
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        if not value:
+            raise e.error("an empty list allows nothing", key, f"List at least one value, or write {key}: auto.")
+        seen: list[Any] = []
+        for v in value:
+            if isinstance(v, (Mapping, list)):
+                raise e.error(f"list items must be plain values, not {type(v).__name__}", key)
+            if any(v == s and type(v) is type(s) for s in seen):
+                raise e.error(f"lists {v!r} twice", key, "Give each value once.")
+            seen.append(v)
+        return tuple(value), False
+    return None
+
+
+def _auto(key: str, task: str, arch: Architecture) -> tuple[Any, ...]:
+    if key == "tp":
+        degrees = valid_tp_degrees(arch)
+        return degrees if task == "train" else tuple(reversed(degrees))
+    if key == "gpus":
+        return ()
+    return AUTO_VALUES[key]
+
+
+def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> ScenarioWorkload:
+    task = _task_of(e)
+    if task not in CHOICE_KEYS:
+        # Let the workload reader produce its usual message for a missing or bad task.
+        workload_from_entry(e, resolver, default_name=default_name)
+        raise e.error("cannot tell the task", "task", "Write task: train or task: infer.")  # pragma: no cover
+    model = e.data.get("model")
+    if not isinstance(model, str) or not model.strip():
+        workload_from_entry(e, resolver, default_name=default_name)  # reports the missing/bad model
+    _, _, arch = resolver(e.str("model"), e)
+    choices: list[tuple[str, tuple[Any, ...], bool]] = []
+    for key in CHOICE_KEYS[task]:
+        got = _choice_values(e, key, task, arch)
+        if got is not None:
+            values, is_auto = got
+            if key == "gpus" and is_auto:
+                continue  # gpus: auto = free
+            choices.append((key, values, is_auto))
+    gpus_free = task == "train" and not any(k == "gpus" for k, _, _ in choices) and (
+        "gpus" not in e.data or e.data.get("gpus") == "auto")
+    gpn = e.data.get("gpus_per_node")
+    gpn = gpn if isinstance(gpn, int) and not isinstance(gpn, bool) and gpn > 0 else None
+
+    keys = [k for k, _, _ in choices]
+    combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
+    variants: list[Variant] = []
+    first_error: dict[tuple[str, Any], InputError] = {}
+    used: set[tuple[str, Any]] = set()
+    seen_workloads: set[Any] = set()
+    single_error: InputError | None = None
+    for combo in combos:
+        updates = dict(zip(keys, combo))
+        if gpus_free:
+            tp = updates.get("tp", e.data.get("tp", 1))
+            tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1
+            updates["gpus"] = math.lcm(tp, gpn or 1)
+        data = _with(e.data, updates)
+        entry = Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None))
+        try:
+            w = workload_from_entry(entry, resolver, default_name=default_name)
+        except InputError as exc:
+            if single_error is None:
+                single_error = exc
+            for kv in zip(keys, combo):
+                first_error.setdefault(kv, exc)
+            continue
+        # Variants that differ only in the listed gpus are one strategy; the solver sets the count.
+        signature = (replace(w.train, gpus=0) if w.train is not None else None, w.infer)
+        if signature in seen_workloads:
+            used.update(zip(keys, combo))
+            continue
+        seen_workloads.add(signature)
+        used.update(zip(keys, combo))
+        variants.append(Variant(w, tuple(zip(keys, combo)), data))
+    if not variants:
+        assert single_error is not None
+        raise single_error
+    for key, values, is_auto in choices:
+        if is_auto:
+            continue
+        for v in values:
+            if (key, v) not in used:
+                exc = first_error.get((key, v))
+                if exc is None:  # pragma: no cover - every unused value failed somewhere
+                    raise e.error(f"value {v!r} is never valid", key)
+                raise ScenarioError(
+                    exc.problem + f" (with {key}: {v!r})", file=exc.file, line=exc.line, entry=exc.entry,
+                    hint=(exc.hint + " " if exc.hint else "") + f"Remove {v!r} from the {key} list.")
+    gpus: tuple[int, ...] | None = None
+    if task == "train" and not gpus_free:
+        listed = [vals for k, vals, _ in choices if k == "gpus"]
+        if listed:
+            gpus = tuple(int(v) for v in listed[0])
+        else:
+            gpus = (variants[0].workload.train.gpus,)  # type: ignore[union-attr]
+    where = f"{e.file}:{e.line_of(None)}: {e.path}" if e.file else e.path
+    return ScenarioWorkload(name=variants[0].workload.name, task=task, variants=tuple(variants), gpus=gpus,
+                            gpus_per_node=variants[0].workload.gpus_per_node, where=where)
+
+
+# ----- constraints ------------------------------------------------------------------------------
+
+def _ids(e: Entry, key: str, known: Sequence[str], what: str,
+         removed: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    values = e.str_list(key, None, names=known)
+    if values is None:
+        return None
+    for v in values:
+        if v not in known:
+            if removed and v in removed:
+                raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
+                                                           "drop the removal there, or the id here.")
+            raise e.error(f"unknown {what} {v!r}", key, did_you_mean(v, known))
+    if len(set(values)) != len(values):
+        dup = next(v for v in values if values.count(v) > 1)
+        raise e.error(f"lists {dup!r} twice", key, "Give each id once.")
+    return tuple(values)
+
+
+def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
+    if e is None:
+        return Constraints()
+    e.check_keys(CONSTRAINT_KEYS)
+    gpu_ids = [g.id for g in catalog.gpus]
+    plat_ids = [p.id for p in catalog.platforms]
+    allowed = _ids(e, "allowed_gpus", gpu_ids, "GPU", catalog.removed)
+    if allowed is not None and not allowed:
+        raise e.error("an empty list allows no GPU", "allowed_gpus", "List GPU ids, or leave the key out.")
+    excluded = _ids(e, "excluded_gpus", gpu_ids, "GPU", catalog.removed) or ()
+    vendors = e.str_list("vendors", None, choices=GPU_VENDORS)
+    platforms = _ids(e, "allowed_platforms", plat_ids, "platform", catalog.removed)
+    if platforms is not None and not platforms:
+        raise e.error("an empty list allows no platform", "allowed_platforms",
+                      "List platform ids, or leave the key out.")
+    max_cards = e.int("max_cards", None, min=1, max=MAX_GPUS)
+    max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
+    budget = e.number("budget_usd", None, min=0, min_exclusive=True)
+    headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
+    ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
+    ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
+    price = e.raw("price", "list")
+    if price != "street":
+        price = e.str("price", "list", choices=PRICE_MODES_ACCEPTED)
+    else:
+        raise e.error("price: street is reserved", "price",
+                      "The catalog carries one price per entry (its price_kind says msrp, street, estimate or "
+                      "quote). Use price: list and give dated street prices in an overlay (--catalog DIR).")
+    net = Network()
+    ne = e.child("network", None)
+    if ne is not None:
+        ne.check_keys(NETWORK_KEYS)
+        kind = ne.str("kind", None, choices=NETWORK_KINDS)
+        raw = ne.raw("nics_per_node", "per-gpu")
+        if raw == "per-gpu":
+            nics = None
+        elif isinstance(raw, str):
+            raise ne.error(f"{raw!r} is not a NIC count", "nics_per_node",
+                           "Write per-gpu (one NIC per GPU, the default) or a whole number such as 1 or 2.")
+        else:
+            nics = ne.int("nics_per_node", min=1, max=64)
+        nic = ne.str("nic", None)
+        if nic is not None and nic not in [n.id for n in catalog.nics]:
+            raise ne.error(f"unknown NIC {nic!r}", "nic", did_you_mean(nic, [n.id for n in catalog.nics]))
+        min_rate = ne.rate("min_rate", 0.0)
+        chosen = next((n for n in catalog.nics if n.id == nic), None)
+        if chosen is not None and kind is not None and chosen.kind != kind:
+            same = ", ".join(n.id for n in catalog.nics if n.kind == kind) or "none in the catalog"
+            raise ne.error(f"NIC {nic!r} is {chosen.kind}, not {kind}", "nic",
+                           f"Name a {kind} NIC ({same}) or leave kind out.")
+        fast = [n for n in catalog.nics if (kind is None or n.kind == kind) and (nic is None or n.id == nic)]
+        if min_rate and fast and not any(n.rate_bytes_per_s >= min_rate for n in fast):
+            top = max(fast, key=lambda n: n.rate_bytes_per_s)
+            raw_rate = str(ne.raw("min_rate", ""))
+            units = (f"'{raw_rate}' is bytes per second ({min_rate * 8 / 1e9:g} Gb/s); network rates are usually "
+                     "written in bits: Gb/s. " if "GB/s" in raw_rate or "GB/S" in raw_rate else "")
+            raise ne.error(f"no {'NIC ' + repr(nic) if nic else 'NIC' + (' of kind ' + kind if kind else '')} "
+                           f"runs at {min_rate * 8 / 1e9:g} Gb/s or more", "min_rate",
+                           f"{units}The fastest is {top.id} at {top.rate_bytes_per_s * 8 / 1e9:g} Gb/s; lower "
+                           "min_rate or add a faster NIC in a catalog overlay (--catalog DIR).")
+        net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
+                      switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
+    # Filters that leave nothing are input errors, not infeasible plans.
+    gpus = purchasable_gpus(catalog, allowed, excluded, vendors)
+    if not gpus:
+        key = "allowed_gpus" if allowed is not None else ("vendors" if vendors is not None else "excluded_gpus")
+        raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU with a purchase price", key,
+                      "Loosen one of them.")
+    return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
+                       allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
+                       vram_headroom=headroom, ram_vram_min=float(ram_min), ram_vram_min_offload=float(ram_min_off),
+                       price=price, network=net)
+
+
+def _extra(e: Entry) -> Extra:
+    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS)
+    return Extra(description=e.str("description"),
+                 unit_price_usd=e.number("unit_price_usd", min=0, max=100_000_000),
+                 quantity=e.int("quantity", 1, min=1, max=1_000_000),
+                 source=e.str("source"), as_of=e.date("as_of", past=True),
+                 category=e.str("category", "extra"),
+                 price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
+
+
+__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",
+           "Variant", "load_scenario", "relative_model_resolver", "scenario_from_mapping", "tp_problem",
+           "valid_tp_degrees"]

@@ -1,0 +1,1062 @@
+"""Choose the machine to buy: the cheapest candidate that runs every workload of a scenario.
+
+Objective and constraints (written out before the code, as SkyPilot's ``_optimize_by_ilp``
+does)::
+
+    minimise   capex_usd(r) = nodes x (cards x gpu.price + platform.base_price
+                                       + dimm_count x dimm.price)
+                              + network(r) + sum(extras)
+    over       r in R = GPU x cards per node x platform x RAM configuration x nodes
+                        (planner.plan.candidates; nodes <= max_nodes, cards <= max_cards)
+    subject to hardware(r): the GPU has a price; the platform takes its form factor (a
+                  baseboard carries exactly its own GPUs); cards <= slots at the card's width;
+                  cards x pcie_lanes <= gpu_lanes; cards x tdp_w + platform_w <= psu_w;
+                  several nodes have a NIC + switch pair with enough ports;
+               for every workload w: there is a variant v of w (its strategy choices) and a
+                  GPU count g it may use on r such that
+                    need(v, g) <= cuda_total x (1 - vram_headroom)      (per GPU, bytes)
+                    the GPU supports v's precision (bf16 / fp8 / int8)
+                    tp(v) divides the heads and fits inside one node
+                    RAM(r) >= max(host_need(v, g), 2 x installed VRAM, 6 x with offload)
+                    RAM(r) <= the platform's max_memory (configurations above it are not built)
+               capex_usd(r) <= budget_usd (when given).
+
+Workloads run one at a time, so the machine must satisfy each of them, not their sum. The
+candidate space is small (thousands of rows), so it is enumerated in full and sorted; the
+answer is exact. Ties are broken by fewer cards, then more per-GPU headroom (capacity minus
+the tightest workload's need), then GPU id, platform id, fewer nodes, more RAM, fewer DIMMs and
+DIMM id, so the order is total and reports are diffable.
+
+When nothing is feasible :func:`plan` raises :class:`NoFeasiblePlan` (an
+:class:`planner.core.errors.InfeasibleError`, exit code 1) whose message gives, for every rule that
+bound, the candidate that missed by the least and by how much, and concrete changes that would
+fit, each one checked with the memory model (ZeRO-3 across >= N GPUs, offload, checkpointing,
+QLoRA or LoRA, a smaller micro-batch, more tensor parallelism, quantized weights or KV cache, a
+larger card, a larger budget...).
+
+The solver never prints and never reads files.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from planner.plan.candidates import (
+    BUILD_RULES,
+    NODE_RULES,
+    RAM_VRAM_HIGH,
+    RAM_VRAM_HIGH_OFFLOAD,
+    RULES,
+    CandidateSet,
+    Hardware,
+    Usage,
+    allowed_gpus,
+    build,
+    capacity_bytes,
+    capacity_for,
+    explain_row,
+    fill_why_not,
+    ram_rule,
+    takes_headroom,
+    with_gpus,
+)
+from planner.catalog.loader import Catalog, cools, max_cards
+from planner.core.errors import InfeasibleError, InputError
+from planner.core.fields import Entry
+from planner.memory import Estimate, estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import for_gpu, is_large_card
+from planner.plan.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, subtotal_usd
+from planner.plan.scenario import Network, Scenario, ScenarioWorkload, Variant, _with
+from planner.core.units import GiB
+from planner.workload.spec import Workload, workload_from_entry
+
+#: Columns of :attr:`Plan.alternatives`.
+ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
+                       "ram_bytes", "capex_usd", "per_gpu_need_bytes", "gpu_capacity_bytes", "headroom_bytes",
+                       "strategy", "why_lost")
+#: Columns of :attr:`Plan.infeasible` (and :attr:`NoFeasiblePlan.summary`).
+SUMMARY_COLUMNS = ("binding", "candidates", "closest", "shortfall", "shortfall_unit", "why_not")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The recommendation for a scenario.
+
+    Attributes:
+        scenario: the scenario's name.
+        choice: the chosen candidate row (column -> value, see planner.plan.candidates.COLUMNS).
+        estimates: the memory model's result for each workload on the chosen machine, in the
+            scenario's order.
+        workloads: each workload as it runs there (strategy and GPU count fixed).
+        strategies: the strategy of each workload, in words.
+        items: the quote's line items (GPUs, platform, DIMMs, network, extras).
+        total_usd: sum of the line items, USD (equals ``choice['capex_usd']``).
+        alternatives: up to top_k runners-up (best row per GPU, platform, cards and nodes), with
+            why each lost (:data:`ALTERNATIVE_COLUMNS`).
+        infeasible: per binding rule, how many candidates it excluded and the closest miss
+            (:data:`SUMMARY_COLUMNS`).
+        candidates: the whole ranked candidate table.
+        assumptions: catalog files and the sources of the entries used, recipe definitions,
+            rules and their constants, the scenario file's sha256.
+        warnings: things to check before buying.
+    """
+
+    scenario: str
+    choice: dict[str, Any]
+    estimates: tuple[Estimate, ...]
+    workloads: tuple[Workload, ...]
+    strategies: tuple[str, ...]
+    items: tuple[LineItem, ...]
+    total_usd: float
+    alternatives: Any
+    infeasible: Any
+    candidates: Any
+    assumptions: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+    def line_items(self) -> list[LineItem]:
+        """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
+        return list(self.items)
+
+
+class NoFeasiblePlan(InfeasibleError):
+    """Nothing fits. ``reasons`` has one sentence per binding rule; ``suggestions`` what would fit.
+
+    Attributes:
+        summary: the per-rule closest-miss table (:data:`SUMMARY_COLUMNS`).
+        candidates: the ranked candidate table (every row infeasible), why_not filled.
+        suggestions: changes that would fit, each checked with the memory model.
+        assumptions: as :attr:`Plan.assumptions`.
+        warnings: the workloads' warnings that hold on every machine evaluated ('name: text').
+    """
+
+    def __init__(self, message: str, reasons: Sequence[str], *, scenario: str, summary: Any, candidates: Any,
+                 suggestions: Sequence[str], assumptions: dict[str, Any], warnings: Sequence[str] = ()) -> None:
+        super().__init__(message, reasons)
+        self.scenario = scenario
+        self.summary = summary
+        self.candidates = candidates
+        self.suggestions = list(suggestions)
+        self.assumptions = assumptions
+        self.warnings = list(warnings)
+
+
+# ----- the entry point -------------------------------------------------------------------------
+
+def plan(scenario: Scenario, catalog: Catalog, top_k: int = 5, *, overheads: RuntimeOverheads | None = None,
+         hardware: Hardware | None = None, explain: bool = True) -> Plan:
+    """The cheapest machine that runs every workload of ``scenario`` (see the module docstring).
+
+    Args:
+        scenario: a validated scenario (planner.plan.scenario).
+        catalog: the catalog it was validated against.
+        top_k: how many alternatives to keep.
+        overheads: runtime overheads for the memory model (None: default assumptions).
+        hardware: hardware rows from :func:`planner.plan.candidates.hardware` to reuse.
+        explain: fill why_not for every infeasible candidate (the CSV shows it); False saves
+            time when only the choice is wanted.
+
+    Returns:
+        A :class:`Plan`.
+
+    Raises:
+        NoFeasiblePlan: nothing fits; the message explains why per rule and what would.
+    """
+    if top_k < 0:
+        raise ValueError("top_k must be >= 0")
+    cs = build(scenario, catalog, overheads=overheads, explain=explain, hw=hardware)
+    return choose(cs, catalog, top_k=top_k, overheads=overheads)
+
+
+def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: RuntimeOverheads | None = None) -> Plan:
+    """Pick the first feasible row of a ranked candidate table and describe it (or raise)."""
+    t = cs.table
+    feasible = t.index[t["feasible"].to_numpy()]
+    summary = infeasible_summary(cs)
+    if len(feasible) == 0:
+        raise _no_plan(cs, catalog, summary, overheads)
+    row = int(feasible[0])
+    choice = _row_dict(t, row)
+    usages = [u for u in cs.usages_of(row)]
+    assert all(u is not None for u in usages)
+    # each usage's workload is on its final GPU count already, and so are its warnings (Workload.warnings)
+    workloads = [u.workload for u in usages if u is not None]
+    estimates = [u.estimate for u in usages if u is not None]
+    items = line_items(cs, row, catalog)
+    total = round(subtotal_usd(items), 2)
+    if abs(total - float(choice["capex_usd"])) > 0.01:  # pragma: no cover - internal invariant
+        raise AssertionError(f"line items {total} != capex {choice['capex_usd']}")
+    alts = alternatives(cs, row, top_k)
+    warnings = _warnings(cs, catalog, choice, usages, workloads, estimates, items, overheads)
+    return Plan(scenario=cs.scenario.name, choice=choice, estimates=tuple(estimates), workloads=tuple(workloads),
+                strategies=tuple(u.label for u in usages if u is not None), items=tuple(items), total_usd=total,
+                alternatives=alts, infeasible=summary, candidates=t,
+                assumptions={**assumptions(cs, catalog, row, usages, overheads),
+                             "stale_prices": {"catalog_ids": list(dict.fromkeys(i.catalog_id
+                                                                               for i in stale_items(items, catalog))),
+                                              "months": STALE_PRICE_MONTHS}},
+                warnings=tuple(warnings))
+
+
+def _row_dict(t: Any, row: int) -> dict[str, Any]:
+    out = {}
+    for k, v in t.iloc[row].items():
+        out[k] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+# ----- line items ------------------------------------------------------------------------------
+
+def _parts(platform: Any) -> str:
+    """The parts a platform's price is made of, as its catalog notes list them ('Parts: A $x + B $y
+    = $z'), for the quote line ('' when the notes list none)."""
+    notes = platform.notes or ""
+    # up to '= $<the platform's price>' (a part may itself show a sum: '2 x $3,420 = $6,840 + ...')
+    total = re.escape(f"${platform.base_price_usd:,.0f}")
+    m = (re.search(rf"Parts:\s*(.+?)\s*=\s*{total}(?![\d,])", notes, re.S)
+         or re.search(r"Parts:\s*(.+?)\s*=\s*\$[\d,]+", notes, re.S))
+    return f"{PARTS_SEPARATOR}{' '.join(m.group(1).split())}" if m else ""
+
+
+def _gpu_form(gpu: Any, plat: Any) -> str:
+    """What the quote line of a GPU must say for the machine to be built as planned: the slot width
+    and cooling the plan assumed (a partner card of the same GPU may be wider or cooled otherwise),
+    or that baseboard modules come with their server."""
+    if plat.fixed_gpu is not None:
+        return f" (on the {plat.id} baseboard: ordered with the server)"
+    if gpu.form_factor != "pcie":
+        return ""
+    parts = [f"{gpu.slot_width}-slot" if gpu.slot_width else "", gpu.cooling or ""]
+    text = " ".join(x for x in parts if x)
+    if not text:
+        return ""
+    wider = "; partner cards are often wider" if gpu.segment == "consumer" else ""
+    return f" ({text}, as planned{wider})"
+
+
+def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
+    """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
+    r = cs.table.iloc[row]
+    gpu = catalog.gpu(r["gpu_id"])
+    plat = catalog.platform(r["platform_id"])
+    nodes = int(r["nodes"])
+    items = [
+        LineItem(gpu.name + _gpu_form(gpu, plat), "gpu", gpu.id, float(gpu.price_usd or 0.0),
+                 int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
+        LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)" + _parts(plat), "platform",
+                 plat.id, float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
+    ]
+    if r["dimm_id"]:
+        d = catalog.dimm(r["dimm_id"])
+        per = int(r["dimms_per_channel"])
+        # DIMMs are sold as '48GB' for 48 GiB; two per channel usually run below the rated speed
+        items.append(LineItem(f"{d.size_bytes / GiB:g}GB {d.kind.upper()}-{d.speed_mts} module ({d.size_bytes / GiB:g} "
+                              f"GiB; {per} per channel" + (", may run below its rated speed" if per > 1 else "") + ")",
+                              "memory", d.id, float(d.price_usd), int(r["dimm_count"]) * nodes, d.price_kind, d.source,
+                              d.as_of))
+    if r["nic_id"]:
+        n = catalog.nic(r["nic_id"])
+        count = int(r["nic_count"])
+        items.append(LineItem(f"{n.id} {n.kind} NIC, {n.rate_bytes_per_s * 8 / 1e9:g} Gb/s", "network", n.id,
+                              float(n.price_usd), count, n.price_kind, n.source, n.as_of))
+        direct = not r["switch_id"]
+        items.append(LineItem((f"node-to-node cable or optics for {n.id} (back-to-back, no switch)" if direct else
+                               f"node-to-switch cable or optics for {n.id}"), "network", n.id,
+                              float(n.cable_price_usd), int(r["cable_count"]), n.price_kind, n.source, n.as_of))
+    if r["switch_id"]:
+        s = catalog.switch(r["switch_id"])
+        items.append(LineItem(f"{s.id} {s.kind} switch, {s.ports} x {s.rate_bytes_per_s * 8 / 1e9:g} Gb/s",
+                              "network", s.id, float(s.price_usd), int(r["switch_count"]), s.price_kind, s.source,
+                              s.as_of))
+    for x in cs.scenario.extras:
+        items.append(LineItem(x.description, x.category, "", float(x.unit_price_usd), x.quantity, x.price_kind,
+                              x.source, x.as_of))
+    return items
+
+
+# ----- alternatives and the infeasible summary -------------------------------------------------
+
+def why_lost(row: dict[str, Any], choice: dict[str, Any]) -> str:
+    """Why a feasible row ranks below the choice, in the solver's order of keys."""
+    d = float(row["capex_usd"]) - float(choice["capex_usd"])
+    if d > 0.005:
+        return f"costs ${d:,.2f} more"
+    if row["cards_total"] > choice["cards_total"]:
+        return f"same price, more cards ({row['cards_total']} vs {choice['cards_total']})"
+    if row["headroom_bytes"] < choice["headroom_bytes"]:
+        return (f"same price and cards, less headroom ({row['headroom_bytes'] / GiB:,.2f} GiB vs "
+                f"{choice['headroom_bytes'] / GiB:,.2f} GiB)")
+    return "same price, cards and headroom; ordered by GPU id, platform id, nodes, RAM, DIMMs"
+
+
+def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
+    """Up to ``top_k`` runners-up: the best row of each other (GPU, platform, cards, nodes)."""
+    import numpy as np
+    import pandas as pd
+
+    t = cs.table
+    key_cols = [t[k].to_numpy() for k in ("gpu_id", "platform_id", "cards_per_node", "nodes")]
+    seen = {tuple(c[row] for c in key_cols)}
+    picked: list[int] = []
+    for i in np.nonzero(t["feasible"].to_numpy())[0]:
+        if len(picked) >= top_k:
+            break
+        k = tuple(c[i] for c in key_cols)
+        if k in seen:
+            continue
+        seen.add(k)
+        picked.append(int(i))
+    if not picked:
+        return pd.DataFrame(columns=list(ALTERNATIVE_COLUMNS))
+    out = t.loc[picked, list(ALTERNATIVE_COLUMNS[:-1])].reset_index(drop=True)
+    cd = _row_dict(t, row)
+    out["why_lost"] = [why_lost(_row_dict(t, i), cd) for i in picked]
+    return out
+
+
+_SHORTFALL = {
+    "vram": (("per_gpu_need_bytes", "gpu_capacity_bytes"), "bytes"),
+    "ram": (("ram_required_bytes", "ram_bytes"), "bytes"),
+    "slots": (("cards_per_node", "cards_fit_count"), "cards"),
+    "lanes": (("pcie_lanes_needed", "gpu_lanes"), "lanes"),
+    "power": (("power_w", "psu_w"), "W"),
+}
+
+
+def infeasible_summary(cs: CandidateSet) -> Any:
+    """Per binding rule: how many candidates it excluded and the one that missed by the least."""
+    import numpy as np
+    import pandas as pd
+
+    t = cs.table
+    binding = t["binding"].to_numpy()
+    out = []
+    budget = cs.scenario.constraints.budget_usd
+    for rule in RULES:
+        idx = np.nonzero(binding == rule)[0]
+        if idx.size == 0:
+            continue
+        if rule in _SHORTFALL:
+            (a, b), unit = _SHORTFALL[rule]
+            short = t[a].to_numpy()[idx] - t[b].to_numpy()[idx]
+            if rule == "ram":  # platforms without any RAM configuration: nothing to compare
+                short = np.where(t["dimm_id"].to_numpy()[idx] != "", short, 0)
+        elif rule == "budget":
+            short, unit = t["capex_usd"].to_numpy()[idx] - (budget or 0.0), "USD"
+        elif rule in ("cards", "tp"):  # cards the binding workload needs (in one node for tp) less those offered
+            need = {sw.name: (min(sw.gpus) if rule == "cards" and sw.gpus else min(v.tp for v in sw.variants))
+                    for sw in cs.scenario.workloads}
+            wanted = np.array([need.get(w, 0) for w in t["binding_workload"].to_numpy()[idx]], dtype=float)
+            col = "cards_total" if rule == "cards" else "cards_per_node"
+            short, unit = wanted - t[col].to_numpy()[idx], "cards"
+        else:
+            short, unit = np.zeros(idx.size), ""
+        j = int(np.argmin(short))  # the first of the smallest, in rank order
+        r = int(idx[j])
+        row = t.iloc[r]
+        closest = f"{int(row['cards_per_node'])} x {row['gpu_id']} on {row['platform_id']}"
+        if int(row["nodes"]) > 1:
+            closest += f" x {int(row['nodes'])} nodes"
+        if rule in ("ram", "budget") and row["dimm_id"]:
+            closest += f", {int(row['dimm_count'])} x {row['dimm_id']}"
+        out.append({"binding": rule, "candidates": int(idx.size), "closest": closest, "shortfall": float(short[j]),
+                    "shortfall_unit": unit, "why_not": row["why_not"] or explain_row(cs, r)})
+    return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+
+
+# ----- nothing fits: reasons and suggestions ---------------------------------------------------
+
+def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: RuntimeOverheads | None) -> NoFeasiblePlan:
+    import dataclasses
+
+    sc = cs.scenario
+    cs = dataclasses.replace(cs, table=cs.table.copy())  # explain every row without touching the caller's table
+    t = cs.table
+    fill_why_not(cs)
+    lines = [f"No machine fits scenario {sc.name!r}: 0 of {len(t):,} candidates are feasible."]
+    reasons = []
+    if len(summary):
+        lines.append("Closest miss per constraint:")
+        for _, s in summary.iterrows():
+            reason = f"{s['binding']} ({s['candidates']:,} candidates): {s['closest']}: {s['why_not']}"
+            reasons.append(reason)
+            lines.append("  " + reason)
+    notes = _why_notes(cs)
+    if notes:
+        lines.append("Why:")
+        lines += ["  " + n for n in notes]
+    suggestions = suggest(cs, catalog, overheads)
+    if suggestions:
+        lines.append("What would fit (each checked with the memory model):")
+        lines += ["  - " + s for s in suggestions]
+    else:
+        lines.append("Nothing simple would fit; loosen the constraints above.")
+    warnings = _standing_warnings(cs)
+    if warnings:
+        lines.append("Warnings:")
+        lines += ["  - " + w for w in warnings]
+    return NoFeasiblePlan("\n".join(lines), reasons, scenario=sc.name, summary=summary, candidates=t,
+                          suggestions=suggestions, assumptions=assumptions(cs, catalog, None, [], overheads),
+                          warnings=warnings)
+
+
+def _standing_warnings(cs: CandidateSet) -> list[str]:
+    """Warnings that hold for a workload whatever the machine: those of the workload and its memory
+    estimate that every evaluated usage of it carries (e.g. a sequence beyond the model's positions)."""
+    out: list[str] = []
+    for sw, usages in zip(cs.scenario.workloads, cs.usages):
+        common: dict[str, None] | None = None
+        for u in usages:
+            # the usage's workload is on the usage's GPU count, and so are its warnings (Workload.warnings)
+            msgs = dict.fromkeys(list(u.workload.warnings) + list(u.estimate.warnings))
+            common = msgs if common is None else {m: None for m in common if m in msgs}
+        out += [f"{sw.name}: {m}" for m in (common or {})]
+    return out
+
+
+def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
+    """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
+    t = cs.table
+    ok = t[~t["binding"].isin(BUILD_RULES)]
+    budget = cs.scenario.constraints.budget_usd
+    if budget is not None:
+        # suggestions are for machines the budget allows: none when no buildable machine is within it
+        ok = ok[ok["capex_usd"] <= budget + 1e-9]
+    ids = set(ok["gpu_id"])
+    gpus = [g for g in cs.hardware.gpus if g.id in ids]
+    h = cs.hardware.headroom
+    return sorted(gpus, key=lambda g: (-capacity_bytes(g.cuda_total_bytes, h), g.id))
+
+
+def _why_notes(cs: CandidateSet) -> list[str]:
+    """Plain-language causes: the budget when it is what rules out the machines that fit
+    everything else, then the causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
+    t = cs.table
+    notes = []
+    budget = cs.scenario.constraints.budget_usd
+    over = t[t["binding"] == "budget"]
+    if budget is not None and not over.empty:
+        cheapest = float(over["capex_usd"].min())
+        built = t[~t["binding"].isin(BUILD_RULES)]
+        within = built[built["capex_usd"] <= budget + 1e-9]
+        tail = ("the machines within it miss as listed above" if len(within) else
+                f"no buildable machine is within it (the cheapest costs ${float(built['capex_usd'].min()):,.2f})")
+        notes.append(f"The budget decides: the cheapest machine that meets every other constraint costs "
+                     f"${cheapest:,.2f}, ${cheapest - budget:,.2f} over budget_usd ${budget:,.2f}; {tail}.")
+    sub = t[t["binding"] == "vram"]
+    if sub.empty:
+        return notes
+    i = int((sub["per_gpu_need_bytes"] - sub["gpu_capacity_bytes"]).to_numpy().argmin())
+    row = int(sub.index[i])
+    for w, u in enumerate(cs.usages_of(row)):
+        if u is None or cs.scenario.workloads[w].name != t.loc[row, "binding_workload"]:
+            continue
+        est = u.estimate
+        comps = sorted(est.gpu_components(), key=lambda c: -c.bytes)[:4]
+        notes.append(f"{cs.scenario.workloads[w].name} needs {est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU; "
+                     "largest parts: " + ", ".join(f"{c.name} {c.bytes / GiB:,.2f} GiB" for c in comps) + ".")
+        tr = u.workload.train
+        if tr is not None and tr.method == "full" and tr.zero < 3:
+            wts = next((c for c in est.gpu_components() if c.name == "weights"), None)
+            sharded = {0: "nothing", 1: "only the optimizer states and master weights",
+                       2: "the gradients, optimizer states and master weights"}[tr.zero]
+            dp = tr.data_parallel
+            if wts is not None:
+                notes.append(f"ZeRO-{tr.zero} shards {sharded} over the {dp} data-parallel GPU(s), not the "
+                             f"parameters: each GPU holds all {wts.bytes / GiB:,.2f} GiB of 16-bit weights "
+                             f"({wts.formula}).")
+    return notes
+
+
+def _workload_from(sw: ScenarioWorkload, v: Variant, catalog: Catalog, updates: dict[str, Any],
+                   drop: Sequence[str] = ()) -> Workload | None:
+    data = _with(v.data, updates)
+    for k in drop:
+        data.pop(k, None)
+    try:
+        return workload_from_entry(Entry(data, file=None, error=InputError), lambda *_: (
+            v.workload.model_id, v.workload.model_source, v.workload.architecture), default_name=sw.name)
+    except InputError:
+        return None
+
+
+def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None = None,
+         gpu: Any = None) -> tuple[bool, int]:
+    """Whether the workload's per-GPU need is at most ``capacity`` bytes, and the need; on ``gpu``
+    (when given) with the settings ``vllm serve`` would take there (planner.memory.vllm.for_gpu)."""
+    need = estimate(for_gpu(workload, gpu) if gpu is not None else workload, overheads).per_gpu_total_bytes
+    return need <= capacity, need
+
+
+def utilization_that_fits(make: Any, current: float, capacity: int, overheads: RuntimeOverheads | None = None,
+                          gpu: Any = None) -> tuple[float, int] | None:
+    """A vLLM ``gpu_memory_utilization`` other than ``current`` at which the workload fits, and its
+    need in bytes per GPU: :data:`VLLM_UTILIZATIONS` in order (vLLM's default 0.9 first). Set too
+    high, the CUDA context does not fit the card's remaining 1 - utilization; set too low, weights
+    and KV cache do not fit its share (planner.memory.vllm).
+
+    Args:
+        make: utilization -> Workload (or None when not valid).
+        current: the workload's own utilization (not tried).
+        capacity, overheads, gpu: as for :func:`fits`.
+    """
+    for util in VLLM_UTILIZATIONS:
+        if util == current:
+            continue
+        w = make(util)
+        if w is None:
+            continue
+        ok, need = fits(w, capacity, overheads, gpu=gpu)
+        if ok:
+            return util, need
+    return None
+
+
+def largest_fitting(make: Any, capacity: int, lo: int, hi: int, overheads: RuntimeOverheads | None = None,
+                    gpu: Any = None) -> tuple[int | None, int | None, int | None]:
+    """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.
+
+    Memory is non-decreasing in micro-batch, sequence length, context and concurrency, so an
+    exponential search finds a bracket [fits, does not fit] and a binary search closes it:
+    O(log(hi)) estimates.
+
+    Args:
+        make: x -> Workload (or None when x is not a valid value).
+        capacity: bytes per GPU.
+        lo, hi: the range searched.
+        gpu: the card, for the settings ``vllm serve`` takes there (None: the workload as made).
+
+    Returns:
+        (x, need at x, need at x + 1 or None when x == hi); (None, need at lo, None) when even lo
+        does not fit.
+    """
+    def need(x: int) -> int | None:
+        w = make(x)
+        if w is not None and gpu is not None:
+            w = for_gpu(w, gpu)
+        return None if w is None else estimate(w, overheads).per_gpu_total_bytes
+
+    n_lo = need(lo)
+    if n_lo is None or n_lo > capacity:
+        return None, n_lo, None
+    good, good_need = lo, n_lo
+    step = 1
+    bad, bad_need = None, None
+    while True:
+        x = min(good + step, hi)
+        if x == good:
+            return good, good_need, None
+        n = need(x)
+        if n is not None and n <= capacity:
+            good, good_need = x, n
+            if x == hi:
+                return good, good_need, None
+            step *= 2
+        else:
+            bad, bad_need = x, n
+            break
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        n = need(mid)
+        if n is not None and n <= capacity:
+            good, good_need = mid, n
+        else:
+            bad, bad_need = mid, n
+    return good, good_need, bad_need if bad == good + 1 else None
+
+
+_ZERO3_COUNTS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512)
+
+
+def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None = None) -> list[str]:
+    """Concrete changes that would make the scenario fit, each checked with the memory model."""
+    sc = cs.scenario
+    t = cs.table
+    out: list[str] = []
+    gpus = _hw_ok_gpus(cs)
+    cons = sc.constraints
+    h = cons.vram_headroom
+    rules = set(t["binding"])
+    if gpus:
+        big = gpus[0]
+        node_max = _node_max(cs, big.id)
+        many = len(sc.workloads) > 1
+        for w, sw in enumerate(sc.workloads):
+            wrows = t[t["binding_workload"] == sw.name]
+            if wrows.empty or "vram" not in set(wrows["binding"]):
+                continue
+            cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
+            # of several workloads, one that fits the largest buildable card on some usage already is not
+            # what misses: its changes would not make the scenario fit
+            if many and any(u.need_bytes <= cap and u.gpus_per_node <= node_max for u in cs.usages[w]):
+                continue
+            out += [f"{sw.name}: {x}" if many else x
+                    for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)]
+    if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
+        ok = t[~t["binding"].isin(BUILD_RULES)]
+        if len(ok):
+            most = ok.sort_values(["cards_per_node", "cards_total"], kind="mergesort").iloc[-1]
+            out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
+                       f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
+                       "max_nodes, allow a platform with more slots, or lower gpus / tp)")
+    if "precision" in rules:
+        out += _precision_suggestions(cs, catalog)
+    if "budget" in rules:
+        over = t[t["binding"] == "budget"]
+        cheapest = float(over["capex_usd"].min())
+        out.append(f"raise budget_usd to >= ${cheapest:,.2f} (the cheapest candidate that fits everything else)")
+    return out
+
+
+#: What to change when GPUs lack a hardware feature the workloads' dtypes need.
+PRECISION_CHANGES = {
+    "bf16": "use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference",
+    "fp8": "use weights int8 or bf16 and kv_dtype bf16, or engine: vllm (it runs fp8 weights and KV cache on "
+           "16-bit GPUs, Ampere and newer)",
+    "int8": "use weights bf16, fp16 or int4-awq",
+}
+
+
+def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
+    """For each feature (bf16, fp8, int8) the workloads need and some refused GPU lacks: the change."""
+    from planner.plan.candidates import precision_needs
+
+    refused = sorted({str(x) for x in cs.table.loc[cs.table["binding"] == "precision", "gpu_id"]})
+    needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
+    out = []
+    for feature in needs:
+        lacking = [g for g in refused if not getattr(catalog.gpu(g), feature, False)]
+        if lacking:
+            out.append(f"not checked with the memory model: on GPUs without {feature} ({', '.join(lacking)}), "
+                       f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
+    return out
+
+
+def _node_max(cs: CandidateSet, gpu_id: str) -> int:
+    t = cs.table
+    sub = t[(t["gpu_id"] == gpu_id) & ~t["binding"].isin(NODE_RULES)]
+    return int(sub["cards_per_node"].max()) if len(sub) else 1
+
+
+def _fmt(n: int | None) -> str:
+    return "?" if n is None else f"{n / GiB:,.2f} GiB"
+
+
+def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
+                  overheads: RuntimeOverheads | None) -> list[str]:
+    out: list[str] = []
+    v = sw.variants[0]
+    w0 = v.workload
+    where = (f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)" if takes_headroom(w0) else
+             f"{big.id} ({_fmt(cap)} CUDA total; vLLM's gpu_memory_utilization is the margin)")
+    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
+    allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
+    if sw.task == "train":
+        tr = w0.train
+        assert tr is not None
+        fixed = sw.gpus[0] if sw.gpus else None
+        count = fixed or min(node_max, allowed_cards)
+        gpn = min(count, node_max)
+        # ZeRO-3 across more GPUs, without and with the optimizer offloaded
+        plain_n = None
+        for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
+            found = None
+            for n in _ZERO3_COUNTS:
+                if n % tr.tp:
+                    continue
+                wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
+                if wz is None:
+                    continue
+                wz = with_gpus(wz, n, min(n, node_max))
+                ok, need = fits_big(wz, cap, overheads)
+                if ok:
+                    found = (n, need)
+                    break
+            if found and (plain_n is None or found[0] < plain_n):
+                n, need = found
+                if not extra:
+                    plain_n = n
+                nodes = math.ceil(n / node_max)
+                text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
+                if n > allowed_cards:
+                    text += (f"; that is {nodes} node(s) of {node_max}, more than the scenario allows "
+                             f"(max_nodes {cons.max_nodes}"
+                             + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
+                if fixed and n != fixed:
+                    text += f" (the scenario fixes gpus: {fixed})"
+                out.append(text)
+        if tr.checkpointing == "none":
+            wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
+            if wc is not None:
+                ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
+                if ok:
+                    out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+        if tr.micro_batch > 1:
+            def make_mb(x: int, c: int = count) -> Workload | None:
+                ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
+                return None if ww is None else with_gpus(ww, c, min(c, node_max))
+            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
+            if best:
+                out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
+                           f"{_fmt(need)} per GPU")
+        methods = {"full": ("qlora", "lora"), "lora": ("qlora",), "qlora": ()}[tr.method]
+        for method in methods:
+            name = "QLoRA" if method == "qlora" else "LoRA"
+            for ckpt in dict.fromkeys((tr.checkpointing, "full")):
+                wm = _workload_from(sw, v, catalog, {"method": method, "gpus": 1, "zero": 0,
+                                                     "offload_optimizer": False, "checkpointing": ckpt},
+                                    drop=("recipe", "gpus_per_node", "offload_params"))
+                if wm is None:
+                    continue
+                ok, need = fits_big(wm, cap, overheads)
+                if ok:
+                    how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
+                    out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
+                    break
+    else:
+        from planner.plan.scenario import valid_tp_degrees
+
+        # the most the hardware can do as written: the largest allowed tp that fits a node
+        v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)
+        w0 = v.workload
+        inf = w0.infer
+        assert inf is not None
+        tried = {x.tp for x in sw.variants}
+        if inf.engine == "vllm":
+            # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
+            # too high, that share is smaller than the context and vLLM does not start; set too low,
+            # the weights and KV cache do not fit its share: try other values (at the scenario's
+            # smallest tp)
+            v1 = min(sw.variants, key=lambda x: x.tp)
+            tp1 = v1.tp
+
+            def make_u(util: float) -> Workload | None:
+                wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
+                return None if wu is None else with_gpus(wu, tp1, tp1)
+
+            hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
+            if hit_u:
+                out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+                           f"on {where}: {_fmt(hit_u[1])} per GPU")
+        for tp in valid_tp_degrees(w0.architecture):
+            ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
+            if not ok:
+                continue
+            if tp in tried and tp <= node_max:
+                break  # the scenario already allows it; something else binds
+            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+            if tp > node_max:
+                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
+                       else "the platforms' slots, PCIe lanes, power and cooling")
+                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
+                         "a replica stays in one node, so this needs a larger card or the changes below")
+            out.append(text)
+            break
+        # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
+        tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
+
+        def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
+            for tp in tps:
+                wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+                if wq is None:
+                    continue
+                ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
+                if ok:
+                    return tp, need
+            return None
+
+        for fmt in ("fp8", "int4-awq"):
+            if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+                continue
+            hit = first_fit({"weights": fmt})
+            if hit:
+                out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+        if inf.kv_dtype != "fp8" and big.fp8:
+            hit = first_fit({"kv_dtype": "fp8"})
+            if hit:
+                out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+        if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
+            wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
+            if wp is not None:
+                ok, need = fits_big(wp, cap, overheads)
+                if ok:
+                    out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
+                               f"{where}: {_fmt(need)} per GPU")
+        if inf.concurrency > 1:
+            def make_c(x: int) -> Workload | None:
+                return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
+            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+            if best:
+                out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                           f"{_fmt(need)} per GPU")
+    # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
+    # scenario's smallest tensor-parallel degree, training at its first GPU count
+    if sw.task != "train":
+        v = min(sw.variants, key=lambda x: x.tp)
+        w_written = with_gpus(v.workload, v.tp, v.tp)
+    else:
+        n0 = (sw.gpus or (1,))[0]
+        w_written = with_gpus(v.workload, n0, min(n0, node_max))
+    needs: dict[Any, int] = {}  # by the card's vllm serve defaults (the need differs only there)
+
+    def need_on(g: Any) -> int:
+        key = is_large_card(g)
+        if key not in needs:
+            needs[key] = estimate(for_gpu(w_written, g), overheads).per_gpu_total_bytes
+        return needs[key]
+
+    placeable = []
+    for g in catalog.gpus:
+        if g.price_usd is None or capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom) < need_on(g):
+            continue
+        if any(_takes(p, g) for p in catalog.platforms):
+            placeable.append(g)
+    if placeable:
+        g = min(placeable, key=lambda x: (x.price_usd, x.id))
+        allowed = {x.id for x in allowed_gpus(catalog, cons)}
+        note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
+        at = f" at tp {v.tp}" if sw.task != "train" else ""
+        after = "after headroom" if takes_headroom(w_written) else "(CUDA total)"
+        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom))}"
+                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}")
+    return out
+
+
+def _takes(p: Any, g: Any) -> bool:
+    if g.form_factor not in p.form_factors or not cools(p, g):
+        return False
+    if p.fixed_gpu is not None:
+        return p.fixed_gpu == g.id
+    if g.form_factor == "pcie":
+        return max_cards(p, g.slot_width or 1) >= 1
+    return p.max_gpus >= 1
+
+
+#: gpu_memory_utilization values tried, in this order, when a vLLM workload misses: vLLM's default
+#: 0.9 first, then the nearest values either side (set too high, the CUDA context does not fit the
+#: rest of the card; set too low, the weights and KV cache do not fit the share).
+VLLM_UTILIZATIONS = (0.9, 0.85, 0.95, 0.8)
+
+#: Board power from which several open-air cards side by side are warned about (their exhaust is
+#: the next card's intake; an assumption from workstation builders' practice).
+OPEN_AIR_HOT_W = 250
+
+#: Continuous load a 120 V / 15 A branch circuit carries: 80 % of 1,800 W (US National Electrical
+#: Code 210.19(A) and 210.20(A): continuous loads at 125 %, i.e. 80 % of the breaker rating).
+WALL_CIRCUIT_W = 1440
+#: Power supply efficiency assumed between the wall and the components, percent: 80 PLUS Gold
+#: requires 90 % at half load on 115 V (80 PLUS program, CLEAResult); Platinum 92 %, Titanium 94 %.
+PSU_EFFICIENCY_PCT = 90
+#: The same for a 120 V / 20 A circuit: 80 % of 2,400 W.
+WALL_CIRCUIT_20A_W = 1920
+#: The same for a 240 V / 30 A circuit: 80 % of 7,200 W.
+WALL_CIRCUIT_240V_30A_W = 5760
+
+# ----- warnings and assumptions ----------------------------------------------------------------
+
+def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence[Workload],
+                   overheads: RuntimeOverheads | None) -> list[str]:
+    """QLoRA and 8-bit LoRA workloads that fit only because the plan assumes no
+    prepare_model_for_kbit_training: peft's QLoRA and 8-bit guides call it, and it casts every
+    non-quantized weight (embeddings, norms, LM head) to fp32
+    (peft.utils.other.prepare_model_for_kbit_training)."""
+    import dataclasses
+
+    out: list[str] = []
+    cuda_total = int(choice["gpu_cuda_total_bytes"])
+    for sw, w in zip(cs.scenario.workloads, workloads):
+        t = w.train
+        if t is None or not t.quantized_base or t.prepare_kbit_training:
+            continue
+        need = estimate(dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True)),
+                        overheads).per_gpu_total_bytes
+        cap = capacity_for(w, cuda_total, cs.hardware.headroom)
+        if need > cap:
+            out.append(f"{sw.name}: fits only if the training script does not call peft's "
+                       f"prepare_model_for_kbit_training (as peft's QLoRA and 8-bit guides do; it casts the non-quantized "
+                       f"weights to fp32): with it the workload needs {_fmt(need)} per GPU of {_fmt(cap)}; set "
+                       "prepare_kbit_training: true to plan for it")
+    return out
+
+
+def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
+    """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
+    rule of thumb (said with what it costs over the cheapest configuration that holds the host
+    peak), and RAM far above the installed VRAM (said with its cause)."""
+    out: list[str] = []
+    if not choice.get("dimm_id"):
+        return out
+    offload = bool(choice["offload"])
+    high = RAM_VRAM_HIGH_OFFLOAD if offload else RAM_VRAM_HIGH
+    mult = ram_rule(cs.scenario.constraints, offload)
+    key = "ram_vram_min_offload" if offload else "ram_vram_min"
+    vram = int(choice["vram_node_bytes"])
+    by_rule = math.ceil(mult * vram)
+    host = int(choice["host_need_bytes"])
+    ram = int(choice["ram_bytes"])
+    nodes = int(choice["nodes"])
+    per_node_usd = float(choice["ram_usd"]) / max(nodes, 1)
+    configs = [cs.hardware.ram[i] for i in cs.hardware.ram_of.get(choice["platform_id"], ())]
+    for_host = min((r for r in configs if r.bytes >= host), key=lambda r: (r.price_usd, r.bytes), default=None)
+    rule_cost = by_rule > host and for_host is not None and for_host.price_usd < per_node_usd - 1e-9
+    if rule_cost:
+        assert for_host is not None
+        out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not the "
+                   f"memory model's host peak ({_fmt(host)}): {_fmt(ram)} for ${per_node_usd:,.2f} per node where "
+                   f"{for_host.count} x {for_host.dimm.id} ({_fmt(for_host.bytes)}, ${for_host.price_usd:,.2f}) would "
+                   f"hold the host peak; constraints.{key} sets the rule (0: size by the host peak alone)")
+    if vram and ram / vram > high:
+        need = max(host, by_rule)
+        if need / vram > high:
+            why = ("the memory model's host peak" if host >= by_rule else
+                   f"the scenario's {key} ({mult:g}x)")
+        else:
+            why = (f"the smallest equal-DIMM configuration that holds {_fmt(need)} (the "
+                   + ("host peak" if host >= by_rule else f"{mult:g}x rule") + ")")
+        out.append(f"RAM is {ram / vram:.1f}x the installed VRAM (above the {high}x rule of thumb"
+                   f"{' with offload' if offload else ''}), set by {why}")
+    return out
+
+
+def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages: Sequence[Usage | None],
+              workloads: Sequence[Workload], estimates: Sequence[Estimate], items: Sequence[LineItem],
+              overheads: RuntimeOverheads | None = None) -> list[str]:
+    out: list[str] = []
+    for sw, w, est in zip(cs.scenario.workloads, workloads, estimates):
+        for msg in dict.fromkeys(list(w.warnings) + list(est.warnings)):
+            out.append(f"{sw.name}: {msg}")
+        if w.infer is not None and w.infer.requests_per_hour:
+            out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
+                       "'planner compare' times the workload and prices the copies of this machine the rate needs")
+    out += _kbit_warnings(cs, choice, workloads, overheads)
+    out += _ram_warnings(cs, choice)
+    cons = cs.scenario.constraints
+    if int(choice["nodes"]) == 1 and cons.network != Network():
+        why = "max_nodes is 1" if cons.max_nodes == 1 else "the plan is one node"
+        out.append(f"constraints.network is not used: {why} (NICs and switches are bought for several nodes only)")
+    if int(choice["nodes"]) == 2 and choice["nic_id"] and not choice["switch_id"]:
+        n = next((x for x in catalog.nics if x.id == choice["nic_id"]), None)
+        ib = n is not None and n.kind == "infiniband"
+        out.append("two nodes cabled back-to-back (NIC i of one node to NIC i of the other), no switch"
+                   + ("; InfiniBand runs a subnet manager (opensm) on one of them" if ib else "")
+                   + "; a third node needs a switch (network.switch: always prices one now)")
+    dc = int(choice["power_w"])
+    watts = -(-dc * 100 // PSU_EFFICIENCY_PCT)  # at the wall: the components' draw over the PSU's efficiency
+    if watts > WALL_CIRCUIT_W:
+        head = (f"each node draws up to {watts:,} W at the wall ({dc:,} W of GPUs at TDP, platform and NICs over a "
+                f"{PSU_EFFICIENCY_PCT} % efficient supply): more than a 120 V / 15 A "
+                f"outlet supplies continuously ({WALL_CIRCUIT_W:,} W, 80 % of 1,800 W)")
+        if watts <= WALL_CIRCUIT_20A_W:
+            tail = f"; plan a 120 V / 20 A ({WALL_CIRCUIT_20A_W:,} W) or 208-240 V circuit per node"
+        elif watts <= WALL_CIRCUIT_240V_30A_W:
+            tail = (f" or a 120 V / 20 A one ({WALL_CIRCUIT_20A_W:,} W); plan a 208-240 V circuit per node "
+                    f"(240 V / 30 A carries {WALL_CIRCUIT_240V_30A_W:,} W)")
+        else:
+            tail = (f" or a 240 V / 30 A one ({WALL_CIRCUIT_240V_30A_W:,} W); plan a data-centre rack feed "
+                    "(several 208-240 V circuits or a three-phase PDU) per node")
+        out.append(head + tail)
+    gpu = next(g for g in cs.hardware.gpus if g.id == choice["gpu_id"])
+    plat = next(p for p in cs.hardware.platforms if p.id == choice["platform_id"])
+    cards = int(choice["cards_per_node"])
+    if gpu.cooling == "open-air" and cards >= 2 and gpu.tdp_w >= OPEN_AIR_HOT_W:
+        out.append(f"{cards} open-air {gpu.id} cards of {gpu.tdp_w} W side by side: each blows its heat into the case "
+                   "and onto its neighbour's intake; plan a case with strong front-to-back airflow, "
+                   "or blower or liquid-cooled variants of the card")
+    unstated = ([f"{gpu.id} states no cooling"] if gpu.cooling is None else []) + (
+        [f"{plat.id} states no gpu_cooling"] if plat.gpu_cooling is None else [])
+    if unstated:
+        out.append(f"cooling not checked: {' and '.join(unstated)} (catalog fields cooling / gpu_cooling: a passive "
+                   "data-centre card needs a server's airflow)")
+    est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
+    if est_items:
+        out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
+    old = [f"{i.catalog_id} ({i.as_of})" for i in stale_items(items, catalog)]
+    if old:
+        out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "
+                   + ", ".join(dict.fromkeys(old)) + "; launch or list prices of older parts are not what they sell for "
+                   "now: overlay a dated street price or quote (--catalog DIR)")
+    return out
+
+
+
+
+def stale_items(items: Sequence[LineItem], catalog: Catalog) -> list[LineItem]:
+    """Catalog line items whose price is dated more than :data:`STALE_PRICE_MONTHS` before the
+    catalog's newest entry (launch prices of older cards are not what they sell for now)."""
+    newest = max((_months(x.as_of) for x in catalog.sources), default=0)
+    return [i for i in items if i.catalog_id and newest - _months(i.as_of) > STALE_PRICE_MONTHS]
+
+
+def _months(as_of: str) -> int:
+    """'YYYY-MM[-DD]' as a month count (0 when unreadable)."""
+    try:
+        y, m = as_of.split("-")[:2]
+        return int(y) * 12 + int(m)
+    except ValueError:
+        return 0
+
+
+def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Sequence[Usage | None],
+                overheads: RuntimeOverheads | None) -> dict[str, Any]:
+    """What the plan rests on: files, sources, recipes, rules and their constants."""
+    from planner import __version__
+
+    sc = cs.scenario
+    used: set[str] = set()
+    if row is not None:
+        r = cs.table.iloc[row]
+        used = {x for x in (r["gpu_id"], r["platform_id"], r["dimm_id"], r["nic_id"], r["switch_id"]) if x}
+    used |= {sw.model_id for sw in sc.workloads}
+    sources = [s._asdict() for s in catalog.sources if s.id in used]
+    recipes = []
+    for sw, u in zip(sc.workloads, usages):
+        if u is None:
+            continue
+        recipes.append({"workload": sw.name, "strategy": u.label, "recipe": u.estimate.recipe,
+                        "definition": u.estimate.recipe_description})
+    return {
+        "planner_version": __version__,
+        "scenario": sc.name,
+        "scenario_file": sc.file,
+        "scenario_sha256": sc.sha256,
+        "objective": "capex_usd: purchase price of GPUs, platforms, DIMMs, network and extras (USD)",
+        "catalog_schema_version": catalog.schema_version,
+        "catalog_files": list(catalog.files),
+        "catalog_sha256": catalog.sha256,
+        "sources": sources,
+        "recipes": recipes,
+        "rules": {
+            "vram": f"per-GPU need <= T - ceil(T x {cs.hardware.headroom}) (vram_headroom), T = CUDA total "
+                    "(nvidia-smi total less the driver's reservation); engine: vllm workloads: need <= T "
+                    "(gpu_memory_utilization is their margin)",
+            "ram": (f"RAM per node >= max(host need, {sc.constraints.ram_vram_min:g}x installed VRAM, "
+                    f"{sc.constraints.ram_vram_min_offload:g}x with "
+                    f"offload); reported above {RAM_VRAM_HIGH}x ({RAM_VRAM_HIGH_OFFLOAD}x with offload); "
+                    "equal DIMMs in every channel, 1 or 2 per channel"),
+            "cooling": ("the platform's gpu_cooling lists the GPU's cooling (open-air, blower, passive): passive "
+                        "cards only in servers with a fan wall; not checked where either field is unstated"),
+            "lanes": ("cards x the lanes each card gets (+ NICs outside the platform's nic_slots x theirs) <= "
+                      "gpu_lanes; a card gets its full pcie_lanes unless the slot arrangement holding the cards says "
+                      "lanes (an x16 slot split x8/x8)"),
+            "slots": ("cards <= the platform's slots at the card's width; several nodes: NICs beyond nic_slots take a "
+                      "GPU slot each"),
+            "power": "cards x tdp_w + platform_w (+ the node's NICs x their tdp_w) <= psu_w",
+            "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
+                        "port per NIC; cheapest matching NIC and switch; two nodes: NICs cabled back-to-back in "
+                        "pairs, no switch, unless network.switch is always"),
+            "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights and LoRA on an LLM.int8 base "
+                         "need gpu.int8",
+            "prices": f"price: {sc.constraints.price} (one price per catalog entry; its price_kind is on each line)",
+        },
+        "runtime_overheads": asdict(overheads or RuntimeOverheads()),
+    }
+
+
+__all__ = ["ALTERNATIVE_COLUMNS", "NoFeasiblePlan", "Plan", "SUMMARY_COLUMNS", "alternatives", "assumptions",
+           "choose", "fits", "infeasible_summary", "largest_fitting", "line_items", "plan", "suggest", "why_lost"]

@@ -1,0 +1,123 @@
+"""Write a plan (or the reasons nothing fits) as CSV and JSON into an output directory.
+
+``<out>/<scenario>.csv`` is the ranked candidate table (feasible first; columns and units in
+:data:`planner.plan.candidates.COLUMNS`). ``<out>/<scenario>.json`` is the plan: the choice, the
+quote's line items and total, each workload's memory breakdown in bytes, the alternatives,
+the closest misses per rule, the assumptions and warnings. Sizes stay integer bytes and money
+USD, so scripts never have to parse units. Both files are written atomically
+(:mod:`planner.core.atomic`). The scenario name becomes the file name only after
+:func:`planner.core.names.safe_stem`, so it can never point outside the output directory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from planner.core.atomic import ensure_dir, write_text
+from planner.core.names import safe_stem
+
+#: Format version of the JSON written here.
+JSON_FORMAT_VERSION = 1
+
+
+def jsonable(value: Any) -> Any:
+    """numpy scalars, tuples, dataclasses and DataFrames as plain JSON values (NaN -> None)."""
+    if hasattr(value, "to_dict") and hasattr(value, "columns"):
+        return [jsonable(r) for r in value.to_dict(orient="records")]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def plan_to_dict(plan: Any) -> dict[str, Any]:
+    """The JSON form of a :class:`planner.plan.solver.Plan`."""
+    from planner.report.render import estimate_to_dict
+
+    return jsonable({
+        "format_version": JSON_FORMAT_VERSION,
+        "scenario": plan.scenario,
+        "feasible": True,
+        "choice": plan.choice,
+        "line_items": [{**asdict(i), "total_usd": i.total_usd} for i in plan.line_items()],
+        "total_usd": plan.total_usd,
+        "workloads": [
+            {"strategy": s, "estimate": estimate_to_dict(e)} for s, e in zip(plan.strategies, plan.estimates)
+        ],
+        "alternatives": plan.alternatives,
+        "infeasible_summary": plan.infeasible,
+        "assumptions": plan.assumptions,
+        "warnings": list(plan.warnings),
+    })
+
+
+def infeasible_to_dict(err: Any) -> dict[str, Any]:
+    """The JSON form of a :class:`planner.plan.solver.NoFeasiblePlan`."""
+    return jsonable({
+        "format_version": JSON_FORMAT_VERSION,
+        "scenario": err.scenario,
+        "feasible": False,
+        "message": str(err),
+        "reasons": err.reasons,
+        "suggestions": err.suggestions,
+        "warnings": list(getattr(err, "warnings", [])),
+        "infeasible_summary": err.summary,
+        "assumptions": err.assumptions,
+    })
+
+
+#: First characters that make a spreadsheet read a CSV cell as a formula (OWASP "CSV Injection").
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe_text(value: Any) -> Any:
+    """A text cell that a spreadsheet would read as a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def candidates_csv(table: Any) -> str:
+    """The ranked candidate table as CSV text (columns as in planner.plan.candidates.COLUMNS).
+
+    Text cells that start with =, +, -, @, tab or carriage return are prefixed with an
+    apostrophe, so names from user files never become formulas when the CSV is opened in a
+    spreadsheet; numbers are written as numbers.
+    """
+    safe = table.copy()
+    for col in safe.columns:
+        if safe[col].dtype == object or str(safe[col].dtype) in ("string", "str"):
+            safe[col] = safe[col].map(csv_safe_text)
+    return safe.to_csv(index=False, lineterminator="\n")
+
+
+def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write ``<out>/<stem>.csv`` and ``<out>/<stem>.json`` atomically; returns their paths.
+
+    Raises:
+        OutputError: an unsafe name, or a directory that cannot be created or written.
+    """
+    stem = safe_stem(name)
+    out = ensure_dir(Path(out_dir))
+    csv_path = write_text(out / f"{stem}.csv", candidates_csv(table))
+    json_path = write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n")
+    return csv_path, json_path
+
+
+def write_plan(plan: Any, out_dir: Path) -> tuple[Path, Path]:
+    """Write a plan's candidate table (CSV) and the plan (JSON)."""
+    return write_outputs(plan.scenario, plan.candidates, plan_to_dict(plan), out_dir)
+
+
+def write_infeasible(err: Any, out_dir: Path) -> tuple[Path, Path]:
+    """Write the candidate table (every row with its why_not) and the reasons (JSON)."""
+    return write_outputs(err.scenario, err.candidates, infeasible_to_dict(err), out_dir)

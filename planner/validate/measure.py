@@ -1,0 +1,1117 @@
+"""Measure the peak of live tensor memory of real PyTorch / Transformers runs on the CPU.
+
+This is the measuring side of the memory-model validation (issue 6). It runs small, randomly
+initialised Hugging Face models built from configs (nothing is downloaded) and counts the bytes
+of live tensor storages the way the CUDA caching allocator's ``memory_allocated`` counts them:
+each storage once, however many tensors view it, rounded up to a multiple of 512 bytes.
+
+How it counts (see docs/validation-method.md for the limits):
+
+* :class:`StorageTracker` is a ``TorchDispatchMode``. After every ATen operator it looks at the
+  storages of the operator's outputs (new allocations) and of its inputs (a storage made before
+  tracking began and not registered, or without going through the dispatcher, is caught at its
+  first use and reported as ``external``). Each new storage gets a weak reference whose callback fires when the
+  storage itself is freed, so views and in-place ops cost nothing and frees are seen at once.
+* Storages that exist when tracking starts (parameters, buffers, optimizer state) are registered
+  with :meth:`StorageTracker.track_existing`.
+* Phases ("forward", "backward", "optimizer", "prefill", "decode") are marked by the caller; each
+  records its start, peak and end live bytes and which operators allocated in it. A "window"
+  (one training step, or one prefill+decode run) records the overall peak, the phase and operator
+  where it happened, and the set of live storages at that moment (copied lazily, at the first
+  free after a new peak), from which a breakdown into parameters, gradients, optimizer state and
+  the rest is made.
+
+Importing this module does not import torch; the measuring functions do.
+
+Command line::
+
+    python -m planner.validate.measure --grid tests/data/validation/grid.yaml \
+        --out tests/data/validation/measured_cpu.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import gc
+import json
+import logging
+import platform
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
+
+#: The CUDA caching allocator rounds every block up to a multiple of this many bytes.
+ALLOCATOR_ROUNDING = 512
+
+TRAIN_MODES = ("fp32", "pure-bf16", "amp-bf16")
+TRAIN_METHODS = ("full", "lora", "qlora")
+INFERENCE_DTYPES = ("fp32", "bf16")
+ATTENTIONS = ("eager", "sdpa")
+PHASES = ("forward", "backward", "optimizer", "prefill", "decode")
+
+METHOD_NOTES = [
+    "Peak of live tensor storage bytes, counted by a TorchDispatchMode after every ATen operator; "
+    "each storage counted once (views and in-place ops add nothing) and rounded up to a multiple of "
+    "512 bytes as the CUDA caching allocator rounds blocks; frees seen through weak-reference "
+    "callbacks on the storages.",
+    "Parameters and buffers that exist before tracking starts are counted from the start.",
+    "Runs on the CPU build of torch: memory allocated inside one kernel and freed before it returns "
+    "(kernel workspaces, cuBLAS/cuDNN workspaces, the CPU flash-attention kernel's scratch buffers) "
+    "is not seen, and CPU and CUDA may pick different kernels (SDPA backend) with different saved "
+    "tensors. No CUDA context, no allocator reserve/fragmentation, no 2 MiB segment rounding.",
+    "AdamW is run with foreach=True, the default on CUDA. Its per-parameter 'step' counters are "
+    "scalar CPU tensors even when training on CUDA, so they are excluded from the device count.",
+    "Training forward passes use_cache=False (a config's default use_cache=True would also fill a "
+    "KV cache during training). The model output object is dropped right after the loss is taken, "
+    "as a training loop does, so the logits are freed unless autograd saved them.",
+    "peak_bytes is the peak of the LAST training step; step 1 creates the optimizer state lazily and "
+    "is reported as first_step.",
+    "Inference mirrors generate(): a prefill forward with logits_to_keep=1 into a DynamicCache, "
+    "then new_tokens-1 single-token decode forwards, under torch.no_grad().",
+    "cpu_allocator_crosscheck compares the tracker's unrounded peak (above the window start) with "
+    "the CPU allocator's running total recorded by torch.profiler in the same run; the difference "
+    "is memory made below the dispatcher (kernel scratch) or outside it (checkpointing's saved "
+    "RNG states, which are host memory on CUDA too).",
+    "breakdown_at_peak splits the storages live at the peak into parameters (and buffers), "
+    "gradients, optimizer state (or kv_cache), and the rest by the phase that created them.",
+    "QLoRA runs (method qlora) load the bf16 model through Transformers' BitsAndBytesConfig (NF4, "
+    "bf16 compute) on the CPU; the 4-bit weights' quantization constants (absmax, codes, offset) "
+    "count as parameters. bitsandbytes' CPU gemm_4bit dequantizes each weight inside the operator, "
+    "where the tracker does not see it (cpu_allocator_crosscheck does); on CUDA the same forward "
+    "runs a fused kernel or the same dequantize-then-linear. Backward is the same Python code on both.",
+    "8-bit LoRA runs (load_in_8bit) load the bf16 model through BitsAndBytesConfig(load_in_8bit=True) "
+    "(LLM.int8, outlier threshold 6.0); the fp32 row scales (SCB) count as parameters. On the CPU "
+    "bitsandbytes trains through MatMul8bitFp, which dequantizes the weight in the forward and keeps "
+    "the input on its autograd ctx; CUDA's MatMul8bitLt keeps the same input (and a few outlier "
+    "columns) but quantizes the input and runs an int8 matmul in the forward instead. Backward "
+    "dequantizes the weight on both.",
+]
+
+_TRACKER_CLS: Any = None
+
+
+def round_alloc(nbytes: int, rounding: int = ALLOCATOR_ROUNDING) -> int:
+    """``nbytes`` rounded up to a multiple of ``rounding``; 0 stays 0 (no block is allocated)."""
+    if nbytes <= 0:
+        return 0
+    return -(-nbytes // rounding) * rounding
+
+
+# --------------------------------------------------------------------------- tracker
+
+
+class _Entry:
+    __slots__ = ("uid", "raw", "nbytes", "phase", "op", "ref", "excluded")
+
+    def __init__(self, uid: int, raw: int, nbytes: int, phase: str | None, op: str) -> None:
+        self.uid = uid  # never reused, unlike the storage's address
+        self.raw = raw
+        self.nbytes = nbytes
+        self.phase = phase
+        self.op = op
+        self.ref: Any = None
+        self.excluded = False
+
+
+class _PhaseStats:
+    __slots__ = ("start", "peak", "end", "allocated", "ops", "entries")
+
+    def __init__(self, live: int) -> None:
+        self.start = live
+        self.peak = live
+        self.end = live
+        self.allocated = 0
+        self.ops: dict[str, int] = {}
+        self.entries = 0
+
+    def as_dict(self, top: int = 6) -> dict[str, Any]:
+        ops = sorted(self.ops.items(), key=lambda kv: -kv[1])[:top]
+        return {
+            "start_bytes": self.start,
+            "peak_bytes": self.peak,
+            "end_bytes": self.end,
+            "peak_minus_start_bytes": self.peak - self.start,
+            "allocated_bytes": self.allocated,
+            "top_allocating_ops": dict(ops),
+        }
+
+
+class Window:
+    """Statistics of one measured stretch (a training step, an inference run).
+
+    ``snapshot`` maps storage id -> (bytes, phase that created it, operator that created it)
+    for every storage live at the peak."""
+
+    def __init__(self, live: int, raw: int = 0) -> None:
+        self.start = live
+        self.peak = live
+        self.raw_start = raw
+        self.raw_peak = raw
+        self.peak_phase: str | None = None
+        self.peak_op: str | None = None
+        self.end = live
+        self.phases: dict[str, _PhaseStats] = {}
+        self.snapshot: dict[int, tuple[int, str | None, str]] | None = None
+        self.dirty = True  # the start is the peak until something grows
+        self.external_bytes = 0
+
+    def phase_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: st.as_dict() for name, st in self.phases.items()}
+
+
+def _tracker_class() -> Any:
+    global _TRACKER_CLS
+    if _TRACKER_CLS is not None:
+        return _TRACKER_CLS
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+
+    class StorageTracker(TorchDispatchMode):
+        """Counts live tensor storages (rounded to the allocator's granularity) and their peak."""
+
+        def __init__(self, rounding: int = ALLOCATOR_ROUNDING) -> None:
+            super().__init__()
+            self.rounding = rounding
+            self.live_bytes = 0
+            #: the same without rounding (bytes the storages asked for)
+            self.live_raw = 0
+            self.peak_bytes = 0
+            self._live: dict[int, _Entry] = {}
+            self._next_uid = 0
+            self._lock = threading.RLock()
+            self._phase: str | None = None
+            self._window: Window | None = None
+            self._opnames: dict[Any, str] = {}
+            #: operator names seen, with counts (for finding which SDPA kernel ran)
+            self.ops_seen: dict[str, int] = {}
+
+        # ---- storages
+
+        @staticmethod
+        def _storage(t: Any) -> Any:
+            if not isinstance(t, torch.Tensor) or t.device.type == "meta":
+                return None
+            try:
+                return t.untyped_storage()
+            except (RuntimeError, NotImplementedError):  # sparse, nested, storage-less tensors
+                return None
+
+        def _see(self, st: Any, op: str, external: bool) -> None:
+            key = st._cdata
+            entry = self._live.get(key)
+            if entry is not None:
+                if not entry.excluded:
+                    raw = st.nbytes()
+                    if raw != entry.raw:  # resized in place (resize_, out= arguments)
+                        new = round_alloc(raw, self.rounding)
+                        old, old_raw = entry.nbytes, entry.raw
+                        entry.raw, entry.nbytes = raw, new
+                        if raw > old_raw:
+                            self._grow(new - old, op, raw - old_raw)
+                        else:
+                            self._shrink(old - new, old_raw - raw)
+                return
+            raw = st.nbytes()
+            nbytes = round_alloc(raw, self.rounding)
+            entry = _Entry(self._uid(), raw, nbytes, self._phase, "<external>" if external else op)
+            entry.ref = weakref.ref(st, functools.partial(self._on_free, key))
+            self._live[key] = entry
+            if external and self._window is not None:
+                self._window.external_bytes += nbytes
+            self._grow(nbytes, entry.op, raw)
+
+        def _uid(self) -> int:
+            self._next_uid += 1
+            return self._next_uid
+
+        def _on_free(self, key: int, _ref: Any) -> None:
+            with self._lock:
+                entry = self._live.get(key)
+                if entry is None or entry.ref is not _ref:
+                    return
+                if not entry.excluded:
+                    self._shrink(entry.nbytes, entry.raw)  # snapshots a pending peak first
+                del self._live[key]
+
+        def _grow(self, nbytes: int, op: str, raw: int) -> None:
+            self.live_bytes += nbytes
+            self.live_raw += raw
+            if self.live_bytes > self.peak_bytes:
+                self.peak_bytes = self.live_bytes
+            w = self._window
+            if w is None:
+                return
+            if self.live_raw > w.raw_peak:
+                w.raw_peak = self.live_raw
+            if self.live_bytes > w.peak:
+                w.peak = self.live_bytes
+                w.peak_phase = self._phase
+                w.peak_op = op
+                w.dirty = True
+            if self._phase is not None:
+                ps = w.phases[self._phase]
+                ps.allocated += nbytes
+                ps.ops[op] = ps.ops.get(op, 0) + nbytes
+                if self.live_bytes > ps.peak:
+                    ps.peak = self.live_bytes
+
+        def _shrink(self, nbytes: int, raw: int) -> None:
+            w = self._window
+            if w is not None and w.dirty:
+                w.snapshot = self._snapshot()
+                w.dirty = False
+            self.live_bytes -= nbytes
+            self.live_raw -= raw
+
+        def _snapshot(self) -> dict[int, tuple[int, str | None, str]]:
+            return {e.uid: (e.nbytes, e.phase, e.op) for e in self._live.values() if e.nbytes}
+
+        # ---- public API
+
+        def track_existing(self, tensors: Iterable[Any], label: str = "<existing>") -> int:
+            """Count storages that already exist (parameters, buffers, optimizer state).
+
+            Returns the bytes newly added."""
+            before = self.live_bytes
+            with self._lock:
+                for t in tensors:
+                    st = self._storage(t)
+                    if st is not None:
+                        self._see(st, label, external=False)
+            return self.live_bytes - before
+
+        def exclude(self, tensors: Iterable[Any]) -> int:
+            """Stop counting these tensors' storages (e.g. tensors that live on the host when the
+            run is on a GPU). Returns the bytes removed."""
+            removed = 0
+            with self._lock:
+                for t in tensors:
+                    st = self._storage(t)
+                    if st is None:
+                        continue
+                    key = st._cdata
+                    entry = self._live.get(key)
+                    if entry is None:  # not counted yet: remember it so it never is
+                        entry = _Entry(self._uid(), st.nbytes(), 0, self._phase, "<excluded>")
+                        entry.ref = weakref.ref(st, functools.partial(self._on_free, key))
+                        entry.excluded = True
+                        self._live[key] = entry
+                    if not entry.excluded:
+                        removed += entry.nbytes
+                        self._shrink(entry.nbytes, entry.raw)
+                        entry.excluded = True
+                        entry.nbytes = 0
+            return removed
+
+        def _entries_of(self, tensors: Iterable[Any]) -> dict[int, _Entry]:
+            found = {}
+            for t in tensors:
+                st = self._storage(t)
+                if st is not None:
+                    entry = self._live.get(st._cdata)
+                    if entry is not None:
+                        found[entry.uid] = entry
+            return found
+
+        def keys_of(self, tensors: Iterable[Any]) -> set[int]:
+            """Ids (as used in window snapshots) of these tensors' tracked storages."""
+            return set(self._entries_of(tensors))
+
+        def bytes_of(self, tensors: Iterable[Any]) -> int:
+            """Counted bytes of the distinct, tracked storages of these tensors."""
+            return sum(e.nbytes for e in self._entries_of(tensors).values())
+
+        def begin_window(self) -> Window:
+            with self._lock:
+                self._window = Window(self.live_bytes, self.live_raw)
+                if self._phase is not None:
+                    self._window.phases[self._phase] = _PhaseStats(self.live_bytes)
+                return self._window
+
+        def end_window(self) -> Window:
+            with self._lock:
+                w = self._window
+                if w is None:
+                    raise RuntimeError("end_window() without begin_window()")
+                if w.dirty:
+                    w.snapshot = self._snapshot()
+                    w.dirty = False
+                w.end = self.live_bytes
+                self._window = None
+                return w
+
+        @contextlib.contextmanager
+        def phase(self, name: str) -> Iterator[None]:
+            """Attribute everything inside the block to phase ``name`` (re-entering adds to it)."""
+            with self._lock:
+                outer = self._phase
+                self._phase = name
+                w = self._window
+                if w is not None:
+                    ps = w.phases.get(name)
+                    if ps is None:
+                        w.phases[name] = ps = _PhaseStats(self.live_bytes)
+                    ps.entries += 1
+            try:
+                yield
+            finally:
+                with self._lock:
+                    if w is not None and self._window is w:
+                        w.phases[name].end = self.live_bytes
+                    self._phase = outer
+
+        # ---- dispatch
+
+        def _opname(self, func: Any) -> str:
+            name = self._opnames.get(func)
+            if name is None:
+                name = self._opnames[func] = str(func)
+            return name
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = self._opname(func)
+            with self._lock:
+                self.ops_seen[name] = self.ops_seen.get(name, 0) + 1
+                for t in tree_flatten(out)[0]:
+                    st = self._storage(t)
+                    if st is not None:
+                        self._see(st, name, external=False)
+                for t in tree_flatten((args, kwargs))[0]:
+                    st = self._storage(t)
+                    if st is not None:
+                        self._see(st, name, external=True)
+            return out
+
+    _TRACKER_CLS = StorageTracker
+    return StorageTracker
+
+
+def make_tracker(rounding: int = ALLOCATOR_ROUNDING) -> Any:
+    """A new :class:`StorageTracker` (a ``TorchDispatchMode``; use it as a context manager)."""
+    return _tracker_class()(rounding)
+
+
+# --------------------------------------------------------------------------- models
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("torch", "transformers", "peft"):
+        try:
+            mod = __import__(name)
+            out[name] = getattr(mod, "__version__", "?")
+        except ImportError:
+            out[name] = "not installed"
+    # QLoRA runs need bitsandbytes; read its version without importing it
+    from importlib import metadata
+
+    try:
+        out["bitsandbytes"] = metadata.version("bitsandbytes")
+    except metadata.PackageNotFoundError:
+        out["bitsandbytes"] = "not installed"
+    return out
+
+
+def _setup(seed: int, threads: int) -> Any:
+    import torch
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+    return torch
+
+
+def _quiet_transformers() -> None:
+    import warnings
+
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    # bitsandbytes' CPU backend logs that an optional inference kernel package is missing
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
+
+
+def build_model(config: Mapping[str, Any], *, attention: str, dtype: Any) -> Any:
+    """``AutoModelForCausalLM.from_config`` on a config mapping with a ``model_type`` key."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    if attention not in ATTENTIONS:
+        raise ValueError(f"attention must be one of {ATTENTIONS}, not {attention!r}")
+    cfg = dict(config)
+    model_type = cfg.pop("model_type", None)
+    if not model_type:
+        raise ValueError("config needs a model_type (llama, qwen2, gpt2, ...)")
+    hf_config = AutoConfig.for_model(model_type, **cfg)
+    return AutoModelForCausalLM.from_config(hf_config, attn_implementation=attention, dtype=dtype)
+
+
+def build_qlora_model(config: Mapping[str, Any], *, attention: str, double_quant: bool) -> Any:
+    """A 4-bit NF4 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(...))``
+    loads it, on the CPU and without downloads: the bf16 model built from ``config`` is saved to a
+    temporary directory and loaded back with bf16 compute (the QLoRA paper's settings)."""
+    import torch
+    from transformers import BitsAndBytesConfig
+
+    quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
+                               bnb_4bit_compute_dtype=torch.bfloat16,
+                               bnb_4bit_use_double_quant=bool(double_quant))
+    return _load_quantized(config, attention=attention, quant=quant)
+
+
+def build_int8_model(config: Mapping[str, Any], *, attention: str) -> Any:
+    """An LLM.int8 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(
+    load_in_8bit=True))`` loads it (outlier threshold 6.0, Transformers' default), with bf16 for
+    what stays unquantized; on the CPU and without downloads, as :func:`build_qlora_model`."""
+    from transformers import BitsAndBytesConfig
+
+    return _load_quantized(config, attention=attention, quant=BitsAndBytesConfig(load_in_8bit=True))
+
+
+def _load_quantized(config: Mapping[str, Any], *, attention: str, quant: Any) -> Any:
+    """The bf16 model built from ``config``, saved to a temporary directory and loaded back
+    through ``quant`` (a ``BitsAndBytesConfig``) on the CPU."""
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    model = build_model(config, attention=attention, dtype=torch.bfloat16)
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        with tempfile.TemporaryDirectory(prefix="planner-qlora-") as tmp:
+            model.save_pretrained(tmp)
+            del model
+            return AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant, device_map="cpu",
+                                                        dtype=torch.bfloat16, attn_implementation=attention)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _quant_state_tensors(model: Any) -> list[Any]:
+    """The tensors of the 4-bit weights' quantization states (absmax, NF4 code and, with double
+    quantization, the 8-bit absmax's offset, absmax and code): device tensors on CUDA too."""
+    out, seen = [], set()
+    for module in model.modules():
+        qs = getattr(getattr(module, "weight", None), "quant_state", None)
+        if qs is None or id(qs) in seen:
+            continue
+        seen.add(id(qs))
+        out += [qs.absmax, qs.code]
+        if qs.nested:
+            out += [qs.offset, qs.state2.absmax, qs.state2.code]
+    return [t for t in out if t is not None]
+
+
+#: The optimizer each planner name stands for, as Hugging Face's Trainer builds it (``optim``:
+#: adamw_torch, sgd, adafactor, adamw_bnb_8bit, lion_32bit), with the class the results record.
+OPTIMIZER_CLASSES = {
+    "adamw": "AdamW", "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD(momentum=0.9)",
+    "adafactor": "transformers.optimization.Adafactor",
+    "adamw-8bit": "bitsandbytes.optim.AdamW8bit (nn.Embedding weights 32-bit, as the Trainer registers them)",
+    "lion": "bitsandbytes.optim.Lion",
+}
+
+
+def build_optimizer(name: str, params: list[Any], *, model: Any = None, foreach: bool = True) -> Any:
+    """The optimizer ``name`` (a key of :data:`OPTIMIZER_CLASSES`) over ``params``, lr 1e-4.
+
+    torch's AdamW and SGD run their foreach implementation (the default on CUDA); Adafactor is
+    Transformers' with the Trainer's settings (``scale_parameter=False, relative_step=False``, no
+    first moment); AdamW8bit and Lion are bitsandbytes' (8-bit blockwise states; 32-bit Lion). For
+    AdamW8bit the ``nn.Embedding`` weights of ``model`` get 32-bit states, as the Trainer registers
+    them (transformers/trainer.py ``create_optimizer``: ``register_module_override(module,
+    "weight", {"optim_bits": 32})``).
+
+    Raises:
+        ValueError: an unknown name.
+    """
+    import torch
+
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+    if name in ("sgd", "sgd-momentum"):
+        return torch.optim.SGD(params, lr=1e-4, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=foreach)
+    if name == "adafactor":
+        from transformers.optimization import Adafactor
+
+        return Adafactor(params, lr=1e-4, scale_parameter=False, relative_step=False, warmup_init=False)
+    if name == "adamw-8bit":
+        import bitsandbytes as bnb
+
+        optimizer = bnb.optim.AdamW8bit(params, lr=1e-4)
+        manager = bnb.optim.GlobalOptimManager.get_instance()
+        manager.initialize()  # a process-wide singleton: no override of an earlier run's model stays
+        for module in (model.modules() if model is not None else ()):
+            if isinstance(module, torch.nn.Embedding):
+                manager.register_module_override(module, "weight", {"optim_bits": 32})
+        return optimizer
+    if name == "lion":
+        import bitsandbytes as bnb
+
+        return bnb.optim.Lion(params, lr=1e-4)
+    raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_CLASSES)}, not {name!r}")
+
+
+def _int8_state_tensors(model: Any) -> list[Any]:
+    """The fp32 row scales (``SCB``) of the 8-bit layers, which bitsandbytes keeps beside the int8
+    weight (on the weight until the first forward, then in the layer's matmul state)."""
+    out = []
+    for module in model.modules():
+        state = getattr(module, "state", None)
+        if state is None or not hasattr(state, "SCB"):
+            continue
+        scb = getattr(module.weight, "SCB", None)
+        scb = scb if scb is not None else state.SCB
+        if scb is not None:
+            out.append(scb)
+    return out
+
+
+def _vocab(model: Any) -> int:
+    return int(model.config.vocab_size)
+
+
+def _dtype_bytes(tensors: Iterable[Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in tensors:
+        key = str(t.dtype).replace("torch.", "")
+        out[key] = out.get(key, 0) + t.numel() * t.element_size()
+    return out
+
+
+def _attention_kernels(tracker: Any) -> list[str]:
+    names = [n for n in tracker.ops_seen if "attention" in n or "attn" in n]
+    return sorted(names)
+
+
+def _cpu_cuda_notes(tracker: Any, attention: str, dtype_name: str) -> dict[str, Any]:
+    """What ran on the CPU that would run differently on a GPU, read from the operators seen."""
+    ops = tracker.ops_seen
+    notes = []
+    backend = None
+    if attention == "sdpa":
+        fused = [n for n in ops if "scaled_dot_product" in n and "backward" not in n]
+        backend = fused[0].split(".")[1] if fused else "math"
+        if not fused:
+            notes.append("SDPA ran the math path on the CPU (it stores the attention probabilities); "
+                         "on CUDA a fused kernel (flash or memory-efficient, both support dropout) "
+                         "would store O(s) statistics instead.")
+    if "aten.bernoulli_.float" in ops:
+        notes.append("Dropout on the CPU keeps a mask in the dtype of the tensor it masks "
+                     f"(here {dtype_name} or lower under autocast); CUDA's fused dropout keeps a "
+                     "1-byte bool mask.")
+    if "bitsandbytes.gemm_4bit.default" in ops:
+        notes.append("bitsandbytes' CPU gemm_4bit dequantizes the whole 4-bit weight (bf16) inside the "
+                     "operator, unseen by the tracker (cpu_allocator_crosscheck sees it); on CUDA the "
+                     "forward runs a fused 4-bit kernel (no buffer) or the same dequantize-then-linear, "
+                     "whose buffer max_memory_allocated would count. The backward's dequantization is the "
+                     "same Python code on both and is counted.")
+    return {"sdpa_backend": backend, "cpu_cuda_differences": notes}
+
+
+def _breakdown(window: Window, groups: Mapping[str, set[int]]) -> dict[str, int]:
+    """Split the live bytes at the window's peak by storage group, the rest by creating phase."""
+    snap = window.snapshot or {}
+    out = {name: 0 for name in groups}
+    for key, (nbytes, phase, _op) in snap.items():
+        for name, keys in groups.items():
+            if key in keys:
+                out[name] += nbytes
+                break
+        else:
+            label = f"other_from_{phase}" if phase else "other"
+            out[label] = out.get(label, 0) + nbytes
+    out["total"] = sum(nb for nb, _, _ in snap.values())
+    return out
+
+
+@contextlib.contextmanager
+def _cpu_allocator_probe(out: dict[str, Any]) -> Iterator[None]:
+    """Run the block under torch.profiler with memory profiling and put into ``out`` the peak of
+    the CPU allocator's running total above its value at the start. That total sees every
+    allocation, including those made and freed inside one kernel, which the dispatch mode cannot
+    see. Uses the profiler's event tree (a private API): on failure ``out`` says so."""
+    from torch.profiler import ProfilerActivity, profile
+
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    prof.__enter__()
+    try:
+        yield
+    finally:
+        prof.__exit__(None, None, None)
+        try:
+            from torch._C._profiler import _EventType
+
+            events = []
+            stack = list(prof.profiler.kineto_results.experimental_event_tree())
+            while stack:
+                node = stack.pop()
+                if node.tag == _EventType.Allocation and node.extra_fields.device.type == "cpu":
+                    f = node.extra_fields
+                    events.append((node.start_time_ns, int(f.total_allocated), int(f.alloc_size)))
+                stack.extend(node.children)
+            events.sort()
+            # the running total carries over from earlier profiling sessions: take it relative
+            # to its value just before the first event
+            base = events[0][1] - events[0][2] if events else 0
+            out["allocator_peak_above_start"] = max((t for _, t, _ in events), default=base) - base
+        except Exception as exc:  # noqa: BLE001 - private API; report, do not fail the run
+            out["allocator_peak_above_start"] = None
+            out["error"] = f"{type(exc).__name__}: {exc}"
+
+
+def _crosscheck_summary(window: Window, probe: dict[str, Any]) -> dict[str, Any]:
+    tracked = window.raw_peak - window.raw_start
+    alloc = probe.get("allocator_peak_above_start")
+    out = {"tracker_unrounded_peak_above_start": tracked, **probe}
+    if alloc is not None:
+        out["unseen_by_tracker_bytes"] = alloc - tracked
+    return out
+
+
+def _window_summary(window: Window) -> dict[str, Any]:
+    return {
+        "start_bytes": window.start,
+        "peak_bytes": window.peak,
+        "peak_phase": window.peak_phase,
+        "peak_op": window.peak_op,
+        "end_bytes": window.end,
+        "external_bytes": window.external_bytes,
+        "phases": window.phase_dict(),
+    }
+
+
+def measure_train_step(
+    config: Mapping[str, Any],
+    *,
+    mode: str,
+    micro_batch: int,
+    seq_len: int,
+    attention: str,
+    checkpointing: bool = False,
+    lora_rank: int | None = None,
+    lora_targets: list[str] | tuple[str, ...] | None = None,
+    method: str | None = None,
+    double_quant: bool = True,
+    prepare_kbit_training: bool = False,
+    lora_dropout: float = 0.0,
+    use_dora: bool = False,
+    load_in_8bit: bool = False,
+    optimizer: str = "adamw",
+    use_reentrant: bool = False,
+    steps: int = 2,
+    use_cache: bool = False,
+    foreach: bool = True,
+    seed: int = 0,
+    threads: int = 2,
+    crosscheck: bool = False,
+) -> dict[str, Any]:
+    """Run ``steps`` full training steps and report the peak live bytes of the last one.
+
+    ``mode``: "fp32" (fp32 weights and AdamW states), "pure-bf16" (bf16 weights, gradients and
+    AdamW states), "amp-bf16" (fp32 weights, forward under ``torch.autocast`` to bf16).
+    ``lora_rank``: wrap the model with peft LoRA on ``lora_targets`` (default q_proj, v_proj;
+    GPT-2's c_attn) with peft's ``lora_dropout``; only adapter weights train. ``use_dora``: peft's
+    DoRA (``LoraConfig(use_dora=True)``, Liu et al. 2024): a trainable magnitude per output feature.
+    ``checkpointing``: full gradient checkpointing of every decoder layer, non-reentrant (Transformers'
+    default) unless ``use_reentrant``.
+    ``crosscheck``: also run the last step under torch.profiler and compare with the CPU
+    allocator's own count (slower).
+    ``method``: "full", "lora" (the default when ``lora_rank`` is given) or "qlora": the base is
+    loaded in 4-bit NF4 by bitsandbytes (:func:`build_qlora_model`, ``double_quant``), bf16
+    compute, mode "pure-bf16" only; ``prepare_kbit_training`` calls peft's
+    ``prepare_model_for_kbit_training`` first (non-4-bit parameters to fp32; it also turns on the
+    checkpointing when ``checkpointing`` is set). ``load_in_8bit`` (method "lora"): the base is
+    loaded in LLM.int8 by bitsandbytes (:func:`build_int8_model`), mode "pure-bf16" only, with
+    ``prepare_kbit_training`` as for QLoRA.
+    """
+    if mode not in TRAIN_MODES:
+        raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
+    if optimizer not in OPTIMIZER_CLASSES:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_CLASSES)}, not {optimizer!r}")
+    method = method or ("lora" if lora_rank else "full")
+    if method not in TRAIN_METHODS:
+        raise ValueError(f"method must be one of {TRAIN_METHODS}, not {method!r}")
+    if use_dora and not lora_rank:
+        raise ValueError("use_dora needs a lora_rank (DoRA is a LoRA variant)")
+    if (method != "full") != bool(lora_rank):
+        raise ValueError(f"method {method} needs a lora_rank" if method != "full"
+                         else "method full trains every weight: drop lora_rank")
+    if method == "qlora" and mode != "pure-bf16":
+        raise ValueError("method qlora computes in bf16: use mode pure-bf16")
+    if load_in_8bit and (method != "lora" or mode != "pure-bf16"):
+        raise ValueError("load_in_8bit is LoRA on an 8-bit base: use method lora and mode pure-bf16")
+    kbit = method == "qlora" or load_in_8bit
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    t0 = time.perf_counter()
+    torch = _setup(seed, threads)
+    _quiet_transformers()
+    param_dtype = torch.bfloat16 if mode == "pure-bf16" else torch.float32
+    if kbit:
+        model = (build_qlora_model(config, attention=attention, double_quant=double_quant) if method == "qlora"
+                 else build_int8_model(config, attention=attention))
+        if prepare_kbit_training:
+            from peft import prepare_model_for_kbit_training
+
+            model = prepare_model_for_kbit_training(
+                model, use_gradient_checkpointing=bool(checkpointing),
+                gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
+        elif checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
+    else:
+        model = build_model(config, attention=attention, dtype=param_dtype)
+        if checkpointing:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": bool(use_reentrant)})
+    model.train()
+    lora_info = None
+    if lora_rank:
+        from peft import LoraConfig, get_peft_model
+
+        targets = list(lora_targets) if lora_targets else _default_lora_targets(config)
+        fan_in_fan_out = str(config.get("model_type")) == "gpt2"
+        lcfg = LoraConfig(r=int(lora_rank), lora_alpha=2 * int(lora_rank), target_modules=targets,
+                          lora_dropout=float(lora_dropout), bias="none", task_type="CAUSAL_LM",
+                          fan_in_fan_out=fan_in_fan_out, use_dora=bool(use_dora))
+        model = get_peft_model(model, lcfg)
+        model.train()
+        lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout),
+                     **({"use_dora": True} if use_dora else {})}
+    # 4-bit weights keep their quantization constants outside the parameters
+    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
+                     _int8_state_tensors(model) if load_in_8bit else [])
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    optimizer_name = optimizer
+    optimizer = build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)
+    vocab = _vocab(model)
+    autocast = (
+        functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
+        if mode == "amp-bf16" else contextlib.nullcontext
+    )
+
+    tracker = make_tracker()
+    gc.collect()
+    step_results = []
+    with tracker:
+        tracker.track_existing(params, "<parameters>")
+        tracker.track_existing(model.buffers(), "<buffers>")
+        tracker.track_existing(quant_tensors, "<quant_state>")
+        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
+                      | tracker.keys_of(quant_tensors))
+        probe: dict[str, Any] = {}
+        for step in range(steps):
+            gc.collect()
+            last = step == steps - 1
+            probing = _cpu_allocator_probe(probe) if crosscheck and last else contextlib.nullcontext()
+            probing.__enter__()
+            window = tracker.begin_window()
+            with tracker.phase("forward"):
+                input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
+                labels = input_ids.clone()
+                with autocast():
+                    loss = model(input_ids=input_ids, labels=labels, use_cache=use_cache).loss
+            with tracker.phase("backward"):
+                loss.backward()
+                loss_value = float(loss.detach())
+                del loss, input_ids, labels
+            with tracker.phase("optimizer"):
+                grads = [p.grad for p in trainable if p.grad is not None]
+                grad_keys = tracker.keys_of(grads)
+                grad_bytes = tracker.bytes_of(grads)
+                del grads
+                optimizer.step()
+                state_tensors = [v for st in optimizer.state.values()
+                                 for k, v in st.items() if torch.is_tensor(v) and k != "step"]
+                step_tensors = [st["step"] for st in optimizer.state.values()
+                                if torch.is_tensor(st.get("step"))]
+                # 'step' counters are CPU scalars even when training on CUDA: not device memory
+                tracker.exclude(step_tensors)
+                state_keys = tracker.keys_of(state_tensors)
+                state_bytes = tracker.bytes_of(state_tensors)
+                optimizer.zero_grad(set_to_none=True)
+            window = tracker.end_window()
+            probing.__exit__(None, None, None)
+            summary = _window_summary(window)
+            if crosscheck and last:
+                summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
+            summary["loss"] = loss_value
+            summary["breakdown_at_peak"] = _breakdown(window, {
+                "parameters": param_keys,
+                "gradients": grad_keys,
+                "optimizer_state": state_keys,
+            })
+            summary["gradient_bytes"] = grad_bytes
+            summary["optimizer_state_bytes"] = state_bytes
+            opt = window.phases["optimizer"]
+            summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
+            step_results.append(summary)
+            del state_tensors, step_tensors
+
+    last = step_results[-1]
+    result = {
+        "kind": "train",
+        "workload": {
+            "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
+            "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
+            "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
+            **({"use_reentrant": True} if use_reentrant else {}),
+            "method": method,
+            **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
+            **({"load_in_8bit": True} if load_in_8bit else {}),
+            **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
+        },
+        "model": {
+            "class": type(model).__name__,
+            "parameters": sum(p.numel() for p in params),
+            "trainable_parameters": sum(p.numel() for p in trainable),
+            "parameter_bytes_by_dtype": _dtype_bytes(params),
+            "trainable_bytes_by_dtype": _dtype_bytes(trainable),
+            "parameter_bytes_counted": tracker.bytes_of(params),
+            "buffer_bytes_counted": tracker.bytes_of(model.buffers()),
+            **({"quant_state_bytes_counted": tracker.bytes_of(quant_tensors),
+                "quant_state_tensors": len(quant_tensors)} if kbit else {}),
+        },
+        "peak_bytes": last["peak_bytes"],
+        "peak_phase": last["peak_phase"],
+        "peak_op": last["peak_op"],
+        "start_bytes": last["start_bytes"],
+        "phases": last["phases"],
+        "breakdown_at_peak": last["breakdown_at_peak"],
+        "gradient_bytes": last["gradient_bytes"],
+        "optimizer_state_bytes": last["optimizer_state_bytes"],
+        "optimizer_step_extra_bytes": last["optimizer_step_extra_bytes"],
+        "external_bytes": last["external_bytes"],
+        "first_step": {k: step_results[0][k] for k in (
+            "peak_bytes", "peak_phase", "peak_op", "start_bytes", "end_bytes",
+            "optimizer_step_extra_bytes", "phases")},
+        "losses": [s["loss"] for s in step_results],
+        "attention_ops": _attention_kernels(tracker),
+        **_cpu_cuda_notes(tracker, attention, "float32" if mode != "pure-bf16" else "bfloat16"),
+        **({"cpu_allocator_crosscheck": last["cpu_allocator_crosscheck"]} if crosscheck else {}),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    return result
+
+
+def _default_lora_targets(config: Mapping[str, Any]) -> list[str]:
+    if str(config.get("model_type")) in ("gpt2", "gpt_bigcode"):
+        return ["c_attn"]
+    return ["q_proj", "v_proj"]
+
+
+def measure_inference(
+    config: Mapping[str, Any],
+    *,
+    dtype: str,
+    batch: int,
+    prompt_len: int,
+    new_tokens: int,
+    attention: str,
+    seed: int = 0,
+    threads: int = 2,
+    crosscheck: bool = False,
+) -> dict[str, Any]:
+    """Prefill ``prompt_len`` tokens into a DynamicCache, then decode greedily one token at a time.
+
+    Mirrors ``generate(max_new_tokens=new_tokens)``: the prefill yields the first new token
+    (``logits_to_keep=1``), then ``new_tokens - 1`` decode forwards follow; the cache ends at
+    ``prompt_len + new_tokens - 1`` tokens.
+    """
+    if dtype not in INFERENCE_DTYPES:
+        raise ValueError(f"dtype must be one of {INFERENCE_DTYPES}, not {dtype!r}")
+    if new_tokens < 1:
+        raise ValueError("new_tokens must be >= 1")
+    t0 = time.perf_counter()
+    torch = _setup(seed, threads)
+    _quiet_transformers()
+    from transformers import DynamicCache
+
+    tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32
+    model = build_model(config, attention=attention, dtype=tdtype)
+    model.eval()
+    params = list(model.parameters())
+    vocab = _vocab(model)
+    tracker = make_tracker()
+    gc.collect()
+    with tracker, torch.no_grad():
+        tracker.track_existing(params, "<parameters>")
+        tracker.track_existing(model.buffers(), "<buffers>")
+        param_keys = tracker.keys_of(params) | tracker.keys_of(model.buffers())
+        probe: dict[str, Any] = {}
+        probing = _cpu_allocator_probe(probe) if crosscheck else contextlib.nullcontext()
+        probing.__enter__()
+        window = tracker.begin_window()
+        with tracker.phase("prefill"):
+            prompt = torch.randint(0, vocab, (batch, prompt_len))
+            cache = DynamicCache(config=model.config)
+            out = model(input_ids=prompt, cache=cache, use_cache=True, logits_to_keep=1)
+            next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+            del out, prompt
+        cache_after_prefill = _cache_tensors(cache)
+        prefill_cache_bytes = tracker.bytes_of(cache_after_prefill)
+        cache_keys = tracker.keys_of(cache_after_prefill)
+        del cache_after_prefill
+        with tracker.phase("decode"):
+            for _ in range(new_tokens - 1):
+                out = model(input_ids=next_ids, cache=cache, use_cache=True)
+                next_ids = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+                del out
+        cache_tensors = _cache_tensors(cache)
+        cache_keys |= tracker.keys_of(cache_tensors)
+        cache_bytes = tracker.bytes_of(cache_tensors)
+        cache_tokens = int(cache.get_seq_length())
+        del cache_tensors
+        window = tracker.end_window()
+        probing.__exit__(None, None, None)
+        del cache, next_ids
+    summary = _window_summary(window)
+    return {
+        "kind": "inference",
+        "workload": {"dtype": dtype, "batch": batch, "prompt_len": prompt_len,
+                     "new_tokens": new_tokens, "attention": attention},
+        "model": {
+            "class": type(model).__name__,
+            "parameters": sum(p.numel() for p in params),
+            "parameter_bytes_by_dtype": _dtype_bytes(params),
+            "parameter_bytes_counted": tracker.bytes_of(params),
+            "buffer_bytes_counted": tracker.bytes_of(model.buffers()),
+        },
+        "peak_bytes": summary["peak_bytes"],
+        "peak_phase": summary["peak_phase"],
+        "peak_op": summary["peak_op"],
+        "start_bytes": summary["start_bytes"],
+        "phases": summary["phases"],
+        "breakdown_at_peak": _breakdown(window, {"parameters": param_keys, "kv_cache": cache_keys}),
+        "kv_cache_bytes_after_prefill": prefill_cache_bytes,
+        "kv_cache_bytes_final": cache_bytes,
+        "kv_cache_tokens_final": cache_tokens,
+        "external_bytes": summary["external_bytes"],
+        "attention_ops": _attention_kernels(tracker),
+        **_cpu_cuda_notes(tracker, attention, str(tdtype).replace("torch.", "")),
+        **({"cpu_allocator_crosscheck": _crosscheck_summary(window, probe)} if crosscheck else {}),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+
+
+def _cache_tensors(cache: Any) -> list[Any]:
+    out = []
+    for layer in getattr(cache, "layers", []):
+        for name in ("keys", "values"):
+            t = getattr(layer, name, None)
+            if t is not None and hasattr(t, "untyped_storage"):
+                out.append(t)
+    return out
+
+
+# --------------------------------------------------------------------------- grid
+
+_TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "lora_rank",
+               "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "optimizer", "use_reentrant", "method",
+               "double_quant",
+               "prepare_kbit_training", "steps",
+               "use_cache",
+               "foreach", "seed", "crosscheck"}
+_INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}
+
+
+def load_grid(path: Path) -> list[dict[str, Any]]:
+    """Read a grid file: ``models`` (name -> HF config mapping), ``runs`` (a list of runs, each
+    naming a ``model`` and a ``kind``: train or inference, plus that kind's settings) and optional
+    ``defaults`` (settings applied to every run of a kind that takes them)."""
+    from planner.core.yamlio import load_mapping
+
+    data = load_mapping(Path(path))
+    unknown_top = set(data) - {"models", "runs", "defaults"}
+    if unknown_top:
+        raise ValueError(f"{path}: unknown top-level keys {sorted(unknown_top)}")
+    models = data.get("models") or {}
+    runs = data.get("runs") or []
+    defaults = dict(data.get("defaults") or {})
+    out = []
+    seen: set[str] = set()
+    for i, run in enumerate(runs):
+        kind0 = run.get("kind", "train")
+        allowed0 = _TRAIN_KEYS if kind0 == "train" else _INFER_KEYS
+        run = {**{k: v for k, v in defaults.items() if k in allowed0}, **run}
+        model = run.pop("model", None)
+        if model not in models:
+            raise ValueError(f"{path}: run {i + 1} names unknown model {model!r}")
+        kind = run.pop("kind", "train")
+        allowed = _TRAIN_KEYS if kind == "train" else _INFER_KEYS if kind == "inference" else None
+        if allowed is None:
+            raise ValueError(f"{path}: run {i + 1}: kind must be train or inference, not {kind!r}")
+        rid = run.pop("id", None) or f"{model}-{kind}-{i + 1}"
+        if rid in seen:
+            raise ValueError(f"{path}: run id {rid!r} appears twice")
+        seen.add(rid)
+        unknown = set(run) - allowed
+        if unknown:
+            raise ValueError(f"{path}: run {rid}: unknown keys {sorted(unknown)}")
+        out.append({"id": rid, "model": model, "kind": kind,
+                    "config": dict(models[model]), "settings": run})
+    return out
+
+
+def run_grid(grid: list[dict[str, Any]], *, progress: Any = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    results = []
+    for run in grid:
+        fn = measure_train_step if run["kind"] == "train" else measure_inference
+        res = fn(run["config"], **run["settings"])
+        entry = {"id": run["id"], "model_name": run["model"], "config": run["config"],
+                 "settings": dict(run["settings"]), **res}
+        results.append(entry)
+        gc.collect()
+        if progress:
+            progress(entry)
+    return {
+        "versions": versions(),
+        "platform": {"machine": platform.machine(), "system": platform.system(), "threads": 2},
+        "allocator_rounding_bytes": ALLOCATOR_ROUNDING,
+        "method": METHOD_NOTES,
+        "wall_seconds": round(time.perf_counter() - t0, 1),
+        "runs": results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m planner.validate.measure",
+                                     description="Measure peak live tensor memory over a grid.")
+    parser.add_argument("--grid", required=True, type=Path)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only ids containing this text (repeatable)")
+    args = parser.parse_args(argv)
+    grid = load_grid(args.grid)
+    if args.only:
+        grid = [r for r in grid if any(s in r["id"] for s in args.only)]
+
+    def progress(entry: dict[str, Any]) -> None:
+        print(f"{entry['id']:<40} peak {entry['peak_bytes'] / 2**20:9.2f} MiB "
+              f"at {entry['peak_phase']:<9} ({entry['seconds']:.1f}s)", file=sys.stderr, flush=True)
+
+    doc = run_grid(grid, progress=progress)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"{len(doc['runs'])} runs in {doc['wall_seconds']} s -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

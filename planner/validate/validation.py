@@ -1,0 +1,193 @@
+"""Compare the memory model's predictions with measured peaks, and write ``reports/validation.md``.
+
+A measured run (``planner.validate.measure``) gives the peak of live tensor bytes in one training step
+or one generation, as the CUDA caching allocator would count them (512-byte rounding). The
+prediction compared with it is the estimate's *allocated* peak per GPU: tensors only, without
+the CUDA context, library workspaces and allocator headroom, which are not tensors.
+
+Run ``python -m planner.validate.validation`` to compare ``tests/data/validation/measured_cpu.json``
+(or a fresh measurement with ``--measure``) and write the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from planner.model.architecture import from_hf_config
+from planner.memory import estimate
+from planner.workload.spec import workload_from_mapping
+
+#: Targets from issue 6: per mode, median absolute error and worst absolute error.
+TARGET_MEDIAN = 0.05
+TARGET_WORST = 0.15
+
+MODE_TO_RECIPE = {"fp32": "fp32", "pure-bf16": "pure-bf16", "amp-bf16": "amp-bf16"}
+
+
+def workload_for_run(run: Mapping[str, Any]):
+    """The planner workload equivalent to one measured run.
+
+    Train runs: ``mode`` -> recipe, torch AdamW, ``micro_batch``, ``seq_len``, ``attention``,
+    ``checkpointing``, LoRA rank and targets (peft's fp32 adapters); ``method: qlora`` -> the
+    planner's QLoRA (NF4 base) with ``double_quant`` and ``prepare_kbit_training``;
+    ``load_in_8bit`` -> LoRA on an LLM.int8 base, with ``prepare_kbit_training``. Inference runs: ``dtype`` ->
+    weights and KV dtype, ``batch`` -> concurrency, context = prompt + new tokens, the whole
+    prompt prefilled at once.
+    """
+    arch = from_hf_config(run["config"], run.get("id"))
+    s = run.get("settings", run)
+    if run["kind"] == "train":
+        keys: dict[str, Any] = {
+            "task": "train", "recipe": MODE_TO_RECIPE[s["mode"]], "optimizer": s.get("optimizer", "adamw"),
+            "micro_batch": s["micro_batch"], "seq_len": s["seq_len"], "attention": s["attention"],
+            "checkpointing": "full" if s.get("checkpointing") else "none",
+            **({"use_reentrant": True} if s.get("use_reentrant") else {}),
+        }
+        if s.get("lora_rank"):
+            method = s.get("method") or "lora"
+            keys.update(method=method, lora_rank=s["lora_rank"], lora_targets=list(s["lora_targets"]),
+                        lora_dropout=float(s.get("lora_dropout", 0.0)), use_dora=bool(s.get("use_dora", False)))
+            if method == "qlora":
+                keys.update(double_quant=bool(s.get("double_quant", True)),
+                            prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
+            elif s.get("load_in_8bit"):
+                keys.update(load_in_8bit=True, prepare_kbit_training=bool(s.get("prepare_kbit_training", False)))
+    else:
+        keys = {"task": "infer", "weights": s["dtype"], "kv_dtype": s["dtype"], "concurrency": s["batch"],
+                "context": s["prompt_len"] + s["new_tokens"], "attention": s["attention"],
+                "max_num_batched_tokens": s["batch"] * s["prompt_len"]}
+    return workload_from_mapping({"model": run.get("id", "m"), **keys}, lambda n, e: (n, "measured config", arch))
+
+
+#: The summary row of the runs on mixture-of-experts models (any mode).
+MOE_GROUP = "mixture of experts (any mode)"
+#: The summary row of the runs with an optimizer other than torch's AdamW (any mode).
+OPTIMIZER_GROUP = "optimizers other than AdamW (any mode)"
+
+
+def mode_of(run: Mapping[str, Any]) -> str:
+    """The validation mode a run belongs to (the issue's list of modes)."""
+    s = run.get("settings", run)
+    if run["kind"] != "train":
+        return "inference"
+    if s.get("method") == "qlora":
+        return "qlora"
+    if s.get("load_in_8bit"):
+        return "lora int8"
+    if s.get("lora_rank"):
+        return "lora"
+    if s.get("checkpointing"):
+        return "checkpointing"
+    return {"fp32": "fp32", "pure-bf16": "pure bf16", "amp-bf16": "amp bf16"}[s["mode"]]
+
+
+def compare_runs(runs: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per run: id, mode, attention, predicted and measured bytes, error (fraction)."""
+    rows = []
+    for run in runs:
+        w = workload_for_run(run)
+        est = estimate(w, device="cpu")  # CPU dropout keeps dtype-sized masks
+        predicted = est.per_gpu_allocated_bytes
+        measured = int(run["peak_bytes"])
+        s = run.get("settings", run)
+        rows.append({
+            "id": run["id"], "mode": mode_of(run), "attention": s.get("attention", ""),
+            "predicted_bytes": predicted, "measured_bytes": measured,
+            "error": (predicted - measured) / measured,
+            "predicted_phase": est.peak_phase or "always", "measured_phase": run.get("peak_phase", ""),
+            "moe": w.architecture.is_moe, "optimizer": w.train.optimizer if w.train is not None else "",
+        })
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per mode, mixture-of-experts models, optimizers other than AdamW, per attention kernel and
+    overall: count, median and worst absolute error."""
+    out = {}
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        keys = [r["mode"], f"attention {r['attention']}", "all"] + ([MOE_GROUP] if r.get("moe") else [])
+        keys += [OPTIMIZER_GROUP] if r.get("optimizer") not in (None, "", "adamw") else []
+        for key in keys:
+            groups.setdefault(key, []).append(abs(r["error"]))
+    extra = (MOE_GROUP, OPTIMIZER_GROUP)
+    modes = sorted(k for k in groups if k != "all" and k not in extra and not k.startswith("attention"))
+    order = modes + [k for k in extra if k in groups] + sorted(
+        k for k in groups if k.startswith("attention")) + ["all"]
+    for key in order:
+        errs = groups[key]
+        out[key] = {"runs": len(errs), "median": statistics.median(errs), "worst": max(errs)}
+    return out
+
+
+def report_markdown(rows: list[dict[str, Any]], measured_doc: Mapping[str, Any]) -> str:
+    """The validation report as Markdown."""
+    summary = summarize(rows)
+    v = measured_doc.get("versions", {})
+    lines = [
+        "# Memory model validation",
+        "",
+        "Predicted peak allocated bytes (tensors only: no CUDA context, workspaces or allocator headroom) "
+        "against the peak of live tensor bytes measured by `planner.validate.measure` (PyTorch dispatch-level "
+        "tracking, each storage rounded up to 512 bytes as the CUDA caching allocator rounds) on randomly "
+        "initialised Hugging Face models. Method and limits: `docs/validation-method.md`.",
+        "",
+        "Measured with " + ", ".join(f"{k} {val}" for k, val in sorted(v.items())) + ".",
+        f"Targets: median absolute error <= {TARGET_MEDIAN:.0%} and worst <= {TARGET_WORST:.0%} in every mode.",
+        "",
+        "## Summary",
+        "",
+        "| mode | runs | median abs. error | worst abs. error | meets target |",
+        "|---|---|---|---|---|",
+    ]
+    for mode, s in summary.items():
+        ok = s["median"] <= TARGET_MEDIAN and s["worst"] <= TARGET_WORST
+        lines.append(f"| {mode} | {s['runs']} | {s['median']:.1%} | {s['worst']:.1%} | {'yes' if ok else 'NO'} |")
+    lines += ["", "## Runs", "",
+              "| run | mode | optimizer | attention | predicted (MiB) | measured (MiB) | error | predicted peak phase "
+              "| measured peak phase |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['id']} | {r['mode']} | {r['optimizer'] or '-'} | {r['attention']} | "
+                     f"{r['predicted_bytes'] / 2**20:,.2f} | "
+                     f"{r['measured_bytes'] / 2**20:,.2f} | {r['error']:+.1%} | {r['predicted_phase']} | "
+                     f"{r['measured_phase']} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m planner.validate.validation [--measured FILE | --measure] [--out FILE]``."""
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m planner.validate.validation",
+                                     description="Compare the memory model with measured peaks.")
+    parser.add_argument("--measured", type=Path, default=Path("tests/data/validation/measured_cpu.json"))
+    parser.add_argument("--measure", action="store_true", help="measure the grid now (needs torch)")
+    parser.add_argument("--grid", type=Path, default=Path("tests/data/validation/grid.yaml"))
+    parser.add_argument("--out", type=Path, default=Path("reports/validation.md"))
+    args = parser.parse_args(argv)
+    if args.measure:
+        from planner.validate.measure import load_grid, run_grid
+
+        doc = run_grid(load_grid(args.grid))
+    else:
+        doc = json.loads(args.measured.read_text(encoding="utf-8"))
+    rows = compare_runs(doc["runs"])
+    text = report_markdown(rows, doc)
+    from planner.core.atomic import write_text
+
+    write_text(args.out, text)
+    for mode, s in summarize(rows).items():
+        print(f"{mode:14} runs {s['runs']:3}  median {s['median']:6.1%}  worst {s['worst']:6.1%}")
+    print(f"-> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,161 @@
+"""Reading what the user gives: workload files and model names, against a loaded catalog.
+
+This is the one place that ties a workload's ``model`` value to the catalog, a
+``config.json`` path or the local Hugging Face cache, so that ``planner estimate``, scenario
+files and ``planner fit`` resolve models the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from planner.model.architecture import Architecture
+from planner.catalog.loader import Catalog
+from planner.core.errors import InputError, ModelConfigError, ScenarioError
+from planner.core.fields import Entry
+from planner.model.models import resolve_model
+from planner.workload.spec import (
+    COMMON_KEYS,
+    HOST_KEYS,
+    INFER_KEYS,
+    TRAIN_KEYS,
+    Workload,
+    check_gpu_support,
+    workload_from_entry,
+)
+from planner.core.yamlio import YamlProblem, load_mapping
+
+Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
+
+#: planner.model.models problems about a --model path that leads nowhere, as said at the key that named it.
+_NAME_PROBLEMS = {
+    "no such file or directory": "no such file or directory: {name!r}",
+    "the directory holds no config.json": "the directory {name!r} holds no config.json",
+}
+
+
+def catalog_models(catalog: Catalog) -> dict[str, Any]:
+    """Catalog models by id, in the shape :func:`planner.model.models.resolve_model` takes."""
+    return {m.id: m for m in catalog.models}
+
+
+def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver:
+    """A function that resolves a workload's ``model`` value, locating errors at the entry.
+
+    The resolver returns (model id, where the architecture came from, Architecture).
+    """
+    models = catalog_models(catalog)
+    cache: dict[str, tuple[str, str, Architecture]] = {}
+
+    def resolve(name: str, entry: Entry) -> tuple[str, str, Architecture]:
+        if name in cache:
+            return cache[name]
+        try:
+            rm = resolve_model(name, models, hf_cache=hf_cache)
+        except ModelConfigError as exc:
+            if exc.file is None:
+                raise entry.error(exc.problem, "model", exc.hint) from None
+            if exc.file == name and exc.problem in _NAME_PROBLEMS:
+                # The name itself is wrong (no such path): say so at the entry that gave it.
+                raise entry.error(_NAME_PROBLEMS[exc.problem].format(name=name), "model", exc.hint) from None
+            raise
+        cache[name] = (rm.id, rm.source, rm.architecture)
+        return cache[name]
+
+    return resolve
+
+
+def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] | None = None,
+                       *, shown: str | None = None, gpu: Any = None) -> Workload:
+    """Read a ``--workload`` YAML file; command-line ``overrides`` replace its keys.
+
+    Args:
+        gpu: a catalog GPU the workload must run on (``planner estimate --gpu``): dtypes it has
+            no support for are refused (:func:`planner.workload.spec.check_gpu_support`).
+
+    Raises:
+        ScenarioError: unreadable file, YAML problems, invalid workload keys or values.
+    """
+    shown = shown or str(path)
+    try:
+        data = load_mapping(path, hint="A workload file is a mapping of workload keys, at least 'model:' and "
+                                       "'task:' (the options of 'planner estimate', with '_' for '-').")
+    except YamlProblem as exc:
+        hint = exc.hint or ("Check the path; an example workload file is scenarios/workloads/qlora-7b.yaml."
+                            if exc.problem == "no such file" else None)
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
+    overrides = overrides or {}
+    for key, value in overrides.items():
+        data[key] = value
+    entry = Entry(data, file=shown, error=ScenarioError)
+    try:
+        workload = workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
+        if gpu is not None:
+            check_gpu_support(workload, gpu, entry)
+    except ScenarioError as exc:
+        if exc.file == shown and exc.entry in overrides:
+            # The value came from the command line (an option overrides the file's key): say so.
+            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+        raise
+    return workload
+
+
+def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any = None) -> Workload:
+    """A workload from command-line options (names with underscores, as in workload files).
+
+    Args:
+        gpu: as for :func:`load_workload_file`.
+
+    Raises:
+        InputError: as :func:`planner.workload.spec.workload_from_entry`, located at the option.
+    """
+    entry = Entry(options, file=None, path="", error=OptionError)
+    workload = workload_from_entry(entry, make_resolver(catalog), default_name=str(options.get("model", "workload")))
+    if gpu is not None:
+        check_gpu_support(workload, gpu, entry)
+    return workload
+
+
+#: Every workload key as files write it; the command line spells each ``--key-with-dashes``.
+_WORKLOAD_KEYS = sorted(set(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS), key=len, reverse=True)
+#: 'key: value' as a file writes it ('Set method: qlora'), for any workload key.
+_KEY_VALUE = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): ")
+_KEY_BOOL = re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, _WORKLOAD_KEYS)) + r"): (true|false)\b")
+#: A key with an underscore, bare or quoted ('remove prepare_kbit_training', "'dataset_size' sizes");
+#: keys without one (gpus, model, zero) are also plain words and stay as they are.
+_UNDERSCORE_KEY = re.compile(r"(?<![\w./'-])('?)(" + "|".join(re.escape(k) for k in _WORKLOAD_KEYS if "_" in k)
+                             + r")\1(?![\w/'-])")
+
+
+def option_form(text: str) -> str:
+    """A message written for workload files, with its keys spelled as command-line options.
+
+    The workload reader (planner.workload.spec) words problems and hints for files; when the values
+    came from options, 'Set method: qlora, or remove prepare_kbit_training.' should read 'Set
+    --method qlora, or remove --prepare-kbit-training.'.
+    """
+    # a boolean key's 'key: true' / 'key: false' is the flag '--key' / '--no-key'
+    text = _KEY_BOOL.sub(lambda m: f"--{'no-' if m.group(2) == 'false' else ''}{m.group(1).replace('_', '-')}", text)
+    text = _KEY_VALUE.sub(lambda m: f"--{m.group(1).replace('_', '-')} ", text)
+    return _UNDERSCORE_KEY.sub(lambda m: "--" + m.group(2).replace("_", "-"), text)
+
+
+class OptionError(ScenarioError):
+    """A command-line option is wrong; the entry path is the option's name.
+
+    The problem and the hint name workload keys as options (:func:`option_form`).
+    """
+
+    def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
+                 entry: str | None = None, hint: str | None = None) -> None:
+        if entry and not entry.startswith("--"):
+            entry = "--" + entry.replace("_", "-")
+        super().__init__(option_form(problem), file=file, line=line, entry=entry,
+                         hint=option_form(hint) if hint else hint)
+
+
+__all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file",
+           "workload_from_options", "OptionError", "option_form"]

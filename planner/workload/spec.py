@@ -1,0 +1,892 @@
+"""Workloads: what the user wants to run, validated, with every option named.
+
+A workload is read from a mapping (a ``--workload`` file, a scenario's ``workloads`` entry,
+or the ``planner estimate`` options, which use the same names with dashes). Keys use the
+field's terms: micro_batch, seq_len, grad_accum, zero (ZeRO stage), tp (tensor parallel),
+kv_dtype, context, concurrency. Unknown keys are refused with a did-you-mean hint.
+
+Contradictions are errors when the workload cannot run as written (QLoRA on fp32 weights,
+offload without ZeRO, a TP degree that does not divide the heads, a sequence longer than a
+learned position table such as GPT-2's, a setting the chosen engine does not have) and warnings
+when it runs but probably not as meant (ZeRO-3 on one GPU, a context longer than a rotary model
+was trained for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from planner.model.architecture import Architecture
+from planner.core.errors import InputError, ScenarioError
+from planner.core.fields import Entry
+from planner.workload.recipes import OPTIMIZERS, RECIPES
+
+TASKS = ("train", "infer")
+METHODS = ("full", "lora", "qlora")
+CHECKPOINTING = ("none", "full")
+ATTENTION = ("eager", "sdpa", "flash")
+WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4")
+KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
+ENGINES = ("hf", "vllm")
+DATASET_FORMATS = ("arrow", "numpy", "mmap", "python")
+CHECKPOINT_DTYPES = ("fp32", "fp16", "bf16")
+
+#: Largest values accepted; anything above is a typo, not a workload.
+MAX_MICRO_BATCH = 65_536
+MAX_SEQ_LEN = 16 * 2**20
+MAX_GPUS = 65_536
+
+#: Optimizers DeepSpeed can run offloaded to the CPU (deepspeed.ops.adam.DeepSpeedCPUAdam,
+#: deepspeed.ops.lion.DeepSpeedCPULion; DeepSpeed ZeRO-Offload docs).
+OFFLOAD_OPTIMIZERS = ("adamw", "lion")
+
+TRAIN_KEYS = (
+    "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
+    "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
+    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
+    "use_reentrant", "dataset_tokens", "epochs",
+)
+INFER_KEYS = (
+    "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
+    "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
+    "requests_per_hour",
+)
+HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
+             "pin_memory")
+COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month")
+
+
+@dataclass(frozen=True)
+class Training:
+    """Options of a training workload.
+
+    Attributes:
+        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``) or
+            'qlora' (NF4 frozen base).
+        recipe: a name in :data:`planner.workload.recipes.RECIPES`.
+        optimizer: a name in :data:`planner.workload.recipes.OPTIMIZERS`.
+        micro_batch: sequences per GPU per forward pass (b).
+        seq_len: tokens per sequence (s).
+        grad_accum: micro-batches per optimizer step (time; memory only through the gradients kept between them).
+        gpus: data-parallel GPUs (N) times tensor-parallel GPUs (t) in total.
+        tp: tensor-parallel degree t (Megatron-style, with sequence parallelism).
+        zero: ZeRO stage 0-3 over the N = gpus / tp data-parallel ranks.
+        offload_optimizer: optimizer states and fp32 master weights in host RAM (ZeRO-Offload).
+        offload_params: parameters in host RAM (ZeRO-Infinity; stage 3 only).
+        checkpointing: 'none' or 'full' activation recomputation.
+        use_reentrant: full checkpointing runs torch's reentrant variant (``use_reentrant=True``: the
+            forward under ``no_grad``, no autograd graph kept) rather than Transformers' default
+            non-reentrant one (saved-tensor hooks over a kept graph). The memory model differs only
+            where a custom autograd Function keeps tensors on its ctx (an 8-bit base's inputs), which
+            non-reentrant checkpointing cannot drop. peft's ``prepare_model_for_kbit_training``,
+            called without ``gradient_checkpointing_kwargs``, passes none to Transformers, and torch
+            then falls back to reentrant (torch/utils/checkpoint.py, ``use_reentrant=None``).
+        attention: 'eager' stores the score matrices; 'sdpa'/'flash' do not.
+        lora_rank: r for LoRA/QLoRA adapters.
+        lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
+        double_quant: QLoRA double quantization of the NF4 constants.
+        load_in_8bit: LoRA only: the frozen base is loaded by bitsandbytes in LLM.int8 (Transformers
+            ``BitsAndBytesConfig(load_in_8bit=True)``; Dettmers et al. 2022, "LLM.int8(): 8-bit
+            Matrix Multiplication for Transformers at Scale", sec. 3): int8 linear weights with one
+            fp32 scale per output row, the rest 16-bit. Each 8-bit linear keeps its input for
+            backward (bitsandbytes ``MatMul8bitLt``), unlike a frozen ``nn.Linear``.
+        prepare_kbit_training: QLoRA and 8-bit LoRA only: the training script calls peft's
+            ``prepare_model_for_kbit_training`` (the peft QLoRA guide, the QLoRA paper's qlora.py and
+            TRL's SFTTrainer of 2023 do; TRL's current SFTTrainer does not, hence default False).
+            It casts every 16-bit parameter that is
+            not NF4 (embeddings, output head, norms, biases) to fp32, so the embedding output, the
+            residual stream and the outputs of the 4-bit linears (bitsandbytes casts them back to
+            the input dtype) are fp32 as well. Source: peft ``utils/other.py``
+            (``prepare_model_for_kbit_training``: "cast all non INT8 parameters to fp32");
+            bitsandbytes ``Linear4bit.forward`` (``.to(inp_dtype)``).
+        lora_dropout: peft's ``lora_dropout`` (default 0.0, peft's): above 0 each adapted module
+            keeps its own dropout output and mask for backward.
+        use_dora: peft's ``LoraConfig(use_dora=True)``: DoRA (Liu et al. 2024, "DoRA:
+            Weight-Decomposed Low-Rank Adaptation", sec. 4) adds a trainable magnitude per output
+            feature of each adapted module and recomputes the adapted weight's column norms in every
+            forward (planner.memory.activations.dora_saved_tensors, dora_temporaries).
+        adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
+            states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
+            paper's qlora.py casts adapters to 'bf16'.
+        dataset_tokens, epochs: for time and cost estimates (tokens seen = dataset_tokens x epochs).
+    """
+
+    method: str = "full"
+    recipe: str = "mixed-bf16"
+    optimizer: str = "adamw"
+    micro_batch: int = 1
+    seq_len: int = 2048
+    grad_accum: int = 1
+    gpus: int = 1
+    tp: int = 1
+    zero: int = 0
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    checkpointing: str = "none"
+    attention: str = "sdpa"
+    lora_rank: int = 16
+    lora_targets: tuple[str, ...] = ()
+    double_quant: bool = True
+    adapter_dtype: str = "fp32"
+    dataset_tokens: int | None = None
+    epochs: float = 1.0
+    prepare_kbit_training: bool = False
+    lora_dropout: float = 0.0
+    use_dora: bool = False
+    load_in_8bit: bool = False
+    use_reentrant: bool = False
+
+    @property
+    def data_parallel(self) -> int:
+        """N: data-parallel ranks (gpus / tp)."""
+        return self.gpus // self.tp
+
+    @property
+    def method_label(self) -> str:
+        """The method as reports name it: 'full', 'lora', 'lora (LLM.int8 base)' or 'qlora', with
+        ' + DoRA' for peft's DoRA."""
+        m = "lora (LLM.int8 base)" if self.load_in_8bit else self.method
+        return m + (" + DoRA" if self.use_dora else "")
+
+    @property
+    def quantized_base(self) -> str:
+        """The bitsandbytes format of the frozen base: 'nf4' (QLoRA), 'int8' (LoRA with
+        ``load_in_8bit``), or '' (a 16/32-bit base, or full fine-tuning)."""
+        if self.method == "qlora":
+            return "nf4"
+        return "int8" if self.load_in_8bit else ""
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Options of an inference (serving) workload.
+
+    Attributes:
+        weights: weight format, one of :data:`WEIGHT_FORMATS`.
+        group_size: quantization group size for int4 GPTQ/AWQ (values per scale).
+        kv_dtype: KV cache dtype.
+        context: tokens per sequence held in the KV cache (prompt + generated).
+        concurrency: sequences served at the same time.
+        tp: tensor-parallel degree t (must divide the attention heads).
+        engine: 'hf' (Transformers generate) or 'vllm' (PagedAttention engine).
+        gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
+        max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
+            None means the whole prompt of every sequence at once (vLLM's KV budget then uses
+            ``vllm serve``'s default for the card, planner.memory.vllm). With engine hf it is
+            Transformers' ``GenerationConfig(prefill_chunk_size=max_num_batched_tokens / concurrency)``.
+        max_num_seqs: vLLM's cap on sequences per step; its start-up profile samples that many
+            rows of logits (None: ``vllm serve``'s default for the card).
+        attention: 'eager' materialises the score matrices during prefill.
+        sliding_window: honour the model's sliding window in the KV cache.
+        replicas: copies of the workload, each on its own tp GPUs and serving ``concurrency``
+            sequences (``gpus: N`` is N / tp replicas). The per-GPU need is one replica's; host RAM
+            counts the replicas on each machine.
+    """
+
+    weights: str = "bf16"
+    group_size: int = 128
+    kv_dtype: str = "bf16"
+    context: int = 4096
+    concurrency: int = 1
+    tp: int = 1
+    engine: str = "hf"
+    gpu_memory_utilization: float = 0.9
+    max_num_batched_tokens: int | None = None
+    attention: str = "sdpa"
+    sliding_window: bool = True
+    tokens_per_request: int | None = None
+    requests_per_hour: float | None = None
+    max_num_seqs: int | None = None
+    replicas: int = 1
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """Options that only change host RAM.
+
+    Attributes:
+        dataloader_workers: DataLoader ``num_workers`` per GPU process.
+        dataset_size: bytes of the dataset object each worker would hold if copied.
+        dataset_format: 'arrow', 'numpy', 'mmap' (shared between workers through the page
+            cache) or 'python' (Python objects, copied into every worker).
+        checkpoint_dtype: dtype of the checkpoint on disk (default: the config's torch_dtype).
+        low_cpu_mem_usage: Transformers loads weights straight into the model (default true
+            in current releases) instead of building a random fp32 model first.
+        pin_memory: DataLoader pinned host buffers.
+    """
+
+    dataloader_workers: int = 2
+    dataset_size: int = 0
+    dataset_format: str = "arrow"
+    checkpoint_dtype: str | None = None
+    low_cpu_mem_usage: bool = True
+    pin_memory: bool = True
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A model and what to do with it.
+
+    Attributes:
+        name: label used in reports.
+        model_id: the catalog id, path or hub id the model was resolved from.
+        model_source: where the architecture came from (catalog, file, HF cache).
+        architecture: the parsed config.
+        task: 'train' or 'infer'.
+        train / infer: the task's options (the other is None).
+        host: host-RAM options.
+        gpus_per_node: GPUs in one machine (default: all of them).
+        entry_warnings: the warnings the reader made of the entry as written, which the options do
+            not keep (inference: weights given against the checkpoint's format, a concurrency above
+            an explicit max_num_seqs, a context past the model's positions); a training workload
+            has none (:func:`training_warnings` derives all of its warnings from the options).
+        hours_per_month: expected use, for cost comparisons (None: derive from the job).
+    """
+
+    name: str
+    model_id: str
+    model_source: str
+    architecture: Architecture
+    task: str
+    train: Training | None = None
+    infer: Inference | None = None
+    host: HostOptions = field(default_factory=HostOptions)
+    gpus_per_node: int | None = None
+    entry_warnings: tuple[str, ...] = ()
+    notes: str | None = None
+    hours_per_month: float | None = None
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Contradictions that do not stop the workload, as sentences: :attr:`entry_warnings`, then
+        (training) :func:`training_warnings` of the options as they are now, so a workload put on
+        another GPU count (``dataclasses.replace``, planner.plan.candidates.with_gpus) says its own."""
+        if self.train is not None:
+            return self.entry_warnings + training_warnings(self.architecture, self.train)
+        return self.entry_warnings
+
+    @property
+    def gpus(self) -> int:
+        """Total GPUs the workload runs on (training: data parallel x tensor parallel; inference:
+        replicas x tensor parallel)."""
+        if self.train is not None:
+            return self.train.gpus
+        assert self.infer is not None
+        return self.infer.tp * self.infer.replicas
+
+    @property
+    def group_gpus(self) -> int:
+        """GPUs that work on one copy of the model together (and so need NCCL between them): every
+        GPU of a training job, the tp GPUs of one inference replica."""
+        return self.train.gpus if self.train is not None else self.infer.tp  # type: ignore[union-attr]
+
+    @property
+    def tp(self) -> int:
+        return self.train.tp if self.train is not None else self.infer.tp  # type: ignore[union-attr]
+
+    @property
+    def node_gpus(self) -> int:
+        """GPUs per machine."""
+        return min(self.gpus_per_node or self.gpus, self.gpus)
+
+
+def default_lora_targets(arch: Architecture) -> tuple[str, ...]:
+    """PEFT's default LoRA targets for the architecture (query and value projections).
+
+    Source: peft ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (peft/utils/constants.py).
+    """
+    if arch.model_type in ("gpt2", "gpt_bigcode"):
+        return ("c_attn",)
+    if arch.model_type == "gpt_neox":
+        return ("query_key_value",)
+    if arch.fused_qkv:
+        return ("qkv_proj",)
+    return ("q_proj", "v_proj")
+
+
+def workload_from_entry(
+    entry: Entry,
+    resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],
+    *,
+    default_name: str = "workload",
+) -> Workload:
+    """Read and validate one workload mapping.
+
+    Args:
+        entry: the mapping, with its file and path for error messages.
+        resolve_model: turns the ``model`` value into (id, source, Architecture); raises
+            InputError for unknown names.
+        default_name: name used when the entry has none.
+
+    Raises:
+        InputError (of the entry's kind): unknown keys, wrong types, out-of-range values,
+            options that contradict each other.
+    """
+    if "model" in entry.data:
+        # the model first: an unknown one (with its close matches) is the first thing to fix, and the rest is
+        # read against its architecture
+        model_id, model_source, arch = resolve_model(entry.str("model"), entry)
+    task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
+    if task is None:
+        raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
+    allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
+    if task == "infer" and not entry.path:
+        # A workload of its own (a --workload file, the options) may give gpus: N, N / tp replicas, as
+        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp.
+        allowed += ("gpus",)
+    other = INFER_KEYS if task == "train" else TRAIN_KEYS
+    for key in entry.data:
+        if key in other and key not in allowed:
+            hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
+            if key == "gpus":  # a scenario's inference workload is one replica on tp GPUs
+                hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
+                        "tp: N, or task: train.")
+            raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
+                              key, hint)
+    entry.check_keys(allowed)
+    if "model" not in entry.data:
+        raise entry.error("missing required key 'model'", None,
+                          "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
+                          "or a Hugging Face id whose config.json is in the local cache.")
+    name = entry.str("name", default_name)
+    warnings: list[str] = []
+    if task == "infer":
+        for key in ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory"):
+            if key in entry.data:
+                raise entry.error(f"{key!r} sizes the training DataLoader and does nothing for task infer", key,
+                                  "Remove it, or set task: train.")
+    host = _host(entry)
+    if "dataset_format" in entry.data and not host.dataset_size:
+        raise entry.error("dataset_format says how the dataset is held, but there is no dataset_size to hold",
+                          "dataset_format", "Give dataset_size too (e.g. dataset_size: 10 GiB), or remove it.")
+    gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
+    if task == "train":
+        train = _training(entry, arch)
+        if gpus_per_node is not None and train.gpus % gpus_per_node:
+            raise entry.error(f"gpus ({train.gpus}) is not a multiple of gpus_per_node ({gpus_per_node})",
+                              "gpus_per_node")
+        # its warnings follow from its options (Workload.warnings, training_warnings)
+        return Workload(name, model_id, model_source, arch, task, train=train, host=host,
+                        gpus_per_node=gpus_per_node, notes=entry.str("notes", None),
+                        hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
+    infer = _inference(entry, arch, warnings)
+    if gpus_per_node is not None:
+        # A replica runs in one machine (tensor parallelism over NVLink/PCIe, not the network), and a
+        # machine holds whole replicas; with gpus given, the machines hold them all.
+        if gpus_per_node % infer.tp:
+            raise entry.error(f"{gpus_per_node} GPUs per machine do not hold whole replicas of tp {infer.tp}",
+                              "gpus_per_node", f"A replica runs in one machine: give a multiple of {infer.tp} "
+                              f"({infer.tp}, {2 * infer.tp}, ...).")
+        if "gpus" in entry.data and (infer.tp * infer.replicas) % gpus_per_node:
+            raise entry.error(f"gpus ({infer.tp * infer.replicas}) is not a multiple of gpus_per_node "
+                              f"({gpus_per_node})", "gpus_per_node",
+                              "Every machine holds the same number of replicas: give a divisor of gpus.")
+    return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
+                    entry_warnings=tuple(warnings), notes=entry.str("notes", None),
+                    hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
+
+
+def _host(entry: Entry) -> HostOptions:
+    return HostOptions(
+        dataloader_workers=entry.int("dataloader_workers", 2, min=0, max=256),
+        dataset_size=entry.size("dataset_size", 0, max=2**50),
+        dataset_format=entry.str("dataset_format", "arrow", choices=DATASET_FORMATS),
+        checkpoint_dtype=entry.str("checkpoint_dtype", None, choices=CHECKPOINT_DTYPES),
+        low_cpu_mem_usage=entry.bool("low_cpu_mem_usage", True),
+        pin_memory=entry.bool("pin_memory", True),
+    )
+
+
+def _with_hint(read: Callable[[], Any], entry: Entry, key: str, hint: str) -> Any:
+    """``read()``, with ``hint`` added to an error at ``key`` that has none (e.g. 'must be at least 1, not 0')."""
+    try:
+        return read()
+    except InputError as exc:
+        if exc.hint is None and exc.entry in (entry.key_path(key), "--" + key.replace("_", "-")):
+            raise entry.error(exc.problem, key, hint) from None
+        raise
+
+
+def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None:
+    """Refuse a tensor-parallel degree that does not divide the attention heads.
+
+    With t > KV heads each GPU keeps one replicated KV head (as vLLM does), so t must
+    then be a multiple of the KV heads; with t <= KV heads, t must divide them.
+    """
+    a, kv = arch.num_attention_heads, arch.num_key_value_heads
+    if a % tp:
+        divisors = [d for d in range(1, a + 1) if a % d == 0 and d <= 64]
+        raise where.error(f"tp={tp} does not divide the {a} attention heads", key,
+                          f"Use one of {', '.join(map(str, divisors))}.")
+    if (tp <= kv and kv % tp) or (tp > kv and tp % kv):
+        raise where.error(f"tp={tp} does not split the {kv} KV heads evenly", key,
+                          "Use a degree that divides the KV heads or is a multiple of them.")
+
+
+def check_positions(arch: Architecture, tokens: int, where: Entry, key: str) -> None:
+    """Refuse a sequence longer than a learned absolute position embedding has rows.
+
+    GPT-2 learns one embedding per position (``wpe``, ``n_positions`` rows): position
+    ``n_positions`` and later index past the table (IndexError, or a device-side assert on CUDA).
+    Rotary models run past their maximum and only get a warning (the caller's).
+    """
+    if not arch.hard_position_limit or tokens <= arch.max_position_embeddings:
+        return
+    n = arch.max_position_embeddings
+    raise where.error(f"{tokens:,} tokens are more than the {n:,} positions a {arch.model_type} model has: its learned "
+                      f"position embedding (wpe) holds n_positions = {n} rows, and position {n:,} and later index "
+                      "past it (IndexError; a device-side assert on CUDA)", key,
+                      f"Use {key}: {n} or less, or a model with rotary position embeddings (llama, qwen2, ...).")
+
+
+def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str | None:
+    """The warning for a ZeRO stage that shards over one data-parallel rank (None when there is
+    nothing to warn about: no ZeRO, several ranks, or ZeRO-Offload, which needs the stage on one GPU)."""
+    if zero > 0 and data_parallel == 1 and not offload:
+        return f"ZeRO stage {zero} on one data-parallel rank shards nothing; it saves no GPU memory."
+    return None
+
+
+def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
+    """The warnings of a training workload, from its options and model alone.
+
+    In this order: a quantized checkpoint the method loads as a base model; a bitsandbytes base's
+    (QLoRA's or 8-bit LoRA's) prepare_model_for_kbit_training without checkpointing; a bitsandbytes
+    base on a mixture of experts (its experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
+    data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a recipe
+    without fp32 masters under ZeRO (DeepSpeed clones partitions to fp32); a
+    ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
+    are: the same workload on another GPU count gets that count's warnings.
+
+    Args:
+        arch: the model.
+        train: the validated options (:func:`workload_from_entry` refuses those that cannot run).
+
+    Returns:
+        The warnings as sentences; () when there is nothing to warn about.
+    """
+    out: list[str] = []
+    _, _, ckpt_words = checkpoint_format(arch)
+    if ckpt_words:
+        out.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
+                   f"the base model as method {train.method} loads it, not as that checkpoint")
+    if train.quantized_base and train.prepare_kbit_training and train.checkpointing == "none":
+        out.append("prepare_model_for_kbit_training turns gradient checkpointing on unless the script passes "
+                   "use_gradient_checkpointing=False; if yours does not, set checkpointing: full.")
+    if train.quantized_base and arch.is_moe:
+        pc = arch.param_counts()
+        experts = arch.expert_parameters
+        what, bits = ("QLoRA", "4-bit") if train.method == "qlora" else ("LoRA on an LLM.int8 base", "8-bit")
+        out.append(f"{what} on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 "
+                   f"keeps the MoE experts and router as parameters of their own, so they stay "
+                   f"{'fp32 (prepare_kbit_training)' if train.prepare_kbit_training else '16-bit'} "
+                   f"({experts + pc.router:,} of {pc.total:,} parameters): {bits} saves memory on the attention "
+                   "projections alone.")
+    if train.method == "qlora" and train.zero == 3:
+        out.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
+    one_rank = zero_one_rank_warning(train.zero, train.data_parallel, train.offload_optimizer or train.offload_params)
+    if one_rank:
+        out.append(one_rank)
+    rec = RECIPES[train.recipe]
+    if train.zero and train.method == "full" and not rec.master_bytes and not train.offload_optimizer:
+        # DeepSpeed stage_1_and_2.py / stage3.py clone every partition to fp32
+        # (single_partition_of_fp32_groups, fp32_partitioned_groups_flat) and build the optimizer on it.
+        if rec.weight_bytes == 4:
+            out.append(f"recipe {train.recipe} under ZeRO: DeepSpeed clones each rank's fp32 partition once more for "
+                       "its optimizer (+4 B per parameter / data-parallel ranks, not counted here); PyTorch FSDP, "
+                       "which this estimate matches, does not.")
+        else:
+            out.append(f"recipe {train.recipe} keeps no fp32 master copy: under ZeRO that is PyTorch FSDP sharding "
+                       f"{rec.dtype} parameters, gradients and optimizer states. DeepSpeed ZeRO clones every partition "
+                       f"to fp32 and keeps fp32 optimizer states whatever the model's dtype: for DeepSpeed plan recipe "
+                       f"mixed-{rec.dtype}.")
+    if train.seq_len > arch.max_position_embeddings:
+        out.append(f"seq_len {train.seq_len} exceeds the model's max_position_embeddings "
+                   f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    if train.attention == "eager" and not arch.sdpa_supported:
+        out.append(eager_only_warning(arch))
+    return tuple(out)
+
+
+def eager_only_warning(arch: Architecture) -> str:
+    """The note for a model Transformers runs without SDPA (:attr:`Architecture.sdpa_supported`)."""
+    return (f"Transformers has no SDPA attention for {arch.model_type}: it runs eager attention, whose "
+            "score matrices (heads x sequence^2 per layer) are counted; attention: flash (flash_attention_2) "
+            "avoids them.")
+
+
+def _attention(entry: Entry, arch: Architecture) -> str:
+    """The Transformers attention kernel: the entry's, else sdpa (eager for models without SDPA).
+
+    Raises:
+        InputError (of the entry's kind): sdpa given for a model Transformers cannot run with it.
+    """
+    attention = entry.str("attention", "sdpa" if arch.sdpa_supported else "eager", choices=ATTENTION)
+    if attention == "flash" and not arch.flash_supported:
+        raise entry.error(f"Transformers has no flash_attention_2 for {arch.model_type} (the multimodal "
+                          "Gemma3ForConditionalGeneration: _supports_flash_attn is False)", "attention",
+                          "Use attention: sdpa, or eager.")
+    if attention == "sdpa" and not arch.sdpa_supported:
+        raise entry.error(f"Transformers has no SDPA attention for {arch.model_type} (_supports_sdpa is False: "
+                          f"{'its score softcapping' if arch.model_type == 'gemma2' else 'its attention sinks'})",
+                          "attention", "Use attention: eager, or flash (flash_attention_2).")
+    return attention
+
+
+def _training(entry: Entry, arch: Architecture) -> Training:
+    method = entry.str("method", "full", choices=METHODS)
+    recipe = entry.str("recipe", "mixed-bf16" if method == "full" else "pure-bf16", choices=RECIPES)
+    optimizer = entry.str("optimizer", "adamw", choices=OPTIMIZERS)
+    micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
+    seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
+    tp = entry.int("tp", 1, min=1, max=1024)
+    gpus = _with_hint(lambda: entry.int("gpus", tp, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: every GPU the job runs on (data-parallel ranks x "
+                      "tensor-parallel degree).")
+    if gpus % tp:
+        raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
+                          "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
+    check_tp(arch, tp, entry)
+    zero = entry.int("zero", 0, min=0, max=3)
+    offload_optimizer = entry.bool("offload_optimizer", False)
+    offload_params = entry.bool("offload_params", False)
+    checkpointing = entry.str("checkpointing", "none", choices=CHECKPOINTING)
+    use_reentrant = entry.bool("use_reentrant", False)
+    if "use_reentrant" in entry.data and checkpointing != "full":
+        raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
+                          "Set checkpointing: full, or remove use_reentrant.")
+    attention = _attention(entry, arch)
+    lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
+    targets = entry.str_list("lora_targets", None)
+    double_quant = entry.bool("double_quant", True)
+    prepare_kbit = entry.bool("prepare_kbit_training", False)
+    adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
+    lora_dropout = entry.number("lora_dropout", 0.0, min=0, max=1, min_exclusive=False)
+    use_dora = entry.bool("use_dora", False)
+    dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
+    epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
+    load_in_8bit = entry.bool("load_in_8bit", False)
+    rec = RECIPES[recipe]
+    if load_in_8bit and method != "lora":
+        raise entry.error(f"load_in_8bit is set but method is {method}", "load_in_8bit",
+                          "QLoRA's base is 4-bit NF4; for LoRA on an LLM.int8 base set method: lora, or remove "
+                          "load_in_8bit." if method == "qlora" else
+                          "int8 weights cannot train: set method: lora for LoRA on an LLM.int8 base, or remove "
+                          "load_in_8bit.")
+    # A bitsandbytes base: QLoRA's NF4, or LoRA's LLM.int8.
+    kbit = method == "qlora" or load_in_8bit
+    for key in ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora", "double_quant", "prepare_kbit_training"):
+        if key not in entry.data:
+            continue
+        if key == "double_quant" and method != "qlora":
+            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: qlora, or remove {key}.")
+        if key == "prepare_kbit_training" and not kbit:
+            hint = (f"Set method: qlora, or load_in_8bit: true, or remove {key}." if method == "lora" else
+                    f"Set method: qlora, or remove {key}.")
+            raise entry.error(f"{key} is set but method is {method}" + (" without load_in_8bit" if method == "lora"
+                                                                         else ""), key, hint)
+        if method == "full":
+            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: lora or qlora, or remove {key}.")
+    if kbit and rec.weight_bytes == 4:
+        what = "QLoRA" if method == "qlora" else "LoRA on an LLM.int8 base"
+        raise entry.error(f"{what} computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
+                          "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
+    if method in ("lora", "qlora"):
+        valid = sorted({m.name for m in arch.linear_modules()})
+        if arch.is_moe:
+            # Transformers 5 keeps the experts and the router as parameters, not nn.Linear modules:
+            # peft adapts them, if at all, with adapters of its own (target_parameters, fused
+            # gate_up), which the memory model does not size.
+            moe = sorted({m.name for m in arch.linear_modules() if m.part in ("mlp", "router")})
+            attn_modules = [n for n in valid if n not in moe]
+            asked = targets or []
+            if asked == ["all-linear"] or any(t in moe for t in asked):
+                shown = "all-linear" if asked == ["all-linear"] else ", ".join(t for t in asked if t in moe)
+                raise entry.error(f"LoRA on {arch.model_type}'s experts or router ({shown}) is not modelled: "
+                                  "Transformers 5 keeps them as fused parameters, not nn.Linear modules, and peft "
+                                  "adapts them with adapters of its own", "lora_targets",
+                                  f"Target the attention projections: {', '.join(attn_modules)}.")
+            valid = attn_modules
+        if targets is None:
+            targets = list(default_lora_targets(arch))
+        elif targets == ["all-linear"]:
+            targets = valid
+        for t in targets:
+            if t not in valid:
+                from planner.core.errors import did_you_mean
+                raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
+                                  did_you_mean(t, valid + ["all-linear"]))
+    elif targets is not None:
+        raise entry.error("lora_targets is set but method is full", "lora_targets",
+                          "Set method: lora or qlora, or remove lora_targets.")
+    if offload_optimizer and zero == 0:
+        raise entry.error("offload_optimizer needs ZeRO stage 1, 2 or 3 (ZeRO-Offload)", "offload_optimizer",
+                          "Set zero: 1 or higher.")
+    if offload_params and zero != 3:
+        raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if offload_optimizer and optimizer not in OFFLOAD_OPTIMIZERS:
+        # DeepSpeed runs an offloaded optimizer on the CPU with its own kernels; a client optimizer
+        # (bitsandbytes', Transformers' Adafactor, torch's SGD) is refused unless the config sets
+        # zero_force_ds_cpu_optimizer: false, and then steps CUDA-only code on CPU tensors.
+        raise entry.error(f"ZeRO-Offload steps the optimizer on the CPU with DeepSpeed's own optimizers "
+                          f"(DeepSpeedCPUAdam, DeepSpeedCPULion), and {optimizer} is not one of them (DeepSpeed "
+                          "refuses a client optimizer with offload_optimizer)", "optimizer",
+                          f"Use optimizer: {' or '.join(OFFLOAD_OPTIMIZERS)} with offload_optimizer, or leave "
+                          "offload_optimizer out.")
+    if offload_optimizer and method == "full" and rec.weight_bytes == 2 and not rec.master_bytes:
+        # DeepSpeed's CPU optimizer always updates an fp32 partition with fp32 states
+        # (stage_1_and_2.py single_partition_of_fp32_groups; stage3.py _create_fp32_partitions);
+        # its only 16-bit variant, fp16_master_weights_and_gradients, still keeps fp32 states.
+        raise entry.error(f"recipe {recipe} keeps no fp32 master copy, but ZeRO-Offload has no pure 16-bit mode: "
+                          "DeepSpeed's CPU optimizer updates an fp32 copy of the parameters with fp32 states",
+                          "recipe", f"Use recipe: mixed-{rec.dtype} (what DeepSpeed runs with {rec.dtype} enabled: "
+                          "the same GPU side, fp32 master weights and states in host RAM), or leave "
+                          "offload_optimizer out.")
+    if use_dora and tp > 1:
+        raise entry.error(f"DoRA does not run tensor parallel (tp {tp}): peft's tensor-parallel LoRA layer refuses "
+                          "use_dora (peft tuners/lora/tp_layer.py)", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3), or leave DoRA "
+                          "out (plain LoRA runs tensor parallel).")
+    if method == "qlora" and tp > 1:
+        raise entry.error(f"QLoRA does not run tensor parallel (tp {tp}): Transformers and peft training do not shard "
+                          "bitsandbytes 4-bit layers across GPUs", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N) or sharded (zero: 3 with "
+                          "bnb_4bit_quant_storage, as FSDP-QLoRA does).")
+    if load_in_8bit and tp > 1:
+        raise entry.error(f"LoRA on an LLM.int8 base does not run tensor parallel (tp {tp}): Transformers and peft "
+                          "training do not shard bitsandbytes 8-bit layers across GPUs", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N).")
+    if load_in_8bit and zero == 3:
+        # ZeRO-3 and FSDP partition parameters as flat float buffers; bitsandbytes' 8-bit layers keep
+        # their int8 weight and fp32 row scales (Int8Params.SCB) outside any such storage, and
+        # bnb_4bit_quant_storage, the hook FSDP-QLoRA uses, exists for 4-bit layers only (FSDP on an
+        # 8-bit model: "Must flatten tensors with uniform dtype but got torch.float16 and torch.int8",
+        # bitsandbytes issue 1709; LLaMA-Factory issue 3543: FSDP+QLoRA supports 4-bit only).
+        raise entry.error("LoRA on an LLM.int8 base cannot shard its parameters (zero 3): bitsandbytes' 8-bit layers "
+                          "have no quant-storage option for ZeRO-3 or FSDP (bnb_4bit_quant_storage is 4-bit only)",
+                          "zero", "Use zero: 0, 1 or 2 (only the adapters' states are sharded), or method: qlora "
+                          "with zero: 3.")
+    # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
+    check_positions(arch, seq_len, entry, "seq_len")
+    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
+                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
+                    use_reentrant)
+
+
+def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
+    """The weight format a model's ``config.json`` ``quantization_config`` declares.
+
+    Returns (format of :data:`WEIGHT_FORMATS` or None, group size or None, the config in words;
+    '' when the config has no ``quantization_config``). Read as Transformers spells it: AWQ and
+    GPTQ give ``quant_method`` 'awq'/'gptq' with ``bits`` and ``group_size`` (AWQ may say
+    ``q_group_size``); bitsandbytes gives ``load_in_4bit`` (``bnb_4bit_quant_type`` 'nf4') or
+    ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8', gpt-oss's ``quant_method``
+    'mxfp4'.
+    """
+    q = arch.extra.get("quantization_config")
+    if not isinstance(q, Mapping):
+        return None, None, ""
+    method = str(q.get("quant_method", "")).lower()
+    bits = q.get("bits", q.get("w_bit"))
+    words = f"quant_method {method or '?'}" + (f", bits {bits}" if bits is not None else "")
+    group = q.get("group_size", q.get("q_group_size"))
+    group = int(group) if isinstance(group, int) and not isinstance(group, bool) else None
+    if method in ("awq", "gptq") and bits == 4:
+        return f"int4-{method}", group, words
+    if method == "fp8":
+        return "fp8", None, words
+    if method == "mxfp4":
+        return "mxfp4", None, words
+    if method == "bitsandbytes":
+        if q.get("load_in_4bit") and str(q.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4":
+            return "nf4", None, words + ", load_in_4bit nf4"
+        if q.get("load_in_8bit"):
+            return "int8", None, words + ", load_in_8bit"
+    return None, group, words
+
+
+def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
+    ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
+    weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
+    if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
+        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); the weights are "
+                        f"sized as weights: {weights}, as given")
+    elif ckpt_words and ckpt_fmt is None:
+        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
+                        f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
+    if weights == "mxfp4" and ckpt_fmt != "mxfp4":
+        raise entry.error("mxfp4 weights need an MXFP4 checkpoint (config.json quantization_config with quant_method "
+                          "mxfp4, as gpt-oss ships); engines do not convert other checkpoints to it", "weights",
+                          "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
+    kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
+    kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
+    group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
+    group_size = entry.int("group_size", group_default, min=-1, max=1_000_000)
+    if group_size in (0,):
+        raise entry.error("must be a positive number of values per scale, or -1 (one scale per output column)",
+                          "group_size")
+    if "group_size" in entry.data and not weights.startswith("int4"):
+        raise entry.error(f"group_size applies to int4-gptq and int4-awq weights, not {weights}", "group_size",
+                          "Remove it, or set weights: int4-gptq or int4-awq.")
+    if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
+        fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
+        raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",
+                          f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
+    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
+    # (hints name keys as 'key: value', which planner.workload.inputs.option_form turns into '--key value' for options)
+    gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp: N each "
+                      "(without tp: N, one replica on all of them).")
+    if gpus is not None and "tp" not in entry.data:
+        # gpus: N without tp is one replica on all N GPUs, as --gpus N without --tp
+        try:
+            check_tp(arch, gpus, entry, "gpus")
+        except InputError as exc:
+            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: {exc.problem}", "gpus",
+                              exc.hint) from None
+    tp = entry.int("tp", gpus or 1, min=1, max=1024)
+    check_tp(arch, tp, entry)
+    replicas = 1
+    if gpus is not None:
+        if gpus % tp:
+            raise entry.error(f"{gpus} GPUs do not hold whole replicas of tp {tp}", "gpus",
+                              f"An inference replica runs on tp: {tp} GPUs: give gpus: "
+                              f"{', '.join(str(tp * k) for k in range(1, 4))} or another multiple of {tp}, or leave "
+                              "it out for one replica.")
+        replicas = gpus // tp
+    engine = entry.str("engine", "hf", choices=ENGINES)
+    if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
+        raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "
+                          "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
+                          "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
+    util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
+    if util >= 1:
+        raise entry.error("must be below 1: vLLM starts only when the memory free after the CUDA context is at "
+                          "least gpu_memory_utilization x the card", "gpu_memory_utilization",
+                          "Use 0.9 (vLLM's default) or up to about 0.95 on large cards.")
+    if engine != "vllm" and "gpu_memory_utilization" in entry.data:
+        raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
+                          "gpu_memory_utilization", "Set engine: vllm, or remove it.")
+    mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
+    if engine == "hf" and mnbt is not None and mnbt < concurrency:
+        # Transformers prefills the whole batch in each forward pass, GenerationConfig(prefill_chunk_size)
+        # tokens of every sequence, and a chunk is at least one token (planner.memory.estimate._infer).
+        raise entry.error(f"{mnbt:,} tokens per forward pass are fewer than the {concurrency:,} sequences of the "
+                          "batch: Transformers prefills every sequence of the batch in each pass, at least one token "
+                          "each (prefill_chunk_size >= 1)",
+                          "max_num_batched_tokens",
+                          f"Give max_num_batched_tokens: {concurrency} or more, or engine: vllm (which schedules "
+                          "at most max_num_batched_tokens tokens per step).")
+    max_seqs = entry.int("max_num_seqs", None, min=1, max=MAX_MICRO_BATCH)
+    if engine != "vllm" and "max_num_seqs" in entry.data:
+        raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
+                          "Set engine: vllm, or remove it.")
+    if max_seqs is not None and concurrency > max_seqs:
+        warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
+                        f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
+    sliding = entry.bool("sliding_window", True)
+    if engine == "vllm" and "attention" in entry.data:
+        raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
+                          "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
+                          "Remove it, or set engine: hf.")
+    attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
+    if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
+        warnings.append(eager_only_warning(arch))
+    if engine == "vllm" and arch.model_type == "gpt_oss":
+        warnings.append("vLLM's start-up logs of gpt-oss-120b on one H100 show 4.7-4.8 GiB of memory the model "
+                        "does not attribute (vllm#23278, #27508); the estimate counts 4.84 GiB for it as a term, "
+                        "for every gpt-oss model (only the 120b on an H100 was measured).")
+    if engine != "vllm" and weights == "mxfp4":
+        warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
+                        "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "
+                        "the checkpoint is bf16, so the planner asks for a GPU with bf16 (Ampere or newer).")
+    if context > arch.max_position_embeddings:
+        check_positions(arch, context, entry, "context")
+        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+        if engine == "vllm":
+            warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
+                            f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
+                            "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
+    return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
+                     entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas)
+
+
+#: The GPU feature (a :class:`planner.catalog.loader.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
+#: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
+#: The same rule as the solver's precision filter (planner.plan.candidates.precision_needs).
+DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8", "mxfp4": "bf16"}
+
+
+def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
+    """The GPU feature ``dtype`` needs (None: runs everywhere). vLLM runs fp8 weights and an fp8 KV
+    cache on GPUs without fp8 tensor cores too: weight-only FP8 through its Marlin kernels
+    (W8A16, Ampere and newer) and an fp8 KV cache read back to 16-bit in its attention kernels
+    (vLLM docs, "FP8 W8A8": "Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing
+    Marlin kernels"; "Quantized KV Cache"). Those need a 16-bit (bf16) GPU, Ampere or newer."""
+    if dtype == "fp8" and engine == "vllm":
+        return "bf16"
+    return DTYPE_FEATURES.get(dtype)
+
+
+def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
+    """Refuse a dtype the user chose that ``gpu`` has no hardware support for, located at its key.
+
+    Training checks the recipe's 16-bit dtype (bf16 recipes need ``gpu.bf16``) and an 8-bit base
+    (``load_in_8bit`` needs ``gpu.int8``, for bitsandbytes' int8 matmul); inference checks
+    the weights and the KV cache (bf16, fp8 and int8 need ``gpu.bf16``, ``gpu.fp8``, ``gpu.int8``).
+    Only keys the entry gives are checked: a default the GPU cannot run is not a contradiction in
+    what the user wrote (``planner estimate --gpu`` reports it in its verdict instead).
+
+    Args:
+        workload: the validated workload.
+        gpu: a :class:`planner.catalog.loader.Gpu` (anything with ``id``, ``architecture``, ``bf16``,
+            ``fp8`` and ``int8``).
+        where: the entry the workload was read from (its keys say what the user wrote).
+
+    Raises:
+        InputError (of the entry's kind): a dtype the GPU lacks, with what to use instead.
+    """
+    from planner.workload.recipes import RECIPES
+
+    half = "bf16" if gpu.bf16 else "fp16"
+    if workload.train is not None:
+        recipe = workload.train.recipe
+        checks = [("recipe", recipe, RECIPES[recipe].dtype, [recipe.replace("bf16", "fp16")])]
+        if workload.train.load_in_8bit and not gpu.int8 and "load_in_8bit" in where.data:
+            raise where.error(f"load_in_8bit needs a GPU with int8 support (bitsandbytes' int8 matmul); {gpu.id} "
+                              f"({gpu.architecture}) has none", "load_in_8bit",
+                              "Use method: qlora (a 4-bit base, dequantized to 16-bit for each matmul), or a GPU "
+                              "with int8 ('planner catalog gpus' shows which have it).")
+    else:
+        i = workload.infer
+        assert i is not None
+        checks = [("weights", i.weights, i.weights, (["int8"] if i.weights == "fp8" and gpu.int8 else [])
+                   + (["fp8"] if i.weights == "int8" and gpu.fp8 else []) + [half]),
+                  ("kv_dtype", i.kv_dtype, i.kv_dtype, [half])]
+    engine = workload.infer.engine if workload.infer is not None else "hf"
+    for key, value, dtype, instead in checks:
+        feature = dtype_feature(dtype, engine)
+        if feature is None or getattr(gpu, feature) or key not in where.data:
+            continue
+        name = f"--{key.replace('_', '-')}" if where.file is None else f"{key}:"  # an option or a file's key
+        vllm = (f" or {'--engine vllm' if where.file is None else 'engine: vllm'} (vLLM runs fp8 weights and KV "
+                "cache on 16-bit GPUs)" if dtype == "fp8" and engine != "vllm" and gpu.bf16 else "")
+        raise where.error(
+            f"{value} needs a GPU with {feature} support; {gpu.id} ({gpu.architecture}) has none", key,
+            f"Use {name} {' or '.join(instead)}{vllm}, or a GPU with {feature} ('planner catalog gpus' shows which "
+            "have it).")
+
+
+def workload_from_mapping(data: dict[str, Any], resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],
+                          *, file: str | None = None, path: str = "", error: type[InputError] = ScenarioError,
+                          default_name: str = "workload") -> Workload:
+    """Convenience wrapper of :func:`workload_from_entry` for a plain mapping."""
+    return workload_from_entry(Entry(data, file=file, path=path, error=error), resolve_model,
+                               default_name=default_name)

@@ -48,6 +48,7 @@ def test_modes_cover_the_issue():
             "attention eager", "attention sdpa"} <= keys
 
 
+@pytest.mark.slow
 @pytest.mark.torch
 def test_fresh_measurement_meets_the_targets():
     pytest.importorskip("torch")

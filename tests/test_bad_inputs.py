@@ -20,7 +20,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import planner.cli.main
+import planner.cli.options
 from planner.catalog.loader import load_catalog
 from planner.cli.main import main
 
@@ -42,7 +42,7 @@ def _load(catalog_dir: str | None) -> Any:
 @pytest.fixture
 def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the corpus at ./bad in a fresh working directory; no Hugging Face cache, no calibration."""
-    monkeypatch.setattr(planner.cli.main, "_load_catalog", _load)
+    monkeypatch.setattr(planner.cli.options, "load_catalog_option", _load)
     shutil.copytree(CORPUS, tmp_path / "bad")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))

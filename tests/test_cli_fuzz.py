@@ -34,7 +34,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import planner.cli.main
+import planner.cli.options
 from planner.catalog.loader import load_catalog
 from planner.cli.main import main
 
@@ -328,7 +328,7 @@ FORMATS = st.sampled_from([("csv", "json"), ("json",), ("xlsx",), ("csv",)])
 @given(doc=scenarios().flatmap(lambda d: mutated(d)), data=st.data(), formats=FORMATS)
 def test_plan_on_random_scenarios(doc: Any, data: st.DataObject, formats: tuple[str, ...]) -> None:
     raw = data.draw(file_text(doc))
-    with _workdir() as root, mock.patch.object(planner.cli.main, "_load_catalog", _cached_load):
+    with _workdir() as root, mock.patch.object(planner.cli.options, "load_catalog_option", _cached_load):
         (root / "scenario.yaml").write_bytes(raw)
         before = _tree(root)
         result = _invoke(["plan", "scenario.yaml", "--out", "out", "--format", ",".join(formats), "--top", "2"])
@@ -341,7 +341,7 @@ def test_plan_on_random_scenarios(doc: Any, data: st.DataObject, formats: tuple[
        as_json=st.booleans())
 def test_estimate_on_random_workloads(doc: Any, data: st.DataObject, gpu: str | None, as_json: bool) -> None:
     raw = data.draw(file_text(doc))
-    with _workdir() as root, mock.patch.object(planner.cli.main, "_load_catalog", _cached_load):
+    with _workdir() as root, mock.patch.object(planner.cli.options, "load_catalog_option", _cached_load):
         (root / "workload.yaml").write_bytes(raw)
         before = _tree(root)
         args = ["estimate", "--workload", "workload.yaml"] + (["--gpu", gpu] if gpu else []) + (

@@ -1,9 +1,10 @@
-"""What every command shares: bad input as one line 'Error: ...' and its exit code."""
+"""What every command shares: bad input as one line 'Error: ...' and its exit code; size and list text."""
 
 from __future__ import annotations
 
 import functools
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -45,3 +46,47 @@ def handle_errors(fn):
                   f"rerun with --debug and report the traceback.", 2)
 
     return wrapper
+
+
+class LineError(click.UsageError):
+    """A usage error found while click parses the options, already in the one-line form
+    ('--option: problem. hint'), which :func:`_usage_line` prints as it is."""
+
+    def __init__(self, line: str, ctx: click.Context | None = None) -> None:
+        super().__init__(line, ctx)
+        self.line = line
+
+
+def gib_text(n: float) -> str:
+    return f"{n / 2**30:,.2f} GiB"
+
+
+def size_text(n: int) -> str:
+    """A margin in GiB, or in MiB when under 0.01 GiB (so 'short by 0.00 GiB' never reads as nothing)."""
+    return f"{n / 2**30:,.2f} GiB" if n >= 2**30 // 100 else f"{n / 2**20:,.1f} MiB"
+
+
+def joined(paths: list[Path]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    names = [str(p) for p in paths]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def vllm_context_note(workload: Any, context_given: bool, longest_fit: int | None = None) -> str | None:
+    """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
+
+    ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
+    start when one sequence that long does not fit its KV cache; the plan sized the default context.
+    ``longest_fit``: the longest max_model_len vLLM starts with on the card, when known
+    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`).
+    """
+    i = workload.infer
+    longest = workload.architecture.max_position_embeddings
+    if i is None or i.engine != "vllm" or context_given or i.context >= longest:
+        return None
+    note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "
+            f"{i.context}: it defaults to the model's maximum, {longest:,} tokens")
+    if longest_fit is not None and longest_fit < longest:
+        note += (", and refuses to start when one sequence that long does not fit the KV cache ("
+                 + (f"at most {longest_fit:,} tokens here)" if longest_fit else "no KV cache is left here)"))
+    return note + "."

@@ -1,0 +1,110 @@
+"""The ``planner calibrate`` command: measure a workload on this machine's GPU, save the overheads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planner.cli import options as opts
+from planner.cli.common import handle_errors
+from planner.cli.options import collect_options, estimate_options, file_keys, tp_from_gpus, workload_from_cli
+
+
+@click.command(name="calibrate")
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
+@click.option("--out", "calibration_file", type=click.Path(dir_okay=False),
+              help="Calibration file to update (default ~/.config/planner/calibration.yaml).")
+@click.option("--json", "as_json", is_flag=True, help="Print the measurements as one JSON object (sizes in bytes).")
+@estimate_options
+@handle_errors
+def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, calibration_file: str | None,
+              as_json: bool, **options: Any) -> None:
+    """Measure a workload on this machine's NVIDIA GPU and save the runtime overheads.
+
+    Runs a few real steps with a randomly initialised model (no downloads), prints
+    max_memory_allocated, max_memory_reserved and the device's used memory against the
+    estimate, and saves the CUDA context size and the reserved/allocated ratio for this GPU
+    model; later 'planner estimate --gpu ID' on the same GPU model uses them. Needs PyTorch
+    with CUDA ('pip install .[validate]' plus a CUDA build of torch).
+
+    Takes the workload options of 'planner estimate' (and --workload, --json), not --gpu,
+    --headroom or --calibration: it measures the GPU it runs on (pick one with
+    CUDA_VISIBLE_DEVICES) and writes the file named by --out. The run is one process on one GPU:
+    full or LoRA training with a torch recipe and AdamW, no ZeRO; or Transformers generate with
+    16/32-bit weights. Other settings are refused; options that do not change GPU memory
+    (grad_accum, host RAM and time inputs) are named in a note.
+
+    \b
+    Example:
+      planner calibrate --model llama-3.2-1b --task train --recipe pure-bf16 --micro-batch 2 --seq-len 512
+      planner calibrate --model qwen2.5-0.5b --task infer --weights bf16 --context 2048 --concurrency 4
+    """
+    from planner.validate.calibrate import Calibration, default_path, run_calibration, save_calibration
+    from planner.memory import estimate as run_estimate
+    from planner.core.units import GiB
+
+    catalog = opts.load_catalog_option(catalog_dir)
+    given = collect_options(options)
+    written = file_keys(workload_file)
+    workload = workload_from_cli(catalog, workload_file, given, None)
+    check_calibration_run(workload, given, written, workload_file)
+    unused = [k for k in NOT_IN_CALIBRATION if k in given or k in written]
+    est = run_estimate(workload)
+    m = run_calibration(workload, steps=steps)
+    path = Path(calibration_file) if calibration_file else default_path()
+    cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
+                      m["versions"])
+    save_calibration(cal, path)
+    if as_json:
+        click.echo(json.dumps({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
+                                                 "per_gpu_total_bytes": est.per_gpu_total_bytes},
+                               "saved_to": str(path), "not_in_the_run": unused}, indent=2))
+        return
+    click.echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
+    click.echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
+               f"   estimate (tensors) {est.per_gpu_allocated_bytes / GiB:,.3f} GiB")
+    click.echo(f"  max_memory_reserved  {m['max_memory_reserved_bytes'] / GiB:,.3f} GiB"
+               f"   (allocator overhead {m['allocator_fraction']:.1%})")
+    click.echo(f"  device used          {m['device_used_bytes'] / GiB:,.3f} GiB"
+               f"   estimate (total) {est.per_gpu_total_bytes / GiB:,.3f} GiB")
+    click.echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
+    click.echo(f"Saved to {path}")
+    if unused:
+        click.echo(f"Note: {', '.join(unused)} do not change GPU memory (time, host RAM or cost inputs); the "
+                   "calibration run does not use them.")
+
+
+#: Workload keys that change time, host RAM or cost but not GPU memory: the calibration run leaves them out.
+NOT_IN_CALIBRATION = ("grad_accum", "dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype",
+                       "low_cpu_mem_usage", "pin_memory", "dataset_tokens", "epochs", "hours_per_month",
+                       "tokens_per_request", "requests_per_hour")
+
+
+def check_calibration_run(workload: Any, given: dict[str, Any], written: dict[str, Any],
+                           workload_file: str | None) -> None:
+    """Refuse a workload the calibration run cannot reproduce, at the option or file key that chose it."""
+    from planner.validate.calibrate import unsupported
+    from planner.core.errors import ScenarioError
+    from planner.workload.inputs import OptionError
+
+    copies = workload.infer.replicas if workload.infer is not None else 1  # --gpus N is N / tp of them
+    if workload.infer is not None and "gpus" in given and copies > 1:
+        raise OptionError(f"planner calibrate runs one replica on one GPU, not {copies} replicas",
+                          entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
+    why = unsupported(workload)
+    if why is None:
+        return
+    key, problem, hint = why
+    if key == "tp" and tp_from_gpus(given, written):
+        raise OptionError(problem, entry="gpus", hint="Leave --gpus out (the overheads it measures are per GPU).")
+    if key in given or key not in written:
+        # an option, or a default ('the default' then says why the user did not see it)
+        default = "" if key in given else f"; that is the default, as --{key.replace('_', '-')} was not given"
+        raise OptionError(problem + default, entry=key, hint=hint)
+    raise ScenarioError(problem, file=workload_file, line=getattr(written, "lines", {}).get(key), entry=key,
+                        hint=hint)

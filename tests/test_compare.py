@@ -653,11 +653,11 @@ def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
 
 
 def test_the_catalogs_spot_warnings_for_the_instances_compared_are_printed(tiny):
-    # The loader warns about a spot price above on-demand (planner.catalog.loader.CatalogWarning, tested in
+    # The loader warns about a spot price above on-demand (planner.catalog.schema.CatalogWarning, tested in
     # test_catalog.py); compare says it for the instances it compares, in the text, the JSON and the workbook.
     from dataclasses import replace as dc_replace
 
-    from planner.catalog.loader import CatalogWarning
+    from planner.catalog.schema import CatalogWarning
 
     cat, w, machine = tiny
     fast = "cloud.yaml:9: instances[0] (cloud-fast).spot_usd_per_hour: spot above on-demand (a test text)"

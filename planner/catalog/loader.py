@@ -1,10 +1,12 @@
-"""The hardware and model catalog: frozen records read and checked from ``catalog/*.yaml``.
+"""The catalog: :func:`load_catalog` reads and checks ``catalog/*.yaml`` and an overlay into a :class:`Catalog`.
 
 :func:`load_catalog` reads the shipped catalog directory (the ``catalog/`` folder next to the
 ``planner/`` package) and, when given, a user overlay directory (``--catalog DIR``). Every
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): defined below; this module finds the files, merges the overlay, runs the
+kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
 ``_bytes``), rates are bytes per second (``_bytes_per_s``), money is USD (``_usd``), power is
@@ -37,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -47,23 +49,69 @@ from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, _kind
 from planner.core.units import GB, MiB, TiB, format_size
 from planner.core.yamlio import YamlProblem, load_mapping
+from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED,
+                                    PRICE_KINDS, CatalogWarning, Field, Kind, Merged, Parsed, later, read_bool,
+                                    read_choice, read_choice_list, read_fraction, read_id, read_int, read_int_choice,
+                                    read_positive, read_positive_int, read_price, read_rate, read_size, read_text)
 
-#: The catalog schema version this module reads.
-SCHEMA_VERSION = 1
+# ----- pcie ---------------------------------------------------------------------------------
 
-#: Catalog files and the entry lists each may hold, in load order.
-CATALOG_FILES: dict[str, tuple[str, ...]] = {
-    "pcie.yaml": ("generations",),
-    "gpus.yaml": ("gpus",),
-    "ram.yaml": ("dimms",),
-    "platforms.yaml": ("platforms",),
-    "network.yaml": ("nics", "switches"),
-    "cloud.yaml": ("instances",),
-    "models.yaml": ("models",),
+PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
+MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
+
+
+@dataclass(frozen=True, slots=True)
+class PcieGen:
+    """One PCI Express generation (``pcie.yaml``).
+
+    Attributes:
+        per_lane_bytes_per_s: one direction, per lane, after line encoding, bytes/s.
+    """
+
+    id: str
+    gen: int
+    per_lane_bytes_per_s: float
+    source: str
+    as_of: str
+    notes: str | None = None
+    verification: str | None = None
+
+
+#: ``pcie.yaml`` ``generations:`` keys besides the common ones.
+PCIE_FIELDS: dict[str, Field] = {
+    "gen": Field(read_int(1, 10)),
+    "per_lane": Field(read_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate"), attr="per_lane_bytes_per_s"),
 }
 
-PRICE_KINDS = ("msrp", "street", "estimate", "quote")
-VERIFICATION_LEVELS = ("V", "D", "K", "U")
+
+def generation_numbers(m: Merged) -> list[int]:
+    """The PCIe generations the merged catalog lists (``gen``), in increasing order."""
+    return sorted(p.values["gen"] for p in m.entries["generations"].values())
+
+
+def check_gen(p: Parsed, gens: list[int]) -> None:
+    """The entry's ``pcie_gen`` is one of ``gens`` (:func:`generation_numbers`); raises CatalogError."""
+    g = p.values["pcie_gen"]
+    if g not in gens:
+        hint = ("Valid: " + ", ".join(map(str, gens)) + ".") if gens else "pcie.yaml lists no generations."
+        raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
+
+
+def _check_generations(m: Merged) -> None:
+    """Each generation once."""
+    seen_gens: dict[int, Parsed] = {}
+    for p in m.entries["generations"].values():
+        g = p.values["gen"]
+        if g in seen_gens:
+            raise p.err(f"PCIe generation {g} is also entry {seen_gens[g].id!r}", "gen")
+        seen_gens[g] = p
+
+
+GENERATIONS = Kind("generations", PcieGen, PCIE_FIELDS, check_merged=_check_generations)
+
+
+# ----- gpus ---------------------------------------------------------------------------------
+
 GPU_VENDORS = ("nvidia", "amd", "intel")
 GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
 FORM_FACTORS = ("pcie", "sxm", "oam")
@@ -72,21 +120,13 @@ FORM_FACTORS = ("pcie", "sxm", "oam")
 #: exhausts through the bracket (workstation cards), ``passive`` a heatsink without a fan that
 #: relies on the chassis' front-to-back airflow (data-centre PCIe cards, SXM/OAM modules).
 COOLING_KINDS = ("open-air", "blower", "passive")
-DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
-NETWORK_KINDS = ("infiniband", "roce")
-PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
-
-#: A NIC entry without ``pcie_lanes`` / ``tdp_w`` is taken as a PCIe x16 card drawing 25 W (a
-#: single-port 200-400 Gb/s ConnectX-6/7 class adapter; an assumption, catalog/README.md).
-NIC_DEFAULT_LANES = 16
-NIC_DEFAULT_TDP_W = 25
 
 #: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
-MAX_PRICE_USD = 10_000_000
-MAX_USD_PER_HOUR = 10_000
 MAX_GPU_MEMORY_BYTES = 4 * TiB
-#: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
-MIN_MEMORY_BYTES = 256 * MiB
+MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
+MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
+MAX_TFLOPS = 100_000.0
+MAX_TDP_W = 5_000
 
 #: nvidia-smi's total less what CUDA reports as the total (``cudaMemGetInfo``): memory the driver
 #: keeps for itself, which no process can allocate. Assumed 430 MiB where the catalog gives no
@@ -95,25 +135,9 @@ MIN_MEMORY_BYTES = 256 * MiB
 #: shows 23,028 MiB and logs 22.07 GiB (0.42 GiB less); an RTX 3090 (24,576 MiB) logs 23.58 GiB
 #: (vLLM PR #14447, 0.42 GiB less).
 DRIVER_RESERVED_BYTES = 430 * MiB
-MAX_DIMM_BYTES = 2 * TiB
-MAX_HOST_MEMORY_BYTES = 64 * TiB
-MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
-MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
-MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
-MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
-MAX_TFLOPS = 100_000.0
-MAX_TDP_W = 5_000
-MAX_SLOT_WIDTH = 5
 
-# Ids: lower-case letters and digits, words joined by '-' (or '.', as in model versions 'llama-3.1-8b').
-_ID = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
 _COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
-_COMMON_KEYS = ("id", "source", "as_of", "notes", "verification")
-_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour",
-               "spot_usd_per_hour_range")
 
-
-# ----- records ------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class Gpu:
@@ -194,6 +218,113 @@ def cuda_total_from_usable(usable_bytes: int, gpu: Gpu) -> int:
     return max(int(usable_bytes) - DRIVER_RESERVED_BYTES, 0)
 
 
+def _compute_capability(e: Entry, k: str) -> str:
+    value = e.raw(k)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise e.error(f"must be a quoted text such as \"8.9\", not {value!r}", k,
+                      "Quote it: YAML reads 8.10 as the number 8.1.")
+    value = e.str(k)
+    if not _COMPUTE_CAPABILITY.match(value):
+        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
+    return value
+
+
+_TFLOPS = read_positive(MAX_TFLOPS, "TFLOPS", "GPU")
+
+#: ``gpus.yaml`` keys besides the common ones.
+GPU_FIELDS: dict[str, Field] = {
+    "name": Field(read_text),
+    "vendor": Field(read_choice(GPU_VENDORS)),
+    "segment": Field(read_choice(GPU_SEGMENTS)),
+    "architecture": Field(read_text),
+    "compute_capability": Field(_compute_capability, required=False),
+    "memory": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
+    "memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
+                           attr="memory_usable_bytes"),
+    "memory_bandwidth": Field(read_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
+                              attr="memory_bandwidth_bytes_per_s"),
+    "bf16_tflops": Field(_TFLOPS),
+    "fp16_fp16acc_tflops": Field(_TFLOPS, required=False),
+    "fp8_tflops": Field(_TFLOPS, required=False),
+    "int8_tops": Field(read_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
+    "bf16": Field(read_bool),
+    "fp8": Field(read_bool),
+    "int8": Field(read_bool),
+    "pcie_gen": Field(read_int(1, 10)),
+    "pcie_lanes": Field(read_int_choice(PCIE_LANE_COUNTS)),
+    "interconnect": Field(read_rate(MAX_GPU_INTERCONNECT, "GPU interconnect", allow_zero=True), required=False,
+                          attr="interconnect_bytes_per_s"),
+    "tdp_w": Field(read_positive_int(MAX_TDP_W, "W", "GPU board power")),
+    "slot_width": Field(read_int(0, MAX_SLOT_WIDTH), required=False),
+    "form_factor": Field(read_choice(FORM_FACTORS)),
+    "price_usd": Field(read_price, required=False),
+    "price_kind": Field(read_choice(PRICE_KINDS), required=False),
+    "mfu_scale": Field(read_fraction, required=False),
+    "memory_cuda_total": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+                               attr="memory_cuda_total_bytes"),
+    "cooling": Field(read_choice(COOLING_KINDS), required=False),
+}
+
+
+def _check_gpu(p: Parsed) -> None:
+    """Rules between the keys of one GPU (after the overlay is merged)."""
+    v = p.values
+    if ("price_usd" in v) != ("price_kind" in v):
+        given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
+        raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+    if v["memory_usable"] > v["memory"]:
+        hint = "memory_usable is what the driver reports, at most the marketed memory."
+        origin = p.origin.get("memory")
+        raw = origin.data.get("memory") if origin is not None else None
+        m = re.fullmatch(r"\s*([0-9][0-9.]*)\s*([MGT])B\s*", raw) if isinstance(raw, str) else None
+        power = {"M": 20, "G": 30, "T": 40}[m[2]] if m else 0
+        if m and float(m[1]) * 2**power >= v["memory_usable"]:
+            hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
+                    f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
+        raise p.err("memory_usable is more than memory", "memory_usable", hint)
+    if v.get("memory_cuda_total", 0) > v["memory_usable"]:
+        raise p.err("memory_cuda_total is more than memory_usable", "memory_cuda_total",
+                    "memory_cuda_total is what CUDA reports (torch.cuda.mem_get_info()[1]), less than the "
+                    "nvidia-smi total by the driver's reservation.")
+    if v["form_factor"] == "pcie" and not v.get("slot_width"):
+        key = "slot_width" if "slot_width" in v else "form_factor"
+        raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)
+    if v["form_factor"] != "pcie" and v.get("slot_width"):
+        raise p.err(f"an {v['form_factor']} module sits on its baseboard, not in slots", "slot_width",
+                    "Write slot_width: 0 or leave it out.")
+
+
+def _check_gpu_overlay(e: Entry, shipped: Mapping[str, Any]) -> None:
+    """An overlay entry that changes a shipped GPU: the memory figures describe one card together."""
+    if "memory" in e.data and "memory_usable" not in e.data:
+        raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
+                      "memory", "Give memory_usable for this card too (nvidia-smi's total).")
+    if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
+            and shipped.get("memory_cuda_total") is not None:
+        key = "memory_usable" if "memory_usable" in e.data else "memory"
+        raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
+                      "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
+                      "derive it (memory_usable less 430 MiB).")
+
+
+def _check_gpu_refs(m: Merged) -> None:
+    """Every GPU's ``pcie_gen`` is in pcie.yaml."""
+    gens = generation_numbers(m)
+    for p in m.entries["gpus"].values():
+        check_gen(p, gens)
+
+
+GPUS = Kind("gpus", Gpu, GPU_FIELDS, check=_check_gpu, check_overlay=_check_gpu_overlay,
+            check_merged=_check_gpu_refs)
+
+
+# ----- ram ----------------------------------------------------------------------------------
+
+DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
+
+MAX_DIMM_BYTES = 2 * TiB
+
+
 @dataclass(frozen=True, slots=True)
 class Dimm:
     """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module."""
@@ -210,22 +341,23 @@ class Dimm:
     verification: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class PcieGen:
-    """One PCI Express generation (``pcie.yaml``).
+#: The hint for a ``size`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s ``binary``).
+_DIMM_BINARY = "A module sold as '{number} {unit}' holds {number} {binary_unit} (DRAM chips come in powers of two)"
 
-    Attributes:
-        per_lane_bytes_per_s: one direction, per lane, after line encoding, bytes/s.
-    """
 
-    id: str
-    gen: int
-    per_lane_bytes_per_s: float
-    source: str
-    as_of: str
-    notes: str | None = None
-    verification: str | None = None
+#: ``ram.yaml`` keys besides the common ones.
+DIMM_FIELDS: dict[str, Field] = {
+    "kind": Field(read_choice(DIMM_KINDS)),
+    "size": Field(read_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES, binary=_DIMM_BINARY),
+                  attr="size_bytes"),
+    "speed_mts": Field(read_int(800, 20_000)),
+    **PRICED,
+}
 
+DIMMS = Kind("dimms", Dimm, DIMM_FIELDS)
+
+
+# ----- platforms ----------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class SlotGroup:
@@ -287,6 +419,244 @@ class Platform:
     verification: str | None = None
 
 
+def max_cards(platform: Platform, slot_width: int) -> int:
+    """How many cards ``slot_width`` slots wide fit in ``platform`` at once.
+
+    ``platform.gpu_slots`` lists alternatives: ``{width: w, count: n}`` says n cards of width
+    at most w fit together. The answer is the largest ``count`` among entries whose ``width``
+    is at least ``slot_width`` (0 when none is), capped by ``platform.max_gpus``. So
+    ``[{width: 2, count: 4}, {width: 1, count: 7}]`` gives 4 for a double-width card, 7 for a
+    single-width one and 0 for a triple-width one. Baseboards that carry their own GPUs
+    (``fixed_gpu``) list no slots and take no PCIe cards: 0.
+
+    Args:
+        platform: the host platform.
+        slot_width: slots one card occupies (``Gpu.slot_width``), >= 1.
+
+    Raises:
+        ValueError: ``slot_width`` is not a whole number >= 1 (a programming error).
+    """
+    if isinstance(slot_width, bool) or not isinstance(slot_width, int) or slot_width < 1:
+        raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
+    fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
+    return min(max(fits), platform.max_gpus) if fits else 0
+
+
+def slot_link(platform: Platform, slot_width: int, slots: int) -> int | None:
+    """The link of each slot when ``slots`` cards at most ``slot_width`` wide fill the platform's
+    slots: of the ``gpu_slots`` arrangements that hold them, the widest links; None when one of those
+    arrangements wires its slots at full width (no ``lanes``) or none holds them."""
+    links = [g.lanes for g in platform.gpu_slots if g.width >= max(slot_width, 1) and g.count >= slots]
+    if not links or None in links:
+        return None
+    return max(x for x in links if x is not None)
+
+
+def card_lanes(platform: Platform, gpu: Gpu, cards: int, slots: int | None = None) -> int:
+    """PCIe lanes one of ``cards`` cards of model ``gpu`` takes from ``platform.gpu_lanes``: the card's
+    ``pcie_lanes``, or less where the slot arrangement that holds ``slots`` cards (default ``cards``;
+    more when NICs take GPU slots too) wires each slot narrower (a ``gpu_slots`` entry's ``lanes``:
+    e.g. an x16 slot split x8/x8 for two cards). Of the arrangements that hold them, the one with the
+    widest links is taken. Modules on a baseboard (no slots) and arrangements without ``lanes`` give
+    the card's full link."""
+    if gpu.form_factor != "pcie":
+        return gpu.pcie_lanes
+    link = slot_link(platform, gpu.slot_width or 1, cards if slots is None else slots)
+    return gpu.pcie_lanes if link is None else min(gpu.pcie_lanes, link)
+
+
+def slots_at(platform: Platform, slot_width: int) -> int:
+    """How many cards at most ``slot_width`` slots wide the platform's slots hold at once, whatever
+    they are (GPUs, or GPUs and NICs together): :func:`max_cards` without the ``max_gpus`` cap."""
+    fits = [g.count for g in platform.gpu_slots if g.width >= max(slot_width, 1)]
+    return max(fits) if fits else 0
+
+
+def cools(platform: Platform, gpu: Gpu) -> bool:
+    """Whether ``platform``'s chassis cools ``gpu``: its ``gpu_cooling`` lists the card's
+    ``cooling`` (True when either is not stated: nothing to check).
+
+    A passive card (no fan) depends on a server's front-to-back fan wall; in a desktop tower it
+    overheats and throttles (NVIDIA sells its passive data-centre boards for qualified servers
+    only, NVIDIA-Certified Systems). Open-air cards blow their heat into the case and are not
+    built for a server's ducted airflow.
+    """
+    return gpu.cooling is None or platform.gpu_cooling is None or gpu.cooling in platform.gpu_cooling
+
+
+_form_factors = read_choice_list(FORM_FACTORS, "form factor")
+_cooling_kinds = read_choice_list(COOLING_KINDS, "cooling kind")
+
+
+def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
+    groups: dict[int, SlotGroup] = {}
+    for item in e.children(k):
+        item.check_keys(("width", "count", "lanes"), required=("width", "count"))
+        width = read_int(1, MAX_SLOT_WIDTH)(item, "width")
+        count = read_int(1, 64)(item, "count")
+        lanes = read_int_choice(PCIE_LANE_COUNTS)(item, "lanes") if "lanes" in item.data else None
+        if width in groups:
+            raise item.error(f"width {width} is listed twice", "width",
+                             "Give one {width, count} per card width; the entries are alternatives.")
+        groups[width] = SlotGroup(width=width, count=count, lanes=lanes)
+    return tuple(groups[w] for w in sorted(groups, reverse=True))
+
+
+#: The hint for a ``max_memory`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s
+#: ``binary``): a platform's limit is built from DIMMs, whose sizes are binary.
+_PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binary_unit} (whole DIMMs of binary size)"
+
+
+#: ``platforms.yaml`` keys besides the common ones.
+PLATFORM_FIELDS: dict[str, Field] = {
+    "name": Field(read_text),
+    "cpu": Field(read_text),
+    "base_price_usd": Field(read_price),
+    "price_kind": Field(read_choice(PRICE_KINDS)),
+    "memory_kind": Field(read_choice(DIMM_KINDS)),
+    "memory_channels": Field(read_int(1, 64)),
+    "dimm_slots": Field(read_int(1, 256)),
+    "max_memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES,
+                                  binary=_PLATFORM_BINARY), attr="max_memory_bytes"),
+    "pcie_gen": Field(read_int(1, 10)),
+    "gpu_lanes": Field(read_int(1, 1024)),
+    "gpu_slots": Field(_gpu_slots),
+    "max_gpus": Field(read_int(1, 64)),
+    "psu_w": Field(read_positive_int(100_000, "W", "power supply")),
+    "platform_w": Field(read_positive_int(50_000, "W", "host power")),
+    "form_factors": Field(_form_factors),
+    "fixed_gpu": Field(read_text, required=False),
+    "fixed_gpu_count": Field(read_int(1, 64), required=False),
+    "nic_slots": Field(read_int(0, 64), required=False),
+    "gpu_cooling": Field(_cooling_kinds, required=False),
+}
+
+
+def _check_platform(p: Parsed) -> None:
+    """Rules between the keys of one platform (after the overlay is merged)."""
+    v = p.values
+    if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
+        given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
+        raise p.err(f"{given} needs {absent}", given)
+    if "fixed_gpu_count" in v and v["fixed_gpu_count"] > v["max_gpus"]:
+        raise p.err(f"fixed_gpu_count {v['fixed_gpu_count']} is more than max_gpus {v['max_gpus']}",
+                    "fixed_gpu_count")
+    if "pcie" in v["form_factors"] and not v["gpu_slots"]:
+        raise p.err("a platform that takes PCIe cards needs gpu_slots", "gpu_slots",
+                    "For example [{width: 2, count: 4}]: up to 4 double-width cards.")
+    if v["psu_w"] <= v["platform_w"]:
+        key = later(p, "psu_w", "platform_w")
+        relation = "less than" if v["psu_w"] < v["platform_w"] else "no more than"
+        raise p.err(f"psu_w {v['psu_w']:,} W is {relation} platform_w {v['platform_w']:,} W: no power is left "
+                    "for GPUs", key,
+                    "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
+                    "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w "
+                    "must exceed it by the GPUs' power. Check for swapped values or a missing digit.")
+    if v["dimm_slots"] < v["memory_channels"]:
+        key = later(p, "dimm_slots", "memory_channels")
+        raise p.err(f"dimm_slots {v['dimm_slots']} is fewer than memory_channels {v['memory_channels']}: "
+                    "no RAM configuration puts a DIMM in every channel", key,
+                    "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
+                    "channel), memory_channels the memory channels of all its CPUs together.")
+
+
+def _check_platform_refs(m: Merged) -> None:
+    """A platform's ``pcie_gen``, ``memory_kind``, ``max_memory`` and fixed GPU against the other lists."""
+    e = m.entries
+    gens = generation_numbers(m)
+    dimm_kinds = sorted({p.values["kind"] for p in e["dimms"].values()})
+    for p in e["platforms"].values():
+        check_gen(p, gens)
+        kind = p.values["memory_kind"]
+        if kind not in dimm_kinds:
+            raise p.err(f"no DIMM of kind {kind!r} in ram.yaml", "memory_kind",
+                        did_you_mean(kind, dimm_kinds) or "ram.yaml lists no DIMMs.")
+        _check_max_memory(p, e["dimms"])
+        if p.values.get("fixed_gpu") is not None:
+            _check_fixed_gpu(p, m)
+
+
+def _check_fixed_gpu(p: Parsed, m: Merged) -> None:
+    """A baseboard's ``fixed_gpu`` is a GPU id whose form factor, power and cooling the platform takes."""
+    gpus = m.entries["gpus"]
+    fixed = p.values["fixed_gpu"]
+    if fixed not in gpus:
+        raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", m.gpu_ref_hint(fixed))
+    ff = gpus[fixed].values["form_factor"]
+    if ff not in p.values["form_factors"]:
+        raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
+                    f"{list(p.values['form_factors'])} does not list", "form_factors")
+    g = gpus[fixed]
+    _check_fixed_power(p, g, m)
+    cooling = g.values.get("cooling")
+    kinds = p.values.get("gpu_cooling")
+    if cooling is not None and kinds is not None and cooling not in kinds:
+        # blame the later of the two settings (an overlay's), naming the other
+        g_at, p_at = g.origin.get("cooling", g.entry), p.origin.get("gpu_cooling", p.entry)
+        if m.file_rank(g_at.file) > m.file_rank(p_at.file):
+            raise g.err(f"{cooling!r} is not a kind platform {p.id!r} cools: it carries this GPU as "
+                        f"fixed_gpu with gpu_cooling {list(kinds)} ({p_at.file}:"
+                        f"{p_at.line_of('gpu_cooling') or p_at.line})", "cooling",
+                        "Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
+        raise p.err(f"the fixed GPU {fixed!r} has cooling {cooling!r}, which gpu_cooling "
+                    f"{list(kinds)} does not list", "gpu_cooling",
+                    f"The GPU's cooling is set at {g_at.file}:{g_at.line_of('cooling') or g_at.line}; "
+                    "give both the same kind.")
+
+
+def _check_max_memory(p: Parsed, dimms: Mapping[str, Parsed]) -> None:
+    """A platform's max_memory holds at least one module of its kind in every channel (the
+    planner fills every channel with equal DIMMs): else no RAM configuration is ever built."""
+    v = p.values
+    modules = sorted((d for d in dimms.values() if d.values["kind"] == v["memory_kind"]),
+                     key=lambda d: (d.values["size"], d.id))
+    smallest = modules[0]
+    need = v["memory_channels"] * smallest.values["size"]
+    if v["max_memory"] < need:
+        key = later(p, "max_memory", "memory_channels")
+        raise p.err(f"max_memory {format_size(v['max_memory'])} is less than one {smallest.id} module "
+                    f"({format_size(smallest.values['size'])}, the smallest {v['memory_kind']} in ram.yaml) in "
+                    f"each of its {v['memory_channels']} channels ({format_size(need)}): no RAM configuration "
+                    "fits", key,
+                    "Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, "
+                    "hundreds of GiB or a few TiB), or list a smaller module of that kind in ram.yaml.")
+
+
+def _check_fixed_power(p: Parsed, g: Parsed, m: Merged) -> None:
+    """A baseboard's supply powers the GPUs it carries: else it is never buildable."""
+    v = p.values
+    draw = v["fixed_gpu_count"] * g.values["tdp_w"] + v["platform_w"]
+    if draw <= v["psu_w"]:
+        return
+    g_at = g.origin.get("tdp_w", g.entry)
+    p_key = later(p, "psu_w", "platform_w")
+    p_at = p.origin.get(p_key, p.entry)
+    text = (f"{v['fixed_gpu_count']} x {g.values['tdp_w']:,} W ({g.id} tdp_w) + platform_w {v['platform_w']:,} W "
+            f"= {draw:,} W is more than psu_w {v['psu_w']:,} W: the baseboard cannot power the GPUs it carries")
+    hint = "Check for a missing digit; psu_w is the supply the machine can use (for redundant supplies, " \
+           "the non-redundant share)."
+    if m.file_rank(g_at.file) > m.file_rank(p_at.file):
+        raise g.err(f"{text} (platform {p.id!r}, {p_at.file}:{p_at.line_of(p_key) or p_at.line})", "tdp_w",
+                    "Overlay the platform's psu_w too if its supply is larger.")
+    raise p.err(text, p_key, hint)
+
+
+PLATFORMS = Kind("platforms", Platform, PLATFORM_FIELDS, check=_check_platform, check_merged=_check_platform_refs)
+
+
+# ----- network ------------------------------------------------------------------------------
+
+NETWORK_KINDS = ("infiniband", "roce")
+
+#: A NIC entry without ``pcie_lanes`` / ``tdp_w`` is taken as a PCIe x16 card drawing 25 W (a
+#: single-port 200-400 Gb/s ConnectX-6/7 class adapter; an assumption, catalog/README.md).
+NIC_DEFAULT_LANES = 16
+NIC_DEFAULT_TDP_W = 25
+
+#: Upper bound beyond which a port rate is taken for a typo (a wrong unit, an extra digit).
+MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
+
+
 @dataclass(frozen=True, slots=True)
 class Nic:
     """A network adapter (``network.yaml`` ``nics:``).
@@ -328,12 +698,40 @@ class Switch:
     verification: str | None = None
 
 
+#: ``network.yaml`` ``nics:`` keys besides the common ones.
+NIC_FIELDS: dict[str, Field] = {
+    "kind": Field(read_choice(NETWORK_KINDS)),
+    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+    **PRICED,
+    "cable_price_usd": Field(read_price),
+    "pcie_lanes": Field(read_int_choice(PCIE_LANE_COUNTS), required=False),
+    "tdp_w": Field(read_positive_int(1000, "W", "NIC power"), required=False),
+}
+
+#: ``network.yaml`` ``switches:`` keys besides the common ones.
+SWITCH_FIELDS: dict[str, Field] = {
+    "kind": Field(read_choice(NETWORK_KINDS)),
+    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
+    "ports": Field(read_int(1, 4096)),
+    **PRICED,
+}
+
+NICS = Kind("nics", Nic, NIC_FIELDS)
+SWITCHES = Kind("switches", Switch, SWITCH_FIELDS)
+
+
+# ----- cloud --------------------------------------------------------------------------------
+
+#: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
+MAX_USD_PER_HOUR = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class CloudInstance:
     """A rentable cloud instance (``cloud.yaml`` ``instances:``).
 
     Attributes:
-        gpu: a :class:`Gpu` id.
+        gpu: a :class:`~planner.catalog.gpus.Gpu` id.
         gpu_memory_usable_bytes: per GPU, as the provider reports it, bytes (None if not given).
         memory_bytes: host RAM, bytes.
         usd_per_hour: on-demand price of the whole instance, USD per hour.
@@ -359,6 +757,115 @@ class CloudInstance:
     notes: str | None = None
     verification: str | None = None
 
+
+#: The hint of a malformed ``spot_usd_per_hour_range``.
+_SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
+                    "spot_usd_per_hour_range: [0.2, 0.216].")
+
+
+def _spot_range(e: Entry, k: str) -> tuple[float, float]:
+    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
+    value = e.raw(k)
+    if not isinstance(value, (list, tuple)):
+        raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
+    if len(value) != 2:
+        raise e.error(f"must hold two prices [low, high], not {len(value)}", k, _SPOT_RANGE_HINT)
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+            raise e.error(f"must hold two numbers, not {_kind(x)}", k, _SPOT_RANGE_HINT)
+    low, high = float(value[0]), float(value[1])
+    if low <= 0:
+        raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
+    if low > high:
+        raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
+                      f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
+    if high > MAX_USD_PER_HOUR:
+        raise e.error(f"{value[1]!r} USD/h is more than any real hourly price ({MAX_USD_PER_HOUR:,} USD/h)", k,
+                      "Check for an extra digit or a wrong unit.")
+    return low, high
+
+
+#: The hint for a ``memory`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s
+#: ``binary``): virtual machines' RAM is whole GiB, whatever the label says.
+_CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so "
+                 "'{number} {unit}' there is {number} {binary_unit}")
+
+
+#: ``cloud.yaml`` keys besides the common ones.
+INSTANCE_FIELDS: dict[str, Field] = {
+    "provider": Field(read_text),
+    "instance": Field(read_text),
+    "gpu": Field(read_text),
+    "gpu_count": Field(read_int(1, 64)),
+    "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+                               attr="gpu_memory_usable_bytes"),
+    "vcpus": Field(read_int(1, 4096)),
+    "memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
+                    attr="memory_bytes"),
+    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
+    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+    "spot_usd_per_hour_range": Field(_spot_range, required=False),
+    "region": Field(read_text),
+}
+
+
+def _check_instance(p: Parsed) -> None:
+    """A spot price range holds the instance's spot price (after the overlay is merged)."""
+    v = p.values
+    if "spot_usd_per_hour_range" not in v:
+        return
+    low, high = v["spot_usd_per_hour_range"]
+    spot = v.get("spot_usd_per_hour")
+    if spot is None and "spot_usd_per_hour" in p.entry.data:  # 'spot_usd_per_hour: null' (an overlay's)
+        raise p.entry.error("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour",
+                            "Clear the range too: 'spot_usd_per_hour_range: null'.")
+    if spot is None:
+        raise p.err("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour_range",
+                    "Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), "
+                    "or leave the range out.")
+    if not low <= spot <= high:
+        raise p.err(f"spot_usd_per_hour {spot:g} is outside spot_usd_per_hour_range [{low:g}, {high:g}]",
+                    later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
+                    "The range is the lowest and highest zone's spot price in the region, and the catalog "
+                    "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
+
+
+def _check_instance_refs(m: Merged) -> None:
+    """Every instance's ``gpu`` is a GPU id."""
+    for p in m.entries["instances"].values():
+        gpu = p.values["gpu"]
+        if gpu not in m.entries["gpus"]:
+            raise p.err(f"unknown GPU {gpu!r}", "gpu", m.gpu_ref_hint(gpu))
+
+
+def _spot_warnings(p: Parsed) -> list[CatalogWarning]:
+    """A cloud instance whose spot price (``spot_usd_per_hour``, or the high end of
+    ``spot_usd_per_hour_range``) is above its on-demand ``usd_per_hour``: it happens (a zone short of
+    capacity), but rarely, and is more often a typo (a digit, or the two prices swapped)."""
+    v = p.values
+    od = v["usd_per_hour"]
+    spot = v.get("spot_usd_per_hour")
+    high = v["spot_usd_per_hour_range"][1] if "spot_usd_per_hour_range" in v else None
+    if spot is not None and spot > od:
+        key, what = "spot_usd_per_hour", f"spot_usd_per_hour {spot:g} USD/h"
+    elif high is not None and high > od:
+        key, what = "spot_usd_per_hour_range", f"the high end of spot_usd_per_hour_range, {high:g} USD/h,"
+    else:
+        return []
+    key = later(p, key, "usd_per_hour")  # where the later of the two prices was written (an overlay's)
+    at = p.origin.get(key, p.entry)
+    where = f"{at.file}:{at.line_of(key)}" if at.line_of(key) else (at.file or "")
+    text = (f"{where}: {at.key_path(key)}: {what} is above the on-demand usd_per_hour {od:g} USD/h of "
+            f"instance {p.id!r}; spot above on-demand is rare and more often a typo: check both prices against the "
+            "source")
+    return [CatalogWarning("instances", p.id, text)]
+
+
+INSTANCES = Kind("instances", CloudInstance, INSTANCE_FIELDS, check=_check_instance, check_merged=_check_instance_refs,
+                 warnings=_spot_warnings)
+
+
+# ----- models -------------------------------------------------------------------------------
 
 @dataclass(frozen=True, slots=True)
 class ModelEntry:
@@ -386,16 +893,98 @@ class ModelEntry:
     where: str = field(default="", compare=False)
 
 
-class CatalogWarning(NamedTuple):
-    """Something the catalog accepts but that is probably a mistake: (list, entry id, the sentence).
+def _freeze(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
+    if isinstance(value, list):
+        return tuple(_freeze(v) for v in value)
+    return value
 
-    ``text`` locates it as an error would ('<file>:<line>: <entry>: <problem>; <hint>'); the commands
-    that use the entry print it (a cloud instance's: 'planner compare' and 'planner catalog cloud').
-    """
 
-    kind: str
-    id: str
-    text: str
+def _config(e: Entry, k: str) -> Mapping[str, Any]:
+    child = e.child(k)
+    assert child is not None  # a required key: child() raised when it is absent
+    if not child.data:
+        raise e.error("must hold the keys of the model's config.json, not an empty mapping", k)
+    for key in child.data:
+        if not isinstance(key, str):
+            raise child.error(f"key {key!r} is not a name", None, "config.json keys are texts such as 'hidden_size'.")
+    return _freeze(child.data)
+
+
+#: ``models.yaml`` keys besides the common ones.
+MODEL_FIELDS: dict[str, Field] = {
+    "hf_id": Field(read_text),
+    "config": Field(_config),
+    "published_parameters": Field(read_positive_int(10**14, "parameters", "model"), required=False),
+    "parameters_source": Field(read_text, required=False),
+}
+
+
+def _check_published_parameters(p: Parsed) -> None:
+    """A model's published_parameters is a total the count from its config must equal exactly."""
+    from planner.model.architecture import from_hf_config
+
+    published = p.values.get("published_parameters")
+    if published is None:
+        return
+    cfg = p.origin["config"]
+    line = cfg.line_of("config")
+    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
+    if count == published:
+        return
+    key = later(p, "published_parameters", "config")
+    at = p.origin["published_parameters"]
+    drop = "write 'published_parameters: null' in the overlay" if at is not p.entry else "drop published_parameters"
+    hint = ("The two must be equal: check config against the model's config.json (a mistyped size such as "
+            f"intermediate_size or num_hidden_layers changes the count), or {drop} if only a rounded total (such "
+            "as '14.8B') is known.")
+    if key == "config":
+        hint = ("An overlay's config that changes the count describes another model: give it an id of its own, or "
+                "write 'published_parameters: null' in the overlay; if it is meant to be the same model, check it "
+                "against the model's config.json.")
+        raise p.err(f"config counts {count:,} parameters, but published_parameters ({at.file}:"
+                    f"{at.line_of('published_parameters')}) is {published:,} ({count - published:+,})", "config", hint)
+    raise p.err(f"published_parameters {published:,} is not the count from config, {count:,} parameters "
+                f"({count - published:+,})", "published_parameters", hint)
+
+
+def _check_models(m: Merged) -> None:
+    """Every model's published_parameters against its config."""
+    for p in m.entries["models"].values():
+        _check_published_parameters(p)
+
+
+def _model_where(p: Parsed) -> dict[str, Any]:
+    """A model record's ``file`` and ``where`` (the file and line of its ``config`` key)."""
+    cfg = p.origin["config"]
+    line = cfg.line_of("config")
+    return {"file": cfg.file or "", "where": f"{cfg.file}:{line}" if line else (cfg.file or "")}
+
+
+MODELS = Kind("models", ModelEntry, MODEL_FIELDS, check_merged=_check_models, extra=_model_where)
+
+
+#: The catalog schema version this module reads.
+SCHEMA_VERSION = 1
+
+#: Catalog files and the entry lists each may hold, in load order.
+CATALOG_FILES: dict[str, tuple[str, ...]] = {
+    "pcie.yaml": ("generations",),
+    "gpus.yaml": ("gpus",),
+    "ram.yaml": ("dimms",),
+    "platforms.yaml": ("platforms",),
+    "network.yaml": ("nics", "switches"),
+    "cloud.yaml": ("instances",),
+    "models.yaml": ("models",),
+}
+
+#: Every entry list, in load order (the order of :data:`CATALOG_FILES`): its record, keys and checks.
+KINDS: dict[str, Kind] = {k.name: k for k in (GENERATIONS, GPUS, DIMMS, PLATFORMS, NICS, SWITCHES, INSTANCES, MODELS)}
+
+#: The keys that hold a price, in any list: an overlay that changes one gives its own provenance.
+_PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour",
+               "spot_usd_per_hour_range")
 
 
 class SourceRef(NamedTuple):
@@ -417,7 +1006,7 @@ class Catalog:
         sources: one :class:`SourceRef` per entry, in catalog order.
         sha256: :func:`content_sha256` of ``files`` ('' for a catalog built in code).
         removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
-        warnings: :class:`CatalogWarning` for values that load but are probably typos (a cloud
+        warnings: :class:`~planner.catalog.schema.CatalogWarning` for values that load but are probably typos (a cloud
             instance's spot price above its on-demand price).
     """
 
@@ -477,29 +1066,6 @@ class Catalog:
         return tuple(sorted((d for d in self.dimms if d.kind == kind), key=lambda d: (d.size_bytes, d.id)))
 
 
-def max_cards(platform: Platform, slot_width: int) -> int:
-    """How many cards ``slot_width`` slots wide fit in ``platform`` at once.
-
-    ``platform.gpu_slots`` lists alternatives: ``{width: w, count: n}`` says n cards of width
-    at most w fit together. The answer is the largest ``count`` among entries whose ``width``
-    is at least ``slot_width`` (0 when none is), capped by ``platform.max_gpus``. So
-    ``[{width: 2, count: 4}, {width: 1, count: 7}]`` gives 4 for a double-width card, 7 for a
-    single-width one and 0 for a triple-width one. Baseboards that carry their own GPUs
-    (``fixed_gpu``) list no slots and take no PCIe cards: 0.
-
-    Args:
-        platform: the host platform.
-        slot_width: slots one card occupies (``Gpu.slot_width``), >= 1.
-
-    Raises:
-        ValueError: ``slot_width`` is not a whole number >= 1 (a programming error).
-    """
-    if isinstance(slot_width, bool) or not isinstance(slot_width, int) or slot_width < 1:
-        raise ValueError(f"slot_width must be a whole number >= 1, not {slot_width!r}")
-    fits = [g.count for g in platform.gpu_slots if g.width >= slot_width]
-    return min(max(fits), platform.max_gpus) if fits else 0
-
-
 def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, excluded: Iterable[str] = (),
                      vendors: Iterable[str] | None = None) -> list[Gpu]:
     """The catalog's GPUs a plan may buy under a scenario's filters (``allowed_gpus``,
@@ -511,48 +1077,6 @@ def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, exc
     kinds = None if vendors is None else set(vendors)
     return [g for g in catalog.gpus if (allow is None or g.id in allow) and g.id not in skip
             and (kinds is None or g.vendor in kinds) and (g.price_usd is not None or allow is not None)]
-
-
-def slot_link(platform: Platform, slot_width: int, slots: int) -> int | None:
-    """The link of each slot when ``slots`` cards at most ``slot_width`` wide fill the platform's
-    slots: of the ``gpu_slots`` arrangements that hold them, the widest links; None when one of those
-    arrangements wires its slots at full width (no ``lanes``) or none holds them."""
-    links = [g.lanes for g in platform.gpu_slots if g.width >= max(slot_width, 1) and g.count >= slots]
-    if not links or None in links:
-        return None
-    return max(x for x in links if x is not None)
-
-
-def card_lanes(platform: Platform, gpu: Gpu, cards: int, slots: int | None = None) -> int:
-    """PCIe lanes one of ``cards`` cards of model ``gpu`` takes from ``platform.gpu_lanes``: the card's
-    ``pcie_lanes``, or less where the slot arrangement that holds ``slots`` cards (default ``cards``;
-    more when NICs take GPU slots too) wires each slot narrower (a ``gpu_slots`` entry's ``lanes``:
-    e.g. an x16 slot split x8/x8 for two cards). Of the arrangements that hold them, the one with the
-    widest links is taken. Modules on a baseboard (no slots) and arrangements without ``lanes`` give
-    the card's full link."""
-    if gpu.form_factor != "pcie":
-        return gpu.pcie_lanes
-    link = slot_link(platform, gpu.slot_width or 1, cards if slots is None else slots)
-    return gpu.pcie_lanes if link is None else min(gpu.pcie_lanes, link)
-
-
-def slots_at(platform: Platform, slot_width: int) -> int:
-    """How many cards at most ``slot_width`` slots wide the platform's slots hold at once, whatever
-    they are (GPUs, or GPUs and NICs together): :func:`max_cards` without the ``max_gpus`` cap."""
-    fits = [g.count for g in platform.gpu_slots if g.width >= max(slot_width, 1)]
-    return max(fits) if fits else 0
-
-
-def cools(platform: Platform, gpu: Gpu) -> bool:
-    """Whether ``platform``'s chassis cools ``gpu``: its ``gpu_cooling`` lists the card's
-    ``cooling`` (True when either is not stated: nothing to check).
-
-    A passive card (no fan) depends on a server's front-to-back fan wall; in a desktop tower it
-    overheats and throttles (NVIDIA sells its passive data-centre boards for qualified servers
-    only, NVIDIA-Certified Systems). Open-air cards blow their heat into the case and are not
-    built for a server's ducted airflow.
-    """
-    return gpu.cooling is None or platform.gpu_cooling is None or gpu.cooling in platform.gpu_cooling
 
 
 def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
@@ -651,425 +1175,14 @@ def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
     return out
 
 
-# ----- field readers ------------------------------------------------------------------------
-# A reader takes the Entry and the key and returns the parsed value or raises entry.error(...).
-
-Reader = Callable[[Entry, str], Any]
-
-
-@dataclass(frozen=True)
-class _Field:
-    read: Reader
-    required: bool = True
-    attr: str | None = None  # attribute name in the record, when it differs from the key
-
-
-def _text(e: Entry, k: str) -> str:
-    return e.str(k)
-
-
-def _choice(choices: Iterable[str]) -> Reader:
-    options = tuple(choices)
-
-    def read(e: Entry, k: str) -> str:
-        value = e.raw(k)
-        if isinstance(value, str) and value not in options and value.lower() in options:
-            raise e.error(f"{value!r} is not one of the choices", k, f"Write it in lower case: {value.lower()!r}.")
-        return e.str(k, choices=options)
-
-    return read
-
-
-def _int(lo: int, hi: int) -> Reader:
-    def read(e: Entry, k: str) -> int:
-        value = e.int(k)
-        if not lo <= value <= hi:
-            raise e.error(f"must be between {lo:,} and {hi:,}, not {value!r}", k)
-        return value
-
-    return read
-
-
-def _int_choice(choices: Iterable[int]) -> Reader:
-    options = tuple(choices)
-
-    def read(e: Entry, k: str) -> int:
-        raw = e.raw(k)
-        if isinstance(raw, str) and re.fullmatch(r"[xX]\d+", raw.strip()):  # 'x8': a lane count as boards print it
-            raise e.error(f"must be a whole number, not {raw!r}", k, f"Write {raw.strip()[1:]} (the lane count).")
-        value = e.int(k)
-        if value not in options:
-            raise e.error(f"must be one of {', '.join(map(str, options))}, not {value!r}", k)
-        return value
-
-    return read
-
-
-def _positive(hi: float, unit: str, what: str, *, integer: bool = False) -> Reader:
-    """A number > 0 and <= hi (floats allowed unless ``integer``)."""
-
-    def read(e: Entry, k: str) -> float:
-        value = e.int(k) if integer else e.number(k)
-        shown = value if integer else e.raw(k)
-        if value <= 0:
-            raise e.error(f"must be more than 0, not {shown!r}", k)
-        if value > hi:
-            raise e.error(f"{shown!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
-                          "Check for an extra digit or a wrong unit.")
-        return value
-
-    return read
-
-
-def _positive_int(hi: int, unit: str, what: str) -> Reader:
-    """A whole number > 0 and <= hi."""
-    return _positive(hi, unit, what, integer=True)
-
-
-#: The hint of a purchase price of 0: the catalog has no way to mark hardware as already owned.
-ZERO_PRICE_HINT = (
-    "A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
-    "To see what GPUs you own can run, use 'planner estimate --gpu ID --gpus N' or 'planner fit', which need "
-    "no price; to plan a purchase, give the unit's price (a quote, street price or estimate)."
-)
-
-
-def _price(e: Entry, k: str) -> float:
-    value = e.raw(k)
-    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
-        raise e.error(f"must be more than 0, not {value!r}", k, ZERO_PRICE_HINT)
-    return _positive(MAX_PRICE_USD, "USD", "price")(e, k)
-
-
-#: A size in decimal units (kB, MB, GB, TB: powers of 10): the number and the unit.
-_DECIMAL_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]B)\s*$")
-
-
-#: The hint of a malformed ``spot_usd_per_hour_range``.
-_SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
-                    "spot_usd_per_hour_range: [0.2, 0.216].")
-
-
-def _spot_range(e: Entry, k: str) -> tuple[float, float]:
-    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
-    value = e.raw(k)
-    if not isinstance(value, (list, tuple)):
-        raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
-    if len(value) != 2:
-        raise e.error(f"must hold two prices [low, high], not {len(value)}", k, _SPOT_RANGE_HINT)
-    for x in value:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise e.error(f"must hold two numbers, not {_kind(x)}", k, _SPOT_RANGE_HINT)
-    low, high = float(value[0]), float(value[1])
-    if low <= 0:
-        raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
-    if low > high:
-        raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
-                      f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
-    if high > MAX_USD_PER_HOUR:
-        raise e.error(f"{value[1]!r} USD/h is more than any real hourly price ({MAX_USD_PER_HOUR:,} USD/h)", k,
-                      "Check for an extra digit or a wrong unit.")
-    return low, high
-
-
-def _size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, binary: str | None = None) -> Reader:
-    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi.
-
-    binary: for the sizes of memory products (DIMMs, a platform's maximum, an instance's RAM), which
-        are whole multiples of 2^30 bytes whatever the vendor's label says ('64 GB' is 64 GiB): the
-        hint for a value written in decimal units (kB, MB, GB, TB), which is then refused.
-    """
-
-    def read(e: Entry, k: str) -> int:
-        value = e.raw(k)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise e.error(f"must be a size such as '24 GiB', not {value!r}", k)
-        n = e.size(k)
-        if n == 0 and not allow_zero:
-            raise e.error(f"must be more than 0 bytes, not {value!r}", k)
-        if 0 < n < lo:
-            raise e.error(f"{value!r} is less than any real {what} ({format_size(lo)})", k,
-                          "Check for a missing digit or a wrong unit (MB, GB, TB, GiB...).")
-        if n > hi:
-            raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
-                          "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
-        m = _DECIMAL_SIZE.match(value) if binary is not None and isinstance(value, str) else None
-        if m:
-            number, unit = m.groups()
-            power = "kMGT".index(unit[0].replace("K", "k")) * 3 + 3
-            binary_unit = f"{unit[0].upper()}iB"
-            raise e.error(f"{value!r} is {format_size(n)} ({unit} = 10^{power} bytes), but memory sizes are binary",
-                          k, binary.format(number=number, unit=unit, binary_unit=binary_unit)
-                          + f": write '{number} {binary_unit}'.")
-        return n
-
-    return read
-
-
-def _rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
-    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0) and <= hi."""
-
-    def read(e: Entry, k: str) -> float:
-        value = e.raw(k)
-        r = e.rate(k)
-        if r == 0 and not allow_zero:
-            raise e.error(f"must be more than 0, not {value!r}", k)
-        if r > hi:
-            raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
-                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
-        return r
-
-    return read
-
-
-def _fraction(e: Entry, k: str) -> float:
-    return e.number(k, min=0.0, max=1.0, min_exclusive=True)
-
-
-def _bool(e: Entry, k: str) -> bool:
-    return e.bool(k)
-
-
-def _date(e: Entry, k: str) -> str:
-    return e.date(k, past=True)
-
-
-def _id(e: Entry, k: str) -> str:
-    value = e.str(k)
-    if not _ID.match(value):
-        slug = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-.") or "my-entry"
-        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
-    return value
-
-
-def _compute_capability(e: Entry, k: str) -> str:
-    value = e.raw(k)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise e.error(f"must be a quoted text such as \"8.9\", not {value!r}", k,
-                      "Quote it: YAML reads 8.10 as the number 8.1.")
-    value = e.str(k)
-    if not _COMPUTE_CAPABILITY.match(value):
-        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
-    return value
-
-
-def _choice_list(choices: tuple[str, ...], what: str) -> Reader:
-    """A non-empty list of distinct values out of ``choices`` (``what`` names one in messages)."""
-
-    def read(e: Entry, k: str) -> tuple[str, ...]:
-        values = e.str_list(k, choices=choices)
-        if not values:
-            raise e.error(f"must name at least one {what}", k, "Valid: " + ", ".join(choices) + ".")
-        if len(set(values)) != len(values):
-            raise e.error(f"names a {what} twice", k)
-        return tuple(values)
-
-    return read
-
-
-_form_factors = _choice_list(FORM_FACTORS, "form factor")
-_cooling_kinds = _choice_list(COOLING_KINDS, "cooling kind")
-
-
-def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
-    groups: dict[int, SlotGroup] = {}
-    for item in e.children(k):
-        item.check_keys(("width", "count", "lanes"), required=("width", "count"))
-        width = _int(1, MAX_SLOT_WIDTH)(item, "width")
-        count = _int(1, 64)(item, "count")
-        lanes = _int_choice(PCIE_LANE_COUNTS)(item, "lanes") if "lanes" in item.data else None
-        if width in groups:
-            raise item.error(f"width {width} is listed twice", "width",
-                             "Give one {width, count} per card width; the entries are alternatives.")
-        groups[width] = SlotGroup(width=width, count=count, lanes=lanes)
-    return tuple(groups[w] for w in sorted(groups, reverse=True))
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _config(e: Entry, k: str) -> Mapping[str, Any]:
-    child = e.child(k)
-    assert child is not None  # a required key: child() raised when it is absent
-    if not child.data:
-        raise e.error("must hold the keys of the model's config.json, not an empty mapping", k)
-    for key in child.data:
-        if not isinstance(key, str):
-            raise child.error(f"key {key!r} is not a name", None, "config.json keys are texts such as 'hidden_size'.")
-    return _freeze(child.data)
-
-
-_COMMON: dict[str, _Field] = {
-    "id": _Field(_id),
-    "source": _Field(_text),
-    "as_of": _Field(_date),
-    "notes": _Field(_text, required=False),
-    "verification": _Field(_choice(VERIFICATION_LEVELS), required=False),
-}
-
-_PRICED: dict[str, _Field] = {
-    "price_usd": _Field(_price),
-    "price_kind": _Field(_choice(PRICE_KINDS)),
-}
-
-_TFLOPS = _positive(MAX_TFLOPS, "TFLOPS", "GPU")
-
-# Hints for a memory size written in decimal units ({number} and {unit} as written); each ends with
-# ": write '<number> <binary unit>'." (DRAM chips hold powers of two of bits, so modules, the platform
-# limits built from them and virtual machines' RAM are whole GiB, whatever the label says).
-_DIMM_BINARY = "A module sold as '{number} {unit}' holds {number} {binary_unit} (DRAM chips come in powers of two)"
-_PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binary_unit} (whole DIMMs of binary size)"
-_CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so "
-                 "'{number} {unit}' there is {number} {binary_unit}")
-
-#: Per list: key -> field. Keys not listed here (and not common) are refused.
-_SCHEMA: dict[str, dict[str, _Field]] = {
-    "generations": {
-        "gen": _Field(_int(1, 10)),
-        "per_lane": _Field(_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate"), attr="per_lane_bytes_per_s"),
-    },
-    "gpus": {
-        "name": _Field(_text),
-        "vendor": _Field(_choice(GPU_VENDORS)),
-        "segment": _Field(_choice(GPU_SEGMENTS)),
-        "architecture": _Field(_text),
-        "compute_capability": _Field(_compute_capability, required=False),
-        "memory": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
-        "memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
-                                attr="memory_usable_bytes"),
-        "memory_bandwidth": _Field(_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
-                                   attr="memory_bandwidth_bytes_per_s"),
-        "bf16_tflops": _Field(_TFLOPS),
-        "fp16_fp16acc_tflops": _Field(_TFLOPS, required=False),
-        "fp8_tflops": _Field(_TFLOPS, required=False),
-        "int8_tops": _Field(_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
-        "bf16": _Field(_bool),
-        "fp8": _Field(_bool),
-        "int8": _Field(_bool),
-        "pcie_gen": _Field(_int(1, 10)),
-        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS)),
-        "interconnect": _Field(_rate(MAX_GPU_INTERCONNECT, "GPU interconnect", allow_zero=True), required=False,
-                               attr="interconnect_bytes_per_s"),
-        "tdp_w": _Field(_positive_int(MAX_TDP_W, "W", "GPU board power")),
-        "slot_width": _Field(_int(0, MAX_SLOT_WIDTH), required=False),
-        "form_factor": _Field(_choice(FORM_FACTORS)),
-        "price_usd": _Field(_price, required=False),
-        "price_kind": _Field(_choice(PRICE_KINDS), required=False),
-        "mfu_scale": _Field(_fraction, required=False),
-        "memory_cuda_total": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
-                                    attr="memory_cuda_total_bytes"),
-        "cooling": _Field(_choice(COOLING_KINDS), required=False),
-    },
-    "dimms": {
-        "kind": _Field(_choice(DIMM_KINDS)),
-        "size": _Field(_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES, binary=_DIMM_BINARY),
-                       attr="size_bytes"),
-        "speed_mts": _Field(_int(800, 20_000)),
-        **_PRICED,
-    },
-    "platforms": {
-        "name": _Field(_text),
-        "cpu": _Field(_text),
-        "base_price_usd": _Field(_price),
-        "price_kind": _Field(_choice(PRICE_KINDS)),
-        "memory_kind": _Field(_choice(DIMM_KINDS)),
-        "memory_channels": _Field(_int(1, 64)),
-        "dimm_slots": _Field(_int(1, 256)),
-        "max_memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES,
-                                   binary=_PLATFORM_BINARY), attr="max_memory_bytes"),
-        "pcie_gen": _Field(_int(1, 10)),
-        "gpu_lanes": _Field(_int(1, 1024)),
-        "gpu_slots": _Field(_gpu_slots),
-        "max_gpus": _Field(_int(1, 64)),
-        "psu_w": _Field(_positive_int(100_000, "W", "power supply")),
-        "platform_w": _Field(_positive_int(50_000, "W", "host power")),
-        "form_factors": _Field(_form_factors),
-        "fixed_gpu": _Field(_text, required=False),
-        "fixed_gpu_count": _Field(_int(1, 64), required=False),
-        "nic_slots": _Field(_int(0, 64), required=False),
-        "gpu_cooling": _Field(_cooling_kinds, required=False),
-    },
-    "nics": {
-        "kind": _Field(_choice(NETWORK_KINDS)),
-        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
-        **_PRICED,
-        "cable_price_usd": _Field(_price),
-        "pcie_lanes": _Field(_int_choice(PCIE_LANE_COUNTS), required=False),
-        "tdp_w": _Field(_positive_int(1000, "W", "NIC power"), required=False),
-    },
-    "switches": {
-        "kind": _Field(_choice(NETWORK_KINDS)),
-        "rate": _Field(_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
-        "ports": _Field(_int(1, 4096)),
-        **_PRICED,
-    },
-    "instances": {
-        "provider": _Field(_text),
-        "instance": _Field(_text),
-        "gpu": _Field(_text),
-        "gpu_count": _Field(_int(1, 64)),
-        "gpu_memory_usable": _Field(_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
-                                    attr="gpu_memory_usable_bytes"),
-        "vcpus": _Field(_int(1, 4096)),
-        "memory": _Field(_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
-                         attr="memory_bytes"),
-        "usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
-        "spot_usd_per_hour": _Field(_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
-        "spot_usd_per_hour_range": _Field(_spot_range, required=False),
-        "region": _Field(_text),
-    },
-    "models": {
-        "hf_id": _Field(_text),
-        "config": _Field(_config),
-        "published_parameters": _Field(_positive_int(10**14, "parameters", "model"), required=False),
-        "parameters_source": _Field(_text, required=False),
-    },
-}
-
-_RECORDS: dict[str, type] = {
-    "generations": PcieGen,
-    "gpus": Gpu,
-    "dimms": Dimm,
-    "platforms": Platform,
-    "nics": Nic,
-    "switches": Switch,
-    "instances": CloudInstance,
-    "models": ModelEntry,
-}
-
-
-def _fields(kind: str) -> dict[str, _Field]:
-    return {"id": _COMMON["id"], **_SCHEMA[kind], **_COMMON}
-
-
 # ----- merging ------------------------------------------------------------------------------
-
-@dataclass
-class _Parsed:
-    """One entry being assembled: parsed values and the Entry that supplied each key."""
-
-    kind: str
-    id: str
-    entry: Entry
-    values: dict[str, Any] = field(default_factory=dict)
-    origin: dict[str, Entry] = field(default_factory=dict)
-
-    def err(self, problem: str, key: str | None = None, hint: str | None = None) -> CatalogError:
-        where = self.origin.get(key, self.entry) if key else self.entry
-        return where.error(problem, key if key in self.origin else None, hint)  # type: ignore[return-value]
-
 
 class _Store:
     """Collects entries per list while files are read; :meth:`build` checks and freezes them."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, dict[str, _Parsed]] = {kind: {} for kind in _SCHEMA}
-        self.removed: dict[str, dict[str, Entry]] = {kind: {} for kind in _SCHEMA}
+        self.entries: dict[str, dict[str, Parsed]] = {kind: {} for kind in KINDS}
+        self.removed: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.files: list[str] = []
 
     # -- reading one file --
@@ -1103,14 +1216,14 @@ class _Store:
                 self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
 
     def _read_entry(self, kind: str, e: Entry, *, overlay: bool, ids_in_file: dict[str, int | None]) -> None:
-        fields = _fields(kind)
+        fields = KINDS[kind].schema()
         raw_id = e.data.get("id")
-        if isinstance(raw_id, str) and _ID.match(raw_id):
+        if isinstance(raw_id, str) and ID_PATTERN.match(raw_id):
             # messages name the entry by its place in the file and its id: 'gpus[3] (rtx-4090).memory'
             e.path = f"{e.path} ({raw_id})"
         allowed = list(fields) + (["remove"] if overlay else [])
         e.check_keys(allowed, required=("id",))
-        entry_id = _id(e, "id")
+        entry_id = read_id(e, "id")
         if entry_id in ids_in_file:
             first = ids_in_file[entry_id]
             raise e.error(f"duplicate id {entry_id!r}" + (f" (first on line {first})" if first else ""), "id",
@@ -1119,74 +1232,13 @@ class _Store:
         table = self.entries[kind]
         remove = e.bool("remove") if "remove" in e.data else False
         if remove:
-            extra = [k for k in e.data if k not in ("id", "remove", "notes")]
-            if extra:
-                raise e.error(f"an entry with 'remove: true' takes only 'id', not {extra[0]!r}", extra[0])
-            if entry_id not in table:
-                raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
-            del table[entry_id]
-            self.removed[kind][entry_id] = e
+            self._remove(kind, entry_id, e)
             return
         existing = table.get(entry_id) if overlay else None
         if existing is not None:
-            # Replace key by key; a changed price must come with its own provenance.
-            prices = [k for k in _PRICE_KEYS if e.data.get(k) is not None]
-            if prices and not ("source" in e.data and "as_of" in e.data):
-                raise e.error(
-                    "a changed price needs its own source and as_of", prices[0],
-                    "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry.",
-                )
-            if prices and "price_kind" in fields and "price_kind" not in e.data:
-                # Keeping the shipped kind would label a quoted price 'msrp' or 'estimate' on the quote.
-                raise e.error(
-                    "a changed price needs its own price_kind", prices[0],
-                    "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
-                )
-            has_price = any(existing.values.get(k) is not None for k in _PRICE_KEYS)
-            if "price_kind" in e.data and has_price and not prices:
-                # the kind describes the price: a new kind on the shipped price would relabel it
-                raise e.error("changes price_kind but not the price it describes", "price_kind",
-                              "Restate the price with it (price_usd, source, as_of), or leave price_kind out.")
-            others = [k for k in _PRICE_KEYS if existing.values.get(k) is not None and k not in e.data]
-            if prices and others:
-                # one source, date and kind per entry: every price of it must come from the new source
-                one = "one source, date and price_kind" if "price_kind" in fields else "one source and date"
-                raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has {one} for all its prices",
-                              prices[0],
-                              f"Restate {others[0]} with this source too (the shipped value if it still holds).")
-            restated = [k for k in ("source", "as_of") if k in e.data]
-            if restated and has_price and not prices:
-                # An entry has one source and date, which the quote prints for its price.
-                price_key = next(k for k in _PRICE_KEYS if existing.values.get(k) is not None)
-                shown = f"{price_key} {existing.values[price_key]:,.2f} of {existing.values['as_of']}"
-                raise e.error(
-                    f"changes {' and '.join(restated)} but not the price: the quote would show them for the "
-                    f"shipped price ({shown})", restated[0],
-                    "Restate the price with your source and date (price_usd, price_kind), or drop source/as_of "
-                    "from this overlay entry and say where your change comes from in 'notes:'.",
-                )
-            had_cuda_total = existing.values.get("memory_cuda_total") is not None
-            if any(k in e.data for k in _PRICE_KEYS) and "notes" not in e.data:
-                # the shipped notes describe the shipped price (a platform's parts list adds up to it, the
-                # quote line shows it): an overlay that sets a price (or clears one) without notes of its
-                # own does not keep them
-                existing.values.pop("notes", None)
-                existing.origin.pop("notes", None)
-            self._parse_keys(existing, e, fields)
-            if kind == "gpus":
-                # The memory figures describe one card together.
-                if "memory" in e.data and "memory_usable" not in e.data:
-                    raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
-                                  "memory", "Give memory_usable for this card too (nvidia-smi's total).")
-                if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
-                        and had_cuda_total:
-                    key = "memory_usable" if "memory_usable" in e.data else "memory"
-                    raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
-                                  "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
-                                  "derive it (memory_usable less 430 MiB).")
-            existing.entry = e
+            self._replace(kind, existing, e, fields)
             return
-        parsed = _Parsed(kind=kind, id=entry_id, entry=e)
+        parsed = Parsed(kind=kind, id=entry_id, entry=e)
         self._parse_keys(parsed, e, fields)
         missing = [k for k, f in fields.items() if f.required and k not in parsed.values]
         if missing:
@@ -1198,8 +1250,36 @@ class _Store:
             raise e.error(f"missing required key {missing[0]!r}", None, hint)
         table[entry_id] = parsed
 
+    def _remove(self, kind: str, entry_id: str, e: Entry) -> None:
+        """An overlay entry with 'remove: true' drops the shipped entry."""
+        table = self.entries[kind]
+        extra = [k for k in e.data if k not in ("id", "remove", "notes")]
+        if extra:
+            raise e.error(f"an entry with 'remove: true' takes only 'id', not {extra[0]!r}", extra[0])
+        if entry_id not in table:
+            raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
+        del table[entry_id]
+        self.removed[kind][entry_id] = e
+
+    def _replace(self, kind: str, existing: Parsed, e: Entry, fields: dict[str, Field]) -> None:
+        """An overlay entry with a shipped id replaces it key by key; a changed price must come with its
+        own provenance (:func:`_check_overlay_prices`)."""
+        _check_overlay_prices(e, existing, fields)
+        shipped = dict(existing.values)
+        if any(k in e.data for k in _PRICE_KEYS) and "notes" not in e.data:
+            # the shipped notes describe the shipped price (a platform's parts list adds up to it, the
+            # quote line shows it): an overlay that sets a price (or clears one) without notes of its
+            # own does not keep them
+            existing.values.pop("notes", None)
+            existing.origin.pop("notes", None)
+        self._parse_keys(existing, e, fields)
+        check = KINDS[kind].check_overlay
+        if check is not None:
+            check(e, shipped)
+        existing.entry = e
+
     @staticmethod
-    def _parse_keys(parsed: _Parsed, e: Entry, fields: dict[str, _Field]) -> None:
+    def _parse_keys(parsed: Parsed, e: Entry, fields: dict[str, Field]) -> None:
         for key in e.data:
             if key == "remove":
                 continue
@@ -1211,11 +1291,13 @@ class _Store:
             parsed.values[key] = spec.read(e, key)
             parsed.origin[key] = e
 
-    def _file_rank(self, file: str | None) -> int:
+    def file_rank(self, file: str | None) -> int:
         """Reading order of ``file`` (overlays after the base catalog); -1 when not read."""
         return self.files.index(file) if file in self.files else -1
 
-    def _ref_hint(self, gpu_id: str, ids: list[str]) -> str:
+    def gpu_ref_hint(self, gpu_id: str) -> str:
+        """The hint for a reference to a GPU id the catalog lacks: what else names a GPU the overlay
+        removed, or a did-you-mean."""
         removed = self.removed["gpus"].get(gpu_id)
         if removed is not None:
             refs = ([f"platforms.yaml {p.id}" for p in self.entries["platforms"].values()
@@ -1225,99 +1307,23 @@ class _Store:
                      if len(refs) > 1 else "remove this entry as well")
             return (f"The overlay removes GPU {gpu_id!r} ({removed.file}:{removed.line_of('remove')}); {named}, "
                     "or keep the GPU and leave it out of a plan with the scenario's constraints.excluded_gpus.")
-        return did_you_mean(gpu_id, ids) or "gpus.yaml lists no GPUs."
+        return did_you_mean(gpu_id, list(self.entries["gpus"])) or "gpus.yaml lists no GPUs."
 
     # -- checking and freezing --
-    def _check_max_memory(self, p: _Parsed) -> None:
-        """A platform's max_memory holds at least one module of its kind in every channel (the
-        planner fills every channel with equal DIMMs): else no RAM configuration is ever built."""
-        v = p.values
-        modules = sorted((d for d in self.entries["dimms"].values() if d.values["kind"] == v["memory_kind"]),
-                         key=lambda d: (d.values["size"], d.id))
-        smallest = modules[0]
-        need = v["memory_channels"] * smallest.values["size"]
-        if v["max_memory"] < need:
-            key = _later(p, "max_memory", "memory_channels")
-            raise p.err(f"max_memory {format_size(v['max_memory'])} is less than one {smallest.id} module "
-                        f"({format_size(smallest.values['size'])}, the smallest {v['memory_kind']} in ram.yaml) in "
-                        f"each of its {v['memory_channels']} channels ({format_size(need)}): no RAM configuration "
-                        "fits", key,
-                        "Check for a missing digit or a wrong unit (a platform's maximum is the vendor's figure, "
-                        "hundreds of GiB or a few TiB), or list a smaller module of that kind in ram.yaml.")
-
-    def _check_fixed_power(self, p: _Parsed, g: _Parsed) -> None:
-        """A baseboard's supply powers the GPUs it carries: else it is never buildable."""
-        v = p.values
-        draw = v["fixed_gpu_count"] * g.values["tdp_w"] + v["platform_w"]
-        if draw <= v["psu_w"]:
-            return
-        g_at = g.origin.get("tdp_w", g.entry)
-        p_key = _later(p, "psu_w", "platform_w")
-        p_at = p.origin.get(p_key, p.entry)
-        text = (f"{v['fixed_gpu_count']} x {g.values['tdp_w']:,} W ({g.id} tdp_w) + platform_w {v['platform_w']:,} W "
-                f"= {draw:,} W is more than psu_w {v['psu_w']:,} W: the baseboard cannot power the GPUs it carries")
-        hint = "Check for a missing digit; psu_w is the supply the machine can use (for redundant supplies, " \
-               "the non-redundant share)."
-        if self._file_rank(g_at.file) > self._file_rank(p_at.file):
-            raise g.err(f"{text} (platform {p.id!r}, {p_at.file}:{p_at.line_of(p_key) or p_at.line})", "tdp_w",
-                        "Overlay the platform's psu_w too if its supply is larger.")
-        raise p.err(text, p_key, hint)
-
     def build(self) -> Catalog:
+        """Check every entry, then every list against the others; freeze the records into a Catalog."""
         e = self.entries
         for kind, table in e.items():
-            for p in table.values():
-                _check_entry(kind, p)
-        gens = sorted(p.values["gen"] for p in e["generations"].values())
-        seen_gens: dict[int, _Parsed] = {}
-        for p in e["generations"].values():
-            g = p.values["gen"]
-            if g in seen_gens:
-                raise p.err(f"PCIe generation {g} is also entry {seen_gens[g].id!r}", "gen")
-            seen_gens[g] = p
-        gpu_ids = list(e["gpus"])
-        dimm_kinds = sorted({p.values["kind"] for p in e["dimms"].values()})
-        for p in e["gpus"].values():
-            _check_gen(p, gens)
-        for p in e["platforms"].values():
-            _check_gen(p, gens)
-            kind = p.values["memory_kind"]
-            if kind not in dimm_kinds:
-                raise p.err(f"no DIMM of kind {kind!r} in ram.yaml", "memory_kind",
-                            did_you_mean(kind, dimm_kinds) or "ram.yaml lists no DIMMs.")
-            self._check_max_memory(p)
-            fixed = p.values.get("fixed_gpu")
-            if fixed is not None:
-                if fixed not in e["gpus"]:
-                    raise p.err(f"unknown GPU {fixed!r}", "fixed_gpu", self._ref_hint(fixed, gpu_ids))
-                ff = e["gpus"][fixed].values["form_factor"]
-                if ff not in p.values["form_factors"]:
-                    raise p.err(f"the fixed GPU {fixed!r} has form_factor {ff!r}, which form_factors "
-                                f"{list(p.values['form_factors'])} does not list", "form_factors")
-                g = e["gpus"][fixed]
-                self._check_fixed_power(p, g)
-                cooling = g.values.get("cooling")
-                kinds = p.values.get("gpu_cooling")
-                if cooling is not None and kinds is not None and cooling not in kinds:
-                    # blame the later of the two settings (an overlay's), naming the other
-                    g_at, p_at = g.origin.get("cooling", g.entry), p.origin.get("gpu_cooling", p.entry)
-                    if self._file_rank(g_at.file) > self._file_rank(p_at.file):
-                        raise g.err(f"{cooling!r} is not a kind platform {p.id!r} cools: it carries this GPU as "
-                                    f"fixed_gpu with gpu_cooling {list(kinds)} ({p_at.file}:"
-                                    f"{p_at.line_of('gpu_cooling') or p_at.line})", "cooling",
-                                    "Give the baseboard's kind, or overlay the platform's gpu_cooling too.")
-                    raise p.err(f"the fixed GPU {fixed!r} has cooling {cooling!r}, which gpu_cooling "
-                                f"{list(kinds)} does not list", "gpu_cooling",
-                                f"The GPU's cooling is set at {g_at.file}:{g_at.line_of('cooling') or g_at.line}; "
-                                "give both the same kind.")
-        for p in e["instances"].values():
-            gpu = p.values["gpu"]
-            if gpu not in e["gpus"]:
-                raise p.err(f"unknown GPU {gpu!r}", "gpu", self._ref_hint(gpu, gpu_ids))
-        for p in e["models"].values():
-            _check_published_parameters(p)
-        warnings = tuple(w for p in e["instances"].values() for w in _spot_warnings(p))
-        records: dict[str, tuple[Any, ...]] = {kind: tuple(_record(kind, p) for p in table.values())
+            check = KINDS[kind].check
+            if check is not None:
+                for p in table.values():
+                    check(p)
+        for kind in KINDS.values():
+            if kind.check_merged is not None:
+                kind.check_merged(self)
+        warnings = tuple(w for kind in KINDS.values() if kind.warnings is not None
+                         for p in e[kind.name].values() for w in kind.warnings(p))
+        records: dict[str, tuple[Any, ...]] = {kind: tuple(KINDS[kind].build(p) for p in table.values())
                                                for kind, table in e.items()}
         sources = tuple(
             SourceRef(p.origin["source"].file or "", p.id, p.values["source"], p.values["as_of"])
@@ -1342,6 +1348,47 @@ class _Store:
         )
 
 
+def _check_overlay_prices(e: Entry, existing: Parsed, fields: dict[str, Field]) -> None:
+    """An overlay entry that changes a shipped one keeps one source, date and price_kind per entry:
+    a changed price gives its own source, as_of and price_kind and restates every other price; a new
+    source, date or kind without a new price is refused."""
+    prices = [k for k in _PRICE_KEYS if e.data.get(k) is not None]
+    if prices and not ("source" in e.data and "as_of" in e.data):
+        raise e.error(
+            "a changed price needs its own source and as_of", prices[0],
+            "Add 'source:' (where the price came from) and 'as_of:' (its date) to this overlay entry.",
+        )
+    if prices and "price_kind" in fields and "price_kind" not in e.data:
+        # Keeping the shipped kind would label a quoted price 'msrp' or 'estimate' on the quote.
+        raise e.error(
+            "a changed price needs its own price_kind", prices[0],
+            "Add 'price_kind:' quote (a vendor's quote), street, estimate or msrp to this overlay entry.",
+        )
+    has_price = any(existing.values.get(k) is not None for k in _PRICE_KEYS)
+    if "price_kind" in e.data and has_price and not prices:
+        # the kind describes the price: a new kind on the shipped price would relabel it
+        raise e.error("changes price_kind but not the price it describes", "price_kind",
+                      "Restate the price with it (price_usd, source, as_of), or leave price_kind out.")
+    others = [k for k in _PRICE_KEYS if existing.values.get(k) is not None and k not in e.data]
+    if prices and others:
+        # one source, date and kind per entry: every price of it must come from the new source
+        one = "one source, date and price_kind" if "price_kind" in fields else "one source and date"
+        raise e.error(f"changes {prices[0]} but not {others[0]}: the entry has {one} for all its prices",
+                      prices[0],
+                      f"Restate {others[0]} with this source too (the shipped value if it still holds).")
+    restated = [k for k in ("source", "as_of") if k in e.data]
+    if restated and has_price and not prices:
+        # An entry has one source and date, which the quote prints for its price.
+        price_key = next(k for k in _PRICE_KEYS if existing.values.get(k) is not None)
+        shown = f"{price_key} {existing.values[price_key]:,.2f} of {existing.values['as_of']}"
+        raise e.error(
+            f"changes {' and '.join(restated)} but not the price: the quote would show them for the "
+            f"shipped price ({shown})", restated[0],
+            "Restate the price with your source and date (price_usd, price_kind), or drop source/as_of "
+            "from this overlay entry and say where your change comes from in 'notes:'.",
+        )
+
+
 def content_sha256(files: Iterable[str | Path]) -> str:
     """A SHA-256 that identifies a catalog's content: '' when a file cannot be read.
 
@@ -1362,149 +1409,3 @@ def content_sha256(files: Iterable[str | Path]) -> str:
 
 def _file_order_kinds() -> list[str]:
     return [kind for lists in CATALOG_FILES.values() for kind in lists]
-
-
-
-def _check_gen(p: _Parsed, gens: list[int]) -> None:
-    g = p.values["pcie_gen"]
-    if g not in gens:
-        hint = ("Valid: " + ", ".join(map(str, gens)) + ".") if gens else "pcie.yaml lists no generations."
-        raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
-
-
-def _later(p: _Parsed, first: str, second: str) -> str:
-    """Which of two keys a cross-field error names: the one the entry's latest source (an overlay)
-    set, ``first`` when that set both or neither."""
-    if p.origin.get(second) is p.entry and p.origin.get(first) is not p.entry:
-        return second
-    return first
-
-
-def _check_entry(kind: str, p: _Parsed) -> None:
-    """Checks that involve several keys of one entry (after the overlay is merged)."""
-    v = p.values
-    if kind == "gpus":
-        if ("price_usd" in v) != ("price_kind" in v):
-            given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
-            raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
-        if v["memory_usable"] > v["memory"]:
-            hint = "memory_usable is what the driver reports, at most the marketed memory."
-            origin = p.origin.get("memory")
-            raw = origin.data.get("memory") if origin is not None else None
-            m = re.fullmatch(r"\s*([0-9][0-9.]*)\s*([MGT])B\s*", raw) if isinstance(raw, str) else None
-            power = {"M": 20, "G": 30, "T": 40}[m[2]] if m else 0
-            if m and float(m[1]) * 2**power >= v["memory_usable"]:
-                hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
-                        f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
-            raise p.err("memory_usable is more than memory", "memory_usable", hint)
-        if v.get("memory_cuda_total", 0) > v["memory_usable"]:
-            raise p.err("memory_cuda_total is more than memory_usable", "memory_cuda_total",
-                        "memory_cuda_total is what CUDA reports (torch.cuda.mem_get_info()[1]), less than the "
-                        "nvidia-smi total by the driver's reservation.")
-        if v["form_factor"] == "pcie" and not v.get("slot_width"):
-            key = "slot_width" if "slot_width" in v else "form_factor"
-            raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)
-        if v["form_factor"] != "pcie" and v.get("slot_width"):
-            raise p.err(f"an {v['form_factor']} module sits on its baseboard, not in slots", "slot_width",
-                        "Write slot_width: 0 or leave it out.")
-    elif kind == "platforms":
-        if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
-            given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
-            raise p.err(f"{given} needs {absent}", given)
-        if "fixed_gpu_count" in v and v["fixed_gpu_count"] > v["max_gpus"]:
-            raise p.err(f"fixed_gpu_count {v['fixed_gpu_count']} is more than max_gpus {v['max_gpus']}",
-                        "fixed_gpu_count")
-        if "pcie" in v["form_factors"] and not v["gpu_slots"]:
-            raise p.err("a platform that takes PCIe cards needs gpu_slots", "gpu_slots",
-                        "For example [{width: 2, count: 4}]: up to 4 double-width cards.")
-        if v["psu_w"] <= v["platform_w"]:
-            key = _later(p, "psu_w", "platform_w")
-            relation = "less than" if v["psu_w"] < v["platform_w"] else "no more than"
-            raise p.err(f"psu_w {v['psu_w']:,} W is {relation} platform_w {v['platform_w']:,} W: no power is left "
-                        "for GPUs", key,
-                        "psu_w is the supply the machine can use (for redundant supplies, the non-redundant share), "
-                        "platform_w what everything but the GPUs draws under load (CPU, RAM, drives, fans); psu_w "
-                        "must exceed it by the GPUs' power. Check for swapped values or a missing digit.")
-        if v["dimm_slots"] < v["memory_channels"]:
-            key = _later(p, "dimm_slots", "memory_channels")
-            raise p.err(f"dimm_slots {v['dimm_slots']} is fewer than memory_channels {v['memory_channels']}: "
-                        "no RAM configuration puts a DIMM in every channel", key,
-                        "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
-                        "channel), memory_channels the memory channels of all its CPUs together.")
-    elif kind == "instances" and "spot_usd_per_hour_range" in v:
-        low, high = v["spot_usd_per_hour_range"]
-        spot = v.get("spot_usd_per_hour")
-        if spot is None and "spot_usd_per_hour" in p.entry.data:  # 'spot_usd_per_hour: null' (an overlay's)
-            raise p.entry.error("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour",
-                                "Clear the range too: 'spot_usd_per_hour_range: null'.")
-        if spot is None:
-            raise p.err("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour_range",
-                        "Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), "
-                        "or leave the range out.")
-        if not low <= spot <= high:
-            raise p.err(f"spot_usd_per_hour {spot:g} is outside spot_usd_per_hour_range [{low:g}, {high:g}]",
-                        _later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
-                        "The range is the lowest and highest zone's spot price in the region, and the catalog "
-                        "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
-
-
-def _spot_warnings(p: _Parsed) -> list[CatalogWarning]:
-    """A cloud instance whose spot price (``spot_usd_per_hour``, or the high end of
-    ``spot_usd_per_hour_range``) is above its on-demand ``usd_per_hour``: it happens (a zone short of
-    capacity), but rarely, and is more often a typo (a digit, or the two prices swapped)."""
-    v = p.values
-    od = v["usd_per_hour"]
-    spot = v.get("spot_usd_per_hour")
-    high = v["spot_usd_per_hour_range"][1] if "spot_usd_per_hour_range" in v else None
-    if spot is not None and spot > od:
-        key, what = "spot_usd_per_hour", f"spot_usd_per_hour {spot:g} USD/h"
-    elif high is not None and high > od:
-        key, what = "spot_usd_per_hour_range", f"the high end of spot_usd_per_hour_range, {high:g} USD/h,"
-    else:
-        return []
-    key = _later(p, key, "usd_per_hour")  # where the later of the two prices was written (an overlay's)
-    at = p.origin.get(key, p.entry)
-    where = f"{at.file}:{at.line_of(key)}" if at.line_of(key) else (at.file or "")
-    text = (f"{where}: {at.key_path(key)}: {what} is above the on-demand usd_per_hour {od:g} USD/h of "
-            f"instance {p.id!r}; spot above on-demand is rare and more often a typo: check both prices against the "
-            "source")
-    return [CatalogWarning("instances", p.id, text)]
-
-
-def _check_published_parameters(p: _Parsed) -> None:
-    """A model's published_parameters is a total the count from its config must equal exactly."""
-    from planner.model.architecture import from_hf_config
-
-    published = p.values.get("published_parameters")
-    if published is None:
-        return
-    cfg = p.origin["config"]
-    line = cfg.line_of("config")
-    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
-    if count == published:
-        return
-    key = _later(p, "published_parameters", "config")
-    at = p.origin["published_parameters"]
-    drop = "write 'published_parameters: null' in the overlay" if at is not p.entry else "drop published_parameters"
-    hint = ("The two must be equal: check config against the model's config.json (a mistyped size such as "
-            f"intermediate_size or num_hidden_layers changes the count), or {drop} if only a rounded total (such "
-            "as '14.8B') is known.")
-    if key == "config":
-        hint = ("An overlay's config that changes the count describes another model: give it an id of its own, or "
-                "write 'published_parameters: null' in the overlay; if it is meant to be the same model, check it "
-                "against the model's config.json.")
-        raise p.err(f"config counts {count:,} parameters, but published_parameters ({at.file}:"
-                    f"{at.line_of('published_parameters')}) is {published:,} ({count - published:+,})", "config", hint)
-    raise p.err(f"published_parameters {published:,} is not the count from config, {count:,} parameters "
-                f"({count - published:+,})", "published_parameters", hint)
-
-
-def _record(kind: str, p: _Parsed) -> Any:
-    fields = _fields(kind)
-    kwargs = {(fields[k].attr or k): value for k, value in p.values.items()}
-    if kind == "models":
-        cfg = p.origin["config"]
-        kwargs["file"] = cfg.file or ""
-        line = cfg.line_of("config")
-        kwargs["where"] = f"{cfg.file}:{line}" if line else (cfg.file or "")
-    return _RECORDS[kind](**kwargs)

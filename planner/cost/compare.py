@@ -258,7 +258,7 @@ class Comparison:
         workloads: per workload.
         lines: the arithmetic, one step per line.
         notes: assumptions and caveats.
-        warnings: the catalog's warnings about the instances compared (planner.catalog.loader.CatalogWarning:
+        warnings: the catalog's warnings about the instances compared (planner.catalog.schema.CatalogWarning:
             a spot price above the on-demand price, probably a typo).
     """
 

@@ -80,7 +80,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.loader import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards,
-                             purchasable_gpus, slot_link, slots_at)
+                                    purchasable_gpus, slot_link, slots_at)
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults

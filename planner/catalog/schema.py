@@ -1,0 +1,341 @@
+"""What every catalog list shares: the field readers, the record of one entry being read, the kind table.
+
+A catalog list (``gpus``, ``dimms``, ...) is described by one :class:`Kind`, defined in the module of
+its file (:mod:`planner.catalog.gpus`, :mod:`~planner.catalog.platforms`, ...): the frozen record an
+entry becomes, its keys as :class:`Field` (a reader and whether the key is required), and the checks
+between its keys and against other lists. The readers here take an
+:class:`planner.core.fields.Entry` and a key, and return the parsed value or raise the entry's
+:class:`~planner.core.errors.CatalogError` (file, line, entry path, problem, hint). Sizes come back as
+``int`` bytes, rates as bytes per second, money as USD (:mod:`planner.core.units`).
+
+Importing this module does no work and it keeps no state.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+from planner.core.errors import CatalogError
+from planner.core.fields import Entry
+from planner.core.units import GB, MiB, TiB, format_size
+
+PRICE_KINDS = ("msrp", "street", "estimate", "quote")
+VERIFICATION_LEVELS = ("V", "D", "K", "U")
+
+#: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
+MAX_PRICE_USD = 10_000_000
+MAX_HOST_MEMORY_BYTES = 64 * TiB
+MAX_SLOT_WIDTH = 5
+#: Lower bound of every memory size (GPU, DIMM, host): smaller is a wrong unit ('80 B' for '80 GB').
+MIN_MEMORY_BYTES = 256 * MiB
+
+# Ids: lower-case letters and digits, words joined by '-' (or '.', as in model versions 'llama-3.1-8b').
+ID_PATTERN = re.compile(r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$")
+
+
+class CatalogWarning(NamedTuple):
+    """Something the catalog accepts but that is probably a mistake: (list, entry id, the sentence).
+
+    ``text`` locates it as an error would ('<file>:<line>: <entry>: <problem>; <hint>'); the commands
+    that use the entry print it (a cloud instance's: 'planner compare' and 'planner catalog cloud').
+    """
+
+    kind: str
+    id: str
+    text: str
+
+
+# ----- field readers ------------------------------------------------------------------------
+# A reader takes the Entry and the key and returns the parsed value or raises entry.error(...).
+
+Reader = Callable[[Entry, str], Any]
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of a list: its reader, whether an entry must give it, the record attribute it fills."""
+
+    read: Reader
+    required: bool = True
+    attr: str | None = None  # attribute name in the record, when it differs from the key
+
+
+def read_text(e: Entry, k: str) -> str:
+    """A text."""
+    return e.str(k)
+
+
+def read_choice(choices: Iterable[str]) -> Reader:
+    """One of ``choices`` (a value in another case gets a hint to write it in lower case)."""
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> str:
+        value = e.raw(k)
+        if isinstance(value, str) and value not in options and value.lower() in options:
+            raise e.error(f"{value!r} is not one of the choices", k, f"Write it in lower case: {value.lower()!r}.")
+        return e.str(k, choices=options)
+
+    return read
+
+
+def read_int(lo: int, hi: int) -> Reader:
+    """A whole number from ``lo`` to ``hi``."""
+
+    def read(e: Entry, k: str) -> int:
+        value = e.int(k)
+        if not lo <= value <= hi:
+            raise e.error(f"must be between {lo:,} and {hi:,}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def read_int_choice(choices: Iterable[int]) -> Reader:
+    """A whole number out of ``choices`` (a lane count written 'x8' gets a hint)."""
+    options = tuple(choices)
+
+    def read(e: Entry, k: str) -> int:
+        raw = e.raw(k)
+        if isinstance(raw, str) and re.fullmatch(r"[xX]\d+", raw.strip()):  # 'x8': a lane count as boards print it
+            raise e.error(f"must be a whole number, not {raw!r}", k, f"Write {raw.strip()[1:]} (the lane count).")
+        value = e.int(k)
+        if value not in options:
+            raise e.error(f"must be one of {', '.join(map(str, options))}, not {value!r}", k)
+        return value
+
+    return read
+
+
+def read_positive(hi: float, unit: str, what: str, *, integer: bool = False) -> Reader:
+    """A number > 0 and <= hi (floats allowed unless ``integer``)."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.int(k) if integer else e.number(k)
+        shown = value if integer else e.raw(k)
+        if value <= 0:
+            raise e.error(f"must be more than 0, not {shown!r}", k)
+        if value > hi:
+            raise e.error(f"{shown!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
+                          "Check for an extra digit or a wrong unit.")
+        return value
+
+    return read
+
+
+def read_positive_int(hi: int, unit: str, what: str) -> Reader:
+    """A whole number > 0 and <= hi."""
+    return read_positive(hi, unit, what, integer=True)
+
+
+#: The hint of a purchase price of 0: the catalog has no way to mark hardware as already owned.
+ZERO_PRICE_HINT = (
+    "A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
+    "To see what GPUs you own can run, use 'planner estimate --gpu ID --gpus N' or 'planner fit', which need "
+    "no price; to plan a purchase, give the unit's price (a quote, street price or estimate)."
+)
+
+
+def read_price(e: Entry, k: str) -> float:
+    """A purchase price, USD: more than 0 (0 gets :data:`ZERO_PRICE_HINT`), at most :data:`MAX_PRICE_USD`."""
+    value = e.raw(k)
+    if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
+        raise e.error(f"must be more than 0, not {value!r}", k, ZERO_PRICE_HINT)
+    return read_positive(MAX_PRICE_USD, "USD", "price")(e, k)
+
+
+#: A size in decimal units (kB, MB, GB, TB: powers of 10): the number and the unit.
+_DECIMAL_SIZE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([kKMGT]B)\s*$")
+
+
+def read_size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, binary: str | None = None) -> Reader:
+    """A size with its unit ('24 GiB'), as int bytes, >= lo (> 0) and <= hi.
+
+    binary: for the sizes of memory products (DIMMs, a platform's maximum, an instance's RAM), which
+        are whole multiples of 2^30 bytes whatever the vendor's label says ('64 GB' is 64 GiB): the
+        hint for a value written in decimal units (kB, MB, GB, TB), which is then refused.
+    """
+
+    def read(e: Entry, k: str) -> int:
+        value = e.raw(k)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise e.error(f"must be a size such as '24 GiB', not {value!r}", k)
+        n = e.size(k)
+        if n == 0 and not allow_zero:
+            raise e.error(f"must be more than 0 bytes, not {value!r}", k)
+        if 0 < n < lo:
+            raise e.error(f"{value!r} is less than any real {what} ({format_size(lo)})", k,
+                          "Check for a missing digit or a wrong unit (MB, GB, TB, GiB...).")
+        if n > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({format_size(hi)})", k,
+                          "Check for an extra digit or a wrong unit (MB, GB, TB, GiB...).")
+        m = _DECIMAL_SIZE.match(value) if binary is not None and isinstance(value, str) else None
+        if m:
+            number, unit = m.groups()
+            power = "kMGT".index(unit[0].replace("K", "k")) * 3 + 3
+            binary_unit = f"{unit[0].upper()}iB"
+            raise e.error(f"{value!r} is {format_size(n)} ({unit} = 10^{power} bytes), but memory sizes are binary",
+                          k, binary.format(number=number, unit=unit, binary_unit=binary_unit)
+                          + f": write '{number} {binary_unit}'.")
+        return n
+
+    return read
+
+
+def read_rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
+    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0) and <= hi."""
+
+    def read(e: Entry, k: str) -> float:
+        value = e.raw(k)
+        r = e.rate(k)
+        if r == 0 and not allow_zero:
+            raise e.error(f"must be more than 0, not {value!r}", k)
+        if r > hi:
+            raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
+                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
+        return r
+
+    return read
+
+
+def read_fraction(e: Entry, k: str) -> float:
+    """A number more than 0 and at most 1."""
+    return e.number(k, min=0.0, max=1.0, min_exclusive=True)
+
+
+def read_bool(e: Entry, k: str) -> bool:
+    """true or false."""
+    return e.bool(k)
+
+
+def read_date(e: Entry, k: str) -> str:
+    """A date 'YYYY-MM-DD' or 'YYYY-MM', not after today."""
+    return e.date(k, past=True)
+
+
+def read_id(e: Entry, k: str) -> str:
+    """An entry id: lower-case letters and digits joined by '-' or '.' (:data:`ID_PATTERN`)."""
+    value = e.str(k)
+    if not ID_PATTERN.match(value):
+        slug = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-.") or "my-entry"
+        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+    return value
+
+
+def read_choice_list(choices: tuple[str, ...], what: str) -> Reader:
+    """A non-empty list of distinct values out of ``choices`` (``what`` names one in messages)."""
+
+    def read(e: Entry, k: str) -> tuple[str, ...]:
+        values = e.str_list(k, choices=choices)
+        if not values:
+            raise e.error(f"must name at least one {what}", k, "Valid: " + ", ".join(choices) + ".")
+        if len(set(values)) != len(values):
+            raise e.error(f"names a {what} twice", k)
+        return tuple(values)
+
+    return read
+
+
+#: The keys every entry of every list takes.
+COMMON: dict[str, Field] = {
+    "id": Field(read_id),
+    "source": Field(read_text),
+    "as_of": Field(read_date),
+    "notes": Field(read_text, required=False),
+    "verification": Field(read_choice(VERIFICATION_LEVELS), required=False),
+}
+
+#: A purchase price and its kind (DIMMs, NICs, switches).
+PRICED: dict[str, Field] = {
+    "price_usd": Field(read_price),
+    "price_kind": Field(read_choice(PRICE_KINDS)),
+}
+
+
+# ----- one entry being read, and the kind table --------------------------------------------
+
+@dataclass
+class Parsed:
+    """One entry being assembled: parsed values and the Entry that supplied each key."""
+
+    kind: str
+    id: str
+    entry: Entry
+    values: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, Entry] = field(default_factory=dict)
+
+    def err(self, problem: str, key: str | None = None, hint: str | None = None) -> CatalogError:
+        where = self.origin.get(key, self.entry) if key else self.entry
+        return where.error(problem, key if key in self.origin else None, hint)  # type: ignore[return-value]
+
+
+def later(p: Parsed, first: str, second: str) -> str:
+    """Which of two keys a cross-field error names: the one the entry's latest source (an overlay)
+    set, ``first`` when that set both or neither."""
+    if p.origin.get(second) is p.entry and p.origin.get(first) is not p.entry:
+        return second
+    return first
+
+
+class Merged(Protocol):
+    """The catalog once every file is read and every entry's own checks passed: what a
+    :attr:`Kind.check_merged` sees to check references to other lists."""
+
+    @property
+    def entries(self) -> Mapping[str, Mapping[str, Parsed]]:
+        """list name -> entry id -> entry, shipped and overlay merged, in catalog order."""
+        ...
+
+    def file_rank(self, file: str | None) -> int:
+        """Reading order of ``file`` (overlays after the base catalog); -1 when not read."""
+        ...
+
+    def gpu_ref_hint(self, gpu_id: str) -> str:
+        """The hint for a reference to a GPU id the catalog lacks (a did-you-mean, or what else names
+        a GPU an overlay removed)."""
+        ...
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One entry list of the catalog (``gpus``, ``dimms``...): its record, its keys and its checks.
+
+    The module of each catalog file defines its kinds (:data:`planner.catalog.gpus.GPUS`...);
+    :mod:`planner.catalog.loader` reads every list through them, in file order. Each check raises
+    :class:`~planner.core.errors.CatalogError` through :meth:`Parsed.err` or the entry's ``error``.
+
+    Attributes:
+        name: the list's key in its file (``gpus``).
+        record: the frozen record class an entry becomes.
+        fields: the list's own keys; :meth:`schema` adds :data:`COMMON`. Keys not in the schema are refused.
+        check: rules between the keys of one entry, once the overlay is merged into it.
+        check_overlay: rules for an overlay entry that changes a shipped one: (the overlay's entry,
+            the shipped entry's values before the change), run after the overlay's keys are read.
+        check_merged: references to other lists, run once for the list after every entry's ``check``.
+        warnings: values of one entry that load but are probably typos.
+        extra: record arguments that are not keys (a model's file and line).
+    """
+
+    name: str
+    record: type
+    fields: Mapping[str, Field]
+    check: Callable[[Parsed], None] | None = None
+    check_overlay: Callable[[Entry, Mapping[str, Any]], None] | None = None
+    check_merged: Callable[[Merged], None] | None = None
+    warnings: Callable[[Parsed], list[CatalogWarning]] | None = None
+    extra: Callable[[Parsed], dict[str, Any]] | None = None
+
+    def schema(self) -> dict[str, Field]:
+        """Every key an entry of this list takes: ``id`` first, the list's own, then the common ones."""
+        return {"id": COMMON["id"], **self.fields, **COMMON}
+
+    def build(self, p: Parsed) -> Any:
+        """The frozen record of a merged, checked entry."""
+        fields = self.schema()
+        kwargs = {(fields[k].attr or k): value for k, value in p.values.items()}
+        if self.extra is not None:
+            kwargs.update(self.extra(p))
+        return self.record(**kwargs)

@@ -5,7 +5,7 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): defined below; this module finds the files, merges the overlay, runs the
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -49,66 +49,11 @@ from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, _kind
 from planner.core.units import GB, MiB, TiB, format_size
 from planner.core.yamlio import YamlProblem, load_mapping
+from planner.catalog.pcie import GENERATIONS, PCIE_LANE_COUNTS, PcieGen, check_gen, generation_numbers
 from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED,
                                     PRICE_KINDS, CatalogWarning, Field, Kind, Merged, Parsed, later, read_bool,
                                     read_choice, read_choice_list, read_fraction, read_id, read_int, read_int_choice,
                                     read_positive, read_positive_int, read_price, read_rate, read_size, read_text)
-
-# ----- pcie ---------------------------------------------------------------------------------
-
-PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
-MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
-
-
-@dataclass(frozen=True, slots=True)
-class PcieGen:
-    """One PCI Express generation (``pcie.yaml``).
-
-    Attributes:
-        per_lane_bytes_per_s: one direction, per lane, after line encoding, bytes/s.
-    """
-
-    id: str
-    gen: int
-    per_lane_bytes_per_s: float
-    source: str
-    as_of: str
-    notes: str | None = None
-    verification: str | None = None
-
-
-#: ``pcie.yaml`` ``generations:`` keys besides the common ones.
-PCIE_FIELDS: dict[str, Field] = {
-    "gen": Field(read_int(1, 10)),
-    "per_lane": Field(read_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate"), attr="per_lane_bytes_per_s"),
-}
-
-
-def generation_numbers(m: Merged) -> list[int]:
-    """The PCIe generations the merged catalog lists (``gen``), in increasing order."""
-    return sorted(p.values["gen"] for p in m.entries["generations"].values())
-
-
-def check_gen(p: Parsed, gens: list[int]) -> None:
-    """The entry's ``pcie_gen`` is one of ``gens`` (:func:`generation_numbers`); raises CatalogError."""
-    g = p.values["pcie_gen"]
-    if g not in gens:
-        hint = ("Valid: " + ", ".join(map(str, gens)) + ".") if gens else "pcie.yaml lists no generations."
-        raise p.err(f"PCIe generation {g} is not in pcie.yaml", "pcie_gen", hint)
-
-
-def _check_generations(m: Merged) -> None:
-    """Each generation once."""
-    seen_gens: dict[int, Parsed] = {}
-    for p in m.entries["generations"].values():
-        g = p.values["gen"]
-        if g in seen_gens:
-            raise p.err(f"PCIe generation {g} is also entry {seen_gens[g].id!r}", "gen")
-        seen_gens[g] = p
-
-
-GENERATIONS = Kind("generations", PcieGen, PCIE_FIELDS, check_merged=_check_generations)
-
 
 # ----- gpus ---------------------------------------------------------------------------------
 

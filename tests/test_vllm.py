@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.catalog.loader import DRIVER_RESERVED_BYTES
+from planner.catalog.gpus import DRIVER_RESERVED_BYTES
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import (

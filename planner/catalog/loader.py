@@ -5,7 +5,7 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,221 +46,14 @@ from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, _kind
-from planner.core.units import GB, MiB, TiB, format_size
+from planner.core.units import GB, TiB, format_size
 from planner.core.yamlio import YamlProblem, load_mapping
+from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, GPUS, MAX_GPU_MEMORY_BYTES, Gpu
 from planner.catalog.pcie import GENERATIONS, PCIE_LANE_COUNTS, PcieGen, check_gen, generation_numbers
 from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED,
-                                    PRICE_KINDS, CatalogWarning, Field, Kind, Merged, Parsed, later, read_bool,
-                                    read_choice, read_choice_list, read_fraction, read_id, read_int, read_int_choice,
-                                    read_positive, read_positive_int, read_price, read_rate, read_size, read_text)
-
-# ----- gpus ---------------------------------------------------------------------------------
-
-GPU_VENDORS = ("nvidia", "amd", "intel")
-GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
-FORM_FACTORS = ("pcie", "sxm", "oam")
-#: How a GPU is cooled (``Gpu.cooling``) and which kinds a chassis cools (``Platform.gpu_cooling``):
-#: ``open-air`` axial fans that blow into the case (GeForce cards), ``blower`` a radial fan that
-#: exhausts through the bracket (workstation cards), ``passive`` a heatsink without a fan that
-#: relies on the chassis' front-to-back airflow (data-centre PCIe cards, SXM/OAM modules).
-COOLING_KINDS = ("open-air", "blower", "passive")
-
-#: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
-MAX_GPU_MEMORY_BYTES = 4 * TiB
-MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
-MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
-MAX_TFLOPS = 100_000.0
-MAX_TDP_W = 5_000
-
-#: nvidia-smi's total less what CUDA reports as the total (``cudaMemGetInfo``): memory the driver
-#: keeps for itself, which no process can allocate. Assumed 430 MiB where the catalog gives no
-#: ``memory_cuda_total``: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi and vLLM logs
-#: ``total_gpu_memory 79.22GiB`` (vLLM PR #10511), 0.43 GiB less; a 24 GB A10-class card with ECC
-#: shows 23,028 MiB and logs 22.07 GiB (0.42 GiB less); an RTX 3090 (24,576 MiB) logs 23.58 GiB
-#: (vLLM PR #14447, 0.42 GiB less).
-DRIVER_RESERVED_BYTES = 430 * MiB
-
-_COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
-
-
-@dataclass(frozen=True, slots=True)
-class Gpu:
-    """One GPU model (``gpus.yaml``).
-
-    Attributes:
-        memory_bytes: memory as marketed, in bytes (a "24 GB" card carries 24 GiB).
-        memory_usable_bytes: memory the driver reports, in bytes (<= ``memory_bytes``).
-        memory_cuda_total_bytes: total ``cudaMemGetInfo`` reports (nvidia-smi's total less the
-            driver's reservation), when published; vLLM's budget is a fraction of it.
-        memory_bandwidth_bytes_per_s: memory bandwidth, bytes per second.
-        bf16_tflops: dense BF16/FP16 tensor TFLOPS with FP32 accumulate (GeForce: half rate).
-        fp16_fp16acc_tflops, fp8_tflops: dense TFLOPS, when published.
-        int8_tops: dense INT8 tera-operations per second, when published.
-        pcie_gen, pcie_lanes: the host link.
-        interconnect_bytes_per_s: NVLink / fabric bandwidth per GPU, bytes/s (0.0 when none,
-            None when the catalog does not say).
-        tdp_w: board power, watts.
-        slot_width: slots a PCIe card occupies; 0 or None for SXM/OAM modules.
-        price_usd: one unit, USD (None when the catalog gives no purchase price).
-        mfu_scale: factor on the default MFU for this card's software stack (1.0: the NVIDIA
-            CUDA stack the defaults come from; below 1 where published measurements show a
-            lower achieved share of the datasheet TFLOPS). Times only; memory is unaffected.
-    """
-
-    id: str
-    name: str
-    vendor: str
-    segment: str
-    architecture: str
-    memory_bytes: int
-    memory_usable_bytes: int
-    memory_bandwidth_bytes_per_s: float
-    bf16_tflops: float
-    bf16: bool
-    fp8: bool
-    int8: bool
-    pcie_gen: int
-    pcie_lanes: int
-    tdp_w: int
-    form_factor: str
-    source: str
-    as_of: str
-    compute_capability: str | None = None
-    fp16_fp16acc_tflops: float | None = None
-    fp8_tflops: float | None = None
-    int8_tops: float | None = None
-    interconnect_bytes_per_s: float | None = None
-    slot_width: int | None = None
-    price_usd: float | None = None
-    price_kind: str | None = None
-    mfu_scale: float = 1.0
-    memory_cuda_total_bytes: int | None = None
-    cooling: str | None = None
-    notes: str | None = None
-    verification: str | None = None
-
-    @property
-    def cuda_total_bytes(self) -> int:
-        """What one card offers to processes, in bytes: CUDA's total (``cudaMemGetInfo``), the
-        catalog's ``memory_cuda_total`` or else ``memory_usable`` less :data:`DRIVER_RESERVED_BYTES`
-        (NVIDIA cards; other vendors' ``memory_usable`` is taken as it is)."""
-        return cuda_total_from_usable(self.memory_usable_bytes, self)
-
-
-def cuda_total_from_usable(usable_bytes: int, gpu: Gpu) -> int:
-    """What a card of model ``gpu`` whose driver reports ``usable_bytes`` offers to processes, in bytes.
-
-    The catalog's ``memory_cuda_total`` when given and ``usable_bytes`` is the GPU's own
-    ``memory_usable``; else, for NVIDIA cards, ``usable_bytes`` less :data:`DRIVER_RESERVED_BYTES`
-    (a cloud instance that reports its own per-GPU figure gets the assumption too); other vendors'
-    figures are taken as they are (no published reservation to subtract).
-    """
-    if gpu.memory_cuda_total_bytes and usable_bytes == gpu.memory_usable_bytes:
-        return int(gpu.memory_cuda_total_bytes)
-    if gpu.vendor != "nvidia":
-        return int(usable_bytes)
-    return max(int(usable_bytes) - DRIVER_RESERVED_BYTES, 0)
-
-
-def _compute_capability(e: Entry, k: str) -> str:
-    value = e.raw(k)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise e.error(f"must be a quoted text such as \"8.9\", not {value!r}", k,
-                      "Quote it: YAML reads 8.10 as the number 8.1.")
-    value = e.str(k)
-    if not _COMPUTE_CAPABILITY.match(value):
-        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
-    return value
-
-
-_TFLOPS = read_positive(MAX_TFLOPS, "TFLOPS", "GPU")
-
-#: ``gpus.yaml`` keys besides the common ones.
-GPU_FIELDS: dict[str, Field] = {
-    "name": Field(read_text),
-    "vendor": Field(read_choice(GPU_VENDORS)),
-    "segment": Field(read_choice(GPU_SEGMENTS)),
-    "architecture": Field(read_text),
-    "compute_capability": Field(_compute_capability, required=False),
-    "memory": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
-    "memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
-                           attr="memory_usable_bytes"),
-    "memory_bandwidth": Field(read_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
-                              attr="memory_bandwidth_bytes_per_s"),
-    "bf16_tflops": Field(_TFLOPS),
-    "fp16_fp16acc_tflops": Field(_TFLOPS, required=False),
-    "fp8_tflops": Field(_TFLOPS, required=False),
-    "int8_tops": Field(read_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
-    "bf16": Field(read_bool),
-    "fp8": Field(read_bool),
-    "int8": Field(read_bool),
-    "pcie_gen": Field(read_int(1, 10)),
-    "pcie_lanes": Field(read_int_choice(PCIE_LANE_COUNTS)),
-    "interconnect": Field(read_rate(MAX_GPU_INTERCONNECT, "GPU interconnect", allow_zero=True), required=False,
-                          attr="interconnect_bytes_per_s"),
-    "tdp_w": Field(read_positive_int(MAX_TDP_W, "W", "GPU board power")),
-    "slot_width": Field(read_int(0, MAX_SLOT_WIDTH), required=False),
-    "form_factor": Field(read_choice(FORM_FACTORS)),
-    "price_usd": Field(read_price, required=False),
-    "price_kind": Field(read_choice(PRICE_KINDS), required=False),
-    "mfu_scale": Field(read_fraction, required=False),
-    "memory_cuda_total": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
-                               attr="memory_cuda_total_bytes"),
-    "cooling": Field(read_choice(COOLING_KINDS), required=False),
-}
-
-
-def _check_gpu(p: Parsed) -> None:
-    """Rules between the keys of one GPU (after the overlay is merged)."""
-    v = p.values
-    if ("price_usd" in v) != ("price_kind" in v):
-        given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
-        raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
-    if v["memory_usable"] > v["memory"]:
-        hint = "memory_usable is what the driver reports, at most the marketed memory."
-        origin = p.origin.get("memory")
-        raw = origin.data.get("memory") if origin is not None else None
-        m = re.fullmatch(r"\s*([0-9][0-9.]*)\s*([MGT])B\s*", raw) if isinstance(raw, str) else None
-        power = {"M": 20, "G": 30, "T": 40}[m[2]] if m else 0
-        if m and float(m[1]) * 2**power >= v["memory_usable"]:
-            hint = (f"memory {raw!r} is {format_size(v['memory'])} ({m[2]}B = 10^{power // 10 * 3} bytes); "
-                    f"GPU memory is binary-sized (a '24 GB' card carries 24 GiB): write '{m[1]} {m[2]}iB'.")
-        raise p.err("memory_usable is more than memory", "memory_usable", hint)
-    if v.get("memory_cuda_total", 0) > v["memory_usable"]:
-        raise p.err("memory_cuda_total is more than memory_usable", "memory_cuda_total",
-                    "memory_cuda_total is what CUDA reports (torch.cuda.mem_get_info()[1]), less than the "
-                    "nvidia-smi total by the driver's reservation.")
-    if v["form_factor"] == "pcie" and not v.get("slot_width"):
-        key = "slot_width" if "slot_width" in v else "form_factor"
-        raise p.err("a PCIe card needs a slot_width of 1 or more (slots it occupies)", key)
-    if v["form_factor"] != "pcie" and v.get("slot_width"):
-        raise p.err(f"an {v['form_factor']} module sits on its baseboard, not in slots", "slot_width",
-                    "Write slot_width: 0 or leave it out.")
-
-
-def _check_gpu_overlay(e: Entry, shipped: Mapping[str, Any]) -> None:
-    """An overlay entry that changes a shipped GPU: the memory figures describe one card together."""
-    if "memory" in e.data and "memory_usable" not in e.data:
-        raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
-                      "memory", "Give memory_usable for this card too (nvidia-smi's total).")
-    if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
-            and shipped.get("memory_cuda_total") is not None:
-        key = "memory_usable" if "memory_usable" in e.data else "memory"
-        raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
-                      "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
-                      "derive it (memory_usable less 430 MiB).")
-
-
-def _check_gpu_refs(m: Merged) -> None:
-    """Every GPU's ``pcie_gen`` is in pcie.yaml."""
-    gens = generation_numbers(m)
-    for p in m.entries["gpus"].values():
-        check_gen(p, gens)
-
-
-GPUS = Kind("gpus", Gpu, GPU_FIELDS, check=_check_gpu, check_overlay=_check_gpu_overlay,
-            check_merged=_check_gpu_refs)
-
+                                    PRICE_KINDS, CatalogWarning, Field, Kind, Merged, Parsed, later, read_choice,
+                                    read_choice_list, read_id, read_int, read_int_choice, read_positive,
+                                    read_positive_int, read_price, read_rate, read_size, read_text)
 
 # ----- ram ----------------------------------------------------------------------------------
 

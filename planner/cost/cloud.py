@@ -9,7 +9,7 @@ For each instance of ``cloud.yaml`` the workload is re-estimated on the instance
 An instance fits when the per-GPU need is at most what its GPU offers to processes less the
 scenario's ``vram_headroom``, as for a purchase (CUDA's total: the instance's ``gpu_memory_usable``
 when the catalog gives it, else the GPU's ``memory_usable``, less the driver's reservation; see
-:func:`planner.catalog.loader.cuda_total_from_usable`), the host need is at most the instance's RAM, and
+:func:`planner.catalog.gpus.cuda_total_from_usable`), the host need is at most the instance's RAM, and
 the GPU runs the workload's 16-bit or 8-bit format (bf16 needs ``bf16: true``, fp8 weights need
 ``fp8: true``).
 
@@ -30,7 +30,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.plan.candidates import capacity_bytes, capacity_for
-from planner.catalog.loader import Catalog, CloudInstance, Gpu, cuda_total_from_usable
+from planner.catalog.gpus import Gpu, cuda_total_from_usable
+from planner.catalog.loader import Catalog, CloudInstance
 from planner.memory import Estimate, estimate
 from planner.memory.vllm import for_gpu
 from planner.core.units import GiB

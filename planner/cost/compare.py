@@ -51,7 +51,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.catalog.loader import Catalog, Gpu
+from planner.catalog.gpus import Gpu
+from planner.catalog.loader import Catalog
 from planner.cost.cloud import InstanceFit, cloud_fits, select_instances, spot_basis, spot_range
 from planner.memory import Estimate
 from planner.cost.tco import (

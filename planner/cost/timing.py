@@ -297,7 +297,7 @@ def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_byte
         workload: a :class:`planner.workload.spec.Workload` (its gpus already equal to ``gpu_count``
             for training).
         estimate: the workload's :class:`planner.memory.Estimate` on these cards.
-        gpu: a :class:`planner.catalog.loader.Gpu`.
+        gpu: a :class:`planner.catalog.gpus.Gpu`.
         gpu_count: cards used.
         pcie_per_lane_bytes_per_s: the host link's per-lane rate (the slower of card and host).
         pcie_lanes: lanes of the link (default: the card's).

@@ -101,7 +101,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     ``util`` x the CUDA total, and the CUDA context in the rest (vLLM refuses to start when the free
     memory after the context is below ``util`` x total). So the card needs a CUDA total of
     max(S / util, context / (1 - util)) with S the first four; plan, fit and compare hold it against the
-    card's CUDA total (:attr:`planner.catalog.loader.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
+    card's CUDA total (:attr:`planner.catalog.gpus.Gpu.cuda_total_bytes`), as they do every need. Settings not given take ``vllm serve``'s defaults for cards below 70 GiB (2,048 batched
     tokens, 256 sequences); larger non-A100 cards default to 8,192 and 1,024, which a workload
     should then state.
 

@@ -15,7 +15,7 @@ and the KV cache gets ``budget // (bytes per token x 16)`` blocks of 16 tokens.
   nvidia-smi total less the driver's reservation: an H100 80GB HBM3 shows 81,559 MiB in nvidia-smi
   and vLLM logs ``total_gpu_memory 79.22GiB`` (vLLM PR #10511, #12126), 0.43 GiB less; a 24 GB
   A10-class card with ECC shows 23,028 MiB and logs 22.07 GiB, 0.42 GiB less. The catalog's
-  ``memory_cuda_total`` gives it per card; else :data:`planner.catalog.loader.DRIVER_RESERVED_BYTES` is assumed.
+  ``memory_cuda_total`` gives it per card; else :data:`planner.catalog.gpus.DRIVER_RESERVED_BYTES` is assumed.
 - The CUDA context exists before vLLM's snapshot, so it is not subtracted from the budget: it
   lives in the remaining ``1 - gpu_memory_utilization`` of the card (vLLM issue #12059), as do
   CUDA graphs, captured after the KV cache is allocated.
@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.catalog.loader import Gpu
+from planner.catalog.gpus import Gpu
 from planner.memory.breakdown import Estimate
 from planner.memory.inference import KV_BYTES, VLLM_BLOCK_TOKENS, kv_heads_per_gpu, prefill_peak_bytes
 from planner.core.units import GiB
@@ -82,8 +82,8 @@ VLLM_SRC = ("vLLM V1 start-up profile (vllm/v1/worker/gpu_worker.py determine_av
 
 def cuda_total_bytes(gpu: Gpu) -> int:
     """What ``cudaMemGetInfo`` reports as total for ``gpu``: its catalog ``memory_cuda_total``,
-    else the nvidia-smi total (``memory_usable``) less :data:`planner.catalog.loader.DRIVER_RESERVED_BYTES`
-    (:attr:`planner.catalog.loader.Gpu.cuda_total_bytes`)."""
+    else the nvidia-smi total (``memory_usable``) less :data:`planner.catalog.gpus.DRIVER_RESERVED_BYTES`
+    (:attr:`planner.catalog.gpus.Gpu.cuda_total_bytes`)."""
     return gpu.cuda_total_bytes
 
 

@@ -79,7 +79,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog.loader import (Catalog, Dimm, Gpu, Nic, Platform, Switch, card_lanes, cools, max_cards,
+from planner.catalog.gpus import Gpu
+from planner.catalog.loader import (Catalog, Dimm, Nic, Platform, Switch, card_lanes, cools, max_cards,
                                     purchasable_gpus, slot_link, slots_at)
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
@@ -189,7 +190,7 @@ def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
     """What a workload may use on one GPU, in bytes: ``total - ceil(total x headroom)``.
 
     ``cuda_total_bytes`` is what the card offers to processes (CUDA's total,
-    :attr:`planner.catalog.loader.Gpu.cuda_total_bytes`): nvidia-smi's total less the driver's reservation,
+    :attr:`planner.catalog.gpus.Gpu.cuda_total_bytes`): nvidia-smi's total less the driver's reservation,
     which no process can allocate. The headroom is read as the decimal the user wrote (0.05 is
     exactly 1/20), so the result is exact and a need equal to it fits.
     """

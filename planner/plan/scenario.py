@@ -104,7 +104,8 @@ from pathlib import Path
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.catalog.loader import GPU_VENDORS, NETWORK_KINDS, Catalog, purchasable_gpus
+from planner.catalog.gpus import GPU_VENDORS
+from planner.catalog.loader import NETWORK_KINDS, Catalog, purchasable_gpus
 from planner.catalog.schema import PRICE_KINDS
 from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import safe_stem

@@ -818,7 +818,7 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas)
 
 
-#: The GPU feature (a :class:`planner.catalog.loader.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
+#: The GPU feature (a :class:`planner.catalog.gpus.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
 #: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
 #: The same rule as the solver's precision filter (planner.plan.candidates.precision_needs).
 DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8", "mxfp4": "bf16"}
@@ -846,7 +846,7 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
 
     Args:
         workload: the validated workload.
-        gpu: a :class:`planner.catalog.loader.Gpu` (anything with ``id``, ``architecture``, ``bf16``,
+        gpu: a :class:`planner.catalog.gpus.Gpu` (anything with ``id``, ``architecture``, ``bf16``,
             ``fp8`` and ``int8``).
         where: the entry the workload was read from (its keys say what the user wrote).
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import Catalog, Dimm, ModelEntry, Nic, Platform, SlotGroup, SourceRef, Switch
+from planner.catalog.loader import Catalog, ModelEntry, Nic, Platform, SlotGroup, SourceRef, Switch
+from planner.catalog.ram import Dimm
 from planner.core.units import GiB
 
 #: A small Llama: h 64, 2 layers, 8 heads, 2 KV heads, f 160, V 100 (95,040 parameters).

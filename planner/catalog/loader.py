@@ -5,7 +5,7 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -46,53 +46,15 @@ from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, _kind
-from planner.core.units import GB, TiB, format_size
+from planner.core.units import GB, format_size
 from planner.core.yamlio import YamlProblem, load_mapping
 from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, GPUS, MAX_GPU_MEMORY_BYTES, Gpu
 from planner.catalog.pcie import GENERATIONS, PCIE_LANE_COUNTS, PcieGen, check_gen, generation_numbers
+from planner.catalog.ram import DIMMS, DIMM_KINDS, Dimm
 from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED,
                                     PRICE_KINDS, CatalogWarning, Field, Kind, Merged, Parsed, later, read_choice,
                                     read_choice_list, read_id, read_int, read_int_choice, read_positive,
                                     read_positive_int, read_price, read_rate, read_size, read_text)
-
-# ----- ram ----------------------------------------------------------------------------------
-
-DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
-
-MAX_DIMM_BYTES = 2 * TiB
-
-
-@dataclass(frozen=True, slots=True)
-class Dimm:
-    """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module."""
-
-    id: str
-    kind: str
-    size_bytes: int
-    speed_mts: int
-    price_usd: float
-    price_kind: str
-    source: str
-    as_of: str
-    notes: str | None = None
-    verification: str | None = None
-
-
-#: The hint for a ``size`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s ``binary``).
-_DIMM_BINARY = "A module sold as '{number} {unit}' holds {number} {binary_unit} (DRAM chips come in powers of two)"
-
-
-#: ``ram.yaml`` keys besides the common ones.
-DIMM_FIELDS: dict[str, Field] = {
-    "kind": Field(read_choice(DIMM_KINDS)),
-    "size": Field(read_size(MAX_DIMM_BYTES, "memory module", lo=MIN_MEMORY_BYTES, binary=_DIMM_BINARY),
-                  attr="size_bytes"),
-    "speed_mts": Field(read_int(800, 20_000)),
-    **PRICED,
-}
-
-DIMMS = Kind("dimms", Dimm, DIMM_FIELDS)
-
 
 # ----- platforms ----------------------------------------------------------------------------
 

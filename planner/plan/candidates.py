@@ -80,8 +80,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import (Catalog, Dimm, Nic, Platform, Switch, card_lanes, cools, max_cards,
-                                    purchasable_gpus, slot_link, slots_at)
+from planner.catalog.loader import (Catalog, Nic, Platform, Switch, card_lanes, cools, max_cards, purchasable_gpus,
+                                    slot_link, slots_at)
+from planner.catalog.ram import Dimm
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from planner.model.architecture import from_hf_config
-from planner.catalog.loader import CATALOG_FILES, Catalog, SlotGroup, default_catalog_dir, load_catalog, max_cards
+from planner.catalog.loader import CATALOG_FILES, Catalog, default_catalog_dir, load_catalog
+from planner.catalog.platforms import SlotGroup, max_cards
 from planner.catalog.schema import CatalogWarning
 from planner.core.errors import CatalogError
 from planner.core.units import GB, GiB

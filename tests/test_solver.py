@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from planner.catalog.loader import max_cards
+from planner.catalog.platforms import max_cards
 from planner.core.errors import InfeasibleError
 from planner.memory import estimate
 from planner.plan.scenario import scenario_from_mapping

@@ -15,17 +15,17 @@ form_factor    the platform takes the GPU's form factor (SXM/OAM modules only on
                that list them); a baseboard with ``fixed_gpu`` carries exactly
                ``fixed_gpu_count`` of that GPU and nothing else
 cooling        the platform's chassis cools the GPU's kind (``gpu_cooling`` lists the card's
-               ``cooling``, :func:`planner.catalog.loader.cools`): passive cards only in servers
+               ``cooling``, :func:`planner.catalog.platforms.cools`): passive cards only in servers
 max_cards      cards per node <= the scenario's ``max_cards`` (only binding for baseboards,
                whose count is fixed; other counts are not enumerated past ``max_cards``)
 slots          cards <= what the platform's slots take at the card's width
-               (:func:`planner.catalog.loader.max_cards`; non-PCIe modules: ``max_gpus``); with
+               (:func:`planner.catalog.platforms.max_cards`; non-PCIe modules: ``max_gpus``); with
                several nodes, the node's NICs beyond the platform's ``nic_slots`` take a GPU
-               slot each: cards + those NICs <= :func:`planner.catalog.loader.slots_at`
+               slot each: cards + those NICs <= :func:`planner.catalog.platforms.slots_at`
 lanes          cards x the lanes each card gets (+ the NICs outside ``nic_slots`` x their
                ``pcie_lanes``) <= the platform's ``gpu_lanes``: a card gets its full link unless
                the slot arrangement holding that many cards says ``lanes`` (an x16 slot split
-               x8/x8, :func:`planner.catalog.loader.card_lanes`)
+               x8/x8, :func:`planner.catalog.platforms.card_lanes`)
 power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
 network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
                with enough ports for every NIC on one switch (multi-switch fabrics are not
@@ -80,8 +80,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import (Catalog, Nic, Platform, Switch, card_lanes, cools, max_cards, purchasable_gpus,
-                                    slot_link, slots_at)
+from planner.catalog.loader import Catalog, Nic, Switch, purchasable_gpus
+from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
@@ -598,7 +598,7 @@ def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes
 
 def nic_lanes(platform: Platform, gpu: Gpu, slots: int, nic: Nic) -> int:
     """Lanes a NIC in a GPU slot takes when ``slots`` cards (GPUs and NICs) fill the slots: its
-    ``pcie_lanes``, or the slot's narrower link (:func:`planner.catalog.loader.slot_link`)."""
+    ``pcie_lanes``, or the slot's narrower link (:func:`planner.catalog.platforms.slot_link`)."""
     link = slot_link(platform, gpu.slot_width or 1, slots) if gpu.form_factor == "pcie" else None
     return nic.pcie_lanes if link is None else min(nic.pcie_lanes, link)
 

@@ -65,7 +65,8 @@ from planner.plan.candidates import (
     takes_headroom,
     with_gpus,
 )
-from planner.catalog.loader import Catalog, cools, max_cards
+from planner.catalog.loader import Catalog
+from planner.catalog.platforms import cools, max_cards
 from planner.core.errors import InfeasibleError, InputError
 from planner.core.fields import Entry
 from planner.memory import Estimate, estimate

@@ -5,7 +5,7 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms`, :mod:`~planner.catalog.network` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -46,91 +46,15 @@ from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, _kind
-from planner.core.units import GB
 from planner.core.yamlio import YamlProblem, load_mapping
 from planner.catalog.gpus import GPUS, MAX_GPU_MEMORY_BYTES, Gpu
-from planner.catalog.pcie import GENERATIONS, PCIE_LANE_COUNTS, PcieGen
+from planner.catalog.network import NICS, SWITCHES, Nic, Switch
+from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, PRICED, CatalogWarning, Field,
-                                    Kind, Merged, Parsed, later, read_choice, read_id, read_int, read_int_choice,
-                                    read_positive, read_positive_int, read_price, read_rate, read_size, read_text)
-
-# ----- network ------------------------------------------------------------------------------
-
-NETWORK_KINDS = ("infiniband", "roce")
-
-#: A NIC entry without ``pcie_lanes`` / ``tdp_w`` is taken as a PCIe x16 card drawing 25 W (a
-#: single-port 200-400 Gb/s ConnectX-6/7 class adapter; an assumption, catalog/README.md).
-NIC_DEFAULT_LANES = 16
-NIC_DEFAULT_TDP_W = 25
-
-#: Upper bound beyond which a port rate is taken for a typo (a wrong unit, an extra digit).
-MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
-
-
-@dataclass(frozen=True, slots=True)
-class Nic:
-    """A network adapter (``network.yaml`` ``nics:``).
-
-    Attributes:
-        rate_bytes_per_s: per port, one direction, bytes/s (400 Gb/s = 50e9).
-        cable_price_usd: one node-to-switch cable (or optics) per NIC, USD.
-        pcie_lanes: the card's host link width (a slot and these lanes where no NIC slot is free).
-        tdp_w: the card's power under load, watts (with passive copper cables).
-    """
-
-    id: str
-    kind: str
-    rate_bytes_per_s: float
-    price_usd: float
-    price_kind: str
-    cable_price_usd: float
-    source: str
-    as_of: str
-    pcie_lanes: int = NIC_DEFAULT_LANES
-    tdp_w: int = NIC_DEFAULT_TDP_W
-    notes: str | None = None
-    verification: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Switch:
-    """A network switch (``network.yaml`` ``switches:``); ``rate_bytes_per_s`` is per port."""
-
-    id: str
-    kind: str
-    rate_bytes_per_s: float
-    ports: int
-    price_usd: float
-    price_kind: str
-    source: str
-    as_of: str
-    notes: str | None = None
-    verification: str | None = None
-
-
-#: ``network.yaml`` ``nics:`` keys besides the common ones.
-NIC_FIELDS: dict[str, Field] = {
-    "kind": Field(read_choice(NETWORK_KINDS)),
-    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
-    **PRICED,
-    "cable_price_usd": Field(read_price),
-    "pcie_lanes": Field(read_int_choice(PCIE_LANE_COUNTS), required=False),
-    "tdp_w": Field(read_positive_int(1000, "W", "NIC power"), required=False),
-}
-
-#: ``network.yaml`` ``switches:`` keys besides the common ones.
-SWITCH_FIELDS: dict[str, Field] = {
-    "kind": Field(read_choice(NETWORK_KINDS)),
-    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate"), attr="rate_bytes_per_s"),
-    "ports": Field(read_int(1, 4096)),
-    **PRICED,
-}
-
-NICS = Kind("nics", Nic, NIC_FIELDS)
-SWITCHES = Kind("switches", Switch, SWITCH_FIELDS)
-
+from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind,
+                                    Merged, Parsed, later, read_id, read_int, read_positive, read_positive_int,
+                                    read_size, read_text)
 
 # ----- cloud --------------------------------------------------------------------------------
 

@@ -80,7 +80,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import Catalog, Nic, Switch, purchasable_gpus
+from planner.catalog.loader import Catalog, purchasable_gpus
+from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
 from planner.memory import Estimate, estimate

@@ -105,7 +105,8 @@ from typing import Any
 
 from planner.model.architecture import Architecture
 from planner.catalog.gpus import GPU_VENDORS
-from planner.catalog.loader import NETWORK_KINDS, Catalog, purchasable_gpus
+from planner.catalog.loader import Catalog, purchasable_gpus
+from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import safe_stem

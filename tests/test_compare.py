@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from planner.model.architecture import from_hf_config
+from planner.catalog.cloud import CloudInstance
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import Catalog, CloudInstance, load_catalog
+from planner.catalog.loader import Catalog, load_catalog
 from planner.catalog.pcie import PcieGen
 from planner.cost.cloud import cloud_fits, cloud_table, retarget
 from planner.cost.compare import LocalMachine, LocalRun, compare_machine, comparison_text, comparison_to_dict

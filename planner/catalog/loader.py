@@ -5,7 +5,7 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms`, :mod:`~planner.catalog.network` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
+Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms`, :mod:`~planner.catalog.network`, :mod:`~planner.catalog.cloud` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -37,7 +37,6 @@ Importing this module does no work and it keeps no state.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,161 +44,16 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
-from planner.core.fields import Entry, _kind
+from planner.core.fields import Entry
 from planner.core.yamlio import YamlProblem, load_mapping
-from planner.catalog.gpus import GPUS, MAX_GPU_MEMORY_BYTES, Gpu
+from planner.catalog.cloud import INSTANCES, CloudInstance
+from planner.catalog.gpus import GPUS, Gpu
 from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import (ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind,
-                                    Merged, Parsed, later, read_id, read_int, read_positive, read_positive_int,
-                                    read_size, read_text)
-
-# ----- cloud --------------------------------------------------------------------------------
-
-#: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
-MAX_USD_PER_HOUR = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class CloudInstance:
-    """A rentable cloud instance (``cloud.yaml`` ``instances:``).
-
-    Attributes:
-        gpu: a :class:`~planner.catalog.gpus.Gpu` id.
-        gpu_memory_usable_bytes: per GPU, as the provider reports it, bytes (None if not given).
-        memory_bytes: host RAM, bytes.
-        usd_per_hour: on-demand price of the whole instance, USD per hour.
-        spot_usd_per_hour: spot price, USD per hour, when given.
-        spot_usd_per_hour_range: (low, high) spot price across the region's availability zones, USD
-            per hour, when given; ``spot_usd_per_hour`` lies within it (checked on load).
-    """
-
-    id: str
-    provider: str
-    instance: str
-    gpu: str
-    gpu_count: int
-    vcpus: int
-    memory_bytes: int
-    usd_per_hour: float
-    region: str
-    source: str
-    as_of: str
-    gpu_memory_usable_bytes: int | None = None
-    spot_usd_per_hour: float | None = None
-    spot_usd_per_hour_range: tuple[float, float] | None = None
-    notes: str | None = None
-    verification: str | None = None
-
-
-#: The hint of a malformed ``spot_usd_per_hour_range``.
-_SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the region, USD per instance-hour, e.g. "
-                    "spot_usd_per_hour_range: [0.2, 0.216].")
-
-
-def _spot_range(e: Entry, k: str) -> tuple[float, float]:
-    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
-    value = e.raw(k)
-    if not isinstance(value, (list, tuple)):
-        raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
-    if len(value) != 2:
-        raise e.error(f"must hold two prices [low, high], not {len(value)}", k, _SPOT_RANGE_HINT)
-    for x in value:
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise e.error(f"must hold two numbers, not {_kind(x)}", k, _SPOT_RANGE_HINT)
-    low, high = float(value[0]), float(value[1])
-    if low <= 0:
-        raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
-    if low > high:
-        raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
-                      f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
-    if high > MAX_USD_PER_HOUR:
-        raise e.error(f"{value[1]!r} USD/h is more than any real hourly price ({MAX_USD_PER_HOUR:,} USD/h)", k,
-                      "Check for an extra digit or a wrong unit.")
-    return low, high
-
-
-#: The hint for a ``memory`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s
-#: ``binary``): virtual machines' RAM is whole GiB, whatever the label says.
-_CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 'GB' is 2^30 bytes, so "
-                 "'{number} {unit}' there is {number} {binary_unit}")
-
-
-#: ``cloud.yaml`` keys besides the common ones.
-INSTANCE_FIELDS: dict[str, Field] = {
-    "provider": Field(read_text),
-    "instance": Field(read_text),
-    "gpu": Field(read_text),
-    "gpu_count": Field(read_int(1, 64)),
-    "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
-                               attr="gpu_memory_usable_bytes"),
-    "vcpus": Field(read_int(1, 4096)),
-    "memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
-                    attr="memory_bytes"),
-    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
-    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
-    "spot_usd_per_hour_range": Field(_spot_range, required=False),
-    "region": Field(read_text),
-}
-
-
-def _check_instance(p: Parsed) -> None:
-    """A spot price range holds the instance's spot price (after the overlay is merged)."""
-    v = p.values
-    if "spot_usd_per_hour_range" not in v:
-        return
-    low, high = v["spot_usd_per_hour_range"]
-    spot = v.get("spot_usd_per_hour")
-    if spot is None and "spot_usd_per_hour" in p.entry.data:  # 'spot_usd_per_hour: null' (an overlay's)
-        raise p.entry.error("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour",
-                            "Clear the range too: 'spot_usd_per_hour_range: null'.")
-    if spot is None:
-        raise p.err("spot_usd_per_hour_range needs spot_usd_per_hour", "spot_usd_per_hour_range",
-                    "Give spot_usd_per_hour too (the figure the catalog keeps: as a rule the range's low end), "
-                    "or leave the range out.")
-    if not low <= spot <= high:
-        raise p.err(f"spot_usd_per_hour {spot:g} is outside spot_usd_per_hour_range [{low:g}, {high:g}]",
-                    later(p, "spot_usd_per_hour_range", "spot_usd_per_hour"),
-                    "The range is the lowest and highest zone's spot price in the region, and the catalog "
-                    "keeps a price within it (as a rule the low end): check for a typo or a stale range.")
-
-
-def _check_instance_refs(m: Merged) -> None:
-    """Every instance's ``gpu`` is a GPU id."""
-    for p in m.entries["instances"].values():
-        gpu = p.values["gpu"]
-        if gpu not in m.entries["gpus"]:
-            raise p.err(f"unknown GPU {gpu!r}", "gpu", m.gpu_ref_hint(gpu))
-
-
-def _spot_warnings(p: Parsed) -> list[CatalogWarning]:
-    """A cloud instance whose spot price (``spot_usd_per_hour``, or the high end of
-    ``spot_usd_per_hour_range``) is above its on-demand ``usd_per_hour``: it happens (a zone short of
-    capacity), but rarely, and is more often a typo (a digit, or the two prices swapped)."""
-    v = p.values
-    od = v["usd_per_hour"]
-    spot = v.get("spot_usd_per_hour")
-    high = v["spot_usd_per_hour_range"][1] if "spot_usd_per_hour_range" in v else None
-    if spot is not None and spot > od:
-        key, what = "spot_usd_per_hour", f"spot_usd_per_hour {spot:g} USD/h"
-    elif high is not None and high > od:
-        key, what = "spot_usd_per_hour_range", f"the high end of spot_usd_per_hour_range, {high:g} USD/h,"
-    else:
-        return []
-    key = later(p, key, "usd_per_hour")  # where the later of the two prices was written (an overlay's)
-    at = p.origin.get(key, p.entry)
-    where = f"{at.file}:{at.line_of(key)}" if at.line_of(key) else (at.file or "")
-    text = (f"{where}: {at.key_path(key)}: {what} is above the on-demand usd_per_hour {od:g} USD/h of "
-            f"instance {p.id!r}; spot above on-demand is rare and more often a typo: check both prices against the "
-            "source")
-    return [CatalogWarning("instances", p.id, text)]
-
-
-INSTANCES = Kind("instances", CloudInstance, INSTANCE_FIELDS, check=_check_instance, check_merged=_check_instance_refs,
-                 warnings=_spot_warnings)
-
+from planner.catalog.schema import (ID_PATTERN, CatalogWarning, Field, Kind, Merged, Parsed, later, read_id,
+                                    read_positive_int, read_text)
 
 # ----- models -------------------------------------------------------------------------------
 

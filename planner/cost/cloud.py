@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from planner.plan.candidates import capacity_bytes, capacity_for
+from planner.catalog.cloud import CloudInstance
 from planner.catalog.gpus import Gpu, cuda_total_from_usable
-from planner.catalog.loader import Catalog, CloudInstance
+from planner.catalog.loader import Catalog
 from planner.memory import Estimate, estimate
 from planner.memory.vllm import for_gpu
 from planner.core.units import GiB

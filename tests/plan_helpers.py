@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from planner.catalog.gpus import Gpu
-from planner.catalog.loader import Catalog, ModelEntry, SourceRef
+from planner.catalog.loader import Catalog, SourceRef
+from planner.catalog.models import ModelEntry
 from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, SlotGroup
 from planner.catalog.ram import Dimm

@@ -5,7 +5,10 @@
 field is read through :class:`planner.core.fields.Entry`, so a problem is reported as one
 :class:`~planner.core.errors.CatalogError` naming the file, the line, the entry path (with the entry's
 id, ``gpus[3] (rtx-4090).memory``), the problem and a hint. The schema is ``catalog/README.md`` (schema_version 1).
-Each list is a :class:`~planner.catalog.schema.Kind` (its record, keys and checks): :mod:`~planner.catalog.pcie`, :mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms`, :mod:`~planner.catalog.network`, :mod:`~planner.catalog.cloud` hold theirs, the others are defined below; this module finds the files, merges the overlay, runs the
+Each list's record, keys and checks live in the module of its file (:mod:`~planner.catalog.pcie`,
+:mod:`~planner.catalog.gpus`, :mod:`~planner.catalog.ram`, :mod:`~planner.catalog.platforms`,
+:mod:`~planner.catalog.network`, :mod:`~planner.catalog.cloud`, :mod:`~planner.catalog.models`, as a
+:class:`~planner.catalog.schema.Kind`); this module finds the files, merges the overlay, runs the
 kinds' checks and freezes the result.
 
 Units inside the records follow :mod:`planner.core.units`: sizes are ``int`` bytes (names end in
@@ -48,112 +51,12 @@ from planner.core.fields import Entry
 from planner.core.yamlio import YamlProblem, load_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
 from planner.catalog.gpus import GPUS, Gpu
+from planner.catalog.models import MODELS, ModelEntry
 from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import (ID_PATTERN, CatalogWarning, Field, Kind, Merged, Parsed, later, read_id,
-                                    read_positive_int, read_text)
-
-# ----- models -------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class ModelEntry:
-    """A model of ``models.yaml``: its Hugging Face ``config.json`` keys, kept as written.
-
-    Attributes:
-        config: the config.json keys and values, read-only (nested mappings read-only too, lists
-            as tuples); :func:`planner.model.architecture.from_hf_config` parses it.
-        published_parameters: a published total parameter count, when given; the count from
-            ``config`` equals it exactly (checked when the catalog is loaded).
-        file: the catalog file the entry's config came from, for messages.
-        where: ``"<file>:<line>"`` of the ``config`` key, for messages.
-    """
-
-    id: str
-    hf_id: str
-    config: Mapping[str, Any] = field(hash=False)
-    source: str
-    as_of: str
-    published_parameters: int | None = None
-    parameters_source: str | None = None
-    notes: str | None = None
-    verification: str | None = None
-    file: str = field(default="", compare=False)
-    where: str = field(default="", compare=False)
-
-
-def _freeze(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
-    if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _config(e: Entry, k: str) -> Mapping[str, Any]:
-    child = e.child(k)
-    assert child is not None  # a required key: child() raised when it is absent
-    if not child.data:
-        raise e.error("must hold the keys of the model's config.json, not an empty mapping", k)
-    for key in child.data:
-        if not isinstance(key, str):
-            raise child.error(f"key {key!r} is not a name", None, "config.json keys are texts such as 'hidden_size'.")
-    return _freeze(child.data)
-
-
-#: ``models.yaml`` keys besides the common ones.
-MODEL_FIELDS: dict[str, Field] = {
-    "hf_id": Field(read_text),
-    "config": Field(_config),
-    "published_parameters": Field(read_positive_int(10**14, "parameters", "model"), required=False),
-    "parameters_source": Field(read_text, required=False),
-}
-
-
-def _check_published_parameters(p: Parsed) -> None:
-    """A model's published_parameters is a total the count from its config must equal exactly."""
-    from planner.model.architecture import from_hf_config
-
-    published = p.values.get("published_parameters")
-    if published is None:
-        return
-    cfg = p.origin["config"]
-    line = cfg.line_of("config")
-    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
-    if count == published:
-        return
-    key = later(p, "published_parameters", "config")
-    at = p.origin["published_parameters"]
-    drop = "write 'published_parameters: null' in the overlay" if at is not p.entry else "drop published_parameters"
-    hint = ("The two must be equal: check config against the model's config.json (a mistyped size such as "
-            f"intermediate_size or num_hidden_layers changes the count), or {drop} if only a rounded total (such "
-            "as '14.8B') is known.")
-    if key == "config":
-        hint = ("An overlay's config that changes the count describes another model: give it an id of its own, or "
-                "write 'published_parameters: null' in the overlay; if it is meant to be the same model, check it "
-                "against the model's config.json.")
-        raise p.err(f"config counts {count:,} parameters, but published_parameters ({at.file}:"
-                    f"{at.line_of('published_parameters')}) is {published:,} ({count - published:+,})", "config", hint)
-    raise p.err(f"published_parameters {published:,} is not the count from config, {count:,} parameters "
-                f"({count - published:+,})", "published_parameters", hint)
-
-
-def _check_models(m: Merged) -> None:
-    """Every model's published_parameters against its config."""
-    for p in m.entries["models"].values():
-        _check_published_parameters(p)
-
-
-def _model_where(p: Parsed) -> dict[str, Any]:
-    """A model record's ``file`` and ``where`` (the file and line of its ``config`` key)."""
-    cfg = p.origin["config"]
-    line = cfg.line_of("config")
-    return {"file": cfg.file or "", "where": f"{cfg.file}:{line}" if line else (cfg.file or "")}
-
-
-MODELS = Kind("models", ModelEntry, MODEL_FIELDS, check_merged=_check_models, extra=_model_where)
-
+from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id
 
 #: The catalog schema version this module reads.
 SCHEMA_VERSION = 1

@@ -25,7 +25,7 @@ loader: a catalog is passed in as a plain mapping ``id -> entry``, where an entr
 an object with attributes) holding ``config`` (the config.json mapping), and optionally ``hf_id``,
 ``source`` (where the config was published), ``file`` (the catalog file it came from;
 ``catalog/models.yaml`` when absent) and ``where`` (``"<file>:<line>"`` of the config, for error
-messages). :class:`planner.catalog.loader.ModelEntry` objects fit this shape.
+messages). :class:`planner.catalog.models.ModelEntry` objects fit this shape.
 """
 
 from __future__ import annotations

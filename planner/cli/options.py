@@ -26,6 +26,24 @@ class Count(click.ParamType):
         return click.INT.convert(value, param, ctx)
 
 
+class GpuLayers(click.ParamType):
+    """--gpu-layers: a whole number or 'all' (the workload reader checks the range); 'max' is passed on
+    for 'planner fit', and the reader explains it elsewhere."""
+
+    name = "N|all"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        if text in ("all", "max", "auto"):
+            return text
+        try:
+            return int(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
+
+
 def load_catalog_option(catalog_dir: str | None):
     from planner.catalog.loader import load_catalog
 
@@ -80,14 +98,24 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
      dict(default=None, help="QLoRA or --load-in-8bit: the script calls peft prepare_model_for_kbit_training "
                               "(fp32 non-quantized weights and activations; default off).")),
     ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4, "
-                                "mxfp4 (MXFP4 checkpoints such as gpt-oss).")),
+                                "mxfp4 (MXFP4 checkpoints such as gpt-oss); with --engine llama.cpp a GGUF preset "
+                                "(Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...; default Q4_K_M).")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
-    ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8.")),
+    ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8; llama.cpp: f16, q8_0, q4_0, ... "
+                             "(--cache-type-k, and -v unless --kv-dtype-v).")),
+    ("--kv-dtype-v", dict(help="llama.cpp: the V cache type when it differs from --kv-dtype (--cache-type-v).")),
     ("--context", dict(type=Count(), help="Tokens per sequence in the KV cache.")),
     ("--concurrency", dict(type=Count(), help="Sequences served at once (per replica).")),
-    ("--engine", dict(type=click.Choice(["hf", "vllm"]), help="Inference engine.")),
+    ("--engine", dict(type=click.Choice(["hf", "vllm", "llama.cpp"]),
+                      help="Inference engine (llama.cpp: what Ollama runs, GGUF weights).")),
+    ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
+                                                 "output layer, or 'all' (default).")),
+    ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),
+    ("--imatrix/--no-imatrix", dict(default=None, help="llama.cpp: the GGUF was quantized with an importance "
+                                                       "matrix (default: only the IQ1/IQ2/IQ3_XXS presets).")),
     ("--gpu-memory-utilization", dict(type=float, help="vLLM's share of the card.")),
-    ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass.")),
+    ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass (llama.cpp: n_ubatch, "
+                                                     "-ub, default 512).")),
     ("--max-num-seqs", dict(type=int, help="vLLM's cap on sequences per step (default: vllm serve's).")),
     ("--dataloader-workers", dict(type=int, help="DataLoader num_workers per GPU process.")),
     ("--dataset-size", dict(help="Dataset size with unit, e.g. '20 GiB'.")),

@@ -370,6 +370,10 @@ def _buffer_component(arch, tp: int) -> Component:
 def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     arch, i = w.architecture, w.infer
     assert i is not None
+    if i.engine == "llama.cpp":
+        from planner.memory.llamacpp import estimate_llamacpp
+
+        return estimate_llamacpp(w, overheads)
     wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula, src)]

@@ -38,6 +38,7 @@ checkpoint's vision tower is not in the model GGUF (llama.cpp keeps it in a sepa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -205,7 +206,7 @@ def _rope_factor_values(arch: Architecture) -> int:
     """F32 values of the rotary frequency factors the converter writes: Llama 3's ``rope_freqs``
     (head_dim / 2, rope_type llama3) and Phi-3's LongRoPE ``rope_factors_long``/``_short``."""
     rs = arch.extra.get("rope_scaling") or {}
-    kind = str(rs.get("rope_type", rs.get("type", ""))).lower() if isinstance(rs, dict) else ""
+    kind = str(rs.get("rope_type", rs.get("type", ""))).lower() if isinstance(rs, Mapping) else ""
     if kind == "llama3":
         return arch.head_dim // 2
     if kind in ("longrope", "su"):

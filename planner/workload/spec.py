@@ -29,7 +29,17 @@ CHECKPOINTING = ("none", "full")
 ATTENTION = ("eager", "sdpa", "flash")
 WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
-ENGINES = ("hf", "vllm")
+ENGINES = ("hf", "vllm", "llama.cpp")
+#: llama.cpp weights: llama-quantize's presets and convert_hf_to_gguf's float types (the table and the
+#: per-tensor rules are planner.memory.gguf.PRESETS; tests check the two lists agree).
+LLAMACPP_WEIGHTS = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_S",
+                    "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ1_S", "IQ1_M", "IQ2_XXS",
+                    "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M", "IQ4_NL", "IQ4_XS", "TQ1_0",
+                    "TQ2_0", "MXFP4_MOE")
+#: llama.cpp KV cache types (--cache-type-k / --cache-type-v, common/arg.cpp), as llama.cpp spells them.
+LLAMACPP_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
+#: llama.cpp's physical batch (-ub / n_ubatch) default (common/common.h).
+LLAMACPP_UBATCH = 512
 DATASET_FORMATS = ("arrow", "numpy", "mmap", "python")
 CHECKPOINT_DTYPES = ("fp32", "fp16", "bf16")
 
@@ -51,8 +61,10 @@ TRAIN_KEYS = (
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
-    "requests_per_hour",
+    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix",
 )
+#: Inference keys only engine llama.cpp reads.
+LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix")
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
              "pin_memory")
 COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month")
@@ -183,6 +195,16 @@ class Inference:
         replicas: copies of the workload, each on its own tp GPUs and serving ``concurrency``
             sequences (``gpus: N`` is N / tp replicas). The per-GPU need is one replica's; host RAM
             counts the replicas on each machine.
+        gpu_layers: engine llama.cpp: ``n_gpu_layers`` (``-ngl``), layers on the GPU counting the
+            output layer, 0 to n_layer + 1 (None: all of them). planner.memory.llamacpp.
+        flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
+        kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
+        imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
+            presets that need one, planner.memory.gguf.IMATRIX_REQUIRED).
+
+    With engine llama.cpp, ``weights`` is a GGUF preset (Q4_K_M, ...), ``kv_dtype`` a llama.cpp
+    cache type (f16, q8_0, ...), ``max_num_batched_tokens`` the physical batch ``n_ubatch`` and
+    ``concurrency`` the server's slots (``-np``).
     """
 
     weights: str = "bf16"
@@ -200,6 +222,10 @@ class Inference:
     requests_per_hour: float | None = None
     max_num_seqs: int | None = None
     replicas: int = 1
+    gpu_layers: int | None = None
+    flash_attention: bool = True
+    kv_dtype_v: str | None = None
+    imatrix: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -710,6 +736,12 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
 
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
+    if entry.data.get("engine") == "llama.cpp":
+        return _llamacpp_inference(entry, arch, warnings)
+    for key in LLAMACPP_KEYS:
+        if key in entry.data:
+            raise entry.error(f"{key} is a llama.cpp setting and does nothing with engine "
+                              f"{entry.data.get('engine', 'hf')}", key, "Set engine: llama.cpp, or remove it.")
     ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
     weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
     if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
@@ -818,6 +850,77 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas)
 
 
+def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
+    """The options of an ``engine: llama.cpp`` workload (what llama-server and Ollama run).
+
+    ``weights`` names a GGUF preset (default Q4_K_M, what Ollama's library tags serve), ``kv_dtype``
+    the K cache type and ``kv_dtype_v`` the V cache type (default f16 both), ``gpu_layers`` the
+    layers on the GPU (an integer, or 'all'; default all), ``max_num_batched_tokens`` the physical
+    batch n_ubatch (default 512). A replica runs on one GPU: llama.cpp's multi-GPU splits are not
+    modelled, so tp must be 1 (``gpus: N`` runs N replicas).
+    """
+    for key, why in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks"),
+                     ("gpu_memory_utilization", "vLLM's budget"), ("max_num_seqs", "a vLLM setting"),
+                     ("attention", "the Transformers attention kernel; llama.cpp's is flash_attention: true/false")):
+        if key in entry.data:
+            raise entry.error(f"{key} is {why} and does nothing with engine llama.cpp", key, "Remove it.")
+    raw = entry.str("weights", "Q4_K_M")
+    weights = raw.strip().upper()
+    if weights not in LLAMACPP_WEIGHTS:
+        from planner.core.errors import did_you_mean
+
+        hint = did_you_mean(weights, LLAMACPP_WEIGHTS) or ""
+        raise entry.error(f"{raw!r} is not a GGUF weight type llama.cpp makes", "weights",
+                          (hint + " " if hint.startswith("Did you mean") else "")
+                          + "Use a llama-quantize preset: Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...")
+    kv_k = entry.str("kv_dtype", "f16").strip().lower()
+    kv_k = {"fp16": "f16", "fp32": "f32"}.get(kv_k, kv_k)
+    kv_v = entry.str("kv_dtype_v", kv_k).strip().lower()
+    kv_v = {"fp16": "f16", "fp32": "f32"}.get(kv_v, kv_v)
+    for key, value in (("kv_dtype", kv_k), ("kv_dtype_v", kv_v)):
+        if value not in LLAMACPP_KV_TYPES:
+            raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
+                              f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
+    fa = entry.bool("flash_attention", True)
+    if not fa and kv_v not in ("f32", "f16", "bf16"):
+        raise entry.error(f"a {kv_v} V cache needs flash attention: llama.cpp refuses it without ('quantized V "
+                          "cache was requested, but this requires Flash Attention')",
+                          "kv_dtype_v" if "kv_dtype_v" in entry.data else "kv_dtype",
+                          "Set flash_attention: true, or a 16-bit V cache (kv_dtype_v: f16).")
+    L = arch.num_hidden_layers
+    layers = entry.data.get("gpu_layers")
+    if layers is None or (isinstance(layers, str) and layers.strip().lower() == "all"):
+        gpu_layers = None
+    elif isinstance(layers, str) and layers.strip().lower() in ("max", "auto"):
+        raise entry.error(f"gpu_layers: {layers} asks for the most layers that fit a card, which needs a card",
+                          "gpu_layers", f"Give a number from 0 to {L + 1} or 'all' here; 'planner fit --gpu ID "
+                          "--gpu-layers max' finds the most that fit, and a scenario may write gpu_layers: max.")
+    else:
+        gpu_layers = entry.int("gpu_layers", None, min=0, max=10_000)
+        if gpu_layers is not None and gpu_layers > L + 1:
+            gpu_layers = None  # llama.cpp clamps -ngl 999 to every layer
+    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    concurrency = entry.int("concurrency", 1, min=1, max=256)
+    gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the llama.cpp replicas run on, one each.")
+    tp = entry.int("tp", 1, min=1, max=1024)
+    if tp != 1:
+        raise entry.error(f"tp {tp}: the planner models llama.cpp on one GPU per replica (its --split-mode layer/row "
+                          "across GPUs is not modelled)", "tp", "Use tp: 1, with gpus: N for N replicas.")
+    ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
+    sliding = entry.bool("sliding_window", True)
+    imatrix = entry.bool("imatrix", None) if "imatrix" in entry.data else None
+    if context > arch.max_position_embeddings:
+        check_positions(arch, context, entry, "context")
+        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    return Inference(weights, 128, kv_k, context, concurrency, 1, "llama.cpp", 0.9, ubatch, "flash" if fa else "eager",
+                     sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
+                     entry.number("requests_per_hour", None, min=0, max=1e12), None, gpus or 1,
+                     gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
+                     imatrix=imatrix)
+
+
 #: The GPU feature (a :class:`planner.catalog.gpus.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
 #: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
 #: The same rule as the solver's precision filter (planner.plan.candidates.precision_needs).
@@ -832,6 +935,8 @@ def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
     Marlin kernels"; "Quantized KV Cache"). Those need a 16-bit (bf16) GPU, Ampere or newer."""
     if dtype == "fp8" and engine == "vllm":
         return "bf16"
+    if engine == "llama.cpp":
+        return None  # ggml's CUDA kernels read every GGUF and KV type on any card it supports
     return DTYPE_FEATURES.get(dtype)
 
 

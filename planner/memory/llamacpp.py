@@ -1,0 +1,409 @@
+"""llama.cpp (and Ollama, which runs it): where a GGUF model's bytes live, in VRAM and in host RAM.
+
+Sources: ggml-org/llama.cpp as vendored by llama-cpp-python 0.3.36 (llama.cpp commit 0c1e5709;
+src/llama-model.cpp ``load_tensors``, src/llama-context.cpp, src/llama-kv-cache.cpp,
+src/llama-kv-cache-iswa.cpp, src/llama-graph.cpp, ggml/src/ggml-alloc.c).
+
+Layers (``-ngl`` / ``--gpu-layers`` N, ``n_gpu_layers``): llama.cpp numbers the offloadable layers
+0..n_layer, the blocks and then the output layer (output norm and ``output.weight``), and puts
+layer il on the GPU when il >= max(n_layer + 1 - N, 0) (``i_gpu_start``). So N counts the output
+layer, which is offloaded first: N = 1 puts only the output layer on the GPU, N = n_layer + 1 (or
+more) everything. The input layer (``token_embd``) always stays in host memory ("very little
+benefit to offloading the input layer"). Older builds (2024) computed i_gpu_start = n_layer - N
+and offloaded the output layer last, when N > n_layer; with every layer offloaded both agree.
+
+KV cache (``llama_kv_cache``): one K and one V tensor per layer, on the device of its layer
+(``offload_kqv``, the default), of ``ggml_row_size(type, n_embd_k_gqa)`` bytes per cell; the
+types are ``--cache-type-k`` / ``--cache-type-v`` (f16 default; a quantized V cache needs flash
+attention). Cells: the context ``n_ctx`` is padded to 256, split over ``n_seq_max`` streams
+(llama-server ``-np``; the KV cache is not unified by default) of ``n_ctx_seq = pad(n_ctx /
+n_seq_max, 256)`` cells each. A sliding-window layer (``llama_kv_cache_iswa``) keeps
+``pad(min(n_ctx_seq, n_swa + n_ubatch), 256)`` cells per stream unless ``--swa-full``.
+
+Compute buffer: ``ggml_backend_sched`` reserves, per backend, the peak of ggml-alloc's placement
+of the worst-case graph (``sched_reserve``: a ubatch of min(n_ctx, n_ubatch) tokens, all of them
+outputs). That peak depends on the order ggml-alloc frees and reuses tensors, which this module
+does not replay; it is modelled from the graph's largest live tensors (see :func:`compute_buffers`)
+and checked against llama.cpp's own reservations (tests/test_llamacpp.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from planner.memory.gguf import GGML_TYPES, GgufWeights, gguf_weights
+from planner.model.architecture import Architecture
+
+#: Cells are allocated in multiples of 256 (llama-context.cpp: ``cparams.n_ctx = GGML_PAD(n_ctx, 256)``).
+N_CTX_PAD = 256
+#: ggml-cuda's buffer alignment (``ggml_backend_cuda_buffer_type_get_alignment``: 128 B); every tensor
+#: of a backend buffer is padded to it.
+CUDA_ALIGNMENT = 128
+#: KV cache types llama.cpp accepts for --cache-type-k/-v (common/arg.cpp ``kv_cache_types``).
+KV_CACHE_TYPES = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "IQ4_NL", "Q5_0", "Q5_1")
+
+
+def _pad(x: int, n: int) -> int:
+    return -(-x // n) * n
+
+
+def kv_cache_type(value: str) -> str | None:
+    """The ggml type a KV cache dtype names ('f16', 'q8_0', 'fp16', 'bf16' -> 'F16', ...); None if none."""
+    v = value.strip().upper()
+    v = {"FP16": "F16", "FP32": "F32"}.get(v, v)
+    return v if v in KV_CACHE_TYPES else None
+
+
+def context_cells(context: int, sequences: int) -> tuple[int, int]:
+    """(n_ctx, n_ctx_seq): KV cells in all and per stream for ``sequences`` slots of ``context`` tokens.
+
+    llama-server ``-c C -np S`` gives each slot C / S; here the workload states the per-slot context,
+    so C = context x sequences. n_ctx = pad(C, 256); n_ctx_seq = pad(n_ctx / S, 256); n_ctx = n_ctx_seq x S.
+    """
+    n_ctx = _pad(context * sequences, N_CTX_PAD)
+    seq = _pad(n_ctx // sequences, N_CTX_PAD)
+    return seq * sequences, seq
+
+
+def swa_layers(arch: Architecture) -> list[bool]:
+    """Which blocks use a sliding window, as llama.cpp lays them out (``hparams.is_swa``).
+
+    Gemma 2 alternates (even blocks windowed), Gemma 3 windows five of every six (the sixth is
+    global), GPT-OSS alternates starting with a windowed block; a model whose every layer has the
+    window (Mistral 7B v0.1) windows all. Other counts are taken as the last blocks.
+    """
+    L, n = arch.num_hidden_layers, arch.sliding_window_layers if arch.sliding_window else 0
+    if n <= 0:
+        return [False] * L
+    if n >= L:
+        return [True] * L
+    if arch.model_type in ("gemma2", "gpt_oss"):
+        return [i % 2 == 0 for i in range(L)]
+    if arch.model_type.startswith("gemma3"):
+        return [(i + 1) % 6 != 0 for i in range(L)]
+    return [i >= L - n for i in range(L)]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Which of the model's offloadable layers run on the GPU.
+
+    Attributes:
+        n_layer: blocks of the model.
+        gpu_layers: ``n_gpu_layers`` as given, clamped to 0..n_layer + 1.
+        first_gpu_block: blocks >= this index are on the GPU (n_layer: none).
+        output_on_gpu: the output layer (norm and output.weight) is on the GPU.
+    """
+
+    n_layer: int
+    gpu_layers: int
+
+    @property
+    def first_gpu_block(self) -> int:
+        return max(self.n_layer + 1 - self.gpu_layers, 0)
+
+    @property
+    def output_on_gpu(self) -> bool:
+        return self.gpu_layers >= 1
+
+    @property
+    def gpu_blocks(self) -> int:
+        return self.n_layer - min(self.first_gpu_block, self.n_layer)
+
+    def block_on_gpu(self, i: int) -> bool:
+        return i >= self.first_gpu_block
+
+    def text(self) -> str:
+        """'all 33 layers on the GPU' or '20 of 32 blocks and the output layer on the GPU'."""
+        if self.gpu_layers >= self.n_layer + 1:
+            return f"all {self.n_layer + 1} layers (the {self.n_layer} blocks and the output layer) on the GPU"
+        if self.gpu_layers == 0:
+            return "no layer on the GPU (CPU only)"
+        return (f"{self.gpu_blocks} of {self.n_layer} blocks and the output layer on the GPU, "
+                f"{self.n_layer - self.gpu_blocks} blocks in host RAM")
+
+
+def placement(arch: Architecture, gpu_layers: int) -> Placement:
+    """:class:`Placement` of ``gpu_layers`` (any value above n_layer + 1 means all)."""
+    L = arch.num_hidden_layers
+    return Placement(L, max(0, min(gpu_layers, L + 1)))
+
+
+def kv_layer_bytes(arch: Architecture, *, type_k: str, type_v: str, cells: int) -> int:
+    """K and V of one layer for ``cells`` cells: cells x (row_size(K type) + row_size(V type)) of n_embd_k_gqa values."""
+    d = arch.num_key_value_heads * arch.head_dim
+    return cells * (GGML_TYPES[type_k].row_bytes(d) + GGML_TYPES[type_v].row_bytes(d))
+
+
+@dataclass(frozen=True)
+class KvSplit:
+    """KV cache bytes on the GPU and in host memory, with the cells per layer kind."""
+
+    gpu: int
+    host: int
+    full_cells: int
+    swa_cells: int
+    swa_layers: int
+    seq_cells: int = 0  # cells per stream (n_ctx_seq)
+
+    @property
+    def total(self) -> int:
+        return self.gpu + self.host
+
+
+def kv_split(arch: Architecture, place: Placement, *, type_k: str, type_v: str, context: int, sequences: int,
+             n_ubatch: int, swa_full: bool = False) -> KvSplit:
+    """The KV cache of ``sequences`` slots of ``context`` tokens, split by the device of each layer."""
+    n_ctx, n_seq_ctx = context_cells(context, sequences)
+    swa = swa_layers(arch)
+    window = int(arch.sliding_window or 0)
+    swa_cells = n_ctx if swa_full else sequences * _pad(min(n_seq_ctx, window + n_ubatch), N_CTX_PAD)
+    gpu = host = 0
+    for i, w in enumerate(swa):
+        b = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=swa_cells if w else n_ctx)
+        if place.block_on_gpu(i):
+            gpu += b
+        else:
+            host += b
+    return KvSplit(gpu, host, n_ctx, swa_cells if any(swa) else 0, sum(swa), n_seq_ctx)
+
+
+@dataclass(frozen=True)
+class WeightSplit:
+    """GGUF weight bytes on the GPU and in host memory (the host part includes ``token_embd``)."""
+
+    gpu: int
+    host: int
+    token_embd: int
+    weights: GgufWeights
+
+    @property
+    def total(self) -> int:
+        return self.weights.total
+
+
+def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: bool | None = None,
+                 alignment: int = CUDA_ALIGNMENT) -> WeightSplit:
+    """Where each GGUF tensor lives: blocks and the output layer by :class:`Placement`, rotary factors
+    with block 0 (llama.cpp creates ``rope_freqs`` with the first block), token and position
+    embeddings in host memory. GPU tensors are padded to the buffer alignment."""
+    w = gguf_weights(arch, preset, imatrix=imatrix)
+    gpu = host = 0
+    for t, _, b in w.tensors:
+        if t.layer >= 0:
+            on_gpu = place.block_on_gpu(t.layer)
+        elif t.role in ("output", "norm"):
+            on_gpu = place.output_on_gpu
+        elif t.role == "rope":
+            on_gpu = place.block_on_gpu(0)
+        else:  # token_embd, position_embd: the input layer
+            on_gpu = False
+        if on_gpu:
+            gpu += _pad(b, alignment)
+        else:
+            host += b
+    if arch.tie_word_embeddings and place.output_on_gpu:
+        # tied: the output layer uses token_embd, which llama.cpp duplicates onto the output device
+        tok = w.role_bytes("token_embd")
+        gpu += _pad(tok, alignment)
+    return WeightSplit(gpu, host, w.role_bytes("token_embd"), w)
+
+
+#: Activations of a llama.cpp graph are F32 (ggml computes in F32 between matmuls).
+ACT_BYTES = 4
+#: Rows of n_embd F32 values per token live beside the attention scores at the attention peak: the
+#: residual stream, the rotated queries, the attention output and its contiguous copy. The count is
+#: read off llama.cpp's reservation for Llama-3.1-8B at n_ctx 8192, n_ubatch 512 without flash
+#: attention (560.00 MiB = 512 MiB of scores + 16 MiB of mask + 4 x 8 MiB; ollama/llama.cpp log,
+#: github.com/ggml-org/llama.cpp via tests/test_llamacpp.py); ggml-alloc's placement is not replayed.
+ATTN_ROWS = 4
+#: A llama.cpp process's own host memory beside its buffers (CUDA runtime and cuBLAS libraries,
+#: the ggml context metadata): assumption, not measured.
+LLAMACPP_PROCESS_BYTES = 1 * 2**30
+#: ggml-cuda offloads an op whose weights are in host memory to the GPU when its batch has at
+#: least this many tokens (ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``: min_batch_size 32).
+OP_OFFLOAD_MIN_BATCH = 32
+
+
+@dataclass(frozen=True)
+class ComputeBuffers:
+    """llama.cpp's compute buffers (bytes) and how they were formed."""
+
+    gpu: int
+    host: int
+    gpu_text: str
+    host_text: str
+    tokens: int
+
+
+def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, kv: KvSplit, *, n_ubatch: int,
+                    flash_attention: bool, type_k: str, type_v: str) -> ComputeBuffers:
+    """The GPU and host compute buffers ``ggml_backend_sched`` reserves for the worst-case graph.
+
+    The worst case is a ubatch of T = min(n_ctx, n_ubatch) tokens, every one an output
+    (llama-context.cpp ``sched_reserve``). Activations are F32. Per stream of n_kv = n_ctx_seq cells:
+
+    - host (``CUDA_Host`` / CPU) buffer: the graph inputs built on the CPU: the token embeddings
+      (``get_rows`` of ``token_embd``, which stays in host memory), T x n_embd; the KQ mask,
+      n_kv x T (F32, F16 with flash attention); token ids, positions and output ids (int32 x T).
+      Llama-3.1-8B logs 9.01 MiB at n_ctx 512 and 24.01 MiB at 8192 (8 + 1 and 8 + 16 MiB + ids).
+    - GPU buffer: the largest of (a) attention: the mask, the scores n_kv x T x heads (not with flash
+      attention, whose kernel keeps no score matrix) and :data:`ATTN_ROWS` rows of n_embd x T;
+      (b) the MLP: gate and up outputs (n_ff x T each; an MoE block's k experts per token, its router
+      logits and probabilities), with the residual and its norm; (c) the output layer: the logits
+      n_vocab x T with the final norm's n_embd x T. Llama-3.1-8B: 258.50 MiB at n_ctx 512 (the
+      logits), 560.00 MiB at 8192 without flash attention (the scores).
+    - With blocks in host memory, ggml-cuda runs their matrix products on the GPU anyway when the
+      batch has >= 32 tokens (``offload_op``), and the scheduler copies each such split's inputs, the
+      block's weights and its KV cache, into the GPU compute buffer for the split: the largest host
+      block's weights and KV are added. This term is the scheduler's mechanism, not checked against
+      a measurement.
+    """
+    h, f, V = arch.hidden_size, arch.intermediate_size, arch.vocab_size
+    n_ctx, n_kv = kv.full_cells, kv.seq_cells or kv.full_cells
+    T = min(n_ctx, n_ubatch)
+    a = arch.num_attention_heads
+    mask_bytes = 2 if flash_attention else 4
+    host_mask = n_kv * T * mask_bytes
+    embd_in = h * T * ACT_BYTES
+    ids = 3 * T * 4
+    host = embd_in + host_mask + ids
+    host_text = (f"inputs: token embeddings {T:,} tokens x n_embd {h:,} x 4 B + KQ mask {n_kv:,} cells x {T:,} x "
+                 f"{mask_bytes} B + token ids, positions, output ids 3 x {T:,} x 4 B")
+    row = h * T * ACT_BYTES
+    attn = host_mask + ATTN_ROWS * row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+    if arch.is_moe:
+        k, e = arch.num_experts_per_tok, arch.num_local_experts
+        mlp = host_mask + 2 * row + 2 * k * f * T * ACT_BYTES + 2 * e * T * ACT_BYTES
+        mlp_text = f"MoE: 2 x {k} experts x n_ff {f:,} x {T:,} x 4 B + router"
+    else:
+        mlp = host_mask + 2 * row + 2 * f * T * ACT_BYTES
+        mlp_text = f"MLP: gate and up 2 x n_ff {f:,} x {T:,} x 4 B"
+    out = V * T * ACT_BYTES + row
+    parts = {"attention": attn, "mlp": mlp, "output": out}
+    peak_name = max(parts, key=lambda p: parts[p])
+    gpu = parts[peak_name]
+    text = (f"max(attention {attn / 2**20:,.2f} MiB (mask + {ATTN_ROWS} x n_embd x {T:,} x 4 B"
+            + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B") + "), "
+            f"{mlp_text} {mlp / 2**20:,.2f} MiB, output logits n_vocab {V:,} x {T:,} x 4 B {out / 2**20:,.2f} MiB)")
+    host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
+    if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
+        per_block = max(weights.weights.layer_bytes(i) for i in host_blocks)
+        kv_block = max(kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx), 0)
+        gpu += per_block + kv_block
+        text += (f" + one host block's weights {per_block / 2**20:,.2f} MiB and KV {kv_block / 2**20:,.2f} MiB "
+                 f"copied in for its matrix products (ggml-cuda offload_op, batch {T} >= 32)")
+    return ComputeBuffers(gpu, host, text, host_text, T)
+
+
+LLAMACPP_SRC = "llama.cpp src/llama-model.cpp load_tensors (i_gpu_start), commit 0c1e5709"
+KV_SRC = "llama.cpp src/llama-kv-cache.cpp (per-layer K/V, ggml_row_size x cells), src/llama-context.cpp (n_ctx pad 256)"
+COMPUTE_SRC = ("llama.cpp src/llama-context.cpp sched_reserve (worst-case ubatch); ggml-backend.c scheduler; "
+               "derived from the graph's largest tensors, checked against llama.cpp's logged reservations")
+
+
+def settings(w) -> dict:
+    """The llama.cpp settings of an ``engine: llama.cpp`` workload, resolved (ggml type names)."""
+    i = w.infer
+    arch = w.architecture
+    k = kv_cache_type(i.kv_dtype)
+    v = kv_cache_type(i.kv_dtype_v or i.kv_dtype)
+    layers = arch.num_hidden_layers + 1 if i.gpu_layers is None else i.gpu_layers
+    return {"preset": i.weights, "type_k": k, "type_v": v, "gpu_layers": layers, "n_ubatch": i.max_num_batched_tokens
+            or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window}
+
+
+def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
+    """Placement, weights, KV cache and compute buffers of an ``engine: llama.cpp`` workload."""
+    s = settings(w)
+    arch, i = w.architecture, w.infer
+    place = placement(arch, s["gpu_layers"])
+    ws = weight_split(arch, s["preset"], place, imatrix=s["imatrix"])
+    kv = kv_split(arch, place, type_k=s["type_k"], type_v=s["type_v"], context=i.context, sequences=i.concurrency,
+                  n_ubatch=s["n_ubatch"], swa_full=s["swa_full"])
+    cb = compute_buffers(arch, place, ws, kv, n_ubatch=s["n_ubatch"], flash_attention=s["flash_attention"],
+                         type_k=s["type_k"], type_v=s["type_v"])
+    return place, ws, kv, cb
+
+
+def estimate_llamacpp(w, overheads) -> "Estimate":
+    """The memory of an ``engine: llama.cpp`` workload: one GPU's VRAM and one machine's host RAM.
+
+    GPU: the GGUF tensors of the layers on the GPU (padded to 128 B), their KV cache, the compute
+    buffer, and the runtime (CUDA context, cuBLAS workspace). llama.cpp allocates its buffers once,
+    at start-up, so no caching-allocator headroom is added; ggml-cuda's memory pool for temporaries
+    (dequantized weights, quantized activations) grows while it runs and is not modelled.
+
+    Host, per machine: the OS baseline, one llama.cpp process per replica, the host-resident GGUF
+    tensors (``token_embd``, the blocks left on the CPU; memory-mapped from the file, so replicas
+    on one machine share them), the host blocks' KV cache, the host compute buffer and the output
+    buffer (logits of every slot, ``n_seq_max x n_vocab`` F32). Assumption: llama.cpp's default mmap;
+    while it loads, the kernel also pages in the GPU layers' part of the file, clean page cache it
+    reclaims, which is not counted as a need (with --no-mmap the host tensors are read into
+    anonymous memory of the same size).
+    """
+    from planner.memory.breakdown import GPU, HOST, Component, Estimate
+    from planner.memory.host import OS_BASELINE_BYTES
+    from planner.memory.overheads import runtime_components
+
+    arch, i = w.architecture, w.infer
+    s = settings(w)
+    place, ws, kv, cb = layout(w)
+    gib = 2**30
+    preset = s["preset"]
+    comps = [
+        Component(f"weights (GGUF {preset}, GPU layers)", GPU, ws.gpu,
+                  f"{place.text()}: {ws.weights.mix_text()} in all; GPU tensors padded to {CUDA_ALIGNMENT} B",
+                  "planner.memory.gguf (ggml type_traits; llama-quant.cpp llama_tensor_get_type); " + LLAMACPP_SRC),
+    ]
+    full, swa = kv.full_cells, kv.swa_cells
+    kv_text = (f"{arch.num_hidden_layers} layers x {full:,} cells (n_ctx = pad({i.context:,} x {i.concurrency} slot(s), "
+               f"256)) x 2 x n_embd_k_gqa {arch.num_key_value_heads * arch.head_dim:,} in {s['type_k']}/{s['type_v']}")
+    if kv.swa_layers:
+        kv_text += f"; {kv.swa_layers} sliding-window layers keep {swa:,} cells"
+    comps.append(Component("KV cache (GPU layers)", GPU, kv.gpu, kv_text + f"; {place.gpu_blocks} layers on the GPU",
+                           KV_SRC))
+    comps.append(Component("compute buffer (llama.cpp graph)", GPU, cb.gpu, cb.gpu_text, COMPUTE_SRC))
+    comps += runtime_components(overheads, gpus=1)
+    node = w.node_gpus
+    comps.append(Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)",
+                           "assumption from DL workstation sizing guides"))
+    comps.append(Component("llama.cpp processes", HOST, LLAMACPP_PROCESS_BYTES * node,
+                           f"{node} process(es) x 1 GiB (CUDA runtime and libraries, assumption)", "assumption"))
+    comps.append(Component(f"weights (GGUF {preset}, host layers)", HOST, ws.host,
+                           f"token_embd {ws.token_embd:,} B" + (f" + {place.n_layer - place.gpu_blocks} blocks in host RAM"
+                                                                if place.gpu_blocks < place.n_layer else "")
+                           + (" (memory-mapped, shared by the replicas on this machine)" if node > 1 else
+                              " (memory-mapped from the GGUF file)"),
+                           LLAMACPP_SRC + " (dev_input on the CPU)"))
+    if kv.host:
+        comps.append(Component("KV cache (host layers)", HOST, kv.host * node,
+                               f"{place.n_layer - place.gpu_blocks} layers' KV in host RAM"
+                               + (f" x {node} replicas" if node > 1 else ""), KV_SRC))
+    comps.append(Component("compute buffer (host)", HOST, cb.host * node,
+                           cb.host_text + (f" x {node} replicas" if node > 1 else ""), COMPUTE_SRC))
+    out_buf = i.concurrency * arch.vocab_size * 4
+    comps.append(Component("output buffer (logits)", HOST, out_buf * node,
+                           f"n_seq_max {i.concurrency} x n_vocab {arch.vocab_size:,} x 4 B"
+                           + (f" x {node} replicas" if node > 1 else ""),
+                           "llama.cpp src/llama-context.cpp output_reserve"))
+    kv_tok = kv_layer_bytes(arch, type_k=s["type_k"], type_v=s["type_v"], cells=1) * arch.num_hidden_layers
+    extra = {"kv_bytes_per_token": kv_tok, "llamacpp_gpu_layers": place.gpu_layers,
+             "llamacpp_gpu_blocks": place.gpu_blocks, "llamacpp_max_gpu_layers": place.n_layer + 1,
+             "llamacpp_file_bytes": ws.total, "llamacpp_weights_gpu_bytes": ws.gpu,
+             "llamacpp_weights_host_bytes": ws.host, "llamacpp_kv_gpu_bytes": kv.gpu,
+             "llamacpp_kv_host_bytes": kv.host, "llamacpp_n_ctx": kv.full_cells, "llamacpp_n_ubatch": cb.tokens}
+    notes = [f"llama.cpp: {place.text()} (n_gpu_layers {place.gpu_layers}; the output layer is offloaded first, "
+             f"token_embd stays in host RAM). The GGUF {preset} file holds {ws.total / gib:,.2f} GiB of tensors "
+             f"({ws.weights.bits_per_weight:.2f} bits per weight).",
+             "While loading with mmap (the default) the kernel also pages in the GPU layers' part of the file "
+             f"({(ws.total - ws.host) / gib:,.2f} GiB of page cache it can reclaim; not counted as a need)."]
+    if place.gpu_blocks < place.n_layer:
+        notes.append("Blocks in host RAM: decode reads them from RAM at the platform's memory bandwidth; prompt "
+                     "batches of >= 32 tokens copy their weights to the GPU for the matrix products.")
+    fa = "on" if s["flash_attention"] else "off"
+    desc = (f"llama.cpp with GGUF {preset} weights, a {s['type_k'].lower()}/{s['type_v'].lower()} KV cache, "
+            f"flash attention {fa}, n_ubatch {cb.tokens}, {i.concurrency} slot(s) of {i.context:,} tokens.")
+    return Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
+                    trainable_parameters=0, recipe=preset, recipe_description=desc, components=tuple(comps),
+                    gpus=w.gpus, gpus_per_node=w.node_gpus, warnings=w.warnings, notes=tuple(notes), extra=extra)

@@ -15,7 +15,8 @@ from planner.core.errors import close_matches
 
 #: The quantities `planner fit` can maximise: option -> (workload section, field).
 FIT_TARGETS = {"micro_batch": ("train", "micro_batch"), "seq_len": ("train", "seq_len"),
-                "context": ("infer", "context"), "concurrency": ("infer", "concurrency")}
+                "context": ("infer", "context"), "concurrency": ("infer", "concurrency"),
+                "gpu_layers": ("infer", "gpu_layers")}
 
 
 def fit_options(fn):
@@ -70,7 +71,7 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     from planner.plan.candidates import capacity_bytes, precision_needs
     from planner.core.errors import InfeasibleError
     from planner.workload.inputs import OptionError
-    from planner.plan.solver import largest_fitting
+    from planner.plan.solver import largest_fitting, largest_gpu_layers
     from planner.workload.spec import MAX_MICRO_BATCH
 
     catalog = opts.load_catalog_option(catalog_dir)
@@ -81,17 +82,17 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
         raise click.UsageError("give --model (or --workload FILE)")
     for k in FIT_TARGETS:
         v = given.get(k)
-        if isinstance(v, str) and v != "max" and not v.strip().isdigit():
+        if isinstance(v, str) and v != "max" and not v.strip().isdigit() and not (k == "gpu_layers" and v == "all"):
             raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
                               hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else None)
     targets = [k for k in FIT_TARGETS if given.get(k) == "max"]
     if len(targets) != 1:
-        raise click.UsageError("give exactly one of --micro-batch, --seq-len, --context, --concurrency the value "
-                               "'max'")
+        raise click.UsageError("give exactly one of --micro-batch, --seq-len, --context, --concurrency, --gpu-layers "
+                               "the value 'max'")
     target = targets[0]
     section, attr = FIT_TARGETS[target]
     for k in FIT_TARGETS:
-        if k in given and k != target:
+        if k in given and k != target and not (k == "gpu_layers" and given[k] == "all"):
             try:
                 given[k] = int(given[k])
             except ValueError:
@@ -136,7 +137,13 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
             return dataclasses.replace(base, train=dataclasses.replace(base.train, **{attr: x}))
         return dataclasses.replace(base, infer=dataclasses.replace(base.infer, **{attr: x}))
 
-    best, need, next_need = largest_fitting(make, cap, 1, hi)
+    if attr == "gpu_layers":
+        # llama.cpp: n_gpu_layers from 0 (nothing on the GPU but the compute buffer) to n_layer + 1;
+        # scanned from the top, so the answer is exact whatever the shape of the need
+        hi = arch.num_hidden_layers + 1
+        best, need, next_need = largest_gpu_layers(make, cap, hi)
+    else:
+        best, need, next_need = largest_fitting(make, cap, 1, hi)
     from planner.memory import estimate as run_estimate
 
     count = f"{n} x {gpu.id}"

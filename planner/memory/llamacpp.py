@@ -211,12 +211,15 @@ def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: 
 
 #: Activations of a llama.cpp graph are F32 (ggml computes in F32 between matmuls).
 ACT_BYTES = 4
-#: Rows of n_embd F32 values per token live beside the attention scores at the attention peak: the
-#: residual stream, the rotated queries, the attention output and its contiguous copy. The count is
-#: read off llama.cpp's reservation for Llama-3.1-8B at n_ctx 8192, n_ubatch 512 without flash
-#: attention (560.00 MiB = 512 MiB of scores + 16 MiB of mask + 4 x 8 MiB; ollama/llama.cpp log,
-#: github.com/ggml-org/llama.cpp via tests/test_llamacpp.py); ggml-alloc's placement is not replayed.
-ATTN_ROWS = 4
+#: Rows of F32 values per token that live at each phase's peak beside its big tensor, measured with
+#: llama.cpp 0c1e5709's CPU backend (one buffer for everything; tests/test_llamacpp.py lists the
+#: reservations): attention, the KQ mask and the scores with 5 rows of n_embd and 2 of n_embd_k_gqa
+#: (the new K and V); the MLP, the mask and 3 outputs of n_ff (k experts' for MoE) with 4 rows of
+#: n_embd; the output layer, the logits with 2 rows of n_embd. On a GPU the token embeddings (one
+#: row of n_embd) are an input in the host buffer, so the GPU buffer has one row fewer: Llama-3.1-8B
+#: logs 258.50 MiB (the logits, n_ctx 512) exactly and 560.00 MiB at n_ctx 8192 without flash
+#: attention, 4 MiB (0.7 %) under this rule's 564 MiB (a 2024 build).
+ATTN_ROWS, ATTN_KV_ROWS, MLP_FF_ROWS, MLP_ROWS, OUT_ROWS = 5, 2, 3, 4, 2
 #: A llama.cpp process's own host memory beside its buffers (CUDA runtime and cuBLAS libraries,
 #: the ggml context metadata): assumption, not measured.
 LLAMACPP_PROCESS_BYTES = 1 * 2**30
@@ -248,11 +251,9 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
       n_kv x T (F32, F16 with flash attention); token ids, positions and output ids (int32 x T).
       Llama-3.1-8B logs 9.01 MiB at n_ctx 512 and 24.01 MiB at 8192 (8 + 1 and 8 + 16 MiB + ids).
     - GPU buffer: the largest of (a) attention: the mask, the scores n_kv x T x heads (not with flash
-      attention, whose kernel keeps no score matrix) and :data:`ATTN_ROWS` rows of n_embd x T;
-      (b) the MLP: gate and up outputs (n_ff x T each; an MoE block's k experts per token, its router
-      logits and probabilities), with the residual and its norm; (c) the output layer: the logits
-      n_vocab x T with the final norm's n_embd x T. Llama-3.1-8B: 258.50 MiB at n_ctx 512 (the
-      logits), 560.00 MiB at 8192 without flash attention (the scores).
+      attention, whose kernel keeps no score matrix) and the rows of :data:`ATTN_ROWS`; (b) the MLP:
+      the mask and :data:`MLP_FF_ROWS` outputs of n_ff x T (an MoE block's k experts per token);
+      (c) the output layer: the logits n_vocab x T. The row counts are measured (their docstring).
     - With blocks in host memory, ggml-cuda runs their matrix products on the GPU anyway when the
       batch has >= 32 tokens (``offload_op``), and the scheduler copies each such split's inputs, the
       block's weights and its KV cache, into the GPU compute buffer for the split: the largest host
@@ -264,28 +265,27 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     T = min(n_ctx, n_ubatch)
     a = arch.num_attention_heads
     mask_bytes = 2 if flash_attention else 4
-    host_mask = n_kv * T * mask_bytes
-    embd_in = h * T * ACT_BYTES
+    mask = n_kv * T * mask_bytes
+    row = h * T * ACT_BYTES
+    kv_row = arch.num_key_value_heads * arch.head_dim * T * ACT_BYTES
     ids = 3 * T * 4
-    host = embd_in + host_mask + ids
+    host = row + mask + ids
     host_text = (f"inputs: token embeddings {T:,} tokens x n_embd {h:,} x 4 B + KQ mask {n_kv:,} cells x {T:,} x "
                  f"{mask_bytes} B + token ids, positions, output ids 3 x {T:,} x 4 B")
-    row = h * T * ACT_BYTES
-    attn = host_mask + ATTN_ROWS * row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
-    if arch.is_moe:
-        k, e = arch.num_experts_per_tok, arch.num_local_experts
-        mlp = host_mask + 2 * row + 2 * k * f * T * ACT_BYTES + 2 * e * T * ACT_BYTES
-        mlp_text = f"MoE: 2 x {k} experts x n_ff {f:,} x {T:,} x 4 B + router"
-    else:
-        mlp = host_mask + 2 * row + 2 * f * T * ACT_BYTES
-        mlp_text = f"MLP: gate and up 2 x n_ff {f:,} x {T:,} x 4 B"
-    out = V * T * ACT_BYTES + row
+    # on the GPU: the phases' rows less the token embeddings, which stay in the host buffer
+    attn = mask + (ATTN_ROWS - 1) * row + ATTN_KV_ROWS * kv_row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+    k = arch.num_experts_per_tok if arch.is_moe else 1
+    mlp = mask + MLP_FF_ROWS * k * f * T * ACT_BYTES + (MLP_ROWS - 1) * row
+    mlp_text = (f"MLP: mask + {MLP_FF_ROWS} x {f'{k} experts x ' if arch.is_moe else ''}n_ff {f:,} x {T:,} x 4 B "
+                f"+ {MLP_ROWS - 1} rows")
+    out = V * T * ACT_BYTES + (OUT_ROWS - 1) * row
     parts = {"attention": attn, "mlp": mlp, "output": out}
-    peak_name = max(parts, key=lambda p: parts[p])
-    gpu = parts[peak_name]
-    text = (f"max(attention {attn / 2**20:,.2f} MiB (mask + {ATTN_ROWS} x n_embd x {T:,} x 4 B"
+    gpu = max(parts.values())
+    text = (f"max(attention {attn / 2**20:,.2f} MiB (mask + {ATTN_ROWS - 1} rows of n_embd and {ATTN_KV_ROWS} of "
+            f"n_embd_k_gqa x {T:,} tokens x 4 B"
             + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B") + "), "
-            f"{mlp_text} {mlp / 2**20:,.2f} MiB, output logits n_vocab {V:,} x {T:,} x 4 B {out / 2**20:,.2f} MiB)")
+            f"{mlp_text} {mlp / 2**20:,.2f} MiB, output: logits n_vocab {V:,} x {T:,} x 4 B + {OUT_ROWS - 1} row "
+            f"{out / 2**20:,.2f} MiB)")
     host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
     if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
         per_block = max(weights.weights.layer_bytes(i) for i in host_blocks)
@@ -293,6 +293,10 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
         gpu += per_block + kv_block
         text += (f" + one host block's weights {per_block / 2**20:,.2f} MiB and KV {kv_block / 2**20:,.2f} MiB "
                  f"copied in for its matrix products (ggml-cuda offload_op, batch {T} >= 32)")
+    if not place.output_on_gpu and T >= OP_OFFLOAD_MIN_BATCH:
+        head = weights.weights.role_bytes("output") or weights.weights.role_bytes("token_embd")
+        gpu += head
+        text += f" + output.weight {head / 2**20:,.2f} MiB copied in for the logits (offload_op)"
     return ComputeBuffers(gpu, host, text, host_text, T)
 
 

@@ -519,6 +519,27 @@ def utilization_that_fits(make: Any, current: float, capacity: int, overheads: R
     return None
 
 
+def largest_gpu_layers(make: Any, capacity: int, hi: int,
+                       overheads: RuntimeOverheads | None = None) -> tuple[int | None, int | None, int | None]:
+    """The most llama.cpp GPU layers (``n_gpu_layers`` in [0, hi]) whose per-GPU need fits ``capacity``.
+
+    Scans from ``hi`` down (at most n_layer + 2 estimates): a layer moved to the GPU adds its
+    weights and KV cache but removes the copy of a host block from the compute buffer, so the need
+    is not assumed monotone.
+
+    Returns:
+        (layers, need there, need at layers + 1 or None at hi); (None, need at 0, None) when even 0
+        does not fit.
+    """
+    above = None
+    for x in range(hi, -1, -1):
+        n = estimate(make(x), overheads).per_gpu_total_bytes
+        if n <= capacity:
+            return x, n, above
+        above = n
+    return None, above, None
+
+
 def largest_fitting(make: Any, capacity: int, lo: int, hi: int, overheads: RuntimeOverheads | None = None,
                     gpu: Any = None) -> tuple[int | None, int | None, int | None]:
     """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.

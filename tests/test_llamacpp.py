@@ -278,3 +278,25 @@ def test_fit_gpu_layers_max_finds_the_most_that_fit(tmp_path):
     best = out["max_value"]
     assert 0 < best < 81
     assert out["need_bytes"] <= out["capacity_bytes"] < out["next_need_bytes"]
+
+
+def test_decode_is_bounded_by_both_bandwidths():
+    # A token reads the GPU layers at the card's bandwidth and the host blocks at the platform's:
+    # t = GPU bytes / (bw_gpu x MBU) + host bytes / (bw_host x HOST_MBU).
+    from planner.catalog.loader import load_catalog
+    from planner.cost.timing import DEFAULT_MBU, HOST_MBU, time_workload
+
+    gpu = load_catalog().gpu("rtx-4090")
+    full = _workload(LLAMA31_8B, context=4096)
+    part = _workload(LLAMA31_8B, context=4096, gpu_layers=17)
+    t_full = time_workload(workload=full, estimate=estimate(full), gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=2e9)
+    est = estimate(part)
+    t_part = time_workload(workload=part, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=2e9,
+                           host_bandwidth_bytes_per_s=100e9)
+    assert t_part.tokens_per_s < t_full.tokens_per_s
+    kv_tok = est.extra["kv_bytes_per_token"]
+    share = 1 - est.extra["llamacpp_gpu_blocks"] / 32
+    gpu_bytes = est.extra["llamacpp_weights_gpu_bytes"] + kv_tok * (1 - share) * 2048
+    host_bytes = est.extra["llamacpp_host_block_bytes"] + kv_tok * share * 2048
+    expected = gpu_bytes / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU) + host_bytes / (100e9 * HOST_MBU)
+    assert t_part.tokens_per_s == pytest.approx(1 / expected, rel=1e-9)

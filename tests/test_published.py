@@ -620,3 +620,38 @@ def test_expressed_configs_reproduce_the_entries_parameter_counts():
     assert big.parameters == pytest.approx(235e9, abs=0.5e9)
     assert big.active_parameters == pytest.approx(22e9, abs=0.5e9)
 
+
+
+# ----- llama.cpp engine logs (engine: llama.cpp): not entries of the shared reference file ------------------
+
+#: Buffers llama.cpp prints at start-up, predicted by the engine: llama.cpp model. Sources: an Ollama 0.5.4
+#: server log (llama.cpp of December 2024) loading Meta-Llama-3.1-8B-Instruct Q4_K_M on an RTX 4090 with
+#: --ctx-size 8192 --batch-size 512 --parallel 4 --n-gpu-layers 33, flash attention off (public log found
+#: with the code search, stored file 48629668660); a llama-cpp-python log of a Llama-3-8B Q4_K_M GGUF
+#: (mradermacher) at n_ctx 512, n_ubatch 512, flash attention off, 33/33 layers (stored file 47209433997).
+#: That build kept one KV stream of n_ctx cells for all slots, so the 4-slot run is sized as one
+#: 8,192-token sequence (the same KV bytes and attention scores; the current build splits it per slot).
+#: Tolerance: weights and KV are exact byte counts, printed to 0.01 MiB; compute buffers 1 % (the
+#: rule's row counts are measured on llama.cpp 0c1e5709, tests/test_llamacpp.py; the 2024 build's graph
+#: kept 4 MiB less at n_ctx 8192). Llama-3-8B has Llama-3.1-8B's tensors but no rope_freqs (256 B, under the
+#: print rounding).
+LLAMACPP_LOGS = [
+    ("ollama-0.5.4-llama31-8b-q4km", {"context": 8192, "flash_attention": False},
+     {"weights (GGUF Q4_K_M, GPU layers)": 4403.49, "weights (GGUF Q4_K_M, host layers)": 281.81,
+      "KV cache (GPU layers)": 1024.00, "compute buffer (llama.cpp graph)": 560.00, "compute buffer (host)": 24.01}),
+    ("llama-cpp-python-llama3-8b-q4km-ctx512", {"context": 512, "flash_attention": False},
+     {"weights (GGUF Q4_K_M, GPU layers)": 4403.49, "weights (GGUF Q4_K_M, host layers)": 281.81,
+      "KV cache (GPU layers)": 64.00, "compute buffer (llama.cpp graph)": 258.50, "compute buffer (host)": 9.01}),
+]
+
+
+@pytest.mark.parametrize("case_id, keys, printed", LLAMACPP_LOGS, ids=[c[0] for c in LLAMACPP_LOGS])
+def test_llamacpp_logged_buffers(case_id, keys, printed):
+    arch = _architecture("llama-3.1-8b")
+    w = workload_from_mapping({"model": case_id, "task": "infer", "engine": "llama.cpp", "weights": "Q4_K_M",
+                               "kv_dtype": "f16", "gpu_layers": 33, **keys}, lambda name, entry: (name, "test", arch))
+    est = estimate(w)
+    got = {c.name: c.bytes for c in est.components}
+    for name, mib in printed.items():
+        tol = 0.01 * mib * MiB if name.startswith("compute buffer") else 0.005 * MiB
+        assert abs(got[name] - mib * MiB) <= tol, f"{case_id}: {name} printed {mib} MiB, predicted {got[name] / MiB:.2f}"

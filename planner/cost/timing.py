@@ -66,6 +66,13 @@ PCIE_EFFICIENCY = 0.85
 #: of thumb, not a published constant. Override with the scenario's ``costs.mbu``.
 DEFAULT_MBU = 0.70
 
+#: llama.cpp layers left in host RAM are read from the platform's memory at this share of its
+#: channels' peak (channels x MT/s x 8 B): assumption (CPU decode is commonly quoted at 50-70 % of
+#: the DRAM peak), and a desktop's dual-channel DDR5-4800 (76.8 GB/s) when the caller gives no
+#: platform: assumption.
+HOST_MBU = 0.60
+DEFAULT_HOST_BANDWIDTH = 2 * 4800e6 * 8
+
 
 @dataclass(frozen=True)
 class MfuDefault:
@@ -287,7 +294,8 @@ def _tflops_for(gpu, dtype: str) -> float:
 
 
 def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_bytes_per_s: float,
-                  pcie_lanes: int | None = None, mfu: float | None = None, mbu: float = DEFAULT_MBU) -> JobTime:
+                  pcie_lanes: int | None = None, mfu: float | None = None, mbu: float = DEFAULT_MBU,
+                  host_bandwidth_bytes_per_s: float | None = None) -> JobTime:
     """Time one workload on ``gpu_count`` cards of ``gpu``.
 
     Training runs data-parallel over the cards (the workload's tensor-parallel degree kept);
@@ -303,11 +311,13 @@ def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_byte
         pcie_lanes: lanes of the link (default: the card's).
         mfu: override of the default MFU (training and prefill).
         mbu: model bandwidth utilization for decode.
+        host_bandwidth_bytes_per_s: the platform's RAM peak (channels x MT/s x 8 B), for llama.cpp
+            layers left in host RAM (None: :data:`DEFAULT_HOST_BANDWIDTH`).
     """
     lanes = pcie_lanes or gpu.pcie_lanes
     if workload.task == "train":
         return _time_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes, mfu)
-    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu)
+    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu, host_bandwidth_bytes_per_s)
 
 
 def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_override: float | None) -> JobTime:
@@ -378,7 +388,8 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
                    transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
 
 
-def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float) -> JobTime:
+def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
+                    host_bw: float | None = None) -> JobTime:
     i = w.infer
     arch = w.architecture
     tp = i.tp
@@ -408,9 +419,27 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float)
     mem_s, comp_s = decode_step_seconds(weight_bytes=weights, kv_bytes_per_token=kv_tok, kv_tokens=mean_kv,
                                         concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
                                         tflops=tflops, mfu=mfu)
+    host_line = ""
+    if i.engine == "llama.cpp" and est.extra.get("llamacpp_host_block_bytes"):
+        # llama.cpp: blocks left in host RAM run on the CPU after the GPU's; a token reads the GPU
+        # layers at the card's bandwidth and the host blocks at the platform's (Pope et al. 2022,
+        # sec. 2: decode time = bytes read / bandwidth), one after the other
+        L = arch.num_hidden_layers
+        host_share = 1 - est.extra["llamacpp_gpu_blocks"] / L
+        kv_gpu_tok = kv_tok * (1 - host_share)
+        mem_s, comp_s = decode_step_seconds(weight_bytes=weights, kv_bytes_per_token=kv_gpu_tok, kv_tokens=mean_kv,
+                                            concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
+                                            tflops=tflops, mfu=mfu)
+        hbw = host_bw or DEFAULT_HOST_BANDWIDTH
+        host_read = est.extra["llamacpp_host_block_bytes"] + c * kv_tok * host_share * mean_kv
+        host_s = host_read / (hbw * HOST_MBU)
+        mem_s += host_s
+        host_line = (f"; + host RAM: {host_read:,.0f} B of the {L - est.extra['llamacpp_gpu_blocks']} blocks in RAM "
+                     f"and their KV / ({hbw / 1e9:,.1f} GB/s{'' if host_bw else ' (assumed dual-channel DDR5-4800)'} "
+                     f"x {HOST_MBU:g}) = {host_s * 1e3:.3f} ms, added")
     step = max(mem_s, comp_s)
     lines = [f"decode step (per GPU) = max(memory {weights:,.0f} B weights + {c} seq x {kv_tok:,.0f} B/token x "
-             f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}) = {mem_s * 1e3:.3f} ms, "
+             f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}){host_line} = {mem_s * 1e3:.3f} ms, "
              f"compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = {comp_s * 1e3:.3f} ms)"
              f" = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]
     decode_tps = replicas * c / step

@@ -396,7 +396,9 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
              "llamacpp_gpu_blocks": place.gpu_blocks, "llamacpp_max_gpu_layers": place.n_layer + 1,
              "llamacpp_file_bytes": ws.total, "llamacpp_weights_gpu_bytes": ws.gpu,
              "llamacpp_weights_host_bytes": ws.host, "llamacpp_kv_gpu_bytes": kv.gpu,
-             "llamacpp_kv_host_bytes": kv.host, "llamacpp_n_ctx": kv.full_cells, "llamacpp_n_ubatch": cb.tokens}
+             "llamacpp_kv_host_bytes": kv.host, "llamacpp_n_ctx": kv.full_cells, "llamacpp_n_ubatch": cb.tokens,
+             "llamacpp_host_block_bytes": ws.host - ws.weights.role_bytes("token_embd")
+             - ws.weights.role_bytes("position")}
     notes = [f"llama.cpp: {place.text()} (n_gpu_layers {place.gpu_layers}; the output layer is offloaded first, "
              f"token_embd stays in host RAM). The GGUF {preset} file holds {ws.total / gib:,.2f} GiB of tensors "
              f"({ws.weights.bits_per_weight:.2f} bits per weight).",

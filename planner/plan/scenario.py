@@ -36,6 +36,8 @@ tp                  training: the degrees that split the heads evenly (as
 weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
                     where bf16 does not)
 kv_dtype            bf16, fp16, fp8
+gpu_layers          (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
+                    card the most GPU layers that fit; the rest must fit the machine's RAM
 gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
 ==================  ====================================================================
 
@@ -128,7 +130,7 @@ from planner.core.yamlio import LineDict, YamlProblem, load_mapping
 #: in expansion order (the first varies slowest).
 CHOICE_KEYS: dict[str, tuple[str, ...]] = {
     "train": ("offload_optimizer", "checkpointing", "zero", "tp", "gpus"),
-    "infer": ("weights", "kv_dtype", "tp"),
+    "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
 #: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
@@ -214,7 +216,8 @@ class Variant:
         i = w.infer
         assert i is not None
         return (f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, {i.concurrency} x {i.context:,} tokens"
-                + (f", {i.engine}" if i.engine != "hf" else ""))
+                + (f", {i.engine}" if i.engine != "hf" else "")
+                + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
 
 @dataclass(frozen=True)
@@ -560,8 +563,9 @@ def _task_of(e: Entry) -> str | None:
 
 def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
     """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
-    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
+    hf_without_tp = (key == "tp" and task == "infer" and ((e.data.get("engine", "hf") == "hf"
                      and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
+                     or e.data.get("engine") == "llama.cpp"))  # llama.cpp: one GPU per replica (planner's model)
     if key not in e.data:
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
@@ -572,6 +576,12 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
         raise e.error(f"{value!r} is not a value of {key}", key,
                       f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
+    if key == "gpu_layers" and isinstance(value, str) and value.strip().lower() in ("max", "auto"):
+        # llama.cpp: every n_gpu_layers from all (n_layer + 1) down to 0, most first: on each card the
+        # solver keeps the most layers that fit, and the machine's RAM must hold the rest
+        return tuple(range(arch.num_hidden_layers + 1, -1, -1)), True
+    if key == "gpu_layers":
+        return None
     if isinstance(value, str) and value == "auto":
         if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
                                                 or e.data.get("load_in_8bit") is True):

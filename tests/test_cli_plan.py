@@ -195,7 +195,8 @@ def test_fit_text_and_context(runner):
 def test_fit_needs_exactly_one_max(runner):
     r = runner.invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "l4", "--context", "max", "--concurrency", "max"])
     assert r.exit_code == 2
-    assert "give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max'" in r.output
+    assert ("give exactly one of --micro-batch, --seq-len, --context, --concurrency, --gpu-layers the value 'max'"
+            in r.output)
     r2 = runner.invoke(main, ["fit", "--model", "llama-2-7b", "--gpu", "l4", "--context", "many", "--concurrency",
                               "max"])
     assert r2.exit_code == 2

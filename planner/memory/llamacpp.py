@@ -30,9 +30,13 @@ and checked against llama.cpp's own reservations (tests/test_llamacpp.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from planner.memory.gguf import GGML_TYPES, GgufWeights, gguf_weights
 from planner.model.architecture import Architecture
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.memory.breakdown import Estimate
 
 #: Cells are allocated in multiples of 256 (llama-context.cpp: ``cparams.n_ctx = GGML_PAD(n_ctx, 256)``).
 N_CTX_PAD = 256

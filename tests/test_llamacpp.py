@@ -300,3 +300,15 @@ def test_decode_is_bounded_by_both_bandwidths():
     host_bytes = est.extra["llamacpp_host_block_bytes"] + kv_tok * share * 2048
     expected = gpu_bytes / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU) + host_bytes / (100e9 * HOST_MBU)
     assert t_part.tokens_per_s == pytest.approx(1 / expected, rel=1e-9)
+
+
+def test_estimate_on_a_card_says_whether_it_fits():
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
+                                  "--gpu", "rtx-4090", "--gpu-layers", "20"])
+    assert r.exit_code == 0, r.output
+    assert "On rtx-4090" in r.output and "fits" in r.output
+    assert "vLLM:" not in r.output

@@ -78,7 +78,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                          "fits": need <= capacity and not missing,
                          "unsupported_precision": missing,
                          "headroom_bytes": capacity - need}
-        if workload.infer is not None:
+        if workload.infer is not None and workload.infer.engine != "llama.cpp":  # vLLM's budget has no llama.cpp meaning
             vb = vllm_budget(workload, est, cuda_total=cuda_total_bytes(gpu), gpu_id=gpu.id)
             result["gpu"]["vllm"] = vb.as_dict()
             result["gpu"]["vllm"]["longest_max_model_len"] = vb.longest_model_len(

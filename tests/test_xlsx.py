@@ -1,4 +1,4 @@
-"""The Excel report (planner.report.xlsx): every sheet's content, formulas, formats, safety and atomicity.
+"""The Excel report (planner.report.workbook and its sheets): every sheet's content, formulas, formats, safety and atomicity.
 
 The workbook is read back with openpyxl. Recalculation by a spreadsheet program is tested in
 test_xlsx_libreoffice.py.
@@ -23,34 +23,29 @@ from planner.core.errors import OutputError  # noqa: E402
 from planner.memory.breakdown import Component, Estimate  # noqa: E402
 from planner.plan.quote import LineItem  # noqa: E402
 from planner.core.units import GiB  # noqa: E402
-from planner.report.xlsx import (  # noqa: E402
-    DATE_FORMAT,
-    GIB_FORMAT,
-    MEMORY_HEADERS,
+from planner.report.cells import DATE_FORMAT, GIB_FORMAT, PCT_FORMAT, USD_FORMAT, as_of_value, clean_text  # noqa: E402
+from planner.report.sheets.alternatives import SOLVER_RANK_HEADER  # noqa: E402
+from planner.report.sheets.assumptions import RECIPE_HEADERS  # noqa: E402
+from planner.report.sheets.memory import MEMORY_HEADERS, peak_components  # noqa: E402
+from planner.report.sheets.quote import (  # noqa: E402
     NAME_GRAND_TOTAL,
     NAME_SUBTOTAL,
-    PCT_FORMAT,
     QUOTE_BANNER,
     QUOTE_BLANK_ROWS,
     QUOTE_HEADERS,
-    RECIPE_HEADERS,
-    SHEETS,
-    SOLVER_RANK_HEADER,
-    SUMMARY_HEADERS,
-    USD_FORMAT,
+)
+from planner.report.sheets.summary import SUMMARY_HEADERS  # noqa: E402
+from planner.report.workbook import SHEETS, write_workbook  # noqa: E402
+from planner.report.workbook_data import (  # noqa: E402
     QuoteSettings,
     RecipeRow,
     SummaryRow,
     WorkbookData,
-    as_of_value,
     catalog_sha256,
     cents,
-    clean_text,
-    peak_components,
     price_status,
     quote_totals,
     recipe_row,
-    write_workbook,
 )
 
 # ----- sample data ------------------------------------------------------------------------------
@@ -491,7 +486,8 @@ def test_price_status_rules():
 def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, catalog):
     """The review's case: qlora-7b-12gb's RTX 3060 has a 2021 launch price, the AM5 platform an estimate."""
     from planner.plan.solver import STALE_PRICE_MONTHS, _months
-    from planner.report.xlsx import STALE_PRICE_MONTHS as XLSX_STALE, workbook_data_from_plan
+    from planner.report.workbook_data import STALE_PRICE_MONTHS as XLSX_STALE
+    from planner.report.from_plan import workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
     data = workbook_data_from_plan(plan)
@@ -545,7 +541,7 @@ def test_as_of_dates_are_dates_and_months_stay_text():
 
 def test_gpu_line_shows_the_marketed_name_and_the_cuda_total(tmp_path, catalog):
     """The review's case: 'NVIDIA H200 SXM 141GB (141 GiB)' while the card offers 140.4 GiB (nvidia-smi)."""
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "ft-70b-cluster.yaml")
     c = plan.choice
@@ -784,7 +780,7 @@ def test_recipe_row_without_the_workload():
 
 def test_plan_recipe_table_for_qlora(tmp_path, catalog):
     """The review's case: qlora-7b-12gb's pure-bf16 row showed 2/2/2 B while the model used fp32 adapters."""
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
     out = tmp_path / "q.xlsx"
@@ -986,7 +982,7 @@ def evil(tmp_path, catalog):
 
 
 def test_workbook_data_from_plan(evil):
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     path, plan = evil
     created = datetime(2026, 2, 1, 8, 30)
@@ -1023,7 +1019,7 @@ def test_workbook_data_from_plan(evil):
 
 
 def test_plan_workbook_sheets(tmp_path, evil):
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     path, plan = evil
     data = workbook_data_from_plan(plan, scenario_text=path.read_text())
@@ -1050,7 +1046,7 @@ def test_plan_workbook_sheets(tmp_path, evil):
 
 def test_scenario_names_with_formula_prefixes_are_text(tmp_path, evil):
     """A scenario whose names start with =, +, - and @: every such cell holds text."""
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     path, plan = evil
     out = tmp_path / "evil.xlsx"
@@ -1238,7 +1234,7 @@ def _sources_rows(ws) -> dict[str, int]:
 
 
 def test_sources_sheet_lists_every_cited_id_with_its_document(tmp_path):
-    from planner.report.xlsx import SOURCES_HEADER_ROW, SOURCES_HEADERS
+    from planner.report.sheets.sources import SOURCES_HEADER_ROW, SOURCES_HEADERS
 
     data = _ref_data(tmp_path)
     path = tmp_path / "s.xlsx"
@@ -1322,7 +1318,7 @@ def test_without_sources_md_the_ids_are_listed_as_not_available(tmp_path):
 
 
 def test_sources_sheet_without_citations(book):
-    from planner.report.xlsx import SOURCES_HEADER_ROW, SOURCES_NONE
+    from planner.report.sheets.sources import SOURCES_HEADER_ROW, SOURCES_NONE
 
     ws = book["Sources"]
     assert ws.cell(row=SOURCES_HEADER_ROW + 1, column=1).value == SOURCES_NONE
@@ -1414,7 +1410,7 @@ def _overlay_plan(tmp_path: Path, source: str, sources_md: str | None, base: Pat
 
 
 def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     md = ("| id | document | where |\n|---|---|---|\n"
           "| ACME-Q17 | ACME Computers quote Q17 to the lab | https://acme.example/q/17 |\n"
@@ -1433,7 +1429,7 @@ def test_overlay_sources_md_defines_its_own_ids_and_wins(tmp_path):
 
 
 def test_overlay_free_text_passes_through_and_a_missing_id_is_flagged(tmp_path):
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     plan, overlay = _overlay_plan(tmp_path, "ACME quote Q17, line 3", None)
     data = workbook_data_from_plan(plan)
@@ -1466,7 +1462,7 @@ def test_missing_shipped_sources_md_does_not_break_planning(tmp_path):
     for f in CATALOG_DIR.glob("*.yaml"):
         shutil.copy(f, base / f.name)
     plan, _ = _overlay_plan(tmp_path, "REF:RAM-PRICES (kept)", None, base=base)
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
 
     data = workbook_data_from_plan(plan)
     assert data.references is not None and any("no such file" in p for p in data.references.problems)

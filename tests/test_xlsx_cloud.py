@@ -386,7 +386,8 @@ def quote_rows(ws):
 
 def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     from planner.plan.quote import LineItem
-    from planner.report.xlsx import NAME_GRAND_TOTAL, QuoteSettings, quote_totals
+    from planner.report.sheets.quote import NAME_GRAND_TOTAL
+    from planner.report.workbook_data import QuoteSettings, quote_totals
 
     doc, path, text = rated_cli
     local = doc["local"]
@@ -410,7 +411,7 @@ def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     assert [u for _, u, _ in rows.values()] == [i["unit_price_usd"] for i in items]
     assert quote["A1"].value == ("Budgetary estimate for scenario rated-chat: 2 copies of the planned machine (each "
                                  "quantity is one copy's x 2)")
-    # the Quote's own arithmetic (planner.report.xlsx.quote_totals, no discount, tax or shipping) gives the capex compared
+    # the Quote's own arithmetic (planner.report.workbook_data.quote_totals, no discount, tax or shipping) gives the capex compared
     lines = [LineItem(d, "", "", u, q, "estimate", "", "") for d, u, q in rows.values()]
     grand = quote_totals(lines, QuoteSettings("q", quote["B3"].value.date())).grand_total_usd
     assert grand == pytest.approx(local["capex_usd"], abs=0.005)
@@ -471,7 +472,7 @@ def test_workbook_data_for_one_copy_is_the_plans(tiny):
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, tmp_path):
-    from planner.report.xlsx import NAME_GRAND_TOTAL
+    from planner.report.sheets.quote import NAME_GRAND_TOTAL
 
     doc, src, _ = rated_cli
     local = doc["local"]

@@ -3,7 +3,7 @@
 openpyxl writes formulas without cached results; LibreOffice computes every formula when it
 loads the file and stores the results when it converts the file back to .xlsx, where openpyxl
 reads them (``data_only=True``). The grand total must equal the planner's own arithmetic
-(:func:`planner.report.xlsx.quote_totals`) to the cent, before and after a buyer edits an input cell.
+(:func:`planner.report.workbook_data.quote_totals`) to the cent, before and after a buyer edits an input cell.
 
 These tests skip when ``soffice`` is not on PATH, unless PLANNER_REQUIRE_SOFFICE=1 (set by
 .ci/run, which installs libreoffice-calc): then a missing soffice fails them, so a CI without
@@ -24,16 +24,15 @@ import pytest
 openpyxl = pytest.importorskip("openpyxl")
 
 from planner.core.units import GiB  # noqa: E402
-from planner.report.xlsx import (  # noqa: E402
+from planner.report.sheets.quote import (  # noqa: E402
     NAME_DISCOUNT_RATE,
     NAME_GRAND_TOTAL,
     NAME_SHIPPING,
     NAME_SUBTOTAL,
     NAME_TAX_RATE,
-    QuoteSettings,
-    quote_totals,
-    write_workbook,
 )
+from planner.report.workbook import write_workbook  # noqa: E402
+from planner.report.workbook_data import QuoteSettings, quote_totals  # noqa: E402
 from test_xlsx import find, make_data  # noqa: E402
 
 SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
@@ -186,7 +185,7 @@ def test_plan_report_total_equals_the_solvers_to_the_cent(tmp_path):
     from planner.catalog.loader import load_catalog
     from planner.plan.scenario import load_scenario
     from planner.plan.solver import plan
-    from planner.report.xlsx import workbook_data_from_plan
+    from planner.report.from_plan import workbook_data_from_plan
     from test_xlsx import _EVIL_SCENARIO
 
     catalog = load_catalog(None)

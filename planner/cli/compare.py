@@ -93,13 +93,14 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
 
 
 def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenario_text: str = "") -> Path:
-    """The plan's workbook (planner.report.xlsx) with the "Cloud vs Local" sheet added, written atomically.
+    """The plan's workbook (planner.report.workbook) with the "Cloud vs Local" sheet added, written atomically.
 
     When a request rate needs several copies of the planned machine, the Quote lists every copy
     (each quantity x the copies) and the Summary's total price is their grand total: the capex
     the break-even rests on (planner.report.xlsx_cloud.workbook_data_for_copies).
     """
-    from planner.report.xlsx import workbook_data_from_plan, write_workbook
+    from planner.report.from_plan import workbook_data_from_plan
+    from planner.report.workbook import write_workbook
     from planner.report.xlsx_cloud import add_cloud_sheet, mark_copies, workbook_data_for_copies
 
     import dataclasses

@@ -14,7 +14,7 @@ from planner.cli.common import gib_text, handle_errors, joined
 
 def with_undefined_sources(result: Any, index: Any) -> Any:
     """The plan with a warning naming the REF ids its quote lines cite that ``index`` (the
-    :class:`planner.catalog.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.report.xlsx.plan_references`)
+    :class:`planner.catalog.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.report.from_plan.plan_references`)
     does not define (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
     import dataclasses
 
@@ -200,7 +200,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         if removed:
             click.echo(f"Removed the stale {joined(removed)} of an earlier plan: nothing fits now.", err=True)
         raise
-    from planner.report.xlsx import plan_references
+    from planner.report.from_plan import plan_references
 
     # the catalog's SOURCES.md, read once: for the undefined-REF warning and the workbook's Sources sheet
     references = plan_references((result.assumptions or {}).get("catalog_files") or ())
@@ -208,7 +208,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     doc = plan_to_dict(result)
     paths = write(result.scenario, result.candidates, doc)
     if "xlsx" in formats:
-        from planner.report.xlsx import workbook_data_from_plan, write_workbook
+        from planner.report.from_plan import workbook_data_from_plan
+        from planner.report.workbook import write_workbook
 
         text = Path(scenario_file).read_text(encoding="utf-8", errors="replace")
         data = workbook_data_from_plan(result, scenario_text=text, references=references)

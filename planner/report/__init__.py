@@ -1,6 +1,8 @@
 """Stage 7, report: plans and estimates as files and text a person reads.
 
-``xlsx`` writes the quote workbook (``xlsx_cloud`` its Cloud vs Local sheet), ``export`` the csv
-and json, ``render`` the terminal text and Markdown. The only stage that formats sizes and money
+``workbook`` writes the quote workbook, one module per sheet in ``sheets`` (``xlsx_cloud`` the
+Cloud vs Local sheet of a comparison), from the plain data of ``workbook_data`` that ``from_plan``
+reads off a plan; ``cells`` holds the safe cell writers and styles the sheets share. ``export`` writes the csv and json,
+``render`` the terminal text and Markdown. The only stage that formats sizes and money
 for people. Imports the stages before it.
 """

@@ -110,7 +110,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
     from openpyxl.styles import Alignment, Font, PatternFill
     from openpyxl.workbook.defined_name import DefinedName
 
-    from planner.report.xlsx import put_formula, put_text, put_value
+    from planner.report.cells import put_formula, put_text, put_value
 
     comp = comparison
     c = comp.costs
@@ -599,7 +599,7 @@ def copies_description(description: str, quantity: int, copies: int) -> str:
 
 
 def workbook_data_for_copies(data: Any, comparison: Any) -> Any:
-    """The plan's workbook data (:class:`planner.report.xlsx.WorkbookData`) scaled to the comparison's copies.
+    """The plan's workbook data (:class:`planner.report.workbook_data.WorkbookData`) scaled to the comparison's copies.
 
     With one copy, ``data`` unchanged. With N > 1: every Quote line's quantity is one copy's x N
     (GPUs, platform, memory, network and the scenario's extras alike: the comparison's capex is N
@@ -636,7 +636,7 @@ def mark_copies(workbook: Any, comparison: Any) -> None:
     their labels ("Total price (USD)" in the Summary's column A, the Quote's title in A1);
     a sheet or label that is not there is left alone.
     """
-    from planner.report.xlsx import put_text
+    from planner.report.cells import put_text
 
     n = int(comparison.copies)
     if n <= 1:

@@ -1,0 +1,132 @@
+"""The Assumptions sheet: what the plan rests on, and the scenario as given.
+
+The plan-wide assumptions; per workload the bytes per value the memory model used
+(:class:`planner.report.workbook_data.RecipeRow`: frozen base weights in their format, LoRA
+adapters with their gradients and optimizer states); the catalog entries used with their sources
+(pointers to the Sources sheet for ``REF:`` ids) and dates; the workloads' notes, warnings and
+figures; and the scenario file line by line, as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from planner.report.cells import clean_text, fit_columns, header, put_as_of, put_text, put_value, section, styles, title
+from planner.report.sheets.sources import CitedSource, put_source
+from planner.report.workbook_data import RecipeRow, WorkbookData, recipe_row
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+RECIPE_HEADERS = ("Recipe", "Definition", "Workload", "Method", "Weights (B/param)", "LoRA adapters (B/param)",
+                  "Gradients (B/trainable param)", "Master weights (B/trainable param)", "Optimizer",
+                  "Optimizer state (B/value)", "Activations (B/value)", "Autocast copy (B/param)")
+RECIPE_NOTE = ("Bytes per value as the memory model used them, per workload (the Memory sheet has the formulas). "
+               "A recipe's own bytes describe a full fine-tune; LoRA and QLoRA keep the base frozen in its format "
+               "(NF4 for QLoRA) and the adapters, their gradients and optimizer states in the adapter dtype "
+               "(fp32 by default), without a master copy.")
+SOURCE_HEADERS = ("Entry id", "Source", "As of (date, or YYYY-MM text)", "Catalog file")
+NOTE_HEADERS = ("Workload", "Text", "Kind")
+
+
+def _recipe_rows(data: WorkbookData) -> list[RecipeRow]:
+    """The Assumptions sheet's recipe table: ``data.recipe_rows``, else one row per estimate, then
+    any recipe definition no row names (without bytes: its method is not known)."""
+    rows = list(data.recipe_rows) or [recipe_row(est) for est in data.estimates]
+    named = {r.recipe for r in rows}
+    for name, description in data.recipe_definitions:
+        if name not in named:
+            rows.append(RecipeRow(name, description))
+            named.add(name)
+    return rows
+
+
+def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] = ()) -> None:
+    """Write the Assumptions sheet. ``cited``: the Sources sheet's ids
+    (:func:`planner.report.sheets.sources.cited_sources`), for the sources' pointers."""
+    title(ws, 1, "Assumptions and inputs")
+    row = 3
+    if data.assumptions:
+        section(ws, row, "Assumptions")
+        row += 1
+        for a in data.assumptions:
+            put_text(ws, row, 1, a)
+            row += 1
+        row += 1
+    row = _recipes(ws, data, row)
+    row = _catalog_entries(ws, data, cited, row)
+    row = _workload_notes(ws, data, row)
+    section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
+    row += 1
+    mono = styles()["mono"]
+    for line in data.scenario_text.splitlines():
+        cell = put_text(ws, row, 1, line)
+        cell.font = mono
+        row += 1
+    ws.freeze_panes = "A2"
+    widths = {"A": 28, "B": 70}
+    widths.update({letter: 13 for letter in "CDEFGHIJKL"})
+    widths["E"] = 24  # QLoRA's weights are text (NF4 linears, 16-bit rest)
+    fit_columns(ws, fixed=widths, wrap_cols=("B", "E"))
+
+
+def _recipes(ws: Worksheet, data: WorkbookData, row: int) -> int:
+    """The recipe table from ``row`` (:func:`_recipe_rows`); return the next section's row."""
+    section(ws, row, "Recipes")
+    row += 1
+    put_text(ws, row, 1, RECIPE_NOTE)
+    row += 1
+    header(ws, row, RECIPE_HEADERS)
+    for r in _recipe_rows(data):
+        row += 1
+        for j, v in enumerate((r.recipe, r.definition, r.workload, r.method), start=1):
+            put_text(ws, row, j, v)
+        for j, v in enumerate((r.weights, r.adapters, r.gradients, r.master_weights), start=5):
+            put_value(ws, row, j, v)
+        put_text(ws, row, 9, r.optimizer)
+        for j, v in enumerate((r.optimizer_state, r.activations, r.autocast_copy), start=10):
+            put_value(ws, row, j, v)
+    return row + 2
+
+
+def _catalog_entries(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource], row: int) -> int:
+    """The catalog's version and digest, then its entries used with source and date, from ``row``;
+    return the next section's row."""
+    section(ws, row, "Catalog entries used")
+    row += 1
+    put_text(ws, row, 1, f"Catalog version: {data.catalog_label}; files: {', '.join(data.catalog_files)}")
+    row += 1
+    if data.catalog_sha256:
+        put_text(ws, row, 1, f"Catalog content sha256: {data.catalog_sha256} (the sha256 of what sha256sum prints "
+                             "for the files above in that order, each named without its directory)")
+        row += 1
+    if cited:
+        put_text(ws, row, 1, "Source: REF:<id> cites a document given in full on the Sources sheet (the lines under "
+                             "the source name it and its row).")
+        row += 1
+    header(ws, row, SOURCE_HEADERS)
+    by_id = {c.id: c for c in cited}
+    for ref in data.sources:
+        row += 1
+        put_text(ws, row, 1, ref.id)
+        put_source(ws, row, 2, ref.source, by_id, data.references)
+        put_as_of(ws, row, 3, ref.as_of)
+        put_text(ws, row, 4, ref.file)
+    return row + 2
+
+
+def _workload_notes(ws: Worksheet, data: WorkbookData, row: int) -> int:
+    """Every estimate's notes, warnings and extra figures from ``row``; return the next section's row."""
+    notes = [(est.workload_name, n, "note") for est in data.estimates for n in est.notes]
+    notes += [(est.workload_name, w, "warning") for est in data.estimates for w in est.warnings]
+    notes += [(est.workload_name, f"{k.replace('_', ' ')}: {v:,}", "figure")
+              for est in data.estimates for k, v in est.extra.items()]
+    section(ws, row, "Workload notes")
+    row += 1
+    header(ws, row, NOTE_HEADERS)
+    for values in notes:
+        row += 1
+        for j, v in enumerate(values, start=1):
+            put_text(ws, row, j, v)
+    return row + 2

@@ -1,0 +1,228 @@
+"""The Quote sheet: a budgetary estimate from catalog prices, its totals as live formulas.
+
+Rows 1-8 are the header block (reference, date, re-check date, customer, catalog) with the "not a
+vendor quote" banner and notes beside it; the line items follow from :data:`QUOTE_HEADER_ROW`,
+then :data:`QUOTE_BLANK_ROWS` yellow input rows inside the subtotal's range, then subtotal,
+discount, tax, shipping and grand total. The arithmetic, in order, every amount rounded to cents
+(Excel's ``ROUND``, half away from zero)::
+
+    line total      = round(unit price x quantity)
+    subtotal        = round(sum of line totals)
+    discount        = round(subtotal x discount rate)     (shown negative)
+    after discount  = round(subtotal - discount)
+    tax             = round(after discount x tax rate)    (shipping is not taxed)
+    grand total     = round(after discount + tax + shipping)
+
+:func:`planner.report.workbook_data.quote_totals` does the same arithmetic in Python, in the same
+order. The key cells get workbook-level names (:func:`define_names`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from planner.core.units import GiB
+from planner.report.cells import (
+    BANNER_COLOR,
+    DATE_FORMAT,
+    FLAG_FILL,
+    GIB_FORMAT,
+    INT_FORMAT,
+    PCT_FORMAT,
+    USD_FORMAT,
+    clean_text,
+    fit_columns,
+    header,
+    label,
+    mark_input,
+    put_as_of,
+    put_formula,
+    put_text,
+    put_value,
+    split_coord,
+    styles,
+    title,
+)
+from planner.report.sheets.sources import CitedSource, put_source
+from planner.report.workbook_data import QuoteSettings, WorkbookData, is_flagged
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+#: Workbook-level names of the quote's key cells (Formulas > Name Manager in Excel).
+NAME_SUBTOTAL = "QuoteSubtotal"
+NAME_DISCOUNT_RATE = "QuoteDiscountRate"
+NAME_TAX_RATE = "QuoteTaxRate"
+NAME_SHIPPING = "QuoteShipping"
+NAME_GRAND_TOTAL = "QuoteGrandTotal"
+
+#: Quote table columns.
+QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
+                 "Price kind", "Price status", "Price source", "Price as of (date, or YYYY-MM text)", "Catalog id",
+                 "Memory per card: CUDA total (GiB)")
+QUOTE_HEADER_ROW = 9
+#: Blank input rows under the items, inside the subtotal's range: an item typed there counts.
+QUOTE_BLANK_ROWS = 4
+QUOTE_TITLE = "Budgetary estimate for scenario {name}"
+QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the planner's catalog "
+                "(list, street and estimated prices, each with its date and source), not from an offer.")
+QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
+                  "says ESTIMATE or STALE.")
+QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
+                      "(the lines under the source name it and its row).")
+
+
+def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] = ()) -> dict[str, str]:
+    """Write the Quote sheet; return the coordinates of its key cells ('subtotal', 'discount_rate',
+    'discount', 'after_discount', 'tax_rate', 'tax', 'shipping', 'grand_total' -> 'F20').
+
+    ``cited``: the Sources sheet's ids (:func:`planner.report.sheets.sources.cited_sources`), for
+    the price sources' pointers.
+    """
+    statuses = data.price_statuses()
+    _header_block(ws, data, statuses, bool(cited))
+    first, last_item, last = _item_rows(ws, data, statuses, cited)
+    cells = _total_rows(ws, data.quote, first, last)
+    ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
+    # fixed D: the notes in D2:D7 spill right and must not widen the price column
+    fit_columns(ws, fixed={"A": 22, "B": 36, "D": 16, "F": 18, "H": 30, "I": 44, "J": 14, "L": 14},
+                wrap_cols=("B", "H", "I"), wrap_from=QUOTE_HEADER_ROW, wrap_to=last_item)
+    return cells
+
+
+def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], cites: bool) -> None:
+    """Rows 1-8: title, the estimate's reference and dates (B5 = B3 + B4 stays where other tools
+    expect it), the banner and the notes in column D."""
+    from openpyxl.styles import Font
+
+    q = data.quote
+    st = styles()
+    title(ws, 1, QUOTE_TITLE.format(name=clean_text(data.scenario_name)))
+    label(ws, 2, 1, "Reference")
+    mark_input(put_text(ws, 2, 2, q.quote_number))
+    label(ws, 3, 1, "Estimate date")
+    date_cell = put_value(ws, 3, 2, q.quote_date, DATE_FORMAT)
+    mark_input(date_cell)
+    date_cell.alignment = st["top"]
+    label(ws, 4, 1, "Re-check after (days)")
+    mark_input(put_value(ws, 4, 2, q.validity_days, INT_FORMAT))
+    label(ws, 5, 1, "Re-check prices by")
+    put_formula(ws, 5, 2, "=B3+B4", DATE_FORMAT)
+    label(ws, 6, 1, "Customer")
+    mark_input(put_text(ws, 6, 2, q.customer))
+    label(ws, 7, 1, "Catalog")
+    put_text(ws, 7, 2, data.catalog_label)
+    banner = Font(bold=True, color=BANNER_COLOR)
+    put_text(ws, 2, 4, QUOTE_BANNER).font = banner
+    put_text(ws, 3, 4, QUOTE_BANNER_2).font = banner
+    n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")
+    n_stale = sum(1 for s in statuses if "STALE" in s)
+    put_text(ws, 4, 4, f"Flagged lines: {n_est} with an estimated price, {n_stale} with a price dated more than "
+                       f"{data.stale_price_months} months before the catalog's newest entry (see Price status).")
+    put_text(ws, 5, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every total "
+                       "follows; type added items into the yellow blank rows above the subtotal. Amounts in USD.")
+    put_text(ws, 6, 4, "Totals, in order, each rounded to cents: subtotal; discount on the subtotal; tax on the "
+                       "subtotal after discount; shipping (not taxed); grand total.")
+    put_text(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
+                       "Price status: as the planner found the catalog price.")
+    if cites:
+        put_text(ws, 8, 4, QUOTE_SOURCES_NOTE)
+
+
+def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
+               cited: Sequence[CitedSource]) -> tuple[int, int, int]:
+    """The header row, the line items and the blank input rows; return (first item row, last
+    item row, last blank row)."""
+    from openpyxl.styles import PatternFill
+
+    st = styles()
+    flag_fill = PatternFill("solid", fgColor=FLAG_FILL)
+    by_id = {c.id: c for c in cited}
+    header(ws, QUOTE_HEADER_ROW, QUOTE_HEADERS)
+    first = QUOTE_HEADER_ROW + 1
+    row = first
+    for n, (item, status) in enumerate(zip(data.line_items, statuses), start=1):
+        put_value(ws, row, 1, n)
+        put_text(ws, row, 2, item.description)
+        put_text(ws, row, 3, item.category)
+        mark_input(put_value(ws, row, 4, float(item.unit_price_usd), USD_FORMAT))
+        mark_input(put_value(ws, row, 5, int(item.quantity), INT_FORMAT))
+        put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
+        put_text(ws, row, 7, item.price_kind)
+        c = put_text(ws, row, 8, status)
+        if is_flagged(status):
+            c.fill = flag_fill
+            c.font = st["bold"]
+        put_source(ws, row, 9, item.source, by_id, data.references)
+        put_as_of(ws, row, 10, item.as_of)
+        put_text(ws, row, 11, item.catalog_id)
+        cuda = data.gpu_cuda_total_bytes.get(item.catalog_id) if item.catalog_id else None
+        if item.category == "gpu" and cuda:
+            put_value(ws, row, 12, cuda / GiB, GIB_FORMAT)
+        row += 1
+    last_item = row - 1
+    for _ in range(QUOTE_BLANK_ROWS):
+        for col in (2, 3, 7, 9, 10):
+            mark_input(ws.cell(row=row, column=col))
+        for col, fmt in ((4, USD_FORMAT), (5, INT_FORMAT)):
+            cell = ws.cell(row=row, column=col)
+            cell.number_format = fmt
+            mark_input(cell)
+        put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
+        row += 1
+    return first, last_item, row - 1
+
+
+def _total_rows(ws: Worksheet, q: QuoteSettings, first: int, last: int) -> dict[str, str]:
+    """Subtotal over rows ``first``-``last`` of column F, discount, tax, shipping, grand total,
+    from row ``last`` + 2; return the key cells' coordinates."""
+    row = last + 2
+    cells: dict[str, str] = {}
+    bold = styles()["bold"]
+
+    def total_row(key: str, text: str, formula: str) -> int:
+        nonlocal row
+        label(ws, row, 2, text)
+        c = put_formula(ws, row, 6, formula, USD_FORMAT)
+        c.font = bold
+        cells[key] = f"F{row}"
+        row += 1
+        return row - 1
+
+    sub = total_row("subtotal", "Subtotal (USD)", f"=ROUND(SUM(F{first}:F{last}),2)")
+
+    def rate_row(key: str, text: str, pct: float, amount: str) -> int:
+        """An input rate in column D and its amount in F (``amount`` formats the rate cell in)."""
+        nonlocal row
+        r = row
+        label(ws, r, 2, text)
+        mark_input(put_value(ws, r, 4, pct / 100, PCT_FORMAT))
+        cells[f"{key}_rate"] = f"D{r}"
+        put_formula(ws, r, 6, amount.format(rate=f"D{r}"), USD_FORMAT)
+        cells[key] = f"F{r}"
+        row += 1
+        return r
+
+    r = rate_row("discount", "Discount (% of subtotal)", q.discount_pct, f"=-ROUND(F{sub}*{{rate}},2)")
+    after = total_row("after_discount", "Subtotal after discount (USD)", f"=ROUND(F{sub}+F{r},2)")
+    rate_row("tax", "Tax (% of subtotal after discount)", q.tax_pct, f"=ROUND(F{after}*{{rate}},2)")
+    r = row
+    label(ws, r, 2, "Shipping (USD, not taxed)")
+    mark_input(put_value(ws, r, 6, float(q.shipping_usd), USD_FORMAT))
+    cells["shipping"] = f"F{r}"
+    row += 1
+    total_row("grand_total", "Grand total (USD)", f"=ROUND(F{after}+{cells['tax']}+{cells['shipping']},2)")
+    return cells
+
+
+def define_names(wb, cells: dict[str, str]) -> None:
+    """The workbook-level names (:data:`NAME_SUBTOTAL` ... :data:`NAME_GRAND_TOTAL`) of the Quote
+    sheet's key cells, ``cells`` as :func:`write_quote` returns them."""
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for name, key in ((NAME_SUBTOTAL, "subtotal"), (NAME_DISCOUNT_RATE, "discount_rate"),
+                      (NAME_TAX_RATE, "tax_rate"), (NAME_SHIPPING, "shipping"),
+                      (NAME_GRAND_TOTAL, "grand_total")):
+        col, row = split_coord(cells[key])
+        wb.defined_names[name] = DefinedName(name, attr_text=f"Quote!${col}${row}")

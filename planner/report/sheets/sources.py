@@ -1,0 +1,210 @@
+"""The Sources sheet: the documents behind the ``REF:<id>`` citations, so the workbook traces
+every price without the planner's files.
+
+Every ``REF:<id>`` the quote's lines and the catalog entries used cite (:func:`cited_sources`),
+with the document as the catalog's ``SOURCES.md`` gives it (:mod:`planner.catalog.sources`), where
+to find it, its links (hyperlinks), the quote lines and entries that cite it and the file and
+line that define it; an id that no ``SOURCES.md`` defines, or a ``SOURCES.md`` that could not be
+read, is said so there. A source text that cites ids keeps its text on the Quote and Assumptions
+sheets, followed by one line per id: the document's short title and its row here
+(:func:`source_text`, :func:`put_source`). Free text without ``REF:`` is shown unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from planner.catalog.sources import SourceDoc, SourceIndex, ref_ids
+from planner.report.cells import FLAG_FILL, clean_text, fit_columns, header, label, put_text, styles, title
+from planner.report.workbook_data import WorkbookData
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+SOURCES_HEADERS = ("REF id", "Document (as the catalog's SOURCES.md gives it)", "Where (as given)", "Link",
+                   "Cited by", "Defined in")
+SOURCES_HEADER_ROW = 4
+SOURCES_TITLE = "Sources: the documents behind the REF: ids this workbook cites"
+SOURCES_ABOUT = ("Catalog prices and figures cite documents as REF:<id> (Quote: Price source; Assumptions: "
+                 "Catalog entries used). Every id cited there is listed below with the document as the catalog's "
+                 "SOURCES.md describes it, where to find it and a link where one is given, so each price can be "
+                 "traced from this workbook alone. Other source texts are given in full where they appear.")
+SOURCES_NONE = "No REF: id is cited: every price source is given in full on the Quote and Assumptions sheets."
+SOURCES_MORE_LINKS = "(another link of the document above)"
+_LINK_COLOR = "0563C1"
+_MAX_LINK_CHARS = 2000  # Excel refuses hyperlinks longer than 2,079 characters
+
+
+@dataclass(frozen=True)
+class CitedSource:
+    """One ``REF:`` id the workbook cites, as the Sources sheet lists it.
+
+    Attributes:
+        id: the id, without 'REF:'.
+        doc: its definition, or None when no ``SOURCES.md`` read defines it.
+        quote_lines: the Quote's line numbers ('#') whose price source cites it.
+        entries: the ids of the catalog entries (Assumptions) whose source cites it.
+        row: its (first) row on the Sources sheet; a document with several links takes a row per link.
+    """
+
+    id: str
+    doc: SourceDoc | None
+    quote_lines: tuple[int, ...] = ()
+    entries: tuple[str, ...] = ()
+    row: int = 0
+
+    @property
+    def cited_by(self) -> str:
+        """'Quote lines 1, 3; catalog entries a, b' (the Sources sheet's 'Cited by')."""
+        parts = []
+        if self.quote_lines:
+            parts.append(("Quote line " if len(self.quote_lines) == 1 else "Quote lines ")
+                         + ", ".join(str(n) for n in self.quote_lines))
+        if self.entries:
+            parts.append(("catalog entry " if len(self.entries) == 1 else "catalog entries ")
+                         + ", ".join(self.entries))
+        return "; ".join(parts)
+
+
+def cited_sources(data: WorkbookData) -> tuple[CitedSource, ...]:
+    """The ``REF:`` ids cited by ``data``'s line items, then by its catalog entries' sources, in
+    order of first mention, each with its document (``data.references``) and Sources sheet row."""
+    order: list[str] = []
+    quote: dict[str, list[int]] = {}
+    entries: dict[str, list[str]] = {}
+    for n, item in enumerate(data.line_items, start=1):
+        for ref in ref_ids(item.source):
+            order += [ref] if ref not in order else []
+            quote.setdefault(ref, []).append(n)
+    for s in data.sources:
+        for ref in ref_ids(s.source):
+            order += [ref] if ref not in order else []
+            ids = entries.setdefault(ref, [])
+            ids += [s.id] if s.id not in ids else []
+    out = []
+    row = SOURCES_HEADER_ROW + 1
+    for ref in order:
+        doc = data.references.get(ref) if data.references is not None else None
+        out.append(CitedSource(ref, doc, tuple(quote.get(ref, ())), tuple(entries.get(ref, ())), row))
+        row += max(1, len(doc.urls)) if doc is not None else 1
+    return tuple(out)
+
+
+def source_text(text: str, cited: Mapping[str, CitedSource], references: SourceIndex | None = None) -> str:
+    """A source text as the Quote and Assumptions sheets show it: ``text`` unchanged, then one line
+    per ``REF:`` id it cites: 'REF:<id> = <document's short title> (Sources sheet, row <n>)', or that
+    the id is not defined or no ``SOURCES.md`` was read. Text citing no id is returned unchanged.
+
+    Args:
+        text: the entry's or line's source, as the catalog gives it.
+        cited: :func:`cited_sources` by id.
+        references: the index the documents came from (its files are named for an undefined id).
+    """
+    refs = [r for r in ref_ids(text) if r in cited]
+    if not refs:
+        return text
+    lines = [text]
+    read = references.files if references is not None else ()
+    for ref in refs:
+        c = cited[ref]
+        where = f"Sources sheet, row {c.row}"
+        if c.doc is not None:
+            lines.append(f"REF:{ref} = {c.doc.title} ({where})")
+        elif read:
+            lines.append(f"REF:{ref}: not defined in {', '.join(read)} ({where})")
+        else:
+            lines.append(f"REF:{ref}: document not available, no SOURCES.md was read ({where})")
+    return "\n".join(lines)
+
+
+def put_source(ws: Worksheet, row: int, col: int, text: str, cited: Mapping[str, CitedSource],
+               references: SourceIndex | None):
+    """Write a source text with its ids' pointers (:func:`source_text`). The pointer is text, not
+    a hyperlink: LibreOffice shows a hyperlinked cell on one line, cutting the wrapped text."""
+    return put_text(ws, row, col, source_text(text, cited, references))
+
+
+def _put_link(ws: Worksheet, row: int, col: int, url: str):
+    """A URL as text with a hyperlink to it (text only when Excel could not hold the link)."""
+    from openpyxl.styles import Font
+
+    cell = put_text(ws, row, col, url)
+    target = clean_text(url)
+    if len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")):
+        cell.hyperlink = target
+        cell.font = Font(color=_LINK_COLOR, underline="single")
+    return cell
+
+
+def _sources_read(index: SourceIndex | None, cited: Sequence[CitedSource]) -> tuple[str, bool]:
+    """What the Sources sheet says about the SOURCES.md files read, and whether it is a problem
+    (a file missing or unreadable, an id defined twice or not at all)."""
+    if index is None:
+        return ("No SOURCES.md was read for this workbook: the documents of the ids below are not available.",
+                bool(cited))
+    parts = []
+    for f in index.files:
+        n = sum(1 for d in index.docs.values() if d.file == f)
+        parts.append(f"{f} ({n} id{'' if n == 1 else 's'} defined)")
+    for m in index.missing:
+        if not any(p.startswith(f"{m}:") for p in index.problems):
+            parts.append(f"no {m} (an overlay without one cites the shipped ids only)")
+    text = "; ".join(parts) or "no SOURCES.md could be read"
+    undefined = [f"REF:{c.id}" for c in cited if c.doc is None]
+    if index.problems:
+        text += ". Problems: " + "; ".join(index.problems)
+    if undefined:
+        text += ". Not defined in any SOURCES.md read: " + ", ".join(undefined)
+    return text + ("" if text.endswith(".") else "."), bool(index.problems or undefined)
+
+
+def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource]) -> None:
+    """Write the Sources sheet for ``cited`` (:func:`cited_sources` of ``data``)."""
+    from openpyxl.styles import PatternFill
+
+    st = styles()
+    flag_fill = PatternFill("solid", fgColor=FLAG_FILL)
+    title(ws, 1, SOURCES_TITLE)
+    label(ws, 2, 1, "About")
+    put_text(ws, 2, 2, SOURCES_ABOUT)
+    label(ws, 3, 1, "SOURCES.md read")
+    text, bad = _sources_read(data.references, cited)
+    cell = put_text(ws, 3, 2, text)
+    if bad:
+        cell.fill = flag_fill
+        cell.font = st["bold"]
+    header(ws, SOURCES_HEADER_ROW, SOURCES_HEADERS)
+    row = SOURCES_HEADER_ROW + 1
+    if not cited:
+        put_text(ws, row, 1, SOURCES_NONE)
+    read = data.references.files if data.references is not None else ()
+    for c in cited:
+        put_text(ws, row, 1, f"REF:{c.id}")
+        put_text(ws, row, 5, c.cited_by)
+        if c.doc is None:
+            missing = (f"NOT DEFINED in {', '.join(read)}" if read else
+                       "NOT AVAILABLE: no SOURCES.md could be read (see row 3)")
+            cell = put_text(ws, row, 2, f"{missing}; ask the catalog's maintainer for this document.")
+            cell.fill = flag_fill
+            cell.font = st["bold"]
+            row += 1
+            continue
+        put_text(ws, row, 2, c.doc.text)
+        put_text(ws, row, 3, c.doc.where)
+        put_text(ws, row, 6, f"{c.doc.file}, line {c.doc.line}" if c.doc.line else c.doc.file)
+        for i, url in enumerate(c.doc.urls):
+            if i:
+                row += 1
+                put_text(ws, row, 1, f"REF:{c.id}")
+                put_text(ws, row, 2, SOURCES_MORE_LINKS)
+            _put_link(ws, row, 4, url)
+        row += 1
+    ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"
+    # Links stay on one line (LibreOffice does not wrap a hyperlinked cell): as wide as the longest,
+    # within limits; a longer one is cut on screen and paper, its address is in full in B or C.
+    urls = [u for c in cited if c.doc is not None for u in c.doc.urls]
+    link_width = min(70, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
+    fit_columns(ws, fixed={"A": 22, "B": 70, "C": 40, "D": link_width, "E": 30, "F": 26},
+                wrap_cols=("B", "C", "E", "F"), wrap_from=2)

@@ -1,0 +1,179 @@
+"""The Excel report: a plan as a workbook a buyer can read, print, and edit.
+
+:func:`write_workbook` turns a :class:`planner.report.workbook_data.WorkbookData` into an
+``.xlsx`` file with six sheets, each written by its module in :mod:`planner.report.sheets`:
+
+- **Summary** (:mod:`~planner.report.sheets.summary`): per workload the chosen configuration and
+  strategy, per-GPU memory need against the card's CUDA total and the capacity left after the
+  scenario's reserve (headroom), host RAM, recipe and warnings; the quote's grand total (a
+  formula over the Quote sheet); date and catalog version (schema and a SHA-256 of the catalog
+  files' content, :func:`planner.report.workbook_data.catalog_sha256`).
+- **Quote** (:mod:`~planner.report.sheets.quote`): a *budgetary estimate* from catalog prices,
+  not a vendor's quote (a banner says so and asks for dated vendor quotes before ordering): the
+  line items with their price status (:func:`planner.report.workbook_data.price_status`:
+  estimated and stale prices are flagged on the line), source and as-of date, blank input rows,
+  then subtotal, discount, tax, shipping and grand total, every total a live formula over the
+  input cells (:func:`planner.report.workbook_data.quote_totals` does the same arithmetic in
+  Python, in the same order).
+- **Memory** (:mod:`~planner.report.sheets.memory`): every workload's breakdown (component, GiB
+  per GPU, host GiB, formula, source) and a native stacked bar chart of the per-GPU components
+  live at the peak.
+- **Alternatives** (:mod:`~planner.report.sheets.alternatives`): the ranked runners-up and the
+  infeasible candidates with the binding constraint, as the solver's tables give them.
+- **Assumptions** (:mod:`~planner.report.sheets.assumptions`): per workload the bytes per value
+  the memory model used (:class:`planner.report.workbook_data.RecipeRow`), the catalog entries
+  used with their sources and dates, the workloads' notes, and the scenario file as given.
+- **Sources** (:mod:`~planner.report.sheets.sources`): every ``REF:<id>`` the quote's lines and
+  the catalog entries used cite, with the document as the catalog's ``SOURCES.md`` gives it, so
+  the workbook traces every price without the planner's files.
+
+Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
+currency number format. Full dates (YYYY-MM-DD) are stored as dates; a month-only 'YYYY-MM'
+stays text (the header says so). Every sheet has a print area (:func:`print_area`). Text that
+comes from user files (names, notes, the scenario) is always stored as a text cell, so a value
+starting with ``=``, ``+``, ``-`` or ``@`` never becomes a formula (:mod:`planner.report.cells`).
+The file is written with :mod:`planner.core.atomic` (a temporary file in the target directory,
+renamed into place), so an interrupted run never leaves a broken report and an existing report
+is replaced whole. The quote's key cells have workbook-level names
+(:data:`planner.report.sheets.quote.NAME_GRAND_TOTAL` ...), so other sheets (``extra_sheets``, e.g.
+:func:`planner.report.xlsx_cloud.add_cloud_sheet`) and buyers can refer to them.
+
+This module does not import the solver: :func:`planner.report.from_plan.workbook_data_from_plan`
+reads a plan by its documented attributes. openpyxl is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.report.cells import clean_text, split_coord
+from planner.report.sheets.alternatives import write_alternatives
+from planner.report.sheets.assumptions import write_assumptions
+from planner.report.sheets.memory import write_memory
+from planner.report.sheets.quote import define_names, write_quote
+from planner.report.sheets.sources import cited_sources, write_sources
+from planner.report.sheets.summary import write_summary
+from planner.report.workbook_data import WorkbookData
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+SHEETS = ("Summary", "Quote", "Memory", "Alternatives", "Assumptions", "Sources")
+
+
+# ----- writing ------------------------------------------------------------------------------------
+
+def write_workbook(data: WorkbookData, path: Path,
+                   extra_sheets: Sequence[Callable[[Any], object]] = ()) -> Path:
+    """Write the report to ``path`` (``.xlsx``), atomically; return ``path``.
+
+    The workbook is serialized in memory and handed to :func:`planner.core.atomic.write_bytes`, which
+    writes a temporary file in ``path``'s directory, flushes it and renames it over ``path``:
+    readers see the old report whole or the new one whole, never a part.
+
+    Args:
+        data: what the workbook shows.
+        path: the ``.xlsx`` file to create or replace; its directory must exist.
+        extra_sheets: callables given the :class:`openpyxl.Workbook` after the six standard
+            sheets are built (e.g. ``lambda wb: add_cloud_sheet(wb, comparison)``); the sheets
+            they add get the same print setup. The quote's key cells are reachable by the
+            workbook-level names :data:`planner.report.sheets.quote.NAME_GRAND_TOTAL` etc.
+
+    Raises:
+        OutputError: the directory does not exist or cannot be written, or ``path`` is a directory.
+    """
+    from planner.core.atomic import write_bytes
+
+    wb = build_workbook(data, extra_sheets)
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return write_bytes(Path(path), buffer.getvalue())
+
+
+def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], object]] = ()):
+    """The :class:`openpyxl.Workbook` for ``data``, not yet saved (see :func:`write_workbook`)."""
+    from openpyxl import Workbook
+    from openpyxl.workbook.properties import CalcProperties
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    sheets = {name: wb.create_sheet(name) for name in SHEETS}
+    cited = cited_sources(data)
+    quote_cells = write_quote(sheets["Quote"], data, cited)
+    write_summary(sheets["Summary"], data, quote_cells)
+    write_memory(sheets["Memory"], data)
+    write_alternatives(sheets["Alternatives"], data)
+    write_assumptions(sheets["Assumptions"], data, cited)
+    write_sources(sheets["Sources"], data, cited)
+    define_names(wb, quote_cells)
+    for add in extra_sheets:
+        add(wb)
+    for ws in wb.worksheets:
+        _print_setup(ws)
+    wb.active = 0
+    wb.calculation = CalcProperties(fullCalcOnLoad=True)
+    props = wb.properties
+    props.title = clean_text(data.title)
+    props.subject = clean_text(f"Hardware plan for scenario {data.scenario_name}")
+    props.creator = "planner" + (f" {data.planner_version}" if data.planner_version else "")
+    props.lastModifiedBy = props.creator
+    created = data.created.replace(tzinfo=None) if data.created.tzinfo else data.created
+    props.created = created
+    props.modified = created
+    props.keywords = "hardware plan; quote; GPU memory"
+    props.description = clean_text(f"Catalog {data.catalog_label}")
+    return wb
+
+
+# ----- print setup --------------------------------------------------------------------------------
+
+def _chart_extent(ws: Worksheet, chart) -> tuple[int, int]:
+    """(last row, last column) a chart anchored at a cell ('F12') covers, estimated from its size in
+    cm: rows of the sheet's default 15 pt (0.53 cm), columns from their widths (7 px a character
+    + 5 px, 96 px an inch)."""
+    from openpyxl.utils import column_index_from_string, get_column_letter
+
+    anchor = chart.anchor if isinstance(chart.anchor, str) else "A1"
+    col_letters, row0 = split_coord(anchor)
+    row_cm = 15 / 72 * 2.54
+    last_row = row0 + math.ceil((chart.height or 7.5) / row_cm)
+    col = column_index_from_string(col_letters)
+    covered = 0.0
+    while covered < (chart.width or 15):
+        width = ws.column_dimensions[get_column_letter(col)].width or 8.43
+        covered += (width * 7 + 5) / 96 * 2.54
+        col += 1
+    return last_row, col - 1
+
+
+def print_area(ws: Worksheet) -> str:
+    """The range that holds every value of ``ws`` and its charts, e.g. 'A1:L24'."""
+    from openpyxl.utils import get_column_letter
+
+    last_row, last_col = max(ws.max_row, 1), max(ws.max_column, 1)
+    for chart in getattr(ws, "_charts", ()):
+        r, c = _chart_extent(ws, chart)
+        last_row, last_col = max(last_row, r), max(last_col, c)
+    return f"A1:{get_column_letter(last_col)}{last_row}"
+
+
+def _print_setup(ws: Worksheet) -> None:
+    """Landscape, fit to one page wide (any number of pages tall), header rows repeated, and a
+    print area over the sheet's content and charts (:func:`print_area`)."""
+    ws.print_area = print_area(ws)
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_options.gridLines = False
+    ws.page_margins.left = ws.page_margins.right = 0.5
+    ws.oddFooter.center.text = "&A - page &P of &N"
+    if ws.freeze_panes and not ws.print_title_rows:
+        first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))
+        if first_data_row > 1:
+            ws.print_title_rows = f"1:{first_data_row - 1}"

@@ -24,7 +24,7 @@ openpyxl = pytest.importorskip("openpyxl")
 from planner.cost.compare import LocalRun, compare_machine  # noqa: E402
 from planner.memory import estimate  # noqa: E402
 from planner.cost.tco import CostInputs  # noqa: E402
-from planner.report.xlsx_cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
+from planner.report.sheets.cloud import NAMES, SHEET, add_cloud_sheet  # noqa: E402
 from test_compare import (SEED, mixed_precision_comparison, rated_comparison, run_compare,  # noqa: E402,F401
                           serving, shipped, tiny)  # fixtures
 
@@ -463,7 +463,7 @@ def test_one_copy_leaves_the_quote_as_planned(tmp_path):
 
 
 def test_workbook_data_for_one_copy_is_the_plans(tiny):
-    from planner.report.xlsx_cloud import workbook_data_for_copies
+    from planner.report.copies import workbook_data_for_copies
 
     data = object()  # never read with one copy
     assert workbook_data_for_copies(data, comparison(tiny)) is data

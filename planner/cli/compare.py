@@ -97,11 +97,12 @@ def write_comparison_workbook(comparison: Any, plan: Any, path: Path, *, scenari
 
     When a request rate needs several copies of the planned machine, the Quote lists every copy
     (each quantity x the copies) and the Summary's total price is their grand total: the capex
-    the break-even rests on (planner.report.xlsx_cloud.workbook_data_for_copies).
+    the break-even rests on (planner.report.copies.workbook_data_for_copies).
     """
+    from planner.report.copies import mark_copies, workbook_data_for_copies
     from planner.report.from_plan import workbook_data_from_plan
+    from planner.report.sheets.cloud import add_cloud_sheet
     from planner.report.workbook import write_workbook
-    from planner.report.xlsx_cloud import add_cloud_sheet, mark_copies, workbook_data_for_copies
 
     import dataclasses
 

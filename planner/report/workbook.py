@@ -36,7 +36,7 @@ The file is written with :mod:`planner.core.atomic` (a temporary file in the tar
 renamed into place), so an interrupted run never leaves a broken report and an existing report
 is replaced whole. The quote's key cells have workbook-level names
 (:data:`planner.report.sheets.quote.NAME_GRAND_TOTAL` ...), so other sheets (``extra_sheets``, e.g.
-:func:`planner.report.xlsx_cloud.add_cloud_sheet`) and buyers can refer to them.
+:func:`planner.report.sheets.cloud.add_cloud_sheet`) and buyers can refer to them.
 
 This module does not import the solver: :func:`planner.report.from_plan.workbook_data_from_plan`
 reads a plan by its documented attributes. openpyxl is imported inside the functions.

@@ -1,0 +1,67 @@
+"""The Cloud vs Local sheet's number formats and its row writer.
+
+:class:`CloudSheet` writes the sheet's labels, table headers and its input and result lines (label
+in A, value or formula in B, note in C) and keeps the coordinates of the key cells the formulas
+and the workbook-level names refer to. :mod:`planner.report.sheets.cloud` and
+:mod:`planner.report.sheets.cloud_chart` write the sheet with it. openpyxl is imported inside.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.report.cells import put_formula, put_text, put_value
+
+USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
+USD4 = '"$"#,##0.0000'
+PCT = "0.00%"
+NUM2 = "#,##0.00"
+NUM4 = "0.0000"
+INT = "#,##0"
+
+
+class CloudSheet:
+    """The sheet being written, the coordinates of its key cells (``cells``, key -> 'B20') and the
+    styles its rows share."""
+
+    def __init__(self, ws: Any) -> None:
+        from openpyxl.styles import Alignment, Font, PatternFill
+
+        self.ws = ws
+        self.cells: dict[str, str] = {}
+        self.bold = Font(bold=True)
+        self.input_fill = PatternFill("solid", fgColor="FFF2CC")
+        self.header_fill = PatternFill("solid", fgColor="DDEBF7")
+        self.wrap = Alignment(wrap_text=True, vertical="top")
+
+    def label(self, row: int, text: str, col: int = 1) -> None:
+        """A bold label."""
+        put_text(self.ws, row, col, text).font = self.bold
+
+    def header(self, row: int, texts: list[str], col: int = 1) -> None:
+        """A table's header row from column ``col``: bold, filled, wrapped, 48 pt high."""
+        for j, t in enumerate(texts, start=col):
+            cell = put_text(self.ws, row, j, t)
+            cell.font = self.bold
+            cell.fill = self.header_fill
+            cell.alignment = self.wrap
+        self.ws.row_dimensions[row].height = 48
+
+    def line(self, row: int, key: str | None, text: str, value: Any, fmt: str | None, note: str, *,
+             editable: bool = False, formula: bool = False) -> None:
+        """One input or result: label in A, value (or formula) in B, note in C; B is ``cells[key]``."""
+        self.label(row, text)
+        if formula:
+            cell = put_formula(self.ws, row, 2, value, fmt)
+        else:
+            cell = put_value(self.ws, row, 2, value, fmt)
+        if editable:
+            cell.fill = self.input_fill
+        put_text(self.ws, row, 3, note)
+        if key:
+            self.cells[key] = f"B{row}"
+
+    def absolute(self, key: str) -> str:
+        """The absolute reference of a key cell: '$B$12'."""
+        ref = self.cells[key]
+        return f"${ref[0]}${ref[1:]}"

@@ -229,6 +229,34 @@ def test_print_area_covers_the_sheet(book, sheet):
         assert int(row) == ws.max_row
 
 
+def test_row_heights_fit_wrapped_text_and_touch_only_written_cells():
+    """fit_columns/fit_heights grow the rows of wrapped text and read only the cells written: none
+    is created (the used rectangle's empty cells were, once per grown row, which made the
+    workbook quadratic in the number of workloads: issue 20)."""
+    from planner.report.cells import fit_columns, put_text, styles
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    put_text(ws, 1, 1, "title")
+    text = " ".join(["aaaa"] * 10)
+    put_text(ws, 3, 1, "label")
+    put_text(ws, 3, 2, text)
+    put_text(ws, 5, 2, text).font = styles()["bold"]
+    put_text(ws, 40, 26, "far")
+    written = set(ws._cells)
+    fit_columns(ws, fixed={"B": 20}, wrap_cols=("B",))
+    assert set(ws._cells) == written
+    # Column B is 20 wide: a plain line holds int(20 x 1.05) - 1 = 20 characters, a bold one
+    # int(20 x 0.9) - 1 = 17; ten 4-letter words wrap 4 + 4 + 2 (plain) and 3 + 3 + 3 + 1 (bold),
+    # 15 pt a line.
+    assert ws.row_dimensions[3].height == 45
+    assert ws.row_dimensions[5].height == 60
+    assert ws["B3"].alignment.wrap_text and ws["B5"].alignment.wrap_text
+    assert ws["A3"].alignment.vertical == "top" and not ws["A3"].alignment.wrap_text
+    assert not ws["A1"].alignment.wrap_text and ws["A1"].alignment.vertical is None
+    assert 40 not in ws.row_dimensions or ws.row_dimensions[40].height is None
+
+
 # ----- Summary ------------------------------------------------------------------------------------
 
 

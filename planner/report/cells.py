@@ -15,7 +15,7 @@ import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from planner.core.units import GiB
 
@@ -147,36 +147,114 @@ def mark_input(cell) -> None:
     cell.fill = styles()["input_fill"]
 
 
+def written_cells(ws: Worksheet) -> list:
+    """The cells of ``ws`` that were written, by row then column.
+
+    Unlike ``ws.iter_rows()`` and ``ws[row]``, which visit (and create) every cell of the used
+    rectangle and compute ``max_column`` over the whole sheet on each call, this reads only the
+    cells that exist, once: the layout helpers stay linear in the cells written. (openpyxl keeps
+    them in ``Worksheet._cells``, keyed by (row, column); it has no public accessor for them.)
+    """
+    return [cell for _, cell in sorted(ws._cells.items())]
+
+
+class _Styles:
+    """A workbook's fonts and alignments read by style id, each id once.
+
+    ``cell.font`` and ``cell.alignment`` build a proxy object on every read, and assigning one
+    hashes it to find its id; the layout helpers touch every written cell, so they read a cell's
+    ids (``cell._style``, openpyxl's per-cell array of style ids) and assign ids directly, as
+    openpyxl's own style descriptor does (``openpyxl/styles/styleable.py``, StyleDescriptor).
+    """
+
+    def __init__(self, wb: Any) -> None:
+        self.fonts, self.alignments = wb._fonts, wb._alignments
+        self._big: dict[int, bool] = {}
+        self._bold: dict[int, bool] = {}
+        self._wraps: dict[int, bool] = {}
+        self._top: dict[int, int] = {}
+        self._added: dict[int, int] = {}  # id(alignment) -> its index, for alignments the caller keeps
+
+    @staticmethod
+    def ids(cell: Any) -> Any:
+        """The cell's style ids (created, all 0, for a cell without any, as openpyxl does on a read)."""
+        if cell._style is None:
+            from openpyxl.styles.cell_style import StyleArray
+
+            cell._style = StyleArray()
+        return cell._style
+
+    def big(self, cell: Any) -> bool:
+        """Whether the cell's font is larger than 11 pt (a title, which spills right)."""
+        i = self.ids(cell).fontId
+        if i not in self._big:
+            self._big[i] = (self.fonts[i].sz or 11) > 11
+        return self._big[i]
+
+    def bold(self, cell: Any) -> bool:
+        i = self.ids(cell).fontId
+        if i not in self._bold:
+            self._bold[i] = bool(self.fonts[i].b)
+        return self._bold[i]
+
+    def wraps(self, cell: Any) -> bool:
+        i = self.ids(cell).alignmentId
+        if i not in self._wraps:
+            self._wraps[i] = bool(self.alignments[i].wrap_text)
+        return self._wraps[i]
+
+    def set_alignment(self, cell: Any, alignment: Any) -> None:
+        """``cell.alignment = alignment``; ``alignment`` is hashed once per helper, not per cell."""
+        key = id(alignment)
+        if key not in self._added:
+            self._added[key] = self.alignments.add(alignment)
+        self.ids(cell).alignmentId = self._added[key]
+
+    def align_top(self, cell: Any) -> None:
+        """The cell's horizontal alignment kept, vertical set to top (nothing else kept)."""
+        from openpyxl.styles import Alignment
+
+        i = self.ids(cell).alignmentId
+        if i not in self._top:
+            self._top[i] = self.alignments.add(Alignment(horizontal=self.alignments[i].horizontal, vertical="top"))
+        cell._style.alignmentId = self._top[i]
+
+
 def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols: Iterable[str] = (),
-            wrap_from: int = 1, cap: int = MAX_WIDTH, wrap_to: int | None = None) -> None:
+                wrap_from: int = 1, cap: int = MAX_WIDTH, wrap_to: int | None = None) -> None:
     """Column widths from the longest value in each column (formulas count as 14), capped at 60;
-    ``fixed`` overrides; text in ``wrap_cols`` from row ``wrap_from`` on wraps, and rows grow to fit."""
+    ``fixed`` overrides; text in ``wrap_cols`` from row ``wrap_from`` on wraps, and rows grow to fit.
+
+    One pass over the written cells (:func:`written_cells`), then one over the wrapped columns'.
+    """
     from openpyxl.utils import get_column_letter
 
+    looks = _Styles(ws.parent)
     wrap = set(wrap_cols)
     best: dict[int, int] = {}
-    for row in ws.iter_rows():
-        for cell in row:
-            if cell.value is None or (cell.font.sz or 11) > 11:  # titles spill right
-                continue
-            if cell.data_type == "f":
-                n = 14
-            elif isinstance(cell.value, float):
-                n = 14
-            elif isinstance(cell.value, (date, datetime)):
-                n = 11
-            else:
-                n = max((len(line) for line in str(cell.value).split("\n")), default=0) + 2
-            best[cell.column] = max(best.get(cell.column, 0), n)
-    st = styles()
+    by_column: dict[int, list] = {}
+    for cell in written_cells(ws):
+        value = cell.value
+        if value is None or looks.big(cell):  # titles spill right
+            continue
+        by_column.setdefault(cell.column, []).append(cell)
+        if cell.data_type == "f":
+            n = 14
+        elif isinstance(value, float):
+            n = 14
+        elif isinstance(value, (date, datetime)):
+            n = 11
+        else:
+            n = max((len(line) for line in str(value).split("\n")), default=0) + 2
+        best[cell.column] = max(best.get(cell.column, 0), n)
+    wrapped = styles()["wrap"]
     for col, n in best.items():
         letter = get_column_letter(col)
         ws.column_dimensions[letter].width = min(max(n, 8), cap)
         if letter in wrap:
-            for cell in ws[letter]:
-                if (cell.value is not None and wrap_from <= cell.row <= (wrap_to or cell.row)
-                        and (cell.font.sz or 11) <= 11):
-                    cell.alignment = st["wrap"]
+            for cell in by_column[col]:
+                if wrap_from <= cell.row <= (wrap_to or cell.row):
+                    looks.set_alignment(cell, wrapped)
     for letter, width in (fixed or {}).items():
         ws.column_dimensions[letter].width = width
     fit_heights(ws)
@@ -187,26 +265,33 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
 
     Spreadsheet programs do not grow a row for wrapped text written by a library, so the height
     is set from an estimate: words wrapped at about the column width in characters (5 % more for
-    plain text, 10 % fewer for bold). Cells of a grown row are aligned to the top.
+    plain text, 10 % fewer for bold). Cells of a grown row are aligned to the top. One pass over
+    the written cells (:func:`written_cells`): linear in them, however many rows grow.
     """
-    from openpyxl.styles import Alignment
-
+    looks = _Styles(ws.parent)
     need: dict[int, int] = {}
-    for row in ws.iter_rows():
-        for cell in row:
-            if not isinstance(cell.value, str) or cell.data_type == "f" or not cell.alignment.wrap_text:
-                continue
-            width = ws.column_dimensions[cell.column_letter].width or 8.43
-            per_line = max(1, int(width * (0.9 if cell.font.b else 1.05)) - 1)
-            lines = sum(max(1, len(textwrap.wrap(part, per_line, break_on_hyphens=False)))
-                        for part in str(cell.value).split("\n"))
-            need[cell.row] = max(need.get(cell.row, 1), lines)
+    by_row: dict[int, list] = {}
+    wrapped_lines: dict[tuple[str, int], int] = {}  # the same text wraps the same way at one width
+    for cell in written_cells(ws):
+        value = cell.value
+        if value is None:
+            continue
+        by_row.setdefault(cell.row, []).append(cell)
+        if not isinstance(value, str) or cell.data_type == "f" or not looks.wraps(cell):
+            continue
+        width = ws.column_dimensions[cell.column_letter].width or 8.43
+        per_line = max(1, int(width * (0.9 if looks.bold(cell) else 1.05)) - 1)
+        lines = wrapped_lines.get((value, per_line))
+        if lines is None:
+            lines = wrapped_lines[(value, per_line)] = sum(
+                max(1, len(textwrap.wrap(part, per_line, break_on_hyphens=False))) for part in value.split("\n"))
+        need[cell.row] = max(need.get(cell.row, 1), lines)
     for r, lines in need.items():
         if lines > 1:
             ws.row_dimensions[r].height = line_pt * lines
-            for cell in ws[r]:
-                if cell.value is not None and not cell.alignment.wrap_text:
-                    cell.alignment = Alignment(horizontal=cell.alignment.horizontal, vertical="top")
+            for cell in by_row[r]:
+                if not looks.wraps(cell):
+                    looks.align_top(cell)
 
 
 def split_coord(coord: str) -> tuple[str, int]:

@@ -75,6 +75,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -458,6 +459,41 @@ class Hardware:
     def rows(self) -> int:
         return len(self.arrays["gpu_i"])
 
+    @cached_property
+    def gpu_by_id(self) -> dict[str, Gpu]:
+        """The rows' GPUs by catalog id (built once: explaining a row looks its GPU up)."""
+        return {g.id: g for g in self.gpus}
+
+    @cached_property
+    def platform_by_id(self) -> dict[str, Platform]:
+        """The rows' platforms by catalog id."""
+        return {p.id: p for p in self.platforms}
+
+    @cached_property
+    def network_by_shape(self) -> dict[tuple[int, bool], NetworkChoice]:
+        """The first network choice for each (NIC count, two nodes back to back or not)."""
+        out: dict[tuple[int, bool], NetworkChoice] = {}
+        for x in self.networks:
+            out.setdefault((x.nic_count, x.pair), x)
+        return out
+
+    @cached_property
+    def form_factor_carried(self) -> dict[str, bool]:
+        """GPU id -> whether an allowed platform takes its form factor (and, for a baseboard, it)."""
+        return {g.id: any(g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id) for p in self.platforms)
+                for g in self.gpus}
+
+    @cached_property
+    def allowed_coolers(self) -> dict[str, list[str]]:
+        """GPU id -> the allowed platforms that take it and cool it, in catalog order."""
+        return {g.id: [p.id for p in self.platforms if cools(p, g) and g.form_factor in p.form_factors
+                       and p.fixed_gpu in (None, g.id)] for g in self.gpus}
+
+    @cached_property
+    def largest_ram_bytes(self) -> dict[str, int]:
+        """Platform id -> its largest RAM configuration, bytes (0 when it has none)."""
+        return {p.id: max((self.ram[i].bytes for i in self.ram_of.get(p.id, ())), default=0) for p in self.platforms}
+
     def node_shapes(self) -> list[tuple[int, int]]:
         """The distinct (cards per node, nodes) pairs among rows that pass the hardware rules."""
         import numpy as np
@@ -638,6 +674,14 @@ class CandidateSet:
     best_usage: Any
     scenario: Scenario
     hardware: Hardware
+
+    @cached_property
+    def workload_index(self) -> dict[str, int]:
+        """Workload name -> its index in the scenario (the first, as ``list.index`` finds it)."""
+        out: dict[str, int] = {}
+        for i, sw in enumerate(self.scenario.workloads):
+            out.setdefault(sw.name, i)
+        return out
 
     def usages_of(self, row: int) -> list[Usage | None]:
         """The usage of each workload on table row ``row`` (None where none can run)."""
@@ -1006,7 +1050,7 @@ def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
     if n <= 1:
         return None
     nics = (cs.scenario.constraints.network.nics_per_node or int(r["cards_per_node"])) * n
-    return next((x for x in cs.hardware.networks if x.nic_count == nics and x.pair == (n == 2)), None)
+    return cs.hardware.network_by_shape.get((nics, n == 2))
 
 
 def _columns(t: Any) -> dict[str, Any]:
@@ -1026,8 +1070,8 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
     if not b:
         return ""
     hw = cs.hardware
-    gpu = next(g for g in hw.gpus if g.id == r["gpu_id"])
-    plat = next(p for p in hw.platforms if p.id == r["platform_id"])
+    gpu = hw.gpu_by_id[r["gpu_id"]]
+    plat = hw.platform_by_id[r["platform_id"]]
     c, n = int(r["cards_per_node"]), int(r["nodes"])
     gname = f"{c} x {gpu.id}"
     if b == "price":
@@ -1037,7 +1081,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
             return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "
                     f"not {gpu.id}")
         part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
-        if not any(gpu.form_factor in p.form_factors and p.fixed_gpu in (None, gpu.id) for p in hw.platforms):
+        if not hw.form_factor_carried[gpu.id]:
             others = hw.carriers.get(gpu.id, ())
             if others:
                 return (f"{gpu.id} is {part} and none of the allowed platforms (constraints.allowed_platforms) "
@@ -1052,8 +1096,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
                 "open-air": "an open-air card (its fans blow into the case)",
                 "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
-        others = [p.id for p in hw.platforms if cools(p, gpu) and gpu.form_factor in p.form_factors
-                  and p.fixed_gpu in (None, gpu.id)]
+        others = hw.allowed_coolers[gpu.id]
         elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
         if others:
             tail = f"; platforms that cool it: {', '.join(others)}"
@@ -1104,7 +1147,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"costs ${r['capex_usd']:,.2f}, ${r['capex_usd'] - budget:,.2f} over the "
                 f"${budget:,.2f} budget")
     # workload rules
-    w = [s.name for s in cs.scenario.workloads].index(r["binding_workload"])
+    w = cs.workload_index[r["binding_workload"]]
     sw = cs.scenario.workloads[w]
     u_i = int(cs.best_usage[row, w])
     u = cs.usages[w][u_i] if u_i >= 0 else None
@@ -1140,7 +1183,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                if math.ceil(mult * vram) >= u.host_bytes else "the memory model's host peak")
         text = (f"{who} ({u.label}) needs {_gib(req)} of RAM per node ({why}); this configuration has "
                 f"{_gib(int(r['ram_bytes']))}")
-        largest = max((hw.ram[i].bytes for i in hw.ram_of.get(plat.id, ())), default=0)
+        largest = hw.largest_ram_bytes[plat.id]
         if req > plat.max_memory_bytes:
             text += f"; {plat.id} takes at most {_gib(plat.max_memory_bytes)}"
         elif req > largest:

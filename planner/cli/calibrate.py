@@ -10,7 +10,7 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import handle_errors
-from planner.cli.options import collect_options, estimate_options, file_keys, tp_from_gpus, workload_from_cli
+from planner.cli.options import estimate_options
 
 
 @click.command(name="calibrate")
@@ -48,10 +48,11 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     from planner.memory import estimate as run_estimate
     from planner.core.units import GiB
 
+    from planner.api.inputs import given_options, read_workload
+
     catalog = opts.load_catalog_option(catalog_dir)
-    given = collect_options(options)
-    written = file_keys(workload_file)
-    workload = workload_from_cli(catalog, workload_file, given, None)
+    given = given_options(options)
+    workload, written = read_workload(catalog, workload_file, given, function="calibrate")
     check_calibration_run(workload, given, written, workload_file)
     unused = [k for k in NOT_IN_CALIBRATION if k in given or k in written]
     est = run_estimate(workload)
@@ -88,8 +89,9 @@ NOT_IN_CALIBRATION = ("grad_accum", "dataloader_workers", "dataset_size", "datas
 def check_calibration_run(workload: Any, given: dict[str, Any], written: dict[str, Any],
                            workload_file: str | None) -> None:
     """Refuse a workload the calibration run cannot reproduce, at the option or file key that chose it."""
-    from planner.validate.calibrate import unsupported
+    from planner.api.inputs import tp_from_gpus
     from planner.core.errors import ScenarioError
+    from planner.validate.calibrate import unsupported
     from planner.workload.inputs import OptionError
 
     copies = workload.infer.replicas if workload.infer is not None else 1  # --gpus N is N / tp of them

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from planner.core.errors import PlannerError
+from planner.core.errors import PlannerError, UsageError
 
 
 def _fail(message: str, code: int) -> None:
@@ -26,6 +26,8 @@ def handle_errors(fn):
         debug = bool((ctx.find_root().obj or {}).get("debug"))
         try:
             return fn(*args, **kwargs)
+        except UsageError as exc:  # a call that lacks what it needs: click's usage error, in option words
+            raise click.UsageError(exc.usage) from None
         except PlannerError as exc:
             if debug:
                 raise
@@ -58,6 +60,7 @@ class LineError(click.UsageError):
 
 
 def gib_text(n: float) -> str:
+    """Bytes as GiB (2^30) with two decimals."""
     return f"{n / 2**30:,.2f} GiB"
 
 
@@ -72,21 +75,6 @@ def joined(paths: list[Path]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def vllm_context_note(workload: Any, context_given: bool, longest_fit: int | None = None) -> str | None:
-    """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
-
-    ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
-    start when one sequence that long does not fit its KV cache; the plan sized the default context.
-    ``longest_fit``: the longest max_model_len vLLM starts with on the card, when known
-    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`).
-    """
-    i = workload.infer
-    longest = workload.architecture.max_position_embeddings
-    if i is None or i.engine != "vllm" or context_given or i.context >= longest:
-        return None
-    note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "
-            f"{i.context}: it defaults to the model's maximum, {longest:,} tokens")
-    if longest_fit is not None and longest_fit < longest:
-        note += (", and refuses to start when one sequence that long does not fit the KV cache ("
-                 + (f"at most {longest_fit:,} tokens here)" if longest_fit else "no KV cache is left here)"))
-    return note + "."
+def given_on_command_line(name: str) -> bool:
+    """Whether the current command's parameter ``name`` was given on the command line (not its default)."""
+    return click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE

@@ -1,5 +1,5 @@
-"""Shared option types and option groups: the workload options of estimate, fit and calibrate,
-and reading them (with a --workload file) into a workload; the --catalog and --gpu options."""
+"""Shared option types and option groups: the workload options of estimate, fit and calibrate
+(passed on to planner.api as keyword arguments), and the --catalog option's catalog."""
 
 from __future__ import annotations
 
@@ -44,21 +44,14 @@ class GpuLayers(click.ParamType):
             self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
 
 
-def load_catalog_option(catalog_dir: str | None):
+def load_catalog_option(catalog_dir: str | None) -> Any:
+    """The catalog of --catalog DIR (the shipped one with DIR merged over it), or the shipped one.
+
+    Every command loads its catalog here (tests replace it with one read once).
+    """
     from planner.catalog.loader import load_catalog
 
     return load_catalog(Path(catalog_dir) if catalog_dir else None)
-
-
-def option_gpu(catalog: Any, gpu_id: str) -> Any:
-    """The catalog GPU named by --gpu; an unknown id is an error located at the option."""
-    from planner.core.errors import CatalogError
-    from planner.workload.inputs import OptionError
-
-    try:
-        return catalog.gpu(gpu_id)
-    except CatalogError as exc:
-        raise OptionError(exc.problem, entry="gpu", hint=exc.hint) from None
 
 
 ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
@@ -124,68 +117,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
 
 
 def estimate_options(fn):
+    """The workload options (:data:`ESTIMATE_OPTIONS`) as click options of ``fn``."""
     for decl, kw in reversed(ESTIMATE_OPTIONS):
         fn = click.option(decl, **kw)(fn)
     return fn
-
-
-def collect_options(options: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in options.items():
-        if value is None:
-            continue
-        if key == "lora_targets":
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        out[key] = value
-    return out
-
-
-def file_keys(workload_file: str | None) -> dict[str, Any]:
-    """The keys of a --workload file as written; empty when there is none or it cannot be read
-    (reading the workload then reports the problem where it is)."""
-    if not workload_file:
-        return {}
-    from planner.core.yamlio import YamlProblem, load_mapping
-
-    try:
-        return load_mapping(Path(workload_file))  # a dict that knows each key's line (.lines)
-    except (YamlProblem, OSError, ValueError):
-        return {}
-
-
-def tp_from_gpus(given: dict[str, Any], written: dict[str, Any]) -> bool:
-    """Whether an inference workload's tp comes from --gpus N: no tp was given (option or --workload file
-    key), so the N GPUs are one replica at tp N (the workload reader, planner.workload.spec, reads gpus and tp
-    and refuses a count that does not hold whole replicas; ``written``: the file's keys, if any)."""
-    return (given.get("task", written.get("task")) == "infer" and "gpus" in given and "tp" not in given
-            and "tp" not in written)
-
-
-def workload_from_cli(catalog: Any, workload_file: str | None, given: dict[str, Any], gpu: Any = None) -> Any:
-    """The workload of --workload FILE (options override its keys) or of the options alone.
-
-    ``given``: the options given (:func:`collect_options`). With ``gpu`` (--gpu), dtypes that GPU has no
-    support for are refused at the key that chose them. --gpus is read by the workload reader, as a
-    file's gpus: key is (for inference N / tp replicas, without tp one replica at tp N).
-    """
-    from planner.workload.inputs import load_workload_file, workload_from_options
-
-    if workload_file:
-        return load_workload_file(Path(workload_file), catalog, given, shown=workload_file, gpu=gpu)
-    if "model" not in given:
-        raise click.UsageError("give --model (and --task), or --workload FILE")
-    return workload_from_options(given, catalog, gpu=gpu)
-
-
-def vllm_headroom(workload: Any, headroom: float, ctx: click.Context) -> float:
-    """The planning headroom for a check on one card: none for an engine: vllm workload (its
-    gpu_memory_utilization is the margin; a --headroom given for one is refused), else ``headroom``."""
-    from planner.plan.candidates import takes_headroom
-    from planner.workload.inputs import OptionError
-
-    if takes_headroom(workload):
-        return headroom
-    if ctx.get_parameter_source("headroom") == click.core.ParameterSource.COMMANDLINE:
-        raise OptionError("does not apply to engine vllm: vLLM keeps 1 - gpu_memory_utilization of the card free",
-                          entry="headroom", hint="Lower --gpu-memory-utilization for a larger margin.")
-    return 0.0

@@ -81,6 +81,28 @@ class ModelConfigError(InputError):
     """A Hugging Face ``config.json`` cannot be read as a supported architecture."""
 
 
+class UnknownKeywordError(InputError, TypeError):
+    """A Python API function (planner.api) got a keyword argument it does not take.
+
+    Also a TypeError, as Python's own unexpected-keyword error is; the hint names the close matches.
+    """
+
+
+class UsageError(InputError, TypeError):
+    """A call lacks what it needs or combines what it cannot (neither a model nor a workload; not
+    exactly one 'max' target for fit).
+
+    Args:
+        problem, hint: as for :class:`InputError`, in the Python API's words (keyword arguments).
+        usage: the same problem in the command line's words ('give --model ...'), which the
+            commands print as their usage error.
+    """
+
+    def __init__(self, problem: str, *, usage: str, hint: str | None = None) -> None:
+        self.usage = usage
+        super().__init__(problem, hint=hint)
+
+
 class OutputError(PlannerError):
     """A report cannot be written (unwritable directory, unsafe name)."""
 

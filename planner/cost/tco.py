@@ -413,3 +413,51 @@ def usd_per_million_tokens(*, usd_per_hour: float, tokens_per_s: float) -> float
     if tokens_per_s <= 0:
         return float("inf")
     return usd_per_hour / (tokens_per_s * 3600.0) * 1e6
+
+
+def check_request_inputs(root: Any, workloads: Any) -> None:
+    """Refuse the request inputs compare cannot price, at the key's line of the scenario file.
+
+    planner.workload.spec reads ``tokens_per_request`` (1 to the longest sequence) and
+    ``requests_per_hour`` (0 or more) without relating them to anything; compare times them
+    (planner.cost.timing), so it checks here, before any pricing:
+
+    - ``requests_per_hour`` must be above 0: a service at 0 requests/h has no rate to keep up
+      with (leave the key out for a service with no rate).
+    - ``tokens_per_request`` (the tokens generated per request) must be below the context: the
+      time model takes the prompt as the rest of the context (context - tokens_per_request, an
+      assumption stated in the output), and a request needs at least one prompt token (vLLM
+      refuses an empty prompt). The context is the workload's, given or its default.
+
+    Args:
+        root: the scenario's top-level mapping as a planner.core.fields.Entry (file and lines).
+        workloads: the validated scenario's workloads (planner.plan.scenario.ScenarioWorkload), in the
+            order of the file's ``workloads:`` list.
+
+    Raises:
+        ScenarioError: either input out of range, at its key.
+    """
+    entries = root.children("workloads", None)
+    for e, sw in zip(entries, workloads):
+        for v in getattr(sw, "variants", ()):
+            i = v.workload.infer
+            if i is None:
+                continue
+            rph = i.requests_per_hour
+            if rph is not None and rph <= 0:
+                raise e.error(f"must be more than 0, not {e.raw('requests_per_hour', rph)!r}", "requests_per_hour",
+                              "It is the requests the service must keep up with, per hour; give the rate (e.g. "
+                              "requests_per_hour: 500), or leave the key out for a service with no rate to check.")
+            n, ctx = i.tokens_per_request, i.context
+            if n is not None and n >= ctx:
+                given = "context" in e.data
+                where = f"the context, {ctx:,} tokens" + ("" if given else " (the default; context is not given)")
+                how = "is more than" if n > ctx else "equals"
+                longest = v.workload.architecture.max_position_embeddings
+                raise e.error(f"{n:,} {how} {where}, which holds a request's prompt and its generated tokens",
+                              "tokens_per_request",
+                              "tokens_per_request is the tokens generated per request, and compare takes the prompt "
+                              "as the rest of the context (context - tokens_per_request, at least 1 token): give "
+                              f"tokens_per_request: {ctx - 1} or less"
+                              + (f", or context: {n + 1} or more." if n + 1 <= longest else
+                                 f" (the model's longest sequence is {longest:,} tokens)."))

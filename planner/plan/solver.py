@@ -135,6 +135,9 @@ class NoFeasiblePlan(InfeasibleError):
         suggestions: changes that would fit, each checked with the memory model.
         assumptions: as :attr:`Plan.assumptions`.
         warnings: the workloads' warnings that hold on every machine evaluated ('name: text').
+        outputs: the reports written for it (format -> path; planner.api.plan with ``out`` fills it:
+            the candidate table and the reasons); removed: the stale reports of an earlier, feasible
+            plan it removed from the same directory. Both empty when nothing was written.
     """
 
     def __init__(self, message: str, reasons: Sequence[str], *, scenario: str, summary: Any, candidates: Any,
@@ -146,6 +149,8 @@ class NoFeasiblePlan(InfeasibleError):
         self.suggestions = list(suggestions)
         self.assumptions = assumptions
         self.warnings = list(warnings)
+        self.outputs: dict[str, Any] = {}
+        self.removed: list[Any] = []
 
 
 # ----- the entry point -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Text and JSON forms of an :class:`planner.memory.Estimate` for the terminal and scripts.
+"""Text and JSON forms of an :class:`planner.memory.Estimate` and text of a plan for the terminal and scripts.
 
 Only this module and the report writers turn bytes into GiB for people; every header says
 its unit. pandas is imported inside the functions, so importing this module costs nothing.
@@ -90,6 +90,73 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
         lines.append(f"Note: {n}")
     for w in est.warnings:
         lines.append(f"Warning: {w}")
+    return "\n".join(lines)
+
+
+def _gib_text(n: float) -> str:
+    return f"{n / GiB:,.2f} GiB"
+
+
+def plan_text(plan: Any, width: int = 200) -> str:
+    """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote."""
+    import pandas as pd
+
+    c = plan.choice
+    lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {len(plan.candidates):,} candidates, "
+             f"{int(plan.candidates['feasible'].sum()):,} feasible.", ""]
+    nodes = int(c["nodes"])
+    machine = f"{int(c['cards_per_node'])} x {c['gpu_id']} on {c['platform_id']}"
+    if c["dimm_id"]:
+        machine += f", {int(c['dimm_count'])} x {c['dimm_id']} ({_gib_text(c['ram_bytes'])} RAM)"
+    if nodes > 1:
+        machine = (f"{nodes} nodes of [{machine}] + {int(c['nic_count'])} x {c['nic_id']}"
+                   + (f" + {c['switch_id']}" if c["switch_id"] else " (back-to-back, no switch)"))
+    lines.append(f"Recommendation: {machine}")
+    lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
+    lines.append("")
+    from planner.plan.candidates import takes_headroom
+
+    for est, strat, w in zip(plan.estimates, plan.strategies, plan.workloads):
+        lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
+        of = (f"{_gib_text(c['gpu_capacity_bytes'])} ({_gib_text(c['gpu_cuda_total_bytes'])} CUDA total less headroom)"
+              if takes_headroom(w) else
+              f"{_gib_text(c['gpu_cuda_total_bytes'])} (CUDA total; vLLM's gpu_memory_utilization "
+              f"{w.infer.gpu_memory_utilization:g} is the margin)")
+        lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {of}; host RAM peak "
+                     f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
+        lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
+    lines.append("")
+    # a platform line's parts list goes below the table, which stays narrow
+    from planner.plan.quote import PARTS_SEPARATOR
+
+    parts = {i.catalog_id: i.description.split(PARTS_SEPARATOR, 1)[1] for i in plan.line_items()
+             if PARTS_SEPARATOR in i.description}
+    items = pd.DataFrame([{"item": i.description.split(PARTS_SEPARATOR, 1)[0], "catalog id": i.catalog_id,
+                           "qty": i.quantity, "unit price (USD)": f"{i.unit_price_usd:,.2f}",
+                           "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind, "as of": i.as_of}
+                          for i in plan.line_items()])
+    with pd.option_context("display.width", width, "display.max_colwidth", 80, "display.max_columns", 20):
+        lines.append("Line items:")
+        wide = max((len(x) for x in items["item"]), default=4)
+        lines.append(items.to_string(index=False,
+                                     formatters={"item": lambda x: f"{x:<{wide}}"}))
+        for cid, text in parts.items():
+            lines.append(f"  {cid} priced as: {text}")
+        if len(plan.alternatives):
+            a = plan.alternatives
+            alt = pd.DataFrame({
+                "GPU": a["gpu_id"], "platform": a["platform_id"], "cards/node": a["cards_per_node"],
+                "nodes": a["nodes"], "RAM (GiB)": (a["ram_bytes"] / 2**30).round(0).astype(int),
+                "price (USD)": a["capex_usd"].map(lambda x: f"{x:,.2f}"),
+                "need/GPU (GiB)": (a["per_gpu_need_bytes"] / 2**30).round(2),
+                "capacity (GiB)": (a["gpu_capacity_bytes"] / 2**30).round(2), "why it lost": a["why_lost"]})
+            lines.append("")
+            lines.append("Alternatives:")
+            lines.append(alt.to_string(index=False))
+    if plan.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        lines += [f"  - {w}" for w in plan.warnings]
     return "\n".join(lines)
 
 

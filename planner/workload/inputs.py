@@ -8,7 +8,7 @@ files and ``planner fit`` resolve models the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from planner.workload.spec import (
     check_gpu_support,
     workload_from_entry,
 )
-from planner.core.yamlio import YamlProblem, load_mapping
+from planner.core.yamlio import LineDict, YamlProblem, load_mapping
 
 Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
 
@@ -68,6 +68,55 @@ def make_resolver(catalog: Catalog, *, hf_cache: Path | None = None) -> Resolver
     return resolve
 
 
+def read_workload_file(path: Path, *, shown: str | None = None) -> LineDict:
+    """A ``--workload`` YAML file's mapping as written (a LineDict that knows each key's line).
+
+    Raises:
+        ScenarioError: unreadable file, YAML problems, a top level that is not a mapping; named as
+            ``shown`` (default ``str(path)``).
+    """
+    shown = shown or str(path)
+    try:
+        return load_mapping(path, hint="A workload file is a mapping of workload keys, at least 'model:' and "
+                                       "'task:' (the options of 'planner estimate', with '_' for '-').")
+    except YamlProblem as exc:
+        hint = exc.hint or ("Check the path; an example workload file is scenarios/workloads/qlora-7b.yaml."
+                            if exc.problem == "no such file" else None)
+        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
+
+
+def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: Mapping[str, Any] | None = None,
+                          *, file: str | None = None, default_name: str = "workload", gpu: Any = None) -> Workload:
+    """A workload from a mapping of workload keys (a file's, or one a script gives); ``overrides``
+    (command-line options, or keyword arguments of the Python API) replace its keys.
+
+    ``data`` is not changed. Problems with an override's value are reported at the option
+    (:class:`OptionError`), the others at the key of ``file`` (None: a mapping with no file).
+
+    Args:
+        gpu: as for :func:`load_workload_file`.
+
+    Raises:
+        ScenarioError: invalid workload keys or values (OptionError for an override's).
+    """
+    merged = LineDict(data)
+    merged.lines = dict(getattr(data, "lines", {}) or {})
+    merged.line = getattr(data, "line", None)
+    overrides = dict(overrides or {})
+    merged.update(overrides)
+    entry = Entry(merged, file=file, error=ScenarioError)
+    try:
+        workload = workload_from_entry(entry, make_resolver(catalog), default_name=default_name)
+        if gpu is not None:
+            check_gpu_support(workload, gpu, entry)
+    except ScenarioError as exc:
+        if exc.file == file and exc.entry in overrides:
+            # The value came from the command line (an option overrides the file's key): say so.
+            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+        raise
+    return workload
+
+
 def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] | None = None,
                        *, shown: str | None = None, gpu: Any = None) -> Workload:
     """Read a ``--workload`` YAML file; command-line ``overrides`` replace its keys.
@@ -80,27 +129,8 @@ def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] |
         ScenarioError: unreadable file, YAML problems, invalid workload keys or values.
     """
     shown = shown or str(path)
-    try:
-        data = load_mapping(path, hint="A workload file is a mapping of workload keys, at least 'model:' and "
-                                       "'task:' (the options of 'planner estimate', with '_' for '-').")
-    except YamlProblem as exc:
-        hint = exc.hint or ("Check the path; an example workload file is scenarios/workloads/qlora-7b.yaml."
-                            if exc.problem == "no such file" else None)
-        raise ScenarioError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=hint) from None
-    overrides = overrides or {}
-    for key, value in overrides.items():
-        data[key] = value
-    entry = Entry(data, file=shown, error=ScenarioError)
-    try:
-        workload = workload_from_entry(entry, make_resolver(catalog), default_name=path.stem)
-        if gpu is not None:
-            check_gpu_support(workload, gpu, entry)
-    except ScenarioError as exc:
-        if exc.file == shown and exc.entry in overrides:
-            # The value came from the command line (an option overrides the file's key): say so.
-            raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
-        raise
-    return workload
+    data = read_workload_file(path, shown=shown)
+    return load_workload_mapping(data, catalog, overrides, file=shown, default_name=Path(path).stem, gpu=gpu)
 
 
 def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any = None) -> Workload:
@@ -157,5 +187,6 @@ class OptionError(ScenarioError):
                          hint=option_form(hint) if hint else hint)
 
 
-__all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file",
+__all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file", "read_workload_file",
+           "load_workload_mapping",
            "workload_from_options", "OptionError", "option_form"]

@@ -1,0 +1,159 @@
+"""``planner.compare``: the plan's purchase against renting cloud instances (``planner compare``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.api.inputs import catalog_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from planner.cost.compare import Comparison
+    from planner.plan.solver import Plan
+
+
+@dataclass(frozen=True)
+class CompareResult:
+    """The rent-or-buy comparison of a scenario's plan.
+
+    Attributes:
+        comparison: per workload the local job time and cost against every cloud instance, the
+            local TCO and the break-even (:class:`planner.cost.compare.Comparison`; money in USD).
+        plan: the plan whose machine is priced (:class:`planner.plan.solver.Plan`).
+        scenario: the scenario's name.
+        outputs: the files written (format -> path: json, xlsx); empty without ``out``.
+    """
+
+    comparison: Comparison
+    plan: Plan
+    scenario: str
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    def document(self) -> dict[str, Any]:
+        """The comparison as the JSON report holds it (planner.cost.compare.comparison_to_dict, with ``scenario``)."""
+        from planner.cost.compare import comparison_to_dict
+        from planner.report.export import jsonable
+
+        return {**jsonable(comparison_to_dict(self.comparison)), "scenario": self.scenario}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, the document ``planner compare --json`` prints (money in USD, time in the
+        units the keys name), with ``outputs`` (the paths written) when ``out`` was given."""
+        doc = self.document()
+        if self.outputs:
+            doc["outputs"] = [str(p) for p in self.outputs.values()]
+        return doc
+
+    def to_frame(self) -> pandas.DataFrame:
+        """Every cloud instance considered for every workload, one row each: workload, instance_id,
+        provider, instance, gpu, gpu_count, region, feasible, why_not, usd_per_hour,
+        spot_usd_per_hour, copies, hours_per_local_hour, usd_per_local_hour, cost_per_job_usd,
+        usd_per_million_tokens (USD), tokens_per_s, as_of, source."""
+        import pandas as pd
+
+        cols = ["workload", "instance_id", "provider", "instance", "gpu", "gpu_count", "region", "feasible", "why_not",
+                "usd_per_hour", "spot_usd_per_hour", "copies", "hours_per_local_hour", "usd_per_local_hour",
+                "cost_per_job_usd", "usd_per_million_tokens", "tokens_per_s", "as_of", "source"]
+        rows = []
+        for w in self.document()["workloads"]:
+            for o in w["cloud"]:
+                rows.append({"workload": w["name"], **{k: o.get(k) for k in cols[1:] if k != "tokens_per_s"},
+                             "tokens_per_s": (o.get("time") or {}).get("tokens_per_s")})
+        return pd.DataFrame(rows, columns=cols)
+
+
+def write_comparison_workbook(comparison: Comparison, plan: Plan, path: Path, *, scenario_text: str = "",
+                              references: Any = None) -> Path:
+    """The plan's workbook (planner.report.workbook) with the "Cloud vs Local" sheet added, written atomically.
+
+    When a request rate needs several copies of the planned machine, the Quote lists every copy
+    (each quantity x the copies) and the Summary's total price is their grand total: the capex
+    the break-even rests on (planner.report.copies.workbook_data_for_copies).
+    """
+    from planner.catalog.loader import SourceRef
+    from planner.report.copies import mark_copies, workbook_data_for_copies
+    from planner.report.from_plan import workbook_data_from_plan
+    from planner.report.sheets.cloud import add_cloud_sheet
+    from planner.report.workbook import write_workbook
+
+    data = workbook_data_from_plan(plan, scenario_text=scenario_text, references=references)
+    # the cloud prices' sources join the catalog entries' on the Sources sheet
+    seen = {s.id for s in data.sources}
+    cloud = []
+    for wc in comparison.workloads:
+        for o in wc.cloud:
+            if o.instance_id not in seen:
+                seen.add(o.instance_id)
+                cloud.append(SourceRef("cloud.yaml", o.instance_id, o.source, o.as_of))
+    data = dataclasses.replace(data, sources=tuple(data.sources) + tuple(cloud))
+    data = workbook_data_for_copies(data, comparison)
+
+    def add(wb: Any) -> None:
+        mark_copies(wb, comparison)
+        add_cloud_sheet(wb, comparison, quote_copies=comparison.copies)
+
+    return write_workbook(data, path, extra_sheets=[add])
+
+
+def compare(scenario: Any, *, catalog: Any = None, out: Any = None) -> CompareResult:
+    """Compare buying the planned machine with renting cloud instances.
+
+    The Python form of ``planner compare``: plans the scenario as :func:`planner.plan` does, then
+    times every workload on the local GPUs and on every cloud instance that fits it (same memory
+    model), and prices both: per workload the time and cost per job and per million tokens, the
+    local TCO, and the break-even in hours of use and in months at the scenario's utilization,
+    on-demand and spot. The scenario's ``costs:`` mapping sets the inputs (planner.cost.tco).
+    It writes no file unless ``out`` is given.
+
+    Args:
+        scenario: a scenario file (path) or a mapping with the same keys, ``costs`` included.
+        catalog: a Catalog (``planner.load_catalog()``), an overlay directory, or None for the shipped one.
+        out: a directory for ``<scenario>-compare.json`` and ``<scenario>-compare.xlsx`` (the plan's
+            workbook with the "Cloud vs Local" sheet); default: none written.
+
+    Returns:
+        :class:`CompareResult`.
+
+    Raises:
+        NoFeasiblePlan: nothing fits the scenario (an InfeasibleError), as for :func:`planner.plan`.
+        ScenarioError: an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
+            ``tokens_per_request`` below the context).
+        CatalogError, OutputError: as for :func:`planner.plan`.
+
+    Example:
+        >>> from planner import compare
+        >>> r = compare("scenarios/compare-qlora-7b-12gb.yaml")
+        >>> r.comparison.break_even_months.text  # doctest: +SKIP
+        >>> r.to_frame()[["workload", "instance_id", "usd_per_local_hour"]].head()  # doctest: +SKIP
+    """
+    from planner.api.plans import read_scenario
+    from planner.core.errors import ScenarioError
+    from planner.core.fields import Entry
+    from planner.core.names import safe_stem
+    from planner.cost.compare import compare as run_compare
+    from planner.cost.tco import check_request_inputs, read_costs
+    from planner.plan.solver import plan as make_plan
+
+    cat = catalog_of(catalog)
+    sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
+    root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
+    check_request_inputs(root, sc.workloads)
+    costs = read_costs(root.child("costs", None), cat, sc.workloads)
+    planned = make_plan(sc, cat, explain=False)
+    comparison = run_compare(planned, sc, cat, costs)
+    result = CompareResult(comparison, planned, sc.name)
+    if out is None:
+        return result
+    from planner.core.atomic import ensure_dir, write_text
+
+    where = ensure_dir(Path(out))
+    stem = safe_stem(sc.name) + "-compare"
+    written = {"json": write_text(where / f"{stem}.json", json.dumps(result.document(), indent=2, allow_nan=False)
+                                  + "\n")}
+    written["xlsx"] = write_comparison_workbook(comparison, planned, where / f"{stem}.xlsx", scenario_text=text)
+    return dataclasses.replace(result, outputs=written)

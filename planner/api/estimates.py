@@ -1,0 +1,255 @@
+"""``planner.estimate``: GPU memory per card and host RAM for one workload (``planner estimate``)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.api.inputs import (
+    catalog_of,
+    check_keywords,
+    given_options,
+    gpu_of,
+    read_workload,
+    vllm_context_note,
+    vllm_headroom,
+    workload_keys,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from planner.memory import Estimate
+    from planner.workload.spec import Workload
+
+
+@dataclass(frozen=True)
+class GpuCheck:
+    """Whether a workload's per-GPU need fits one catalog GPU (``planner estimate --gpu``).
+
+    Attributes:
+        id: the catalog GPU id.
+        memory_usable_bytes: the card's memory as the driver reports it (catalog), bytes.
+        cuda_total_bytes: what CUDA reports as the card's total (planner.memory.vllm.cuda_total_bytes), bytes.
+        headroom_fraction: share of the CUDA total kept free (0 for engine vllm, whose
+            gpu_memory_utilization is the margin).
+        capacity_bytes: CUDA total less the headroom (planner.plan.candidates.capacity_bytes), bytes.
+        fits: the need fits the capacity and the card supports the workload's dtypes.
+        unsupported_precision: the dtypes the workload needs that the card lacks ('bf16', 'fp8', ...).
+        headroom_bytes: capacity less the per-GPU need, bytes (negative: short by that much).
+        vllm: for inference (but engine llama.cpp), vLLM's KV-cache budget on the card
+            (:meth:`planner.memory.vllm.VllmBudget.as_dict`, sizes in bytes) with
+            ``longest_max_model_len``, ``problems`` (why vllm serve would refuse to start) and
+            ``max_concurrency_at_context``; None for training and llama.cpp.
+    """
+
+    id: str
+    memory_usable_bytes: int
+    cuda_total_bytes: int
+    headroom_fraction: float
+    capacity_bytes: int
+    fits: bool
+    unsupported_precision: tuple[str, ...]
+    headroom_bytes: int
+    vllm: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``gpu`` object of ``planner estimate --gpu ID --json``."""
+        out = {"id": self.id, "memory_usable_bytes": self.memory_usable_bytes,
+               "cuda_total_bytes": self.cuda_total_bytes, "headroom_fraction": self.headroom_fraction,
+               "capacity_bytes": self.capacity_bytes, "fits": self.fits,
+               "unsupported_precision": list(self.unsupported_precision), "headroom_bytes": self.headroom_bytes}
+        if self.vllm is not None:
+            out["vllm"] = copy.deepcopy(self.vllm)
+        return out
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """The memory estimate of one workload, and on a GPU whether it fits.
+
+    Attributes:
+        estimate: the memory model's result (planner.memory.Estimate): every component with its
+            bytes, formula and source; per-GPU and host totals.
+        workload: the workload as estimated (planner.workload.spec.Workload; with ``gpu``, with
+            vllm serve's defaults for that card).
+        gpu: the fit check on the card ``gpu=`` named, else None.
+        notes_for_compare: the workload keys given that feed ``planner compare`` (time and cost),
+            not the memory estimate.
+        context_note: for engine vllm with the context left at its default, the --max-model-len
+            vllm serve needs (None otherwise).
+        takes_headroom: whether a fit check keeps a headroom free (False for engine vllm, whose
+            gpu_memory_utilization is the margin; planner.plan.candidates.takes_headroom).
+    """
+
+    estimate: Estimate
+    workload: Workload
+    gpu: GpuCheck | None = None
+    notes_for_compare: tuple[str, ...] = ()
+    context_note: str | None = None
+    takes_headroom: bool = True
+
+    @property
+    def per_gpu_total_bytes(self) -> int:
+        """The per-GPU need (allocated tensors and runtime overheads at the peak), bytes."""
+        return self.estimate.per_gpu_total_bytes
+
+    @property
+    def host_total_bytes(self) -> int:
+        """Host RAM at its peak, per machine, bytes."""
+        return self.estimate.host_total_bytes
+
+    @property
+    def fits(self) -> bool | None:
+        """Whether the need fits the card ``gpu=`` named (None without one)."""
+        return None if self.gpu is None else self.gpu.fits
+
+    @property
+    def replicas(self) -> int:
+        """Copies of the model an inference workload runs (``gpus`` / ``tp``); 1 for training."""
+        return self.workload.infer.replicas if self.workload.infer is not None else 1
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The estimate's notes, then the vLLM --max-model-len note when there is one."""
+        return tuple(self.estimate.notes) + ((self.context_note,) if self.context_note else ())
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Things to check (the memory model's warnings)."""
+        return tuple(self.estimate.warnings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, the document ``planner estimate --json`` prints: sizes in integer bytes,
+        every component with its formula and source (planner.report.render.estimate_to_dict), and
+        with ``gpu`` the fit check."""
+        from planner.report.render import estimate_to_dict
+
+        result = estimate_to_dict(self.estimate)
+        if self.gpu is not None:
+            result["gpu"] = self.gpu.to_dict()
+        if self.notes_for_compare:
+            result["notes_for_compare"] = list(self.notes_for_compare)
+        w = self.workload
+        if w.infer is not None:
+            # the per-GPU need is one replica's (tp GPUs: 'gpus'); host RAM counts every replica on a
+            # machine ('gpus_per_node' is the machine's GPUs)
+            result.update(gpus=w.infer.tp, replicas=self.replicas, gpus_total=w.infer.tp * self.replicas,
+                          concurrency_total=w.infer.concurrency * self.replicas)
+        if self.context_note:
+            result["notes"].append(self.context_note)
+        return result
+
+    def to_frame(self) -> pandas.DataFrame:
+        """The memory breakdown, one row per component: component, where ('gpu': per GPU; 'host':
+        host RAM per machine), when (the phase it is live in, or 'always'), kind ('allocated',
+        'runtime', 'headroom'), bytes, GiB (2^30, rounded to 3 decimals), formula, source."""
+        import pandas as pd
+
+        return pd.DataFrame([{"component": c.name, "where": c.where, "when": c.phase or "always", "kind": c.kind,
+                              "bytes": c.bytes, "GiB": round(c.bytes / 2**30, 3), "formula": c.formula,
+                              "source": c.source} for c in self.estimate.components],
+                            columns=["component", "where", "when", "kind", "bytes", "GiB", "formula", "source"])
+
+
+def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = None, calibration: Any = None,
+             headroom: float | None = None, **options: Any) -> EstimateResult:
+    """Estimate GPU memory per card and host RAM for one workload, component by component.
+
+    The Python form of ``planner estimate``: the same options as keyword arguments, with
+    underscores (``--micro-batch`` is ``micro_batch=``), read and checked by the same readers
+    (planner.workload.inputs, planner.workload.spec). None means "not given".
+
+    Args:
+        workload: a workload file (path) or a mapping of workload keys (``--workload``); the
+            keyword options replace its keys.
+        catalog: a :class:`planner.catalog.loader.Catalog` (``planner.load_catalog()``), an overlay
+            directory (``--catalog``), or None for the shipped catalog.
+        gpu: a catalog GPU id (``--gpu``): also check whether the need fits it (and vLLM's KV
+            budget on it).
+        calibration: with ``gpu``, a calibration file from ``planner calibrate`` (``--calibration``;
+            default ``~/.config/planner/calibration.yaml``), used when it holds that GPU.
+        headroom: with ``gpu``, the fraction of the card's CUDA total kept free (default 0.05; not
+            for engine vllm).
+        **options: workload keys: model, task, method, recipe, optimizer, micro_batch, seq_len,
+            grad_accum, gpus, gpus_per_node, tp, zero, offload_optimizer, offload_params,
+            checkpointing, attention, lora_rank, lora_targets (a list or 'q_proj,v_proj'), weights,
+            kv_dtype, context, concurrency, engine, ... (``planner estimate --help``).
+
+    Returns:
+        :class:`EstimateResult` (sizes in integer bytes).
+
+    Raises:
+        UnknownKeywordError: a keyword that is no option (with close matches; also a TypeError).
+        UsageError: neither ``model`` nor ``workload``.
+        OptionError: an option's value is invalid (named as the command line spells it, e.g.
+            ``--micro-batch``); ``headroom`` or ``calibration`` without ``gpu``.
+        ScenarioError: a workload file that cannot be read, or an invalid key in it.
+        CatalogError: the catalog overlay is invalid.
+
+    Example:
+        >>> from planner import estimate
+        >>> r = estimate(model="llama-2-7b", task="train", method="qlora", micro_batch=2, seq_len=1024)
+        >>> round(r.per_gpu_total_bytes / 2**30, 2)  # GiB per GPU
+        16.47
+        >>> r.to_frame()[["component", "GiB"]].head(3)  # doctest: +SKIP
+    """
+    from planner.memory import estimate as run_estimate
+    from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
+    from planner.plan.candidates import takes_headroom
+    from planner.workload.inputs import OptionError
+
+    check_keywords("estimate", options, workload_keys())
+    if gpu is None:
+        for flag, value in (("--headroom", headroom), ("--calibration", calibration)):
+            if value is not None:
+                raise OptionError(f"{flag} applies to the fit check on a card: give --gpu ID with it", entry=flag,
+                                  hint=f"For example --gpu h100-sxm ('planner catalog gpus' lists the ids), or leave "
+                                       f"{flag} out.")
+    cat = catalog_of(catalog)
+    card = gpu_of(cat, gpu) if gpu is not None else None
+    given = given_options(options)
+    wl, written = read_workload(cat, workload, given, gpu=card, function="estimate")
+    overheads = None
+    if card is not None:
+        from planner.validate.calibrate import default_path, overheads_for_gpu
+
+        # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
+        wl = for_gpu(wl, card)
+        headroom = vllm_headroom(wl, headroom)
+        overheads = overheads_for_gpu(card.name, Path(calibration) if calibration else default_path())
+    est = run_estimate(wl, overheads)
+    check = None
+    if card is not None:
+        from planner.plan.candidates import capacity_bytes, precision_needs
+
+        need = est.per_gpu_total_bytes
+        capacity = capacity_bytes(card.cuda_total_bytes, headroom)
+        missing = tuple(f for f in precision_needs(wl) if not getattr(card, f))
+        vllm = None
+        if wl.infer is not None and wl.infer.engine != "llama.cpp":  # vLLM's budget has no llama.cpp meaning
+            vb = vllm_budget(wl, est, cuda_total=cuda_total_bytes(card), gpu_id=card.id)
+            vllm = vb.as_dict()
+            vllm["longest_max_model_len"] = vb.longest_model_len(wl.architecture.max_position_embeddings)
+            vllm["problems"] = vb.problems(context=wl.infer.context,
+                                           kv_bytes_per_token=est.extra.get("kv_bytes_per_token", 0))
+            # sequences of the full context the KV budget holds, by vLLM's per-request KV (sliding-window
+            # layers keep a window, not the context: planner.memory.vllm.sequence_kv)
+            vllm["max_concurrency_at_context"] = vllm["sequences_at_context"]
+        check = GpuCheck(id=card.id, memory_usable_bytes=card.memory_usable_bytes,
+                         cuda_total_bytes=card.cuda_total_bytes, headroom_fraction=headroom,
+                         capacity_bytes=capacity, fits=need <= capacity and not missing,
+                         unsupported_precision=missing, headroom_bytes=capacity - need, vllm=vllm)
+    # keys that feed `planner compare` (time and cost), not the memory estimate: said, not dropped
+    timing = tuple(k for k, v in (("dataset_tokens", wl.train and wl.train.dataset_tokens),
+                                  ("epochs", wl.train and wl.train.epochs != 1.0),
+                                  ("hours_per_month", wl.hours_per_month),
+                                  ("tokens_per_request", wl.infer and wl.infer.tokens_per_request),
+                                  ("requests_per_hour", wl.infer and wl.infer.requests_per_hour is not None))
+                   if v)
+    longest = check.vllm.get("longest_max_model_len") if check is not None and check.vllm else None
+    note = vllm_context_note(wl, "context" in given or "context" in written, longest)
+    return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
+                          takes_headroom=takes_headroom(wl))

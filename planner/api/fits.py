@@ -1,0 +1,328 @@
+"""``planner.fit``: the largest micro-batch, sequence length, context or concurrency that fits a GPU
+(``planner fit``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from planner.api.inputs import (
+    catalog_of,
+    check_keywords,
+    gib_text,
+    given_options,
+    gpu_of,
+    read_workload,
+    vllm_context_note,
+    vllm_headroom,
+    workload_keys,
+    workload_source,
+)
+from planner.core.errors import InfeasibleError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from planner.memory import Estimate
+    from planner.workload.spec import Workload
+
+#: The quantities fit can maximise: option -> (workload section, field).
+FIT_TARGETS = {"micro_batch": ("train", "micro_batch"), "seq_len": ("train", "seq_len"),
+               "context": ("infer", "context"), "concurrency": ("infer", "concurrency"),
+               "gpu_layers": ("infer", "gpu_layers")}
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """The largest value of one quantity that fits a GPU, and what it needs.
+
+    Attributes:
+        gpu: the catalog GPU id; gpus: every GPU the workload uses (all replicas).
+        tp: the tensor-parallel degree; replicas: for inference, copies of the model (gpus / tp;
+            None for training).
+        target: 'micro_batch', 'seq_len', 'context', 'concurrency' or 'gpu_layers'.
+        max_value: the answer (None when even 1 does not fit; :class:`NoFit` carries that result).
+        need_bytes: the per-GPU need at the answer (at 1 when nothing fits), bytes.
+        capacity_bytes: the card's CUDA total less the headroom, bytes; cuda_total_bytes: the CUDA
+            total; headroom: the fraction kept free (0 for engine vllm).
+        next_need_bytes: the per-GPU need at the answer + 1 (None when the answer is the limit).
+        limit: the largest value searched; limited_by: what set it ('memory' when the answer is below it).
+        notes, warnings: what 'planner estimate' says of the workload at the answer.
+        concurrency_per_replica, concurrency_total: for inference, the sequences served at once
+            per replica and on all replicas.
+        workload: the workload at the answer (planner.workload.spec.Workload); estimate: its
+            memory estimate (planner.memory.Estimate).
+        takes_headroom: whether the capacity is the CUDA total less a headroom (False for engine
+            vllm, whose gpu_memory_utilization is the margin).
+    """
+
+    gpu: str
+    gpus: int
+    tp: int
+    replicas: int | None
+    target: str
+    max_value: int | None
+    need_bytes: int | None
+    capacity_bytes: int
+    cuda_total_bytes: int
+    headroom: float
+    next_need_bytes: int | None
+    limit: int
+    limited_by: str | None
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    concurrency_per_replica: int | None
+    concurrency_total: int | None
+    workload: Workload
+    estimate: Estimate
+    takes_headroom: bool = True
+
+    @property
+    def fits(self) -> bool:
+        """Whether some value fits (False: even 1 does not)."""
+        return self.max_value is not None
+
+    @property
+    def layout(self) -> str:
+        """How the GPUs are used, in words ('2 replicas at tp 4', 'tp 2 x 4 data-parallel ranks'; '' for one GPU)."""
+        if self.replicas is not None:
+            return (f"{self.replicas} replicas at tp {self.tp}" if self.replicas > 1 else
+                    f"one replica at tp {self.tp}" if self.tp > 1 else "")
+        if self.tp > 1:
+            ranks = self.gpus // self.tp
+            return f"tp {self.tp} x {ranks} data-parallel rank{'' if ranks == 1 else 's'}"
+        return ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, the document ``planner fit --json`` prints (sizes in bytes); when nothing
+        fits, the shorter document it prints then (``max_value`` None, ``fits`` False)."""
+        layout: dict[str, Any] = {"tp": self.tp}
+        if self.replicas is not None:
+            layout["replicas"] = self.replicas
+        head = {"gpu": self.gpu, "gpus": self.gpus, **layout, "target": self.target, "max_value": self.max_value}
+        if not self.fits:
+            return {**head, "fits": False, "need_bytes": self.need_bytes, "capacity_bytes": self.capacity_bytes,
+                    "cuda_total_bytes": self.cuda_total_bytes, "headroom": self.headroom,
+                    "notes": list(self.notes), "warnings": list(self.warnings)}
+        out = {**head, "need_bytes": self.need_bytes, "capacity_bytes": self.capacity_bytes,
+               "cuda_total_bytes": self.cuda_total_bytes, "headroom": self.headroom,
+               "next_need_bytes": self.next_need_bytes, "limit": self.limit, "limited_by": self.limited_by,
+               "notes": list(self.notes), "warnings": list(self.warnings)}
+        if self.concurrency_per_replica is not None:
+            out.update(concurrency_per_replica=self.concurrency_per_replica, concurrency_total=self.concurrency_total)
+        return out
+
+    def to_frame(self) -> pandas.DataFrame:
+        """One row: gpu, gpus, tp, replicas, target, max_value, need_bytes, capacity_bytes,
+        next_need_bytes, limit, limited_by (sizes in bytes)."""
+        import pandas as pd
+
+        keys = ("gpu", "gpus", "tp", "replicas", "target", "max_value", "need_bytes", "capacity_bytes",
+                "next_need_bytes", "limit", "limited_by")
+        return pd.DataFrame([{k: getattr(self, k) for k in keys}], columns=list(keys))
+
+
+class NoFit(InfeasibleError):
+    """Even 1 of the target does not fit the GPU. ``result`` is the :class:`FitResult` (max_value None);
+    the message says what the workload needs at 1, what the card offers and, for engine vllm, what
+    gpu_memory_utilization would fit, with the notes and warnings estimate gives at 1."""
+
+    def __init__(self, message: str, result: FitResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def _targets(given: dict[str, Any]) -> list[str]:
+    """The targets given 'max'; every other target value checked and made an int.
+
+    Raises:
+        OptionError: a target that is neither a whole number nor 'max'.
+        UsageError: not exactly one target is 'max'.
+    """
+    from planner.core.errors import UsageError, close_matches
+    from planner.workload.inputs import OptionError
+
+    for k in FIT_TARGETS:
+        v = given.get(k)
+        if isinstance(v, str) and v != "max" and not v.strip().isdigit() and not (k == "gpu_layers" and v == "all"):
+            raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
+                              hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else None)
+    targets = [k for k in FIT_TARGETS if given.get(k) == "max"]
+    if len(targets) != 1:
+        raise UsageError("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers set to "
+                         "'max'", usage="give exactly one of --micro-batch, --seq-len, --context, --concurrency, "
+                                        "--gpu-layers the value 'max'")
+    for k in FIT_TARGETS:
+        if isinstance(given.get(k), str) and k != targets[0] and not (k == "gpu_layers" and given[k] == "all"):
+            given[k] = int(given[k])
+    return targets
+
+
+def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, headroom: float | None = None,
+        **options: Any) -> FitResult:
+    """Find the largest micro-batch, sequence length, context, concurrency or llama.cpp GPU layer
+    count that fits a GPU.
+
+    The Python form of ``planner fit``: give exactly one of ``micro_batch``, ``seq_len``,
+    ``context``, ``concurrency``, ``gpu_layers`` the value ``'max'``; the other keywords are those of
+    :func:`planner.estimate`. ``gpus`` N runs the workload on N such GPUs (training: data parallel
+    x tp; inference: N / tp replicas, the answer's concurrency per replica). The search is an
+    exponential search for a bracket, then bisection (planner.plan.solver.largest_fitting), exact
+    because memory never decreases as these grow; sequence length and context stop at the
+    model's max_position_embeddings, concurrency at vLLM's max_num_seqs or Transformers'
+    max_num_batched_tokens. llama.cpp's ``gpu_layers`` (n_gpu_layers, 0 to the layers + 1 for the
+    output layer) is scanned from the top (planner.plan.solver.largest_gpu_layers): moving a layer to
+    the GPU also shrinks the compute buffer's host copy, so its need is not assumed monotone.
+
+    Args:
+        gpu: a catalog GPU id (``--gpu``; required).
+        workload, catalog: as for :func:`planner.estimate`.
+        headroom: fraction of the card's CUDA total kept free (default 0.05; not for engine vllm).
+        **options: workload keys, as for :func:`planner.estimate`; the target 'max'.
+
+    Returns:
+        :class:`FitResult`.
+
+    Raises:
+        NoFit: even 1 does not fit (an InfeasibleError; ``.result`` holds the need at 1).
+        InfeasibleError: the card lacks a dtype the workload needs by default.
+        UnknownKeywordError, UsageError, OptionError, ScenarioError, CatalogError: as for
+            :func:`planner.estimate`; UsageError also for not exactly one 'max'.
+
+    Example:
+        >>> from planner import fit
+        >>> r = fit(model="llama-2-7b", gpu="rtx-4090", task="train", method="qlora", micro_batch="max")
+        >>> r.max_value, r.limited_by  # doctest: +SKIP
+        (11, 'memory')
+    """
+    from planner.core.errors import UsageError
+    from planner.memory import estimate as run_estimate
+    from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
+    from planner.plan.candidates import capacity_bytes, precision_needs, takes_headroom
+    from planner.plan.solver import largest_fitting, largest_gpu_layers
+    from planner.workload.inputs import OptionError
+    from planner.workload.spec import MAX_MICRO_BATCH
+
+    check_keywords("fit", options, workload_keys())
+    if gpu is None:
+        raise UsageError("fit() needs gpu= (a catalog GPU id)", usage="Missing option '--gpu'")
+    cat = catalog_of(catalog)
+    card = gpu_of(cat, gpu)
+    given = given_options(options)
+    if "model" not in given and workload is None:
+        raise UsageError("fit() needs model= or workload= (a workload file or mapping)",
+                         usage="give --model (or --workload FILE)")
+    source = workload_source(workload)
+    written = source[0]
+    target = _targets(given)[0]
+    section, attr = FIT_TARGETS[target]
+    given[target] = 1
+    task = given.get("task", written.get("task"))
+    if task is None:
+        task = given["task"] = section
+    if task != section:
+        raise OptionError(f"is an option of task {section}, not {task}", entry=target,
+                          hint=f"Give --task {section}, or another target for task {task}.")
+    # vllm serve's card defaults; the workload reader reads gpus (training: data parallel x tp; inference:
+    # N / tp replicas)
+    base = for_gpu(read_workload(cat, workload, given, gpu=card, function="fit", source=source)[0], card)
+    copies = base.infer.replicas if base.infer is not None else 1
+    n = base.gpus  # every GPU the answer uses (all replicas)
+    headroom = vllm_headroom(base, headroom)
+    missing = [f for f in precision_needs(base) if not getattr(card, f)]
+    if missing:
+        # only defaults reach here: a dtype the options or the file chose is refused at its key above
+        raise InfeasibleError(f"{card.id} ({card.architecture}) has no {' or '.join(missing)} support, which this "
+                              "workload's precision needs by default; use fp16 (recipe mixed-fp16 or pure-fp16; "
+                              "weights and kv-dtype fp16) or another GPU.")
+    cap = capacity_bytes(card.cuda_total_bytes, headroom)
+    arch = base.architecture
+    hi = arch.max_position_embeddings if attr in ("seq_len", "context") else MAX_MICRO_BATCH
+    seqs_cap = (base.infer.max_num_seqs if attr == "concurrency" and base.infer is not None
+                and base.infer.engine == "vllm" and base.infer.max_num_seqs else None)
+    if seqs_cap:
+        hi = min(hi, seqs_cap)  # vLLM runs at most max_num_seqs sequences at once
+    # Transformers prefills at least one token of every sequence per pass: max_num_batched_tokens bounds
+    # the concurrency (the workload reader refuses more)
+    tokens_cap = (base.infer.max_num_batched_tokens if attr == "concurrency" and base.infer is not None
+                  and base.infer.engine == "hf" and base.infer.max_num_batched_tokens else None)
+    if tokens_cap:
+        hi = min(hi, tokens_cap)
+
+    def make(x: int) -> Workload:
+        if section == "train":
+            return dataclasses.replace(base, train=dataclasses.replace(base.train, **{attr: x}))
+        return dataclasses.replace(base, infer=dataclasses.replace(base.infer, **{attr: x}))
+
+    if attr == "gpu_layers":
+        # llama.cpp: n_gpu_layers from 0 (nothing on the GPU but the compute buffer) to n_layer + 1;
+        # scanned from the top, so the answer is exact whatever the shape of the need
+        hi = arch.num_hidden_layers + 1
+        best, need, next_need = largest_gpu_layers(make, cap, hi)
+    else:
+        best, need, next_need = largest_fitting(make, cap, 1, hi)
+    # the estimate of the answer (or, when nothing fits, of the smallest value tried), as 'planner estimate'
+    # would make it: its warnings are the answer's (the workload's warnings follow from its options,
+    # Workload.warnings; the search stops below those the reader would refuse or warn about,
+    # max_position_embeddings and max_num_seqs)
+    answer = make(1 if best is None else best)
+    answer_est = run_estimate(answer)
+    warnings = list(answer_est.warnings)
+    note = vllm_context_note(answer, "context" in given or "context" in written)
+    common = dict(gpu=card.id, gpus=n, tp=base.tp, replicas=copies if base.infer is not None else None,
+                  target=target, capacity_bytes=cap, cuda_total_bytes=card.cuda_total_bytes, headroom=headroom,
+                  workload=answer, estimate=answer_est, takes_headroom=takes_headroom(base))
+    if best is None:
+        notes = list(answer_est.notes) + ([note] if note else [])
+        vllm = base.infer is not None and base.infer.engine == "vllm"
+        margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
+                  f"{gib_text(card.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
+        hint = ""
+        if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
+            from planner.plan.solver import utilization_that_fits
+
+            one = make(1)
+            hit = utilization_that_fits(
+                lambda u: dataclasses.replace(one, infer=dataclasses.replace(one.infer, gpu_memory_utilization=u)),
+                base.infer.gpu_memory_utilization, cap, gpu=card)
+            if hit:
+                hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {gib_text(hit[1])} and fits: vLLM keeps "
+                        f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
+            else:
+                hint = " No --gpu-memory-utilization makes it fit."
+            # why vllm serve would refuse to start at 1, as 'planner estimate --gpu' says it
+            one_est = run_estimate(one)
+            budget = vllm_budget(one, one_est, cuda_total=cuda_total_bytes(card), gpu_id=card.id)
+            warnings += [w for w in budget.problems(context=one.infer.context,
+                                                    kv_bytes_per_token=one_est.extra.get("kv_bytes_per_token", 0))
+                         if w not in warnings]
+        result = FitResult(**common, max_value=None, need_bytes=need, next_need_bytes=None, limit=hi,
+                           limited_by=None, notes=tuple(notes), warnings=tuple(warnings),
+                           concurrency_per_replica=None, concurrency_total=None)
+        count = f"{n} x {card.id}"
+        laid_out = f"{count} ({result.layout})" if result.layout else count
+        # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
+        said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
+        raise NoFit(f"Nothing fits: at {target}=1 the workload needs {gib_text(need or 0)} per GPU; "
+                    f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{said}", result)
+    longest = arch.max_position_embeddings
+    if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
+        # the answer is the context: vllm serve must be told it, or it takes the model's maximum
+        most = vllm_budget(answer, answer_est, cuda_total=cuda_total_bytes(card),
+                           gpu_id=card.id).longest_model_len(longest)
+        note = (f"vLLM: start vllm serve with --max-model-len {best} (the answer): it defaults to the model's "
+                f"maximum, {longest:,} tokens"
+                + (f", and refuses to start when one sequence that long does not fit the KV cache (at most "
+                   f"{most:,} tokens here)" if most < longest else "") + ".")
+    limited_by = ((f"vLLM's max_num_seqs ({seqs_cap:,})" if seqs_cap and hi == seqs_cap else
+                   f"max_num_batched_tokens ({tokens_cap:,}): Transformers prefills at least one token "
+                   "of every sequence per pass" if tokens_cap and hi == tokens_cap else
+                   "the model's max_position_embeddings" if attr in ("seq_len", "context") else
+                   "the model's layers, all on the GPU" if attr == "gpu_layers"
+                   else "the planner's largest batch") if best == hi else "memory")
+    per_replica = answer.infer.concurrency if answer.infer is not None else None
+    return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
+                     limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
+                     warnings=tuple(warnings), concurrency_per_replica=per_replica,
+                     concurrency_total=None if per_replica is None else per_replica * copies)

@@ -1,0 +1,225 @@
+"""What the API functions (and the commands over them) read the same way: keyword arguments,
+the catalog, a catalog GPU, and a workload from a file, a mapping or keyword arguments.
+
+Every reader here raises the error the command line reports for the same input: an unknown
+keyword is :class:`planner.core.errors.UnknownKeywordError` (a TypeError too) with its close
+matches; a value is checked by the workload reader (planner.workload.spec, through
+planner.workload.inputs) and refused as :class:`planner.workload.inputs.OptionError`, which names
+the option as the command line spells it (``--micro-batch``), or at the file's key as
+:class:`planner.core.errors.ScenarioError`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.core.errors import InputError, UnknownKeywordError, UsageError, did_you_mean
+
+if TYPE_CHECKING:  # pragma: no cover
+    from planner.catalog.gpus import Gpu
+    from planner.catalog.loader import Catalog
+    from planner.workload.spec import Workload
+
+#: Default fraction of a GPU's CUDA total kept free in a fit check (``--headroom``, a scenario's vram_headroom).
+DEFAULT_HEADROOM = 0.05
+#: Largest headroom accepted (``--headroom`` takes 0 to 0.95).
+MAX_HEADROOM = 0.95
+
+
+def workload_keys() -> tuple[str, ...]:
+    """Every workload key a file may hold, which the API takes as keyword arguments: the command
+    line's workload options (``--micro-batch`` is ``micro_batch``) and the keys that only files give
+    (``checkpoint_dtype``, ``pin_memory``, ...; planner.workload.spec)."""
+    from planner.workload.spec import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
+
+    return tuple(dict.fromkeys(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS + ("gpus",)))
+
+
+def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) -> None:
+    """Refuse a keyword argument ``function`` does not take, naming its close matches.
+
+    Raises:
+        UnknownKeywordError: the first unknown name (an InputError and a TypeError).
+    """
+    allowed = list(allowed)
+    for name in given:
+        if name not in allowed:
+            hint = did_you_mean(name, allowed)
+            if hint is None or not hint.startswith("Did you mean"):
+                hint = f"See help(planner.{function}) for the keywords it takes."
+            raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}", hint=hint)
+
+
+def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The workload options given: None means not given (as an option left off the command line);
+    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it."""
+    out = {}
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key == "lora_targets" and isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        out[key] = value
+    return out
+
+
+def catalog_of(catalog: Any = None) -> Catalog:
+    """A loaded catalog: ``catalog`` itself when it is one, else the shipped catalog with the overlay
+    directory ``catalog`` (a path) merged over it, or the shipped catalog alone (None).
+
+    Raises:
+        CatalogError: as :func:`planner.catalog.loader.load_catalog`.
+        InputError: ``catalog`` is neither a Catalog, a path nor None.
+    """
+    from planner.catalog.loader import Catalog, load_catalog
+
+    if isinstance(catalog, Catalog):
+        return catalog
+    if catalog is None:
+        return load_catalog(None)
+    if isinstance(catalog, (str, os.PathLike)):
+        return load_catalog(Path(catalog))
+    raise InputError(f"catalog must be a Catalog (planner.load_catalog()), an overlay directory or None, not "
+                     f"{type(catalog).__name__}", entry="catalog")
+
+
+def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:
+    """The catalog GPU named by ``gpu`` (``--gpu``); an unknown id is an error at the option, with close matches.
+
+    Raises:
+        OptionError: an unknown id, or one that is not a string.
+    """
+    from planner.core.errors import CatalogError
+    from planner.workload.inputs import OptionError
+
+    if not isinstance(gpu_id, str):
+        raise OptionError(f"must be a catalog GPU id (a string), not {type(gpu_id).__name__}", entry="gpu",
+                          hint="'planner catalog gpus' lists the ids.")
+    try:
+        return catalog.gpu(gpu_id)
+    except CatalogError as exc:
+        raise OptionError(exc.problem, entry="gpu", hint=exc.hint) from None
+
+
+def headroom_of(headroom: Any) -> float:
+    """``headroom`` (``--headroom``) checked: a number from 0 to 0.95; None is the default, 0.05.
+
+    Raises:
+        OptionError: not a number, or out of range.
+    """
+    from planner.workload.inputs import OptionError
+
+    if headroom is None:
+        return DEFAULT_HEADROOM
+    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not math.isfinite(headroom) \
+            or not 0 <= headroom <= MAX_HEADROOM:
+        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {headroom!r}", entry="headroom",
+                          hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
+    return float(headroom)
+
+
+def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
+    """What ``workload`` (``--workload``) holds: (its keys as written, the file as named or None for a
+    mapping, the workload's default name). None gives an empty mapping.
+
+    Raises:
+        ScenarioError: the file cannot be read or is not a mapping.
+        InputError: ``workload`` is neither a path, a mapping nor None.
+    """
+    from planner.workload.inputs import read_workload_file
+
+    if workload is None:
+        return {}, None, "workload"
+    if isinstance(workload, Mapping):
+        return workload, None, str(workload.get("model", "workload"))
+    if isinstance(workload, (str, os.PathLike)):
+        shown = str(workload)
+        return read_workload_file(Path(workload), shown=shown), shown, Path(workload).stem
+    raise InputError(f"workload must be a file path or a mapping of workload keys, not {type(workload).__name__}",
+                     entry="workload")
+
+
+def read_workload(catalog: Catalog, workload: Any, options: Mapping[str, Any], *, gpu: Any = None,
+                  function: str = "estimate", source: tuple[Mapping[str, Any], str | None, str] | None = None,
+                  ) -> tuple[Workload, Mapping[str, Any]]:
+    """The workload of ``workload`` (a file path or a mapping of workload keys; ``options`` replace its
+    keys) or of ``options`` alone, and the keys ``workload`` wrote (empty without it).
+
+    Args:
+        options: the workload options given (:func:`given_options`), names with underscores.
+        gpu: a catalog GPU (``--gpu``): dtypes it has no support for are refused at the key that
+            chose them (planner.workload.spec.check_gpu_support).
+        function: the API function, for the message when neither a model nor a workload is given.
+        source: ``workload`` as :func:`workload_source` read it, when the caller already did.
+
+    Raises:
+        ScenarioError: the file cannot be read, or a key of it is invalid.
+        OptionError: an option's value is invalid.
+        UsageError: neither ``model`` nor ``workload`` given.
+    """
+    from planner.workload.inputs import load_workload_mapping, workload_from_options
+
+    if workload is None:
+        if "model" not in options:
+            raise UsageError(f"{function}() needs model= (and task=), or workload= (a workload file or mapping)",
+                             usage="give --model (or --workload FILE)" if function == "fit" else
+                             "give --model (and --task), or --workload FILE")
+        return workload_from_options(dict(options), catalog, gpu=gpu), {}
+    data, file, name = source if source is not None else workload_source(workload)
+    return load_workload_mapping(data, catalog, options, file=file, default_name=name, gpu=gpu), data
+
+
+def tp_from_gpus(given: Mapping[str, Any], written: Mapping[str, Any]) -> bool:
+    """Whether an inference workload's tp comes from ``gpus`` N: no tp was given (option or workload
+    key), so the N GPUs are one replica at tp N (the workload reader, planner.workload.spec, reads gpus
+    and tp and refuses a count that does not hold whole replicas; ``written``: the workload's keys)."""
+    return (given.get("task", written.get("task")) == "infer" and "gpus" in given and "tp" not in given
+            and "tp" not in written)
+
+
+def vllm_headroom(workload: Workload, headroom: float | None) -> float:
+    """The planning headroom for a check on one card: none for an engine: vllm workload (its
+    gpu_memory_utilization is the margin; a headroom given for one is refused), else ``headroom``
+    (None: the default, 0.05).
+
+    Raises:
+        OptionError: a headroom given for an engine: vllm workload.
+    """
+    from planner.plan.candidates import takes_headroom
+    from planner.workload.inputs import OptionError
+
+    if takes_headroom(workload):
+        return headroom_of(headroom)
+    if headroom is not None:
+        raise OptionError("does not apply to engine vllm: vLLM keeps 1 - gpu_memory_utilization of the card free",
+                          entry="headroom", hint="Lower --gpu-memory-utilization for a larger margin.")
+    return 0.0
+
+
+def vllm_context_note(workload: Workload, context_given: bool, longest_fit: int | None = None) -> str | None:
+    """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
+
+    ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
+    start when one sequence that long does not fit its KV cache; the plan sized the default context.
+    ``longest_fit``: the longest max_model_len vLLM starts with on the card, when known
+    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`).
+    """
+    i = workload.infer
+    longest = workload.architecture.max_position_embeddings
+    if i is None or i.engine != "vllm" or context_given or i.context >= longest:
+        return None
+    note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "
+            f"{i.context}: it defaults to the model's maximum, {longest:,} tokens")
+    if longest_fit is not None and longest_fit < longest:
+        note += (", and refuses to start when one sequence that long does not fit the KV cache ("
+                 + (f"at most {longest_fit:,} tokens here)" if longest_fit else "no KV cache is left here)"))
+    return note + "."
+
+
+def gib_text(n: float) -> str:
+    """Bytes as GiB (2^30) with two decimals, e.g. '14.59 GiB'."""
+    return f"{n / 2**30:,.2f} GiB"

@@ -1,0 +1,286 @@
+"""``planner.plan``: the cheapest machine that runs every workload of a scenario, its quote and,
+when asked, its reports (``planner plan``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from planner.api.inputs import catalog_of
+from planner.core.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+
+    from planner.catalog.loader import Catalog
+    from planner.plan.scenario import Scenario
+    from planner.plan.solver import Plan
+
+#: Report formats plan writes into ``out``: the workbook, the ranked candidates, the plan, the Markdown report.
+PLAN_FORMATS = ("xlsx", "csv", "json", "md")
+#: The formats written when none are named (``planner plan``'s default ``--format``).
+DEFAULT_FORMATS = ("xlsx", "csv", "json")
+#: Largest number of alternatives kept (``--top``).
+MAX_TOP = 1000
+
+
+def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
+    """'xlsx,csv' (or ['xlsx', 'csv']) -> ('xlsx', 'csv'), in the order given, without repeats.
+
+    Raises:
+        InputError: an empty list, or a name that is not a report format (with the close match);
+            its ``problem`` is the sentence ``planner plan --format`` prints.
+    """
+    from planner.core.errors import did_you_mean
+
+    names = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    parts = [p.strip().lower() for p in names if p.strip()]
+    valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
+    if not parts:
+        raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
+    bad = [p for p in parts if p not in PLAN_FORMATS]
+    if bad:
+        guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
+        what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
+            f"{', '.join(map(repr, bad))} are not report formats"
+        raise InputError(f"{what}; {valid}" + (f". {guess}" if guess.startswith("Did you mean") else ""),
+                         entry="--format")
+    return tuple(dict.fromkeys(parts))
+
+
+def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
+    """``top`` (``--top``) checked: a whole number from ``least`` to ``most``.
+
+    Raises:
+        OptionError: not a whole number, or out of range.
+    """
+    from planner.workload.inputs import OptionError
+
+    if isinstance(top, bool) or not isinstance(top, int) or not least <= top <= most:
+        raise OptionError(f"must be a whole number from {least} to {most}, not {top!r}", entry="top")
+    return top
+
+
+def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mapping[str, Any]]:
+    """The validated scenario of ``scenario`` (a file path or a mapping), the text the reports show
+    for it (the file as written; a mapping as YAML), and its mapping as read.
+
+    Raises:
+        ScenarioError: as planner.plan.scenario.load_scenario.
+        InputError: ``scenario`` is neither a path nor a mapping.
+    """
+    import hashlib
+
+    from planner.plan.scenario import read_scenario_file, scenario_from_mapping
+
+    if isinstance(scenario, Mapping):
+        return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
+    if isinstance(scenario, (str, os.PathLike)):
+        shown = str(scenario)
+        data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario and its text
+        result = scenario_from_mapping(data, catalog, file=shown, default_name=Path(scenario).stem,
+                                       sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(scenario).parent)
+        # the text as Path.read_text gives it (newlines made '\n'), for the reports
+        return result, raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n"), data
+    raise InputError(f"scenario must be a file path or a mapping, not {type(scenario).__name__}", entry="scenario")
+
+
+def _mapping_text(data: Mapping[str, Any]) -> str:
+    """A scenario given as a mapping, as YAML text for the workbook's Assumptions sheet."""
+    import yaml
+
+    return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False, allow_unicode=True)
+
+
+def with_undefined_sources(result: Plan, index: Any) -> Plan:
+    """The plan with a warning naming the REF ids its quote lines cite that ``index`` (the
+    :class:`planner.catalog.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.report.from_plan.plan_references`)
+    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
+    from planner.catalog.sources import ref_ids
+
+    missing: dict[str, list[str]] = {}
+    for item in result.items:
+        for ref in ref_ids(item.source):
+            if ref not in index:
+                missing.setdefault(ref, []).append(item.catalog_id or item.description)
+    if not missing:
+        return result
+    text = "; ".join(f"REF:{ref} ({', '.join(dict.fromkeys(ids))})" for ref, ids in missing.items())
+    return dataclasses.replace(result, warnings=tuple(result.warnings) + (
+        f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the overlay's "
+        "SOURCES.md so the quote can be traced",))
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A scenario's plan and the reports written for it.
+
+    Attributes:
+        plan: the solver's recommendation (:class:`planner.plan.solver.Plan`): the choice, the
+            quote's line items and total (USD), each workload's estimate on the chosen machine,
+            the alternatives, the ranked candidate table, assumptions and warnings.
+        outputs: the reports written (format -> path); empty without ``out``.
+    """
+
+    plan: Plan
+    outputs: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def scenario(self) -> str:
+        """The scenario's name."""
+        return self.plan.scenario
+
+    @property
+    def total_usd(self) -> float:
+        """The quote's total, USD (capex)."""
+        return self.plan.total_usd
+
+    @property
+    def choice(self) -> dict[str, Any]:
+        """The chosen candidate row (column -> value; planner.plan.candidates.COLUMNS)."""
+        return self.plan.choice
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Things to check before buying."""
+        return tuple(self.plan.warnings)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict, the document ``planner plan --json`` prints (planner.report.export.plan_to_dict;
+        sizes in bytes, money in USD) with ``outputs`` (format -> path written)."""
+        from planner.report.export import plan_to_dict
+
+        return {**plan_to_dict(self.plan), "outputs": {k: str(p) for k, p in self.outputs.items()}}
+
+    def to_frame(self, table: str = "candidates") -> pandas.DataFrame:
+        """A table of the plan as a pandas DataFrame (column names carry their units: ``_bytes``, ``_usd``).
+
+        Args:
+            table: 'candidates' (every configuration, ranked, feasible first, with why_not: the
+                csv report), 'alternatives' (the runners-up and why each lost), 'line_items' (the
+                quote) or 'infeasible' (per binding rule, the candidates it excluded and the closest miss).
+
+        Raises:
+            InputError: another table name.
+        """
+        import pandas as pd
+
+        if table == "candidates":
+            return self.plan.candidates.copy()
+        if table == "alternatives":
+            return pd.DataFrame(self.plan.alternatives).copy()
+        if table == "infeasible":
+            return pd.DataFrame(self.plan.infeasible).copy()
+        if table == "line_items":
+            return pd.DataFrame([{**dataclasses.asdict(i), "total_usd": i.total_usd} for i in self.plan.items])
+        from planner.core.errors import did_you_mean
+
+        tables = ("candidates", "alternatives", "line_items", "infeasible")
+        raise InputError(f"no table {table!r} in a plan", entry="table", hint=did_you_mean(str(table), tables))
+
+
+def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
+         top: int = 5) -> PlanResult:
+    """Recommend the cheapest machine that runs every workload of a scenario.
+
+    The Python form of ``planner plan``; it writes no file unless ``out`` is given.
+
+    Args:
+        scenario: a scenario file (path) or a mapping with the same keys (``name``, ``workloads``,
+            ``constraints``, ...; scenarios/README.md).
+        catalog: a Catalog (``planner.load_catalog()``), an overlay directory, or None for the shipped one.
+        out: a directory to write the reports into, ``<out>/<scenario>.<format>`` (``--out``;
+            default: none written). Each file is written to a temporary file and renamed into place.
+        format: the reports to write into ``out`` ('xlsx,csv' or a list; default xlsx, csv and
+            json): xlsx (the workbook with a live quote), csv (every candidate, ranked), json (the
+            plan), md (the recommendation and memory breakdowns).
+        top: how many alternatives to keep (0 to 1000; default 5).
+
+    Returns:
+        :class:`PlanResult`.
+
+    Raises:
+        NoFeasiblePlan: nothing fits (an InfeasibleError): the message gives the reasons per rule and
+            what would fit; with ``out``, the csv and json asked for are written (``outputs``) and
+            the workbook and Markdown report of an earlier plan of the scenario removed (``removed``).
+        ScenarioError: an invalid scenario (file, line and key named).
+        CatalogError: an invalid catalog overlay.
+        OutputError: ``out`` cannot be written.
+        InputError: ``format`` without ``out``, or an unknown format; OptionError: ``top`` out of range.
+
+    Example:
+        >>> from planner import plan
+        >>> r = plan("scenarios/qlora-7b-12gb.yaml")
+        >>> r.choice["gpu_id"], r.total_usd  # doctest: +SKIP
+        ('rtx-3060-12gb', 1234.56)
+        >>> r.to_frame("alternatives")[["gpu_id", "capex_usd", "why_lost"]]  # doctest: +SKIP
+    """
+    from planner.core.atomic import ensure_dir, write_text
+    from planner.core.names import safe_stem
+    from planner.plan.solver import NoFeasiblePlan
+    from planner.plan.solver import plan as make_plan
+    from planner.report.export import candidates_csv, infeasible_to_dict, plan_to_dict
+
+    if out is None and format is not None:
+        raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
+                         hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
+    formats = report_formats(format) if format is not None else DEFAULT_FORMATS
+    top = top_of(top)
+    cat = catalog_of(catalog)
+    sc, text, _ = read_scenario(scenario, cat)
+    if sc.costs is not None:
+        from planner.cost.tco import read_costs
+
+        # plan does not use the rent-or-buy inputs, but a mistake in them is still the user's to see
+        read_costs(sc.costs, cat, sc.workloads)
+
+    def write(name: str, table: Any, document: dict[str, Any]) -> dict[str, Path]:
+        paths: dict[str, Path] = {}
+        if out is None or ("csv" not in formats and "json" not in formats):
+            return paths  # nothing to write: do not even create the directory
+        where = ensure_dir(Path(out))
+        stem = safe_stem(name)
+        if "csv" in formats:
+            paths["csv"] = write_text(where / f"{stem}.csv", candidates_csv(table))
+        if "json" in formats:
+            paths["json"] = write_text(where / f"{stem}.json",
+                                       json.dumps(document, indent=2, allow_nan=False) + "\n")
+        return paths
+
+    try:
+        result = make_plan(sc, cat, top_k=top)
+    except NoFeasiblePlan as exc:
+        if out is not None:
+            exc.outputs = write(exc.scenario, exc.candidates, infeasible_to_dict(exc))
+            # A quote or report from an earlier, feasible run of this scenario would now be stale.
+            stale = [Path(out) / f"{safe_stem(exc.scenario)}.{ext}" for ext in ("xlsx", "md")]
+            exc.removed = [p for p in stale if p.is_file()]
+            for p in exc.removed:
+                p.unlink()
+        raise
+    from planner.report.from_plan import plan_references
+
+    # the catalog's SOURCES.md, read once: for the undefined-REF warning and the workbook's Sources sheet
+    references = plan_references((result.assumptions or {}).get("catalog_files") or ())
+    result = with_undefined_sources(result, references)
+    if out is None:
+        return PlanResult(result)
+    paths = write(result.scenario, result.candidates, plan_to_dict(result))
+    stem = safe_stem(result.scenario)
+    if "xlsx" in formats:
+        from planner.report.from_plan import workbook_data_from_plan
+        from planner.report.workbook import write_workbook
+
+        data = workbook_data_from_plan(result, scenario_text=text, references=references)
+        paths["xlsx"] = write_workbook(data, ensure_dir(Path(out)) / f"{stem}.xlsx")
+    if "md" in formats:
+        from planner.report.render import plan_markdown, plan_text
+
+        md = plan_markdown(plan_text(result), result.estimates)
+        paths["md"] = write_text(ensure_dir(Path(out)) / f"{stem}.md", md)
+    return PlanResult(result, paths)

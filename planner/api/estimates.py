@@ -194,7 +194,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         >>> r = estimate(model="llama-2-7b", task="train", method="qlora", micro_batch=2, seq_len=1024)
         >>> round(r.per_gpu_total_bytes / 2**30, 2)  # GiB per GPU
         16.47
-        >>> r.to_frame()[["component", "GiB"]].head(3)  # doctest: +SKIP
+        >>> r.to_frame()[["component", "where", "GiB"]].head(2)
+                           component where    GiB
+        0  weights (frozen NF4 base)   gpu  3.600
+        1       LoRA adapter weights   gpu  0.031
     """
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget

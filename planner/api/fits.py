@@ -192,9 +192,10 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
 
     Example:
         >>> from planner import fit
-        >>> r = fit(model="llama-2-7b", gpu="rtx-4090", task="train", method="qlora", micro_batch="max")
-        >>> r.max_value, r.limited_by  # doctest: +SKIP
-        (11, 'memory')
+        >>> r = fit(model="llama-2-7b", gpu="rtx-4090", task="train", method="qlora", seq_len=1024,
+        ...         micro_batch="max")
+        >>> r.max_value, r.limited_by
+        (2, 'memory')
     """
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate

@@ -80,8 +80,6 @@ class EstimateResult:
             not the memory estimate.
         context_note: for engine vllm with the context left at its default, the --max-model-len
             vllm serve needs (None otherwise).
-        takes_headroom: whether a fit check keeps a headroom free (False for engine vllm, whose
-            gpu_memory_utilization is the margin; planner.plan.candidates.takes_headroom).
     """
 
     estimate: Estimate
@@ -89,7 +87,14 @@ class EstimateResult:
     gpu: GpuCheck | None = None
     notes_for_compare: tuple[str, ...] = ()
     context_note: str | None = None
-    takes_headroom: bool = True
+
+    @property
+    def takes_headroom(self) -> bool:
+        """Whether a fit check keeps a headroom free (False for engine vllm, whose
+        gpu_memory_utilization is the margin; planner.plan.candidates.takes_headroom)."""
+        from planner.plan.candidates import takes_headroom
+
+        return takes_headroom(self.workload)
 
     @property
     def per_gpu_total_bytes(self) -> int:
@@ -201,7 +206,6 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     """
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
-    from planner.plan.candidates import takes_headroom
     from planner.workload.inputs import OptionError
 
     check_keywords("estimate", options, workload_keys())
@@ -254,5 +258,4 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                    if v)
     longest = check.vllm.get("longest_max_model_len") if check is not None and check.vllm else None
     note = vllm_context_note(wl, "context" in given or "context" in written, longest)
-    return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
-                          takes_headroom=takes_headroom(wl))
+    return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note)

@@ -1,11 +1,12 @@
 """Text and JSON forms of an :class:`planner.memory.Estimate` and text of a plan for the terminal and scripts.
 
 Only this module and the report writers turn bytes into GiB for people; every header says
-its unit. pandas is imported inside the functions, so importing this module costs nothing.
+its unit. The estimate's text imports no pandas; the plan's text imports it inside the function.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from planner.memory import Estimate
@@ -43,28 +44,57 @@ def estimate_to_dict(est: Estimate) -> dict[str, Any]:
     }
 
 
-def estimate_table(est: Estimate):
-    """The breakdown as a pandas DataFrame with unit-bearing headers."""
-    import pandas as pd
+def _float_cells(values: list[float]) -> list[str]:
+    """Numbers as pandas' ``DataFrame.to_string`` writes a float column: fixed point with the fewest
+    decimals that shows every value (at most 6, at least 1), the same for the whole column.
 
-    rows = []
-    for c in est.components:
-        rows.append({
-            "component": c.name,
-            "when": c.phase or "always",
-            "per-GPU GiB": round(c.bytes / GiB, 3) if c.where == "gpu" else None,
-            "host GiB": round(c.bytes / GiB, 3) if c.where == "host" else None,
-            "formula": c.formula,
-            "source": c.source,
-        })
-    return pd.DataFrame(rows)
+    Fixed point holds for the values shown here, sizes in GiB rounded to 3 decimals (pandas
+    switches to exponents only above 1e6 or below 1e-6; pandas/io/formats/format.py,
+    FloatArrayFormatter and _trim_zeros_float).
+    """
+    cells = [f"{v:.6f}" for v in values]
+    while cells and all(c.endswith("0") for c in cells):
+        cells = [c[:-1] for c in cells]
+    return [c + "0" if c.endswith(".") else c for c in cells]
+
+
+def _plain(value: object) -> str:
+    """A text cell as pandas prints it: tabs and line breaks escaped (pandas.io.formats.printing.pprint_thing)."""
+    return str(value).replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
+
+
+def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[str] = ()) -> str:
+    """Rows as a right-aligned text table, laid out as pandas' ``DataFrame.to_string(index=False)``
+    lays out the same frame, without importing pandas.
+
+    Args:
+        columns: the headers.
+        rows: one list of cells per row, in ``columns``' order.
+        numeric: the columns holding floats (no missing values): written by :func:`_float_cells`, and
+            their headers with a leading space, as pandas writes a numeric column's header.
+    """
+    if not rows:
+        return f"Empty DataFrame\nColumns: [{', '.join(columns)}]\nIndex: []"
+    numeric = set(numeric)
+    cols = []
+    for i, name in enumerate(columns):
+        cells = [row[i] for row in rows]
+        if name in numeric:
+            text, head = _float_cells([float(c) for c in cells]), " " + name
+        else:
+            text, head = [_plain(c) for c in cells], name
+        width = max(len(head), *(len(c) for c in text))
+        cols.append([head.rjust(width)] + [c.rjust(width) for c in text])
+    return "\n".join(" ".join(col[r] for col in cols) for r in range(len(rows) + 1))
 
 
 def estimate_text(est: Estimate, *, width: int = 200) -> str:
-    """The breakdown, the recipe and the totals as text for the terminal."""
-    import pandas as pd
+    """The breakdown, the recipe and the totals as text for the terminal.
 
-    df = estimate_table(est)
+    The tables are laid out as pandas lays them out, without importing it (``planner estimate``
+    prints this, and importing pandas would be most of its time; :func:`text_table`). ``width`` is
+    kept for callers; a table line is as long as its cells.
+    """
     lines = [
         f"Workload: {est.workload_name}   model: {est.model_id}   task: {est.task}   GPUs: {est.gpus}"
         f" ({est.gpus_per_node} per machine)",
@@ -72,13 +102,13 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
         f"Recipe: {est.recipe} - {est.recipe_description}",
         "",
     ]
-    with pd.option_context("display.max_colwidth", 90, "display.width", width, "display.max_rows", 500):
-        for where, title in (("gpu", "Per GPU"), ("host", "Host RAM (one machine)")):
-            part = df[[c.where == where for c in est.components]]
-            cols = ["component", "when", "per-GPU GiB" if where == "gpu" else "host GiB", "formula", "source"]
-            lines.append(f"{title}:")
-            lines.append(part[cols].to_string(index=False, na_rep=""))
-            lines.append("")
+    for where, title in (("gpu", "Per GPU"), ("host", "Host RAM (one machine)")):
+        size = "per-GPU GiB" if where == "gpu" else "host GiB"
+        rows = [[c.name, c.phase or "always", round(c.bytes / GiB, 3), c.formula, c.source]
+                for c in est.components if c.where == where]
+        lines.append(f"{title}:")
+        lines.append(text_table(["component", "when", size, "formula", "source"], rows, (size,)))
+        lines.append("")
     lo, hi = est.ram_rule_bytes()
     lines.append(f"Per-GPU total: {est.per_gpu_total_bytes / GiB:,.2f} GiB"
                  f" (peak in {est.peak_phase or 'every phase'}; tensors {est.per_gpu_allocated_bytes / GiB:,.2f} GiB)")

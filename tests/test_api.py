@@ -379,3 +379,15 @@ def test_no_file_is_written_outside_out(tmp_path, monkeypatch):
     plan(ROOT / "scenarios" / "qlora-7b-12gb.yaml", catalog=_shipped())
     compare(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml", catalog=_shipped())
     assert set(os.listdir(tmp_path)) == before
+
+
+def test_plan_and_compare_refuse_unknown_keywords_too():
+    from planner import compare, plan
+
+    with pytest.raises(UnknownKeywordError) as p_info:
+        plan(ROOT / "scenarios" / "qlora-7b-12gb.yaml", tpo=3)
+    with pytest.raises(UnknownKeywordError) as c_info:
+        compare(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml", outt="x")
+    assert str(p_info.value) == "plan() got an unexpected keyword argument 'tpo'. Did you mean 'top'?"
+    assert str(c_info.value) == "compare() got an unexpected keyword argument 'outt'. Did you mean 'out'?"
+    assert isinstance(p_info.value, TypeError) and isinstance(c_info.value, TypeError)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of
+from planner.api.inputs import catalog_of, check_keywords
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -100,7 +100,7 @@ def write_comparison_workbook(comparison: Comparison, plan: Plan, path: Path, *,
     return write_workbook(data, path, extra_sheets=[add])
 
 
-def compare(scenario: Any, *, catalog: Any = None, out: Any = None) -> CompareResult:
+def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
     The Python form of ``planner compare``: plans the scenario as :func:`planner.plan` does, then
@@ -124,6 +124,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None) -> CompareRe
         ScenarioError: an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
             ``tokens_per_request`` below the context).
         CatalogError, OutputError: as for :func:`planner.plan`.
+        UnknownKeywordError: a keyword compare does not take (also a TypeError). ``planner compare
+            --top`` only trims the text; :func:`planner.cost.compare.comparison_text` takes it.
 
     Example:
         >>> from planner import compare
@@ -143,6 +145,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None) -> CompareRe
     from planner.cost.tco import check_request_inputs, read_costs
     from planner.plan.solver import plan as make_plan
 
+    check_keywords("compare", unknown, ("catalog", "out"))
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)

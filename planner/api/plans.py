@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of
+from planner.api.inputs import catalog_of, check_keywords
 from planner.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -185,7 +185,7 @@ class PlanResult:
 
 
 def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
-         top: int = 5) -> PlanResult:
+         top: int = 5, **unknown: Any) -> PlanResult:
     """Recommend the cheapest machine that runs every workload of a scenario.
 
     The Python form of ``planner plan``; it writes no file unless ``out`` is given.
@@ -212,6 +212,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         CatalogError: an invalid catalog overlay.
         OutputError: ``out`` cannot be written.
         InputError: ``format`` without ``out``, or an unknown format; OptionError: ``top`` out of range.
+        UnknownKeywordError: a keyword plan does not take (with close matches; also a TypeError).
 
     Example:
         >>> from planner import plan
@@ -229,6 +230,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     from planner.plan.solver import plan as make_plan
     from planner.report.export import candidates_csv, infeasible_to_dict, plan_to_dict
 
+    check_keywords("plan", unknown, ("catalog", "out", "format", "top"))
     if out is None and format is not None:
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")

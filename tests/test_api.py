@@ -222,12 +222,26 @@ def test_fit_when_nothing_fits_raises_with_the_document_the_command_prints(cli):
     assert err == str(info.value) + "\n"
 
 
+def test_fit_gpu_layers_is_what_the_command_prints(cli):
+    from planner import fit
+
+    # a 70B Q4_K_M GGUF (about 40 GiB) on a 24 GB card: some layers on the GPU, the rest in host RAM
+    r = fit(model="llama-3.1-70b", gpu="rtx-4090", task="infer", engine="llama.cpp", context=8192,
+            gpu_layers="max", catalog=_shipped())
+    doc = _cli_json(cli, "fit", "--model", "llama-3.1-70b", "--gpu", "rtx-4090", "--task", "infer", "--engine",
+                    "llama.cpp", "--context", "8192", "--gpu-layers", "max")
+    assert r.to_dict() == doc
+    assert r.workload.infer.gpu_layers == r.max_value and 0 < r.max_value < r.limit == 81
+    assert r.need_bytes <= r.capacity_bytes < r.next_need_bytes
+
+
 def test_fit_needs_exactly_one_max():
     from planner import fit
 
     with pytest.raises(UsageError) as info:
         fit(model="llama-2-7b", gpu="rtx-4090", micro_batch=4, catalog=_shipped())
-    assert str(info.value) == "fit() needs exactly one of micro_batch, seq_len, context, concurrency set to 'max'."
+    assert str(info.value) == ("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers "
+                               "set to 'max'.")
     assert isinstance(info.value, TypeError)
 
 

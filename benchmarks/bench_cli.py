@@ -26,7 +26,7 @@ Targets (issue 21): estimate <= 1.1x, plan <= 1.5x. The exit status is 1 when a 
 misses its target (``--no-check`` prints only).
 
 Usage:
-    python benchmarks/bench_cli.py [--rounds 7] [--no-check]
+    python benchmarks/bench_cli.py [--rounds 7] [--no-check] [--no-bytecode-cache] [--root CHECKOUT]
 """
 
 from __future__ import annotations
@@ -51,11 +51,11 @@ SCENARIO = "scenarios/qlora-7b-12gb.yaml"
 TARGETS = {"estimate": 1.1, "plan": 1.5}
 
 
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds: user + system) of one run of ``cmd``."""
+def _timed(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one run of ``cmd`` in ``root``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    r = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    r = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if r.returncode != 0:
@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-check", action="store_true", help="print only; exit 0 whatever the ratios")
     ap.add_argument("--no-bytecode-cache", action="store_true",
                     help="run with PYTHONDONTWRITEBYTECODE=1 and no cache prefix (the planner compiled every run)")
+    ap.add_argument("--root", type=Path, default=ROOT,
+                    help="the checkout whose planner runs (default: this one), to compare two checkouts")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": str(Path(tmp) / ".config")}
@@ -82,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                 "estimate": [py, "-m", "planner", *ESTIMATE],
                 "plan": [py, "-m", "planner", "plan", SCENARIO, "--out", str(Path(tmp) / "reports")]}
         for cmd in cmds.values():  # warm the file cache and write the bytecode
-            _timed(cmd, env)
+            _timed(cmd, env, args.root)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
         for _ in range(args.rounds):
             for name, cmd in cmds.items():
-                runs[name].append(_timed(cmd, env))
+                runs[name].append(_timed(cmd, env, args.root))
     print(f"{'command':<14} {'wall best':>10} {'wall median':>12} {'CPU best':>9} {'CPU median':>11} "
           f"{'ratio (CPU)':>12} {'ratio (wall)':>13} {'target':>7}")
     base = runs["import pandas"]

@@ -823,10 +823,10 @@ def test_zero3_offload_params_fetches_parameters_onto_one_gpu_as_onto_many():
     # With offload_param the GPU owns no parameters: DeepSpeed's partitioned_param_coordinator fetches
     # each module's parameters (and the prefetch bucket) from the host partition into GPU memory, on
     # one GPU as on many. Llama-2-7B, bf16, ZeRO-3 + offload_param + offload_optimizer:
-    #   largest layer  4 x 4,096^2 (attention) + 3 x 4,096 x 11,008 (MLP) + 2 x 4,096 x 2 (norms)
-    #                  = 67,108,864 + 135,266,304 + 16,384 = 202,391,552 params
-    #   in flight      min(2 x 202,391,552 + 50,000,000 prefetch, 1e9 max live) = 454,783,104 params
-    #                  x 2 B = 909,566,208 B (forward-backward), whatever the number of GPUs
+    #   largest layer  4 x 4,096^2 (attention) + 3 x 4,096 x 11,008 (MLP) + 2 x 4,096 (two RMSNorm
+    #                  weights) = 67,108,864 + 135,266,304 + 8,192 = 202,383,360 params
+    #   in flight      min(2 x 202,383,360 + 50,000,000 prefetch, 1e9 max live) = 454,766,720 params
+    #                  x 2 B = 909,533,440 B (forward-backward), whatever the number of GPUs
     arch = catalog_arch("llama-2-7b")
     keys = dict(task="train", recipe="mixed-bf16", zero=3, offload_params=True, offload_optimizer=True)
     one = estimate(workload(arch, **keys, gpus=1))
@@ -834,8 +834,8 @@ def test_zero3_offload_params_fetches_parameters_onto_one_gpu_as_onto_many():
     g1 = {c.name: c for c in one.gpu_components()}
     g2 = {c.name: c for c in two.gpu_components()}
     assert "weights" not in g1  # on the host
-    assert g1["gathered parameters in flight (ZeRO-3)"].bytes == (2 * 202_391_552 + 50_000_000) * 2 == 909_566_208
-    assert g2["gathered parameters in flight (ZeRO-3)"].bytes == 909_566_208
+    assert g1["gathered parameters in flight (ZeRO-3)"].bytes == (2 * 202_383_360 + 50_000_000) * 2 == 909_533_440
+    assert g2["gathered parameters in flight (ZeRO-3)"].bytes == 909_533_440
     # the same tensors on the GPU; two GPUs add only the NCCL buffers (256 MiB, planner.memory.overheads)
     assert one.per_gpu_allocated_bytes == two.per_gpu_allocated_bytes
     assert two.per_gpu_total_bytes - one.per_gpu_total_bytes == 256 * 2**20

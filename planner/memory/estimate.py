@@ -118,7 +118,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     probe = Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
                      trainable_parameters=0, recipe=i.weights, recipe_description="",
                      components=tuple(comps + later + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
-                     extra={"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)})
+                     extra={"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp, "vllm")})
     tokens, seqs = SMALL_CARD_DEFAULTS
     b = vllm_budget(w, probe, cuda_total=0, gpu_id="", max_num_batched_tokens=i.max_num_batched_tokens or tokens,
                     max_num_seqs=i.max_num_seqs or seqs)
@@ -141,7 +141,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                            f"max(forward of {b.max_num_batched_tokens:,} tokens, hidden states + sampler over "
                            f"{b.max_num_seqs:,} rows of V={arch.vocab_size:,} x {c + 12} B)",
                            "vLLM V1 gpu_model_runner.py profile_run / _dummy_sampler_run", phase="prefill"))
-    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
+    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp, "vllm")}
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
     s = allocated + b.non_torch
     context = sum(x.bytes for x in runtime if x.name.startswith("CUDA context"))

@@ -28,16 +28,33 @@ def kv_heads_per_gpu(arch: Architecture, tp: int) -> int:
     return max(1, arch.num_key_value_heads // tp)
 
 
-def kv_bytes_per_token(arch: Architecture, kv_dtype: str, tp: int = 1) -> int:
-    """KV cache bytes per token of one sequence, all layers, per GPU: 2 x L x kv x d x bytes.
+def kv_bytes_per_token(arch: Architecture, kv_dtype: str, tp: int = 1, engine: str = "hf") -> int:
+    """KV cache bytes per token of one sequence, all layers, per GPU: 2 x L x kv x d x bytes, or
+    what each layer caches instead (:meth:`Architecture.kv_values_per_token_layer`: MLA's latent,
+    Falcon-40B's broadcast heads under Transformers).
 
-    Llama-3.1-8B in bf16: 2 x 32 x 8 x 128 x 2 = 131,072 B.
+    Llama-3.1-8B in bf16: 2 x 32 x 8 x 128 x 2 = 131,072 B. DeepSeek-V3 (MLA): 61 x (512 + 64) x
+    2 = 70,272 B.
     """
-    return 2 * arch.num_hidden_layers * kv_heads_per_gpu(arch, tp) * arch.head_dim * KV_BYTES[kv_dtype]
+    return arch.kv_cache_layers * arch.kv_values_per_token_layer(engine, tp) * KV_BYTES[kv_dtype]
+
+
+def kv_layout_text(arch: Architecture, engine: str = "hf", tp: int = 1) -> str:
+    """What one layer caches per token, in words with the numbers (for formulas)."""
+    if arch.is_mla:
+        return (f"MLA latent (kv_lora_rank {arch.kv_lora_rank} + qk_rope_head_dim {arch.qk_rope_head_dim}, "
+                f"whole on every GPU)")
+    if arch.generic:
+        return f"{arch.kv_values_per_token_layer(engine, tp):,} K and V values ({arch.extra.get('_kv_source', '')})"
+    kvh = max(1, (arch.hf_kv_heads if engine == "hf" and arch.hf_kv_heads else arch.num_key_value_heads) // tp)
+    text = f"2 x kv_heads {kvh} x head_dim {arch.head_dim}"
+    if engine == "hf" and arch.hf_kv_heads:
+        text += " (Transformers' Falcon caches every query head's K and V)"
+    return text
 
 
 def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurrency: int, tp: int = 1,
-                   sliding_window: bool = True, chunk: int = 1) -> tuple[int, str]:
+                   sliding_window: bool = True, chunk: int = 1, engine: str = "hf") -> tuple[int, str]:
     """KV cache bytes per GPU for ``concurrency`` sequences of ``context`` tokens each.
 
     Args:
@@ -49,18 +66,18 @@ def kv_cache_bytes(arch: Architecture, *, kv_dtype: str, context: int, concurren
             tokens, so the storage it holds is min(context, window - 1 + chunk) tokens: the whole
             prompt after an unchunked prefill, the window during decoding (chunk 1).
 
+        engine: 'hf' (what Transformers caches) or 'vllm'.
+
     Returns:
         (bytes, formula text).
     """
-    kvh = kv_heads_per_gpu(arch, tp)
-    per_layer_token = 2 * kvh * arch.head_dim * KV_BYTES[kv_dtype]
-    L = arch.num_hidden_layers
-    wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
+    per_layer_token = arch.kv_values_per_token_layer(engine, tp) * KV_BYTES[kv_dtype]
+    L = arch.kv_cache_layers
+    wl = min(arch.sliding_window_layers, L) if (sliding_window and arch.sliding_window) else 0
     full_layers = L - wl
     window_tokens = min(context, (arch.sliding_window - 1 + max(chunk, 1)) if arch.sliding_window else context)
     total = per_layer_token * concurrency * (full_layers * context + wl * window_tokens)
-    text = (f"2 x kv_heads {kvh} x head_dim {arch.head_dim} x {KV_BYTES[kv_dtype]} B ({kv_dtype}) x "
-            f"{concurrency} seq x ")
+    text = f"{kv_layout_text(arch, engine, tp)} x {KV_BYTES[kv_dtype]} B ({kv_dtype}) x {concurrency} seq x "
     if wl:
         text += f"({full_layers} layers x {context:,} + {wl} window layers x {window_tokens:,}) tokens"
     else:

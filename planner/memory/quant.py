@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.model.architecture import Architecture
+from planner.model.architecture import Architecture, LinearModule
+from planner.model.quantization import WeightScheme
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,33 @@ def nf4_constant_bits(double_quant: bool) -> float:
 
 #: Projections whose input dimension is split under tensor parallelism (row-parallel): their bias
 #: is kept whole on every rank (Megatron-LM RowParallelLinear; vLLM adds it on rank 0 only).
-ROW_PARALLEL = frozenset({"o_proj", "c_proj", "dense", "down_proj", "dense_4h_to_h", "w2"})
+ROW_PARALLEL = frozenset({"o_proj", "c_proj", "dense", "down_proj", "dense_4h_to_h", "w2", "out_proj", "fc2", "fc_out",
+                          "experts.down_proj"})
+#: Projections every tensor-parallel rank keeps whole: MLA's down-projections to the latents
+#: (vLLM ReplicatedLinear q_a_proj and kv_a_proj_with_mqa, vllm/model_executor/models/deepseek_v2.py)
+#: and Qwen2-MoE's shared-expert gate (h -> 1).
+REPLICATED = frozenset({"q_a_proj", "kv_a_proj_with_mqa", "shared_expert_gate"})
 #: Fused query-key-value projections: the query part splits by heads, the key/value part by KV heads.
 FUSED_QKV = frozenset({"c_attn", "qkv_proj", "query_key_value"})
+
+
+def rank_shape(arch: Architecture, m: LinearModule, tp: int) -> tuple[int, int, int]:
+    """(in_features, out_features, bias values) of one instance of module ``m`` on one
+    tensor-parallel rank (rules of :func:`tp_linear_split`)."""
+    from planner.memory.inference import kv_heads_per_gpu
+
+    if tp == 1 or m.part == "router" or m.name in REPLICATED:
+        return m.in_features, m.out_features, m.out_features if m.bias else 0
+    if m.name in ROW_PARALLEL:
+        return -(-m.in_features // tp), m.out_features, m.out_features if m.bias else 0
+    kv_w = kv_heads_per_gpu(arch, tp) * arch.head_dim
+    if m.name in ("k_proj", "v_proj") and not arch.is_mla:
+        out = kv_w
+    elif m.name in FUSED_QKV:
+        out = -(-arch.q_dim // tp) + 2 * kv_w
+    else:
+        out = -(-m.out_features // tp)
+    return m.in_features, out, out if m.bias else 0
 
 
 def tp_linear_split(arch: Architecture, tp: int) -> tuple[int, int, int]:
@@ -69,38 +94,130 @@ def tp_linear_split(arch: Architecture, tp: int) -> tuple[int, int, int]:
     their inputs (Megatron-LM, Shoeybi et al. 2019, section 3); the key and value projections hold
     ``max(1, kv / t)`` KV heads, so with more ranks than KV heads each rank keeps a whole head
     (vLLM's QKVParallelLinear replicates them; GQA and multi-query models such as GPTBigCode);
-    row-parallel biases and MoE routers (vLLM ``ReplicatedLinear``) are whole on every rank.
+    row-parallel biases, MoE routers and MLA's latent down-projections (vLLM ``ReplicatedLinear``)
+    are whole on every rank.
     """
-    from planner.memory.inference import kv_heads_per_gpu
-
     pc = arch.param_counts()
     if tp == 1:
         return pc.linear, pc.router, pc.biases
-    kv_w = kv_heads_per_gpu(arch, tp) * arch.head_dim
     weights = router = biases = 0
     for m in arch.linear_modules():
+        i, o, b = rank_shape(arch, m, tp)
         if m.part == "router":
-            router += m.weight_params
-            biases += m.bias_params
-            continue
-        if m.name in ("k_proj", "v_proj"):
-            out = kv_w
-        elif m.name in FUSED_QKV:
-            out = -(-arch.q_dim // tp) + 2 * kv_w
-        elif m.name in ROW_PARALLEL:
-            weights += -(-m.in_features // tp) * m.out_features * m.count
-            biases += m.bias_params
-            continue
+            router += i * o * m.count * m.layers
         else:
-            out = -(-m.out_features // tp)
-        weights += m.in_features * out * m.count
-        biases += out * m.count if m.bias else 0
-    L = arch.num_hidden_layers
-    return weights * L, router * L, biases * L
+            weights += i * o * m.count * m.layers
+        biases += b * m.count * m.layers
+    if arch.lm_head_bias:
+        biases += -(-arch.vocab_size // tp)
+    return weights, router, biases
+
+
+def _module_paths(arch: Architecture, m: LinearModule, layer_index: int) -> str:
+    """The module path of ``m`` in layer ``layer_index`` as Transformers checkpoints name it, for a
+    scheme's ignore list (an expert is named by expert 0)."""
+    base = f"model.layers.{layer_index}"
+    if m.part == "attention":
+        return f"{base}.self_attn.{m.name}"
+    if m.part == "router":
+        return f"{base}.mlp.{m.name}"
+    if m.part == "expert":
+        proj = m.name.rpartition(".")[2]
+        return f"{base}.mlp.experts.0.{proj}"
+    if arch.shared_expert_intermediate_size and arch.is_moe and m.name != "shared_expert_gate":
+        return f"{base}.mlp.{'shared_expert' if arch.model_type == 'qwen2_moe' else 'shared_experts'}.{m.name}"
+    return f"{base}.mlp.{m.name}"
+
+
+def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1, engine: str = "hf") -> WeightBytes:
+    """Bytes of the weights per GPU of a checkpoint stored in ``scheme`` (planner.model.quantization).
+
+    Every ``nn.Linear`` of the layers (MoE experts included) that the scheme's ``ignore`` list does
+    not name stores ``bits`` per value (int32-packed for WNA16), plus its scales: one per tensor,
+    per output row (channel), per group of ``group_size`` inputs in each row, or per
+    ``block`` of rows x columns; plus zero points packed like the weights for an asymmetric scheme,
+    one fp32 input scale for a static activation scheme, and WNA16's 2-value int64 ``weight_shape``.
+    Routers stay 16-bit (vLLM builds them unquantized), as do ignored modules, embeddings, the head
+    (vLLM quantizes only LinearBase layers; the head is an embedding), norms and biases. Under
+    tensor parallelism each rank stores its slice and the scales of it.
+
+    Sources: vLLM compressed_tensors schemes (module docstring of planner.model.quantization);
+    DeepSeek-V3's fp8 checkpoints: ``weight_scale_inv`` per 128 x 128 block (its config's
+    ``weight_block_size``; vLLM Fp8LinearMethod ``BlockQuantScaleParameter``).
+    """
+    pc = arch.param_counts()
+    bits = scheme.bits
+    packed = scheme_bytes = zero_bytes = extra_bytes = 0
+    kept = 0  # 16-bit linear values (ignored modules, routers)
+    biases = 0
+    # (module, the layer indices holding it): attention in every layer, each group's MLP in its
+    # layers (DeepSeek's dense layers come first; a generic model's modules by their layer counts)
+    placed: list[tuple[LinearModule, range]] = []
+    if arch.generic or len(arch.layer_groups()) == 1:
+        placed = [(m, range(m.layers)) for m in arch.linear_modules()]
+    else:
+        at = 0
+        for k, (n, g) in enumerate(arch.layer_groups()):
+            for m in g._layer_modules():
+                if m.part == "attention":
+                    if k == 0:
+                        placed.append((m, range(arch.num_hidden_layers)))
+                else:
+                    placed.append((m, range(at, at + n)))
+            at += n
+    for m, indices in placed:
+        i, o, b = rank_shape(arch, m, tp)
+        biases += b * m.count * len(indices)
+        if m.part == "router":
+            kept += i * o * m.count * len(indices)
+            continue
+        ignored = sum(scheme.ignores(_module_paths(arch, m, k)) for k in indices)
+        quantized = (len(indices) - ignored) * m.count
+        kept += i * o * m.count * ignored
+        if not quantized:
+            continue
+        if scheme.packed:
+            packed += quantized * o * -(-i * bits // 32) * 4
+            extra_bytes += quantized * 16  # weight_shape: two int64
+        else:
+            packed += quantized * i * o * bits // 8
+        if scheme.strategy == "tensor":
+            scales = 1
+        elif scheme.strategy == "channel":
+            scales = o
+        elif scheme.strategy == "group":
+            scales = o * -(-i // scheme.group_size)
+        else:
+            b0, b1 = scheme.block
+            scales = -(-o // b0) * -(-i // b1)
+        scheme_bytes += quantized * scales * scheme.scale_bytes
+        if not scheme.symmetric:
+            zero_bytes += quantized * -(-scales * bits // 8)
+        if scheme.static_input_scale:
+            extra_bytes += quantized * 4
+    if arch.lm_head_bias:
+        biases += -(-arch.vocab_size // tp)
+    big_rest = -(-(pc.embedding + pc.lm_head + pc.vision) // tp) + pc.position_embedding
+    router_extra = sum(m.total_weight_params for m in arch.linear_modules() if m.part == "router") * 2 \
+        if arch.router_fp32 and engine == "hf" else 0
+    rest = big_rest + pc.norms + biases + kept
+    per = f"per tensor-parallel rank (t={tp}): " if tp > 1 else ""
+    consts = scheme_bytes + zero_bytes + extra_bytes
+    what = "int32-packed " if scheme.packed else ""
+    formula = (f"{per}{packed:,} B of {what}{bits}-bit linear weights + {scheme_bytes:,} B of "
+               f"{scheme.scale_bytes}-byte scales ({scheme.strategy}"
+               + (f" {scheme.group_size}" if scheme.strategy == "group" else "")
+               + (f" {scheme.block[0]}x{scheme.block[1]}" if scheme.strategy == "block" and scheme.block else "")
+               + ")" + (f" + {zero_bytes:,} B of zero points" if zero_bytes else "")
+               + (f" + {extra_bytes:,} B of input scales and weight shapes" if extra_bytes else "")
+               + f" + {rest:,} other params x 2 B" + (f" (incl. {kept:,} unquantized linear values)" if kept else "")
+               + (f" + {router_extra:,} B (router kept fp32 by Transformers)" if router_extra else ""))
+    return WeightBytes(packed, consts, rest * 2 + router_extra, f"{scheme.describe()}: {formula}")
 
 
 def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
-                 tp: int = 1, unquantized_bytes: int = 2) -> WeightBytes:
+                 tp: int = 1, unquantized_bytes: int = 2, engine: str = "hf",
+                 scheme: WeightScheme | None = None) -> WeightBytes:
     """Bytes of the model's weights per GPU in format ``fmt``.
 
     Args:
@@ -114,10 +231,20 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
             key/value projections keep whole KV heads (:func:`tp_linear_split`).
         unquantized_bytes: bytes per parameter of what bitsandbytes (nf4, int8) leaves unquantized
             (embeddings, head, norms, biases): 2, or 4 after peft's ``prepare_model_for_kbit_training``.
+        scheme: the checkpoint's storage scheme (planner.model.quantization): needed for
+            'compressed-tensors', and for 'fp8' it replaces the per-tensor default with the
+            checkpoint's scales (DeepSeek's 128 x 128 blocks, compressed-tensors' rows).
+        engine: 'hf' keeps DeepSeek's router weights fp32 (``_keep_in_fp32_modules_strict =
+            ["gate.weight", ...]``, modeling_deepseek_v3.py); vLLM's ``GateLinear`` keeps them in the
+            model dtype.
 
     Raises:
         ValueError: unknown format (callers validate names first).
     """
+    if fmt == "compressed-tensors" or (fmt == "fp8" and scheme is not None):
+        if scheme is None:
+            raise ValueError("compressed-tensors weights need the checkpoint's scheme")
+        return scheme_weight_bytes(arch, scheme, tp=tp, engine=engine)
     pc = arch.param_counts()
     # Every count below is already per tensor-parallel rank; the formula says so instead of
     # dividing again (its numbers multiply and add up to the bytes).
@@ -131,57 +258,66 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     small = pc.norms + biases
     rest = big_rest + small
     mods = arch.linear_modules()
-    L = arch.num_hidden_layers
+    # DeepSeek's router stays fp32 in Transformers whatever the model's dtype.
+    router_extra = router * 2 if arch.router_fp32 and engine == "hf" else 0
+    router_text = (f" + {router:,} router params x 2 B more (gate.weight kept fp32 by Transformers)"
+                   if router_extra else "")
     if fmt in ("fp32", "fp16", "bf16"):
         b = 4 if fmt == "fp32" else 2
         total_params = lin + rest
-        return WeightBytes(lin * b, 0, rest * b, f"{total_params:,} params{rank} x {b} B ({fmt})")
+        extra = router_extra if b == 2 else 0
+        return WeightBytes(lin * b, 0, rest * b + extra, f"{total_params:,} params{rank} x {b} B ({fmt})"
+                           + (router_text if extra else ""))
     if fmt == "fp8":
-        n_tensors = sum(m.count for m in mods) * L
+        n_tensors = sum(m.count * m.layers for m in mods)
         consts = n_tensors * 4
-        return WeightBytes(lin, consts, rest * 2,
+        return WeightBytes(lin, consts, rest * 2 + router_extra,
                            f"{per}{lin:,} linear params x 1 B + {n_tensors:,} fp32 scales x 4 B + {rest:,} other "
-                           "params x 2 B")
+                           "params x 2 B" + router_text)
     # bitsandbytes (int8, nf4) replaces nn.Linear modules only. Transformers 5 keeps a mixture of
     # experts' weights and its router as parameters of their own (MixtralExperts/TopKRouter,
     # Qwen3MoeExperts/TopKRouter, GptOssExperts/TopKRouter), so they load in 16-bit: only the
     # attention projections are quantized.
-    experts = -(-arch.expert_parameters // tp) + (router if arch.is_moe else 0)
+    other_params = sum(m.total_weight_params for m in mods if m.part == "param")  # a generic model's
+    experts = -(-(arch.expert_parameters + other_params) // tp) + (router if arch.is_moe else 0)
     bnb_lin, bnb_rest = lin - experts, rest + experts
     bnb_mods = bnb_linear_modules(arch)
     bnb_note = (f" (the {experts:,} MoE expert and router params are not quantized: parameters, not nn.Linear)"
                 if experts else "")
     if fmt == "int8":
-        rows = sum(m.out_features * m.count for m in bnb_mods) * L // tp
+        rows = sum(m.out_features * m.count * m.layers for m in bnb_mods) // tp
         u = unquantized_bytes
-        return WeightBytes(bnb_lin, rows * 4, bnb_rest * u,
+        extra = router_extra if u == 2 else 0
+        return WeightBytes(bnb_lin, rows * 4, bnb_rest * u + extra,
                            f"{per}{bnb_lin:,} linear params x 1 B + {rows:,} fp32 row scales x 4 B + {bnb_rest:,} "
                            f"other params x {u} B" + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "")
-                           + bnb_note)
+                           + bnb_note + (router_text if extra else ""))
     if fmt in ("int4-gptq", "int4-awq"):
         # group_size -1 (GPTQ's "no grouping"): one scale and zero per output column
-        groups = (sum(m.out_features * m.count for m in mods) * L // tp if group_size == -1
+        groups = (sum(m.out_features * m.count * m.layers for m in mods) // tp if group_size == -1
                   else -(-lin // group_size))
         consts = groups * 2 + -(-groups // 2)  # fp16 scale + packed 4-bit zero per group and column
         g_idx = 0
         if fmt == "int4-gptq":
-            g_idx = sum(m.in_features * m.count for m in mods) * L * 4
+            g_idx = sum(m.in_features * m.count * m.layers for m in mods) * 4
             consts += g_idx
         return WeightBytes(
-            -(-lin // 2), consts, rest * 2,
+            -(-lin // 2), consts, rest * 2 + router_extra,
             f"{per}{lin:,} linear params x 0.5 B + {groups:,} "
             + (f"groups of {group_size}" if group_size != -1 else "output columns (group_size -1)")
             + " x (2 B scale + 0.5 B zero)"
-            + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B")
+            + (f" + g_idx {g_idx:,} B" if g_idx else "") + f" + {rest:,} other params x 2 B" + router_text)
     if fmt == "nf4":
         bits = nf4_constant_bits(double_quant)
         consts = int(round(bnb_lin * bits / 8))
         u = unquantized_bytes
+        extra = router_extra if u == 2 else 0
         return WeightBytes(
-            -(-bnb_lin // 2), consts, bnb_rest * u,
+            -(-bnb_lin // 2), consts, bnb_rest * u + extra,
             f"{per}{bnb_lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
             f" {'double' if double_quant else 'single'} quantization) + {bnb_rest:,} other params x {u} B"
-            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note)
+            + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note
+            + (router_text if extra else ""))
     if fmt == "mxfp4":
         experts = arch.expert_parameters
         if not experts:
@@ -198,9 +334,10 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
 
 def bnb_linear_modules(arch: Architecture) -> list:
     """The linear modules bitsandbytes quantizes: every ``nn.Linear`` (and GPT-2's ``Conv1D``) of
-    the layers; a mixture of experts' experts and router are parameters in Transformers 5, not
-    modules, and stay 16-bit (see :func:`weight_bytes`)."""
-    return [m for m in arch.linear_modules() if not (arch.is_moe and m.part in ("mlp", "router"))]
+    the layers, shared experts included; a mixture of experts' routed experts and router are
+    parameters in Transformers 5, not modules, and stay 16-bit (see :func:`weight_bytes`), as do a
+    generic model's other parameters (part 'param')."""
+    return [m for m in arch.linear_modules() if m.part in ("attention", "mlp")]
 
 
 def int8_training_buffer_bytes(arch: Architecture, *, tokens: int, act_bytes: int, act_fp16: bool,

@@ -129,8 +129,8 @@ def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, 
     total = 0
     for m in arch.linear_modules():
         if m.name in targets:
-            total += (rank * (m.in_features + m.out_features) + (m.out_features if use_dora else 0)) * m.count
-    return total * arch.num_hidden_layers
+            total += (rank * (m.in_features + m.out_features) + (m.out_features if use_dora else 0)) * m.count * m.layers
+    return total
 
 
 def _tp_split(n: int, tp: int) -> int:
@@ -150,7 +150,7 @@ def _stored_modules(arch: Architecture) -> list:
     mods = arch.linear_modules()
     if not arch.is_moe:
         return mods
-    gate_up = [m for m in mods if m.part == "mlp" and m.name in _EXPERT_GATE_UP]
+    gate_up = [m for m in mods if m.part == "expert" and m.name in _EXPERT_GATE_UP]
     if len(gate_up) < 2:
         return mods
     fused = replace(gate_up[0], name="gate_up_proj", out_features=sum(m.out_features for m in gate_up))
@@ -163,31 +163,27 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
     t = train.tp
     per_gpu = _tp_split(pc.total - pc.norms, t) + pc.norms
     mods = arch.linear_modules()
-    layer = sum(m.weight_params + m.bias_params for m in mods) + (2 * arch.hidden_size * arch.norms_per_layer)
+    layer = arch.largest_layer_parameters
     largest = _tp_split(max(layer, pc.embedding, pc.lm_head), t)
-    L = arch.num_hidden_layers
     sizes: list[tuple[int, int]] = []
     if train.method == "full":
         trainable = per_gpu
-        h = arch.hidden_size
         sizes += [(_tp_split(n, t), 1) for n in (pc.embedding, pc.lm_head) if n]
         if pc.position_embedding:
             sizes.append((pc.position_embedding, 1))
         stored = _stored_modules(arch)
         for m in stored:
-            sizes.append((_tp_split(m.weight_params, t), L))
+            sizes.append((_tp_split(m.weight_params, t), m.layers))
             if m.bias:
-                sizes.append((_tp_split(m.bias_params, t), L))
-        per_norm_tensors = 2 if arch.norm == "layer" else 1  # LayerNorm: weight and bias
-        sizes.append((h, (arch.norms_per_layer * L + 1) * per_norm_tensors))
-        if arch.qk_norm:
-            sizes.append((arch.head_dim, 2 * L))
-        if arch.attention_sinks:
-            sizes.append((arch.num_attention_heads, L))
+                sizes.append((_tp_split(m.bias_params, t), m.layers))
+        if arch.lm_head_bias:
+            sizes.append((_tp_split(arch.vocab_size, t), 1))
+        # the norms (LayerNorm: weight and bias), query/key norms, MLA latent norms, GPT-OSS's sinks
+        sizes += arch.norm_tensors()
         # Adafactor: factored second moment for matrices, full for vectors. A tensor of shape
         # (..., out, in) keeps a row vector (..., out) and a column vector (..., in): for a 3-D
         # expert tensor (experts, out, in) that is experts x (out + in).
-        factored = sum((m.in_features + m.out_features) * m.count for m in stored) * L
+        factored = sum((m.in_features + m.out_features) * m.count * m.layers for m in stored)
         factored += arch.vocab_size + arch.hidden_size  # embedding
         if pc.lm_head:
             factored += arch.vocab_size + arch.hidden_size
@@ -200,11 +196,13 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         for m in mods:
             if m.name in train.lora_targets:
                 r = train.lora_rank
-                ada += (m.in_features + r + r + m.out_features + (m.out_features if train.use_dora else 0)) * m.count
-                sizes += [(_tp_split(r * m.in_features, t), m.count * L), (_tp_split(m.out_features * r, t), m.count * L)]
+                ada += ((m.in_features + r + r + m.out_features + (m.out_features if train.use_dora else 0)) * m.count
+                        * m.layers)
+                n = m.count * m.layers
+                sizes += [(_tp_split(r * m.in_features, t), n), (_tp_split(m.out_features * r, t), n)]
                 if train.use_dora:
-                    sizes.append((_tp_split(m.out_features, t), m.count * L))
-        ada = _tp_split(ada * arch.num_hidden_layers, t)
+                    sizes.append((_tp_split(m.out_features, t), n))
+        ada = _tp_split(ada, t)
         biggest = _tp_split(max([train.lora_rank * max(m.in_features, m.out_features) for m in mods
                                  if m.name in train.lora_targets] or [0]), t)
     return TrainableShape(pc.total, per_gpu, trainable, ada, largest, biggest, tuple(sizes))

@@ -63,7 +63,7 @@ from typing import Any
 from planner.model.architecture import Architecture
 from planner.catalog.gpus import Gpu
 from planner.memory.breakdown import Estimate
-from planner.memory.inference import KV_BYTES, VLLM_BLOCK_TOKENS, kv_heads_per_gpu, prefill_peak_bytes
+from planner.memory.inference import KV_BYTES, VLLM_BLOCK_TOKENS, prefill_peak_bytes
 from planner.core.units import GiB
 
 
@@ -134,13 +134,17 @@ def for_gpu(workload: Any, gpu: Gpu) -> Any:
 def rope_cache_bytes(arch: Architecture, dtype_bytes: int = 2) -> int:
     """vLLM's rotary cos/sin cache: max_position_embeddings x rotary_dim x dtype bytes (0 without RoPE).
 
-    rotary_dim is head_dim times ``partial_rotary_factor`` (phi3, qwen3 variants) or ``rotary_pct``
-    (gpt_neox); GPT-2 and GPTBigCode have learned positions and no cache.
+    rotary_dim is head_dim times ``partial_rotary_factor`` (phi3, phi, qwen3 variants) or ``rotary_pct``
+    (gpt_neox), GPT-J's ``rotary_dim``, MLA's ``qk_rope_head_dim``; GPT-2 and GPTBigCode have learned
+    positions and BLOOM ALiBi, and no cache.
     """
-    if arch.learned_positions:
+    if arch.learned_positions or arch.alibi:
         return 0
-    fraction = float(arch.extra.get("partial_rotary_factor", arch.extra.get("rotary_pct", 1.0)) or 1.0)
-    rotary_dim = int(arch.head_dim * fraction)
+    if arch.rotary_dim:
+        rotary_dim = arch.rotary_dim
+    else:
+        fraction = float(arch.extra.get("partial_rotary_factor", arch.extra.get("rotary_pct", 1.0)) or 1.0)
+        rotary_dim = int(arch.head_dim * fraction)
     return arch.max_position_embeddings * rotary_dim * dtype_bytes
 
 
@@ -164,7 +168,8 @@ class SequenceKv:
     """How vLLM V1 sizes the KV cache of one request, per GPU (module docstring, "KV cache per request").
 
     Attributes:
-        layer_token_bytes: K and V of one token in one layer on this GPU: 2 x KV heads x head_dim x bytes.
+        layer_token_bytes: K and V of one token in one layer on this GPU: 2 x KV heads x head_dim x bytes
+            (MLA: the kv_lora_rank + qk_rope_head_dim latent, whole on every GPU).
         full_layers: layers that keep every token, as vLLM lays them out (:func:`hybrid_group_layers`).
         window_layers: layers with a sliding window (0 when the window is absent or not honoured),
             likewise padded to whole groups.
@@ -238,11 +243,11 @@ def sequence_kv(arch: Architecture, *, kv_dtype: str, tp: int, max_num_batched_t
         sliding_window: honour the model's sliding window (the workload's ``sliding_window``; vLLM's
             ``--disable-sliding-window`` is False).
     """
-    kvh = kv_heads_per_gpu(arch, tp)
-    wl = arch.sliding_window_layers if (sliding_window and arch.sliding_window) else 0
-    full = arch.num_hidden_layers - wl
+    L = arch.kv_cache_layers
+    wl = min(arch.sliding_window_layers, L) if (sliding_window and arch.sliding_window) else 0
+    full = L - wl
     pf, pw = hybrid_group_layers(full, wl)
-    return SequenceKv(2 * kvh * arch.head_dim * KV_BYTES[kv_dtype], pf, pw,
+    return SequenceKv(arch.kv_values_per_token_layer("vllm", tp) * KV_BYTES[kv_dtype], pf, pw,
                       int(arch.sliding_window or 0) if wl else 0, max_num_batched_tokens,
                       (full, wl) if (pf, pw) != (full, wl) else None)
 

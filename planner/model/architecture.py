@@ -495,6 +495,8 @@ class Architecture:
         the final norm, BLOOM's embedding norm, the query and key norms and MLA's latent norms; a
         LayerNorm's weight and bias are two tensors. GPT-OSS's attention sinks (one vector per layer)
         are counted here too."""
+        if self.generic:
+            return list(self.extra["_generic_norm_tensors"])
         h, L = self.hidden_size, self.num_hidden_layers
         per = 2 if self.has_layer_norm_bias else 1
         out = [(h, (self.norms_per_layer * L + 1 + (1 if self.embedding_norm else 0)) * per)]

@@ -218,6 +218,7 @@ def from_hf_config_generic(cfg: Mapping[str, Any], where: str | None) -> Archite
         groups[sig] += 1
     modules: list[LinearModule] = []
     norm_values = 0
+    norm_sizes: dict[int, int] = {}
     largest = max(sum(m.weight_params + m.bias_params for m in sig[0]) + sum(sig[1]) for sig in order)
     for sig in order:
         n = groups[sig]
@@ -226,6 +227,8 @@ def from_hf_config_generic(cfg: Mapping[str, Any], where: str | None) -> Archite
 
         modules += [replace(m, layers=n) for m in mods]
         norm_values += sum(norms) * n
+        for size in norms:
+            norm_sizes[size] = norm_sizes.get(size, 0) + n
     linear = sum(m.total_weight_params for m in modules if m.part != "router")
     router = sum(m.total_weight_params for m in modules if m.part == "router")
     biases = sum(m.total_bias_params for m in modules) + lm_bias
@@ -243,6 +246,7 @@ def from_hf_config_generic(cfg: Mapping[str, Any], where: str | None) -> Archite
             continue
         if p.dim() == 1:
             outside_norms += p.numel()
+            norm_sizes[p.numel()] = norm_sizes.get(p.numel(), 0) + 1
     counts = ParamCounts(embedding=embedding, position_embedding=0, lm_head=lm_head, linear=linear, biases=biases,
                          norms=norm_values + outside_norms, router=router, vision=outside - outside_norms)
     if counts.total != total:  # the split must account for every parameter once
@@ -283,7 +287,8 @@ def from_hf_config_generic(cfg: Mapping[str, Any], where: str | None) -> Archite
         torch_dtype=str(dtype).replace("torch.", "") if dtype is not None else None, generic=True,
         extra={**dict(cfg), "_generic_modules": tuple(modules), "_generic_counts": counts,
                "_kv_values": kv_values, "_kv_layers": kv_layers, "_kv_source": kv_source,
-               "_model_class": type(model).__name__, "_generic_largest_layer": largest, "_transformers_version": transformers.__version__,
+               "_model_class": type(model).__name__, "_generic_largest_layer": largest,
+               "_generic_norm_tensors": tuple(sorted(norm_sizes.items())), "_transformers_version": transformers.__version__,
                "_base_model_tp_plan": bool(getattr(config, "base_model_tp_plan", None))},
     )
 

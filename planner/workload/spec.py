@@ -625,16 +625,21 @@ def _training(entry: Entry, arch: Architecture) -> Training:
         if arch.is_moe:
             # Transformers 5 keeps the experts and the router as parameters, not nn.Linear modules:
             # peft adapts them, if at all, with adapters of its own (target_parameters, fused
-            # gate_up), which the memory model does not size.
-            moe = sorted({m.name for m in arch.linear_modules() if m.part in ("mlp", "router")})
-            attn_modules = [n for n in valid if n not in moe]
+            # gate_up), which the memory model does not size. Shared experts and dense layers'
+            # MLPs (DeepSeek, Qwen2-MoE) are nn.Linear modules and can be adapted.
+            linear = {m.name for m in arch.linear_modules() if m.part in ("attention", "mlp")}
+            moe = sorted({m.name for m in arch.linear_modules()} - linear)
+            attn_modules = sorted(linear)
             asked = targets or []
             if asked == ["all-linear"] or any(t in moe for t in asked):
                 shown = "all-linear" if asked == ["all-linear"] else ", ".join(t for t in asked if t in moe)
                 raise entry.error(f"LoRA on {arch.model_type}'s experts or router ({shown}) is not modelled: "
                                   "Transformers 5 keeps them as fused parameters, not nn.Linear modules, and peft "
                                   "adapts them with adapters of its own", "lora_targets",
-                                  f"Target the attention projections: {', '.join(attn_modules)}.")
+                                  ("Target the attention projections: " if all(
+                                      m.part != "mlp" for m in arch.linear_modules()) else
+                                   "Target the nn.Linear modules (attention, and the shared experts' and dense "
+                                   "layers' MLPs): ") + f"{', '.join(attn_modules)}.")
             valid = attn_modules
         if targets is None:
             targets = list(default_lora_targets(arch))

@@ -38,7 +38,7 @@ from planner.memory.quant import bnb_linear_modules
 #: (activations.py) that keep several intermediates.
 ACTIVATION_SAVES: dict[str, int] = {
     "silu": 1, "swish": 1, "gelu": 1, "gelu_pytorch_tanh": 1, "relu": 1, "gelu_new": 4, "gelu_fast": 3,
-    "quick_gelu": 2,
+    "quick_gelu": 2, "bloom_gelu": 1,  # BLOOM's GeLUFunction, a custom Function keeping its input
 }
 
 KORTHIKANTI = "Korthikanti et al. 2022, sec. 4 (derived per saved tensor)"
@@ -99,7 +99,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                         lora_targets: tuple[str, ...] = (), lora_rank: int = 0, training: bool = True,
                         adapter_bytes: int = 4, lora_dropout: float = 0.0,
                         cpu_dropout: bool = False, use_dora: bool = False, weight_cast: bool = True,
-                        input_requires_grad: bool = True, base_keeps_inputs: bool = False) -> list[SavedTensor]:
+                        input_requires_grad: bool = True, base_keeps_inputs: bool = False,
+                        cpu_kernels: bool = False) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -117,6 +118,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             instead of CUDA's fused ``native_dropout`` (a 1-byte bool mask): for comparing with
             measurements taken on the CPU (planner.validate.validation).
         use_dora: the adapters are peft's DoRA (see :func:`dora_saved_tensors`).
+        cpu_kernels: the kernels the CPU runs: SDPA with a value head_dim other than the query's
+            (MLA) has no fused CPU kernel and takes the math path (for the validation's CPU runs; on
+            CUDA the memory-efficient kernel runs it and keeps O(s) statistics).
         weight_cast: DoRA only: peft's ``W.to(adapter dtype)`` makes a new tensor (the frozen weight's
             dtype differs from the adapters', or the base is 4-bit and dequantized on every use).
         input_requires_grad: the layer's input requires grad (False for the first layer under a
@@ -141,7 +145,10 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     c, r = regime.compute, regime.residual
     out: list[SavedTensor] = []
     mods = {m.name: m for m in arch.linear_modules()}
-    gpt = arch.layer_norm  # the GPT-2 / GPT-NeoX / GPTBigCode layout: LayerNorm, c_proj named twice
+    gpt = arch.layer_norm  # LayerNorm layouts (GPT-2, GPT-NeoX, GPTBigCode, phi, Falcon, GPT-J, BLOOM, StarCoder2)
+    # Cohere's LayerNorm is Python arithmetic in fp32 (modeling_cohere.py CohereLayerNorm), not nn.LayerNorm.
+    norm_kind = "cohere" if arch.model_type == "cohere" else "layer" if gpt else "rms"
+    mt = arch.model_type
 
     def trains(name: str) -> bool:
         return full or False
@@ -203,19 +210,32 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # fp32 whatever the activations' dtype. Llama's casts first and keeps it in the input dtype.
     gemma_norm = arch.fp32_norm_product
 
-    def rms(label: str, width: int = h) -> None:
-        out.append(SavedTensor(f"{label} input (fp32)", 4 * width))
+    def rms(label: str, width: int = h, stored: int | None = None) -> None:
+        """An RMSNorm over ``width`` values: its fp32 input (``stored`` values when the saved fp32
+        input is a view of a wider tensor, as MLA's latent in fp32), the rsqrt, and the normalised
+        tensor for the weight gradient."""
+        out.append(SavedTensor(f"{label} input (fp32)", 4 * (stored or width)))
         out.append(SavedTensor(f"{label} rsqrt", 4))
         if full:
             out.append(SavedTensor(f"{label} normalised (for the weight gradient)",
                                    (4 if r == 4 or gemma_norm else c) * width))
 
-    def norm(label: str, consumers: list[str]) -> None:
+    def norm(label: str, consumers: list[str], input_saved: bool = False) -> None:
+        """The norm before ``consumers``; ``input_saved``: its input is saved already (Falcon's
+        second parallel LayerNorm reads the same layer input as the first)."""
         any_train = any(trains(n) for n in consumers)
-        if gpt:
+        if norm_kind == "layer":
             # LayerNorm saves its input and fp32 mean and rstd.
-            out.append(SavedTensor(f"{label} input", r * h))
+            if not input_saved:
+                out.append(SavedTensor(f"{label} input", r * h))
             out.append(SavedTensor(f"{label} mean and rstd", 8))
+        elif norm_kind == "cohere":
+            # to(fp32), x - mean (kept by pow and by the product with rsqrt), rsqrt, and the fp32
+            # normalised tensor the weight product keeps.
+            out.append(SavedTensor(f"{label} centred input (fp32)", 4 * h))
+            out.append(SavedTensor(f"{label} rsqrt", 4))
+            if full:
+                out.append(SavedTensor(f"{label} normalised (fp32, for the weight gradient)", 4 * h))
         else:
             rms(label)
         if any_train:
@@ -225,33 +245,136 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             else:
                 out.append(SavedTensor(f"{label} output (input of {'/'.join(consumers)})", r * h))
 
-    # ---- attention block --------------------------------------------------------------------
-    qkv_names = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj") if n in mods]
-    norm("attention norm", qkv_names)
-    base_input(qkv_names, h, "attention norm output")
-    for n in qkv_names:
-        lora(n, mods[n].in_features, "attention norm output")
+    def residual_input(label: str, consumers: list[str]) -> None:
+        """OLMo 2 has no norm before its sublayers: the linears read the residual stream itself."""
+        if any(trains(n) for n in consumers):
+            if regime.amp:
+                out.append(SavedTensor(f"{label}, {c}-byte copy per consumer x{len(consumers)}",
+                                       c * h * len(consumers)))
+            else:
+                out.append(SavedTensor(f"{label} (input of {'/'.join(consumers)})", r * h))
+
     dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
     dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
     if not training:
         dropout_attn = dropout_resid = 0.0
-    if arch.qk_norm:
+
+    # ---- the MLP's first modules (a parallel block's single norm also feeds them) -------------
+    if arch.is_moe and "gate_up_proj" in mods:
+        up_names = ["gate_up_proj"]
+    elif arch.is_moe and "experts.gate_up_proj" in mods:
+        up_names = [n for n in ("gate", "experts.gate_up_proj", "gate_proj", "up_proj", "shared_expert_gate")
+                    if n in mods]
+    elif arch.is_moe:
+        up_names = ["w1", "w3"] if "w1" in mods else ["gate_proj", "up_proj"]
+    elif arch.fused_gate_up:
+        up_names = ["gate_up_proj"]
+    elif arch.gated_mlp:
+        up_names = ["gate_proj", "up_proj"]
+    else:
+        up_names = [n for n in ("c_fc", "dense_h_to_4h", "up_proj", "fc1", "fc_in") if n in mods]
+
+    # ---- attention block --------------------------------------------------------------------
+    if arch.is_mla:
+        qkv_names = [n for n in ("q_a_proj", "q_proj", "kv_a_proj_with_mqa") if n in mods]
+    else:
+        qkv_names = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj")
+                     if n in mods]
+    parallel_one_norm = arch.parallel_block and arch.norms_per_layer == 1
+    if arch.post_norm:
+        residual_input("layer input", qkv_names)
+    elif parallel_one_norm:
+        norm("layer norm", qkv_names + up_names)
+    else:
+        norm("attention norm", qkv_names)
+    base_input(qkv_names, h, "attention norm output")
+    for n in qkv_names:
+        lora(n, mods[n].in_features, "attention norm output")
+    if arch.qk_norm and arch.qk_norm_kind in ("head", "full"):
         # Qwen3's and Gemma 3's q_norm and k_norm (an RMSNorm over each head's head_dim,
-        # modeling_qwen3.py, modeling_gemma3.py): like the layer norms, the fp32 copy of the
-        # projection output and one rsqrt per head, and the normalised output for the weight
-        # gradient (in the projection's dtype; fp32 for Gemma's norm).
+        # modeling_qwen3.py, modeling_gemma3.py), OLMo 2's over the whole projection output
+        # (modeling_olmo2.py: one rsqrt per token): like the layer norms, the fp32 copy of the
+        # projection output and the rsqrt, and the normalised output for the weight gradient (in
+        # the projection's dtype; fp32 for Gemma's norm).
+        per_head = arch.qk_norm_kind == "head"
         for label, width, heads in (("query", q, a), ("key", k, arch.num_key_value_heads)):
             out.append(SavedTensor(f"{label} norm input (fp32)", 4 * width))
-            out.append(SavedTensor(f"{label} norm rsqrt (per head)", 4 * heads))
+            out.append(SavedTensor(f"{label} norm rsqrt" + (" (per head)" if per_head else ""),
+                                   4 * (heads if per_head else 1)))
             if full:
                 out.append(SavedTensor(f"{label} norm normalised (for the weight gradient)",
                                        (4 if gemma_norm else c) * width))
-    if attention == "eager":
+    elif arch.qk_norm and arch.qk_norm_kind == "per_head":
+        # Cohere's use_qk_norm: CohereLayerNorm over head_dim with a weight per head, in fp32.
+        for label, width, heads in (("query", q, a), ("key", k, arch.num_key_value_heads)):
+            out.append(SavedTensor(f"{label} norm centred input (fp32)", 4 * width))
+            out.append(SavedTensor(f"{label} norm rsqrt (per head)", 4 * heads))
+            if full:
+                out.append(SavedTensor(f"{label} norm normalised (fp32, for the weight gradient)", 4 * width))
+    elif arch.qk_norm and arch.qk_norm_kind == "head_layer":
+        # phi's qk_layernorm: nn.LayerNorm over head_dim of the (b, heads, s, d) view: a contiguous
+        # copy of its input, and fp32 mean and rstd per head.
+        for label, width, heads in (("query", q, a), ("key", k, arch.num_key_value_heads)):
+            out.append(SavedTensor(f"{label} layernorm input (contiguous copy)", c * width))
+            out.append(SavedTensor(f"{label} layernorm mean and rstd (per head)", 8 * heads))
+    v_width = arch.v_dim
+    # SDPA's math path (no fused kernel takes the shapes): Falcon's multi-query layout passes one
+    # key/value head for all query heads without enable_gqa, which every fused kernel refuses (CPU
+    # and CUDA); MLA's value head_dim differs from the query's, which only CUDA's memory-efficient
+    # kernel takes (the CPU has none). The math path (ATen _scaled_dot_product_attention_math)
+    # computes in fp32 and keeps the scaled query, the key and the value expanded to every head, and
+    # the probabilities, fp32 each, and no output.
+    falcon_mq = mt == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads
+    math_sdpa = attention == "sdpa" and (falcon_mq or (arch.is_mla and cpu_kernels))
+    if arch.is_mla:
+        # DeepseekV3Attention: the latent kv_nope goes through kv_a_layernorm (its fp32 input: in
+        # fp32 the split view keeps the whole kv_a_proj_with_mqa output), the query's low-rank pair
+        # through q_a_layernorm; kv_b_proj keeps the normalised latent, q_b_proj the normalised
+        # query latent. The query (cat of the no-rope part and the rotated part) and the key
+        # (new_empty, filled with k_nope and the shared rotated key) are new tensors of a x
+        # (qk_nope + qk_rope); the value is a view of kv_b_proj's output, which it keeps whole
+        # (a x (qk_nope + v_head_dim)).
+        kvr, rope, nope = arch.kv_lora_rank, arch.qk_rope_head_dim, arch.qk_nope_head_dim
+        if arch.q_lora_rank:
+            rms("q_a_layernorm", arch.q_lora_rank)
+            if trains("q_b_proj"):
+                out.append(SavedTensor("q_b_proj input (normalised query latent)", c * arch.q_lora_rank))
+            lora("q_b_proj", arch.q_lora_rank, "q_a_layernorm output")
+        rms("kv_a_layernorm", kvr, stored=(kvr + rope) if c == 4 and not regime.amp else None)
+        if trains("kv_b_proj"):
+            out.append(SavedTensor("kv_b_proj input (normalised KV latent)", c * kvr))
+        lora("kv_b_proj", kvr, "kv_a_layernorm output")
+        kv_b = a * (nope + arch.v_head_dim)
+        if attention == "eager":
+            out.append(SavedTensor("query and key (a x (qk_nope + qk_rope) each)", 2 * c * q))
+            out.append(SavedTensor("kv_b_proj output (kept by the value view)", c * kv_b))
+        elif math_sdpa:
+            out.append(SavedTensor("SDPA math path (CPU): scaled query and key in fp32", 4 * 2 * q))
+            out.append(SavedTensor("SDPA math path (CPU): value in fp32" if c != 4 else
+                                   "SDPA math path (CPU): kv_b_proj output (kept by the value view)",
+                                   4 * v_width if c != 4 else c * kv_b))
+            out.append(SavedTensor("SDPA math path (CPU): probabilities (fp32)", 4 * a, quadratic=True))
+        else:
+            out.append(SavedTensor("query, key (SDPA inputs)", 2 * c * q))
+            out.append(SavedTensor("kv_b_proj output (the SDPA value is a view of it)", c * kv_b))
+            out.append(SavedTensor("SDPA output", c * v_width))
+            out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
+    elif math_sdpa:
+        out.append(SavedTensor("SDPA math path: scaled query, key and value expanded to every head (fp32)",
+                               4 * 3 * q))
+        out.append(SavedTensor("SDPA math path: probabilities (fp32)", 4 * a, quadratic=True))
+    elif attention == "eager":
         # repeat_kv materialises K and V for every query head; scores are b x a x s x s. (GPT-2's
         # and GPTBigCode's query, a transposed view of c_attn's output, is copied by the matmul
         # instead; GPT-2's key and value likewise: the same c x q bytes each.)
         out.append(SavedTensor("query (after RoPE, or the matmul's contiguous copy)", c * q))
         out.append(SavedTensor("key and value repeated to all heads", 2 * c * q))
+    else:
+        kv_saved = q if arch.hf_kv_heads else k  # Falcon-40B: K and V broadcast to every query head
+        out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * kv_saved)))
+        out.append(SavedTensor("SDPA output", c * q))
+        out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
+    if attention == "eager":
         if arch.attn_logit_softcapping:
             # scores / cap -> tanh -> x cap (Gemma 2's eager_attention_forward): tanh keeps its output.
             out.append(SavedTensor(f"score softcapping tanh output ({c} B)", c * a, quadratic=True))
@@ -261,8 +384,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             # the sink dropped by a view) is what the value matmul keeps.
             out.append(SavedTensor(f"softmax output with the sink column ({c} B)", c * a, quadratic=True))
         elif arch.softmax_in_score_dtype and not regime.amp:
-            # GPT-2's eager_attention_forward (modeling_gpt2.py) runs the softmax in the scores'
-            # dtype (no dtype argument): one tensor of c bytes, kept for both backward uses.
+            # GPT-2's eager_attention_forward (modeling_gpt2.py) and Falcon's attention run the
+            # softmax in the scores' dtype: one tensor of c bytes, kept for both backward uses.
             out.append(SavedTensor(f"softmax output ({c} B)", c * a, quadratic=True))
         else:
             out.append(SavedTensor("softmax output (fp32)", 4 * a, quadratic=True))
@@ -270,35 +393,30 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                 out.append(SavedTensor(f"attention probabilities ({c}-byte copy)", c * a, quadratic=True))
         if dropout_attn > 0:
             out.append(SavedTensor("attention dropout mask", (c if cpu_dropout else 1) * a, quadratic=True))
-    else:
-        out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)))
-        out.append(SavedTensor("SDPA output", c * q))
-        out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
-    o_name = next(n for n in ("o_proj", "c_proj", "dense") if n in mods)
+    o_name = next(n for n in ("o_proj", "out_proj", "c_proj", "dense") if n in mods)
+    o_width = arch.o_dim
     if trains(o_name):
-        out.append(SavedTensor(f"{o_name} input", c * q))
+        out.append(SavedTensor(f"{o_name} input", c * o_width))
     # SDPA's output is the o_proj input (its kernels return it in that layout) and is saved already.
     adapted_before(qkv_names)
-    base_input([o_name], q, "attention output", saved_elsewhere=attention != "eager")
-    lora(o_name, q, "attention output", saved_elsewhere=attention != "eager")
+    fused = attention != "eager" and not math_sdpa  # a fused kernel keeps its output, o_proj's input
+    base_input([o_name], o_width, "attention output", saved_elsewhere=fused)
+    lora(o_name, o_width, "attention output", saved_elsewhere=fused)
     adapted_before([o_name])
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     if arch.norms_per_layer == 4:
         # Gemma 2: the attention output is normalised before the residual add (post_attention_layernorm).
         rms("post-attention norm")
+    if arch.post_norm:
+        rms("post-attention norm (on the attention output)")
     # ---- MLP block --------------------------------------------------------------------------
-    if arch.is_moe and "gate_up_proj" in mods:
-        up_names = ["gate_up_proj"]
-    elif arch.is_moe:
-        up_names = ["w1", "w3"] if "w1" in mods else ["gate_proj", "up_proj"]
-    elif arch.fused_gate_up:
-        up_names = ["gate_up_proj"]
-    elif arch.gated_mlp:
-        up_names = ["gate_proj", "up_proj"]
-    else:
-        up_names = [n for n in ("c_fc", "dense_h_to_4h", "up_proj") if n in mods]
-    norm("MLP norm", up_names)
+    if arch.post_norm:
+        residual_input("MLP input (the residual stream)", up_names)
+    elif arch.parallel_block and arch.norms_per_layer == 2:
+        norm("MLP layer norm (ln_mlp, on the layer input)", up_names, input_saved=True)
+    elif not parallel_one_norm:
+        norm("MLP norm", up_names)
     base_input(up_names, h, "MLP norm output")
     for n in up_names:
         lora(n, h, "MLP norm output")
@@ -316,21 +434,43 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         out.append(SavedTensor("MLP activation output and up projection", 2 * c * fk))
     else:
         out.append(SavedTensor(f"MLP {arch.hidden_act} intermediates", c * fk * act_saves))
-    down = next(n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h") if n in mods and (n != "c_proj" or gpt))
+    down = "experts.down_proj" if "experts.down_proj" in mods else next(
+        n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h", "fc2", "fc_out") if n in mods and (n != "c_proj" or gpt))
     if trains(down):
         out.append(SavedTensor(f"{down} input", c * fk))
     adapted_before(up_names)
     base_input([down], fk, "MLP product (down_proj input)")
     lora(down, f, "MLP product (down_proj input)")
+    if arch.is_moe and arch.shared_expert_intermediate_size:
+        # A shared expert every token runs (DeepSeek's shared_experts, Qwen2-MoE's shared_expert): a
+        # gated MLP of its own width on the same normalised input, its down_proj keeping its input.
+        sf = arch.shared_expert_intermediate_size
+        out.append(SavedTensor(f"shared expert gate output ({arch.hidden_act} input)", c * sf * act_saves))
+        out.append(SavedTensor("shared expert activation output and up projection", 2 * c * sf))
+        if full:
+            out.append(SavedTensor("shared expert down_proj input", c * sf))
+        lora("down_proj", sf, "shared expert product (its down_proj input)")
+    if arch.shared_expert_gate:
+        # Qwen2-MoE: sigmoid(shared_expert_gate(x)) x shared output keeps both factors.
+        out.append(SavedTensor("shared expert gate sigmoid and the shared output it scales", c * (1 + h)))
     if arch.is_moe:
-        out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
+        if arch.router_fp32:
+            # DeepSeek's router (DeepseekV3TopkRouter): F.linear(x.float(), weight.float()) keeps the
+            # fp32 copy of the normalised input when the router trains; the sigmoid (V3) or
+            # softmax (V2) keeps its fp32 output; the top-k weights and their normalisation.
+            if full and c != 4 and not regime.amp:
+                out.append(SavedTensor("router input (fp32 copy)", 4 * h))
+            out.append(SavedTensor("router scores (fp32)", 4 * arch.num_local_experts))
+            out.append(SavedTensor("top-k indices (int64) and weights", 12 * arch.num_experts_per_tok))
+        else:
+            out.append(SavedTensor("router logits and top-k weights (fp32)", 4 * 2 * arch.num_local_experts))
         # Transformers 5 runs the experts as grouped matmuls (integrations/moe.py,
         # grouped_mm_experts_forward): the normalised tokens are gathered into k rows per token,
         # sorted by expert, and that copy is the up projection's saved input; each expert's
         # output row is kept by the product with its routing weight (whose gradient trains the
         # router). PyTorch saves a matmul's input only when the weight trains.
         k_tok = arch.num_experts_per_tok
-        if any(trains(n) for n in up_names):
+        if full:
             out.append(SavedTensor(f"expert inputs: normalised tokens gathered k={k_tok} times", c * h * k_tok))
         if full or lora_targets:
             # The routing weights need a gradient whenever the layer's input does (a LoRA adapter in
@@ -340,6 +480,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         out.append(SavedTensor("residual dropout mask (MLP)", (c if cpu_dropout else 1) * h))
     if arch.norms_per_layer == 4:
         rms("post-feedforward norm")  # Gemma 2: post_feedforward_layernorm on the MLP output
+    if arch.post_norm:
+        rms("post-feedforward norm (on the MLP output)")
     return out
 
 
@@ -455,7 +597,18 @@ def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> lis
     h = arch.hidden_size
     r, c = regime.residual, regime.compute
     out = []
-    if arch.layer_norm:
+    if arch.embedding_norm and full:
+        # BLOOM's word_embeddings_layernorm: a LayerNorm on the embedding output (its input, mean and
+        # rstd), in the graph when its weights or the embedding train.
+        out.append(SavedTensor("embedding norm input", r * h))
+        out.append(SavedTensor("embedding norm mean and rstd", 8))
+    if arch.model_type == "cohere":
+        # CohereLayerNorm in fp32: the centred input and the rsqrt (and the normalised tensor for the weight).
+        out.append(SavedTensor("final norm centred input (fp32)", 4 * h))
+        out.append(SavedTensor("final norm rsqrt", 4))
+        if full:
+            out.append(SavedTensor("final norm normalised (fp32)", 4 * h))
+    elif arch.layer_norm:
         out.append(SavedTensor("final norm input", r * h))
     else:
         out.append(SavedTensor("final norm input (fp32)", 4 * h))
@@ -545,56 +698,82 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     every layer beside the layer's input (``saved``). ``reentrant``: checkpointing runs torch's
     reentrant variant, whose forward builds no graph, so nothing stays on a ctx.
     """
+    if arch.generic:
+        from planner.model.generic import decoder_proxy
+
+        arch = decoder_proxy(arch)  # the generic decoder rule on the model's widths
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
 
-    def layer_bytes(input_requires_grad: bool) -> tuple[int, int, int, int, int]:
+    def layer_bytes(g: Architecture, input_requires_grad: bool) -> tuple[int, int, int, int, int]:
         """Per-token linear and quadratic bytes, the per-layer (weight-shaped) bytes, the layer's
         total, and the per-token bytes of ctx attributes (which checkpointing cannot drop)."""
-        saved = layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
+        saved = layer_saved_tensors(g, regime, attention=attention, full=full, lora_targets=lora_targets,
                                     lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
                                     cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast,
-                                    input_requires_grad=input_requires_grad, base_keeps_inputs=base_keeps_inputs)
+                                    input_requires_grad=input_requires_grad, base_keeps_inputs=base_keeps_inputs,
+                                    cpu_kernels=cpu_dropout)
         lin = sum(t.bytes_per_token for t in saved if not t.quadratic and not t.per_layer)
         quad = sum(t.bytes_per_token for t in saved if t.quadratic)
         per_layer = sum(t.bytes_per_token for t in saved if t.per_layer)
         ctx = sum(t.ctx_bytes_per_token for t in saved)
         return lin, quad, per_layer, tokens * lin + tokens * s * quad + per_layer, ctx
 
-    per_token_linear, per_token_quad, fixed, one_layer, per_token_ctx = layer_bytes(True)
+    # Layers of one kind at a time (a mixture of experts with dense layers has two kinds); the
+    # first group holds the first layer.
+    groups = arch.layer_groups()
+    parts = [(n, g, layer_bytes(g, True)) for n, g in groups]
     # Tensors kept only when the layer's input requires grad (DoRA's weight copies, an 8-bit base's
     # inputs): without checkpointing the first layer's input, below a frozen embedding, does not;
     # peft makes it require grad when checkpointing is on (enable_input_require_grads).
-    first_fixed, first_layer = fixed, one_layer
-    if (fixed or base_keeps_inputs) and checkpointing != "full" and not full:
-        _, _, first_fixed, first_layer, _ = layer_bytes(False)
+    _, g0, (_, _, fixed0, one0, _) = parts[0]
+    first_fixed, first_layer = fixed0, one0
+    if (fixed0 or base_keeps_inputs) and checkpointing != "full" and not full:
+        _, _, first_fixed, first_layer, _ = layer_bytes(g0, False)
     head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
-    quad_txt = f" + {per_token_quad:,} B x s" if per_token_quad else ""
-    fixed_txt = f" + {fixed:,} B of weight copies per layer" if fixed else ""
     tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
+
+    def layer_text(lin: int, quad: int, fixed: int) -> tuple[str, str]:
+        quad_txt = f" + {quad:,} B x s" if quad else ""
+        fixed_txt = f" + {fixed:,} B of weight copies per layer" if fixed else ""
+        return quad_txt, fixed_txt
+
     if checkpointing == "full":
         ckpt = tokens * regime.residual * arch.hidden_size * L
         # Non-reentrant checkpointing keeps each layer's autograd graph; what a custom Function
         # stores on its ctx (an 8-bit base's inputs) stays with it in every layer.
-        kept = 0 if reentrant else tokens * per_token_ctx * L
+        kept = 0 if reentrant else sum(tokens * ctx * n for n, _, (_, _, _, _, ctx) in parts)
         saved = ckpt + kept + head
+        n_big, _, (lin, quad, fixed, one_layer, ctx) = max(parts, key=lambda p: p[2][3])
         recompute = one_layer
         copies = fixed
         kept_txt = (f" + inputs the 8-bit linears keep on their autograd ctx, which checkpointing does not drop: "
-                    f"{tokens:,} tokens x {per_token_ctx:,} B x L={L}" if kept else "")
+                    f"{tokens:,} tokens x {ctx:,} B x L={L}" if kept else "")
         saved_text = (f"layer inputs: b*s={tokens:,} tokens x {regime.residual} B x h={arch.hidden_size:,} x L={L}"
                       f"{kept_txt} + head {head:,} B{tp_txt}")
-        recompute_text = f"one layer: {tokens:,} tokens x ({per_token_linear:,} B{quad_txt}){fixed_txt}{tp_txt}"
+        quad_txt, fixed_txt = layer_text(lin, quad, fixed)
+        which = "" if len(parts) == 1 else " (the largest kind)"
+        recompute_text = f"one layer{which}: {tokens:,} tokens x ({lin:,} B{quad_txt}){fixed_txt}{tp_txt}"
     else:
-        saved = one_layer * L - (one_layer - first_layer) + head
+        saved = sum(one * n for n, _, (_, _, _, one, _) in parts) - (one0 - first_layer) + head
         recompute = 0
-        copies = fixed * L - (fixed - first_fixed)
-        per_layer_txt = f"b*s={tokens:,} tokens x ({per_token_linear:,} B{quad_txt}) per token"
-        if fixed:
-            per_layer_txt = f"({per_layer_txt}{fixed_txt})"
-        if first_layer != one_layer:
-            per_layer_txt += f" - {one_layer - first_layer:,} B (the first layer's input needs no gradient)"
-        saved_text = f"L={L} x {per_layer_txt} + head {head:,} B{tp_txt}"
+        copies = sum(fixed * n for n, _, (_, _, fixed, _, _) in parts) - (fixed0 - first_fixed)
+        texts = []
+        for n, _, (lin, quad, fixed, _, _) in parts:
+            quad_txt, fixed_txt = layer_text(lin, quad, fixed)
+            t = f"b*s={tokens:,} tokens x ({lin:,} B{quad_txt}) per token"
+            if fixed:
+                t = f"({t}{fixed_txt})"
+            texts.append((n, t))
+        if first_layer != one0:
+            n, t = texts[0]
+            texts[0] = (n, t + f" - {one0 - first_layer:,} B (the first layer's input needs no gradient)")
+        if len(texts) == 1:
+            saved_text = f"L={L} x {texts[0][1]} + head {head:,} B{tp_txt}"
+        else:
+            kinds = " + ".join(f"{n} {'dense' if not g.is_moe else 'MoE'} layers x {t}"
+                               for (n, t), (_, g, _) in zip(texts, parts))
+            saved_text = f"{kinds} + head {head:,} B{tp_txt}"
         recompute_text = ""
         kept = 0
     if tp > 1:

@@ -66,7 +66,7 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
         raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     if workload.task == "train":
         return _train(workload, overheads, cpu=device == "cpu")
-    return _infer(workload, overheads)
+    return _infer(workload, overheads, cpu=device == "cpu")
 
 
 #: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs
@@ -367,7 +367,7 @@ def _buffer_component(arch, tp: int) -> Component:
                      "Transformers modeling_gpt_bigcode.py (GPTBigCodeModel.bias buffer)")
 
 
-def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
+def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Estimate:
     arch, i = w.architecture, w.infer
     assert i is not None
     if i.engine == "llama.cpp":
@@ -404,7 +404,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads) -> Estimate:
     # taken as the full context, the conservative case).
     act, act_text = prefill_peak_bytes(arch, tokens=tokens, sequences=i.concurrency, keys=i.context,
                                        attention=i.attention,
-                                       compute_bytes=2 if i.weights != "fp32" else 4, tp=i.tp)
+                                       compute_bytes=2 if i.weights != "fp32" else 4, tp=i.tp, cpu_kernels=cpu)
     comps.append(Component("prefill activations", GPU, act, act_text,
                            "derived: one layer's working set (no tensors saved for backward)", phase="prefill"))
     comps.append(Component("logits (last token, fp32)", GPU, logits_inference_bytes(arch, sequences=i.concurrency),

@@ -129,7 +129,8 @@ def moe_block_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: 
 
 
 def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys: int, attention: str,
-                       compute_bytes: int = 2, tp: int = 1, engine: str = "hf") -> tuple[int, str]:
+                       compute_bytes: int = 2, tp: int = 1, engine: str = "hf",
+                       cpu_kernels: bool = False) -> tuple[int, str]:
     """Transient activations of one forward pass over ``tokens`` prompt tokens, per GPU.
 
     Nothing is saved for backward at inference, so the peak is one layer's working set: the
@@ -140,7 +141,16 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
     dtype argument converts its input first). The attention masks live through the whole forward:
     eager's additive mask(s) of c bytes per score, SDPA's boolean mask (1 B) when a sliding window is
     shorter than the keys. An MoE block's working set is
-    :func:`moe_block_bytes` for the engine.
+    :func:`moe_block_bytes` for the engine. A model with dense and MoE layers takes the larger of
+    its two kinds of layer.
+
+    Layouts with more (Transformers 5.24 modeling files): a parallel block (phi, GPT-J, Cohere,
+    Falcon) keeps the attention output through its MLP, and Falcon-40B's second LayerNorm output
+    through both; BLOOM keeps its ALiBi scores beside the masked scores and the previous layer's
+    returned probabilities; Falcon materialises a boolean s x s mask for SDPA; MLA (DeepSeek)
+    keeps the query latent's output, the rotated query part, the query, the compressed KV, the
+    kv_b_proj output and the key (:func:`mla_attention_bytes`); SDPA's math path (Falcon's
+    multi-query layout on any device, MLA on the CPU) runs in fp32 (:func:`math_sdpa_bytes`).
 
     Args:
         tokens: tokens processed in one forward pass (all sequences' prompts, or a chunk of each).
@@ -148,7 +158,53 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
         keys: keys each query attends to (the sequence so far); eager attention's score matrices
             are sequences x heads x (tokens / sequences) x keys.
         engine: 'hf' (Transformers) or 'vllm' (its fused MoE kernel; dense models are the same).
+        cpu_kernels: size the kernels the CPU runs (the validation's CPU runs): MLA's SDPA takes
+            the math path there.
     """
+    if arch.generic:
+        from planner.model.generic import decoder_proxy
+
+        arch = decoder_proxy(arch)
+    best: tuple[int, str] | None = None
+    for _, g in arch.layer_groups():
+        one = _prefill_layer(g, tokens=tokens, sequences=sequences, keys=keys, attention=attention,
+                             compute_bytes=compute_bytes, tp=tp, engine=engine, cpu_kernels=cpu_kernels)
+        if best is None or one[0] > best[0]:
+            best = one
+    assert best is not None
+    return best
+
+
+def math_sdpa_bytes(arch: Architecture, *, tokens: int, scores: int, compute_bytes: int, tp: int = 1) -> int:
+    """Working set of SDPA's math path (ATen ``_scaled_dot_product_attention_math``) over ``tokens``
+    queries with ``scores`` (query, key) pairs per head, per GPU: it upcasts 16-bit inputs to fp32
+    (PyTorch keeps math-path attention in fp32 unless ``allow_fp16_bf16_reduction_math_sdp``) and
+    holds the fp32 query, the scaled query, the key and the value (the key and value expanded to
+    every head for Falcon's multi-query layout, which passes one key/value head for all), an fp32
+    causal bias of s x s, the fp32 scores and the masked scores or softmax output: 8 B per score."""
+    a_tp = -(-arch.num_attention_heads // tp)
+    q = arch.q_dim // tp
+    k = q if arch.is_mla else -(-arch.num_key_value_heads // tp) * arch.head_dim
+    v = arch.o_dim // tp if arch.is_mla else k
+    return 4 * tokens * (2 * q + k + v) + 8 * a_tp * scores
+
+
+def mla_attention_bytes(arch: Architecture, *, tokens: int, compute_bytes: int, tp: int = 1) -> int:
+    """Tensors Transformers' MLA (DeepseekV3Attention.forward) holds while it attends, per GPU:
+    the query projection's output and the rotated query part and the query they are joined into
+    (a x (qk_nope + qk_rope), a x qk_rope), the compressed KV (kv_lora_rank + qk_rope), kv_b_proj's
+    output (a x (qk_nope + v_head_dim); the value is a view of it) and the key (new_empty, a x
+    (qk_nope + qk_rope)), and the attention output (a x v_head_dim)."""
+    c = compute_bytes
+    a = -(-arch.num_attention_heads // tp)
+    nope, rope, v = arch.qk_nope_head_dim, arch.qk_rope_head_dim, arch.v_head_dim
+    qd = a * (nope + rope)
+    return c * tokens * (3 * qd + a * rope + arch.kv_lora_rank + rope + a * (nope + v) + a * v)
+
+
+def _prefill_layer(arch: Architecture, *, tokens: int, sequences: int, keys: int, attention: str,
+                   compute_bytes: int, tp: int, engine: str, cpu_kernels: bool) -> tuple[int, str]:
+    """:func:`prefill_peak_bytes` for a uniform architecture (one kind of layer)."""
     h, f, a = arch.hidden_size, arch.intermediate_size, arch.num_attention_heads
     c = compute_bytes
     f_tp = -(-f // tp)
@@ -160,8 +216,19 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
         # token embeddings through the forward (the residual stream starts as their sum with the
         # position embeddings, one row per query position).
         resid += c * h * tokens + c * h * -(-tokens // max(1, sequences))
+    if arch.parallel_block and arch.norms_per_layer == 2:
+        resid += c * h * tokens  # Falcon-40B: ln_mlp's output, computed with ln_attn's before attention
+    seqs = max(1, sequences)
+    scores = seqs * -(-tokens // seqs) * keys
     if arch.is_moe:
         mlp, mlp_text = moe_block_bytes(arch, tokens=tokens, compute_bytes=c, tp=tp, engine=engine)
+        sf = -(-arch.shared_expert_intermediate_size // tp)
+        if sf:
+            # A shared expert: Qwen2-MoE runs it first and keeps its output through the routed
+            # experts; DeepSeek runs it after them, beside the experts' output.
+            shared = 3 * c * sf * tokens
+            mlp = max(mlp + c * h * tokens, c * h * tokens + shared)
+            mlp_text += f" + shared expert (3 x {c} B x {sf:,}, its output or the experts' {c} B x h)"
     else:
         # A fused gate_up projection (phi3) keeps its 2f output while act(gate) and the product
         # are written: 4f; separate gate and up projections hold act(gate), up and the product: 3f.
@@ -174,19 +241,43 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
             mlp += c * h * tokens
             mlp_text += f" + the attention output {c} B x h"
             if attention == "eager":
-                seqs_ = max(1, sequences)
-                mlp += a_tp * seqs_ * -(-tokens // seqs_) * keys * c
+                mlp += a_tp * scores * c
                 mlp_text += f" + the returned attention probabilities {c} B per score"
-    attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
+    if arch.parallel_block:
+        mlp += c * h * tokens  # the attention output, added to the MLP's after it
+        mlp_text += f" + the attention output {c} B x h (parallel block)"
+    # BLOOM and Falcon (eager) return each layer's probabilities from its block, and the model's
+    # loop holds them until the next block returns (modeling_bloom.py BloomModel.forward,
+    # modeling_falcon.py FalconModel.forward): through the MLP, and through the next layer's attention.
+    keeps_probs = attention == "eager" and (arch.alibi or arch.model_type == "falcon")
+    if keeps_probs:
+        mlp += a_tp * scores * c
+        mlp_text += f" + the layer's returned probabilities {c} B per score"
     # GPT-OSS's softmax (with its sink column) stays in the scores' dtype: the scores, the scores
     # with the sink appended and the softmax output are live at once, 3 c bytes per score.
     # GPT-2's softmax runs in the scores' dtype (modeling_gpt2.py eager_attention_forward): its
     # input and output, 2 c bytes per score.
     per_score = 3 * c if arch.attention_sinks else 2 * c if arch.softmax_in_score_dtype else (c + 4 + 4 if c != 4 else 8)
-    seqs = max(1, sequences)
-    scores = seqs * -(-tokens // seqs) * keys
+    if keeps_probs:
+        # BLOOM (BloomAttention) keeps its baddbmm scores (with the ALiBi bias) referenced beside the
+        # masked scores, Falcon its scores beside the masked scores; and the previous layer's
+        # probabilities are alive: 2 c more per score.
+        per_score += 2 * c
+    falcon_mq = arch.model_type == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads
+    math_path = attention == "sdpa" and (falcon_mq or (arch.is_mla and cpu_kernels))
+    if arch.is_mla:
+        attn = mla_attention_bytes(arch, tokens=tokens, compute_bytes=c, tp=tp)
+    elif arch.alibi:
+        # BLOOM: the fused query_key_value output and the query's reshape copy (the key and value are
+        # reshaped views of the cache's tensors).
+        attn = c * (2 * arch.q_dim + 2 * arch.kv_dim) // tp * tokens
+    else:
+        attn = c * (arch.q_dim + 2 * arch.kv_dim) // tp * tokens * 2
     masks = 0
-    if attention == "eager":
+    if math_path:
+        attn += math_sdpa_bytes(arch, tokens=tokens, scores=scores, compute_bytes=c, tp=tp)
+        masks = 4 * -(-tokens // seqs) * keys  # the math path's fp32 causal bias, one per (query, key)
+    elif attention == "eager":
         attn += a_tp * scores * per_score
         # Eager attention takes an additive 4-D mask in the compute dtype (Transformers
         # masking_utils, eager_mask), alive through the forward: one for full attention and one
@@ -197,13 +288,19 @@ def prefill_peak_bytes(arch: Architecture, *, tokens: int, sequences: int, keys:
         # SDPA runs full-attention layers with is_causal and no mask, but a window shorter than
         # the keys needs a boolean 4-D mask (masking_utils, sdpa_mask): 1 B per score.
         masks = scores
+    if arch.model_type == "falcon" and attention == "sdpa":
+        # FalconModel always materialises its causal mask (for ALiBi's sake): a boolean query x key mask.
+        masks += -(-tokens // seqs) * keys
     peak = resid + masks + max(mlp, attn)
+    what = "MLA tensors" if arch.is_mla else "attention q/k/v"
+    if math_path:
+        what += " + SDPA math path (fp32)"
+    elif attention == "eager":
+        what += f" + scores {per_score} B x {sequences} seq x heads x queries x {keys:,} keys"
     if arch.is_moe:
-        text = (f"{tokens:,} tokens x 3 x {c} B x h={h:,} residual + max(MoE: {mlp_text}, "
-                f"attention q/k/v{f' + scores {per_score} B x {sequences} seq x heads x queries x {keys:,} keys' if attention == 'eager' else ''})")
+        text = f"{tokens:,} tokens x 3 x {c} B x h={h:,} residual + max(MoE: {mlp_text}, {what})"
     else:
-        text = (f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max({mlp_text}, "
-                f"attention q/k/v{f' + scores {per_score} B x {sequences} seq x heads x queries x {keys:,} keys' if attention == 'eager' else ''}))")
+        text = f"{tokens:,} tokens x (3 x {c} B x h={h:,} residual + max({mlp_text}, {what}))"
     return peak, text
 
 

@@ -32,7 +32,7 @@ from planner.model.architecture import (
 #: ``num_mtp_layers`` (attribute_map), ``n_routed_experts`` its ``num_local_experts``.
 DEEPSEEK_V3_DEFAULTS: dict[str, Any] = {
     "vocab_size": 129_280, "hidden_size": 7168, "intermediate_size": 18_432, "moe_intermediate_size": 2048,
-    "num_hidden_layers": 61, "num_attention_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
+    "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
     "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
     "num_experts_per_tok": 8, "first_k_dense_replace": 3, "hidden_act": "silu", "max_position_embeddings": 4096,
     "tie_word_embeddings": False, "attention_bias": False, "attention_dropout": 0.0, "num_nextn_predict_layers": 1,
@@ -173,6 +173,12 @@ def _deepseek(cfg: Mapping[str, Any], where: str | None, model_type: str) -> Arc
     L = _get(cfg, "num_hidden_layers", where)
     a = _get(cfg, "num_attention_heads", where)
     V = _get(cfg, "vocab_size", where)
+    kv = _get(cfg, "num_key_value_heads", where, default=a)
+    if kv != a:
+        raise _error(cfg, where, f"num_key_value_heads ({kv}) differs from num_attention_heads ({a}): Transformers' "
+                     "MLA expands the latent to every head and then repeats it num_attention_heads // "
+                     "num_key_value_heads times, which only works when they are equal", "num_key_value_heads",
+                     "DeepSeek-V2/V3 configs give num_key_value_heads equal to num_attention_heads.")
     freq = cfg.get("moe_layer_freq", 1)
     if freq != 1:
         raise _error(cfg, where, f"moe_layer_freq {freq!r}: Transformers builds a mixture-of-experts block in every "

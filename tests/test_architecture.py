@@ -15,6 +15,7 @@ import yaml
 
 from planner.model.architecture import SUPPORTED_MODEL_TYPES, from_hf_config
 from planner.core.errors import ModelConfigError
+from tests.model_configs import TINY
 
 MODELS_YAML = Path(__file__).resolve().parents[1] / "catalog" / "models.yaml"
 
@@ -293,8 +294,11 @@ def test_unknown_keys_are_kept_in_extra():
 
 # ----- config errors: the exact message -------------------------------------------------
 
-SUPPORTED = ("gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
-             "qwen3_moe")
+SUPPORTED = ("bloom, cohere, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
+             "gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, olmo2, phi, phi3, qwen2, qwen2_moe, qwen3, "
+             "qwen3_moe, starcoder2")
+GENERIC = ("Any other architecture is read through Transformers, built on the meta device, when Transformers knows it "
+           "(pip install 'planner[hf]').")
 
 
 def _error(cfg, where="config.json") -> str:
@@ -303,27 +307,55 @@ def _error(cfg, where="config.json") -> str:
     return str(info.value)
 
 
-def test_unsupported_model_type_lists_the_supported_ones():
-    msg = _error({"model_type": "bert", "hidden_size": 768})
+def _no_transformers(monkeypatch):
+    """Size without the hf extra: the generic reader does not know any model_type."""
+    from planner.model import generic
+
+    monkeypatch.setattr(generic, "knows", lambda model_type: False)
+
+
+def test_unsupported_model_type_lists_the_supported_ones(monkeypatch):
+    _no_transformers(monkeypatch)
+    msg = _error({"model_type": "rwkv", "hidden_size": 768})
     assert msg == (
-        f"config.json: model_type: model_type 'bert' is not supported. Supported model_type values: {SUPPORTED}."
+        f"config.json: model_type: model_type 'rwkv' is not supported. Supported model_type values: {SUPPORTED}. "
+        f"{GENERIC}"
     )
+
+
+@pytest.mark.parametrize("model_type,kind,what", [
+    ("bert", "an encoder", "bidirectional layers"),
+    ("t5", "an encoder-decoder", "cross-attention, encoder activations and encoder-output cache"),
+])
+def test_encoders_and_encoder_decoders_are_refused(model_type, kind, what):
+    # Whether or not Transformers is installed (it knows both): the planner sizes decoder-only models.
+    msg = _error({"model_type": model_type, "hidden_size": 768})
+    assert msg == (f"config.json: model_type: model_type {model_type!r} is {kind} model: the planner sizes "
+                   f"decoder-only causal language models. Its {what} are not modelled. Supported model_type values: "
+                   f"{SUPPORTED}.")
+
+
+def test_is_encoder_decoder_config_is_refused():
+    msg = _error({"model_type": "my_seq2seq", "is_encoder_decoder": True})
+    assert "is an encoder-decoder model" in msg
 
 
 def test_misspelled_model_type_gets_a_suggestion():
+    # 'llamma' is known neither to the planner nor to Transformers.
     msg = _error(_llama(model_type="llamma"))
     assert msg == (
         "config.json: model_type: model_type 'llamma' is not supported. Did you mean 'llama'? "
-        f"Supported model_type values: {SUPPORTED}."
+        f"Supported model_type values: {SUPPORTED}. {GENERIC}"
     )
 
 
-@pytest.mark.parametrize("model_type", ["gptj", "llama4", "qwen2_moe", "gemma3n", "deepseek_v3"])
-def test_another_architecture_gets_no_misleading_suggestion(model_type):
-    # Suggesting llama for llama4 or gpt_neox for gpt_oss would size a different model.
+@pytest.mark.parametrize("model_type", ["llama4", "qwen3_next", "gemma3n", "olmoe"])
+def test_another_architecture_gets_no_misleading_suggestion(model_type, monkeypatch):
+    # Suggesting llama for llama4 or qwen3 for qwen3_next would size a different model.
+    _no_transformers(monkeypatch)
     msg = _error({"model_type": model_type})
     assert msg == (f"config.json: model_type: model_type {model_type!r} is not supported. "
-                   f"Supported model_type values: {SUPPORTED}.")
+                   f"Supported model_type values: {SUPPORTED}. {GENERIC}")
 
 
 def test_missing_model_type():
@@ -543,15 +575,15 @@ def test_config_that_is_not_a_mapping():
 @pytest.mark.parametrize("model_type", sorted(SUPPORTED_MODEL_TYPES))
 def test_only_gpt2_and_gpt_bigcode_have_a_hard_position_limit(model_type):
     # GPT-2 and GPTBigCode learn a position table (wpe); the others rotate q and k (RoPE; gpt_neox
-    # on rotary_pct of each head).
+    # on rotary_pct of each head) or add ALiBi biases (BLOOM).
     learned = model_type in ("gpt2", "gpt_bigcode")
+    cfg = TINY[model_type] if model_type in TINY else _llama(model_type=model_type)
     if learned:
         cfg = {"model_type": model_type, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 16, "vocab_size": 50}
     elif model_type == "gpt_neox":
         cfg = {"model_type": "gpt_neox", "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
                "intermediate_size": 128, "vocab_size": 50}
-    else:
-        cfg = _llama(model_type=model_type)
+    elif model_type not in TINY:
         if model_type == "mixtral":
             cfg.update(num_local_experts=2, num_experts_per_tok=1)
         if model_type == "qwen3_moe":
@@ -562,7 +594,7 @@ def test_only_gpt2_and_gpt_bigcode_have_a_hard_position_limit(model_type):
             cfg.update(num_local_experts=2, num_experts_per_tok=1)
     arch = from_hf_config(cfg)
     assert arch.hard_position_limit is learned
-    assert arch.position_encoding == ("learned absolute" if learned else "rotary")
+    assert arch.position_encoding == ("learned absolute" if learned else "ALiBi" if model_type == "bloom" else "rotary")
 
 
 # ----- GPTBigCode (StarCoder) -------------------------------------------------------------------

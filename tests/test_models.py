@@ -231,12 +231,17 @@ def test_empty_file(tmp_path):
                                  'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
 
 
-def test_unsupported_architecture_in_a_file(tmp_path):
-    path = _write(tmp_path / "bert" / "config.json", {"model_type": "bert", "hidden_size": 768})
+def test_unsupported_architecture_in_a_file(tmp_path, monkeypatch):
+    from planner.model import generic
+
+    monkeypatch.setattr(generic, "knows", lambda model_type: False)  # as without the hf extra
+    path = _write(tmp_path / "rwkv" / "config.json", {"model_type": "rwkv", "hidden_size": 768})
     assert _error(str(path)) == (
-        f"{path}:2: model_type: model_type 'bert' is not supported. Supported model_type values: "
-        "gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, gpt_neox, gpt_oss, llama, mistral, mixtral, phi3, qwen2, qwen3, "
-        "qwen3_moe."
+        f"{path}:2: model_type: model_type 'rwkv' is not supported. Supported model_type values: "
+        "bloom, cohere, deepseek_v2, deepseek_v3, falcon, gemma, gemma2, gemma3, gemma3_text, gpt2, gpt_bigcode, "
+        "gpt_neox, gpt_oss, gptj, granite, llama, mistral, mixtral, olmo2, phi, phi3, qwen2, qwen2_moe, qwen3, "
+        "qwen3_moe, starcoder2. Any other architecture is read through Transformers, built on the meta device, when "
+        "Transformers knows it (pip install 'planner[hf]')."
     )
 
 

@@ -399,7 +399,8 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
         mfu, reason = _vendor_scaled(gpu, PREFILL_MFU.value, PREFILL_MFU.reason)
-    tflops = _tflops_for(gpu, "fp8" if i.weights == "fp8" else "bf16")
+    fp8 = i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8")
+    tflops = _tflops_for(gpu, "fp8" if fp8 else "bf16")
     weights = float(sum(c.bytes for c in est.gpu_components() if c.name.startswith("weights")))
     kv_tok = float(est.extra.get("kv_bytes_per_token", 0))
     c = i.concurrency

@@ -46,6 +46,8 @@ QUANT_SRC = {
     "int4-awq": "AWQ, Lin et al. 2024; AutoAWQ packing",
     "fp8": "vLLM docs, FP8 W8A8",
     "mxfp4": "OCP Microscaling Formats (MX) v1.0, sec. 5.3 (MXFP4); gpt-oss model card",
+    "compressed-tensors": "compressed-tensors format (llm-compressor); vLLM compressed_tensors schemes (W8A8 FP8 / "
+                          "INT8, WNA16)",
 }
 
 
@@ -91,6 +93,33 @@ def _vllm_mxfp4_relayout(wb) -> Component:
                      f"{VLLM_MXFP4_RELAYOUT_FRACTION:.2%} x {experts:,} B of MXFP4 experts",
                      "measured: gpt-oss-120b on an H100 loads 65.97 GiB (vLLM 0.10.1, vllm#23278) and 64.38 GiB "
                      "(0.14.1, #33155) for 60.77 GiB of checkpoint weights")
+
+
+def _vllm_mla_absorbed(arch, tp: int, dtype_bytes: int) -> Component:
+    """vLLM's MLA attention keeps 16-bit copies of each layer's kv_b_proj split into W_UK_T and W_UV
+    (made contiguous, dequantized from an fp8 or int8 kv_b_proj) for its decode path, beside
+    kv_b_proj itself, which its prefill path still uses (vLLM MLACommonImpl.process_weights_after_loading,
+    vllm/v1/attention/backends/mla/common.py: "we just store fp16/bf16 copies and perform the bmm's
+    in 16-bit")."""
+    heads = -(-arch.num_attention_heads // tp)
+    per_layer = heads * arch.kv_lora_rank * (arch.qk_nope_head_dim + arch.v_head_dim)
+    n = per_layer * arch.num_hidden_layers * dtype_bytes
+    return Component("weights: vLLM MLA W_UK_T and W_UV (16-bit copies of kv_b_proj)", GPU, n,
+                     f"L={arch.num_hidden_layers} x {heads} heads x kv_lora_rank {arch.kv_lora_rank} x "
+                     f"(qk_nope {arch.qk_nope_head_dim} + v_head_dim {arch.v_head_dim}) x {dtype_bytes} B"
+                     + (f" (per GPU, t={tp})" if tp > 1 else ""),
+                     "vLLM vllm/v1/attention/backends/mla/common.py MLACommonImpl.process_weights_after_loading")
+
+
+def mtp_note(arch) -> str | None:
+    """What a DeepSeek-V3 checkpoint's multi-token-prediction modules are and why they are not counted."""
+    if not arch.mtp_layers:
+        return None
+    return (f"The checkpoint also ships {arch.mtp_layers} multi-token-prediction module(s) (num_nextn_predict_layers): "
+            f"{arch.mtp_parameters:,} parameters, plus copies of the embedding and head "
+            f"({arch.mtp_checkpoint_copies:,}), in its files but not in the model: Transformers' DeepseekV3ForCausalLM "
+            "and vLLM's main model skip them; they load only for MTP speculative decoding (Transformers "
+            "generate(use_mtp=True), vLLM's deepseek_mtp speculative config), which is not sized here.")
 
 
 def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], overheads: RuntimeOverheads) -> Estimate:
@@ -160,9 +189,11 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     comps += _infer_host(w)
     desc = (f"vLLM serving with {i.weights} weights and a {i.kv_dtype} KV cache at gpu_memory_utilization "
             f"{util:g} (max_num_batched_tokens {b.max_num_batched_tokens:,}, max_num_seqs {b.max_num_seqs:,}).")
+    note = mtp_note(arch)
     return Estimate(workload_name=w.name, model_id=w.model_id, task=w.task, parameters=arch.parameters,
                     components=tuple(comps), gpus=w.gpus, gpus_per_node=w.node_gpus, warnings=w.warnings,
-                    trainable_parameters=0, recipe=i.weights, recipe_description=desc, extra=extra)
+                    trainable_parameters=0, recipe=i.weights, recipe_description=desc, extra=extra,
+                    notes=(note,) if note else ())
 
 
 def _infer_host(w: Workload) -> list[Component]:
@@ -318,6 +349,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                      "base output and keeps none.")
     if t.checkpointing == "full":
         notes.append("Full gradient checkpointing: about one extra forward pass of compute (~8 x P x tokens FLOPs).")
+    if mtp_note(arch):
+        notes.append(mtp_note(arch))
     # ---- host ----------------------------------------------------------------------------
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     zero3 = t.zero == 3 and t.data_parallel > 1
@@ -374,9 +407,13 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         from planner.memory.llamacpp import estimate_llamacpp
 
         return estimate_llamacpp(w, overheads)
-    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp)
+    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
+    if i.scheme is not None and i.weights == "fp8":
+        src = "DeepSeek-V3 fp8 checkpoints (weight_scale_inv per 128 x 128 block); vLLM Fp8LinearMethod"
     comps = [Component(f"weights ({i.weights})", GPU, wb.total, wb.formula, src)]
+    if arch.is_mla and i.engine == "vllm":
+        comps.append(_vllm_mla_absorbed(arch, i.tp, 4 if i.weights == "fp32" else 2))
     if arch.buffer_bytes and i.engine != "vllm":
         comps.append(_buffer_component(arch, i.tp))
     prompt_tokens = i.context * i.concurrency
@@ -397,7 +434,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                    "taken for every gpt-oss model", kind="runtime"))
         return _infer_vllm(w, comps, later, overheads)
     kv, kv_text = kv_cache_bytes(arch, kv_dtype=i.kv_dtype, context=i.context, concurrency=i.concurrency, tp=i.tp,
-                                 sliding_window=i.sliding_window, chunk=seq_chunk)
+                                 sliding_window=i.sliding_window, chunk=seq_chunk, engine="hf")
     comps.append(Component("KV cache", GPU, kv, kv_text, KV_SRC))
     tokens = seq_chunk * i.concurrency
     # A chunk's queries attend to the sequence so far: up to the whole context (the prompt is
@@ -420,8 +457,9 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
                  f"prefill_chunk_size={seq_chunk:,}) for {i.concurrency} sequence(s))")
+    note = mtp_note(arch)
     est = _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
-                  extra=extra)
+                  extra=extra, notes=(note,) if note else ())
     total = est.per_gpu_total_bytes
     # Prefill activations above 25 % of the per-GPU need: a planning threshold (not a measured
     # quantity) for a batch whose prompts are all prefilled at once, which an engine bounds.

@@ -252,9 +252,9 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
     else:
         i = workload.infer
         assert i is not None
-        from planner.workload.spec import dtype_feature
+        from planner.workload.spec import dtype_feature, weights_feature_dtype
 
-        for d in (i.weights, i.kv_dtype):
+        for d in (weights_feature_dtype(i), i.kv_dtype):
             feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)
             if feature:
                 needs.add(feature)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planner.model.architecture import Architecture
+from planner.model.quantization import WeightScheme, weight_scheme
 from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
 from planner.workload.recipes import OPTIMIZERS, RECIPES
@@ -27,7 +28,7 @@ TASKS = ("train", "infer")
 METHODS = ("full", "lora", "qlora")
 CHECKPOINTING = ("none", "full")
 ATTENTION = ("eager", "sdpa", "flash")
-WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4")
+WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4", "compressed-tensors")
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
 ENGINES = ("hf", "vllm", "llama.cpp")
 #: llama.cpp weights: llama-quantize's presets and convert_hf_to_gguf's float types (the table and the
@@ -195,6 +196,9 @@ class Inference:
         replicas: copies of the workload, each on its own tp GPUs and serving ``concurrency``
             sequences (``gpus: N`` is N / tp replicas). The per-GPU need is one replica's; host RAM
             counts the replicas on each machine.
+        scheme: how the checkpoint stores its quantized weights (planner.model.quantization) when the
+            weights are sized as the checkpoint declares them: compressed-tensors, or fp8 with
+            block scales (DeepSeek-V3); None otherwise.
         gpu_layers: engine llama.cpp: ``n_gpu_layers`` (``-ngl``), layers on the GPU counting the
             output layer, 0 to n_layer + 1 (None: all of them). planner.memory.llamacpp.
         flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
@@ -226,6 +230,7 @@ class Inference:
     flash_attention: bool = True
     kv_dtype_v: str | None = None
     imatrix: bool | None = None
+    scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
 
 
 @dataclass(frozen=True)
@@ -493,7 +498,7 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     Returns:
         The warnings as sentences; () when there is nothing to warn about.
     """
-    out: list[str] = []
+    out: list[str] = architecture_warnings(arch)
     _, _, ckpt_words = checkpoint_format(arch)
     if ckpt_words:
         out.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); training sizes "
@@ -716,12 +721,17 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     GPTQ give ``quant_method`` 'awq'/'gptq' with ``bits`` and ``group_size`` (AWQ may say
     ``q_group_size``); bitsandbytes gives ``load_in_4bit`` (``bnb_4bit_quant_type`` 'nf4') or
     ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8', gpt-oss's ``quant_method``
-    'mxfp4'.
+    'mxfp4'; compressed-tensors checkpoints (llm-compressor) ``quant_method`` 'compressed-tensors'
+    with their ``config_groups`` (:func:`planner.model.quantization.weight_scheme`: FP8 W8A8,
+    INT8 W8A8, W4A16/W8A16 are sized, other schemes are named and not sized).
     """
     q = arch.extra.get("quantization_config")
     if not isinstance(q, Mapping):
         return None, None, ""
     method = str(q.get("quant_method", "")).lower()
+    if method == "compressed-tensors":
+        scheme, words = weight_scheme(q)
+        return (scheme.weight_format if scheme else None), (scheme.group_size if scheme else None), words
     bits = q.get("bits", q.get("w_bit"))
     words = f"quant_method {method or '?'}" + (f", bits {bits}" if bits is not None else "")
     group = q.get("group_size", q.get("q_group_size"))
@@ -729,7 +739,8 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     if method in ("awq", "gptq") and bits == 4:
         return f"int4-{method}", group, words
     if method == "fp8":
-        return "fp8", None, words
+        scheme, fp8_words = weight_scheme(q)
+        return "fp8", None, fp8_words if scheme else words
     if method == "mxfp4":
         return "mxfp4", None, words
     if method == "bitsandbytes":
@@ -755,6 +766,11 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     elif ckpt_words and ckpt_fmt is None:
         warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
                         f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
+    if weights == "compressed-tensors" and ckpt_fmt != "compressed-tensors":
+        raise entry.error("compressed-tensors weights need a compressed-tensors checkpoint of a sized scheme (config.json "
+                          "quantization_config with quant_method compressed-tensors: FP8 W8A8, INT8 W8A8 or W4A16/W8A16)"
+                          + (f"; this config declares {ckpt_words}" if ckpt_words else ""), "weights",
+                          "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
     if weights == "mxfp4" and ckpt_fmt != "mxfp4":
         raise entry.error("mxfp4 weights need an MXFP4 checkpoint (config.json quantization_config with quant_method "
                           "mxfp4, as gpt-oss ships); engines do not convert other checkpoints to it", "weights",
@@ -850,9 +866,32 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
             warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
                             f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
                             "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
+    scheme = None
+    if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
+        scheme, _ = weight_scheme(arch.extra["quantization_config"])
+    warnings.extend(architecture_warnings(arch))
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas)
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme)
+
+
+def architecture_warnings(arch: Architecture) -> list[str]:
+    """What every estimate of this architecture should say: a generic model's activations follow a
+    rule not validated for it (planner.model.generic)."""
+    if arch.generic:
+        from planner.model.generic import describe
+
+        return [describe(arch)]
+    return []
+
+
+def weights_feature_dtype(i: Inference) -> str:
+    """The dtype whose hardware support the weights need (for :func:`dtype_feature`): a
+    compressed-tensors checkpoint's activation scheme (FP8 W8A8: fp8, INT8 W8A8: int8, weight-only
+    schemes: bf16, the 16-bit GPUs Marlin kernels run on), else the weight format itself."""
+    if i.weights == "compressed-tensors" and i.scheme is not None:
+        return {"fp8": "fp8", "int8": "int8"}.get(i.scheme.activations, "bf16")
+    return i.weights
 
 
 def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
@@ -977,7 +1016,7 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     else:
         i = workload.infer
         assert i is not None
-        checks = [("weights", i.weights, i.weights, (["int8"] if i.weights == "fp8" and gpu.int8 else [])
+        checks = [("weights", i.weights, weights_feature_dtype(i), (["int8"] if i.weights == "fp8" and gpu.int8 else [])
                    + (["fp8"] if i.weights == "int8" and gpu.fp8 else []) + [half]),
                   ("kv_dtype", i.kv_dtype, i.kv_dtype, [half])]
     engine = workload.infer.engine if workload.infer is not None else "hf"

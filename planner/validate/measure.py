@@ -27,6 +27,9 @@ Command line::
 
     python -m planner.validate.measure --grid tests/data/validation/grid.yaml \
         --out tests/data/validation/measured_cpu.json
+
+Runs added to the grid are measured alone and merged into the committed data (same versions) with
+``--merge --only-new``.
 """
 
 from __future__ import annotations
@@ -1090,6 +1093,16 @@ def run_grid(grid: list[dict[str, Any]], *, progress: Any = None) -> dict[str, A
     }
 
 
+def merge_measurements(old: Mapping[str, Any], new: Mapping[str, Any], order: list[str]) -> dict[str, Any]:
+    """``old`` with the runs of ``new`` added or replacing those of the same id, ordered as the grid
+    (``order``: its run ids; runs no longer in the grid are dropped). The wall time is the sum;
+    versions and platform stay the old document's (the caller checks the versions agree)."""
+    runs = {r["id"]: r for r in old["runs"]}
+    runs.update({r["id"]: r for r in new["runs"]})
+    return {**old, "wall_seconds": round(float(old.get("wall_seconds", 0)) + float(new.get("wall_seconds", 0)), 1),
+            "runs": [runs[i] for i in order if i in runs]}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m planner.validate.measure",
                                      description="Measure peak live tensor memory over a grid.")
@@ -1097,16 +1110,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--only", action="append", default=[],
                         help="run only ids containing this text (repeatable)")
+    parser.add_argument("--only-new", action="store_true",
+                        help="with --merge: run only the grid's runs that the merged file does not hold yet")
+    parser.add_argument("--merge", action="store_true",
+                        help="merge the runs measured now into --out (by id, in grid order) instead of replacing it; "
+                             "the recorded versions must be the installed ones")
     args = parser.parse_args(argv)
     grid = load_grid(args.grid)
     if args.only:
         grid = [r for r in grid if any(s in r["id"] for s in args.only)]
+    old = None
+    if args.merge:
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        now = versions()
+        if any(old.get("versions", {}).get(k) != now.get(k) for k in ("torch", "transformers", "peft", "bitsandbytes")):
+            print(f"cannot merge: {args.out} was measured with {old.get('versions')}, installed {now}", file=sys.stderr)
+            return 2
+        if args.only_new:
+            have = {r["id"] for r in old["runs"]}
+            grid = [r for r in grid if r["id"] not in have]
 
     def progress(entry: dict[str, Any]) -> None:
         print(f"{entry['id']:<40} peak {entry['peak_bytes'] / 2**20:9.2f} MiB "
               f"at {entry['peak_phase']:<9} ({entry['seconds']:.1f}s)", file=sys.stderr, flush=True)
 
     doc = run_grid(grid, progress=progress)
+    if old is not None:
+        doc = merge_measurements(old, doc, [r["id"] for r in load_grid(args.grid)])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n", encoding="utf-8")
     print(f"{len(doc['runs'])} runs in {doc['wall_seconds']} s -> {args.out}", file=sys.stderr)

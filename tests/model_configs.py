@@ -24,7 +24,7 @@ TINY: dict[str, dict] = {
     "gemma3": {"model_type": "gemma3", "text_config": {**_LLAMA, "head_dim": 16, "sliding_window": 16},
                "vision_config": {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
                                  "num_attention_heads": 2, "image_size": 32, "patch_size": 16}},
-    "phi3": {"model_type": "phi3", **_LLAMA},
+    "phi3": {"model_type": "phi3", **_LLAMA, "pad_token_id": 0},
     "gpt2": {"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 32, "vocab_size": 100},
     "gpt_bigcode": {"model_type": "gpt_bigcode", "n_embd": 64, "n_layer": 2, "n_head": 4, "n_positions": 32,
                     "vocab_size": 100},

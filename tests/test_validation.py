@@ -61,7 +61,7 @@ def test_fresh_measurement_meets_the_targets():
     now = versions()
     if any(now.get(k) != recorded.get(k) for k in ("torch", "transformers", "peft", "bitsandbytes")):
         pytest.skip(f"installed versions {now} differ from the recorded {recorded}")
-    # Every other run of the grid (78 of 155, every family and mode): the whole grid is measured into
+    # Every other run of the grid (99 of 197, every family and mode): the whole grid is measured into
     # the committed data, which the tests above check in full; this re-measures a half to show the
     # measurements reproduce and still meet the targets, within CI's time. The profiler cross-check
     # (a second look at each run's last step through the CPU allocator) is recorded in the committed

@@ -91,7 +91,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
      dict(default=None, help="QLoRA or --load-in-8bit: the script calls peft prepare_model_for_kbit_training "
                               "(fp32 non-quantized weights and activations; default off).")),
     ("--weights", dict(help="Inference weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4, "
-                                "mxfp4 (MXFP4 checkpoints such as gpt-oss); with --engine llama.cpp a GGUF preset "
+                                "mxfp4 (MXFP4 checkpoints such as gpt-oss), compressed-tensors (llm-compressor "
+                                "checkpoints; the default when the config declares one); with --engine llama.cpp a GGUF preset "
                                 "(Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...; default Q4_K_M).")),
     ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8; llama.cpp: f16, q8_0, q4_0, ... "

@@ -19,14 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.model.architecture import (
-    Architecture,
-    _check_heads,
-    _checkpoint_dtype,
-    _error,
-    _get,
-    _Merged,
-)
+from planner.model.config_keys import _check_heads, _checkpoint_dtype, _error, _get, _Merged
+from planner.model.layout import Architecture
 
 #: DeepseekV3Config's defaults (configuration_deepseek_v3.py); ``num_nextn_predict_layers`` is its
 #: ``num_mtp_layers`` (attribute_map), ``n_routed_experts`` its ``num_local_experts``.

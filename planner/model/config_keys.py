@@ -1,0 +1,101 @@
+"""Reading the keys of a config.json: whole numbers, flags and texts with their limits, one clear error each.
+
+Shared by the readers of planner.model.architecture and planner.model.families. Errors name the
+file (or catalog entry), the key and, for a config.json file, its line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from planner.core.errors import ModelConfigError
+
+
+#: Largest value of each size key that a real model could have; larger is a typo (an extra digit).
+MAX_CONFIG_VALUES: dict[str, int] = {
+    "hidden_size": 262_144, "n_embd": 262_144,
+    "num_hidden_layers": 10_000, "n_layer": 10_000,
+    "num_attention_heads": 16_384, "n_head": 16_384, "num_key_value_heads": 16_384,
+    "head_dim": 65_536,
+    "intermediate_size": 4_194_304, "n_inner": 4_194_304,
+    "vocab_size": 16_777_216,
+    "max_position_embeddings": 2**30, "n_positions": 2**30, "sliding_window": 2**30,
+    "num_local_experts": 65_536, "num_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
+    "moe_intermediate_size": 4_194_304,
+}
+
+
+def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | None = None,
+           hint: str | None = None) -> ModelConfigError:
+    """A ModelConfigError at ``key``, with the key's line when ``cfg`` knows it (a config.json file)."""
+    lines = getattr(cfg, "lines", None) or {}
+    return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
+
+
+def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
+         min_value: int | None = 1) -> Any:
+    if key not in cfg or cfg[key] is None:
+        if default is ...:
+            model_type = cfg.get("model_type")
+            raise ModelConfigError(f"missing required key {key!r}", file=where,
+                                   hint=f"A {model_type if isinstance(model_type, str) else 'model'} config.json "
+                                        "has it; copy the full file.")
+        return default
+    value = cfg[key]
+    if kind is int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            quoted = isinstance(value, str) and value.strip().isdigit()
+            raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+                         f"Write the number without quotes: {value.strip()}." if quoted else None)
+        if min_value is not None and value < min_value:
+            raise _error(cfg, where, f"{key} must be at least {min_value}, not {value}", key)
+        hi = MAX_CONFIG_VALUES.get(key)
+        if hi is not None and value > hi:
+            raise _error(cfg, where, f"{key} is {value:,}, more than any real model has ({hi:,})", key,
+                         "Check the value for an extra digit; copy the model's config.json as published.")
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key)
+    elif kind is str:
+        if not isinstance(value, str):
+            raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
+    return value
+
+
+def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
+    """The checkpoint's dtype as config.json states it: ``torch_dtype``, or ``dtype``, the key
+    Transformers writes since 4.56 (both names are read, as Transformers reads them); None if
+    neither is a string."""
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,
+                 hidden_key: str = "hidden_size") -> int:
+    if kv > a or a % kv:
+        raise _error(cfg, where, f"num_key_value_heads ({kv}) must divide num_attention_heads ({a})",
+                     "num_key_value_heads", "Grouped-query attention shares each KV head among a/kv query heads.")
+    if head_dim is None:
+        if h % a:
+            if hidden_key == "n_embd":  # GPT-2's and GPTBigCode's configs have no head_dim key
+                raise _error(cfg, where, f"n_embd ({h}) is not divisible by n_head ({a})", hidden_key,
+                             "Check both against the model's published config.json.")
+            raise _error(cfg, where,
+                         f"{hidden_key} ({h}) is not divisible by num_attention_heads ({a}) and there is no head_dim",
+                         hidden_key, "Add the model's head_dim to the config.")
+        head_dim = h // a
+    return head_dim
+
+
+class _Merged(dict):
+    """A config mapping with defaults filled in that keeps the file's line numbers for errors."""
+
+    def __init__(self, defaults: Mapping[str, Any], given: Mapping[str, Any]):
+        super().__init__({**defaults, **given})
+        self.lines = getattr(given, "lines", None) or {}

@@ -56,6 +56,10 @@ def test_models_yaml_has_the_required_models():
         "llama-2-7b", "llama-2-13b", "llama-2-70b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
         "llama-3.2-1b", "llama-3.2-3b", "mistral-7b-v0.1", "mixtral-8x7b", "qwen2.5-0.5b", "qwen2.5-7b",
         "qwen2.5-72b", "qwen3-4b", "gemma-2-9b", "phi-3-mini", "gpt2", "pythia-1.4b",
+        # issue 17
+        "deepseek-v3", "deepseek-v2-lite", "deepseek-r1-distill-qwen-7b", "deepseek-r1-distill-qwen-32b",
+        "deepseek-r1-distill-llama-70b", "phi-2", "falcon-7b", "falcon-40b", "gpt-j-6b", "bloom-7b1", "olmo-2-7b",
+        "granite-3.1-8b", "starcoder2-15b", "command-r",
     }
 
 

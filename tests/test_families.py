@@ -437,3 +437,23 @@ def test_generic_rule_stays_within_its_stated_uncertainty():
     assert statistics.median(fused + math) <= GENERIC_MEDIAN_ERROR
     assert max(fused) <= GENERIC_UNCERTAINTY
     assert max(math) <= GENERIC_WORST_MATH_SDPA
+
+
+def test_vllm_keeps_16_bit_copies_of_the_mla_up_projections():
+    from planner.memory import estimate
+    from planner.workload.spec import workload_from_mapping
+
+    arch = from_hf_config(_catalog()["deepseek-v3"]["config"], "deepseek-v3")
+    w = workload_from_mapping({"model": "m", "task": "infer", "engine": "vllm", "gpus": 8, "context": 4096},
+                              lambda n, e: (n, "test", arch))
+    est = estimate(w)
+    comps = {c.name: c for c in est.gpu_components()}
+    absorbed = comps["weights: vLLM MLA W_UK_T and W_UV (16-bit copies of kv_b_proj)"]
+    # 61 layers x 128 / 8 heads x kv_lora_rank 512 x (qk_nope 128 + v_head_dim 128) x 2 B
+    assert absorbed.bytes == 61 * 16 * 512 * 256 * 2 == 255_852_544
+    # the KV cache is the latent, whole on each GPU: 61 x 576 x 2 B per token, 4,096 tokens
+    assert comps["KV cache"].bytes == 70_272 * 4096
+    assert any("multi-token-prediction" in n for n in est.notes)
+    hf = estimate(workload_from_mapping({"model": "m", "task": "infer", "context": 4096},
+                                        lambda n, e: (n, "test", arch)))
+    assert "weights: vLLM MLA W_UK_T and W_UV (16-bit copies of kv_b_proj)" not in {c.name for c in hf.gpu_components()}

@@ -193,6 +193,8 @@ _ROLE = {
     "gate_proj": FFN_GATE, "up_proj": FFN_UP, "down_proj": FFN_DOWN, "gate_up_proj": FFN_UP,
     "w1": FFN_GATE, "w3": FFN_UP, "w2": FFN_DOWN, "c_fc": FFN_UP,
     "dense_h_to_4h": FFN_UP, "dense_4h_to_h": FFN_DOWN,
+    "out_proj": ATTN_OUTPUT, "fc1": FFN_UP, "fc2": FFN_DOWN, "fc_in": FFN_UP, "fc_out": FFN_DOWN,
+    "experts.gate_up_proj": FFN_UP, "experts.down_proj": FFN_DOWN,
 }
 
 
@@ -252,7 +254,7 @@ def gguf_tensors(arch: Architecture) -> list[GgufTensor]:
         p = f"blk.{i}."
         for name, n in layer_norms:
             out.append(GgufTensor(p + name, "norm", i, n, quantizable=False, source="F32"))
-        for m in arch.linear_modules():
+        for m in arch.modules_of_layer(i):
             if m.part == "router":
                 out.append(GgufTensor(p + "ffn_gate_inp.weight", "router", i, m.in_features, m.out_features,
                                       quantizable=False, source="F32"))
@@ -265,7 +267,9 @@ def gguf_tensors(arch: Architecture) -> list[GgufTensor]:
             experts = m.count if m.count > 1 else 1
             suffix = "_exps" if experts > 1 else ""
             parts = [(role, m.out_features)]
-            if arch.clamped_swiglu and m.name == "gate_up_proj":  # GPT-OSS: gate and up interleaved
+            if (arch.clamped_swiglu and m.name == "gate_up_proj") or m.name == "experts.gate_up_proj":
+                # GPT-OSS's interleaved gate and up, and the fused expert tensors of DeepSeek and
+                # Qwen2-MoE: the converter writes ffn_gate_exps and ffn_up_exps
                 parts = [(FFN_GATE, m.out_features // 2), (FFN_UP, m.out_features // 2)]
             for r, rows in parts:
                 name = p + (r if role != OTHER else stem) + suffix

@@ -319,6 +319,28 @@ class Architecture:
             object.__setattr__(self, "_linear_modules", cached)
         return list(cached)
 
+    def modules_of_layer(self, index: int) -> list[LinearModule]:
+        """The modules of layer ``index`` (0-based), each once (``layers`` left at 1): a model with dense
+        and MoE layers has its dense layers first (DeepSeek's first_k_dense_replace; Qwen2-MoE's
+        dense layers are placed there too, which changes no count). A generic model's modules are
+        those of its layer kinds in order (each kind's ``layers`` consecutive layers)."""
+        if self.generic:
+            out, by_kind = [], {}
+            for m in self.linear_modules():
+                by_kind.setdefault(m.layers, []).append(replace(m, layers=1))
+            at = 0
+            for n, mods in by_kind.items():
+                if at <= index < at + n:
+                    out = mods
+                at += n
+            return out or [replace(m, layers=1) for m in self.linear_modules()]
+        at = 0
+        for n, g in self.layer_groups():
+            if at <= index < at + n:
+                return g._layer_modules()
+            at += n
+        raise IndexError(f"layer {index} of {self.num_hidden_layers}")
+
     def _layer_modules(self) -> list[LinearModule]:
         """The modules of one layer of a uniform architecture (``layers`` left at 1)."""
         if self.generic:  # the modules planner.model.generic read from the model on the meta device

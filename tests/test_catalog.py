@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from planner.model.architecture import from_hf_config
 from planner.catalog.loader import CATALOG_FILES, Catalog, default_catalog_dir, load_catalog
@@ -92,7 +93,9 @@ def _attr(kind: str) -> str:
 
 @pytest.fixture
 def hardware(tmp_path: Path) -> Catalog:
-    """The shipped pcie/ram/platforms/network files with the tiny fixture's GPUs (h100-sxm) plus h200-sxm."""
+    """The shipped pcie/ram/platforms/network files with the tiny fixture's GPUs (h100-sxm) plus copies of it
+    under the ids of the modules the shipped baseboard servers carry (h200-sxm, b200, the A100 SXM4 modules,
+    and OAM modules for mi300x, gaudi-3 and gaudi-2)."""
     d = tmp_path / "catalog"
     d.mkdir()
     for name in ("pcie.yaml", "ram.yaml", "platforms.yaml", "network.yaml"):
@@ -100,6 +103,13 @@ def hardware(tmp_path: Path) -> Catalog:
     gpus = (TINY / "gpus.yaml").read_text()
     h100 = gpus[gpus.index("  - id: h100-sxm"):]
     gpus += h100.replace("id: h100-sxm", "id: h200-sxm").replace("80 GiB", "141 GiB").replace("81559 MiB", "143771 MiB")
+    fixed = {p["fixed_gpu"] for p in yaml.safe_load((SHIPPED / "platforms.yaml").read_text())["platforms"]
+             if p.get("fixed_gpu")}
+    for gpu_id in sorted(fixed - {"h100-sxm", "h200-sxm"}):
+        module = h100.replace("id: h100-sxm", f"id: {gpu_id}")
+        if gpu_id in ("mi300x", "gaudi-3", "gaudi-2"):
+            module = module.replace("form_factor: sxm", "form_factor: oam")
+        gpus += module
     (d / "gpus.yaml").write_text(gpus)
     return load_catalog(base=d)
 
@@ -124,7 +134,11 @@ def test_shipped_dimms(hardware: Catalog) -> None:
 def test_shipped_platforms(hardware: Catalog) -> None:
     ids = [p.id for p in hardware.platforms]
     assert ids == ["am5-desktop", "threadripper-7000", "threadripper-pro-7000wx", "xeon-w2400", "xeon-w3400",
-                   "epyc-9004-2p-8gpu", "hgx-h100-8gpu", "hgx-h200-8gpu"]
+                   "epyc-9004-2p-8gpu", "hgx-h100-8gpu", "hgx-h200-8gpu", "hgx-b200-8gpu", "oam-mi300x-8gpu",
+                   "gaudi3-8gpu"]
+    # ASUS Pro WS W790E-SAGE SE: 8 DIMM slots, one per channel, up to 2 TB (REF:ASUS-W790E-SAGE)
+    w3400 = hardware.platform("xeon-w3400")
+    assert (w3400.dimm_slots, w3400.memory_channels, w3400.max_memory_bytes) == (8, 8, 2048 * GiB)
     wrx90 = hardware.platform("threadripper-pro-7000wx")
     assert (max_cards(wrx90, 1), max_cards(wrx90, 2), max_cards(wrx90, 3), max_cards(wrx90, 4)) == (7, 4, 2, 0)
     am5 = hardware.platform("am5-desktop")

@@ -235,14 +235,15 @@ def test_catalog_json_keeps_units_in_keys(runner):
 
 def test_catalog_cloud_shows_the_spot_range(runner):
     # cloud.yaml records aws-g4dn-xlarge's zones at 0.2 to 0.216 USD/h (spot_usd_per_hour_range, kept
-    # spot 0.2); gcp-g2-standard-4 has a spot price (0.28184) but no range: its cell is empty.
+    # spot 0.2); gcp-g2-standard-4 has a spot price (0.28181, us-east4: both zones 0.05851 + 0.2233) but no
+    # range: its cell is empty.
     lines = run(runner, "catalog", "cloud").output.splitlines()
     header = lines[0].split()
     assert "range" in header and "spot range (USD/h)" in lines[0]
     g4dn = next(x for x in lines if x.split()[0] == "aws-g4dn-xlarge").split()
     assert g4dn[g4dn.index("0.200000") + 1] == "0.2-0.216"
     g2 = next(x for x in lines if x.split()[0] == "gcp-g2-standard-4").split()
-    assert g2[g2.index("0.281840") + 1] == "us-central1"  # the empty range cell, then the region
+    assert g2[g2.index("0.281810") + 1] == "us-east4"  # the empty range cell, then the region
     # the JSON already had the field, as a [low, high] pair
     data = {x["id"]: x for x in json.loads(run(runner, "catalog", "cloud", "--json").output)}
     assert data["aws-g4dn-xlarge"]["spot_usd_per_hour_range"] == [0.2, 0.216]

@@ -85,6 +85,7 @@ from planner.catalog.loader import Catalog, purchasable_gpus
 from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
+from planner.catalog.prices import priced_catalog
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
@@ -148,6 +149,12 @@ COLUMNS: dict[str, str] = {
     "network_usd": "USD: NICs, cables and switch",
     "extras_usd": "USD: the scenario's extras",
     "capex_usd": "USD: the purchase (gpus + platform + ram + network + extras)",
+    "hours_per_job": ("hours: one run of every workload on this machine by the time model (planner.cost.timing; "
+                      "blank where a workload gives no size or the plan was not timed)"),
+    "usd_per_job": ("USD: hours_per_job x the machine's cost per busy hour over the ownership period "
+                    "(planner.cost.objective; blank where not timed)"),
+    "tco_usd": ("USD: owning the machine over the ownership period: capex less resale, support, energy for the "
+                "busy hours (planner.cost.objective; blank where not computed)"),
 }
 
 #: Rules in the order they are checked (the first failing one binds).
@@ -526,6 +533,8 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
     """
     import numpy as np
 
+    # one price per part: the scenario's price mode chooses among a part's dated prices
+    catalog = priced_catalog(catalog, constraints.price, constraints.used_ok)
     gpus = allowed_gpus(catalog, constraints)
     platforms = allowed_platforms(catalog, constraints)
     cmax = constraints.max_cards or max([p.max_gpus for p in platforms] + [1])
@@ -667,6 +676,9 @@ class CandidateSet:
             closest one when it does not fit), -1 when none can run on the row's card count.
         scenario: the scenario evaluated.
         hardware: the hardware rows.
+        objective: what the feasible rows are ranked by: ``capex`` (this module's order) or the
+            scenario objective planner.cost.objective re-ranked them by (its column first, then
+            this module's order).
     """
 
     table: Any
@@ -674,6 +686,7 @@ class CandidateSet:
     best_usage: Any
     scenario: Scenario
     hardware: Hardware
+    objective: str = "capex"
 
     @cached_property
     def workload_index(self) -> dict[str, int]:
@@ -1016,6 +1029,10 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "network_usd": a["network_usd"],
         "extras_usd": np.full(R, extras_usd),
         "capex_usd": ck.capex,
+        # filled by planner.cost.objective (the time model lives in the cost stage)
+        "hours_per_job": np.full(R, np.nan),
+        "usd_per_job": np.full(R, np.nan),
+        "tco_usd": np.full(R, np.nan),
     }
     order = rank_order(hw, ck)
     table = pd.DataFrame({k: v[order] for k, v in cols.items()})

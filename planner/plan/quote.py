@@ -7,6 +7,7 @@ turn them into a quote whose totals are live formulas. Money is USD.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 #: A line item's price is called stale when dated this many months before the catalog's newest
@@ -28,9 +29,10 @@ class LineItem:
         catalog_id: the catalog entry id ('' for items the scenario lists).
         unit_price_usd: price of one unit, USD.
         quantity: units.
-        price_kind: 'msrp', 'street', 'estimate' or 'quote'.
+        price_kind: 'msrp', 'street', 'used', 'estimate' or 'quote' (planner.catalog.prices).
         source: where the price comes from (URL or document).
         as_of: date of the price (YYYY-MM-DD or YYYY-MM).
+        condition: 'new' or 'used' (a used unit's description says so too).
     """
 
     description: str
@@ -41,10 +43,20 @@ class LineItem:
     price_kind: str
     source: str
     as_of: str
+    condition: str = "new"
 
     @property
     def total_usd(self) -> float:
         return self.unit_price_usd * self.quantity
+
+
+def price_of(record: Any) -> tuple[str, str, str, str]:
+    """(kind, condition, source, as_of) of a catalog part's chosen price (planner.catalog.prices): the
+    price's own source and date where the part carries several dated prices, else the entry's."""
+    price = getattr(record, "price", None)
+    if price is not None:
+        return price.kind, price.condition, price.source, price.as_of
+    return (getattr(record, "price_kind", None) or "", "new", record.source, record.as_of)
 
 
 def subtotal_usd(items: list[LineItem]) -> float:

@@ -9,9 +9,17 @@ A scenario (``scenarios/<name>.yaml``) holds:
 ``quantity``, ``source``, ``as_of`` not after today, ``price_kind``: msrp, street, quote or
 estimate, the default: a price nobody labelled is not a vendor's quote), e.g. storage, support or
 installation;
-``objective``: ``capex`` (the purchase price, USD), the only objective implemented;
-``costs``: inputs of the rent-or-buy comparison, kept as written and validated by
-:func:`planner.cost.tco.read_costs` (the capex plan does not read them).
+``objective``: what the plan minimises among the machines that run every workload:
+``capex`` (the purchase price, USD; the default), ``cost_per_job`` (what one run of every workload
+costs on the machine owned over the ownership period: the hours the time model
+(planner.cost.timing) gives it x the local cost per busy hour, capex less resale plus support
+spread over the busy hours, plus energy), ``time_to_result`` (the hours one run of every workload
+takes), ``tco`` (the total cost of owning the machine over the ownership period: capex less
+resale, support, energy for the busy hours). The three beyond capex are computed by
+planner.cost.objective from ``costs:``; ``cost_per_job`` and ``time_to_result`` need each workload's
+size (training ``dataset_tokens``, inference ``tokens_per_request``);
+``costs``: inputs of the rent-or-buy comparison and of the objectives beyond capex, kept as written
+and validated by :func:`planner.cost.tco.read_costs`.
 
 Strategy choices. In a scenario workload the keys ``zero``, ``offload_optimizer``,
 ``checkpointing``, ``tp`` and ``gpus`` (training) and ``weights``, ``kv_dtype`` and ``tp``
@@ -68,10 +76,15 @@ ram_vram_min           RAM per node at least this many times the node's installe
                        2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
                        alone)
 ram_vram_min_offload   the same with CPU offload (default 6, the 6-8x rule of thumb)
-price                  ``list`` (default): every catalog entry's one price, whatever its
-                       ``price_kind`` (msrp, street, estimate, quote). ``street`` is reserved:
-                       the catalog carries one price per entry, so street prices come from an
-                       overlay (``--catalog DIR``) with dated ``price_kind: street`` entries.
+price                  which of a part's dated prices (catalog ``prices:``, planner.catalog.prices)
+                       a plan pays: ``street`` (the default): a new unit at its best-founded current
+                       price, a quote before a street price before an estimate before the list price
+                       (the only price some parts have), the newest of the first kind present;
+                       ``msrp``: the list price where there is one (else as street). ``list``,
+                       the former name of the default, reads as ``street``.
+used_ok                ``true``: a used unit's newest price is paid where it is below the new one
+                       (a discontinued card's used price); the quote line says "used"
+                       (default false: new units only)
 network                for multi-node plans: ``kind`` (infiniband or roce; default either),
                        ``nics_per_node`` (``per-gpu``, the default, or a whole number), ``nic``
                        (a NIC id; default the cheapest that matches), ``min_rate`` (slowest NIC
@@ -110,6 +123,7 @@ from planner.catalog.gpus import GPU_VENDORS
 from planner.catalog.loader import Catalog, purchasable_gpus
 from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
+from planner.catalog.prices import priced_catalog
 from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import safe_stem
 from planner.core.fields import Entry
@@ -145,10 +159,11 @@ AUTO_VALUES: dict[str, tuple[Any, ...]] = {
 #: Largest tensor-parallel degree ``tp: auto`` considers.
 MAX_AUTO_TP = 64
 
-OBJECTIVES = ("capex",)
-PRICE_MODES = ("list", "street")
-#: The price modes a scenario may choose now (``street`` is reserved; see the module docstring).
-PRICE_MODES_ACCEPTED = ("list",)
+OBJECTIVES = ("capex", "cost_per_job", "time_to_result", "tco")
+#: Objectives that time one run of every workload (each needs its job size).
+TIMED_OBJECTIVES = ("cost_per_job", "time_to_result")
+#: ``constraints.price`` as written -> the mode it means (``list`` is the former name of ``street``).
+PRICE_MODE_NAMES = {"street": "street", "msrp": "msrp", "list": "street"}
 SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
 #: RAM per node at least this many times the node's installed VRAM unless the scenario says otherwise
 #: (``ram_vram_min`` / ``ram_vram_min_offload``): a rule of thumb from DL workstation sizing guides,
@@ -157,7 +172,8 @@ RAM_VRAM_MIN = 2.0
 RAM_VRAM_MIN_OFFLOAD = 6.0
 
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
-                   "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "network")
+                   "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "used_ok",
+                   "network")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
 NETWORK_SWITCH = ("auto", "always")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
@@ -284,7 +300,8 @@ class Constraints:
             reservation) kept free, 0 <= x < 1.
         ram_vram_min, ram_vram_min_offload: RAM per node at least this many times the node's
             installed VRAM, without and with CPU offload (rules of thumb, 2 and 6 by default).
-        price: 'list' (the only mode implemented).
+        price: which dated price a plan pays: 'street' (a new unit's best-founded current price) or 'msrp'.
+        used_ok: a used unit's price may be paid where it is lower.
         network: multi-node network choices.
     """
 
@@ -298,7 +315,8 @@ class Constraints:
     vram_headroom: float = 0.05
     ram_vram_min: float = RAM_VRAM_MIN
     ram_vram_min_offload: float = RAM_VRAM_MIN_OFFLOAD
-    price: str = "list"
+    price: str = "street"
+    used_ok: bool = False
     network: Network = field(default_factory=Network)
 
 
@@ -399,10 +417,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     except OutputError:
         raise root.error(f"name {name!r} leaves nothing to name the report files with", "name",
                          "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.") from None
-    objective = root.str("objective", "capex")
-    if objective not in OBJECTIVES:
-        raise root.error(f"objective {objective!r} is not implemented", "objective",
-                         "Use objective: capex (the purchase price); total cost of ownership comes later.")
+    objective = root.str("objective", "capex", choices=OBJECTIVES)
     entries = root.children("workloads")
     if not entries:
         raise root.error("lists no workloads", "workloads", "Give at least one workload (model, task, ...).")
@@ -421,6 +436,8 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     constraints = _constraints(root.child("constraints", None), catalog)
     extras = tuple(_extra(e) for e in root.children("extras", None))
     costs = root.child("costs", None)
+    if objective in TIMED_OBJECTIVES:
+        _check_job_sizes(root, entries, workloads, objective)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
                     extras=extras, objective=objective, description=root.str("description", None), costs=costs)
 
@@ -733,13 +750,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
     ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
     ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
-    price = e.raw("price", "list")
-    if price != "street":
-        price = e.str("price", "list", choices=PRICE_MODES_ACCEPTED)
-    else:
-        raise e.error("price: street is reserved", "price",
-                      "The catalog carries one price per entry (its price_kind says msrp, street, estimate or "
-                      "quote). Use price: list and give dated street prices in an overlay (--catalog DIR).")
+    price = PRICE_MODE_NAMES[e.str("price", "street", choices=("street", "msrp", "list"))]
+    used_ok = e.bool("used_ok", False)
     net = Network()
     ne = e.child("network", None)
     if ne is not None:
@@ -775,7 +787,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
                       switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.
-    gpus = purchasable_gpus(catalog, allowed, excluded, vendors)
+    gpus = purchasable_gpus(priced_catalog(catalog, price, used_ok), allowed, excluded, vendors)
     if not gpus:
         key = "allowed_gpus" if allowed is not None else ("vendors" if vendors is not None else "excluded_gpus")
         raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU with a purchase price", key,
@@ -783,7 +795,24 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
                        allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
                        vram_headroom=headroom, ram_vram_min=float(ram_min), ram_vram_min_offload=float(ram_min_off),
-                       price=price, network=net)
+                       price=price, used_ok=used_ok, network=net)
+
+
+def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[ScenarioWorkload],
+                     objective: str) -> None:
+    """``cost_per_job`` and ``time_to_result`` time one run of every workload: each needs its size."""
+    for e, sw in zip(entries, workloads):
+        w = sw.variants[0].workload
+        if w.task == "train" and w.train.dataset_tokens is None:
+            raise e.error(f"objective {objective} times one run of every workload, but {sw.name!r} gives no "
+                          "dataset_tokens", None,
+                          "Add dataset_tokens (tokens per epoch, e.g. 100000000) and epochs to the workload, or use "
+                          "objective: capex or tco.")
+        if w.task == "infer" and w.infer.tokens_per_request is None:
+            raise e.error(f"objective {objective} times one request of every inference workload, but {sw.name!r} "
+                          "gives no tokens_per_request", None,
+                          "Add tokens_per_request (tokens generated per request) to the workload, or use "
+                          "objective: capex or tco.")
 
 
 def _extra(e: Entry) -> Extra:

@@ -67,20 +67,29 @@ from planner.plan.candidates import (
 )
 from planner.catalog.loader import Catalog
 from planner.catalog.platforms import cools, max_cards
+from planner.catalog.prices import priced_catalog
 from planner.core.errors import InfeasibleError, InputError
 from planner.core.fields import Entry
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
-from planner.plan.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, subtotal_usd
+from planner.plan.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
 from planner.plan.scenario import Network, Scenario, ScenarioWorkload, Variant, _with
 from planner.core.units import GiB
 from planner.workload.spec import Workload, workload_from_entry
 
 #: Columns of :attr:`Plan.alternatives`.
 ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
-                       "ram_bytes", "capex_usd", "per_gpu_need_bytes", "gpu_capacity_bytes", "headroom_bytes",
-                       "strategy", "why_lost")
+                       "ram_bytes", "capex_usd", "hours_per_job", "usd_per_job", "tco_usd", "per_gpu_need_bytes",
+                       "gpu_capacity_bytes", "headroom_bytes", "strategy", "why_lost")
+#: Objective -> (its candidate column, how a worse value reads, unit); capex is the solver's own order.
+OBJECTIVE_COLUMNS = {
+    "capex": ("capex_usd", "costs ${d:,.2f} more", "USD"),
+    "cost_per_job": ("usd_per_job", "costs ${d:,.2f} more per job (${row:,.2f} vs ${choice:,.2f})", "USD"),
+    "time_to_result": ("hours_per_job", "takes {d:,.2f} h longer per job ({row:,.2f} h vs {choice:,.2f} h)", "h"),
+    "tco": ("tco_usd", "costs ${d:,.2f} more to own ({row:,.2f} vs {choice:,.2f} USD over the ownership period)",
+            "USD"),
+}
 #: Columns of :attr:`Plan.infeasible` (and :attr:`NoFeasiblePlan.summary`).
 SUMMARY_COLUMNS = ("binding", "candidates", "closest", "shortfall", "shortfall_unit", "why_not")
 
@@ -176,6 +185,10 @@ def plan(scenario: Scenario, catalog: Catalog, top_k: int = 5, *, overheads: Run
     """
     if top_k < 0:
         raise ValueError("top_k must be >= 0")
+    if scenario.objective != "capex":
+        raise ValueError(f"objective {scenario.objective!r} ranks the candidates by the time model: plan it with "
+                         "planner.cost.objective.plan (this solver minimises capex)")
+    catalog = priced_catalog(catalog, scenario.constraints.price, scenario.constraints.used_ok)
     cs = build(scenario, catalog, overheads=overheads, explain=explain, hw=hardware)
     return choose(cs, catalog, top_k=top_k, overheads=overheads)
 
@@ -249,23 +262,29 @@ def _gpu_form(gpu: Any, plat: Any) -> str:
 def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
     r = cs.table.iloc[row]
-    gpu = catalog.gpu(r["gpu_id"])
-    plat = catalog.platform(r["platform_id"])
+    # the parts as the candidates priced them (the scenario's price mode: planner.catalog.prices)
+    gpu = next(g for g in cs.hardware.gpus if g.id == r["gpu_id"])
+    plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
     nodes = int(r["nodes"])
+    gkind, gcond, gsource, gdate = price_of(gpu)
+    pkind, pcond, psource, pdate = price_of(plat)
     items = [
-        LineItem(gpu.name + _gpu_form(gpu, plat), "gpu", gpu.id, float(gpu.price_usd or 0.0),
-                 int(r["cards_total"]), gpu.price_kind or "", gpu.source, gpu.as_of),
-        LineItem(f"{plat.name}: CPU, board, case, PSU, boot storage (no GPUs, no RAM)" + _parts(plat), "platform",
-                 plat.id, float(plat.base_price_usd), nodes, plat.price_kind, plat.source, plat.as_of),
+        LineItem(gpu.name + (" (used)" if gcond == "used" else "") + _gpu_form(gpu, plat), "gpu", gpu.id,
+                 float(gpu.price_usd or 0.0), int(r["cards_total"]), gkind, gsource, gdate, gcond),
+        LineItem(f"{plat.name}" + (" (used)" if pcond == "used" else "") + ": CPU, board, case, PSU, boot storage "
+                 "(no GPUs, no RAM)" + _parts(plat), "platform", plat.id, float(plat.base_price_usd), nodes, pkind,
+                 psource, pdate, pcond),
     ]
     if r["dimm_id"]:
-        d = catalog.dimm(r["dimm_id"])
+        d = next((x.dimm for x in cs.hardware.ram if x.dimm.id == r["dimm_id"]), None) or catalog.dimm(r["dimm_id"])
         per = int(r["dimms_per_channel"])
+        dkind, dcond, dsource, ddate = price_of(d)
         # DIMMs are sold as '48GB' for 48 GiB; two per channel usually run below the rated speed
         items.append(LineItem(f"{d.size_bytes / GiB:g}GB {d.kind.upper()}-{d.speed_mts} module ({d.size_bytes / GiB:g} "
-                              f"GiB; {per} per channel" + (", may run below its rated speed" if per > 1 else "") + ")",
-                              "memory", d.id, float(d.price_usd), int(r["dimm_count"]) * nodes, d.price_kind, d.source,
-                              d.as_of))
+                              f"GiB; {per} per channel" + (", may run below its rated speed" if per > 1 else "") + ")"
+                              + (" (used)" if dcond == "used" else ""),
+                              "memory", d.id, float(d.price_usd), int(r["dimm_count"]) * nodes, dkind, dsource,
+                              ddate, dcond))
     if r["nic_id"]:
         n = catalog.nic(r["nic_id"])
         count = int(r["nic_count"])
@@ -288,8 +307,16 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
 
 # ----- alternatives and the infeasible summary -------------------------------------------------
 
-def why_lost(row: dict[str, Any], choice: dict[str, Any]) -> str:
-    """Why a feasible row ranks below the choice, in the solver's order of keys."""
+def why_lost(row: dict[str, Any], choice: dict[str, Any], objective: str = "capex") -> str:
+    """Why a feasible row ranks below the choice: the objective's column, then the solver's order of keys."""
+    if objective != "capex":
+        col, text, _ = OBJECTIVE_COLUMNS[objective]
+        a, b = float(row[col]), float(choice[col])
+        if a - b > 1e-6 * max(abs(b), 1.0):
+            return text.format(d=a - b, row=a, choice=b)
+        lead = {"time_to_result": "as fast"}.get(objective, "same " + objective.replace("_", " "))
+        d = float(row["capex_usd"]) - float(choice["capex_usd"])
+        return (f"{lead}; " + why_lost(row, choice)) if d > 0.005 or d < -0.005 else why_lost(row, choice)
     d = float(row["capex_usd"]) - float(choice["capex_usd"])
     if d > 0.005:
         return f"costs ${d:,.2f} more"
@@ -322,7 +349,7 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
         return pd.DataFrame(columns=list(ALTERNATIVE_COLUMNS))
     out = t.loc[picked, list(ALTERNATIVE_COLUMNS[:-1])].reset_index(drop=True)
     cd = _row_dict(t, row)
-    out["why_lost"] = [why_lost(_row_dict(t, i), cd) for i in picked]
+    out["why_lost"] = [why_lost(_row_dict(t, i), cd, cs.objective) for i in picked]
     return out
 
 
@@ -1079,7 +1106,12 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
                         "pairs, no switch, unless network.switch is always"),
             "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights and LoRA on an LLM.int8 base "
                          "need gpu.int8",
-            "prices": f"price: {sc.constraints.price} (one price per catalog entry; its price_kind is on each line)",
+            "prices": (f"price: {sc.constraints.price}" + (", used_ok: true" if sc.constraints.used_ok else "")
+                       + (" (a new unit's quote, else street price, else estimate, else list price, the newest of "
+                          "its kind" if sc.constraints.price == "street" else
+                          " (a new unit's list price where there is one, else as street")
+                       + ("; a used unit's newest price where it is lower)" if sc.constraints.used_ok else ")")
+                       + "; each line's price kind, condition and date are on the quote"),
         },
         "runtime_overheads": asdict(overheads or RuntimeOverheads()),
     }

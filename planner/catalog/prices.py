@@ -1,0 +1,230 @@
+"""Several dated prices per part, and the one a plan pays.
+
+A GPU, DIMM or platform may carry a ``prices:`` list instead of the single ``price_usd`` (or
+``base_price_usd``) + ``price_kind`` it carried before; each item is one observed price::
+
+    prices:
+      - {usd: 1599, kind: msrp, as_of: 2022-10-12, source: "REF:NV-GEFORCE-PAGES"}
+      - {usd: 2749, kind: street, as_of: 2026-03, source: "REF:GPU-PRICES-2026", low_usd: 2200, high_usd: 2800}
+      - {usd: 1000, kind: used, as_of: 2026-02, source: "REF:GPU-PRICES-2026", low_usd: 950, high_usd: 1100}
+
+Keys: ``usd`` (one unit, USD), ``kind`` (:data:`PRICE_KINDS`: ``msrp`` the vendor's list price,
+``street`` what retailers ask for a new unit, ``used`` what a used unit sells for, ``quote`` a
+vendor's quote, ``estimate`` a figure inferred from other prices), ``condition`` (``new`` or
+``used``; default ``used`` for kind used, else ``new``; a ``quote`` or ``estimate`` may be for a used
+unit, an ``msrp`` never is, a ``street`` price of a used unit is kind ``used``), ``as_of`` (the
+date it was observed, not after today), ``source`` (where), and optionally ``low_usd`` /
+``high_usd`` (the range the sources give, which holds ``usd``), ``notes`` and ``exempt`` (a
+mapping of a :mod:`planner.catalog.check` check name to the reason the shipped figure stands,
+e.g. ``{stale: "out of production: no new unit is sold"}``). A single ``price_usd`` is read as
+one item of its ``price_kind`` with the entry's ``source`` and ``as_of`` (backward compatible).
+
+Which price a plan pays (:func:`select_price`, scenario ``constraints.price`` and ``used_ok``):
+
+``street`` (the default): a new unit at the best-founded current price: a ``quote`` first, then
+  ``street``, then ``estimate``, then ``msrp`` (the only price some parts have), the newest of
+  the first kind present.
+``msrp``: the list price, where there is one (else as ``street``): for comparing machines at
+  list prices.
+``used_ok: true``: also the newest used price (a used ``quote`` before ``used`` before a used
+  ``estimate``); it is paid when it is below the new one (or when there is no new one).
+
+:func:`priced_catalog` returns the catalog with every part's ``price_usd`` / ``price_kind`` (a
+platform's ``base_price_usd``) and ``price`` set to that choice, so that the solver, the quote and
+the reports see one price per part, with its own kind, condition, date and source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from planner.core.fields import Entry
+
+#: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
+PRICE_KINDS = ("msrp", "street", "used", "quote", "estimate")
+#: Conditions of the unit a price is for.
+CONDITIONS = ("new", "used")
+#: Scenario ``constraints.price`` modes.
+PRICE_MODES = ("street", "msrp")
+#: Keys of one ``prices:`` item.
+PRICE_ITEM_KEYS = ("usd", "kind", "condition", "as_of", "source", "low_usd", "high_usd", "notes", "exempt")
+
+#: Preference among a new unit's prices per mode (lower first); the newest of the first kind wins.
+NEW_ORDER: dict[str, dict[str, int]] = {
+    "street": {"quote": 0, "street": 1, "estimate": 2, "msrp": 3},
+    "msrp": {"msrp": 0, "quote": 1, "street": 2, "estimate": 3},
+}
+#: Preference among a used unit's prices.
+USED_ORDER = {"quote": 0, "used": 1, "estimate": 2}
+
+_ZERO_HINT = ("A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
+              "Leave the part out of the catalog's purchasable parts (excluded_gpus in the scenario) instead.")
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """One observed price of one unit (see the module docstring).
+
+    Attributes:
+        usd: the price, USD.
+        kind: :data:`PRICE_KINDS`.
+        as_of: when it was observed (YYYY-MM-DD or YYYY-MM).
+        source: where (a REF: id of SOURCES.md, a URL, a vendor's quote).
+        condition: ``new`` or ``used``.
+        low_usd, high_usd: the range the sources give, when given.
+        notes: what the figure is (which listing, which retailer).
+        exempt: check name -> why the shipped figure stands (:mod:`planner.catalog.check`).
+    """
+
+    usd: float
+    kind: str
+    as_of: str
+    source: str
+    condition: str = "new"
+    low_usd: float | None = None
+    high_usd: float | None = None
+    notes: str | None = None
+    exempt: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    @property
+    def used(self) -> bool:
+        return self.condition == "used"
+
+    def label(self) -> str:
+        """'street price (new), 2026-05-16' / 'used price, 2026-02' / 'msrp, 2022-10-12'."""
+        kind = {"msrp": "list price (msrp)", "used": "used price"}.get(self.kind, f"{self.kind} price")
+        cond = "" if self.kind in ("used", "msrp") else f" ({self.condition})"
+        return f"{kind}{cond} of {self.as_of}"
+
+
+def default_condition(kind: str) -> str:
+    return "used" if kind == "used" else "new"
+
+
+def legacy_price(usd: float | None, kind: str | None, *, as_of: str, source: str,
+                 notes: str | None = None) -> tuple[Price, ...]:
+    """The ``prices`` of an entry written with one ``price_usd`` + ``price_kind`` (none without)."""
+    if usd is None or kind is None:
+        return ()
+    return (Price(float(usd), kind, as_of, source, default_condition(kind), notes=None),)
+
+
+def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
+    """The ``prices:`` list of entry ``e`` (key ``k``), validated (see the module docstring)."""
+    items = e.children(k)
+    if not items:
+        raise e.error("lists no price", k, "Give at least one price ({usd, kind, as_of, source}), or leave "
+                                           "'prices' out when the part has no purchase price.")
+    out: list[Price] = []
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, it in enumerate(items):
+        it.check_keys(PRICE_ITEM_KEYS, required=("usd", "kind", "as_of", "source"), hints={
+            "usd": "Add usd: the price of one unit in US dollars.",
+            "kind": "Add kind: " + ", ".join(PRICE_KINDS) + ".",
+            "as_of": "Add as_of: the date the price was observed, YYYY-MM-DD or YYYY-MM.",
+            "source": "Add source: where the price comes from (a REF: id of SOURCES.md or a URL).",
+        })
+        if it.raw("usd") == 0:
+            raise it.error("is 0", "usd", _ZERO_HINT)
+        usd = it.number("usd", min=0, max=max_usd, min_exclusive=True)
+        kind = it.str("kind", choices=PRICE_KINDS)
+        cond = it.str("condition", default_condition(kind), choices=CONDITIONS)
+        if kind == "msrp" and cond == "used":
+            raise it.error("an msrp is the list price of a new unit, not of a used one", "condition",
+                           "Write kind: used (a used unit's street price), or quote / estimate with condition: used.")
+        if kind == "used" and cond == "new":
+            raise it.error("kind used is the price of a used unit", "condition",
+                           "Leave condition out (kind used is condition used), or use kind street for a new unit.")
+        if kind == "street" and cond == "used":
+            raise it.error("a used unit's street price is kind used", "kind", "Write kind: used.")
+        low = it.number("low_usd", None, min=0, max=max_usd, min_exclusive=True)
+        high = it.number("high_usd", None, min=0, max=max_usd, min_exclusive=True)
+        if (low is None) != (high is None):
+            key = "low_usd" if low is not None else "high_usd"
+            raise it.error(f"{key} needs {'high_usd' if key == 'low_usd' else 'low_usd'}", key,
+                           "Give the range as both ends (low_usd and high_usd), or neither.")
+        if low is not None and not low <= usd <= high:  # type: ignore[operator]
+            raise it.error(f"usd {usd:,.2f} is outside its range [{low:,.2f}, {high:,.2f}]", "usd",
+                           "The range is what the sources give; the price is one figure within it.")
+        exempt = it.child("exempt", None)
+        reasons: dict[str, str] = {}
+        if exempt is not None:
+            for name in exempt.data:
+                reasons[str(name)] = exempt.str(name)
+        as_of = it.date("as_of", past=True)
+        source = it.str("source")
+        key = (kind, cond, as_of)
+        if key in seen:
+            raise it.error(f"repeats the {kind} price ({cond}) of {as_of} (prices[{seen[key]}])", "as_of",
+                           "Keep one price per kind, condition and date: the newest is the one a plan uses.")
+        seen[key] = i
+        out.append(Price(usd, kind, as_of, source.strip(), cond, low, high,
+                         it.str("notes", None), reasons))
+    return tuple(out)
+
+
+def _newest(prices: Iterable[Price], order: Mapping[str, int]) -> Price | None:
+    ranked = [p for p in prices if p.kind in order]
+    if not ranked:
+        return None
+    # the first kind in the order, then the newest date ('2026-05' sorts before '2026-05-16'), then the lower price
+    return min(ranked, key=lambda p: (order[p.kind], _negated(p.as_of), p.usd))
+
+
+def _negated(as_of: str) -> tuple[int, ...]:
+    parts = [int(x) for x in as_of.split("-") if x.isdigit()]
+    return tuple(-x for x in parts + [0] * (3 - len(parts)))
+
+
+def select_price(prices: Sequence[Price], mode: str = "street", used_ok: bool = False) -> Price | None:
+    """The price a plan pays for one unit (see the module docstring); None when there is none."""
+    if mode not in NEW_ORDER:
+        raise ValueError(f"unknown price mode {mode!r}; one of {', '.join(PRICE_MODES)}")
+    new = _newest((p for p in prices if p.condition == "new"), NEW_ORDER[mode])
+    if not used_ok:
+        return new
+    used = _newest((p for p in prices if p.condition == "used"), USED_ORDER)
+    if used is not None and (new is None or used.usd < new.usd):
+        return used
+    return new
+
+
+#: Catalog lists whose entries may carry ``prices`` and the attribute of their one price.
+PRICED_LISTS = {"gpus": "price_usd", "dimms": "price_usd", "platforms": "base_price_usd"}
+
+
+def priced(record: Any, mode: str, used_ok: bool, attr: str = "price_usd") -> Any:
+    """``record`` (a GPU, DIMM or platform) with its price set to :func:`select_price`'s choice."""
+    chosen = select_price(record.prices, mode, used_ok)
+    if chosen is record.price:
+        return record
+    if chosen is None:
+        if attr != "price_usd":  # a platform or DIMM always has a price: keep it (never reached with prices)
+            return record
+        return dataclasses.replace(record, price=None, price_usd=None, price_kind=None)
+    return dataclasses.replace(record, price=chosen, price_kind=chosen.kind, **{attr: chosen.usd})
+
+
+def priced_catalog(catalog: Any, mode: str = "street", used_ok: bool = False) -> Any:
+    """The catalog with every GPU's, DIMM's and platform's price chosen by ``mode`` / ``used_ok``."""
+    if mode == "street" and not used_ok:
+        return catalog  # the loader's choice already
+    changes = {name: tuple(priced(r, mode, used_ok, attr) for r in getattr(catalog, name))
+               for name, attr in PRICED_LISTS.items()}
+    return dataclasses.replace(catalog, **changes)
+
+
+def price_fields(prices: tuple[Price, ...], attr: str = "price_usd") -> dict[str, Any]:
+    """The record fields of the loader's default choice (``price: street``, new units only)."""
+    chosen = select_price(prices)
+    if chosen is None:
+        return {"prices": prices, "price": None}
+    return {"prices": prices, "price": chosen, attr: chosen.usd, "price_kind": chosen.kind}
+
+
+__all__ = ["CONDITIONS", "PRICE_ITEM_KEYS", "PRICE_KINDS", "PRICE_MODES", "PRICED_LISTS", "Price",
+           "default_condition", "legacy_price", "price_fields", "priced", "priced_catalog", "read_prices",
+           "select_price"]

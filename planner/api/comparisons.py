@@ -143,7 +143,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
     from planner.core.names import safe_stem
     from planner.cost.compare import compare as run_compare
     from planner.cost.tco import check_request_inputs, read_costs
-    from planner.plan.solver import plan as make_plan
+    from planner.cost.objective import plan as make_plan
 
     check_keywords("compare", unknown, ("catalog", "out"))
     cat = catalog_of(catalog)
@@ -151,7 +151,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
     check_request_inputs(root, sc.workloads)
     costs = read_costs(root.child("costs", None), cat, sc.workloads)
-    planned = make_plan(sc, cat, explain=False)
+    planned = make_plan(sc, cat, costs=costs, explain=False)
     comparison = run_compare(planned, sc, cat, costs)
     result = CompareResult(comparison, planned, sc.name)
     if out is None:

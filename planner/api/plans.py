@@ -226,8 +226,9 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     """
     from planner.core.atomic import ensure_dir, write_text
     from planner.core.names import safe_stem
+    from planner.cost.objective import plan as make_plan
+    from planner.cost.tco import read_costs
     from planner.plan.solver import NoFeasiblePlan
-    from planner.plan.solver import plan as make_plan
     from planner.report.export import candidates_csv, infeasible_to_dict, plan_to_dict
 
     check_keywords("plan", unknown, ("catalog", "out", "format", "top"))
@@ -238,11 +239,8 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     top = top_of(top)
     cat = catalog_of(catalog)
     sc, text, _ = read_scenario(scenario, cat)
-    if sc.costs is not None:
-        from planner.cost.tco import read_costs
-
-        # plan does not use the rent-or-buy inputs, but a mistake in them is still the user's to see
-        read_costs(sc.costs, cat, sc.workloads)
+    # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
+    costs = read_costs(sc.costs, cat, sc.workloads)
 
     def write(name: str, table: Any, document: dict[str, Any]) -> dict[str, Path]:
         paths: dict[str, Path] = {}
@@ -258,7 +256,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         return paths
 
     try:
-        result = make_plan(sc, cat, top_k=top)
+        result = make_plan(sc, cat, top_k=top, costs=costs)
     except NoFeasiblePlan as exc:
         if out is not None:
             exc.outputs = write(exc.scenario, exc.candidates, infeasible_to_dict(exc))

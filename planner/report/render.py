@@ -127,6 +127,12 @@ def _gib_text(n: float) -> str:
     return f"{n / GiB:,.2f} GiB"
 
 
+def prices_rule(plan: Any) -> str:
+    """'price: street' (and ', used_ok: true'), from the plan's assumptions."""
+    rule = ((plan.assumptions or {}).get("rules") or {}).get("prices", "")
+    return rule.split(" (", 1)[0] if rule else "price: street"
+
+
 def plan_text(plan: Any, width: int = 200) -> str:
     """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote."""
     import pandas as pd
@@ -143,6 +149,15 @@ def plan_text(plan: Any, width: int = 200) -> str:
                    + (f" + {c['switch_id']}" if c["switch_id"] else " (back-to-back, no switch)"))
     lines.append(f"Recommendation: {machine}")
     lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
+    lines.append(f"Objective: {(plan.assumptions or {}).get('objective', '')}")
+    for text in (plan.assumptions or {}).get("objective_arithmetic", ())[1:]:
+        lines.append(f"  {text}")
+    gpu_line = next((i for i in plan.line_items() if i.category == "gpu"), None)
+    if gpu_line is not None:
+        from planner.catalog.prices import price_words
+
+        lines.append(f"Priced at: {gpu_line.catalog_id} {price_words(gpu_line.price_kind, gpu_line.condition)} "
+                     f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} ({prices_rule(plan)})")
     lines.append("")
     from planner.plan.candidates import takes_headroom
 
@@ -163,7 +178,8 @@ def plan_text(plan: Any, width: int = 200) -> str:
              if PARTS_SEPARATOR in i.description}
     items = pd.DataFrame([{"item": i.description.split(PARTS_SEPARATOR, 1)[0], "catalog id": i.catalog_id,
                            "qty": i.quantity, "unit price (USD)": f"{i.unit_price_usd:,.2f}",
-                           "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind, "as of": i.as_of}
+                           "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind,
+                           "condition": i.condition, "as of": i.as_of}
                           for i in plan.line_items()])
     with pd.option_context("display.width", width, "display.max_colwidth", 80, "display.max_columns", 20):
         lines.append("Line items:")
@@ -178,6 +194,8 @@ def plan_text(plan: Any, width: int = 200) -> str:
                 "GPU": a["gpu_id"], "platform": a["platform_id"], "cards/node": a["cards_per_node"],
                 "nodes": a["nodes"], "RAM (GiB)": (a["ram_bytes"] / 2**30).round(0).astype(int),
                 "price (USD)": a["capex_usd"].map(lambda x: f"{x:,.2f}"),
+                "time/job (h)": a["hours_per_job"].map(lambda x: "" if x != x else f"{x:,.3f}"),
+                "cost/job (USD)": a["usd_per_job"].map(lambda x: "" if x != x else f"{x:,.2f}"),
                 "need/GPU (GiB)": (a["per_gpu_need_bytes"] / 2**30).round(2),
                 "capacity (GiB)": (a["gpu_capacity_bytes"] / 2**30).round(2), "why it lost": a["why_lost"]})
             lines.append("")

@@ -1,0 +1,200 @@
+"""The scenario objectives beyond capex: time per job, cost per job and total cost of ownership.
+
+The solver (planner.plan.solver) ranks the feasible machines by purchase price. This module
+times every feasible machine with the time model (:mod:`planner.cost.timing`) and prices its
+use with the ownership model (:mod:`planner.cost.tco`), fills the candidate table's
+``hours_per_job``, ``usd_per_job`` and ``tco_usd`` columns and, for an objective other than
+``capex``, re-ranks the feasible rows by it (ties: the solver's order, so capex next). One *job*
+is one run of every workload of the scenario, one after the other (training: ``dataset_tokens`` x
+``epochs`` tokens; inference: one request of ``tokens_per_request`` generated tokens, amortised
+over the batch and replicas the machine runs)::
+
+    hours_per_job(r) = sum over workloads w of time_workload(w on r).seconds_per_job / 3600
+    usd_per_busy_hour(r) = (capex(r) x (1 - residual) + support x D) / (h x 12 x D) + energy(r)
+    usd_per_job(r)   = hours_per_job(r) x usd_per_busy_hour(r)
+    tco_usd(r)       = capex(r) x (1 - residual) + support x D + energy(r) x h x 12 x D
+    energy(r)        = (cards x TDP x gpu_power_fraction + nodes x platform_w) / 1000 x $/kWh x PUE
+
+with h the busy hours per month (``costs.hours_per_month``, or ``costs.utilization`` x 730, or
+the workloads' ``hours_per_month``, or the default utilization 0.25 x 730) and D the ownership
+(depreciation) period, all from the scenario's ``costs:`` (planner.cost.tco defaults otherwise).
+A dearer machine can win on cost per job: when it runs the job k times faster and costs less than
+k times as much per busy hour.
+
+:func:`plan` is what ``planner plan`` and ``planner compare`` call: the solver's plan for every
+objective, with the columns filled (blank where a workload gives no size).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from planner.catalog.prices import priced_catalog
+from planner.cost.tco import (
+    HOURS_PER_MONTH,
+    CostInputs,
+    energy_usd_per_hour,
+    local_tco_usd,
+    local_usd_per_busy_hour,
+    read_costs,
+)
+from planner.cost.timing import DEFAULT_MBU, time_workload
+from planner.plan.candidates import CandidateSet, build
+from planner.plan.solver import OBJECTIVE_COLUMNS, Plan, choose
+
+#: What each objective minimises, in words (the plan's assumptions and reports).
+OBJECTIVE_TEXT = {
+    "capex": "capex_usd: purchase price of GPUs, platforms, DIMMs, network and extras (USD)",
+    "cost_per_job": ("usd_per_job: one run of every workload = hours_per_job (time model) x the machine's cost per "
+                     "busy hour over the ownership period (capex less resale, plus support, over the busy hours; plus "
+                     "energy) (USD)"),
+    "time_to_result": "hours_per_job: one run of every workload by the time model (hours)",
+    "tco": ("tco_usd: owning the machine over the ownership period: capex less resale + support + energy for the "
+            "busy hours (USD)"),
+}
+
+
+def busy_hours_per_month(costs: CostInputs, workloads: Sequence[Any]) -> tuple[float, str]:
+    """Busy hours per month h and where the figure comes from (as planner.cost.compare reads it)."""
+    if costs.hours_per_month is not None:
+        return float(costs.hours_per_month), "costs.hours_per_month"
+    if costs.utilization is not None:
+        return costs.utilization * HOURS_PER_MONTH, f"costs.utilization {costs.utilization:g} x {HOURS_PER_MONTH:g} h"
+    given = [getattr(w, "hours_per_month", None) for w in workloads]
+    if given and all(g is not None for g in given) and sum(given) > 0:
+        return float(sum(given)), "sum of the workloads' hours_per_month"
+    u = CostInputs.DEFAULT_UTILIZATION
+    return u * HOURS_PER_MONTH, f"default utilization {u:g} x {HOURS_PER_MONTH:g} h (assumption)"
+
+
+def plan(scenario: Any, catalog: Any, top_k: int = 5, *, costs: CostInputs | None = None, overheads: Any = None,
+         explain: bool = True) -> Plan:
+    """The plan for ``scenario`` by its objective, with time and cost per job beside the price.
+
+    Args:
+        costs: the scenario's cost inputs (default: :func:`planner.cost.tco.read_costs` of its ``costs:``).
+        Others as :func:`planner.plan.solver.plan`.
+
+    Raises:
+        planner.plan.solver.NoFeasiblePlan: nothing fits.
+    """
+    if top_k < 0:
+        raise ValueError("top_k must be >= 0")
+    if costs is None:
+        costs = read_costs(scenario.costs, catalog, scenario.workloads)
+    catalog = priced_catalog(catalog, scenario.constraints.price, scenario.constraints.used_ok)
+    cs = build(scenario, catalog, overheads=overheads, explain=explain)
+    cs = ranked(cs, catalog, costs, scenario.objective)
+    result = choose(cs, catalog, top_k=top_k, overheads=overheads)
+    return dataclasses.replace(result, assumptions={**result.assumptions,
+                                                    **objective_assumptions(cs, result, costs)})
+
+
+def ranked(cs: CandidateSet, catalog: Any, costs: CostInputs, objective: str) -> CandidateSet:
+    """``cs`` with the objective columns filled for every feasible row and, unless the objective
+    is capex, the feasible rows re-ranked by it (stable: ties keep the solver's order)."""
+    import numpy as np
+
+    t = cs.table.copy()
+    feasible = np.nonzero(t["feasible"].to_numpy())[0]
+    hours, usd, tco = metrics(cs, catalog, costs, feasible)
+    for col, values in (("hours_per_job", hours), ("usd_per_job", usd), ("tco_usd", tco)):
+        arr = t[col].to_numpy(dtype=float).copy()
+        arr[feasible] = values
+        t[col] = arr
+    if objective == "capex" or len(feasible) == 0:
+        return dataclasses.replace(cs, table=t, objective="capex")
+    col = OBJECTIVE_COLUMNS[objective][0]
+    value = t[col].to_numpy(dtype=float)
+    if np.isnan(value[feasible]).any():  # pragma: no cover - the scenario reader requires the job sizes
+        raise ValueError(f"objective {objective}: a feasible machine has no {col}")
+    rest = np.setdiff1d(np.arange(len(t)), feasible, assume_unique=True)
+    order = np.concatenate([feasible[np.argsort(value[feasible], kind="stable")], rest])
+    t = t.iloc[order].reset_index(drop=True)
+    t["rank"] = np.arange(1, len(t) + 1)
+    return CandidateSet(t, cs.usages, cs.best_usage[order], cs.scenario, cs.hardware, objective=objective)
+
+
+def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[int]) -> tuple[Any, Any, Any]:
+    """(hours_per_job, usd_per_job, tco_usd) of table rows ``rows`` (NaN where a workload has no size)."""
+    import numpy as np
+
+    t = cs.table
+    gpus = {g.id: g for g in cs.hardware.gpus}
+    plats = {p.id: p for p in cs.hardware.platforms}
+    h, _ = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
+    years = costs.depreciation_years
+    gid = t["gpu_id"].to_numpy()
+    pid = t["platform_id"].to_numpy()
+    cards = t["cards_total"].to_numpy()
+    nodes = t["nodes"].to_numpy()
+    capex = t["capex_usd"].to_numpy(dtype=float)
+    cache: dict[tuple, float] = {}
+    n = len(rows)
+    hours, usd, tco = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    for k, row in enumerate(rows):
+        gpu, plat = gpus[gid[row]], plats[pid[row]]
+        per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
+                       catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
+        usage_ids = tuple(int(u) for u in cs.best_usage[row])
+        key = (gpu.id, per_lane, usage_ids)
+        if key not in cache:
+            cache[key] = job_hours(cs, gpu, per_lane, usage_ids, costs)
+        energy = energy_usd_per_hour(gpu_count=int(cards[row]), gpu_tdp_w=gpu.tdp_w,
+                                     platform_w=float(plat.platform_w) * int(nodes[row]), usd_per_kwh=costs.usd_per_kwh,
+                                     pue=costs.pue, gpu_power_fraction=costs.gpu_power_fraction)
+        per_hour = local_usd_per_busy_hour(hours_per_month=h, capex_usd=float(capex[row]),
+                                           residual_fraction=costs.residual_fraction, years=years,
+                                           support_usd_per_year=costs.support_usd_per_year, energy_usd_per_hour=energy)
+        hours[k] = cache[key]
+        usd[k] = cache[key] * per_hour
+        tco[k] = local_tco_usd(hours=h * 12.0 * years, capex_usd=float(capex[row]),
+                               residual_fraction=costs.residual_fraction, years=years,
+                               support_usd_per_year=costs.support_usd_per_year, energy_usd_per_hour=energy)
+    return hours, usd, tco
+
+
+def job_hours(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int], costs: CostInputs) -> float:
+    """Hours of one run of every workload with the given usages on ``gpu`` (NaN when one has no size)."""
+    total = 0.0
+    for w, u in enumerate(usage_ids):
+        if u < 0:
+            return math.nan
+        usage = cs.usages[w][u]
+        wl = usage.workload
+        jt = time_workload(workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus,
+                           pcie_per_lane_bytes_per_s=per_lane, pcie_lanes=gpu.pcie_lanes,
+                           mfu=costs.mfu_for(wl.name), mbu=costs.mbu or DEFAULT_MBU)
+        if jt.hours_per_job is None:
+            return math.nan
+        total += jt.hours_per_job
+    return total
+
+
+def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs) -> dict[str, Any]:
+    """The plan's ``objective`` (what it minimised) and ``objective_arithmetic`` (the choice's figures)."""
+    c = result.choice
+    h, h_source = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
+    out: dict[str, Any] = {"objective": OBJECTIVE_TEXT[cs.objective]}
+    hours, usd, tco = c.get("hours_per_job"), c.get("usd_per_job"), c.get("tco_usd")
+    years = costs.depreciation_years
+    lines = [f"capex ${float(c['capex_usd']):,.2f}"]
+    if tco is not None and not math.isnan(tco):
+        lines.append(f"owned {years:g} years at {h:,.1f} busy h/month ({h_source}), residual "
+                     f"{costs.residual_fraction:g}, support ${costs.support_usd_per_year:,.0f}/year, "
+                     f"${costs.usd_per_kwh:g}/kWh x PUE {costs.pue:g}: TCO ${tco:,.2f}")
+    if hours is not None and not math.isnan(hours):
+        per_hour = usd / hours if hours else float("nan")
+        lines.append(f"one job (one run of every workload) {hours:,.3f} h x ${per_hour:,.4f} per busy hour = "
+                     f"${usd:,.2f} per job")
+    else:
+        lines.append("time and cost per job: not computed (a workload gives no dataset_tokens / tokens_per_request)")
+    out["objective_arithmetic"] = lines
+    return out
+
+
+__all__ = ["OBJECTIVE_TEXT", "busy_hours_per_month", "job_hours", "metrics", "objective_assumptions", "plan",
+           "ranked"]

@@ -257,18 +257,56 @@ def spot_basis(instance: CloudInstance) -> str:
 
 
 def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),
-                     instances: tuple[str, ...] = ()) -> list[CloudInstance]:
-    """The catalog's instances, kept to ``providers`` and ``instances`` when given (catalog order)."""
+                     instances: tuple[str, ...] = (), regions: tuple[str, ...] = ()) -> list[CloudInstance]:
+    """The catalog's instances, kept to ``providers``, ``instances`` and ``regions`` when given
+    (catalog order)."""
     out = list(catalog.instances)
     if providers:
         out = [i for i in out if i.provider in providers]
     if instances:
         out = [i for i in out if i.id in instances]
+    if regions:
+        out = [i for i in out if i.region in regions]
     return out
 
 
+#: A cloud row dated more than this many months before today is flagged (its prices may have changed).
+STALE_CLOUD_MONTHS = 12
+
+
+def stale_instances(instances: Sequence[CloudInstance], today: Any = None) -> list[CloudInstance]:
+    """The instances whose ``as_of`` lies more than :data:`STALE_CLOUD_MONTHS` months before ``today``."""
+    import datetime as dt
+
+    d = today or dt.date.today()
+    now = d.year * 12 + d.month
+    out = []
+    for i in instances:
+        try:
+            y, m = (int(x) for x in i.as_of.split("-")[:2])
+        except ValueError:
+            continue
+        if now - (y * 12 + m) > STALE_CLOUD_MONTHS:
+            out.append(i)
+    return out
+
+
+def stale_text(instances: Sequence[CloudInstance]) -> str:
+    """One sentence naming stale rows by provider and date ('' when none)."""
+    if not instances:
+        return ""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for i in instances:
+        groups.setdefault((i.provider, i.as_of), []).append(i.id)
+    parts = [f"{len(ids)} {prov} row(s) of {as_of} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
+             for (prov, as_of), ids in groups.items()]
+    return (f"cloud prices dated more than {STALE_CLOUD_MONTHS} months ago: " + "; ".join(parts)
+            + "; they may have changed: re-import the provider's current SkyPilot file (planner catalog "
+              "import-skypilot FILE --out DIR) and pass --catalog DIR")
+
+
 def cloud_fits(workload: Workload | Sequence[Workload], catalog: Catalog, *, providers: tuple[str, ...] = (),
-               instances: tuple[str, ...] = (), overheads: Any = None,
+               instances: tuple[str, ...] = (), regions: tuple[str, ...] = (), overheads: Any = None,
                allowed_gpus: tuple[int, ...] | None = None, headroom: float = 0.0,
                local: Workload | None = None) -> list[InstanceFit]:
     """Every selected instance checked against ``workload`` (or its variants), in catalog order;
@@ -276,7 +314,7 @@ def cloud_fits(workload: Workload | Sequence[Workload], catalog: Catalog, *, pro
     ``local``: the workload as the local plan runs it, whose closest variant's reason is given
     when none fits (:func:`check_instance`)."""
     return [check_instance(workload, inst, catalog, overheads, allowed_gpus, headroom, local)
-            for inst in select_instances(catalog, providers=providers, instances=instances)]
+            for inst in select_instances(catalog, providers=providers, instances=instances, regions=regions)]
 
 
 def fits_to_frame(fits: list[InstanceFit]):

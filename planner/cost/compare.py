@@ -53,7 +53,8 @@ from typing import Any
 
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
-from planner.cost.cloud import InstanceFit, cloud_fits, select_instances, spot_basis, spot_range
+from planner.cost.cloud import (InstanceFit, cloud_fits, select_instances, spot_basis, spot_range, stale_instances,
+                                 stale_text)
 from planner.memory import Estimate
 from planner.cost.tco import (
     HOURS_PER_MONTH,
@@ -562,7 +563,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                                   "between copies (the solver plans one machine and does not size for "
                                   "requests_per_hour)")
         fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
-                          allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
+                          regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
         options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
         feas = [o for o in options if o.feasible]
         best = feas[0].instance_id if feas else None
@@ -692,8 +693,12 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     if copies > 1:
         notes.append(_copies_note(m, copies, capex, budget_usd, c.support_usd_per_year))
     # the catalog's warnings about the instances in the selection (a spot price above on-demand)
-    selected = {i.id for i in select_instances(catalog, providers=c.providers, instances=c.instances)}
+    chosen = select_instances(catalog, providers=c.providers, instances=c.instances, regions=c.regions)
+    selected = {i.id for i in chosen}
     warnings = tuple(w.text for w in catalog.warnings if w.kind == "instances" and w.id in selected)
+    stale = stale_text(stale_instances(chosen))
+    if stale:
+        warnings += (stale,)
     return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
                       net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
@@ -911,6 +916,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
             "gpu_power_fraction": c.gpu_power_fraction, "depreciation_years": c.depreciation_years,
             "residual_fraction": c.residual_fraction, "support_usd_per_year": c.support_usd_per_year,
             "cloud_discount": c.cloud_discount, "providers": list(c.providers), "instances": list(c.instances),
+            "regions": list(c.regions),
             "spot": c.spot, "batch_inference": list(c.batch_inference),
             "busy_hours_in_period": comp.busy_hours,
             "resale": "capex x residual_fraction, credited at the end of the ownership period (the sale)",

@@ -49,7 +49,7 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
 #: Keys of the scenario's ``costs:`` mapping.
 COST_KEYS = (
     "usd_per_kwh", "pue", "utilization", "hours_per_month", "gpu_power_fraction", "depreciation_years",
-    "residual_fraction", "support_usd_per_year", "cloud_discount", "providers", "instances", "spot", "mfu", "mbu",
+    "residual_fraction", "support_usd_per_year", "cloud_discount", "providers", "instances", "regions", "spot", "mfu", "mbu",
     "batch_inference",
 )
 
@@ -70,6 +70,7 @@ DEFAULT_SOURCES: dict[str, str] = {
     "support_usd_per_year": "assumption: no support contract",
     "cloud_discount": "assumption: list (on-demand and spot) prices, no committed-use discount",
     "spot": "compare spot prices too, where the catalog has them",
+    "regions": "every region the catalog lists (its rows: each provider's cheapest US region)",
     "mbu": "planner.cost.timing.DEFAULT_MBU (assumption)",
     "mfu": "planner.cost.timing.MFU_DEFAULTS per recipe (assumptions)",
     "batch_inference": "none: every inference workload is priced as a service (the instance up for the local "
@@ -94,6 +95,9 @@ class CostInputs:
         cloud_discount: discount on cloud list prices (0.3 = 30 % off), applied to on-demand and spot.
         providers: compare only these cloud providers (empty: all).
         instances: compare only these cloud.yaml ids (empty: all).
+        regions: compare only instances in these regions (empty: all; the shipped rows are each
+            provider's cheapest US region, other regions come from ``planner catalog
+            import-skypilot --region R``).
         spot: also compare spot prices.
         mfu: MFU override for every workload (float), per workload name (mapping), or None.
         mbu: decode memory-bandwidth utilization override, or None.
@@ -115,6 +119,7 @@ class CostInputs:
     cloud_discount: float = 0.0
     providers: tuple[str, ...] = ()
     instances: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
     spot: bool = True
     mfu: float | Mapping[str, float] | None = field(default=None, hash=False)
     mbu: float | None = None
@@ -173,6 +178,7 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["mbu"] = entry.number("mbu", None, min=0, max=1, min_exclusive=True)
     kw["providers"] = tuple(entry.str_list("providers", []))
     kw["instances"] = tuple(entry.str_list("instances", []))
+    kw["regions"] = tuple(entry.str_list("regions", []))
     kw["batch_inference"] = tuple(entry.str_list("batch_inference", []))
     if entry.has("mfu"):
         raw = entry.raw("mfu")
@@ -182,14 +188,15 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
         else:
             kw["mfu"] = entry.number("mfu", min=0, max=1, min_exclusive=True)
     if catalog is not None:
-        _check_cloud_names(entry, catalog, kw["providers"], kw["instances"])
+        _check_cloud_names(entry, catalog, kw["providers"], kw["instances"], kw["regions"])
     if workloads is not None:
         _check_batch_names(entry, workloads, kw["batch_inference"])
     kw["given"] = tuple(k for k in COST_KEYS if entry.has(k))
     return CostInputs(**kw)
 
 
-def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], instances: tuple[str, ...]) -> None:
+def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], instances: tuple[str, ...],
+                       regions: tuple[str, ...] = ()) -> None:
     from planner.core.errors import did_you_mean
 
     known_p = sorted({i.provider for i in catalog.instances})
@@ -200,6 +207,13 @@ def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], i
     for i in instances:
         if i not in known_i:
             raise entry.error(f"no cloud instance {i!r} in cloud.yaml", "instances", did_you_mean(i, known_i))
+    known_r = sorted({i.region for i in catalog.instances})
+    for r in regions:
+        if r not in known_r:
+            raise entry.error(f"no cloud instance in region {r!r} in cloud.yaml", "regions",
+                              "The shipped rows are each provider's cheapest US region (" + ", ".join(known_r)
+                              + f"); import another with planner catalog import-skypilot FILE --region {r} --out DIR "
+                              "and pass --catalog DIR.")
 
 
 def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> None:

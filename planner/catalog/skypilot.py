@@ -1,0 +1,328 @@
+"""Cloud instance rows from SkyPilot's public catalog files (``planner catalog import-skypilot``).
+
+SkyPilot publishes one ``vms.csv`` per provider (github.com/skypilot-org/skypilot-catalog,
+``catalogs/v8/<provider>/vms.csv``; schema in that repository's ``README.md``, REF:SKY-SCHEMA-v8).
+Each provider's file names its columns in its own order, so they are read by name:
+
+=========  =========================================================================================
+aws        InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price,
+           SpotPrice, Region, AvailabilityZone, Arch
+gcp        InstanceType, vCPUs, MemoryGiB, AcceleratorName, AcceleratorCount, GpuInfo, Region,
+           AvailabilityZone, Price, SpotPrice: a VM row (InstanceType given) prices the host (CPU
+           and RAM) and a GPU row (InstanceType empty, AcceleratorName and AcceleratorCount given)
+           the GPUs of the same zone; an instance costs its VM row plus the GPU row of its
+           accelerator and count (which machine type carries which is SkyPilot's
+           ``_ACC_INSTANCE_TYPE_DICTS`` in ``sky/catalog/gcp_catalog.py``, REF:SKY-GCP-CODE)
+azure      InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, GpuInfo, Price,
+           SpotPrice, Region, Generation (v6 also; no zone column)
+lambda     InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, Region, GpuInfo,
+           SpotPrice
+runpod     InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Region (a country code),
+           SpotPrice, Price, AvailabilityZone (a data centre), GpuInfo
+=========  =========================================================================================
+
+Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are what they give):
+
+* one row per instance type with a GPU the catalog knows (:data:`GPU_NAMES`, per provider
+  :func:`gpu_id`); rows without a GPU, with an unknown GPU or without an on-demand price (0 or
+  empty) are skipped, each with its reason;
+* the region: the cheapest US region by on-demand price (ties: the first by name), unless
+  ``region`` names one; a zone's price is its on-demand price (GCP: VM + GPU row of that zone);
+* spot: zones whose spot price is below on-demand (a spot price no lower than on-demand is no
+  spot capacity); ``spot_usd_per_hour`` is the lowest of the region's regular zones (AWS local
+  zones such as ``use1-atl2-az1`` are left out of it) and ``spot_usd_per_hour_range`` the lowest
+  and highest of all its zones, written only when they differ;
+* ids are ``<provider>-<instance type>`` in lower case with ``_`` and ``.`` turned into ``-``;
+  memory is written in GiB (``MemoryGiB``), vCPUs as whole numbers;
+* verification ``V`` (the row as the file gives it), ``D`` for GCP (a sum of two rows).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
+
+#: Columns every provider's file must have (read by name).
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
+                    "SpotPrice", "Region")
+
+#: SkyPilot accelerator name -> catalog GPU id (a provider's exceptions in :func:`gpu_id`).
+GPU_NAMES = {
+    "T4": "t4", "A10G": "a10g", "A10": "a10", "L4": "l4", "L40S": "l40s", "A40": "a40",
+    "A6000": "rtx-a6000", "RTXA6000": "rtx-a6000", "RTX4090": "rtx-4090", "RTX3090": "rtx-3090",
+    "A100": "a100-40gb-sxm", "A100-80GB": "a100-80gb-sxm", "H100": "h100-sxm", "H100-MEGA": "h100-sxm",
+    "H200": "h200-sxm", "B200": "b200", "MI300X": "mi300x",
+}
+
+#: GCP machine type -> (accelerator name, count) (SkyPilot's _ACC_INSTANCE_TYPE_DICTS, REF:SKY-GCP-CODE).
+GCP_MACHINES: dict[str, tuple[str, int]] = {
+    **{f"a2-highgpu-{n}g": ("A100", n) for n in (1, 2, 4, 8)}, "a2-megagpu-16g": ("A100", 16),
+    **{f"a2-ultragpu-{n}g": ("A100-80GB", n) for n in (1, 2, 4, 8)},
+    **{f"g2-standard-{n}": ("L4", 1) for n in (4, 8, 12, 16, 32)},
+    "g2-standard-24": ("L4", 2), "g2-standard-48": ("L4", 4), "g2-standard-96": ("L4", 8),
+    **{f"a3-highgpu-{n}g": ("H100", n) for n in (1, 2, 4, 8)},
+    "a3-megagpu-8g": ("H100-MEGA", 8), "a3-ultragpu-8g": ("H200", 8), "a4-highgpu-8g": ("B200", 8),
+}
+
+_AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
+_AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
+
+
+class ImportProblem(ValueError):
+    """A file the importer cannot read (message names the file and, where it applies, the line)."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One instance row, as ``cloud.yaml`` writes it."""
+
+    id: str
+    provider: str
+    instance: str
+    gpu: str
+    gpu_count: int
+    vcpus: int
+    memory_gib: float
+    usd_per_hour: float
+    region: str
+    spot_usd_per_hour: float | None = None
+    spot_usd_per_hour_range: tuple[float, float] | None = None
+    verification: str = "V"
+    notes: str = ""
+
+
+@dataclass
+class ImportResult:
+    """The rows and what was left out (instance type -> reason)."""
+
+    rows: list[Imported] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Zone:
+    region: str
+    zone: str
+    price: float
+    spot: float | None
+    parts: str = ""  # GCP: 'VM a + GPU b'
+    spot_parts: str = ""
+
+
+def detect_provider(path: Path, header: Sequence[str]) -> str | None:
+    """The provider a file is for: a path component named after it, else its header's layout."""
+    for part in reversed(path.parts[:-1]):
+        if part.lower() in PROVIDERS:
+            return part.lower()
+    cols = list(header)
+    if "Generation" in cols:
+        return "azure"
+    if "Arch" in cols:
+        return "aws"
+    if "AvailabilityZone" not in cols:
+        return "lambda"
+    if cols and cols[1:2] == ["vCPUs"]:
+        return "gcp"
+    if "AvailabilityZone" in cols and cols.index("AvailabilityZone") > cols.index("Price"):
+        return "runpod"
+    return None
+
+
+def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = list(reader.fieldnames or [])
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
+                            f"{','.join(header) or 'empty'})")
+    return header, list(reader)
+
+
+def _num(value: str | None) -> float | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        return None
+    return x if x == x else None  # NaN -> None
+
+
+def is_us(provider: str, region: str) -> bool:
+    if provider == "azure":
+        return bool(_AZURE_US.match(region.lower()))
+    if provider == "runpod":
+        return region.upper() == "US"
+    return region.lower().startswith("us-") and "gov" not in region.lower()
+
+
+def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str | None:
+    """The catalog GPU id of an instance's accelerator (None: not in the catalog)."""
+    name = accelerator.strip()
+    info = gpu_info or ""
+    if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
+        return "h100-pcie"
+    if provider == "runpod" and name in ("A100-80GB", "H100") and "PCIe" in info:
+        return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"
+    if provider == "azure":
+        if re.match(r"^Standard_NC\d+ads_A100_v4$", instance):
+            return "a100-80gb-pcie"
+        if re.match(r"^Standard_NC\d+adi?s_H100_v5$", instance):
+            return "h100-nvl"
+    return GPU_NAMES.get(name)
+
+
+def slug(provider: str, instance: str) -> str:
+    return f"{provider}-" + re.sub(r"[^a-z0-9]+", "-", instance.lower()).strip("-")
+
+
+def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
+                gpu_ids: Iterable[str] | None = None) -> ImportResult:
+    """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
+
+    Args:
+        provider: one of :data:`PROVIDERS` (default: :func:`detect_provider`).
+        region: take this region rather than the cheapest US one.
+        gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
+    """
+    header, rows = read_rows(path)
+    provider = provider or detect_provider(path, header)
+    if provider not in PROVIDERS:
+        raise ImportProblem(f"{path}: cannot tell which provider the file is for; give --provider "
+                            f"({', '.join(PROVIDERS)})")
+    known = set(gpu_ids) if gpu_ids is not None else None
+    result = ImportResult()
+    zones: dict[str, list[_Zone]] = {}
+    meta: dict[str, tuple[str, int, int, float]] = {}
+    if provider == "gcp":
+        gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
+        for r in rows:
+            if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
+                count = int(_num(r["AcceleratorCount"]) or 0)
+                gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
+                    _num(r["Price"]), _num(r["SpotPrice"]))
+    for r in rows:
+        inst = (r.get("InstanceType") or "").strip()
+        if not inst:
+            continue
+        if provider == "gcp":
+            if inst not in GCP_MACHINES:
+                result.skipped.setdefault(inst, "no GPU (not a GCP accelerator machine type)")
+                continue
+            acc, count = GCP_MACHINES[inst]
+        else:
+            acc = (r.get("AcceleratorName") or "").strip()
+            count = int(_num(r.get("AcceleratorCount")) or 0)
+            if not acc or count <= 0:
+                result.skipped.setdefault(inst, "no GPU")
+                continue
+        gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
+        if gid is None or (known is not None and gid not in known):
+            result.skipped.setdefault(inst, f"GPU {acc!r} has no gpus.yaml entry")
+            continue
+        price, spot = _num(r["Price"]), _num(r["SpotPrice"])
+        zone = (r.get("AvailabilityZone") or "").strip()
+        parts = spot_parts = ""
+        if provider == "gcp":
+            g_price, g_spot = gpu_rows.get((acc, count, r["Region"], zone), (None, None))
+            if g_price is None:
+                continue  # the GPU is not offered in this zone
+            parts = f"VM {price:g} + {acc}x{count} {g_price:g}" if price is not None else ""
+            if price is not None and spot is not None and g_spot is not None:
+                spot_parts = f"{spot:g} + {g_spot:g}"
+                spot = round(spot + g_spot, 6)
+            else:
+                spot = None
+            price = round(price + g_price, 6) if price else None
+        if not price:
+            result.skipped.setdefault(inst, "no on-demand price (0 or empty)")
+            continue
+        meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        zones.setdefault(inst, []).append(_Zone(r["Region"].strip(), zone, price, spot, parts, spot_parts))
+    for inst, zs in zones.items():
+        result.skipped.pop(inst, None)
+        row = _pick(provider, inst, zs, meta[inst], region)
+        if isinstance(row, str):
+            result.skipped[inst] = row
+        else:
+            result.rows.append(row)
+    result.rows.sort(key=lambda x: x.id)
+    return result
+
+
+def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
+          region: str | None) -> Imported | str:
+    if region is not None:
+        cands = [z for z in zs if z.region == region]
+        if not cands:
+            return f"not offered in region {region!r}"
+    else:
+        cands = [z for z in zs if is_us(provider, z.region)]
+        if not cands:
+            return "not offered in a US region"
+    by_region: dict[str, list[_Zone]] = {}
+    for z in cands:
+        by_region.setdefault(z.region, []).append(z)
+    best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), reg))
+    rz = by_region[best]
+    price = min(z.price for z in rz)
+    spots = [z for z in rz if z.spot is not None and z.spot < z.price]
+    regular = [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
+    spot = min((z.spot for z in regular), default=None)  # type: ignore[type-var]
+    lo = min((z.spot for z in spots), default=None)  # type: ignore[type-var]
+    hi = max((z.spot for z in spots), default=None)  # type: ignore[type-var]
+    rng = (lo, hi) if lo is not None and hi is not None and lo < hi else None
+    gid, count, vcpus, mem = meta
+    notes = []
+    if provider == "gcp":
+        cheapest = min(rz, key=lambda z: z.price)
+        text = f"Cheapest US region in the file. Derived: {cheapest.parts}" if region is None else \
+            f"Region {region}. Derived: {cheapest.parts}"
+        spot_zone = min(regular, key=lambda z: z.spot) if regular else None  # type: ignore[arg-type, return-value]
+        notes.append(text + (f"; spot {spot_zone.spot_parts}." if spot_zone is not None else "; no spot price."))
+    local = [z.zone for z in spots if _AWS_LOCAL_ZONE.match(z.zone)]
+    if local and rng is not None and lo is not None and lo < (spot or lo):
+        notes.append(f"The low end of the spot range is from local zone {', '.join(sorted(set(local)))}, not a "
+                     "regular availability zone; spot_usd_per_hour is the regular zones' lowest.")
+    return Imported(id=slug(provider, inst), provider=provider, instance=inst, gpu=gid, gpu_count=count, vcpus=vcpus,
+                    memory_gib=mem, usd_per_hour=price, region=best, spot_usd_per_hour=spot,
+                    spot_usd_per_hour_range=rng, verification="D" if provider == "gcp" else "V",
+                    notes=" ".join(notes))
+
+
+def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
+    """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
+    q = json.dumps
+    out = [f"# Cloud instances imported by `planner catalog import-skypilot` ({generated}).",
+           "# Schema: catalog/README.md (cloud.yaml); an entry whose id is a shipped one replaces it key by key.",
+           "schema_version: 1", "instances:"]
+    for r in rows:
+        out += [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
+                f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
+                f"    memory: {r.memory_gib:g} GiB", f"    usd_per_hour: {r.usd_per_hour!r}",
+                f"    spot_usd_per_hour: {'null' if r.spot_usd_per_hour is None else repr(r.spot_usd_per_hour)}",
+                "    spot_usd_per_hour_range: " + ("null" if r.spot_usd_per_hour_range is None else
+                                                   f"[{r.spot_usd_per_hour_range[0]!r}, "
+                                                   f"{r.spot_usd_per_hour_range[1]!r}]"),
+                f"    region: {q(r.region)}", f"    source: {q(source[r.provider])}", f"    as_of: {q(as_of)}",
+                f"    verification: {r.verification}"]
+        if r.notes:
+            out.append(f"    notes: {q(r.notes)}")
+        out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "PROVIDERS",
+           "detect_provider", "gpu_id", "import_file", "is_us", "overlay_yaml", "slug"]

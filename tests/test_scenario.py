@@ -43,7 +43,8 @@ def test_load_minimal_file_defaults(tmp_path, cat):
     assert s.sha256 == hashlib.sha256(p.read_bytes()).hexdigest()
     assert s.objective == "capex"
     c = s.constraints
-    assert (c.max_nodes, c.vram_headroom, c.price, c.budget_usd, c.max_cards) == (1, 0.05, "list", None, None)
+    assert (c.max_nodes, c.vram_headroom, c.price, c.used_ok, c.budget_usd, c.max_cards) == (
+        1, 0.05, "street", False, None, None)
     (w,) = s.workloads
     # inference tp left out = auto: every degree that splits 8 heads / 2 KV heads, largest first
     assert [v.tp for v in w.variants] == [8, 4, 2, 1]
@@ -94,17 +95,32 @@ def test_filters_that_leave_no_gpu_are_an_error(cat):
                             "GPU with a purchase price. Loosen one of them.")
 
 
-def test_street_price_is_reserved(cat):
+def test_price_modes(cat):
+    # street (the default) and msrp choose among a part's dated prices; 'list' is street's former name
+    def mode(value):
+        return scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"price": value}}, cat).constraints
+    assert mode("street").price == "street" and mode("list").price == "street" and mode("msrp").price == "msrp"
     with pytest.raises(ScenarioError) as e:
-        scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"price": "street"}}, cat)
-    assert str(e.value).startswith("constraints.price: price: street is reserved. The catalog carries one price")
+        mode("cheapest")
+    assert str(e.value).startswith("constraints.price: 'cheapest' is not one of the choices")
+    used = scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"used_ok": True}}, cat)
+    assert used.constraints.used_ok is True
 
 
-def test_objective_other_than_capex(cat):
+def test_objectives(cat):
+    # capex, tco and the two timed objectives; cost_per_job and time_to_result need a job size
+    for name in ("capex", "tco"):
+        assert scenario_from_mapping({"workloads": [infer_workload()], "objective": name}, cat).objective == name
     with pytest.raises(ScenarioError) as e:
-        scenario_from_mapping({"workloads": [infer_workload()], "objective": "tco"}, cat)
-    assert str(e.value) == ("objective: objective 'tco' is not implemented. Use objective: capex (the purchase "
-                            "price); total cost of ownership comes later.")
+        scenario_from_mapping({"workloads": [infer_workload()], "objective": "cost_per_job"}, cat)
+    assert "objective cost_per_job times one request of every inference workload" in str(e.value)
+    assert "gives no tokens_per_request" in str(e.value)
+    timed = scenario_from_mapping({"workloads": [infer_workload(tokens_per_request=64)],
+                                   "objective": "time_to_result"}, cat)
+    assert timed.objective == "time_to_result"
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping({"workloads": [infer_workload()], "objective": "fastest"}, cat)
+    assert str(e.value).startswith("objective: 'fastest' is not one of the choices")
 
 
 def test_constraints_are_read(cat):

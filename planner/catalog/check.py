@@ -150,11 +150,11 @@ def _price_findings(file: str, entry_id: str, prices: Sequence[Price], now: int)
         if age > limit:
             out.append(Finding("stale", file, entry_id, f"{p.kind} ${p.usd:,.2f} ({p.condition}) of {p.as_of} is "
                                f"{age} months old (a {p.kind} price: at most {limit}); give a newer dated price",
-                               p.exempt.get("stale", "")))
+                               p.exemption("stale")))
     for p in prices:
         if p.kind == "estimate" and (p.low_usd is None or p.high_usd is None):
             out.append(Finding("range", file, entry_id, f"estimate ${p.usd:,.2f} of {p.as_of} has no range: give "
-                               "low_usd and high_usd (what the figures it rests on span)", p.exempt.get("range", "")))
+                               "low_usd and high_usd (what the figures it rests on span)", p.exemption("range")))
     return out
 
 

@@ -17,9 +17,10 @@ from typing import Any
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
-from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICE_KINDS, Field, Kind, Merged, Parsed,
-                                    read_bool, read_choice, read_fraction, read_int, read_int_choice, read_positive,
-                                    read_positive_int, read_price, read_rate, read_size, read_text)
+from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED, Field, Kind, Merged, Parsed,
+                                    check_priced, price_extra, read_bool, read_choice, read_fraction, read_int,
+                                    read_int_choice, read_positive, read_positive_int, read_rate, read_size,
+                                    read_text)
 
 GPU_VENDORS = ("nvidia", "amd", "intel")
 GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
@@ -66,7 +67,12 @@ class Gpu:
             None when the catalog does not say).
         tdp_w: board power, watts.
         slot_width: slots a PCIe card occupies; 0 or None for SXM/OAM modules.
-        price_usd: one unit, USD (None when the catalog gives no purchase price).
+        price_usd: one unit, USD: the price a plan pays (:attr:`price`; None when the catalog gives
+            no purchase price of a new unit).
+        prices: every dated price the catalog gives (planner.catalog.prices; a single ``price_usd``
+            is one item); ``price``: the one chosen (the scenario's price mode chooses again).
+        vendor_bf16_tflops: the vendor's dense 16-bit tensor figure (datasheet, sparse figures
+            halved), which ``bf16_tflops`` may not exceed (``planner catalog check``).
         mfu_scale: factor on the default MFU for this card's software stack (1.0: the NVIDIA
             CUDA stack the defaults come from; below 1 where published measurements show a
             lower achieved share of the datasheet TFLOPS). Times only; memory is unaffected.
@@ -101,8 +107,11 @@ class Gpu:
     mfu_scale: float = 1.0
     memory_cuda_total_bytes: int | None = None
     cooling: str | None = None
+    vendor_bf16_tflops: float | None = None
     notes: str | None = None
     verification: str | None = None
+    prices: tuple[Any, ...] = ()
+    price: Any = None
 
     @property
     def cuda_total_bytes(self) -> int:
@@ -166,8 +175,8 @@ GPU_FIELDS: dict[str, Field] = {
     "tdp_w": Field(read_positive_int(MAX_TDP_W, "W", "GPU board power")),
     "slot_width": Field(read_int(0, MAX_SLOT_WIDTH), required=False),
     "form_factor": Field(read_choice(FORM_FACTORS)),
-    "price_usd": Field(read_price, required=False),
-    "price_kind": Field(read_choice(PRICE_KINDS), required=False),
+    **PRICED,
+    "vendor_bf16_tflops": Field(_TFLOPS, required=False),
     "mfu_scale": Field(read_fraction, required=False),
     "memory_cuda_total": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                attr="memory_cuda_total_bytes"),
@@ -178,9 +187,7 @@ GPU_FIELDS: dict[str, Field] = {
 def _check_gpu(p: Parsed) -> None:
     """Rules between the keys of one GPU (after the overlay is merged)."""
     v = p.values
-    if ("price_usd" in v) != ("price_kind" in v):
-        given, absent = ("price_usd", "price_kind") if "price_usd" in v else ("price_kind", "price_usd")
-        raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+    check_priced(p, required=False)
     if v["memory_usable"] > v["memory"]:
         hint = "memory_usable is what the driver reports, at most the marketed memory."
         origin = p.origin.get("memory")
@@ -224,4 +231,4 @@ def _check_gpu_refs(m: Merged) -> None:
 
 
 GPUS = Kind("gpus", Gpu, GPU_FIELDS, check=_check_gpu, check_overlay=_check_gpu_overlay,
-            check_merged=_check_gpu_refs)
+            check_merged=_check_gpu_refs, extra=price_extra())

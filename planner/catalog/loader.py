@@ -359,7 +359,17 @@ class _Store:
         own provenance (:func:`_check_overlay_prices`)."""
         _check_overlay_prices(e, existing, fields)
         shipped = dict(existing.values)
-        if any(k in e.data for k in _PRICE_KEYS) and "notes" not in e.data:
+        # a list of dated prices and the older single price are two forms of the same key: the
+        # overlay's form replaces the shipped one (planner.catalog.prices)
+        single = [k for k in ("price_usd", "base_price_usd") if k in fields]
+        if "prices" in e.data:
+            for k in single + ["price_kind"]:
+                existing.values.pop(k, None)
+                existing.origin.pop(k, None)
+        elif any(k in e.data for k in single):
+            existing.values.pop("prices", None)
+            existing.origin.pop("prices", None)
+        if any(k in e.data for k in (*_PRICE_KEYS, "prices")) and "notes" not in e.data:
             # the shipped notes describe the shipped price (a platform's parts list adds up to it, the
             # quote line shows it): an overlay that sets a price (or clears one) without notes of its
             # own does not keep them
@@ -444,7 +454,10 @@ class _Store:
 def _check_overlay_prices(e: Entry, existing: Parsed, fields: dict[str, Field]) -> None:
     """An overlay entry that changes a shipped one keeps one source, date and price_kind per entry:
     a changed price gives its own source, as_of and price_kind and restates every other price; a new
-    source, date or kind without a new price is refused."""
+    source, date or kind without a new price is refused. A ``prices:`` list carries a source, date
+    and kind per price, so an entry that gives one is not held to these rules."""
+    if "prices" in e.data:
+        return
     prices = [k for k in _PRICE_KEYS if e.data.get(k) is not None]
     if prices and not ("source" in e.data and "as_of" in e.data):
         raise e.error(

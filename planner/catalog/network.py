@@ -6,11 +6,12 @@ Importing this module does no work and it keeps no state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner.core.units import GB
 from planner.catalog.pcie import PCIE_LANE_COUNTS
-from planner.catalog.schema import (PRICED, Field, Kind, read_choice, read_int, read_int_choice, read_positive_int,
-                                    read_price, read_rate)
+from planner.catalog.schema import (PRICED, Field, Kind, check_priced, price_extra, read_choice, read_int,
+                                    read_int_choice, read_positive_int, read_price, read_rate)
 
 NETWORK_KINDS = ("infiniband", "roce")
 
@@ -46,6 +47,8 @@ class Nic:
     tdp_w: int = NIC_DEFAULT_TDP_W
     notes: str | None = None
     verification: str | None = None
+    prices: tuple[Any, ...] = ()
+    price: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class Switch:
     as_of: str
     notes: str | None = None
     verification: str | None = None
+    prices: tuple[Any, ...] = ()
+    price: Any = None
 
 
 #: ``network.yaml`` ``nics:`` keys besides the common ones.
@@ -82,5 +87,5 @@ SWITCH_FIELDS: dict[str, Field] = {
     **PRICED,
 }
 
-NICS = Kind("nics", Nic, NIC_FIELDS)
-SWITCHES = Kind("switches", Switch, SWITCH_FIELDS)
+NICS = Kind("nics", Nic, NIC_FIELDS, check=check_priced, extra=price_extra())
+SWITCHES = Kind("switches", Switch, SWITCH_FIELDS, check=check_priced, extra=price_extra())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from planner.core.errors import did_you_mean
 from planner.core.fields import Entry
@@ -20,9 +21,10 @@ from planner.core.units import format_size
 from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, Gpu
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
 from planner.catalog.ram import DIMM_KINDS
-from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICE_KINDS, Field,
-                                    Kind, Merged, Parsed, later, read_choice, read_choice_list, read_int,
-                                    read_int_choice, read_positive_int, read_price, read_size, read_text)
+from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, Field, Kind, Merged,
+                                    Parsed, check_priced, later, price_extra, priced_fields, read_choice,
+                                    read_choice_list, read_int, read_int_choice, read_positive_int, read_size,
+                                    read_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,8 @@ class Platform:
     """A host: CPU, board, case, PSU and boot storage, without GPUs and RAM (``platforms.yaml``).
 
     Attributes:
-        base_price_usd: the host without GPUs and without DIMMs, USD.
+        base_price_usd: the host without GPUs and without DIMMs, USD (the chosen one of ``prices``,
+            ``price``: as :class:`planner.catalog.gpus.Gpu`).
         memory_kind: the DIMM kind it takes (a ``Dimm.kind``).
         max_memory_bytes: most host memory the platform supports, bytes.
         gpu_lanes: CPU PCIe lanes available to GPUs.
@@ -83,6 +86,8 @@ class Platform:
     gpu_cooling: tuple[str, ...] | None = None
     notes: str | None = None
     verification: str | None = None
+    prices: tuple[Any, ...] = ()
+    price: Any = None
 
 
 def max_cards(platform: Platform, slot_width: int) -> int:
@@ -177,8 +182,7 @@ _PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binar
 PLATFORM_FIELDS: dict[str, Field] = {
     "name": Field(read_text),
     "cpu": Field(read_text),
-    "base_price_usd": Field(read_price),
-    "price_kind": Field(read_choice(PRICE_KINDS)),
+    **priced_fields("base_price_usd"),
     "memory_kind": Field(read_choice(DIMM_KINDS)),
     "memory_channels": Field(read_int(1, 64)),
     "dimm_slots": Field(read_int(1, 256)),
@@ -201,6 +205,7 @@ PLATFORM_FIELDS: dict[str, Field] = {
 def _check_platform(p: Parsed) -> None:
     """Rules between the keys of one platform (after the overlay is merged)."""
     v = p.values
+    check_priced(p, "base_price_usd")
     if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
         given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
         raise p.err(f"{given} needs {absent}", given)
@@ -307,4 +312,5 @@ def _check_fixed_power(p: Parsed, g: Parsed, m: Merged) -> None:
     raise p.err(text, p_key, hint)
 
 
-PLATFORMS = Kind("platforms", Platform, PLATFORM_FIELDS, check=_check_platform, check_merged=_check_platform_refs)
+PLATFORMS = Kind("platforms", Platform, PLATFORM_FIELDS, check=_check_platform, check_merged=_check_platform_refs,
+                 extra=price_extra("base_price_usd"))

@@ -49,6 +49,8 @@ PRICE_KINDS = ("msrp", "street", "used", "quote", "estimate")
 CONDITIONS = ("new", "used")
 #: Scenario ``constraints.price`` modes.
 PRICE_MODES = ("street", "msrp")
+#: Checks of ``planner catalog check`` a price item may be exempt from (planner.catalog.check).
+EXEMPT_CHECKS = ("stale", "range")
 #: Keys of one ``prices:`` item.
 PRICE_ITEM_KEYS = ("usd", "kind", "condition", "as_of", "source", "low_usd", "high_usd", "notes", "exempt")
 
@@ -76,7 +78,7 @@ class Price:
         condition: ``new`` or ``used``.
         low_usd, high_usd: the range the sources give, when given.
         notes: what the figure is (which listing, which retailer).
-        exempt: check name -> why the shipped figure stands (:mod:`planner.catalog.check`).
+        exempt: (check name, why the shipped figure stands) pairs (:mod:`planner.catalog.check`).
     """
 
     usd: float
@@ -87,11 +89,15 @@ class Price:
     low_usd: float | None = None
     high_usd: float | None = None
     notes: str | None = None
-    exempt: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    exempt: tuple[tuple[str, str], ...] = ()
 
     @property
     def used(self) -> bool:
         return self.condition == "used"
+
+    def exemption(self, check: str) -> str:
+        """Why the figure stands despite ``check`` ('' when the catalog states no exception)."""
+        return dict(self.exempt).get(check, "")
 
     def label(self) -> str:
         """'street price (new), 2026-05-16' / 'used price, 2026-02' / 'msrp, 2022-10-12'."""
@@ -104,12 +110,11 @@ def default_condition(kind: str) -> str:
     return "used" if kind == "used" else "new"
 
 
-def legacy_price(usd: float | None, kind: str | None, *, as_of: str, source: str,
-                 notes: str | None = None) -> tuple[Price, ...]:
+def legacy_price(usd: float | None, kind: str | None, *, as_of: str, source: str) -> tuple[Price, ...]:
     """The ``prices`` of an entry written with one ``price_usd`` + ``price_kind`` (none without)."""
     if usd is None or kind is None:
         return ()
-    return (Price(float(usd), kind, as_of, source, default_condition(kind), notes=None),)
+    return (Price(float(usd), kind, as_of, source, default_condition(kind)),)
 
 
 def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
@@ -152,6 +157,7 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
         exempt = it.child("exempt", None)
         reasons: dict[str, str] = {}
         if exempt is not None:
+            exempt.check_keys(EXEMPT_CHECKS)
             for name in exempt.data:
                 reasons[str(name)] = exempt.str(name)
         as_of = it.date("as_of", past=True)
@@ -162,7 +168,7 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
                            "Keep one price per kind, condition and date: the newest is the one a plan uses.")
         seen[key] = i
         out.append(Price(usd, kind, as_of, source.strip(), cond, low, high,
-                         it.str("notes", None), reasons))
+                         it.str("notes", None), tuple(reasons.items())))
     return tuple(out)
 
 

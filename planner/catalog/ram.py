@@ -8,9 +8,11 @@ and it keeps no state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner.core.units import TiB
-from planner.catalog.schema import MIN_MEMORY_BYTES, PRICED, Field, Kind, read_choice, read_int, read_size
+from planner.catalog.schema import (MIN_MEMORY_BYTES, PRICED, Field, Kind, check_priced, price_extra, read_choice,
+                                    read_int, read_size)
 
 DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
 
@@ -19,7 +21,8 @@ MAX_DIMM_BYTES = 2 * TiB
 
 @dataclass(frozen=True, slots=True)
 class Dimm:
-    """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module."""
+    """One memory module (``ram.yaml``); ``size_bytes`` and ``price_usd`` are per module (``prices``,
+    ``price``: as :class:`planner.catalog.gpus.Gpu`)."""
 
     id: str
     kind: str
@@ -31,6 +34,8 @@ class Dimm:
     as_of: str
     notes: str | None = None
     verification: str | None = None
+    prices: tuple[Any, ...] = ()
+    price: Any = None
 
 
 #: The hint for a ``size`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s ``binary``).
@@ -46,4 +51,4 @@ DIMM_FIELDS: dict[str, Field] = {
     **PRICED,
 }
 
-DIMMS = Kind("dimms", Dimm, DIMM_FIELDS)
+DIMMS = Kind("dimms", Dimm, DIMM_FIELDS, check=check_priced, extra=price_extra())

@@ -23,7 +23,7 @@ from planner.core.errors import CatalogError
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 
-PRICE_KINDS = ("msrp", "street", "estimate", "quote")
+from planner.catalog.prices import PRICE_KINDS, legacy_price, price_fields, read_prices, select_price
 VERIFICATION_LEVELS = ("V", "D", "K", "U")
 
 #: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
@@ -248,11 +248,62 @@ COMMON: dict[str, Field] = {
     "verification": Field(read_choice(VERIFICATION_LEVELS), required=False),
 }
 
-#: A purchase price and its kind (DIMMs, NICs, switches).
+def read_price_list(e: Entry, k: str) -> tuple[Any, ...]:
+    """A ``prices:`` list (:func:`planner.catalog.prices.read_prices`), each at most :data:`MAX_PRICE_USD`."""
+    return read_prices(e, k, max_usd=MAX_PRICE_USD)
+
+
+#: A purchase price: a ``prices:`` list of dated prices, or (the older form of one item) ``price_usd``
+#: and its ``price_kind`` with the entry's source and as_of (DIMMs, NICs, switches; GPUs and platforms
+#: take the same through :func:`priced_fields`).
 PRICED: dict[str, Field] = {
-    "price_usd": Field(read_price),
-    "price_kind": Field(read_choice(PRICE_KINDS)),
+    "price_usd": Field(read_price, required=False),
+    "price_kind": Field(read_choice(PRICE_KINDS), required=False),
+    "prices": Field(read_price_list, required=False),
 }
+
+
+def priced_fields(attr: str = "price_usd") -> dict[str, Field]:
+    """The price keys of a list whose one price is ``attr`` (a platform's ``base_price_usd``)."""
+    return {attr: Field(read_price, required=False), "price_kind": Field(read_choice(PRICE_KINDS), required=False),
+            "prices": Field(read_price_list, required=False)}
+
+
+def check_priced(p: "Parsed", attr: str = "price_usd", *, required: bool = True) -> None:
+    """An entry gives ``prices`` or ``attr`` + ``price_kind``, not both; ``required``: one of them, with a
+    price of a new unit (a GPU may have none, or only used prices: then only ``used_ok`` buys it)."""
+    v = p.values
+    if "prices" in v:
+        legacy = [k for k in (attr, "price_kind") if k in v]
+        if legacy:
+            raise p.err(f"gives both prices and {legacy[0]}", legacy[0],
+                        f"Write every price as an item of 'prices:' ({attr} + price_kind is the older form of one "
+                        "item), or leave 'prices' out.")
+        if required and select_price(v["prices"]) is None:
+            raise p.err("lists no price of a new unit", "prices",
+                        "Add the price of a new unit (kind msrp, street, quote or estimate): the plan pays it unless "
+                        "the scenario sets used_ok.")
+        return
+    if (attr in v) != ("price_kind" in v):
+        given, absent = (attr, "price_kind") if attr in v else ("price_kind", attr)
+        raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+    if required and attr not in v:
+        raise p.err(f"missing required key {attr!r}", None,
+                    f"Give the price: 'prices:' (a list of dated prices) or {attr} and price_kind.")
+
+
+def price_extra(attr: str = "price_usd") -> Callable[["Parsed"], dict[str, Any]]:
+    """A :attr:`Kind.extra` that gives a priced record its ``prices`` (the legacy single price as one
+    item), the one a plan pays by default (``price``: street mode, new units) and ``attr`` /
+    ``price_kind`` set to it."""
+
+    def extra(p: "Parsed") -> dict[str, Any]:
+        v = p.values
+        prices = v.get("prices") or legacy_price(v.get(attr), v.get("price_kind"), as_of=v["as_of"],
+                                                 source=v["source"])
+        return price_fields(tuple(prices), attr)
+
+    return extra
 
 
 # ----- one entry being read, and the kind table --------------------------------------------

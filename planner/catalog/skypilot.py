@@ -46,7 +46,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 

@@ -162,8 +162,6 @@ MAX_AUTO_TP = 64
 OBJECTIVES = ("capex", "cost_per_job", "time_to_result", "tco")
 #: Objectives that time one run of every workload (each needs its job size).
 TIMED_OBJECTIVES = ("cost_per_job", "time_to_result")
-#: ``constraints.price`` as written -> the mode it means (``list`` is the former name of ``street``).
-PRICE_MODE_NAMES = {"street": "street", "msrp": "msrp", "list": "street"}
 SCENARIO_KEYS = ("name", "description", "notes", "workloads", "constraints", "extras", "objective", "costs")
 #: RAM per node at least this many times the node's installed VRAM unless the scenario says otherwise
 #: (``ram_vram_min`` / ``ram_vram_min_offload``): a rule of thumb from DL workstation sizing guides,
@@ -750,7 +748,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
     ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
     ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
-    price = PRICE_MODE_NAMES[e.str("price", "street", choices=("street", "msrp", "list"))]
+    # 'list', the former name of the default, is read as street but not offered in the hint
+    price = "street" if e.raw("price", None) == "list" else e.str("price", "street", choices=("street", "msrp"))
     used_ok = e.bool("used_ok", False)
     net = Network()
     ne = e.child("network", None)

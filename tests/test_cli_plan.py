@@ -41,7 +41,9 @@ def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
     assert r.exit_code == 0, r.output
     out = r.output
     assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
-    assert "Total: $2,208.00 (capex, USD)" in out
+    assert "Total: $2,159.00 (capex, USD)" in out
+    # the card at its dated street price (insiderllm.com, Feb 2026), not its 2021 launch MSRP ($329)
+    assert "Priced at: rtx-3060-12gb street price (new) $280.00 of 2026-02 (price: street)" in out
     assert "Workload qlora-7b (train, llama-2-7b): qlora pure-bf16 adamw, ZeRO-0, checkpointing full" in out
     # rtx-3060-12gb: nvidia-smi 12,288 MiB less the 430 MiB driver reservation = 11,858 MiB (11.58 GiB)
     # CUDA total; less ceil(5 %) = 11,812,313,497 B (11.00 GiB) for the workload.
@@ -230,7 +232,8 @@ def test_catalog_lists_with_units(runner, kind, header):
 def test_catalog_json_keeps_units_in_keys(runner):
     data = json.loads(run(runner, "catalog", "gpus", "--json").output)
     g = next(x for x in data if x["id"] == "rtx-4090")
-    assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1599
+    assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1800  # the May 2026 street price
+    assert [(p["kind"], p["usd"]) for p in g["prices"]] == [("msrp", 1599), ("street", 1800), ("used", 1400)]
 
 
 def test_catalog_cloud_shows_the_spot_range(runner):

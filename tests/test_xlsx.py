@@ -512,12 +512,15 @@ def test_price_status_rules():
 
 
 def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, catalog):
-    """The review's case: qlora-7b-12gb's RTX 3060 has a 2021 launch price, the AM5 platform an estimate."""
+    """The review's case: qlora-7b-12gb's RTX 3060 at its 2021 launch price (price: msrp), the AM5 platform an
+    estimate."""
     from planner.plan.solver import STALE_PRICE_MONTHS, _months
     from planner.report.workbook_data import STALE_PRICE_MONTHS as XLSX_STALE
     from planner.report.from_plan import workbook_data_from_plan
 
-    plan = _plan(catalog, SCENARIOS / "qlora-7b-12gb.yaml")
+    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text().replace("constraints:\n", "constraints:\n  price: msrp\n")
+    (tmp_path / "qlora-msrp.yaml").write_text(text)
+    plan = _plan(catalog, tmp_path / "qlora-msrp.yaml")
     data = workbook_data_from_plan(plan)
     out = tmp_path / "q.xlsx"
     write_workbook(data, out)

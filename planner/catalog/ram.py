@@ -14,7 +14,7 @@ from planner.core.units import TiB
 from planner.catalog.schema import (MIN_MEMORY_BYTES, PRICED, Field, Kind, check_priced, price_extra, read_choice,
                                     read_int, read_size)
 
-DIMM_KINDS = ("ddr4-udimm", "ddr5-udimm", "ddr5-rdimm")
+DIMM_KINDS = ("ddr4-udimm", "ddr4-rdimm", "ddr5-udimm", "ddr5-rdimm")
 
 MAX_DIMM_BYTES = 2 * TiB
 

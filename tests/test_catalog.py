@@ -135,7 +135,7 @@ def test_shipped_platforms(hardware: Catalog) -> None:
     ids = [p.id for p in hardware.platforms]
     assert ids == ["am5-desktop", "threadripper-7000", "threadripper-pro-7000wx", "xeon-w2400", "xeon-w3400",
                    "epyc-9004-2p-8gpu", "hgx-h100-8gpu", "hgx-h200-8gpu", "hgx-b200-8gpu", "oam-mi300x-8gpu",
-                   "gaudi3-8gpu"]
+                   "gaudi3-8gpu", "hgx-a100-40gb-8gpu", "hgx-a100-80gb-8gpu", "gaudi2-8gpu"]
     # ASUS Pro WS W790E-SAGE SE: 8 DIMM slots, one per channel, up to 2 TB (REF:ASUS-W790E-SAGE)
     w3400 = hardware.platform("xeon-w3400")
     assert (w3400.dimm_slots, w3400.memory_channels, w3400.max_memory_bytes) == (8, 8, 2048 * GiB)

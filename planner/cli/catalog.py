@@ -1,8 +1,11 @@
-"""The ``planner catalog`` command: list catalog entries with units."""
+"""The ``planner catalog`` commands: list entries with units (``planner catalog KIND``), check the
+catalog's figures (``planner catalog check``), import SkyPilot cloud rows (``planner catalog
+import-skypilot``)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import click
@@ -67,7 +70,9 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
                           "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
                           "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "int8": g.int8, "form": g.form_factor,
                           "cooling": g.cooling or "", "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
-                          "price (USD)": g.price_usd, "price kind": g.price_kind, "as of": g.as_of})
+                          "price (USD)": g.price_usd, "price kind": g.price_kind,
+                          "price as of": g.price.as_of if g.price is not None else "",
+                          "used (USD)": _used(g), "as of": g.as_of})
     elif kind == "platforms":
         for p in catalog.platforms:
             raw.append(rec(p))
@@ -79,14 +84,15 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
                           "max GPUs": p.max_gpus, "PSU (W)": p.psu_w, "platform (W)": p.platform_w,
                           "form factors": ",".join(p.form_factors),
                           "GPU cooling": ",".join(p.gpu_cooling or ()), "base price (USD)": p.base_price_usd,
-                          "price kind": p.price_kind, "as of": p.as_of})
+                          "price kind": p.price_kind, "price as of": p.price.as_of if p.price is not None else "",
+                          "as of": p.as_of})
     elif kind == "ram":
         for d in catalog.dimms:
             raw.append(rec(d))
             human.append({"id": d.id, "kind": d.kind, "size (GiB)": round(d.size_bytes / gib, 2),
                           "speed (MT/s)": d.speed_mts, "price (USD)": d.price_usd,
                           "USD per GiB": round(d.price_usd / (d.size_bytes / gib), 2), "price kind": d.price_kind,
-                          "as of": d.as_of})
+                          "price as of": d.price.as_of if d.price is not None else "", "as of": d.as_of})
     elif kind == "models":
         from planner.model.architecture import from_hf_config
 
@@ -112,6 +118,9 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
                           "ports": s.ports, "price (USD)": s.price_usd, "cable (USD)": None,
                           "price kind": s.price_kind, "as of": s.as_of})
     else:
+        from planner.cost.cloud import stale_instances
+
+        stale = {i.id for i in stale_instances(catalog.instances)}
         for c in catalog.instances:
             raw.append(rec(c))
             human.append({"id": c.id, "provider": c.provider, "instance": c.instance, "GPU": c.gpu,
@@ -124,16 +133,62 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
                           # the zones' spot prices, lowest to highest, where cloud.yaml records them
                           "spot range (USD/h)": (f"{c.spot_usd_per_hour_range[0]:g}-{c.spot_usd_per_hour_range[1]:g}"
                                                  if c.spot_usd_per_hour_range else ""),
-                          "region": c.region, "as of": c.as_of})
+                          "region": c.region, "as of": c.as_of + (" (old)" if c.id in stale else "")})
+            raw[-1]["older_than_12_months"] = c.id in stale
     return human, raw
 
 
-@click.command(name="catalog")
+def _used(g: Any) -> Any:
+    """The newest used price of a GPU ('' when the catalog has none)."""
+    from planner.catalog.prices import select_price
+
+    used = select_price([p for p in g.prices if p.used], used_ok=True)
+    return used.usd if used is not None else ""
+
+
+class CatalogGroup(click.Group):
+    """``planner catalog KIND`` lists entries; ``planner catalog check`` and ``import-skypilot`` are
+    subcommands. A first argument that names no subcommand (or none at all) is the KIND of the
+    listing, which reports its errors as 'planner catalog' did before it had subcommands."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = ["list", *args]
+        return super().parse_args(ctx, args)
+
+
+class _ListingContext(click.Context):
+    """The listing's context: it reads as 'planner catalog' in messages ('See planner catalog --help')."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent is not None else super().command_path
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "KIND [OPTIONS] | check [OPTIONS] | import-skypilot FILE... --out DIR")
+
+
+@click.group(name="catalog", cls=CatalogGroup, invoke_without_command=False, no_args_is_help=False)
+def catalog_command() -> None:
+    """List catalog entries (planner catalog KIND: gpus, platforms, ram, models, network, cloud) with
+    units, check the catalog's figures (planner catalog check) or import SkyPilot cloud rows
+    (planner catalog import-skypilot).
+
+    \b
+    Example:
+      planner catalog gpus
+      planner catalog platforms --catalog my-overlay/
+      planner catalog check
+      planner catalog import-skypilot vms.csv --out my-overlay/
+    """
+
+
+@catalog_command.command(name="list", hidden=True)
 @click.argument("kind", metavar="KIND", type=Kind(CATALOG_KINDS, "catalog kind"))
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (sizes in bytes, money in USD).")
 @handle_errors
-def catalog_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:
+def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # noqa: D417
     """List catalog entries (gpus, platforms, ram, models, network, cloud) with units.
 
     Headers name their units ('memory (GiB)', 'price (USD)'); --json prints every field with
@@ -163,5 +218,132 @@ def catalog_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:
         return
     with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_rows", 1000):
         click.echo(pd.DataFrame(human).to_string(index=False, na_rep=""))
+    if kind == "cloud":
+        from planner.cost.cloud import stale_instances, stale_text
+
+        text = stale_text(stale_instances(catalog.instances))
+        if text:
+            click.echo(f"Note: {text}.")
     for w in warnings:
         click.echo(f"Warning: {w}")
+
+
+@catalog_command.command(name="check")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--today", default=None, metavar="YYYY-MM[-DD]",
+              help="Count ages from this date (default: the newest price in the catalog).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@handle_errors
+def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> None:
+    """Check the catalog's figures: stale prices, estimates without a range, sources without a location,
+    TFLOPS above the vendor's dense figure.
+
+    A price is stale when a plan may pay it (price: street, price: msrp, used_ok) and it is dated
+    more than 12 months (street, used, quote, estimate) or 24 months (msrp) before the reference
+    date. A finding the catalog states an exception for (a price item's exempt:) is listed with its
+    reason and does not fail. Exits 1 when a check fails.
+
+    \b
+    Example:
+      planner catalog check
+      planner catalog check --catalog my-overlay/ --today 2027-06-01
+    """
+    import datetime as dt
+
+    from planner.catalog.check import check_catalog, failures
+
+    if today is not None:
+        try:
+            dt.date.fromisoformat(today if len(today) > 7 else today + "-01")
+        except ValueError:
+            raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")
+    catalog = opts.load_catalog_option(catalog_dir)
+    findings, ref = check_catalog(catalog, today=today)
+    failed = failures(findings)
+    if as_json:
+        click.echo(json.dumps({"reference_date": ref, "passed": not failed,
+                               "findings": [{"check": f.check, "file": f.file, "id": f.id, "text": f.text,
+                                             "exempt": f.exempt, "fails": f.fails} for f in findings]}, indent=2))
+    else:
+        click.echo(f"Catalog check: ages counted from {ref}"
+                   + (" (--today)" if today else " (the newest price in the catalog; --today DATE counts from another)"))
+        for f in sorted(findings, key=lambda f: (not f.fails, f.check == "note", f.file, f.id)):
+            click.echo(f.line())
+        exempt = sum(1 for f in findings if f.exempt)
+        notes = sum(1 for f in findings if f.check == "note")
+        click.echo(f"{len(failed)} failed, {exempt} stated exception(s), {notes} note(s).")
+    if failed:
+        sys.exit(1)
+
+
+@catalog_command.command(name="import-skypilot")
+@click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+              help="Overlay directory to write cloud.yaml into (use it with --catalog DIR).")
+@click.option("--provider", type=click.Choice(["aws", "gcp", "azure", "lambda", "runpod"]), default=None,
+              help="The files' provider (default: a path component named after it, else the header's layout).")
+@click.option("--region", default=None, help="Take this region rather than the cheapest US one.")
+@click.option("--as-of", "as_of", default=None, metavar="YYYY-MM[-DD]",
+              help="The rows' date (default: today; the files carry none).")
+@click.option("--source", "source_text", default=None,
+              help="Where the files come from, for each row's source (default: the file path and the schema).")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False),
+              help="Catalog overlay whose GPU ids the rows may name.")
+@handle_errors
+def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str | None, region: str | None,
+                            as_of: str | None, source_text: str | None, catalog_dir: str | None) -> None:
+    """Build a dated cloud overlay (OUT/cloud.yaml) from SkyPilot catalog files (v8 vms.csv of aws, gcp,
+    azure, lambda, runpod; github.com/skypilot-org/skypilot-catalog).
+
+    One row per instance type with a GPU the catalog knows, in the cheapest US region (or --region):
+    on-demand price, the lowest regular zone's spot price and the zones' range; GCP instances are
+    their VM row plus the GPU row of the same zone. Rows left out are listed with why. Pass the
+    directory to other commands with --catalog DIR; its entries replace shipped rows of the same id.
+
+    \b
+    Example:
+      planner catalog import-skypilot catalogs/v8/gcp/vms.csv catalogs/v8/aws/vms.csv --out my-cloud/
+      planner compare scenarios/compare-qlora-7b-12gb.yaml --catalog my-cloud/
+    """
+    import datetime as dt
+    from pathlib import Path
+
+    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml
+    from planner.core.atomic import ensure_dir, write_text
+    from planner.core.errors import InputError
+
+    date = as_of or dt.date.today().isoformat()
+    try:
+        parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
+    except ValueError:
+        raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
+    if parsed > dt.date.today():
+        raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    catalog = opts.load_catalog_option(catalog_dir)
+    rows = []
+    sources: dict[str, str] = {}
+    for f in files:
+        try:
+            result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus])
+        except ImportProblem as exc:
+            raise InputError(str(exc), hint="Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") from None
+        for r in result.rows:
+            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {f} (schema v8, REF:SKY-SCHEMA-v8), "
+                                                        f"read {date}")
+        rows += result.rows
+        click.echo(f"{f}: {len(result.rows)} instance(s)", err=True)
+        for inst, why in sorted(result.skipped.items()):
+            click.echo(f"  left out {inst}: {why}", err=True)
+    seen: dict[str, str] = {}
+    for r in rows:
+        if r.id in seen:
+            raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and this one)",
+                             hint="Import each provider's file once.")
+        seen[r.id] = r.provider
+    text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
+                        generated=f"{len(files)} file(s), {date}")
+    path = write_text(ensure_dir(Path(out_dir)) / "cloud.yaml", text)
+    click.echo(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}")
+
+
+list_command.context_class = _ListingContext

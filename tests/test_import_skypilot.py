@@ -1,0 +1,135 @@
+"""planner catalog import-skypilot: SkyPilot v8 vms.csv files -> a dated cloud.yaml overlay.
+
+The fixtures (tests/data/skypilot/, README there) hold the source rows of the shipped GCP, Lambda
+and RunPod instances, copied from skypilot-org/skypilot-catalog catalogs/v8, and AWS / Azure rows in
+those files' layouts built from the shipped figures. Importing them must give back the shipped
+rows: the same instances, GPUs, sizes, prices, spot prices and ranges, and regions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from planner.catalog.loader import load_catalog
+from planner.catalog.skypilot import GCP_MACHINES, ImportProblem, detect_provider, gpu_id, import_file, is_us, slug
+from planner.cli.main import main
+
+DATA = Path(__file__).parent / "data" / "skypilot"
+PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
+FIELDS = ("provider", "instance", "gpu", "gpu_count", "vcpus", "memory_bytes", "usd_per_hour", "spot_usd_per_hour",
+          "spot_usd_per_hour_range", "region")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return load_catalog()
+
+
+@pytest.fixture(scope="module")
+def overlay(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cloud")
+    files = [str(DATA / p / "vms.csv") for p in PROVIDERS]
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", *files, "--out", str(out), "--as-of", "2026-08"])
+    assert r.exit_code == 0, r.output
+    return out, r
+
+
+def _fields(inst):
+    return {k: getattr(inst, k) for k in FIELDS}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_import_reproduces_the_shipped_rows(provider, shipped, overlay):
+    out, _ = overlay
+    merged = load_catalog(out)  # the overlay loads: every row passes the catalog's checks
+    mine = {i.id: i for i in merged.instances if i.as_of == "2026-08" and i.provider == provider}
+    ships = [i for i in shipped.instances if i.provider == provider]
+    assert ships
+    for s in ships:
+        got = merged.instance(s.id)
+        assert _fields(got) == _fields(s), s.id
+        if provider != "azure":  # the shipped Azure rows are of 2024-01 (schema v6); the import is dated now
+            assert s.id in mine
+
+
+def test_gcp_rows_sum_the_vm_and_gpu_rows_of_one_zone():
+    res = import_file(DATA / "gcp" / "vms.csv")
+    rows = {r.id: r for r in res.rows}
+    g2 = rows["gcp-g2-standard-4"]
+    # us-east4: VM 0.14631 + L4 x1 0.55821 = 0.70452, below us-central1's 0.14679 + 0.56004 = 0.70683
+    assert (g2.region, g2.usd_per_hour, g2.spot_usd_per_hour) == ("us-east4", 0.70452, 0.28181)
+    assert g2.verification == "D" and "VM 0.14631 + L4x1 0.55821" in g2.notes
+    # the H100 x8 GPU row reads 33.60609 in us-central1 and 78.37241 in us-east4: the cheapest US region
+    assert (rows["gcp-a3-highgpu-8g"].region, rows["gcp-a3-highgpu-8g"].usd_per_hour) == ("us-central1", 43.06615)
+    # us-east5's H200 GPU row has no spot price: no spot for the region picked
+    assert rows["gcp-a3-ultragpu-8g"].spot_usd_per_hour is None
+    # the VM rows of a4-highgpu-8g are priced 0.0
+    assert res.skipped["a4-highgpu-8g"] == "no on-demand price (0 or empty)"
+
+
+def test_aws_spot_rules():
+    rows = {r.id: r for r in import_file(DATA / "aws" / "vms.csv").rows}
+    # two AZs list spot == on-demand (no spot capacity): left out of the range
+    assert rows["aws-p5-48xlarge"].spot_usd_per_hour_range == (17.6289, 25.7522)
+    # the low end is a local zone (use1-atl2-az1): kept in the range, not as the spot price
+    b200 = rows["aws-p6-b200-48xlarge"]
+    assert (b200.spot_usd_per_hour, b200.spot_usd_per_hour_range) == (21.0148, (13.0338, 21.0148))
+    assert "local zone use1-atl2-az1" in b200.notes
+    # us-east-2 and us-west-2 tie: the first region by name; ap-south-1 is cheaper but not in the US
+    assert rows["aws-g6-xlarge"].region == "us-east-2"
+    assert (rows["aws-g5-xlarge"].region, rows["aws-g5-xlarge"].usd_per_hour) == ("us-east-1", 1.006)
+
+
+def test_skipped_rows_say_why():
+    res = import_file(DATA / "aws" / "vms.csv")
+    assert res.skipped == {"m5.large": "no GPU", "p5e.48xlarge": "no on-demand price (0 or empty)",
+                           "p6-b300.48xlarge": "GPU 'B300' has no gpus.yaml entry"}
+    lam = import_file(DATA / "lambda" / "vms.csv")
+    assert lam.skipped == {"cpu_4x_general": "no GPU", "gpu_1x_gh200": "GPU 'GH200' has no gpus.yaml entry"}
+
+
+def test_region_option():
+    rows = {r.id: r for r in import_file(DATA / "gcp" / "vms.csv", region="us-west4").rows}
+    # us-west4: VM 0.16533 + L4 x1 0.63077
+    assert rows["gcp-g2-standard-4"].usd_per_hour == pytest.approx(0.7961)
+    res = import_file(DATA / "gcp" / "vms.csv", region="us-east5")
+    assert res.skipped["g2-standard-4"] == "not offered in region 'us-east5'"
+
+
+def test_provider_detection_and_mapping():
+    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,Generation"
+    assert detect_provider(Path("x/vms.csv"), header.split(",")) == "azure"
+    assert detect_provider(Path("catalogs/v8/lambda/vms.csv"), []) == "lambda"
+    assert gpu_id("lambda", "gpu_1x_h100_pcie", "H100", "") == "h100-pcie"
+    assert gpu_id("runpod", "1x_A100-80GB_SECURE", "A100-80GB", "{'Name': 'A100 PCIe'}") == "a100-80gb-pcie"
+    assert gpu_id("azure", "Standard_NC80adis_H100_v5", "H100", "") == "h100-nvl"
+    assert gpu_id("azure", "Standard_ND96isr_H100_v5", "H100", "") == "h100-sxm"
+    assert GCP_MACHINES["g2-standard-24"] == ("L4", 2) and GCP_MACHINES["a3-megagpu-8g"] == ("H100-MEGA", 8)
+    assert is_us("azure", "westus2") and not is_us("azure", "australiaeast") and is_us("runpod", "US")
+    assert slug("aws", "p6-b200.48xlarge") == "aws-p6-b200-48xlarge"
+
+
+def test_not_a_skypilot_file(tmp_path):
+    bad = tmp_path / "gcp" / "vms.csv"
+    bad.parent.mkdir()
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(ImportProblem, match="not a SkyPilot vms.csv: no column InstanceType"):
+        import_file(bad)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(bad), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "not a SkyPilot vms.csv" in r.stderr
+
+
+def test_cli_writes_a_dated_overlay(overlay):
+    out, r = overlay
+    assert "left out a4-highgpu-8g: no on-demand price (0 or empty)" in r.stderr
+    doc = yaml.safe_load((out / "cloud.yaml").read_text())
+    assert doc["schema_version"] == 1
+    rows = {x["id"]: x for x in doc["instances"]}
+    assert rows["gcp-g2-standard-4"]["as_of"] == "2026-08"
+    assert "REF:SKY-SCHEMA-v8" in rows["gcp-g2-standard-4"]["source"]
+    # a row without spot clears the shipped row's spot keys when the overlay replaces it
+    assert rows["lambda-gpu-1x-a10"]["spot_usd_per_hour"] is None

@@ -100,10 +100,15 @@ class Price:
         return dict(self.exempt).get(check, "")
 
     def label(self) -> str:
-        """'street price (new), 2026-05-16' / 'used price, 2026-02' / 'msrp, 2022-10-12'."""
-        kind = {"msrp": "list price (msrp)", "used": "used price"}.get(self.kind, f"{self.kind} price")
-        cond = "" if self.kind in ("used", "msrp") else f" ({self.condition})"
-        return f"{kind}{cond} of {self.as_of}"
+        """'street price (new) of 2026-05-16' / 'used price of 2026-02' / 'list price (msrp) of 2022-10-12'."""
+        return f"{price_words(self.kind, self.condition)} of {self.as_of}"
+
+
+def price_words(kind: str, condition: str = "new") -> str:
+    """A price's kind and condition in words: 'street price (new)', 'used price', 'list price (msrp)',
+    'quote (used)'."""
+    words = {"msrp": "list price (msrp)", "used": "used price", "quote": "quote"}.get(kind, f"{kind} price")
+    return words if kind in ("used", "msrp") else f"{words} ({condition})"
 
 
 def default_condition(kind: str) -> str:
@@ -232,5 +237,5 @@ def price_fields(prices: tuple[Price, ...], attr: str = "price_usd") -> dict[str
 
 
 __all__ = ["CONDITIONS", "PRICE_ITEM_KEYS", "PRICE_KINDS", "PRICE_MODES", "PRICED_LISTS", "Price",
-           "default_condition", "legacy_price", "price_fields", "priced", "priced_catalog", "read_prices",
+           "default_condition", "legacy_price", "price_words", "price_fields", "priced", "priced_catalog", "read_prices",
            "select_price"]

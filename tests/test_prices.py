@@ -1,0 +1,217 @@
+"""Several dated prices per part (planner.catalog.prices): reading, choosing, overlays, the quote."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog.loader import load_catalog
+from planner.catalog.prices import Price, priced_catalog, select_price
+from planner.cli.main import main
+from planner.core.errors import CatalogError
+from planner.plan.scenario import load_scenario
+from planner.plan.solver import plan
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+
+
+def P(usd, kind, as_of, condition=None, **kw):  # noqa: N802 - a short constructor for the tables below
+    cond = condition or ("used" if kind == "used" else "new")
+    return Price(float(usd), kind, as_of, "src", cond, **kw)
+
+
+# ----- choosing ------------------------------------------------------------------------------------
+
+def test_street_mode_prefers_quote_then_street_then_estimate_then_msrp_newest_first():
+    msrp, old, new = P(1599, "msrp", "2022-10-12"), P(2749, "street", "2026-03"), P(1800, "street", "2026-05")
+    assert select_price([msrp]) is msrp  # the only price some parts have
+    assert select_price([msrp, old, new]) is new  # the newest street price, not the cheapest or the list price
+    est = P(1700, "estimate", "2026-11")
+    assert select_price([msrp, est]) is est and select_price([msrp, old, est]) is old
+    quote = P(1900, "quote", "2026-01")
+    assert select_price([msrp, new, quote]) is quote  # a vendor's quote beats every other new price
+    # '2026-05' (a month) sorts before '2026-05-16' (a day of it)
+    day = P(1750, "street", "2026-05-16")
+    assert select_price([new, day]) is day
+
+
+def test_msrp_mode_and_used_ok():
+    msrp, street, used = P(1499, "msrp", "2020-09-24"), P(1600, "street", "2026-01"), P(750, "used", "2026-05-16")
+    assert select_price([msrp, street], "msrp") is msrp
+    assert select_price([street], "msrp") is street  # no list price: as street
+    assert select_price([msrp, street, used]) is street  # used prices only with used_ok
+    assert select_price([msrp, street, used], used_ok=True) is used  # cheaper used unit
+    dear = P(1900, "used", "2026-05-16")
+    assert select_price([street, dear], used_ok=True) is street  # a used unit dearer than a new one is not paid
+    assert select_price([used]) is None and select_price([used], used_ok=True) is used  # used only: used_ok buys it
+    with pytest.raises(ValueError, match="unknown price mode 'cheapest'"):
+        select_price([msrp], "cheapest")
+
+
+def test_priced_catalog_sets_each_parts_one_price():
+    cat = load_catalog()
+    used = priced_catalog(cat, "street", used_ok=True)
+    g = used.gpu("rtx-3090")
+    assert (g.price_usd, g.price_kind, g.price.condition, g.price.as_of) == (750.0, "used", "used", "2026-05-16")
+    assert cat.gpu("rtx-3090").price_usd == 1499.0  # the loader's choice (street mode, new units): the msrp
+    assert priced_catalog(cat, "msrp").gpu("rtx-4090").price_usd == 1599.0
+    assert priced_catalog(cat) is cat
+
+
+# ----- reading -------------------------------------------------------------------------------------
+
+GPU = """\
+    schema_version: 1
+    gpus:
+      - id: card
+        name: Card
+        vendor: nvidia
+        segment: consumer
+        architecture: ada
+        memory: 24 GiB
+        memory_usable: 24564 MiB
+        memory_bandwidth: 1008 GB/s
+        bf16_tflops: 165.2
+        bf16: true
+        fp8: true
+        int8: true
+        pcie_gen: 4
+        pcie_lanes: 16
+        tdp_w: 450
+        slot_width: 3
+        form_factor: pcie
+        source: spec sheet
+        as_of: 2024-01-01
+    {price}
+"""
+
+
+def _gpu_catalog(tmp_path: Path, price: str) -> Path:
+    d = tmp_path / "cat"
+    d.mkdir(exist_ok=True)
+    (d / "gpus.yaml").write_text(textwrap.dedent(GPU).replace("{price}\n", textwrap.indent(
+        textwrap.dedent(price), "    ")))
+    (d / "pcie.yaml").write_text((ROOT / "catalog" / "pcie.yaml").read_text())
+    return d
+
+
+def _load(tmp_path: Path, price: str):
+    return load_catalog(base=_gpu_catalog(tmp_path, price))
+
+
+def test_legacy_single_price_reads_as_one_item(tmp_path):
+    g = _load(tmp_path, "price_usd: 1599\nprice_kind: msrp\n").gpu("card")
+    assert g.prices == (Price(1599.0, "msrp", "2024-01-01", "spec sheet", "new"),)
+    assert g.price is g.prices[0] and g.price_usd == 1599.0
+
+
+def test_prices_list(tmp_path):
+    g = _load(tmp_path, """\
+        prices:
+          - {usd: 1599, kind: msrp, as_of: 2022-10-12, source: launch}
+          - {usd: 1800, kind: street, as_of: 2026-05, source: "https://example.com/a", low_usd: 1800, high_usd: 2000}
+          - {usd: 1400, kind: used, as_of: 2026-05, source: "https://example.com/b", exempt: {stale: why}}
+        """).gpu("card")
+    assert [p.kind for p in g.prices] == ["msrp", "street", "used"]
+    assert (g.price_usd, g.price_kind, g.price.as_of, g.price.source) == (1800.0, "street", "2026-05",
+                                                                         "https://example.com/a")
+    assert g.prices[2].condition == "used" and g.prices[2].exemption("stale") == "why"
+
+
+@pytest.mark.parametrize("price, message", [
+    ("price_usd: 1599\nprice_kind: msrp\nprices:\n  - {usd: 1, kind: street, as_of: 2026-01, source: s}\n",
+     "gives both prices and price_usd"),
+    ("prices:\n  - {usd: 1599, kind: msrp, condition: used, as_of: 2022-10-12, source: s}\n",
+     "an msrp is the list price of a new unit"),
+    ("prices:\n  - {usd: 900, kind: street, condition: used, as_of: 2026-01, source: s}\n",
+     "a used unit's street price is kind used"),
+    ("prices:\n  - {usd: 2100, kind: street, as_of: 2026-01, source: s, low_usd: 1800, high_usd: 2000}\n",
+     "usd 2,100.00 is outside its range [1,800.00, 2,000.00]"),
+    ("prices:\n  - {usd: 2000, kind: street, as_of: 2026-01, source: s, low_usd: 1800}\n", "low_usd needs high_usd"),
+    ("prices:\n  - {usd: 2000, kind: street, as_of: 2026-01}\n", "missing required key 'source'"),
+    ("prices:\n  - {usd: 1, kind: street, as_of: 2026-01, source: s}\n  - {usd: 2, kind: street, as_of: 2026-01, "
+     "source: t}\n", "repeats the street price (new) of 2026-01"),
+    ("prices:\n  - {usd: 1, kind: street, as_of: 2026-01, source: s, exempt: {stael: x}}\n", "unknown key 'stael'"),
+    ("prices: []\n", "lists no price"),
+])
+def test_prices_refused(tmp_path, price, message):
+    with pytest.raises(CatalogError) as e:
+        _load(tmp_path, price)
+    assert message in str(e.value)
+
+
+def test_a_platform_needs_a_price_of_a_new_unit():
+    cat = load_catalog()
+    assert all(select_price(p.prices) is not None for p in cat.platforms)
+
+
+def test_an_overlay_form_replaces_the_shipped_one(tmp_path):
+    # a single dated quote in an overlay replaces a shipped prices: list ...
+    over = tmp_path / "over"
+    over.mkdir()
+    (over / "gpus.yaml").write_text(textwrap.dedent("""\
+        schema_version: 1
+        gpus:
+          - id: rtx-4090
+            price_usd: 1650
+            price_kind: quote
+            source: quote 42 from ACME
+            as_of: 2026-11-20
+          - id: rtx-3090
+            prices:
+              - {usd: 700, kind: used, as_of: 2026-11, source: "local listing"}
+        """))
+    cat = load_catalog(over)
+    g = cat.gpu("rtx-4090")
+    assert g.prices == (Price(1650.0, "quote", "2026-11-20", "quote 42 from ACME", "new"),)
+    # ... and a prices: list replaces the shipped one: the 3090 now has only a used price
+    used = cat.gpu("rtx-3090")
+    assert used.price_usd is None and [p.usd for p in used.prices] == [700.0]
+    assert priced_catalog(cat, used_ok=True).gpu("rtx-3090").price_usd == 700.0
+
+
+# ----- the plan and its quote --------------------------------------------------------------------
+
+def _scenario(tmp_path: Path, extra: str):
+    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text().replace("constraints:\n", "constraints:\n" + extra)
+    path = tmp_path / "qlora.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_qlora_7b_12gb_is_priced_at_the_dated_street_price():
+    cat = load_catalog()
+    p = plan(load_scenario(SCENARIOS / "qlora-7b-12gb.yaml", cat), cat)
+    line = p.line_items()[0]
+    # insiderllm.com, Feb 2026: a new RTX 3060 12GB at $280-330 (its 2021 launch MSRP was $329)
+    assert (line.catalog_id, line.unit_price_usd, line.price_kind, line.condition, line.as_of) == (
+        "rtx-3060-12gb", 280.0, "street", "new", "2026-02")
+    assert "insiderllm.com" in line.source and "(used)" not in line.description
+    assert p.assumptions["rules"]["prices"].startswith("price: street (a new unit's quote, else street price")
+
+
+def test_used_ok_buys_the_used_card_and_the_quote_says_so(tmp_path):
+    cat = load_catalog()
+    p = plan(load_scenario(_scenario(tmp_path, "  used_ok: true\n"), cat), cat)
+    line = p.line_items()[0]
+    # the used RTX 3060 ($180-230, insiderllm.com Feb 2026) is below the new one ($280)
+    assert (line.unit_price_usd, line.price_kind, line.condition, line.as_of) == (180.0, "used", "used", "2026-02")
+    assert line.description.startswith("GeForce RTX 3060 12GB (used)")
+    assert p.total_usd == pytest.approx(2159.0 - 100.0)
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, "  used_ok: true\n")), "--out", str(tmp_path),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert "Priced at: rtx-3060-12gb used price $180.00 of 2026-02 (price: street, used_ok: true)" in r.output
+    assert "GeForce RTX 3060 12GB (used)" in r.output
+
+
+def test_price_msrp_pays_the_list_price(tmp_path):
+    cat = load_catalog()
+    p = plan(load_scenario(_scenario(tmp_path, "  price: msrp\n"), cat), cat)
+    line = p.line_items()[0]
+    assert (line.unit_price_usd, line.price_kind, line.as_of) == (329.0, "msrp", "2021-02-25")
+    assert any("dated more than 24 months" in w for w in p.warnings)

@@ -88,6 +88,8 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
     out = []
     if a.get("objective"):
         out.append(f"Objective: {a['objective']}")
+    for line in a.get("objective_arithmetic") or ():
+        out.append(f"Objective arithmetic: {line}")
     for rule, text in (a.get("rules") or {}).items():
         out.append(f"Rule {rule}: {text}")
     overheads = a.get("runtime_overheads") or {}
@@ -172,7 +174,19 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         gpu_cuda_total_bytes=gpu_memory,
         recipe_rows=_recipe_rows(plan),
         references=references if references is not None else plan_references(a.get("catalog_files") or ()),
+        hours_per_job=_number(choice.get("hours_per_job")),
+        usd_per_job=_number(choice.get("usd_per_job")),
+        per_job_note=" ".join(str(x) for x in (a.get("objective_arithmetic") or ())[1:]),
     )
+
+
+def _number(value: Any) -> float | None:
+    """A candidate column's value as a float, None when blank (NaN) or absent."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if x != x else x
 
 
 def _split_warnings(plan: Any) -> tuple[dict[str, list[str]], list[str]]:

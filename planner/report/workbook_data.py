@@ -268,6 +268,8 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
         return "list price (MSRP): get a vendor quote"
     if item.price_kind == "street":
         return "street price: get a vendor quote"
+    if item.price_kind == "used" or getattr(item, "condition", "new") == "used":
+        return "USED unit: check its condition and warranty; get the seller's price"
     return "catalog price: get a vendor quote"
 
 
@@ -318,6 +320,9 @@ class WorkbookData:
             (CUDA's total: nvidia-smi's less the driver's reservation), bytes; shown on its line.
         recipe_rows: per workload the bytes per value the memory model used (:func:`recipe_row`);
             when empty they are derived from ``estimates`` (full fine-tunes get the recipe's bytes).
+        hours_per_job, usd_per_job: one run of every workload on the chosen machine by the time
+            model, hours, and what it costs owning the machine, USD (planner.cost.objective;
+            None when a workload gives no size); ``per_job_note`` says how they were computed.
         references: the documents behind the ``REF:<id>`` citations in the line items' and
             ``sources``' texts, read from the catalog's ``SOURCES.md``
             (:func:`planner.catalog.sources.sources_for_catalog`); None when none was read: the Sources
@@ -348,6 +353,9 @@ class WorkbookData:
     gpu_cuda_total_bytes: Mapping[str, int] = field(default_factory=dict)
     recipe_rows: tuple[RecipeRow, ...] = ()
     references: SourceIndex | None = None
+    hours_per_job: float | None = None
+    usd_per_job: float | None = None
+    per_job_note: str = ""
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

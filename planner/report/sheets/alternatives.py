@@ -21,6 +21,10 @@ if TYPE_CHECKING:  # pragma: no cover
 def _column_header(name: str) -> tuple[str, str | None, float]:
     """(header, number format, divisor) for a DataFrame column named with its unit suffix."""
     base = str(name)
+    special = {"hours_per_job": ("time per job (h)", "#,##0.000", 1), "usd_per_job": ("cost per job (USD)", USD_FORMAT, 1),
+               "tco_usd": ("TCO over the ownership period (USD)", USD_FORMAT, 1)}
+    if base in special:
+        return special[base]
     if base.endswith("_bytes"):
         return base[: -len("_bytes")].replace("_", " ") + " (GiB)", GIB_FORMAT, GiB
     if base.endswith("_usd"):
@@ -40,6 +44,8 @@ def _write_frame(ws: Worksheet, row: int, df, empty_text: str) -> int:
     for values in df.itertuples(index=False, name=None):
         row += 1
         for j, (value, (_, fmt, div)) in enumerate(zip(values, specs), start=1):
+            if isinstance(value, float) and value != value:
+                value = None  # a blank column (NaN): no figure
             if div != 1 and isinstance(value, (int, float)) and not isinstance(value, bool):
                 value = value / div
             elif div != 1 and hasattr(value, "item"):

@@ -1,7 +1,7 @@
 """The Summary sheet: the plan at a glance, one row per workload.
 
 Title, scenario, date, catalog version and the quote's grand total (a formula over the Quote
-sheet); then per workload the chosen configuration and strategy, per-GPU memory need against the
+sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
 RAM, recipe and warnings; then the plan-wide warnings. Sizes in GiB (2**30 bytes).
 """
@@ -57,6 +57,16 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
     if data.planner_version:
         label(ws, 6, 1, "Planner version")
         put_text(ws, 6, 2, data.planner_version)
+    # price, time per job and cost per job side by side (planner.cost.objective)
+    label(ws, 7, 1, "Time per job (h)")
+    if data.hours_per_job is not None:
+        put_value(ws, 7, 2, data.hours_per_job, "#,##0.000")
+        label(ws, 7, 3, "Cost per job (USD)")
+        put_value(ws, 7, 4, data.usd_per_job, USD_FORMAT)
+        put_text(ws, 7, 5, data.per_job_note)
+    else:
+        put_text(ws, 7, 2, "not computed")
+        put_text(ws, 7, 3, data.per_job_note or "a workload gives no dataset_tokens / tokens_per_request")
 
     header(ws, SUMMARY_HEADER_ROW, SUMMARY_HEADERS)
     row = SUMMARY_HEADER_ROW + 1

@@ -218,11 +218,11 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         >>> from planner import plan
         >>> r = plan("scenarios/qlora-7b-12gb.yaml")
         >>> r.choice["gpu_id"], r.total_usd
-        ('rtx-3060-12gb', 2208.0)
+        ('rtx-3060-12gb', 2159.0)
         >>> r.to_frame("alternatives")[["gpu_id", "capex_usd", "why_lost"]].head(2)
                   gpu_id  capex_usd              why_lost
-        0  rtx-3060-12gb     3984.0  costs $1,776.00 more
-        1  rtx-3060-12gb     4313.0  costs $2,105.00 more
+        0  rtx-3060-12gb     3935.0  costs $1,776.00 more
+        1  rtx-3060-12gb     4215.0  costs $2,056.00 more
     """
     from planner.core.atomic import ensure_dir, write_text
     from planner.core.names import safe_stem

@@ -21,6 +21,12 @@ does)::
                     RAM(r) <= the platform's max_memory (configurations above it are not built)
                capex_usd(r) <= budget_usd (when given).
 
+Each part's price is the one the scenario's price mode picks among its dated catalog prices
+(planner.catalog.prices: ``price: street`` / ``msrp``, ``used_ok``). Other objectives
+(``cost_per_job``, ``time_to_result``, ``tco``) re-rank the same feasible rows by the time and
+ownership models in planner.cost.objective, which calls :func:`choose`; :func:`plan` itself
+minimises capex and refuses them.
+
 Workloads run one at a time, so the machine must satisfy each of them, not their sum. The
 candidate space is small (thousands of rows), so it is enumerated in full and sorted; the
 answer is exact. Ties are broken by fewer cards, then more per-GPU headroom (capacity minus

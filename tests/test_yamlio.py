@@ -29,3 +29,121 @@ def test_two_written_keys_are_a_duplicate_even_beside_a_merge():
         parse_yaml("b: &q {x: 1}\nc:\n  <<: *q\n  y: 1\n  y: 2\n")
     msg = str(info.value)
     assert msg.startswith("duplicate key 'y' (first on line 4)")
+
+
+# ----- the alias limit counts what aliases add; nesting; the C parser and the pure-Python one ---------------
+
+import string  # noqa: E402
+
+import yaml  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from planner.core import yamlio  # noqa: E402
+from planner.core.yamlio import MAX_DEPTH, MAX_EXPANDED_NODES  # noqa: E402
+
+
+def _problem(text: str, parse=parse_yaml) -> YamlProblem:
+    with pytest.raises(YamlProblem) as info:
+        parse(text)
+    return info.value
+
+
+def test_a_long_file_without_aliases_is_not_an_alias_bomb():
+    # 0.8 MB and about 300,000 nodes written out, more than MAX_EXPANDED_NODES, and not one alias
+    rows = "".join(f"  - {{id: gpu-{i}, memory: {i} GiB, price_usd: {i}.5, tags: [a, b]}}\n" for i in range(20_000))
+    text = "gpus:\n" + rows
+    assert len(text) > 800_000
+    doc = parse_yaml(text)
+    assert len(doc["gpus"]) == 20_000 and doc["gpus"][19_999]["id"] == "gpu-19999"
+    assert doc["gpus"].lines[19_999] == 20_001  # 'gpus:' is line 1
+
+
+def test_aliases_that_add_more_than_the_limit_are_refused():
+    # each level doubles: 2^18 = 262,144 leaf references of *l0, more than 200,000 added nodes
+    levels = ["l0: &l0 [x]"] + [f"l{i}: &l{i} [*l{i - 1}, *l{i - 1}]" for i in range(1, 19)]
+    exc = _problem("\n".join(levels) + "\n")
+    assert str(exc) == f"expands to more than {MAX_EXPANDED_NODES} values through aliases"
+    assert exc.line == 1
+    # a few aliases are fine
+    assert parse_yaml("a: &a [1, 2]\nb: [*a, *a]\n")["b"] == [[1, 2], [1, 2]]
+
+
+def test_nesting_deeper_than_the_limit_is_refused_the_same_by_both_parsers():
+    ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    assert parse_yaml(ok) is not None
+    for deep in ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 5000 + "]" * 5000):
+        assert str(_problem(deep)) == "is nested too deeply"
+        assert str(_problem(deep, yamlio._parse_pure)) == "is nested too deeply"
+
+
+def test_without_libyaml_the_pure_python_parser_reads_the_same(monkeypatch):
+    doc = "a: &x {b: 1}\nc:\n  <<: *x\n  d: [1, 2]\n"
+    with_c = parse_yaml(doc)
+    monkeypatch.setattr(yamlio, "_CLoader", None)
+    assert parse_yaml(doc) == with_c
+    assert str(_problem("a: [1, 2\n")).startswith("YAML syntax error")
+
+
+def _same(a, b) -> None:
+    """Equal values, types and line marks, all the way down."""
+    assert type(a) is type(b) and a == b, (a, b)
+    if isinstance(a, dict):
+        assert (a.line, a.lines) == (b.line, b.lines)
+        for k in a:
+            _same(a[k], b[k])
+    elif isinstance(a, list):
+        assert (a.line, a.lines) == (b.line, b.lines)
+        for x, y in zip(a, b):
+            _same(x, y)
+
+
+def _outcome(parse, text: str):
+    try:
+        return "value", parse(text)
+    except YamlProblem as exc:
+        return "problem", (str(exc), exc.line, exc.hint, exc.path)
+
+
+#: Pieces of YAML, valid and not, that the two parsers might read differently.
+_PIECES = st.sampled_from([
+    "a", "b", "key", "x y", "1", "-1", "0x1f", "1e3", "1_000", "true", "no", "~", "null", "2026-01-02",
+    "2026-13-45", "'q'", '"d\\n"', '"\\ud800"', "'it''s'", ": ", ":", "- ", "-", "? ", "[", "]", "{", "}", ", ",
+    "&a ", "*a", "&b ", "*b", "<<: *a", "!!str ", "!!int ", "!!python/object ", "!x ", "# c", "\n", "\n  ",
+    "\n    ", "\n- ", "\t", " ", "|\n  t\n", ">\n  f\n", "---\n", "...\n", "%YAML 1.1\n", "\u2028", "\x85", "é",
+    "\u202e", "a: 1\na: 2\n",
+])
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=25).map("".join))
+def test_the_c_parser_and_the_pure_python_one_agree(text):
+    # parse_yaml tries libyaml first and falls back to the pure-Python parser on any problem, so
+    # the only possible difference is libyaml accepting (or reading differently) what the pure
+    # parser refuses or reads otherwise: values, types, lines and messages must all be the same.
+    c_kind, c_value = _outcome(parse_yaml, text)
+    p_kind, p_value = _outcome(yamlio._parse_pure, text)
+    assert c_kind == p_kind, (text, c_value, p_value)
+    if c_kind == "value":
+        _same(c_value, p_value)
+    else:
+        assert c_value == p_value
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.recursive(
+    st.one_of(st.integers(), st.floats(allow_nan=False), st.text(string.printable + "é\u2028", max_size=8),
+              st.booleans(), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(string.ascii_letters, min_size=1, max_size=6), inner, max_size=4)),
+    max_leaves=30), st.sampled_from([False, True]), st.sampled_from([None, 2, 4]))
+def test_dumped_documents_read_the_same_by_both_parsers(doc, flow, indent):
+    text = yaml.safe_dump({"root": doc}, default_flow_style=flow, indent=indent, allow_unicode=True)
+    c_kind, c_value = _outcome(parse_yaml, text)
+    p_kind, p_value = _outcome(yamlio._parse_pure, text)
+    assert c_kind == p_kind, (text, c_value, p_value)
+    if c_kind == "value":
+        _same(c_value, p_value)
+    else:
+        assert c_value == p_value

@@ -48,7 +48,7 @@ from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry
-from planner.core.yamlio import YamlProblem, load_mapping
+from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
 from planner.catalog.gpus import GPUS, Gpu
 from planner.catalog.models import MODELS, ModelEntry
@@ -277,19 +277,21 @@ class _Store:
         self.entries: dict[str, dict[str, Parsed]] = {kind: {} for kind in KINDS}
         self.removed: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.files: list[str] = []
+        self.digests: list[str] = []  # the SHA-256 of each file's bytes, from the one read that parsed it
 
     # -- reading one file --
     def read_file(self, name: str, path: Path, *, overlay: bool) -> None:
         shown = str(path)
         try:
             lists = CATALOG_FILES[name]
-            data = load_mapping(path, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
+            data, source = read_mapping(path, hint=f"A {name} is a mapping with 'schema_version: {SCHEMA_VERSION}' and "
                                            f"{'a ' if len(lists) == 1 else ''}"
                                            f"{' and '.join(repr(k + ':') for k in lists)} "
                                            f"list{'s' if len(lists) > 1 else ''} (catalog/README.md).")
         except YamlProblem as exc:
             raise CatalogError(exc.problem, file=shown, line=exc.line, entry=exc.path, hint=exc.hint) from None
         self.files.append(shown)
+        self.digests.append(source.sha256)
         root = Entry(data, file=shown, path="", error=CatalogError, line=1)
         lists = CATALOG_FILES[name]
         if "schema_version" not in data:
@@ -444,7 +446,7 @@ class _Store:
             models=records["models"],
             sources=sources,
             files=tuple(self.files),
-            sha256=content_sha256(self.files),
+            sha256=digests_sha256(zip(self.files, self.digests)),
             removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
                                       for i, r in table.items()}),
             warnings=warnings,
@@ -503,13 +505,19 @@ def content_sha256(files: Iterable[str | Path]) -> str:
     ``sha256sum pcie.yaml gpus.yaml ... | sha256sum`` in the catalog directory reproduces it; it
     changes whenever an entry, a price or an overlay file changes, not when the catalog moves.
     """
-    lines = []
+    pairs = []
     for f in files:
         try:
-            digest = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+            pairs.append((f, hashlib.sha256(Path(f).read_bytes()).hexdigest()))
         except OSError:
             return ""
-        lines.append(f"{digest}  {Path(f).name}\n")
+    return digests_sha256(pairs)
+
+
+def digests_sha256(files: Iterable[tuple[str | Path, str]]) -> str:
+    """:func:`content_sha256` from (file, hex SHA-256 of its bytes) pairs already computed (the
+    loader hashes each file from the bytes it parsed, so a file is read once); '' for none."""
+    lines = [f"{digest}  {Path(f).name}\n" for f, digest in files]
     return hashlib.sha256("".join(lines).encode()).hexdigest() if lines else ""
 
 

@@ -50,6 +50,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from planner.core.infile import FileProblem, read_input
+
 #: The file beside a catalog's YAML files that defines its ``REF:`` ids.
 SOURCES_FILE = "SOURCES.md"
 
@@ -303,13 +305,12 @@ def read_sources(path: str | Path, shown: str | None = None) -> SourceIndex:
     with no ids, the file in :attr:`SourceIndex.missing` when it does not exist, and a problem
     naming it. ``shown``: the path as reports name it (default ``path``)."""
     name = shown if shown is not None else str(path)
-    p = Path(path)
     try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        return SourceIndex(missing=(name,), problems=(f"{name}: no such file",))
-    except OSError as exc:
-        return SourceIndex(problems=(f"{name}: cannot be read ({exc.strerror or exc})",))
+        raw = read_input(Path(path)).data  # once, bounded; devices and named pipes refused
+    except FileProblem as exc:
+        if exc.problem == "no such file":
+            return SourceIndex(missing=(name,), problems=(f"{name}: no such file",))
+        return SourceIndex(problems=(f"{name}: {exc.problem}",))
     text = raw.decode("utf-8", errors="replace")
     return parse_sources(text, name)
 

@@ -1,10 +1,20 @@
 """Safe reading of user YAML and JSON files, keeping line numbers for error messages.
 
-Only PyYAML's safe loader is used: tags that would construct Python objects are refused.
+Only PyYAML's safe constructors are used: tags that would construct Python objects are refused.
 Mappings come back as :class:`LineDict` and sequences as :class:`LineList`, which remember
-the 1-based line of each key or item. Documents whose aliases would expand past
-``MAX_EXPANDED_NODES`` nodes ("billion laughs") are refused, as are duplicate keys,
-empty files, non-UTF-8 files and roots that are not mappings.
+the 1-based line of each key or item. Documents whose aliases would add more than
+``MAX_EXPANDED_NODES`` nodes when expanded ("billion laughs") are refused (a long file written
+out without aliases is not), as are documents nested more than ``MAX_DEPTH`` levels, duplicate
+keys, empty files, non-UTF-8 files and roots that are not mappings. Files are read through
+:func:`planner.core.infile.read_input` (once, bounded, regular files and shell pipes only).
+
+Speed: the document is composed by libyaml's C parser (PyYAML's ``CSafeLoader`` composer, about
+7x faster than the pure-Python one) when PyYAML was built with it; its nodes carry the same
+line marks. Only the building of values (LineDict, duplicate keys, tags) is Python, and it is the
+same code for both. When the C parser refuses a document, or anything fails after it, the
+document is read again with the pure-Python parser, whose message is the one reported: the
+messages and line numbers are those of the pure-Python loader, with or without libyaml. Without
+libyaml (``yaml.__with_libyaml__`` false) the pure-Python loader is used throughout.
 """
 
 from __future__ import annotations
@@ -16,10 +26,15 @@ from typing import Any
 
 import yaml
 
-#: Refuse documents whose alias expansion would exceed this many nodes.
+from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
+
+__all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
+           "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
+
+#: Refuse documents whose aliases, expanded, would add more than this many nodes to those written.
 MAX_EXPANDED_NODES = 200_000
-#: Refuse files larger than this many bytes (a catalog is a few hundred KiB).
-MAX_FILE_BYTES = 20 * 2**20
+#: Refuse documents nested deeper than this many mappings or lists (no planner file nests ten).
+MAX_DEPTH = 200
 
 
 class LineDict(dict):
@@ -42,28 +57,22 @@ class LineList(list):
         self.lines: list[int] = []
 
 
-class YamlProblem(ValueError):
-    """A file cannot be read as the expected document; carries the 1-based ``line``."""
+class YamlProblem(FileProblem):
+    """A file cannot be read as the expected document; carries the 1-based ``line`` and the
+    ``path`` of the value inside the document (e.g. 'extras[0].as_of'; None at the top level)."""
 
-    def __init__(self, problem: str, line: int | None = None, hint: str | None = None) -> None:
-        self.problem = problem
-        self.line = line
-        self.hint = hint
-        #: where the value sits in the document, e.g. 'extras[0].as_of' (None at the top level)
-        self.path: str | None = None
-        super().__init__(problem)
-
-    def inside(self, step: str) -> YamlProblem:
-        """Record that the problem lies under ``step`` (a key, or '[i]'); returns self."""
-        if self.path is None:
-            self.path = step
-        else:
-            self.path = step + (self.path if self.path.startswith("[") else "." + self.path)
-        return self
+    @classmethod
+    def of(cls, exc: FileProblem) -> YamlProblem:
+        """``exc`` (a problem of :func:`planner.core.infile.read_input`) as a YamlProblem."""
+        if isinstance(exc, YamlProblem):
+            return exc
+        out = cls(exc.problem, exc.line, exc.hint)
+        out.path = exc.path
+        return out
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that builds LineDict/LineList and refuses duplicate keys.
+class _Building(yaml.constructor.SafeConstructor):
+    """Safe constructors that build LineDict/LineList and refuse duplicate keys (both parsers).
 
     A value PyYAML's safe constructors cannot build (``2026-13-45`` read as a date, ``!!int x``)
     becomes a :class:`YamlProblem` at that value's line instead of a bare Python exception.
@@ -74,7 +83,7 @@ class _Loader(yaml.SafeLoader):
             return super().construct_object(node, deep=deep)
         except (YamlProblem, yaml.YAMLError, RecursionError):
             raise
-        except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+        except (ValueError, TypeError, LookupError, AttributeError, OverflowError) as exc:
             raise _unbuildable(node) from exc
 
     def construct_yaml_str(self, node: yaml.Node) -> str:
@@ -106,10 +115,10 @@ def _unbuildable(node: yaml.Node) -> YamlProblem:
     return YamlProblem(f"{shown} cannot be read as {tag}", line, "Remove the tag or correct the value.")
 
 
-_Loader.add_constructor("tag:yaml.org,2002:str", _Loader.construct_yaml_str)
+_Building.add_constructor("tag:yaml.org,2002:str", _Building.construct_yaml_str)
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
     # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in:
     # YAML's merge rule lets a written key override a merged one, and the first merged mapping
     # wins over later ones (yaml.org/type/merge.html). Two written keys are a duplicate.
@@ -145,7 +154,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     return result
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
+def _construct_sequence(loader: _Building, node: yaml.SequenceNode) -> LineList:
     result = LineList()
     result.line = node.start_mark.line + 1
     for i, child in enumerate(node.value):
@@ -157,63 +166,107 @@ def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
     return result
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+_Building.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Building.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 
 
-def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
-    """Number of nodes after alias expansion, memoised per node identity."""
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    memo[key] = 1  # guards against recursive aliases
-    if isinstance(node, yaml.SequenceNode):
-        size = 1 + sum(_expanded_size(c, memo) for c in node.value)
-    elif isinstance(node, yaml.MappingNode):
-        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
-    else:
-        size = 1
-    memo[key] = size
-    return size
+class _Loader(_Building, yaml.SafeLoader):
+    """PyYAML's pure-Python reader, scanner, parser and composer with the planner's constructors."""
+
+
+#: libyaml's C parser and composer with the planner's constructors (None when PyYAML has no libyaml).
+_CLoader = type("_CLoader", (_Building, yaml.CSafeLoader), {
+    "__doc__": "libyaml's C parser and composer (CSafeLoader) with the planner's constructors."}) \
+    if getattr(yaml, "__with_libyaml__", False) and hasattr(yaml, "CSafeLoader") else None
+
+
+def _node_counts(root: yaml.Node) -> tuple[int, int, int]:
+    """(nodes written, nodes after alias expansion, deepest nesting) of a composed document.
+
+    An alias is the anchored node object itself in PyYAML's (and libyaml's) node graph, so a node
+    met again is an alias: its expanded size counts again. Sizes are memoised per node (a
+    recursive alias counts its node once); the walk is iterative, so depth costs no stack.
+    """
+    size: dict[int, int] = {}
+    depth = 0
+    stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, level, done = stack.pop()
+        key = id(node)
+        children = ([c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else
+                    node.value if isinstance(node, yaml.SequenceNode) else ())
+        if done:
+            size[key] = 1 + sum(size.get(id(c), 1) for c in children)
+            continue
+        if key in size:
+            continue  # met before: an alias (or still open: a recursive one, counted as 1)
+        size[key] = 1
+        depth = max(depth, level)
+        if children:
+            stack.append((node, level, True))
+            stack.extend((c, level + 1, False) for c in reversed(children))
+    return len(size), size[id(root)], depth
 
 
 def read_text(path: Path) -> str:
-    """Read a user file as UTF-8 text.
+    """Read a user file as UTF-8 text (once, bounded: :func:`planner.core.infile.read_input`).
 
     Raises:
-        YamlProblem: the file is missing, a directory, too large, not UTF-8, or empty.
+        YamlProblem: the file is missing, a directory, a device or named pipe, too large, not
+            UTF-8, or empty.
     """
     try:
-        if path.is_dir():
-            raise YamlProblem("is a directory, not a file")
-        raw = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise YamlProblem("no such file") from exc
-    except PermissionError as exc:
-        raise YamlProblem("cannot be read (permission denied)") from exc
-    except OSError as exc:
-        raise YamlProblem(f"cannot be read ({exc.strerror or exc})") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise YamlProblem(f"is {len(raw)} bytes, more than the {MAX_FILE_BYTES} a planner input may be")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise YamlProblem(f"is not UTF-8 text (byte 0x{raw[exc.start]:02x})", line, "Save it as UTF-8.") from exc
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.strip():
-        raise YamlProblem("is empty")
-    return text
+        return read_input(path).text()
+    except FileProblem as exc:
+        raise YamlProblem.of(exc) from None
 
 
 def parse_yaml(text: str) -> Any:
     """Parse one YAML document safely; see the module docstring for what is refused.
 
+    The C parser is tried first when PyYAML has libyaml; on any problem the pure-Python parser
+    reads the document again and its outcome (value or message) is the one given.
+
     Raises:
-        YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs,
-            duplicate keys, several documents in one file.
+        YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
+            deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
     """
+    if _CLoader is not None and not _PURE_ONLY.search(text):
+        try:
+            loader = _CLoader(text)
+            try:
+                return _compose_and_build(loader)
+            finally:
+                loader.dispose()
+        except Exception:  # noqa: BLE001 - the pure-Python parser says what is wrong, in its words
+            pass
+    return _parse_pure(text)
+
+
+#: Texts the pure-Python parser reads, because libyaml reads them otherwise: characters YAML does
+#: not allow (the pure reader names them), and tabs (libyaml takes a tab after a plain scalar as
+#: white space where PyYAML refuses it: 'a\t').
+_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|\t")
+
+
+def _compose_and_build(loader: Any) -> Any:
+    node = loader.get_single_node()
+    if node is None:
+        raise YamlProblem("is empty")
+    written, expanded, depth = _node_counts(node)
+    if depth > MAX_DEPTH:
+        raise YamlProblem("is nested too deeply")
+    if expanded - written > MAX_EXPANDED_NODES:
+        raise YamlProblem(
+            f"expands to more than {MAX_EXPANDED_NODES} values through aliases",
+            node.start_mark.line + 1,
+            "Write the entries out instead of nesting aliases.",
+        )
+    return loader.construct_document(node)
+
+
+def _parse_pure(text: str) -> Any:
+    """:func:`parse_yaml` with PyYAML's pure-Python parser (the messages the planner gives)."""
     try:
         loader = _Loader(text)
     except yaml.reader.ReaderError as exc:
@@ -222,16 +275,7 @@ def parse_yaml(text: str) -> Any:
         raise YamlProblem(f"holds the control character U+{ord(char):04X}, which YAML does not allow", line,
                           "Remove it; a planner file is plain text.") from exc
     try:
-        node = loader.get_single_node()
-        if node is None:
-            raise YamlProblem("is empty")
-        if _expanded_size(node, {}) > MAX_EXPANDED_NODES:
-            raise YamlProblem(
-                f"expands to more than {MAX_EXPANDED_NODES} values through aliases",
-                node.start_mark.line + 1,
-                "Write the entries out instead of nesting aliases.",
-            )
-        return loader.construct_document(node)
+        return _compose_and_build(loader)
     except YamlProblem:
         raise
     except yaml.constructor.ConstructorError as exc:
@@ -298,12 +342,36 @@ def load_mapping(path: Path, *, hint: str | None = None) -> LineDict:
     Raises:
         YamlProblem: as :func:`read_text` and :func:`parse_yaml`, or a root that is not a mapping.
     """
+    return read_mapping(path, hint=hint)[0]
+
+
+def read_mapping(path: Path, *, hint: str | None = None) -> tuple[LineDict, InputFile]:
+    """:func:`load_mapping`, with the bytes read (:class:`planner.core.infile.InputFile`: for the
+    file's SHA-256, or its text): the file is read once, for both.
+
+    Raises:
+        YamlProblem: as :func:`load_mapping`.
+    """
     try:
-        data = parse_yaml(read_text(path))
-    except YamlProblem as exc:
+        source = read_input(path)
+    except FileProblem as exc:
+        raise YamlProblem.of(exc) from None
+    return parse_mapping(source, hint=hint), source
+
+
+def parse_mapping(source: InputFile, *, hint: str | None = None) -> LineDict:
+    """The YAML mapping of bytes already read (see :func:`load_mapping`).
+
+    Raises:
+        YamlProblem: as :func:`load_mapping`.
+    """
+    try:
+        data = parse_yaml(source.text())
+    except FileProblem as exc:
+        exc = YamlProblem.of(exc)
         if exc.problem == "is empty" and exc.hint is None:
             exc.hint = hint
-        raise
+        raise exc from None
     if not isinstance(data, dict):
         kind = "a list" if isinstance(data, list) else "a single value" if data is not None else "empty"
         raise YamlProblem(f"the top level is {kind}, not a mapping of keys to values", 1, hint)
@@ -319,12 +387,23 @@ def load_json_mapping(path: Path) -> LineDict:
         YamlProblem: unreadable, not UTF-8, invalid JSON (with line and column), NaN or
             Infinity, not an object.
     """
+    return read_json_mapping(path)[0]
+
+
+def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
+    """:func:`load_json_mapping`, with the bytes read (once, for both).
+
+    Raises:
+        YamlProblem: as :func:`load_json_mapping`.
+    """
     try:
-        text = read_text(path)
-    except YamlProblem as exc:
+        source = read_input(path)
+        text = source.text()
+    except FileProblem as exc:
+        exc = YamlProblem.of(exc)
         if exc.problem == "is empty":
             exc.hint = 'A config.json is one object of keys and values: {"model_type": "llama", ...}.'
-        raise
+        raise exc from None
     try:
         data = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
@@ -343,7 +422,7 @@ def load_json_mapping(path: Path) -> LineDict:
     if not isinstance(data, dict):
         raise YamlProblem("the top level is not a JSON object", 1,
                           'A config.json is one object of keys and values: {"model_type": "llama", ...}.')
-    return _with_key_lines(data, text)
+    return _with_key_lines(data, text), source
 
 
 #: What to change for the usual JSON mistakes, by the start of json's message.

@@ -39,6 +39,7 @@ from typing import Any, Union
 
 from planner.model.architecture import Architecture, from_hf_config
 from planner.core.errors import ModelConfigError, did_you_mean
+from planner.core.infile import FileProblem, read_input
 from planner.core.yamlio import YamlProblem, load_json_mapping
 
 #: What a catalog entry may be: a mapping with a ``config`` key, or an object with a ``config`` attribute.
@@ -173,8 +174,8 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
         return None
     ref = repo / "refs" / "main"
     try:
-        revision = ref.read_text(encoding="utf-8").strip() if ref.is_file() else ""
-    except (OSError, UnicodeDecodeError):
+        revision = read_input(ref, max_bytes=4096).data.decode("utf-8").strip() if ref.is_file() else ""
+    except (FileProblem, OSError, UnicodeDecodeError):
         revision = ""
     if revision and "/" not in revision and revision not in (".", ".."):
         candidate = snapshots / revision / "config.json"

@@ -138,7 +138,7 @@ from planner.workload.spec import (
     check_tp,
     workload_from_entry,
 )
-from planner.core.yamlio import LineDict, YamlProblem, load_mapping
+from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
@@ -345,6 +345,8 @@ class Scenario:
         costs: the ``costs:`` mapping as an Entry (file and line kept), for the total-cost-of-
             ownership comparison, which validates it (:func:`planner.cost.tco.read_costs`); the
             capex plan does not use it. None when absent.
+        text: the file's text as read (the one read that ``sha256`` is the digest of), for the
+            workbook's copy of it; '' when built from a mapping.
     """
 
     name: str
@@ -356,6 +358,7 @@ class Scenario:
     objective: str = "capex"
     description: str | None = None
     costs: Entry | None = field(default=None, compare=False, repr=False)
+    text: str = field(default="", compare=False, repr=False)
 
 
 # ----- loading --------------------------------------------------------------------------------
@@ -374,19 +377,28 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
     """
     shown = shown or str(path)
     data, raw = read_scenario_file(path, shown)
-    return scenario_from_mapping(data, catalog, file=shown, default_name=Path(path).stem,
-                                 sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(path).parent)
+    return scenario_from_mapping(data, catalog, file=shown, default_name=default_scenario_name(path),
+                                 sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(path).parent,
+                                 text=raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+
+
+def default_scenario_name(path: Path | str) -> str:
+    """The scenario name when the file gives none: the file's stem; 'scenario' for a shell pipe
+    (process substitution passes /dev/fd/63, whose stem '63' names nothing)."""
+    p = Path(path)
+    return "scenario" if str(p).startswith(("/dev/fd/", "/proc/")) or str(p) == "/dev/stdin" else p.stem
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:
-    """A scenario file's YAML mapping (with lines) and its bytes (for its SHA-256), read once.
+    """A scenario file's YAML mapping (with lines) and its bytes (for its SHA-256 and text), read
+    once (:func:`planner.core.yamlio.read_mapping`; a pipe such as ``<(...)`` can be read only once).
 
     Raises:
         ScenarioError: an unreadable file or YAML problems, named as ``shown``.
     """
     try:
-        data = load_mapping(Path(path), hint=SCENARIO_FILE_HINT)
-        raw = Path(path).read_bytes()
+        data, source = read_mapping(Path(path), hint=SCENARIO_FILE_HINT)
+        raw = source.data
     except YamlProblem as exc:
         hint = exc.hint or ("Check the path; the shipped scenarios are in scenarios/." if exc.problem == "no such file"
                             else None)
@@ -396,12 +408,13 @@ def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any],
 
 def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: str | None = None,
                           default_name: str = "scenario", sha256: str = "",
-                          base_dir: Path | str | None = None) -> Scenario:
+                          base_dir: Path | str | None = None, text: str = "") -> Scenario:
     """Validate a scenario given as a mapping (what :func:`load_scenario` reads from YAML).
 
     Args:
         base_dir: the directory relative ``model`` paths are read from: the scenario file's
             (:func:`load_scenario` passes it); None for the current directory.
+        text: the file's text, kept as :attr:`Scenario.text`.
 
     Raises:
         ScenarioError: as :func:`load_scenario`.
@@ -437,7 +450,8 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if objective in TIMED_OBJECTIVES:
         _check_job_sizes(root, entries, workloads, objective)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
-                    extras=extras, objective=objective, description=root.str("description", None), costs=costs)
+                    extras=extras, objective=objective, description=root.str("description", None), costs=costs,
+                    text=text)
 
 
 def _is_relative_path(name: str) -> bool:
@@ -825,5 +839,5 @@ def _extra(e: Entry) -> Extra:
 
 
 __all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",
-           "Variant", "load_scenario", "relative_model_resolver", "scenario_from_mapping", "tp_problem",
-           "valid_tp_degrees"]
+           "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver", "scenario_from_mapping",
+           "tp_problem", "valid_tp_degrees"]

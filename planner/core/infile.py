@@ -1,0 +1,205 @@
+"""Reading one input file: once, bounded in size, and only from something that can be read.
+
+Every file the planner reads from the user or the catalog (scenario, workload, ``config.json``,
+catalog and overlay files, ``SOURCES.md``, the calibration file) goes through :func:`read_input`,
+which returns the bytes together with their SHA-256, so that a file is parsed and recorded
+(scenario and catalog hashes) from the same single read.
+
+What it refuses, each as one :class:`FileProblem` sentence:
+
+- a path that is not there, a directory, one that cannot be opened;
+- devices (``/dev/zero``, ``/dev/random``, terminals), sockets and named pipes (FIFOs): a device
+  can stream without end and a FIFO blocks until some other program writes to it. The type is
+  checked with ``os.stat`` before the file is opened, and again on the open descriptor (the
+  open uses ``O_NONBLOCK``, so even a FIFO that appears in between cannot block it);
+- more than :data:`MAX_FILE_BYTES` bytes (read at most one byte past the limit, never the rest).
+
+A pipe the shell hands over as a file descriptor is read, once: process substitution
+(``planner plan <(generate-scenario)``, which passes ``/dev/fd/63``) and ``/dev/stdin``. Such a pipe
+can be read only once, so its bytes are what is parsed and hashed; nothing reads it again.
+
+Sources: POSIX ``open()`` (O_NONBLOCK on a FIFO opened for reading returns without waiting for a
+writer), Linux ``stat(2)`` file-type bits (``S_ISREG``, ``S_ISFIFO``, ``S_ISCHR``...), bash manual
+"Process Substitution" (the list is passed as a ``/dev/fd`` file name).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Refuse files larger than this many bytes (the largest shipped catalog file is a few hundred KiB).
+MAX_FILE_BYTES = 20 * 2**20
+
+#: A path that names an open file descriptor, as the shell passes a pipe: /dev/fd/N, /dev/stdin,
+#: /proc/self/fd/N or /proc/<pid>/fd/N.
+_DESCRIPTOR_PATH = re.compile(r"^/(?:dev/fd/\d+|dev/stdin|proc/(?:self|\d+)/fd/\d+)$")
+
+_CHUNK = 1 << 16
+
+
+class FileProblem(ValueError):
+    """A file cannot be read as the expected document; carries the 1-based ``line`` where known.
+
+    Attributes:
+        problem: what is wrong, a sentence fragment without the file name ("is a directory, not a file").
+        line: 1-based line, or None.
+        hint: what to do, or None.
+        path: where the value sits inside the document (e.g. 'extras[0].as_of'), None at the top.
+    """
+
+    def __init__(self, problem: str, line: int | None = None, hint: str | None = None) -> None:
+        self.problem = problem
+        self.line = line
+        self.hint = hint
+        self.path: str | None = None
+        super().__init__(problem)
+
+    def inside(self, step: str) -> FileProblem:
+        """Record that the problem lies under ``step`` (a key, or '[i]'); returns self."""
+        if self.path is None:
+            self.path = step
+        else:
+            self.path = step + (self.path if self.path.startswith("[") else "." + self.path)
+        return self
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """The bytes of one input file as read, once.
+
+    Attributes:
+        path: the path it was read from.
+        data: its bytes (at most :data:`MAX_FILE_BYTES`).
+    """
+
+    path: Path
+    data: bytes
+
+    @property
+    def sha256(self) -> str:
+        """Hex SHA-256 of the bytes read (what ``sha256sum`` prints for the file)."""
+        return hashlib.sha256(self.data).hexdigest()
+
+    def text(self) -> str:
+        """The bytes as UTF-8 text, a leading byte-order mark removed.
+
+        Raises:
+            FileProblem: not UTF-8 (with the line of the first bad byte), or empty (blank only).
+        """
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = self.data[: exc.start].count(b"\n") + 1
+            raise FileProblem(f"is not UTF-8 text (byte 0x{self.data[exc.start]:02x})", line,
+                              "Save it as UTF-8.") from exc
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        if not text.strip():
+            raise FileProblem("is empty")
+        return text
+
+
+def _kind(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _open_problem(exc: OSError) -> FileProblem:
+    if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+        return FileProblem("no such file")
+    if isinstance(exc, PermissionError):
+        return FileProblem("cannot be read (permission denied)")
+    if exc.errno == errno.ENAMETOOLONG:
+        return FileProblem("cannot be read (its name is too long for the file system)",
+                           hint="Each part of a path may be at most 255 bytes, the whole path 4,096.")
+    return FileProblem(f"cannot be read ({exc.strerror or exc})")
+
+
+def _refusal(kind: str) -> FileProblem:
+    if kind == "a directory":
+        return FileProblem("is a directory, not a file")
+    why = {"a character device": " (a device can stream without end)", "a block device": " (a device)",
+           "a named pipe (FIFO)": " (reading one waits until another program writes to it)"}.get(kind, "")
+    return FileProblem(f"is {kind}, not a regular file{why}",
+                       hint="Give the path of a saved file; a pipe from the shell (<(...), /dev/stdin) is read once.")
+
+
+def read_input(path: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> InputFile:
+    """Read one input file whole, once, refusing what is not a bounded stored file.
+
+    Args:
+        path: the file; a pipe passed as a descriptor path (``/dev/fd/N``, ``/dev/stdin``) is read too.
+        max_bytes: the most bytes accepted.
+
+    Returns:
+        The bytes and path (:class:`InputFile`).
+
+    Raises:
+        FileProblem: missing, a directory, a device, a named pipe or socket, unreadable, or more
+            than ``max_bytes`` bytes.
+    """
+    path = Path(path)
+    pipe_ok = bool(_DESCRIPTOR_PATH.match(str(path)))
+    try:
+        before = os.stat(path)
+    except OSError as exc:
+        raise _open_problem(exc) from None
+    except ValueError:  # os.stat's refusal of a NUL byte
+        raise FileProblem("cannot be read (its name holds a NUL byte)") from None
+    kind = _kind(before.st_mode)
+    if kind is not None and not (pipe_ok and stat.S_ISFIFO(before.st_mode)):
+        raise _refusal(kind)
+    if kind is None and before.st_size > max_bytes:
+        raise FileProblem(f"is {before.st_size} bytes, more than the {max_bytes} a planner input may be")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _open_problem(exc) from None
+    try:
+        now = os.fstat(fd)
+        kind = _kind(now.st_mode)
+        fifo = stat.S_ISFIFO(now.st_mode)
+        if kind is not None and not (pipe_ok and fifo):
+            raise _refusal(kind)  # it changed between the stat and the open
+        if fifo:
+            os.set_blocking(fd, True)  # a pipe from the shell: wait for its writer, as cat would
+        data = _read_bounded(fd, max_bytes)
+    except OSError as exc:
+        raise FileProblem(f"cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise FileProblem(f"holds more than the {max_bytes} bytes a planner input may be")
+    return InputFile(path, data)
+
+
+def _read_bounded(fd: int, max_bytes: int) -> bytes:
+    """Up to ``max_bytes + 1`` bytes from ``fd`` (one past the limit tells that it is over)."""
+    parts: list[bytes] = []
+    total = 0
+    while total <= max_bytes:
+        chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+        if not chunk:
+            break
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)

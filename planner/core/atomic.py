@@ -4,16 +4,27 @@ The data goes to a temporary file in the destination's own directory (so the fin
 stays on one file system), is flushed and ``fsync``-ed, then ``os.replace`` moves it over the
 destination in one step; the directory is ``fsync``-ed afterwards where the platform allows it.
 On any failure the temporary file is removed and an :class:`planner.core.errors.OutputError` says, in
-one line, which path could not be written and why.
+one line, which path could not be written and why. The temporary name is capped in UTF-8 bytes (a
+file name may have at most 255 on most file systems, however long the destination's name is), and
+a read-only destination is refused rather than replaced.
+
+A set of files that must change together (a plan's reports) is written with
+:class:`planner.core.reportset.ReportSet`, which stages them and moves them into place as one step.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from planner.core.errors import OutputError
+from planner.core.names import cut_utf8
+
+#: The most UTF-8 bytes of the destination's name kept in a temporary file's name
+#: ('.' + name + '.' + 8 random characters + '.tmp' stays under 255 bytes).
+_TMP_NAME_BYTES = 200
 
 
 def ensure_dir(directory: Path) -> Path:
@@ -23,11 +34,11 @@ def ensure_dir(directory: Path) -> Path:
         OutputError: it exists as a file, or cannot be created.
     """
     d = Path(directory)
-    if d.exists() and not d.is_dir():
-        raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
     try:
+        if d.exists() and not d.is_dir():
+            raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
         d.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
         raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
@@ -41,12 +52,19 @@ def write_bytes(path: Path, data: bytes) -> Path:
             destination is a directory.
     """
     path = Path(path)
-    if path.is_dir():
-        raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
     directory = path.parent
     tmp_name = None
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
+        if st is not None:
+            refuse_read_only(path, st)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{cut_utf8(path.name, _TMP_NAME_BYTES)}.", suffix=".tmp",
+                                        dir=directory)
         os.chmod(tmp_name, _mode_for(path))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -54,7 +72,7 @@ def write_bytes(path: Path, data: bytes) -> Path:
             os.fsync(fh.fileno())
         os.replace(tmp_name, path)
         tmp_name = None
-        _fsync_dir(directory)
+        fsync_dir(directory)
     except OSError as exc:
         raise OutputError(f"{path}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
@@ -82,7 +100,18 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~mask
 
 
-def _fsync_dir(directory: Path) -> None:
+def refuse_read_only(path: Path, st: os.stat_result) -> None:
+    """Refuse to replace a regular file without any write permission bit (made read-only).
+
+    Raises:
+        OutputError: saying so, with what to do.
+    """
+    if stat.S_ISREG(st.st_mode) and not st.st_mode & 0o222:
+        raise OutputError(f"{path}: is read-only, and planner does not replace a file that was made read-only. "
+                          f"Make it writable (chmod u+w '{path}') or write elsewhere.")
+
+
+def fsync_dir(directory: Path) -> None:
     """Persist the rename itself (POSIX); a no-op where directories cannot be opened."""
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -15,9 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
+from planner.core.names import unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
+#: What to do about a control or bidirectional character in a text (Entry.str).
+_SHOWN_HINT = "Remove it: names and texts are shown in the terminal and written into the reports as they are."
 #: A size written in bits ('80 Gb'): the unit is almost surely meant as bytes.
 _BITS = re.compile(r"^\s*([0-9][0-9_,.eE+-]*)\s*([kKMGT]b)\s*$")
 
@@ -125,7 +128,14 @@ class Entry:
         return out
 
     # ----- scalars --------------------------------------------------------------------
-    def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None) -> Any:
+    def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None, *,
+            multiline: bool = False) -> Any:
+        """A non-empty text; one of ``choices`` when given.
+
+        Control characters and bidirectional controls are refused
+        (:func:`planner.core.names.unsafe_char`): the text is shown in the terminal and written into
+        the reports. ``multiline`` allows line feeds and tabs (a description, notes).
+        """
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
@@ -136,6 +146,7 @@ class Entry:
                 raise self.error(f"must be one of the choices, not {_kind(value)}", key,
                                  "Valid: " + ", ".join(map(str, choices)) + ".")
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
+        self._check_shown(key, value, multiline)
         if choices is not None:
             if value not in choices:
                 raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
@@ -166,15 +177,23 @@ class Entry:
                              _name_hint(value, known))
         lines = getattr(value, "lines", [])
         for i, v in enumerate(value):
-            if not isinstance(v, str) or not v.strip():
+            bad = not isinstance(v, str) or not v.strip()
+            why = None if bad else unsafe_problem(v)
+            if bad or why:
                 line = lines[i] if i < len(lines) else self.line_of(key)
-                raise self.error_cls(f"must be a name (text), not {_item_kind(v)}", file=self.file, line=line,
-                                     entry=f"{self.key_path(key)}[{i}]", hint=_name_hint(v, known))
+                raise self.error_cls(why or f"must be a name (text), not {_item_kind(v)}", file=self.file,
+                                     line=line, entry=f"{self.key_path(key)}[{i}]",
+                                     hint=_SHOWN_HINT if why else _name_hint(v, known))
         if choices is not None:
             for v in value:
                 if v not in choices:
                     raise self.error(f"{v!r} is not one of the choices", key, did_you_mean(v, choices))
         return list(value)
+
+    def _check_shown(self, key: str, value: str, multiline: bool) -> None:
+        why = unsafe_problem(value, newlines=multiline)
+        if why:
+            raise self.error(why, key, _SHOWN_HINT)
 
     def bool(self, key: str, default: Any = _MISSING) -> Any:
         value = self.raw(key, default)

@@ -1,16 +1,47 @@
-"""File names made from names users give (scenario names), safe to write under an output folder."""
+"""Names users give, made safe: file names under an output folder, and text shown or written.
+
+A scenario name becomes a file name (:func:`safe_stem`): no path separators, no '..', capped in
+UTF-8 bytes so that a report's name (and a temporary one beside it) stays under the 255 bytes most
+file systems allow for one name (ext4, XFS, APFS, NTFS in UTF-16 units). Text that reaches the
+terminal, Markdown, CSV, JSON or the workbook must not hold control characters (a carriage return
+or an escape sequence rewrites the terminal line) or bidirectional controls (which reorder how the
+text around them is displayed: "Trojan Source", CVE-2021-42574): :func:`unsafe_char` finds them
+(the readers refuse them), :func:`escape_unsafe` writes them as visible escapes.
+
+Sources: Unicode Standard Annex #9 (Unicode Bidirectional Algorithm), section 2, "Directional
+Formatting Characters"; Linux ``NAME_MAX`` (255 bytes, limits.h).
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from planner.core.errors import OutputError
 
+#: The most UTF-8 bytes of a report file name's stem (the name is <stem>[-compare].<ext>).
+MAX_STEM_BYTES = 120
+
+#: UAX #9's explicit directional formatting characters (embeddings LRE RLE, overrides LRO RLO, PDF;
+#: isolates LRI RLI FSI, PDI) and the implicit marks LRM, RLM and ALM.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """The longest start of ``text`` whose UTF-8 form has at most ``max_bytes`` bytes (never half a
+    character)."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
 
 def safe_stem(name: str) -> str:
-    """A file name stem from a scenario name: no path separators, no '..', no leading dots.
+    """A file name stem from a scenario name: no path separators, no '..', no leading dots, at most
+    :data:`MAX_STEM_BYTES` UTF-8 bytes.
 
-    Characters other than letters and digits (any script), '.', '_' and '-' become '-'.
+    Characters other than letters and digits (any script), '.', '_' and '-' become '-' (control and
+    bidirectional characters among them).
 
     Raises:
         OutputError: nothing usable is left (e.g. '..', '/', '').
@@ -20,7 +51,60 @@ def safe_stem(name: str) -> str:
     stem = "-".join(parts)
     stem = re.sub(r"[^\w.-]+", "-", stem)
     stem = re.sub(r"\.{2,}", ".", stem).strip(".-")
+    stem = cut_utf8(stem, MAX_STEM_BYTES).rstrip(".-")
     if not stem:
         raise OutputError(f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "
                           "'ft-7b-workstation'.")
-    return stem[:120]
+    return stem
+
+
+def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
+    """The first character of ``text`` that must not be shown as it is, or None.
+
+    Unsafe: control characters (Unicode category Cc: C0, DEL, C1), the line and paragraph
+    separators U+2028 and U+2029, and :data:`BIDI_CONTROLS`. With ``newlines``, line feed and tab
+    are allowed (a multi-line description).
+    """
+    for ch in text:
+        if ch in BIDI_CONTROLS or ch in "\u2028\u2029" or (unicodedata.category(ch) == "Cc"
+                                                             and not (newlines and ch in "\n\t")):
+            return ch
+    return None
+
+
+def char_name(ch: str) -> str:
+    """'U+202E (RIGHT-TO-LEFT OVERRIDE)'; control characters by their usual names ('U+000D (CARRIAGE
+    RETURN)'), which unicodedata does not know."""
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ch, "")
+    return f"U+{ord(ch):04X}" + (f" ({name})" if name else "")
+
+
+_CONTROL_NAMES = {"\0": "NULL", "\t": "CHARACTER TABULATION", "\n": "LINE FEED", "\r": "CARRIAGE RETURN",
+                  "\x1b": "ESCAPE", "\x7f": "DELETE", "\x85": "NEXT LINE", "\x08": "BACKSPACE",
+                  "\x0b": "LINE TABULATION", "\x0c": "FORM FEED"}
+
+
+def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
+    """Why ``text`` cannot be a name or text the planner shows, as a problem sentence; None when it can."""
+    ch = unsafe_char(text, newlines=newlines)
+    if ch is None:
+        return None
+    if ch in BIDI_CONTROLS:
+        return (f"holds {char_name(ch)}, a bidirectional control character, which changes the order in which the "
+                "text around it is displayed")
+    return f"holds the control character {char_name(ch)}, which would rewrite what the terminal and reports show"
+
+
+def escape_unsafe(text: str, *, newlines: bool = False) -> str:
+    """``text`` with each unsafe character (:func:`unsafe_char`) written as a visible escape:
+    '\\n', '\\r', '\\t', '\\x1b', '\\u202e'."""
+    if unsafe_char(text, newlines=newlines) is None:
+        return text
+    out = []
+    for ch in text:
+        if unsafe_char(ch, newlines=newlines) is None:
+            out.append(ch)
+        else:
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or
+                       (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
+    return "".join(out)

@@ -40,6 +40,7 @@ from typing import Any, Union
 from planner.model.architecture import Architecture, from_hf_config
 from planner.core.errors import ModelConfigError, did_you_mean
 from planner.core.infile import FileProblem, read_input
+from planner.core.names import escape_unsafe
 from planner.core.yamlio import YamlProblem, load_json_mapping
 
 #: What a catalog entry may be: a mapping with a ``config`` key, or an object with a ``config`` attribute.
@@ -225,6 +226,9 @@ def _from_path(name: str, path: Path) -> ResolvedModel:
     config = _read_json(path, shown)
     # The model's directory names it (not resolved: cache snapshots are symlinks into blobs/).
     model_id = (path.absolute().parent.name or path.stem) if path.name == "config.json" else path.stem
+    # the id is shown and written into the reports: a control or bidirectional character in the
+    # directory's name is written as an escape (planner.core.names.escape_unsafe)
+    model_id = escape_unsafe(model_id)
     return ResolvedModel(id=model_id, architecture=from_hf_config(config, shown), source=shown, hf_id=None)
 
 

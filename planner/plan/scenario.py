@@ -450,7 +450,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if objective in TIMED_OBJECTIVES:
         _check_job_sizes(root, entries, workloads, objective)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
-                    extras=extras, objective=objective, description=root.str("description", None), costs=costs,
+                    extras=extras, objective=objective, description=root.str("description", None, multiline=True), costs=costs,
                     text=text)
 
 

@@ -400,7 +400,7 @@ def workload_from_entry(
                               "gpus_per_node")
         # its warnings follow from its options (Workload.warnings, training_warnings)
         return Workload(name, model_id, model_source, arch, task, train=train, host=host,
-                        gpus_per_node=gpus_per_node, notes=entry.str("notes", None),
+                        gpus_per_node=gpus_per_node, notes=entry.str("notes", None, multiline=True),
                         hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
     infer = _inference(entry, arch, warnings)
     if gpus_per_node is not None:
@@ -415,7 +415,7 @@ def workload_from_entry(
                               f"({gpus_per_node})", "gpus_per_node",
                               "Every machine holds the same number of replicas: give a divisor of gpus.")
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
-                    entry_warnings=tuple(warnings), notes=entry.str("notes", None),
+                    entry_warnings=tuple(warnings), notes=entry.str("notes", None, multiline=True),
                     hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
 
 

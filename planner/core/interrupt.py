@@ -1,0 +1,109 @@
+"""Stopping on SIGINT, SIGTERM and SIGHUP without leaving half a report set.
+
+While a :class:`SignalGuard` is active, each of the three signals raises :class:`Interrupted` in
+the main thread, so that ``finally`` blocks and context managers clean up (a report set's staging
+folder is removed, its lock released: :mod:`planner.core.reportset`), and the command exits with
+the shell's code for death by that signal, 128 + the signal number: 130 (SIGINT, Ctrl-C), 143
+(SIGTERM, what ``timeout`` and ``kill`` send), 129 (SIGHUP, the terminal closed).
+
+Inside :meth:`SignalGuard.critical` (moving a finished report set into place) a signal is held
+and raised when the block ends, so the block runs whole. :class:`Interrupted` derives from
+BaseException, as KeyboardInterrupt does: ``except Exception`` does not swallow it.
+
+Sources: POSIX ``signal.h`` (SIGHUP 1, SIGINT 2, SIGTERM 15); bash manual, "Exit Status" (a command
+killed by signal N exits 128 + N); Python ``signal`` docs (handlers run in the main thread, between
+bytecodes).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+#: The signals a guard turns into :class:`Interrupted`.
+SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None),
+                            getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+class Interrupted(BaseException):
+    """The run was stopped by ``signum``; ``exit_code`` is 128 + ``signum``."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.exit_code = 128 + int(signum)
+        super().__init__(signum)
+
+    @property
+    def name(self) -> str:
+        """'SIGTERM', 'SIGINT', 'SIGHUP'."""
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
+class SignalGuard:
+    """A context manager that turns SIGINT, SIGTERM and SIGHUP into :class:`Interrupted`.
+
+    Installs its handlers on entry and restores the previous ones on exit; outside the main
+    thread (where Python cannot set handlers) it does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._saved: dict[int, Any] = {}
+        self._depth = 0
+        self._pending: int | None = None
+
+    def __enter__(self) -> SignalGuard:
+        if threading.current_thread() is threading.main_thread():
+            for s in SIGNALS:
+                self._saved[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, old in self._saved.items():
+            signal.signal(s, old)
+        self._saved.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._depth:
+            self._pending = self._pending or signum  # raised when the critical block ends
+            return
+        raise Interrupted(signum)
+
+    @contextmanager
+    def critical(self) -> Iterator[None]:
+        """Run the block whole: a signal that arrives inside it is raised when it ends."""
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if not self._depth and self._pending is not None:
+                signum, self._pending = self._pending, None
+                raise Interrupted(signum)
+
+
+@contextmanager
+def held(guard: SignalGuard | None) -> Iterator[None]:
+    """Run the block whole: the three signals are blocked at the process level
+    (``signal.pthread_sigmask``) and, with a ``guard``, one already caught is held by
+    :meth:`SignalGuard.critical`; either is delivered when the block ends (once: the guard's hold
+    outlasts the mask, so a signal let through by the unmasking is held too)."""
+    with (guard.critical() if guard is not None else _nothing()):
+        mask = getattr(signal, "pthread_sigmask", None)
+        main = threading.current_thread() is threading.main_thread()
+        old = mask(signal.SIG_BLOCK, SIGNALS) if mask is not None and main else None
+        try:
+            yield
+        finally:
+            if old is not None:
+                mask(signal.SIG_SETMASK, old)
+
+
+@contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -1,0 +1,146 @@
+"""A report set is one unit (planner.core.reportset), signals are held while it moves (planner.core.interrupt),
+and single files are written atomically with byte-capped temporary names (planner.core.atomic)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+
+from planner.core.atomic import ensure_dir, write_text
+from planner.core.errors import OutputError
+from planner.core.interrupt import Interrupted, SignalGuard, held
+from planner.core.names import MAX_STEM_BYTES, safe_stem
+from planner.core.reportset import STAGING_PREFIX, ReportSet
+
+
+def _listing(d: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(d.iterdir())}
+
+
+def _old_set(out: Path) -> None:
+    out.mkdir(exist_ok=True)
+    for ext in ("csv", "json", "md"):
+        (out / f"s.{ext}").write_text(f"old {ext}")
+
+
+def test_commit_moves_the_whole_set_and_leaves_nothing_else(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _old_set(out)
+    with ReportSet(out) as rs:
+        write_text(rs.path("s.csv"), "new csv")
+        write_text(rs.path("s.json"), "new json")
+        assert (out / "s.csv").read_text() == "old csv"  # nothing moves before the commit
+        rs.remove("s.md")
+        done = rs.commit()
+    assert done == [out / "s.csv", out / "s.json"] and rs.removed == [out / "s.md"]
+    assert _listing(out) == {"s.csv": "new csv", "s.json": "new json"}  # no staging folder, no lock file
+
+
+def test_an_error_before_the_commit_leaves_the_previous_set(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _old_set(out)
+    with pytest.raises(ZeroDivisionError):
+        with ReportSet(out) as rs:
+            write_text(rs.path("s.csv"), "new csv")
+            1 / 0
+    assert _listing(out) == {"s.csv": "old csv", "s.json": "old json", "s.md": "old md"}
+
+
+def test_a_second_run_on_the_same_folder_fails_clearly(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with ReportSet(out):
+        with pytest.raises(OutputError) as info:
+            with ReportSet(out):
+                pass
+        assert str(info.value) == (f"{out}: another planner run is writing reports into this directory (it holds the "
+                                   "directory's lock). Wait for it to finish, or give another --out.")
+    with ReportSet(out) as rs:  # released at the end of the first
+        rs.commit()
+
+
+def test_a_read_only_report_is_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _old_set(out)
+    os.chmod(out / "s.json", 0o444)
+    with ReportSet(out) as rs:
+        with pytest.raises(OutputError) as early:
+            rs.check(["s.csv", "s.json"])
+        write_text(rs.path("s.csv"), "new csv")
+        write_text(rs.path("s.json"), "new json")
+        with pytest.raises(OutputError) as info:
+            rs.commit()
+    for exc in (early, info):
+        assert str(exc.value) == (f"{out / 's.json'}: is read-only, and planner does not replace a file that was made "
+                                  f"read-only. Make it writable (chmod u+w '{out / 's.json'}') or write elsewhere.")
+    assert _listing(out) == {"s.csv": "old csv", "s.json": "old json", "s.md": "old md"}  # the csv did not move
+
+
+def test_a_read_only_single_file_is_not_replaced(tmp_path: Path) -> None:
+    p = tmp_path / "calibration.yaml"
+    p.write_text("old")
+    os.chmod(p, stat.S_IRUSR)
+    with pytest.raises(OutputError) as info:
+        write_text(p, "new")
+    assert "is read-only, and planner does not replace a file that was made read-only" in str(info.value)
+    assert p.read_text() == "old"
+
+
+def test_staging_folders_of_a_killed_run_are_removed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    (out / f"{STAGING_PREFIX}dead1234").mkdir(parents=True)
+    (out / f"{STAGING_PREFIX}dead1234" / "s.csv").write_text("half")
+    with ReportSet(out) as rs:
+        write_text(rs.path("s.csv"), "new")
+        rs.commit()
+    assert _listing(out) == {"s.csv": "new"}
+
+
+def test_names_over_255_bytes_are_refused(tmp_path: Path) -> None:
+    with ReportSet(tmp_path / "out") as rs:
+        with pytest.raises(OutputError) as info:
+            rs.path("\u8a08" * 90 + ".csv")  # 270 + 4 bytes
+    assert "is 274 bytes, more than the 255 a file name may have" in str(info.value)
+
+
+def test_a_long_destination_name_gets_a_short_temporary_name(tmp_path: Path) -> None:
+    name = "\u8a08" * 80 + ".yaml"  # 245 bytes: allowed, but '.' + it + '.XXXXXXXX.tmp' would not be
+    p = write_text(tmp_path / name, "x")
+    assert p.read_text() == "x" and sorted(os.listdir(tmp_path)) == [name]
+
+
+def test_output_paths_too_long_are_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(OutputError) as info:
+        ensure_dir(tmp_path / ("x" * 300))
+    assert "cannot create the output directory (File name too long)" in str(info.value)
+    with pytest.raises(OutputError):
+        ensure_dir(tmp_path / "/".join(["y" * 250] * 20))  # 5,000 bytes, over PATH_MAX
+
+
+def test_stems_are_capped_in_bytes() -> None:
+    cjk = "\u8a08\u753b" * 100  # 200 characters, 600 bytes
+    stem = safe_stem(cjk)
+    assert len(stem.encode()) <= MAX_STEM_BYTES and stem == "\u8a08\u753b" * 20  # 120 bytes, whole characters
+    assert safe_stem("a" * 500) == "a" * MAX_STEM_BYTES
+    assert safe_stem("ok\u202egpj.exe\nx") == "ok-gpj.exe-x"
+
+
+def test_a_signal_inside_a_held_block_is_raised_when_it_ends() -> None:
+    steps = []
+    with SignalGuard() as guard:
+        with pytest.raises(Interrupted) as info:
+            with held(guard):
+                os.kill(os.getpid(), signal.SIGTERM)
+                steps.append("after the signal")  # the block goes on
+                steps.append("end")
+        with pytest.raises(Interrupted) as outside:
+            os.kill(os.getpid(), signal.SIGHUP)
+            for _ in range(1000):  # the handler runs between bytecodes
+                pass
+    assert steps == ["after the signal", "end"]
+    assert (info.value.exit_code, info.value.name) == (143, "SIGTERM")
+    assert (outside.value.exit_code, outside.value.name) == (129, "SIGHUP")
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the guard put the old handlers back

@@ -39,7 +39,7 @@ def test_saved_calibration_is_used_by_estimate_for_that_gpu(tmp_path: Path):
     # An RTX 4090 measured with a 420 MiB context and reserved 12 % above allocated.
     save_calibration(Calibration("NVIDIA GeForce RTX 4090", 420 * 2**20, 0.12, "2026-11-29", {"torch": "x"}), path)
     cals = load_calibrations(path)
-    assert list(cals) == ["rtx4090"]
+    assert list(cals) == ["geforce rtx 4090"]
     over = overheads_for_gpu("NVIDIA GeForce RTX 4090", path)
     assert over is not None and over.cuda_context_bytes == 420 * 2**20 and over.allocator_fraction == 0.12
     assert overheads_for_gpu("NVIDIA H100 SXM5 80GB", path) is None
@@ -135,3 +135,75 @@ def test_readme_says_which_options_calibrate_takes():
     text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
     assert "same options as `planner estimate`" not in text
     assert "not `--gpu`, `--headroom` or `--calibration`" in text
+
+
+# ----- which GPU a calibration applies to; where the file is without HOME ------------------------------
+
+def test_a_calibration_applies_to_its_exact_gpu_model_only(tmp_path: Path):
+    from planner.catalog.loader import load_catalog
+    from planner.validate.calibrate import TORCH_DEVICE_NAMES, calibration_applies
+
+    catalog = load_catalog()
+    gpus = {g.id: g for g in catalog.gpus}
+    assert set(TORCH_DEVICE_NAMES.values()) <= set(gpus), "every id of the table is a catalog GPU"
+    for device, gid in TORCH_DEVICE_NAMES.items():
+        # each name torch reports applies to its card, and to no other catalog card
+        assert [g for g in gpus if calibration_applies(device, gpus[g])] == [gid], device
+    # the cases: an A10 is not an A100; the A100 SXM and H100 SXM names match their cards
+    assert not any(calibration_applies("NVIDIA A10", gpus[g]) for g in gpus if g.startswith("a100"))
+    assert calibration_applies("NVIDIA A100-SXM4-80GB", gpus["a100-80gb-sxm"])
+    assert not calibration_applies("NVIDIA A100-SXM4-80GB", gpus["a100-40gb-sxm"])
+    assert calibration_applies("NVIDIA H100 80GB HBM3", gpus["h100-sxm"])
+    assert not calibration_applies("NVIDIA H100 80GB HBM3", gpus["h100-pcie"])
+    assert calibration_applies("GeForce RTX 4090", gpus["rtx-4090"])  # a driver before R470: no 'NVIDIA '
+
+    path = tmp_path / "calibration.yaml"
+    save_calibration(Calibration("NVIDIA A10", 300 * 2**20, 0.05, "2026-11-29", {}), path)
+    assert overheads_for_gpu(gpus["a10"], path) is not None
+    assert overheads_for_gpu(gpus["a100-80gb-sxm"], path) is None
+    assert overheads_for_gpu(gpus["a10g"], path) is None
+
+
+def test_a_card_an_overlay_adds_matches_by_its_exact_name(tmp_path: Path):
+    from types import SimpleNamespace
+
+    from planner.validate.calibrate import calibration_applies
+
+    card = SimpleNamespace(id="rtx-4070", name="NVIDIA GeForce RTX 4070")
+    assert calibration_applies("NVIDIA GeForce RTX 4070", card)
+    assert not calibration_applies("NVIDIA GeForce RTX 4070 Ti", card)  # no substring matching
+
+
+def test_without_home_the_default_path_falls_back_or_is_none(monkeypatch):
+    import pwd
+
+    from planner.validate.calibrate import default_path
+
+    assert default_path({"XDG_CONFIG_HOME": "/cfg", "HOME": "/h"}) == Path("/cfg/planner/calibration.yaml")
+    assert default_path({"XDG_CONFIG_HOME": "rel", "HOME": "/h"}) == Path("/h/.config/planner/calibration.yaml")
+    assert default_path({"HOME": "/h"}) == Path("/h/.config/planner/calibration.yaml")
+
+    def no_entry(uid):
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)  # a container's user id with no passwd entry
+    assert default_path({}) is None
+
+
+def test_without_home_estimate_runs_and_calibrate_asks_for_out(monkeypatch):
+    import pwd
+
+    def no_entry(uid):
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    est = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--gpu", "rtx-4090"])
+    assert est.exit_code == 0, est.output
+    cal = CliRunner().invoke(main, ARGS)
+    assert cal.exit_code == 2
+    assert cal.output == ("Error: planner calibrate has nowhere to save the calibration: XDG_CONFIG_HOME and HOME "
+                          "are not set and the user has no home directory. Give --out FILE (e.g. --out "
+                          "./calibration.yaml; 'planner estimate --calibration FILE' reads it), or set "
+                          "XDG_CONFIG_HOME.\n")

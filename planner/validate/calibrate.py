@@ -53,20 +53,130 @@ class Calibration:
                                 source=f"calibration {path} ({self.gpu_name}, {self.measured_on})")
 
 
-def default_path(env: dict[str, str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME/planner/calibration.yaml`` (default ``~/.config/planner/calibration.yaml``)."""
+def default_path(env: dict[str, str] | None = None) -> Path | None:
+    """Where the calibration file is kept, or None when no place is known.
+
+    ``$XDG_CONFIG_HOME/planner/calibration.yaml``; without it (unset, empty or relative, which the
+    XDG Base Directory Specification 0.8 says to ignore), ``$HOME/.config/planner/calibration.yaml``;
+    without HOME, the home directory the password database gives the user; None when there is
+    none either (a container run under a user id with no entry, HOME unset): estimates then use no
+    calibration, and ``planner calibrate`` asks for ``--out``.
+    """
     env = dict(os.environ if env is None else env)
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
-    return base / "planner" / "calibration.yaml"
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "planner" / "calibration.yaml"
+    home = env.get("HOME", "") or _password_home()
+    if not home:
+        return None
+    return Path(home) / ".config" / "planner" / "calibration.yaml"
 
 
-def normalise(name: str) -> str:
-    """A GPU name reduced to lower-case letters and digits, for matching catalog names."""
-    return "".join(ch for ch in name.lower() if ch.isalnum()).replace("nvidia", "").replace("geforce", "")
+def _password_home() -> str:
+    """The user's home directory from the password database ('' when the user has no entry)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_dir or ""
+    except (ImportError, KeyError, OSError):
+        return ""
+
+
+#: Why :func:`save_path` has nowhere to save, with what to do.
+NO_HOME = ("planner calibrate has nowhere to save the calibration: XDG_CONFIG_HOME and HOME are not set and the "
+           "user has no home directory. Give --out FILE (e.g. --out ./calibration.yaml; 'planner estimate "
+           "--calibration FILE' reads it), or set XDG_CONFIG_HOME")
+
+
+def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
+    """The calibration file ``planner calibrate`` writes: ``given`` (--out), else :func:`default_path`.
+
+    Raises:
+        OutputError: neither is known (:data:`NO_HOME`).
+    """
+    from planner.core.errors import OutputError
+
+    path = given if given is not None else default_path(env)
+    if path is None:
+        raise OutputError(NO_HOME + ".")
+    return path
+
+
+# ----- which GPU a calibration is of ---------------------------------------------------------------
+
+#: The names ``torch.cuda.get_device_name()`` reports (the CUDA driver's product names, cudaDeviceProp.name)
+#: for the catalog's NVIDIA GPUs, to their catalog ids. A calibration applies to the exact model only:
+#: 'NVIDIA A10' is not 'NVIDIA A100-SXM4-80GB'. Source: the product-name table of the NVIDIA open GPU
+#: kernel modules README, driver 595.45.04 (github.com/NVIDIA/open-gpu-kernel-modules, commit
+#: df1c9a3de2be4b130f4fc7680f7198193d8ac6ad), which lists each product name with its PCI device id.
+#: The 8 GB RTX 3060 and RTX 4060 Ti report the same names as the 12 GB and 16 GB cards the catalog holds.
+#: Drivers before R470 reported GeForce and Tesla names without 'NVIDIA ' (device_key ignores it).
+TORCH_DEVICE_NAMES: dict[str, str] = {
+    "NVIDIA GeForce RTX 3060": "rtx-3060-12gb",            # 2487, 2503, 2504, 2544, 24C7
+    "NVIDIA GeForce RTX 3090": "rtx-3090",                 # 2204
+    "NVIDIA GeForce RTX 4060 Ti": "rtx-4060-ti-16gb",      # 2803, 2805
+    "NVIDIA GeForce RTX 4070 Ti SUPER": "rtx-4070-ti-super",  # 2705
+    "NVIDIA GeForce RTX 4080": "rtx-4080",                 # 2704
+    "NVIDIA GeForce RTX 4090": "rtx-4090",                 # 2684
+    "NVIDIA GeForce RTX 5090": "rtx-5090",                 # 2B85
+    "NVIDIA RTX A4000": "rtx-a4000",                       # 24B0
+    "NVIDIA RTX A5000": "rtx-a5000",                       # 2231
+    "NVIDIA RTX A6000": "rtx-a6000",                       # 2230
+    "NVIDIA RTX 6000 Ada Generation": "rtx-6000-ada",      # 26B1
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition": "rtx-pro-6000-blackwell",  # 2BB1
+    "Tesla T4": "t4",                                      # 1EB8
+    "NVIDIA L4": "l4",                                     # 27B8
+    "NVIDIA A10": "a10",                                   # 2236
+    "NVIDIA A10G": "a10g",                                 # 2237
+    "NVIDIA A40": "a40",                                   # 2235
+    "NVIDIA L40S": "l40s",                                 # 26B9
+    "NVIDIA A100-PCIE-40GB": "a100-40gb-pcie",             # 20F1
+    "NVIDIA A100 80GB PCIe": "a100-80gb-pcie",             # 20B5
+    "NVIDIA A100-SXM4-40GB": "a100-40gb-sxm",              # 20B0
+    "NVIDIA A100-SXM4-80GB": "a100-80gb-sxm",              # 20B2
+    "NVIDIA H100 PCIe": "h100-pcie",                       # 2331
+    "NVIDIA H100 80GB HBM3": "h100-sxm",                   # 2330 (SXM5)
+    "NVIDIA H100 NVL": "h100-nvl",                         # 2321
+    "NVIDIA H200": "h200-sxm",                             # 2335 (SXM; the H200 NVL reports 'NVIDIA H200 NVL')
+    "NVIDIA B200": "b200",                                 # 2901
+}
+
+
+def device_key(name: str) -> str:
+    """A GPU model's name for exact comparison: case and runs of spaces ignored, and a leading
+    'NVIDIA ' (which drivers before R470 left out of GeForce and Tesla names)."""
+    key = " ".join(str(name).split()).casefold()
+    return key[len("nvidia "):] if key.startswith("nvidia ") else key
+
+
+_BY_KEY = {device_key(k): v for k, v in TORCH_DEVICE_NAMES.items()}
+
+
+def catalog_id_for_device(device_name: str) -> str | None:
+    """The catalog GPU id of a name ``torch.cuda.get_device_name()`` reports, or None when the
+    table (:data:`TORCH_DEVICE_NAMES`) does not list it."""
+    return _BY_KEY.get(device_key(device_name))
+
+
+def calibration_applies(device_name: str, gpu: Any) -> bool:
+    """Whether a calibration measured on ``device_name`` applies to ``gpu``: a catalog GPU (its
+    ``id`` and ``name``) or a GPU name.
+
+    A name in :data:`TORCH_DEVICE_NAMES` applies to its catalog id only; any other name (a card
+    an overlay adds) applies to a GPU of exactly that name (:func:`device_key`). Never by substring.
+    """
+    gpu_id = getattr(gpu, "id", None)
+    name = getattr(gpu, "name", gpu)
+    mapped = catalog_id_for_device(device_name)
+    if mapped is not None and gpu_id is not None:
+        return mapped == gpu_id
+    if mapped is not None and catalog_id_for_device(str(name)) is not None:
+        return mapped == catalog_id_for_device(str(name))
+    return device_key(device_name) == device_key(str(name))
 
 
 def load_calibrations(path: Path) -> dict[str, Calibration]:
-    """Calibrations by normalised GPU name; an absent file gives none.
+    """Calibrations by :func:`device_key` of their GPU name; an absent file gives none.
 
     Raises:
         InputError: the file exists but is not a calibration written by ``planner calibrate``.
@@ -74,11 +184,11 @@ def load_calibrations(path: Path) -> dict[str, Calibration]:
     from planner.core.fields import Entry
     from planner.core.yamlio import YamlProblem, load_mapping
 
-    if not path.exists():
-        return {}
     try:
         data = load_mapping(path)
     except YamlProblem as exc:
+        if exc.problem == "no such file":
+            return {}
         raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=exc.hint) from None
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
@@ -89,16 +199,22 @@ def load_calibrations(path: Path) -> dict[str, Calibration]:
         cal = Calibration(e.str("gpu_name"), e.size("cuda_context", max=2**36),
                           e.number("allocator_fraction", min=0, max=10), e.date("measured_on"),
                           dict(e.raw("versions", {}) or {}))
-        out[normalise(cal.gpu_name)] = cal
+        out[device_key(cal.gpu_name)] = cal
     return out
 
 
-def overheads_for_gpu(gpu_name: str, path: Path) -> RuntimeOverheads | None:
-    """The calibrated overheads for a catalog GPU name, or None when it was not calibrated."""
-    cals = load_calibrations(path)
-    key = normalise(gpu_name)
-    for name, cal in cals.items():
-        if name and (name == key or name in key or key in name):
+def overheads_for_gpu(gpu: Any, path: Path | None) -> RuntimeOverheads | None:
+    """The calibrated overheads for ``gpu`` (a catalog GPU, or a GPU name), or None when that exact
+    model was not calibrated (:func:`calibration_applies`) or there is no calibration file
+    (``path`` None: :func:`default_path` knows no place).
+
+    Raises:
+        InputError: as :func:`load_calibrations`.
+    """
+    if path is None:
+        return None
+    for cal in load_calibrations(path).values():
+        if calibration_applies(cal.gpu_name, gpu):
             return cal.overheads(path)
     return None
 
@@ -109,10 +225,8 @@ def save_calibration(cal: Calibration, path: Path) -> None:
 
     from planner.core.atomic import write_text
 
-    existing = {}
-    if path.exists():
-        existing = {k: v for k, v in load_calibrations(path).items()}
-    existing[normalise(cal.gpu_name)] = cal
+    existing = dict(load_calibrations(path))
+    existing[device_key(cal.gpu_name)] = cal
     doc = {"schema_version": 1, "gpus": [
         {"gpu_name": c.gpu_name, "cuda_context": f"{c.cuda_context_bytes} B",
          "allocator_fraction": round(c.allocator_fraction, 4), "measured_on": c.measured_on,

@@ -151,10 +151,11 @@ def test_read_sources_never_raises(tmp_path):
     assert missing == SourceIndex(missing=("x/SOURCES.md",), problems=("x/SOURCES.md: no such file",))
     (tmp_path / "dir.md").mkdir()
     bad = read_sources(tmp_path / "dir.md")
-    assert bad.docs == {} and bad.problems == (f"{tmp_path / 'dir.md'}: is a directory, not a file",)
+    assert bad.docs == {} and bad.problems == (f"{tmp_path / 'dir.md'}: cannot be read: is a directory, not a file",)
     os.mkfifo(tmp_path / "fifo.md")  # read_input refuses it unopened: reading would wait for a writer
     fifo = read_sources(tmp_path / "fifo.md", "f/SOURCES.md")
-    assert fifo.docs == {} and fifo.problems[0].startswith("f/SOURCES.md: is a named pipe (FIFO), not a regular file")
+    assert fifo.docs == {} and fifo.problems[0].startswith(
+        "f/SOURCES.md: cannot be read: is a named pipe (FIFO), not a regular file")
     (tmp_path / "latin1.md").write_bytes(b"| id | document | where |\n|---|---|---|\n| A | caf\xe9 | |\n")
     assert read_sources(tmp_path / "latin1.md").get("A").text == "caf\ufffd"
 

@@ -310,7 +310,8 @@ def read_sources(path: str | Path, shown: str | None = None) -> SourceIndex:
     except FileProblem as exc:
         if exc.problem == "no such file":
             return SourceIndex(missing=(name,), problems=(f"{name}: no such file",))
-        return SourceIndex(problems=(f"{name}: {exc.problem}",))
+        problem = exc.problem if exc.problem.startswith("cannot be read") else f"cannot be read: {exc.problem}"
+        return SourceIndex(problems=(f"{name}: {problem}",))
     text = raw.decode("utf-8", errors="replace")
     return parse_sources(text, name)
 

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors
+from planner.cli.common import handle_errors, out_dir_option
 from planner.cli.options import estimate_options
 
 
@@ -17,8 +17,9 @@ from planner.cli.options import estimate_options
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
-@click.option("--out", "calibration_file", type=click.Path(dir_okay=False),
-              help="Calibration file to update (default ~/.config/planner/calibration.yaml).")
+@click.option("--out", "calibration_file", type=click.Path(dir_okay=False), callback=out_dir_option,
+              help="Calibration file to update (default $XDG_CONFIG_HOME/planner/calibration.yaml, else "
+                   "~/.config/planner/calibration.yaml).")
 @click.option("--json", "as_json", is_flag=True, help="Print the measurements as one JSON object (sizes in bytes).")
 @estimate_options
 @handle_errors
@@ -44,7 +45,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
       planner calibrate --model llama-3.2-1b --task train --recipe pure-bf16 --micro-batch 2 --seq-len 512
       planner calibrate --model qwen2.5-0.5b --task infer --weights bf16 --context 2048 --concurrency 4
     """
-    from planner.validate.calibrate import Calibration, default_path, run_calibration, save_calibration
+    from planner.validate.calibrate import Calibration, run_calibration, save_calibration, save_path
     from planner.memory import estimate as run_estimate
     from planner.core.units import GiB
 
@@ -56,8 +57,9 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     check_calibration_run(workload, given, written, workload_file)
     unused = [k for k in NOT_IN_CALIBRATION if k in given or k in written]
     est = run_estimate(workload)
+    # where the result goes, known before the measurement (no HOME and no --out: said now)
+    path = save_path(Path(calibration_file) if calibration_file else None)
     m = run_calibration(workload, steps=steps)
-    path = Path(calibration_file) if calibration_file else default_path()
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
                       m["versions"])
     save_calibration(cal, path)

@@ -10,11 +10,31 @@ from typing import Any
 import click
 
 from planner.core.errors import PlannerError, UsageError
+from planner.core.names import escape_unsafe
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo("Error: " + " ".join(message.splitlines()), err=True)
+    """Print 'Error: <message>' as one line on stderr (line breaks folded; control and bidirectional
+    characters that reached the message, e.g. in a path as typed, written as escapes) and exit."""
+    line = escape_unsafe(" ".join(message.splitlines()))
+    click.echo("Error: " + line, err=True)
     sys.exit(code)
+
+
+def signal_guard() -> Any:
+    """The :class:`planner.core.interrupt.SignalGuard` of this run (None outside the planner group)."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.find_root().obj or {}).get("guard") if ctx is not None else None
+
+
+def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Refuse an empty --out ('' would mean the current directory without a word)."""
+    if value is not None and not str(value).strip():
+        what = "a directory for the reports" if param.name != "calibration_file" else "a file for the calibration"
+        example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \
+            else "--out ./calibration.yaml"
+        raise LineError(f"--out: is empty; give {what}, e.g. {example}.", ctx)
+    return value
 
 
 def handle_errors(fn):
@@ -71,7 +91,7 @@ def size_text(n: int) -> str:
 
 def joined(paths: list[Path]) -> str:
     """'a', 'a and b', 'a, b and c'."""
-    names = [str(p) for p in paths]
+    names = [escape_unsafe(str(p)) for p in paths]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

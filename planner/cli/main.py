@@ -5,7 +5,8 @@ calibrate.py, compare.py) and is registered here; shared option types and the wo
 are in planner/cli/options.py, error handling and text helpers in planner/cli/common.py.
 
 Exit codes: 0 success; 1 no feasible plan (the explanation is printed); 2 bad input (one
-line: ``Error: <file>:<line>: <entry>: <problem>. <hint>``). Tracebacks only with ``--debug``.
+line: ``Error: <file>:<line>: <entry>: <problem>. <hint>``); 130, 143, 129 stopped by SIGINT,
+SIGTERM, SIGHUP (planner.core.interrupt: reports are left whole). Tracebacks only with ``--debug``.
 Heavy modules (pandas, openpyxl, scipy) are imported inside the commands that need them, so
 ``planner --help`` starts fast.
 """
@@ -24,10 +25,12 @@ from planner.cli.compare import compare
 from planner.cli.estimate import estimate
 from planner.cli.fit import fit
 from planner.cli.plan import plan
+from planner.core.interrupt import Interrupted, SignalGuard
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 nothing feasible (the reasons are printed); 2 bad input, one line "
-    "'Error: <file>:<line>: <entry>: <problem>. <hint>'. Add --debug for a traceback."
+    "'Error: <file>:<line>: <entry>: <problem>. <hint>'; 130, 143, 129 stopped by SIGINT, SIGTERM, SIGHUP "
+    "(no report is left half-written). Add --debug for a traceback."
 )
 
 
@@ -78,6 +81,16 @@ class _Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        with SignalGuard() as guard:  # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
+            try:
+                return self._main(guard, args, prog_name, complete_var, **extra)
+            except Interrupted as exc:
+                click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
+                sys.exit(exc.exit_code)
+
+    def _main(self, guard: SignalGuard, args: Any, prog_name: str | None, complete_var: str | None,
+              **extra: Any) -> Any:
+        extra["obj"] = {**(extra.get("obj") or {}), "guard": guard}
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except _NO_ARGS as exc:  # bare 'planner': the help, as click shows it
@@ -88,7 +101,10 @@ class _Group(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C where no guard could catch it
+                click.echo("Interrupted by SIGINT; stopped.", err=True)
+                sys.exit(130)
             click.echo("Aborted!", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
@@ -101,7 +117,7 @@ class _Group(click.Group):
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Size and price hardware for deep-learning work: memory model, catalog, solver, quotes."""
-    ctx.obj = {"debug": debug}
+    ctx.obj = {**(ctx.obj or {}), "debug": debug}
 
 
 for _command in (estimate, plan, calibrate, fit, catalog_command, compare):

@@ -36,9 +36,9 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     return data[:max_bytes].decode("utf-8", errors="ignore")
 
 
-def safe_stem(name: str) -> str:
+def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
     """A file name stem from a scenario name: no path separators, no '..', no leading dots, at most
-    :data:`MAX_STEM_BYTES` UTF-8 bytes.
+    ``max_bytes`` UTF-8 bytes (:data:`MAX_STEM_BYTES`; None: not cut).
 
     Characters other than letters and digits (any script), '.', '_' and '-' become '-' (control and
     bidirectional characters among them).
@@ -51,7 +51,8 @@ def safe_stem(name: str) -> str:
     stem = "-".join(parts)
     stem = re.sub(r"[^\w.-]+", "-", stem)
     stem = re.sub(r"\.{2,}", ".", stem).strip(".-")
-    stem = cut_utf8(stem, MAX_STEM_BYTES).rstrip(".-")
+    if max_bytes is not None:
+        stem = cut_utf8(stem, max_bytes).rstrip(".-")
     if not stem:
         raise OutputError(f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "
                           "'ft-7b-workstation'.")

@@ -210,6 +210,30 @@ class ReportSet:
                 shutil.rmtree(e.path, ignore_errors=True)
 
 
+def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...]) -> None:
+    """Refuse, before any work and without creating anything, a set that could not go into
+    ``out_dir``: ``out_dir`` a file, a name over 255 bytes, a read-only report or a directory where
+    a report would go.
+
+    Raises:
+        OutputError: as :meth:`ReportSet.commit` and :func:`planner.core.atomic.ensure_dir`.
+    """
+    out = Path(out_dir)
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
+                          "Give --out a directory that can be created and written.") from None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+    for name in names:
+        check_name(name)
+        if st is not None:
+            _replaceable(out / name)
+
+
 def check_name(name: str) -> None:
     """Refuse a report name that is not one plain file name of at most 255 UTF-8 bytes.
 

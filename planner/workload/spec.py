@@ -627,6 +627,11 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
     if method in ("lora", "qlora"):
         valid = sorted({m.name for m in arch.linear_modules()})
+        if targets is not None and not targets:
+            # peft's LoraConfig(target_modules=[]) adapts nothing: nothing would train
+            raise entry.error("lists no module: LoRA with no target module has nothing to train", "lora_targets",
+                              "Name the modules to adapt, e.g. q_proj and v_proj, or all-linear; or remove "
+                              "lora_targets for the default of this model type.")
         if arch.is_moe:
             # Transformers 5 keeps the experts and the router as parameters, not nn.Linear modules:
             # peft adapts them, if at all, with adapters of its own (target_parameters, fused

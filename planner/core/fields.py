@@ -226,6 +226,8 @@ class Entry:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"must be a number, not {_kind(value)}", key, _number_hint(key, value))
+        if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
+            raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):
             raise self.error(f"must be a finite number, not {value!r}", key)
         if min_exclusive and min is not None and value <= min:
@@ -301,6 +303,15 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
         raise entry.error(f"must be at least {_num(lo)}, not {value!r}", key)
     if hi is not None and value > hi:
         raise entry.error(f"must be at most {_num(hi)}, not {value!r}", key)
+
+
+_FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
+
+
+def _digits(value: int) -> str:
+    """A huge whole number, shortened: '1000...000 (401 digits)'."""
+    text = str(value)
+    return f"{text[:4]}...{text[-3:]} ({len(text.lstrip('-'))} digits)" if len(text) > 20 else text
 
 
 def _num(x: float) -> str:

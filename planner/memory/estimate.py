@@ -8,7 +8,9 @@ temporaries. Inference peak = weights + KV cache + the prefill working set.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from fractions import Fraction
 
 from planner.memory.activations import (
     DORA_SRC,
@@ -177,8 +179,10 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     util = i.gpu_memory_utilization
     # vLLM needs util x T >= S (its budget) and, at start-up, free memory T - context >= util x T
     # (vllm/v1/worker/gpu_worker.py init_device), i.e. T >= context / (1 - util).
-    u = int(round(util * 1_000_000))
-    need = max(-(-s * 1_000_000 // u), -(-context * 1_000_000 // (1_000_000 - u)))
+    # exact in rationals (Fraction of the float): no rounding of the utilization to a millionth, which
+    # made 0 < util < 5e-7 and 1 - 5e-7 < util < 1 divide by zero
+    u = Fraction(util)
+    need = max(math.ceil(s / u), math.ceil(context / (1 - u)))
     reserve = need - s - context
     comps = comps + runtime + [
         Component("vLLM reserve (1 - gpu_memory_utilization)", GPU, reserve,

@@ -115,7 +115,8 @@ COLUMNS: dict[str, str] = {
     "gpu_capacity_bytes": ("bytes: what the tightest workload may use per GPU: the CUDA total less the scenario's "
                            "vram_headroom (engine: vllm workloads: the whole CUDA total, gpu_memory_utilization is "
                            "their margin)"),
-    "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant",
+    "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant (held "
+                          "at most 2^62, 4 EiB, more than any card: the table's int64 limit)",
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
                       "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -209,6 +210,10 @@ def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
 
 
 # ----- usages: a workload variant on a given number of GPUs -----------------------------------
+
+#: The largest byte count the candidate table holds (int64 columns): 2^62 B, 4 EiB, past every card and
+#: machine; a need beyond it (an extreme micro-batch, a tiny gpu_memory_utilization) is held as this bound.
+TABLE_MAX_BYTES = 2**62
 
 @dataclass(frozen=True)
 class Usage:
@@ -845,9 +850,12 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             if idx.size == 0:
                 continue
             cap_i = capw[idx]
-            vram_ok = u.need_bytes <= cap_i
+            # the table is int64: a need past TABLE_MAX_BYTES (4 EiB, no card's) is held as that bound,
+            # which fits nowhere either (the explanations give the exact figure from the Usage)
+            need_u, host_u = min(u.need_bytes, TABLE_MAX_BYTES), min(u.host_bytes, TABLE_MAX_BYTES)
+            vram_ok = need_u <= cap_i
             mult = ram_rule(scenario.constraints, u.offload)
-            req = np.maximum(u.host_bytes, np.ceil(mult * vram_node[idx]).astype(np.int64))
+            req = np.maximum(host_u, np.ceil(np.minimum(mult * vram_node[idx], TABLE_MAX_BYTES)).astype(np.int64))
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
             # stage: 2 (vram fails), 3 (ram fails) or 4 (fits); 1 where the precision fails
@@ -858,7 +866,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                     prec = prec & a[feat][idx]
                 st = np.where(prec, st, _ST_PRECISION)
             # how far off: bytes of GPU memory missing, else bytes of RAM missing (unused when it fits)
-            metric = np.where(vram_ok, req - ram_i, u.need_bytes - cap_i)
+            metric = np.where(vram_ok, req - ram_i, need_u - cap_i)
             cur = b_stage[idx]
             better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
             if not better.any():
@@ -867,9 +875,9 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             b_stage[sel] = st[better]
             b_metric[sel] = metric[better]
             b_u[sel] = ui
-            b_need[sel] = u.need_bytes
+            b_need[sel] = need_u
             b_req[sel] = req[better]
-            b_host[sel] = u.host_bytes
+            b_host[sel] = host_u
             b_off[sel] = u.offload
         best[:, w] = b_u
         stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)

@@ -48,6 +48,9 @@ CHECKPOINT_DTYPES = ("fp32", "fp16", "bf16")
 MAX_MICRO_BATCH = 65_536
 MAX_SEQ_LEN = 16 * 2**20
 MAX_GPUS = 65_536
+#: The smallest gpu_memory_utilization read: a billionth (under one byte of a 1 GiB card below it), which
+#: keeps vLLM's need, budget / utilization, a size floats can hold.
+MIN_GPU_MEMORY_UTILIZATION = 1e-9
 
 #: Optimizers DeepSpeed can run offloaded to the CPU (deepspeed.ops.adam.DeepSpeedCPUAdam,
 #: deepspeed.ops.lion.DeepSpeedCPULion; DeepSpeed ZeRO-Offload docs).
@@ -823,6 +826,9 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                           "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
                           "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
+    if util < MIN_GPU_MEMORY_UTILIZATION:
+        raise entry.error(f"must be at least {MIN_GPU_MEMORY_UTILIZATION:g}, not {util!r}", "gpu_memory_utilization",
+                          "vLLM's share of the card: below a billionth, it is less than a byte of a 1 GiB card.")
     if util >= 1:
         raise entry.error("must be below 1: vLLM starts only when the memory free after the CUDA context is at "
                           "least gpu_memory_utilization x the card", "gpu_memory_utilization",

@@ -144,3 +144,45 @@ def test_a_signal_inside_a_held_block_is_raised_when_it_ends() -> None:
     assert (info.value.exit_code, info.value.name) == (143, "SIGTERM")
     assert (outside.value.exit_code, outside.value.name) == (129, "SIGHUP")
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the guard put the old handlers back
+
+
+def test_a_signal_while_the_set_is_opened_or_moved_leaves_no_staging(tmp_path: Path, monkeypatch) -> None:
+    import tempfile
+
+    out = tmp_path / "out"
+    _old_set(out)
+    real = tempfile.mkdtemp
+
+    def mkdtemp_then_signal(*a, **kw):
+        path = real(*a, **kw)
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives after the folder is made, before __enter__ returns
+        return path
+
+    with SignalGuard() as guard:
+        monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_then_signal)
+        with pytest.raises(Interrupted):
+            with ReportSet(out, guard=guard):
+                pytest.fail("the body must not run")
+        monkeypatch.setattr(tempfile, "mkdtemp", real)
+        assert _listing(out) == {"s.csv": "old csv", "s.json": "old json", "s.md": "old md"}
+        # a signal during the moves: the set still moves whole, then the run stops
+        real_replace = os.replace
+        calls = []
+
+        def replace_with_signal(a, b):
+            calls.append(b)
+            if len(calls) == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+            return real_replace(a, b)
+
+        with pytest.raises(Interrupted) as info:
+            with ReportSet(out, guard=guard) as rs:
+                write_text(rs.path("s.csv"), "new csv")
+                write_text(rs.path("s.json"), "new json")
+                monkeypatch.setattr(os, "replace", replace_with_signal)
+                rs.commit()
+        monkeypatch.setattr(os, "replace", real_replace)
+    assert info.value.exit_code == 130
+    assert _listing(out) == {"s.csv": "new csv", "s.json": "new json", "s.md": "old md"}
+    with ReportSet(out) as rs:  # and the lock was released
+        rs.commit()

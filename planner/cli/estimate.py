@@ -17,7 +17,8 @@ from planner.cli.options import estimate_options
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--gpu", "gpu_id", help="A catalog GPU: also report whether the need fits it (and vLLM capacity).")
 @click.option("--calibration", "calibration_file", type=click.Path(dir_okay=False),
-              help="Calibration file from 'planner calibrate' (default ~/.config/planner/calibration.yaml); "
+              help="Calibration file from 'planner calibrate' (default $XDG_CONFIG_HOME/planner/calibration.yaml, "
+                   "else ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")
 @click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
               help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")

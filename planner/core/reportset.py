@@ -84,17 +84,21 @@ class ReportSet:
 
     # -- entering and leaving --
     def __enter__(self) -> ReportSet:
-        ensure_dir(self.out)
-        self._lock()
+        # signals held while the folder is locked and the staging folder made; one that came meanwhile
+        # is raised at the end of the hold, and then (as for any failure here) what was made is undone
+        # here: __exit__ runs only once __enter__ has returned
         try:
-            self._clear_dead_staging()
-            try:
-                self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
-            except OSError as exc:
-                raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
-                                  "Give --out a directory that can be written.") from None
+            with held(self.guard):
+                ensure_dir(self.out)
+                self._lock()
+                self._clear_dead_staging()
+                try:
+                    self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
+                except OSError as exc:
+                    raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
+                                      "Give --out a directory that can be written.") from None
         except BaseException:
-            self._unlock()
+            self.__exit__(None, None, None)
             raise
         return self
 

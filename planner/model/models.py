@@ -56,7 +56,7 @@ ACCEPTED_FORMS = (
 )
 
 # Hugging Face repository names: letters, digits, '-', '_', '.'; an optional 'org/' in front.
-_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")
+_HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: no trailing newline
 
 
 @dataclass(frozen=True)

@@ -542,7 +542,11 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
     catalog = priced_catalog(catalog, constraints.price, constraints.used_ok)
     gpus = allowed_gpus(catalog, constraints)
     platforms = allowed_platforms(catalog, constraints)
-    cmax = constraints.max_cards or max([p.max_gpus for p in platforms] + [1])
+    # card counts per node are enumerated up to max_cards, and never past what the largest allowed
+    # platform carries: a count no platform holds is no candidate (max_cards: 65536 listed 65,536
+    # counts per GPU and platform, millions of rows that all failed the slots rule)
+    most = max([p.max_gpus for p in platforms] + [1])
+    cmax = min(constraints.max_cards, most) if constraints.max_cards else most
     cmax_any = max([cmax] + [p.fixed_gpu_count or 0 for p in platforms])
     ram_list: list[RamConfig] = []
     ram_of: dict[str, list[int]] = {}

@@ -125,7 +125,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog
 from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
-from planner.core.names import safe_stem
+from planner.core.names import escape_unsafe, safe_stem
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.spec import (
@@ -386,7 +386,9 @@ def default_scenario_name(path: Path | str) -> str:
     """The scenario name when the file gives none: the file's stem; 'scenario' for a shell pipe
     (process substitution passes /dev/fd/63, whose stem '63' names nothing)."""
     p = Path(path)
-    return "scenario" if str(p).startswith(("/dev/fd/", "/proc/")) or str(p) == "/dev/stdin" else p.stem
+    if str(p).startswith(("/dev/fd/", "/proc/")) or str(p) == "/dev/stdin":
+        return "scenario"
+    return escape_unsafe(p.stem)  # a control character in the file's name is shown as an escape
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:

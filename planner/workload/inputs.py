@@ -16,6 +16,7 @@ from planner.model.architecture import Architecture
 from planner.catalog.loader import Catalog
 from planner.core.errors import InputError, ModelConfigError, ScenarioError
 from planner.core.fields import Entry
+from planner.core.names import escape_unsafe
 from planner.model.models import resolve_model
 from planner.workload.spec import (
     COMMON_KEYS,
@@ -130,7 +131,17 @@ def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] |
     """
     shown = shown or str(path)
     data = read_workload_file(path, shown=shown)
-    return load_workload_mapping(data, catalog, overrides, file=shown, default_name=Path(path).stem, gpu=gpu)
+    return load_workload_mapping(data, catalog, overrides, file=shown, default_name=default_workload_name(path), gpu=gpu)
+
+
+def default_workload_name(path: Path | str) -> str:
+    """The workload name when the file gives none: the file's stem, a control character in it
+    written as an escape (planner.core.names.escape_unsafe); 'workload' for a shell pipe (process
+    substitution passes /dev/fd/63, whose stem names nothing)."""
+    text = str(path)
+    if text.startswith(("/dev/fd/", "/proc/")) or text == "/dev/stdin":
+        return "workload"
+    return escape_unsafe(Path(path).stem)
 
 
 def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any = None) -> Workload:
@@ -188,5 +199,6 @@ class OptionError(ScenarioError):
 
 
 __all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file", "read_workload_file",
+           "default_workload_name",
            "load_workload_mapping",
            "workload_from_options", "OptionError", "option_form"]

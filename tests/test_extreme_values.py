@@ -151,8 +151,10 @@ def _flat(opts: dict[str, Any]) -> list[str]:
 def test_estimate_over_the_accepted_ranges(model: str, task: str, data: st.DataObject, gpu: str | None,
                                            as_json: bool) -> None:
     opts = data.draw(train_options() if task == "train" else infer_options())
-    args = ["estimate", "--model", model, "--task", task, *_flat(opts)] + (["--gpu", gpu] if gpu else []) + (
-        ["--json"] if as_json else [])
+    card = ["--gpu", gpu] if gpu else []
+    if gpu and data.draw(st.booleans()) and not (task == "infer" and opts.get("--engine") == "vllm"):
+        card += ["--headroom", str(data.draw(floats(0, 0.95)))]
+    args = ["estimate", "--model", model, "--task", task, *_flat(opts)] + card + (["--json"] if as_json else [])
     result = _run(args)
     _check(result)
     if result.exit_code == 0 and as_json:
@@ -169,6 +171,8 @@ def test_fit_over_the_accepted_ranges(model: str, task: str, data: st.DataObject
     opts[target] = "max"
     if task == "infer" and target == "--concurrency":
         opts.pop("--max-num-batched-tokens", None)
+    if data.draw(st.booleans()) and not (task == "infer" and opts.get("--engine") == "vllm"):
+        opts["--headroom"] = data.draw(floats(0, 0.95))
     _check(_run(["fit", "--model", model, "--task", task, "--gpu", gpu, *_flat(opts)]))
 
 
@@ -219,7 +223,11 @@ def scenario_docs(draw) -> dict[str, Any]:
             w["context"] = max(w.get("context", 4096), w["tokens_per_request"] + 1)
     constraints: dict[str, Any] = {"allowed_gpus": draw(st.lists(st.sampled_from(GPUS), min_size=1, max_size=3,
                                                                unique=True))}
-    for key, strategy in (("max_cards", ints(1, MAX_GPUS)), ("max_nodes", ints(1, 2)),
+    if draw(st.booleans()):
+        constraints["network"] = {"kind": draw(st.sampled_from(["infiniband", "roce"])),
+                                  "min_rate": draw(st.sampled_from(["0 Gb/s", "1 Gb/s", "400 Gb/s", "3200 Gb/s"])),
+                                  "nics_per_node": draw(ints(1, 64))}
+    for key, strategy in (("max_cards", ints(1, MAX_GPUS)), ("max_nodes", ints(1, 64)),
                           ("budget_usd", st.one_of(floats(0, 1e308, lo_open=True), st.just(10**400))),
                           ("vram_headroom", floats(0, 0.95)), ("ram_vram_min", floats(0, 16)),
                           ("ram_vram_min_offload", floats(0, 16))):

@@ -199,6 +199,4 @@ class OptionError(ScenarioError):
 
 
 __all__ = ["InputError", "Resolver", "catalog_models", "make_resolver", "load_workload_file", "read_workload_file",
-           "default_workload_name",
-           "load_workload_mapping",
-           "workload_from_options", "OptionError", "option_form"]
+           "default_workload_name", "load_workload_mapping", "workload_from_options", "OptionError", "option_form"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.validate.calibrate import Calibration, load_calibrations, overheads_for_gpu, save_calibration
@@ -199,8 +200,15 @@ def test_without_home_estimate_runs_and_calibrate_asks_for_out(monkeypatch):
     monkeypatch.setattr(pwd, "getpwuid", no_entry)
     monkeypatch.delenv("HOME", raising=False)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    with pytest.raises(RuntimeError):
+        Path("~").expanduser()  # what Path.home() does in such a container
     est = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--gpu", "rtx-4090"])
     assert est.exit_code == 0, est.output
+    # a hub id is looked up in the Hugging Face cache under ~, which cannot be found: unknown, in one line
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    hub = CliRunner().invoke(main, ["estimate", "--model", "someorg/somemodel", "--task", "infer"])
+    assert hub.exit_code == 2 and hub.output.startswith("Error: --model: 'someorg/somemodel' is not in the catalog")
     cal = CliRunner().invoke(main, ARGS)
     assert cal.exit_code == 2
     assert cal.output == ("Error: planner calibrate has nowhere to save the calibration: XDG_CONFIG_HOME and HOME "

@@ -164,3 +164,4 @@ def test_paths_with_control_characters_are_shown_escaped(tmp_path: Path) -> None
     bad = tmp_path / "a\x1b[2Kb.yaml"
     line = _one_line(["plan", str(bad), "--out", str(tmp_path / "out")])
     assert "\x1b" not in line and "a\\x1b[2Kb.yaml: no such file" in line
+

@@ -146,17 +146,20 @@ def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 
     Returns:
         ``$HF_HUB_CACHE``, else ``$HUGGINGFACE_HUB_CACHE``, else ``$HF_HOME/hub``, else
-        ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub`` (user expanded).
+        ``$XDG_CACHE_HOME/huggingface/hub``, else ``~/.cache/huggingface/hub`` (user expanded; left
+        unexpanded, a path that holds no cache, when there is no home directory).
     """
     env = os.environ if env is None else env
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         if env.get(var):
-            return Path(env[var]).expanduser()
+            return _expand(env[var])
     if env.get("HF_HOME"):
-        return Path(env["HF_HOME"]).expanduser() / "hub"
+        return _expand(env["HF_HOME"]) / "hub"
     if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]).expanduser() / "huggingface" / "hub"
-    return Path("~/.cache/huggingface/hub").expanduser()
+        return _expand(env["XDG_CACHE_HOME"]) / "huggingface" / "hub"
+    # without HOME and a password entry (a container's user id) '~' cannot be expanded: the relative
+    # path '~/.cache/...' then names no cache (it is looked up, found missing, and the id is unknown)
+    return _expand("~/.cache/huggingface/hub")
 
 
 def cached_config_path(hub_id: str, cache: Path) -> Path | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import catalog_of, check_keywords
+from planner.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -114,7 +115,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
         scenario: a scenario file (path) or a mapping with the same keys, ``costs`` included.
         catalog: a Catalog (``planner.load_catalog()``), an overlay directory, or None for the shipped one.
         out: a directory for ``<scenario>-compare.json`` and ``<scenario>-compare.xlsx`` (the plan's
-            workbook with the "Cloud vs Local" sheet); default: none written.
+            workbook with the "Cloud vs Local" sheet), one report set moved into place together as
+            :func:`planner.plan` writes its (planner.core.reportset.ReportSet); default: none written.
 
     Returns:
         :class:`CompareResult`.
@@ -151,16 +153,25 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
     check_request_inputs(root, sc.workloads)
     costs = read_costs(root.child("costs", None), cat, sc.workloads)
+    if out is not None:
+        from planner.core.reportset import check_destinations
+
+        if not str(out).strip():
+            raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports'.")
+        # read-only reports, a file where the folder would be: said before the work
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")])
     planned = make_plan(sc, cat, costs=costs, explain=False)
     comparison = run_compare(planned, sc, cat, costs)
     result = CompareResult(comparison, planned, sc.name)
     if out is None:
         return result
-    from planner.core.atomic import ensure_dir, write_text
+    from planner.core.atomic import write_text
+    from planner.core.reportset import ReportSet
 
-    where = ensure_dir(Path(out))
     stem = safe_stem(sc.name) + "-compare"
-    written = {"json": write_text(where / f"{stem}.json", json.dumps(result.document(), indent=2, allow_nan=False)
-                                  + "\n")}
-    written["xlsx"] = write_comparison_workbook(comparison, planned, where / f"{stem}.xlsx", scenario_text=text)
+    # the json and the workbook are one report set: staged in out, then moved into place together
+    with ReportSet(Path(out)) as rs:
+        write_text(rs.path(f"{stem}.json"), json.dumps(result.document(), indent=2, allow_nan=False) + "\n")
+        write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
+        written = {p.suffix[1:]: p for p in rs.commit()}
     return dataclasses.replace(result, outputs=written)

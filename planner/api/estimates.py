@@ -175,7 +175,8 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         gpu: a catalog GPU id (``--gpu``): also check whether the need fits it (and vLLM's KV
             budget on it).
         calibration: with ``gpu``, a calibration file from ``planner calibrate`` (``--calibration``;
-            default ``~/.config/planner/calibration.yaml``), used when it holds that GPU.
+            default ``$XDG_CONFIG_HOME/planner/calibration.yaml``, else ``~/.config/planner/calibration.yaml``;
+            none without either), used when it holds that exact GPU model.
         headroom: with ``gpu``, the fraction of the card's CUDA total kept free (default 0.05; not
             for engine vllm).
         **options: workload keys: model, task, method, recipe, optimizer, micro_batch, seq_len,
@@ -226,7 +227,8 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         # vllm serve's defaults for max_num_batched_tokens / max_num_seqs depend on the card
         wl = for_gpu(wl, card)
         headroom = vllm_headroom(wl, headroom)
-        overheads = overheads_for_gpu(card.name, Path(calibration) if calibration else default_path())
+        # the calibration of this exact GPU model, if any (none is read when no config directory is known)
+        overheads = overheads_for_gpu(card, Path(calibration) if calibration else default_path())
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:

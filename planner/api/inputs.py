@@ -130,7 +130,7 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
         ScenarioError: the file cannot be read or is not a mapping.
         InputError: ``workload`` is neither a path, a mapping nor None.
     """
-    from planner.workload.inputs import read_workload_file
+    from planner.workload.inputs import default_workload_name, read_workload_file
 
     if workload is None:
         return {}, None, "workload"
@@ -138,7 +138,7 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
         return workload, None, str(workload.get("model", "workload"))
     if isinstance(workload, (str, os.PathLike)):
         shown = str(workload)
-        return read_workload_file(Path(workload), shown=shown), shown, Path(workload).stem
+        return read_workload_file(Path(workload), shown=shown), shown, default_workload_name(workload)
     raise InputError(f"workload must be a file path or a mapping of workload keys, not {type(workload).__name__}",
                      entry="workload")
 

@@ -76,17 +76,19 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     """
     import hashlib
 
-    from planner.plan.scenario import read_scenario_file, scenario_from_mapping
+    from planner.plan.scenario import default_scenario_name, read_scenario_file, scenario_from_mapping
 
     if isinstance(scenario, Mapping):
         return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
     if isinstance(scenario, (str, os.PathLike)):
         shown = str(scenario)
-        data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario and its text
-        result = scenario_from_mapping(data, catalog, file=shown, default_name=Path(scenario).stem,
-                                       sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(scenario).parent)
+        data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario, its hash and its text
         # the text as Path.read_text gives it (newlines made '\n'), for the reports
-        return result, raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n"), data
+        text = raw.decode("utf-8", errors="replace").removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+        result = scenario_from_mapping(data, catalog, file=shown, default_name=default_scenario_name(scenario),
+                                       sha256=hashlib.sha256(raw).hexdigest(), base_dir=Path(scenario).parent,
+                                       text=text)
+        return result, text, data
     raise InputError(f"scenario must be a file path or a mapping, not {type(scenario).__name__}", entry="scenario")
 
 
@@ -195,7 +197,9 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             ``constraints``, ...; scenarios/README.md).
         catalog: a Catalog (``planner.load_catalog()``), an overlay directory, or None for the shipped one.
         out: a directory to write the reports into, ``<out>/<scenario>.<format>`` (``--out``;
-            default: none written). Each file is written to a temporary file and renamed into place.
+            default: none written). The set is written into a staging folder inside ``out`` and moved
+            into place together, under the folder's lock (planner.core.reportset.ReportSet): ``out``
+            holds the previous set or the new one, whole, even when the run is stopped.
         format: the reports to write into ``out`` ('xlsx,csv' or a list; default xlsx, csv and
             json): xlsx (the workbook with a live quote), csv (every candidate, ranked), json (the
             plan), md (the recommendation and memory breakdowns).
@@ -210,8 +214,10 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             the workbook and Markdown report of an earlier plan of the scenario removed (``removed``).
         ScenarioError: an invalid scenario (file, line and key named).
         CatalogError: an invalid catalog overlay.
-        OutputError: ``out`` cannot be written.
-        InputError: ``format`` without ``out``, or an unknown format; OptionError: ``top`` out of range.
+        OutputError: ``out`` cannot be written, another run holds its lock, or a report there is
+            read-only.
+        InputError: ``format`` without ``out``, an empty ``out``, or an unknown format; OptionError:
+            ``top`` out of range.
         UnknownKeywordError: a keyword plan does not take (with close matches; also a TypeError).
 
     Example:
@@ -224,8 +230,9 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         0  rtx-3060-12gb     3935.0  costs $1,776.00 more
         1  rtx-3060-12gb     4215.0  costs $2,056.00 more
     """
-    from planner.core.atomic import ensure_dir, write_text
+    from planner.core.atomic import write_text
     from planner.core.names import safe_stem
+    from planner.core.reportset import ReportSet, check_destinations
     from planner.cost.objective import plan as make_plan
     from planner.cost.tco import read_costs
     from planner.plan.solver import NoFeasiblePlan
@@ -235,36 +242,39 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     if out is None and format is not None:
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
+    if out is not None and not str(out).strip():
+        raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports' (or "
+                                                       "'.' for the current directory).")
     formats = report_formats(format) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
     sc, text, _ = read_scenario(scenario, cat)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)
-
-    def write(name: str, table: Any, document: dict[str, Any]) -> dict[str, Path]:
-        paths: dict[str, Path] = {}
-        if out is None or ("csv" not in formats and "json" not in formats):
-            return paths  # nothing to write: do not even create the directory
-        where = ensure_dir(Path(out))
-        stem = safe_stem(name)
-        if "csv" in formats:
-            paths["csv"] = write_text(where / f"{stem}.csv", candidates_csv(table))
-        if "json" in formats:
-            paths["json"] = write_text(where / f"{stem}.json",
-                                       json.dumps(document, indent=2, allow_nan=False) + "\n")
-        return paths
+    if out is not None:
+        # read-only reports, a file where the folder would be: said now, not after the planning
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in formats])
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
     except NoFeasiblePlan as exc:
+        exc.outputs, exc.removed = {}, []
         if out is not None:
-            exc.outputs = write(exc.scenario, exc.candidates, infeasible_to_dict(exc))
-            # A quote or report from an earlier, feasible run of this scenario would now be stale.
-            stale = [Path(out) / f"{safe_stem(exc.scenario)}.{ext}" for ext in ("xlsx", "md")]
-            exc.removed = [p for p in stale if p.is_file()]
-            for p in exc.removed:
-                p.unlink()
+            stem = safe_stem(exc.scenario)
+            # A quote or report from an earlier, feasible run of this scenario would now be stale: it is
+            # removed in the same step as the csv and json come (one report set).
+            stale = [f"{stem}.{ext}" for ext in ("xlsx", "md") if (Path(out) / f"{stem}.{ext}").is_file()]
+            if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
+                with ReportSet(Path(out)) as rs:
+                    if "csv" in formats:
+                        write_text(rs.path(f"{stem}.csv"), candidates_csv(exc.candidates))
+                    if "json" in formats:
+                        write_text(rs.path(f"{stem}.json"),
+                                   json.dumps(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
+                    for name in stale:
+                        rs.remove(name)
+                    exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
+                    exc.removed = rs.removed
         raise
     from planner.report.from_plan import plan_references
 
@@ -273,17 +283,24 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     result = with_undefined_sources(result, references)
     if out is None:
         return PlanResult(result)
-    paths = write(result.scenario, result.candidates, plan_to_dict(result))
     stem = safe_stem(result.scenario)
-    if "xlsx" in formats:
-        from planner.report.from_plan import workbook_data_from_plan
-        from planner.report.workbook import write_workbook
+    # every file of the set is written into a staging folder in out, then all are moved into place together
+    # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
+    with ReportSet(Path(out)) as rs:
+        if "csv" in formats:
+            write_text(rs.path(f"{stem}.csv"), candidates_csv(result.candidates))
+        if "json" in formats:
+            write_text(rs.path(f"{stem}.json"), json.dumps(plan_to_dict(result), indent=2, allow_nan=False) + "\n")
+        if "xlsx" in formats:
+            from planner.report.from_plan import workbook_data_from_plan
+            from planner.report.workbook import write_workbook
 
-        data = workbook_data_from_plan(result, scenario_text=text, references=references)
-        paths["xlsx"] = write_workbook(data, ensure_dir(Path(out)) / f"{stem}.xlsx")
-    if "md" in formats:
-        from planner.report.render import plan_markdown, plan_text
+            data = workbook_data_from_plan(result, scenario_text=text, references=references)
+            write_workbook(data, rs.path(f"{stem}.xlsx"))
+        if "md" in formats:
+            from planner.report.render import plan_markdown, plan_text
 
-        md = plan_markdown(plan_text(result), result.estimates)
-        paths["md"] = write_text(ensure_dir(Path(out)) / f"{stem}.md", md)
+            md = plan_markdown(plan_text(result), result.estimates)
+            write_text(rs.path(f"{stem}.md"), md)
+        paths = {p.suffix[1:]: p for p in rs.commit()}
     return PlanResult(result, paths)

@@ -12,14 +12,14 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors
+from planner.cli.common import handle_errors, joined, out_dir_option
 
 
 @click.command(name="compare")
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, callback=out_dir_option,
               help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "
                    "'Cloud vs Local' sheet).")
 @click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
@@ -62,7 +62,7 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     click.echo(comparison_text(comparison, top=top_k))
     if written:
         click.echo("")
-        click.echo("Wrote " + " and ".join(str(p) for p in written))
+        click.echo("Wrote " + joined(list(written)))
         if comparison.copies > 1:
             click.echo(f"The workbook's Quote lists the {comparison.copies} copies of the planned machine (each "
                        f"quantity x {comparison.copies}); its grand total, ${comparison.capex_usd:,.2f}, is the "

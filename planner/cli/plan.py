@@ -7,7 +7,7 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors, joined
+from planner.cli.common import handle_errors, joined, out_dir_option
 
 
 def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -25,7 +25,7 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 @click.command(name="plan")
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
-@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(),
+@click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(), callback=out_dir_option,
               help="Directory for the reports, OUT/<scenario>.<format>.")
 @click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=plan_formats,
               help="Reports to write, comma-separated: xlsx (workbook with a live quote), csv (every "
@@ -42,8 +42,12 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     the quote's line items and the alternatives, and writes the reports --format names into
     OUT: <scenario>.xlsx (Summary, Quote with live totals, Memory with a chart, Alternatives,
     Assumptions, Sources), <scenario>.csv (every candidate, ranked, with why_not), <scenario>.json (the
-    plan). Each file is written to a temporary file and renamed into place. Exits 1 with the
-    reasons and what would fit when nothing does (the csv and json are still written when asked).
+    plan). The files are written into a staging folder inside OUT and moved into place together,
+    so OUT holds the previous set or the new one, whole, even when the run is stopped (SIGINT,
+    SIGTERM, SIGHUP: exit 130, 143, 129); a second run on the same OUT at the same time fails with
+    one line, and a read-only report is refused, not replaced. Exits 1 with the reasons and what
+    would fit when nothing does (the csv and json are still written when asked, and a stale xlsx
+    and md of an earlier plan are removed with them).
 
     \b
     Example:
@@ -81,8 +85,10 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
 
 def _name_note(name: str) -> None:
     """Say so on stderr when the reports' file name is not the scenario's name (planner.core.names.safe_stem)."""
-    from planner.core.names import safe_stem
+    from planner.core.names import MAX_STEM_BYTES, safe_stem
 
     if safe_stem(name) != name:
-        click.echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} "
-                   "holds characters a file name cannot (path separators, spaces, symbols).", err=True)
+        why = ("holds characters a file name cannot (path separators, spaces, symbols)"
+               if safe_stem(name, max_bytes=None) != name
+               else f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
+        click.echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} {why}.", err=True)

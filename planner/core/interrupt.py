@@ -87,12 +87,21 @@ class SignalGuard:
                 raise Interrupted(signum)
 
 
+def active_guard() -> SignalGuard | None:
+    """The :class:`SignalGuard` whose handler is installed for SIGTERM now, if any (the signal
+    disposition is the process's own: this reads it, it keeps nothing)."""
+    handler = signal.getsignal(signal.SIGTERM) if hasattr(signal, "SIGTERM") else None
+    owner = getattr(handler, "__self__", None)
+    return owner if isinstance(owner, SignalGuard) else None
+
+
 @contextmanager
-def held(guard: SignalGuard | None) -> Iterator[None]:
+def held(guard: SignalGuard | None = None) -> Iterator[None]:
     """Run the block whole: the three signals are blocked at the process level
-    (``signal.pthread_sigmask``) and, with a ``guard``, one already caught is held by
-    :meth:`SignalGuard.critical`; either is delivered when the block ends (once: the guard's hold
-    outlasts the mask, so a signal let through by the unmasking is held too)."""
+    (``signal.pthread_sigmask``) and one the guard (``guard``, else :func:`active_guard`) already
+    caught is held by :meth:`SignalGuard.critical`; either is delivered when the block ends (once: the
+    guard's hold outlasts the mask, so a signal let through by the unmasking is held too)."""
+    guard = guard if guard is not None else active_guard()
     with (guard.critical() if guard is not None else _nothing()):
         mask = getattr(signal, "pthread_sigmask", None)
         main = threading.current_thread() is threading.main_thread()

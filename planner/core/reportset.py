@@ -63,7 +63,8 @@ class ReportSet:
     Args:
         out_dir: the output folder (created if missing).
         guard: the command's :class:`planner.core.interrupt.SignalGuard`, which holds signals while
-            the set is moved into place; None: the signals are only masked at the process level.
+            the set is moved into place; None: the guard whose handlers are installed, if any
+            (:func:`planner.core.interrupt.active_guard`), else the signals are only masked.
 
     Raises:
         OutputError: (on entry) the folder cannot be created or written, or another run holds it;

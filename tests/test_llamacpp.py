@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from planner.memory import estimate
-from planner.memory.gguf import GGML_TYPES, PRESETS, gguf_weights, use_more_bits
+from planner.model.gguf import GGML_TYPES, PRESETS, gguf_weights, use_more_bits
 from planner.memory.llamacpp import compute_buffers, context_cells, kv_split, placement, weight_split
 from planner.model.architecture import from_hf_config
 from planner.workload.spec import LLAMACPP_WEIGHTS, workload_from_mapping

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from planner.memory.gguf import GGML_TYPES, GgufWeights, gguf_weights
+from planner.model.gguf import GGML_TYPES, GgufWeights, gguf_weights
 from planner.model.architecture import Architecture
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -362,7 +362,7 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
     comps = [
         Component(f"weights (GGUF {preset}, GPU layers)", GPU, ws.gpu,
                   f"{place.text()}: {ws.weights.mix_text()} in all; GPU tensors padded to {CUDA_ALIGNMENT} B",
-                  "planner.memory.gguf (ggml type_traits; llama-quant.cpp llama_tensor_get_type); " + LLAMACPP_SRC),
+                  "planner.model.gguf (ggml type_traits; llama-quant.cpp llama_tensor_get_type); " + LLAMACPP_SRC),
     ]
     full, swa = kv.full_cells, kv.swa_cells
     kv_text = (f"{arch.num_hidden_layers} layers x {full:,} cells (n_ctx = pad({i.context:,} x {i.concurrency} slot(s), "

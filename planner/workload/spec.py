@@ -32,7 +32,7 @@ WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq"
 KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
 ENGINES = ("hf", "vllm", "llama.cpp")
 #: llama.cpp weights: llama-quantize's presets and convert_hf_to_gguf's float types (the table and the
-#: per-tensor rules are planner.memory.gguf.PRESETS; tests check the two lists agree).
+#: per-tensor rules are planner.model.gguf.PRESETS; tests check the two lists agree).
 LLAMACPP_WEIGHTS = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_S",
                     "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ1_S", "IQ1_M", "IQ2_XXS",
                     "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M", "IQ4_NL", "IQ4_XS", "TQ1_0",
@@ -207,7 +207,7 @@ class Inference:
         flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
         kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
         imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
-            presets that need one, planner.memory.gguf.IMATRIX_REQUIRED).
+            presets that need one, planner.model.gguf.IMATRIX_REQUIRED).
 
     With engine llama.cpp, ``weights`` is a GGUF preset (Q4_K_M, ...), ``kv_dtype`` a llama.cpp
     cache type (f16, q8_0, ...), ``max_num_batched_tokens`` the physical batch ``n_ubatch`` and

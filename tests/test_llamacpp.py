@@ -312,3 +312,21 @@ def test_estimate_on_a_card_says_whether_it_fits():
     assert r.exit_code == 0, r.output
     assert "On rtx-4090" in r.output and "fits" in r.output
     assert "vLLM:" not in r.output
+
+
+# ----- llama-quantize's importance-matrix rule ------------------------------------------------------
+
+@pytest.mark.parametrize("preset", ["IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS",
+                                    "Q2_K_S"])
+def test_presets_llama_quantize_refuses_without_an_imatrix_are_refused(preset):
+    # llama-quant.cpp tensor_requires_imatrix (007dbbf3): IQ1_S/M, IQ2_XXS/XS/S and IQ3_XXS tensors,
+    # and Q2_K in a Q2_K_S file, stop a real run without --imatrix; IQ3_XS puts attn_q/attn_k in IQ3_XXS
+    with pytest.raises(InputError) as info:
+        _workload(LLAMA31_8B, weights=preset, imatrix=False)
+    msg = str(info.value)
+    assert "importance matrix" in msg and "imatrix" in msg and "blk.0.attn_q.weight" in msg
+
+
+@pytest.mark.parametrize("preset", ["Q2_K", "Q3_K_S", "IQ3_S", "IQ3_M", "IQ4_XS", "Q4_K_M"])
+def test_presets_that_need_no_imatrix_are_accepted_without_one(preset):
+    assert _workload(LLAMA31_8B, weights=preset, imatrix=False).infer.imatrix is False

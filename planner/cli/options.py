@@ -106,7 +106,9 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                                  "output layer, or 'all' (default).")),
     ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),
     ("--imatrix/--no-imatrix", dict(default=None, help="llama.cpp: the GGUF was quantized with an importance "
-                                                       "matrix (default: only the IQ1/IQ2/IQ3_XXS presets).")),
+                                                       "matrix (default: only the presets llama-quantize makes only with one: "
+                                                       "IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S; --no-imatrix is "
+                                                       "refused for them).")),
     ("--gpu-memory-utilization", dict(type=float, help="vLLM's share of the card.")),
     ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass (llama.cpp: n_ubatch, "
                                                      "-ub, default 512).")),

@@ -123,9 +123,18 @@ PRESETS: dict[str, str] = {
     "MXFP4_MOE": "MXFP4",
 }
 
-#: Presets llama-quantize refuses to make without an importance matrix (``tensor_requires_imatrix``:
-#: IQ1_S/M, IQ2_XXS/XS/S and IQ3_XXS tensors, and Q2_K ones in a Q2_K_S file): sized as made with one.
-IMATRIX_REQUIRED = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "Q2_K_S"})
+#: ggml types llama-quantize writes only with an importance matrix (src/llama-quant.cpp
+#: ``tensor_requires_imatrix``, ggml-org/llama.cpp commit 007dbbf3): without one it stops with "this
+#: quantization requires an importance matrix!" naming the first such tensor. Q2_K needs one only in
+#: a Q2_K_S file; ``token_embd.weight`` and ``output.weight`` never do.
+IMATRIX_TYPES = frozenset({"IQ3_XXS", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ1_M", "IQ1_S"})
+
+#: Presets whose tensors include :data:`IMATRIX_TYPES` (or Q2_K under Q2_K_S) on a model with rows of a
+#: multiple of 256: IQ1_S/M, IQ2_XXS/XS/S/M, IQ3_XXS and IQ3_XS (its attn_q/attn_k and middle
+#: ffn_gate/ffn_up are IQ3_XXS), Q2_K_S. Sized as made with one unless told otherwise;
+#: :func:`imatrix_required` says, per model, whether one is needed.
+IMATRIX_REQUIRED = frozenset({"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS",
+                              "Q2_K_S"})
 
 #: The 1- and 2-bit IQ presets that share one branch of llama_tensor_get_type.
 _LOW_IQ = frozenset({"IQ2_XXS", "IQ2_XS", "IQ1_S", "IQ2_S", "IQ2_M", "IQ1_M"})
@@ -557,3 +566,23 @@ class GgufWeights:
 def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None) -> GgufWeights:
     """:func:`tensor_types` with each tensor's bytes."""
     return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty)) for t, ty in tensor_types(arch, preset, imatrix=imatrix)))
+
+
+def imatrix_required(arch: Architecture, preset: str) -> tuple[str, str] | None:
+    """The first tensor llama-quantize would refuse to write for ``preset`` without an importance
+    matrix, as (tensor name, type), or None when the preset needs none on this model.
+
+    The rule is llama-quant.cpp's ``tensor_requires_imatrix`` (commit 007dbbf3), applied to the
+    types :func:`tensor_types` gives without an imatrix: a quantized tensor of a type in
+    :data:`IMATRIX_TYPES`, or a Q2_K tensor of a Q2_K_S file, other than ``token_embd.weight`` and
+    ``output.weight``. (``llama-quantize --dry-run`` only warns; a real run stops.)
+
+    Raises:
+        KeyError: unknown preset.
+    """
+    for t, ty in tensor_types(arch, preset, imatrix=False):
+        if not t.quantizable or t.name in ("token_embd.weight", "output.weight"):
+            continue
+        if ty in IMATRIX_TYPES or (ty == "Q2_K" and preset == "Q2_K_S"):
+            return t.name, ty
+    return None

@@ -207,7 +207,8 @@ class Inference:
         flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
         kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
         imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
-            presets that need one, planner.model.gguf.IMATRIX_REQUIRED).
+            presets that need one, planner.model.gguf.IMATRIX_REQUIRED); False is refused for a preset
+            llama-quantize makes only with one (planner.model.gguf.imatrix_required).
 
     With engine llama.cpp, ``weights`` is a GGUF preset (Q4_K_M, ...), ``kv_dtype`` a llama.cpp
     cache type (f16, q8_0, ...), ``max_num_batched_tokens`` the physical batch ``n_ubatch`` and
@@ -965,6 +966,15 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
     sliding = entry.bool("sliding_window", True)
     imatrix = entry.bool("imatrix", None) if "imatrix" in entry.data else None
+    if imatrix is False:
+        from planner.model.gguf import imatrix_required
+
+        needs = imatrix_required(arch, weights)
+        if needs is not None:
+            raise entry.error(f"{weights} cannot be made without an importance matrix: llama-quantize stops at "
+                              f"{needs[0]} ({needs[1]}) with 'this quantization requires an importance matrix!'",
+                              "imatrix", "Set imatrix: true (the published IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S files are "
+                              "made with one), or choose Q2_K, Q3_K_S, IQ3_S or a larger preset.")
     if context > arch.max_position_embeddings:
         check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "

@@ -330,3 +330,22 @@ def test_presets_llama_quantize_refuses_without_an_imatrix_are_refused(preset):
 @pytest.mark.parametrize("preset", ["Q2_K", "Q3_K_S", "IQ3_S", "IQ3_M", "IQ4_XS", "Q4_K_M"])
 def test_presets_that_need_no_imatrix_are_accepted_without_one(preset):
     assert _workload(LLAMA31_8B, weights=preset, imatrix=False).infer.imatrix is False
+
+
+def test_option_messages_read_as_options():
+    # review F15: the file wording 'flash attention: llama.cpp ...' and 'flash_attention: true/false'
+    # came out of option_form as '--attention llama.cpp' and '--flash-attention/false'
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    base = ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp"]
+    r = CliRunner().invoke(main, base + ["--kv-dtype", "q8_0", "--no-flash-attention"])
+    assert r.exit_code == 2
+    assert "needs flash attention, and llama.cpp refuses it" in r.output
+    assert "--attention llama.cpp" not in r.output
+    r = CliRunner().invoke(main, base + ["--attention", "flash"])
+    assert r.exit_code == 2
+    assert "--attention does nothing with engine llama.cpp" in r.output or "attention does nothing" in r.output
+    assert "--flash-attention (the default) or --no-flash-attention" in r.output
+    assert "/false" not in r.output

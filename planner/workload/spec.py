@@ -915,11 +915,14 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     batch n_ubatch (default 512). A replica runs on one GPU: llama.cpp's multi-GPU splits are not
     modelled, so tp must be 1 (``gpus: N`` runs N replicas).
     """
-    for key, why in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks"),
-                     ("gpu_memory_utilization", "vLLM's budget"), ("max_num_seqs", "a vLLM setting"),
-                     ("attention", "the Transformers attention kernel; llama.cpp's is flash_attention: true/false")):
+    for key, why, hint in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks", "Remove it."),
+                           ("gpu_memory_utilization", "vLLM's budget", "Remove it."),
+                           ("max_num_seqs", "a vLLM setting", "Remove it."),
+                           ("attention", "the Transformers attention kernel",
+                            "Remove it; llama.cpp's flash attention is flash_attention: true (the default) or "
+                            "flash_attention: false.")):
         if key in entry.data:
-            raise entry.error(f"{key} is {why} and does nothing with engine llama.cpp", key, "Remove it.")
+            raise entry.error(f"{key} does nothing with engine llama.cpp: it is {why}", key, hint)
     raw = entry.str("weights", "Q4_K_M")
     weights = raw.strip().upper()
     if weights not in LLAMACPP_WEIGHTS:
@@ -939,7 +942,7 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                               f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
     fa = entry.bool("flash_attention", True)
     if not fa and kv_v not in ("f32", "f16", "bf16"):
-        raise entry.error(f"a {kv_v} V cache needs flash attention: llama.cpp refuses it without ('quantized V "
+        raise entry.error(f"a {kv_v} V cache needs flash attention, and llama.cpp refuses it without ('quantized V "
                           "cache was requested, but this requires Flash Attention')",
                           "kv_dtype_v" if "kv_dtype_v" in entry.data else "kv_dtype",
                           "Set flash_attention: true, or a 16-bit V cache (kv_dtype_v: f16).")

@@ -349,3 +349,28 @@ def test_option_messages_read_as_options():
     assert "--attention does nothing with engine llama.cpp" in r.output or "attention does nothing" in r.output
     assert "--flash-attention (the default) or --no-flash-attention" in r.output
     assert "/false" not in r.output
+
+
+# ----- GPUs llama.cpp has a backend for -------------------------------------------------------------
+
+def test_gaudi_is_refused_for_llamacpp_and_amd_is_not():
+    # ggml has CUDA, HIP (ROCm) and SYCL backends; Intel Gaudi (an HPU) has none (review F14)
+    from click.testing import CliRunner
+
+    from planner.catalog.loader import load_catalog
+    from planner.cli.main import main
+    from planner.plan.candidates import has_feature, precision_needs
+
+    cat = load_catalog()
+    w = _workload(LLAMA31_8B)
+    assert "llamacpp" in precision_needs(w)
+    assert not has_feature(cat.gpu("gaudi-2"), "llamacpp") and not has_feature(cat.gpu("gaudi-3"), "llamacpp")
+    assert has_feature(cat.gpu("mi300x"), "llamacpp") and has_feature(cat.gpu("rtx-4090"), "llamacpp")
+    for cmd in (["estimate"], ["fit", "--gpu-layers", "max"]):
+        r = CliRunner().invoke(main, cmd + ["--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
+                                            "--gpu", "gaudi-2"])
+        assert r.exit_code == 2, r.output
+        assert "llama.cpp has no backend for gaudi-2" in r.output
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
+                                  "--gpu", "mi300x"])
+    assert r.exit_code == 0 and "fits" in r.output

@@ -232,11 +232,11 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:
-        from planner.plan.candidates import capacity_bytes, precision_needs
+        from planner.plan.candidates import capacity_bytes, has_feature, precision_needs
 
         need = est.per_gpu_total_bytes
         capacity = capacity_bytes(card.cuda_total_bytes, headroom)
-        missing = tuple(f for f in precision_needs(wl) if not getattr(card, f))
+        missing = tuple(f for f in precision_needs(wl) if not has_feature(card, f))
         vllm = None
         if wl.infer is not None and wl.infer.engine != "llama.cpp":  # vLLM's budget has no llama.cpp meaning
             vb = vllm_budget(wl, est, cuda_total=cuda_total_bytes(card), gpu_id=card.id)

@@ -200,7 +200,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
-    from planner.plan.candidates import capacity_bytes, precision_needs, takes_headroom
+    from planner.plan.candidates import capacity_bytes, has_feature, precision_needs, takes_headroom
     from planner.plan.solver import largest_fitting, largest_gpu_layers
     from planner.workload.inputs import OptionError
     from planner.workload.spec import MAX_MICRO_BATCH
@@ -231,7 +231,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     copies = base.infer.replicas if base.infer is not None else 1
     n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = vllm_headroom(base, headroom)
-    missing = [f for f in precision_needs(base) if not getattr(card, f)]
+    missing = [f for f in precision_needs(base) if not has_feature(card, f)]
     if missing:
         # only defaults reach here: a dtype the options or the file chose is refused at its key above
         raise InfeasibleError(f"{card.id} ({card.architecture}) has no {' or '.join(missing)} support, which this "

@@ -39,7 +39,8 @@ cards / tp     (per workload) the workload's GPU count fits the machine: a fixed
                parallel group stays inside one node
 precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights or KV need
                ``gpu.fp8`` (with vLLM ``gpu.bf16``: Marlin W8A16); int8 weights need ``gpu.int8``;
-               mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere
+               mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere; an ``engine:
+               llama.cpp`` workload needs a GPU llama.cpp has a backend for (not Intel Gaudi)
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
                (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
                CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
@@ -91,7 +92,7 @@ from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.plan.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.core.units import GiB
-from planner.workload.spec import Workload
+from planner.workload.spec import Workload, llamacpp_backend
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -250,8 +251,21 @@ class Usage:
     vllm_card: str | None = None
 
 
+#: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
+#: (planner.workload.spec.llamacpp_backend; not Intel Gaudi).
+LLAMACPP_FEATURE = "llamacpp"
+
+
+def has_feature(gpu: Gpu, feature: str) -> bool:
+    """Whether ``gpu`` has a feature of :func:`precision_needs` ('bf16', 'fp8', 'int8', 'llamacpp')."""
+    if feature == LLAMACPP_FEATURE:
+        return llamacpp_backend(gpu) is not None
+    return bool(getattr(gpu, feature))
+
+
 def precision_needs(workload: Workload) -> tuple[str, ...]:
-    """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none)."""
+    """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none), and
+    'llamacpp' (a ggml backend for the GPU) for an ``engine: llama.cpp`` workload."""
     from planner.workload.recipes import RECIPES
 
     needs: set[str] = set()
@@ -270,6 +284,8 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
             feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)
             if feature:
                 needs.add(feature)
+        if i.engine == "llama.cpp":
+            needs.add(LLAMACPP_FEATURE)
     return tuple(sorted(needs))
 
 
@@ -749,8 +765,9 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["cuda_total"] = np.array([x.cuda_total_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
     out["vllm_large"] = (np.array([is_large_card(x) for x in gpus], dtype=bool)[gi] if len(gpus)
                          else np.zeros(0, dtype=bool))
-    for feat in ("bf16", "fp8", "int8"):
-        out[feat] = np.array([getattr(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus) else np.zeros(0, bool)
+    for feat in ("bf16", "fp8", "int8", LLAMACPP_FEATURE):
+        out[feat] = (np.array([has_feature(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus)
+                     else np.zeros(0, bool))
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
     out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
     out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
@@ -1193,7 +1210,10 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return f"{who} has no variant that runs on a machine of {has} GPUs"
     assert u is not None
     if b == "precision":
-        missing = [f for f in u.needs if not getattr(gpu, f)]
+        missing = [f for f in u.needs if not has_feature(gpu, f)]
+        if LLAMACPP_FEATURE in missing:
+            return (f"{who} ({u.label}) runs on llama.cpp, which has no backend for {gpu.id} ({gpu.vendor} "
+                    f"{gpu.architecture}; ggml runs on CUDA, HIP/ROCm and SYCL GPUs)")
         return (f"{who} ({u.label}) needs {' and '.join(missing)} support; {gpu.id} ({gpu.architecture}) "
                 "has none")
     if b == "vram":
@@ -1237,4 +1257,4 @@ def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
 __all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",
            "cheapest", "rank_order",
            "capacity_bytes", "evaluate", "explain_row", "fill_why_not", "hardware", "network_choice",
-           "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]
+           "has_feature", "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]

@@ -680,18 +680,19 @@ PRECISION_CHANGES = {
     "fp8": "use weights int8 or bf16 and kv_dtype bf16, or engine: vllm (it runs fp8 weights and KV cache on "
            "16-bit GPUs, Ampere and newer)",
     "int8": "use weights bf16, fp16 or int4-awq",
+    "llamacpp": "llama.cpp has no backend for them (Intel Gaudi): choose NVIDIA or AMD GPUs, or another engine",
 }
 
 
 def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
-    """For each feature (bf16, fp8, int8) the workloads need and some refused GPU lacks: the change."""
-    from planner.plan.candidates import precision_needs
+    """For each feature (bf16, fp8, int8, llamacpp) the workloads need and some refused GPU lacks: the change."""
+    from planner.plan.candidates import has_feature, precision_needs
 
     refused = sorted({str(x) for x in cs.table.loc[cs.table["binding"] == "precision", "gpu_id"]})
     needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
     out = []
     for feature in needs:
-        lacking = [g for g in refused if not getattr(catalog.gpu(g), feature, False)]
+        lacking = [g for g in refused if not has_feature(catalog.gpu(g), feature)]
         if lacking:
             out.append(f"not checked with the memory model: on GPUs without {feature} ({', '.join(lacking)}), "
                        f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")

@@ -1008,6 +1008,21 @@ def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
     return DTYPE_FEATURES.get(dtype)
 
 
+#: The ggml backend llama.cpp runs on each GPU vendor of the catalog: ggml-cuda for NVIDIA, the same
+#: sources built with HIP for AMD ROCm GPUs (GGML_HIP), ggml-sycl for Intel GPUs (Arc, Data Center GPU
+#: Max) (ggml-org/llama.cpp docs/build.md, "CUDA", "HIP", "SYCL"). Intel's Gaudi accelerators are
+#: HPUs with no ggml backend (:func:`llamacpp_backend`).
+LLAMACPP_BACKENDS = {"nvidia": "CUDA", "amd": "HIP (ROCm)", "intel": "SYCL"}
+
+
+def llamacpp_backend(gpu: Any) -> str | None:
+    """The ggml backend llama.cpp would run ``gpu`` with ('CUDA', 'HIP (ROCm)', 'SYCL'), or None when
+    it has none: Intel Gaudi (catalog ``architecture`` gaudi2, gaudi3) and vendors without one."""
+    if str(getattr(gpu, "architecture", "")).lower().startswith("gaudi"):
+        return None
+    return LLAMACPP_BACKENDS.get(str(getattr(gpu, "vendor", "")).lower())
+
+
 def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     """Refuse a dtype the user chose that ``gpu`` has no hardware support for, located at its key.
 
@@ -1017,10 +1032,13 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     Only keys the entry gives are checked: a default the GPU cannot run is not a contradiction in
     what the user wrote (``planner estimate --gpu`` reports it in its verdict instead).
 
+    An ``engine: llama.cpp`` workload is refused on a GPU llama.cpp has no backend for
+    (:func:`llamacpp_backend`), at the ``engine`` key.
+
     Args:
         workload: the validated workload.
-        gpu: a :class:`planner.catalog.gpus.Gpu` (anything with ``id``, ``architecture``, ``bf16``,
-            ``fp8`` and ``int8``).
+        gpu: a :class:`planner.catalog.gpus.Gpu` (anything with ``id``, ``vendor``, ``architecture``,
+            ``bf16``, ``fp8`` and ``int8``).
         where: the entry the workload was read from (its keys say what the user wrote).
 
     Raises:
@@ -1044,6 +1062,10 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
                    + (["fp8"] if i.weights == "int8" and gpu.fp8 else []) + [half]),
                   ("kv_dtype", i.kv_dtype, i.kv_dtype, [half])]
     engine = workload.infer.engine if workload.infer is not None else "hf"
+    if engine == "llama.cpp" and llamacpp_backend(gpu) is None:
+        raise where.error(f"llama.cpp has no backend for {gpu.id} ({gpu.vendor} {gpu.architecture}): ggml runs on "
+                          "NVIDIA GPUs (CUDA), AMD GPUs (HIP/ROCm), Intel GPUs (SYCL) and CPUs, not on Gaudi",
+                          "engine", "Choose an NVIDIA or AMD GPU for engine: llama.cpp, or another engine.")
     for key, value, dtype, instead in checks:
         feature = dtype_feature(dtype, engine)
         if feature is None or getattr(gpu, feature) or key not in where.data:

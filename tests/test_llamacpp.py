@@ -374,3 +374,35 @@ def test_gaudi_is_refused_for_llamacpp_and_amd_is_not():
     r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
                                   "--gpu", "mi300x"])
     assert r.exit_code == 0 and "fits" in r.output
+
+
+# ----- scenarios: gpu_layers lists ----------------------------------------------------------------------
+
+def _scenario(tmp_path, workload: dict, constraints: dict | None = None):
+    from planner.catalog.loader import load_catalog
+    from planner.plan.scenario import load_scenario
+
+    doc = {"name": "t", "workloads": [{"name": "w", "task": "infer", "engine": "llama.cpp", **workload}]}
+    if constraints:
+        doc["constraints"] = constraints
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    return load_scenario(p, load_catalog())
+
+
+def test_gpu_layers_list_in_a_scenario_is_honoured(tmp_path):
+    # scenarios/README.md documents 'gpu_layers: max (or auto, or a list)' (review F4)
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "gpu_layers": [81, 60, "all", 40]})
+    layers = [v.workload.infer.gpu_layers for v in sc.workloads[0].variants]
+    assert layers == [None, 60, 40]  # 81 = n_layer + 1 and 'all' are the same variant (every layer)
+
+
+def test_gpu_layers_list_with_max_is_refused(tmp_path):
+    from planner.core.errors import ScenarioError
+
+    with pytest.raises(ScenarioError) as info:
+        _scenario(tmp_path, {"model": "llama-3.1-70b", "gpu_layers": ["max", 40]})
+    assert "cannot hold 'max'" in str(info.value)
+    with pytest.raises(ScenarioError) as info:
+        _scenario(tmp_path, {"model": "llama-3.1-70b", "gpu_layers": []})
+    assert "empty list" in str(info.value)

@@ -45,7 +45,8 @@ weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: i
                     where bf16 does not)
 kv_dtype            bf16, fp16, fp8
 gpu_layers          (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
-                    card the most GPU layers that fit; the rest must fit the machine's RAM
+                    card the most GPU layers that fit; the rest must fit the machine's RAM. A
+                    list (``[81, 60, 40]``, ``all`` allowed) tries those counts in its order
 gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
 ==================  ====================================================================
 
@@ -612,7 +613,14 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         # solver keeps the most layers that fit, and the machine's RAM must hold the rest
         return tuple(range(arch.num_hidden_layers + 1, -1, -1)), True
     if key == "gpu_layers":
-        return None
+        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+            for v in value:
+                if isinstance(v, str) and v.strip().lower() in ("max", "auto"):
+                    raise e.error(f"a gpu_layers list cannot hold {v!r}: {v} already means every count from "
+                                  f"{arch.num_hidden_layers + 1} down to 0", key,
+                                  f"Write gpu_layers: {v} alone, or list counts (and 'all').")
+        else:
+            return None  # one count: validated by the workload reader
     if isinstance(value, str) and value == "auto":
         if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
                                                 or e.data.get("load_in_8bit") is True):

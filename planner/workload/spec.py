@@ -956,8 +956,8 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                           "--gpu-layers max' finds the most that fit, and a scenario may write gpu_layers: max.")
     else:
         gpu_layers = entry.int("gpu_layers", None, min=0, max=10_000)
-        if gpu_layers is not None and gpu_layers > L + 1:
-            gpu_layers = None  # llama.cpp clamps -ngl 999 to every layer
+        if gpu_layers is not None and gpu_layers >= L + 1:
+            gpu_layers = None  # every layer: llama.cpp clamps -ngl 999 to n_layer + 1
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=256)
     gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",

@@ -406,3 +406,58 @@ def test_gpu_layers_list_with_max_is_refused(tmp_path):
     with pytest.raises(ScenarioError) as info:
         _scenario(tmp_path, {"model": "llama-3.1-70b", "gpu_layers": []})
     assert "empty list" in str(info.value)
+
+
+# ----- scenarios: weights and kv_dtype auto with llama.cpp ------------------------------------------------
+
+def test_weights_and_kv_auto_expand_to_gguf_presets_and_cache_types(tmp_path):
+    from planner.plan.scenario import LLAMACPP_AUTO_VALUES
+
+    sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "weights": "auto", "kv_dtype": "auto"})
+    pairs = [(v.workload.infer.weights, v.workload.infer.kv_dtype) for v in sc.workloads[0].variants]
+    assert pairs[0] == ("Q8_0", "f16")
+    assert {w for w, _ in pairs} == set(LLAMACPP_AUTO_VALUES["weights"])
+    assert {k for _, k in pairs} == {"f16", "q8_0", "q4_0"}
+    # a quantized V cache needs flash attention: without it only f16 remains
+    sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "kv_dtype": "auto", "flash_attention": False})
+    assert [v.workload.infer.kv_dtype for v in sc.workloads[0].variants] == ["f16"]
+
+
+def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp_path):
+    # review F2 scenario B: BF16 only, 'No machine fits', although Q4_K_M (41.3 GiB) fits an A6000
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import plan
+
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "auto"}, {"allowed_gpus": ["rtx-a6000"]})
+    p = plan(sc, load_catalog(), explain=False)
+    assert p.workloads[0].infer.weights == "Q4_K_M"  # Q5_K_M is 46.5 GiB of weights alone
+    assert "weights Q4_K_M" in p.strategies[0]
+    warn = [w for w in p.warnings if "not the first listed" in w]
+    assert len(warn) == 1 and "weights Q8_0" in warn[0] and "fit no allowed machine" in warn[0]
+
+
+def test_kv_auto_tries_the_quantized_caches(tmp_path):
+    # review F3: 70B Q4_K_M at 32k on an A6000 fits with q4_0 KV (42.90 GiB), not with f16 (50.08 GiB)
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import plan
+
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 32768, "kv_dtype": "auto"},
+                   {"allowed_gpus": ["rtx-a6000"]})
+    p = plan(sc, load_catalog(), explain=False)
+    assert p.workloads[0].infer.kv_dtype == "q4_0"
+
+
+def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
+    # on an A6000, 70B Q4_K_M fits whole and Q8_0 only in part: the whole model on the GPU is
+    # reported, although Q8_0 is listed first (its host blocks would be read at RAM bandwidth)
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import plan
+
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": ["Q8_0", "Q4_K_M"], "gpu_layers": "max"},
+                   {"allowed_gpus": ["rtx-a6000"], "max_cards": 1})
+    v = sc.workloads[0].variants
+    assert [x.workload.infer.gpu_layers for x in v[:2]] == [None, None]
+    assert [x.workload.infer.weights for x in v[:2]] == ["Q8_0", "Q4_K_M"]
+    p = plan(sc, load_catalog(), explain=False)
+    assert (p.workloads[0].infer.weights, p.workloads[0].infer.gpu_layers) == ("Q4_K_M", None)
+    assert any("not the first listed" in w and "weights Q8_0" in w for w in p.warnings)

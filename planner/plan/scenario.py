@@ -42,8 +42,10 @@ tp                  training: the degrees that split the heads evenly (as
                     same, descending (a replica uses every card it is given); QLoRA
                     training: 1 only (Transformers/peft do not shard 4-bit layers)
 weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
-                    where bf16 does not)
-kv_dtype            bf16, fp16, fp8
+                    where bf16 does not); engine llama.cpp: the GGUF presets Q8_0, Q6_K, Q5_K_M,
+                    Q4_K_M, IQ4_XS, Q3_K_M (:data:`LLAMACPP_AUTO_VALUES` says why these)
+kv_dtype            bf16, fp16, fp8; engine llama.cpp: f16, q8_0, q4_0 (the quantized ones with
+                    flash attention only)
 gpu_layers          (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
                     card the most GPU layers that fit; the rest must fit the machine's RAM. A
                     list (``[81, 60, 40]``, ``all`` allowed) tries those counts in its order
@@ -60,7 +62,15 @@ Variants are searched with the most GPUs first (training) so that a machine's ca
 Variants are expanded in this key order, the first key varying slowest: training
 ``offload_optimizer``, ``checkpointing``, ``zero``, ``tp``; inference ``weights``, ``kv_dtype``,
 ``tp``. So no offload is preferred over offload, no checkpointing over checkpointing, and a lower
-ZeRO stage over a higher one.
+ZeRO stage over a higher one. With ``gpu_layers: max`` (llama.cpp) the variants that put every layer
+on the GPU come first, in that order, and then those that leave blocks in host RAM, again in that
+order with the most layers first: on a card where Q4_K_M fits whole and Q8_0 only in part, Q4_K_M
+with every layer is reported (host blocks cut decode speed by the ratio of the two bandwidths).
+
+The objective is capex: the solver buys the cheapest machine on which any variant fits and reports
+the first variant that fits there. So a list of weights or KV types lets it buy a cheaper machine
+for a smaller quantization; the plan then warns, naming the first-listed weights and KV type and
+the price of the cheapest machine that runs them. List only the types whose quality you accept.
 
 Constraints (all optional):
 
@@ -155,6 +165,18 @@ AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "checkpointing": ("none", "full"),
     "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
     "kv_dtype": ("bf16", "fp16", "fp8"),
+}
+
+#: What ``auto`` means for ``engine: llama.cpp`` (GGUF presets and llama.cpp KV cache types), in order
+#: of preference. Weights, best first by llama-quantize's own perplexity table (tools/quantize/quantize.cpp
+#: QUANT_OPTIONS, Llama-3-8B: Q8_0 +0.0026, Q6_K +0.0217, Q5_K_M +0.0569, Q4_K_M +0.1754, Q3_K_M +0.6569
+#: ppl; IQ4_XS, 4.25 bits per weight, between Q4_K_M and Q3_K_M): no F16/BF16 (Q8_0 is within 0.003 ppl
+#: at half the bytes) and nothing below Q3_K_M (Q2_K costs +3.5 ppl; list it to allow it). KV cache:
+#: f16 (llama.cpp's default), then q8_0 and q4_0 (a quantized V cache needs flash attention: with
+#: ``flash_attention: false`` those variants are not generated).
+LLAMACPP_AUTO_VALUES: dict[str, tuple[Any, ...]] = {
+    "weights": ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M"),
+    "kv_dtype": ("f16", "q8_0", "q4_0"),
 }
 
 #: Largest tensor-parallel degree ``tp: auto`` considers.
@@ -602,7 +624,7 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
         if key == "tp" and task == "infer":
-            return ((1,), True) if hf_without_tp else (_auto(key, task, arch), True)
+            return ((1,), True) if hf_without_tp else (_auto(key, task, arch, e.data.get("engine")), True)
         return None
     value = e.data[key]
     if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
@@ -628,7 +650,7 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
             return (1,), True
         if hf_without_tp:
             return (1,), True
-        return _auto(key, task, arch), True
+        return _auto(key, task, arch, e.data.get("engine")), True
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         if not value:
             raise e.error("an empty list allows nothing", key, f"List at least one value, or write {key}: auto.")
@@ -643,7 +665,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     return None
 
 
-def _auto(key: str, task: str, arch: Architecture) -> tuple[Any, ...]:
+def _auto(key: str, task: str, arch: Architecture, engine: Any = None) -> tuple[Any, ...]:
+    if engine == "llama.cpp" and key in LLAMACPP_AUTO_VALUES:
+        return LLAMACPP_AUTO_VALUES[key]
     if key == "tp":
         degrees = valid_tp_degrees(arch)
         return degrees if task == "train" else tuple(reversed(degrees))
@@ -677,6 +701,12 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
 
     keys = [k for k, _, _ in choices]
     combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
+    if any(k == "gpu_layers" and auto for k, _, auto in choices):
+        # gpu_layers: max: every variant with all layers on the GPU (in weights, kv_dtype order) before
+        # any that leaves blocks in host RAM, whose decode reads them at RAM bandwidth (an order of
+        # magnitude below a GPU's); then the weights order again, most layers first
+        i_layers, all_layers = keys.index("gpu_layers"), arch.num_hidden_layers + 1
+        combos.sort(key=lambda c: c[i_layers] != all_layers)
     variants: list[Variant] = []
     first_error: dict[tuple[str, Any], InputError] = {}
     used: set[tuple[str, Any]] = set()
@@ -848,6 +878,6 @@ def _extra(e: Entry) -> Extra:
                  price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
 
 
-__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "Network", "Scenario", "ScenarioWorkload",
-           "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver", "scenario_from_mapping",
-           "tp_problem", "valid_tp_degrees"]
+__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "LLAMACPP_AUTO_VALUES", "Network", "Scenario",
+           "ScenarioWorkload", "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver",
+           "scenario_from_mapping", "tp_problem", "valid_tp_degrees"]

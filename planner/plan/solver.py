@@ -946,6 +946,50 @@ def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence
     return out
 
 
+def _precision_of(w: Workload) -> tuple[str, str] | None:
+    """(weights, KV cache type) of an inference workload (KV as 'K/V' when they differ), else None."""
+    i = w.infer
+    if i is None:
+        return None
+    kv = i.kv_dtype if not i.kv_dtype_v else f"{i.kv_dtype}/{i.kv_dtype_v}"
+    return i.weights, kv
+
+
+def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence[Usage | None]) -> list[str]:
+    """Inference workloads that run weights or a KV cache type other than the first their scenario
+    lists: the capex objective buys the cheapest machine on which any listed variant fits, so a
+    list (or ``auto``) lets a smaller quantization decide the purchase. Each warning names what
+    runs, the first-listed pair, and the cheapest machine on which that pair fits (the same check,
+    :func:`planner.plan.candidates.cheapest`, with only that pair's variants), or that none does."""
+    from planner.plan.candidates import cheapest
+
+    out: list[str] = []
+    for w, (sw, u) in enumerate(zip(cs.scenario.workloads, usages)):
+        if u is None or sw.task != "infer":
+            continue
+        first = _precision_of(sw.variants[0].workload)
+        got = _precision_of(u.workload)
+        if first is None or got == first:
+            continue
+        restricted = [list(us) if k != w else [x for x in us if _precision_of(x.workload) == first]
+                      for k, us in enumerate(cs.usages)]
+        row, ck = cheapest(cs.scenario, cs.hardware, restricted)
+        head = (f"{sw.name}: runs weights {got[0]} with a {got[1]} KV cache, not the first listed (weights "
+                f"{first[0]}, KV {first[1]}): the capex objective buys the cheapest machine any listed variant fits "
+                "and reports the first that fits there")
+        if row is None:
+            out.append(head + f"; weights {first[0]} with KV {first[1]} fit no allowed machine")
+            continue
+        a, hw = cs.hardware.arrays, cs.hardware
+        gpu = hw.gpus[int(a["gpu_i"][row])].id
+        plat = hw.platforms[int(a["plat_i"][row])].id
+        usd = float(ck.capex[row])
+        out.append(head + f"; weights {first[0]} with KV {first[1]} need {int(a['cards'][row])} x {gpu} on {plat} "
+                          f"at ${usd:,.2f} (+${usd - float(choice['capex_usd']):,.2f}); list only the types "
+                          "whose quality you accept, or set a budget")
+    return out
+
+
 def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
     """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
     rule of thumb (said with what it costs over the cheapest configuration that holds the host
@@ -995,6 +1039,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
         if w.infer is not None and w.infer.requests_per_hour:
             out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
                        "'planner compare' times the workload and prices the copies of this machine the rate needs")
+    out += _quality_warnings(cs, choice, usages)
     out += _kbit_warnings(cs, choice, workloads, overheads)
     out += _ram_warnings(cs, choice)
     cons = cs.scenario.constraints

@@ -461,3 +461,65 @@ def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
     p = plan(sc, load_catalog(), explain=False)
     assert (p.workloads[0].infer.weights, p.workloads[0].infer.gpu_layers) == ("Q4_K_M", None)
     assert any("not the first listed" in w and "weights Q8_0" in w for w in p.warnings)
+
+
+# ----- MoE decode reads the routed experts its batch uses ---------------------------------------------
+
+def test_expert_read_fraction_is_the_uniform_routing_expectation():
+    from planner.memory.traffic import expert_read_fraction
+
+    assert expert_read_fraction(experts=8, per_token=2, tokens=1) == 0.25  # k / E
+    assert expert_read_fraction(experts=8, per_token=2, tokens=4) == 1 - 0.75 ** 4  # 0.68359375
+    assert expert_read_fraction(experts=128, per_token=8, tokens=256) > 0.99999
+    assert expert_read_fraction(experts=1, per_token=1, tokens=3) == 1.0
+
+
+def _moe(mid):
+    return from_hf_config(_models[mid]["config"])
+
+
+def test_llamacpp_moe_decode_reads_two_of_eight_experts():
+    # review F1: Mixtral Q4_K_M decode read all 8 experts' weights per token (3-5x too slow)
+    from planner.catalog.loader import load_catalog
+    from planner.cost.timing import DEFAULT_MBU, time_workload
+
+    arch = _moe("mixtral-8x7b")
+    gpu = load_catalog().gpu("rtx-a6000")
+    w = _workload(arch, context=4096, tokens_per_request=500)
+    est = estimate(w)
+    jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=2e9)
+    gguf = gguf_weights(arch, "Q4_K_M")
+    experts = sum(b for t, _, b in gguf.tensors if t.experts > 1)
+    gpu_weights = est.extra["llamacpp_weights_gpu_bytes"]
+    read = gpu_weights - experts + experts * 2 / 8
+    assert 0.25 * gpu_weights < read < 0.4 * gpu_weights  # experts are ~96 % of Mixtral's bytes
+    kv = est.extra["kv_bytes_per_token"] * (3596 + 250)  # mean KV length: prompt 3,596 + 500 / 2
+    step = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
+    prefill = 2 * arch.active_parameters * 3596 / (gpu.bf16_tflops * 1e12 * 0.4)
+    assert jt.tokens_per_s == pytest.approx(500 / (prefill + 500 * step), rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "hf"])
+def test_other_engines_moe_decode_reads_the_active_experts(engine):
+    # the same shared cost model: Qwen3-30B-A3B runs 8 of 128 experts per token
+    from planner.catalog.loader import load_catalog
+    from planner.cost.timing import DEFAULT_MBU, time_workload
+    from planner.memory.quant import weight_bytes
+    from planner.workload.spec import workload_from_mapping
+
+    arch = _moe("qwen3-30b-a3b")
+    gpu = load_catalog().gpu("h100-sxm")
+    w = workload_from_mapping({"model": "m", "task": "infer", "engine": engine, "weights": "bf16", "context": 4096,
+                               "concurrency": 4}, lambda name, entry: (name, "test", arch))
+    est = estimate(w)
+    jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=2e9)
+    total = weight_bytes(arch, "bf16").total
+    experts = 2 * arch.expert_parameters  # bf16 experts
+    share = 1 - (1 - 8 / 128) ** 4
+    read = total - experts + experts * share
+    kv = 4 * est.extra["kv_bytes_per_token"] * 2048  # no tokens_per_request: half the context
+    mem_s = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
+    comp_s = 2 * arch.active_parameters * 4 / (gpu.bf16_tflops * 1e12 * 0.4)
+    # 0.2 %: the planner counts each expert's router row (2,048 values per layer) with the expert
+    assert jt.tokens_per_s == pytest.approx(4 / max(mem_s, comp_s), rel=2e-3)
+    assert "routed experts" in jt.lines[0]

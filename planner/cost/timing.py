@@ -31,7 +31,10 @@ differ by the 8/6 factor only when checkpointing). Defaults per recipe are in
 Inference (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2): a decode
 step reads every weight once for the whole batch and each sequence's KV cache, so at small
 batches its time is bytes read / memory bandwidth; it also needs 2 x P FLOPs per generated
-token, which bounds it at large batches. A step takes the larger of the two times. Prefill
+token, which bounds it at large batches. A mixture of experts reads only the routed experts its
+batch uses: of a layer's E experts, a step of B sequences reads E x (1 - (1 - k/E)^B) on average
+under uniform routing (planner.memory.traffic), k at B = 1, so Mixtral at batch 1 reads 2 of its 8
+experts per layer and the rest of the model in full. A step takes the larger of the two times. Prefill
 costs 2 x P FLOPs per prompt token and is compute bound. Bandwidth achieved is peak x MBU
 (model bandwidth utilization): :data:`DEFAULT_MBU`.
 
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from planner.memory.traffic import decode_weight_read, expert_read_fraction, moe_expert_bytes
 from planner.workload.recipes import RECIPES
 
 SECONDS_PER_HOUR = 3600.0
@@ -417,7 +421,19 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         mean_kv = prompt + gen / 2
         what = f"mean KV length = prompt {prompt:,} + {gen:,} generated / 2"
     bw = gpu.memory_bandwidth_bytes_per_s
-    mem_s, comp_s = decode_step_seconds(weight_bytes=weights, kv_bytes_per_token=kv_tok, kv_tokens=mean_kv,
+    # a mixture of experts reads only the routed experts its c tokens use (planner.memory.traffic)
+    E, k = arch.num_local_experts, arch.num_experts_per_tok
+    if i.engine == "llama.cpp":
+        experts_gpu = float(est.extra.get("llamacpp_expert_gpu_bytes", 0))
+    else:
+        experts_gpu = float(moe_expert_bytes(arch, i.weights, group_size=i.group_size, tp=tp))
+    experts_gpu = min(experts_gpu, weights)
+    share = expert_read_fraction(experts=E, per_token=k, tokens=c) if arch.is_moe else 1.0
+    read = decode_weight_read(weight_bytes=weights, expert_bytes=experts_gpu, experts=E, per_token=k, tokens=c)
+    read_text = (f"{weights:,.0f} B weights" if not arch.is_moe else
+                 f"{read:,.0f} B of the {weights:,.0f} B weights (routed experts {experts_gpu:,.0f} B x "
+                 f"{share:.4f} = 1 - (1 - {k}/{E})^{c}, the expected share {c} token(s) use)")
+    mem_s, comp_s = decode_step_seconds(weight_bytes=read, kv_bytes_per_token=kv_tok, kv_tokens=mean_kv,
                                         concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
                                         tflops=tflops, mfu=mfu)
     host_line = ""
@@ -428,18 +444,23 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         L = arch.num_hidden_layers
         host_share = 1 - est.extra["llamacpp_gpu_blocks"] / L
         kv_gpu_tok = kv_tok * (1 - host_share)
-        mem_s, comp_s = decode_step_seconds(weight_bytes=weights, kv_bytes_per_token=kv_gpu_tok, kv_tokens=mean_kv,
+        mem_s, comp_s = decode_step_seconds(weight_bytes=read, kv_bytes_per_token=kv_gpu_tok, kv_tokens=mean_kv,
                                             concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
                                             tflops=tflops, mfu=mfu)
         hbw = host_bw or DEFAULT_HOST_BANDWIDTH
-        host_read = est.extra["llamacpp_host_block_bytes"] + c * kv_tok * host_share * mean_kv
+        host_blocks = float(est.extra["llamacpp_host_block_bytes"])
+        host_weights = decode_weight_read(weight_bytes=host_blocks,
+                                          expert_bytes=min(float(est.extra.get("llamacpp_expert_host_bytes", 0)),
+                                                           host_blocks),
+                                          experts=E, per_token=k, tokens=c)
+        host_read = host_weights + c * kv_tok * host_share * mean_kv
         host_s = host_read / (hbw * HOST_MBU)
         mem_s += host_s
         host_line = (f"; + host RAM: {host_read:,.0f} B of the {L - est.extra['llamacpp_gpu_blocks']} blocks in RAM "
                      f"and their KV / ({hbw / 1e9:,.1f} GB/s{'' if host_bw else ' (assumed dual-channel DDR5-4800)'} "
                      f"x {HOST_MBU:g}) = {host_s * 1e3:.3f} ms, added")
     step = max(mem_s, comp_s)
-    lines = [f"decode step (per GPU) = max(memory {weights:,.0f} B weights + {c} seq x {kv_tok:,.0f} B/token x "
+    lines = [f"decode step (per GPU) = max(memory {read_text} + {c} seq x {kv_tok:,.0f} B/token x "
              f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}){host_line} = {mem_s * 1e3:.3f} ms, "
              f"compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = {comp_s * 1e3:.3f} ms)"
              f" = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]

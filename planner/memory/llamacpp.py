@@ -396,11 +396,15 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
                            + (f" x {node} replicas" if node > 1 else ""),
                            "llama.cpp src/llama-context.cpp output_reserve"))
     kv_tok = kv_layer_bytes(arch, type_k=s["type_k"], type_v=s["type_v"], cells=1) * arch.num_hidden_layers
+    # routed-expert tensors (ffn_*_exps) by device: a decode step reads only the experts its tokens use
+    experts_gpu = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and place.block_on_gpu(t.layer))
+    experts_host = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and not place.block_on_gpu(t.layer))
     extra = {"kv_bytes_per_token": kv_tok, "llamacpp_gpu_layers": place.gpu_layers,
              "llamacpp_gpu_blocks": place.gpu_blocks, "llamacpp_max_gpu_layers": place.n_layer + 1,
              "llamacpp_file_bytes": ws.total, "llamacpp_weights_gpu_bytes": ws.gpu,
              "llamacpp_weights_host_bytes": ws.host, "llamacpp_kv_gpu_bytes": kv.gpu,
              "llamacpp_kv_host_bytes": kv.host, "llamacpp_n_ctx": kv.full_cells, "llamacpp_n_ubatch": cb.tokens,
+             "llamacpp_expert_gpu_bytes": experts_gpu, "llamacpp_expert_host_bytes": experts_host,
              "llamacpp_host_block_bytes": ws.host - ws.weights.role_bytes("token_embd")
              - ws.weights.role_bytes("position")}
     notes = [f"llama.cpp: {place.text()} (n_gpu_layers {place.gpu_layers}; the output layer is offloaded first, "

@@ -259,10 +259,17 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
       the mask and :data:`MLP_FF_ROWS` outputs of n_ff x T (an MoE block's k experts per token);
       (c) the output layer: the logits n_vocab x T. The row counts are measured (their docstring).
     - With blocks in host memory, ggml-cuda runs their matrix products on the GPU anyway when the
-      batch has >= 32 tokens (``offload_op``), and the scheduler copies each such split's inputs, the
-      block's weights and its KV cache, into the GPU compute buffer for the split: the largest host
-      block's weights and KV are added. This term is the scheduler's mechanism, not checked against
-      a measurement.
+      batch has >= 32 tokens (``offload_op``), and the scheduler copies each such op's host weight
+      into the GPU compute buffer as an input of its split. It starts a new split at every weight on
+      another backend, "by starting a new split, the memory of the previously offloaded weights can
+      be reused" (ggml/src/ggml-backend.cpp ``ggml_backend_sched_split_graph``), and ggml-alloc frees
+      a split input once its one consumer has run, so one host weight is live at a time, beside that
+      phase's activations: the largest host attention weight is added to the attention phase, the
+      largest host MLP weight (an MoE layer's whole expert tensor, as the copy is allocated whole) to
+      the MLP phase, and the K and V of one host layer, which a GPU cannot read from a CPU buffer, to
+      the attention phase (assumed copied in with it). With the output layer on the CPU, its weight
+      is added to the logits phase. Checked against one published partial-offload log
+      (tests/test_llamacpp.py: Qwen3-Coder-30B-A3B, -ngl 26, 163 MiB logged against 150 MiB here).
     """
     h, f, V = arch.hidden_size, arch.intermediate_size, arch.vocab_size
     n_ctx, n_kv = kv.full_cells, kv.seq_cells or kv.full_cells
@@ -283,24 +290,33 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     mlp_text = (f"MLP: mask + {MLP_FF_ROWS} x {f'{k} experts x ' if arch.is_moe else ''}n_ff {f:,} x {T:,} x 4 B "
                 f"+ {MLP_ROWS - 1} rows")
     out = V * T * ACT_BYTES + (OUT_ROWS - 1) * row
-    parts = {"attention": attn, "mlp": mlp, "output": out}
-    gpu = max(parts.values())
-    text = (f"max(attention {attn / 2**20:,.2f} MiB (mask + {ATTN_ROWS - 1} rows of n_embd and {ATTN_KV_ROWS} of "
-            f"n_embd_k_gqa x {T:,} tokens x 4 B"
-            + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B") + "), "
-            f"{mlp_text} {mlp / 2**20:,.2f} MiB, output: logits n_vocab {V:,} x {T:,} x 4 B + {OUT_ROWS - 1} row "
-            f"{out / 2**20:,.2f} MiB)")
+    attn_text = (f"attention (mask + {ATTN_ROWS - 1} rows of n_embd and {ATTN_KV_ROWS} of n_embd_k_gqa x {T:,} "
+                 "tokens x 4 B" + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B"))
+    out_text = f"output: logits n_vocab {V:,} x {T:,} x 4 B + {OUT_ROWS - 1} row"
     host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
     if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
-        per_block = max(weights.weights.layer_bytes(i) for i in host_blocks)
-        kv_block = max(kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx), 0)
-        gpu += per_block + kv_block
-        text += (f" + one host block's weights {per_block / 2**20:,.2f} MiB and KV {kv_block / 2**20:,.2f} MiB "
-                 f"copied in for its matrix products (ggml-cuda offload_op, batch {T} >= 32)")
+        # one host weight at a time in its own split (ggml_backend_sched_split_graph), beside its phase
+        host_w = [(t, b) for t, _, b in weights.weights.tensors
+                  if t.layer in host_blocks and t.quantizable]
+        attn_w = max((b for t, b in host_w if t.role.startswith("attn")), default=0)
+        mlp_w = max((b for t, b in host_w if not t.role.startswith("attn")), default=0)
+        kv_host = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx)
+        attn += max(attn_w, 0) + kv_host
+        mlp += mlp_w
+        attn_text += (f" + the largest host attention weight {attn_w / 2**20:,.2f} MiB and one host layer's K and V "
+                      f"{kv_host / 2**20:,.2f} MiB copied in")
+        mlp_text += f" + the largest host MLP weight {mlp_w / 2**20:,.2f} MiB copied in"
     if not place.output_on_gpu and T >= OP_OFFLOAD_MIN_BATCH:
         head = weights.weights.role_bytes("output") or weights.weights.role_bytes("token_embd")
-        gpu += head
-        text += f" + output.weight {head / 2**20:,.2f} MiB copied in for the logits (offload_op)"
+        out += head
+        out_text += f" + output.weight {head / 2**20:,.2f} MiB copied in"
+    parts = {"attention": attn, "mlp": mlp, "output": out}
+    gpu = max(parts.values())
+    text = (f"max({attn_text}) {attn / 2**20:,.2f} MiB, {mlp_text} {mlp / 2**20:,.2f} MiB, {out_text} "
+            f"{out / 2**20:,.2f} MiB)")
+    if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
+        text += (f"; host blocks' matrix products run on the GPU for batches of >= {OP_OFFLOAD_MIN_BATCH} tokens "
+                 "(ggml-cuda offload_op), one weight copied in at a time")
     return ComputeBuffers(gpu, host, text, host_text, T)
 
 

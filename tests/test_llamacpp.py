@@ -551,3 +551,18 @@ def test_partial_offload_adds_one_host_weight_not_a_block():
     cb = {e: next(c.bytes for c in x.components if c.name == "compute buffer (llama.cpp graph)")
           for e, x in (("full", full), ("part", part))}
     assert cb["full"] == cb["part"] == round(258.50 * MiB)
+
+
+def test_quantized_kv_with_flash_attention_counts_the_f16_copy_in_the_cuda_pool():
+    # review F8: launch_fattn (fattn-common.cuh) converts a quantized layer's K and V to F16 in the
+    # ggml-cuda pool for prompt batches: 131,072 cells x 1,024 values x 2 B x 2 = 512 MiB for 8B
+    name = "flash-attention F16 copy of the quantized KV (ggml-cuda pool)"
+
+    def copy(**keys):
+        est = estimate(_workload(LLAMA31_8B, context=131072, **keys))
+        return sum(c.bytes for c in est.components if c.name == name)
+
+    assert copy(kv_dtype="q8_0") == copy(kv_dtype="q4_0") == 512 * MiB
+    assert copy(kv_dtype="q8_0", kv_dtype_v="f16") == 256 * MiB  # only K is converted
+    assert copy(kv_dtype="f16") == 0
+    assert copy(kv_dtype="q8_0", gpu_layers=0) == 0  # no attention on the GPU

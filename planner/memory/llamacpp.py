@@ -320,6 +320,27 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     return ComputeBuffers(gpu, host, text, host_text, T)
 
 
+def fa_f16_copy_bytes(arch: Architecture, kv: KvSplit, place: Placement, *, flash_attention: bool, type_k: str,
+                      type_v: str) -> int:
+    """Bytes of the F16 copy of a quantized K/V cache that ggml-cuda's flash attention makes in its
+    memory pool for prompt batches.
+
+    ``launch_fattn`` (ggml/src/ggml-cuda/fattn-common.cuh, ggml-org/llama.cpp commit 7c95e797)
+    allocates ``K_f16`` / ``V_f16`` of ``ggml_nelements(K)`` halves from the device's pool and
+    converts the layer's K (and V) to F16 when the kernel needs F16 (``need_f16_K``/``_V``: the tile,
+    WMMA and MMA kernels that prompt batches use; the vector kernel of single-token decode reads
+    q8_0/q4_0 directly). The view spans every cell a batch attends to, at worst all n_ctx cells of
+    a full-attention layer, so the pool grows to n_ctx x n_embd_k_gqa x 2 B for K plus the same
+    for V, for each of the two that is quantized; the pool keeps its peak (it is not returned). 0
+    without flash attention, with 16/32-bit caches, or with no layer on the GPU.
+    """
+    if not flash_attention or place.gpu_blocks == 0:
+        return 0
+    d = arch.num_key_value_heads * arch.head_dim
+    quantized = [t for t in (type_k, type_v) if GGML_TYPES[t].block > 1]
+    return len(quantized) * kv.full_cells * d * 2
+
+
 LLAMACPP_SRC = "llama.cpp src/llama-model.cpp load_tensors (i_gpu_start), commit 0c1e5709"
 KV_SRC = "llama.cpp src/llama-kv-cache.cpp (per-layer K/V, ggml_row_size x cells), src/llama-context.cpp (n_ctx pad 256)"
 COMPUTE_SRC = ("llama.cpp src/llama-context.cpp sched_reserve (worst-case ubatch); ggml-backend.c scheduler; "
@@ -388,6 +409,15 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
     comps.append(Component("KV cache (GPU layers)", GPU, kv.gpu, kv_text + f"; {place.gpu_blocks} layers on the GPU",
                            KV_SRC))
     comps.append(Component("compute buffer (llama.cpp graph)", GPU, cb.gpu, cb.gpu_text, COMPUTE_SRC))
+    fa16 = fa_f16_copy_bytes(arch, kv, place, flash_attention=s["flash_attention"], type_k=s["type_k"],
+                             type_v=s["type_v"])
+    if fa16:
+        which = " and ".join(n for n, t in (("K", s["type_k"]), ("V", s["type_v"])) if GGML_TYPES[t].block > 1)
+        comps.append(Component("flash-attention F16 copy of the quantized KV (ggml-cuda pool)", GPU, fa16,
+                               f"{which} of one layer converted to F16 for prompt batches: n_ctx {kv.full_cells:,} "
+                               f"cells x n_embd_k_gqa {arch.num_key_value_heads * arch.head_dim:,} x 2 B each",
+                               "ggml/src/ggml-cuda/fattn-common.cuh launch_fattn (K_f16/V_f16 from the pool), "
+                               "commit 7c95e797"))
     comps += runtime_components(overheads, gpus=1)
     node = w.node_gpus
     comps.append(Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)",

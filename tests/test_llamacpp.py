@@ -566,3 +566,27 @@ def test_quantized_kv_with_flash_attention_counts_the_f16_copy_in_the_cuda_pool(
     assert copy(kv_dtype="q8_0", kv_dtype_v="f16") == 256 * MiB  # only K is converted
     assert copy(kv_dtype="f16") == 0
     assert copy(kv_dtype="q8_0", gpu_layers=0) == 0  # no attention on the GPU
+
+
+def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
+    # review F9: 70B Q4_K_M, 40 GPU layers on an RTX 4090, a 7,692-token prompt: each of the
+    # ceil(7,692 / 512) = 16 ubatches copies the 41 host blocks' weights over PCIe before their matmuls
+    from planner.catalog.loader import load_catalog
+    from planner.cost.timing import PCIE_EFFICIENCY, time_workload
+
+    arch = from_hf_config(_models["llama-3.1-70b"]["config"])
+    gpu = load_catalog().gpu("rtx-4090")
+    w = _workload(arch, context=8192, gpu_layers=40, tokens_per_request=500)
+    est = estimate(w)
+    per_lane = 1.969e9  # PCIe 4.0, one direction
+    jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=per_lane)
+    compute = 2 * arch.parameters * 7692 / (gpu.bf16_tflops * 1e12 * 0.4)
+    upload = 16 * est.extra["llamacpp_host_block_bytes"] / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
+    assert 10 < upload < 16  # about 0.8 s per ubatch
+    line = next(x for x in jt.lines if x.startswith("prefill"))
+    assert f"= {compute + upload:.3f} s" in line and "16 ubatches" in line
+    # every layer on the GPU: nothing to upload
+    full = _workload(arch, context=8192, tokens_per_request=500)
+    jt = time_workload(workload=full, estimate=estimate(full), gpu=load_catalog().gpu("h100-sxm"), gpu_count=1,
+                       pcie_per_lane_bytes_per_s=per_lane)
+    assert "PCIe upload" not in next(x for x in jt.lines if x.startswith("prefill"))

@@ -48,7 +48,8 @@ at least the BOS token), so tokens_per_request must be below the context: the re
 
 Offload: bytes moved between host and GPU each step cross the card's PCIe link at
 per-lane rate x lanes x :data:`PCIE_EFFICIENCY`; this time is added to compute (no overlap
-assumed, so it is an upper bound).
+assumed, so it is an upper bound). llama.cpp with blocks in host RAM uploads those blocks'
+weights for every prompt ubatch (:func:`llamacpp_prefill_upload`), added to the prefill.
 """
 
 from __future__ import annotations
@@ -321,7 +322,8 @@ def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_byte
     lanes = pcie_lanes or gpu.pcie_lanes
     if workload.task == "train":
         return _time_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes, mfu)
-    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu, host_bandwidth_bytes_per_s)
+    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu, host_bandwidth_bytes_per_s,
+                           pcie_bytes_per_s(per_lane_bytes_per_s=pcie_per_lane_bytes_per_s, lanes=lanes))
 
 
 def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_override: float | None) -> JobTime:
@@ -392,8 +394,30 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
                    transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
 
 
+def llamacpp_prefill_upload(est, arch, prompt_tokens: int) -> tuple[int, float, int]:
+    """PCIe bytes a llama.cpp prefill uploads for its host blocks: (ubatches, bytes per ubatch, tokens
+    per ubatch).
+
+    A prompt is processed in ubatches of n_ubatch tokens; for each ubatch of >= 32 tokens ggml-cuda
+    runs the host blocks' matrix products on the GPU (``offload_op``), and the scheduler copies each
+    host weight to the GPU before its split runs (ggml/src/ggml-backend.cpp
+    ``ggml_backend_sched_compute_splits``), waiting for the GPU to finish with the previous copy, so
+    copies and compute do not overlap. For ``MUL_MAT_ID`` it copies only the experts the ubatch's
+    tokens use ("copying only the experts that are used"): the expert tensors x the expected share
+    (planner.memory.traffic, B = the ubatch's tokens). (0, 0, T) without host blocks or below 32 tokens.
+    """
+    host = float(est.extra.get("llamacpp_host_block_bytes", 0) or 0)
+    T = int(est.extra.get("llamacpp_n_ubatch", 512) or 512)
+    if not host or T < 32 or prompt_tokens <= 0:
+        return 0, 0.0, T
+    experts = min(float(est.extra.get("llamacpp_expert_host_bytes", 0)), host)
+    per = decode_weight_read(weight_bytes=host, expert_bytes=experts, experts=arch.num_local_experts,
+                             per_token=arch.num_experts_per_tok, tokens=T)
+    return -(-prompt_tokens // T), per, T
+
+
 def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
-                    host_bw: float | None = None) -> JobTime:
+                    host_bw: float | None = None, pcie_bw: float | None = None) -> JobTime:
     i = w.infer
     arch = w.architecture
     tp = i.tp
@@ -472,12 +496,21 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
     lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
                     "prompt (assumed: the rest of the context; the workload gives no prompt length)")
     pre_s = prefill_seconds(params=params_gpu, tokens=prompt * c, tflops=tflops, mfu=mfu)
+    upload_line = ""
+    if i.engine == "llama.cpp" and pcie_bw:
+        n_ub, per_ub, T = llamacpp_prefill_upload(est, arch, prompt * c)
+        if n_ub:
+            up_s = n_ub * per_ub / pcie_bw
+            upload_line = (f"; + PCIe upload of the host blocks' weights for each of the {n_ub:,} ubatches of "
+                           f"{T:,} tokens: {n_ub:,} x {per_ub:,.0f} B / {pcie_bw / 1e9:,.2f} GB/s = {up_s:.3f} s "
+                           "(copies and compute serialized)")
+            pre_s += up_s
     batch_s = pre_s + gen * step
     per_request = batch_s / (c * replicas)
     tps = gen / per_request
     capacity = SECONDS_PER_HOUR / per_request
     lines.append(f"prefill of {c} x {prompt:,} prompt tokens = 2 x {params_gpu:,.0f} x {c * prompt:,} / "
-                 f"({tflops:g} TFLOPS x MFU {mfu:g}) = {pre_s:.3f} s")
+                 f"({tflops:g} TFLOPS x MFU {mfu:g}){upload_line} = {pre_s:.3f} s")
     lines.append(f"batch of {c} requests = {pre_s:.3f} s + {gen:,} steps x {step * 1e3:.3f} ms = {batch_s:.3f} s; "
                  f"{replicas} replica(s) -> {per_request:.4f} machine-s per request, {capacity:,.0f} requests/h, "
                  f"{tps:,.1f} generated tokens/s")

@@ -590,3 +590,18 @@ def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
     jt = time_workload(workload=full, estimate=estimate(full), gpu=load_catalog().gpu("h100-sxm"), gpu_count=1,
                        pcie_per_lane_bytes_per_s=per_lane)
     assert "PCIe upload" not in next(x for x in jt.lines if x.startswith("prefill"))
+
+
+# ----- gpt-oss: the experts stay MXFP4 ------------------------------------------------------------------
+
+def test_gpt_oss_ggufs_keep_mxfp4_experts_as_the_published_files_do():
+    # review F12: ggml-org's gpt-oss-20b MXFP4_MOE GGUF 12.1 GB; unsloth's F16 13.8 GB and Q4_K_M 11.6 GB
+    # (Hugging Face file sizes, GB = 1e9 B); a bf16 conversion is 13.8G (danbev/learning-ai
+    # notes/llama.cpp/gpt-oss.md). Before, F16 came to 41.8 GB and Q4_K_M to 15.8 GB (experts requantized).
+    arch = _moe("gpt-oss-20b")
+    for preset, gb in (("MXFP4_MOE", 12.1), ("F16", 13.8), ("BF16", 13.8), ("Q4_K_M", 11.6)):
+        assert round(gguf_weights(arch, preset).total / 1e9, 1) == gb, preset
+    w = _workload(arch)
+    assert w.infer.weights == "MXFP4_MOE"  # the default for an MXFP4 checkpoint
+    est = estimate(_workload(arch, weights="Q4_K_M"))
+    assert any("stay MXFP4" in n for n in est.notes)

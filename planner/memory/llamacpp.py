@@ -458,6 +458,10 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
              f"({ws.weights.bits_per_weight:.2f} bits per weight).",
              "While loading with mmap (the default) the kernel also pages in the GPU layers' part of the file "
              f"({(ws.total - ws.host) / gib:,.2f} GiB of page cache it can reclaim; not counted as a need)."]
+    if preset != "MXFP4_MOE" and any(t.source == "MXFP4" for t, _, _ in ws.weights.tensors):
+        notes.append(f"The checkpoint's MoE experts are MXFP4 and stay MXFP4 in the GGUF (as convert_hf_to_gguf.py "
+                     f"writes them); {preset} applies to the other tensors, as in the published gpt-oss files "
+                     "(llama-quantize itself refuses to requantize MXFP4 without --allow-requantize).")
     if place.gpu_blocks < place.n_layer:
         notes.append("Blocks in host RAM: decode reads them from RAM at the platform's memory bandwidth; prompt "
                      "batches of >= 32 tokens copy their weights to the GPU for the matrix products.")

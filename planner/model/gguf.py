@@ -173,7 +173,8 @@ class GgufTensor:
         experts: matrices stacked in the tensor (MoE expert tensors; 1 otherwise).
         quantizable: llama-quantize may change its type (2-D or more, a weight, not a norm, router
             or position embedding).
-        source: the type the converter wrote: 'F32' or 'float' (the file's float type).
+        source: the type the converter wrote: 'F32', 'float' (the file's float type) or 'MXFP4' (the
+            experts of an MXFP4 checkpoint, written as they are).
     """
 
     name: str
@@ -225,6 +226,16 @@ def _rope_factor_values(arch: Architecture) -> int:
     return 0
 
 
+def mxfp4_checkpoint(arch: Architecture) -> bool:
+    """The checkpoint stores its MoE experts in MXFP4 (``quantization_config.quant_method: mxfp4``,
+    as gpt-oss ships): convert_hf_to_gguf.py writes those expert tensors to the GGUF in MXFP4 as they
+    are, whatever ``--outtype``, and only the other tensors in the float type (a bf16 conversion of
+    gpt-oss-20b is 13.8 GB, not the 41.8 GB of an all-16-bit file: danbev/learning-ai
+    notes/llama.cpp/gpt-oss.md, "n_tensors = 459, total_size = 13.8G")."""
+    q = arch.extra.get("quantization_config")
+    return arch.is_moe and isinstance(q, Mapping) and str(q.get("quant_method", "")).lower() == "mxfp4"
+
+
 def gguf_tensors(arch: Architecture) -> list[GgufTensor]:
     """The tensors of ``arch``'s GGUF file, in llama-quantize's order (outside the blocks first, then
     block by block).
@@ -233,8 +244,10 @@ def gguf_tensors(arch: Architecture) -> list[GgufTensor]:
     and layer; GPT-OSS's interleaved gate_up is split into gate and up, as the converter does);
     norms (counted from :meth:`Architecture.param_counts`), biases, the router and rotary factors
     are F32. Module names the table does not know are kept, as role 'other' (quantized with the
-    preset's default type).
+    preset's default type). The experts of an MXFP4 checkpoint (:func:`mxfp4_checkpoint`) have
+    source 'MXFP4'.
     """
+    expert_source = "MXFP4" if mxfp4_checkpoint(arch) else "float"
     h, L = arch.hidden_size, arch.num_hidden_layers
     out: list[GgufTensor] = [GgufTensor("token_embd.weight", TOKEN_EMBD, -1, h, arch.vocab_size)]
     if arch.learned_positions:
@@ -282,7 +295,8 @@ def gguf_tensors(arch: Architecture) -> list[GgufTensor]:
                 parts = [(FFN_GATE, m.out_features // 2), (FFN_UP, m.out_features // 2)]
             for r, rows in parts:
                 name = p + (r if role != OTHER else stem) + suffix
-                out.append(GgufTensor(name + ".weight", r, i, m.in_features, rows, experts))
+                out.append(GgufTensor(name + ".weight", r, i, m.in_features, rows, experts,
+                                      source=expert_source if experts > 1 else "float"))
                 if m.bias:
                     out.append(GgufTensor(name + ".bias", "bias", i, rows * experts, quantizable=False, source="F32"))
     return out
@@ -488,6 +502,14 @@ def tensor_types(arch: Architecture, preset: str, *, imatrix: bool | None = None
             It changes the mix of IQ3_XXS, IQ4_NL, IQ4_XS, Q4_0 and Q5_0.
         float_type: the converted file's float type, kept by 2-D tensors llama-quantize does not touch.
 
+    Expert tensors that the converter wrote in MXFP4 (an MXFP4 checkpoint such as gpt-oss) stay
+    MXFP4 under every preset. llama-quantize would give them the preset's type, but an MXFP4 source
+    is already quantized and it stops with "requantizing from type mxfp4 is disabled" unless
+    ``--allow-requantize`` (src/llama-quant.cpp ``llama_model_quantize_impl``, commit 007dbbf3);
+    under MXFP4_MOE the target is MXFP4 and nothing is requantized. The gpt-oss GGUFs people run
+    keep the experts in MXFP4 (ggml-org's MXFP4_MOE, 12.1 GB for 20b; unsloth's F16 13.8 GB and
+    Q4_K_M 11.6 GB, made with per-tensor type overrides), so the preset applies to the other tensors.
+
     Raises:
         KeyError: unknown preset.
         ValueError: a tensor whose rows no type of the preset can store (no fallback).
@@ -505,10 +527,11 @@ def tensor_types(arch: Architecture, preset: str, *, imatrix: bool | None = None
             out.append((t, "F32" if t.source == "F32" else float_type))
             continue
         if not quantized_default:
-            out.append((t, default))
+            out.append((t, "MXFP4" if t.source == "MXFP4" else default))
             continue
         chosen = _choose(preset, t, facts, n_wv, counters, imatrix)
-        out.append((t, _fallback(chosen, t.ne0, t.name)))
+        # an MXFP4 source tensor stays MXFP4 (see the docstring); the counters still advance
+        out.append((t, "MXFP4" if t.source == "MXFP4" else _fallback(chosen, t.ne0, t.name)))
     return out
 
 

@@ -909,7 +909,8 @@ def weights_feature_dtype(i: Inference) -> str:
 def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
     """The options of an ``engine: llama.cpp`` workload (what llama-server and Ollama run).
 
-    ``weights`` names a GGUF preset (default Q4_K_M, what Ollama's library tags serve), ``kv_dtype``
+    ``weights`` names a GGUF preset (default Q4_K_M, what Ollama's library tags serve; MXFP4_MOE for an
+    MXFP4 checkpoint such as gpt-oss, whose experts every GGUF keeps in MXFP4), ``kv_dtype``
     the K cache type and ``kv_dtype_v`` the V cache type (default f16 both), ``gpu_layers`` the
     layers on the GPU (an integer, or 'all'; default all), ``max_num_batched_tokens`` the physical
     batch n_ubatch (default 512). A replica runs on one GPU: llama.cpp's multi-GPU splits are not
@@ -923,7 +924,8 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                             "flash_attention: false.")):
         if key in entry.data:
             raise entry.error(f"{key} does nothing with engine llama.cpp: it is {why}", key, hint)
-    raw = entry.str("weights", "Q4_K_M")
+    # an MXFP4 checkpoint (gpt-oss) converts with MXFP4 experts: MXFP4_MOE is the file ggml-org ships
+    raw = entry.str("weights", "MXFP4_MOE" if checkpoint_format(arch)[0] == "mxfp4" else "Q4_K_M")
     weights = raw.strip().upper()
     if weights not in LLAMACPP_WEIGHTS:
         from planner.core.errors import did_you_mean

@@ -242,7 +242,7 @@ def test_bad_llamacpp_options_are_refused_at_their_key():
     e = _error(kv_dtype="q4_0", flash_attention=False)
     assert "needs flash attention" in str(e)
     e = _error(tp=2)
-    assert "one GPU per replica" in str(e)
+    assert "whole layers (--split-mode layer)" in str(e) and "gpus: 2" in str(e)
     e = _error(gpu_layers="max")
     assert "planner fit" in str(e)
     e = _error(attention="eager")
@@ -393,7 +393,7 @@ def _scenario(tmp_path, workload: dict, constraints: dict | None = None):
 def test_gpu_layers_list_in_a_scenario_is_honoured(tmp_path):
     # scenarios/README.md documents 'gpu_layers: max (or auto, or a list)' (review F4)
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "gpu_layers": [81, 60, "all", 40]})
-    layers = [v.workload.infer.gpu_layers for v in sc.workloads[0].variants]
+    layers = [v.workload.infer.gpu_layers for v in sc.workloads[0].variants if v.workload.tp == 1]
     assert layers == [None, 60, 40]  # 81 = n_layer + 1 and 'all' are the same variant (every layer)
 
 
@@ -414,13 +414,14 @@ def test_weights_and_kv_auto_expand_to_gguf_presets_and_cache_types(tmp_path):
     from planner.plan.scenario import LLAMACPP_AUTO_VALUES
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "weights": "auto", "kv_dtype": "auto"})
-    pairs = [(v.workload.infer.weights, v.workload.infer.kv_dtype) for v in sc.workloads[0].variants]
+    pairs = [(v.workload.infer.weights, v.workload.infer.kv_dtype) for v in sc.workloads[0].variants
+             if v.workload.tp == 1]
     assert pairs[0] == ("Q8_0", "f16")
     assert {w for w, _ in pairs} == set(LLAMACPP_AUTO_VALUES["weights"])
     assert {k for _, k in pairs} == {"f16", "q8_0", "q4_0"}
     # a quantized V cache needs flash attention: without it only f16 remains
     sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "kv_dtype": "auto", "flash_attention": False})
-    assert [v.workload.infer.kv_dtype for v in sc.workloads[0].variants] == ["f16"]
+    assert {v.workload.infer.kv_dtype for v in sc.workloads[0].variants} == {"f16"}
 
 
 def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp_path):
@@ -433,7 +434,8 @@ def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp
     assert p.workloads[0].infer.weights == "Q4_K_M"  # Q5_K_M is 46.5 GiB of weights alone
     assert "weights Q4_K_M" in p.strategies[0]
     warn = [w for w in p.warnings if "not the first listed" in w]
-    assert len(warn) == 1 and "weights Q8_0" in warn[0] and "fit no allowed machine" in warn[0]
+    # Q8_0 (69.8 GiB) needs two A6000s with the layers split over them: the warning prices that machine
+    assert len(warn) == 1 and "weights Q8_0" in warn[0] and "need 2 x rtx-a6000" in warn[0]
 
 
 def test_kv_auto_tries_the_quantized_caches(tmp_path):
@@ -455,7 +457,7 @@ def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": ["Q8_0", "Q4_K_M"], "gpu_layers": "max"},
                    {"allowed_gpus": ["rtx-a6000"], "max_cards": 1})
-    v = sc.workloads[0].variants
+    v = [x for x in sc.workloads[0].variants if x.workload.tp == 1]  # one GPU (the split over more: tp 2..8)
     assert [x.workload.infer.gpu_layers for x in v[:2]] == [None, None]
     assert [x.workload.infer.weights for x in v[:2]] == ["Q8_0", "Q4_K_M"]
     p = plan(sc, load_catalog(), explain=False)
@@ -605,3 +607,83 @@ def test_gpt_oss_ggufs_keep_mxfp4_experts_as_the_published_files_do():
     assert w.infer.weights == "MXFP4_MOE"  # the default for an MXFP4 checkpoint
     est = estimate(_workload(arch, weights="Q4_K_M"))
     assert any("stay MXFP4" in n for n in est.notes)
+
+
+# ----- several GPUs: --split-mode layer -----------------------------------------------------------------
+
+COMMAND_R = _cfg(40, 8192, 64, 64, 22528, 256000, tied=True)
+
+
+def test_layer_split_matches_a_published_two_gpu_log():
+    # review F5. llama.cpp PR 6122 (comment log; tests/test_published.py llamacpp-command-r-ctx4096-2gpu):
+    # Command-R v01 on an RTX 4070 Ti 12 GB + 3090 Ti 24 GB, -c 4096, all 41 layers, the split by free
+    # memory putting 12 blocks on CUDA0: "CPU buffer 1640.62 MiB, CUDA0 buffer 5434.38 MiB, CUDA1
+    # buffer 13989.53 MiB", KV "CUDA0 1536 MiB, CUDA1 3584 MiB", "pipeline parallelism enabled
+    # (n_copies=4)", "CUDA0 compute buffer 672.01 MiB". The file is a Q4_K_S (its per-device bytes
+    # match); Command-R's parallel block has one norm per layer, the llama stand-in two (8,192 x 4 B
+    # more per block). The compute buffer comes to 688 MiB (+2.4 %: 616 MiB of attention without
+    # flash attention, 2024, plus 3 more copies of the mask and hidden state, 72 MiB).
+    from fractions import Fraction
+
+    arch = from_hf_config(COMMAND_R)
+    pl = placement(arch, 41, 2, (Fraction(12, 41), Fraction(1)))
+    assert pl.blocks_on(0) == list(range(12)) and pl.output_device == 1 and pl.pipeline_parallel
+    ws = weight_split(arch, "Q4_K_S", pl)
+    norm = 8192 * 4
+    assert round((ws.per_device[0] - 12 * norm) / MiB, 2) == 5434.38
+    assert round((ws.per_device[1] - 28 * norm) / MiB, 2) == 13989.53
+    assert round(ws.host / MiB, 2) == 1640.62
+    kv = kv_split(arch, pl, type_k="F16", type_v="F16", context=4096, sequences=1, n_ubatch=512)
+    assert kv.per_device == (1536 * MiB, 3584 * MiB)
+    cb = compute_buffers(arch, pl, ws, kv, n_ubatch=512, flash_attention=False, type_k="F16", type_v="F16")
+    assert abs(cb.per_device[0] / MiB - 672.01) <= 0.03 * 672.01
+
+
+def test_mixtral_q4_k_m_fits_two_3090s():
+    # review Q3: 'Mixtral Q4_K_M on two 3090s' was "does NOT fit" (two replicas of the whole model)
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    arch = _moe("mixtral-8x7b")
+    est = estimate(_workload(arch, gpus=2))
+    one = estimate(_workload(arch))
+    assert est.extra["llamacpp_devices"] == 2
+    assert est.per_gpu_total_bytes < 0.6 * one.per_gpu_total_bytes
+    r = CliRunner().invoke(main, ["estimate", "--model", "mixtral-8x7b", "--task", "infer", "--engine", "llama.cpp",
+                                  "--gpus", "2", "--gpu", "rtx-3090"])
+    assert r.exit_code == 0, r.output
+    assert "fits" in r.output and "does NOT fit" not in r.output and "split by layer" in r.output
+
+
+def test_row_split_is_refused():
+    e = _error(gpus=2, split_mode="row")
+    assert "not modelled" in str(e) and "split_mode: layer" in str(e)
+    e = _error(gpus=2, split_mode="none")
+    assert "one GPU" in str(e)
+
+
+def test_layer_split_decode_reads_every_gpus_layers_one_after_the_other():
+    # a token runs through GPU 0's layers, then GPU 1's: the step reads both GPUs' bytes
+    from planner.catalog.loader import load_catalog
+    from planner.cost.timing import DEFAULT_MBU, time_workload
+
+    gpu = load_catalog().gpu("rtx-3090")
+    w = _workload(LLAMA31_8B, context=4096, gpus=2)
+    est = estimate(w)
+    jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=2, pcie_per_lane_bytes_per_s=2e9)
+    read = est.extra["llamacpp_weights_gpu_bytes"] + est.extra["kv_bytes_per_token"] * 2048
+    assert jt.tokens_per_s == pytest.approx(gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU / read, rel=1e-9)
+
+
+def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
+    # review F5: the solver could never buy 2 smaller cards for one GGUF. Mixtral Q4_K_M needs 28.4 GiB
+    # on one card; with only 24 GB cards allowed, 2 x RTX 3090 with the layers split is the plan
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import plan
+
+    sc = _scenario(tmp_path, {"model": "mixtral-8x7b", "weights": "Q4_K_M", "context": 8192},
+                   {"allowed_gpus": ["rtx-3090"]})
+    p = plan(sc, load_catalog(), explain=False)
+    assert p.choice["cards_per_node"] == 2 and p.workloads[0].tp == 2
+    assert "layers split over 2 GPUs" in p.strategies[0]

@@ -87,6 +87,9 @@ class FitResult:
     def layout(self) -> str:
         """How the GPUs are used, in words ('2 replicas at tp 4', 'tp 2 x 4 data-parallel ranks'; '' for one GPU)."""
         if self.replicas is not None:
+            w = self.workload.infer
+            if w is not None and w.engine == "llama.cpp":  # tp is the GPUs of one replica's layer split
+                return f"one replica, its layers split over {self.tp} GPUs" if self.tp > 1 else ""
             return (f"{self.replicas} replicas at tp {self.tp}" if self.replicas > 1 else
                     f"one replica at tp {self.tp}" if self.tp > 1 else "")
         if self.tp > 1:

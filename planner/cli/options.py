@@ -105,6 +105,9 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
                                                  "output layer, or 'all' (default).")),
     ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),
+    ("--split-mode", dict(type=click.Choice(["layer", "row", "none"]),
+                          help="llama.cpp --split-mode with --gpus N: layer (default, whole layers per GPU); "
+                               "row is not modelled.")),
     ("--imatrix/--no-imatrix", dict(default=None, help="llama.cpp: the GGUF was quantized with an importance "
                                                        "matrix (default: only the presets llama-quantize makes only with one: "
                                                        "IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S; --no-imatrix is "

@@ -422,7 +422,10 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
     arch = w.architecture
     tp = i.tp
     replicas = max(n // tp, 1)
-    params_gpu = float(arch.active_parameters) / tp
+    # llama.cpp's layer split runs a token through its GPUs one after the other: each step reads
+    # every GPU's layers and computes every layer, so the replica's times add up over its GPUs
+    split = i.engine == "llama.cpp"
+    params_gpu = float(arch.active_parameters) / (1 if split else tp)
     if mfu_override is not None:
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
@@ -430,6 +433,8 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
     fp8 = i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8")
     tflops = _tflops_for(gpu, "fp8" if fp8 else "bf16")
     weights = float(sum(c.bytes for c in est.gpu_components() if c.name.startswith("weights")))
+    if split:
+        weights = float(est.extra.get("llamacpp_weights_gpu_bytes", weights))  # all the replica's GPUs
     kv_tok = float(est.extra.get("kv_bytes_per_token", 0))
     c = i.concurrency
     gen = i.tokens_per_request
@@ -484,7 +489,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
                      f"and their KV / ({hbw / 1e9:,.1f} GB/s{'' if host_bw else ' (assumed dual-channel DDR5-4800)'} "
                      f"x {HOST_MBU:g}) = {host_s * 1e3:.3f} ms, added")
     step = max(mem_s, comp_s)
-    lines = [f"decode step (per GPU) = max(memory {read_text} + {c} seq x {kv_tok:,.0f} B/token x "
+    lines = [f"decode step ({'per replica, its ' + str(tp) + ' GPUs one after the other' if split and tp > 1 else 'per GPU'}) = max(memory {read_text} + {c} seq x {kv_tok:,.0f} B/token x "
              f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}){host_line} = {mem_s * 1e3:.3f} ms, "
              f"compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = {comp_s * 1e3:.3f} ms)"
              f" = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]

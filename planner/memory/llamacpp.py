@@ -4,6 +4,19 @@ Sources: ggml-org/llama.cpp as vendored by llama-cpp-python 0.3.36 (llama.cpp co
 src/llama-model.cpp ``load_tensors``, src/llama-context.cpp, src/llama-kv-cache.cpp,
 src/llama-kv-cache-iswa.cpp, src/llama-graph.cpp, ggml/src/ggml-alloc.c).
 
+Several GPUs (``--split-mode layer``, the default): the GPU layers are spread over the devices by
+``--tensor-split`` (default: in proportion to each device's free memory, equal for identical cards):
+layer il of the offloaded range goes to the first device whose cumulative split exceeds
+(il - i_gpu_start) / act_gpu_layers (``std::upper_bound``), so the output layer, the last, lands on
+the last device (src/llama-model.cpp ``load_tensors``, ``get_layer_buft_list``, ggml-org/llama.cpp
+commit 00342301). Each layer's KV cache lives on its layer's device; each device reserves its own
+compute buffer for the graph splits it runs; a host weight's matrix product is offloaded to the
+first device. With every layer on the GPUs and more than one device, llama.cpp enables pipeline
+parallelism (src/llama-context.cpp: ``n_devices() > 1 && n_gpu_layers > n_layer && split_mode ==
+LAYER && offload_kqv``), and ggml_backend_sched keeps ``GGML_SCHED_MAX_COPIES`` = 4 copies of every
+split's inputs (``n_copies``). ``--split-mode row`` (each matrix's rows over the devices) is not
+modelled and is refused by the workload reader.
+
 Layers (``-ngl`` / ``--gpu-layers`` N, ``n_gpu_layers``): llama.cpp numbers the offloadable layers
 0..n_layer, the blocks and then the output layer (output norm and ``output.weight``), and puts
 layer il on the GPU when il >= max(n_layer + 1 - N, 0) (``i_gpu_start``). So N counts the output
@@ -29,7 +42,10 @@ and checked against llama.cpp's own reservations (tests/test_llamacpp.py).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from planner.model.gguf import GGML_TYPES, GgufWeights, gguf_weights
@@ -90,25 +106,57 @@ def swa_layers(arch: Architecture) -> list[bool]:
 
 @dataclass(frozen=True)
 class Placement:
-    """Which of the model's offloadable layers run on the GPU.
+    """Which of the model's offloadable layers run on which GPU.
 
     Attributes:
         n_layer: blocks of the model.
         gpu_layers: ``n_gpu_layers`` as given, clamped to 0..n_layer + 1.
-        first_gpu_block: blocks >= this index are on the GPU (n_layer: none).
-        output_on_gpu: the output layer (norm and output.weight) is on the GPU.
+        devices: GPUs the layers are split over (``--split-mode layer``); 1: one GPU.
+        splits: cumulative split points, one per device, the last 1 (``--tensor-split`` normalised);
+            empty: an equal split (llama.cpp's default on identical cards, by free memory).
     """
 
     n_layer: int
     gpu_layers: int
+    devices: int = 1
+    splits: tuple[Fraction, ...] = ()
 
     @property
     def first_gpu_block(self) -> int:
         return max(self.n_layer + 1 - self.gpu_layers, 0)
 
     @property
+    def points(self) -> tuple[Fraction, ...]:
+        return self.splits or tuple(Fraction(d + 1, self.devices) for d in range(self.devices))
+
+    @cached_property
+    def layer_devices(self) -> tuple[int | None, ...]:
+        """The device of each offloadable layer 0..n_layer (None: host memory), computed once: the
+        first device whose cumulative split exceeds (il - i_gpu_start) / act_gpu_layers
+        (``std::upper_bound``); with an equal split that is floor((il - i_gpu_start) x devices / act)."""
+        start, act = self.first_gpu_block, min(self.gpu_layers, self.n_layer + 1)
+        out: list[int | None] = []
+        for il in range(self.n_layer + 1):
+            if il < start or il - start >= act:
+                out.append(None)
+            elif not self.splits:
+                out.append((il - start) * self.devices // act)
+            else:
+                out.append(bisect.bisect_right(self.points, Fraction(il - start, act)))
+        return tuple(out)
+
+    def device_of(self, il: int) -> int | None:
+        """The GPU of offloadable layer ``il`` (0..n_layer - 1 the blocks, n_layer the output
+        layer), or None for host memory: llama.cpp's ``get_layer_buft_list``."""
+        return self.layer_devices[il]
+
+    @property
     def output_on_gpu(self) -> bool:
-        return self.gpu_layers >= 1
+        return self.device_of(self.n_layer) is not None
+
+    @property
+    def output_device(self) -> int | None:
+        return self.device_of(self.n_layer)
 
     @property
     def gpu_blocks(self) -> int:
@@ -117,20 +165,42 @@ class Placement:
     def block_on_gpu(self, i: int) -> bool:
         return i >= self.first_gpu_block
 
+    def blocks_on(self, device: int) -> list[int]:
+        """The blocks on GPU ``device``."""
+        return [i for i in range(self.first_gpu_block, self.n_layer) if self.layer_devices[i] == device]
+
+    @property
+    def pipeline_parallel(self) -> bool:
+        """llama.cpp enables pipeline parallelism (4 copies of split inputs): several devices and
+        every layer, the output layer included, on them."""
+        return self.devices > 1 and self.gpu_layers > self.n_layer
+
     def text(self) -> str:
-        """'all 33 layers on the GPU' or '20 of 32 blocks and the output layer on the GPU'."""
+        """'all 33 layers on the GPU' or '20 of 32 blocks and the output layer on the GPU', and the
+        split over several GPUs."""
+        where = "the GPU" if self.devices == 1 else f"the {self.devices} GPUs"
         if self.gpu_layers >= self.n_layer + 1:
-            return f"all {self.n_layer + 1} layers (the {self.n_layer} blocks and the output layer) on the GPU"
-        if self.gpu_layers == 0:
-            return "no layer on the GPU (CPU only)"
-        return (f"{self.gpu_blocks} of {self.n_layer} blocks and the output layer on the GPU, "
-                f"{self.n_layer - self.gpu_blocks} blocks in host RAM")
+            out = f"all {self.n_layer + 1} layers (the {self.n_layer} blocks and the output layer) on {where}"
+        elif self.gpu_layers == 0:
+            return "no layer on the GPU (the GPU holds only the compute buffer)"
+        else:
+            out = (f"{self.gpu_blocks} of {self.n_layer} blocks and the output layer on {where}, "
+                   f"{self.n_layer - self.gpu_blocks} blocks in host RAM")
+        if self.devices > 1:
+            parts = []
+            for d in range(self.devices):
+                b = self.blocks_on(d)
+                span = f"blocks {b[0]}-{b[-1]}" if len(b) > 1 else (f"block {b[0]}" if b else "no block")
+                parts.append(f"GPU {d}: {span}" + (" and the output layer" if self.output_device == d else ""))
+            out += " (split by layer: " + "; ".join(parts) + ")"
+        return out
 
 
-def placement(arch: Architecture, gpu_layers: int) -> Placement:
-    """:class:`Placement` of ``gpu_layers`` (any value above n_layer + 1 means all)."""
+def placement(arch: Architecture, gpu_layers: int, devices: int = 1,
+              splits: tuple[Fraction, ...] = ()) -> Placement:
+    """:class:`Placement` of ``gpu_layers`` (any value above n_layer + 1 means all) over ``devices`` GPUs."""
     L = arch.num_hidden_layers
-    return Placement(L, max(0, min(gpu_layers, L + 1)))
+    return Placement(L, max(0, min(gpu_layers, L + 1)), max(devices, 1), splits)
 
 
 def kv_layer_bytes(arch: Architecture, *, type_k: str, type_v: str, cells: int) -> int:
@@ -149,6 +219,7 @@ class KvSplit:
     swa_cells: int
     swa_layers: int
     seq_cells: int = 0  # cells per stream (n_ctx_seq)
+    per_device: tuple[int, ...] = ()  # GPU bytes of each device (sums to gpu)
 
     @property
     def total(self) -> int:
@@ -162,14 +233,16 @@ def kv_split(arch: Architecture, place: Placement, *, type_k: str, type_v: str, 
     swa = swa_layers(arch)
     window = int(arch.sliding_window or 0)
     swa_cells = n_ctx if swa_full else sequences * _pad(min(n_seq_ctx, window + n_ubatch), N_CTX_PAD)
-    gpu = host = 0
+    host = 0
+    dev = [0] * place.devices
     for i, w in enumerate(swa):
         b = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=swa_cells if w else n_ctx)
-        if place.block_on_gpu(i):
-            gpu += b
+        d = place.device_of(i)
+        if d is not None:
+            dev[d] += b
         else:
             host += b
-    return KvSplit(gpu, host, n_ctx, swa_cells if any(swa) else 0, sum(swa), n_seq_ctx)
+    return KvSplit(sum(dev), host, n_ctx, swa_cells if any(swa) else 0, sum(swa), n_seq_ctx, tuple(dev))
 
 
 @dataclass(frozen=True)
@@ -180,6 +253,7 @@ class WeightSplit:
     host: int
     token_embd: int
     weights: GgufWeights
+    per_device: tuple[int, ...] = ()  # GPU bytes of each device (sums to gpu)
 
     @property
     def total(self) -> int:
@@ -188,29 +262,37 @@ class WeightSplit:
 
 def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: bool | None = None,
                  alignment: int = CUDA_ALIGNMENT) -> WeightSplit:
-    """Where each GGUF tensor lives: blocks and the output layer by :class:`Placement`, rotary factors
-    with block 0 (llama.cpp creates ``rope_freqs`` with the first block), token and position
-    embeddings in host memory. GPU tensors are padded to the buffer alignment."""
+    """Where each GGUF tensor lives: blocks and the output layer by :class:`Placement` (device by
+    device), token and position embeddings in host memory. The rotary factors (``rope_freqs``) are
+    created with block 0 and, as ``TENSOR_DUPLICATED``, once more in every other buffer that holds
+    a block: one copy per GPU with blocks and one in host memory with a host block. GPU tensors are
+    padded to the buffer alignment."""
     w = gguf_weights(arch, preset, imatrix=imatrix)
-    gpu = host = 0
+    host = 0
+    dev = [0] * place.devices
+    holders = {place.device_of(i) for i in range(place.n_layer)}  # None: host memory
     for t, _, b in w.tensors:
+        if t.role == "rope":
+            for d in holders:
+                if d is None:
+                    host += b
+                else:
+                    dev[d] += _pad(b, alignment)
+            continue
         if t.layer >= 0:
-            on_gpu = place.block_on_gpu(t.layer)
+            d = place.device_of(t.layer)
         elif t.role in ("output", "norm"):
-            on_gpu = place.output_on_gpu
-        elif t.role == "rope":
-            on_gpu = place.block_on_gpu(0)
+            d = place.output_device
         else:  # token_embd, position_embd: the input layer
-            on_gpu = False
-        if on_gpu:
-            gpu += _pad(b, alignment)
+            d = None
+        if d is not None:
+            dev[d] += _pad(b, alignment)
         else:
             host += b
-    if arch.tie_word_embeddings and place.output_on_gpu:
+    if arch.tie_word_embeddings and place.output_device is not None:
         # tied: the output layer uses token_embd, which llama.cpp duplicates onto the output device
-        tok = w.role_bytes("token_embd")
-        gpu += _pad(tok, alignment)
-    return WeightSplit(gpu, host, w.role_bytes("token_embd"), w)
+        dev[place.output_device] += _pad(w.role_bytes("token_embd"), alignment)
+    return WeightSplit(sum(dev), host, w.role_bytes("token_embd"), w, tuple(dev))
 
 
 #: Activations of a llama.cpp graph are F32 (ggml computes in F32 between matmuls).
@@ -227,6 +309,10 @@ ATTN_ROWS, ATTN_KV_ROWS, MLP_FF_ROWS, MLP_ROWS, OUT_ROWS = 5, 2, 3, 4, 2
 #: A llama.cpp process's own host memory beside its buffers (CUDA runtime and cuBLAS libraries,
 #: the ggml context metadata): assumption, not measured.
 LLAMACPP_PROCESS_BYTES = 1 * 2**30
+#: Copies of each split's inputs ggml_backend_sched keeps with pipeline parallelism
+#: (ggml/include/ggml-backend.h ``GGML_SCHED_MAX_COPIES`` 4; llama.cpp logs "pipeline parallelism
+#: enabled (n_copies=4)").
+PIPELINE_COPIES = 4
 #: ggml-cuda offloads an op whose weights are in host memory to the GPU when its batch has at
 #: least this many tokens (ggml-cuda.cu ``ggml_backend_cuda_device_offload_op``: min_batch_size 32).
 OP_OFFLOAD_MIN_BATCH = 32
@@ -241,6 +327,8 @@ class ComputeBuffers:
     gpu_text: str
     host_text: str
     tokens: int
+    per_device: tuple[int, ...] = ()  # each GPU's buffer (gpu is the largest)
+    device_texts: tuple[str, ...] = ()
 
 
 def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, kv: KvSplit, *, n_ubatch: int,
@@ -270,6 +358,13 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
       the attention phase (assumed copied in with it). With the output layer on the CPU, its weight
       is added to the logits phase. Checked against one published partial-offload log
       (tests/test_llamacpp.py: Qwen3-Coder-30B-A3B, -ngl 26, 163 MiB logged against 150 MiB here).
+    - Several GPUs (layer split): each device's buffer holds the phases of the splits it runs: the
+      attention and MLP of its blocks, the logits on the output layer's device, and the host blocks'
+      offloaded products (and a CPU output layer's) on the first device. With pipeline parallelism
+      each device also keeps 3 more copies (n_copies = 4) of its splits' inputs, the KQ mask and the
+      n_embd x T hidden state, and the host buffer 4 copies of the graph inputs (ggml-backend.cpp
+      ``ggml_backend_sched_split_graph``: "add input copies as leafs so that they are allocated first").
+      Checked against a published 2-GPU log (tests/test_llamacpp.py: Command-R, 672 MiB on CUDA0).
     """
     h, f, V = arch.hidden_size, arch.intermediate_size, arch.vocab_size
     n_ctx, n_kv = kv.full_cells, kv.seq_cells or kv.full_cells
@@ -310,14 +405,45 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
         head = weights.weights.role_bytes("output") or weights.weights.role_bytes("token_embd")
         out += head
         out_text += f" + output.weight {head / 2**20:,.2f} MiB copied in"
-    parts = {"attention": attn, "mlp": mlp, "output": out}
-    gpu = max(parts.values())
-    text = (f"max({attn_text}) {attn / 2**20:,.2f} MiB, {mlp_text} {mlp / 2**20:,.2f} MiB, {out_text} "
-            f"{out / 2**20:,.2f} MiB)")
-    if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
-        text += (f"; host blocks' matrix products run on the GPU for batches of >= {OP_OFFLOAD_MIN_BATCH} tokens "
-                 "(ggml-cuda offload_op), one weight copied in at a time")
-    return ComputeBuffers(gpu, host, text, host_text, T)
+    offload = bool(host_blocks) and T >= OP_OFFLOAD_MIN_BATCH
+    attn_base_text, mlp_base_text = attn_text.split(" + the largest")[0] + ")", mlp_text.split(" + the largest")[0]
+    attn_text += ")"
+    base_attn = mask + (ATTN_ROWS - 1) * row + ATTN_KV_ROWS * kv_row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+    base_mlp = mask + MLP_FF_ROWS * k * f * T * ACT_BYTES + (MLP_ROWS - 1) * row
+    base_out = V * T * ACT_BYTES + (OUT_ROWS - 1) * row
+    copies = PIPELINE_COPIES if place.pipeline_parallel else 1
+    per_device: list[int] = []
+    texts: list[str] = []
+    for d in range(place.devices):
+        has_blocks = bool(place.blocks_on(d))
+        first = d == 0
+        phases: dict[str, tuple[int, str]] = {}
+        if has_blocks or (first and offload):
+            a_ = attn if first else base_attn
+            m_ = mlp if first else base_mlp
+            phases["attention"] = (a_, attn_text if first else attn_base_text)
+            phases["mlp"] = (m_, mlp_text if first else mlp_base_text)
+        if place.output_device == d or (first and not place.output_on_gpu and T >= OP_OFFLOAD_MIN_BATCH):
+            phases["output"] = (out if first or place.output_device == d else base_out, out_text)
+        if not phases:
+            phases["attention"] = (base_attn, attn_base_text)
+        peak = max(v for v, _ in phases.values())
+        text = "max(" + ", ".join(f"{t} {v / 2**20:,.2f} MiB" for v, t in phases.values()) + ")"
+        if copies > 1:
+            extra = (copies - 1) * (mask + row)
+            peak += extra
+            text += (f" + {copies - 1} more copies of the split inputs (KQ mask and the n_embd x {T:,} hidden state, "
+                     f"{extra / 2**20:,.2f} MiB; pipeline parallelism, n_copies {copies})")
+        if first and offload:
+            text += (f"; host blocks' matrix products run on this GPU for batches of >= {OP_OFFLOAD_MIN_BATCH} tokens "
+                     "(ggml-cuda offload_op), one weight copied in at a time")
+        per_device.append(peak)
+        texts.append(text)
+    if copies > 1:
+        host *= copies
+        host_text = f"{copies} copies (pipeline parallelism) of: " + host_text
+    gpu = max(per_device)
+    return ComputeBuffers(gpu, host, texts[per_device.index(gpu)], host_text, T, tuple(per_device), tuple(texts))
 
 
 def fa_f16_copy_bytes(arch: Architecture, kv: KvSplit, place: Placement, *, flash_attention: bool, type_k: str,
@@ -355,14 +481,15 @@ def settings(w) -> dict:
     v = kv_cache_type(i.kv_dtype_v or i.kv_dtype)
     layers = arch.num_hidden_layers + 1 if i.gpu_layers is None else i.gpu_layers
     return {"preset": i.weights, "type_k": k, "type_v": v, "gpu_layers": layers, "n_ubatch": i.max_num_batched_tokens
-            or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window}
+            or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window,
+            "devices": i.tp}
 
 
 def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
     """Placement, weights, KV cache and compute buffers of an ``engine: llama.cpp`` workload."""
     s = settings(w)
     arch, i = w.architecture, w.infer
-    place = placement(arch, s["gpu_layers"])
+    place = placement(arch, s["gpu_layers"], s["devices"])
     ws = weight_split(arch, s["preset"], place, imatrix=s["imatrix"])
     kv = kv_split(arch, place, type_k=s["type_k"], type_v=s["type_v"], context=i.context, sequences=i.concurrency,
                   n_ubatch=s["n_ubatch"], swa_full=s["swa_full"])
@@ -373,6 +500,10 @@ def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
 
 def estimate_llamacpp(w, overheads) -> "Estimate":
     """The memory of an ``engine: llama.cpp`` workload: one GPU's VRAM and one machine's host RAM.
+
+    With the layers split over several GPUs (``tp`` of the workload: the GPUs of one replica, by
+    ``--split-mode layer``), the GPU components are those of the GPU that needs the most; a note
+    gives every GPU's need.
 
     GPU: the GGUF tensors of the layers on the GPU (padded to 128 B), their KV cache, the compute
     buffer, and the runtime (CUDA context, cuBLAS workspace). llama.cpp allocates its buffers once,
@@ -396,30 +527,42 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
     place, ws, kv, cb = layout(w)
     gib = 2**30
     preset = s["preset"]
+    G = place.devices
+    d_kv = arch.num_key_value_heads * arch.head_dim
+    fa16 = fa_f16_copy_bytes(arch, kv, place, flash_attention=s["flash_attention"], type_k=s["type_k"],
+                             type_v=s["type_v"])
+    # each GPU's need; the components below describe the one that needs the most (llama.cpp splits
+    # the layers by the cards' free memory, equal for identical cards, so that card binds)
+    fa_dev = [fa16 if (place.blocks_on(d) or G == 1) else 0 for d in range(G)]
+    need = [ws.per_device[d] + kv.per_device[d] + cb.per_device[d] + fa_dev[d] for d in range(G)]
+    bind = need.index(max(need))
+    on = "the GPU" if G == 1 else f"GPU {bind} of {G}"
     comps = [
-        Component(f"weights (GGUF {preset}, GPU layers)", GPU, ws.gpu,
-                  f"{place.text()}: {ws.weights.mix_text()} in all; GPU tensors padded to {CUDA_ALIGNMENT} B",
+        Component(f"weights (GGUF {preset}, GPU layers)", GPU, ws.per_device[bind],
+                  f"{place.text()}: {ws.weights.mix_text()} in all"
+                  + ("" if G == 1 else f"; {on} holds {ws.per_device[bind]:,} B of them")
+                  + f"; GPU tensors padded to {CUDA_ALIGNMENT} B",
                   "planner.model.gguf (ggml type_traits; llama-quant.cpp llama_tensor_get_type); " + LLAMACPP_SRC),
     ]
     full, swa = kv.full_cells, kv.swa_cells
     kv_text = (f"{arch.num_hidden_layers} layers x {full:,} cells (n_ctx = pad({i.context:,} x {i.concurrency} slot(s), "
-               f"256)) x 2 x n_embd_k_gqa {arch.num_key_value_heads * arch.head_dim:,} in {s['type_k']}/{s['type_v']}")
+               f"256)) x 2 x n_embd_k_gqa {d_kv:,} in {s['type_k']}/{s['type_v']}")
     if kv.swa_layers:
         kv_text += f"; {kv.swa_layers} sliding-window layers keep {swa:,} cells"
-    comps.append(Component("KV cache (GPU layers)", GPU, kv.gpu, kv_text + f"; {place.gpu_blocks} layers on the GPU",
-                           KV_SRC))
-    comps.append(Component("compute buffer (llama.cpp graph)", GPU, cb.gpu, cb.gpu_text, COMPUTE_SRC))
-    fa16 = fa_f16_copy_bytes(arch, kv, place, flash_attention=s["flash_attention"], type_k=s["type_k"],
-                             type_v=s["type_v"])
-    if fa16:
+    held = place.gpu_blocks if G == 1 else len(place.blocks_on(bind))
+    comps.append(Component("KV cache (GPU layers)", GPU, kv.per_device[bind],
+                           kv_text + f"; {held} layers on {on}", KV_SRC))
+    comps.append(Component("compute buffer (llama.cpp graph)", GPU, cb.per_device[bind], cb.device_texts[bind],
+                           COMPUTE_SRC))
+    if fa_dev[bind]:
         which = " and ".join(n for n, t in (("K", s["type_k"]), ("V", s["type_v"])) if GGML_TYPES[t].block > 1)
-        comps.append(Component("flash-attention F16 copy of the quantized KV (ggml-cuda pool)", GPU, fa16,
+        comps.append(Component("flash-attention F16 copy of the quantized KV (ggml-cuda pool)", GPU, fa_dev[bind],
                                f"{which} of one layer converted to F16 for prompt batches: n_ctx {kv.full_cells:,} "
-                               f"cells x n_embd_k_gqa {arch.num_key_value_heads * arch.head_dim:,} x 2 B each",
+                               f"cells x n_embd_k_gqa {d_kv:,} x 2 B each",
                                "ggml/src/ggml-cuda/fattn-common.cuh launch_fattn (K_f16/V_f16 from the pool), "
                                "commit 7c95e797"))
     comps += runtime_components(overheads, gpus=1)
-    node = w.node_gpus
+    node = max(w.node_gpus // G, 1)  # replicas (llama.cpp processes) on one machine
     comps.append(Component("OS baseline", HOST, OS_BASELINE_BYTES, "4 GiB (assumption)",
                            "assumption from DL workstation sizing guides"))
     comps.append(Component("llama.cpp processes", HOST, LLAMACPP_PROCESS_BYTES * node,
@@ -451,6 +594,7 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
              "llamacpp_weights_host_bytes": ws.host, "llamacpp_kv_gpu_bytes": kv.gpu,
              "llamacpp_kv_host_bytes": kv.host, "llamacpp_n_ctx": kv.full_cells, "llamacpp_n_ubatch": cb.tokens,
              "llamacpp_expert_gpu_bytes": experts_gpu, "llamacpp_expert_host_bytes": experts_host,
+             "llamacpp_devices": G, "llamacpp_binding_device": bind,
              "llamacpp_host_block_bytes": ws.host - ws.weights.role_bytes("token_embd")
              - ws.weights.role_bytes("position")}
     notes = [f"llama.cpp: {place.text()} (n_gpu_layers {place.gpu_layers}; the output layer is offloaded first, "
@@ -462,6 +606,13 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
         notes.append(f"The checkpoint's MoE experts are MXFP4 and stay MXFP4 in the GGUF (as convert_hf_to_gguf.py "
                      f"writes them); {preset} applies to the other tensors, as in the published gpt-oss files "
                      "(llama-quantize itself refuses to requantize MXFP4 without --allow-requantize).")
+    if G > 1:
+        notes.append(f"llama.cpp --split-mode layer over {G} GPUs (an equal --tensor-split, its default for "
+                     "identical cards): " + ", ".join(f"GPU {d} {need[d] / gib:,.2f} GiB + runtime"
+                                                            for d in range(G))
+                     + f"; the breakdown is GPU {bind}'s, the largest"
+                     + ("; pipeline parallelism on (4 copies of each split's inputs)" if place.pipeline_parallel
+                        else "") + ".")
     if place.gpu_blocks < place.n_layer:
         notes.append("Blocks in host RAM: decode reads them from RAM at the platform's memory bandwidth; prompt "
                      "batches of >= 32 tokens copy their weights to the GPU for the matrix products.")

@@ -38,6 +38,7 @@ checkpoint's vision tower is not in the model GGUF (llama.cpp keeps it in a sepa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -587,7 +588,16 @@ class GgufWeights:
 
 
 def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None) -> GgufWeights:
-    """:func:`tensor_types` with each tensor's bytes."""
+    """:func:`tensor_types` with each tensor's bytes.
+
+    Memoised (the last 256 (architecture, preset, imatrix) triples): a pure function of immutable
+    inputs whose result is immutable, which the solver asks for once per GPU-layer count and split.
+    """
+    return _gguf_weights(arch, preset, imatrix)
+
+
+@functools.lru_cache(maxsize=256)
+def _gguf_weights(arch: Architecture, preset: str, imatrix: bool | None) -> GgufWeights:
     return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty)) for t, ty in tensor_types(arch, preset, imatrix=imatrix)))
 
 

@@ -40,7 +40,9 @@ checkpointing       none, full
 tp                  training: the degrees that split the heads evenly (as
                     :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
                     same, descending (a replica uses every card it is given); QLoRA
-                    training: 1 only (Transformers/peft do not shard 4-bit layers)
+                    training: 1 only (Transformers/peft do not shard 4-bit layers). Engine
+                    llama.cpp: the GPUs one replica splits its layers over (``--split-mode
+                    layer``), 8 down to 1, unless ``gpus`` fixes it
 weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
                     where bf16 does not); engine llama.cpp: the GGUF presets Q8_0, Q6_K, Q5_K_M,
                     Q4_K_M, IQ4_XS, Q3_K_M (:data:`LLAMACPP_AUTO_VALUES` says why these)
@@ -179,6 +181,9 @@ LLAMACPP_AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "kv_dtype": ("f16", "q8_0", "q4_0"),
 }
 
+#: Most GPUs a llama.cpp replica's layers are split over when the scenario leaves the count free.
+MAX_LLAMACPP_SPLIT = 8
+
 #: Largest tensor-parallel degree ``tp: auto`` considers.
 MAX_AUTO_TP = 64
 
@@ -252,7 +257,8 @@ class Variant:
             return ", ".join(parts)
         i = w.infer
         assert i is not None
-        return (f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, {i.concurrency} x {i.context:,} tokens"
+        par = (f"layers split over {i.tp} GPUs" if i.tp > 1 else "1 GPU") if i.engine == "llama.cpp" else f"tp {i.tp}"
+        return (f"weights {i.weights}, KV {i.kv_dtype}, {par}, {i.concurrency} x {i.context:,} tokens"
                 + (f", {i.engine}" if i.engine != "hf" else "")
                 + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
@@ -617,9 +623,14 @@ def _task_of(e: Entry) -> str | None:
 
 def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
     """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
-    hf_without_tp = (key == "tp" and task == "infer" and ((e.data.get("engine", "hf") == "hf"
+    if key == "tp" and task == "infer" and e.data.get("engine") == "llama.cpp":
+        # llama.cpp splits a replica's layers over its GPUs (--split-mode layer): the GPU count is free
+        # (most first, as tp: auto) unless gpus fixes it; a tp key is the workload reader's to refuse
+        if "gpus" in e.data or "tp" in e.data:
+            return None
+        return tuple(range(min(MAX_LLAMACPP_SPLIT, arch.num_hidden_layers + 1), 0, -1)), True
+    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
                      and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
-                     or e.data.get("engine") == "llama.cpp"))  # llama.cpp: one GPU per replica (planner's model)
     if key not in e.data:
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
@@ -714,6 +725,8 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     single_error: InputError | None = None
     for combo in combos:
         updates = dict(zip(keys, combo))
+        if e.data.get("engine") == "llama.cpp" and "tp" in updates:
+            updates["gpus"] = updates.pop("tp")  # llama.cpp: one replica with its layers over that many GPUs
         if gpus_free:
             tp = updates.get("tp", e.data.get("tp", 1))
             tp = tp if isinstance(tp, int) and not isinstance(tp, bool) and tp > 0 else 1

@@ -65,10 +65,13 @@ TRAIN_KEYS = (
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
-    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix",
+    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode",
 )
 #: Inference keys only engine llama.cpp reads.
-LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix")
+LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode")
+#: llama.cpp's --split-mode values: 'layer' (the default: whole layers per GPU), 'row' (each
+#: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
+LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
              "pin_memory")
 COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month")
@@ -185,7 +188,8 @@ class Inference:
         kv_dtype: KV cache dtype.
         context: tokens per sequence held in the KV cache (prompt + generated).
         concurrency: sequences served at the same time.
-        tp: tensor-parallel degree t (must divide the attention heads).
+        tp: tensor-parallel degree t (must divide the attention heads); engine llama.cpp: the GPUs one
+            replica splits its layers over (--split-mode layer), not tensor parallelism.
         engine: 'hf' (Transformers generate) or 'vllm' (PagedAttention engine).
         gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
         max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
@@ -367,9 +371,10 @@ def workload_from_entry(
     if task is None:
         raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
     allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
-    if task == "infer" and not entry.path:
+    if task == "infer" and (not entry.path or entry.data.get("engine") == "llama.cpp"):
         # A workload of its own (a --workload file, the options) may give gpus: N, N / tp replicas, as
-        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp.
+        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp;
+        # but with engine llama.cpp gpus: N is that one replica's GPUs (its layer split).
         allowed += ("gpus",)
     other = INFER_KEYS if task == "train" else TRAIN_KEYS
     for key in entry.data:
@@ -913,8 +918,9 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     MXFP4 checkpoint such as gpt-oss, whose experts every GGUF keeps in MXFP4), ``kv_dtype``
     the K cache type and ``kv_dtype_v`` the V cache type (default f16 both), ``gpu_layers`` the
     layers on the GPU (an integer, or 'all'; default all), ``max_num_batched_tokens`` the physical
-    batch n_ubatch (default 512). A replica runs on one GPU: llama.cpp's multi-GPU splits are not
-    modelled, so tp must be 1 (``gpus: N`` runs N replicas).
+    batch n_ubatch (default 512). ``gpus: N`` runs one replica with its layers split over N GPUs
+    (llama.cpp's default ``--split-mode layer``); the result's ``tp`` holds N (the GPUs of one
+    replica, not a tensor-parallel degree). ``tp`` other than 1 and ``split_mode: row`` are refused.
     """
     for key, why, hint in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks", "Remove it."),
                            ("gpu_memory_utilization", "vLLM's budget", "Remove it."),
@@ -963,11 +969,24 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=256)
     gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
-                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the llama.cpp replicas run on, one each.")
-    tp = entry.int("tp", 1, min=1, max=1024)
-    if tp != 1:
-        raise entry.error(f"tp {tp}: the planner models llama.cpp on one GPU per replica (its --split-mode layer/row "
-                          "across GPUs is not modelled)", "tp", "Use tp: 1, with gpus: N for N replicas.")
+                      f"Give a count from 1 to {MAX_GPUS}: the GPUs one llama.cpp replica splits its layers over.")
+    if "tp" in entry.data and entry.data.get("tp") != 1:
+        tp_raw = entry.int("tp", 1, min=1, max=1024)
+        raise entry.error(f"tp {tp_raw}: llama.cpp splits a model over GPUs by whole layers (--split-mode layer), "
+                          "not by tensor parallelism", "tp",
+                          f"Give gpus: {tp_raw} for one replica with its layers split over {tp_raw} GPUs.")
+    split = entry.str("split_mode", "layer", choices=LLAMACPP_SPLIT_MODES)
+    if split == "row":
+        raise entry.error("split_mode: row (each matrix's rows spread over the GPUs, ggml-cuda's split buffers) is "
+                          "not modelled", "split_mode",
+                          "Use split_mode: layer (llama.cpp's default: whole layers per GPU), which the planner models.")
+    devices = gpus or 1
+    if split == "none" and devices > 1:
+        raise entry.error(f"split_mode: none runs on one GPU (--main-gpu), not the {devices} of gpus: {devices}",
+                          "split_mode", "Remove gpus, or use split_mode: layer.")
+    if devices > L + 1:
+        raise entry.error(f"{devices} GPUs for {L + 1} layers: llama.cpp's layer split gives each GPU whole layers",
+                          "gpus", f"Give gpus: {L + 1} or fewer.")
     ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
     sliding = entry.bool("sliding_window", True)
     imatrix = entry.bool("imatrix", None) if "imatrix" in entry.data else None
@@ -984,9 +1003,10 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
         check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "
                         f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
-    return Inference(weights, 128, kv_k, context, concurrency, 1, "llama.cpp", 0.9, ubatch, "flash" if fa else "eager",
+    return Inference(weights, 128, kv_k, context, concurrency, devices, "llama.cpp", 0.9, ubatch,
+                     "flash" if fa else "eager",
                      sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), None, gpus or 1,
+                     entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
                      gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
                      imatrix=imatrix)
 

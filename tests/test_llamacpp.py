@@ -687,3 +687,60 @@ def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
     p = plan(sc, load_catalog(), explain=False)
     assert p.choice["cards_per_node"] == 2 and p.workloads[0].tp == 2
     assert "layers split over 2 GPUs" in p.strategies[0]
+
+
+# ----- speed: what a partly offloaded plan decodes at, and a floor on it -------------------------------------
+
+def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
+    # review F6: gpu_layers: max with the capex objective bought a card holding a third of the model
+    # and said nothing about speed
+    from planner.catalog.loader import load_catalog
+    from planner.plan.candidates import row_decode_tokens_per_s
+    from planner.plan.solver import plan
+
+    cat = load_catalog()
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 8192, "gpu_layers": "max",
+                              "tokens_per_request": 500}, {"allowed_gpus": ["rtx-4090"], "max_cards": 1})
+    p = plan(sc, cat, explain=False)
+    warn = [w for w in p.warnings if "blocks in host RAM on this machine" in w]
+    assert len(warn) == 1 and "tokens/s per sequence" in warn[0] and "to prefill 1 x 7,692 prompt tokens" in warn[0]
+    # the figure is the speed rule's (the table's decode_tokens_per_s for the chosen row): GPU bytes over
+    # the card's bandwidth plus ~20 GB of host blocks over dual-channel DDR5 per token
+    assert p.workloads[0].infer.gpu_layers is not None
+    speed = float(p.candidates.loc[0, "decode_tokens_per_s"])
+    assert f"decode about {speed:,.1f} tokens/s" in warn[0]
+    assert 0.5 < speed < 5
+    ch = p.choice
+    gpu, plat, dimm = cat.gpu(ch["gpu_id"]), cat.platform(ch["platform_id"]), cat.dimm(ch["dimm_id"])
+    est = p.estimates[0]
+    from planner.memory.traffic import decode_reads
+
+    dr = decode_reads(p.workloads[0], est)
+    host_bw = plat.memory_channels * dimm.speed_mts * 1e6 * 8
+    expect = 1 / (dr.gpu_bytes / (gpu.memory_bandwidth_bytes_per_s * 0.7) + dr.host_bytes / (host_bw * 0.6))
+    assert speed == pytest.approx(expect, rel=1e-9)
+    assert row_decode_tokens_per_s
+
+
+def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
+    from planner.catalog.loader import load_catalog
+    from planner.core.errors import ScenarioError
+    from planner.plan.solver import NoFeasiblePlan, plan
+
+    cat = load_catalog()
+    work = {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 8192, "gpu_layers": "max"}
+    cheap = plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090", "rtx-a6000"]}), cat, explain=False)
+    assert cheap.workloads[0].infer.gpu_layers is not None  # a 4090 with blocks in host RAM is cheapest
+    fast = plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090", "rtx-a6000"], "min_decode_tokens_per_s": 10}),
+                cat, explain=False)
+    assert fast.workloads[0].infer.gpu_layers is None  # every layer on the GPU(s)
+    assert float(fast.candidates.loc[0, "decode_tokens_per_s"]) >= 10
+    assert fast.total_usd > cheap.total_usd
+    with pytest.raises(NoFeasiblePlan) as info:
+        plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090"], "max_cards": 1, "min_decode_tokens_per_s": 50}),
+             cat)
+    msg = str(info.value)
+    assert "speed (" in msg and "min_decode_tokens_per_s asks for 50" in msg
+    with pytest.raises(ScenarioError) as info:
+        _scenario(tmp_path, work, {"min_decode_tokens_per_s": -1})
+    assert "min_decode_tokens_per_s" in str(info.value)

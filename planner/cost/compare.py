@@ -70,6 +70,7 @@ from planner.cost.tco import (
     net_capex_usd,
     usd_per_million_tokens,
 )
+from planner.memory.traffic import ram_bandwidth
 from planner.cost.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
 from planner.workload.spec import Workload
 
@@ -90,6 +91,8 @@ class LocalMachine:
         pcie_lanes: lanes per card.
         capex_items: the plan's quote line items (planner.plan.quote.LineItem: price, kind, source,
             as_of) that make up ``capex_usd``; empty when the machine was not built from a plan.
+        host_bandwidth_bytes_per_s: the machine's RAM peak (channels x the DIMMs' MT/s x 8 B), for
+            llama.cpp blocks in host RAM; None: timing's default (dual-channel DDR5-4800).
     """
 
     description: str
@@ -101,6 +104,7 @@ class LocalMachine:
     pcie_per_lane_bytes_per_s: float
     pcie_lanes: int
     capex_items: tuple[Any, ...] = ()
+    host_bandwidth_bytes_per_s: float | None = None
 
     @property
     def gpu_count(self) -> int:
@@ -542,7 +546,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
         service, reading, assumed = pricing(w, c)
         local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
                               pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
-                              pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU)
+                              pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU,
+                              host_bandwidth_bytes_per_s=machine.host_bandwidth_bytes_per_s)
         wnotes = []
         rph = w.infer.requests_per_hour if w.infer is not None else None
         if rph is not None and rph <= 0:
@@ -873,7 +878,10 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
     machine = LocalMachine(description=desc, gpu=gpu, gpus_per_node=cards, nodes=nodes,
                            platform_w=float(platform.platform_w), capex_usd=float(plan.total_usd),
                            pcie_per_lane_bytes_per_s=pcie_per_lane(catalog, gpu.pcie_gen, platform.pcie_gen),
-                           pcie_lanes=gpu.pcie_lanes, capex_items=tuple(getattr(plan, "items", ()) or ()))
+                           pcie_lanes=gpu.pcie_lanes, capex_items=tuple(getattr(plan, "items", ()) or ()),
+                           host_bandwidth_bytes_per_s=(ram_bandwidth(platform.memory_channels,
+                                                                     catalog.dimm(str(ch["dimm_id"])).speed_mts)
+                                                       if ch.get("dimm_id") else None))
     runs = []
     cons = getattr(scenario, "constraints", None)
     headroom = float(getattr(cons, "vram_headroom", 0.0) or 0.0)

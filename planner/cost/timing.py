@@ -56,27 +56,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from planner.memory.traffic import decode_weight_read, expert_read_fraction, moe_expert_bytes
+from planner.memory.traffic import (
+    DEFAULT_HOST_BANDWIDTH,
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    HOST_MBU,
+    PCIE_EFFICIENCY,
+    decode_reads,
+    llamacpp_prefill_upload,
+)
 from planner.workload.recipes import RECIPES
 
 SECONDS_PER_HOUR = 3600.0
 
-#: Achieved share of the PCIe link rate (PCI-SIG base specifications, one direction after line
-#: encoding) for host<->GPU copies: assumption. Realised DMA throughput is commonly quoted at
-#: ~80-90 % of the link rate after TLP/DLLP overhead (a rule of thumb, not measured here).
-PCIE_EFFICIENCY = 0.85
-
-#: Default model bandwidth utilization in decode: assumption. Well-tuned engines (vLLM,
-#: TensorRT-LLM) are commonly said to reach 60-85 % of peak bandwidth in decode; this is a rule
-#: of thumb, not a published constant. Override with the scenario's ``costs.mbu``.
-DEFAULT_MBU = 0.70
-
-#: llama.cpp layers left in host RAM are read from the platform's memory at this share of its
-#: channels' peak (channels x MT/s x 8 B): assumption (CPU decode is commonly quoted at 50-70 % of
-#: the DRAM peak), and a desktop's dual-channel DDR5-4800 (76.8 GB/s) when the caller gives no
-#: platform: assumption.
-HOST_MBU = 0.60
-DEFAULT_HOST_BANDWIDTH = 2 * 4800e6 * 8
+# PCIE_EFFICIENCY, DEFAULT_MBU, HOST_MBU and DEFAULT_HOST_BANDWIDTH (their reasons are there) live in
+# planner.memory.traffic, which the solver's speed constraint shares.
 
 
 @dataclass(frozen=True)
@@ -119,7 +113,7 @@ METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
 }
 
 #: Default MFU of prefill (inference): assumption, the same as 16-bit training.
-PREFILL_MFU = MfuDefault(0.40, "assumption: prefill is large 16-bit matmuls, as in training (0.40)")
+PREFILL_MFU = MfuDefault(DEFAULT_MFU, "assumption: prefill is large 16-bit matmuls, as in training (0.40)")
 
 
 def default_mfu(*, recipe: str, method: str = "full") -> MfuDefault:
@@ -394,28 +388,6 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
                    transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
 
 
-def llamacpp_prefill_upload(est, arch, prompt_tokens: int) -> tuple[int, float, int]:
-    """PCIe bytes a llama.cpp prefill uploads for its host blocks: (ubatches, bytes per ubatch, tokens
-    per ubatch).
-
-    A prompt is processed in ubatches of n_ubatch tokens; for each ubatch of >= 32 tokens ggml-cuda
-    runs the host blocks' matrix products on the GPU (``offload_op``), and the scheduler copies each
-    host weight to the GPU before its split runs (ggml/src/ggml-backend.cpp
-    ``ggml_backend_sched_compute_splits``), waiting for the GPU to finish with the previous copy, so
-    copies and compute do not overlap. For ``MUL_MAT_ID`` it copies only the experts the ubatch's
-    tokens use ("copying only the experts that are used"): the expert tensors x the expected share
-    (planner.memory.traffic, B = the ubatch's tokens). (0, 0, T) without host blocks or below 32 tokens.
-    """
-    host = float(est.extra.get("llamacpp_host_block_bytes", 0) or 0)
-    T = int(est.extra.get("llamacpp_n_ubatch", 512) or 512)
-    if not host or T < 32 or prompt_tokens <= 0:
-        return 0, 0.0, T
-    experts = min(float(est.extra.get("llamacpp_expert_host_bytes", 0)), host)
-    per = decode_weight_read(weight_bytes=host, expert_bytes=experts, experts=arch.num_local_experts,
-                             per_token=arch.num_experts_per_tok, tokens=T)
-    return -(-prompt_tokens // T), per, T
-
-
 def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
                     host_bw: float | None = None, pcie_bw: float | None = None) -> JobTime:
     i = w.infer
@@ -432,67 +404,36 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         mfu, reason = _vendor_scaled(gpu, PREFILL_MFU.value, PREFILL_MFU.reason)
     fp8 = i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8")
     tflops = _tflops_for(gpu, "fp8" if fp8 else "bf16")
-    weights = float(sum(c.bytes for c in est.gpu_components() if c.name.startswith("weights")))
-    if split:
-        weights = float(est.extra.get("llamacpp_weights_gpu_bytes", weights))  # all the replica's GPUs
-    kv_tok = float(est.extra.get("kv_bytes_per_token", 0))
     c = i.concurrency
     gen = i.tokens_per_request
-    if gen is None:
-        prompt, mean_kv = 0, i.context / 2
-        what = f"KV at half the context ({i.context:,} / 2 tokens)"
-    else:
-        if gen >= i.context:
-            # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
-            raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
-                             "tokens (it must be below the context)")
-        prompt = i.context - gen
-        mean_kv = prompt + gen / 2
-        what = f"mean KV length = prompt {prompt:,} + {gen:,} generated / 2"
+    if gen is not None and gen >= i.context:
+        # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
+        raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
+                         "tokens (it must be below the context)")
+    prompt = 0 if gen is None else i.context - gen
+    dr = decode_reads(w, est)  # planner.memory.traffic: weights (routed experts at their share) and KV read
     bw = gpu.memory_bandwidth_bytes_per_s
-    # a mixture of experts reads only the routed experts its c tokens use (planner.memory.traffic)
+    hbw = host_bw or DEFAULT_HOST_BANDWIDTH
+    gpu_s, host_s, comp_s = dr.seconds(gpu_bandwidth=bw, host_bandwidth=hbw, tflops=tflops, mfu=mfu, mbu=mbu)
+    mem_s = gpu_s + host_s
     E, k = arch.num_local_experts, arch.num_experts_per_tok
-    if i.engine == "llama.cpp":
-        experts_gpu = float(est.extra.get("llamacpp_expert_gpu_bytes", 0))
-    else:
-        experts_gpu = float(moe_expert_bytes(arch, i.weights, group_size=i.group_size, tp=tp))
-    experts_gpu = min(experts_gpu, weights)
-    share = expert_read_fraction(experts=E, per_token=k, tokens=c) if arch.is_moe else 1.0
-    read = decode_weight_read(weight_bytes=weights, expert_bytes=experts_gpu, experts=E, per_token=k, tokens=c)
-    read_text = (f"{weights:,.0f} B weights" if not arch.is_moe else
-                 f"{read:,.0f} B of the {weights:,.0f} B weights (routed experts {experts_gpu:,.0f} B x "
-                 f"{share:.4f} = 1 - (1 - {k}/{E})^{c}, the expected share {c} token(s) use)")
-    mem_s, comp_s = decode_step_seconds(weight_bytes=read, kv_bytes_per_token=kv_tok, kv_tokens=mean_kv,
-                                        concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
-                                        tflops=tflops, mfu=mfu)
+    read_text = (f"{dr.weights:,.0f} B weights" if not arch.is_moe else
+                 f"{dr.weights_read:,.0f} B of the {dr.weights:,.0f} B weights (routed experts {dr.experts:,.0f} B x "
+                 f"{dr.expert_share:.4f} = 1 - (1 - {k}/{E})^{c}, the expected share {c} token(s) use)")
     host_line = ""
-    if i.engine == "llama.cpp" and est.extra.get("llamacpp_host_block_bytes"):
+    if dr.host_blocks:
         # llama.cpp: blocks left in host RAM run on the CPU after the GPU's; a token reads the GPU
         # layers at the card's bandwidth and the host blocks at the platform's (Pope et al. 2022,
         # sec. 2: decode time = bytes read / bandwidth), one after the other
-        L = arch.num_hidden_layers
-        host_share = 1 - est.extra["llamacpp_gpu_blocks"] / L
-        kv_gpu_tok = kv_tok * (1 - host_share)
-        mem_s, comp_s = decode_step_seconds(weight_bytes=read, kv_bytes_per_token=kv_gpu_tok, kv_tokens=mean_kv,
-                                            concurrency=c, bandwidth_bytes_per_s=bw, mbu=mbu, params=params_gpu,
-                                            tflops=tflops, mfu=mfu)
-        hbw = host_bw or DEFAULT_HOST_BANDWIDTH
-        host_blocks = float(est.extra["llamacpp_host_block_bytes"])
-        host_weights = decode_weight_read(weight_bytes=host_blocks,
-                                          expert_bytes=min(float(est.extra.get("llamacpp_expert_host_bytes", 0)),
-                                                           host_blocks),
-                                          experts=E, per_token=k, tokens=c)
-        host_read = host_weights + c * kv_tok * host_share * mean_kv
-        host_s = host_read / (hbw * HOST_MBU)
-        mem_s += host_s
-        host_line = (f"; + host RAM: {host_read:,.0f} B of the {L - est.extra['llamacpp_gpu_blocks']} blocks in RAM "
+        host_line = (f"; + host RAM: {dr.host_bytes:,.0f} B of the {dr.host_blocks} blocks in RAM "
                      f"and their KV / ({hbw / 1e9:,.1f} GB/s{'' if host_bw else ' (assumed dual-channel DDR5-4800)'} "
                      f"x {HOST_MBU:g}) = {host_s * 1e3:.3f} ms, added")
     step = max(mem_s, comp_s)
-    lines = [f"decode step ({'per replica, its ' + str(tp) + ' GPUs one after the other' if split and tp > 1 else 'per GPU'}) = max(memory {read_text} + {c} seq x {kv_tok:,.0f} B/token x "
-             f"{mean_kv:,.0f} tokens ({what}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}){host_line} = {mem_s * 1e3:.3f} ms, "
-             f"compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = {comp_s * 1e3:.3f} ms)"
-             f" = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]
+    where = f"per replica, its {tp} GPUs one after the other" if split and tp > 1 else "per GPU"
+    lines = [f"decode step ({where}) = max(memory {read_text} + {c} seq x {dr.kv_per_token:,.0f} B/token x "
+             f"{dr.mean_kv:,.0f} tokens ({dr.mean_kv_text}) / ({bw / 1e9:,.0f} GB/s x MBU {mbu:g}){host_line} = "
+             f"{mem_s * 1e3:.3f} ms, compute 2 x {params_gpu:,.0f} x {c} / ({tflops:g} TFLOPS x MFU {mfu:g}) = "
+             f"{comp_s * 1e3:.3f} ms) = {step * 1e3:.3f} ms ({'memory' if mem_s >= comp_s else 'compute'} bound)"]
     decode_tps = replicas * c / step
     if gen is None:
         lines.append(f"throughput = {replicas} replica(s) x {c} seq / {step * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")

@@ -20,12 +20,16 @@ router that favours some experts touches fewer distinct ones for the same B (the
 sum over experts of 1 - (1 - p_e)^B with the p_e summing to k, is largest when every p_e = k/E), so
 the uniform figure is an upper bound on the bytes read.
 
+The same bytes, over bandwidths, give the decode step's time (:class:`DecodeReads`), which both the
+time model (planner.cost.timing) and the solver's speed constraint (planner.plan.candidates) use.
+
 Importing this module does no work.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from planner.memory.quant import weight_bytes
 from planner.model.architecture import Architecture
@@ -53,7 +57,8 @@ def expert_read_fraction(*, experts: int, per_token: int, tokens: int) -> float:
     return 1.0 - (1.0 - per_token / experts) ** tokens
 
 
-def moe_expert_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, tp: int = 1) -> int:
+def moe_expert_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, tp: int = 1, engine: str = "hf",
+                     scheme: Any = None) -> int:
     """Bytes of the routed experts in ``weight_bytes(arch, fmt)`` (per tensor-parallel rank).
 
     Taken as E x the bytes one more expert adds (``weight_bytes`` of the model with E + 1 experts
@@ -64,8 +69,9 @@ def moe_expert_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, tp:
     if not arch.is_moe:
         return 0
     e = arch.num_local_experts
-    one = (weight_bytes(replace(arch, num_local_experts=e + 1), fmt, group_size=group_size, tp=tp).total
-           - weight_bytes(arch, fmt, group_size=group_size, tp=tp).total)
+    kw = dict(group_size=group_size, tp=tp, engine=engine, scheme=scheme)
+    one = (weight_bytes(replace(arch, num_local_experts=e + 1), fmt, **kw).total
+           - weight_bytes(arch, fmt, **kw).total)
     return e * one
 
 
@@ -85,4 +91,156 @@ def decode_weight_read(*, weight_bytes: int | float, expert_bytes: int | float, 
     return (weight_bytes - expert_bytes) + expert_bytes * f
 
 
-__all__ = ["decode_weight_read", "expert_read_fraction", "moe_expert_bytes"]
+#: Default model bandwidth utilization in decode: assumption. Well-tuned engines (vLLM,
+#: TensorRT-LLM) are commonly said to reach 60-85 % of peak bandwidth in decode; this is a rule
+#: of thumb, not a published constant. Override with the scenario's ``costs.mbu``.
+DEFAULT_MBU = 0.70
+#: llama.cpp layers left in host RAM are read from the platform's memory at this share of its
+#: channels' peak (channels x MT/s x 8 B): assumption (CPU decode is commonly quoted at 50-70 % of
+#: the DRAM peak), and a desktop's dual-channel DDR5-4800 (76.8 GB/s) when the caller gives no
+#: platform: assumption.
+HOST_MBU = 0.60
+DEFAULT_HOST_BANDWIDTH = 2 * 4800e6 * 8
+#: Achieved share of the PCIe link rate (PCI-SIG base specifications, one direction after line
+#: encoding) for host<->GPU copies: assumption. Realised DMA throughput is commonly quoted at
+#: ~80-90 % of the link rate after TLP/DLLP overhead (a rule of thumb, not measured here).
+PCIE_EFFICIENCY = 0.85
+#: Default MFU of prefill and of decode's compute term: assumption, as 16-bit training (0.40);
+#: planner.cost.timing.PREFILL_MFU gives the reason.
+DEFAULT_MFU = 0.40
+
+
+def ram_bandwidth(channels: int, mts: int) -> float:
+    """Peak DRAM bandwidth of a platform, bytes/s: channels x MT/s x 8 B (64-bit channels)."""
+    return channels * mts * 1e6 * 8
+
+
+@dataclass(frozen=True)
+class DecodeReads:
+    """What one decode step of a workload reads and computes (Pope et al. 2022, section 2).
+
+    Attributes:
+        weights: weight bytes on the GPU(s) (every GPU of a llama.cpp replica's layer split; the
+            per-GPU share under tensor parallelism).
+        weights_read: the part of them read per step (the routed experts x their share).
+        experts: the routed experts' bytes within ``weights``; expert_share: 1 - (1 - k/E)^B.
+        kv_per_token: KV cache bytes per token of one sequence on the GPU(s).
+        host_weights, host_weights_read, host_kv_per_token, host_blocks: the same for llama.cpp
+            blocks in host RAM (0 otherwise).
+        mean_kv, mean_kv_text: tokens in each sequence's KV cache at the mean step, and how.
+        params: parameters computed with per token on the GPU(s) (2 x params FLOPs).
+        concurrency: sequences per step.
+    """
+
+    weights: float
+    weights_read: float
+    experts: float
+    expert_share: float
+    kv_per_token: float
+    host_weights: float
+    host_weights_read: float
+    host_kv_per_token: float
+    host_blocks: int
+    mean_kv: float
+    mean_kv_text: str
+    params: float
+    concurrency: int
+
+    @property
+    def gpu_bytes(self) -> float:
+        return self.weights_read + self.concurrency * self.kv_per_token * self.mean_kv
+
+    @property
+    def host_bytes(self) -> float:
+        return self.host_weights_read + self.concurrency * self.host_kv_per_token * self.mean_kv
+
+    def seconds(self, *, gpu_bandwidth: float, host_bandwidth: float, tflops: float, mfu: float,
+                mbu: float = DEFAULT_MBU, host_mbu: float = HOST_MBU) -> tuple[float, float, float]:
+        """(GPU memory s, host memory s, compute s) of the step; it takes max(GPU + host, compute):
+        a llama.cpp token reads its GPU layers, then its host blocks, one after the other."""
+        gpu_s = self.gpu_bytes / (gpu_bandwidth * mbu)
+        host_s = self.host_bytes / (host_bandwidth * host_mbu) if self.host_bytes else 0.0
+        comp_s = 2.0 * self.params * self.concurrency / (tflops * 1e12 * mfu)
+        return gpu_s, host_s, comp_s
+
+    def tokens_per_s_per_sequence(self, **rates: float) -> float:
+        """1 / the step time: each sequence gets one token per step (rates as for :meth:`seconds`)."""
+        gpu_s, host_s, comp_s = self.seconds(**rates)
+        return 1.0 / max(gpu_s + host_s, comp_s)
+
+
+def mean_kv_tokens(context: int, tokens_per_request: int | None) -> tuple[float, str]:
+    """Tokens in a sequence's KV cache at the mean decode step: prompt + generated / 2 when
+    ``tokens_per_request`` is given (the prompt is the rest of the context), else half the context."""
+    if tokens_per_request is None:
+        return context / 2, f"KV at half the context ({context:,} / 2 tokens)"
+    prompt = max(context - tokens_per_request, 0)
+    return prompt + tokens_per_request / 2, f"mean KV length = prompt {prompt:,} + {tokens_per_request:,} generated / 2"
+
+
+def decode_reads(w, est) -> DecodeReads:
+    """The bytes one decode step of inference workload ``w`` reads, from its memory estimate ``est``.
+
+    GPU weights: the estimate's weight components (llama.cpp: every GPU of the replica's layer
+    split, ``llamacpp_weights_gpu_bytes``), of which the routed experts are read at their share
+    (:func:`expert_read_fraction`, B = concurrency); the KV cache of each sequence at the mean
+    length (:func:`mean_kv_tokens`); llama.cpp's host blocks likewise from host RAM.
+    """
+    i = w.infer
+    arch = w.architecture
+    c = i.concurrency
+    llama = i.engine == "llama.cpp"
+    weights = float(sum(x.bytes for x in est.gpu_components() if x.name.startswith("weights")))
+    if llama:
+        weights = float(est.extra.get("llamacpp_weights_gpu_bytes", weights))
+        experts = float(est.extra.get("llamacpp_expert_gpu_bytes", 0))
+    else:
+        experts = float(moe_expert_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine,
+                                         scheme=i.scheme))
+    experts = min(experts, weights)
+    E, k = arch.num_local_experts, arch.num_experts_per_tok
+    share = expert_read_fraction(experts=E, per_token=k, tokens=c) if arch.is_moe else 1.0
+    read = decode_weight_read(weight_bytes=weights, expert_bytes=experts, experts=E, per_token=k, tokens=c)
+    kv_tok = float(est.extra.get("kv_bytes_per_token", 0))
+    mean_kv, text = mean_kv_tokens(i.context, i.tokens_per_request)
+    host_w = host_read = host_kv = 0.0
+    host_blocks = 0
+    if llama and est.extra.get("llamacpp_host_block_bytes"):
+        L = arch.num_hidden_layers
+        host_blocks = L - int(est.extra["llamacpp_gpu_blocks"])
+        host_kv = kv_tok * host_blocks / L
+        kv_tok -= host_kv
+        host_w = float(est.extra["llamacpp_host_block_bytes"])
+        host_read = decode_weight_read(weight_bytes=host_w,
+                                       expert_bytes=min(float(est.extra.get("llamacpp_expert_host_bytes", 0)), host_w),
+                                       experts=E, per_token=k, tokens=c)
+    params = float(arch.active_parameters) / (1 if llama else i.tp)
+    return DecodeReads(weights, read, experts, share, kv_tok, host_w, host_read, host_kv, host_blocks, mean_kv, text,
+                       params, c)
+
+
+def llamacpp_prefill_upload(est, arch: Architecture, prompt_tokens: int) -> tuple[int, float, int]:
+    """PCIe bytes a llama.cpp prefill uploads for its host blocks: (ubatches, bytes per ubatch, tokens
+    per ubatch).
+
+    A prompt is processed in ubatches of n_ubatch tokens; for each ubatch of >= 32 tokens ggml-cuda
+    runs the host blocks' matrix products on the GPU (``offload_op``), and the scheduler copies each
+    host weight to the GPU before its split runs (ggml/src/ggml-backend.cpp
+    ``ggml_backend_sched_compute_splits``), waiting for the GPU to finish with the previous copy, so
+    copies and compute do not overlap. For ``MUL_MAT_ID`` it copies only the experts the ubatch's
+    tokens use ("copying only the experts that are used"): the expert tensors x the expected share
+    (B = the ubatch's tokens). (0, 0, T) without host blocks or below 32 tokens.
+    """
+    host = float(est.extra.get("llamacpp_host_block_bytes", 0) or 0)
+    T = int(est.extra.get("llamacpp_n_ubatch", 512) or 512)
+    if not host or T < 32 or prompt_tokens <= 0:
+        return 0, 0.0, T
+    experts = min(float(est.extra.get("llamacpp_expert_host_bytes", 0)), host)
+    per = decode_weight_read(weight_bytes=host, expert_bytes=experts, experts=arch.num_local_experts,
+                             per_token=arch.num_experts_per_tok, tokens=T)
+    return -(-prompt_tokens // T), per, T
+
+
+__all__ = ["DEFAULT_HOST_BANDWIDTH", "DEFAULT_MBU", "DEFAULT_MFU", "DecodeReads", "HOST_MBU", "PCIE_EFFICIENCY",
+           "decode_reads", "decode_weight_read", "expert_read_fraction", "llamacpp_prefill_upload", "mean_kv_tokens",
+           "moe_expert_bytes", "ram_bandwidth"]

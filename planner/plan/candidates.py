@@ -41,6 +41,10 @@ precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights 
                ``gpu.fp8`` (with vLLM ``gpu.bf16``: Marlin W8A16); int8 weights need ``gpu.int8``;
                mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere; an ``engine:
                llama.cpp`` workload needs a GPU llama.cpp has a backend for (not Intel Gaudi)
+speed          (with ``min_decode_tokens_per_s``) each inference workload decodes at least that
+               many tokens per second per sequence on the row's GPU and RAM (planner.memory.traffic:
+               GPU bytes / (bandwidth x 0.7) + llama.cpp host-block bytes / (channels x DIMM MT/s x
+               8 B x 0.6), or the compute time if longer); checked once VRAM and RAM fit
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
                (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
                CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
@@ -89,6 +93,7 @@ from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
+from planner.memory.traffic import DEFAULT_MFU, DecodeReads, decode_reads, ram_bandwidth
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.plan.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.core.units import GiB
@@ -118,6 +123,8 @@ COLUMNS: dict[str, str] = {
                            "their margin)"),
     "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant (held "
                           "at most 2^62, 4 EiB, more than any card: the table's int64 limit)",
+    "decode_tokens_per_s": ("tokens/s per sequence: the slowest inference workload's decode on this row's GPU and "
+                            "RAM (planner.memory.traffic; NaN without inference workloads)"),
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
                       "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -161,7 +168,7 @@ COLUMNS: dict[str, str] = {
 
 #: Rules in the order they are checked (the first failing one binds).
 RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",
-         "tp", "precision", "vram", "budget")
+         "tp", "precision", "vram", "speed", "budget")
 #: Rules of one node's build: a row failing one cannot be assembled, whatever the workloads.
 NODE_RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power")
 #: Rules of the whole machine's build (the node rules and the network between nodes).
@@ -175,7 +182,7 @@ RAM_VRAM_HIGH = 4
 RAM_VRAM_HIGH_OFFLOAD = 8
 
 # Stages of a workload's check on a row (a higher stage got further).
-_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_OK = 0, 1, 2, 3, 4
+_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_SPEED, _ST_OK = 0, 1, 2, 3, 4, 5
 
 
 def ram_rule(constraints: Any, offload: bool) -> float:
@@ -234,6 +241,7 @@ class Usage:
         vllm_card: for an ``engine: vllm`` workload that leaves max_num_batched_tokens or
             max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
             large-card defaults) or 'small' (all other cards); None when the card does not matter.
+        decode: inference: what a decode step reads and computes (for the speed rule).
     """
 
     workload_index: int
@@ -249,6 +257,7 @@ class Usage:
     needs: tuple[str, ...] = ()
     label: str = ""
     vllm_card: str | None = None
+    decode: DecodeReads | None = field(default=None, compare=False, repr=False)
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
@@ -363,7 +372,8 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                               f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
                               f"{w.infer.max_num_seqs:,} sequences)")
                 out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
-                                 est.offload, precision_needs(w), label, card))
+                                 est.offload, precision_needs(w), label, card,
+                                 decode_reads(w, est) if w.infer is not None else None))
     return out
 
 
@@ -768,6 +778,17 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     for feat in ("bf16", "fp8", "int8", LLAMACPP_FEATURE):
         out[feat] = (np.array([has_feature(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus)
                      else np.zeros(0, bool))
+    def per_gpu(values: list[float]) -> Any:
+        return np.array(values, dtype=float)[gi] if len(gpus) else np.zeros(0)
+
+    out["gpu_bw"] = per_gpu([x.memory_bandwidth_bytes_per_s for x in gpus])
+    out["bf16_tflops"] = per_gpu([float(x.bf16_tflops) for x in gpus])
+    out["fp8_tflops"] = per_gpu([float(getattr(x, "fp8_tflops", None) or x.bf16_tflops) for x in gpus])
+    out["mfu"] = per_gpu([DEFAULT_MFU * float(getattr(x, "mfu_scale", 1.0) or 1.0) for x in gpus])
+    # the platform's RAM peak: its channels x the DIMMs' rated MT/s x 8 B (0 without RAM)
+    chan = np.array([p.memory_channels for p in platforms] + [0], dtype=float)[pi]
+    mts = np.array([r.dimm.speed_mts for r in ram] + [0], dtype=float)[ri]
+    out["host_bw"] = ram_bandwidth(1, 1) * chan * mts
     price = np.array([x.price_usd if x.price_usd is not None else np.nan for x in gpus], dtype=float)
     out["gpu_price"] = price[gi] if len(gpus) else np.zeros(0)
     out["tdp"] = np.array([x.tdp_w for x in gpus], dtype=np.int64)[gi] if len(gpus) else np.zeros(0, np.int64)
@@ -826,6 +847,7 @@ class _Checked:
     capex: Any       # (R,)
     headroom: Any    # (R,) the least capacity - need over the workloads
     cap_w: Any = None  # (R, W) capacity each workload is held against (no headroom for vLLM)
+    tps: Any = None    # (R, W) decode tokens/s per sequence of the reported usage (NaN: not inference)
 
 
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
@@ -843,6 +865,8 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     ram_req = np.zeros((R, W), dtype=np.int64)
     host = np.zeros((R, W), dtype=np.int64)
     offl = np.zeros((R, W), dtype=bool)
+    tps = np.full((R, W), np.nan)
+    min_tps = scenario.constraints.min_decode_tokens_per_s
     single_rows, shape_rows = a["single_rows"], a["shape_rows"]
     empty = np.zeros(0, dtype=np.int64)
     # per workload: the capacity it is held against (vLLM workloads take no planning headroom)
@@ -858,6 +882,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
         b_req = np.zeros(R, dtype=np.int64)
         b_host = np.zeros(R, dtype=np.int64)
         b_off = np.zeros(R, dtype=bool)
+        b_tps = np.full(R, np.nan)
         for ui, u in enumerate(us):
             if u.gpus == u.gpus_per_node:
                 idx = single_rows.get(u.gpus, empty)
@@ -879,15 +904,26 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             req = np.maximum(host_u, np.ceil(np.minimum(mult * vram_node[idx], TABLE_MAX_BYTES)).astype(np.int64))
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
-            # stage: 2 (vram fails), 3 (ram fails) or 4 (fits); 1 where the precision fails
-            st = _ST_VRAM + vram_ok + ram_ok
+            # decode speed on each row's GPU and RAM (planner.memory.traffic), for the speed rule
+            tps_i = np.full(idx.size, np.nan)
+            if u.decode is not None:
+                fp8 = _fp8_compute(u.workload)
+                gpu_s, host_s, comp_s = u.decode.seconds(
+                    gpu_bandwidth=a["gpu_bw"][idx], host_bandwidth=np.maximum(a["host_bw"][idx], 1.0),
+                    tflops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx], mfu=a["mfu"][idx])
+                tps_i = 1.0 / np.maximum(gpu_s + host_s, comp_s)
+            speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
+            # stage: 2 (vram fails), 3 (ram fails), 4 (speed fails) or 5 (fits); 1 where the precision fails
+            st = _ST_VRAM + vram_ok + ram_ok + (ram_ok & speed_ok)
             if u.needs:
                 prec = a[u.needs[0]][idx]
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
                 st = np.where(prec, st, _ST_PRECISION)
-            # how far off: bytes of GPU memory missing, else bytes of RAM missing (unused when it fits)
-            metric = np.where(vram_ok, req - ram_i, need_u - cap_i)
+            # how far off: bytes of GPU memory missing, else bytes of RAM missing, else milli-tokens/s
+            # of decode speed missing (unused when it fits)
+            slow = (np.nan_to_num((min_tps or 0.0) - tps_i) * 1000).astype(np.int64)
+            metric = np.where(vram_ok, np.where(ram_ok, slow, req - ram_i), need_u - cap_i)
             cur = b_stage[idx]
             better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
             if not better.any():
@@ -900,12 +936,14 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             b_req[sel] = req[better]
             b_host[sel] = host_u
             b_off[sel] = u.offload
+            b_tps[sel] = tps_i[better]
         best[:, w] = b_u
         stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)
         need[:, w] = b_need
         ram_req[:, w] = b_req
         host[:, w] = b_host
         offl[:, w] = b_off
+        tps[:, w] = b_tps
     wl_ok = (stage == _ST_OK).all(axis=1)
     extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
     capex = np.round(a["hw_usd"] + extras_usd, 2)
@@ -914,7 +952,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     if budget is not None:
         feasible &= capex <= budget + 1e-9
     headroom = (cap_w - need).min(axis=1) if W else cap
-    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w)
+    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w, tps)
 
 
 def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
@@ -946,6 +984,36 @@ def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     return int(rank_order(hw, ck, rows)[0]), ck
 
 
+def _fp8_compute(w: Workload) -> bool:
+    """The workload's matmuls run at the fp8 rate (fp8 weights, or a scheme with fp8 activations), as
+    planner.cost.timing takes it."""
+    i = w.infer
+    return i is not None and (i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8"))
+
+
+def _slowest(tps: Any, rows: int) -> Any:
+    """Per row, the least decode tokens/s over the workloads (NaN where none is inference)."""
+    import numpy as np
+
+    if tps is None or tps.size == 0:
+        return np.full(rows, np.nan)
+    low = np.where(np.isnan(tps), np.inf, tps).min(axis=1)
+    return np.where(np.isinf(low), np.nan, low)
+
+
+def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm | None) -> float | None:
+    """Decode tokens/s per sequence of usage ``u`` on ``gpu`` with ``platform``'s RAM channels at
+    ``dimm``'s rated speed: the speed rule's figure for one row (None for training)."""
+    if u.decode is None:
+        return None
+    fp8 = _fp8_compute(u.workload)
+    tflops = float(gpu.fp8_tflops) if fp8 and getattr(gpu, "fp8_tflops", None) else float(gpu.bf16_tflops)
+    host_bw = ram_bandwidth(platform.memory_channels, dimm.speed_mts) if dimm is not None else 1.0
+    return u.decode.tokens_per_s_per_sequence(gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
+                                              tflops=tflops, mfu=DEFAULT_MFU * float(getattr(gpu, "mfu_scale", 1.0)
+                                                                                    or 1.0))
+
+
 def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,
              explain: bool = True) -> CandidateSet:
     """Check the usages of every workload against the hardware rows and build the ranked table.
@@ -972,7 +1040,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     binding = np.full(R, "", dtype=object)
     hw_names = np.array([""] + list(_HW_RULES), dtype=object)
     binding[~hw_ok] = hw_names[hw_code[~hw_ok]]
-    wl_names = np.array(["cards", "precision", "vram", "ram", ""], dtype=object)
+    wl_names = np.array(["cards", "precision", "vram", "ram", "speed", ""], dtype=object)
     m = hw_ok & ~wl_ok
     binding[m] = wl_names[bstage[m]]
     min_tp = np.array([min(v.tp for v in sw.variants) for sw in scenario.workloads], dtype=np.int64)
@@ -1028,6 +1096,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "gpu_cuda_total_bytes": a["cuda_total"],
         "gpu_capacity_bytes": cap_row,
         "per_gpu_need_bytes": need_row,
+        "decode_tokens_per_s": _slowest(ck.tps, R),
         "headroom_bytes": ck.headroom,
         "strategy": strategy,
         "offload": ck.offload.any(axis=1),
@@ -1224,6 +1293,14 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{who} ({u.label}) needs {_gib(u.need_bytes)} per GPU; {gpu.id} offers "
                 f"{_gib(int(r['gpu_capacity_bytes']))} ({_gib(gpu.cuda_total_bytes)} CUDA total less "
                 f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
+    if b == "speed":
+        floor = cs.scenario.constraints.min_decode_tokens_per_s
+        dimm = next((rc.dimm for rc in hw.ram if rc.dimm.id == r["dimm_id"]), None)
+        got = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
+        host = (f" ({u.decode.host_blocks} blocks read from host RAM)" if u.decode is not None and u.decode.host_blocks
+                else "")
+        return (f"{who} ({u.label}) decodes about {got:,.1f} tokens/s per sequence on {gpu.id}{host}; "
+                f"constraints.min_decode_tokens_per_s asks for {floor:g}")
     if b == "ram":
         mult = ram_rule(cs.scenario.constraints, u.offload)
         vram = int(r["vram_node_bytes"])
@@ -1257,4 +1334,4 @@ def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
 __all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",
            "cheapest", "rank_order",
            "capacity_bytes", "evaluate", "explain_row", "fill_why_not", "hardware", "network_choice",
-           "has_feature", "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]
+           "has_feature", "precision_needs", "ram_configs", "row_decode_tokens_per_s", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]

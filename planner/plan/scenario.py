@@ -84,6 +84,12 @@ allowed_platforms      platform ids it may buy (default: every platform)
 max_cards              most GPUs per node (default: the largest any platform takes)
 max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
 budget_usd             most the purchase may cost, extras included, USD
+min_decode_tokens_per_s  tokens per second each sequence of every inference workload must
+                       get in decode on the machine: the decode step (weights and KV read at
+                       the card's bandwidth x 0.7, llama.cpp's host blocks at the platform's
+                       RAM channels x DIMM speed x 0.6, or 2 x P FLOPs per token if slower,
+                       planner.memory.traffic) at most 1 / this. A floor, not an objective:
+                       it rules out e.g. a card that holds a third of a llama.cpp model
 vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
 ram_vram_min           RAM per node at least this many times the node's installed VRAM (default
                        2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
@@ -199,7 +205,7 @@ RAM_VRAM_MIN_OFFLOAD = 6.0
 
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
                    "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "used_ok",
-                   "network")
+                   "network", "min_decode_tokens_per_s")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
 NETWORK_SWITCH = ("auto", "always")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
@@ -330,6 +336,8 @@ class Constraints:
         price: which dated price a plan pays: 'street' (a new unit's best-founded current price) or 'msrp'.
         used_ok: a used unit's price may be paid where it is lower.
         network: multi-node network choices.
+        min_decode_tokens_per_s: every inference workload must decode at least this many tokens
+            per second per sequence on the machine (None: no speed floor).
     """
 
     allowed_gpus: tuple[str, ...] | None = None
@@ -345,6 +353,7 @@ class Constraints:
     price: str = "street"
     used_ok: bool = False
     network: Network = field(default_factory=Network)
+    min_decode_tokens_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -812,6 +821,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     max_cards = e.int("max_cards", None, min=1, max=MAX_GPUS)
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
     budget = e.number("budget_usd", None, min=0, min_exclusive=True)
+    min_tps = e.number("min_decode_tokens_per_s", None, min=0, max=1e6, min_exclusive=True)
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
     ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
     ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
@@ -861,7 +871,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
                        allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
                        vram_headroom=headroom, ram_vram_min=float(ram_min), ram_vram_min_offload=float(ram_min_off),
-                       price=price, used_ok=used_ok, network=net)
+                       price=price, used_ok=used_ok, network=net, min_decode_tokens_per_s=min_tps)
 
 
 def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[ScenarioWorkload],

@@ -365,6 +365,7 @@ _SHORTFALL = {
     "slots": (("cards_per_node", "cards_fit_count"), "cards"),
     "lanes": (("pcie_lanes_needed", "gpu_lanes"), "lanes"),
     "power": (("power_w", "psu_w"), "W"),
+    "speed": None,  # min_decode_tokens_per_s - decode_tokens_per_s, tokens/s (infeasible_summary)
 }
 
 
@@ -381,7 +382,10 @@ def infeasible_summary(cs: CandidateSet) -> Any:
         idx = np.nonzero(binding == rule)[0]
         if idx.size == 0:
             continue
-        if rule in _SHORTFALL:
+        if rule == "speed":
+            floor = cs.scenario.constraints.min_decode_tokens_per_s or 0.0
+            short, unit = floor - t["decode_tokens_per_s"].to_numpy()[idx], "tokens/s"
+        elif rule in _SHORTFALL:
             (a, b), unit = _SHORTFALL[rule]
             short = t[a].to_numpy()[idx] - t[b].to_numpy()[idx]
             if rule == "ram":  # platforms without any RAM configuration: nothing to compare
@@ -990,6 +994,47 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
     return out
 
 
+def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
+                    usages: Sequence[Usage | None]) -> list[str]:
+    """llama.cpp workloads that leave blocks in host RAM on the chosen machine: how fast they decode
+    (tokens/s per sequence, the speed rule's figure, planner.memory.traffic) and how long their prompts
+    take to prefill (2 x P FLOPs per token at MFU 0.4 on the card, plus the PCIe upload of the host
+    blocks' weights for every ubatch), so that a machine holding a third of the model is not bought
+    unawares."""
+    from planner.memory.traffic import DEFAULT_MFU, PCIE_EFFICIENCY, llamacpp_prefill_upload
+    from planner.plan.candidates import row_decode_tokens_per_s
+
+    out: list[str] = []
+    gpu = catalog.gpu(choice["gpu_id"])
+    plat = catalog.platform(choice["platform_id"])
+    dimm = catalog.dimm(choice["dimm_id"]) if choice.get("dimm_id") else None
+    floor = cs.scenario.constraints.min_decode_tokens_per_s
+    for sw, u in zip(cs.scenario.workloads, usages):
+        if u is None or u.decode is None or not u.decode.host_blocks:
+            continue
+        i = u.workload.infer
+        assert i is not None
+        tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
+        gen = i.tokens_per_request
+        prompt = i.context - gen if gen is not None and gen < i.context else i.context
+        mfu = DEFAULT_MFU * float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+        compute_s = 2 * u.workload.architecture.active_parameters * prompt * i.concurrency / (
+            float(gpu.bf16_tflops) * 1e12 * mfu)
+        per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))
+        n_ub, per_ub, _ = llamacpp_prefill_upload(u.estimate, u.workload.architecture, prompt * i.concurrency)
+        upload_s = n_ub * per_ub / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
+        L = u.workload.architecture.num_hidden_layers
+        both = f" ({tps * i.concurrency:,.1f} for the {i.concurrency} together)" if i.concurrency > 1 else ""
+        out.append(f"{sw.name}: {u.decode.host_blocks} of {L} blocks in host RAM on this machine: decode about "
+                   f"{tps:,.1f} tokens/s per sequence{both}, and about {compute_s + upload_s:,.0f} s to prefill "
+                   f"{i.concurrency} x {prompt:,} prompt tokens ({upload_s:,.0f} s of it the PCIe upload of the host "
+                   "blocks' weights); "
+                   + (f"constraints.min_decode_tokens_per_s {floor:g} holds" if floor else
+                      "constraints.min_decode_tokens_per_s sets a floor on it")
+                   + " ('planner compare' shows the arithmetic)")
+    return out
+
+
 def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
     """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
     rule of thumb (said with what it costs over the cheapest configuration that holds the host
@@ -1040,6 +1085,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
             out.append(f"{sw.name}: requests_per_hour does not size this plan (memory only: it holds one replica); "
                        "'planner compare' times the workload and prices the copies of this machine the rate needs")
     out += _quality_warnings(cs, choice, usages)
+    out += _speed_warnings(cs, catalog, choice, usages)
     out += _kbit_warnings(cs, choice, workloads, overheads)
     out += _ram_warnings(cs, choice)
     cons = cs.scenario.constraints

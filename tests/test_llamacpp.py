@@ -744,3 +744,54 @@ def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
     with pytest.raises(ScenarioError) as info:
         _scenario(tmp_path, work, {"min_decode_tokens_per_s": -1})
     assert "min_decode_tokens_per_s" in str(info.value)
+
+
+# ----- defaults, fit and no-fit hints ---------------------------------------------------------------------
+
+def _cli(*args):
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    return CliRunner().invoke(main, list(args))
+
+
+def test_default_context_note_says_how_to_start_llama_server():
+    # review F10: llama-server without -c takes n_ctx_train (131,072 for Llama-3.1), not 4,096
+    r = _cli("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp", "--concurrency", "2")
+    assert r.exit_code == 0
+    assert "start it with -c 8192 -np 2" in r.output and "--fit on" in r.output
+    r = _cli("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp", "--context", "4096")
+    assert "start it with -c" not in r.output
+
+
+def test_fit_gpu_layers_reports_the_host_ram_and_help_names_it():
+    # review F16: 'fit --gpu-layers max' gave no host RAM; its help omitted --gpu-layers
+    r = _cli("fit", "--model", "llama-3.1-70b", "--gpu", "rtx-4090", "--task", "infer", "--engine", "llama.cpp",
+             "--context", "8192", "--gpu-layers", "max", "--json")
+    import json
+
+    out = json.loads(r.output)
+    est = estimate(_workload(from_hf_config(_models["llama-3.1-70b"]["config"]), context=8192,
+                             gpu_layers=out["max_value"]))
+    assert out["host_need_bytes"] == est.host_total_bytes
+    r = _cli("fit", "--help")
+    text = " ".join(r.output.split()).replace("- ", "-")  # click may break '--gpu-layers' at its hyphen
+    assert "--concurrency, --gpu-layers the value 'max'" in text
+
+
+def test_no_fit_hints_point_to_gpu_layers():
+    r = _cli("fit", "--model", "llama-3.1-70b", "--gpu", "rtx-4090", "--task", "infer", "--engine", "llama.cpp",
+             "--context", "max")
+    assert r.exit_code == 1 and "--gpu-layers max" in r.output
+
+
+def test_plan_suggests_gpu_layers_max_when_nothing_fits(tmp_path):
+    from planner.catalog.loader import load_catalog
+    from planner.plan.solver import NoFeasiblePlan, plan
+
+    sc = _scenario(tmp_path, {"model": "llama-3.1-405b", "weights": "Q4_K_M", "context": 8192},
+                   {"allowed_gpus": ["rtx-4090"], "max_cards": 2})
+    with pytest.raises(NoFeasiblePlan) as info:
+        plan(sc, load_catalog())
+    assert any(s.startswith("gpu_layers: max") and "of RAM" in s for s in info.value.suggestions)

@@ -114,6 +114,9 @@ class FitResult:
                "notes": list(self.notes), "warnings": list(self.warnings)}
         if self.concurrency_per_replica is not None:
             out.update(concurrency_per_replica=self.concurrency_per_replica, concurrency_total=self.concurrency_total)
+        if self.target == "gpu_layers":
+            # the layers left on the CPU live in host RAM: what the machine needs, as estimate counts it
+            out["host_need_bytes"] = self.estimate.host_total_bytes
         return out
 
     def to_frame(self) -> pandas.DataFrame:
@@ -308,7 +311,12 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
         laid_out = f"{count} ({result.layout})" if result.layout else count
         # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
         said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
-        raise NoFit(f"Nothing fits: at {target}=1 the workload needs {gib_text(need or 0)} per GPU; "
+        lowest = 0 if attr == "gpu_layers" else 1
+        if (base.infer is not None and base.infer.engine == "llama.cpp" and attr != "gpu_layers"
+                and base.infer.gpu_layers is None):
+            hint += (" With every layer on the GPU it does not fit; --gpu-layers max finds how many layers fit "
+                     "with the rest in host RAM (at a lower context or concurrency, give it a number).")
+        raise NoFit(f"Nothing fits: at {target}={lowest} the workload needs {gib_text(need or 0)} per GPU; "
                     f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{said}", result)
     longest = arch.max_position_embeddings
     if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:

@@ -201,15 +201,26 @@ def vllm_headroom(workload: Workload, headroom: float | None) -> float:
 
 
 def vllm_context_note(workload: Workload, context_given: bool, longest_fit: int | None = None) -> str | None:
-    """For engine vllm with the context left at its default: the --max-model-len vllm serve needs.
+    """For engine vllm or llama.cpp with the context left at its default: what to start the engine with.
 
     ``vllm serve`` sets max_model_len to the model's maximum unless told otherwise, and refuses to
     start when one sequence that long does not fit its KV cache; the plan sized the default context.
     ``longest_fit``: the longest max_model_len vLLM starts with on the card, when known
-    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`).
+    (:meth:`planner.memory.vllm.VllmBudget.longest_model_len`). llama-server and llama-cli without
+    ``-c`` take the model's training context (llama-server --help: "-c, --ctx-size N ... (default: 0,
+    0 = loaded from model)"), split over its ``-np`` slots, and recent builds default to ``--fit on``,
+    which lowers the context and then the GPU layers until every device keeps ``--fit-target`` (1 GiB)
+    free (common/common.h ``fit_params``, ``fit_params_target``).
     """
     i = workload.infer
     longest = workload.architecture.max_position_embeddings
+    if i is not None and i.engine == "llama.cpp" and not context_given and i.context < longest:
+        slots = i.concurrency
+        return (f"llama.cpp: the plan assumes context {i.context:,} per slot (the planner's default); llama-server "
+                f"without -c takes the model's training context, {longest:,} tokens, so start it with -c "
+                f"{i.context * slots}" + (f" -np {slots}" if slots > 1 else "") + " (Ollama: num_ctx). Recent "
+                "llama.cpp builds default to --fit on, which shrinks the context, then the GPU layers, to leave "
+                "1 GiB free per GPU: check the n_ctx and offloaded layers it logs.")
     if i is None or i.engine != "vllm" or context_given or i.context >= longest:
         return None
     note = (f"vLLM: the plan assumes context {i.context:,} (the default); start vllm serve with --max-model-len "

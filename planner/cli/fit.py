@@ -40,9 +40,9 @@ def fit_options(fn):
 @handle_errors
 def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: str | None, as_json: bool,
         **options: Any) -> None:
-    """Find the largest micro-batch, sequence length, context or concurrency that fits a GPU.
+    """Find the largest micro-batch, sequence length, context, concurrency or llama.cpp GPU-layer count that fits a GPU.
 
-    Give exactly one of --micro-batch, --seq-len, --context, --concurrency the value 'max';
+    Give exactly one of --micro-batch, --seq-len, --context, --concurrency, --gpu-layers the value 'max';
     the other workload options are as for 'planner estimate'. --gpus N runs the workload on
     N such GPUs, as in 'planner estimate': training, data parallel x --tp; inference, N / --tp
     replicas of --tp GPUs each (without --tp, one replica at tp N), the answer's concurrency being
@@ -60,6 +60,10 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
       planner fit --workload scenarios/workloads/qlora-7b.yaml --gpu rtx-4090 --micro-batch max
       planner fit --model llama-3.1-8b --gpu l4 --task infer --context 8192 --concurrency max
       planner fit --model llama-3.1-70b --gpu h100-sxm --gpus 8 --task infer --concurrency 16 --context max
+      planner fit --model llama-3.1-70b --gpu rtx-4090 --task infer --engine llama.cpp --gpu-layers max
+
+    With --gpu-layers max (llama.cpp), the answer also gives the host RAM the layers left on the CPU
+    need, as 'planner estimate' counts it.
     """
     from planner.api import NoFit
     from planner.api import fit as run_fit
@@ -90,6 +94,9 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                    f"{size_text(r.next_need_bytes - cap)} more.")
     elif best == r.limit:
         click.echo(f"That is the limit searched ({r.limited_by}).")
+    if target == "gpu_layers":
+        click.echo(f"Host RAM at {best}: {gib_text(r.estimate.host_total_bytes)} (the OS, the llama.cpp process, "
+                   "token_embd and the host blocks with their KV cache; 'planner estimate' itemises it).")
     if target != "concurrency" and r.concurrency_per_replica is not None and copies > 1:
         c = r.concurrency_per_replica
         click.echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")

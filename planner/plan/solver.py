@@ -713,6 +713,46 @@ def _fmt(n: int | None) -> str:
     return "?" if n is None else f"{n / GiB:,.2f} GiB"
 
 
+def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
+                      where: str, overheads: RuntimeOverheads | None) -> list[str]:
+    """What would fit an ``engine: llama.cpp`` workload on the largest card: leaving layers in host
+    RAM (gpu_layers: max, with the RAM that takes), splitting the layers over more cards, a smaller
+    GGUF preset or a quantized KV cache; each checked with the memory model."""
+    out: list[str] = []
+    inf = v.workload.infer
+    assert inf is not None
+    L = v.workload.architecture.num_hidden_layers
+    if inf.gpu_layers is None:
+        def make_l(x: int) -> Workload:
+            w = _workload_from(sw, v, catalog, {"gpu_layers": x})
+            assert w is not None  # every count 0..n_layer + 1 is valid
+            return w
+        best, need, _ = largest_gpu_layers(make_l, cap, L + 1, overheads)
+        if best is not None:
+            host = estimate(make_l(best), overheads).host_total_bytes
+            on = where if inf.tp == 1 else f"{inf.tp} x {where}"
+            out.append(f"gpu_layers: max (here {best} of {L + 1} layers on {on}, {_fmt(need)} per GPU; the rest "
+                       f"in host RAM: {_fmt(host)} of RAM; decode then reads them at RAM speed)")
+    for n in range(max(inf.tp, 1) + 1, node_max + 1):
+        wn = _workload_from(sw, v, catalog, {"gpus": n})
+        if wn is not None and fits(wn, cap, overheads)[0]:
+            out.append(f"gpus: {n} (the layers split over {n} x {where}): "
+                       f"{_fmt(fits(wn, cap, overheads)[1])} per GPU")
+            break
+    for preset in ("Q4_K_M", "IQ3_M", "IQ2_M"):
+        if preset == inf.weights:
+            break
+        wq = _workload_from(sw, v, catalog, {"weights": preset})
+        if wq is not None and fits(wq, cap, overheads)[0]:
+            out.append(f"weights: {preset} on {where}: {_fmt(fits(wq, cap, overheads)[1])} per GPU (lower quality)")
+            break
+    if inf.kv_dtype == "f16":
+        wk = _workload_from(sw, v, catalog, {"kv_dtype": "q8_0"})
+        if wk is not None and fits(wk, cap, overheads)[0]:
+            out.append(f"kv_dtype: q8_0 on {where}: {_fmt(fits(wk, cap, overheads)[1])} per GPU")
+    return out
+
+
 def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
                   overheads: RuntimeOverheads | None) -> list[str]:
     out: list[str] = []
@@ -809,57 +849,60 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
             if hit_u:
                 out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
                            f"on {where}: {_fmt(hit_u[1])} per GPU")
-        for tp in valid_tp_degrees(w0.architecture):
-            ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
-            if not ok:
-                continue
-            if tp in tried and tp <= node_max:
-                break  # the scenario already allows it; something else binds
-            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
-            if tp > node_max:
-                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
-                       else "the platforms' slots, PCIe lanes, power and cooling")
-                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
-                         "a replica stays in one node, so this needs a larger card or the changes below")
-            out.append(text)
-            break
-        # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
-        tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
-
-        def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
-            for tp in tps:
-                wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
-                if wq is None:
+        if inf.engine == "llama.cpp":
+            out += _suggest_llamacpp(sw, v, catalog, big, cap, node_max, where, overheads)
+        else:
+            for tp in valid_tp_degrees(w0.architecture):
+                ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
+                if not ok:
                     continue
-                ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
-                if ok:
-                    return tp, need
-            return None
+                if tp in tried and tp <= node_max:
+                    break  # the scenario already allows it; something else binds
+                text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+                if tp > node_max:
+                    why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
+                           else "the platforms' slots, PCIe lanes, power and cooling")
+                    text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
+                             "a replica stays in one node, so this needs a larger card or the changes below")
+                out.append(text)
+                break
+            # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
+            tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
 
-        for fmt in ("fp8", "int4-awq"):
-            if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
-                continue
-            hit = first_fit({"weights": fmt})
-            if hit:
-                out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
-        if inf.kv_dtype != "fp8" and big.fp8:
-            hit = first_fit({"kv_dtype": "fp8"})
-            if hit:
-                out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
-        if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
-            wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
-            if wp is not None:
-                ok, need = fits_big(wp, cap, overheads)
-                if ok:
-                    out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
-                               f"{where}: {_fmt(need)} per GPU")
-        if inf.concurrency > 1:
-            def make_c(x: int) -> Workload | None:
-                return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
-            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
-            if best:
-                out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
-                           f"{_fmt(need)} per GPU")
+            def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
+                for tp in tps:
+                    wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+                    if wq is None:
+                        continue
+                    ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
+                    if ok:
+                        return tp, need
+                return None
+
+            for fmt in ("fp8", "int4-awq"):
+                if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+                    continue
+                hit = first_fit({"weights": fmt})
+                if hit:
+                    out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+            if inf.kv_dtype != "fp8" and big.fp8:
+                hit = first_fit({"kv_dtype": "fp8"})
+                if hit:
+                    out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+            if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
+                wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
+                if wp is not None:
+                    ok, need = fits_big(wp, cap, overheads)
+                    if ok:
+                        out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
+                                   f"{where}: {_fmt(need)} per GPU")
+            if inf.concurrency > 1:
+                def make_c(x: int) -> Workload | None:
+                    return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
+                best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+                if best:
+                    out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                               f"{_fmt(need)} per GPU")
     # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
     # scenario's smallest tensor-parallel degree, training at its first GPU count
     if sw.task != "train":

@@ -1021,9 +1021,11 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
         restricted = [list(us) if k != w else [x for x in us if _precision_of(x.workload) == first]
                       for k, us in enumerate(cs.usages)]
         row, ck = cheapest(cs.scenario, cs.hardware, restricted)
+        objective = cs.objective
+        how = ("the capex objective buys the cheapest machine any listed variant fits" if objective == "capex" else
+               f"the {objective} objective buys the best machine by it that some listed variant fits")
         head = (f"{sw.name}: runs weights {got[0]} with a {got[1]} KV cache, not the first listed (weights "
-                f"{first[0]}, KV {first[1]}): the capex objective buys the cheapest machine any listed variant fits "
-                "and reports the first that fits there")
+                f"{first[0]}, KV {first[1]}): {how} and reports the first that fits there")
         if row is None:
             out.append(head + f"; weights {first[0]} with KV {first[1]} fit no allowed machine")
             continue
@@ -1032,7 +1034,7 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
         plat = hw.platforms[int(a["plat_i"][row])].id
         usd = float(ck.capex[row])
         out.append(head + f"; weights {first[0]} with KV {first[1]} need {int(a['cards'][row])} x {gpu} on {plat} "
-                          f"at ${usd:,.2f} (+${usd - float(choice['capex_usd']):,.2f}); list only the types "
+                          f"at ${usd:,.2f} ({usd - float(choice['capex_usd']):+,.2f} USD capex); list only the types "
                           "whose quality you accept, or set a budget")
     return out
 

@@ -33,21 +33,26 @@ given machine the solver reports the first variant, in that order, that fits.
 
 ``auto`` expands to (preference order):
 
-==================  ====================================================================
-zero                0, 1, 2, 3
-offload_optimizer   false, true
-checkpointing       none, full
-tp                  training: the degrees that split the heads evenly (as
-                    :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
-                    same, descending (a replica uses every card it is given); QLoRA
-                    training: 1 only (Transformers/peft do not shard 4-bit layers)
-weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
-                    where bf16 does not)
-kv_dtype            bf16, fp16, fp8
-gpu_layers          (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
-                    card the most GPU layers that fit; the rest must fit the machine's RAM
-gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
-==================  ====================================================================
+======================  ====================================================================
+zero                    0, 1, 2, 3
+offload_optimizer       false, true
+offload_activations     false, true
+checkpointing           none, full
+optimizer_in_backward   false, true
+loss_chunks             0, 8 (whole, then torchtune's 8 chunks)
+fused_linear_loss       false, true
+fsdp_version            1, 2 (with a framework that shards with FSDP)
+tp                      training: the degrees that split the heads evenly (as
+                        :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
+                        same, descending (a replica uses every card it is given); QLoRA
+                        training: 1 only (Transformers/peft do not shard 4-bit layers)
+weights                 bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
+                        where bf16 does not)
+kv_dtype                bf16, fp16, fp8
+gpu_layers              (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
+                        card the most GPU layers that fit; the rest must fit the machine's RAM
+gpus                    free: the candidate machine decides (same as leaving ``gpus`` out)
+======================  ====================================================================
 
 Card counts. For training, ``gpus`` (data parallel x tensor parallel) is free unless the
 scenario fixes it: the workload may run on 1 up to all the cards of one machine, or, with
@@ -57,9 +62,12 @@ Variants are searched with the most GPUs first (training) so that a machine's ca
 ``gpus_per_node``, when given, fixes the GPUs per machine.
 
 Variants are expanded in this key order, the first key varying slowest: training
-``offload_optimizer``, ``checkpointing``, ``zero``, ``tp``; inference ``weights``, ``kv_dtype``,
-``tp``. So no offload is preferred over offload, no checkpointing over checkpointing, and a lower
-ZeRO stage over a higher one.
+``offload_optimizer``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
+``loss_chunks``, ``fused_linear_loss``, ``fsdp_version``, ``zero``, ``tp``; inference ``weights``,
+``kv_dtype``, ``tp``. So no offload is preferred over offload, no checkpointing over checkpointing,
+the step after backward over the step in it, a whole loss over a chunked one, and a lower ZeRO stage
+over a higher one. The levers of a framework (``framework``) default to its recipes' settings; a
+choice key given as a list or ``auto`` replaces that default.
 
 Constraints (all optional):
 
@@ -143,7 +151,8 @@ from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
 CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "train": ("offload_optimizer", "checkpointing", "zero", "tp", "gpus"),
+    "train": ("offload_optimizer", "offload_activations", "checkpointing", "optimizer_in_backward", "loss_chunks",
+              "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
@@ -152,6 +161,11 @@ AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "zero": (0, 1, 2, 3),
     "offload_optimizer": (False, True),
     "checkpointing": ("none", "full"),
+    "offload_activations": (False, True),
+    "optimizer_in_backward": (False, True),
+    "loss_chunks": (0, 8),
+    "fused_linear_loss": (False, True),
+    "fsdp_version": (1, 2),
     "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
     "kv_dtype": ("bf16", "fp16", "fp8"),
 }
@@ -218,12 +232,25 @@ class Variant:
         w = self.workload
         if w.train is not None:
             t = w.train
-            parts = [f"{t.method_label} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            parts = [f"{t.method_label} {t.recipe} {t.optimizer}",
+                     f"FSDP{t.fsdp} {'FULL_SHARD' if t.zero == 3 else 'SHARD_GRAD_OP'}" if t.fsdp else f"ZeRO-{t.zero}"]
+            if t.framework != "transformers":
+                parts.insert(0, t.framework)
             if t.offload_optimizer:
                 parts.append("offload optimizer")
             if t.offload_params:
                 parts.append("offload params")
             parts.append(f"checkpointing {t.checkpointing}")
+            if t.offload_activations:
+                parts.append("offload activations")
+            if t.optimizer_in_backward:
+                parts.append("optimizer in backward")
+            if t.fused_linear_loss:
+                parts.append("fused linear loss")
+            elif t.loss_chunks > 1:
+                parts.append(f"loss in {t.loss_chunks} chunks")
+            if t.compile:
+                parts.append("torch.compile")
             parts.append(f"tp {t.tp}")
             parts.append(f"micro-batch {t.micro_batch} x {t.seq_len} tokens")
             return ", ".join(parts)

@@ -49,6 +49,8 @@ class SummaryRow:
             scenario's reserve (``vram_headroom``), bytes; None means all of ``gpu_cuda_total_bytes``.
             Headroom is measured against it.
         strategy: how the workload runs on the machine, e.g. 'full mixed-bf16 adamw, ZeRO-2, ...'.
+        stack: training: the framework and the lever settings the estimate assumed, in words
+            (:attr:`planner.memory.breakdown.Estimate.stack_text`); '' for inference.
     """
 
     workload: str
@@ -64,6 +66,7 @@ class SummaryRow:
     warnings: tuple[str, ...] = ()
     gpu_capacity_bytes: int | None = None
     strategy: str = ""
+    stack: str = ""
 
     @property
     def capacity_bytes(self) -> int:

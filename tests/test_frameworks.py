@@ -503,3 +503,90 @@ def test_head_backward_moment_sets_the_peak_when_logits_are_small():
     from planner.memory.breakdown import phase_total
     total, phase = phase_total(list(est.components), "gpu", kinds=("allocated",))
     assert phase == "head backward"
+
+
+# ----- LitGPT's LLaMA-Adapter (method adapter) -------------------------------------------------------------
+
+TINY4 = {**TINY, "num_hidden_layers": 4, "num_key_value_heads": 4}
+
+
+def test_adapter_parameters_match_litgpt_counts():
+    # (L - 2) x (10 x h + heads): Llama 2 7B 30 x (40,960 + 32) = 1,229,760 and StableLM-3B-alpha
+    # 14 x (40,960 + 32) = 573,888, as LitGPT's resource table prints; the gates alone 30 x 32 = 960
+    from planner.memory.states import adapter_parameters
+
+    assert adapter_parameters(arch_of("llama-2-7b")) == (1_229_760, 960)
+    stablelm = from_hf_config({"model_type": "gpt_neox", "hidden_size": 4096, "intermediate_size": 16384,
+                               "num_hidden_layers": 16, "num_attention_heads": 32, "vocab_size": 50688,
+                               "max_position_embeddings": 4096, "rotary_pct": 0.25, "use_parallel_residual": True},
+                              "stablelm")
+    assert adapter_parameters(stablelm) == (573_888, 448)
+
+
+def test_adapter_states_are_the_gates():
+    # TINY4: 2 adapted layers x (10 x 64 + 4) = 1,288 params x 2 B (bf16-true) = 2,576 B; gradients and
+    # AdamW states for the 2 x 4 = 8 gate values only (2 B each; states 2 x 2 B)
+    est = estimate(workload(TINY4, framework="litgpt", method="adapter", seq_len=64))
+    assert comp(est, "adapter weights (LLaMA-Adapter prefixes and gates)").bytes == 1_288 * 2
+    assert comp(est, "gradients").bytes == 8 * 2
+    assert comp(est, "optimizer states").bytes == 8 * 2 * 2
+    assert est.trainable_parameters == 1_288
+
+
+def test_adapter_layer_saved_tensors_by_hand():
+    # TINY4 (h 64, 4 heads of 16, q 64, f 128, bf16, SDPA), LitGPT code:
+    # first adapted layer: the gate's operand ay 64 x 2 = 128 B, then the frozen MLP half: MLP norm fp32 input
+    # 256 + rsqrt 4, gate output 256, silu output and up output 2 x 256: 1,156 B per token; plus the cached
+    # prefix keys and values 2 x 10 x 64 x 2 = 2,560 B per layer.
+    # later layers: the frozen LitGPT layer (norm 256 + 4, rotated q and k 2 x 128, the fused qkv kept by V's
+    # view 3 x 128, SDPA output 128 and lse 4 x 4, MLP 1,028) = 2,072 B, plus the adapter SDPA's output 128,
+    # its lse 16 and the mask as a bf16 bias padded from 10 to 16 columns 32 B: 2,248 B per token.
+    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+
+    a, r = arch_of(TINY4), regime_for("pure-bf16")
+    first = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True)
+    later = adapter_layer_saved_tensors(a, r, attention="sdpa", first=False)
+    assert sum(t.bytes_per_token for t in first if not t.per_layer) == 1_156
+    assert sum(t.bytes_per_token for t in later if not t.per_layer) == 2_248
+    assert [t.bytes_per_token for t in first + later if t.per_layer] == [2_560, 2_560]
+    # the model: layers 0 and 1 save nothing; 256 tokens x (1,156 + 2,248) + 2 x 2,560 + the final norm's
+    # fp32 input 256 x 256 (the head is frozen: its input is not kept)
+    est = estimate(workload(TINY4, framework="litgpt", method="adapter", seq_len=256))
+    assert comp(est, "activations").bytes == 256 * (1_156 + 2_248) + 2 * 2_560 + 256 * 256
+
+
+def test_adapter_nf4_base_before_bnb_0_43_2_keeps_the_proj_input():
+    # load_in_4bit (LitGPT --quantize bnb.nf4) with bitsandbytes 0.41.1: every 4-bit linear whose input requires
+    # grad keeps it on its ctx. The first adapted layer's attention input needs none; its proj input (the sum
+    # with the gated adapter output, 64 x 2 B) and the MLP inputs do
+    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+
+    a, r = arch_of(TINY4), regime_for("pure-bf16")
+    old = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True, base_keeps_inputs=True)
+    assert any(t.name.startswith("proj input") and t.ctx_bytes_per_token == 128 for t in old)
+    w = workload(TINY4, framework="litgpt", method="adapter", load_in_4bit=True, bnb_version="0.41.1", seq_len=64)
+    assert w.train.quantized_base == "nf4" and w.train.bnb_keeps_4bit_inputs
+    assert w.train.optimizer == "paged-adamw"  # LitGPT's optimizer over a quantized base
+    new = workload(TINY4, framework="litgpt", method="adapter", load_in_4bit=True, seq_len=64)
+    assert estimate(w).per_gpu_allocated_bytes > estimate(new).per_gpu_allocated_bytes
+    assert "weights (frozen NF4 base)" in names(estimate(new))
+
+
+@pytest.mark.parametrize("keys, entry", [
+    ({"framework": "transformers", "method": "adapter"}, "method"),
+    ({"framework": "litgpt", "method": "adapter", "lora_rank": 8}, "lora_rank"),
+    ({"framework": "litgpt", "method": "adapter", "lora_targets": ["q_proj"]}, "lora_targets"),
+    ({"framework": "litgpt", "method": "adapter", "double_quant": False}, "double_quant"),
+    ({"framework": "litgpt", "method": "adapter", "checkpointing": "full"}, "checkpointing"),
+    ({"framework": "litgpt", "method": "adapter", "gpus": 2}, "gpus"),
+    ({"framework": "litgpt", "method": "lora", "load_in_4bit": True}, "load_in_4bit"),
+])
+def test_adapter_refusals(keys, entry):
+    with pytest.raises(InputError) as e:
+        workload(TINY4, **keys)
+    assert e.value.entry == entry
+
+
+def test_adapter_needs_layers_past_the_start():
+    with pytest.raises(InputError, match="adapter_start_layer"):
+        workload(TINY, framework="litgpt", method="adapter")

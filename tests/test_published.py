@@ -757,6 +757,22 @@ def _rt(name, model, value, method, seq_len, **kw):
                         "micro-batch (FSDP: under no_backward_sync)")
 
 
+LITGPT_RT_ADAPTER = ("github.com/Lightning-AI/litgpt tutorials/resource-tables.md 'Finetuning with Adapter on 1 GPU', "
+                     "added by PR 694 (commit 0f021f3a, 2024-01-18: finetune/adapter.py with --quantize, "
+                     "bnb.optim.PagedAdamW over a quantized base); 1x A100-SXM4-40GB, bitsandbytes 0.41.1 as the page "
+                     "states, batch 128")
+
+
+def _rt_adapter(name, model, value, seq_len, quantize=None):
+    keys = {"method": "adapter", "seq_len": seq_len, "micro_batch": 1, "grad_accum": 128}
+    if quantize:
+        keys.update(load_in_4bit=True, double_quant=quantize == "nf4-dq", bnb_version="0.41.1")
+    return FrameworkRun(f"litgpt-rt-{name}", "litgpt", LITGPT_RT_ADAPTER, model, keys, value, "GB",
+                        f"litgpt finetune_adapter, micro-batch 1{', --quantize bnb.' + quantize if quantize else ''}; "
+                        f"the first batch holds the longest Alpaca sample ({seq_len} tokens), padded; "
+                        "max_memory_allocated printed to 0.01 GB")
+
+
 _Q = dict(lora_rank=32, double_quant=False, bnb_version="0.42.0")
 _FLAGS = dict(framework="torchtune", micro_batch=2, seq_len=4096)
 _FLAGS_FULL = dict(method="full", optimizer="adamw-fused", **_FLAGS)
@@ -859,6 +875,12 @@ FRAMEWORK_RUNS += [
     _rt("llama-2-7b-lora-2gpu-mb2", "llama-2-7b", 22.47, "lora", 1304, micro_batch=2, gpus=2, grad_accum=64),
     _rt("llama-2-7b-lora-2gpu-mb4", "llama-2-7b", 23.39, "lora", 1304, micro_batch=4, gpus=2, grad_accum=32),
     _rt("llama-2-13b-lora-4gpu", "llama-2-13b", 35.57, "lora", 1304, micro_batch=1, gpus=4, grad_accum=128),
+    _rt_adapter("stablelm-3b-adapter", STABLELM_3B, 9.10, 1034),
+    _rt_adapter("stablelm-3b-adapter-nf4", STABLELM_3B, 5.65, 1034, "nf4"),
+    _rt_adapter("stablelm-3b-adapter-nf4-dq", STABLELM_3B, 5.48, 1034, "nf4-dq"),
+    _rt_adapter("llama-2-7b-adapter", "llama-2-7b", 19.98, 1304),
+    _rt_adapter("llama-2-7b-adapter-nf4", "llama-2-7b", 12.68, 1304, "nf4"),
+    _rt_adapter("llama-2-7b-adapter-nf4-dq", "llama-2-7b", 12.38, 1304, "nf4-dq"),
     # ---- torchtune README, optimization flags (Llama 3.2 3B, 8,192 tokens) ------------------------------
     FrameworkRun("torchtune-flags-packed", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
                  {**_FLAGS_FULL, "optimizer_in_backward": False, "checkpointing": "none", "loss_chunks": 0}, 60.0, "GiB",
@@ -973,7 +995,8 @@ FRAMEWORK_NOT_EXPRESSIBLE: dict[str, str] = {
         "= 12.0, 28.9 and 30.6 GB; the last two exceed the A10G): the rows do not describe these configs",
     "litgpt-hub-falcon-7b-*, phi-2-*, litgpt-rt-phi-1.5-*, falcon-40b-*":
         "model types falcon and phi (Phi-1.5/2) are not supported",
-    "litgpt-rt-*-adapter, *-adapter-v2": "LitGPT's LLaMA-Adapter methods are not modelled",
+    "litgpt-rt-*-adapter-v2": "LitGPT's LLaMA-Adapter v2 (adapter_v2: a bias and scale on every linear, trainable "
+                              "norms) is not modelled; the v1 adapter rows are",
     "torchtune-flags-baseline": "the baseline is unpacked Alpaca: its batches' padded lengths are not published",
     "torchtune-readme-8b-*-a6000": "the A6000 rows double the 4090 rows' memory for the same configs; the settings "
                                    "that differ are not published",

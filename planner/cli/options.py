@@ -57,7 +57,8 @@ def load_catalog_option(catalog_dir: str | None) -> Any:
 ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--model", dict(help="Catalog id, path to a config.json, or a hub id in the local HF cache.")),
     ("--task", dict(type=click.Choice(["train", "infer"]), help="train or infer.")),
-    ("--method", dict(type=click.Choice(["full", "lora", "qlora"]), help="Training method (default full).")),
+    ("--method", dict(type=click.Choice(["full", "lora", "qlora", "adapter"]),
+                      help="Training method (default full); adapter is LitGPT's LLaMA-Adapter (--framework litgpt).")),
     ("--recipe", dict(help="Precision recipe: fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-bf16-fp32-grads, "
                       "pure-bf16 and the fp16 variants (default mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
     ("--framework", dict(type=click.Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
@@ -107,6 +108,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
     ("--load-in-8bit/--no-load-in-8bit", dict(default=None, help="LoRA on an LLM.int8 base (bitsandbytes "
                                                                  "load_in_8bit; default off).")),
+    ("--load-in-4bit/--no-load-in-4bit", dict(default=None, help="--method adapter: an NF4 base (LitGPT --quantize "
+                                                                 "bnb.nf4; with --double-quant bnb.nf4-dq).")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
      dict(default=None, help="QLoRA or --load-in-8bit: the script calls peft prepare_model_for_kbit_training "
                               "(fp32 non-quantized weights and activations; default off).")),

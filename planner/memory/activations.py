@@ -120,7 +120,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                         cpu_dropout: bool = False, use_dora: bool = False, weight_cast: bool = True,
                         input_requires_grad: bool = True, base_keeps_inputs: bool = False,
                         cpu_kernels: bool = False, code: str = "transformers",
-                        compiled: bool = False) -> list[SavedTensor]:
+                        compiled: bool = False, mlp_marker: bool = False) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -163,6 +163,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             the others on 'transformers').
         compiled: the layer runs under ``torch.compile`` (:func:`compiled_layer_saved_tensors`; the
             caller checks :func:`compile_not_modelled` first).
+        mlp_marker: put a 0-byte entry named :data:`MLP_MARKER` where what follows the attention
+            output begins (:func:`adapter_layer_saved_tensors` splits there).
 
     Returns:
         The saved tensors; sum their bytes for the layer.
@@ -484,6 +486,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     base_input([o_name], o_width, "attention output", saved_elsewhere=fused)
     lora(o_name, o_width, "attention output", saved_elsewhere=fused)
     adapted_before([o_name])
+    if mlp_marker:
+        out.append(SavedTensor(MLP_MARKER, 0))
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     if arch.norms_per_layer == 4:
@@ -564,6 +568,62 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if arch.post_norm:
         rms("post-feedforward norm (on the MLP output)")
     return out
+
+
+#: The entry :func:`layer_saved_tensors` puts after the attention output when asked (``mlp_marker``).
+MLP_MARKER = "-- after the attention output --"
+
+ADAPTER_ACT_SRC = ("LitGPT litgpt/adapter.py CausalSelfAttention.scaled_dot_product_attention (commit 05401183; "
+                   "lit_gpt 0f021f3a alike): ay = SDPA(q, ak, av, amask); y + gating_factor * ay")
+
+
+def adapter_layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, first: bool,
+                                base_keeps_inputs: bool = False, cpu_kernels: bool = False) -> list[SavedTensor]:
+    """What one layer of LitGPT's LLaMA-Adapter saves for backward, per token (litgpt/adapter.py).
+
+    Over a frozen LitGPT layer (:func:`layer_saved_tensors` with ``code='litgpt'``, no adapters), each
+    adapted layer attends from its queries to the prefix's cached keys and values (``ak``, ``av``:
+    ``adapter_prompt_length`` tokens, made once under ``no_grad``, so they carry no graph;
+    planner.memory.states.adapter_parameters) through SDPA with a boolean mask, and adds the output
+    scaled by a per-head gate: ``y + gating_factor * ay``. With a mask SDPA runs the memory-efficient
+    kernel, which saves its output and an fp32 log-sum-exp per head and the mask converted to an
+    additive bias in the query dtype (``convert_boolean_attn_mask``), its last dimension padded to a
+    multiple of 8 (aten/src/ATen/native/transformers/attention.cpp ``preprocess_mask``,
+    ``mem_eff_alignment = 8``: 10 columns become 16; one mask for the micro-batch, counted per token,
+    exact for micro-batch 1); the query it saves is the base attention's. The
+    gate's product keeps ``ay`` (the same storage). The cached keys and values (prefix x q each) stay
+    on the layer for the whole run.
+
+    The first adapted layer (``first``) is different: below it nothing requires grad (the embedding
+    and the earlier layers are frozen, and the prefix has no graph), so its attention saves nothing
+    but the gate's operand ``ay``; what follows the attention output does require grad and saves what
+    a frozen layer saves there (``MLP_MARKER``), except in a parallel block, whose MLP reads the layer
+    input. Layers before ``adapter_start_layer`` save nothing at all (the caller).
+
+    ``base_keeps_inputs``: an NF4 base on bitsandbytes before 0.43.2: the output projection's input,
+    the reshaped sum (a new tensor, not SDPA's output), stays on its ctx.
+    """
+    from planner.workload.frameworks import LITGPT_ADAPTER_PROMPT_LENGTH
+
+    aT = LITGPT_ADAPTER_PROMPT_LENGTH
+    c = regime.compute
+    q, a, o = arch.q_dim, arch.num_attention_heads, arch.o_dim
+    frozen = layer_saved_tensors(arch, regime, attention=attention, full=False, base_keeps_inputs=base_keeps_inputs,
+                                 cpu_kernels=cpu_kernels, code="litgpt", mlp_marker=True)
+    cut = next(i for i, t in enumerate(frozen) if t.name == MLP_MARKER)
+    cache = SavedTensor(f"adapter prefix keys and values (cached: {aT} tokens x q x 2)", 2 * aT * q * c, per_layer=True)
+    kept_proj = ([SavedTensor("proj input: the sum with the gated adapter output (kept by the 4-bit linear's ctx)",
+                              c * o, ctx_bytes_per_token=c * o)] if base_keeps_inputs else [])
+    if first:
+        tail = [] if arch.parallel_block else [t for t in frozen[cut + 1:]]
+        return [SavedTensor("adapter attention output (kept by the gate's product)", c * q), cache] + kept_proj + tail
+    width = -(-aT // 8) * 8
+    body = [t for t in frozen if t.name != MLP_MARKER and not t.name.startswith("8-bit linear input: attention output")]
+    return body + [
+        SavedTensor("adapter SDPA output (also the gate product's operand)", c * q),
+        SavedTensor("adapter SDPA log-sum-exp (fp32)", 4 * a),
+        SavedTensor(f"adapter mask as an additive bias ({aT} prefix columns padded to {width})", c * width),
+        cache] + kept_proj
 
 
 COMPILE_SRC = ("torch/_functorch/partitioners.py min_cut_rematerialization_partition (AOTAutograd's default, "
@@ -935,7 +995,8 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
                      cpu_dropout: bool = False, use_dora: bool = False,
                      weight_cast: bool = True, base_keeps_inputs: bool = False,
                      reentrant: bool = False, code: str = "transformers",
-                     head_keeps_input: bool = False, compiled: bool = False) -> ActivationBytes:
+                     head_keeps_input: bool = False, compiled: bool = False,
+                     adapter: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -951,8 +1012,12 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     every layer beside the layer's input (``saved``). ``reentrant``: checkpointing runs torch's
     reentrant variant, whose forward builds no graph, so nothing stays on a ctx.
     ``code``, ``compiled`` and ``head_keeps_input``: as for :func:`layer_saved_tensors` and
-    :func:`head_saved_tensors`.
+    :func:`head_saved_tensors`. ``adapter``: LitGPT's LLaMA-Adapter over a frozen base
+    (:func:`adapter_activation_parts`; no checkpointing, one GPU).
     """
+    if adapter:
+        return adapter_activation_parts(arch, regime, micro_batch=micro_batch, seq_len=seq_len, attention=attention,
+                                        base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_dropout)
     if arch.generic:
         from planner.model.generic import decoder_proxy
 
@@ -1053,6 +1118,46 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
         ctx_all, ctx_in_saved = -(-ctx_all // tp), -(-ctx_in_saved // tp)
     return ActivationBytes(saved, recompute, saved_text, recompute_text, copies, kept, head=head,
                            layer_input=layer_input, one_layer=biggest, ctx_all=ctx_all, ctx_in_saved=ctx_in_saved)
+
+
+def adapter_activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
+                             base_keeps_inputs: bool = False, cpu_kernels: bool = False) -> ActivationBytes:
+    """Activations of LitGPT's LLaMA-Adapter (:func:`adapter_layer_saved_tensors`): nothing in the
+    layers before ``adapter_start_layer``, the first adapted layer's share, every later layer's, and
+    the final norm's (the head is frozen)."""
+    from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+    tokens, L = micro_batch * seq_len, arch.num_hidden_layers
+    n_later = L - LITGPT_ADAPTER_START_LAYER - 1
+
+    def sizes(ts: list[SavedTensor]) -> tuple[int, int, int, int]:
+        lin = sum(t.bytes_per_token for t in ts if not t.quadratic and not t.per_layer)
+        quad = sum(t.bytes_per_token for t in ts if t.quadratic)
+        fixed = sum(t.bytes_per_token for t in ts if t.per_layer)
+        return lin, quad, fixed, tokens * lin + tokens * seq_len * quad + fixed
+
+    kw = dict(attention=attention, base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_kernels)
+    first = adapter_layer_saved_tensors(arch, regime, first=True, **kw)
+    later = adapter_layer_saved_tensors(arch, regime, first=False, **kw)
+    f_lin, f_quad, f_fixed, f_total = sizes(first)
+    l_lin, l_quad, l_fixed, l_total = sizes(later)
+    head_ts = head_saved_tensors(arch, regime, full=False, code="litgpt")
+    head = sum(t.bytes_per_token for t in head_ts) * tokens
+    saved = f_total + n_later * l_total + head
+
+    def text(lin: int, quad: int, fixed: int) -> str:
+        return (f"{tokens:,} tokens x ({lin:,} B" + (f" + {quad:,} B x s" if quad else "") + ")"
+                + (f" + {fixed:,} B cached prefix keys and values" if fixed else ""))
+
+    saved_text = (f"layers 0-{LITGPT_ADAPTER_START_LAYER - 1}: nothing (below every trainable parameter); first "
+                  f"adapted layer {text(f_lin, f_quad, f_fixed)}; {n_later} later layers x {text(l_lin, l_quad, l_fixed)}"
+                  f"; head {head:,} B")
+    ctx = tokens * (sum(t.ctx_bytes_per_token for t in first) + n_later * sum(t.ctx_bytes_per_token for t in later))
+    own = tokens * (sum(t.bytes_per_token for t in first if t.ctx_bytes_per_token)
+                    + n_later * sum(t.bytes_per_token for t in later if t.ctx_bytes_per_token))
+    return ActivationBytes(saved, 0, saved_text, "", 0, 0, head=head,
+                           layer_input=tokens * regime.residual * arch.hidden_size, one_layer=max(f_total, l_total),
+                           ctx_all=ctx, ctx_in_saved=own)
 
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,

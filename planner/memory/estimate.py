@@ -35,7 +35,13 @@ from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.core.units import GiB
-from planner.memory.states import BACKWARD, HEAD_BACKWARD, lora_parameters, model_state_components
+from planner.memory.states import (
+    BACKWARD,
+    HEAD_BACKWARD,
+    adapter_parameters,
+    lora_parameters,
+    model_state_components,
+)
 from planner.workload.spec import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
@@ -305,7 +311,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                            lora_dropout=t.lora_dropout, cpu_dropout=cpu, use_dora=t.use_dora,
                            weight_cast=weight_cast, base_keeps_inputs=keeps_inputs,
                            reentrant=t.use_reentrant, code=fw.model_code,
-                           head_keeps_input=fw.quantizes_head and keeps_inputs, compiled=compiled)
+                           head_keeps_input=fw.quantizes_head and keeps_inputs, compiled=compiled,
+                           adapter=t.method == "adapter")
     comps += _activation_components(w, act, fwd=fwd)
     tokens = t.micro_batch * t.seq_len
     spec = loss_spec(t)
@@ -327,7 +334,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                + (" (the running sum of the chunks' contributions and the next one)" if copies == 2
                                   else " (before it is stepped or accumulated into .grad)"),
                                HEAD_BACKWARD_SRC, phase=HEAD_BACKWARD))
-    if t.method == "qlora":
+    if t.quantized_base == "nf4":
         largest = max(m.in_features * m.out_features for m in arch.linear_modules())
         head = arch.vocab_size * arch.hidden_size if fw.quantizes_head else 0
         what = "output head" if head > largest else "largest linear"
@@ -368,6 +375,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     notes = [GRAD_ACCUM_OFFLOAD_NOTE if t.offload_optimizer else GRAD_ACCUM_NOTE] if t.grad_accum > 1 else []
     if t.quantized_base:
         what = ("QLoRA: the NF4 base is dequantized one layer at a time" if t.method == "qlora" else
+                "LLaMA-Adapter on an NF4 base: the base is dequantized one layer at a time" if t.load_in_4bit else
                 "LoRA on an LLM.int8 base: each 8-bit linear keeps its input for backward (a 16-bit frozen linear "
                 "keeps none) and dequantizes its weight for the input gradient")
         notes.append(what + "; embeddings, output head and norms "
@@ -395,7 +403,14 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     zero3 = t.zero == 3 and t.data_parallel > 1
     save = min(SHARD_BYTES, arch.parameters * 2)
     save_text, save_src = None, "Transformers docs, sharded checkpoints (one shard of <= 5 GB at a time)"
-    if not full:
+    if t.method == "adapter":
+        # LitGPT's save_adapter_checkpoint writes the adapter's parameters only (adapter_filter).
+        n_adapter = adapter_parameters(arch)[0]
+        ab = 4 if t.adapter_dtype == "fp32" else 2
+        save = n_adapter * ab
+        save_text = f"adapter weights only (LitGPT save_adapter_checkpoint): {n_adapter:,} params x {ab} B = {save:,} B"
+        save_src = "LitGPT litgpt/finetune/adapter.py save_adapter_checkpoint (adapter_filter)"
+    elif not full:
         # peft's save_pretrained writes the adapter weights only.
         n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
         ab = 4 if t.adapter_dtype == "fp32" else 2
@@ -408,7 +423,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
-    trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
+    trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
+                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora))
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
@@ -421,6 +437,12 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     elif t.method == "lora":
         desc = (f"LoRA r={t.lora_rank}{dora} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
                 f"their gradients and optimizer states in {t.adapter_dtype}; activations in {recipe.dtype}.")
+    elif t.method == "adapter":
+        base = (f"a frozen NF4 base ({'double' if t.double_quant else 'single'} quantization)" if t.load_in_4bit else
+                f"a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param)")
+        desc = (f"LLaMA-Adapter (LitGPT: a 10-token prefix and a gate per head in every layer from the third) on {base}, "
+                f"{recipe.dtype} compute; the adapter in {t.adapter_dtype}, gradients and optimizer states for its "
+                "gates only (the prefix's keys and values are cached without a graph).")
     elif t.method == "qlora":
         desc = (f"QLoRA r={t.lora_rank}{dora}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
                 f"quantization), {recipe.dtype} compute; adapters, their gradients and optimizer states in "

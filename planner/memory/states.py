@@ -144,6 +144,31 @@ def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, 
     return total
 
 
+#: LitGPT's adapter (litgpt/adapter.py) and why only its gates get gradients.
+ADAPTER_SRC = ("LitGPT litgpt/adapter.py CausalSelfAttention (adapter_wte: Embedding(adapter_prompt_length, n_embd), "
+               "gating_factor (1, 1, n_head, 1), the prefix keys and values cached in adapter_kv_cache); "
+               "litgpt/finetune/adapter.py (the no_grad validation before training fills that cache)")
+
+
+def adapter_parameters(arch: Architecture) -> tuple[int, int]:
+    """LitGPT's LLaMA-Adapter (Zhang et al. 2023, "LLaMA-Adapter: Efficient Fine-tuning of Language
+    Models with Zero-init Attention", sec. 3): (parameters it adds, parameters that get gradients).
+
+    Every layer from ``adapter_start_layer`` (2) on adds a prefix of ``adapter_prompt_length`` (10)
+    learned tokens of width h and a gate per attention head: (L - 2) x (10 x h + heads) (Llama 2 7B:
+    30 x 40,992 = 1,229,760, as LitGPT's resource table counts). Only the gates get gradients:
+    the layer caches the prefix's keys and values (``adapter_kv_cache``) the first time it runs,
+    which is the finetune script's sanity-check validation under ``torch.no_grad``, so the cached
+    tensors carry no graph back to the prefix (litgpt/finetune/adapter.py, litgpt/adapter.py at
+    05401183; lit_gpt at 0f021f3a alike).
+    """
+    from planner.workload.frameworks import LITGPT_ADAPTER_PROMPT_LENGTH, LITGPT_ADAPTER_START_LAYER
+
+    layers = arch.num_hidden_layers - LITGPT_ADAPTER_START_LAYER
+    heads = arch.num_attention_heads
+    return layers * (LITGPT_ADAPTER_PROMPT_LENGTH * arch.hidden_size + heads), layers * heads
+
+
 def _tp_split(n: int, tp: int) -> int:
     return -(-n // tp)
 
@@ -201,6 +226,14 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         factored += pc.norms + pc.biases + pc.position_embedding
         ada = _tp_split(factored, t)
         biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in stored]), t)
+    elif train.method == "adapter":
+        from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+        # the gates (one tensor of n_head values per adapted layer) get gradients; the prefixes do not
+        _, trainable = adapter_parameters(arch)
+        heads = arch.num_attention_heads
+        sizes = [(heads, arch.num_hidden_layers - LITGPT_ADAPTER_START_LAYER)]
+        ada, biggest = trainable, heads
     else:
         trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
         ada = 0
@@ -398,7 +431,16 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable
-    if train.method != "full":
+    if train.method == "adapter":
+        # LitGPT keeps its adapter in the model dtype (bf16-true); gradients and torch optimizer states
+        # exist for the gates only (adapter_parameters)
+        ab = 4 if train.adapter_dtype == "fp32" else 2
+        added, _ = adapter_parameters(arch)
+        out.append(Component("adapter weights (LLaMA-Adapter prefixes and gates)", GPU, added * ab,
+                             f"{added:,} adapter params (L - 2 layers x (10 prefix tokens x h + one gate per head)) x "
+                             f"{ab} B ({train.adapter_dtype}); {nt:,} of them (the gates) get gradients", ADAPTER_SRC))
+        grad_b, master_b, state_b = ab, 0, ab
+    elif train.method != "full":
         # Adapters, their gradients and torch optimizer states share the adapter dtype
         # (fp32 under peft's default autocast_adapter_dtype=True).
         ab = 4 if train.adapter_dtype == "fp32" else 2

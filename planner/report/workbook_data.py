@@ -224,7 +224,7 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
             # planner.memory.quant.weight_bytes('nf4' / 'int8'): the quantized linears plus their constants;
             # the rest (embeddings, head, norms) 16-bit, or fp32 after prepare_model_for_kbit_training.
             other = 4 if training.prepare_kbit_training else 2
-            if method == "qlora":
+            if training.quantized_base == "nf4":
                 weights = f"0.5 (NF4) + {nf4_constant_bits(training.double_quant) / 8:.3f} (constants)"
             else:
                 weights = "1 (int8) + 4 B per output row (scales)"

@@ -74,6 +74,12 @@ TORCHTUNE_LOSS_CHUNKS = 8
 #: torchtune's ``OffloadActivations(max_fwd_stash_size=5)``: the most recent offloaded activations
 #: stay on the GPU until their copy to host completes (torchtune/training/_activation_offloading.py).
 TORCHTUNE_OFFLOAD_STASH = 5
+#: LitGPT's LLaMA-Adapter (litgpt/adapter.py ``Config``, commit 05401183; the same in lit_gpt/adapter.py of
+#: 0f021f3a, 2024-01-18, whose resource tables give its memory): a prefix of this many learned
+#: tokens (``adapter_prompt_length``) ...
+LITGPT_ADAPTER_PROMPT_LENGTH = 10
+#: ... in the attention of every layer from this index on (``adapter_start_layer``).
+LITGPT_ADAPTER_START_LAYER = 2
 
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?\s*$")
 
@@ -204,8 +210,9 @@ class Defaults:
     lora_targets: tuple[str, ...] | None  # None: peft's default for the architecture
 
 
-def defaults(name: str, *, method: str, data_parallel: int, seq_len: int) -> Defaults:
-    """The defaults of framework ``name`` for a ``method`` run on ``data_parallel`` ranks.
+def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False) -> Defaults:
+    """The defaults of framework ``name`` for a ``method`` run on ``data_parallel`` ranks
+    (``quantized``: an adapter over an NF4 base, LitGPT's ``--quantize``).
 
     Sources as in the module docstring: torchtune's single-device full fine-tune configs step a
     paged 8-bit AdamW inside backward, its other configs a fused AdamW; LitGPT steps a paged AdamW
@@ -229,7 +236,7 @@ def defaults(name: str, *, method: str, data_parallel: int, seq_len: int) -> Def
             optimizer, opt_in_bwd = "paged-adamw-8bit", True
     elif name == "litgpt":
         recipe = pure
-        optimizer = "paged-adamw" if method == "qlora" else "adamw"
+        optimizer = "paged-adamw" if method == "qlora" or quantized else "adamw"
         chunks = 0 if method == "full" else -(-seq_len // LITGPT_LM_HEAD_CHUNK)
     elif name == "unsloth":
         recipe = pure

@@ -34,7 +34,7 @@ from planner.workload.frameworks import (
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
 TASKS = ("train", "infer")
-METHODS = ("full", "lora", "qlora")
+METHODS = ("full", "lora", "qlora", "adapter")
 CHECKPOINTING = ("none", "full")
 ATTENTION = ("eager", "sdpa", "flash")
 WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4", "compressed-tensors")
@@ -70,7 +70,7 @@ TRAIN_KEYS = (
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
-    "offload_activations", "optimizer_in_backward", "bnb_version", "compile",
+    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -89,8 +89,10 @@ class Training:
     """Options of a training workload.
 
     Attributes:
-        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``) or
-            'qlora' (NF4 frozen base).
+        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``),
+            'qlora' (NF4 frozen base) or 'adapter' (LitGPT's LLaMA-Adapter: a learned prefix and a
+            gate per head in the attention of every layer from the third on, over a frozen base,
+            NF4 with ``load_in_4bit``; planner.memory.activations.adapter_layer_saved_tensors).
         recipe: a name in :data:`planner.workload.recipes.RECIPES`.
         optimizer: a name in :data:`planner.workload.recipes.OPTIMIZERS`.
         micro_batch: sequences per GPU per forward pass (b).
@@ -159,6 +161,8 @@ class Training:
             backward, bitsandbytes PR 1270).
         compile: the model runs under ``torch.compile``, whose partitioner may save less for backward
             than eager code does; the estimate then is an upper bound of the activations (a note).
+        load_in_4bit: method 'adapter' only: LitGPT's ``--quantize bnb.nf4`` (``bnb.nf4-dq`` with
+            ``double_quant``): the frozen base in bitsandbytes NF4, as QLoRA's.
     """
 
     method: str = "full"
@@ -193,6 +197,7 @@ class Training:
     optimizer_in_backward: bool = False
     bnb_version: str = CURRENT_BNB_VERSION
     compile: bool = False
+    load_in_4bit: bool = False
 
     @property
     def fsdp(self) -> int:
@@ -207,7 +212,7 @@ class Training:
     @property
     def bnb_keeps_4bit_inputs(self) -> bool:
         """bitsandbytes 4-bit linears keep their inputs for backward (bitsandbytes before 0.43.2)."""
-        return self.method == "qlora" and self.bnb_base and bnb_keeps_4bit_inputs(self.bnb_version)
+        return self.quantized_base == "nf4" and self.bnb_base and bnb_keeps_4bit_inputs(self.bnb_version)
 
     @property
     def data_parallel(self) -> int:
@@ -218,14 +223,15 @@ class Training:
     def method_label(self) -> str:
         """The method as reports name it: 'full', 'lora', 'lora (LLM.int8 base)' or 'qlora', with
         ' + DoRA' for peft's DoRA."""
-        m = "lora (LLM.int8 base)" if self.load_in_8bit else self.method
+        m = ("lora (LLM.int8 base)" if self.load_in_8bit else "adapter (NF4 base)" if self.load_in_4bit else
+             self.method)
         return m + (" + DoRA" if self.use_dora else "")
 
     @property
     def quantized_base(self) -> str:
         """The bitsandbytes format of the frozen base: 'nf4' (QLoRA), 'int8' (LoRA with
         ``load_in_8bit``), or '' (a 16/32-bit base, or full fine-tuning)."""
-        if self.method == "qlora":
+        if self.method == "qlora" or self.load_in_4bit:
             return "nf4"
         return "int8" if self.load_in_8bit else ""
 
@@ -575,7 +581,7 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if train.quantized_base and arch.is_moe:
         pc = arch.param_counts()
         experts = arch.expert_parameters
-        what, bits = ("QLoRA", "4-bit") if train.method == "qlora" else ("LoRA on an LLM.int8 base", "8-bit")
+        what, bits = ("QLoRA", "4-bit") if train.quantized_base == "nf4" else ("LoRA on an LLM.int8 base", "8-bit")
         out.append(f"{what} on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 "
                    f"keeps the MoE experts and router as parameters of their own, so they stay "
                    f"{'fp32 (prepare_kbit_training)' if train.prepare_kbit_training else '16-bit'} "
@@ -652,8 +658,16 @@ def _training(entry: Entry, arch: Architecture) -> Training:
         raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
                           "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
     check_tp(arch, tp, entry)
+    load_in_4bit = entry.bool("load_in_4bit", False)
+    if load_in_4bit and method != "adapter":
+        raise entry.error(f"load_in_4bit is set but method is {method}", "load_in_4bit",
+                          "For LoRA on an NF4 base set method: qlora; load_in_4bit is for method: adapter (LitGPT's "
+                          "--quantize bnb.nf4).")
+    if method == "adapter":
+        _check_adapter(entry, arch, fw_name, gpus // tp)
     # the framework's recipes decide what a key left out means (planner.workload.frameworks.defaults)
-    d = framework_defaults(fw_name, method=method, data_parallel=gpus // tp, seq_len=seq_len)
+    d = framework_defaults(fw_name, method=method, data_parallel=gpus // tp, seq_len=seq_len,
+                           quantized=load_in_4bit)
     recipe = entry.str("recipe", d.recipe, choices=RECIPES)
     optimizer = entry.str("optimizer", d.optimizer, choices=OPTIMIZERS)
     zero = entry.int("zero", d.zero, min=0, max=3)
@@ -661,6 +675,9 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     offload_params = entry.bool("offload_params", False)
     checkpointing = entry.str("checkpointing", d.checkpointing, choices=CHECKPOINTING)
     use_reentrant = entry.bool("use_reentrant", False)
+    if method == "adapter" and checkpointing == "full":
+        raise entry.error("LitGPT's adapter fine-tune on one GPU does not checkpoint activations (it does only under "
+                          "FSDP, activation_checkpointing_policy)", "checkpointing", "Set checkpointing: none.")
     if "use_reentrant" in entry.data and checkpointing != "full":
         raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
                           "Set checkpointing: full, or remove use_reentrant.")
@@ -686,13 +703,22 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "load_in_8bit." if method == "qlora" else
                           "int8 weights cannot train: set method: lora for LoRA on an LLM.int8 base, or remove "
                           "load_in_8bit.")
-    # A bitsandbytes base: QLoRA's NF4, or LoRA's LLM.int8.
-    kbit = method == "qlora" or load_in_8bit
+    # A bitsandbytes base: QLoRA's NF4, LoRA's LLM.int8, or an adapter's NF4.
+    kbit = method == "qlora" or load_in_8bit or load_in_4bit
     for key in ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora", "double_quant", "prepare_kbit_training"):
         if key not in entry.data:
             continue
+        if key == "double_quant" and method == "adapter" and load_in_4bit:
+            continue
         if key == "double_quant" and method != "qlora":
-            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: qlora, or remove {key}.")
+            raise entry.error(f"{key} is set but method is {method}", key,
+                              "Set load_in_4bit: true (an NF4 base), or remove double_quant." if method == "adapter"
+                              else f"Set method: qlora, or remove {key}.")
+        if method == "adapter":
+            raise entry.error(f"{key} is set but method is adapter (LitGPT's LLaMA-Adapter has no LoRA settings"
+                              + (", and LitGPT does not call peft's prepare_model_for_kbit_training"
+                                 if key == "prepare_kbit_training" else "") + ")", key,
+                              f"Remove {key}, or set method: lora or qlora.")
         if key == "prepare_kbit_training" and not kbit:
             hint = (f"Set method: qlora, or load_in_8bit: true, or remove {key}." if method == "lora" else
                     f"Set method: qlora, or remove {key}.")
@@ -701,7 +727,8 @@ def _training(entry: Entry, arch: Architecture) -> Training:
         if method == "full":
             raise entry.error(f"{key} is set but method is {method}", key, f"Set method: lora or qlora, or remove {key}.")
     if kbit and rec.weight_bytes == 4:
-        what = "QLoRA" if method == "qlora" else "LoRA on an LLM.int8 base"
+        what = ("QLoRA" if method == "qlora" else "An adapter on an NF4 base" if load_in_4bit else
+                "LoRA on an LLM.int8 base")
         raise entry.error(f"{what} computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
     if method in ("lora", "qlora"):
@@ -740,7 +767,7 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
                                   did_you_mean(t, valid + ["all-linear"]))
     elif targets is not None:
-        raise entry.error("lora_targets is set but method is full", "lora_targets",
+        raise entry.error(f"lora_targets is set but method is {method}", "lora_targets",
                           "Set method: lora or qlora, or remove lora_targets.")
     if offload_optimizer and zero == 0:
         raise entry.error("offload_optimizer needs ZeRO stage 1, 2 or 3 (ZeRO-Offload)", "offload_optimizer",
@@ -803,16 +830,37 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     check_positions(arch, seq_len, entry, "seq_len")
     levers = _framework_levers(entry, fw_name, d, method=method, zero=zero, tp=tp, gpus=gpus, seq_len=seq_len,
                                grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
-                               offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit)
+                               offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
+                               load_in_4bit=load_in_4bit)
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                    use_reentrant, **levers)
+                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
+
+
+def _check_adapter(entry: Entry, arch: Architecture, fw_name: str, data_parallel: int) -> None:
+    """Refuse an adapter workload the model does not describe: LitGPT's LLaMA-Adapter on its own model
+    code, one GPU, a model with layers past the adapter's start layer."""
+    from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+    if fw_name != "litgpt":
+        raise entry.error(f"method adapter is LitGPT's LLaMA-Adapter (litgpt/adapter.py), not a {fw_name} method",
+                          "method", "Set framework: litgpt, or method: lora.")
+    if arch.generic or arch.is_mla or arch.is_moe:
+        raise entry.error(f"LitGPT's adapter is modelled on LitGPT's fused-projection attention; {arch.model_type}'s "
+                          "attention is not that", "method", "Use method: lora.")
+    if arch.num_hidden_layers <= LITGPT_ADAPTER_START_LAYER:
+        raise entry.error(f"{arch.model_type} has {arch.num_hidden_layers} layers; LitGPT's adapter starts at layer "
+                          f"{LITGPT_ADAPTER_START_LAYER} (adapter_start_layer), so nothing would train", "method",
+                          "Use method: lora.")
+    if data_parallel > 1:
+        raise entry.error(f"LitGPT's adapter on {data_parallel} GPUs (FSDP) is not modelled", "gpus",
+                          "Use gpus: 1, or method: lora.")
 
 
 def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: int, tp: int, gpus: int, seq_len: int,
                       grad_accum: int, checkpointing: str, optimizer: str, offload_optimizer: bool,
-                      load_in_8bit: bool) -> dict[str, Any]:
+                      load_in_8bit: bool, load_in_4bit: bool = False) -> dict[str, Any]:
     """Read and check the framework and its levers (planner.workload.frameworks); the keyword arguments
     are the options read before them. Returns the :class:`Training` fields they set."""
     fw = FRAMEWORK_SPECS[fw_name]
@@ -886,7 +934,7 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
         raise entry.error(f"{bnb_version!r} is not a bitsandbytes release number", "bnb_version",
                           "Write it as X.Y.Z, e.g. bnb_version: '0.42.0'.")
     if "bnb_version" in entry.data:
-        uses_bnb = ((method == "qlora" and fw_name != "torchtune") or load_in_8bit
+        uses_bnb = ((method == "qlora" and fw_name != "torchtune") or load_in_8bit or load_in_4bit
                     or OPTIMIZERS[optimizer].bitsandbytes)
         if not uses_bnb:
             raise entry.error("bnb_version is set but nothing in this workload runs bitsandbytes (no bitsandbytes "

@@ -655,3 +655,415 @@ def test_llamacpp_logged_buffers(case_id, keys, printed):
     for name, mib in printed.items():
         tol = 0.01 * mib * MiB if name.startswith("compute buffer") else 0.005 * MiB
         assert abs(got[name] - mib * MiB) <= tol, f"{case_id}: {name} printed {mib} MiB, predicted {got[name] / MiB:.2f}"
+
+
+# ===== Training stacks other than Transformers: torchtune, LitGPT, Unsloth ========================
+#
+# Each run below is a published peak of one training run on a stack the planner emulates from its
+# source (planner/workload/frameworks.py), with the settings its config or command gives. The
+# quantity is allocated memory: LitGPT prints torch.cuda.max_memory_allocated() / 1e9 ("Memory used:
+# X GB", litgpt/finetune/lora.py, full.py); torchtune logs torch.cuda.memory_stats()'s peak active bytes
+# and max_memory_allocated (training/memory.py get_memory_stats, GiB) - both count the tensors PyTorch's
+# caching allocator hands out, which is per_gpu_allocated_bytes.
+#
+# Tolerance: a run is held to 10 % (the bound past which a miss must be explained, issue 16's Done-when)
+# and each framework's runs to a median absolute error of 5 %. The model is not fitted to these runs; a
+# run past 10 % is a strict xfail whose reason gives the numbers and what the model leaves out, and
+# reports/validation.md lists them. Settings a publication leaves open are stated in the run's reason.
+
+LITGPT_HUB = ("github.com/Lightning-AI/litgpt config_hub/finetune/README.md at 00af8b0d (2024-09-27), config "
+              "config_hub/finetune/{}.yaml; 1xA10G, Alpaca2k, max_seq_length 512")
+LITGPT_RT = ("github.com/Lightning-AI/litgpt tutorials/resource-tables.md (2023-10-20, lit-gpt 8641822, 1x or Nx "
+             "A100-SXM4-40GB, PyTorch 2.1.0, bitsandbytes 0.41.1); finetune/lora.py defaults r 8, alpha 16, "
+             "dropout 0.05 on query and value, batch 128")
+TORCHTUNE_FLAGS = ("github.com/pytorch/torchtune README.md 'Optimization flags' at 1814feb17 (2024-11-18, PR 2003): "
+                   "Llama 3.2 3B, full_finetune_single_device, batch 2, packed to 4096, bf16, A100, peak memory "
+                   "active (GiB); each row adds a technique to the previous one")
+TORCHTUNE_TABLE = ("github.com/pytorch/torchtune README.md 'Memory and training speed' at 30b8519e8 (2024-09-24, "
+                   "PR 1664): batch 2, packed to 2048, torch compile; configs recipes/configs/llama3_1/{}.yaml")
+UNSLOTH_TABLE = ("github.com/unslothai/unsloth README.md 'Context length benchmarks' at e3162dc5 (2025-01-14): "
+                 "Llama 3.1 8B Instruct, 4-bit QLoRA on q/k/v/o/gate/up/down, r 32, batch 1, padded to the context")
+
+#: The Alpaca2k samples of the config hub runs are assumed to reach the 512-token cut (each run trains its
+#: longest samples; litgpt pads a micro-batch to its longest sample and truncates at max_seq_length).
+_HUB_REASON = ("max_memory_allocated printed to 0.01 GB; every micro-batch shape up to max_seq_length 512 occurs "
+               "(Alpaca2k has samples past 512 tokens); grad accumulation = global_batch_size / micro_batch_size")
+_HUB_QLORA = ("bnb.nf4 is single quantization (Lightning's _NF4Linear: compress_statistics=False) and LitGPT pins "
+              "bitsandbytes 0.42.0 (pyproject.toml), whose 4-bit linears keep their inputs; the optimizer is "
+              "LitGPT's bnb.optim.PagedAdamW")
+_HUB_QLORA_MISS = ("predicted {pred:.2f} GB vs {meas:.2f} GB ({err:+.1%}): LitGPT's 2024 QLoRA runs hold {gap:.2f} GB "
+                   "more than the model explains ({per:.0f} KB per token and "
+                   "layer, about 2.5 bf16 tensors of the MLP width): the same LitGPT code's LoRA runs agree within "
+                   "2 % (llama-2-7b, llama-3.1-8b, mistral-7b) and its 2023 QLoRA runs within 3 % (resource tables), "
+                   "so the excess comes with the bitsandbytes 0.42 / Lightning 2.3-2.4 4-bit path and is not "
+                   "attributed; the 4-bit weights, the inputs each 4-bit linear keeps and the fp16-to-bf16 "
+                   "dequantized copies are counted")
+_TG = ["q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+_ALL = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+
+#: Architectures of runs whose models are not in the catalog, from their Hugging Face config.json.
+GEMMA_2B = {"model_type": "gemma", "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 18,
+            "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 256000,
+            "max_position_embeddings": 8192, "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": True}
+GEMMA2_2B = {"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+             "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
+             "max_position_embeddings": 8192, "hidden_activation": "gelu_pytorch_tanh", "attn_logit_softcapping": 50.0,
+             "final_logit_softcapping": 30.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+             "tie_word_embeddings": True}
+TINYLLAMA = {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22,
+             "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048,
+             "tie_word_embeddings": False}
+STABLELM_3B = {"model_type": "gpt_neox", "hidden_size": 4096, "intermediate_size": 16384, "num_hidden_layers": 16,
+               "num_attention_heads": 32, "rotary_pct": 0.25, "vocab_size": 50688, "max_position_embeddings": 4096,
+               "use_parallel_residual": True, "tie_word_embeddings": False, "hidden_act": "gelu"}
+
+
+@dataclass(frozen=True)
+class FrameworkRun:
+    """One published training run on another stack.
+
+    quantity: 'allocated' (the peak of allocated memory), 'init' (the memory after model init: weights,
+    adapters and buffers) or 'fits' (the run trained, or ran out of memory, on ``gpu``).
+    """
+
+    id: str
+    framework: str
+    source: str
+    model: str | dict[str, Any]
+    workload: dict[str, Any]
+    value: float | str
+    unit: str
+    reason: str
+    quantity: str = "allocated"
+    gpu: str | None = None
+    xfail: str | None = None
+
+    @property
+    def measured_bytes(self) -> float:
+        return self.value * {"GB": GB, "GiB": GiB}[self.unit]
+
+
+def _hub(name, model, value, method, reason=_HUB_REASON, **kw):
+    cfg = name.split(" ")[0]
+    return FrameworkRun(f"litgpt-hub-{name.replace('/', '-').replace(' ', '-')}", "litgpt", LITGPT_HUB.format(cfg),
+                        model, {"method": method, "seq_len": 512, **kw}, value, "GB", reason)
+
+
+def _rt(name, model, value, method, seq_len, **kw):
+    return FrameworkRun(f"litgpt-rt-{name}", "litgpt", LITGPT_RT, model,
+                        {"method": method, "seq_len": seq_len, "lora_rank": 8, **kw}, value, "GB",
+                        f"the first batch holds the longest Alpaca sample ({seq_len} tokens with the model's "
+                        "tokenizer), padded; max_memory_allocated printed to 0.01 GB; gradient accumulation 128 / "
+                        "micro-batch (FSDP: under no_backward_sync)")
+
+
+LITGPT_RT_ADAPTER = ("github.com/Lightning-AI/litgpt tutorials/resource-tables.md 'Finetuning with Adapter on 1 GPU', "
+                     "added by PR 694 (commit 0f021f3a, 2024-01-18: finetune/adapter.py with --quantize, "
+                     "bnb.optim.PagedAdamW over a quantized base); 1x A100-SXM4-40GB, bitsandbytes 0.41.1 as the page "
+                     "states, batch 128")
+
+
+def _rt_adapter(name, model, value, seq_len, quantize=None):
+    keys = {"method": "adapter", "seq_len": seq_len, "micro_batch": 1, "grad_accum": 128}
+    if quantize:
+        keys.update(load_in_4bit=True, double_quant=quantize == "nf4-dq", bnb_version="0.41.1")
+    return FrameworkRun(f"litgpt-rt-{name}", "litgpt", LITGPT_RT_ADAPTER, model, keys, value, "GB",
+                        f"litgpt finetune_adapter, micro-batch 1{', --quantize bnb.' + quantize if quantize else ''}; "
+                        f"the first batch holds the longest Alpaca sample ({seq_len} tokens), padded; "
+                        "max_memory_allocated printed to 0.01 GB")
+
+
+_Q = dict(lora_rank=32, double_quant=False, bnb_version="0.42.0")
+_FLAGS = dict(framework="torchtune", micro_batch=2, seq_len=4096)
+_FLAGS_FULL = dict(method="full", optimizer="adamw-fused", **_FLAGS)
+_TT = dict(micro_batch=2, seq_len=2048, compile=True)
+
+FRAMEWORK_RUNS: list[FrameworkRun] = [
+    # ---- LitGPT config hub (2024) --------------------------------------------------------------------
+    _hub("gemma-2b/full 4xA10G", GEMMA_2B, 17.43, "full", micro_batch=1, gpus=4, grad_accum=4),
+    FrameworkRun("litgpt-hub-gemma-2b-lora", "litgpt", LITGPT_HUB.format("gemma-2b/lora"), GEMMA_2B,
+                 {"method": "lora", "seq_len": 512, "lora_rank": 8, "lora_dropout": 0.1, "lora_targets": _ALL,
+                  "micro_batch": 2, "grad_accum": 3}, 12.62, "GB",
+                 _HUB_REASON + "; its lora_head (an adapter on the output head) is not modelled",
+                 xfail=("predicted 11.24 GB vs 12.62 GB (-11.0 %): the config also adapts the output head "
+                        "(lora_head: true), which the model cannot express (adapter targets are the layers' "
+                        "linears); its adapter weights are small (r x (h + V) = 2.1 M), the dropout output and mask "
+                        "of the head's input and the head adapter's V-wide output per chunk are not counted")),
+    _hub("gemma-2b/qlora", GEMMA_2B, 11.58, "qlora", _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+         lora_rank=16, lora_dropout=0.1, lora_targets=_ALL, micro_batch=2, grad_accum=3, double_quant=False,
+         bnb_version="0.42.0"),
+    _hub("gemma-7b/qlora", "gemma-7b", 17.18, "qlora", _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+         lora_rank=16, lora_dropout=0.1, lora_targets=_ALL, micro_batch=1, grad_accum=6, double_quant=False,
+         bnb_version="0.42.0"),
+    _hub("gemma2-2b/lora", GEMMA2_2B, 14.31, "lora", _HUB_REASON + "; lora_head not modelled", lora_rank=8,
+         lora_dropout=0.1, lora_targets=_ALL, micro_batch=2, grad_accum=3),
+    _hub("gemma2-2b/qlora", GEMMA2_2B, 13.52, "qlora", _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+         lora_rank=16, lora_dropout=0.1, lora_targets=_ALL, micro_batch=2, grad_accum=3, double_quant=False,
+         bnb_version="0.42.0"),
+    _hub("gemma2-9b/qlora", "gemma-2-9b", 20.92, "qlora", _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+         lora_rank=16, lora_dropout=0.1, lora_targets=_ALL, micro_batch=1, grad_accum=6, double_quant=False,
+         bnb_version="0.42.0"),
+    _hub("llama-2-7b/lora", "llama-2-7b", 19.77, "lora", lora_rank=32, micro_batch=2, grad_accum=4),
+    _hub("llama-3-8b/lora", "llama-3.1-8b", 19.73, "lora", _HUB_REASON + "; Llama-3-8B has Llama-3.1-8B's tensors",
+         lora_rank=32, micro_batch=1, grad_accum=8),
+    _hub("llama-3.1-8b/lora", "llama-3.1-8b", 19.73, "lora", lora_rank=32, micro_batch=1, grad_accum=8),
+    _hub("llama-3.2-1B/lora", "llama-3.2-1b", 4.49, "lora", lora_rank=32, micro_batch=1, grad_accum=8),
+    _hub("llama-3.2-3B/lora", "llama-3.2-3b", 9.67, "lora", lora_rank=32, micro_batch=1, grad_accum=8),
+    _hub("mistral-7b/lora", "mistral-7b-v0.1", 20.66, "lora", lora_rank=32, micro_batch=2, grad_accum=4),
+    _hub("mistral-7b-v0.2/lora", "mistral-7b-v0.1", 20.66, "lora",
+         _HUB_REASON + "; v0.2 has v0.1's tensors (no sliding window, which 512 tokens do not reach)",
+         lora_rank=32, micro_batch=2, grad_accum=4),
+    _hub("phi-3/lora", "phi-3-mini", 19.75, "lora", _HUB_REASON + "; lora_head not modelled", lora_rank=8,
+         lora_targets=["qkv_proj", "o_proj", "gate_up_proj", "down_proj"], micro_batch=4, grad_accum=2),
+    _hub("tiny-llama/full", TINYLLAMA, 14.10, "full", micro_batch=4, grad_accum=8),
+    _hub("tiny-llama/lora", TINYLLAMA, 13.50, "lora", _HUB_REASON + "; lora_head not modelled", lora_rank=32,
+         lora_targets=_ALL, micro_batch=8),
+    _hub("stablelm-base-alpha-3b/full 2xA10G", STABLELM_3B, 21.23, "full",
+         _HUB_REASON + "; the config runs devices: 2 (FSDP)", micro_batch=1, gpus=2, grad_accum=4),
+    _hub("stablelm-base-alpha-3b/lora", STABLELM_3B, 8.58, "lora", lora_rank=32, micro_batch=1, grad_accum=8),
+    _hub("stablelm-base-alpha-3b/qlora", STABLELM_3B, 5.24, "qlora", _HUB_REASON + "; " + _HUB_QLORA, micro_batch=1,
+         grad_accum=8, **_Q),
+]
+#: (config, model, published GB, predicted GB, layers): the gap per token and layer is over 2 x 512 tokens
+for _name, _model, _value, _pred, _layers in (
+        ("llama-2-7b/qlora", "llama-2-7b", 13.68, 11.81, 32), ("llama-3-8b/qlora", "llama-3.1-8b", 17.41, 15.30, 32),
+        ("llama-3.1-8b/qlora", "llama-3.1-8b", 17.41, 15.30, 32), ("llama-3.2-1B/qlora", "llama-3.2-1b", 5.53, 4.91, 16),
+        ("llama-3.2-3B/qlora", "llama-3.2-3b", 10.30, 9.10, 28), ("mistral-7b/qlora", "mistral-7b-v0.1", 14.29, 12.22, 32),
+        ("mistral-7b-v0.2/qlora", "mistral-7b-v0.1", 14.29, 12.22, 32)):
+    FRAMEWORK_RUNS.append(FrameworkRun(
+        f"litgpt-hub-{_name.replace('/', '-')}", "litgpt", LITGPT_HUB.format(_name), _model,
+        {"method": "qlora", "seq_len": 512, "micro_batch": 2, "grad_accum": 4, **_Q}, _value, "GB",
+        _HUB_REASON + "; " + _HUB_QLORA,
+        xfail=_HUB_QLORA_MISS.format(pred=_pred, meas=_value, err=_pred / _value - 1, gap=_value - _pred,
+                                     per=(_value - _pred) * 1e9 / (1024 * _layers) / 1e3)))
+FRAMEWORK_RUNS += [
+    FrameworkRun("litgpt-hub-phi-3-qlora", "litgpt", LITGPT_HUB.format("phi-3/qlora"), "phi-3-mini",
+                 {"method": "qlora", "seq_len": 512, "lora_rank": 8, "micro_batch": 4, "grad_accum": 2,
+                  "lora_targets": ["qkv_proj", "o_proj", "gate_up_proj", "down_proj"], "double_quant": False,
+                  "bnb_version": "0.42.0"}, 19.13, "GB", _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+                 xfail=_HUB_QLORA_MISS.format(pred=16.53, meas=19.13, err=16.53 / 19.13 - 1, gap=19.13 - 16.53,
+                                              per=(19.13 - 16.53) * 1e9 / (2048 * 32) / 1e3)),
+    FrameworkRun("litgpt-hub-tiny-llama-qlora", "litgpt", LITGPT_HUB.format("tiny-llama/qlora"), TINYLLAMA,
+                 {"method": "qlora", "seq_len": 512, "lora_rank": 32, "micro_batch": 8, "lora_targets": _ALL,
+                  "double_quant": False, "bnb_version": "0.42.0"}, 16.24, "GB",
+                 _HUB_REASON + "; " + _HUB_QLORA + "; lora_head not modelled",
+                 xfail=_HUB_QLORA_MISS.format(pred=13.36, meas=16.24, err=13.36 / 16.24 - 1, gap=16.24 - 13.36,
+                                              per=(16.24 - 13.36) * 1e9 / (4096 * 22) / 1e3)),
+    # ---- LitGPT resource tables (2023) -----------------------------------------------------------------
+    _rt("llama-2-7b-lora-mb1", "llama-2-7b", 21.30, "lora", 1304, micro_batch=1, grad_accum=128),
+    _rt("llama-2-7b-lora-mb2", "llama-2-7b", 29.07, "lora", 1304, micro_batch=2, grad_accum=64),
+    _rt("llama-2-7b-nf4", "llama-2-7b", 14.14, "qlora", 1304, micro_batch=1, grad_accum=128, double_quant=False,
+        bnb_version="0.41.1"),
+    _rt("llama-2-7b-nf4-dq", "llama-2-7b", 13.84, "qlora", 1304, micro_batch=1, grad_accum=128, double_quant=True,
+        bnb_version="0.41.1"),
+    _rt("llama-2-13b-lora", "llama-2-13b", 38.12, "lora", 1304, micro_batch=1, grad_accum=128),
+    _rt("llama-2-13b-nf4", "llama-2-13b", 23.14, "qlora", 1304, micro_batch=1, grad_accum=128, double_quant=False,
+        bnb_version="0.41.1"),
+    _rt("llama-2-13b-nf4-dq", "llama-2-13b", 22.55, "qlora", 1304, micro_batch=1, grad_accum=128, double_quant=True,
+        bnb_version="0.41.1"),
+    _rt("stablelm-3b-lora-mb1", STABLELM_3B, 9.69, "lora", 1034, micro_batch=1, grad_accum=128),
+    _rt("stablelm-3b-lora-mb2", STABLELM_3B, 12.10, "lora", 1034, micro_batch=2, grad_accum=64),
+    _rt("stablelm-3b-lora-mb4", STABLELM_3B, 16.92, "lora", 1034, micro_batch=4, grad_accum=32),
+    _rt("stablelm-3b-nf4", STABLELM_3B, 6.35, "qlora", 1034, micro_batch=1, grad_accum=128, double_quant=False,
+        bnb_version="0.41.1"),
+    _rt("stablelm-3b-nf4-dq", STABLELM_3B, 6.19, "qlora", 1034, micro_batch=1, grad_accum=128, double_quant=True,
+        bnb_version="0.41.1"),
+    _rt("stablelm-3b-lora-2gpu-mb1", STABLELM_3B, 12.75, "lora", 1034, micro_batch=1, gpus=2, grad_accum=128),
+    _rt("stablelm-3b-lora-2gpu-mb2", STABLELM_3B, 12.94, "lora", 1034, micro_batch=2, gpus=2, grad_accum=64),
+    _rt("stablelm-3b-lora-2gpu-mb4", STABLELM_3B, 13.45, "lora", 1034, micro_batch=4, gpus=2, grad_accum=32),
+    _rt("llama-2-7b-lora-2gpu-mb1", "llama-2-7b", 22.18, "lora", 1304, micro_batch=1, gpus=2, grad_accum=128),
+    _rt("llama-2-7b-lora-2gpu-mb2", "llama-2-7b", 22.47, "lora", 1304, micro_batch=2, gpus=2, grad_accum=64),
+    _rt("llama-2-7b-lora-2gpu-mb4", "llama-2-7b", 23.39, "lora", 1304, micro_batch=4, gpus=2, grad_accum=32),
+    _rt("llama-2-13b-lora-4gpu", "llama-2-13b", 35.57, "lora", 1304, micro_batch=1, gpus=4, grad_accum=128),
+    _rt_adapter("stablelm-3b-adapter", STABLELM_3B, 9.10, 1034),
+    _rt_adapter("stablelm-3b-adapter-nf4", STABLELM_3B, 5.65, 1034, "nf4"),
+    _rt_adapter("stablelm-3b-adapter-nf4-dq", STABLELM_3B, 5.48, 1034, "nf4-dq"),
+    _rt_adapter("llama-2-7b-adapter", "llama-2-7b", 19.98, 1304),
+    _rt_adapter("llama-2-7b-adapter-nf4", "llama-2-7b", 12.68, 1304, "nf4"),
+    _rt_adapter("llama-2-7b-adapter-nf4-dq", "llama-2-7b", 12.38, 1304, "nf4-dq"),
+    # ---- torchtune README, optimization flags (Llama 3.2 3B, 8,192 tokens) ------------------------------
+    FrameworkRun("torchtune-flags-packed", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": False, "checkpointing": "none", "loss_chunks": 0}, 60.0, "GiB",
+                 "baseline + packing: nn.CrossEntropyLoss on the model's fp32 output, no checkpointing, no compile; the "
+                 "AdamW variant does not move this peak (forward-backward)"),
+    FrameworkRun("torchtune-flags-compile", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": False, "checkpointing": "none", "loss_chunks": 0,
+                  "compile": True}, 51.0, "GiB", "as above, layers and loss compiled (torchtune compile_model, "
+                 "compile_loss)"),
+    FrameworkRun("torchtune-flags-chunked-ce", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": False, "checkpointing": "none", "compile": True}, 42.9, "GiB",
+                 "as above with CEWithChunkedOutputLoss (8 chunks, each compiled)"),
+    FrameworkRun("torchtune-flags-checkpointing", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": False, "compile": True}, 24.9, "GiB",
+                 "as above with activation checkpointing; the AdamW is taken fused: weights, gradients and bf16 "
+                 "AdamW states alone are 23.9 GiB, so foreach AdamW's sqrt copy of the states (6.0 GiB more, 29.9 "
+                 "GiB) cannot have been allocated"),
+    FrameworkRun("torchtune-flags-optimizer-in-bwd", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": True, "compile": True}, 23.1, "GiB",
+                 "as above with optimizer_in_bwd (fused AdamW, as the row before)"),
+    FrameworkRun("torchtune-flags-offloading", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS_FULL, "optimizer_in_backward": True, "offload_activations": True, "compile": True}, 21.8,
+                 "GiB", "as above with enable_activation_offloading"),
+    FrameworkRun("torchtune-flags-8bit-adamw", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS, "method": "full", "optimizer": "paged-adamw-8bit", "optimizer_in_backward": True,
+                  "offload_activations": True, "compile": True}, 17.6, "GiB",
+                 "as above with an 8-bit AdamW; the config's is bitsandbytes.optim.PagedAdamW8bit",
+                 xfail=("predicted 9.51 GiB with PagedAdamW8bit (its 8-bit states in CUDA unified memory, outside "
+                        "the allocated figure) and 15.49 GiB with bitsandbytes' unpaged AdamW8bit, vs 17.6 GiB: the row "
+                        "does not say which 8-bit AdamW ran, and neither explains it; torchao's AdamW8bit, which "
+                        "dequantizes a parameter's states to fp32 in its step, would allocate more")),
+    FrameworkRun("torchtune-flags-lora", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS, "method": "lora", "lora_rank": 64, "lora_targets": _TG, "offload_activations": True,
+                  "compile": True}, 8.5, "GiB",
+                 "lora_finetune_single_device, llama3_2/3B_lora_single_device (r 64 on q/v/output_proj and the MLP, "
+                 "fused AdamW) with packing, compile, chunked CE, checkpointing and offloading"),
+    FrameworkRun("torchtune-flags-qlora", "torchtune", TORCHTUNE_FLAGS, "llama-3.2-3b",
+                 {**_FLAGS, "method": "qlora", "lora_rank": 64, "lora_targets": _TG, "offload_activations": True,
+                  "compile": True}, 4.6, "GiB", "the README's command for the final row (3B_qlora_single_device)",
+                 xfail=("predicted 5.23 GiB vs 4.6 GiB (+13.7 %): the published peak is barely above the NF4 base, "
+                        "the adapters, their AdamW states and the RoPE cache (2.65 GiB) with the bf16 logits of one "
+                        "micro-batch (8,192 x 128,256 x 2 B = 1.96 GiB), which the compiled chunked loss keeps until its "
+                        "backward, and leaves 0.01 GiB for the recomputed layer, the offloading stash and the head; "
+                        "a figure logged before the optimizer's states exist (the first step) would be 0.33 GiB lower")),
+    FrameworkRun("torchtune-e2e-llama32-3b-lora-init", "torchtune",
+                 "github.com/pytorch/torchtune docs/source/tutorials/e2e_flow.rst (log: 'Memory stats after model "
+                 "init: GPU peak memory allocation: 6.21 GiB')", "llama-3.2-3b",
+                 {"framework": "torchtune", "method": "lora", "lora_rank": 64, "lora_targets": _TG}, 6.21, "GiB",
+                 "weights, adapters and buffers after model init (3B_lora_single_device), printed to 0.01 GiB",
+                 quantity="init"),
+    # ---- torchtune README table (Llama 3.1, 4,096 tokens, compile) ---------------------------------------
+    FrameworkRun("torchtune-readme-8b-full-4090", "torchtune", TORCHTUNE_TABLE.format("8B_full_single_device"),
+                 "llama-3.1-8b", {"framework": "torchtune", "method": "full", **_TT}, 18.9, "GiB",
+                 "PagedAdamW8bit with optimizer_in_bwd, checkpointing, chunked CE (the config's)"),
+    FrameworkRun("torchtune-readme-8b-lora-4090", "torchtune", TORCHTUNE_TABLE.format("8B_lora_single_device"),
+                 "llama-3.1-8b", {"framework": "torchtune", "method": "lora", "lora_rank": 8, "lora_targets": _TG, **_TT},
+                 16.2, "GiB", "r 8 on q/v/output_proj and the MLP, fused AdamW, checkpointing, chunked CE"),
+    FrameworkRun("torchtune-readme-8b-qlora-4090", "torchtune", TORCHTUNE_TABLE.format("8B_qlora_single_device"),
+                 "llama-3.1-8b", {"framework": "torchtune", "method": "qlora", "lora_rank": 8, "lora_targets": _TG, **_TT},
+                 7.4, "GiB", "as the LoRA row, torchao NF4 base"),
+    FrameworkRun("torchtune-readme-70b-full-8xa100", "torchtune", TORCHTUNE_TABLE.format("70B_full"), "llama-3.1-70b",
+                 {"framework": "torchtune", "method": "full", "gpus": 8, "offload_params": True, **_TT}, 13.9, "GiB",
+                 "FSDP2 over 8 GPUs with fsdp_cpu_offload (parameters, gradients and the fused AdamW step in host "
+                 "RAM), tok_embeddings and output sharded as units of their own (custom_sharded_layers)"),
+    FrameworkRun("torchtune-readme-70b-lora-8xa100", "torchtune", TORCHTUNE_TABLE.format("70B_lora"), "llama-3.1-70b",
+                 {"framework": "torchtune", "method": "lora", "gpus": 8, "lora_rank": 16, "lora_targets": _TG, **_TT},
+                 27.6, "GiB", "FSDP2 over 8 GPUs, r 16 on q/v/output_proj and the MLP"),
+    FrameworkRun("torchtune-readme-405b-qlora-8xa100", "torchtune", TORCHTUNE_TABLE.format("405B_qlora"),
+                 "llama-3.1-405b", {"framework": "torchtune", "method": "qlora", "gpus": 8, "micro_batch": 1,
+                                    "seq_len": 2048, "compile": True, "loss_chunks": 0, "grad_accum": 8,
+                                    "lora_rank": 16, "lora_targets": _TG}, 44.8, "GB",
+                 "FSDP2 over 8 GPUs of the NF4 base, batch 1 (the config's), nn.CrossEntropyLoss (the config's loss); "
+                 "the table writes GB for this row only and GiB for the others; taken as GB"),
+]
+#: Published outcomes (the run trained, or ran out of memory) on a card, with the same settings.
+FRAMEWORK_FITS: list[FrameworkRun] = [
+    FrameworkRun("litgpt-hub-gemma-7b-lora-oom", "litgpt", LITGPT_HUB.format("gemma-7b/lora"), "gemma-7b",
+                 {"method": "lora", "seq_len": 512, "lora_rank": 16, "lora_dropout": 0.1, "lora_targets": _ALL,
+                  "micro_batch": 1, "grad_accum": 6}, "OOM", "fit outcome", "OOM on a 1xA10G (and on 4xA10G, devices: 1)",
+                 quantity="fits", gpu="a10g"),
+    FrameworkRun("litgpt-hub-gemma2-9b-lora-oom", "litgpt", LITGPT_HUB.format("gemma2-9b/lora"), "gemma-2-9b",
+                 {"method": "lora", "seq_len": 512, "lora_rank": 16, "lora_dropout": 0.1, "lora_targets": _ALL,
+                  "micro_batch": 1, "grad_accum": 6}, "OOM", "fit outcome", "OOM on a 1xA10G", quantity="fits",
+                 gpu="a10g"),
+    FrameworkRun("litgpt-hub-llama-2-7b-full-4xa10g-oom", "litgpt", LITGPT_HUB.format("llama-2-7b/full"), "llama-2-7b",
+                 {"method": "full", "seq_len": 512, "micro_batch": 4, "gpus": 4, "grad_accum": 4}, "OOM", "fit outcome",
+                 "OOM on 4xA10G with FSDP (devices: 4)", quantity="fits", gpu="a10g"),
+    FrameworkRun("litgpt-hub-llama-3-8b-full-4xa10g-oom", "litgpt", LITGPT_HUB.format("llama-3-8b/full"), "llama-3.1-8b",
+                 {"method": "full", "seq_len": 512, "micro_batch": 4, "gpus": 4, "grad_accum": 4}, "OOM", "fit outcome",
+                 "OOM on 4xA10G with FSDP (devices: 4)", quantity="fits", gpu="a10g"),
+    FrameworkRun("litgpt-rt-llama-2-7b-lora-mb4-oom", "litgpt", LITGPT_RT, "llama-2-7b",
+                 {"method": "lora", "seq_len": 1304, "lora_rank": 8, "micro_batch": 4, "grad_accum": 32}, "OOM",
+                 "fit outcome", "OOM on an A100 40GB", quantity="fits", gpu="a100-40gb-sxm"),
+    FrameworkRun("litgpt-rt-llama-2-13b-lora-mb2-oom", "litgpt", LITGPT_RT, "llama-2-13b",
+                 {"method": "lora", "seq_len": 1304, "lora_rank": 8, "micro_batch": 2, "grad_accum": 64}, "OOM",
+                 "fit outcome", "OOM on an A100 40GB", quantity="fits", gpu="a100-40gb-sxm"),
+    FrameworkRun("litgpt-rt-llama-2-13b-lora-2gpu-oom", "litgpt", LITGPT_RT, "llama-2-13b",
+                 {"method": "lora", "seq_len": 1304, "lora_rank": 8, "micro_batch": 1, "gpus": 2, "grad_accum": 128},
+                 "OOM", "fit outcome", "OOM on 2 x A100 40GB with FSDP", quantity="fits", gpu="a100-40gb-sxm"),
+] + [
+    FrameworkRun(f"unsloth-llama31-8b-qlora-{ctx}-{gpu}", "unsloth", UNSLOTH_TABLE, "llama-3.1-8b",
+                 {"method": "qlora", "lora_rank": 32, "micro_batch": 1, "seq_len": ctx}, "fits", "fit outcome",
+                 f"the largest context that trained on a {label} card", quantity="fits", gpu=gpu)
+    for ctx, gpu, label in ((78475, "rtx-4090", "24 GB"), (153977, "a100-40gb-sxm", "40 GB"),
+                            (191728, "l40s", "48 GB"), (342733, "a100-80gb-sxm", "80 GB"))
+]
+#: Published framework runs the model cannot express, with the reason.
+FRAMEWORK_NOT_EXPRESSIBLE: dict[str, str] = {
+    "litgpt-hub-llama-3.2-1B-full / -3B-full / phi-3-full (1xA10G)":
+        "8.70, 16.51 and 17.01 GB for bf16 full fine-tunes with torch AdamW (the configs') are below what the "
+        "weights, gradients and AdamW states alone take (LitGPT's untied 1.50 B, 3.61 B and 3.82 B parameters x 8 B "
+        "= 12.0, 28.9 and 30.6 GB; the last two exceed the A10G): the rows do not describe these configs",
+    "litgpt-hub-falcon-7b-*, phi-2-*, litgpt-rt-phi-1.5-*, falcon-40b-*":
+        "model types falcon and phi (Phi-1.5/2) are not supported",
+    "litgpt-rt-*-adapter-v2": "LitGPT's LLaMA-Adapter v2 (adapter_v2: a bias and scale on every linear, trainable "
+                              "norms) is not modelled; the v1 adapter rows are",
+    "torchtune-flags-baseline": "the baseline is unpacked Alpaca: its batches' padded lengths are not published",
+    "torchtune-readme-8b-*-a6000": "the A6000 rows double the 4090 rows' memory for the same configs; the settings "
+                                   "that differ are not published",
+    "torchtune-readme-2024-05 (Llama2-7B, PR 955) and docs tutorials (qlora_finetune, lora_finetune, llama3)":
+        "unpacked Alpaca batches, whose padded lengths are not published",
+}
+
+
+def _framework_estimate(run: FrameworkRun):
+    arch = _architecture(run.model) if isinstance(run.model, str) else from_hf_config(run.model, run.id)
+    data = {"model": run.model if isinstance(run.model, str) else run.id, "task": "train",
+            "framework": run.framework, **run.workload}
+    return estimate(workload_from_mapping(data, lambda name, entry: (name, "test", arch)))
+
+
+def framework_predicted_bytes(run: FrameworkRun) -> int:
+    est = _framework_estimate(run)
+    if run.quantity == "init":
+        return sum(c.bytes for c in est.gpu_components() if not c.phase and c.kind == "allocated"
+                   and c.name.startswith(("weights", "LoRA adapter weights", "model buffers")))
+    return est.per_gpu_allocated_bytes
+
+
+FRAMEWORK_TOLERANCE = 0.10
+
+
+def _fw_params(runs):
+    return [pytest.param(r, id=r.id, marks=[pytest.mark.xfail(strict=True, reason=r.xfail)] if r.xfail else [])
+            for r in runs]
+
+
+@pytest.mark.parametrize("run", _fw_params(FRAMEWORK_RUNS))
+def test_framework_run_within_ten_percent(run: FrameworkRun):
+    measured, predicted = run.measured_bytes, framework_predicted_bytes(run)
+    err = predicted / measured - 1
+    assert abs(err) <= FRAMEWORK_TOLERANCE, (
+        f"{run.id} ({run.source}): measured {run.value} {run.unit}, predicted {_fmt(predicted)} ({err:+.1%}): "
+        f"{run.reason}")
+
+
+@pytest.mark.parametrize("framework", ["litgpt", "torchtune"])
+def test_framework_runs_median_error_at_most_five_percent(framework):
+    # issue 16's Done-when: over every run sourced for the framework (the xfails included)
+    errors = sorted(abs(framework_predicted_bytes(r) / r.measured_bytes - 1) for r in FRAMEWORK_RUNS
+                    if r.framework == framework)
+    n = len(errors)
+    median = (errors[n // 2] + errors[(n - 1) // 2]) / 2
+    assert n >= 10
+    assert median <= 0.05, f"{framework}: median absolute error {median:.1%} over {n} runs"
+
+
+@pytest.mark.parametrize("run", _fw_params(FRAMEWORK_FITS))
+def test_framework_fit_outcome(run: FrameworkRun):
+    total = _catalog().gpu(run.gpu).cuda_total_bytes
+    need = _framework_estimate(run).per_gpu_total_bytes
+    assert (need <= total) == (run.value != "OOM"), (
+        f"{run.id}: published {run.value!r}, predicted {_fmt(need)} on {run.gpu} ({_fmt(total)} CUDA total)")
+
+
+@pytest.mark.parametrize("entry, reason", sorted(FRAMEWORK_NOT_EXPRESSIBLE.items()))
+def test_framework_entries_the_model_cannot_express(entry, reason):
+    pytest.skip(f"{entry}: {reason}")
+
+
+def test_framework_xfail_reasons_give_the_current_numbers():
+    # a strict xfail's reason quotes the prediction; keep it true (the test fails when the number moves)
+    for run in FRAMEWORK_RUNS:
+        if run.xfail and run.xfail.startswith("predicted"):
+            got = framework_predicted_bytes(run) / {"GB": GB, "GiB": GiB}[run.unit]
+            assert f"{got:.2f}" in run.xfail, f"{run.id}: reason quotes another prediction than {got:.2f}"

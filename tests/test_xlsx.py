@@ -291,6 +291,7 @@ def test_summary_sheet(book, data):
         assert values["Host RAM need per machine (GiB)"] == pytest.approx(s.host_need_bytes / GiB)
         assert values["RAM installed per machine (GiB)"] == pytest.approx(s.host_ram_bytes / GiB)
         assert values["Recipe"] == s.recipe
+        assert (values["Training stack"] or "") == s.stack
         assert (values["Warnings"] or None) == ("\n".join(s.warnings) or None)
         for col in (7, 8, 9, 10, 12, 13):
             assert ws.cell(row=r, column=col).number_format == GIB_FORMAT
@@ -1536,3 +1537,27 @@ def test_workbook_with_sources_recalculates_in_libreoffice(tmp_path):
     assert got["Quote"][f"F{grand}"].value == pytest.approx(data.totals().grand_total_usd, abs=1e-9)
     assert got["Sources"]["A1"].value.startswith("Sources")
     assert "REF:RAM-PRICES" in {c.value for c in got["Sources"]["A"]}
+
+
+def test_summary_and_assumptions_name_the_training_stack(tmp_path, catalog):
+    """Issue 16: the workbook names the framework and the lever settings each training estimate assumed."""
+    from planner.report.from_plan import workbook_data_from_plan
+
+    path = tmp_path / "tt.yaml"
+    path.write_text(SCENARIOS.joinpath("qlora-7b-12gb.yaml").read_text().replace(
+        "    method: qlora\n", "    method: qlora\n    framework: torchtune\n").replace("    optimizer: adamw\n", "")
+        .replace("    grad_accum: 16\n", ""))
+    plan = _plan(catalog, path)
+    data = workbook_data_from_plan(plan)
+    stack = data.summary[0].stack
+    assert stack.startswith("framework: torchtune") and "loss: cross-entropy in 8 chunks" in stack
+    assert stack == plan.estimates[0].stack_text
+    out = tmp_path / "tt.xlsx"
+    write_workbook(data, out)
+    book = openpyxl.load_workbook(out)
+    ws = book["Summary"]
+    header = find(ws, "Workload", col=1).row
+    values = dict(zip(SUMMARY_HEADERS, row_values(ws, header + 1, 1, len(SUMMARY_HEADERS))))
+    assert values["Training stack"] == stack
+    notes = book["Assumptions"]
+    assert find(notes, f"Training stack assumed: {stack}", col=2) is not None

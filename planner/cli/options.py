@@ -57,10 +57,15 @@ def load_catalog_option(catalog_dir: str | None) -> Any:
 ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--model", dict(help="Catalog id, path to a config.json, or a hub id in the local HF cache.")),
     ("--task", dict(type=click.Choice(["train", "infer"]), help="train or infer.")),
-    ("--method", dict(type=click.Choice(["full", "lora", "qlora"]), help="Training method (default full).")),
+    ("--method", dict(type=click.Choice(["full", "lora", "qlora", "adapter"]),
+                      help="Training method (default full); adapter is LitGPT's LLaMA-Adapter (--framework litgpt).")),
     ("--recipe", dict(help="Precision recipe: fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-bf16-fp32-grads, "
                       "pure-bf16 and the fp16 variants (default mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
-    ("--optimizer", dict(help="adamw, adamw-8bit, sgd, sgd-momentum, adafactor, lion (default adamw).")),
+    ("--framework", dict(type=click.Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
+                         help="Training stack; sets the defaults its recipes use for the levers below (default "
+                              "transformers).")),
+    ("--optimizer", dict(help="adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, sgd-momentum, "
+                              "adafactor, lion (default adamw; the framework's otherwise).")),
     ("--micro-batch", dict(type=Count(), help="Sequences per GPU per forward pass.")),
     ("--seq-len", dict(type=Count(), help="Tokens per training sequence.")),
     ("--grad-accum", dict(type=int, help="Micro-batches per optimizer step (no activation memory; gradients stay "
@@ -69,9 +74,24 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                    "x --tp (a multiple of --tp; without --tp, one replica on all of them).")),
     ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all).")),
     ("--tp", dict(type=int, help="Tensor-parallel degree.")),
-    ("--zero", dict(type=int, help="ZeRO stage 0-3.")),
+    ("--zero", dict(type=int, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
+    ("--fsdp-version", dict(type=click.IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "
+                                                                "shards), with fsdp, torchtune or litgpt.")),
     ("--offload-optimizer/--no-offload-optimizer", dict(default=None, help="Optimizer states in host RAM.")),
-    ("--offload-params/--no-offload-params", dict(default=None, help="Parameters in host RAM (ZeRO-3).")),
+    ("--offload-params/--no-offload-params", dict(default=None, help="Parameters in host RAM (ZeRO-3; FSDP's "
+                                                                     "CPUOffload).")),
+    ("--offload-activations/--no-offload-activations",
+     dict(default=None, help="Saved activations in pinned host RAM (torchtune enable_activation_offloading, "
+                             "torch save_on_cpu).")),
+    ("--optimizer-in-backward/--no-optimizer-in-backward",
+     dict(default=None, help="Step each parameter as its gradient completes (torchtune optimizer_in_bwd).")),
+    ("--loss-chunks", dict(type=int, help="Compute the logits and fp32 loss in N chunks (torchtune "
+                                         "CEWithChunkedOutputLoss: 8); 0: whole.")),
+    ("--fused-linear-loss/--no-fused-linear-loss",
+     dict(default=None, help="Fused linear cross-entropy (Liger): the full logits never exist.")),
+    ("--bnb-version", dict(help="bitsandbytes release (default 0.50.2); before 0.43.2 4-bit linears keep their "
+                                "inputs.")),
+    ("--compile/--no-compile", dict(default=None, help="torch.compile (the saved activations AOTAutograd keeps).")),
     ("--checkpointing", dict(type=click.Choice(["none", "full"]), help="Gradient checkpointing.")),
     ("--use-reentrant/--no-use-reentrant", dict(default=None, help="Checkpointing runs torch's reentrant variant "
                                                                    "(default: Transformers' non-reentrant one).")),
@@ -83,10 +103,13 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                                          "per output feature and the weight norms recomputed "
                                                          "every forward.")),
     ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
-                             help="LoRA adapters, their gradients and states (default fp32, peft's).")),
+                             help="LoRA adapters, their gradients and states (default fp32, peft's; the model "
+                                  "dtype with torchtune and litgpt).")),
     ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
     ("--load-in-8bit/--no-load-in-8bit", dict(default=None, help="LoRA on an LLM.int8 base (bitsandbytes "
                                                                  "load_in_8bit; default off).")),
+    ("--load-in-4bit/--no-load-in-4bit", dict(default=None, help="--method adapter: an NF4 base (LitGPT --quantize "
+                                                                 "bnb.nf4; with --double-quant bnb.nf4-dq).")),
     ("--prepare-kbit-training/--no-prepare-kbit-training",
      dict(default=None, help="QLoRA or --load-in-8bit: the script calls peft prepare_model_for_kbit_training "
                               "(fp32 non-quantized weights and activations; default off).")),

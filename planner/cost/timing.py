@@ -105,6 +105,8 @@ METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
     "qlora": MfuDefault(0.7, "assumption: QLoRA dequantizes each NF4 weight to 16-bit before every matmul, "
                              "forward and backward (bitsandbytes matmul_4bit), costing roughly a third of the "
                              "step (x0.7)"),
+    "adapter": MfuDefault(0.9, "assumption: as LoRA, LLaMA-Adapter's prefix attention is small next to the frozen "
+                               "base's matmuls (x0.9)"),
     "lora-int8": MfuDefault(0.5, "assumption, not measured for training: LoRA on an LLM.int8 base quantizes every "
                                  "linear's input, splits off its outlier columns and dequantizes the int8 result in "
                                  "the forward, and dequantizes the weight for the input gradient (bitsandbytes "
@@ -147,8 +149,8 @@ def training_flops(*, params: float, tokens: float, method: str = "full", adapte
     Args:
         params: P, parameters used per token (MoE: active).
         tokens: T, tokens processed (dataset tokens x epochs).
-        method: 'full', 'lora' or 'qlora'.
-        adapter_params: A, trainable adapter parameters (LoRA/QLoRA).
+        method: 'full', or a frozen base: 'lora', 'qlora' or 'adapter' (LitGPT's LLaMA-Adapter).
+        adapter_params: A, trainable adapter parameters (LoRA/QLoRA, the adapter's).
         checkpointing: 'none' or 'full'.
         recomputed_base_params: D, weights of the adapted modules whose base output DoRA computes
             a second time (0 without DoRA or without lora_dropout).
@@ -328,7 +330,8 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
     if mfu_override is not None:
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
-        d = default_mfu(recipe=t.recipe, method="lora-int8" if t.load_in_8bit else t.method)
+        d = default_mfu(recipe=t.recipe, method="lora-int8" if t.load_in_8bit else "qlora" if t.load_in_4bit
+                        else t.method)
         mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
     recipe = RECIPES[t.recipe]
     tflops = float(gpu.bf16_tflops)

@@ -24,6 +24,25 @@ Rules used (PyTorch autograd formulas, tools/autograd/derivatives.yaml):
 The structure follows Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models", section 4), whose 34sbh + 5as^2b per layer is the special case of a GeLU
 4h MLP with dropout in 16-bit.
+
+Other frameworks run their own implementation of the same architectures (``code``):
+
+- torchtune (torchtune/modules/attention.py ``MultiHeadAttention.forward``, commit 1814feb17): with
+  fewer KV heads than query heads, K and V are expanded to every head before SDPA
+  (``k.unsqueeze(2).expand(...).flatten(1, 2)``: a copy each), and SDPA saves those copies; its
+  RMSNorm (torchtune/modules/rms_norm.py) keeps what Transformers' keeps; LoRA adapters
+  (torchtune/modules/peft/lora.py) are in the model dtype and read the layer's input directly when
+  ``lora_dropout`` is 0.
+- LitGPT (litgpt/model.py, litgpt/lora.py, commit 00af8b0d): one fused ``attn`` linear makes q, k
+  and v; q and k are rotated and concatenated into new tensors at every head (K expanded for GQA),
+  and V is a view of the fused output for multi-head attention (SDPA's saved V keeps the whole
+  fused output alive) or an expanded copy otherwise. Its RMSNorm computes ``(x_normed *
+  weight.float()).to(dtype)`` in fp32, so a trainable norm keeps an fp32 normalised tensor. LoRA on
+  the fused projection (``LoRAQKVLinear``) runs one dropout for q, k and v and scatters the adapter
+  output into the fused width (``zero_pad``: ``index_copy_``, whose backward formula keeps its
+  source, the adapter output of the enabled parts, derivatives.yaml). The head is a separate
+  parameter even for checkpoints with tied embeddings (LitGPT's conversion copies the weight; only
+  pretraining ties them, litgpt/pretrain.py).
 """
 
 from __future__ import annotations
@@ -100,7 +119,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
                         adapter_bytes: int = 4, lora_dropout: float = 0.0,
                         cpu_dropout: bool = False, use_dora: bool = False, weight_cast: bool = True,
                         input_requires_grad: bool = True, base_keeps_inputs: bool = False,
-                        cpu_kernels: bool = False) -> list[SavedTensor]:
+                        cpu_kernels: bool = False, code: str = "transformers",
+                        compiled: bool = False, mlp_marker: bool = False) -> list[SavedTensor]:
     """Tensors one transformer layer saves for backward, per token.
 
     Args:
@@ -135,11 +155,26 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             threshold 6.0 (tokens x those columns x 2 B); LLM.int8() (Dettmers et al. 2022, sec. 4)
             finds a handful of such hidden-state features in large models and gives no bound for the
             MLP's inner activations (down_proj's input). 4-bit layers (``MatMul4Bit``) keep no input,
-            like ``nn.Linear``.
+            like ``nn.Linear``, from bitsandbytes 0.43.2 on; before it (PR 1270) they kept it on the ctx
+            as the 8-bit ones do, and the caller passes True for them too.
+
+        code: whose implementation: 'transformers', 'torchtune', 'litgpt' or 'unsloth' (module
+            docstring); the others' model code applies to Llama-style layers only (the caller keeps
+            the others on 'transformers').
+        compiled: the layer runs under ``torch.compile`` (:func:`compiled_layer_saved_tensors`; the
+            caller checks :func:`compile_not_modelled` first).
+        mlp_marker: put a 0-byte entry named :data:`MLP_MARKER` where what follows the attention
+            output begins (:func:`adapter_layer_saved_tensors` splits there).
 
     Returns:
         The saved tensors; sum their bytes for the layer.
     """
+    if compiled:
+        return compiled_layer_saved_tensors(arch, regime, attention=attention, full=full, lora_targets=lora_targets,
+                                            lora_rank=lora_rank, lora_dropout=lora_dropout, cpu_dropout=cpu_dropout)
+    if code == "unsloth" and unsloth_kernels_apply(arch, full=full, lora_targets=lora_targets,
+                                                   lora_dropout=lora_dropout, attention=attention):
+        return unsloth_layer_saved_tensors(arch, regime, lora_rank=lora_rank)
     h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
     a = arch.num_attention_heads
     c, r = regime.compute, regime.residual
@@ -149,6 +184,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Cohere's LayerNorm is Python arithmetic in fp32 (modeling_cohere.py CohereLayerNorm), not nn.LayerNorm.
     norm_kind = "cohere" if arch.model_type == "cohere" else "layer" if gpt else "rms"
     mt = arch.model_type
+    litgpt = code == "litgpt"
+    gqa = arch.num_key_value_heads < a
 
     def trains(name: str) -> bool:
         return full or False
@@ -159,6 +196,34 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # keeps its weight copy only then): the layer's input may not (the first layer's, below a
     # frozen embedding); every tensor after an adapted module does.
     grad_flows = input_requires_grad
+
+    def litgpt_qkv_lora(names: list[str], in_features: int, source: str) -> None:
+        """LitGPT's LoRAQKVLinear: the adapted parts of the fused q/k/v projection share one dropout and
+        one ``lora_A`` (r values per enabled part); ``zero_pad`` keeps the adapter output of the
+        enabled parts (its ``index_copy_`` source) unless all three are adapted."""
+        enabled = [n for n in names if n in lora_targets]
+        if not enabled:
+            return
+        ab = adapter_bytes
+        if lora_dropout > 0:
+            mb = ab if cpu_dropout else 1
+            out.append(SavedTensor(f"LoRA q/k/v dropout output ({ab} B, one for the fused projection)", ab * in_features))
+            out.append(SavedTensor(f"LoRA q/k/v dropout mask ({mb} B)", mb * in_features))
+        elif ab != c:
+            out.append(SavedTensor(f"LoRA q/k/v input ({ab}-byte copy)", ab * in_features))
+        elif source not in shared_inputs:
+            shared_inputs.add(source)
+            out.append(SavedTensor(f"LoRA input: {source} (shared, no copy)", c * in_features))
+        parts = len(enabled) if len(names) > 1 else 2  # a fused module name: LitGPT's default query and value
+        out.append(SavedTensor(f"LoRA q/k/v A output ({parts} x r)", ab * lora_rank * parts))
+        widths = {n: mods[n].out_features for n in names}
+        if len(names) > 1 and len(enabled) < 3:
+            out.append(SavedTensor(f"LoRA zero_pad source ({'/'.join(enabled)} adapter outputs, kept by index_copy_)",
+                                   ab * sum(widths[n] for n in enabled)))
+        elif len(names) == 1:
+            fused = mods[names[0]].out_features
+            out.append(SavedTensor("LoRA zero_pad source (query and value adapter outputs, kept by index_copy_)",
+                                   ab * (q + (fused - q) // 2)))
 
     def lora(name: str, in_features: int, source: str, saved_elsewhere: bool = False) -> None:
         """LoRA on ``name``, whose input is the tensor ``source`` (modules fed by one tensor share it)."""
@@ -208,7 +273,7 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Gemma's RMSNorm multiplies the fp32 normalised tensor by (1 + weight) in fp32 and casts the
     # product back (modeling_gemma.py GemmaRMSNorm): the tensor kept for the weight gradient is
     # fp32 whatever the activations' dtype. Llama's casts first and keeps it in the input dtype.
-    gemma_norm = arch.fp32_norm_product
+    gemma_norm = arch.fp32_norm_product or litgpt  # LitGPT's RMSNorm multiplies in fp32 as well
 
     def rms(label: str, width: int = h, stored: int | None = None) -> None:
         """An RMSNorm over ``width`` values: its fp32 input (``stored`` values when the saved fp32
@@ -288,8 +353,11 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     else:
         norm("attention norm", qkv_names)
     base_input(qkv_names, h, "attention norm output")
-    for n in qkv_names:
-        lora(n, mods[n].in_features, "attention norm output")
+    if litgpt:
+        litgpt_qkv_lora(qkv_names, h, "attention norm output")
+    else:
+        for n in qkv_names:
+            lora(n, mods[n].in_features, "attention norm output")
     if arch.qk_norm and arch.qk_norm_kind in ("head", "full"):
         # Qwen3's and Gemma 3's q_norm and k_norm (an RMSNorm over each head's head_dim,
         # modeling_qwen3.py, modeling_gemma3.py), OLMo 2's over the whole projection output
@@ -369,9 +437,23 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
         # instead; GPT-2's key and value likewise: the same c x q bytes each.)
         out.append(SavedTensor("query (after RoPE, or the matmul's contiguous copy)", c * q))
         out.append(SavedTensor("key and value repeated to all heads", 2 * c * q))
+    elif litgpt:
+        # q and k rotated and concatenated (new tensors, K at every head); V a view of the fused output
+        # (multi-head: SDPA's saved V keeps all of it) or an expanded copy (GQA/MQA)
+        out.append(SavedTensor("query and key after RoPE and cat (K at every head)", 2 * c * q))
+        if gqa:
+            out.append(SavedTensor("value expanded to every head", c * q))
+        else:
+            out.append(SavedTensor("fused q/k/v output (kept by SDPA's value view)", c * (q + 2 * k)))
+        out.append(SavedTensor("SDPA output", c * q))
+        out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
     else:
         kv_saved = q if arch.hf_kv_heads else k  # Falcon-40B: K and V broadcast to every query head
-        out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * kv_saved)))
+        if code == "torchtune" and gqa:
+            # torchtune's MultiHeadAttention expands K and V to every head before SDPA (a copy each)
+            out.append(SavedTensor("query, and key and value expanded to every head (SDPA inputs)", c * 3 * q))
+        else:
+            out.append(SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * kv_saved)))
         out.append(SavedTensor("SDPA output", c * q))
         out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
     if attention == "eager":
@@ -395,7 +477,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
             out.append(SavedTensor("attention dropout mask", (c if cpu_dropout else 1) * a, quadratic=True))
     o_name = next(n for n in ("o_proj", "out_proj", "c_proj", "dense") if n in mods)
     o_width = arch.o_dim
-    if trains(o_name):
+    if trains(o_name) and not (litgpt and attention != "eager"):
+        # (LitGPT reshapes SDPA's output, a view in the flash kernel's layout, into the proj input)
         out.append(SavedTensor(f"{o_name} input", c * o_width))
     # SDPA's output is the o_proj input (its kernels return it in that layout) and is saved already.
     adapted_before(qkv_names)
@@ -403,6 +486,8 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     base_input([o_name], o_width, "attention output", saved_elsewhere=fused)
     lora(o_name, o_width, "attention output", saved_elsewhere=fused)
     adapted_before([o_name])
+    if mlp_marker:
+        out.append(SavedTensor(MLP_MARKER, 0))
     if dropout_resid > 0:
         out.append(SavedTensor("residual dropout mask (attention)", (c if cpu_dropout else 1) * h))
     if arch.norms_per_layer == 4:
@@ -483,6 +568,210 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     if arch.post_norm:
         rms("post-feedforward norm (on the MLP output)")
     return out
+
+
+#: The entry :func:`layer_saved_tensors` puts after the attention output when asked (``mlp_marker``).
+MLP_MARKER = "-- after the attention output --"
+
+ADAPTER_ACT_SRC = ("LitGPT litgpt/adapter.py CausalSelfAttention.scaled_dot_product_attention (commit 05401183; "
+                   "lit_gpt 0f021f3a alike): ay = SDPA(q, ak, av, amask); y + gating_factor * ay")
+
+
+def adapter_layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, first: bool,
+                                base_keeps_inputs: bool = False, cpu_kernels: bool = False) -> list[SavedTensor]:
+    """What one layer of LitGPT's LLaMA-Adapter saves for backward, per token (litgpt/adapter.py).
+
+    Over a frozen LitGPT layer (:func:`layer_saved_tensors` with ``code='litgpt'``, no adapters), each
+    adapted layer attends from its queries to the prefix's cached keys and values (``ak``, ``av``:
+    ``adapter_prompt_length`` tokens, made once under ``no_grad``, so they carry no graph;
+    planner.memory.states.adapter_parameters) through SDPA with a boolean mask, and adds the output
+    scaled by a per-head gate: ``y + gating_factor * ay``. With a mask SDPA runs the memory-efficient
+    kernel, which saves its output and an fp32 log-sum-exp per head and the mask converted to an
+    additive bias in the query dtype (``convert_boolean_attn_mask``), its last dimension padded to a
+    multiple of 8 (aten/src/ATen/native/transformers/attention.cpp ``preprocess_mask``,
+    ``mem_eff_alignment = 8``: 10 columns become 16; one mask for the micro-batch, counted per token,
+    exact for micro-batch 1); the query it saves is the base attention's. The
+    gate's product keeps ``ay`` (the same storage). The cached keys and values (prefix x q each) stay
+    on the layer for the whole run.
+
+    The first adapted layer (``first``) is different: below it nothing requires grad (the embedding
+    and the earlier layers are frozen, and the prefix has no graph), so its attention saves nothing
+    but the gate's operand ``ay``; what follows the attention output does require grad and saves what
+    a frozen layer saves there (``MLP_MARKER``), except in a parallel block, whose MLP reads the layer
+    input. Layers before ``adapter_start_layer`` save nothing at all (the caller).
+
+    ``base_keeps_inputs``: an NF4 base on bitsandbytes before 0.43.2: the output projection's input,
+    the reshaped sum (a new tensor, not SDPA's output), stays on its ctx.
+    """
+    from planner.workload.frameworks import LITGPT_ADAPTER_PROMPT_LENGTH
+
+    aT = LITGPT_ADAPTER_PROMPT_LENGTH
+    c = regime.compute
+    q, a, o = arch.q_dim, arch.num_attention_heads, arch.o_dim
+    frozen = layer_saved_tensors(arch, regime, attention=attention, full=False, base_keeps_inputs=base_keeps_inputs,
+                                 cpu_kernels=cpu_kernels, code="litgpt", mlp_marker=True)
+    cut = next(i for i, t in enumerate(frozen) if t.name == MLP_MARKER)
+    cache = SavedTensor(f"adapter prefix keys and values (cached: {aT} tokens x q x 2)", 2 * aT * q * c, per_layer=True)
+    kept_proj = ([SavedTensor("proj input: the sum with the gated adapter output (kept by the 4-bit linear's ctx)",
+                              c * o, ctx_bytes_per_token=c * o)] if base_keeps_inputs else [])
+    if first:
+        tail = [] if arch.parallel_block else [t for t in frozen[cut + 1:]]
+        return [SavedTensor("adapter attention output (kept by the gate's product)", c * q), cache] + kept_proj + tail
+    width = -(-aT // 8) * 8
+    body = [t for t in frozen if t.name != MLP_MARKER and not t.name.startswith("8-bit linear input: attention output")]
+    return body + [
+        SavedTensor("adapter SDPA output (also the gate product's operand)", c * q),
+        SavedTensor("adapter SDPA log-sum-exp (fp32)", 4 * a),
+        SavedTensor(f"adapter mask as an additive bias ({aT} prefix columns padded to {width})", c * width),
+        cache] + kept_proj
+
+
+COMPILE_SRC = ("torch/_functorch/partitioners.py min_cut_rematerialization_partition (AOTAutograd's default, "
+               "inductor's partition_fn); saved set read off its partition of a Llama decoder layer (torch 2.13), "
+               "tests/data/validation (compiled runs)")
+
+
+def compile_not_modelled(arch: Architecture, *, use_dora: bool, base_keeps_inputs: bool) -> str | None:
+    """Why :func:`compiled_layer_saved_tensors` does not describe this layer under ``torch.compile``
+    (the eager set is used then, an upper bound), or None when it does."""
+    if arch.is_moe:
+        return "a mixture of experts' routing (data-dependent shapes break the graph)"
+    if use_dora:
+        return "peft's DoRA (its identity-matrix weight norms)"
+    if base_keeps_inputs:
+        return "bitsandbytes' custom autograd Functions (a graph break at each quantized linear)"
+    if arch.attention_sinks or arch.clamped_swiglu:
+        return f"{arch.model_type}'s attention sinks and clamped SwiGLU"
+    if arch.generic or arch.is_mla or arch.post_norm or arch.parallel_block or arch.model_type == "cohere":
+        return f"{arch.model_type}'s layer layout (the compiled set is read off a Llama-style layer)"
+    if arch.qk_norm and arch.qk_norm_kind != "head":
+        return f"{arch.model_type}'s query/key norm layout"
+    return None
+
+
+def compiled_layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, full: bool,
+                                 lora_targets: tuple[str, ...] = (), lora_rank: int = 0, lora_dropout: float = 0.0,
+                                 cpu_dropout: bool = False) -> list[SavedTensor]:
+    """What one decoder layer saves for backward under ``torch.compile``, per token.
+
+    AOTAutograd traces forward and backward into one joint graph, and its default partitioner
+    (``min_cut_rematerialization_partition``, the one inductor uses) picks the cheapest set of forward
+    values to save, in bytes, from which backward can recompute the rest: pointwise ops (casts, the
+    norm's normalisation, RoPE, the activation function, the gated product) may be recomputed, matmuls
+    and attention kernels not. Run on a Llama decoder layer (Transformers' and torchtune's layout alike;
+    bf16, full fine-tune and frozen base, MHA and GQA; torch 2.13, identity compilers on the CPU), it
+    saves, per token:
+
+    - the layer input (to recompute the first norm) and each norm's rstd (fp32; LayerNorm: mean and
+      rstd); a norm's output too when a matmul it feeds trains (full fine-tune, or LoRA's ``lora_A``);
+    - the rotated query and key, the value, SDPA's output and its fp32 log-sum-exp (eager attention:
+      the probabilities as well, heads x s per token, in the compute dtype);
+    - the attention projection's output (with the layer input it recomputes the second norm's input);
+    - the MLP's gate and up projection outputs (a plain MLP: its first projection's output), and their
+      product when the down projection trains;
+    - LoRA: each adapter's ``lora_A`` output (r values) and dropout's 1-byte mask (the dropped-out
+      input is recomputed from it).
+
+    Unlike eager code it keeps no fp32 copy of a norm's input, no activation output and no product
+    whose weight is frozen. Everything in the compute dtype c, the residual stream in r.
+    """
+    h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
+    a = arch.num_attention_heads
+    c, r = regime.compute, regime.residual
+    mods = {m.name: m for m in arch.linear_modules()}
+    stats = 8 if arch.layer_norm else 4
+    out = [SavedTensor("layer input (to recompute the norms)", r * h)]
+    qkv = [n for n in ("c_attn", "query_key_value", "qkv_proj", "q_proj", "k_proj", "v_proj") if n in mods]
+    o_name = next(n for n in ("o_proj", "out_proj", "c_proj", "dense") if n in mods)
+    if arch.fused_gate_up or (arch.gated_mlp and "gate_up_proj" in mods):
+        up = ["gate_up_proj"]
+    elif arch.gated_mlp:
+        up = ["gate_proj", "up_proj"]
+    else:
+        up = [n for n in ("c_fc", "dense_h_to_4h", "up_proj") if n in mods]
+    down = next(n for n in ("down_proj", "w2", "c_proj", "dense_4h_to_h") if n in mods and (n != "c_proj" or arch.layer_norm))
+
+    def norm(label: str, consumers: list[str]) -> None:
+        out.append(SavedTensor(f"{label} statistics (fp32)", stats))
+        if full or any(n in lora_targets for n in consumers):
+            out.append(SavedTensor(f"{label} output (a trainable matmul's input)", c * h))
+
+    def lora(names: list[str], width: int) -> None:
+        for n in names:
+            if n not in lora_targets:
+                continue
+            out.append(SavedTensor(f"LoRA {n} A output", c * lora_rank))
+            if lora_dropout > 0:
+                mb = c if cpu_dropout else 1
+                out.append(SavedTensor(f"LoRA {n} dropout mask ({mb} B)", mb * width))
+
+    norm("attention norm", qkv)
+    lora(qkv, h)
+    if arch.qk_norm:
+        out.append(SavedTensor("query and key norm statistics (fp32, per head)", 4 * (a + arch.num_key_value_heads)))
+    out.append(SavedTensor("query and key after RoPE, value", c * (q + 2 * k)))
+    if attention == "eager":
+        out.append(SavedTensor(f"attention probabilities ({c} B)", c * a, quadratic=True))
+    else:
+        out.append(SavedTensor("SDPA log-sum-exp (fp32)", 4 * a))
+    out.append(SavedTensor("attention output (SDPA's, the projection's input)", c * q))
+    lora([o_name], q)
+    out.append(SavedTensor(f"{o_name} output (recomputes the MLP norm's input)", r * h))
+    if arch.norms_per_layer == 4:
+        out.append(SavedTensor("post-attention norm statistics (fp32)", stats))
+    norm("MLP norm", up)
+    lora(up, h)
+    width = f * (2 if up == ["gate_up_proj"] else 1)
+    if arch.gated_mlp:
+        out.append(SavedTensor("MLP gate and up outputs", c * 2 * f if up != ["gate_up_proj"] else c * width))
+    else:
+        out.append(SavedTensor(f"MLP {up[0] if up else 'up'} output (the activation's input)", c * f))
+    if full or down in lora_targets:
+        out.append(SavedTensor(f"{down} input (the MLP product)", c * f))
+    lora([down], f)
+    if arch.norms_per_layer == 4:
+        out.append(SavedTensor("post-feedforward norm statistics (fp32)", stats))
+    return out
+
+
+UNSLOTH_KERNEL_SRC = ("Unsloth unsloth/kernels/fast_lora.py LoRA_QKV, LoRA_W, LoRA_MLP; rms_layernorm.py "
+                      "Fast_RMS_Layernorm; rope_embedding.py (commit e3162dc5)")
+
+
+def unsloth_kernels_apply(arch: Architecture, *, full: bool, lora_targets: tuple[str, ...], lora_dropout: float,
+                          attention: str) -> bool:
+    """Whether Unsloth's fused LoRA kernels run the layer: LoRA (dropout 0) on every projection of a
+    Llama-style layer (separate q/k/v and gate/up/down, RMSNorm), SDPA or flash attention (Unsloth
+    patches only then: unsloth/models/llama.py ``patch_peft_model``)."""
+    needed = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    names = {m.name for m in arch.linear_modules()}
+    return (not full and lora_dropout == 0 and needed <= names and needed <= set(lora_targets) and not arch.is_moe
+            and not arch.layer_norm and attention != "eager" and arch.gated_mlp)
+
+
+def unsloth_layer_saved_tensors(arch: Architecture, regime: Regime, *, lora_rank: int) -> list[SavedTensor]:
+    """What one Llama-style layer saves for backward under Unsloth's kernels, per token.
+
+    ``Fast_RMS_Layernorm`` saves its input and an fp32 inverse RMS per row; ``LoRA_QKV`` saves its input
+    (the norm's output) and recomputes the adapters' products in backward; RoPE is applied in place
+    and saves only cos and sin; SDPA saves q, k, v, its output and log-sum-exp; ``LoRA_W`` (the output
+    projection) saves its input, SDPA's output; ``LoRA_MLP`` saves its input and the gate and up
+    outputs (``ctx.save_for_backward(..., X, e, g)``) and recomputes the activation in backward.
+    """
+    h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
+    c = regime.compute
+    a = arch.num_attention_heads
+    return [
+        SavedTensor("attention norm input and fp32 inverse RMS (Fast_RMS_Layernorm)", c * h + 4),
+        SavedTensor("LoRA_QKV input (the norm's output)", c * h),
+        SavedTensor("LoRA q/k/v A outputs are recomputed (only the input is kept)", 0),
+        SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)),
+        SavedTensor("SDPA output (also LoRA_W's input)", c * q),
+        SavedTensor("SDPA log-sum-exp (fp32)", 4 * a),
+        SavedTensor("MLP norm input and fp32 inverse RMS", c * h + 4),
+        SavedTensor("LoRA_MLP input (the norm's output)", c * h),
+        SavedTensor("LoRA_MLP gate and up outputs (e, g)", 2 * c * f),
+    ]
 
 
 DORA_SRC = ("Liu et al. 2024, DoRA, sec. 4 (magnitude x direction, the norm detached); peft "
@@ -592,8 +881,16 @@ def dora_temporaries(arch: Architecture, regime: Regime, targets: tuple[str, ...
     return best, text
 
 
-def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> list[SavedTensor]:
-    """Tensors saved outside the layers: the final norm and the output head's input."""
+def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool, code: str = "transformers",
+                       head_keeps_input: bool = False) -> list[SavedTensor]:
+    """Tensors saved outside the layers: the final norm and the output head's input.
+
+    Args:
+        code: whose implementation (:func:`layer_saved_tensors`): LitGPT's RMSNorm keeps an fp32
+            normalised tensor for its weight gradient.
+        head_keeps_input: the head is a bitsandbytes linear that keeps its input on its autograd ctx
+            (a quantized head before bitsandbytes 0.43.2, LitGPT's QLoRA): the final norm's output.
+    """
     h = arch.hidden_size
     r, c = regime.residual, regime.compute
     out = []
@@ -613,9 +910,12 @@ def head_saved_tensors(arch: Architecture, regime: Regime, *, full: bool) -> lis
     else:
         out.append(SavedTensor("final norm input (fp32)", 4 * h))
         if full:
-            out.append(SavedTensor("final norm normalised", (4 if r == 4 else c) * h))
+            out.append(SavedTensor("final norm normalised", (4 if r == 4 or code == "litgpt" else c) * h))
     if full:
         out.append(SavedTensor("output head input", (c if regime.amp else r) * h))
+    elif head_keeps_input:
+        out.append(SavedTensor("output head input (kept by the 4-bit head's autograd ctx)", c * h,
+                               ctx_bytes_per_token=c * h))
     return out
 
 
@@ -663,6 +963,13 @@ class ActivationBytes:
             copies with lora_dropout), for saying what they cost.
         ctx_kept: bytes within ``saved`` that non-reentrant checkpointing keeps on custom Functions'
             ctx (an 8-bit base's inputs), for saying what they cost.
+        head: bytes within ``saved`` of the tensors the final norm and the head keep.
+        layer_input: one layer's input (its checkpoint), in the residual dtype.
+        one_layer: one layer's saved tensors, the largest kind's (what a layer's backward unpacks at once).
+        ctx_all: bytes the layers keep as attributes of a custom Function's ctx (an 8-bit base's
+            inputs), which saved-tensor hooks (checkpointing, offloading) never see.
+        ctx_in_saved: the part of ``saved`` that is those ctx tensors' own storage (the rest of
+            ``ctx_all`` is storage another op saves too).
     """
 
     saved: int
@@ -671,6 +978,11 @@ class ActivationBytes:
     recompute_formula: str
     weight_copies: int = 0
     ctx_kept: int = 0
+    head: int = 0
+    layer_input: int = 0
+    one_layer: int = 0
+    ctx_all: int = 0
+    ctx_in_saved: int = 0
 
     @property
     def total(self) -> int:
@@ -682,7 +994,9 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
                      tp: int = 1, adapter_bytes: int = 4, lora_dropout: float = 0.0,
                      cpu_dropout: bool = False, use_dora: bool = False,
                      weight_cast: bool = True, base_keeps_inputs: bool = False,
-                     reentrant: bool = False) -> ActivationBytes:
+                     reentrant: bool = False, code: str = "transformers",
+                     head_keeps_input: bool = False, compiled: bool = False,
+                     adapter: bool = False) -> ActivationBytes:
     """Activations saved for backward, per GPU, split into what is saved and what is recomputed.
 
     Without checkpointing: all L layers' saved tensors plus the head's. With full
@@ -697,7 +1011,13 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     linears keep their inputs on their autograd ctx, which non-reentrant checkpointing keeps in
     every layer beside the layer's input (``saved``). ``reentrant``: checkpointing runs torch's
     reentrant variant, whose forward builds no graph, so nothing stays on a ctx.
+    ``code``, ``compiled`` and ``head_keeps_input``: as for :func:`layer_saved_tensors` and
+    :func:`head_saved_tensors`. ``adapter``: LitGPT's LLaMA-Adapter over a frozen base
+    (:func:`adapter_activation_parts`; no checkpointing, one GPU).
     """
+    if adapter:
+        return adapter_activation_parts(arch, regime, micro_batch=micro_batch, seq_len=seq_len, attention=attention,
+                                        base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_dropout)
     if arch.generic:
         from planner.model.generic import decoder_proxy
 
@@ -712,7 +1032,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
                                     lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
                                     cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast,
                                     input_requires_grad=input_requires_grad, base_keeps_inputs=base_keeps_inputs,
-                                    cpu_kernels=cpu_dropout)
+                                    cpu_kernels=cpu_dropout, code=code, compiled=compiled)
         lin = sum(t.bytes_per_token for t in saved if not t.quadratic and not t.per_layer)
         quad = sum(t.bytes_per_token for t in saved if t.quadratic)
         per_layer = sum(t.bytes_per_token for t in saved if t.per_layer)
@@ -730,7 +1050,16 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
     first_fixed, first_layer = fixed0, one0
     if (fixed0 or base_keeps_inputs) and checkpointing != "full" and not full:
         _, _, first_fixed, first_layer, _ = layer_bytes(g0, False)
-    head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full)) * tokens
+    head = sum(t.bytes_per_token for t in head_saved_tensors(arch, regime, full=full, code=code,
+                                                             head_keeps_input=head_keeps_input)) * tokens
+
+    def ctx_own(g: Architecture) -> int:
+        """Per-token bytes of the ctx tensors' own storage in a layer of ``g`` (within its saved bytes)."""
+        return sum(t.bytes_per_token for t in layer_saved_tensors(
+            g, regime, attention=attention, full=full, lora_targets=lora_targets, lora_rank=lora_rank,
+            adapter_bytes=adapter_bytes, lora_dropout=lora_dropout, cpu_dropout=cpu_dropout, use_dora=use_dora,
+            weight_cast=weight_cast, base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_dropout, code=code,
+            compiled=compiled) if t.ctx_bytes_per_token)
     tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
 
     def layer_text(lin: int, quad: int, fixed: int) -> tuple[str, str]:
@@ -776,9 +1105,59 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
             saved_text = f"{kinds} + head {head:,} B{tp_txt}"
         recompute_text = ""
         kept = 0
+    layer_input = tokens * regime.residual * arch.hidden_size
+    biggest = max(one for _, _, (_, _, _, one, _) in parts)
+    if checkpointing == "full":
+        ctx_all = ctx_in_saved = kept
+    else:
+        ctx_all = sum(tokens * ctx * n for n, _, (_, _, _, _, ctx) in parts)
+        ctx_in_saved = sum(tokens * ctx_own(g) * n for n, g, _ in parts) if ctx_all else 0
     if tp > 1:
         saved, recompute, copies, kept = -(-saved // tp), -(-recompute // tp), -(-copies // tp), -(-kept // tp)
-    return ActivationBytes(saved, recompute, saved_text, recompute_text, copies, kept)
+        head, layer_input, biggest = -(-head // tp), -(-layer_input // tp), -(-biggest // tp)
+        ctx_all, ctx_in_saved = -(-ctx_all // tp), -(-ctx_in_saved // tp)
+    return ActivationBytes(saved, recompute, saved_text, recompute_text, copies, kept, head=head,
+                           layer_input=layer_input, one_layer=biggest, ctx_all=ctx_all, ctx_in_saved=ctx_in_saved)
+
+
+def adapter_activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,
+                             base_keeps_inputs: bool = False, cpu_kernels: bool = False) -> ActivationBytes:
+    """Activations of LitGPT's LLaMA-Adapter (:func:`adapter_layer_saved_tensors`): nothing in the
+    layers before ``adapter_start_layer``, the first adapted layer's share, every later layer's, and
+    the final norm's (the head is frozen)."""
+    from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+    tokens, L = micro_batch * seq_len, arch.num_hidden_layers
+    n_later = L - LITGPT_ADAPTER_START_LAYER - 1
+
+    def sizes(ts: list[SavedTensor]) -> tuple[int, int, int, int]:
+        lin = sum(t.bytes_per_token for t in ts if not t.quadratic and not t.per_layer)
+        quad = sum(t.bytes_per_token for t in ts if t.quadratic)
+        fixed = sum(t.bytes_per_token for t in ts if t.per_layer)
+        return lin, quad, fixed, tokens * lin + tokens * seq_len * quad + fixed
+
+    kw = dict(attention=attention, base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_kernels)
+    first = adapter_layer_saved_tensors(arch, regime, first=True, **kw)
+    later = adapter_layer_saved_tensors(arch, regime, first=False, **kw)
+    f_lin, f_quad, f_fixed, f_total = sizes(first)
+    l_lin, l_quad, l_fixed, l_total = sizes(later)
+    head_ts = head_saved_tensors(arch, regime, full=False, code="litgpt")
+    head = sum(t.bytes_per_token for t in head_ts) * tokens
+    saved = f_total + n_later * l_total + head
+
+    def text(lin: int, quad: int, fixed: int) -> str:
+        return (f"{tokens:,} tokens x ({lin:,} B" + (f" + {quad:,} B x s" if quad else "") + ")"
+                + (f" + {fixed:,} B cached prefix keys and values" if fixed else ""))
+
+    saved_text = (f"layers 0-{LITGPT_ADAPTER_START_LAYER - 1}: nothing (below every trainable parameter); first "
+                  f"adapted layer {text(f_lin, f_quad, f_fixed)}; {n_later} later layers x {text(l_lin, l_quad, l_fixed)}"
+                  f"; head {head:,} B")
+    ctx = tokens * (sum(t.ctx_bytes_per_token for t in first) + n_later * sum(t.ctx_bytes_per_token for t in later))
+    own = tokens * (sum(t.bytes_per_token for t in first if t.ctx_bytes_per_token)
+                    + n_later * sum(t.bytes_per_token for t in later if t.ctx_bytes_per_token))
+    return ActivationBytes(saved, 0, saved_text, "", 0, 0, head=head,
+                           layer_input=tokens * regime.residual * arch.hidden_size, one_layer=max(f_total, l_total),
+                           ctx_all=ctx, ctx_in_saved=own)
 
 
 def activation_bytes(arch: Architecture, regime: Regime, *, micro_batch: int, seq_len: int, attention: str,

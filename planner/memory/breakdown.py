@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 GPU = "gpu"
 HOST = "host"
+#: The component kinds a GPU total adds up ('unified' memory is shown beside it).
+GPU_TOTAL_KINDS = ("allocated", "runtime", "headroom")
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,10 @@ class Component:
         source: paper and section, or documentation page, behind the formula.
         phase: '' when live through the whole step, else the phase(s) it is live in, joined
             by ', ' (e.g. 'loss, recompute').
-        kind: 'allocated' (tensors), 'runtime' (CUDA context, workspaces) or 'headroom'.
+        kind: 'allocated' (tensors), 'runtime' (CUDA context, workspaces), 'headroom', or
+            'unified' (CUDA unified memory: bitsandbytes' paged optimizer states, which PyTorch's
+            allocator does not count and the driver evicts to host RAM when the GPU is full; shown,
+            and left out of every GPU total).
     """
 
     name: str
@@ -81,6 +86,8 @@ class Estimate:
         warnings: contradictions and risks.
         offload: whether states or parameters live in host RAM (changes the RAM rule).
         extra: task-specific figures, e.g. vLLM KV tokens that fit (name -> int).
+        stack: training only: the framework and the setting of each memory lever the estimate
+            assumed, as (lever, setting in words) pairs, first ('framework', its name and stack).
     """
 
     workload_name: str
@@ -97,11 +104,24 @@ class Estimate:
     warnings: tuple[str, ...] = ()
     offload: bool = False
     extra: dict[str, int] = field(default_factory=dict)
+    stack: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def stack_text(self) -> str:
+        """The stack settings in one line ('' for inference)."""
+        return "; ".join(f"{k}: {v}" for k, v in self.stack)
 
     @property
     def per_gpu_total_bytes(self) -> int:
-        """Peak bytes one GPU needs, runtime overheads and allocator headroom included."""
-        return phase_total(self.components, GPU)[0]
+        """Peak bytes one GPU needs, runtime overheads and allocator headroom included (CUDA unified
+        memory, which can be evicted to host RAM, is not; see :attr:`per_gpu_unified_bytes`)."""
+        return phase_total(self.components, GPU, kinds=GPU_TOTAL_KINDS)[0]
+
+    @property
+    def per_gpu_unified_bytes(self) -> int:
+        """Bytes of CUDA unified memory per GPU (paged optimizer states): on the GPU while it has
+        room, in host RAM otherwise; outside :attr:`per_gpu_total_bytes`."""
+        return sum(c.bytes for c in self.components if c.where == GPU and c.kind == "unified")
 
     @property
     def per_gpu_allocated_bytes(self) -> int:
@@ -111,7 +131,7 @@ class Estimate:
     @property
     def peak_phase(self) -> str:
         """Phase in which the GPU peak happens ('' when everything is live at once)."""
-        return phase_total(self.components, GPU)[1]
+        return phase_total(self.components, GPU, kinds=GPU_TOTAL_KINDS)[1]
 
     @property
     def host_total_bytes(self) -> int:

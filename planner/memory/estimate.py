@@ -14,14 +14,15 @@ from fractions import Fraction
 
 from planner.memory.activations import (
     DORA_SRC,
+    compile_not_modelled,
     KORTHIKANTI,
     activation_parts,
     dora_temporaries,
-    logits_bytes_per_token,
     regime_for,
 )
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
+from planner.memory.loss import HEAD_BACKWARD_SRC, head_backward_bytes, loss_bytes, loss_spec
 from planner.memory.inference import (
     KV_SRC,
     kv_bytes_per_token,
@@ -31,9 +32,16 @@ from planner.memory.inference import (
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
-from planner.workload.recipes import RECIPES
+from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
+from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.core.units import GiB
-from planner.memory.states import lora_parameters, model_state_components
+from planner.memory.states import (
+    BACKWARD,
+    HEAD_BACKWARD,
+    adapter_parameters,
+    lora_parameters,
+    model_state_components,
+)
 from planner.workload.spec import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
@@ -256,6 +264,14 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         comps.append(c)
     if arch.buffer_bytes:
         comps.append(_buffer_component(arch, t.tp))
+    if t.framework == "torchtune" and not arch.layer_norm:
+        # torchtune's RotaryPositionalEmbeddings (one module the layers share) registers its cos/sin
+        # cache for max_seq_len positions: [max_seq_len, head_dim // 2, 2] in fp32 (built from .float()).
+        n = arch.max_position_embeddings
+        comps.append(Component("model buffers (RoPE cache, torchtune)", GPU, n * arch.head_dim * 4,
+                               f"{n:,} positions x head_dim {arch.head_dim} x 4 B (cos and sin of head_dim/2 "
+                               "frequencies, fp32)", "torchtune modules/position_embeddings.py "
+                               "RotaryPositionalEmbeddings.build_rope_cache (register_buffer 'cache')"))
     # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it (frozen
     # weights too: the copy is saved to compute the input gradient).
     if recipe.autocast_copy_bytes:
@@ -285,31 +301,55 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     # recipe's weights already have that dtype; a 4-bit or 8-bit base is dequantized into a new one anyway.
     base_dtype = "fp32" if recipe.weight_bytes == 4 else recipe.dtype
     weight_cast = bool(t.quantized_base) or base_dtype != t.adapter_dtype
+    fw = FRAMEWORK_SPECS[t.framework]
+    keeps_inputs = t.quantized_base == "int8" or t.bnb_keeps_4bit_inputs
+    not_compiled = compile_not_modelled(arch, use_dora=t.use_dora, base_keeps_inputs=keeps_inputs) if t.compile else None
+    compiled = t.compile and not_compiled is None
     act = activation_parts(arch, regime, micro_batch=t.micro_batch, seq_len=t.seq_len, attention=t.attention,
                            full=full, checkpointing=t.checkpointing, lora_targets=t.lora_targets,
                            lora_rank=t.lora_rank, tp=t.tp, adapter_bytes=adapter_bytes,
                            lora_dropout=t.lora_dropout, cpu_dropout=cpu, use_dora=t.use_dora,
-                           weight_cast=weight_cast, base_keeps_inputs=t.quantized_base == "int8",
-                           reentrant=t.use_reentrant)
-    if t.checkpointing == "full":
-        comps.append(Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
-                               phase=fwd))
-        comps.append(Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
-                               KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute"))
-    else:
-        comps.append(Component("activations", GPU, act.saved, act.saved_formula, KORTHIKANTI, phase=fwd))
-    per_tok, logit_text = logits_bytes_per_token(arch, regime)
+                           weight_cast=weight_cast, base_keeps_inputs=keeps_inputs,
+                           reentrant=t.use_reentrant, code=fw.model_code,
+                           head_keeps_input=fw.quantizes_head and keeps_inputs, compiled=compiled,
+                           adapter=t.method == "adapter")
+    comps += _activation_components(w, act, fwd=fwd)
     tokens = t.micro_batch * t.seq_len
-    logits = -(-per_tok * tokens // t.tp)
-    comps.append(Component("logits and loss", GPU, logits, f"b*s={tokens:,} tokens x {logit_text}"
-                           + (f" / t={t.tp}" if t.tp > 1 else ""),
-                           "transformers ForCausalLMLoss (fp32 upcast); PyTorch log_softmax backward",
-                           phase=loss))
-    if t.method == "qlora":
+    spec = loss_spec(t)
+    logits, logit_text, logit_src = loss_bytes(arch, regime, spec, tokens=tokens, tp=t.tp, full=full,
+                                               compiled=t.compile and t.framework != "litgpt")
+    comps.append(Component("logits and loss", GPU, logits, logit_text, logit_src, phase=loss))
+    head_bwd = (head_backward_bytes(arch, regime, spec, tokens=tokens, tp=t.tp, grad_bytes=recipe.grad_bytes)
+                if full else None)
+    if head_bwd is not None and not t.fsdp and t.zero == 0:
+        # The moment a trainable head's weight gradient forms (planner.memory.loss module docstring):
+        # every activation is still saved; under ZeRO or FSDP the sharded gradient paths model it.
+        held, copies, held_text = head_bwd
+        vh = -(-arch.vocab_size // t.tp) * arch.hidden_size
+        gb = recipe.grad_bytes
+        comps.append(Component("logits and loss at the head's backward", GPU, held, held_text,
+                               HEAD_BACKWARD_SRC, phase=HEAD_BACKWARD))
+        comps.append(Component("head weight gradient forming", GPU, copies * vh * gb,
+                               f"{copies} x V*h = {copies} x {vh:,} x {gb} B"
+                               + (" (the running sum of the chunks' contributions and the next one)" if copies == 2
+                                  else " (before it is stepped or accumulated into .grad)"),
+                               HEAD_BACKWARD_SRC, phase=HEAD_BACKWARD))
+    if t.quantized_base == "nf4":
         largest = max(m.in_features * m.out_features for m in arch.linear_modules())
-        comps.append(Component("dequantized weight buffer", GPU, largest * 2,
-                               f"largest linear {largest:,} params x 2 B, one at a time",
-                               "bitsandbytes matmul_4bit (dequantize then matmul)", phase=fwd))
+        head = arch.vocab_size * arch.hidden_size if fw.quantizes_head else 0
+        what = "output head" if head > largest else "largest linear"
+        largest = max(largest, head)
+        # Lightning's BitsandbytesPrecision quantizes each weight from fp16 (_Linear4bit._quantize_weight:
+        # weight.to(dtype=torch.half)), so dequantize_4bit returns fp16 and MatMul4Bit casts it to bf16:
+        # two copies of the weight at once.
+        copies = 2 if t.framework == "litgpt" and recipe.dtype == "bf16" else 1
+        comps.append(Component("dequantized weight buffer", GPU, largest * 2 * copies,
+                               f"{what} {largest:,} params x 2 B" + (" x 2 (the fp16 dequantized weight and its bf16 "
+                                                                    "cast)" if copies == 2 else "") + ", one at a time",
+                               "torchao NF4 linear_nf4 (weight.to(input dtype))" if t.framework == "torchtune" else
+                               "bitsandbytes matmul_4bit (dequantize then matmul)"
+                               + ("; Lightning fabric/plugins/precision/bitsandbytes.py _Linear4bit._quantize_weight "
+                                  "(quantized from fp16)" if copies == 2 else ""), phase=fwd))
     elif t.quantized_base == "int8":
         buf, buf_text = int8_training_buffer_bytes(arch, tokens=t.micro_batch * t.seq_len, act_bytes=regime.compute,
                                                    act_fp16=regime.compute == 2 and recipe.dtype == "fp16", cpu=cpu)
@@ -331,9 +371,11 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                      and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
                      else c for c in comps]
         comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
+    comps = _add_backward_phase(comps, fwd)
     notes = [GRAD_ACCUM_OFFLOAD_NOTE if t.offload_optimizer else GRAD_ACCUM_NOTE] if t.grad_accum > 1 else []
     if t.quantized_base:
         what = ("QLoRA: the NF4 base is dequantized one layer at a time" if t.method == "qlora" else
+                "LLaMA-Adapter on an NF4 base: the base is dequantized one layer at a time" if t.load_in_4bit else
                 "LoRA on an LLM.int8 base: each 8-bit linear keeps its input for backward (a 16-bit frozen linear "
                 "keeps none) and dequantizes its weight for the input gradient")
         notes.append(what + "; embeddings, output head and norms "
@@ -355,12 +397,20 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         notes.append("Full gradient checkpointing: about one extra forward pass of compute (~8 x P x tokens FLOPs).")
     if mtp_note(arch):
         notes.append(mtp_note(arch))
+    notes += _lever_notes(w, comps, spec)
     # ---- host ----------------------------------------------------------------------------
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     zero3 = t.zero == 3 and t.data_parallel > 1
     save = min(SHARD_BYTES, arch.parameters * 2)
     save_text, save_src = None, "Transformers docs, sharded checkpoints (one shard of <= 5 GB at a time)"
-    if not full:
+    if t.method == "adapter":
+        # LitGPT's save_adapter_checkpoint writes the adapter's parameters only (adapter_filter).
+        n_adapter = adapter_parameters(arch)[0]
+        ab = 4 if t.adapter_dtype == "fp32" else 2
+        save = n_adapter * ab
+        save_text = f"adapter weights only (LitGPT save_adapter_checkpoint): {n_adapter:,} params x {ab} B = {save:,} B"
+        save_src = "LitGPT litgpt/finetune/adapter.py save_adapter_checkpoint (adapter_filter)"
+    elif not full:
         # peft's save_pretrained writes the adapter weights only.
         n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
         ab = 4 if t.adapter_dtype == "fp32" else 2
@@ -373,7 +423,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
-    trainable = arch.parameters if full else lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
+    trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
+                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora))
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
@@ -386,6 +437,12 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     elif t.method == "lora":
         desc = (f"LoRA r={t.lora_rank}{dora} on a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param); adapters, "
                 f"their gradients and optimizer states in {t.adapter_dtype}; activations in {recipe.dtype}.")
+    elif t.method == "adapter":
+        base = (f"a frozen NF4 base ({'double' if t.double_quant else 'single'} quantization)" if t.load_in_4bit else
+                f"a frozen {recipe.dtype} base ({recipe.weight_bytes} B/param)")
+        desc = (f"LLaMA-Adapter (LitGPT: a 10-token prefix and a gate per head in every layer from the third) on {base}, "
+                f"{recipe.dtype} compute; the adapter in {t.adapter_dtype}, gradients and optimizer states for its "
+                "gates only (the prefix's keys and values are cached without a graph).")
     elif t.method == "qlora":
         desc = (f"QLoRA r={t.lora_rank}{dora}: frozen NF4 base ({'double' if t.double_quant else 'single'} "
                 f"quantization), {recipe.dtype} compute; adapters, their gradients and optimizer states in "
@@ -393,7 +450,194 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                 + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
                    if t.prepare_kbit_training else "."))
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
-                   notes=tuple(notes), offload=t.offload_optimizer or t.offload_params)
+                   notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
+                   stack=_stack(w, spec))
+
+
+COMPILE_NOTE = ("torch.compile: AOTAutograd's partitioner (min_cut_rematerialization_partition) chooses what the "
+                "compiled graphs save for backward: the cheapest set it can recompute the rest from, which keeps no "
+                "fp32 norm inputs and no activation outputs; the layers' activations and the loss here are that set "
+                "as it partitions a Llama decoder layer. Eager code saves more (the eager estimate is an upper "
+                "bound); the model states are the same.")
+COMPILE_EAGER_NOTE = ("torch.compile: the compiled saved set is not modelled for {why}; the activations are eager code's, "
+                      "an upper bound of what the compiled graphs save (AOTAutograd's min-cut partitioner saves at most "
+                      "as much as eager code, whose saved set is one it may choose).")
+
+
+def _lever_notes(w: Workload, comps: list[Component], spec) -> list[str]:
+    """Notes that say what the framework's levers change (the settings themselves are in the stack)."""
+    t = w.train
+    assert t is not None
+    out: list[str] = []
+    unified = sum(c.bytes for c in comps if c.where == GPU and c.kind == "unified")
+    if unified:
+        out.append(f"Paged optimizer ({t.optimizer}): {unified / GiB:,.2f} GiB of optimizer states per GPU are in CUDA "
+                   "unified memory, outside the GPU total (what PyTorch allocates): the driver keeps those pages on "
+                   "the GPU while it has room and evicts them to host RAM otherwise (slower steps), so host RAM is "
+                   "sized to hold them.")
+    if t.optimizer_in_backward:
+        out.append("Optimizer step in backward: each parameter is stepped and its gradient freed as soon as the gradient "
+                   "is complete; no full set of gradients exists, and gradient accumulation and gradient clipping are "
+                   "not possible.")
+    if t.offload_activations:
+        host = sum(c.bytes for c in comps if c.where == HOST and c.name.startswith("offloaded activations"))
+        out.append(f"Activation offloading: {host / GiB:,.2f} GiB of saved activations per machine sit in pinned host "
+                   "RAM during each step and cross PCIe twice (to the host in forward, back in backward).")
+    if t.compile:
+        why = compile_not_modelled(w.architecture, use_dora=t.use_dora,
+                                   base_keeps_inputs=t.quantized_base == "int8" or t.bnb_keeps_4bit_inputs)
+        out.append(COMPILE_NOTE if why is None else COMPILE_EAGER_NOTE.format(why=why))
+    fw = FRAMEWORK_SPECS[t.framework]
+    if w.head_untied:
+        out.append("LitGPT keeps the output head as a parameter of its own: the checkpoint's tied embedding is copied "
+                   f"into it ({w.architecture.vocab_size * w.architecture.hidden_size:,} more parameters than the "
+                   "checkpoint's).")
+    if t.fsdp and fw.no_sync_accumulation and t.grad_accum > 1 and not t.optimizer_in_backward:
+        out.append(f"FSDP under no_sync ({t.framework}'s gradient accumulation) accumulates unsharded gradients over "
+                   f"the {t.grad_accum} micro-batches; syncing every micro-batch would keep only the 1/"
+                   f"{t.data_parallel} shards.")
+    return out
+
+
+OFFLOAD_SRC_TORCHTUNE = ("torchtune training/_activation_offloading.py OffloadActivations (pinned host copies on a "
+                         "side stream; max_fwd_stash_size 5)")
+OFFLOAD_SRC_TORCH = "PyTorch torch.autograd.graph.save_on_cpu (saved tensors copied to pinned host memory)"
+OFFLOAD_SRC_UNSLOTH = "Unsloth offloaded gradient checkpointing (use_gradient_checkpointing='unsloth')"
+
+
+def _activation_components(w: Workload, act, *, fwd: str) -> list[Component]:
+    """The activations as GPU (and, when offloaded, host) components.
+
+    With ``offload_activations`` the tensors saved for backward go to pinned host RAM through
+    saved-tensor hooks: with checkpointing, the layer checkpoints (the saved tensors of the
+    checkpointed regions are their inputs); without it, every saved tensor. What stays on the GPU:
+    the head's saved tensors (torchtune wraps the output layer in a NoOpManager; they are needed
+    first in backward), what custom autograd Functions keep on their ctx (no hook sees it: an 8-bit
+    base's inputs), and the tensors in flight: torchtune keeps the last ``max_fwd_stash_size`` (5)
+    offloaded tensors until their copy completes and, in backward, the checkpoint being recomputed
+    beside the previous one; ``save_on_cpu`` copies synchronously and brings back one checkpoint (or,
+    without checkpointing, one layer's saved tensors) at a time. Host RAM grows by what moves, per
+    GPU process.
+    """
+    t = w.train
+    assert t is not None
+    ckpt = t.checkpointing == "full"
+    if not t.offload_activations:
+        if ckpt:
+            return [Component("activations (layer checkpoints)", GPU, act.saved, act.saved_formula, KORTHIKANTI,
+                              phase=fwd),
+                    Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
+                              KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute")]
+        return [Component("activations", GPU, act.saved, act.saved_formula, KORTHIKANTI, phase=fwd)]
+    src = {"torchtune": OFFLOAD_SRC_TORCHTUNE, "unsloth": OFFLOAD_SRC_UNSLOTH}.get(t.framework, OFFLOAD_SRC_TORCH)
+    # torchtune keeps the output layer out of its offloading context (a NoOpManager); save_on_cpu and
+    # Unsloth's checkpointer move the final norm's tensors too
+    head = act.head if t.framework == "torchtune" or ckpt else 0
+    moved = max(act.saved - head - act.ctx_in_saved, 0)
+    L = w.architecture.num_hidden_layers
+    out = []
+    if head or act.ctx_all:
+        out.append(Component("activations kept on the GPU (" + ", ".join(
+            x for x, n in (("head", head), ("ctx-held inputs", act.ctx_all)) if n) + ")", GPU, head + act.ctx_all,
+            f"the final norm's and the head's saved tensors {head:,} B"
+            + (f" + {act.ctx_all:,} B a custom autograd Function keeps on its ctx (no saved-tensor hook sees it)"
+               if act.ctx_all else ""), KORTHIKANTI + "; " + src, phase=fwd))
+    if ckpt:
+        stash = min(L, TORCHTUNE_OFFLOAD_STASH) if t.framework == "torchtune" else 0
+        back = 2 if t.framework == "torchtune" else 1
+        if stash:
+            out.append(Component("offloaded activations in flight (forward stash)", GPU, stash * act.layer_input,
+                                 f"{stash} layer checkpoints x {act.layer_input:,} B (kept until their copy to host "
+                                 "completes)", src, phase="loss"))
+        out.append(Component("offloaded activations brought back", GPU, back * act.layer_input,
+                             f"{back} layer checkpoint(s) x {act.layer_input:,} B (the layer being recomputed"
+                             + (" and the previous one" if back == 2 else "") + ")", src, phase="recompute"))
+        out.append(Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
+                             KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute"))
+        what = f"the layer checkpoints: {act.saved_formula}"
+    else:
+        out.append(Component("offloaded activations brought back", GPU, max(act.one_layer, act.head),
+                             f"one layer's saved tensors {act.one_layer:,} B (or the head's, {act.head:,} B), unpacked "
+                             "for its backward", src, phase=BACKWARD))
+        what = f"every layer's saved tensors: {act.saved_formula}"
+    node = w.node_gpus
+    out.append(Component("offloaded activations (pinned host RAM)", HOST, moved * node,
+                         f"{moved:,} B per GPU process x {node} GPU(s) per machine ({what}"
+                         + (", less the head" if head else "") + (" and the ctx-held inputs" if act.ctx_in_saved else "")
+                         + ")", src, phase="run"))
+    return out
+
+
+def _add_backward_phase(comps: list[Component], fwd: str) -> list[Component]:
+    """Phases inside backward, after the loss's own peak: 'head backward' (a trainable head's weight
+    gradient forming) and 'backward' (a gradient stepped in backward, offloaded tensors brought
+    back). The activations and the other buffers of the forward-backward phase are still live then
+    and get those phases too; the logits and the loss (the head's moment has its own remainder of
+    them) and the offloading's forward stash do not. A layer being recomputed (checkpointing) is
+    recomputed inside backward: it gets 'backward', not 'head backward' (no layer is recomputed
+    before the head's backward)."""
+    used = {p for c in comps if c.where == GPU for p in c.phase.split(", ")} & {BACKWARD, HEAD_BACKWARD}
+    if not used:
+        return comps
+    first = fwd.split(", ")[0]  # 'forward-backward', or 'loss' with checkpointing
+    out = []
+    for c in comps:
+        names = c.phase.split(", ") if c.phase else []
+        if c.where == GPU and c.name not in ("logits and loss", "offloaded activations in flight (forward stash)"):
+            add = [p for p in (HEAD_BACKWARD, BACKWARD) if p in used and p not in names
+                   and (first in names or (p == BACKWARD and "recompute" in names))]
+            if add:
+                c = replace(c, phase=", ".join(names + add))
+        out.append(c)
+    return out
+
+
+def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
+    """The framework and every lever setting the estimate assumed, in words."""
+    t = w.train
+    assert t is not None
+    fw = FRAMEWORK_SPECS[t.framework]
+    opt = OPTIMIZERS[t.optimizer]
+    if t.fsdp:
+        shard = (f"PyTorch FSDP{t.fsdp} {'FULL_SHARD' if t.zero == 3 else 'SHARD_GRAD_OP'} over {t.data_parallel} GPUs"
+                 + (", parameters and gradients in host RAM (CPUOffload)" if t.offload_params else ""))
+    elif t.zero:
+        shard = f"DeepSpeed ZeRO-{t.zero} over {t.data_parallel} GPU(s)"
+    else:
+        shard = "none" + (f" (DDP over {t.data_parallel} GPUs)" if t.data_parallel > 1 else "")
+    out = [("framework", f"{t.framework} ({fw.what})"), ("sharding", shard), ("loss", spec.describe()),
+           ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")),
+           ("activation offloading", "on" if t.offload_activations else "off"),
+           ("optimizer step", "in backward (each parameter as its gradient completes)" if t.optimizer_in_backward
+            else "after backward"),
+           ("optimizer", t.optimizer + (" (paged: states in CUDA unified memory)" if opt.paged else ""))]
+    if not t.method == "full":
+        out.append(("frozen base", _base_sharding(t)))
+    if t.quantized_base or opt.bitsandbytes:
+        out.append(("bitsandbytes", t.bnb_version + (" (4-bit linears keep their inputs: before 0.43.2)"
+                                                     if t.bnb_keeps_4bit_inputs else "")))
+    out.append(("torch.compile", "on (the activations are an upper bound)" if t.compile else "off"))
+    return tuple(out)
+
+
+def _base_sharding(t) -> str:
+    """How the frozen base of LoRA / QLoRA is sharded, in words."""
+    what = {"nf4": "NF4", "int8": "LLM.int8"}.get(t.quantized_base, "16-bit")
+    if t.fsdp and t.zero == 3:
+        how = f"sharded by FSDP{t.fsdp} over {t.data_parallel} GPUs"
+        if t.fsdp == 1 and FRAMEWORK_SPECS[t.framework].name == "litgpt":
+            how += " (its blocks mix base and adapters, so FSDP1 also keeps a gradient for the whole base)"
+    elif t.fsdp:
+        how = "whole on every GPU from forward to backward (SHARD_GRAD_OP)"
+    elif t.zero == 3:
+        how = f"sharded by DeepSpeed ZeRO-3 over {t.data_parallel} GPUs" + (
+            ", in host RAM (offload_param)" if t.offload_params else "")
+    elif t.zero:
+        how = f"whole on every GPU (ZeRO-{t.zero} shards only the adapters' states" + (
+            " and gradients)" if t.zero == 2 else ")")
+    else:
+        how = "whole on every GPU"
+    return f"{what}, {how}"
 
 
 def _buffer_component(arch, tp: int) -> Component:

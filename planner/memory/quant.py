@@ -217,7 +217,7 @@ def scheme_weight_bytes(arch: Architecture, scheme: WeightScheme, *, tp: int = 1
 
 def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_quant: bool = True,
                  tp: int = 1, unquantized_bytes: int = 2, engine: str = "hf",
-                 scheme: WeightScheme | None = None) -> WeightBytes:
+                 scheme: WeightScheme | None = None, quantize_head: bool = False) -> WeightBytes:
     """Bytes of the model's weights per GPU in format ``fmt``.
 
     Args:
@@ -237,6 +237,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         engine: 'hf' keeps DeepSeek's router weights fp32 (``_keep_in_fp32_modules_strict =
             ["gate.weight", ...]``, modeling_deepseek_v3.py); vLLM's ``GateLinear`` keeps them in the
             model dtype.
+        quantize_head: bitsandbytes (nf4, int8) quantizes the output head too (Lightning's
+            ``BitsandbytesPrecision`` converts every ``nn.Linear``, as LitGPT uses it).
 
     Raises:
         ValueError: unknown format (callers validate names first).
@@ -281,11 +283,16 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
     other_params = sum(m.total_weight_params for m in mods if m.part == "param")  # a generic model's
     experts = -(-(arch.expert_parameters + other_params) // tp) + (router if arch.is_moe else 0)
     bnb_lin, bnb_rest = lin - experts, rest + experts
+    if quantize_head and fmt in ("nf4", "int8") and pc.lm_head:
+        head = -(-pc.lm_head // tp)
+        bnb_lin, bnb_rest = bnb_lin + head, bnb_rest - head
     bnb_mods = bnb_linear_modules(arch)
     bnb_note = (f" (the {experts:,} MoE expert and router params are not quantized: parameters, not nn.Linear)"
                 if experts else "")
     if fmt == "int8":
         rows = sum(m.out_features * m.count * m.layers for m in bnb_mods) // tp
+        if quantize_head and pc.lm_head:
+            rows += -(-arch.vocab_size // tp)
         u = unquantized_bytes
         extra = router_extra if u == 2 else 0
         return WeightBytes(bnb_lin, rows * 4, bnb_rest * u + extra,
@@ -314,7 +321,8 @@ def weight_bytes(arch: Architecture, fmt: str, *, group_size: int = 128, double_
         extra = router_extra if u == 2 else 0
         return WeightBytes(
             -(-bnb_lin // 2), consts, bnb_rest * u + extra,
-            f"{per}{bnb_lin:,} linear params x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
+            f"{per}{bnb_lin:,} linear params" + (" (output head included)" if quantize_head and pc.lm_head else "")
+            + f" x 0.5 B + {consts:,} B of constants ({bits:.3f} bits/param,"
             f" {'double' if double_quant else 'single'} quantization) + {bnb_rest:,} other params x {u} B"
             + (" (fp32 after prepare_model_for_kbit_training)" if u == 4 else "") + bnb_note
             + (router_text if extra else ""))

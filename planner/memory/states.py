@@ -61,7 +61,8 @@ from dataclasses import dataclass, replace
 from planner.model.architecture import Architecture
 from planner.memory.breakdown import GPU, HOST, Component
 from planner.memory.quant import weight_bytes
-from planner.workload.recipes import OPTIMIZERS, RECIPES, Optimizer, Recipe
+from planner.workload.frameworks import FRAMEWORK_SPECS
+from planner.workload.recipes import OPTIMIZERS, PAGED_MIN_ELEMENTS, RECIPES, Optimizer, Recipe
 from planner.workload.spec import Training
 
 ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
@@ -85,6 +86,16 @@ DS_STAGE3_PREFETCH_ELEMENTS = 50_000_000
 DS_STAGE3_MAX_LIVE_PARAMETERS = 1_000_000_000
 #: ZeRO-3 steps the optimizer over sub-groups of at most this many elements (sub_group_size).
 DS_STAGE3_SUB_GROUP_ELEMENTS = 1_000_000_000
+#: The phase of what exists only once backward has started, after the loss's own tensors are freed (a
+#: gradient stepped inside backward, a layer's offloaded tensors brought back): the activations are
+#: still there (planner.memory.estimate adds this phase to them), the logits and the loss are not.
+BACKWARD = "backward"
+#: The phase of a trainable output head's backward, the first thing backward does after the loss's:
+#: its weight gradient forming while every activation is still saved (planner.memory.loss).
+HEAD_BACKWARD = "head backward"
+#: Frameworks whose optimizer the Hugging Face Trainer builds (it registers nn.Embedding weights with
+#: bitsandbytes' optim_bits 32, transformers/trainer.py create_optimizer).
+TRAINER_FRAMEWORKS = ("transformers", "deepspeed", "fsdp", "unsloth")
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,31 @@ def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, 
         if m.name in targets:
             total += (rank * (m.in_features + m.out_features) + (m.out_features if use_dora else 0)) * m.count * m.layers
     return total
+
+
+#: LitGPT's adapter (litgpt/adapter.py) and why only its gates get gradients.
+ADAPTER_SRC = ("LitGPT litgpt/adapter.py CausalSelfAttention (adapter_wte: Embedding(adapter_prompt_length, n_embd), "
+               "gating_factor (1, 1, n_head, 1), the prefix keys and values cached in adapter_kv_cache); "
+               "litgpt/finetune/adapter.py (the no_grad validation before training fills that cache)")
+
+
+def adapter_parameters(arch: Architecture) -> tuple[int, int]:
+    """LitGPT's LLaMA-Adapter (Zhang et al. 2023, "LLaMA-Adapter: Efficient Fine-tuning of Language
+    Models with Zero-init Attention", sec. 3): (parameters it adds, parameters that get gradients).
+
+    Every layer from ``adapter_start_layer`` (2) on adds a prefix of ``adapter_prompt_length`` (10)
+    learned tokens of width h and a gate per attention head: (L - 2) x (10 x h + heads) (Llama 2 7B:
+    30 x 40,992 = 1,229,760, as LitGPT's resource table counts). Only the gates get gradients:
+    the layer caches the prefix's keys and values (``adapter_kv_cache``) the first time it runs,
+    which is the finetune script's sanity-check validation under ``torch.no_grad``, so the cached
+    tensors carry no graph back to the prefix (litgpt/finetune/adapter.py, litgpt/adapter.py at
+    05401183; lit_gpt at 0f021f3a alike).
+    """
+    from planner.workload.frameworks import LITGPT_ADAPTER_PROMPT_LENGTH, LITGPT_ADAPTER_START_LAYER
+
+    layers = arch.num_hidden_layers - LITGPT_ADAPTER_START_LAYER
+    heads = arch.num_attention_heads
+    return layers * (LITGPT_ADAPTER_PROMPT_LENGTH * arch.hidden_size + heads), layers * heads
 
 
 def _tp_split(n: int, tp: int) -> int:
@@ -190,6 +226,14 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         factored += pc.norms + pc.biases + pc.position_embedding
         ada = _tp_split(factored, t)
         biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in stored]), t)
+    elif train.method == "adapter":
+        from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+        # the gates (one tensor of n_head values per adapted layer) get gradients; the prefixes do not
+        _, trainable = adapter_parameters(arch)
+        heads = arch.num_attention_heads
+        sizes = [(heads, arch.num_hidden_layers - LITGPT_ADAPTER_START_LAYER)]
+        ada, biggest = trainable, heads
     else:
         trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
         ada = 0
@@ -255,6 +299,52 @@ def _state_bytes(opt: Optimizer, recipe_state_bytes: int, shape: TrainableShape,
     return n * opt.states * vb, f"{n:,} trainable params x {opt.states} states x {vb} B"
 
 
+PAGED_SRC = ("bitsandbytes optim/optimizer.py get_state_buffer (F.get_paged: cudaMallocManaged for tensors of at "
+             "least 1e5 values); CUDA unified memory, outside PyTorch's caching allocator")
+
+
+def _paged_split(opt: Optimizer, shape: TrainableShape, *, flat: bool, fp32_embedding_params: int = 0,
+                 embedding_tensors: tuple[int, ...] = ()) -> tuple[int, int, str]:
+    """A paged optimizer's states: (bytes PyTorch allocates, bytes in CUDA unified memory, formula).
+
+    bitsandbytes pages ``state1``/``state2`` of every tensor of at least :data:`PAGED_MIN_ELEMENTS`
+    values (under ZeRO: the flat partition, one tensor); the 8-bit absmax vectors (fp32 per block of
+    256) and the states of smaller tensors come from ``torch.zeros``. The Trainer's 32-bit embedding
+    states (``fp32_embedding_params``, in the tensors ``embedding_tensors``) are paged like the rest.
+    """
+    big_min = PAGED_MIN_ELEMENTS
+    sizes = [(shape.trainable, 1)] if flat else list(shape.tensor_sizes)
+    if not sizes:
+        sizes = [(shape.trainable, 1)]
+    emb_left = 0 if flat else fp32_embedding_params
+    emb_sizes = list(embedding_tensors)
+    paged = alloc = 0
+    fixed = opt.fixed_state_bytes
+    for size, count in sizes:
+        for _ in range(count):
+            is_emb = emb_left > 0 and size in emb_sizes
+            if is_emb:
+                emb_sizes.remove(size)
+                emb_left -= size
+            if fixed and not is_emb and size >= opt.min_8bit_size:
+                states = 2 * size  # two 1-byte states
+                absmax = int(round(size * (fixed - 2)))
+                if size >= big_min:
+                    paged += states
+                else:
+                    alloc += states
+                alloc += absmax
+            else:
+                b = size * opt.states * 4  # fp32 states (32-bit optimizer, small tensors, 32-bit embeddings)
+                if size >= big_min:
+                    paged += b
+                else:
+                    alloc += b
+    text = (f"{shape.trainable:,} trainable params: states of tensors of at least {big_min:,} values in CUDA unified "
+            f"memory ({paged:,} B), the rest and the 8-bit absmax vectors allocated ({alloc:,} B)")
+    return alloc, paged, text
+
+
 def model_state_components(arch: Architecture, train: Training, *, fwd_phase: str = "forward-backward"
                            ) -> list[Component]:
     """Weights, gradients, master weights, optimizer states and their step temporaries.
@@ -273,6 +363,8 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     recipe: Recipe = RECIPES[train.recipe]
     opt = OPTIMIZERS[train.optimizer]
     shape = trainable_shape(arch, train)
+    if train.fsdp:
+        return fsdp_state_components(arch, train, shape, fwd_phase=fwd_phase)
     N = train.data_parallel
     z = train.zero
     out: list[Component] = []
@@ -289,14 +381,24 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     if train.quantized_base:
         fmt = train.quantized_base
         wb = weight_bytes(arch, fmt, double_quant=train.double_quant, tp=train.tp,
-                          unquantized_bytes=4 if train.prepare_kbit_training else 2)
+                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
+                          quantize_head=FRAMEWORK_SPECS[train.framework].quantizes_head)
         full_weights = wb.total
         w, note = shard(full_weights, 3)
         src = ("QLoRA, Dettmers et al. 2023, sec. 3" if fmt == "nf4" else
                "LLM.int8(), Dettmers et al. 2022, sec. 3; bitsandbytes Int8Params (int8 weight, fp32 SCB per row)")
-        out.append(Component(f"weights (frozen {fmt.upper()} base)", GPU, w, wb.formula + note,  # formula is per rank
-                             src + ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "")
-                             + src_tp))
+        src += ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "") + src_tp
+        if train.framework == "torchtune" and fmt == "nf4":
+            src += "; torchao NF4Tensor (torchtune's QLoRA base: blocks of 64, 8-bit scales per 256 blocks)"
+        if train.offload_params:
+            # ZeRO-Infinity's offload_param moves every partition, the packed NF4 storage too
+            # (bnb_4bit_quant_storage), to host RAM; each module's is gathered onto the GPU for use.
+            out.append(Component(f"weights (frozen {fmt.upper()} base)", HOST, w,
+                                 wb.formula + note + ", offloaded to host (ZeRO-Infinity offload_param)",
+                                 src + "; ZeRO-Infinity, Rajbhandari et al. 2021"))
+        else:
+            out.append(Component(f"weights (frozen {fmt.upper()} base)", GPU, w, wb.formula + note,  # per rank
+                                 src))
     else:
         n = shape.per_gpu
         full_weights = n * recipe.weight_bytes
@@ -329,7 +431,16 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable
-    if train.method != "full":
+    if train.method == "adapter":
+        # LitGPT keeps its adapter in the model dtype (bf16-true); gradients and torch optimizer states
+        # exist for the gates only (adapter_parameters)
+        ab = 4 if train.adapter_dtype == "fp32" else 2
+        added, _ = adapter_parameters(arch)
+        out.append(Component("adapter weights (LLaMA-Adapter prefixes and gates)", GPU, added * ab,
+                             f"{added:,} adapter params (L - 2 layers x (10 prefix tokens x h + one gate per head)) x "
+                             f"{ab} B ({train.adapter_dtype}); {nt:,} of them (the gates) get gradients", ADAPTER_SRC))
+        grad_b, master_b, state_b = ab, 0, ab
+    elif train.method != "full":
         # Adapters, their gradients and torch optimizer states share the adapter dtype
         # (fp32 under peft's default autocast_adapter_dtype=True).
         ab = 4 if train.adapter_dtype == "fp32" else 2
@@ -349,7 +460,19 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     # With tied embeddings the output head's gradient waits for the embedding's, and the two
     # are added into a new tensor at the end of backward: three vocab x hidden gradients at once.
     tied_moment = (arch.tie_word_embeddings and train.method == "full" and not grads_persistent)
-    if not grads_offloaded:
+    in_bwd = train.optimizer_in_backward
+    if in_bwd:
+        # torchtune's optimizer_in_bwd (training/memory.py register_optim_in_bwd_hooks): a post-accumulate-grad
+        # hook steps each parameter's own optimizer and sets its .grad to None as soon as it is complete, so
+        # at most the gradient being stepped exists; the largest (the head's, right at the start of backward)
+        # sets the moment.
+        big = shape.largest_trainable_tensor
+        out.append(Component("gradient being stepped (optimizer in backward)", GPU, big * grad_b,
+                             f"largest trainable tensor {big:,} values x {grad_b} B (each gradient is stepped and "
+                             "freed as it completes)",
+                             "torchtune training/memory.py register_optim_in_bwd_hooks "
+                             "(Tensor.register_post_accumulate_grad_hook)", phase=BACKWARD))
+    elif not grads_offloaded:
         grads, gnote = shard(nt * grad_b, 2)
         gphase = "" if grads_persistent else ("optimizer step, end of backward" if tied_moment else "optimizer step")
         why = ("" if not grads_persistent else
@@ -379,10 +502,30 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         m, mnote = shard(nt * master_b, 1)
         out.append(Component("fp32 master weights", GPU, m, f"{nt:,} params x {master_b} B{mnote}", ZERO_SRC))
     pc = arch.param_counts()
-    embeddings = (_tp_split(pc.embedding, train.tp) + pc.position_embedding) if train.method == "full" else 0
+    # The Hugging Face Trainer keeps nn.Embedding weights' 8-bit states in 32 bits; torchtune and LitGPT
+    # hand bitsandbytes the parameters as they are.
+    trainer = train.framework in TRAINER_FRAMEWORKS
+    embeddings = (_tp_split(pc.embedding, train.tp) + pc.position_embedding) if train.method == "full" and trainer else 0
     sb, sformula = _state_bytes(opt, state_b, shape, flat=z >= 1, ranks=N, fp32_embedding_params=embeddings)
     s, snote = shard(sb, 1)
-    if s:
+    if s and opt.paged and not train.offload_optimizer:
+        emb_tensors = tuple(n for n in (_tp_split(pc.embedding, train.tp), pc.position_embedding) if n)
+        alloc, paged, ptext = _paged_split(opt, shape, flat=z >= 1, fp32_embedding_params=embeddings,
+                                           embedding_tensors=emb_tensors)
+        alloc, _ = shard(alloc, 1)
+        paged, _ = shard(paged, 1)
+        if alloc:
+            out.append(Component("optimizer states", GPU, alloc,
+                                 f"{ptext}: the allocated part{snote} ({opt.name})", opt.source))
+        if paged:
+            out.append(Component("optimizer states (paged, CUDA unified memory)", GPU, paged,
+                                 f"{ptext}: the paged part{snote} ({opt.name}); outside the allocated total: the driver "
+                                 "keeps these pages on the GPU while it has room and evicts them to host RAM "
+                                 "otherwise", PAGED_SRC, kind="unified"))
+            out.append(Component("paged optimizer states evicted to host RAM (worst case)", HOST, paged,
+                                 f"{paged:,} B of CUDA unified memory per GPU process, when the GPU has no room for them",
+                                 PAGED_SRC, phase="run"))
+    elif s:
         out.append(Component("optimizer states", where_states, s,
                              f"{sformula}{snote}{off}{' (created from the fp32 partition)' if off else ''} "
                              f"({opt.name})",
@@ -432,10 +575,17 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     # apex) and any ZeRO stage use fused optimizers that update in place.
     fused = z >= 1 or recipe.name.startswith("mixed")
     if opt.step_temp_values and not train.offload_optimizer and not fused:
-        tb = nt * opt.step_temp_values * state_b
-        out.append(Component("optimizer step temporaries", GPU, tb,
-                             f"{nt:,} params x {opt.step_temp_values} x {state_b} B", opt.source,
-                             phase="optimizer step"))
+        if in_bwd:
+            # one optimizer per parameter, stepped inside backward: one parameter's temporaries at a time
+            big = shape.largest_trainable_tensor
+            out.append(Component("optimizer step temporaries", GPU, big * opt.step_temp_values * state_b,
+                                 f"largest trainable tensor {big:,} values x {opt.step_temp_values} x {state_b} B "
+                                 "(one parameter's step at a time, in backward)", opt.source, phase=BACKWARD))
+        else:
+            tb = nt * opt.step_temp_values * state_b
+            out.append(Component("optimizer step temporaries", GPU, tb,
+                                 f"{nt:,} params x {opt.step_temp_values} x {state_b} B", opt.source,
+                                 phase="optimizer step"))
     if any(opt.largest_tensor_fp32_copies) and not train.offload_optimizer:
         # One parameter at a time: the fp32 casts of a 16-bit gradient and parameter, and the
         # update's temporaries (grad**2 and + eps; the factored estimate beside the old update;
@@ -451,7 +601,7 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
         out.append(Component("optimizer step temporaries", GPU, big * copies * 4,
                              f"{what} x {copies} fp32 copies x 4 B "
                              f"({'16-bit' if step_param_b == 2 else 'fp32'} parameters)", opt.source,
-                             phase="optimizer step"))
+                             phase=BACKWARD if in_bwd else "optimizer step"))
     # ---- communication buffers ------------------------------------------------------------
     if N > 1 and z == 0:
         out.append(Component("DDP gradient buckets", GPU, nt * grad_b,
@@ -488,3 +638,183 @@ def recipe_source(recipe: Recipe) -> str:
     if recipe.name.startswith("pure"):
         return "torch.optim docs: states are created with zeros_like(param)"
     return "IEEE 754 fp32: 4 B per value"
+
+
+FSDP_SRC = "PyTorch FSDP docs (pytorch.org/docs/stable/fsdp.html: FULL_SHARD, SHARD_GRAD_OP, use_orig_params, no_sync)"
+FSDP2_SRC = "PyTorch FSDP2 docs (torch.distributed.fsdp.fully_shard: per-parameter DTensor shards)"
+
+
+def root_parameters(arch: Architecture, tp: int = 1) -> int:
+    """Parameters outside the decoder layers, per tensor-parallel rank: embeddings, the output head,
+    the final norm (and a vision tower): the root FSDP unit's."""
+    pc = arch.param_counts()
+    final_norm = arch.hidden_size * (2 if arch.norm == "layer" else 1)
+    return _tp_split(pc.embedding + pc.lm_head + pc.vision, tp) + pc.position_embedding + final_norm
+
+
+def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableShape, *,
+                          fwd_phase: str = "forward-backward") -> list[Component]:
+    """Model states per GPU when PyTorch FSDP shards the model over the N data-parallel ranks.
+
+    Units: each decoder layer, and the root (embeddings, head, final norm). With ``zero`` 3
+    (``FULL_SHARD``) every unit's parameters are sharded 1/N at rest and gathered for its forward and
+    backward: at most two layers at once (the one running and the one prefetched: FSDP1's
+    ``limit_all_gathers``, FSDP2's one-module prefetch), and the root stays gathered from its forward
+    to its backward (FSDP1 and FSDP2 do not reshard the root after forward). With ``zero`` 2
+    (``SHARD_GRAD_OP``) gathered parameters stay unsharded from forward to backward. Gradients are
+    reduce-scattered to 1/N per unit during backward (the unit's unsharded gradient exists meanwhile)
+    and kept until the optimizer step (``zero_grad(set_to_none=True)`` frees them after it); under
+    ``no_sync`` (gradient accumulation in accelerate and Lightning) FSDP accumulates the unsharded
+    gradients instead ("FSDP will accumulate the full model gradients (instead of gradient shards)
+    until the eventual sync", FSDP docs, ``no_sync``). Optimizer states and the step work on the shards.
+
+    A LoRA or QLoRA base is sharded like every other parameter. FSDP1 flattens each unit into one
+    ``FlatParameter``; with ``use_orig_params=True`` (Lightning, accelerate) a unit may mix frozen and
+    trainable parameters, and then the whole flat parameter gets a gradient ("the gradient memory
+    usage will be higher than expected (namely, equivalent to not freezing those parameters)", FSDP
+    docs; pytorch issue 91165, litgpt issue 1417). LitGPT wraps whole blocks (``auto_wrap_policy=
+    {Block}``): every block mixes its base and its adapters. The Transformers Trainer wraps peft's
+    adapters in units of their own (``_fsdp_qlora_plugin_updates``: peft ``fsdp_auto_wrap_policy``),
+    and torchtune's distributed recipes use FSDP2, which keeps gradients per parameter: there only the
+    adapters get gradients.
+
+    With ``offload_params`` (``CPUOffload(offload_params=True)``; torchtune ``fsdp_cpu_offload``) the
+    parameter and gradient shards live in host RAM and the optimizer steps there (its states too);
+    the GPU holds the gathered units and the unit gradient being reduced.
+
+    Mixed recipes (``mixed-*``) are FSDP's ``MixedPrecision(param_dtype=16-bit)``: the sharded
+    parameters are fp32 (the optimizer's), gathered and computed in 16-bit, gradients sharded in fp32.
+    """
+    recipe: Recipe = RECIPES[train.recipe]
+    opt = OPTIMIZERS[train.optimizer]
+    fw = FRAMEWORK_SPECS[train.framework]
+    N, z, v = train.data_parallel, train.zero, train.fsdp
+    src = FSDP_SRC if v == 1 else FSDP2_SRC
+    L = arch.num_hidden_layers
+    out: list[Component] = []
+    full = train.method == "full"
+    offload = train.offload_params
+    shard_where = HOST if offload else GPU
+    off = ", in host RAM (CPUOffload)" if offload else ""
+
+    def sh(n: int) -> int:
+        return -(-n // N)
+
+    # ---- parameters ------------------------------------------------------------------------
+    P = shape.per_gpu
+    root = root_parameters(arch, train.tp)
+    if train.quantized_base:
+        wb = weight_bytes(arch, train.quantized_base, double_quant=train.double_quant, tp=train.tp,
+                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
+                          quantize_head=fw.quantizes_head)
+        stored = wb.total
+        per_param = stored / P
+        label, what = f"weights (frozen {train.quantized_base.upper()} base)", wb.formula
+        gathered_b = per_param
+    else:
+        stored_b = 4 if recipe.master_bytes else recipe.weight_bytes
+        stored = P * stored_b
+        per_param = stored_b
+        label = "weights" if full else "weights (frozen base)"
+        what = f"{P:,} params x {stored_b} B" + (" (fp32: MixedPrecision's sharded parameters)" if recipe.master_bytes
+                                                 else "")
+        gathered_b = recipe.weight_bytes
+    out.append(Component(label, shard_where, sh(stored), f"{what} / {N} GPUs (FSDP{v} {'FULL_SHARD' if z == 3 else 'SHARD_GRAD_OP'}){off}",
+                         src))
+    nt = shape.trainable
+    ab = 4 if train.adapter_dtype == "fp32" else 2
+    if not full:
+        out.append(Component("LoRA adapter weights", shard_where, sh(nt * ab),
+                             f"{nt:,} adapter params (r={train.lora_rank}) x {ab} B / {N} GPUs{off}", LORA_SRC + "; " + src))
+    layer = -(-(P - root) // L)
+    pc = arch.param_counts()
+    own_units = full and fw.embedding_units_full
+    if own_units:
+        # the embedding and the head are units of their own: the head is gathered at the loss (and the
+        # embedding at the two ends of the step), the root keeps the final norm only
+        biggest_end = max(_tp_split(pc.embedding, train.tp), _tp_split(pc.lm_head, train.tp))
+        root_live, root_what = biggest_end + arch.hidden_size, (
+            "the larger of the embedding and the head (units of their own: custom_sharded_layers)")
+    else:
+        root_live, root_what = root, "the root (embeddings, head, final norm), gathered from its forward to its backward"
+    if z == 3:
+        gathered = int((2 * layer + root_live) * gathered_b)
+        text = (f"(2 layers x {layer:,} + {root_live:,} params) x {gathered_b:.3g} B: the layer running and the "
+                f"one prefetched, and {root_what}")
+    else:
+        gathered = int(P * gathered_b)
+        text = f"{P:,} params x {gathered_b:.3g} B: SHARD_GRAD_OP keeps gathered parameters from forward to backward"
+    out.append(Component(f"gathered parameters in flight (FSDP{v})", GPU, gathered, text, src, phase=fwd_phase))
+
+    # ---- gradients ---------------------------------------------------------------------------
+    grad_b = 4 if (full and recipe.master_bytes) else (recipe.grad_bytes if full else ab)
+    mixed_units = v == 1 and not full and fw.name == "litgpt"
+    if mixed_units:
+        # every block holds adapters: its whole flat parameter (base included) gets a gradient, in the
+        # flat parameter's dtype (the base's)
+        grad_params = P - root + nt
+        grad_b = 2 if train.quantized_base else recipe.weight_bytes
+        gwhat = (f"{grad_params:,} params of the blocks' flat parameters (LitGPT wraps whole blocks: each mixes its "
+                 f"frozen base and its adapters, and FSDP1 gives the whole FlatParameter a gradient) x {grad_b} B")
+    else:
+        grad_params = nt
+        gwhat = f"{nt:,} trainable params x {grad_b} B"
+    no_sync = fw.no_sync_accumulation and train.grad_accum > 1
+    if train.optimizer_in_backward:
+        unit = max(shape.largest_trainable_tensor, 1)
+        out.append(Component("gradient being stepped (optimizer in backward)", GPU, unit * grad_b,
+                             f"largest trainable tensor {unit:,} values x {grad_b} B (unsharded, before its "
+                             "reduce-scatter; stepped and freed right after)",
+                             "torchtune training/memory.py register_optim_in_bwd_hooks; " + src, phase=BACKWARD))
+    elif no_sync:
+        out.append(Component("gradients (unsharded under no_sync)", shard_where if offload else GPU, grad_params * grad_b,
+                             f"{gwhat}, not sharded: grad_accum {train.grad_accum} runs the first micro-batches under "
+                             "no_sync, which accumulates full gradients", src))
+    else:
+        out.append(Component("gradients", shard_where, sh(grad_params * grad_b), f"{gwhat} / {N} GPUs{off}", src,
+                             phase="" if train.grad_accum > 1 else "optimizer step"))
+    if not train.optimizer_in_backward:
+        # the unit whose backward runs: its new unsharded gradient, before it is reduce-scattered (or, under
+        # no_sync, added into the accumulated one); the root's, when it trains, waits for the embedding's
+        unit_grad = (grad_params // L if mixed_units or full else -(-nt // L)) * grad_b
+        if full:
+            unit_grad = max(unit_grad, (root_live if own_units else root) * grad_b)
+        what = "added into the accumulated gradient (no_sync)" if no_sync else "reduce-scattered"
+        out.append(Component("unsharded gradient of the unit in backward (FSDP)", GPU, unit_grad,
+                             f"one unit's new gradient before it is {what} ({unit_grad:,} B)", src, phase=fwd_phase))
+
+    # ---- optimizer states and step ---------------------------------------------------------
+    state_b = recipe.state_bytes if full else ab
+    sb, sformula = _state_bytes(opt, state_b, shape)
+    if sb:
+        if opt.paged and not offload:
+            alloc, paged, ptext = _paged_split(opt, shape, flat=False)
+            if alloc:
+                out.append(Component("optimizer states", GPU, sh(alloc), f"{ptext}: the allocated part / {N} GPUs "
+                                     f"({opt.name})", opt.source))
+            if paged:
+                out.append(Component("optimizer states (paged, CUDA unified memory)", GPU, sh(paged),
+                                     f"{ptext}: the paged part / {N} GPUs ({opt.name}); outside the allocated total",
+                                     PAGED_SRC, kind="unified"))
+                out.append(Component("paged optimizer states evicted to host RAM (worst case)", HOST, sh(paged),
+                                     f"{sh(paged):,} B of CUDA unified memory per GPU process", PAGED_SRC, phase="run"))
+        else:
+            out.append(Component("optimizer states", shard_where, sh(sb), f"{sformula} / {N} GPUs{off} ({opt.name})",
+                                 opt.source))
+    if opt.step_temp_values and not offload:
+        if train.optimizer_in_backward:
+            big = shape.largest_trainable_tensor
+            out.append(Component("optimizer step temporaries", GPU, sh(big) * opt.step_temp_values * state_b,
+                                 f"one parameter's shard {sh(big):,} values x {opt.step_temp_values} x {state_b} B",
+                                 opt.source, phase=BACKWARD))
+        else:
+            out.append(Component("optimizer step temporaries", GPU, sh(nt) * opt.step_temp_values * state_b,
+                                 f"{sh(nt):,} params (this rank's shards) x {opt.step_temp_values} x {state_b} B",
+                                 opt.source, phase="optimizer step"))
+    if any(opt.largest_tensor_fp32_copies) and not offload:
+        copies = opt.largest_tensor_fp32_copies[0 if state_b == 2 else 1]
+        big = sh(shape.largest_trainable_tensor)
+        out.append(Component("optimizer step temporaries", GPU, big * copies * 4,
+                             f"largest shard {big:,} values x {copies} fp32 copies x 4 B", opt.source,
+                             phase=BACKWARD if train.optimizer_in_backward else "optimizer step"))
+    return out

@@ -33,26 +33,31 @@ given machine the solver reports the first variant, in that order, that fits.
 
 ``auto`` expands to (preference order):
 
-==================  ====================================================================
-zero                0, 1, 2, 3
-offload_optimizer   false, true
-checkpointing       none, full
-tp                  training: the degrees that split the heads evenly (as
-                    :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
-                    same, descending (a replica uses every card it is given); QLoRA
-                    training: 1 only (Transformers/peft do not shard 4-bit layers). Engine
-                    llama.cpp: the GPUs one replica splits its layers over (``--split-mode
-                    layer``), 8 down to 1, unless ``gpus`` fixes it
-weights             bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
-                    where bf16 does not); engine llama.cpp: the GGUF presets Q8_0, Q6_K, Q5_K_M,
-                    Q4_K_M, IQ4_XS, Q3_K_M (:data:`LLAMACPP_AUTO_VALUES` says why these)
-kv_dtype            bf16, fp16, fp8; engine llama.cpp: f16, q8_0, q4_0 (the quantized ones with
-                    flash attention only)
-gpu_layers          (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
-                    card the most GPU layers that fit; the rest must fit the machine's RAM. A
-                    list (``[81, 60, 40]``, ``all`` allowed) tries those counts in its order
-gpus                free: the candidate machine decides (same as leaving ``gpus`` out)
-==================  ====================================================================
+======================  ====================================================================
+zero                    0, 1, 2, 3
+offload_optimizer       false, true
+offload_activations     false, true
+checkpointing           none, full
+optimizer_in_backward   false, true
+loss_chunks             0, 8 (whole, then torchtune's 8 chunks)
+fused_linear_loss       false, true
+fsdp_version            1, 2 (with a framework that shards with FSDP)
+tp                      training: the degrees that split the heads evenly (as
+                        :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
+                        same, descending (a replica uses every card it is given); QLoRA
+                        training: 1 only (Transformers/peft do not shard 4-bit layers). Engine
+                        llama.cpp: the GPUs one replica splits its layers over (``--split-mode
+                        layer``), 8 down to 1, unless ``gpus`` fixes it
+weights                 bf16, fp16, fp8, int8, int4-awq, int4-gptq, nf4 (not fp32: it never fits
+                        where bf16 does not); engine llama.cpp: the GGUF presets Q8_0, Q6_K, Q5_K_M,
+                        Q4_K_M, IQ4_XS, Q3_K_M (:data:`LLAMACPP_AUTO_VALUES` says why these)
+kv_dtype                bf16, fp16, fp8; engine llama.cpp: f16, q8_0, q4_0 (the quantized ones with
+                        flash attention only)
+gpu_layers              (engine llama.cpp; ``max`` means the same) n_layer + 1 down to 0: on each
+                        card the most GPU layers that fit; the rest must fit the machine's RAM. A
+                        list (``[81, 60, 40]``, ``all`` allowed) tries those counts in its order
+gpus                    free: the candidate machine decides (same as leaving ``gpus`` out)
+======================  ====================================================================
 
 Card counts. For training, ``gpus`` (data parallel x tensor parallel) is free unless the
 scenario fixes it: the workload may run on 1 up to all the cards of one machine, or, with
@@ -62,14 +67,18 @@ Variants are searched with the most GPUs first (training) so that a machine's ca
 ``gpus_per_node``, when given, fixes the GPUs per machine.
 
 Variants are expanded in this key order, the first key varying slowest: training
-``offload_optimizer``, ``checkpointing``, ``zero``, ``tp``; inference ``weights``, ``kv_dtype``,
-``tp``. So no offload is preferred over offload, no checkpointing over checkpointing, and a lower
-ZeRO stage over a higher one. With ``gpu_layers: max`` (llama.cpp) the variants that put every layer
-on the GPU come first, in that order, and then those that leave blocks in host RAM, again in that
-order with the most layers first: on a card where Q4_K_M fits whole and Q8_0 only in part, Q4_K_M
-with every layer is reported (host blocks cut decode speed by the ratio of the two bandwidths).
+``offload_optimizer``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
+``loss_chunks``, ``fused_linear_loss``, ``fsdp_version``, ``zero``, ``tp``; inference ``weights``,
+``kv_dtype``, ``tp``. So no offload is preferred over offload, no checkpointing over checkpointing,
+the step after backward over the step in it, a whole loss over a chunked one, and a lower ZeRO stage
+over a higher one. The levers of a framework (``framework``) default to its recipes' settings; a
+choice key given as a list or ``auto`` replaces that default. With ``gpu_layers: max`` (llama.cpp) the
+variants that put every layer on the GPU come first, in that order, and then those that leave blocks
+in host RAM, again in that order with the most layers first: on a card where Q4_K_M fits whole and
+Q8_0 only in part, Q4_K_M with every layer is reported (host blocks cut decode speed by the ratio of
+the two bandwidths).
 
-The objective is capex: the solver buys the cheapest machine on which any variant fits and reports
+Under the default objective (capex) the solver buys the cheapest machine on which any variant fits and reports
 the first variant that fits there. So a list of weights or KV types lets it buy a cheaper machine
 for a smaller quantization; the plan then warns, naming the first-listed weights and KV type and
 the price of the cheapest machine that runs them. List only the types whose quality you accept.
@@ -162,7 +171,8 @@ from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
 CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "train": ("offload_optimizer", "checkpointing", "zero", "tp", "gpus"),
+    "train": ("offload_optimizer", "offload_activations", "checkpointing", "optimizer_in_backward", "loss_chunks",
+              "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
@@ -171,6 +181,11 @@ AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "zero": (0, 1, 2, 3),
     "offload_optimizer": (False, True),
     "checkpointing": ("none", "full"),
+    "offload_activations": (False, True),
+    "optimizer_in_backward": (False, True),
+    "loss_chunks": (0, 8),
+    "fused_linear_loss": (False, True),
+    "fsdp_version": (1, 2),
     "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
     "kv_dtype": ("bf16", "fp16", "fp8"),
 }
@@ -252,12 +267,25 @@ class Variant:
         w = self.workload
         if w.train is not None:
             t = w.train
-            parts = [f"{t.method_label} {t.recipe} {t.optimizer}", f"ZeRO-{t.zero}"]
+            parts = [f"{t.method_label} {t.recipe} {t.optimizer}",
+                     f"FSDP{t.fsdp} {'FULL_SHARD' if t.zero == 3 else 'SHARD_GRAD_OP'}" if t.fsdp else f"ZeRO-{t.zero}"]
+            if t.framework != "transformers":
+                parts.insert(0, t.framework)
             if t.offload_optimizer:
                 parts.append("offload optimizer")
             if t.offload_params:
                 parts.append("offload params")
             parts.append(f"checkpointing {t.checkpointing}")
+            if t.offload_activations:
+                parts.append("offload activations")
+            if t.optimizer_in_backward:
+                parts.append("optimizer in backward")
+            if t.fused_linear_loss:
+                parts.append("fused linear loss")
+            elif t.loss_chunks > 1:
+                parts.append(f"loss in {t.loss_chunks} chunks")
+            if t.compile:
+                parts.append("torch.compile")
             parts.append(f"tp {t.tp}")
             parts.append(f"micro-batch {t.micro_batch} x {t.seq_len} tokens")
             return ", ".join(parts)

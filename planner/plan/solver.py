@@ -810,7 +810,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
             if best:
                 out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
                            f"{_fmt(need)} per GPU")
-        methods = {"full": ("qlora", "lora"), "lora": ("qlora",), "qlora": ()}[tr.method]
+        methods = {"full": ("qlora", "lora"), "lora": ("qlora",)}.get(tr.method, ())
         for method in methods:
             name = "QLoRA" if method == "qlora" else "LoRA"
             for ckpt in dict.fromkeys((tr.checkpointing, "full")):

@@ -31,8 +31,10 @@ def estimate_to_dict(est: Estimate) -> dict[str, Any]:
              "formula": c.formula, "source": c.source}
             for c in est.components
         ],
+        **({"stack": {k: v for k, v in est.stack}} if est.stack else {}),
         "per_gpu_total_bytes": est.per_gpu_total_bytes,
         "per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
+        **({"per_gpu_unified_memory_bytes": est.per_gpu_unified_bytes} if est.per_gpu_unified_bytes else {}),
         "peak_phase": est.peak_phase or "always",
         "host_total_bytes": est.host_total_bytes,
         "host_peak_phase": est.host_peak_phase or "always",
@@ -100,6 +102,7 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
         f" ({est.gpus_per_node} per machine)",
         f"Parameters: {est.parameters:,}   trainable: {est.trainable_parameters:,}",
         f"Recipe: {est.recipe} - {est.recipe_description}",
+        *([f"Stack: {est.stack_text}"] if est.stack else []),
         "",
     ]
     for where, title in (("gpu", "Per GPU"), ("host", "Host RAM (one machine)")):
@@ -110,8 +113,11 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
         lines.append(text_table(["component", "when", size, "formula", "source"], rows, (size,)))
         lines.append("")
     lo, hi = est.ram_rule_bytes()
+    unified = est.per_gpu_unified_bytes
     lines.append(f"Per-GPU total: {est.per_gpu_total_bytes / GiB:,.2f} GiB"
-                 f" (peak in {est.peak_phase or 'every phase'}; tensors {est.per_gpu_allocated_bytes / GiB:,.2f} GiB)")
+                 f" (peak in {est.peak_phase or 'every phase'}; tensors {est.per_gpu_allocated_bytes / GiB:,.2f} GiB)"
+                 + (f"; beside it {unified / GiB:,.2f} GiB of CUDA unified memory (paged optimizer states, evictable "
+                    "to host RAM)" if unified else ""))
     lines.append(f"Host RAM total: {est.host_total_bytes / GiB:,.2f} GiB (peak in {est.host_peak_phase or 'every phase'});"
                  f" rule of thumb {'6-8x' if est.offload else '2-4x'} VRAM: {lo / GiB:,.0f}-{hi / GiB:,.0f} GiB")
     for key, value in est.extra.items():
@@ -170,6 +176,8 @@ def plan_text(plan: Any, width: int = 200) -> str:
         lines.append(f"  needs {_gib_text(est.per_gpu_total_bytes)} per GPU of {of}; host RAM peak "
                      f"{_gib_text(est.host_total_bytes)} of {_gib_text(c['ram_bytes'])}")
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
+        if est.stack:
+            lines.append(f"  stack: {est.stack_text}")
     lines.append("")
     # a platform line's parts list goes below the table, which stays narrow
     from planner.plan.quote import PARTS_SEPARATOR
@@ -224,6 +232,7 @@ def plan_markdown(plan_text: str, estimates: Any) -> str:
     for est in items:
         lines += [f"## Memory: {est.workload_name} ({est.model_id}, {est.task})", "",
                   f"Recipe: {est.recipe}: {est.recipe_description}", "",
+                  *([f"Stack: {est.stack_text}", ""] if est.stack else []),
                   "| component | where | when | GiB | formula | source |", "|---|---|---|---|---|---|"]
         for c in est.components:
             lines.append("| " + " | ".join(_md_cell(v) for v in (

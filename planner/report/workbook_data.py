@@ -49,6 +49,8 @@ class SummaryRow:
             scenario's reserve (``vram_headroom``), bytes; None means all of ``gpu_cuda_total_bytes``.
             Headroom is measured against it.
         strategy: how the workload runs on the machine, e.g. 'full mixed-bf16 adamw, ZeRO-2, ...'.
+        stack: training: the framework and the lever settings the estimate assumed, in words
+            (:attr:`planner.memory.breakdown.Estimate.stack_text`); '' for inference.
     """
 
     workload: str
@@ -64,6 +66,7 @@ class SummaryRow:
     warnings: tuple[str, ...] = ()
     gpu_capacity_bytes: int | None = None
     strategy: str = ""
+    stack: str = ""
 
     @property
     def capacity_bytes(self) -> int:
@@ -221,7 +224,7 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
             # planner.memory.quant.weight_bytes('nf4' / 'int8'): the quantized linears plus their constants;
             # the rest (embeddings, head, norms) 16-bit, or fp32 after prepare_model_for_kbit_training.
             other = 4 if training.prepare_kbit_training else 2
-            if method == "qlora":
+            if training.quantized_base == "nf4":
                 weights = f"0.5 (NF4) + {nf4_constant_bits(training.double_quant) / 8:.3f} (constants)"
             else:
                 weights = "1 (int8) + 4 B per output row (scales)"

@@ -269,6 +269,18 @@ def unsupported(workload: Any) -> tuple[str, str, str] | None:
                 "Give gpus: 1 (the overheads it measures are per GPU and apply to any count).")
     t, i = workload.train, workload.infer
     if t is not None:
+        if t.framework != "transformers":
+            return ("framework", f"planner calibrate runs a Transformers model with torch AdamW, not {t.framework}'s "
+                    "stack", "Leave framework out (the CUDA context and allocator overhead it measures apply to every "
+                    "framework on that GPU).")
+        for key, on, what in (("loss_chunks", t.loss_chunks > 1, "a chunked loss"),
+                              ("fused_linear_loss", t.fused_linear_loss, "a fused linear cross-entropy"),
+                              ("offload_activations", t.offload_activations, "activation offloading"),
+                              ("optimizer_in_backward", t.optimizer_in_backward, "an optimizer step in backward"),
+                              ("compile", t.compile, "torch.compile")):
+            if on:
+                return (key, f"the calibration run is eager Transformers with its own loss and step, without {what}",
+                        f"Leave {key} out; the overheads it measures apply to estimates with it on that GPU too.")
         if t.method == "qlora":
             return ("method", "planner calibrate runs full or LoRA training, not QLoRA (bitsandbytes)",
                     "Give method: full or lora; the CUDA context and allocator overhead it measures apply to QLoRA "

@@ -93,6 +93,11 @@ METHOD_NOTES = [
     "the input on its autograd ctx; CUDA's MatMul8bitLt keeps the same input (and a few outlier "
     "columns) but quantizes the input and runs an int8 matmul in the forward instead. Backward "
     "dequantizes the weight on both.",
+    "Levers of other training stacks (runs that set them): loss_chunks runs torchtune's chunked "
+    "cross-entropy on the Transformers model; optimizer_in_backward steps one optimizer per parameter from "
+    "a post-accumulate-grad hook; offload_activations emulates torch.autograd.graph.save_on_cpu with "
+    "saved-tensor hooks that keep the copies outside the count; compile partitions each decoder layer and "
+    "the loss as AOTAutograd does for torch.compile (measure_train_step).",
 ]
 
 _TRACKER_CLS: Any = None
@@ -525,6 +530,7 @@ def _quant_state_tensors(model: Any) -> list[Any]:
 OPTIMIZER_CLASSES = {
     "adamw": "AdamW", "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD(momentum=0.9)",
     "adafactor": "transformers.optimization.Adafactor",
+    "adamw-fused": "torch.optim.AdamW(fused=True)",
     "adamw-8bit": "bitsandbytes.optim.AdamW8bit (nn.Embedding weights 32-bit, as the Trainer registers them)",
     "lion": "bitsandbytes.optim.Lion",
 }
@@ -547,6 +553,8 @@ def build_optimizer(name: str, params: list[Any], *, model: Any = None, foreach:
 
     if name == "adamw":
         return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
+    if name == "adamw-fused":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
     if name in ("sgd", "sgd-momentum"):
         return torch.optim.SGD(params, lr=1e-4, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=foreach)
     if name == "adafactor":
@@ -723,6 +731,10 @@ def measure_train_step(
     seed: int = 0,
     threads: int = 2,
     crosscheck: bool = False,
+    loss_chunks: int = 0,
+    optimizer_in_backward: bool = False,
+    offload_activations: bool = False,
+    compile: bool = False,
 ) -> dict[str, Any]:
     """Run ``steps`` full training steps and report the peak live bytes of the last one.
 
@@ -742,6 +754,29 @@ def measure_train_step(
     checkpointing when ``checkpointing`` is set). ``load_in_8bit`` (method "lora"): the base is
     loaded in LLM.int8 by bitsandbytes (:func:`build_int8_model`), mode "pure-bf16" only, with
     ``prepare_kbit_training`` as for QLoRA.
+
+    The levers of other training stacks (issue 16):
+
+    - ``loss_chunks`` N > 1: torchtune's ``CEWithChunkedOutputLoss`` on the Transformers model: the
+      decoder's hidden states go through the output head in N chunks along the sequence
+      (``tensor_split``), each chunk is upcast to fp32 for its cross-entropy (sum over tokens, labels
+      shifted by appending -100), the chunks' losses are added and divided by the token count, and the
+      logits are deleted before backward (torchtune's ``del logits``).
+    - ``optimizer_in_backward``: torchtune's ``optimizer_in_bwd``: one optimizer per parameter, stepped
+      from a post-accumulate-grad hook that also frees the gradient (no optimizer phase).
+    - ``offload_activations``: ``torch.autograd.graph.save_on_cpu`` as it behaves on a GPU, emulated
+      on the CPU by saved-tensor hooks around the model's forward: pack copies each saved tensor
+      (not a parameter) into a host tensor the tracker does not count, unpack copies it back (counted
+      while the backward node that needs it runs). The loss is computed outside the hooks
+      (``model.loss_function`` on the logits), as torchtune computes it outside its offloading context.
+    - ``compile``: each decoder layer runs as AOTAutograd compiles it for ``torch.compile``: its joint
+      forward-backward graph, after inductor's decompositions (``select_decomp_table``), partitioned by
+      ``min_cut_rematerialization_partition`` (inductor's partitioner), both halves run as traced graphs
+      (identity compilers: the same saved tensors, without inductor's kernels, which keep no other
+      saved state). The loss (Transformers' ``loss_function`` on the logits) is compiled the same way,
+      and its two graphs run outside the tracker, which then registers only what they return: a fused
+      kernel's intermediates never become tensors on a GPU. Checkpointing is not combined with it
+      (``aot_module`` replaces the layers that Transformers' checkpointing wraps).
     """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
@@ -801,14 +836,40 @@ def measure_train_step(
     params = list(model.parameters())
     trainable = [p for p in params if p.requires_grad]
     optimizer_name = optimizer
-    optimizer = build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)
+    if optimizer_in_backward:
+        # torchtune training/memory.py: {p: optimizer([p])} and a post-accumulate-grad hook per parameter
+        per_param = {p: build_optimizer(optimizer_name, [p], model=model, foreach=foreach) for p in trainable}
+
+        def _step_in_backward(p: Any) -> None:
+            per_param[p].step()
+            per_param[p].zero_grad(set_to_none=True)
+
+        hooks = [p.register_post_accumulate_grad_hook(_step_in_backward) for p in trainable]
+        optimizers = list(per_param.values())
+    else:
+        hooks = []
+        optimizers = [build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)]
+    if compile:
+        _compile_layers(model)
     vocab = _vocab(model)
     autocast = (
         functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
         if mode == "amp-bf16" else contextlib.nullcontext
     )
 
+    if compile:
+        # trace and partition every layer once, before anything is counted
+        with autocast():
+            warm = _forward_loss(model, torch.randint(0, vocab, (micro_batch, seq_len)),
+                                 torch.randint(0, vocab, (micro_batch, seq_len)), use_cache=use_cache,
+                                 loss_chunks=loss_chunks, offload=None)
+        warm.backward()
+        del warm
+        for p in trainable:
+            p.grad = None
     tracker = make_tracker()
+    if compile:
+        model._tracker_holder["tracker"] = tracker
     gc.collect()
     step_results = []
     with tracker:
@@ -828,7 +889,9 @@ def measure_train_step(
                 input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
                 labels = input_ids.clone()
                 with autocast():
-                    loss = model(input_ids=input_ids, labels=labels, use_cache=use_cache).loss
+                    loss = _forward_loss(model, input_ids, labels, use_cache=use_cache, loss_chunks=loss_chunks,
+                                         offload=(_offload_hooks(tracker, param_keys) if offload_activations
+                                                  else None))
             with tracker.phase("backward"):
                 loss.backward()
                 loss_value = float(loss.detach())
@@ -838,16 +901,18 @@ def measure_train_step(
                 grad_keys = tracker.keys_of(grads)
                 grad_bytes = tracker.bytes_of(grads)
                 del grads
-                optimizer.step()
-                state_tensors = [v for st in optimizer.state.values()
+                if not optimizer_in_backward:
+                    optimizers[0].step()
+                state_tensors = [v for opt_ in optimizers for st in opt_.state.values()
                                  for k, v in st.items() if torch.is_tensor(v) and k != "step"]
-                step_tensors = [st["step"] for st in optimizer.state.values()
+                step_tensors = [st["step"] for opt_ in optimizers for st in opt_.state.values()
                                 if torch.is_tensor(st.get("step"))]
                 # 'step' counters are CPU scalars even when training on CUDA: not device memory
                 tracker.exclude(step_tensors)
                 state_keys = tracker.keys_of(state_tensors)
                 state_bytes = tracker.bytes_of(state_tensors)
-                optimizer.zero_grad(set_to_none=True)
+                if not optimizer_in_backward:
+                    optimizers[0].zero_grad(set_to_none=True)
             window = tracker.end_window()
             probing.__exit__(None, None, None)
             summary = _window_summary(window)
@@ -865,6 +930,8 @@ def measure_train_step(
             summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
             step_results.append(summary)
             del state_tensors, step_tensors
+    for hook in hooks:
+        hook.remove()
 
     last = step_results[-1]
     result = {
@@ -878,6 +945,10 @@ def measure_train_step(
             **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
             **({"load_in_8bit": True} if load_in_8bit else {}),
             **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
+            **({"loss_chunks": int(loss_chunks)} if loss_chunks > 1 else {}),
+            **({"optimizer_in_backward": True} if optimizer_in_backward else {}),
+            **({"offload_activations": True} if offload_activations else {}),
+            **({"compile": "aot min_cut_rematerialization_partition per decoder layer"} if compile else {}),
         },
         "model": {
             "class": type(model).__name__,
@@ -910,6 +981,110 @@ def measure_train_step(
         "seconds": round(time.perf_counter() - t0, 3),
     }
     return result
+
+
+def _forward_loss(model: Any, input_ids: Any, labels: Any, *, use_cache: bool, loss_chunks: int,
+                  offload: Any) -> Any:
+    """The training loss of one micro-batch: Transformers' own (``labels=``), or the logits outside the
+    offloading hooks and Transformers' loss on them, or torchtune's chunked cross-entropy; with the
+    layers compiled (``_compiled_loss`` set by :func:`_compile_layers`), Transformers' loss compiled as
+    one function of the logits, as it is inside a compiled model."""
+    import torch
+
+    compiled_loss = getattr(model, "_compiled_loss", None)
+    if compiled_loss is not None and loss_chunks <= 1:
+        ctx = offload if offload is not None else contextlib.nullcontext()
+        with ctx:
+            logits = model(input_ids=input_ids, use_cache=use_cache).logits
+        return compiled_loss(logits, labels)
+    if loss_chunks <= 1 and offload is None:
+        return model(input_ids=input_ids, labels=labels, use_cache=use_cache).loss
+    ctx = offload if offload is not None else contextlib.nullcontext()
+    if loss_chunks <= 1:
+        with ctx:
+            logits = model(input_ids=input_ids, use_cache=use_cache).logits
+        loss = model.loss_function(logits, labels, vocab_size=logits.shape[-1])
+        del logits
+        return loss
+    with ctx:
+        hidden = model.get_decoder()(input_ids=input_ids, use_cache=use_cache).last_hidden_state
+        head = model.get_output_embeddings()
+        chunks = [head(c) for c in hidden.tensor_split(loss_chunks, dim=1)]
+        del hidden
+    # torchtune: labels shifted by appending ignore_index, summed per chunk over the fp32 upcast
+    shifted = torch.hstack((labels[..., 1:], torch.full_like(labels[..., :1], -100)))
+    label_chunks = [lc.reshape(-1) for lc in shifted.tensor_split(loss_chunks, dim=1)]
+    total = (shifted != -100).sum()
+    loss = 0.0
+    for ch, lc in zip(chunks, label_chunks):
+        loss = loss + torch.nn.functional.cross_entropy(ch.reshape(-1, ch.shape[-1]).float(), lc, ignore_index=-100,
+                                                        reduction="sum")
+    del chunks  # torchtune's 'del logits': free logits otherwise it peaks backward memory
+    return loss / total
+
+
+def _offload_hooks(tracker: Any, param_keys: set[int]) -> Any:
+    """Saved-tensor hooks that behave like ``torch.autograd.graph.save_on_cpu`` on a GPU, for the CPU
+    tracker: each saved tensor other than a parameter or buffer is copied (outside the tracker) into a
+    host tensor the tracker never counts, and copied back, counted, when backward unpacks it."""
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    def pack(t: Any) -> Any:
+        st = t.untyped_storage()
+        entry = tracker._live.get(st._cdata)
+        if entry is not None and entry.uid in param_keys:
+            return t
+        with _disable_current_modes():
+            host = t.detach().clone()
+        tracker.exclude([host])
+        return ("host", host, t.requires_grad)
+
+    def unpack(packed: Any) -> Any:
+        if isinstance(packed, tuple) and len(packed) == 3 and packed[0] == "host":
+            return packed[1].clone()
+        return packed
+
+    return torch.autograd.graph.saved_tensors_hooks(pack, unpack)
+
+
+def _compile_layers(model: Any) -> None:
+    """Replace every decoder layer by its AOTAutograd compilation: the joint graph traced at the first
+    call (functorch ``aot_module``, no dynamo), partitioned by the min-cut partitioner, run by identity
+    compilers (the traced graphs as they are). The caller runs one warm-up step outside the tracker, so
+    the tracing is not counted."""
+    from functorch.compile import aot_function, aot_module, make_boxed_func
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+    from torch._inductor.decomposition import select_decomp_table
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    # inductor partitions the graph after its own decompositions (compile_fx: select_decomp_table()), which
+    # break log_softmax into the reductions and pointwise ops the partitioner may recompute
+    kw = dict(fw_compiler=lambda g, _: make_boxed_func(g), bw_compiler=lambda g, _: make_boxed_func(g),
+              partition_fn=min_cut_rematerialization_partition, decompositions=select_decomp_table())
+    layers = model.get_decoder().layers
+    for i, layer in enumerate(layers):
+        layers[i] = aot_module(layer, **kw)
+    holder: dict[str, Any] = {"tracker": None}
+    object.__setattr__(model, "_tracker_holder", holder)
+
+    def fused(gm: Any, _inputs: Any) -> Any:
+        # the loss as inductor runs it on a GPU: a few fused kernels whose intermediates never become
+        # tensors; only what a graph returns is allocated (registered with the tracker as it appears)
+        def run(args: Any) -> Any:
+            with _disable_current_modes():
+                out = gm(*args)
+            if holder["tracker"] is not None:
+                holder["tracker"].track_existing([o for o in out if hasattr(o, "untyped_storage")], "<fused loss>")
+            return out
+        run._boxed_call = True
+        return run
+
+    loss_kw = {**kw, "fw_compiler": fused, "bw_compiler": fused}
+    vocab = model.get_output_embeddings().weight.shape[0]
+    loss_fn = model.loss_function
+    object.__setattr__(model, "_compiled_loss",
+                       aot_function(lambda lg, lb: loss_fn(lg, lb, vocab_size=vocab), **loss_kw))
 
 
 def _default_lora_targets(config: Mapping[str, Any]) -> list[str]:
@@ -1028,7 +1203,7 @@ _TRAIN_KEYS = {"mode", "micro_batch", "seq_len", "attention", "checkpointing", "
                "lora_targets", "lora_dropout", "use_dora", "load_in_8bit", "optimizer", "use_reentrant", "method",
                "double_quant",
                "prepare_kbit_training", "steps",
-               "use_cache",
+               "use_cache", "loss_chunks", "optimizer_in_backward", "offload_activations", "compile",
                "foreach", "seed", "crosscheck"}
 _INFER_KEYS = {"dtype", "batch", "prompt_len", "new_tokens", "attention", "seed", "crosscheck"}
 

@@ -26,6 +26,15 @@ Sources:
 - The implementations are those Hugging Face's Trainer builds for ``optim`` adamw_torch (torch
   AdamW, foreach), sgd, adafactor (Transformers' Adafactor), adamw_bnb_8bit and lion_32bit
   (bitsandbytes); tests/data/validation measures each of them.
+- torch AdamW with ``fused=True`` (what torchtune's configs ask for) updates every parameter in
+  place in one multi-tensor kernel (``torch._fused_adamw_``): no step temporaries.
+- bitsandbytes paged optimizers (``PagedAdamW``, ``PagedAdamW8bit``; the Trainer's
+  ``paged_adamw_32bit`` / ``paged_adamw_8bit``): ``Optimizer.get_state_buffer`` allocates the
+  ``state1``/``state2`` buffers of every tensor of at least 1e5 values with ``F.get_paged``
+  (``cudaMallocManaged``: CUDA unified memory, which PyTorch's caching allocator does not count and
+  the driver may evict to host RAM under pressure); smaller tensors' states and the 8-bit absmax
+  vectors come from ``torch.zeros`` (bitsandbytes-foundation/bitsandbytes commit 95f9af3
+  ``bitsandbytes/optim/optimizer.py``: ``get_state_buffer``, ``Optimizer2State.init_state``).
 """
 
 from __future__ import annotations
@@ -112,6 +121,9 @@ class Optimizer:
             16-bit and for fp32 parameters.
         min_8bit_size: tensors with fewer elements keep 32-bit states (bitsandbytes'
             ``min_8bit_size``, 4096): ``states`` fp32 values each instead of ``fixed_state_bytes``.
+        paged: bitsandbytes paged optimizer: the states of tensors of at least
+            :data:`PAGED_MIN_ELEMENTS` values live in CUDA unified memory.
+        bitsandbytes: the implementation is bitsandbytes' (its version matters to no optimizer term).
     """
 
     name: str
@@ -123,6 +135,13 @@ class Optimizer:
     state_value_bytes: int = 0
     largest_tensor_fp32_copies: tuple[int, int] = (0, 0)
     min_8bit_size: int = 0
+    paged: bool = False
+    bitsandbytes: bool = False
+
+
+#: bitsandbytes pages the states of tensors of at least this many values (``get_state_buffer``:
+#: ``if not self.is_paged or p.numel() < 1e5: torch.zeros_like(...)``).
+PAGED_MIN_ELEMENTS = 100_000
 
 
 OPTIMIZERS: dict[str, Optimizer] = {
@@ -133,7 +152,22 @@ OPTIMIZERS: dict[str, Optimizer] = {
                             "bitsandbytes AdamW8bit: two 1-byte states plus an fp32 absmax per block of 256 "
                             "(Dettmers et al. 2022, section 2); tensors under 4,096 values keep two fp32 states "
                             "(min_8bit_size); the update is one fused kernel (optimizer_update_8bit_blockwise)",
-                            min_8bit_size=4096),
+                            min_8bit_size=4096, bitsandbytes=True),
+    "adamw-fused": Optimizer("adamw-fused", 2, 0, False, 0,
+                             "torch.optim.AdamW(fused=True): exp_avg and exp_avg_sq in the parameter dtype, "
+                             "updated in place by one multi-tensor kernel (torch._fused_adamw_), no temporaries "
+                             "(torchtune's configs: fused: True)"),
+    "paged-adamw": Optimizer("paged-adamw", 2, 0, False, 0,
+                             "bitsandbytes PagedAdamW (32-bit): exp_avg and exp_avg_sq in fp32, in CUDA unified "
+                             "memory for tensors of at least 1e5 values (Optimizer.get_state_buffer, F.get_paged); "
+                             "one fused update kernel (optimizer_update_32bit)",
+                             state_value_bytes=4, paged=True, bitsandbytes=True),
+    "paged-adamw-8bit": Optimizer("paged-adamw-8bit", 2, 2 + 2 * 4 / 256, False, 0,
+                                  "bitsandbytes PagedAdamW8bit: two 1-byte states in CUDA unified memory for tensors "
+                                  "of at least 1e5 values, an fp32 absmax per block of 256 from torch.zeros; tensors "
+                                  "under 4,096 values keep two fp32 states (min_8bit_size); one fused kernel "
+                                  "(optimizer_update_8bit_blockwise)",
+                                  min_8bit_size=4096, paged=True, bitsandbytes=True),
     "sgd": Optimizer("sgd", 0, 0, False, 0, "torch.optim.SGD without momentum keeps no state"),
     "sgd-momentum": Optimizer("sgd-momentum", 1, 0, False, 0,
                               "torch.optim.SGD with momentum: one momentum_buffer per parameter"),
@@ -147,5 +181,6 @@ OPTIMIZERS: dict[str, Optimizer] = {
     "lion": Optimizer("lion", 1, 0, False, 0,
                       "Lion (Chen et al. 2023, Algorithm 1): one momentum buffer. bitsandbytes' Lion (the "
                       "Trainer's optim lion_32bit) keeps it in fp32 whatever the parameter dtype and updates in "
-                      "one fused kernel (optimizer_update_32bit)", state_value_bytes=4),
+                      "one fused kernel (optimizer_update_32bit)", state_value_bytes=4,
+                      bitsandbytes=True),
 }

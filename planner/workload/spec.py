@@ -15,17 +15,26 @@ was trained for).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.model.architecture import Architecture
 from planner.model.quantization import WeightScheme, weight_scheme
 from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
+from planner.workload.frameworks import (
+    CURRENT_BNB_VERSION,
+    FRAMEWORK_SPECS,
+    FRAMEWORKS,
+    FSDP_VERSIONS,
+    bnb_keeps_4bit_inputs,
+    defaults as framework_defaults,
+    parse_version,
+)
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
 TASKS = ("train", "infer")
-METHODS = ("full", "lora", "qlora")
+METHODS = ("full", "lora", "qlora", "adapter")
 CHECKPOINTING = ("none", "full")
 ATTENTION = ("eager", "sdpa", "flash")
 WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4", "compressed-tensors")
@@ -60,7 +69,8 @@ TRAIN_KEYS = (
     "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
-    "use_reentrant", "dataset_tokens", "epochs",
+    "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
+    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -82,8 +92,10 @@ class Training:
     """Options of a training workload.
 
     Attributes:
-        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``) or
-            'qlora' (NF4 frozen base).
+        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``),
+            'qlora' (NF4 frozen base) or 'adapter' (LitGPT's LLaMA-Adapter: a learned prefix and a
+            gate per head in the attention of every layer from the third on, over a frozen base,
+            NF4 with ``load_in_4bit``; planner.memory.activations.adapter_layer_saved_tensors).
         recipe: a name in :data:`planner.workload.recipes.RECIPES`.
         optimizer: a name in :data:`planner.workload.recipes.OPTIMIZERS`.
         micro_batch: sequences per GPU per forward pass (b).
@@ -130,6 +142,30 @@ class Training:
             states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
             paper's qlora.py casts adapters to 'bf16'.
         dataset_tokens, epochs: for time and cost estimates (tokens seen = dataset_tokens x epochs).
+        framework: the training stack, one of :data:`planner.workload.frameworks.FRAMEWORKS`: whose
+            model code, loss and sharding run the step, and the defaults of the levers below.
+        fsdp_version: 1 or 2 for a framework that shards with PyTorch FSDP (its default, or the one
+            asked), 0 for the others (DeepSpeed ZeRO, or DDP only). It shards only with ``zero`` 2 or 3
+            (``SHARD_GRAD_OP``, ``FULL_SHARD``; the :attr:`fsdp` property). FSDP1 keeps flat parameters
+            per wrapped unit (``FullyShardedDataParallel``), FSDP2 per-parameter DTensor shards
+            (``fully_shard``).
+        loss_chunks: the logits and the fp32 loss terms are computed in this many chunks along the
+            sequence (torchtune's ``CEWithChunkedOutputLoss``; LitGPT's 128-token head chunks); 0 or 1:
+            unchunked.
+        fused_linear_loss: the output head and the cross-entropy run as one fused, chunked kernel
+            that never materialises the full logits (Liger's ``LigerFusedLinearCrossEntropyLoss``).
+        offload_activations: the tensors saved for backward move to pinned host RAM during forward
+            and come back during backward (torchtune ``enable_activation_offloading``; PyTorch
+            ``torch.autograd.graph.save_on_cpu``; Unsloth's offloaded gradient checkpointing).
+        optimizer_in_backward: each parameter is stepped and its gradient freed as soon as the
+            gradient is complete (torchtune ``optimizer_in_bwd``: a post-accumulate-grad hook per
+            parameter); no full set of gradients exists at once.
+        bnb_version: the bitsandbytes release (before 0.43.2 each 4-bit linear keeps its input for
+            backward, bitsandbytes PR 1270).
+        compile: the model runs under ``torch.compile``, whose partitioner may save less for backward
+            than eager code does; the estimate then is an upper bound of the activations (a note).
+        load_in_4bit: method 'adapter' only: LitGPT's ``--quantize bnb.nf4`` (``bnb.nf4-dq`` with
+            ``double_quant``): the frozen base in bitsandbytes NF4, as QLoRA's.
     """
 
     method: str = "full"
@@ -156,6 +192,30 @@ class Training:
     use_dora: bool = False
     load_in_8bit: bool = False
     use_reentrant: bool = False
+    framework: str = "transformers"
+    fsdp_version: int = 0
+    loss_chunks: int = 0
+    fused_linear_loss: bool = False
+    offload_activations: bool = False
+    optimizer_in_backward: bool = False
+    bnb_version: str = CURRENT_BNB_VERSION
+    compile: bool = False
+    load_in_4bit: bool = False
+
+    @property
+    def fsdp(self) -> int:
+        """The FSDP version sharding the parameters (1 or 2), or 0 (DeepSpeed ZeRO, or no sharding)."""
+        return self.fsdp_version if self.zero >= 2 else 0
+
+    @property
+    def bnb_base(self) -> bool:
+        """The frozen base is a bitsandbytes 4-bit or 8-bit model (torchtune's QLoRA is torchao's NF4)."""
+        return bool(self.quantized_base) and self.framework != "torchtune"
+
+    @property
+    def bnb_keeps_4bit_inputs(self) -> bool:
+        """bitsandbytes 4-bit linears keep their inputs for backward (bitsandbytes before 0.43.2)."""
+        return self.quantized_base == "nf4" and self.bnb_base and bnb_keeps_4bit_inputs(self.bnb_version)
 
     @property
     def data_parallel(self) -> int:
@@ -166,14 +226,15 @@ class Training:
     def method_label(self) -> str:
         """The method as reports name it: 'full', 'lora', 'lora (LLM.int8 base)' or 'qlora', with
         ' + DoRA' for peft's DoRA."""
-        m = "lora (LLM.int8 base)" if self.load_in_8bit else self.method
+        m = ("lora (LLM.int8 base)" if self.load_in_8bit else "adapter (NF4 base)" if self.load_in_4bit else
+             self.method)
         return m + (" + DoRA" if self.use_dora else "")
 
     @property
     def quantized_base(self) -> str:
         """The bitsandbytes format of the frozen base: 'nf4' (QLoRA), 'int8' (LoRA with
         ``load_in_8bit``), or '' (a 16/32-bit base, or full fine-tuning)."""
-        if self.method == "qlora":
+        if self.method == "qlora" or self.load_in_4bit:
             return "nf4"
         return "int8" if self.load_in_8bit else ""
 
@@ -282,6 +343,8 @@ class Workload:
             an explicit max_num_seqs, a context past the model's positions); a training workload
             has none (:func:`training_warnings` derives all of its warnings from the options).
         hours_per_month: expected use, for cost comparisons (None: derive from the job).
+        head_untied: the framework keeps a separate output head although the checkpoint ties it to the
+            embedding (LitGPT copies it at conversion): ``architecture`` is then the untied one.
     """
 
     name: str
@@ -296,6 +359,7 @@ class Workload:
     entry_warnings: tuple[str, ...] = ()
     notes: str | None = None
     hours_per_month: float | None = None
+    head_untied: bool = False
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -407,10 +471,15 @@ def workload_from_entry(
         if gpus_per_node is not None and train.gpus % gpus_per_node:
             raise entry.error(f"gpus ({train.gpus}) is not a multiple of gpus_per_node ({gpus_per_node})",
                               "gpus_per_node")
+        # LitGPT's checkpoint conversion copies a tied embedding into a head of its own (only its pretraining
+        # ties them, litgpt/pretrain.py): the model it trains has both.
+        untied = train.framework == "litgpt" and arch.tie_word_embeddings
+        if untied:
+            arch = replace(arch, tie_word_embeddings=False)
         # its warnings follow from its options (Workload.warnings, training_warnings)
         return Workload(name, model_id, model_source, arch, task, train=train, host=host,
                         gpus_per_node=gpus_per_node, notes=entry.str("notes", None, multiline=True),
-                        hours_per_month=entry.number("hours_per_month", None, min=0, max=744))
+                        hours_per_month=entry.number("hours_per_month", None, min=0, max=744), head_untied=untied)
     infer = _inference(entry, arch, warnings)
     if gpus_per_node is not None:
         # A replica runs in one machine (tensor parallelism over NVLink/PCIe, not the network), and a
@@ -518,19 +587,24 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if train.quantized_base and arch.is_moe:
         pc = arch.param_counts()
         experts = arch.expert_parameters
-        what, bits = ("QLoRA", "4-bit") if train.method == "qlora" else ("LoRA on an LLM.int8 base", "8-bit")
+        what, bits = ("QLoRA", "4-bit") if train.quantized_base == "nf4" else ("LoRA on an LLM.int8 base", "8-bit")
         out.append(f"{what} on {arch.model_type}: bitsandbytes quantizes nn.Linear modules only, and Transformers 5 "
                    f"keeps the MoE experts and router as parameters of their own, so they stay "
                    f"{'fp32 (prepare_kbit_training)' if train.prepare_kbit_training else '16-bit'} "
                    f"({experts + pc.router:,} of {pc.total:,} parameters): {bits} saves memory on the attention "
                    "projections alone.")
-    if train.method == "qlora" and train.zero == 3:
-        out.append("QLoRA with ZeRO-3 needs bitsandbytes quant-storage support; the estimate assumes it.")
+    if train.method == "qlora" and train.zero == 3 and train.framework != "torchtune":
+        out.append(f"QLoRA with {'FSDP' if train.fsdp else 'ZeRO-3'} needs bitsandbytes quant-storage support "
+                   "(bnb_4bit_quant_storage); the estimate assumes it.")
     one_rank = zero_one_rank_warning(train.zero, train.data_parallel, train.offload_optimizer or train.offload_params)
     if one_rank:
         out.append(one_rank)
+    fw = FRAMEWORK_SPECS[train.framework]
+    if fw.fsdp and train.zero < 2 and train.fsdp_version != fw.fsdp_version:
+        out.append(f"fsdp_version {train.fsdp_version} shards nothing here (zero {train.zero} on {train.data_parallel} "
+                   "data-parallel rank(s)); it applies when FSDP shards over several GPUs (zero 2 or 3).")
     rec = RECIPES[train.recipe]
-    if train.zero and train.method == "full" and not rec.master_bytes and not train.offload_optimizer:
+    if train.zero and train.method == "full" and not rec.master_bytes and not train.offload_optimizer and not train.fsdp:
         # DeepSpeed stage_1_and_2.py / stage3.py clone every partition to fp32
         # (single_partition_of_fp32_groups, fp32_partitioned_groups_flat) and build the optimizer on it.
         if rec.weight_bytes == 4:
@@ -576,9 +650,9 @@ def _attention(entry: Entry, arch: Architecture) -> str:
 
 
 def _training(entry: Entry, arch: Architecture) -> Training:
+    fw_name = entry.str("framework", "transformers", choices=FRAMEWORKS)
+    fw = FRAMEWORK_SPECS[fw_name]
     method = entry.str("method", "full", choices=METHODS)
-    recipe = entry.str("recipe", "mixed-bf16" if method == "full" else "pure-bf16", choices=RECIPES)
-    optimizer = entry.str("optimizer", "adamw", choices=OPTIMIZERS)
     micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
     seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
@@ -590,21 +664,40 @@ def _training(entry: Entry, arch: Architecture) -> Training:
         raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
                           "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
     check_tp(arch, tp, entry)
-    zero = entry.int("zero", 0, min=0, max=3)
+    load_in_4bit = entry.bool("load_in_4bit", False)
+    if load_in_4bit and method != "adapter":
+        raise entry.error(f"load_in_4bit is set but method is {method}", "load_in_4bit",
+                          "For LoRA on an NF4 base set method: qlora; load_in_4bit is for method: adapter (LitGPT's "
+                          "--quantize bnb.nf4).")
+    if method == "adapter":
+        _check_adapter(entry, arch, fw_name, gpus // tp)
+    # the framework's recipes decide what a key left out means (planner.workload.frameworks.defaults)
+    d = framework_defaults(fw_name, method=method, data_parallel=gpus // tp, seq_len=seq_len,
+                           quantized=load_in_4bit)
+    recipe = entry.str("recipe", d.recipe, choices=RECIPES)
+    optimizer = entry.str("optimizer", d.optimizer, choices=OPTIMIZERS)
+    zero = entry.int("zero", d.zero, min=0, max=3)
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
-    checkpointing = entry.str("checkpointing", "none", choices=CHECKPOINTING)
+    checkpointing = entry.str("checkpointing", d.checkpointing, choices=CHECKPOINTING)
     use_reentrant = entry.bool("use_reentrant", False)
+    if method == "adapter" and checkpointing == "full":
+        raise entry.error("LitGPT's adapter fine-tune on one GPU does not checkpoint activations (it does only under "
+                          "FSDP, activation_checkpointing_policy)", "checkpointing", "Set checkpointing: none.")
     if "use_reentrant" in entry.data and checkpointing != "full":
         raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
                           "Set checkpointing: full, or remove use_reentrant.")
     attention = _attention(entry, arch)
-    lora_rank = entry.int("lora_rank", 16, min=1, max=65_536)
+    lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
+    if targets is None and d.lora_targets is not None and method in ("lora", "qlora"):
+        targets = list(d.lora_targets)
     double_quant = entry.bool("double_quant", True)
     prepare_kbit = entry.bool("prepare_kbit_training", False)
-    adapter_dtype = entry.str("adapter_dtype", "fp32", choices=("fp32", "bf16", "fp16"))
-    lora_dropout = entry.number("lora_dropout", 0.0, min=0, max=1, min_exclusive=False)
+    rec0 = RECIPES[recipe]
+    adapter_default = d.adapter_dtype or ("fp32" if rec0.weight_bytes == 4 and rec0.compute_bytes == 4 else rec0.dtype)
+    adapter_dtype = entry.str("adapter_dtype", adapter_default, choices=("fp32", "bf16", "fp16"))
+    lora_dropout = entry.number("lora_dropout", d.lora_dropout, min=0, max=1, min_exclusive=False)
     use_dora = entry.bool("use_dora", False)
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
@@ -616,13 +709,22 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "load_in_8bit." if method == "qlora" else
                           "int8 weights cannot train: set method: lora for LoRA on an LLM.int8 base, or remove "
                           "load_in_8bit.")
-    # A bitsandbytes base: QLoRA's NF4, or LoRA's LLM.int8.
-    kbit = method == "qlora" or load_in_8bit
+    # A bitsandbytes base: QLoRA's NF4, LoRA's LLM.int8, or an adapter's NF4.
+    kbit = method == "qlora" or load_in_8bit or load_in_4bit
     for key in ("lora_rank", "adapter_dtype", "lora_dropout", "use_dora", "double_quant", "prepare_kbit_training"):
         if key not in entry.data:
             continue
+        if key == "double_quant" and method == "adapter" and load_in_4bit:
+            continue
         if key == "double_quant" and method != "qlora":
-            raise entry.error(f"{key} is set but method is {method}", key, f"Set method: qlora, or remove {key}.")
+            raise entry.error(f"{key} is set but method is {method}", key,
+                              "Set load_in_4bit: true (an NF4 base), or remove double_quant." if method == "adapter"
+                              else f"Set method: qlora, or remove {key}.")
+        if method == "adapter":
+            raise entry.error(f"{key} is set but method is adapter (LitGPT's LLaMA-Adapter has no LoRA settings"
+                              + (", and LitGPT does not call peft's prepare_model_for_kbit_training"
+                                 if key == "prepare_kbit_training" else "") + ")", key,
+                              f"Remove {key}, or set method: lora or qlora.")
         if key == "prepare_kbit_training" and not kbit:
             hint = (f"Set method: qlora, or load_in_8bit: true, or remove {key}." if method == "lora" else
                     f"Set method: qlora, or remove {key}.")
@@ -631,7 +733,8 @@ def _training(entry: Entry, arch: Architecture) -> Training:
         if method == "full":
             raise entry.error(f"{key} is set but method is {method}", key, f"Set method: lora or qlora, or remove {key}.")
     if kbit and rec.weight_bytes == 4:
-        what = "QLoRA" if method == "qlora" else "LoRA on an LLM.int8 base"
+        what = ("QLoRA" if method == "qlora" else "An adapter on an NF4 base" if load_in_4bit else
+                "LoRA on an LLM.int8 base")
         raise entry.error(f"{what} computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
     if method in ("lora", "qlora"):
@@ -670,13 +773,23 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
                                   did_you_mean(t, valid + ["all-linear"]))
     elif targets is not None:
-        raise entry.error("lora_targets is set but method is full", "lora_targets",
+        raise entry.error(f"lora_targets is set but method is {method}", "lora_targets",
                           "Set method: lora or qlora, or remove lora_targets.")
     if offload_optimizer and zero == 0:
         raise entry.error("offload_optimizer needs ZeRO stage 1, 2 or 3 (ZeRO-Offload)", "offload_optimizer",
                           "Set zero: 1 or higher.")
     if offload_params and zero != 3:
+        if fw.fsdp:
+            raise entry.error("offload_params needs FSDP's FULL_SHARD (zero 3): FSDP's CPUOffload(offload_params=True) "
+                              "keeps each rank's parameter and gradient shards in host RAM", "offload_params",
+                              "Set zero: 3.")
         raise entry.error("offload_params needs ZeRO stage 3 (ZeRO-Infinity)", "offload_params", "Set zero: 3.")
+    if offload_optimizer and fw.fsdp and zero >= 2:
+        # FSDP has one CPU offload, CPUOffload(offload_params=True), which moves the parameter and gradient
+        # shards to host RAM and so steps the optimizer there (torch.distributed.fsdp.CPUOffload docs).
+        raise entry.error(f"offload_optimizer is DeepSpeed's ZeRO-Offload; framework {fw_name} shards with PyTorch FSDP, "
+                          "whose CPU offload moves parameters, gradients and the optimizer step to the host together",
+                          "offload_optimizer", "Set offload_params: true (FSDP CPUOffload), or framework: deepspeed.")
     if offload_optimizer and optimizer not in OFFLOAD_OPTIMIZERS:
         # DeepSpeed runs an offloaded optimizer on the CPU with its own kernels; a client optimizer
         # (bitsandbytes', Transformers' Adafactor, torch's SGD) is refused unless the config sets
@@ -721,10 +834,123 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "with zero: 3.")
     # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
     check_positions(arch, seq_len, entry, "seq_len")
+    levers = _framework_levers(entry, fw_name, d, method=method, zero=zero, tp=tp, gpus=gpus, seq_len=seq_len,
+                               grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
+                               offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
+                               load_in_4bit=load_in_4bit)
     return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                    use_reentrant)
+                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
+
+
+def _check_adapter(entry: Entry, arch: Architecture, fw_name: str, data_parallel: int) -> None:
+    """Refuse an adapter workload the model does not describe: LitGPT's LLaMA-Adapter on its own model
+    code, one GPU, a model with layers past the adapter's start layer."""
+    from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
+
+    if fw_name != "litgpt":
+        raise entry.error(f"method adapter is LitGPT's LLaMA-Adapter (litgpt/adapter.py), not a {fw_name} method",
+                          "method", "Set framework: litgpt, or method: lora.")
+    if arch.generic or arch.is_mla or arch.is_moe:
+        raise entry.error(f"LitGPT's adapter is modelled on LitGPT's fused-projection attention; {arch.model_type}'s "
+                          "attention is not that", "method", "Use method: lora.")
+    if arch.num_hidden_layers <= LITGPT_ADAPTER_START_LAYER:
+        raise entry.error(f"{arch.model_type} has {arch.num_hidden_layers} layers; LitGPT's adapter starts at layer "
+                          f"{LITGPT_ADAPTER_START_LAYER} (adapter_start_layer), so nothing would train", "method",
+                          "Use method: lora.")
+    if data_parallel > 1:
+        raise entry.error(f"LitGPT's adapter on {data_parallel} GPUs (FSDP) is not modelled", "gpus",
+                          "Use gpus: 1, or method: lora.")
+
+
+def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: int, tp: int, gpus: int, seq_len: int,
+                      grad_accum: int, checkpointing: str, optimizer: str, offload_optimizer: bool,
+                      load_in_8bit: bool, load_in_4bit: bool = False) -> dict[str, Any]:
+    """Read and check the framework and its levers (planner.workload.frameworks); the keyword arguments
+    are the options read before them. Returns the :class:`Training` fields they set."""
+    fw = FRAMEWORK_SPECS[fw_name]
+    fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
+    fsdp_version = entry.int("fsdp_version", d.fsdp_version or 1, min=1, max=2) if fw.fsdp else 0
+    if "fsdp_version" in entry.data:
+        if not fw.fsdp:
+            raise entry.error(f"fsdp_version is set but framework {fw_name} does not shard with PyTorch FSDP "
+                              f"({'DeepSpeed ZeRO shards its parameters' if fw_name != 'unsloth' else 'it runs without FSDP'})",
+                              "fsdp_version", f"Set framework: to one of {fsdp_names}, or remove fsdp_version.")
+        if fsdp_version not in FSDP_VERSIONS:  # pragma: no cover - min/max above
+            raise entry.error(f"must be 1 or 2, not {fsdp_version}", "fsdp_version")
+        if zero < 2 and "zero" in entry.data:
+            # (with zero left out, one data-parallel rank defaults to 0: the version applies once the job runs
+            # on more GPUs, as a scenario's may; training_warnings says it shards nothing meanwhile)
+            raise entry.error(f"fsdp_version is set but zero is {zero}: FSDP shards with zero 2 (SHARD_GRAD_OP) or "
+                              "3 (FULL_SHARD)", "fsdp_version", "Set zero: 3 (or 2), or remove fsdp_version.")
+    if fw.fsdp and zero == 1:
+        raise entry.error(f"framework {fw_name} shards with PyTorch FSDP, which has no stage that shards the optimizer "
+                          "states alone (ZeRO-1)", "zero",
+                          "Use zero: 2 (SHARD_GRAD_OP), 3 (FULL_SHARD) or 0 (no sharding), or framework: deepspeed.")
+    if fw_name in ("litgpt", "unsloth") and tp > 1:
+        raise entry.error(f"framework {fw_name} has no tensor parallelism for fine-tuning (tp {tp})", "tp",
+                          "Use tp: 1 and spread the work data-parallel (gpus: N).")
+    if fw_name == "litgpt" and (method == "qlora" or load_in_8bit) and gpus > 1:
+        raise entry.error(f"LitGPT refuses a quantized base on {gpus} GPUs ('Quantization is currently not supported "
+                          "for multi-GPU training', litgpt/finetune/lora.py)", "gpus",
+                          "Use gpus: 1, or method: lora (a 16-bit base, sharded by FSDP).")
+    if fw_name == "torchtune" and load_in_8bit:
+        raise entry.error("torchtune has no LLM.int8 base (its QLoRA base is torchao's NF4)", "load_in_8bit",
+                          "Use method: qlora, or framework: transformers.")
+    loss_chunks = entry.int("loss_chunks", d.loss_chunks, min=0, max=MAX_SEQ_LEN)
+    if loss_chunks > seq_len:
+        raise entry.error(f"{loss_chunks:,} loss chunks are more than the {seq_len:,} tokens of a sequence (chunks "
+                          "split the sequence)", "loss_chunks", f"Use loss_chunks: {min(8, seq_len)} or another "
+                          f"count up to {seq_len:,}.")
+    fused = entry.bool("fused_linear_loss", False)
+    if fused and loss_chunks > 1 and "loss_chunks" in entry.data:
+        raise entry.error("fused_linear_loss chunks the head and the loss itself; loss_chunks is a different loss",
+                          "loss_chunks", "Remove loss_chunks, or set fused_linear_loss: false.")
+    if fused:
+        loss_chunks = 0
+    offload = entry.bool("offload_activations", d.offload_activations)
+    if offload and fw_name == "torchtune" and checkpointing != "full":
+        raise entry.error("torchtune offloads activations only with activation checkpointing "
+                          "('enable_activation_offloading should only be True when enable_activation_checkpointing "
+                          "is True', recipes/*_single_device.py)", "offload_activations",
+                          "Set checkpointing: full, or offload_activations: false.")
+    in_bwd = entry.bool("optimizer_in_backward", d.optimizer_in_backward)
+    if in_bwd:
+        if grad_accum > 1:
+            raise entry.error(f"optimizer_in_backward steps each parameter as its gradient completes, so there are no "
+                              f"gradients to accumulate over {grad_accum} micro-batches (torchtune: 'Gradient "
+                              "accumulation is not supported with optimizer in bwd')", "optimizer_in_backward",
+                              "Set grad_accum: 1, or optimizer_in_backward: false.")
+        if offload_optimizer:
+            raise entry.error("optimizer_in_backward cannot run with ZeRO-Offload, which steps DeepSpeed's CPU "
+                              "optimizer after backward", "optimizer_in_backward",
+                              "Set offload_optimizer: false, or optimizer_in_backward: false.")
+        if zero >= 1 and not fw.fsdp:
+            raise entry.error(f"optimizer_in_backward is not a DeepSpeed ZeRO mode (zero {zero}): DeepSpeed steps its "
+                              "optimizer on the flat partitions after backward", "optimizer_in_backward",
+                              f"Set zero: 0, or framework: to one of {fsdp_names} (FSDP steps per parameter).")
+        if zero < 2 and gpus // tp > 1:
+            raise entry.error(f"optimizer_in_backward over {gpus // tp} data-parallel ranks without FSDP: DDP all-reduces "
+                              "gradients in buckets after they complete, so a parameter cannot be stepped as its own "
+                              "gradient completes", "optimizer_in_backward",
+                              f"Set zero: 3 with framework: one of {fsdp_names}, or gpus: {tp}.")
+    bnb_version = entry.str("bnb_version", CURRENT_BNB_VERSION)
+    if parse_version(bnb_version) is None:
+        raise entry.error(f"{bnb_version!r} is not a bitsandbytes release number", "bnb_version",
+                          "Write it as X.Y.Z, e.g. bnb_version: '0.42.0'.")
+    if "bnb_version" in entry.data:
+        uses_bnb = ((method == "qlora" and fw_name != "torchtune") or load_in_8bit or load_in_4bit
+                    or OPTIMIZERS[optimizer].bitsandbytes)
+        if not uses_bnb:
+            raise entry.error("bnb_version is set but nothing in this workload runs bitsandbytes (no bitsandbytes "
+                              "base, no bitsandbytes optimizer" + ("; torchtune's QLoRA base is torchao's NF4"
+                                                                  if fw_name == "torchtune" else "") + ")",
+                              "bnb_version", "Remove bnb_version.")
+    compile_ = entry.bool("compile", False)
+    return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
+                fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
+                bnb_version=bnb_version, compile=compile_)
 
 
 def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:

@@ -118,7 +118,9 @@ def _catalog_entries(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSou
 
 def _workload_notes(ws: Worksheet, data: WorkbookData, row: int) -> int:
     """Every estimate's notes, warnings and extra figures from ``row``; return the next section's row."""
-    notes = [(est.workload_name, n, "note") for est in data.estimates for n in est.notes]
+    notes = [(est.workload_name, f"Training stack assumed: {est.stack_text}", "stack")
+             for est in data.estimates if est.stack]
+    notes += [(est.workload_name, n, "note") for est in data.estimates for n in est.notes]
     notes += [(est.workload_name, w, "warning") for est in data.estimates for w in est.warnings]
     notes += [(est.workload_name, f"{k.replace('_', ' ')}: {v:,}", "figure")
               for est in data.estimates for k, v in est.extra.items()]

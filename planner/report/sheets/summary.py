@@ -3,7 +3,8 @@
 Title, scenario, date, catalog version and the quote's grand total (a formula over the Quote
 sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
-RAM, recipe and warnings; then the plan-wide warnings. Sizes in GiB (2**30 bytes).
+RAM, recipe, training stack (framework and lever settings) and warnings; then the plan-wide
+warnings. Sizes in GiB (2**30 bytes).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
 SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GPUs used", "Per-GPU need (GiB)",
                    "CUDA total per GPU (GiB)", "Capacity after reserve (GiB)", "Headroom per GPU (GiB)",
                    "Headroom (% of capacity)", "Host RAM need per machine (GiB)", "RAM installed per machine (GiB)",
-                   "Recipe", "Warnings")
+                   "Recipe", "Training stack", "Warnings")
 SUMMARY_HEADER_ROW = 8
 
 
@@ -85,7 +86,8 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         put_value(ws, row, 12, gib(s.host_need_bytes), GIB_FORMAT)
         put_value(ws, row, 13, gib(s.host_ram_bytes), GIB_FORMAT)
         put_text(ws, row, 14, s.recipe)
-        put_text(ws, row, 15, "\n".join(s.warnings))
+        put_text(ws, row, 15, s.stack)
+        put_text(ws, row, 16, "\n".join(s.warnings))
         row += 1
     if data.warnings:
         row += 1
@@ -95,6 +97,6 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
             put_text(ws, row, 1, w)
             row += 1
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
-    widths = {"A": 20, "B": 13, "C": 18, "D": 34, "E": 40, "N": 14, "O": 44}
+    widths = {"A": 20, "B": 13, "C": 18, "D": 34, "E": 40, "N": 14, "O": 44, "P": 44}
     widths.update({letter: 12 for letter in "FGHIJKLM"})
-    fit_columns(ws, fixed=widths, wrap_cols=("C", "D", "E", "N", "O"), wrap_from=SUMMARY_HEADER_ROW)
+    fit_columns(ws, fixed=widths, wrap_cols=("C", "D", "E", "N", "O", "P"), wrap_from=SUMMARY_HEADER_ROW)

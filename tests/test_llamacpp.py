@@ -429,7 +429,7 @@ def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp
     from planner.catalog.loader import load_catalog
     from planner.plan.solver import plan
 
-    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "auto"}, {"allowed_gpus": ["rtx-a6000"]})
+    sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "auto"}, {"price": "msrp", "allowed_gpus": ["rtx-a6000"]})
     p = plan(sc, load_catalog(), explain=False)
     assert p.workloads[0].infer.weights == "Q4_K_M"  # Q5_K_M is 46.5 GiB of weights alone
     assert "weights Q4_K_M" in p.strategies[0]
@@ -444,7 +444,7 @@ def test_kv_auto_tries_the_quantized_caches(tmp_path):
     from planner.plan.solver import plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 32768, "kv_dtype": "auto"},
-                   {"allowed_gpus": ["rtx-a6000"]})
+                   {"price": "msrp", "allowed_gpus": ["rtx-a6000"]})
     p = plan(sc, load_catalog(), explain=False)
     assert p.workloads[0].infer.kv_dtype == "q4_0"
 
@@ -456,7 +456,7 @@ def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
     from planner.plan.solver import plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": ["Q8_0", "Q4_K_M"], "gpu_layers": "max"},
-                   {"allowed_gpus": ["rtx-a6000"], "max_cards": 1})
+                   {"price": "msrp", "allowed_gpus": ["rtx-a6000"], "max_cards": 1})
     v = [x for x in sc.workloads[0].variants if x.workload.tp == 1]  # one GPU (the split over more: tp 2..8)
     assert [x.workload.infer.gpu_layers for x in v[:2]] == [None, None]
     assert [x.workload.infer.weights for x in v[:2]] == ["Q8_0", "Q4_K_M"]
@@ -683,7 +683,7 @@ def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
     from planner.plan.solver import plan
 
     sc = _scenario(tmp_path, {"model": "mixtral-8x7b", "weights": "Q4_K_M", "context": 8192},
-                   {"allowed_gpus": ["rtx-3090"]})
+                   {"price": "msrp", "allowed_gpus": ["rtx-3090"]})
     p = plan(sc, load_catalog(), explain=False)
     assert p.choice["cards_per_node"] == 2 and p.workloads[0].tp == 2
     assert "layers split over 2 GPUs" in p.strategies[0]
@@ -729,9 +729,9 @@ def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
 
     cat = load_catalog()
     work = {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 8192, "gpu_layers": "max"}
-    cheap = plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090", "rtx-a6000"]}), cat, explain=False)
+    cheap = plan(_scenario(tmp_path, work, {"price": "msrp", "allowed_gpus": ["rtx-4090", "rtx-a6000"]}), cat, explain=False)
     assert cheap.workloads[0].infer.gpu_layers is not None  # a 4090 with blocks in host RAM is cheapest
-    fast = plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090", "rtx-a6000"], "min_decode_tokens_per_s": 10}),
+    fast = plan(_scenario(tmp_path, work, {"price": "msrp", "allowed_gpus": ["rtx-4090", "rtx-a6000"], "min_decode_tokens_per_s": 10}),
                 cat, explain=False)
     assert fast.workloads[0].infer.gpu_layers is None  # every layer on the GPU(s)
     assert float(fast.candidates.loc[0, "decode_tokens_per_s"]) >= 10

@@ -57,9 +57,64 @@ def test_priced_catalog_sets_each_parts_one_price():
     used = priced_catalog(cat, "street", used_ok=True)
     g = used.gpu("rtx-3090")
     assert (g.price_usd, g.price_kind, g.price.condition, g.price.as_of) == (750.0, "used", "used", "2026-05-16")
-    assert cat.gpu("rtx-3090").price_usd == 1499.0  # the loader's choice (street mode, new units): the msrp
+    # the loader's choice (street mode, new units): none: the 3090 is discontinued and its one new price is the
+    # 2020 launch msrp, which price: street does not pay
+    assert cat.gpu("rtx-3090").price_usd is None and priced_catalog(cat, "msrp").gpu("rtx-3090").price_usd == 1499.0
     assert priced_catalog(cat, "msrp").gpu("rtx-4090").price_usd == 1599.0
     assert priced_catalog(cat) is cat
+
+
+def test_a_discontinued_cards_launch_msrp_is_not_a_street_price():
+    msrp, street, used = P(1499, "msrp", "2020-09-24"), P(1100, "street", "2026-04"), P(750, "used", "2026-05-16")
+    # out of production: the msrp is no price of a new unit anyone sells at
+    assert select_price([msrp, used], discontinued=True) is None
+    assert select_price([msrp, used], used_ok=True, discontinued=True) is used  # used only
+    assert select_price([msrp, street], discontinued=True) is street  # a dated new street listing is paid
+    assert select_price([msrp, used], "msrp", discontinued=True) is msrp  # price: msrp compares list prices
+    assert select_price([msrp]) is msrp  # a part still made keeps its list price as the fallback
+
+
+def test_shipped_discontinued_cards_under_street_mode():
+    cat = load_catalog()
+    gone = {g.id: g for g in cat.gpus if g.discontinued}
+    # gpus.yaml marks these out of production, each with its date/source in 'discontinued'
+    assert set(gone) == {"rtx-3090", "rtx-4070-ti-super", "rtx-4080", "rtx-a4000", "rtx-a5000", "rtx-a6000"}
+    # rtx-4080 has a dated new street listing (promptquorum, 2026-05: $1,000): priced by it
+    assert (gone["rtx-4080"].price_usd, gone["rtx-4080"].price_kind) == (1000.0, "street")
+    # the rest have only their launch msrp as a new price: none under price: street
+    assert all(gone[i].price_usd is None for i in ("rtx-3090", "rtx-4070-ti-super", "rtx-a4000", "rtx-a5000",
+                                                  "rtx-a6000"))
+    used = priced_catalog(cat, used_ok=True)
+    # with used_ok the used prices of gpus.yaml: 3090 $750 (2026-05-16), A4000 $400, A6000 $2,800 (2026-01);
+    # the A5000 and 4070 Ti SUPER have no used price, so still none
+    assert {i: used.gpu(i).price_usd for i in gone if i != "rtx-4080"} == {
+        "rtx-3090": 750.0, "rtx-4070-ti-super": None, "rtx-a4000": 400.0, "rtx-a5000": None, "rtx-a6000": 2800.0}
+
+
+def test_street_plan_does_not_buy_a_discontinued_card_new_and_says_why():
+    cat = load_catalog()
+    p = plan(load_scenario(SCENARIOS / "ft-7b-workstation.yaml", cat), cat)
+    gpu = p.line_items()[0]
+    # before: 1 x rtx-3090 at its 2020 msrp $1,499; now the cheapest card that is sold new and holds the
+    # 16.05 GiB per GPU: rtx-4090 at its 2026-05 street price $1,800 (rtx-3090 is not bought new)
+    assert (gpu.catalog_id, gpu.price_kind, gpu.unit_price_usd) == ("rtx-4090", "street", 1800.0)
+    warn = [w for w in p.warnings if w.startswith("not bought: out of production")]
+    assert len(warn) == 1
+    assert "rtx-3090 (used_ok: true buys it used: used price of 2026-05-16, $750.00)" in warn[0]
+    assert "rtx-a5000 (no used price either: overlay a dated quote)" in warn[0]
+    why = p.candidates[(p.candidates["gpu_id"] == "rtx-3090") & (p.candidates["binding"] == "price")]["why_not"]
+    assert len(why) and why.iloc[0].startswith("rtx-3090 is out of production (gpus.yaml discontinued): price: "
+                                               "street does not pay its launch list price ($1,499.00 of 2020-09-24)")
+
+
+def test_used_ok_buys_a_discontinued_card_used(tmp_path):
+    cat = load_catalog()
+    text = (SCENARIOS / "ft-7b-workstation.yaml").read_text().replace("constraints:\n", "constraints:\n  used_ok: true\n")
+    (tmp_path / "s.yaml").write_text(text)
+    p = plan(load_scenario(tmp_path / "s.yaml", cat), cat)
+    gpu = p.line_items()[0]
+    # used rtx-3090 $750 (2026-05-16) < used rtx-4090 $1,400 < new rtx-4090 $1,800, all hold 16.05 GiB
+    assert (gpu.catalog_id, gpu.condition, gpu.unit_price_usd, gpu.as_of) == ("rtx-3090", "used", 750.0, "2026-05-16")
 
 
 # ----- reading -------------------------------------------------------------------------------------

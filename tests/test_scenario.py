@@ -472,6 +472,7 @@ def test_cli_reads_relative_model_paths_from_the_scenario_directory(tmp_path, el
             concurrency: 2
         constraints:
           max_cards: 1
+          price: msrp  # the A6000 is discontinued: price: street pays no new one
           allowed_gpus: [rtx-a6000]
     """)
     result = CliRunner().invoke(main, [command, str(p), "--json"], catch_exceptions=False)

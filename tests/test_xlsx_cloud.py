@@ -347,6 +347,7 @@ workloads:
     tokens_per_request: 300
     requests_per_hour: 2000
 constraints:
+  price: msrp  # the A6000 is discontinued: price: street pays no new one
   allowed_gpus: [rtx-a6000]
   max_cards: 1
 extras:

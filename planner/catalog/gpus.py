@@ -73,6 +73,10 @@ class Gpu:
             is one item); ``price``: the one chosen (the scenario's price mode chooses again).
         vendor_bf16_tflops: the vendor's dense 16-bit tensor figure (datasheet, sparse figures
             halved), which ``bf16_tflops`` may not exceed (``planner catalog check``).
+        discontinued: when and by whose word the part went out of production (text, with its
+            source), or None while it is made. ``price: street`` does not pay such a part's launch
+            list price (planner.catalog.prices.select_price): only a dated new street price, a quote
+            or an estimate, else (``used_ok``) a used price.
         mfu_scale: factor on the default MFU for this card's software stack (1.0: the NVIDIA
             CUDA stack the defaults come from; below 1 where published measurements show a
             lower achieved share of the datasheet TFLOPS). Times only; memory is unaffected.
@@ -112,6 +116,7 @@ class Gpu:
     verification: str | None = None
     prices: tuple[Any, ...] = ()
     price: Any = None
+    discontinued: str | None = None
 
     @property
     def cuda_total_bytes(self) -> int:
@@ -181,6 +186,7 @@ GPU_FIELDS: dict[str, Field] = {
     "memory_cuda_total": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                attr="memory_cuda_total_bytes"),
     "cooling": Field(read_choice(COOLING_KINDS), required=False),
+    "discontinued": Field(read_text, required=False),
 }
 
 

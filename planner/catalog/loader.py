@@ -163,13 +163,15 @@ def purchasable_gpus(catalog: Catalog, allowed: Iterable[str] | None = None, exc
                      vendors: Iterable[str] | None = None) -> list[Gpu]:
     """The catalog's GPUs a plan may buy under a scenario's filters (``allowed_gpus``,
     ``excluded_gpus``, ``vendors``; None: no filter). A GPU without a purchase price (a cloud-only
-    part such as the A10G) is left out unless ``allowed`` names it, where the solver's price rule
-    then says why it is not bought."""
+    part such as the A10G) is left out unless ``allowed`` names it, or it is a discontinued card
+    that has prices (its launch list price not paid under ``price: street``), where the solver's
+    price rule then says why it is not bought."""
     allow = None if allowed is None else set(allowed)
     skip = set(excluded)
     kinds = None if vendors is None else set(vendors)
     return [g for g in catalog.gpus if (allow is None or g.id in allow) and g.id not in skip
-            and (kinds is None or g.vendor in kinds) and (g.price_usd is not None or allow is not None)]
+            and (kinds is None or g.vendor in kinds)
+            and (g.price_usd is not None or allow is not None or bool(g.discontinued and g.prices))]
 
 
 def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:

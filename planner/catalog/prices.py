@@ -23,7 +23,10 @@ Which price a plan pays (:func:`select_price`, scenario ``constraints.price`` an
 
 ``street`` (the default): a new unit at the best-founded current price: a ``quote`` first, then
   ``street``, then ``estimate``, then ``msrp`` (the only price some parts have), the newest of
-  the first kind present.
+  the first kind present. A part out of production (a GPU's ``discontinued``) is not sold new
+  at its launch list price: its ``msrp`` is not paid, so without a dated ``street`` / ``quote`` /
+  ``estimate`` of a new unit it has no new price (only ``used_ok: true`` buys it, used; the
+  solver's ``price`` rule says why it is not bought).
 ``msrp``: the list price, where there is one (else as ``street``): for comparing machines at
   list prices.
 ``used_ok: true``: also the newest used price (a used ``quote`` before ``used`` before a used
@@ -190,11 +193,18 @@ def _negated(as_of: str) -> tuple[int, ...]:
     return tuple(-x for x in parts + [0] * (3 - len(parts)))
 
 
-def select_price(prices: Sequence[Price], mode: str = "street", used_ok: bool = False) -> Price | None:
-    """The price a plan pays for one unit (see the module docstring); None when there is none."""
+def select_price(prices: Sequence[Price], mode: str = "street", used_ok: bool = False, *,
+                 discontinued: bool = False) -> Price | None:
+    """The price a plan pays for one unit (see the module docstring); None when there is none.
+
+    ``discontinued``: the part is out of production; in ``street`` mode its ``msrp`` (a launch list
+    price no seller asks any more) is not a price of a new unit it can be bought at."""
     if mode not in NEW_ORDER:
         raise ValueError(f"unknown price mode {mode!r}; one of {', '.join(PRICE_MODES)}")
-    new = _newest((p for p in prices if p.condition == "new"), NEW_ORDER[mode])
+    order = NEW_ORDER[mode]
+    if discontinued and mode == "street":
+        order = {k: v for k, v in order.items() if k != "msrp"}
+    new = _newest((p for p in prices if p.condition == "new"), order)
     if not used_ok:
         return new
     used = _newest((p for p in prices if p.condition == "used"), USED_ORDER)
@@ -209,7 +219,7 @@ PRICED_LISTS = {"gpus": "price_usd", "dimms": "price_usd", "platforms": "base_pr
 
 def priced(record: Any, mode: str, used_ok: bool, attr: str = "price_usd") -> Any:
     """``record`` (a GPU, DIMM or platform) with its price set to :func:`select_price`'s choice."""
-    chosen = select_price(record.prices, mode, used_ok)
+    chosen = select_price(record.prices, mode, used_ok, discontinued=bool(getattr(record, "discontinued", None)))
     if chosen is record.price:
         return record
     if chosen is None:
@@ -228,14 +238,23 @@ def priced_catalog(catalog: Any, mode: str = "street", used_ok: bool = False) ->
     return dataclasses.replace(catalog, **changes)
 
 
-def price_fields(prices: tuple[Price, ...], attr: str = "price_usd") -> dict[str, Any]:
-    """The record fields of the loader's default choice (``price: street``, new units only)."""
-    chosen = select_price(prices)
+def price_fields(prices: tuple[Price, ...], attr: str = "price_usd", *, discontinued: bool = False) -> dict[str, Any]:
+    """The record fields of the loader's default choice (``price: street``, new units only;
+    ``discontinued``: the part is out of production, see :func:`select_price`)."""
+    chosen = select_price(prices, discontinued=discontinued)
     if chosen is None:
-        return {"prices": prices, "price": None}
+        return {"prices": prices, "price": None, attr: None, "price_kind": None}
     return {"prices": prices, "price": chosen, attr: chosen.usd, "price_kind": chosen.kind}
+
+
+def unbought_new(prices: Sequence[Price]) -> Price | None:
+    """The newest list price (msrp) of a discontinued part that ``price: street`` does not pay
+    (None when it has a dated new street / quote / estimate price, or no msrp)."""
+    if select_price(prices, discontinued=True) is not None:
+        return None
+    return _newest((p for p in prices if p.condition == "new"), {"msrp": 0})
 
 
 __all__ = ["CONDITIONS", "PRICE_ITEM_KEYS", "PRICE_KINDS", "PRICE_MODES", "PRICED_LISTS", "Price",
            "default_condition", "legacy_price", "price_words", "price_fields", "priced", "priced_catalog", "read_prices",
-           "select_price"]
+           "select_price", "unbought_new"]

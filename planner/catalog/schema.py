@@ -301,7 +301,7 @@ def price_extra(attr: str = "price_usd") -> Callable[["Parsed"], dict[str, Any]]
         v = p.values
         prices = v.get("prices") or legacy_price(v.get(attr), v.get("price_kind"), as_of=v["as_of"],
                                                  source=v["source"])
-        return price_fields(tuple(prices), attr)
+        return price_fields(tuple(prices), attr, discontinued=bool(v.get("discontinued")))
 
     return extra
 

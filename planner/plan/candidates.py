@@ -1168,6 +1168,29 @@ def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
     return cs.hardware.network_by_shape.get((nics, n == 2))
 
 
+def unpriced_reason(gpu: Gpu, used_ok: bool) -> str:
+    """Why ``gpu`` (its price chosen by the scenario, planner.catalog.prices) has no price a plan
+    pays: a cloud-only part, or a discontinued card whose launch list price ``price: street`` does not
+    pay, with what would buy it (``used_ok: true`` and its used price, or an overlaid quote)."""
+    from planner.catalog.prices import select_price, unbought_new
+
+    if not gpu.discontinued:
+        return f"{gpu.id} has no purchase price in the catalog"
+    msrp = unbought_new(gpu.prices)
+    used = select_price([p for p in gpu.prices if p.used], used_ok=True)
+    head = f"{gpu.id} is out of production (gpus.yaml discontinued)"
+    old = (f": price: street does not pay its launch list price (${msrp.usd:,.2f} of {msrp.as_of}), which no seller "
+           "asks now, and the catalog has no dated street price of a new unit") if msrp else \
+        ": the catalog has no dated street price of a new unit"
+    if used is not None and not used_ok:
+        tail = f"; set used_ok: true to buy one used ({used.label()}, ${used.usd:,.2f})"
+    elif used is None:
+        tail = "; nor a used price: overlay a dated quote (--catalog DIR) to buy one"
+    else:
+        tail = ""
+    return head + old + tail
+
+
 def _columns(t: Any) -> dict[str, Any]:
     return {k: t[k].to_numpy() for k in t.columns}
 
@@ -1190,7 +1213,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
     c, n = int(r["cards_per_node"]), int(r["nodes"])
     gname = f"{c} x {gpu.id}"
     if b == "price":
-        return f"{gpu.id} has no purchase price in the catalog"
+        return unpriced_reason(gpu, cs.scenario.constraints.used_ok)
     if b == "form_factor":
         if plat.fixed_gpu is not None and gpu.form_factor in plat.form_factors:
             return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "

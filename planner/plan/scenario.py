@@ -891,7 +891,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         net = Network(kind=kind, nics_per_node=nics, nic=nic, min_rate_bytes_per_s=min_rate,
                       switch=ne.str("switch", "auto", choices=NETWORK_SWITCH))
     # Filters that leave nothing are input errors, not infeasible plans.
-    gpus = purchasable_gpus(priced_catalog(catalog, price, used_ok), allowed, excluded, vendors)
+    gpus = [g for g in purchasable_gpus(priced_catalog(catalog, price, used_ok), allowed, excluded, vendors)
+            if g.price_usd is not None or allowed is not None]
     if not gpus:
         key = "allowed_gpus" if allowed is not None else ("vendors" if vendors is not None else "excluded_gpus")
         raise e.error("allowed_gpus, excluded_gpus and vendors together leave no GPU with a purchase price", key,

@@ -73,7 +73,7 @@ from planner.plan.candidates import (
 )
 from planner.catalog.loader import Catalog
 from planner.catalog.platforms import cools, max_cards
-from planner.catalog.prices import priced_catalog
+from planner.catalog.prices import priced_catalog, select_price
 from planner.core.errors import InfeasibleError, InputError
 from planner.core.fields import Entry
 from planner.memory import Estimate, estimate
@@ -1170,6 +1170,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     if unstated:
         out.append(f"cooling not checked: {' and '.join(unstated)} (catalog fields cooling / gpu_cooling: a passive "
                    "data-centre card needs a server's airflow)")
+    out += _unpriced_warnings(cs)
     est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
     if est_items:
         out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
@@ -1181,6 +1182,22 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     return out
 
 
+
+
+def _unpriced_warnings(cs: CandidateSet) -> list[str]:
+    """The discontinued cards the plan did not consider for want of a price it pays (each with
+    why: planner.plan.candidates.unpriced_reason)."""
+    cons = cs.scenario.constraints
+    out = [g for g in cs.hardware.gpus if g.price_usd is None and g.discontinued]
+    if not out:
+        return []
+    parts = []
+    for g in out:
+        used = select_price([p for p in g.prices if p.used], used_ok=True)
+        parts.append(f"{g.id} (used_ok: true buys it used: {used.label()}, ${used.usd:,.2f})" if used and not cons.used_ok
+                     else f"{g.id} (no used price either: overlay a dated quote)")
+    return ["not bought: out of production, and price: street pays no launch list price (msrp) for a card no "
+            "seller offers new (gpus.yaml discontinued): " + ", ".join(parts)]
 
 
 def stale_items(items: Sequence[LineItem], catalog: Catalog) -> list[LineItem]:

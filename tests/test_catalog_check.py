@@ -14,10 +14,15 @@ from planner.catalog.sources import parse_sources
 from planner.cli.main import main
 
 
+# The shipped catalog's prices were last reviewed on this date; pinned so the test does not rot
+# (ages are counted from today's date by default, see test_the_default_reference_date_is_today).
+REVIEWED = "2026-12-02"
+
+
 def test_the_shipped_catalog_passes_with_its_stated_exceptions():
     cat = load_catalog()
-    findings, ref = check_catalog(cat)
-    assert ref == reference_date(cat) == "2026-11"
+    findings, ref = check_catalog(cat, today=REVIEWED)
+    assert ref == REVIEWED and reference_date(cat) == "2026-11"  # the catalog's own newest price: 2026-11
     assert failures(findings) == [], "\n".join(f.line() for f in failures(findings))
     exempt = {(f.check, f.id) for f in findings if f.exempt}
     # discontinued cards and parts whose only price is old say why their figure stands
@@ -26,9 +31,25 @@ def test_the_shipped_catalog_passes_with_its_stated_exceptions():
     # the notes do not fail: the Azure rows of 2024-01 and the GPUs without a vendor figure
     notes = [f.text for f in findings if f.check == "note"]
     assert any("10 azure rows of 2024-01" in n for n in notes)
-    r = CliRunner().invoke(main, ["catalog", "check"])
+    r = CliRunner().invoke(main, ["catalog", "check", "--today", REVIEWED])
     assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[0] == f"Catalog check: ages counted from {REVIEWED} (--today)"
     assert r.output.splitlines()[-1].startswith("0 failed, ")
+
+
+def test_the_default_reference_date_is_today(monkeypatch):
+    import planner.catalog.check as check
+
+    monkeypatch.setattr(check, "today_date", lambda: "2031-05-17")
+    findings, ref = check_catalog(load_catalog(), sources=parse_sources(""))
+    assert ref == "2031-05-17"
+    # rtx-4090's street price of 2026-05 is (2031*12+5) - (2026*12+5) = 60 months old on 2031-05-17
+    stale = [f.text for f in findings if f.check == "stale" and not f.exempt and f.id == "rtx-4090"]
+    assert any(t.startswith("street $1,800.00 (new) of 2026-05 is 60 months old") for t in stale), stale
+    r = CliRunner().invoke(main, ["catalog", "check"])
+    assert r.output.splitlines()[0] == "Catalog check: ages counted from 2031-05-17 (today's date; --today DATE " \
+                                       "counts from another)"
+    assert r.exit_code == 1  # five years on, the shipped street prices are stale
 
 
 def _overlay(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -21,9 +21,11 @@ fail the check. Notes that do not fail it: cloud rows older than 12 months (thei
 changed; the shipped Azure rows come from an older SkyPilot schema) and GPUs without a vendor
 figure to check against.
 
-The reference date is the newest ``as_of`` of the catalog's purchase prices (the catalog's own
-date, so the shipped catalog gives the same answer on any day it is checked; the solver's stale
-warning counts the same way), or ``today`` when given (``--today``).
+Ages are counted from today's date (:func:`today_date`, the machine's clock), or from ``today``
+when given (``--today``): a price is as old as a buyer finds it, so a catalog left alone goes stale
+as the months pass, and the check says so. Tests pin ``today=`` so that their answers do not
+change with the day they run. (:func:`reference_date`, the newest ``as_of`` of the catalog's
+purchase prices, is the catalog's own date; the solver's stale warning counts from it.)
 """
 
 from __future__ import annotations
@@ -102,15 +104,21 @@ def reference_date(catalog: Any) -> str:
     return f"{(newest - 1) // 12:04d}-{(newest - 1) % 12 + 1:02d}"
 
 
+def today_date() -> str:
+    """Today's date, YYYY-MM-DD (the machine's clock): the check's default reference date."""
+    return dt.date.today().isoformat()
+
+
 def check_catalog(catalog: Any, *, today: str | None = None,
                   sources: SourceIndex | None = None) -> tuple[list[Finding], str]:
     """Every finding (see the module docstring) and the reference date used.
 
     Args:
-        today: the reference date (YYYY-MM[-DD]); default :func:`reference_date`.
+        today: the reference date (YYYY-MM[-DD]); default :func:`today_date`. Ages are whole
+            months between the two dates' months (a price of 2025-12 is 12 months old on 2026-12-31).
         sources: the catalog's REF ids (default: the SOURCES.md beside its files).
     """
-    ref = today or reference_date(catalog)
+    ref = today or today_date()
     now = months(ref)
     out: list[Finding] = []
     for name, (file, attr) in _PRICED.items():
@@ -197,4 +205,4 @@ def failures(findings: Iterable[Finding]) -> list[Finding]:
 
 
 __all__ = ["CHECKS", "Finding", "STALE_MONTHS", "STALE_MSRP_MONTHS", "check_catalog", "failures", "prices_of",
-           "reference_date"]
+           "reference_date", "today_date"]

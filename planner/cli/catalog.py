@@ -231,7 +231,7 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
 @catalog_command.command(name="check")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--today", default=None, metavar="YYYY-MM[-DD]",
-              help="Count ages from this date (default: the newest price in the catalog).")
+              help="Count ages from this date (default: today's date).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 @handle_errors
 def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> None:
@@ -240,7 +240,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
 
     A price is stale when a plan may pay it (price: street, price: msrp, used_ok) and it is dated
     more than 12 months (street, used, quote, estimate) or 24 months (msrp) before the reference
-    date. A finding the catalog states an exception for (a price item's exempt:) is listed with its
+    date: today's date, or --today (the output's first line names the one used). A finding the catalog states an exception for (a price item's exempt:) is listed with its
     reason and does not fail. Exits 1 when a check fails.
 
     \b
@@ -266,7 +266,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
                                              "exempt": f.exempt, "fails": f.fails} for f in findings]}, indent=2))
     else:
         click.echo(f"Catalog check: ages counted from {ref}"
-                   + (" (--today)" if today else " (the newest price in the catalog; --today DATE counts from another)"))
+                   + (" (--today)" if today else " (today's date; --today DATE counts from another)"))
         for f in sorted(findings, key=lambda f: (not f.fails, f.check == "note", f.file, f.id)):
             click.echo(f.line())
         exempt = sum(1 for f in findings if f.exempt)

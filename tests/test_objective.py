@@ -99,3 +99,55 @@ def test_without_job_sizes_the_columns_stay_blank():
     p = objective_plan(s, cat)
     assert math.isnan(p.choice["usd_per_job"]) and not math.isnan(p.choice["tco_usd"])
     assert "not computed" in p.assumptions["objective_arithmetic"][-1]
+
+
+# ----- how time and cost per job were computed (assumptions['job_arithmetic'], the text's brief lines) -----
+
+def test_the_plan_states_how_time_and_cost_per_job_were_computed():
+    from pathlib import Path
+
+    from planner.plan.scenario import load_scenario
+
+    cat = load_catalog()
+    sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml", cat)
+    p = objective_plan(sc, cat)
+    job = p.assumptions["job_arithmetic"]
+    w = job["workloads"][0]
+    # 1 x rtx-3060-12gb: 25.5 dense bf16 TFLOPS (gpus.yaml), QLoRA default MFU 0.28 (planner.cost.timing);
+    # time = 1e8 dataset tokens x FLOPs/token / (1 x 25.5e12 x 0.28), no offload
+    assert (w["job_tokens"], w["mfu"]) == (1e8, 0.28)
+    hours = 1e8 * w["flops_per_token"] / (25.5e12 * 0.28) / 3600
+    assert w["hours_per_job"] == pytest.approx(hours, rel=1e-9)
+    # QLoRA with full checkpointing: 4P + 6A + 2(P + A) = 6P + 8A FLOPs per token, P = llama-2-7b's
+    # 6,738,415,616 parameters; A (the r=16 adapters) is below 1 % of P
+    assert 6 * 6_738_415_616 <= w["flops_per_token"] <= 6.1 * 6_738_415_616
+    # per busy hour: (capex x (1 - 0.2) + 0) / (0.5 x 730 h x 12 x 3 years) + (170 W + 300 W) / 1000 x $0.13/kWh
+    capex = float(p.choice["capex_usd"])
+    per_hour = capex * 0.8 / (365 * 12 * 3) + 470 / 1000 * 0.13
+    assert job["cost_per_busy_hour"]["usd"] == pytest.approx(per_hour, rel=1e-12)
+    assert job["usd_per_job"] == pytest.approx(hours * per_hour, rel=1e-9)
+    brief = p.assumptions["objective_arithmetic"]
+    assert any(x.startswith("time per job, qlora-7b: 100,000,000 tokens x ") and "TFLOPS rtx-3060-12gb x MFU 0.28" in x
+               for x in brief), brief
+    assert any(x.startswith("cost per busy hour (depreciation): (capex $") for x in brief)
+    assert any(s.startswith("FLOPs per token = ") for s in w["steps"])  # the full steps, for the JSON / workbook
+
+
+def test_inference_cost_per_job_is_per_request_and_per_million_tokens(tmp_path):
+    from planner.plan.scenario import load_scenario
+
+    (tmp_path / "s.yaml").write_text(
+        "name: chat\nworkloads:\n  - name: chat\n    model: llama-3.1-8b\n    task: infer\n    engine: vllm\n"
+        "    weights: bf16\n    context: 4096\n    concurrency: 16\n    tokens_per_request: 500\n"
+        "constraints:\n  allowed_gpus: [rtx-5090]\n  max_cards: 1\ncosts:\n  utilization: 0.5\n")
+    cat = load_catalog()
+    p = objective_plan(load_scenario(tmp_path / "s.yaml", cat), cat)
+    job = p.assumptions["job_arithmetic"]
+    w = job["workloads"][0]
+    per_request = w["hours_per_job"] * job["cost_per_busy_hour"]["usd"]
+    assert w["usd_per_request"] == pytest.approx(per_request, rel=1e-12)
+    # per million generated tokens = per request / 500 generated tokens x 1e6 (linear in the requests served)
+    assert w["usd_per_million_generated_tokens"] == pytest.approx(per_request / 500 * 1e6, rel=1e-12)
+    assert w["unit"].startswith("USD per request") and w["scaling"].startswith("linear: N requests cost N x")
+    line = next(x for x in p.assumptions["objective_arithmetic"] if x.startswith("cost per job, chat: "))
+    assert f"${w['usd_per_million_generated_tokens']:,.4f} per million generated tokens" in line

@@ -57,6 +57,16 @@ OBJECTIVE_TEXT = {
 }
 
 
+def _usd(x: float) -> str:
+    """Dollars with cents, or with 4 significant digits below a cent (a request's cost)."""
+    return f"${x:,.2f}" if abs(x) >= 0.01 else f"${x:.4g}"
+
+
+def _hours(h: float) -> str:
+    """Hours to 3 decimals, or seconds below 0.01 h (an inference request)."""
+    return f"{h:,.3f} h" if h >= 0.01 else f"{h:.4g} h ({h * 3600:,.4g} s)"
+
+
 def busy_hours_per_month(costs: CostInputs, workloads: Sequence[Any]) -> tuple[float, str]:
     """Busy hours per month h and where the figure comes from (as planner.cost.compare reads it)."""
     if costs.hours_per_month is not None:
@@ -90,7 +100,7 @@ def plan(scenario: Any, catalog: Any, top_k: int = 5, *, costs: CostInputs | Non
     cs = ranked(cs, catalog, costs, scenario.objective)
     result = choose(cs, catalog, top_k=top_k, overheads=overheads)
     return dataclasses.replace(result, assumptions={**result.assumptions,
-                                                    **objective_assumptions(cs, result, costs)})
+                                                    **objective_assumptions(cs, result, costs, catalog)})
 
 
 def ranked(cs: CandidateSet, catalog: Any, costs: CostInputs, objective: str) -> CandidateSet:
@@ -159,23 +169,113 @@ def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[in
 
 def job_hours(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int], costs: CostInputs) -> float:
     """Hours of one run of every workload with the given usages on ``gpu`` (NaN when one has no size)."""
-    total = 0.0
+    times = job_times(cs, gpu, per_lane, usage_ids, costs)
+    if any(jt is None or jt.hours_per_job is None for _, jt in times):
+        return math.nan
+    return sum(jt.hours_per_job for _, jt in times)  # type: ignore[misc]
+
+
+def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int],
+              costs: CostInputs) -> list[tuple[Any, Any]]:
+    """(workload, :class:`planner.cost.timing.JobTime` or None when it has no usage) per workload."""
+    out: list[tuple[Any, Any]] = []
     for w, u in enumerate(usage_ids):
         if u < 0:
-            return math.nan
+            out.append((cs.scenario.workloads[w], None))
+            continue
         usage = cs.usages[w][u]
         wl = usage.workload
-        jt = time_workload(workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus,
-                           pcie_per_lane_bytes_per_s=per_lane, pcie_lanes=gpu.pcie_lanes,
-                           mfu=costs.mfu_for(wl.name), mbu=costs.mbu or DEFAULT_MBU)
-        if jt.hours_per_job is None:
-            return math.nan
-        total += jt.hours_per_job
-    return total
+        out.append((wl, time_workload(workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus,
+                                      pcie_per_lane_bytes_per_s=per_lane, pcie_lanes=gpu.pcie_lanes,
+                                      mfu=costs.mfu_for(wl.name), mbu=costs.mbu or DEFAULT_MBU)))
+    return out
 
 
-def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs) -> dict[str, Any]:
-    """The plan's ``objective`` (what it minimised) and ``objective_arithmetic`` (the choice's figures)."""
+def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) -> dict[str, Any]:
+    """How table row ``row``'s time per job and cost per job were computed, in full.
+
+    Returns a mapping: ``workloads`` (per workload: what one job is, its tokens, the time model's
+    throughput, MFU and why, hours, and every step of the time model's arithmetic, planner.cost.timing;
+    for inference also the cost per request and per million generated tokens), ``cost_per_busy_hour``
+    (the depreciation arithmetic of planner.cost.tco.local_usd_per_busy_hour with its inputs),
+    ``usd_per_job`` and its ``formula``; ``brief``: the same in a few lines for the text output.
+    """
+    t = cs.table
+    gpu = next(g for g in cs.hardware.gpus if g.id == t["gpu_id"].iloc[row])
+    plat = next(p for p in cs.hardware.platforms if p.id == t["platform_id"].iloc[row])
+    per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
+                   catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
+    cards, nodes = int(t["cards_total"].iloc[row]), int(t["nodes"].iloc[row])
+    capex = float(t["capex_usd"].iloc[row])
+    h, h_source = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
+    years = costs.depreciation_years
+    energy = energy_usd_per_hour(gpu_count=cards, gpu_tdp_w=gpu.tdp_w, platform_w=float(plat.platform_w) * nodes,
+                                 usd_per_kwh=costs.usd_per_kwh, pue=costs.pue,
+                                 gpu_power_fraction=costs.gpu_power_fraction)
+    per_hour = local_usd_per_busy_hour(hours_per_month=h, capex_usd=capex, residual_fraction=costs.residual_fraction,
+                                       years=years, support_usd_per_year=costs.support_usd_per_year,
+                                       energy_usd_per_hour=energy)
+    fixed = capex * (1 - costs.residual_fraction) + costs.support_usd_per_year * years
+    busy = h * 12 * years
+    hour_formula = (f"(capex ${capex:,.2f} x (1 - residual {costs.residual_fraction:g}) + support "
+                    f"${costs.support_usd_per_year:,.0f}/year x {years:g} years) / ({h:,.1f} busy h/month ({h_source}) x 12 "
+                    f"x {years:g} years = {busy:,.0f} h) + energy ${energy:,.4f}/h ((GPUs {cards} x {gpu.tdp_w} W x "
+                    f"{costs.gpu_power_fraction:g} + platforms {float(plat.platform_w) * nodes:,.0f} W) / 1000 x "
+                    f"${costs.usd_per_kwh:g}/kWh x PUE {costs.pue:g}) = ${fixed:,.2f} / {busy:,.0f} h + ${energy:,.4f} "
+                    f"= ${per_hour:,.4f} per busy hour")
+    works: list[dict[str, Any]] = []
+    brief: list[str] = []
+    total_h = 0.0
+    complete = True
+    for wl, jt in job_times(cs, gpu, per_lane, [int(u) for u in cs.best_usage[row]], costs):
+        if jt is None or jt.hours_per_job is None:
+            complete = False
+            works.append({"workload": wl.name, "job": jt.job if jt else "not timed", "hours_per_job": None,
+                          "steps": list(jt.lines) if jt else []})
+            continue
+        total_h += jt.hours_per_job
+        item: dict[str, Any] = {"workload": wl.name, "task": wl.task, "job": jt.job, "job_tokens": jt.job_tokens,
+                                "tokens_per_s": jt.tokens_per_s, "mfu": jt.mfu, "mfu_reason": jt.mfu_reason,
+                                "hours_per_job": jt.hours_per_job, "steps": list(jt.lines)}
+        if wl.task == "train":
+            achieved = wl.gpus * float(gpu.bf16_tflops) * jt.mfu  # TFLOPS, as planner.cost.timing._time_training
+            fpt = (jt.compute_s or 0.0) / float(jt.job_tokens) * achieved * 1e12
+            item["flops_per_token"] = fpt
+            offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
+            brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens x {fpt:,.4g} FLOPs/token / ({wl.gpus} x "
+                         f"{float(gpu.bf16_tflops):g} TFLOPS {gpu.id} x MFU {jt.mfu:g}){offload} = {jt.hours_per_job:,.3f} h "
+                         f"({jt.tokens_per_s:,.1f} tokens/s, time model)")
+        else:
+            usd_req = jt.hours_per_job * per_hour
+            per_m = usd_req / float(jt.job_tokens) * 1e6
+            item.update({"usd_per_request": usd_req, "usd_per_million_generated_tokens": per_m,
+                         "unit": "USD per request; per million generated tokens = per request / tokens_per_request x 1e6",
+                         "scaling": "linear: N requests cost N x the per-request figure at this busy-hour rate "
+                                    "(the machine's requests/h capacity caps the rate it serves)"})
+            brief.append(f"time per job, {wl.name}: {jt.job} at {jt.tokens_per_s:,.1f} generated tokens/s "
+                         f"(time model: decode step {'and prefill ' if jt.compute_s else ''}on {wl.gpus} x {gpu.id}, "
+                         f"prefill MFU {jt.mfu:g}) = {jt.seconds_per_job:,.4f} machine-s per request")
+            brief.append(f"cost per job, {wl.name}: {_usd(usd_req)} per request (USD per request of "
+                         f"{jt.job_tokens:,.0f} generated tokens) = {_usd(usd_req)} / {jt.job_tokens:,.0f} x 1e6 = "
+                         f"${per_m:,.4f} per million generated tokens; N requests cost N x {_usd(usd_req)}")
+        works.append(item)
+    brief.append(f"cost per busy hour (depreciation): {hour_formula}")
+    out: dict[str, Any] = {"workloads": works, "cost_per_busy_hour": {
+        "usd": per_hour, "formula": hour_formula, "capex_usd": capex, "residual_fraction": costs.residual_fraction,
+        "support_usd_per_year": costs.support_usd_per_year, "depreciation_years": years,
+        "busy_hours_per_month": h, "busy_hours_source": h_source, "energy_usd_per_hour": energy}}
+    if complete:
+        out["hours_per_job"] = total_h
+        out["usd_per_job"] = total_h * per_hour
+        out["formula"] = (f"cost per job = hours per job {total_h:,.6g} h (sum over workloads) x ${per_hour:,.4f} per "
+                          f"busy hour = {_usd(total_h * per_hour)}")
+    out["brief"] = brief
+    return out
+
+
+def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, catalog: Any = None) -> dict[str, Any]:
+    """The plan's ``objective`` (what it minimised), ``objective_arithmetic`` (the choice's figures,
+    a few lines) and, given the ``catalog``, ``job_arithmetic`` (:func:`job_arithmetic` of the choice)."""
     c = result.choice
     h, h_source = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
     out: dict[str, Any] = {"objective": OBJECTIVE_TEXT[cs.objective]}
@@ -186,15 +286,24 @@ def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs) -> 
         lines.append(f"owned {years:g} years at {h:,.1f} busy h/month ({h_source}), residual "
                      f"{costs.residual_fraction:g}, support ${costs.support_usd_per_year:,.0f}/year, "
                      f"${costs.usd_per_kwh:g}/kWh x PUE {costs.pue:g}: TCO ${tco:,.2f}")
-    if hours is not None and not math.isnan(hours):
+    timed = hours is not None and not math.isnan(hours)
+    if timed:
         per_hour = usd / hours if hours else float("nan")
-        lines.append(f"one job (one run of every workload) {hours:,.3f} h x ${per_hour:,.4f} per busy hour = "
-                     f"${usd:,.2f} per job")
+        lines.append(f"one job (one run of every workload) {_hours(hours)} x ${per_hour:,.4f} per busy hour = "
+                     f"{_usd(usd)} per job")
     else:
         lines.append("time and cost per job: not computed (a workload gives no dataset_tokens / tokens_per_request)")
+    if timed and catalog is not None:
+        import numpy as np
+
+        feasible = np.nonzero(cs.table["feasible"].to_numpy())[0]
+        if len(feasible):
+            full = job_arithmetic(cs, catalog, costs, int(feasible[0]))
+            out["job_arithmetic"] = full
+            lines += full["brief"]
     out["objective_arithmetic"] = lines
     return out
 
 
-__all__ = ["OBJECTIVE_TEXT", "busy_hours_per_month", "job_hours", "metrics", "objective_assumptions", "plan",
+__all__ = ["OBJECTIVE_TEXT", "busy_hours_per_month", "job_arithmetic", "job_hours", "job_times", "metrics", "objective_assumptions", "plan",
            "ranked"]

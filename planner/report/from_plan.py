@@ -90,6 +90,18 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
         out.append(f"Objective: {a['objective']}")
     for line in a.get("objective_arithmetic") or ():
         out.append(f"Objective arithmetic: {line}")
+    job = a.get("job_arithmetic") or {}
+    for w in job.get("workloads") or ():  # the time model's every step (planner.cost.objective.job_arithmetic)
+        for step in w.get("steps") or ():
+            out.append(f"Time per job, {w.get('workload')}: {step}")
+        if w.get("mfu_reason"):
+            out.append(f"Time per job, {w.get('workload')}: MFU {w.get('mfu'):g}: {w['mfu_reason']}")
+        if w.get("unit"):
+            out.append(f"Cost per job, {w.get('workload')}: unit {w['unit']}; scaling {w.get('scaling')}")
+    if job.get("cost_per_busy_hour"):
+        out.append(f"Cost per busy hour: {job['cost_per_busy_hour']['formula']}")
+    if job.get("formula"):
+        out.append(f"Cost per job: {job['formula']}")
     for rule, text in (a.get("rules") or {}).items():
         out.append(f"Rule {rule}: {text}")
     overheads = a.get("runtime_overheads") or {}

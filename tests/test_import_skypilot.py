@@ -79,8 +79,13 @@ def test_aws_spot_rules():
     b200 = rows["aws-p6-b200-48xlarge"]
     assert (b200.spot_usd_per_hour, b200.spot_usd_per_hour_range) == (21.0148, (13.0338, 21.0148))
     assert "local zone use1-atl2-az1" in b200.notes
-    # us-east-2 and us-west-2 tie: the first region by name; ap-south-1 is cheaper but not in the US
-    assert rows["aws-g6-xlarge"].region == "us-east-2"
+    # g6.xlarge (the real rows, catalogs/v8/aws/vms.csv @00148f2a): $0.8048 on demand in us-east-1, us-east-2
+    # and us-west-2 alike. The tie goes to the lowest regular-zone spot price: us-east-1 0.3490 (use1-az4),
+    # us-east-2 0.2599 (use2-az2), us-west-2 0.3900 (usw2-az3) -> us-east-2, the shipped row's region
+    # (the first by name, us-east-1, would have given spot 0.3490); its spot range is its three zones'
+    g6 = rows["aws-g6-xlarge"]
+    assert (g6.region, g6.usd_per_hour, g6.spot_usd_per_hour, g6.spot_usd_per_hour_range) == (
+        "us-east-2", 0.8048, 0.2599, (0.2599, 0.2756))
     assert (rows["aws-g5-xlarge"].region, rows["aws-g5-xlarge"].usd_per_hour) == ("us-east-1", 1.006)
 
 
@@ -133,3 +138,83 @@ def test_cli_writes_a_dated_overlay(overlay):
     assert "REF:SKY-SCHEMA-v8" in rows["gcp-g2-standard-4"]["source"]
     # a row without spot clears the shipped row's spot keys when the overlay replaces it
     assert rows["lambda-gpu-1x-a10"]["spot_usd_per_hour"] is None
+
+
+# ----- files the importer refuses or reads with care (one line: file, line, column) -----------------
+
+HEADER_AWS = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region," \
+             "AvailabilityZone,Arch\n"
+# a real row (catalogs/v8/aws/vms.csv @00148f2a), GpuInfo shortened to the name the importer ignores
+G6 = "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.259900,us-east-2,use2-az2,x86_64\n"
+
+
+def _aws(tmp_path, body, name="aws"):
+    path = tmp_path / name / "vms.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER_AWS + body)
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    (G6 + "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048\n", "line 3: 7 fields where the header has 11: no value for column "
+                                                   "SpotPrice"),
+    (G6 + "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-east-1,use1-az1,x86_64,extra\n",
+     "line 3: 12 fields where the header has 11: 1 value(s) after the last column, Arch"),
+    ("g6.xlarge,L4,one,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az1,x86_64\n",
+     "line 2, column AcceleratorCount: 'one' is not a number"),
+    ("g6.xlarge,L4,1.0,4.0,16.0,L4,$0.80,0.2599,us-east-2,use2-az1,x86_64\n", "line 2, column Price: '$0.80' is not a "
+                                                                              "number"),
+    ("g6.xlarge,L4,1.0,4.0,16.0,L4,-0.8048,0.2599,us-east-2,use2-az1,x86_64\n", "line 2, column Price: -0.8048 is "
+                                                                                "below 0"),
+    # the same instance and zone twice with different prices: refused, naming both lines
+    (G6 + "g6.xlarge,L4,1.0,4.0,16.0,L4,0.9,0.259900,us-east-2,use2-az2,x86_64\n",
+     "lines 2 and 3, column Price: two rows for g6.xlarge in us-east-2 zone use2-az2 give '0.8048' and '0.9'"),
+])
+def test_malformed_rows_are_refused_with_file_line_and_column(tmp_path, body, message):
+    path = _aws(tmp_path, body)
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value).startswith(f"{path}: ") and message in str(e.value)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "o" / "cloud.yaml").exists()  # nothing half-written
+
+
+def test_duplicates_zero_and_empty_prices_and_fractional_gpus(tmp_path):
+    # the same row twice counts once; a price of 0 or empty is no on-demand price; g6f.2xlarge carries a
+    # quarter of an L4 (AcceleratorCount 0.25, catalogs/v8/aws/vms.csv @00148f2a)
+    path = _aws(tmp_path, G6 + G6
+                + "g6.2xlarge,L4,1.0,8.0,32.0,L4,0,,us-east-2,use2-az1,x86_64\n"
+                + "g6.4xlarge,L4,1.0,16.0,64.0,L4,,,us-east-2,use2-az1,x86_64\n"
+                + "g6f.2xlarge,L4,0.25,8.0,32.0,L4,0.68888,0.367400,us-east-1,use1-az1,x86_64\n")
+    res = import_file(path)
+    assert [(r.id, r.usd_per_hour, r.spot_usd_per_hour) for r in res.rows] == [("aws-g6-xlarge", 0.8048, 0.2599)]
+    assert res.skipped == {"g6.2xlarge": "no on-demand price (0 or empty)",
+                           "g6.4xlarge": "no on-demand price (0 or empty)",
+                           "g6f.2xlarge": "a fraction (0.25) of one L4, not a whole GPU"}
+
+
+def test_missing_columns_unknown_clouds_and_the_v7_runpod_layout(tmp_path):
+    no_price = tmp_path / "aws" / "vms.csv"
+    no_price.parent.mkdir()
+    no_price.write_text(HEADER_AWS.replace("Price,SpotPrice,", "") + "g6.xlarge,L4,1.0,4.0,16.0,L4,us-east-2,u,x\n")
+    with pytest.raises(ImportProblem, match="not a SkyPilot vms.csv: no column Price, SpotPrice"):
+        import_file(no_price)
+    # a cloud the importer does not read, by its directory ...
+    oci = _aws(tmp_path, G6, name="v8/oci")
+    with pytest.raises(ImportProblem, match="cloud 'oci' \\(its directory\\) is not one the importer reads"):
+        import_file(oci)
+    # ... or by a header that matches no provider's layout
+    odd = tmp_path / "x" / "vms.csv"
+    odd.parent.mkdir()
+    odd.write_text(HEADER_AWS.strip() + ",Bandwidth\n" + G6.strip() + ",10\n")
+    with pytest.raises(ImportProblem, match="cannot tell which provider the file is for"):
+        import_file(odd)
+    # SkyPilot's v7 RunPod file (rows copied from catalogs/v7/runpod/vms.csv @0727c2bd): GpuInfo a bare name,
+    # MemoryGiB 80.0 the A100's memory, not the pod's RAM (v8 gives 117.0 for the same pod)
+    v7 = DATA / "v7" / "runpod" / "vms.csv"
+    with pytest.raises(ImportProblem) as e:
+        import_file(v7)
+    assert str(e.value) == (f"{v7}: line 2, column GpuInfo: 'A100-80GB' is SkyPilot's v7 RunPod layout (GpuInfo a "
+                            "bare name, MemoryGiB the GPU memory rather than the host's RAM); import "
+                            "catalogs/v8/runpod/vms.csv instead")

@@ -24,10 +24,18 @@ runpod     InstanceType, AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Re
 Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are what they give):
 
 * one row per instance type with a GPU the catalog knows (:data:`GPU_NAMES`, per provider
-  :func:`gpu_id`); rows without a GPU, with an unknown GPU or without an on-demand price (0 or
-  empty) are skipped, each with its reason;
-* the region: the cheapest US region by on-demand price (ties: the first by name), unless
-  ``region`` names one; a zone's price is its on-demand price (GCP: VM + GPU row of that zone);
+  :func:`gpu_id`); rows without a GPU, with a fraction of one (AWS ``g6f``: ``AcceleratorCount``
+  0.25), with an unknown GPU or without an on-demand price (0 or empty) are skipped, each with its
+  reason;
+* several rows describe one instance type: one per region and zone. The region is the cheapest
+  US region by on-demand price, unless ``region`` names one; a zone's price is its on-demand
+  price (GCP: VM + GPU row of that zone). Ties between regions at one on-demand price (AWS
+  g6.xlarge: $0.8048 in us-east-1, us-east-2 and us-west-2) go to the region with the lowest
+  spot price of its regular zones (us-east-2, $0.2599: the same on-demand bill, cheaper spot
+  capacity), then the first by name (deterministic, whatever the file's row order). Rows that
+  repeat one instance, region and zone with the same figures count once; with different figures
+  the file is refused (a vms.csv lists one row per instance type and zone, so a conflict means a
+  damaged or hand-edited file, and neither figure can be trusted);
 * spot: zones whose spot price is below on-demand (a spot price no lower than on-demand is no
   spot capacity); ``spot_usd_per_hour`` is the lowest of the region's regular zones (AWS local
   zones such as ``use1-atl2-az1`` are left out of it) and ``spot_usd_per_hour_range`` the lowest
@@ -35,6 +43,14 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 * ids are ``<provider>-<instance type>`` in lower case with ``_`` and ``.`` turned into ``-``;
   memory is written in GiB (``MemoryGiB``), vCPUs as whole numbers;
 * verification ``V`` (the row as the file gives it), ``D`` for GCP (a sum of two rows).
+
+A file it cannot read is refused with one line naming the file, the line and the column
+(:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
+number in a numeric column (``AcceleratorCount``, ``vCPUs``, ``MemoryGiB``, ``Price``,
+``SpotPrice``; empty is allowed and means none), a negative price, the v7 RunPod layout (GpuInfo
+a bare name before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a
+file of a cloud the importer does not read (its directory names another SkyPilot cloud, or its
+header matches no provider's layout).
 """
 
 from __future__ import annotations
@@ -52,6 +68,20 @@ PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 #: Columns every provider's file must have (read by name).
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
                     "SpotPrice", "Region")
+#: Numeric columns: a value there is a number or empty.
+NUMERIC_COLUMNS = ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
+#: Each provider's v8 columns (the module docstring; Azure's file is still of schema v6).
+LAYOUTS = {
+    "aws": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone", "Arch")),
+    "gcp": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone")),
+    "azure": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "Generation")),
+    "lambda": frozenset(REQUIRED_COLUMNS + ("GpuInfo",)),
+    "runpod": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone")),
+}
+#: Other clouds SkyPilot's catalog has a directory for (catalogs/v8/<cloud>/): files the importer refuses.
+OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack", "ibm", "jarvislabs", "kubernetes",
+                "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
+                "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
 
 #: SkyPilot accelerator name -> catalog GPU id (a provider's exceptions in :func:`gpu_id`).
 GPU_NAMES = {
@@ -117,36 +147,114 @@ class _Zone:
 
 
 def detect_provider(path: Path, header: Sequence[str]) -> str | None:
-    """The provider a file is for: a path component named after it, else its header's layout."""
+    """The provider a file is for: a path component named after it, else its header's layout.
+
+    Raises:
+        ImportProblem: the file's directory names a SkyPilot cloud the importer does not read.
+    """
     for part in reversed(path.parts[:-1]):
         if part.lower() in PROVIDERS:
             return part.lower()
+        if part.lower() in OTHER_CLOUDS:
+            raise ImportProblem(f"{path}: cloud {part.lower()!r} (its directory) is not one the importer reads: "
+                                f"{', '.join(PROVIDERS)}; its prices cannot be matched to this catalog's instances")
     cols = list(header)
-    if "Generation" in cols:
-        return "azure"
-    if "Arch" in cols:
-        return "aws"
-    if "AvailabilityZone" not in cols:
-        return "lambda"
-    if cols and cols[1:2] == ["vCPUs"]:
-        return "gcp"
-    if "AvailabilityZone" in cols and cols.index("AvailabilityZone") > cols.index("Price"):
-        return "runpod"
+    matches = [p for p, layout in LAYOUTS.items() if frozenset(cols) == layout]
+    if len(matches) == 1:
+        return matches[0]
+    if matches == ["gcp", "runpod"]:  # the same columns; GCP's file starts InstanceType,vCPUs,...
+        return "gcp" if cols[1:2] == ["vCPUs"] else "runpod"
     return None
 
 
 def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
+
+    Raises:
+        ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
+            that is not a number in a numeric column or a negative price (file, line and column named).
+    """
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    reader = csv.DictReader(io.StringIO(text))
-    header = list(reader.fieldnames or [])
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportProblem(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [c.strip() for c in next(reader, [])]
+    except csv.Error as exc:
+        raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'})")
-    return header, list(reader)
+    rows: list[dict[str, str]] = []
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise ImportProblem(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
+        line = reader.line_num
+        if not fields or all(not f.strip() for f in fields):
+            continue  # a blank line
+        if len(fields) != len(header):
+            where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
+                     f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
+            raise ImportProblem(f"{path}: line {line}: {len(fields)} fields where the header has {len(header)}: "
+                                f"{where} (a comma inside a value must be quoted)")
+        row = dict(zip(header, fields))
+        for col in NUMERIC_COLUMNS:
+            raw = row.get(col, "").strip()
+            if not raw:
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a number") from None
+            if col in ("Price", "SpotPrice") and value < 0:
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0 (USD per hour)")
+        row["_line"] = str(line)
+        rows.append(row)
+    return header, rows
+
+
+def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
+    """Refuse a layout the importer would misread: SkyPilot's v7 RunPod file (GpuInfo a bare name
+    before Region; MemoryGiB there is the GPU memory, not the host's RAM)."""
+    if provider != "runpod" or "GpuInfo" not in header:
+        return
+    for r in rows:
+        info = (r.get("GpuInfo") or "").strip()
+        if info and not info.startswith("{"):
+            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {info!r} is SkyPilot's v7 RunPod layout "
+                                "(GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); import "
+                                "catalogs/v8/runpod/vms.csv instead")
+
+
+def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
+    """The rows with exact repeats of one (instance, accelerator, region, zone) dropped; refuses two
+    rows of one key with different figures (the module docstring)."""
+    seen: dict[tuple[str, ...], Mapping[str, str]] = {}
+    out = []
+    for r in rows:
+        key = tuple((r.get(c) or "").strip() for c in ("InstanceType", "AcceleratorName", "AcceleratorCount",
+                                                        "Region", "AvailabilityZone"))
+        figures = {k: v for k, v in r.items() if k != "_line"}
+        first = seen.get(key)
+        if first is None:
+            seen[key] = r
+            out.append(r)
+            continue
+        if {k: v for k, v in first.items() if k != "_line"} == figures:
+            continue  # the same row twice: one row
+        diff = next(k for k in figures if (first.get(k) or "") != (figures.get(k) or ""))
+        what = key[0] or f"the {key[1]} x{key[2]} GPU row"
+        zone = f" zone {key[4]}" if key[4] else ""
+        raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
+                            f"{key[3]}{zone} give {first.get(diff)!r} and {r.get(diff)!r}; a vms.csv lists one row "
+                            "per instance type and zone: re-download the file")
+    return out
 
 
 def _num(value: str | None) -> float | None:
@@ -199,8 +307,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     header, rows = read_rows(path)
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
-        raise ImportProblem(f"{path}: cannot tell which provider the file is for; give --provider "
-                            f"({', '.join(PROVIDERS)})")
+        raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
+                            f"{', '.join(PROVIDERS)}); give --provider, or import only those clouds' vms.csv")
+    _check_layout(path, provider, header, rows)
+    rows = _check_duplicates(path, provider, rows)
     known = set(gpu_ids) if gpu_ids is not None else None
     result = ImportResult()
     zones: dict[str, list[_Zone]] = {}
@@ -223,7 +333,11 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             acc, count = GCP_MACHINES[inst]
         else:
             acc = (r.get("AcceleratorName") or "").strip()
-            count = int(_num(r.get("AcceleratorCount")) or 0)
+            given = _num(r.get("AcceleratorCount")) or 0.0
+            if acc and 0 < given != int(given):
+                result.skipped.setdefault(inst, f"a fraction ({given:g}) of one {acc}, not a whole GPU")
+                continue
+            count = int(given)
             if not acc or count <= 0:
                 result.skipped.setdefault(inst, "no GPU")
                 continue
@@ -261,6 +375,14 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     return result
 
 
+def _regular_spot(zs: Sequence[_Zone]) -> float:
+    """The lowest spot price below on-demand among a region's regular zones (inf when none): the
+    tie-break between regions at one on-demand price."""
+    spots = [z for z in zs if z.spot is not None and z.spot < z.price]
+    regular = [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
+    return min((float(z.spot) for z in regular), default=float("inf"))  # type: ignore[arg-type]
+
+
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
     if region is not None:
@@ -274,7 +396,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     by_region: dict[str, list[_Zone]] = {}
     for z in cands:
         by_region.setdefault(z.region, []).append(z)
-    best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), reg))
+    best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), _regular_spot(by_region[reg]), reg))
     rz = by_region[best]
     price = min(z.price for z in rz)
     spots = [z for z in rz if z.spot is not None and z.spot < z.price]
@@ -323,5 +445,5 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "PROVIDERS",
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "PROVIDERS",
            "detect_provider", "gpu_id", "import_file", "is_us", "overlay_yaml", "slug"]

@@ -270,3 +270,18 @@ def test_price_msrp_pays_the_list_price(tmp_path):
     line = p.line_items()[0]
     assert (line.unit_price_usd, line.price_kind, line.as_of) == (329.0, "msrp", "2021-02-25")
     assert any("dated more than 24 months" in w for w in p.warnings)
+
+
+def test_catalog_gpus_lists_the_used_price_and_its_date_in_their_own_columns():
+    from planner.cli.catalog import catalog_rows
+
+    rows = {r["id"]: r for r in catalog_rows(load_catalog(), "gpus")[0]}
+    # gpus.yaml: rtx-3090 used $750 of 2026-05-16 (bestllmfor.com); no new price (discontinued)
+    assert (rows["rtx-3090"]["used (USD)"], rows["rtx-3090"]["used as of"]) == (750.0, "2026-05-16")
+    assert (rows["rtx-3090"]["price (USD)"], rows["rtx-3090"]["price kind"]) == (None, "none: discontinued")
+    assert (rows["rtx-5090"]["used (USD)"], rows["rtx-5090"]["used as of"]) == ("", "")  # none listed
+    out = CliRunner().invoke(main, ["catalog", "gpus"]).output
+    head = out.splitlines()[0]
+    assert "used (USD)" in head and "used as of" in head
+    line = next(x for x in out.splitlines() if x.split()[0] == "rtx-3090")
+    assert "750.0 2026-05-16" in line

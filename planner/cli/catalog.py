@@ -63,6 +63,7 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
     if kind == "gpus":
         for g in catalog.gpus:
             raw.append(rec(g))
+            used = _used(g)
             human.append({"id": g.id, "vendor": g.vendor, "arch": g.architecture,
                           "memory (GiB)": round(g.memory_bytes / gib, 2),
                           "usable (GiB)": round(g.memory_usable_bytes / gib, 2),
@@ -70,9 +71,11 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
                           "bandwidth (GB/s)": round(g.memory_bandwidth_bytes_per_s / 1e9),
                           "bf16 (TFLOPS)": g.bf16_tflops, "bf16": g.bf16, "fp8": g.fp8, "int8": g.int8, "form": g.form_factor,
                           "cooling": g.cooling or "", "slots": g.slot_width or 0, "TDP (W)": g.tdp_w,
-                          "price (USD)": g.price_usd, "price kind": g.price_kind,
+                          "price (USD)": g.price_usd,
+                          "price kind": g.price_kind or ("none: discontinued" if g.discontinued else ""),
                           "price as of": g.price.as_of if g.price is not None else "",
-                          "used (USD)": _used(g), "as of": g.as_of})
+                          "used (USD)": used.usd if used else "", "used as of": used.as_of if used else "",
+                          "as of": g.as_of})
     elif kind == "platforms":
         for p in catalog.platforms:
             raw.append(rec(p))
@@ -139,11 +142,11 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
 
 
 def _used(g: Any) -> Any:
-    """The newest used price of a GPU ('' when the catalog has none)."""
+    """The used price ``used_ok: true`` would pay for a GPU (planner.catalog.prices.select_price:
+    a used quote, else the newest used price), or None when the catalog has none."""
     from planner.catalog.prices import select_price
 
-    used = select_price([p for p in g.prices if p.used], used_ok=True)
-    return used.usd if used is not None else ""
+    return select_price([p for p in g.prices if p.used], used_ok=True)
 
 
 class CatalogGroup(click.Group):

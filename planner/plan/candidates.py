@@ -10,7 +10,9 @@ Feasibility rules, checked in this order; the first that fails is the row's ``bi
 constraint and ``why_not`` says it as a sentence with numbers:
 
 =============  ==============================================================================
-price          the GPU has a purchase price in the catalog
+price          the GPU has a purchase price in the catalog the scenario's price mode pays (a
+               discontinued card's launch list price is none under ``price: street``:
+               :func:`unpriced_reason`)
 form_factor    the platform takes the GPU's form factor (SXM/OAM modules only on platforms
                that list them); a baseboard with ``fixed_gpu`` carries exactly
                ``fixed_gpu_count`` of that GPU and nothing else

@@ -1185,8 +1185,9 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
 
 
 def _unpriced_warnings(cs: CandidateSet) -> list[str]:
-    """The discontinued cards the plan did not consider for want of a price it pays (each with
-    why: planner.plan.candidates.unpriced_reason)."""
+    """One warning naming the discontinued cards the plan did not consider for want of a price it
+    pays, each with its used price and date (or none); the candidate table's ``price`` rows say
+    it in full (planner.plan.candidates.unpriced_reason)."""
     cons = cs.scenario.constraints
     out = [g for g in cs.hardware.gpus if g.price_usd is None and g.discontinued]
     if not out:

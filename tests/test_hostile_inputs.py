@@ -165,3 +165,33 @@ def test_paths_with_control_characters_are_shown_escaped(tmp_path: Path) -> None
     line = _one_line(["plan", str(bad), "--out", str(tmp_path / "out")])
     assert "\x1b" not in line and "a\\x1b[2Kb.yaml: no such file" in line
 
+
+
+# ----- found by the second hostile pass -------------------------------------------------------------
+
+def test_a_config_json_with_a_duplicate_key_is_refused(tmp_path: Path) -> None:
+    # RFC 8259 section 4: an object's names "SHOULD be unique"; readers differ on which value wins, so
+    # the planner refuses rather than size a model from whichever one json happened to keep.
+    cfg = tmp_path / "config.json"
+    cfg.write_text(CONFIG.decode().replace('"num_hidden_layers": 4,', '"num_hidden_layers": 4, "num_hidden_layers": 40,'))
+    r = CliRunner().invoke(main, ["estimate", "--model", str(cfg), "--task", "infer"])
+    assert r.exit_code == 2
+    assert "'num_hidden_layers' appears twice" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_scenario_notes_must_be_text(tmp_path: Path) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text("name: t\nnotes: {a: 1}\nworkloads:\n  - {model: llama-2-7b, task: infer}\n")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2
+    assert "s.yaml:2: notes: must be a non-empty text" in r.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_all_linear_beside_other_targets_is_refused_without_contradiction() -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "lora",
+                                  "--lora-targets", "q_proj,all-linear"])
+    assert r.exit_code == 2
+    assert "all-linear stands alone" in r.output
+    assert "Did you mean 'all-linear'" not in r.output

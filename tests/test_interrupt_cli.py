@@ -122,3 +122,18 @@ def test_two_runs_on_one_folder_at_once(tmp_path: Path, scenarios) -> None:
             assert err.strip() == (f"Error: {out}: another planner run is writing reports into this directory (it "
                                    "holds the directory's lock). Wait for it to finish, or give another --out.")
     assert _machine_of_set(out) in ("1 x rtx-3060-12gb on am5-desktop", "1 x rtx-4090 on am5-desktop")
+
+
+def test_a_signal_inherited_as_ignored_stays_ignored() -> None:
+    # nohup starts a program with SIGHUP ignored, a shell's background job with SIGINT ignored; the
+    # guard must not re-enable them (bash manual, "Signals").
+    from planner.core.interrupt import SignalGuard
+
+    old = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with SignalGuard():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, old)

@@ -48,7 +48,9 @@ class Interrupted(BaseException):
 class SignalGuard:
     """A context manager that turns SIGINT, SIGTERM and SIGHUP into :class:`Interrupted`.
 
-    Installs its handlers on entry and restores the previous ones on exit; outside the main
+    Installs its handlers on entry and restores the previous ones on exit. A signal the process
+    inherited as ignored (``nohup`` ignores SIGHUP; a shell's background job ignores SIGINT) stays
+    ignored, as POSIX asks of interactive programs (bash manual, "Signals"). Outside the main
     thread (where Python cannot set handlers) it does nothing.
     """
 
@@ -60,6 +62,8 @@ class SignalGuard:
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():
             for s in SIGNALS:
+                if signal.getsignal(s) is signal.SIG_IGN:
+                    continue  # inherited as ignored (nohup, a background job): keep it so
                 self._saved[s] = signal.signal(s, self._handle)
         return self
 

@@ -405,7 +405,14 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
             exc.hint = 'A config.json is one object of keys and values: {"model_type": "llama", ...}.'
         raise exc from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+    except _Duplicate as exc:
+        m = re.search(r'"' + re.escape(exc.key) + r'"\s*:', text)
+        first = m.end() if m else 0
+        m2 = re.search(r'"' + re.escape(exc.key) + r'"\s*:', text[first:])
+        line = text.count("\n", 0, first + m2.start()) + 1 if m2 else None
+        raise YamlProblem(f"invalid JSON: key {exc.key!r} appears twice in one object", line,
+                          "Keep one of the two values; JSON readers differ on which one wins.") from exc
     except json.JSONDecodeError as exc:
         hint = next((h for start, h in _JSON_HINTS if exc.msg.startswith(start)), None)
         raise YamlProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno,
@@ -443,6 +450,23 @@ class _Constant(ValueError):
 
 def _refuse_constant(name: str) -> None:
     raise _Constant(name)
+
+
+class _Duplicate(ValueError):
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(key)
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object from its ``pairs``; raises _Duplicate for a key given twice (RFC 8259 section 4
+    leaves duplicate names' meaning undefined, so a config that has them is ambiguous)."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise _Duplicate(k)
+        out[k] = v
+    return out
 
 
 def _with_key_lines(data: dict, text: str) -> LineDict:

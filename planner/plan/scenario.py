@@ -423,6 +423,7 @@ class Scenario:
     extras: tuple[Extra, ...] = ()
     objective: str = "capex"
     description: str | None = None
+    notes: str | None = None
     costs: Entry | None = field(default=None, compare=False, repr=False)
     text: str = field(default="", compare=False, repr=False)
 
@@ -518,8 +519,8 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if objective in TIMED_OBJECTIVES:
         _check_job_sizes(root, entries, workloads, objective)
     return Scenario(name=name, file=file or "", sha256=sha256, workloads=tuple(workloads), constraints=constraints,
-                    extras=extras, objective=objective, description=root.str("description", None, multiline=True), costs=costs,
-                    text=text)
+                    extras=extras, objective=objective, description=root.str("description", None, multiline=True),
+                    notes=root.str("notes", None, multiline=True), costs=costs, text=text)
 
 
 def _is_relative_path(name: str) -> bool:

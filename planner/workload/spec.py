@@ -767,6 +767,10 @@ def _training(entry: Entry, arch: Architecture) -> Training:
             targets = list(default_lora_targets(arch))
         elif targets == ["all-linear"]:
             targets = valid
+        elif "all-linear" in targets:
+            raise entry.error("all-linear is given beside other LoRA targets", "lora_targets",
+                              "all-linear stands alone (it adapts every linear module): give it alone, "
+                              "or list the modules without it.")
         for t in targets:
             if t not in valid:
                 from planner.core.errors import did_you_mean

@@ -277,6 +277,24 @@ def test_readme_scenario_plans_to_what_the_readme_quotes(tmp_path: Path):
             assert line.rstrip() in output, line
 
 
+def test_readme_overlay_changes_the_price_it_says(tmp_path: Path):
+    from planner import load_catalog, plan
+
+    block = re.search(r"<!-- overlay: (\S+) -->\n```yaml\n(.*?)```", readme(), re.S)
+    assert block, "the README shows a price overlay"
+    (tmp_path / block.group(1)).write_text(block.group(2), encoding="utf-8")
+    name, _ = _readme_scenario()
+    base = plan(ROOT / name)
+    mine = plan(ROOT / name, catalog=load_catalog(tmp_path))
+    assert mine.choice["gpu_id"] == base.choice["gpu_id"] == "rtx-3060-12gb"
+    total = re.search(r"pays the quoted \$(\d+) for the card \(total \$([\d,.]+)\)", readme())
+    assert total, "the README says what the overlay changes"
+    assert mine.total_usd == float(total.group(2).replace(",", ""))
+    lines = mine.to_frame("line_items").set_index("catalog_id")
+    assert lines.loc["rtx-3060-12gb", "unit_price_usd"] == float(total.group(1))
+    assert lines.loc["rtx-3060-12gb", "price_kind"] == "quote"
+
+
 def test_readme_python_example_runs(tmp_path: Path, monkeypatch):
     block = re.search(r"```python\n(.*?)```", readme(), re.S)
     assert block, "the README shows the Python API"

@@ -132,8 +132,8 @@ def test_a_refused_key_of_a_workload_file_is_located_in_the_file(tmp_path: Path,
                         "optimizer: adamw (the runtime overheads it measures apply to every optimizer).\n")
 
 
-def test_readme_says_which_options_calibrate_takes():
-    text = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+def test_the_memory_model_doc_says_which_options_calibrate_takes():
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "memory-model.md").read_text(encoding="utf-8").split())
     assert "same options as `planner estimate`" not in text
     assert "not `--gpu`, `--headroom` or `--calibration`" in text
 

@@ -1,7 +1,7 @@
 """The package's stages import one way: each stage only its own modules and the stages before it.
 
 Read from the source with ``ast`` (no module is imported), counting imports inside functions too:
-a lazy import is still a dependency. The order is the data flow of the README's Layout section.
+a lazy import is still a dependency. The order is the data flow of docs/commands.md's Layout section.
 ``model`` comes before ``catalog`` because the catalog's model entries are Hugging Face configs that
 ``planner.model.architecture`` parses (it checks each entry's ``published_parameters``); the model
 stage itself reads no catalog.

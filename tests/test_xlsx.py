@@ -1142,7 +1142,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "reports" / "examples" / "lab
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="the example report is not generated in this checkout")
 def test_committed_example_report_opens():
-    """reports/examples/lab-workstation-mix.xlsx (README: 'Example report') has every sheet."""
+    """reports/examples/lab-workstation-mix.xlsx (docs/planning.md: 'Example report') has every sheet."""
     wb = openpyxl.load_workbook(EXAMPLE)
     assert wb.sheetnames[:len(SHEETS)] == list(SHEETS)
     assert wb["Summary"]["B2"].value == "lab-workstation-mix"

@@ -155,6 +155,9 @@ def cools(platform: Platform, gpu: Gpu) -> bool:
     return gpu.cooling is None or platform.gpu_cooling is None or gpu.cooling in platform.gpu_cooling
 
 
+#: Keys of one ``gpu_slots`` item of a platform (docs/catalog.md).
+GPU_SLOT_KEYS = ("width", "count", "lanes")
+
 _form_factors = read_choice_list(FORM_FACTORS, "form factor")
 _cooling_kinds = read_choice_list(COOLING_KINDS, "cooling kind")
 
@@ -162,7 +165,7 @@ _cooling_kinds = read_choice_list(COOLING_KINDS, "cooling kind")
 def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
     groups: dict[int, SlotGroup] = {}
     for item in e.children(k):
-        item.check_keys(("width", "count", "lanes"), required=("width", "count"))
+        item.check_keys(GPU_SLOT_KEYS, required=("width", "count"))
         width = read_int(1, MAX_SLOT_WIDTH)(item, "width")
         count = read_int(1, 64)(item, "count")
         lanes = read_int_choice(PCIE_LANE_COUNTS)(item, "lanes") if "lanes" in item.data else None

@@ -93,8 +93,9 @@ def fit_table(columns: Sequence[str], rows: Sequence[Sequence[str]], width: int,
             least.append(min(natural[i], max(1, min(MAX_UNBROKEN, max(
                 [_longest_word(columns[i])] + [_longest_word(r[i]) for r in cells])))))
     key = max(0, min(key, n - 1))
-    for i in range(key):  # the key names the row: whole on one line where it takes at most half the width
-        least[i] = max(least[i], min(natural[i], width // 2))
+    for i in range(key):  # the key names the row: its words (ids) whole where each takes at most half the width
+        least[i] = max(least[i], min(max([_longest_word(columns[i])] + [_longest_word(r[i]) for r in cells]),
+                                     width // 2))
     least = [min(x, width) for x in least]
     keys = list(range(key))
     groups: list[list[int]] = []

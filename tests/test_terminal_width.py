@@ -139,7 +139,7 @@ def test_verbose_prints_formulas_and_sources_and_plain_says_where_they_are():
     plain = _run(COMMANDS["estimate qlora"])
     verbose = _run([*COMMANDS["estimate qlora"], "--verbose"])
     doc = json.loads(_run([*COMMANDS["estimate qlora"], "--json"]).stdout)
-    heads = [line.split() for line in plain.output.splitlines() if line.startswith("component ")]
+    heads = [line.split() for line in plain.output.splitlines() if line.split()[:1] == ["component"]]
     assert heads and all("formula" not in h and "source" not in h for h in heads)
     assert "--verbose" in plain.output
     # in the table the formula wraps inside its column: its words are there, each whole

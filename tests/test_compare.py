@@ -617,7 +617,7 @@ def test_compare_help_has_example():
 
 
 def test_seed_scenario_text():
-    result = run_compare(str(SEED))
+    result = run_compare(str(SEED), "--verbose")
     assert result.exit_code == 0, result.output
     doc = json.loads(run_compare(str(SEED), "--json").output)
     for o in doc["workloads"][0]["cloud"]:
@@ -1162,7 +1162,7 @@ def test_seed_scenario_prices_carry_dates_and_sources(shipped):
     items = doc["local"]["capex_items"]
     assert items and all(it["as_of"] and it["source"] and it["price_kind"] for it in items)
     assert sum(it["unit_price_usd"] * it["quantity"] for it in items) == pytest.approx(doc["local"]["capex_usd"])
-    text = run_compare(str(SEED)).output
+    text = run_compare(str(SEED), "--verbose").output
     first = text.splitlines()[0]
     dates = sorted({it["as_of"] for it in items})
     assert f"the plan's quote, prices dated {dates[0]}" in first

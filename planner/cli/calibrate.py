@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors, out_dir_option
+from planner.cli.common import echo, handle_errors, out_dir_option
 from planner.cli.options import estimate_options
 
 
@@ -68,17 +68,17 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                                                  "per_gpu_total_bytes": est.per_gpu_total_bytes},
                                "saved_to": str(path), "not_in_the_run": unused}, indent=2))
         return
-    click.echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
-    click.echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
+    echo(f"GPU: {m['gpu_name']} ({m['device_total_bytes'] / GiB:,.2f} GiB)")
+    echo(f"  max_memory_allocated {m['max_memory_allocated_bytes'] / GiB:,.3f} GiB"
                f"   estimate (tensors) {est.per_gpu_allocated_bytes / GiB:,.3f} GiB")
-    click.echo(f"  max_memory_reserved  {m['max_memory_reserved_bytes'] / GiB:,.3f} GiB"
+    echo(f"  max_memory_reserved  {m['max_memory_reserved_bytes'] / GiB:,.3f} GiB"
                f"   (allocator overhead {m['allocator_fraction']:.1%})")
-    click.echo(f"  device used          {m['device_used_bytes'] / GiB:,.3f} GiB"
+    echo(f"  device used          {m['device_used_bytes'] / GiB:,.3f} GiB"
                f"   estimate (total) {est.per_gpu_total_bytes / GiB:,.3f} GiB")
-    click.echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
-    click.echo(f"Saved to {path}")
+    echo(f"  CUDA context         {m['cuda_context_bytes'] / GiB:,.3f} GiB")
+    echo(f"Saved to {path}")
     if unused:
-        click.echo(f"Note: {', '.join(unused)} do not change GPU memory (time, host RAM or cost inputs); the "
+        echo(f"Note: {', '.join(unused)} do not change GPU memory (time, host RAM or cost inputs); the "
                    "calibration run does not use them.")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors
+from planner.cli.common import echo, handle_errors
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -104,7 +104,7 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
             r = rec(m)
             r["parameters"] = arch.parameters
             raw.append(r)
-            human.append({"id": m.id, "hf_id": m.hf_id, "parameters (B)": round(arch.parameters / 1e9, 3),
+            human.append({"id": m.id, "Hugging Face id": m.hf_id, "parameters (B)": round(arch.parameters / 1e9, 3),
                           "layers": arch.num_hidden_layers, "hidden": arch.hidden_size,
                           "heads": arch.num_attention_heads, "KV heads": arch.num_key_value_heads,
                           "vocab": arch.vocab_size, "max context (tokens)": arch.max_position_embeddings,
@@ -214,21 +214,24 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
     if as_json:
         click.echo(json.dumps(raw, indent=2, default=str))
         for w in warnings:  # stdout stays the JSON document
-            click.echo(f"Warning: {w}", err=True)
+            echo(f"Warning: {w}", err=True)
         return
     if not human:
-        click.echo(f"The catalog has no {kind} entries.")
+        echo(f"The catalog has no {kind} entries.")
         return
+    from planner.core.textfit import terminal_width
+    from planner.report.render import frame_text
+
     with pd.option_context("display.width", 250, "display.max_columns", 40, "display.max_rows", 1000):
-        click.echo(pd.DataFrame(human).to_string(index=False, na_rep=""))
+        echo(frame_text(pd.DataFrame(human), terminal_width(), na_rep=""))
     if kind == "cloud":
         from planner.cost.cloud import stale_instances, stale_text
 
         text = stale_text(stale_instances(catalog.instances))
         if text:
-            click.echo(f"Note: {text}.")
+            echo(f"Note: {text}.")
     for w in warnings:
-        click.echo(f"Warning: {w}")
+        echo(f"Warning: {w}")
 
 
 @catalog_command.command(name="check")
@@ -268,13 +271,13 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
                                "findings": [{"check": f.check, "file": f.file, "id": f.id, "text": f.text,
                                              "exempt": f.exempt, "fails": f.fails} for f in findings]}, indent=2))
     else:
-        click.echo(f"Catalog check: ages counted from {ref}"
+        echo(f"Catalog check: ages counted from {ref}"
                    + (" (--today)" if today else " (today's date; --today DATE counts from another)"))
         for f in sorted(findings, key=lambda f: (not f.fails, f.check == "note", f.file, f.id)):
-            click.echo(f.line())
+            echo(f.line())
         exempt = sum(1 for f in findings if f.exempt)
         notes = sum(1 for f in findings if f.check == "note")
-        click.echo(f"{len(failed)} failed, {exempt} stated exception(s), {notes} note(s).")
+        echo(f"{len(failed)} failed, {exempt} stated exception(s), {notes} note(s).")
     if failed:
         sys.exit(1)
 
@@ -334,9 +337,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {f} (schema v8, REF:SKY-SCHEMA-v8), "
                                                         f"read {date}")
         rows += result.rows
-        click.echo(f"{f}: {len(result.rows)} instance(s)", err=True)
+        echo(f"{f}: {len(result.rows)} instance(s)", err=True)
         for inst, why in sorted(result.skipped.items()):
-            click.echo(f"  left out {inst}: {why}", err=True)
+            echo(f"  left out {inst}: {why}", err=True)
     seen: dict[str, str] = {}
     for r in rows:
         if r.id in seen:
@@ -346,7 +349,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
                         generated=f"{len(files)} file(s), {date}")
     path = write_text(ensure_dir(Path(out_dir)) / "cloud.yaml", text)
-    click.echo(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}")
+    echo(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}")
 
 
 list_command.context_class = _ListingContext

@@ -52,7 +52,7 @@ def handle_errors(fn):
             if debug:
                 raise
             if exc.exit_code == 1:
-                click.echo(str(exc), err=True)
+                echo(str(exc), err=True)
                 sys.exit(1)
             _fail(exc.one_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
@@ -77,6 +77,22 @@ class LineError(click.UsageError):
     def __init__(self, line: str, ctx: click.Context | None = None) -> None:
         super().__init__(line, ctx)
         self.line = line
+
+
+def echo(text: str = "", err: bool = False) -> None:
+    """``click.echo`` of text for people, each line wrapped to the terminal's width
+    (:func:`planner.core.textfit.terminal_width`: COLUMNS, else the terminal's, else 100) with a
+    hanging indent; nothing is cut. JSON goes out through ``click.echo`` untouched."""
+    from planner.core.textfit import fit_text, terminal_width
+
+    click.echo(fit_text(text, terminal_width()), err=err)
+
+
+def verbose_option(fn):
+    """``--verbose``: the long formulas and source citations too (--json and the reports always hold them)."""
+    return click.option("--verbose", "-v", is_flag=True,
+                        help="Also print each figure's formula and source (--json and the reports always "
+                             "hold them).")(fn)
 
 
 def gib_text(n: float) -> str:

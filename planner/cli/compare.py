@@ -12,7 +12,7 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors, joined, out_dir_option
+from planner.cli.common import echo, handle_errors, joined, out_dir_option, verbose_option
 
 
 @click.command(name="compare")
@@ -24,8 +24,10 @@ from planner.cli.common import handle_errors, joined, out_dir_option
                    "'Cloud vs Local' sheet).")
 @click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
               help="Cloud instances shown per workload (text output).")
+@verbose_option
 @handle_errors
-def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir: str | None, top_k: int) -> None:
+def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir: str | None, top_k: int,
+            verbose: bool) -> None:
     """Compare buying the planned machine with renting cloud instances, for SCENARIO.
 
     Plans the scenario as 'planner plan' does, then times every workload on the local GPUs and
@@ -43,7 +45,8 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     below the context; requests_per_hour must be above 0. The purchase price is paid at month 0
     and the resale value credited at
     the end of the ownership period. Each cloud price is shown with its region, date and source,
-    and the capex with the plan's quote lines.
+    and the capex with the plan's quote lines (with --verbose: the text then also shows the
+    arithmetic and each price's source; the text fits the terminal, COLUMNS or 100).
 
     \b
     Example:
@@ -59,11 +62,11 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     if as_json:
         click.echo(json.dumps(r.to_dict(), indent=2, allow_nan=False))
         return
-    click.echo(comparison_text(comparison, top=top_k))
+    echo(comparison_text(comparison, top=top_k, verbose=verbose))
     if written:
-        click.echo("")
-        click.echo("Wrote " + joined(list(written)))
+        echo("")
+        echo("Wrote " + joined(list(written)))
         if comparison.copies > 1:
-            click.echo(f"The workbook's Quote lists the {comparison.copies} copies of the planned machine (each "
+            echo(f"The workbook's Quote lists the {comparison.copies} copies of the planned machine (each "
                        f"quantity x {comparison.copies}); its grand total, ${comparison.capex_usd:,.2f}, is the "
                        "capex above.")

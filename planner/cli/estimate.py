@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import given_on_command_line, handle_errors, size_text
+from planner.cli.common import echo, given_on_command_line, handle_errors, size_text, verbose_option
 from planner.cli.options import estimate_options
 
 
@@ -23,11 +23,15 @@ from planner.cli.options import estimate_options
 @click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
               help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@verbose_option
 @estimate_options
 @handle_errors
 def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | None, calibration_file: str | None,
-             headroom: float, as_json: bool, **options: Any) -> None:
+             headroom: float, as_json: bool, verbose: bool, **options: Any) -> None:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
+
+    The text fits the terminal (COLUMNS, else 100 when unknown); --verbose adds each component's
+    formula and source, which --json always holds.
 
     \b
     Example:
@@ -46,18 +50,20 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         click.echo(json.dumps(r.to_dict(), indent=2))
         return
     workload, copies = r.workload, r.replicas
-    click.echo(estimate_text(r.estimate))
+    from planner.core.textfit import terminal_width
+
+    echo(estimate_text(r.estimate, width=terminal_width(), verbose=verbose))
     if copies > 1:
-        click.echo(f"Replicas: --gpus {workload.infer.tp * copies} at --tp {workload.infer.tp} hold {copies} replicas; "
+        echo(f"Replicas: --gpus {workload.infer.tp * copies} at --tp {workload.infer.tp} hold {copies} replicas; "
                    f"the need is per GPU of each, and each serves --concurrency {workload.infer.concurrency:,} "
                    f"({workload.infer.concurrency * copies:,} sequences in total).")
     if r.notes_for_compare:
-        click.echo(f"Note: {', '.join(r.notes_for_compare)} feed 'planner compare' (job time and cost), not the memory "
+        echo(f"Note: {', '.join(r.notes_for_compare)} feed 'planner compare' (job time and cost), not the memory "
                    "estimate.")
     if r.gpu is not None:
         _gpu_lines(r)
     if r.context_note:
-        click.echo(f"Note: {r.context_note}")
+        echo(f"Note: {r.context_note}")
 
 
 def _gpu_lines(r: Any) -> None:
@@ -74,12 +80,12 @@ def _gpu_lines(r: Any) -> None:
     else:  # vLLM takes its share of the card whatever the need and gives the rest to the KV cache
         rest = (f"{size_text(g.headroom_bytes)} beyond the need, which vLLM does not leave free: it takes "
                 f"gpu_memory_utilization of the card and gives what weights and peak leave to the KV cache")
-    click.echo(f"On {g.id} ({g.cuda_total_bytes / 2**30:,.2f} GiB CUDA total, {margin}): {verdict}{why}, {rest}")
+    echo(f"On {g.id} ({g.cuda_total_bytes / 2**30:,.2f} GiB CUDA total, {margin}): {verdict}{why}, {rest}")
     if g.vllm is None:
         return
     v = g.vllm
     gib = 2**30
-    click.echo(f"vLLM: {workload.infer.gpu_memory_utilization:g} x CUDA total {v['cuda_total_bytes'] / gib:,.2f}"
+    echo(f"vLLM: {workload.infer.gpu_memory_utilization:g} x CUDA total {v['cuda_total_bytes'] / gib:,.2f}"
                f" GiB = {v['usable_bytes'] / gib:,.2f} GiB; weights {v['weights_bytes'] / gib:,.2f} GiB, "
                f"profile peak {v['profile_peak_bytes'] / gib:,.2f} GiB (max_num_batched_tokens "
                f"{v['max_num_batched_tokens']:,}, max_num_seqs {v['max_num_seqs']:,}), non-torch "
@@ -88,8 +94,8 @@ def _gpu_lines(r: Any) -> None:
     cap = f"; vLLM runs at most max_num_seqs {v['max_num_seqs']:,} at once" if seqs > v["max_num_seqs"] else ""
     win = (f", sliding-window layers holding {v['kv_window_tokens_per_sequence']:,} tokens"
            if v["kv_window_tokens_per_sequence"] else "")
-    click.echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
+    echo(f"vLLM: {v['kv_tokens']:,} KV tokens fit ({v['kv_blocks']:,} blocks of 16), "
                f"{seqs:,} sequence{'' if seqs == 1 else 's'} of {workload.infer.context:,} tokens "
                f"({v['kv_bytes_per_sequence'] / gib:,.2f} GiB of KV each{win}){cap}")
     for problem in v["problems"]:
-        click.echo(f"Warning: vLLM: {problem}.")
+        echo(f"Warning: vLLM: {problem}.")

@@ -9,7 +9,7 @@ import click
 
 from planner.api.fits import FIT_TARGETS
 from planner.cli import options as opts
-from planner.cli.common import gib_text, given_on_command_line, handle_errors, size_text
+from planner.cli.common import echo, gib_text, given_on_command_line, handle_errors, size_text
 from planner.cli.options import ESTIMATE_OPTIONS
 
 
@@ -86,21 +86,21 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     if target == "concurrency" and copies > 1:
         value = f"{best:,} per replica, {best * copies:,} in total"
     words = r.layout
-    click.echo(f"Largest {target.replace('_', ' ')} that fits {r.gpus} x {r.gpu} ({words + '; ' if words else ''}"
+    echo(f"Largest {target.replace('_', ' ')} that fits {r.gpus} x {r.gpu} ({words + '; ' if words else ''}"
                f"{margin}): {value} (needs {gib_text(r.need_bytes)} per GPU)")
     if r.next_need_bytes is not None:
         per = " per replica" if target == "concurrency" and copies > 1 else ""
-        click.echo(f"At {best + 1:,}{per} it needs {gib_text(r.next_need_bytes)} per GPU, "
+        echo(f"At {best + 1:,}{per} it needs {gib_text(r.next_need_bytes)} per GPU, "
                    f"{size_text(r.next_need_bytes - cap)} more.")
     elif best == r.limit:
-        click.echo(f"That is the limit searched ({r.limited_by}).")
+        echo(f"That is the limit searched ({r.limited_by}).")
     if target == "gpu_layers":
-        click.echo(f"Host RAM at {best}: {gib_text(r.estimate.host_total_bytes)} (the OS, the llama.cpp process, "
+        echo(f"Host RAM at {best}: {gib_text(r.estimate.host_total_bytes)} (the OS, the llama.cpp process, "
                    "token_embd and the host blocks with their KV cache; 'planner estimate' itemises it).")
     if target != "concurrency" and r.concurrency_per_replica is not None and copies > 1:
         c = r.concurrency_per_replica
-        click.echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")
+        echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")
     for n in r.notes:
-        click.echo(f"Note: {n}")
+        echo(f"Note: {n}")
     for w in r.warnings:
-        click.echo(f"Warning: {w}")
+        echo(f"Warning: {w}")

@@ -7,7 +7,7 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import handle_errors, joined, out_dir_option
+from planner.cli.common import echo, handle_errors, joined, out_dir_option
 
 
 def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -70,17 +70,19 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
             doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
             click.echo(json.dumps(doc, indent=2))
         if exc.outputs:
-            click.echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
+            echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
         if exc.removed:
-            click.echo(f"Removed the stale {joined(exc.removed)} of an earlier plan: nothing fits now.", err=True)
+            echo(f"Removed the stale {joined(exc.removed)} of an earlier plan: nothing fits now.", err=True)
         raise
     _name_note(r.scenario)
     if as_json:
         click.echo(json.dumps(r.to_dict(), indent=2))
         return
-    click.echo(plan_text(r.plan))
-    click.echo("")
-    click.echo(f"Wrote {joined(list(r.outputs.values()))}")
+    from planner.core.textfit import terminal_width
+
+    echo(plan_text(r.plan, width=terminal_width()))
+    echo("")
+    echo(f"Wrote {joined(list(r.outputs.values()))}")
 
 
 def _name_note(name: str) -> None:
@@ -91,4 +93,4 @@ def _name_note(name: str) -> None:
         why = ("holds characters a file name cannot (path separators, spaces, symbols)"
                if safe_stem(name, max_bytes=None) != name
                else f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
-        click.echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} {why}.", err=True)
+        echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} {why}.", err=True)

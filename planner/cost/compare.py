@@ -1008,20 +1008,28 @@ def _dates(items: Sequence[Any]) -> str:
     return ds[0] if len(ds) == 1 else f"{ds[0]} to {ds[-1]}"
 
 
-def comparison_text(comp: Comparison, top: int = 5) -> str:
+def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str:
     """The comparison for the terminal: per workload the local line and the cheapest instances,
     then the cost model's arithmetic and the break-even. Each cloud price carries its region and
     date and a footnote number for its source (listed at the end); spot prices say which of the
-    zones' prices the catalog keeps."""
+    zones' prices the catalog keeps.
+
+    ``verbose`` False (``planner compare`` without --verbose) leaves out the long formulas (the
+    local time's arithmetic, the cost model's) and the source footnotes, saying where they are;
+    the lines are as long as their text (the CLI wraps them to the terminal).
+    """
     out: list[str] = []
     m = comp.machine
     refs: dict[str, int] = {}
 
     def price(o: CloudOption) -> str:
+        if not verbose:
+            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of})"
         n = refs.setdefault(o.source, len(refs) + 1)
         return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}) [{n}]"
 
     basis = (f"the plan's quote, prices dated {_dates(m.capex_items)}; line items under 'Cost model'"
+             + ("" if verbose else " (--verbose)")
              if m.capex_items else "as given, no quote line items")
     if comp.copies > 1:
         out.append(f"Local: {comp.copies} copies of [{m.description}] to keep up with requests_per_hour (capex "
@@ -1039,7 +1047,7 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
         if wc.strategy:
             out.append(f"  local: runs {wc.strategy}")
-        for line in wc.local.lines:
+        for line in (wc.local.lines if verbose else ()):
             out.append(f"  local: {line}")
         # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
         has_job = wc.local.seconds_per_job is not None
@@ -1090,8 +1098,11 @@ def comparison_text(comp: Comparison, top: int = 5) -> str:
         for n in wc.notes:
             out.append(f"  note: {n}")
     out.append("")
-    out.append("Cost model:")
-    out.extend(f"  {line}" for line in comp.lines)
+    if verbose:
+        out.append("Cost model:")
+        out.extend(f"  {line}" for line in comp.lines)
+    else:
+        out.append("The time and cost model's arithmetic and each price's source: --verbose (or --json, --out).")
     out.append("")
     if comp.break_even_months is not None:
         out.append(f"Break-even (on-demand): {_be_sentence(comp.break_even_hours, comp.break_even_months, comp)}")

@@ -65,7 +65,8 @@ def _plain(value: object) -> str:
     return str(value).replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
 
 
-def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[str] = ()) -> str:
+def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[str] = (),
+               width: int | None = None) -> str:
     """Rows as a right-aligned text table, laid out as pandas' ``DataFrame.to_string(index=False)``
     lays out the same frame, without importing pandas.
 
@@ -74,28 +75,64 @@ def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[s
         rows: one list of cells per row, in ``columns``' order.
         numeric: the columns holding floats (no missing values): written by :func:`_float_cells`, and
             their headers with a leading space, as pandas writes a numeric column's header.
+        width: the widest a line may be (characters); a table wider than that has its text cells
+            wrapped inside their columns (:func:`planner.core.textfit.fit_table`, nothing cut).
+            None: as wide as its cells.
     """
     if not rows:
         return f"Empty DataFrame\nColumns: [{', '.join(columns)}]\nIndex: []"
     numeric = set(numeric)
-    cols = []
+    cols, texts = [], []
     for i, name in enumerate(columns):
         cells = [row[i] for row in rows]
         if name in numeric:
             text, head = _float_cells([float(c) for c in cells]), " " + name
         else:
             text, head = [_plain(c) for c in cells], name
-        width = max(len(head), *(len(c) for c in text))
-        cols.append([head.rjust(width)] + [c.rjust(width) for c in text])
+        texts.append(text)
+        w = max(len(head), *(len(c) for c in text))
+        cols.append([head.rjust(w)] + [c.rjust(w) for c in text])
+    if width is not None and sum(len(col[0]) for col in cols) + len(cols) - 1 > width:
+        from planner.core.textfit import fit_table
+
+        right = [i for i, name in enumerate(columns) if name in numeric]
+        return fit_table(columns, [list(r) for r in zip(*texts)], width,
+                         right=right if numeric else None)
     return "\n".join(" ".join(col[r] for col in cols) for r in range(len(rows) + 1))
 
 
-def estimate_text(est: Estimate, *, width: int = 200) -> str:
+def frame_text(frame: Any, width: int | None = None, **to_string: Any) -> str:
+    """A pandas frame as ``frame.to_string(index=False, **to_string)`` writes it, or, when that is
+    wider than ``width``, its cells (as to_string formats each column) wrapped inside their columns
+    by :func:`planner.core.textfit.fit_table`."""
+    text = frame.to_string(index=False, **to_string)
+    if width is None or max((len(x) for x in text.splitlines()), default=0) <= width:
+        return text
+    from planner.core.textfit import fit_table
+
+    na = to_string.get("na_rep", "NaN")
+    cols = []
+    for name in frame.columns:
+        s = frame[name]
+        if s.dtype.kind == "f" and s.notna().all():
+            cols.append(_float_cells([float(v) for v in s]))
+        else:
+            cols.append([na if (v is None or (isinstance(v, float) and v != v)) else _plain(v) for v in s])
+    return fit_table([str(c) for c in frame.columns], [list(r) for r in zip(*cols)], width)
+
+
+def estimate_text(est: Estimate, *, width: int | None = None, verbose: bool = True) -> str:
     """The breakdown, the recipe and the totals as text for the terminal.
 
     The tables are laid out as pandas lays them out, without importing it (``planner estimate``
-    prints this, and importing pandas would be most of its time; :func:`text_table`). ``width`` is
-    kept for callers; a table line is as long as its cells.
+    prints this, and importing pandas would be most of its time; :func:`text_table`).
+
+    Args:
+        width: the widest a line may be (the terminal's; :func:`planner.core.textfit.terminal_width`):
+            tables wrap their cells, sentences wrap with a hanging indent. None: lines as long as
+            their text.
+        verbose: the tables carry each component's formula and source (``planner estimate
+            --verbose``; --json and the reports always do).
     """
     lines = [
         f"Workload: {est.workload_name}   model: {est.model_id}   task: {est.task}   GPUs: {est.gpus}"
@@ -107,10 +144,14 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
     ]
     for where, title in (("gpu", "Per GPU"), ("host", "Host RAM (one machine)")):
         size = "per-GPU GiB" if where == "gpu" else "host GiB"
-        rows = [[c.name, c.phase or "always", round(c.bytes / GiB, 3), c.formula, c.source]
+        rows = [[c.name, c.phase or "always", round(c.bytes / GiB, 3)] + ([c.formula, c.source] if verbose else [])
                 for c in est.components if c.where == where]
         lines.append(f"{title}:")
-        lines.append(text_table(["component", "when", size, "formula", "source"], rows, (size,)))
+        lines.append(text_table(["component", "when", size] + (["formula", "source"] if verbose else []), rows,
+                                (size,), width=width))
+        lines.append("")
+    if not verbose:
+        lines.append("Each component's formula and source: --verbose (or --json).")
         lines.append("")
     lo, hi = est.ram_rule_bytes()
     unified = est.per_gpu_unified_bytes
@@ -126,7 +167,12 @@ def estimate_text(est: Estimate, *, width: int = 200) -> str:
         lines.append(f"Note: {n}")
     for w in est.warnings:
         lines.append(f"Warning: {w}")
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if width is None:
+        return text
+    from planner.core.textfit import fit_text
+
+    return fit_text(text, width)
 
 
 def _gib_text(n: float) -> str:
@@ -139,8 +185,12 @@ def prices_rule(plan: Any) -> str:
     return rule.split(" (", 1)[0] if rule else "price: street"
 
 
-def plan_text(plan: Any, width: int = 200) -> str:
-    """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote."""
+def plan_text(plan: Any, width: int | None = None) -> str:
+    """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote.
+
+    ``width``: the widest a line may be (tables wrap their cells, sentences wrap with a hanging
+    indent; :mod:`planner.core.textfit`); None: lines as long as their text (the Markdown report).
+    """
     import pandas as pd
 
     c = plan.choice
@@ -189,11 +239,10 @@ def plan_text(plan: Any, width: int = 200) -> str:
                            "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind,
                            "condition": i.condition, "as of": i.as_of}
                           for i in plan.line_items()])
-    with pd.option_context("display.width", width, "display.max_colwidth", 80, "display.max_columns", 20):
+    with pd.option_context("display.width", 200, "display.max_colwidth", 80, "display.max_columns", 20):
         lines.append("Line items:")
         wide = max((len(x) for x in items["item"]), default=4)
-        lines.append(items.to_string(index=False,
-                                     formatters={"item": lambda x: f"{x:<{wide}}"}))
+        lines.append(frame_text(items, width, formatters={"item": lambda x: f"{x:<{wide}}"}))
         for cid, text in parts.items():
             lines.append(f"  {cid} priced as: {text}")
         if len(plan.alternatives):
@@ -208,12 +257,17 @@ def plan_text(plan: Any, width: int = 200) -> str:
                 "capacity (GiB)": (a["gpu_capacity_bytes"] / 2**30).round(2), "why it lost": a["why_lost"]})
             lines.append("")
             lines.append("Alternatives:")
-            lines.append(alt.to_string(index=False))
+            lines.append(frame_text(alt, width))
     if plan.warnings:
         lines.append("")
         lines.append("Warnings:")
         lines += [f"  - {w}" for w in plan.warnings]
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    if width is None:
+        return text
+    from planner.core.textfit import fit_text
+
+    return fit_text(text, width)
 
 
 def _md_cell(value: Any) -> str:

@@ -164,6 +164,7 @@ from planner.workload.spec import (
     TRAIN_KEYS,
     Workload,
     check_tp,
+    default_engine,
     workload_from_entry,
 )
 from planner.core.yamlio import LineDict, YamlProblem, read_mapping
@@ -294,6 +295,7 @@ class Variant:
         par = (f"layers split over {i.tp} GPUs" if i.tp > 1 else "1 GPU") if i.engine == "llama.cpp" else f"tp {i.tp}"
         return (f"weights {i.weights}, KV {i.kv_dtype}, {par}, {i.concurrency} x {i.context:,} tokens"
                 + (f", {i.engine}" if i.engine != "hf" else "")
+                + (" (the default for concurrency > 1; pin with engine:)" if i.engine_defaulted else "")
                 + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
 
@@ -666,7 +668,7 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         if "gpus" in e.data or "tp" in e.data:
             return None
         return tuple(range(min(MAX_LLAMACPP_SPLIT, arch.num_hidden_layers + 1), 0, -1)), True
-    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
+    hf_without_tp = (key == "tp" and task == "infer" and default_engine(e.data) == "hf"
                      and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
     if key not in e.data:
         if key == "gpus" and task == "train":

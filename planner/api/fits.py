@@ -233,7 +233,17 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                           hint=f"Give --task {section}, or another target for task {task}.")
     # vllm serve's card defaults; the workload reader reads gpus (training: data parallel x tp; inference:
     # N / tp replicas)
+    from planner.workload.spec import HF_ONLY_KEYS
+
+    # concurrency max serves many sequences: with no engine named, vLLM, as for a workload of concurrency > 1
+    # (planner.workload.spec.default_engine)
+    engine_default = (target == "concurrency" and given.get("engine") is None and written.get("engine") is None
+                      and not any(k in given or k in written for k in HF_ONLY_KEYS))
+    if engine_default:
+        given["engine"] = "vllm"
     base = for_gpu(read_workload(cat, workload, given, gpu=card, function="fit", source=source)[0], card)
+    if engine_default:
+        base = dataclasses.replace(base, infer=dataclasses.replace(base.infer, engine_defaulted=True))
     copies = base.infer.replicas if base.infer is not None else 1
     n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = vllm_headroom(base, headroom)

@@ -113,8 +113,9 @@ class Plan:
         strategies: the strategy of each workload, in words.
         items: the quote's line items (GPUs, platform, DIMMs, network, extras).
         total_usd: sum of the line items, USD (equals ``choice['capex_usd']``).
-        alternatives: up to top_k runners-up (best row per GPU, platform, cards and nodes), with
-            why each lost (:data:`ALTERNATIVE_COLUMNS`).
+        alternatives: up to top_k runners-up (the best row of each other GPU model, then the chosen
+            GPU's other chassis and RAM configurations; :func:`alternatives`), with why each lost
+            (:data:`ALTERNATIVE_COLUMNS`).
         infeasible: per binding rule, how many candidates it excluded and the closest miss
             (:data:`SUMMARY_COLUMNS`).
         candidates: the whole ranked candidate table.
@@ -335,18 +336,35 @@ def why_lost(row: dict[str, Any], choice: dict[str, Any], objective: str = "cape
 
 
 def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
-    """Up to ``top_k`` runners-up: the best row of each other (GPU, platform, cards, nodes)."""
+    """Up to ``top_k`` runners-up, the other GPU models first, then variations of the choice.
+
+    First the best feasible row (by the table's rank, i.e. the scenario's objective) of each GPU model
+    other than the chosen one, best first, one row per model; then, while fewer than ``top_k`` are
+    listed, the best row of each other chassis and RAM configuration of the chosen GPU (platform, cards
+    per node, nodes, DIMM type and count), in rank order.
+    """
     import numpy as np
     import pandas as pd
 
     t = cs.table
-    key_cols = [t[k].to_numpy() for k in ("gpu_id", "platform_id", "cards_per_node", "nodes")]
-    seen = {tuple(c[row] for c in key_cols)}
+    gpu = t["gpu_id"].to_numpy()
+    config_cols = [t[k].to_numpy() for k in ("platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count")]
+    feasible = np.nonzero(t["feasible"].to_numpy())[0]
     picked: list[int] = []
-    for i in np.nonzero(t["feasible"].to_numpy())[0]:
+    models = {gpu[row]}
+    for i in feasible:
         if len(picked) >= top_k:
             break
-        k = tuple(c[i] for c in key_cols)
+        if gpu[i] not in models:
+            models.add(gpu[i])
+            picked.append(int(i))
+    seen = {tuple(c[row] for c in config_cols)}
+    for i in feasible:
+        if len(picked) >= top_k:
+            break
+        if gpu[i] != gpu[row]:
+            continue
+        k = tuple(c[i] for c in config_cols)
         if k in seen:
             continue
         seen.add(k)

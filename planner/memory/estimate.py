@@ -82,7 +82,7 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
         return _train(workload, overheads, cpu=device == "cpu")
     est = _infer(workload, overheads, cpu=device == "cpu")
     if workload.infer is not None and workload.infer.engine_defaulted:
-        est = replace(est, notes=est.notes + (ENGINE_DEFAULT_NOTE.format(c=workload.infer.concurrency),))
+        est = replace(est, notes=est.notes + (ENGINE_DEFAULT_NOTE,))
     return est
 
 

@@ -367,6 +367,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                 label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
                 if sw.task == "train" and gpn < g:
                     label += f" ({gpn} per node)"
+                label += v.solver_note()
                 if card is not None:
                     label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
                               f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "

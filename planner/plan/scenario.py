@@ -177,6 +177,12 @@ CHOICE_KEYS: dict[str, tuple[str, ...]] = {
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
+#: Training keys a scenario workload that leaves them out (and names no ``framework``, whose recipes
+#: set them) lets the solver choose, as ``auto``: ZeRO stage, optimizer offload and checkpointing.
+#: auto's order starts at the reader's default (ZeRO-0, no offload, no checkpointing), so a machine
+#: where the default fits reports it; a cheaper one may need the others, and the plan names them.
+UNPINNED_AUTO_KEYS = ("zero", "offload_optimizer", "checkpointing")
+
 #: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
 AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "zero": (0, 1, 2, 3),
@@ -253,15 +259,24 @@ class Variant:
             placeholder (the smallest valid count); the solver replaces it per machine.
         choices: the values of the choice keys, as (key, value) pairs in expansion order.
         data: the mapping it was validated from, to validate again with the final card count.
+        solver_keys: the keys the scenario left out that the solver chose (:data:`UNPINNED_AUTO_KEYS`).
     """
 
     workload: Workload
     choices: tuple[tuple[str, Any], ...]
     data: Mapping[str, Any] = field(compare=False, repr=False)
+    solver_keys: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def tp(self) -> int:
         return self.workload.tp
+
+    def solver_note(self) -> str:
+        """'' or, when the solver chose keys the scenario left out, '; zero, checkpointing chosen by the
+        solver (pin them in the scenario)'."""
+        if not self.solver_keys:
+            return ""
+        return f"; {', '.join(self.solver_keys)} chosen by the solver (pin them in the scenario)"
 
     def label(self) -> str:
         """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
@@ -673,6 +688,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     if key not in e.data:
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
+        if task == "train" and key in UNPINNED_AUTO_KEYS and "framework" not in e.data:
+            # left out: the solver chooses, in auto's order (the reader's default first)
+            return AUTO_VALUES[key], True
         if key == "tp" and task == "infer":
             return ((1,), True) if hf_without_tp else (_auto(key, task, arch, e.data.get("engine")), True)
         return None
@@ -750,6 +768,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     gpn = gpn if isinstance(gpn, int) and not isinstance(gpn, bool) and gpn > 0 else None
 
     keys = [k for k, _, _ in choices]
+    unpinned = tuple(k for k in keys if task == "train" and k in UNPINNED_AUTO_KEYS and k not in e.data)
     combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
     if any(k == "gpu_layers" and auto for k, _, auto in choices):
         # gpu_layers: max: every variant with all layers on the GPU (in weights, kv_dtype order) before
@@ -787,7 +806,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
             continue
         seen_workloads.add(signature)
         used.update(zip(keys, combo))
-        variants.append(Variant(w, tuple(zip(keys, combo)), data))
+        variants.append(Variant(w, tuple(zip(keys, combo)), data, solver_keys=unpinned))
     if not variants:
         assert single_error is not None
         raise single_error

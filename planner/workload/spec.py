@@ -1019,9 +1019,9 @@ def default_engine(data: Mapping[str, Any]) -> str:
 
 
 #: What a defaulted engine's note says (estimate, fit and plan print it).
-ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default for concurrency {c} (a workload that names no engine and serves "
-                       "more than one sequence is sized for vLLM's paged KV cache and continuous batching); pin it "
-                       "with engine: hf (--engine hf) for Transformers generate")
+ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default: the workload serves several sequences at once and names no "
+                       "engine, so it is sized for vLLM's paged KV cache and continuous batching; pin it with "
+                       "engine: hf (--engine hf) for Transformers generate")
 
 
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:

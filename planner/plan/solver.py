@@ -1064,7 +1064,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
     take to prefill (2 x P FLOPs per token at MFU 0.4 on the card, plus the PCIe upload of the host
     blocks' weights for every ubatch), so that a machine holding a third of the model is not bought
     unawares."""
-    from planner.memory.traffic import DEFAULT_MFU, PCIE_EFFICIENCY, llamacpp_prefill_upload
+    from planner.memory.traffic import PCIE_EFFICIENCY, arch_mfu, llamacpp_prefill_upload
     from planner.plan.candidates import row_decode_tokens_per_s
 
     out: list[str] = []
@@ -1080,7 +1080,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
         tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         gen = i.tokens_per_request
         prompt = i.context - gen if gen is not None and gen < i.context else i.context
-        mfu = DEFAULT_MFU * float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+        mfu = arch_mfu(gpu).value
         compute_s = 2 * u.workload.architecture.active_parameters * prompt * i.concurrency / (
             float(gpu.bf16_tflops) * 1e12 * mfu)
         per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))

@@ -21,6 +21,28 @@ size (training ``dataset_tokens``, inference ``tokens_per_request``);
 ``costs``: inputs of the rent-or-buy comparison and of the objectives beyond capex, kept as written
 and validated by :func:`planner.cost.tco.read_costs`.
 
+Defaults that follow the question. A training workload that leaves ``zero``, ``offload_optimizer`` or
+``checkpointing`` out (and names no ``framework``, whose recipes set them) has them read as ``auto``
+(:data:`UNPINNED_AUTO_KEYS`): the solver chooses, the written defaults (ZeRO-0, no offload, no
+checkpointing) first, and the strategy names the keys it chose. An inference workload that names no
+``engine`` is sized for ``vllm`` when its ``concurrency`` is above 1, else ``hf``
+(planner.workload.spec.default_engine); the strategy says so.
+
+Workload keys for ``planner compare`` (time and cost; see planner.cost.compare):
+
+======================  ====================================================================
+dataset_tokens, epochs  training: tokens per epoch and epochs of one run
+tokens_per_request      inference: tokens generated per request
+requests_per_hour       inference: the rate a service must keep up with
+hours_per_month         busy hours a month the workload takes (0-744)
+tokens_per_month        tokens the workload processes a month (training: trained, inference:
+                        generated), a number or ``200M`` / ``1.5B`` (k, M, B, T); the busy hours
+                        are derived from it (tokens / the machine's tokens per second), and a
+                        volume the machine cannot process in a month is warned about. Not with
+                        hours_per_month. ``planner compare --tokens-per-month [NAME=]COUNT``
+                        sets it from the command line
+======================  ====================================================================
+
 Strategy choices. In a scenario workload the keys ``zero``, ``offload_optimizer``,
 ``checkpointing``, ``tp`` and ``gpus`` (training) and ``weights``, ``kv_dtype`` and ``tp``
 (inference) may be a list of allowed values, or ``auto`` for every valid value. Each

@@ -180,12 +180,14 @@ def test_the_fast_builder_gives_what_pyyamls_constructors_give():
     loader_class = yamlio._CLoader or yamlio._Loader
     for text in texts:
         fast, slow = loader_class(text), loader_class(text)
-        node = fast.get_single_node()
-        assert yamlio._plain_shape(node) is not None
-        assert _same_with_lines(yamlio._build_plain(fast, node), slow.construct_document(slow.get_single_node()))
-    # anything else goes PyYAML's way: aliases, merge keys, tags other than the default ones
-    for text in ("a: &x 1\nb: *x\n", "a: &x {b: 1}\nc: {<<: *x}\n", "a: !!set {x}\n"):
-        assert yamlio._plain_shape(yaml.compose(text, Loader=yaml.SafeLoader)) is None
+        built = yamlio._build_plain(fast, fast.get_single_node())
+        assert _same_with_lines(built, slow.construct_document(slow.get_single_node()))
+    # anything else goes PyYAML's way: aliases, merge keys, tags other than the default ones, depth
+    for text in ("a: &x 1\nb: *x\n", "a: &x {b: 1}\nc: {<<: *x}\n", "a: !!set {x}\n", "a: !!omap [b: 1]\n",
+                 "[" * (yamlio.MAX_DEPTH + 1) + "]" * (yamlio.MAX_DEPTH + 1)):
+        loader = yamlio._Loader(text)
+        with pytest.raises(yamlio._NotPlain):
+            yamlio._build_plain(loader, loader.get_single_node())
     # a duplicate key leaves the fast builder; the message is PyYAML's path's
     with pytest.raises(YamlProblem, match="duplicate key 'a'"):
         parse_yaml("a: 1\na: 2\n")

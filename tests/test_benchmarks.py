@@ -30,3 +30,37 @@ def test_bench_cli_runs_once_each():
     assert lines[0].split()[:3] == ["command", "wall", "best"]
     assert [line.split()[0] for line in lines[1:4]] == ["import", "estimate", "plan"]
     assert lines[2].endswith("1.1x") and lines[3].endswith("1.5x")  # the targets, beside the ratios
+
+
+def test_bench_catalog_overlay_holds_16_copies_of_every_gpu():
+    import sys as _sys
+
+    _sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_catalog
+    finally:
+        _sys.path.remove(str(ROOT / "benchmarks"))
+    from planner.catalog.loader import load_catalog
+
+    shipped = load_catalog()
+    files = bench_catalog.overlay_mappings(16)
+    gpu_ids = [g["id"] for g in files["gpus.yaml"]["gpus"]]
+    assert len(gpu_ids) == len(set(gpu_ids)) == 16 * len(shipped.gpus)
+    # each fixed-GPU baseboard is copied once per copy of its GPU, pointing at that copy
+    fixed = [p for p in shipped.platforms if p.fixed_gpu]
+    copies = files["platforms.yaml"]["platforms"]
+    assert len(copies) == 15 * len(fixed)
+    assert {(p["id"], p["fixed_gpu"]) for p in copies} >= {("hgx-h100-8gpu-x03", "h100-sxm-x03")}
+
+
+def test_run_all_prints_the_four_ratios_with_targets():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--rounds", "1", "--no-check",
+                             "--workloads", "3", "--factor", "2"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith('yardstick: python -c "import pandas": ')
+    rows = [line.split() for line in lines[2:6]]
+    assert [r[0] for r in rows] == ["plan", "estimate", "workbook-100", "catalog-16x"]
+    assert [r[-2] for r in rows] == ["1.5x", "1.1x", "4.0x", "3.0x"]  # the issue's targets (issue 21, item 4)
+    assert all(r[-1] in ("PASS", "FAIL") for r in rows)
+    assert lines[6].split()[1:4] == ["of", "4", "within"]

@@ -148,3 +148,46 @@ def test_dumped_documents_read_the_same_by_both_parsers(doc, flow, indent):
         _same(c_value, p_value)
     else:
         assert c_value == p_value
+
+
+def _same_with_lines(a, b) -> bool:
+    """Equal values of equal types, with equal ``line``/``lines`` on every mapping and list."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return ((a.line, a.lines) == (b.line, b.lines) and list(a) == list(b)
+                and all(_same_with_lines(a[k], b[k]) for k in a))
+    if isinstance(a, list):
+        return (a.line, a.lines) == (b.line, b.lines) and len(a) == len(b) and all(map(_same_with_lines, a, b))
+    return a == b or (a != a and b != b)  # NaN
+
+
+def test_the_fast_builder_gives_what_pyyamls_constructors_give():
+    # planner.core.yamlio._build_plain builds alias-free documents directly from the nodes; PyYAML's
+    # construct_document with the planner's constructors is the reference it must equal, lines
+    # included, on every shipped catalog file and scenario and on values of each scalar kind.
+    from pathlib import Path
+
+    import yaml
+
+    from planner.core import yamlio
+
+    root = Path(__file__).resolve().parents[1]
+    texts = [p.read_text(encoding="utf-8") for p in
+             sorted(root.glob("catalog/*.yaml")) + sorted(root.glob("scenarios/**/*.yaml"))]
+    texts.append("a: [1, -2, 0x1f, 1_000, 1.5, .inf, -.nan, true, No, ~, '', 2026-02-01, 2026-02-01 10:00:00]\n"
+                 "b: {3: x, 2.5: y, null: z}\nc:\n- - [deep]\n")
+    loader_class = yamlio._CLoader or yamlio._Loader
+    for text in texts:
+        fast, slow = loader_class(text), loader_class(text)
+        built = yamlio._build_plain(fast, fast.get_single_node())
+        assert _same_with_lines(built, slow.construct_document(slow.get_single_node()))
+    # anything else goes PyYAML's way: aliases, merge keys, tags other than the default ones, depth
+    for text in ("a: &x 1\nb: *x\n", "a: &x {b: 1}\nc: {<<: *x}\n", "a: !!set {x}\n", "a: !!omap [b: 1]\n",
+                 "[" * (yamlio.MAX_DEPTH + 1) + "]" * (yamlio.MAX_DEPTH + 1)):
+        loader = yamlio._Loader(text)
+        with pytest.raises(yamlio._NotPlain):
+            yamlio._build_plain(loader, loader.get_single_node())
+    # a duplicate key leaves the fast builder; the message is PyYAML's path's
+    with pytest.raises(YamlProblem, match="duplicate key 'a'"):
+        parse_yaml("a: 1\na: 2\n")

@@ -282,7 +282,14 @@ class Entry:
         if isinstance(value, _dt.date):
             parsed, text = value, value.isoformat()
         elif isinstance(value, str):
-            for fmt in ("%Y-%m-%d", "%Y-%m"):
+            iso = _ISO_DATE.match(value)
+            if iso:  # the usual spelling, without strptime's cost; anything else as before
+                y, m, d = iso.groups()
+                try:
+                    parsed, text = _dt.date(int(y), int(m), int(d or 1)), value
+                except ValueError:
+                    pass
+            for fmt in () if parsed else ("%Y-%m-%d", "%Y-%m"):
                 try:
                     parsed, text = _dt.datetime.strptime(value, fmt).date(), value
                     break
@@ -296,6 +303,10 @@ class Entry:
             raise self.error(f"{text} is after today ({today.isoformat()}); a price cannot be dated in the future",
                              key, "Write the date the price was quoted or looked up.")
         return text
+
+
+#: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
+_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:

@@ -66,11 +66,14 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
     separators U+2028 and U+2029, and :data:`BIDI_CONTROLS`. With ``newlines``, line feed and tab
     are allowed (a multi-line description).
     """
-    for ch in text:
-        if ch in BIDI_CONTROLS or ch in "\u2028\u2029" or (unicodedata.category(ch) == "Cc"
-                                                             and not (newlines and ch in "\n\t")):
-            return ch
-    return None
+    m = (_UNSAFE_TEXT if newlines else _UNSAFE_NAME).search(text)
+    return m.group() if m else None
+
+
+# Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
+# the Unicode Standard, 4.6 General Category, "Cc = Control": fixed, no character will be added).
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]")
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
 
 def char_name(ch: str) -> str:

@@ -321,7 +321,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
 
     dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
     dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
-    if not training:
+    if not training or litgpt:
+        # LitGPT's GPT has no dropout module (litgpt/model.py at 00af8b0d: SDPA with dropout_p=0.0, no
+        # residual dropout), whatever the Hugging Face config's resid_pdrop / attention_dropout say.
         dropout_attn = dropout_resid = 0.0
 
     # ---- the MLP's first modules (a parallel block's single norm also feeds them) -------------
@@ -392,7 +394,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # kernel takes (the CPU has none). The math path (ATen _scaled_dot_product_attention_math)
     # computes in fp32 and keeps the scaled query, the key and the value expanded to every head, and
     # the probabilities, fp32 each, and no output.
-    falcon_mq = mt == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads
+    # (LitGPT's own attention expands K and V to every head before SDPA, litgpt/model.py
+    # CausalSelfAttention.forward at 00af8b0d: a fused kernel takes them.)
+    falcon_mq = mt == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads and not litgpt
     math_sdpa = attention == "sdpa" and (falcon_mq or (arch.is_mla and cpu_kernels))
     if arch.is_mla:
         # DeepseekV3Attention: the latent kv_nope goes through kv_a_layernorm (its fp32 input: in
@@ -508,6 +512,12 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
     fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
     act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
+    if litgpt:
+        # LitGPT's MLPs call torch.nn.functional.gelu(x, approximate=config.gelu_approximate) or silu
+        # (litgpt/model.py GptNeoxMLP, LLaMAMLP at 00af8b0d; lit_gpt/model.py at 8641822 alike): one
+        # ATen op that saves its input, where Transformers' gelu_new / gelu_fast are Python formulas
+        # keeping several intermediates (phi's hidden_act gelu_new is LitGPT's gelu_approximate="tanh").
+        act_saves = 1
     if arch.clamped_swiglu:
         # GptOssExperts._apply_gate: gate and up interleaved in one output (kept whole by the
         # views), gate clamped, sigmoid(alpha x gate), their product, up clamped plus one: the

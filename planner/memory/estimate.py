@@ -412,7 +412,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         save_src = "LitGPT litgpt/finetune/adapter.py save_adapter_checkpoint (adapter_filter)"
     elif not full:
         # peft's save_pretrained writes the adapter weights only.
-        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
+        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
+                                    code=FRAMEWORK_SPECS[t.framework].model_code)
         ab = 4 if t.adapter_dtype == "fp32" else 2
         save = n_adapter * ab
         save_text = f"adapter weights only (peft save_pretrained): {n_adapter:,} params x {ab} B = {save:,} B"
@@ -424,7 +425,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
     trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
-                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora))
+                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
+                                    code=FRAMEWORK_SPECS[t.framework].model_code))
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""

@@ -395,18 +395,13 @@ class Workload:
         return min(self.gpus_per_node or self.gpus, self.gpus)
 
 
-def default_lora_targets(arch: Architecture) -> tuple[str, ...]:
-    """PEFT's default LoRA targets for the architecture (query and value projections).
+def default_lora_targets(arch: Architecture, framework: str = "transformers") -> tuple[str, ...]:
+    """The LoRA targets ``framework`` adapts by default on ``arch`` (peft's mapping for Transformers,
+    torchtune's and LitGPT's recipe defaults; planner.workload.frameworks.default_lora_targets, which
+    cites each). Raises planner.workload.frameworks.NoDefaultTargets where the framework has none."""
+    from planner.workload.frameworks import default_lora_targets as rule
 
-    Source: peft ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (peft/utils/constants.py).
-    """
-    if arch.model_type in ("gpt2", "gpt_bigcode"):
-        return ("c_attn",)
-    if arch.model_type == "gpt_neox":
-        return ("query_key_value",)
-    if arch.fused_qkv:
-        return ("qkv_proj",)
-    return ("q_proj", "v_proj")
+    return rule(framework, arch.model_type, [m.name for m in arch.linear_modules()])
 
 
 def workload_from_entry(
@@ -690,8 +685,6 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
-    if targets is None and d.lora_targets is not None and method in ("lora", "qlora"):
-        targets = list(d.lora_targets)
     double_quant = entry.bool("double_quant", True)
     prepare_kbit = entry.bool("prepare_kbit_training", False)
     rec0 = RECIPES[recipe]
@@ -764,8 +757,15 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                                    "layers' MLPs): ") + f"{', '.join(attn_modules)}.")
             valid = attn_modules
         if targets is None:
-            targets = list(default_lora_targets(arch))
-        elif targets == ["all-linear"]:
+            from planner.workload.frameworks import NoDefaultTargets
+
+            try:
+                targets = list(default_lora_targets(arch, fw_name))
+            except NoDefaultTargets as exc:
+                raise entry.error(str(exc), "lora_targets",
+                                  f"Set lora_targets: all-linear, or some of {', '.join(valid)}."
+                                  ) from None
+        if targets == ["all-linear"]:
             targets = valid
         elif "all-linear" in targets:
             raise entry.error("all-linear is given beside other LoRA targets", "lora_targets",

@@ -42,7 +42,10 @@ Other frameworks run their own implementation of the same architectures (``code`
   output into the fused width (``zero_pad``: ``index_copy_``, whose backward formula keeps its
   source, the adapter output of the enabled parts, derivatives.yaml). The head is a separate
   parameter even for checkpoints with tied embeddings (LitGPT's conversion copies the weight; only
-  pretraining ties them, litgpt/pretrain.py).
+  pretraining ties them, litgpt/pretrain.py). Its GPT has no dropout module (whatever the Hugging
+  Face config's ``resid_pdrop`` says), its MLPs call one ATen GeLU or SiLU op (phi's ``gelu_new`` is
+  ``gelu(approximate="tanh")`` there, one saved input), and with fewer KV heads than query heads it
+  expands K and V before SDPA (Falcon-7B's multi-query layout takes a fused kernel, not the math path).
 """
 
 from __future__ import annotations

@@ -179,9 +179,9 @@ class Framework:
             units of their own (torchtune's ``full_finetune_distributed`` configs:
             ``custom_sharded_layers: ['tok_embeddings', 'output']``) instead of in the root unit.
         checkpoint_on_gpus: the default ``checkpointing`` for (one GPU, several GPUs).
-        lora_rank, lora_dropout, lora_targets: LoRA defaults of its recipes (None: peft's; LitGPT's
-            query and value are peft's defaults for every architecture it shares with the planner;
-            ``("all-linear",)``: every linear module).
+        lora_rank, lora_dropout, lora_targets: LoRA defaults of its recipes (lora_targets None: the
+            per-model-type rule of :func:`default_lora_targets`, peft's mapping or the framework's
+            recipe defaults; ``("all-linear",)``: every linear module).
         source: where these defaults come from.
     """
 
@@ -274,7 +274,7 @@ class Defaults:
     adapter_dtype: str | None  # None: the recipe's dtype
     lora_rank: int
     lora_dropout: float
-    lora_targets: tuple[str, ...] | None  # None: peft's default for the architecture
+    lora_targets: tuple[str, ...] | None  # None: per model type, default_lora_targets
 
 
 def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False) -> Defaults:

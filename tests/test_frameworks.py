@@ -721,3 +721,18 @@ def test_refusal_exits_2_with_one_line():
     assert result.exit_code == 2
     lines = [x for x in result.output.splitlines() if x.strip()]
     assert len(lines) == 1 and "LitGPT" in lines[0] and "--zero" in lines[0]
+
+
+def test_unsloth_layer_backward_working_set():
+    # Llama-3.1-8B-like layer, bf16: LoRA_MLP.backward's DW (f = 14,336) + dY and the recomputed output
+    # (2 x h = 8,192), 2 B each; xformers keeps K and V expanded to all 32 heads (3 x q = 12,288 values)
+    from planner.memory.activations import unsloth_backward_working_set
+
+    cfg = {**TINY, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+           "num_key_value_heads": 8}
+    arch = arch_of(cfg)
+    per, _ = unsloth_backward_working_set(arch, regime_for("pure-bf16"))
+    assert per == 2 * (14336 + 2 * 4096)
+    saved = unsloth_layer_saved_tensors(arch, regime_for("pure-bf16"), lora_rank=16)
+    assert any(t.name.startswith("query, and key and value expanded") and t.bytes_per_token == 2 * 3 * 4096
+               for t in saved)

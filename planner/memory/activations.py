@@ -770,15 +770,23 @@ def unsloth_layer_saved_tensors(arch: Architecture, regime: Regime, *, lora_rank
     and saves only cos and sin; SDPA saves q, k, v, its output and log-sum-exp; ``LoRA_W`` (the output
     projection) saves its input, SDPA's output; ``LoRA_MLP`` saves its input and the gate and up
     outputs (``ctx.save_for_backward(..., X, e, g)``) and recomputes the activation in backward.
+
+    Attention runs through xformers unless flash-attn is installed (``LlamaAttention_fast_forward``,
+    unsloth/models/llama.py at e3162dc5: ``if not HAS_FLASH_ATTENTION``; Unsloth's install extras pull
+    xformers, flash-attn is optional): with fewer KV heads than query heads and ``hidden_states``
+    requiring grad, K and V are expanded and ``reshape``d to every head (a copy each), and those copies
+    are what ``memory_efficient_attention`` keeps.
     """
     h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
     c = regime.compute
     a = arch.num_attention_heads
+    gqa = arch.num_key_value_heads < a
     return [
         SavedTensor("attention norm input and fp32 inverse RMS (Fast_RMS_Layernorm)", c * h + 4),
         SavedTensor("LoRA_QKV input (the norm's output)", c * h),
         SavedTensor("LoRA q/k/v A outputs are recomputed (only the input is kept)", 0),
-        SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)),
+        SavedTensor("query, and key and value expanded to every head (xformers inputs)", c * 3 * q) if gqa else
+        SavedTensor("query, key, value (xformers inputs)", c * (q + 2 * k)),
         SavedTensor("SDPA output (also LoRA_W's input)", c * q),
         SavedTensor("SDPA log-sum-exp (fp32)", 4 * a),
         SavedTensor("MLP norm input and fp32 inverse RMS", c * h + 4),
@@ -789,6 +797,24 @@ def unsloth_layer_saved_tensors(arch: Architecture, regime: Regime, *, lora_rank
 
 DORA_SRC = ("Liu et al. 2024, DoRA, sec. 4 (magnitude x direction, the norm detached); peft "
             "tuners/lora/dora.py DoraLinearLayer.forward")
+
+
+UNSLOTH_BACKWARD_SRC = ("unsloth/kernels/fast_lora.py LoRA_MLP.backward at e3162dc5 (DW = matmul_lora(dY, downW.t(), "
+                        "...): a new tokens x f tensor; dX written into X); unsloth_zoo gradient_checkpointing.py "
+                        "Unsloth_Offloaded_Gradient_Checkpointer.backward ((output,) = forward_function(hidden_states); "
+                        "torch.autograd.backward(output, dY))")
+
+
+def unsloth_backward_working_set(arch: Architecture, regime: Regime) -> tuple[int, str]:
+    """Bytes per token that one layer's backward adds, under Unsloth's checkpointer and kernels, to the
+    layer's saved tensors at its peak, the start of ``LoRA_MLP.backward`` (every saved tensor is still
+    alive): the down projection's input gradient ``DW`` (tokens x f, c bytes; SwiGLU's backward then
+    overwrites DW, e and g in place), the layer output's gradient ``dY`` and the recomputed ``output``,
+    which the checkpointer holds through ``torch.autograd.backward(output, dY)`` (tokens x h each).
+    The attention's backward comes later, after the MLP's saved tensors (X, e, g: h + 2f) are freed,
+    and needs less. Returns (bytes per token, the formula in words)."""
+    h, f, c = arch.hidden_size, arch.intermediate_size, regime.compute
+    return c * (f + 2 * h), f"DW (f={f:,}) + dY and the recomputed layer output (2 x h={h:,}), x {c} B"
 
 
 def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: Regime, *,

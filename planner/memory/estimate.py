@@ -16,9 +16,12 @@ from planner.memory.activations import (
     DORA_SRC,
     compile_not_modelled,
     KORTHIKANTI,
+    UNSLOTH_BACKWARD_SRC,
     activation_parts,
     dora_temporaries,
     regime_for,
+    unsloth_backward_working_set,
+    unsloth_kernels_apply,
 )
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
@@ -556,6 +559,14 @@ def _activation_components(w: Workload, act, *, fwd: str) -> list[Component]:
                              + (" and the previous one" if back == 2 else "") + ")", src, phase="recompute"))
         out.append(Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
                              KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute"))
+        arch = w.architecture
+        if t.framework == "unsloth" and unsloth_kernels_apply(arch, full=t.method == "full",
+                                                              lora_targets=t.lora_targets, lora_dropout=t.lora_dropout,
+                                                              attention=t.attention):
+            per, words = unsloth_backward_working_set(arch, regime_for(t.recipe))
+            tokens = t.micro_batch * t.seq_len
+            out.append(Component("layer backward working set (Unsloth LoRA_MLP)", GPU, -(-per * tokens // t.tp),
+                                 f"b*s={tokens:,} tokens x ({words})", UNSLOTH_BACKWARD_SRC, phase="recompute"))
         what = f"the layer checkpoints: {act.saved_formula}"
     else:
         out.append(Component("offloaded activations brought back", GPU, max(act.one_layer, act.head),

@@ -142,9 +142,10 @@ def test_contradictions_are_refused_at_their_key(keys, key, words):
 
 
 def test_fsdp_version_on_one_gpu_is_kept_and_warned():
-    w = workload(framework="torchtune", method="full", fsdp_version=1)
-    assert w.train.fsdp_version == 1 and w.train.fsdp == 0
-    assert any("fsdp_version 1 shards nothing" in x for x in w.warnings)
+    # (torchtune refuses FSDP1: its recipes shard with fully_shard only)
+    w = workload(framework="fsdp", method="full", fsdp_version=2)
+    assert w.train.fsdp_version == 2 and w.train.fsdp == 0
+    assert any("fsdp_version 2 shards nothing" in x for x in w.warnings)
 
 
 # ----- the loss implementations ---------------------------------------------------------------
@@ -258,9 +259,9 @@ def test_compiled_layer_saved_set():
 
 
 def test_unsloth_kernel_saved_set():
-    # Fast_RMS_Layernorm x 2 (input 128 + 4 = 264), LoRA_QKV input 128, q/k/v 256, SDPA out 128 + lse 16,
-    # LoRA_MLP input 128, gate and up 512: 1,432
-    assert _per_token(unsloth_layer_saved_tensors(arch_of(), REG, lora_rank=16)) == 1_432
+    # Fast_RMS_Layernorm x 2 (input 128 + 4 = 264), LoRA_QKV input 128, q and K/V expanded to all 4 heads for
+    # xformers 3 x 64 x 2 = 384, SDPA out 128 + lse 16, LoRA_MLP input 128, gate and up 512: 1,560
+    assert _per_token(unsloth_layer_saved_tensors(arch_of(), REG, lora_rank=16)) == 1_560
 
 
 # ----- offloading, optimizer in backward, paged optimizers ----------------------------------------
@@ -415,7 +416,8 @@ def test_compile_is_noted_and_lowers_the_activations():
     comp_ = estimate(workload(method="full", recipe="pure-bf16", seq_len=256, compile=True))
     assert comp(comp_, "activations").bytes < comp(eager, "activations").bytes
     assert any(n.startswith("torch.compile: AOTAutograd") for n in comp_.notes)
-    moe = estimate(workload("qwen3-30b-a3b", method="lora", seq_len=128, compile=True))
+    moe = estimate(workload("qwen3-30b-a3b", method="lora", lora_targets=["q_proj", "v_proj"], seq_len=128,
+                            compile=True))
     assert any("not modelled for a mixture of experts" in n for n in moe.notes)
 
 
@@ -590,3 +592,147 @@ def test_adapter_refusals(keys, entry):
 def test_adapter_needs_layers_past_the_start():
     with pytest.raises(InputError, match="adapter_start_layer"):
         workload(TINY, framework="litgpt", method="adapter")
+
+
+# ----- default LoRA targets: one rule per framework (planner.workload.frameworks.default_lora_targets) -------
+
+FALCON_7B = {"model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 32, "num_attention_heads": 71,
+             "multi_query": True, "parallel_attn": True, "bias": False, "vocab_size": 65024,
+             "new_decoder_architecture": False}
+FALCON_40B = {"model_type": "falcon", "hidden_size": 8192, "num_hidden_layers": 60, "num_attention_heads": 128,
+              "num_kv_heads": 8, "new_decoder_architecture": True, "parallel_attn": True, "bias": False,
+              "vocab_size": 65024}
+PHI_1_5 = {"model_type": "phi", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 24,
+           "num_attention_heads": 32, "partial_rotary_factor": 0.5, "vocab_size": 51200, "hidden_act": "gelu_new",
+           "resid_pdrop": 0.1, "tie_word_embeddings": False}
+BLOOM = {"model_type": "bloom", "hidden_size": 128, "n_layer": 2, "n_head": 4, "vocab_size": 4096}
+GPTJ = {"model_type": "gptj", "n_embd": 128, "n_layer": 2, "n_head": 4, "rotary_dim": 16, "vocab_size": 4096}
+
+
+@pytest.mark.parametrize("config, framework, expected", [
+    # peft's TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING (src/peft/utils/constants.py, 00073fe)
+    (FALCON_7B, "transformers", ["query_key_value"]),
+    (BLOOM, "transformers", ["query_key_value"]),
+    (PHI_1_5, "transformers", ["q_proj", "v_proj", "fc1", "fc2"]),
+    (GPTJ, "deepspeed", ["q_proj", "v_proj"]),
+    (TINY, "fsdp", ["q_proj", "v_proj"]),
+    # LitGPT finetune/lora.py: lora_query and lora_value (LoRAQKVLinear on the fused attn)
+    (FALCON_7B, "litgpt", ["query_key_value"]),
+    (PHI_1_5, "litgpt", ["q_proj", "v_proj"]),
+    # torchtune configs: lora_attn_modules [q_proj, v_proj, output_proj], apply_lora_to_mlp True
+    (TINY, "torchtune", ["q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]),
+    # Unsloth get_peft_model: q/k/v/o and the MLP
+    (TINY, "unsloth", ["down_proj", "gate_proj", "k_proj", "o_proj", "q_proj", "up_proj", "v_proj"]),
+])
+def test_default_lora_targets_per_framework(config, framework, expected):
+    w = workload(config, framework=framework, method="lora", seq_len=64)
+    got = list(w.train.lora_targets)
+    assert (sorted(got) if framework == "unsloth" else got) == expected
+
+
+def test_peft_has_no_default_for_an_unmapped_model_type():
+    # peft raises "Please specify `target_modules` in `peft_config`" for a model type outside its mapping
+    with pytest.raises(InputError) as e:
+        workload("deepseek-v3", method="lora", seq_len=64)
+    message = str(e.value)
+    assert "lora_targets" in message and "deepseek_v3" in message and "Please specify" in message
+    assert "all-linear" not in message  # a mixture of experts' all-linear is refused (experts are not nn.Linear)
+
+
+def test_measurement_harness_uses_the_same_default_rule():
+    from planner.validate.measure import _default_lora_targets
+
+    for config in (FALCON_7B, BLOOM, PHI_1_5, GPTJ, TINY):
+        w = workload(config, method="lora", seq_len=64)
+        assert _default_lora_targets(config) == list(w.train.lora_targets)
+
+
+# ----- LitGPT's own model: LoRAQKVLinear parameters, no dropout, one-op GeLU ---------------------------------
+
+@pytest.mark.parametrize("config, layers, expected", [
+    # LitGPT tutorials/resource-tables.md 'Trainable parameters', r 8 on query and value:
+    # Falcon-40B: A (2r, 8192) + B (8192 + 8 x 64, r) = 8 x (16,384 + 8,704) = 200,704 per layer x 60
+    (FALCON_40B, 60, 12_042_240),
+    # phi-1.5: 8 x (2 x 2048 + 2048 + 2048) = 65,536 per layer x 24
+    (PHI_1_5, 24, 1_572_864),
+])
+def test_litgpt_lora_parameters_match_its_resource_tables(config, layers, expected):
+    w = workload(config, framework="litgpt", method="lora", lora_rank=8, seq_len=64)
+    assert w.train.lora_targets  # the default: query and value
+    est = estimate(w)
+    assert comp(est, "LoRA adapter weights").bytes == expected * 2  # bf16 adapters (bf16-true)
+
+
+def test_litgpt_falcon_lora_count_differs_from_peft_on_the_fused_projection():
+    # peft adapts query_key_value whole: r x (in + q + 2 kv) = 8 x (8192 + 8192 + 1024) per layer
+    w = workload(FALCON_40B, method="lora", lora_rank=8, seq_len=64, recipe="pure-bf16", adapter_dtype="bf16")
+    assert comp(estimate(w), "LoRA adapter weights").bytes == 8 * (8192 + 8192 + 1024) * 60 * 2
+
+
+def test_litgpt_phi_layer_has_no_dropout_and_a_one_op_gelu():
+    # Per token, LoRA r 8 on q and v (dropout 0.05), bf16, SDPA, h 2048, f 8192 (litgpt/model.py at 00af8b0d):
+    # LayerNorm input 2h + mean/rstd 8, LoRA dropout output 2h + mask h, A output 2 x 8 x 2 = 32, zero_pad source
+    # (q and v adapter outputs) 2 x 2h, q and k after RoPE/cat 2 x 2h, fused qkv kept by the value view 3 x 2h,
+    # SDPA output 2h + lse 4 x 32 heads, GeLU input 2f: 2h x (1 + 1 + 2 + 2 + 3 + 1) + h + 8 + 32 + 128 + 2f.
+    arch, h, f = arch_of(PHI_1_5), 2048, 8192
+    kw = dict(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"), lora_rank=8, adapter_bytes=2,
+              lora_dropout=0.05)
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), code="litgpt", **kw)
+    assert sum(t.bytes_per_token for t in lit) == 2 * h * 10 + h + 8 + 32 + 128 + 2 * f
+    assert not any("dropout mask (attention)" in t.name or "residual dropout" in t.name for t in lit)
+    hf = layer_saved_tensors(arch, regime_for("pure-bf16"), code="transformers", **kw)
+    # Transformers' phi: gelu_new keeps 4 tensors of f and resid_pdrop 0.1 keeps a 1-byte mask per sublayer
+    assert any(t.name == "MLP gelu_new intermediates" and t.bytes_per_token == 4 * 2 * f for t in hf)
+    assert any(t.name.startswith("residual dropout mask") for t in hf)
+
+
+def test_litgpt_falcon_multi_query_takes_a_fused_kernel():
+    # LitGPT expands K and V to every head before SDPA (flash takes them); Transformers' Falcon-7B passes one
+    # K/V head without enable_gqa and takes the math path (fp32 q, k, v and probabilities)
+    arch = arch_of(FALCON_7B)
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False,
+                              lora_targets=("query_key_value",), lora_rank=8, code="litgpt")
+    assert not any("math path" in t.name or t.quadratic for t in lit)
+    assert any(t.name == "value expanded to every head" and t.bytes_per_token == 2 * 4544 for t in lit)
+
+
+# ----- combinations a framework refuses -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("keys, field, words", [
+    ({"framework": "litgpt", "gpus": 2, "zero": 2}, "zero", "LitGPT"),
+    ({"framework": "litgpt", "zero": 3}, "zero", "LitGPT"),
+    ({"framework": "litgpt", "gpus": 2, "fsdp_version": 2}, "fsdp_version", "LitGPT"),
+    ({"framework": "litgpt", "gpus": 2, "offload_params": True}, "offload_params", "LitGPT"),
+    ({"framework": "litgpt", "offload_activations": True}, "offload_activations", "LitGPT"),
+    ({"framework": "torchtune", "gpus": 2, "zero": 0}, "zero", "torchtune"),
+    ({"framework": "torchtune", "gpus": 2, "fsdp_version": 1}, "fsdp_version", "torchtune"),
+])
+def test_framework_refuses_what_its_scripts_cannot_run(keys, field, words):
+    with pytest.raises(InputError) as e:
+        workload(method="lora", seq_len=64, **keys)
+    message = str(e.value)
+    assert message.startswith(f"{field}:") and words in message and "\n" not in message
+    assert any(w in message for w in ("Use ", "Remove ", "Set "))  # a hint
+
+
+def test_refusal_exits_2_with_one_line():
+    result = CliRunner().invoke(cli, ["estimate", "--model", "llama-3.1-8b", "--task", "train", "--framework",
+                                      "litgpt", "--method", "lora", "--gpus", "2", "--zero", "2"])
+    assert result.exit_code == 2
+    lines = [x for x in result.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and "LitGPT" in lines[0] and "--zero" in lines[0]
+
+
+def test_unsloth_layer_backward_working_set():
+    # Llama-3.1-8B-like layer, bf16: LoRA_MLP.backward's DW (f = 14,336) + dY and the recomputed output
+    # (2 x h = 8,192), 2 B each; xformers keeps K and V expanded to all 32 heads (3 x q = 12,288 values)
+    from planner.memory.activations import unsloth_backward_working_set
+
+    cfg = {**TINY, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+           "num_key_value_heads": 8}
+    arch = arch_of(cfg)
+    per, _ = unsloth_backward_working_set(arch, regime_for("pure-bf16"))
+    assert per == 2 * (14336 + 2 * 4096)
+    saved = unsloth_layer_saved_tensors(arch, regime_for("pure-bf16"), lora_rank=16)
+    assert any(t.name.startswith("query, and key and value expanded") and t.bytes_per_token == 2 * 3 * 4096
+               for t in saved)

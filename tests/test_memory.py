@@ -1270,7 +1270,8 @@ def test_vllm_mxfp4_adds_the_measured_expert_relayout():
 
 def test_qlora_on_moe_says_the_experts_stay_16_bit():
     arch = from_hf_config(TINY_QWEN3_MOE)
-    w = workload_from_mapping({"model": "m", "task": "train", "method": "qlora"}, lambda n, e: (n, "test", arch))
+    w = workload_from_mapping({"model": "m", "task": "train", "method": "qlora",
+                               "lora_targets": ["q_proj", "v_proj"]}, lambda n, e: (n, "test", arch))
     # experts 2 layers x 4 x 3 x 64 x 48 = 73,728 and routers 2 x 64 x 4 = 512 of the model's parameters
     assert any(x.startswith("QLoRA on qwen3_moe: bitsandbytes quantizes nn.Linear modules only")
                and f"(74,240 of {arch.parameters:,} parameters)" in x for x in w.warnings)

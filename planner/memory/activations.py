@@ -42,7 +42,10 @@ Other frameworks run their own implementation of the same architectures (``code`
   output into the fused width (``zero_pad``: ``index_copy_``, whose backward formula keeps its
   source, the adapter output of the enabled parts, derivatives.yaml). The head is a separate
   parameter even for checkpoints with tied embeddings (LitGPT's conversion copies the weight; only
-  pretraining ties them, litgpt/pretrain.py).
+  pretraining ties them, litgpt/pretrain.py). Its GPT has no dropout module (whatever the Hugging
+  Face config's ``resid_pdrop`` says), its MLPs call one ATen GeLU or SiLU op (phi's ``gelu_new`` is
+  ``gelu(approximate="tanh")`` there, one saved input), and with fewer KV heads than query heads it
+  expands K and V before SDPA (Falcon-7B's multi-query layout takes a fused kernel, not the math path).
 """
 
 from __future__ import annotations
@@ -321,7 +324,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
 
     dropout_attn = float(arch.extra.get("attn_pdrop", arch.extra.get("attention_dropout", 0.0)) or 0.0)
     dropout_resid = float(arch.extra.get("resid_pdrop", arch.extra.get("hidden_dropout", 0.0)) or 0.0)
-    if not training:
+    if not training or litgpt:
+        # LitGPT's GPT has no dropout module (litgpt/model.py at 00af8b0d: SDPA with dropout_p=0.0, no
+        # residual dropout), whatever the Hugging Face config's resid_pdrop / attention_dropout say.
         dropout_attn = dropout_resid = 0.0
 
     # ---- the MLP's first modules (a parallel block's single norm also feeds them) -------------
@@ -392,7 +397,9 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # kernel takes (the CPU has none). The math path (ATen _scaled_dot_product_attention_math)
     # computes in fp32 and keeps the scaled query, the key and the value expanded to every head, and
     # the probabilities, fp32 each, and no output.
-    falcon_mq = mt == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads
+    # (LitGPT's own attention expands K and V to every head before SDPA, litgpt/model.py
+    # CausalSelfAttention.forward at 00af8b0d: a fused kernel takes them.)
+    falcon_mq = mt == "falcon" and arch.num_key_value_heads < a and not arch.hf_kv_heads and not litgpt
     math_sdpa = attention == "sdpa" and (falcon_mq or (arch.is_mla and cpu_kernels))
     if arch.is_mla:
         # DeepseekV3Attention: the latent kv_nope goes through kv_a_layernorm (its fp32 input: in
@@ -508,6 +515,12 @@ def layer_saved_tensors(arch: Architecture, regime: Regime, *, attention: str, f
     # Tokens reaching each expert: top-k routing sends num_experts_per_tok copies of each token.
     fk = f * (arch.num_experts_per_tok if arch.is_moe else 1)
     act_saves = ACTIVATION_SAVES.get(arch.hidden_act, 1)
+    if litgpt:
+        # LitGPT's MLPs call torch.nn.functional.gelu(x, approximate=config.gelu_approximate) or silu
+        # (litgpt/model.py GptNeoxMLP, LLaMAMLP at 00af8b0d; lit_gpt/model.py at 8641822 alike): one
+        # ATen op that saves its input, where Transformers' gelu_new / gelu_fast are Python formulas
+        # keeping several intermediates (phi's hidden_act gelu_new is LitGPT's gelu_approximate="tanh").
+        act_saves = 1
     if arch.clamped_swiglu:
         # GptOssExperts._apply_gate: gate and up interleaved in one output (kept whole by the
         # views), gate clamped, sigmoid(alpha x gate), their product, up clamped plus one: the
@@ -757,15 +770,23 @@ def unsloth_layer_saved_tensors(arch: Architecture, regime: Regime, *, lora_rank
     and saves only cos and sin; SDPA saves q, k, v, its output and log-sum-exp; ``LoRA_W`` (the output
     projection) saves its input, SDPA's output; ``LoRA_MLP`` saves its input and the gate and up
     outputs (``ctx.save_for_backward(..., X, e, g)``) and recomputes the activation in backward.
+
+    Attention runs through xformers unless flash-attn is installed (``LlamaAttention_fast_forward``,
+    unsloth/models/llama.py at e3162dc5: ``if not HAS_FLASH_ATTENTION``; Unsloth's install extras pull
+    xformers, flash-attn is optional): with fewer KV heads than query heads and ``hidden_states``
+    requiring grad, K and V are expanded and ``reshape``d to every head (a copy each), and those copies
+    are what ``memory_efficient_attention`` keeps.
     """
     h, q, k, f = arch.hidden_size, arch.q_dim, arch.kv_dim, arch.intermediate_size
     c = regime.compute
     a = arch.num_attention_heads
+    gqa = arch.num_key_value_heads < a
     return [
         SavedTensor("attention norm input and fp32 inverse RMS (Fast_RMS_Layernorm)", c * h + 4),
         SavedTensor("LoRA_QKV input (the norm's output)", c * h),
         SavedTensor("LoRA q/k/v A outputs are recomputed (only the input is kept)", 0),
-        SavedTensor("query, key, value (SDPA inputs)", c * (q + 2 * k)),
+        SavedTensor("query, and key and value expanded to every head (xformers inputs)", c * 3 * q) if gqa else
+        SavedTensor("query, key, value (xformers inputs)", c * (q + 2 * k)),
         SavedTensor("SDPA output (also LoRA_W's input)", c * q),
         SavedTensor("SDPA log-sum-exp (fp32)", 4 * a),
         SavedTensor("MLP norm input and fp32 inverse RMS", c * h + 4),
@@ -776,6 +797,24 @@ def unsloth_layer_saved_tensors(arch: Architecture, regime: Regime, *, lora_rank
 
 DORA_SRC = ("Liu et al. 2024, DoRA, sec. 4 (magnitude x direction, the norm detached); peft "
             "tuners/lora/dora.py DoraLinearLayer.forward")
+
+
+UNSLOTH_BACKWARD_SRC = ("unsloth/kernels/fast_lora.py LoRA_MLP.backward at e3162dc5 (DW = matmul_lora(dY, downW.t(), "
+                        "...): a new tokens x f tensor; dX written into X); unsloth_zoo gradient_checkpointing.py "
+                        "Unsloth_Offloaded_Gradient_Checkpointer.backward ((output,) = forward_function(hidden_states); "
+                        "torch.autograd.backward(output, dY))")
+
+
+def unsloth_backward_working_set(arch: Architecture, regime: Regime) -> tuple[int, str]:
+    """Bytes per token that one layer's backward adds, under Unsloth's checkpointer and kernels, to the
+    layer's saved tensors at its peak, the start of ``LoRA_MLP.backward`` (every saved tensor is still
+    alive): the down projection's input gradient ``DW`` (tokens x f, c bytes; SwiGLU's backward then
+    overwrites DW, e and g in place), the layer output's gradient ``dY`` and the recomputed ``output``,
+    which the checkpointer holds through ``torch.autograd.backward(output, dY)`` (tokens x h each).
+    The attention's backward comes later, after the MLP's saved tensors (X, e, g: h + 2f) are freed,
+    and needs less. Returns (bytes per token, the formula in words)."""
+    h, f, c = arch.hidden_size, arch.intermediate_size, regime.compute
+    return c * (f + 2 * h), f"DW (f={f:,}) + dY and the recomputed layer output (2 x h={h:,}), x {c} B"
 
 
 def dora_saved_tensors(name: str, in_features: int, out_features: int, regime: Regime, *,

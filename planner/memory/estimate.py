@@ -17,9 +17,12 @@ from planner.memory.activations import (
     DORA_SRC,
     compile_not_modelled,
     KORTHIKANTI,
+    UNSLOTH_BACKWARD_SRC,
     activation_parts,
     dora_temporaries,
     regime_for,
+    unsloth_backward_working_set,
+    unsloth_kernels_apply,
 )
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
@@ -417,7 +420,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         save_src = "LitGPT litgpt/finetune/adapter.py save_adapter_checkpoint (adapter_filter)"
     elif not full:
         # peft's save_pretrained writes the adapter weights only.
-        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora)
+        n_adapter = lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
+                                    code=FRAMEWORK_SPECS[t.framework].model_code)
         ab = 4 if t.adapter_dtype == "fp32" else 2
         save = n_adapter * ab
         save_text = f"adapter weights only (peft save_pretrained): {n_adapter:,} params x {ab} B = {save:,} B"
@@ -429,7 +433,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
     trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
-                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora))
+                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
+                                    code=FRAMEWORK_SPECS[t.framework].model_code))
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
@@ -559,6 +564,14 @@ def _activation_components(w: Workload, act, *, fwd: str) -> list[Component]:
                              + (" and the previous one" if back == 2 else "") + ")", src, phase="recompute"))
         out.append(Component("activations (layer being recomputed)", GPU, act.recompute, act.recompute_formula,
                              KORTHIKANTI + "; torch.utils.checkpoint", phase="recompute"))
+        arch = w.architecture
+        if t.framework == "unsloth" and unsloth_kernels_apply(arch, full=t.method == "full",
+                                                              lora_targets=t.lora_targets, lora_dropout=t.lora_dropout,
+                                                              attention=t.attention):
+            per, words = unsloth_backward_working_set(arch, regime_for(t.recipe))
+            tokens = t.micro_batch * t.seq_len
+            out.append(Component("layer backward working set (Unsloth LoRA_MLP)", GPU, -(-per * tokens // t.tp),
+                                 f"b*s={tokens:,} tokens x ({words})", UNSLOTH_BACKWARD_SRC, phase="recompute"))
         what = f"the layer checkpoints: {act.saved_formula}"
     else:
         out.append(Component("offloaded activations brought back", GPU, max(act.one_layer, act.head),

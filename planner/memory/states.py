@@ -133,14 +133,26 @@ class TrainableShape:
         return sum(size * n for size, n in self.tensor_sizes if size < elements)
 
 
-def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, use_dora: bool = False) -> int:
+def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, use_dora: bool = False,
+                    code: str = "transformers") -> int:
     """Adapter parameters: r x (in + out) per adapted matrix, summed over layers (LoRA, sec. 4);
     with DoRA, plus one magnitude per output feature of each adapted matrix (Liu et al. 2024,
-    sec. 4; peft ``lora_magnitude_vector``)."""
+    sec. 4; peft ``lora_magnitude_vector``).
+
+    ``code='litgpt'``: LitGPT adapts a fused q/k/v projection named alone (``query_key_value``,
+    ``qkv_proj``, ``c_attn``) with ``LoRAQKVLinear`` on its query and value parts (``lora_query``,
+    ``lora_value``: litgpt/lora.py at 00af8b0d): ``lora_A`` is (2r, in) and ``lora_B`` (q + kv, r),
+    i.e. r x (2 in + q + kv) rather than peft's r x (in + q + 2 kv). E.g. Falcon-40B (in 8192, q 8192,
+    kv 8 x 64 = 512, 60 layers, r 8): 8 x (16384 + 8704) x 60 = 12,042,240, the trainable count of
+    LitGPT's resource tables."""
     total = 0
     for m in arch.linear_modules():
         if m.name in targets:
-            total += (rank * (m.in_features + m.out_features) + (m.out_features if use_dora else 0)) * m.count * m.layers
+            if code == "litgpt" and m.name in ("query_key_value", "qkv_proj", "c_attn") and m.count == 1:
+                n = rank * (2 * m.in_features + arch.q_dim + arch.kv_dim)
+            else:
+                n = rank * (m.in_features + m.out_features)
+            total += (n + (m.out_features if use_dora else 0)) * m.count * m.layers
     return total
 
 
@@ -235,7 +247,8 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         sizes = [(heads, arch.num_hidden_layers - LITGPT_ADAPTER_START_LAYER)]
         ada, biggest = trainable, heads
     else:
-        trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora), t)
+        trainable = _tp_split(lora_parameters(arch, train.lora_rank, train.lora_targets, use_dora=train.use_dora,
+                                              code=FRAMEWORK_SPECS[train.framework].model_code), t)
         ada = 0
         for m in mods:
             if m.name in train.lora_targets:

@@ -1088,9 +1088,12 @@ def _compile_layers(model: Any) -> None:
 
 
 def _default_lora_targets(config: Mapping[str, Any]) -> list[str]:
-    if str(config.get("model_type")) in ("gpt2", "gpt_bigcode"):
-        return ["c_attn"]
-    return ["q_proj", "v_proj"]
+    """peft's default targets for the config's model type: the planner's one rule
+    (planner.workload.spec.default_lora_targets, framework transformers)."""
+    from planner.model.architecture import from_hf_config
+    from planner.workload.spec import default_lora_targets
+
+    return list(default_lora_targets(from_hf_config(config), "transformers"))
 
 
 def measure_inference(

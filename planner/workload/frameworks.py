@@ -81,6 +81,73 @@ LITGPT_ADAPTER_PROMPT_LENGTH = 10
 #: ... in the attention of every layer from this index on (``adapter_start_layer``).
 LITGPT_ADAPTER_START_LAYER = 2
 
+#: peft's ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (src/peft/utils/constants.py, commit 00073fe),
+#: for the model types the planner reads: the modules ``LoraConfig(target_modules=None)`` adapts. A model
+#: type missing here has no peft default: ``_prepare_adapter_config`` raises "Please specify
+#: `target_modules` in `peft_config`" (peft tuners/lora/model.py), and so does the planner.
+PEFT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
+    "gpt2": ("c_attn",), "gpt_bigcode": ("c_attn",), "bloom": ("query_key_value",),
+    "gpt_neox": ("query_key_value",), "falcon": ("query_key_value",), "gptj": ("q_proj", "v_proj"),
+    "llama": ("q_proj", "v_proj"), "mistral": ("q_proj", "v_proj"), "mixtral": ("q_proj", "v_proj"),
+    "phi": ("q_proj", "v_proj", "fc1", "fc2"), "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"),
+    "gemma3_text": ("q_proj", "v_proj"), "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
+}
+#: The fused q/k/v projections, by the name the Transformers code gives them.
+_FUSED_QKV = ("query_key_value", "qkv_proj", "c_attn")
+#: torchtune's LoRA configs (recipes/configs/llama3_2/3B_lora_single_device.yaml, llama3_1/8B_lora*.yaml,
+#: 70B_lora.yaml at 1814feb17): ``lora_attn_modules: ['q_proj', 'v_proj', 'output_proj']``,
+#: ``apply_lora_to_mlp: True`` (w1, w2, w3: gate, down, up), ``apply_lora_to_output: False``.
+TORCHTUNE_LORA_RULE = "torchtune: q, v, output projection and the MLP"
+#: LitGPT's finetune/lora.py defaults (litgpt/finetune/lora.py ``setup`` at 00af8b0d; lit-gpt finetune/lora.py
+#: at 8641822): ``lora_query=True, lora_key=False, lora_value=True, lora_projection=False, lora_mlp=False,
+#: lora_head=False``: the query and value parts of the fused ``attn`` projection (``LoRAQKVLinear``).
+LITGPT_LORA_RULE = "litgpt: query and value"
+
+
+class NoDefaultTargets(ValueError):
+    """The framework has no default LoRA targets for the model type (peft raises)."""
+
+
+def default_lora_targets(name: str, model_type: str, modules: list[str]) -> tuple[str, ...]:
+    """The LoRA target modules framework ``name`` adapts when none are given, for a model of
+    ``model_type`` whose linear modules (Transformers names) are ``modules``.
+
+    - transformers, deepspeed, fsdp: peft's mapping (:data:`PEFT_LORA_TARGETS`); Falcon and BLOOM
+      adapt their fused ``query_key_value``, phi q, v and its MLP's fc1 and fc2.
+    - torchtune: its configs' q, v and output projections and the MLP (:data:`TORCHTUNE_LORA_RULE`).
+    - litgpt: the query and value of the attention (:data:`LITGPT_LORA_RULE`): ``q_proj`` and
+      ``v_proj`` where the Transformers code splits them, else the fused projection, whose adapter
+      LitGPT's ``LoRAQKVLinear`` restricts to the query and value parts (planner.memory).
+    - unsloth: every linear module (its ``get_peft_model`` default, q/k/v/o and the MLP): 'all-linear'.
+
+    Raises:
+        NoDefaultTargets: peft has no default for the model type (transformers, deepspeed, fsdp), or
+            the model has no query and value projection the rule could name.
+    """
+    fw = FRAMEWORK_SPECS[name]
+    if fw.lora_targets is not None:
+        return fw.lora_targets
+    present = set(modules)
+    if name == "torchtune":
+        want = ("q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+        if all(m in present for m in want):
+            return want
+        raise NoDefaultTargets(f"torchtune's LoRA configs adapt q_proj, v_proj, output_proj and the MLP, which "
+                               f"{model_type} does not have as such")
+    if name == "litgpt":
+        if "q_proj" in present and "v_proj" in present:
+            return ("q_proj", "v_proj")
+        fused = [m for m in _FUSED_QKV if m in present]
+        if fused:
+            return (fused[0],)
+        raise NoDefaultTargets(f"LitGPT's default adapts the query and value of a fused attn projection, which "
+                               f"{model_type} does not have")
+    if model_type not in PEFT_LORA_TARGETS:
+        raise NoDefaultTargets(f"peft has no default LoRA target modules for model type {model_type} (LoraConfig "
+                               "without target_modules raises 'Please specify `target_modules` in `peft_config`')")
+    return PEFT_LORA_TARGETS[model_type]
+
+
 _VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?\s*$")
 
 
@@ -112,9 +179,9 @@ class Framework:
             units of their own (torchtune's ``full_finetune_distributed`` configs:
             ``custom_sharded_layers: ['tok_embeddings', 'output']``) instead of in the root unit.
         checkpoint_on_gpus: the default ``checkpointing`` for (one GPU, several GPUs).
-        lora_rank, lora_dropout, lora_targets: LoRA defaults of its recipes (None: peft's; LitGPT's
-            query and value are peft's defaults for every architecture it shares with the planner;
-            ``("all-linear",)``: every linear module).
+        lora_rank, lora_dropout, lora_targets: LoRA defaults of its recipes (lora_targets None: the
+            per-model-type rule of :func:`default_lora_targets`, peft's mapping or the framework's
+            recipe defaults; ``("all-linear",)``: every linear module).
         source: where these defaults come from.
     """
 
@@ -207,7 +274,7 @@ class Defaults:
     adapter_dtype: str | None  # None: the recipe's dtype
     lora_rank: int
     lora_dropout: float
-    lora_targets: tuple[str, ...] | None  # None: peft's default for the architecture
+    lora_targets: tuple[str, ...] | None  # None: per model type, default_lora_targets
 
 
 def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False) -> Defaults:

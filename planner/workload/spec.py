@@ -404,18 +404,13 @@ class Workload:
         return min(self.gpus_per_node or self.gpus, self.gpus)
 
 
-def default_lora_targets(arch: Architecture) -> tuple[str, ...]:
-    """PEFT's default LoRA targets for the architecture (query and value projections).
+def default_lora_targets(arch: Architecture, framework: str = "transformers") -> tuple[str, ...]:
+    """The LoRA targets ``framework`` adapts by default on ``arch`` (peft's mapping for Transformers,
+    torchtune's and LitGPT's recipe defaults; planner.workload.frameworks.default_lora_targets, which
+    cites each). Raises planner.workload.frameworks.NoDefaultTargets where the framework has none."""
+    from planner.workload.frameworks import default_lora_targets as rule
 
-    Source: peft ``TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING`` (peft/utils/constants.py).
-    """
-    if arch.model_type in ("gpt2", "gpt_bigcode"):
-        return ("c_attn",)
-    if arch.model_type == "gpt_neox":
-        return ("query_key_value",)
-    if arch.fused_qkv:
-        return ("qkv_proj",)
-    return ("q_proj", "v_proj")
+    return rule(framework, arch.model_type, [m.name for m in arch.linear_modules()])
 
 
 def workload_from_entry(
@@ -758,8 +753,6 @@ def _training(entry: Entry, arch: Architecture) -> Training:
     attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
     targets = entry.str_list("lora_targets", None)
-    if targets is None and d.lora_targets is not None and method in ("lora", "qlora"):
-        targets = list(d.lora_targets)
     double_quant = entry.bool("double_quant", True)
     prepare_kbit = entry.bool("prepare_kbit_training", False)
     rec0 = RECIPES[recipe]
@@ -832,8 +825,16 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                                    "layers' MLPs): ") + f"{', '.join(attn_modules)}.")
             valid = attn_modules
         if targets is None:
-            targets = list(default_lora_targets(arch))
-        elif targets == ["all-linear"]:
+            from planner.workload.frameworks import NoDefaultTargets
+
+            try:
+                targets = list(default_lora_targets(arch, fw_name))
+            except NoDefaultTargets as exc:
+                raise entry.error(str(exc), "lora_targets",
+                                  ("Set lora_targets: " if arch.is_moe else "Set lora_targets: all-linear, or ")
+                                  + f"some of {', '.join(valid)}."
+                                  ) from None
+        if targets == ["all-linear"]:
             targets = valid
         elif "all-linear" in targets:
             raise entry.error("all-linear is given beside other LoRA targets", "lora_targets",
@@ -936,6 +937,46 @@ def _check_adapter(entry: Entry, arch: Architecture, fw_name: str, data_parallel
                           "Use gpus: 1, or method: lora.")
 
 
+def _check_framework_sharding(entry: Entry, fw_name: str, *, zero: int, dp: int, fsdp_version: int) -> None:
+    """Refuse sharding settings a framework's own scripts cannot run (one line, naming the framework).
+
+    - torchtune (recipes at 1814feb17): one GPU runs a ``*_single_device`` recipe (no sharding);
+      several run a ``*_distributed`` recipe, which always wraps the model with FSDP2 ``fully_shard``
+      (``fsdp_reshard_after_forward`` True: zero 3, False: zero 2); no DDP, no FSDP1.
+    - litgpt (litgpt/finetune/lora.py, full.py, adapter.py ``setup`` at 00af8b0d): ``devices > 1``
+      builds ``FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block},
+      cpu_offload=False)`` (FSDP1, FULL_SHARD: zero 3, no CPU offload); one device runs no strategy.
+    - unsloth is not refused here: its documentation runs several GPUs through accelerate (DDP) or
+      DeepSpeed (unsloth.ai docs, "Multi-GPU Fine-tuning with Unsloth").
+    """
+    given = entry.data
+    if fw_name == "torchtune":
+        if dp > 1 and zero < 2:
+            raise entry.error(f"torchtune's distributed recipes always shard with FSDP2 fully_shard, so {dp} GPUs "
+                              f"cannot run zero {zero}", "zero",
+                              "Use zero: 3 (fsdp_reshard_after_forward: True) or zero: 2 (False), or gpus: 1.")
+        if "fsdp_version" in given and fsdp_version != 2:
+            raise entry.error("torchtune shards with FSDP2 (fully_shard) only, not FSDP1", "fsdp_version",
+                              "Use fsdp_version: 2, or framework: fsdp for FSDP1.")
+    elif fw_name == "litgpt":
+        if dp > 1 and zero != 3:
+            raise entry.error(f"LitGPT runs {dp} GPUs with Lightning's FSDPStrategy (FULL_SHARD), not zero {zero}",
+                              "zero", "Use zero: 3 (or leave zero out), or framework: fsdp / deepspeed.")
+        if dp == 1 and zero > 0 and "zero" in given:
+            raise entry.error(f"LitGPT on one GPU runs no sharding strategy (zero {zero} shards nothing there)",
+                              "zero", "Use zero: 0 (or leave zero out), or gpus: 2 or more.")
+        if "fsdp_version" in given and fsdp_version != 1:
+            raise entry.error("LitGPT's finetune scripts shard with Lightning's FSDPStrategy, which is FSDP1",
+                              "fsdp_version", "Use fsdp_version: 1, or framework: torchtune / fsdp for FSDP2.")
+        if given.get("offload_params"):
+            raise entry.error("LitGPT's finetune scripts build FSDPStrategy(cpu_offload=False): no parameter offload",
+                              "offload_params", "Remove offload_params, or use framework: fsdp / deepspeed.")
+        for key in ("offload_activations", "optimizer_in_backward"):
+            if given.get(key) is True:
+                raise entry.error(f"LitGPT's finetune scripts have no {key.replace('_', ' ')} (a torchtune lever)",
+                                  key, f"Remove {key}, or use framework: torchtune.")
+
+
 def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: int, tp: int, gpus: int, seq_len: int,
                       grad_accum: int, checkpointing: str, optimizer: str, offload_optimizer: bool,
                       load_in_8bit: bool, load_in_4bit: bool = False) -> dict[str, Any]:
@@ -960,6 +1001,7 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
         raise entry.error(f"framework {fw_name} shards with PyTorch FSDP, which has no stage that shards the optimizer "
                           "states alone (ZeRO-1)", "zero",
                           "Use zero: 2 (SHARD_GRAD_OP), 3 (FULL_SHARD) or 0 (no sharding), or framework: deepspeed.")
+    _check_framework_sharding(entry, fw_name, zero=zero, dp=gpus // tp, fsdp_version=fsdp_version)
     if fw_name in ("litgpt", "unsloth") and tp > 1:
         raise entry.error(f"framework {fw_name} has no tensor parallelism for fine-tuning (tp {tp})", "tp",
                           "Use tp: 1 and spread the work data-parallel (gpus: N).")

@@ -51,7 +51,7 @@ SCENARIO = "scenarios/qlora-7b-12gb.yaml"
 TARGETS = {"estimate": 1.1, "plan": 1.5}
 
 
-def _timed(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one run of ``cmd`` in ``root``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
@@ -84,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                 "estimate": [py, "-m", "planner", *ESTIMATE],
                 "plan": [py, "-m", "planner", "plan", SCENARIO, "--out", str(Path(tmp) / "reports")]}
         for cmd in cmds.values():  # warm the file cache and write the bytecode
-            _timed(cmd, env, args.root)
+            timed(cmd, env, args.root)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
         for _ in range(args.rounds):
             for name, cmd in cmds.items():
-                runs[name].append(_timed(cmd, env, args.root))
+                runs[name].append(timed(cmd, env, args.root))
     print(f"{'command':<14} {'wall best':>10} {'wall median':>12} {'CPU best':>9} {'CPU median':>11} "
           f"{'ratio (CPU)':>12} {'ratio (wall)':>13} {'target':>7}")
     base = runs["import pandas"]

@@ -27,12 +27,9 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,18 +46,6 @@ TARGETS = {
     "workbook-100": ("plan, 100 workloads, with workbook", bench_workbook.RATIO_TARGET[100]),
     "catalog-16x": ("plan on a catalog with 16x the GPUs", bench_catalog.RATIO_TARGET),
 }
-
-
-def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds: user + system) of one run of ``cmd`` from the checkout's root."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    r = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr.decode(errors='replace')[-800:]}")
-    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def commands(tmp: Path, workloads: int = 100, factor: int = 16) -> dict[str, list[str]]:
@@ -94,11 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         env = bench_catalog.bench_env(tmp)
         cmds = commands(tmp, args.workloads, args.factor)
         for cmd in cmds.values():  # warm the file cache and write the bytecode
-            _timed(cmd, env)
+            bench_cli.timed(cmd, env)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}
         for _ in range(args.rounds):
             for name, cmd in cmds.items():
-                runs[name].append(_timed(cmd, env))
+                runs[name].append(bench_cli.timed(cmd, env))
     base_wall = statistics.median(w for w, _ in runs["import pandas"])
     base_cpu = statistics.median(c for _, c in runs["import pandas"])
     print(f'yardstick: python -c "import pandas": {base_wall:.3f} s wall, {base_cpu:.3f} s CPU '

@@ -510,19 +510,15 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
     try:
         data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
     except _Duplicate as exc:
-        m = re.search(r'"' + re.escape(exc.key) + r'"\s*:', text)
-        first = m.end() if m else 0
-        m2 = re.search(r'"' + re.escape(exc.key) + r'"\s*:', text[first:])
-        line = text.count("\n", 0, first + m2.start()) + 1 if m2 else None
-        raise YamlProblem(f"invalid JSON: key {exc.key!r} appears twice in one object", line,
+        line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)
+        raise YamlProblem(f"invalid JSON: key {exc.name!r} appears twice in one object", line,
                           "Keep one of the two values; JSON readers differ on which one wins.") from exc
     except json.JSONDecodeError as exc:
         hint = next((h for start, h in _JSON_HINTS if exc.msg.startswith(start)), None)
         raise YamlProblem(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", exc.lineno,
                           hint) from exc
     except _Constant as exc:
-        m = re.search(r"(?<![\w\"])" + re.escape(exc.name) + r"(?![\w\"])", text)
-        line = text.count("\n", 0, m.start()) + 1 if m else None
+        line = _line_of(text, r"(?<![\w\"])" + re.escape(exc.name) + r"(?![\w\"])")
         raise YamlProblem(f"invalid JSON: {exc.name} is not a number a config may hold", line,
                           "Write a number, or null where the value is unknown.") from exc
     except ValueError as exc:
@@ -555,10 +551,16 @@ def _refuse_constant(name: str) -> None:
     raise _Constant(name)
 
 
-class _Duplicate(ValueError):
-    def __init__(self, key: str) -> None:
-        self.key = key
-        super().__init__(key)
+class _Duplicate(_Constant):
+    """A key given twice in one JSON object (``name`` is the key)."""
+
+
+def _line_of(text: str, pattern: str, occurrence: int = 1) -> int | None:
+    """The 1-based line of the ``occurrence``-th match of ``pattern`` in ``text``; None if fewer."""
+    for k, m in enumerate(re.finditer(pattern, text), 1):
+        if k == occurrence:
+            return text.count("\n", 0, m.start()) + 1
+    return None
 
 
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:

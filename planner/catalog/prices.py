@@ -247,6 +247,12 @@ def price_fields(prices: tuple[Price, ...], attr: str = "price_usd", *, disconti
     return {"prices": prices, "price": chosen, attr: chosen.usd, "price_kind": chosen.kind}
 
 
+def used_price(prices: Sequence[Price]) -> Price | None:
+    """The used price ``used_ok: true`` would pay (the newest of the first used kind, as
+    :func:`select_price` orders them), or None when the part has no used price."""
+    return _newest((p for p in prices if p.condition == "used"), USED_ORDER)
+
+
 def unbought_new(prices: Sequence[Price]) -> Price | None:
     """The newest list price (msrp) of a discontinued part that ``price: street`` does not pay
     (None when it has a dated new street / quote / estimate price, or no msrp)."""
@@ -257,4 +263,4 @@ def unbought_new(prices: Sequence[Price]) -> Price | None:
 
 __all__ = ["CONDITIONS", "PRICE_ITEM_KEYS", "PRICE_KINDS", "PRICE_MODES", "PRICED_LISTS", "Price",
            "default_condition", "legacy_price", "price_words", "price_fields", "priced", "priced_catalog", "read_prices",
-           "select_price", "unbought_new"]
+           "select_price", "unbought_new", "used_price"]

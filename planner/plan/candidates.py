@@ -1174,12 +1174,12 @@ def unpriced_reason(gpu: Gpu, used_ok: bool) -> str:
     """Why ``gpu`` (its price chosen by the scenario, planner.catalog.prices) has no price a plan
     pays: a cloud-only part, or a discontinued card whose launch list price ``price: street`` does not
     pay, with what would buy it (``used_ok: true`` and its used price, or an overlaid quote)."""
-    from planner.catalog.prices import select_price, unbought_new
+    from planner.catalog.prices import unbought_new, used_price
 
     if not gpu.discontinued:
         return f"{gpu.id} has no purchase price in the catalog"
     msrp = unbought_new(gpu.prices)
-    used = select_price([p for p in gpu.prices if p.used], used_ok=True)
+    used = used_price(gpu.prices)
     head = f"{gpu.id} is out of production (gpus.yaml discontinued)"
     old = (f": price: street does not pay its launch list price (${msrp.usd:,.2f} of {msrp.as_of}), which no seller "
            "asks now, and the catalog has no dated street price of a new unit") if msrp else \

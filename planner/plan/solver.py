@@ -73,7 +73,7 @@ from planner.plan.candidates import (
 )
 from planner.catalog.loader import Catalog
 from planner.catalog.platforms import cools, max_cards
-from planner.catalog.prices import priced_catalog, select_price
+from planner.catalog.prices import priced_catalog, used_price
 from planner.core.errors import InfeasibleError, InputError
 from planner.core.fields import Entry
 from planner.memory import Estimate, estimate
@@ -1194,7 +1194,7 @@ def _unpriced_warnings(cs: CandidateSet) -> list[str]:
         return []
     parts = []
     for g in out:
-        used = select_price([p for p in g.prices if p.used], used_ok=True)
+        used = used_price(g.prices)
         parts.append(f"{g.id} (used_ok: true buys it used: {used.label()}, ${used.usd:,.2f})" if used and not cons.used_ok
                      else f"{g.id} (no used price either: overlay a dated quote)")
     return ["not bought: out of production, and price: street pays no launch list price (msrp) for a card no "

@@ -238,8 +238,7 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
                                 "tokens_per_s": jt.tokens_per_s, "mfu": jt.mfu, "mfu_reason": jt.mfu_reason,
                                 "hours_per_job": jt.hours_per_job, "steps": list(jt.lines)}
         if wl.task == "train":
-            achieved = wl.gpus * float(gpu.bf16_tflops) * jt.mfu  # TFLOPS, as planner.cost.timing._time_training
-            fpt = (jt.compute_s or 0.0) / float(jt.job_tokens) * achieved * 1e12
+            fpt = float(jt.flops_per_token)
             item["flops_per_token"] = fpt
             offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens x {fpt:,.4g} FLOPs/token / ({wl.gpus} x "

@@ -254,6 +254,8 @@ class JobTime:
         tokens_per_s: training: tokens processed per second; inference: tokens generated per second.
         compute_s, transfer_s: the parts of ``seconds_per_job`` (transfer: PCIe offload).
         mfu, mfu_reason: the MFU used and why.
+        flops_per_token: training only: the FLOPs one trained token costs (planner.cost.timing's
+            training_flops at one token), or None.
         requests_per_hour_capacity: inference only: requests the GPUs serve per hour.
         lines: the arithmetic, one step per line.
     """
@@ -268,6 +270,7 @@ class JobTime:
     mfu_reason: str = ""
     requests_per_hour_capacity: float | None = None
     lines: tuple[str, ...] = field(default=())
+    flops_per_token: float | None = None
 
     @property
     def hours_per_job(self) -> float | None:
@@ -388,7 +391,8 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
                  + f" = {compute_s + transfer_s:,.0f} s = {(compute_s + transfer_s) / 3600:,.2f} h")
     return JobTime(job=f"one training run of {tokens:,.0f} tokens", job_tokens=tokens,
                    seconds_per_job=compute_s + transfer_s, tokens_per_s=tokens_per_s, compute_s=compute_s,
-                   transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
+                   transfer_s=transfer_s, mfu=mfu, mfu_reason=reason, lines=tuple(lines),
+                   flops_per_token=per_token)
 
 
 def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,

@@ -375,12 +375,17 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     return result
 
 
-def _regular_spot(zs: Sequence[_Zone]) -> float:
-    """The lowest spot price below on-demand among a region's regular zones (inf when none): the
-    tie-break between regions at one on-demand price."""
+def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
+    """(zones with spot capacity: a spot price below on-demand; the regular ones among them, AWS
+    local zones left out unless there are only those), as the module docstring's spot rule reads them."""
     spots = [z for z in zs if z.spot is not None and z.spot < z.price]
-    regular = [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
-    return min((float(z.spot) for z in regular), default=float("inf"))  # type: ignore[arg-type]
+    return spots, [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
+
+
+def _regular_spot(zs: Sequence[_Zone]) -> float:
+    """The lowest spot price of a region's regular zones (inf when none): the tie-break between
+    regions at one on-demand price."""
+    return min((float(z.spot) for z in _spot_zones(zs)[1]), default=float("inf"))  # type: ignore[arg-type]
 
 
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
@@ -399,8 +404,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), _regular_spot(by_region[reg]), reg))
     rz = by_region[best]
     price = min(z.price for z in rz)
-    spots = [z for z in rz if z.spot is not None and z.spot < z.price]
-    regular = [z for z in spots if not _AWS_LOCAL_ZONE.match(z.zone)] or spots
+    spots, regular = _spot_zones(rz)
     spot = min((z.spot for z in regular), default=None)  # type: ignore[type-var]
     lo = min((z.spot for z in spots), default=None)  # type: ignore[type-var]
     hi = max((z.spot for z in spots), default=None)  # type: ignore[type-var]

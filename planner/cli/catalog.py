@@ -142,11 +142,10 @@ def catalog_rows(catalog: Any, kind: str) -> tuple[list[dict[str, Any]], list[di
 
 
 def _used(g: Any) -> Any:
-    """The used price ``used_ok: true`` would pay for a GPU (planner.catalog.prices.select_price:
-    a used quote, else the newest used price), or None when the catalog has none."""
-    from planner.catalog.prices import select_price
+    """The used price ``used_ok: true`` would pay for a GPU, or None (planner.catalog.prices.used_price)."""
+    from planner.catalog.prices import used_price
 
-    return select_price([p for p in g.prices if p.used], used_ok=True)
+    return used_price(g.prices)
 
 
 class CatalogGroup(click.Group):

@@ -207,7 +207,7 @@ def select_price(prices: Sequence[Price], mode: str = "street", used_ok: bool = 
     new = _newest((p for p in prices if p.condition == "new"), order)
     if not used_ok:
         return new
-    used = _newest((p for p in prices if p.condition == "used"), USED_ORDER)
+    used = used_price(prices)
     if used is not None and (new is None or used.usd < new.usd):
         return used
     return new

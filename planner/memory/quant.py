@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.model.architecture import Architecture, LinearModule
+from planner.model.layout import FUSED_QKV_MODULES
 from planner.model.quantization import WeightScheme
 
 
@@ -65,7 +66,7 @@ ROW_PARALLEL = frozenset({"o_proj", "c_proj", "dense", "down_proj", "dense_4h_to
 #: and Qwen2-MoE's shared-expert gate (h -> 1).
 REPLICATED = frozenset({"q_a_proj", "kv_a_proj_with_mqa", "shared_expert_gate"})
 #: Fused query-key-value projections: the query part splits by heads, the key/value part by KV heads.
-FUSED_QKV = frozenset({"c_attn", "qkv_proj", "query_key_value"})
+FUSED_QKV = frozenset(FUSED_QKV_MODULES)
 
 
 def rank_shape(arch: Architecture, m: LinearModule, tp: int) -> tuple[int, int, int]:

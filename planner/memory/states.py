@@ -59,6 +59,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from planner.model.architecture import Architecture
+from planner.model.layout import FUSED_QKV_MODULES
 from planner.memory.breakdown import GPU, HOST, Component
 from planner.memory.quant import weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS
@@ -148,7 +149,7 @@ def lora_parameters(arch: Architecture, rank: int, targets: tuple[str, ...], *, 
     total = 0
     for m in arch.linear_modules():
         if m.name in targets:
-            if code == "litgpt" and m.name in ("query_key_value", "qkv_proj", "c_attn") and m.count == 1:
+            if code == "litgpt" and m.name in FUSED_QKV_MODULES and m.count == 1:
                 n = rank * (2 * m.in_features + arch.q_dim + arch.kv_dim)
             else:
                 n = rank * (m.in_features + m.out_features)

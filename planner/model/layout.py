@@ -17,6 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 
+#: The fused query-key-value projections, by the names the Transformers code gives them (GPT-2 and
+#: GPTBigCode ``c_attn``, Phi-3 ``qkv_proj``, Falcon, BLOOM and GPT-NeoX ``query_key_value``): the query
+#: part has ``q_dim`` outputs, the key and value parts ``kv_dim`` each.
+FUSED_QKV_MODULES = ("query_key_value", "qkv_proj", "c_attn")
+
+
 @dataclass(frozen=True)
 class LinearModule:
     """One kind of ``nn.Linear`` in a transformer layer, named as in the Transformers code.

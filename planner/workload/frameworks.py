@@ -51,6 +51,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from planner.model.layout import FUSED_QKV_MODULES
+
 FRAMEWORKS = ("transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth")
 #: FSDP versions: 1 (``FullyShardedDataParallel``, flat parameters) and 2 (``fully_shard``,
 #: per-parameter DTensor shards).
@@ -92,8 +94,6 @@ PEFT_LORA_TARGETS: dict[str, tuple[str, ...]] = {
     "phi": ("q_proj", "v_proj", "fc1", "fc2"), "gemma": ("q_proj", "v_proj"), "gemma2": ("q_proj", "v_proj"),
     "gemma3_text": ("q_proj", "v_proj"), "qwen2": ("q_proj", "v_proj"), "qwen3": ("q_proj", "v_proj"),
 }
-#: The fused q/k/v projections, by the name the Transformers code gives them.
-_FUSED_QKV = ("query_key_value", "qkv_proj", "c_attn")
 #: torchtune's LoRA configs (recipes/configs/llama3_2/3B_lora_single_device.yaml, llama3_1/8B_lora*.yaml,
 #: 70B_lora.yaml at 1814feb17): ``lora_attn_modules: ['q_proj', 'v_proj', 'output_proj']``,
 #: ``apply_lora_to_mlp: True`` (w1, w2, w3: gate, down, up), ``apply_lora_to_output: False``.
@@ -137,7 +137,7 @@ def default_lora_targets(name: str, model_type: str, modules: list[str]) -> tupl
     if name == "litgpt":
         if "q_proj" in present and "v_proj" in present:
             return ("q_proj", "v_proj")
-        fused = [m for m in _FUSED_QKV if m in present]
+        fused = [m for m in FUSED_QKV_MODULES if m in present]
         if fused:
             return (fused[0],)
         raise NoDefaultTargets(f"LitGPT's default adapts the query and value of a fused attn projection, which "

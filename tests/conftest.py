@@ -10,6 +10,9 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(autouse=True)
-def _wide_terminal(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "10000")
+@pytest.fixture(autouse=True, scope="session")
+def _wide_terminal():
+    # session scope: module-scoped fixtures that run the CLI come after it
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "10000")
+        yield

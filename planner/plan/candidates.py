@@ -860,8 +860,21 @@ class _Checked:
     tps: Any = None    # (R, W) decode tokens/s per sequence of the reported usage (NaN: not inference)
 
 
+def _usage_signature(us: Sequence[Usage]) -> tuple:
+    """Everything :func:`check` reads of a workload's usages, in order: two workloads with the same
+    signature (the same workload under two names) get the same columns. The decode figures are
+    keyed by identity (:func:`usages_for` shares them between such workloads)."""
+    return (bool(us) and takes_headroom(us[0].workload),
+            tuple((u.gpus, u.gpus_per_node, u.vllm_card, u.need_bytes, u.host_bytes, u.offload, u.needs,
+                   None if u.decode is None else id(u.decode), u.decode is not None and _fp8_compute(u.workload))
+                  for u in us))
+
+
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
-    """Check every workload's usages against every hardware row (numpy, no DataFrame)."""
+    """Check every workload's usages against every hardware row (numpy, no DataFrame).
+
+    A workload whose usages match an earlier one's (:func:`_usage_signature`) gets that one's
+    columns, copied: the check is linear in the distinct workloads, then in the workloads."""
     import numpy as np
 
     a = hw.arrays
@@ -883,7 +896,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     cap_w = np.zeros((R, W), dtype=np.int64)
     for w, us in enumerate(usages):
         cap_w[:, w] = cap if (not us or takes_headroom(us[0].workload)) else a["cuda_total"]
+    done: dict[tuple, int] = {}  # usage signature -> the first workload column with it
     for w, us in enumerate(usages):
+        first = done.setdefault(_usage_signature(us), w)
+        if first != w:
+            for arr in (best, stage, need, ram_req, host, offl, tps):
+                arr[:, w] = arr[:, first]
+            continue
         capw = cap_w[:, w]
         b_stage = np.full(R, -1, dtype=np.int64)
         b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)

@@ -190,19 +190,19 @@ class _Styles:
 
     def big(self, cell: Any) -> bool:
         """Whether the cell's font is larger than 11 pt (a title, which spills right)."""
-        i = self.ids(cell).fontId
+        i = (cell._style or self.ids(cell)).fontId
         if i not in self._big:
             self._big[i] = (self.fonts[i].sz or 11) > 11
         return self._big[i]
 
     def bold(self, cell: Any) -> bool:
-        i = self.ids(cell).fontId
+        i = (cell._style or self.ids(cell)).fontId
         if i not in self._bold:
             self._bold[i] = bool(self.fonts[i].b)
         return self._bold[i]
 
     def wraps(self, cell: Any) -> bool:
-        i = self.ids(cell).alignmentId
+        i = (cell._style or self.ids(cell)).alignmentId
         if i not in self._wraps:
             self._wraps[i] = bool(self.alignments[i].wrap_text)
         return self._wraps[i]
@@ -249,7 +249,8 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
         elif isinstance(value, (date, datetime)):
             n = 11
         else:
-            n = max((len(line) for line in str(value).split("\n")), default=0) + 2
+            text = value if isinstance(value, str) else str(value)
+            n = (max(len(line) for line in text.split("\n")) if "\n" in text else len(text)) + 2
         best[cell.column] = max(best.get(cell.column, 0), n)
     wrapped = styles()["wrap"]
     for col, n in best.items():

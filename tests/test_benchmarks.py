@@ -53,9 +53,10 @@ def test_bench_catalog_overlay_holds_16_copies_of_every_gpu():
     assert {(p["id"], p["fixed_gpu"]) for p in copies} >= {("hgx-h100-8gpu-x03", "h100-sxm-x03")}
 
 
-def test_run_all_prints_the_four_ratios_with_targets():
+def test_run_all_prints_the_four_ratios_and_the_500_workload_time_with_targets():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--rounds", "1", "--no-check",
-                             "--workloads", "3", "--factor", "2"], capture_output=True, text=True, timeout=300)
+                             "--workloads", "3", "--factor", "2", "--big-workloads", "4"],
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith('yardstick: python -c "import pandas": ')
@@ -63,4 +64,7 @@ def test_run_all_prints_the_four_ratios_with_targets():
     assert [r[0] for r in rows] == ["plan", "estimate", "workbook-100", "catalog-16x"]
     assert [r[-2] for r in rows] == ["1.5x", "1.1x", "4.0x", "3.0x"]  # the issue's targets (issue 21, item 4)
     assert all(r[-1] in ("PASS", "FAIL") for r in rows)
-    assert lines[6].split()[1:4] == ["of", "4", "within"]
+    big = lines[6].split()
+    # issue 20: 500 workloads with the workbook in under 10 s, an absolute target (then the CPU time)
+    assert big[0] == "workbook-500" and big[-5] == "10.0s" and big[-4] in ("PASS", "FAIL") and big[-3] == "(CPU"
+    assert lines[7].split()[1:4] == ["of", "5", "within"]

@@ -323,7 +323,11 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         node_shapes: the (cards per node, nodes) pairs of the candidate rows.
         max_cards_per_node: the most cards any node has.
         overheads: runtime overheads for the memory model (default assumptions when None).
-        cache: optional dict memoising estimates by (variant, gpus, gpus_per_node).
+        cache: optional dict memoising, within one run, the memory model's result by (variant as
+            written less its name, gpus, gpus_per_node, vLLM card class): workloads that differ
+            only in their names (a scenario that repeats a workload under other names) are
+            estimated once; the estimate depends on the name only through ``workload_name``,
+            which a hit replaces.
 
     Returns:
         Usages, variant by variant in the scenario's order; within a variant, training uses the
@@ -331,10 +335,13 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         replica of ``tp`` GPUs on one node.
     """
     cache = {} if cache is None else cache
+    variant_ids = cache.setdefault("variant ids", {})  # nameless workload -> int, hashed once per variant
     out: list[Usage] = []
     multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
     for vi, v in enumerate(sw.variants):
         tp = v.tp
+        name = v.workload.name
+        vid = variant_ids.setdefault(replace(v.workload, name=""), len(variant_ids))
         shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
         if sw.task == "train":
             single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
@@ -356,16 +363,18 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
         for g, gpn in shapes:
             for card in classes:
-                key = (index, vi, g, gpn, card)
+                key = (vid, g, gpn, card)
                 hit = cache.get(key)
                 if hit is None:
                     w = with_gpus(v.workload, g, gpn)
                     if card is not None:
                         w = with_serve_defaults(w, large_card=card == "large")
                     est = estimate(w, overheads)
-                    hit = (w, est)
+                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None)
                     cache[key] = hit
-                w, est = hit
+                w, est, needs, decode = hit
+                if w.name != name:  # the same workload under another name
+                    w, est = replace(w, name=name), replace(est, workload_name=name)
                 label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
                 if sw.task == "train" and gpn < g:
                     label += f" ({gpn} per node)"
@@ -374,8 +383,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                               f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
                               f"{w.infer.max_num_seqs:,} sequences)")
                 out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
-                                 est.offload, precision_needs(w), label, card,
-                                 decode_reads(w, est) if w.infer is not None else None))
+                                 est.offload, needs, label, card, decode))
     return out
 
 
@@ -852,8 +860,21 @@ class _Checked:
     tps: Any = None    # (R, W) decode tokens/s per sequence of the reported usage (NaN: not inference)
 
 
+def _usage_signature(us: Sequence[Usage]) -> tuple:
+    """Everything :func:`check` reads of a workload's usages, in order: two workloads with the same
+    signature (the same workload under two names) get the same columns. The decode figures are
+    keyed by identity (:func:`usages_for` shares them between such workloads)."""
+    return (bool(us) and takes_headroom(us[0].workload),
+            tuple((u.gpus, u.gpus_per_node, u.vllm_card, u.need_bytes, u.host_bytes, u.offload, u.needs,
+                   None if u.decode is None else id(u.decode), u.decode is not None and _fp8_compute(u.workload))
+                  for u in us))
+
+
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
-    """Check every workload's usages against every hardware row (numpy, no DataFrame)."""
+    """Check every workload's usages against every hardware row (numpy, no DataFrame).
+
+    A workload whose usages match an earlier one's (:func:`_usage_signature`) gets that one's
+    columns, copied: the check is linear in the distinct workloads, then in the workloads."""
     import numpy as np
 
     a = hw.arrays
@@ -875,7 +896,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     cap_w = np.zeros((R, W), dtype=np.int64)
     for w, us in enumerate(usages):
         cap_w[:, w] = cap if (not us or takes_headroom(us[0].workload)) else a["cuda_total"]
+    done: dict[tuple, int] = {}  # usage signature -> the first workload column with it
     for w, us in enumerate(usages):
+        first = done.setdefault(_usage_signature(us), w)
+        if first != w:
+            for arr in (best, stage, need, ram_req, host, offl, tps):
+                arr[:, w] = arr[:, first]
+            continue
         capw = cap_w[:, w]
         b_stage = np.full(R, -1, dtype=np.int64)
         b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)

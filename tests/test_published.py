@@ -26,6 +26,7 @@ unit is taken as the entry states it (llama.cpp prints 'MB' for MiB and the entr
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -421,10 +422,15 @@ def _catalog():
     return load_catalog()
 
 
+@lru_cache(maxsize=None)
+def _catalog_model_configs() -> dict[str, dict[str, Any]]:
+    """catalog/models.yaml's config per model id, read once per test process."""
+    return {m["id"]: m["config"] for m in yaml.safe_load(CATALOG_MODELS.read_text())["models"]}
+
+
 def _architecture(model: str | dict[str, Any]):
     if isinstance(model, str):
-        entries = {m["id"]: m for m in yaml.safe_load(CATALOG_MODELS.read_text())["models"]}
-        return from_hf_config(entries[model]["config"], model)
+        return from_hf_config(copy.deepcopy(_catalog_model_configs()[model]), model)
     return from_hf_config(model, "published-measurements.yaml arch fields")
 
 

@@ -688,9 +688,22 @@ def small_problems(draw):
     return cat, {"workloads": workloads, "constraints": constraints, "extras": extras}
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(small_problems())
 def test_solver_equals_brute_force(problem):
+    check_against_brute_force(problem)
+
+
+@pytest.mark.slow
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(small_problems())
+def test_solver_equals_brute_force_on_many_problems(problem):
+    # the same check on ten times the problems (the long suite: .ci/run's second step)
+    check_against_brute_force(problem)
+
+
+def check_against_brute_force(problem):
+    """The solver's choice is the brute-force optimum of the candidate grid, or both find nothing."""
     cat, data = problem
     sc = scenario_from_mapping(data, cat)
     expected = _brute_force(sc, cat)

@@ -4,6 +4,7 @@ Times, as fresh processes of this Python, interleaved round by round so that a b
 all three alike:
 
 - ``python -c "import pandas"`` (the yardstick: what any command that builds a frame pays);
+- ``planner --help``, which imports no pandas, openpyxl or yaml;
 - ``planner estimate`` with text output (QLoRA of a 7B model, the README's example), which
   builds no frame and so must not import pandas;
 - ``planner plan scenarios/qlora-7b-12gb.yaml`` with its default reports (xlsx, csv, json),
@@ -22,7 +23,7 @@ of the best times; the targets are checked on CPU time, which other work on a sh
 disturbs far less than wall time (the commands run on one core and wait for nothing but the
 disk cache).
 
-Targets (issue 21): estimate <= 1.1x, plan <= 1.5x. The exit status is 1 when a CPU-time ratio
+Targets (issue 21): estimate <= 1.1x, plan <= 1.5x; help <= 0.5x. The exit status is 1 when a CPU-time ratio
 misses its target (``--no-check`` prints only).
 
 Usage:
@@ -47,8 +48,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ESTIMATE = ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--micro-batch", "2",
             "--seq-len", "1024"]
 SCENARIO = "scenarios/qlora-7b-12gb.yaml"
-#: name -> target ratio to ``import pandas``.
-TARGETS = {"estimate": 1.1, "plan": 1.5}
+#: name -> target ratio to ``import pandas``. ``--help`` imports nothing heavy
+#: (tests/test_cli_plan.py::test_cli_imports_nothing_heavy), so it stays under half the yardstick.
+TARGETS = {"estimate": 1.1, "plan": 1.5, "help": 0.5}
 
 
 def timed(cmd: list[str], env: dict[str, str], root: Path = ROOT) -> tuple[float, float]:
@@ -82,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         py = sys.executable
         cmds = {"import pandas": [py, "-c", "import pandas"],
                 "estimate": [py, "-m", "planner", *ESTIMATE],
-                "plan": [py, "-m", "planner", "plan", SCENARIO, "--out", str(Path(tmp) / "reports")]}
+                "plan": [py, "-m", "planner", "plan", SCENARIO, "--out", str(Path(tmp) / "reports")],
+                "help": [py, "-m", "planner", "--help"]}
         for cmd in cmds.values():  # warm the file cache and write the bytecode
             timed(cmd, env, args.root)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cmds}

@@ -28,8 +28,9 @@ def test_bench_cli_runs_once_each():
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].split()[:3] == ["command", "wall", "best"]
-    assert [line.split()[0] for line in lines[1:4]] == ["import", "estimate", "plan"]
-    assert lines[2].endswith("1.1x") and lines[3].endswith("1.5x")  # the targets, beside the ratios
+    assert [line.split()[0] for line in lines[1:5]] == ["import", "estimate", "plan", "help"]
+    # the targets, beside the ratios
+    assert lines[2].endswith("1.1x") and lines[3].endswith("1.5x") and lines[4].endswith("0.5x")
 
 
 def test_bench_catalog_overlay_holds_16_copies_of_every_gpu():

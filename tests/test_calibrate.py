@@ -22,6 +22,7 @@ def test_without_torch_it_says_so_in_one_line(monkeypatch):
                              "pip install '.[validate]'\n")
 
 
+@pytest.mark.torch
 def test_without_a_gpu_it_says_so_in_one_line():
     try:
         import torch

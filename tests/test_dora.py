@@ -102,6 +102,7 @@ def test_dora_temporaries_formula():
     assert nd == n - 2048 * 512 * 4
 
 
+@pytest.mark.torch
 def test_dora_temporaries_match_an_op_by_op_trace():
     # One DoRA-adapted down_proj (2048 -> 512, bf16 base, fp32 adapters) run forward under the
     # grid's storage tracker: the peak above the parameters is the temporaries plus the module's
@@ -196,6 +197,7 @@ def test_dora_with_dropout_says_what_the_weight_copies_cost():
     assert not any(n.startswith("DoRA") for n in no_dropout.notes)
 
 
+@pytest.mark.torch
 def test_dora_temporaries_under_autocast_match_an_op_by_op_trace():
     # Under autocast (fp32 weights and adapters, bf16 matmuls) peft's DoRA forward casts eye(in) to
     # bf16 for the adapters, then writes BA in fp32, s x BA and the sum: for a 512 -> 2,048

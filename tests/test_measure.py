@@ -100,6 +100,7 @@ def test_measured_file_matches_grid():
 # --------------------------------------------------------------------------- tracker
 
 
+@pytest.mark.torch
 def test_new_tensor_counts_rounded_bytes():
     torch = _torch()
     from planner.validate.measure import make_tracker
@@ -114,6 +115,7 @@ def test_new_tensor_counts_rounded_bytes():
             assert tracker.live_bytes == before
 
 
+@pytest.mark.torch
 def test_views_and_in_place_ops_add_nothing():
     torch = _torch()
     from planner.validate.measure import make_tracker
@@ -133,6 +135,7 @@ def test_views_and_in_place_ops_add_nothing():
         assert tracker.live_bytes == 0
 
 
+@pytest.mark.torch
 def test_frees_lower_the_count_and_the_peak_stays():
     torch = _torch()
     from planner.validate.measure import make_tracker
@@ -154,6 +157,7 @@ def test_frees_lower_the_count_and_the_peak_stays():
     del b, c
 
 
+@pytest.mark.torch
 def test_resize_and_outside_dispatch_storages():
     torch = _torch()
     from planner.validate.measure import make_tracker
@@ -176,6 +180,7 @@ def test_resize_and_outside_dispatch_storages():
         del t, x, y
 
 
+@pytest.mark.torch
 def test_linear_training_step_matches_hand_computation():
     """One AdamW (foreach) step of a bias-free Linear(256 -> 128) on an (8, 256) batch, fp32.
 
@@ -242,6 +247,7 @@ TINY_LLAMA = {
 }
 
 
+@pytest.mark.torch
 def test_train_step_accounting_is_consistent():
     _torch()
     pytest.importorskip("transformers")
@@ -279,6 +285,7 @@ TINY_LLAMA_NF4 = {
 }
 
 
+@pytest.mark.torch
 @pytest.mark.parametrize("prepare", [False, True])
 def test_qlora_step_holds_a_packed_4bit_base(prepare):
     _torch()
@@ -308,6 +315,7 @@ def test_qlora_step_holds_a_packed_4bit_base(prepare):
     assert any("gemm_4bit" in note for note in res["cpu_cuda_differences"])
 
 
+@pytest.mark.torch
 def test_inference_kv_cache_matches_formula():
     _torch()
     pytest.importorskip("transformers")
@@ -323,6 +331,7 @@ def test_inference_kv_cache_matches_formula():
     assert res["breakdown_at_peak"]["total"] == res["peak_bytes"]
 
 
+@pytest.mark.torch
 def test_recorded_peaks_reproduce():
     """The committed measurements are exact: re-measuring a run gives the same bytes."""
     _torch()

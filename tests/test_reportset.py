@@ -133,11 +133,13 @@ def test_a_signal_inside_a_held_block_is_raised_when_it_ends() -> None:
     with SignalGuard() as guard:
         with pytest.raises(Interrupted) as info:
             with held(guard):
-                os.kill(os.getpid(), signal.SIGTERM)
+                # raise_signal sends it to this thread (kill(getpid()) may reach another thread of a pytest-xdist
+                # worker, and arrive late)
+                signal.raise_signal(signal.SIGTERM)
                 steps.append("after the signal")  # the block goes on
                 steps.append("end")
         with pytest.raises(Interrupted) as outside:
-            os.kill(os.getpid(), signal.SIGHUP)
+            signal.raise_signal(signal.SIGHUP)
             for _ in range(1000):  # the handler runs between bytecodes
                 pass
     assert steps == ["after the signal", "end"]
@@ -155,7 +157,7 @@ def test_a_signal_while_the_set_is_opened_or_moved_leaves_no_staging(tmp_path: P
 
     def mkdtemp_then_signal(*a, **kw):
         path = real(*a, **kw)
-        os.kill(os.getpid(), signal.SIGTERM)  # arrives after the folder is made, before __enter__ returns
+        signal.raise_signal(signal.SIGTERM)  # arrives after the folder is made, before __enter__ returns
         return path
 
     with SignalGuard() as guard:
@@ -172,7 +174,7 @@ def test_a_signal_while_the_set_is_opened_or_moved_leaves_no_staging(tmp_path: P
         def replace_with_signal(a, b):
             calls.append(b)
             if len(calls) == 1:
-                os.kill(os.getpid(), signal.SIGINT)
+                signal.raise_signal(signal.SIGINT)
             return real_replace(a, b)
 
         with pytest.raises(Interrupted) as info:

@@ -174,7 +174,7 @@ def test_readme_is_a_front_page():
 #: The quick-start commands, as .ci/run runs the second one.
 QUICK_START = (
     "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/planner plan scenarios/qlora-7b-12gb.yaml",
-    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test,validate]' && .venv/bin/python -m pytest",
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest",
 )
 
 

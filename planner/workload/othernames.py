@@ -84,7 +84,7 @@ class OtherName:
 
 _ON_OFF = {"true": "full", "false": "none"}
 _RECIPES = ", ".join(RECIPES)
-_RECIPE_NOTE = f"The planner's recipes: {_RECIPES} (docs/scenarios.md says what each keeps)."
+_RECIPE_NOTE = f"The planner's recipes: {_RECIPES} (docs/memory-model.md, 'Precision recipes', says what each keeps)."
 _WEIGHTS_NOTE = ("The planner's weights: fp32, fp16, bf16, fp8, int8, int4-gptq, int4-awq, nf4, mxfp4, "
                  "compressed-tensors (with engine llama.cpp a GGUF preset such as Q4_K_M).")
 _TORCH_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16",

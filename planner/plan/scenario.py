@@ -564,7 +564,7 @@ def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path) -> 
         if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text):
             return resolver(name, entry)
         candidate = base_dir / text
-        if _exists(candidate):
+        if _exists(candidate) or os.path.islink(candidate):  # a symlink loop too: the resolver says so
             return resolver(str(candidate), entry)
         looked = os.path.normpath(candidate.absolute())
         here = Path(text)

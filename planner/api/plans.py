@@ -102,7 +102,8 @@ def _mapping_text(data: Mapping[str, Any]) -> str:
 def with_undefined_sources(result: Plan, index: Any) -> Plan:
     """The plan with a warning naming the REF ids its quote lines cite that ``index`` (the
     :class:`planner.catalog.sources.SourceIndex` of the catalog's SOURCES.md, :func:`planner.report.from_plan.plan_references`)
-    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here)."""
+    does not define (the workbook's Sources sheet marks them too; the console and JSON say it here), and
+    one per problem reading a SOURCES.md (a file that is not UTF-8, a row without a usable id)."""
     from planner.catalog.sources import ref_ids
 
     missing: dict[str, list[str]] = {}
@@ -110,10 +111,12 @@ def with_undefined_sources(result: Plan, index: Any) -> Plan:
         for ref in ref_ids(item.source):
             if ref not in index:
                 missing.setdefault(ref, []).append(item.catalog_id or item.description)
+    # a SOURCES.md that could not be read as written (not UTF-8, a row without an id): said here too
+    problems = tuple(f"catalog sources: {p}" for p in getattr(index, "problems", ()) if ": no such file" not in p)
     if not missing:
-        return result
+        return dataclasses.replace(result, warnings=tuple(result.warnings) + problems) if problems else result
     text = "; ".join(f"REF:{ref} ({', '.join(dict.fromkeys(ids))})" for ref, ids in missing.items())
-    return dataclasses.replace(result, warnings=tuple(result.warnings) + (
+    return dataclasses.replace(result, warnings=tuple(result.warnings) + problems + (
         f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the overlay's "
         "SOURCES.md so the quote can be traced",))
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -312,7 +312,15 @@ def read_sources(path: str | Path, shown: str | None = None) -> SourceIndex:
             return SourceIndex(missing=(name,), problems=(f"{name}: no such file",))
         problem = exc.problem if exc.problem.startswith("cannot be read") else f"cannot be read: {exc.problem}"
         return SourceIndex(problems=(f"{name}: {problem}",))
-    text = raw.decode("utf-8", errors="replace")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # read on, each bad byte as U+FFFD, so the ids it defines stay cited; the problem says so (the
+        # Sources sheet, 'planner catalog check' and the plan's warnings name it)
+        line = raw[: exc.start].count(b"\n") + 1
+        index = parse_sources(raw.decode("utf-8", errors="replace"), name)
+        return replace(index, problems=(f"{name}:{line}: is not UTF-8 text (byte 0x{raw[exc.start]:02x}); read with "
+                                        "each bad byte as U+FFFD: save it as UTF-8",) + index.problems)
     return parse_sources(text, name)
 
 

@@ -64,6 +64,12 @@ def _usage_line(exc: click.UsageError) -> str:
         why = _NOT_TAKEN.get(exc.ctx.command.name or "", {}).get(exc.option_name)
         if why is not None:
             return f"{exc.option_name}: '{path}' takes no {exc.option_name}: {why[0]}. {why[1]}"
+        from planner.workload.othernames import option_hint  # another tool's name: --batch-size
+
+        opts = {o for p in exc.ctx.command.params for o in p.opts}
+        told = option_hint(exc.option_name, opts.__contains__)
+        if told is not None:
+            return f"{told} See '{path} --help'."
     return f"{problem} See '{path} --help'."
 
 

@@ -23,6 +23,13 @@ class Count(click.ParamType):
             raise LineError(f"{opt}: '{command}' takes a whole number, not 'max'. 'planner fit' finds the largest "
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
+        if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
+            from planner.core.fields import whole_number_hint
+
+            opt = param.opts[0]
+            hint = whole_number_hint(value, lambda n: f"{opt} {n}")
+            if hint is not None and not hint.startswith("Write the number without quotes"):
+                raise LineError(f"{opt}: {value!r} is not a whole number. {hint}", ctx)
         return click.INT.convert(value, param, ctx)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
@@ -69,17 +69,24 @@ class Entry:
 
     # ----- structure ------------------------------------------------------------------
     def check_keys(self, allowed: Iterable[str], required: Iterable[str] = (),
-                   hints: Mapping[str, str] | None = None) -> None:
+                   hints: Mapping[str, str] | None = None,
+                   explain: Callable[[str, Any], tuple[str, str | None] | None] | None = None) -> None:
         """Refuse unknown keys (with close matches) and missing required ones.
 
         Args:
             hints: per required key, the hint for its absence (what to write there).
+            explain: consulted for an unknown key before the close matches: given the key and its
+                value, the (problem, hint) to report, or None for the close matches (a name another
+                tool gives the key, planner.workload.othernames).
         """
         allowed = list(allowed)
         for key in self.data:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
             if key not in allowed:
+                told = explain(key, self.data[key]) if explain is not None else None
+                if told is not None:
+                    raise self.error(told[0], key, told[1])
                 hint = did_you_mean(key, allowed)
                 if hint is None or not hint.startswith("Did you mean"):
                     hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
@@ -213,9 +220,7 @@ class Entry:
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            quoted = isinstance(value, str) and value.strip().isdigit()
-            raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             f"Write the number without quotes: {value.strip()}." if quoted else None)
+            raise self.error(f"must be a whole number, not {_kind(value)}", key, _int_hint(key, value))
         _check_range(self, key, value, min, max)
         return value
 
@@ -335,6 +340,44 @@ _BOOL_WORDS = {"yes": "true", "y": "true", "on": "true", "1": "true", "true": "t
                "no": "false", "n": "false", "off": "false", "0": "false", "false": "false"}
 #: A number as people write money or a quantity in text: '5000', '5,000', '$5000', '5000 USD'.
 _TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|us\$|dollars?)?\s*$", re.IGNORECASE)
+
+
+#: A count written with a suffix ('8k', '32K', '1M') or digit separators ('8,192', '8_192' quoted).
+_SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
+_SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
+
+
+def _int_hint(key: str, value: Any) -> str | None:
+    """:func:`whole_number_hint` for a file's ``key: value``."""
+    return whole_number_hint(value, lambda n: f"{key}: {n}")
+
+
+def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
+    """What to write instead of a text where a whole number belongs, or None.
+
+    '4096' (quoted): the number without quotes. '8k' / '32K' / '1M': the number written out,
+    the binary reading first (8k = 8 x 1024 = 8192, as context lengths are counted) and the decimal
+    one beside it: the planner takes no suffix, since '8k' names either (docs/scenarios.md).
+    '8,192': without the separator.
+
+    Args:
+        spell: how the hint writes the key with a number ('seq_len: 8192', '--seq-len 8192').
+    """
+    if not isinstance(value, str):
+        return None
+    if value.strip().isdigit():
+        return f"Write the number without quotes: {value.strip()}."
+    m = _SUFFIXED.match(value)
+    if m:
+        number, suffix = float(m.group(1)), m.group(2).lower()
+        binary, decimal = (1024, 1000) if suffix == "k" else (1024**2, 1000**2)
+        b, d = number * binary, number * decimal
+        if b.is_integer() and d.is_integer():
+            return (f"Write the whole number, without a suffix: {spell(str(int(b)))} ({m.group(1)} x {binary}) or "
+                    f"{spell(str(int(d)))}; the planner reads no k or M, which may mean 1024 or 1000.")
+    if _SEPARATED.match(value):
+        return f"Write the number without separators: {spell(re.sub(r'[^0-9]', '', value))}."
+    return None
 
 
 def _number_hint(key: str, value: Any) -> str | None:

@@ -7,7 +7,7 @@ which returns the bytes together with their SHA-256, so that a file is parsed an
 
 What it refuses, each as one :class:`FileProblem` sentence:
 
-- a path that is not there, a directory, one that cannot be opened;
+- a path that is not there, a symlink loop, a directory, one that cannot be opened;
 - devices (``/dev/zero``, ``/dev/random``, terminals), sockets and named pipes (FIFOs): a device
   can stream without end and a FIFO blocks until some other program writes to it. The type is
   checked with ``os.stat`` before the file is opened, and again on the open descriptor (the
@@ -41,6 +41,9 @@ MAX_FILE_BYTES = 20 * 2**20
 _DESCRIPTOR_PATH = re.compile(r"^/(?:dev/fd/\d+|dev/stdin|proc/(?:self|\d+)/fd/\d+)$")
 
 _CHUNK = 1 << 16
+
+#: What to do about a path whose symbolic links lead round in a circle (ELOOP).
+SYMLINK_LOOP_HINT = "Point the link at the file itself ('ls -l' shows where each link leads)."
 
 
 class FileProblem(ValueError):
@@ -127,6 +130,9 @@ def _open_problem(exc: OSError) -> FileProblem:
         return FileProblem("no such file")
     if isinstance(exc, PermissionError):
         return FileProblem("cannot be read (permission denied)")
+    if exc.errno == errno.ELOOP:
+        return FileProblem("is a symlink loop (each link leads to another, never to a file)",
+                           hint=SYMLINK_LOOP_HINT)
     if exc.errno == errno.ENAMETOOLONG:
         return FileProblem("cannot be read (its name is too long for the file system)",
                            hint="Each part of a path may be at most 255 bytes, the whole path 4,096.")

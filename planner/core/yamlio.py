@@ -20,6 +20,7 @@ libyaml (``yaml.__with_libyaml__`` false) the pure-Python loader is used through
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -508,7 +509,13 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
             exc.hint = 'A config.json is one object of keys and values: {"model_type": "llama", ...}.'
         raise exc from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
+                          parse_float=_finite_float)
+    except _Infinite as exc:
+        line = _line_of(text, r"(?<![\w.])" + re.escape(exc.name) + r"(?![\w.])")
+        raise YamlProblem(f"invalid JSON: {exc.name} is beyond the largest number a config may hold (it reads as "
+                          "infinity)", line, "Write the value as the model publishes it (no number reaches 1.8e308).") \
+            from exc
     except _Duplicate as exc:
         line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)
         raise YamlProblem(f"invalid JSON: key {exc.name!r} appears twice in one object", line,
@@ -549,6 +556,17 @@ class _Constant(ValueError):
 
 def _refuse_constant(name: str) -> None:
     raise _Constant(name)
+
+
+class _Infinite(_Constant):
+    """A JSON number too large for a float (1e400): json reads it as infinity, which no config value is."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _Infinite(text)
+    return value
 
 
 class _Duplicate(_Constant):

@@ -26,6 +26,7 @@ from planner.model.config_keys import (  # noqa: F401  (re-exported for planner.
     _check_heads,
     _checkpoint_dtype,
     _error,
+    check_declared,
     _get,
     _Merged,
 )
@@ -89,6 +90,7 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
     """
     if not isinstance(cfg, Mapping):
         raise ModelConfigError("a model config must be a mapping of config.json keys", file=where)
+    check_declared(cfg, where)
     model_type = cfg.get("model_type")
     supported = ", ".join(sorted(SUPPORTED_MODEL_TYPES))
     if isinstance(model_type, str) and (model_type in ENCODER_MODELS or cfg.get("is_encoder_decoder") is True):
@@ -332,11 +334,20 @@ def _gemma3(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     the projector (``mm_input_projection_weight`` vision hidden x text hidden, and an RMSNorm of the
     vision width), whose weights load with the model. Images add activations the planner does not
     model: workloads are text."""
-    text = cfg.get("text_config") or {}
+    text = cfg.get("text_config")
     vision = cfg.get("vision_config") or {}
+    if text is None or text == {}:
+        # Transformers would build Gemma3TextConfig's defaults, which are no published Gemma 3 (hidden 2304,
+        # 26 layers): a multimodal config without its text model is a cut copy, or a text-only model
+        raise _error(cfg, where, "model_type gemma3 (the multimodal Gemma3ForConditionalGeneration) keeps its text "
+                     "model's sizes in text_config, which this config " + ("leaves empty" if text == {} else "lacks"),
+                     "text_config" if "text_config" in cfg else "model_type",
+                     "Copy the checkpoint's full config.json; a text-only Gemma 3 (gemma-3-1b) has model_type "
+                     "gemma3_text and its sizes at the top level.")
     for key, value in (("text_config", text), ("vision_config", vision)):
         if not isinstance(value, Mapping):
             raise _error(cfg, where, f"{key} must be a mapping of config keys", key)
+    check_declared(text, f"{where} (text_config)" if where else "text_config")
     text_where = f"{where} (text_config)" if where else "text_config"
     arch = _llama_family(_with_gemma3_text_defaults({"model_type": "gemma3_text", **text}), text_where, "gemma3_text")
     vision_params, vision_h = _siglip_vision_parameters(vision, f"{where} (vision_config)" if where else "vision_config")

@@ -6,6 +6,7 @@ file (or catalog entry), the key and, for a config.json file, its line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +75,72 @@ def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+#: torch's floating-point dtypes by the names a config.json gives them (``str(torch.bfloat16)`` without
+#: 'torch.'): Transformers loads a model only in a floating-point dtype (``PreTrainedModel``'s
+#: ``_set_default_torch_dtype`` refuses another), so an integer dtype there is a mistake; a quantized
+#: checkpoint declares its format in ``quantization_config``.
+FLOAT_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "float64", "double", "float8_e4m3fn",
+                          "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "auto"})
+#: Bits a quantization_config may give per weight (1-bit to 16-bit formats exist; 0 or 64 is a typo).
+MAX_QUANT_BITS = 16
+
+
+def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
+    """Refuse what a config.json declares about its storage and positions that cannot be so:
+    ``torch_dtype`` / ``dtype`` that is no text or no floating-point dtype ('int8', 5);
+    ``quantization_config`` that is no mapping, a ``quant_method`` that is no text, ``bits`` (or AWQ's
+    ``w_bit``) that is no whole number from 1 to 16; ``rope_scaling`` that is no mapping, or whose
+    ``factor`` is no finite number of at least 1 (Transformers' rope validation asks for a float >= 1:
+    the trained context is stretched ``factor`` times, modeling_rope_utils.py).
+
+    Raises:
+        ModelConfigError: at the key, with its line in a config.json file.
+    """
+    for key in ("torch_dtype", "dtype"):
+        value = cfg.get(key)
+        if value is None:
+            continue
+        name = value[len("torch."):] if isinstance(value, str) and value.startswith("torch.") else value
+        if not isinstance(name, str):
+            raise _error(cfg, where, f"{key} must be a dtype name such as 'bfloat16', not {value!r}", key,
+                         f'Write the dtype the weights are stored in, e.g. "{key}": "bfloat16".')
+        if name not in FLOAT_DTYPES:
+            raise _error(cfg, where, f"{key} {value!r} is not a floating-point dtype (float32, float16, bfloat16), "
+                         "the only kind Transformers loads a model's weights in", key,
+                         "Write the dtype the unquantized weights are stored in; a quantized checkpoint declares its "
+                         "format in quantization_config.")
+    q = cfg.get("quantization_config")
+    if q is not None:
+        if not isinstance(q, Mapping):
+            raise _error(cfg, where, f"quantization_config must be a mapping of settings (a JSON object), not "
+                         f"{type(q).__name__ if not isinstance(q, (list, tuple)) else 'a list'}", "quantization_config",
+                         'Copy it as the checkpoint publishes it, e.g. {"quant_method": "awq", "bits": 4, ...}.')
+        method = q.get("quant_method")
+        if method is not None and not isinstance(method, str):
+            raise _error(cfg, where, f"quantization_config.quant_method must be a text such as 'awq', not {method!r}",
+                         "quantization_config")
+        for bits_key in ("bits", "w_bit"):
+            bits = q.get(bits_key)
+            if bits is None:
+                continue
+            if isinstance(bits, bool) or not isinstance(bits, int) or not 1 <= bits <= MAX_QUANT_BITS:
+                raise _error(cfg, where, f"quantization_config.{bits_key} must be a whole number of bits from 1 to "
+                             f"{MAX_QUANT_BITS}, not {bits!r}", "quantization_config",
+                             "Copy the checkpoint's value (AWQ and most GPTQ checkpoints store 4 bits per weight).")
+    rs = cfg.get("rope_scaling")
+    if rs is not None:
+        if not isinstance(rs, Mapping):
+            raise _error(cfg, where, "rope_scaling must be a mapping (a JSON object) or null, not "
+                         f"{'a list' if isinstance(rs, (list, tuple)) else repr(rs)}", "rope_scaling")
+        factor = rs.get("factor")
+        if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float))
+                                   or not math.isfinite(factor) or factor < 1):
+            raise _error(cfg, where, f"rope_scaling.factor must be a number of at least 1 (how many times the "
+                         f"trained context is stretched), not {factor!r}", "rope_scaling",
+                         "Copy the model's published value, e.g. 8.0 for Llama 3.1; without scaling, write "
+                         '"rope_scaling": null.')
 
 
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,

@@ -30,6 +30,7 @@ messages). :class:`planner.catalog.models.ModelEntry` objects fit this shape.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Mapping
@@ -39,7 +40,7 @@ from typing import Any, Union
 
 from planner.model.architecture import Architecture, from_hf_config
 from planner.core.errors import ModelConfigError, did_you_mean
-from planner.core.infile import FileProblem, read_input
+from planner.core.infile import SYMLINK_LOOP_HINT, FileProblem, read_input
 from planner.core.names import escape_unsafe
 from planner.core.yamlio import YamlProblem, load_json_mapping
 
@@ -114,6 +115,9 @@ def resolve_model(
             return _from_catalog(key, catalog[key])
 
     # 2. A path that exists, or that can only be meant as a path.
+    loop = _link_problem(name)
+    if loop is not None:
+        raise ModelConfigError(loop, file=name, hint=SYMLINK_LOOP_HINT)
     if _exists(name):
         return _from_path(name, _expand(name))
     if _looks_like_path(name):
@@ -267,6 +271,22 @@ def _exists(name: str) -> bool:
         return _expand(name).exists()
     except (OSError, ValueError):
         return False
+
+
+def _link_problem(name: str) -> str | None:
+    """'is a symlink loop (...)' when ``name`` is a symbolic link whose links lead round in a circle
+    (os.stat fails with ELOOP, and Path.exists says only False); None otherwise."""
+    try:
+        path = _expand(name)
+        if not os.path.islink(path):
+            return None
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "is a symlink loop (each link leads to another, never to a file)"
+    except ValueError:
+        pass
+    return None
 
 
 def _field(entry: ModelLike, key: str) -> Any:

@@ -156,6 +156,7 @@ from planner.core.errors import InputError, OutputError, ScenarioError, close_ma
 from planner.core.names import escape_unsafe, safe_stem
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
+from planner.workload.othernames import explainer
 from planner.workload.spec import (
     COMMON_KEYS,
     HOST_KEYS,
@@ -490,7 +491,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     """
     root = Entry(data, file=file, path="", error=ScenarioError, line=1)
     _refuse_workload_keys(root)
-    root.check_keys(SCENARIO_KEYS, required=("workloads",))
+    root.check_keys(SCENARIO_KEYS, required=("workloads",), explain=explainer("scenario"))
     name = root.str("name", default_name)
     try:
         safe_stem(name)
@@ -563,7 +564,7 @@ def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path) -> 
         if not isinstance(text, str) or text in ids or text.lower() in ids or not _is_relative_path(text):
             return resolver(name, entry)
         candidate = base_dir / text
-        if _exists(candidate):
+        if _exists(candidate) or os.path.islink(candidate):  # a symlink loop too: the resolver says so
             return resolver(str(candidate), entry)
         looked = os.path.normpath(candidate.absolute())
         here = Path(text)
@@ -835,7 +836,7 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
 def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     if e is None:
         return Constraints()
-    e.check_keys(CONSTRAINT_KEYS)
+    e.check_keys(CONSTRAINT_KEYS, explain=explainer("constraints"))  # gpus, num_nodes: other tools' names
     gpu_ids = [g.id for g in catalog.gpus]
     plat_ids = [p.id for p in catalog.platforms]
     allowed = _ids(e, "allowed_gpus", gpu_ids, "GPU", catalog.removed)

@@ -35,6 +35,8 @@ Resolver = Callable[[str, Entry], tuple[str, str, Architecture]]
 _NAME_PROBLEMS = {
     "no such file or directory": "no such file or directory: {name!r}",
     "the directory holds no config.json": "the directory {name!r} holds no config.json",
+    "is a symlink loop (each link leads to another, never to a file)":
+        "the path {name!r} is a symlink loop (each link leads to another, never to a file)",
 }
 
 

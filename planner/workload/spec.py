@@ -32,6 +32,7 @@ from planner.workload.frameworks import (
     parse_version,
 )
 from planner.workload.recipes import OPTIMIZERS, RECIPES
+from planner.workload.othernames import explainer
 
 TASKS = ("train", "infer")
 METHODS = ("full", "lora", "qlora", "adapter")
@@ -340,8 +341,9 @@ class Workload:
         gpus_per_node: GPUs in one machine (default: all of them).
         entry_warnings: the warnings the reader made of the entry as written, which the options do
             not keep (inference: weights given against the checkpoint's format, a concurrency above
-            an explicit max_num_seqs, a context past the model's positions); a training workload
-            has none (:func:`training_warnings` derives all of its warnings from the options).
+            an explicit max_num_seqs, a context past the model's positions; training: lora_targets
+            written as one comma-separated text); a training workload's other warnings
+            :func:`training_warnings` derives from its options.
         hours_per_month: expected use, for cost comparisons (None: derive from the job).
         head_untied: the framework keeps a separate output head although the checkpoint ties it to the
             embedding (LitGPT copies it at conversion): ``architecture`` is then the untied one.
@@ -444,7 +446,7 @@ def workload_from_entry(
                         "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, hint)
-    entry.check_keys(allowed)
+    entry.check_keys(allowed, explain=explainer(task))  # a name from another tool: say whose, and the planner's
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,
                           "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
@@ -462,7 +464,7 @@ def workload_from_entry(
                           "dataset_format", "Give dataset_size too (e.g. dataset_size: 10 GiB), or remove it.")
     gpus_per_node = entry.int("gpus_per_node", None, min=1, max=MAX_GPUS)
     if task == "train":
-        train = _training(entry, arch)
+        train = _training(entry, arch, warnings)
         if gpus_per_node is not None and train.gpus % gpus_per_node:
             raise entry.error(f"gpus ({train.gpus}) is not a multiple of gpus_per_node ({gpus_per_node})",
                               "gpus_per_node")
@@ -473,7 +475,8 @@ def workload_from_entry(
             arch = replace(arch, tie_word_embeddings=False)
         # its warnings follow from its options (Workload.warnings, training_warnings)
         return Workload(name, model_id, model_source, arch, task, train=train, host=host,
-                        gpus_per_node=gpus_per_node, notes=entry.str("notes", None, multiline=True),
+                        gpus_per_node=gpus_per_node, entry_warnings=tuple(warnings),
+                        notes=entry.str("notes", None, multiline=True),
                         hours_per_month=entry.number("hours_per_month", None, min=0, max=744), head_untied=untied)
     infer = _inference(entry, arch, warnings)
     if gpus_per_node is not None:
@@ -644,7 +647,7 @@ def _attention(entry: Entry, arch: Architecture) -> str:
     return attention
 
 
-def _training(entry: Entry, arch: Architecture) -> Training:
+def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     fw_name = entry.str("framework", "transformers", choices=FRAMEWORKS)
     fw = FRAMEWORK_SPECS[fw_name]
     method = entry.str("method", "full", choices=METHODS)
@@ -684,7 +687,7 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                           "Set checkpointing: full, or remove use_reentrant.")
     attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
-    targets = entry.str_list("lora_targets", None)
+    targets = _comma_split(entry, entry.str_list("lora_targets", None), warnings)
     double_quant = entry.bool("double_quant", True)
     prepare_kbit = entry.bool("prepare_kbit_training", False)
     rec0 = RECIPES[recipe]
@@ -847,6 +850,18 @@ def _training(entry: Entry, arch: Architecture) -> Training:
                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
                     use_reentrant, load_in_4bit=load_in_4bit, **levers)
+
+
+def _comma_split(entry: Entry, targets: list[str] | None, warnings: list[str]) -> list[str] | None:
+    """``lora_targets: q_proj,v_proj`` (one text) as the list it means, as ``--lora-targets`` reads it,
+    with a warning that says so (nothing the user wrote is changed without a word)."""
+    raw = entry.data.get("lora_targets")
+    if not isinstance(raw, str) or "," not in raw or targets is None:
+        return targets
+    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    warnings.append(f"lora_targets {raw!r} is one text: read as the list [{', '.join(parts)}], as --lora-targets "
+                    f"reads it (write lora_targets: [{', '.join(parts)}] to say so)")
+    return parts
 
 
 def _check_adapter(entry: Entry, arch: Architecture, fw_name: str, data_parallel: int) -> None:

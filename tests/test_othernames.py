@@ -111,10 +111,28 @@ def test_a_name_of_the_other_task_says_whose_option_it_is(tmp_path: Path) -> Non
                          "is 'gpu_layers', an option of task infer.")
 
 
-def test_a_planner_key_of_the_other_task_keeps_its_message(tmp_path: Path) -> None:
+def test_the_other_tasks_sequence_length_names_this_tasks_key(tmp_path: Path) -> None:
+    # context (infer) and seq_len (train) are one quantity under two names: the hint gives the other name
     line = _one_line(["estimate", "--workload", _workload(tmp_path, "train", "context: 8192")])
     assert line == (f"Error: {tmp_path}/w.yaml:3: context: 'context' is an option of task infer, not train. "
-                    "Remove it or set task: infer.")
+                    "Write seq_len: 8192 (the sequence length of task train), or set task: infer.")
+    line = _one_line(["estimate", "--model", "llama-2-7b", "--task", "infer", "--seq-len", "2048"])
+    assert line == ("Error: --seq-len: --seq-len is an option of task train, not infer. "
+                    "Write --context 2048 (the sequence length of task infer), or set --task train.")
+
+
+def test_a_planner_key_of_the_other_task_keeps_its_message(tmp_path: Path) -> None:
+    line = _one_line(["estimate", "--workload", _workload(tmp_path, "train", "concurrency: 8")])
+    assert line == (f"Error: {tmp_path}/w.yaml:3: concurrency: 'concurrency' is an option of task infer, "
+                    "not train. Remove it or set task: infer.")
+
+
+def test_a_scenario_given_as_one_workload_says_plan_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("workloads:\n  - name: a\n    model: llama-2-7b\n    task: train\n")
+    line = _one_line(["estimate", "--workload", str(path)])
+    assert line == (f"Error: {path}:1: workloads: is a scenario (it has workloads:), not one workload. Plan it with "
+                    "'planner plan FILE', or give one workload's keys (task:, model:, ...).")
 
 
 def test_a_misspelling_still_gets_its_close_match(tmp_path: Path) -> None:

@@ -430,6 +430,9 @@ def workload_from_entry(
         model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
     if task is None:
+        if "workloads" in entry.data and not entry.path:  # a scenario given where one workload goes
+            raise entry.error("is a scenario (it has workloads:), not one workload", "workloads",
+                              "Plan it with 'planner plan FILE', or give one workload's keys (task:, model:, ...).")
         raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
     allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
     if task == "infer" and (not entry.path or entry.data.get("engine") == "llama.cpp"):
@@ -441,6 +444,9 @@ def workload_from_entry(
     for key in entry.data:
         if key in other and key not in allowed:
             hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
+            if key in ("context", "seq_len"):  # the same quantity under the other task's name
+                ours, theirs = ("seq_len", "infer") if key == "context" else ("context", "train")
+                hint = f"Write {ours}: {entry.data[key]} (the sequence length of task {task}), or set task: {theirs}."
             if key == "gpus":  # a scenario's inference workload is one replica on tp GPUs
                 hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
                         "tp: N, or task: train.")

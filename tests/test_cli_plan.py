@@ -412,6 +412,22 @@ def test_plan_warns_about_price_sources_no_sources_file_defines(runner, tmp_path
     assert said in json.loads((out / "qlora-7b-12gb.json").read_text())["warnings"]
 
 
+def test_plan_says_an_overlay_is_in_use(runner, tmp_path):
+    # A newcomer's price overlay changed nothing visible (the card it re-priced was not chosen): the text
+    # says which overlay the plan read; without one it says nothing of overlays.
+    overlay = tmp_path / "mine"
+    overlay.mkdir()
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    price_usd: 1899\n"
+                                       "    price_kind: quote\n    source: vendor quote\n    as_of: 2026-11-20\n")
+    with_overlay = run(runner, "plan", str(SCEN / "qlora-7b-12gb.yaml"), "--catalog", str(overlay), "--out",
+                       str(tmp_path / "a"), "--format", "json")
+    assert with_overlay.exit_code == 0, with_overlay.output
+    assert f"Catalog: the shipped catalog with the overlay {overlay} (gpus.yaml) over it" in with_overlay.output
+    plain = run(runner, "plan", str(SCEN / "qlora-7b-12gb.yaml"), "--out", str(tmp_path / "b"), "--format", "json")
+    assert plain.exit_code == 0, plain.output
+    assert "Catalog:" not in plain.output and "with the overlay" not in plain.output
+
+
 def test_plan_reads_each_sources_file_once(runner, tmp_path, monkeypatch):
     # The console's undefined-REF warning and the workbook's Sources sheet share one index: with an
     # overlay, the overlay's SOURCES.md (absent) and the shipped one are each read once per plan.

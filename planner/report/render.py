@@ -6,7 +6,8 @@ its unit. The estimate's text imports no pandas; the plan's text imports it insi
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from planner.memory import Estimate
@@ -185,6 +186,15 @@ def prices_rule(plan: Any) -> str:
     return rule.split(" (", 1)[0] if rule else "price: street"
 
 
+def overlay_files(catalog_files: Sequence[str]) -> list[str]:
+    """The overlay's files among a plan's catalog files (the shipped files come first, all from one
+    folder; an overlay's from another, ``--catalog DIR``)."""
+    if not catalog_files:
+        return []
+    shipped = Path(catalog_files[0]).parent
+    return [f for f in catalog_files if Path(f).parent != shipped]
+
+
 def plan_text(plan: Any, width: int | None = None) -> str:
     """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote.
 
@@ -214,6 +224,10 @@ def plan_text(plan: Any, width: int | None = None) -> str:
 
         lines.append(f"Priced at: {gpu_line.catalog_id} {price_words(gpu_line.price_kind, gpu_line.condition)} "
                      f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} ({prices_rule(plan)})")
+    overlay = overlay_files((plan.assumptions or {}).get("catalog_files") or ())
+    if overlay:
+        lines.append(f"Catalog: the shipped catalog with the overlay {Path(overlay[0]).parent} "
+                     f"({', '.join(Path(f).name for f in overlay)}) over it")
     lines.append("")
     from planner.plan.candidates import takes_headroom
 

@@ -51,7 +51,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.report.cells import clean_text, split_coord
+from planner.report.cells import clean_text, indent_after_numbers, split_coord
 from planner.report.sheets.alternatives import write_alternatives
 from planner.report.sheets.assumptions import write_assumptions
 from planner.report.sheets.memory import write_memory
@@ -218,12 +218,14 @@ def print_scale(ws: Worksheet) -> int:
 
 
 def _print_setup(ws: Worksheet) -> None:
-    """Landscape on Letter (laid out for A4 too), margins, header rows repeated, a print area over
+    """Landscape on Letter (laid out for A4 too), margins, header rows repeated, text right of a
+    figure indented (:func:`planner.report.cells.indent_after_numbers`), a print area over
     the sheet's content and charts (:func:`print_area`), and the scale: fit to one page wide where
     that prints at :data:`MIN_PRINT_SCALE` or more, else that scale exactly, the pages read across
     then down, with the columns the sheet repeats (``print_title_cols``, set by its module) on each.
     """
     ws.print_area = print_area(ws)
+    indent_after_numbers(ws)
     setup = ws.page_setup
     setup.orientation = "landscape"
     setup.paperSize = PAPER_SIZE
@@ -235,6 +237,8 @@ def _print_setup(ws: Worksheet) -> None:
         ws.sheet_properties.pageSetUpPr.fitToPage = False
         setup.scale = MIN_PRINT_SCALE
         setup.pageOrder = "overThenDown"
+        if not ws.print_title_cols:
+            ws.print_title_cols = "A:A"
     ws.print_options.gridLines = False
     for side, inches in MARGINS_IN.items():
         setattr(ws.page_margins, side, inches)

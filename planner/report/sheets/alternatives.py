@@ -208,6 +208,8 @@ def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
     header_row = 3 if numbered else 2
     end = _write_frame(ws, header_row, alts, "No feasible alternative: the chosen configuration is the only one.")
     ws.freeze_panes = f"A{header_row + 1}"
+    # printed over several pages wide (more columns than one page holds at 70 %): '#' to the GPU on each
+    ws.print_title_cols = "A:C" if numbered else "A:A"
     n_cols = max(ws.max_column, 6)
     # widths: by header where known, else the content's, up to 30
     fit_columns(ws, cap=_DEFAULT_CAP, wrap_cols=[get_column_letter(c) for c in range(1, n_cols + 1)],

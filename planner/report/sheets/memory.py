@@ -1,11 +1,12 @@
 """The Memory sheet: a chart of every workload's per-GPU peak against the card's capacity, then
 the memory breakdown.
 
-First (so that the chart prints on the sheet's first page) the chart data, one row per component
-live at a workload's peak and one column per workload, with the peak per GPU as a ``SUM``
-formula, the host RAM peak and the capacity per GPU after the scenario's reserve (the Summary's
-'Capacity after reserve'); under it a native chart: the components as stacked columns, each in a
-colour of its own (:data:`SERIES_COLORS`), and the capacity as a line with markers. Then, from a
+First, under the title and a note, a native chart (rows 4 to 24, so that it prints on the sheet's
+first page whatever the number of components): the components as stacked columns, each in a
+colour of its own (:data:`SERIES_COLORS`), and the capacity as a black line with markers and its
+value. Under it the chart data, one row per component live at a workload's peak and one column
+per workload, with the peak per GPU as a ``SUM`` formula, the host RAM peak and the capacity per
+GPU after the scenario's reserve (the Summary's 'Capacity after reserve'). Then, from a
 page of its own, one row per component (workload, component, phase, kind, GiB per GPU or host
 GiB per machine, formula, source: :class:`planner.memory.breakdown.Component`), its header
 repeated on every printed page. Sizes in GiB (2**30 bytes).
@@ -53,7 +54,7 @@ SERIES_COLORS = ("1F77B4", "FF7F0E", "2CA02C", "D62728", "9467BD", "8C564B", "E3
 CAPACITY_COLOR = "000000"
 #: Column widths (characters): 172 in all, so the sheet prints one page wide at 70 % or more.
 MEMORY_WIDTHS = {"A": 18, "B": 26, "C": 12, "D": 10, "E": 11, "F": 11, "G": 44, "H": 40}
-#: Rows kept for the chart (at the default 15 pt a row, 0.53 cm: 21 rows hold its 10 cm at most).
+#: Rows kept for the chart (at the default 15 pt a row, 0.53 cm: 21 rows hold its 10 cm).
 CHART_ROWS = 21
 _CHART_MAX_CM = 10.0
 
@@ -69,11 +70,11 @@ def write_memory(ws: Worksheet, data: WorkbookData) -> None:
 
     title(ws, 1, CHART_TITLE)
     put_sentence(ws, 2, 1, CHART_NOTE, len(MEMORY_HEADERS))
-    hdr = 4
+    chart_at = 4
+    hdr = chart_at + CHART_ROWS
     names, end = _chart_data(ws, data, hdr)
-    chart_at = end + 2
     charted = bool(data.estimates and names)
-    head = chart_at + (CHART_ROWS if charted else 0)
+    head = end + 2
     ws.row_breaks.append(Break(id=head - 1))  # the breakdown starts a page, its header repeated on each
     last = _component_rows(ws, data, head)
     ws.print_title_rows = f"{head}:{head}"
@@ -152,7 +153,7 @@ def _chart_data(ws: Worksheet, data: WorkbookData, hdr: int) -> tuple[list[str],
 
 
 def _chart(ws: Worksheet, data: WorkbookData, hdr: int, n_components: int, anchor_row: int) -> None:
-    """The chart of the chart data (header row ``hdr``) at ``A<anchor_row>``: the components as
+    """The chart of the chart data (header row ``hdr``) at ``A<anchor_row>``, above it: the components as
     stacked columns, each series filled with its own colour, and the capacity per GPU as a black
     line with markers over the same axes."""
     from openpyxl.chart import BarChart, LineChart, Reference
@@ -199,5 +200,5 @@ def _chart(ws: Worksheet, data: WorkbookData, hdr: int, n_components: int, ancho
     cap.smooth = False
     chart += line
     chart.height = _CHART_MAX_CM
-    chart.width = 24
+    chart.width = 28
     ws.add_chart(chart, f"A{anchor_row}")

@@ -5,7 +5,8 @@
 
 - **Summary** (:mod:`~planner.report.sheets.summary`): per workload the chosen configuration and
   strategy, per-GPU memory need against the card's CUDA total and the capacity left after the
-  scenario's reserve (headroom), host RAM, recipe and warnings; the quote's grand total (a
+  scenario's reserve (headroom), host RAM and recipe, then each workload's training stack and
+  warnings in a table under it; the quote's grand total (a
   formula over the Quote sheet); date and catalog version (schema and a SHA-256 of the catalog
   files' content, :func:`planner.report.workbook_data.catalog_sha256`).
 - **Quote** (:mod:`~planner.report.sheets.quote`): a *budgetary estimate* from catalog prices,
@@ -15,9 +16,10 @@
   then subtotal, discount, tax, shipping and grand total, every total a live formula over the
   input cells (:func:`planner.report.workbook_data.quote_totals` does the same arithmetic in
   Python, in the same order).
-- **Memory** (:mod:`~planner.report.sheets.memory`): every workload's breakdown (component, GiB
-  per GPU, host GiB, formula, source) and a native stacked bar chart of the per-GPU components
-  live at the peak.
+- **Memory** (:mod:`~planner.report.sheets.memory`): a native chart of the per-GPU components
+  live at the peak (stacked columns in distinct colours, the capacity per GPU as a line) on the
+  first page, its data, then every workload's breakdown (component, GiB per GPU, host GiB,
+  formula, source).
 - **Alternatives** (:mod:`~planner.report.sheets.alternatives`): the ranked runners-up and the
   infeasible candidates with the binding constraint, as the solver's tables give them.
 - **Assumptions** (:mod:`~planner.report.sheets.assumptions`): per workload the bytes per value
@@ -29,7 +31,8 @@
 
 Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
 currency number format. Full dates (YYYY-MM-DD) are stored as dates; a month-only 'YYYY-MM'
-stays text (the header says so). Every sheet has a print area (:func:`print_area`). Text that
+stays text (the header says so). Every sheet has a print area (:func:`print_area`) and prints on
+A4 and Letter at :data:`MIN_PRINT_SCALE` % or more (:func:`print_scale`, :func:`_print_setup`). Text that
 comes from user files (names, notes, the scenario) is always stored as a text cell, so a value
 starting with ``=``, ``+``, ``-`` or ``@`` never becomes a formula (:mod:`planner.report.cells`).
 The file is written with :mod:`planner.core.atomic` (a temporary file in the target directory,

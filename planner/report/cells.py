@@ -233,25 +233,32 @@ def merge_across(ws: Worksheet, row: int, first_col: int, last_col: int) -> None
     ``MultiCellRange.add`` scans them all), which is quadratic in a sheet of one merged sentence a
     row; the sheets merge only rows they wrote themselves, never overlapping, so the range is
     added to the sheet's set directly and its other cells replaced as ``merge_cells`` does
-    (``openpyxl/worksheet/worksheet.py``, ``merge_cells`` and ``_clean_merge_range``).
+    (``openpyxl/worksheet/worksheet.py``, ``merge_cells`` and ``_clean_merge_range``; the borders
+    ``MergedCellRange.format`` would copy are left out: no sheet draws any).
     """
+    from openpyxl.cell.cell import MergedCell
     from openpyxl.worksheet.merge import MergedCellRange
 
     if last_col <= first_col:
         return
     mcr = MergedCellRange(ws, f"{_letter(first_col)}{row}:{_letter(last_col)}{row}")
     ws.merged_cells.ranges.add(mcr)
-    ws._clean_merge_range(mcr)
+    # the covered cells become MergedCells (no borders to copy: the sheets draw none)
+    for col in range(first_col + 1, last_col + 1):
+        ws._cells[(row, col)] = MergedCell(ws, row, col)
 
 
 def put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int, font: Any = None):
     """Write a sentence (a warning, a note, a source) as text wrapped in ``row``'s cells ``col`` to
     ``last_col``, merged: it wraps at the table's printed width instead of running past the page
     edge. :func:`fit_heights` (called by :func:`fit_columns`) sizes the row for it."""
+    from openpyxl.styles import Alignment
+
     cell = put_text(ws, row, col, text)
     if font is not None:
         cell.font = font
-    cell.alignment = styles()["wrap"]
+    # the style id of the wrapped alignment, without building every shared style (styles())
+    _Styles.ids(cell).alignmentId = ws.parent._alignments.add(Alignment(wrap_text=True, vertical="top"))
     merge_across(ws, row, col, last_col)
     return cell
 
@@ -358,14 +365,14 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
 def indent_after_numbers(ws: Worksheet) -> None:
     """Indent (one step, about a character) every text cell whose left neighbour holds a number, a
     date or a formula: a right-aligned figure and left-aligned text would otherwise touch and read
-    as one value ('96.00' + 'pure-bf16' as '96.00pure-bf16'). One pass over the written cells
-    (:func:`written_cells`), each alignment looked up once."""
+    as one value ('96.00' + 'pure-bf16' as '96.00pure-bf16'). One pass over the written cells, in
+    any order (no sort), each alignment looked up once."""
     from openpyxl.styles import Alignment
 
     looks = _Styles(ws.parent)
     indented: dict[int, int] = {}
     cells = ws._cells
-    for cell in written_cells(ws):
+    for cell in list(cells.values()):
         if cell.data_type != "s" or cell.value is None or cell.column == 1:
             continue
         left = cells.get((cell.row, cell.column - 1))

@@ -26,7 +26,7 @@ from planner.core.units import GiB  # noqa: E402
 from planner.report.cells import DATE_FORMAT, GIB_FORMAT, PCT_FORMAT, USD_FORMAT, as_of_value, clean_text  # noqa: E402
 from planner.report.sheets.alternatives import SOLVER_RANK_HEADER  # noqa: E402
 from planner.report.sheets.assumptions import RECIPE_HEADERS  # noqa: E402
-from planner.report.sheets.memory import MEMORY_HEADERS, peak_components  # noqa: E402
+from planner.report.sheets.memory import MEMORY_HEADERS, component_header_row, peak_components  # noqa: E402
 from planner.report.sheets.quote import (  # noqa: E402
     NAME_GRAND_TOTAL,
     NAME_SUBTOTAL,
@@ -34,7 +34,11 @@ from planner.report.sheets.quote import (  # noqa: E402
     QUOTE_BLANK_ROWS,
     QUOTE_HEADERS,
 )
-from planner.report.sheets.summary import SUMMARY_HEADERS  # noqa: E402
+from planner.report.sheets.summary import (  # noqa: E402
+    SUMMARY_DETAIL_HEADERS,
+    SUMMARY_DETAIL_TITLE,
+    SUMMARY_HEADERS,
+)
 from planner.report.workbook import SHEETS, write_workbook  # noqa: E402
 from planner.report.workbook_data import (  # noqa: E402
     QuoteSettings,
@@ -197,6 +201,12 @@ def test_print_setup_and_frozen_header(book, sheet):
     assert ws.sheet_properties.pageSetUpPr.fitToPage is True
     assert ws.page_setup.fitToWidth == 1
     assert ws.page_setup.fitToHeight == 0
+    assert ws.page_setup.paperSize == int(ws.PAPERSIZE_LETTER)
+    if sheet == "Memory":
+        # the chart comes first (on the first page); the breakdown's header repeats on its pages
+        head = find(ws, "Workload", col=1).row
+        assert ws.print_title_rows == f"${head}:${head}" and ws.freeze_panes is None
+        return
     assert ws.freeze_panes is not None
     first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))
     assert first_data_row >= 2
@@ -208,7 +218,7 @@ def test_column_widths_are_set(book, sheet):
     ws = book[sheet]
     widths = {k: d.width for k, d in ws.column_dimensions.items() if d.width}
     assert widths, f"{sheet}: no column widths"
-    assert all(8 <= w <= 70 for w in widths.values())
+    assert all(4 <= w <= 70 for w in widths.values())  # 4: the Alternatives' '#'
 
 
 @pytest.mark.parametrize("sheet", SHEETS)
@@ -220,13 +230,8 @@ def test_print_area_covers_the_sheet(book, sheet):
     assert first == "A1"
     col, row = re.fullmatch(r"([A-Z]+)([0-9]+)", last).groups()
     assert openpyxl.utils.column_index_from_string(col) == ws.max_column
-    if sheet == "Memory":
-        # the chart below the data prints too: anchored at 'A<n>' and 7.5 cm or more tall
-        # (15 pt rows are 0.53 cm), so the area reaches at least 14 rows past its anchor
-        anchor = ws._charts[0].anchor._from.row + 1
-        assert int(row) >= anchor + 14 > ws.max_row
-    else:
-        assert int(row) == ws.max_row
+    # every value prints (the Memory chart sits above the breakdown, inside the area)
+    assert int(row) == ws.max_row
 
 
 def test_row_heights_fit_wrapped_text_and_touch_only_written_cells():
@@ -291,12 +296,18 @@ def test_summary_sheet(book, data):
         assert values["Host RAM need per machine (GiB)"] == pytest.approx(s.host_need_bytes / GiB)
         assert values["RAM installed per machine (GiB)"] == pytest.approx(s.host_ram_bytes / GiB)
         assert values["Recipe"] == s.recipe
-        assert (values["Training stack"] or "") == s.stack
-        assert (values["Warnings"] or None) == ("\n".join(s.warnings) or None)
         for col in (7, 8, 9, 10, 12, 13):
             assert ws.cell(row=r, column=col).number_format == GIB_FORMAT
     assert data.summary[0].capacity_bytes == 46 * GiB and data.summary[1].capacity_bytes == 24 * GiB
     assert ws.cell(row=header + 1 + len(data.summary), column=1).value is None
+    # per workload its training stack (B, merged B-E) and warnings (F, merged F-N), under the table
+    detail = find(ws, SUMMARY_DETAIL_TITLE, col=1).row + 1
+    assert [ws.cell(detail, c).value for c in (1, 2, 6)] == list(SUMMARY_DETAIL_HEADERS)
+    for i, s in enumerate(data.summary, start=1):
+        assert ws.cell(detail + i, 1).value == s.workload
+        assert (ws.cell(detail + i, 2).value or "") == s.stack
+        assert ws.cell(detail + i, 6).value == ("\n".join(s.warnings) or "none")
+        assert f"F{detail + i}:N{detail + i}" in ws.merged_cells
     assert find(ws, "Plan warnings", col=1).offset(row=1).value == "prices are estimates"
 
 
@@ -600,9 +611,11 @@ def test_gpu_line_shows_the_marketed_name_and_the_cuda_total(tmp_path, catalog):
 
 def test_memory_breakdown_rows(book, data):
     ws = book["Memory"]
-    assert row_values(ws, 1, 1, len(MEMORY_HEADERS)) == list(MEMORY_HEADERS)
-    assert ws.freeze_panes == "C2"
-    r = 2
+    head = component_header_row(ws)
+    assert row_values(ws, head, 1, len(MEMORY_HEADERS)) == list(MEMORY_HEADERS)
+    # the breakdown starts a printed page of its own, under the chart
+    assert head - 1 in [b.id for b in ws.row_breaks.brk]
+    r = head + 1
     for est in data.estimates:
         for c in est.components:
             workload, name, when, kind, gpu, host, formula, source = row_values(ws, r, 1, 8)
@@ -614,7 +627,7 @@ def test_memory_breakdown_rows(book, data):
                 assert host == pytest.approx(c.bytes / GiB) and gpu is None
             r += 1
     assert ws.cell(row=r, column=1).value is None
-    assert ws.auto_filter.ref == f"A1:H{r - 1}"
+    assert ws.auto_filter.ref == f"A{head}:H{r - 1}"
 
 
 def test_memory_chart_data_and_chart(book, data):
@@ -663,8 +676,9 @@ def test_alternatives_sheet(book, data):
     assert ws["A1"].value == "Ranked alternatives (feasible, not chosen)"
     # a note explains the solver's rank and the ranks the sheet skips
     assert "the ranks it skips are costlier variants" in ws["A2"].value
-    assert row_values(ws, 3, 1, 7) == ["#", SOLVER_RANK_HEADER, "configuration", "gpus", "capex (USD)",
-                                       "headroom (GiB)", "why lost"]
+    # headers in words: 'why_lost' -> 'Why not chosen', 'gpus' -> 'GPUs'
+    assert row_values(ws, 3, 1, 7) == ["#", SOLVER_RANK_HEADER, "Configuration", "GPUs", "Capex (USD)",
+                                       "Headroom (GiB)", "Why not chosen"]
     assert ws.freeze_panes == "A4"
     assert row_values(ws, 4, 1, 7) == [1, 2, "2 x RTX A6000", 2, 14250.5, 3.0, "costs $1,220.00 more"]
     assert ws["E4"].number_format == USD_FORMAT and ws["F4"].number_format == GIB_FORMAT
@@ -672,10 +686,15 @@ def test_alternatives_sheet(book, data):
     assert ws["A6"].value is None
     title = find(ws, "Infeasible candidates, with the binding constraint", col=1).row
     assert title == 7
-    assert row_values(ws, 8, 1, 4) == ["configuration", "gpus", "need (GiB)", "binding constraint"]
-    assert row_values(ws, 9, 1, 4) == ["1 x RTX 4090", 1, 80.0, "memory: needs 80.00 GiB per GPU, 24.00 GiB usable"]
-    assert row_values(ws, 10, 1, 4) == ["2 x RTX 3090", 2, 44.0, "memory per GPU"]
+    # each column of the infeasible table spans as many of the sheet's columns as its text needs (merged)
+    def shown(r):
+        return [v for v in row_values(ws, r) if v is not None]
+
+    assert shown(8) == ["Configuration", "GPUs", "Need (GiB)", "Binding constraint"]
+    assert shown(9) == ["1 x RTX 4090", 1, 80.0, "memory: needs 80.00 GiB per GPU, 24.00 GiB usable"]
+    assert shown(10) == ["2 x RTX 3090", 2, 44.0, "memory per GPU"]
     assert ws["A11"].value is None
+    assert any(r.min_row == 9 and r.max_col == ws.max_column for r in ws.merged_cells.ranges)
 
 
 def test_alternatives_empty(tmp_path, data):
@@ -879,7 +898,8 @@ def test_names_with_each_prefix_are_text(tmp_path):
     model = summary.cell(row=header + 2, column=3)
     assert (model.value, model.data_type) == ("-model", "s")
     memory = wb["Memory"]
-    assert (memory["A2"].value, memory["A2"].data_type) == ("=SUM(1,2)", "s")
+    first = memory.cell(row=component_header_row(memory) + 1, column=1)
+    assert (first.value, first.data_type) == ("=SUM(1,2)", "s")
 
 
 def test_control_characters_are_removed(tmp_path):
@@ -887,7 +907,7 @@ def test_control_characters_are_removed(tmp_path):
     path = tmp_path / "ctl.xlsx"
     write_workbook(data, path)
     ws = openpyxl.load_workbook(path)["Memory"]
-    assert ws["A2"].value == "bellname"
+    assert ws.cell(row=component_header_row(ws) + 1, column=1).value == "bellname"
     assert clean_text("a\x00b\nc\td") == "ab\nc\td"
     assert len(clean_text("x" * 40_000)) == 32_767
 
@@ -1063,13 +1083,15 @@ def test_plan_workbook_sheets(tmp_path, evil):
     assert len(rows) == len(plan.line_items())
     memory = wb["Memory"]
     n_components = sum(len(e.components) for e in plan.estimates)
-    assert memory.cell(row=1 + n_components, column=2).value == plan.estimates[-1].components[-1].name
-    assert memory.cell(row=2 + n_components, column=1).value is None
+    head = component_header_row(memory)
+    assert memory.cell(row=head + n_components, column=2).value == plan.estimates[-1].components[-1].name
+    assert memory.cell(row=head + 1 + n_components, column=1).value is None
     alts = wb["Alternatives"]
     # a '#' column numbers the shown rows; the solver's rank keeps its own column
-    headers = row_values(alts, 3, 1, 1 + len(plan.alternatives.columns))
-    assert headers[:4] == ["#", SOLVER_RANK_HEADER, "gpu id", "platform id"]
-    assert "capex (USD)" in headers and "headroom (GiB)" in headers and headers[-2:] == ["why lost", "strategy"]
+    # (a column without any figure, e.g. the time per job of a plan without dataset_tokens, is left out)
+    headers = [h for h in row_values(alts, 3, 1, 1 + len(plan.alternatives.columns)) if h is not None]
+    assert headers[:4] == ["#", SOLVER_RANK_HEADER, "GPU", "Platform"]
+    assert "Capex (USD)" in headers and "Headroom (GiB)" in headers and headers[-2:] == ["Why not chosen", "Strategy"]
     n = len(plan.alternatives)
     assert [alts.cell(row=4 + i, column=1).value for i in range(n)] == list(range(1, n + 1))
     assert [alts.cell(row=4 + i, column=2).value for i in range(n)] == list(plan.alternatives["rank"])
@@ -1556,8 +1578,7 @@ def test_summary_and_assumptions_name_the_training_stack(tmp_path, catalog):
     write_workbook(data, out)
     book = openpyxl.load_workbook(out)
     ws = book["Summary"]
-    header = find(ws, "Workload", col=1).row
-    values = dict(zip(SUMMARY_HEADERS, row_values(ws, header + 1, 1, len(SUMMARY_HEADERS))))
-    assert values["Training stack"] == stack
+    detail = find(ws, SUMMARY_DETAIL_TITLE, col=1).row + 1
+    assert ws.cell(detail + 1, 2).value == stack
     notes = book["Assumptions"]
     assert find(notes, f"Training stack assumed: {stack}", col=2) is not None

@@ -170,7 +170,8 @@ def test_libreoffice_break_even_equals_planner(tiny, tmp_path):
     assert ws.cell(rows[-1], 2).value == pytest.approx(comp.tco_usd) == pytest.approx(5_214.10)
     assert ws.cell(head + 1, 6).value == pytest.approx(5_000 / 331.275, rel=1e-9)
     assert ws.cell(head + 2, 7).value == pytest.approx(365 * 1.0 * 5_000 / 331.275, rel=1e-9)
-    assert ws.cell(head + 3, 6).value == "Break-even, on-demand: local breaks even at month 15.1"
+    # the markers' sentences are under the table (wrapped across A-G, within the first printed page)
+    assert ws.cell(rows[-1] + 2, 1).value == "Break-even, on-demand: local breaks even at month 15.1"
 
 
 @pytest.mark.libreoffice
@@ -232,10 +233,13 @@ def test_libreoffice_seed_workbook_equals_cli(tmp_path):
                 assert got[cell] == "none: cloud cheaper throughout", cell
             else:
                 assert got[cell] == pytest.approx(value, rel=1e-9), cell
-        # the marker is drawn only for a break-even within the period (#N/A, not drawn, otherwise)
+        # the marker is drawn only for a break-even within the period; otherwise it stands at month -1, off
+        # the month axis (which starts at 0), and reads 'none': no error value (issue 19)
         month = be["months"]["value"]
         if month is None:
-            assert ws.cell(head + 1, marker_col).value == "#N/A"
+            assert ws.cell(head + 1, marker_col).value == -1
+            assert ws.cell(head + 1, marker_col).number_format == '#,##0.00;"none"'
+            assert wb[SHEET]._charts[0].x_axis.scaling.min == 0
         else:
             assert ws.cell(head + 1, marker_col).value == pytest.approx(month, rel=1e-9)
             assert month <= 36
@@ -262,9 +266,9 @@ def test_libreoffice_break_even_at_the_sale(tiny, tmp_path):
     assert got["be_hours"] == pytest.approx(comp.break_even_hours.value, rel=1e-9) == pytest.approx(4_000 / 0.935)
     assert got["spot_be_months"] == got["spot_be_hours"] == "none: cloud cheaper throughout"
     ws = openpyxl.load_workbook(out, data_only=True)[SHEET]
-    head, _ = table(ws)
-    assert ws.cell(head + 3, 6).value == "Break-even, on-demand: local breaks even only at the sale at the end of " \
-                                         "month 36.0"
+    _, rows = table(ws)
+    assert ws.cell(rows[-1] + 2, 1).value == "Break-even, on-demand: local breaks even only at the sale at the " \
+                                             "end of month 36.0"
 
 
 def test_sheet_scales_capex_and_energy_by_the_copies_a_rate_needs(serving):

@@ -31,6 +31,7 @@ from planner.report.sheets.quote import (  # noqa: E402
     NAME_SUBTOTAL,
     NAME_TAX_RATE,
 )
+from planner.report.sheets.memory import component_header_row  # noqa: E402
 from planner.report.workbook import write_workbook  # noqa: E402
 from planner.report.workbook_data import QuoteSettings, quote_totals  # noqa: E402
 from test_xlsx import find, make_data  # noqa: E402
@@ -171,7 +172,8 @@ def test_user_text_stays_text_after_libreoffice(tmp_path, text):
     computed = recalc(path, tmp_path)
     formulas = openpyxl.load_workbook(computed)
     values = openpyxl.load_workbook(computed, data_only=True)
-    for sheet, coord in (("Summary", "B2"), ("Quote", "B2"), ("Memory", "A2")):
+    memory_first = f"A{component_header_row(formulas['Memory']) + 1}"  # the breakdown's first row
+    for sheet, coord in (("Summary", "B2"), ("Quote", "B2"), ("Memory", memory_first)):
         for wb in (formulas, values):
             cell = wb[sheet][coord]
             assert (cell.value, cell.data_type) == (text, "s"), (sheet, coord)

@@ -5,7 +5,9 @@ starting with ``=``, ``+``, ``-`` or ``@`` never becomes a formula; control char
 hold are removed and text is cut to Excel's 32,767 characters a cell (:func:`clean_text`).
 Numbers, dates and formulas have their own writers (:func:`put_value`, :func:`put_formula`). The
 layout helpers set column widths from the content (:func:`fit_columns`) and grow the rows of
-wrapped text (:func:`fit_heights`). openpyxl is imported inside the functions.
+wrapped text (:func:`fit_heights`); a sentence (a warning, a note, a source) goes into a wrapped
+cell merged across the printed width of its table (:func:`put_sentence`), so it wraps on paper
+instead of running past the page edge. openpyxl is imported inside the functions.
 """
 
 from __future__ import annotations
@@ -224,6 +226,62 @@ class _Styles:
         cell._style.alignmentId = self._top[i]
 
 
+def merge_across(ws: Worksheet, row: int, first_col: int, last_col: int) -> None:
+    """Merge ``row``'s cells ``first_col``..``last_col`` (the value stays in the first).
+
+    ``Worksheet.merge_cells`` checks the new range against every range merged before (openpyxl's
+    ``MultiCellRange.add`` scans them all), which is quadratic in a sheet of one merged sentence a
+    row; the sheets merge only rows they wrote themselves, never overlapping, so the range is
+    added to the sheet's set directly and its other cells replaced as ``merge_cells`` does
+    (``openpyxl/worksheet/worksheet.py``, ``merge_cells`` and ``_clean_merge_range``; the borders
+    ``MergedCellRange.format`` would copy are left out: no sheet draws any).
+    """
+    from openpyxl.cell.cell import MergedCell
+    from openpyxl.worksheet.merge import MergedCellRange
+
+    if last_col <= first_col:
+        return
+    mcr = MergedCellRange(ws, f"{_letter(first_col)}{row}:{_letter(last_col)}{row}")
+    ws.merged_cells.ranges.add(mcr)
+    # the covered cells become MergedCells (no borders to copy: the sheets draw none)
+    for col in range(first_col + 1, last_col + 1):
+        ws._cells[(row, col)] = MergedCell(ws, row, col)
+
+
+def put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int, font: Any = None):
+    """Write a sentence (a warning, a note, a source) as text wrapped in ``row``'s cells ``col`` to
+    ``last_col``, merged: it wraps at the table's printed width instead of running past the page
+    edge. :func:`fit_heights` (called by :func:`fit_columns`) sizes the row for it."""
+    from openpyxl.styles import Alignment
+
+    cell = put_text(ws, row, col, text)
+    if font is not None:
+        cell.font = font
+    # the style id of the wrapped alignment, without building every shared style (styles())
+    _Styles.ids(cell).alignmentId = ws.parent._alignments.add(Alignment(wrap_text=True, vertical="top"))
+    merge_across(ws, row, col, last_col)
+    return cell
+
+
+def _letter(col: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return get_column_letter(col)
+
+
+def merged_widths(ws: Worksheet) -> dict[tuple[int, int], float]:
+    """(row, column) of the first cell of each one-row merge over several columns -> the merge's
+    width in characters (the columns' widths, 8.43 where unset, and the cell padding between them,
+    5 px of 7 px a character)."""
+    out: dict[tuple[int, int], float] = {}
+    for rng in ws.merged_cells.ranges:
+        if rng.max_col > rng.min_col:
+            out[(rng.min_row, rng.min_col)] = sum(
+                ws.column_dimensions[_letter(c)].width or 8.43 for c in range(rng.min_col, rng.max_col + 1)
+            ) + (rng.max_col - rng.min_col) * 5 / 7
+    return out
+
+
 def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols: Iterable[str] = (),
                 wrap_from: int = 1, cap: int = MAX_WIDTH, wrap_to: int | None = None) -> None:
     """Column widths from the longest value in each column (formulas count as 14), capped at 60;
@@ -237,9 +295,12 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
     wrap = set(wrap_cols)
     best: dict[int, int] = {}
     by_column: dict[int, list] = {}
+    merged = merged_widths(ws)
     for cell in written_cells(ws):
         value = cell.value
         if value is None or looks.big(cell):  # titles spill right
+            continue
+        if (cell.row, cell.column) in merged:  # a sentence wrapped across its table's columns
             continue
         by_column.setdefault(cell.column, []).append(cell)
         if cell.data_type == "f":
@@ -270,10 +331,12 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
 
     Spreadsheet programs do not grow a row for wrapped text written by a library, so the height
     is set from an estimate: words wrapped at about the column width in characters (5 % more for
-    plain text, 10 % fewer for bold). Cells of a grown row are aligned to the top. One pass over
-    the written cells (:func:`written_cells`): linear in them, however many rows grow.
+    plain text, 10 % fewer for bold; a merged sentence's width is its merge's, :func:`merged_widths`).
+    Cells of a grown row are aligned to the top. One pass over the written cells
+    (:func:`written_cells`): linear in them, however many rows grow.
     """
     looks = _Styles(ws.parent)
+    merged = merged_widths(ws)
     need: dict[int, int] = {}
     by_row: dict[int, list] = {}
     wrapped_lines: dict[tuple[str, int], int] = {}  # the same text wraps the same way at one width
@@ -284,7 +347,7 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
         by_row.setdefault(cell.row, []).append(cell)
         if not isinstance(value, str) or cell.data_type == "f" or not looks.wraps(cell):
             continue
-        width = ws.column_dimensions[cell.column_letter].width or 8.43
+        width = merged.get((cell.row, cell.column)) or ws.column_dimensions[cell.column_letter].width or 8.43
         per_line = max(1, int(width * (0.9 if looks.bold(cell) else 1.05)) - 1)
         lines = wrapped_lines.get((value, per_line))
         if lines is None:
@@ -297,6 +360,31 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
             for cell in by_row[r]:
                 if not looks.wraps(cell):
                     looks.align_top(cell)
+
+
+def indent_after_numbers(ws: Worksheet) -> None:
+    """Indent (one step, about a character) every text cell whose left neighbour holds a number, a
+    date or a formula: a right-aligned figure and left-aligned text would otherwise touch and read
+    as one value ('96.00' + 'pure-bf16' as '96.00pure-bf16'). One pass over the written cells, in
+    any order (no sort), each alignment looked up once."""
+    from openpyxl.styles import Alignment
+
+    looks = _Styles(ws.parent)
+    indented: dict[int, int] = {}
+    cells = ws._cells
+    for cell in list(cells.values()):
+        if cell.data_type != "s" or cell.value is None or cell.column == 1:
+            continue
+        left = cells.get((cell.row, cell.column - 1))
+        if left is None or left.value is None or left.data_type not in ("n", "f", "d"):
+            continue
+        i = looks.ids(cell).alignmentId
+        if i not in indented:
+            a = looks.alignments[i]
+            indented[i] = looks.alignments.add(Alignment(
+                horizontal=a.horizontal if a.horizontal not in (None, "general") else "left", vertical=a.vertical,
+                wrap_text=a.wrap_text, indent=max(1, int(a.indent or 0))))
+        cell._style.alignmentId = indented[i]
 
 
 def split_coord(coord: str) -> tuple[str, int]:

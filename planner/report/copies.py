@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.report.cells import put_text
+from planner.report.cells import fit_heights, put_text
 
 
 def _copies_reason(comparison: Any) -> str:
@@ -75,6 +75,7 @@ def mark_copies(workbook: Any, comparison: Any) -> None:
             put_text(ws, row, 3, f"Grand total of the Quote sheet (follows its edits): {n} copies of the planned "
                                  f"machine, each Quote quantity one copy's x {n}, the capex of the 'Cloud vs Local' "
                                  "sheet; a budgetary estimate from catalog prices, not a vendor quote.")
+            fit_heights(ws)  # the longer sentence (wrapped in its merged cell) may need another line
     if "Quote" in workbook.sheetnames:
         ws = workbook["Quote"]
         if isinstance(ws["A1"].value, str) and ws["A1"].value:

@@ -5,7 +5,8 @@
 
 - **Summary** (:mod:`~planner.report.sheets.summary`): per workload the chosen configuration and
   strategy, per-GPU memory need against the card's CUDA total and the capacity left after the
-  scenario's reserve (headroom), host RAM, recipe and warnings; the quote's grand total (a
+  scenario's reserve (headroom), host RAM and recipe, then each workload's training stack and
+  warnings in a table under it; the quote's grand total (a
   formula over the Quote sheet); date and catalog version (schema and a SHA-256 of the catalog
   files' content, :func:`planner.report.workbook_data.catalog_sha256`).
 - **Quote** (:mod:`~planner.report.sheets.quote`): a *budgetary estimate* from catalog prices,
@@ -15,9 +16,10 @@
   then subtotal, discount, tax, shipping and grand total, every total a live formula over the
   input cells (:func:`planner.report.workbook_data.quote_totals` does the same arithmetic in
   Python, in the same order).
-- **Memory** (:mod:`~planner.report.sheets.memory`): every workload's breakdown (component, GiB
-  per GPU, host GiB, formula, source) and a native stacked bar chart of the per-GPU components
-  live at the peak.
+- **Memory** (:mod:`~planner.report.sheets.memory`): a native chart of the per-GPU components
+  live at the peak (stacked columns in distinct colours, the capacity per GPU as a line) on the
+  first page, its data, then every workload's breakdown (component, GiB per GPU, host GiB,
+  formula, source).
 - **Alternatives** (:mod:`~planner.report.sheets.alternatives`): the ranked runners-up and the
   infeasible candidates with the binding constraint, as the solver's tables give them.
 - **Assumptions** (:mod:`~planner.report.sheets.assumptions`): per workload the bytes per value
@@ -29,7 +31,8 @@
 
 Sizes are written in GiB (2**30 bytes) and every such header says "(GiB)"; money is USD with a
 currency number format. Full dates (YYYY-MM-DD) are stored as dates; a month-only 'YYYY-MM'
-stays text (the header says so). Every sheet has a print area (:func:`print_area`). Text that
+stays text (the header says so). Every sheet has a print area (:func:`print_area`) and prints on
+A4 and Letter at :data:`MIN_PRINT_SCALE` % or more (:func:`print_scale`, :func:`_print_setup`). Text that
 comes from user files (names, notes, the scenario) is always stored as a text cell, so a value
 starting with ``=``, ``+``, ``-`` or ``@`` never becomes a formula (:mod:`planner.report.cells`).
 The file is written with :mod:`planner.core.atomic` (a temporary file in the target directory,
@@ -51,7 +54,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.report.cells import clean_text, split_coord
+from planner.report.cells import clean_text, indent_after_numbers, split_coord
 from planner.report.sheets.alternatives import write_alternatives
 from planner.report.sheets.assumptions import write_assumptions
 from planner.report.sheets.memory import write_memory
@@ -162,16 +165,86 @@ def print_area(ws: Worksheet) -> str:
     return f"A1:{get_column_letter(last_col)}{last_row}"
 
 
+#: The paper the workbook is set up for (openpyxl's ``PAPERSIZE_LETTER``, 1; A4 is 9). Every sheet is
+#: laid out for the narrower page of A4 and Letter in landscape (Letter: 11 in wide; A4: 8.27 in
+#: tall), so it prints on either at the same scale (:func:`print_scale`).
+PAPER_SIZE = 1
+#: Landscape page size in inches, (width, height), of the two papers a workbook must print on.
+PAPERS_IN = {"Letter": (11.0, 8.5), "A4": (297 / 25.4, 210 / 25.4)}
+#: Page margins in inches: left and right, top, bottom, and the header's and footer's distance.
+MARGINS_IN = {"left": 0.4, "right": 0.4, "top": 0.55, "bottom": 0.6, "header": 0.25, "footer": 0.3}
+#: The smallest print scale (percent) a sheet may print at: 11 pt text at 70 % is 7.7 pt.
+MIN_PRINT_SCALE = 70
+#: Pixels of a column ``w`` characters wide: 7 px a character (Calibri 11's digit) and 5 px of
+#: padding (the rule openpyxl's and Excel's column width uses; ECMA-376 Part 1, 18.3.1.13 ``width``).
+PX_PER_CHAR, PX_PADDING, PX_PER_INCH = 7, 5, 96
+
+
+def printable_width_px() -> float:
+    """The printable width of the narrower landscape page (Letter, 11 in) less the side margins,
+    in pixels at 96 a inch: (11 - 0.4 - 0.4) x 96 = 979.2."""
+    width = min(w for w, _ in PAPERS_IN.values())
+    return (width - MARGINS_IN["left"] - MARGINS_IN["right"]) * PX_PER_INCH
+
+
+def columns_px(ws: Worksheet, first_col: int, last_col: int) -> float:
+    """The width in pixels of columns ``first_col``..``last_col`` (8.43 characters where unset)."""
+    from openpyxl.utils import get_column_letter
+
+    return sum((ws.column_dimensions[get_column_letter(c)].width or 8.43) * PX_PER_CHAR + PX_PADDING
+               for c in range(first_col, last_col + 1))
+
+
+def _area_columns(ws: Worksheet) -> tuple[int, int]:
+    """(first, last) column of the sheet's print area."""
+    from openpyxl.utils import range_boundaries
+
+    area = ws.print_area
+    area = area[0] if isinstance(area, (list, tuple)) else area
+    c1, _, c2, _ = range_boundaries(str(area).split("!")[-1].replace("$", ""))
+    return c1, c2
+
+
+def fit_width_scale(ws: Worksheet) -> int:
+    """The scale (percent, at most 100) at which the print area's columns fit the printable width
+    (:func:`printable_width_px`): what 'fit to 1 page wide' prints at, rounded down."""
+    c1, c2 = _area_columns(ws)
+    return min(100, math.floor(100 * printable_width_px() / columns_px(ws, c1, c2)))
+
+
+def print_scale(ws: Worksheet) -> int:
+    """The scale (percent) the sheet prints at on A4 and Letter: the implied scale of its fit to
+    one page wide (:func:`fit_width_scale`), or its explicit ``page_setup.scale``."""
+    if ws.sheet_properties.pageSetUpPr is not None and ws.sheet_properties.pageSetUpPr.fitToPage:
+        return fit_width_scale(ws)
+    return int(ws.page_setup.scale or 100)
+
+
 def _print_setup(ws: Worksheet) -> None:
-    """Landscape, fit to one page wide (any number of pages tall), header rows repeated, and a
-    print area over the sheet's content and charts (:func:`print_area`)."""
+    """Landscape on Letter (laid out for A4 too), margins, header rows repeated, text right of a
+    figure indented (:func:`planner.report.cells.indent_after_numbers`), a print area over
+    the sheet's content and charts (:func:`print_area`), and the scale: fit to one page wide where
+    that prints at :data:`MIN_PRINT_SCALE` or more, else that scale exactly, the pages read across
+    then down, with the columns the sheet repeats (``print_title_cols``, set by its module) on each.
+    """
     ws.print_area = print_area(ws)
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    indent_after_numbers(ws)
+    setup = ws.page_setup
+    setup.orientation = "landscape"
+    setup.paperSize = PAPER_SIZE
+    if fit_width_scale(ws) >= MIN_PRINT_SCALE:
+        setup.fitToWidth = 1
+        setup.fitToHeight = 0
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+    else:
+        ws.sheet_properties.pageSetUpPr.fitToPage = False
+        setup.scale = MIN_PRINT_SCALE
+        setup.pageOrder = "overThenDown"
+        if not ws.print_title_cols:
+            ws.print_title_cols = "A:A"
     ws.print_options.gridLines = False
-    ws.page_margins.left = ws.page_margins.right = 0.5
+    for side, inches in MARGINS_IN.items():
+        setattr(ws.page_margins, side, inches)
     ws.oddFooter.center.text = "&A - page &P of &N"
     if ws.freeze_panes and not ws.print_title_rows:
         first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))

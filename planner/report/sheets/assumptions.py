@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from planner.report.cells import clean_text, fit_columns, header, put_as_of, put_text, put_value, section, styles, title
+from planner.report.cells import (
+    clean_text,
+    fit_columns,
+    header,
+    put_as_of,
+    put_sentence,
+    put_text,
+    put_value,
+    section,
+    styles,
+    title,
+)
 from planner.report.sheets.sources import CitedSource, put_source
 from planner.report.workbook_data import RecipeRow, WorkbookData, recipe_row
 
@@ -28,6 +39,10 @@ RECIPE_NOTE = ("Bytes per value as the memory model used them, per workload (the
                "(fp32 by default), without a master copy.")
 SOURCE_HEADERS = ("Entry id", "Source", "As of (date, or YYYY-MM text)", "Catalog file")
 NOTE_HEADERS = ("Workload", "Text", "Kind")
+#: Column widths (characters): 163 in all, so the sheet prints one page wide at 70 % or more; the
+#: sentences (assumptions, notes, the scenario's lines) wrap across A-L (merged).
+WIDTHS = {"A": 18, "B": 40, "C": 14, "D": 12, "E": 16, **{letter: 9 for letter in "FGHIJKL"}}
+_LAST_COL = len(RECIPE_HEADERS)
 
 
 def _recipe_rows(data: WorkbookData) -> list[RecipeRow]:
@@ -51,7 +66,7 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
         section(ws, row, "Assumptions")
         row += 1
         for a in data.assumptions:
-            put_text(ws, row, 1, a)
+            put_sentence(ws, row, 1, a, _LAST_COL)
             row += 1
         row += 1
     row = _recipes(ws, data, row)
@@ -60,22 +75,20 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
     row += 1
     mono = styles()["mono"]
-    for line in data.scenario_text.splitlines():
-        cell = put_text(ws, row, 1, line)
-        cell.font = mono
+    for line in data.scenario_text.splitlines():  # a line spills right over the empty B-L (163 characters)
+        put_text(ws, row, 1, line).font = mono
         row += 1
     ws.freeze_panes = "A2"
-    widths = {"A": 28, "B": 70}
-    widths.update({letter: 13 for letter in "CDEFGHIJKL"})
-    widths["E"] = 24  # QLoRA's weights are text (NF4 linears, 16-bit rest)
-    fit_columns(ws, fixed=widths, wrap_cols=("B", "E"))
+    # QLoRA's weights (E) are text: NF4 linears, 16-bit rest
+    fit_columns(ws, fixed=dict(WIDTHS), wrap_cols=("A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"),
+                wrap_from=2)
 
 
 def _recipes(ws: Worksheet, data: WorkbookData, row: int) -> int:
     """The recipe table from ``row`` (:func:`_recipe_rows`); return the next section's row."""
     section(ws, row, "Recipes")
     row += 1
-    put_text(ws, row, 1, RECIPE_NOTE)
+    put_sentence(ws, row, 1, RECIPE_NOTE, _LAST_COL)
     row += 1
     header(ws, row, RECIPE_HEADERS)
     for r in _recipe_rows(data):
@@ -95,15 +108,16 @@ def _catalog_entries(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSou
     return the next section's row."""
     section(ws, row, "Catalog entries used")
     row += 1
-    put_text(ws, row, 1, f"Catalog version: {data.catalog_label}; files: {', '.join(data.catalog_files)}")
+    put_sentence(ws, row, 1, f"Catalog version: {data.catalog_label}; files: {', '.join(data.catalog_files)}", _LAST_COL)
     row += 1
     if data.catalog_sha256:
-        put_text(ws, row, 1, f"Catalog content sha256: {data.catalog_sha256} (the sha256 of what sha256sum prints "
-                             "for the files above in that order, each named without its directory)")
+        put_sentence(ws, row, 1, f"Catalog content sha256: {data.catalog_sha256} (the sha256 of what sha256sum "
+                                 "prints for the files above in that order, each named without its directory)",
+                     _LAST_COL)
         row += 1
     if cited:
-        put_text(ws, row, 1, "Source: REF:<id> cites a document given in full on the Sources sheet (the lines under "
-                             "the source name it and its row).")
+        put_sentence(ws, row, 1, "Source: REF:<id> cites a document given in full on the Sources sheet (the lines "
+                                 "under the source name it and its row).", _LAST_COL)
         row += 1
     header(ws, row, SOURCE_HEADERS)
     by_id = {c.id: c for c in cited}

@@ -49,13 +49,12 @@ inside the functions.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from planner.cost.compare import TIME_MODEL_NOTE
 from planner.cost.tco import HOURS_PER_MONTH
-from planner.report.cells import put_formula, put_text, put_value
-from planner.report.sheets.cloud_base import INT, NUM2, NUM4, PCT, USD, USD4, CloudSheet
+from planner.report.cells import fit_heights, merge_across, put_formula, put_sentence, put_text, put_value
+from planner.report.sheets.cloud_base import INT, NUM2, NUM4, PAGE_LAST_COL, PCT, USD, USD4, CloudSheet
 from planner.report.sheets.cloud_chart import break_even_markers, cost_chart, cumulative_table
 
 SHEET = "Cloud vs Local"
@@ -106,21 +105,22 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
     ws = workbook.create_sheet(title)
     s = CloudSheet(ws)
     put_text(ws, 1, 1, "Cloud vs Local").font = Font(bold=True, size=14)
-    put_text(ws, 2, 1, "Yellow cells are inputs; every other figure is a formula over them. Money in USD. "
+    put_sentence(ws, 2, 1, "Yellow cells are inputs; every other figure is a formula over them. Money in USD. "
                        "A month is 730 hours (8,760 / 12). The purchase price is paid at month 0; the residual "
                        "(resale) value is credited only when the machine is sold at the end of the ownership "
                        "period. Every cost line is linear in the hours of use, so the break-even is solved in "
-                       "closed form here (the planner finds the same root with scipy's brentq).")
-    put_text(ws, 3, 1, f"Local: {comp.copies} copies of [{comp.machine.description}], to keep up with "
-                       "requests_per_hour" if comp.copies > 1 else f"Local: {comp.machine.description}")
+                       "closed form here (the planner finds the same root with scipy's brentq).", PAGE_LAST_COL)
+    put_sentence(ws, 3, 1, f"Local: {comp.copies} copies of [{comp.machine.description}], to keep up with "
+                           "requests_per_hour" if comp.copies > 1 else f"Local: {comp.machine.description}",
+                 PAGE_LAST_COL)
     r = _inputs(s, comp, quote_copies)
     first_wl, last_wl = _workload_table(s, comp, r + 2)
     r, has_od, has_spot = _results(s, comp, first_wl, last_wl)
     _workload_cost_formulas(s, first_wl, last_wl)
     r = _instance_table(s, comp, r + 2)
     head, last = cumulative_table(s, comp, r + 2, has_od, has_spot)
-    cost_chart(s, comp, head, last, has_od, has_spot, break_even_markers(s, head))
-    _arithmetic(s, comp, last + 2)
+    under_chart = cost_chart(s, comp, head, last, has_od, has_spot, break_even_markers(s, head, last))
+    _arithmetic(s, comp, under_chart)
     _layout(ws)
     _define_names(workbook, s.cells, title)
     return s.cells
@@ -233,8 +233,7 @@ def _workload_table(s: CloudSheet, comp: Any, r: int) -> tuple[int, int]:
              "machine, whatever its speed); for a service with requests_per_hour, the instance copies that keep up, "
              "ceil(rate / one instance's requests/h), as the local copies are ceil(rate / one machine's "
              "requests/h).").alignment = s.wrap
-    ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=12)
-    ws.row_dimensions[r].height = 45
+    merge_across(ws, r, 1, PAGE_LAST_COL)
     r += 1
     s.header(r, _WORKLOAD_HEADER)
     first_wl = r + 1
@@ -479,7 +478,8 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
 
 
 def _arithmetic(s: CloudSheet, comp: Any, r: int) -> None:
-    """The planner's arithmetic, notes and warnings, one merged line each, from row ``r``."""
+    """The planner's arithmetic, notes and warnings, one wrapped sentence each (merged across the
+    first printed page's columns), from row ``r``."""
     ws = s.ws
     s.label(r, "The planner's arithmetic (at the inputs above as first written)")
     texts = list(comp.lines)
@@ -496,24 +496,28 @@ def _arithmetic(s: CloudSheet, comp: Any, r: int) -> None:
         r += 1
         if not text:
             continue
-        cell = put_text(ws, r, 1, text)
-        cell.alignment = s.wrap
-        ws.merge_cells(start_row=r, start_column=1, end_row=r, end_column=12)
-        ws.row_dimensions[r].height = 15 * max(1, math.ceil(len(text) / 190))
+        put_sentence(ws, r, 1, text, PAGE_LAST_COL)
 
 
 def _layout(ws: Any) -> None:
-    """Column widths, landscape one page wide, the inputs' rows frozen."""
-    widths = {"A": 46, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 30}
+    """Column widths, the rows of wrapped text grown to hold it, the inputs' rows frozen on screen.
+
+    The workload and instance tables are wider than a page at 70 %: the sheet prints at 70 %
+    (planner.report.workbook), its pages across then down, column A (the labels and workload
+    names) repeated on each page and row 1 at the top; its sentences wrap within A-I, the first
+    page's width.
+    """
+    widths = {"A": 40, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 30}
     for col, w in widths.items():
         ws.column_dimensions[col].width = w
     for col in "IJKLMNOP":
         ws.column_dimensions[col].width = 14
-    ws.page_setup.orientation = "landscape"
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    for col in "QRSTUVW":
+        ws.column_dimensions[col].width = 18
+    fit_heights(ws)
     ws.freeze_panes = "A5"
+    ws.print_title_rows = "1:1"
+    ws.print_title_cols = "A:A"
 
 
 def _define_names(workbook: Any, cells: dict[str, str], title: str) -> None:

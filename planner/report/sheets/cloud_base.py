@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.report.cells import put_formula, put_text, put_value
+from planner.report.cells import put_formula, put_sentence, put_text, put_value
 
 USD = '"$"#,##0.00;[Red]-"$"#,##0.00'
 USD4 = '"$"#,##0.0000'
@@ -18,6 +18,12 @@ PCT = "0.00%"
 NUM2 = "#,##0.00"
 NUM4 = "0.0000"
 INT = "#,##0"
+#: Marker cells hold -1 where there is no break-even (off the chart, whose month axis starts at 0);
+#: this format shows it as 'none' (its negative section), so no cell holds an error value.
+MONTH_OR_NONE = '#,##0.00;"none"'
+#: The last column sentences wrap within (A-G: 1,029 px, the first printed page at 70 % holds
+#: 1,398 px, with room for a spreadsheet program whose default font is up to 35 % wider).
+PAGE_LAST_COL = 7
 
 
 class CloudSheet:
@@ -49,15 +55,17 @@ class CloudSheet:
 
     def line(self, row: int, key: str | None, text: str, value: Any, fmt: str | None, note: str, *,
              editable: bool = False, formula: bool = False) -> None:
-        """One input or result: label in A, value (or formula) in B, note in C; B is ``cells[key]``."""
+        """One input or result: label in A, value (or formula) in B, note in C (wrapped across C-I,
+        merged, so it stays on the first printed page); B is ``cells[key]``."""
         self.label(row, text)
+        self.ws.cell(row=row, column=1).alignment = self.wrap
         if formula:
             cell = put_formula(self.ws, row, 2, value, fmt)
         else:
             cell = put_value(self.ws, row, 2, value, fmt)
         if editable:
             cell.fill = self.input_fill
-        put_text(self.ws, row, 3, note)
+        put_sentence(self.ws, row, 3, note, PAGE_LAST_COL)
         if key:
             self.cells[key] = f"B{row}"
 

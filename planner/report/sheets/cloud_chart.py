@@ -12,8 +12,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from planner.report.cells import put_formula, put_text, put_value
-from planner.report.sheets.cloud_base import INT, NUM2, USD, CloudSheet
+from planner.report.cells import merge_across, put_formula, put_sentence, put_text, put_value
+from planner.report.sheets.cloud_base import INT, MONTH_OR_NONE, NUM2, PAGE_LAST_COL, USD, CloudSheet
+
+#: Rows the chart takes under the table (10 cm at 0.53 cm a 15 pt row, and a margin).
+CHART_ROWS = 21
 
 
 def cumulative_table(s: CloudSheet, comp: Any, r: int, has_od: bool, has_spot: bool) -> tuple[int, int]:
@@ -21,10 +24,12 @@ def cumulative_table(s: CloudSheet, comp: Any, r: int, has_od: bool, has_spot: b
     period before and after the sale; return (header row, last row)."""
     ws, cells = s.ws, s.cells
     yrs, F, capex = cells["years"], cells["net_capex"], cells["capex"]
-    s.label(r, "Cumulative cost over the ownership period (USD): local = capex + local per month x m, less the "
-               "resale value (capex x residual) at the sale at the end of the period; cloud = cloud per month x m. "
-               "Break-even markers: the break-even month within the period, from 0 to the cost there (#N/A and not "
-               "drawn when there is none; the sentences under the markers say so). Rows past 12 x D show #N/A.")
+    put_sentence(ws, r, 1, "Cumulative cost over the ownership period (USD): local = capex + local per month x m, "
+                 "less the resale value (capex x residual) at the sale at the end of the period; cloud = cloud per "
+                 "month x m. Break-even markers: the break-even month within the period, from 0 to the cost there "
+                 "('none', off the chart, when there is none; the sentences under the markers say so). The chart "
+                 "is under the table. A row past 12 x D (after a shorter period is typed in) holds Excel's no-value "
+                 "marker, which the chart skips.", PAGE_LAST_COL, s.bold)
     r += 1
     s.header(r, ["Month", "Local (USD)", "Cloud on-demand (USD)", "Cloud spot (USD)", "Point"])
     head = r
@@ -55,10 +60,11 @@ def cumulative_table(s: CloudSheet, comp: Any, r: int, has_od: bool, has_spot: b
     return head, r
 
 
-def break_even_markers(s: CloudSheet, head: int) -> list[tuple[str, int]]:
+def break_even_markers(s: CloudSheet, head: int, last: int) -> list[tuple[str, int]]:
     """Beside the cumulative table (header row ``head``): per break-even a vertical segment from 0
-    to the cost at the break-even month (#N/A, not drawn, when there is none within the period),
-    and a sentence saying where it falls; return (name, first column) of each segment."""
+    to the cost at the break-even month (month -1, shown 'none' and off the chart's axis, which
+    starts at 0, when there is none within the period: no error value), and a sentence saying where
+    it falls; return (name, first column) of each segment."""
     ws, cells = s.ws, s.cells
     yrs = cells["years"]
     markers = []
@@ -73,9 +79,8 @@ def break_even_markers(s: CloudSheet, head: int) -> list[tuple[str, int]]:
         s.header(head, [f"Break-even {name}: month", "USD"], col)
         for k, top in enumerate((False, True)):
             rr = head + 1 + k
-            put_formula(ws, rr, col, f"=IF(ISNUMBER({be}),{be},NA())", NUM2)
-            put_formula(ws, rr, col + 1, f"=IF(ISNUMBER({be}),{pm}*{be},NA())" if top else
-                        f"=IF(ISNUMBER({be}),0,NA())", USD)
+            put_formula(ws, rr, col, f"=IF(ISNUMBER({be}),{be},-1)", MONTH_OR_NONE)
+            put_formula(ws, rr, col + 1, f"=IF(ISNUMBER({be}),{pm}*{be},0)" if top else "=0", USD)
         words.append(
             f'="Break-even, {name}: "&IF(ISNUMBER({be}),IF({be}>=12*{yrs},"local breaks even only at the sale at '
             f'the end of month "&TEXT({be},"0.0"),"local breaks even at month "&TEXT({be},"0.0")),"none within the "'
@@ -84,14 +89,18 @@ def break_even_markers(s: CloudSheet, head: int) -> list[tuple[str, int]]:
         markers.append((name, col))
         col += 3
     for k, formula in enumerate(words):
-        put_formula(ws, head + 3 + k, 6, formula)
+        cell = put_formula(ws, last + 2 + k, 1, formula)
+        cell.alignment = s.wrap
+        merge_across(ws, last + 2 + k, 1, PAGE_LAST_COL)
+        ws.row_dimensions[last + 2 + k].height = 32  # up to about 250 characters in A-G's 142: two lines
     return markers
 
 
 def cost_chart(s: CloudSheet, comp: Any, head: int, last: int, has_od: bool, has_spot: bool,
-                markers: list[tuple[str, int]]) -> None:
+               markers: list[tuple[str, int]]) -> int:
     """The line chart of the cumulative costs (rows ``head`` + 1 to ``last``) with the break-even
-    markers, anchored in column F under the markers' sentences."""
+    markers, anchored in column A under the table and the markers' sentences (within the first printed page's width); return
+    the first row under it."""
     from openpyxl.chart import Reference, ScatterChart, Series
     from openpyxl.chart.marker import Marker
     from openpyxl.chart.shapes import GraphicalProperties
@@ -136,4 +145,5 @@ def cost_chart(s: CloudSheet, comp: Any, head: int, last: int, has_od: bool, has
         chart.series.append(ser)
     chart.height = 10
     chart.width = 22
-    ws.add_chart(chart, f"F{head + 6}")
+    ws.add_chart(chart, f"A{last + 5}")
+    return last + 5 + CHART_ROWS

@@ -38,6 +38,7 @@ from planner.report.cells import (
     mark_input,
     put_as_of,
     put_formula,
+    put_sentence,
     put_text,
     put_value,
     split_coord,
@@ -69,6 +70,10 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says ESTIMATE or STALE.")
+#: Column widths (characters): 187 in all, so the sheet prints one page wide at 70 % or more.
+QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 20), ("I", 32),
+                ("J", 12), ("K", 16), ("L", 11))
+_NOTE_LAST_COL = len(QUOTE_HEADERS)  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
                       "(the lines under the source name it and its row).")
 
@@ -85,9 +90,9 @@ def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] 
     first, last_item, last = _item_rows(ws, data, statuses, cited)
     cells = _total_rows(ws, data.quote, first, last)
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
-    # fixed D: the notes in D2:D7 spill right and must not widen the price column
-    fit_columns(ws, fixed={"A": 22, "B": 36, "D": 16, "F": 18, "H": 30, "I": 44, "J": 14, "L": 14},
-                wrap_cols=("B", "H", "I"), wrap_from=QUOTE_HEADER_ROW, wrap_to=last_item)
+    # Fixed widths: the sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale);
+    # the banner and notes in D2:D8 wrap across D-L (merged), the labels in A2:A7 wrap in A.
+    fit_columns(ws, fixed=dict(QUOTE_WIDTHS), wrap_cols=("A", "B", "H", "I"), wrap_from=2, wrap_to=last_item)
     return cells
 
 
@@ -114,20 +119,23 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     label(ws, 7, 1, "Catalog")
     put_text(ws, 7, 2, data.catalog_label)
     banner = Font(bold=True, color=BANNER_COLOR)
-    put_text(ws, 2, 4, QUOTE_BANNER).font = banner
-    put_text(ws, 3, 4, QUOTE_BANNER_2).font = banner
+    last = _NOTE_LAST_COL
+    put_sentence(ws, 2, 4, QUOTE_BANNER, last, banner)
+    put_sentence(ws, 3, 4, QUOTE_BANNER_2, last, banner)
     n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")
     n_stale = sum(1 for s in statuses if "STALE" in s)
-    put_text(ws, 4, 4, f"Flagged lines: {n_est} with an estimated price, {n_stale} with a price dated more than "
-                       f"{data.stale_price_months} months before the catalog's newest entry (see Price status).")
-    put_text(ws, 5, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every total "
-                       "follows; type added items into the yellow blank rows above the subtotal. Amounts in USD.")
-    put_text(ws, 6, 4, "Totals, in order, each rounded to cents: subtotal; discount on the subtotal; tax on the "
-                       "subtotal after discount; shipping (not taxed); grand total.")
-    put_text(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
-                       "Price status: as the planner found the catalog price.")
+    put_sentence(ws, 4, 4, f"Flagged lines: {n_est} with an estimated price, {n_stale} with a price dated more "
+                           f"than {data.stale_price_months} months before the catalog's newest entry (see Price "
+                           "status).", last)
+    put_sentence(ws, 5, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every total "
+                           "follows; type added items into the yellow blank rows above the subtotal. Amounts in USD.",
+                 last)
+    put_sentence(ws, 6, 4, "Totals, in order, each rounded to cents: subtotal; discount on the subtotal; tax on the "
+                           "subtotal after discount; shipping (not taxed); grand total.", last)
+    put_sentence(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
+                           "Price status: as the planner found the catalog price.", last)
     if cites:
-        put_text(ws, 8, 4, QUOTE_SOURCES_NOTE)
+        put_sentence(ws, 8, 4, QUOTE_SOURCES_NOTE, last)
 
 
 def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],

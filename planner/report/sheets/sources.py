@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.catalog.sources import SourceDoc, SourceIndex, ref_ids
-from planner.report.cells import FLAG_FILL, clean_text, fit_columns, header, label, put_text, styles, title
+from planner.report.cells import FLAG_FILL, clean_text, fit_columns, header, label, put_sentence, put_text, styles, title
 from planner.report.workbook_data import WorkbookData
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -168,10 +168,10 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
     flag_fill = PatternFill("solid", fgColor=FLAG_FILL)
     title(ws, 1, SOURCES_TITLE)
     label(ws, 2, 1, "About")
-    put_text(ws, 2, 2, SOURCES_ABOUT)
+    put_sentence(ws, 2, 2, SOURCES_ABOUT, len(SOURCES_HEADERS))
     label(ws, 3, 1, "SOURCES.md read")
     text, bad = _sources_read(data.references, cited)
-    cell = put_text(ws, 3, 2, text)
+    cell = put_sentence(ws, 3, 2, text, len(SOURCES_HEADERS))
     if bad:
         cell.fill = flag_fill
         cell.font = st["bold"]
@@ -205,6 +205,7 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
     # Links stay on one line (LibreOffice does not wrap a hyperlinked cell): as wide as the longest,
     # within limits; a longer one is cut on screen and paper, its address is in full in B or C.
     urls = [u for c in cited if c.doc is not None for u in c.doc.urls]
-    link_width = min(70, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
-    fit_columns(ws, fixed={"A": 22, "B": 70, "C": 40, "D": link_width, "E": 30, "F": 26},
-                wrap_cols=("B", "C", "E", "F"), wrap_from=2)
+    # Widths: 186 characters in all at most, so the sheet prints one page wide at 70 % or more.
+    link_width = min(48, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
+    fit_columns(ws, fixed={"A": 17, "B": 50, "C": 30, "D": link_width, "E": 22, "F": 19},
+                wrap_cols=("A", "B", "C", "E", "F"), wrap_from=2)

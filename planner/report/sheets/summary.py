@@ -3,8 +3,10 @@
 Title, scenario, date, catalog version and the quote's grand total (a formula over the Quote
 sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
-RAM, recipe, training stack (framework and lever settings) and warnings; then the plan-wide
-warnings. Sizes in GiB (2**30 bytes).
+RAM and recipe; under it, per workload, the training stack (framework and lever settings) and the
+warnings in wrapped cells as wide as the table; then the plan-wide warnings, one wrapped sentence
+a row. The sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale). Sizes
+in GiB (2**30 bytes).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from planner.report.cells import (
     USD_FORMAT,
     clean_text,
     fit_columns,
+    merge_across,
     gib,
     header,
     label,
     put_formula,
     put_text,
+    put_sentence,
     put_value,
     styles,
     title,
@@ -36,8 +40,15 @@ if TYPE_CHECKING:  # pragma: no cover
 SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GPUs used", "Per-GPU need (GiB)",
                    "CUDA total per GPU (GiB)", "Capacity after reserve (GiB)", "Headroom per GPU (GiB)",
                    "Headroom (% of capacity)", "Host RAM need per machine (GiB)", "RAM installed per machine (GiB)",
-                   "Recipe", "Training stack", "Warnings")
-SUMMARY_HEADER_ROW = 8
+                   "Recipe")
+#: The per-workload table under the main one: the workload, then two wide wrapped cells (columns
+#: B-E and F-N, merged), so the long texts wrap at the printed width.
+SUMMARY_DETAIL_HEADERS = ("Workload", "Training stack", "Warnings")
+SUMMARY_DETAIL_TITLE = "Training stack and warnings, per workload"
+SUMMARY_HEADER_ROW = 9
+_LAST_COL = len(SUMMARY_HEADERS)  # N: the sentences wrap within A-N, the table's printed width
+_STACK_COLS = (2, 5)  # B-E
+_WARNING_COLS = (6, _LAST_COL)  # F-N
 
 
 def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]) -> None:
@@ -53,8 +64,8 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
     label(ws, 5, 1, "Total price (USD)")
     c = put_formula(ws, 5, 2, f"=Quote!{quote_cells['grand_total']}", USD_FORMAT)
     c.font = styles()["bold"]
-    put_text(ws, 5, 3, "Grand total of the Quote sheet (follows its edits): a budgetary estimate from catalog "
-                       "prices, not a vendor quote.")
+    put_sentence(ws, 5, 3, "Grand total of the Quote sheet (follows its edits): a budgetary estimate from catalog "
+                           "prices, not a vendor quote.", _LAST_COL)
     if data.planner_version:
         label(ws, 6, 1, "Planner version")
         put_text(ws, 6, 2, data.planner_version)
@@ -62,12 +73,13 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
     label(ws, 7, 1, "Time per job (h)")
     if data.hours_per_job is not None:
         put_value(ws, 7, 2, data.hours_per_job, "#,##0.000")
-        label(ws, 7, 3, "Cost per job (USD)")
-        put_value(ws, 7, 4, data.usd_per_job, USD_FORMAT)
-        put_text(ws, 7, 5, data.per_job_note)
+        label(ws, 8, 1, "Cost per job (USD)")
+        put_value(ws, 8, 2, data.usd_per_job, USD_FORMAT)
+        put_sentence(ws, 7, 3, data.per_job_note, _LAST_COL)
     else:
         put_text(ws, 7, 2, "not computed")
-        put_text(ws, 7, 3, data.per_job_note or "a workload gives no dataset_tokens / tokens_per_request")
+        put_sentence(ws, 7, 3, data.per_job_note or "a workload gives no dataset_tokens / tokens_per_request",
+                     _LAST_COL)
 
     header(ws, SUMMARY_HEADER_ROW, SUMMARY_HEADERS)
     row = SUMMARY_HEADER_ROW + 1
@@ -86,17 +98,36 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         put_value(ws, row, 12, gib(s.host_need_bytes), GIB_FORMAT)
         put_value(ws, row, 13, gib(s.host_ram_bytes), GIB_FORMAT)
         put_text(ws, row, 14, s.recipe)
-        put_text(ws, row, 15, s.stack)
-        put_text(ws, row, 16, "\n".join(s.warnings))
         row += 1
+    main_end = row - 1
+    row = _details(ws, data, row + 1)
     if data.warnings:
-        row += 1
         label(ws, row, 1, "Plan warnings")
         row += 1
         for w in data.warnings:
-            put_text(ws, row, 1, w)
+            put_sentence(ws, row, 1, w, _LAST_COL)
             row += 1
     ws.freeze_panes = f"B{SUMMARY_HEADER_ROW + 1}"
-    widths = {"A": 20, "B": 13, "C": 18, "D": 34, "E": 40, "N": 14, "O": 44, "P": 44}
-    widths.update({letter: 12 for letter in "FGHIJKLM"})
-    fit_columns(ws, fixed=widths, wrap_cols=("C", "D", "E", "N", "O", "P"), wrap_from=SUMMARY_HEADER_ROW)
+    # 183 characters in all: one page wide at 70 % or more; B holds the header block's money too
+    widths = {"A": 18, "B": 14, "C": 15, "D": 22, "E": 26, "N": 12}
+    widths.update({letter: 9.5 for letter in "FGHIJKLM"})
+    fit_columns(ws, fixed=widths, wrap_cols=("A", "B", "C", "D", "E", "N"), wrap_from=SUMMARY_HEADER_ROW,
+                wrap_to=main_end)
+
+
+def _details(ws: Worksheet, data: WorkbookData, row: int) -> int:
+    """From ``row``: per workload its training stack (B-E) and warnings (F-N), merged and wrapped;
+    return the next free row after a blank one."""
+    st = styles()
+    label(ws, row, 1, SUMMARY_DETAIL_TITLE)
+    row += 1
+    for text, (first, last) in zip(SUMMARY_DETAIL_HEADERS, ((1, 1), _STACK_COLS, _WARNING_COLS)):
+        cell = put_text(ws, row, first, text)
+        cell.font, cell.fill, cell.alignment = st["bold"], st["header_fill"], st["wrap"]
+        merge_across(ws, row, first, last)
+    for s in data.summary:
+        row += 1
+        put_text(ws, row, 1, s.workload).alignment = st["wrap"]
+        put_sentence(ws, row, _STACK_COLS[0], s.stack, _STACK_COLS[1])
+        put_sentence(ws, row, _WARNING_COLS[0], "\n".join(s.warnings) or "none", _WARNING_COLS[1])
+    return row + 2

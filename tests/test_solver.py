@@ -41,8 +41,42 @@ def test_cheapest_wins():
     p = plan(scen(cat, infer_workload()), cat)
     assert p.choice["gpu_id"] == "cheap"
     assert p.total_usd == p.choice["capex_usd"] == 500 + 2000 + 2 * 100
-    assert p.alternatives["gpu_id"].tolist() == ["dear"]
-    assert p.alternatives["why_lost"].tolist() == ["costs $400.00 more"]
+    # the other GPU model first, then the chosen card with more RAM (more DIMMs of the one type)
+    assert p.alternatives["gpu_id"].tolist()[0] == "dear"
+    assert p.alternatives["why_lost"].tolist()[0] == "costs $400.00 more"
+    assert set(p.alternatives["gpu_id"].tolist()[1:]) <= {"cheap"}
+    assert list(p.alternatives["dimm_count"][1:]) == sorted(p.alternatives["dimm_count"][1:])
+
+
+def test_alternatives_other_gpu_models_first_then_variations_of_the_choice():
+    # one card per node on two chassis (box $2,000, tower $2,500): the cheapest machine of each card is
+    # on box; the best machine of each other model (b, then c) comes before the chosen card's tower,
+    # though c on box ($2,000 + $900) costs more than a on tower ($2,500 + $100)
+    cat = tiny_catalog(gpus=[gpu("a", price_usd=100), gpu("b", price_usd=300), gpu("c", price_usd=900)],
+                       platforms=[platform("box", max_gpus=1, slots=((3, 1),)),
+                                  platform("tower", base_price_usd=2500, max_gpus=1, slots=((3, 1),))])
+    p = plan(scen(cat, infer_workload()), cat, top_k=4)
+    assert (p.choice["gpu_id"], p.choice["platform_id"]) == ("a", "box")
+    got = list(zip(p.alternatives["gpu_id"], p.alternatives["platform_id"], p.alternatives["dimm_count"]))
+    assert got[:2] == [("b", "box", 2), ("c", "box", 2)]
+    # then the chosen card's variations, in rank order: more RAM on box ($2,100 + 2 x $100 more), then tower
+    assert got[2:] == [("a", "box", 4), ("a", "tower", 2)]
+    # with room for fewer rows, the other GPU models keep theirs
+    p2 = plan(scen(cat, infer_workload()), cat, top_k=2)
+    assert p2.alternatives["gpu_id"].tolist() == ["b", "c"]
+
+
+def test_shipped_qlora_7b_12gb_alternatives_name_three_gpu_models():
+    from pathlib import Path
+
+    from planner.catalog.loader import load_catalog
+    from planner.plan.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[1]
+    cat = load_catalog()
+    p = plan(load_scenario(root / "scenarios" / "qlora-7b-12gb.yaml", cat), cat)
+    models = p.alternatives["gpu_id"].tolist()
+    assert p.choice["gpu_id"] not in models[:3] and len(set(models)) >= 3
 
 
 BIG_MODEL = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,

@@ -1137,6 +1137,13 @@ def default_engine(data: Mapping[str, Any]) -> str:
     engine = data.get("engine")
     if engine is not None:
         return engine
+    return unnamed_engine(data)
+
+
+def unnamed_engine(data: Mapping[str, Any]) -> str:
+    """The engine :func:`default_engine` gives a workload mapping whatever its ``engine`` key says:
+    'vllm' for ``concurrency`` above 1 without an hf-only key, else 'hf'. The reader passes it as
+    the default of ``engine``, so a written engine is still checked against the choices."""
     concurrency = data.get("concurrency", 1)
     many = isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 1
     return "vllm" if many and not any(k in data for k in HF_ONLY_KEYS) else "hf"
@@ -1209,7 +1216,8 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                               f"{', '.join(str(tp * k) for k in range(1, 4))} or another multiple of {tp}, or leave "
                               "it out for one replica.")
         replicas = gpus // tp
-    engine = entry.str("engine", default_engine(entry.data), choices=ENGINES)
+    # the default is a fresh string, never the written value: Entry.str returns its default unchecked
+    engine = entry.str("engine", unnamed_engine(entry.data), choices=ENGINES)
     defaulted = "engine" not in entry.data and engine != "hf"
     if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
         raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "

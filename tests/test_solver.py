@@ -88,7 +88,9 @@ def test_same_price_fewer_cards_wins():
     from tests.plan_helpers import model
 
     probe = tiny_catalog(gpus=[gpu()], platforms=[platform()], models=[model("m", BIG_MODEL)])
-    w = train_workload(model="m", zero=3, gpus=[1, 2])
+    # offload and checkpointing pinned (left out, the solver would choose them: a checkpointed 'half' card
+    # would then fit alone): the point here is the tie between one card and two
+    w = train_workload(model="m", zero=3, gpus=[1, 2], offload_optimizer=False, checkpointing="none")
     sw = scen(probe, w).workloads[0]
     from planner.plan.candidates import with_gpus
 
@@ -334,7 +336,8 @@ def test_suggestions_of_several_workloads_name_theirs_and_skip_those_that_fit():
     # checkpointing) does not: only big's changes are suggested, each named.
     cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
     small = train_workload(name="small")
-    big = train_workload(name="big", micro_batch=64, seq_len=4096, recipe="fp32")
+    # big pins ZeRO, offload and checkpointing (left out, the solver would choose checkpointing, and it fits)
+    big = train_workload(name="big", micro_batch=64, seq_len=4096, recipe="fp32", zero=0, offload_optimizer=False, checkpointing="none")
     with pytest.raises(NoFeasiblePlan) as excinfo:
         plan(scen(cat, small, big), cat)
     sugg = excinfo.value.suggestions
@@ -364,7 +367,8 @@ def test_infeasible_does_not_carry_a_warning_of_one_card_count_to_the_others():
     assert not any("shards nothing" in x for x in excinfo.value.warnings)
 
 def test_infeasible_explains_per_constraint_with_closest_miss():
-    w = train_workload(zero=2, gpus=2, recipe="mixed-fp16")
+    # one strategy, pinned (the solver's choices of offload and checkpointing would add variants)
+    w = train_workload(zero=2, gpus=2, recipe="mixed-fp16", offload_optimizer=False, checkpointing="none")
     cat = tiny_catalog(gpus=[gpu("small", memory_gib=1, usable=GiB // 2)],
                        platforms=[platform(max_gpus=2, slots=((3, 2),))])
     with pytest.raises(InfeasibleError) as e:
@@ -452,7 +456,8 @@ def test_infeasible_vram_suggests_qlora_and_zero3():
 
     cat = tiny_catalog(gpus=[gpu("g", memory_gib=3)], platforms=[platform(max_gpus=2, slots=((3, 2),))],
                        models=[model("m", big_model)])
-    w = train_workload(model="m", recipe="mixed-bf16", zero=2, gpus=2)
+    # offload and checkpointing pinned: left out, the solver would choose them and the plan would fit
+    w = train_workload(model="m", recipe="mixed-bf16", zero=2, gpus=2, offload_optimizer=False, checkpointing="none")
     with pytest.raises(NoFeasiblePlan) as e:
         plan(scen(cat, w), cat)
     sug = e.value.suggestions

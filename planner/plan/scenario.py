@@ -295,11 +295,16 @@ class Variant:
         return self.workload.tp
 
     def solver_note(self) -> str:
-        """'' or, when the solver chose keys the scenario left out, '; zero, checkpointing chosen by the
-        solver (pin them in the scenario)'."""
-        if not self.solver_keys:
+        """'' or, when the solver chose keys the scenario left out (:data:`UNPINNED_AUTO_KEYS`), what it
+        chose as the scenario would write it, e.g. '; solver chose zero: 2, offload_optimizer: false,
+        checkpointing: full (left out of the scenario; write them to pin)'."""
+        if not self.solver_keys or self.workload.train is None:
             return ""
-        return f"; {', '.join(self.solver_keys)} chosen by the solver (pin them in the scenario)"
+        t = self.workload.train
+        values = {"zero": t.zero, "offload_optimizer": "true" if t.offload_optimizer else "false",
+                  "checkpointing": t.checkpointing}
+        chosen = ", ".join(f"{k}: {values[k]}" for k in self.solver_keys if k in values)
+        return f"; solver chose {chosen} (left out of the scenario; write them to pin)"
 
     def label(self) -> str:
         """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
@@ -792,7 +797,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     gpn = gpn if isinstance(gpn, int) and not isinstance(gpn, bool) and gpn > 0 else None
 
     keys = [k for k, _, _ in choices]
-    unpinned = tuple(k for k in keys if task == "train" and k in UNPINNED_AUTO_KEYS and k not in e.data)
+    unpinned = tuple(k for k in UNPINNED_AUTO_KEYS if task == "train" and k in keys and k not in e.data)
     combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
     if any(k == "gpu_layers" and auto for k, _, auto in choices):
         # gpu_layers: max: every variant with all layers on the GPU (in weights, kv_dtype order) before

@@ -30,7 +30,8 @@ COMMANDS = {
                          "--gpu rtx-4090".split(),
     "estimate zero verbose": E + "--model llama-2-13b --task train --gpus 2 --zero 3 --verbose".split(),
     "estimate hf": E + "--model llama-3.1-8b --task infer --weights bf16 --context 4096 --concurrency 8 "
-                       "--gpu l4".split(),
+                       "--engine hf --gpu l4".split(),
+    "estimate engine default": E + "--model llama-3.1-8b --task infer --context 4096 --concurrency 8".split(),
     "estimate vllm": E + "--model llama-3.1-8b --task infer --engine vllm --context 8192 --concurrency 16 "
                          "--gpu h100-sxm".split(),
     "estimate llama.cpp": E + "--model llama-3.1-70b --task infer --engine llama.cpp --gpu rtx-4090 "

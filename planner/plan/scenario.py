@@ -304,7 +304,8 @@ class Variant:
         values = {"zero": t.zero, "offload_optimizer": "true" if t.offload_optimizer else "false",
                   "checkpointing": t.checkpointing}
         chosen = ", ".join(f"{k}: {values[k]}" for k in self.solver_keys if k in values)
-        return f"; solver chose {chosen} (left out of the scenario; write them to pin)"
+        them = "them" if len(self.solver_keys) > 1 else "it"
+        return f"; solver chose {chosen} (left out of the scenario; write {them} to pin)"
 
     def label(self) -> str:
         """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
@@ -338,7 +339,8 @@ class Variant:
         par = (f"layers split over {i.tp} GPUs" if i.tp > 1 else "1 GPU") if i.engine == "llama.cpp" else f"tp {i.tp}"
         return (f"weights {i.weights}, KV {i.kv_dtype}, {par}, {i.concurrency} x {i.context:,} tokens"
                 + (f", {i.engine}" if i.engine != "hf" else "")
-                + (" (the default for concurrency > 1; pin with engine:)" if i.engine_defaulted else "")
+                + (" (engine: vllm is the default for concurrency > 1; pin engine: hf to change)"
+                   if i.engine_defaulted else "")
                 + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
 

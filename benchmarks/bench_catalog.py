@@ -103,12 +103,15 @@ def write_overlay(folder: Path, factor: int = 16) -> Path:
 
 
 def write_scenario(folder: Path, factor: int = 16) -> Path:
-    """scenarios/qlora-7b-12gb.yaml with ``allowed_gpus`` widened to the copies of its cards."""
+    """scenarios/qlora-7b-12gb.yaml with ``allowed_gpus`` (its own, else the 12 GB card it is written
+    for, rtx-3060-12gb) widened to the copies of those cards."""
     import yaml
 
     data = yaml.safe_load(SCENARIO.read_text(encoding="utf-8"))
-    allowed = data["constraints"]["allowed_gpus"]
-    data["constraints"]["allowed_gpus"] = [*allowed, *(_copy_id(g, k) for g in allowed for k in range(1, factor))]
+    constraints = data.setdefault("constraints", {})
+    # the 12 GB card the scenario is written for, where it no longer names it
+    allowed = constraints.get("allowed_gpus") or ["rtx-3060-12gb"]
+    constraints["allowed_gpus"] = [*allowed, *(_copy_id(g, k) for g in allowed for k in range(1, factor))]
     path = folder / f"{SCENARIO.stem}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return path

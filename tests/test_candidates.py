@@ -78,7 +78,10 @@ def test_columns_are_declared_and_end_in_units():
 
 # ----- vram -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("workload", [infer_workload(), train_workload()], ids=["infer", "train"])
+# the training workload pins what the solver would otherwise choose (ZeRO, offload, checkpointing: a
+# variant with checkpointing fits the short card): the point here is the one-byte boundary
+@pytest.mark.parametrize("workload", [infer_workload(), train_workload(zero=0, offload_optimizer=False,
+                                                                       checkpointing="none")], ids=["infer", "train"])
 def test_exactly_at_capacity_fits_one_byte_over_does_not(workload):
     probe = tiny_catalog(gpus=[gpu()], platforms=[platform()])
     need = need_of(probe, workload)
@@ -467,7 +470,7 @@ def test_every_workload_must_fit_the_same_machine():
 
 def test_training_uses_every_card_of_a_machine_first():
     cat = tiny_catalog(gpus=[gpu()], platforms=[platform(max_gpus=3, slots=((3, 3),))])
-    w = train_workload(zero=3)
+    w = train_workload(zero=3, offload_optimizer=False, checkpointing="none")  # one strategy, named in full
     del w["gpus"]
     cs = build(scen(cat, w), cat)
     for c in (1, 2, 3):

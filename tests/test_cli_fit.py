@@ -13,8 +13,10 @@ from click.testing import CliRunner
 
 from planner.cli.main import main
 
+# engine hf pinned: without an engine, concurrency max is sized for vLLM (planner.workload.spec.default_engine),
+# whose margin is gpu_memory_utilization; these tests are about replicas and the 5% headroom's numbers
 LLAMA_8B_4090 = ("fit", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--task", "infer", "--context", "8192",
-                 "--concurrency", "max")
+                 "--concurrency", "max", "--engine", "hf")
 
 
 def run(*args):
@@ -47,7 +49,7 @@ def test_gpus_a_multiple_of_tp_are_replicas_and_concurrency_is_per_replica_and_i
 def test_more_replicas_serve_more_in_total_not_per_replica():
     # 70B at tp 2 on H100s: 2 GPUs are one replica, 4 GPUs two; the per-replica answer is the same
     common = ("fit", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--task", "infer", "--concurrency", "max",
-              "--json")
+              "--engine", "hf", "--json")
     two = json.loads(run(*common, "--gpus", 2).output)
     four = json.loads(run(*common, "--gpus", 4, "--tp", 2).output)
     assert (two["gpus"], two["tp"], two["replicas"], two["concurrency_total"]) == (2, 2, 1, 6)
@@ -64,7 +66,7 @@ def test_gpus_not_a_multiple_of_tp_is_refused():
 
 def test_context_target_names_the_concurrency_of_every_replica():
     r = run("fit", "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--gpus", 8, "--tp", 4, "--task", "infer",
-            "--concurrency", 16, "--context", "max")
+            "--concurrency", 16, "--context", "max", "--engine", "hf")
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()
     assert lines[0].startswith("Largest context that fits 8 x h100-sxm (2 replicas at tp 4; 75.26 GiB per GPU after "
@@ -86,7 +88,7 @@ def test_estimate_reads_gpus_for_inference_as_fit_does():
     # the answer of fit, estimated: the same need per GPU, and the replicas said
     d = json.loads(run(*LLAMA_8B_4090, "--tp", 2, "--gpus", 4, "--json").output)
     common = ("estimate", "--model", "llama-3.1-8b", "--task", "infer", "--context", 8192, "--concurrency",
-              d["max_value"], "--tp", 2, "--gpus", 4)
+              d["max_value"], "--tp", 2, "--gpus", 4, "--engine", "hf")
     e = json.loads(run(*common, "--json").output)
     assert e["per_gpu_total_bytes"] == d["need_bytes"]
     assert (e["gpus"], e["replicas"], e["gpus_total"], e["concurrency_total"]) == (2, 2, 4, 24)
@@ -132,17 +134,21 @@ def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
 def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_gives_at_one():
     # QLoRA of Llama-2-70B at ZeRO-3 on one RTX 4090: even micro-batch 1 needs far more than the card's
     # 22.39 GiB. estimate at micro-batch 1 gives one note (the NF4 base) and two warnings (quant storage for
-    # ZeRO-3, ZeRO-3 on one rank); fit, finding nothing, gives the same ones under its 'Nothing fits' line.
+    # ZeRO-3, ZeRO-3 on one rank); fit, finding nothing, gives the same ones under its 'Nothing fits' line
+    # and the settings that would fit (each one the JSON's suggestions lists; tests/test_defaults.py checks them).
     args = ("--model", "llama-2-70b", "--task", "train", "--method", "qlora", "--zero", 3)
     e = json.loads(run("estimate", *args, "--micro-batch", 1, "--json").output)
     assert len(e["notes"]) == 1 and len(e["warnings"]) == 2
     r = run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max")
     assert r.exit_code == 1
     lines = r.output.splitlines()
-    assert lines[0].startswith("Nothing fits: at micro_batch=1 the workload needs ")
-    assert lines[1:] == [f"Note: {n}" for n in e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
     d = json.loads(run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max", "--json").stdout)
     assert d["fits"] is False and d["notes"] == e["notes"] and d["warnings"] == e["warnings"]
+    assert lines[0].startswith("Nothing fits: at micro_batch=1 the workload needs ")
+    k = 2 + len(d["suggestions"])
+    assert d["suggestions"] and lines[1] == "What would fit (each checked with the memory model):"
+    assert lines[2:k] == [f"  - {x}" for x in d["suggestions"]]
+    assert lines[k:] == [f"Note: {n}" for n in e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
     # vLLM's --max-model-len note for the default context is estimate's too (Llama-3.1-70B does not fit a 4090),
     # and so is why vllm serve would not start on the card ('estimate --gpu': no KV block fits)
     v = ("--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm")
@@ -152,7 +158,11 @@ def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_give
     on_card = json.loads(run("estimate", *v, "--concurrency", 1, "--gpu", "rtx-4090", "--json").output)
     problems = on_card["gpu"]["vllm"]["problems"]
     assert problems and problems[0].startswith("no KV block fits")
-    assert fv.output.splitlines()[1:] == ([f"Note: {n}" for n in ev["notes"]] + [f"Warning: {w}" for w in ev["warnings"]]
+    fd = json.loads(run("fit", "--gpu", "rtx-4090", *v, "--concurrency", "max", "--json").stdout)
+    k = 2 + len(fd["suggestions"])
+    assert fv.output.splitlines()[1:k] == ["What would fit (each checked with the memory model):"] + [
+        f"  - {x}" for x in fd["suggestions"]]
+    assert fv.output.splitlines()[k:] == ([f"Note: {n}" for n in ev["notes"]] + [f"Warning: {w}" for w in ev["warnings"]]
                                           + [f"Warning: {p}" for p in problems])
     assert fv.output.splitlines()[0].endswith("No --gpu-memory-utilization makes it fit.")
 

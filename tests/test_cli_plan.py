@@ -365,8 +365,9 @@ def test_estimate_refuses_headroom_without_a_card(runner):
 def test_hf_chunked_prefill_is_named_as_transformers_spells_it(runner):
     # engine hf with max_num_batched_tokens: Transformers' generate prefills in chunks of
     # GenerationConfig.prefill_chunk_size tokens per sequence: 2,048 tokens / 4 sequences = 512.
+    # engine hf pinned: 4 sequences and no engine would be sized for vLLM (default_engine)
     r = run(runner, "estimate", "--model", "llama-2-7b", "--task", "infer", "--context", 4096, "--concurrency", 4,
-            "--max-num-batched-tokens", 2048)
+            "--max-num-batched-tokens", 2048, "--engine", "hf")
     assert r.exit_code == 0, r.output
     assert ("chunked prefill of 2,048 tokens per forward pass (Transformers: GenerationConfig("
             "prefill_chunk_size=512) for 4 sequence(s))") in r.output

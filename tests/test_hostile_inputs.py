@@ -137,14 +137,15 @@ def test_a_long_scenario_without_aliases_plans(tmp_path: Path) -> None:
     # bomb (the limit counts only what aliases add). The nodes: a list of 210,000 GPU ids.
     from planner.core.yamlio import MAX_EXPANDED_NODES
 
-    text = SCENARIO.decode().replace("allowed_gpus: [rtx-3060-12gb]",
-                                     "allowed_gpus: [" + "t4, " * 209_999 + "rtx-3060-12gb]")
+    # the shipped scenario's 19 lines, then constraints (line 20) and the list (line 21)
+    assert len(SCENARIO.decode().splitlines()) == 19 and "constraints:" not in SCENARIO.decode()
+    text = SCENARIO.decode() + "constraints:\n  allowed_gpus: [" + "t4, " * 209_999 + "rtx-3060-12gb]\n"
     assert text.count("t4, ") > MAX_EXPANDED_NODES and "*" not in text and len(text.encode()) > 800_000
     p = tmp_path / "long.yaml"
     p.write_text(text)
     # read whole, and judged on what it says (it was refused as an alias bomb before anything was read)
     assert _one_line(["plan", str(p), "--out", str(tmp_path / "out")]) == (
-        f"Error: {p}:20: constraints.allowed_gpus: lists 't4' twice. Give each id once.")
+        f"Error: {p}:21: constraints.allowed_gpus: lists 't4' twice. Give each id once.")
 
 
 def test_an_existing_read_only_report_is_not_replaced(tmp_path: Path) -> None:

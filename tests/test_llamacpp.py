@@ -21,6 +21,7 @@ import yaml
 from planner.memory import estimate
 from planner.model.gguf import GGML_TYPES, PRESETS, gguf_weights, use_more_bits
 from planner.memory.llamacpp import compute_buffers, context_cells, kv_split, placement, weight_split
+from planner.memory.traffic import ARCH_MFU
 from planner.model.architecture import from_hf_config
 from planner.workload.spec import LLAMACPP_WEIGHTS, workload_from_mapping
 from planner.core.errors import InputError
@@ -497,7 +498,10 @@ def test_llamacpp_moe_decode_reads_two_of_eight_experts():
     assert 0.25 * gpu_weights < read < 0.4 * gpu_weights  # experts are ~96 % of Mixtral's bytes
     kv = est.extra["kv_bytes_per_token"] * (3596 + 250)  # mean KV length: prompt 3,596 + 500 / 2
     step = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
-    prefill = 2 * arch.active_parameters * 3596 / (gpu.bf16_tflops * 1e12 * 0.4)
+    # prefill at the card's architecture MFU: Ampere 0.44 (planner.memory.traffic.ARCH_MFU, Megatron-LM's
+    # 138 of 312 TFLOPS on A100s)
+    assert gpu.architecture == "ampere" and ARCH_MFU["ampere"].value == 0.44
+    prefill = 2 * arch.active_parameters * 3596 / (gpu.bf16_tflops * 1e12 * 0.44)
     assert jt.tokens_per_s == pytest.approx(500 / (prefill + 500 * step), rel=1e-9)
 
 
@@ -582,7 +586,9 @@ def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
     est = estimate(w)
     per_lane = 1.969e9  # PCIe 4.0, one direction
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=per_lane)
-    compute = 2 * arch.parameters * 7692 / (gpu.bf16_tflops * 1e12 * 0.4)
+    # at Ada's MFU, 0.44 (planner.memory.traffic.ARCH_MFU: an assumption borrowed from Ampere)
+    assert gpu.architecture == "ada" and ARCH_MFU["ada"].value == 0.44
+    compute = 2 * arch.parameters * 7692 / (gpu.bf16_tflops * 1e12 * 0.44)
     upload = 16 * est.extra["llamacpp_host_block_bytes"] / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
     assert 10 < upload < 16  # about 0.8 s per ubatch
     line = next(x for x in jt.lines if x.startswith("prefill"))

@@ -790,7 +790,8 @@ def test_hf_prefill_of_every_prompt_at_once_is_warned_about():
     # 21,504 B (larger than q/k/v 2 x 2 B x (8,192 + 2 x 1,024) / 8 = 5,120 B) = 70,656 B;
     # x 524,288 = 37,044,092,928 B = 34.50 GiB, over a quarter of the per-GPU need.
     arch = catalog_arch("llama-3.1-70b")
-    est = estimate(workload(arch, task="infer", weights="bf16", context=8192, concurrency=64, tp=8))
+    # engine hf pinned: with concurrency above 1 and no engine, the reader sizes for vLLM (default_engine)
+    est = estimate(workload(arch, task="infer", weights="bf16", context=8192, concurrency=64, tp=8, engine="hf"))
     act = next(c.bytes for c in est.gpu_components() if c.name == "prefill activations")
     assert act == 524_288 * 70_656 == 37_044_092_928
     assert act * 4 > est.per_gpu_total_bytes
@@ -799,7 +800,7 @@ def test_hf_prefill_of_every_prompt_at_once_is_warned_about():
     assert "max_num_batched_tokens" in warning and "engine: vllm" in warning
     # 8,192 batched tokens: 128 per sequence x 64 = 8,192 tokens per pass; no warning.
     chunked = estimate(workload(arch, task="infer", weights="bf16", context=8192, concurrency=64, tp=8,
-                                max_num_batched_tokens=8192))
+                                max_num_batched_tokens=8192, engine="hf"))
     assert not any(w.startswith("prefill activations") for w in chunked.warnings)
 
 
@@ -808,7 +809,7 @@ def test_hf_chunked_prefill_names_the_tokens_it_really_prefills():
     # 100 // 8 = 12, so a forward pass holds 12 x 8 = 96 tokens, not 100.
     arch = catalog_arch("llama-3.1-8b")
     est = estimate(workload(arch, task="infer", weights="bf16", context=4096, concurrency=8,
-                            max_num_batched_tokens=100))
+                            max_num_batched_tokens=100, engine="hf"))  # hf pinned (8 sequences default to vLLM)
     assert ("chunked prefill of 96 tokens per forward pass (Transformers: GenerationConfig(prefill_chunk_size=12) "
             "for 8 sequence(s))") in est.recipe_description
     act = next(c for c in est.gpu_components() if c.name == "prefill activations")
@@ -1043,10 +1044,11 @@ def test_hf_prefill_bound_below_the_concurrency_is_refused():
     from planner.cli.main import main
 
     arch = catalog_arch("llama-3.1-8b")
-    ok = workload(arch, task="infer", context=8192, concurrency=32, max_num_batched_tokens=32)
+    # engine hf pinned: 32 sequences and no engine would be sized for vLLM (default_engine)
+    ok = workload(arch, task="infer", context=8192, concurrency=32, max_num_batched_tokens=32, engine="hf")
     assert ok.infer.max_num_batched_tokens == 32
     r = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--context", "8192",
-                                  "--concurrency", "32", "--max-num-batched-tokens", "16"])
+                                  "--concurrency", "32", "--max-num-batched-tokens", "16", "--engine", "hf"])
     assert r.exit_code == 2
     assert r.output == (
         "Error: --max-num-batched-tokens: 16 tokens per forward pass are fewer than the 32 sequences of the batch: "
@@ -1057,7 +1059,7 @@ def test_hf_prefill_bound_below_the_concurrency_is_refused():
     import json
 
     args = ["fit", "--model", "gpt2", "--task", "infer", "--context", "64", "--gpu", "h100-sxm",
-            "--max-num-batched-tokens", "16", "--concurrency", "max"]
+            "--max-num-batched-tokens", "16", "--concurrency", "max", "--engine", "hf"]
     f = CliRunner().invoke(main, [*args, "--json"])
     assert f.exit_code == 0, f.output
     doc = json.loads(f.output)

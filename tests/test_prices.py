@@ -232,7 +232,11 @@ def test_an_overlay_form_replaces_the_shipped_one(tmp_path):
 # ----- the plan and its quote --------------------------------------------------------------------
 
 def _scenario(tmp_path: Path, extra: str):
-    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text().replace("constraints:\n", "constraints:\n" + extra)
+    # the shipped scenario lets the solver choose the card; these tests are about the RTX 3060's prices,
+    # so the card is pinned (allowed_gpus) with the constraint under test
+    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text()
+    assert "constraints:" not in text
+    text += "constraints:\n  allowed_gpus: [rtx-3060-12gb]\n" + extra
     path = tmp_path / "qlora.yaml"
     path.write_text(text)
     return path

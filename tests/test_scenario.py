@@ -202,7 +202,9 @@ def test_duplicate_workload_names(cat):
 # ----- strategy choices --------------------------------------------------------------------------
 
 def test_lists_expand_in_key_order(cat):
-    s = scenario_from_mapping({"workloads": [train_workload(zero=[0, 1], checkpointing="auto", gpus=2)]}, cat)
+    # offload_optimizer pinned: left out, the solver would choose it too (UNPINNED_AUTO_KEYS)
+    s = scenario_from_mapping({"workloads": [train_workload(zero=[0, 1], checkpointing="auto", gpus=2,
+                                                            offload_optimizer=False)]}, cat)
     (w,) = s.workloads
     got = [(v.workload.train.checkpointing, v.workload.train.zero) for v in w.variants]
     # checkpointing varies slower than zero (key order: offload, checkpointing, zero, tp)
@@ -211,7 +213,9 @@ def test_lists_expand_in_key_order(cat):
 
 
 def test_auto_values(cat):
-    s = scenario_from_mapping({"workloads": [train_workload(zero="auto", offload_optimizer="auto", gpus=2)]}, cat)
+    # checkpointing pinned: left out, the solver would choose it too (UNPINNED_AUTO_KEYS)
+    s = scenario_from_mapping({"workloads": [train_workload(zero="auto", offload_optimizer="auto", gpus=2,
+                                                            checkpointing="none")]}, cat)
     (w,) = s.workloads
     combos = [(v.workload.train.offload_optimizer, v.workload.train.zero) for v in w.variants]
     # offload with ZeRO-0 is a contradiction: that combination is simply not generated
@@ -226,7 +230,9 @@ def test_gpus_free_when_left_out(cat):
     assert s.workloads[0].gpus is None
     s = scenario_from_mapping({"workloads": [train_workload(gpus="auto")]}, cat)
     assert s.workloads[0].gpus is None
-    s = scenario_from_mapping({"workloads": [train_workload(gpus=[4, 2])]}, cat)
+    # the solver's own keys pinned (UNPINNED_AUTO_KEYS): the only choice left is the GPU count
+    s = scenario_from_mapping({"workloads": [train_workload(gpus=[4, 2], zero=0, offload_optimizer=False,
+                                                            checkpointing="none")]}, cat)
     assert s.workloads[0].gpus == (4, 2)
     assert len(s.workloads[0].variants) == 1  # the listed counts are one strategy
 

@@ -41,8 +41,42 @@ def test_cheapest_wins():
     p = plan(scen(cat, infer_workload()), cat)
     assert p.choice["gpu_id"] == "cheap"
     assert p.total_usd == p.choice["capex_usd"] == 500 + 2000 + 2 * 100
-    assert p.alternatives["gpu_id"].tolist() == ["dear"]
-    assert p.alternatives["why_lost"].tolist() == ["costs $400.00 more"]
+    # the other GPU model first, then the chosen card with more RAM (more DIMMs of the one type)
+    assert p.alternatives["gpu_id"].tolist()[0] == "dear"
+    assert p.alternatives["why_lost"].tolist()[0] == "costs $400.00 more"
+    assert set(p.alternatives["gpu_id"].tolist()[1:]) <= {"cheap"}
+    assert list(p.alternatives["dimm_count"][1:]) == sorted(p.alternatives["dimm_count"][1:])
+
+
+def test_alternatives_other_gpu_models_first_then_variations_of_the_choice():
+    # one card per node on two chassis (box $2,000, tower $2,500): the cheapest machine of each card is
+    # on box; the best machine of each other model (b, then c) comes before the chosen card's tower,
+    # though c on box ($2,000 + $900) costs more than a on tower ($2,500 + $100)
+    cat = tiny_catalog(gpus=[gpu("a", price_usd=100), gpu("b", price_usd=300), gpu("c", price_usd=900)],
+                       platforms=[platform("box", max_gpus=1, slots=((3, 1),)),
+                                  platform("tower", base_price_usd=2500, max_gpus=1, slots=((3, 1),))])
+    p = plan(scen(cat, infer_workload()), cat, top_k=4)
+    assert (p.choice["gpu_id"], p.choice["platform_id"]) == ("a", "box")
+    got = list(zip(p.alternatives["gpu_id"], p.alternatives["platform_id"], p.alternatives["dimm_count"]))
+    assert got[:2] == [("b", "box", 2), ("c", "box", 2)]
+    # then the chosen card's variations, in rank order: more RAM on box ($2,100 + 2 x $100 more), then tower
+    assert got[2:] == [("a", "box", 4), ("a", "tower", 2)]
+    # with room for fewer rows, the other GPU models keep theirs
+    p2 = plan(scen(cat, infer_workload()), cat, top_k=2)
+    assert p2.alternatives["gpu_id"].tolist() == ["b", "c"]
+
+
+def test_shipped_qlora_7b_12gb_alternatives_name_three_gpu_models():
+    from pathlib import Path
+
+    from planner.catalog.loader import load_catalog
+    from planner.plan.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[1]
+    cat = load_catalog()
+    p = plan(load_scenario(root / "scenarios" / "qlora-7b-12gb.yaml", cat), cat)
+    models = p.alternatives["gpu_id"].tolist()
+    assert p.choice["gpu_id"] not in models[:3] and len(set(models)) >= 3
 
 
 BIG_MODEL = {"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
@@ -54,7 +88,9 @@ def test_same_price_fewer_cards_wins():
     from tests.plan_helpers import model
 
     probe = tiny_catalog(gpus=[gpu()], platforms=[platform()], models=[model("m", BIG_MODEL)])
-    w = train_workload(model="m", zero=3, gpus=[1, 2])
+    # offload and checkpointing pinned (left out, the solver would choose them: a checkpointed 'half' card
+    # would then fit alone): the point here is the tie between one card and two
+    w = train_workload(model="m", zero=3, gpus=[1, 2], offload_optimizer=False, checkpointing="none")
     sw = scen(probe, w).workloads[0]
     from planner.plan.candidates import with_gpus
 
@@ -300,7 +336,8 @@ def test_suggestions_of_several_workloads_name_theirs_and_skip_those_that_fit():
     # checkpointing) does not: only big's changes are suggested, each named.
     cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
     small = train_workload(name="small")
-    big = train_workload(name="big", micro_batch=64, seq_len=4096, recipe="fp32")
+    # big pins ZeRO, offload and checkpointing (left out, the solver would choose checkpointing, and it fits)
+    big = train_workload(name="big", micro_batch=64, seq_len=4096, recipe="fp32", zero=0, offload_optimizer=False, checkpointing="none")
     with pytest.raises(NoFeasiblePlan) as excinfo:
         plan(scen(cat, small, big), cat)
     sugg = excinfo.value.suggestions
@@ -330,7 +367,8 @@ def test_infeasible_does_not_carry_a_warning_of_one_card_count_to_the_others():
     assert not any("shards nothing" in x for x in excinfo.value.warnings)
 
 def test_infeasible_explains_per_constraint_with_closest_miss():
-    w = train_workload(zero=2, gpus=2, recipe="mixed-fp16")
+    # one strategy, pinned (the solver's choices of offload and checkpointing would add variants)
+    w = train_workload(zero=2, gpus=2, recipe="mixed-fp16", offload_optimizer=False, checkpointing="none")
     cat = tiny_catalog(gpus=[gpu("small", memory_gib=1, usable=GiB // 2)],
                        platforms=[platform(max_gpus=2, slots=((3, 2),))])
     with pytest.raises(InfeasibleError) as e:
@@ -418,7 +456,8 @@ def test_infeasible_vram_suggests_qlora_and_zero3():
 
     cat = tiny_catalog(gpus=[gpu("g", memory_gib=3)], platforms=[platform(max_gpus=2, slots=((3, 2),))],
                        models=[model("m", big_model)])
-    w = train_workload(model="m", recipe="mixed-bf16", zero=2, gpus=2)
+    # offload and checkpointing pinned: left out, the solver would choose them and the plan would fit
+    w = train_workload(model="m", recipe="mixed-bf16", zero=2, gpus=2, offload_optimizer=False, checkpointing="none")
     with pytest.raises(NoFeasiblePlan) as e:
         plan(scen(cat, w), cat)
     sug = e.value.suggestions

@@ -30,7 +30,8 @@ COMMANDS = {
                          "--gpu rtx-4090".split(),
     "estimate zero verbose": E + "--model llama-2-13b --task train --gpus 2 --zero 3 --verbose".split(),
     "estimate hf": E + "--model llama-3.1-8b --task infer --weights bf16 --context 4096 --concurrency 8 "
-                       "--gpu l4".split(),
+                       "--engine hf --gpu l4".split(),
+    "estimate engine default": E + "--model llama-3.1-8b --task infer --context 4096 --concurrency 8".split(),
     "estimate vllm": E + "--model llama-3.1-8b --task infer --engine vllm --context 8192 --concurrency 16 "
                          "--gpu h100-sxm".split(),
     "estimate llama.cpp": E + "--model llama-3.1-70b --task infer --engine llama.cpp --gpu rtx-4090 "
@@ -177,3 +178,15 @@ def test_a_sentence_wraps_with_a_hanging_indent():
     bullet = wrap_line("  - " + "word " * 30, 40)
     assert all(x.startswith("    ") for x in bullet[1:])
     assert fit_text("short\n" + line, 50).splitlines()[0] == "short"
+
+
+def test_compare_with_a_volume_beyond_the_month_fits_100_columns_and_keeps_its_warning():
+    # 2B tokens a month of QLoRA on the RTX 3060 need about 4 times the month's 730 hours: the warning
+    # (tests/test_volume.py checks its numbers) wraps within 100 columns, every word kept
+    path = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+    text = _run(["compare", path, "--tokens-per-month", "2B"])
+    doc = json.loads(_run(["compare", path, "--tokens-per-month", "2B", "--json"]).stdout)
+    assert text.exit_code == 0, text.output
+    assert _too_long(text.output, 100) == []
+    said = [w for w in doc["warnings"] if "cannot keep up" in w]
+    assert said and _warnings_kept(text.output, said + list(doc.get("notes", []))) == []

@@ -530,7 +530,10 @@ def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, cat
     from planner.report.workbook_data import STALE_PRICE_MONTHS as XLSX_STALE
     from planner.report.from_plan import workbook_data_from_plan
 
-    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text().replace("constraints:\n", "constraints:\n  price: msrp\n")
+    # the RTX 3060 pinned (the shipped scenario lets the solver choose the card), at its launch price
+    text = (SCENARIOS / "qlora-7b-12gb.yaml").read_text()
+    assert "constraints:" not in text
+    text += "constraints:\n  allowed_gpus: [rtx-3060-12gb]\n  price: msrp\n"
     (tmp_path / "qlora-msrp.yaml").write_text(text)
     plan = _plan(catalog, tmp_path / "qlora-msrp.yaml")
     data = workbook_data_from_plan(plan)
@@ -1054,14 +1057,21 @@ def test_workbook_data_from_plan(evil):
     assert all(not f.startswith("/") for f in data.catalog_files)
     assert [s.id for s in data.sources] == [s["id"] for s in plan.assumptions["sources"]]
     assert len(data.summary) == len(plan.estimates) == 3
-    for row, est, strategy in zip(data.summary, plan.estimates, plan.strategies):
+    assert len(plan.workloads) == 3
+    engines = []
+    for row, est, strategy, w in zip(data.summary, plan.estimates, plan.strategies, plan.workloads):
         assert row.workload == est.workload_name
         assert row.gpu_need_bytes == est.per_gpu_total_bytes
         assert row.gpu_cuda_total_bytes == c["gpu_cuda_total_bytes"]
-        assert row.capacity_bytes == c["gpu_capacity_bytes"]
+        # '-serve' (2 sequences, no engine named) is sized for vLLM (default_engine): held to the CUDA total,
+        # gpu_memory_utilization being its margin; the training rows to the capacity after headroom
+        vllm = w.infer is not None and w.infer.engine == "vllm"
+        engines.append(vllm)
+        assert row.capacity_bytes == (c["gpu_cuda_total_bytes"] if vllm else c["gpu_capacity_bytes"])
         assert row.host_ram_bytes == c["ram_bytes"]
         assert row.strategy == strategy
         assert c["gpu_id"] in row.configuration and c["platform_id"] in row.configuration
+    assert engines == [False, True, False]
     assert list(data.alternatives.columns)[-2:] == ["why_lost", "strategy"]
     assert list(data.infeasible.columns) == ["binding_constraint", "candidates_excluded", "closest_miss",
                                              "shortfall", "shortfall_unit", "why_not"]

@@ -101,7 +101,52 @@ def write_comparison_workbook(comparison: Comparison, plan: Plan, path: Path, *,
     return write_workbook(data, path, extra_sheets=[add])
 
 
-def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: Any) -> CompareResult:
+def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
+    """``tokens_per_month`` as :func:`compare` takes it, as workload name -> tokens a month.
+
+    ``value``: None; a count (a number or '200M', planner.workload.spec.parse_token_count) for a
+    scenario of one workload; a mapping name -> count; or a list of 'NAME=COUNT' / 'COUNT' strings
+    (``planner compare --tokens-per-month``, repeatable).
+
+    Raises:
+        InputError: a count that is not one or not above 0, an unknown workload name (with a
+            did-you-mean), or a bare count for a scenario of several workloads.
+    """
+    from planner.core.errors import did_you_mean
+    from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
+
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        items = [(str(k), v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for x in value:
+            name, sep, count = str(x).partition("=")
+            items.append((name.strip(), count) if sep else ("", x))
+    else:
+        items = [("", value)]
+    out: dict[str, float] = {}
+    for name, raw in items:
+        count = parse_token_count(raw)
+        if count is None or not 0 < count <= MAX_TOKENS_PER_MONTH:
+            raise InputError(f"{raw!r} is not a token count above 0", entry="tokens_per_month",
+                             hint="Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
+        if not name:
+            if len(names) != 1:
+                raise InputError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
+                                 entry="tokens_per_month",
+                                 hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
+            name = names[0]
+        if name not in names:
+            raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
+                             hint=did_you_mean(name, names))
+        out[name] = count
+    return out
+
+
+def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_month: Any = None,
+            **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
     The Python form of ``planner compare``: plans the scenario as :func:`planner.plan` does, then
@@ -117,6 +162,10 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
         out: a directory for ``<scenario>-compare.json`` and ``<scenario>-compare.xlsx`` (the plan's
             workbook with the "Cloud vs Local" sheet), one report set moved into place together as
             :func:`planner.plan` writes its (planner.core.reportset.ReportSet); default: none written.
+        tokens_per_month: the tokens each workload processes a month (training: trained; inference:
+            generated), from which its busy hours are derived (:func:`volume_overrides`: a count such
+            as '200M' for a one-workload scenario, or {name: count}); it replaces the workloads'
+            ``tokens_per_month`` and ``hours_per_month``. Default: as the scenario gives them.
 
     Returns:
         :class:`CompareResult`.
@@ -147,7 +196,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
     from planner.cost.tco import check_request_inputs, read_costs
     from planner.cost.objective import plan as make_plan
 
-    check_keywords("compare", unknown, ("catalog", "out"))
+    check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month"))
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
@@ -161,7 +210,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, **unknown: A
         # read-only reports, a file where the folder would be: said before the work
         check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")])
     planned = make_plan(sc, cat, costs=costs, explain=False)
-    comparison = run_compare(planned, sc, cat, costs)
+    volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
+    comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
     result = CompareResult(comparison, planned, sc.name)
     if out is None:
         return result

@@ -255,6 +255,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     timing = tuple(k for k, v in (("dataset_tokens", wl.train and wl.train.dataset_tokens),
                                   ("epochs", wl.train and wl.train.epochs != 1.0),
                                   ("hours_per_month", wl.hours_per_month),
+                                  ("tokens_per_month", wl.tokens_per_month),
                                   ("tokens_per_request", wl.infer and wl.infer.tokens_per_request),
                                   ("requests_per_hour", wl.infer and wl.infer.requests_per_hour is not None))
                    if v)

@@ -55,6 +55,8 @@ class FitResult:
             memory estimate (planner.memory.Estimate).
         takes_headroom: whether the capacity is the CUDA total less a headroom (False for engine
             vllm, whose gpu_memory_utilization is the margin).
+        suggestions: when nothing fits, the settings that would (:func:`what_would_fit`), each
+            checked with the memory model; () otherwise.
     """
 
     gpu: str
@@ -77,6 +79,7 @@ class FitResult:
     workload: Workload
     estimate: Estimate
     takes_headroom: bool = True
+    suggestions: tuple[str, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -107,7 +110,8 @@ class FitResult:
         if not self.fits:
             return {**head, "fits": False, "need_bytes": self.need_bytes, "capacity_bytes": self.capacity_bytes,
                     "cuda_total_bytes": self.cuda_total_bytes, "headroom": self.headroom,
-                    "notes": list(self.notes), "warnings": list(self.warnings)}
+                    "notes": list(self.notes), "warnings": list(self.warnings),
+                    "suggestions": list(self.suggestions)}
         out = {**head, "need_bytes": self.need_bytes, "capacity_bytes": self.capacity_bytes,
                "cuda_total_bytes": self.cuda_total_bytes, "headroom": self.headroom,
                "next_need_bytes": self.next_need_bytes, "limit": self.limit, "limited_by": self.limited_by,
@@ -233,7 +237,17 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                           hint=f"Give --task {section}, or another target for task {task}.")
     # vllm serve's card defaults; the workload reader reads gpus (training: data parallel x tp; inference:
     # N / tp replicas)
+    from planner.workload.spec import HF_ONLY_KEYS
+
+    # concurrency max serves many sequences: with no engine named, vLLM, as for a workload of concurrency > 1
+    # (planner.workload.spec.default_engine)
+    engine_default = (target == "concurrency" and given.get("engine") is None and written.get("engine") is None
+                      and not any(k in given or k in written for k in HF_ONLY_KEYS))
+    if engine_default:
+        given["engine"] = "vllm"
     base = for_gpu(read_workload(cat, workload, given, gpu=card, function="fit", source=source)[0], card)
+    if engine_default:
+        base = dataclasses.replace(base, infer=dataclasses.replace(base.infer, engine_defaulted=True))
     copies = base.infer.replicas if base.infer is not None else 1
     n = base.gpus  # every GPU the answer uses (all replicas)
     headroom = vllm_headroom(base, headroom)
@@ -316,8 +330,14 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                 and base.infer.gpu_layers is None):
             hint += (" With every layer on the GPU it does not fit; --gpu-layers max finds how many layers fit "
                      "with the rest in host RAM (at a lower context or concurrency, give it a number).")
+        would = what_would_fit(cat, workload, given, source, card, headroom_given=headroom)
+        result = dataclasses.replace(result, suggestions=tuple(would))
+        fix = ("\nWhat would fit (each checked with the memory model):" + "".join(f"\n  - {x}" for x in would)
+               if would else
+               "\nNothing simple would fit this card (tried ZeRO-3, checkpointing, offload, more GPUs, QLoRA, smaller "
+               "weights and KV cache); see 'planner plan' for a machine.")
         raise NoFit(f"Nothing fits: at {target}={lowest} the workload needs {gib_text(need or 0)} per GPU; "
-                    f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{said}", result)
+                    f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{fix}{said}", result)
     longest = arch.max_position_embeddings
     if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
         # the answer is the context: vllm serve must be told it, or it takes the model's maximum
@@ -338,3 +358,144 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                      limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,
                      concurrency_total=None if per_replica is None else per_replica * copies)
+
+
+#: Training changes :func:`what_would_fit` tries on the same GPUs, in order: the first that fits is named.
+TRAIN_SAME_GPUS = ({"checkpointing": "full"}, {"zero": 3}, {"zero": 3, "checkpointing": "full"},
+                   {"zero": 2, "offload_optimizer": True, "checkpointing": "full"},
+                   {"zero": 3, "offload_optimizer": True, "checkpointing": "full"})
+#: Training changes tried on more GPUs of the card (ZeRO-3 shards the parameters too).
+TRAIN_MORE_GPUS = ({"zero": 3}, {"zero": 3, "checkpointing": "full"},
+                   {"zero": 3, "offload_optimizer": True, "checkpointing": "full"})
+#: GPU counts tried for more GPUs: one HGX/DGX node at most (planner plan sizes clusters).
+MORE_GPU_COUNTS = (2, 4, 8)
+#: Inference changes tried on the same GPUs, in order of the quality they keep.
+INFER_SAME_GPUS = ({"engine": "vllm"}, {"kv_dtype": "fp8"}, {"weights": "fp8"}, {"weights": "fp8", "kv_dtype": "fp8"},
+                   {"weights": "int4-awq"}, {"weights": "int4-awq", "kv_dtype": "fp8"})
+
+
+def _words(updates: dict[str, Any]) -> str:
+    """{'zero': 3, 'offload_optimizer': True} -> 'zero: 3 and offload_optimizer: true'."""
+    items = [f"{k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in updates.items()]
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: Any, card: Any, *,
+                   headroom_given: float | None = None) -> list[str]:
+    """Settings under which a workload that does not fit ``card`` would, each found by building the
+    workload with them and running the memory model (planner.plan.solver.fits), never by a rule of thumb.
+
+    Tried, and the first hit of each group named: training, on the same GPUs, checkpointing, ZeRO-3
+    and ZeRO with the optimizer offloaded (:data:`TRAIN_SAME_GPUS`); on more GPUs of the card
+    (:data:`MORE_GPU_COUNTS`, :data:`TRAIN_MORE_GPUS`); LoRA then QLoRA on one GPU (for a full
+    fine-tune), with and without checkpointing. Inference: engine vllm, an fp8 KV cache, fp8 and
+    int4-awq weights (:data:`INFER_SAME_GPUS`, skipping those the card lacks); a replica over more GPUs
+    (tp). Last, for both, the cheapest catalog card that holds the workload as written.
+
+    Args:
+        catalog: the loaded catalog; workload, source: as fit read them; given: fit's options with
+            the target at 1; card: the GPU; headroom_given: the ``headroom`` fit was given (None: 0.05).
+
+    Returns:
+        Sentences such as 'zero: 3 and checkpointing: full on 4 x a100-80gb-sxm: 61.20 GiB per GPU'.
+    """
+    from planner.core.errors import InputError
+    from planner.memory.vllm import for_gpu
+    from planner.plan.candidates import capacity_for
+    from planner.plan.solver import fits as fits_on
+
+    headroom = 0.05 if headroom_given is None else headroom_given
+
+    def try_on(updates: dict[str, Any], gpu: Any = card) -> tuple[bool, int, Any] | None:
+        opts = {**given, **updates}
+        if opts.get("engine") == "vllm":
+            opts.pop("attention", None)
+        try:
+            w = for_gpu(read_workload(catalog, workload, opts, gpu=gpu, function="fit", source=source)[0], gpu)
+        except InputError:
+            return None  # a combination the reader refuses (e.g. ZeRO with QLoRA's adapters)
+        ok, need = fits_on(w, capacity_for(w, gpu.cuda_total_bytes, headroom), gpu=gpu)
+        return ok, need, w
+
+    def keep(updates: dict[str, Any]) -> dict[str, Any]:
+        # only what changes: a key already at that value is no news
+        written = source[0] if source else {}
+        return {k: v for k, v in updates.items() if given.get(k, written.get(k)) != v}
+
+    out: list[str] = []
+    task = given.get("task", (source[0] if source else {}).get("task"))
+    base = try_on({})
+    if base is None:
+        return out
+    w0 = base[2]
+    n = w0.gpus
+    if task == "train":
+        t = w0.train
+        for u in TRAIN_SAME_GPUS:
+            u = keep(u)
+            if not u or (u.get("zero") and n == 1 and not u.get("offload_optimizer")):
+                continue  # ZeRO shards nothing on one GPU
+            hit = try_on(u)
+            if hit and hit[0]:
+                out.append(f"{_words(u)} on {n} x {card.id}: {gib_text(hit[1])} per GPU")
+                break
+        done = False
+        for count in (c for c in MORE_GPU_COUNTS if c > n and c % t.tp == 0):
+            for u in TRAIN_MORE_GPUS:
+                u = keep(u)
+                hit = try_on({**u, "gpus": count})
+                if hit and hit[0]:
+                    out.append(f"{_words(u) + ' ' if u else ''}on {count} x {card.id} (gpus: {count}): "
+                               f"{gib_text(hit[1])} per GPU")
+                    done = True
+                    break
+            if done:
+                break
+        methods = {"full": ("lora", "qlora"), "lora": ("qlora",)}.get(t.method, ())
+        for method in methods:
+            found = False
+            for ckpt in dict.fromkeys((t.checkpointing, "full")):
+                u = {"method": method, "gpus": 1, "zero": 0, "offload_optimizer": False, "checkpointing": ckpt}
+                hit = try_on(u)
+                if hit and hit[0]:
+                    shown = keep({"method": method, "checkpointing": ckpt})
+                    out.append(f"{_words(shown)} on 1 x {card.id}: {gib_text(hit[1])} per GPU (trains adapters, "
+                               "not every weight)")
+                    found = True
+                    break
+            if found:
+                break
+    else:
+        i = w0.infer
+        if i.engine != "llama.cpp":
+            for u in INFER_SAME_GPUS:
+                u = keep(u)
+                if not u or ("fp8" in u.values() and not card.fp8 and u.get("engine") != "vllm"
+                             and i.engine != "vllm"):
+                    continue
+                hit = try_on(u)
+                if hit and hit[0]:
+                    out.append(f"{_words(u)} on {n} x {card.id}: {gib_text(hit[1])} per GPU")
+                    break
+            from planner.plan.scenario import valid_tp_degrees
+
+            for tp in (x for x in valid_tp_degrees(w0.architecture, 8) if x > i.tp):
+                hit = try_on({"tp": tp, "gpus": tp * i.replicas})
+                if hit and hit[0]:
+                    out.append(f"tp: {tp} (one replica on {tp} x {card.id}): {gib_text(hit[1])} per GPU")
+                    break
+    # the cheapest card of the catalog that holds it as written
+    best = None
+    for g in catalog.gpus:
+        if g.price_usd is None or g.id == card.id or g.cuda_total_bytes <= card.cuda_total_bytes:
+            continue
+        if best is not None and g.price_usd >= best[0].price_usd:
+            continue
+        hit = try_on({}, gpu=g)
+        if hit and hit[0]:
+            best = (g, hit[1])
+    if best is not None:
+        g, need = best
+        out.append(f"as written on {n} x {g.id} (the cheapest larger card that holds it, ${g.price_usd:,.0f} each): "
+                   f"{gib_text(need)} per GPU")
+    return out

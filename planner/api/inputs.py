@@ -195,8 +195,11 @@ def vllm_headroom(workload: Workload, headroom: float | None) -> float:
     if takes_headroom(workload):
         return headroom_of(headroom)
     if headroom is not None:
-        raise OptionError("does not apply to engine vllm: vLLM keeps 1 - gpu_memory_utilization of the card free",
-                          entry="headroom", hint="Lower --gpu-memory-utilization for a larger margin.")
+        chosen = workload.infer is not None and workload.infer.engine_defaulted
+        raise OptionError("does not apply to engine vllm" + (" (the default for concurrency above 1)" if chosen else "")
+                          + ": vLLM keeps 1 - gpu_memory_utilization of the card free", entry="headroom",
+                          hint="Lower --gpu-memory-utilization for a larger margin"
+                          + (", or give --engine hf to size Transformers generate with a headroom." if chosen else "."))
     return 0.0
 
 

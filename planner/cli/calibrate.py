@@ -85,7 +85,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
 #: Workload keys that change time, host RAM or cost but not GPU memory: the calibration run leaves them out.
 NOT_IN_CALIBRATION = ("grad_accum", "dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype",
                        "low_cpu_mem_usage", "pin_memory", "dataset_tokens", "epochs", "hours_per_month",
-                       "tokens_per_request", "requests_per_hour")
+                       "tokens_per_month", "tokens_per_request", "requests_per_hour")
 
 
 def check_calibration_run(workload: Any, given: dict[str, Any], written: dict[str, Any],

@@ -24,10 +24,14 @@ from planner.cli.common import echo, handle_errors, joined, out_dir_option, verb
                    "'Cloud vs Local' sheet).")
 @click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
               help="Cloud instances shown per workload (text output).")
+@click.option("--tokens-per-month", "tokens_per_month", multiple=True, metavar="[WORKLOAD=]COUNT",
+              help="Tokens a workload processes a month (training: trained; inference: generated), e.g. 200M: "
+                   "its busy hours are derived from it instead of the default utilization. Repeat as NAME=COUNT "
+                   "for a scenario of several workloads; replaces the workloads' tokens_per_month.")
 @verbose_option
 @handle_errors
 def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir: str | None, top_k: int,
-            verbose: bool) -> None:
+            verbose: bool, tokens_per_month: tuple[str, ...]) -> None:
     """Compare buying the planned machine with renting cloud instances, for SCENARIO.
 
     Plans the scenario as 'planner plan' does, then times every workload on the local GPUs and
@@ -45,19 +49,22 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     below the context; requests_per_hour must be above 0. The purchase price is paid at month 0
     and the resale value credited at
     the end of the ownership period. Each cloud price is shown with its region, date and source,
-    and the capex with the plan's quote lines (with --verbose: the text then also shows the
-    arithmetic and each price's source; the text fits the terminal, COLUMNS or 100).
+    and the capex with the plan's quote lines. A workload's tokens_per_month (or --tokens-per-month)
+    sets its busy hours: tokens / the planned machine's tokens per second; a volume that needs more
+    hours than the month has is warned about (the machine cannot keep up).
 
     \b
     Example:
       planner compare scenarios/compare-qlora-7b-12gb.yaml
       planner compare scenarios/compare-qlora-7b-12gb.yaml --json > compare.json
       planner compare scenarios/compare-qlora-7b-12gb.yaml --out reports/
+      planner compare scenarios/compare-qlora-7b-12gb.yaml --tokens-per-month 200M
     """
     from planner.api import compare as run_compare
     from planner.cost.compare import comparison_text
 
-    r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir)
+    r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
+                    tokens_per_month=list(tokens_per_month) or None)
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
         click.echo(json.dumps(r.to_dict(), indent=2, allow_nan=False))

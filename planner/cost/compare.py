@@ -35,8 +35,12 @@ How the pieces fit (every step is shown in the result's ``lines``):
    planned machine keeps up); the copies each workload keeps busy while it runs, weighted by the
    shares, scale the energy per busy hour, and the local cost per job and per million tokens is
    at the cost of one copy-hour (cost per busy hour / copies busy on average).
-5. Busy hours per month h: ``costs.hours_per_month``, else ``costs.utilization`` x 730, else the
-   sum of the workloads' ``hours_per_month``, else the default utilization (25 %) x 730.
+5. Busy hours per month h: when every workload gives ``tokens_per_month`` (or ``planner compare
+   --tokens-per-month``), the sum of the hours it takes on the planned machine (tokens / tokens per
+   second / 3600, :func:`monthly_volume`; a volume that needs more than the 730 hours of a month is
+   warned about and priced at 730); else ``costs.hours_per_month``, else ``costs.utilization`` x
+   730, else the sum of the workloads' ``hours_per_month``, else the default utilization (25 %) x
+   730, which a note then names as an assumption.
 6. planner.cost.tco: energy per hour, net capex, TCO over the ownership period, break-even hours and
    months (on-demand and spot), local cost per busy hour at h. The purchase price is paid at
    month 0 and the resale value credited when the machine is sold at the end of the period; the
@@ -485,7 +489,56 @@ def _sort_key(o: CloudOption) -> tuple:
             o.usd_per_hour, o.instance_id)
 
 
+def monthly_volume(runs: Sequence[LocalRun], machine: LocalMachine,
+                   costs: CostInputs) -> tuple[list[LocalRun], list[str], list[str]]:
+    """The runs with busy hours derived from each workload's ``tokens_per_month``, the arithmetic,
+    and warnings.
+
+    A workload with ``tokens_per_month`` T is busy T / (local tokens/s x 3600) hours a month on the
+    planned machine (the time model, planner.cost.timing: training's tokens/s, inference's generated
+    tokens/s over its replicas); that becomes its ``hours_per_month``, so the share of each workload
+    and the month's busy hours h (:func:`_monthly_hours`) follow from the volume instead of the
+    default utilization. A workload that needs more hours than a month has (:data:`HOURS_PER_MONTH`)
+    cannot keep up on one machine: the warning says how many times its GPUs it needs.
+    """
+    import dataclasses
+
+    out: list[LocalRun] = []
+    lines: list[str] = []
+    warnings: list[str] = []
+    for run in runs:
+        w = run.workload
+        volume = getattr(w, "tokens_per_month", None)
+        if volume is None:
+            out.append(run)
+            continue
+        local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
+                              pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
+                              pcie_lanes=machine.pcie_lanes, mfu=costs.mfu_for(w.name), mbu=costs.mbu or DEFAULT_MBU,
+                              host_bandwidth_bytes_per_s=machine.host_bandwidth_bytes_per_s)
+        tps = local.tokens_per_s
+        what = "trained" if w.task == "train" else "generated"
+        hours = volume / (tps * SECONDS_PER_HOUR) if tps > 0 else math.inf
+        lines.append(f"{w.name}: tokens_per_month {volume:,.0f} ({what}) / ({tps:,.1f} tokens/s x 3600) = {hours:,.2f} "
+                     f"busy h a month on the planned machine ({hours / HOURS_PER_MONTH:.1%} of the month)")
+        if hours > HOURS_PER_MONTH:
+            times = math.ceil(hours / HOURS_PER_MONTH) if math.isfinite(hours) else 0
+            kept = tps * SECONDS_PER_HOUR * HOURS_PER_MONTH
+            warnings.append(f"{w.name}: {volume:,.0f} tokens a month at {tps:,.1f} tokens/s need {hours:,.0f} busy hours, "
+                            f"more than the {HOURS_PER_MONTH:g} a month has: the planned machine cannot keep up (it "
+                            f"{'trains' if w.task == 'train' else 'generates'} at most {kept:,.0f} tokens a month, {kept / volume:.0%} of the "
+                            f"volume); it needs about {times} times its GPUs (more or faster GPUs, or {times} copies of "
+                            "the machine), or a smaller volume")
+        out.append(dataclasses.replace(run, workload=dataclasses.replace(w, hours_per_month=hours)))
+    return out, lines, warnings
+
+
 def _monthly_hours(runs: Sequence[LocalRun], costs: CostInputs) -> tuple[float, str]:
+    """Busy hours a month h and where they come from: the hours every workload's tokens_per_month
+    derives (:func:`monthly_volume`), else costs.hours_per_month, costs.utilization, the sum of the
+    workloads' hours_per_month, the default utilization (the module docstring, step 5)."""
+    if runs and all(getattr(r.workload, "tokens_per_month", None) is not None for r in runs):
+        return float(sum(r.workload.hours_per_month for r in runs)), "the workloads' tokens_per_month"  # type: ignore
     if costs.hours_per_month is not None:
         return costs.hours_per_month, "costs.hours_per_month"
     if costs.utilization is not None:
@@ -532,7 +585,26 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     c = costs
     lines: list[str] = []
     notes: list[str] = []
+    runs, volume_lines, volume_warnings = monthly_volume(runs, machine, c)
+    lines += volume_lines
     h, h_source = _monthly_hours(runs, c)
+    if volume_lines and not h_source.startswith("the workloads' tokens"):
+        notes.append(f"tokens_per_month is given for some workloads only, so the busy hours come from {h_source}: "
+                     "give it for every workload to derive them from the volume.")
+    elif volume_lines and (c.utilization is not None or c.hours_per_month is not None):
+        notes.append("The busy hours come from the workloads' tokens_per_month; the scenario's costs."
+                     + ("utilization" if c.utilization is not None else "hours_per_month") + " is not used.")
+    if h > HOURS_PER_MONTH and volume_warnings:
+        h, h_source = float(HOURS_PER_MONTH), h_source + f", capped at the {HOURS_PER_MONTH:g} hours of a month"
+    elif h > HOURS_PER_MONTH:
+        volume_warnings.append(f"the workloads together need {h:,.0f} busy hours a month, more than the "
+                               f"{HOURS_PER_MONTH:g} a month has: the planned machine cannot keep up; the comparison "
+                               f"prices it busy all month ({HOURS_PER_MONTH:g} h) and the cloud for the same work")
+        h, h_source = float(HOURS_PER_MONTH), h_source + f", capped at the {HOURS_PER_MONTH:g} hours of a month"
+    if h_source.startswith("default"):
+        notes.append(f"Utilization is the default {CostInputs.DEFAULT_UTILIZATION:.0%} of the month (an assumption, "
+                     "not derived from the work): give each workload's tokens_per_month (e.g. 200M; "
+                     "planner compare --tokens-per-month), or costs.utilization / costs.hours_per_month.")
     given = [r.workload.hours_per_month for r in runs]
     if all(g is not None for g in given) and sum(given) > 0:  # type: ignore[arg-type]
         shares = [g / sum(given) for g in given]  # type: ignore[operator, arg-type]
@@ -700,7 +772,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     # the catalog's warnings about the instances in the selection (a spot price above on-demand)
     chosen = select_instances(catalog, providers=c.providers, instances=c.instances, regions=c.regions)
     selected = {i.id for i in chosen}
-    warnings = tuple(w.text for w in catalog.warnings if w.kind == "instances" and w.id in selected)
+    warnings = tuple(volume_warnings) + tuple(w.text for w in catalog.warnings
+                                              if w.kind == "instances" and w.id in selected)
     stale = stale_text(stale_instances(chosen))
     if stale:
         warnings += (stale,)
@@ -841,7 +914,8 @@ def _mix(wcs: Sequence[WorkloadComparison], attr: str, best_attr: str) -> float 
 
 # ----- from a plan ------------------------------------------------------------------------------------
 
-def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs) -> Comparison:
+def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs, *,
+            tokens_per_month: Any = None) -> Comparison:
     """Compare the plan's purchase with renting, per :func:`compare_machine`.
 
     Args:
@@ -850,8 +924,17 @@ def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs) -> Co
             variants are re-tried on each cloud instance.
         catalog: the catalog the plan was made with.
         costs: from :func:`planner.cost.tco.read_costs`.
+        tokens_per_month: workload name -> tokens a month, replacing the workloads' own
+            ``tokens_per_month`` and ``hours_per_month`` (``planner compare --tokens-per-month``);
+            None: as the scenario gives them.
     """
+    import dataclasses
+
     machine, runs = local_from_plan(plan, scenario, catalog)
+    if tokens_per_month:
+        runs = [dataclasses.replace(r, workload=dataclasses.replace(r.workload, hours_per_month=None,
+                                                                    tokens_per_month=float(tokens_per_month[r.workload.name])))
+                if r.workload.name in tokens_per_month else r for r in runs]
     budget = getattr(getattr(scenario, "constraints", None), "budget_usd", None)
     return compare_machine(machine=machine, runs=runs, catalog=catalog, costs=costs,
                            budget_usd=None if budget is None else float(budget))

@@ -25,8 +25,11 @@ et al. 2022, PaLM, appendix B) is the share of peak that the model's FLOPs reach
 46 % on TPU v4; 30-50 % on large runs is a commonly quoted rule of thumb. PaLM counts
 recomputation only in its hardware FLOPs utilization (HFU); since the FLOPs above include the
 recomputed forward, the same default is applied to them, i.e. it is used as an HFU (the two
-differ by the 8/6 factor only when checkpointing). Defaults per recipe are in
-:data:`MFU_DEFAULTS`, each with its reasoning.
+differ by the 8/6 factor only when checkpointing). The 16-bit figure is the GPU architecture's
+(planner.memory.traffic.ARCH_MFU: Ampere 0.44, Hopper 0.41, Gaudi 2 0.60 from published runs, each
+cited there; the others borrowed and marked as assumptions), times the catalog's ``mfu_scale``;
+recipes keep their ratio to it (:data:`MFU_DEFAULTS`, each with its reasoning), methods their factor.
+Decode's bandwidth share (MBU, :data:`DEFAULT_MBU`) is one figure for every card.
 
 Inference (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2): a decode
 step reads every weight once for the whole batch and each sequence's KV cache, so at small
@@ -55,6 +58,7 @@ weights for every prompt ubatch (:func:`llamacpp_prefill_upload`), added to the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from planner.memory.traffic import (
     DEFAULT_HOST_BANDWIDTH,
@@ -62,6 +66,7 @@ from planner.memory.traffic import (
     DEFAULT_MFU,
     HOST_MBU,
     PCIE_EFFICIENCY,
+    arch_mfu,
     decode_reads,
     llamacpp_prefill_upload,
 )
@@ -118,16 +123,26 @@ METHOD_MFU_FACTOR: dict[str, MfuDefault] = {
 PREFILL_MFU = MfuDefault(DEFAULT_MFU, "assumption: prefill is large 16-bit matmuls, as in training (0.40)")
 
 
-def default_mfu(*, recipe: str, method: str = "full") -> MfuDefault:
+def default_mfu(*, recipe: str, method: str = "full", gpu: Any = None) -> MfuDefault:
     """The default MFU of a training workload: recipe default x method factor.
 
     ``method`` is a key of :data:`METHOD_MFU_FACTOR`: a training method, or 'lora-int8' for LoRA
-    with ``load_in_8bit``.
+    with ``load_in_8bit``. With ``gpu``, the 16-bit figure is its architecture's
+    (planner.memory.traffic.arch_mfu: published runs per architecture, times the catalog's
+    ``mfu_scale``) in place of the one 0.40, and the recipe's default keeps its ratio to 0.40 (AMP
+    x 0.875, fp32 x 0.5); without it, :data:`MFU_DEFAULTS` as they are.
 
     Raises:
         KeyError: unknown recipe or method (callers pass validated names).
     """
     base = MFU_DEFAULTS[recipe]
+    if gpu is not None:
+        arch = arch_mfu(gpu)
+        ratio = base.value / DEFAULT_MFU
+        words = f"{getattr(gpu, 'architecture', '?')} 16-bit training MFU {arch.value:.3g} ({arch.source})"
+        if abs(ratio - 1.0) > 1e-9:
+            words += f"; x {ratio:g} for recipe {recipe} ({base.reason})"
+        base = MfuDefault(round(arch.value * ratio, 6), words)
     factor = METHOD_MFU_FACTOR[method]
     if factor.value == 1.0:
         return base
@@ -277,20 +292,6 @@ class JobTime:
         return None if self.seconds_per_job is None else self.seconds_per_job / SECONDS_PER_HOUR
 
 
-def _vendor_scaled(gpu, mfu: float, reason: str) -> tuple[float, str]:
-    """A default MFU times the card's catalog ``mfu_scale`` (its software stack), with the reason.
-
-    The defaults come from NVIDIA/CUDA runs; a card whose stack reaches a smaller share of its
-    datasheet TFLOPS carries ``mfu_scale`` < 1 in the catalog, with its source there. A scenario's
-    ``costs.mfu`` is the user's own figure and is not scaled.
-    """
-    scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
-    if scale == 1.0:
-        return mfu, reason
-    return mfu * scale, (f"{reason}; x {scale:g} for {gpu.id}'s software stack (catalog mfu_scale: "
-                         "achieved share of datasheet TFLOPS below NVIDIA's, see its source)")
-
-
 def _tflops_for(gpu, dtype: str) -> float:
     if dtype == "fp8" and getattr(gpu, "fp8_tflops", None):
         return float(gpu.fp8_tflops)
@@ -334,8 +335,8 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
         d = default_mfu(recipe=t.recipe, method="lora-int8" if t.load_in_8bit else "qlora" if t.load_in_4bit
-                        else t.method)
-        mfu, reason = _vendor_scaled(gpu, d.value, d.reason)
+                        else t.method, gpu=gpu)
+        mfu, reason = d.value, d.reason
     recipe = RECIPES[t.recipe]
     tflops = float(gpu.bf16_tflops)
     recomputed = 0.0
@@ -408,7 +409,8 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
     if mfu_override is not None:
         mfu, reason = mfu_override, "given in the scenario (costs.mfu)"
     else:
-        mfu, reason = _vendor_scaled(gpu, PREFILL_MFU.value, PREFILL_MFU.reason)
+        a = arch_mfu(gpu)
+        mfu, reason = a.value, f"prefill: large 16-bit matmuls, as in training: {a.source}"
     fp8 = i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8")
     tflops = _tflops_for(gpu, "fp8" if fp8 else "bf16")
     c = i.concurrency

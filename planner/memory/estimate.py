@@ -8,6 +8,7 @@ temporaries. Inference peak = weights + KV cache + the prefill working set.
 
 from __future__ import annotations
 
+
 import math
 from dataclasses import replace
 from fractions import Fraction
@@ -37,6 +38,7 @@ from planner.memory.overheads import RuntimeOverheads, allocator_component, runt
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
 from planner.workload.recipes import OPTIMIZERS, RECIPES
+from planner.workload.spec import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
     BACKWARD,
@@ -81,7 +83,10 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
         raise ValueError(f"device must be 'cuda' or 'cpu', not {device!r}")
     if workload.task == "train":
         return _train(workload, overheads, cpu=device == "cpu")
-    return _infer(workload, overheads, cpu=device == "cpu")
+    est = _infer(workload, overheads, cpu=device == "cpu")
+    if workload.infer is not None and workload.infer.engine_defaulted:
+        est = replace(est, notes=est.notes + (ENGINE_DEFAULT_NOTE,))
+    return est
 
 
 #: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs

@@ -110,6 +110,55 @@ PCIE_EFFICIENCY = 0.85
 DEFAULT_MFU = 0.40
 
 
+@dataclass(frozen=True)
+class ArchMfu:
+    """The 16-bit training MFU of one GPU architecture and where the figure comes from."""
+
+    value: float
+    source: str
+
+
+#: 16-bit (BF16/FP16 tensor-core) training MFU by catalog ``architecture``: the share of the card's
+#: dense datasheet TFLOPS that published end-to-end LLM training runs reached on it. It replaces
+#: the one figure (DEFAULT_MFU) for every card in the time model (training, prefill, the decode
+#: compute term); the recipe and method factors of planner.cost.timing apply on top, and the
+#: catalog's ``mfu_scale`` (a card's software stack) still multiplies it. Figures of published runs
+#: are cited; an architecture without one found is marked ``assumption`` and says which it borrows.
+ARCH_MFU: dict[str, ArchMfu] = {
+    "ampere": ArchMfu(0.44, "NVIDIA Megatron-LM README (GPT-3 175B example): 1,024 A100 GPUs at 138 TFLOPS per "
+                            "GPU, '44% of the theoretical peak FLOPs' (312 TFLOPS dense BF16)"),
+    "hopper": ArchMfu(0.41, "Llama Team, 'The Llama 3 Herd of Models' (arXiv 2407.21783, 2024), Table 4: 400 "
+                            "TFLOPS per GPU in BF16 on 16,384 H100s, 41 % MFU (43 % on 8,192; 38 % with context "
+                            "parallelism); MosaicML llm-foundry's benchmark table gives 46 % for a 7B model on 8 "
+                            "H100s (scripts/train/benchmarking/README.md)"),
+    "ada": ArchMfu(0.44, "assumption: Ampere's 0.44 (no published end-to-end training MFU found for Ada cards: "
+                         "RTX 40xx, L4, L40S, RTX 6000 Ada)"),
+    "turing": ArchMfu(0.44, "assumption: Ampere's 0.44 on the card's FP16 tensor rate (no published LLM training "
+                            "MFU found for Turing; it has no BF16)"),
+    "blackwell": ArchMfu(0.41, "assumption: Hopper's 0.41 (no published end-to-end BF16 training MFU found for "
+                               "B200 / RTX PRO 6000 Blackwell)"),
+    "cdna3": ArchMfu(0.41, "Hopper's 0.41 for the model on the datasheet TFLOPS; the catalog's mfu_scale (0.5, "
+                           "SemiAnalysis MI300X training benchmark, December 2024) scales it for ROCm"),
+    "gaudi2": ArchMfu(0.60, "Databricks, 'LLM Training and Inference with Intel Gaudi 2 AI Accelerators' (2024): "
+                            "over 260 TFLOP/s per device training MPT-7B on 8 Gaudi 2 (SynapseAI 1.12, BF16), "
+                            "260 / 432 dense BF16 TFLOPS = 0.60"),
+    "gaudi3": ArchMfu(0.60, "assumption: Gaudi 2's 0.60 (no published end-to-end training MFU found for Gaudi 3)"),
+}
+
+
+def arch_mfu(gpu: Any) -> ArchMfu:
+    """The 16-bit MFU of ``gpu``'s architecture (:data:`ARCH_MFU`), times its catalog ``mfu_scale``;
+    DEFAULT_MFU (an assumption) for an architecture the table lacks (a catalog overlay's new one)."""
+    base = ARCH_MFU.get(str(getattr(gpu, "architecture", "") or "").lower())
+    scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+    if base is None:
+        base = ArchMfu(DEFAULT_MFU, f"assumption: no MFU figure for architecture {getattr(gpu, 'architecture', '?')!r} "
+                                    f"(planner.memory.traffic.ARCH_MFU); {DEFAULT_MFU:g} as for 16-bit training")
+    if scale == 1.0:
+        return base
+    return ArchMfu(base.value * scale, f"{base.source}; x {scale:g} catalog mfu_scale for {gpu.id}'s software stack")
+
+
 def ram_bandwidth(channels: int, mts: int) -> float:
     """Peak DRAM bandwidth of a platform, bytes/s: channels x MT/s x 8 B (64-bit channels)."""
     return channels * mts * 1e6 * 8
@@ -241,6 +290,6 @@ def llamacpp_prefill_upload(est, arch: Architecture, prompt_tokens: int) -> tupl
     return -(-prompt_tokens // T), per, T
 
 
-__all__ = ["DEFAULT_HOST_BANDWIDTH", "DEFAULT_MBU", "DEFAULT_MFU", "DecodeReads", "HOST_MBU", "PCIE_EFFICIENCY",
+__all__ = ["ARCH_MFU", "ArchMfu", "arch_mfu", "DEFAULT_HOST_BANDWIDTH", "DEFAULT_MBU", "DEFAULT_MFU", "DecodeReads", "HOST_MBU", "PCIE_EFFICIENCY",
            "decode_reads", "decode_weight_read", "expert_read_fraction", "llamacpp_prefill_upload", "mean_kv_tokens",
            "moe_expert_bytes", "ram_bandwidth"]

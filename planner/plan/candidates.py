@@ -95,7 +95,7 @@ from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
-from planner.memory.traffic import DEFAULT_MFU, DecodeReads, decode_reads, ram_bandwidth
+from planner.memory.traffic import DecodeReads, arch_mfu, decode_reads, ram_bandwidth
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.plan.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.core.units import GiB
@@ -378,6 +378,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                 label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
                 if sw.task == "train" and gpn < g:
                     label += f" ({gpn} per node)"
+                label += v.solver_note()
                 if card is not None:
                     label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
                               f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
@@ -794,7 +795,7 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["gpu_bw"] = per_gpu([x.memory_bandwidth_bytes_per_s for x in gpus])
     out["bf16_tflops"] = per_gpu([float(x.bf16_tflops) for x in gpus])
     out["fp8_tflops"] = per_gpu([float(getattr(x, "fp8_tflops", None) or x.bf16_tflops) for x in gpus])
-    out["mfu"] = per_gpu([DEFAULT_MFU * float(getattr(x, "mfu_scale", 1.0) or 1.0) for x in gpus])
+    out["mfu"] = per_gpu([arch_mfu(x).value for x in gpus])
     # the platform's RAM peak: its channels x the DIMMs' rated MT/s x 8 B (0 without RAM)
     chan = np.array([p.memory_channels for p in platforms] + [0], dtype=float)[pi]
     mts = np.array([r.dimm.speed_mts for r in ram] + [0], dtype=float)[ri]
@@ -1039,8 +1040,7 @@ def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm |
     tflops = float(gpu.fp8_tflops) if fp8 and getattr(gpu, "fp8_tflops", None) else float(gpu.bf16_tflops)
     host_bw = ram_bandwidth(platform.memory_channels, dimm.speed_mts) if dimm is not None else 1.0
     return u.decode.tokens_per_s_per_sequence(gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
-                                              tflops=tflops, mfu=DEFAULT_MFU * float(getattr(gpu, "mfu_scale", 1.0)
-                                                                                    or 1.0))
+                                              tflops=tflops, mfu=arch_mfu(gpu).value)
 
 
 def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,

@@ -21,6 +21,28 @@ size (training ``dataset_tokens``, inference ``tokens_per_request``);
 ``costs``: inputs of the rent-or-buy comparison and of the objectives beyond capex, kept as written
 and validated by :func:`planner.cost.tco.read_costs`.
 
+Defaults that follow the question. A training workload that leaves ``zero``, ``offload_optimizer`` or
+``checkpointing`` out (and names no ``framework``, whose recipes set them) has them read as ``auto``
+(:data:`UNPINNED_AUTO_KEYS`): the solver chooses, the written defaults (ZeRO-0, no offload, no
+checkpointing) first, and the strategy names the keys it chose. An inference workload that names no
+``engine`` is sized for ``vllm`` when its ``concurrency`` is above 1, else ``hf``
+(planner.workload.spec.default_engine); the strategy says so.
+
+Workload keys for ``planner compare`` (time and cost; see planner.cost.compare):
+
+======================  ====================================================================
+dataset_tokens, epochs  training: tokens per epoch and epochs of one run
+tokens_per_request      inference: tokens generated per request
+requests_per_hour       inference: the rate a service must keep up with
+hours_per_month         busy hours a month the workload takes (0-744)
+tokens_per_month        tokens the workload processes a month (training: trained, inference:
+                        generated), a number or ``200M`` / ``1.5B`` (k, M, B, T); the busy hours
+                        are derived from it (tokens / the machine's tokens per second), and a
+                        volume the machine cannot process in a month is warned about. Not with
+                        hours_per_month. ``planner compare --tokens-per-month [NAME=]COUNT``
+                        sets it from the command line
+======================  ====================================================================
+
 Strategy choices. In a scenario workload the keys ``zero``, ``offload_optimizer``,
 ``checkpointing``, ``tp`` and ``gpus`` (training) and ``weights``, ``kv_dtype`` and ``tp``
 (inference) may be a list of allowed values, or ``auto`` for every valid value. Each
@@ -165,6 +187,7 @@ from planner.workload.spec import (
     TRAIN_KEYS,
     Workload,
     check_tp,
+    default_engine,
     workload_from_entry,
 )
 from planner.core.yamlio import LineDict, YamlProblem, read_mapping
@@ -176,6 +199,12 @@ CHOICE_KEYS: dict[str, tuple[str, ...]] = {
               "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
+
+#: Training keys a scenario workload that leaves them out (and names no ``framework``, whose recipes
+#: set them) lets the solver choose, as ``auto``: ZeRO stage, optimizer offload and checkpointing.
+#: auto's order starts at the reader's default (ZeRO-0, no offload, no checkpointing), so a machine
+#: where the default fits reports it; a cheaper one may need the others, and the plan names them.
+UNPINNED_AUTO_KEYS = ("zero", "offload_optimizer", "checkpointing")
 
 #: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
 AUTO_VALUES: dict[str, tuple[Any, ...]] = {
@@ -253,15 +282,30 @@ class Variant:
             placeholder (the smallest valid count); the solver replaces it per machine.
         choices: the values of the choice keys, as (key, value) pairs in expansion order.
         data: the mapping it was validated from, to validate again with the final card count.
+        solver_keys: the keys the scenario left out that the solver chose (:data:`UNPINNED_AUTO_KEYS`).
     """
 
     workload: Workload
     choices: tuple[tuple[str, Any], ...]
     data: Mapping[str, Any] = field(compare=False, repr=False)
+    solver_keys: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def tp(self) -> int:
         return self.workload.tp
+
+    def solver_note(self) -> str:
+        """'' or, when the solver chose keys the scenario left out (:data:`UNPINNED_AUTO_KEYS`), what it
+        chose as the scenario would write it, e.g. '; solver chose zero: 2, offload_optimizer: false,
+        checkpointing: full (left out of the scenario; write them to pin)'."""
+        if not self.solver_keys or self.workload.train is None:
+            return ""
+        t = self.workload.train
+        values = {"zero": t.zero, "offload_optimizer": "true" if t.offload_optimizer else "false",
+                  "checkpointing": t.checkpointing}
+        chosen = ", ".join(f"{k}: {values[k]}" for k in self.solver_keys if k in values)
+        them = "them" if len(self.solver_keys) > 1 else "it"
+        return f"; solver chose {chosen} (left out of the scenario; write {them} to pin)"
 
     def label(self) -> str:
         """The strategy in words, e.g. 'full mixed-bf16 adamw, ZeRO-3, offload, checkpointing full, tp 1'."""
@@ -295,6 +339,8 @@ class Variant:
         par = (f"layers split over {i.tp} GPUs" if i.tp > 1 else "1 GPU") if i.engine == "llama.cpp" else f"tp {i.tp}"
         return (f"weights {i.weights}, KV {i.kv_dtype}, {par}, {i.concurrency} x {i.context:,} tokens"
                 + (f", {i.engine}" if i.engine != "hf" else "")
+                + (" (engine: vllm is the default for concurrency > 1; pin engine: hf to change)"
+                   if i.engine_defaulted else "")
                 + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
 
@@ -668,11 +714,14 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         if "gpus" in e.data or "tp" in e.data:
             return None
         return tuple(range(min(MAX_LLAMACPP_SPLIT, arch.num_hidden_layers + 1), 0, -1)), True
-    hf_without_tp = (key == "tp" and task == "infer" and e.data.get("engine", "hf") == "hf"
+    hf_without_tp = (key == "tp" and task == "infer" and default_engine(e.data) == "hf"
                      and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
     if key not in e.data:
         if key == "gpus" and task == "train":
             return None  # free: the machine decides (handled by the caller)
+        if task == "train" and key in UNPINNED_AUTO_KEYS and "framework" not in e.data:
+            # left out: the solver chooses, in auto's order (the reader's default first)
+            return AUTO_VALUES[key], True
         if key == "tp" and task == "infer":
             return ((1,), True) if hf_without_tp else (_auto(key, task, arch, e.data.get("engine")), True)
         return None
@@ -750,6 +799,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     gpn = gpn if isinstance(gpn, int) and not isinstance(gpn, bool) and gpn > 0 else None
 
     keys = [k for k, _, _ in choices]
+    unpinned = tuple(k for k in UNPINNED_AUTO_KEYS if task == "train" and k in keys and k not in e.data)
     combos = list(itertools.product(*[vals for _, vals, _ in choices])) if choices else [()]
     if any(k == "gpu_layers" and auto for k, _, auto in choices):
         # gpu_layers: max: every variant with all layers on the GPU (in weights, kv_dtype order) before
@@ -787,7 +837,7 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
             continue
         seen_workloads.add(signature)
         used.update(zip(keys, combo))
-        variants.append(Variant(w, tuple(zip(keys, combo)), data))
+        variants.append(Variant(w, tuple(zip(keys, combo)), data, solver_keys=unpinned))
     if not variants:
         assert single_error is not None
         raise single_error

@@ -113,8 +113,9 @@ class Plan:
         strategies: the strategy of each workload, in words.
         items: the quote's line items (GPUs, platform, DIMMs, network, extras).
         total_usd: sum of the line items, USD (equals ``choice['capex_usd']``).
-        alternatives: up to top_k runners-up (best row per GPU, platform, cards and nodes), with
-            why each lost (:data:`ALTERNATIVE_COLUMNS`).
+        alternatives: up to top_k runners-up (the best row of each other GPU model, then the chosen
+            GPU's other chassis and RAM configurations; :func:`alternatives`), with why each lost
+            (:data:`ALTERNATIVE_COLUMNS`).
         infeasible: per binding rule, how many candidates it excluded and the closest miss
             (:data:`SUMMARY_COLUMNS`).
         candidates: the whole ranked candidate table.
@@ -335,18 +336,35 @@ def why_lost(row: dict[str, Any], choice: dict[str, Any], objective: str = "cape
 
 
 def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
-    """Up to ``top_k`` runners-up: the best row of each other (GPU, platform, cards, nodes)."""
+    """Up to ``top_k`` runners-up, the other GPU models first, then variations of the choice.
+
+    First the best feasible row (by the table's rank, i.e. the scenario's objective) of each GPU model
+    other than the chosen one, best first, one row per model; then, while fewer than ``top_k`` are
+    listed, the best row of each other chassis and RAM configuration of the chosen GPU (platform, cards
+    per node, nodes, DIMM type and count), in rank order.
+    """
     import numpy as np
     import pandas as pd
 
     t = cs.table
-    key_cols = [t[k].to_numpy() for k in ("gpu_id", "platform_id", "cards_per_node", "nodes")]
-    seen = {tuple(c[row] for c in key_cols)}
+    gpu = t["gpu_id"].to_numpy()
+    config_cols = [t[k].to_numpy() for k in ("platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count")]
+    feasible = np.nonzero(t["feasible"].to_numpy())[0]
     picked: list[int] = []
-    for i in np.nonzero(t["feasible"].to_numpy())[0]:
+    models = {gpu[row]}
+    for i in feasible:
         if len(picked) >= top_k:
             break
-        k = tuple(c[i] for c in key_cols)
+        if gpu[i] not in models:
+            models.add(gpu[i])
+            picked.append(int(i))
+    seen = {tuple(c[row] for c in config_cols)}
+    for i in feasible:
+        if len(picked) >= top_k:
+            break
+        if gpu[i] != gpu[row]:
+            continue
+        k = tuple(c[i] for c in config_cols)
         if k in seen:
             continue
         seen.add(k)
@@ -1046,7 +1064,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
     take to prefill (2 x P FLOPs per token at MFU 0.4 on the card, plus the PCIe upload of the host
     blocks' weights for every ubatch), so that a machine holding a third of the model is not bought
     unawares."""
-    from planner.memory.traffic import DEFAULT_MFU, PCIE_EFFICIENCY, llamacpp_prefill_upload
+    from planner.memory.traffic import PCIE_EFFICIENCY, arch_mfu, llamacpp_prefill_upload
     from planner.plan.candidates import row_decode_tokens_per_s
 
     out: list[str] = []
@@ -1062,7 +1080,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
         tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         gen = i.tokens_per_request
         prompt = i.context - gen if gen is not None and gen < i.context else i.context
-        mfu = DEFAULT_MFU * float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
+        mfu = arch_mfu(gpu).value
         compute_s = 2 * u.workload.architecture.active_parameters * prompt * i.concurrency / (
             float(gpu.bf16_tflops) * 1e12 * mfu)
         per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))

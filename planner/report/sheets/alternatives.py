@@ -183,9 +183,9 @@ def _write_spanned(ws: Worksheet, row: int, df, empty_text: str, last_col: int) 
 SOLVER_RANK_HEADER = "Solver rank (1 = chosen)"
 ALTERNATIVES_NOTE = (
     "#: the row's place on this sheet. Solver rank: the candidate's place among all candidates, cheapest "
-    "feasible first (1 = the chosen machine). The sheet shows the best candidate of each other combination of "
-    "GPU, platform, cards per node and nodes; the ranks it skips are costlier variants of a machine already "
-    "shown or of the chosen one (another RAM configuration: DIMM size or count).")
+    "feasible first (1 = the chosen machine). The sheet shows first the best machine of each other GPU model "
+    "that fits, then other chassis and RAM configurations (platform, cards, nodes, DIMMs) of the chosen GPU; "
+    "the ranks it skips are costlier variants of a GPU model already shown.")
 
 
 def _numbered_alternatives(df: Any) -> Any:

@@ -881,7 +881,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                     why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
                            else "the platforms' slots, PCIe lanes, power and cooling")
                     text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
-                             "a replica stays in one node, so this needs a larger card or the changes below")
+                             "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
                 out.append(text)
                 break
             # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)

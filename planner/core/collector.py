@@ -25,7 +25,7 @@ def collector_paused() -> Iterator[None]:
     The collector is enabled again on the way out only if it was enabled on the way in (a caller
     that disabled it keeps it so); nothing else changes. Measured with ``gc.callbacks`` (2 cores,
     benchmarks/README.md): a plan on the 16x catalog spent 0.66-0.80 s collecting, 0.18 s with
-    this pause and :func:`collections_spaced`; the three 16x files parse in 0.40 s instead of 0.64 s.
+    this pause and :func:`collections_spaced`; the three 16x files parse in 0.40 s, not 0.64 s.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -51,8 +51,9 @@ def collections_spaced(first: int = COMMAND_THRESHOLD) -> Iterator[None]:
     candidate table and the workbook's cells) objects that live until the command ends or are
     freed by reference counting; the collector, started every 700 allocations, walks them again
     and again and frees nearly nothing (measured with ``gc.callbacks``: 0.19 s of a plan on the
-    shipped scenario, 0.11 s with the spaced threshold, most of it while pandas imports). Cycles are still collected, later and in larger batches; the
-    older generations keep their own thresholds (``gc.get_threshold()[1:]``). Used by the command
+    shipped scenario, 0.11 s with the spaced threshold, most of it while pandas imports). Cycles
+    are still collected, later and in larger batches; the older generations keep their own
+    thresholds (``gc.get_threshold()[1:]``). Used by the command
     line only (planner.cli.main), around one command: a program that imports the planner keeps
     its own settings.
     """

@@ -7,7 +7,11 @@ import weakref
 
 import pytest
 
-from planner.core.collector import COMMAND_THRESHOLD, collections_spaced, collector_paused
+from planner.core.collector import (
+    COMMAND_THRESHOLD,
+    collections_spaced,
+    collector_paused,
+)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.core.units import GB, GiB, KiB, MB, TB, UnitError, parse_size
+from planner.core.units import GB, MB, TB, GiB, KiB, UnitError, parse_size
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -6,7 +6,7 @@ import contextlib
 import gc
 from collections.abc import Iterator
 
-__all__ = ["COMMAND_THRESHOLD", "collector_paused", "collections_spaced"]
+__all__ = ["COMMAND_THRESHOLD", "collections_spaced", "collector_paused"]
 
 
 @contextlib.contextmanager

@@ -88,7 +88,10 @@ def parse_size(text: object) -> int:
         close = [u for u in _SIZE_UNITS if u.lower() == unit.lower() and not u.endswith("b")]
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         raise UnitError(f"unknown size unit {unit!r} in {text!r}{hint}; use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB")
-    value = Fraction(_number(number)) * _SIZE_UNITS[unit]
+    factor = _SIZE_UNITS[unit]
+    if number.isdigit() and factor.denominator == 1:  # '24 GiB': a whole number of whole bytes, exact
+        return int(number) * factor.numerator
+    value = Fraction(_number(number)) * factor
     return int(round(value))
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from planner.core.collector import collector_paused
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
@@ -258,7 +259,8 @@ def parse_yaml(text: str) -> Any:
         try:
             loader = _CLoader(text)
             try:
-                return _compose_and_build(loader)
+                with collector_paused():
+                    return _compose_and_build(loader)
             finally:
                 loader.dispose()
         except Exception:  # noqa: BLE001 - the pure-Python parser says what is wrong, in its words

@@ -1,0 +1,32 @@
+"""planner.core.units.parse_size: whole numbers (the fast path) and the rest give the same bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.core.units import GB, MB, TB, GiB, KiB, UnitError, parse_size
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("24 GiB", 24 * GiB),          # 24 * 2**30 (IEC)
+    ("80 GB", 80 * GB),            # 80 * 10**9 (SI)
+    ("0 B", 0),
+    ("007 KiB", 7 * KiB),          # leading zeros are the same number
+    ("12 TB", 12 * TB),
+    ("1 Gb", GB // 8),             # bits: 10**9 / 8 bytes
+    ("3 kb", 375),                 # 3000 bits / 8 = 375 bytes
+    ("0.004 kb", 0),               # 4 bits, half a byte: round() to even, 0
+    ("0.012 kb", 2),               # 12 bits, 1.5 bytes: round() to even, 2
+    ("1.5 GiB", 3 * GiB // 2),
+    ("1e3 MB", 1000 * MB),
+    ("1_000 MB", 1000 * MB),
+    ("1,024 KiB", 1024 * KiB),
+])
+def test_parse_size(text, expected):
+    assert parse_size(text) == expected
+
+
+def test_parse_size_of_a_bare_number_names_the_unit():
+    with pytest.raises(UnitError) as info:
+        parse_size("24")
+    assert "has no unit" in str(info.value)

@@ -17,6 +17,23 @@ from planner.core.names import MAX_STEM_BYTES, safe_stem
 from planner.core.reportset import STAGING_PREFIX, ReportSet
 
 
+@pytest.fixture(autouse=True)
+def _no_gc_callbacks():
+    # The tests here raise signals in-process. Python runs a signal handler at the next bytecode, which can
+    # be inside a gc callback, and an exception raised there is swallowed ("Exception ignored in ..."):
+    # once a Hypothesis test has run in this process its gc timing callback is installed
+    # (hypothesis.internal.conjecture.junkdrawer.gc_cumulative_time), so the guard's Interrupted could
+    # vanish. The CLI registers no gc callbacks; the tests run without them too.
+    import gc
+
+    saved = list(gc.callbacks)
+    gc.callbacks.clear()  # in place: the collector holds this list, not the module attribute
+    try:
+        yield
+    finally:
+        gc.callbacks[:] = saved
+
+
 def _listing(d: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(d.iterdir())}
 

@@ -81,6 +81,11 @@ def _gpu_lines(r: Any) -> None:
         rest = (f"{size_text(g.headroom_bytes)} beyond the need, which vLLM does not leave free: it takes "
                 f"gpu_memory_utilization of the card and gives what weights and peak leave to the KV cache")
     echo(f"On {g.id} ({g.cuda_total_bytes / 2**30:,.2f} GiB CUDA total, {margin}): {verdict}{why}, {rest}")
+    if not g.fits and not g.unsupported_precision:
+        target = "--micro-batch max" if workload.train is not None else "--concurrency max"
+        echo(f"Hint: 'planner fit' with these options and {target} names the settings that would fit "
+             f"{g.id} (checkpointing, ZeRO, offload, QLoRA, smaller weights, more GPUs), each checked with the "
+             "memory model.")
     if g.vllm is None:
         return
     v = g.vllm

@@ -18,20 +18,33 @@ from planner.core.reportset import STAGING_PREFIX, ReportSet
 
 
 @pytest.fixture(autouse=True)
-def _no_gc_callbacks():
-    # The tests here raise signals in-process. Python runs a signal handler at the next bytecode, which can
-    # be inside a gc callback, and an exception raised there is swallowed ("Exception ignored in ..."):
-    # once a Hypothesis test has run in this process its gc timing callback is installed
-    # (hypothesis.internal.conjecture.junkdrawer.gc_cumulative_time), so the guard's Interrupted could
-    # vanish. The CLI registers no gc callbacks; the tests run without them too.
+def _signals_as_a_terminal_gives_them():
+    """Each test starts as a program started from a terminal: SIGINT, SIGTERM, SIGHUP handled (not
+    ignored, not blocked), and no gc callbacks.
+
+    A test runner's worker process may inherit a signal as ignored or blocked (inherited dispositions are
+    tested in tests/test_interrupt_cli.py). And Python runs a signal handler at the next bytecode, which can
+    be inside a gc callback, where an exception raised is swallowed ("Exception ignored in ..."): once a
+    Hypothesis test has run in this process its gc timing callback is installed
+    (hypothesis.internal.conjecture.junkdrawer.gc_cumulative_time), so the guard's Interrupted could vanish.
+    """
     import gc
 
-    saved = list(gc.callbacks)
+    three = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved_handlers = {s: signal.getsignal(s) for s in three}
+    saved_mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, three)
+    for s in three:
+        if saved_handlers[s] is signal.SIG_IGN:
+            signal.signal(s, signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    saved_callbacks = list(gc.callbacks)
     gc.callbacks.clear()  # in place: the collector holds this list, not the module attribute
     try:
         yield
     finally:
-        gc.callbacks[:] = saved
+        gc.callbacks[:] = saved_callbacks
+        for s, handler in saved_handlers.items():
+            signal.signal(s, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, saved_mask)
 
 
 def _listing(d: Path) -> dict[str, str]:

@@ -294,3 +294,16 @@ def test_the_docs_list_every_row() -> None:
     where = {"training workload": "train", "inference workload": "infer", "any workload": "workload",
              "`constraints`": "constraints"}
     assert sorted((where[w.strip()], n) for n, w in listed) == sorted((r.where, r.name) for r in other_names())
+
+
+def test_an_unknown_card_of_a_known_family_gets_that_family() -> None:
+    # 'h100-80gb' is how vendors and clouds name the card; the catalog's ids are h100-sxm, h100-pcie, h100-nvl.
+    # difflib alone ranks a100-80gb-* closer (more shared characters); the first '-' part is the family.
+    from planner.core.errors import close_matches
+
+    gpus = ["a100-80gb-sxm", "a100-80gb-pcie", "a100-40gb-sxm", "h100-sxm", "h100-pcie", "h100-nvl", "rtx-4090"]
+    assert set(close_matches("h100-80gb", gpus)) == {"h100-sxm", "h100-pcie", "h100-nvl"}
+    # a maker's prefix without a digit (rtx-, llama-) is no family: difflib's order stands
+    assert close_matches("rtx-4900", ["rtx-4090", "rtx-3060-12gb", "rtx-a4000"])[0] == "rtx-4090"
+    line = _one_line(["estimate", "--model", "llama-2-7b", "--task", "train", "--gpu", "h100-80gb"])
+    assert line == "Error: --gpu: unknown GPU 'h100-80gb'. Did you mean 'h100-sxm' or 'h100-nvl' or 'h100-pcie'?"

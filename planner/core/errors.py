@@ -126,7 +126,8 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     """Up to ``n`` choices close to ``name``, best first.
 
     Choices that start with what the user typed come first (``rtx-3060`` -> ``rtx-3060-12gb``),
-    then choices that contain it (``3060`` -> ``rtx-3060-12gb``), then difflib's close matches
+    then choices that contain it (``3060`` -> ``rtx-3060-12gb``), then choices of the same family
+    (the first ``-`` part, where it holds a digit: ``h100-80gb`` -> ``h100-sxm``), then difflib's close matches
     (similarity ratio at least ``cutoff``); within each group, difflib's order (most similar
     first). Case is ignored for the first two groups, which need at least 3 typed characters.
     """
@@ -142,8 +143,13 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     ranked = [x for _, x in scored]
     prefix = [x for x in ranked if len(low) >= 3 and x.lower().startswith(low)]
     inside = [x for x in ranked if len(low) >= 3 and low in x.lower()]
+    # the same family: the typed name's first '-' part, where it holds a digit (h100-80gb -> h100-sxm,
+    # h100-pcie; not rtx- or llama- alone, which every card or model of the maker shares)
+    stem = low.split("-", 1)[0]
+    family = [x for x in ranked if "-" in low and any(ch.isdigit() for ch in stem) and len(stem) >= 3
+              and x.lower().split("-", 1)[0] == stem]
     close = [x for score, x in scored if score >= cutoff]
-    return list(dict.fromkeys(prefix + inside + close))[:n]
+    return list(dict.fromkeys(prefix + inside + family + close))[:n]
 
 
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:

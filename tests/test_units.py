@@ -30,3 +30,9 @@ def test_parse_size_of_a_bare_number_names_the_unit():
     with pytest.raises(UnitError) as info:
         parse_size("24")
     assert "has no unit" in str(info.value)
+
+
+def test_years_text_is_singular_for_one_year():
+    from planner.core.units import years_text
+
+    assert [years_text(y) for y in (1, 3, 1.5, 0.5)] == ["1 year", "3 years", "1.5 years", "0.5 years"]

@@ -147,3 +147,8 @@ def format_size(n_bytes: int) -> str:
 def is_finite_number(x: object) -> bool:
     """True for an int or float that is not bool, NaN or infinite."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def years_text(years: float) -> str:
+    """'1 year', '3 years', '1.5 years': a count of years in words, singular for exactly one."""
+    return f"{years:g} year" + ("" if years == 1 else "s")

@@ -57,9 +57,16 @@ from typing import Any
 
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
-from planner.cost.cloud import (InstanceFit, cloud_fits, select_instances, spot_basis, spot_range, stale_instances,
-                                 stale_text)
-from planner.memory import Estimate
+from planner.core.units import years_text
+from planner.cost.cloud import (
+    InstanceFit,
+    cloud_fits,
+    select_instances,
+    spot_basis,
+    spot_range,
+    stale_instances,
+    stale_text,
+)
 from planner.cost.tco import (
     HOURS_PER_MONTH,
     BreakEven,
@@ -74,10 +81,10 @@ from planner.cost.tco import (
     net_capex_usd,
     usd_per_million_tokens,
 )
-from planner.memory.traffic import ram_bandwidth
 from planner.cost.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
+from planner.memory import Estimate
+from planner.memory.traffic import ram_bandwidth
 from planner.workload.spec import Workload
-
 
 # ----- inputs ---------------------------------------------------------------------------------------
 
@@ -703,7 +710,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     busy = h * 12 * D
     tco = local_tco_usd(hours=busy, capex_usd=capex, residual_fraction=c.residual_fraction, years=D,
                         support_usd_per_year=c.support_usd_per_year, energy_usd_per_hour=e)
-    lines.append(f"local TCO over {D:g} years = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} busy h "
+    lines.append(f"local TCO over {years_text(D)} = F + ${c.support_usd_per_year:,.2f}/yr x {D:g} + e x {busy:,.1f} busy h "
                  f"(h x 12 x {D:g}) = ${tco:,.2f}; per busy hour ${local_h:,.4f}"
                  + (f"; per copy-hour ${local_h:,.4f} / {copies_busy:.4g} = ${local_h / copies_busy:,.4f}"
                     if copies_busy != 1 else ""))
@@ -1207,7 +1214,7 @@ def _be_sentence(h: BreakEven | None, mo: BreakEven | None, comp: Comparison) ->
     """Months and busy hours in one sentence; they agree (planner.cost.tco), so both are said together."""
     assert h is not None and mo is not None
     D = comp.costs.depreciation_years
-    busy = f"{comp.busy_hours:,.0f} busy hours in {D:g} years at {comp.hours_per_month:,.1f} h/month"
+    busy = f"{comp.busy_hours:,.0f} busy hours in {years_text(D)} at {comp.hours_per_month:,.1f} h/month"
     need = h.value if h.value is not None else h.beyond
     needs = (f"over the whole period, resale included, owning pays off beyond {need:,.0f} busy hours"
              if need is not None else "")
@@ -1223,7 +1230,7 @@ def _be_sentence(h: BreakEven | None, mo: BreakEven | None, comp: Comparison) ->
                     "hour than the local energy)")
         if need > HOURS_PER_MONTH * 12 * D:
             return (f"cloud is cheaper throughout the {mo.horizon:g} months: owning would need {need:,.0f} busy hours, "
-                    f"more than the {HOURS_PER_MONTH * 12 * D:,.0f} hours in {D:g} years")
+                    f"more than the {HOURS_PER_MONTH * 12 * D:,.0f} hours in {years_text(D)}")
         return (f"cloud is cheaper throughout the {mo.horizon:g} months at this utilization (owning would need "
-                f"{need:,.0f} busy hours in {D:g} years, {need / (12 * D):,.0f} h/month; the scenario gives {busy})")
+                f"{need:,.0f} busy hours in {years_text(D)}, {need / (12 * D):,.0f} h/month; the scenario gives {busy})")
     return mo.text

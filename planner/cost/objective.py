@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from planner.catalog.prices import priced_catalog
+from planner.core.units import years_text
 from planner.cost.tco import (
     HOURS_PER_MONTH,
     CostInputs,
@@ -218,8 +219,8 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
     fixed = capex * (1 - costs.residual_fraction) + costs.support_usd_per_year * years
     busy = h * 12 * years
     hour_formula = (f"(capex ${capex:,.2f} x (1 - residual {costs.residual_fraction:g}) + support "
-                    f"${costs.support_usd_per_year:,.0f}/year x {years:g} years) / ({h:,.1f} busy h/month ({h_source}) x 12 "
-                    f"x {years:g} years = {busy:,.0f} h) + energy ${energy:,.4f}/h ((GPUs {cards} x {gpu.tdp_w} W x "
+                    f"${costs.support_usd_per_year:,.0f}/year x {years_text(years)}) / ({h:,.1f} busy h/month ({h_source}) x 12 "
+                    f"x {years_text(years)} = {busy:,.0f} h) + energy ${energy:,.4f}/h ((GPUs {cards} x {gpu.tdp_w} W x "
                     f"{costs.gpu_power_fraction:g} + platforms {float(plat.platform_w) * nodes:,.0f} W) / 1000 x "
                     f"${costs.usd_per_kwh:g}/kWh x PUE {costs.pue:g}) = ${fixed:,.2f} / {busy:,.0f} h + ${energy:,.4f} "
                     f"= ${per_hour:,.4f} per busy hour")
@@ -282,7 +283,7 @@ def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, cat
     years = costs.depreciation_years
     lines = [f"capex ${float(c['capex_usd']):,.2f}"]
     if tco is not None and not math.isnan(tco):
-        lines.append(f"owned {years:g} years at {h:,.1f} busy h/month ({h_source}), residual "
+        lines.append(f"owned {years_text(years)} at {h:,.1f} busy h/month ({h_source}), residual "
                      f"{costs.residual_fraction:g}, support ${costs.support_usd_per_year:,.0f}/year, "
                      f"${costs.usd_per_kwh:g}/kWh x PUE {costs.pue:g}: TCO ${tco:,.2f}")
     timed = hours is not None and not math.isnan(hours)

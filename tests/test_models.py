@@ -370,8 +370,9 @@ def test_unknown_name_suggests_catalog_ids(catalog, tmp_path):
     assert _error("lama-2-7b", catalog, hf_cache=tmp_path) == (
         f"unknown model 'lama-2-7b'. Did you mean 'llama-2-7b' or 'llama-2-70b' or 'llama-2-13b'? {HINT}"
     )
+    # the prefix match first, then the rest of the family (the first '-' part, qwen3)
     assert _error("qwen3-4", catalog, hf_cache=tmp_path) == (
-        f"unknown model 'qwen3-4'. Did you mean 'qwen3-4b' or 'qwen3-30b-a3b'? {HINT}")
+        f"unknown model 'qwen3-4'. Did you mean 'qwen3-4b' or 'qwen3-30b-a3b' or 'qwen3-235b-a22b'? {HINT}")
 
 
 def test_unknown_name_in_a_small_catalog_lists_the_ids(small_catalog, tmp_path):

@@ -48,7 +48,14 @@ def _start(scenario: Path, out: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "planner", "plan", str(scenario), "--out", str(out), "--format",
                              "xlsx,csv,json,md"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
+
+
+def _as_from_a_terminal() -> None:
+    """In the child: SIGINT, SIGTERM and SIGHUP at their defaults, as a shell starts a program. A test
+    runner's worker may have SIGINT ignored, and a child inherits that (the CLI then rightly keeps it)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
 
 
 def _machine_of_set(out: Path) -> str:
@@ -103,6 +110,10 @@ def test_a_killed_run_leaves_the_previous_set_or_the_new_one_whole(tmp_path: Pat
         machine = _machine_of_set(out)  # whole and consistent, whatever the moment
         assert machine in (machine_a, "1 x rtx-4090 on am5-desktop"), machine
         seen[f"exit {code}"] = seen.get(f"exit {code}", 0) + 1
+    # the signals took effect: some runs were stopped, by each of the two signals
+    stopped = {code for code in (128 + signal.SIGTERM, 128 + signal.SIGINT, -signal.SIGTERM, -signal.SIGINT)
+               if seen.get(f"exit {code}")}
+    assert stopped & {128 + signal.SIGTERM, -signal.SIGTERM} and stopped & {128 + signal.SIGINT, -signal.SIGINT}, seen
     # a final, uninterrupted run replaces the set with B's
     last = _start(b, out)
     assert last.wait(300) == 0

@@ -82,10 +82,12 @@ def _gpu_lines(r: Any) -> None:
                 f"gpu_memory_utilization of the card and gives what weights and peak leave to the KV cache")
     echo(f"On {g.id} ({g.cuda_total_bytes / 2**30:,.2f} GiB CUDA total, {margin}): {verdict}{why}, {rest}")
     if not g.fits and not g.unsupported_precision:
-        target = "--micro-batch max" if workload.train is not None else "--concurrency max"
+        # the levers planner.api.fits.what_would_fit tries, per task
+        target, levers = (("--micro-batch max", "checkpointing, ZeRO, offload, LoRA/QLoRA, more GPUs")
+                          if workload.train is not None else
+                          ("--concurrency max", "vLLM, an fp8 KV cache, fp8 or int4 weights, tensor parallel"))
         echo(f"Hint: 'planner fit' with these options and {target} names the settings that would fit "
-             f"{g.id} (checkpointing, ZeRO, offload, QLoRA, smaller weights, more GPUs), each checked with the "
-             "memory model.")
+             f"{g.id} ({levers}), each checked with the memory model.")
     if g.vllm is None:
         return
     v = g.vllm

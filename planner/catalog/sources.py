@@ -339,6 +339,17 @@ def merge(indexes: Iterable[SourceIndex]) -> SourceIndex:
     return SourceIndex(MappingProxyType(docs), tuple(files), tuple(missing), tuple(problems))
 
 
+def catalog_folders(catalog_files: Iterable[str | Path]) -> list[Path]:
+    """The folders a catalog's files were read from, in load order: the shipped catalog first, then
+    the overlay's (``--catalog DIR``), each once (:attr:`planner.catalog.loader.Catalog.files`)."""
+    dirs: list[Path] = []
+    for f in catalog_files:
+        d = Path(f).parent
+        if d not in dirs:
+            dirs.append(d)
+    return dirs
+
+
 def sources_for_catalog(catalog_files: Iterable[str | Path], show: Callable[[str], str] | None = None,
                         default_dir: str | Path | None = None) -> SourceIndex:
     """The ``REF:`` ids a catalog can cite: the ``SOURCES.md`` of every directory its files are in.
@@ -356,11 +367,7 @@ def sources_for_catalog(catalog_files: Iterable[str | Path], show: Callable[[str
         default_dir: the directory to read when ``catalog_files`` is empty (a catalog built in
             code); None: no file is read.
     """
-    dirs: list[Path] = []
-    for f in catalog_files:
-        d = Path(f).parent
-        if d not in dirs:
-            dirs.append(d)
+    dirs = catalog_folders(catalog_files)
     if not dirs and default_dir is not None:
         dirs.append(Path(default_dir))
     indexes = []

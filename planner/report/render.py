@@ -187,12 +187,12 @@ def prices_rule(plan: Any) -> str:
 
 
 def overlay_files(catalog_files: Sequence[str]) -> list[str]:
-    """The overlay's files among a plan's catalog files (the shipped files come first, all from one
-    folder; an overlay's from another, ``--catalog DIR``)."""
-    if not catalog_files:
-        return []
-    shipped = Path(catalog_files[0]).parent
-    return [f for f in catalog_files if Path(f).parent != shipped]
+    """The overlay's files among a plan's catalog files: those outside the first folder
+    (:func:`planner.catalog.sources.catalog_folders`: the shipped catalog's)."""
+    from planner.catalog.sources import catalog_folders
+
+    shipped = catalog_folders(catalog_files)[:1]
+    return [f for f in catalog_files if Path(f).parent not in shipped]
 
 
 def plan_text(plan: Any, width: int | None = None) -> str:

@@ -277,7 +277,7 @@ def test_plan_frames_are_the_plan_tables():
     from planner import plan
 
     r = plan(ROOT / "scenarios" / "qlora-7b-12gb.yaml", catalog=_shipped(), top=3)
-    assert r.to_frame().equals(r.plan.candidates)
+    assert r.to_frame().equals(r.plan.candidates.to_frame())
     alternatives = r.to_frame("alternatives")
     assert len(alternatives) == 3 and list(alternatives["gpu_id"]) == list(r.plan.alternatives["gpu_id"])
     items = r.to_frame("line_items")

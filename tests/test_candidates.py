@@ -37,7 +37,7 @@ from tests.plan_helpers import (
 
 
 def rows(cs, **where):
-    t = cs.table
+    t = cs.table.to_frame()
     m = True
     for k, v in where.items():
         m = m & (t[k] == v)
@@ -442,9 +442,9 @@ def test_budget_exactly_at_capex_fits():
                        dimms=[dimm(price_usd=100)])
     capex = 1000 + 2000 + 2 * 100
     cs = build(scen(cat, infer_workload(), budget_usd=capex), cat)
-    assert cs.table.iloc[0]["feasible"] and cs.table.iloc[0]["capex_usd"] == capex
+    assert cs.table.row(0)["feasible"] and cs.table.row(0)["capex_usd"] == capex
     cs2 = build(scen(cat, infer_workload(), budget_usd=capex - 0.01), cat)
-    r = cs2.table.iloc[0]
+    r = cs2.table.row(0)
     assert (r["feasible"], r["binding"]) == (False, "budget")
     assert r["why_not"] == "costs $3,200.00, $0.01 over the $3,199.99 budget"
 
@@ -492,7 +492,7 @@ def test_several_nodes_add_nics_cables_and_a_switch():
     ok = tiny_catalog(gpus=[gpu(price_usd=10)], platforms=[p], dimms=[dimm(price_usd=1)],
                       nics=[nic(price_usd=1000, cable_price_usd=100)], switches=[switch(ports=2, price_usd=5000)])
     cs2 = build(scen(ok, w, max_nodes=2, network=always), ok)
-    r2 = cs2.table.iloc[0]
+    r2 = cs2.table.row(0)
     assert r2["feasible"] and (r2["nodes"], r2["cards_per_node"], r2["nic_count"], r2["switch_count"]) == (2, 1, 2, 1)
     assert r2["network_usd"] == 2 * (1000 + 100) + 5000
     assert r2["capex_usd"] == 2 * (10 + 100 + 2 * 1) + 2 * 1100 + 5000
@@ -579,6 +579,7 @@ def test_rank_order_is_deterministic():
     t1 = build(scen(cat, infer_workload()), cat).table
     t2 = build(scen(cat, infer_workload()), cat).table
     assert t1.equals(t2)
+    t1 = t1.to_frame()
     f = t1[t1["feasible"]]
     assert f["capex_usd"].is_monotonic_increasing
     assert list(f["gpu_id"].iloc[:2]) == ["a", "b"]  # same price, cards and headroom: by id

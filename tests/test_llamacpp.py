@@ -713,7 +713,7 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     # the figure is the speed rule's (the table's decode_tokens_per_s for the chosen row): GPU bytes over
     # the card's bandwidth plus ~20 GB of host blocks over dual-channel DDR5 per token
     assert p.workloads[0].infer.gpu_layers is not None
-    speed = float(p.candidates.loc[0, "decode_tokens_per_s"])
+    speed = float(p.candidates["decode_tokens_per_s"][0])
     assert f"decode about {speed:,.1f} tokens/s" in warn[0]
     assert 0.5 < speed < 5
     ch = p.choice
@@ -740,7 +740,7 @@ def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
     fast = plan(_scenario(tmp_path, work, {"price": "msrp", "allowed_gpus": ["rtx-4090", "rtx-a6000"], "min_decode_tokens_per_s": 10}),
                 cat, explain=False)
     assert fast.workloads[0].infer.gpu_layers is None  # every layer on the GPU(s)
-    assert float(fast.candidates.loc[0, "decode_tokens_per_s"]) >= 10
+    assert float(fast.candidates["decode_tokens_per_s"][0]) >= 10
     assert fast.total_usd > cheap.total_usd
     with pytest.raises(NoFeasiblePlan) as info:
         plan(_scenario(tmp_path, work, {"allowed_gpus": ["rtx-4090"], "max_cards": 1, "min_decode_tokens_per_s": 50}),

@@ -58,21 +58,21 @@ def test_cost_per_job_picks_a_dearer_faster_machine_than_capex():
     c = per_job.choice
     assert (c["capex_usd"], c["hours_per_job"], c["usd_per_job"]) == pytest.approx(
         (capex_usd["fast"], hours["fast"], usd["fast"]))
-    alt = per_job.alternatives.iloc[0]
+    alt = per_job.alternatives.row(0)
     assert alt["gpu_id"] == "slow" and alt["usd_per_job"] == pytest.approx(usd["slow"])
     assert alt["why_lost"].startswith(f"costs ${usd['slow'] - usd['fast']:,.2f} more per job")
     assert per_job.assumptions["objective"].startswith("usd_per_job:")
     assert any("per job" in line for line in per_job.assumptions["objective_arithmetic"])
     # the capex plan shows the same figures beside the price, and ranks by price
     assert capex.choice["usd_per_job"] == pytest.approx(usd["slow"])
-    assert capex.alternatives.iloc[0]["why_lost"] == "costs $1,000.00 more"
+    assert capex.alternatives.row(0)["why_lost"] == "costs $1,000.00 more"
 
 
 def test_time_to_result_and_tco():
     cat = _catalog()
     fast = objective_plan(_scenario(cat, "time_to_result"), cat)
     assert fast.choice["gpu_id"] == "fast"
-    assert fast.alternatives.iloc[0]["why_lost"].startswith("takes 2.97 h longer per job")
+    assert fast.alternatives.row(0)["why_lost"].startswith("takes 2.97 h longer per job")
     # TCO over the period: capex x 0.8 + energy x 6,570 busy hours (same power): the cheaper machine
     tco = objective_plan(_scenario(cat, "tco"), cat)
     assert tco.choice["gpu_id"] == "slow"

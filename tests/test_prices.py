@@ -102,7 +102,8 @@ def test_street_plan_does_not_buy_a_discontinued_card_new_and_says_why():
     assert len(warn) == 1
     assert "rtx-3090 (used_ok: true buys it used: used price of 2026-05-16, $750.00)" in warn[0]
     assert "rtx-a5000 (no used price either: overlay a dated quote)" in warn[0]
-    why = p.candidates[(p.candidates["gpu_id"] == "rtx-3090") & (p.candidates["binding"] == "price")]["why_not"]
+    t = p.candidates.to_frame()
+    why = t[(t["gpu_id"] == "rtx-3090") & (t["binding"] == "price")]["why_not"]
     assert len(why) and why.iloc[0].startswith("rtx-3090 is out of production (gpus.yaml discontinued): price: "
                                                "street does not pay its launch list price ($1,499.00 of 2020-09-24)")
 

@@ -102,7 +102,7 @@ def test_same_price_fewer_cards_wins():
                        platforms=[platform(max_gpus=2, slots=((3, 2),))], models=[model("m", BIG_MODEL)])
     p = plan(scen(cat, w, vram_headroom=0), cat, top_k=10)
     assert (p.choice["gpu_id"], p.choice["cards_total"]) == ("full", 1)
-    half = p.alternatives[p.alternatives["gpu_id"] == "half"].iloc[0]
+    half = p.alternatives.row(p.alternatives["gpu_id"].tolist().index("half"))
     assert half["capex_usd"] == p.choice["capex_usd"]
     assert half["why_lost"] == "same price, more cards (2 vs 1)"
 

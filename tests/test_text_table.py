@@ -51,3 +51,16 @@ def test_estimate_text_imports_no_pandas():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert "Per GPU:" in r.stdout
     assert r.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("rows", [[["a", 1], ["bbbbbb", 1234]], [["x", -1], ["y", 3]], [["long item", 100]]])
+def test_int_columns_and_left_aligned_text_are_what_pandas_prints(rows):
+    # plan's line items: qty is an int column (pandas leaves room for a sign in its header), the item
+    # column is padded on the right by a to_string formatter (planner.report.render.plan_text)
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=["item", "qty"])
+    wide = max(len(r[0]) for r in rows)
+    expected = frame.to_string(index=False, formatters={"item": lambda x: f"{x:<{wide}}"})
+    assert text_table(["item", "qty"], rows, integers={"qty"}, left={"item"}) == expected
+    assert text_table(["item", "qty"], rows, integers={"qty"}) == frame.to_string(index=False)

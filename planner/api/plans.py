@@ -176,11 +176,11 @@ class PlanResult:
         import pandas as pd
 
         if table == "candidates":
-            return self.plan.candidates.copy()
+            return self.plan.candidates.to_frame()
         if table == "alternatives":
-            return pd.DataFrame(self.plan.alternatives).copy()
+            return self.plan.alternatives.to_frame()
         if table == "infeasible":
-            return pd.DataFrame(self.plan.infeasible).copy()
+            return self.plan.infeasible.to_frame()
         if table == "line_items":
             return pd.DataFrame([{**dataclasses.asdict(i), "total_usd": i.total_usd} for i in self.plan.items])
         from planner.core.errors import did_you_mean

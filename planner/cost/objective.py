@@ -110,21 +110,19 @@ def ranked(cs: CandidateSet, catalog: Any, costs: CostInputs, objective: str) ->
     import numpy as np
 
     t = cs.table.copy()
-    feasible = np.nonzero(t["feasible"].to_numpy())[0]
+    feasible = np.nonzero(t["feasible"])[0]
     hours, usd, tco = metrics(cs, catalog, costs, feasible)
     for col, values in (("hours_per_job", hours), ("usd_per_job", usd), ("tco_usd", tco)):
-        arr = t[col].to_numpy(dtype=float).copy()
-        arr[feasible] = values
-        t[col] = arr
+        t[col][feasible] = values
     if objective == "capex" or len(feasible) == 0:
         return dataclasses.replace(cs, table=t, objective="capex")
     col = OBJECTIVE_COLUMNS[objective][0]
-    value = t[col].to_numpy(dtype=float)
+    value = t[col]
     if np.isnan(value[feasible]).any():  # pragma: no cover - the scenario reader requires the job sizes
         raise ValueError(f"objective {objective}: a feasible machine has no {col}")
     rest = np.setdiff1d(np.arange(len(t)), feasible, assume_unique=True)
     order = np.concatenate([feasible[np.argsort(value[feasible], kind="stable")], rest])
-    t = t.iloc[order].reset_index(drop=True)
+    t = t.take(order)
     t["rank"] = np.arange(1, len(t) + 1)
     return CandidateSet(t, cs.usages, cs.best_usage[order], cs.scenario, cs.hardware, objective=objective)
 
@@ -138,11 +136,11 @@ def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[in
     plats = {p.id: p for p in cs.hardware.platforms}
     h, _ = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
     years = costs.depreciation_years
-    gid = t["gpu_id"].to_numpy()
-    pid = t["platform_id"].to_numpy()
-    cards = t["cards_total"].to_numpy()
-    nodes = t["nodes"].to_numpy()
-    capex = t["capex_usd"].to_numpy(dtype=float)
+    gid = t["gpu_id"]
+    pid = t["platform_id"]
+    cards = t["cards_total"]
+    nodes = t["nodes"]
+    capex = t["capex_usd"]
     cache: dict[tuple, float] = {}
     n = len(rows)
     hours, usd, tco = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
@@ -201,13 +199,13 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
     (the depreciation arithmetic of planner.cost.tco.local_usd_per_busy_hour with its inputs),
     ``usd_per_job`` and its ``formula``; ``brief``: the same in a few lines for the text output.
     """
-    t = cs.table
-    gpu = next(g for g in cs.hardware.gpus if g.id == t["gpu_id"].iloc[row])
-    plat = next(p for p in cs.hardware.platforms if p.id == t["platform_id"].iloc[row])
+    r = cs.table.row(row)
+    gpu = next(g for g in cs.hardware.gpus if g.id == r["gpu_id"])
+    plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
     per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
                    catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
-    cards, nodes = int(t["cards_total"].iloc[row]), int(t["nodes"].iloc[row])
-    capex = float(t["capex_usd"].iloc[row])
+    cards, nodes = int(r["cards_total"]), int(r["nodes"])
+    capex = float(r["capex_usd"])
     h, h_source = busy_hours_per_month(costs, [sw.variants[0].workload for sw in cs.scenario.workloads])
     years = costs.depreciation_years
     energy = energy_usd_per_hour(gpu_count=cards, gpu_tdp_w=gpu.tdp_w, platform_w=float(plat.platform_w) * nodes,
@@ -296,7 +294,7 @@ def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, cat
     if timed and catalog is not None:
         import numpy as np
 
-        feasible = np.nonzero(cs.table["feasible"].to_numpy())[0]
+        feasible = np.nonzero(cs.table["feasible"])[0]
         if len(feasible):
             full = job_arithmetic(cs, catalog, costs, int(feasible[0]))
             out["job_arithmetic"] = full

@@ -4,7 +4,8 @@ One row per candidate: GPU type x cards per node x platform x RAM configuration 
 the strategy variants the scenario's workloads leave open. The memory model is run once per
 (variant, GPU count), because memory depends on the strategy and the number of GPUs, not on
 the GPU model or platform; everything else is vectorised over the rows with numpy and handed
-over as one pandas DataFrame whose columns are declared in :data:`COLUMNS`.
+over as one :class:`planner.core.table.Table` (numpy columns, no pandas) whose columns are
+declared in :data:`COLUMNS`.
 
 Feasibility rules, checked in this order; the first that fails is the row's ``binding``
 constraint and ``why_not`` says it as a sentence with numbers:
@@ -93,6 +94,7 @@ from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
+from planner.core.table import Table
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.traffic import DecodeReads, arch_mfu, decode_reads, ram_bandwidth
@@ -715,8 +717,9 @@ class CandidateSet:
     """The candidate table of a scenario and what the solver needs to explain a row.
 
     Attributes:
-        table: one row per candidate, columns :data:`COLUMNS`, ranked (feasible first, then by
-            capex, fewer cards, more headroom, ids), index 0..n-1.
+        table: one row per candidate (:class:`planner.core.table.Table`, ``to_frame()`` for a
+            pandas DataFrame), columns :data:`COLUMNS`, ranked (feasible first, then by capex,
+            fewer cards, more headroom, ids), rows 0..n-1.
         usages: per workload, the usages evaluated (indices in ``best_usage`` refer to them).
         best_usage: int array (rows x workloads): the usage each workload uses on the row (the
             closest one when it does not fit), -1 when none can run on the row's card count.
@@ -727,7 +730,7 @@ class CandidateSet:
             this module's order).
     """
 
-    table: Any
+    table: Table
     usages: tuple[tuple[Usage, ...], ...]
     best_usage: Any
     scenario: Scenario
@@ -1050,7 +1053,6 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     ``usages`` come from :func:`usages_for` (one sequence per workload, in order of preference).
     """
     import numpy as np
-    import pandas as pd
 
     a = hw.arrays
     R = hw.rows
@@ -1162,7 +1164,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "tco_usd": np.full(R, np.nan),
     }
     order = rank_order(hw, ck)
-    table = pd.DataFrame({k: v[order] for k, v in cols.items()})
+    table = Table({k: v[order] for k, v in cols.items()}, length=R)
     table["rank"] = np.arange(1, R + 1)
     cs = CandidateSet(table, tuple(tuple(u) for u in usages), best[order], scenario, hw)
     if explain:
@@ -1177,7 +1179,7 @@ def _gib(n: float) -> str:
 
 
 class _Row:
-    """Read access to one table row through column arrays (much faster than ``DataFrame.iloc``)."""
+    """Read access to one table row through its column arrays (no dict of the whole row)."""
 
     __slots__ = ("cols", "i")
 
@@ -1220,8 +1222,8 @@ def unpriced_reason(gpu: Gpu, used_ok: bool) -> str:
     return head + old + tail
 
 
-def _columns(t: Any) -> dict[str, Any]:
-    return {k: t[k].to_numpy() for k in t.columns}
+def _columns(t: Table) -> dict[str, Any]:
+    return {k: t[k] for k in t.columns}
 
 
 def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) -> str:
@@ -1373,14 +1375,17 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
 
 def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
     """Write the why_not sentence of ``rows`` (default every infeasible row) into ``cs.table``."""
+    import numpy as np
+
     t = cs.table
     if rows is None:
-        rows = [int(i) for i in t.index[~t["feasible"].to_numpy()]]
+        rows = np.nonzero(~t["feasible"])[0].tolist()
     if not len(rows):
         return
     cols = _columns(t)
-    texts = [explain_row(cs, i, cols) for i in rows]
-    t.loc[list(rows), "why_not"] = texts
+    why = t["why_not"]
+    for i in rows:
+        why[int(i)] = explain_row(cs, int(i), cols)
 
 
 __all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",

@@ -76,6 +76,7 @@ from planner.catalog.platforms import cools, max_cards
 from planner.catalog.prices import priced_catalog, used_price
 from planner.core.errors import InfeasibleError, InputError
 from planner.core.fields import Entry
+from planner.core.table import Table
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
@@ -119,6 +120,8 @@ class Plan:
         infeasible: per binding rule, how many candidates it excluded and the closest miss
             (:data:`SUMMARY_COLUMNS`).
         candidates: the whole ranked candidate table.
+        The three tables are :class:`planner.core.table.Table` (numpy columns; ``to_frame()`` gives
+        a pandas DataFrame).
         assumptions: catalog files and the sources of the entries used, recipe definitions,
             rules and their constants, the scenario file's sha256.
         warnings: things to check before buying.
@@ -131,9 +134,9 @@ class Plan:
     strategies: tuple[str, ...]
     items: tuple[LineItem, ...]
     total_usd: float
-    alternatives: Any
-    infeasible: Any
-    candidates: Any
+    alternatives: Table
+    infeasible: Table
+    candidates: Table
     assumptions: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
@@ -148,6 +151,7 @@ class NoFeasiblePlan(InfeasibleError):
     Attributes:
         summary: the per-rule closest-miss table (:data:`SUMMARY_COLUMNS`).
         candidates: the ranked candidate table (every row infeasible), why_not filled.
+        Both are :class:`planner.core.table.Table` (``to_frame()``: a pandas DataFrame).
         suggestions: changes that would fit, each checked with the memory model.
         assumptions: as :attr:`Plan.assumptions`.
         warnings: the workloads' warnings that hold on every machine evaluated ('name: text').
@@ -202,13 +206,15 @@ def plan(scenario: Scenario, catalog: Catalog, top_k: int = 5, *, overheads: Run
 
 def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: RuntimeOverheads | None = None) -> Plan:
     """Pick the first feasible row of a ranked candidate table and describe it (or raise)."""
+    import numpy as np
+
     t = cs.table
-    feasible = t.index[t["feasible"].to_numpy()]
+    feasible = np.nonzero(t["feasible"])[0]
     summary = infeasible_summary(cs)
     if len(feasible) == 0:
         raise _no_plan(cs, catalog, summary, overheads)
     row = int(feasible[0])
-    choice = _row_dict(t, row)
+    choice = t.row(row)
     usages = [u for u in cs.usages_of(row)]
     assert all(u is not None for u in usages)
     # each usage's workload is on its final GPU count already, and so are its warnings (Workload.warnings)
@@ -228,13 +234,6 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
                                                                                for i in stale_items(items, catalog))),
                                               "months": STALE_PRICE_MONTHS}},
                 warnings=tuple(warnings))
-
-
-def _row_dict(t: Any, row: int) -> dict[str, Any]:
-    out = {}
-    for k, v in t.iloc[row].items():
-        out[k] = v.item() if hasattr(v, "item") else v
-    return out
 
 
 # ----- line items ------------------------------------------------------------------------------
@@ -268,7 +267,7 @@ def _gpu_form(gpu: Any, plat: Any) -> str:
 
 def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     """The quote of table row ``row``: GPUs, platform(s), DIMMs, NICs + cables + switch, extras."""
-    r = cs.table.iloc[row]
+    r = cs.table.row(row)
     # the parts as the candidates priced them (the scenario's price mode: planner.catalog.prices)
     gpu = next(g for g in cs.hardware.gpus if g.id == r["gpu_id"])
     plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
@@ -344,12 +343,11 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
     per node, nodes, DIMM type and count), in rank order.
     """
     import numpy as np
-    import pandas as pd
 
     t = cs.table
-    gpu = t["gpu_id"].to_numpy()
-    config_cols = [t[k].to_numpy() for k in ("platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count")]
-    feasible = np.nonzero(t["feasible"].to_numpy())[0]
+    gpu = t["gpu_id"]
+    config_cols = [t[k] for k in ("platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count")]
+    feasible = np.nonzero(t["feasible"])[0]
     picked: list[int] = []
     models = {gpu[row]}
     for i in feasible:
@@ -370,10 +368,10 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
         seen.add(k)
         picked.append(int(i))
     if not picked:
-        return pd.DataFrame(columns=list(ALTERNATIVE_COLUMNS))
-    out = t.loc[picked, list(ALTERNATIVE_COLUMNS[:-1])].reset_index(drop=True)
-    cd = _row_dict(t, row)
-    out["why_lost"] = [why_lost(_row_dict(t, i), cd, cs.objective) for i in picked]
+        return Table.from_records([], ALTERNATIVE_COLUMNS)
+    out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-1]))
+    cd = t.row(row)
+    out["why_lost"] = [why_lost(t.row(i), cd, cs.objective) for i in picked]
     return out
 
 
@@ -388,12 +386,12 @@ _SHORTFALL = {
 
 
 def infeasible_summary(cs: CandidateSet) -> Any:
-    """Per binding rule: how many candidates it excluded and the one that missed by the least."""
+    """Per binding rule: how many candidates it excluded and the one that missed by the least
+    (a :class:`planner.core.table.Table` with :data:`SUMMARY_COLUMNS`, one row per rule that binds)."""
     import numpy as np
-    import pandas as pd
 
     t = cs.table
-    binding = t["binding"].to_numpy()
+    binding = t["binding"]
     out = []
     budget = cs.scenario.constraints.budget_usd
     for rule in RULES:
@@ -402,25 +400,25 @@ def infeasible_summary(cs: CandidateSet) -> Any:
             continue
         if rule == "speed":
             floor = cs.scenario.constraints.min_decode_tokens_per_s or 0.0
-            short, unit = floor - t["decode_tokens_per_s"].to_numpy()[idx], "tokens/s"
+            short, unit = floor - t["decode_tokens_per_s"][idx], "tokens/s"
         elif rule in _SHORTFALL:
             (a, b), unit = _SHORTFALL[rule]
-            short = t[a].to_numpy()[idx] - t[b].to_numpy()[idx]
+            short = t[a][idx] - t[b][idx]
             if rule == "ram":  # platforms without any RAM configuration: nothing to compare
-                short = np.where(t["dimm_id"].to_numpy()[idx] != "", short, 0)
+                short = np.where(t["dimm_id"][idx] != "", short, 0)
         elif rule == "budget":
-            short, unit = t["capex_usd"].to_numpy()[idx] - (budget or 0.0), "USD"
+            short, unit = t["capex_usd"][idx] - (budget or 0.0), "USD"
         elif rule in ("cards", "tp"):  # cards the binding workload needs (in one node for tp) less those offered
             need = {sw.name: (min(sw.gpus) if rule == "cards" and sw.gpus else min(v.tp for v in sw.variants))
                     for sw in cs.scenario.workloads}
-            wanted = np.array([need.get(w, 0) for w in t["binding_workload"].to_numpy()[idx]], dtype=float)
+            wanted = np.array([need.get(w, 0) for w in t["binding_workload"][idx]], dtype=float)
             col = "cards_total" if rule == "cards" else "cards_per_node"
-            short, unit = wanted - t[col].to_numpy()[idx], "cards"
+            short, unit = wanted - t[col][idx], "cards"
         else:
             short, unit = np.zeros(idx.size), ""
         j = int(np.argmin(short))  # the first of the smallest, in rank order
         r = int(idx[j])
-        row = t.iloc[r]
+        row = t.row(r)
         closest = f"{int(row['cards_per_node'])} x {row['gpu_id']} on {row['platform_id']}"
         if int(row["nodes"]) > 1:
             closest += f" x {int(row['nodes'])} nodes"
@@ -428,7 +426,7 @@ def infeasible_summary(cs: CandidateSet) -> Any:
             closest += f", {int(row['dimm_count'])} x {row['dimm_id']}"
         out.append({"binding": rule, "candidates": int(idx.size), "closest": closest, "shortfall": float(short[j]),
                     "shortfall_unit": unit, "why_not": row["why_not"] or explain_row(cs, r)})
-    return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+    return Table.from_records(out, SUMMARY_COLUMNS)
 
 
 # ----- nothing fits: reasons and suggestions ---------------------------------------------------
@@ -444,7 +442,7 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
     reasons = []
     if len(summary):
         lines.append("Closest miss per constraint:")
-        for _, s in summary.iterrows():
+        for s in summary.records():
             reason = f"{s['binding']} ({s['candidates']:,} candidates): {s['closest']}: {s['why_not']}"
             reasons.append(reason)
             lines.append("  " + reason)
@@ -484,12 +482,12 @@ def _standing_warnings(cs: CandidateSet) -> list[str]:
 def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
     """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
     t = cs.table
-    ok = t[~t["binding"].isin(BUILD_RULES)]
+    ok = ~_among(t["binding"], BUILD_RULES)
     budget = cs.scenario.constraints.budget_usd
     if budget is not None:
         # suggestions are for machines the budget allows: none when no buildable machine is within it
-        ok = ok[ok["capex_usd"] <= budget + 1e-9]
-    ids = set(ok["gpu_id"])
+        ok &= t["capex_usd"] <= budget + 1e-9
+    ids = set(t["gpu_id"][ok].tolist())
     gpus = [g for g in cs.hardware.gpus if g.id in ids]
     h = cs.hardware.headroom
     return sorted(gpus, key=lambda g: (-capacity_bytes(g.cuda_total_bytes, h), g.id))
@@ -498,25 +496,28 @@ def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
 def _why_notes(cs: CandidateSet) -> list[str]:
     """Plain-language causes: the budget when it is what rules out the machines that fit
     everything else, then the causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
+    import numpy as np
+
     t = cs.table
     notes = []
     budget = cs.scenario.constraints.budget_usd
-    over = t[t["binding"] == "budget"]
-    if budget is not None and not over.empty:
-        cheapest = float(over["capex_usd"].min())
-        built = t[~t["binding"].isin(BUILD_RULES)]
-        within = built[built["capex_usd"] <= budget + 1e-9]
-        tail = ("the machines within it miss as listed above" if len(within) else
-                f"no buildable machine is within it (the cheapest costs ${float(built['capex_usd'].min()):,.2f})")
+    binding, capex = t["binding"], t["capex_usd"]
+    over = binding == "budget"
+    if budget is not None and over.any():
+        cheapest = float(capex[over].min())
+        built = ~_among(binding, BUILD_RULES)  # the budget rows among them: never empty here
+        within = built & (capex <= budget + 1e-9)
+        tail = ("the machines within it miss as listed above" if within.any() else
+                f"no buildable machine is within it (the cheapest costs ${float(capex[built].min()):,.2f})")
         notes.append(f"The budget decides: the cheapest machine that meets every other constraint costs "
                      f"${cheapest:,.2f}, ${cheapest - budget:,.2f} over budget_usd ${budget:,.2f}; {tail}.")
-    sub = t[t["binding"] == "vram"]
-    if sub.empty:
+    sub = np.nonzero(binding == "vram")[0]
+    if sub.size == 0:
         return notes
-    i = int((sub["per_gpu_need_bytes"] - sub["gpu_capacity_bytes"]).to_numpy().argmin())
-    row = int(sub.index[i])
+    i = int((t["per_gpu_need_bytes"][sub] - t["gpu_capacity_bytes"][sub]).argmin())
+    row = int(sub[i])
     for w, u in enumerate(cs.usages_of(row)):
-        if u is None or cs.scenario.workloads[w].name != t.loc[row, "binding_workload"]:
+        if u is None or cs.scenario.workloads[w].name != t["binding_workload"][row]:
             continue
         est = u.estimate
         comps = sorted(est.gpu_components(), key=lambda c: -c.bytes)[:4]
@@ -664,14 +665,14 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     gpus = _hw_ok_gpus(cs)
     cons = sc.constraints
     h = cons.vram_headroom
-    rules = set(t["binding"])
+    rules = set(t["binding"].tolist())
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
         many = len(sc.workloads) > 1
         for w, sw in enumerate(sc.workloads):
-            wrows = t[t["binding_workload"] == sw.name]
-            if wrows.empty or "vram" not in set(wrows["binding"]):
+            mine = t["binding_workload"] == sw.name
+            if "vram" not in set(t["binding"][mine].tolist()):
                 continue
             cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
             # of several workloads, one that fits the largest buildable card on some usage already is not
@@ -681,17 +682,19 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             out += [f"{sw.name}: {x}" if many else x
                     for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)]
     if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
-        ok = t[~t["binding"].isin(BUILD_RULES)]
+        import numpy as np
+
+        ok = np.nonzero(~_among(t["binding"], BUILD_RULES))[0]
         if len(ok):
-            most = ok.sort_values(["cards_per_node", "cards_total"], kind="mergesort").iloc[-1]
+            # the last of the most cards per node, then in all (a stable sort, as the table's rank breaks ties)
+            most = t.row(int(ok[np.lexsort((t["cards_total"][ok], t["cards_per_node"][ok]))[-1]]))
             out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
-                       f"x {most['gpu_id']} per node and {int(ok['nodes'].max())} node(s) (raise max_cards or "
+                       f"x {most['gpu_id']} per node and {int(t['nodes'][ok].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
     if "precision" in rules:
         out += _precision_suggestions(cs, catalog)
     if "budget" in rules:
-        over = t[t["binding"] == "budget"]
-        cheapest = float(over["capex_usd"].min())
+        cheapest = float(t["capex_usd"][t["binding"] == "budget"].min())
         out.append(f"raise budget_usd to >= ${cheapest:,.2f} (the cheapest candidate that fits everything else)")
     return out
 
@@ -710,7 +713,7 @@ def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
     """For each feature (bf16, fp8, int8, llamacpp) the workloads need and some refused GPU lacks: the change."""
     from planner.plan.candidates import has_feature, precision_needs
 
-    refused = sorted({str(x) for x in cs.table.loc[cs.table["binding"] == "precision", "gpu_id"]})
+    refused = sorted({str(x) for x in cs.table["gpu_id"][cs.table["binding"] == "precision"].tolist()})
     needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
     out = []
     for feature in needs:
@@ -723,8 +726,16 @@ def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:
     t = cs.table
-    sub = t[(t["gpu_id"] == gpu_id) & ~t["binding"].isin(NODE_RULES)]
-    return int(sub["cards_per_node"].max()) if len(sub) else 1
+    sub = (t["gpu_id"] == gpu_id) & ~_among(t["binding"], NODE_RULES)
+    return int(t["cards_per_node"][sub].max()) if sub.any() else 1
+
+
+def _among(values: Any, names: Sequence[str]) -> Any:
+    """A bool array: which of ``values`` (a text column) are one of ``names``."""
+    import numpy as np
+
+    wanted = set(names)
+    return np.fromiter((v in wanted for v in values.tolist()), dtype=bool, count=len(values))
 
 
 def _fmt(n: int | None) -> str:
@@ -1243,7 +1254,7 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
     sc = cs.scenario
     used: set[str] = set()
     if row is not None:
-        r = cs.table.iloc[row]
+        r = cs.table.row(row)
         used = {x for x in (r["gpu_id"], r["platform_id"], r["dimm_id"], r["nic_id"], r["switch_id"]) if x}
     used |= {sw.model_id for sw in sc.workloads}
     sources = [s._asdict() for s in catalog.sources if s.id in used]

@@ -19,13 +19,17 @@ from typing import Any
 
 from planner.core.atomic import ensure_dir, write_text
 from planner.core.names import safe_stem
+from planner.core.table import Table, as_table
 
 #: Format version of the JSON written here.
 JSON_FORMAT_VERSION = 1
 
 
 def jsonable(value: Any) -> Any:
-    """numpy scalars, tuples, dataclasses and DataFrames as plain JSON values (NaN -> None)."""
+    """numpy scalars, tuples, tables (planner.core.table.Table, pandas DataFrames: a list of row
+    objects) as plain JSON values (NaN -> None)."""
+    if isinstance(value, Table):
+        return [jsonable(r) for r in value.records()]
     if hasattr(value, "to_dict") and hasattr(value, "columns"):
         return [jsonable(r) for r in value.to_dict(orient="records")]
     if isinstance(value, dict):
@@ -87,17 +91,15 @@ def csv_safe_text(value: Any) -> Any:
 
 
 def candidates_csv(table: Any) -> str:
-    """The ranked candidate table as CSV text (columns as in planner.plan.candidates.COLUMNS).
+    """The ranked candidate table (a :class:`planner.core.table.Table` or a pandas DataFrame) as
+    CSV text (columns as in planner.plan.candidates.COLUMNS), as pandas' ``to_csv(index=False)``
+    writes it (:meth:`planner.core.table.Table.to_csv`).
 
     Text cells that start with =, +, -, @, tab or carriage return are prefixed with an
     apostrophe, so names from user files never become formulas when the CSV is opened in a
     spreadsheet; numbers are written as numbers.
     """
-    safe = table.copy()
-    for col in safe.columns:
-        if safe[col].dtype == object or str(safe[col].dtype) in ("string", "str"):
-            safe[col] = safe[col].map(csv_safe_text)
-    return safe.to_csv(index=False, lineterminator="\n")
+    return as_table(table).to_csv(text=csv_safe_text)
 
 
 def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:

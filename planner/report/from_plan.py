@@ -3,7 +3,8 @@
 This module does not import the solver: it reads a :class:`planner.plan.solver.Plan` by its
 documented attributes and turns it into :class:`planner.report.workbook_data.WorkbookData`
 (sizes stay integer bytes, money USD); :func:`plan_references` reads the ``SOURCES.md`` beside
-the plan's catalog files for the Sources sheet. pandas is imported inside the functions.
+the plan's catalog files for the Sources sheet. Its tables are :class:`planner.core.table.Table`
+(no pandas).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from planner.catalog.loader import SourceRef
 from planner.catalog.sources import SourceIndex
+from planner.core.table import Table
 from planner.core.units import GiB
 from planner.plan.quote import STALE_PRICE_MONTHS
 from planner.report.workbook_data import (
@@ -58,14 +60,12 @@ def _machine_text(choice: dict[str, Any]) -> str:
     return text
 
 
-def _infeasible_frame(summary: Any) -> Any:
+def _infeasible_table(summary: Any) -> Any:
     """The solver's per-rule closest-miss table with shortfalls in GiB where they are bytes."""
-    import pandas as pd
-
     if summary is None or len(summary) == 0:
         return summary
     rows = []
-    for r in summary.to_dict(orient="records"):
+    for r in summary.records():
         unit = r.get("shortfall_unit", "")
         value = r.get("shortfall")
         if unit == "bytes" and value is not None:
@@ -73,15 +73,20 @@ def _infeasible_frame(summary: Any) -> Any:
         rows.append({"binding_constraint": r.get("binding", ""), "candidates_excluded": r.get("candidates"),
                      "closest_miss": r.get("closest", ""),
                      "shortfall": value if unit else None, "shortfall_unit": unit, "why_not": r.get("why_not", "")})
-    return pd.DataFrame(rows)
+    return Table.from_records(rows, INFEASIBLE_COLUMNS)
 
 
-def _alternatives_frame(alts: Any) -> Any:
+#: Columns of the workbook's infeasible table (:func:`_infeasible_table`).
+INFEASIBLE_COLUMNS = ("binding_constraint", "candidates_excluded", "closest_miss", "shortfall", "shortfall_unit",
+                      "why_not")
+
+
+def _alternatives_table(alts: Any) -> Any:
     """The solver's alternatives with 'why_lost' before the long 'strategy' text."""
     if alts is None or "strategy" not in getattr(alts, "columns", ()):
         return alts
     cols = [c for c in alts.columns if c != "strategy"] + ["strategy"]
-    return alts[cols]
+    return alts.select(cols)
 
 
 def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
@@ -171,8 +176,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         line_items=tuple(plan.line_items()),
         quote=quote,
         estimates=tuple(plan.estimates),
-        alternatives=_alternatives_frame(plan.alternatives),
-        infeasible=_infeasible_frame(plan.infeasible),
+        alternatives=_alternatives_table(plan.alternatives),
+        infeasible=_infeasible_table(plan.infeasible),
         recipe_definitions=_recipe_definitions(a),
         sources=sources,
         scenario_text=scenario_text,

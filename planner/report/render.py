@@ -67,7 +67,8 @@ def _plain(value: object) -> str:
 
 
 def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[str] = (),
-               width: int | None = None) -> str:
+               width: int | None = None, *, integers: Iterable[str] = (), left: Iterable[str] = (),
+               find_numbers: bool = False) -> str:
     """Rows as a right-aligned text table, laid out as pandas' ``DataFrame.to_string(index=False)``
     lays out the same frame, without importing pandas.
 
@@ -79,18 +80,29 @@ def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[s
         width: the widest a line may be (characters); a table wider than that has its text cells
             wrapped inside their columns (:func:`planner.core.textfit.fit_table`, nothing cut).
             None: as wide as its cells.
+        integers: the columns holding ints: written as they are, their headers with a leading space
+            (pandas' IntArrayFormatter leaves room for a sign).
+        left: text columns whose cells are padded on the right to the longest (a left-aligning
+            ``formatters`` entry of to_string); the header is still right-aligned, as pandas does.
+        find_numbers: when wrapping, let fit_table right-align every column whose cells all read as
+            numbers (as :func:`frame_text` does), instead of only the ``numeric`` ones.
     """
     if not rows:
         return f"Empty DataFrame\nColumns: [{', '.join(columns)}]\nIndex: []"
-    numeric = set(numeric)
+    numeric, integers, left = set(numeric), set(integers), set(left)
     cols, texts = [], []
     for i, name in enumerate(columns):
         cells = [row[i] for row in rows]
         if name in numeric:
             text, head = _float_cells([float(c) for c in cells]), " " + name
+        elif name in integers:
+            text, head = [str(int(c)) for c in cells], " " + name
         else:
             text, head = [_plain(c) for c in cells], name
         texts.append(text)
+        if name in left:
+            pad = max(len(c) for c in text)
+            text = [c.ljust(pad) for c in text]
         w = max(len(head), *(len(c) for c in text))
         cols.append([head.rjust(w)] + [c.rjust(w) for c in text])
     if width is not None and sum(len(col[0]) for col in cols) + len(cols) - 1 > width:
@@ -98,7 +110,7 @@ def text_table(columns: list[str], rows: list[list[object]], numeric: Iterable[s
 
         right = [i for i, name in enumerate(columns) if name in numeric]
         return fit_table(columns, [list(r) for r in zip(*texts)], width,
-                         right=right if numeric else None)
+                         right=None if find_numbers or not numeric else right)
     return "\n".join(" ".join(col[r] for col in cols) for r in range(len(rows) + 1))
 
 
@@ -201,8 +213,6 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     ``width``: the widest a line may be (tables wrap their cells, sentences wrap with a hanging
     indent; :mod:`planner.core.textfit`); None: lines as long as their text (the Markdown report).
     """
-    import pandas as pd
-
     c = plan.choice
     lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {len(plan.candidates):,} candidates, "
              f"{int(plan.candidates['feasible'].sum()):,} feasible.", ""]
@@ -248,30 +258,31 @@ def plan_text(plan: Any, width: int | None = None) -> str:
 
     parts = {i.catalog_id: i.description.split(PARTS_SEPARATOR, 1)[1] for i in plan.line_items()
              if PARTS_SEPARATOR in i.description}
-    items = pd.DataFrame([{"item": i.description.split(PARTS_SEPARATOR, 1)[0], "catalog id": i.catalog_id,
-                           "qty": i.quantity, "unit price (USD)": f"{i.unit_price_usd:,.2f}",
-                           "total (USD)": f"{i.total_usd:,.2f}", "price kind": i.price_kind,
-                           "condition": i.condition, "as of": i.as_of}
-                          for i in plan.line_items()])
-    with pd.option_context("display.width", 200, "display.max_colwidth", 80, "display.max_columns", 20):
-        lines.append("Line items:")
-        wide = max((len(x) for x in items["item"]), default=4)
-        lines.append(frame_text(items, width, formatters={"item": lambda x: f"{x:<{wide}}"}))
-        for cid, text in parts.items():
-            lines.append(f"  {cid} priced as: {text}")
-        if len(plan.alternatives):
-            a = plan.alternatives
-            alt = pd.DataFrame({
-                "GPU": a["gpu_id"], "platform": a["platform_id"], "cards/node": a["cards_per_node"],
-                "nodes": a["nodes"], "RAM (GiB)": (a["ram_bytes"] / 2**30).round(0).astype(int),
-                "price (USD)": a["capex_usd"].map(lambda x: f"{x:,.2f}"),
-                "time/job (h)": a["hours_per_job"].map(lambda x: "" if x != x else f"{x:,.3f}"),
-                "cost/job (USD)": a["usd_per_job"].map(lambda x: "" if x != x else f"{x:,.2f}"),
-                "need/GPU (GiB)": (a["per_gpu_need_bytes"] / 2**30).round(2),
-                "capacity (GiB)": (a["gpu_capacity_bytes"] / 2**30).round(2), "why it lost": a["why_lost"]})
-            lines.append("")
-            lines.append("Alternatives:")
-            lines.append(frame_text(alt, width))
+    # the tables as pandas' to_string(index=False) lays them out (text_table), without pandas
+    item_cols = ["item", "catalog id", "qty", "unit price (USD)", "total (USD)", "price kind", "condition", "as of"]
+    item_rows = [[i.description.split(PARTS_SEPARATOR, 1)[0], i.catalog_id, i.quantity, f"{i.unit_price_usd:,.2f}",
+                  f"{i.total_usd:,.2f}", i.price_kind, i.condition, i.as_of] for i in plan.line_items()]
+    lines.append("Line items:")
+    lines.append(text_table(item_cols, item_rows, width=width, integers={"qty"}, left={"item"}, find_numbers=True))
+    for cid, text in parts.items():
+        lines.append(f"  {cid} priced as: {text}")
+    if len(plan.alternatives):
+        alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "price (USD)", "time/job (h)",
+                    "cost/job (USD)", "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
+        import numpy as np
+
+        a = plan.alternatives
+        gib = {k: np.round(a[k] / 2**30, 2).tolist() for k in ("per_gpu_need_bytes", "gpu_capacity_bytes")}
+        alt_rows = [[r["gpu_id"], r["platform_id"], r["cards_per_node"], r["nodes"], ram, f"{r['capex_usd']:,.2f}",
+                     "" if r["hours_per_job"] != r["hours_per_job"] else f"{r['hours_per_job']:,.3f}",
+                     "" if r["usd_per_job"] != r["usd_per_job"] else f"{r['usd_per_job']:,.2f}", need, cap,
+                     r["why_lost"]]
+                    for r, ram, need, cap in zip(a.records(), np.round(a["ram_bytes"] / 2**30, 0).astype(int).tolist(),
+                                                 gib["per_gpu_need_bytes"], gib["gpu_capacity_bytes"])]
+        lines.append("")
+        lines.append("Alternatives:")
+        lines.append(text_table(alt_cols, alt_rows, {"need/GPU (GiB)", "capacity (GiB)"}, width,
+                                integers={"cards/node", "nodes", "RAM (GiB)"}, find_numbers=True))
     if plan.warnings:
         lines.append("")
         lines.append("Warnings:")

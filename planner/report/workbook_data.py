@@ -341,8 +341,8 @@ class WorkbookData:
     line_items: tuple[LineItem, ...]
     quote: QuoteSettings
     estimates: tuple[Estimate, ...] = ()
-    alternatives: Any = None  # pandas.DataFrame or None
-    infeasible: Any = None  # pandas.DataFrame or None
+    alternatives: Any = None  # planner.core.table.Table or None
+    infeasible: Any = None  # planner.core.table.Table or None
     recipe_definitions: tuple[tuple[str, str], ...] = ()
     sources: tuple[SourceRef, ...] = ()
     scenario_text: str = ""

@@ -1,7 +1,7 @@
 """The Alternatives sheet: the ranked runners-up and the infeasible candidates.
 
 Both tables as the solver gives them (:class:`planner.plan.solver.Plan`'s ``alternatives`` and, per
-rule, the closest misses of ``infeasible``), one column per frame column, headed in words
+rule, the closest misses of ``infeasible``), one column per table column, headed in words
 (:func:`column_header`: 'gpu_id' -> 'GPU'; a unit suffix gives the header its unit, ``_bytes``
 shown in GiB (2**30 bytes), ``_usd`` as money); a column without any figure is left out. A
 shortfall is a number whose format carries its unit (``#,##0.00 "GiB"``), not a number beside a
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from planner.core.table import Table, as_table
 from planner.core.units import GiB
 from planner.report.cells import (
     GIB_FORMAT,
@@ -53,7 +54,7 @@ _DEFAULT_CAP = 30
 
 
 def column_header(name: str) -> tuple[str, str | None, float]:
-    """(header in words, number format, divisor) for a DataFrame column named with its unit suffix:
+    """(header in words, number format, divisor) for a table column named with its unit suffix:
     'ram_bytes' -> ('RAM (GiB)', '#,##0.00', 2**30), 'capex_usd' -> ('Capex (USD)', USD, 1)."""
     base = str(name)
     if base in SPECIAL:
@@ -76,13 +77,17 @@ def _words(name: str) -> str:
     return " ".join([first[:1].upper() + first[1:]] + words[1:])
 
 
-def _with_figures(df: Any) -> Any:
-    """``df`` without its columns that hold no figure at all (every value missing)."""
-    empty = [c for c in df.columns if df[c].isna().all()]
-    return df.drop(columns=empty) if empty and len(empty) < len(df.columns) else df
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
-def _cells(df: Any) -> tuple[list[tuple[str, str | None, float]], list[list[tuple[Any, str | None]]]]:
+def _with_figures(t: Table) -> Table:
+    """``t`` without its columns that hold no figure at all (every value missing: None or NaN)."""
+    empty = [c for c in t.columns if all(_missing(v) for v in t[c].tolist())]
+    return t.without(empty) if empty and len(empty) < len(t.columns) else t
+
+
+def _cells(df: Table) -> tuple[list[tuple[str, str | None, float]], list[list[tuple[Any, str | None]]]]:
     """The headers and, per row, (value, number format) of each shown column: 'shortfall' takes its
     row's 'shortfall_unit' into the number format, and the unit column is not shown."""
     cols = list(df.columns)
@@ -90,7 +95,7 @@ def _cells(df: Any) -> tuple[list[tuple[str, str | None, float]], list[list[tupl
     shown = [c for c in cols if c != unit_col]
     specs = [column_header(c) for c in shown]
     rows = []
-    for record in df.itertuples(index=False, name=None):
+    for record in df.rows():
         values = dict(zip(cols, record))
         out = []
         for c, (_, fmt, div) in zip(shown, specs):
@@ -109,8 +114,8 @@ def _cells(df: Any) -> tuple[list[tuple[str, str | None, float]], list[list[tupl
     return specs, rows
 
 
-def _write_frame(ws: Worksheet, row: int, df, empty_text: str) -> int:
-    """Write a DataFrame with headers in words from ``row``, one sheet column per frame column;
+def _write_frame(ws: Worksheet, row: int, df: Table | None, empty_text: str) -> int:
+    """Write a table with headers in words from ``row``, one sheet column per table column;
     return the next free row."""
     if df is None or len(df) == 0:
         put_text(ws, row, 1, empty_text)
@@ -144,8 +149,8 @@ def _spans(ws: Worksheet, wanted: list[float], last_col: int) -> list[tuple[int,
     return spans
 
 
-def _write_spanned(ws: Worksheet, row: int, df, empty_text: str, last_col: int) -> int:
-    """Write a DataFrame from ``row`` with each column merged over the sheet columns
+def _write_spanned(ws: Worksheet, row: int, df: Table | None, empty_text: str, last_col: int) -> int:
+    """Write a table from ``row`` with each column merged over the sheet columns
     :func:`_spans` gives it (the columns already have their widths); return the last row."""
     if df is None or len(df) == 0:
         put_text(ws, row, 1, empty_text)
@@ -193,9 +198,7 @@ def _numbered_alternatives(df: Any) -> Any:
     :data:`SOLVER_RANK_HEADER`; unchanged when there is no 'rank' column."""
     if df is None or len(df) == 0 or "rank" not in df.columns:
         return df
-    out = df.rename(columns={"rank": SOLVER_RANK_HEADER})
-    out.insert(0, "#", list(range(1, len(out) + 1)))
-    return out
+    return df.renamed({"rank": SOLVER_RANK_HEADER}).with_first("#", list(range(1, len(df) + 1)))
 
 
 def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
@@ -203,8 +206,9 @@ def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
     from openpyxl.utils import get_column_letter
 
     title(ws, 1, "Ranked alternatives (feasible, not chosen)")
-    alts = _numbered_alternatives(data.alternatives)
-    numbered = alts is not data.alternatives
+    given = as_table(data.alternatives)
+    alts = _numbered_alternatives(given)
+    numbered = alts is not given
     header_row = 3 if numbered else 2
     end = _write_frame(ws, header_row, alts, "No feasible alternative: the chosen configuration is the only one.")
     ws.freeze_panes = f"A{header_row + 1}"
@@ -222,7 +226,7 @@ def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
         put_sentence(ws, 2, 1, ALTERNATIVES_NOTE, n_cols)
     row = end + 1
     title(ws, row, "Infeasible candidates, with the binding constraint")
-    _write_spanned(ws, row + 1, data.infeasible, "No infeasible candidate.", n_cols)
+    _write_spanned(ws, row + 1, as_table(data.infeasible), "No infeasible candidate.", n_cols)
     fit_columns(ws, cap=_DEFAULT_CAP, wrap_cols=[get_column_letter(c) for c in range(1, n_cols + 1)],
                 wrap_from=header_row,
                 fixed={get_column_letter(c): ws.column_dimensions[get_column_letter(c)].width

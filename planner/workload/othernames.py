@@ -327,14 +327,17 @@ def explainer(where: str) -> Callable[[str, Any], tuple[str, str | None] | None]
 
     A workload's name is looked up for its task, then for either task ('workload'), then for the
     other task (the message then says the planner's key is an option of that task).
+
+    The table is built when the first unknown key is explained, not before: an entry without
+    one (nearly every entry) costs nothing here.
     """
-    rows = other_names()
-    table: dict[tuple[str, str], OtherName] = {(r.where, r.name): r for r in rows}
+    table: dict[tuple[str, str], OtherName] = {}
     other = {"train": "infer", "infer": "train"}.get(where)
     if where == "scenario":
         return _top_level(table)
 
     def explain(name: str, value: Any) -> tuple[str, str | None] | None:
+        _fill(table)
         row = table.get((where, name)) or (table.get(("workload", name)) if other else None)
         if row is not None:
             return describe(row, value)
@@ -345,11 +348,18 @@ def explainer(where: str) -> Callable[[str, Any], tuple[str, str | None] | None]
     return explain
 
 
-def _top_level(table: Mapping[tuple[str, str], OtherName]) -> Callable[[str, Any], tuple[str, str | None] | None]:
+def _fill(table: dict[tuple[str, str], OtherName]) -> None:
+    """Fill an explainer's empty ``table`` with every row, by (where, name)."""
+    if not table:
+        table.update({(r.where, r.name): r for r in other_names()})
+
+
+def _top_level(table: dict[tuple[str, str], OtherName]) -> Callable[[str, Any], tuple[str, str | None] | None]:
     """A workload's name from another tool at a scenario's top level: the planner's workload key, to
-    indent under an entry of ``workloads:``."""
+    indent under an entry of ``workloads:`` (``table`` is filled on the first call)."""
 
     def explain(name: str, value: Any) -> tuple[str, str | None] | None:
+        _fill(table)
         row = next((table[(w, name)] for w in ("train", "infer", "workload") if (w, name) in table), None)
         if row is None or row.key is None:
             return None

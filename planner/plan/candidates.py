@@ -372,21 +372,27 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                     if card is not None:
                         w = with_serve_defaults(w, large_card=card == "large")
                     est = estimate(w, overheads)
-                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None)
+                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
+                           est.per_gpu_total_bytes, est.host_total_bytes)
                     cache[key] = hit
-                w, est, needs, decode = hit
+                w, est, needs, decode, need_bytes, host_bytes = hit
                 if w.name != name:  # the same workload under another name
                     w, est = replace(w, name=name), replace(est, workload_name=name)
-                label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
-                if sw.task == "train" and gpn < g:
-                    label += f" ({gpn} per node)"
-                label += v.solver_note()
-                if card is not None:
-                    label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
-                              f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
-                              f"{w.infer.max_num_seqs:,} sequences)")
-                out.append(Usage(index, vi, g, gpn, tp, w, est, est.per_gpu_total_bytes, est.host_total_bytes,
-                                 est.offload, needs, label, card, decode))
+                # the label depends on the variant as written (and which keys the solver chose), not its name
+                label_key = ("label", key, v.solver_keys)
+                label = cache.get(label_key)
+                if label is None:
+                    label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                    if sw.task == "train" and gpn < g:
+                        label += f" ({gpn} per node)"
+                    label += v.solver_note()
+                    if card is not None:
+                        label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
+                                  f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
+                                  f"{w.infer.max_num_seqs:,} sequences)")
+                    cache[label_key] = label
+                out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
+                                 card, decode))
     return out
 
 

@@ -13,10 +13,10 @@ than the pure-Python one) when PyYAML was built with it. A plain document (no an
 tags, merge keys: every catalog file) is built straight from the parser's events
 (:func:`_build_from_events`, no node objects); any other goes through libyaml's composer, whose
 nodes carry the same line marks, and PyYAML's constructors. When the C parser refuses a
-document, or anything fails after it, the
-document is read again with the pure-Python parser, whose message is the one reported: the
-messages and line numbers are those of the pure-Python loader, with or without libyaml. Without
-libyaml (``yaml.__with_libyaml__`` false) the pure-Python loader is used throughout.
+document, or anything fails after it, the document is read again with the pure-Python parser,
+whose message is the one reported: the messages and line numbers are those of the pure-Python
+loader, with or without libyaml. Without libyaml (``yaml.__with_libyaml__`` false) the
+pure-Python loader is used throughout.
 """
 
 from __future__ import annotations

@@ -320,13 +320,13 @@ class _Store:
                 self._read_entry(kind, item, overlay=overlay, ids_in_file=ids_in_file)
 
     def _read_entry(self, kind: str, e: Entry, *, overlay: bool, ids_in_file: dict[str, int | None]) -> None:
-        fields = KINDS[kind].schema()
+        spec = KINDS[kind]
+        fields = spec.schema()
         raw_id = e.data.get("id")
         if isinstance(raw_id, str) and ID_PATTERN.match(raw_id):
             # messages name the entry by its place in the file and its id: 'gpus[3] (rtx-4090).memory'
             e.path = f"{e.path} ({raw_id})"
-        allowed = list(fields) + (["remove"] if overlay else [])
-        e.check_keys(allowed, required=("id",))
+        e.check_keys((*spec.keys, "remove") if overlay else spec.keys, required=("id",))
         entry_id = read_id(e, "id")
         if entry_id in ids_in_file:
             first = ids_in_file[entry_id]
@@ -344,7 +344,7 @@ class _Store:
             return
         parsed = Parsed(kind=kind, id=entry_id, entry=e)
         self._parse_keys(parsed, e, fields)
-        missing = [k for k, f in fields.items() if f.required and k not in parsed.values]
+        missing = [k for k in spec.required if k not in parsed.values]
         if missing:
             hint = None
             if overlay:
@@ -365,7 +365,7 @@ class _Store:
         del table[entry_id]
         self.removed[kind][entry_id] = e
 
-    def _replace(self, kind: str, existing: Parsed, e: Entry, fields: dict[str, Field]) -> None:
+    def _replace(self, kind: str, existing: Parsed, e: Entry, fields: Mapping[str, Field]) -> None:
         """An overlay entry with a shipped id replaces it key by key; a changed price must come with its
         own provenance (:func:`_check_overlay_prices`)."""
         _check_overlay_prices(e, existing, fields)
@@ -393,7 +393,7 @@ class _Store:
         existing.entry = e
 
     @staticmethod
-    def _parse_keys(parsed: Parsed, e: Entry, fields: dict[str, Field]) -> None:
+    def _parse_keys(parsed: Parsed, e: Entry, fields: Mapping[str, Field]) -> None:
         for key in e.data:
             if key == "remove":
                 continue
@@ -462,7 +462,7 @@ class _Store:
         )
 
 
-def _check_overlay_prices(e: Entry, existing: Parsed, fields: dict[str, Field]) -> None:
+def _check_overlay_prices(e: Entry, existing: Parsed, fields: Mapping[str, Field]) -> None:
     """An overlay entry that changes a shipped one keeps one source, date and price_kind per entry:
     a changed price gives its own source, as_of and price_kind and restates every other price; a new
     source, date or kind without a new price is refused. A ``prices:`` list carries a source, date

@@ -17,6 +17,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
 from planner.core.errors import CatalogError
@@ -379,14 +381,36 @@ class Kind:
     warnings: Callable[[Parsed], list[CatalogWarning]] | None = None
     extra: Callable[[Parsed], dict[str, Any]] | None = None
 
-    def schema(self) -> dict[str, Field]:
-        """Every key an entry of this list takes: ``id`` first, the list's own, then the common ones."""
-        return {"id": COMMON["id"], **self.fields, **COMMON}
+    def schema(self) -> Mapping[str, Field]:
+        """Every key an entry of this list takes: ``id`` first, the list's own, then the common ones.
+
+        One read-only mapping, made on first use (the loader asks for it for every entry).
+        """
+        return self._schema
+
+    @cached_property
+    def _schema(self) -> Mapping[str, Field]:
+        return MappingProxyType({"id": COMMON["id"], **self.fields, **COMMON})
+
+    @cached_property
+    def keys(self) -> tuple[str, ...]:
+        """The keys of :meth:`schema`, in its order (what ``Entry.check_keys`` allows)."""
+        return tuple(self._schema)
+
+    @cached_property
+    def required(self) -> tuple[str, ...]:
+        """The keys of :meth:`schema` an entry must give, in its order."""
+        return tuple(k for k, f in self._schema.items() if f.required)
+
+    @cached_property
+    def _attrs(self) -> Mapping[str, str]:
+        """key -> the record attribute it fills."""
+        return MappingProxyType({k: f.attr or k for k, f in self._schema.items()})
 
     def build(self, p: Parsed) -> Any:
         """The frozen record of a merged, checked entry."""
-        fields = self.schema()
-        kwargs = {(fields[k].attr or k): value for k, value in p.values.items()}
+        attrs = self._attrs
+        kwargs = {attrs[k]: value for k, value in p.values.items()}
         if self.extra is not None:
             kwargs.update(self.extra(p))
         return self.record(**kwargs)

@@ -79,7 +79,8 @@ class Entry:
                 value, the (problem, hint) to report, or None for the close matches (a name another
                 tool gives the key, planner.workload.othernames).
         """
-        allowed = list(allowed)
+        if type(allowed) is not tuple:  # a tuple (a catalog list's keys, computed once) is used as it is
+            allowed = list(allowed)
         for key in self.data:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
@@ -153,7 +154,8 @@ class Entry:
                 raise self.error(f"must be one of the choices, not {_kind(value)}", key,
                                  "Valid: " + ", ".join(map(str, choices)) + ".")
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
-        self._check_shown(key, value, multiline)
+        if not value.isprintable():  # every unsafe character is unprintable: most texts need no search
+            self._check_shown(key, value, multiline)
         if choices is not None:
             if value not in choices:
                 raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
@@ -185,7 +187,7 @@ class Entry:
         lines = getattr(value, "lines", [])
         for i, v in enumerate(value):
             bad = not isinstance(v, str) or not v.strip()
-            why = None if bad else unsafe_problem(v)
+            why = None if bad or v.isprintable() else unsafe_problem(v)  # printable: nothing unsafe
             if bad or why:
                 line = lines[i] if i < len(lines) else self.line_of(key)
                 raise self.error_cls(why or f"must be a name (text), not {_item_kind(v)}", file=self.file,
@@ -198,6 +200,12 @@ class Entry:
         return list(value)
 
     def _check_shown(self, key: str, value: str, multiline: bool) -> None:
+        """Refuse a text holding a character :func:`planner.core.names.unsafe_char` finds.
+
+        Callers may skip a text for which ``str.isprintable()`` is true: every character it finds
+        (categories Cc, Zl, Zp, and the bidirectional controls, category Cf) is unprintable, which
+        tests/test_catalog_speed.py checks.
+        """
         why = unsafe_problem(value, newlines=multiline)
         if why:
             raise self.error(why, key, _SHOWN_HINT)

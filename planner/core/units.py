@@ -109,7 +109,10 @@ def parse_rate(text: object) -> float:
     number, unit = m.groups()
     if unit not in _SIZE_UNITS:
         raise UnitError(f"unknown rate unit {unit!r}/s in {text!r}; use e.g. GB/s, GiB/s or Gb/s")
-    return float(Fraction(_number(number)) * _SIZE_UNITS[unit])
+    factor = _SIZE_UNITS[unit]
+    if number.isdigit():  # '900 GB/s': int / int is correctly rounded, as float(Fraction) is (the same value)
+        return int(number) * factor.numerator / factor.denominator
+    return float(Fraction(_number(number)) * factor)
 
 
 def bytes_for(count: int, dtype: str) -> int:

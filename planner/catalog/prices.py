@@ -125,6 +125,16 @@ def legacy_price(usd: float | None, kind: str | None, *, as_of: str, source: str
     return (Price(float(usd), kind, as_of, source, default_condition(kind)),)
 
 
+#: The keys a ``prices:`` item must give, and the hint for each one's absence (made once, not per item).
+_REQUIRED_ITEM_KEYS = ("usd", "kind", "as_of", "source")
+_REQUIRED_ITEM_HINTS = {
+    "usd": "Add usd: the price of one unit in US dollars.",
+    "kind": "Add kind: " + ", ".join(PRICE_KINDS) + ".",
+    "as_of": "Add as_of: the date the price was observed, YYYY-MM-DD or YYYY-MM.",
+    "source": "Add source: where the price comes from (a REF: id of SOURCES.md or a URL).",
+}
+
+
 def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
     """The ``prices:`` list of entry ``e`` (key ``k``), validated (see the module docstring)."""
     items = e.children(k)
@@ -134,12 +144,7 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
     out: list[Price] = []
     seen: dict[tuple[str, str, str], int] = {}
     for i, it in enumerate(items):
-        it.check_keys(PRICE_ITEM_KEYS, required=("usd", "kind", "as_of", "source"), hints={
-            "usd": "Add usd: the price of one unit in US dollars.",
-            "kind": "Add kind: " + ", ".join(PRICE_KINDS) + ".",
-            "as_of": "Add as_of: the date the price was observed, YYYY-MM-DD or YYYY-MM.",
-            "source": "Add source: where the price comes from (a REF: id of SOURCES.md or a URL).",
-        })
+        it.check_keys(PRICE_ITEM_KEYS, required=_REQUIRED_ITEM_KEYS, hints=_REQUIRED_ITEM_HINTS)
         if it.raw("usd") == 0:
             raise it.error("is 0", "usd", _ZERO_HINT)
         usd = it.number("usd", min=0, max=max_usd, min_exclusive=True)

@@ -125,8 +125,9 @@ class Entry:
                              "Start each entry with '- ' on its own line." if isinstance(value, Mapping) else None)
         out = []
         lines = getattr(value, "lines", [])
+        where = self.key_path(key)  # once for the list, not per item
         for i, item in enumerate(value):
-            path = f"{self.key_path(key)}[{i}]"
+            path = f"{where}[{i}]"
             line = lines[i] if i < len(lines) else self.line_of(key)
             if not isinstance(item, Mapping):
                 raise self.error_cls(

@@ -86,6 +86,21 @@ def test_max_num_seqs_needs_the_vllm_engine():
     assert "max_num_seqs is a vLLM setting" in str(err.value)
 
 
+def test_fewer_batched_tokens_than_sequences_is_refused_as_vllm_refuses_it():
+    # vllm/config/scheduler.py SchedulerConfig._verify_args: "max_num_batched_tokens (64) must be
+    # greater than or equal to max_num_seqs (256)": vllm serve does not start, so nothing is sized
+    from planner.core.errors import InputError
+
+    arch = catalog_arch("llama-3.1-8b")
+    with pytest.raises(InputError) as err:
+        workload(arch, task="infer", engine="vllm", max_num_batched_tokens=64, max_num_seqs=256)
+    text = str(err.value)
+    assert "max_num_batched_tokens 64 is below max_num_seqs 256: vllm serve refuses to start" in text
+    assert "Give max_num_batched_tokens: 256 or more, or max_num_seqs: 64 or fewer." in text
+    # equal is what vLLM accepts
+    assert workload(arch, task="infer", engine="vllm", max_num_batched_tokens=256, max_num_seqs=256).infer is not None
+
+
 def test_estimate_cli_prints_the_budget_terms():
     # planner estimate --engine vllm --gpu h100-sxm: the catalog's CUDA total for the H100
     # (81,117 MiB, from vLLM's own log) and vllm serve's large-card defaults (8192 tokens, 1024

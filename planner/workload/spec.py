@@ -1254,6 +1254,14 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if engine != "vllm" and "max_num_seqs" in entry.data:
         raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
                           "Set engine: vllm, or remove it.")
+    if engine == "vllm" and mnbt is not None and max_seqs is not None and mnbt < max_seqs:
+        # vLLM's SchedulerConfig refuses this at start-up (vllm/config/scheduler.py, _verify_args:
+        # "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"): every
+        # scheduled sequence takes at least one token of the step's budget
+        raise entry.error(f"max_num_batched_tokens {mnbt:,} is below max_num_seqs {max_seqs:,}: vllm serve refuses "
+                          "to start (each sequence of a step takes at least one of its batched tokens)",
+                          "max_num_batched_tokens",
+                          f"Give max_num_batched_tokens: {max_seqs} or more, or max_num_seqs: {mnbt} or fewer.")
     if max_seqs is not None and concurrency > max_seqs:
         warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
                         f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")

@@ -82,6 +82,20 @@ def test_left_out_training_keys_are_the_solvers_and_the_plan_names_them():
     assert all(not v.solver_keys for v in sw.variants)
 
 
+def test_a_left_out_key_with_one_valid_value_is_not_called_the_solvers_choice():
+    # ZeRO-Offload runs only adamw and lion on the CPU (planner.workload.spec): with adafactor only
+    # offload_optimizer: false is valid, so the solver chose nothing there; zero and checkpointing it did
+    cat = tiny_catalog(gpus=[gpu(memory_gib=24)], platforms=[platform()])
+    (sw,) = scen(cat, train_workload(optimizer="adafactor")).workloads
+    assert {dict(v.choices)["offload_optimizer"] for v in sw.variants} == {False}
+    assert all(v.solver_keys == ("zero", "checkpointing") for v in sw.variants)
+    note = sw.variants[0].solver_note()
+    assert note.startswith("; solver chose zero: ") and "offload_optimizer" not in note
+    # with adamw both offload values run: the key stays the solver's
+    (sw2,) = scen(cat, train_workload(optimizer="adamw")).workloads
+    assert "offload_optimizer" in sw2.variants[0].solver_keys
+
+
 def test_fit_names_settings_that_estimate_confirms_fit():
     # QLoRA of Llama-2-70B at ZeRO-3 on one RTX 4090 does not fit; each suggestion names its GPU count and
     # keys: estimate with those keys must give the need the suggestion states, within the card's capacity

@@ -841,6 +841,12 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     if not variants:
         assert single_error is not None
         raise single_error
+    # a left-out key with one valid value was not the solver's choice: only that value runs
+    # (QLoRA has no ZeRO stage or offload to choose from), so the strategy does not say it chose it
+    taken = {k: {dict(v.choices).get(k) for v in variants} for k in unpinned}
+    chosen = tuple(k for k in unpinned if len(taken[k]) > 1)
+    if chosen != unpinned:
+        variants = [replace(v, solver_keys=chosen) for v in variants]
     for key, values, is_auto in choices:
         if is_auto:
             continue

@@ -171,7 +171,9 @@ def test_vllm_sequences_are_the_largest_concurrency_that_fits(arch, context, bat
         # gpu_memory_utilization 0.5: vLLM's usable share is exact in integers (no float rounding).
         w = workload_from_mapping({"model": "m", "task": "infer", "engine": "vllm", "context": context,
                                    "concurrency": concurrency, "max_num_batched_tokens": batched,
-                                   "max_num_seqs": 1024, "gpu_memory_utilization": 0.5, "sliding_window": window},
+                                   # vllm serve refuses fewer batched tokens than sequences
+                                   "max_num_seqs": min(1024, batched), "gpu_memory_utilization": 0.5,
+                                   "sliding_window": window},
                                   lambda n, e: (n, "test", arch))
         return w, estimate(w)
 

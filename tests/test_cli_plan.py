@@ -454,3 +454,17 @@ def test_plan_reads_each_sources_file_once(runner, tmp_path, monkeypatch):
     assert "REF:NOPE-404 (rtx-3060-12gb)" in r.output
     assert (out / "qlora-7b-12gb.xlsx").is_file()
     assert sorted(read) == sorted([overlay / "SOURCES.md", ROOT / "catalog" / "SOURCES.md"])
+
+
+def test_the_alternatives_text_tells_every_row_apart():
+    # ft-7b-workstation's 40 runners-up hold two machines of the same GPU, platform, cards and RAM size
+    # that differ in their DIMMs (and price): the text table shows the DIMM count and id, so no two rows
+    # read the same (they did without them)
+    from planner.api import plan
+    from planner.report.render import plan_text
+
+    text = plan_text(plan(str(ROOT / "scenarios" / "ft-7b-workstation.yaml"), top=40).plan)
+    table = text.split("Alternatives:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert table[0].split()[:8] == ["GPU", "platform", "cards/node", "nodes", "RAM", "(GiB)", "DIMMs", "DIMM"]
+    rows = table[1:]
+    assert len(rows) == 40 and len(set(rows)) == 40

@@ -267,13 +267,15 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     for cid, text in parts.items():
         lines.append(f"  {cid} priced as: {text}")
     if len(plan.alternatives):
-        alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "price (USD)", "time/job (h)",
-                    "cost/job (USD)", "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
+        # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
+        alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "DIMMs", "DIMM", "price (USD)",
+                    "time/job (h)", "cost/job (USD)", "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
         import numpy as np
 
         a = plan.alternatives
         gib = {k: np.round(a[k] / 2**30, 2).tolist() for k in ("per_gpu_need_bytes", "gpu_capacity_bytes")}
-        alt_rows = [[r["gpu_id"], r["platform_id"], r["cards_per_node"], r["nodes"], ram, f"{r['capex_usd']:,.2f}",
+        alt_rows = [[r["gpu_id"], r["platform_id"], r["cards_per_node"], r["nodes"], ram,
+                     r["dimm_count"] if r["dimm_id"] else "", r["dimm_id"], f"{r['capex_usd']:,.2f}",
                      "" if r["hours_per_job"] != r["hours_per_job"] else f"{r['hours_per_job']:,.3f}",
                      "" if r["usd_per_job"] != r["usd_per_job"] else f"{r['usd_per_job']:,.2f}", need, cap,
                      r["why_lost"]]

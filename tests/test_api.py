@@ -164,6 +164,24 @@ def test_an_unknown_keyword_is_a_type_error_naming_the_close_match():
     assert str(err) == "estimate() got an unexpected keyword argument 'micro_bach'. Did you mean 'micro_batch'?"
 
 
+def test_another_tools_keyword_names_the_planners_as_the_command_does(cli):
+    # per_device_train_batch_size is Hugging Face TrainingArguments' name (planner.workload.othernames);
+    # close matches alone suggested nothing useful (batch_size read as 'dataset_size')
+    from planner import estimate, fit
+
+    with pytest.raises(UnknownKeywordError) as info:
+        estimate(model="llama-2-7b", task="train", per_device_train_batch_size=2, catalog=_shipped())
+    with pytest.raises(UnknownKeywordError) as fit_info:
+        fit(model="llama-2-7b", task="train", gpu="rtx-4090", gradient_accumulation_steps=8, catalog=_shipped())
+    assert str(info.value) == ("estimate() got an unexpected keyword argument 'per_device_train_batch_size'. "
+                               "'per_device_train_batch_size' is another tool's name (the name in Hugging Face "
+                               "TrainingArguments); the planner's keyword is 'micro_batch'.")
+    assert "the planner's keyword is 'grad_accum'" in str(fit_info.value)
+    # the command says the same of its option
+    code, _, err = cli("estimate", "--model", "llama-2-7b", "--per-device-train-batch-size", "2")
+    assert code == 2 and "the planner's option is '--micro-batch'" in err
+
+
 def test_a_bad_value_is_the_error_the_command_prints(cli):
     from planner import estimate
 

@@ -42,14 +42,19 @@ def workload_keys() -> tuple[str, ...]:
 def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) -> None:
     """Refuse a keyword argument ``function`` does not take, naming its close matches.
 
+    Another tool's name for one of the keywords (``batch_size``, ``per_device_train_batch_size``)
+    gets the planner's keyword as the hint (planner.workload.othernames), before close matches.
+
     Raises:
         UnknownKeywordError: the first unknown name (an InputError and a TypeError).
     """
     allowed = list(allowed)
     for name in given:
         if name not in allowed:
-            hint = did_you_mean(name, allowed)
-            if hint is None or not hint.startswith("Did you mean"):
+            from planner.workload.othernames import keyword_hint  # another tool's name: batch_size
+
+            hint = keyword_hint(name, set(allowed).__contains__) or did_you_mean(name, allowed)
+            if hint is None or not hint.startswith(("Did you mean", repr(name))):
                 hint = f"See help(planner.{function}) for the keywords it takes."
             raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}", hint=hint)
 

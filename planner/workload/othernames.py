@@ -370,6 +370,25 @@ def _top_level(table: dict[tuple[str, str], OtherName]) -> Callable[[str, Any], 
     return explain
 
 
+def _planner_names(name: str, takes: Callable[[str], bool]) -> tuple[str, dict[str, list[OtherName]]]:
+    """(' (the name in <tools>)' or '', the planner's keys for another tool's ``name`` -> the rows
+    naming them) among the keys ``takes`` accepts (a workload's names, not a scenario's constraints)."""
+    found: dict[str, list[OtherName]] = {}
+    for r in other_names():
+        if r.name == name and r.key is not None and r.where != "constraints" and takes(r.key):
+            found.setdefault(r.key, []).append(r)
+    tools = [r.tools for rs in found.values() for r in rs if r.tools]
+    return (f" (the name in {' and '.join(dict.fromkeys(tools))})" if tools else ""), found
+
+
+def _theirs(found: dict[str, list[OtherName]], spell: Callable[[str], str]) -> str:
+    """The planner's names for ``found`` as a reader writes them: one, or each with its task."""
+    if len(found) == 1:
+        return spell(next(iter(found)))
+    return " or ".join(f"{spell(k)} ({' or '.join(dict.fromkeys('task ' + r.where for r in rs))})"
+                       for k, rs in found.items())
+
+
 def option_hint(option: str, takes: Callable[[str], bool]) -> str | None:
     """For a command-line option the command does not take (``--batch-size``): whose name it is and
     the planner's option (``--micro-batch``), or None.
@@ -378,21 +397,25 @@ def option_hint(option: str, takes: Callable[[str], bool]) -> str | None:
         option: as typed, '--batch-size'.
         takes: whether the command has an option ('--micro-batch').
     """
-    name = option.lstrip("-").replace("-", "_")
-    found: dict[str, list[OtherName]] = {}
-    for r in other_names():
-        if r.name == name and r.key is not None and r.where != "constraints" and takes("--" + r.key.replace("_", "-")):
-            found.setdefault(r.key, []).append(r)
+    whose, found = _planner_names(option.lstrip("-").replace("-", "_"), lambda k: takes("--" + k.replace("_", "-")))
     if not found:
         return None
-    tools = [r.tools for rs in found.values() for r in rs if r.tools]
-    whose = f" (the name in {' and '.join(dict.fromkeys(tools))})" if tools else ""
-    if len(found) == 1:
-        key = next(iter(found))
-        return f"No such option {option!r}{whose}; the planner's option is '--{key.replace('_', '-')}'."
-    parts = [f"'--{k.replace('_', '-')}' ({' or '.join(dict.fromkeys('task ' + r.where for r in rs))})"
-             for k, rs in found.items()]
-    return f"No such option {option!r}{whose}; the planner's option is " + " or ".join(parts) + "."
+    return (f"No such option {option!r}{whose}; the planner's option is "
+            + _theirs(found, lambda k: f"'--{k.replace('_', '-')}'") + ".")
 
 
-__all__ = ["OtherName", "describe", "explainer", "option_hint", "other_names"]
+def keyword_hint(name: str, takes: Callable[[str], bool]) -> str | None:
+    """For a keyword argument a Python API function does not take (``batch_size=``): whose name it
+    is and the planner's keyword (``micro_batch``), or None.
+
+    Args:
+        name: the keyword as given, 'batch_size'.
+        takes: whether the function takes a keyword ('micro_batch').
+    """
+    whose, found = _planner_names(name, takes)
+    if not found:
+        return None
+    return f"{name!r} is another tool's name{whose}; the planner's keyword is " + _theirs(found, repr) + "."
+
+
+__all__ = ["OtherName", "describe", "explainer", "keyword_hint", "option_hint", "other_names"]

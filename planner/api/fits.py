@@ -213,7 +213,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     from planner.plan.candidates import capacity_bytes, has_feature, precision_needs, takes_headroom
     from planner.plan.solver import largest_fitting, largest_gpu_layers
     from planner.workload.inputs import OptionError
-    from planner.workload.spec import MAX_MICRO_BATCH
+    from planner.workload.options import MAX_MICRO_BATCH
 
     check_keywords("fit", options, workload_keys())
     if gpu is None:

@@ -34,7 +34,7 @@ def workload_keys() -> tuple[str, ...]:
     """Every workload key a file may hold, which the API takes as keyword arguments: the command
     line's workload options (``--micro-batch`` is ``micro_batch``) and the keys that only files give
     (``checkpoint_dtype``, ``pin_memory``, ...; planner.workload.spec)."""
-    from planner.workload.spec import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
+    from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 
     return tuple(dict.fromkeys(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS + ("gpus",)))
 

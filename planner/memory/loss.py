@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from planner.model.architecture import Architecture
 from planner.memory.activations import Regime, logits_bytes_per_token
 from planner.workload.frameworks import FRAMEWORK_SPECS
-from planner.workload.spec import Training
+from planner.workload.options import Training
 
 TRANSFORMERS_SRC = "transformers ForCausalLMLoss (fp32 upcast); PyTorch log_softmax backward"
 CHUNKED_SRC = ("torchtune CEWithChunkedOutputLoss (torchtune/modules/loss/ce_chunked_output_loss.py); recipes' "

@@ -64,7 +64,7 @@ from planner.memory.breakdown import GPU, HOST, Component
 from planner.memory.quant import weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS
 from planner.workload.recipes import OPTIMIZERS, PAGED_MIN_ELEMENTS, RECIPES, Optimizer, Recipe
-from planner.workload.spec import Training
+from planner.workload.options import Training
 
 ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
 OFFLOAD_SRC = "ZeRO-Offload, Ren et al. 2021, sec. 4"

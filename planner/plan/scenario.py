@@ -179,12 +179,8 @@ from planner.core.names import escape_unsafe, safe_stem
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
+from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
 from planner.workload.spec import (
-    COMMON_KEYS,
-    HOST_KEYS,
-    INFER_KEYS,
-    MAX_GPUS,
-    TRAIN_KEYS,
     Workload,
     check_tp,
     default_engine,

@@ -1,6 +1,8 @@
 """Stage 3, workload: what the user wants to run.
 
 ``spec`` holds the :class:`~planner.workload.spec.Workload` (training or inference, every option
-the memory model reads) and its validation; ``recipes`` the precision recipes; ``inputs`` turns
-command-line options and workload files into workloads. Imports core, model and catalog.
+the memory model reads) and the entry point that reads and validates one; ``options`` the names and
+limits the readers accept and the option records (Training, Inference, HostOptions); ``recipes``
+the precision recipes; ``inputs`` turns command-line options and workload files into workloads.
+Imports core, model and catalog.
 """

@@ -18,11 +18,8 @@ from planner.core.errors import InputError, ModelConfigError, ScenarioError
 from planner.core.fields import Entry
 from planner.core.names import escape_unsafe
 from planner.model.models import resolve_model
+from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 from planner.workload.spec import (
-    COMMON_KEYS,
-    HOST_KEYS,
-    INFER_KEYS,
-    TRAIN_KEYS,
     Workload,
     check_gpu_support,
     workload_from_entry,

@@ -19,316 +19,47 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.model.quantization import WeightScheme, weight_scheme
+from planner.model.quantization import weight_scheme
 from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
 from planner.workload.frameworks import (
-    CURRENT_BNB_VERSION,
     FRAMEWORK_SPECS,
     FRAMEWORKS,
     FSDP_VERSIONS,
-    bnb_keeps_4bit_inputs,
+    CURRENT_BNB_VERSION,
     defaults as framework_defaults,
     parse_version,
 )
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.workload.othernames import explainer
-
-TASKS = ("train", "infer")
-METHODS = ("full", "lora", "qlora", "adapter")
-CHECKPOINTING = ("none", "full")
-ATTENTION = ("eager", "sdpa", "flash")
-WEIGHT_FORMATS = ("fp32", "fp16", "bf16", "fp8", "int8", "int4-gptq", "int4-awq", "nf4", "mxfp4", "compressed-tensors")
-KV_DTYPES = ("fp32", "fp16", "bf16", "fp8")
-ENGINES = ("hf", "vllm", "llama.cpp")
-#: llama.cpp weights: llama-quantize's presets and convert_hf_to_gguf's float types (the table and the
-#: per-tensor rules are planner.model.gguf.PRESETS; tests check the two lists agree).
-LLAMACPP_WEIGHTS = ("F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q2_K_S", "Q3_K_S",
-                    "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ1_S", "IQ1_M", "IQ2_XXS",
-                    "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "IQ3_M", "IQ4_NL", "IQ4_XS", "TQ1_0",
-                    "TQ2_0", "MXFP4_MOE")
-#: llama.cpp KV cache types (--cache-type-k / --cache-type-v, common/arg.cpp), as llama.cpp spells them.
-LLAMACPP_KV_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")
-#: llama.cpp's physical batch (-ub / n_ubatch) default (common/common.h).
-LLAMACPP_UBATCH = 512
-DATASET_FORMATS = ("arrow", "numpy", "mmap", "python")
-CHECKPOINT_DTYPES = ("fp32", "fp16", "bf16")
-
-#: Largest values accepted; anything above is a typo, not a workload.
-MAX_MICRO_BATCH = 65_536
-MAX_SEQ_LEN = 16 * 2**20
-MAX_GPUS = 65_536
-#: The smallest gpu_memory_utilization read: a billionth (under one byte of a 1 GiB card below it), which
-#: keeps vLLM's need, budget / utilization, a size floats can hold.
-MIN_GPU_MEMORY_UTILIZATION = 1e-9
-
-#: Optimizers DeepSpeed can run offloaded to the CPU (deepspeed.ops.adam.DeepSpeedCPUAdam,
-#: deepspeed.ops.lion.DeepSpeedCPULion; DeepSpeed ZeRO-Offload docs).
-OFFLOAD_OPTIMIZERS = ("adamw", "lion")
-
-TRAIN_KEYS = (
-    "method", "recipe", "optimizer", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
-    "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
-    "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
-    "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
-    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit",
+from planner.workload.options import (  # noqa: F401  (re-exported: planner.workload.spec names them all)
+    ATTENTION,
+    CHECKPOINT_DTYPES,
+    CHECKPOINTING,
+    COMMON_KEYS,
+    DATASET_FORMATS,
+    ENGINES,
+    HOST_KEYS,
+    INFER_KEYS,
+    KV_DTYPES,
+    LLAMACPP_KEYS,
+    LLAMACPP_KV_TYPES,
+    LLAMACPP_SPLIT_MODES,
+    LLAMACPP_UBATCH,
+    LLAMACPP_WEIGHTS,
+    MAX_GPUS,
+    MAX_MICRO_BATCH,
+    MAX_SEQ_LEN,
+    METHODS,
+    MIN_GPU_MEMORY_UTILIZATION,
+    OFFLOAD_OPTIMIZERS,
+    TASKS,
+    TRAIN_KEYS,
+    WEIGHT_FORMATS,
+    HostOptions,
+    Inference,
+    Training,
 )
-INFER_KEYS = (
-    "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
-    "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
-    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode",
-)
-#: Inference keys only engine llama.cpp reads.
-LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode")
-#: llama.cpp's --split-mode values: 'layer' (the default: whole layers per GPU), 'row' (each
-#: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
-LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
-HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
-             "pin_memory")
-COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month", "tokens_per_month")
-
-
-@dataclass(frozen=True)
-class Training:
-    """Options of a training workload.
-
-    Attributes:
-        method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``),
-            'qlora' (NF4 frozen base) or 'adapter' (LitGPT's LLaMA-Adapter: a learned prefix and a
-            gate per head in the attention of every layer from the third on, over a frozen base,
-            NF4 with ``load_in_4bit``; planner.memory.activations.adapter_layer_saved_tensors).
-        recipe: a name in :data:`planner.workload.recipes.RECIPES`.
-        optimizer: a name in :data:`planner.workload.recipes.OPTIMIZERS`.
-        micro_batch: sequences per GPU per forward pass (b).
-        seq_len: tokens per sequence (s).
-        grad_accum: micro-batches per optimizer step (time; memory only through the gradients kept between them).
-        gpus: data-parallel GPUs (N) times tensor-parallel GPUs (t) in total.
-        tp: tensor-parallel degree t (Megatron-style, with sequence parallelism).
-        zero: ZeRO stage 0-3 over the N = gpus / tp data-parallel ranks.
-        offload_optimizer: optimizer states and fp32 master weights in host RAM (ZeRO-Offload).
-        offload_params: parameters in host RAM (ZeRO-Infinity; stage 3 only).
-        checkpointing: 'none' or 'full' activation recomputation.
-        use_reentrant: full checkpointing runs torch's reentrant variant (``use_reentrant=True``: the
-            forward under ``no_grad``, no autograd graph kept) rather than Transformers' default
-            non-reentrant one (saved-tensor hooks over a kept graph). The memory model differs only
-            where a custom autograd Function keeps tensors on its ctx (an 8-bit base's inputs), which
-            non-reentrant checkpointing cannot drop. peft's ``prepare_model_for_kbit_training``,
-            called without ``gradient_checkpointing_kwargs``, passes none to Transformers, and torch
-            then falls back to reentrant (torch/utils/checkpoint.py, ``use_reentrant=None``).
-        attention: 'eager' stores the score matrices; 'sdpa'/'flash' do not.
-        lora_rank: r for LoRA/QLoRA adapters.
-        lora_targets: module names adapted, as the Transformers code names them, or 'all-linear'.
-        double_quant: QLoRA double quantization of the NF4 constants.
-        load_in_8bit: LoRA only: the frozen base is loaded by bitsandbytes in LLM.int8 (Transformers
-            ``BitsAndBytesConfig(load_in_8bit=True)``; Dettmers et al. 2022, "LLM.int8(): 8-bit
-            Matrix Multiplication for Transformers at Scale", sec. 3): int8 linear weights with one
-            fp32 scale per output row, the rest 16-bit. Each 8-bit linear keeps its input for
-            backward (bitsandbytes ``MatMul8bitLt``), unlike a frozen ``nn.Linear``.
-        prepare_kbit_training: QLoRA and 8-bit LoRA only: the training script calls peft's
-            ``prepare_model_for_kbit_training`` (the peft QLoRA guide, the QLoRA paper's qlora.py and
-            TRL's SFTTrainer of 2023 do; TRL's current SFTTrainer does not, hence default False).
-            It casts every 16-bit parameter that is
-            not NF4 (embeddings, output head, norms, biases) to fp32, so the embedding output, the
-            residual stream and the outputs of the 4-bit linears (bitsandbytes casts them back to
-            the input dtype) are fp32 as well. Source: peft ``utils/other.py``
-            (``prepare_model_for_kbit_training``: "cast all non INT8 parameters to fp32");
-            bitsandbytes ``Linear4bit.forward`` (``.to(inp_dtype)``).
-        lora_dropout: peft's ``lora_dropout`` (default 0.0, peft's): above 0 each adapted module
-            keeps its own dropout output and mask for backward.
-        use_dora: peft's ``LoraConfig(use_dora=True)``: DoRA (Liu et al. 2024, "DoRA:
-            Weight-Decomposed Low-Rank Adaptation", sec. 4) adds a trainable magnitude per output
-            feature of each adapted module and recomputes the adapted weight's column norms in every
-            forward (planner.memory.activations.dora_saved_tensors, dora_temporaries).
-        adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
-            states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
-            paper's qlora.py casts adapters to 'bf16'.
-        dataset_tokens, epochs: for time and cost estimates (tokens seen = dataset_tokens x epochs).
-        framework: the training stack, one of :data:`planner.workload.frameworks.FRAMEWORKS`: whose
-            model code, loss and sharding run the step, and the defaults of the levers below.
-        fsdp_version: 1 or 2 for a framework that shards with PyTorch FSDP (its default, or the one
-            asked), 0 for the others (DeepSpeed ZeRO, or DDP only). It shards only with ``zero`` 2 or 3
-            (``SHARD_GRAD_OP``, ``FULL_SHARD``; the :attr:`fsdp` property). FSDP1 keeps flat parameters
-            per wrapped unit (``FullyShardedDataParallel``), FSDP2 per-parameter DTensor shards
-            (``fully_shard``).
-        loss_chunks: the logits and the fp32 loss terms are computed in this many chunks along the
-            sequence (torchtune's ``CEWithChunkedOutputLoss``; LitGPT's 128-token head chunks); 0 or 1:
-            unchunked.
-        fused_linear_loss: the output head and the cross-entropy run as one fused, chunked kernel
-            that never materialises the full logits (Liger's ``LigerFusedLinearCrossEntropyLoss``).
-        offload_activations: the tensors saved for backward move to pinned host RAM during forward
-            and come back during backward (torchtune ``enable_activation_offloading``; PyTorch
-            ``torch.autograd.graph.save_on_cpu``; Unsloth's offloaded gradient checkpointing).
-        optimizer_in_backward: each parameter is stepped and its gradient freed as soon as the
-            gradient is complete (torchtune ``optimizer_in_bwd``: a post-accumulate-grad hook per
-            parameter); no full set of gradients exists at once.
-        bnb_version: the bitsandbytes release (before 0.43.2 each 4-bit linear keeps its input for
-            backward, bitsandbytes PR 1270).
-        compile: the model runs under ``torch.compile``, whose partitioner may save less for backward
-            than eager code does; the estimate then is an upper bound of the activations (a note).
-        load_in_4bit: method 'adapter' only: LitGPT's ``--quantize bnb.nf4`` (``bnb.nf4-dq`` with
-            ``double_quant``): the frozen base in bitsandbytes NF4, as QLoRA's.
-    """
-
-    method: str = "full"
-    recipe: str = "mixed-bf16"
-    optimizer: str = "adamw"
-    micro_batch: int = 1
-    seq_len: int = 2048
-    grad_accum: int = 1
-    gpus: int = 1
-    tp: int = 1
-    zero: int = 0
-    offload_optimizer: bool = False
-    offload_params: bool = False
-    checkpointing: str = "none"
-    attention: str = "sdpa"
-    lora_rank: int = 16
-    lora_targets: tuple[str, ...] = ()
-    double_quant: bool = True
-    adapter_dtype: str = "fp32"
-    dataset_tokens: int | None = None
-    epochs: float = 1.0
-    prepare_kbit_training: bool = False
-    lora_dropout: float = 0.0
-    use_dora: bool = False
-    load_in_8bit: bool = False
-    use_reentrant: bool = False
-    framework: str = "transformers"
-    fsdp_version: int = 0
-    loss_chunks: int = 0
-    fused_linear_loss: bool = False
-    offload_activations: bool = False
-    optimizer_in_backward: bool = False
-    bnb_version: str = CURRENT_BNB_VERSION
-    compile: bool = False
-    load_in_4bit: bool = False
-
-    @property
-    def fsdp(self) -> int:
-        """The FSDP version sharding the parameters (1 or 2), or 0 (DeepSpeed ZeRO, or no sharding)."""
-        return self.fsdp_version if self.zero >= 2 else 0
-
-    @property
-    def bnb_base(self) -> bool:
-        """The frozen base is a bitsandbytes 4-bit or 8-bit model (torchtune's QLoRA is torchao's NF4)."""
-        return bool(self.quantized_base) and self.framework != "torchtune"
-
-    @property
-    def bnb_keeps_4bit_inputs(self) -> bool:
-        """bitsandbytes 4-bit linears keep their inputs for backward (bitsandbytes before 0.43.2)."""
-        return self.quantized_base == "nf4" and self.bnb_base and bnb_keeps_4bit_inputs(self.bnb_version)
-
-    @property
-    def data_parallel(self) -> int:
-        """N: data-parallel ranks (gpus / tp)."""
-        return self.gpus // self.tp
-
-    @property
-    def method_label(self) -> str:
-        """The method as reports name it: 'full', 'lora', 'lora (LLM.int8 base)' or 'qlora', with
-        ' + DoRA' for peft's DoRA."""
-        m = ("lora (LLM.int8 base)" if self.load_in_8bit else "adapter (NF4 base)" if self.load_in_4bit else
-             self.method)
-        return m + (" + DoRA" if self.use_dora else "")
-
-    @property
-    def quantized_base(self) -> str:
-        """The bitsandbytes format of the frozen base: 'nf4' (QLoRA), 'int8' (LoRA with
-        ``load_in_8bit``), or '' (a 16/32-bit base, or full fine-tuning)."""
-        if self.method == "qlora" or self.load_in_4bit:
-            return "nf4"
-        return "int8" if self.load_in_8bit else ""
-
-
-@dataclass(frozen=True)
-class Inference:
-    """Options of an inference (serving) workload.
-
-    Attributes:
-        weights: weight format, one of :data:`WEIGHT_FORMATS`.
-        group_size: quantization group size for int4 GPTQ/AWQ (values per scale).
-        kv_dtype: KV cache dtype.
-        context: tokens per sequence held in the KV cache (prompt + generated).
-        concurrency: sequences served at the same time.
-        tp: tensor-parallel degree t (must divide the attention heads); engine llama.cpp: the GPUs one
-            replica splits its layers over (--split-mode layer), not tensor parallelism.
-        engine: 'hf' (Transformers generate) or 'vllm' (PagedAttention engine). A workload that
-            names none is served by vLLM when its concurrency is above 1, else by Transformers
-            (:func:`default_engine`).
-        engine_defaulted: the reader chose ``engine`` (the workload names none); outputs say so
-            and how to pin it.
-        gpu_memory_utilization: vLLM's fraction of the card it may use (default 0.9).
-        max_num_batched_tokens: tokens the engine prefills in one forward pass (chunked prefill);
-            None means the whole prompt of every sequence at once (vLLM's KV budget then uses
-            ``vllm serve``'s default for the card, planner.memory.vllm). With engine hf it is
-            Transformers' ``GenerationConfig(prefill_chunk_size=max_num_batched_tokens / concurrency)``.
-        max_num_seqs: vLLM's cap on sequences per step; its start-up profile samples that many
-            rows of logits (None: ``vllm serve``'s default for the card).
-        attention: 'eager' materialises the score matrices during prefill.
-        sliding_window: honour the model's sliding window in the KV cache.
-        replicas: copies of the workload, each on its own tp GPUs and serving ``concurrency``
-            sequences (``gpus: N`` is N / tp replicas). The per-GPU need is one replica's; host RAM
-            counts the replicas on each machine.
-        scheme: how the checkpoint stores its quantized weights (planner.model.quantization) when the
-            weights are sized as the checkpoint declares them: compressed-tensors, or fp8 with
-            block scales (DeepSeek-V3); None otherwise.
-        gpu_layers: engine llama.cpp: ``n_gpu_layers`` (``-ngl``), layers on the GPU counting the
-            output layer, 0 to n_layer + 1 (None: all of them). planner.memory.llamacpp.
-        flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
-        kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
-        imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
-            presets that need one, planner.model.gguf.IMATRIX_REQUIRED); False is refused for a preset
-            llama-quantize makes only with one (planner.model.gguf.imatrix_required).
-
-    With engine llama.cpp, ``weights`` is a GGUF preset (Q4_K_M, ...), ``kv_dtype`` a llama.cpp
-    cache type (f16, q8_0, ...), ``max_num_batched_tokens`` the physical batch ``n_ubatch`` and
-    ``concurrency`` the server's slots (``-np``).
-    """
-
-    weights: str = "bf16"
-    group_size: int = 128
-    kv_dtype: str = "bf16"
-    context: int = 4096
-    concurrency: int = 1
-    tp: int = 1
-    engine: str = "hf"
-    gpu_memory_utilization: float = 0.9
-    max_num_batched_tokens: int | None = None
-    attention: str = "sdpa"
-    sliding_window: bool = True
-    tokens_per_request: int | None = None
-    requests_per_hour: float | None = None
-    max_num_seqs: int | None = None
-    replicas: int = 1
-    gpu_layers: int | None = None
-    flash_attention: bool = True
-    kv_dtype_v: str | None = None
-    imatrix: bool | None = None
-    scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
-    engine_defaulted: bool = False
-
-
-@dataclass(frozen=True)
-class HostOptions:
-    """Options that only change host RAM.
-
-    Attributes:
-        dataloader_workers: DataLoader ``num_workers`` per GPU process.
-        dataset_size: bytes of the dataset object each worker would hold if copied.
-        dataset_format: 'arrow', 'numpy', 'mmap' (shared between workers through the page
-            cache) or 'python' (Python objects, copied into every worker).
-        checkpoint_dtype: dtype of the checkpoint on disk (default: the config's torch_dtype).
-        low_cpu_mem_usage: Transformers loads weights straight into the model (default true
-            in current releases) instead of building a random fp32 model first.
-        pin_memory: DataLoader pinned host buffers.
-    """
-
-    dataloader_workers: int = 2
-    dataset_size: int = 0
-    dataset_format: str = "arrow"
-    checkpoint_dtype: str | None = None
-    low_cpu_mem_usage: bool = True
-    pin_memory: bool = True
 
 
 @dataclass(frozen=True)
@@ -1514,3 +1245,58 @@ def workload_from_mapping(data: dict[str, Any], resolve_model: Callable[[str, En
     """Convenience wrapper of :func:`workload_from_entry` for a plain mapping."""
     return workload_from_entry(Entry(data, file=file, path=path, error=error), resolve_model,
                                default_name=default_name)
+
+
+__all__ = [
+    "TASKS",
+    "METHODS",
+    "CHECKPOINTING",
+    "ATTENTION",
+    "WEIGHT_FORMATS",
+    "KV_DTYPES",
+    "ENGINES",
+    "LLAMACPP_WEIGHTS",
+    "LLAMACPP_KV_TYPES",
+    "LLAMACPP_UBATCH",
+    "DATASET_FORMATS",
+    "CHECKPOINT_DTYPES",
+    "MAX_MICRO_BATCH",
+    "MAX_SEQ_LEN",
+    "MAX_GPUS",
+    "MIN_GPU_MEMORY_UTILIZATION",
+    "OFFLOAD_OPTIMIZERS",
+    "TRAIN_KEYS",
+    "INFER_KEYS",
+    "LLAMACPP_KEYS",
+    "LLAMACPP_SPLIT_MODES",
+    "HOST_KEYS",
+    "COMMON_KEYS",
+    "Training",
+    "Inference",
+    "HostOptions",
+    "Workload",
+    "default_lora_targets",
+    "workload_from_entry",
+    "TOKEN_SUFFIXES",
+    "MAX_TOKENS_PER_MONTH",
+    "parse_token_count",
+    "tokens_per_month",
+    "check_tp",
+    "check_positions",
+    "zero_one_rank_warning",
+    "training_warnings",
+    "eager_only_warning",
+    "checkpoint_format",
+    "HF_ONLY_KEYS",
+    "default_engine",
+    "unnamed_engine",
+    "ENGINE_DEFAULT_NOTE",
+    "architecture_warnings",
+    "weights_feature_dtype",
+    "DTYPE_FEATURES",
+    "dtype_feature",
+    "LLAMACPP_BACKENDS",
+    "llamacpp_backend",
+    "check_gpu_support",
+    "workload_from_mapping",
+]

@@ -65,7 +65,7 @@ loss_chunks             0, 8 (whole, then torchtune's 8 chunks)
 fused_linear_loss       false, true
 fsdp_version            1, 2 (with a framework that shards with FSDP)
 tp                      training: the degrees that split the heads evenly (as
-                        :func:`planner.workload.spec.check_tp` decides), ascending; inference: the
+                        :func:`planner.workload.checks.check_tp` decides), ascending; inference: the
                         same, descending (a replica uses every card it is given); QLoRA
                         training: 1 only (Transformers/peft do not shard 4-bit layers). Engine
                         llama.cpp: the GPUs one replica splits its layers over (``--split-mode
@@ -179,10 +179,10 @@ from planner.core.names import escape_unsafe, safe_stem
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
+from planner.workload.checks import check_tp
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
 from planner.workload.spec import (
     Workload,
-    check_tp,
     default_engine,
     workload_from_entry,
 )
@@ -677,7 +677,7 @@ def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
 def valid_tp_degrees(arch: Architecture, limit: int = MAX_AUTO_TP) -> tuple[int, ...]:
     """Tensor-parallel degrees up to ``limit`` that split the model's heads evenly.
 
-    Uses :func:`planner.workload.spec.check_tp` itself, so the rule is the one workload files follow.
+    Uses :func:`planner.workload.checks.check_tp` itself, so the rule is the one workload files follow.
     """
     out = []
     for tp in range(1, limit + 1):

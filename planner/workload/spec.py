@@ -60,6 +60,15 @@ from planner.workload.options import (  # noqa: F401  (re-exported: planner.work
     Inference,
     Training,
 )
+from planner.workload.checks import (  # noqa: F401  (re-exported)
+    _attention,
+    _with_hint,
+    architecture_warnings,
+    check_positions,
+    check_tp,
+    checkpoint_format,
+    eager_only_warning,
+)
 
 
 @dataclass(frozen=True)
@@ -311,48 +320,6 @@ def _host(entry: Entry) -> HostOptions:
     )
 
 
-def _with_hint(read: Callable[[], Any], entry: Entry, key: str, hint: str) -> Any:
-    """``read()``, with ``hint`` added to an error at ``key`` that has none (e.g. 'must be at least 1, not 0')."""
-    try:
-        return read()
-    except InputError as exc:
-        if exc.hint is None and exc.entry in (entry.key_path(key), "--" + key.replace("_", "-")):
-            raise entry.error(exc.problem, key, hint) from None
-        raise
-
-
-def check_tp(arch: Architecture, tp: int, where: Entry, key: str = "tp") -> None:
-    """Refuse a tensor-parallel degree that does not divide the attention heads.
-
-    With t > KV heads each GPU keeps one replicated KV head (as vLLM does), so t must
-    then be a multiple of the KV heads; with t <= KV heads, t must divide them.
-    """
-    a, kv = arch.num_attention_heads, arch.num_key_value_heads
-    if a % tp:
-        divisors = [d for d in range(1, a + 1) if a % d == 0 and d <= 64]
-        raise where.error(f"tp={tp} does not divide the {a} attention heads", key,
-                          f"Use one of {', '.join(map(str, divisors))}.")
-    if (tp <= kv and kv % tp) or (tp > kv and tp % kv):
-        raise where.error(f"tp={tp} does not split the {kv} KV heads evenly", key,
-                          "Use a degree that divides the KV heads or is a multiple of them.")
-
-
-def check_positions(arch: Architecture, tokens: int, where: Entry, key: str) -> None:
-    """Refuse a sequence longer than a learned absolute position embedding has rows.
-
-    GPT-2 learns one embedding per position (``wpe``, ``n_positions`` rows): position
-    ``n_positions`` and later index past the table (IndexError, or a device-side assert on CUDA).
-    Rotary models run past their maximum and only get a warning (the caller's).
-    """
-    if not arch.hard_position_limit or tokens <= arch.max_position_embeddings:
-        return
-    n = arch.max_position_embeddings
-    raise where.error(f"{tokens:,} tokens are more than the {n:,} positions a {arch.model_type} model has: its learned "
-                      f"position embedding (wpe) holds n_positions = {n} rows, and position {n:,} and later index "
-                      "past it (IndexError; a device-side assert on CUDA)", key,
-                      f"Use {key}: {n} or less, or a model with rotary position embeddings (llama, qwen2, ...).")
-
-
 def zero_one_rank_warning(zero: int, data_parallel: int, offload: bool) -> str | None:
     """The warning for a ZeRO stage that shards over one data-parallel rank (None when there is
     nothing to warn about: no ZeRO, several ranks, or ZeRO-Offload, which needs the stage on one GPU)."""
@@ -425,31 +392,6 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if train.attention == "eager" and not arch.sdpa_supported:
         out.append(eager_only_warning(arch))
     return tuple(out)
-
-
-def eager_only_warning(arch: Architecture) -> str:
-    """The note for a model Transformers runs without SDPA (:attr:`Architecture.sdpa_supported`)."""
-    return (f"Transformers has no SDPA attention for {arch.model_type}: it runs eager attention, whose "
-            "score matrices (heads x sequence^2 per layer) are counted; attention: flash (flash_attention_2) "
-            "avoids them.")
-
-
-def _attention(entry: Entry, arch: Architecture) -> str:
-    """The Transformers attention kernel: the entry's, else sdpa (eager for models without SDPA).
-
-    Raises:
-        InputError (of the entry's kind): sdpa given for a model Transformers cannot run with it.
-    """
-    attention = entry.str("attention", "sdpa" if arch.sdpa_supported else "eager", choices=ATTENTION)
-    if attention == "flash" and not arch.flash_supported:
-        raise entry.error(f"Transformers has no flash_attention_2 for {arch.model_type} (the multimodal "
-                          "Gemma3ForConditionalGeneration: _supports_flash_attn is False)", "attention",
-                          "Use attention: sdpa, or eager.")
-    if attention == "sdpa" and not arch.sdpa_supported:
-        raise entry.error(f"Transformers has no SDPA attention for {arch.model_type} (_supports_sdpa is False: "
-                          f"{'its score softcapping' if arch.model_type == 'gemma2' else 'its attention sinks'})",
-                          "attention", "Use attention: eager, or flash (flash_attention_2).")
-    return attention
 
 
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
@@ -819,44 +761,6 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
                 bnb_version=bnb_version, compile=compile_)
 
 
-def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
-    """The weight format a model's ``config.json`` ``quantization_config`` declares.
-
-    Returns (format of :data:`WEIGHT_FORMATS` or None, group size or None, the config in words;
-    '' when the config has no ``quantization_config``). Read as Transformers spells it: AWQ and
-    GPTQ give ``quant_method`` 'awq'/'gptq' with ``bits`` and ``group_size`` (AWQ may say
-    ``q_group_size``); bitsandbytes gives ``load_in_4bit`` (``bnb_4bit_quant_type`` 'nf4') or
-    ``load_in_8bit``; FP8 checkpoints give ``quant_method`` 'fp8', gpt-oss's ``quant_method``
-    'mxfp4'; compressed-tensors checkpoints (llm-compressor) ``quant_method`` 'compressed-tensors'
-    with their ``config_groups`` (:func:`planner.model.quantization.weight_scheme`: FP8 W8A8,
-    INT8 W8A8, W4A16/W8A16 are sized, other schemes are named and not sized).
-    """
-    q = arch.extra.get("quantization_config")
-    if not isinstance(q, Mapping):
-        return None, None, ""
-    method = str(q.get("quant_method", "")).lower()
-    if method == "compressed-tensors":
-        scheme, words = weight_scheme(q)
-        return (scheme.weight_format if scheme else None), (scheme.group_size if scheme else None), words
-    bits = q.get("bits", q.get("w_bit"))
-    words = f"quant_method {method or '?'}" + (f", bits {bits}" if bits is not None else "")
-    group = q.get("group_size", q.get("q_group_size"))
-    group = int(group) if isinstance(group, int) and not isinstance(group, bool) else None
-    if method in ("awq", "gptq") and bits == 4:
-        return f"int4-{method}", group, words
-    if method == "fp8":
-        scheme, fp8_words = weight_scheme(q)
-        return "fp8", None, fp8_words if scheme else words
-    if method == "mxfp4":
-        return "mxfp4", None, words
-    if method == "bitsandbytes":
-        if q.get("load_in_4bit") and str(q.get("bnb_4bit_quant_type", "nf4")).lower() == "nf4":
-            return "nf4", None, words + ", load_in_4bit nf4"
-        if q.get("load_in_8bit"):
-            return "int8", None, words + ", load_in_8bit"
-    return None, group, words
-
-
 #: Keys only engine hf reads: a workload that gives one and names no engine stays on Transformers.
 HF_ONLY_KEYS = ("attention",)
 
@@ -1028,16 +932,6 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
                      engine_defaulted=defaulted)
-
-
-def architecture_warnings(arch: Architecture) -> list[str]:
-    """What every estimate of this architecture should say: a generic model's activations follow a
-    rule not validated for it (planner.model.generic)."""
-    if arch.generic:
-        from planner.model.generic import describe
-
-        return [describe(arch)]
-    return []
 
 
 def weights_feature_dtype(i: Inference) -> str:

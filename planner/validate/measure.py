@@ -1089,9 +1089,9 @@ def _compile_layers(model: Any) -> None:
 
 def _default_lora_targets(config: Mapping[str, Any]) -> list[str]:
     """peft's default targets for the config's model type: the planner's one rule
-    (planner.workload.spec.default_lora_targets, framework transformers)."""
+    (planner.workload.training.default_lora_targets, framework transformers)."""
     from planner.model.architecture import from_hf_config
-    from planner.workload.spec import default_lora_targets
+    from planner.workload.training import default_lora_targets
 
     return list(default_lora_targets(from_hf_config(config), "transformers"))
 

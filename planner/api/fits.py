@@ -237,10 +237,10 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                           hint=f"Give --task {section}, or another target for task {task}.")
     # vllm serve's card defaults; the workload reader reads gpus (training: data parallel x tp; inference:
     # N / tp replicas)
-    from planner.workload.spec import HF_ONLY_KEYS
+    from planner.workload.inference import HF_ONLY_KEYS
 
     # concurrency max serves many sequences: with no engine named, vLLM, as for a workload of concurrency > 1
-    # (planner.workload.spec.default_engine)
+    # (planner.workload.inference.default_engine)
     engine_default = (target == "concurrency" and given.get("engine") is None and written.get("engine") is None
                       and not any(k in given or k in written for k in HF_ONLY_KEYS))
     if engine_default:

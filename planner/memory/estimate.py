@@ -38,7 +38,7 @@ from planner.memory.overheads import RuntimeOverheads, allocator_component, runt
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
 from planner.workload.recipes import OPTIMIZERS, RECIPES
-from planner.workload.spec import ENGINE_DEFAULT_NOTE
+from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
     BACKWARD,

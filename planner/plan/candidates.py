@@ -101,7 +101,8 @@ from planner.memory.traffic import DecodeReads, arch_mfu, decode_reads, ram_band
 from planner.memory.vllm import is_large_card, needs_serve_defaults, with_serve_defaults
 from planner.plan.scenario import Constraints, Scenario, ScenarioWorkload
 from planner.core.units import GiB
-from planner.workload.spec import Workload, llamacpp_backend
+from planner.workload.inference import llamacpp_backend
+from planner.workload.spec import Workload
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -265,7 +266,7 @@ class Usage:
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
-#: (planner.workload.spec.llamacpp_backend; not Intel Gaudi).
+#: (planner.workload.inference.llamacpp_backend; not Intel Gaudi).
 LLAMACPP_FEATURE = "llamacpp"
 
 
@@ -291,7 +292,7 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
     else:
         i = workload.infer
         assert i is not None
-        from planner.workload.spec import dtype_feature, weights_feature_dtype
+        from planner.workload.inference import dtype_feature, weights_feature_dtype
 
         for d in (weights_feature_dtype(i), i.kv_dtype):
             feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)

@@ -26,7 +26,7 @@ Defaults that follow the question. A training workload that leaves ``zero``, ``o
 (:data:`UNPINNED_AUTO_KEYS`): the solver chooses, the written defaults (ZeRO-0, no offload, no
 checkpointing) first, and the strategy names the keys it chose. An inference workload that names no
 ``engine`` is sized for ``vllm`` when its ``concurrency`` is above 1, else ``hf``
-(planner.workload.spec.default_engine); the strategy says so.
+(planner.workload.inference.default_engine); the strategy says so.
 
 Workload keys for ``planner compare`` (time and cost; see planner.cost.compare):
 
@@ -181,11 +181,8 @@ from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
 from planner.workload.checks import check_tp
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
-from planner.workload.spec import (
-    Workload,
-    default_engine,
-    workload_from_entry,
-)
+from planner.workload.inference import default_engine
+from planner.workload.spec import Workload, workload_from_entry
 from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,

@@ -10,16 +10,21 @@ offload without ZeRO, a TP degree that does not divide the heads, a sequence lon
 learned position table such as GPT-2's, a setting the chosen engine does not have) and warnings
 when it runs but probably not as meant (ZeRO-3 on one GPU, a context longer than a rotary model
 was trained for).
+
+This module holds the :class:`Workload` and the entry point (:func:`workload_from_entry`): the task,
+the keys of both tasks (name, notes, host RAM, gpus_per_node, tokens_per_month), and
+:func:`check_gpu_support`. Each task's options are read by planner.workload.training and
+planner.workload.inference, against planner.workload.options (the names, limits and option records)
+and planner.workload.checks; this module re-exports their public names (``__all__``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.model.quantization import weight_scheme
 from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
 from planner.workload.othernames import explainer
@@ -52,8 +57,6 @@ from planner.workload.options import (  # noqa: F401  (re-exported: planner.work
     Training,
 )
 from planner.workload.checks import (  # noqa: F401  (re-exported)
-    _attention,
-    _with_hint,
     architecture_warnings,
     check_positions,
     check_tp,
@@ -65,6 +68,18 @@ from planner.workload.training import (  # noqa: F401  (re-exported)
     default_lora_targets,
     training_warnings,
     zero_one_rank_warning,
+)
+from planner.workload.inference import (  # noqa: F401  (re-exported)
+    DTYPE_FEATURES,
+    ENGINE_DEFAULT_NOTE,
+    HF_ONLY_KEYS,
+    LLAMACPP_BACKENDS,
+    _inference,
+    default_engine,
+    dtype_feature,
+    llamacpp_backend,
+    unnamed_engine,
+    weights_feature_dtype,
 )
 
 
@@ -306,322 +321,6 @@ def _host(entry: Entry) -> HostOptions:
         low_cpu_mem_usage=entry.bool("low_cpu_mem_usage", True),
         pin_memory=entry.bool("pin_memory", True),
     )
-
-
-#: Keys only engine hf reads: a workload that gives one and names no engine stays on Transformers.
-HF_ONLY_KEYS = ("attention",)
-
-
-def default_engine(data: Mapping[str, Any]) -> str:
-    """The engine of an inference workload mapping that names none (``engine`` absent).
-
-    Serving several sequences at once (``concurrency`` above 1) defaults to vLLM: its paged KV cache
-    allocates blocks as sequences grow and its scheduler batches them continuously (the vLLM paper,
-    Kwon et al., SOSP 2023, section 4), where Transformers ``generate`` pads one static batch;
-    issue #19 measured Qwen2.5-72B for 50 users at 8k context at $50,301 with Transformers and $16,869
-    with vLLM. One sequence, or a workload setting an hf-only key (:data:`HF_ONLY_KEYS`), stays on
-    Transformers ('hf'). A workload that names an engine keeps it.
-    """
-    engine = data.get("engine")
-    if engine is not None:
-        return engine
-    return unnamed_engine(data)
-
-
-def unnamed_engine(data: Mapping[str, Any]) -> str:
-    """The engine :func:`default_engine` gives a workload mapping whatever its ``engine`` key says:
-    'vllm' for ``concurrency`` above 1 without an hf-only key, else 'hf'. The reader passes it as
-    the default of ``engine``, so a written engine is still checked against the choices."""
-    concurrency = data.get("concurrency", 1)
-    many = isinstance(concurrency, int) and not isinstance(concurrency, bool) and concurrency > 1
-    return "vllm" if many and not any(k in data for k in HF_ONLY_KEYS) else "hf"
-
-
-#: What a defaulted engine's note says (estimate, fit and plan print it).
-ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default: the workload serves several sequences at once and names no "
-                       "engine, so it is sized for vLLM's paged KV cache and continuous batching; pin it with "
-                       "engine: hf (--engine hf) for Transformers generate")
-
-
-def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
-    if entry.data.get("engine") == "llama.cpp":
-        return _llamacpp_inference(entry, arch, warnings)
-    for key in LLAMACPP_KEYS:
-        if key in entry.data:
-            raise entry.error(f"{key} is a llama.cpp setting and does nothing with engine "
-                              f"{entry.data.get('engine', 'hf')}", key, "Set engine: llama.cpp, or remove it.")
-    ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
-    weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
-    if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
-        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}); the weights are "
-                        f"sized as weights: {weights}, as given")
-    elif ckpt_words and ckpt_fmt is None:
-        warnings.append(f"the model's config.json declares a quantized checkpoint ({ckpt_words}) of a format the "
-                        f"memory model does not size; the weights are sized as {weights} (give weights: to choose)")
-    if weights == "compressed-tensors" and ckpt_fmt != "compressed-tensors":
-        raise entry.error("compressed-tensors weights need a compressed-tensors checkpoint of a sized scheme (config.json "
-                          "quantization_config with quant_method compressed-tensors: FP8 W8A8, INT8 W8A8 or W4A16/W8A16)"
-                          + (f"; this config declares {ckpt_words}" if ckpt_words else ""), "weights",
-                          "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
-    if weights == "mxfp4" and ckpt_fmt != "mxfp4":
-        raise entry.error("mxfp4 weights need an MXFP4 checkpoint (config.json quantization_config with quant_method "
-                          "mxfp4, as gpt-oss ships); engines do not convert other checkpoints to it", "weights",
-                          "Use weights: bf16, fp8, int8, int4-awq, int4-gptq or nf4.")
-    kv_default = weights if weights in ("fp32", "fp16", "bf16") else "bf16"
-    kv_dtype = entry.str("kv_dtype", kv_default, choices=KV_DTYPES)
-    group_default = ckpt_group if (ckpt_group and weights == ckpt_fmt) else 128
-    group_size = entry.int("group_size", group_default, min=-1, max=1_000_000)
-    if group_size in (0,):
-        raise entry.error("must be a positive number of values per scale, or -1 (one scale per output column)",
-                          "group_size")
-    if "group_size" in entry.data and not weights.startswith("int4"):
-        raise entry.error(f"group_size applies to int4-gptq and int4-awq weights, not {weights}", "group_size",
-                          "Remove it, or set weights: int4-gptq or int4-awq.")
-    if weights.startswith("int4") and arch.hidden_size % group_size and group_size != -1:
-        fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
-        raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",
-                          f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
-    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
-    concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
-    # (hints name keys as 'key: value', which planner.workload.inputs.option_form turns into '--key value' for options)
-    gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
-                      f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp: N each "
-                      "(without tp: N, one replica on all of them).")
-    if gpus is not None and "tp" not in entry.data:
-        # gpus: N without tp is one replica on all N GPUs, as --gpus N without --tp
-        try:
-            check_tp(arch, gpus, entry, "gpus")
-        except InputError as exc:
-            raise entry.error(f"an inference replica on {gpus} GPUs runs at tp {gpus}: {exc.problem}", "gpus",
-                              exc.hint) from None
-    tp = entry.int("tp", gpus or 1, min=1, max=1024)
-    check_tp(arch, tp, entry)
-    replicas = 1
-    if gpus is not None:
-        if gpus % tp:
-            raise entry.error(f"{gpus} GPUs do not hold whole replicas of tp {tp}", "gpus",
-                              f"An inference replica runs on tp: {tp} GPUs: give gpus: "
-                              f"{', '.join(str(tp * k) for k in range(1, 4))} or another multiple of {tp}, or leave "
-                              "it out for one replica.")
-        replicas = gpus // tp
-    # the default is a fresh string, never the written value: Entry.str returns its default unchecked
-    engine = entry.str("engine", unnamed_engine(entry.data), choices=ENGINES)
-    defaulted = "engine" not in entry.data and engine != "hf"
-    if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
-        raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "
-                          "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
-                          "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
-    util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
-    if util < MIN_GPU_MEMORY_UTILIZATION:
-        raise entry.error(f"must be at least {MIN_GPU_MEMORY_UTILIZATION:g}, not {util!r}", "gpu_memory_utilization",
-                          "vLLM's share of the card: below a billionth, it is less than a byte of a 1 GiB card.")
-    if util >= 1:
-        raise entry.error("must be below 1: vLLM starts only when the memory free after the CUDA context is at "
-                          "least gpu_memory_utilization x the card", "gpu_memory_utilization",
-                          "Use 0.9 (vLLM's default) or up to about 0.95 on large cards.")
-    if engine != "vllm" and "gpu_memory_utilization" in entry.data:
-        raise entry.error("gpu_memory_utilization is vLLM's budget and does nothing with engine hf",
-                          "gpu_memory_utilization", "Set engine: vllm, or remove it.")
-    mnbt = entry.int("max_num_batched_tokens", None, min=1, max=MAX_SEQ_LEN * 64)
-    if engine == "hf" and mnbt is not None and mnbt < concurrency:
-        # Transformers prefills the whole batch in each forward pass, GenerationConfig(prefill_chunk_size)
-        # tokens of every sequence, and a chunk is at least one token (planner.memory.estimate._infer).
-        raise entry.error(f"{mnbt:,} tokens per forward pass are fewer than the {concurrency:,} sequences of the "
-                          "batch: Transformers prefills every sequence of the batch in each pass, at least one token "
-                          "each (prefill_chunk_size >= 1)",
-                          "max_num_batched_tokens",
-                          f"Give max_num_batched_tokens: {concurrency} or more, or engine: vllm (which schedules "
-                          "at most max_num_batched_tokens tokens per step).")
-    max_seqs = entry.int("max_num_seqs", None, min=1, max=MAX_MICRO_BATCH)
-    if engine != "vllm" and "max_num_seqs" in entry.data:
-        raise entry.error("max_num_seqs is a vLLM setting and does nothing with engine hf", "max_num_seqs",
-                          "Set engine: vllm, or remove it.")
-    if engine == "vllm" and mnbt is not None and max_seqs is not None and mnbt < max_seqs:
-        # vLLM's SchedulerConfig refuses this at start-up (vllm/config/scheduler.py, _verify_args:
-        # "max_num_batched_tokens (...) must be greater than or equal to max_num_seqs (...)"): every
-        # scheduled sequence takes at least one token of the step's budget
-        raise entry.error(f"max_num_batched_tokens {mnbt:,} is below max_num_seqs {max_seqs:,}: vllm serve refuses "
-                          "to start (each sequence of a step takes at least one of its batched tokens)",
-                          "max_num_batched_tokens",
-                          f"Give max_num_batched_tokens: {max_seqs} or more, or max_num_seqs: {mnbt} or fewer.")
-    if max_seqs is not None and concurrency > max_seqs:
-        warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
-                        f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
-    sliding = entry.bool("sliding_window", True)
-    if engine == "vllm" and "attention" in entry.data:
-        raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
-                          "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
-                          "Remove it, or set engine: hf.")
-    attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
-    if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
-        warnings.append(eager_only_warning(arch))
-    if engine == "vllm" and arch.model_type == "gpt_oss":
-        warnings.append("vLLM's start-up logs of gpt-oss-120b on one H100 show 4.7-4.8 GiB of memory the model "
-                        "does not attribute (vllm#23278, #27508); the estimate counts 4.84 GiB for it as a term, "
-                        "for every gpt-oss model (only the 120b on an H100 was measured).")
-    if engine != "vllm" and weights == "mxfp4":
-        warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
-                        "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "
-                        "the checkpoint is bf16, so the planner asks for a GPU with bf16 (Ampere or newer).")
-    if context > arch.max_position_embeddings:
-        check_positions(arch, context, entry, "context")
-        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
-                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
-        if engine == "vllm":
-            warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
-                            f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
-                            "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
-    scheme = None
-    if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
-        scheme, _ = weight_scheme(arch.extra["quantization_config"])
-    warnings.extend(architecture_warnings(arch))
-    return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
-                     entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
-                     engine_defaulted=defaulted)
-
-
-def weights_feature_dtype(i: Inference) -> str:
-    """The dtype whose hardware support the weights need (for :func:`dtype_feature`): a
-    compressed-tensors checkpoint's activation scheme (FP8 W8A8: fp8, INT8 W8A8: int8, weight-only
-    schemes: bf16, the 16-bit GPUs Marlin kernels run on), else the weight format itself."""
-    if i.weights == "compressed-tensors" and i.scheme is not None:
-        return {"fp8": "fp8", "int8": "int8"}.get(i.scheme.activations, "bf16")
-    return i.weights
-
-
-def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
-    """The options of an ``engine: llama.cpp`` workload (what llama-server and Ollama run).
-
-    ``weights`` names a GGUF preset (default Q4_K_M, what Ollama's library tags serve; MXFP4_MOE for an
-    MXFP4 checkpoint such as gpt-oss, whose experts every GGUF keeps in MXFP4), ``kv_dtype``
-    the K cache type and ``kv_dtype_v`` the V cache type (default f16 both), ``gpu_layers`` the
-    layers on the GPU (an integer, or 'all'; default all), ``max_num_batched_tokens`` the physical
-    batch n_ubatch (default 512). ``gpus: N`` runs one replica with its layers split over N GPUs
-    (llama.cpp's default ``--split-mode layer``); the result's ``tp`` holds N (the GPUs of one
-    replica, not a tensor-parallel degree). ``tp`` other than 1 and ``split_mode: row`` are refused.
-    """
-    for key, why, hint in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks", "Remove it."),
-                           ("gpu_memory_utilization", "vLLM's budget", "Remove it."),
-                           ("max_num_seqs", "a vLLM setting", "Remove it."),
-                           ("attention", "the Transformers attention kernel",
-                            "Remove it; llama.cpp's flash attention is flash_attention: true (the default) or "
-                            "flash_attention: false.")):
-        if key in entry.data:
-            raise entry.error(f"{key} does nothing with engine llama.cpp: it is {why}", key, hint)
-    # an MXFP4 checkpoint (gpt-oss) converts with MXFP4 experts: MXFP4_MOE is the file ggml-org ships
-    raw = entry.str("weights", "MXFP4_MOE" if checkpoint_format(arch)[0] == "mxfp4" else "Q4_K_M")
-    weights = raw.strip().upper()
-    if weights not in LLAMACPP_WEIGHTS:
-        from planner.core.errors import did_you_mean
-
-        hint = did_you_mean(weights, LLAMACPP_WEIGHTS) or ""
-        raise entry.error(f"{raw!r} is not a GGUF weight type llama.cpp makes", "weights",
-                          (hint + " " if hint.startswith("Did you mean") else "")
-                          + "Use a llama-quantize preset: Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...")
-    kv_k = entry.str("kv_dtype", "f16").strip().lower()
-    kv_k = {"fp16": "f16", "fp32": "f32"}.get(kv_k, kv_k)
-    kv_v = entry.str("kv_dtype_v", kv_k).strip().lower()
-    kv_v = {"fp16": "f16", "fp32": "f32"}.get(kv_v, kv_v)
-    for key, value in (("kv_dtype", kv_k), ("kv_dtype_v", kv_v)):
-        if value not in LLAMACPP_KV_TYPES:
-            raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
-                              f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
-    fa = entry.bool("flash_attention", True)
-    if not fa and kv_v not in ("f32", "f16", "bf16"):
-        raise entry.error(f"a {kv_v} V cache needs flash attention, and llama.cpp refuses it without ('quantized V "
-                          "cache was requested, but this requires Flash Attention')",
-                          "kv_dtype_v" if "kv_dtype_v" in entry.data else "kv_dtype",
-                          "Set flash_attention: true, or a 16-bit V cache (kv_dtype_v: f16).")
-    L = arch.num_hidden_layers
-    layers = entry.data.get("gpu_layers")
-    if layers is None or (isinstance(layers, str) and layers.strip().lower() == "all"):
-        gpu_layers = None
-    elif isinstance(layers, str) and layers.strip().lower() in ("max", "auto"):
-        raise entry.error(f"gpu_layers: {layers} asks for the most layers that fit a card, which needs a card",
-                          "gpu_layers", f"Give a number from 0 to {L + 1} or 'all' here; 'planner fit --gpu ID "
-                          "--gpu-layers max' finds the most that fit, and a scenario may write gpu_layers: max.")
-    else:
-        gpu_layers = entry.int("gpu_layers", None, min=0, max=10_000)
-        if gpu_layers is not None and gpu_layers >= L + 1:
-            gpu_layers = None  # every layer: llama.cpp clamps -ngl 999 to n_layer + 1
-    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
-    concurrency = entry.int("concurrency", 1, min=1, max=256)
-    gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
-                      f"Give a count from 1 to {MAX_GPUS}: the GPUs one llama.cpp replica splits its layers over.")
-    if "tp" in entry.data and entry.data.get("tp") != 1:
-        tp_raw = entry.int("tp", 1, min=1, max=1024)
-        raise entry.error(f"tp {tp_raw}: llama.cpp splits a model over GPUs by whole layers (--split-mode layer), "
-                          "not by tensor parallelism", "tp",
-                          f"Give gpus: {tp_raw} for one replica with its layers split over {tp_raw} GPUs.")
-    split = entry.str("split_mode", "layer", choices=LLAMACPP_SPLIT_MODES)
-    if split == "row":
-        raise entry.error("split_mode: row (each matrix's rows spread over the GPUs, ggml-cuda's split buffers) is "
-                          "not modelled", "split_mode",
-                          "Use split_mode: layer (llama.cpp's default: whole layers per GPU), which the planner models.")
-    devices = gpus or 1
-    if split == "none" and devices > 1:
-        raise entry.error(f"split_mode: none runs on one GPU (--main-gpu), not the {devices} of gpus: {devices}",
-                          "split_mode", "Remove gpus, or use split_mode: layer.")
-    if devices > L + 1:
-        raise entry.error(f"{devices} GPUs for {L + 1} layers: llama.cpp's layer split gives each GPU whole layers",
-                          "gpus", f"Give gpus: {L + 1} or fewer.")
-    ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
-    sliding = entry.bool("sliding_window", True)
-    imatrix = entry.bool("imatrix", None) if "imatrix" in entry.data else None
-    if imatrix is False:
-        from planner.model.gguf import imatrix_required
-
-        needs = imatrix_required(arch, weights)
-        if needs is not None:
-            raise entry.error(f"{weights} cannot be made without an importance matrix: llama-quantize stops at "
-                              f"{needs[0]} ({needs[1]}) with 'this quantization requires an importance matrix!'",
-                              "imatrix", "Set imatrix: true (the published IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S files are "
-                              "made with one), or choose Q2_K, Q3_K_S, IQ3_S or a larger preset.")
-    if context > arch.max_position_embeddings:
-        check_positions(arch, context, entry, "context")
-        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
-                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
-    return Inference(weights, 128, kv_k, context, concurrency, devices, "llama.cpp", 0.9, ubatch,
-                     "flash" if fa else "eager",
-                     sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
-                     gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
-                     imatrix=imatrix)
-
-
-#: The GPU feature (a :class:`planner.catalog.gpus.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
-#: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
-#: The same rule as the solver's precision filter (planner.plan.candidates.precision_needs).
-DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8", "mxfp4": "bf16"}
-
-
-def dtype_feature(dtype: str, engine: str = "hf") -> str | None:
-    """The GPU feature ``dtype`` needs (None: runs everywhere). vLLM runs fp8 weights and an fp8 KV
-    cache on GPUs without fp8 tensor cores too: weight-only FP8 through its Marlin kernels
-    (W8A16, Ampere and newer) and an fp8 KV cache read back to 16-bit in its attention kernels
-    (vLLM docs, "FP8 W8A8": "Ampere GPUs are supported for W8A16 (weight-only FP8) utilizing
-    Marlin kernels"; "Quantized KV Cache"). Those need a 16-bit (bf16) GPU, Ampere or newer."""
-    if dtype == "fp8" and engine == "vllm":
-        return "bf16"
-    if engine == "llama.cpp":
-        return None  # ggml's CUDA kernels read every GGUF and KV type on any card it supports
-    return DTYPE_FEATURES.get(dtype)
-
-
-#: The ggml backend llama.cpp runs on each GPU vendor of the catalog: ggml-cuda for NVIDIA, the same
-#: sources built with HIP for AMD ROCm GPUs (GGML_HIP), ggml-sycl for Intel GPUs (Arc, Data Center GPU
-#: Max) (ggml-org/llama.cpp docs/build.md, "CUDA", "HIP", "SYCL"). Intel's Gaudi accelerators are
-#: HPUs with no ggml backend (:func:`llamacpp_backend`).
-LLAMACPP_BACKENDS = {"nvidia": "CUDA", "amd": "HIP (ROCm)", "intel": "SYCL"}
-
-
-def llamacpp_backend(gpu: Any) -> str | None:
-    """The ggml backend llama.cpp would run ``gpu`` with ('CUDA', 'HIP (ROCm)', 'SYCL'), or None when
-    it has none: Intel Gaudi (catalog ``architecture`` gaudi2, gaudi3) and vendors without one."""
-    if str(getattr(gpu, "architecture", "")).lower().startswith("gaudi"):
-        return None
-    return LLAMACPP_BACKENDS.get(str(getattr(gpu, "vendor", "")).lower())
 
 
 def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:

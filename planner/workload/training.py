@@ -127,19 +127,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
 
 def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training:
     fw_name = entry.str("framework", "transformers", choices=FRAMEWORKS)
-    fw = FRAMEWORK_SPECS[fw_name]
     method = entry.str("method", "full", choices=METHODS)
-    micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
-    seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
-    grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
-    tp = entry.int("tp", 1, min=1, max=1024)
-    gpus = _with_hint(lambda: entry.int("gpus", tp, min=1, max=MAX_GPUS), entry, "gpus",
-                      f"Give a count from 1 to {MAX_GPUS}: every GPU the job runs on (data-parallel ranks x "
-                      "tensor-parallel degree).")
-    if gpus % tp:
-        raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
-                          "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
-    check_tp(arch, tp, entry)
+    micro_batch, seq_len, grad_accum, tp, gpus = _batch_and_parallelism(entry, arch)
     load_in_4bit = entry.bool("load_in_4bit", False)
     if load_in_4bit and method != "adapter":
         raise entry.error(f"load_in_4bit is set but method is {method}", "load_in_4bit",
@@ -155,14 +144,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     zero = entry.int("zero", d.zero, min=0, max=3)
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
-    checkpointing = entry.str("checkpointing", d.checkpointing, choices=CHECKPOINTING)
-    use_reentrant = entry.bool("use_reentrant", False)
-    if method == "adapter" and checkpointing == "full":
-        raise entry.error("LitGPT's adapter fine-tune on one GPU does not checkpoint activations (it does only under "
-                          "FSDP, activation_checkpointing_policy)", "checkpointing", "Set checkpointing: none.")
-    if "use_reentrant" in entry.data and checkpointing != "full":
-        raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
-                          "Set checkpointing: full, or remove use_reentrant.")
+    checkpointing, use_reentrant = _checkpointing(entry, method, d.checkpointing)
     attention = _attention(entry, arch)
     lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
     targets = _comma_split(entry, entry.str_list("lora_targets", None), warnings)
@@ -176,6 +158,58 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     load_in_8bit = entry.bool("load_in_8bit", False)
+    _check_method_settings(entry, method, recipe, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit)
+    targets = _lora_targets(entry, arch, fw_name, method, targets)
+    _check_offload(entry, fw_name, method=method, recipe=recipe, optimizer=optimizer, zero=zero,
+                   offload_optimizer=offload_optimizer, offload_params=offload_params)
+    _check_quantized_parallelism(entry, method, tp=tp, zero=zero, use_dora=use_dora, load_in_8bit=load_in_8bit)
+    # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
+    check_positions(arch, seq_len, entry, "seq_len")
+    levers = _framework_levers(entry, fw_name, d, method=method, zero=zero, tp=tp, gpus=gpus, seq_len=seq_len,
+                               grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
+                               offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
+                               load_in_4bit=load_in_4bit)
+    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
+                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
+                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
+                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
+
+
+def _batch_and_parallelism(entry: Entry, arch: Architecture) -> tuple[int, int, int, int, int]:
+    """micro_batch, seq_len, grad_accum, tp and gpus, read and checked (gpus a multiple of tp, tp dividing
+    the heads)."""
+    micro_batch = entry.int("micro_batch", 1, min=1, max=MAX_MICRO_BATCH)
+    seq_len = entry.int("seq_len", min(2048, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    grad_accum = entry.int("grad_accum", 1, min=1, max=1_000_000)
+    tp = entry.int("tp", 1, min=1, max=1024)
+    gpus = _with_hint(lambda: entry.int("gpus", tp, min=1, max=MAX_GPUS), entry, "gpus",
+                      f"Give a count from 1 to {MAX_GPUS}: every GPU the job runs on (data-parallel ranks x "
+                      "tensor-parallel degree).")
+    if gpus % tp:
+        raise entry.error(f"gpus ({gpus}) is not a multiple of tp ({tp})", "gpus",
+                          "gpus counts every GPU: data-parallel ranks x tensor-parallel degree.")
+    check_tp(arch, tp, entry)
+    return micro_batch, seq_len, grad_accum, tp, gpus
+
+
+def _checkpointing(entry: Entry, method: str, default: str) -> tuple[str, bool]:
+    """checkpointing (``default``: the framework's) and use_reentrant, read and checked against each other
+    and the method."""
+    checkpointing = entry.str("checkpointing", default, choices=CHECKPOINTING)
+    use_reentrant = entry.bool("use_reentrant", False)
+    if method == "adapter" and checkpointing == "full":
+        raise entry.error("LitGPT's adapter fine-tune on one GPU does not checkpoint activations (it does only under "
+                          "FSDP, activation_checkpointing_policy)", "checkpointing", "Set checkpointing: none.")
+    if "use_reentrant" in entry.data and checkpointing != "full":
+        raise entry.error(f"use_reentrant is set but checkpointing is {checkpointing}", "use_reentrant",
+                          "Set checkpointing: full, or remove use_reentrant.")
+    return checkpointing, use_reentrant
+
+
+def _check_method_settings(entry: Entry, method: str, recipe: str, *, load_in_8bit: bool,
+                           load_in_4bit: bool) -> None:
+    """Refuse a quantized base the method does not take, LoRA settings given to a method without them, and a
+    bitsandbytes base under a recipe that keeps fp32 weights."""
     rec = RECIPES[recipe]
     if load_in_8bit and method != "lora":
         raise entry.error(f"load_in_8bit is set but method is {method}", "load_in_8bit",
@@ -211,6 +245,12 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                 "LoRA on an LLM.int8 base")
         raise entry.error(f"{what} computes with a 16-bit base, but recipe {recipe!r} keeps fp32 weights", "recipe",
                           "Use recipe pure-bf16 (or pure-fp16 on GPUs without bf16).")
+
+
+def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
+                  targets: list[str] | None) -> list[str] | None:
+    """The modules LoRA and QLoRA adapt: ``targets`` as given (all-linear expanded), else the framework's
+    default for the model; refused where the model has no such linear module, or the method adapts none."""
     if method in ("lora", "qlora"):
         valid = sorted({m.name for m in arch.linear_modules()})
         if targets is not None and not targets:
@@ -261,6 +301,15 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     elif targets is not None:
         raise entry.error(f"lora_targets is set but method is {method}", "lora_targets",
                           "Set method: lora or qlora, or remove lora_targets.")
+    return targets
+
+
+def _check_offload(entry: Entry, fw_name: str, *, method: str, recipe: str, optimizer: str, zero: int,
+                   offload_optimizer: bool, offload_params: bool) -> None:
+    """Refuse an optimizer or parameter offload the sharding, the framework, the optimizer or the recipe
+    cannot run (ZeRO-Offload, ZeRO-Infinity, FSDP's CPUOffload)."""
+    fw = FRAMEWORK_SPECS[fw_name]
+    rec = RECIPES[recipe]
     if offload_optimizer and zero == 0:
         raise entry.error("offload_optimizer needs ZeRO stage 1, 2 or 3 (ZeRO-Offload)", "offload_optimizer",
                           "Set zero: 1 or higher.")
@@ -294,6 +343,11 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "recipe", f"Use recipe: mixed-{rec.dtype} (what DeepSpeed runs with {rec.dtype} enabled: "
                           "the same GPU side, fp32 master weights and states in host RAM), or leave "
                           "offload_optimizer out.")
+
+
+def _check_quantized_parallelism(entry: Entry, method: str, *, tp: int, zero: int, use_dora: bool,
+                                 load_in_8bit: bool) -> None:
+    """Refuse tensor parallelism for DoRA and bitsandbytes bases, and ZeRO-3 for an LLM.int8 base."""
     if use_dora and tp > 1:
         raise entry.error(f"DoRA does not run tensor parallel (tp {tp}): peft's tensor-parallel LoRA layer refuses "
                           "use_dora (peft tuners/lora/tp_layer.py)", "tp",
@@ -318,16 +372,6 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "have no quant-storage option for ZeRO-3 or FSDP (bnb_4bit_quant_storage is 4-bit only)",
                           "zero", "Use zero: 0, 1 or 2 (only the adapters' states are sharded), or method: qlora "
                           "with zero: 3.")
-    # past a learned position table: refused; past a rotary model's maximum: warned (training_warnings)
-    check_positions(arch, seq_len, entry, "seq_len")
-    levers = _framework_levers(entry, fw_name, d, method=method, zero=zero, tp=tp, gpus=gpus, seq_len=seq_len,
-                               grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
-                               offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
-                               load_in_4bit=load_in_4bit)
-    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
-                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
 
 
 def _comma_split(entry: Entry, targets: list[str] | None, warnings: list[str]) -> list[str] | None:
@@ -408,20 +452,7 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
     """Read and check the framework and its levers (planner.workload.frameworks); the keyword arguments
     are the options read before them. Returns the :class:`Training` fields they set."""
     fw = FRAMEWORK_SPECS[fw_name]
-    fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
-    fsdp_version = entry.int("fsdp_version", d.fsdp_version or 1, min=1, max=2) if fw.fsdp else 0
-    if "fsdp_version" in entry.data:
-        if not fw.fsdp:
-            raise entry.error(f"fsdp_version is set but framework {fw_name} does not shard with PyTorch FSDP "
-                              f"({'DeepSpeed ZeRO shards its parameters' if fw_name != 'unsloth' else 'it runs without FSDP'})",
-                              "fsdp_version", f"Set framework: to one of {fsdp_names}, or remove fsdp_version.")
-        if fsdp_version not in FSDP_VERSIONS:  # pragma: no cover - min/max above
-            raise entry.error(f"must be 1 or 2, not {fsdp_version}", "fsdp_version")
-        if zero < 2 and "zero" in entry.data:
-            # (with zero left out, one data-parallel rank defaults to 0: the version applies once the job runs
-            # on more GPUs, as a scenario's may; training_warnings says it shards nothing meanwhile)
-            raise entry.error(f"fsdp_version is set but zero is {zero}: FSDP shards with zero 2 (SHARD_GRAD_OP) or "
-                              "3 (FULL_SHARD)", "fsdp_version", "Set zero: 3 (or 2), or remove fsdp_version.")
+    fsdp_version = _fsdp_version(entry, fw_name, d, zero)
     if fw.fsdp and zero == 1:
         raise entry.error(f"framework {fw_name} shards with PyTorch FSDP, which has no stage that shards the optimizer "
                           "states alone (ZeRO-1)", "zero",
@@ -456,24 +487,67 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
                           "Set checkpointing: full, or offload_activations: false.")
     in_bwd = entry.bool("optimizer_in_backward", d.optimizer_in_backward)
     if in_bwd:
-        if grad_accum > 1:
-            raise entry.error(f"optimizer_in_backward steps each parameter as its gradient completes, so there are no "
-                              f"gradients to accumulate over {grad_accum} micro-batches (torchtune: 'Gradient "
-                              "accumulation is not supported with optimizer in bwd')", "optimizer_in_backward",
-                              "Set grad_accum: 1, or optimizer_in_backward: false.")
-        if offload_optimizer:
-            raise entry.error("optimizer_in_backward cannot run with ZeRO-Offload, which steps DeepSpeed's CPU "
-                              "optimizer after backward", "optimizer_in_backward",
-                              "Set offload_optimizer: false, or optimizer_in_backward: false.")
-        if zero >= 1 and not fw.fsdp:
-            raise entry.error(f"optimizer_in_backward is not a DeepSpeed ZeRO mode (zero {zero}): DeepSpeed steps its "
-                              "optimizer on the flat partitions after backward", "optimizer_in_backward",
-                              f"Set zero: 0, or framework: to one of {fsdp_names} (FSDP steps per parameter).")
-        if zero < 2 and gpus // tp > 1:
-            raise entry.error(f"optimizer_in_backward over {gpus // tp} data-parallel ranks without FSDP: DDP all-reduces "
-                              "gradients in buckets after they complete, so a parameter cannot be stepped as its own "
-                              "gradient completes", "optimizer_in_backward",
-                              f"Set zero: 3 with framework: one of {fsdp_names}, or gpus: {tp}.")
+        _check_optimizer_in_backward(entry, fw_name, zero=zero, tp=tp, gpus=gpus, grad_accum=grad_accum,
+                                     offload_optimizer=offload_optimizer)
+    bnb_version = _bnb_version(entry, fw_name, method=method, optimizer=optimizer, load_in_8bit=load_in_8bit,
+                               load_in_4bit=load_in_4bit)
+    compile_ = entry.bool("compile", False)
+    return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
+                fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
+                bnb_version=bnb_version, compile=compile_)
+
+
+def _fsdp_version(entry: Entry, fw_name: str, d: Any, zero: int) -> int:
+    """The FSDP version of a framework that shards with PyTorch FSDP (0 for the others), checked against the
+    framework and the ZeRO stage."""
+    fw = FRAMEWORK_SPECS[fw_name]
+    fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
+    fsdp_version = entry.int("fsdp_version", d.fsdp_version or 1, min=1, max=2) if fw.fsdp else 0
+    if "fsdp_version" in entry.data:
+        if not fw.fsdp:
+            raise entry.error(f"fsdp_version is set but framework {fw_name} does not shard with PyTorch FSDP "
+                              f"({'DeepSpeed ZeRO shards its parameters' if fw_name != 'unsloth' else 'it runs without FSDP'})",
+                              "fsdp_version", f"Set framework: to one of {fsdp_names}, or remove fsdp_version.")
+        if fsdp_version not in FSDP_VERSIONS:  # pragma: no cover - min/max above
+            raise entry.error(f"must be 1 or 2, not {fsdp_version}", "fsdp_version")
+        if zero < 2 and "zero" in entry.data:
+            # (with zero left out, one data-parallel rank defaults to 0: the version applies once the job runs
+            # on more GPUs, as a scenario's may; training_warnings says it shards nothing meanwhile)
+            raise entry.error(f"fsdp_version is set but zero is {zero}: FSDP shards with zero 2 (SHARD_GRAD_OP) or "
+                              "3 (FULL_SHARD)", "fsdp_version", "Set zero: 3 (or 2), or remove fsdp_version.")
+    return fsdp_version
+
+
+def _check_optimizer_in_backward(entry: Entry, fw_name: str, *, zero: int, tp: int, gpus: int, grad_accum: int,
+                                 offload_optimizer: bool) -> None:
+    """Refuse optimizer_in_backward where gradients must outlive their parameter's step (accumulation,
+    ZeRO-Offload, DeepSpeed ZeRO, DDP over several ranks)."""
+    fw = FRAMEWORK_SPECS[fw_name]
+    fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
+    if grad_accum > 1:
+        raise entry.error(f"optimizer_in_backward steps each parameter as its gradient completes, so there are no "
+                          f"gradients to accumulate over {grad_accum} micro-batches (torchtune: 'Gradient "
+                          "accumulation is not supported with optimizer in bwd')", "optimizer_in_backward",
+                          "Set grad_accum: 1, or optimizer_in_backward: false.")
+    if offload_optimizer:
+        raise entry.error("optimizer_in_backward cannot run with ZeRO-Offload, which steps DeepSpeed's CPU "
+                          "optimizer after backward", "optimizer_in_backward",
+                          "Set offload_optimizer: false, or optimizer_in_backward: false.")
+    if zero >= 1 and not fw.fsdp:
+        raise entry.error(f"optimizer_in_backward is not a DeepSpeed ZeRO mode (zero {zero}): DeepSpeed steps its "
+                          "optimizer on the flat partitions after backward", "optimizer_in_backward",
+                          f"Set zero: 0, or framework: to one of {fsdp_names} (FSDP steps per parameter).")
+    if zero < 2 and gpus // tp > 1:
+        raise entry.error(f"optimizer_in_backward over {gpus // tp} data-parallel ranks without FSDP: DDP all-reduces "
+                          "gradients in buckets after they complete, so a parameter cannot be stepped as its own "
+                          "gradient completes", "optimizer_in_backward",
+                          f"Set zero: 3 with framework: one of {fsdp_names}, or gpus: {tp}.")
+
+
+def _bnb_version(entry: Entry, fw_name: str, *, method: str, optimizer: str, load_in_8bit: bool,
+                 load_in_4bit: bool) -> str:
+    """The bitsandbytes release, refused when it is not a release number or nothing in the workload runs
+    bitsandbytes."""
     bnb_version = entry.str("bnb_version", CURRENT_BNB_VERSION)
     if parse_version(bnb_version) is None:
         raise entry.error(f"{bnb_version!r} is not a bitsandbytes release number", "bnb_version",
@@ -486,7 +560,4 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
                               "base, no bitsandbytes optimizer" + ("; torchtune's QLoRA base is torchao's NF4"
                                                                   if fw_name == "torchtune" else "") + ")",
                               "bnb_version", "Remove bnb_version.")
-    compile_ = entry.bool("compile", False)
-    return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
-                fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
-                bnb_version=bnb_version, compile=compile_)
+    return bnb_version

@@ -86,6 +86,55 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         if key in entry.data:
             raise entry.error(f"{key} is a llama.cpp setting and does nothing with engine "
                               f"{entry.data.get('engine', 'hf')}", key, "Set engine: llama.cpp, or remove it.")
+    weights, kv_dtype, group_size, ckpt_fmt = _weights(entry, arch, warnings)
+    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
+    tp, replicas = _replicas(entry, arch)
+    # the default is a fresh string, never the written value: Entry.str returns its default unchecked
+    engine = entry.str("engine", unnamed_engine(entry.data), choices=ENGINES)
+    defaulted = "engine" not in entry.data and engine != "hf"
+    if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
+        raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "
+                          "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
+                          "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
+    util, mnbt, max_seqs = _budget_and_batching(entry, engine, concurrency, warnings)
+    sliding = entry.bool("sliding_window", True)
+    if engine == "vllm" and "attention" in entry.data:
+        raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
+                          "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
+                          "Remove it, or set engine: hf.")
+    attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
+    if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
+        warnings.append(eager_only_warning(arch))
+    if engine == "vllm" and arch.model_type == "gpt_oss":
+        warnings.append("vLLM's start-up logs of gpt-oss-120b on one H100 show 4.7-4.8 GiB of memory the model "
+                        "does not attribute (vllm#23278, #27508); the estimate counts 4.84 GiB for it as a term, "
+                        "for every gpt-oss model (only the 120b on an H100 was measured).")
+    if engine != "vllm" and weights == "mxfp4":
+        warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
+                        "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "
+                        "the checkpoint is bf16, so the planner asks for a GPU with bf16 (Ampere or newer).")
+    if context > arch.max_position_embeddings:
+        check_positions(arch, context, entry, "context")
+        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+        if engine == "vllm":
+            warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
+                            f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
+                            "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
+    scheme = None
+    if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
+        scheme, _ = weight_scheme(arch.extra["quantization_config"])
+    warnings.extend(architecture_warnings(arch))
+    return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
+                     entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
+                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
+                     engine_defaulted=defaulted)
+
+
+def _weights(entry: Entry, arch: Architecture, warnings: list[str]) -> tuple[str, str, int, str | None]:
+    """weights, kv_dtype and group_size, read against the quantized format the checkpoint declares; also
+    returns that format (:func:`planner.workload.checks.checkpoint_format`)."""
     ckpt_fmt, ckpt_group, ckpt_words = checkpoint_format(arch)
     weights = entry.str("weights", ckpt_fmt or "bf16", choices=WEIGHT_FORMATS)
     if ckpt_words and "weights" in entry.data and weights != ckpt_fmt:
@@ -117,8 +166,11 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         fits = [g for g in (32, 64, 128, 256) if arch.hidden_size % g == 0]
         raise entry.error(f"group_size {group_size} does not divide hidden_size {arch.hidden_size}", "group_size",
                           f"Use {' or '.join(map(str, fits))} (GPTQ and AWQ models usually use 128)." if fits else None)
-    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
-    concurrency = entry.int("concurrency", 1, min=1, max=MAX_MICRO_BATCH)
+    return weights, kv_dtype, group_size, ckpt_fmt
+
+
+def _replicas(entry: Entry, arch: Architecture) -> tuple[int, int]:
+    """tp and the replicas of tp GPUs that gpus holds (gpus without tp: one replica at tp gpus)."""
     # (hints name keys as 'key: value', which planner.workload.inputs.option_form turns into '--key value' for options)
     gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
                       f"Give a count from 1 to {MAX_GPUS}: the GPUs the inference replicas run on, tp: N each "
@@ -140,13 +192,13 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                               f"{', '.join(str(tp * k) for k in range(1, 4))} or another multiple of {tp}, or leave "
                               "it out for one replica.")
         replicas = gpus // tp
-    # the default is a fresh string, never the written value: Entry.str returns its default unchecked
-    engine = entry.str("engine", unnamed_engine(entry.data), choices=ENGINES)
-    defaulted = "engine" not in entry.data and engine != "hf"
-    if engine == "hf" and tp > 1 and not arch.transformers_tp_plan:
-        raise entry.error(f"Transformers cannot run {arch.model_type} tensor parallel (tp {tp}): its config declares "
-                          "no base_model_tp_plan", "tp" if "tp" in entry.data else "gpus",
-                          "Use engine: vllm (which runs it tensor parallel), or tp: 1 (with gpus: N for N replicas).")
+    return tp, replicas
+
+
+def _budget_and_batching(entry: Entry, engine: str, concurrency: int,
+                         warnings: list[str]) -> tuple[float, int | None, int | None]:
+    """gpu_memory_utilization, max_num_batched_tokens and max_num_seqs, checked against the engine and
+    each other."""
     util = entry.number("gpu_memory_utilization", 0.9, min=0, max=1, min_exclusive=True)
     if util < MIN_GPU_MEMORY_UTILIZATION:
         raise entry.error(f"must be at least {MIN_GPU_MEMORY_UTILIZATION:g}, not {util!r}", "gpu_memory_utilization",
@@ -183,38 +235,7 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if max_seqs is not None and concurrency > max_seqs:
         warnings.append(f"concurrency {concurrency} is more than max_num_seqs {max_seqs}: vLLM runs at most "
                         f"{max_seqs} sequences at once and queues the rest (their KV cache is still sized here)")
-    sliding = entry.bool("sliding_window", True)
-    if engine == "vllm" and "attention" in entry.data:
-        raise entry.error("sets the Transformers attention kernel (eager, sdpa, flash) and does nothing with engine "
-                          "vllm: vLLM picks its own attention backend, and its start-up profile sizes it", "attention",
-                          "Remove it, or set engine: hf.")
-    attention = _attention(entry, arch) if engine != "vllm" else entry.str("attention", "sdpa", choices=ATTENTION)
-    if engine != "vllm" and attention == "eager" and not arch.sdpa_supported:
-        warnings.append(eager_only_warning(arch))
-    if engine == "vllm" and arch.model_type == "gpt_oss":
-        warnings.append("vLLM's start-up logs of gpt-oss-120b on one H100 show 4.7-4.8 GiB of memory the model "
-                        "does not attribute (vllm#23278, #27508); the estimate counts 4.84 GiB for it as a term, "
-                        "for every gpt-oss model (only the 120b on an H100 was measured).")
-    if engine != "vllm" and weights == "mxfp4":
-        warnings.append("Transformers keeps MXFP4 weights only with its triton kernels (triton >= 3.4 and the kernels "
-                        "package); otherwise it dequantizes them to bf16 on load: size weights: bf16 then. The rest of "
-                        "the checkpoint is bf16, so the planner asks for a GPU with bf16 (Ampere or newer).")
-    if context > arch.max_position_embeddings:
-        check_positions(arch, context, entry, "context")
-        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
-                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
-        if engine == "vllm":
-            warnings.append(f"vLLM refuses a max_model_len ({context:,}) above the model's maximum "
-                            f"(max_position_embeddings {arch.max_position_embeddings:,}) unless the environment of "
-                            "vllm serve sets VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.")
-    scheme = None
-    if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
-        scheme, _ = weight_scheme(arch.extra["quantization_config"])
-    warnings.extend(architecture_warnings(arch))
-    return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
-                     entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
-                     engine_defaulted=defaulted)
+    return util, mnbt, max_seqs
 
 
 def weights_feature_dtype(i: Inference) -> str:
@@ -245,6 +266,29 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                             "flash_attention: false.")):
         if key in entry.data:
             raise entry.error(f"{key} does nothing with engine llama.cpp: it is {why}", key, hint)
+    weights = _llamacpp_weights(entry, arch)
+    kv_k, kv_v, fa = _llamacpp_cache(entry)
+    gpu_layers = _gpu_layers(entry, arch)
+    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
+    concurrency = entry.int("concurrency", 1, min=1, max=256)
+    devices = _llamacpp_devices(entry, arch)
+    ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
+    sliding = entry.bool("sliding_window", True)
+    imatrix = _imatrix(entry, arch, weights)
+    if context > arch.max_position_embeddings:
+        check_positions(arch, context, entry, "context")
+        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
+                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
+    return Inference(weights, 128, kv_k, context, concurrency, devices, "llama.cpp", 0.9, ubatch,
+                     "flash" if fa else "eager",
+                     sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
+                     entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
+                     gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
+                     imatrix=imatrix)
+
+
+def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:
+    """The GGUF weight type, a llama-quantize preset (default Q4_K_M; MXFP4_MOE for an MXFP4 checkpoint)."""
     # an MXFP4 checkpoint (gpt-oss) converts with MXFP4 experts: MXFP4_MOE is the file ggml-org ships
     raw = entry.str("weights", "MXFP4_MOE" if checkpoint_format(arch)[0] == "mxfp4" else "Q4_K_M")
     weights = raw.strip().upper()
@@ -255,6 +299,12 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
         raise entry.error(f"{raw!r} is not a GGUF weight type llama.cpp makes", "weights",
                           (hint + " " if hint.startswith("Did you mean") else "")
                           + "Use a llama-quantize preset: Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...")
+    return weights
+
+
+def _llamacpp_cache(entry: Entry) -> tuple[str, str, bool]:
+    """The K and V cache types (llama.cpp's spelling, fp16 read as f16) and flash_attention, checked
+    against each other (a quantized V cache needs flash attention)."""
     kv_k = entry.str("kv_dtype", "f16").strip().lower()
     kv_k = {"fp16": "f16", "fp32": "f32"}.get(kv_k, kv_k)
     kv_v = entry.str("kv_dtype_v", kv_k).strip().lower()
@@ -269,6 +319,11 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                           "cache was requested, but this requires Flash Attention')",
                           "kv_dtype_v" if "kv_dtype_v" in entry.data else "kv_dtype",
                           "Set flash_attention: true, or a 16-bit V cache (kv_dtype_v: f16).")
+    return kv_k, kv_v, fa
+
+
+def _gpu_layers(entry: Entry, arch: Architecture) -> int | None:
+    """gpu_layers: the layers on the GPU, counting the output layer (None: all of them)."""
     L = arch.num_hidden_layers
     layers = entry.data.get("gpu_layers")
     if layers is None or (isinstance(layers, str) and layers.strip().lower() == "all"):
@@ -281,8 +336,12 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
         gpu_layers = entry.int("gpu_layers", None, min=0, max=10_000)
         if gpu_layers is not None and gpu_layers >= L + 1:
             gpu_layers = None  # every layer: llama.cpp clamps -ngl 999 to n_layer + 1
-    context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
-    concurrency = entry.int("concurrency", 1, min=1, max=256)
+    return gpu_layers
+
+
+def _llamacpp_devices(entry: Entry, arch: Architecture) -> int:
+    """The GPUs one replica splits its layers over (gpus, default 1), with tp and split_mode checked."""
+    L = arch.num_hidden_layers
     gpus = _with_hint(lambda: entry.int("gpus", None, min=1, max=MAX_GPUS), entry, "gpus",
                       f"Give a count from 1 to {MAX_GPUS}: the GPUs one llama.cpp replica splits its layers over.")
     if "tp" in entry.data and entry.data.get("tp") != 1:
@@ -302,8 +361,11 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     if devices > L + 1:
         raise entry.error(f"{devices} GPUs for {L + 1} layers: llama.cpp's layer split gives each GPU whole layers",
                           "gpus", f"Give gpus: {L + 1} or fewer.")
-    ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
-    sliding = entry.bool("sliding_window", True)
+    return devices
+
+
+def _imatrix(entry: Entry, arch: Architecture, weights: str) -> bool | None:
+    """imatrix (None: not given), refused as false for a preset llama-quantize makes only with one."""
     imatrix = entry.bool("imatrix", None) if "imatrix" in entry.data else None
     if imatrix is False:
         from planner.model.gguf import imatrix_required
@@ -314,16 +376,7 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                               f"{needs[0]} ({needs[1]}) with 'this quantization requires an importance matrix!'",
                               "imatrix", "Set imatrix: true (the published IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S files are "
                               "made with one), or choose Q2_K, Q3_K_S, IQ3_S or a larger preset.")
-    if context > arch.max_position_embeddings:
-        check_positions(arch, context, entry, "context")
-        warnings.append(f"context {context} exceeds the model's max_position_embeddings "
-                        f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
-    return Inference(weights, 128, kv_k, context, concurrency, devices, "llama.cpp", 0.9, ubatch,
-                     "flash" if fa else "eager",
-                     sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
-                     entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
-                     gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
-                     imatrix=imatrix)
+    return imatrix
 
 
 #: The GPU feature (a :class:`planner.catalog.gpus.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.

@@ -180,35 +180,7 @@ def workload_from_entry(
         # the model first: an unknown one (with its close matches) is the first thing to fix, and the rest is
         # read against its architecture
         model_id, model_source, arch = resolve_model(entry.str("model"), entry)
-    task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
-    if task is None:
-        if "workloads" in entry.data and not entry.path:  # a scenario given where one workload goes
-            raise entry.error("is a scenario (it has workloads:), not one workload", "workloads",
-                              "Plan it with 'planner plan FILE', or give one workload's keys (task:, model:, ...).")
-        raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
-    allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
-    if task == "infer" and (not entry.path or entry.data.get("engine") == "llama.cpp"):
-        # A workload of its own (a --workload file, the options) may give gpus: N, N / tp replicas, as
-        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp;
-        # but with engine llama.cpp gpus: N is that one replica's GPUs (its layer split).
-        allowed += ("gpus",)
-    other = INFER_KEYS if task == "train" else TRAIN_KEYS
-    for key in entry.data:
-        if key in other and key not in allowed:
-            hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
-            if key in ("context", "seq_len"):  # the same quantity under the other task's name
-                ours, theirs = ("seq_len", "infer") if key == "context" else ("context", "train")
-                hint = f"Write {ours}: {entry.data[key]} (the sequence length of task {task}), or set task: {theirs}."
-            if key == "gpus":  # a scenario's inference workload is one replica on tp GPUs
-                hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
-                        "tp: N, or task: train.")
-            raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
-                              key, hint)
-    entry.check_keys(allowed, explain=explainer(task))  # a name from another tool: say whose, and the planner's
-    if "model" not in entry.data:
-        raise entry.error("missing required key 'model'", None,
-                          "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
-                          "or a Hugging Face id whose config.json is in the local cache.")
+    task = _task_and_keys(entry)
     name = entry.str("name", default_name)
     warnings: list[str] = []
     if task == "infer":
@@ -239,19 +211,59 @@ def workload_from_entry(
                         tokens_per_month=tokens_per_month(entry))
     infer = _inference(entry, arch, warnings)
     if gpus_per_node is not None:
-        # A replica runs in one machine (tensor parallelism over NVLink/PCIe, not the network), and a
-        # machine holds whole replicas; with gpus given, the machines hold them all.
-        if gpus_per_node % infer.tp:
-            raise entry.error(f"{gpus_per_node} GPUs per machine do not hold whole replicas of tp {infer.tp}",
-                              "gpus_per_node", f"A replica runs in one machine: give a multiple of {infer.tp} "
-                              f"({infer.tp}, {2 * infer.tp}, ...).")
-        if "gpus" in entry.data and (infer.tp * infer.replicas) % gpus_per_node:
-            raise entry.error(f"gpus ({infer.tp * infer.replicas}) is not a multiple of gpus_per_node "
-                              f"({gpus_per_node})", "gpus_per_node",
-                              "Every machine holds the same number of replicas: give a divisor of gpus.")
+        _check_replica_machines(entry, infer, gpus_per_node)
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
                     entry_warnings=tuple(warnings), notes=entry.str("notes", None, multiline=True),
                     hours_per_month=_hours_per_month(entry), tokens_per_month=tokens_per_month(entry))
+
+
+def _task_and_keys(entry: Entry) -> str:
+    """The task (train when the entry gives method or micro_batch), with every key checked against it: an
+    option of the other task, an unknown key or a missing model is refused."""
+    task = entry.str("task", "train" if entry.has("method") or entry.has("micro_batch") else None, choices=TASKS)
+    if task is None:
+        if "workloads" in entry.data and not entry.path:  # a scenario given where one workload goes
+            raise entry.error("is a scenario (it has workloads:), not one workload", "workloads",
+                              "Plan it with 'planner plan FILE', or give one workload's keys (task:, model:, ...).")
+        raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
+    allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
+    if task == "infer" and (not entry.path or entry.data.get("engine") == "llama.cpp"):
+        # A workload of its own (a --workload file, the options) may give gpus: N, N / tp replicas, as
+        # --gpus does. A scenario's workloads entry may not: the solver sizes one replica and picks tp;
+        # but with engine llama.cpp gpus: N is that one replica's GPUs (its layer split).
+        allowed += ("gpus",)
+    other = INFER_KEYS if task == "train" else TRAIN_KEYS
+    for key in entry.data:
+        if key in other and key not in allowed:
+            hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
+            if key in ("context", "seq_len"):  # the same quantity under the other task's name
+                ours, theirs = ("seq_len", "infer") if key == "context" else ("context", "train")
+                hint = f"Write {ours}: {entry.data[key]} (the sequence length of task {task}), or set task: {theirs}."
+            if key == "gpus":  # a scenario's inference workload is one replica on tp GPUs
+                hint = ("A scenario's inference workload is one replica on tp GPUs, which the solver counts: set "
+                        "tp: N, or task: train.")
+            raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
+                              key, hint)
+    entry.check_keys(allowed, explain=explainer(task))  # a name from another tool: say whose, and the planner's
+    if "model" not in entry.data:
+        raise entry.error("missing required key 'model'", None,
+                          "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
+                          "or a Hugging Face id whose config.json is in the local cache.")
+    return task
+
+
+def _check_replica_machines(entry: Entry, infer: Inference, gpus_per_node: int) -> None:
+    """Refuse a machine size that does not hold whole inference replicas, or all of them evenly."""
+    # A replica runs in one machine (tensor parallelism over NVLink/PCIe, not the network), and a
+    # machine holds whole replicas; with gpus given, the machines hold them all.
+    if gpus_per_node % infer.tp:
+        raise entry.error(f"{gpus_per_node} GPUs per machine do not hold whole replicas of tp {infer.tp}",
+                          "gpus_per_node", f"A replica runs in one machine: give a multiple of {infer.tp} "
+                          f"({infer.tp}, {2 * infer.tp}, ...).")
+    if "gpus" in entry.data and (infer.tp * infer.replicas) % gpus_per_node:
+        raise entry.error(f"gpus ({infer.tp * infer.replicas}) is not a multiple of gpus_per_node "
+                          f"({gpus_per_node})", "gpus_per_node",
+                          "Every machine holds the same number of replicas: give a divisor of gpus.")
 
 
 #: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written.

@@ -218,3 +218,55 @@ def test_a_signal_while_the_set_is_opened_or_moved_leaves_no_staging(tmp_path: P
     assert _listing(out) == {"s.csv": "new csv", "s.json": "new json", "s.md": "old md"}
     with ReportSet(out) as rs:  # and the lock was released
         rs.commit()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scenario(tmp_path: Path, seq_len: int) -> Path:
+    text = (ROOT / "scenarios" / "qlora-7b-12gb.yaml").read_text().replace("seq_len: 512", f"seq_len: {seq_len}")
+    assert f"seq_len: {seq_len}" in text
+    path = tmp_path / "a.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_report_of_an_earlier_plan_not_written_again_goes_with_the_new_set(tmp_path: Path) -> None:
+    # A new-user trial: plan with md, change the scenario, plan with the default formats; the old md still
+    # said 512 tokens beside a workbook and json of 8,192. The output folder now holds one plan's reports.
+    from click.testing import CliRunner
+
+    from planner import plan
+    from planner.cli.main import main
+
+    out = tmp_path / "o"
+    first = plan(str(_scenario(tmp_path, 512)), out=str(out), format="xlsx,csv,json,md")
+    assert set(first.outputs) == {"xlsx", "csv", "json", "md"} and first.removed == ()
+    second = plan(str(_scenario(tmp_path, 8192)), out=str(out))
+    assert set(second.outputs) == {"xlsx", "csv", "json"}
+    assert second.removed == (out / "qlora-7b-12gb.md",) and not (out / "qlora-7b-12gb.md").exists()
+    assert second.to_dict()["removed"] == [str(out / "qlora-7b-12gb.md")]
+    # the command says what it removed
+    plan(str(_scenario(tmp_path, 512)), out=str(out), format="md")
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, 8192)), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == ["qlora-7b-12gb.json"]
+    assert "Removed the stale" in r.output and "qlora-7b-12gb.md of an earlier plan" in r.output
+
+
+def test_a_read_only_stale_report_is_refused_before_the_work(tmp_path: Path) -> None:
+    # it could be neither replaced nor removed: said in one line before planning, nothing changed
+    from planner import plan
+
+    out = tmp_path / "o"
+    plan(str(_scenario(tmp_path, 512)), out=str(out), format="csv,md")
+    md = out / "qlora-7b-12gb.md"
+    md.chmod(stat.S_IRUSR)
+    before = _listing(out)
+    try:
+        with pytest.raises(OutputError) as err:
+            plan(str(_scenario(tmp_path, 8192)), out=str(out), format="csv")
+    finally:
+        md.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    assert "qlora-7b-12gb.md" in str(err.value) and "read-only" in str(err.value)
+    assert _listing(out) == before

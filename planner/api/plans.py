@@ -130,10 +130,13 @@ class PlanResult:
             quote's line items and total (USD), each workload's estimate on the chosen machine,
             the alternatives, the ranked candidate table, assumptions and warnings.
         outputs: the reports written (format -> path); empty without ``out``.
+        removed: the reports of an earlier plan of the same scenario, of formats not written this
+            time, removed with the new set (they would describe another plan beside it).
     """
 
     plan: Plan
     outputs: dict[str, Path] = field(default_factory=dict)
+    removed: tuple[Path, ...] = ()
 
     @property
     def scenario(self) -> str:
@@ -157,10 +160,12 @@ class PlanResult:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict, the document ``planner plan --json`` prints (planner.report.export.plan_to_dict;
-        sizes in bytes, money in USD) with ``outputs`` (format -> path written)."""
+        sizes in bytes, money in USD) with ``outputs`` (format -> path written) and ``removed`` (the
+        stale reports of an earlier plan removed with them)."""
         from planner.report.export import plan_to_dict
 
-        return {**plan_to_dict(self.plan), "outputs": {k: str(p) for k, p in self.outputs.items()}}
+        return {**plan_to_dict(self.plan), "outputs": {k: str(p) for k, p in self.outputs.items()},
+                "removed": [str(p) for p in self.removed]}
 
     def to_frame(self, table: str = "candidates") -> pandas.DataFrame:
         """A table of the plan as a pandas DataFrame (column names carry their units: ``_bytes``, ``_usd``).
@@ -257,7 +262,8 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     costs = read_costs(sc.costs, cat, sc.workloads)
     if out is not None:
         # read-only reports, a file where the folder would be: said now, not after the planning
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in formats])
+        # (every format: one that is not written this time is removed when an earlier plan left it)
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS])
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
@@ -306,5 +312,11 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
 
             md = plan_markdown(plan_text(result), result.estimates)
             write_text(rs.path(f"{stem}.md"), md)
+        # a report of an earlier plan that this set does not replace would now sit beside it, describing
+        # another plan: it goes in the same step (the directory then holds one plan's reports, whole)
+        for ext in PLAN_FORMATS:
+            if ext not in formats and (Path(out) / f"{stem}.{ext}").is_file():
+                rs.remove(f"{stem}.{ext}")
         paths = {p.suffix[1:]: p for p in rs.commit()}
-    return PlanResult(result, paths)
+        removed = tuple(rs.removed)
+    return PlanResult(result, paths, removed)

@@ -47,7 +47,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     SIGTERM, SIGHUP: exit 130, 143, 129); a second run on the same OUT at the same time fails with
     one line, and a read-only report is refused, not replaced. Exits 1 with the reasons and what
     would fit when nothing does (the csv and json are still written when asked, and a stale xlsx
-    and md of an earlier plan are removed with them).
+    and md of an earlier plan are removed with them). A report of an earlier plan of the same
+    scenario in a format not written this time is removed with the new set, and said.
 
     \b
     Example:
@@ -83,6 +84,9 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     echo(plan_text(r.plan, width=terminal_width()))
     echo("")
     echo(f"Wrote {joined(list(r.outputs.values()))}")
+    if r.removed:
+        echo(f"Removed the stale {joined(list(r.removed))} of an earlier plan (not written this time: it would "
+             "describe another plan).")
 
 
 def _name_note(name: str) -> None:

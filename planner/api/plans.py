@@ -72,7 +72,7 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     Raises:
         ScenarioError: as planner.plan.scenario.load_scenario.
-        InputError: ``scenario`` is neither a path nor a mapping.
+        InputError: ``scenario`` is neither a path nor a mapping (YAML text included).
     """
     import hashlib
 
@@ -80,6 +80,9 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     if isinstance(scenario, Mapping):
         return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
+    if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
+        raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
+                         hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
     if isinstance(scenario, (str, os.PathLike)):
         shown = str(scenario)
         data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario, its hash and its text

@@ -153,8 +153,9 @@ class Entry:
         if not isinstance(value, str) or not value.strip():
             if choices:
                 raise self.error(f"must be one of the choices, not {_kind(value)}", key,
-                                 "Valid: " + ", ".join(map(str, choices)) + ".")
-            raise self.error(f"must be a non-empty text, not {_kind(value)}", key)
+                                 "Valid: " + ", ".join(map(str, choices)) + "." + _bool_note(value, self.file))
+            raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
+                             _bool_note(value, self.file).strip() or None)
         if not value.isprintable():  # every unsafe character is unprintable: most texts need no search
             self._check_shown(key, value, multiline)
         if choices is not None:
@@ -229,7 +230,8 @@ class Entry:
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(f"must be a whole number, not {_kind(value)}", key, _int_hint(key, value))
+            raise self.error(f"must be a whole number, not {_kind(value)}", key,
+                             _int_hint(key, value) or _bool_note(value, self.file).strip() or None)
         _check_range(self, key, value, min, max)
         return value
 
@@ -239,7 +241,8 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"must be a number, not {_kind(value)}", key, _number_hint(key, value))
+            raise self.error(f"must be a number, not {_kind(value)}", key,
+                             _number_hint(key, value) or _bool_note(value, self.file).strip() or None)
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):
@@ -356,6 +359,16 @@ _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
 
 
+def _bool_note(value: Any, file: Any) -> str:
+    """' YAML reads ...' for a boolean read from a file (``file`` not None) where another kind
+    belongs ('' otherwise): YAML 1.1, which PyYAML reads, takes an unquoted yes, no, on, off, true
+    and false (any case) as booleans, so ``checkpointing: no`` is false, not the text 'no'."""
+    if not isinstance(value, bool) or file is None:
+        return ""
+    return (" YAML reads an unquoted yes, no, on, off, true or false as a boolean: write the value the key "
+            "takes, or quote a text ('no').")
+
+
 def _int_hint(key: str, value: Any) -> str | None:
     """:func:`whole_number_hint` for a file's ``key: value``."""
     return whole_number_hint(value, lambda n: f"{key}: {n}")
@@ -397,6 +410,8 @@ def _number_hint(key: str, value: Any) -> str | None:
         # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
         mant, _, exp = value.strip().lower().partition("e")
         sign = "" if exp.startswith(("+", "-")) else "+"
+        if not math.isfinite(float(value)):  # 1e400 read as a float is inf: no real value of a field
+            return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
         return f"YAML reads {value.strip()} as text; write {mant}.0e{sign}{exp}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None

@@ -637,13 +637,17 @@ def relative_model_resolver(resolver: Any, catalog: Catalog, base_dir: Path) -> 
 
 
 def _refuse_workload_keys(root: Entry) -> None:
-    """Refuse workload keys at the top level, saying where they belong.
+    """Refuse workload and constraint keys at the top level, saying where they belong.
 
     A workload file given to ``planner plan`` has ``model:`` and ``task:`` at the top level; a
     scenario lists its workloads under ``workloads:``. Without ``workloads:`` the file is taken
     for a workload file; with it, the key is taken for a workload key indented too little.
     """
     key = next((k for k in root.data if k not in SCENARIO_KEYS), None)
+    if key in CONSTRAINT_KEYS:  # a constraint written at the top level: it belongs under constraints:
+        raise root.error(f"unknown key {key!r}", key,
+                         f"{key!r} is a constraint: indent it under 'constraints:' (constraints: {{{key}: ...}}; "
+                         "see docs/scenarios.md).")
     if key not in WORKLOAD_ONLY_KEYS:
         return  # no unknown key, or one check_keys explains (with a did-you-mean)
     if "workloads" in root.data:

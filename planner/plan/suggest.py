@@ -1,0 +1,562 @@
+"""What would fit when nothing does: the reasons behind a miss and changes checked with the memory model.
+
+When no candidate is feasible, :func:`planner.plan.solver.plan` raises
+:class:`planner.plan.solver.NoFeasiblePlan`; its message takes from here the plain-language causes
+(the budget, what a vram miss is made of: :func:`_why_notes`), the warnings that hold whatever the
+machine (:func:`_standing_warnings`) and :func:`suggest`'s concrete changes, each one checked with the
+memory model on the largest buildable card: ZeRO-3 across >= N GPUs, offload, checkpointing, QLoRA or
+LoRA, a smaller micro-batch, more tensor parallelism, quantized weights or KV cache, another vLLM
+``gpu_memory_utilization``, llama.cpp layers in host RAM, a larger card, a larger budget... The
+searches it runs (:func:`fits`, :func:`largest_fitting`, :func:`largest_gpu_layers`,
+:func:`utilization_that_fits`) serve ``planner fit`` too (planner.api.fits).
+
+Never prints and never reads files.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from planner.plan.candidates import (
+    BUILD_RULES,
+    NODE_RULES,
+    CandidateSet,
+    allowed_gpus,
+    capacity_bytes,
+    capacity_for,
+    takes_headroom,
+    with_gpus,
+)
+from planner.catalog.loader import Catalog
+from planner.catalog.platforms import cools, max_cards
+from planner.core.errors import InputError
+from planner.core.fields import Entry
+from planner.memory import estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.memory.vllm import for_gpu, is_large_card
+from planner.plan.scenario import ScenarioWorkload, Variant, _with
+from planner.core.units import GiB
+from planner.workload.spec import Workload, workload_from_entry
+
+
+def _standing_warnings(cs: CandidateSet) -> list[str]:
+    """Warnings that hold for a workload whatever the machine: those of the workload and its memory
+    estimate that every evaluated usage of it carries (e.g. a sequence beyond the model's positions)."""
+    out: list[str] = []
+    for sw, usages in zip(cs.scenario.workloads, cs.usages):
+        common: dict[str, None] | None = None
+        for u in usages:
+            # the usage's workload is on the usage's GPU count, and so are its warnings (Workload.warnings)
+            msgs = dict.fromkeys(list(u.workload.warnings) + list(u.estimate.warnings))
+            common = msgs if common is None else {m: None for m in common if m in msgs}
+        out += [f"{sw.name}: {m}" for m in (common or {})]
+    return out
+
+
+def _hw_ok_gpus(cs: CandidateSet) -> list[Any]:
+    """GPUs (allowed by the scenario) that have at least one buildable row, largest capacity first."""
+    t = cs.table
+    ok = ~_among(t["binding"], BUILD_RULES)
+    budget = cs.scenario.constraints.budget_usd
+    if budget is not None:
+        # suggestions are for machines the budget allows: none when no buildable machine is within it
+        ok &= t["capex_usd"] <= budget + 1e-9
+    ids = set(t["gpu_id"][ok].tolist())
+    gpus = [g for g in cs.hardware.gpus if g.id in ids]
+    h = cs.hardware.headroom
+    return sorted(gpus, key=lambda g: (-capacity_bytes(g.cuda_total_bytes, h), g.id))
+
+
+def _why_notes(cs: CandidateSet) -> list[str]:
+    """Plain-language causes: the budget when it is what rules out the machines that fit
+    everything else, then the causes behind a vram miss (e.g. ZeRO-2 does not shard parameters)."""
+    import numpy as np
+
+    t = cs.table
+    notes = []
+    budget = cs.scenario.constraints.budget_usd
+    binding, capex = t["binding"], t["capex_usd"]
+    over = binding == "budget"
+    if budget is not None and over.any():
+        cheapest = float(capex[over].min())
+        built = ~_among(binding, BUILD_RULES)  # the budget rows among them: never empty here
+        within = built & (capex <= budget + 1e-9)
+        tail = ("the machines within it miss as listed above" if within.any() else
+                f"no buildable machine is within it (the cheapest costs ${float(capex[built].min()):,.2f})")
+        notes.append(f"The budget decides: the cheapest machine that meets every other constraint costs "
+                     f"${cheapest:,.2f}, ${cheapest - budget:,.2f} over budget_usd ${budget:,.2f}; {tail}.")
+    sub = np.nonzero(binding == "vram")[0]
+    if sub.size == 0:
+        return notes
+    i = int((t["per_gpu_need_bytes"][sub] - t["gpu_capacity_bytes"][sub]).argmin())
+    row = int(sub[i])
+    for w, u in enumerate(cs.usages_of(row)):
+        if u is None or cs.scenario.workloads[w].name != t["binding_workload"][row]:
+            continue
+        est = u.estimate
+        comps = sorted(est.gpu_components(), key=lambda c: -c.bytes)[:4]
+        notes.append(f"{cs.scenario.workloads[w].name} needs {est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU; "
+                     "largest parts: " + ", ".join(f"{c.name} {c.bytes / GiB:,.2f} GiB" for c in comps) + ".")
+        tr = u.workload.train
+        if tr is not None and tr.method == "full" and tr.zero < 3:
+            wts = next((c for c in est.gpu_components() if c.name == "weights"), None)
+            sharded = {0: "nothing", 1: "only the optimizer states and master weights",
+                       2: "the gradients, optimizer states and master weights"}[tr.zero]
+            dp = tr.data_parallel
+            if wts is not None:
+                notes.append(f"ZeRO-{tr.zero} shards {sharded} over the {dp} data-parallel GPU(s), not the "
+                             f"parameters: each GPU holds all {wts.bytes / GiB:,.2f} GiB of 16-bit weights "
+                             f"({wts.formula}).")
+    return notes
+
+
+def _workload_from(sw: ScenarioWorkload, v: Variant, catalog: Catalog, updates: dict[str, Any],
+                   drop: Sequence[str] = ()) -> Workload | None:
+    data = _with(v.data, updates)
+    for k in drop:
+        data.pop(k, None)
+    try:
+        return workload_from_entry(Entry(data, file=None, error=InputError), lambda *_: (
+            v.workload.model_id, v.workload.model_source, v.workload.architecture), default_name=sw.name)
+    except InputError:
+        return None
+
+
+def fits(workload: Workload, capacity: int, overheads: RuntimeOverheads | None = None,
+         gpu: Any = None) -> tuple[bool, int]:
+    """Whether the workload's per-GPU need is at most ``capacity`` bytes, and the need; on ``gpu``
+    (when given) with the settings ``vllm serve`` would take there (planner.memory.vllm.for_gpu)."""
+    need = estimate(for_gpu(workload, gpu) if gpu is not None else workload, overheads).per_gpu_total_bytes
+    return need <= capacity, need
+
+
+def utilization_that_fits(make: Any, current: float, capacity: int, overheads: RuntimeOverheads | None = None,
+                          gpu: Any = None) -> tuple[float, int] | None:
+    """A vLLM ``gpu_memory_utilization`` other than ``current`` at which the workload fits, and its
+    need in bytes per GPU: :data:`VLLM_UTILIZATIONS` in order (vLLM's default 0.9 first). Set too
+    high, the CUDA context does not fit the card's remaining 1 - utilization; set too low, weights
+    and KV cache do not fit its share (planner.memory.vllm).
+
+    Args:
+        make: utilization -> Workload (or None when not valid).
+        current: the workload's own utilization (not tried).
+        capacity, overheads, gpu: as for :func:`fits`.
+    """
+    for util in VLLM_UTILIZATIONS:
+        if util == current:
+            continue
+        w = make(util)
+        if w is None:
+            continue
+        ok, need = fits(w, capacity, overheads, gpu=gpu)
+        if ok:
+            return util, need
+    return None
+
+
+def largest_gpu_layers(make: Any, capacity: int, hi: int,
+                       overheads: RuntimeOverheads | None = None) -> tuple[int | None, int | None, int | None]:
+    """The most llama.cpp GPU layers (``n_gpu_layers`` in [0, hi]) whose per-GPU need fits ``capacity``.
+
+    Scans from ``hi`` down (at most n_layer + 2 estimates): a layer moved to the GPU adds its
+    weights and KV cache but removes the copy of a host block from the compute buffer, so the need
+    is not assumed monotone.
+
+    Returns:
+        (layers, need there, need at layers + 1 or None at hi); (None, need at 0, None) when even 0
+        does not fit.
+    """
+    above = None
+    for x in range(hi, -1, -1):
+        n = estimate(make(x), overheads).per_gpu_total_bytes
+        if n <= capacity:
+            return x, n, above
+        above = n
+    return None, above, None
+
+
+def largest_fitting(make: Any, capacity: int, lo: int, hi: int, overheads: RuntimeOverheads | None = None,
+                    gpu: Any = None) -> tuple[int | None, int | None, int | None]:
+    """The largest integer x in [lo, hi] with need(make(x)) <= capacity, by bisection.
+
+    Memory is non-decreasing in micro-batch, sequence length, context and concurrency, so an
+    exponential search finds a bracket [fits, does not fit] and a binary search closes it:
+    O(log(hi)) estimates.
+
+    Args:
+        make: x -> Workload (or None when x is not a valid value).
+        capacity: bytes per GPU.
+        lo, hi: the range searched.
+        gpu: the card, for the settings ``vllm serve`` takes there (None: the workload as made).
+
+    Returns:
+        (x, need at x, need at x + 1 or None when x == hi); (None, need at lo, None) when even lo
+        does not fit.
+    """
+    def need(x: int) -> int | None:
+        w = make(x)
+        if w is not None and gpu is not None:
+            w = for_gpu(w, gpu)
+        return None if w is None else estimate(w, overheads).per_gpu_total_bytes
+
+    n_lo = need(lo)
+    if n_lo is None or n_lo > capacity:
+        return None, n_lo, None
+    good, good_need = lo, n_lo
+    step = 1
+    bad, bad_need = None, None
+    while True:
+        x = min(good + step, hi)
+        if x == good:
+            return good, good_need, None
+        n = need(x)
+        if n is not None and n <= capacity:
+            good, good_need = x, n
+            if x == hi:
+                return good, good_need, None
+            step *= 2
+        else:
+            bad, bad_need = x, n
+            break
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        n = need(mid)
+        if n is not None and n <= capacity:
+            good, good_need = mid, n
+        else:
+            bad, bad_need = mid, n
+    return good, good_need, bad_need if bad == good + 1 else None
+
+
+_ZERO3_COUNTS = (2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128, 256, 512)
+
+
+def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None = None) -> list[str]:
+    """Concrete changes that would make the scenario fit, each checked with the memory model."""
+    sc = cs.scenario
+    t = cs.table
+    out: list[str] = []
+    gpus = _hw_ok_gpus(cs)
+    cons = sc.constraints
+    h = cons.vram_headroom
+    rules = set(t["binding"].tolist())
+    if gpus:
+        big = gpus[0]
+        node_max = _node_max(cs, big.id)
+        many = len(sc.workloads) > 1
+        for w, sw in enumerate(sc.workloads):
+            mine = t["binding_workload"] == sw.name
+            if "vram" not in set(t["binding"][mine].tolist()):
+                continue
+            cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
+            # of several workloads, one that fits the largest buildable card on some usage already is not
+            # what misses: its changes would not make the scenario fit
+            if many and any(u.need_bytes <= cap and u.gpus_per_node <= node_max for u in cs.usages[w]):
+                continue
+            out += [f"{sw.name}: {x}" if many else x
+                    for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)]
+    if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
+        import numpy as np
+
+        ok = np.nonzero(~_among(t["binding"], BUILD_RULES))[0]
+        if len(ok):
+            # the last of the most cards per node, then in all (a stable sort, as the table's rank breaks ties)
+            most = t.row(int(ok[np.lexsort((t["cards_total"][ok], t["cards_per_node"][ok]))[-1]]))
+            out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
+                       f"x {most['gpu_id']} per node and {int(t['nodes'][ok].max())} node(s) (raise max_cards or "
+                       "max_nodes, allow a platform with more slots, or lower gpus / tp)")
+    if "precision" in rules:
+        out += _precision_suggestions(cs, catalog)
+    if "budget" in rules:
+        cheapest = float(t["capex_usd"][t["binding"] == "budget"].min())
+        out.append(f"raise budget_usd to >= ${cheapest:,.2f} (the cheapest candidate that fits everything else)")
+    return out
+
+
+#: What to change when GPUs lack a hardware feature the workloads' dtypes need.
+PRECISION_CHANGES = {
+    "bf16": "use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference",
+    "fp8": "use weights int8 or bf16 and kv_dtype bf16, or engine: vllm (it runs fp8 weights and KV cache on "
+           "16-bit GPUs, Ampere and newer)",
+    "int8": "use weights bf16, fp16 or int4-awq",
+    "llamacpp": "llama.cpp has no backend for them (Intel Gaudi): choose NVIDIA or AMD GPUs, or another engine",
+}
+
+
+def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
+    """For each feature (bf16, fp8, int8, llamacpp) the workloads need and some refused GPU lacks: the change."""
+    from planner.plan.candidates import has_feature, precision_needs
+
+    refused = sorted({str(x) for x in cs.table["gpu_id"][cs.table["binding"] == "precision"].tolist()})
+    needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
+    out = []
+    for feature in needs:
+        lacking = [g for g in refused if not has_feature(catalog.gpu(g), feature)]
+        if lacking:
+            out.append(f"not checked with the memory model: on GPUs without {feature} ({', '.join(lacking)}), "
+                       f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
+    return out
+
+
+def _node_max(cs: CandidateSet, gpu_id: str) -> int:
+    t = cs.table
+    sub = (t["gpu_id"] == gpu_id) & ~_among(t["binding"], NODE_RULES)
+    return int(t["cards_per_node"][sub].max()) if sub.any() else 1
+
+
+def _among(values: Any, names: Sequence[str]) -> Any:
+    """A bool array: which of ``values`` (a text column) are one of ``names``."""
+    import numpy as np
+
+    wanted = set(names)
+    return np.fromiter((v in wanted for v in values.tolist()), dtype=bool, count=len(values))
+
+
+def _fmt(n: int | None) -> str:
+    return "?" if n is None else f"{n / GiB:,.2f} GiB"
+
+
+def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
+                      where: str, overheads: RuntimeOverheads | None) -> list[str]:
+    """What would fit an ``engine: llama.cpp`` workload on the largest card: leaving layers in host
+    RAM (gpu_layers: max, with the RAM that takes), splitting the layers over more cards, a smaller
+    GGUF preset or a quantized KV cache; each checked with the memory model."""
+    out: list[str] = []
+    inf = v.workload.infer
+    assert inf is not None
+    L = v.workload.architecture.num_hidden_layers
+    if inf.gpu_layers is None:
+        def make_l(x: int) -> Workload:
+            w = _workload_from(sw, v, catalog, {"gpu_layers": x})
+            assert w is not None  # every count 0..n_layer + 1 is valid
+            return w
+        best, need, _ = largest_gpu_layers(make_l, cap, L + 1, overheads)
+        if best is not None:
+            host = estimate(make_l(best), overheads).host_total_bytes
+            on = where if inf.tp == 1 else f"{inf.tp} x {where}"
+            out.append(f"gpu_layers: max (here {best} of {L + 1} layers on {on}, {_fmt(need)} per GPU; the rest "
+                       f"in host RAM: {_fmt(host)} of RAM; decode then reads them at RAM speed)")
+    for n in range(max(inf.tp, 1) + 1, node_max + 1):
+        wn = _workload_from(sw, v, catalog, {"gpus": n})
+        if wn is not None and fits(wn, cap, overheads)[0]:
+            out.append(f"gpus: {n} (the layers split over {n} x {where}): "
+                       f"{_fmt(fits(wn, cap, overheads)[1])} per GPU")
+            break
+    for preset in ("Q4_K_M", "IQ3_M", "IQ2_M"):
+        if preset == inf.weights:
+            break
+        wq = _workload_from(sw, v, catalog, {"weights": preset})
+        if wq is not None and fits(wq, cap, overheads)[0]:
+            out.append(f"weights: {preset} on {where}: {_fmt(fits(wq, cap, overheads)[1])} per GPU (lower quality)")
+            break
+    if inf.kv_dtype == "f16":
+        wk = _workload_from(sw, v, catalog, {"kv_dtype": "q8_0"})
+        if wk is not None and fits(wk, cap, overheads)[0]:
+            out.append(f"kv_dtype: q8_0 on {where}: {_fmt(fits(wk, cap, overheads)[1])} per GPU")
+    return out
+
+
+def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
+                  overheads: RuntimeOverheads | None) -> list[str]:
+    out: list[str] = []
+    v = sw.variants[0]
+    w0 = v.workload
+    where = (f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)" if takes_headroom(w0) else
+             f"{big.id} ({_fmt(cap)} CUDA total; vLLM's gpu_memory_utilization is the margin)")
+    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
+    allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
+    if sw.task == "train":
+        tr = w0.train
+        assert tr is not None
+        fixed = sw.gpus[0] if sw.gpus else None
+        count = fixed or min(node_max, allowed_cards)
+        gpn = min(count, node_max)
+        # ZeRO-3 across more GPUs, without and with the optimizer offloaded
+        plain_n = None
+        for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
+            found = None
+            for n in _ZERO3_COUNTS:
+                if n % tr.tp:
+                    continue
+                wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
+                if wz is None:
+                    continue
+                wz = with_gpus(wz, n, min(n, node_max))
+                ok, need = fits_big(wz, cap, overheads)
+                if ok:
+                    found = (n, need)
+                    break
+            if found and (plain_n is None or found[0] < plain_n):
+                n, need = found
+                if not extra:
+                    plain_n = n
+                nodes = math.ceil(n / node_max)
+                text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
+                if n > allowed_cards:
+                    text += (f"; that is {nodes} node(s) of {node_max}, more than the scenario allows "
+                             f"(max_nodes {cons.max_nodes}"
+                             + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
+                if fixed and n != fixed:
+                    text += f" (the scenario fixes gpus: {fixed})"
+                out.append(text)
+        if tr.checkpointing == "none":
+            wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
+            if wc is not None:
+                ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
+                if ok:
+                    out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+        if tr.micro_batch > 1:
+            def make_mb(x: int, c: int = count) -> Workload | None:
+                ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
+                return None if ww is None else with_gpus(ww, c, min(c, node_max))
+            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
+            if best:
+                out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
+                           f"{_fmt(need)} per GPU")
+        methods = {"full": ("qlora", "lora"), "lora": ("qlora",)}.get(tr.method, ())
+        for method in methods:
+            name = "QLoRA" if method == "qlora" else "LoRA"
+            for ckpt in dict.fromkeys((tr.checkpointing, "full")):
+                wm = _workload_from(sw, v, catalog, {"method": method, "gpus": 1, "zero": 0,
+                                                     "offload_optimizer": False, "checkpointing": ckpt},
+                                    drop=("recipe", "gpus_per_node", "offload_params"))
+                if wm is None:
+                    continue
+                ok, need = fits_big(wm, cap, overheads)
+                if ok:
+                    how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
+                    out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
+                    break
+    else:
+        from planner.plan.scenario import valid_tp_degrees
+
+        # the most the hardware can do as written: the largest allowed tp that fits a node
+        v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)
+        w0 = v.workload
+        inf = w0.infer
+        assert inf is not None
+        tried = {x.tp for x in sw.variants}
+        if inf.engine == "vllm":
+            # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
+            # too high, that share is smaller than the context and vLLM does not start; set too low,
+            # the weights and KV cache do not fit its share: try other values (at the scenario's
+            # smallest tp)
+            v1 = min(sw.variants, key=lambda x: x.tp)
+            tp1 = v1.tp
+
+            def make_u(util: float) -> Workload | None:
+                wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
+                return None if wu is None else with_gpus(wu, tp1, tp1)
+
+            hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
+            if hit_u:
+                out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+                           f"on {where}: {_fmt(hit_u[1])} per GPU")
+        if inf.engine == "llama.cpp":
+            out += _suggest_llamacpp(sw, v, catalog, big, cap, node_max, where, overheads)
+        else:
+            for tp in valid_tp_degrees(w0.architecture):
+                ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
+                if not ok:
+                    continue
+                if tp in tried and tp <= node_max:
+                    break  # the scenario already allows it; something else binds
+                text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+                if tp > node_max:
+                    why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
+                           else "the platforms' slots, PCIe lanes, power and cooling")
+                    text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
+                             "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
+                out.append(text)
+                break
+            # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
+            tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
+
+            def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
+                for tp in tps:
+                    wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+                    if wq is None:
+                        continue
+                    ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
+                    if ok:
+                        return tp, need
+                return None
+
+            for fmt in ("fp8", "int4-awq"):
+                if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+                    continue
+                hit = first_fit({"weights": fmt})
+                if hit:
+                    out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+            if inf.kv_dtype != "fp8" and big.fp8:
+                hit = first_fit({"kv_dtype": "fp8"})
+                if hit:
+                    out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+            if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
+                wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
+                if wp is not None:
+                    ok, need = fits_big(wp, cap, overheads)
+                    if ok:
+                        out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
+                                   f"{where}: {_fmt(need)} per GPU")
+            if inf.concurrency > 1:
+                def make_c(x: int) -> Workload | None:
+                    return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
+                best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+                if best:
+                    out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                               f"{_fmt(need)} per GPU")
+    # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
+    # scenario's smallest tensor-parallel degree, training at its first GPU count
+    if sw.task != "train":
+        v = min(sw.variants, key=lambda x: x.tp)
+        w_written = with_gpus(v.workload, v.tp, v.tp)
+    else:
+        n0 = (sw.gpus or (1,))[0]
+        w_written = with_gpus(v.workload, n0, min(n0, node_max))
+    needs: dict[Any, int] = {}  # by the card's vllm serve defaults (the need differs only there)
+
+    def need_on(g: Any) -> int:
+        key = is_large_card(g)
+        if key not in needs:
+            needs[key] = estimate(for_gpu(w_written, g), overheads).per_gpu_total_bytes
+        return needs[key]
+
+    placeable = []
+    for g in catalog.gpus:
+        if g.price_usd is None or capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom) < need_on(g):
+            continue
+        if any(_takes(p, g) for p in catalog.platforms):
+            placeable.append(g)
+    if placeable:
+        g = min(placeable, key=lambda x: (x.price_usd, x.id))
+        allowed = {x.id for x in allowed_gpus(catalog, cons)}
+        note = "" if g.id in allowed else " (not allowed by the scenario's GPU constraints)"
+        at = f" at tp {v.tp}" if sw.task != "train" else ""
+        after = "after headroom" if takes_headroom(w_written) else "(CUDA total)"
+        out.append(f"a larger card as written: {g.id}, {_fmt(capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom))}"
+                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}")
+    return out
+
+
+def _takes(p: Any, g: Any) -> bool:
+    if g.form_factor not in p.form_factors or not cools(p, g):
+        return False
+    if p.fixed_gpu is not None:
+        return p.fixed_gpu == g.id
+    if g.form_factor == "pcie":
+        return max_cards(p, g.slot_width or 1) >= 1
+    return p.max_gpus >= 1
+
+
+#: gpu_memory_utilization values tried, in this order, when a vLLM workload misses: vLLM's default
+#: 0.9 first, then the nearest values either side (set too high, the CUDA context does not fit the
+#: rest of the card; set too low, the weights and KV cache do not fit the share).
+VLLM_UTILIZATIONS = (0.9, 0.85, 0.95, 0.8)
+
+
+__all__ = ["PRECISION_CHANGES", "VLLM_UTILIZATIONS", "fits", "largest_fitting", "largest_gpu_layers", "suggest",
+           "utilization_that_fits"]

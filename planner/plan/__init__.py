@@ -4,6 +4,6 @@
 ``candidates`` enumerates GPU x count x platform x RAM configurations and marks each feasible or
 not, with the reason; ``solver`` picks the cheapest feasible plan and explains misses; ``suggest``
 finds, when nothing fits, the reasons and the changes that would fit (each checked with the memory
-model); ``quote`` holds the quote's line items. Imports the stages before it (core, model, catalog,
-workload, memory).
+model); ``warnings`` says what to check before buying the chosen machine; ``quote`` holds the
+quote's line items. Imports the stages before it (core, model, catalog, workload, memory).
 """

@@ -138,7 +138,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     :func:`plan_references`, unless ``references`` is given), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
     workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
-    stale (:func:`planner.plan.solver.stale_items`).
+    stale (:func:`planner.plan.warnings.stale_items`).
 
     Args:
         plan: the solver's plan.
@@ -163,7 +163,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])
                     for s in a.get("sources") or ())
     version = a.get("catalog_schema_version")
-    stale = a.get("stale_prices") or {}  # the solver's own list (planner.plan.solver.stale_items)
+    stale = a.get("stale_prices") or {}  # the solver's own list (planner.plan.warnings.stale_items)
     stale_ids, stale_months = tuple(stale.get("catalog_ids") or ()), int(stale.get("months") or STALE_PRICE_MONTHS)
     gpu_memory = {str(choice["gpu_id"]): cuda_total} if choice.get("gpu_id") and cuda_total else {}
     return WorkbookData(

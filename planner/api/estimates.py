@@ -92,7 +92,7 @@ class EstimateResult:
     def takes_headroom(self) -> bool:
         """Whether a fit check keeps a headroom free (False for engine vllm, whose
         gpu_memory_utilization is the margin; planner.plan.candidates.takes_headroom)."""
-        from planner.plan.candidates import takes_headroom
+        from planner.plan.usages import takes_headroom
 
         return takes_headroom(self.workload)
 
@@ -232,7 +232,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:
-        from planner.plan.candidates import capacity_bytes, has_feature, precision_needs
+        from planner.plan.usages import capacity_bytes, has_feature, precision_needs
 
         need = est.per_gpu_total_bytes
         capacity = capacity_bytes(card.cuda_total_bytes, headroom)

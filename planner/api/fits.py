@@ -210,7 +210,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
-    from planner.plan.candidates import capacity_bytes, has_feature, precision_needs, takes_headroom
+    from planner.plan.usages import capacity_bytes, has_feature, precision_needs, takes_headroom
     from planner.plan.suggest import largest_fitting, largest_gpu_layers
     from planner.workload.inputs import OptionError
     from planner.workload.options import MAX_MICRO_BATCH
@@ -401,7 +401,7 @@ def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: A
     """
     from planner.core.errors import InputError
     from planner.memory.vllm import for_gpu
-    from planner.plan.candidates import capacity_for
+    from planner.plan.usages import capacity_for
     from planner.plan.suggest import fits as fits_on
 
     headroom = 0.05 if headroom_given is None else headroom_given

@@ -1,6 +1,7 @@
 """Stage 5, plan: from workloads to the machine to buy.
 
 ``scenario`` reads a scenario file (workloads, constraints, strategies the solver may choose);
+``usages`` lists the ways each workload runs (a variant on N GPUs) with its memory estimate;
 ``candidates`` enumerates GPU x count x platform x RAM configurations and marks each feasible or
 not, with the reason; ``solver`` picks the cheapest feasible plan and explains misses; ``suggest``
 finds, when nothing fits, the reasons and the changes that would fit (each checked with the memory

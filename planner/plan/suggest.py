@@ -288,7 +288,7 @@ PRECISION_CHANGES = {
 
 def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
     """For each feature (bf16, fp8, int8, llamacpp) the workloads need and some refused GPU lacks: the change."""
-    from planner.plan.candidates import has_feature, precision_needs
+    from planner.plan.usages import has_feature, precision_needs
 
     refused = sorted({str(x) for x in cs.table["gpu_id"][cs.table["binding"] == "precision"].tolist()})
     needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})

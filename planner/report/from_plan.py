@@ -222,7 +222,7 @@ def _split_warnings(plan: Any) -> tuple[dict[str, list[str]], list[str]]:
 def _summary_rows(plan: Any, choice: dict[str, Any], per_workload: dict[str, list[str]]) -> tuple[SummaryRow, ...]:
     """One Summary row per estimate: the chosen machine, the workload's strategy, its need against
     the per-GPU capacity it is held to, and its warnings."""
-    from planner.plan.candidates import takes_headroom
+    from planner.plan.usages import takes_headroom
 
     machine = _machine_text(choice)
     strategies = list(getattr(plan, "strategies", ())) + [""] * len(plan.estimates)

@@ -239,7 +239,7 @@ def plan_text(plan: Any, width: int | None = None) -> str:
         lines.append(f"Catalog: the shipped catalog with the overlay {Path(overlay[0]).parent} "
                      f"({', '.join(Path(f).name for f in overlay)}) over it")
     lines.append("")
-    from planner.plan.candidates import takes_headroom
+    from planner.plan.usages import takes_headroom
 
     for est, strat, w in zip(plan.estimates, plan.strategies, plan.workloads):
         lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")

@@ -1,0 +1,233 @@
+"""Usages: the ways a workload of a scenario runs, each a variant on a given number of GPUs.
+
+:func:`usages_for` lists them in the scenario's order of preference and runs the memory model once
+per (variant, GPU count), because memory depends on the strategy and the number of GPUs, not on the
+GPU model or platform; each :class:`Usage` carries the estimate, the hardware features its
+precision needs (:func:`precision_needs`, :func:`has_feature`) and what a decode step reads. Also
+here: the capacity a workload is held against on one card (:func:`capacity_bytes`,
+:func:`capacity_for`, :func:`takes_headroom`). planner.plan.candidates checks the usages against the
+hardware rows.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from fractions import Fraction
+
+from planner.catalog.gpus import Gpu
+from planner.memory import Estimate, estimate
+from planner.memory.overheads import RuntimeOverheads
+from planner.memory.traffic import DecodeReads, decode_reads
+from planner.memory.vllm import needs_serve_defaults, with_serve_defaults
+from planner.plan.scenario import ScenarioWorkload
+from planner.workload.inference import llamacpp_backend
+from planner.workload.spec import Workload
+
+
+def takes_headroom(workload: Workload) -> bool:
+    """Whether the planning headroom (``vram_headroom``) applies to ``workload``: to every workload
+    but an ``engine: vllm`` one, whose ``gpu_memory_utilization`` already keeps its share of the card
+    free (vLLM pre-allocates its KV cache to that fraction and sizes nothing beyond it)."""
+    i = workload.infer
+    return not (i is not None and i.engine == "vllm")
+
+
+def capacity_for(workload: Workload, cuda_total_bytes: int, headroom: float) -> int:
+    """:func:`capacity_bytes` with the headroom where it applies (:func:`takes_headroom`)."""
+    return capacity_bytes(cuda_total_bytes, headroom if takes_headroom(workload) else 0.0)
+
+
+def capacity_bytes(cuda_total_bytes: int, headroom: float) -> int:
+    """What a workload may use on one GPU, in bytes: ``total - ceil(total x headroom)``.
+
+    ``cuda_total_bytes`` is what the card offers to processes (CUDA's total,
+    :attr:`planner.catalog.gpus.Gpu.cuda_total_bytes`): nvidia-smi's total less the driver's reservation,
+    which no process can allocate. The headroom is read as the decimal the user wrote (0.05 is
+    exactly 1/20), so the result is exact and a need equal to it fits.
+    """
+    h = Fraction(Decimal(repr(float(headroom))))
+    return cuda_total_bytes - math.ceil(cuda_total_bytes * h)
+
+
+# ----- usages: a workload variant on a given number of GPUs -----------------------------------
+
+#: The largest byte count the candidate table holds (int64 columns): 2^62 B, 4 EiB, past every card and
+#: machine; a need beyond it (an extreme micro-batch, a tiny gpu_memory_utilization) is held as this bound.
+TABLE_MAX_BYTES = 2**62
+
+@dataclass(frozen=True)
+class Usage:
+    """One way a workload runs: a variant on ``gpus`` GPUs, ``gpus_per_node`` of them per node.
+
+    Attributes:
+        workload_index, variant_index: positions in the scenario.
+        gpus: total GPUs; gpus_per_node: GPUs per node (== gpus on one node).
+        tp: tensor-parallel degree (inside one node).
+        workload: the variant with this card count.
+        estimate: the memory model's result for it.
+        need_bytes: per-GPU peak (``estimate.per_gpu_total_bytes``).
+        host_bytes: host RAM peak per node (``estimate.host_total_bytes``).
+        offload: states or parameters in host RAM.
+        needs: hardware features the precision needs ('bf16', 'fp8', 'int8').
+        label: the strategy in words, with the GPU count.
+        vllm_card: for an ``engine: vllm`` workload that leaves max_num_batched_tokens or
+            max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
+            large-card defaults) or 'small' (all other cards); None when the card does not matter.
+        decode: inference: what a decode step reads and computes (for the speed rule).
+    """
+
+    workload_index: int
+    variant_index: int
+    gpus: int
+    gpus_per_node: int
+    tp: int
+    workload: Workload = field(compare=False, repr=False)
+    estimate: Estimate = field(compare=False, repr=False)
+    need_bytes: int = 0
+    host_bytes: int = 0
+    offload: bool = False
+    needs: tuple[str, ...] = ()
+    label: str = ""
+    vllm_card: str | None = None
+    decode: DecodeReads | None = field(default=None, compare=False, repr=False)
+
+
+#: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
+#: (planner.workload.inference.llamacpp_backend; not Intel Gaudi).
+LLAMACPP_FEATURE = "llamacpp"
+
+
+def has_feature(gpu: Gpu, feature: str) -> bool:
+    """Whether ``gpu`` has a feature of :func:`precision_needs` ('bf16', 'fp8', 'int8', 'llamacpp')."""
+    if feature == LLAMACPP_FEATURE:
+        return llamacpp_backend(gpu) is not None
+    return bool(getattr(gpu, feature))
+
+
+def precision_needs(workload: Workload) -> tuple[str, ...]:
+    """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none), and
+    'llamacpp' (a ggml backend for the GPU) for an ``engine: llama.cpp`` workload."""
+    from planner.workload.recipes import RECIPES
+
+    needs: set[str] = set()
+    if workload.train is not None:
+        dtype = RECIPES[workload.train.recipe].dtype
+        if dtype == "bf16":
+            needs.add("bf16")
+        if workload.train.load_in_8bit:
+            needs.add("int8")  # bitsandbytes' int8 matmul (LLM.int8)
+    else:
+        i = workload.infer
+        assert i is not None
+        from planner.workload.inference import dtype_feature, weights_feature_dtype
+
+        for d in (weights_feature_dtype(i), i.kv_dtype):
+            feature = dtype_feature(d, i.engine)  # vLLM runs fp8 on 16-bit GPUs too (Marlin W8A16)
+            if feature:
+                needs.add(feature)
+        if i.engine == "llama.cpp":
+            needs.add(LLAMACPP_FEATURE)
+    return tuple(sorted(needs))
+
+
+def with_gpus(workload: Workload, gpus: int, gpus_per_node: int) -> Workload:
+    """The workload on ``gpus`` GPUs, ``gpus_per_node`` per node (training), or at tp=gpus (inference).
+
+    Its warnings are those of the new count (:attr:`planner.workload.spec.Workload.warnings` derives
+    the GPU-count ones, e.g. ZeRO over one data-parallel rank, from the options).
+    """
+    if workload.train is not None:
+        return replace(workload, train=replace(workload.train, gpus=gpus),
+                       gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
+    assert workload.infer is not None
+    return replace(workload, infer=replace(workload.infer, tp=gpus), gpus_per_node=None)
+
+
+def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
+               overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
+    """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
+
+    Args:
+        sw: the scenario workload.
+        index: its position in the scenario.
+        node_shapes: the (cards per node, nodes) pairs of the candidate rows.
+        max_cards_per_node: the most cards any node has.
+        overheads: runtime overheads for the memory model (default assumptions when None).
+        cache: optional dict memoising, within one run, the memory model's result by (variant as
+            written less its name, gpus, gpus_per_node, vLLM card class): workloads that differ
+            only in their names (a scenario that repeats a workload under other names) are
+            estimated once; the estimate depends on the name only through ``workload_name``,
+            which a hit replaces.
+
+    Returns:
+        Usages, variant by variant in the scenario's order; within a variant, training uses the
+        most GPUs first (single node before several nodes at the same count); inference runs a
+        replica of ``tp`` GPUs on one node.
+    """
+    cache = {} if cache is None else cache
+    variant_ids = cache.setdefault("variant ids", {})  # nameless workload -> int, hashed once per variant
+    out: list[Usage] = []
+    multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
+    for vi, v in enumerate(sw.variants):
+        tp = v.tp
+        name = v.workload.name
+        vid = variant_ids.setdefault(replace(v.workload, name=""), len(variant_ids))
+        shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
+        if sw.task == "train":
+            single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
+            multi_gp = [(c * n, c) for c, n in multi if c % tp == 0]
+            if sw.gpus_per_node is not None:
+                single = [s for s in single if s[1] == sw.gpus_per_node]
+                multi_gp = [s for s in multi_gp if s[1] == sw.gpus_per_node]
+            if sw.gpus is None:
+                shapes = sorted(single + multi_gp, key=lambda s: (-s[0], -(s[0] == s[1]), -s[1]))
+            else:
+                for g in sw.gpus:
+                    shapes += [s for s in single if s[0] == g]
+                    shapes += [s for s in multi_gp if s[0] == g]
+        else:
+            if tp <= max_cards_per_node:
+                shapes = [(tp, tp)]
+        # vllm serve's defaults depend on the card: one usage per card class when the workload
+        # leaves them open (planner.memory.vllm.engine_defaults)
+        classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
+        for g, gpn in shapes:
+            for card in classes:
+                key = (vid, g, gpn, card)
+                hit = cache.get(key)
+                if hit is None:
+                    w = with_gpus(v.workload, g, gpn)
+                    if card is not None:
+                        w = with_serve_defaults(w, large_card=card == "large")
+                    est = estimate(w, overheads)
+                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
+                           est.per_gpu_total_bytes, est.host_total_bytes)
+                    cache[key] = hit
+                w, est, needs, decode, need_bytes, host_bytes = hit
+                if w.name != name:  # the same workload under another name
+                    w, est = replace(w, name=name), replace(est, workload_name=name)
+                # the label depends on the variant as written (and which keys the solver chose), not its name
+                label_key = ("label", key, v.solver_keys)
+                label = cache.get(label_key)
+                if label is None:
+                    label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                    if sw.task == "train" and gpn < g:
+                        label += f" ({gpn} per node)"
+                    label += v.solver_note()
+                    if card is not None:
+                        label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
+                                  f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
+                                  f"{w.infer.max_num_seqs:,} sequences)")
+                    cache[label_key] = label
+                out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
+                                 card, decode))
+    return out
+
+
+__all__ = ["LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "has_feature",
+           "precision_needs", "takes_headroom", "usages_for", "with_gpus"]

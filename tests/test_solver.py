@@ -419,6 +419,11 @@ def test_infeasible_precision_suggests_per_missing_feature():
     assert e.value.suggestions == [
         "not checked with the memory model: on GPUs without fp8 (card), use weights int8 or bf16 and kv_dtype bf16, "
         "or engine: vllm (it runs fp8 weights and KV cache on 16-bit GPUs, Ampere and newer)"]
+    # the message lists it under a heading of its own, not under "each checked with the memory model"
+    lines = str(e.value).splitlines()
+    assert "What would fit (each checked with the memory model):" not in lines
+    i = lines.index("What else may fit (not checked with the memory model):")
+    assert lines[i + 1].startswith("  - on GPUs without fp8 (card), use weights int8")
 
 
 def test_infeasible_budget_is_named_and_suggestions_stay_within_it():

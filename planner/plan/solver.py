@@ -70,7 +70,7 @@ from planner.memory import Estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.plan.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
 from planner.plan.scenario import Scenario
-from planner.plan.suggest import _standing_warnings, _why_notes, suggest
+from planner.plan.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 from planner.plan.warnings import _warnings, stale_items
 from planner.core.units import GiB
 from planner.workload.spec import Workload
@@ -447,10 +447,17 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
         lines.append("Why:")
         lines += ["  " + n for n in notes]
     suggestions = suggest(cs, catalog, overheads)
-    if suggestions:
+    # the changes the memory model checked, then (under their own heading) those it could not: a GPU
+    # lacking a feature has no figure to check (planner.plan.suggest._precision_suggestions)
+    checked = [s for s in suggestions if not s.startswith(UNCHECKED)]
+    unchecked = [s[len(UNCHECKED):] for s in suggestions if s.startswith(UNCHECKED)]
+    if checked:
         lines.append("What would fit (each checked with the memory model):")
-        lines += ["  - " + s for s in suggestions]
-    else:
+        lines += ["  - " + s for s in checked]
+    if unchecked:
+        lines.append("What else may fit (not checked with the memory model):")
+        lines += ["  - " + s for s in unchecked]
+    if not suggestions:
         lines.append("Nothing simple would fit; loosen the constraints above.")
     warnings = _standing_warnings(cs)
     if warnings:

@@ -276,6 +276,9 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     return out
 
 
+#: How a suggestion the memory model could not check begins (the text says why; the plan lists
+#: these under their own heading).
+UNCHECKED = "not checked with the memory model: "
 #: What to change when GPUs lack a hardware feature the workloads' dtypes need.
 PRECISION_CHANGES = {
     "bf16": "use recipe mixed-fp16 / pure-fp16, or weights and kv_dtype fp16 for inference",
@@ -296,7 +299,7 @@ def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
     for feature in needs:
         lacking = [g for g in refused if not has_feature(catalog.gpu(g), feature)]
         if lacking:
-            out.append(f"not checked with the memory model: on GPUs without {feature} ({', '.join(lacking)}), "
+            out.append(f"{UNCHECKED}on GPUs without {feature} ({', '.join(lacking)}), "
                        f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
     return out
 
@@ -558,5 +561,5 @@ def _takes(p: Any, g: Any) -> bool:
 VLLM_UTILIZATIONS = (0.9, 0.85, 0.95, 0.8)
 
 
-__all__ = ["PRECISION_CHANGES", "VLLM_UTILIZATIONS", "fits", "largest_fitting", "largest_gpu_layers", "suggest",
+__all__ = ["PRECISION_CHANGES", "UNCHECKED", "VLLM_UTILIZATIONS", "fits", "largest_fitting", "largest_gpu_layers", "suggest",
            "utilization_that_fits"]

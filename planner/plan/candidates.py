@@ -117,7 +117,7 @@ from planner.plan.usages import (
     TABLE_MAX_BYTES,
     Usage,
     capacity_bytes,
-    capacity_for,  # noqa: F401  (re-exported: it was defined here)
+    capacity_for,
     has_feature,
     precision_needs,
     takes_headroom,
@@ -245,6 +245,12 @@ class CandidateSet:
         for i, sw in enumerate(self.scenario.workloads):
             out.setdefault(sw.name, i)
         return out
+
+    @cached_property
+    def too_small(self) -> dict[str, str]:
+        """GPU id -> :func:`too_small_text` of it, filled as rows are explained (a cache: the
+        answer depends on the GPU alone)."""
+        return {}
 
     def usages_of(self, row: int) -> list[Usage | None]:
         """The usage of each workload on table row ``row`` (None where none can run)."""
@@ -650,6 +656,28 @@ def unpriced_reason(gpu: Gpu, used_ok: bool) -> str:
     return head + old + tail
 
 
+def too_small_text(cs: CandidateSet, gpu: Gpu) -> str:
+    """'' when ``gpu`` could hold every workload of ``cs`` on some card count, else '; even bought
+    it would not hold <workload>: ...' with that workload's least need per GPU (over the usages
+    evaluated, the vLLM ones of this card's class) and the card's capacity (CUDA total less the
+    scenario's headroom where it applies, :func:`planner.plan.usages.capacity_for`)."""
+    from planner.memory.vllm import is_large_card
+
+    card = "large" if is_large_card(gpu) else "small"
+    h = cs.hardware.headroom
+    for sw, usages in zip(cs.scenario.workloads, cs.usages):
+        mine = [u for u in usages if u.vllm_card in (None, card)]
+        if not mine:
+            continue
+        short = [(u.need_bytes - capacity_for(u.workload, gpu.cuda_total_bytes, h), u) for u in mine]
+        gap, u = min(short, key=lambda x: x[0])
+        if gap > 0:
+            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
+            return (f"; even bought it would not hold {sw.name}: at least {_gib(u.need_bytes)} per GPU "
+                    f"({u.gpus} GPU{'s' if u.gpus > 1 else ''}), {gpu.id} offers {_gib(cap)}")
+    return ""
+
+
 def _columns(t: Table) -> dict[str, Any]:
     return {k: t[k] for k in t.columns}
 
@@ -672,7 +700,12 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
     c, n = int(r["cards_per_node"]), int(r["nodes"])
     gname = f"{c} x {gpu.id}"
     if b == "price":
-        return unpriced_reason(gpu, cs.scenario.constraints.used_ok)
+        # bought new or used, it must still hold the workloads: a card too small for them says so, and
+        # ``used_ok: true`` (or a quote) is then no way to a plan
+        small = cs.too_small.get(gpu.id)
+        if small is None:
+            small = cs.too_small[gpu.id] = too_small_text(cs, gpu)
+        return unpriced_reason(gpu, cs.scenario.constraints.used_ok) + small
     if b == "form_factor":
         if plat.fixed_gpu is not None and gpu.form_factor in plat.form_factors:
             return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "

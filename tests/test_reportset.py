@@ -270,3 +270,22 @@ def test_a_read_only_stale_report_is_refused_before_the_work(tmp_path: Path) -> 
         md.chmod(stat.S_IRUSR | stat.S_IWUSR)
     assert "qlora-7b-12gb.md" in str(err.value) and "read-only" in str(err.value)
     assert _listing(out) == before
+
+
+def test_nothing_fitting_after_a_plan_removes_all_of_that_plans_reports(tmp_path: Path) -> None:
+    # A break-it trial: a feasible run wrote xlsx, csv, json and md; the same scenario made infeasible and
+    # run with --format md wrote nothing and removed the xlsx and md, but left the csv and a json saying
+    # "feasible": true beside them. Every report of the earlier plan now goes.
+    from planner import plan
+    from planner.plan.solver import NoFeasiblePlan
+
+    out = tmp_path / "o"
+    plan(str(_scenario(tmp_path, 512)), out=str(out), format="xlsx,csv,json,md")
+    bad = tmp_path / "bad.yaml"
+    text = _scenario(tmp_path, 512).read_text()
+    assert "micro_batch: 1\n" in text
+    bad.write_text(text.replace("micro_batch: 1\n", "micro_batch: 65536\n"))  # fits no card
+    with pytest.raises(NoFeasiblePlan) as err:
+        plan(str(bad), out=str(out), format="md")
+    assert sorted(p.name for p in err.value.removed) == [f"qlora-7b-12gb.{e}" for e in ("csv", "json", "md", "xlsx")]
+    assert not out.exists() or not any(out.iterdir())

@@ -276,7 +276,11 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             stem = safe_stem(exc.scenario)
             # A quote or report from an earlier, feasible run of this scenario would now be stale: it is
             # removed in the same step as the csv and json come (one report set).
-            stale = [f"{stem}.{ext}" for ext in ("xlsx", "md") if (Path(out) / f"{stem}.{ext}").is_file()]
+            # so is a csv or json of it that this run does not write (--format md): the folder then
+            # holds only this run's reasons, never an earlier plan's "feasible: true"
+            written = [ext for ext in ("csv", "json") if ext in formats]
+            stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
+                     if ext not in written and (Path(out) / f"{stem}.{ext}").is_file()]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
                 with ReportSet(Path(out)) as rs:
                     if "csv" in formats:

@@ -162,7 +162,10 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
             written less its name, gpus, gpus_per_node, vLLM card class): workloads that differ
             only in their names (a scenario that repeats a workload under other names) are
             estimated once; the estimate depends on the name only through ``workload_name``,
-            which a hit replaces.
+            which a hit replaces. The same dict keeps each usage's strategy label under
+            ``("label", key, solver_keys)`` (the label depends on the variant as written and on
+            which keys the solver chose, not on the name) and the variant ids under
+            ``"variant ids"``.
 
     Returns:
         Usages, variant by variant in the scenario's order; within a variant, training uses the

@@ -5,11 +5,11 @@ inference, random but valid options, strategies left to the solver where the sce
 allows it: training ``gpus`` free, inference ``tp`` auto), the sweep enumerates every candidate
 machine of the catalog (GPU x cards x platform x RAM configuration), runs the memory model once
 per (variant, GPU count), checks every rule and picks the cheapest feasible machine
-(planner.plan.candidates.cheapest: the solver's choice without building the report table).
+(planner.solve.candidates.cheapest: the solver's choice without building the report table).
 
 The hardware rows do not depend on the workload, so they are built once. Scenario parsing is
 timed separately ("setup"). The sweep runs in one process and in --procs processes (fork, one
-slice of the workloads each). ``--full`` also times planner.plan.solver.plan for every workload
+slice of the workloads each). ``--full`` also times planner.solve.solver.plan for every workload
 (ranked DataFrame, alternatives, line items; explanations and suggestions when nothing fits).
 
 Target (issue 3): the sweep of 1,000 workloads in under 1 s on 2 cores.
@@ -30,10 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.plan.candidates import cheapest, hardware, usages_for  # noqa: E402
+from planner.solve.candidates import cheapest, hardware, usages_for  # noqa: E402
 from planner.catalog.loader import load_catalog  # noqa: E402
 from planner.core.errors import InfeasibleError  # noqa: E402
-from planner.plan.scenario import Constraints, scenario_from_mapping  # noqa: E402
+from planner.solve.scenario import Constraints, scenario_from_mapping  # noqa: E402
 
 _STATE: dict = {}  # the benchmark's shared inputs, set before forking
 
@@ -91,7 +91,7 @@ def main() -> None:
     ap.add_argument("--workloads", type=int, default=1000)
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--full", action="store_true", help="also time planner.plan.solver.plan for every workload")
+    ap.add_argument("--full", action="store_true", help="also time planner.solve.solver.plan for every workload")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -137,7 +137,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}: other processes on the machine slow the wall time)")
 
     if args.full:
-        from planner.plan.solver import plan
+        from planner.solve.solver import plan
 
         t = time.perf_counter()
         ok = 0

@@ -103,7 +103,7 @@ def train_workload(**kw: Any) -> dict[str, Any]:
 
 def scen(cat, *workloads, extras=(), **constraints):
     """A scenario over the tiny catalog ``cat``: workloads, constraints as keyword arguments, extras."""
-    from planner.plan.scenario import scenario_from_mapping
+    from planner.solve.scenario import scenario_from_mapping
 
     return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints,
                                   "extras": list(extras)}, cat)

@@ -75,13 +75,13 @@ def test_importing_the_api_itself_imports_no_pandas_openpyxl_or_scipy():
     assert out == "[]"
 
 
-def test_plan_is_the_function_whichever_is_imported_first():
-    # planner/plan/ is the plan stage's package; importing it binds the name 'plan' on the package, which
-    # must still be the API function (and still reach the stage's modules)
-    out = _python("import planner.plan.solver as s; import planner; from planner import plan; "
-                  "print(callable(plan), plan.solver is s, planner.plan.solver is s, "
-                  "plan.__wrapped__.__module__)")
-    assert out == "True True True planner.api.plans"
+def test_plan_is_the_function_and_the_stage_is_solve():
+    # planner.plan is only the API function; the stage that chooses a machine is planner.solve, so
+    # importing the stage first changes nothing about the name 'plan'
+    out = _python("import planner.solve.solver as s; import planner; from planner import plan; "
+                  "import inspect; print(inspect.isfunction(plan), plan.__module__, planner.solve.solver is s, "
+                  "hasattr(plan, 'solver'))")
+    assert out == "True planner.api.plans True False"
 
 
 # ----- estimate ----------------------------------------------------------------------------------
@@ -103,7 +103,7 @@ def test_estimate_on_a_gpu_with_vllm_is_what_the_command_prints(cli):
                     "h100-sxm")
     assert r.to_dict() == doc
     assert r.gpu.fits is doc["gpu"]["fits"] and r.gpu.vllm["kv_tokens"] == doc["gpu"]["vllm"]["kv_tokens"] > 0
-    # vLLM's gpu_memory_utilization is the margin: no headroom is kept (planner.plan.candidates.takes_headroom)
+    # vLLM's gpu_memory_utilization is the margin: no headroom is kept (planner.solve.candidates.takes_headroom)
     assert r.gpu.headroom_fraction == 0.0 and not r.takes_headroom
     assert r.context_note is not None and r.context_note in r.notes
 
@@ -322,7 +322,7 @@ def test_plan_of_a_mapping_is_the_plan_of_the_file():
 
 def test_plan_when_nothing_fits_writes_what_was_asked_and_raises(cli, tmp_path):
     from planner import plan
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
 
     scenario = ROOT / "tests" / "data" / "bad" / "scenario" / "fp8-on-ampere.yaml"
     with pytest.raises(NoFeasiblePlan) as info:

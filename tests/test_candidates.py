@@ -1,4 +1,4 @@
-"""Candidate enumeration and feasibility rules (planner.plan.candidates), one tiny inline catalog per rule.
+"""Candidate enumeration and feasibility rules (planner.solve.candidates), one tiny inline catalog per rule.
 
 Each rule is tested at its boundary: exactly at the limit fits, one unit over does not, and the
 row's ``binding`` and ``why_not`` say so (texts checked outside ``pytest.raises``). Memory needs
@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from planner.plan.candidates import (
+from planner.solve.candidates import (
     COLUMNS,
     RULES,
     build,

@@ -940,7 +940,7 @@ def test_an_overlay_price_without_notes_drops_the_shipped_notes(tmp_path: Path) 
     # quote line repeats them), the others say where each price came from. An overlay that sets a price of any
     # catalog kind that has prices (GPU, DIMM, platform, NIC, switch, cloud instance) and gives no notes keeps
     # none of them; one that gives notes keeps its own; one that changes no price keeps the shipped notes.
-    from planner.plan.solver import _parts
+    from planner.solve.solver import _parts
 
     shipped = load_catalog()
     platform = shipped.platform("am5-desktop")
@@ -1098,7 +1098,7 @@ def test_overlay_removing_a_referenced_gpu_names_the_removal(tmp_path: Path) -> 
 
 def test_scenario_naming_a_gpu_the_overlay_removed_says_so(tmp_path: Path) -> None:
     from planner.core.errors import ScenarioError
-    from planner.plan.scenario import scenario_from_mapping
+    from planner.solve.scenario import scenario_from_mapping
 
     overlay = tmp_path / "mine"
     write(overlay, "gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n")

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.core.atomic import write_text
-from planner.plan.candidates import COLUMNS
+from planner.solve.candidates import COLUMNS
 from planner.cli.main import main
 from planner.core.errors import OutputError
 from planner.core.names import safe_stem
@@ -170,7 +170,7 @@ def test_fit_micro_batch(runner):
     assert d["target"] == "micro_batch" and d["max_value"] >= 1
     assert d["need_bytes"] <= d["capacity_bytes"] < (d["next_need_bytes"] or float("inf"))
     # the answer is the one the library gives
-    from planner.plan.candidates import capacity_bytes
+    from planner.solve.candidates import capacity_bytes
     from planner.catalog.loader import load_catalog
     from planner.workload.inputs import workload_from_options
     from planner.memory import estimate
@@ -285,7 +285,7 @@ def test_every_command_has_help_with_an_example(runner, cmd):
 
 def test_cli_imports_nothing_heavy():
     code = ("import sys, planner.cli.main; heavy = [m for m in ('pandas', 'numpy', 'scipy', 'openpyxl', 'yaml', "
-            "'planner.plan.solver', 'planner.plan.candidates') if m in sys.modules]; print(heavy)")
+            "'planner.solve.solver', 'planner.solve.candidates') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -34,7 +34,7 @@ from planner.cost.tco import (
     read_costs,
     usd_per_million_tokens,
 )
-from planner.cost.timing import (
+from planner.speed.timing import (
     compute_seconds,
     decode_step_seconds,
     default_mfu,
@@ -132,7 +132,7 @@ def qlora_7b_seed(catalog):
 
 def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
     from planner.cost.compare import pcie_per_lane
-    from planner.cost.timing import time_workload
+    from planner.speed.timing import time_workload
 
     w, est = qlora_7b_seed(shipped)
     gpu = shipped.gpu("rtx-3060-12gb")
@@ -142,7 +142,7 @@ def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
     assert est.trainable_parameters == 8_388_608
     # FLOPs per token = 4P + 6A + 2(P + A) = 6P + 8A = 40,430,493,696 + 67,108,864 = 40,497,602,560.
     per_token = 40_497_602_560
-    # achieved = 1 x 25.5 TFLOPS x MFU 0.308 (Ampere's 0.44, planner.memory.traffic.ARCH_MFU, x QLoRA's 0.7)
+    # achieved = 1 x 25.5 TFLOPS x MFU 0.308 (Ampere's 0.44, planner.speed.traffic.ARCH_MFU, x QLoRA's 0.7)
     # = 7.854 TFLOPS -> 7.854e12 / 40,497,602,560 = 193.94 tokens/s
     assert jt.mfu == pytest.approx(0.308)
     assert jt.tokens_per_s == pytest.approx(7.854e12 / per_token)
@@ -160,7 +160,7 @@ def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
     from dataclasses import replace
 
     from planner.cost.compare import pcie_per_lane
-    from planner.cost.timing import time_workload
+    from planner.speed.timing import time_workload
 
     w, est = qlora_7b_seed(shipped)
     base = shipped.gpu("rtx-3060-12gb")
@@ -1085,7 +1085,7 @@ def test_compare_refuses_a_negative_request_rate(tmp_path):
 def test_the_request_split_is_stated_and_the_longest_request_times(serving, shipped):
     # GPT-2 at context 1,024: 1,023 generated tokens leave a 1-token prompt; the split and its assumption
     # are the first line of the arithmetic.
-    from planner.cost.timing import time_workload
+    from planner.speed.timing import time_workload
 
     cat, infer, machine = serving
     w = infer(tokens_per_request=1023)
@@ -1099,7 +1099,7 @@ def test_the_request_split_is_stated_and_the_longest_request_times(serving, ship
 @pytest.mark.parametrize("tokens", [1024, 5000])
 def test_time_model_refuses_a_request_that_leaves_no_prompt(serving, tokens):
     # The readers refuse it with a line; the time model itself never shortens the request to the context.
-    from planner.cost.timing import time_workload
+    from planner.speed.timing import time_workload
 
     cat, infer, machine = serving
     w = infer(tokens_per_request=tokens)

@@ -58,13 +58,13 @@ def test_estimate_and_plan_say_the_engine_was_defaulted(tmp_path):
 
 
 def test_left_out_training_keys_are_the_solvers_and_the_plan_names_them():
-    from planner.plan.solver import plan
+    from planner.solve.solver import plan
 
     # a 4 GiB card; 64 x 4,096 tokens of fp32 activations do not fit as the reader's defaults write them
     # (ZeRO-0, no offload, no checkpointing: infeasible), so the solver picks others when they are left out
     cat = tiny_catalog(gpus=[gpu(memory_gib=4)], platforms=[platform()])
     big = dict(micro_batch=64, seq_len=4096, recipe="fp32")
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
 
     with pytest.raises(NoFeasiblePlan):
         plan(scen(cat, train_workload(**big, zero=0, offload_optimizer=False, checkpointing="none")), cat)

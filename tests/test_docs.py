@@ -70,7 +70,7 @@ def _compare(where: str, documented: list[str], accepted: tuple[str, ...] | list
 def scenario_key_sets() -> dict[str, tuple[str, ...]]:
     """Each documented table's name -> the keys its reader accepts."""
     from planner.cost.tco import COST_KEYS
-    from planner.plan.scenario import CONSTRAINT_KEYS, EXTRA_KEYS, NETWORK_KEYS, SCENARIO_KEYS
+    from planner.solve.scenario import CONSTRAINT_KEYS, EXTRA_KEYS, NETWORK_KEYS, SCENARIO_KEYS
     from planner.workload.spec import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 
     return {

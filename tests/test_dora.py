@@ -267,7 +267,7 @@ def test_dora_weight_copies_follow_the_dtype_not_the_width():
 def test_dora_with_dropout_costs_a_second_base_forward_and_its_input_gradient():
     # peft recomputes F.linear(dropout(x), W) for every adapted module under lora_dropout: 2 x D
     # FLOPs forward and 2 x D for its input gradient per token, D = the adapted weights.
-    from planner.cost.timing import training_flops
+    from planner.speed.timing import training_flops
 
     p, a, d = 8e9, 4e7, 7e9
     assert training_flops(params=p, tokens=1, method="lora", adapter_params=a) == 4 * p + 6 * a

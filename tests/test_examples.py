@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from planner.catalog.loader import load_catalog
-from planner.plan.scenario import load_scenario
-from planner.plan.solver import NoFeasiblePlan, plan
+from planner.solve.scenario import load_scenario
+from planner.solve.solver import NoFeasiblePlan, plan
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.yaml"))

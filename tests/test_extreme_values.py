@@ -3,7 +3,7 @@ of every numeric option of estimate and fit, every numeric key of a scenario and
 with the largest catalog models and the extreme utilizations.
 
 Each run must exit 0, 1 or 2: never an exception, a traceback or "internal error", and on exit 2 one
-line 'Error: ...'. The ranges are those planner.workload.spec, planner.plan.scenario and
+line 'Error: ...'. The ranges are those planner.workload.spec, planner.solve.scenario and
 planner.cost.tco accept (their min/max), drawn with their ends and values next to them more often
 than the middle (st.integers/st.floats with the bounds, plus sampled ends). Examples are derandomized
 (the same every run); PLANNER_FUZZ_SCALE=20 runs twenty times as many, fresh, for a deeper search by hand.

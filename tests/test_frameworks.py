@@ -457,7 +457,7 @@ def test_cli_refuses_a_contradiction_with_exit_2():
 
 def test_scenario_lever_choices(tmp_path):
     from planner.catalog.loader import load_catalog
-    from planner.plan.scenario import load_scenario
+    from planner.solve.scenario import load_scenario
 
     path = tmp_path / "s.yaml"
     path.write_text("workloads:\n  - model: llama-3.2-1b\n    task: train\n    framework: torchtune\n"

@@ -22,7 +22,7 @@ from planner.core.errors import InputError
 from planner.memory import estimate
 from planner.memory.activations import activation_parts, layer_saved_tensors, regime_for
 from planner.memory.quant import int8_training_buffer_bytes
-from planner.cost.timing import default_mfu
+from planner.speed.timing import default_mfu
 from planner.workload.spec import check_gpu_support, workload_from_mapping
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog" / "models.yaml"
@@ -167,7 +167,7 @@ def test_8bit_lora_needs_int8_hardware():
         check_gpu_support(w, gaudi, Entry(data, file="s.yaml", path="workloads[0]"))
     assert e.value.entry.endswith("load_in_8bit")
     assert "method: qlora" in str(e.value)
-    from planner.plan.candidates import precision_needs
+    from planner.solve.candidates import precision_needs
     assert "int8" in precision_needs(w)
 
 

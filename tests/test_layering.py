@@ -17,7 +17,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "planner"
 
 #: The stages in import order; a module may import its own stage and any stage listed before it.
-STAGES = ["core", "model", "catalog", "workload", "memory", "plan", "cost", "report", "validate", "api", "cli"]
+STAGES = ["core", "model", "catalog", "workload", "memory", "speed", "solve", "cost", "report", "validate", "api", "cli"]
 #: Top-level modules of the package that are not stages: (module, what it may import).
 TOP = {"__init__": {"api"}, "__main__": {"cli"}}
 
@@ -57,7 +57,7 @@ def _exists(module: str) -> bool:
 
 
 def _stage(module: str) -> str:
-    """'planner.plan.solver' -> 'plan'; 'planner.api' -> 'api'."""
+    """'planner.solve.solver' -> 'solve'; 'planner.api' -> 'api'."""
     return module.split(".")[1]
 
 

@@ -21,7 +21,7 @@ import yaml
 from planner.memory import estimate
 from planner.model.gguf import GGML_TYPES, PRESETS, gguf_weights, use_more_bits
 from planner.memory.llamacpp import compute_buffers, context_cells, kv_split, placement, weight_split
-from planner.memory.traffic import ARCH_MFU
+from planner.speed.traffic import ARCH_MFU
 from planner.model.architecture import from_hf_config
 from planner.workload.spec import LLAMACPP_WEIGHTS, workload_from_mapping
 from planner.core.errors import InputError
@@ -285,7 +285,7 @@ def test_decode_is_bounded_by_both_bandwidths():
     # A token reads the GPU layers at the card's bandwidth and the host blocks at the platform's:
     # t = GPU bytes / (bw_gpu x MBU) + host bytes / (bw_host x HOST_MBU).
     from planner.catalog.loader import load_catalog
-    from planner.cost.timing import DEFAULT_MBU, HOST_MBU, time_workload
+    from planner.speed.timing import DEFAULT_MBU, HOST_MBU, time_workload
 
     gpu = load_catalog().gpu("rtx-4090")
     full = _workload(LLAMA31_8B, context=4096)
@@ -360,7 +360,7 @@ def test_gaudi_is_refused_for_llamacpp_and_amd_is_not():
 
     from planner.catalog.loader import load_catalog
     from planner.cli.main import main
-    from planner.plan.candidates import has_feature, precision_needs
+    from planner.solve.candidates import has_feature, precision_needs
 
     cat = load_catalog()
     w = _workload(LLAMA31_8B)
@@ -381,7 +381,7 @@ def test_gaudi_is_refused_for_llamacpp_and_amd_is_not():
 
 def _scenario(tmp_path, workload: dict, constraints: dict | None = None):
     from planner.catalog.loader import load_catalog
-    from planner.plan.scenario import load_scenario
+    from planner.solve.scenario import load_scenario
 
     doc = {"name": "t", "workloads": [{"name": "w", "task": "infer", "engine": "llama.cpp", **workload}]}
     if constraints:
@@ -412,7 +412,7 @@ def test_gpu_layers_list_with_max_is_refused(tmp_path):
 # ----- scenarios: weights and kv_dtype auto with llama.cpp ------------------------------------------------
 
 def test_weights_and_kv_auto_expand_to_gguf_presets_and_cache_types(tmp_path):
-    from planner.plan.scenario import LLAMACPP_AUTO_VALUES
+    from planner.solve.scenario import LLAMACPP_AUTO_VALUES
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "weights": "auto", "kv_dtype": "auto"})
     pairs = [(v.workload.infer.weights, v.workload.infer.kv_dtype) for v in sc.workloads[0].variants
@@ -428,7 +428,7 @@ def test_weights_and_kv_auto_expand_to_gguf_presets_and_cache_types(tmp_path):
 def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp_path):
     # review F2 scenario B: BF16 only, 'No machine fits', although Q4_K_M (41.3 GiB) fits an A6000
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import plan
+    from planner.solve.solver import plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "auto"}, {"price": "msrp", "allowed_gpus": ["rtx-a6000"]})
     p = plan(sc, load_catalog(), explain=False)
@@ -442,7 +442,7 @@ def test_weights_auto_finds_the_quant_that_fits_and_says_it_is_not_the_first(tmp
 def test_kv_auto_tries_the_quantized_caches(tmp_path):
     # review F3: 70B Q4_K_M at 32k on an A6000 fits with q4_0 KV (42.90 GiB), not with f16 (50.08 GiB)
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import plan
+    from planner.solve.solver import plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 32768, "kv_dtype": "auto"},
                    {"price": "msrp", "allowed_gpus": ["rtx-a6000"]})
@@ -454,7 +454,7 @@ def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
     # on an A6000, 70B Q4_K_M fits whole and Q8_0 only in part: the whole model on the GPU is
     # reported, although Q8_0 is listed first (its host blocks would be read at RAM bandwidth)
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import plan
+    from planner.solve.solver import plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": ["Q8_0", "Q4_K_M"], "gpu_layers": "max"},
                    {"price": "msrp", "allowed_gpus": ["rtx-a6000"], "max_cards": 1})
@@ -469,7 +469,7 @@ def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
 # ----- MoE decode reads the routed experts its batch uses ---------------------------------------------
 
 def test_expert_read_fraction_is_the_uniform_routing_expectation():
-    from planner.memory.traffic import expert_read_fraction
+    from planner.speed.traffic import expert_read_fraction
 
     assert expert_read_fraction(experts=8, per_token=2, tokens=1) == 0.25  # k / E
     assert expert_read_fraction(experts=8, per_token=2, tokens=4) == 1 - 0.75 ** 4  # 0.68359375
@@ -484,7 +484,7 @@ def _moe(mid):
 def test_llamacpp_moe_decode_reads_two_of_eight_experts():
     # review F1: Mixtral Q4_K_M decode read all 8 experts' weights per token (3-5x too slow)
     from planner.catalog.loader import load_catalog
-    from planner.cost.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import DEFAULT_MBU, time_workload
 
     arch = _moe("mixtral-8x7b")
     gpu = load_catalog().gpu("rtx-a6000")
@@ -498,7 +498,7 @@ def test_llamacpp_moe_decode_reads_two_of_eight_experts():
     assert 0.25 * gpu_weights < read < 0.4 * gpu_weights  # experts are ~96 % of Mixtral's bytes
     kv = est.extra["kv_bytes_per_token"] * (3596 + 250)  # mean KV length: prompt 3,596 + 500 / 2
     step = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
-    # prefill at the card's architecture MFU: Ampere 0.44 (planner.memory.traffic.ARCH_MFU, Megatron-LM's
+    # prefill at the card's architecture MFU: Ampere 0.44 (planner.speed.traffic.ARCH_MFU, Megatron-LM's
     # 138 of 312 TFLOPS on A100s)
     assert gpu.architecture == "ampere" and ARCH_MFU["ampere"].value == 0.44
     prefill = 2 * arch.active_parameters * 3596 / (gpu.bf16_tflops * 1e12 * 0.44)
@@ -509,7 +509,7 @@ def test_llamacpp_moe_decode_reads_two_of_eight_experts():
 def test_other_engines_moe_decode_reads_the_active_experts(engine):
     # the same shared cost model: Qwen3-30B-A3B runs 8 of 128 experts per token
     from planner.catalog.loader import load_catalog
-    from planner.cost.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import DEFAULT_MBU, time_workload
     from planner.memory.quant import weight_bytes
     from planner.workload.spec import workload_from_mapping
 
@@ -578,7 +578,7 @@ def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
     # review F9: 70B Q4_K_M, 40 GPU layers on an RTX 4090, a 7,692-token prompt: each of the
     # ceil(7,692 / 512) = 16 ubatches copies the 41 host blocks' weights over PCIe before their matmuls
     from planner.catalog.loader import load_catalog
-    from planner.cost.timing import PCIE_EFFICIENCY, time_workload
+    from planner.speed.timing import PCIE_EFFICIENCY, time_workload
 
     arch = from_hf_config(_models["llama-3.1-70b"]["config"])
     gpu = load_catalog().gpu("rtx-4090")
@@ -586,7 +586,7 @@ def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
     est = estimate(w)
     per_lane = 1.969e9  # PCIe 4.0, one direction
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=per_lane)
-    # at Ada's MFU, 0.44 (planner.memory.traffic.ARCH_MFU: an assumption borrowed from Ampere)
+    # at Ada's MFU, 0.44 (planner.speed.traffic.ARCH_MFU: an assumption borrowed from Ampere)
     assert gpu.architecture == "ada" and ARCH_MFU["ada"].value == 0.44
     compute = 2 * arch.parameters * 7692 / (gpu.bf16_tflops * 1e12 * 0.44)
     upload = 16 * est.extra["llamacpp_host_block_bytes"] / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
@@ -672,7 +672,7 @@ def test_row_split_is_refused():
 def test_layer_split_decode_reads_every_gpus_layers_one_after_the_other():
     # a token runs through GPU 0's layers, then GPU 1's: the step reads both GPUs' bytes
     from planner.catalog.loader import load_catalog
-    from planner.cost.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import DEFAULT_MBU, time_workload
 
     gpu = load_catalog().gpu("rtx-3090")
     w = _workload(LLAMA31_8B, context=4096, gpus=2)
@@ -686,7 +686,7 @@ def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
     # review F5: the solver could never buy 2 smaller cards for one GGUF. Mixtral Q4_K_M needs 28.4 GiB
     # on one card; with only 24 GB cards allowed, 2 x RTX 3090 with the layers split is the plan
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import plan
+    from planner.solve.solver import plan
 
     sc = _scenario(tmp_path, {"model": "mixtral-8x7b", "weights": "Q4_K_M", "context": 8192},
                    {"price": "msrp", "allowed_gpus": ["rtx-3090"]})
@@ -701,8 +701,8 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     # review F6: gpu_layers: max with the capex objective bought a card holding a third of the model
     # and said nothing about speed
     from planner.catalog.loader import load_catalog
-    from planner.plan.candidates import row_decode_tokens_per_s
-    from planner.plan.solver import plan
+    from planner.solve.candidates import row_decode_tokens_per_s
+    from planner.solve.solver import plan
 
     cat = load_catalog()
     sc = _scenario(tmp_path, {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 8192, "gpu_layers": "max",
@@ -719,7 +719,7 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     ch = p.choice
     gpu, plat, dimm = cat.gpu(ch["gpu_id"]), cat.platform(ch["platform_id"]), cat.dimm(ch["dimm_id"])
     est = p.estimates[0]
-    from planner.memory.traffic import decode_reads
+    from planner.speed.traffic import decode_reads
 
     dr = decode_reads(p.workloads[0], est)
     host_bw = plat.memory_channels * dimm.speed_mts * 1e6 * 8
@@ -731,7 +731,7 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
 def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
     from planner.catalog.loader import load_catalog
     from planner.core.errors import ScenarioError
-    from planner.plan.solver import NoFeasiblePlan, plan
+    from planner.solve.solver import NoFeasiblePlan, plan
 
     cat = load_catalog()
     work = {"model": "llama-3.1-70b", "weights": "Q4_K_M", "context": 8192, "gpu_layers": "max"}
@@ -794,7 +794,7 @@ def test_no_fit_hints_point_to_gpu_layers():
 
 def test_plan_suggests_gpu_layers_max_when_nothing_fits(tmp_path):
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import NoFeasiblePlan, plan
+    from planner.solve.solver import NoFeasiblePlan, plan
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-405b", "weights": "Q4_K_M", "context": 8192},
                    {"allowed_gpus": ["rtx-4090"], "max_cards": 2})

@@ -164,7 +164,7 @@ def test_yaml_exponent_without_dot_is_text_and_the_hint_says_how_to_write_it():
 
 def test_choice_key_close_to_auto_is_named():
     from planner.catalog.loader import load_catalog
-    from planner.plan.scenario import scenario_from_mapping
+    from planner.solve.scenario import scenario_from_mapping
 
     data = {"workloads": [{"name": "w", "model": "qwen2.5-0.5b", "task": "train", "zero": "autoo"}]}
     with pytest.raises(ScenarioError) as err:

@@ -10,8 +10,8 @@ import pytest
 from planner.catalog.loader import load_catalog
 from planner.cost.objective import plan as objective_plan
 from planner.cost.tco import CostInputs
-from planner.plan.scenario import scenario_from_mapping
-from planner.plan.solver import plan as solver_plan
+from planner.solve.scenario import scenario_from_mapping
+from planner.solve.solver import plan as solver_plan
 from tests.plan_helpers import dimm, gpu, platform, tiny_catalog, train_workload
 
 TOKENS = 10**12
@@ -106,7 +106,7 @@ def test_without_job_sizes_the_columns_stay_blank():
 def test_the_plan_states_how_time_and_cost_per_job_were_computed():
     from pathlib import Path
 
-    from planner.plan.scenario import load_scenario
+    from planner.solve.scenario import load_scenario
 
     cat = load_catalog()
     sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml", cat)
@@ -114,7 +114,7 @@ def test_the_plan_states_how_time_and_cost_per_job_were_computed():
     job = p.assumptions["job_arithmetic"]
     w = job["workloads"][0]
     # 1 x rtx-3060-12gb: 25.5 dense bf16 TFLOPS (gpus.yaml), QLoRA default MFU 0.308 = Ampere's 16-bit 0.44
-    # (planner.memory.traffic.ARCH_MFU) x QLoRA's 0.7 (planner.cost.timing.METHOD_MFU_FACTOR);
+    # (planner.speed.traffic.ARCH_MFU) x QLoRA's 0.7 (planner.speed.timing.METHOD_MFU_FACTOR);
     # time = 1e8 dataset tokens x FLOPs/token / (1 x 25.5e12 x 0.308), no offload
     assert (w["job_tokens"], w["mfu"]) == (1e8, 0.308)
     hours = 1e8 * w["flops_per_token"] / (25.5e12 * 0.308) / 3600
@@ -135,7 +135,7 @@ def test_the_plan_states_how_time_and_cost_per_job_were_computed():
 
 
 def test_inference_cost_per_job_is_per_request_and_per_million_tokens(tmp_path):
-    from planner.plan.scenario import load_scenario
+    from planner.solve.scenario import load_scenario
 
     (tmp_path / "s.yaml").write_text(
         "name: chat\nworkloads:\n  - name: chat\n    model: llama-3.1-8b\n    task: infer\n    engine: vllm\n"

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
-from planner.plan.scenario import CONSTRAINT_KEYS
+from planner.solve.scenario import CONSTRAINT_KEYS
 from planner.workload.othernames import other_names
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.workload.spec import (

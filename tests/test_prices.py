@@ -12,8 +12,8 @@ from planner.catalog.loader import load_catalog
 from planner.catalog.prices import Price, priced_catalog, select_price
 from planner.cli.main import main
 from planner.core.errors import CatalogError
-from planner.plan.scenario import load_scenario
-from planner.plan.solver import plan
+from planner.solve.scenario import load_scenario
+from planner.solve.solver import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -112,7 +112,7 @@ def test_a_card_too_small_anyway_does_not_read_as_one_used_ok_would_buy():
     # A new-user trial: ft-13b's closest 'price' miss said "set used_ok: true to buy one used" of the
     # rtx-3090, and with used_ok the scenario still fit nothing: each card needs 118.82 GiB (ZeRO-2 keeps
     # all 24.24 GiB of bf16 weights per card, and more). The sentence now says the card is too small.
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
 
     cat = load_catalog()
     with pytest.raises(NoFeasiblePlan) as err:

@@ -277,7 +277,7 @@ def test_nothing_fitting_after_a_plan_removes_all_of_that_plans_reports(tmp_path
     # run with --format md wrote nothing and removed the xlsx and md, but left the csv and a json saying
     # "feasible": true beside them. Every report of the earlier plan now goes.
     from planner import plan
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
 
     out = tmp_path / "o"
     plan(str(_scenario(tmp_path, 512)), out=str(out), format="xlsx,csv,json,md")

@@ -1,4 +1,4 @@
-"""Scenario files (planner.plan.scenario): keys, strategy choices and their variants, constraints, errors.
+"""Scenario files (planner.solve.scenario): keys, strategy choices and their variants, constraints, errors.
 
 Catalogs are tiny inline ones (tests/plan_helpers.py); scenario YAML is written into tmp_path.
 Error texts are asserted outside the ``pytest.raises`` blocks.
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from planner.core.errors import ScenarioError
-from planner.plan.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
+from planner.solve.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
 from tests.plan_helpers import gpu, infer_workload, nic, platform, tiny_catalog, train_workload
 
 

@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 
 from planner import load_catalog, plan
-from planner.plan.solver import NoFeasiblePlan
+from planner.solve.solver import NoFeasiblePlan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

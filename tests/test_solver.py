@@ -1,7 +1,7 @@
-"""The solver (planner.plan.solver): choice, tie-breaks, quote lines, alternatives, infeasible explanations,
+"""The solver (planner.solve.solver): choice, tie-breaks, quote lines, alternatives, infeasible explanations,
 and a property test: the solver's choice equals a brute-force loop over the same candidates.
 
-The brute force below is written independently of planner.plan.candidates: plain loops over GPU x
+The brute force below is written independently of planner.solve.candidates: plain loops over GPU x
 platform x cards x nodes x RAM configuration x variants, each rule checked on scalars, the
 memory model called directly (memoised, since it is a pure function).
 """
@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from planner.catalog.platforms import max_cards
 from planner.core.errors import InfeasibleError
 from planner.memory import estimate
-from planner.plan.scenario import scenario_from_mapping
-from planner.plan.solver import NoFeasiblePlan, choose, largest_fitting, plan, why_lost
+from planner.solve.scenario import scenario_from_mapping
+from planner.solve.solver import NoFeasiblePlan, choose, largest_fitting, plan, why_lost
 from planner.core.units import GiB
 from tests.plan_helpers import (
     dimm,
@@ -70,7 +70,7 @@ def test_shipped_qlora_7b_12gb_alternatives_name_three_gpu_models():
     from pathlib import Path
 
     from planner.catalog.loader import load_catalog
-    from planner.plan.scenario import load_scenario
+    from planner.solve.scenario import load_scenario
 
     root = Path(__file__).resolve().parents[1]
     cat = load_catalog()
@@ -92,7 +92,7 @@ def test_same_price_fewer_cards_wins():
     # would then fit alone): the point here is the tie between one card and two
     w = train_workload(model="m", zero=3, gpus=[1, 2], offload_optimizer=False, checkpointing="none")
     sw = scen(probe, w).workloads[0]
-    from planner.plan.candidates import with_gpus
+    from planner.solve.candidates import with_gpus
 
     need1 = estimate(with_gpus(sw.variants[0].workload, 1, 1)).per_gpu_total_bytes
     need2 = estimate(with_gpus(sw.variants[0].workload, 2, 2)).per_gpu_total_bytes
@@ -237,7 +237,7 @@ def test_platform_parts_run_to_the_platforms_own_total():
     # A part may show its own sum ('2 x $3,420 = $6,840'); the parts end at '= $<base price>'.
     import dataclasses
 
-    from planner.plan.solver import _parts
+    from planner.solve.solver import _parts
 
     p = dataclasses.replace(platform(base_price_usd=19240), notes="Parts: 2 x CPU at $3,420 = $6,840 + barebone "
                             "$12,000 + NVMe $400 = $19,240. 24 DIMM slots.")
@@ -379,7 +379,7 @@ def test_infeasible_explains_per_constraint_with_closest_miss():
     lines = text.splitlines()
     assert lines[0] == f"No machine fits scenario 'scenario': 0 of {len(err.candidates)} candidates are feasible."
     assert lines[1] == "Closest miss per constraint:"
-    from planner.plan.candidates import capacity_bytes, with_gpus
+    from planner.solve.candidates import capacity_bytes, with_gpus
 
     sw = scen(cat, w).workloads[0]
     need = estimate(with_gpus(sw.variants[0].workload, 2, 2)).per_gpu_total_bytes
@@ -508,7 +508,7 @@ def _brute_force(sc, cat):
     def est(wi, vi, g, gpn):
         key = (wi, vi, g, gpn)
         if key not in memo:
-            from planner.plan.candidates import with_gpus
+            from planner.solve.candidates import with_gpus
 
             memo[key] = estimate(with_gpus(sc.workloads[wi].variants[vi].workload, g, gpn))
         return memo[key]
@@ -614,7 +614,7 @@ def _brute_force(sc, cat):
                                 for vi, v in enumerate(sw.variants):
                                     for g, gpn in shapes(sw, v, c, n):
                                         e = est(wi, vi, g, gpn)
-                                        from planner.plan.candidates import precision_needs
+                                        from planner.solve.candidates import precision_needs
 
                                         w = v.workload
                                         if any(not getattr(gp, f) for f in precision_needs(w)):
@@ -768,7 +768,7 @@ def check_against_brute_force(problem):
 
 def test_choose_is_pure():
     cat = tiny_catalog(gpus=[gpu()], platforms=[platform()])
-    from planner.plan.candidates import build
+    from planner.solve.candidates import build
 
     for constraints in ({}, {"budget_usd": 1.0}):  # feasible, then infeasible
         cs = build(scen(cat, infer_workload(), **constraints), cat, explain=False)
@@ -806,7 +806,7 @@ def test_platform_quote_line_lists_the_parts_its_price_is_made_of():
     # The shipped am5-desktop's notes list its parts ('Parts: Ryzen 9 9950X $649 ... = $1,499'): the
     # purchasing office sees what the bundle price buys, on the line.
     from planner.catalog.loader import load_catalog
-    from planner.plan.solver import _parts
+    from planner.solve.solver import _parts
 
     plat = load_catalog().platform("am5-desktop")
     parts = _parts(plat)

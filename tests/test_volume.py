@@ -12,8 +12,8 @@ import yaml
 
 from planner.catalog.loader import load_catalog
 from planner.core.errors import InputError
-from planner.cost.timing import default_mfu
-from planner.memory.traffic import ARCH_MFU, arch_mfu
+from planner.speed.timing import default_mfu
+from planner.speed.traffic import ARCH_MFU, arch_mfu
 from planner.workload.spec import parse_token_count
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ openpyxl = pytest.importorskip("openpyxl")
 from planner.catalog.loader import SourceRef  # noqa: E402
 from planner.core.errors import OutputError  # noqa: E402
 from planner.memory.breakdown import Component, Estimate  # noqa: E402
-from planner.plan.quote import LineItem  # noqa: E402
+from planner.solve.quote import LineItem  # noqa: E402
 from planner.core.units import GiB  # noqa: E402
 from planner.report.cells import DATE_FORMAT, GIB_FORMAT, PCT_FORMAT, USD_FORMAT, as_of_value, clean_text  # noqa: E402
 from planner.report.sheets.alternatives import SOLVER_RANK_HEADER  # noqa: E402
@@ -526,7 +526,7 @@ def test_price_status_rules():
 def test_plan_quote_flags_what_the_solver_calls_stale_or_estimated(tmp_path, catalog):
     """The review's case: qlora-7b-12gb's RTX 3060 at its 2021 launch price (price: msrp), the AM5 platform an
     estimate."""
-    from planner.plan.solver import STALE_PRICE_MONTHS, _months
+    from planner.solve.solver import STALE_PRICE_MONTHS, _months
     from planner.report.workbook_data import STALE_PRICE_MONTHS as XLSX_STALE
     from planner.report.from_plan import workbook_data_from_plan
 
@@ -1023,8 +1023,8 @@ CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalog"
 
 
 def _plan(catalog, path: Path):
-    from planner.plan.scenario import load_scenario
-    from planner.plan.solver import plan
+    from planner.solve.scenario import load_scenario
+    from planner.solve.solver import plan
 
     return plan(load_scenario(path, catalog, shown=str(path)), catalog)
 

@@ -390,14 +390,14 @@ def quote_rows(ws):
 
 
 def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
-    from planner.plan.quote import LineItem
+    from planner.solve.quote import LineItem
     from planner.report.sheets.quote import NAME_GRAND_TOTAL
     from planner.report.workbook_data import QuoteSettings, quote_totals
 
     doc, path, text = rated_cli
     local = doc["local"]
     rate = doc["workloads"][0]["local"]["requests_per_hour_capacity"]
-    # one machine serves about 2,064 requests/h (prefill at Ampere's MFU 0.44, planner.memory.traffic.ARCH_MFU)
+    # one machine serves about 2,064 requests/h (prefill at Ampere's MFU 0.44, planner.speed.traffic.ARCH_MFU)
     # < 3,000: ceil(3,000 / 2,064) = 2 copies
     assert 1500 < rate < 3000 and local["copies"] == 2
     n = local["copies"]

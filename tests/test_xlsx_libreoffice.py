@@ -185,8 +185,8 @@ def test_user_text_stays_text_after_libreoffice(tmp_path, text):
 def test_plan_report_total_equals_the_solvers_to_the_cent(tmp_path):
     """A real plan: LibreOffice's grand total is the solver's total_usd, before and after an edit."""
     from planner.catalog.loader import load_catalog
-    from planner.plan.scenario import load_scenario
-    from planner.plan.solver import plan
+    from planner.solve.scenario import load_scenario
+    from planner.solve.solver import plan
     from planner.report.from_plan import workbook_data_from_plan
     from test_xlsx import _EVIL_SCENARIO
 

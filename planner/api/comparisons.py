@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from planner.cost.compare import Comparison
-    from planner.plan.solver import Plan
+    from planner.solve.solver import Plan
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class CompareResult:
     Attributes:
         comparison: per workload the local job time and cost against every cloud instance, the
             local TCO and the break-even (:class:`planner.cost.compare.Comparison`; money in USD).
-        plan: the plan whose machine is priced (:class:`planner.plan.solver.Plan`).
+        plan: the plan whose machine is priced (:class:`planner.solve.solver.Plan`).
         scenario: the scenario's name.
         outputs: the files written (format -> path: json, xlsx); empty without ``out``.
     """

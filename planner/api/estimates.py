@@ -35,7 +35,7 @@ class GpuCheck:
         cuda_total_bytes: what CUDA reports as the card's total (planner.memory.vllm.cuda_total_bytes), bytes.
         headroom_fraction: share of the CUDA total kept free (0 for engine vllm, whose
             gpu_memory_utilization is the margin).
-        capacity_bytes: CUDA total less the headroom (planner.plan.candidates.capacity_bytes), bytes.
+        capacity_bytes: CUDA total less the headroom (planner.solve.candidates.capacity_bytes), bytes.
         fits: the need fits the capacity and the card supports the workload's dtypes.
         unsupported_precision: the dtypes the workload needs that the card lacks ('bf16', 'fp8', ...).
         headroom_bytes: capacity less the per-GPU need, bytes (negative: short by that much).
@@ -91,8 +91,8 @@ class EstimateResult:
     @property
     def takes_headroom(self) -> bool:
         """Whether a fit check keeps a headroom free (False for engine vllm, whose
-        gpu_memory_utilization is the margin; planner.plan.candidates.takes_headroom)."""
-        from planner.plan.usages import takes_headroom
+        gpu_memory_utilization is the margin; planner.solve.candidates.takes_headroom)."""
+        from planner.solve.usages import takes_headroom
 
         return takes_headroom(self.workload)
 
@@ -232,7 +232,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:
-        from planner.plan.usages import capacity_bytes, has_feature, precision_needs
+        from planner.solve.usages import capacity_bytes, has_feature, precision_needs
 
         need = est.per_gpu_total_bytes
         capacity = capacity_bytes(card.cuda_total_bytes, headroom)

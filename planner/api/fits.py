@@ -178,11 +178,11 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     ``context``, ``concurrency``, ``gpu_layers`` the value ``'max'``; the other keywords are those of
     :func:`planner.estimate`. ``gpus`` N runs the workload on N such GPUs (training: data parallel
     x tp; inference: N / tp replicas, the answer's concurrency per replica). The search is an
-    exponential search for a bracket, then bisection (planner.plan.suggest.largest_fitting), exact
+    exponential search for a bracket, then bisection (planner.solve.suggest.largest_fitting), exact
     because memory never decreases as these grow; sequence length and context stop at the
     model's max_position_embeddings, concurrency at vLLM's max_num_seqs or Transformers'
     max_num_batched_tokens. llama.cpp's ``gpu_layers`` (n_gpu_layers, 0 to the layers + 1 for the
-    output layer) is scanned from the top (planner.plan.suggest.largest_gpu_layers): moving a layer to
+    output layer) is scanned from the top (planner.solve.suggest.largest_gpu_layers): moving a layer to
     the GPU also shrinks the compute buffer's host copy, so its need is not assumed monotone.
 
     Args:
@@ -210,8 +210,8 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
-    from planner.plan.usages import capacity_bytes, has_feature, precision_needs, takes_headroom
-    from planner.plan.suggest import largest_fitting, largest_gpu_layers
+    from planner.solve.usages import capacity_bytes, has_feature, precision_needs, takes_headroom
+    from planner.solve.suggest import largest_fitting, largest_gpu_layers
     from planner.workload.inputs import OptionError
     from planner.workload.options import MAX_MICRO_BATCH
 
@@ -301,7 +301,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                   f"{gib_text(card.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
         hint = ""
         if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
-            from planner.plan.suggest import utilization_that_fits
+            from planner.solve.suggest import utilization_that_fits
 
             one = make(1)
             hit = utilization_that_fits(
@@ -383,7 +383,7 @@ def _words(updates: dict[str, Any]) -> str:
 def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: Any, card: Any, *,
                    headroom_given: float | None = None) -> list[str]:
     """Settings under which a workload that does not fit ``card`` would, each found by building the
-    workload with them and running the memory model (planner.plan.suggest.fits), never by a rule of thumb.
+    workload with them and running the memory model (planner.solve.suggest.fits), never by a rule of thumb.
 
     Tried, and the first hit of each group named: training, on the same GPUs, checkpointing, ZeRO-3
     and ZeRO with the optimizer offloaded (:data:`TRAIN_SAME_GPUS`); on more GPUs of the card
@@ -401,8 +401,8 @@ def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: A
     """
     from planner.core.errors import InputError
     from planner.memory.vllm import for_gpu
-    from planner.plan.usages import capacity_for
-    from planner.plan.suggest import fits as fits_on
+    from planner.solve.usages import capacity_for
+    from planner.solve.suggest import fits as fits_on
 
     headroom = 0.05 if headroom_given is None else headroom_given
 
@@ -477,7 +477,7 @@ def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: A
                 if hit and hit[0]:
                     out.append(f"{_words(u)} on {n} x {card.id}: {gib_text(hit[1])} per GPU")
                     break
-            from planner.plan.scenario import valid_tp_degrees
+            from planner.solve.scenario import valid_tp_degrees
 
             for tp in (x for x in valid_tp_degrees(w0.architecture, 8) if x > i.tp):
                 hit = try_on({"tp": tp, "gpus": tp * i.replicas})

@@ -194,7 +194,7 @@ def vllm_headroom(workload: Workload, headroom: float | None) -> float:
     Raises:
         OptionError: a headroom given for an engine: vllm workload.
     """
-    from planner.plan.usages import takes_headroom
+    from planner.solve.usages import takes_headroom
     from planner.workload.inputs import OptionError
 
     if takes_headroom(workload):

@@ -18,8 +18,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas
 
     from planner.catalog.loader import Catalog
-    from planner.plan.scenario import Scenario
-    from planner.plan.solver import Plan
+    from planner.solve.scenario import Scenario
+    from planner.solve.solver import Plan
 
 #: Report formats plan writes into ``out``: the workbook, the ranked candidates, the plan, the Markdown report.
 PLAN_FORMATS = ("xlsx", "csv", "json", "md")
@@ -71,12 +71,12 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     for it (the file as written; a mapping as YAML), and its mapping as read.
 
     Raises:
-        ScenarioError: as planner.plan.scenario.load_scenario.
+        ScenarioError: as planner.solve.scenario.load_scenario.
         InputError: ``scenario`` is neither a path nor a mapping (YAML text included).
     """
     import hashlib
 
-    from planner.plan.scenario import default_scenario_name, read_scenario_file, scenario_from_mapping
+    from planner.solve.scenario import default_scenario_name, read_scenario_file, scenario_from_mapping
 
     if isinstance(scenario, Mapping):
         return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
@@ -129,7 +129,7 @@ class PlanResult:
     """A scenario's plan and the reports written for it.
 
     Attributes:
-        plan: the solver's recommendation (:class:`planner.plan.solver.Plan`): the choice, the
+        plan: the solver's recommendation (:class:`planner.solve.solver.Plan`): the choice, the
             quote's line items and total (USD), each workload's estimate on the chosen machine,
             the alternatives, the ranked candidate table, assumptions and warnings.
         outputs: the reports written (format -> path); empty without ``out``.
@@ -153,7 +153,7 @@ class PlanResult:
 
     @property
     def choice(self) -> dict[str, Any]:
-        """The chosen candidate row (column -> value; planner.plan.candidates.COLUMNS)."""
+        """The chosen candidate row (column -> value; planner.solve.candidates.COLUMNS)."""
         return self.plan.choice
 
     @property
@@ -247,7 +247,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     from planner.core.reportset import ReportSet, check_destinations
     from planner.cost.objective import plan as make_plan
     from planner.cost.tco import read_costs
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
     from planner.report.export import candidates_csv, infeasible_to_dict, plan_to_dict
 
     check_keywords("plan", unknown, ("catalog", "out", "format", "top"))

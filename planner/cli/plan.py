@@ -57,7 +57,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
       planner plan scenarios/serve-7b-2k-16users.yaml --json --format json > plan.json
     """
     from planner.api import plan as run_plan
-    from planner.plan.solver import NoFeasiblePlan
+    from planner.solve.solver import NoFeasiblePlan
     from planner.report.export import infeasible_to_dict
     from planner.report.render import plan_text
 

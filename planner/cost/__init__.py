@@ -1,6 +1,6 @@
-"""Stage 6, cost: time and money over a machine's life, and renting instead of buying.
+"""Stage 7, cost: time and money over a machine's life, and renting instead of buying.
 
-``timing`` estimates job times from FLOPs and bandwidth; ``tco`` reads the cost inputs and adds up
+``tco`` reads the cost inputs and adds up
 the total cost of ownership; ``cloud`` matches workloads to cloud instances; ``compare`` sets a
 plan against them (break-even, TCO). Imports the stages before it.
 """

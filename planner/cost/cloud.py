@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.plan.usages import capacity_bytes, capacity_for
+from planner.solve.usages import capacity_bytes, capacity_for
 from planner.catalog.cloud import CloudInstance
 from planner.catalog.gpus import Gpu, cuda_total_from_usable
 from planner.catalog.loader import Catalog

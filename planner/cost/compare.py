@@ -8,7 +8,7 @@ the arithmetic can be tested without a solver.
 
 How the pieces fit (every step is shown in the result's ``lines``):
 
-1. Time (planner.cost.timing): each workload's job time and throughput on the local GPUs and on each
+1. Time (planner.speed.timing): each workload's job time and throughput on the local GPUs and on each
    instance that fits it (planner.cost.cloud), with the same time model.
 2. Cloud hours per local busy hour, k, by one rule for on-demand and spot (:func:`pricing`):
    batch work (a fixed amount of work that finishes sooner on a faster instance): k = local
@@ -24,7 +24,7 @@ How the pieces fit (every step is shown in the result's ``lines``):
    that gives ``requests_per_hour`` is a service; one that gives neither ``requests_per_hour``
    nor a ``costs.batch_inference`` listing is read as a service too, and the comparison says so
    in a note (the scenario left the reading open). Job times follow the time model
-   (planner.cost.timing): dense TFLOPS x MFU for compute, bandwidth x MBU for decode, and perfect
+   (planner.speed.timing): dense TFLOPS x MFU for compute, bandwidth x MBU for decode, and perfect
    scaling over the GPUs of an instance (a stated assumption).
 3. For each workload the cheapest instance per local busy hour (price x (1 - discount) x k),
    on-demand and spot; a note flags a cheapest instance with far more GPUs than the workload
@@ -81,9 +81,9 @@ from planner.cost.tco import (
     net_capex_usd,
     usd_per_million_tokens,
 )
-from planner.cost.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
+from planner.speed.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
 from planner.memory import Estimate
-from planner.memory.traffic import ram_bandwidth
+from planner.speed.traffic import ram_bandwidth
 from planner.workload.spec import Workload
 
 # ----- inputs ---------------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ class LocalMachine:
         capex_usd: the purchase price, USD (the plan's total).
         pcie_per_lane_bytes_per_s: host link per lane (the slower of card and platform generation).
         pcie_lanes: lanes per card.
-        capex_items: the plan's quote line items (planner.plan.quote.LineItem: price, kind, source,
+        capex_items: the plan's quote line items (planner.solve.quote.LineItem: price, kind, source,
             as_of) that make up ``capex_usd``; empty when the machine was not built from a plan.
         host_bandwidth_bytes_per_s: the machine's RAM peak (channels x the DIMMs' MT/s x 8 B), for
             llama.cpp blocks in host RAM; None: timing's default (dual-channel DDR5-4800).
@@ -502,7 +502,7 @@ def monthly_volume(runs: Sequence[LocalRun], machine: LocalMachine,
     and warnings.
 
     A workload with ``tokens_per_month`` T is busy T / (local tokens/s x 3600) hours a month on the
-    planned machine (the time model, planner.cost.timing: training's tokens/s, inference's generated
+    planned machine (the time model, planner.speed.timing: training's tokens/s, inference's generated
     tokens/s over its replicas); that becomes its ``hours_per_month``, so the share of each workload
     and the month's busy hours h (:func:`_monthly_hours`) follow from the volume instead of the
     default utilization. A workload that needs more hours than a month has (:data:`HOURS_PER_MONTH`)
@@ -583,7 +583,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
 
     Raises:
         ValueError: no runs; an inference workload whose ``requests_per_hour`` is not above 0, or
-            whose ``tokens_per_request`` leaves no prompt token in its context (planner.cost.timing).
+            whose ``tokens_per_request`` leaves no prompt token in its context (planner.speed.timing).
             The scenario readers refuse both with the file and line (planner.cli.compare); these
             are guards for callers that build workloads themselves, never a silent clamp.
     """
@@ -808,7 +808,7 @@ def _k_words(wc: WorkloadComparison, o: CloudOption) -> str:
 
 def _short(description: str) -> str:
     """A quote line's description without the parts its price is made of."""
-    from planner.plan.quote import PARTS_SEPARATOR
+    from planner.solve.quote import PARTS_SEPARATOR
 
     return description.split(PARTS_SEPARATOR)[0]
 
@@ -926,8 +926,8 @@ def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs, *,
     """Compare the plan's purchase with renting, per :func:`compare_machine`.
 
     Args:
-        plan: the solver's plan (planner.plan.solver.Plan).
-        scenario: the scenario it was planned for (planner.plan.scenario.Scenario); its workload
+        plan: the solver's plan (planner.solve.solver.Plan).
+        scenario: the scenario it was planned for (planner.solve.scenario.Scenario); its workload
             variants are re-tried on each cloud instance.
         catalog: the catalog the plan was made with.
         costs: from :func:`planner.cost.tco.read_costs`.

@@ -1,7 +1,7 @@
 """The scenario objectives beyond capex: time per job, cost per job and total cost of ownership.
 
-The solver (planner.plan.solver) ranks the feasible machines by purchase price. This module
-times every feasible machine with the time model (:mod:`planner.cost.timing`) and prices its
+The solver (planner.solve.solver) ranks the feasible machines by purchase price. This module
+times every feasible machine with the time model (:mod:`planner.speed.timing`) and prices its
 use with the ownership model (:mod:`planner.cost.tco`), fills the candidate table's
 ``hours_per_job``, ``usd_per_job`` and ``tco_usd`` columns and, for an objective other than
 ``capex``, re-ranks the feasible rows by it (ties: the solver's order, so capex next). One *job*
@@ -42,9 +42,9 @@ from planner.cost.tco import (
     local_usd_per_busy_hour,
     read_costs,
 )
-from planner.cost.timing import DEFAULT_MBU, time_workload
-from planner.plan.candidates import CandidateSet, build
-from planner.plan.solver import OBJECTIVE_COLUMNS, Plan, choose
+from planner.speed.timing import DEFAULT_MBU, time_workload
+from planner.solve.candidates import CandidateSet, build
+from planner.solve.solver import OBJECTIVE_COLUMNS, Plan, choose
 
 #: What each objective minimises, in words (the plan's assumptions and reports).
 OBJECTIVE_TEXT = {
@@ -87,10 +87,10 @@ def plan(scenario: Any, catalog: Any, top_k: int = 5, *, costs: CostInputs | Non
 
     Args:
         costs: the scenario's cost inputs (default: :func:`planner.cost.tco.read_costs` of its ``costs:``).
-        Others as :func:`planner.plan.solver.plan`.
+        Others as :func:`planner.solve.solver.plan`.
 
     Raises:
-        planner.plan.solver.NoFeasiblePlan: nothing fits.
+        planner.solve.solver.NoFeasiblePlan: nothing fits.
     """
     if top_k < 0:
         raise ValueError("top_k must be >= 0")
@@ -176,7 +176,7 @@ def job_hours(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[i
 
 def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int],
               costs: CostInputs) -> list[tuple[Any, Any]]:
-    """(workload, :class:`planner.cost.timing.JobTime` or None when it has no usage) per workload."""
+    """(workload, :class:`planner.speed.timing.JobTime` or None when it has no usage) per workload."""
     out: list[tuple[Any, Any]] = []
     for w, u in enumerate(usage_ids):
         if u < 0:
@@ -194,7 +194,7 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
     """How table row ``row``'s time per job and cost per job were computed, in full.
 
     Returns a mapping: ``workloads`` (per workload: what one job is, its tokens, the time model's
-    throughput, MFU and why, hours, and every step of the time model's arithmetic, planner.cost.timing;
+    throughput, MFU and why, hours, and every step of the time model's arithmetic, planner.speed.timing;
     for inference also the cost per request and per million generated tokens), ``cost_per_busy_hour``
     (the depreciation arithmetic of planner.cost.tco.local_usd_per_busy_hour with its inputs),
     ``usd_per_job`` and its ``formula``; ``brief``: the same in a few lines for the text output.

@@ -71,8 +71,8 @@ DEFAULT_SOURCES: dict[str, str] = {
     "cloud_discount": "assumption: list (on-demand and spot) prices, no committed-use discount",
     "spot": "compare spot prices too, where the catalog has them",
     "regions": "every region the catalog lists (its rows: each provider's cheapest US region)",
-    "mbu": "planner.cost.timing.DEFAULT_MBU (assumption)",
-    "mfu": "planner.cost.timing.MFU_DEFAULTS per recipe (assumptions)",
+    "mbu": "planner.speed.timing.DEFAULT_MBU (assumption)",
+    "mfu": "planner.speed.timing.MFU_DEFAULTS per recipe (assumptions)",
     "batch_inference": "none: every inference workload is priced as a service (the instance up for the local "
                        "busy hours, k = 1)",
 }
@@ -150,7 +150,7 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
         entry: the ``costs`` mapping as an Entry (None: all defaults).
         catalog: when given, ``providers`` and ``instances`` are checked against cloud.yaml
             (with a did-you-mean).
-        workloads: when given, the scenario's workloads (:class:`planner.plan.scenario.ScenarioWorkload`
+        workloads: when given, the scenario's workloads (:class:`planner.solve.scenario.ScenarioWorkload`
             or :class:`planner.workload.spec.Workload`: ``name``, ``task``, and ``infer`` or
             ``variants``): ``batch_inference`` must name inference workloads among them that do
             not give ``requests_per_hour`` (a request rate makes a workload a service).
@@ -434,7 +434,7 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
 
     planner.workload.spec reads ``tokens_per_request`` (1 to the longest sequence) and
     ``requests_per_hour`` (0 or more) without relating them to anything; compare times them
-    (planner.cost.timing), so it checks here, before any pricing:
+    (planner.speed.timing), so it checks here, before any pricing:
 
     - ``requests_per_hour`` must be above 0: a service at 0 requests/h has no rate to keep up
       with (leave the key out for a service with no rate).
@@ -445,7 +445,7 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
 
     Args:
         root: the scenario's top-level mapping as a planner.core.fields.Entry (file and lines).
-        workloads: the validated scenario's workloads (planner.plan.scenario.ScenarioWorkload), in the
+        workloads: the validated scenario's workloads (planner.solve.scenario.ScenarioWorkload), in the
             order of the file's ``workloads:`` list.
 
     Raises:

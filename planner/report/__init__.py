@@ -1,4 +1,4 @@
-"""Stage 7, report: plans and estimates as files and text a person reads.
+"""Stage 8, report: plans and estimates as files and text a person reads.
 
 ``workbook`` writes the quote workbook, one module per sheet in ``sheets`` (``sheets.cloud`` the
 Cloud vs Local sheet of a comparison), from the plain data of ``workbook_data`` that ``from_plan``

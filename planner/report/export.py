@@ -1,7 +1,7 @@
 """Write a plan (or the reasons nothing fits) as CSV and JSON into an output directory.
 
 ``<out>/<scenario>.csv`` is the ranked candidate table (feasible first; columns and units in
-:data:`planner.plan.candidates.COLUMNS`). ``<out>/<scenario>.json`` is the plan: the choice, the
+:data:`planner.solve.candidates.COLUMNS`). ``<out>/<scenario>.json`` is the plan: the choice, the
 quote's line items and total, each workload's memory breakdown in bytes, the alternatives,
 the closest misses per rule, the assumptions and warnings. Sizes stay integer bytes and money
 USD, so scripts never have to parse units. Both files are written atomically
@@ -44,7 +44,7 @@ def jsonable(value: Any) -> Any:
 
 
 def plan_to_dict(plan: Any) -> dict[str, Any]:
-    """The JSON form of a :class:`planner.plan.solver.Plan`."""
+    """The JSON form of a :class:`planner.solve.solver.Plan`."""
     from planner.report.render import estimate_to_dict
 
     return jsonable({
@@ -65,7 +65,7 @@ def plan_to_dict(plan: Any) -> dict[str, Any]:
 
 
 def infeasible_to_dict(err: Any) -> dict[str, Any]:
-    """The JSON form of a :class:`planner.plan.solver.NoFeasiblePlan`."""
+    """The JSON form of a :class:`planner.solve.solver.NoFeasiblePlan`."""
     return jsonable({
         "format_version": JSON_FORMAT_VERSION,
         "scenario": err.scenario,
@@ -92,7 +92,7 @@ def csv_safe_text(value: Any) -> Any:
 
 def candidates_csv(table: Any) -> str:
     """The ranked candidate table (a :class:`planner.core.table.Table` or a pandas DataFrame) as
-    CSV text (columns as in planner.plan.candidates.COLUMNS), as pandas' ``to_csv(index=False)``
+    CSV text (columns as in planner.solve.candidates.COLUMNS), as pandas' ``to_csv(index=False)``
     writes it (:meth:`planner.core.table.Table.to_csv`).
 
     Text cells that start with =, +, -, @, tab or carriage return are prefixed with an

@@ -1,6 +1,6 @@
 """The workbook's data from a solver's plan (:func:`workbook_data_from_plan`).
 
-This module does not import the solver: it reads a :class:`planner.plan.solver.Plan` by its
+This module does not import the solver: it reads a :class:`planner.solve.solver.Plan` by its
 documented attributes and turns it into :class:`planner.report.workbook_data.WorkbookData`
 (sizes stay integer bytes, money USD); :func:`plan_references` reads the ``SOURCES.md`` beside
 the plan's catalog files for the Sources sheet. Its tables are :class:`planner.core.table.Table`
@@ -18,7 +18,7 @@ from planner.catalog.loader import SourceRef
 from planner.catalog.sources import SourceIndex
 from planner.core.table import Table
 from planner.core.units import GiB
-from planner.plan.quote import STALE_PRICE_MONTHS
+from planner.solve.quote import STALE_PRICE_MONTHS
 from planner.report.workbook_data import (
     QuoteSettings,
     RecipeRow,
@@ -126,7 +126,7 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
 def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
                             created: datetime | None = None, title: str | None = None,
                             references: SourceIndex | None = None) -> WorkbookData:
-    """The workbook's data from a :class:`planner.plan.solver.Plan`, read by its documented attributes.
+    """The workbook's data from a :class:`planner.solve.solver.Plan`, read by its documented attributes.
 
     Uses ``plan.scenario``, ``choice`` (the chosen candidate row: ``gpu_id``, ``platform_id``,
     ``cards_per_node``, ``nodes``, ``dimm_id``, ``dimm_count``, ``ram_bytes``,
@@ -138,7 +138,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     :func:`plan_references`, unless ``references`` is given), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
     workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
-    stale (:func:`planner.plan.warnings.stale_items`).
+    stale (:func:`planner.solve.warnings.stale_items`).
 
     Args:
         plan: the solver's plan.
@@ -163,7 +163,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])
                     for s in a.get("sources") or ())
     version = a.get("catalog_schema_version")
-    stale = a.get("stale_prices") or {}  # the solver's own list (planner.plan.warnings.stale_items)
+    stale = a.get("stale_prices") or {}  # the solver's own list (planner.solve.warnings.stale_items)
     stale_ids, stale_months = tuple(stale.get("catalog_ids") or ()), int(stale.get("months") or STALE_PRICE_MONTHS)
     gpu_memory = {str(choice["gpu_id"]): cuda_total} if choice.get("gpu_id") and cuda_total else {}
     return WorkbookData(
@@ -222,7 +222,7 @@ def _split_warnings(plan: Any) -> tuple[dict[str, list[str]], list[str]]:
 def _summary_rows(plan: Any, choice: dict[str, Any], per_workload: dict[str, list[str]]) -> tuple[SummaryRow, ...]:
     """One Summary row per estimate: the chosen machine, the workload's strategy, its need against
     the per-GPU capacity it is held to, and its warnings."""
-    from planner.plan.usages import takes_headroom
+    from planner.solve.usages import takes_headroom
 
     machine = _machine_text(choice)
     strategies = list(getattr(plan, "strategies", ())) + [""] * len(plan.estimates)

@@ -239,7 +239,7 @@ def plan_text(plan: Any, width: int | None = None) -> str:
         lines.append(f"Catalog: the shipped catalog with the overlay {Path(overlay[0]).parent} "
                      f"({', '.join(Path(f).name for f in overlay)}) over it")
     lines.append("")
-    from planner.plan.usages import takes_headroom
+    from planner.solve.usages import takes_headroom
 
     for est, strat, w in zip(plan.estimates, plan.strategies, plan.workloads):
         lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
@@ -254,7 +254,7 @@ def plan_text(plan: Any, width: int | None = None) -> str:
             lines.append(f"  stack: {est.stack_text}")
     lines.append("")
     # a platform line's parts list goes below the table, which stays narrow
-    from planner.plan.quote import PARTS_SEPARATOR
+    from planner.solve.quote import PARTS_SEPARATOR
 
     parts = {i.catalog_id: i.description.split(PARTS_SEPARATOR, 1)[1] for i in plan.line_items()
              if PARTS_SEPARATOR in i.description}

@@ -23,7 +23,7 @@ from planner.catalog.loader import SourceRef
 from planner.catalog.sources import SourceIndex
 from planner.memory.breakdown import Estimate
 from planner.memory.quant import nf4_constant_bits
-from planner.plan.quote import STALE_PRICE_MONTHS, LineItem
+from planner.solve.quote import STALE_PRICE_MONTHS, LineItem
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
 @dataclass(frozen=True)

@@ -381,7 +381,7 @@ def _imatrix(entry: Entry, arch: Architecture, weights: str) -> bool | None:
 
 #: The GPU feature (a :class:`planner.catalog.gpus.Gpu` attribute) each dtype needs; fp16 and fp32 run everywhere.
 #: MXFP4 checkpoints (gpt-oss) keep everything but the experts in bf16 and compute in bf16.
-#: The same rule as the solver's precision filter (planner.plan.candidates.precision_needs).
+#: The same rule as the solver's precision filter (planner.solve.candidates.precision_needs).
 DTYPE_FEATURES = {"bf16": "bf16", "fp8": "fp8", "int8": "int8", "mxfp4": "bf16"}
 
 

@@ -128,7 +128,7 @@ class Workload:
     def warnings(self) -> tuple[str, ...]:
         """Contradictions that do not stop the workload, as sentences: :attr:`entry_warnings`, then
         (training) :func:`training_warnings` of the options as they are now, so a workload put on
-        another GPU count (``dataclasses.replace``, planner.plan.candidates.with_gpus) says its own."""
+        another GPU count (``dataclasses.replace``, planner.solve.candidates.with_gpus) says its own."""
         if self.train is not None:
             return self.entry_warnings + training_warnings(self.architecture, self.train)
         return self.entry_warnings

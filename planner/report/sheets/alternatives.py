@@ -1,6 +1,6 @@
 """The Alternatives sheet: the ranked runners-up and the infeasible candidates.
 
-Both tables as the solver gives them (:class:`planner.plan.solver.Plan`'s ``alternatives`` and, per
+Both tables as the solver gives them (:class:`planner.solve.solver.Plan`'s ``alternatives`` and, per
 rule, the closest misses of ``infeasible``), one column per table column, headed in words
 (:func:`column_header`: 'gpu_id' -> 'GPU'; a unit suffix gives the header its unit, ``_bytes``
 shown in GiB (2**30 bytes), ``_usd`` as money); a column without any figure is left out. A

@@ -5,7 +5,7 @@ per (variant, GPU count), because memory depends on the strategy and the number 
 GPU model or platform; each :class:`Usage` carries the estimate, the hardware features its
 precision needs (:func:`precision_needs`, :func:`has_feature`) and what a decode step reads. Also
 here: the capacity a workload is held against on one card (:func:`capacity_bytes`,
-:func:`capacity_for`, :func:`takes_headroom`). planner.plan.candidates checks the usages against the
+:func:`capacity_for`, :func:`takes_headroom`). planner.solve.candidates checks the usages against the
 hardware rows.
 
 Importing this module does no work.
@@ -22,9 +22,9 @@ from fractions import Fraction
 from planner.catalog.gpus import Gpu
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
-from planner.memory.traffic import DecodeReads, decode_reads
+from planner.speed.traffic import DecodeReads, decode_reads
 from planner.memory.vllm import needs_serve_defaults, with_serve_defaults
-from planner.plan.scenario import ScenarioWorkload
+from planner.solve.scenario import ScenarioWorkload
 from planner.workload.inference import llamacpp_backend
 from planner.workload.spec import Workload
 

@@ -3,8 +3,8 @@
 One row per candidate: GPU type x cards per node x platform x RAM configuration x nodes, for
 the strategy variants the scenario's workloads leave open. The memory model is run once per
 (variant, GPU count), because memory depends on the strategy and the number of GPUs, not on
-the GPU model or platform (those usages are planner.plan.usages'; the hardware rows and their
-build checks, planner.plan.hardware's); everything else is vectorised
+the GPU model or platform (those usages are planner.solve.usages'; the hardware rows and their
+build checks, planner.solve.hardware's); everything else is vectorised
 over the rows with numpy and handed over as one :class:`planner.core.table.Table` (numpy columns,
 no pandas) whose columns are declared in :data:`COLUMNS`.
 
@@ -46,7 +46,7 @@ precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights 
                mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere; an ``engine:
                llama.cpp`` workload needs a GPU llama.cpp has a backend for (not Intel Gaudi)
 speed          (with ``min_decode_tokens_per_s``) each inference workload decodes at least that
-               many tokens per second per sequence on the row's GPU and RAM (planner.memory.traffic:
+               many tokens per second per sequence on the row's GPU and RAM (planner.speed.traffic:
                GPU bytes / (bandwidth x 0.7) + llama.cpp host-block bytes / (channels x DIMM MT/s x
                8 B x 0.6), or the compute time if longer); checked once VRAM and RAM fit
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
@@ -93,8 +93,8 @@ from planner.catalog.platforms import Platform, card_lanes, slots_at
 from planner.catalog.ram import Dimm
 from planner.core.table import Table
 from planner.memory.overheads import RuntimeOverheads
-from planner.memory.traffic import arch_mfu, ram_bandwidth
-from planner.plan.hardware import (  # noqa: F401  (re-exported: they were defined here)
+from planner.speed.traffic import arch_mfu, ram_bandwidth
+from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defined here)
     _HW_CODE,
     _HW_RULES,
     BUILD_RULES,
@@ -111,8 +111,8 @@ from planner.plan.hardware import (  # noqa: F401  (re-exported: they were defin
     nic_load,
     ram_configs,
 )
-from planner.plan.scenario import Scenario
-from planner.plan.usages import (
+from planner.solve.scenario import Scenario
+from planner.solve.usages import (
     LLAMACPP_FEATURE,
     TABLE_MAX_BYTES,
     Usage,
@@ -152,7 +152,7 @@ COLUMNS: dict[str, str] = {
     "per_gpu_need_bytes": "bytes: the memory model's per-GPU peak of the tightest workload's reported variant (held "
                           "at most 2^62, 4 EiB, more than any card: the table's int64 limit)",
     "decode_tokens_per_s": ("tokens/s per sequence: the slowest inference workload's decode on this row's GPU and "
-                            "RAM (planner.memory.traffic; NaN without inference workloads)"),
+                            "RAM (planner.speed.traffic; NaN without inference workloads)"),
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
                       "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -186,7 +186,7 @@ COLUMNS: dict[str, str] = {
     "network_usd": "USD: NICs, cables and switch",
     "extras_usd": "USD: the scenario's extras",
     "capex_usd": "USD: the purchase (gpus + platform + ram + network + extras)",
-    "hours_per_job": ("hours: one run of every workload on this machine by the time model (planner.cost.timing; "
+    "hours_per_job": ("hours: one run of every workload on this machine by the time model (planner.speed.timing; "
                       "blank where a workload gives no size or the plan was not timed)"),
     "usd_per_job": ("USD: hours_per_job x the machine's cost per busy hour over the ownership period "
                     "(planner.cost.objective; blank where not timed)"),
@@ -195,7 +195,7 @@ COLUMNS: dict[str, str] = {
 }
 
 
-#: RAM per node at least planner.plan.scenario.RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the
+#: RAM per node at least planner.solve.scenario.RAM_VRAM_MIN (RAM_VRAM_MIN_OFFLOAD with offload) times the
 #: installed VRAM by default (a scenario's ``ram_vram_min`` overrides them); above these figures is reported.
 RAM_VRAM_HIGH = 4
 RAM_VRAM_HIGH_OFFLOAD = 8
@@ -207,7 +207,7 @@ _ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_SPEED, _ST_OK = 0, 1, 2, 3, 4
 def ram_rule(constraints: Any, offload: bool) -> float:
     """The RAM-to-installed-VRAM multiple a node must reach: the scenario's ``ram_vram_min`` (or
     ``ram_vram_min_offload`` when a workload offloads to the CPU); defaults
-    :data:`planner.plan.scenario.RAM_VRAM_MIN` and :data:`planner.plan.scenario.RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
+    :data:`planner.solve.scenario.RAM_VRAM_MIN` and :data:`planner.solve.scenario.RAM_VRAM_MIN_OFFLOAD`, a rule of thumb from DL workstation sizing guides."""
     return float(constraints.ram_vram_min_offload if offload else constraints.ram_vram_min)
 
 
@@ -371,7 +371,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             req = np.maximum(host_u, np.ceil(np.minimum(mult * vram_node[idx], TABLE_MAX_BYTES)).astype(np.int64))
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
-            # decode speed on each row's GPU and RAM (planner.memory.traffic), for the speed rule
+            # decode speed on each row's GPU and RAM (planner.speed.traffic), for the speed rule
             tps_i = np.full(idx.size, np.nan)
             if u.decode is not None:
                 fp8 = _fp8_compute(u.workload)
@@ -453,7 +453,7 @@ def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
 
 def _fp8_compute(w: Workload) -> bool:
     """The workload's matmuls run at the fp8 rate (fp8 weights, or a scheme with fp8 activations), as
-    planner.cost.timing takes it."""
+    planner.speed.timing takes it."""
     i = w.infer
     return i is not None and (i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8"))
 
@@ -660,7 +660,7 @@ def too_small_text(cs: CandidateSet, gpu: Gpu) -> str:
     """'' when ``gpu`` could hold every workload of ``cs`` on some card count, else '; even bought
     it would not hold <workload>: ...' with that workload's least need per GPU (over the usages
     evaluated, the vLLM ones of this card's class) and the card's capacity (CUDA total less the
-    scenario's headroom where it applies, :func:`planner.plan.usages.capacity_for`)."""
+    scenario's headroom where it applies, :func:`planner.solve.usages.capacity_for`)."""
     from planner.memory.vllm import is_large_card
 
     card = "large" if is_large_card(gpu) else "small"

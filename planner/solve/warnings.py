@@ -1,6 +1,6 @@
 """The plan's warnings: what to check before buying the machine the solver chose.
 
-:func:`_warnings` gathers, for the chosen row (planner.plan.solver.choose): the workloads' and memory
+:func:`_warnings` gathers, for the chosen row (planner.solve.solver.choose): the workloads' and memory
 estimates' own warnings, a quantization other than the first listed deciding the purchase, llama.cpp
 layers left in host RAM (decode and prefill speed), QLoRA that fits only without
 prepare_model_for_kbit_training, RAM set by the rule of thumb or far above the VRAM, the network, the
@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from planner.plan.candidates import (
+from planner.solve.candidates import (
     RAM_VRAM_HIGH,
     RAM_VRAM_HIGH_OFFLOAD,
     CandidateSet,
@@ -28,9 +28,9 @@ from planner.catalog.loader import Catalog
 from planner.catalog.prices import used_price
 from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
-from planner.plan.quote import STALE_PRICE_MONTHS, LineItem
-from planner.plan.scenario import Network
-from planner.plan.suggest import _fmt
+from planner.solve.quote import STALE_PRICE_MONTHS, LineItem
+from planner.solve.scenario import Network
+from planner.solve.suggest import _fmt
 from planner.workload.spec import Workload
 
 #: Board power from which several open-air cards side by side are warned about (their exhaust is
@@ -88,8 +88,8 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
     lists: the capex objective buys the cheapest machine on which any listed variant fits, so a
     list (or ``auto``) lets a smaller quantization decide the purchase. Each warning names what
     runs, the first-listed pair, and the cheapest machine on which that pair fits (the same check,
-    :func:`planner.plan.candidates.cheapest`, with only that pair's variants), or that none does."""
-    from planner.plan.candidates import cheapest
+    :func:`planner.solve.candidates.cheapest`, with only that pair's variants), or that none does."""
+    from planner.solve.candidates import cheapest
 
     out: list[str] = []
     for w, (sw, u) in enumerate(zip(cs.scenario.workloads, usages)):
@@ -123,12 +123,12 @@ def _quality_warnings(cs: CandidateSet, choice: dict[str, Any], usages: Sequence
 def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
                     usages: Sequence[Usage | None]) -> list[str]:
     """llama.cpp workloads that leave blocks in host RAM on the chosen machine: how fast they decode
-    (tokens/s per sequence, the speed rule's figure, planner.memory.traffic) and how long their prompts
+    (tokens/s per sequence, the speed rule's figure, planner.speed.traffic) and how long their prompts
     take to prefill (2 x P FLOPs per token at MFU 0.4 on the card, plus the PCIe upload of the host
     blocks' weights for every ubatch), so that a machine holding a third of the model is not bought
     unawares."""
-    from planner.memory.traffic import PCIE_EFFICIENCY, arch_mfu, llamacpp_prefill_upload
-    from planner.plan.candidates import row_decode_tokens_per_s
+    from planner.speed.traffic import PCIE_EFFICIENCY, arch_mfu, llamacpp_prefill_upload
+    from planner.solve.candidates import row_decode_tokens_per_s
 
     out: list[str] = []
     gpu = catalog.gpu(choice["gpu_id"])
@@ -266,7 +266,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
 def _unpriced_warnings(cs: CandidateSet) -> list[str]:
     """One warning naming the discontinued cards the plan did not consider for want of a price it
     pays, each with its used price and date (or none); the candidate table's ``price`` rows say
-    it in full (planner.plan.candidates.unpriced_reason)."""
+    it in full (planner.solve.candidates.unpriced_reason)."""
     cons = cs.scenario.constraints
     out = [g for g in cs.hardware.gpus if g.price_usd is None and g.discontinued]
     if not out:

@@ -26,7 +26,7 @@ et al. 2022, PaLM, appendix B) is the share of peak that the model's FLOPs reach
 recomputation only in its hardware FLOPs utilization (HFU); since the FLOPs above include the
 recomputed forward, the same default is applied to them, i.e. it is used as an HFU (the two
 differ by the 8/6 factor only when checkpointing). The 16-bit figure is the GPU architecture's
-(planner.memory.traffic.ARCH_MFU: Ampere 0.44, Hopper 0.41, Gaudi 2 0.60 from published runs, each
+(planner.speed.traffic.ARCH_MFU: Ampere 0.44, Hopper 0.41, Gaudi 2 0.60 from published runs, each
 cited there; the others borrowed and marked as assumptions), times the catalog's ``mfu_scale``;
 recipes keep their ratio to it (:data:`MFU_DEFAULTS`, each with its reasoning), methods their factor.
 Decode's bandwidth share (MBU, :data:`DEFAULT_MBU`) is one figure for every card.
@@ -36,7 +36,7 @@ step reads every weight once for the whole batch and each sequence's KV cache, s
 batches its time is bytes read / memory bandwidth; it also needs 2 x P FLOPs per generated
 token, which bounds it at large batches. A mixture of experts reads only the routed experts its
 batch uses: of a layer's E experts, a step of B sequences reads E x (1 - (1 - k/E)^B) on average
-under uniform routing (planner.memory.traffic), k at B = 1, so Mixtral at batch 1 reads 2 of its 8
+under uniform routing (planner.speed.traffic), k at B = 1, so Mixtral at batch 1 reads 2 of its 8
 experts per layer and the rest of the model in full. A step takes the larger of the two times. Prefill
 costs 2 x P FLOPs per prompt token and is compute bound. Bandwidth achieved is peak x MBU
 (model bandwidth utilization): :data:`DEFAULT_MBU`.
@@ -60,7 +60,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.memory.traffic import (
+from planner.speed.traffic import (
     DEFAULT_HOST_BANDWIDTH,
     DEFAULT_MBU,
     DEFAULT_MFU,
@@ -75,7 +75,7 @@ from planner.workload.recipes import RECIPES
 SECONDS_PER_HOUR = 3600.0
 
 # PCIE_EFFICIENCY, DEFAULT_MBU, HOST_MBU and DEFAULT_HOST_BANDWIDTH (their reasons are there) live in
-# planner.memory.traffic, which the solver's speed constraint shares.
+# planner.speed.traffic, which the solver's speed constraint shares.
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def default_mfu(*, recipe: str, method: str = "full", gpu: Any = None) -> MfuDef
 
     ``method`` is a key of :data:`METHOD_MFU_FACTOR`: a training method, or 'lora-int8' for LoRA
     with ``load_in_8bit``. With ``gpu``, the 16-bit figure is its architecture's
-    (planner.memory.traffic.arch_mfu: published runs per architecture, times the catalog's
+    (planner.speed.traffic.arch_mfu: published runs per architecture, times the catalog's
     ``mfu_scale``) in place of the one 0.40, and the recipe's default keeps its ratio to 0.40 (AMP
     x 0.875, fp32 x 0.5); without it, :data:`MFU_DEFAULTS` as they are.
 
@@ -269,7 +269,7 @@ class JobTime:
         tokens_per_s: training: tokens processed per second; inference: tokens generated per second.
         compute_s, transfer_s: the parts of ``seconds_per_job`` (transfer: PCIe offload).
         mfu, mfu_reason: the MFU used and why.
-        flops_per_token: training only: the FLOPs one trained token costs (planner.cost.timing's
+        flops_per_token: training only: the FLOPs one trained token costs (planner.speed.timing's
             training_flops at one token), or None.
         requests_per_hour_capacity: inference only: requests the GPUs serve per hour.
         lines: the arithmetic, one step per line.
@@ -420,7 +420,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
                          "tokens (it must be below the context)")
     prompt = 0 if gen is None else i.context - gen
-    dr = decode_reads(w, est)  # planner.memory.traffic: weights (routed experts at their share) and KV read
+    dr = decode_reads(w, est)  # planner.speed.traffic: weights (routed experts at their share) and KV read
     bw = gpu.memory_bandwidth_bytes_per_s
     hbw = host_bw or DEFAULT_HOST_BANDWIDTH
     gpu_s, host_s, comp_s = dr.seconds(gpu_bandwidth=bw, host_bandwidth=hbw, tflops=tflops, mfu=mfu, mbu=mbu)

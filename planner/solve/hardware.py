@@ -2,8 +2,8 @@
 configuration the constraints allow, with the checks that need no workload (the build rules of
 :data:`NODE_RULES` and :data:`BUILD_RULES`, and the RAM configuration) and their per-row arrays.
 
-The rules, in the order they are checked, are :data:`RULES` (planner.plan.candidates' module
-docstring says each one); this module evaluates the hardware ones, planner.plan.candidates the
+The rules, in the order they are checked, are :data:`RULES` (planner.solve.candidates' module
+docstring says each one); this module evaluates the hardware ones, planner.solve.candidates the
 workloads on the rows (their need against each row's capacity, RAM, speed and budget) and ranks
 them.
 """
@@ -21,10 +21,10 @@ from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
-from planner.memory.traffic import arch_mfu, ram_bandwidth
+from planner.speed.traffic import arch_mfu, ram_bandwidth
 from planner.memory.vllm import is_large_card
-from planner.plan.scenario import Constraints
-from planner.plan.usages import LLAMACPP_FEATURE, capacity_bytes, has_feature
+from planner.solve.scenario import Constraints
+from planner.solve.usages import LLAMACPP_FEATURE, capacity_bytes, has_feature
 
 #: Rules in the order they are checked (the first failing one binds).
 RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",

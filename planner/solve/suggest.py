@@ -1,7 +1,7 @@
 """What would fit when nothing does: the reasons behind a miss and changes checked with the memory model.
 
-When no candidate is feasible, :func:`planner.plan.solver.plan` raises
-:class:`planner.plan.solver.NoFeasiblePlan`; its message takes from here the plain-language causes
+When no candidate is feasible, :func:`planner.solve.solver.plan` raises
+:class:`planner.solve.solver.NoFeasiblePlan`; its message takes from here the plain-language causes
 (the budget, what a vram miss is made of: :func:`_why_notes`), the warnings that hold whatever the
 machine (:func:`_standing_warnings`) and :func:`suggest`'s concrete changes, each one checked with the
 memory model on the largest buildable card: ZeRO-3 across >= N GPUs, offload, checkpointing, QLoRA or
@@ -20,7 +20,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from planner.plan.candidates import (
+from planner.solve.candidates import (
     BUILD_RULES,
     NODE_RULES,
     CandidateSet,
@@ -37,7 +37,7 @@ from planner.core.fields import Entry
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
-from planner.plan.scenario import ScenarioWorkload, Variant, _with
+from planner.solve.scenario import ScenarioWorkload, Variant, _with
 from planner.core.units import GiB
 from planner.workload.spec import Workload, workload_from_entry
 
@@ -291,7 +291,7 @@ PRECISION_CHANGES = {
 
 def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
     """For each feature (bf16, fp8, int8, llamacpp) the workloads need and some refused GPU lacks: the change."""
-    from planner.plan.usages import has_feature, precision_needs
+    from planner.solve.usages import has_feature, precision_needs
 
     refused = sorted({str(x) for x in cs.table["gpu_id"][cs.table["binding"] == "precision"].tolist()})
     needs = sorted({f for sw in cs.scenario.workloads for v in sw.variants for f in precision_needs(v.workload)})
@@ -434,7 +434,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                     out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
                     break
     else:
-        from planner.plan.scenario import valid_tp_degrees
+        from planner.solve.scenario import valid_tp_degrees
 
         # the most the hardware can do as written: the largest allowed tp that fits a node
         v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)

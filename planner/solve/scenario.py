@@ -12,7 +12,7 @@ installation;
 ``objective``: what the plan minimises among the machines that run every workload:
 ``capex`` (the purchase price, USD; the default), ``cost_per_job`` (what one run of every workload
 costs on the machine owned over the ownership period: the hours the time model
-(planner.cost.timing) gives it x the local cost per busy hour, capex less resale plus support
+(planner.speed.timing) gives it x the local cost per busy hour, capex less resale plus support
 spread over the busy hours, plus energy), ``time_to_result`` (the hours one run of every workload
 takes), ``tco`` (the total cost of owning the machine over the ownership period: capex less
 resale, support, energy for the busy hours). The three beyond capex are computed by
@@ -119,7 +119,7 @@ min_decode_tokens_per_s  tokens per second each sequence of every inference work
                        get in decode on the machine: the decode step (weights and KV read at
                        the card's bandwidth x 0.7, llama.cpp's host blocks at the platform's
                        RAM channels x DIMM speed x 0.6, or 2 x P FLOPs per token if slower,
-                       planner.memory.traffic) at most 1 / this. A floor, not an objective:
+                       planner.speed.traffic) at most 1 / this. A floor, not an objective:
                        it rules out e.g. a card that holds a third of a llama.cpp model
 vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
 ram_vram_min           RAM per node at least this many times the node's installed VRAM (default

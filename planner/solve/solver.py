@@ -7,7 +7,7 @@ does)::
                                        + dimm_count x dimm.price)
                               + network(r) + sum(extras)
     over       r in R = GPU x cards per node x platform x RAM configuration x nodes
-                        (planner.plan.candidates; nodes <= max_nodes, cards <= max_cards)
+                        (planner.solve.candidates; nodes <= max_nodes, cards <= max_cards)
     subject to hardware(r): the GPU has a price; the platform takes its form factor (a
                   baseboard carries exactly its own GPUs); cards <= slots at the card's width;
                   cards x pcie_lanes <= gpu_lanes; cards x tdp_w + platform_w <= psu_w;
@@ -38,8 +38,8 @@ When nothing is feasible :func:`plan` raises :class:`NoFeasiblePlan` (an
 bound, the candidate that missed by the least and by how much, and concrete changes that would
 fit, each one checked with the memory model (ZeRO-3 across >= N GPUs, offload, checkpointing,
 QLoRA or LoRA, a smaller micro-batch, more tensor parallelism, quantized weights or KV cache, a
-larger card, a larger budget...): planner.plan.suggest finds them. The plan's warnings (what to
-check before buying) are planner.plan.warnings'.
+larger card, a larger budget...): planner.solve.suggest finds them. The plan's warnings (what to
+check before buying) are planner.solve.warnings'.
 
 The solver never prints and never reads files.
 """
@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from planner.plan.candidates import (
+from planner.solve.candidates import (
     RAM_VRAM_HIGH,
     RAM_VRAM_HIGH_OFFLOAD,
     RULES,
@@ -68,17 +68,17 @@ from planner.core.errors import InfeasibleError
 from planner.core.table import Table
 from planner.memory import Estimate
 from planner.memory.overheads import RuntimeOverheads
-from planner.plan.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
-from planner.plan.scenario import Scenario
-from planner.plan.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
-from planner.plan.warnings import _warnings, stale_items
+from planner.solve.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
+from planner.solve.scenario import Scenario
+from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
+from planner.solve.warnings import _warnings, stale_items
 from planner.core.units import GiB
 from planner.workload.spec import Workload
 
-# Moved to planner.plan.suggest and planner.plan.warnings; importable from here as before.
-from planner.plan.suggest import (  # noqa: F401
+# Moved to planner.solve.suggest and planner.solve.warnings; importable from here as before.
+from planner.solve.suggest import (  # noqa: F401
     PRECISION_CHANGES, VLLM_UTILIZATIONS, fits, largest_fitting, largest_gpu_layers, utilization_that_fits)
-from planner.plan.warnings import (  # noqa: F401
+from planner.solve.warnings import (  # noqa: F401
     OPEN_AIR_HOT_W, PSU_EFFICIENCY_PCT, WALL_CIRCUIT_20A_W, WALL_CIRCUIT_240V_30A_W, WALL_CIRCUIT_W, _months)
 
 #: Columns of :attr:`Plan.alternatives`.
@@ -103,7 +103,7 @@ class Plan:
 
     Attributes:
         scenario: the scenario's name.
-        choice: the chosen candidate row (column -> value, see planner.plan.candidates.COLUMNS).
+        choice: the chosen candidate row (column -> value, see planner.solve.candidates.COLUMNS).
         estimates: the memory model's result for each workload on the chosen machine, in the
             scenario's order.
         workloads: each workload as it runs there (strategy and GPU count fixed).
@@ -176,11 +176,11 @@ def plan(scenario: Scenario, catalog: Catalog, top_k: int = 5, *, overheads: Run
     """The cheapest machine that runs every workload of ``scenario`` (see the module docstring).
 
     Args:
-        scenario: a validated scenario (planner.plan.scenario).
+        scenario: a validated scenario (planner.solve.scenario).
         catalog: the catalog it was validated against.
         top_k: how many alternatives to keep.
         overheads: runtime overheads for the memory model (None: default assumptions).
-        hardware: hardware rows from :func:`planner.plan.candidates.hardware` to reuse.
+        hardware: hardware rows from :func:`planner.solve.candidates.hardware` to reuse.
         explain: fill why_not for every infeasible candidate (the CSV shows it); False saves
             time when only the choice is wanted.
 
@@ -425,7 +425,7 @@ def infeasible_summary(cs: CandidateSet) -> Any:
     return Table.from_records(out, SUMMARY_COLUMNS)
 
 
-# ----- nothing fits (reasons and suggestions: planner.plan.suggest) ----------------------------
+# ----- nothing fits (reasons and suggestions: planner.solve.suggest) ----------------------------
 
 def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: RuntimeOverheads | None) -> NoFeasiblePlan:
     import dataclasses
@@ -448,7 +448,7 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
         lines += ["  " + n for n in notes]
     suggestions = suggest(cs, catalog, overheads)
     # the changes the memory model checked, then (under their own heading) those it could not: a GPU
-    # lacking a feature has no figure to check (planner.plan.suggest._precision_suggestions)
+    # lacking a feature has no figure to check (planner.solve.suggest._precision_suggestions)
     checked = [s for s in suggestions if not s.startswith(UNCHECKED)]
     unchecked = [s[len(UNCHECKED):] for s in suggestions if s.startswith(UNCHECKED)]
     if checked:

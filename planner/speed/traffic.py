@@ -21,7 +21,7 @@ sum over experts of 1 - (1 - p_e)^B with the p_e summing to k, is largest when e
 the uniform figure is an upper bound on the bytes read.
 
 The same bytes, over bandwidths, give the decode step's time (:class:`DecodeReads`), which both the
-time model (planner.cost.timing) and the solver's speed constraint (planner.plan.candidates) use.
+time model (planner.speed.timing) and the solver's speed constraint (planner.solve.candidates) use.
 
 Importing this module does no work.
 """
@@ -106,7 +106,7 @@ DEFAULT_HOST_BANDWIDTH = 2 * 4800e6 * 8
 #: ~80-90 % of the link rate after TLP/DLLP overhead (a rule of thumb, not measured here).
 PCIE_EFFICIENCY = 0.85
 #: Default MFU of prefill and of decode's compute term: assumption, as 16-bit training (0.40);
-#: planner.cost.timing.PREFILL_MFU gives the reason.
+#: planner.speed.timing.PREFILL_MFU gives the reason.
 DEFAULT_MFU = 0.40
 
 
@@ -121,7 +121,7 @@ class ArchMfu:
 #: 16-bit (BF16/FP16 tensor-core) training MFU by catalog ``architecture``: the share of the card's
 #: dense datasheet TFLOPS that published end-to-end LLM training runs reached on it. It replaces
 #: the one figure (DEFAULT_MFU) for every card in the time model (training, prefill, the decode
-#: compute term); the recipe and method factors of planner.cost.timing apply on top, and the
+#: compute term); the recipe and method factors of planner.speed.timing apply on top, and the
 #: catalog's ``mfu_scale`` (a card's software stack) still multiplies it. Figures of published runs
 #: are cited; an architecture without one found is marked ``assumption`` and says which it borrows.
 ARCH_MFU: dict[str, ArchMfu] = {
@@ -153,7 +153,7 @@ def arch_mfu(gpu: Any) -> ArchMfu:
     scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
     if base is None:
         base = ArchMfu(DEFAULT_MFU, f"assumption: no MFU figure for architecture {getattr(gpu, 'architecture', '?')!r} "
-                                    f"(planner.memory.traffic.ARCH_MFU); {DEFAULT_MFU:g} as for 16-bit training")
+                                    f"(planner.speed.traffic.ARCH_MFU); {DEFAULT_MFU:g} as for 16-bit training")
     if scale == 1.0:
         return base
     return ArchMfu(base.value * scale, f"{base.source}; x {scale:g} catalog mfu_scale for {gpu.id}'s software stack")

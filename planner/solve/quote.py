@@ -11,7 +11,7 @@ from typing import Any
 
 
 #: A line item's price is called stale when dated this many months before the catalog's newest
-#: entry (planner.plan.warnings.stale_items); the workbook flags those lines.
+#: entry (planner.solve.warnings.stale_items); the workbook flags those lines.
 STALE_PRICE_MONTHS = 24
 
 #: Where a platform line's description turns to the parts its price is made of (the console

@@ -80,6 +80,8 @@ class EstimateResult:
             not the memory estimate.
         context_note: for engine vllm with the context left at its default, the --max-model-len
             vllm serve needs (None otherwise).
+        speed: with ``gpu``, the speed model's result on that card
+            (planner.speed.result.TrainingSpeed or InferenceSpeed), else None.
     """
 
     estimate: Estimate
@@ -87,6 +89,7 @@ class EstimateResult:
     gpu: GpuCheck | None = None
     notes_for_compare: tuple[str, ...] = ()
     context_note: str | None = None
+    speed: Any = None
 
     @property
     def takes_headroom(self) -> bool:
@@ -145,6 +148,8 @@ class EstimateResult:
                           concurrency_total=w.infer.concurrency * self.replicas)
         if self.context_note:
             result["notes"].append(self.context_note)
+        if self.speed is not None:
+            result["speed"] = self.speed.to_dict()
         return result
 
     def to_frame(self) -> pandas.DataFrame:
@@ -160,7 +165,8 @@ class EstimateResult:
 
 
 def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = None, calibration: Any = None,
-             headroom: float | None = None, **options: Any) -> EstimateResult:
+             headroom: float | None = None, prompt_tokens: Any = None, output_tokens: Any = None,
+             **options: Any) -> EstimateResult:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
 
     The Python form of ``planner estimate``: the same options as keyword arguments, with
@@ -179,6 +185,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
             none without either), used when it holds that exact GPU model.
         headroom: with ``gpu``, the fraction of the card's CUDA total kept free (default 0.05; not
             for engine vllm).
+        prompt_tokens, output_tokens: inference with ``gpu``: the request the speed model times
+            (``--prompt-tokens``, ``--output-tokens``); their sum must fit the context, which defaults
+            to it when only they are given. Defaults: 256 output tokens (at most half the context)
+            and the rest of the context as the prompt.
         **options: workload keys: model, task, method, recipe, optimizer, micro_batch, seq_len,
             grad_accum, gpus, gpus_per_node, tp, zero, offload_optimizer, offload_params,
             checkpointing, attention, lora_rank, lora_targets (a list or 'q_proj,v_proj'), weights,
@@ -210,6 +220,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     from planner.workload.inputs import OptionError
 
     check_keywords("estimate", options, workload_keys())
+    prompt_tokens = _token_count("--prompt-tokens", prompt_tokens)
+    output_tokens = _token_count("--output-tokens", output_tokens)
+    if (prompt_tokens or output_tokens) and options.get("context") is None and workload is None:
+        options = {**options, "context": (prompt_tokens or 1) + (output_tokens or 256)}
     if gpu is None:
         for flag, value in (("--headroom", headroom), ("--calibration", calibration)):
             if value is not None:
@@ -261,4 +275,52 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                    if v)
     longest = check.vllm.get("longest_max_model_len") if check is not None and check.vllm else None
     note = vllm_context_note(wl, "context" in given or "context" in written, longest)
-    return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note)
+    speed = None
+    if card is not None:
+        speed = _speed(wl, est, card, cat, prompt_tokens, output_tokens)
+    elif prompt_tokens or output_tokens:
+        raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
+                          entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
+                          hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
+    return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
+                          speed=speed)
+
+
+def _token_count(flag: str, value: Any) -> int | None:
+    """A whole, positive token count (any numeric type holding a whole value), or None."""
+    from planner.workload.inputs import OptionError
+
+    if value is None:
+        return None
+    try:
+        whole = int(value)
+        ok = not isinstance(value, bool) and whole == value and whole >= 1
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise OptionError(f"{flag} must be a whole number of tokens, at least 1, not {value!r}", entry=flag,
+                          hint=f"For example {flag} 512.")
+    return whole
+
+
+def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, output_tokens: int | None) -> Any:
+    """The speed model on ``card`` (planner.speed): training on the workload's GPUs, inference per replica."""
+    from planner.workload.inputs import OptionError
+
+    gens = {g.gen: g.per_lane_bytes_per_s for g in cat.pcie}
+    per_lane = gens.get(card.pcie_gen) or max(gens.values(), default=1.969e9)
+    if wl.train is not None:
+        from planner.speed.training import training_speed
+
+        return training_speed(wl, est, card, wl.train.gpus, per_lane=per_lane, lanes=card.pcie_lanes)
+    from planner.speed.inference import inference_speed
+
+    context = wl.infer.context
+    out = output_tokens or max(1, min(256, context // 2))
+    prompt = prompt_tokens or max(1, context - out)
+    if prompt + out > context:
+        raise OptionError(f"--prompt-tokens {prompt:,} + --output-tokens {out:,} = {prompt + out:,} tokens do not fit "
+                          f"--context {context:,}", entry="--prompt-tokens",
+                          hint=f"Give --context {prompt + out} or more, or shorter requests.")
+    return inference_speed(wl, est, card, prompt_tokens=prompt, output_tokens=out, per_lane=per_lane,
+                           lanes=card.pcie_lanes)

@@ -22,12 +22,18 @@ from planner.cli.options import estimate_options
                    "used with --gpu when it holds that GPU.")
 @click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
               help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
+@click.option("--prompt-tokens", "prompt_tokens", type=click.IntRange(min=1),
+              help="With --gpu, inference: prompt tokens of the request the speed model times (default: the "
+                   "context less the output).")
+@click.option("--output-tokens", "output_tokens", type=click.IntRange(min=1),
+              help="With --gpu, inference: generated tokens of that request (default 256, at most half the context).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @verbose_option
 @estimate_options
 @handle_errors
 def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | None, calibration_file: str | None,
-             headroom: float, as_json: bool, verbose: bool, **options: Any) -> None:
+             headroom: float, prompt_tokens: int | None, output_tokens: int | None, as_json: bool, verbose: bool,
+             **options: Any) -> None:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
 
     The text fits the terminal (COLUMNS, else 100 when unknown); --verbose adds each component's
@@ -45,7 +51,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
 
     r = run_estimate(workload=workload_file, catalog=opts.load_catalog_option(catalog_dir), gpu=gpu_id,
                      calibration=calibration_file if given_on_command_line("calibration_file") else None,
-                     headroom=headroom if given_on_command_line("headroom") else None, **options)
+                     headroom=headroom if given_on_command_line("headroom") else None, prompt_tokens=prompt_tokens,
+                     output_tokens=output_tokens, **options)
     if as_json:
         click.echo(json.dumps(r.to_dict(), indent=2))
         return
@@ -64,6 +71,27 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         _gpu_lines(r)
     if r.context_note:
         echo(f"Note: {r.context_note}")
+    if r.speed is not None:
+        _speed_lines(r, verbose)
+
+
+def _speed_lines(r: Any, verbose: bool) -> None:
+    """The short Speed section: the speed model's figures on the card (planner.speed)."""
+    s = r.speed
+    mark = " (assumed: rests on a rate with no published measurement for this card)" if s.assumed else ""
+    echo("")
+    echo("Speed (planner.speed; --json lists every part with its formula and source):")
+    if r.workload.train is not None:
+        echo(f"  {s.tokens_per_s:,.0f} training tokens/s on {r.workload.train.gpus} GPU(s){mark}; one optimizer step "
+             f"of {s.tokens_per_step:,.0f} tokens = {s.step_s:,.3f} s; MFU {s.mfu:.1%}")
+    else:
+        echo(f"  request of {s.prompt_tokens:,} prompt + {s.output_tokens:,} output tokens at concurrency "
+             f"{s.concurrency:,}{mark}: TTFT {s.ttft_s:,.3f} s, TPOT {s.tpot_s * 1e3:,.2f} ms, request "
+             f"{s.request_s:,.2f} s")
+        echo(f"  prefill {s.prefill_tokens_per_s:,.0f} tokens/s; decode {s.output_tokens_per_s:,.0f} output tokens/s "
+             f"over {s.concurrency * s.replicas:,} sequence(s)")
+    top = sorted(s.parts, key=lambda p: -p.seconds)[: (len(s.parts) if verbose else 3)]
+    echo("  largest parts: " + "; ".join(f"{p.name} {p.seconds * 1e3:,.2f} ms" for p in top if p.seconds > 0))
 
 
 def _gpu_lines(r: Any) -> None:

@@ -117,8 +117,10 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
     needs: set[str] = set()
     if workload.train is not None:
         dtype = RECIPES[workload.train.recipe].dtype
-        if dtype == "bf16":
+        if dtype in ("bf16", "fp8"):
             needs.add("bf16")
+        if dtype == "fp8":
+            needs.add("fp8")  # FP8 tensor cores (Hopper, Ada, Blackwell): Transformer Engine / torchao float8
         if workload.train.load_in_8bit:
             needs.add("int8")  # bitsandbytes' int8 matmul (LLM.int8)
     else:

@@ -273,6 +273,8 @@ class JobTime:
             training_flops at one token), or None.
         requests_per_hour_capacity: inference only: requests the GPUs serve per hour.
         lines: the arithmetic, one step per line.
+        assumed: the time rests on an assumed rate (no published measurement for this card's
+            architecture): the console says "assumed" beside it.
     """
 
     job: str
@@ -286,6 +288,7 @@ class JobTime:
     requests_per_hour_capacity: float | None = None
     lines: tuple[str, ...] = field(default=())
     flops_per_token: float | None = None
+    assumed: bool = False
 
     @property
     def hours_per_job(self) -> float | None:
@@ -300,11 +303,13 @@ def _tflops_for(gpu, dtype: str) -> float:
 
 def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_bytes_per_s: float,
                   pcie_lanes: int | None = None, mfu: float | None = None, mbu: float = DEFAULT_MBU,
-                  host_bandwidth_bytes_per_s: float | None = None) -> JobTime:
+                  host_bandwidth_bytes_per_s: float | None = None, node_link_bytes_per_s: float | None = None) -> JobTime:
     """Time one workload on ``gpu_count`` cards of ``gpu``.
 
     Training runs data-parallel over the cards (the workload's tensor-parallel degree kept);
-    inference runs ``gpu_count // tp`` independent replicas of tp cards each.
+    inference runs ``gpu_count // tp`` independent replicas of tp cards each. The speed model
+    (planner.speed.training, planner.speed.inference) times every mechanism; a scenario that pins
+    ``costs.mfu`` or ``costs.mbu`` gets the one-factor rule of this module's docstring instead.
 
     Args:
         workload: a :class:`planner.workload.spec.Workload` (its gpus already equal to ``gpu_count``
@@ -314,16 +319,93 @@ def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_byte
         gpu_count: cards used.
         pcie_per_lane_bytes_per_s: the host link's per-lane rate (the slower of card and host).
         pcie_lanes: lanes of the link (default: the card's).
-        mfu: override of the default MFU (training and prefill).
-        mbu: model bandwidth utilization for decode.
+        mfu: a pinned MFU (``costs.mfu``): the one-factor rule for training and prefill.
+        mbu: a pinned bandwidth utilization for decode (``costs.mbu``; the default keeps the model).
         host_bandwidth_bytes_per_s: the platform's RAM peak (channels x MT/s x 8 B), for llama.cpp
-            layers left in host RAM (None: :data:`DEFAULT_HOST_BANDWIDTH`).
+            layers left in host RAM and the offloaded optimizer step (None: dual-channel DDR5-4800).
+        node_link_bytes_per_s: inter-node bandwidth per GPU when the run spans machines (None:
+            planner.speed.constants.DEFAULT_NODE_LINK_BYTES_PER_S, assumed).
     """
     lanes = pcie_lanes or gpu.pcie_lanes
+    pinned = mfu is not None or mbu != DEFAULT_MBU
     if workload.task == "train":
-        return _time_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes, mfu)
-    return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu, host_bandwidth_bytes_per_s,
-                           pcie_bytes_per_s(per_lane_bytes_per_s=pcie_per_lane_bytes_per_s, lanes=lanes))
+        if pinned:
+            return _time_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes, mfu)
+        return _model_training(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes,
+                               host_bandwidth_bytes_per_s, node_link_bytes_per_s)
+    if pinned:
+        return _time_inference(workload, estimate, gpu, gpu_count, mfu, mbu, host_bandwidth_bytes_per_s,
+                               pcie_bytes_per_s(per_lane_bytes_per_s=pcie_per_lane_bytes_per_s, lanes=lanes))
+    return _model_inference(workload, estimate, gpu, gpu_count, pcie_per_lane_bytes_per_s, lanes,
+                            host_bandwidth_bytes_per_s)
+
+
+def _part_lines(parts) -> list[str]:
+    return [f"{p.name}: {p.seconds * 1e3:,.3f} ms = {p.formula}" + (" (assumed rate)" if p.assumed else "")
+            for p in parts if p.seconds > 0]
+
+
+def _model_training(w, est, gpu, n: int, per_lane: float, lanes: int, host_bw: float | None,
+                    node_link: float | None) -> JobTime:
+    from planner.speed.training import training_speed
+
+    ts = training_speed(w, est, gpu, n, per_lane=per_lane, lanes=lanes, node_link=node_link, host_bandwidth=host_bw)
+    t = w.train
+    reason = ("modelled (planner.speed.training): GEMMs, attention, memory-bound kernels, optimizer step and "
+              "communication" + ("; rests on an assumed rate" if ts.assumed else ""))
+    lines = [f"step of {ts.tokens_per_step:,.0f} tokens = {ts.step_s:,.4f} s on {n} GPU(s) -> "
+             f"{ts.tokens_per_s:,.1f} tokens/s (MFU {ts.mfu:.3f})", *_part_lines(ts.parts)]
+    transfer_share = sum(p.seconds for p in ts.parts if p.name == "offload transfers") / ts.step_s
+    if t.dataset_tokens is None:
+        return JobTime(job="training (no dataset_tokens: no job to time)", job_tokens=None, seconds_per_job=None,
+                       tokens_per_s=ts.tokens_per_s, mfu=ts.mfu, mfu_reason=reason, lines=tuple(lines),
+                       flops_per_token=ts.model_flops_per_token, assumed=ts.assumed)
+    tokens = t.dataset_tokens * t.epochs
+    total = tokens / ts.tokens_per_s
+    lines.insert(0, f"tokens = {t.dataset_tokens:,} dataset tokens x {t.epochs:g} epoch(s) = {tokens:,.0f}")
+    lines.append(f"time = {tokens:,.0f} tokens / {ts.tokens_per_s:,.1f} tokens/s = {total:,.0f} s = {total / 3600:,.2f} h")
+    return JobTime(job=f"one training run of {tokens:,.0f} tokens", job_tokens=tokens, seconds_per_job=total,
+                   tokens_per_s=ts.tokens_per_s, compute_s=total * (1 - transfer_share),
+                   transfer_s=total * transfer_share, mfu=ts.mfu, mfu_reason=reason, lines=tuple(lines),
+                   flops_per_token=ts.model_flops_per_token, assumed=ts.assumed)
+
+
+def _model_inference(w, est, gpu, n: int, per_lane: float, lanes: int, host_bw: float | None) -> JobTime:
+    from planner.speed.inference import inference_speed
+
+    i = w.infer
+    replicas = max(n // i.tp, 1)
+    gen = i.tokens_per_request
+    if gen is not None and gen >= i.context:
+        # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
+        raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
+                         "tokens (it must be below the context)")
+    prompt = i.context // 2 if gen is None else i.context - gen
+    sp = inference_speed(w, est, gpu, prompt_tokens=max(prompt, 1), output_tokens=gen or 1, per_lane=per_lane,
+                         lanes=lanes, host_bandwidth=host_bw)
+    reason = ("modelled (planner.speed.inference): prefill at the engine's kernel rate, decode bytes over bandwidth "
+              "plus per-layer costs" + ("; rests on an assumed rate" if sp.assumed else ""))
+    c = sp.concurrency
+    lines = [f"decode step at {c} sequence(s) = {sp.tpot_s * 1e3:.3f} ms; TTFT of a {sp.prompt_tokens:,}-token prompt "
+             f"= {sp.ttft_s:.3f} s", *_part_lines(sp.parts)]
+    decode_tps = replicas * c / sp.tpot_s
+    if gen is None:
+        lines.append(f"throughput = {replicas} replica(s) x {c} seq / {sp.tpot_s * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")
+        return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
+                       seconds_per_job=None, tokens_per_s=decode_tps, mfu=0.0, mfu_reason=reason, lines=tuple(lines),
+                       assumed=sp.assumed)
+    lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
+                    "prompt (assumed: the rest of the context; the workload gives no prompt length)")
+    batch_s = sp.batch_prefill_s + gen * sp.tpot_s
+    per_request = batch_s / (c * replicas)
+    capacity = SECONDS_PER_HOUR / per_request
+    tps = gen / per_request
+    lines.append(f"batch of {c} requests = {sp.batch_prefill_s:.3f} s prefill + {gen:,} steps x {sp.tpot_s * 1e3:.3f} ms "
+                 f"= {batch_s:.3f} s; {replicas} replica(s) -> {per_request:.4f} machine-s per request, "
+                 f"{capacity:,.0f} requests/h, {tps:,.1f} generated tokens/s")
+    return JobTime(job=f"one request ({prompt:,} prompt + {gen:,} generated tokens)", job_tokens=float(gen),
+                   seconds_per_job=per_request, tokens_per_s=tps, compute_s=per_request, transfer_s=0.0, mfu=0.0,
+                   mfu_reason=reason, requests_per_hour_capacity=capacity, lines=tuple(lines), assumed=sp.assumed)
 
 
 def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_override: float | None) -> JobTime:

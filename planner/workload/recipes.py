@@ -15,6 +15,11 @@ Sources:
   ``torch.zeros_like(p)``: states take the parameter's dtype (pytorch.org/docs, torch.optim.AdamW).
 - torch AMP (pytorch.org/docs/stable/amp.html): fp32 weights, gradients and states; autocast
   casts each weight to 16-bit when an op uses it and caches the copy until the autocast region exits.
+- FP8 training (Micikevicius et al. 2022, "FP8 Formats for Deep Learning"; NVIDIA Transformer
+  Engine ``fp8_autocast``; torchao ``convert_to_float8_training``): the master state is Megatron's
+  mixed precision (bf16 weights, fp32 master weights and Adam states, 16 B/param plus fp32
+  gradient buffers counted as 2-byte bf16 here) and each linear layer keeps FP8 copies of its
+  weight and its transpose while a step runs (2 B/param, ``autocast_copy_bytes``).
 - bitsandbytes 8-bit optimizers (Dettmers et al. 2022, "8-bit Optimizers via Block-wise
   Quantization", section 2): one byte per state value plus one fp32 absmax per block of 256
   values (bitsandbytes ``Optimizer8bit.init_state``); tensors under 4096 values stay 32-bit.
@@ -93,6 +98,11 @@ def _recipes() -> dict[str, Recipe]:
             f"pure-{d}", 2, 2, 0, 2, 2, 0, False, d,
             f"Pure {d}: weights, gradients and optimizer states all in {d} (torch optimizers keep "
             f"states in the parameter dtype); no master copy (8 B/param with AdamW).")
+    out["fp8"] = Recipe(
+        "fp8", 2, 2, 4, 4, 2, 2, True, "fp8",
+        "FP8 training (Transformer Engine / torchao float8): bf16 weights and gradients, fp32 master weights and "
+        "optimizer states; each linear layer casts its weight (and a transposed copy for backward) and its input "
+        "to FP8 and multiplies at the FP8 rate.")
     return out
 
 

@@ -361,7 +361,8 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     half = "bf16" if gpu.bf16 else "fp16"
     if workload.train is not None:
         recipe = workload.train.recipe
-        checks = [("recipe", recipe, RECIPES[recipe].dtype, [recipe.replace("bf16", "fp16")])]
+        checks = [("recipe", recipe, RECIPES[recipe].dtype,
+                   [recipe.replace("bf16", "fp16")] if recipe != "fp8" else ["mixed-bf16"])]
         if workload.train.load_in_8bit and not gpu.int8 and "load_in_8bit" in where.data:
             raise where.error(f"load_in_8bit needs a GPU with int8 support (bitsandbytes' int8 matmul); {gpu.id} "
                               f"({gpu.architecture}) has none", "load_in_8bit",

@@ -1,0 +1,239 @@
+"""Serving speed from mechanisms: prefill, one decode step, a request.
+
+**Decode step** (Pope et al. 2022, "Efficiently Scaling Transformer Inference", section 2): every
+weight the batch touches is read once (MoE: the routed experts some sequence uses,
+planner.speed.traffic) and every sequence's KV cache, at the streaming bandwidth times the weight
+format's kernel factor (quantized GEMVs dequantize as they read: planner.speed.constants); plus a
+fixed cost per layer (kernel launches: from a CUDA graph in vLLM, TensorRT-LLM-like engines and
+llama.cpp, host-launched PyTorch eager ops in Transformers' generate); plus, under tensor
+parallelism, two all-reduces per layer (Shoeybi et al. 2019, section 3) at their latency. At large
+batches the step is compute bound: 2 x P FLOPs per sequence at the GEMM rate; the step takes the
+larger of the memory and the compute time (roofline).
+
+**Prefill** of P prompt tokens: 2 x P x W FLOPs in GEMMs at the rate of the engine's kernels
+(vLLM / Transformers: the 16-bit or, for FP8 checkpoints, the FP8 tensor rate; llama.cpp: cuBLAS
+with FP16 accumulation for F16/BF16 GGUFs, its int8 MMQ kernels for quantized ones, in ubatches of
+512 tokens), attention scores at FlashAttention-2's share, the per-layer costs and the TP
+all-reduces of P x hidden activations.
+
+**A request** at concurrency c: time to first token = its prefill plus one decode step of the
+other sequences it joins (continuous batching); time per output token = the decode step at c
+sequences with the KV at the prompt plus half the output; request time = TTFT + O x TPOT.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.speed.constants import (
+    ALLREDUCE_LATENCY_S,
+    BANDWIDTH_EFFICIENCY,
+    COLLECTIVE_EFFICIENCY,
+    EAGER_OP_S,
+    FP8_GEMM_FACTOR,
+    KERNEL_FLOOR_S,
+    LLAMACPP_DECODE_FACTOR,
+    MMQ_EFFICIENCY,
+    QUANT_DECODE_FACTOR,
+    attention_efficiency,
+    gemm_efficiency,
+    gemm_size_factor,
+)
+from planner.speed.layers import gemm_weights
+from planner.speed.result import InferenceSpeed, Part
+from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, decode_reads
+
+#: Kernels one decoder layer launches per step: vLLM's fused CUDA-graph decode (fused add+RMSNorm,
+#: QKV GEMM, rotary, KV-cache write, attention, output GEMM, fused add+RMSNorm, gate-up GEMM,
+#: SiLU-and-mul, down GEMM: vllm/model_executor/models/llama.py) and llama.cpp's graph
+#: (ggml-org/llama.cpp src/llama-graph.cpp: norm, q/k/v matmuls, rope, cache copy, attention,
+#: output, norm, ffn matmuls, glu, adds; several fused since 2025) about 10; Transformers' eager
+#: LlamaDecoderLayer about 40 PyTorch ops (its RMSNorm alone is seven).
+LAYER_KERNELS = {"vllm": 10, "llama.cpp": 12, "hf": 40}
+#: Rows of the output tiles batched decode GEMMs use (CUTLASS / cuBLAS heuristics pick 64-row tiles
+#: for few tokens): a step of c > 64 sequences reaches c / (c + 64) of the GEMM rate; below that the
+#: engines run GEMV / split-K kernels bound by the weight reads, and the roofline's plain compute
+#: time applies.
+DECODE_TILE_ROWS = 64
+#: llama.cpp's default physical batch (``n_ubatch``, ggml-org/llama.cpp common/common.h).
+LLAMACPP_UBATCH = 512
+
+
+def weight_format(w) -> str:
+    """The decode kernel family of ``w``'s weights: '16bit', 'fp8', 'int8' or 'int4'."""
+    i = w.infer
+    fmt = (i.weights or "bf16").lower()
+    if i.engine == "llama.cpp":
+        if fmt.startswith(("f16", "bf16", "fp16", "f32", "bf16")):
+            return "16bit"
+        if fmt.startswith(("q8", "int8")):
+            return "int8"
+        return "int4"
+    if fmt in ("fp32", "fp16", "bf16"):
+        return "16bit"
+    if fmt == "fp8":
+        return "fp8"
+    if fmt == "int8":
+        return "int8"
+    return "int4"
+
+
+def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, str, str, bool]:
+    """(FLOP/s of the prefill GEMMs, words, source, assumed) for ``tokens`` rows."""
+    i = w.infer
+    arch = w.architecture
+    ge = gemm_efficiency(gpu)
+    fmt = weight_format(w)
+    if i.engine == "llama.cpp":
+        rows = min(tokens, LLAMACPP_UBATCH)
+        size = gemm_size_factor(rows, arch.hidden_size)
+        if fmt != "16bit" and getattr(gpu, "int8_tops", None):
+            rate = float(gpu.int8_tops) * 1e12 * MMQ_EFFICIENCY.value * size
+            return rate, (f"llama.cpp MMQ: {float(gpu.int8_tops):g} int8 TOPS x {MMQ_EFFICIENCY.value:g} x size "
+                          f"{size:.3f} (ubatch {rows:,.0f})"), MMQ_EFFICIENCY.source, MMQ_EFFICIENCY.assumed
+        peak = float(getattr(gpu, "fp16_fp16acc_tflops", None) or gpu.bf16_tflops)
+        return (peak * 1e12 * ge.value * size, f"llama.cpp cuBLAS FP16 (FP16 accumulate): {peak:g} TFLOPS x "
+                f"{ge.value:g} x size {size:.3f} (ubatch {rows:,.0f})",
+                "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_op_mul_mat_cublas: CUBLAS_COMPUTE_16F "
+                f"for F16 on NVIDIA; {ge.source}", ge.assumed)
+    rows = tokens * (arch.num_experts_per_tok / arch.num_local_experts if arch.is_moe else 1.0)
+    size = gemm_size_factor(rows, arch.hidden_size)
+    fp8 = fmt == "fp8" and getattr(gpu, "fp8", False) and getattr(gpu, "fp8_tflops", None)
+    peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops)
+    f8 = FP8_GEMM_FACTOR.value if fp8 else 1.0
+    return (peak * 1e12 * ge.value * f8 * size, f"{peak:g}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g}"
+            f"{f' x {f8:g} FP8 factor' if fp8 else ''} x size {size:.3f}", ge.source, ge.assumed)
+
+
+def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int, per_lane: float = 0.0,
+                    lanes: int = 16, host_bandwidth: float | None = None) -> InferenceSpeed:
+    """Prefill, decode and request times of inference workload ``w`` on its GPUs.
+
+    Args:
+        w: a planner.workload.spec.Workload with ``infer`` options: engine, weights, tp,
+            concurrency (sequences decoded together per replica), replicas.
+        est: its memory estimate (weights on each GPU, KV bytes per token, llama.cpp's split).
+        gpu: a catalog GPU.
+        prompt_tokens, output_tokens: the request timed (>= 1 each).
+        per_lane, lanes: the host PCIe link (llama.cpp layers in host RAM upload per ubatch).
+        host_bandwidth: host RAM bandwidth, bytes/s (llama.cpp layers left in RAM).
+
+    Returns:
+        :class:`InferenceSpeed`.
+
+    Raises:
+        ValueError: prompt_tokens or output_tokens below 1.
+    """
+    if prompt_tokens < 1 or output_tokens < 1:
+        raise ValueError("prompt_tokens and output_tokens must be at least 1")
+    i = w.infer
+    arch = w.architecture
+    tp = max(i.tp, 1)
+    c = max(i.concurrency, 1)
+    llama = i.engine == "llama.cpp"
+    split = tp if llama else 1  # llama.cpp's layer split runs a token through its GPUs one after another
+    shard = 1 if llama else tp
+    L = arch.num_hidden_layers
+    parts: list[Part] = []
+    notes: list[str] = []
+    fmt = weight_format(w)
+    qf = (LLAMACPP_DECODE_FACTOR if llama else QUANT_DECODE_FACTOR)[fmt]
+    bw = gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value
+    kv_mean = prompt_tokens + output_tokens / 2
+
+    # ----- decode step
+    dr = decode_reads(w, est)
+    w_s = dr.weights_read / (bw * qf.value)
+    kv_s = c * dr.kv_per_token * kv_mean / bw
+    host_s = 0.0
+    if dr.host_blocks:
+        hbw = (host_bandwidth or DEFAULT_HOST_BANDWIDTH) * HOST_MBU
+        host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv_mean) / hbw
+    ge = gemm_efficiency(gpu)
+    fp8 = fmt == "fp8" and getattr(gpu, "fp8_tflops", None)
+    peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
+    # decode GEMMs of few rows run small-M tiles (64 rows): the tile waste is c / (c + 64)
+    eff = ge.value * (FP8_GEMM_FACTOR.value if fp8 else 1.0) * (c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS
+                                                                else 1.0)
+    comp_s = 2.0 * dr.params * c / (peak * eff) * (split if llama else 1)
+    engine_kernels = "vllm" if i.engine == "vllm" else i.engine
+    per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
+    fixed_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value
+    ar_s = 0.0
+    if shard > 1:
+        ar_s = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size * 2
+                        / (float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value))
+    mem_s = w_s + kv_s + host_s
+    step = max(mem_s, comp_s) + fixed_s + ar_s
+    parts += [
+        Part("decode: weights read", w_s, f"{dr.weights_read:,.0f} B / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} "
+             f"GB/s x {BANDWIDTH_EFFICIENCY.value:g} x {qf.value:g} {fmt} kernel factor)", qf.source, qf.assumed),
+        Part("decode: KV cache read", kv_s, f"{c} seq x {dr.kv_per_token:,.0f} B/token x {kv_mean:,.0f} tokens "
+             f"(prompt + output / 2) / {bw / 1e9:,.0f} GB/s", BANDWIDTH_EFFICIENCY.source),
+        Part("decode: compute bound", max(0.0, comp_s - mem_s), f"2 x {dr.params:,.0f} x {c} FLOPs / "
+             f"({peak / 1e12:,.0f} TFLOPS x {eff:.3f}, GEMM efficiency x {c} / ({c} + {DECODE_TILE_ROWS}) rows) = "
+             f"{comp_s * 1e3:.3f} ms: "
+             "its excess over memory",
+             ge.source, ge.assumed),
+        Part("decode: per-layer fixed cost", fixed_s, f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+             f"{per_kernel.value * 1e6:g} us ({'host-launched eager ops' if i.engine == 'hf' else 'CUDA graph'})",
+             per_kernel.source, per_kernel.assumed),
+    ]
+    if host_s:
+        parts.append(Part("decode: host RAM layers", host_s, f"{dr.host_blocks} blocks in RAM read at the host's "
+                          "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
+    if ar_s:
+        parts.append(Part("decode: tensor-parallel all-reduces", ar_s, f"2 x {L} all-reduces x "
+                          f"{ALLREDUCE_LATENCY_S.value * 1e6:g} us + bytes over the link", ALLREDUCE_LATENCY_S.source))
+
+    # ----- prefill of one prompt, and of the whole batch of c prompts
+    def prefill(tokens: float) -> tuple[float, list[Part]]:
+        rate, rtext, rsrc, rassumed = _prefill_rate(w, gpu, tokens)
+        W = gemm_weights(arch) / shard
+        g_s = 2.0 * W * tokens / rate + 2.0 * arch.vocab_size * arch.hidden_size / shard * min(tokens, c) / rate
+        ae = attention_efficiency(gpu)
+        qd = arch.num_attention_heads * arch.head_dim / shard
+        a_s = 4.0 * qd * (prompt_tokens + 1) / 2 * tokens * L / (float(gpu.bf16_tflops) * 1e12 * ae.value)
+        ubatches = -(-tokens // LLAMACPP_UBATCH) if llama else 1
+        f_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value * ubatches
+        t_ar = 0.0
+        if shard > 1:
+            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
+            t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
+        up_s = 0.0
+        if llama and dr.host_blocks and per_lane:
+            from planner.speed.traffic import PCIE_EFFICIENCY, llamacpp_prefill_upload
+
+            n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
+            up_s = n_ub * per_ub / (per_lane * lanes * PCIE_EFFICIENCY)
+        total = (g_s + a_s) * split + f_s + t_ar + up_s
+        ps = [Part("prefill: gemm", g_s * split, f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext})"
+                   + (f" x {split} GPUs in turn" if split > 1 else ""), rsrc, rassumed),
+              Part("prefill: attention", a_s * split, f"FlashAttention-2 causal scores at {ae.value:g} of "
+                   f"{float(gpu.bf16_tflops):g} TFLOPS", ae.source, ae.assumed),
+              Part("prefill: per-layer fixed cost", f_s, f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+                   f"{ubatches} batch(es)", per_kernel.source, per_kernel.assumed)]
+        if t_ar:
+            ps.append(Part("prefill: tensor-parallel all-reduces", t_ar, f"2 x {L} all-reduces of {tokens:,.0f} x "
+                           f"{arch.hidden_size} x 2 B", COLLECTIVE_EFFICIENCY.source))
+        if up_s:
+            ps.append(Part("prefill: host-block uploads", up_s, "llama.cpp copies host blocks' weights per ubatch",
+                           "ggml-backend scheduler (planner.speed.traffic.llamacpp_prefill_upload)"))
+        return total, ps
+
+    one_s, one_parts = prefill(float(prompt_tokens))
+    batch_s, _ = prefill(float(prompt_tokens * c))
+    parts += one_parts
+    ttft = one_s + (step if c > 1 else 0.0)
+    replicas = max(int(getattr(i, "replicas", 1) or 1), 1)
+    out_tps = replicas * c / step
+    request = ttft + output_tokens * step
+    assumed = any(p.assumed and p.seconds > 0.05 * max(step, one_s) for p in parts)
+    if i.engine == "hf":
+        notes.append("Transformers generate: eager PyTorch, host-bound at small batches")
+    return InferenceSpeed(prefill_tokens_per_s=prompt_tokens / one_s, ttft_s=ttft, tpot_s=step,
+                          output_tokens_per_s=out_tps, request_s=request, prompt_tokens=prompt_tokens,
+                          output_tokens=output_tokens, concurrency=c, replicas=replicas, parts=tuple(parts),
+                          assumed=assumed, notes=tuple(notes), batch_prefill_s=batch_s)

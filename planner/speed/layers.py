@@ -1,0 +1,121 @@
+"""What one token costs a transformer layer: GEMM weights, attention FLOPs and memory-bound bytes.
+
+The counts follow the modules of planner.model.layout (the same modules the memory model sizes)
+and the kernels each training stack runs:
+
+- GEMM weights per token: every linear weight a token multiplies (MoE: its k routed experts,
+  the shared experts, the router), plus the output head. A matmul of a token with a weight of W
+  values costs 2 x W FLOPs forward, 2 x W for the input gradient and 2 x W for the weight gradient
+  (Kaplan et al. 2020, section 2.1; Narayanan et al. 2021, section 5.1).
+- Attention scores: QK^T and AV cost 2 x 2 x s x d FLOPs per token and layer forward at s keys
+  (d = heads x head_dim); a causal FlashAttention kernel skips the masked half (s/2 keys on
+  average); eager attention computes the full s x s matrix. Backward: FlashAttention-2 runs five
+  matmuls to the forward's two (it recomputes the scores: Dao 2023, algorithm 2), 2.5 x the
+  forward; eager autograd 2 x.
+- Memory-bound bytes: the elementwise kernels (norms, rotary embedding, activation, residual adds,
+  layout copies) read and write activations. Counted per op from the code the stack runs: PyTorch
+  eager (Transformers' LlamaRMSNorm casts to fp32, squares, means, scales, casts back and
+  multiplies by the weight: seven kernels; apply_rotary_pos_emb: rotate_half's neg and cat, two
+  multiplies and an add; the SiLU-gate product: two kernels), or fused (torch.compile, Unsloth's
+  Triton kernels, Transformer Engine: one kernel per norm, rotary, gate product, reading inputs and
+  writing outputs once). Autograd's backward of each runs about twice the forward's traffic.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TokenCosts:
+    """Per-token costs of a model's layers (all layers and the head, one GPU's share is not applied).
+
+    Attributes:
+        gemm_weights: linear weights a token multiplies in the layers (MoE: active experts).
+        head_weights: the output head's weights (vocab x hidden).
+        attn_flops_fwd: attention-score FLOPs per token forward at the workload's sequence length
+            (causal kernels: half the keys).
+        elementwise_bytes_fwd, elementwise_bytes_bwd: memory-bound bytes per token, forward and
+            backward, all layers.
+        loss_bytes: bytes per token of the loss over the vocabulary (forward and backward).
+        ops_fwd, ops_bwd: host-launched operators per micro-batch, all layers (eager counts).
+        expert_rows_share: MoE: share of a micro-batch's tokens each routed expert's GEMM gets
+            (k / E); 1 for a dense model.
+    """
+
+    gemm_weights: float
+    head_weights: float
+    attn_flops_fwd: float
+    elementwise_bytes_fwd: float
+    elementwise_bytes_bwd: float
+    loss_bytes: float
+    ops_fwd: int
+    ops_bwd: int
+    expert_rows_share: float = 1.0
+
+
+def gemm_weights(arch) -> float:
+    """Linear weights one token multiplies in the layers: dense modules in full, routed experts at
+    k of E (``num_experts_per_tok`` / ``num_local_experts``)."""
+    total = 0.0
+    for m in arch.linear_modules():
+        w = m.weight_params * m.layers
+        if m.part == "expert":
+            w *= arch.num_experts_per_tok / max(arch.num_local_experts, 1)
+        total += w
+    return total
+
+
+def token_costs(arch, *, seq_len: int, attention: str, fused: bool, act_bytes: int = 2) -> TokenCosts:
+    """The per-token costs of ``arch`` at ``seq_len`` tokens per sequence.
+
+    Args:
+        arch: a planner.model.layout.Architecture.
+        seq_len: tokens per sequence (training) or the context attended (prefill: the prompt).
+        attention: 'eager' (full score matrix) or 'sdpa' / 'flash' (causal FlashAttention).
+        fused: the stack fuses elementwise ops (torch.compile, Unsloth, Transformer Engine).
+        act_bytes: bytes per activation value (2 for 16-bit).
+
+    Returns:
+        :class:`TokenCosts`.
+    """
+    h = arch.hidden_size
+    L = arch.num_hidden_layers
+    qd = arch.num_attention_heads * arch.head_dim
+    kd = max(1, arch.num_key_value_heads) * arch.head_dim
+    f = arch.intermediate_size
+    if arch.is_moe:
+        f = arch.intermediate_size * arch.num_experts_per_tok + arch.shared_expert_intermediate_size
+    causal_keys = seq_len if attention == "eager" else (seq_len + 1) / 2
+    window = arch.sliding_window
+    # score FLOPs of every layer; sliding-window layers attend at most their window
+    full_layers = L - (arch.sliding_window_layers if window else 0)
+    win_keys = min(causal_keys, window or causal_keys)
+    attn = 4.0 * qd * (full_layers * causal_keys + (L - full_layers) * win_keys)
+    b = act_bytes
+    if fused:
+        norm = (2 * b) * h  # read and write once
+        rope = 2 * b * (qd + kd)
+        act = (3 * b) * f if arch.gated_mlp else 2 * b * f
+        resid = 0.0  # fused into the norms
+        copies = 2 * b * qd
+        ops_fwd_layer, ops_bwd_layer = 12, 20
+    else:
+        # eager RMSNorm: to(fp32) r b w 4, pow r4 w4, mean r4, mul r4 w4, to(dtype) r4 wb, weight mul rb wb
+        norm = (b + 4 + 8 + 4 + 8 + 4 + b + 2 * b) * h
+        rope = 10 * b * (qd + kd)  # neg, cat, two muls, add on q and k
+        act = (5 * b) * f if arch.gated_mlp else 2 * b * f  # silu r w; mul r2 w
+        resid = 3 * b * h  # read two, write one
+        copies = 2 * b * qd  # attention output transpose(1, 2).contiguous()
+        ops_fwd_layer, ops_bwd_layer = 36, 64
+    per_layer_fwd = arch.norms_per_layer * norm + rope + act + 2 * resid + copies
+    vocab = arch.vocab_size
+    loss = (8 if fused else 28) * vocab  # logits upcast, log_softmax, its backward, cast back (bytes/token)
+    head = float(vocab * h)
+    share = arch.num_experts_per_tok / arch.num_local_experts if arch.is_moe else 1.0
+    return TokenCosts(gemm_weights=gemm_weights(arch), head_weights=head, attn_flops_fwd=attn,
+                      elementwise_bytes_fwd=per_layer_fwd * L, elementwise_bytes_bwd=2.0 * per_layer_fwd * L,
+                      loss_bytes=float(loss), ops_fwd=ops_fwd_layer * L, ops_bwd=ops_bwd_layer * L,
+                      expert_rows_share=share)

@@ -1,0 +1,117 @@
+"""The speed model's results: seconds by mechanism, each with its formula and source.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Part:
+    """One mechanism's share of a step.
+
+    Attributes:
+        name: the mechanism ('gemm', 'attention', 'memory-bound ops', 'optimizer step', ...).
+        seconds: its time per step (training: one optimizer step; decode: one token step;
+            prefill: one request's prompt), seconds. Exposed time: communication hidden behind
+            compute counts only its excess.
+        formula: the arithmetic, with the numbers.
+        source: where the rate or the rule comes from.
+        assumed: the rate is an assumption, not a published measurement.
+    """
+
+    name: str
+    seconds: float
+    formula: str
+    source: str
+    assumed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "seconds": self.seconds, "formula": self.formula, "source": self.source,
+                "assumed": self.assumed}
+
+
+@dataclass(frozen=True)
+class TrainingSpeed:
+    """Training speed of a workload on a set of GPUs.
+
+    Attributes:
+        tokens_per_s: training tokens per second, all GPUs together.
+        step_s: seconds per optimizer step (every micro-batch of every data-parallel rank).
+        tokens_per_step: tokens one optimizer step trains (micro-batch x seq_len x grad_accum x
+            data-parallel ranks).
+        mfu: model FLOPs utilization: 6 x P x tokens (frozen base: 4 x P) plus attention, over
+            the step time and the cards' dense peak of the recipe's dtype (PaLM, Chowdhery et al.
+            2022, appendix B).
+        model_flops_per_token: the FLOPs MFU counts per token.
+        parts: seconds per step by mechanism.
+        assumed: some rate it rests on is an assumption.
+        notes: what the model assumed about the run (overlap, kernels).
+    """
+
+    tokens_per_s: float
+    step_s: float
+    tokens_per_step: float
+    mfu: float
+    model_flops_per_token: float
+    parts: tuple[Part, ...]
+    assumed: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``speed`` object of ``planner estimate --json`` for training."""
+        return {"task": "train", "tokens_per_s": self.tokens_per_s, "step_s": self.step_s,
+                "tokens_per_step": self.tokens_per_step, "mfu": self.mfu,
+                "model_flops_per_token": self.model_flops_per_token, "assumed": self.assumed,
+                "parts": [p.to_dict() for p in self.parts], "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class InferenceSpeed:
+    """Serving speed of a workload on one replica (tp GPUs) at a given concurrency.
+
+    Attributes:
+        prefill_tokens_per_s: prompt tokens per second one replica processes in prefill.
+        ttft_s: time to first token of a request of ``prompt_tokens``, arriving with
+            ``concurrency`` - 1 others (their prompts are prefilled in the same batch).
+        tpot_s: one decode step at ``concurrency`` sequences (time per output token).
+        output_tokens_per_s: decode tokens per second over all sequences of all replicas.
+        request_s: ttft_s + output_tokens x tpot_s.
+        prompt_tokens, output_tokens, concurrency, replicas: the request and load timed.
+        parts: prefill and decode-step seconds by mechanism (names start 'prefill: ' or 'decode: ').
+        assumed: some rate it rests on is an assumption.
+        notes: what the model assumed.
+        batch_prefill_s: prefill of ``concurrency`` prompts together (a static batch's start).
+    """
+
+    prefill_tokens_per_s: float
+    ttft_s: float
+    tpot_s: float
+    output_tokens_per_s: float
+    request_s: float
+    prompt_tokens: int
+    output_tokens: int
+    concurrency: int
+    replicas: int
+    parts: tuple[Part, ...]
+    assumed: bool = False
+    notes: tuple[str, ...] = field(default=())
+    batch_prefill_s: float = 0.0
+
+    @property
+    def batch_tokens_per_s(self) -> float:
+        """Output tokens per second of a static batch, prefill included: replicas x concurrency x
+        output_tokens / (batch prefill + output_tokens x TPOT)."""
+        return (self.replicas * self.concurrency * self.output_tokens
+                / (self.batch_prefill_s + self.output_tokens * self.tpot_s))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``speed`` object of ``planner estimate --json`` for inference."""
+        return {"task": "infer", "prefill_tokens_per_s": self.prefill_tokens_per_s, "ttft_s": self.ttft_s,
+                "tpot_s": self.tpot_s, "output_tokens_per_s": self.output_tokens_per_s, "request_s": self.request_s,
+                "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
+                "concurrency": self.concurrency, "replicas": self.replicas, "assumed": self.assumed,
+                "parts": [p.to_dict() for p in self.parts], "notes": list(self.notes)}

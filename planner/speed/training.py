@@ -1,0 +1,327 @@
+"""Training speed from mechanisms: one optimizer step, part by part.
+
+A step runs ``grad_accum`` micro-batches on every data-parallel rank, then the optimizer. Per
+micro-batch and GPU (``micro_batch x seq_len`` tokens, a 1/tp share of every weight):
+
+- **GEMMs**: 2 x W FLOPs per token forward, 2 x W for input gradients, 2 x W for weight
+  gradients (W: linear weights, planner.speed.layers); a frozen base (LoRA, QLoRA, LLaMA-Adapter)
+  computes no weight gradient for its frozen weights (4 x W) and the adapters cost little FLOPs
+  but memory traffic. Full recomputation (activation checkpointing) runs the forward again
+  (Korthikanti et al. 2022, section 5). Rate: the recipe's dense peak (bf16; ``recipe: fp8``: the
+  FP8 rate for the linear layers only, Micikevicius et al. 2022, 'FP8 Formats for Deep
+  Learning') x the architecture's GEMM efficiency x the size factor of the micro-batch's rows
+  and the hidden size (planner.speed.constants).
+- **Attention scores** at FlashAttention-2's measured share of peak (eager: GEMM rate plus the
+  score matrix's memory traffic).
+- **Memory-bound kernels**: norms, rotary, activations, residuals and the loss over the vocabulary,
+  eager or fused by stack (planner.speed.layers), at the streaming bandwidth; QLoRA dequantizes
+  every NF4 weight to 16 bits before each matmul, forward and backward (bitsandbytes
+  ``dequantize_4bit``: reads 0.5 B and writes 2 B per weight, per pass); FP8 casts.
+- **Host overhead**: PyTorch eager launches ~100 operators per layer per micro-batch, ~10 us of host
+  work each; the GPU waits when its kernels are shorter (the micro-batch takes the longer of the
+  two). torch.compile and Unsloth's fused kernels launch far fewer.
+
+Per step: the **optimizer** reads and writes every trainable parameter's states once (fused
+kernels) or about three times (torch's foreach AdamW), at the memory bandwidth, or on the host at
+its RAM bandwidth under ZeRO-Offload; **gradient clipping** (Transformers, Lightning) reads the
+gradients once more; **communication** over the machine's links (NCCL ring: all-reduce 2(n-1)/n,
+all-gather and reduce-scatter (n-1)/n of the bytes, nccl-tests PERFORMANCE.md): DDP all-reduces
+gradients once per step behind the last backward, ZeRO-2 reduce-scatters every micro-batch,
+ZeRO-3 / FSDP all-gather parameters twice and reduce-scatter gradients every micro-batch with
+prefetch overlap, tensor parallelism all-reduces activations twice per layer forward and backward
+(Shoeybi et al. 2019, section 3) with no overlap; **offload** transfers cross PCIe.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from planner.speed.constants import (
+    BANDWIDTH_EFFICIENCY,
+    COLLECTIVE_EFFICIENCY,
+    DEFAULT_NODE_LINK_BYTES_PER_S,
+    EAGER_OP_S,
+    FP8_GEMM_FACTOR,
+    KERNEL_FLOOR_S,
+    attention_efficiency,
+    gemm_efficiency,
+    gemm_size_factor,
+)
+from planner.speed.layers import token_costs
+from planner.speed.result import Part, TrainingSpeed
+from planner.speed.traffic import HOST_MBU, PCIE_EFFICIENCY
+from planner.workload.recipes import OPTIMIZERS, RECIPES
+
+#: Stacks whose model code is eager PyTorch unless ``compile`` is set: per-op kernels and host overhead.
+EAGER_STACKS = ("transformers", "deepspeed", "fsdp", "litgpt", "torchtune")
+#: Optimizer implementations the stacks build for ``optimizer: adamw``: DeepSpeed's FusedAdam; the
+#: others torch.optim.AdamW with its default foreach path (torchtune's configs ask fused: True).
+FUSED_ADAMW_STACKS = ("deepspeed", "torchtune")
+#: Stacks that clip gradients by default (Transformers' Trainer max_grad_norm 1.0, DeepSpeed's
+#: gradient_clipping as the Trainer sets it, LitGPT's fabric.clip_gradients); torchtune's
+#: clip_grad_norm is None by default.
+CLIPPING_STACKS = ("transformers", "deepspeed", "fsdp", "litgpt", "unsloth")
+
+
+def link_bytes_per_s(gpu: Any, group: int, gpus_per_node: int, *, per_lane: float, lanes: int,
+                     node_link: float | None = None) -> tuple[float, str]:
+    """One direction of the link a collective over ``group`` GPUs runs at, bytes/s, and its name.
+
+    NVLink (SXM/OAM modules, or a bridged pair of PCIe cards): half the catalog's bidirectional
+    ``interconnect``; otherwise PCIe (per-lane rate x lanes x PCIE_EFFICIENCY); a group larger than
+    a machine runs at the slower of that and the inter-node link per GPU.
+    """
+    nvlink = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0)
+    sxm = str(getattr(gpu, "form_factor", "")).lower() in ("sxm", "oam")
+    if nvlink > 0 and (sxm or group <= 2):
+        bw, name = nvlink / 2, f"NVLink {nvlink / 2 / 1e9:,.0f} GB/s per direction"
+    else:
+        bw, name = per_lane * lanes * PCIE_EFFICIENCY, f"PCIe {per_lane * lanes * PCIE_EFFICIENCY / 1e9:,.1f} GB/s"
+    if group > gpus_per_node:
+        node = node_link or DEFAULT_NODE_LINK_BYTES_PER_S.value
+        if node < bw:
+            bw, name = node, f"inter-node {node / 1e9:,.0f} GB/s per GPU" + (
+                "" if node_link else " (assumed: one 400 Gb/s NIC per GPU)")
+    return bw, name
+
+
+def _optimizer_bytes_per_param(t, recipe, framework: str) -> tuple[float, str]:
+    """Bytes one optimizer step reads and writes per trainable parameter, and the implementation."""
+    opt = OPTIMIZERS[t.optimizer]
+    sb = opt.state_value_bytes or recipe.state_bytes
+    if opt.fixed_state_bytes:
+        sb = opt.fixed_state_bytes / max(opt.states, 1)
+    pb = recipe.master_bytes or recipe.weight_bytes
+    gb = recipe.grad_bytes
+    copy = (recipe.master_bytes + recipe.weight_bytes) if recipe.master_bytes else 0  # master -> 16-bit weights
+    if opt.name == "adafactor":
+        return 2 * pb + 3 * gb + 40.0 + copy, "Transformers' Adafactor (a dozen fp32 ops per tensor)"
+    foreach = opt.name == "adamw" and framework not in FUSED_ADAMW_STACKS
+    if foreach:
+        # lerp m; mul, addcmul v; sqrt, div, add on a temporary; addcdiv and weight decay on p
+        return 4 * pb + 14 * sb + 3 * gb + copy, "torch AdamW, foreach (about ten passes over the states)"
+    return 2 * pb + gb + 2 * opt.states * sb + copy, "one fused kernel (reads and writes each state once)"
+
+
+def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
+                   node_link: float | None = None, host_bandwidth: float | None = None) -> TrainingSpeed:
+    """Seconds per optimizer step of training workload ``w`` on ``n`` GPUs of ``gpu``, by mechanism.
+
+    Args:
+        w: a planner.workload.spec.Workload with ``train`` options (its ``gpus`` is ``n``).
+        est: its memory estimate (planner.memory.Estimate): trainable parameters.
+        gpu: a catalog GPU (peak rates, bandwidth, architecture, links).
+        n: GPUs used.
+        per_lane, lanes: the host PCIe link (bytes/s per lane, lanes).
+        node_link: inter-node bandwidth per GPU, bytes/s (None: assumed 50 GB/s when the run spans
+            machines).
+        host_bandwidth: host RAM bandwidth, bytes/s, for the offloaded optimizer step (None: dual
+            channel DDR5-4800).
+
+    Returns:
+        :class:`TrainingSpeed`; tokens_per_s covers all GPUs.
+
+    Raises:
+        ValueError: ``n`` < 1.
+    """
+    if n < 1:
+        raise ValueError("n must be at least 1")
+    t = w.train
+    arch = w.architecture
+    recipe = RECIPES[t.recipe]
+    fw = t.framework
+    tp = max(t.tp, 1)
+    dp = max(n // tp, 1)
+    per_node = w.gpus_per_node or n
+    fused = bool(t.compile) or fw == "unsloth"
+    attention = "eager" if t.attention == "eager" else "flash"
+    tc = token_costs(arch, seq_len=t.seq_len, attention=attention, fused=fused)
+    T = float(t.micro_batch * t.seq_len)  # tokens per micro-batch per data-parallel rank
+    frozen = t.method != "full"
+    recompute = t.checkpointing == "full"
+    parts: list[Part] = []
+    notes: list[str] = []
+
+    # ----- GEMMs
+    ge = gemm_efficiency(gpu)
+    size = gemm_size_factor(T * tc.expert_rows_share if arch.is_moe else T, arch.hidden_size)
+    fp8 = t.recipe == "fp8"
+    peak16 = float(gpu.bf16_tflops) * 1e12
+    if recipe.dtype == "fp32":
+        peak16 /= 2  # TF32 tensor cores: half the 16-bit rate (NVIDIA A100 datasheet: 156 vs 312)
+    peak_lin = float(gpu.fp8_tflops) * 1e12 if fp8 and getattr(gpu, "fp8_tflops", None) else peak16
+    W = tc.gemm_weights / tp
+    head = tc.head_weights / tp
+    passes_w = (2 if frozen else 4) + (2 if recompute else 0) + 2  # fwd 2 + dgrad 2 (+ wgrad 2) (+ recompute 2)
+    lin_flops = passes_w * W * T
+    head_flops = (4 if frozen else 6) * head * T  # the head is never recomputed
+    rate_lin = peak_lin * ge.value * size * (FP8_GEMM_FACTOR.value if fp8 else 1.0)
+    rate_head = peak16 * ge.value * size
+    gemm_s = lin_flops / rate_lin + head_flops / rate_head
+    parts.append(Part("gemm", gemm_s,
+                      f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
+                      f"tokens / ({peak_lin / 1e12:,.0f}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g} GEMM efficiency x "
+                      f"{size:.3f} size factor)", ge.source, ge.assumed))
+
+    # ----- attention scores
+    ae = attention_efficiency(gpu)
+    heads_share = 1.0 / tp
+    af = tc.attn_flops_fwd * T * heads_share
+    if attention == "eager":
+        a_fwd = af / (peak16 * ge.value * size)
+        attn_s = a_fwd * (3 + (1 if recompute else 0))
+        score_bytes = 16.0 * arch.num_attention_heads * heads_share * t.seq_len * T * arch.num_hidden_layers
+        attn_s += score_bytes * (3 + (1 if recompute else 0)) / (gpu.memory_bandwidth_bytes_per_s
+                                                                  * BANDWIDTH_EFFICIENCY.value)
+        a_text = "eager: score matmuls at the GEMM rate, 2 x backward, and the s x s scores' traffic"
+    else:
+        a_fwd = af / (peak16 * ae.value)
+        attn_s = a_fwd * (1 + 2.5 + (1 if recompute else 0))
+        a_text = f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
+    parts.append(Part("attention", attn_s, f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
+                      f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge.value:g}; "
+                      f"{a_text}", ae.source, ae.assumed))
+
+    # ----- memory-bound kernels
+    bw = gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value
+    elem = (tc.elementwise_bytes_fwd * (2 if recompute else 1) + tc.elementwise_bytes_bwd) / tp + tc.loss_bytes / tp
+    mem_bytes = elem * T
+    mem_text = (f"{elem:,.0f} B/token ({'fused' if fused else 'eager'} norms, rotary, activation, residuals, loss) x "
+                f"{T:,.0f} tokens")
+    if frozen and t.lora_targets:
+        # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
+        adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
+        # forward: dropout (r/w the input), A (reads the input), B (writes the output), scale and add (eager: two
+        # kernels, 10 B per output value; fused: one, 6 B); backward about twice the forward
+        out_b = 6 if fused else 10
+        lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
+                     * m.layers for m in adapted) / tp
+        mem_bytes += lora_b * T
+        mem_text += f" + LoRA adapters {lora_b:,.0f} B/token"
+    quant_w = 0.0
+    if t.load_in_4bit or t.method == "qlora":
+        quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
+    elif t.load_in_8bit:
+        quant_w = 3.0  # int8 read (1 B) + bf16 written (2 B)
+    if quant_w:
+        dq_passes = 2 + (1 if recompute else 0)
+        dq = dq_passes * quant_w * tc.gemm_weights / tp
+        mem_bytes += dq
+        mem_text += f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights"
+    if fp8:
+        # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
+        # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and its transposed copy for the weight
+        # gradient (3 B), the output gradient's amax and cast (5 B)
+        act_cast = sum((8 * m.in_features + 5 * m.out_features) * m.layers for m in arch.linear_modules()
+                       if m.part != "expert") / tp
+        cast = 3.0 * tc.gemm_weights / tp + act_cast * T
+        mem_bytes += cast
+        mem_text += f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)"
+    mem_s = mem_bytes / bw
+    parts.append(Part("memory-bound ops", mem_s, f"{mem_text} / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x "
+                      f"{BANDWIDTH_EFFICIENCY.value:g})", BANDWIDTH_EFFICIENCY.source))
+
+    gpu_mb = gemm_s + attn_s + mem_s
+    # ----- host overhead (eager launches)
+    lora_ops = 0
+    if frozen and t.lora_targets:
+        lora_ops = 13 * sum(m.layers for m in arch.linear_modules() if m.name in t.lora_targets)
+    ops = tc.ops_fwd * (2 if recompute else 1) + tc.ops_bwd + lora_ops
+    per_op = EAGER_OP_S if fw in EAGER_STACKS and not t.compile else KERNEL_FLOOR_S
+    host_mb = ops * per_op.value
+    stall = max(0.0, host_mb - gpu_mb)
+    parts.append(Part("host overhead", stall * t.grad_accum,
+                      f"{ops:,} operators x {per_op.value * 1e6:g} us = {host_mb * 1e3:.2f} ms per micro-batch against "
+                      f"{gpu_mb * 1e3:.2f} ms of GPU work: the excess, x {t.grad_accum} micro-batches",
+                      per_op.source, per_op.assumed))
+    mb_s = max(gpu_mb, host_mb)
+
+    # ----- optimizer step
+    trainable = float(est.trainable_parameters)
+    sharded = t.zero >= 1
+    local = trainable / tp / (dp if sharded else 1)
+    bpp, impl = _optimizer_bytes_per_param(t, recipe, fw)
+    if t.offload_optimizer:
+        hbw = (host_bandwidth or 2 * 4800e6 * 8) * HOST_MBU
+        opt_bytes = local * (28.0 + recipe.weight_bytes)  # DeepSpeed CPU Adam on fp32 p, g, m, v
+        opt_s = opt_bytes / hbw
+        parts.append(Part("optimizer step", opt_s, f"{local:,.0f} params x {28 + recipe.weight_bytes} B on the host / "
+                          f"({hbw / 1e9:,.1f} GB/s achieved host RAM bandwidth)",
+                          "ZeRO-Offload (Ren et al. 2021, section 4.1): the Adam update runs on the CPU; DeepSpeed "
+                          "CPUAdam streams fp32 parameters, gradients and both moments"))
+    else:
+        opt_bytes = local * bpp
+        if fw in CLIPPING_STACKS:
+            opt_bytes += local * recipe.grad_bytes * 3  # norm (read) and scale (read, write)
+        opt_s = opt_bytes / bw
+        parts.append(Part("optimizer step", opt_s, f"{local:,.0f} trainable params x {bpp:g} B ({impl})"
+                          + (" + gradient clipping 3 x grad bytes" if fw in CLIPPING_STACKS else "")
+                          + f" / {bw / 1e9:,.0f} GB/s", "PyTorch torch.optim.AdamW (foreach / fused implementations); "
+                          "the bytes each pass reads and writes"))
+
+    # ----- communication
+    comm_s = 0.0
+    if dp > 1:
+        link, lname = link_bytes_per_s(gpu, dp, per_node, per_lane=per_lane, lanes=lanes, node_link=node_link)
+        bus = link * COLLECTIVE_EFFICIENCY.value
+        gbytes = trainable / tp * recipe.grad_bytes
+        wbytes = float(est.parameters) / tp * recipe.weight_bytes
+        ring = (dp - 1) / dp
+        if t.zero >= 3:
+            per_mb = (2 * wbytes + gbytes) * ring / bus
+            exposed = max(0.0, per_mb - gpu_mb) * t.grad_accum
+            what = (f"ZeRO-3/FSDP: 2 all-gathers of {wbytes:,.0f} B + reduce-scatter of {gbytes:,.0f} B per micro-batch "
+                    f"= {per_mb * 1e3:.2f} ms, overlapped with {gpu_mb * 1e3:.2f} ms of compute")
+        elif t.zero >= 1:
+            per_mb = gbytes * ring / bus
+            gather = wbytes * ring / bus
+            overlap = fw == "fsdp"
+            exposed = (max(0.0, per_mb - gpu_mb) if overlap else per_mb) * t.grad_accum + gather
+            what = (f"ZeRO-{t.zero}: reduce-scatter {gbytes:,.0f} B per micro-batch ({per_mb * 1e3:.2f} ms"
+                    f"{', overlapped' if overlap else ', DeepSpeed overlap_comm off by default'}) + all-gather of the "
+                    f"updated {wbytes:,.0f} B ({gather * 1e3:.2f} ms)")
+        else:
+            per_step = 2 * gbytes * ring / bus
+            bwd_last = (gemm_s + attn_s + mem_s) * 2 / 3
+            exposed = max(0.0, per_step - bwd_last)
+            what = (f"DDP: all-reduce of {gbytes:,.0f} B gradients once per step = {per_step * 1e3:.2f} ms, behind the "
+                    f"last backward ({bwd_last * 1e3:.2f} ms)")
+        comm_s += exposed
+        parts.append(Part("data-parallel communication", exposed, f"{what}; {lname} x {COLLECTIVE_EFFICIENCY.value:g}",
+                          COLLECTIVE_EFFICIENCY.source))
+    if tp > 1:
+        link, lname = link_bytes_per_s(gpu, tp, per_node, per_lane=per_lane, lanes=lanes, node_link=node_link)
+        bus = link * COLLECTIVE_EFFICIENCY.value
+        act = T * arch.hidden_size * recipe.compute_bytes
+        calls = 4 * arch.num_hidden_layers * (1.5 if recompute else 1)
+        tp_s = calls * (2 * (tp - 1) / tp * act / bus) * t.grad_accum
+        comm_s += tp_s
+        parts.append(Part("tensor-parallel all-reduces", tp_s, f"{calls:g} all-reduces of {act:,.0f} B per micro-batch "
+                          f"x {t.grad_accum} over {lname} x {COLLECTIVE_EFFICIENCY.value:g}, not overlapped",
+                          "Shoeybi et al. 2019 (Megatron-LM), section 3: two all-reduces per layer forward and two "
+                          "backward"))
+    off_s = 0.0
+    if t.offload_optimizer or t.offload_params:
+        pcie = per_lane * lanes * PCIE_EFFICIENCY
+        moved = 0.0
+        if t.offload_optimizer:
+            moved += (recipe.grad_bytes + recipe.weight_bytes) * trainable / dp
+        if t.offload_params:
+            moved += (3 if recompute else 2) * recipe.weight_bytes * float(est.parameters) * t.grad_accum
+        off_s = moved / pcie
+        parts.append(Part("offload transfers", off_s, f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
+                          "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
+                          "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
+
+    step_s = mb_s * t.grad_accum + opt_s + comm_s + off_s
+    tokens_step = T * t.grad_accum * dp
+    tok_s = tokens_step / step_s
+    model_flops = (4 if frozen else 6) * (tc.gemm_weights + tc.head_weights) + tc.attn_flops_fwd * (1 + 2)
+    mfu = model_flops * tok_s / (n * float(gpu.bf16_tflops) * 1e12)
+    assumed = any(p.assumed and p.seconds > 0.05 * step_s for p in parts)
+    if fused:
+        notes.append("fused elementwise kernels (torch.compile or Unsloth's Triton kernels)")
+    return TrainingSpeed(tokens_per_s=tok_s, step_s=step_s, tokens_per_step=tokens_step, mfu=mfu,
+                         model_flops_per_token=model_flops, parts=tuple(parts), assumed=assumed, notes=tuple(notes))

@@ -240,9 +240,10 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
             fpt = float(jt.flops_per_token)
             item["flops_per_token"] = fpt
             offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
-            brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens x {fpt:,.4g} FLOPs/token / ({wl.gpus} x "
-                         f"{float(gpu.bf16_tflops):g} TFLOPS {gpu.id} x MFU {jt.mfu:g}){offload} = {jt.hours_per_job:,.3f} h "
-                         f"({jt.tokens_per_s:,.1f} tokens/s, time model)")
+            assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
+            brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
+                         f"{wl.gpus} x {gpu.id} (speed model: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
+                         f"{jt.hours_per_job:,.3f} h{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6
@@ -250,9 +251,10 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
                          "unit": "USD per request; per million generated tokens = per request / tokens_per_request x 1e6",
                          "scaling": "linear: N requests cost N x the per-request figure at this busy-hour rate "
                                     "(the machine's requests/h capacity caps the rate it serves)"})
+            assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
             brief.append(f"time per job, {wl.name}: {jt.job} at {jt.tokens_per_s:,.1f} generated tokens/s "
-                         f"(time model: decode step {'and prefill ' if jt.compute_s else ''}on {wl.gpus} x {gpu.id}, "
-                         f"prefill MFU {jt.mfu:g}) = {jt.seconds_per_job:,.4f} machine-s per request")
+                         f"(speed model: prefill and decode steps on {wl.gpus} x {gpu.id}) = "
+                         f"{jt.seconds_per_job:,.4f} machine-s per request{assumed}")
             brief.append(f"cost per job, {wl.name}: {_usd(usd_req)} per request (USD per request of "
                          f"{jt.job_tokens:,.0f} generated tokens) = {_usd(usd_req)} / {jt.job_tokens:,.0f} x 1e6 = "
                          f"${per_m:,.4f} per million generated tokens; N requests cost N x {_usd(usd_req)}")
@@ -299,8 +301,42 @@ def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, cat
             full = job_arithmetic(cs, catalog, costs, int(feasible[0]))
             out["job_arithmetic"] = full
             lines += full["brief"]
+            note = _assumed_win(cs, catalog, costs, [int(x) for x in feasible])
+            if note:
+                out["assumed_speed_warning"] = note
+                lines.append(f"Warning: {note}")
     out["objective_arithmetic"] = lines
     return out
+
+
+def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: list[int]) -> str | None:
+    """When the objective depends on time and the chosen machine's time rests on an assumed rate
+    (planner.speed.constants: no published measurement for its architecture) while the best machine
+    of another GPU model is timed on measured rates only: a sentence saying so."""
+    if cs.objective not in ("cost_per_job", "time_to_result") or not feasible:
+        return None
+
+    def assumed(row: int) -> tuple[bool, str]:
+        r = cs.table.row(row)
+        gpu = next(g for g in cs.hardware.gpus if g.id == r["gpu_id"])
+        plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
+        per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
+                       catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
+        times = job_times(cs, gpu, per_lane, [int(u) for u in cs.best_usage[row]], costs)
+        return any(jt is not None and jt.assumed for _, jt in times), str(r["gpu_id"])
+
+    chosen, gpu_id = assumed(feasible[0])
+    if not chosen:
+        return None
+    for row in feasible[1:]:
+        other, other_id = assumed(row)
+        if other_id != gpu_id:
+            if other:
+                return None
+            return (f"{gpu_id} wins on a speed that rests on an assumed rate (no published measurement for its "
+                    f"architecture: planner.speed.constants); the best {other_id} machine is timed on measured rates "
+                    "only. Check a published benchmark of the card before buying on time.")
+    return None
 
 
 __all__ = ["OBJECTIVE_TEXT", "busy_hours_per_month", "job_arithmetic", "job_hours", "job_times", "metrics", "objective_assumptions", "plan",

@@ -93,7 +93,9 @@ from planner.catalog.platforms import Platform, card_lanes, slots_at
 from planner.catalog.ram import Dimm
 from planner.core.table import Table
 from planner.memory.overheads import RuntimeOverheads
-from planner.speed.traffic import arch_mfu, ram_bandwidth
+from planner.speed.constants import gemm_efficiency
+from planner.speed.inference import decode_step
+from planner.speed.traffic import ram_bandwidth
 from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defined here)
     _HW_CODE,
     _HW_RULES,
@@ -371,14 +373,16 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             req = np.maximum(host_u, np.ceil(np.minimum(mult * vram_node[idx], TABLE_MAX_BYTES)).astype(np.int64))
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
-            # decode speed on each row's GPU and RAM (planner.speed.traffic), for the speed rule
+            # decode speed on each row's GPU and RAM (planner.speed.inference.decode_step), for the speed rule
             tps_i = np.full(idx.size, np.nan)
             if u.decode is not None:
                 fp8 = _fp8_compute(u.workload)
-                gpu_s, host_s, comp_s = u.decode.seconds(
-                    gpu_bandwidth=a["gpu_bw"][idx], host_bandwidth=np.maximum(a["host_bw"][idx], 1.0),
-                    tflops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx], mfu=a["mfu"][idx])
-                tps_i = 1.0 / np.maximum(gpu_s + host_s, comp_s)
+                w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
+                    u.decode, u.workload, gpu_bandwidth=a["gpu_bw"][idx],
+                    host_bandwidth=np.maximum(a["host_bw"][idx], 1.0),
+                    peak_flops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx] * 1e12, gemm_eff=a["gemm_eff"][idx],
+                    interconnect=a["interconnect"][idx])
+                tps_i = 1.0 / (np.maximum(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             # stage: 2 (vram fails), 3 (ram fails), 4 (speed fails) or 5 (fits); 1 where the precision fails
             st = _ST_VRAM + vram_ok + ram_ok + (ram_ok & speed_ok)
@@ -476,8 +480,11 @@ def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm |
     fp8 = _fp8_compute(u.workload)
     tflops = float(gpu.fp8_tflops) if fp8 and getattr(gpu, "fp8_tflops", None) else float(gpu.bf16_tflops)
     host_bw = ram_bandwidth(platform.memory_channels, dimm.speed_mts) if dimm is not None else 1.0
-    return u.decode.tokens_per_s_per_sequence(gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
-                                              tflops=tflops, mfu=arch_mfu(gpu).value)
+    w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
+        u.decode, u.workload, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
+        peak_flops=tflops * 1e12, gemm_eff=gemm_efficiency(gpu).value,
+        interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0))
+    return 1.0 / (max(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
 
 
 def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,

@@ -21,6 +21,7 @@ from planner.catalog.network import Nic, Switch
 from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, slot_link, slots_at
 from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
+from planner.speed.constants import gemm_efficiency
 from planner.speed.traffic import arch_mfu, ram_bandwidth
 from planner.memory.vllm import is_large_card
 from planner.solve.scenario import Constraints
@@ -382,6 +383,8 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["bf16_tflops"] = per_gpu([float(x.bf16_tflops) for x in gpus])
     out["fp8_tflops"] = per_gpu([float(getattr(x, "fp8_tflops", None) or x.bf16_tflops) for x in gpus])
     out["mfu"] = per_gpu([arch_mfu(x).value for x in gpus])
+    out["gemm_eff"] = per_gpu([gemm_efficiency(x).value for x in gpus])  # the speed model's (planner.speed)
+    out["interconnect"] = per_gpu([float(getattr(x, "interconnect_bytes_per_s", 0) or 0) for x in gpus])
     # the platform's RAM peak: its channels x the DIMMs' rated MT/s x 8 B (0 without RAM)
     chan = np.array([p.memory_channels for p in platforms] + [0], dtype=float)[pi]
     mts = np.array([r.dimm.speed_mts for r in ram] + [0], dtype=float)[ri]

@@ -124,11 +124,12 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
                     usages: Sequence[Usage | None]) -> list[str]:
     """llama.cpp workloads that leave blocks in host RAM on the chosen machine: how fast they decode
     (tokens/s per sequence, the speed rule's figure, planner.speed.traffic) and how long their prompts
-    take to prefill (2 x P FLOPs per token at MFU 0.4 on the card, plus the PCIe upload of the host
-    blocks' weights for every ubatch), so that a machine holding a third of the model is not bought
-    unawares."""
-    from planner.speed.traffic import PCIE_EFFICIENCY, arch_mfu, llamacpp_prefill_upload
+    take to prefill (the speed model's prefill, planner.speed.inference: the engine's GEMM rate, plus
+    the PCIe upload of the host blocks' weights for every ubatch), so that a machine holding a third of
+    the model is not bought unawares."""
     from planner.solve.candidates import row_decode_tokens_per_s
+    from planner.speed.inference import inference_speed
+    from planner.speed.traffic import PCIE_EFFICIENCY, llamacpp_prefill_upload, ram_bandwidth
 
     out: list[str] = []
     gpu = catalog.gpu(choice["gpu_id"])
@@ -143,12 +144,13 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
         tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         gen = i.tokens_per_request
         prompt = i.context - gen if gen is not None and gen < i.context else i.context
-        mfu = arch_mfu(gpu).value
-        compute_s = 2 * u.workload.architecture.active_parameters * prompt * i.concurrency / (
-            float(gpu.bf16_tflops) * 1e12 * mfu)
         per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))
         n_ub, per_ub, _ = llamacpp_prefill_upload(u.estimate, u.workload.architecture, prompt * i.concurrency)
         upload_s = n_ub * per_ub / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
+        host_bw = ram_bandwidth(plat.memory_channels, dimm.speed_mts) if dimm is not None else None
+        sp = inference_speed(u.workload, u.estimate, gpu, prompt_tokens=max(prompt, 1), output_tokens=max(gen or 1, 1),
+                             per_lane=per_lane, lanes=gpu.pcie_lanes, host_bandwidth=host_bw)
+        compute_s = sp.batch_prefill_s - upload_s
         L = u.workload.architecture.num_hidden_layers
         both = f" ({tps * i.concurrency:,.1f} for the {i.concurrency} together)" if i.concurrency > 1 else ""
         out.append(f"{sw.name}: {u.decode.host_blocks} of {L} blocks in host RAM on this machine: decode about "

@@ -107,6 +107,53 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, str, str, bool]:
             f"{f' x {f8:g} FP8 factor' if fp8 else ''} x size {size:.3f}", ge.source, ge.assumed)
 
 
+def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: Any, gemm_eff: Any,
+                interconnect: Any = 0.0, kv_tokens: float | None = None) -> tuple[Any, ...]:
+    """The parts of one decode step, in seconds: (weights read, KV read, host-RAM layers, compute,
+    per-layer fixed cost, TP all-reduces); the step is max(first three summed, compute) + the last two.
+
+    Works on floats or numpy arrays of per-row rates (the solver's speed rule times every hardware row
+    with it).
+
+    Args:
+        dr: the step's bytes (planner.speed.traffic.DecodeReads).
+        w: the inference workload (engine, weights, tp, concurrency).
+        gpu_bandwidth, host_bandwidth: datasheet bytes/s of the card and of the host RAM.
+        peak_flops: the card's dense rate for the weights' compute dtype, FLOP/s.
+        gemm_eff: the architecture's GEMM efficiency (planner.speed.constants.gemm_efficiency).
+        interconnect: the card's NVLink bandwidth, bytes/s both directions (0: PCIe, 32 GB/s assumed).
+        kv_tokens: tokens in each sequence's cache (default: the workload's mean, ``dr.mean_kv``).
+    """
+    i = w.infer
+    arch = w.architecture
+    llama = i.engine == "llama.cpp"
+    c = max(i.concurrency, 1)
+    fmt = weight_format(w)
+    qf = (LLAMACPP_DECODE_FACTOR if llama else QUANT_DECODE_FACTOR)[fmt].value
+    kv = dr.mean_kv if kv_tokens is None else kv_tokens
+    bw = gpu_bandwidth * BANDWIDTH_EFFICIENCY.value
+    w_s = dr.weights_read / (bw * qf)
+    kv_s = c * dr.kv_per_token * kv / bw
+    host_s = 0.0
+    if dr.host_blocks:
+        host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv) / (host_bandwidth * HOST_MBU)
+    fp8 = 1.0 if fmt != "fp8" else FP8_GEMM_FACTOR.value
+    tile = c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS else 1.0
+    comp_s = 2.0 * dr.params * c / (peak_flops * gemm_eff * fp8 * tile) * (max(i.tp, 1) if llama else 1)
+    per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
+    fixed_s = LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine] * arch.num_hidden_layers * per_kernel.value
+    ar_s = 0.0
+    shard = 1 if llama else max(i.tp, 1)
+    if shard > 1:
+        import numpy as np
+
+        link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
+        ar = 2 * arch.num_hidden_layers * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size
+                                           * 2 / (link * COLLECTIVE_EFFICIENCY.value))
+        ar_s = float(ar) if np.ndim(ar) == 0 else ar
+    return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
+
+
 def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int, per_lane: float = 0.0,
                     lanes: int = 16, host_bandwidth: float | None = None) -> InferenceSpeed:
     """Prefill, decode and request times of inference workload ``w`` on its GPUs.
@@ -145,28 +192,20 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
 
     # ----- decode step
     dr = decode_reads(w, est)
-    w_s = dr.weights_read / (bw * qf.value)
-    kv_s = c * dr.kv_per_token * kv_mean / bw
-    host_s = 0.0
-    if dr.host_blocks:
-        hbw = (host_bandwidth or DEFAULT_HOST_BANDWIDTH) * HOST_MBU
-        host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv_mean) / hbw
     ge = gemm_efficiency(gpu)
     fp8 = fmt == "fp8" and getattr(gpu, "fp8_tflops", None)
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
-    # decode GEMMs of few rows run small-M tiles (64 rows): the tile waste is c / (c + 64)
-    eff = ge.value * (FP8_GEMM_FACTOR.value if fp8 else 1.0) * (c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS
-                                                                else 1.0)
-    comp_s = 2.0 * dr.params * c / (peak * eff) * (split if llama else 1)
-    engine_kernels = "vllm" if i.engine == "vllm" else i.engine
-    per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
-    fixed_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value
-    ar_s = 0.0
-    if shard > 1:
-        ar_s = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size * 2
-                        / (float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value))
+    hbw = host_bandwidth or DEFAULT_HOST_BANDWIDTH
+    ds = decode_step(dr, w, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=hbw, peak_flops=peak,
+                     gemm_eff=ge.value, interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0),
+                     kv_tokens=kv_mean)
+    w_s, kv_s, host_s, comp_s, fixed_s, ar_s = ds
     mem_s = w_s + kv_s + host_s
     step = max(mem_s, comp_s) + fixed_s + ar_s
+    eff = ge.value * (FP8_GEMM_FACTOR.value if fp8 else 1.0) * (c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS
+                                                                else 1.0)
+    engine_kernels = "vllm" if i.engine == "vllm" else i.engine
+    per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     parts += [
         Part("decode: weights read", w_s, f"{dr.weights_read:,.0f} B / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} "
              f"GB/s x {BANDWIDTH_EFFICIENCY.value:g} x {qf.value:g} {fmt} kernel factor)", qf.source, qf.assumed),

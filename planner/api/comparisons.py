@@ -182,11 +182,11 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         >>> from planner import compare
         >>> r = compare("scenarios/compare-qlora-7b-12gb.yaml")
         >>> r.comparison.break_even_months.text
-        'cloud is cheaper throughout the 36 months; local never breaks even'
+        'local breaks even after 24.0 months'
         >>> r.to_frame()[["workload", "instance_id", "usd_per_local_hour"]].head(2)
-           workload     instance_id  usd_per_local_hour
-        0  qlora-7b   aws-g6-xlarge            0.169607
-        1  qlora-7b  aws-g6-4xlarge            0.278856
+           workload    instance_id  usd_per_local_hour
+        0  qlora-7b  aws-g6-xlarge            0.307281
+        1  qlora-7b  aws-g5-xlarge            0.407477
     """
     from planner.api.plans import read_scenario
     from planner.core.errors import ScenarioError

@@ -184,9 +184,14 @@ def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[i
             continue
         usage = cs.usages[w][u]
         wl = usage.workload
-        out.append((wl, time_workload(workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus,
-                                      pcie_per_lane_bytes_per_s=per_lane, pcie_lanes=gpu.pcie_lanes,
-                                      mfu=costs.mfu_for(wl.name), mbu=costs.mbu or DEFAULT_MBU)))
+        mfu, mbu = costs.mfu_for(wl.name), costs.mbu or DEFAULT_MBU
+        key = (w, u, gpu.id, per_lane, gpu.pcie_lanes, mfu, mbu)
+        jt = cs.job_time_memo.get(key)
+        if jt is None:
+            jt = cs.job_time_memo[key] = time_workload(
+                workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus, pcie_per_lane_bytes_per_s=per_lane,
+                pcie_lanes=gpu.pcie_lanes, mfu=mfu, mbu=mbu)
+        out.append((wl, jt))
     return out
 
 

@@ -254,6 +254,13 @@ class CandidateSet:
         answer depends on the GPU alone)."""
         return {}
 
+    @cached_property
+    def job_time_memo(self) -> dict[tuple, Any]:
+        """(workload index, usage index, GPU id, PCIe per-lane rate, lanes, pinned MFU, MBU) -> the
+        speed model's JobTime (planner.cost.objective.job_times fills it: the answer depends on
+        those alone, and the table repeats each GPU over many platforms and RAM sizes)."""
+        return {}
+
     def usages_of(self, row: int) -> list[Usage | None]:
         """The usage of each workload on table row ``row`` (None where none can run)."""
         return [self.usages[w][int(u)] if u >= 0 else None for w, u in enumerate(self.best_usage[row])]

@@ -110,10 +110,13 @@ ATTENTION_EFFICIENCY: dict[str, Figure] = {
 }
 
 
+#: An architecture :data:`ATTENTION_EFFICIENCY` lacks.
+ATTENTION_EFFICIENCY_UNKNOWN = Figure(0.35, "assumption: no attention figure for this architecture", True)
+
+
 def attention_efficiency(gpu: Any) -> Figure:
     """The :data:`ATTENTION_EFFICIENCY` of ``gpu``'s architecture (0.35, assumed, when absent)."""
-    return ATTENTION_EFFICIENCY.get(str(getattr(gpu, "architecture", "") or "").lower(),
-                                    Figure(0.35, "assumption: no attention figure for this architecture", True))
+    return ATTENTION_EFFICIENCY.get(str(getattr(gpu, "architecture", "") or "").lower(), ATTENTION_EFFICIENCY_UNKNOWN)
 
 
 # ----- memory-bound kernels ------------------------------------------------------------------------

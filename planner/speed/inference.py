@@ -80,8 +80,8 @@ def weight_format(w) -> str:
     return "int4"
 
 
-def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, str, str, bool]:
-    """(FLOP/s of the prefill GEMMs, words, source, assumed) for ``tokens`` rows."""
+def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, Any, str, bool]:
+    """(FLOP/s of the prefill GEMMs, a function writing it in words, source, assumed) for ``tokens`` rows."""
     i = w.infer
     arch = w.architecture
     ge = gemm_efficiency(gpu)
@@ -91,10 +91,10 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, str, str, bool]:
         size = gemm_size_factor(rows, arch.hidden_size)
         if fmt != "16bit" and getattr(gpu, "int8_tops", None):
             rate = float(gpu.int8_tops) * 1e12 * MMQ_EFFICIENCY.value * size
-            return rate, (f"llama.cpp MMQ: {float(gpu.int8_tops):g} int8 TOPS x {MMQ_EFFICIENCY.value:g} x size "
+            return rate, lambda: (f"llama.cpp MMQ: {float(gpu.int8_tops):g} int8 TOPS x {MMQ_EFFICIENCY.value:g} x size "
                           f"{size:.3f} (ubatch {rows:,.0f})"), MMQ_EFFICIENCY.source, MMQ_EFFICIENCY.assumed
         peak = float(getattr(gpu, "fp16_fp16acc_tflops", None) or gpu.bf16_tflops)
-        return (peak * 1e12 * ge.value * size, f"llama.cpp cuBLAS FP16 (FP16 accumulate): {peak:g} TFLOPS x "
+        return (peak * 1e12 * ge.value * size, lambda: f"llama.cpp cuBLAS FP16 (FP16 accumulate): {peak:g} TFLOPS x "
                 f"{ge.value:g} x size {size:.3f} (ubatch {rows:,.0f})",
                 "ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_op_mul_mat_cublas: CUBLAS_COMPUTE_16F "
                 f"for F16 on NVIDIA; {ge.source}", ge.assumed)
@@ -103,7 +103,7 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, str, str, bool]:
     fp8 = fmt == "fp8" and getattr(gpu, "fp8", False) and getattr(gpu, "fp8_tflops", None)
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops)
     f8 = FP8_GEMM_FACTOR.value if fp8 else 1.0
-    return (peak * 1e12 * ge.value * f8 * size, f"{peak:g}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g}"
+    return (peak * 1e12 * ge.value * f8 * size, lambda: f"{peak:g}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g}"
             f"{f' x {f8:g} FP8 factor' if fp8 else ''} x size {size:.3f}", ge.source, ge.assumed)
 
 
@@ -207,30 +207,31 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     engine_kernels = "vllm" if i.engine == "vllm" else i.engine
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     parts += [
-        Part("decode: weights read", w_s, f"{dr.weights_read:,.0f} B / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} "
+        Part("decode: weights read", w_s, lambda: f"{dr.weights_read:,.0f} B / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} "
              f"GB/s x {BANDWIDTH_EFFICIENCY.value:g} x {qf.value:g} {fmt} kernel factor)", qf.source, qf.assumed),
-        Part("decode: KV cache read", kv_s, f"{c} seq x {dr.kv_per_token:,.0f} B/token x {kv_mean:,.0f} tokens "
+        Part("decode: KV cache read", kv_s, lambda: f"{c} seq x {dr.kv_per_token:,.0f} B/token x {kv_mean:,.0f} tokens "
              f"(prompt + output / 2) / {bw / 1e9:,.0f} GB/s", BANDWIDTH_EFFICIENCY.source),
-        Part("decode: compute bound", max(0.0, comp_s - mem_s), f"2 x {dr.params:,.0f} x {c} FLOPs / "
+        Part("decode: compute bound", max(0.0, comp_s - mem_s), lambda: f"2 x {dr.params:,.0f} x {c} FLOPs / "
              f"({peak / 1e12:,.0f} TFLOPS x {eff:.3f}, GEMM efficiency x {c} / ({c} + {DECODE_TILE_ROWS}) rows) = "
              f"{comp_s * 1e3:.3f} ms: "
              "its excess over memory",
              ge.source, ge.assumed),
-        Part("decode: per-layer fixed cost", fixed_s, f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+        Part("decode: per-layer fixed cost", fixed_s, lambda: f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
              f"{per_kernel.value * 1e6:g} us ({'host-launched eager ops' if i.engine == 'hf' else 'CUDA graph'})",
              per_kernel.source, per_kernel.assumed),
     ]
     if host_s:
-        parts.append(Part("decode: host RAM layers", host_s, f"{dr.host_blocks} blocks in RAM read at the host's "
+        parts.append(Part("decode: host RAM layers", host_s, lambda: f"{dr.host_blocks} blocks in RAM read at the host's "
                           "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
     if ar_s:
-        parts.append(Part("decode: tensor-parallel all-reduces", ar_s, f"2 x {L} all-reduces x "
+        parts.append(Part("decode: tensor-parallel all-reduces", ar_s, lambda: f"2 x {L} all-reduces x "
                           f"{ALLREDUCE_LATENCY_S.value * 1e6:g} us + bytes over the link", ALLREDUCE_LATENCY_S.source))
 
     # ----- prefill of one prompt, and of the whole batch of c prompts
+    W = gemm_weights(arch) / shard
+
     def prefill(tokens: float) -> tuple[float, list[Part]]:
         rate, rtext, rsrc, rassumed = _prefill_rate(w, gpu, tokens)
-        W = gemm_weights(arch) / shard
         g_s = 2.0 * W * tokens / rate + 2.0 * arch.vocab_size * arch.hidden_size / shard * min(tokens, c) / rate
         ae = attention_efficiency(gpu)
         qd = arch.num_attention_heads * arch.head_dim / shard
@@ -248,14 +249,14 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
             up_s = n_ub * per_ub / (per_lane * lanes * PCIE_EFFICIENCY)
         total = (g_s + a_s) * split + f_s + t_ar + up_s
-        ps = [Part("prefill: gemm", g_s * split, f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext})"
+        ps = [Part("prefill: gemm", g_s * split, lambda: f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext()})"
                    + (f" x {split} GPUs in turn" if split > 1 else ""), rsrc, rassumed),
-              Part("prefill: attention", a_s * split, f"FlashAttention-2 causal scores at {ae.value:g} of "
+              Part("prefill: attention", a_s * split, lambda: f"FlashAttention-2 causal scores at {ae.value:g} of "
                    f"{float(gpu.bf16_tflops):g} TFLOPS", ae.source, ae.assumed),
-              Part("prefill: per-layer fixed cost", f_s, f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+              Part("prefill: per-layer fixed cost", f_s, lambda: f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
                    f"{ubatches} batch(es)", per_kernel.source, per_kernel.assumed)]
         if t_ar:
-            ps.append(Part("prefill: tensor-parallel all-reduces", t_ar, f"2 x {L} all-reduces of {tokens:,.0f} x "
+            ps.append(Part("prefill: tensor-parallel all-reduces", t_ar, lambda: f"2 x {L} all-reduces of {tokens:,.0f} x "
                            f"{arch.hidden_size} x 2 B", COLLECTIVE_EFFICIENCY.source))
         if up_s:
             ps.append(Part("prefill: host-block uploads", up_s, "llama.cpp copies host blocks' weights per ubatch",

@@ -6,7 +6,7 @@ Importing this module does no work.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Union
 
 
 @dataclass(frozen=True)
@@ -18,16 +18,22 @@ class Part:
         seconds: its time per step (training: one optimizer step; decode: one token step;
             prefill: one request's prompt), seconds. Exposed time: communication hidden behind
             compute counts only its excess.
-        formula: the arithmetic, with the numbers.
+        text: the arithmetic, with the numbers, or a function that writes it (:attr:`formula` reads it).
         source: where the rate or the rule comes from.
         assumed: the rate is an assumption, not a published measurement.
     """
 
     name: str
     seconds: float
-    formula: str
+    text: Union[str, Callable[[], str]]
     source: str
     assumed: bool = False
+
+    @property
+    def formula(self) -> str:
+        """The arithmetic in words (built when first read: the solver times thousands of rows and
+        reads the words of one)."""
+        return self.text() if callable(self.text) else self.text
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "seconds": self.seconds, "formula": self.formula, "source": self.source,

@@ -161,7 +161,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     rate_head = peak16 * ge.value * size
     gemm_s = lin_flops / rate_lin + head_flops / rate_head
     parts.append(Part("gemm", gemm_s,
-                      f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
+                      lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
                       f"tokens / ({peak_lin / 1e12:,.0f}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g} GEMM efficiency x "
                       f"{size:.3f} size factor)", ge.source, ge.assumed))
 
@@ -180,7 +180,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         a_fwd = af / (peak16 * ae.value)
         attn_s = a_fwd * (1 + 2.5 + (1 if recompute else 0))
         a_text = f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
-    parts.append(Part("attention", attn_s, f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
+    parts.append(Part("attention", attn_s, lambda: f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
                       f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge.value:g}; "
                       f"{a_text}", ae.source, ae.assumed))
 
@@ -188,8 +188,8 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     bw = gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value
     elem = (tc.elementwise_bytes_fwd * (2 if recompute else 1) + tc.elementwise_bytes_bwd) / tp + tc.loss_bytes / tp
     mem_bytes = elem * T
-    mem_text = (f"{elem:,.0f} B/token ({'fused' if fused else 'eager'} norms, rotary, activation, residuals, loss) x "
-                f"{T:,.0f} tokens")
+    words = [lambda: f"{elem:,.0f} B/token ({'fused' if fused else 'eager'} norms, rotary, activation, residuals, "
+                     f"loss) x {T:,.0f} tokens"]
     if frozen and t.lora_targets:
         # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
         adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
@@ -199,7 +199,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
                      * m.layers for m in adapted) / tp
         mem_bytes += lora_b * T
-        mem_text += f" + LoRA adapters {lora_b:,.0f} B/token"
+        words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
     quant_w = 0.0
     if t.load_in_4bit or t.method == "qlora":
         quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
@@ -209,7 +209,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         dq_passes = 2 + (1 if recompute else 0)
         dq = dq_passes * quant_w * tc.gemm_weights / tp
         mem_bytes += dq
-        mem_text += f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights"
+        words.append(lambda: f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights")
     if fp8:
         # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
         # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and its transposed copy for the weight
@@ -218,9 +218,9 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
                        if m.part != "expert") / tp
         cast = 3.0 * tc.gemm_weights / tp + act_cast * T
         mem_bytes += cast
-        mem_text += f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)"
+        words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
     mem_s = mem_bytes / bw
-    parts.append(Part("memory-bound ops", mem_s, f"{mem_text} / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x "
+    parts.append(Part("memory-bound ops", mem_s, lambda: f"{''.join(x() for x in words)} / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x "
                       f"{BANDWIDTH_EFFICIENCY.value:g})", BANDWIDTH_EFFICIENCY.source))
 
     gpu_mb = gemm_s + attn_s + mem_s
@@ -247,7 +247,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         hbw = (host_bandwidth or 2 * 4800e6 * 8) * HOST_MBU
         opt_bytes = local * (28.0 + recipe.weight_bytes)  # DeepSpeed CPU Adam on fp32 p, g, m, v
         opt_s = opt_bytes / hbw
-        parts.append(Part("optimizer step", opt_s, f"{local:,.0f} params x {28 + recipe.weight_bytes} B on the host / "
+        parts.append(Part("optimizer step", opt_s, lambda: f"{local:,.0f} params x {28 + recipe.weight_bytes} B on the host / "
                           f"({hbw / 1e9:,.1f} GB/s achieved host RAM bandwidth)",
                           "ZeRO-Offload (Ren et al. 2021, section 4.1): the Adam update runs on the CPU; DeepSpeed "
                           "CPUAdam streams fp32 parameters, gradients and both moments"))
@@ -256,7 +256,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         if fw in CLIPPING_STACKS:
             opt_bytes += local * recipe.grad_bytes * 3  # norm (read) and scale (read, write)
         opt_s = opt_bytes / bw
-        parts.append(Part("optimizer step", opt_s, f"{local:,.0f} trainable params x {bpp:g} B ({impl})"
+        parts.append(Part("optimizer step", opt_s, lambda: f"{local:,.0f} trainable params x {bpp:g} B ({impl})"
                           + (" + gradient clipping 3 x grad bytes" if fw in CLIPPING_STACKS else "")
                           + f" / {bw / 1e9:,.0f} GB/s", "PyTorch torch.optim.AdamW (foreach / fused implementations); "
                           "the bytes each pass reads and writes"))
@@ -289,7 +289,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
             what = (f"DDP: all-reduce of {gbytes:,.0f} B gradients once per step = {per_step * 1e3:.2f} ms, behind the "
                     f"last backward ({bwd_last * 1e3:.2f} ms)")
         comm_s += exposed
-        parts.append(Part("data-parallel communication", exposed, f"{what}; {lname} x {COLLECTIVE_EFFICIENCY.value:g}",
+        parts.append(Part("data-parallel communication", exposed, lambda: f"{what}; {lname} x {COLLECTIVE_EFFICIENCY.value:g}",
                           COLLECTIVE_EFFICIENCY.source))
     if tp > 1:
         link, lname = link_bytes_per_s(gpu, tp, per_node, per_lane=per_lane, lanes=lanes, node_link=node_link)
@@ -298,7 +298,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         calls = 4 * arch.num_hidden_layers * (1.5 if recompute else 1)
         tp_s = calls * (2 * (tp - 1) / tp * act / bus) * t.grad_accum
         comm_s += tp_s
-        parts.append(Part("tensor-parallel all-reduces", tp_s, f"{calls:g} all-reduces of {act:,.0f} B per micro-batch "
+        parts.append(Part("tensor-parallel all-reduces", tp_s, lambda: f"{calls:g} all-reduces of {act:,.0f} B per micro-batch "
                           f"x {t.grad_accum} over {lname} x {COLLECTIVE_EFFICIENCY.value:g}, not overlapped",
                           "Shoeybi et al. 2019 (Megatron-LM), section 3: two all-reduces per layer forward and two "
                           "backward"))
@@ -311,7 +311,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         if t.offload_params:
             moved += (3 if recompute else 2) * recipe.weight_bytes * float(est.parameters) * t.grad_accum
         off_s = moved / pcie
-        parts.append(Part("offload transfers", off_s, f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
+        parts.append(Part("offload transfers", off_s, lambda: f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
                           "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
                           "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
 

@@ -23,12 +23,12 @@ How the pieces fit (every step is shown in the result's ``lines``):
    being too slow, it is scaled out and the output says by how much. An inference workload
    that gives ``requests_per_hour`` is a service; one that gives neither ``requests_per_hour``
    nor a ``costs.batch_inference`` listing is read as a service too, and the comparison says so
-   in a note (the scenario left the reading open). Job times follow the time model
-   (planner.speed.timing): dense TFLOPS x MFU for compute, bandwidth x MBU for decode, and perfect
-   scaling over the GPUs of an instance (a stated assumption).
+   in a note (the scenario left the reading open). Job times follow the speed model
+   (planner.speed: GEMMs, attention, memory-bound kernels, the optimizer step and communication
+   over the instance's links; prefill and decode steps), run on every GPU of an instance.
 3. For each workload the cheapest instance per local busy hour (price x (1 - discount) x k),
    on-demand and spot; a note flags a cheapest instance with far more GPUs than the workload
-   uses locally (its low price per local hour rests on the perfect-scaling assumption).
+   uses locally (its low price per local hour rests on the job scaling over all its GPUs).
 4. The mix: the share of busy hours each workload takes (their ``hours_per_month`` when all give
    it, else equal shares); cloud $ per local busy hour c = sum of share x cheapest price x k.
    The local purchase is the most copies any workload needs (one when none gives a rate, or the
@@ -558,14 +558,15 @@ def _monthly_hours(runs: Sequence[LocalRun], costs: CostInputs) -> tuple[float, 
 
 
 #: A cheapest instance with at least this many times the GPUs the workload uses locally is
-#: flagged in a note: its price per local hour rests on perfect scaling over all its GPUs.
+#: flagged in a note: its price per local hour rests on the job scaling over all its GPUs.
 LARGE_INSTANCE_FACTOR = 4
 
 #: The time model's scaling assumption, stated in the notes and the workbook.
-TIME_MODEL_NOTE = ("Job times scale with dense TFLOPS x MFU (training, prefill) and memory bandwidth x MBU "
-                   "(decode), with perfect scaling over every GPU of an instance or machine (assumption: no "
-                   "communication or batch-size losses), so a large instance's time and cost per job are lower "
-                   "bounds.")
+TIME_MODEL_NOTE = ("Job times come from the speed model (planner.speed, docs/speed-model.md): GEMMs, attention, "
+                   "memory-bound kernels, the optimizer step and the communication over the GPUs' links for "
+                   "training; prefill and decode steps for serving. A training job runs data-parallel over every "
+                   "GPU of an instance or machine at the workload's micro-batch, so a large instance's time "
+                   "assumes the job has tokens enough to fill it.")
 
 #: When the resale value is counted (planner.cost.tco), stated in the notes and the workbook.
 RESALE_NOTE = ("The purchase price is paid at month 0 and the resale value (capex x residual) is credited only "
@@ -876,8 +877,8 @@ def _large_instance_note(w: Workload, feas: Sequence[CloudOption], spots: Sequen
     if not parts:
         return ""
     return (f"{w.name}: the cheapest instance is much larger than the {local_gpus} GPU(s) the work uses locally: "
-            + "; ".join(parts) + ". Its price rests on perfect scaling over all its GPUs (time-model assumption); "
-            "a small job may not scale that well.")
+            + "; ".join(parts) + ". Its price rests on the job running data-parallel over all its GPUs (the speed "
+            "model counts their communication); a small job may not fill them.")
 
 
 def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> WorkloadComparison:
@@ -1145,6 +1146,8 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
                    f"per job: n/a (no {'dataset_tokens' if wc.task == 'train' else 'tokens_per_request'}), ")
         cost_per_job = f"{_usd(wc.local_cost_per_job_usd)} per job, " if has_job else ""
         per_copy = " per copy" if comp.copies > 1 else ""
+        if getattr(wc.local, "assumed", False):
+            per_copy += " (assumed: the speed rests on a rate with no published measurement for this card)"
         out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
                    f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
         rated = wc.service and wc.requests_per_hour is not None
@@ -1164,7 +1167,8 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
                         f", {o.copies} copies for {wc.requests_per_hour:,.0f}: ${o.copies * o.usd_per_hour:,.4g}/h"
                         if o.copies > 1 else ""))
                 if has_job:
-                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job",
+                    assumed = " (assumed speed)" if o.time is not None and o.time.assumed else ""
+                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job{assumed}",
                               f"{_usd(o.cost_per_job_usd)} per job"]
                 parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
                 if o.strategy:

@@ -53,6 +53,11 @@ def _predict(case: dict) -> tuple[float, float]:
         params = r.workload.architecture.active_parameters
         naive = 0.40 * float(gpu.bf16_tflops) * 1e12 / (6.0 * params)
         return s.tokens_per_s / n, naive
+    if kw.get("concurrency") == "max":
+        # a max-throughput run: as many sequences as the KV budget holds (planner fit --concurrency max)
+        from planner import fit
+
+        kw["concurrency"] = fit(catalog=cat, gpu=case["gpu"], **kw).max_value
     r = estimate(catalog=cat, gpu=case["gpu"], prompt_tokens=case["prompt_tokens"],
                  output_tokens=case["output_tokens"], **kw)
     s = r.speed
@@ -103,25 +108,34 @@ def test_each_case_within_2x(case):
     assert _err(pred, case["measured"]) < math.log(2.0), (case["id"], pred, case["measured"])
 
 
+def _scored() -> list[tuple[dict, float, float]]:
+    """The results less the anchors (runs a constant of planner.speed.constants is derived from)."""
+    return [r for r in _results() if not r[0].get("anchor")]
+
+
 @pytest.mark.parametrize("category", CATEGORIES)
 def test_each_category_beats_the_naive_rule(category):
-    rows = [r for r in _results() if r[0]["category"] == category]
+    rows = [r for r in _scored() if r[0]["category"] == category]
     model = statistics.median(_err(p, c["measured"]) for c, p, _ in rows)
     naive = statistics.median(_err(n, c["measured"]) for c, _, n in rows)
     assert model < naive, (category, model, naive)
 
 
-def test_overall_median_within_20_percent():
-    # the issue's target is 12 % overall and 20 % per category; this pins where the model stands now
-    # (reports/validation.md gives each category's median and worst)
-    errs = [_err(p, c["measured"]) for c, p, _ in _results()]
-    assert statistics.median(errs) <= 0.20
+def test_overall_median_within_12_percent():
+    errs = [_err(p, c["measured"]) for c, p, _ in _scored()]
+    assert statistics.median(errs) <= 0.12
+
+
+@pytest.mark.parametrize("category", CATEGORIES)
+def test_each_category_median_within_20_percent(category):
+    errs = [_err(p, c["measured"]) for c, p, _ in _scored() if c["category"] == category]
+    assert statistics.median(errs) <= 0.20, category
 
 
 def report_table() -> str:
     """The Markdown of reports/validation.md's speed section: per category median and worst
     |ln(pred/meas)| for the model and the naive rule, then every case."""
-    res = _results()
+    res = _scored()
     lines = ["| category | cases | model median | model worst | naive median | naive worst |", "|---|---|---|---|---|---|"]
     for cat in CATEGORIES:
         rows = [r for r in res if r[0]["category"] == cat]
@@ -134,9 +148,9 @@ def report_table() -> str:
     lines.append(f"| all | {len(res)} | {statistics.median(allm):.1%} | {max(allm):.1%} | "
                  f"{statistics.median(alln):.1%} | {max(alln):.1%} |")
     lines += ["", "| case | category | card | metric | measured | model | naive | source |", "|---|---|---|---|---|---|---|---|"]
-    for c, p, n in res:
+    for c, p, n in _results():
         src = str(c["source"]).replace("|", "/").replace("\n", " ")[:90]
-        lines.append(f"| {c['id']} | {c['category']} | {c['gpu']} | {c['metric']} | {c['measured']:,.4g} | {p:,.4g} | "
+        lines.append(f"| {c['id']}{' (anchor)' if c.get('anchor') else ''} | {c['category']} | {c['gpu']} | {c['metric']} | {c['measured']:,.4g} | {p:,.4g} | "
                      f"{n:,.4g} | {src} |")
     return "\n".join(lines)
 

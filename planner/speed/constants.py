@@ -195,8 +195,12 @@ DEFAULT_NODE_LINK_BYTES_PER_S = Figure(50e9, "assumption: DGX H100 reference des
 
 #: llama.cpp's quantized matrix multiplication (MMQ, int8 tensor cores since ggml-org/llama.cpp PR
 #: #7676, June 2024) as a share of the card's dense int8 rate at large size. PR #7676 measures an
-#: RTX 4090 at 10,359 t/s on llama 8B Q4_0 pp512 (ubatch 512): 2 x 7.0e9 weights x 10,359 = 145 TOPS,
-#: 22 % of its 660.6 int8 TOPS, at a GEMM size factor of 0.63 (512 rows, 4,096 columns), so 0.35
-#: at large size.
-MMQ_EFFICIENCY = Figure(0.35, "ggml-org/llama.cpp PR #7676 ('CUDA: use tensor cores for MMQ'): RTX 4090, llama 8B "
-                              "Q4_0, pp512 at 10,358.75 t/s = 145 TOPS, 22 % of 660.6 int8 TOPS at size factor 0.63")
+#: RTX 3090 at 3,654.78 t/s on llama 8B Q5_0 pp512 (ubatch 512): 140.1 ms for 512 tokens, of which
+#: the model gives 20.6 ms to ggml's F32 activations, 1.8 ms to attention and 1.2 ms to kernel
+#: floors, leaving 116.6 ms for 2 x 6.98e9 x 512 int8 operations: 61.3 TOPS, 21.6 % of the card's 284
+#: int8 TOPS at a GEMM size factor of 0.63, so 0.34 at large size. Q4_0 on an RTX 4090 runs faster
+#: ("q4_0 on an RTX 4090 seems to be the best case scenario", PR #7860): the figure is the typical
+#: type's, not the best case.
+MMQ_EFFICIENCY = Figure(0.34, "ggml-org/llama.cpp PR #7676 ('CUDA: use tensor cores for MMQ'): RTX 3090, llama 8B "
+                              "Q5_0, pp512 at 3,654.78 t/s: 61.3 int8 TOPS in the MMQ kernels, 21.6 % of 284 at "
+                              "size factor 0.63")

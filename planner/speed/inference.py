@@ -41,7 +41,7 @@ from planner.speed.constants import (
     gemm_efficiency,
     gemm_size_factor,
 )
-from planner.speed.layers import gemm_weights
+from planner.speed.layers import gemm_weights, ggml_activation_bytes, token_costs
 from planner.speed.result import InferenceSpeed, Part
 from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, decode_reads
 
@@ -238,6 +238,13 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         a_s = 4.0 * qd * (prompt_tokens + 1) / 2 * tokens * L / (float(gpu.bf16_tflops) * 1e12 * ae.value)
         ubatches = -(-tokens // LLAMACPP_UBATCH) if llama else 1
         f_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value * ubatches
+        # memory-bound activation traffic: llama.cpp's F32 tensors, vLLM's fused bf16 kernels, Transformers' eager ops
+        if llama:
+            act_b = ggml_activation_bytes(arch, quantized=fmt != "16bit") / shard
+        else:
+            act_b = token_costs(arch, seq_len=prompt_tokens, attention="flash",
+                                fused=i.engine == "vllm").elementwise_bytes_fwd / shard
+        m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
         t_ar = 0.0
         if shard > 1:
             link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
@@ -248,11 +255,15 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
 
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
             up_s = n_ub * per_ub / (per_lane * lanes * PCIE_EFFICIENCY)
-        total = (g_s + a_s) * split + f_s + t_ar + up_s
+        total = (g_s + a_s + m_s) * split + f_s + t_ar + up_s
         ps = [Part("prefill: gemm", g_s * split, lambda: f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext()})"
                    + (f" x {split} GPUs in turn" if split > 1 else ""), rsrc, rassumed),
               Part("prefill: attention", a_s * split, lambda: f"FlashAttention-2 causal scores at {ae.value:g} of "
                    f"{float(gpu.bf16_tflops):g} TFLOPS", ae.source, ae.assumed),
+              Part("prefill: memory-bound ops", m_s * split, lambda: f"{act_b:,.0f} B/token x {tokens:,.0f} tokens "
+                   f"({'ggml F32 activations' if llama else 'norms, rotary, activation, residuals'}) / "
+                   f"({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x {BANDWIDTH_EFFICIENCY.value:g})",
+                   BANDWIDTH_EFFICIENCY.source),
               Part("prefill: per-layer fixed cost", f_s, lambda: f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
                    f"{ubatches} batch(es)", per_kernel.source, per_kernel.assumed)]
         if t_ar:

@@ -119,3 +119,27 @@ def token_costs(arch, *, seq_len: int, attention: str, fused: bool, act_bytes: i
                       elementwise_bytes_fwd=per_layer_fwd * L, elementwise_bytes_bwd=2.0 * per_layer_fwd * L,
                       loss_bytes=float(loss), ops_fwd=ops_fwd_layer * L, ops_bwd=ops_bwd_layer * L,
                       expert_rows_share=share)
+
+
+def ggml_activation_bytes(arch, *, quantized: bool) -> float:
+    """Memory-bound bytes per prompt token of llama.cpp's layers, all layers: ggml keeps activations
+    in F32 (4 B) between its kernels (ggml-org/llama.cpp src/llama-graph.cpp builds the graph of
+    F32 tensors; ggml-cuda's matrix products write F32 results).
+
+    Per layer and token, in F32 values: two RMS norms and their weight multiplies (read and write h
+    each: 8 h), rotary on q and k (2 (q + k)), the KV-cache copy (read 2 k, write 2 k in F16), two
+    residual adds (6 h), the gated activation (3 f), every matrix product's output written and read
+    back by the next op (2 x outputs), and for quantized weights each product's input converted to
+    q8_1 for MMQ (read F32, write about 1.1 B per value).
+    """
+    h = arch.hidden_size
+    qd = arch.num_attention_heads * arch.head_dim
+    kd = max(1, arch.num_key_value_heads) * arch.head_dim
+    f = arch.intermediate_size * (arch.num_experts_per_tok if arch.is_moe else 1)
+    outs = qd + 2 * kd + h + (2 * f if arch.gated_mlp else f) + h
+    values = 8 * h + 2 * (qd + kd) + 3 * kd + 6 * h + (3 * f if arch.gated_mlp else 2 * f) + 2 * outs
+    per_layer = 4.0 * values
+    if quantized:
+        inputs = 3 * h + qd + (2 * h if arch.gated_mlp else h) + f
+        per_layer += (4.0 + 1.125) * inputs
+    return per_layer * arch.num_hidden_layers

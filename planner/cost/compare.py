@@ -58,6 +58,7 @@ from typing import Any
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
 from planner.core.units import years_text
+from planner.cost.flip import comparison_flips
 from planner.cost.cloud import (
     InstanceFit,
     cloud_fits,
@@ -1070,6 +1071,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
             }
             for wc in comp.workloads
         ],
+        "rent_or_buy_flip": [x.to_dict() for x in comparison_flips(comp)],
         "lines": list(comp.lines),
         "notes": list(comp.notes),
         "warnings": list(comp.warnings),
@@ -1198,6 +1200,8 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
         out.append(f"Break-even (on-demand): {_be_sentence(comp.break_even_hours, comp.break_even_months, comp)}")
     if comp.spot_break_even_months is not None:
         out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
+    for x in comparison_flips(comp):
+        out.append(f"Rent-or-buy flip, {x.sentence()}")
     for n in comp.notes:
         out.append(f"Note: {n}")
     for w in comp.warnings:

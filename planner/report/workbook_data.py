@@ -330,6 +330,9 @@ class WorkbookData:
             ``sources``' texts, read from the catalog's ``SOURCES.md``
             (:func:`planner.catalog.sources.sources_for_catalog`); None when none was read: the Sources
             sheet then lists the cited ids and says that their documents are not available.
+        price_sensitivity: the plan's price sensitivity in sentences (which prices decide the choice,
+            their break-even prices, whether the choice holds across the price ranges:
+            planner.solve.sensitivity); the Summary sheet lists them. Empty when not known.
     """
 
     title: str
@@ -359,6 +362,7 @@ class WorkbookData:
     hours_per_job: float | None = None
     usd_per_job: float | None = None
     per_job_note: str = ""
+    price_sensitivity: tuple[str, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

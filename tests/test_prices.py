@@ -39,6 +39,25 @@ def test_street_mode_prefers_quote_then_street_then_estimate_then_msrp_newest_fi
     assert select_price([new, day]) is day
 
 
+def test_a_quote_range_ranks_after_street_and_before_estimate():
+    # a part sold on quotes only: the range published figures give beats an inferred estimate, and a
+    # dated street listing or a vendor's own quote beats it
+    rng = P(30000, "quote-range", "2026-11", low_usd=25000, high_usd=40000)
+    est, street, quote = P(28000, "estimate", "2026-12"), P(31000, "street", "2026-10"), P(29000, "quote", "2026-09")
+    assert select_price([est, rng]) is rng
+    assert select_price([est, rng, street]) is street and select_price([rng, quote]) is quote
+    assert select_price([P(32000, "msrp", "2026-01"), rng], "msrp").kind == "msrp"
+
+
+def test_the_quote_sheet_says_ask_for_a_quote_on_a_quote_range_line():
+    from planner.report.workbook_data import QUOTE_RANGE_STATUS, price_status
+    from planner.solve.quote import LineItem
+
+    line = LineItem("NVIDIA H200", "gpu", "h200-sxm", 30000.0, 8, "quote-range", "s", "2026-11")
+    assert price_status(line) == QUOTE_RANGE_STATUS
+    assert "ask for a quote" in QUOTE_RANGE_STATUS
+
+
 def test_msrp_mode_and_used_ok():
     msrp, street, used = P(1499, "msrp", "2020-09-24"), P(1600, "street", "2026-01"), P(750, "used", "2026-05-16")
     assert select_price([msrp, street], "msrp") is msrp
@@ -216,6 +235,9 @@ def test_prices_list(tmp_path):
      "source: t}\n", "repeats the street price (new) of 2026-01"),
     ("prices:\n  - {usd: 1, kind: street, as_of: 2026-01, source: s, exempt: {stael: x}}\n", "unknown key 'stael'"),
     ("prices: []\n", "lists no price"),
+    ("prices:\n  - {usd: 30000, kind: quote-range, as_of: 2026-11, source: s}\n",
+     "a quote-range price gives its range"),
+    ("price_usd: 30000\nprice_kind: quote-range\n", "a quote-range price gives its range"),
 ])
 def test_prices_refused(tmp_path, price, message):
     with pytest.raises(CatalogError) as e:

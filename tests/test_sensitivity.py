@@ -154,3 +154,18 @@ def test_compare_reports_the_flip_at_the_local_cost_per_busy_hour(catalog):
     # the verdict turns where renting costs what owning does per busy hour: TCO / busy hours
     assert od["flip_usd_per_local_hour"] == pytest.approx(comp.tco_usd / comp.busy_hours)
     assert od["factor"] == pytest.approx(od["flip_usd_per_local_hour"] / comp.cloud_usd_per_local_hour)
+
+
+def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(catalog):
+    # the shipped Azure rows are of 2024-01 (SKY-AZ-v6): more than 12 months before any date this runs on
+    from planner.api.comparisons import compare
+    from planner.cost.cloud import stale_as_of
+    from planner.cost.compare import comparison_text
+
+    assert stale_as_of("2024-01") and not stale_as_of("2026-08", __import__("datetime").date(2027, 8, 31))
+    assert stale_as_of("2026-07", __import__("datetime").date(2027, 8, 1))  # 13 months
+    comp = compare(ROOT / "scenarios" / "serve-70b-32k-16users.yaml", catalog=catalog).comparison
+    text = comparison_text(comp, verbose=False)
+    ranked = [ln for ln in text.splitlines() if "as of 2024-01" in ln]
+    assert ranked, "an Azure row is listed"
+    assert all("as of 2024-01, STALE: over 12 months old" in ln for ln in ranked)

@@ -60,11 +60,13 @@ from planner.catalog.loader import Catalog
 from planner.core.units import years_text
 from planner.cost.flip import comparison_flips
 from planner.cost.cloud import (
+    STALE_CLOUD_MONTHS,
     InstanceFit,
     cloud_fits,
     select_instances,
     spot_basis,
     spot_range,
+    stale_as_of,
     stale_instances,
     stale_text,
 )
@@ -1115,10 +1117,12 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
     refs: dict[str, int] = {}
 
     def price(o: CloudOption) -> str:
+        # a row ranked here whose price is over a year old says so where it is ranked
+        old = f", STALE: over {STALE_CLOUD_MONTHS} months old" if stale_as_of(o.as_of) else ""
         if not verbose:
-            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of})"
+            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old})"
         n = refs.setdefault(o.source, len(refs) + 1)
-        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}) [{n}]"
+        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old}) [{n}]"
 
     basis = (f"the plan's quote, prices dated {_dates(m.capex_items)}; line items under 'Cost model'"
              + ("" if verbose else " (--verbose)")

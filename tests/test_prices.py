@@ -97,7 +97,13 @@ def test_shipped_discontinued_cards_under_street_mode():
     cat = load_catalog()
     gone = {g.id: g for g in cat.gpus if g.discontinued}
     # gpus.yaml marks these out of production, each with its date/source in 'discontinued'
-    assert set(gone) == {"rtx-3090", "rtx-4070-ti-super", "rtx-4080", "rtx-a4000", "rtx-a5000", "rtx-a6000"}
+    assert set(gone) == {"rtx-3090", "rtx-4070-ti-super", "rtx-4080", "rtx-a4000", "rtx-a5000", "rtx-a6000",
+                         # issue #30: out of production too (RTX 40 lines shut down in 2024; Ampere data-centre
+                         # cards superseded), each still bought new at its dated street price or estimate
+                         "rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4090", "a10", "a40", "a100-40gb-pcie",
+                         "a100-80gb-pcie", "a100-40gb-sxm", "a100-80gb-sxm"}
+    assert (gone["rtx-4090"].price_usd, gone["rtx-4090"].price_kind) == (1800.0, "street")
+    assert gone["a100-80gb-sxm"].price_kind == "estimate"
     # rtx-4080 has a dated new street listing (promptquorum, 2026-05: $1,000): priced by it
     assert (gone["rtx-4080"].price_usd, gone["rtx-4080"].price_kind) == (1000.0, "street")
     # the rest have only their launch msrp as a new price: none under price: street
@@ -106,7 +112,8 @@ def test_shipped_discontinued_cards_under_street_mode():
     used = priced_catalog(cat, used_ok=True)
     # with used_ok the used prices of gpus.yaml: 3090 $750 (2026-05-16), A4000 $400, A6000 $2,800 (2026-01);
     # the A5000 and 4070 Ti SUPER have no used price, so still none
-    assert {i: used.gpu(i).price_usd for i in gone if i != "rtx-4080"} == {
+    assert {i: used.gpu(i).price_usd for i in ("rtx-3090", "rtx-4070-ti-super", "rtx-a4000", "rtx-a5000",
+                                               "rtx-a6000")} == {
         "rtx-3090": 750.0, "rtx-4070-ti-super": None, "rtx-a4000": 400.0, "rtx-a5000": None, "rtx-a6000": 2800.0}
 
 

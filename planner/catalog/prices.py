@@ -112,7 +112,8 @@ class Price:
 def price_words(kind: str, condition: str = "new") -> str:
     """A price's kind and condition in words: 'street price (new)', 'used price', 'list price (msrp)',
     'quote (used)'."""
-    words = {"msrp": "list price (msrp)", "used": "used price", "quote": "quote"}.get(kind, f"{kind} price")
+    words = {"msrp": "list price (msrp)", "used": "used price", "quote": "quote",
+             "quote-range": "quote range"}.get(kind, f"{kind} price")
     return words if kind in ("used", "msrp") else f"{words} ({condition})"
 
 

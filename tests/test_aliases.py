@@ -52,8 +52,10 @@ def test_gcp_machine_types_come_from_the_table():
 
 
 def test_a_name_the_table_lacks_stays_unknown():
-    # AWS p6-b300.48xlarge (B300): no gpus.yaml entry, so no alias (tests/data/skypilot/aws/vms.csv)
-    assert catalog_gpu_id("aws", "p6-b300.48xlarge", "B300") is None
+    # Lambda gpu_1x_gh200 (GH200): no gpus.yaml entry, so no alias (tests/data/skypilot/lambda/vms.csv)
+    assert catalog_gpu_id("lambda", "gpu_1x_gh200", "GH200") is None
+    # AWS p6-b300.48xlarge: B300 has a gpus.yaml entry (b300) and so an alias
+    assert catalog_gpu_id("aws", "p6-b300.48xlarge", "B300") == "b300"
 
 
 def test_import_keeps_the_real_runpod_rows():

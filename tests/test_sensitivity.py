@@ -169,3 +169,25 @@ def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(catalog)
     ranked = [ln for ln in text.splitlines() if "as of 2024-01" in ln]
     assert ranked, "an Azure row is listed"
     assert all("as of 2024-01, STALE: over 12 months old" in ln for ln in ranked)
+
+
+def test_the_workbook_summary_lists_the_price_sensitivity(tmp_path, catalog):
+    import openpyxl
+
+    from planner.api import plan as api_plan
+    from planner.report.sheets.summary import PRICE_SENSITIVITY_TITLE
+
+    res = api_plan(ROOT / "scenarios" / "serve-7b-2k-16users.yaml", catalog=catalog, out=tmp_path)
+    sens = res.plan.price_sensitivity
+    ws = openpyxl.load_workbook(res.outputs["xlsx"])["Summary"]
+    texts = [c.value for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert PRICE_SENSITIVITY_TITLE in texts
+    start = texts.index(PRICE_SENSITIVITY_TITLE)
+    assert texts[start + 1:start + 1 + len(sens.lines())] == sens.lines()
+    # and the JSON report carries the object issue #30 asks for
+    import json
+
+    doc = json.loads(res.outputs["json"].read_text())["price_sensitivity"]
+    assert set(doc["items"][0]) >= {"catalog_id", "unit_price_usd", "low_usd", "high_usd", "flip_price_usd",
+                                    "runner_up"}
+    assert isinstance(doc["holds_across_ranges"], bool)

@@ -15,8 +15,8 @@ Where each spelling was read (the rows themselves are pinned in tests/test_alias
   (``'H100 NVL'``, 94 GB), ``H100-SXM`` (``'H100 SXM'``), ``H200-SXM`` (``'H200 SXM'``),
   ``RTX4090``, ``RTX6000-Ada`` (``'RTX 6000 Ada'``), ``A40``.
 - Lambda, AWS, GCP and Azure: the names the shipped cloud.yaml rows were imported from
-  (catalog/SOURCES.md SKY-* ids); AWS's ``B300`` (p6-b300.48xlarge); ``MI325X`` / ``MI355X`` as
-  SkyPilot spells AMD's cards (``MI300X``).
+  (catalog/SOURCES.md SKY-* ids); AWS's ``B300`` (p6-b300.48xlarge); ``MI325X`` as SkyPilot spells
+  AMD's cards (``MI300X``).
 - GCP ``a3-edgegpu-8g`` (A3 Edge): 8 x H100 80GB, the GPU type GKE attaches to it
   (``nvidia-h100-80gb``, count 8; Google Cloud's GKE custom ComputeClass example) as for
   ``a3-highgpu-8g``.
@@ -33,7 +33,6 @@ GPU_ALIASES: dict[str, str] = {
     "A6000": "rtx-a6000", "RTXA6000": "rtx-a6000", "RTX4090": "rtx-4090", "RTX3090": "rtx-3090",
     "A100": "a100-40gb-sxm", "A100-80GB": "a100-80gb-sxm", "H100": "h100-sxm", "H100-MEGA": "h100-sxm",
     "H200": "h200-sxm", "B200": "b200", "B300": "b300", "MI300X": "mi300x", "MI325X": "mi325x",
-    "MI355X": "mi355x",
     # RunPod's own spellings (v8 vms.csv)
     "A100-SXM": "a100-80gb-sxm", "A100-80GB-SXM": "a100-80gb-sxm", "H100-SXM": "h100-sxm",
     "H100-NVL": "h100-nvl", "H200-SXM": "h200-sxm", "RTX6000-Ada": "rtx-6000-ada",

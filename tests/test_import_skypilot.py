@@ -91,8 +91,9 @@ def test_aws_spot_rules():
 
 def test_skipped_rows_say_why():
     res = import_file(DATA / "aws" / "vms.csv")
-    assert res.skipped == {"m5.large": "no GPU", "p5e.48xlarge": "no on-demand price (0 or empty)",
-                           "p6-b300.48xlarge": "GPU 'B300' has no gpus.yaml entry"}
+    # p6-b300.48xlarge (B300) is imported since gpus.yaml has the b300 (planner.catalog.aliases)
+    assert res.skipped == {"m5.large": "no GPU", "p5e.48xlarge": "no on-demand price (0 or empty)"}
+    assert [(r.gpu, r.gpu_count) for r in res.rows if r.instance == "p6-b300.48xlarge"] == [("b300", 8)]
     lam = import_file(DATA / "lambda" / "vms.csv")
     assert lam.skipped == {"cpu_4x_general": "no GPU", "gpu_1x_gh200": "GPU 'GH200' has no gpus.yaml entry"}
 

@@ -39,6 +39,25 @@ def test_street_mode_prefers_quote_then_street_then_estimate_then_msrp_newest_fi
     assert select_price([new, day]) is day
 
 
+def test_a_quote_range_ranks_after_street_and_before_estimate():
+    # a part sold on quotes only: the range published figures give beats an inferred estimate, and a
+    # dated street listing or a vendor's own quote beats it
+    rng = P(30000, "quote-range", "2026-11", low_usd=25000, high_usd=40000)
+    est, street, quote = P(28000, "estimate", "2026-12"), P(31000, "street", "2026-10"), P(29000, "quote", "2026-09")
+    assert select_price([est, rng]) is rng
+    assert select_price([est, rng, street]) is street and select_price([rng, quote]) is quote
+    assert select_price([P(32000, "msrp", "2026-01"), rng], "msrp").kind == "msrp"
+
+
+def test_the_quote_sheet_says_ask_for_a_quote_on_a_quote_range_line():
+    from planner.report.workbook_data import QUOTE_RANGE_STATUS, price_status
+    from planner.solve.quote import LineItem
+
+    line = LineItem("NVIDIA H200", "gpu", "h200-sxm", 30000.0, 8, "quote-range", "s", "2026-11")
+    assert price_status(line) == QUOTE_RANGE_STATUS
+    assert "ask for a quote" in QUOTE_RANGE_STATUS
+
+
 def test_msrp_mode_and_used_ok():
     msrp, street, used = P(1499, "msrp", "2020-09-24"), P(1600, "street", "2026-01"), P(750, "used", "2026-05-16")
     assert select_price([msrp, street], "msrp") is msrp
@@ -78,7 +97,13 @@ def test_shipped_discontinued_cards_under_street_mode():
     cat = load_catalog()
     gone = {g.id: g for g in cat.gpus if g.discontinued}
     # gpus.yaml marks these out of production, each with its date/source in 'discontinued'
-    assert set(gone) == {"rtx-3090", "rtx-4070-ti-super", "rtx-4080", "rtx-a4000", "rtx-a5000", "rtx-a6000"}
+    assert set(gone) == {"rtx-3090", "rtx-4070-ti-super", "rtx-4080", "rtx-a4000", "rtx-a5000", "rtx-a6000",
+                         # issue #30: out of production too (RTX 40 lines shut down in 2024; Ampere data-centre
+                         # cards superseded), each still bought new at its dated street price or estimate
+                         "rtx-3060-12gb", "rtx-4060-ti-16gb", "rtx-4090", "a10", "a40", "a100-40gb-pcie",
+                         "a100-80gb-pcie", "a100-40gb-sxm", "a100-80gb-sxm"}
+    assert (gone["rtx-4090"].price_usd, gone["rtx-4090"].price_kind) == (1800.0, "street")
+    assert gone["a100-80gb-sxm"].price_kind == "estimate"
     # rtx-4080 has a dated new street listing (promptquorum, 2026-05: $1,000): priced by it
     assert (gone["rtx-4080"].price_usd, gone["rtx-4080"].price_kind) == (1000.0, "street")
     # the rest have only their launch msrp as a new price: none under price: street
@@ -87,7 +112,8 @@ def test_shipped_discontinued_cards_under_street_mode():
     used = priced_catalog(cat, used_ok=True)
     # with used_ok the used prices of gpus.yaml: 3090 $750 (2026-05-16), A4000 $400, A6000 $2,800 (2026-01);
     # the A5000 and 4070 Ti SUPER have no used price, so still none
-    assert {i: used.gpu(i).price_usd for i in gone if i != "rtx-4080"} == {
+    assert {i: used.gpu(i).price_usd for i in ("rtx-3090", "rtx-4070-ti-super", "rtx-a4000", "rtx-a5000",
+                                               "rtx-a6000")} == {
         "rtx-3090": 750.0, "rtx-4070-ti-super": None, "rtx-a4000": 400.0, "rtx-a5000": None, "rtx-a6000": 2800.0}
 
 
@@ -216,6 +242,9 @@ def test_prices_list(tmp_path):
      "source: t}\n", "repeats the street price (new) of 2026-01"),
     ("prices:\n  - {usd: 1, kind: street, as_of: 2026-01, source: s, exempt: {stael: x}}\n", "unknown key 'stael'"),
     ("prices: []\n", "lists no price"),
+    ("prices:\n  - {usd: 30000, kind: quote-range, as_of: 2026-11, source: s}\n",
+     "a quote-range price gives its range"),
+    ("price_usd: 30000\nprice_kind: quote-range\n", "a quote-range price gives its range"),
 ])
 def test_prices_refused(tmp_path, price, message):
     with pytest.raises(CatalogError) as e:

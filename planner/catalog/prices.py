@@ -10,7 +10,9 @@ A GPU, DIMM or platform may carry a ``prices:`` list instead of the single ``pri
 
 Keys: ``usd`` (one unit, USD), ``kind`` (:data:`PRICE_KINDS`: ``msrp`` the vendor's list price,
 ``street`` what retailers ask for a new unit, ``used`` what a used unit sells for, ``quote`` a
-vendor's quote, ``estimate`` a figure inferred from other prices), ``condition`` (``new`` or
+vendor's quote, ``quote-range`` the range published figures give for a part sold only on quotes
+(datacenter GPUs and servers: ``low_usd`` / ``high_usd`` required; the Quote sheet says to ask for a
+quote), ``estimate`` a figure inferred from other prices), ``condition`` (``new`` or
 ``used``; default ``used`` for kind used, else ``new``; a ``quote`` or ``estimate`` may be for a used
 unit, an ``msrp`` never is, a ``street`` price of a used unit is kind ``used``), ``as_of`` (the
 date it was observed, not after today), ``source`` (where), and optionally ``low_usd`` /
@@ -22,7 +24,7 @@ one item of its ``price_kind`` with the entry's ``source`` and ``as_of`` (backwa
 Which price a plan pays (:func:`select_price`, scenario ``constraints.price`` and ``used_ok``):
 
 ``street`` (the default): a new unit at the best-founded current price: a ``quote`` first, then
-  ``street``, then ``estimate``, then ``msrp`` (the only price some parts have), the newest of
+  ``street``, then ``quote-range``, then ``estimate``, then ``msrp`` (the only price some parts have), the newest of
   the first kind present. A part out of production (a GPU's ``discontinued``) is not sold new
   at its launch list price: its ``msrp`` is not paid, so without a dated ``street`` / ``quote`` /
   ``estimate`` of a new unit it has no new price (only ``used_ok: true`` buys it, used; the
@@ -30,7 +32,7 @@ Which price a plan pays (:func:`select_price`, scenario ``constraints.price`` an
 ``msrp``: the list price, where there is one (else as ``street``): for comparing machines at
   list prices.
 ``used_ok: true``: also the newest used price (a used ``quote`` before ``used`` before a used
-  ``estimate``); it is paid when it is below the new one (or when there is no new one).
+  ``quote-range`` before a used ``estimate``); it is paid when it is below the new one (or when there is no new one).
 
 :func:`priced_catalog` returns the catalog with every part's ``price_usd`` / ``price_kind`` (a
 platform's ``base_price_usd``) and ``price`` set to that choice, so that the solver, the quote and
@@ -47,7 +49,7 @@ from typing import Any
 from planner.core.fields import Entry
 
 #: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
-PRICE_KINDS = ("msrp", "street", "used", "quote", "estimate")
+PRICE_KINDS = ("msrp", "street", "used", "quote", "quote-range", "estimate")
 #: Conditions of the unit a price is for.
 CONDITIONS = ("new", "used")
 #: Scenario ``constraints.price`` modes.
@@ -59,11 +61,11 @@ PRICE_ITEM_KEYS = ("usd", "kind", "condition", "as_of", "source", "low_usd", "hi
 
 #: Preference among a new unit's prices per mode (lower first); the newest of the first kind wins.
 NEW_ORDER: dict[str, dict[str, int]] = {
-    "street": {"quote": 0, "street": 1, "estimate": 2, "msrp": 3},
-    "msrp": {"msrp": 0, "quote": 1, "street": 2, "estimate": 3},
+    "street": {"quote": 0, "street": 1, "quote-range": 2, "estimate": 3, "msrp": 4},
+    "msrp": {"msrp": 0, "quote": 1, "street": 2, "quote-range": 3, "estimate": 4},
 }
 #: Preference among a used unit's prices.
-USED_ORDER = {"quote": 0, "used": 1, "estimate": 2}
+USED_ORDER = {"quote": 0, "used": 1, "quote-range": 2, "estimate": 3}
 
 _ZERO_HINT = ("A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
               "Leave the part out of the catalog's purchasable parts (excluded_gpus in the scenario) instead.")
@@ -110,7 +112,8 @@ class Price:
 def price_words(kind: str, condition: str = "new") -> str:
     """A price's kind and condition in words: 'street price (new)', 'used price', 'list price (msrp)',
     'quote (used)'."""
-    words = {"msrp": "list price (msrp)", "used": "used price", "quote": "quote"}.get(kind, f"{kind} price")
+    words = {"msrp": "list price (msrp)", "used": "used price", "quote": "quote",
+             "quote-range": "quote range"}.get(kind, f"{kind} price")
     return words if kind in ("used", "msrp") else f"{words} ({condition})"
 
 
@@ -164,6 +167,9 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
             key = "low_usd" if low is not None else "high_usd"
             raise it.error(f"{key} needs {'high_usd' if key == 'low_usd' else 'low_usd'}", key,
                            "Give the range as both ends (low_usd and high_usd), or neither.")
+        if kind == "quote-range" and low is None:
+            raise it.error("a quote-range price gives its range", "low_usd",
+                           "Give low_usd and high_usd: what the published figures for the part span.")
         if low is not None and not low <= usd <= high:  # type: ignore[operator]
             raise it.error(f"usd {usd:,.2f} is outside its range [{low:,.2f}, {high:,.2f}]", "usd",
                            "The range is what the sources give; the price is one figure within it.")

@@ -289,6 +289,9 @@ def check_priced(p: "Parsed", attr: str = "price_usd", *, required: bool = True)
     if (attr in v) != ("price_kind" in v):
         given, absent = (attr, "price_kind") if attr in v else ("price_kind", attr)
         raise p.err(f"{given} needs {absent}", given, "Give both, or neither when there is no purchase price.")
+    if v.get("price_kind") == "quote-range":
+        raise p.err("a quote-range price gives its range", "price_kind",
+                    "Write it as a prices: item with low_usd and high_usd (docs/catalog.md).")
     if required and attr not in v:
         raise p.err(f"missing required key {attr!r}", None,
                     f"Give the price: 'prices:' (a list of dated prices) or {attr} and price_kind.")

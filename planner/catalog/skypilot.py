@@ -62,6 +62,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 
@@ -83,23 +84,10 @@ OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack
                 "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
                 "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
 
-#: SkyPilot accelerator name -> catalog GPU id (a provider's exceptions in :func:`gpu_id`).
-GPU_NAMES = {
-    "T4": "t4", "A10G": "a10g", "A10": "a10", "L4": "l4", "L40S": "l40s", "A40": "a40",
-    "A6000": "rtx-a6000", "RTXA6000": "rtx-a6000", "RTX4090": "rtx-4090", "RTX3090": "rtx-3090",
-    "A100": "a100-40gb-sxm", "A100-80GB": "a100-80gb-sxm", "H100": "h100-sxm", "H100-MEGA": "h100-sxm",
-    "H200": "h200-sxm", "B200": "b200", "MI300X": "mi300x",
-}
-
-#: GCP machine type -> (accelerator name, count) (SkyPilot's _ACC_INSTANCE_TYPE_DICTS, REF:SKY-GCP-CODE).
-GCP_MACHINES: dict[str, tuple[str, int]] = {
-    **{f"a2-highgpu-{n}g": ("A100", n) for n in (1, 2, 4, 8)}, "a2-megagpu-16g": ("A100", 16),
-    **{f"a2-ultragpu-{n}g": ("A100-80GB", n) for n in (1, 2, 4, 8)},
-    **{f"g2-standard-{n}": ("L4", 1) for n in (4, 8, 12, 16, 32)},
-    "g2-standard-24": ("L4", 2), "g2-standard-48": ("L4", 4), "g2-standard-96": ("L4", 8),
-    **{f"a3-highgpu-{n}g": ("H100", n) for n in (1, 2, 4, 8)},
-    "a3-megagpu-8g": ("H100-MEGA", 8), "a3-ultragpu-8g": ("H200", 8), "a4-highgpu-8g": ("B200", 8),
-}
+#: SkyPilot accelerator name -> catalog GPU id, and GCP machine type -> (accelerator, count): the
+#: alias table of planner.catalog.aliases (kept here under their old names).
+GPU_NAMES = GPU_ALIASES
+GCP_MACHINES = GCP_MACHINE_GPUS
 
 _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
@@ -276,19 +264,9 @@ def is_us(provider: str, region: str) -> bool:
 
 
 def gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str) -> str | None:
-    """The catalog GPU id of an instance's accelerator (None: not in the catalog)."""
-    name = accelerator.strip()
-    info = gpu_info or ""
-    if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
-        return "h100-pcie"
-    if provider == "runpod" and name in ("A100-80GB", "H100") and "PCIe" in info:
-        return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"
-    if provider == "azure":
-        if re.match(r"^Standard_NC\d+ads_A100_v4$", instance):
-            return "a100-80gb-pcie"
-        if re.match(r"^Standard_NC\d+adi?s_H100_v5$", instance):
-            return "h100-nvl"
-    return GPU_NAMES.get(name)
+    """The catalog GPU id of an instance's accelerator (None: not in the catalog); the alias table's
+    :func:`planner.catalog.aliases.catalog_gpu_id`."""
+    return catalog_gpu_id(provider, instance, accelerator, gpu_info)
 
 
 def slug(provider: str, instance: str) -> str:

@@ -274,21 +274,22 @@ def select_instances(catalog: Catalog, *, providers: tuple[str, ...] = (),
 STALE_CLOUD_MONTHS = 12
 
 
-def stale_instances(instances: Sequence[CloudInstance], today: Any = None) -> list[CloudInstance]:
-    """The instances whose ``as_of`` lies more than :data:`STALE_CLOUD_MONTHS` months before ``today``."""
+def stale_as_of(as_of: str, today: Any = None) -> bool:
+    """Whether a cloud price dated ``as_of`` (YYYY-MM[-DD]) lies more than :data:`STALE_CLOUD_MONTHS`
+    months before ``today`` (a date; default the machine's clock); False for an unreadable date."""
     import datetime as dt
 
     d = today or dt.date.today()
-    now = d.year * 12 + d.month
-    out = []
-    for i in instances:
-        try:
-            y, m = (int(x) for x in i.as_of.split("-")[:2])
-        except ValueError:
-            continue
-        if now - (y * 12 + m) > STALE_CLOUD_MONTHS:
-            out.append(i)
-    return out
+    try:
+        y, m = (int(x) for x in as_of.split("-")[:2])
+    except ValueError:
+        return False
+    return d.year * 12 + d.month - (y * 12 + m) > STALE_CLOUD_MONTHS
+
+
+def stale_instances(instances: Sequence[CloudInstance], today: Any = None) -> list[CloudInstance]:
+    """The instances whose ``as_of`` lies more than :data:`STALE_CLOUD_MONTHS` months before ``today``."""
+    return [i for i in instances if stale_as_of(i.as_of, today)]
 
 
 def stale_text(instances: Sequence[CloudInstance]) -> str:

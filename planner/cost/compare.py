@@ -58,12 +58,15 @@ from typing import Any
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
 from planner.core.units import years_text
+from planner.cost.flip import comparison_flips
 from planner.cost.cloud import (
+    STALE_CLOUD_MONTHS,
     InstanceFit,
     cloud_fits,
     select_instances,
     spot_basis,
     spot_range,
+    stale_as_of,
     stale_instances,
     stale_text,
 )
@@ -1071,6 +1074,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
             }
             for wc in comp.workloads
         ],
+        "rent_or_buy_flip": [x.to_dict() for x in comparison_flips(comp)],
         "lines": list(comp.lines),
         "notes": list(comp.notes),
         "warnings": list(comp.warnings),
@@ -1114,10 +1118,12 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
     refs: dict[str, int] = {}
 
     def price(o: CloudOption) -> str:
+        # a row ranked here whose price is over a year old says so where it is ranked
+        old = f", STALE: over {STALE_CLOUD_MONTHS} months old" if stale_as_of(o.as_of) else ""
         if not verbose:
-            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of})"
+            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old})"
         n = refs.setdefault(o.source, len(refs) + 1)
-        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}) [{n}]"
+        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old}) [{n}]"
 
     basis = (f"the plan's quote, prices dated {_dates(m.capex_items)}; line items under 'Cost model'"
              + ("" if verbose else " (--verbose)")
@@ -1202,6 +1208,8 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
         out.append(f"Break-even (on-demand): {_be_sentence(comp.break_even_hours, comp.break_even_months, comp)}")
     if comp.spot_break_even_months is not None:
         out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
+    for x in comparison_flips(comp):
+        out.append(f"Rent-or-buy flip, {x.sentence()}")
     for n in comp.notes:
         out.append(f"Note: {n}")
     for w in comp.warnings:

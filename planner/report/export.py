@@ -61,6 +61,8 @@ def plan_to_dict(plan: Any) -> dict[str, Any]:
         "infeasible_summary": plan.infeasible,
         "assumptions": plan.assumptions,
         "warnings": list(plan.warnings),
+        "price_sensitivity": (plan.price_sensitivity.to_dict()
+                              if getattr(plan, "price_sensitivity", None) is not None else None),
     })
 
 

@@ -194,6 +194,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         hours_per_job=_number(choice.get("hours_per_job")),
         usd_per_job=_number(choice.get("usd_per_job")),
         per_job_note=" ".join(str(x) for x in (a.get("objective_arithmetic") or ())[1:]),
+        price_sensitivity=(tuple(plan.price_sensitivity.lines())
+                           if getattr(plan, "price_sensitivity", None) is not None else ()),
     )
 
 

@@ -285,6 +285,12 @@ def plan_text(plan: Any, width: int | None = None) -> str:
         lines.append("Alternatives:")
         lines.append(text_table(alt_cols, alt_rows, {"need/GPU (GiB)", "capacity (GiB)"}, width,
                                 integers={"cards/node", "nodes", "RAM (GiB)"}, find_numbers=True))
+    sens = getattr(plan, "price_sensitivity", None)
+    if sens is not None:
+        lines.append("")
+        lines.append(f"Price sensitivity (re-pricing the {int(plan.candidates['feasible'].sum()):,} feasible "
+                     "candidates, one price at a time):")
+        lines += [f"  {x}" for x in sens.lines()]
     if plan.warnings:
         lines.append("")
         lines.append("Warnings:")

@@ -250,6 +250,11 @@ def recipe_row(estimate: Estimate, training: Any = None) -> RecipeRow:
                      autocast_copy=r.autocast_copy_bytes, **base)
 
 
+#: What the Quote sheet says about a line priced by a ``quote-range`` (a part sold only on quotes).
+QUOTE_RANGE_STATUS = ("sold on quotes only: ask for a quote (the price is one figure within the range published "
+                      "figures give)")
+
+
 def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: int = STALE_PRICE_MONTHS) -> str:
     """What the Quote sheet says about one line's price: flags first, in capitals.
 
@@ -265,6 +270,8 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
                      "entry; get a current vendor quote")
     if flags:
         return "; ".join(flags)
+    if item.price_kind == "quote-range":
+        return QUOTE_RANGE_STATUS
     if item.price_kind == "quote":
         return "vendor quote: check that it is still valid"
     if item.price_kind == "msrp":
@@ -330,6 +337,9 @@ class WorkbookData:
             ``sources``' texts, read from the catalog's ``SOURCES.md``
             (:func:`planner.catalog.sources.sources_for_catalog`); None when none was read: the Sources
             sheet then lists the cited ids and says that their documents are not available.
+        price_sensitivity: the plan's price sensitivity in sentences (which prices decide the choice,
+            their break-even prices, whether the choice holds across the price ranges:
+            planner.solve.sensitivity); the Summary sheet lists them. Empty when not known.
     """
 
     title: str
@@ -359,6 +369,7 @@ class WorkbookData:
     hours_per_job: float | None = None
     usd_per_job: float | None = None
     per_job_note: str = ""
+    price_sensitivity: tuple[str, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

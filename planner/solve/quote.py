@@ -29,7 +29,7 @@ class LineItem:
         catalog_id: the catalog entry id ('' for items the scenario lists).
         unit_price_usd: price of one unit, USD.
         quantity: units.
-        price_kind: 'msrp', 'street', 'used', 'estimate' or 'quote' (planner.catalog.prices).
+        price_kind: 'msrp', 'street', 'used', 'estimate', 'quote' or 'quote-range' (planner.catalog.prices).
         source: where the price comes from (URL or document).
         as_of: date of the price (YYYY-MM-DD or YYYY-MM).
         condition: 'new' or 'used' (a used unit's description says so too).

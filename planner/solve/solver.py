@@ -70,6 +70,7 @@ from planner.memory import Estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.solve.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
 from planner.solve.scenario import Scenario
+from planner.solve.sensitivity import PriceSensitivity, price_sensitivity
 from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 from planner.solve.warnings import _warnings, stale_items
 from planner.core.units import GiB
@@ -121,6 +122,9 @@ class Plan:
         assumptions: catalog files and the sources of the entries used, recipe definitions,
             rules and their constants, the scenario file's sha256.
         warnings: things to check before buying.
+        price_sensitivity: which prices decide the choice, their break-even prices and whether the
+            choice holds across the price ranges (:class:`planner.solve.sensitivity.PriceSensitivity`;
+            None for a plan built by hand).
     """
 
     scenario: str
@@ -135,6 +139,7 @@ class Plan:
     candidates: Table
     assumptions: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    price_sensitivity: PriceSensitivity | None = None
 
     def line_items(self) -> list[LineItem]:
         """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
@@ -229,7 +234,7 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
                              "stale_prices": {"catalog_ids": list(dict.fromkeys(i.catalog_id
                                                                                for i in stale_items(items, catalog))),
                                               "months": STALE_PRICE_MONTHS}},
-                warnings=tuple(warnings))
+                warnings=tuple(warnings), price_sensitivity=price_sensitivity(cs, catalog, row))
 
 
 # ----- line items ------------------------------------------------------------------------------

@@ -257,6 +257,10 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     est_items = [i.catalog_id or i.description for i in items if i.price_kind == "estimate"]
     if est_items:
         out.append("estimated prices (price_kind estimate; get a quote): " + ", ".join(dict.fromkeys(est_items)))
+    ranged = [i.catalog_id or i.description for i in items if i.price_kind == "quote-range"]
+    if ranged:
+        out.append("sold on quotes only (price_kind quote-range: one figure within the range published figures give; "
+                   "ask for a quote): " + ", ".join(dict.fromkeys(ranged)))
     old = [f"{i.catalog_id} ({i.as_of})" for i in stale_items(items, catalog)]
     if old:
         out.append(f"prices dated more than {STALE_PRICE_MONTHS} months before the catalog's newest entry: "

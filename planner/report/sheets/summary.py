@@ -4,7 +4,8 @@ Title, scenario, date, catalog version and the quote's grand total (a formula ov
 sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
 RAM and recipe; under it, per workload, the training stack (framework and lever settings) and the
-warnings in wrapped cells as wide as the table; then the plan-wide warnings, one wrapped sentence
+warnings in wrapped cells as wide as the table; then the price sensitivity (which prices decide
+the choice, their break-even prices, whether it holds across the price ranges) and the plan-wide warnings, one wrapped sentence
 a row. The sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale). Sizes
 in GiB (2**30 bytes).
 """
@@ -46,6 +47,8 @@ SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GP
 SUMMARY_DETAIL_HEADERS = ("Workload", "Training stack", "Warnings")
 SUMMARY_DETAIL_TITLE = "Training stack and warnings, per workload"
 SUMMARY_HEADER_ROW = 9
+#: The label above the price sensitivity's sentences (planner.solve.sensitivity).
+PRICE_SENSITIVITY_TITLE = "Price sensitivity (break-even prices; does the choice hold across the price ranges?)"
 _LAST_COL = len(SUMMARY_HEADERS)  # N: the sentences wrap within A-N, the table's printed width
 _STACK_COLS = (2, 5)  # B-E
 _WARNING_COLS = (6, _LAST_COL)  # F-N
@@ -101,6 +104,13 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         row += 1
     main_end = row - 1
     row = _details(ws, data, row + 1)
+    if data.price_sensitivity:
+        label(ws, row, 1, PRICE_SENSITIVITY_TITLE)
+        row += 1
+        for text in data.price_sensitivity:
+            put_sentence(ws, row, 1, text, _LAST_COL)
+            row += 1
+        row += 1
     if data.warnings:
         label(ws, row, 1, "Plan warnings")
         row += 1

@@ -1,0 +1,85 @@
+"""Cloud GPU names -> catalog GPU ids: the table the SkyPilot importer maps accelerators with.
+
+SkyPilot's catalog files (github.com/skypilot-org/skypilot-catalog ``catalogs/v8/<cloud>/vms.csv``)
+name an instance's accelerator in ``AcceleratorName`` in each cloud's own spelling, and the
+``GpuInfo`` column (a Python-literal dict) gives the board's own name (``'A100 PCIe'``, ``'H100 SXM'``).
+:data:`GPU_ALIASES` maps every spelling seen in those files to a ``gpus.yaml`` id; a few names
+stand for two boards and are told apart by provider and ``GpuInfo`` (:func:`catalog_gpu_id`).
+GCP rows carry no accelerator on the VM row: :data:`GCP_MACHINE_GPUS` gives each accelerator
+machine type's (accelerator name, count) as SkyPilot's GCP catalog code has them.
+
+Where each spelling was read (the rows themselves are pinned in tests/test_aliases.py):
+
+- RunPod, ``catalogs/v8/runpod/vms.csv`` @01acdfd419ce5afae1289ff14825b893ced0c196:
+  ``A100-80GB`` (GpuInfo ``'A100 PCIe'``), ``A100-80GB-SXM`` (``'A100 SXM'``), ``H100-NVL``
+  (``'H100 NVL'``, 94 GB), ``H100-SXM`` (``'H100 SXM'``), ``H200-SXM`` (``'H200 SXM'``),
+  ``RTX4090``, ``RTX6000-Ada`` (``'RTX 6000 Ada'``), ``A40``.
+- Lambda, AWS, GCP and Azure: the names the shipped cloud.yaml rows were imported from
+  (catalog/SOURCES.md SKY-* ids); AWS's ``B300`` (p6-b300.48xlarge); ``MI325X`` as SkyPilot spells
+  AMD's cards (``MI300X``).
+- GCP ``a3-edgegpu-8g`` (A3 Edge): 8 x H100 80GB, the GPU type GKE attaches to it
+  (``nvidia-h100-80gb``, count 8; Google Cloud's GKE custom ComputeClass example) as for
+  ``a3-highgpu-8g``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: SkyPilot accelerator name -> catalog GPU id (provider exceptions in :func:`catalog_gpu_id`).
+GPU_ALIASES: dict[str, str] = {
+    # the names SkyPilot's own accelerator table uses across clouds
+    "T4": "t4", "A10G": "a10g", "A10": "a10", "L4": "l4", "L40S": "l40s", "A40": "a40",
+    "A6000": "rtx-a6000", "RTXA6000": "rtx-a6000", "RTX4090": "rtx-4090", "RTX3090": "rtx-3090",
+    "A100": "a100-40gb-sxm", "A100-80GB": "a100-80gb-sxm", "H100": "h100-sxm", "H100-MEGA": "h100-sxm",
+    "H200": "h200-sxm", "B200": "b200", "B300": "b300", "MI300X": "mi300x", "MI325X": "mi325x",
+    # RunPod's own spellings (v8 vms.csv)
+    "A100-SXM": "a100-80gb-sxm", "A100-80GB-SXM": "a100-80gb-sxm", "H100-SXM": "h100-sxm",
+    "H100-NVL": "h100-nvl", "H200-SXM": "h200-sxm", "RTX6000-Ada": "rtx-6000-ada",
+}
+
+#: GCP accelerator machine type -> (accelerator name, count) (SkyPilot's ``_ACC_INSTANCE_TYPE_DICTS``,
+#: REF:SKY-GCP-CODE; a3-edgegpu-8g: see the module docstring).
+GCP_MACHINE_GPUS: dict[str, tuple[str, int]] = {
+    **{f"a2-highgpu-{n}g": ("A100", n) for n in (1, 2, 4, 8)}, "a2-megagpu-16g": ("A100", 16),
+    **{f"a2-ultragpu-{n}g": ("A100-80GB", n) for n in (1, 2, 4, 8)},
+    **{f"g2-standard-{n}": ("L4", 1) for n in (4, 8, 12, 16, 32)},
+    "g2-standard-24": ("L4", 2), "g2-standard-48": ("L4", 4), "g2-standard-96": ("L4", 8),
+    **{f"a3-highgpu-{n}g": ("H100", n) for n in (1, 2, 4, 8)},
+    "a3-edgegpu-8g": ("H100", 8),
+    "a3-megagpu-8g": ("H100-MEGA", 8), "a3-ultragpu-8g": ("H200", 8), "a4-highgpu-8g": ("B200", 8),
+}
+
+_AZURE_A100_PCIE = re.compile(r"^Standard_NC\d+ads_A100_v4$")
+_AZURE_H100_NVL = re.compile(r"^Standard_NC\d+adi?s_H100_v5$")
+
+
+def catalog_gpu_id(provider: str, instance: str, accelerator: str, gpu_info: str = "") -> str | None:
+    """The ``gpus.yaml`` id of an instance's accelerator, or None when the table has none.
+
+    Args:
+        provider: ``aws``, ``gcp``, ``azure``, ``lambda`` or ``runpod``.
+        instance: the row's ``InstanceType``.
+        accelerator: its ``AcceleratorName`` (for GCP: :data:`GCP_MACHINE_GPUS`' name).
+        gpu_info: its ``GpuInfo`` text ('' when the file has none).
+
+    Rules beyond :data:`GPU_ALIASES` (the board a shared name stands for): Lambda's ``H100`` on a
+    ``*pcie*`` instance is the PCIe card; RunPod's ``A100-80GB`` and ``H100`` whose GpuInfo says
+    ``PCIe`` are the PCIe cards; Azure's NC A100 v4 carries the A100 80GB PCIe, its NC H100 v5 the
+    H100 NVL.
+    """
+    name = accelerator.strip()
+    info = gpu_info or ""
+    if provider == "lambda" and name == "H100" and "pcie" in instance.lower():
+        return "h100-pcie"
+    if provider == "runpod" and name in ("A100-80GB", "H100") and "PCIe" in info:
+        return "a100-80gb-pcie" if name == "A100-80GB" else "h100-pcie"
+    if provider == "azure":
+        if _AZURE_A100_PCIE.match(instance):
+            return "a100-80gb-pcie"
+        if _AZURE_H100_NVL.match(instance):
+            return "h100-nvl"
+    return GPU_ALIASES.get(name)
+
+
+__all__ = ["GCP_MACHINE_GPUS", "GPU_ALIASES", "catalog_gpu_id"]

@@ -73,10 +73,14 @@ def test_committed_measurements_meet_the_targets():
 
 
 def test_committed_report_is_current():
-    # reports/validation.md is what `python -m planner.validate.validation` writes from the committed data.
+    # reports/validation.md is what `python -m planner.validate.validation` writes from the committed data,
+    # then the speed section (checked by tests/test_speed_published.py), which the command keeps as it is
+    from planner.validate.validation import SPEED_HEADING
+
     doc = json.loads(MEASURED.read_text())
     expected = full_report(compare_runs(doc["runs"]), doc, ROOT / "tests" / "test_published.py")
-    assert (ROOT / "reports" / "validation.md").read_text() == expected
+    memory_part = (ROOT / "reports" / "validation.md").read_text().split(SPEED_HEADING)[0]
+    assert memory_part == expected
 
 
 def test_modes_cover_the_issue():

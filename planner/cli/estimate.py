@@ -69,10 +69,10 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                    "estimate.")
     if r.gpu is not None:
         _gpu_lines(r)
-    if r.context_note:
-        echo(f"Note: {r.context_note}")
     if r.speed is not None:
         _speed_lines(r, verbose)
+    if r.context_note:
+        echo(f"Note: {r.context_note}")
 
 
 def _speed_lines(r: Any, verbose: bool) -> None:

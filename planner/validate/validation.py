@@ -238,6 +238,10 @@ def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED)
     return text.rstrip("\n") + "\n\n" + section if section else text
 
 
+#: The heading of reports/validation.md's speed section, which tests/test_speed_published.py keeps.
+SPEED_HEADING = "\n## Speed: the speed model against published throughput\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m planner.validate.validation [--measured FILE | --measure] [--out FILE]``."""
     import json
@@ -259,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         doc = json.loads(args.measured.read_text(encoding="utf-8"))
     rows = compare_runs(doc["runs"])
     text = full_report(rows, doc, args.published)
+    # the speed section (tests/test_speed_published.py writes and checks it) follows the memory report
+    # and is kept as it is when the memory part is rewritten
+    if args.out.is_file():
+        old = args.out.read_text(encoding="utf-8")
+        if SPEED_HEADING in old:
+            text = text + SPEED_HEADING + old.split(SPEED_HEADING, 1)[1]
     from planner.core.atomic import write_text
 
     write_text(args.out, text)

@@ -136,8 +136,12 @@ def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
 
     w, est = qlora_7b_seed(shipped)
     gpu = shipped.gpu("rtx-3060-12gb")
+    # mfu= pins the one-factor rule (planner.speed.timing's docstring) this hand arithmetic follows, at
+    # its default for QLoRA pure-bf16 on Ampere
+    mfu = default_mfu(recipe="pure-bf16", method="qlora", gpu=gpu).value
+    assert mfu == pytest.approx(0.308)
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1,
-                       pcie_per_lane_bytes_per_s=pcie_per_lane(shipped, 4))
+                       pcie_per_lane_bytes_per_s=pcie_per_lane(shipped, 4), mfu=mfu)
     # P = 6,738,415,616; A = 8,388,608 (r=16 on q_proj and v_proj: 32 layers x 2 x 16 x (4096 + 4096)).
     assert est.trainable_parameters == 8_388_608
     # FLOPs per token = 4P + 6A + 2(P + A) = 6P + 8A = 40,430,493,696 + 67,108,864 = 40,497,602,560.
@@ -155,8 +159,11 @@ def test_qlora_7b_on_rtx_3060_hand_computed(shipped):
 
 def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
     # A card whose software stack reaches a smaller share of its datasheet TFLOPS carries
-    # mfu_scale in the catalog: the default MFU (0.308 for QLoRA pure-bf16 on Ampere, as above) is scaled,
-    # so the time grows by 1 / scale; a scenario's own costs.mfu is the user's figure and is not.
+    # mfu_scale in the catalog: the speed model scales its GEMM efficiency (planner.speed.constants.
+    # gemm_efficiency), so the GEMM part of the step takes 1 / scale as long and the other parts
+    # (attention, memory-bound ops, optimizer) stay; the one-factor rule's default MFU (0.308 for QLoRA
+    # pure-bf16 on Ampere, as above) is scaled; a scenario's own costs.mfu is the user's figure and is not.
+    import re
     from dataclasses import replace
 
     from planner.cost.compare import pcie_per_lane
@@ -168,11 +175,21 @@ def test_catalog_mfu_scale_scales_the_default_mfu_not_the_users(shipped):
     lane = pcie_per_lane(shipped, 4)
     t_base = time_workload(workload=w, estimate=est, gpu=base, gpu_count=1, pcie_per_lane_bytes_per_s=lane)
     t_slow = time_workload(workload=w, estimate=est, gpu=slow, gpu_count=1, pcie_per_lane_bytes_per_s=lane)
-    assert t_slow.mfu == pytest.approx(0.308 * 0.5)
-    assert t_slow.seconds_per_job == pytest.approx(2 * t_base.seconds_per_job)
-    assert "mfu_scale" in t_slow.mfu_reason
+
+    def parts(jt):  # 'name: 1,234.567 ms = formula' -> {name: ms}
+        found = (re.match(r"([a-z -]+): ([\d,.]+) ms = ", x) for x in jt.lines)
+        return {m[1]: float(m[2].replace(",", "")) for m in found if m}
+
+    pb, ps = parts(t_base), parts(t_slow)
+    assert ps["gemm"] == pytest.approx(2 * pb["gemm"], rel=1e-5)
+    assert {k: v for k, v in ps.items() if k != "gemm"} == {k: v for k, v in pb.items() if k != "gemm"}
+    assert t_base.seconds_per_job < t_slow.seconds_per_job < 2 * t_base.seconds_per_job
+    assert default_mfu(recipe="pure-bf16", method="qlora", gpu=slow).value == pytest.approx(0.308 * 0.5)
+    assert "mfu_scale" in default_mfu(recipe="pure-bf16", method="qlora", gpu=slow).reason
     user = time_workload(workload=w, estimate=est, gpu=slow, gpu_count=1, pcie_per_lane_bytes_per_s=lane, mfu=0.3)
     assert user.mfu == 0.3
+    assert user.seconds_per_job == time_workload(workload=w, estimate=est, gpu=base, gpu_count=1,
+                                                 pcie_per_lane_bytes_per_s=lane, mfu=0.3).seconds_per_job
 
 
 # ----- TCO and break-even (pure functions) ----------------------------------------------------------
@@ -422,8 +439,9 @@ def test_retarget_inference_replicas(shipped):
 
 def test_compare_local_wins_within_the_period(tiny):
     cat, w, machine = tiny
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.5))
+                           costs=CostInputs(utilization=0.5, mfu=0.40))
     wc = comp.workloads[0]
     # FLOPs per token 6 x 124,439,808 = 746,638,848; local 100 TFLOPS x 0.40 = 4e13 FLOP/s
     # -> 4e13 / 746,638,848 = 53,573.4 tokens/s; 1e9 tokens -> 18,665.97 s = 5.185 h.
@@ -471,8 +489,9 @@ def test_compare_text_without_a_job_size(tiny):
     """No dataset_tokens: no time or cost per job; the line says so instead of printing '-'."""
     cat, w, machine = tiny
     w = replace(w, train=replace(w.train, dataset_tokens=None))
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.5))
+                           costs=CostInputs(utilization=0.5, mfu=0.40))
     lines = comparison_text(comp).splitlines()
     # 4e13 FLOP/s / (6 x 124,439,808 FLOPs per token) = 53,573.4 tokens/s (test_compare_local_wins_within_a_year)
     local = [ln for ln in lines if ln.startswith("  local: per job")]
@@ -491,8 +510,9 @@ def test_compare_text_without_a_job_size(tiny):
 
 def test_compare_cloud_wins_at_low_utilization(tiny):
     cat, w, machine = tiny
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.1))
+                           costs=CostInputs(utilization=0.1, mfu=0.40))
     # h = 73: M* = 5,000 / (73 x 0.935) = 5,000 / 68.255 = 73.3 months > 36, and at the sale
     # TCO 4,000 + 0.065 x 73 x 36 = 4,170.82 is above cloud 1.00 x 73 x 36 = 2,628: cloud cheaper throughout.
     assert comp.break_even_months.value is None and comp.break_even_months.cheaper_before == "cloud"
@@ -512,8 +532,9 @@ def test_compare_cloud_wins_at_low_utilization(tiny):
 def test_compare_discount_and_hours_sources(tiny):
     cat, w, machine = tiny
     w2 = replace(w, hours_per_month=200.0)
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w2, estimate(w2))], catalog=cat,
-                           costs=CostInputs(cloud_discount=0.25))
+                           costs=CostInputs(cloud_discount=0.25, mfu=0.40))
     # h from the workload: 200 h/month; c = 2.00 x 0.75 x 0.5 = $0.75; the lines cross at
     # M* = 5,000 / (200 x (0.75 - 0.065)) = 5,000 / 137 = 36.50 months, after the period; at the sale the TCO
     # 4,000 + 0.065 x 200 x 36 = 4,468 is below the rent 0.75 x 200 x 36 = 5,400: break-even at the sale, month 36.
@@ -646,8 +667,9 @@ def test_spot_comparison_takes_on_demand_where_cheaper(tiny):
     cat, w, machine = tiny
     cat = dc_replace(cat, instances=cat.instances + (instance("cloud-cheap", "cloud-card", usd=0.8, spot=None,
                                                               ram_gib=64),))
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.5))
+                           costs=CostInputs(utilization=0.5, mfu=0.40))
     wc = comp.workloads[0]
     assert wc.best_on_demand == "cloud-cheap" and wc.best_spot == "cloud-fast"
     assert comp.cloud_usd_per_local_hour == pytest.approx(0.40)
@@ -753,8 +775,9 @@ def test_inference_without_a_rate_is_priced_as_a_service_on_demand_and_spot(serv
 def test_inference_listed_as_batch_work_scales_with_speed(serving):
     cat, infer, machine = serving
     w = infer()
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.5, batch_inference=("chat",)))
+                           costs=CostInputs(utilization=0.5, batch_inference=("chat",), mfu=0.40))
     wc = comp.workloads[0]
     assert not wc.service and not wc.pricing_assumed
     assert not any("assumed" in n for n in comp.notes)
@@ -844,16 +867,18 @@ def test_much_larger_cheapest_instance_is_flagged(tiny):
     from planner.cost.compare import TIME_MODEL_NOTE
 
     cat, w, machine = tiny
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     plain = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                            costs=CostInputs(utilization=0.5))
+                            costs=CostInputs(utilization=0.5, mfu=0.40))
     assert TIME_MODEL_NOTE in plain.notes
     assert not any("much larger" in n for n in plain.notes)  # cheapest is the 1-GPU cloud-fast
     # 'cloud-8x': 8 x cloud-card at $14/h; with perfect scaling k = 0.5 / 8 = 0.0625 -> 14 x 0.0625 = $0.875 per
     # local hour, below cloud-fast's 2.00 x 0.5 = $1.00: the cheapest, with 8 GPUs for 1-GPU work.
     cat = dc_replace(cat, instances=cat.instances + (instance("cloud-8x", "cloud-card", usd=14.0, spot=None,
                                                               ram_gib=512, count=8),))
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic here uses
     comp = compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
-                           costs=CostInputs(utilization=0.5))
+                           costs=CostInputs(utilization=0.5, mfu=0.40))
     assert comp.workloads[0].best_on_demand == "cloud-8x"
     flagged = [n for n in comp.notes if "much larger" in n]
     assert len(flagged) == 1
@@ -918,7 +943,8 @@ def rated_comparison(serving, rph, *, twin_usd=0.8, budget_usd=None, extra_runs=
                                           for i in cat.instances))
     w = infer(tokens_per_request=128, requests_per_hour=rph)
     runs = [LocalRun(w, estimate(w)), *extra_runs]
-    return compare_machine(machine=machine, runs=runs, catalog=cat, costs=CostInputs(utilization=0.5),
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the arithmetic above uses
+    return compare_machine(machine=machine, runs=runs, catalog=cat, costs=CostInputs(utilization=0.5, mfu=0.40),
                            budget_usd=budget_usd)
 
 

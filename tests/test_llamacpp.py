@@ -21,7 +21,6 @@ import yaml
 from planner.memory import estimate
 from planner.model.gguf import GGML_TYPES, PRESETS, gguf_weights, use_more_bits
 from planner.memory.llamacpp import compute_buffers, context_cells, kv_split, placement, weight_split
-from planner.speed.traffic import ARCH_MFU
 from planner.model.architecture import from_hf_config
 from planner.workload.spec import LLAMACPP_WEIGHTS, workload_from_mapping
 from planner.core.errors import InputError
@@ -47,6 +46,22 @@ def _cfg(L, h, a, kv, f, V, tied=False, experts=0, used=0, rope=False, model_typ
 def _workload(arch, **keys):
     return workload_from_mapping({"model": "m", "task": "infer", "engine": "llama.cpp", **keys},
                                  lambda name, entry: (name, "test", arch))
+
+
+def _part(jt, name):
+    """The speed model's part ``name`` in a JobTime's lines ('name: 1,234.567 ms = formula'): (ms, formula),
+    or None when the lines have no such part."""
+    for line in jt.lines:
+        m = re.match(re.escape(name) + r": ([\d,.]+) ms = (.*)", line)
+        if m:
+            return float(m[1].replace(",", "")), m[2]
+    return None
+
+
+def _bytes_read(formula):
+    """The bytes a 'decode: weights read' formula starts with ('4,617,396,736 B / (...)', or for a mixture
+    of experts '4,617,396,736 B (of ... B: routed experts ...) / (...)')."""
+    return int(re.match(r"([\d,]+) B[ /(]", formula)[1].replace(",", ""))
 
 
 # ----- the type table ------------------------------------------------------------------------
@@ -282,10 +297,12 @@ def test_fit_gpu_layers_max_finds_the_most_that_fit(tmp_path):
 
 
 def test_decode_is_bounded_by_both_bandwidths():
-    # A token reads the GPU layers at the card's bandwidth and the host blocks at the platform's:
-    # t = GPU bytes / (bw_gpu x MBU) + host bytes / (bw_host x HOST_MBU).
+    # A token reads the GPU layers at the card's bandwidth and the host blocks at the platform's, one after
+    # the other: the speed model's decode parts (planner.speed.inference) read the GPU layers' weights
+    # ('decode: weights read') and the host blocks with their share of the KV cache at host bandwidth x
+    # HOST_MBU ('decode: host RAM layers'), and the step is the sum of its decode parts.
     from planner.catalog.loader import load_catalog
-    from planner.speed.timing import DEFAULT_MBU, HOST_MBU, time_workload
+    from planner.speed.timing import HOST_MBU, time_workload
 
     gpu = load_catalog().gpu("rtx-4090")
     full = _workload(LLAMA31_8B, context=4096)
@@ -297,10 +314,16 @@ def test_decode_is_bounded_by_both_bandwidths():
     assert t_part.tokens_per_s < t_full.tokens_per_s
     kv_tok = est.extra["kv_bytes_per_token"]
     share = 1 - est.extra["llamacpp_gpu_blocks"] / 32
-    gpu_bytes = est.extra["llamacpp_weights_gpu_bytes"] + kv_tok * (1 - share) * 2048
-    host_bytes = est.extra["llamacpp_host_block_bytes"] + kv_tok * share * 2048
-    expected = gpu_bytes / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU) + host_bytes / (100e9 * HOST_MBU)
-    assert t_part.tokens_per_s == pytest.approx(1 / expected, rel=1e-9)
+    # no tokens_per_request: a prompt of half the context, 2,048 tokens, and one output token: mean KV 2,048.5
+    assert _bytes_read(_part(t_part, "decode: weights read")[1]) == est.extra["llamacpp_weights_gpu_bytes"]
+    assert f"x {kv_tok * (1 - share):,.0f} B/token" in _part(t_part, "decode: KV cache read")[1]
+    host_bytes = est.extra["llamacpp_host_block_bytes"] + kv_tok * share * 2048.5
+    assert _part(t_part, "decode: host RAM layers")[0] == pytest.approx(host_bytes / (100e9 * HOST_MBU) * 1e3,
+                                                                       abs=1e-3)
+    assert _part(t_full, "decode: host RAM layers") is None
+    parts = (re.match(r"decode: [^:]+: ([\d,.]+) ms", x) for x in t_part.lines)
+    step_ms = sum(float(m[1].replace(",", "")) for m in parts if m)
+    assert t_part.tokens_per_s == pytest.approx(1e3 / step_ms, rel=1e-4)  # the parts are printed to 1 us
 
 
 def test_estimate_on_a_card_says_whether_it_fits():
@@ -484,7 +507,7 @@ def _moe(mid):
 def test_llamacpp_moe_decode_reads_two_of_eight_experts():
     # review F1: Mixtral Q4_K_M decode read all 8 experts' weights per token (3-5x too slow)
     from planner.catalog.loader import load_catalog
-    from planner.speed.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import time_workload
 
     arch = _moe("mixtral-8x7b")
     gpu = load_catalog().gpu("rtx-a6000")
@@ -496,20 +519,18 @@ def test_llamacpp_moe_decode_reads_two_of_eight_experts():
     gpu_weights = est.extra["llamacpp_weights_gpu_bytes"]
     read = gpu_weights - experts + experts * 2 / 8
     assert 0.25 * gpu_weights < read < 0.4 * gpu_weights  # experts are ~96 % of Mixtral's bytes
-    kv = est.extra["kv_bytes_per_token"] * (3596 + 250)  # mean KV length: prompt 3,596 + 500 / 2
-    step = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
-    # prefill at the card's architecture MFU: Ampere 0.44 (planner.speed.traffic.ARCH_MFU, Megatron-LM's
-    # 138 of 312 TFLOPS on A100s)
-    assert gpu.architecture == "ampere" and ARCH_MFU["ampere"].value == 0.44
-    prefill = 2 * arch.active_parameters * 3596 / (gpu.bf16_tflops * 1e12 * 0.44)
-    assert jt.tokens_per_s == pytest.approx(500 / (prefill + 500 * step), rel=1e-9)
+    # the speed model's decode step reads those bytes (planner.speed.inference, 'decode: weights read'), and
+    # each token's KV cache at its mean length: prompt 3,596 + 500 / 2 = 3,846 tokens
+    assert _bytes_read(_part(jt, "decode: weights read")[1]) == pytest.approx(read, rel=1e-9)
+    kv_line = _part(jt, "decode: KV cache read")[1]
+    assert f"1 seq x {est.extra['kv_bytes_per_token']:,} B/token x 3,846 tokens" in kv_line
 
 
 @pytest.mark.parametrize("engine", ["vllm", "hf"])
 def test_other_engines_moe_decode_reads_the_active_experts(engine):
     # the same shared cost model: Qwen3-30B-A3B runs 8 of 128 experts per token
     from planner.catalog.loader import load_catalog
-    from planner.speed.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import time_workload
     from planner.memory.quant import weight_bytes
     from planner.workload.spec import workload_from_mapping
 
@@ -523,12 +544,12 @@ def test_other_engines_moe_decode_reads_the_active_experts(engine):
     experts = 2 * arch.expert_parameters  # bf16 experts
     share = 1 - (1 - 8 / 128) ** 4
     read = total - experts + experts * share
-    kv = 4 * est.extra["kv_bytes_per_token"] * 2048  # no tokens_per_request: half the context
-    mem_s = (read + kv) / (gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU)
-    comp_s = 2 * arch.active_parameters * 4 / (gpu.bf16_tflops * 1e12 * 0.4)
+    # the speed model's decode step reads those bytes (planner.speed.inference, 'decode: weights read');
     # 0.2 %: the planner counts each expert's router row (2,048 values per layer) with the expert
-    assert jt.tokens_per_s == pytest.approx(4 / max(mem_s, comp_s), rel=2e-3)
-    assert "routed experts" in jt.lines[0]
+    assert _bytes_read(_part(jt, "decode: weights read")[1]) == pytest.approx(read, rel=2e-3)
+    # and 4 sequences' KV cache at half the context (no tokens_per_request: a 2,048-token prompt)
+    kv_line = _part(jt, "decode: KV cache read")[1]
+    assert f"4 seq x {est.extra['kv_bytes_per_token']:,} B/token x 2,048 tokens" in kv_line
 
 
 # ----- partial offload: one host weight copied in at a time --------------------------------------------
@@ -586,18 +607,16 @@ def test_partial_offload_prefill_uploads_the_host_blocks_for_every_ubatch():
     est = estimate(w)
     per_lane = 1.969e9  # PCIe 4.0, one direction
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=per_lane)
-    # at Ada's MFU, 0.44 (planner.speed.traffic.ARCH_MFU: an assumption borrowed from Ampere)
-    assert gpu.architecture == "ada" and ARCH_MFU["ada"].value == 0.44
-    compute = 2 * arch.parameters * 7692 / (gpu.bf16_tflops * 1e12 * 0.44)
     upload = 16 * est.extra["llamacpp_host_block_bytes"] / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
     assert 10 < upload < 16  # about 0.8 s per ubatch
-    line = next(x for x in jt.lines if x.startswith("prefill"))
-    assert f"= {compute + upload:.3f} s" in line and "16 ubatches" in line
+    # the speed model's prefill (planner.speed.inference) adds it as its own part, run in 16 ubatches
+    assert _part(jt, "prefill: host-block uploads")[0] == pytest.approx(upload * 1e3, abs=1e-3)
+    assert "x 16 batch(es)" in _part(jt, "prefill: per-layer fixed cost")[1]
     # every layer on the GPU: nothing to upload
     full = _workload(arch, context=8192, tokens_per_request=500)
     jt = time_workload(workload=full, estimate=estimate(full), gpu=load_catalog().gpu("h100-sxm"), gpu_count=1,
                        pcie_per_lane_bytes_per_s=per_lane)
-    assert "PCIe upload" not in next(x for x in jt.lines if x.startswith("prefill"))
+    assert _part(jt, "prefill: gemm") is not None and _part(jt, "prefill: host-block uploads") is None
 
 
 # ----- gpt-oss: the experts stay MXFP4 ------------------------------------------------------------------
@@ -670,16 +689,24 @@ def test_row_split_is_refused():
 
 
 def test_layer_split_decode_reads_every_gpus_layers_one_after_the_other():
-    # a token runs through GPU 0's layers, then GPU 1's: the step reads both GPUs' bytes
+    # a token runs through GPU 0's layers, then GPU 1's: the step reads both GPUs' bytes, each at one
+    # card's bandwidth, so it takes as long as on one card holding every layer (no faster)
     from planner.catalog.loader import load_catalog
-    from planner.speed.timing import DEFAULT_MBU, time_workload
+    from planner.speed.timing import time_workload
 
     gpu = load_catalog().gpu("rtx-3090")
     w = _workload(LLAMA31_8B, context=4096, gpus=2)
     est = estimate(w)
     jt = time_workload(workload=w, estimate=est, gpu=gpu, gpu_count=2, pcie_per_lane_bytes_per_s=2e9)
-    read = est.extra["llamacpp_weights_gpu_bytes"] + est.extra["kv_bytes_per_token"] * 2048
-    assert jt.tokens_per_s == pytest.approx(gpu.memory_bandwidth_bytes_per_s * DEFAULT_MBU / read, rel=1e-9)
+    assert est.extra["llamacpp_devices"] == 2
+    weights = _part(jt, "decode: weights read")
+    assert _bytes_read(weights[1]) == est.extra["llamacpp_weights_gpu_bytes"]  # both GPUs' layers
+    assert f"1 seq x {est.extra['kv_bytes_per_token']:,} B/token" in _part(jt, "decode: KV cache read")[1]
+    one = _workload(LLAMA31_8B, context=4096)
+    jt1 = time_workload(workload=one, estimate=estimate(one), gpu=gpu, gpu_count=1, pcie_per_lane_bytes_per_s=2e9)
+    # one card's copy differs by a few hundred bytes of placement (the output layer's device)
+    assert weights[0] == pytest.approx(_part(jt1, "decode: weights read")[0], abs=1e-3)
+    assert jt.tokens_per_s == pytest.approx(jt1.tokens_per_s, rel=1e-4)
 
 
 def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
@@ -710,8 +737,8 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     p = plan(sc, cat, explain=False)
     warn = [w for w in p.warnings if "blocks in host RAM on this machine" in w]
     assert len(warn) == 1 and "tokens/s per sequence" in warn[0] and "to prefill 1 x 7,692 prompt tokens" in warn[0]
-    # the figure is the speed rule's (the table's decode_tokens_per_s for the chosen row): GPU bytes over
-    # the card's bandwidth plus ~20 GB of host blocks over dual-channel DDR5 per token
+    # the figure is the speed rule's (the table's decode_tokens_per_s for the chosen row, planner.speed.inference.
+    # decode_step): GPU bytes over the card's bandwidth plus ~20 GB of host blocks over dual-channel DDR5 per token
     assert p.workloads[0].infer.gpu_layers is not None
     speed = float(p.candidates["decode_tokens_per_s"][0])
     assert f"decode about {speed:,.1f} tokens/s" in warn[0]
@@ -721,9 +748,19 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     est = p.estimates[0]
     from planner.speed.traffic import decode_reads
 
+    from planner.speed.constants import BANDWIDTH_EFFICIENCY, KERNEL_FLOOR_S, LLAMACPP_DECODE_FACTOR
+    from planner.speed.inference import LAYER_KERNELS, weight_format
+    from planner.speed.traffic import HOST_MBU
+
     dr = decode_reads(p.workloads[0], est)
     host_bw = plat.memory_channels * dimm.speed_mts * 1e6 * 8
-    expect = 1 / (dr.gpu_bytes / (gpu.memory_bandwidth_bytes_per_s * 0.7) + dr.host_bytes / (host_bw * 0.6))
+    # the speed model at one sequence: weights at bandwidth x 0.85 x the quant kernel's factor, the KV cache at
+    # bandwidth x 0.85, the host blocks and their KV at host bandwidth x 0.6, one after the other, plus 12
+    # kernels x 80 layers x 3 us; compute (2 x P FLOPs, ~1 ms) stays below the ~0.5 s of memory
+    bw = gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value
+    qf = LLAMACPP_DECODE_FACTOR[weight_format(p.workloads[0])].value
+    memory_s = dr.weights_read / (bw * qf) + dr.kv_per_token * dr.mean_kv / bw + dr.host_bytes / (host_bw * HOST_MBU)
+    expect = 1 / (memory_s + LAYER_KERNELS["llama.cpp"] * 80 * KERNEL_FLOOR_S.value)
     assert speed == pytest.approx(expect, rel=1e-9)
     assert row_decode_tokens_per_s
 

@@ -27,8 +27,10 @@ def _catalog():
 
 
 def _scenario(cat, objective):
+    # costs.mfu 0.40 pins the one-factor time rule (planner.speed.timing) the hand arithmetic below uses
     return scenario_from_mapping({"workloads": [train_workload(dataset_tokens=TOKENS, epochs=1)],
-                                  "constraints": {"max_cards": 1}, "objective": objective}, cat)
+                                  "constraints": {"max_cards": 1}, "objective": objective,
+                                  "costs": {"mfu": 0.40}}, cat)
 
 
 def test_cost_per_job_picks_a_dearer_faster_machine_than_capex():
@@ -83,7 +85,7 @@ def test_ownership_inputs_change_the_answer():
     # at a tenth of the use, the fixed cost per busy hour is ten times higher; the faster card still wins
     # per job (hours shrink 4x, the price grows 1.31x), while a residual of 0.99 makes owning nearly free
     cat = _catalog()
-    costs = CostInputs(utilization=0.025)
+    costs = CostInputs(utilization=0.025, mfu=0.40)  # mfu: the one-factor rule, as in _scenario
     assert objective_plan(_scenario(cat, "cost_per_job"), cat, costs=costs).choice["gpu_id"] == "fast"
 
 
@@ -103,18 +105,24 @@ def test_without_job_sizes_the_columns_stay_blank():
 
 # ----- how time and cost per job were computed (assumptions['job_arithmetic'], the text's brief lines) -----
 
-def test_the_plan_states_how_time_and_cost_per_job_were_computed():
+def test_the_plan_states_how_time_and_cost_per_job_were_computed(tmp_path):
     from pathlib import Path
+
+    import yaml
 
     from planner.solve.scenario import load_scenario
 
     cat = load_catalog()
-    sc = load_scenario(Path(__file__).resolve().parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml", cat)
+    doc = yaml.safe_load((Path(__file__).resolve().parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml").read_text())
+    # costs.mfu pins the one-factor time rule (planner.speed.timing) at the value the arithmetic below uses
+    doc["costs"]["mfu"] = 0.308
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    sc = load_scenario(tmp_path / "s.yaml", cat)
     p = objective_plan(sc, cat)
     job = p.assumptions["job_arithmetic"]
     w = job["workloads"][0]
-    # 1 x rtx-3060-12gb: 25.5 dense bf16 TFLOPS (gpus.yaml), QLoRA default MFU 0.308 = Ampere's 16-bit 0.44
-    # (planner.speed.traffic.ARCH_MFU) x QLoRA's 0.7 (planner.speed.timing.METHOD_MFU_FACTOR);
+    # 1 x rtx-3060-12gb: 25.5 dense bf16 TFLOPS (gpus.yaml), QLoRA MFU 0.308 = Ampere's 16-bit 0.44
+    # (planner.speed.traffic.ARCH_MFU) x QLoRA's 0.7 (planner.speed.timing.METHOD_MFU_FACTOR), pinned above;
     # time = 1e8 dataset tokens x FLOPs/token / (1 x 25.5e12 x 0.308), no offload
     assert (w["job_tokens"], w["mfu"]) == (1e8, 0.308)
     hours = 1e8 * w["flops_per_token"] / (25.5e12 * 0.308) / 3600
@@ -128,8 +136,8 @@ def test_the_plan_states_how_time_and_cost_per_job_were_computed():
     assert job["cost_per_busy_hour"]["usd"] == pytest.approx(per_hour, rel=1e-12)
     assert job["usd_per_job"] == pytest.approx(hours * per_hour, rel=1e-9)
     brief = p.assumptions["objective_arithmetic"]
-    assert any(x.startswith("time per job, qlora-7b: 100,000,000 tokens x ") and "TFLOPS rtx-3060-12gb x MFU 0.308" in x
-               for x in brief), brief
+    assert any(x.startswith("time per job, qlora-7b: 100,000,000 tokens / ") and "on 1 x rtx-3060-12gb" in x
+               and "MFU 0.308" in x for x in brief), brief
     assert any(x.startswith("cost per busy hour (depreciation): (capex $") for x in brief)
     assert any(s.startswith("FLOPs per token = ") for s in w["steps"])  # the full steps, for the JSON / workbook
 

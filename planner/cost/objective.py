@@ -246,8 +246,10 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
             item["flops_per_token"] = fpt
             offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
             assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
+            how = ("speed model" if jt.mfu_reason.startswith("modelled") else
+                   "one-factor rule pinned by costs.mfu / costs.mbu")
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
-                         f"{wl.gpus} x {gpu.id} (speed model: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
+                         f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
                          f"{jt.hours_per_job:,.3f} h{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour

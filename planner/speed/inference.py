@@ -139,7 +139,7 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv) / (host_bandwidth * HOST_MBU)
     fp8 = 1.0 if fmt != "fp8" else FP8_GEMM_FACTOR.value
     tile = c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS else 1.0
-    comp_s = 2.0 * dr.params * c / (peak_flops * gemm_eff * fp8 * tile) * (max(i.tp, 1) if llama else 1)
+    comp_s = 2.0 * dr.params * c / (peak_flops * gemm_eff * fp8 * tile)
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     fixed_s = LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine] * arch.num_hidden_layers * per_kernel.value
     ar_s = 0.0
@@ -180,7 +180,8 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     tp = max(i.tp, 1)
     c = max(i.concurrency, 1)
     llama = i.engine == "llama.cpp"
-    split = tp if llama else 1  # llama.cpp's layer split runs a token through its GPUs one after another
+    # llama.cpp's layer split runs a token through its GPUs one after another: the whole model's work at one
+    # card's rate (dr.weights and W already cover every GPU's layers)
     shard = 1 if llama else tp
     L = arch.num_hidden_layers
     parts: list[Part] = []
@@ -207,8 +208,12 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     engine_kernels = "vllm" if i.engine == "vllm" else i.engine
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     parts += [
-        Part("decode: weights read", w_s, lambda: f"{dr.weights_read:,.0f} B / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} "
-             f"GB/s x {BANDWIDTH_EFFICIENCY.value:g} x {qf.value:g} {fmt} kernel factor)", qf.source, qf.assumed),
+        Part("decode: weights read", w_s, lambda: f"{dr.weights_read:,.0f} B"
+             + (f" (of {dr.weights:,.0f} B: routed experts {dr.experts:,.0f} B x {dr.expert_share:.4f} = "
+                f"1 - (1 - {arch.num_experts_per_tok}/{arch.num_local_experts})^{c}, the share {c} token(s) use)"
+                if arch.is_moe else "")
+             + f" / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x {BANDWIDTH_EFFICIENCY.value:g} x {qf.value:g} "
+             f"{fmt} kernel factor)", qf.source, qf.assumed),
         Part("decode: KV cache read", kv_s, lambda: f"{c} seq x {dr.kv_per_token:,.0f} B/token x {kv_mean:,.0f} tokens "
              f"(prompt + output / 2) / {bw / 1e9:,.0f} GB/s", BANDWIDTH_EFFICIENCY.source),
         Part("decode: compute bound", max(0.0, comp_s - mem_s), lambda: f"2 x {dr.params:,.0f} x {c} FLOPs / "
@@ -236,7 +241,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         ae = attention_efficiency(gpu)
         qd = arch.num_attention_heads * arch.head_dim / shard
         a_s = 4.0 * qd * (prompt_tokens + 1) / 2 * tokens * L / (float(gpu.bf16_tflops) * 1e12 * ae.value)
-        ubatches = -(-tokens // LLAMACPP_UBATCH) if llama else 1
+        ubatches = int(-(-tokens // LLAMACPP_UBATCH)) if llama else 1
         f_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value * ubatches
         # memory-bound activation traffic: llama.cpp's F32 tensors, vLLM's fused bf16 kernels, Transformers' eager ops
         if llama:
@@ -255,12 +260,12 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
 
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
             up_s = n_ub * per_ub / (per_lane * lanes * PCIE_EFFICIENCY)
-        total = (g_s + a_s + m_s) * split + f_s + t_ar + up_s
-        ps = [Part("prefill: gemm", g_s * split, lambda: f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext()})"
-                   + (f" x {split} GPUs in turn" if split > 1 else ""), rsrc, rassumed),
-              Part("prefill: attention", a_s * split, lambda: f"FlashAttention-2 causal scores at {ae.value:g} of "
+        total = g_s + a_s + m_s + f_s + t_ar + up_s
+        ps = [Part("prefill: gemm", g_s, lambda: f"2 x {W:,.0f} weights x {tokens:,.0f} tokens / ({rtext()})"
+                   + (f", its {tp} GPUs' layers in turn" if llama and tp > 1 else ""), rsrc, rassumed),
+              Part("prefill: attention", a_s, lambda: f"FlashAttention-2 causal scores at {ae.value:g} of "
                    f"{float(gpu.bf16_tflops):g} TFLOPS", ae.source, ae.assumed),
-              Part("prefill: memory-bound ops", m_s * split, lambda: f"{act_b:,.0f} B/token x {tokens:,.0f} tokens "
+              Part("prefill: memory-bound ops", m_s, lambda: f"{act_b:,.0f} B/token x {tokens:,.0f} tokens "
                    f"({'ggml F32 activations' if llama else 'norms, rotary, activation, residuals'}) / "
                    f"({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x {BANDWIDTH_EFFICIENCY.value:g})",
                    BANDWIDTH_EFFICIENCY.source),

@@ -351,8 +351,10 @@ def _model_training(w, est, gpu, n: int, per_lane: float, lanes: int, host_bw: f
 
     ts = training_speed(w, est, gpu, n, per_lane=per_lane, lanes=lanes, node_link=node_link, host_bandwidth=host_bw)
     t = w.train
+    scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
     reason = ("modelled (planner.speed.training): GEMMs, attention, memory-bound kernels, optimizer step and "
-              "communication" + ("; rests on an assumed rate" if ts.assumed else ""))
+              "communication" + ("; rests on an assumed rate" if ts.assumed else "")
+              + (f"; GEMM efficiency x {scale:g} catalog mfu_scale for {gpu.id}'s software stack" if scale != 1.0 else ""))
     lines = [f"step of {ts.tokens_per_step:,.0f} tokens = {ts.step_s:,.4f} s on {n} GPU(s) -> "
              f"{ts.tokens_per_s:,.1f} tokens/s (MFU {ts.mfu:.3f})", *_part_lines(ts.parts)]
     transfer_share = sum(p.seconds for p in ts.parts if p.name == "offload transfers") / ts.step_s

@@ -266,7 +266,10 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     if out is not None:
         # read-only reports, a file where the folder would be: said now, not after the planning
         # (every format: one that is not written this time is removed when an earlier plan left it)
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS])
+        # a file planner did not write, or an input of this run, where a report would go: refused now too
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS],
+                           writes=[f"{safe_stem(sc.name)}.{ext}" for ext in formats],
+                           set_name=f"plan {safe_stem(sc.name)}", inputs=run_inputs(sc, cat))
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
@@ -282,7 +285,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and (Path(out) / f"{stem}.{ext}").is_file()]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(Path(out)) as rs:
+                with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
                     if "csv" in formats:
                         write_text(rs.path(f"{stem}.csv"), candidates_csv(exc.candidates))
                     if "json" in formats:
@@ -303,7 +306,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     stem = safe_stem(result.scenario)
     # every file of the set is written into a staging folder in out, then all are moved into place together
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
-    with ReportSet(Path(out)) as rs:
+    with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
             write_text(rs.path(f"{stem}.csv"), candidates_csv(result.candidates))
         if "json" in formats:
@@ -327,3 +330,22 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         paths = {p.suffix[1:]: p for p in rs.commit()}
         removed = tuple(rs.removed)
     return PlanResult(result, paths, removed)
+
+
+def run_inputs(sc: Any, cat: Any) -> list[Path]:
+    """The files a run read: the scenario file, the catalog's files (overlays included) and each
+    workload's model config.json; none of them is ever replaced or removed by a report
+    (planner.core.reportset.ReportSet ``inputs``)."""
+    found: list[Path] = []
+    base = Path(sc.file).parent if getattr(sc, "file", "") else Path(".")
+    if getattr(sc, "file", ""):
+        found.append(Path(sc.file))
+    found.extend(Path(f) for f in getattr(cat, "files", ()) or ())
+    for w in getattr(sc, "workloads", ()) or ():
+        source = str(getattr(w, "model_source", "") or "")
+        if not source or source.startswith("catalog:"):
+            continue
+        source = source.removeprefix("hf-cache: ")
+        for candidate in (Path(source), base / source):
+            found.extend([candidate, candidate / "config.json"])
+    return found

@@ -47,7 +47,8 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 A file it cannot read is refused with one line naming the file, the line and the column
 (:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
 number in a numeric column (``AcceleratorCount``, ``vCPUs``, ``MemoryGiB``, ``Price``,
-``SpotPrice``; empty is allowed and means none), a negative price, the v7 RunPod layout (GpuInfo
+``SpotPrice``; empty is allowed and means none), a negative or infinite value, a file over
+:data:`MAX_CSV_BYTES` (read as a stream, a UTF-8 byte order mark allowed), the v7 RunPod layout (GpuInfo
 a bare name before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a
 file of a cloud the importer does not read (its directory names another SkyPilot cloud, or its
 header matches no provider's layout).
@@ -56,14 +57,17 @@ header matches no provider's layout).
 from __future__ import annotations
 
 import csv
-import io
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
+
+#: The most characters a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read as a stream).
+MAX_CSV_BYTES = 32 * 2**20
 
 #: Columns every provider's file must have (read by name).
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
@@ -175,14 +179,33 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             that is not a number in a numeric column or a negative price (file, line and column named).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportProblem(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
-    reader = csv.reader(io.StringIO(text))
+        fh = open(path, encoding="utf-8-sig", newline="")  # a UTF-8 byte order mark before the header is read past
+    except OSError as exc:
+        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    with fh:
+        return _read_csv(path, fh)
+
+
+def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
+    """The file's lines, refused once they hold more than :data:`MAX_CSV_BYTES` characters (read as
+    they come: a file of any size costs at most that much)."""
+    total = 0
+    for line in fh:
+        total += len(line)
+        if total > MAX_CSV_BYTES:
+            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot vms.csv "
+                                "(the largest is a few MiB); give the provider's vms.csv itself")
+        yield line
+
+
+def _read_csv(path: Path, fh: Iterable[str]) -> tuple[list[str], list[dict[str, str]]]:
+    reader = csv.reader(_capped_lines(path, fh))
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:
         raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
@@ -195,6 +218,10 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             break
         except csv.Error as exc:
             raise ImportProblem(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ImportProblem(f"{path}: after line {reader.line_num}: not UTF-8 ({exc.reason})") from None
+        except OSError as exc:
+            raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
         line = reader.line_num
         if not fields or all(not f.strip() for f in fields):
             continue  # a blank line
@@ -212,8 +239,11 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
                 value = float(raw)
             except ValueError:
                 raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a number") from None
-            if col in ("Price", "SpotPrice") and value < 0:
-                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0 (USD per hour)")
+            if not math.isfinite(value):
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a finite number")
+            if value < 0:
+                unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0{unit}")
         row["_line"] = str(line)
         rows.append(row)
     return header, rows
@@ -427,6 +457,30 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     notes=" ".join(notes))
 
 
+def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
+    """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
+    the count and the first ``names`` instance types by name; the rest in one line.
+
+    A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
+    each (~1,800 for AWS) would bury the rows that were read.
+    """
+    by_reason: dict[str, list[str]] = {}
+    for inst, why in skipped.items():
+        by_reason.setdefault(why, []).append(inst)
+    order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
+    lines = []
+    for why in order[:reasons]:
+        insts = sorted(by_reason[why])
+        shown = ", ".join(insts[:names]) + (", ..." if len(insts) > names else "")
+        lines.append(f"left out {len(insts)}: {why} ({shown})")
+    rest = order[reasons:]
+    if rest:
+        count = sum(len(by_reason[why]) for why in rest)
+        lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
+                     f"{sorted(by_reason[rest[0]])[0]}: {rest[0]})")
+    return lines
+
+
 def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
     """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
     q = json.dumps
@@ -449,5 +503,5 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "PROVIDERS",
-           "detect_provider", "gpu_id", "import_file", "is_us", "overlay_yaml", "slug"]
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_CSV_BYTES",
+           "PROVIDERS", "detect_provider", "gpu_id", "import_file", "is_us", "left_out_lines", "overlay_yaml", "slug"]

@@ -342,7 +342,8 @@ def run_inputs(sc: Any, cat: Any) -> list[Path]:
         found.append(Path(sc.file))
     found.extend(Path(f) for f in getattr(cat, "files", ()) or ())
     for w in getattr(sc, "workloads", ()) or ():
-        source = str(getattr(w, "model_source", "") or "")
+        variants = getattr(w, "variants", ()) or ()
+        source = str(getattr(variants[0].workload, "model_source", "") or "") if variants else ""
         if not source or source.startswith("catalog:"):
             continue
         source = source.removeprefix("hf-cache: ")

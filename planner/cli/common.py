@@ -80,12 +80,15 @@ class LineError(click.UsageError):
 
 
 def echo(text: str = "", err: bool = False) -> None:
-    """``click.echo`` of text for people, each line wrapped to the terminal's width
+    """``click.echo`` of text for people, control characters shown as escapes (``\\x1b``:
+    :func:`planner.core.escape.terminal_text`), each line wrapped to the terminal's width
     (:func:`planner.core.textfit.terminal_width`: COLUMNS, else the terminal's, else 100) with a
     hanging indent; nothing is cut. JSON goes out through ``click.echo`` untouched."""
+    from planner.core.escape import terminal_text
     from planner.core.textfit import fit_text, terminal_width
 
-    click.echo(fit_text(text, terminal_width()), err=err)
+    # the terminal's escaping layer (planner.core.escape): a name or path from a file never sends ESC
+    click.echo(fit_text(terminal_text(text, newlines=True), terminal_width()), err=err)
 
 
 def verbose_option(fn):

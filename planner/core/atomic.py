@@ -37,7 +37,19 @@ def ensure_dir(directory: Path) -> Path:
     try:
         if d.exists() and not d.is_dir():
             raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
-        d.mkdir(parents=True, exist_ok=True)
+        # the missing folders, outermost first, made one by one: Path.mkdir(parents=True) and os.makedirs
+        # recurse once per level, past Python's recursion limit for an --out 1,200 folders deep
+        missing = []
+        for p in (d, *d.parents):
+            if os.path.isdir(p):
+                break
+            missing.append(p)
+        for p in reversed(missing):
+            try:
+                os.mkdir(p)
+            except FileExistsError:
+                if not os.path.isdir(p):
+                    raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
         raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None

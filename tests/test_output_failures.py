@@ -84,10 +84,29 @@ def test_an_out_folder_1200_deep(tmp_path: Path) -> None:
     from planner.cli.main import main
 
     deep = tmp_path.joinpath(*["a"] * 1200)  # os.makedirs would recurse once per level, past the limit
-    r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(deep), "--format", "json"])
-    assert r.exit_code == 0, r.output
-    assert (deep / "qlora-7b-12gb.json").is_file()
+    try:
+        r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(deep), "--format", "json"])
+        assert r.exit_code == 0, r.output
+        assert (deep / "qlora-7b-12gb.json").is_file()
+    finally:
+        _remove_chain(tmp_path / "a")
     too_deep = tmp_path.joinpath(*["b" * 200] * 30)  # 6,000 bytes: over PATH_MAX (4,096)
     r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(too_deep), "--format", "json"])
     assert r.exit_code == 2 and r.stderr.startswith("Error: ") and "internal error" not in r.stderr
     assert "File name too long" in r.stderr
+
+
+def _remove_chain(top: Path) -> None:
+    """Remove a chain of folders (one inside the other) and their files, deepest first, without recursion:
+    shutil.rmtree (Python 3.11) and pytest's clean-up of old temporary folders recurse once per level."""
+    chain = []
+    here = top
+    while here.is_dir():
+        chain.append(here)
+        subs = [p for p in here.iterdir() if p.is_dir()]
+        here = subs[0] if subs else here / "-"
+    for d in reversed(chain):
+        for f in d.iterdir():
+            if not f.is_dir():
+                f.unlink()
+        d.rmdir()

@@ -60,7 +60,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,8 +171,15 @@ def detect_provider(path: Path, header: Sequence[str]) -> str | None:
     return None
 
 
-def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
+              no_gpu: set[str] | None = None) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
+
+    Args:
+        drop_no_gpu: given the header, whether a row of an instance type without an accelerator
+            (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
+            ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
+            accelerator and are needed). None: every row kept.
 
     Raises:
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
@@ -183,7 +190,7 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     except OSError as exc:
         raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
     with fh:
-        return _read_csv(path, fh)
+        return _read_csv(path, fh, drop_no_gpu, no_gpu)
 
 
 def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
@@ -198,7 +205,8 @@ def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
         yield line
 
 
-def _read_csv(path: Path, fh: Iterable[str]) -> tuple[list[str], list[dict[str, str]]]:
+def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
+              no_gpu: set[str] | None) -> tuple[list[str], list[dict[str, str]]]:
     reader = csv.reader(_capped_lines(path, fh))
     try:
         header = [c.strip() for c in next(reader, [])]
@@ -211,6 +219,7 @@ def _read_csv(path: Path, fh: Iterable[str]) -> tuple[list[str], list[dict[str, 
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'})")
     rows: list[dict[str, str]] = []
+    dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
     while True:
         try:
             fields = next(reader)
@@ -244,6 +253,9 @@ def _read_csv(path: Path, fh: Iterable[str]) -> tuple[list[str], list[dict[str, 
             if value < 0:
                 unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
                 raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0{unit}")
+        if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
+            no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
+            continue
         row["_line"] = str(line)
         rows.append(row)
     return header, rows
@@ -334,7 +346,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
     """
-    header, rows = read_rows(path)
+    no_gpu: set[str] = set()
+    # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
+    header, rows = read_rows(path, no_gpu=no_gpu,
+                             drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"))
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
         raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
@@ -394,6 +409,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         zones.setdefault(inst, []).append(_Zone(r["Region"].strip(), zone, price, spot, parts, spot_parts))
+    for inst in sorted(no_gpu):
+        result.skipped.setdefault(inst, "no GPU")
     for inst, zs in zones.items():
         result.skipped.pop(inst, None)
         row = _pick(provider, inst, zs, meta[inst], region)

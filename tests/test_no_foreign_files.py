@@ -175,3 +175,15 @@ def test_the_manifest_names_each_report_its_digest_and_set(tmp_path: Path) -> No
     assert doc["format"] == "planner report manifest 1"
     assert doc["files"] == {n: {"sha256": [hashlib.sha256((out / n).read_bytes()).hexdigest()], "set": "plan s"}
                             for n in ("s.csv", "s.json")}
+
+
+def test_a_calibration_is_never_saved_into_the_shipped_catalog(tmp_path: Path) -> None:
+    from planner.validate.calibrate import Calibration, save_calibration
+
+    target = ROOT / "catalog" / "calibration.yaml"
+    assert not target.exists()
+    cal = Calibration(gpu_name="NVIDIA Test", cuda_context_bytes=500 * 2**20, allocator_fraction=0.02,
+                      measured_on="2026-01-01", versions={})
+    with pytest.raises(OutputError) as info:
+        save_calibration(cal, target)
+    assert "is planner's own catalog folder" in str(info.value) and not target.exists()

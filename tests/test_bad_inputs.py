@@ -52,7 +52,10 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _files(root: Path) -> set[str]:
-    return {str(p.relative_to(root)) for p in root.rglob("*")}
+    """The files under root, less the manifest of the reports planner wrote (planner.core.reportset.MANIFEST)."""
+    from planner.core.reportset import MANIFEST
+
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.name != MANIFEST}
 
 
 def test_cases_are_well_formed() -> None:
@@ -108,7 +111,7 @@ def test_cell_text_from_user_files_never_becomes_a_formula(corpus: Path) -> None
     """Names, descriptions, notes and sources that start with = + - @ stay text in the workbook."""
     result = CliRunner().invoke(main, ["plan", "bad/scenario/formula-text.yaml", "--out", "out", "--format", "xlsx"])
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (corpus / "out").iterdir()) == ["formula-text.xlsx"]
+    assert sorted(p.name for p in (corpus / "out").iterdir()) == [".planner-reports.json", "formula-text.xlsx"]
     book = openpyxl.load_workbook(corpus / "out" / "formula-text.xlsx")
     texts = ('=HYPERLINK("http://x.example","click")', "=cmd|' /C calc'!A0", "+1+2", "@SUM(A1:A3)", "-2+3")
     found = {t: 0 for t in texts[1:] if t != "+1+2"}  # the description and notes are not cells of their own

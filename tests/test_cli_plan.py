@@ -119,7 +119,7 @@ def test_scenario_name_cannot_leave_the_output_directory(runner, tmp_path):
     out = tmp_path / "out"
     r = runner.invoke(main, ["plan", str(p), "--out", str(out), "--format", "csv,json"])
     assert r.exit_code == 0, r.output
-    assert sorted(x.name for x in out.iterdir()) == ["escape-me.csv", "escape-me.json"]
+    assert sorted(x.name for x in out.iterdir()) == [".planner-reports.json", "escape-me.csv", "escape-me.json"]
     assert not (tmp_path.parent / "escape").exists()
     # the renaming is said, not silent
     assert ("Note: the reports are named 'escape-me': the scenario name '../../escape/me' holds characters a file "

@@ -131,7 +131,7 @@ def test_not_a_skypilot_file(tmp_path):
 
 def test_cli_writes_a_dated_overlay(overlay):
     out, r = overlay
-    assert "left out a4-highgpu-8g: no on-demand price (0 or empty)" in r.stderr
+    assert "left out 1: no on-demand price (0 or empty) (a4-highgpu-8g)" in r.stderr
     doc = yaml.safe_load((out / "cloud.yaml").read_text())
     assert doc["schema_version"] == 1
     rows = {x["id"]: x for x in doc["instances"]}

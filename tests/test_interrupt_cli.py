@@ -28,7 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 STEM = "kill-test"
-FILES = sorted(f"{STEM}.{ext}" for ext in ("csv", "json", "md", "xlsx"))
+FILES = sorted([".planner-reports.json", *(f"{STEM}.{ext}" for ext in ("csv", "json", "md", "xlsx"))])
 SCENARIO = """\
 name: kill-test
 workloads:

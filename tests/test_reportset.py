@@ -14,7 +14,7 @@ from planner.core.atomic import ensure_dir, write_text
 from planner.core.errors import OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, held
 from planner.core.names import MAX_STEM_BYTES, safe_stem
-from planner.core.reportset import STAGING_PREFIX, ReportSet
+from planner.core.reportset import MANIFEST, STAGING_MARK, STAGING_PREFIX, ReportSet
 
 
 @pytest.fixture(autouse=True)
@@ -48,13 +48,16 @@ def _signals_as_a_terminal_gives_them():
 
 
 def _listing(d: Path) -> dict[str, str]:
-    return {p.name: p.read_text() for p in sorted(d.iterdir())}
+    """The folder's files and their text, less the manifest of what planner wrote (tests/test_no_foreign_files.py)."""
+    return {p.name: p.read_text() for p in sorted(d.iterdir()) if p.name != MANIFEST}
 
 
 def _old_set(out: Path) -> None:
-    out.mkdir(exist_ok=True)
-    for ext in ("csv", "json", "md"):
-        (out / f"s.{ext}").write_text(f"old {ext}")
+    """An earlier set that planner wrote (only such files are replaced or removed)."""
+    with ReportSet(out) as rs:
+        for ext in ("csv", "json", "md"):
+            write_text(rs.path(f"s.{ext}"), f"old {ext}")
+        rs.commit()
 
 
 def test_commit_moves_the_whole_set_and_leaves_nothing_else(tmp_path: Path) -> None:
@@ -123,6 +126,7 @@ def test_staging_folders_of_a_killed_run_are_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / f"{STAGING_PREFIX}dead1234").mkdir(parents=True)
     (out / f"{STAGING_PREFIX}dead1234" / "s.csv").write_text("half")
+    (out / f"{STAGING_PREFIX}dead1234" / STAGING_MARK).write_text("")
     with ReportSet(out) as rs:
         write_text(rs.path("s.csv"), "new")
         rs.commit()
@@ -250,7 +254,7 @@ def test_a_report_of_an_earlier_plan_not_written_again_goes_with_the_new_set(tmp
     plan(str(_scenario(tmp_path, 512)), out=str(out), format="md")
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, 8192)), "--out", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in out.iterdir()) == ["qlora-7b-12gb.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST, "qlora-7b-12gb.json"]
     assert "Removed the stale" in r.output and "qlora-7b-12gb.md of an earlier plan" in r.output
 
 

@@ -1152,7 +1152,8 @@ def test_cli_plan_writes_the_workbook(tmp_path):
 
     stem = safe_stem('=HYPERLINK("http://x.example","x")')
     # xlsx, csv and json by default (issue 3 asks for csv and json, issue 4 for the workbook)
-    assert sorted(p.name for p in out.iterdir()) == [f"{stem}.csv", f"{stem}.json", f"{stem}.xlsx"]
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", f"{stem}.csv", f"{stem}.json",
+                                                f"{stem}.xlsx"]
     wb = openpyxl.load_workbook(out / f"{stem}.xlsx")
     assert wb.sheetnames == list(SHEETS)
     assert wb["Summary"]["B2"].value == '=HYPERLINK("http://x.example","x")'
@@ -1165,7 +1166,7 @@ def test_cli_plan_writes_the_workbook(tmp_path):
 
     doc = json.loads(result.stdout)  # stdout only: a note on the renamed reports goes to stderr
     assert set(doc["outputs"]) == {"json", "xlsx"}
-    assert sorted(p.name for p in out2.iterdir()) == [f"{stem}.json", f"{stem}.xlsx"]
+    assert sorted(p.name for p in out2.iterdir()) == [".planner-reports.json", f"{stem}.json", f"{stem}.xlsx"]
     assert CliRunner().invoke(main, ["plan", str(scenario), "--format", "pdf"]).exit_code == 2
 
 

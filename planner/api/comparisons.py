@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of, check_keywords
+from planner.api.inputs import catalog_of, check_keywords, out_of
 from planner.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -127,8 +127,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     else:
         items = [("", value)]
     out: dict[str, float] = {}
+    from planner.core.fields import plain_number
+
     for name, raw in items:
-        count = parse_token_count(raw)
+        count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
         if count is None or not 0 < count <= MAX_TOKENS_PER_MONTH:
             raise InputError(f"{raw!r} is not a token count above 0", entry="tokens_per_month",
                              hint="Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
@@ -188,7 +190,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         0  qlora-7b  aws-g6-xlarge            0.307281
         1  qlora-7b  aws-g5-xlarge            0.407477
     """
-    from planner.api.plans import read_scenario
+    from planner.api.plans import read_scenario, run_inputs
     from planner.core.errors import ScenarioError
     from planner.core.fields import Entry
     from planner.core.names import safe_stem
@@ -197,6 +199,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     from planner.cost.objective import plan as make_plan
 
     check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month"))
+    out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
@@ -205,10 +208,9 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     if out is not None:
         from planner.core.reportset import check_destinations
 
-        if not str(out).strip():
-            raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports'.")
         # read-only reports, a file where the folder would be: said before the work
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")])
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
+                           set_name=f"compare {safe_stem(sc.name)}", inputs=run_inputs(sc, cat))
     planned = make_plan(sc, cat, costs=costs, explain=False)
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
@@ -220,7 +222,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
 
     stem = safe_stem(sc.name) + "-compare"
     # the json and the workbook are one report set: staged in out, then moved into place together
-    with ReportSet(Path(out)) as rs:
+    with ReportSet(Path(out), set_name=f"compare {safe_stem(sc.name)}", inputs=run_inputs(sc, cat)) as rs:
         write_text(rs.path(f"{stem}.json"), json.dumps(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}

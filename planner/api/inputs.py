@@ -77,12 +77,14 @@ def catalog_of(catalog: Any = None) -> Catalog:
     directory ``catalog`` (a path) merged over it, or the shipped catalog alone (None).
 
     Raises:
-        CatalogError: as :func:`planner.catalog.loader.load_catalog`.
+        CatalogError: as :func:`planner.catalog.loader.load_catalog`; a Catalog object with a value
+            the loader refuses in a file (:func:`check_catalog_object`).
         InputError: ``catalog`` is neither a Catalog, a path nor None.
     """
     from planner.catalog.loader import Catalog, load_catalog
 
     if isinstance(catalog, Catalog):
+        check_catalog_object(catalog)  # changed in code (dataclasses.replace): checked as a file would be
         return catalog
     if catalog is None:
         return load_catalog(None)
@@ -90,6 +92,105 @@ def catalog_of(catalog: Any = None) -> Catalog:
         return load_catalog(Path(catalog))
     raise InputError(f"catalog must be a Catalog (planner.load_catalog()), an overlay directory or None, not "
                      f"{type(catalog).__name__}", entry="catalog")
+
+
+def out_of(out: Any) -> Path | None:
+    """``out=`` (``--out``) checked: a directory path (str or os.PathLike) or None.
+
+    Raises:
+        InputError: another type (an int, bytes, a list), an empty or blank path, or one holding a NUL.
+    """
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)) or isinstance(out, bytes):
+        raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(out).__name__}", entry="out",
+                         hint="Give a directory for the reports, e.g. out='reports'.")
+    text = os.fspath(out)
+    if not isinstance(text, str):
+        raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of "
+                         f"{type(text).__name__}", entry="out", hint="Give a directory for the reports, e.g. "
+                                                                     "out='reports'.")
+    if not text.strip():
+        raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports' (or "
+                                                       "'.' for the current directory).")
+    if "\0" in text:
+        raise InputError("holds a NUL character, which no path may hold", entry="out",
+                         hint="Give a directory for the reports, e.g. out='reports'.")
+    return Path(text)
+
+
+#: The entry lists of a Catalog, as planner.catalog.loader.Catalog holds them.
+_CATALOG_LISTS = ("gpus", "dimms", "pcie", "platforms", "nics", "switches", "instances", "models")
+
+
+def check_catalog_object(catalog: Any) -> None:
+    """Refuse a Catalog object holding a value the catalog loader refuses in a file: a number that is
+    NaN, infinite or negative, a price (a field whose name holds 'usd') of 0, a text where a number
+    belongs, an entry list that is not a list. The loader's checks read the files' keys with their
+    units (planner.catalog.schema); a Catalog changed in code (``dataclasses.replace(gpu,
+    price_usd=float('nan'))``) has skipped them, and would plan with a NaN or negative price.
+
+    Raises:
+        CatalogError: naming the entry ('gpus[3] (rtx-4090)'), the field and the value.
+    """
+    import dataclasses
+    import numbers
+    import typing
+
+    from planner.core.errors import CatalogError
+
+    hints_of: dict[type, dict[str, Any]] = {}  # per call: no module-level cache
+
+    def refuse(where: str, problem: str) -> None:
+        raise CatalogError(f"the Catalog given: {where}: {problem}",
+                           hint="A Catalog changed in code is checked as the loader checks a file (catalog/README.md); "
+                                "correct the value, or load the catalog with planner.load_catalog(DIR).")
+
+    def check(value: Any, where: str, hint: Any = None, name: str = "") -> None:
+        if value is None or isinstance(value, (bool, str)):
+            if isinstance(value, str) and hint is not None and _numeric_hint(hint):
+                refuse(where, f"must be a number, not the text {value!r}")
+            return
+        if isinstance(value, numbers.Number):
+            if not isinstance(value, numbers.Real):
+                refuse(where, f"must be a real number, not {value!r}")
+            x = float(value)
+            if not math.isfinite(x):
+                refuse(where, f"must be a finite number, not {value!r}")
+            if x < 0:
+                refuse(where, f"must not be negative, not {value!r}")
+            if x == 0 and "usd" in name:
+                refuse(where, "a price of 0 is no price (leave it out when there is none)")
+            return
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            cls = type(value)
+            if cls not in hints_of:
+                try:
+                    hints_of[cls] = typing.get_type_hints(cls)
+                except Exception:  # noqa: BLE001 - a hint that does not resolve: check the values alone
+                    hints_of[cls] = {}
+            for f in dataclasses.fields(value):
+                check(getattr(value, f.name), f"{where}.{f.name}", hints_of[cls].get(f.name), f.name)
+            return
+        if isinstance(value, (tuple, list)):
+            for i, item in enumerate(value):
+                check(item, f"{where}[{i}]", None, name)
+
+    for list_name in _CATALOG_LISTS:
+        entries = getattr(catalog, list_name, ())
+        if not isinstance(entries, (tuple, list)):
+            refuse(list_name, f"must be a tuple of entries, not {type(entries).__name__}")
+        for i, entry in enumerate(entries):
+            label = f"{list_name}[{i}]" + (f" ({entry.id})" if isinstance(getattr(entry, "id", None), str) else "")
+            check(entry, label)
+
+
+def _numeric_hint(hint: Any) -> bool:
+    """Whether a field's type hint is a number type (int, float, or one of them or None)."""
+    import typing
+
+    args = typing.get_args(hint) or (hint,)
+    return any(a in (int, float) for a in args) and not any(a is str for a in args)
 
 
 def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:
@@ -118,8 +219,11 @@ def headroom_of(headroom: Any) -> float:
     """
     from planner.workload.inputs import OptionError
 
+    from planner.core.fields import plain_number
+
     if headroom is None:
         return DEFAULT_HEADROOM
+    headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
     if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not math.isfinite(headroom) \
             or not 0 <= headroom <= MAX_HEADROOM:
         raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {headroom!r}", entry="headroom",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of, check_keywords
+from planner.api.inputs import catalog_of, check_keywords, out_of
 from planner.core.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,11 +33,15 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
     """'xlsx,csv' (or ['xlsx', 'csv']) -> ('xlsx', 'csv'), in the order given, without repeats.
 
     Raises:
-        InputError: an empty list, or a name that is not a report format (with the close match);
+        InputError: not a text or a list, an empty list, or a name that is not a report format (with the
+            close match);
             its ``problem`` is the sentence ``planner plan --format`` prints.
     """
     from planner.core.errors import did_you_mean
 
+    if not isinstance(value, str) and (not isinstance(value, Iterable) or isinstance(value, (bytes, Mapping))):
+        raise InputError(f"must be a text such as 'xlsx,csv' or a list of format names, not {type(value).__name__}",
+                         entry="format", hint=f"Report formats: {', '.join(PLAN_FORMATS)}.")
     names = value.split(",") if isinstance(value, str) else [str(v) for v in value]
     parts = [p.strip().lower() for p in names if p.strip()]
     valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
@@ -59,8 +63,12 @@ def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     Raises:
         OptionError: not a whole number, or out of range.
     """
+    from planner.core.fields import plain_number
     from planner.workload.inputs import OptionError
 
+    top = plain_number(top)  # numpy.int64(3), Decimal('3'): 3
+    if isinstance(top, float) and top.is_integer():
+        top = int(top)
     if isinstance(top, bool) or not isinstance(top, int) or not least <= top <= most:
         raise OptionError(f"must be a whole number from {least} to {most}, not {top!r}", entry="top")
     return top
@@ -254,9 +262,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     if out is None and format is not None:
         raise InputError("format= names the reports to write into out=, and no out= is given", entry="format",
                          hint="Give out=DIR as well, or leave format= out (plan() writes nothing by default).")
-    if out is not None and not str(out).strip():
-        raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports' (or "
-                                                       "'.' for the current directory).")
+    out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
     formats = report_formats(format) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
@@ -266,7 +272,10 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     if out is not None:
         # read-only reports, a file where the folder would be: said now, not after the planning
         # (every format: one that is not written this time is removed when an earlier plan left it)
-        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS])
+        # a file planner did not write, or an input of this run, where a report would go: refused now too
+        check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS],
+                           writes=[f"{safe_stem(sc.name)}.{ext}" for ext in formats],
+                           set_name=f"plan {safe_stem(sc.name)}", inputs=run_inputs(sc, cat))
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
@@ -282,7 +291,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and (Path(out) / f"{stem}.{ext}").is_file()]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(Path(out)) as rs:
+                with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
                     if "csv" in formats:
                         write_text(rs.path(f"{stem}.csv"), candidates_csv(exc.candidates))
                     if "json" in formats:
@@ -303,7 +312,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     stem = safe_stem(result.scenario)
     # every file of the set is written into a staging folder in out, then all are moved into place together
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
-    with ReportSet(Path(out)) as rs:
+    with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
             write_text(rs.path(f"{stem}.csv"), candidates_csv(result.candidates))
         if "json" in formats:
@@ -327,3 +336,23 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         paths = {p.suffix[1:]: p for p in rs.commit()}
         removed = tuple(rs.removed)
     return PlanResult(result, paths, removed)
+
+
+def run_inputs(sc: Any, cat: Any) -> list[Path]:
+    """The files a run read: the scenario file, the catalog's files (overlays included) and each
+    workload's model config.json; none of them is ever replaced or removed by a report
+    (planner.core.reportset.ReportSet ``inputs``)."""
+    found: list[Path] = []
+    base = Path(sc.file).parent if getattr(sc, "file", "") else Path(".")
+    if getattr(sc, "file", ""):
+        found.append(Path(sc.file))
+    found.extend(Path(f) for f in getattr(cat, "files", ()) or ())
+    for w in getattr(sc, "workloads", ()) or ():
+        variants = getattr(w, "variants", ()) or ()
+        source = str(getattr(variants[0].workload, "model_source", "") or "") if variants else ""
+        if not source or source.startswith("catalog:"):
+            continue
+        source = source.removeprefix("hf-cache: ")
+        for candidate in (Path(source), base / source):
+            found.extend([candidate, candidate / "config.json"])
+    return found

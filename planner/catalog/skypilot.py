@@ -47,7 +47,8 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 A file it cannot read is refused with one line naming the file, the line and the column
 (:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
 number in a numeric column (``AcceleratorCount``, ``vCPUs``, ``MemoryGiB``, ``Price``,
-``SpotPrice``; empty is allowed and means none), a negative price, the v7 RunPod layout (GpuInfo
+``SpotPrice``; empty is allowed and means none), a negative or infinite value, a file over
+:data:`MAX_CSV_BYTES` (read as a stream, a UTF-8 byte order mark allowed), the v7 RunPod layout (GpuInfo
 a bare name before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a
 file of a cloud the importer does not read (its directory names another SkyPilot cloud, or its
 header matches no provider's layout).
@@ -56,15 +57,18 @@ header matches no provider's layout).
 from __future__ import annotations
 
 import csv
-import io
 import json
+import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
+
+#: The most characters a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read as a stream).
+MAX_CSV_BYTES = 32 * 2**20
 
 #: Columns every provider's file must have (read by name).
 REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
@@ -155,27 +159,55 @@ def detect_provider(path: Path, header: Sequence[str]) -> str | None:
     return None
 
 
-def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
+              no_gpu: set[str] | None = None) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
+
+    Args:
+        drop_no_gpu: given the header, whether a row of an instance type without an accelerator
+            (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
+            ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
+            accelerator and are needed). None: every row kept.
 
     Raises:
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
             that is not a number in a numeric column or a negative price (file, line and column named).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportProblem(f"{path}: cannot read it ({getattr(exc, 'strerror', None) or exc})") from None
-    reader = csv.reader(io.StringIO(text))
+        fh = open(path, encoding="utf-8-sig", newline="")  # a UTF-8 byte order mark before the header is read past
+    except OSError as exc:
+        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    with fh:
+        return _read_csv(path, fh, drop_no_gpu, no_gpu)
+
+
+def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
+    """The file's lines, refused once they hold more than :data:`MAX_CSV_BYTES` characters (read as
+    they come: a file of any size costs at most that much)."""
+    total = 0
+    for line in fh:
+        total += len(line)
+        if total > MAX_CSV_BYTES:
+            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot vms.csv "
+                                "(the largest is a few MiB); give the provider's vms.csv itself")
+        yield line
+
+
+def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
+              no_gpu: set[str] | None) -> tuple[list[str], list[dict[str, str]]]:
+    reader = csv.reader(_capped_lines(path, fh))
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:
         raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'})")
     rows: list[dict[str, str]] = []
+    dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
     while True:
         try:
             fields = next(reader)
@@ -183,6 +215,10 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
             break
         except csv.Error as exc:
             raise ImportProblem(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
+        except UnicodeDecodeError as exc:
+            raise ImportProblem(f"{path}: after line {reader.line_num}: not UTF-8 ({exc.reason})") from None
+        except OSError as exc:
+            raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
         line = reader.line_num
         if not fields or all(not f.strip() for f in fields):
             continue  # a blank line
@@ -200,8 +236,14 @@ def read_rows(path: Path) -> tuple[list[str], list[dict[str, str]]]:
                 value = float(raw)
             except ValueError:
                 raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a number") from None
-            if col in ("Price", "SpotPrice") and value < 0:
-                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0 (USD per hour)")
+            if not math.isfinite(value):
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a finite number")
+            if value < 0:
+                unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
+                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0{unit}")
+        if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
+            no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
+            continue
         row["_line"] = str(line)
         rows.append(row)
     return header, rows
@@ -282,7 +324,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
     """
-    header, rows = read_rows(path)
+    no_gpu: set[str] = set()
+    # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
+    header, rows = read_rows(path, no_gpu=no_gpu,
+                             drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"))
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
         raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
@@ -342,6 +387,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         zones.setdefault(inst, []).append(_Zone(r["Region"].strip(), zone, price, spot, parts, spot_parts))
+    for inst in sorted(no_gpu):
+        result.skipped.setdefault(inst, "no GPU")
     for inst, zs in zones.items():
         result.skipped.pop(inst, None)
         row = _pick(provider, inst, zs, meta[inst], region)
@@ -405,6 +452,30 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     notes=" ".join(notes))
 
 
+def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
+    """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
+    the count and the first ``names`` instance types by name; the rest in one line.
+
+    A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
+    each (~1,800 for AWS) would bury the rows that were read.
+    """
+    by_reason: dict[str, list[str]] = {}
+    for inst, why in skipped.items():
+        by_reason.setdefault(why, []).append(inst)
+    order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
+    lines = []
+    for why in order[:reasons]:
+        insts = sorted(by_reason[why])
+        shown = ", ".join(insts[:names]) + (", ..." if len(insts) > names else "")
+        lines.append(f"left out {len(insts)}: {why} ({shown})")
+    rest = order[reasons:]
+    if rest:
+        count = sum(len(by_reason[why]) for why in rest)
+        lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
+                     f"{sorted(by_reason[rest[0]])[0]}: {rest[0]})")
+    return lines
+
+
 def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
     """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
     q = json.dumps
@@ -427,5 +498,5 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "PROVIDERS",
-           "detect_provider", "gpu_id", "import_file", "is_us", "overlay_yaml", "slug"]
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_CSV_BYTES",
+           "PROVIDERS", "detect_provider", "gpu_id", "import_file", "is_us", "left_out_lines", "overlay_yaml", "slug"]

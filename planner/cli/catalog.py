@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors
+from planner.cli.common import echo, handle_errors, out_dir_option, signal_guard
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -283,7 +283,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
 
 @catalog_command.command(name="import-skypilot")
 @click.argument("files", metavar="FILE...", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), callback=out_dir_option,
               help="Overlay directory to write cloud.yaml into (use it with --catalog DIR).")
 @click.option("--provider", type=click.Choice(["aws", "gcp", "azure", "lambda", "runpod"]), default=None,
               help="The files' provider (default: a path component named after it, else the header's layout).")
@@ -311,19 +311,34 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
       planner compare scenarios/compare-qlora-7b-12gb.yaml --catalog my-cloud/
     """
     import datetime as dt
+    import re
     from pathlib import Path
 
-    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml
-    from planner.core.atomic import ensure_dir, write_text
+    from planner.catalog.skypilot import ImportProblem, import_file, left_out_lines, overlay_yaml
+    from planner.core.atomic import write_text
     from planner.core.errors import InputError
+    from planner.core.names import escape_unsafe, unsafe_problem
+    from planner.core.reportset import ReportSet, check_destinations
 
     date = as_of or dt.date.today().isoformat()
+    # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
+    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
+        raise click.BadParameter(f"{escape_unsafe(date)!r} is not a date; write YYYY-MM or YYYY-MM-DD",
+                                 param_hint="--as-of")
     try:
         parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
     except ValueError:
         raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
     if parsed > dt.date.today():
         raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    if source_text is not None:
+        problem = unsafe_problem(source_text) or ("is empty" if not source_text.strip() else None)
+        if problem is not None:
+            raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
+                                     f"{date}'", param_hint="--source")
+    out = Path(out_dir)
+    # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
+    check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=[Path(f) for f in files])
     catalog = opts.load_catalog_option(catalog_dir)
     rows = []
     sources: dict[str, str] = {}
@@ -336,9 +351,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {f} (schema v8, REF:SKY-SCHEMA-v8), "
                                                         f"read {date}")
         rows += result.rows
-        echo(f"{f}: {len(result.rows)} instance(s)", err=True)
-        for inst, why in sorted(result.skipped.items()):
-            echo(f"  left out {inst}: {why}", err=True)
+        echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
+        for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
+            echo("  " + escape_unsafe(line), err=True)
     seen: dict[str, str] = {}
     for r in rows:
         if r.id in seen:
@@ -347,8 +362,37 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         seen[r.id] = r.provider
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
                         generated=f"{len(files)} file(s), {date}")
-    path = write_text(ensure_dir(Path(out_dir)) / "cloud.yaml", text)
-    echo(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}")
+    check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
+    with ReportSet(out, guard=signal_guard(), set_name="import-skypilot", inputs=[Path(f) for f in files]) as rs:
+        write_text(rs.path("cloud.yaml"), text)
+        path = rs.commit()[0]
+    echo(escape_unsafe(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}"))
+
+
+def check_overlay(out: Any, cloud_yaml: str) -> None:
+    """Load ``out`` as ``--catalog`` would read it once ``cloud.yaml`` holds ``cloud_yaml`` (the overlay's other
+    catalog files as they are), in a temporary copy; nothing is written into ``out``.
+
+    Raises:
+        CatalogError: the catalog loader's one line (paths named as in ``out``), saying nothing was written.
+    """
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from planner.catalog.loader import CATALOG_FILES, load_catalog
+    from planner.core.errors import CatalogError
+
+    with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
+        for name in CATALOG_FILES:
+            if name != "cloud.yaml" and (out / name).is_file():
+                shutil.copyfile(out / name, Path(tmp) / name)
+        (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+        try:
+            load_catalog(Path(tmp))
+        except CatalogError as exc:
+            line = exc.one_line().replace(str(Path(tmp)), str(out))
+            raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
 
 
 list_command.context_class = _ListingContext

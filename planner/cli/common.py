@@ -15,10 +15,49 @@ from planner.core.names import escape_unsafe
 
 def _fail(message: str, code: int) -> None:
     """Print 'Error: <message>' as one line on stderr (line breaks folded; control and bidirectional
-    characters that reached the message, e.g. in a path as typed, written as escapes) and exit."""
+    characters that reached the message, e.g. in a path as typed, written as escapes; characters the
+    stream's encoding lacks as escapes) and exit. A stderr that cannot be written only loses the line."""
     line = escape_unsafe(" ".join(message.splitlines()))
-    click.echo("Error: " + line, err=True)
+    try:
+        click.echo(encodable("Error: " + line, sys.stderr), err=True)
+    except (OSError, ValueError):
+        pass
     sys.exit(code)
+
+
+def encodable(text: str, stream: Any) -> str:
+    """``text`` with each character ``stream``'s encoding cannot write as a backslash escape (a Latin-1
+    terminal shows '\\u2248' rather than failing after the reports were written)."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        return text.encode(encoding, errors="backslashreplace").decode(encoding)
+    except LookupError:
+        return text
+
+
+def output_failed(exc: OSError) -> str:
+    """One line for an output that could not be written: standard output full (/dev/full), opened
+    read-only, gone; a file of a name the OS refuses. After it, standard output is pointed at
+    /dev/null so that the exit's flush of what is still buffered fails no more (Python's documented
+    way for a closed pipe, docs.python.org/3/library/signal.html, "Note on SIGPIPE")."""
+    import os
+
+    what = exc.strerror or str(exc)
+    if exc.filename is not None:
+        line = f"{exc.filename}: cannot be written ({what})."
+    else:
+        line = f"cannot write the output ({what}). Check where standard output goes: a full disk, a file " \
+               "opened read-only or a closed terminal."
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+    return line
 
 
 def signal_guard() -> Any:
@@ -61,6 +100,15 @@ def handle_errors(fn):
             # The reader went away (e.g. `planner plan ... | head`): not an error of ours.
             sys.stderr.close()
             sys.exit(0)
+        except OSError as exc:  # standard output full, read-only, gone: an output failure, not a bug
+            if debug:
+                raise
+            _fail(output_failed(exc), 2)
+        except UnicodeEncodeError as exc:
+            if debug:
+                raise
+            _fail(f"the output's encoding ({exc.encoding}) cannot write {exc.object[exc.start:exc.end]!a}. Set "
+                  "PYTHONIOENCODING=utf-8 (or a UTF-8 locale) and run again.", 2)
         except Exception as exc:  # noqa: BLE001 - the last line of defence, no traceback for users
             if debug:
                 raise
@@ -80,12 +128,16 @@ class LineError(click.UsageError):
 
 
 def echo(text: str = "", err: bool = False) -> None:
-    """``click.echo`` of text for people, each line wrapped to the terminal's width
+    """``click.echo`` of text for people, control characters shown as escapes (``\\x1b``:
+    :func:`planner.core.escape.terminal_text`), each line wrapped to the terminal's width
     (:func:`planner.core.textfit.terminal_width`: COLUMNS, else the terminal's, else 100) with a
     hanging indent; nothing is cut. JSON goes out through ``click.echo`` untouched."""
+    from planner.core.escape import terminal_text
     from planner.core.textfit import fit_text, terminal_width
 
-    click.echo(fit_text(text, terminal_width()), err=err)
+    # the terminal's escaping layer (planner.core.escape): a name or path from a file never sends ESC
+    stream = sys.stderr if err else sys.stdout
+    click.echo(encodable(fit_text(terminal_text(text, newlines=True), terminal_width()), stream), err=err)
 
 
 def verbose_option(fn):

@@ -20,7 +20,7 @@ import click
 
 from planner.cli.calibrate import calibrate
 from planner.cli.catalog import catalog_command
-from planner.cli.common import LineError, _fail
+from planner.cli.common import LineError, _fail, output_failed
 from planner.cli.compare import compare
 from planner.cli.estimate import estimate
 from planner.cli.fit import fit
@@ -88,6 +88,9 @@ class _Group(click.Group):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
+            _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
+                  "/dev/null ('> /dev/null') instead of closing it.", 2)
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129; the cyclic collector started after
         # 50,000 new objects instead of 700 while the command runs (planner.core.collector)
         with SignalGuard() as guard, collections_spaced():
@@ -110,6 +113,10 @@ class _Group(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
+        except BrokenPipeError:  # the reader went away (--help | head): not an error of ours
+            sys.exit(0)
+        except OSError as exc:  # --help or a usage line to a full or read-only standard output
+            _fail(output_failed(exc), 2)
         except click.Abort as exc:
             if isinstance(exc.__cause__, KeyboardInterrupt):  # Ctrl-C where no guard could catch it
                 click.echo("Interrupted by SIGINT; stopped.", err=True)

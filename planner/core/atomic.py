@@ -14,9 +14,9 @@ A set of files that must change together (a plan's reports) is written with
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from planner.core.errors import OutputError
@@ -37,7 +37,19 @@ def ensure_dir(directory: Path) -> Path:
     try:
         if d.exists() and not d.is_dir():
             raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
-        d.mkdir(parents=True, exist_ok=True)
+        # the missing folders, outermost first, made one by one: Path.mkdir(parents=True) and os.makedirs
+        # recurse once per level, past Python's recursion limit for an --out 1,200 folders deep
+        missing = []
+        for p in (d, *d.parents):
+            if os.path.isdir(p):
+                break
+            missing.append(p)
+        for p in reversed(missing):
+            try:
+                os.mkdir(p)
+            except FileExistsError:
+                if not os.path.isdir(p):
+                    raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
         raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
@@ -63,9 +75,9 @@ def write_bytes(path: Path, data: bytes) -> Path:
             raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{cut_utf8(path.name, _TMP_NAME_BYTES)}.", suffix=".tmp",
-                                        dir=directory)
-        os.chmod(tmp_name, _mode_for(path))
+        fd, tmp_name = _create_temporary(directory, cut_utf8(path.name, _TMP_NAME_BYTES))
+        if st is not None:  # a replaced file keeps its permission bits (0600 stays 0600)
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -90,14 +102,22 @@ def write_text(path: Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions the file would get from a plain open(): the old file's, else 0o666 less the umask."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        return 0o666 & ~mask
+def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
+    """Create ``directory/.<name>.<8 random hex>.tmp`` exclusively, with the mode a plain open() gives
+    (0o666 less the umask, which the kernel applies: the process's umask is never read or changed).
+
+    Raises:
+        OSError: as os.open.
+    """
+    import secrets
+
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(directory))
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

@@ -101,7 +101,7 @@ class Entry:
 
     def raw(self, key: str, default: Any = _MISSING) -> Any:
         if key in self.data:
-            return self.data[key]
+            return plain_number(self.data[key])
         if default is _MISSING:
             raise self.error(f"missing required key {key!r}")
         return default
@@ -228,6 +228,7 @@ class Entry:
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+            _check_range(self, key, value, min, max)  # said as given: 1e+300, not its 301 digits
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
@@ -327,10 +328,11 @@ _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    shown = _digits(value) if isinstance(value, int) else repr(value)  # a 300-digit number shortened
     if lo is not None and value < lo:
-        raise entry.error(f"must be at least {_num(lo)}, not {value!r}", key)
+        raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
     if hi is not None and value > hi:
-        raise entry.error(f"must be at most {_num(hi)}, not {value!r}", key)
+        raise entry.error(f"must be at most {_num(hi)}, not {shown}", key)
 
 
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
@@ -459,3 +461,31 @@ def _kind(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return "a list"
     return type(value).__name__
+
+
+def plain_number(value: Any) -> Any:
+    """A number of another numeric type (a numpy integer or float, ``decimal.Decimal``,
+    ``fractions.Fraction``) as the plain ``int`` (a whole value) or ``float`` (any other) it holds, so
+    that the checks of a field read it as they read a number from a file; anything else (a bool,
+    numpy's included, a text, a plain int or float) as it is.
+
+    ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
+    (refused by the field as not finite).
+    """
+    import numbers
+    from decimal import Decimal
+
+    if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
+            or type(value).__name__ in ("bool_", "bool"):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, Decimal):
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        return float(value)
+    if isinstance(value, numbers.Rational):
+        return int(value.numerator) if value.denominator == 1 else float(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value

@@ -17,6 +17,16 @@ holds the lock.
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
 
+Only files planner wrote are replaced or removed, known by what planner wrote rather than by their
+names: the manifest ``OUT/.planner-reports.json`` (:data:`MANIFEST`) lists each report planner moved
+into the folder, its SHA-256 and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
+A file in the way that the manifest does not list, or whose bytes changed since (edited, or written by
+another program), or that belongs to another report set, is never replaced: the set is refused with one
+line naming it; a stale report that is not planner's is left where it is. The run's input files
+(the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
+and the installed package are never output folders (:func:`refuse_protected`). A replaced report keeps
+its permission bits (0600 stays 0600).
+
 Known limit: the moves are one rename per file, not one for the set; only SIGKILL or a crash
 during those few renames can leave a set of old and new files (the staging folder then remains
 and the next run removes it).
@@ -29,10 +39,14 @@ exits, whatever killed it).
 from __future__ import annotations
 
 import errno
+import hashlib
+import json
 import os
+import re
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -42,8 +56,16 @@ from planner.core.interrupt import SignalGuard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
 STAGING_PREFIX = ".planner-staging-"
+#: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
+STAGING_MARK = ".planner-staging"
+#: The manifest of the reports planner wrote into a folder: name -> {"sha256", "set"}.
+MANIFEST = ".planner-reports.json"
+#: The manifest's format tag (a file of that name without it is not planner's and is not replaced).
+MANIFEST_FORMAT = "planner report manifest 1"
 #: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
 NAME_MAX_BYTES = 255
+#: The most bytes a manifest may have (it lists a few report names; a larger file is not planner's).
+_MANIFEST_MAX_BYTES = 4 * 2**20
 
 
 class ReportSet:
@@ -62,6 +84,9 @@ class ReportSet:
 
     Args:
         out_dir: the output folder (created if missing).
+        set_name: the report set's name in the manifest ('plan <stem>'); only files the manifest
+            lists under this name, unchanged since planner wrote them, are replaced or removed.
+        inputs: the run's input files; none of them is ever replaced or removed.
         guard: the command's :class:`planner.core.interrupt.SignalGuard`, which holds signals while
             the set is moved into place; None: the guard whose handlers are installed, if any
             (:func:`planner.core.interrupt.active_guard`), else the signals are only masked.
@@ -69,12 +94,17 @@ class ReportSet:
     Raises:
         OutputError: (on entry) the folder cannot be created or written, or another run holds it;
             (on :meth:`path`) a name that is not a plain file name or is over 255 bytes; (on
-            :meth:`commit`) a destination that is read-only or a directory.
+            :meth:`commit`) a destination that is read-only, a directory, a file planner did not
+            write (or another report set's, or changed since), or an input of the run; (on entry)
+            the shipped catalog or the planner package as ``out_dir``.
     """
 
-    def __init__(self, out_dir: Path, *, guard: SignalGuard | None = None) -> None:
+    def __init__(self, out_dir: Path, *, guard: SignalGuard | None = None, set_name: str = "reports",
+                 inputs: Iterable[str | Path] = ()) -> None:
         self.out = Path(out_dir)
         self.guard = guard
+        self.set_name = set_name
+        self.inputs = tuple(inputs)
         self._names: list[str] = []
         self._stale: list[str] = []
         self._lock_fd: int | None = None
@@ -90,11 +120,13 @@ class ReportSet:
         # here: __exit__ runs only once __enter__ has returned
         try:
             with held(self.guard):
+                refuse_protected(self.out)
                 ensure_dir(self.out)
                 self._lock()
                 self._clear_dead_staging()
                 try:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
+                    (self._staging / STAGING_MARK).write_bytes(b"")
                 except OSError as exc:
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                                       "Give --out a directory that can be written.") from None
@@ -141,8 +173,10 @@ class ReportSet:
         Raises:
             OutputError: as :meth:`commit`.
         """
+        manifest = read_manifest(self.out)
         for name in names:
             check_name(name)
+            _owned_or_refused(self.out, name, manifest, self.set_name, self.inputs)
             _replaceable(self.out / name)
 
     def commit(self) -> list[Path]:
@@ -161,11 +195,31 @@ class ReportSet:
         missing = [n for n in self._names if not (self._staging / n).is_file()]
         if missing:
             raise OutputError(f"{self.out / missing[0]}: was not written; nothing was changed in {self.out}.")
-        removed = [n for n in self._stale if n not in self._names and _lexists(self.out / n)]
-        for name in self._names + removed:
+        manifest = read_manifest(self.out)
+        for name in self._names:
+            _owned_or_refused(self.out, name, manifest, self.set_name, self.inputs)
             _replaceable(self.out / name)
+        # a stale report goes only when it is this set's and unchanged; another's file stays where it is
+        removed = [n for n in self._stale if n not in self._names and _lexists(self.out / n)
+                   and _owns(self.out, n, manifest, self.set_name) and not _is_input(self.out / n, self.inputs)]
+        for name in removed:
+            _replaceable(self.out / name)
+        digests = {n: _sha256(self._staging / n) for n in self._names}
+        for name in self._names:  # a replaced report keeps its permission bits
+            try:
+                os.chmod(self._staging / name, os.stat(self.out / name).st_mode & 0o7777)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise OutputError(f"{self.out / name}: cannot be read ({exc.strerror or exc}).") from None
+        files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
+        # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
+        # files planner still recognises); after them, only what is there
+        during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
+                                  "set": self.set_name} for n in self._names}}
         done: list[Path] = []
         with held(self.guard):
+            write_manifest(self.out, during)
             try:
                 for name in self._names:
                     os.replace(self._staging / name, self.out / name)
@@ -176,6 +230,9 @@ class ReportSet:
                 raise OutputError(f"{self.out}: cannot move the reports into place ({exc.strerror or exc}); "
                                   f"moved {len(done)} of {len(self._names)}. Check the directory and run again.") \
                     from None
+            after = {n: e for n, e in during.items() if n not in removed}
+            after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
+            write_manifest(self.out, after)
             fsync_dir(self.out)
             self._committed = True
         self.removed = [self.out / n for n in removed]
@@ -211,19 +268,45 @@ class ReportSet:
         except OSError:
             return
         for e in entries:
-            if e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
+            if _STAGING_NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False) and _is_staging(Path(e.path)):
                 shutil.rmtree(e.path, ignore_errors=True)
 
 
-def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...]) -> None:
+#: A staging folder's name as tempfile.mkdtemp makes it: the prefix and 8 random characters.
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}")
+
+
+def _is_staging(folder: Path) -> bool:
+    """Whether ``folder`` is a staging folder planner made: its mark inside, and only plain files (a folder
+    of that name the user made, or one holding more, is left alone)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return False
+    names = {e.name for e in entries}
+    return STAGING_MARK in names and all(e.is_file(follow_symlinks=False) for e in entries)
+
+
+def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
+                       writes: Iterable[str] | None = None, inputs: Iterable[str | Path] = ()) -> None:
     """Refuse, before any work and without creating anything, a set that could not go into
-    ``out_dir``: ``out_dir`` a file, a name over 255 bytes, a read-only report or a directory where
-    a report would go.
+    ``out_dir``: ``out_dir`` a file, the shipped catalog or the package, a name over 255 bytes, a
+    read-only report or a directory where a report would go, a file planner did not write (or
+    another set's, or changed since) or an input of the run where a report would be written.
+
+    Args:
+        names: every name of the set (written or removed as stale).
+        writes: the names that will be written (default: all of ``names``); the others are only
+            removed when they are this set's.
+        set_name, inputs: as for :class:`ReportSet`.
 
     Raises:
         OutputError: as :meth:`ReportSet.commit` and :func:`planner.core.atomic.ensure_dir`.
     """
     out = Path(out_dir)
+    refuse_protected(out)
+    inputs = tuple(inputs)
+    written = set(names if writes is None else writes)
     try:
         st = os.stat(out)
     except FileNotFoundError:
@@ -233,9 +316,15 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...]) -> Non
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+    manifest = read_manifest(out) if st is not None else {}
     for name in names:
         check_name(name)
-        if st is not None:
+        if st is None:
+            continue
+        if name in written:
+            _owned_or_refused(out, name, manifest, set_name, inputs)
+            _replaceable(out / name)
+        elif _lexists(out / name) and _owns(out, name, manifest, set_name):
             _replaceable(out / name)
 
 
@@ -276,3 +365,136 @@ def _replaceable(path: Path) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise OutputError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
     refuse_read_only(path, st)
+
+
+# ----- what planner wrote ---------------------------------------------------------------------
+
+def read_manifest(out_dir: Path) -> dict[str, dict]:
+    """The manifest of ``out_dir``: report name -> ``{"sha256": [hex, ...], "set": name}``; {} when
+    there is none.
+
+    Raises:
+        OutputError: a file of that name that planner did not write (not its format), or unreadable.
+    """
+    path = Path(out_dir) / MANIFEST
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    doc: object = None
+    if stat.S_ISREG(st.st_mode) and st.st_size <= _MANIFEST_MAX_BYTES:
+        try:
+            doc = json.loads(path.read_bytes())
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+        except ValueError:
+            doc = None
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
+    if not isinstance(files, dict) or not all(
+            isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
+            for e in files.values()):
+        raise OutputError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
+                          "reports in a file of that name. Move that file away or give another --out.")
+    return files
+
+
+def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
+    """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing."""
+    from planner.core.atomic import write_text
+
+    path = Path(out_dir) / MANIFEST
+    if not files:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot be removed ({exc.strerror or exc}).") from None
+        return
+    doc = {"format": MANIFEST_FORMAT,
+           "about": "The reports planner wrote into this folder, with their SHA-256: planner replaces or removes "
+                    "only these, and only while unchanged.",
+           "files": {n: files[n] for n in sorted(files)}}
+    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n")
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
+    """The set that wrote ``out/name``, as it is now; None when planner did not write it or it changed."""
+    entry = manifest.get(name)
+    if entry is None:
+        return None
+    try:
+        st = os.lstat(out / name)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        digest = _sha256(out / name)
+    except OSError:
+        return None
+    return entry["set"] if digest in entry["sha256"] else None
+
+
+def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:
+    return _owner(out, name, manifest) == set_name
+
+
+def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
+    for given in inputs:
+        try:
+            if os.path.samefile(path, given):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
+                      inputs: Iterable[str | Path]) -> None:
+    """Refuse to write ``out/name`` when a file is there that this report set did not write.
+
+    Raises:
+        OutputError: naming the file and what to do.
+    """
+    path = out / name
+    if not _lexists(path):
+        return
+    if _is_input(path, inputs):
+        raise OutputError(f"{path}: is an input of this run, and a report never replaces its input. "
+                          "Give another --out.")
+    owner = _owner(out, name, manifest)
+    if owner == set_name:
+        return
+    if owner is not None:
+        raise OutputError(f"{path}: is a report of another set ({owner}), and planner does not replace it with "
+                          f"one of {set_name}. Give another --out.")
+    why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
+    raise OutputError(f"{path}: is {why} (see {out / MANIFEST}), and planner never replaces or removes such a "
+                      "file. Move it away or give another --out.")
+
+
+def refuse_protected(out_dir: Path) -> None:
+    """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder.
+
+    Raises:
+        OutputError: naming the folder.
+    """
+    package = Path(__file__).resolve().parent.parent  # planner/
+    protected = [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+    try:
+        where = Path(os.path.realpath(out_dir))
+    except (OSError, ValueError):
+        return
+    for p in protected:
+        if where == p or p in where.parents:
+            raise OutputError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
+                              f"folder ({p}), and planner does not write into it. Give another --out, e.g. "
+                              "--out my-catalog.")

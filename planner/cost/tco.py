@@ -47,6 +47,10 @@ HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
 
 #: Keys of the scenario's ``costs:`` mapping.
+#: The least ``mfu`` or ``mbu`` override taken: 0.1% of the peak rate. A sanity bound, not a measurement
+#: (measured LLM training MFU is tens of percent, e.g. 46.2% for PaLM 540B, Chowdhery et al. 2022, Table 3):
+#: below it a typo (1e-300) would price jobs at 10^300 hours rather than be refused.
+MIN_UTILIZATION = 0.001
 COST_KEYS = (
     "usd_per_kwh", "pue", "utilization", "hours_per_month", "gpu_power_fraction", "depreciation_years",
     "residual_fraction", "support_usd_per_year", "cloud_discount", "providers", "instances", "regions", "spot", "mfu", "mbu",
@@ -175,7 +179,7 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["support_usd_per_year"] = entry.number("support_usd_per_year", 0.0, min=0, max=10_000_000)
     kw["cloud_discount"] = entry.number("cloud_discount", 0.0, min=0, max=0.99)
     kw["spot"] = entry.bool("spot", True)
-    kw["mbu"] = entry.number("mbu", None, min=0, max=1, min_exclusive=True)
+    kw["mbu"] = entry.number("mbu", None, min=MIN_UTILIZATION, max=1)
     kw["providers"] = tuple(entry.str_list("providers", []))
     kw["instances"] = tuple(entry.str_list("instances", []))
     kw["regions"] = tuple(entry.str_list("regions", []))
@@ -184,9 +188,9 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
         raw = entry.raw("mfu")
         if isinstance(raw, Mapping):
             sub = entry.child("mfu")
-            kw["mfu"] = {str(k): sub.number(str(k), min=0, max=1, min_exclusive=True) for k in raw}
+            kw["mfu"] = {str(k): sub.number(str(k), min=MIN_UTILIZATION, max=1) for k in raw}
         else:
-            kw["mfu"] = entry.number("mfu", min=0, max=1, min_exclusive=True)
+            kw["mfu"] = entry.number("mfu", min=MIN_UTILIZATION, max=1)
     if catalog is not None:
         _check_cloud_names(entry, catalog, kw["providers"], kw["instances"], kw["regions"])
     if workloads is not None:

@@ -35,7 +35,6 @@ DATE_FORMAT = "yyyy-mm-dd"
 FORMULA_PREFIXES = ("=", "+", "-", "@")
 
 _MAX_CELL_CHARS = 32_767  # Excel's limit for one cell
-_ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037]")  # control characters XML 1.0 cannot hold
 INPUT_FILL = "FFF2CC"  # light yellow: cells the buyer may edit
 FLAG_FILL = "F8CBAD"  # light red: a price to get a vendor quote for
 BANNER_COLOR = "C00000"  # dark red text: the Quote sheet's "not a vendor quote" banner
@@ -46,9 +45,12 @@ MAX_WIDTH = 60  # characters: the widest a column grows from its content
 # ----- safe cells ---------------------------------------------------------------------------------
 
 def clean_text(value: object) -> str:
-    """``value`` as text a workbook can hold: XML-illegal control characters removed, cut to Excel's
-    32,767 characters per cell."""
-    text = _ILLEGAL.sub("", str(value))
+    """``value`` as text a workbook can hold: the characters XML 1.0 forbids removed (control
+    characters, lone surrogates, U+FFFE, U+FFFF: planner.core.escape.xml_text), cut to Excel's 32,767
+    characters per cell."""
+    from planner.core.escape import xml_text
+
+    text = xml_text(value)
     if len(text) > _MAX_CELL_CHARS:
         text = text[: _MAX_CELL_CHARS - 1] + "\u2026"
     return text

@@ -86,10 +86,11 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_safe_text(value: Any) -> Any:
-    """A text cell that a spreadsheet would read as a formula gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
+    """A text cell no spreadsheet reads as a formula, in any locale: :func:`planner.core.escape.csv_text`
+    (a leading apostrophe before =, +, -, @, tab or CR at the start and after any separator)."""
+    from planner.core.escape import csv_text
+
+    return csv_text(value)
 
 
 def candidates_csv(table: Any) -> str:
@@ -97,9 +98,10 @@ def candidates_csv(table: Any) -> str:
     CSV text (columns as in planner.solve.candidates.COLUMNS), as pandas' ``to_csv(index=False)``
     writes it (:meth:`planner.core.table.Table.to_csv`).
 
-    Text cells that start with =, +, -, @, tab or carriage return are prefixed with an
-    apostrophe, so names from user files never become formulas when the CSV is opened in a
-    spreadsheet; numbers are written as numbers.
+    Text cells that start with =, +, -, @, tab or carriage return, and such characters after a
+    separator inside a cell (``a;=cmd``: a spreadsheet of a ';' locale splits there), get an
+    apostrophe before them (planner.core.escape.csv_text), so names from user files never become
+    formulas when the CSV is opened in a spreadsheet; numbers are written as numbers.
     """
     return as_table(table).to_csv(text=csv_safe_text)
 

@@ -304,7 +304,10 @@ def plan_text(plan: Any, width: int | None = None) -> str:
 
 
 def _md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A table cell: Markdown's escaping layer (planner.core.escape.md_text; '|' escaped too)."""
+    from planner.core.escape import md_text
+
+    return md_text(value)
 
 
 def plan_markdown(plan_text: str, estimates: Any) -> str:
@@ -314,12 +317,16 @@ def plan_markdown(plan_text: str, estimates: Any) -> str:
         plan_text: the plan as the CLI prints it.
         estimates: the chosen configuration's estimates (a mapping name -> Estimate, or a list).
     """
+    from planner.core.escape import md_fence, md_text
+
     items = list(estimates.values()) if hasattr(estimates, "values") else list(estimates)
-    lines = ["# Plan", "", "```text", plan_text, "```", ""]
+    # every text from a file goes through Markdown's escaping layer: the plan in a fence nothing can
+    # close, names and descriptions with HTML and link syntax escaped (planner.core.escape)
+    lines = ["# Plan", "", *md_fence(plan_text), ""]
     for est in items:
-        lines += [f"## Memory: {est.workload_name} ({est.model_id}, {est.task})", "",
-                  f"Recipe: {est.recipe}: {est.recipe_description}", "",
-                  *([f"Stack: {est.stack_text}", ""] if est.stack else []),
+        lines += [f"## Memory: {md_text(est.workload_name)} ({md_text(est.model_id)}, {md_text(est.task)})", "",
+                  f"Recipe: {md_text(est.recipe)}: {md_text(est.recipe_description)}", "",
+                  *([f"Stack: {md_text(est.stack_text)}", ""] if est.stack else []),
                   "| component | where | when | GiB | formula | source |", "|---|---|---|---|---|---|"]
         for c in est.components:
             lines.append("| " + " | ".join(_md_cell(v) for v in (

@@ -88,13 +88,28 @@ def write_workbook(data: WorkbookData, path: Path,
             workbook-level names :data:`planner.report.sheets.quote.NAME_GRAND_TOTAL` etc.
 
     Raises:
-        OutputError: the directory does not exist or cannot be written, or ``path`` is a directory.
+        OutputError: the directory does not exist or cannot be written, ``path`` is a directory, or
+            openpyxl's temporary files cannot be written (disk full, file-size limit).
     """
     from planner.core.atomic import write_bytes
 
+    from planner.core.errors import OutputError
+
     wb = build_workbook(data, extra_sheets)
     buffer = io.BytesIO()
-    wb.save(buffer)
+    try:
+        # openpyxl writes each sheet to a temporary file first: a full disk or a file-size limit
+        # (ulimit -f; Python ignores SIGXFSZ, so the write fails with EFBIG) shows here
+        wb.save(buffer)
+    except OSError as exc:
+        from planner.core.reportset import STAGING_PREFIX
+
+        shown = Path(path)
+        if shown.parent.name.startswith(STAGING_PREFIX):  # a report set's staged file: name where it would go
+            shown = shown.parent.parent / shown.name
+        raise OutputError(f"{shown}: cannot write the workbook ({exc.strerror or exc}); openpyxl's temporary "
+                          "files could not be written. Check the disk's free space and the file-size limit "
+                          "('ulimit -f').") from None
     return write_bytes(Path(path), buffer.getvalue())
 
 

@@ -220,11 +220,17 @@ def overheads_for_gpu(gpu: Any, path: Path | None) -> RuntimeOverheads | None:
 
 
 def save_calibration(cal: Calibration, path: Path) -> None:
-    """Add or replace this GPU's entry in the calibration file (written atomically)."""
+    """Add or replace this GPU's entry in the calibration file (written atomically).
+
+    Raises:
+        OutputError: ``path`` inside the shipped catalog or the planner package, or not writable.
+    """
     import yaml
 
     from planner.core.atomic import write_text
+    from planner.core.reportset import refuse_protected
 
+    refuse_protected(Path(path).parent)  # never into planner's own catalog or package folders
     existing = dict(load_calibrations(path))
     existing[device_key(cal.gpu_name)] = cal
     doc = {"schema_version": 1, "gpus": [

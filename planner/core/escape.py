@@ -1,0 +1,99 @@
+"""One escaping layer per output medium, for every text that came from a file or the user.
+
+A name, description, note, source or path that reaches a report or the terminal goes through the
+function of the medium it is written to, at the writer (never earlier, so that each medium gets the
+text whole):
+
+==========  =================================  ==================================================
+medium      function                           what it does
+==========  =================================  ==================================================
+CSV         :func:`csv_text`                   a quote ``'`` before a formula trigger (``=`` ``+``
+                                               ``-`` ``@`` tab, CR) at the start of the cell and
+                                               after any separator a spreadsheet may split at
+                                               (``,`` ``;`` ``|`` tab, line breaks), so no part
+                                               of the cell becomes a formula in any locale
+Markdown    :func:`md_text`, :func:`md_fence`  HTML (``& < >``) as entities; Markdown syntax
+                                               (links, emphasis, headings, tables) backslash-
+                                               escaped; a code fence longer than any backtick run
+terminal    :func:`terminal_text`              control characters (ESC, CR, ...), line and
+                                               paragraph separators and bidirectional controls
+                                               shown as escapes (``\\x1b``, ``\\u202e``)
+XML, xlsx   :func:`xml_text`                   the characters XML 1.0 forbids (C0 controls but
+                                               tab, LF, CR; lone surrogates; U+FFFE, U+FFFF)
+                                               removed, so the workbook stays valid
+==========  =================================  ==================================================
+
+Sources: OWASP, "CSV Injection" (owasp.org/www-community/attacks/CSV_Injection): cells starting with
+``=``, ``+``, ``-``, ``@``, tab (0x09) or carriage return (0x0D) are read as formulas; prefix them
+with a single quote, and mind the field separators, which a spreadsheet of another locale (``;``)
+splits at, making the text after it a cell of its own. CommonMark 0.31, 2.4 "Backslash escapes" (any
+ASCII punctuation character may be backslash-escaped) and 4.5 "Fenced code blocks" (the closing
+fence is at least as long as the opening one). XML 1.0 (Fifth Edition), 2.2 Characters: ``Char ::=
+#x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from planner.core.names import escape_unsafe
+
+#: Characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+CSV_FORMULA_TRIGGERS = frozenset("=+-@\t\r")
+#: Characters a spreadsheet may split a CSV line at (its locale's list separator, or a user's choice),
+#: and line breaks.
+CSV_SEPARATORS = frozenset(",;|\t\r\n")
+
+# a trigger at the start of the text or of a field after a separator (spaces and a '"' before it skipped)
+_CSV_FIELD_TRIGGER = re.compile(r"(^|[,;|\t\r\n])([ \"]*)(?=[=+\-@\t\r])")
+
+# Markdown: HTML first (entities), then the ASCII punctuation that makes links, emphasis, code, tables,
+# headings and line-start syntax (CommonMark 2.4: a backslash before any ASCII punctuation is literal)
+_MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#!|~])")
+
+# what XML 1.0 forbids (its Char production, negated)
+_XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def csv_text(value: Any) -> Any:
+    """A CSV text cell no spreadsheet reads as a formula: ``'`` before each formula trigger that starts
+    the cell or a field after a separator (``a;=cmd`` -> ``a;'=cmd``, ``=1+1`` -> ``'=1+1``); anything
+    but a str is returned as it is (numbers stay numbers)."""
+    if not isinstance(value, str):
+        return value
+    return _CSV_FIELD_TRIGGER.sub(lambda m: m.group(1) + m.group(2) + "'", value)
+
+
+def md_text(value: Any) -> str:
+    """``value`` as Markdown text that renders as itself: no HTML, no link, no emphasis, no heading or
+    table syntax; control characters as escapes (:func:`terminal_text`); a line break as a space."""
+    text = terminal_text(" ".join(str(value).splitlines()))
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    return "".join(_MD_HTML.get(ch, ch) for ch in text)
+
+
+def md_fence(text: str, info: str = "text") -> list[str]:
+    """``text`` as a fenced code block (its lines), the fence longer than any run of backticks in it,
+    so nothing inside can close it; control characters shown as escapes."""
+    body = terminal_text(text, newlines=True)
+    longest = max((len(m) for m in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + info, body, fence]
+
+
+def terminal_text(value: Any, *, newlines: bool = False) -> str:
+    """``value`` as text a terminal shows as it is: control characters (ESC, CR, BEL, ...), U+2028/9 and
+    bidirectional controls written as visible escapes (``\\x1b``); with ``newlines``, line feeds and tabs
+    kept (a multi-line text). :func:`planner.core.names.escape_unsafe`."""
+    return escape_unsafe(str(value), newlines=newlines)
+
+
+def xml_text(value: Any) -> str:
+    """``value`` without the characters XML 1.0 forbids (C0 controls other than tab, LF, CR; lone
+    surrogates; U+FFFE, U+FFFF), which would make a workbook that Excel calls damaged."""
+    return _XML_FORBIDDEN.sub("", str(value))
+
+
+__all__ = ["CSV_FORMULA_TRIGGERS", "CSV_SEPARATORS", "csv_text", "md_fence", "md_text", "terminal_text", "xml_text"]

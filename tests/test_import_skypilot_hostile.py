@@ -1,0 +1,137 @@
+"""import-skypilot against hostile files and options (issue 28): what it writes is checked with the catalog
+loader first (nothing written when that would be refused), its input is read as a stream with a size cap, a
+UTF-8 byte order mark is read past, what it left out is summed up in a few lines, and it never writes into
+the shipped catalog or over a file it did not write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog.loader import default_catalog_dir
+from planner.catalog.skypilot import MAX_CSV_BYTES, ImportProblem, import_file, left_out_lines
+from planner.cli.main import main
+
+HEADER_AWS = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region," \
+             "AvailabilityZone,Arch\n"
+# a real row (catalogs/v8/aws/vms.csv @00148f2a, as in tests/test_import_skypilot.py)
+G6 = "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.259900,us-east-2,use2-az2,x86_64\n"
+
+
+def _aws(tmp_path: Path, body: str, *, prefix: str = "") -> Path:
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(prefix + HEADER_AWS + body, encoding="utf-8")
+    return path
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["catalog", "import-skypilot", *args])
+
+
+@pytest.mark.parametrize("row, message", [
+    # an infinite price: the importer refuses the value itself
+    ("g6.xlarge,L4,1.0,4.0,16.0,L4,inf,0.2599,us-east-2,use2-az2,x86_64\n", "column Price: 'inf' is not a finite number"),
+    # negative vCPUs
+    ("g6.xlarge,L4,1.0,-4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n", "column vCPUs: -4.0 is below 0"),
+    # a billion GPUs: the row is read, and the catalog loader refuses the overlay (gpu_count is 1 to 64)
+    ("g6.xlarge,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n", "gpu_count"),
+])
+def test_rows_the_catalog_would_refuse_write_nothing(tmp_path: Path, row: str, message: str) -> None:
+    out = tmp_path / "o"
+    r = _run(str(_aws(tmp_path, row)), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 2, r.output
+    assert message in r.stderr and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert r.stderr.count("Error:") == 1
+    assert not (out / "cloud.yaml").exists()
+
+
+def test_a_billion_gpus_names_the_loader_check(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    r = _run(str(_aws(tmp_path, "g6.xlarge,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n")),
+             "--out", str(out), "--as-of", "2026-01")
+    assert "the overlay would not load, so nothing was written" in r.stderr
+    assert str(out / "cloud.yaml") in r.stderr and "planner-overlay-" not in r.stderr  # the path the user gave
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--as-of", "20250101", "'20250101' is not a date; write YYYY-MM or YYYY-MM-DD"),  # Python would read it
+    ("--as-of", "2025-1-1", "is not a date"),
+    ("--source", "SkyPilot\nas_of: 1999-01", "holds the control character U+000A (LINE FEED)"),
+    ("--source", "SkyPilot \x1b]0;pwned\x07", "U+001B (ESCAPE)"),
+    ("--source", "  ", "is empty"),
+])
+def test_bad_dates_and_sources_are_refused(tmp_path: Path, option: str, value: str, message: str) -> None:
+    out = tmp_path / "o"
+    args = [str(_aws(tmp_path, G6)), "--out", str(out), option, value]
+    if option != "--as-of":
+        args += ["--as-of", "2026-01"]
+    r = _run(*args)
+    assert r.exit_code == 2 and message in r.stderr, r.output
+    assert "\x1b" not in r.stderr and not out.exists()
+
+
+def test_an_overlay_over_the_loaders_input_cap_is_not_written(tmp_path: Path) -> None:
+    # 7,000 rows, each with a 3,000-character source: over the loader's 20 MiB cap (planner.core.infile)
+    rows = "".join(f"g6.x{i},L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n" for i in range(7000))
+    out = tmp_path / "o"
+    r = _run(str(_aws(tmp_path, rows)), "--out", str(out), "--as-of", "2026-01", "--source", "s" * 3000)
+    assert r.exit_code == 2 and "the overlay would not load, so nothing was written" in r.stderr, r.output
+    assert "more than the 20971520 a planner input may be" in r.stderr and not (out / "cloud.yaml").exists()
+
+
+def test_a_file_over_the_size_cap_is_refused_as_it_is_read(tmp_path: Path) -> None:
+    path = _aws(tmp_path, "")
+    with open(path, "a", encoding="utf-8") as fh:  # one byte past the cap, in lines of a real row's size
+        line = G6.replace("g6.xlarge", "g6.other")
+        fh.write(line * (MAX_CSV_BYTES // len(line) + 1))
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value).startswith(f"{path}: is larger than 32 MiB")
+
+
+def test_a_byte_order_mark_before_the_header_is_read_past(tmp_path: Path) -> None:
+    res = import_file(_aws(tmp_path, G6, prefix="\ufeff"))
+    assert [r.id for r in res.rows] == ["aws-g6-xlarge"]
+
+
+def test_what_was_left_out_is_a_few_lines() -> None:
+    # 1,800 instance types without a GPU and a few of unknown GPUs: 7 lines at most, counts by reason
+    skipped = {f"m{i:04d}.large": "no GPU" for i in range(1800)}
+    skipped.update({f"x{i}": f"GPU 'G{i}' has no gpus.yaml entry" for i in range(10)})
+    lines = left_out_lines(skipped)
+    assert len(lines) == 7
+    assert lines[0] == "left out 1800: no GPU (m0000.large, m0001.large, m0002.large, ...)"
+    assert lines[-1] == "left out 5 more for 5 other reason(s) (e.g. x5: GPU 'G5' has no gpus.yaml entry)"
+
+
+def test_the_cli_prints_the_summary_not_one_line_per_instance(tmp_path: Path) -> None:
+    body = G6 + "".join(f"m5.x{i},,,4.0,16.0,,0.1,,us-east-2,use2-az2,x86_64\n" for i in range(500))
+    r = _run(str(_aws(tmp_path, body)), "--out", str(tmp_path / "o"), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    assert r.stderr.count("\n") <= 3 and "left out 500: no GPU (m5.x0, m5.x1, m5.x10, ...)" in r.stderr
+
+
+def test_the_shipped_catalog_and_an_empty_out_are_refused(tmp_path: Path) -> None:
+    shipped = default_catalog_dir()
+    before = (shipped / "cloud.yaml").read_bytes()
+    r = _run(str(_aws(tmp_path, G6)), "--out", str(shipped), "--as-of", "2026-01")
+    assert r.exit_code == 2 and "is planner's own catalog folder" in r.stderr, r.output
+    assert (shipped / "cloud.yaml").read_bytes() == before
+    r = _run(str(_aws(tmp_path, G6)), "--out", "", "--as-of", "2026-01")
+    assert r.exit_code == 2 and "--out: is empty" in r.stderr
+
+
+def test_a_cloud_yaml_planner_did_not_write_is_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "cloud.yaml").write_text("# mine\n")
+    r = _run(str(_aws(tmp_path, G6)), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 2 and "not a file planner wrote there" in r.stderr, r.output
+    assert (out / "cloud.yaml").read_text() == "# mine\n"
+    (out / "cloud.yaml").unlink()
+    for _ in range(2):  # its own file it replaces
+        r = _run(str(_aws(tmp_path, G6)), "--out", str(out), "--as-of", "2026-01")
+        assert r.exit_code == 0, r.output

@@ -57,6 +57,8 @@ class FitResult:
             vllm, whose gpu_memory_utilization is the margin).
         suggestions: when nothing fits, the settings that would (:func:`what_would_fit`), each
             checked with the memory model; () otherwise.
+        speed: the speed model at the answer on the card (planner.speed.result.TrainingSpeed or
+            InferenceSpeed, as ``planner estimate --gpu`` gives it), or None when nothing fits.
     """
 
     gpu: str
@@ -80,6 +82,7 @@ class FitResult:
     estimate: Estimate
     takes_headroom: bool = True
     suggestions: tuple[str, ...] = ()
+    speed: Any = None
 
     @property
     def fits(self) -> bool:
@@ -121,6 +124,8 @@ class FitResult:
         if self.target == "gpu_layers":
             # the layers left on the CPU live in host RAM: what the machine needs, as estimate counts it
             out["host_need_bytes"] = self.estimate.host_total_bytes
+        if self.speed is not None:
+            out["speed"] = self.speed.to_dict()
         return out
 
     def to_frame(self) -> pandas.DataFrame:
@@ -354,10 +359,13 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                    "the model's layers, all on the GPU" if attr == "gpu_layers"
                    else "the planner's largest batch") if best == hi else "memory")
     per_replica = answer.infer.concurrency if answer.infer is not None else None
+    from planner.api.estimates import _speed
+
+    speed = _speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)
     return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
                      limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,
-                     concurrency_total=None if per_replica is None else per_replica * copies)
+                     concurrency_total=None if per_replica is None else per_replica * copies, speed=speed)
 
 
 #: Training changes :func:`what_would_fit` tries on the same GPUs, in order: the first that fits is named.

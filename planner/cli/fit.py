@@ -100,6 +100,15 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     if target != "concurrency" and r.concurrency_per_replica is not None and copies > 1:
         c = r.concurrency_per_replica
         echo(f"Each of the {copies} replicas serves --concurrency {c:,} ({c * copies:,} sequences in total).")
+    if r.speed is not None:
+        s = r.speed
+        if r.workload.train is not None:
+            echo(f"Speed at {best:,} (planner.speed): {s.tokens_per_s:,.0f} training tokens/s, step {s.step_s:,.3f} s, "
+                 f"MFU {s.mfu:.1%}" + (" (assumed rate)" if s.assumed else ""))
+        else:
+            echo(f"Speed at {best:,} (planner.speed): TPOT {s.tpot_s * 1e3:,.2f} ms, {s.output_tokens_per_s:,.0f} output "
+                 f"tokens/s in all, TTFT {s.ttft_s:,.3f} s for a {s.prompt_tokens:,}-token prompt"
+                 + (" (assumed rate)" if s.assumed else ""))
     for n in r.notes:
         echo(f"Note: {n}")
     for w in r.warnings:

@@ -378,6 +378,8 @@ _SHORTFALL = {
     "lanes": (("pcie_lanes_needed", "gpu_lanes"), "lanes"),
     "power": (("power_w", "psu_w"), "W"),
     "speed": None,  # min_decode_tokens_per_s - decode_tokens_per_s, tokens/s (infeasible_summary)
+    "deadline": None,  # run_hours - deadline_hours, h
+    "slo": None,  # the larger of TTFT / target and TPOT / target, less 1, in percent
 }
 
 
@@ -397,6 +399,11 @@ def infeasible_summary(cs: CandidateSet) -> Any:
         if rule == "speed":
             floor = cs.scenario.constraints.min_decode_tokens_per_s or 0.0
             short, unit = floor - t["decode_tokens_per_s"][idx], "tokens/s"
+        elif rule == "deadline":
+            short, unit = np.nan_to_num(t["run_hours"][idx] - t["deadline_hours"][idx], nan=np.inf), "h"
+        elif rule == "slo":
+            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
+            short, unit = np.nan_to_num((over - 1) * 100, nan=np.inf), "% over target"
         elif rule in _SHORTFALL:
             (a, b), unit = _SHORTFALL[rule]
             short = t[a][idx] - t[b][idx]

@@ -251,6 +251,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             mine = t["binding_workload"] == sw.name
             if "vram" not in set(t["binding"][mine].tolist()):
                 continue
+            if {"deadline", "slo"} & set(t["binding"][mine].tolist()):
+                continue  # memory fits somewhere: what misses is the time target (_suggest_targets)
             cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
             # of several workloads, one that fits the largest buildable card on some usage already is not
             # what misses: its changes would not make the scenario fit
@@ -268,6 +270,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
                        f"x {most['gpu_id']} per node and {int(t['nodes'][ok].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
+    if rules & {"deadline", "slo"}:
+        out += _suggest_targets(cs, catalog, overheads)
     if "precision" in rules:
         out += _precision_suggestions(cs, catalog)
     if "budget" in rules:
@@ -302,6 +306,144 @@ def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
             out.append(f"{UNCHECKED}on GPUs without {feature} ({', '.join(lacking)}), "
                        f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
     return out
+
+
+#: Training levers a deadline miss tries on the closest machine (each checked with the memory and time
+#: models): no recomputation (a third fewer FLOPs than checkpointing full), FP8 linear layers.
+DEADLINE_LEVERS = ({"checkpointing": "none"}, {"recipe": "fp8"})
+#: Weights a serving miss tries on the closest machine: fewer bytes read per decode step.
+SLO_WEIGHTS = ("fp8", "int4-awq")
+
+
+def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None) -> list[str]:
+    """For a workload whose machines all hold it but miss its deadline or SLO: how far the closest
+    is, how many more cards of it would make it (checked with the memory and time models), the
+    levers that would (checkpointing none, fp8 for training; quantized weights for serving) and
+    the loosest target the buildable machines meet."""
+    import math
+
+    import numpy as np
+
+    from planner.memory import estimate as mem_estimate
+    from planner.solve.candidates import _hw_row
+    from planner.solve.targets import pinned_rates, run_hours, slo_figures
+    from planner.solve.usages import Usage, with_replicas
+
+    t = cs.table
+    out: list[str] = []
+    cons = cs.scenario.constraints
+    many = len(cs.scenario.workloads) > 1
+    for w, sw in enumerate(cs.scenario.workloads):
+        rule = "deadline" if sw.task == "train" else "slo"
+        idx = np.nonzero((t["binding"] == rule) & (t["binding_workload"] == sw.name))[0]
+        if idx.size == 0:
+            continue
+        pre = f"{sw.name}: " if many else ""
+        if rule == "deadline":
+            limit = float(sw.deadline_hours or 0.0)
+            hours = t["run_hours"][idx]
+            row = int(idx[int(np.nanargmin(hours))])
+        else:
+            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
+            row = int(idx[int(np.nanargmin(over))])
+        u = cs.usages_of(row)[w]
+        if u is None:
+            continue
+        r = t.row(row)
+        gpu = cs.hardware.gpu_by_id[r["gpu_id"]]
+        a = cs.hardware.arrays
+        per_lane = float(a["per_lane"][_hw_row(cs, r)])
+        cap = capacity_for(u.workload, gpu.cuda_total_bytes, cons.vram_headroom)
+        node_cards = cs.hardware.max_cards_per_node
+        allowed = (cons.max_cards or node_cards) * cons.max_nodes
+        v = sw.variants[u.variant_index]
+        if rule == "deadline":
+            got = float(r["run_hours"])
+            pins = pinned_rates(cs.scenario, sw.name)
+            n0 = u.gpus
+            # more cards of the closest machine's GPU: data parallel speeds a run up about linearly; check it
+            for n in sorted({math.ceil(n0 * got / limit), math.ceil(n0 * got / limit) + 1}):
+                gpn = min(n, node_cards)
+                n = -(-n // gpn) * gpn
+                wl = with_gpus(u.workload, n, gpn)
+                est = mem_estimate(wl, overheads)
+                if est.per_gpu_total_bytes > cap:
+                    continue
+                h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
+                if h <= limit:
+                    nodes = n // gpn
+                    shape = f"{n} x {gpu.id}" + (f" ({nodes} nodes of {gpn})" if nodes > 1 else "")
+                    tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow: raise "
+                                                     "max_cards or max_nodes")
+                    out.append(f"{pre}{shape}: {h:,.1f} h per run, within the {limit:g} h deadline ("
+                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){tail}")
+                    break
+            for lever in DEADLINE_LEVERS:
+                key, value = next(iter(lever.items()))
+                tr = u.workload.train
+                if getattr(tr, key) == value or (key == "recipe" and not getattr(gpu, "fp8", False)):
+                    continue
+                wl = _workload_from(sw, v, catalog, {**lever, "gpus": u.gpus})
+                if wl is None:
+                    continue
+                wl = with_gpus(wl, u.gpus, u.gpus_per_node)
+                est = mem_estimate(wl, overheads)
+                if est.per_gpu_total_bytes > cap:
+                    continue
+                h = run_hours(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, u.tp, wl, est), gpu, per_lane, pins)
+                if h <= limit:
+                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
+                               f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU)")
+            fastest = float(np.nanmin(t["run_hours"][idx]))
+            out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
+                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {fastest:,.1f} h")
+            continue
+        slo = sw.slo
+        assert slo is not None
+        i = u.workload.infer
+        fig = slo_figures(u, slo, gpu)
+        # more replicas of the closest machine's replica: fewer users each
+        for reps in range(i.replicas + 1, min(4 * i.replicas, slo.users) + 1):
+            wl = with_replicas(replace_concurrency(u.workload, slo.users), i.tp, reps, node_cards)
+            est = mem_estimate(wl, overheads)
+            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
+                continue
+            f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
+            if f.met(slo):
+                n = i.tp * reps
+                tail = "" if n <= allowed else f"; more than the {allowed} the constraints allow: raise max_cards or max_nodes"
+                out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
+                           f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each{tail}")
+                break
+        for weights in SLO_WEIGHTS:
+            if i.weights == weights or i.engine == "llama.cpp":
+                continue
+            wl = _workload_from(sw, v, catalog, {"weights": weights, "tp": i.tp})
+            if wl is None:
+                continue
+            wl = with_replicas(wl, i.tp, i.replicas, u.gpus_per_node)
+            est = mem_estimate(wl, overheads)
+            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
+                continue
+            f = slo_figures(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, i.tp, wl, est), slo, gpu)
+            if f.met(slo):
+                out.append(f"{pre}weights: {weights} on {u.gpus} x {gpu.id}: TTFT {f.ttft_s:.3g} s, TPOT "
+                           f"{f.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
+        got = []
+        if slo.ttft_s is not None:
+            got.append(f"ttft_s >= {fig.ttft_s:.3g}")
+        if slo.tpot_s is not None:
+            got.append(f"tpot_s >= {fig.tpot_s:.3g}")
+        out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
+                   f"{r['gpu_id']}) achieves for {slo.load_text()}")
+    return out
+
+
+def replace_concurrency(workload: Workload, users: int) -> Workload:
+    """``workload`` with all ``users`` in one replica (before :func:`with_replicas` shares them)."""
+    from dataclasses import replace
+
+    return replace(workload, infer=replace(workload.infer, concurrency=users, replicas=1))
 
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:

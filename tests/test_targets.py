@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -201,3 +202,58 @@ def test_bad_targets_are_refused_with_the_key(catalog, workload, key, words):
     assert words in text
     if key is not None:
         assert key in text
+
+
+# ----- levers as choice keys, and what "What would fit" tries (issue 29, items 3 and 4) ------------
+
+def _q70(**changes) -> dict:
+    w = {"name": "qlora-70b", "model": "llama-2-70b", "task": "train", "method": "qlora", "recipe": "pure-bf16",
+         "optimizer": "adamw", "lora_rank": 8, "micro_batch": 1, "seq_len": 4096, "grad_accum": 8, "gpus": 2,
+         "zero": 3, "checkpointing": "full", "dataset_tokens": 20_000_000}
+    w.update(changes)
+    return {"name": "q70", "workloads": [w], "constraints": {"allowed_gpus": ["rtx-4090"], "max_nodes": 1}}
+
+
+def test_offload_params_framework_and_seq_len_are_choice_keys(catalog):
+    data = _q70(framework=["transformers", "fsdp"], offload_params="auto", seq_len=[4096, 2048])
+    sc = scenario_from_mapping(data, catalog)
+    choices = [dict(v.choices) for v in sc.workloads[0].variants]
+    assert {c["framework"] for c in choices} == {"transformers", "fsdp"}
+    assert {c["offload_params"] for c in choices} == {False, True}
+    # seq_len varies slowest: every 4096-token variant before the first 2048-token one
+    lengths = [c["seq_len"] for c in choices]
+    assert lengths == sorted(lengths, reverse=True)
+    # the cheapest machine the levers allow: 2 x rtx-4090 holds it with the parameters offloaded
+    p = plan(data, catalog=catalog)
+    assert p.choice["cards_total"] == 2 and "offload params" in p.plan.strategies[0]
+
+
+def test_seq_len_auto_is_refused_with_a_hint(catalog):
+    with pytest.raises(ScenarioError) as e:
+        scenario_from_mapping(_q70(seq_len="auto"), catalog, file="s.yaml")
+    assert "seq_len" in str(e.value) and "List the lengths" in str(e.value)
+
+
+def test_what_would_fit_tries_offloading_the_parameters_and_shorter_sequences(catalog):
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(_q70(), catalog=catalog)
+    s = e.value.suggestions
+    assert any(x.startswith("ZeRO-3 with offload_params on 2 x rtx-4090") for x in s), s
+    short = [x for x in s if x.startswith("seq_len: ")]
+    assert short and int(short[0].split()[1]) % 128 == 0 and int(short[0].split()[1]) < 4096
+    # a count past one node is whole nodes: never "3 GPUs, that is 2 node(s) of 2"
+    spans = [re.search(r" at (\d+); that is (\d+) nodes of (\d+),", x) for x in s if "that is" in x]
+    assert spans, s
+    for m in spans:
+        assert m and int(m.group(1)) == int(m.group(2)) * int(m.group(3)), m
+
+
+def test_a_used_only_card_gets_its_memory_verdict_and_no_nothing_simple(catalog):
+    data = _mapping("qlora-70b-2x3090.yaml")
+    del data["constraints"]["used_ok"]
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    text = str(e.value)
+    assert "Nothing simple would fit" not in text
+    line = next(x for x in e.value.suggestions if x.startswith("set used_ok: true: rtx-3090 is sold used only"))
+    assert "qlora-70b fits 2 x rtx-3090" in line

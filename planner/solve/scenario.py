@@ -58,6 +58,11 @@ given machine the solver reports the first variant, in that order, that fits.
 ======================  ====================================================================
 zero                    0, 1, 2, 3
 offload_optimizer       false, true
+offload_params          false, true (ZeRO-3 / FSDP only: parameters in host RAM)
+framework               transformers, deepspeed, fsdp, torchtune, litgpt, unsloth (the ones that
+                        run the workload; each with its recipes' defaults)
+seq_len                 no ``auto``: a list of the lengths you accept, longest first (a
+                        shorter sequence is a last resort: it varies slowest)
 offload_activations     false, true
 checkpointing           none, full
 optimizer_in_backward   false, true
@@ -88,8 +93,8 @@ replica and is free (``auto``) unless the scenario fixes it; a replica runs insi
 Variants are searched with the most GPUs first (training) so that a machine's cards are used.
 ``gpus_per_node``, when given, fixes the GPUs per machine.
 
-Variants are expanded in this key order, the first key varying slowest: training
-``offload_optimizer``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
+Variants are expanded in this key order, the first key varying slowest: training ``seq_len``,
+``framework``, ``offload_optimizer``, ``offload_params``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
 ``loss_chunks``, ``fused_linear_loss``, ``fsdp_version``, ``zero``, ``tp``; inference ``weights``,
 ``kv_dtype``, ``tp``. So no offload is preferred over offload, no checkpointing over checkpointing,
 the step after backward over the step in it, a whole loss over a chunked one, and a lower ZeRO stage
@@ -182,14 +187,15 @@ from planner.workload.othernames import explainer
 from planner.workload.checks import check_tp
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, MAX_SEQ_LEN, TRAIN_KEYS
 from planner.workload.inference import default_engine
+from planner.workload.frameworks import FRAMEWORKS
 from planner.workload.spec import Workload, workload_from_entry
 from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
 CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "train": ("offload_optimizer", "offload_activations", "checkpointing", "optimizer_in_backward", "loss_chunks",
-              "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
+    "train": ("seq_len", "framework", "offload_optimizer", "offload_params", "offload_activations", "checkpointing",
+              "optimizer_in_backward", "loss_chunks", "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
@@ -203,6 +209,8 @@ UNPINNED_AUTO_KEYS = ("zero", "offload_optimizer", "checkpointing")
 AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "zero": (0, 1, 2, 3),
     "offload_optimizer": (False, True),
+    "offload_params": (False, True),
+    "framework": FRAMEWORKS,
     "checkpointing": ("none", "full"),
     "offload_activations": (False, True),
     "optimizer_in_backward": (False, True),
@@ -829,6 +837,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         else:
             return None  # one count: validated by the workload reader
     if isinstance(value, str) and value == "auto":
+        if key == "seq_len":
+            raise e.error("seq_len: auto would shorten the training sequences to any length", key,
+                          "List the lengths you accept, longest first, e.g. seq_len: [4096, 2048, 1024].")
         if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
                                                 or e.data.get("load_in_8bit") is True):
             # QLoRA, 8-bit LoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel

@@ -243,6 +243,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     cons = sc.constraints
     h = cons.vram_headroom
     rules = set(t["binding"].tolist())
+    if not gpus and "price" in rules and not cons.used_ok:
+        out += _used_only(cs)
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
@@ -439,6 +441,38 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
     return out
 
 
+def _used_only(cs: CandidateSet) -> list[str]:
+    """When every card the scenario allows is out of production and sold used only: per such card, one
+    line saying ``used_ok: true`` buys it, with the memory verdict (the fewest GPUs of it on which a
+    usage of every workload fits, checked with the memory model). Cards too small for a workload are
+    left to the price rule's own words (planner.solve.candidates.too_small_text)."""
+    from planner.catalog.prices import used_price
+
+    t = cs.table
+    h = cs.scenario.constraints.vram_headroom
+    out = []
+    ids = list(dict.fromkeys(t["gpu_id"][t["binding"] == "price"].tolist()))
+    for gid in ids:
+        gpu = cs.hardware.gpu_by_id[gid]
+        used = used_price(gpu.prices) if gpu.discontinued else None
+        if used is None:
+            continue
+        verdicts = []
+        for sw, usages in zip(cs.scenario.workloads, cs.usages):
+            fit = [u for u in usages if u.need_bytes <= capacity_for(u.workload, gpu.cuda_total_bytes, h)]
+            if not fit:
+                verdicts = []
+                break
+            u = min(fit, key=lambda x: (x.gpus, x.need_bytes))
+            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
+            verdicts.append(f"{sw.name} fits {u.gpus} x {gid} at {_fmt(u.need_bytes)} per GPU of {_fmt(cap)} "
+                            f"({u.label})")
+        if verdicts:
+            out.append(f"set used_ok: true: {gid} is sold used only (out of production; {used.label()}, "
+                       f"${used.usd:,.2f}), and " + "; ".join(verdicts))
+    return out
+
+
 def replace_concurrency(workload: Workload, users: int) -> Workload:
     """``workload`` with all ``users`` in one replica (before :func:`with_replicas` shares them)."""
     from dataclasses import replace
@@ -524,8 +558,8 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
             found = None
             for n in _ZERO3_COUNTS:
-                if n % tr.tp:
-                    continue
+                if n % tr.tp or (n > node_max and n % node_max):
+                    continue  # several nodes are identical and every card of each is used
                 wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
                 if wz is None:
                     continue
@@ -541,7 +575,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 nodes = math.ceil(n / node_max)
                 text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
                 if n > allowed_cards:
-                    text += (f"; that is {nodes} node(s) of {node_max}, more than the scenario allows "
+                    text += (f"; that is {nodes} nodes of {node_max}, more than the scenario allows "
                              f"(max_nodes {cons.max_nodes}"
                              + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
                 if fixed and n != fixed:
@@ -553,6 +587,32 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
                 if ok:
                     out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+        # the levers that hold the parameters elsewhere: ZeRO-3 / FSDP with the parameters in host RAM
+        # (ZeRO-Infinity; FSDP CPUOffload, the fsdp_qlora recipe for 70B on 2 x 24 GB)
+        if not tr.offload_params:
+            for label, extra in (("ZeRO-3 with offload_params", {"zero": 3, "offload_params": True,
+                                                                  "offload_optimizer": True}),
+                                 ("framework: fsdp with offload_params (FSDP CPU offload)",
+                                  {"framework": "fsdp", "zero": 3, "offload_params": True})):
+                if tr.framework == "fsdp" and label.startswith("ZeRO"):
+                    continue
+                wo = _workload_from(sw, v, catalog, {**extra, "gpus": count})
+                if wo is None:
+                    continue
+                ok, need = fits_big(with_gpus(wo, count, gpn), cap, overheads)
+                if ok:
+                    out.append(f"{label} on {count} x {where}: {_fmt(need)} per GPU (the parameters cross PCIe "
+                               "every pass: slow)")
+                    break
+        if tr.seq_len > 256:
+            # in steps of 128 tokens (the lengths people pack to)
+            def make_sl(k: int, c: int = count) -> Workload | None:
+                ww = _workload_from(sw, v, catalog, {"seq_len": 128 * k, "gpus": c})
+                return None if ww is None else with_gpus(ww, c, min(c, node_max))
+            best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
+            if best_k:
+                out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
+                           f"it) on {count} x {where}: {_fmt(need_sl)} per GPU")
         if tr.micro_batch > 1:
             def make_mb(x: int, c: int = count) -> Workload | None:
                 ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})

@@ -257,3 +257,18 @@ def test_a_used_only_card_gets_its_memory_verdict_and_no_nothing_simple(catalog)
     assert "Nothing simple would fit" not in text
     line = next(x for x in e.value.suggestions if x.startswith("set used_ok: true: rtx-3090 is sold used only"))
     assert "qlora-70b fits 2 x rtx-3090" in line
+
+
+def test_compare_rents_only_instances_that_meet_the_same_slo(catalog):
+    from planner import compare
+
+    data = _mapping("chat-50-users-slo.yaml")
+    data["workloads"][0]["slo"]["tpot_s"] = 0.015
+    r = compare(data, catalog=catalog)
+    cloud = r.comparison.workloads[0].cloud
+    missed = [o for o in cloud if not o.feasible and o.why_not.startswith("misses the slo")]
+    assert missed, "a tight TPOT rules out some instance that holds the model"
+    assert all("target 15 ms" in o.why_not for o in missed)
+    # the instances rented meet it: their replicas were timed at the same load (planner.solve.targets)
+    assert any(o.feasible for o in cloud)
+    assert r.plan.targets[0]["slo"]["met"]

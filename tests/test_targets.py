@@ -272,3 +272,28 @@ def test_compare_rents_only_instances_that_meet_the_same_slo(catalog):
     # the instances rented meet it: their replicas were timed at the same load (planner.solve.targets)
     assert any(o.feasible for o in cloud)
     assert r.plan.targets[0]["slo"]["met"]
+
+
+def _sheet_text(ws) -> str:
+    return "\n".join(str(c.value) for row in ws.iter_rows() for c in row if c.value is not None)
+
+
+def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
+    import openpyxl
+
+    r = plan(SCENARIOS / "chat-50-users-slo.yaml", catalog=catalog, out=tmp_path / "chat", format="xlsx")
+    wb = openpyxl.load_workbook(r.outputs["xlsx"])
+    summary = _sheet_text(wb["Summary"])
+    assert "Targets (deadline, service level): target and achieved on this machine" in summary
+    assert "chat-8b-50-users: SLO for 50 concurrent users: TTFT" in summary
+    # a request's time and cost: seconds and USD per million tokens, never 0.000 h or $0.00
+    assert "Time per request (s)" in summary and "Cost per million tokens (USD)" in summary
+    alts = _sheet_text(wb["Alternatives"])
+    for header in ("TTFT target (s)", "TTFT (s)", "TPOT target (s)", "TPOT (s)", "Time per request (s)",
+                   "Cost per million generated tokens (USD)"):
+        assert header in alts
+    r = plan(SCENARIOS / "finetune-72h-deadline.yaml", catalog=catalog, out=tmp_path / "ft", format="xlsx")
+    wb = openpyxl.load_workbook(r.outputs["xlsx"])
+    assert "lora-8b-2b-tokens: deadline 72 h per run; this machine takes" in _sheet_text(wb["Summary"])
+    alts = _sheet_text(wb["Alternatives"])
+    assert "Deadline (h)" in alts and "Hours per run" in alts and "TTFT (s)" not in alts

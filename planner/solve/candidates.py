@@ -49,6 +49,11 @@ speed          (with ``min_decode_tokens_per_s``) each inference workload decode
                many tokens per second per sequence on the row's GPU and RAM (planner.speed.traffic:
                GPU bytes / (bandwidth x 0.7) + llama.cpp host-block bytes / (channels x DIMM MT/s x
                8 B x 0.6), or the compute time if longer); checked once VRAM and RAM fit
+deadline       (a training workload with ``deadline_hours`` or ``constraints.max_hours_per_job``)
+               one run takes at most that many hours on the row by the time model
+               (planner.solve.targets.run_hours); checked once VRAM, RAM and speed hold
+slo            (an inference workload with ``slo:``) its replicas meet TTFT and TPOT under the
+               load on the row's GPU (planner.solve.targets.slo_figures); checked likewise
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
                (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
                CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)

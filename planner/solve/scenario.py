@@ -126,6 +126,9 @@ min_decode_tokens_per_s  tokens per second each sequence of every inference work
                        RAM channels x DIMM speed x 0.6, or 2 x P FLOPs per token if slower,
                        planner.speed.traffic) at most 1 / this. A floor, not an objective:
                        it rules out e.g. a card that holds a third of a llama.cpp model
+max_hours_per_job      every training workload without a ``deadline_hours`` of its own must
+                       finish one run (dataset_tokens x epochs) within this many hours on the
+                       machine by the time model (planner.solve.targets)
 vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
 ram_vram_min           RAM per node at least this many times the node's installed VRAM (default
                        2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
@@ -147,6 +150,15 @@ network                for multi-node plans: ``kind`` (infiniband or roce; defau
                        nodes are cabled back-to-back without a switch, more nodes get one;
                        ``always``: a switch for two nodes too, e.g. to add nodes later)
 =====================  ==================================================================
+
+Targets (:data:`SCENARIO_WORKLOAD_KEYS`, read here and removed before the workload reader sees the
+workload): a training workload's ``deadline_hours`` (it needs ``dataset_tokens``) and an inference
+workload's ``slo:`` block (:data:`SLO_KEYS`: ``ttft_s``, ``tpot_s`` or ``output_tokens_per_s``, the
+load as ``concurrency`` or ``requests_per_s``, ``prompt_tokens``, ``output_tokens``). The SLO's load
+becomes the workload's ``concurrency`` (:attr:`Slo.users`; so an unnamed engine defaults to vLLM)
+and its ``output_tokens`` the ``tokens_per_request``; the solver then splits the users over
+replicas (planner.solve.usages) and keeps the machines that meet the targets
+(planner.solve.targets).
 
 Model paths. A workload's ``model`` may be a path to a config.json or to a directory holding
 one (as for ``planner estimate --model``). A relative path in a scenario file is read from the

@@ -19,6 +19,9 @@ does)::
                     tp(v) divides the heads and fits inside one node
                     RAM(r) >= max(host_need(v, g), 2 x installed VRAM, 6 x with offload)
                     RAM(r) <= the platform's max_memory (configurations above it are not built)
+               for a training workload with a deadline: hours(v, g on r) <= deadline_hours;
+               for a served workload with an slo: its r replicas meet TTFT and TPOT under the
+                  load (planner.solve.targets);
                capex_usd(r) <= budget_usd (when given).
 
 Each part's price is the one the scenario's price mode picks among its dated catalog prices

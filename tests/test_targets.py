@@ -297,3 +297,16 @@ def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
     assert "lora-8b-2b-tokens: deadline 72 h per run; this machine takes" in _sheet_text(wb["Summary"])
     alts = _sheet_text(wb["Alternatives"])
     assert "Deadline (h)" in alts and "Hours per run" in alts and "TTFT (s)" not in alts
+
+
+def test_a_deadline_miss_names_more_cards_and_another_card(catalog):
+    data = _with_workload(_mapping("finetune-72h-deadline.yaml"), deadline_hours=40)
+    data["constraints"] = {"allowed_gpus": ["rtx-5090"], "max_cards": 4}
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    s = e.value.suggestions
+    more = next(x for x in s if re.match(r"\d+ x rtx-5090: [\d.]+ h per run, within the 40 h deadline", x))
+    assert "raise max_cards or max_nodes" in more  # more than the 4 allowed
+    other = next(x for x in s if x.startswith("another card: "))
+    hours = float(re.search(r"takes ([\d.]+) h per run", other).group(1))
+    assert hours <= 40 and "rtx-5090" not in other

@@ -396,6 +396,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 if h <= limit:
                     out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
                                f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU)")
+            other = _faster_card(cs, catalog, w, limit, pins)
+            if other:
+                out.append(pre + other)
             fastest = float(np.nanmin(t["run_hours"][idx]))
             out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
                        f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {fastest:,.1f} h")
@@ -471,6 +474,46 @@ def _used_only(cs: CandidateSet) -> list[str]:
             out.append(f"set used_ok: true: {gid} is sold used only (out of production; {used.label()}, "
                        f"${used.usd:,.2f}), and " + "; ".join(verdicts))
     return out
+
+
+def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins: Any) -> str:
+    """'' or the cheapest card of the catalog the scenario's GPU constraints leave out on which a usage
+    of workload ``w`` (as evaluated: the same strategies and GPU counts) fits memory and finishes one
+    run within ``limit`` hours (its own PCIe link), priced as its cards alone."""
+    from planner.solve.targets import run_hours
+
+    cons = cs.scenario.constraints
+    evaluated = {g.id for g in cs.hardware.gpus}
+    node_cards = cs.hardware.max_cards_per_node
+    best: tuple[float, str, int, float] | None = None
+    for g in catalog.gpus:
+        if g.id in evaluated or g.price_usd is None or not any(_takes(p, g) for p in catalog.platforms):
+            continue
+        try:
+            per_lane = catalog.pcie_gen(g.pcie_gen).per_lane_bytes_per_s
+        except Exception:  # noqa: BLE001 - a card without a PCIe generation in the catalog: not timed
+            continue
+        # the most of it a platform of the catalog carries (slots at its width, a baseboard's own count)
+        most = max((p.fixed_gpu_count or 0) if p.fixed_gpu is not None else
+                   (max_cards(p, g.slot_width or 1) if g.form_factor == "pcie" else p.max_gpus)
+                   for p in catalog.platforms if _takes(p, g))
+        for u in cs.usages[w]:
+            if u.gpus > min(node_cards, most) or u.gpus_per_node != u.gpus or any(
+                    not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
+                continue
+            if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
+                continue
+            h = run_hours(u, g, per_lane, pins)
+            if h <= limit:
+                cost = u.gpus * g.price_usd
+                if best is None or (cost, g.id) < (best[0], best[1]):
+                    best = (cost, g.id, u.gpus, h)
+                break  # the most GPUs first: the fastest usage of this card that fits
+    if best is None:
+        return ""
+    cost, gid, n, h = best
+    return (f"another card: {n} x {gid} takes {h:,.1f} h per run (${cost:,.0f} of cards; not allowed by the "
+            "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
 
 
 def replace_concurrency(workload: Workload, users: int) -> Workload:

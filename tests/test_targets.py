@@ -305,8 +305,24 @@ def test_a_deadline_miss_names_more_cards_and_another_card(catalog):
     with pytest.raises(NoFeasiblePlan) as e:
         plan(data, catalog=catalog)
     s = e.value.suggestions
-    more = next(x for x in s if re.match(r"\d+ x rtx-5090: [\d.]+ h per run, within the 40 h deadline", x))
+    more = next(x for x in s if re.match(r"\d+ x rtx-5090( \(\d+ nodes of \d+\))?: [\d.]+ h per run, within the 40 h "
+                                         r"deadline", x))
     assert "raise max_cards or max_nodes" in more  # more than the 4 allowed
     other = next(x for x in s if x.startswith("another card: "))
     hours = float(re.search(r"takes ([\d.]+) h per run", other).group(1))
     assert hours <= 40 and "rtx-5090" not in other
+
+
+def test_an_slo_miss_names_more_replicas_and_the_target_the_closest_machine_meets(catalog):
+    data = _mapping("chat-50-users-slo.yaml")
+    data["workloads"][0]["slo"]["tpot_s"] = 0.012
+    data["workloads"][0]["weights"] = ["bf16", "fp8"]  # fp8 reads half the bytes per decode step
+    data["constraints"] = {"allowed_gpus": ["rtx-4090"]}
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    assert any(r.startswith("slo (") and "(target 12 ms)" in r for r in e.value.reasons)
+    s = e.value.suggestions
+    reps = next(x for x in s if re.match(r"\d+ replicas of tp \d+ \(\d+ x rtx-4090\)", x))
+    assert float(re.search(r"TPOT ([\d.]+) ms", reps).group(1)) <= 12
+    loosen = next(x for x in s if x.startswith("loosen the slo: to tpot_s >= "))
+    assert "ttft_s" not in loosen  # the TTFT target is met: only the missed one is named

@@ -356,8 +356,8 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
         a = cs.hardware.arrays
         per_lane = float(a["per_lane"][_hw_row(cs, r)])
         cap = capacity_for(u.workload, gpu.cuda_total_bytes, cons.vram_headroom)
-        node_cards = cs.hardware.max_cards_per_node
-        allowed = (cons.max_cards or node_cards) * cons.max_nodes
+        node_cards = _node_max(cs, gpu.id)  # the most of this card a buildable node of the scenario holds
+        allowed = node_cards * cons.max_nodes
         v = sw.variants[u.variant_index]
         if rule == "deadline":
             got = float(r["run_hours"])
@@ -375,8 +375,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 if h <= limit:
                     nodes = n // gpn
                     shape = f"{n} x {gpu.id}" + (f" ({nodes} nodes of {gpn})" if nodes > 1 else "")
-                    tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow: raise "
-                                                     "max_cards or max_nodes")
+                    tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} "
+                                                     f"per node, max_nodes {cons.max_nodes}): raise max_cards or "
+                                                     "max_nodes, or allow a platform with more slots")
                     out.append(f"{pre}{shape}: {h:,.1f} h per run, within the {limit:g} h deadline ("
                                f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){tail}")
                     break
@@ -416,7 +417,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
             if f.met(slo):
                 n = i.tp * reps
-                tail = "" if n <= allowed else f"; more than the {allowed} the constraints allow: raise max_cards or max_nodes"
+                tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} per "
+                                                f"node, max_nodes {cons.max_nodes}): raise max_cards or max_nodes, or "
+                                                "allow a platform with more slots")
                 out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
                            f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each{tail}")
                 break
@@ -435,10 +438,12 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 out.append(f"{pre}weights: {weights} on {u.gpus} x {gpu.id}: TTFT {f.ttft_s:.3g} s, TPOT "
                            f"{f.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
         got = []
-        if slo.ttft_s is not None:
+        if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
             got.append(f"ttft_s >= {fig.ttft_s:.3g}")
-        if slo.tpot_s is not None:
+        if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
             got.append(f"tpot_s >= {fig.tpot_s:.3g}")
+        if not got:
+            continue  # it meets both at the load: what misses is keeping up with the rate (the reason says so)
         out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
                    f"{r['gpu_id']}) achieves for {slo.load_text()}")
     return out

@@ -70,7 +70,14 @@ def _compare(where: str, documented: list[str], accepted: tuple[str, ...] | list
 def scenario_key_sets() -> dict[str, tuple[str, ...]]:
     """Each documented table's name -> the keys its reader accepts."""
     from planner.cost.tco import COST_KEYS
-    from planner.solve.scenario import CONSTRAINT_KEYS, EXTRA_KEYS, NETWORK_KEYS, SCENARIO_KEYS
+    from planner.solve.scenario import (
+        CONSTRAINT_KEYS,
+        EXTRA_KEYS,
+        NETWORK_KEYS,
+        SCENARIO_KEYS,
+        SCENARIO_WORKLOAD_KEYS,
+        SLO_KEYS,
+    )
     from planner.workload.spec import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 
     return {
@@ -81,6 +88,8 @@ def scenario_key_sets() -> dict[str, tuple[str, ...]]:
         # llama.cpp workload in a scenario (one replica's layer split)
         "workload-infer": INFER_KEYS + ("gpus",),
         "workload-host": HOST_KEYS,
+        "workload-targets": SCENARIO_WORKLOAD_KEYS,
+        "slo": SLO_KEYS,
         "constraints": CONSTRAINT_KEYS,
         "network": NETWORK_KEYS,
         "extras": EXTRA_KEYS,

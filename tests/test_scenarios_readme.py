@@ -86,6 +86,13 @@ def suggestion_phrases(suggestion: str) -> list[str]:
     if m := re.match(r"QLoRA \(method: qlora\) on (\d+) x (\S+) \(.*?\): ([\d.]+) GiB per GPU", suggestion):
         n, gpu, gib = m.groups()
         return [f"QLoRA on {n} x {gpu}", f"{gib} GiB per GPU"]
+    if m := re.match(r"(?:framework: fsdp|ZeRO-3) with offload_params.*? on (\d+) x (\S+) \(.*?\): ([\d.]+) GiB per GPU",
+                     suggestion):
+        n, gpu, gib = m.groups()
+        return [f"parameters offloaded to host RAM on {n} x {gpu}", f"{gib} GiB per GPU"]
+    if m := re.match(r"seq_len: (\d+) .*? on (\d+) x (\S+) \(.*?\): ([\d.]+) GiB per GPU", suggestion):
+        x, n, gpu, gib = m.groups()
+        return [f"seq_len {x} on {n} x {gpu}", f"{gib} GiB per GPU"]
     if m := re.match(r"a larger card as written: ([\w.-]+),", suggestion):
         return ["a larger card", m.group(1)]
     raise AssertionError(f"a suggestion this test does not know; write it into scenarios/README.md's "

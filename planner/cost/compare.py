@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.catalog.gpus import Gpu
@@ -136,6 +136,9 @@ class LocalRun:
             workload itself).
         allowed_gpus: the scenario's fixed training GPU counts (None: use every card).
         vram_headroom: fraction of each cloud GPU kept free, as the plan kept on its own cards.
+        slo: the workload's service level (planner.solve.scenario.Slo) when it has an ``slo:`` block:
+            an instance is rented only where its replicas meet it under the same load
+            (:func:`slo_checked`).
     """
 
     workload: Workload
@@ -143,6 +146,7 @@ class LocalRun:
     variants: tuple[Workload, ...] = ()
     allowed_gpus: tuple[int, ...] | None = None
     vram_headroom: float = 0.0
+    slo: Any = None
 
 
 # ----- results --------------------------------------------------------------------------------------
@@ -494,6 +498,35 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
         strategy=_strategy(w), differs_from_local=differs_from_local(w, w_local))
 
 
+def slo_checked(fit: InstanceFit, slo: Any) -> InstanceFit:
+    """``fit`` held to the service level the local machine was sized to: the instance's replicas
+    (gpu_count // tp) share the SLO's users, each holding ceil(users / replicas) sequences, and
+    must meet its TTFT and TPOT there by the speed model (planner.solve.targets.slo_figures, as the
+    solver checks the local machine); an instance that misses is not rented, and says by how much."""
+    if not fit.feasible or fit.workload is None or fit.workload.infer is None or fit.estimate is None:
+        return fit
+    from types import SimpleNamespace
+
+    from planner.solve.targets import slo_figures
+    from planner.solve.usages import with_replicas
+
+    i = fit.workload.infer
+    reps = max(fit.replicas, 1)
+    wl = with_replicas(replace(fit.workload, infer=replace(i, concurrency=slo.users, replicas=1)), i.tp, reps,
+                       fit.instance.gpu_count)
+    f = slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
+    if f.met(slo):
+        return replace(fit, workload=wl)
+    got = []
+    if slo.ttft_s is not None:
+        got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
+    if slo.tpot_s is not None:
+        got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
+    return replace(fit, feasible=False, why_not=(f"misses the slo: for {slo.load_text()}, {reps} replica(s) of tp "
+                                                 f"{i.tp}: " + ", ".join(got)
+                                                 + ("" if f.keeps_up else "; does not keep up with the rate")))
+
+
 def _sort_key(o: CloudOption) -> tuple:
     return (not o.feasible, o.usd_per_local_hour if o.usd_per_local_hour is not None else math.inf,
             o.usd_per_hour, o.instance_id)
@@ -652,6 +685,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                                   "requests_per_hour)")
         fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
                           regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
+        if run.slo is not None:
+            fits = [slo_checked(f, run.slo) for f in fits]
         options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
         feas = [o for o in options if o.feasible]
         best = feas[0].instance_id if feas else None
@@ -985,7 +1020,7 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
         variants = tuple(v.workload for v in sw.variants) if sw is not None else (w,)
         allowed = tuple(sw.gpus) if (sw is not None and getattr(sw, "gpus", None)) else None
         runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed,
-                             vram_headroom=headroom))
+                             vram_headroom=headroom, slo=getattr(sw, "slo", None)))
     return machine, runs
 
 

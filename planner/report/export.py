@@ -55,7 +55,9 @@ def plan_to_dict(plan: Any) -> dict[str, Any]:
         "line_items": [{**asdict(i), "total_usd": i.total_usd} for i in plan.line_items()],
         "total_usd": plan.total_usd,
         "workloads": [
-            {"strategy": s, "estimate": estimate_to_dict(e)} for s, e in zip(plan.strategies, plan.estimates)
+            {"strategy": s, "estimate": estimate_to_dict(e), **t}
+            for s, e, t in zip(plan.strategies, plan.estimates,
+                               list(getattr(plan, "targets", ()) or ()) + [{}] * len(plan.estimates))
         ],
         "alternatives": plan.alternatives,
         "infeasible_summary": plan.infeasible,

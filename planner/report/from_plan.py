@@ -19,6 +19,8 @@ from planner.catalog.sources import SourceIndex
 from planner.core.table import Table
 from planner.core.units import GiB
 from planner.solve.quote import STALE_PRICE_MONTHS
+from planner.solve.solver import target_lines
+from planner.report.render import job_tokens
 from planner.report.workbook_data import (
     QuoteSettings,
     RecipeRow,
@@ -81,12 +83,21 @@ INFEASIBLE_COLUMNS = ("binding_constraint", "candidates_excluded", "closest_miss
                       "why_not")
 
 
-def _alternatives_table(alts: Any) -> Any:
-    """The solver's alternatives with 'why_lost' before the long 'strategy' text."""
+def _alternatives_table(alts: Any, serving_tokens: float | None = None) -> Any:
+    """The solver's alternatives with 'why_lost' before the long 'strategy' text; when every
+    workload is served (``serving_tokens``: generated tokens per job), time per job as seconds per
+    request and cost per job as USD per million generated tokens (a request's hours and cents
+    round to 0.000 h and $0.00)."""
     if alts is None or "strategy" not in getattr(alts, "columns", ()):
         return alts
     cols = [c for c in alts.columns if c != "strategy"] + ["strategy"]
-    return alts.select(cols)
+    out = alts.select(cols)
+    if serving_tokens and "hours_per_job" in out.columns:
+        out = out.copy()
+        out["hours_per_job"] = out["hours_per_job"] * 3600.0
+        out["usd_per_job"] = out["usd_per_job"] / serving_tokens * 1e6
+        out = out.renamed({"hours_per_job": "seconds_per_request", "usd_per_job": "usd_per_million_tokens"})
+    return out
 
 
 def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
@@ -176,7 +187,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         line_items=tuple(plan.line_items()),
         quote=quote,
         estimates=tuple(plan.estimates),
-        alternatives=_alternatives_table(plan.alternatives),
+        alternatives=_alternatives_table(plan.alternatives, job_tokens(plan)),
         infeasible=_infeasible_table(plan.infeasible),
         recipe_definitions=_recipe_definitions(a),
         sources=sources,
@@ -196,6 +207,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         per_job_note=" ".join(str(x) for x in (a.get("objective_arithmetic") or ())[1:]),
         price_sensitivity=(tuple(plan.price_sensitivity.lines())
                            if getattr(plan, "price_sensitivity", None) is not None else ()),
+        serving_tokens=job_tokens(plan),
+        targets=tuple(target_lines(getattr(plan, "targets", ()) or (), [e.workload_name for e in plan.estimates])),
     )
 
 

@@ -241,8 +241,13 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     lines.append("")
     from planner.solve.usages import takes_headroom
 
-    for est, strat, w in zip(plan.estimates, plan.strategies, plan.workloads):
+    from planner.solve.solver import target_lines
+
+    targets = list(getattr(plan, "targets", ()) or ()) + [{}] * len(plan.estimates)
+    for est, strat, w, tg in zip(plan.estimates, plan.strategies, plan.workloads, targets):
         lines.append(f"Workload {est.workload_name} ({est.task}, {est.model_id}): {strat}")
+        for text in target_lines([tg], [est.workload_name]):
+            lines.append("  target: " + text.split(": ", 1)[1])
         of = (f"{_gib_text(c['gpu_capacity_bytes'])} ({_gib_text(c['gpu_cuda_total_bytes'])} CUDA total less headroom)"
               if takes_headroom(w) else
               f"{_gib_text(c['gpu_cuda_total_bytes'])} (CUDA total; vLLM's gpu_memory_utilization "
@@ -268,19 +273,24 @@ def plan_text(plan: Any, width: int | None = None) -> str:
         lines.append(f"  {cid} priced as: {text}")
     if len(plan.alternatives):
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
+        serving = job_tokens(plan)
         alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "DIMMs", "DIMM", "price (USD)",
-                    "time/job (h)", "cost/job (USD)", "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
+                    "time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
+                    "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
         import numpy as np
 
         a = plan.alternatives
         gib = {k: np.round(a[k] / 2**30, 2).tolist() for k in ("per_gpu_need_bytes", "gpu_capacity_bytes")}
         alt_rows = [[r["gpu_id"], r["platform_id"], r["cards_per_node"], r["nodes"], ram,
                      r["dimm_count"] if r["dimm_id"] else "", r["dimm_id"], f"{r['capex_usd']:,.2f}",
-                     "" if r["hours_per_job"] != r["hours_per_job"] else f"{r['hours_per_job']:,.3f}",
-                     "" if r["usd_per_job"] != r["usd_per_job"] else f"{r['usd_per_job']:,.2f}", need, cap,
+                     time_cell(r["hours_per_job"]), cost_cell(r["usd_per_job"], serving), need, cap,
                      r["why_lost"]]
                     for r, ram, need, cap in zip(a.records(), np.round(a["ram_bytes"] / 2**30, 0).astype(int).tolist(),
                                                  gib["per_gpu_need_bytes"], gib["gpu_capacity_bytes"])]
+        if any(getattr(plan, "targets", ()) or ()):
+            alt_cols.insert(-1, "target: achieved")
+            for row, r in zip(alt_rows, a.records()):
+                row.insert(-1, achieved_cell(r))
         lines.append("")
         lines.append("Alternatives:")
         lines.append(text_table(alt_cols, alt_rows, {"need/GPU (GiB)", "capacity (GiB)"}, width,
@@ -301,6 +311,45 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     from planner.core.textfit import fit_text
 
     return fit_text(text, width)
+
+
+def job_tokens(plan: Any) -> float | None:
+    """Generated tokens of one job when every workload is served (the sum of their
+    tokens_per_request), else None: the alternatives then show USD per million tokens."""
+    ws = list(getattr(plan, "workloads", ()) or ())
+    if not ws or any(w.infer is None or not w.infer.tokens_per_request for w in ws):
+        return None
+    return float(sum(w.infer.tokens_per_request for w in ws))
+
+
+def achieved_cell(r: Any) -> str:
+    """A candidate row's deadline and SLO figures against their targets ('51.3 h of 72 h',
+    'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none."""
+    parts = []
+    if r.get("deadline_hours") == r.get("deadline_hours") and r.get("deadline_hours") is not None:
+        parts.append(f"{r['run_hours']:,.1f} h of {r['deadline_hours']:g} h")
+    if r.get("target_ttft_s") == r.get("target_ttft_s") and r.get("target_ttft_s") is not None:
+        parts.append(f"TTFT {r['ttft_s']:.3g} s of {r['target_ttft_s']:g} s")
+    if r.get("target_tpot_s") == r.get("target_tpot_s") and r.get("target_tpot_s") is not None:
+        parts.append(f"TPOT {r['tpot_s'] * 1e3:.3g} ms of {r['target_tpot_s'] * 1e3:.4g} ms")
+    return ", ".join(parts)
+
+
+def time_cell(hours: float) -> str:
+    """Hours with their unit, or seconds below 0.01 h (a request): never '0.000 h'; '' when not timed."""
+    if hours != hours:
+        return ""
+    return f"{hours:,.3f} h" if hours >= 0.01 else f"{hours * 3600:,.3g} s"
+
+
+def cost_cell(usd: float, tokens: float | None = None) -> str:
+    """USD per job (cents, or four significant digits below a cent), or with ``tokens`` (generated
+    tokens per job) USD per million tokens; '' when not computed."""
+    if usd != usd:
+        return ""
+    if tokens:
+        return f"{usd / tokens * 1e6:,.4g}"
+    return f"{usd:,.2f}" if abs(usd) >= 0.01 else f"{usd:.4g}"
 
 
 def _md_cell(value: Any) -> str:

@@ -333,6 +333,10 @@ class WorkbookData:
         hours_per_job, usd_per_job: one run of every workload on the chosen machine by the time
             model, hours, and what it costs owning the machine, USD (planner.cost.objective;
             None when a workload gives no size); ``per_job_note`` says how they were computed.
+        serving_tokens: generated tokens per job when every workload is served (the Summary then
+            gives seconds per request and USD per million tokens), else None.
+        targets: per workload with a deadline or an slo:, the target and what the machine achieves
+            (planner.solve.solver.target_lines).
         references: the documents behind the ``REF:<id>`` citations in the line items' and
             ``sources``' texts, read from the catalog's ``SOURCES.md``
             (:func:`planner.catalog.sources.sources_for_catalog`); None when none was read: the Sources
@@ -370,6 +374,8 @@ class WorkbookData:
     usd_per_job: float | None = None
     per_job_note: str = ""
     price_sensitivity: tuple[str, ...] = ()
+    serving_tokens: float | None = None
+    targets: tuple[str, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

@@ -49,6 +49,11 @@ speed          (with ``min_decode_tokens_per_s``) each inference workload decode
                many tokens per second per sequence on the row's GPU and RAM (planner.speed.traffic:
                GPU bytes / (bandwidth x 0.7) + llama.cpp host-block bytes / (channels x DIMM MT/s x
                8 B x 0.6), or the compute time if longer); checked once VRAM and RAM fit
+deadline       (a training workload with ``deadline_hours`` or ``constraints.max_hours_per_job``)
+               one run takes at most that many hours on the row by the time model
+               (planner.solve.targets.run_hours); checked once VRAM, RAM and speed hold
+slo            (an inference workload with ``slo:``) its replicas meet TTFT and TPOT under the
+               load on the row's GPU (planner.solve.targets.slo_figures); checked likewise
 vram           per-GPU need (memory model, runtime overheads included) <= CUDA total x
                (1 - ``vram_headroom``), computed exactly as ``total - ceil(total x headroom)``; the
                CUDA total is nvidia-smi's less the driver's reservation (``Gpu.cuda_total_bytes``)
@@ -114,6 +119,7 @@ from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defi
     ram_configs,
 )
 from planner.solve.scenario import Scenario
+from planner.solve.targets import pinned_rates, run_hours, slo_figures
 from planner.solve.usages import (
     LLAMACPP_FEATURE,
     TABLE_MAX_BYTES,
@@ -155,6 +161,15 @@ COLUMNS: dict[str, str] = {
                           "at most 2^62, 4 EiB, more than any card: the table's int64 limit)",
     "decode_tokens_per_s": ("tokens/s per sequence: the slowest inference workload's decode on this row's GPU and "
                             "RAM (planner.speed.traffic; NaN without inference workloads)"),
+    "deadline_hours": ("hours: the deadline of the training workload that comes closest to (or goes furthest past) "
+                       "its deadline_hours or constraints.max_hours_per_job (blank: no deadline)"),
+    "run_hours": ("hours: one run (dataset_tokens x epochs) of that workload on this row by the time model "
+                  "(planner.solve.targets; blank where memory does not fit or no deadline)"),
+    "target_ttft_s": "seconds: the first slo: workload's time-to-first-token target (blank: none)",
+    "ttft_s": ("seconds: its time to first token on this row under the slo: load (planner.solve.targets; blank "
+               "where memory does not fit or no slo:)"),
+    "target_tpot_s": "seconds: its time-per-output-token target (1 / output_tokens_per_s; blank: none)",
+    "tpot_s": "seconds: its time per output token on this row under the load (blank: not timed)",
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
                       "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -203,7 +218,7 @@ RAM_VRAM_HIGH = 4
 RAM_VRAM_HIGH_OFFLOAD = 8
 
 # Stages of a workload's check on a row (a higher stage got further).
-_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_SPEED, _ST_OK = 0, 1, 2, 3, 4, 5
+_ST_ARRANGE, _ST_PRECISION, _ST_VRAM, _ST_RAM, _ST_SPEED, _ST_TIME, _ST_OK = 0, 1, 2, 3, 4, 5, 6
 
 
 def ram_rule(constraints: Any, offload: bool) -> float:
@@ -305,6 +320,9 @@ class _Checked:
     headroom: Any    # (R,) the least capacity - need over the workloads
     cap_w: Any = None  # (R, W) capacity each workload is held against (no headroom for vLLM)
     tps: Any = None    # (R, W) decode tokens/s per sequence of the reported usage (NaN: not inference)
+    hours: Any = None  # (R, W) hours of one run of a training workload with a deadline (NaN: not timed)
+    ttft: Any = None   # (R, W) TTFT of an inference workload with an slo: under its load (NaN: not timed)
+    tpot: Any = None   # (R, W) its time per output token (NaN: not timed)
 
 
 def _usage_signature(us: Sequence[Usage]) -> tuple:
@@ -336,6 +354,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     host = np.zeros((R, W), dtype=np.int64)
     offl = np.zeros((R, W), dtype=bool)
     tps = np.full((R, W), np.nan)
+    hours, ttft, tpot = np.full((R, W), np.nan), np.full((R, W), np.nan), np.full((R, W), np.nan)
     min_tps = scenario.constraints.min_decode_tokens_per_s
     single_rows, shape_rows = a["single_rows"], a["shape_rows"]
     empty = np.zeros(0, dtype=np.int64)
@@ -345,9 +364,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
         cap_w[:, w] = cap if (not us or takes_headroom(us[0].workload)) else a["cuda_total"]
     done: dict[tuple, int] = {}  # usage signature -> the first workload column with it
     for w, us in enumerate(usages):
-        first = done.setdefault(_usage_signature(us), w)
+        sw = scenario.workloads[w]
+        deadline = sw.deadline_hours if sw.task == "train" else None
+        slo = sw.slo if sw.task == "infer" else None
+        pins = pinned_rates(scenario, sw.name) if deadline is not None else (None, 0.0)
+        first = done.setdefault((_usage_signature(us), deadline, slo, pins), w)
         if first != w:
-            for arr in (best, stage, need, ram_req, host, offl, tps):
+            for arr in (best, stage, need, ram_req, host, offl, tps, hours, ttft, tpot):
                 arr[:, w] = arr[:, first]
             continue
         capw = cap_w[:, w]
@@ -359,6 +382,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
         b_host = np.zeros(R, dtype=np.int64)
         b_off = np.zeros(R, dtype=bool)
         b_tps = np.full(R, np.nan)
+        b_hours, b_ttft, b_tpot = np.full(R, np.nan), np.full(R, np.nan), np.full(R, np.nan)
         for ui, u in enumerate(us):
             if u.gpus == u.gpus_per_node:
                 idx = single_rows.get(u.gpus, empty)
@@ -391,17 +415,49 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                     interconnect=a["interconnect"][idx])
                 tps_i = 1.0 / (np.maximum(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
-            # stage: 2 (vram fails), 3 (ram fails), 4 (speed fails) or 5 (fits); 1 where the precision fails
-            st = _ST_VRAM + vram_ok + ram_ok + (ram_ok & speed_ok)
+            prec = np.ones(idx.size, dtype=bool)
             if u.needs:
                 prec = a[u.needs[0]][idx]
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
-                st = np.where(prec, st, _ST_PRECISION)
+            # the deadline or the service level (planner.solve.targets), timed where everything else holds
+            time_ok = np.ones(idx.size, dtype=bool)
+            late = np.zeros(idx.size, dtype=np.int64)
+            hours_i, ttft_i, tpot_i = np.full(idx.size, np.nan), np.full(idx.size, np.nan), np.full(idx.size, np.nan)
+            if deadline is not None or slo is not None:
+                timed = np.nonzero(ram_ok & speed_ok & prec)[0]
+                memo: dict[tuple, Any] = {}
+                host_rows = u.decode is not None and u.decode.host_blocks > 0
+                for j in timed.tolist():
+                    r = int(idx[j])
+                    gpu = hw.gpus[int(a["gpu_i"][r])]
+                    if deadline is not None:
+                        key = (int(a["gpu_i"][r]), float(a["per_lane"][r]))
+                        if key not in memo:
+                            memo[key] = run_hours(u, gpu, key[1], pins)
+                        hours_i[j] = memo[key]
+                        ok = not math.isnan(hours_i[j]) and hours_i[j] <= deadline * (1 + 1e-9)
+                        time_ok[j] = ok
+                        late[j] = 0 if ok else int(min((hours_i[j] - deadline) * 1000, 2**62))
+                    else:
+                        hbw = float(a["host_bw"][r]) if host_rows else None
+                        key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
+                        if key not in memo:
+                            memo[key] = slo_figures(u, slo, gpu, per_lane=key[1], host_bandwidth=hbw or None)
+                        f = memo[key]
+                        ttft_i[j], tpot_i[j] = f.ttft_s, f.tpot_s
+                        ok = f.met(slo)
+                        time_ok[j] = ok
+                        late[j] = 0 if ok else int(min(f.excess(slo) * 1e6, 2**62))
+            # stage: 2 (vram fails), 3 (ram fails), 4 (speed fails), 5 (deadline or slo fails) or 6 (fits);
+            # 1 where the precision fails
+            st = _ST_VRAM + vram_ok + ram_ok + (ram_ok & speed_ok) + (ram_ok & speed_ok & time_ok)
+            st = np.where(prec, st, _ST_PRECISION)
             # how far off: bytes of GPU memory missing, else bytes of RAM missing, else milli-tokens/s
-            # of decode speed missing (unused when it fits)
+            # of decode speed missing, else milli-hours past the deadline or millionths over the SLO
+            # (unused when it fits)
             slow = (np.nan_to_num((min_tps or 0.0) - tps_i) * 1000).astype(np.int64)
-            metric = np.where(vram_ok, np.where(ram_ok, slow, req - ram_i), need_u - cap_i)
+            metric = np.where(vram_ok, np.where(ram_ok, np.where(speed_ok, late, slow), req - ram_i), need_u - cap_i)
             cur = b_stage[idx]
             better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
             if not better.any():
@@ -415,6 +471,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             b_host[sel] = host_u
             b_off[sel] = u.offload
             b_tps[sel] = tps_i[better]
+            b_hours[sel], b_ttft[sel], b_tpot[sel] = hours_i[better], ttft_i[better], tpot_i[better]
         best[:, w] = b_u
         stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)
         need[:, w] = b_need
@@ -422,6 +479,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
         host[:, w] = b_host
         offl[:, w] = b_off
         tps[:, w] = b_tps
+        hours[:, w], ttft[:, w], tpot[:, w] = b_hours, b_ttft, b_tpot
     wl_ok = (stage == _ST_OK).all(axis=1)
     extras_usd = float(sum(x.unit_price_usd * x.quantity for x in scenario.extras))
     capex = np.round(a["hw_usd"] + extras_usd, 2)
@@ -430,7 +488,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
     if budget is not None:
         feasible &= capex <= budget + 1e-9
     headroom = (cap_w - need).min(axis=1) if W else cap
-    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w, tps)
+    return _Checked(best, stage, need, ram_req, host, offl, feasible, capex, headroom, cap_w, tps, hours, ttft, tpot)
 
 
 def rank_order(hw: Hardware, ck: _Checked, rows: Any = None) -> Any:
@@ -479,6 +537,31 @@ def _slowest(tps: Any, rows: int) -> Any:
     return np.where(np.isinf(low), np.nan, low)
 
 
+def _target_columns(scenario: Scenario, ck: _Checked, rows: int) -> dict[str, Any]:
+    """The deadline and SLO columns: the training workload with a deadline that comes closest to it
+    (or furthest past it), and the first inference workload with an slo:, per row."""
+    import numpy as np
+
+    out = {k: np.full(rows, np.nan) for k in ("deadline_hours", "run_hours", "target_ttft_s", "ttft_s",
+                                              "target_tpot_s", "tpot_s")}
+    limits = np.array([sw.deadline_hours if sw.task == "train" and sw.deadline_hours is not None else np.nan
+                       for sw in scenario.workloads], dtype=float)
+    if rows and np.isfinite(limits).any():
+        share = np.where(np.isfinite(limits), ck.hours / np.where(np.isfinite(limits), limits, 1.0), -np.inf)
+        share = np.where(np.isnan(share), -np.inf, share)
+        d0 = int(np.nonzero(np.isfinite(limits))[0][0])
+        w = np.where(np.isinf(share).all(axis=1), d0, share.argmax(axis=1))
+        out["deadline_hours"] = limits[w]
+        out["run_hours"] = ck.hours[np.arange(rows), w]
+    first = next((i for i, sw in enumerate(scenario.workloads) if sw.task == "infer" and sw.slo is not None), None)
+    if rows and first is not None:
+        slo = scenario.workloads[first].slo
+        out["target_ttft_s"] = np.full(rows, np.nan if slo.ttft_s is None else slo.ttft_s)
+        out["target_tpot_s"] = np.full(rows, np.nan if slo.tpot_s is None else slo.tpot_s)
+        out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), ck.tpot[:, first].copy()
+    return out
+
+
 def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm | None) -> float | None:
     """Decode tokens/s per sequence of usage ``u`` on ``gpu`` with ``platform``'s RAM channels at
     ``dimm``'s rated speed: the speed rule's figure for one row (None for training)."""
@@ -519,9 +602,11 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     binding = np.full(R, "", dtype=object)
     hw_names = np.array([""] + list(_HW_RULES), dtype=object)
     binding[~hw_ok] = hw_names[hw_code[~hw_ok]]
-    wl_names = np.array(["cards", "precision", "vram", "ram", "speed", ""], dtype=object)
+    wl_names = np.array(["cards", "precision", "vram", "ram", "speed", "deadline", ""], dtype=object)
     m = hw_ok & ~wl_ok
     binding[m] = wl_names[bstage[m]]
+    infer_w = np.array([sw.task == "infer" for sw in scenario.workloads] + [False], dtype=bool)
+    binding[m & (bstage == _ST_TIME) & infer_w[bind_w]] = "slo"  # a serving workload's time target is its SLO
     min_tp = np.array([min(v.tp for v in sw.variants) for sw in scenario.workloads], dtype=np.int64)
     tp_fail = m & (bstage == _ST_ARRANGE) & (min_tp[np.maximum(bind_w, 0)] > cards)
     binding[tp_fail] = "tp"
@@ -576,6 +661,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "gpu_capacity_bytes": cap_row,
         "per_gpu_need_bytes": need_row,
         "decode_tokens_per_s": _slowest(ck.tps, R),
+        **_target_columns(scenario, ck, R),
         "headroom_bytes": ck.headroom,
         "strategy": strategy,
         "offload": ck.offload.any(axis=1),
@@ -830,6 +916,28 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 else "")
         return (f"{who} ({u.label}) decodes about {got:,.1f} tokens/s per sequence on {gpu.id}{host}; "
                 f"constraints.min_decode_tokens_per_s asks for {floor:g}")
+    if b == "deadline":
+        hours = run_hours(u, gpu, float(cs.hardware.arrays["per_lane"][_hw_row(cs, r)]), pinned_rates(cs.scenario, sw.name))
+        limit = float(sw.deadline_hours or 0.0)
+        where = "deadline_hours" if cs.scenario.constraints.max_hours_per_job != limit else "max_hours_per_job"
+        return (f"{who} ({u.label}) takes {hours:,.1f} h per run on {u.gpus} x {gpu.id}, {hours - limit:,.1f} h over "
+                f"its {limit:g} h {where}")
+    if b == "slo":
+        slo = sw.slo
+        assert slo is not None
+        hbw = float(cs.hardware.arrays["host_bw"][_hw_row(cs, r)]) if u.decode is not None and u.decode.host_blocks \
+            else None
+        f = slo_figures(u, slo, gpu, per_lane=float(cs.hardware.arrays["per_lane"][_hw_row(cs, r)]) if hbw else 0.0,
+                        host_bandwidth=hbw)
+        got = []
+        if slo.ttft_s is not None:
+            got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
+        if slo.tpot_s is not None:
+            got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
+        load = (f"{f.in_flight:,} sequence(s) per replica" if f.keeps_up else
+                f"needs {f.in_flight:,} sequences in flight per replica by Little's law, more than the "
+                f"{u.workload.infer.concurrency:,} it holds: it does not keep up with {slo.requests_per_s:g} requests/s")
+        return f"{who} ({u.label}) on {gpu.id}: {', '.join(got)} at {load}"
     if b == "ram":
         mult = ram_rule(cs.scenario.constraints, u.offload)
         vram = int(r["vram_node_bytes"])
@@ -846,6 +954,21 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                      f"(max_memory {_gib(plat.max_memory_bytes)})")
         return text
     return b  # pragma: no cover
+
+
+def _hw_row(cs: CandidateSet, r: Any) -> int:
+    """The hardware row (index into ``cs.hardware.arrays``) of a table row: the row with its GPU,
+    platform, cards, nodes and RAM configuration."""
+    import numpy as np
+
+    a, hw = cs.hardware.arrays, cs.hardware
+    gi = [g.id for g in hw.gpus].index(r["gpu_id"])
+    pi = [p.id for p in hw.platforms].index(r["platform_id"])
+    hit = np.nonzero((a["gpu_i"] == gi) & (a["plat_i"] == pi) & (a["cards"] == int(r["cards_per_node"]))
+                     & (a["nodes"] == int(r["nodes"])))[0]
+    ram_ids = np.array([x.dimm.id for x in hw.ram] + [""], dtype=object)[a["ram_i"][hit]]
+    same = hit[(ram_ids == r["dimm_id"]) & (a["dimm_count"][hit] == int(r["dimm_count"]))]
+    return int(same[0] if same.size else hit[0])
 
 
 def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:

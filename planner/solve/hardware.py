@@ -29,7 +29,7 @@ from planner.solve.usages import LLAMACPP_FEATURE, capacity_bytes, has_feature
 
 #: Rules in the order they are checked (the first failing one binds).
 RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",
-         "tp", "precision", "vram", "speed", "budget")
+         "tp", "precision", "vram", "speed", "deadline", "slo", "budget")
 #: Rules of one node's build: a row failing one cannot be assembled, whatever the workloads.
 NODE_RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power")
 #: Rules of the whole machine's build (the node rules and the network between nodes).
@@ -321,6 +321,12 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                         add(gi, pi, c, n, ri, ni, 0, fit)
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     arrays.update(_static_arrays(arrays, gpus, platforms, ram_list, nets, constraints.vram_headroom))
+    # the host link's per-lane rate: the slower PCIe generation of card and platform (as the cost stage
+    # times the chosen machine, planner.cost.objective), for the deadline rule (planner.solve.targets)
+    gens = {x.gen: x.per_lane_bytes_per_s for x in catalog.pcie}
+    g_lane = np.array([gens.get(g.pcie_gen, 0.0) for g in gpus] + [0.0], dtype=float)
+    p_lane = np.array([gens.get(p.pcie_gen, 0.0) for p in platforms] + [0.0], dtype=float)
+    arrays["per_lane"] = np.minimum(g_lane[arrays["gpu_i"]], p_lane[arrays["plat_i"]])
     carriers = {g.id: tuple(p.id for p in catalog.platforms
                             if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
     coolers = {g.id: tuple(p.id for p in catalog.platforms if p.id in carriers[g.id] and cools(p, g)) for g in gpus}

@@ -58,6 +58,11 @@ given machine the solver reports the first variant, in that order, that fits.
 ======================  ====================================================================
 zero                    0, 1, 2, 3
 offload_optimizer       false, true
+offload_params          false, true (ZeRO-3 / FSDP only: parameters in host RAM)
+framework               transformers, deepspeed, fsdp, torchtune, litgpt, unsloth (the ones that
+                        run the workload; each with its recipes' defaults)
+seq_len                 no ``auto``: a list of the lengths you accept, longest first (a
+                        shorter sequence is a last resort: it varies slowest)
 offload_activations     false, true
 checkpointing           none, full
 optimizer_in_backward   false, true
@@ -88,8 +93,8 @@ replica and is free (``auto``) unless the scenario fixes it; a replica runs insi
 Variants are searched with the most GPUs first (training) so that a machine's cards are used.
 ``gpus_per_node``, when given, fixes the GPUs per machine.
 
-Variants are expanded in this key order, the first key varying slowest: training
-``offload_optimizer``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
+Variants are expanded in this key order, the first key varying slowest: training ``seq_len``,
+``framework``, ``offload_optimizer``, ``offload_params``, ``offload_activations``, ``checkpointing``, ``optimizer_in_backward``,
 ``loss_chunks``, ``fused_linear_loss``, ``fsdp_version``, ``zero``, ``tp``; inference ``weights``,
 ``kv_dtype``, ``tp``. So no offload is preferred over offload, no checkpointing over checkpointing,
 the step after backward over the step in it, a whole loss over a chunked one, and a lower ZeRO stage
@@ -121,6 +126,9 @@ min_decode_tokens_per_s  tokens per second each sequence of every inference work
                        RAM channels x DIMM speed x 0.6, or 2 x P FLOPs per token if slower,
                        planner.speed.traffic) at most 1 / this. A floor, not an objective:
                        it rules out e.g. a card that holds a third of a llama.cpp model
+max_hours_per_job      every training workload without a ``deadline_hours`` of its own must
+                       finish one run (dataset_tokens x epochs) within this many hours on the
+                       machine by the time model (planner.solve.targets)
 vram_headroom          fraction of each GPU's CUDA total kept free (default 0.05)
 ram_vram_min           RAM per node at least this many times the node's installed VRAM (default
                        2, the 2-4x rule of thumb; 0 sizes RAM by the memory model's host peak
@@ -142,6 +150,15 @@ network                for multi-node plans: ``kind`` (infiniband or roce; defau
                        nodes are cabled back-to-back without a switch, more nodes get one;
                        ``always``: a switch for two nodes too, e.g. to add nodes later)
 =====================  ==================================================================
+
+Targets (:data:`SCENARIO_WORKLOAD_KEYS`, read here and removed before the workload reader sees the
+workload): a training workload's ``deadline_hours`` (it needs ``dataset_tokens``) and an inference
+workload's ``slo:`` block (:data:`SLO_KEYS`: ``ttft_s``, ``tpot_s`` or ``output_tokens_per_s``, the
+load as ``concurrency`` or ``requests_per_s``, ``prompt_tokens``, ``output_tokens``). The SLO's load
+becomes the workload's ``concurrency`` (:attr:`Slo.users`; so an unnamed engine defaults to vLLM)
+and its ``output_tokens`` the ``tokens_per_request``; the solver then splits the users over
+replicas (planner.solve.usages) and keeps the machines that meet the targets
+(planner.solve.targets).
 
 Model paths. A workload's ``model`` may be a path to a config.json or to a directory holding
 one (as for ``planner estimate --model``). A relative path in a scenario file is read from the
@@ -180,16 +197,17 @@ from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
 from planner.workload.checks import check_tp
-from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
+from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, MAX_SEQ_LEN, TRAIN_KEYS
 from planner.workload.inference import default_engine
+from planner.workload.frameworks import FRAMEWORKS
 from planner.workload.spec import Workload, workload_from_entry
 from planner.core.yamlio import LineDict, YamlProblem, read_mapping
 
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
 CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "train": ("offload_optimizer", "offload_activations", "checkpointing", "optimizer_in_backward", "loss_chunks",
-              "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
+    "train": ("seq_len", "framework", "offload_optimizer", "offload_params", "offload_activations", "checkpointing",
+              "optimizer_in_backward", "loss_chunks", "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
     "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
 }
 
@@ -203,6 +221,8 @@ UNPINNED_AUTO_KEYS = ("zero", "offload_optimizer", "checkpointing")
 AUTO_VALUES: dict[str, tuple[Any, ...]] = {
     "zero": (0, 1, 2, 3),
     "offload_optimizer": (False, True),
+    "offload_params": (False, True),
+    "framework": FRAMEWORKS,
     "checkpointing": ("none", "full"),
     "offload_activations": (False, True),
     "optimizer_in_backward": (False, True),
@@ -243,7 +263,16 @@ RAM_VRAM_MIN_OFFLOAD = 6.0
 
 CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platforms", "max_cards", "max_nodes",
                    "budget_usd", "vram_headroom", "ram_vram_min", "ram_vram_min_offload", "price", "used_ok",
-                   "network", "min_decode_tokens_per_s")
+                   "network", "min_decode_tokens_per_s", "max_hours_per_job")
+#: Keys a scenario workload takes beyond those of a workload file: the targets the machine must meet.
+SCENARIO_WORKLOAD_KEYS = ("deadline_hours", "slo")
+#: Keys of a workload's ``slo:`` block (serving targets and the load they hold under).
+SLO_KEYS = ("ttft_s", "tpot_s", "output_tokens_per_s", "concurrency", "requests_per_s", "prompt_tokens",
+            "output_tokens")
+#: Largest deadline read, hours (ten years): anything above is a typo, not a deadline.
+MAX_DEADLINE_HOURS = 87_600.0
+#: Most concurrent users (sequences) an ``slo:`` load may size a service for.
+MAX_SLO_USERS = 65_536
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
 NETWORK_SWITCH = ("auto", "always")
 EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
@@ -338,6 +367,68 @@ class Variant:
 
 
 @dataclass(frozen=True)
+class Slo:
+    """A serving workload's service level: latency targets and the load they must hold under.
+
+    Attributes:
+        ttft_s: most seconds from a request's arrival to its first output token (None: no target).
+        tpot_s: most seconds per output token after the first, per user (None: no target); an
+            ``output_tokens_per_s`` target is read as ``tpot_s = 1 / output_tokens_per_s``.
+        output_tokens_per_s: the per-user decode rate as written (None when ``tpot_s`` was given).
+        concurrency: users (sequences) served at once, all replicas together (None with
+            ``requests_per_s``).
+        requests_per_s: requests arriving per second (None with ``concurrency``).
+        prompt_tokens, output_tokens: the request the targets are for.
+    """
+
+    ttft_s: float | None
+    tpot_s: float | None
+    output_tokens_per_s: float | None
+    concurrency: int | None
+    requests_per_s: float | None
+    prompt_tokens: int
+    output_tokens: int
+
+    @property
+    def request_bound_s(self) -> float | None:
+        """The longest a request may take when the targets are met: ttft_s + output_tokens x tpot_s
+        (None without both targets)."""
+        if self.ttft_s is None or self.tpot_s is None:
+            return None
+        return self.ttft_s + self.output_tokens * self.tpot_s
+
+    @property
+    def users(self) -> int:
+        """Sequences in flight the service is sized for: ``concurrency``, or by Little's law
+        (Little 1961, L = lambda x W) requests_per_s x the longest request the targets allow,
+        rounded up: a machine that meets the targets holds at most that many requests at once."""
+        if self.concurrency is not None:
+            return self.concurrency
+        assert self.requests_per_s is not None and self.request_bound_s is not None
+        return max(1, min(MAX_SLO_USERS, math.ceil(self.requests_per_s * self.request_bound_s - 1e-9)))
+
+    def load_text(self) -> str:
+        """The load in words: '50 users' or '2 requests/s (at most 37 in flight by Little's law)'."""
+        if self.concurrency is not None:
+            return f"{self.concurrency:,} concurrent user{'s' if self.concurrency != 1 else ''}"
+        return f"{self.requests_per_s:g} requests/s (at most {self.users:,} in flight by Little's law)"
+
+    def targets_text(self) -> str:
+        """The targets in words, e.g. 'TTFT <= 1 s, TPOT <= 0.05 s (20 tokens/s per user)'."""
+        parts = []
+        if self.ttft_s is not None:
+            parts.append(f"TTFT <= {self.ttft_s:g} s")
+        if self.tpot_s is not None:
+            parts.append(f"TPOT <= {self.tpot_s:.4g} s ({1 / self.tpot_s:.4g} tokens/s per user)")
+        return ", ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ttft_s": self.ttft_s, "tpot_s": self.tpot_s, "output_tokens_per_s": self.output_tokens_per_s,
+                "concurrency": self.concurrency, "requests_per_s": self.requests_per_s, "users": self.users,
+                "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
 class ScenarioWorkload:
     """A workload of a scenario with the variants the solver may choose from.
 
@@ -349,6 +440,10 @@ class ScenarioWorkload:
             the machine decides (free). Always None for inference (``tp`` is the count).
         gpus_per_node: GPUs per machine when the workload fixes it, else None.
         where: '<file>:<line>: workloads[i]' for messages.
+        deadline_hours: training: the most hours one run (``dataset_tokens`` x ``epochs``) may take
+            on the machine (the workload's ``deadline_hours``, else ``constraints.max_hours_per_job``;
+            None: no deadline).
+        slo: inference: the service level the machine must meet (None: sized by memory alone).
     """
 
     name: str
@@ -357,6 +452,8 @@ class ScenarioWorkload:
     gpus: tuple[int, ...] | None
     gpus_per_node: int | None
     where: str
+    deadline_hours: float | None = None
+    slo: Slo | None = None
 
     @property
     def architecture(self) -> Architecture:
@@ -406,6 +503,8 @@ class Constraints:
         network: multi-node network choices.
         min_decode_tokens_per_s: every inference workload must decode at least this many tokens
             per second per sequence on the machine (None: no speed floor).
+        max_hours_per_job: every training workload without a ``deadline_hours`` of its own must
+            finish one run on the machine within this many hours (None: no deadline).
     """
 
     allowed_gpus: tuple[str, ...] | None = None
@@ -422,6 +521,7 @@ class Constraints:
     used_ok: bool = False
     network: Network = field(default_factory=Network)
     min_decode_tokens_per_s: float | None = None
+    max_hours_per_job: float | None = None
 
 
 @dataclass(frozen=True)
@@ -554,6 +654,15 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
         names[sw.name] = e.key_path(None) or ""
         workloads.append(sw)
     constraints = _constraints(root.child("constraints", None), catalog)
+    if constraints.max_hours_per_job is not None:
+        for i, (e, sw) in enumerate(zip(entries, workloads)):
+            if sw.task != "train" or sw.deadline_hours is not None:
+                continue
+            if sw.variants[0].workload.train.dataset_tokens is None:  # type: ignore[union-attr]
+                raise e.error(f"constraints.max_hours_per_job times one run of every training workload, but "
+                              f"{sw.name!r} gives no dataset_tokens", None,
+                              "Add dataset_tokens (tokens per epoch) and epochs to the workload.")
+            workloads[i] = replace(sw, deadline_hours=constraints.max_hours_per_job)
     extras = tuple(_extra(e) for e in root.children("extras", None))
     costs = root.child("costs", None)
     if objective in TIMED_OBJECTIVES:
@@ -740,6 +849,9 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
         else:
             return None  # one count: validated by the workload reader
     if isinstance(value, str) and value == "auto":
+        if key == "seq_len":
+            raise e.error("seq_len: auto would shorten the training sequences to any length", key,
+                          "List the lengths you accept, longest first, e.g. seq_len: [4096, 2048, 1024].")
         if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
                                                 or e.data.get("load_in_8bit") is True):
             # QLoRA, 8-bit LoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
@@ -772,8 +884,84 @@ def _auto(key: str, task: str, arch: Architecture, engine: Any = None) -> tuple[
     return AUTO_VALUES[key]
 
 
+def _targets(e: Entry, task: str | None) -> tuple[Entry, float | None, Slo | None]:
+    """Read a scenario workload's targets (:data:`SCENARIO_WORKLOAD_KEYS`) and return the entry
+    without them (what the workload reader validates), the deadline and the SLO.
+
+    An ``slo:`` load becomes the workload's ``concurrency`` (so an unnamed engine defaults to vLLM
+    for more than one user) and its ``output_tokens`` the ``tokens_per_request`` the time model times.
+    """
+    if not any(k in e.data for k in SCENARIO_WORKLOAD_KEYS):
+        return e, None, None
+    deadline = slo = None
+    updates: dict[str, Any] = {}
+    if "deadline_hours" in e.data:
+        if task != "train":
+            raise e.error("deadline_hours is the time one training run may take; this workload is not training",
+                          "deadline_hours", "Give a serving workload an slo: block (ttft_s, tpot_s, concurrency) "
+                          "instead, or remove deadline_hours.")
+        deadline = e.number("deadline_hours", min=0, max=MAX_DEADLINE_HOURS, min_exclusive=True)
+    if "slo" in e.data:
+        if task != "infer":
+            raise e.error("slo: is a serving target; this workload is not inference", "slo",
+                          "Give a training workload deadline_hours (or constraints.max_hours_per_job) instead.")
+        se = e.child("slo")
+        assert se is not None
+        se.check_keys(SLO_KEYS)
+        ttft = se.number("ttft_s", None, min=0, max=3600, min_exclusive=True)
+        tpot = se.number("tpot_s", None, min=0, max=3600, min_exclusive=True)
+        otps = se.number("output_tokens_per_s", None, min=0, max=1e6, min_exclusive=True)
+        if tpot is not None and otps is not None:
+            raise se.error("gives both tpot_s and output_tokens_per_s, one target twice", "output_tokens_per_s",
+                           "Keep one: output_tokens_per_s: 20 is tpot_s: 0.05.")
+        if ttft is None and tpot is None and otps is None:
+            raise se.error("sets no target", None, "Give ttft_s (seconds to the first token) and tpot_s (seconds "
+                           "per output token) or output_tokens_per_s (per user), e.g. {ttft_s: 1, tpot_s: 0.05}.")
+        users = se.int("concurrency", None, min=1, max=MAX_SLO_USERS)
+        rps = se.number("requests_per_s", None, min=0, max=1e6, min_exclusive=True)
+        if users is not None and rps is not None:
+            raise se.error("gives both concurrency and requests_per_s", "requests_per_s",
+                           "Give one load: users at once (concurrency), or arrivals per second (requests_per_s; "
+                           "Little's law turns it into users: requests_per_s x the time of a request).")
+        if (users is not None or rps is not None) and "concurrency" in e.data:
+            raise e.error("gives the load twice: concurrency here and in slo:", "concurrency",
+                          "Remove the workload's concurrency: the slo: load sizes the service.")
+        if users is None and rps is None:
+            users = e.int("concurrency", 1, min=1, max=MAX_SLO_USERS)
+        if rps is not None and (ttft is None or (tpot is None and otps is None)):
+            raise se.error("requests_per_s needs ttft_s and tpot_s (or output_tokens_per_s)", "requests_per_s",
+                           "Little's law sizes the users in flight from the longest request the targets allow "
+                           "(ttft_s + output_tokens x tpot_s); give both targets, or the load as concurrency.")
+        context = e.data.get("context", 4096)
+        context = context if isinstance(context, int) and not isinstance(context, bool) and context > 1 else 4096
+        gen = e.data.get("tokens_per_request")
+        out_default = gen if isinstance(gen, int) and not isinstance(gen, bool) and gen >= 1 else None
+        output = se.int("output_tokens", out_default, min=1, max=MAX_SEQ_LEN)
+        if output is None:
+            raise se.error("gives no output_tokens", None, "Give output_tokens (tokens generated per request, e.g. "
+                           "256) here or tokens_per_request in the workload.")
+        if out_default is not None and output != out_default:
+            raise se.error(f"output_tokens {output} differs from the workload's tokens_per_request {out_default}",
+                           "output_tokens", "Give the request's length once.")
+        prompt = se.int("prompt_tokens", context - output, min=1, max=MAX_SEQ_LEN)
+        if prompt < 1 or prompt + output > context:
+            raise se.error(f"a request of {prompt:,} prompt + {output:,} output tokens does not fit the "
+                           f"workload's context of {context:,} tokens", "prompt_tokens" if "prompt_tokens" in se.data
+                           else "output_tokens", "Raise the workload's context, or shorten the request.")
+        slo = Slo(ttft_s=ttft, tpot_s=tpot if tpot is not None else (1.0 / otps if otps else None),
+                  output_tokens_per_s=otps, concurrency=users, requests_per_s=rps, prompt_tokens=prompt,
+                  output_tokens=output)
+        updates = {"concurrency": slo.users, "tokens_per_request": output}
+    data = _with(e.data, updates)
+    for k in SCENARIO_WORKLOAD_KEYS:
+        data.pop(k, None)
+        data.lines.pop(k, None)
+    return Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None)), deadline, slo
+
+
 def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> ScenarioWorkload:
     task = _task_of(e)
+    e, deadline, slo = _targets(e, task)
     if task not in CHOICE_KEYS:
         # Let the workload reader produce its usual message for a missing or bad task.
         workload_from_entry(e, resolver, default_name=default_name)
@@ -863,8 +1051,12 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
         else:
             gpus = (variants[0].workload.train.gpus,)  # type: ignore[union-attr]
     where = f"{e.file}:{e.line_of(None)}: {e.path}" if e.file else e.path
+    if deadline is not None and variants[0].workload.train.dataset_tokens is None:  # type: ignore[union-attr]
+        raise e.error("deadline_hours times one run, but the workload gives no dataset_tokens", None,
+                      "Add dataset_tokens (tokens per epoch, e.g. 2000000000) and epochs.")
     return ScenarioWorkload(name=variants[0].workload.name, task=task, variants=tuple(variants), gpus=gpus,
-                            gpus_per_node=variants[0].workload.gpus_per_node, where=where)
+                            gpus_per_node=variants[0].workload.gpus_per_node, where=where, deadline_hours=deadline,
+                            slo=slo)
 
 
 # ----- constraints ------------------------------------------------------------------------------
@@ -905,6 +1097,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
     budget = e.number("budget_usd", None, min=0, min_exclusive=True)
     min_tps = e.number("min_decode_tokens_per_s", None, min=0, max=1e6, min_exclusive=True)
+    max_hours = e.number("max_hours_per_job", None, min=0, max=MAX_DEADLINE_HOURS, min_exclusive=True)
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
     ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
     ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
@@ -955,7 +1148,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     return Constraints(allowed_gpus=allowed, excluded_gpus=tuple(excluded), vendors=tuple(vendors) if vendors else None,
                        allowed_platforms=platforms, max_cards=max_cards, max_nodes=max_nodes, budget_usd=budget,
                        vram_headroom=headroom, ram_vram_min=float(ram_min), ram_vram_min_offload=float(ram_min_off),
-                       price=price, used_ok=used_ok, network=net, min_decode_tokens_per_s=min_tps)
+                       price=price, used_ok=used_ok, network=net, min_decode_tokens_per_s=min_tps,
+                       max_hours_per_job=max_hours)
 
 
 def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[ScenarioWorkload],
@@ -985,6 +1179,7 @@ def _extra(e: Entry) -> Extra:
                  price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
 
 
-__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "LLAMACPP_AUTO_VALUES", "Network", "Scenario",
+__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "LLAMACPP_AUTO_VALUES", "Network", "SLO_KEYS",
+           "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",
            "ScenarioWorkload", "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver",
            "scenario_from_mapping", "tp_problem", "valid_tp_degrees"]

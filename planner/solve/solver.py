@@ -19,6 +19,9 @@ does)::
                     tp(v) divides the heads and fits inside one node
                     RAM(r) >= max(host_need(v, g), 2 x installed VRAM, 6 x with offload)
                     RAM(r) <= the platform's max_memory (configurations above it are not built)
+               for a training workload with a deadline: hours(v, g on r) <= deadline_hours;
+               for a served workload with an slo: its r replicas meet TTFT and TPOT under the
+                  load (planner.solve.targets);
                capex_usd(r) <= budget_usd (when given).
 
 Each part's price is the one the scenario's price mode picks among its dated catalog prices
@@ -84,7 +87,8 @@ from planner.solve.warnings import (  # noqa: F401
 
 #: Columns of :attr:`Plan.alternatives`.
 ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
-                       "ram_bytes", "capex_usd", "hours_per_job", "usd_per_job", "tco_usd", "per_gpu_need_bytes",
+                       "ram_bytes", "capex_usd", "hours_per_job", "usd_per_job", "tco_usd", "deadline_hours",
+                       "run_hours", "target_ttft_s", "ttft_s", "target_tpot_s", "tpot_s", "per_gpu_need_bytes",
                        "gpu_capacity_bytes", "headroom_bytes", "strategy", "why_lost")
 #: Objective -> (its candidate column, how a worse value reads, unit); capex is the solver's own order.
 OBJECTIVE_COLUMNS = {
@@ -117,6 +121,11 @@ class Plan:
         infeasible: per binding rule, how many candidates it excluded and the closest miss
             (:data:`SUMMARY_COLUMNS`).
         candidates: the whole ranked candidate table.
+        targets: per workload, in the scenario's order, what it was held to on the chosen machine:
+            ``deadline`` (``limit_hours``, ``hours``, ``met``) for a training workload with a deadline,
+            ``slo`` (``target_ttft_s``, ``ttft_s``, ``target_tpot_s``, ``tpot_s``, ``met`` and the load)
+            for an inference workload with an ``slo:`` block; an empty mapping for neither
+            (:func:`targets_of`).
         The three tables are :class:`planner.core.table.Table` (numpy columns; ``to_frame()`` gives
         a pandas DataFrame).
         assumptions: catalog files and the sources of the entries used, recipe definitions,
@@ -140,6 +149,7 @@ class Plan:
     assumptions: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     price_sensitivity: PriceSensitivity | None = None
+    targets: tuple[dict[str, Any], ...] = ()
 
     def line_items(self) -> list[LineItem]:
         """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
@@ -234,7 +244,64 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
                              "stale_prices": {"catalog_ids": list(dict.fromkeys(i.catalog_id
                                                                                for i in stale_items(items, catalog))),
                                               "months": STALE_PRICE_MONTHS}},
-                warnings=tuple(warnings), price_sensitivity=price_sensitivity(cs, catalog, row))
+                warnings=tuple(warnings), price_sensitivity=price_sensitivity(cs, catalog, row),
+                targets=targets_of(cs, row, usages))
+
+
+def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tuple[dict[str, Any], ...]:
+    """What each workload was held to on table row ``row`` and what it achieves there (see
+    :attr:`Plan.targets`; planner.solve.targets times it as the candidate check did)."""
+    from planner.solve.candidates import _hw_row
+    from planner.solve.targets import pinned_rates, run_hours, slo_figures
+
+    r = cs.table.row(row)
+    gpu = cs.hardware.gpu_by_id[r["gpu_id"]]
+    hw_row = _hw_row(cs, r)
+    per_lane = float(cs.hardware.arrays["per_lane"][hw_row])
+    out: list[dict[str, Any]] = []
+    for sw, u in zip(cs.scenario.workloads, usages):
+        item: dict[str, Any] = {}
+        if u is not None and sw.task == "train" and sw.deadline_hours is not None:
+            hours = run_hours(u, gpu, per_lane, pinned_rates(cs.scenario, sw.name))
+            item["deadline"] = {"limit_hours": sw.deadline_hours, "hours": hours,
+                                "met": bool(hours <= sw.deadline_hours * (1 + 1e-9))}
+        if u is not None and sw.task == "infer" and sw.slo is not None:
+            slo = sw.slo
+            host = u.decode is not None and u.decode.host_blocks > 0
+            f = slo_figures(u, slo, gpu, per_lane=per_lane if host else 0.0,
+                            host_bandwidth=float(cs.hardware.arrays["host_bw"][hw_row]) if host else None)
+            i = u.workload.infer
+            item["slo"] = {"target_ttft_s": slo.ttft_s, "ttft_s": f.ttft_s, "target_tpot_s": slo.tpot_s,
+                           "tpot_s": f.tpot_s, "met": f.met(slo), "load": slo.load_text(),
+                           "concurrency": slo.concurrency, "requests_per_s": slo.requests_per_s,
+                           "prompt_tokens": slo.prompt_tokens, "output_tokens": slo.output_tokens,
+                           "replicas": i.replicas, "tp": i.tp, "sequences_per_replica": f.in_flight,
+                           "request_s": f.request_s}
+        out.append(item)
+    return tuple(out)
+
+
+def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> list[str]:
+    """The targets as sentences, one per workload with one ('ft: deadline 72 h; this machine takes
+    51.3 h (met)')."""
+    lines = []
+    for name, t in zip(names, targets):
+        d = t.get("deadline")
+        if d:
+            lines.append(f"{name}: deadline {d['limit_hours']:g} h per run; this machine takes {d['hours']:,.1f} h "
+                         f"({'met' if d['met'] else 'MISSED'})")
+        s = t.get("slo")
+        if s:
+            got = []
+            if s["target_ttft_s"] is not None:
+                got.append(f"TTFT {s['ttft_s']:.3g} s (target {s['target_ttft_s']:g} s)")
+            if s["target_tpot_s"] is not None:
+                got.append(f"TPOT {s['tpot_s'] * 1e3:.3g} ms = {1 / s['tpot_s']:,.1f} tokens/s per user (target "
+                           f"{s['target_tpot_s'] * 1e3:.4g} ms)")
+            lines.append(f"{name}: SLO for {s['load']}: " + ", ".join(got) + f" with {s['replicas']} replica"
+                         f"{'s' if s['replicas'] > 1 else ''} of tp {s['tp']} at {s['sequences_per_replica']:,} "
+                         f"sequence(s) each ({'met' if s['met'] else 'MISSED'})")
+    return lines
 
 
 # ----- line items ------------------------------------------------------------------------------
@@ -383,6 +450,8 @@ _SHORTFALL = {
     "lanes": (("pcie_lanes_needed", "gpu_lanes"), "lanes"),
     "power": (("power_w", "psu_w"), "W"),
     "speed": None,  # min_decode_tokens_per_s - decode_tokens_per_s, tokens/s (infeasible_summary)
+    "deadline": None,  # run_hours - deadline_hours, h
+    "slo": None,  # the larger of TTFT / target and TPOT / target, less 1, in percent
 }
 
 
@@ -402,6 +471,11 @@ def infeasible_summary(cs: CandidateSet) -> Any:
         if rule == "speed":
             floor = cs.scenario.constraints.min_decode_tokens_per_s or 0.0
             short, unit = floor - t["decode_tokens_per_s"][idx], "tokens/s"
+        elif rule == "deadline":
+            short, unit = np.nan_to_num(t["run_hours"][idx] - t["deadline_hours"][idx], nan=np.inf), "h"
+        elif rule == "slo":
+            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
+            short, unit = np.nan_to_num((over - 1) * 100, nan=np.inf), "% over target"
         elif rule in _SHORTFALL:
             (a, b), unit = _SHORTFALL[rule]
             short = t[a][idx] - t[b][idx]
@@ -537,4 +611,4 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
 
 
 __all__ = ["ALTERNATIVE_COLUMNS", "NoFeasiblePlan", "Plan", "SUMMARY_COLUMNS", "alternatives", "assumptions",
-           "choose", "fits", "infeasible_summary", "largest_fitting", "line_items", "plan", "suggest", "why_lost"]
+           "choose", "fits", "infeasible_summary", "target_lines", "targets_of", "largest_fitting", "line_items", "plan", "suggest", "why_lost"]

@@ -243,6 +243,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     cons = sc.constraints
     h = cons.vram_headroom
     rules = set(t["binding"].tolist())
+    if not gpus and "price" in rules and not cons.used_ok:
+        out += _used_only(cs)
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
@@ -251,6 +253,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             mine = t["binding_workload"] == sw.name
             if "vram" not in set(t["binding"][mine].tolist()):
                 continue
+            if {"deadline", "slo"} & set(t["binding"][mine].tolist()):
+                continue  # memory fits somewhere: what misses is the time target (_suggest_targets)
             cap = capacity_for(sw.variants[0].workload, big.cuda_total_bytes, h)
             # of several workloads, one that fits the largest buildable card on some usage already is not
             # what misses: its changes would not make the scenario fit
@@ -268,6 +272,8 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
                        f"x {most['gpu_id']} per node and {int(t['nodes'][ok].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
+    if rules & {"deadline", "slo"}:
+        out += _suggest_targets(cs, catalog, overheads)
     if "precision" in rules:
         out += _precision_suggestions(cs, catalog)
     if "budget" in rules:
@@ -302,6 +308,224 @@ def _precision_suggestions(cs: CandidateSet, catalog: Catalog) -> list[str]:
             out.append(f"{UNCHECKED}on GPUs without {feature} ({', '.join(lacking)}), "
                        f"{PRECISION_CHANGES.get(feature, 'use a dtype they support')}")
     return out
+
+
+#: Training levers a deadline miss tries on the closest machine (each checked with the memory and time
+#: models): no recomputation (a third fewer FLOPs than checkpointing full), FP8 linear layers.
+DEADLINE_LEVERS = ({"checkpointing": "none"}, {"recipe": "fp8"})
+#: Weights a serving miss tries on the closest machine: fewer bytes read per decode step.
+SLO_WEIGHTS = ("fp8", "int4-awq")
+
+
+def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None) -> list[str]:
+    """For a workload whose machines all hold it but miss its deadline or SLO: how far the closest
+    is, how many more cards of it would make it (checked with the memory and time models), the
+    levers that would (checkpointing none, fp8 for training; quantized weights for serving) and
+    the loosest target the buildable machines meet."""
+    import math
+
+    import numpy as np
+
+    from planner.memory import estimate as mem_estimate
+    from planner.solve.candidates import _hw_row
+    from planner.solve.targets import pinned_rates, run_hours, slo_figures
+    from planner.solve.usages import Usage, with_replicas
+
+    t = cs.table
+    out: list[str] = []
+    cons = cs.scenario.constraints
+    many = len(cs.scenario.workloads) > 1
+    for w, sw in enumerate(cs.scenario.workloads):
+        rule = "deadline" if sw.task == "train" else "slo"
+        idx = np.nonzero((t["binding"] == rule) & (t["binding_workload"] == sw.name))[0]
+        if idx.size == 0:
+            continue
+        pre = f"{sw.name}: " if many else ""
+        if rule == "deadline":
+            limit = float(sw.deadline_hours or 0.0)
+            hours = t["run_hours"][idx]
+            row = int(idx[int(np.nanargmin(hours))])
+        else:
+            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
+            row = int(idx[int(np.nanargmin(over))])
+        u = cs.usages_of(row)[w]
+        if u is None:
+            continue
+        r = t.row(row)
+        gpu = cs.hardware.gpu_by_id[r["gpu_id"]]
+        a = cs.hardware.arrays
+        per_lane = float(a["per_lane"][_hw_row(cs, r)])
+        cap = capacity_for(u.workload, gpu.cuda_total_bytes, cons.vram_headroom)
+        node_cards = _node_max(cs, gpu.id)  # the most of this card a buildable node of the scenario holds
+        allowed = node_cards * cons.max_nodes
+        v = sw.variants[u.variant_index]
+        if rule == "deadline":
+            got = float(r["run_hours"])
+            pins = pinned_rates(cs.scenario, sw.name)
+            n0 = u.gpus
+            # more cards of the closest machine's GPU: data parallel speeds a run up about linearly; check it
+            for n in sorted({math.ceil(n0 * got / limit), math.ceil(n0 * got / limit) + 1}):
+                gpn = min(n, node_cards)
+                n = -(-n // gpn) * gpn
+                wl = with_gpus(u.workload, n, gpn)
+                est = mem_estimate(wl, overheads)
+                if est.per_gpu_total_bytes > cap:
+                    continue
+                h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
+                if h <= limit:
+                    nodes = n // gpn
+                    shape = f"{n} x {gpu.id}" + (f" ({nodes} nodes of {gpn})" if nodes > 1 else "")
+                    tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} "
+                                                     f"per node, max_nodes {cons.max_nodes}): raise max_cards or "
+                                                     "max_nodes, or allow a platform with more slots")
+                    out.append(f"{pre}{shape}: {h:,.1f} h per run, within the {limit:g} h deadline ("
+                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){tail}")
+                    break
+            for lever in DEADLINE_LEVERS:
+                key, value = next(iter(lever.items()))
+                tr = u.workload.train
+                if getattr(tr, key) == value or (key == "recipe" and not getattr(gpu, "fp8", False)):
+                    continue
+                wl = _workload_from(sw, v, catalog, {**lever, "gpus": u.gpus})
+                if wl is None:
+                    continue
+                wl = with_gpus(wl, u.gpus, u.gpus_per_node)
+                est = mem_estimate(wl, overheads)
+                if est.per_gpu_total_bytes > cap:
+                    continue
+                h = run_hours(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, u.tp, wl, est), gpu, per_lane, pins)
+                if h <= limit:
+                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
+                               f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU)")
+            other = _faster_card(cs, catalog, w, limit, pins)
+            if other:
+                out.append(pre + other)
+            fastest = float(np.nanmin(t["run_hours"][idx]))
+            out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
+                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {fastest:,.1f} h")
+            continue
+        slo = sw.slo
+        assert slo is not None
+        i = u.workload.infer
+        fig = slo_figures(u, slo, gpu)
+        # more replicas of the closest machine's replica: fewer users each
+        for reps in range(i.replicas + 1, min(4 * i.replicas, slo.users) + 1):
+            wl = with_replicas(replace_concurrency(u.workload, slo.users), i.tp, reps, node_cards)
+            est = mem_estimate(wl, overheads)
+            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
+                continue
+            f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
+            if f.met(slo):
+                n = i.tp * reps
+                tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} per "
+                                                f"node, max_nodes {cons.max_nodes}): raise max_cards or max_nodes, or "
+                                                "allow a platform with more slots")
+                out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
+                           f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each{tail}")
+                break
+        for weights in SLO_WEIGHTS:
+            if i.weights == weights or i.engine == "llama.cpp":
+                continue
+            wl = _workload_from(sw, v, catalog, {"weights": weights, "tp": i.tp})
+            if wl is None:
+                continue
+            wl = with_replicas(wl, i.tp, i.replicas, u.gpus_per_node)
+            est = mem_estimate(wl, overheads)
+            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
+                continue
+            f = slo_figures(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, i.tp, wl, est), slo, gpu)
+            if f.met(slo):
+                out.append(f"{pre}weights: {weights} on {u.gpus} x {gpu.id}: TTFT {f.ttft_s:.3g} s, TPOT "
+                           f"{f.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
+        got = []
+        if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
+            got.append(f"ttft_s >= {fig.ttft_s:.3g}")
+        if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
+            got.append(f"tpot_s >= {fig.tpot_s:.3g}")
+        if not got:
+            continue  # it meets both at the load: what misses is keeping up with the rate (the reason says so)
+        out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
+                   f"{r['gpu_id']}) achieves for {slo.load_text()}")
+    return out
+
+
+def _used_only(cs: CandidateSet) -> list[str]:
+    """When every card the scenario allows is out of production and sold used only: per such card, one
+    line saying ``used_ok: true`` buys it, with the memory verdict (the fewest GPUs of it on which a
+    usage of every workload fits, checked with the memory model). Cards too small for a workload are
+    left to the price rule's own words (planner.solve.candidates.too_small_text)."""
+    from planner.catalog.prices import used_price
+
+    t = cs.table
+    h = cs.scenario.constraints.vram_headroom
+    out = []
+    ids = list(dict.fromkeys(t["gpu_id"][t["binding"] == "price"].tolist()))
+    for gid in ids:
+        gpu = cs.hardware.gpu_by_id[gid]
+        used = used_price(gpu.prices) if gpu.discontinued else None
+        if used is None:
+            continue
+        verdicts = []
+        for sw, usages in zip(cs.scenario.workloads, cs.usages):
+            fit = [u for u in usages if u.need_bytes <= capacity_for(u.workload, gpu.cuda_total_bytes, h)]
+            if not fit:
+                verdicts = []
+                break
+            u = min(fit, key=lambda x: (x.gpus, x.need_bytes))
+            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
+            verdicts.append(f"{sw.name} fits {u.gpus} x {gid} at {_fmt(u.need_bytes)} per GPU of {_fmt(cap)} "
+                            f"({u.label})")
+        if verdicts:
+            out.append(f"set used_ok: true: {gid} is sold used only (out of production; {used.label()}, "
+                       f"${used.usd:,.2f}), and " + "; ".join(verdicts))
+    return out
+
+
+def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins: Any) -> str:
+    """'' or the cheapest card of the catalog the scenario's GPU constraints leave out on which a usage
+    of workload ``w`` (as evaluated: the same strategies and GPU counts) fits memory and finishes one
+    run within ``limit`` hours (its own PCIe link), priced as its cards alone."""
+    from planner.solve.targets import run_hours
+
+    cons = cs.scenario.constraints
+    evaluated = {g.id for g in cs.hardware.gpus}
+    node_cards = cs.hardware.max_cards_per_node
+    best: tuple[float, str, int, float] | None = None
+    for g in catalog.gpus:
+        if g.id in evaluated or g.price_usd is None or not any(_takes(p, g) for p in catalog.platforms):
+            continue
+        try:
+            per_lane = catalog.pcie_gen(g.pcie_gen).per_lane_bytes_per_s
+        except Exception:  # noqa: BLE001 - a card without a PCIe generation in the catalog: not timed
+            continue
+        # the most of it a platform of the catalog carries (slots at its width, a baseboard's own count)
+        most = max((p.fixed_gpu_count or 0) if p.fixed_gpu is not None else
+                   (max_cards(p, g.slot_width or 1) if g.form_factor == "pcie" else p.max_gpus)
+                   for p in catalog.platforms if _takes(p, g))
+        for u in cs.usages[w]:
+            if u.gpus > min(node_cards, most) or u.gpus_per_node != u.gpus or any(
+                    not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
+                continue
+            if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
+                continue
+            h = run_hours(u, g, per_lane, pins)
+            if h <= limit:
+                cost = u.gpus * g.price_usd
+                if best is None or (cost, g.id) < (best[0], best[1]):
+                    best = (cost, g.id, u.gpus, h)
+                break  # the most GPUs first: the fastest usage of this card that fits
+    if best is None:
+        return ""
+    cost, gid, n, h = best
+    return (f"another card: {n} x {gid} takes {h:,.1f} h per run (${cost:,.0f} of cards; not allowed by the "
+            "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
+
+
+def replace_concurrency(workload: Workload, users: int) -> Workload:
+    """``workload`` with all ``users`` in one replica (before :func:`with_replicas` shares them)."""
+    from dataclasses import replace
+
+    return replace(workload, infer=replace(workload.infer, concurrency=users, replicas=1))
 
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:
@@ -382,8 +606,8 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
             found = None
             for n in _ZERO3_COUNTS:
-                if n % tr.tp:
-                    continue
+                if n % tr.tp or (n > node_max and n % node_max):
+                    continue  # several nodes are identical and every card of each is used
                 wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
                 if wz is None:
                     continue
@@ -399,7 +623,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 nodes = math.ceil(n / node_max)
                 text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
                 if n > allowed_cards:
-                    text += (f"; that is {nodes} node(s) of {node_max}, more than the scenario allows "
+                    text += (f"; that is {nodes} nodes of {node_max}, more than the scenario allows "
                              f"(max_nodes {cons.max_nodes}"
                              + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
                 if fixed and n != fixed:
@@ -411,6 +635,32 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                 ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
                 if ok:
                     out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+        # the levers that hold the parameters elsewhere: ZeRO-3 / FSDP with the parameters in host RAM
+        # (ZeRO-Infinity; FSDP CPUOffload, the fsdp_qlora recipe for 70B on 2 x 24 GB)
+        if not tr.offload_params:
+            for label, extra in (("ZeRO-3 with offload_params", {"zero": 3, "offload_params": True,
+                                                                  "offload_optimizer": True}),
+                                 ("framework: fsdp with offload_params (FSDP CPU offload)",
+                                  {"framework": "fsdp", "zero": 3, "offload_params": True})):
+                if tr.framework == "fsdp" and label.startswith("ZeRO"):
+                    continue
+                wo = _workload_from(sw, v, catalog, {**extra, "gpus": count})
+                if wo is None:
+                    continue
+                ok, need = fits_big(with_gpus(wo, count, gpn), cap, overheads)
+                if ok:
+                    out.append(f"{label} on {count} x {where}: {_fmt(need)} per GPU (the parameters cross PCIe "
+                               "every pass: slow)")
+                    break
+        if tr.seq_len > 256:
+            # in steps of 128 tokens (the lengths people pack to)
+            def make_sl(k: int, c: int = count) -> Workload | None:
+                ww = _workload_from(sw, v, catalog, {"seq_len": 128 * k, "gpus": c})
+                return None if ww is None else with_gpus(ww, c, min(c, node_max))
+            best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
+            if best_k:
+                out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
+                           f"it) on {count} x {where}: {_fmt(need_sl)} per GPU")
         if tr.micro_batch > 1:
             def make_mb(x: int, c: int = count) -> Workload | None:
                 ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})

@@ -150,6 +150,18 @@ def with_gpus(workload: Workload, gpus: int, gpus_per_node: int) -> Workload:
     return replace(workload, infer=replace(workload.infer, tp=gpus), gpus_per_node=None)
 
 
+def with_replicas(workload: Workload, tp: int, replicas: int, gpus_per_node: int) -> Workload:
+    """An inference workload served by ``replicas`` identical replicas of ``tp`` GPUs that share its
+    users: each replica holds ceil(concurrency / replicas) sequences (``concurrency`` is then per
+    replica, as the memory and speed models read it); ``gpus_per_node`` GPUs per machine."""
+    i = workload.infer
+    assert i is not None
+    per = -(-i.concurrency // replicas)
+    gpus = tp * replicas
+    return replace(workload, infer=replace(i, tp=tp, replicas=replicas, concurrency=per),
+                   gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
+
+
 def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
                overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
     """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
@@ -183,6 +195,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         name = v.workload.name
         vid = variant_ids.setdefault(replace(v.workload, name=""), len(variant_ids))
         shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
+        replicas: dict[tuple[int, int], int] = {}  # serving to an slo: (gpus, gpus_per_node) -> replicas of tp
         if sw.task == "train":
             single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
             multi_gp = [(c * n, c) for c, n in multi if c % tp == 0]
@@ -195,6 +208,17 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                 for g in sw.gpus:
                     shapes += [s for s in single if s[0] == g]
                     shapes += [s for s in multi_gp if s[0] == g]
+        elif sw.slo is not None:
+            # serving to a service level: r identical replicas of tp GPUs share the users (each holds
+            # ceil(users / r) sequences); one node first, fewest replicas first, then several nodes
+            users = sw.slo.users
+            for r in range(1, min(max_cards_per_node // tp, users) + 1):
+                shapes.append((tp * r, tp * r))
+                replicas[(tp * r, tp * r)] = r
+            for c, n in multi:
+                if c % tp == 0 and c // tp * n <= users:
+                    shapes.append((c * n, c))
+                    replicas[(c * n, c)] = c // tp * n
         else:
             if tp <= max_cards_per_node:
                 shapes = [(tp, tp)]
@@ -203,10 +227,11 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
         for g, gpn in shapes:
             for card in classes:
-                key = (vid, g, gpn, card)
+                reps = replicas.get((g, gpn))
+                key = (vid, g, gpn, card) if reps is None else (vid, g, gpn, card, "slo", reps)
                 hit = cache.get(key)
                 if hit is None:
-                    w = with_gpus(v.workload, g, gpn)
+                    w = with_gpus(v.workload, g, gpn) if reps is None else with_replicas(v.workload, tp, reps, gpn)
                     if card is not None:
                         w = with_serve_defaults(w, large_card=card == "large")
                     est = estimate(w, overheads)
@@ -220,7 +245,11 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                 label_key = ("label", key, v.solver_keys)
                 label = cache.get(label_key)
                 if label is None:
-                    label = v.label() + (f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                    label = (replace(v, workload=w).label() if reps is not None else v.label()) + (
+                        f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                    if reps is not None:
+                        label += (f", {reps} replica{'s' if reps > 1 else ''} ({g} GPU{'s' if g > 1 else ''}"
+                                  + (f", {gpn} per node" if gpn < g else "") + ")")
                     if sw.task == "train" and gpn < g:
                         label += f" ({gpn} per node)"
                     label += v.solver_note()
@@ -235,4 +264,4 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
 
 
 __all__ = ["LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "has_feature",
-           "precision_needs", "takes_headroom", "usages_for", "with_gpus"]
+           "precision_needs", "takes_headroom", "usages_for", "with_gpus", "with_replicas"]

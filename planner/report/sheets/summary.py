@@ -73,11 +73,14 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         label(ws, 6, 1, "Planner version")
         put_text(ws, 6, 2, data.planner_version)
     # price, time per job and cost per job side by side (planner.cost.objective)
-    label(ws, 7, 1, "Time per job (h)")
+    serving = data.serving_tokens and data.hours_per_job is not None and data.usd_per_job is not None
+    label(ws, 7, 1, "Time per request (s)" if serving else "Time per job (h)")
     if data.hours_per_job is not None:
-        put_value(ws, 7, 2, data.hours_per_job, "#,##0.000")
-        label(ws, 8, 1, "Cost per job (USD)")
-        put_value(ws, 8, 2, data.usd_per_job, USD_FORMAT)
+        # a request's hours and cents would read 0.000 h and $0.00: seconds and USD per million tokens
+        put_value(ws, 7, 2, data.hours_per_job * 3600 if serving else data.hours_per_job, "#,##0.000")
+        label(ws, 8, 1, "Cost per million tokens (USD)" if serving else "Cost per job (USD)")
+        put_value(ws, 8, 2, data.usd_per_job / data.serving_tokens * 1e6 if serving else data.usd_per_job,
+                  "$#,##0.0000" if serving else USD_FORMAT)
         put_sentence(ws, 7, 3, data.per_job_note, _LAST_COL)
     else:
         put_text(ws, 7, 2, "not computed")
@@ -109,6 +112,13 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         row += 1
         for text in data.price_sensitivity:
             put_sentence(ws, row, 1, text, _LAST_COL)
+            row += 1
+        row += 1
+    if data.targets:
+        label(ws, row, 1, "Targets (deadline, service level): target and achieved on this machine")
+        row += 1
+        for t in data.targets:
+            put_sentence(ws, row, 1, t, _LAST_COL)
             row += 1
         row += 1
     if data.warnings:

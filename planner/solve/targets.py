@@ -1,0 +1,127 @@
+"""Targets a machine must meet beyond memory: a training deadline and a serving level (SLO).
+
+**Deadline** (a training workload's ``deadline_hours``, or ``constraints.max_hours_per_job``): one
+run, ``dataset_tokens`` x ``epochs`` tokens, on the row's cards takes at most that many hours by
+the time model (planner.speed.timing.time_workload: the speed model's step time, or the one-factor
+rule when the scenario pins ``costs.mfu`` / ``costs.mbu``), with the same inputs the cost stage
+times the chosen machine with (the slower PCIe generation of card and platform, the card's lanes),
+so the hours the plan reports are the hours checked.
+
+**Service level** (an inference workload's ``slo:``): ``r`` identical replicas of ``tp`` GPUs share
+the load (planner.solve.usages.with_replicas). Under a ``concurrency`` load each replica holds
+c = ceil(users / r) sequences and the speed model (planner.speed.inference.inference_speed) gives
+its time to first token (the prompt's prefill plus one decode step of the batch it joins) and
+time per output token (one decode step at c sequences, KV at the prompt plus half the output).
+Under ``requests_per_s`` the sequences in flight per replica follow Little's law (Little 1961,
+"A Proof for the Queuing Formula: L = lambda W"): n = (requests_per_s / r) x request_s(n), found by
+iterating n <- ceil(lambda_r x request_s(n)) from n = 1 (request time grows with n, so the
+iteration rises to the least fixed point); the replica keeps up when that n is at most the c it
+was sized for (:attr:`planner.solve.scenario.Slo.users`), and the targets are checked at n. The
+model is a steady state: it leaves out queueing delay from bursts (an M/M/c queue adds waiting
+time as utilisation nears 1), so a target met with little margin may be missed at peaks.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from planner.speed.inference import inference_speed
+from planner.speed.timing import DEFAULT_MBU, time_workload
+
+#: Most rounds of the Little's-law iteration (it rises by at least one sequence a round, and stops
+#: past the replica's sequences).
+MAX_LITTLE_ROUNDS = 64
+
+
+def pinned_rates(scenario: Any, workload_name: str) -> tuple[float | None, float]:
+    """(mfu, mbu) the scenario's ``costs:`` pins for ``workload_name`` (None, DEFAULT_MBU when it
+    pins none), read as planner.cost.tco.read_costs reads them (a number, or per workload name)."""
+    costs = getattr(scenario, "costs", None)
+    data = getattr(costs, "data", None) or {}
+
+    def unit(x: Any) -> float | None:
+        return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 1 else None
+
+    raw = data.get("mfu")
+    mfu = unit(raw.get(workload_name)) if isinstance(raw, dict) else unit(raw)
+    mbu = unit(data.get("mbu"))
+    return mfu, (mbu if mbu is not None else DEFAULT_MBU)
+
+
+def run_hours(u: Any, gpu: Any, per_lane: float, pins: tuple[float | None, float]) -> float:
+    """Hours one run of training usage ``u`` takes on ``u.gpus`` cards of ``gpu``: the time model
+    with the cost stage's inputs (module docstring). NaN when the workload gives no size."""
+    wl = u.workload
+    jt = time_workload(workload=wl, estimate=u.estimate, gpu=gpu, gpu_count=wl.gpus,
+                       pcie_per_lane_bytes_per_s=per_lane, pcie_lanes=gpu.pcie_lanes, mfu=pins[0], mbu=pins[1])
+    return math.nan if jt.hours_per_job is None else float(jt.hours_per_job)
+
+
+@dataclass(frozen=True)
+class SloFigures:
+    """What one replica achieves under the SLO's load on one GPU model.
+
+    Attributes:
+        ttft_s, tpot_s: time to first token and per output token at ``in_flight`` sequences, seconds.
+        in_flight: sequences each replica holds (concurrency load: the sequences it was sized for;
+            requests_per_s: Little's law).
+        keeps_up: requests_per_s: the replica's steady state fits the sequences it was sized for
+            (always True under a concurrency load).
+        request_s: one request's time, ttft_s + output_tokens x tpot_s.
+    """
+
+    ttft_s: float
+    tpot_s: float
+    in_flight: int
+    keeps_up: bool
+    request_s: float
+
+    def met(self, slo: Any) -> bool:
+        return (self.keeps_up and (slo.ttft_s is None or self.ttft_s <= slo.ttft_s * (1 + 1e-9))
+                and (slo.tpot_s is None or self.tpot_s <= slo.tpot_s * (1 + 1e-9)))
+
+    def excess(self, slo: Any) -> float:
+        """How far over its targets, as the largest ratio achieved / target less 1 (0 when met;
+        +1 when it does not keep up with requests_per_s)."""
+        worst = 0.0
+        if slo.ttft_s is not None:
+            worst = max(worst, self.ttft_s / slo.ttft_s - 1)
+        if slo.tpot_s is not None:
+            worst = max(worst, self.tpot_s / slo.tpot_s - 1)
+        return worst + (0.0 if self.keeps_up else 1.0)
+
+
+def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandwidth: float | None = None) -> SloFigures:
+    """TTFT and TPOT of inference usage ``u`` (one of ``u.workload.infer.replicas`` replicas) on
+    ``gpu`` under the SLO's load (module docstring)."""
+    wl = u.workload
+    i = wl.infer
+    sized = max(i.concurrency, 1)
+
+    def at(n: int) -> Any:
+        w = wl if n == i.concurrency else replace(wl, infer=replace(i, concurrency=n))
+        return inference_speed(w, u.estimate, gpu, prompt_tokens=slo.prompt_tokens, output_tokens=slo.output_tokens,
+                               per_lane=per_lane, lanes=gpu.pcie_lanes, host_bandwidth=host_bandwidth)
+
+    if slo.requests_per_s is None:
+        sp = at(sized)
+        return SloFigures(sp.ttft_s, sp.tpot_s, sized, True, sp.request_s)
+    lam = slo.requests_per_s / max(i.replicas, 1)
+    n = 1
+    sp = at(n)
+    for _ in range(MAX_LITTLE_ROUNDS):
+        need = math.ceil(lam * sp.request_s - 1e-9)
+        if need <= n:
+            break
+        if need > sized:
+            return SloFigures(sp.ttft_s, sp.tpot_s, need, False, sp.request_s)
+        n = need
+        sp = at(n)
+    return SloFigures(sp.ttft_s, sp.tpot_s, n, math.ceil(lam * sp.request_s - 1e-9) <= n, sp.request_s)
+
+
+__all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "pinned_rates", "run_hours", "slo_figures"]

@@ -233,7 +233,7 @@ def _infer_host(w: Workload) -> list[Component]:
                            ckpt_dtype=checkpoint_dtype(w.architecture, w.host.checkpoint_dtype),
                            low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
                            dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0, to_gpu=True,
-                           processes_text=who)
+                           processes_text=who, load_dtype=w.host.load_dtype)
 
 
 def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
@@ -431,7 +431,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
-        to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
+        to_gpu=bool(t.quantized_base),  # bitsandbytes quantizes while moving weights onto the card
+        load_dtype=w.host.load_dtype)
     trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
                  lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
                                     code=FRAMEWORK_SPECS[t.framework].model_code))

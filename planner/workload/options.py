@@ -63,7 +63,11 @@ LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "spli
 #: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
 LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
-             "pin_memory")
+             "pin_memory", "torch_dtype", "dtype")
+#: The dtype ``from_pretrained`` loads the model in, spelled as Transformers spells it (its
+#: ``torch_dtype`` argument, renamed ``dtype`` in Transformers 4.56 and 5): the name -> the planner's
+#: dtype. "auto" takes the checkpoint's dtype (the config's ``torch_dtype``).
+LOAD_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "auto": "auto"}
 COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month", "tokens_per_month")
 
 
@@ -298,8 +302,11 @@ class HostOptions:
             cache) or 'python' (Python objects, copied into every worker).
         checkpoint_dtype: dtype of the checkpoint on disk (default: the config's torch_dtype).
         low_cpu_mem_usage: Transformers loads weights straight into the model (default true
-            in current releases) instead of building a random fp32 model first.
+            in current releases) instead of building a randomly initialised model first.
         pin_memory: DataLoader pinned host buffers.
+        load_dtype: the dtype ``from_pretrained`` builds the model in (the workload's ``torch_dtype``
+            or ``dtype`` key, planner spelling 'fp32', 'fp16', 'bf16'); None: the checkpoint's
+            (the config's ``torch_dtype``, as ``dtype="auto"``).
     """
 
     dataloader_workers: int = 2
@@ -308,3 +315,4 @@ class HostOptions:
     checkpoint_dtype: str | None = None
     low_cpu_mem_usage: bool = True
     pin_memory: bool = True
+    load_dtype: str | None = None

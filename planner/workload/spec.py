@@ -37,6 +37,7 @@ from planner.workload.options import (  # noqa: F401  (re-exported: planner.work
     ENGINES,
     HOST_KEYS,
     INFER_KEYS,
+    LOAD_DTYPES,
     KV_DTYPES,
     LLAMACPP_KEYS,
     LLAMACPP_KV_TYPES,
@@ -324,8 +325,33 @@ def _hours_per_month(entry: Entry) -> float | None:
     return entry.number("hours_per_month", None, min=0, max=744)
 
 
+def _load_dtype(entry: Entry) -> str | None:
+    """The ``torch_dtype`` or ``dtype`` key (Transformers' spelling: float32, float16, bfloat16, auto;
+    a leading 'torch.' is read too) as the planner's dtype; None when absent or 'auto'.
+
+    Raises:
+        InputError: both keys given, or a name Transformers would not take here.
+    """
+    given = [k for k in ("torch_dtype", "dtype") if k in entry.data]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise entry.error("give torch_dtype or dtype, not both", "dtype",
+                          "They are one from_pretrained argument: dtype is its name in Transformers 4.56 and later.")
+    key = given[0]
+    raw = entry.raw(key)
+    name = str(raw).strip().removeprefix("torch.")
+    name = {"float": "float32", "half": "float16"}.get(name, name)
+    if name not in LOAD_DTYPES:
+        raise entry.error(f"{raw!r} is not a dtype from_pretrained loads in", key,
+                          f"Use one of {', '.join(LOAD_DTYPES)} (as Transformers spells it).")
+    value = LOAD_DTYPES[name]
+    return None if value == "auto" else value
+
+
 def _host(entry: Entry) -> HostOptions:
     return HostOptions(
+        load_dtype=_load_dtype(entry),
         dataloader_workers=entry.int("dataloader_workers", 2, min=0, max=256),
         dataset_size=entry.size("dataset_size", 0, max=2**50),
         dataset_format=entry.str("dataset_format", "arrow", choices=DATASET_FORMATS),

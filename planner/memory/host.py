@@ -72,7 +72,7 @@ def host_components(arch: Architecture, *, processes: int, loading_processes: in
         loading_processes: processes that each load (their share of) the checkpoint.
         load_fraction: share of the checkpoint each loading process holds (1/t under TP, 1/N with ZeRO-3 init).
         ckpt_dtype: checkpoint dtype on disk.
-        low_cpu_mem_usage: stream weights instead of building a random fp32 model first.
+        low_cpu_mem_usage: stream weights instead of building a random model (in the load dtype) first.
         dataloader_workers: DataLoader ``num_workers`` per process (0 for inference).
         dataset_size: bytes of the dataset object.
         dataset_format: 'python' (copied per worker) or a shared format.

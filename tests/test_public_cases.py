@@ -45,9 +45,9 @@ GPTJ_FP16_LOAD_GB = 24.2   # thread: ~24 GB (2 x the fp16 model)
 GPTJ_FP32_LOAD_GB = 48.0   # docs: "at least 48GB RAM" (2 x 6.05 B x 4 B = 48.4 GB)
 
 
-def _gptj_load(**keys) -> int:
-    w = _workload(_catalog("gpt-j-6b"), task="infer", engine="hf", weights="fp16", context=2048,
-                  low_cpu_mem_usage=False, **keys)
+def _gptj_load(task: str = "train", **keys) -> int:
+    shape = dict(weights="fp16", context=2048, engine="hf") if task == "infer" else {}
+    w = _workload(_catalog("gpt-j-6b"), task=task, low_cpu_mem_usage=False, **shape, **keys)
     return next(c.bytes for c in estimate(w).host_components() if c.name == "model loading peak")
 
 
@@ -57,6 +57,8 @@ def test_gptj_fp16_load_without_low_cpu_mem_usage_is_twice_the_model():
     assert load / GB == pytest.approx(GPTJ_FP16_LOAD_GB, rel=0.01)
     # the newer spelling of the same argument (Transformers 4.56+: dtype=)
     assert _gptj_load(checkpoint_dtype="fp16", dtype="torch.float16") == load
+    # serving with Transformers: the weights' dtype is the load dtype
+    assert _gptj_load("infer", checkpoint_dtype="fp16") == load
 
 
 def test_gptj_fp32_load_is_the_docs_48_gb():
@@ -65,7 +67,7 @@ def test_gptj_fp32_load_is_the_docs_48_gb():
     load = _gptj_load()
     assert load / GB == pytest.approx(GPTJ_FP32_LOAD_GB, rel=0.01)
     assert _gptj_load(torch_dtype="auto") == load
-    # an fp16 load of that fp32 checkpoint: fp16 random init + the fp32 state dict = 6 B/param
+    # an fp16 load of that fp32 checkpoint: fp16 random init + the fp32 state dict = 6 B/param (36.3 GB)
     assert _gptj_load(torch_dtype="float16") == 6_050_882_784 * 6
 
 
@@ -92,3 +94,62 @@ def test_load_dtype_keys_are_checked():
     else:  # pragma: no cover
         raise AssertionError("both keys were accepted")
     assert "not both" in str(err)
+
+
+# ----- 4. a card filled to the brim: fragmentation risk --------------------------------------------
+# pytorch/pytorch#35901 ("CUDA out of memory" with memory reserved but unallocated): once the caching
+# allocator has split its cache, a request larger than every free block fails though the free total
+# would hold it; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True removes most of it. Threshold
+# (planner.memory.fragmentation): the spare a fit leaves beyond the headroom against the workload's
+# largest transient allocation. Llama-3.2-1B LoRA at micro-batch 1: the fp32 logits of the loss
+# (Transformers' ForCausalLMLoss upcasts them) are that allocation: seq_len x 128,256 x 4 B.
+LLAMA32_1B_LORA = dict(model="llama-3.2-1b", task="train", method="lora", micro_batch=1)
+
+
+def test_estimate_flags_a_card_left_with_less_spare_than_the_largest_transient():
+    from planner.api import estimate as api_estimate
+    from planner.memory.fragmentation import EXPANDABLE_SEGMENTS
+
+    full = api_estimate(gpu="rtx-4090", seq_len=6208, **LLAMA32_1B_LORA)
+    g = full.gpu
+    transient = full.estimate.extra["largest_transient_bytes"]
+    assert transient == 6208 * 128_256 * 4  # the fp32 logits, 3.0 GiB
+    assert g.fits and 0 <= g.headroom_bytes < 64 * MiB  # "fits, spare 42 MiB"
+    assert g.fragmentation_risk is not None
+    assert EXPANDABLE_SEGMENTS in g.fragmentation_risk and "pytorch/pytorch#35901" in g.fragmentation_risk
+    assert g.to_dict()["fragmentation_risk"] == g.fragmentation_risk
+    # half the context leaves more spare than its logits: no flag
+    roomy = api_estimate(gpu="rtx-4090", seq_len=2048, **LLAMA32_1B_LORA).gpu
+    assert roomy.fits and roomy.headroom_bytes > 2048 * 128_256 * 4 and roomy.fragmentation_risk is None
+
+
+def test_fit_answer_carries_the_risk_and_llamacpp_does_not():
+    from planner.api import fit
+
+    r = fit(gpu="rtx-4090", seq_len="max", **LLAMA32_1B_LORA)
+    assert r.capacity_bytes - r.need_bytes < r.estimate.extra["largest_transient_bytes"]
+    assert any(w.startswith("fragmentation risk: ") for w in r.warnings)
+    # llama.cpp allocates its buffers once, at start-up: no caching allocator to fragment
+    g = fit(gpu="rtx-4090", model="llama-3.1-8b", task="infer", engine="llama.cpp", weights="Q4_K_M",
+            context="max")
+    assert not any("fragmentation" in w for w in g.warnings)
+
+
+def test_plan_warns_when_the_chosen_card_is_filled_past_the_largest_transient():
+    from planner.memory import estimate as mem_estimate
+    from planner.solve.solver import plan
+    from tests.plan_helpers import gpu, platform, scen, tiny_catalog, train_workload
+
+    base = tiny_catalog(gpus=[gpu()], platforms=[platform()])
+    w = train_workload(recipe="pure-bf16", seq_len=2048)
+    est = mem_estimate(scen(base, w).workloads[0].variants[0].workload)
+    need, transient = est.per_gpu_total_bytes, est.extra["largest_transient_bytes"]
+    assert transient > 0
+    for spare, warned in ((transient // 2, True), (2 * transient, False)):
+        cat = tiny_catalog(gpus=[gpu(usable=need + spare)], platforms=[platform()])
+        p = plan(scen(cat, w, vram_headroom=0), cat)
+        said = [x for x in p.warnings if "fragmentation risk" in x]
+        assert bool(said) == warned
+        if warned:
+            assert said[0].startswith("train: fragmentation risk: ")
+            assert "expandable_segments:True" in said[0]

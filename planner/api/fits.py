@@ -354,6 +354,13 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                    "the model's layers, all on the GPU" if attr == "gpu_layers"
                    else "the planner's largest batch") if best == hi else "memory")
     per_replica = answer.infer.concurrency if answer.infer is not None else None
+    # the answer fills the card by construction: say when what is left cannot hold the largest transient
+    from planner.memory.fragmentation import fragmentation_risk
+
+    risk = fragmentation_risk(need=need, spare=cap - need,
+                              transient=answer_est.extra.get("largest_transient_bytes", 0))
+    if risk:
+        warnings.append(risk)
     return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
                      limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,

@@ -25,6 +25,7 @@ from planner.memory.activations import (
     unsloth_kernels_apply,
 )
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
+from planner.memory.fragmentation import largest_transient
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
 from planner.memory.loss import HEAD_BACKWARD_SRC, head_backward_bytes, loss_bytes, loss_spec
 from planner.memory.inference import (
@@ -460,9 +461,14 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                 f"{t.adapter_dtype}"
                 + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
                    if t.prepare_kbit_training else "."))
+    logits_tokens = (0 if spec.impl in ("fused-linear", "cut") else
+                     -(-tokens // spec.chunks) if spec.impl in ("chunked", "litgpt") else tokens)
+    transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
+                                     compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
+                                     tp=t.tp)
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
-                   stack=_stack(w, spec))
+                   stack=_stack(w, spec), extra={"largest_transient_bytes": transient})
 
 
 COMPILE_NOTE = ("torch.compile: AOTAutograd's partitioner (min_cut_rematerialization_partition) chooses what the "
@@ -719,7 +725,12 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
     comps += _infer_host(w)
-    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
+    kv_tok = kv_bytes_per_token(arch, i.kv_dtype, i.tp)
+    transient, _ = largest_transient(arch, tokens=tokens, sequences=i.concurrency, keys=i.context,
+                                     compute_bytes=2 if i.weights != "fp32" else 4, attention=i.attention,
+                                     logits_tokens=0, tp=i.tp,
+                                     kv_layer_bytes=kv_tok * i.context * i.concurrency // max(2 * arch.kv_cache_layers, 1))
+    extra = {"kv_bytes_per_token": kv_tok, "largest_transient_bytes": transient}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("

@@ -50,7 +50,7 @@ TRAIN_KEYS = (
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
-    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit",
+    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
 )
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
@@ -63,7 +63,9 @@ LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "spli
 #: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
 LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
-             "pin_memory", "torch_dtype", "dtype")
+             "pin_memory")
+#: The load dtype's keys (training; an inference workload's ``weights`` is its load dtype).
+LOAD_DTYPE_KEYS = ("torch_dtype", "dtype")
 #: The dtype ``from_pretrained`` loads the model in, spelled as Transformers spells it (its
 #: ``torch_dtype`` argument, renamed ``dtype`` in Transformers 4.56 and 5): the name -> the planner's
 #: dtype. "auto" takes the checkpoint's dtype (the config's ``torch_dtype``).
@@ -304,9 +306,10 @@ class HostOptions:
         low_cpu_mem_usage: Transformers loads weights straight into the model (default true
             in current releases) instead of building a randomly initialised model first.
         pin_memory: DataLoader pinned host buffers.
-        load_dtype: the dtype ``from_pretrained`` builds the model in (the workload's ``torch_dtype``
-            or ``dtype`` key, planner spelling 'fp32', 'fp16', 'bf16'); None: the checkpoint's
-            (the config's ``torch_dtype``, as ``dtype="auto"``).
+        load_dtype: the dtype ``from_pretrained`` builds the model in (planner spelling 'fp32',
+            'fp16', 'bf16'): a training workload's ``torch_dtype`` or ``dtype`` key, an inference
+            workload's 16/32-bit ``weights``; None: the checkpoint's (the config's ``torch_dtype``,
+            as ``dtype="auto"``).
     """
 
     dataloader_workers: int = 2

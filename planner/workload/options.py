@@ -55,10 +55,14 @@ TRAIN_KEYS = (
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
-    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode",
+    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout",
 )
 #: Inference keys only engine llama.cpp reads.
-LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode")
+LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout")
+#: llama.cpp's two KV layouts of an MLA model (DeepSeek-V2/V3), by the GGUF's metadata: 'latent' (the
+#: GGUF has deepseek2.attention.key_length_mla: llama.cpp's MLA path caches kv_lora_rank +
+#: qk_rope_head_dim values) or 'per_head' (an older GGUF: K and V per head); planner.memory.llamacpp.
+MLA_KV_LAYOUTS = ("latent", "per_head")
 #: llama.cpp's --split-mode values: 'layer' (the default: whole layers per GPU), 'row' (each
 #: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
 LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
@@ -289,6 +293,7 @@ class Inference:
     flash_attention: bool = True
     kv_dtype_v: str | None = None
     imatrix: bool | None = None
+    mla_kv_layout: str | None = None  # engine llama.cpp, MLA models: 'latent' or 'per_head' (None: latent)
     scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
     engine_defaulted: bool = False
 

@@ -264,3 +264,60 @@ def test_hybrid_model_keeps_kv_on_its_attention_layers_in_llamacpp_as_in_hf():
     assert kv == 12 * 32768 * 24_576 // 12 + 36 * state
     two = estimate(_workload(arch, task="infer", engine="llama.cpp", context=32768, concurrency=2))
     assert _component(two, "KV cache (GPU layers)") == 12 * 2 * 32768 * 2048 + 36 * 2 * state
+
+
+# ----- 1. LoRA under FSDP1 with whole blocks as units ---------------------------------------------------
+# Lightning-AI/litgpt#1417 ("Lora recipes use lots of memory because of not wrapping parameters with
+# gradient in separate FSDP unit") quotes the FSDP docs: "For use_orig_params=True, FSDP supports mixing
+# frozen and non-frozen, but we recommend not doing so since then the gradient memory usage will be
+# higher than expected (namely, equivalent to not freezing those parameters)"; pytorch/pytorch#91165 /
+# #91167: "As long as one original parameter requires_grad ... the entire FlatParameter require[s]
+# gradient"; litgpt PR 1538 quotes FSDP's warning "(1451376640 numel instead of 106496 numel before
+# sharding via reduce-scatter)". The figure: LitGPT's resource table (tutorials/resource-tables.md,
+# 2023-10-20, lit-gpt 8641822; tests/test_published.py LITGPT_RT): Llama-2-7B LoRA r 8 on query and
+# value, bf16-true, micro-batch 1, 1,304 tokens (the longest Alpaca sample), batch 128, FSDP over
+# 2 x A100 40GB: 22.18 GB per GPU, against 21.30 GB on one GPU. LitGPT accumulates under
+# no_backward_sync, so the blocks' unsharded flat gradients (the whole base, bf16) stay: 12.07 GiB.
+LITGPT_7B_LORA_2GPU_GB = 22.18
+LITGPT_7B_LORA_1GPU_GB = 21.30
+_LORA_7B = dict(task="train", method="lora", lora_rank=8, micro_batch=1, seq_len=1304, grad_accum=128)
+
+
+def _tensors_gb(**keys) -> float:
+    return estimate(_workload(_catalog("llama-2-7b"), **_LORA_7B, **keys)).per_gpu_allocated_bytes / GB
+
+
+def test_litgpt_lora_on_two_gpus_keeps_the_blocks_flat_gradients():
+    two = _tensors_gb(framework="litgpt", gpus=2)
+    one = _tensors_gb(framework="litgpt", gpus=1)
+    assert two == pytest.approx(LITGPT_7B_LORA_2GPU_GB, rel=0.03)
+    assert one == pytest.approx(LITGPT_7B_LORA_1GPU_GB, rel=0.03)
+    assert two > one  # the thread's point: sharding over 2 GPUs does not lower the per-GPU peak
+    est = estimate(_workload(_catalog("llama-2-7b"), **_LORA_7B, framework="litgpt", gpus=2))
+    arch = _catalog("llama-2-7b")
+    grads = _component(est, "gradients (unsharded under no_sync)")
+    blocks = arch.num_hidden_layers * arch.layer_parameters()
+    assert blocks < grads / 2 < blocks * 1.001  # the blocks' bases (and adapters) x 2 B, unsharded
+
+
+def test_fsdp_wrap_blocks_under_accelerate_is_the_same_mechanism():
+    # a Transformers model under accelerate's FSDP1 with whole decoder layers as units (a plain
+    # transformer_auto_wrap_policy, no peft policy): the same flat gradients as LitGPT's
+    blocks = _tensors_gb(framework="fsdp", gpus=2, checkpointing="full", recipe="pure-bf16", adapter_dtype="bf16",
+                         fsdp_wrap="blocks")
+    assert blocks == pytest.approx(LITGPT_7B_LORA_2GPU_GB, rel=0.05)
+    # the Trainer's peft fsdp_auto_wrap_policy (the fsdp default) keeps adapters in units of their own
+    separate = _tensors_gb(framework="fsdp", gpus=2, checkpointing="full", recipe="pure-bf16", adapter_dtype="bf16")
+    assert separate < blocks - 12  # 12.07 GiB (12.96 GB) of flat gradients fewer
+    # what litgpt PR 1538 proposes (not wrapping LoRA layers with the base): the same saving
+    assert _tensors_gb(framework="litgpt", gpus=2, fsdp_wrap="separate") < LITGPT_7B_LORA_2GPU_GB - 12
+
+
+def test_fsdp_wrap_needs_an_fsdp_framework():
+    try:
+        _workload(_catalog("llama-2-7b"), **_LORA_7B, gpus=2, zero=3, framework="deepspeed", fsdp_wrap="blocks")
+    except InputError as exc:
+        err = exc
+    else:  # pragma: no cover
+        raise AssertionError("fsdp_wrap accepted with DeepSpeed")
+    assert "fsdp_wrap" in str(err) and "fsdp" in str(err)

@@ -650,7 +650,7 @@ def _base_sharding(t) -> str:
     what = {"nf4": "NF4", "int8": "LLM.int8"}.get(t.quantized_base, "16-bit")
     if t.fsdp and t.zero == 3:
         how = f"sharded by FSDP{t.fsdp} over {t.data_parallel} GPUs"
-        if t.fsdp == 1 and FRAMEWORK_SPECS[t.framework].name == "litgpt":
+        if t.fsdp == 1 and t.fsdp_wrap == "blocks":
             how += " (its blocks mix base and adapters, so FSDP1 also keeps a gradient for the whole base)"
     elif t.fsdp:
         how = "whole on every GPU from forward to backward (SHARD_GRAD_OP)"

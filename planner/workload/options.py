@@ -51,7 +51,13 @@ TRAIN_KEYS = (
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
     "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
+    "fsdp_wrap",
 )
+#: How PyTorch FSDP wraps a LoRA / QLoRA model into units: 'blocks' (each decoder block one unit, its
+#: frozen base and its adapters together: LitGPT's ``auto_wrap_policy={Block}``, a plain
+#: ``transformer_auto_wrap_policy``) or 'separate' (the adapters in units of their own: peft's
+#: ``fsdp_auto_wrap_policy``, which the Transformers Trainer applies to a peft model).
+FSDP_WRAPS = ("blocks", "separate")
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
@@ -156,6 +162,10 @@ class Training:
             than eager code does; the estimate then is an upper bound of the activations (a note).
         load_in_4bit: method 'adapter' only: LitGPT's ``--quantize bnb.nf4`` (``bnb.nf4-dq`` with
             ``double_quant``): the frozen base in bitsandbytes NF4, as QLoRA's.
+        fsdp_wrap: :data:`FSDP_WRAPS`: how FSDP's units hold a LoRA model's frozen base and adapters
+            (framework litgpt: 'blocks', else 'separate'). Under FSDP1 with ``use_orig_params=True`` a unit
+            that mixes them makes one FlatParameter that requires grad, and its whole flat gradient
+            exists (planner.memory.states.fsdp_state_components).
     """
 
     method: str = "full"
@@ -191,6 +201,7 @@ class Training:
     bnb_version: str = CURRENT_BNB_VERSION
     compile: bool = False
     load_in_4bit: bool = False
+    fsdp_wrap: str = "separate"
 
     @property
     def fsdp(self) -> int:

@@ -24,6 +24,7 @@ from planner.workload.frameworks import (
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.workload.options import (
     CHECKPOINTING,
+    FSDP_WRAPS,
     MAX_GPUS,
     MAX_MICRO_BATCH,
     MAX_SEQ_LEN,
@@ -492,9 +493,14 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
     bnb_version = _bnb_version(entry, fw_name, method=method, optimizer=optimizer, load_in_8bit=load_in_8bit,
                                load_in_4bit=load_in_4bit)
     compile_ = entry.bool("compile", False)
+    if "fsdp_wrap" in entry.data and not fw.fsdp:
+        fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
+        raise entry.error(f"fsdp_wrap is set but framework {fw_name} does not shard with PyTorch FSDP", "fsdp_wrap",
+                          f"Set framework: to one of {fsdp_names}, or remove fsdp_wrap.")
+    wrap = entry.str("fsdp_wrap", "blocks" if fw_name == "litgpt" else "separate", choices=FSDP_WRAPS)
     return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
                 fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
-                bnb_version=bnb_version, compile=compile_)
+                bnb_version=bnb_version, compile=compile_, fsdp_wrap=wrap)
 
 
 def _fsdp_version(entry: Entry, fw_name: str, d: Any, zero: int) -> int:

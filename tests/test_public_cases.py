@@ -384,3 +384,15 @@ def test_report_rows_are_within_their_tests_tolerances():
         if "known miss" in result or not result.startswith(("+", "-")):
             continue
         assert abs(float(result.rstrip("%"))) <= 5.0, case
+
+
+def test_fsdp1_blocks_refuse_adapters_of_another_dtype():
+    # FSDP1's FlatParameter has one dtype (torch/distributed/fsdp/_flat_param.py _validate_tensors_to_flatten:
+    # "Must flatten tensors with uniform dtype"): peft's fp32 adapters cannot share a bf16 block's unit
+    try:
+        _workload(_catalog("llama-2-7b"), **_LORA_7B, gpus=2, framework="fsdp", fsdp_wrap="blocks")
+    except InputError as exc:
+        err = exc
+    else:  # pragma: no cover
+        raise AssertionError("fp32 adapters accepted in bf16 blocks")
+    assert "uniform dtype" in str(err) and "adapter_dtype: bf16" in str(err)

@@ -170,10 +170,19 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                                grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
                                offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
                                load_in_4bit=load_in_4bit)
-    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
-                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
+    train = Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
+                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
+                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
+                     use_reentrant, load_in_4bit=load_in_4bit, **levers)
+    base = "fp32" if RECIPES[recipe].weight_bytes == 4 else RECIPES[recipe].dtype
+    if (train.fsdp == 1 and train.fsdp_wrap == "blocks" and method in ("lora", "qlora")
+            and not train.quantized_base and adapter_dtype != base):
+        # torch/distributed/fsdp/_flat_param.py _validate_tensors_to_flatten
+        raise entry.error(f"FSDP1 flattens each unit into one FlatParameter of one dtype ('Must flatten tensors with "
+                          f"uniform dtype'): {adapter_dtype} adapters cannot share a block's unit with the "
+                          f"{base} base", "fsdp_wrap" if "fsdp_wrap" in entry.data else "adapter_dtype",
+                          f"Set adapter_dtype: {base} (the base's), or fsdp_wrap: separate.")
+    return train
 
 
 def _batch_and_parallelism(entry: Entry, arch: Architecture) -> tuple[int, int, int, int, int]:

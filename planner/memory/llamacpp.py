@@ -285,8 +285,8 @@ def recurrent_state_bytes(arch: Architecture) -> tuple[int, str]:
     Gated DeltaNet (Qwen3-Next, Qwen3.5: ``linear_conv_kernel_dim`` c, ``linear_num_key_heads`` g,
     ``linear_key_head_dim`` dk, ``linear_num_value_heads`` hv, ``linear_value_head_dim`` dv; llama.cpp's
     ssm_d_conv c, ssm_d_state dk, ssm_n_group g, ssm_d_inner hv x dv): r = (c - 1) x (hv x dv + 2 x g x dk),
-    s = dk x hv x dv. Mamba-2 (``conv_kernel``, ``state_size``, ``n_groups``, ``expand``): d_inner =
-    expand x hidden, r = (conv - 1) x (d_inner + 2 x n_groups x state), s = state x d_inner.
+    s = dk x hv x dv. Mamba (``conv_kernel``, ``state_size``, ``n_groups``: none for Mamba-1, ``expand``):
+    d_inner = expand x hidden, r = (conv - 1) x (d_inner + 2 x n_groups x state), s = state x d_inner.
     """
     if not any(not x for x in kv_layers(arch)):
         return 0, ""
@@ -303,7 +303,8 @@ def recurrent_state_bytes(arch: Architecture) -> tuple[int, str]:
     conv, state = _config(arch, "conv_kernel", "d_conv"), _config(arch, "state_size", "d_state")
     if conv is None or state is None:
         return 0, ""
-    groups = _config(arch, "n_groups") or 1
+    # Mamba-1 has no groups (llama.cpp's ssm_n_group 0); Mamba-2's default is one
+    groups = _config(arch, "n_groups") or (0 if arch.model_type in ("mamba", "falcon_mamba") else 1)
     inner = int((_config(arch, "expand") or 2) * arch.hidden_size)
     r, st = (conv - 1) * (inner + 2 * groups * state), state * inner
     return (r + st) * 4, f"F32 conv state ({conv} - 1) x ({inner} + 2 x {groups} x {state}) + SSM state {state} x {inner}"

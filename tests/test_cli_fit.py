@@ -115,9 +115,14 @@ def test_fit_prints_the_warnings_estimate_gives_for_the_answer():
     best = int(lines[0].split(": ")[1].split(" ")[0])
     e = json.loads(run("estimate", *args, "--micro-batch", best, "--json").output)
     assert e["warnings"] == ["ZeRO stage 3 on one data-parallel rank shards nothing; it saves no GPU memory."]
-    assert [x[len("Warning: "):] for x in lines if x.startswith("Warning: ")] == e["warnings"]
+    # the answer fills the card: less spare than its largest transient (the fp32 logits), so fit also gives
+    # the fragmentation risk 'estimate --gpu' gives for it (planner.memory.fragmentation)
+    risk = json.loads(run("estimate", *args, "--micro-batch", best, "--gpu", "h100-sxm", "--json").output)["gpu"]
+    assert risk["fragmentation_risk"].startswith("fragmentation risk: ")
+    expected = e["warnings"] + [risk["fragmentation_risk"]]
+    assert [x[len("Warning: "):] for x in lines if x.startswith("Warning: ")] == expected
     d = json.loads(run("fit", "--gpu", "h100-sxm", *args, "--micro-batch", "max", "--json").output)
-    assert d["warnings"] == e["warnings"]
+    assert d["warnings"] == expected
 
 
 def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
@@ -126,9 +131,12 @@ def test_fit_gives_the_answers_warnings_in_the_order_estimate_gives_them():
     args = ("--model", "pythia-1.4b", "--task", "train", "--zero", 1, "--seq-len", 4096, "--checkpointing", "full")
     d = json.loads(run("fit", "--gpu", "h100-sxm", *args, "--micro-batch", "max", "--json").output)
     e = json.loads(run("estimate", *args, "--micro-batch", d["max_value"], "--json").output)
-    assert d["warnings"] == e["warnings"] == [
+    assert e["warnings"] == [
         "ZeRO stage 1 on one data-parallel rank shards nothing; it saves no GPU memory.",
         "seq_len 4096 exceeds the model's max_position_embeddings (2048); quality beyond it is not guaranteed."]
+    # then the card-specific one, as 'estimate --gpu' gives it: the answer leaves less spare than its logits
+    g = json.loads(run("estimate", *args, "--micro-batch", d["max_value"], "--gpu", "h100-sxm", "--json").output)["gpu"]
+    assert d["warnings"] == e["warnings"] + [g["fragmentation_risk"]]
 
 
 def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_gives_at_one():

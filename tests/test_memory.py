@@ -632,8 +632,11 @@ def test_host_loading_peak_streams_onto_the_gpu_only_where_weights_go_straight_t
     assert load(workload(arch, task="train", method="qlora")) == 5 * 10**9
     # inference (device_map / vLLM's loader), one process per tensor-parallel rank, each one shard
     assert load(workload(arch, task="infer", tp=2)) == 2 * 5 * 10**9
-    # without low_cpu_mem_usage the random fp32 model is built first, beside the whole checkpoint
-    assert load(workload(arch, task="train", method="qlora", low_cpu_mem_usage=False)) == ckpt + arch.parameters * 4
+    # without low_cpu_mem_usage a random model is built first in the load dtype (the checkpoint's by
+    # default), beside the whole checkpoint; torch_dtype float32 (older Transformers' default) is 4 B/param
+    assert load(workload(arch, task="train", method="qlora", low_cpu_mem_usage=False)) == 2 * ckpt
+    assert load(workload(arch, task="train", method="qlora", low_cpu_mem_usage=False,
+                         torch_dtype="float32")) == ckpt + arch.parameters * 4
 
 
 def test_gptq_without_grouping_has_one_scale_per_output_column():

@@ -95,11 +95,12 @@ def test_precision_names_the_recipe_and_lists_the_recipes(tmp_path: Path) -> Non
 
 
 def test_the_same_name_means_a_task_s_own_key(tmp_path: Path) -> None:
-    """dtype is torchtune's training dtype and vLLM's weight dtype; batch_size torchtune's micro-batch and a
-    pipeline's sequences at once."""
+    """dtype is a training workload's load dtype (Transformers' spelling; torchtune's bf16 is named its
+    recipe) and vLLM's weight dtype; batch_size torchtune's micro-batch and a pipeline's sequences at once."""
     train = _one_line(["estimate", "--workload", _workload(tmp_path, "train", "dtype: bf16")])
     infer = _one_line(["estimate", "--workload", _workload(tmp_path, "infer", "dtype: bf16")])
-    assert "the planner's key is 'recipe'. Write recipe: pure-bf16." in train
+    assert "'bf16' is not a dtype from_pretrained loads in" in train
+    assert "torchtune's dtype: bf16 is the planner's recipe: Write recipe: pure-bf16." in train
     assert "the planner's key is 'weights'. Write weights: bf16." in infer
     served = _one_line(["estimate", "--workload", _workload(tmp_path, "infer", "batch_size: 8")])
     assert "the planner's key is 'concurrency'. Write concurrency: 8." in served

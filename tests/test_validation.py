@@ -78,7 +78,8 @@ def test_committed_report_is_current():
     from planner.validate.validation import SPEED_HEADING
 
     doc = json.loads(MEASURED.read_text())
-    expected = full_report(compare_runs(doc["runs"]), doc, ROOT / "tests" / "test_published.py")
+    expected = full_report(compare_runs(doc["runs"]), doc, ROOT / "tests" / "test_published.py",
+                           ROOT / "tests" / "test_public_cases.py")
     memory_part = (ROOT / "reports" / "validation.md").read_text().split(SPEED_HEADING)[0]
     assert memory_part == expected
 

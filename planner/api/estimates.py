@@ -43,6 +43,9 @@ class GpuCheck:
             (:meth:`planner.memory.vllm.VllmBudget.as_dict`, sizes in bytes) with
             ``longest_max_model_len``, ``problems`` (why vllm serve would refuse to start) and
             ``max_concurrency_at_context``; None for training and llama.cpp.
+        fragmentation_risk: the warning when the card fits with less spare than the workload's largest
+            transient allocation (planner.memory.fragmentation), with the ``expandable_segments`` hint;
+            None otherwise, and for llama.cpp and vLLM (no caching-allocator churn at the margin).
     """
 
     id: str
@@ -54,13 +57,15 @@ class GpuCheck:
     unsupported_precision: tuple[str, ...]
     headroom_bytes: int
     vllm: dict[str, Any] | None = None
+    fragmentation_risk: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``gpu`` object of ``planner estimate --gpu ID --json``."""
         out = {"id": self.id, "memory_usable_bytes": self.memory_usable_bytes,
                "cuda_total_bytes": self.cuda_total_bytes, "headroom_fraction": self.headroom_fraction,
                "capacity_bytes": self.capacity_bytes, "fits": self.fits,
-               "unsupported_precision": list(self.unsupported_precision), "headroom_bytes": self.headroom_bytes}
+               "unsupported_precision": list(self.unsupported_precision), "headroom_bytes": self.headroom_bytes,
+               "fragmentation_risk": self.fragmentation_risk}
         if self.vllm is not None:
             out["vllm"] = copy.deepcopy(self.vllm)
         return out
@@ -261,10 +266,15 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
             # sequences of the full context the KV budget holds, by vLLM's per-request KV (sliding-window
             # layers keep a window, not the context: planner.memory.vllm.sequence_kv)
             vllm["max_concurrency_at_context"] = vllm["sequences_at_context"]
+        from planner.memory.fragmentation import fragmentation_risk
+
+        risk = fragmentation_risk(need=need, spare=capacity - need,
+                                  transient=est.extra.get("largest_transient_bytes", 0)) if not missing else None
         check = GpuCheck(id=card.id, memory_usable_bytes=card.memory_usable_bytes,
                          cuda_total_bytes=card.cuda_total_bytes, headroom_fraction=headroom,
                          capacity_bytes=capacity, fits=need <= capacity and not missing,
-                         unsupported_precision=missing, headroom_bytes=capacity - need, vllm=vllm)
+                         unsupported_precision=missing, headroom_bytes=capacity - need, vllm=vllm,
+                         fragmentation_risk=risk)
     # keys that feed `planner compare` (time and cost), not the memory estimate: said, not dropped
     timing = tuple(k for k, v in (("dataset_tokens", wl.train and wl.train.dataset_tokens),
                                   ("epochs", wl.train and wl.train.epochs != 1.0),

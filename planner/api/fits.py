@@ -359,6 +359,13 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                    "the model's layers, all on the GPU" if attr == "gpu_layers"
                    else "the planner's largest batch") if best == hi else "memory")
     per_replica = answer.infer.concurrency if answer.infer is not None else None
+    # the answer fills the card by construction: say when what is left cannot hold the largest transient
+    from planner.memory.fragmentation import fragmentation_risk
+
+    risk = fragmentation_risk(need=need, spare=cap - need,
+                              transient=answer_est.extra.get("largest_transient_bytes", 0))
+    if risk:
+        warnings.append(risk)
     from planner.api.estimates import _speed
 
     speed = _speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)

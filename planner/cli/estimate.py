@@ -109,6 +109,8 @@ def _gpu_lines(r: Any) -> None:
         rest = (f"{size_text(g.headroom_bytes)} beyond the need, which vLLM does not leave free: it takes "
                 f"gpu_memory_utilization of the card and gives what weights and peak leave to the KV cache")
     echo(f"On {g.id} ({g.cuda_total_bytes / 2**30:,.2f} GiB CUDA total, {margin}): {verdict}{why}, {rest}")
+    if g.fragmentation_risk:
+        echo(f"Warning: {g.fragmentation_risk}.")
     if not g.fits and not g.unsupported_precision:
         # the levers planner.api.fits.what_would_fit tries, per task
         target, levers = (("--micro-batch max", "checkpointing, ZeRO, offload, LoRA/QLoRA, more GPUs")

@@ -84,6 +84,10 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--zero", dict(type=int, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
     ("--fsdp-version", dict(type=click.IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "
                                                                 "shards), with fsdp, torchtune or litgpt.")),
+    ("--fsdp-wrap", dict(type=click.Choice(["blocks", "separate"]),
+                         help="LoRA under FSDP: whole decoder blocks as units, frozen base and adapters together "
+                              "(LitGPT's default; FSDP1 then keeps a gradient for the whole base), or adapters in "
+                              "units of their own (peft's policy, the Trainer's).")),
     ("--offload-optimizer/--no-offload-optimizer", dict(default=None, help="Optimizer states in host RAM.")),
     ("--offload-params/--no-offload-params", dict(default=None, help="Parameters in host RAM (ZeRO-3; FSDP's "
                                                                      "CPUOffload).")),

@@ -25,6 +25,7 @@ from planner.memory.activations import (
     unsloth_kernels_apply,
 )
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
+from planner.memory.fragmentation import largest_transient
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
 from planner.memory.loss import HEAD_BACKWARD_SRC, head_backward_bytes, loss_bytes, loss_spec
 from planner.memory.inference import (
@@ -233,7 +234,7 @@ def _infer_host(w: Workload) -> list[Component]:
                            ckpt_dtype=checkpoint_dtype(w.architecture, w.host.checkpoint_dtype),
                            low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=0, dataset_size=0,
                            dataset_format="arrow", pin_memory=False, batch_tokens=0, save_bytes=0, to_gpu=True,
-                           processes_text=who)
+                           processes_text=who, load_dtype=w.host.load_dtype)
 
 
 def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
@@ -431,7 +432,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         ckpt_dtype=ck, low_cpu_mem_usage=w.host.low_cpu_mem_usage, dataloader_workers=w.host.dataloader_workers,
         dataset_size=w.host.dataset_size, dataset_format=w.host.dataset_format, pin_memory=w.host.pin_memory,
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
-        to_gpu=bool(t.quantized_base))  # bitsandbytes quantizes while moving weights onto the card
+        to_gpu=bool(t.quantized_base),  # bitsandbytes quantizes while moving weights onto the card
+        load_dtype=w.host.load_dtype)
     trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
                  lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
                                     code=FRAMEWORK_SPECS[t.framework].model_code))
@@ -459,9 +461,14 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                 f"{t.adapter_dtype}"
                 + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
                    if t.prepare_kbit_training else "."))
+    logits_tokens = (0 if spec.impl in ("fused-linear", "cut") else
+                     -(-tokens // spec.chunks) if spec.impl in ("chunked", "litgpt") else tokens)
+    transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
+                                     compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
+                                     tp=t.tp)
     return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
-                   stack=_stack(w, spec))
+                   stack=_stack(w, spec), extra={"largest_transient_bytes": transient})
 
 
 COMPILE_NOTE = ("torch.compile: AOTAutograd's partitioner (min_cut_rematerialization_partition) chooses what the "
@@ -643,7 +650,7 @@ def _base_sharding(t) -> str:
     what = {"nf4": "NF4", "int8": "LLM.int8"}.get(t.quantized_base, "16-bit")
     if t.fsdp and t.zero == 3:
         how = f"sharded by FSDP{t.fsdp} over {t.data_parallel} GPUs"
-        if t.fsdp == 1 and FRAMEWORK_SPECS[t.framework].name == "litgpt":
+        if t.fsdp == 1 and t.fsdp_wrap == "blocks":
             how += " (its blocks mix base and adapters, so FSDP1 also keeps a gradient for the whole base)"
     elif t.fsdp:
         how = "whole on every GPU from forward to backward (SHARD_GRAD_OP)"
@@ -718,7 +725,12 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
     comps += _infer_host(w)
-    extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp)}
+    kv_tok = kv_bytes_per_token(arch, i.kv_dtype, i.tp)
+    transient, _ = largest_transient(arch, tokens=tokens, sequences=i.concurrency, keys=i.context,
+                                     compute_bytes=2 if i.weights != "fp32" else 4, attention=i.attention,
+                                     logits_tokens=0, tp=i.tp,
+                                     kv_layer_bytes=kv_tok * i.context * i.concurrency // max(2 * arch.kv_cache_layers, 1))
+    extra = {"kv_bytes_per_token": kv_tok, "largest_transient_bytes": transient}
     desc = f"Inference with {i.weights} weights and a {i.kv_dtype} KV cache"
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("

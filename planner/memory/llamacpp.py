@@ -203,15 +203,119 @@ def placement(arch: Architecture, gpu_layers: int, devices: int = 1,
     return Placement(L, max(0, min(gpu_layers, L + 1)), max(devices, 1), splits)
 
 
-def kv_layer_bytes(arch: Architecture, *, type_k: str, type_v: str, cells: int) -> int:
-    """K and V of one layer for ``cells`` cells: cells x (row_size(K type) + row_size(V type)) of n_embd_k_gqa values."""
+#: The two KV layouts llama.cpp has for DeepSeek-V2/V3's multi-head latent attention (MLA), chosen by
+#: the GGUF's metadata (src/models/deepseek2.cpp ``is_mla = hparams.is_mla()``: the GGUF gives
+#: ``deepseek2.attention.key_length_mla`` and ``value_length_mla``, written by convert_hf_to_gguf.py
+#: since ggml-org/llama.cpp PR 12801, 2025):
+#: 'latent' caches K only, one head of kv_lora_rank + qk_rope_head_dim values per cell (the
+#: compressed latent and the rotary key; V is a view of its first kv_lora_rank values,
+#: ``build_attn_inp_k``); 'per_head' (GGUFs converted before, such as Ollama's deepseek-v2 of 2024)
+#: caches every head's K at qk_nope + qk_rope (192) and V at v_head_dim (128) values.
+MLA_KV_LAYOUTS = ("latent", "per_head")
+MLA_SRC = ("llama.cpp src/models/deepseek2.cpp (is_mla: build_attn_inp_k, K-only latent cache; else per-head K "
+           "n_embd_head_k, V n_embd_head_v), src/llama-hparams.cpp n_embd_k_gqa / n_embd_v_gqa")
+
+
+def kv_widths(arch: Architecture, *, mla_layout: str = "latent") -> tuple[int, int]:
+    """Values one layer's cell keeps for K and for V (``n_embd_k_gqa``, ``n_embd_v_gqa``).
+
+    MLA (DeepSeek-V2/V3): 'latent' K kv_lora_rank + qk_rope_head_dim and no V; 'per_head' K
+    heads x (qk_nope + qk_rope), V heads x v_head_dim (:data:`MLA_KV_LAYOUTS`). A generic model:
+    the K+V values Transformers caches per layer, half each. Others: kv heads x head_dim each.
+    """
+    if arch.is_mla:
+        if mla_layout == "latent":
+            return arch.kv_lora_rank + arch.qk_rope_head_dim, 0
+        a = arch.num_attention_heads
+        return a * (arch.qk_nope_head_dim + arch.qk_rope_head_dim), a * arch.v_head_dim
+    if arch.generic:
+        half = int(arch.extra["_kv_values"]) // 2
+        return half, half
     d = arch.num_key_value_heads * arch.head_dim
-    return cells * (GGML_TYPES[type_k].row_bytes(d) + GGML_TYPES[type_v].row_bytes(d))
+    return d, d
+
+
+def kv_layer_bytes(arch: Architecture, *, type_k: str, type_v: str, cells: int, mla_layout: str = "latent") -> int:
+    """K and V of one layer for ``cells`` cells: cells x (row_size(K type, n_embd_k_gqa) + row_size(V type,
+    n_embd_v_gqa)) (:func:`kv_widths`)."""
+    dk, dv = kv_widths(arch, mla_layout=mla_layout)
+    return cells * (GGML_TYPES[type_k].row_bytes(dk) + (GGML_TYPES[type_v].row_bytes(dv) if dv else 0))
+
+
+def _config(arch: Architecture, *keys: str):
+    for k in keys:
+        v = arch.extra.get(k)
+        if v is not None:
+            return v
+    return None
+
+
+def kv_layers(arch: Architecture) -> list[bool]:
+    """Which blocks keep a KV cache: all of them, but for a hybrid model whose other layers are
+    recurrent (linear attention, state-space), where llama.cpp's ``llama_memory_hybrid`` gives the KV
+    cache only the attention layers (its layer filter ``!hparams.is_recurrent(il)``) and the
+    recurrent layers a fixed-size state (:func:`recurrent_state_bytes`).
+
+    The attention layers: the config's ``layer_types`` (entries naming attention but not linear
+    attention), else ``full_attention_interval`` k (Qwen3-Next, Qwen3.5: every k-th layer, il % k ==
+    k - 1), else the count of layers Transformers caches keys for (planner.model.generic), spread
+    evenly. Only a generic model (read on the meta device) can be hybrid here.
+    """
+    L = arch.num_hidden_layers
+    n = arch.kv_cache_layers
+    if not arch.generic or n >= L:
+        return [True] * L
+    types = arch.extra.get("layer_types")
+    if isinstance(types, (list, tuple)) and len(types) == L:
+        return [("attention" in str(t) and "linear" not in str(t)) for t in types]
+    k = _config(arch, "full_attention_interval")
+    if isinstance(k, int) and k > 0:
+        return [i % k == k - 1 for i in range(L)]
+    step = max(L // max(n, 1), 1)
+    return [i % step == step - 1 and i // step < n for i in range(L)]
+
+
+def recurrent_state_bytes(arch: Architecture) -> tuple[int, str]:
+    """Bytes of one recurrent layer's state for one sequence in llama.cpp's ``llama_memory_recurrent``
+    (r_l: the convolution state, ``n_embd_r``; s_l: the SSM / delta-rule state, ``n_embd_s``; both F32,
+    one cell per sequence: src/llama-hparams.cpp, src/llama-model.cpp ``create_memory``), with the
+    arithmetic; (0, '') for a model without recurrent layers or whose state sizes the config does not
+    give.
+
+    Gated DeltaNet (Qwen3-Next, Qwen3.5: ``linear_conv_kernel_dim`` c, ``linear_num_key_heads`` g,
+    ``linear_key_head_dim`` dk, ``linear_num_value_heads`` hv, ``linear_value_head_dim`` dv; llama.cpp's
+    ssm_d_conv c, ssm_d_state dk, ssm_n_group g, ssm_d_inner hv x dv): r = (c - 1) x (hv x dv + 2 x g x dk),
+    s = dk x hv x dv. Mamba (``conv_kernel``, ``state_size``, ``n_groups``: none for Mamba-1, ``expand``):
+    d_inner = expand x hidden, r = (conv - 1) x (d_inner + 2 x n_groups x state), s = state x d_inner.
+    """
+    if not any(not x for x in kv_layers(arch)):
+        return 0, ""
+    c = _config(arch, "linear_conv_kernel_dim")
+    if c is not None:
+        g, dk = _config(arch, "linear_num_key_heads"), _config(arch, "linear_key_head_dim")
+        hv, dv = _config(arch, "linear_num_value_heads"), _config(arch, "linear_value_head_dim")
+        if None in (g, dk, hv, dv):
+            return 0, ""
+        inner = hv * dv
+        r, st = (c - 1) * (inner + 2 * g * dk), dk * inner
+        return (r + st) * 4, (f"F32 conv state ({c} - 1) x ({hv} x {dv} + 2 x {g} x {dk}) + delta-rule state "
+                              f"{dk} x {hv} x {dv}")
+    conv, state = _config(arch, "conv_kernel", "d_conv"), _config(arch, "state_size", "d_state")
+    if conv is None or state is None:
+        return 0, ""
+    # Mamba-1 has no groups (llama.cpp's ssm_n_group 0); Mamba-2's default is one
+    groups = _config(arch, "n_groups") or (0 if arch.model_type in ("mamba", "falcon_mamba") else 1)
+    inner = int((_config(arch, "expand") or 2) * arch.hidden_size)
+    r, st = (conv - 1) * (inner + 2 * groups * state), state * inner
+    return (r + st) * 4, f"F32 conv state ({conv} - 1) x ({inner} + 2 x {groups} x {state}) + SSM state {state} x {inner}"
 
 
 @dataclass(frozen=True)
 class KvSplit:
-    """KV cache bytes on the GPU and in host memory, with the cells per layer kind."""
+    """KV cache bytes on the GPU and in host memory, with the cells per layer kind.
+
+    ``gpu``, ``host`` and ``per_device`` include the recurrent state of a hybrid model's recurrent
+    layers (``recurrent`` of it in all; on each recurrent layer's device, as its KV would be)."""
 
     gpu: int
     host: int
@@ -220,6 +324,8 @@ class KvSplit:
     swa_layers: int
     seq_cells: int = 0  # cells per stream (n_ctx_seq)
     per_device: tuple[int, ...] = ()  # GPU bytes of each device (sums to gpu)
+    kv_layers: int = 0  # layers that keep K and V (all but a hybrid model's recurrent layers)
+    recurrent: int = 0  # bytes of the recurrent layers' state (within gpu + host)
 
     @property
     def total(self) -> int:
@@ -227,22 +333,32 @@ class KvSplit:
 
 
 def kv_split(arch: Architecture, place: Placement, *, type_k: str, type_v: str, context: int, sequences: int,
-             n_ubatch: int, swa_full: bool = False) -> KvSplit:
-    """The KV cache of ``sequences`` slots of ``context`` tokens, split by the device of each layer."""
+             n_ubatch: int, swa_full: bool = False, mla_layout: str = "latent") -> KvSplit:
+    """The KV cache of ``sequences`` slots of ``context`` tokens, split by the device of each layer;
+    a hybrid model's recurrent layers keep :func:`recurrent_state_bytes` per sequence instead."""
     n_ctx, n_seq_ctx = context_cells(context, sequences)
     swa = swa_layers(arch)
+    has_kv = kv_layers(arch)
     window = int(arch.sliding_window or 0)
     swa_cells = n_ctx if swa_full else sequences * _pad(min(n_seq_ctx, window + n_ubatch), N_CTX_PAD)
+    state, _ = recurrent_state_bytes(arch)
     host = 0
     dev = [0] * place.devices
+    rec = 0
     for i, w in enumerate(swa):
-        b = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=swa_cells if w else n_ctx)
+        if has_kv[i]:
+            b = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=swa_cells if w else n_ctx,
+                               mla_layout=mla_layout)
+        else:
+            b = state * max(sequences, 1)
+            rec += b
         d = place.device_of(i)
         if d is not None:
             dev[d] += b
         else:
             host += b
-    return KvSplit(sum(dev), host, n_ctx, swa_cells if any(swa) else 0, sum(swa), n_seq_ctx, tuple(dev))
+    return KvSplit(sum(dev), host, n_ctx, swa_cells if any(swa) else 0, sum(swa), n_seq_ctx, tuple(dev),
+                   kv_layers=sum(has_kv), recurrent=rec)
 
 
 @dataclass(frozen=True)
@@ -332,7 +448,7 @@ class ComputeBuffers:
 
 
 def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, kv: KvSplit, *, n_ubatch: int,
-                    flash_attention: bool, type_k: str, type_v: str) -> ComputeBuffers:
+                    flash_attention: bool, type_k: str, type_v: str, mla_layout: str = "latent") -> ComputeBuffers:
     """The GPU and host compute buffers ``ggml_backend_sched`` reserves for the worst-case graph.
 
     The worst case is a ubatch of T = min(n_ctx, n_ubatch) tokens, every one an output
@@ -365,6 +481,13 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
       n_embd x T hidden state, and the host buffer 4 copies of the graph inputs (ggml-backend.cpp
       ``ggml_backend_sched_split_graph``: "add input copies as leafs so that they are allocated first").
       Checked against a published 2-GPU log (tests/test_llamacpp.py: Command-R, 672 MiB on CUDA0).
+    - MLA (DeepSeek-V2/V3, src/models/deepseek2.cpp): the new K and V rows are the layout's widths
+      (:func:`kv_widths`: per head 192 and 128 values a head; latent 576 and none); the scores are
+      n_kv x T x n_head either way. The latent layout also makes a contiguous copy of V, a view of the
+      cache's first kv_lora_rank values of every cell (``build_attn_mha``: not ``v_trans``, so
+      ``ggml_cont(ggml_transpose(v))``: n_kv x kv_lora_rank in the K type), and keeps the absorbed
+      query and the latent attention output (each kv_lora_rank x n_head x T, F32) before ``wv_b``
+      decompresses it.
     """
     h, f, V = arch.hidden_size, arch.intermediate_size, arch.vocab_size
     n_ctx, n_kv = kv.full_cells, kv.seq_cells or kv.full_cells
@@ -373,20 +496,28 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     mask_bytes = 2 if flash_attention else 4
     mask = n_kv * T * mask_bytes
     row = h * T * ACT_BYTES
-    kv_row = arch.num_key_value_heads * arch.head_dim * T * ACT_BYTES
+    dk, dv = kv_widths(arch, mla_layout=mla_layout)
+    kv_row = (dk + dv) * T * ACT_BYTES // 2  # ATTN_KV_ROWS (2) rows: the new K and V
     ids = 3 * T * 4
     host = row + mask + ids
     host_text = (f"inputs: token embeddings {T:,} tokens x n_embd {h:,} x 4 B + KQ mask {n_kv:,} cells x {T:,} x "
                  f"{mask_bytes} B + token ids, positions, output ids 3 x {T:,} x 4 B")
     # on the GPU: the phases' rows less the token embeddings, which stay in the host buffer
     attn = mask + (ATTN_ROWS - 1) * row + ATTN_KV_ROWS * kv_row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+    mla_extra = 0
+    if arch.is_mla and mla_layout == "latent":
+        mla_extra = (n_kv * GGML_TYPES[type_k].row_bytes(arch.kv_lora_rank)
+                     + 2 * arch.kv_lora_rank * a * T * ACT_BYTES)
+        attn += mla_extra
     k = arch.num_experts_per_tok if arch.is_moe else 1
     mlp = mask + MLP_FF_ROWS * k * f * T * ACT_BYTES + (MLP_ROWS - 1) * row
     mlp_text = (f"MLP: mask + {MLP_FF_ROWS} x {f'{k} experts x ' if arch.is_moe else ''}n_ff {f:,} x {T:,} x 4 B "
                 f"+ {MLP_ROWS - 1} rows")
     out = V * T * ACT_BYTES + (OUT_ROWS - 1) * row
-    attn_text = (f"attention (mask + {ATTN_ROWS - 1} rows of n_embd and {ATTN_KV_ROWS} of n_embd_k_gqa x {T:,} "
-                 "tokens x 4 B" + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B"))
+    attn_text = (f"attention (mask + {ATTN_ROWS - 1} rows of n_embd and the new K and V ({dk:,} + {dv:,} values) x "
+                 f"{T:,} tokens x 4 B" + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B")
+                 + (f" + MLA latent: V copy {n_kv:,} cells x kv_lora_rank {arch.kv_lora_rank} in {type_k} and the "
+                    f"absorbed query and output 2 x {arch.kv_lora_rank} x {a} heads x {T:,} x 4 B" if mla_extra else ""))
     out_text = f"output: logits n_vocab {V:,} x {T:,} x 4 B + {OUT_ROWS - 1} row"
     host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
     if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
@@ -395,7 +526,7 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
                   if t.layer in host_blocks and t.quantizable]
         attn_w = max((b for t, b in host_w if t.role.startswith("attn")), default=0)
         mlp_w = max((b for t, b in host_w if not t.role.startswith("attn")), default=0)
-        kv_host = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx)
+        kv_host = kv_layer_bytes(arch, type_k=type_k, type_v=type_v, cells=n_ctx, mla_layout=mla_layout)
         attn += max(attn_w, 0) + kv_host
         mlp += mlp_w
         attn_text += (f" + the largest host attention weight {attn_w / 2**20:,.2f} MiB and one host layer's K and V "
@@ -408,7 +539,8 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     offload = bool(host_blocks) and T >= OP_OFFLOAD_MIN_BATCH
     attn_base_text, mlp_base_text = attn_text.split(" + the largest")[0] + ")", mlp_text.split(" + the largest")[0]
     attn_text += ")"
-    base_attn = mask + (ATTN_ROWS - 1) * row + ATTN_KV_ROWS * kv_row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+    base_attn = (mask + (ATTN_ROWS - 1) * row + ATTN_KV_ROWS * kv_row + (0 if flash_attention else n_kv * T * a * ACT_BYTES)
+                 + mla_extra)
     base_mlp = mask + MLP_FF_ROWS * k * f * T * ACT_BYTES + (MLP_ROWS - 1) * row
     base_out = V * T * ACT_BYTES + (OUT_ROWS - 1) * row
     copies = PIPELINE_COPIES if place.pipeline_parallel else 1
@@ -447,7 +579,7 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
 
 
 def fa_f16_copy_bytes(arch: Architecture, kv: KvSplit, place: Placement, *, flash_attention: bool, type_k: str,
-                      type_v: str) -> int:
+                      type_v: str, mla_layout: str = "latent") -> int:
     """Bytes of the F16 copy of a quantized K/V cache that ggml-cuda's flash attention makes in its
     memory pool for prompt batches.
 
@@ -462,9 +594,8 @@ def fa_f16_copy_bytes(arch: Architecture, kv: KvSplit, place: Placement, *, flas
     """
     if not flash_attention or place.gpu_blocks == 0:
         return 0
-    d = arch.num_key_value_heads * arch.head_dim
-    quantized = [t for t in (type_k, type_v) if GGML_TYPES[t].block > 1]
-    return len(quantized) * kv.full_cells * d * 2
+    dk, dv = kv_widths(arch, mla_layout=mla_layout)
+    return sum(kv.full_cells * d * 2 for t, d in ((type_k, dk), (type_v, dv)) if d and GGML_TYPES[t].block > 1)
 
 
 LLAMACPP_SRC = "llama.cpp src/llama-model.cpp load_tensors (i_gpu_start), commit 0c1e5709"
@@ -482,7 +613,7 @@ def settings(w) -> dict:
     layers = arch.num_hidden_layers + 1 if i.gpu_layers is None else i.gpu_layers
     return {"preset": i.weights, "type_k": k, "type_v": v, "gpu_layers": layers, "n_ubatch": i.max_num_batched_tokens
             or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window,
-            "devices": i.tp}
+            "devices": i.tp, "mla_layout": i.mla_kv_layout or "latent"}
 
 
 def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
@@ -492,9 +623,9 @@ def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
     place = placement(arch, s["gpu_layers"], s["devices"])
     ws = weight_split(arch, s["preset"], place, imatrix=s["imatrix"])
     kv = kv_split(arch, place, type_k=s["type_k"], type_v=s["type_v"], context=i.context, sequences=i.concurrency,
-                  n_ubatch=s["n_ubatch"], swa_full=s["swa_full"])
+                  n_ubatch=s["n_ubatch"], swa_full=s["swa_full"], mla_layout=s["mla_layout"])
     cb = compute_buffers(arch, place, ws, kv, n_ubatch=s["n_ubatch"], flash_attention=s["flash_attention"],
-                         type_k=s["type_k"], type_v=s["type_v"])
+                         type_k=s["type_k"], type_v=s["type_v"], mla_layout=s["mla_layout"])
     return place, ws, kv, cb
 
 
@@ -528,9 +659,9 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
     gib = 2**30
     preset = s["preset"]
     G = place.devices
-    d_kv = arch.num_key_value_heads * arch.head_dim
+    dk, dv = kv_widths(arch, mla_layout=s["mla_layout"])
     fa16 = fa_f16_copy_bytes(arch, kv, place, flash_attention=s["flash_attention"], type_k=s["type_k"],
-                             type_v=s["type_v"])
+                             type_v=s["type_v"], mla_layout=s["mla_layout"])
     # each GPU's need; the components below describe the one that needs the most (llama.cpp splits
     # the layers by the cards' free memory, equal for identical cards, so that card binds)
     fa_dev = [fa16 if (place.blocks_on(d) or G == 1) else 0 for d in range(G)]
@@ -545,20 +676,37 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
                   "planner.model.gguf (ggml type_traits; llama-quant.cpp llama_tensor_get_type); " + LLAMACPP_SRC),
     ]
     full, swa = kv.full_cells, kv.swa_cells
-    kv_text = (f"{arch.num_hidden_layers} layers x {full:,} cells (n_ctx = pad({i.context:,} x {i.concurrency} slot(s), "
-               f"256)) x 2 x n_embd_k_gqa {d_kv:,} in {s['type_k']}/{s['type_v']}")
+    widths = (f"x 2 x n_embd_k_gqa {dk:,}" if dk == dv else
+              f"x (n_embd_k_gqa {dk:,} + n_embd_v_gqa {dv:,})" if dv else f"x n_embd_k_gqa {dk:,} (K only)")
+    kv_text = (f"{kv.kv_layers} layers x {full:,} cells (n_ctx = pad({i.context:,} x {i.concurrency} slot(s), "
+               f"256)) {widths} in {s['type_k']}/{s['type_v']}")
+    if arch.is_mla:
+        kv_text += (f"; MLA {s['mla_layout'].replace('_', '-')} layout (" + (
+            f"the latent kv_lora_rank {arch.kv_lora_rank} + qk_rope_head_dim {arch.qk_rope_head_dim}, V a view of it: "
+            "GGUFs with deepseek2.attention.key_length_mla" if s["mla_layout"] == "latent" else
+            f"K {arch.num_attention_heads} heads x {arch.qk_nope_head_dim + arch.qk_rope_head_dim}, V x v_head_dim "
+            f"{arch.v_head_dim}: GGUFs without key_length_mla") + ")")
     if kv.swa_layers:
         kv_text += f"; {kv.swa_layers} sliding-window layers keep {swa:,} cells"
+    if kv.kv_layers < arch.num_hidden_layers:
+        state, state_text = recurrent_state_bytes(arch)
+        rec_layers = arch.num_hidden_layers - kv.kv_layers
+        kv_text += (f"; the other {rec_layers} layers are recurrent (llama_memory_hybrid): "
+                    + (f"{state:,} B of state per sequence each ({state_text}), {kv.recurrent:,} B in all"
+                       if state else "their fixed-size state is not counted (the config gives no sizes)"))
     held = place.gpu_blocks if G == 1 else len(place.blocks_on(bind))
     comps.append(Component("KV cache (GPU layers)", GPU, kv.per_device[bind],
-                           kv_text + f"; {held} layers on {on}", KV_SRC))
+                           kv_text + f"; {held} layers on {on}",
+                           KV_SRC + ("; " + MLA_SRC if arch.is_mla else "")
+                           + ("; llama.cpp src/llama-memory-hybrid.cpp, src/llama-memory-recurrent.cpp"
+                              if kv.kv_layers < arch.num_hidden_layers else "")))
     comps.append(Component("compute buffer (llama.cpp graph)", GPU, cb.per_device[bind], cb.device_texts[bind],
                            COMPUTE_SRC))
     if fa_dev[bind]:
         which = " and ".join(n for n, t in (("K", s["type_k"]), ("V", s["type_v"])) if GGML_TYPES[t].block > 1)
         comps.append(Component("flash-attention F16 copy of the quantized KV (ggml-cuda pool)", GPU, fa_dev[bind],
                                f"{which} of one layer converted to F16 for prompt batches: n_ctx {kv.full_cells:,} "
-                               f"cells x n_embd_k_gqa {d_kv:,} x 2 B each",
+                               f"cells x n_embd_k_gqa {dk:,} / n_embd_v_gqa {dv:,} x 2 B each",
                                "ggml/src/ggml-cuda/fattn-common.cuh launch_fattn (K_f16/V_f16 from the pool), "
                                "commit 7c95e797"))
     comps += runtime_components(overheads, gpus=1)
@@ -584,7 +732,8 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
                            f"n_seq_max {i.concurrency} x n_vocab {arch.vocab_size:,} x 4 B"
                            + (f" x {node} replicas" if node > 1 else ""),
                            "llama.cpp src/llama-context.cpp output_reserve"))
-    kv_tok = kv_layer_bytes(arch, type_k=s["type_k"], type_v=s["type_v"], cells=1) * arch.num_hidden_layers
+    kv_tok = kv_layer_bytes(arch, type_k=s["type_k"], type_v=s["type_v"], cells=1,
+                            mla_layout=s["mla_layout"]) * kv.kv_layers
     # routed-expert tensors (ffn_*_exps) by device: a decode step reads only the experts its tokens use
     experts_gpu = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and place.block_on_gpu(t.layer))
     experts_host = sum(b for t, _, b in ws.weights.tensors if t.experts > 1 and not place.block_on_gpu(t.layer))

@@ -686,11 +686,17 @@ def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableS
     ``FlatParameter``; with ``use_orig_params=True`` (Lightning, accelerate) a unit may mix frozen and
     trainable parameters, and then the whole flat parameter gets a gradient ("the gradient memory
     usage will be higher than expected (namely, equivalent to not freezing those parameters)", FSDP
-    docs; pytorch issue 91165, litgpt issue 1417). LitGPT wraps whole blocks (``auto_wrap_policy=
-    {Block}``): every block mixes its base and its adapters. The Transformers Trainer wraps peft's
-    adapters in units of their own (``_fsdp_qlora_plugin_updates``: peft ``fsdp_auto_wrap_policy``),
-    and torchtune's distributed recipes use FSDP2, which keeps gradients per parameter: there only the
-    adapters get gradients.
+    docs; pytorch issue 91165, litgpt issue 1417): torch/distributed/fsdp/_flat_param.py makes the
+    FlatParameter require grad when any original parameter does (pytorch PR 98221 for
+    ``use_orig_params=True``), autograd then gives the unsharded flat parameter a gradient of its full
+    numel in its dtype (_wrap_utils.py warns "1451376640 numel instead of 106496 numel before sharding
+    via reduce-scatter", litgpt PR 1538), the reduce-scatter keeps a 1/N shard of it, and under
+    ``no_sync`` the unsharded one accumulates. ``fsdp_wrap: blocks`` (LitGPT's default:
+    ``auto_wrap_policy={Block}``, every block mixes its base and its adapters; a plain
+    ``transformer_auto_wrap_policy``) models that; ``separate`` (the Transformers Trainer wraps peft's
+    adapters in units of their own, ``_fsdp_qlora_plugin_updates``: peft ``fsdp_auto_wrap_policy``)
+    gives only the adapters gradients. torchtune's distributed recipes use FSDP2, which keeps
+    gradients per parameter: there only the adapters get gradients whatever the wrap.
 
     With ``offload_params`` (``CPUOffload(offload_params=True)``; torchtune ``fsdp_cpu_offload``) the
     parameter and gradient shards live in host RAM and the optimizer steps there (its states too);
@@ -762,13 +768,14 @@ def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableS
 
     # ---- gradients ---------------------------------------------------------------------------
     grad_b = 4 if (full and recipe.master_bytes) else (recipe.grad_bytes if full else ab)
-    mixed_units = v == 1 and not full and fw.name == "litgpt"
+    mixed_units = v == 1 and not full and train.fsdp_wrap == "blocks"
     if mixed_units:
         # every block holds adapters: its whole flat parameter (base included) gets a gradient, in the
         # flat parameter's dtype (the base's)
         grad_params = P - root + nt
         grad_b = 2 if train.quantized_base else recipe.weight_bytes
-        gwhat = (f"{grad_params:,} params of the blocks' flat parameters (LitGPT wraps whole blocks: each mixes its "
+        who = "LitGPT wraps" if fw.name == "litgpt" else "fsdp_wrap: blocks wraps"
+        gwhat = (f"{grad_params:,} params of the blocks' flat parameters ({who} whole blocks: each mixes its "
                  f"frozen base and its adapters, and FSDP1 gives the whole FlatParameter a gradient) x {grad_b} B")
     else:
         grad_params = nt

@@ -3,9 +3,10 @@
 :func:`_warnings` gathers, for the chosen row (planner.solve.solver.choose): the workloads' and memory
 estimates' own warnings, a quantization other than the first listed deciding the purchase, llama.cpp
 layers left in host RAM (decode and prefill speed), QLoRA that fits only without
-prepare_model_for_kbit_training, RAM set by the rule of thumb or far above the VRAM, the network, the
-power at the wall against common circuits, open-air cards side by side, unstated cooling, cards not
-bought for want of a price, estimated and stale prices (:func:`stale_items`).
+prepare_model_for_kbit_training, a card filled past its largest transient allocation
+(fragmentation), RAM set by the rule of thumb or far above the VRAM, the network, the power at the
+wall against common circuits, open-air cards side by side, unstated cooling, cards not bought for
+want of a price, estimated and stale prices (:func:`stale_items`).
 
 Never prints and never reads files.
 """
@@ -71,6 +72,26 @@ def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence
                        f"prepare_model_for_kbit_training (as peft's QLoRA and 8-bit guides do; it casts the non-quantized "
                        f"weights to fp32): with it the workload needs {_fmt(need)} per GPU of {_fmt(cap)}; set "
                        "prepare_kbit_training: true to plan for it")
+    return out
+
+
+def _fragmentation_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence[Workload],
+                            estimates: Sequence[Estimate]) -> list[str]:
+    """Workloads the chosen card holds with less spare (beyond the headroom) than their largest
+    transient allocation: the caching allocator's fragmentation can then fail a step although the
+    plan fits (planner.memory.fragmentation; pytorch/pytorch#35901), with the expandable_segments
+    hint. Only estimates that carry ``largest_transient_bytes`` (PyTorch's allocator: training and
+    Transformers inference; not vLLM or llama.cpp)."""
+    from planner.memory.fragmentation import fragmentation_risk
+
+    out: list[str] = []
+    cuda_total = int(choice["gpu_cuda_total_bytes"])
+    for sw, w, est in zip(cs.scenario.workloads, workloads, estimates):
+        need = est.per_gpu_total_bytes
+        risk = fragmentation_risk(need=need, spare=capacity_for(w, cuda_total, cs.hardware.headroom) - need,
+                                  transient=est.extra.get("largest_transient_bytes", 0))
+        if risk:
+            out.append(f"{sw.name}: {risk}")
     return out
 
 
@@ -215,6 +236,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     out += _quality_warnings(cs, choice, usages)
     out += _speed_warnings(cs, catalog, choice, usages)
     out += _kbit_warnings(cs, choice, workloads, overheads)
+    out += _fragmentation_warnings(cs, choice, workloads, estimates)
     out += _ram_warnings(cs, choice)
     cons = cs.scenario.constraints
     if int(choice["nodes"]) == 1 and cons.network != Network():

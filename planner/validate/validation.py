@@ -230,12 +230,50 @@ def published_framework_section(path: Path) -> str:
     return "\n".join(lines)
 
 
-def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED) -> str:
+#: The tests that hold the public bug reports' cases (run from the repository root).
+PUBLIC_CASES = Path("tests/test_public_cases.py")
+
+
+def public_cases_section(path: Path) -> str:
+    """A Markdown section on memory cases from public bug reports of peer tools: each case's predicted
+    figure beside the thread's, from ``report_rows()`` of ``tests/test_public_cases.py`` (which holds
+    each source, quote and tolerance); '' when the file is not there."""
+    import importlib.util
+
+    if not path.is_file():
+        return ""
+    spec = importlib.util.spec_from_file_location("_public_cases", path)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        return ""
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        rows = mod.report_rows()
+    finally:
+        sys.modules.pop(spec.name, None)
+    lines = ["## Public bug reports", "",
+             "Memory cases from public issue threads of peer tools (PyTorch FSDP, LitGPT, llama.cpp and Ollama, "
+             "Transformers), each with the figure the thread establishes (`tests/test_public_cases.py` quotes the "
+             "thread beside each test).", "",
+             "| case | source | quantity | predicted | thread | result |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED,
+                public: Path | None = PUBLIC_CASES) -> str:
     """reports/validation.md: :func:`report_markdown` and, when ``published`` names the golden
-    tests, their section on other training stacks (:func:`published_framework_section`)."""
+    tests, their section on other training stacks (:func:`published_framework_section`), then the
+    public bug reports' cases (:func:`public_cases_section`) when ``public`` names their tests."""
     text = report_markdown(rows, doc)
-    section = published_framework_section(published) if published is not None else ""
-    return text.rstrip("\n") + "\n\n" + section if section else text
+    for section in (published_framework_section(published) if published is not None else "",
+                    public_cases_section(public) if public is not None else ""):
+        if section:
+            text = text.rstrip("\n") + "\n\n" + section
+    return text
 
 
 #: The heading of reports/validation.md's speed section, which tests/test_speed_published.py keeps.
@@ -254,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/validation.md"))
     parser.add_argument("--published", type=Path, default=PUBLISHED,
                         help="the golden tests whose published framework runs get a section of their own")
+    parser.add_argument("--public", type=Path, default=PUBLIC_CASES,
+                        help="the tests of the public bug reports' cases, which get a section of their own")
     args = parser.parse_args(argv)
     if args.measure:
         from planner.validate.measure import load_grid, run_grid
@@ -262,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         doc = json.loads(args.measured.read_text(encoding="utf-8"))
     rows = compare_runs(doc["runs"])
-    text = full_report(rows, doc, args.published)
+    text = full_report(rows, doc, args.published, args.public)
     # the speed section (tests/test_speed_published.py writes and checks it) follows the memory report
     # and is kept as it is when the memory part is rewritten
     if args.out.is_file():

@@ -30,6 +30,7 @@ from planner.workload.options import (
     MAX_MICRO_BATCH,
     MAX_SEQ_LEN,
     MIN_GPU_MEMORY_UTILIZATION,
+    MLA_KV_LAYOUTS,
     WEIGHT_FORMATS,
     Inference,
 )
@@ -275,6 +276,12 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     ubatch = entry.int("max_num_batched_tokens", LLAMACPP_UBATCH, min=1, max=MAX_SEQ_LEN)
     sliding = entry.bool("sliding_window", True)
     imatrix = _imatrix(entry, arch, weights)
+    mla = None
+    if "mla_kv_layout" in entry.data:
+        if not arch.is_mla:
+            raise entry.error(f"mla_kv_layout is for multi-head latent attention models (DeepSeek-V2/V3); "
+                              f"{arch.model_type} caches keys and values per head", "mla_kv_layout", "Remove it.")
+        mla = entry.str("mla_kv_layout", "latent", choices=MLA_KV_LAYOUTS)
     if context > arch.max_position_embeddings:
         check_positions(arch, context, entry, "context")
         warnings.append(f"context {context} exceeds the model's max_position_embeddings "
@@ -284,7 +291,7 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                      sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
                      gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
-                     imatrix=imatrix)
+                     imatrix=imatrix, mla_kv_layout=mla)
 
 
 def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:

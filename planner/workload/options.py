@@ -50,20 +50,36 @@ TRAIN_KEYS = (
     "zero", "offload_optimizer", "offload_params", "checkpointing", "attention", "lora_rank", "lora_targets",
     "double_quant", "prepare_kbit_training", "adapter_dtype", "lora_dropout", "use_dora", "load_in_8bit",
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
-    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit",
+    "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
+    "fsdp_wrap",
 )
+#: How PyTorch FSDP wraps a LoRA / QLoRA model into units: 'blocks' (each decoder block one unit, its
+#: frozen base and its adapters together: LitGPT's ``auto_wrap_policy={Block}``, a plain
+#: ``transformer_auto_wrap_policy``) or 'separate' (the adapters in units of their own: peft's
+#: ``fsdp_auto_wrap_policy``, which the Transformers Trainer applies to a peft model).
+FSDP_WRAPS = ("blocks", "separate")
 INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
-    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode",
+    "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout",
 )
 #: Inference keys only engine llama.cpp reads.
-LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode")
+LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout")
+#: llama.cpp's two KV layouts of an MLA model (DeepSeek-V2/V3), by the GGUF's metadata: 'latent' (the
+#: GGUF has deepseek2.attention.key_length_mla: llama.cpp's MLA path caches kv_lora_rank +
+#: qk_rope_head_dim values) or 'per_head' (an older GGUF: K and V per head); planner.memory.llamacpp.
+MLA_KV_LAYOUTS = ("latent", "per_head")
 #: llama.cpp's --split-mode values: 'layer' (the default: whole layers per GPU), 'row' (each
 #: matrix's rows over the GPUs; not modelled, refused), 'none' (one GPU).
 LLAMACPP_SPLIT_MODES = ("layer", "row", "none")
 HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "checkpoint_dtype", "low_cpu_mem_usage",
              "pin_memory")
+#: The load dtype's keys (training; an inference workload's ``weights`` is its load dtype).
+LOAD_DTYPE_KEYS = ("torch_dtype", "dtype")
+#: The dtype ``from_pretrained`` loads the model in, spelled as Transformers spells it (its
+#: ``torch_dtype`` argument, renamed ``dtype`` in Transformers 4.56 and 5): the name -> the planner's
+#: dtype. "auto" takes the checkpoint's dtype (the config's ``torch_dtype``).
+LOAD_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "auto": "auto"}
 COMMON_KEYS = ("name", "model", "task", "notes", "hours_per_month", "tokens_per_month")
 
 
@@ -146,6 +162,10 @@ class Training:
             than eager code does; the estimate then is an upper bound of the activations (a note).
         load_in_4bit: method 'adapter' only: LitGPT's ``--quantize bnb.nf4`` (``bnb.nf4-dq`` with
             ``double_quant``): the frozen base in bitsandbytes NF4, as QLoRA's.
+        fsdp_wrap: :data:`FSDP_WRAPS`: how FSDP's units hold a LoRA model's frozen base and adapters
+            (framework litgpt: 'blocks', else 'separate'). Under FSDP1 with ``use_orig_params=True`` a unit
+            that mixes them makes one FlatParameter that requires grad, and its whole flat gradient
+            exists (planner.memory.states.fsdp_state_components).
     """
 
     method: str = "full"
@@ -181,6 +201,7 @@ class Training:
     bnb_version: str = CURRENT_BNB_VERSION
     compile: bool = False
     load_in_4bit: bool = False
+    fsdp_wrap: str = "separate"
 
     @property
     def fsdp(self) -> int:
@@ -283,6 +304,7 @@ class Inference:
     flash_attention: bool = True
     kv_dtype_v: str | None = None
     imatrix: bool | None = None
+    mla_kv_layout: str | None = None  # engine llama.cpp, MLA models: 'latent' or 'per_head' (None: latent)
     scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
     engine_defaulted: bool = False
 
@@ -298,8 +320,12 @@ class HostOptions:
             cache) or 'python' (Python objects, copied into every worker).
         checkpoint_dtype: dtype of the checkpoint on disk (default: the config's torch_dtype).
         low_cpu_mem_usage: Transformers loads weights straight into the model (default true
-            in current releases) instead of building a random fp32 model first.
+            in current releases) instead of building a randomly initialised model first.
         pin_memory: DataLoader pinned host buffers.
+        load_dtype: the dtype ``from_pretrained`` builds the model in (planner spelling 'fp32',
+            'fp16', 'bf16'): a training workload's ``torch_dtype`` or ``dtype`` key, an inference
+            workload's 16/32-bit ``weights``; None: the checkpoint's (the config's ``torch_dtype``,
+            as ``dtype="auto"``).
     """
 
     dataloader_workers: int = 2
@@ -308,3 +334,4 @@ class HostOptions:
     checkpoint_dtype: str | None = None
     low_cpu_mem_usage: bool = True
     pin_memory: bool = True
+    load_dtype: str | None = None

@@ -42,8 +42,10 @@ The names, each as the tool's own documentation or code spells it:
   physical one; tools/server/README.md) and llama-cpp-python's ``Llama`` (n_ctx, n_gpu_layers,
   n_batch, n_ubatch, flash_attn).
 
-Where a name means one thing for training and another for serving (``dtype``: torchtune's
-training dtype, vLLM's weights), the table holds one row per task. A planner key given for the
+Where a name means one thing for training and another for serving (``batch_size``: torchtune's
+micro-batch, a pipeline's sequences at once), the table holds one row per task. ``torch_dtype`` and
+``dtype`` are a training workload's own keys (the load dtype, Transformers' spelling; the reader
+names the recipe for torchtune's values) and vLLM's or Transformers' weights for serving. A planner key given for the
 wrong task (``context`` in a training workload) is not looked up here: the reader says whose
 task it is (planner.workload.spec). This module keeps no state and does no work at import time.
 """
@@ -123,13 +125,6 @@ def _rows() -> tuple[OtherName, ...]:
                   values={"bf16-true": "pure-bf16", "bf16-mixed": "amp-bf16", "bf16": "amp-bf16",
                           "16-true": "pure-fp16", "16-mixed": "amp-fp16", "16": "amp-fp16", "32-true": "fp32",
                           "32": "fp32"}),
-        OtherName("dtype", t, "torchtune's recipe configs", "recipe", note=_RECIPE_NOTE,
-                  values={"bf16": "pure-bf16", "fp16": "pure-fp16", "fp32": "fp32"}),
-        OtherName("torch_dtype", t, "Transformers' from_pretrained", "recipe",
-                  note="torch_dtype is the dtype the weights load in: trained without a master copy that is "
-                       "pure-bf16 or pure-fp16; the Trainer's bf16: true over fp32 weights is amp-bf16. "
-                       + _RECIPE_NOTE,
-                  values={"bfloat16": "pure-bf16", "float16": "pure-fp16", "float32": "fp32"}),
         OtherName("bf16", t, "Hugging Face TrainingArguments", "recipe",
                   note="The Trainer's bf16: true autocasts fp32 weights (amp-bf16); over a model loaded in bf16 it "
                        "is pure-bf16; DeepSpeed's bf16 section keeps fp32 master weights and gradients "

@@ -37,6 +37,8 @@ from planner.workload.options import (  # noqa: F401  (re-exported: planner.work
     ENGINES,
     HOST_KEYS,
     INFER_KEYS,
+    LOAD_DTYPE_KEYS,
+    LOAD_DTYPES,
     KV_DTYPES,
     LLAMACPP_KEYS,
     LLAMACPP_KV_TYPES,
@@ -210,6 +212,9 @@ def workload_from_entry(
                         hours_per_month=_hours_per_month(entry), head_untied=untied,
                         tokens_per_month=tokens_per_month(entry))
     infer = _inference(entry, arch, warnings)
+    if infer.weights in ("fp32", "fp16", "bf16"):
+        # from_pretrained(torch_dtype=...) of a Transformers server: the weights' dtype is the load dtype
+        host = replace(host, load_dtype=infer.weights)
     if gpus_per_node is not None:
         _check_replica_machines(entry, infer, gpus_per_node)
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
@@ -234,7 +239,7 @@ def _task_and_keys(entry: Entry) -> str:
         allowed += ("gpus",)
     other = INFER_KEYS if task == "train" else TRAIN_KEYS
     for key in entry.data:
-        if key in other and key not in allowed:
+        if key in other and key not in allowed and key not in LOAD_DTYPE_KEYS:  # vLLM's dtype: othernames
             hint = f"Remove it or set task: {'infer' if task == 'train' else 'train'}."
             if key in ("context", "seq_len"):  # the same quantity under the other task's name
                 ours, theirs = ("seq_len", "infer") if key == "context" else ("context", "train")
@@ -324,8 +329,36 @@ def _hours_per_month(entry: Entry) -> float | None:
     return entry.number("hours_per_month", None, min=0, max=744)
 
 
+def _load_dtype(entry: Entry) -> str | None:
+    """The ``torch_dtype`` or ``dtype`` key (Transformers' spelling: float32, float16, bfloat16, auto;
+    a leading 'torch.' is read too) as the planner's dtype; None when absent or 'auto'.
+
+    Raises:
+        InputError: both keys given, or a name Transformers would not take here.
+    """
+    given = [k for k in ("torch_dtype", "dtype") if k in entry.data]
+    if not given:
+        return None
+    if len(given) > 1:
+        raise entry.error("give torch_dtype or dtype, not both", "dtype",
+                          "They are one from_pretrained argument: dtype is its name in Transformers 4.56 and later.")
+    key = given[0]
+    raw = entry.raw(key)
+    name = str(raw).strip().removeprefix("torch.")
+    name = {"float": "float32", "half": "float16"}.get(name, name)
+    if name not in LOAD_DTYPES:
+        recipe = {"bf16": "pure-bf16", "fp16": "pure-fp16", "fp32": "fp32"}.get(name.lower())
+        also = (f" torchtune's dtype: {name} is the planner's recipe: Write recipe: {recipe}." if recipe else "")
+        raise entry.error(f"{raw!r} is not a dtype from_pretrained loads in", key,
+                          f"{key} is the load dtype (host RAM while loading): one of {', '.join(LOAD_DTYPES)}, as "
+                          f"Transformers spells it.{also}")
+    value = LOAD_DTYPES[name]
+    return None if value == "auto" else value
+
+
 def _host(entry: Entry) -> HostOptions:
     return HostOptions(
+        load_dtype=_load_dtype(entry),
         dataloader_workers=entry.int("dataloader_workers", 2, min=0, max=256),
         dataset_size=entry.size("dataset_size", 0, max=2**50),
         dataset_format=entry.str("dataset_format", "arrow", choices=DATASET_FORMATS),
@@ -423,6 +456,8 @@ __all__ = [
     "LLAMACPP_KEYS",
     "LLAMACPP_SPLIT_MODES",
     "HOST_KEYS",
+    "LOAD_DTYPE_KEYS",
+    "LOAD_DTYPES",
     "COMMON_KEYS",
     "Training",
     "Inference",

@@ -24,6 +24,7 @@ from planner.workload.frameworks import (
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.workload.options import (
     CHECKPOINTING,
+    FSDP_WRAPS,
     MAX_GPUS,
     MAX_MICRO_BATCH,
     MAX_SEQ_LEN,
@@ -169,10 +170,19 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                                grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
                                offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
                                load_in_4bit=load_in_4bit)
-    return Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
-                    offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
-                    adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                    use_reentrant, load_in_4bit=load_in_4bit, **levers)
+    train = Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
+                     offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
+                     adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
+                     use_reentrant, load_in_4bit=load_in_4bit, **levers)
+    base = "fp32" if RECIPES[recipe].weight_bytes == 4 else RECIPES[recipe].dtype
+    if (train.fsdp == 1 and train.fsdp_wrap == "blocks" and method in ("lora", "qlora")
+            and not train.quantized_base and adapter_dtype != base):
+        # torch/distributed/fsdp/_flat_param.py _validate_tensors_to_flatten
+        raise entry.error(f"FSDP1 flattens each unit into one FlatParameter of one dtype ('Must flatten tensors with "
+                          f"uniform dtype'): {adapter_dtype} adapters cannot share a block's unit with the "
+                          f"{base} base", "fsdp_wrap" if "fsdp_wrap" in entry.data else "adapter_dtype",
+                          f"Set adapter_dtype: {base} (the base's), or fsdp_wrap: separate.")
+    return train
 
 
 def _batch_and_parallelism(entry: Entry, arch: Architecture) -> tuple[int, int, int, int, int]:
@@ -492,9 +502,14 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
     bnb_version = _bnb_version(entry, fw_name, method=method, optimizer=optimizer, load_in_8bit=load_in_8bit,
                                load_in_4bit=load_in_4bit)
     compile_ = entry.bool("compile", False)
+    if "fsdp_wrap" in entry.data and not fw.fsdp:
+        fsdp_names = ", ".join(n for n in FRAMEWORKS if FRAMEWORK_SPECS[n].fsdp)
+        raise entry.error(f"fsdp_wrap is set but framework {fw_name} does not shard with PyTorch FSDP", "fsdp_wrap",
+                          f"Set framework: to one of {fsdp_names}, or remove fsdp_wrap.")
+    wrap = entry.str("fsdp_wrap", "blocks" if fw_name == "litgpt" else "separate", choices=FSDP_WRAPS)
     return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
                 fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
-                bnb_version=bnb_version, compile=compile_)
+                bnb_version=bnb_version, compile=compile_, fsdp_wrap=wrap)
 
 
 def _fsdp_version(entry: Entry, fw_name: str, d: Any, zero: int) -> int:

@@ -67,7 +67,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--method", dict(type=click.Choice(["full", "lora", "qlora", "adapter"]),
                       help="Training method (default full); adapter is LitGPT's LLaMA-Adapter (--framework litgpt).")),
     ("--recipe", dict(help="Precision recipe: fp32, amp-bf16, amp-fp16, mixed-bf16, mixed-bf16-fp32-grads, "
-                      "pure-bf16 and the fp16 variants (default mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
+                      "pure-bf16, the fp16 variants, and fp8 (FP8 training on a card with FP8 tensor cores) (default "
+                      "mixed-bf16; pure-bf16 for LoRA/QLoRA).")),
     ("--framework", dict(type=click.Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
                          help="Training stack; sets the defaults its recipes use for the levers below (default "
                               "transformers).")),

@@ -418,7 +418,8 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
             continue
         name = f"--{key.replace('_', '-')}" if where.file is None else f"{key}:"  # an option or a file's key
         vllm = (f" or {'--engine vllm' if where.file is None else 'engine: vllm'} (vLLM runs fp8 weights and KV "
-                "cache on 16-bit GPUs)" if dtype == "fp8" and engine != "vllm" and gpu.bf16 else "")
+                "cache on 16-bit GPUs)" if dtype == "fp8" and engine != "vllm" and gpu.bf16
+                and workload.infer is not None else "")
         raise where.error(
             f"{value} needs a GPU with {feature} support; {gpu.id} ({gpu.architecture}) has none", key,
             f"Use {name} {' or '.join(instead)}{vllm}, or a GPU with {feature} ('planner catalog gpus' shows which "

@@ -1,0 +1,184 @@
+"""The speed model's mechanisms (planner.speed), each checked by the direction and size it must have.
+
+The published runs it is measured against are in tests/test_speed_published.py; these tests check
+that each mechanism of docs/speed-model.md acts as its derivation says.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import pytest
+
+from planner.core.errors import InputError
+
+
+@cache
+def _cat():
+    from planner import load_catalog
+
+    return load_catalog()
+
+
+def _train(gpu="h100-sxm", **kw):
+    from planner import estimate
+
+    base = dict(model="llama-3.1-8b", task="train", micro_batch=2, seq_len=2048, recipe="mixed-bf16")
+    return estimate(catalog=_cat(), gpu=gpu, **{**base, **kw}).speed
+
+
+def _infer(gpu="h100-sxm", prompt_tokens=1000, output_tokens=200, **kw):
+    from planner import estimate
+
+    base = dict(model="llama-3.1-8b", task="infer", engine="vllm", weights="bf16")
+    return estimate(catalog=_cat(), gpu=gpu, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                    **{**base, **kw}).speed
+
+
+def _part(speed, name):
+    return next(p.seconds for p in speed.parts if p.name == name)
+
+
+def test_a_frozen_base_does_no_weight_gradient_gemms():
+    # full: fwd 2W + dgrad 2W + wgrad 2W; LoRA: fwd 2W + dgrad 2W: the layer GEMMs take 4/6 of the time
+    # (the head, 6 vs 4 x its weights, scales the same way)
+    full, lora = _train(), _train(method="lora", recipe="pure-bf16")
+    assert _part(lora, "gemm") / _part(full, "gemm") == pytest.approx(4 / 6, rel=1e-9)
+
+
+def test_recomputation_runs_the_layers_forward_again():
+    # none: 6 x W per token in the layers; full checkpointing: 8 x W (the head is not recomputed)
+    none, full = _train(), _train(checkpointing="full")
+    assert _part(full, "gemm") > _part(none, "gemm")
+    from planner.speed.layers import token_costs
+    from planner import estimate
+
+    arch = estimate(catalog=_cat(), model="llama-3.1-8b", task="train").workload.architecture
+    tc = token_costs(arch, seq_len=2048, attention="flash", fused=False)
+    W, H = tc.gemm_weights, tc.head_weights
+    assert _part(full, "gemm") / _part(none, "gemm") == pytest.approx((8 * W + 6 * H) / (6 * W + 6 * H), rel=1e-9)
+
+
+def test_fp8_is_faster_than_bf16_on_hopper_but_not_twice():
+    bf16, fp8 = _train(recipe="mixed-bf16"), _train(recipe="fp8")
+    assert 1.0 < bf16.step_s / fp8.step_s < 2.0
+
+
+def test_fp8_training_is_refused_on_a_card_without_fp8_and_names_a_training_fix():
+    with pytest.raises(InputError) as e:
+        _train(gpu="a100-80gb-sxm", recipe="fp8")
+    text = str(e.value)
+    assert "fp8 support" in text and "mixed-bf16" in text and "vllm" not in text
+
+
+def test_qlora_dequantizes_per_micro_batch_not_per_token():
+    # the NF4 weights are dequantized once per pass of a micro-batch: more tokens per micro-batch
+    # spread the same bytes over more tokens, so tokens/s rises with the micro-batch
+    small = _train(gpu="rtx-4090", model="llama-2-7b", method="qlora", recipe="pure-bf16", micro_batch=1, seq_len=256)
+    large = _train(gpu="rtx-4090", model="llama-2-7b", method="qlora", recipe="pure-bf16", micro_batch=8, seq_len=256)
+    assert large.tokens_per_s > small.tokens_per_s * 1.1
+
+
+def test_the_optimizer_step_is_a_pass_over_the_trainable_parameters():
+    # full fine-tuning reads and writes every parameter's states once a step; LoRA only the adapters'
+    full, lora = _train(), _train(method="lora", recipe="pure-bf16")
+    assert _part(full, "optimizer step") > 100 * _part(lora, "optimizer step")
+    # and a step of more micro-batches spreads it over more tokens
+    more = _train(grad_accum=8)
+    assert more.tokens_per_s > full.tokens_per_s
+
+
+def test_data_parallel_gradients_cross_pcie_slower_than_nvlink():
+    ddp_pcie = _train(gpu="rtx-4090", gpus=2, model="llama-3.2-1b", recipe="pure-bf16", micro_batch=1, seq_len=512)
+    ddp_nvl = _train(gpu="h100-sxm", gpus=2, model="llama-3.2-1b", recipe="pure-bf16", micro_batch=1, seq_len=512)
+    assert _part(ddp_pcie, "data-parallel communication") > _part(ddp_nvl, "data-parallel communication")
+
+
+def test_decode_at_batch_one_is_bytes_over_bandwidth_plus_a_fixed_cost():
+    s = _infer(concurrency=1)
+    weights = _part(s, "decode: weights read")
+    fixed = _part(s, "decode: per-layer fixed cost")
+    # 16 GB of bf16 weights over 3.35 TB/s x 0.85: about 5.6 ms; 10 kernels x 32 layers x 3 us = 0.96 ms
+    assert weights == pytest.approx(16.06e9 / (3350e9 * 0.85), rel=0.01)
+    assert fixed == pytest.approx(10 * 32 * 3e-6, rel=1e-9)
+    assert s.tpot_s == pytest.approx(weights + _part(s, "decode: KV cache read") + fixed, rel=1e-9)
+
+
+def test_transformers_generate_is_host_bound_at_batch_one():
+    hf, vllm = _infer(engine="hf", concurrency=1), _infer(engine="vllm", concurrency=1)
+    assert hf.tpot_s > 1.5 * vllm.tpot_s
+
+
+def test_tensor_parallel_decode_pays_two_all_reduces_per_layer():
+    s = _infer(tp=2, gpus=2, concurrency=1)
+    assert _part(s, "decode: tensor-parallel all-reduces") >= 2 * 32 * 8e-6
+
+
+def test_large_batches_become_compute_bound():
+    one, many = _infer(concurrency=1), _infer(concurrency=256, prompt_tokens=100, output_tokens=100)
+    assert many.output_tokens_per_s > 50 * one.output_tokens_per_s
+    assert many.tpot_s > one.tpot_s
+
+
+def test_request_time_is_ttft_plus_output_steps():
+    s = _infer(concurrency=4)
+    assert s.request_s == pytest.approx(s.ttft_s + 200 * s.tpot_s, rel=1e-12)
+    assert s.output_tokens_per_s == pytest.approx(4 / s.tpot_s, rel=1e-12)
+
+
+def test_llamacpp_quantized_prefill_runs_mmq_and_f16_runs_cublas():
+    q4 = _infer(gpu="rtx-4090", engine="llama.cpp", weights="Q4_0", model="llama-2-7b", prompt_tokens=512,
+                output_tokens=1, context=513)
+    f16 = _infer(gpu="rtx-4090", engine="llama.cpp", weights="F16", model="llama-2-7b", prompt_tokens=512,
+                 output_tokens=1, context=513)
+    q4_words = next(p.formula for p in q4.parts if p.name == "prefill: gemm")
+    f16_words = next(p.formula for p in f16.parts if p.name == "prefill: gemm")
+    assert "MMQ" in q4_words and "cuBLAS FP16" in f16_words
+    # decode reads 4-bit blocks: far fewer bytes than F16
+    assert q4.tpot_s < 0.5 * f16.tpot_s
+
+
+def test_an_assumed_rate_is_said():
+    # Ada's GEMM efficiency borrows Ampere's measurement: assumed; Hopper's is measured
+    assert _train(gpu="rtx-4090", model="llama-3.2-1b").assumed is True
+    assert _train(gpu="h100-sxm").assumed is False
+
+
+def test_the_request_must_fit_the_context():
+    with pytest.raises(InputError) as e:
+        _infer(prompt_tokens=4000, output_tokens=200, context=4096)
+    assert "do not fit --context 4,096" in str(e.value)
+
+
+def test_prompt_tokens_need_a_card():
+    from planner import estimate
+
+    with pytest.raises(InputError) as e:
+        estimate(catalog=_cat(), model="llama-3.1-8b", task="infer", prompt_tokens=100)
+    assert "give --gpu" in str(e.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "x", math.inf])
+def test_token_counts_are_whole_and_positive(bad):
+    with pytest.raises(InputError) as e:
+        _infer(prompt_tokens=bad)
+    assert "--prompt-tokens must be a whole number of tokens" in str(e.value)
+
+
+def test_prompt_and_output_alone_set_the_context():
+    from planner import estimate
+
+    r = estimate(catalog=_cat(), gpu="h100-sxm", model="llama-3.1-8b", task="infer", engine="vllm",
+                 prompt_tokens=3000, output_tokens=500)
+    assert r.workload.infer.context == 3500
+    assert r.speed.prompt_tokens == 3000 and r.speed.output_tokens == 500
+
+
+def test_the_speed_object_names_every_key_the_issue_lists():
+    train = _train().to_dict()
+    assert {"tokens_per_s", "step_s", "mfu", "parts"} <= set(train)
+    infer = _infer().to_dict()
+    assert {"prefill_tokens_per_s", "ttft_s", "tpot_s", "output_tokens_per_s", "request_s", "parts"} <= set(infer)
+    for p in train["parts"] + infer["parts"]:
+        assert p["formula"] and p["source"] and p["seconds"] >= 0

@@ -19,7 +19,9 @@ from planner.model.architecture import from_hf_config
 from planner.cli.main import main
 from planner.core.errors import InputError
 from planner.memory import estimate
-from planner.memory.activations import dora_temporaries, layer_saved_tensors, regime_for
+from planner.memory.dora import dora_temporaries
+from planner.memory.layer import layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.states import lora_parameters
 from planner.workload.spec import workload_from_mapping
 

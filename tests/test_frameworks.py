@@ -19,12 +19,10 @@ from planner.cli.main import main as cli
 from planner.core.errors import InputError
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import (
-    compiled_layer_saved_tensors,
-    layer_saved_tensors,
-    regime_for,
-    unsloth_layer_saved_tensors,
-)
+from planner.memory.compiled import compiled_layer_saved_tensors
+from planner.memory.layer import layer_saved_tensors
+from planner.memory.saved import regime_for
+from planner.memory.unsloth import unsloth_layer_saved_tensors
 from planner.memory.loss import LossSpec, loss_bytes, loss_spec
 from planner.workload.frameworks import bnb_keeps_4bit_inputs, defaults, parse_version
 from planner.workload.spec import workload_from_mapping
@@ -543,7 +541,8 @@ def test_adapter_layer_saved_tensors_by_hand():
     # later layers: the frozen LitGPT layer (norm 256 + 4, rotated q and k 2 x 128, the fused qkv kept by V's
     # view 3 x 128, SDPA output 128 and lse 4 x 4, MLP 1,028) = 2,072 B, plus the adapter SDPA's output 128,
     # its lse 16 and the mask as a bf16 bias padded from 10 to 16 columns 32 B: 2,248 B per token.
-    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+    from planner.memory.litgpt_adapter import adapter_layer_saved_tensors
+    from planner.memory.saved import regime_for
 
     a, r = arch_of(TINY4), regime_for("pure-bf16")
     first = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True)
@@ -561,7 +560,8 @@ def test_adapter_nf4_base_before_bnb_0_43_2_keeps_the_proj_input():
     # load_in_4bit (LitGPT --quantize bnb.nf4) with bitsandbytes 0.41.1: every 4-bit linear whose input requires
     # grad keeps it on its ctx. The first adapted layer's attention input needs none; its proj input (the sum
     # with the gated adapter output, 64 x 2 B) and the MLP inputs do
-    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+    from planner.memory.litgpt_adapter import adapter_layer_saved_tensors
+    from planner.memory.saved import regime_for
 
     a, r = arch_of(TINY4), regime_for("pure-bf16")
     old = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True, base_keeps_inputs=True)
@@ -726,7 +726,7 @@ def test_refusal_exits_2_with_one_line():
 def test_unsloth_layer_backward_working_set():
     # Llama-3.1-8B-like layer, bf16: LoRA_MLP.backward's DW (f = 14,336) + dY and the recomputed output
     # (2 x h = 8,192), 2 B each; xformers keeps K and V expanded to all 32 heads (3 x q = 12,288 values)
-    from planner.memory.activations import unsloth_backward_working_set
+    from planner.memory.unsloth import unsloth_backward_working_set
 
     cfg = {**TINY, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
            "num_key_value_heads": 8}

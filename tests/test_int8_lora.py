@@ -20,7 +20,9 @@ from planner.catalog.loader import load_catalog
 from planner.cli.main import main
 from planner.core.errors import InputError
 from planner.memory import estimate
-from planner.memory.activations import activation_parts, layer_saved_tensors, regime_for
+from planner.memory.activations import activation_parts
+from planner.memory.layer import layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.quant import int8_training_buffer_bytes
 from planner.speed.timing import default_mfu
 from planner.workload.spec import check_gpu_support, workload_from_mapping

@@ -13,7 +13,9 @@ import yaml
 
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import activation_bytes, layer_saved_tensors, regime_for
+from planner.memory.activations import activation_bytes
+from planner.memory.layer import layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes, moe_block_bytes, prefill_peak_bytes
 from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.memory.states import lora_parameters, model_state_components
@@ -548,7 +550,7 @@ def test_allocator_headroom_leaves_out_the_weights():
 def test_lora_saved_inputs_copy_share_or_dropout():
     # peft: lora_A(dropout(x.to(adapter dtype))). Llama-2-7B layer, pure bf16, SDPA, r=8 on all
     # seven linears (h=4096, q=4096, f=11008):
-    from planner.memory.activations import layer_saved_tensors
+    from planner.memory.layer import layer_saved_tensors
 
     arch = catalog_arch("llama-2-7b")
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")

@@ -13,17 +13,11 @@ import math
 from dataclasses import replace
 from fractions import Fraction
 
-from planner.memory.activations import (
-    DORA_SRC,
-    compile_not_modelled,
-    KORTHIKANTI,
-    UNSLOTH_BACKWARD_SRC,
-    activation_parts,
-    dora_temporaries,
-    regime_for,
-    unsloth_backward_working_set,
-    unsloth_kernels_apply,
-)
+from planner.memory.activations import activation_parts
+from planner.memory.compiled import compile_not_modelled
+from planner.memory.dora import DORA_SRC, dora_temporaries
+from planner.memory.saved import KORTHIKANTI, regime_for
+from planner.memory.unsloth import UNSLOTH_BACKWARD_SRC, unsloth_backward_working_set, unsloth_kernels_apply
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
 from planner.memory.loss import HEAD_BACKWARD_SRC, head_backward_bytes, loss_bytes, loss_spec

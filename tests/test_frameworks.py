@@ -20,7 +20,7 @@ from planner.core.errors import InputError
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
 from planner.memory.compiled import compiled_layer_saved_tensors
-from planner.memory.layer import layer_saved_tensors
+from planner.memory.layer import LayerOptions, layer_saved_tensors
 from planner.memory.saved import regime_for
 from planner.memory.unsloth import unsloth_layer_saved_tensors
 from planner.memory.loss import LossSpec, loss_bytes, loss_spec
@@ -215,8 +215,8 @@ def _per_token(saved):
 
 def test_torchtune_expands_kv_before_sdpa():
     # torchtune attention.py: k/v expanded to all 4 heads before SDPA: c x 3 x q_dim = 384 B, vs c x (q + 2k) = 256 B
-    tt = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=True, code="torchtune")
-    hf = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=True)
+    tt = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=True, code="torchtune"))
+    hf = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=True))
     assert _per_token(tt) - _per_token(hf) == 384 - 256
 
 
@@ -225,14 +225,14 @@ def test_litgpt_layer_saved_set():
     # norm 1: fp32 input 256 + rsqrt 4; dropout output 128 + mask 64; A output 2 x r(8) x 2 = 32;
     # zero_pad source (q 64 + v 32 widths) x 2 = 192; q and k at every head 2 x 2 x 64 = 256; v expanded 128;
     # SDPA output 128 + lse 16; norm 2: 256 + 4; MLP gate 256, act and up 512 -> 2,232
-    saved = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"),
-                                lora_rank=8, adapter_bytes=2, lora_dropout=0.05, code="litgpt")
+    saved = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"),
+                                lora_rank=8, adapter_bytes=2, lora_dropout=0.05, code="litgpt"))
     assert _per_token(saved) == 2_232
 
 
 def test_litgpt_keeps_the_fused_output_for_multi_head_attention():
     mha = {**TINY, "num_key_value_heads": 4}
-    saved = layer_saved_tensors(arch_of(mha), REG, attention="sdpa", full=False, code="litgpt")
+    saved = layer_saved_tensors(arch_of(mha), REG, LayerOptions(attention="sdpa", full=False, code="litgpt"))
     fused = [t for t in saved if t.name.startswith("fused q/k/v output")]
     assert fused and fused[0].bytes_per_token == 2 * (64 + 2 * 64)  # the whole attn output, c x 3h
 
@@ -677,10 +677,10 @@ def test_litgpt_phi_layer_has_no_dropout_and_a_one_op_gelu():
     arch, h, f = arch_of(PHI_1_5), 2048, 8192
     kw = dict(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"), lora_rank=8, adapter_bytes=2,
               lora_dropout=0.05)
-    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), code="litgpt", **kw)
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(code="litgpt", **kw))
     assert sum(t.bytes_per_token for t in lit) == 2 * h * 10 + h + 8 + 32 + 128 + 2 * f
     assert not any("dropout mask (attention)" in t.name or "residual dropout" in t.name for t in lit)
-    hf = layer_saved_tensors(arch, regime_for("pure-bf16"), code="transformers", **kw)
+    hf = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(code="transformers", **kw))
     # Transformers' phi: gelu_new keeps 4 tensors of f and resid_pdrop 0.1 keeps a 1-byte mask per sublayer
     assert any(t.name == "MLP gelu_new intermediates" and t.bytes_per_token == 4 * 2 * f for t in hf)
     assert any(t.name.startswith("residual dropout mask") for t in hf)
@@ -690,8 +690,8 @@ def test_litgpt_falcon_multi_query_takes_a_fused_kernel():
     # LitGPT expands K and V to every head before SDPA (flash takes them); Transformers' Falcon-7B passes one
     # K/V head without enable_gqa and takes the math path (fp32 q, k, v and probabilities)
     arch = arch_of(FALCON_7B)
-    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False,
-                              lora_targets=("query_key_value",), lora_rank=8, code="litgpt")
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=False,
+                              lora_targets=("query_key_value",), lora_rank=8, code="litgpt"))
     assert not any("math path" in t.name or t.quadratic for t in lit)
     assert any(t.name == "value expanded to every head" and t.bytes_per_token == 2 * 4544 for t in lit)
 

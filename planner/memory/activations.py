@@ -4,9 +4,9 @@ parallelism."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from planner.memory.layer import layer_saved_tensors
+from planner.memory.layer import LayerOptions, layer_saved_tensors
 from planner.memory.litgpt_adapter import adapter_layer_saved_tensors
 from planner.memory.saved import Regime, SavedTensor
 from planner.model.architecture import Architecture
@@ -155,15 +155,15 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
         arch = decoder_proxy(arch)  # the generic decoder rule on the model's widths
     b, s, L = micro_batch, seq_len, arch.num_hidden_layers
     tokens = b * s
+    options = LayerOptions(attention=attention, full=full, lora_targets=lora_targets, lora_rank=lora_rank,
+                           adapter_bytes=adapter_bytes, lora_dropout=lora_dropout, cpu_dropout=cpu_dropout,
+                           use_dora=use_dora, weight_cast=weight_cast, base_keeps_inputs=base_keeps_inputs,
+                           cpu_kernels=cpu_dropout, code=code, compiled=compiled)
 
     def layer_bytes(g: Architecture, input_requires_grad: bool) -> tuple[int, int, int, int, int]:
         """Per-token linear and quadratic bytes, the per-layer (weight-shaped) bytes, the layer's
         total, and the per-token bytes of ctx attributes (which checkpointing cannot drop)."""
-        saved = layer_saved_tensors(g, regime, attention=attention, full=full, lora_targets=lora_targets,
-                                    lora_rank=lora_rank, adapter_bytes=adapter_bytes, lora_dropout=lora_dropout,
-                                    cpu_dropout=cpu_dropout, use_dora=use_dora, weight_cast=weight_cast,
-                                    input_requires_grad=input_requires_grad, base_keeps_inputs=base_keeps_inputs,
-                                    cpu_kernels=cpu_dropout, code=code, compiled=compiled)
+        saved = layer_saved_tensors(g, regime, replace(options, input_requires_grad=input_requires_grad))
         lin = sum(t.bytes_per_token for t in saved if not t.quadratic and not t.per_layer)
         quad = sum(t.bytes_per_token for t in saved if t.quadratic)
         per_layer = sum(t.bytes_per_token for t in saved if t.per_layer)
@@ -186,11 +186,7 @@ def activation_parts(arch: Architecture, regime: Regime, *, micro_batch: int, se
 
     def ctx_own(g: Architecture) -> int:
         """Per-token bytes of the ctx tensors' own storage in a layer of ``g`` (within its saved bytes)."""
-        return sum(t.bytes_per_token for t in layer_saved_tensors(
-            g, regime, attention=attention, full=full, lora_targets=lora_targets, lora_rank=lora_rank,
-            adapter_bytes=adapter_bytes, lora_dropout=lora_dropout, cpu_dropout=cpu_dropout, use_dora=use_dora,
-            weight_cast=weight_cast, base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_dropout, code=code,
-            compiled=compiled) if t.ctx_bytes_per_token)
+        return sum(t.bytes_per_token for t in layer_saved_tensors(g, regime, options) if t.ctx_bytes_per_token)
     tp_txt = f"; / t={tp} (sequence parallel)" if tp > 1 else ""
 
     def layer_text(lin: int, quad: int, fixed: int) -> tuple[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.memory.layer import MLP_MARKER, layer_saved_tensors
+from planner.memory.layer import MLP_MARKER, LayerOptions, layer_saved_tensors
 from planner.memory.saved import Regime, SavedTensor
 from planner.model.architecture import Architecture
 
@@ -42,8 +42,9 @@ def adapter_layer_saved_tensors(arch: Architecture, regime: Regime, *, attention
     aT = LITGPT_ADAPTER_PROMPT_LENGTH
     c = regime.compute
     q, a, o = arch.q_dim, arch.num_attention_heads, arch.o_dim
-    frozen = layer_saved_tensors(arch, regime, attention=attention, full=False, base_keeps_inputs=base_keeps_inputs,
-                                 cpu_kernels=cpu_kernels, code="litgpt", mlp_marker=True)
+    frozen = layer_saved_tensors(arch, regime, LayerOptions(attention=attention, full=False,
+                                                            base_keeps_inputs=base_keeps_inputs, cpu_kernels=cpu_kernels,
+                                                            code="litgpt", mlp_marker=True))
     cut = next(i for i, t in enumerate(frozen) if t.name == MLP_MARKER)
     cache = SavedTensor(f"adapter prefix keys and values (cached: {aT} tokens x q x 2)", 2 * aT * q * c, per_layer=True)
     kept_proj = ([SavedTensor("proj input: the sum with the gated adapter output (kept by the 4-bit linear's ctx)",

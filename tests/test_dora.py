@@ -112,7 +112,7 @@ def test_dora_temporaries_match_an_op_by_op_trace():
     # (32 x 512 x 2 = 32,768 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     torch.manual_seed(0)
 
@@ -209,7 +209,7 @@ def test_dora_temporaries_under_autocast_match_an_op_by_op_trace():
     # copies of lora_A and lora_B ((8 x 512 + 2,048 x 8) x 2 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     i, o, r, tokens = 512, 2048, 8, 32
     torch.manual_seed(0)

@@ -477,7 +477,7 @@ def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: A
                 if hit and hit[0]:
                     out.append(f"{_words(u)} on {n} x {card.id}: {gib_text(hit[1])} per GPU")
                     break
-            from planner.solve.scenario import valid_tp_degrees
+            from planner.solve.choices import valid_tp_degrees
 
             for tp in (x for x in valid_tp_degrees(w0.architecture, 8) if x > i.tp):
                 hit = try_on({"tp": tp, "gpus": tp * i.replicas})

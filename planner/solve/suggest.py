@@ -37,7 +37,8 @@ from planner.core.fields import Entry
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
-from planner.solve.scenario import ScenarioWorkload, Variant, _with
+from planner.solve.choices import _with
+from planner.solve.scenario import ScenarioWorkload, Variant
 from planner.core.units import GiB
 from planner.workload.spec import Workload, workload_from_entry
 
@@ -434,7 +435,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
                     out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
                     break
     else:
-        from planner.solve.scenario import valid_tp_degrees
+        from planner.solve.choices import valid_tp_degrees
 
         # the most the hardware can do as written: the largest allowed tp that fits a node
         v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)

@@ -282,6 +282,86 @@ def measure_train_step(
       kernel's intermediates never become tensors on a GPU. Checkpointing is not combined with it
       (``aot_module`` replaces the layers that Transformers' checkpointing wraps).
     """
+    method = _train_method(mode, optimizer, method, lora_rank, use_dora, load_in_8bit, steps)
+    kbit = method == "qlora" or load_in_8bit
+    t0 = time.perf_counter()
+    torch = _setup(seed, threads)
+    _quiet_transformers()
+    model, lora_info = _train_model(config, torch, mode=mode, method=method, attention=attention,
+                                    checkpointing=checkpointing, use_reentrant=use_reentrant,
+                                    double_quant=double_quant, prepare_kbit_training=prepare_kbit_training,
+                                    load_in_8bit=load_in_8bit, lora_rank=lora_rank, lora_targets=lora_targets,
+                                    lora_dropout=lora_dropout, use_dora=use_dora)
+    # 4-bit weights keep their quantization constants outside the parameters
+    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
+                     _int8_state_tensors(model) if load_in_8bit else [])
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    optimizer_name = optimizer
+    hooks, optimizers = _train_optimizers(model, trainable, optimizer_name, optimizer_in_backward, foreach)
+    if compile:
+        _compile_layers(model)
+    vocab = _vocab(model)
+    autocast = (
+        functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
+        if mode == "amp-bf16" else contextlib.nullcontext
+    )
+
+    if compile:
+        # trace and partition every layer once, before anything is counted
+        with autocast():
+            warm = _forward_loss(model, torch.randint(0, vocab, (micro_batch, seq_len)),
+                                 torch.randint(0, vocab, (micro_batch, seq_len)), use_cache=use_cache,
+                                 loss_chunks=loss_chunks, offload=None)
+        warm.backward()
+        del warm
+        for p in trainable:
+            p.grad = None
+    tracker = make_tracker()
+    if compile:
+        model._tracker_holder["tracker"] = tracker
+    gc.collect()
+    step_results = []
+    with tracker:
+        tracker.track_existing(params, "<parameters>")
+        tracker.track_existing(model.buffers(), "<buffers>")
+        tracker.track_existing(quant_tensors, "<quant_state>")
+        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
+                      | tracker.keys_of(quant_tensors))
+        for step in range(steps):
+            step_results.append(_train_step(
+                torch, tracker, model, trainable, optimizers, param_keys, autocast=autocast, vocab=vocab,
+                micro_batch=micro_batch, seq_len=seq_len, use_cache=use_cache, loss_chunks=loss_chunks,
+                offload_activations=offload_activations, optimizer_in_backward=optimizer_in_backward,
+                crosscheck=crosscheck and step == steps - 1))
+    for hook in hooks:
+        hook.remove()
+
+    workload = {
+        "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
+        "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
+        "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
+        **({"use_reentrant": True} if use_reentrant else {}),
+        "method": method,
+        **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
+        **({"load_in_8bit": True} if load_in_8bit else {}),
+        **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
+        **({"loss_chunks": int(loss_chunks)} if loss_chunks > 1 else {}),
+        **({"optimizer_in_backward": True} if optimizer_in_backward else {}),
+        **({"offload_activations": True} if offload_activations else {}),
+        **({"compile": "aot min_cut_rematerialization_partition per decoder layer"} if compile else {}),
+    }
+    return _train_result(workload, model, params, trainable, quant_tensors, tracker, step_results, kbit=kbit,
+                         attention=attention, mode=mode, crosscheck=crosscheck, t0=t0)
+
+
+def _train_method(mode: str, optimizer: str, method: str | None, lora_rank: int | None, use_dora: bool,
+                  load_in_8bit: bool, steps: int) -> str:
+    """:func:`measure_train_step`'s method ('full' unless a LoRA rank is given), its arguments checked.
+
+    Raises:
+        ValueError: an unknown mode, optimizer or method, or arguments that do not go together.
+    """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
     if optimizer not in OPTIMIZER_CLASSES:
@@ -298,12 +378,18 @@ def measure_train_step(
         raise ValueError("method qlora computes in bf16: use mode pure-bf16")
     if load_in_8bit and (method != "lora" or mode != "pure-bf16"):
         raise ValueError("load_in_8bit is LoRA on an 8-bit base: use method lora and mode pure-bf16")
-    kbit = method == "qlora" or load_in_8bit
     if steps < 1:
         raise ValueError("steps must be >= 1")
-    t0 = time.perf_counter()
-    torch = _setup(seed, threads)
-    _quiet_transformers()
+    return method
+
+
+def _train_model(config: Mapping[str, Any], torch: Any, *, mode: str, method: str, attention: str,
+                 checkpointing: bool, use_reentrant: bool, double_quant: bool, prepare_kbit_training: bool,
+                 load_in_8bit: bool, lora_rank: int | None, lora_targets: list[str] | tuple[str, ...] | None,
+                 lora_dropout: float, use_dora: bool) -> tuple[Any, dict[str, Any] | None]:
+    """The model :func:`measure_train_step` trains, in train mode, with its LoRA adapters (peft)
+    when ``lora_rank`` is given; and the adapters' description (None without)."""
+    kbit = method == "qlora" or load_in_8bit
     param_dtype = torch.bfloat16 if mode == "pure-bf16" else torch.float32
     if kbit:
         model = (build_qlora_model(config, attention=attention, double_quant=double_quant) if method == "qlora"
@@ -334,12 +420,14 @@ def measure_train_step(
         model.train()
         lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout),
                      **({"use_dora": True} if use_dora else {})}
-    # 4-bit weights keep their quantization constants outside the parameters
-    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
-                     _int8_state_tensors(model) if load_in_8bit else [])
-    params = list(model.parameters())
-    trainable = [p for p in params if p.requires_grad]
-    optimizer_name = optimizer
+    return model, lora_info
+
+
+def _train_optimizers(model: Any, trainable: list[Any], optimizer_name: str, optimizer_in_backward: bool,
+                      foreach: bool) -> tuple[list[Any], list[Any]]:
+    """The optimizers of :func:`measure_train_step` and the gradient hooks that step them: one
+    optimizer for every trainable parameter and no hooks, or with ``optimizer_in_backward`` one per
+    parameter, stepped (and its gradient freed) by a post-accumulate-grad hook."""
     if optimizer_in_backward:
         # torchtune training/memory.py: {p: optimizer([p])} and a post-accumulate-grad hook per parameter
         per_param = {p: build_optimizer(optimizer_name, [p], model=model, foreach=foreach) for p in trainable}
@@ -353,107 +441,77 @@ def measure_train_step(
     else:
         hooks = []
         optimizers = [build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)]
-    if compile:
-        _compile_layers(model)
-    vocab = _vocab(model)
-    autocast = (
-        functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
-        if mode == "amp-bf16" else contextlib.nullcontext
-    )
+    return hooks, optimizers
 
-    if compile:
-        # trace and partition every layer once, before anything is counted
-        with autocast():
-            warm = _forward_loss(model, torch.randint(0, vocab, (micro_batch, seq_len)),
-                                 torch.randint(0, vocab, (micro_batch, seq_len)), use_cache=use_cache,
-                                 loss_chunks=loss_chunks, offload=None)
-        warm.backward()
-        del warm
-        for p in trainable:
-            p.grad = None
-    tracker = make_tracker()
-    if compile:
-        model._tracker_holder["tracker"] = tracker
+
+def _train_step(torch: Any, tracker: Any, model: Any, trainable: list[Any], optimizers: list[Any],
+                param_keys: set[int], *, autocast: Any, vocab: int, micro_batch: int, seq_len: int,
+                use_cache: bool, loss_chunks: int, offload_activations: bool, optimizer_in_backward: bool,
+                crosscheck: bool) -> dict[str, Any]:
+    """One training step of :func:`measure_train_step` in one tracker window (forward, backward and
+    optimizer phases); its window summary with the loss, the breakdown at the peak, the gradient and
+    optimizer-state bytes (and the CPU allocator's count with ``crosscheck``)."""
     gc.collect()
-    step_results = []
-    with tracker:
-        tracker.track_existing(params, "<parameters>")
-        tracker.track_existing(model.buffers(), "<buffers>")
-        tracker.track_existing(quant_tensors, "<quant_state>")
-        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
-                      | tracker.keys_of(quant_tensors))
-        probe: dict[str, Any] = {}
-        for step in range(steps):
-            gc.collect()
-            last = step == steps - 1
-            probing = _cpu_allocator_probe(probe) if crosscheck and last else contextlib.nullcontext()
-            probing.__enter__()
-            window = tracker.begin_window()
-            with tracker.phase("forward"):
-                input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
-                labels = input_ids.clone()
-                with autocast():
-                    loss = _forward_loss(model, input_ids, labels, use_cache=use_cache, loss_chunks=loss_chunks,
-                                         offload=(_offload_hooks(tracker, param_keys) if offload_activations
-                                                  else None))
-            with tracker.phase("backward"):
-                loss.backward()
-                loss_value = float(loss.detach())
-                del loss, input_ids, labels
-            with tracker.phase("optimizer"):
-                grads = [p.grad for p in trainable if p.grad is not None]
-                grad_keys = tracker.keys_of(grads)
-                grad_bytes = tracker.bytes_of(grads)
-                del grads
-                if not optimizer_in_backward:
-                    optimizers[0].step()
-                state_tensors = [v for opt_ in optimizers for st in opt_.state.values()
-                                 for k, v in st.items() if torch.is_tensor(v) and k != "step"]
-                step_tensors = [st["step"] for opt_ in optimizers for st in opt_.state.values()
-                                if torch.is_tensor(st.get("step"))]
-                # 'step' counters are CPU scalars even when training on CUDA: not device memory
-                tracker.exclude(step_tensors)
-                state_keys = tracker.keys_of(state_tensors)
-                state_bytes = tracker.bytes_of(state_tensors)
-                if not optimizer_in_backward:
-                    optimizers[0].zero_grad(set_to_none=True)
-            window = tracker.end_window()
-            probing.__exit__(None, None, None)
-            summary = _window_summary(window)
-            if crosscheck and last:
-                summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
-            summary["loss"] = loss_value
-            summary["breakdown_at_peak"] = _breakdown(window, {
-                "parameters": param_keys,
-                "gradients": grad_keys,
-                "optimizer_state": state_keys,
-            })
-            summary["gradient_bytes"] = grad_bytes
-            summary["optimizer_state_bytes"] = state_bytes
-            opt = window.phases["optimizer"]
-            summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
-            step_results.append(summary)
-            del state_tensors, step_tensors
-    for hook in hooks:
-        hook.remove()
+    probe: dict[str, Any] = {}
+    probing = _cpu_allocator_probe(probe) if crosscheck else contextlib.nullcontext()
+    probing.__enter__()
+    window = tracker.begin_window()
+    with tracker.phase("forward"):
+        input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
+        labels = input_ids.clone()
+        with autocast():
+            loss = _forward_loss(model, input_ids, labels, use_cache=use_cache, loss_chunks=loss_chunks,
+                                 offload=(_offload_hooks(tracker, param_keys) if offload_activations
+                                          else None))
+    with tracker.phase("backward"):
+        loss.backward()
+        loss_value = float(loss.detach())
+        del loss, input_ids, labels
+    with tracker.phase("optimizer"):
+        grads = [p.grad for p in trainable if p.grad is not None]
+        grad_keys = tracker.keys_of(grads)
+        grad_bytes = tracker.bytes_of(grads)
+        del grads
+        if not optimizer_in_backward:
+            optimizers[0].step()
+        state_tensors = [v for opt_ in optimizers for st in opt_.state.values()
+                         for k, v in st.items() if torch.is_tensor(v) and k != "step"]
+        step_tensors = [st["step"] for opt_ in optimizers for st in opt_.state.values()
+                        if torch.is_tensor(st.get("step"))]
+        # 'step' counters are CPU scalars even when training on CUDA: not device memory
+        tracker.exclude(step_tensors)
+        state_keys = tracker.keys_of(state_tensors)
+        state_bytes = tracker.bytes_of(state_tensors)
+        if not optimizer_in_backward:
+            optimizers[0].zero_grad(set_to_none=True)
+    window = tracker.end_window()
+    probing.__exit__(None, None, None)
+    summary = _window_summary(window)
+    if crosscheck:
+        summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
+    summary["loss"] = loss_value
+    summary["breakdown_at_peak"] = _breakdown(window, {
+        "parameters": param_keys,
+        "gradients": grad_keys,
+        "optimizer_state": state_keys,
+    })
+    summary["gradient_bytes"] = grad_bytes
+    summary["optimizer_state_bytes"] = state_bytes
+    opt = window.phases["optimizer"]
+    summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
+    del state_tensors, step_tensors
+    return summary
 
+
+def _train_result(workload: dict[str, Any], model: Any, params: list[Any], trainable: list[Any],
+                  quant_tensors: list[Any], tracker: Any, step_results: list[dict[str, Any]], *, kbit: bool,
+                  attention: str, mode: str, crosscheck: bool, t0: float) -> dict[str, Any]:
+    """:func:`measure_train_step`'s report: the workload, the model's counts, the last step's peak and
+    breakdown, the first step's, the losses and the notes."""
     last = step_results[-1]
     result = {
         "kind": "train",
-        "workload": {
-            "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
-            "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
-            "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
-            **({"use_reentrant": True} if use_reentrant else {}),
-            "method": method,
-            **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
-            **({"load_in_8bit": True} if load_in_8bit else {}),
-            **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
-            **({"loss_chunks": int(loss_chunks)} if loss_chunks > 1 else {}),
-            **({"optimizer_in_backward": True} if optimizer_in_backward else {}),
-            **({"offload_activations": True} if offload_activations else {}),
-            **({"compile": "aot min_cut_rematerialization_partition per decoder layer"} if compile else {}),
-        },
+        "workload": workload,
         "model": {
             "class": type(model).__name__,
             "parameters": sum(p.numel() for p in params),

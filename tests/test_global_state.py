@@ -1,6 +1,6 @@
 """No interpreter-wide state changed by a library call (issue 33).
 
-A program that imports the planner keeps its own garbage-collector settings and locale, even
+A program that imports the planner keeps its own garbage-collector settings, locale and umask, even
 while a call runs (another of its threads would see a change), and no module keeps a cache at
 module level (a long-lived caller's memory would grow with each call, and a test's result would
 depend on the tests before it). Each check can fail: the recorders below see every call of the
@@ -14,6 +14,7 @@ import functools
 import gc
 import importlib
 import locale
+import os
 import pkgutil
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ from planner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
-#: The functions that change the collector's or the locale's process-wide state.
-CHANGERS = {gc: ("disable", "enable", "set_threshold", "freeze", "unfreeze"), locale: ("setlocale",)}
+#: The functions that change the collector's, the locale's or the file-mode mask's process-wide state.
+CHANGERS = {gc: ("disable", "enable", "set_threshold", "freeze", "unfreeze"), locale: ("setlocale",), os: ("umask",)}
 
 
 @pytest.fixture

@@ -14,9 +14,10 @@ A set of files that must change together (a plan's reports) is written with
 
 from __future__ import annotations
 
+import errno
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from planner.core.errors import OutputError
@@ -63,9 +64,9 @@ def write_bytes(path: Path, data: bytes) -> Path:
             raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{cut_utf8(path.name, _TMP_NAME_BYTES)}.", suffix=".tmp",
-                                        dir=directory)
-        os.chmod(tmp_name, _mode_for(path))
+        fd, tmp_name = _new_temp(directory, path.name)
+        if st is not None:  # a new file has the mode a plain open() gives it: 0o666 less the umask
+            os.chmod(tmp_name, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -90,14 +91,25 @@ def write_text(path: Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def _mode_for(path: Path) -> int:
-    """The permissions the file would get from a plain open(): the old file's, else 0o666 less the umask."""
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        mask = os.umask(0o022)
-        os.umask(mask)
-        return 0o666 & ~mask
+def _new_temp(directory: Path, name: str) -> tuple[int, str]:
+    """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
+
+    Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
+    process's umask), so the umask is never read by changing it (``os.umask`` sets it for every
+    thread of the process). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
+
+    Raises:
+        OSError: the directory cannot be written (FileExistsError after 100 taken names).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    stem = cut_utf8(name, _TMP_NAME_BYTES)
+    for _ in range(100):
+        tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

@@ -18,6 +18,7 @@ import errno
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.errors import OutputError
@@ -45,8 +46,9 @@ def ensure_dir(directory: Path) -> Path:
     return d
 
 
-def write_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, os.replace).
+def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
+    """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
+    in the same directory, fsync, os.replace).
 
     Raises:
         OutputError: the directory is missing or unwritable, the disk is full, or the
@@ -68,7 +70,8 @@ def write_bytes(path: Path, data: bytes) -> Path:
         if st is not None:  # a new file has the mode a plain open() gives it: 0o666 less the umask
             os.chmod(tmp_name, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp_name, path)
@@ -89,6 +92,12 @@ def write_bytes(path: Path, data: bytes) -> Path:
 def write_text(path: Path, text: str) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
     return write_bytes(path, text.encode("utf-8"))
+
+
+def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:
+    """Write the UTF-8 text of ``chunks``, one after the other, to ``path`` atomically (see
+    :func:`write_bytes`): the whole text is never in memory at once."""
+    return write_bytes(path, (c.encode("utf-8") for c in chunks))
 
 
 def _new_temp(directory: Path, name: str) -> tuple[int, str]:

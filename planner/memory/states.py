@@ -839,6 +839,24 @@ def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableS
         out.append(Component("unsharded gradient of the unit in backward (FSDP)", GPU, unit_grad,
                              f"one unit's new gradient before it is {what} ({unit_grad:,} B)", src, phase=fwd_phase))
 
+    out += _fsdp_optimizer_components(train, shape, recipe, opt, nt=nt, ab=ab)
+    return out
+
+
+def _fsdp_optimizer_components(train: Training, shape: TrainableShape, recipe: Recipe, opt: Optimizer, *, nt: int,
+                               ab: int) -> list[Component]:
+    """:func:`fsdp_state_components`' optimizer states (sharded, paged or offloaded with the
+    parameters) and step temporaries; ``ab``: the adapters' bytes per value."""
+    N = train.data_parallel
+    full = train.method == "full"
+    offload = train.offload_params
+    shard_where = HOST if offload else GPU
+    off = ", in host RAM (CPUOffload)" if offload else ""
+    out: list[Component] = []
+
+    def sh(n: int) -> int:
+        return -(-n // N)
+
     # ---- optimizer states and step ---------------------------------------------------------
     state_b = recipe.state_bytes if full else ab
     sb, sformula = _state_bytes(opt, state_b, shape)

@@ -69,3 +69,18 @@ def test_run_all_prints_the_four_ratios_and_the_500_workload_time_with_targets()
     # issue 20: 500 workloads with the workbook in under 10 s, an absolute target (then the CPU time)
     assert big[0] == "workbook-500" and big[-5] == "10.0s" and big[-4] in ("PASS", "FAIL") and big[-3] == "(CPU"
     assert lines[7].split()[1:4] == ["of", "5", "within"]
+
+
+def test_bench_scaling_prints_rows_and_slopes(tmp_path):
+    """bench_scaling on 1x and 2x the GPUs: one line per factor, then the two slopes. Rows grow with
+    the catalog, not its square (issue 33): 2x the GPUs (each copy with its baseboards) at most
+    doubles the candidate rows (1,209 to 2,406), where listing every GPU x platform pair gave 2.3x
+    (1,537 to 3,538)."""
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_scaling.py"), "--factors", "1", "2",
+                             "--repeats", "1", "--keep", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split(":")[0].strip() for line in lines[:2]] == ["1x", "2x"]
+    assert lines[2].startswith("time: slope 1x-2x ") and lines[3].startswith("peak memory: slope 1x-2x ")
+    rows = [int(line.split("MiB peak,")[1].split("rows")[0].replace(",", "")) for line in lines[:2]]
+    assert rows[1] <= 2 * rows[0]

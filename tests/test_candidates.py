@@ -299,10 +299,21 @@ def test_form_factor_and_baseboards():
     hgx = platform("hgx", form_factors=("sxm",), slots=(), fixed_gpu="sxm-card", fixed_gpu_count=4, max_gpus=4)
     cat = tiny_catalog(gpus=[sxm, other, pcie], platforms=[platform("box"), hgx])
     cs = build(scen(cat, infer_workload()), cat)
-    assert one(cs, gpu_id="sxm-card", platform_id="box")["why_not"] == "sxm-card is an SXM module; box takes pcie GPUs"
-    assert one(cs, gpu_id="other-sxm", platform_id="hgx")["why_not"] == \
-        "hgx is a baseboard that carries exactly 4 x sxm-card, not other-sxm"
-    assert one(cs, gpu_id="card", platform_id="hgx")["why_not"] == "card is a PCIe card; hgx takes only its 4 x sxm-card"
+    # pairs that can never combine are summarised, one row per platform and rule (issue 33): the
+    # row names its first GPU (catalog order) and counts the pairs it stands for
+    box = one(cs, binding="form_factor", platform_id="box")
+    assert (box["gpu_id"], box["represents_count"]) == ("sxm-card", 2)
+    assert box["why_not"] == "sxm-card is an SXM module; box takes pcie GPUs (the same for 1 other GPU on box: other-sxm)"
+    never_hgx = one(cs, binding="form_factor", platform_id="hgx")
+    assert (never_hgx["gpu_id"], never_hgx["represents_count"]) == ("other-sxm", 2)
+    assert never_hgx["why_not"] == ("hgx is a baseboard that carries exactly 4 x sxm-card, not other-sxm "
+                                    "(the same for 1 other GPU on hgx: card)")
+    assert len(rows(cs, binding="form_factor")) == 2
+    # with the PCIe card first in the catalog, it is the one the hgx row names
+    cat_pcie_first = tiny_catalog(gpus=[pcie, sxm], platforms=[platform("box"), hgx])
+    cs_pcie_first = build(scen(cat_pcie_first, infer_workload()), cat_pcie_first)
+    assert one(cs_pcie_first, binding="form_factor", platform_id="hgx")["why_not"] == \
+        "card is a PCIe card; hgx takes only its 4 x sxm-card"
     on_hgx = rows(cs, gpu_id="sxm-card", platform_id="hgx")
     assert set(on_hgx["cards_per_node"]) == {4} and on_hgx["feasible"].all()
     assert on_hgx.iloc[0]["gpus_usd"] == 4 * 5000

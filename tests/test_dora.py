@@ -19,7 +19,9 @@ from planner.model.architecture import from_hf_config
 from planner.cli.main import main
 from planner.core.errors import InputError
 from planner.memory import estimate
-from planner.memory.activations import dora_temporaries, layer_saved_tensors, regime_for
+from planner.memory.dora import dora_temporaries
+from planner.memory.layer import LayerOptions, layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.states import lora_parameters
 from planner.workload.spec import workload_from_mapping
 
@@ -56,8 +58,8 @@ def test_dora_keeps_the_base_and_adapter_outputs_per_token():
     # adapters (4 B): q_proj and v_proj keep 3072 and 1024 outputs of each, (2 + 4) B per value.
     arch = catalog_arch("llama-3.2-3b")
     kw = dict(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"), lora_rank=32, adapter_bytes=4)
-    lora = layer_saved_tensors(arch, regime_for("pure-bf16"), **kw)
-    dora = layer_saved_tensors(arch, regime_for("pure-bf16"), use_dora=True, **kw)
+    lora = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(**kw))
+    dora = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(use_dora=True, **kw))
     extra = sum(t.bytes_per_token for t in dora) - sum(t.bytes_per_token for t in lora)
     assert extra == (2 + 4) * (3072 + 1024)
     assert not any(t.per_layer for t in dora)
@@ -73,13 +75,13 @@ def test_dora_with_dropout_keeps_a_cast_weight_copy_except_below_a_frozen_embedd
               lora_dropout=0.1, use_dora=True, weight_cast=True)
 
     def copies(**more):
-        saved = layer_saved_tensors(arch, regime_for("pure-bf16"), **kw, **more)
+        saved = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(**kw, **more))
         return sum(t.bytes_per_token for t in saved if t.per_layer)
 
     assert copies() == 4 * (512 * 512 + 2048 * 512)
     assert copies(input_requires_grad=False) == 4 * 2048 * 512
     # An fp32 base under fp32 adapters needs no cast: no copy.
-    saved = layer_saved_tensors(arch, regime_for("fp32"), **{**kw, "weight_cast": False})
+    saved = layer_saved_tensors(arch, regime_for("fp32"), LayerOptions(**{**kw, "weight_cast": False}))
     assert not any(t.per_layer for t in saved)
 
 
@@ -110,7 +112,7 @@ def test_dora_temporaries_match_an_op_by_op_trace():
     # (32 x 512 x 2 = 32,768 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     torch.manual_seed(0)
 
@@ -207,7 +209,7 @@ def test_dora_temporaries_under_autocast_match_an_op_by_op_trace():
     # copies of lora_A and lora_B ((8 x 512 + 2,048 x 8) x 2 B).
     torch = pytest.importorskip("torch")
     peft = pytest.importorskip("peft")
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     i, o, r, tokens = 512, 2048, 8, 32
     torch.manual_seed(0)

@@ -208,7 +208,8 @@ def test_deepseek_v3_mtp_module_is_counted_apart():
 def test_kv_cache_bytes_are_what_transformers_allocates(name, dtype):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from planner.validate.measure import _cache_tensors, build_model
+    from planner.validate.builders import build_model
+    from planner.validate.measure import _cache_tensors
     from transformers import DynamicCache
 
     cfg = CASES[name]
@@ -351,7 +352,8 @@ def test_compressed_tensors_weights_need_such_a_checkpoint():
 def test_generic_architecture_counts_and_caches_exactly():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from planner.validate.measure import _cache_tensors, build_model
+    from planner.validate.builders import build_model
+    from planner.validate.measure import _cache_tensors
     from transformers import DynamicCache
 
     cfg = {"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,

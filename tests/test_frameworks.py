@@ -19,12 +19,10 @@ from planner.cli.main import main as cli
 from planner.core.errors import InputError
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import (
-    compiled_layer_saved_tensors,
-    layer_saved_tensors,
-    regime_for,
-    unsloth_layer_saved_tensors,
-)
+from planner.memory.compiled import compiled_layer_saved_tensors
+from planner.memory.layer import LayerOptions, layer_saved_tensors
+from planner.memory.saved import regime_for
+from planner.memory.unsloth import unsloth_layer_saved_tensors
 from planner.memory.loss import LossSpec, loss_bytes, loss_spec
 from planner.workload.frameworks import bnb_keeps_4bit_inputs, defaults, parse_version
 from planner.workload.spec import workload_from_mapping
@@ -217,8 +215,8 @@ def _per_token(saved):
 
 def test_torchtune_expands_kv_before_sdpa():
     # torchtune attention.py: k/v expanded to all 4 heads before SDPA: c x 3 x q_dim = 384 B, vs c x (q + 2k) = 256 B
-    tt = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=True, code="torchtune")
-    hf = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=True)
+    tt = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=True, code="torchtune"))
+    hf = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=True))
     assert _per_token(tt) - _per_token(hf) == 384 - 256
 
 
@@ -227,14 +225,14 @@ def test_litgpt_layer_saved_set():
     # norm 1: fp32 input 256 + rsqrt 4; dropout output 128 + mask 64; A output 2 x r(8) x 2 = 32;
     # zero_pad source (q 64 + v 32 widths) x 2 = 192; q and k at every head 2 x 2 x 64 = 256; v expanded 128;
     # SDPA output 128 + lse 16; norm 2: 256 + 4; MLP gate 256, act and up 512 -> 2,232
-    saved = layer_saved_tensors(arch_of(), REG, attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"),
-                                lora_rank=8, adapter_bytes=2, lora_dropout=0.05, code="litgpt")
+    saved = layer_saved_tensors(arch_of(), REG, LayerOptions(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"),
+                                lora_rank=8, adapter_bytes=2, lora_dropout=0.05, code="litgpt"))
     assert _per_token(saved) == 2_232
 
 
 def test_litgpt_keeps_the_fused_output_for_multi_head_attention():
     mha = {**TINY, "num_key_value_heads": 4}
-    saved = layer_saved_tensors(arch_of(mha), REG, attention="sdpa", full=False, code="litgpt")
+    saved = layer_saved_tensors(arch_of(mha), REG, LayerOptions(attention="sdpa", full=False, code="litgpt"))
     fused = [t for t in saved if t.name.startswith("fused q/k/v output")]
     assert fused and fused[0].bytes_per_token == 2 * (64 + 2 * 64)  # the whole attn output, c x 3h
 
@@ -543,7 +541,8 @@ def test_adapter_layer_saved_tensors_by_hand():
     # later layers: the frozen LitGPT layer (norm 256 + 4, rotated q and k 2 x 128, the fused qkv kept by V's
     # view 3 x 128, SDPA output 128 and lse 4 x 4, MLP 1,028) = 2,072 B, plus the adapter SDPA's output 128,
     # its lse 16 and the mask as a bf16 bias padded from 10 to 16 columns 32 B: 2,248 B per token.
-    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+    from planner.memory.litgpt_adapter import adapter_layer_saved_tensors
+    from planner.memory.saved import regime_for
 
     a, r = arch_of(TINY4), regime_for("pure-bf16")
     first = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True)
@@ -561,7 +560,8 @@ def test_adapter_nf4_base_before_bnb_0_43_2_keeps_the_proj_input():
     # load_in_4bit (LitGPT --quantize bnb.nf4) with bitsandbytes 0.41.1: every 4-bit linear whose input requires
     # grad keeps it on its ctx. The first adapted layer's attention input needs none; its proj input (the sum
     # with the gated adapter output, 64 x 2 B) and the MLP inputs do
-    from planner.memory.activations import adapter_layer_saved_tensors, regime_for
+    from planner.memory.litgpt_adapter import adapter_layer_saved_tensors
+    from planner.memory.saved import regime_for
 
     a, r = arch_of(TINY4), regime_for("pure-bf16")
     old = adapter_layer_saved_tensors(a, r, attention="sdpa", first=True, base_keeps_inputs=True)
@@ -677,10 +677,10 @@ def test_litgpt_phi_layer_has_no_dropout_and_a_one_op_gelu():
     arch, h, f = arch_of(PHI_1_5), 2048, 8192
     kw = dict(attention="sdpa", full=False, lora_targets=("q_proj", "v_proj"), lora_rank=8, adapter_bytes=2,
               lora_dropout=0.05)
-    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), code="litgpt", **kw)
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(code="litgpt", **kw))
     assert sum(t.bytes_per_token for t in lit) == 2 * h * 10 + h + 8 + 32 + 128 + 2 * f
     assert not any("dropout mask (attention)" in t.name or "residual dropout" in t.name for t in lit)
-    hf = layer_saved_tensors(arch, regime_for("pure-bf16"), code="transformers", **kw)
+    hf = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(code="transformers", **kw))
     # Transformers' phi: gelu_new keeps 4 tensors of f and resid_pdrop 0.1 keeps a 1-byte mask per sublayer
     assert any(t.name == "MLP gelu_new intermediates" and t.bytes_per_token == 4 * 2 * f for t in hf)
     assert any(t.name.startswith("residual dropout mask") for t in hf)
@@ -690,8 +690,8 @@ def test_litgpt_falcon_multi_query_takes_a_fused_kernel():
     # LitGPT expands K and V to every head before SDPA (flash takes them); Transformers' Falcon-7B passes one
     # K/V head without enable_gqa and takes the math path (fp32 q, k, v and probabilities)
     arch = arch_of(FALCON_7B)
-    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False,
-                              lora_targets=("query_key_value",), lora_rank=8, code="litgpt")
+    lit = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=False,
+                              lora_targets=("query_key_value",), lora_rank=8, code="litgpt"))
     assert not any("math path" in t.name or t.quadratic for t in lit)
     assert any(t.name == "value expanded to every head" and t.bytes_per_token == 2 * 4544 for t in lit)
 
@@ -726,7 +726,7 @@ def test_refusal_exits_2_with_one_line():
 def test_unsloth_layer_backward_working_set():
     # Llama-3.1-8B-like layer, bf16: LoRA_MLP.backward's DW (f = 14,336) + dY and the recomputed output
     # (2 x h = 8,192), 2 B each; xformers keeps K and V expanded to all 32 heads (3 x q = 12,288 values)
-    from planner.memory.activations import unsloth_backward_working_set
+    from planner.memory.unsloth import unsloth_backward_working_set
 
     cfg = {**TINY, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
            "num_key_value_heads": 8}

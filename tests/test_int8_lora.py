@@ -20,7 +20,9 @@ from planner.catalog.loader import load_catalog
 from planner.cli.main import main
 from planner.core.errors import InputError
 from planner.memory import estimate
-from planner.memory.activations import activation_parts, layer_saved_tensors, regime_for
+from planner.memory.activations import activation_parts
+from planner.memory.layer import LayerOptions, layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.quant import int8_training_buffer_bytes
 from planner.speed.timing import default_mfu
 from planner.workload.spec import check_gpu_support, workload_from_mapping
@@ -59,8 +61,8 @@ def test_int8_base_weights_of_llama_2_7b():
 
 
 def _layer_bytes(arch, **kw):
-    return sum(t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), full=False,
-                                                              lora_targets=("q_proj", "v_proj"), lora_rank=8, **kw))
+    return sum(t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(full=False,
+                                                              lora_targets=("q_proj", "v_proj"), lora_rank=8, **kw)))
 
 
 @pytest.mark.parametrize("attention, extra", [

@@ -435,7 +435,7 @@ def test_gpu_layers_list_with_max_is_refused(tmp_path):
 # ----- scenarios: weights and kv_dtype auto with llama.cpp ------------------------------------------------
 
 def test_weights_and_kv_auto_expand_to_gguf_presets_and_cache_types(tmp_path):
-    from planner.solve.scenario import LLAMACPP_AUTO_VALUES
+    from planner.solve.choices import LLAMACPP_AUTO_VALUES
 
     sc = _scenario(tmp_path, {"model": "llama-3.1-8b", "weights": "auto", "kv_dtype": "auto"})
     pairs = [(v.workload.infer.weights, v.workload.infer.kv_dtype) for v in sc.workloads[0].variants

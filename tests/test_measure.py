@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from planner.validate.measure import ALLOCATOR_ROUNDING, load_grid, round_alloc
+from planner.validate.measure import load_grid
+from planner.validate.tracker import ALLOCATOR_ROUNDING, round_alloc
 
 ROOT = Path(__file__).resolve().parents[1]
 GRID = ROOT / "tests" / "data" / "validation" / "grid.yaml"
@@ -103,7 +104,7 @@ def test_measured_file_matches_grid():
 @pytest.mark.torch
 def test_new_tensor_counts_rounded_bytes():
     torch = _torch()
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -118,7 +119,7 @@ def test_new_tensor_counts_rounded_bytes():
 @pytest.mark.torch
 def test_views_and_in_place_ops_add_nothing():
     torch = _torch()
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -138,7 +139,7 @@ def test_views_and_in_place_ops_add_nothing():
 @pytest.mark.torch
 def test_frees_lower_the_count_and_the_peak_stays():
     torch = _torch()
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     tracker = make_tracker()
     with tracker:
@@ -160,7 +161,7 @@ def test_frees_lower_the_count_and_the_peak_stays():
 @pytest.mark.torch
 def test_resize_and_outside_dispatch_storages():
     torch = _torch()
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     outside = torch.ones(256)  # 1024 bytes, made before tracking and not registered
     tracker = make_tracker()
@@ -198,7 +199,7 @@ def test_linear_training_step_matches_hand_computation():
     The 'step' counter is a CPU scalar even on CUDA and is excluded, as measure_train_step does.
     """
     torch = _torch()
-    from planner.validate.measure import make_tracker
+    from planner.validate.tracker import make_tracker
 
     torch.manual_seed(0)
     lin = torch.nn.Linear(256, 128, bias=False)
@@ -338,7 +339,8 @@ def test_recorded_peaks_reproduce():
     pytest.importorskip("transformers")
     if not MEASURED.exists():
         pytest.skip("measured_cpu.json not generated yet")
-    from planner.validate.measure import measure_inference, measure_train_step, versions
+    from planner.validate.builders import versions
+    from planner.validate.measure import measure_inference, measure_train_step
 
     doc = json.loads(MEASURED.read_text(encoding="utf-8"))
     now = versions()

@@ -13,7 +13,9 @@ import yaml
 
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import activation_bytes, layer_saved_tensors, regime_for
+from planner.memory.activations import activation_bytes
+from planner.memory.layer import LayerOptions, layer_saved_tensors
+from planner.memory.saved import regime_for
 from planner.memory.inference import kv_bytes_per_token, kv_cache_bytes, moe_block_bytes, prefill_peak_bytes
 from planner.memory.quant import nf4_constant_bits, weight_bytes
 from planner.memory.states import lora_parameters, model_state_components
@@ -548,15 +550,15 @@ def test_allocator_headroom_leaves_out_the_weights():
 def test_lora_saved_inputs_copy_share_or_dropout():
     # peft: lora_A(dropout(x.to(adapter dtype))). Llama-2-7B layer, pure bf16, SDPA, r=8 on all
     # seven linears (h=4096, q=4096, f=11008):
-    from planner.memory.activations import layer_saved_tensors
+    from planner.memory.layer import LayerOptions, layer_saved_tensors
 
     arch = catalog_arch("llama-2-7b")
     targets = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
     h, q, f, r = 4096, 4096, 11008, 8
 
     def lora_bytes(**kw):
-        saved = layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False, lora_targets=targets,
-                                    lora_rank=r, **kw)
+        saved = layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=False, lora_targets=targets,
+                                    lora_rank=r, **kw))
         return sum(t.bytes_per_token for t in saved if t.name.startswith("LoRA"))
 
     # fp32 adapters on bf16 activations: each module keeps its own fp32 copy of its input.
@@ -1100,13 +1102,13 @@ def test_moe_layer_keeps_the_gathered_inputs_and_expert_outputs_when_training():
     # Full fine-tune in pure bf16: the up projection's saved input is the k-fold gathered copy (2 x 64 x 2 B per
     # token) and the routing-weight product keeps each expert's output row (2 x 64 x 2 B).
     arch = from_hf_config(TINY_QWEN3_MOE)
-    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=True))}
     assert saved["expert inputs: normalised tokens gathered k=2 times"] == 2 * 64 * 2
     assert saved["expert outputs kept for the routing-weight product (k=2)"] == 2 * 64 * 2
     # With a frozen base (LoRA on attention), no expert weight trains, so the gathered inputs are not kept; the
     # routing weights still need a gradient (the layer's input does), so the expert outputs are.
-    lora = {t.name for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=False,
-                                                lora_targets=("q_proj", "v_proj"), lora_rank=8)}
+    lora = {t.name for t in layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=False,
+                                                lora_targets=("q_proj", "v_proj"), lora_rank=8))}
     assert [n for n in lora if n.startswith("expert")] == ["expert outputs kept for the routing-weight product (k=2)"]
 
 
@@ -1114,12 +1116,12 @@ def test_qk_norm_saves_fp32_inputs_and_one_rsqrt_per_head():
     # Qwen3's q_norm / k_norm: fp32 copies of q (8 heads x 8 = 64 wide) and k (2 x 8 = 16), one fp32 rsqrt per head,
     # and (full fine-tune) the normalised outputs in the compute dtype.
     arch = from_hf_config(TINY_QWEN3_MOE)
-    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    saved = {t.name: t.bytes_per_token for t in layer_saved_tensors(arch, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=True))}
     assert saved["query norm input (fp32)"] == 4 * 64 and saved["key norm input (fp32)"] == 4 * 16
     assert saved["query norm rsqrt (per head)"] == 4 * 8 and saved["key norm rsqrt (per head)"] == 4 * 2
     assert saved["query norm normalised (for the weight gradient)"] == 2 * 64
     llama = from_hf_config({**TINY_QWEN3_MOE, "model_type": "llama", "intermediate_size": 48})
-    names = {t.name for t in layer_saved_tensors(llama, regime_for("pure-bf16"), attention="sdpa", full=True)}
+    names = {t.name for t in layer_saved_tensors(llama, regime_for("pure-bf16"), LayerOptions(attention="sdpa", full=True))}
     assert not any("norm rsqrt (per head)" in n for n in names)
 
 
@@ -1135,7 +1137,7 @@ def test_gemma2_softcapping_keeps_tanh_outputs():
 
     arch = from_hf_config(TINY_GEMMA2)
     bf16 = regime_for("pure-bf16")
-    saved = {t.name: t for t in layer_saved_tensors(arch, bf16, attention="eager", full=True)}
+    saved = {t.name: t for t in layer_saved_tensors(arch, bf16, LayerOptions(attention="eager", full=True))}
     # tanh(scores / 50) keeps its output: 2 B x 4 heads per key, quadratic in the sequence.
     tanh = saved["score softcapping tanh output (2 B)"]
     assert (tanh.bytes_per_token, tanh.quadratic) == (2 * 4, True)

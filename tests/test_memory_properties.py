@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
-from planner.memory.activations import activation_bytes, regime_for
+from planner.memory.activations import activation_bytes
+from planner.memory.saved import regime_for
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 from planner.workload.spec import OFFLOAD_OPTIMIZERS, workload_from_mapping
 

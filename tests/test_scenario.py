@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from planner.core.errors import ScenarioError
-from planner.solve.scenario import AUTO_VALUES, load_scenario, scenario_from_mapping, valid_tp_degrees
+from planner.solve.choices import AUTO_VALUES, valid_tp_degrees
+from planner.solve.scenario import load_scenario, scenario_from_mapping
 from tests.plan_helpers import gpu, infer_workload, nic, platform, tiny_catalog, train_workload
 
 

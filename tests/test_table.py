@@ -152,3 +152,17 @@ def test_a_plan_that_finds_nothing_imports_no_pandas(tmp_path):
     # exit 1: nothing fits (docs/commands.md); the reasons were written, and pandas never imported
     assert r.stderr.strip().splitlines()[-2:] == ["exit 1", "False"]
     assert (tmp_path / "r" / "nofit.csv").exists()
+
+
+def test_csv_chunks_join_to_the_whole_text():
+    """Written a few rows at a time (issue 33), the CSV is the same text: each piece after the first
+    starts at a row, the header comes once, and every cell reads as in the whole column."""
+    import numpy as np
+
+    t = Table({"n": np.arange(25), "x": np.linspace(0, 1, 25), "s": np.array([f"=a{i}" for i in range(25)], dtype=object)},
+              length=25)
+    pieces = list(t.csv_chunks(text=lambda v: "'" + v, rows=10))
+    assert len(pieces) == 3
+    assert "".join(pieces) == t.to_csv(text=lambda v: "'" + v)
+    assert pieces[1].startswith("10,") and pieces[0].startswith("n,x,s\n")
+    assert list(Table({}, length=0).csv_chunks()) == ["\n"]

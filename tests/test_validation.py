@@ -99,7 +99,8 @@ def test_fresh_measurement_meets_the_targets():
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
     pytest.importorskip("bitsandbytes")
-    from planner.validate.measure import load_grid, run_grid, versions
+    from planner.validate.builders import versions
+    from planner.validate.measure import load_grid, run_grid
 
     recorded = json.loads(MEASURED.read_text())["versions"]
     now = versions()

@@ -300,49 +300,8 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                   target=target, capacity_bytes=cap, cuda_total_bytes=card.cuda_total_bytes, headroom=headroom,
                   workload=answer, estimate=answer_est, takes_headroom=takes_headroom(base))
     if best is None:
-        notes = list(answer_est.notes) + ([note] if note else [])
-        vllm = base.infer is not None and base.infer.engine == "vllm"
-        margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
-                  f"{gib_text(card.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
-        hint = ""
-        if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
-            from planner.solve.suggest import utilization_that_fits
-
-            one = make(1)
-            hit = utilization_that_fits(
-                lambda u: dataclasses.replace(one, infer=dataclasses.replace(one.infer, gpu_memory_utilization=u)),
-                base.infer.gpu_memory_utilization, cap, gpu=card)
-            if hit:
-                hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {gib_text(hit[1])} and fits: vLLM keeps "
-                        f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
-            else:
-                hint = " No --gpu-memory-utilization makes it fit."
-            # why vllm serve would refuse to start at 1, as 'planner estimate --gpu' says it
-            one_est = run_estimate(one)
-            budget = vllm_budget(one, one_est, cuda_total=cuda_total_bytes(card), gpu_id=card.id)
-            warnings += [w for w in budget.problems(context=one.infer.context,
-                                                    kv_bytes_per_token=one_est.extra.get("kv_bytes_per_token", 0))
-                         if w not in warnings]
-        result = FitResult(**common, max_value=None, need_bytes=need, next_need_bytes=None, limit=hi,
-                           limited_by=None, notes=tuple(notes), warnings=tuple(warnings),
-                           concurrency_per_replica=None, concurrency_total=None)
-        count = f"{n} x {card.id}"
-        laid_out = f"{count} ({result.layout})" if result.layout else count
-        # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
-        said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
-        lowest = 0 if attr == "gpu_layers" else 1
-        if (base.infer is not None and base.infer.engine == "llama.cpp" and attr != "gpu_layers"
-                and base.infer.gpu_layers is None):
-            hint += (" With every layer on the GPU it does not fit; --gpu-layers max finds how many layers fit "
-                     "with the rest in host RAM (at a lower context or concurrency, give it a number).")
-        would = what_would_fit(cat, workload, given, source, card, headroom_given=headroom)
-        result = dataclasses.replace(result, suggestions=tuple(would))
-        fix = ("\nWhat would fit (each checked with the memory model):" + "".join(f"\n  - {x}" for x in would)
-               if would else
-               "\nNothing simple would fit this card (tried ZeRO-3, checkpointing, offload, more GPUs, QLoRA, smaller "
-               "weights and KV cache); see 'planner plan' for a machine.")
-        raise NoFit(f"Nothing fits: at {target}={lowest} the workload needs {gib_text(need or 0)} per GPU; "
-                    f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{fix}{said}", result)
+        _no_fit(cat, card, base, make, answer_est, note, warnings, common, workload=workload, given=given,
+                source=source, target=target, attr=attr, cap=cap, headroom=headroom, need=need, hi=hi, n=n)
     longest = arch.max_position_embeddings
     if target == "context" and answer.infer is not None and answer.infer.engine == "vllm" and best < longest:
         # the answer is the context: vllm serve must be told it, or it takes the model's maximum
@@ -387,6 +346,64 @@ MORE_GPU_COUNTS = (2, 4, 8)
 #: Inference changes tried on the same GPUs, in order of the quality they keep.
 INFER_SAME_GPUS = ({"engine": "vllm"}, {"kv_dtype": "fp8"}, {"weights": "fp8"}, {"weights": "fp8", "kv_dtype": "fp8"},
                    {"weights": "int4-awq"}, {"weights": "int4-awq", "kv_dtype": "fp8"})
+
+
+def _no_fit(cat: Any, card: Any, base: Workload, make: Any, answer_est: Any, note: str | None, warnings: list[str],
+            common: dict[str, Any], *, workload: Any, given: dict[str, Any], source: Any, target: str, attr: str,
+            cap: int, headroom: float, need: int | None, hi: int, n: int) -> None:
+    """:func:`fit` when even the smallest value does not fit: the need there, the card's capacity, a
+    hint (vLLM's gpu_memory_utilization, llama.cpp's GPU layers), what would fit, and the notes and
+    warnings estimate gives at that value.
+
+    Raises:
+        NoFit: always (its ``.result`` holds the need at the smallest value).
+    """
+    from planner.memory import estimate as run_estimate
+    from planner.memory.vllm import cuda_total_bytes, vllm_budget
+
+    notes = list(answer_est.notes) + ([note] if note else [])
+    vllm = base.infer is not None and base.infer.engine == "vllm"
+    margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
+              f"{gib_text(card.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")
+    hint = ""
+    if vllm:  # set too high or too low, gpu_memory_utilization alone can be what misses
+        from planner.solve.suggest import utilization_that_fits
+
+        one = make(1)
+        hit = utilization_that_fits(
+            lambda u: dataclasses.replace(one, infer=dataclasses.replace(one.infer, gpu_memory_utilization=u)),
+            base.infer.gpu_memory_utilization, cap, gpu=card)
+        if hit:
+            hint = (f" At --gpu-memory-utilization {hit[0]:g} it needs {gib_text(hit[1])} and fits: vLLM keeps "
+                    f"1 - gpu_memory_utilization of the card for the CUDA context and graphs.")
+        else:
+            hint = " No --gpu-memory-utilization makes it fit."
+        # why vllm serve would refuse to start at 1, as 'planner estimate --gpu' says it
+        one_est = run_estimate(one)
+        budget = vllm_budget(one, one_est, cuda_total=cuda_total_bytes(card), gpu_id=card.id)
+        warnings += [w for w in budget.problems(context=one.infer.context,
+                                                kv_bytes_per_token=one_est.extra.get("kv_bytes_per_token", 0))
+                     if w not in warnings]
+    result = FitResult(**common, max_value=None, need_bytes=need, next_need_bytes=None, limit=hi,
+                       limited_by=None, notes=tuple(notes), warnings=tuple(warnings),
+                       concurrency_per_replica=None, concurrency_total=None)
+    count = f"{n} x {card.id}"
+    laid_out = f"{count} ({result.layout})" if result.layout else count
+    # what estimate says of the workload at 1, as the answer's notes and warnings are printed when it fits
+    said = "".join(f"\nNote: {x}" for x in notes) + "".join(f"\nWarning: {w}" for w in warnings)
+    lowest = 0 if attr == "gpu_layers" else 1
+    if (base.infer is not None and base.infer.engine == "llama.cpp" and attr != "gpu_layers"
+            and base.infer.gpu_layers is None):
+        hint += (" With every layer on the GPU it does not fit; --gpu-layers max finds how many layers fit "
+                 "with the rest in host RAM (at a lower context or concurrency, give it a number).")
+    would = what_would_fit(cat, workload, given, source, card, headroom_given=headroom)
+    result = dataclasses.replace(result, suggestions=tuple(would))
+    fix = ("\nWhat would fit (each checked with the memory model):" + "".join(f"\n  - {x}" for x in would)
+           if would else
+           "\nNothing simple would fit this card (tried ZeRO-3, checkpointing, offload, more GPUs, QLoRA, smaller "
+           "weights and KV cache); see 'planner plan' for a machine.")
+    raise NoFit(f"Nothing fits: at {target}={lowest} the workload needs {gib_text(need or 0)} per GPU; "
+                f"{laid_out} offers {gib_text(cap)} per GPU ({margin}).{hint}{fix}{said}", result)
 
 
 def _words(updates: dict[str, Any]) -> str:
@@ -492,7 +509,7 @@ def what_would_fit(catalog: Any, workload: Any, given: dict[str, Any], source: A
                 if hit and hit[0]:
                     out.append(f"{_words(u)} on {n} x {card.id}: {gib_text(hit[1])} per GPU")
                     break
-            from planner.solve.scenario import valid_tp_degrees
+            from planner.solve.choices import valid_tp_degrees
 
             for tp in (x for x in valid_tp_degrees(w0.architecture, 8) if x > i.tp):
                 hit = try_on({"tp": tp, "gpus": tp * i.replicas})

@@ -250,13 +250,13 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         1          rtx-4080     2879.0    costs $720.00 more
         2          rtx-4090     4009.0  costs $1,850.00 more
     """
-    from planner.core.atomic import write_text
+    from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
     from planner.core.reportset import ReportSet, check_destinations
     from planner.cost.objective import plan as make_plan
     from planner.cost.tco import read_costs
     from planner.solve.solver import NoFeasiblePlan
-    from planner.report.export import candidates_csv, infeasible_to_dict, plan_to_dict
+    from planner.report.export import candidates_csv_chunks, infeasible_to_dict, plan_to_dict
 
     check_keywords("plan", unknown, ("catalog", "out", "format", "top"))
     if out is None and format is not None:
@@ -293,7 +293,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
                 with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
                     if "csv" in formats:
-                        write_text(rs.path(f"{stem}.csv"), candidates_csv(exc.candidates))
+                        write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
                         write_text(rs.path(f"{stem}.json"),
                                    json.dumps(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
@@ -314,7 +314,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
     with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
-            write_text(rs.path(f"{stem}.csv"), candidates_csv(result.candidates))
+            write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:
             write_text(rs.path(f"{stem}.json"), json.dumps(plan_to_dict(result), indent=2, allow_nan=False) + "\n")
         if "xlsx" in formats:

@@ -46,7 +46,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from planner.core.collector import collector_paused
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry
 from planner.core.yamlio import YamlProblem, read_mapping
@@ -216,8 +215,7 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
             (see the module docstring), a model whose config does not count its
             published_parameters. The message gives the file, line and entry path.
     """
-    with collector_paused():  # tens of thousands of short-lived objects, no cycles (planner.core.collector)
-        return _load_catalog(overlay, base)
+    return _load_catalog(overlay, base)
 
 
 def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:

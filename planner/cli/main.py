@@ -25,7 +25,6 @@ from planner.cli.compare import compare
 from planner.cli.estimate import estimate
 from planner.cli.fit import fit
 from planner.cli.plan import plan
-from planner.core.collector import collections_spaced
 from planner.core.interrupt import Interrupted, SignalGuard
 
 EXIT_CODES_HELP = (
@@ -91,9 +90,8 @@ class _Group(click.Group):
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
-        # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129; the cyclic collector started after
-        # 50,000 new objects instead of 700 while the command runs (planner.core.collector)
-        with SignalGuard() as guard, collections_spaced():
+        # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
+        with SignalGuard() as guard:
             try:
                 return self._main(guard, args, prog_name, complete_var, **extra)
             except Interrupted as exc:

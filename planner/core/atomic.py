@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from planner.core.errors import OutputError
@@ -56,8 +58,9 @@ def ensure_dir(directory: Path) -> Path:
     return d
 
 
-def write_bytes(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically (temp file in the same directory, fsync, os.replace).
+def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
+    """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
+    in the same directory, fsync, os.replace).
 
     Raises:
         OutputError: the directory is missing or unwritable, the disk is full, or the
@@ -75,11 +78,12 @@ def write_bytes(path: Path, data: bytes) -> Path:
             raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = _create_temporary(directory, cut_utf8(path.name, _TMP_NAME_BYTES))
+        fd, tmp_name = _new_temp(directory, path.name)
         if st is not None:  # a replaced file keeps its permission bits (0600 stays 0600)
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
+                fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp_name, path)
@@ -102,22 +106,31 @@ def write_text(path: Path, text: str) -> Path:
     return write_bytes(path, text.encode("utf-8"))
 
 
-def _create_temporary(directory: Path, name: str) -> tuple[int, str]:
-    """Create ``directory/.<name>.<8 random hex>.tmp`` exclusively, with the mode a plain open() gives
-    (0o666 less the umask, which the kernel applies: the process's umask is never read or changed).
+def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:
+    """Write the UTF-8 text of ``chunks``, one after the other, to ``path`` atomically (see
+    :func:`write_bytes`): the whole text is never in memory at once."""
+    return write_bytes(path, (c.encode("utf-8") for c in chunks))
+
+
+def _new_temp(directory: Path, name: str) -> tuple[int, str]:
+    """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
+
+    Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
+    process's umask), so the umask is never read by changing it (``os.umask`` sets it for every
+    thread of the process). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
 
     Raises:
-        OSError: as os.open.
+        OSError: the directory cannot be written (FileExistsError after 100 taken names).
     """
-    import secrets
-
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    stem = cut_utf8(name, _TMP_NAME_BYTES)
     for _ in range(100):
-        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(4)}.tmp")
+        tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+            return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
             continue
-    raise FileExistsError(errno.EEXIST, "no unused temporary name", str(directory))
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

@@ -17,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+#: Rows of CSV text :meth:`Table.csv_chunks` makes at a time (about 5 MB for the candidate table).
+CSV_CHUNK_ROWS = 10_000
+
 
 class Table:
     """Named 1-D numpy columns of one length, in order; rows are numbered 0..n-1.
@@ -174,18 +177,28 @@ class Table:
         as '', booleans as True/False. A table without columns writes '""\\n' per row, as pandas
         does (an empty header line for no rows).
         """
+        return "".join(self.csv_chunks(text))
+
+    def csv_chunks(self, text: Any = None, rows: int = CSV_CHUNK_ROWS) -> Iterator[str]:
+        """:meth:`to_csv`'s text in pieces of at most ``rows`` rows each (the header with the first),
+        so that a large table is written without all its text in memory at once; joined, the pieces
+        are :meth:`to_csv`'s text (each cell is turned into text on its own, so a slice writes as the
+        whole column would)."""
         import csv
         import io
 
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
         names = list(self._cols)
         if not names:
-            return '""\n' * (self._n + 1) if self._n else "\n"
-        w.writerow(names)
-        cells = [_csv_cells(v, text) for v in self._cols.values()]
-        w.writerows(zip(*cells))
-        return buf.getvalue()
+            yield '""\n' * (self._n + 1) if self._n else "\n"
+            return
+        for start in range(0, max(self._n, 1), rows):
+            buf = io.StringIO()
+            w = csv.writer(buf, lineterminator="\n")
+            if start == 0:
+                w.writerow(names)
+            cells = [_csv_cells(v[start:start + rows], text) for v in self._cols.values()]
+            w.writerows(zip(*cells))
+            yield buf.getvalue()
 
 
 def as_table(value: Any) -> Table | None:

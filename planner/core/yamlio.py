@@ -29,7 +29,6 @@ from typing import Any
 
 import yaml
 
-from planner.core.collector import collector_paused
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
@@ -259,19 +258,18 @@ def parse_yaml(text: str) -> Any:
     """
     if _CLoader is not None and not _PURE_ONLY.search(text):
         try:
-            with collector_paused():
-                loader = _CLoader(text)
-                try:
-                    return _build_from_events(loader)
-                except _NotPlain:
-                    pass  # the node path below builds it, or says what is wrong
-                finally:
-                    loader.dispose()
-                loader = _CLoader(text)
-                try:
-                    return _compose_and_build(loader)
-                finally:
-                    loader.dispose()
+            loader = _CLoader(text)
+            try:
+                return _build_from_events(loader)
+            except _NotPlain:
+                pass  # the node path below builds it, or says what is wrong
+            finally:
+                loader.dispose()
+            loader = _CLoader(text)
+            try:
+                return _compose_and_build(loader)
+            finally:
+                loader.dispose()
         except Exception:  # noqa: BLE001 - the pure-Python parser says what is wrong, in its words
             pass
     return _parse_pure(text)

@@ -13,21 +13,16 @@ import math
 from dataclasses import replace
 from fractions import Fraction
 
-from planner.memory.activations import (
-    DORA_SRC,
-    compile_not_modelled,
-    KORTHIKANTI,
-    UNSLOTH_BACKWARD_SRC,
-    activation_parts,
-    dora_temporaries,
-    regime_for,
-    unsloth_backward_working_set,
-    unsloth_kernels_apply,
-)
+from planner.model.architecture import Architecture
+from planner.memory.activations import ActivationBytes, activation_parts
+from planner.memory.compiled import compile_not_modelled
+from planner.memory.dora import DORA_SRC, dora_temporaries
+from planner.memory.saved import KORTHIKANTI, Regime, regime_for
+from planner.memory.unsloth import UNSLOTH_BACKWARD_SRC, unsloth_backward_working_set, unsloth_kernels_apply
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.fragmentation import largest_transient
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
-from planner.memory.loss import HEAD_BACKWARD_SRC, head_backward_bytes, loss_bytes, loss_spec
+from planner.memory.loss import HEAD_BACKWARD_SRC, LossSpec, head_backward_bytes, loss_bytes, loss_spec
 from planner.memory.inference import (
     KV_SRC,
     kv_bytes_per_token,
@@ -37,8 +32,8 @@ from planner.memory.inference import (
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
-from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
-from planner.workload.recipes import OPTIMIZERS, RECIPES
+from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
+from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
@@ -48,6 +43,7 @@ from planner.memory.states import (
     lora_parameters,
     model_state_components,
 )
+from planner.workload.options import Training
 from planner.workload.spec import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
@@ -281,30 +277,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                f"{n:,} positions x head_dim {arch.head_dim} x 4 B (cos and sin of head_dim/2 "
                                "frequencies, fp32)", "torchtune modules/position_embeddings.py "
                                "RotaryPositionalEmbeddings.build_rope_cache (register_buffer 'cache')"))
-    # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it (frozen
-    # weights too: the copy is saved to compute the input gradient).
-    if recipe.autocast_copy_bytes:
-        pc = arch.param_counts()
-        head = pc.lm_head or pc.embedding
-        if full or t.checkpointing != "full":
-            n = -(-(pc.linear + head) // t.tp)
-            comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
-                                   f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
-                                   "PyTorch AMP docs (autocast weight cache)", phase=fwd))
-        else:
-            # Frozen weights (LoRA's base) are not cached by autocast (it caches casts of leaf
-            # tensors that require grad); their copies live only as tensors saved for backward,
-            # which checkpointing drops: the output head's copy stays, a layer's comes back while
-            # the layer is recomputed.
-            n_head = -(-head // t.tp)
-            n_layer = -(-(pc.linear // arch.num_hidden_layers) // t.tp)
-            b = recipe.autocast_copy_bytes
-            comps.append(Component("autocast weight copies (output head)", GPU, n_head * b,
-                                   f"{n_head:,} output-head weights x {b} B (kept for its input gradient)",
-                                   "PyTorch AMP docs (autocast caches only weights that require grad)", phase=fwd))
-            comps.append(Component("autocast weight copies (layer being recomputed)", GPU, n_layer * b,
-                                   f"{n_layer:,} frozen matmul weights of one layer x {b} B",
-                                   "PyTorch AMP docs; torch.utils.checkpoint", phase="recompute"))
+    comps += _autocast_copies(arch, t, recipe, full=full, fwd=fwd)
     adapter_bytes = 4 if t.adapter_dtype == "fp32" else 2
     # DoRA casts the frozen weight to the adapters' dtype (W.to(x.dtype)): a new tensor unless the
     # recipe's weights already have that dtype; a 4-bit or 8-bit base is dequantized into a new one anyway.
@@ -343,6 +316,75 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                + (" (the running sum of the chunks' contributions and the next one)" if copies == 2
                                   else " (before it is stepped or accumulated into .grad)"),
                                HEAD_BACKWARD_SRC, phase=HEAD_BACKWARD))
+    comps += _base_buffers(arch, t, regime, fw, fwd=fwd, cpu=cpu)
+    if t.use_dora:
+        dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
+                                           adapter_bytes=adapter_bytes, weight_cast=weight_cast,
+                                           lora_dropout=t.lora_dropout)
+        # They exist inside one layer's forward (and its recomputation): with checkpointing in the
+        # recompute phase; without, in the forward, before the logits exist, next to everything
+        # else the forward holds.
+        if t.checkpointing == "full":
+            dora_phase = "recompute"
+        else:
+            dora_phase = "forward"
+            # (a 4-bit or 8-bit base's buffers are freed before DoRA's step and are inside its figure)
+            comps = [replace(c, phase=f"{c.phase}, forward") if c.where == GPU and c.phase == fwd
+                     and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
+                     else c for c in comps]
+        comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
+    comps = _add_backward_phase(comps, fwd)
+    notes = _train_notes(w, act, regime, comps, spec, adapter_bytes=adapter_bytes)
+    comps += _train_host(w, full=full, tokens=tokens)
+    trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
+                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
+                                    code=FRAMEWORK_SPECS[t.framework].model_code))
+    desc = _train_description(t, recipe)
+    logits_tokens = (0 if spec.impl in ("fused-linear", "cut") else
+                     -(-tokens // spec.chunks) if spec.impl in ("chunked", "litgpt") else tokens)
+    transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
+                                     compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
+                                     tp=t.tp)
+    return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
+                   notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
+                   stack=_stack(w, spec), extra={"largest_transient_bytes": transient})
+
+
+def _autocast_copies(arch: Architecture, t: Training, recipe: Recipe, *, full: bool, fwd: str) -> list[Component]:
+    """The 16-bit weight copies torch autocast keeps under an AMP recipe (none otherwise)."""
+    comps: list[Component] = []
+    # AMP keeps a 16-bit copy of every weight a matmul uses while autograd needs it (frozen
+    # weights too: the copy is saved to compute the input gradient).
+    if recipe.autocast_copy_bytes:
+        pc = arch.param_counts()
+        head = pc.lm_head or pc.embedding
+        if full or t.checkpointing != "full":
+            n = -(-(pc.linear + head) // t.tp)
+            comps.append(Component("autocast weight copies", GPU, n * recipe.autocast_copy_bytes,
+                                   f"{n:,} matmul weights x {recipe.autocast_copy_bytes} B",
+                                   "PyTorch AMP docs (autocast weight cache)", phase=fwd))
+        else:
+            # Frozen weights (LoRA's base) are not cached by autocast (it caches casts of leaf
+            # tensors that require grad); their copies live only as tensors saved for backward,
+            # which checkpointing drops: the output head's copy stays, a layer's comes back while
+            # the layer is recomputed.
+            n_head = -(-head // t.tp)
+            n_layer = -(-(pc.linear // arch.num_hidden_layers) // t.tp)
+            b = recipe.autocast_copy_bytes
+            comps.append(Component("autocast weight copies (output head)", GPU, n_head * b,
+                                   f"{n_head:,} output-head weights x {b} B (kept for its input gradient)",
+                                   "PyTorch AMP docs (autocast caches only weights that require grad)", phase=fwd))
+            comps.append(Component("autocast weight copies (layer being recomputed)", GPU, n_layer * b,
+                                   f"{n_layer:,} frozen matmul weights of one layer x {b} B",
+                                   "PyTorch AMP docs; torch.utils.checkpoint", phase="recompute"))
+    return comps
+
+
+def _base_buffers(arch: Architecture, t: Training, regime: Regime, fw: Framework, *, fwd: str, cpu: bool) -> list[Component]:
+    """The buffers a quantized frozen base makes while it runs: NF4's dequantized weight, LLM.int8's
+    matmul buffers (none for a 16-bit base)."""
+    recipe = RECIPES[t.recipe]
+    comps: list[Component] = []
     if t.quantized_base == "nf4":
         largest = max(m.in_features * m.out_features for m in arch.linear_modules())
         head = arch.vocab_size * arch.hidden_size if fw.quantizes_head else 0
@@ -364,23 +406,15 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                                    act_fp16=regime.compute == 2 and recipe.dtype == "fp16", cpu=cpu)
         comps.append(Component("8-bit matmul buffers", GPU, buf, buf_text + ", one module at a time",
                                "bitsandbytes MatMul8bitLt (LLM.int8(), Dettmers et al. 2022, sec. 3)", phase=fwd))
-    if t.use_dora:
-        dora, dora_text = dora_temporaries(arch, regime, t.lora_targets, lora_rank=t.lora_rank,
-                                           adapter_bytes=adapter_bytes, weight_cast=weight_cast,
-                                           lora_dropout=t.lora_dropout)
-        # They exist inside one layer's forward (and its recomputation): with checkpointing in the
-        # recompute phase; without, in the forward, before the logits exist, next to everything
-        # else the forward holds.
-        if t.checkpointing == "full":
-            dora_phase = "recompute"
-        else:
-            dora_phase = "forward"
-            # (a 4-bit or 8-bit base's buffers are freed before DoRA's step and are inside its figure)
-            comps = [replace(c, phase=f"{c.phase}, forward") if c.where == GPU and c.phase == fwd
-                     and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
-                     else c for c in comps]
-        comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
-    comps = _add_backward_phase(comps, fwd)
+    return comps
+
+
+def _train_notes(w: Workload, act: ActivationBytes, regime: Regime, comps: list[Component], spec: LossSpec, *,
+                 adapter_bytes: int) -> list[str]:
+    """The notes of a training estimate: gradient accumulation, the quantized base, what
+    checkpointing keeps, DoRA's weight copies, multi-token prediction, the framework's levers."""
+    arch, t = w.architecture, w.train
+    assert t is not None
     notes = [GRAD_ACCUM_OFFLOAD_NOTE if t.offload_optimizer else GRAD_ACCUM_NOTE] if t.grad_accum > 1 else []
     if t.quantized_base:
         what = ("QLoRA: the NF4 base is dequantized one layer at a time" if t.method == "qlora" else
@@ -407,6 +441,16 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     if mtp_note(arch):
         notes.append(mtp_note(arch))
     notes += _lever_notes(w, comps, spec)
+    return notes
+
+
+def _train_host(w: Workload, *, full: bool, tokens: int) -> list[Component]:
+    """Host RAM of one training machine: loading, the processes, the data loader, saving (adapters
+    only for LoRA and LLaMA-Adapter)."""
+    arch, t = w.architecture, w.train
+    assert t is not None
+    node = w.node_gpus
+    comps: list[Component] = []
     # ---- host ----------------------------------------------------------------------------
     ck = checkpoint_dtype(arch, w.host.checkpoint_dtype)
     zero3 = t.zero == 3 and t.data_parallel > 1
@@ -434,9 +478,11 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         batch_tokens=tokens, save_bytes=save, save_formula=save_text, save_source=save_src,
         to_gpu=bool(t.quantized_base),  # bitsandbytes quantizes while moving weights onto the card
         load_dtype=w.host.load_dtype)
-    trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
-                 lora_parameters(arch, t.lora_rank, t.lora_targets, use_dora=t.use_dora,
-                                    code=FRAMEWORK_SPECS[t.framework].model_code))
+    return comps
+
+
+def _train_description(t: Training, recipe: Recipe) -> str:
+    """The training recipe in words: the method, the base's format, where adapters and states live."""
     desc = recipe.description
     dora = (" with DoRA (magnitude vectors, weight norms recomputed every forward"
             + (f"; lora_dropout {t.lora_dropout:g}" if t.lora_dropout > 0 else "") + ")") if t.use_dora else ""
@@ -461,14 +507,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                 f"{t.adapter_dtype}"
                 + ("; embeddings, head, norms and activations in fp32 (peft prepare_model_for_kbit_training)."
                    if t.prepare_kbit_training else "."))
-    logits_tokens = (0 if spec.impl in ("fused-linear", "cut") else
-                     -(-tokens // spec.chunks) if spec.impl in ("chunked", "litgpt") else tokens)
-    transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
-                                     compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
-                                     tp=t.tp)
-    return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
-                   notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
-                   stack=_stack(w, spec), extra={"largest_transient_bytes": transient})
+    return desc
 
 
 COMPILE_NOTE = ("torch.compile: AOTAutograd's partitioner (min_cut_rematerialization_partition) chooses what the "

@@ -74,7 +74,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.model.architecture import Architecture
-from planner.memory.activations import Regime, logits_bytes_per_token
+from planner.memory.activations import logits_bytes_per_token
+from planner.memory.saved import Regime
 from planner.workload.frameworks import FRAMEWORK_SPECS
 from planner.workload.options import Training
 

@@ -56,6 +56,7 @@ and CPU offload. Sources:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from planner.model.architecture import Architecture
@@ -65,6 +66,9 @@ from planner.memory.quant import weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS
 from planner.workload.recipes import OPTIMIZERS, PAGED_MIN_ELEMENTS, RECIPES, Optimizer, Recipe
 from planner.workload.options import Training
+
+#: ZeRO's sharding of a byte count: (bytes, stage) -> (bytes per GPU, the words saying so).
+Shard = Callable[[int, int], tuple[int, str]]
 
 ZERO_SRC = "ZeRO, Rajbhandari et al. 2020, sec. 5.1"
 OFFLOAD_SRC = "ZeRO-Offload, Ren et al. 2021, sec. 4"
@@ -391,57 +395,8 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
     tp_note = f" (per tensor-parallel rank, t={train.tp})" if train.tp > 1 else ""
     src_tp = f"; {TP_SRC}" if train.tp > 1 else ""
 
-    # ---- weights -----------------------------------------------------------------------
-    if train.quantized_base:
-        fmt = train.quantized_base
-        wb = weight_bytes(arch, fmt, double_quant=train.double_quant, tp=train.tp,
-                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
-                          quantize_head=FRAMEWORK_SPECS[train.framework].quantizes_head)
-        full_weights = wb.total
-        w, note = shard(full_weights, 3)
-        src = ("QLoRA, Dettmers et al. 2023, sec. 3" if fmt == "nf4" else
-               "LLM.int8(), Dettmers et al. 2022, sec. 3; bitsandbytes Int8Params (int8 weight, fp32 SCB per row)")
-        src += ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "") + src_tp
-        if train.framework == "torchtune" and fmt == "nf4":
-            src += "; torchao NF4Tensor (torchtune's QLoRA base: blocks of 64, 8-bit scales per 256 blocks)"
-        if train.offload_params:
-            # ZeRO-Infinity's offload_param moves every partition, the packed NF4 storage too
-            # (bnb_4bit_quant_storage), to host RAM; each module's is gathered onto the GPU for use.
-            out.append(Component(f"weights (frozen {fmt.upper()} base)", HOST, w,
-                                 wb.formula + note + ", offloaded to host (ZeRO-Infinity offload_param)",
-                                 src + "; ZeRO-Infinity, Rajbhandari et al. 2021"))
-        else:
-            out.append(Component(f"weights (frozen {fmt.upper()} base)", GPU, w, wb.formula + note,  # per rank
-                                 src))
-    else:
-        n = shape.per_gpu
-        full_weights = n * recipe.weight_bytes
-        w, note = shard(full_weights, 3)
-        label = "weights" if train.method == "full" else "weights (frozen base)"
-        if train.offload_params:
-            out.append(Component(label, HOST, w,
-                                 f"{n:,} params x {recipe.weight_bytes} B{note}, offloaded to host (ZeRO-Infinity)",
-                                 "ZeRO-Infinity, Rajbhandari et al. 2021"))
-        else:
-            out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
-                                 (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
-    if z == 3 and (N > 1 or train.offload_params):
-        # Layers gathered for compute, at the stored bytes per parameter; never more than the
-        # part of the model this rank does not own (ZeRO-3 holds at most the whole model). With
-        # offload_param the GPU owns none of them, so the fetched working set is on the GPU on one
-        # GPU as well: partitioned_param_coordinator.py fetches each module's parameters (and the
-        # prefetch bucket) from the host partition into GPU buffers, bounded by max_live_parameters.
-        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS)
-        per_param = full_weights / shape.per_gpu
-        unowned = full_weights - w if not train.offload_params else full_weights
-        gathered = min(int(live * per_param), unowned)
-        out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, gathered,
-                             f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
-                             f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {per_param:.3g} B"
-                             f", at most the {unowned:,} B this GPU does not own"
-                             + (" (offload_param: the GPU owns no parameters)" if train.offload_params else ""),
-                             DS_CONFIG_SRC + "; DeepSpeed partitioned_param_coordinator.py (fetch, prefetch bucket, "
-                             "max live parameters)", phase=fwd_phase))
+    out += _weight_components(arch, train, shape, recipe, shard, src_tp=src_tp, tp_note=tp_note,
+                              fwd_phase=fwd_phase)
 
     # ---- trainable states: LoRA adapters or the full model -------------------------------
     nt = shape.trainable
@@ -499,6 +454,83 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
                              f"2 x V*h = 2 x {vh:,} x {grad_b} B (head and embedding gradients before their sum)",
                              "PyTorch autograd accumulation of a shared parameter's gradients",
                              phase="end of backward"))
+    states, master_b, state_b = _state_components(arch, train, shape, recipe, opt, shard, nt=nt, grad_b=grad_b,
+                                                  master_b=master_b, state_b=state_b, param_b=param_b)
+    out += states
+    out += _step_components(train, shape, recipe, opt, nt=nt, grad_b=grad_b, master_b=master_b, state_b=state_b,
+                            param_b=param_b, in_bwd=in_bwd, grads_offloaded=grads_offloaded, fwd_phase=fwd_phase)
+    return out
+
+
+def _weight_components(arch: Architecture, train: Training, shape: TrainableShape, recipe: Recipe, shard: Shard, *,
+                       src_tp: str, tp_note: str, fwd_phase: str) -> list[Component]:
+    """:func:`model_state_components`' weights: the frozen quantized base or the model's weights
+    (sharded by ZeRO-3, or offloaded), and ZeRO-3's gathered parameters in flight."""
+    N, z = train.data_parallel, train.zero
+    out: list[Component] = []
+    # ---- weights -----------------------------------------------------------------------
+    if train.quantized_base:
+        fmt = train.quantized_base
+        wb = weight_bytes(arch, fmt, double_quant=train.double_quant, tp=train.tp,
+                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
+                          quantize_head=FRAMEWORK_SPECS[train.framework].quantizes_head)
+        full_weights = wb.total
+        w, note = shard(full_weights, 3)
+        src = ("QLoRA, Dettmers et al. 2023, sec. 3" if fmt == "nf4" else
+               "LLM.int8(), Dettmers et al. 2022, sec. 3; bitsandbytes Int8Params (int8 weight, fp32 SCB per row)")
+        src += ("; peft prepare_model_for_kbit_training" if train.prepare_kbit_training else "") + src_tp
+        if train.framework == "torchtune" and fmt == "nf4":
+            src += "; torchao NF4Tensor (torchtune's QLoRA base: blocks of 64, 8-bit scales per 256 blocks)"
+        if train.offload_params:
+            # ZeRO-Infinity's offload_param moves every partition, the packed NF4 storage too
+            # (bnb_4bit_quant_storage), to host RAM; each module's is gathered onto the GPU for use.
+            out.append(Component(f"weights (frozen {fmt.upper()} base)", HOST, w,
+                                 wb.formula + note + ", offloaded to host (ZeRO-Infinity offload_param)",
+                                 src + "; ZeRO-Infinity, Rajbhandari et al. 2021"))
+        else:
+            out.append(Component(f"weights (frozen {fmt.upper()} base)", GPU, w, wb.formula + note,  # per rank
+                                 src))
+    else:
+        n = shape.per_gpu
+        full_weights = n * recipe.weight_bytes
+        w, note = shard(full_weights, 3)
+        label = "weights" if train.method == "full" else "weights (frozen base)"
+        if train.offload_params:
+            out.append(Component(label, HOST, w,
+                                 f"{n:,} params x {recipe.weight_bytes} B{note}, offloaded to host (ZeRO-Infinity)",
+                                 "ZeRO-Infinity, Rajbhandari et al. 2021"))
+        else:
+            out.append(Component(label, GPU, w, f"{n:,} params x {recipe.weight_bytes} B{note}{tp_note}",
+                                 (ZERO_SRC if note else recipe_source(recipe)) + src_tp))
+    if z == 3 and (N > 1 or train.offload_params):
+        # Layers gathered for compute, at the stored bytes per parameter; never more than the
+        # part of the model this rank does not own (ZeRO-3 holds at most the whole model). With
+        # offload_param the GPU owns none of them, so the fetched working set is on the GPU on one
+        # GPU as well: partitioned_param_coordinator.py fetches each module's parameters (and the
+        # prefetch bucket) from the host partition into GPU buffers, bounded by max_live_parameters.
+        live = min(2 * shape.largest_layer + DS_STAGE3_PREFETCH_ELEMENTS, DS_STAGE3_MAX_LIVE_PARAMETERS)
+        per_param = full_weights / shape.per_gpu
+        unowned = full_weights - w if not train.offload_params else full_weights
+        gathered = min(int(live * per_param), unowned)
+        out.append(Component("gathered parameters in flight (ZeRO-3)", GPU, gathered,
+                             f"min(2 x {shape.largest_layer:,} largest-layer params + {DS_STAGE3_PREFETCH_ELEMENTS:,} "
+                             f"prefetch, {DS_STAGE3_MAX_LIVE_PARAMETERS:,} max live) x {per_param:.3g} B"
+                             f", at most the {unowned:,} B this GPU does not own"
+                             + (" (offload_param: the GPU owns no parameters)" if train.offload_params else ""),
+                             DS_CONFIG_SRC + "; DeepSpeed partitioned_param_coordinator.py (fetch, prefetch bucket, "
+                             "max live parameters)", phase=fwd_phase))
+    return out
+
+
+def _state_components(arch: Architecture, train: Training, shape: TrainableShape, recipe: Recipe, opt: Optimizer,
+                      shard: Shard, *,
+                      nt: int, grad_b: int, master_b: int, state_b: int, param_b: int
+                      ) -> tuple[list[Component], int, int]:
+    """:func:`model_state_components`' fp32 master weights, optimizer states (paged or offloaded) and
+    ZeRO-Offload's host buffers; with the master and state bytes per value they settled on (4 and 4
+    when the optimizer is offloaded)."""
+    N, z = train.data_parallel, train.zero
+    out: list[Component] = []
     where_states = HOST if train.offload_optimizer else GPU
     off = ", in host RAM (ZeRO-Offload)" if train.offload_optimizer else ""
     if train.offload_optimizer:
@@ -565,6 +597,16 @@ def model_state_components(arch: Architecture, train: Training, *, fwd_phase: st
             out.append(Component("gradient staging buffer (ZeRO-Offload)", GPU, big * param_b,
                                  f"largest trainable tensor {big:,} elements x {param_b} B "
                                  "(temp_grad_buffer_for_gpu_offload)", OFFLOAD_SRC + "; " + DS_OFFLOAD_SRC))
+    return out, master_b, state_b
+
+
+def _step_components(train: Training, shape: TrainableShape, recipe: Recipe, opt: Optimizer, *, nt: int, grad_b: int, master_b: int,
+                     state_b: int, param_b: int, in_bwd: bool, grads_offloaded: bool,
+                     fwd_phase: str) -> list[Component]:
+    """:func:`model_state_components`' optimizer step buffers and temporaries and the communication
+    buffers (DDP's gradient buckets, ZeRO's reduce bucket)."""
+    N, z = train.data_parallel, train.zero
+    out: list[Component] = []
     def step_partition() -> tuple[int, str]:
         """The flat fp32 tensor DeepSpeed's step works on: this rank's partition, at stage 3 one
         sub-group of it at a time (sub_group_size); values and words."""
@@ -803,6 +845,24 @@ def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableS
         what = "added into the accumulated gradient (no_sync)" if no_sync else "reduce-scattered"
         out.append(Component("unsharded gradient of the unit in backward (FSDP)", GPU, unit_grad,
                              f"one unit's new gradient before it is {what} ({unit_grad:,} B)", src, phase=fwd_phase))
+
+    out += _fsdp_optimizer_components(train, shape, recipe, opt, nt=nt, ab=ab)
+    return out
+
+
+def _fsdp_optimizer_components(train: Training, shape: TrainableShape, recipe: Recipe, opt: Optimizer, *, nt: int,
+                               ab: int) -> list[Component]:
+    """:func:`fsdp_state_components`' optimizer states (sharded, paged or offloaded with the
+    parameters) and step temporaries; ``ab``: the adapters' bytes per value."""
+    N = train.data_parallel
+    full = train.method == "full"
+    offload = train.offload_params
+    shard_where = HOST if offload else GPU
+    off = ", in host RAM (CPUOffload)" if offload else ""
+    out: list[Component] = []
+
+    def sh(n: int) -> int:
+        return -(-n // N)
 
     # ---- optimizer states and step ---------------------------------------------------------
     state_b = recipe.state_bytes if full else ab

@@ -18,7 +18,7 @@ exists with its shape and dtype but no storage, so a 400B-parameter model builds
   from the config, said in :data:`KV_FROM_CONFIG`.
 
 Activations have no reader of their own: :func:`decoder_proxy` sizes them with the Llama-style
-decoder rule of planner.memory.activations on the config's widths (h, a, kv, d, f, experts).
+decoder rule of planner.memory.layer on the config's widths (h, a, kv, d, f, experts).
 That rule is not validated for the architecture; the estimate says so with its stated
 uncertainty (:data:`GENERIC_MEDIAN_ERROR`, :data:`GENERIC_UNCERTAINTY`, :data:`GENERIC_WORST_MATH_SDPA`).
 

@@ -38,7 +38,6 @@ checkpoint's vision tower is not in the model GGUF (llama.cpp keeps it in a sepa
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -590,14 +589,9 @@ class GgufWeights:
 def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None) -> GgufWeights:
     """:func:`tensor_types` with each tensor's bytes.
 
-    Memoised (the last 256 (architecture, preset, imatrix) triples): a pure function of immutable
-    inputs whose result is immutable, which the solver asks for once per GPU-layer count and split.
+    Not memoised: 1-4 ms for one model and preset (Llama 3.1 8B, DeepSeek-V3, Qwen3-235B-A22B),
+    and the solver estimates each distinct workload once (planner.solve.usages.usages_for).
     """
-    return _gguf_weights(arch, preset, imatrix)
-
-
-@functools.lru_cache(maxsize=256)
-def _gguf_weights(arch: Architecture, preset: str, imatrix: bool | None) -> GgufWeights:
     return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty)) for t, ty in tensor_types(arch, preset, imatrix=imatrix)))
 
 

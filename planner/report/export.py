@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from planner.core.atomic import ensure_dir, write_text
+from planner.core.atomic import ensure_dir, write_text, write_text_chunks
 from planner.core.names import safe_stem
 from planner.core.table import Table, as_table
 
@@ -108,6 +108,12 @@ def candidates_csv(table: Any) -> str:
     return as_table(table).to_csv(text=csv_safe_text)
 
 
+def candidates_csv_chunks(table: Any) -> Any:
+    """:func:`candidates_csv`'s text in pieces of rows (:meth:`planner.core.table.Table.csv_chunks`),
+    to write a large table without holding all its text (an iterator of str)."""
+    return as_table(table).csv_chunks(text=csv_safe_text)
+
+
 def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     """Write ``<out>/<stem>.csv`` and ``<out>/<stem>.json`` atomically; returns their paths.
 
@@ -116,7 +122,7 @@ def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path
     """
     stem = safe_stem(name)
     out = ensure_dir(Path(out_dir))
-    csv_path = write_text(out / f"{stem}.csv", candidates_csv(table))
+    csv_path = write_text_chunks(out / f"{stem}.csv", candidates_csv_chunks(table))
     json_path = write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n")
     return csv_path, json_path
 

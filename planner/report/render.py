@@ -214,7 +214,7 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     indent; :mod:`planner.core.textfit`); None: lines as long as their text (the Markdown report).
     """
     c = plan.choice
-    lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {len(plan.candidates):,} candidates, "
+    lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {int(plan.candidates['represents_count'].sum()):,} candidates, "
              f"{int(plan.candidates['feasible'].sum()):,} feasible.", ""]
     nodes = int(c["nodes"])
     machine = f"{int(c['cards_per_node'])} x {c['gpu_id']} on {c['platform_id']}"

@@ -70,9 +70,12 @@ or two DIMMs per channel, within ``dimm_slots`` and ``max_memory`` (configuratio
 platform's maximum are not built). "Installed VRAM" is cards per node x the GPU's marketed
 ``memory``. RAM above 4x the installed VRAM (8x with offload) is reported in ``ram_vram_ratio``.
 
-Rows that fail a hardware rule (price, form factor, cooling, max cards, slots, lanes, power,
-network, no RAM configuration) are listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM
-configuration, not once per RAM configuration: the RAM cannot make them buildable.
+Rows that fail a hardware rule (max cards, slots, lanes, power, network, no RAM configuration) are
+listed once per (GPU, platform, cards[, nodes]) with the cheapest RAM configuration, not once per RAM
+configuration: the RAM cannot make them buildable. GPU x platform pairs that can never combine are
+summarised (issue 33), so that the table grows with the catalog, not with its square: a GPU without
+a price is one row for every platform, and the GPUs a platform refuses by form factor or cooling one
+row per platform and rule (its first GPU named, ``represents_count`` the pairs it stands for).
 
 Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
 (default one per GPU) with one cable each, and one switch; the cheapest NIC and switch pair
@@ -102,6 +105,7 @@ from planner.speed.constants import gemm_efficiency
 from planner.speed.inference import decode_step
 from planner.speed.traffic import ram_bandwidth
 from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defined here)
+    SUMMARY_NAMES,
     _HW_CODE,
     _HW_RULES,
     BUILD_RULES,
@@ -146,6 +150,9 @@ COLUMNS: dict[str, str] = {
     "binding": "the first rule that fails ('' when feasible); see the module docstring",
     "why_not": "that rule as a sentence with numbers ('' when feasible)",
     "binding_workload": "name of the workload the binding rule is about ('' for hardware rules)",
+    "represents_count": ("count: GPU x platform pairs the row stands for: 1, or on a summary of pairs that can "
+                         "never combine (binding price: one row per GPU for every platform; form_factor or "
+                         "cooling: one row per platform for every GPU it refuses so)"),
     "gpu_id": "catalog GPU id",
     "gpu_vendor": "nvidia, amd or intel",
     "platform_id": "catalog platform id",
@@ -650,6 +657,7 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
         "binding": binding,
         "why_not": np.full(R, "", dtype=object),
         "binding_workload": binding_workload,
+        "represents_count": a["represents"],
         "gpu_id": ids([g.id for g in hw.gpus])[gi],
         "gpu_vendor": ids([g.vendor for g in hw.gpus])[gi],
         "platform_id": ids([p.id for p in plat])[pi],
@@ -782,23 +790,9 @@ def _columns(t: Table) -> dict[str, Any]:
     return {k: t[k] for k in t.columns}
 
 
-def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) -> str:
-    """The why_not sentence of table row ``row`` ('' when feasible).
-
-    Args:
-        cs: the candidate set.
-        row: a table index.
-        cols: the table's columns as arrays (pass them when explaining many rows).
-    """
-    r = _Row(cols if cols is not None else _columns(cs.table), row)
-    b = r["binding"]
-    if not b:
-        return ""
+def _never_reason(cs: CandidateSet, b: str, gpu: Gpu, plat: Platform) -> str:
+    """Why ``gpu`` and ``plat`` can never combine (binding price, form_factor or cooling)."""
     hw = cs.hardware
-    gpu = hw.gpu_by_id[r["gpu_id"]]
-    plat = hw.platform_by_id[r["platform_id"]]
-    c, n = int(r["cards_per_node"]), int(r["nodes"])
-    gname = f"{c} x {gpu.id}"
     if b == "price":
         # bought new or used, it must still hold the workloads: a card too small for them says so, and
         # ``used_ok: true`` (or a quote) is then no way to a plan
@@ -822,21 +816,55 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         return (f"{gpu.id} is {part}; {plat.id} takes "
                 + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
                    " and ".join(plat.form_factors) + " GPUs"))
-    if b == "cooling":
-        kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
-                "open-air": "an open-air card (its fans blow into the case)",
-                "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
-        others = hw.allowed_coolers[gpu.id]
-        elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
-        if others:
-            tail = f"; platforms that cool it: {', '.join(others)}"
-        elif elsewhere:
-            tail = (f"; none of the allowed platforms (constraints.allowed_platforms) cools it; allow one that does: "
-                    f"{', '.join(elsewhere)}")
-        else:
-            tail = ("; no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours "
-                    "differs, --catalog DIR)")
-        return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
+    # cooling
+    kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
+            "open-air": "an open-air card (its fans blow into the case)",
+            "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
+    others = hw.allowed_coolers[gpu.id]
+    elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
+    if others:
+        tail = f"; platforms that cool it: {', '.join(others)}"
+    elif elsewhere:
+        tail = (f"; none of the allowed platforms (constraints.allowed_platforms) cools it; allow one that does: "
+                f"{', '.join(elsewhere)}")
+    else:
+        tail = ("; no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours "
+                "differs, --catalog DIR)")
+    return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
+
+
+def _summary_tail(cs: CandidateSet, b: str, gpu: Gpu, plat: Platform, count: int) -> str:
+    """What a summary row adds to its sentence: the other GPUs (form_factor, cooling) it stands for,
+    the first :data:`planner.solve.hardware.SUMMARY_NAMES` in the catalog's order and the
+    rest counted; '' for a row that stands for one pair, and for a GPU without a price (whose
+    sentence names no platform: it holds for all of them)."""
+    if count <= 1 or b == "price":  # a price says nothing of the platform: the row holds on every one
+        return ""
+    names = cs.hardware.summarised.get((b, plat.id), ())[1:SUMMARY_NAMES + 1]
+    more = count - 1 - len(names)
+    listed = ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
+    return f" (the same for {count - 1:,} other GPU{'s' if count > 2 else ''} on {plat.id}: {listed})"
+
+
+def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) -> str:
+    """The why_not sentence of table row ``row`` ('' when feasible).
+
+    Args:
+        cs: the candidate set.
+        row: a table index.
+        cols: the table's columns as arrays (pass them when explaining many rows).
+    """
+    r = _Row(cols if cols is not None else _columns(cs.table), row)
+    b = r["binding"]
+    if not b:
+        return ""
+    hw = cs.hardware
+    gpu = hw.gpu_by_id[r["gpu_id"]]
+    plat = hw.platform_by_id[r["platform_id"]]
+    c, n = int(r["cards_per_node"]), int(r["nodes"])
+    gname = f"{c} x {gpu.id}"
+    if b in ("price", "form_factor", "cooling"):
+        return _never_reason(cs, b, gpu, plat) + _summary_tail(cs, b, gpu, plat, int(r["represents_count"]))
     if b == "max_cards":
         return (f"{plat.id} carries {c} GPUs; the scenario allows at most {cs.scenario.constraints.max_cards} "
                 "per node")

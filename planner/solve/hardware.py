@@ -5,7 +5,9 @@ configuration the constraints allow, with the checks that need no workload (the 
 The rules, in the order they are checked, are :data:`RULES` (planner.solve.candidates' module
 docstring says each one); this module evaluates the hardware ones, planner.solve.candidates the
 workloads on the rows (their need against each row's capacity, RAM, speed and budget) and ranks
-them.
+them. GPU x platform pairs that can never combine (price, form factor, cooling) are summarised, one
+row per GPU without a price and one per platform and rule for the rest (``arrays["represents"]``
+counts the pairs a row stands for).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ NODE_RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", 
 BUILD_RULES = NODE_RULES + ("network",)
 _HW_RULES = BUILD_RULES + ("ram",)
 _HW_CODE = {name: i + 1 for i, name in enumerate(_HW_RULES)}
+#: How many of the GPUs or platforms a summary row stands for its why_not names (the rest are counted).
+SUMMARY_NAMES = 3
 
 
 # ----- hardware rows ---------------------------------------------------------------------------
@@ -153,6 +157,10 @@ class Hardware:
     carriers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     #: GPU id -> the catalog's platforms (allowed or not) that carry it and cool it, for explanations.
     coolers: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: (form_factor or cooling, platform id) -> the first ids (at most SUMMARY_NAMES + 1) of the GPUs
+    #: its summary row stands for, the row's own first; ``arrays["represents"]`` counts every row's
+    #: pairs (a price row's too: one GPU on every platform).
+    summarised: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def rows(self) -> int:
@@ -257,7 +265,7 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
         return net_of[key]
 
     cols: dict[str, list[int]] = {k: [] for k in ("gpu_i", "plat_i", "cards", "nodes", "ram_i", "net_i", "hw_code",
-                                                  "fit")}
+                                                  "fit", "represents")}
 
     def add(gi: int, pi: int, c: int, n: int, ri: int, ni: int, code: int, fit: int) -> None:
         cols["gpu_i"].append(gi)
@@ -268,6 +276,26 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
         cols["net_i"].append(ni)
         cols["hw_code"].append(code)
         cols["fit"].append(fit)
+        cols["represents"].append(1)
+
+    # GPU x platform pairs that can never combine (price, form factor, cooling) are summarised, one
+    # row per GPU without a price (for all the platforms) and one per platform and rule for the rest
+    # (for all the GPUs it refuses so): the table grows with the catalog, not with its square
+    never: dict[tuple[str, int], int] = {}  # (rule, GPU or platform index) -> its row
+    members: dict[tuple[str, str], list[str]] = {}  # (rule, platform id) -> the GPU ids it stands for
+
+    def summarise(rule: str, gi: int, pi: int, c: int, cheapest: int, fit: int) -> None:
+        key = (rule, gi if rule == "price" else pi)
+        row = never.get(key)
+        if row is None:
+            never[key] = len(cols["gpu_i"])
+            add(gi, pi, c, 1, cheapest, -1, _HW_CODE[rule], fit)
+        else:
+            cols["represents"][row] += 1
+        if rule != "price":  # a price row's sentence holds on every platform: it names none
+            names = members.setdefault((rule, platforms[pi].id), [])
+            if len(names) < SUMMARY_NAMES + 1:
+                names.append(gpus[gi].id)
 
     for gi, g in enumerate(gpus):
         for pi, p in enumerate(platforms):
@@ -281,13 +309,13 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
             else:
                 fit = 0
             if g.price_usd is None:
-                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["price"], fit)
+                summarise("price", gi, pi, p.fixed_gpu_count or 1, cheapest, fit)
                 continue
             if g.form_factor not in p.form_factors or (fixed and p.fixed_gpu != g.id):
-                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["form_factor"], fit)
+                summarise("form_factor", gi, pi, p.fixed_gpu_count or 1, cheapest, fit)
                 continue
             if not cools(p, g):
-                add(gi, pi, p.fixed_gpu_count or 1, 1, cheapest, -1, _HW_CODE["cooling"], fit)
+                summarise("cooling", gi, pi, p.fixed_gpu_count or 1, cheapest, fit)
                 continue
             counts = [p.fixed_gpu_count] if fixed else list(range(1, cmax + 1))
             for c in counts:
@@ -331,7 +359,8 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
                             if g.form_factor in p.form_factors and p.fixed_gpu in (None, g.id)) for g in gpus}
     coolers = {g.id: tuple(p.id for p in catalog.platforms if p.id in carriers[g.id] and cools(p, g)) for g in gpus}
     return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
-                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers, coolers)
+                    cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers, coolers,
+                    {key: tuple(ids) for key, ids in members.items()})
 
 
 def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes: int) -> tuple[int, int, int, int]:

@@ -191,65 +191,15 @@ from planner.catalog.loader import Catalog, purchasable_gpus
 from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog
-from planner.core.errors import InputError, OutputError, ScenarioError, close_matches, did_you_mean
+from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
 from planner.core.names import escape_unsafe, safe_stem
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
-from planner.workload.checks import check_tp
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, MAX_SEQ_LEN, TRAIN_KEYS
-from planner.workload.inference import default_engine
-from planner.workload.frameworks import FRAMEWORKS
 from planner.workload.spec import Workload, workload_from_entry
-from planner.core.yamlio import LineDict, YamlProblem, read_mapping
-
-#: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
-#: in expansion order (the first varies slowest).
-CHOICE_KEYS: dict[str, tuple[str, ...]] = {
-    "train": ("seq_len", "framework", "offload_optimizer", "offload_params", "offload_activations", "checkpointing",
-              "optimizer_in_backward", "loss_chunks", "fused_linear_loss", "fsdp_version", "zero", "tp", "gpus"),
-    "infer": ("weights", "kv_dtype", "tp", "gpu_layers"),
-}
-
-#: Training keys a scenario workload that leaves them out (and names no ``framework``, whose recipes
-#: set them) lets the solver choose, as ``auto``: ZeRO stage, optimizer offload and checkpointing.
-#: auto's order starts at the reader's default (ZeRO-0, no offload, no checkpointing), so a machine
-#: where the default fits reports it; a cheaper one may need the others, and the plan names them.
-UNPINNED_AUTO_KEYS = ("zero", "offload_optimizer", "checkpointing")
-
-#: What ``auto`` means for each choice key (``tp`` and ``gpus`` depend on the model and machine).
-AUTO_VALUES: dict[str, tuple[Any, ...]] = {
-    "zero": (0, 1, 2, 3),
-    "offload_optimizer": (False, True),
-    "offload_params": (False, True),
-    "framework": FRAMEWORKS,
-    "checkpointing": ("none", "full"),
-    "offload_activations": (False, True),
-    "optimizer_in_backward": (False, True),
-    "loss_chunks": (0, 8),
-    "fused_linear_loss": (False, True),
-    "fsdp_version": (1, 2),
-    "weights": ("bf16", "fp16", "fp8", "int8", "int4-awq", "int4-gptq", "nf4"),
-    "kv_dtype": ("bf16", "fp16", "fp8"),
-}
-
-#: What ``auto`` means for ``engine: llama.cpp`` (GGUF presets and llama.cpp KV cache types), in order
-#: of preference. Weights, best first by llama-quantize's own perplexity table (tools/quantize/quantize.cpp
-#: QUANT_OPTIONS, Llama-3-8B: Q8_0 +0.0026, Q6_K +0.0217, Q5_K_M +0.0569, Q4_K_M +0.1754, Q3_K_M +0.6569
-#: ppl; IQ4_XS, 4.25 bits per weight, between Q4_K_M and Q3_K_M): no F16/BF16 (Q8_0 is within 0.003 ppl
-#: at half the bytes) and nothing below Q3_K_M (Q2_K costs +3.5 ppl; list it to allow it). KV cache:
-#: f16 (llama.cpp's default), then q8_0 and q4_0 (a quantized V cache needs flash attention: with
-#: ``flash_attention: false`` those variants are not generated).
-LLAMACPP_AUTO_VALUES: dict[str, tuple[Any, ...]] = {
-    "weights": ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M"),
-    "kv_dtype": ("f16", "q8_0", "q4_0"),
-}
-
-#: Most GPUs a llama.cpp replica's layers are split over when the scenario leaves the count free.
-MAX_LLAMACPP_SPLIT = 8
-
-#: Largest tensor-parallel degree ``tp: auto`` considers.
-MAX_AUTO_TP = 64
+from planner.core.yamlio import YamlProblem, read_mapping
+from planner.solve.choices import CHOICE_KEYS, UNPINNED_AUTO_KEYS, _choice_values, _task_of, _with
 
 OBJECTIVES = ("capex", "cost_per_job", "time_to_result", "tco")
 #: Objectives that time one run of every workload (each needs its job size).
@@ -770,120 +720,6 @@ def _refuse_workload_keys(root: Entry) -> None:
                      f"To estimate this workload, run 'planner estimate --workload {shown}'.")
 
 
-# ----- workloads and their variants -----------------------------------------------------------
-
-def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
-    """A copy of ``data`` (keeping line numbers) with ``updates`` applied."""
-    out = LineDict(data)
-    out.lines = dict(getattr(data, "lines", {}))
-    out.line = getattr(data, "line", None)
-    for k, v in updates.items():
-        out[k] = v
-        if k not in out.lines and out.line is not None:
-            out.lines[k] = out.line
-    return out
-
-
-def valid_tp_degrees(arch: Architecture, limit: int = MAX_AUTO_TP) -> tuple[int, ...]:
-    """Tensor-parallel degrees up to ``limit`` that split the model's heads evenly.
-
-    Uses :func:`planner.workload.checks.check_tp` itself, so the rule is the one workload files follow.
-    """
-    out = []
-    for tp in range(1, limit + 1):
-        if tp_problem(arch, tp) is None:
-            out.append(tp)
-    return tuple(out)
-
-
-def tp_problem(arch: Architecture, tp: int) -> str | None:
-    """Why ``tp`` cannot split the model's heads (the check_tp message), or None when it can."""
-    try:
-        check_tp(arch, tp, Entry({}, file=None, error=ScenarioError))
-    except ScenarioError as exc:
-        return exc.problem
-    return None
-
-
-def _task_of(e: Entry) -> str | None:
-    value = e.data.get("task")
-    if value is None and ("method" in e.data or "micro_batch" in e.data):
-        return "train"
-    return value if isinstance(value, str) else None
-
-
-def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[tuple[Any, ...], bool] | None:
-    """The values of a choice key: (values, is_auto), or None when the key is fixed or absent."""
-    if key == "tp" and task == "infer" and e.data.get("engine") == "llama.cpp":
-        # llama.cpp splits a replica's layers over its GPUs (--split-mode layer): the GPU count is free
-        # (most first, as tp: auto) unless gpus fixes it; a tp key is the workload reader's to refuse
-        if "gpus" in e.data or "tp" in e.data:
-            return None
-        return tuple(range(min(MAX_LLAMACPP_SPLIT, arch.num_hidden_layers + 1), 0, -1)), True
-    hf_without_tp = (key == "tp" and task == "infer" and default_engine(e.data) == "hf"
-                     and not arch.transformers_tp_plan)  # Transformers has no tp_plan for it: one GPU per replica
-    if key not in e.data:
-        if key == "gpus" and task == "train":
-            return None  # free: the machine decides (handled by the caller)
-        if task == "train" and key in UNPINNED_AUTO_KEYS and "framework" not in e.data:
-            # left out: the solver chooses, in auto's order (the reader's default first)
-            return AUTO_VALUES[key], True
-        if key == "tp" and task == "infer":
-            return ((1,), True) if hf_without_tp else (_auto(key, task, arch, e.data.get("engine")), True)
-        return None
-    value = e.data[key]
-    if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
-        raise e.error(f"{value!r} is not a value of {key}", key,
-                      f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
-    if key == "gpu_layers" and isinstance(value, str) and value.strip().lower() in ("max", "auto"):
-        # llama.cpp: every n_gpu_layers from all (n_layer + 1) down to 0, most first: on each card the
-        # solver keeps the most layers that fit, and the machine's RAM must hold the rest
-        return tuple(range(arch.num_hidden_layers + 1, -1, -1)), True
-    if key == "gpu_layers":
-        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-            for v in value:
-                if isinstance(v, str) and v.strip().lower() in ("max", "auto"):
-                    raise e.error(f"a gpu_layers list cannot hold {v!r}: {v} already means every count from "
-                                  f"{arch.num_hidden_layers + 1} down to 0", key,
-                                  f"Write gpu_layers: {v} alone, or list counts (and 'all').")
-        else:
-            return None  # one count: validated by the workload reader
-    if isinstance(value, str) and value == "auto":
-        if key == "seq_len":
-            raise e.error("seq_len: auto would shorten the training sequences to any length", key,
-                          "List the lengths you accept, longest first, e.g. seq_len: [4096, 2048, 1024].")
-        if key == "tp" and task == "train" and (e.data.get("method") == "qlora" or e.data.get("use_dora") is True
-                                                or e.data.get("load_in_8bit") is True):
-            # QLoRA, 8-bit LoRA and DoRA train data-parallel or sharded (zero: 3), not tensor-parallel
-            return (1,), True
-        if hf_without_tp:
-            return (1,), True
-        return _auto(key, task, arch, e.data.get("engine")), True
-    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
-        if not value:
-            raise e.error("an empty list allows nothing", key, f"List at least one value, or write {key}: auto.")
-        seen: list[Any] = []
-        for v in value:
-            if isinstance(v, (Mapping, list)):
-                raise e.error(f"list items must be plain values, not {type(v).__name__}", key)
-            if any(v == s and type(v) is type(s) for s in seen):
-                raise e.error(f"lists {v!r} twice", key, "Give each value once.")
-            seen.append(v)
-        return tuple(value), False
-    return None
-
-
-def _auto(key: str, task: str, arch: Architecture, engine: Any = None) -> tuple[Any, ...]:
-    if engine == "llama.cpp" and key in LLAMACPP_AUTO_VALUES:
-        return LLAMACPP_AUTO_VALUES[key]
-    if key == "tp":
-        degrees = valid_tp_degrees(arch)
-        return degrees if task == "train" else tuple(reversed(degrees))
-    if key == "gpus":
-        return ()
-    return AUTO_VALUES[key]
-
-
 def _targets(e: Entry, task: str | None) -> tuple[Entry, float | None, Slo | None]:
     """Read a scenario workload's targets (:data:`SCENARIO_WORKLOAD_KEYS`) and return the entry
     without them (what the workload reader validates), the deadline and the SLO.
@@ -1179,7 +1015,6 @@ def _extra(e: Entry) -> Extra:
                  price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
 
 
-__all__ = ["AUTO_VALUES", "CHOICE_KEYS", "Constraints", "Extra", "LLAMACPP_AUTO_VALUES", "Network", "SLO_KEYS",
-           "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",
+__all__ = ["Constraints", "Extra", "Network", "SLO_KEYS", "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",
            "ScenarioWorkload", "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver",
-           "scenario_from_mapping", "tp_problem", "valid_tp_degrees"]
+           "scenario_from_mapping"]

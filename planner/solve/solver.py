@@ -499,7 +499,8 @@ def infeasible_summary(cs: CandidateSet) -> Any:
             closest += f" x {int(row['nodes'])} nodes"
         if rule in ("ram", "budget") and row["dimm_id"]:
             closest += f", {int(row['dimm_count'])} x {row['dimm_id']}"
-        out.append({"binding": rule, "candidates": int(idx.size), "closest": closest, "shortfall": float(short[j]),
+        out.append({"binding": rule, "candidates": int(t["represents_count"][idx].sum()), "closest": closest,
+                    "shortfall": float(short[j]),
                     "shortfall_unit": unit, "why_not": row["why_not"] or explain_row(cs, r)})
     return Table.from_records(out, SUMMARY_COLUMNS)
 
@@ -513,7 +514,8 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
     cs = dataclasses.replace(cs, table=cs.table.copy())  # explain every row without touching the caller's table
     t = cs.table
     fill_why_not(cs)
-    lines = [f"No machine fits scenario {sc.name!r}: 0 of {len(t):,} candidates are feasible."]
+    lines = [f"No machine fits scenario {sc.name!r}: 0 of {int(t['represents_count'].sum()):,} candidates are "
+             "feasible."]
     reasons = []
     if len(summary):
         lines.append("Closest miss per constraint:")

@@ -37,7 +37,8 @@ from planner.core.fields import Entry
 from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
-from planner.solve.scenario import ScenarioWorkload, Variant, _with
+from planner.solve.choices import _with
+from planner.solve.scenario import ScenarioWorkload, Variant
 from planner.core.units import GiB
 from planner.workload.spec import Workload, workload_from_entry
 
@@ -588,180 +589,214 @@ def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: A
 
 def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
                   overheads: RuntimeOverheads | None) -> list[str]:
+    """What would hold workload ``sw`` when it needs more VRAM than card ``big`` offers (``cap``
+    bytes): changes on that card (training or inference levers), then a larger card."""
     out: list[str] = []
     v = sw.variants[0]
     w0 = v.workload
     where = (f"{big.id} ({_fmt(cap)} after {cons.vram_headroom:.0%} headroom)" if takes_headroom(w0) else
              f"{big.id} ({_fmt(cap)} CUDA total; vLLM's gpu_memory_utilization is the margin)")
-    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
     allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
     if sw.task == "train":
-        tr = w0.train
-        assert tr is not None
-        fixed = sw.gpus[0] if sw.gpus else None
-        count = fixed or min(node_max, allowed_cards)
-        gpn = min(count, node_max)
-        # ZeRO-3 across more GPUs, without and with the optimizer offloaded
-        plain_n = None
-        for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
-            found = None
-            for n in _ZERO3_COUNTS:
-                if n % tr.tp or (n > node_max and n % node_max):
-                    continue  # several nodes are identical and every card of each is used
-                wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
-                if wz is None:
-                    continue
-                wz = with_gpus(wz, n, min(n, node_max))
-                ok, need = fits_big(wz, cap, overheads)
-                if ok:
-                    found = (n, need)
-                    break
-            if found and (plain_n is None or found[0] < plain_n):
-                n, need = found
-                if not extra:
-                    plain_n = n
-                nodes = math.ceil(n / node_max)
-                text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
-                if n > allowed_cards:
-                    text += (f"; that is {nodes} nodes of {node_max}, more than the scenario allows "
-                             f"(max_nodes {cons.max_nodes}"
-                             + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
-                if fixed and n != fixed:
-                    text += f" (the scenario fixes gpus: {fixed})"
-                out.append(text)
-        if tr.checkpointing == "none":
-            wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
-            if wc is not None:
-                ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
-                if ok:
-                    out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
-        # the levers that hold the parameters elsewhere: ZeRO-3 / FSDP with the parameters in host RAM
-        # (ZeRO-Infinity; FSDP CPUOffload, the fsdp_qlora recipe for 70B on 2 x 24 GB)
-        if not tr.offload_params:
-            for label, extra in (("ZeRO-3 with offload_params", {"zero": 3, "offload_params": True,
-                                                                  "offload_optimizer": True}),
-                                 ("framework: fsdp with offload_params (FSDP CPU offload)",
-                                  {"framework": "fsdp", "zero": 3, "offload_params": True})):
-                if tr.framework == "fsdp" and label.startswith("ZeRO"):
-                    continue
-                wo = _workload_from(sw, v, catalog, {**extra, "gpus": count})
-                if wo is None:
-                    continue
-                ok, need = fits_big(with_gpus(wo, count, gpn), cap, overheads)
-                if ok:
-                    out.append(f"{label} on {count} x {where}: {_fmt(need)} per GPU (the parameters cross PCIe "
-                               "every pass: slow)")
-                    break
-        if tr.seq_len > 256:
-            # in steps of 128 tokens (the lengths people pack to)
-            def make_sl(k: int, c: int = count) -> Workload | None:
-                ww = _workload_from(sw, v, catalog, {"seq_len": 128 * k, "gpus": c})
-                return None if ww is None else with_gpus(ww, c, min(c, node_max))
-            best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
-            if best_k:
-                out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
-                           f"it) on {count} x {where}: {_fmt(need_sl)} per GPU")
-        if tr.micro_batch > 1:
-            def make_mb(x: int, c: int = count) -> Workload | None:
-                ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
-                return None if ww is None else with_gpus(ww, c, min(c, node_max))
-            best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
-            if best:
-                out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
-                           f"{_fmt(need)} per GPU")
-        methods = {"full": ("qlora", "lora"), "lora": ("qlora",)}.get(tr.method, ())
-        for method in methods:
-            name = "QLoRA" if method == "qlora" else "LoRA"
-            for ckpt in dict.fromkeys((tr.checkpointing, "full")):
-                wm = _workload_from(sw, v, catalog, {"method": method, "gpus": 1, "zero": 0,
-                                                     "offload_optimizer": False, "checkpointing": ckpt},
-                                    drop=("recipe", "gpus_per_node", "offload_params"))
-                if wm is None:
-                    continue
-                ok, need = fits_big(wm, cap, overheads)
-                if ok:
-                    how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
-                    out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
-                    break
+        out += _suggest_vram_train(sw, v, catalog, big, cap, node_max, cons, overheads, where=where,
+                                   allowed_cards=allowed_cards)
     else:
-        from planner.solve.scenario import valid_tp_degrees
+        out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where)
+    out += _suggest_larger_card(sw, catalog, node_max, cons, overheads)
+    return out
 
-        # the most the hardware can do as written: the largest allowed tp that fits a node
-        v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)
-        w0 = v.workload
-        inf = w0.infer
-        assert inf is not None
-        tried = {x.tp for x in sw.variants}
-        if inf.engine == "vllm":
-            # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
-            # too high, that share is smaller than the context and vLLM does not start; set too low,
-            # the weights and KV cache do not fit its share: try other values (at the scenario's
-            # smallest tp)
-            v1 = min(sw.variants, key=lambda x: x.tp)
-            tp1 = v1.tp
 
-            def make_u(util: float) -> Workload | None:
-                wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
-                return None if wu is None else with_gpus(wu, tp1, tp1)
-
-            hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
-            if hit_u:
-                out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
-                           f"on {where}: {_fmt(hit_u[1])} per GPU")
-        if inf.engine == "llama.cpp":
-            out += _suggest_llamacpp(sw, v, catalog, big, cap, node_max, where, overheads)
-        else:
-            for tp in valid_tp_degrees(w0.architecture):
-                ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
-                if not ok:
-                    continue
-                if tp in tried and tp <= node_max:
-                    break  # the scenario already allows it; something else binds
-                text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
-                if tp > node_max:
-                    why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
-                           else "the platforms' slots, PCIe lanes, power and cooling")
-                    text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
-                             "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
-                out.append(text)
+def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
+                        cons: Any, overheads: RuntimeOverheads | None, *, where: str,
+                        allowed_cards: int) -> list[str]:
+    """What would hold a training workload on ``big``: ZeRO-3 across more GPUs (the optimizer
+    offloaded too), checkpointing, a smaller micro-batch, QLoRA or LoRA."""
+    out: list[str] = []
+    w0 = v.workload
+    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
+    tr = w0.train
+    assert tr is not None
+    fixed = sw.gpus[0] if sw.gpus else None
+    count = fixed or min(node_max, allowed_cards)
+    gpn = min(count, node_max)
+    # ZeRO-3 across more GPUs, without and with the optimizer offloaded
+    plain_n = None
+    for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
+        found = None
+        for n in _ZERO3_COUNTS:
+            if n % tr.tp or (n > node_max and n % node_max):
+                continue  # several nodes are identical and every card of each is used
+            wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
+            if wz is None:
+                continue
+            wz = with_gpus(wz, n, min(n, node_max))
+            ok, need = fits_big(wz, cap, overheads)
+            if ok:
+                found = (n, need)
                 break
-            # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
-            tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
+        if found and (plain_n is None or found[0] < plain_n):
+            n, need = found
+            if not extra:
+                plain_n = n
+            nodes = math.ceil(n / node_max)
+            text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
+            if n > allowed_cards:
+                text += (f"; that is {nodes} nodes of {node_max}, more than the scenario allows "
+                         f"(max_nodes {cons.max_nodes}"
+                         + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
+            if fixed and n != fixed:
+                text += f" (the scenario fixes gpus: {fixed})"
+            out.append(text)
+    if tr.checkpointing == "none":
+        wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
+        if wc is not None:
+            ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
+            if ok:
+                out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+    # the levers that hold the parameters elsewhere: ZeRO-3 / FSDP with the parameters in host RAM
+    # (ZeRO-Infinity; FSDP CPUOffload, the fsdp_qlora recipe for 70B on 2 x 24 GB)
+    if not tr.offload_params:
+        for label, extra in (("ZeRO-3 with offload_params", {"zero": 3, "offload_params": True,
+                                                              "offload_optimizer": True}),
+                             ("framework: fsdp with offload_params (FSDP CPU offload)",
+                              {"framework": "fsdp", "zero": 3, "offload_params": True})):
+            if tr.framework == "fsdp" and label.startswith("ZeRO"):
+                continue
+            wo = _workload_from(sw, v, catalog, {**extra, "gpus": count})
+            if wo is None:
+                continue
+            ok, need = fits_big(with_gpus(wo, count, gpn), cap, overheads)
+            if ok:
+                out.append(f"{label} on {count} x {where}: {_fmt(need)} per GPU (the parameters cross PCIe "
+                           "every pass: slow)")
+                break
+    if tr.seq_len > 256:
+        # in steps of 128 tokens (the lengths people pack to)
+        def make_sl(k: int, c: int = count) -> Workload | None:
+            ww = _workload_from(sw, v, catalog, {"seq_len": 128 * k, "gpus": c})
+            return None if ww is None else with_gpus(ww, c, min(c, node_max))
+        best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
+        if best_k:
+            out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
+                       f"it) on {count} x {where}: {_fmt(need_sl)} per GPU")
+    if tr.micro_batch > 1:
+        def make_mb(x: int, c: int = count) -> Workload | None:
+            ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
+            return None if ww is None else with_gpus(ww, c, min(c, node_max))
+        best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
+        if best:
+            out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
+                       f"{_fmt(need)} per GPU")
+    methods = {"full": ("qlora", "lora"), "lora": ("qlora",)}.get(tr.method, ())
+    for method in methods:
+        name = "QLoRA" if method == "qlora" else "LoRA"
+        for ckpt in dict.fromkeys((tr.checkpointing, "full")):
+            wm = _workload_from(sw, v, catalog, {"method": method, "gpus": 1, "zero": 0,
+                                                 "offload_optimizer": False, "checkpointing": ckpt},
+                                drop=("recipe", "gpus_per_node", "offload_params"))
+            if wm is None:
+                continue
+            ok, need = fits_big(wm, cap, overheads)
+            if ok:
+                how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
+                out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
+                break
+    return out
 
-            def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
-                for tp in tps:
-                    wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
-                    if wq is None:
-                        continue
-                    ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
-                    if ok:
-                        return tp, need
-                return None
 
-            for fmt in ("fp8", "int4-awq"):
-                if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
+                        cons: Any, overheads: RuntimeOverheads | None, *, where: str) -> list[str]:
+    """What would hold an inference workload on ``big``: vLLM's gpu_memory_utilization, a larger tp,
+    smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers."""
+    out: list[str] = []
+    fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
+    from planner.solve.choices import valid_tp_degrees
+
+    # the most the hardware can do as written: the largest allowed tp that fits a node
+    v = max((x for x in sw.variants if x.tp <= node_max), key=lambda x: x.tp, default=v)
+    w0 = v.workload
+    inf = w0.infer
+    assert inf is not None
+    tried = {x.tp for x in sw.variants}
+    if inf.engine == "vllm":
+        # vLLM leaves 1 - gpu_memory_utilization of the card for the CUDA context and graphs; set
+        # too high, that share is smaller than the context and vLLM does not start; set too low,
+        # the weights and KV cache do not fit its share: try other values (at the scenario's
+        # smallest tp)
+        v1 = min(sw.variants, key=lambda x: x.tp)
+        tp1 = v1.tp
+
+        def make_u(util: float) -> Workload | None:
+            wu = _workload_from(sw, v1, catalog, {"gpu_memory_utilization": util, "tp": tp1})
+            return None if wu is None else with_gpus(wu, tp1, tp1)
+
+        hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
+        if hit_u:
+            out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+                       f"on {where}: {_fmt(hit_u[1])} per GPU")
+    if inf.engine == "llama.cpp":
+        out += _suggest_llamacpp(sw, v, catalog, big, cap, node_max, where, overheads)
+    else:
+        for tp in valid_tp_degrees(w0.architecture):
+            ok, need = fits_big(with_gpus(w0, tp, tp), cap, overheads)
+            if not ok:
+                continue
+            if tp in tried and tp <= node_max:
+                break  # the scenario already allows it; something else binds
+            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+            if tp > node_max:
+                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
+                       else "the platforms' slots, PCIe lanes, power and cooling")
+                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
+                         "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
+            out.append(text)
+            break
+        # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
+        tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
+
+        def first_fit(updates: dict[str, Any]) -> tuple[int, int] | None:
+            for tp in tps:
+                wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+                if wq is None:
                     continue
-                hit = first_fit({"weights": fmt})
-                if hit:
-                    out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
-            if inf.kv_dtype != "fp8" and big.fp8:
-                hit = first_fit({"kv_dtype": "fp8"})
-                if hit:
-                    out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
-            if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
-                wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
-                if wp is not None:
-                    ok, need = fits_big(wp, cap, overheads)
-                    if ok:
-                        out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
-                                   f"{where}: {_fmt(need)} per GPU")
-            if inf.concurrency > 1:
-                def make_c(x: int) -> Workload | None:
-                    return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
-                best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
-                if best:
-                    out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
-                               f"{_fmt(need)} per GPU")
+                ok, need = fits_big(with_gpus(wq, tp, tp), cap, overheads)
+                if ok:
+                    return tp, need
+            return None
+
+        for fmt in ("fp8", "int4-awq"):
+            if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
+                continue
+            hit = first_fit({"weights": fmt})
+            if hit:
+                out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+        if inf.kv_dtype != "fp8" and big.fp8:
+            hit = first_fit({"kv_dtype": "fp8"})
+            if hit:
+                out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+        if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
+            wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
+            if wp is not None:
+                ok, need = fits_big(wp, cap, overheads)
+                if ok:
+                    out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
+                               f"{where}: {_fmt(need)} per GPU")
+        if inf.concurrency > 1:
+            def make_c(x: int) -> Workload | None:
+                return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
+            best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+            if best:
+                out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                           f"{_fmt(need)} per GPU")
+    return out
+
+
+def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, cons: Any,
+                         overheads: RuntimeOverheads | None) -> list[str]:
+    """The cheapest larger card of the catalog that holds the workload as written (and a platform
+    takes), or nothing."""
+    out: list[str] = []
+    v = sw.variants[0]
     # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
     # scenario's smallest tensor-parallel degree, training at its first GPU count
     if sw.task != "train":

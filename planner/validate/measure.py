@@ -5,21 +5,8 @@ initialised Hugging Face models built from configs (nothing is downloaded) and c
 of live tensor storages the way the CUDA caching allocator's ``memory_allocated`` counts them:
 each storage once, however many tensors view it, rounded up to a multiple of 512 bytes.
 
-How it counts (see docs/validation-method.md for the limits):
-
-* :class:`StorageTracker` is a ``TorchDispatchMode``. After every ATen operator it looks at the
-  storages of the operator's outputs (new allocations) and of its inputs (a storage made before
-  tracking began and not registered, or without going through the dispatcher, is caught at its
-  first use and reported as ``external``). Each new storage gets a weak reference whose callback fires when the
-  storage itself is freed, so views and in-place ops cost nothing and frees are seen at once.
-* Storages that exist when tracking starts (parameters, buffers, optimizer state) are registered
-  with :meth:`StorageTracker.track_existing`.
-* Phases ("forward", "backward", "optimizer", "prefill", "decode") are marked by the caller; each
-  records its start, peak and end live bytes and which operators allocated in it. A "window"
-  (one training step, or one prefill+decode run) records the overall peak, the phase and operator
-  where it happened, and the set of live storages at that moment (copied lazily, at the first
-  free after a new peak), from which a breakdown into parameters, gradients, optimizer state and
-  the rest is made.
+How it counts: planner.validate.tracker (a ``TorchDispatchMode`` over every ATen operator);
+the models and optimizers: planner.validate.builders; the limits: docs/validation-method.md.
 
 Importing this module does not import torch; the measuring functions do.
 
@@ -39,22 +26,31 @@ import contextlib
 import functools
 import gc
 import json
-import logging
 import platform
 import sys
-import threading
 import time
-import weakref
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from planner.validate.builders import (
+    OPTIMIZER_CLASSES,
+    _int8_state_tensors,
+    _quant_state_tensors,
+    _quiet_transformers,
+    _setup,
+    build_int8_model,
+    build_model,
+    build_optimizer,
+    build_qlora_model,
+    versions,
+)
+from planner.validate.tracker import ALLOCATOR_ROUNDING, Window, make_tracker
+
 #: The CUDA caching allocator rounds every block up to a multiple of this many bytes.
-ALLOCATOR_ROUNDING = 512
 
 TRAIN_MODES = ("fp32", "pure-bf16", "amp-bf16")
 TRAIN_METHODS = ("full", "lora", "qlora")
 INFERENCE_DTYPES = ("fp32", "bf16")
-ATTENTIONS = ("eager", "sdpa")
 PHASES = ("forward", "backward", "optimizer", "prefill", "decode")
 
 METHOD_NOTES = [
@@ -99,498 +95,6 @@ METHOD_NOTES = [
     "saved-tensor hooks that keep the copies outside the count; compile partitions each decoder layer and "
     "the loss as AOTAutograd does for torch.compile (measure_train_step).",
 ]
-
-_TRACKER_CLS: Any = None
-
-
-def round_alloc(nbytes: int, rounding: int = ALLOCATOR_ROUNDING) -> int:
-    """``nbytes`` rounded up to a multiple of ``rounding``; 0 stays 0 (no block is allocated)."""
-    if nbytes <= 0:
-        return 0
-    return -(-nbytes // rounding) * rounding
-
-
-# --------------------------------------------------------------------------- tracker
-
-
-class _Entry:
-    __slots__ = ("uid", "raw", "nbytes", "phase", "op", "ref", "excluded")
-
-    def __init__(self, uid: int, raw: int, nbytes: int, phase: str | None, op: str) -> None:
-        self.uid = uid  # never reused, unlike the storage's address
-        self.raw = raw
-        self.nbytes = nbytes
-        self.phase = phase
-        self.op = op
-        self.ref: Any = None
-        self.excluded = False
-
-
-class _PhaseStats:
-    __slots__ = ("start", "peak", "end", "allocated", "ops", "entries")
-
-    def __init__(self, live: int) -> None:
-        self.start = live
-        self.peak = live
-        self.end = live
-        self.allocated = 0
-        self.ops: dict[str, int] = {}
-        self.entries = 0
-
-    def as_dict(self, top: int = 6) -> dict[str, Any]:
-        ops = sorted(self.ops.items(), key=lambda kv: -kv[1])[:top]
-        return {
-            "start_bytes": self.start,
-            "peak_bytes": self.peak,
-            "end_bytes": self.end,
-            "peak_minus_start_bytes": self.peak - self.start,
-            "allocated_bytes": self.allocated,
-            "top_allocating_ops": dict(ops),
-        }
-
-
-class Window:
-    """Statistics of one measured stretch (a training step, an inference run).
-
-    ``snapshot`` maps storage id -> (bytes, phase that created it, operator that created it)
-    for every storage live at the peak."""
-
-    def __init__(self, live: int, raw: int = 0) -> None:
-        self.start = live
-        self.peak = live
-        self.raw_start = raw
-        self.raw_peak = raw
-        self.peak_phase: str | None = None
-        self.peak_op: str | None = None
-        self.end = live
-        self.phases: dict[str, _PhaseStats] = {}
-        self.snapshot: dict[int, tuple[int, str | None, str]] | None = None
-        self.dirty = True  # the start is the peak until something grows
-        self.external_bytes = 0
-
-    def phase_dict(self) -> dict[str, dict[str, Any]]:
-        return {name: st.as_dict() for name, st in self.phases.items()}
-
-
-def _tracker_class() -> Any:
-    global _TRACKER_CLS
-    if _TRACKER_CLS is not None:
-        return _TRACKER_CLS
-    import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
-    from torch.utils._pytree import tree_flatten
-
-    class StorageTracker(TorchDispatchMode):
-        """Counts live tensor storages (rounded to the allocator's granularity) and their peak."""
-
-        def __init__(self, rounding: int = ALLOCATOR_ROUNDING) -> None:
-            super().__init__()
-            self.rounding = rounding
-            self.live_bytes = 0
-            #: the same without rounding (bytes the storages asked for)
-            self.live_raw = 0
-            self.peak_bytes = 0
-            self._live: dict[int, _Entry] = {}
-            self._next_uid = 0
-            self._lock = threading.RLock()
-            self._phase: str | None = None
-            self._window: Window | None = None
-            self._opnames: dict[Any, str] = {}
-            #: operator names seen, with counts (for finding which SDPA kernel ran)
-            self.ops_seen: dict[str, int] = {}
-
-        # ---- storages
-
-        @staticmethod
-        def _storage(t: Any) -> Any:
-            if not isinstance(t, torch.Tensor) or t.device.type == "meta":
-                return None
-            try:
-                return t.untyped_storage()
-            except (RuntimeError, NotImplementedError):  # sparse, nested, storage-less tensors
-                return None
-
-        def _see(self, st: Any, op: str, external: bool) -> None:
-            key = st._cdata
-            entry = self._live.get(key)
-            if entry is not None:
-                if not entry.excluded:
-                    raw = st.nbytes()
-                    if raw != entry.raw:  # resized in place (resize_, out= arguments)
-                        new = round_alloc(raw, self.rounding)
-                        old, old_raw = entry.nbytes, entry.raw
-                        entry.raw, entry.nbytes = raw, new
-                        if raw > old_raw:
-                            self._grow(new - old, op, raw - old_raw)
-                        else:
-                            self._shrink(old - new, old_raw - raw)
-                return
-            raw = st.nbytes()
-            nbytes = round_alloc(raw, self.rounding)
-            entry = _Entry(self._uid(), raw, nbytes, self._phase, "<external>" if external else op)
-            entry.ref = weakref.ref(st, functools.partial(self._on_free, key))
-            self._live[key] = entry
-            if external and self._window is not None:
-                self._window.external_bytes += nbytes
-            self._grow(nbytes, entry.op, raw)
-
-        def _uid(self) -> int:
-            self._next_uid += 1
-            return self._next_uid
-
-        def _on_free(self, key: int, _ref: Any) -> None:
-            with self._lock:
-                entry = self._live.get(key)
-                if entry is None or entry.ref is not _ref:
-                    return
-                if not entry.excluded:
-                    self._shrink(entry.nbytes, entry.raw)  # snapshots a pending peak first
-                del self._live[key]
-
-        def _grow(self, nbytes: int, op: str, raw: int) -> None:
-            self.live_bytes += nbytes
-            self.live_raw += raw
-            if self.live_bytes > self.peak_bytes:
-                self.peak_bytes = self.live_bytes
-            w = self._window
-            if w is None:
-                return
-            if self.live_raw > w.raw_peak:
-                w.raw_peak = self.live_raw
-            if self.live_bytes > w.peak:
-                w.peak = self.live_bytes
-                w.peak_phase = self._phase
-                w.peak_op = op
-                w.dirty = True
-            if self._phase is not None:
-                ps = w.phases[self._phase]
-                ps.allocated += nbytes
-                ps.ops[op] = ps.ops.get(op, 0) + nbytes
-                if self.live_bytes > ps.peak:
-                    ps.peak = self.live_bytes
-
-        def _shrink(self, nbytes: int, raw: int) -> None:
-            w = self._window
-            if w is not None and w.dirty:
-                w.snapshot = self._snapshot()
-                w.dirty = False
-            self.live_bytes -= nbytes
-            self.live_raw -= raw
-
-        def _snapshot(self) -> dict[int, tuple[int, str | None, str]]:
-            return {e.uid: (e.nbytes, e.phase, e.op) for e in self._live.values() if e.nbytes}
-
-        # ---- public API
-
-        def track_existing(self, tensors: Iterable[Any], label: str = "<existing>") -> int:
-            """Count storages that already exist (parameters, buffers, optimizer state).
-
-            Returns the bytes newly added."""
-            before = self.live_bytes
-            with self._lock:
-                for t in tensors:
-                    st = self._storage(t)
-                    if st is not None:
-                        self._see(st, label, external=False)
-            return self.live_bytes - before
-
-        def exclude(self, tensors: Iterable[Any]) -> int:
-            """Stop counting these tensors' storages (e.g. tensors that live on the host when the
-            run is on a GPU). Returns the bytes removed."""
-            removed = 0
-            with self._lock:
-                for t in tensors:
-                    st = self._storage(t)
-                    if st is None:
-                        continue
-                    key = st._cdata
-                    entry = self._live.get(key)
-                    if entry is None:  # not counted yet: remember it so it never is
-                        entry = _Entry(self._uid(), st.nbytes(), 0, self._phase, "<excluded>")
-                        entry.ref = weakref.ref(st, functools.partial(self._on_free, key))
-                        entry.excluded = True
-                        self._live[key] = entry
-                    if not entry.excluded:
-                        removed += entry.nbytes
-                        self._shrink(entry.nbytes, entry.raw)
-                        entry.excluded = True
-                        entry.nbytes = 0
-            return removed
-
-        def _entries_of(self, tensors: Iterable[Any]) -> dict[int, _Entry]:
-            found = {}
-            for t in tensors:
-                st = self._storage(t)
-                if st is not None:
-                    entry = self._live.get(st._cdata)
-                    if entry is not None:
-                        found[entry.uid] = entry
-            return found
-
-        def keys_of(self, tensors: Iterable[Any]) -> set[int]:
-            """Ids (as used in window snapshots) of these tensors' tracked storages."""
-            return set(self._entries_of(tensors))
-
-        def bytes_of(self, tensors: Iterable[Any]) -> int:
-            """Counted bytes of the distinct, tracked storages of these tensors."""
-            return sum(e.nbytes for e in self._entries_of(tensors).values())
-
-        def begin_window(self) -> Window:
-            with self._lock:
-                self._window = Window(self.live_bytes, self.live_raw)
-                if self._phase is not None:
-                    self._window.phases[self._phase] = _PhaseStats(self.live_bytes)
-                return self._window
-
-        def end_window(self) -> Window:
-            with self._lock:
-                w = self._window
-                if w is None:
-                    raise RuntimeError("end_window() without begin_window()")
-                if w.dirty:
-                    w.snapshot = self._snapshot()
-                    w.dirty = False
-                w.end = self.live_bytes
-                self._window = None
-                return w
-
-        @contextlib.contextmanager
-        def phase(self, name: str) -> Iterator[None]:
-            """Attribute everything inside the block to phase ``name`` (re-entering adds to it)."""
-            with self._lock:
-                outer = self._phase
-                self._phase = name
-                w = self._window
-                if w is not None:
-                    ps = w.phases.get(name)
-                    if ps is None:
-                        w.phases[name] = ps = _PhaseStats(self.live_bytes)
-                    ps.entries += 1
-            try:
-                yield
-            finally:
-                with self._lock:
-                    if w is not None and self._window is w:
-                        w.phases[name].end = self.live_bytes
-                    self._phase = outer
-
-        # ---- dispatch
-
-        def _opname(self, func: Any) -> str:
-            name = self._opnames.get(func)
-            if name is None:
-                name = self._opnames[func] = str(func)
-            return name
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            name = self._opname(func)
-            with self._lock:
-                self.ops_seen[name] = self.ops_seen.get(name, 0) + 1
-                for t in tree_flatten(out)[0]:
-                    st = self._storage(t)
-                    if st is not None:
-                        self._see(st, name, external=False)
-                for t in tree_flatten((args, kwargs))[0]:
-                    st = self._storage(t)
-                    if st is not None:
-                        self._see(st, name, external=True)
-            return out
-
-    _TRACKER_CLS = StorageTracker
-    return StorageTracker
-
-
-def make_tracker(rounding: int = ALLOCATOR_ROUNDING) -> Any:
-    """A new :class:`StorageTracker` (a ``TorchDispatchMode``; use it as a context manager)."""
-    return _tracker_class()(rounding)
-
-
-# --------------------------------------------------------------------------- models
-
-
-def versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in ("torch", "transformers", "peft"):
-        try:
-            mod = __import__(name)
-            out[name] = getattr(mod, "__version__", "?")
-        except ImportError:
-            out[name] = "not installed"
-    # QLoRA runs need bitsandbytes; read its version without importing it
-    from importlib import metadata
-
-    try:
-        out["bitsandbytes"] = metadata.version("bitsandbytes")
-    except metadata.PackageNotFoundError:
-        out["bitsandbytes"] = "not installed"
-    return out
-
-
-def _setup(seed: int, threads: int) -> Any:
-    import torch
-
-    torch.manual_seed(seed)
-    torch.set_num_threads(threads)
-    return torch
-
-
-def _quiet_transformers() -> None:
-    import warnings
-
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    # bitsandbytes' CPU backend logs that an optional inference kernel package is missing
-    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
-
-
-def build_model(config: Mapping[str, Any], *, attention: str, dtype: Any) -> Any:
-    """``AutoModelForCausalLM.from_config`` on a config mapping with a ``model_type`` key."""
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention must be one of {ATTENTIONS}, not {attention!r}")
-    cfg = dict(config)
-    model_type = cfg.pop("model_type", None)
-    if not model_type:
-        raise ValueError("config needs a model_type (llama, qwen2, gpt2, ...)")
-    hf_config = AutoConfig.for_model(model_type, **cfg)
-    return AutoModelForCausalLM.from_config(hf_config, attn_implementation=attention, dtype=dtype)
-
-
-def build_qlora_model(config: Mapping[str, Any], *, attention: str, double_quant: bool) -> Any:
-    """A 4-bit NF4 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(...))``
-    loads it, on the CPU and without downloads: the bf16 model built from ``config`` is saved to a
-    temporary directory and loaded back with bf16 compute (the QLoRA paper's settings)."""
-    import torch
-    from transformers import BitsAndBytesConfig
-
-    quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
-                               bnb_4bit_compute_dtype=torch.bfloat16,
-                               bnb_4bit_use_double_quant=bool(double_quant))
-    return _load_quantized(config, attention=attention, quant=quant)
-
-
-def build_int8_model(config: Mapping[str, Any], *, attention: str) -> Any:
-    """An LLM.int8 model as ``from_pretrained(..., quantization_config=BitsAndBytesConfig(
-    load_in_8bit=True))`` loads it (outlier threshold 6.0, Transformers' default), with bf16 for
-    what stays unquantized; on the CPU and without downloads, as :func:`build_qlora_model`."""
-    from transformers import BitsAndBytesConfig
-
-    return _load_quantized(config, attention=attention, quant=BitsAndBytesConfig(load_in_8bit=True))
-
-
-def _load_quantized(config: Mapping[str, Any], *, attention: str, quant: Any) -> Any:
-    """The bf16 model built from ``config``, saved to a temporary directory and loaded back
-    through ``quant`` (a ``BitsAndBytesConfig``) on the CPU."""
-    import tempfile
-
-    import torch
-    from transformers import AutoModelForCausalLM
-    from transformers.utils import logging as hf_logging
-
-    model = build_model(config, attention=attention, dtype=torch.bfloat16)
-    bars = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        with tempfile.TemporaryDirectory(prefix="planner-qlora-") as tmp:
-            model.save_pretrained(tmp)
-            del model
-            return AutoModelForCausalLM.from_pretrained(tmp, quantization_config=quant, device_map="cpu",
-                                                        dtype=torch.bfloat16, attn_implementation=attention)
-    finally:
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-def _quant_state_tensors(model: Any) -> list[Any]:
-    """The tensors of the 4-bit weights' quantization states (absmax, NF4 code and, with double
-    quantization, the 8-bit absmax's offset, absmax and code): device tensors on CUDA too."""
-    out, seen = [], set()
-    for module in model.modules():
-        qs = getattr(getattr(module, "weight", None), "quant_state", None)
-        if qs is None or id(qs) in seen:
-            continue
-        seen.add(id(qs))
-        out += [qs.absmax, qs.code]
-        if qs.nested:
-            out += [qs.offset, qs.state2.absmax, qs.state2.code]
-    return [t for t in out if t is not None]
-
-
-#: The optimizer each planner name stands for, as Hugging Face's Trainer builds it (``optim``:
-#: adamw_torch, sgd, adafactor, adamw_bnb_8bit, lion_32bit), with the class the results record.
-OPTIMIZER_CLASSES = {
-    "adamw": "AdamW", "sgd": "torch.optim.SGD", "sgd-momentum": "torch.optim.SGD(momentum=0.9)",
-    "adafactor": "transformers.optimization.Adafactor",
-    "adamw-fused": "torch.optim.AdamW(fused=True)",
-    "adamw-8bit": "bitsandbytes.optim.AdamW8bit (nn.Embedding weights 32-bit, as the Trainer registers them)",
-    "lion": "bitsandbytes.optim.Lion",
-}
-
-
-def build_optimizer(name: str, params: list[Any], *, model: Any = None, foreach: bool = True) -> Any:
-    """The optimizer ``name`` (a key of :data:`OPTIMIZER_CLASSES`) over ``params``, lr 1e-4.
-
-    torch's AdamW and SGD run their foreach implementation (the default on CUDA); Adafactor is
-    Transformers' with the Trainer's settings (``scale_parameter=False, relative_step=False``, no
-    first moment); AdamW8bit and Lion are bitsandbytes' (8-bit blockwise states; 32-bit Lion). For
-    AdamW8bit the ``nn.Embedding`` weights of ``model`` get 32-bit states, as the Trainer registers
-    them (transformers/trainer.py ``create_optimizer``: ``register_module_override(module,
-    "weight", {"optim_bits": 32})``).
-
-    Raises:
-        ValueError: an unknown name.
-    """
-    import torch
-
-    if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-4, foreach=foreach)
-    if name == "adamw-fused":
-        return torch.optim.AdamW(params, lr=1e-4, fused=True)
-    if name in ("sgd", "sgd-momentum"):
-        return torch.optim.SGD(params, lr=1e-4, momentum=0.9 if name == "sgd-momentum" else 0.0, foreach=foreach)
-    if name == "adafactor":
-        from transformers.optimization import Adafactor
-
-        return Adafactor(params, lr=1e-4, scale_parameter=False, relative_step=False, warmup_init=False)
-    if name == "adamw-8bit":
-        import bitsandbytes as bnb
-
-        optimizer = bnb.optim.AdamW8bit(params, lr=1e-4)
-        manager = bnb.optim.GlobalOptimManager.get_instance()
-        manager.initialize()  # a process-wide singleton: no override of an earlier run's model stays
-        for module in (model.modules() if model is not None else ()):
-            if isinstance(module, torch.nn.Embedding):
-                manager.register_module_override(module, "weight", {"optim_bits": 32})
-        return optimizer
-    if name == "lion":
-        import bitsandbytes as bnb
-
-        return bnb.optim.Lion(params, lr=1e-4)
-    raise ValueError(f"optimizer must be one of {sorted(OPTIMIZER_CLASSES)}, not {name!r}")
-
-
-def _int8_state_tensors(model: Any) -> list[Any]:
-    """The fp32 row scales (``SCB``) of the 8-bit layers, which bitsandbytes keeps beside the int8
-    weight (on the weight until the first forward, then in the layer's matmul state)."""
-    out = []
-    for module in model.modules():
-        state = getattr(module, "state", None)
-        if state is None or not hasattr(state, "SCB"):
-            continue
-        scb = getattr(module.weight, "SCB", None)
-        scb = scb if scb is not None else state.SCB
-        if scb is not None:
-            out.append(scb)
-    return out
 
 
 def _vocab(model: Any) -> int:
@@ -778,6 +282,86 @@ def measure_train_step(
       kernel's intermediates never become tensors on a GPU. Checkpointing is not combined with it
       (``aot_module`` replaces the layers that Transformers' checkpointing wraps).
     """
+    method = _train_method(mode, optimizer, method, lora_rank, use_dora, load_in_8bit, steps)
+    kbit = method == "qlora" or load_in_8bit
+    t0 = time.perf_counter()
+    torch = _setup(seed, threads)
+    _quiet_transformers()
+    model, lora_info = _train_model(config, torch, mode=mode, method=method, attention=attention,
+                                    checkpointing=checkpointing, use_reentrant=use_reentrant,
+                                    double_quant=double_quant, prepare_kbit_training=prepare_kbit_training,
+                                    load_in_8bit=load_in_8bit, lora_rank=lora_rank, lora_targets=lora_targets,
+                                    lora_dropout=lora_dropout, use_dora=use_dora)
+    # 4-bit weights keep their quantization constants outside the parameters
+    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
+                     _int8_state_tensors(model) if load_in_8bit else [])
+    params = list(model.parameters())
+    trainable = [p for p in params if p.requires_grad]
+    optimizer_name = optimizer
+    hooks, optimizers = _train_optimizers(model, trainable, optimizer_name, optimizer_in_backward, foreach)
+    if compile:
+        _compile_layers(model)
+    vocab = _vocab(model)
+    autocast = (
+        functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
+        if mode == "amp-bf16" else contextlib.nullcontext
+    )
+
+    if compile:
+        # trace and partition every layer once, before anything is counted
+        with autocast():
+            warm = _forward_loss(model, torch.randint(0, vocab, (micro_batch, seq_len)),
+                                 torch.randint(0, vocab, (micro_batch, seq_len)), use_cache=use_cache,
+                                 loss_chunks=loss_chunks, offload=None)
+        warm.backward()
+        del warm
+        for p in trainable:
+            p.grad = None
+    tracker = make_tracker()
+    if compile:
+        model._tracker_holder["tracker"] = tracker
+    gc.collect()
+    step_results = []
+    with tracker:
+        tracker.track_existing(params, "<parameters>")
+        tracker.track_existing(model.buffers(), "<buffers>")
+        tracker.track_existing(quant_tensors, "<quant_state>")
+        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
+                      | tracker.keys_of(quant_tensors))
+        for step in range(steps):
+            step_results.append(_train_step(
+                torch, tracker, model, trainable, optimizers, param_keys, autocast=autocast, vocab=vocab,
+                micro_batch=micro_batch, seq_len=seq_len, use_cache=use_cache, loss_chunks=loss_chunks,
+                offload_activations=offload_activations, optimizer_in_backward=optimizer_in_backward,
+                crosscheck=crosscheck and step == steps - 1))
+    for hook in hooks:
+        hook.remove()
+
+    workload = {
+        "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
+        "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
+        "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
+        **({"use_reentrant": True} if use_reentrant else {}),
+        "method": method,
+        **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
+        **({"load_in_8bit": True} if load_in_8bit else {}),
+        **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
+        **({"loss_chunks": int(loss_chunks)} if loss_chunks > 1 else {}),
+        **({"optimizer_in_backward": True} if optimizer_in_backward else {}),
+        **({"offload_activations": True} if offload_activations else {}),
+        **({"compile": "aot min_cut_rematerialization_partition per decoder layer"} if compile else {}),
+    }
+    return _train_result(workload, model, params, trainable, quant_tensors, tracker, step_results, kbit=kbit,
+                         attention=attention, mode=mode, crosscheck=crosscheck, t0=t0)
+
+
+def _train_method(mode: str, optimizer: str, method: str | None, lora_rank: int | None, use_dora: bool,
+                  load_in_8bit: bool, steps: int) -> str:
+    """:func:`measure_train_step`'s method ('full' unless a LoRA rank is given), its arguments checked.
+
+    Raises:
+        ValueError: an unknown mode, optimizer or method, or arguments that do not go together.
+    """
     if mode not in TRAIN_MODES:
         raise ValueError(f"mode must be one of {TRAIN_MODES}, not {mode!r}")
     if optimizer not in OPTIMIZER_CLASSES:
@@ -794,12 +378,18 @@ def measure_train_step(
         raise ValueError("method qlora computes in bf16: use mode pure-bf16")
     if load_in_8bit and (method != "lora" or mode != "pure-bf16"):
         raise ValueError("load_in_8bit is LoRA on an 8-bit base: use method lora and mode pure-bf16")
-    kbit = method == "qlora" or load_in_8bit
     if steps < 1:
         raise ValueError("steps must be >= 1")
-    t0 = time.perf_counter()
-    torch = _setup(seed, threads)
-    _quiet_transformers()
+    return method
+
+
+def _train_model(config: Mapping[str, Any], torch: Any, *, mode: str, method: str, attention: str,
+                 checkpointing: bool, use_reentrant: bool, double_quant: bool, prepare_kbit_training: bool,
+                 load_in_8bit: bool, lora_rank: int | None, lora_targets: list[str] | tuple[str, ...] | None,
+                 lora_dropout: float, use_dora: bool) -> tuple[Any, dict[str, Any] | None]:
+    """The model :func:`measure_train_step` trains, in train mode, with its LoRA adapters (peft)
+    when ``lora_rank`` is given; and the adapters' description (None without)."""
+    kbit = method == "qlora" or load_in_8bit
     param_dtype = torch.bfloat16 if mode == "pure-bf16" else torch.float32
     if kbit:
         model = (build_qlora_model(config, attention=attention, double_quant=double_quant) if method == "qlora"
@@ -830,12 +420,14 @@ def measure_train_step(
         model.train()
         lora_info = {"rank": int(lora_rank), "targets": targets, "dropout": float(lora_dropout),
                      **({"use_dora": True} if use_dora else {})}
-    # 4-bit weights keep their quantization constants outside the parameters
-    quant_tensors = (_quant_state_tensors(model) if method == "qlora" else
-                     _int8_state_tensors(model) if load_in_8bit else [])
-    params = list(model.parameters())
-    trainable = [p for p in params if p.requires_grad]
-    optimizer_name = optimizer
+    return model, lora_info
+
+
+def _train_optimizers(model: Any, trainable: list[Any], optimizer_name: str, optimizer_in_backward: bool,
+                      foreach: bool) -> tuple[list[Any], list[Any]]:
+    """The optimizers of :func:`measure_train_step` and the gradient hooks that step them: one
+    optimizer for every trainable parameter and no hooks, or with ``optimizer_in_backward`` one per
+    parameter, stepped (and its gradient freed) by a post-accumulate-grad hook."""
     if optimizer_in_backward:
         # torchtune training/memory.py: {p: optimizer([p])} and a post-accumulate-grad hook per parameter
         per_param = {p: build_optimizer(optimizer_name, [p], model=model, foreach=foreach) for p in trainable}
@@ -849,107 +441,77 @@ def measure_train_step(
     else:
         hooks = []
         optimizers = [build_optimizer(optimizer_name, trainable, model=model, foreach=foreach)]
-    if compile:
-        _compile_layers(model)
-    vocab = _vocab(model)
-    autocast = (
-        functools.partial(torch.autocast, "cpu", dtype=torch.bfloat16)
-        if mode == "amp-bf16" else contextlib.nullcontext
-    )
+    return hooks, optimizers
 
-    if compile:
-        # trace and partition every layer once, before anything is counted
-        with autocast():
-            warm = _forward_loss(model, torch.randint(0, vocab, (micro_batch, seq_len)),
-                                 torch.randint(0, vocab, (micro_batch, seq_len)), use_cache=use_cache,
-                                 loss_chunks=loss_chunks, offload=None)
-        warm.backward()
-        del warm
-        for p in trainable:
-            p.grad = None
-    tracker = make_tracker()
-    if compile:
-        model._tracker_holder["tracker"] = tracker
+
+def _train_step(torch: Any, tracker: Any, model: Any, trainable: list[Any], optimizers: list[Any],
+                param_keys: set[int], *, autocast: Any, vocab: int, micro_batch: int, seq_len: int,
+                use_cache: bool, loss_chunks: int, offload_activations: bool, optimizer_in_backward: bool,
+                crosscheck: bool) -> dict[str, Any]:
+    """One training step of :func:`measure_train_step` in one tracker window (forward, backward and
+    optimizer phases); its window summary with the loss, the breakdown at the peak, the gradient and
+    optimizer-state bytes (and the CPU allocator's count with ``crosscheck``)."""
     gc.collect()
-    step_results = []
-    with tracker:
-        tracker.track_existing(params, "<parameters>")
-        tracker.track_existing(model.buffers(), "<buffers>")
-        tracker.track_existing(quant_tensors, "<quant_state>")
-        param_keys = (tracker.keys_of(params) | tracker.keys_of(model.buffers())
-                      | tracker.keys_of(quant_tensors))
-        probe: dict[str, Any] = {}
-        for step in range(steps):
-            gc.collect()
-            last = step == steps - 1
-            probing = _cpu_allocator_probe(probe) if crosscheck and last else contextlib.nullcontext()
-            probing.__enter__()
-            window = tracker.begin_window()
-            with tracker.phase("forward"):
-                input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
-                labels = input_ids.clone()
-                with autocast():
-                    loss = _forward_loss(model, input_ids, labels, use_cache=use_cache, loss_chunks=loss_chunks,
-                                         offload=(_offload_hooks(tracker, param_keys) if offload_activations
-                                                  else None))
-            with tracker.phase("backward"):
-                loss.backward()
-                loss_value = float(loss.detach())
-                del loss, input_ids, labels
-            with tracker.phase("optimizer"):
-                grads = [p.grad for p in trainable if p.grad is not None]
-                grad_keys = tracker.keys_of(grads)
-                grad_bytes = tracker.bytes_of(grads)
-                del grads
-                if not optimizer_in_backward:
-                    optimizers[0].step()
-                state_tensors = [v for opt_ in optimizers for st in opt_.state.values()
-                                 for k, v in st.items() if torch.is_tensor(v) and k != "step"]
-                step_tensors = [st["step"] for opt_ in optimizers for st in opt_.state.values()
-                                if torch.is_tensor(st.get("step"))]
-                # 'step' counters are CPU scalars even when training on CUDA: not device memory
-                tracker.exclude(step_tensors)
-                state_keys = tracker.keys_of(state_tensors)
-                state_bytes = tracker.bytes_of(state_tensors)
-                if not optimizer_in_backward:
-                    optimizers[0].zero_grad(set_to_none=True)
-            window = tracker.end_window()
-            probing.__exit__(None, None, None)
-            summary = _window_summary(window)
-            if crosscheck and last:
-                summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
-            summary["loss"] = loss_value
-            summary["breakdown_at_peak"] = _breakdown(window, {
-                "parameters": param_keys,
-                "gradients": grad_keys,
-                "optimizer_state": state_keys,
-            })
-            summary["gradient_bytes"] = grad_bytes
-            summary["optimizer_state_bytes"] = state_bytes
-            opt = window.phases["optimizer"]
-            summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
-            step_results.append(summary)
-            del state_tensors, step_tensors
-    for hook in hooks:
-        hook.remove()
+    probe: dict[str, Any] = {}
+    probing = _cpu_allocator_probe(probe) if crosscheck else contextlib.nullcontext()
+    probing.__enter__()
+    window = tracker.begin_window()
+    with tracker.phase("forward"):
+        input_ids = torch.randint(0, vocab, (micro_batch, seq_len))
+        labels = input_ids.clone()
+        with autocast():
+            loss = _forward_loss(model, input_ids, labels, use_cache=use_cache, loss_chunks=loss_chunks,
+                                 offload=(_offload_hooks(tracker, param_keys) if offload_activations
+                                          else None))
+    with tracker.phase("backward"):
+        loss.backward()
+        loss_value = float(loss.detach())
+        del loss, input_ids, labels
+    with tracker.phase("optimizer"):
+        grads = [p.grad for p in trainable if p.grad is not None]
+        grad_keys = tracker.keys_of(grads)
+        grad_bytes = tracker.bytes_of(grads)
+        del grads
+        if not optimizer_in_backward:
+            optimizers[0].step()
+        state_tensors = [v for opt_ in optimizers for st in opt_.state.values()
+                         for k, v in st.items() if torch.is_tensor(v) and k != "step"]
+        step_tensors = [st["step"] for opt_ in optimizers for st in opt_.state.values()
+                        if torch.is_tensor(st.get("step"))]
+        # 'step' counters are CPU scalars even when training on CUDA: not device memory
+        tracker.exclude(step_tensors)
+        state_keys = tracker.keys_of(state_tensors)
+        state_bytes = tracker.bytes_of(state_tensors)
+        if not optimizer_in_backward:
+            optimizers[0].zero_grad(set_to_none=True)
+    window = tracker.end_window()
+    probing.__exit__(None, None, None)
+    summary = _window_summary(window)
+    if crosscheck:
+        summary["cpu_allocator_crosscheck"] = _crosscheck_summary(window, probe)
+    summary["loss"] = loss_value
+    summary["breakdown_at_peak"] = _breakdown(window, {
+        "parameters": param_keys,
+        "gradients": grad_keys,
+        "optimizer_state": state_keys,
+    })
+    summary["gradient_bytes"] = grad_bytes
+    summary["optimizer_state_bytes"] = state_bytes
+    opt = window.phases["optimizer"]
+    summary["optimizer_step_extra_bytes"] = opt.peak - opt.start
+    del state_tensors, step_tensors
+    return summary
 
+
+def _train_result(workload: dict[str, Any], model: Any, params: list[Any], trainable: list[Any],
+                  quant_tensors: list[Any], tracker: Any, step_results: list[dict[str, Any]], *, kbit: bool,
+                  attention: str, mode: str, crosscheck: bool, t0: float) -> dict[str, Any]:
+    """:func:`measure_train_step`'s report: the workload, the model's counts, the last step's peak and
+    breakdown, the first step's, the losses and the notes."""
     last = step_results[-1]
     result = {
         "kind": "train",
-        "workload": {
-            "mode": mode, "micro_batch": micro_batch, "seq_len": seq_len, "attention": attention,
-            "checkpointing": bool(checkpointing), "lora": lora_info, "steps": steps,
-            "use_cache": use_cache, "optimizer": OPTIMIZER_CLASSES[optimizer_name], "foreach": foreach,
-            **({"use_reentrant": True} if use_reentrant else {}),
-            "method": method,
-            **({"double_quant": bool(double_quant)} if method == "qlora" else {}),
-            **({"load_in_8bit": True} if load_in_8bit else {}),
-            **({"prepare_kbit_training": bool(prepare_kbit_training)} if kbit else {}),
-            **({"loss_chunks": int(loss_chunks)} if loss_chunks > 1 else {}),
-            **({"optimizer_in_backward": True} if optimizer_in_backward else {}),
-            **({"offload_activations": True} if offload_activations else {}),
-            **({"compile": "aot min_cut_rematerialization_partition per decoder layer"} if compile else {}),
-        },
+        "workload": workload,
         "model": {
             "class": type(model).__name__,
             "parameters": sum(p.numel() for p in params),

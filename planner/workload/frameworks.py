@@ -160,7 +160,7 @@ class Framework:
         what: the stack in words, for reports.
         model_code: whose layer implementation saves the activations: 'transformers', 'torchtune',
             'litgpt' or 'unsloth' (Transformers' layers, with Unsloth's fused LoRA kernels where they
-            apply; planner.memory.activations).
+            apply; planner.memory.layer, planner.memory.unsloth).
         loss: whose loss implementation: 'transformers' (``ForCausalLMLoss``: fp32 upcast of the
             whole logits), 'torchtune' (the model's output in ``loss_chunks`` chunks, each upcast to
             fp32 for its cross-entropy; ``del logits`` before backward), 'litgpt' (the head in

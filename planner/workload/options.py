@@ -91,7 +91,7 @@ class Training:
         method: 'full' fine-tune, 'lora' (16-bit frozen base, or LLM.int8 with ``load_in_8bit``),
             'qlora' (NF4 frozen base) or 'adapter' (LitGPT's LLaMA-Adapter: a learned prefix and a
             gate per head in the attention of every layer from the third on, over a frozen base,
-            NF4 with ``load_in_4bit``; planner.memory.activations.adapter_layer_saved_tensors).
+            NF4 with ``load_in_4bit``; planner.memory.litgpt_adapter.adapter_layer_saved_tensors).
         recipe: a name in :data:`planner.workload.recipes.RECIPES`.
         optimizer: a name in :data:`planner.workload.recipes.OPTIMIZERS`.
         micro_batch: sequences per GPU per forward pass (b).
@@ -133,7 +133,7 @@ class Training:
         use_dora: peft's ``LoraConfig(use_dora=True)``: DoRA (Liu et al. 2024, "DoRA:
             Weight-Decomposed Low-Rank Adaptation", sec. 4) adds a trainable magnitude per output
             feature of each adapted module and recomputes the adapted weight's column norms in every
-            forward (planner.memory.activations.dora_saved_tensors, dora_temporaries).
+            forward (planner.memory.dora.dora_saved_tensors, dora_temporaries).
         adapter_dtype: dtype of LoRA adapters, their gradients and (torch optimizers) their
             states: 'fp32' is peft's default (``autocast_adapter_dtype=True``); the QLoRA
             paper's qlora.py casts adapters to 'bf16'.

@@ -103,8 +103,13 @@ _CTX = "context is the tokens one sequence holds in the KV cache, prompt and gen
 
 
 def _rows() -> tuple[OtherName, ...]:
-    t, i, w, c = "train", "infer", "workload", "constraints"
-    rows = [
+    return (*_training_rows(), *_inference_rows(), *_workload_and_constraint_rows())
+
+
+def _training_rows() -> list[OtherName]:
+    """Other tools' names of training keys."""
+    t = "train"
+    return [
         # ----- training: the batch -------------------------------------------------------------------
         OtherName("batch_size", t, "torchtune's recipe configs", "micro_batch", same_value=True,
                   note="micro_batch is the sequences one GPU takes in a forward and backward pass; grad_accum "
@@ -196,6 +201,13 @@ def _rows() -> tuple[OtherName, ...]:
                   note="torchrun starts one process per GPU of a machine; gpus counts every GPU of the job."),
         OtherName("tensor_parallel_size", t, "vLLM", "tp", same_value=True),
         OtherName("tensor_model_parallel_size", t, "Megatron-LM", "tp", same_value=True),
+    ]
+
+
+def _inference_rows() -> list[OtherName]:
+    """Other tools' names of inference keys."""
+    i = "infer"
+    return [
         # ----- inference ------------------------------------------------------------------------------------
         OtherName("max_model_len", i, "vLLM", "context", same_value=True, note=_CTX),
         OtherName("max_seq_len", i, "", "context", same_value=True, note=_CTX),
@@ -243,6 +255,13 @@ def _rows() -> tuple[OtherName, ...]:
         OtherName("n_batch", i, "llama.cpp and llama-cpp-python", "max_num_batched_tokens",
                   note="With engine llama.cpp, max_num_batched_tokens is the physical batch n_ubatch (--ubatch-size, "
                        "default 512), which sizes its compute buffers."),
+    ]
+
+
+def _workload_and_constraint_rows() -> list[OtherName]:
+    """Other tools' names of keys of either task and of a scenario's constraints."""
+    w, c = "workload", "constraints"
+    return [
         # ----- either task ----------------------------------------------------------------------------------
         OtherName("attn_implementation", w, "Transformers' from_pretrained", "attention",
                   values={"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "flash"}),
@@ -271,7 +290,6 @@ def _rows() -> tuple[OtherName, ...]:
           for n in ("platform", "platforms", "chassis")),
         *(OtherName(n, c, "", "budget_usd", same_value=True) for n in ("max_budget", "max_price", "max_cost")),
     ]
-    return tuple(rows)
 
 
 def other_names() -> tuple[OtherName, ...]:

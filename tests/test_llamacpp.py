@@ -728,7 +728,7 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     # review F6: gpu_layers: max with the capex objective bought a card holding a third of the model
     # and said nothing about speed
     from planner.catalog.loader import load_catalog
-    from planner.solve.candidates import row_decode_tokens_per_s
+    from planner.solve.rows import row_decode_tokens_per_s
     from planner.solve.solver import plan
 
     cat = load_catalog()

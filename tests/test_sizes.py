@@ -1,7 +1,7 @@
 """Rooms a reader can hold (issue 33): no module over 900 lines, no function over 150.
 
-Read with ``ast`` (nothing imported). planner/cost/compare.py and planner/speed/ are being
-rewritten on their own (the speed model) and are left out until then.
+Read with ``ast`` (nothing imported). planner/cost/compare.py (compare_machine, 218 lines) and
+planner/speed/training.py (training_speed, a step's mechanisms in order) are left out until split.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "planner"
 MAX_MODULE_LINES = 900
 MAX_FUNCTION_LINES = 150
-#: Left out for now: being rewritten with the speed model (issue 33 names compare.py's split as its own).
-EXCEPT = ("cost/compare.py", "speed/")
+#: Left out for now: their split is open work (issue 33 names compare.py's split as its own).
+EXCEPT = ("cost/compare.py", "speed/training.py")
 
 
 def _modules() -> list[Path]:

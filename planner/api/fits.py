@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from planner.api.estimates import _speed
 from planner.api.inputs import (
     catalog_of,
     check_keywords,
@@ -318,20 +319,21 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                    "the model's layers, all on the GPU" if attr == "gpu_layers"
                    else "the planner's largest batch") if best == hi else "memory")
     per_replica = answer.infer.concurrency if answer.infer is not None else None
-    # the answer fills the card by construction: say when what is left cannot hold the largest transient
-    from planner.memory.fragmentation import fragmentation_risk
-
-    risk = fragmentation_risk(need=need, spare=cap - need,
-                              transient=answer_est.extra.get("largest_transient_bytes", 0))
-    if risk:
-        warnings.append(risk)
-    from planner.api.estimates import _speed
-
+    warnings += _fragmentation(need, cap, answer_est)
     speed = _speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)
     return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
                      limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,
                      concurrency_total=None if per_replica is None else per_replica * copies, speed=speed)
+
+
+def _fragmentation(need: int, cap: int, est: Any) -> list[str]:
+    """The answer fills the card by construction: the warning when what is left cannot hold the
+    step's largest transient tensor (planner.memory.fragmentation), else none."""
+    from planner.memory.fragmentation import fragmentation_risk
+
+    risk = fragmentation_risk(need=need, spare=cap - need, transient=est.extra.get("largest_transient_bytes", 0))
+    return [risk] if risk else []
 
 
 #: Training changes :func:`what_would_fit` tries on the same GPUs, in order: the first that fits is named.

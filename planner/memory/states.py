@@ -245,7 +245,6 @@ def trainable_shape(arch: Architecture, train: Training) -> TrainableShape:
         biggest = _tp_split(max([pc.embedding, pc.lm_head] + [m.weight_params for m in stored]), t)
     elif train.method == "adapter":
         from planner.workload.frameworks import LITGPT_ADAPTER_START_LAYER
-
         # the gates (one tensor of n_head values per adapted layer) get gradients; the prefixes do not
         _, trainable = adapter_parameters(arch)
         heads = arch.num_attention_heads

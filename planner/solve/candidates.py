@@ -95,15 +95,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
-from planner.catalog.platforms import Platform, card_lanes, slots_at
-from planner.catalog.ram import Dimm
+from planner.catalog.platforms import card_lanes, slots_at
 from planner.core.table import Table
 from planner.memory.overheads import RuntimeOverheads
-from planner.speed.constants import gemm_efficiency
-from planner.speed.inference import decode_step
-from planner.speed.traffic import ram_bandwidth
 from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defined here)
     SUMMARY_NAMES,
     _HW_CODE,
@@ -122,6 +117,7 @@ from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defi
     nic_load,
     ram_configs,
 )
+from planner.solve.rows import rows_decode_tokens_per_s, _fp8_compute, _gib, _never_reason, _slowest, _summary_tail, row_decode_tokens_per_s
 from planner.solve.scenario import Scenario
 from planner.solve.targets import pinned_rates, run_hours, slo_figures
 from planner.solve.usages import (
@@ -136,8 +132,6 @@ from planner.solve.usages import (
     usages_for,
     with_gpus,
 )
-from planner.core.units import GiB
-from planner.workload.spec import Workload
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -412,15 +406,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             ram_i = ram_bytes[idx]
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
             # decode speed on each row's GPU and RAM (planner.speed.inference.decode_step), for the speed rule
-            tps_i = np.full(idx.size, np.nan)
-            if u.decode is not None:
-                fp8 = _fp8_compute(u.workload)
-                w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
-                    u.decode, u.workload, gpu_bandwidth=a["gpu_bw"][idx],
-                    host_bandwidth=np.maximum(a["host_bw"][idx], 1.0),
-                    peak_flops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx] * 1e12, gemm_eff=a["gemm_eff"][idx],
-                    interconnect=a["interconnect"][idx])
-                tps_i = 1.0 / (np.maximum(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
+            tps_i = rows_decode_tokens_per_s(u, a, idx)
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             prec = np.ones(idx.size, dtype=bool)
             if u.needs:
@@ -527,22 +513,6 @@ def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     return int(rank_order(hw, ck, rows)[0]), ck
 
 
-def _fp8_compute(w: Workload) -> bool:
-    """The workload's matmuls run at the fp8 rate (fp8 weights, or a scheme with fp8 activations), as
-    planner.speed.timing takes it."""
-    i = w.infer
-    return i is not None and (i.weights == "fp8" or (i.scheme is not None and i.scheme.activations == "fp8"))
-
-
-def _slowest(tps: Any, rows: int) -> Any:
-    """Per row, the least decode tokens/s over the workloads (NaN where none is inference)."""
-    import numpy as np
-
-    if tps is None or tps.size == 0:
-        return np.full(rows, np.nan)
-    low = np.where(np.isnan(tps), np.inf, tps).min(axis=1)
-    return np.where(np.isinf(low), np.nan, low)
-
 
 def _target_columns(scenario: Scenario, ck: _Checked, rows: int) -> dict[str, Any]:
     """The deadline and SLO columns: the training workload with a deadline that comes closest to it
@@ -568,20 +538,6 @@ def _target_columns(scenario: Scenario, ck: _Checked, rows: int) -> dict[str, An
         out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), ck.tpot[:, first].copy()
     return out
 
-
-def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm | None) -> float | None:
-    """Decode tokens/s per sequence of usage ``u`` on ``gpu`` with ``platform``'s RAM channels at
-    ``dimm``'s rated speed: the speed rule's figure for one row (None for training)."""
-    if u.decode is None:
-        return None
-    fp8 = _fp8_compute(u.workload)
-    tflops = float(gpu.fp8_tflops) if fp8 and getattr(gpu, "fp8_tflops", None) else float(gpu.bf16_tflops)
-    host_bw = ram_bandwidth(platform.memory_channels, dimm.speed_mts) if dimm is not None else 1.0
-    w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
-        u.decode, u.workload, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
-        peak_flops=tflops * 1e12, gemm_eff=gemm_efficiency(gpu).value,
-        interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0))
-    return 1.0 / (max(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
 
 
 def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]], *,
@@ -716,10 +672,6 @@ def evaluate(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
 
 # ----- explanations ----------------------------------------------------------------------------
 
-def _gib(n: float) -> str:
-    return f"{n / GiB:,.2f} GiB"
-
-
 class _Row:
     """Read access to one table row through its column arrays (no dict of the whole row)."""
 
@@ -741,109 +693,10 @@ def _row_network(cs: CandidateSet, r: Any) -> NetworkChoice | None:
     return cs.hardware.network_by_shape.get((nics, n == 2))
 
 
-def unpriced_reason(gpu: Gpu, used_ok: bool) -> str:
-    """Why ``gpu`` (its price chosen by the scenario, planner.catalog.prices) has no price a plan
-    pays: a cloud-only part, or a discontinued card whose launch list price ``price: street`` does not
-    pay, with what would buy it (``used_ok: true`` and its used price, or an overlaid quote)."""
-    from planner.catalog.prices import unbought_new, used_price
-
-    if not gpu.discontinued:
-        return f"{gpu.id} has no purchase price in the catalog"
-    msrp = unbought_new(gpu.prices)
-    used = used_price(gpu.prices)
-    head = f"{gpu.id} is out of production (gpus.yaml discontinued)"
-    old = (f": price: street does not pay its launch list price (${msrp.usd:,.2f} of {msrp.as_of}), which no seller "
-           "asks now, and the catalog has no dated street price of a new unit") if msrp else \
-        ": the catalog has no dated street price of a new unit"
-    if used is not None and not used_ok:
-        tail = f"; set used_ok: true to buy one used ({used.label()}, ${used.usd:,.2f})"
-    elif used is None:
-        tail = "; nor a used price: overlay a dated quote (--catalog DIR) to buy one"
-    else:
-        tail = ""
-    return head + old + tail
-
-
-def too_small_text(cs: CandidateSet, gpu: Gpu) -> str:
-    """'' when ``gpu`` could hold every workload of ``cs`` on some card count, else '; even bought
-    it would not hold <workload>: ...' with that workload's least need per GPU (over the usages
-    evaluated, the vLLM ones of this card's class) and the card's capacity (CUDA total less the
-    scenario's headroom where it applies, :func:`planner.solve.usages.capacity_for`)."""
-    from planner.memory.vllm import is_large_card
-
-    card = "large" if is_large_card(gpu) else "small"
-    h = cs.hardware.headroom
-    for sw, usages in zip(cs.scenario.workloads, cs.usages):
-        mine = [u for u in usages if u.vllm_card in (None, card)]
-        if not mine:
-            continue
-        short = [(u.need_bytes - capacity_for(u.workload, gpu.cuda_total_bytes, h), u) for u in mine]
-        gap, u = min(short, key=lambda x: x[0])
-        if gap > 0:
-            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
-            return (f"; even bought it would not hold {sw.name}: at least {_gib(u.need_bytes)} per GPU "
-                    f"({u.gpus} GPU{'s' if u.gpus > 1 else ''}), {gpu.id} offers {_gib(cap)}")
-    return ""
-
 
 def _columns(t: Table) -> dict[str, Any]:
     return {k: t[k] for k in t.columns}
 
-
-def _never_reason(cs: CandidateSet, b: str, gpu: Gpu, plat: Platform) -> str:
-    """Why ``gpu`` and ``plat`` can never combine (binding price, form_factor or cooling)."""
-    hw = cs.hardware
-    if b == "price":
-        # bought new or used, it must still hold the workloads: a card too small for them says so, and
-        # ``used_ok: true`` (or a quote) is then no way to a plan
-        small = cs.too_small.get(gpu.id)
-        if small is None:
-            small = cs.too_small[gpu.id] = too_small_text(cs, gpu)
-        return unpriced_reason(gpu, cs.scenario.constraints.used_ok) + small
-    if b == "form_factor":
-        if plat.fixed_gpu is not None and gpu.form_factor in plat.form_factors:
-            return (f"{plat.id} is a baseboard that carries exactly {plat.fixed_gpu_count} x {plat.fixed_gpu}, "
-                    f"not {gpu.id}")
-        part = "a PCIe card" if gpu.form_factor == "pcie" else f"an {gpu.form_factor.upper()} module"
-        if not hw.form_factor_carried[gpu.id]:
-            others = hw.carriers.get(gpu.id, ())
-            if others:
-                return (f"{gpu.id} is {part} and none of the allowed platforms (constraints.allowed_platforms) "
-                        f"carries it; allow one that does: {', '.join(others)}")
-            return (f"{gpu.id} is {part} and no platform in the catalog carries it; add one (e.g. its "
-                    "baseboard server, with price and source) in a catalog overlay, --catalog DIR "
-                    "(catalog/README.md)")
-        return (f"{gpu.id} is {part}; {plat.id} takes "
-                + (f"only its {plat.fixed_gpu_count} x {plat.fixed_gpu}" if plat.fixed_gpu else
-                   " and ".join(plat.form_factors) + " GPUs"))
-    # cooling
-    kind = {"passive": "passively cooled (no fan: it needs a server's front-to-back airflow)",
-            "open-air": "an open-air card (its fans blow into the case)",
-            "blower": "a blower card"}.get(gpu.cooling or "", f"cooled {gpu.cooling}")
-    others = hw.allowed_coolers[gpu.id]
-    elsewhere = [x for x in hw.coolers.get(gpu.id, ()) if x not in others]
-    if others:
-        tail = f"; platforms that cool it: {', '.join(others)}"
-    elif elsewhere:
-        tail = (f"; none of the allowed platforms (constraints.allowed_platforms) cools it; allow one that does: "
-                f"{', '.join(elsewhere)}")
-    else:
-        tail = ("; no platform in the catalog cools it (overlay gpu_cooling or the card's cooling if yours "
-                "differs, --catalog DIR)")
-    return (f"{gpu.id} is {kind}; {plat.id} cools only {' and '.join(plat.gpu_cooling or ())} cards" + tail)
-
-
-def _summary_tail(cs: CandidateSet, b: str, gpu: Gpu, plat: Platform, count: int) -> str:
-    """What a summary row adds to its sentence: the other GPUs (form_factor, cooling) it stands for,
-    the first :data:`planner.solve.hardware.SUMMARY_NAMES` in the catalog's order and the
-    rest counted; '' for a row that stands for one pair, and for a GPU without a price (whose
-    sentence names no platform: it holds for all of them)."""
-    if count <= 1 or b == "price":  # a price says nothing of the platform: the row holds on every one
-        return ""
-    names = cs.hardware.summarised.get((b, plat.id), ())[1:SUMMARY_NAMES + 1]
-    more = count - 1 - len(names)
-    listed = ", ".join(names) + (f" and {more:,} more" if more > 0 else "")
-    return f" (the same for {count - 1:,} other GPU{'s' if count > 2 else ''} on {plat.id}: {listed})"
 
 
 def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) -> str:
@@ -1017,4 +870,4 @@ def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:
 __all__ = ["COLUMNS", "RULES", "CandidateSet", "Hardware", "NetworkChoice", "RamConfig", "Usage", "build", "check",
            "cheapest", "rank_order",
            "capacity_bytes", "evaluate", "explain_row", "fill_why_not", "hardware", "network_choice",
-           "has_feature", "precision_needs", "ram_configs", "row_decode_tokens_per_s", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]
+           "has_feature", "precision_needs", "ram_configs", "usages_for", "with_gpus", "allowed_gpus", "allowed_platforms"]

@@ -454,7 +454,7 @@ def _used_only(cs: CandidateSet) -> list[str]:
     """When every card the scenario allows is out of production and sold used only: per such card, one
     line saying ``used_ok: true`` buys it, with the memory verdict (the fewest GPUs of it on which a
     usage of every workload fits, checked with the memory model). Cards too small for a workload are
-    left to the price rule's own words (planner.solve.candidates.too_small_text)."""
+    left to the price rule's own words (planner.solve.rows.too_small_text)."""
     from planner.catalog.prices import used_price
 
     t = cs.table

@@ -148,7 +148,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
     take to prefill (the speed model's prefill, planner.speed.inference: the engine's GEMM rate, plus
     the PCIe upload of the host blocks' weights for every ubatch), so that a machine holding a third of
     the model is not bought unawares."""
-    from planner.solve.candidates import row_decode_tokens_per_s
+    from planner.solve.rows import row_decode_tokens_per_s
     from planner.speed.inference import inference_speed
     from planner.speed.traffic import PCIE_EFFICIENCY, llamacpp_prefill_upload, ram_bandwidth
 
@@ -294,7 +294,7 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
 def _unpriced_warnings(cs: CandidateSet) -> list[str]:
     """One warning naming the discontinued cards the plan did not consider for want of a price it
     pays, each with its used price and date (or none); the candidate table's ``price`` rows say
-    it in full (planner.solve.candidates.unpriced_reason)."""
+    it in full (planner.solve.rows.unpriced_reason)."""
     cons = cs.scenario.constraints
     out = [g for g in cs.hardware.gpus if g.price_usd is None and g.discontinued]
     if not out:

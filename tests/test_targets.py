@@ -122,7 +122,7 @@ def test_the_chat_service_meets_its_slo_and_the_choice_changes_when_it_tightens(
         assert s["target_tpot_s"] == tpot and s["target_ttft_s"] == 1.0
         assert s["replicas"] * s["tp"] <= p.choice["cards_total"]
     loose, tight = slo_plans[0.05], slo_plans[0.015]
-    assert loose.choice["gpu_id"] != tight.choice["gpu_id"]
+    assert (loose.choice["gpu_id"], loose.choice["cards_total"]) != (tight.choice["gpu_id"], tight.choice["cards_total"])
     assert loose.total_usd < tight.total_usd
     # the loose choice is too slow for the tight target: that is why it lost
     assert loose.plan.targets[0]["slo"]["tpot_s"] > 0.015
@@ -315,14 +315,16 @@ def test_a_deadline_miss_names_more_cards_and_another_card(catalog):
 
 def test_an_slo_miss_names_more_replicas_and_the_target_the_closest_machine_meets(catalog):
     data = _mapping("chat-50-users-slo.yaml")
-    data["workloads"][0]["slo"]["tpot_s"] = 0.012
+    data["workloads"][0]["slo"]["tpot_s"] = 0.018
+    # 24 users: 50 on two 4090s would spend all their time prefilling arriving prompts (no target helps)
+    data["workloads"][0]["slo"]["concurrency"] = 24
     data["workloads"][0]["weights"] = ["bf16", "fp8"]  # fp8 reads half the bytes per decode step
     data["constraints"] = {"allowed_gpus": ["rtx-4090"]}
     with pytest.raises(NoFeasiblePlan) as e:
         plan(data, catalog=catalog)
-    assert any(r.startswith("slo (") and "(target 12 ms)" in r for r in e.value.reasons)
+    assert any(r.startswith("slo (") and "(target 18 ms)" in r for r in e.value.reasons)
     s = e.value.suggestions
     reps = next(x for x in s if re.match(r"\d+ replicas of tp \d+ \(\d+ x rtx-4090\)", x))
-    assert float(re.search(r"TPOT ([\d.]+) ms", reps).group(1)) <= 12
+    assert float(re.search(r"TPOT ([\d.]+) ms", reps).group(1)) <= 18
     loosen = next(x for x in s if x.startswith("loosen the slo: to tpot_s >= "))
     assert "ttft_s" not in loosen  # the TTFT target is met: only the missed one is named

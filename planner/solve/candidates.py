@@ -816,6 +816,8 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         if slo.tpot_s is not None:
             got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
         load = (f"{f.in_flight:,} sequence(s) per replica" if f.keeps_up else
+                f"{f.in_flight:,} sequences per replica, whose arriving prompts' prefill takes all of its time: it "
+                "does not keep up" if slo.requests_per_s is None else
                 f"needs {f.in_flight:,} sequences in flight per replica by Little's law, more than the "
                 f"{u.workload.infer.concurrency:,} it holds: it does not keep up with {slo.requests_per_s:g} requests/s")
         return f"{who} ({u.label}) on {gpu.id}: {', '.join(got)} at {load}"

@@ -443,8 +443,10 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             got.append(f"ttft_s >= {fig.ttft_s:.3g}")
         if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
             got.append(f"tpot_s >= {fig.tpot_s:.3g}")
-        if not got:
-            continue  # it meets both at the load: what misses is keeping up with the rate (the reason says so)
+        if not got or not fig.keeps_up:
+            # it meets both at the load, or cannot keep up at all (its prompts' prefill takes all its time):
+            # what misses is keeping up with the load (the reason says so)
+            continue
         out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
                    f"{r['gpu_id']}) achieves for {slo.load_text()}")
     return out

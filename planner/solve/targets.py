@@ -11,7 +11,10 @@ so the hours the plan reports are the hours checked.
 the load (planner.solve.usages.with_replicas). Under a ``concurrency`` load each replica holds
 c = ceil(users / r) sequences and the speed model (planner.speed.inference.inference_speed) gives
 its time to first token (the prompt's prefill plus one decode step of the batch it joins) and
-time per output token (one decode step at c sequences, KV at the prompt plus half the output).
+time per output token: one decode step at c sequences (KV at the prompt plus half the output),
+stretched by the share of time the arriving requests' prefills take on the same GPUs
+(:func:`loaded`: rho = arrivals/s x one prompt's prefill; TPOT / (1 - rho); a replica with rho >= 1
+cannot keep up).
 Under ``requests_per_s`` the sequences in flight per replica follow Little's law (Little 1961,
 "A Proof for the Queuing Formula: L = lambda W"): n = (requests_per_s / r) x request_s(n), found by
 iterating n <- ceil(lambda_r x request_s(n)) from n = 1 (request time grows with n, so the
@@ -109,19 +112,57 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
 
     if slo.requests_per_s is None:
         sp = at(sized)
-        return SloFigures(sp.ttft_s, sp.tpot_s, sized, True, sp.request_s)
+        tpot, request, ok = loaded(sp, sized, slo.output_tokens)
+        return SloFigures(sp.ttft_s, tpot, sized, ok, request)
     lam = slo.requests_per_s / max(i.replicas, 1)
     n = 1
     sp = at(n)
+    tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
     for _ in range(MAX_LITTLE_ROUNDS):
-        need = math.ceil(lam * sp.request_s - 1e-9)
+        if not ok:
+            return SloFigures(sp.ttft_s, tpot, n, False, request)
+        need = math.ceil(lam * request - 1e-9)
         if need <= n:
             break
         if need > sized:
-            return SloFigures(sp.ttft_s, sp.tpot_s, need, False, sp.request_s)
+            return SloFigures(sp.ttft_s, tpot, need, False, request)
         n = need
         sp = at(n)
-    return SloFigures(sp.ttft_s, sp.tpot_s, n, math.ceil(lam * sp.request_s - 1e-9) <= n, sp.request_s)
+        tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
+    return SloFigures(sp.ttft_s, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request)
 
 
-__all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "pinned_rates", "run_hours", "slo_figures"]
+#: Rounds of the prefill-share fixed point in :func:`loaded` (it contracts: each round moves the
+#: request time by the prefill share's change, far below a percent after a dozen rounds).
+PREFILL_SHARE_ROUNDS = 32
+
+
+def loaded(sp: Any, in_flight: int, output_tokens: int, arrivals_per_s: float | None = None) -> tuple[float, float, bool]:
+    """(TPOT, request seconds, keeps up) of a replica whose ``in_flight`` sequences are replaced as
+    they finish: new requests' prompts are prefilled on the same GPUs between (or, with chunked
+    prefill, inside) the decode steps, so decode gets only the share of time prefill leaves.
+
+    With arrivals lambda per second (``arrivals_per_s``, else Little's law: in_flight / request
+    time) and a prompt's prefill taking p seconds (``sp.prompt_tokens / sp.prefill_tokens_per_s``),
+    prefill takes rho = lambda x p of every second; a decode step then takes TPOT / (1 - rho) of wall
+    time, and the request time ttft + output_tokens x that (iterated, as lambda depends on it under a
+    concurrency load). rho >= 1: the replica cannot keep up (TPOT infinite).
+    """
+    prefill_s = sp.prompt_tokens / sp.prefill_tokens_per_s
+    request = sp.request_s
+    tpot = sp.tpot_s
+    for _ in range(PREFILL_SHARE_ROUNDS):
+        lam = arrivals_per_s if arrivals_per_s is not None else in_flight / request
+        rho = lam * prefill_s
+        if rho >= 1.0:
+            return math.inf, math.inf, False
+        tpot = sp.tpot_s / (1.0 - rho)
+        new = sp.ttft_s + output_tokens * tpot
+        if abs(new - request) <= 1e-9 * request:
+            request = new
+            break
+        request = new
+    return tpot, request, True
+
+
+__all__ = ["MAX_LITTLE_ROUNDS", "PREFILL_SHARE_ROUNDS", "SloFigures", "loaded", "pinned_rates", "run_hours", "slo_figures"]

@@ -90,7 +90,7 @@ _SCENARIO = (
     "workloads:\n"
     "  - name: \"chat;=cmd|' /C calc'!A0;end\"\n"
     "    model: ./tiny\n" + _WORKLOAD
-    + "  - name: \"<img src=x onerror=alert(1)>[x](javascript:alert(1))\\uFFFE\\uFFFF\"\n"
+    + "  - name: \"<img src=x onerror=alert(1)>[x](javascript:alert(1))\"\n"
     "    model: llama-2-7b\n" + _WORKLOAD)
 
 
@@ -128,7 +128,7 @@ def test_the_markdown_report_holds_no_html_no_link_and_no_escape(run) -> None:
     md = (out / "evil.md").read_text()
     assert "\x1b" not in md and "\x07" not in md
     headings = [line for line in md.splitlines() if line.startswith("## ")]
-    assert "## Memory: &lt;img src=x onerror=alert\\(1\\)&gt;\\[x\\]\\(javascript:alert\\(1\\)\\)\ufffe\uffff " \
+    assert "## Memory: &lt;img src=x onerror=alert\\(1\\)&gt;\\[x\\]\\(javascript:alert\\(1\\)\\) " \
            "(llama-2-7b, train)" in headings
     outside_fence = md.split("```", 2)[2]
     assert "<img" not in outside_fence and "](javascript:" not in outside_fence
@@ -146,3 +146,18 @@ def test_the_workbook_is_valid_xml_without_ufffe_or_uffff(run) -> None:
     texts = [c.value for ws in book.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     assert any("<img src=x onerror=alert(1)>[x](javascript:alert(1))" in t for t in texts)
     assert not any("\x1b" in t for t in texts)
+
+
+def test_a_noncharacter_in_a_name_is_refused(tmp_path) -> None:
+    # U+FFFE / U+FFFF cannot be written into a workbook (XML 1.0 forbids them): two names differing by
+    # one would read the same there, so the reader refuses them as it refuses control characters
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    (tmp_path / "nc.yaml").write_text('name: nc\nworkloads:\n  - name: "a\\uFFFEb"\n    model: llama-2-7b\n'
+                                      "    task: infer\n")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "nc.yaml"), "--out", str(tmp_path / "out")])
+    assert r.exit_code == 2
+    assert "holds U+FFFE, a Unicode noncharacter" in r.output
+    assert not (tmp_path / "out").exists()

@@ -148,7 +148,7 @@ def test_an_assumed_rate_is_said():
 def test_the_request_must_fit_the_context():
     with pytest.raises(InputError) as e:
         _infer(prompt_tokens=4000, output_tokens=200, context=4096)
-    assert "do not fit --context 4,096" in str(e.value)
+    assert "a request of 4,000 prompt + 200 output tokens does not fit --context 4,096" in str(e.value)
 
 
 def test_prompt_tokens_need_a_card():

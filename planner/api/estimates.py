@@ -227,7 +227,8 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     check_keywords("estimate", options, workload_keys())
     prompt_tokens = _token_count("--prompt-tokens", prompt_tokens)
     output_tokens = _token_count("--output-tokens", output_tokens)
-    if (prompt_tokens or output_tokens) and options.get("context") is None and workload is None:
+    if ((prompt_tokens or output_tokens) and options.get("context") is None and workload is None
+            and options.get("task") == "infer"):
         options = {**options, "context": (prompt_tokens or 1) + (output_tokens or 256)}
     if gpu is None:
         for flag, value in (("--headroom", headroom), ("--calibration", calibration)):
@@ -296,6 +297,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                           speed=speed)
 
 
+#: Most tokens a timed request may have (prompt or output): the workload readers' largest context.
+MAX_REQUEST_TOKENS = 16_777_216
+
+
 def _token_count(flag: str, value: Any) -> int | None:
     """A whole, positive token count (any numeric type holding a whole value), or None."""
     from planner.workload.inputs import OptionError
@@ -304,11 +309,12 @@ def _token_count(flag: str, value: Any) -> int | None:
         return None
     try:
         whole = int(value)
-        ok = not isinstance(value, bool) and whole == value and whole >= 1
+        ok = not isinstance(value, bool) and whole == value and 1 <= whole <= MAX_REQUEST_TOKENS
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise OptionError(f"{flag} must be a whole number of tokens, at least 1, not {value!r}", entry=flag,
+        shown = repr(value) if len(repr(value)) <= 24 else f"a number of {len(repr(value))} characters"
+        raise OptionError(f"{flag} must be a whole number of tokens from 1 to {MAX_REQUEST_TOKENS:,}, not {shown}", entry=flag,
                           hint=f"For example {flag} 512.")
     return whole
 
@@ -319,18 +325,31 @@ def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, ou
 
     gens = {g.gen: g.per_lane_bytes_per_s for g in cat.pcie}
     per_lane = gens.get(card.pcie_gen) or max(gens.values(), default=1.969e9)
-    if wl.train is not None:
+    if wl.train is not None and not (prompt_tokens or output_tokens):
         from planner.speed.training import training_speed
 
         return training_speed(wl, est, card, wl.train.gpus, per_lane=per_lane, lanes=card.pcie_lanes)
     from planner.speed.inference import inference_speed
 
+    if prompt_tokens or output_tokens:
+        if wl.train is not None:
+            raise OptionError("--prompt-tokens and --output-tokens time a served request; this workload trains",
+                              entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
+                              hint="Leave them out for training (its speed is per optimizer step), or give --task infer.")
     context = wl.infer.context
-    out = output_tokens or max(1, min(256, context // 2))
+    # the workload's tokens_per_request is the request's output, as plan and compare time it
+    out = output_tokens or wl.infer.tokens_per_request or max(1, min(256, context // 2))
+    if out >= context and not prompt_tokens:
+        if output_tokens:
+            raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
+                              entry="--output-tokens", hint=f"Give --context {out + 1} or more, or fewer output tokens.")
+        raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
+                          entry="--context", hint="Give --context 2 or more.")
     prompt = prompt_tokens or max(1, context - out)
     if prompt + out > context:
-        raise OptionError(f"--prompt-tokens {prompt:,} + --output-tokens {out:,} = {prompt + out:,} tokens do not fit "
-                          f"--context {context:,}", entry="--prompt-tokens",
-                          hint=f"Give --context {prompt + out} or more, or shorter requests.")
+        given = [f for f, v in (("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)) if v]
+        raise OptionError(f"a request of {prompt:,} prompt + {out:,} output tokens does not fit --context {context:,}"
+                          + (f" ({' and '.join(given)} given)" if given else ""), entry=given[0] if given else "--context",
+                          hint=f"Give --context {prompt + out} or more, or a shorter request.")
     return inference_speed(wl, est, card, prompt_tokens=prompt, output_tokens=out, per_lane=per_lane,
                            lanes=card.pcie_lanes)

@@ -63,7 +63,8 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
     """The first character of ``text`` that must not be shown as it is, or None.
 
     Unsafe: control characters (Unicode category Cc: C0, DEL, C1), the line and paragraph
-    separators U+2028 and U+2029, and :data:`BIDI_CONTROLS`. With ``newlines``, line feed and tab
+    separators U+2028 and U+2029, the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF, and
+    :data:`BIDI_CONTROLS`. With ``newlines``, line feed and tab
     are allowed (a multi-line description).
     """
     m = (_UNSAFE_TEXT if newlines else _UNSAFE_NAME).search(text)
@@ -72,8 +73,12 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
 # the Unicode Standard, 4.6 General Category, "Cc = Control": fixed, no character will be added).
-_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]")
-_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + "".join(sorted(BIDI_CONTROLS)) + "]")
+# The noncharacters U+FFFE and U+FFFF (and U+FDD0-U+FDEF) are not characters at all: XML 1.0 forbids
+# the first two (a workbook holding them is damaged), so two names differing by one would read the same.
+_NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
+_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS)) + "]")
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS
+                          + "".join(sorted(BIDI_CONTROLS)) + "]")
 
 
 def char_name(ch: str) -> str:
@@ -96,6 +101,9 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
     if ch in BIDI_CONTROLS:
         return (f"holds {char_name(ch)}, a bidirectional control character, which changes the order in which the "
                 "text around it is displayed")
+    if "\ufdd0" <= ch <= "\ufdef" or ch in "\ufffe\uffff":
+        return (f"holds {char_name(ch)}, a Unicode noncharacter, which the workbook cannot hold (XML forbids it) "
+                "and terminals show differently")
     return f"holds the control character {char_name(ch)}, which would rewrite what the terminal and reports show"
 
 

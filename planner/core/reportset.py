@@ -477,7 +477,9 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         raise OutputError(f"{path}: is a report of another set ({owner}), and planner does not replace it with "
                           f"one of {set_name}. Give another --out.")
     why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
-    raise OutputError(f"{path}: is {why} (see {out / MANIFEST}), and planner never replaces or removes such a "
+    listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
+              f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
+    raise OutputError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
                       "file. Move it away or give another --out.")
 
 
@@ -497,4 +499,4 @@ def refuse_protected(out_dir: Path) -> None:
         if where == p or p in where.parents:
             raise OutputError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
                               f"folder ({p}), and planner does not write into it. Give another --out, e.g. "
-                              "--out my-catalog.")
+                              + ("--out my-catalog." if p.name == "catalog" else "--out reports."))

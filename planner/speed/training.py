@@ -238,6 +238,29 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
                       per_op.source, per_op.assumed))
     mb_s = max(gpu_mb, host_mb)
 
+    opt_part, opt_s = _optimizer_part(t, recipe, fw, est, tp=tp, dp=dp, bw=bw, host_bandwidth=host_bandwidth)
+    parts.append(opt_part)
+    comm_parts, comm_s, off_s = _communication_parts(
+        w, est, gpu, recipe, tp=tp, dp=dp, T=T, per_node=per_node, per_lane=per_lane, lanes=lanes,
+        node_link=node_link, gpu_mb=gpu_mb, bwd_s=(gemm_s + attn_s + mem_s) * 2 / 3, recompute=recompute)
+    parts += comm_parts
+
+    step_s = mb_s * t.grad_accum + opt_s + comm_s + off_s
+    tokens_step = T * t.grad_accum * dp
+    tok_s = tokens_step / step_s
+    model_flops = (4 if frozen else 6) * (tc.gemm_weights + tc.head_weights) + tc.attn_flops_fwd * (1 + 2)
+    mfu = model_flops * tok_s / (n * float(gpu.bf16_tflops) * 1e12)
+    assumed = any(p.assumed and p.seconds > 0.05 * step_s for p in parts)
+    if fused:
+        notes.append("fused elementwise kernels (torch.compile or Unsloth's Triton kernels)")
+    return TrainingSpeed(tokens_per_s=tok_s, step_s=step_s, tokens_per_step=tokens_step, mfu=mfu,
+                         model_flops_per_token=model_flops, parts=tuple(parts), assumed=assumed, notes=tuple(notes))
+
+
+def _optimizer_part(t, recipe, fw: str, est, *, tp: int, dp: int, bw: float,
+                    host_bandwidth: float | None) -> tuple[Part, float]:
+    """The optimizer step of one training step (module docstring): (its part, seconds)."""
+    parts: list[Part] = []
     # ----- optimizer step
     trainable = float(est.trainable_parameters)
     sharded = t.zero >= 1
@@ -260,7 +283,19 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
                           + (" + gradient clipping 3 x grad bytes" if fw in CLIPPING_STACKS else "")
                           + f" / {bw / 1e9:,.0f} GB/s", "PyTorch torch.optim.AdamW (foreach / fused implementations); "
                           "the bytes each pass reads and writes"))
+    return parts[0], opt_s
 
+
+def _communication_parts(w, est, gpu: Any, recipe, *, tp: int, dp: int, T: float, per_node: int, per_lane: float,
+                         lanes: int, node_link: float | None, gpu_mb: float, bwd_s: float,
+                         recompute: bool) -> tuple[list[Part], float, float]:
+    """Data-parallel and tensor-parallel collectives and offload transfers of one step (module
+    docstring): (their parts, exposed communication seconds, offload seconds)."""
+    t = w.train
+    arch = w.architecture
+    fw = t.framework
+    trainable = float(est.trainable_parameters)
+    parts: list[Part] = []
     # ----- communication
     comm_s = 0.0
     if dp > 1:
@@ -284,7 +319,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
                     f"updated {wbytes:,.0f} B ({gather * 1e3:.2f} ms)")
         else:
             per_step = 2 * gbytes * ring / bus
-            bwd_last = (gemm_s + attn_s + mem_s) * 2 / 3
+            bwd_last = bwd_s
             exposed = max(0.0, per_step - bwd_last)
             what = (f"DDP: all-reduce of {gbytes:,.0f} B gradients once per step = {per_step * 1e3:.2f} ms, behind the "
                     f"last backward ({bwd_last * 1e3:.2f} ms)")
@@ -314,14 +349,4 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         parts.append(Part("offload transfers", off_s, lambda: f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
                           "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
                           "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
-
-    step_s = mb_s * t.grad_accum + opt_s + comm_s + off_s
-    tokens_step = T * t.grad_accum * dp
-    tok_s = tokens_step / step_s
-    model_flops = (4 if frozen else 6) * (tc.gemm_weights + tc.head_weights) + tc.attn_flops_fwd * (1 + 2)
-    mfu = model_flops * tok_s / (n * float(gpu.bf16_tflops) * 1e12)
-    assumed = any(p.assumed and p.seconds > 0.05 * step_s for p in parts)
-    if fused:
-        notes.append("fused elementwise kernels (torch.compile or Unsloth's Triton kernels)")
-    return TrainingSpeed(tokens_per_s=tok_s, step_s=step_s, tokens_per_step=tokens_step, mfu=mfu,
-                         model_flops_per_token=model_flops, parts=tuple(parts), assumed=assumed, notes=tuple(notes))
+    return parts, comm_s, off_s

@@ -18,7 +18,8 @@ from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog, load_catalog
 from planner.catalog.pcie import PcieGen
 from planner.cost.cloud import cloud_fits, cloud_table, retarget
-from planner.cost.compare import LocalMachine, LocalRun, compare_machine, comparison_text, comparison_to_dict
+from planner.cost.compare import LocalMachine, LocalRun, compare_machine
+from planner.cost.comparison_report import comparison_text, comparison_to_dict
 from planner.core.errors import ScenarioError
 from planner.core.fields import Entry
 from planner.memory import estimate
@@ -1258,7 +1259,7 @@ def test_same_precision_everywhere_has_no_like_for_like_note(serving):
 
 
 def test_differs_from_local_for_training(tiny):
-    from planner.cost.compare import differs_from_local
+    from planner.cost.comparison_notes import differs_from_local
 
     _, w, _ = tiny
     assert differs_from_local(w, w) == ""

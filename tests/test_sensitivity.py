@@ -145,7 +145,7 @@ def test_verdict_flip_arithmetic():
 
 def test_compare_reports_the_flip_at_the_local_cost_per_busy_hour(catalog):
     from planner.api.comparisons import compare
-    from planner.cost.compare import comparison_to_dict
+    from planner.cost.comparison_report import comparison_to_dict
 
     comp = compare(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml", catalog=catalog).comparison
     flips = comparison_to_dict(comp)["rent_or_buy_flip"]
@@ -160,7 +160,7 @@ def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(catalog)
     # the shipped Azure rows are of 2024-01 (SKY-AZ-v6): more than 12 months before any date this runs on
     from planner.api.comparisons import compare
     from planner.cost.cloud import stale_as_of
-    from planner.cost.compare import comparison_text
+    from planner.cost.comparison_report import comparison_text
 
     assert stale_as_of("2024-01") and not stale_as_of("2026-08", __import__("datetime").date(2027, 8, 31))
     assert stale_as_of("2026-07", __import__("datetime").date(2027, 8, 1))  # 13 months

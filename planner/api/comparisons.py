@@ -37,7 +37,7 @@ class CompareResult:
 
     def document(self) -> dict[str, Any]:
         """The comparison as the JSON report holds it (planner.cost.compare.comparison_to_dict, with ``scenario``)."""
-        from planner.cost.compare import comparison_to_dict
+        from planner.cost.comparison_report import comparison_to_dict
         from planner.report.export import jsonable
 
         return {**jsonable(comparison_to_dict(self.comparison)), "scenario": self.scenario}

@@ -61,7 +61,7 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
       planner compare scenarios/compare-qlora-7b-12gb.yaml --tokens-per-month 200M
     """
     from planner.api import compare as run_compare
-    from planner.cost.compare import comparison_text
+    from planner.cost.comparison_report import comparison_text
 
     r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
                     tokens_per_month=list(tokens_per_month) or None)

@@ -58,15 +58,12 @@ from typing import Any
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog
 from planner.core.units import years_text
-from planner.cost.flip import comparison_flips
 from planner.cost.cloud import (
-    STALE_CLOUD_MONTHS,
     InstanceFit,
     cloud_fits,
     select_instances,
     spot_basis,
     spot_range,
-    stale_as_of,
     stale_instances,
     stale_text,
 )
@@ -83,6 +80,20 @@ from planner.cost.tco import (
     local_usd_per_busy_hour,
     net_capex_usd,
     usd_per_million_tokens,
+)
+from planner.cost.comparison_notes import (
+    _copies_note,
+    _like_for_like_note,
+    _k_words,
+    _large_instance_note,
+    _mix,
+    _mix_spot,
+    _price_basis,
+    _rate_notes,
+    _strategy,
+    _with_local_costs,
+    capex_basis,
+    differs_from_local,
 )
 from planner.speed.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
 from planner.memory import Estimate
@@ -408,55 +419,6 @@ def copies_for(rate: float, capacity: float) -> int:
     return max(1, math.ceil(rate / capacity - 1e-9))
 
 
-def _strategy(w: Workload) -> str:
-    if w.train is not None:
-        t = w.train
-        parts = [f"{t.method_label} {t.recipe}", f"{t.gpus} GPU(s)"]
-        if t.zero:
-            parts.append(f"ZeRO-{t.zero}")
-        if t.offload_optimizer:
-            parts.append("offload optimizer")
-        if t.checkpointing != "none":
-            parts.append(f"checkpointing {t.checkpointing}")
-        return ", ".join(parts)
-    i = w.infer
-    return f"weights {i.weights}, KV {i.kv_dtype}, tp {i.tp}, concurrency {i.concurrency}"
-
-
-def differs_from_local(w: Workload, local: Workload) -> str:
-    """'' when ``w`` (the variant an instance runs) keeps the local plan's precision: inference
-    weights and KV dtype, training method and recipe (GPU count, tp and the like follow the
-    instance and are left out); else the difference in words, e.g. 'weights int4-awq (local bf16)'."""
-    if w.task != local.task:
-        return f"task {w.task} (local {local.task})"
-    if w.train is not None and local.train is not None:
-        a, b, fields = w.train, local.train, (("method", "method"), ("recipe", "recipe"))
-    elif w.infer is not None and local.infer is not None:
-        a, b, fields = w.infer, local.infer, (("weights", "weights"), ("KV", "kv_dtype"))
-    else:
-        return ""
-    return ", ".join(f"{label} {getattr(a, f)} (local {getattr(b, f)})" for label, f in fields
-                     if getattr(a, f) != getattr(b, f))
-
-
-def _like_for_like_note(name: str, local: Workload, feas: Sequence[CloudOption]) -> str:
-    """A note when instances that fit run another precision than the local plan ('' otherwise)."""
-    other = [o for o in feas if o.differs_from_local]
-    if not other:
-        return ""
-    best = feas[0]
-    head = (f"the cheapest, {best.instance_id}, runs {best.differs_from_local}" if best.differs_from_local
-            else f"e.g. {other[0].instance_id} runs {other[0].differs_from_local}")
-    same = [o for o in feas if not o.differs_from_local]
-    tail = (f" The cheapest that runs the local precision is {same[0].instance_id} at "
-            f"${same[0].usd_per_local_hour:.4f} per local hour." if same else
-            " No instance that fits runs the local precision.")
-    return (f"{name}: not like-for-like: the local plan runs {_strategy(local)}, but {len(other)} of the {len(feas)} "
-            f"instances that fit run a different precision ({head}), so they price different model output "
-            "(quantized weights or KV change quality as well as memory and speed); the cheapest instance is "
-            "taken whatever its strategy." + tail)
-
-
 def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
                   name: str, service: bool) -> CloudOption:
     inst = fit.instance
@@ -593,9 +555,6 @@ def _monthly_hours(runs: Sequence[LocalRun], costs: CostInputs) -> tuple[float, 
     return u * HOURS_PER_MONTH, f"default utilization {u:g} x {HOURS_PER_MONTH:g} h (assumption)"
 
 
-#: A cheapest instance with at least this many times the GPUs the workload uses locally is
-#: flagged in a note: its price per local hour rests on the job scaling over all its GPUs.
-LARGE_INSTANCE_FACTOR = 4
 
 #: The time model's scaling assumption, stated in the notes and the workbook.
 TIME_MODEL_NOTE = ("Job times come from the speed model (planner.speed, docs/speed-model.md): GEMMs, attention, "
@@ -609,6 +568,72 @@ RESALE_NOTE = ("The purchase price is paid at month 0 and the resale value (cape
                "when the machine is sold at the end of the ownership period: the cumulative local cost starts at "
                "the full price, and the TCO, cost per busy hour and break-even busy hours over the period include "
                "the resale.")
+
+
+
+def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, catalog: Catalog, c: CostInputs,
+                         notes: list[str]) -> WorkloadComparison:
+    """One workload's comparison: its local time, the copies a request rate needs, every cloud
+    instance that runs it (at the scenario's SLO when it has one) ranked, and its notes; notes on
+    the whole comparison go to ``notes``."""
+    w = run.workload
+    service, reading, assumed = pricing(w, c)
+    local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
+                          pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
+                          pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU,
+                          host_bandwidth_bytes_per_s=machine.host_bandwidth_bytes_per_s)
+    wnotes = []
+    rph = w.infer.requests_per_hour if w.infer is not None else None
+    if rph is not None and rph <= 0:
+        # never priced as a service at no rate: the scenario readers refuse it (planner.cli.compare)
+        raise ValueError(f"workload {w.name!r}: requests_per_hour must be more than 0, not {rph!r}")
+    cap = local.requests_per_hour_capacity
+    copies = 1
+    if service and rph is not None:
+        if cap is None:
+            wnotes.append(f"requests_per_hour {rph:,.0f} is given without tokens_per_request: there is no request "
+                          "to time, so the rate is checked on neither side (give tokens_per_request)")
+        else:
+            copies = copies_for(rph, cap)
+            if copies > 1:
+                wnotes.append(f"requests_per_hour {rph:,.0f}: one planned machine serves {cap:,.0f} requests/h, so "
+                              f"the local side is priced as {copies} copies of it (ceil({rph:,.0f} / {cap:,.0f}); "
+                              f"{copies * cap:,.0f} requests/h), each running its own replicas with no link "
+                              "between copies (the solver plans one machine and does not size for "
+                              "requests_per_hour)")
+    fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
+                      regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
+    if run.slo is not None:
+        fits = [slo_checked(f, run.slo) for f in fits]
+    options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
+    feas = [o for o in options if o.feasible]
+    best = feas[0].instance_id if feas else None
+    spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
+                   key=lambda o: (o.spot_usd_per_local_hour, o.instance_id))
+    best_spot = spots[0].instance_id if spots else None
+    if not feas:
+        wnotes.append("no cloud instance in the selection runs this workload")
+    elif service and rph is not None:
+        wnotes.extend(_rate_notes(rph, feas, c.cloud_discount))
+    elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
+        wnotes.append(f"the cheapest instance, {feas[0].instance_id}, generates {feas[0].time.tokens_per_s:,.1f} "
+                      f"tokens/s against {local.tokens_per_s:,.1f} locally: it serves the same users more slowly "
+                      "(give requests_per_hour to require a rate)")
+    if assumed:
+        notes.append(f"{w.name} (inference) is priced as {reading}.")
+    lfl = _like_for_like_note(w.name, w, feas)
+    if lfl:
+        notes.append(lfl)
+    if not service:
+        big = _large_instance_note(w, feas, spots)
+        if big:
+            notes.append(big)
+    return WorkloadComparison(name=w.name, task=w.task, local=local, share=share,
+                              hours_per_month=w.hours_per_month, service=service,
+                              local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
+                              cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
+                              notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
+                              requests_per_hour=rph, copies=copies, strategy=_strategy(w))
 
 
 def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,
@@ -656,66 +681,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     else:
         shares = [1.0 / len(runs)] * len(runs)
         share_source = "equal shares"
-    wcs: list[WorkloadComparison] = []
-    for run, share in zip(runs, shares):
-        w = run.workload
-        service, reading, assumed = pricing(w, c)
-        local = time_workload(workload=w, estimate=run.estimate, gpu=machine.gpu, gpu_count=w.gpus,
-                              pcie_per_lane_bytes_per_s=machine.pcie_per_lane_bytes_per_s,
-                              pcie_lanes=machine.pcie_lanes, mfu=c.mfu_for(w.name), mbu=c.mbu or DEFAULT_MBU,
-                              host_bandwidth_bytes_per_s=machine.host_bandwidth_bytes_per_s)
-        wnotes = []
-        rph = w.infer.requests_per_hour if w.infer is not None else None
-        if rph is not None and rph <= 0:
-            # never priced as a service at no rate: the scenario readers refuse it (planner.cli.compare)
-            raise ValueError(f"workload {w.name!r}: requests_per_hour must be more than 0, not {rph!r}")
-        cap = local.requests_per_hour_capacity
-        copies = 1
-        if service and rph is not None:
-            if cap is None:
-                wnotes.append(f"requests_per_hour {rph:,.0f} is given without tokens_per_request: there is no request "
-                              "to time, so the rate is checked on neither side (give tokens_per_request)")
-            else:
-                copies = copies_for(rph, cap)
-                if copies > 1:
-                    wnotes.append(f"requests_per_hour {rph:,.0f}: one planned machine serves {cap:,.0f} requests/h, so "
-                                  f"the local side is priced as {copies} copies of it (ceil({rph:,.0f} / {cap:,.0f}); "
-                                  f"{copies * cap:,.0f} requests/h), each running its own replicas with no link "
-                                  "between copies (the solver plans one machine and does not size for "
-                                  "requests_per_hour)")
-        fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
-                          regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
-        if run.slo is not None:
-            fits = [slo_checked(f, run.slo) for f in fits]
-        options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
-        feas = [o for o in options if o.feasible]
-        best = feas[0].instance_id if feas else None
-        spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
-                       key=lambda o: (o.spot_usd_per_local_hour, o.instance_id))
-        best_spot = spots[0].instance_id if spots else None
-        if not feas:
-            wnotes.append("no cloud instance in the selection runs this workload")
-        elif service and rph is not None:
-            wnotes.extend(_rate_notes(rph, feas, c.cloud_discount))
-        elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
-            wnotes.append(f"the cheapest instance, {feas[0].instance_id}, generates {feas[0].time.tokens_per_s:,.1f} "
-                          f"tokens/s against {local.tokens_per_s:,.1f} locally: it serves the same users more slowly "
-                          "(give requests_per_hour to require a rate)")
-        if assumed:
-            notes.append(f"{w.name} (inference) is priced as {reading}.")
-        lfl = _like_for_like_note(w.name, w, feas)
-        if lfl:
-            notes.append(lfl)
-        if not service:
-            big = _large_instance_note(w, feas, spots)
-            if big:
-                notes.append(big)
-        wcs.append(WorkloadComparison(name=w.name, task=w.task, local=local, share=share,
-                                      hours_per_month=w.hours_per_month, service=service,
-                                      local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
-                                      cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
-                                      notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
-                                      requests_per_hour=rph, copies=copies, strategy=_strategy(w)))
+    wcs = [_workload_comparison(run, share, machine, catalog, c, notes) for run, share in zip(runs, shares)]
     m = machine
     # Copies of the planned machine: the most any workload needs for its request rate; each
     # workload keeps its own number busy while it runs, which weights the energy per busy hour.
@@ -807,22 +773,10 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                  + (": with several copies, the copies each workload keeps busy while it runs." if copies > 1 else
                     "."))
     if c.spot and any(o.spot_usd_per_hour is not None for wc in wcs for o in wc.cloud if o.feasible):
-        # only when spot prices are used (costs.spot and some instance that fits has one)
-        notes.append("Spot instances can be interrupted; spot costs assume no lost work.")
-        notes.append("Spot prices are the catalog's (cloud.yaml): as a rule the LOW end of the spot prices seen "
-                     "across the availability zones of the region at the snapshot, not a price every zone offers; "
-                     "each spot price shown says which figure is kept and gives the range where the catalog records "
-                     "one. A renter in a dearer zone, or later, pays more.")
+        notes += SPOT_NOTES  # only when spot prices are used (costs.spot and some instance that fits has one)
     if copies > 1:
         notes.append(_copies_note(m, copies, capex, budget_usd, c.support_usd_per_year))
-    # the catalog's warnings about the instances in the selection (a spot price above on-demand)
-    chosen = select_instances(catalog, providers=c.providers, instances=c.instances, regions=c.regions)
-    selected = {i.id for i in chosen}
-    warnings = tuple(volume_warnings) + tuple(w.text for w in catalog.warnings
-                                              if w.kind == "instances" and w.id in selected)
-    stale = stale_text(stale_instances(chosen))
-    if stale:
-        warnings += (stale,)
+    warnings = tuple(volume_warnings) + _instance_warnings(catalog, c)
     return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
                       net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
@@ -831,134 +785,23 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
                       copies=copies, copies_busy=copies_busy, warnings=warnings)
 
 
-def _price_basis(o: CloudOption) -> str:
-    """'list, us-east-1, as of 2026-08': where and when the on-demand price holds (its source: o.source)."""
-    return f"list, {o.region}, as of {o.as_of}"
+#: What a comparison that uses spot prices says of them.
+SPOT_NOTES = ["Spot instances can be interrupted; spot costs assume no lost work.",
+              "Spot prices are the catalog's (cloud.yaml): as a rule the LOW end of the spot prices seen across the "
+              "availability zones of the region at the snapshot, not a price every zone offers; each spot price shown "
+              "says which figure is kept and gives the range where the catalog records one. A renter in a dearer "
+              "zone, or later, pays more."]
 
 
-def _k_words(wc: WorkloadComparison, o: CloudOption) -> str:
-    if not wc.service:
-        return "batch work"
-    if wc.requests_per_hour is not None and o.time is not None and o.time.requests_per_hour_capacity:
-        return (f"service: {o.copies} cop{'y' if o.copies == 1 else 'ies'} for {wc.requests_per_hour:,.0f} "
-                f"requests/h, ceil({wc.requests_per_hour:,.0f} / {o.time.requests_per_hour_capacity:,.0f})")
-    return "service"
+def _instance_warnings(catalog: Catalog, c: CostInputs) -> tuple[str, ...]:
+    """The catalog's warnings about the instances in the selection (a spot price above on-demand) and
+    the stale rows among them."""
+    chosen = select_instances(catalog, providers=c.providers, instances=c.instances, regions=c.regions)
+    selected = {i.id for i in chosen}
+    warnings = tuple(w.text for w in catalog.warnings if w.kind == "instances" and w.id in selected)
+    stale = stale_text(stale_instances(chosen))
+    return warnings + ((stale,) if stale else ())
 
-
-def _short(description: str) -> str:
-    """A quote line's description without the parts its price is made of."""
-    from planner.solve.quote import PARTS_SEPARATOR
-
-    return description.split(PARTS_SEPARATOR)[0]
-
-
-def capex_basis(m: LocalMachine) -> str:
-    """The plan's quote lines in one sentence: quantity, item, unit price, price kind and date."""
-    return "; ".join(f"{i.quantity} x {_short(i.description)} at ${i.unit_price_usd:,.2f} ({i.price_kind}, as of "
-                     f"{i.as_of})" for i in m.capex_items)
-
-
-def _rate_notes(rph: float, feas: Sequence[CloudOption], discount: float) -> list[str]:
-    """What a request rate did to the cloud side: the instances it scaled out (ceil(rate / one
-    instance's requests/h) copies each) and, when that changed the cheapest, the one it displaced."""
-    scaled = [o for o in feas if o.copies > 1]
-    if not scaled:
-        return []
-    shown = ", ".join(f"{o.instance_id} {o.copies} x "
-                      f"{o.time.requests_per_hour_capacity:,.0f}"  # type: ignore[union-attr]
-                      for o in scaled[:6])
-    more = f" and {len(scaled) - 6} more" if len(scaled) > 6 else ""
-    out = [f"requests_per_hour {rph:,.0f}: every instance is priced by the local side's rule, as the copies that keep "
-           f"up (ceil(rate / its requests/h), k = copies); none is dropped for being too slow. {len(scaled)} of the "
-           f"{len(feas)} that fit need more than one: {shown}{more} requests/h"]
-    best = feas[0]
-    one = min(feas, key=lambda o: (o.usd_per_hour, o.instance_id))
-    if one.instance_id != best.instance_id and one.time is not None:
-        d = 1.0 - discount
-        out.append(f"without the rate the cheapest would be {one.instance_id} at ${one.usd_per_hour * d:.4f} per local "
-                   f"hour (one copy); it serves {one.time.requests_per_hour_capacity:,.0f} requests/h, so it takes "
-                   f"{one.copies} copies, ${one.usd_per_local_hour:.4f}; the cheapest that keeps up is "
-                   f"{best.instance_id}, {best.copies} x ${best.usd_per_hour * d:.4f} = ${best.usd_per_local_hour:.4f}")
-    return out
-
-
-def _copies_note(m: LocalMachine, copies: int, capex: float, budget_usd: float | None, support: float) -> str:
-    """The note on a local side scaled out to several copies of the planned machine."""
-    text = (f"Local purchase: {copies} copies of the planned machine ({m.description}) at the plan's quote, "
-            f"{copies} x ${m.capex_usd:,.2f} = ${capex:,.2f} (no volume discount), so that the local side keeps up "
-            "with the requests_per_hour asked, as every cloud instance must: the solver plans one machine and does "
-            "not size for requests_per_hour. The copies serve independent replicas (no network between them is "
-            "priced).")
-    if budget_usd is not None and capex > budget_usd:
-        text += (f" They cost more than the scenario's budget_usd ${budget_usd:,.2f}, which the solver checked against "
-                 "one machine.")
-    if support:
-        text += " costs.support_usd_per_year is counted once for the whole purchase, as given, not per copy."
-    return text
-
-
-def _large_instance_note(w: Workload, feas: Sequence[CloudOption], spots: Sequence[CloudOption]) -> str:
-    """A note when the cheapest instance (on-demand or spot) of batch work has at least
-    LARGE_INSTANCE_FACTOR x the GPUs the workload uses locally ('' otherwise)."""
-    local_gpus = max(1, int(w.gpus))
-    limit = LARGE_INSTANCE_FACTOR * local_gpus
-    parts = []
-    for kind, opts, attr in (("on-demand", feas, "usd_per_local_hour"), ("spot", spots, "spot_usd_per_local_hour")):
-        if not opts or opts[0].gpu_count < limit:
-            continue
-        o = opts[0]
-        small = [x for x in opts if x.gpu_count <= local_gpus]
-        alt = (f"; the cheapest with at most {local_gpus} GPU(s) is {small[0].instance_id} at "
-               f"${getattr(small[0], attr):.4f}" if small else "")
-        parts.append(f"{kind} {o.instance_id} ({o.gpu_count} x {o.gpu_id}, k {o.hours_per_local_hour:.4g}, "
-                     f"${getattr(o, attr):.4f} per local hour{alt})")
-    if not parts:
-        return ""
-    return (f"{w.name}: the cheapest instance is much larger than the {local_gpus} GPU(s) the work uses locally: "
-            + "; ".join(parts) + ". Its price rests on the job running data-parallel over all its GPUs (the speed "
-            "model counts their communication); a small job may not fill them.")
-
-
-def _with_local_costs(wc: WorkloadComparison, local_usd_per_hour: float) -> WorkloadComparison:
-    """Local cost per job and per million tokens at ``local_usd_per_hour``, the cost of one copy of
-    the planned machine per busy hour (the job time is one copy's)."""
-    from dataclasses import replace
-
-    hpj = wc.local.hours_per_job
-    per_job = None if hpj is None else local_usd_per_hour * hpj
-    per_m = usd_per_million_tokens(usd_per_hour=local_usd_per_hour, tokens_per_s=wc.local.tokens_per_s)
-    return replace(wc, local_cost_per_job_usd=per_job, local_usd_per_million_tokens=per_m)
-
-
-def _mix_spot(wcs: Sequence[WorkloadComparison]) -> float | None:
-    """c for a renter who can use spot: per workload the cheaper of its best spot price and its
-    best on-demand price (an instance without spot may still be the cheapest); None when no
-    workload has any spot price, or one has no feasible instance."""
-    total, any_spot = 0.0, False
-    for wc in wcs:
-        od = wc.option(wc.best_on_demand)
-        sp = wc.option(wc.best_spot)
-        if od is None:
-            return None
-        rate = od.usd_per_local_hour
-        if sp is not None and sp.spot_usd_per_local_hour is not None:
-            any_spot = True
-            rate = min(rate, sp.spot_usd_per_local_hour)
-        total += wc.share * rate
-    return total if any_spot else None
-
-
-def _mix(wcs: Sequence[WorkloadComparison], attr: str, best_attr: str) -> float | None:
-    total = 0.0
-    for wc in wcs:
-        o = wc.option(getattr(wc, best_attr))
-        if o is None or getattr(o, attr) is None:
-            return None
-        total += wc.share * getattr(o, attr)
-    return total
-
-
-# ----- from a plan ------------------------------------------------------------------------------------
 
 def compare(plan: Any, scenario: Any, catalog: Catalog, costs: CostInputs, *,
             tokens_per_month: Any = None) -> Comparison:
@@ -1022,262 +865,3 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
         runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed,
                              vram_headroom=headroom, slo=getattr(sw, "slo", None)))
     return machine, runs
-
-
-# ----- output ------------------------------------------------------------------------------------------
-
-def _be_dict(be: BreakEven | None) -> dict[str, Any] | None:
-    if be is None:
-        return None
-    return {"value": be.value, "unit": be.unit, "horizon": be.horizon, "cheaper_before": be.cheaper_before,
-            "beyond": be.beyond, "at_sale": be.at_sale, "text": be.text}
-
-
-def _time_dict(t: JobTime | None) -> dict[str, Any] | None:
-    if t is None:
-        return None
-    return {"job": t.job, "job_tokens": t.job_tokens, "seconds_per_job": t.seconds_per_job,
-            "hours_per_job": t.hours_per_job, "tokens_per_s": t.tokens_per_s, "mfu": t.mfu,
-            "mfu_reason": t.mfu_reason, "requests_per_hour_capacity": t.requests_per_hour_capacity,
-            "lines": list(t.lines)}
-
-
-def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
-    """A JSON-ready dict: money in USD, time in hours / months / seconds as the keys say."""
-    c = comp.costs
-    m = comp.machine
-    return {
-        "costs": {
-            "usd_per_kwh": c.usd_per_kwh, "pue": c.pue, "utilization": comp.utilization,
-            "hours_per_month": comp.hours_per_month, "hours_source": comp.hours_source,
-            "gpu_power_fraction": c.gpu_power_fraction, "depreciation_years": c.depreciation_years,
-            "residual_fraction": c.residual_fraction, "support_usd_per_year": c.support_usd_per_year,
-            "cloud_discount": c.cloud_discount, "providers": list(c.providers), "instances": list(c.instances),
-            "regions": list(c.regions),
-            "spot": c.spot, "batch_inference": list(c.batch_inference),
-            "busy_hours_in_period": comp.busy_hours,
-            "resale": "capex x residual_fraction, credited at the end of the ownership period (the sale)",
-            "sources": {k: c.source_of(k) for k in ("usd_per_kwh", "pue", "gpu_power_fraction", "depreciation_years",
-                                                    "residual_fraction", "support_usd_per_year", "cloud_discount",
-                                                    "batch_inference")},
-        },
-        "local": {
-            "description": m.description, "gpu": m.gpu.id, "gpus_per_node": m.gpus_per_node, "nodes": m.nodes,
-            "gpu_tdp_w": m.gpu.tdp_w, "platform_w": m.platform_w, "copies": comp.copies,
-            "copies_busy_on_average": comp.copies_busy, "capex_usd_per_copy": m.capex_usd,
-            "capex_usd": comp.capex_usd,
-            "capex_items": [{"description": i.description, "category": i.category, "catalog_id": i.catalog_id,
-                             "quantity": i.quantity, "unit_price_usd": i.unit_price_usd, "price_kind": i.price_kind,
-                             "as_of": i.as_of, "source": i.source} for i in m.capex_items],
-            "usd_per_copy_hour": comp.local_usd_per_copy_hour,
-            "net_capex_usd": comp.net_capex_usd, "energy_usd_per_hour": comp.energy_usd_per_hour,
-            "usd_per_busy_hour": comp.local_usd_per_hour, "tco_usd": comp.tco_usd,
-        },
-        "cloud": {
-            "usd_per_local_hour": comp.cloud_usd_per_local_hour, "spot_usd_per_local_hour": comp.spot_usd_per_local_hour,
-            "cost_over_period_usd": comp.cloud_cost_usd, "spot_cost_over_period_usd": comp.spot_cost_usd,
-        },
-        "break_even": {
-            "on_demand": {"hours": _be_dict(comp.break_even_hours), "months": _be_dict(comp.break_even_months)},
-            "spot": {"hours": _be_dict(comp.spot_break_even_hours), "months": _be_dict(comp.spot_break_even_months)},
-        },
-        "workloads": [
-            {
-                "name": wc.name, "task": wc.task, "share": wc.share, "service": wc.service,
-                "pricing": wc.pricing, "pricing_assumed": wc.pricing_assumed,
-                "local": _time_dict(wc.local), "local_cost_per_job_usd": wc.local_cost_per_job_usd,
-                "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
-                "requests_per_hour": wc.requests_per_hour, "local_copies": wc.copies,
-                "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
-                "strategy": wc.strategy,
-                "cloud": [
-                    {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
-                     "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "source": o.source,
-                     "usd_per_hour": o.usd_per_hour, "spot_usd_per_hour": o.spot_usd_per_hour,
-                     "spot_range_usd_per_hour": (None if o.spot_range_usd_per_hour is None
-                                                 else list(o.spot_range_usd_per_hour)),
-                     "spot_basis": o.spot_basis, "feasible": o.feasible, "why_not": o.why_not,
-                     "strategy": o.strategy, "differs_from_local": o.differs_from_local,
-                     "time": _time_dict(o.time), "copies": o.copies,
-                     "hours_per_local_hour": o.hours_per_local_hour, "usd_per_local_hour": o.usd_per_local_hour,
-                     "spot_usd_per_local_hour": o.spot_usd_per_local_hour, "cost_per_job_usd": o.cost_per_job_usd,
-                     "spot_cost_per_job_usd": o.spot_cost_per_job_usd,
-                     "usd_per_million_tokens": o.usd_per_million_tokens,
-                     "spot_usd_per_million_tokens": o.spot_usd_per_million_tokens}
-                    for o in wc.cloud
-                ],
-            }
-            for wc in comp.workloads
-        ],
-        "rent_or_buy_flip": [x.to_dict() for x in comparison_flips(comp)],
-        "lines": list(comp.lines),
-        "notes": list(comp.notes),
-        "warnings": list(comp.warnings),
-    }
-
-
-def _usd(x: float | None) -> str:
-    if x is None or not math.isfinite(x):
-        return "-"
-    if 0 < abs(x) < 0.01:
-        return f"${x:.3g}"
-    return f"${x:,.2f}"
-
-
-def _hours(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds < 60:
-        return f"{seconds:.3g} s"
-    return f"{seconds / SECONDS_PER_HOUR:,.2f} h"
-
-
-def _dates(items: Sequence[Any]) -> str:
-    """'2025-01-30 to 2026-11': the span of the quote lines' price dates (one date when all agree)."""
-    ds = sorted({str(i.as_of) for i in items})
-    return ds[0] if len(ds) == 1 else f"{ds[0]} to {ds[-1]}"
-
-
-def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str:
-    """The comparison for the terminal: per workload the local line and the cheapest instances,
-    then the cost model's arithmetic and the break-even. Each cloud price carries its region and
-    date and a footnote number for its source (listed at the end); spot prices say which of the
-    zones' prices the catalog keeps.
-
-    ``verbose`` False (``planner compare`` without --verbose) leaves out the long formulas (the
-    local time's arithmetic, the cost model's) and the source footnotes, saying where they are;
-    the lines are as long as their text (the CLI wraps them to the terminal).
-    """
-    out: list[str] = []
-    m = comp.machine
-    refs: dict[str, int] = {}
-
-    def price(o: CloudOption) -> str:
-        # a row ranked here whose price is over a year old says so where it is ranked
-        old = f", STALE: over {STALE_CLOUD_MONTHS} months old" if stale_as_of(o.as_of) else ""
-        if not verbose:
-            return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old})"
-        n = refs.setdefault(o.source, len(refs) + 1)
-        return f"${o.usd_per_hour:g}/h ({o.region}, as of {o.as_of}{old}) [{n}]"
-
-    basis = (f"the plan's quote, prices dated {_dates(m.capex_items)}; line items under 'Cost model'"
-             + ("" if verbose else " (--verbose)")
-             if m.capex_items else "as given, no quote line items")
-    if comp.copies > 1:
-        out.append(f"Local: {comp.copies} copies of [{m.description}] to keep up with requests_per_hour (capex "
-                   f"{comp.copies} x {_usd(m.capex_usd)} = {_usd(comp.capex_usd)}; {basis})")
-    else:
-        out.append(f"Local: {m.description} (capex {_usd(m.capex_usd)}; {basis})")
-    for wc in comp.workloads:
-        out.append("")
-        priced = "service, k = 1" if wc.service else "batch work, k = local / cloud tokens/s"
-        if wc.service and wc.requests_per_hour is not None and wc.local.requests_per_hour_capacity is not None:
-            priced = (f"service at {wc.requests_per_hour:,.0f} requests/h, k = the instance copies that keep up; "
-                      f"local: {wc.copies} cop{'y' if wc.copies == 1 else 'ies'}")
-        if wc.pricing_assumed:
-            priced += ", assumed (see the notes)"
-        out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
-        if wc.strategy:
-            out.append(f"  local: runs {wc.strategy}")
-        for line in (wc.local.lines if verbose else ()):
-            out.append(f"  local: {line}")
-        # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
-        has_job = wc.local.seconds_per_job is not None
-        per_job = (f"{_hours(wc.local.seconds_per_job)} per job, " if has_job else
-                   f"per job: n/a (no {'dataset_tokens' if wc.task == 'train' else 'tokens_per_request'}), ")
-        cost_per_job = f"{_usd(wc.local_cost_per_job_usd)} per job, " if has_job else ""
-        per_copy = " per copy" if comp.copies > 1 else ""
-        if getattr(wc.local, "assumed", False):
-            per_copy += " (assumed: the speed rests on a rate with no published measurement for this card)"
-        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
-                   f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
-        rated = wc.service and wc.requests_per_hour is not None
-        feas = [o for o in wc.cloud if o.feasible]
-        if feas:
-            out.append(f"  cloud (cheapest {min(top, len(feas))} of {len(feas)} that fit; {len(wc.cloud) - len(feas)} "
-                       "do not):")
-            shown = feas[:top]
-            sp = wc.option(wc.best_spot)
-            if sp is not None and sp not in shown:
-                shown = shown + [sp]
-            for o in shown:
-                parts = [f"{o.gpu_count} x {o.gpu_id}", price(o)]
-                cap = o.time.requests_per_hour_capacity if o.time is not None else None
-                if rated and cap is not None:
-                    parts.append(f"serves {cap:,.0f} requests/h" + (
-                        f", {o.copies} copies for {wc.requests_per_hour:,.0f}: ${o.copies * o.usd_per_hour:,.4g}/h"
-                        if o.copies > 1 else ""))
-                if has_job:
-                    assumed = " (assumed speed)" if o.time is not None and o.time.assumed else ""
-                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job{assumed}",
-                              f"{_usd(o.cost_per_job_usd)} per job"]
-                parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
-                if o.strategy:
-                    parts.append(f"runs {o.strategy}" + (f" (NOT like-for-like: {o.differs_from_local})"
-                                                         if o.differs_from_local else ""))
-                if o.time is not None and "mfu_scale" in (o.time.mfu_reason or ""):
-                    parts.append(f"MFU {o.time.mfu:.3g} (x catalog mfu_scale for its software stack)")
-                spot = ""
-                if o.spot_usd_per_local_hour is not None:
-                    spot = (f"; spot ${o.spot_usd_per_hour:g}/h ({o.spot_basis}): "
-                            + ", ".join(([f"{_usd(o.spot_cost_per_job_usd)} per job"]
-                                         if o.spot_cost_per_job_usd is not None else [])
-                                        + [f"{_usd(o.spot_usd_per_million_tokens)}/M tokens"]))
-                tag = " (cheapest spot)" if o is sp and o not in feas[:top] else ""
-                out.append(f"    {o.instance_id}{tag}: {', '.join(parts)}{spot}")
-        misses = [o for o in wc.cloud if not o.feasible]
-        for o in misses[:2 * top]:
-            out.append(f"    does not fit: {o.instance_id} ({o.gpu_count} x {o.gpu_id}, {price(o)}): {o.why_not}")
-        if len(misses) > 2 * top:
-            out.append(f"    ... and {len(misses) - 2 * top} more that do not fit (--json lists them all)")
-        for n in wc.notes:
-            out.append(f"  note: {n}")
-    out.append("")
-    if verbose:
-        out.append("Cost model:")
-        out.extend(f"  {line}" for line in comp.lines)
-    else:
-        out.append("The time and cost model's arithmetic and each price's source: --verbose (or --json, --out).")
-    out.append("")
-    if comp.break_even_months is not None:
-        out.append(f"Break-even (on-demand): {_be_sentence(comp.break_even_hours, comp.break_even_months, comp)}")
-    if comp.spot_break_even_months is not None:
-        out.append(f"Break-even (spot): {_be_sentence(comp.spot_break_even_hours, comp.spot_break_even_months, comp)}")
-    for x in comparison_flips(comp):
-        out.append(f"Rent-or-buy flip, {x.sentence()}")
-    for n in comp.notes:
-        out.append(f"Note: {n}")
-    for w in comp.warnings:
-        out.append(f"Warning: {w}")
-    if refs:
-        out.append("")
-        out.append("Cloud price sources (catalog cloud.yaml; list USD per instance-hour, the region and date beside "
-                   "each price):")
-        out.extend(f"  [{n}] {src}" for src, n in refs.items())
-    return "\n".join(out)
-
-
-def _be_sentence(h: BreakEven | None, mo: BreakEven | None, comp: Comparison) -> str:
-    """Months and busy hours in one sentence; they agree (planner.cost.tco), so both are said together."""
-    assert h is not None and mo is not None
-    D = comp.costs.depreciation_years
-    busy = f"{comp.busy_hours:,.0f} busy hours in {years_text(D)} at {comp.hours_per_month:,.1f} h/month"
-    need = h.value if h.value is not None else h.beyond
-    needs = (f"over the whole period, resale included, owning pays off beyond {need:,.0f} busy hours"
-             if need is not None else "")
-    if mo.value is not None and mo.at_sale:
-        return (f"local pays off only when the machine is sold for its residual value at the end of the "
-                f"{mo.value:,.0f} months ({needs}; the scenario gives {busy})")
-    if mo.value is not None and mo.cheaper_before == "cloud":
-        return (f"local pays off after {mo.value:,.1f} months at {comp.hours_per_month:,.0f} busy h/month, the full "
-                f"price paid at month 0 and the resale credited at the end" + (f"; {needs}" if needs else ""))
-    if mo.cheaper_before == "cloud":
-        if need is None:
-            return (f"cloud is cheaper throughout the {mo.horizon:g} months at any utilization (it costs less per busy "
-                    "hour than the local energy)")
-        if need > HOURS_PER_MONTH * 12 * D:
-            return (f"cloud is cheaper throughout the {mo.horizon:g} months: owning would need {need:,.0f} busy hours, "
-                    f"more than the {HOURS_PER_MONTH * 12 * D:,.0f} hours in {years_text(D)}")
-        return (f"cloud is cheaper throughout the {mo.horizon:g} months at this utilization (owning would need "
-                f"{need:,.0f} busy hours in {years_text(D)}, {need / (12 * D):,.0f} h/month; the scenario gives {busy})")
-    return mo.text

@@ -305,8 +305,11 @@ def _token_count(flag: str, value: Any) -> int | None:
     """A whole, positive token count (any numeric type holding a whole value), or None."""
     from planner.workload.inputs import OptionError
 
+    from planner.core.fields import plain_number
+
     if value is None:
         return None
+    value = plain_number(value)  # a numpy or Decimal count reads as the int it holds
     try:
         whole = int(value)
         ok = not isinstance(value, bool) and whole == value and 1 <= whole <= MAX_REQUEST_TOKENS
@@ -323,8 +326,7 @@ def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, ou
     """The speed model on ``card`` (planner.speed): training on the workload's GPUs, inference per replica."""
     from planner.workload.inputs import OptionError
 
-    gens = {g.gen: g.per_lane_bytes_per_s for g in cat.pcie}
-    per_lane = gens.get(card.pcie_gen) or max(gens.values(), default=1.969e9)
+    per_lane = cat.pcie_gen(card.pcie_gen).per_lane_bytes_per_s  # the loader checks every card's generation
     if wl.train is not None and not (prompt_tokens or output_tokens):
         from planner.speed.training import training_speed
 

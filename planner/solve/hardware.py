@@ -24,7 +24,7 @@ from planner.catalog.platforms import Platform, card_lanes, cools, max_cards, sl
 from planner.catalog.ram import Dimm
 from planner.catalog.prices import priced_catalog
 from planner.speed.constants import gemm_efficiency
-from planner.speed.traffic import arch_mfu, ram_bandwidth
+from planner.speed.traffic import ram_bandwidth
 from planner.memory.vllm import is_large_card
 from planner.solve.scenario import Constraints
 from planner.solve.usages import LLAMACPP_FEATURE, capacity_bytes, has_feature
@@ -417,7 +417,6 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["gpu_bw"] = per_gpu([x.memory_bandwidth_bytes_per_s for x in gpus])
     out["bf16_tflops"] = per_gpu([float(x.bf16_tflops) for x in gpus])
     out["fp8_tflops"] = per_gpu([float(getattr(x, "fp8_tflops", None) or x.bf16_tflops) for x in gpus])
-    out["mfu"] = per_gpu([arch_mfu(x).value for x in gpus])
     out["gemm_eff"] = per_gpu([gemm_efficiency(x).value for x in gpus])  # the speed model's (planner.speed)
     out["interconnect"] = per_gpu([float(getattr(x, "interconnect_bytes_per_s", 0) or 0) for x in gpus])
     # the platform's RAM peak: its channels x the DIMMs' rated MT/s x 8 B (0 without RAM)

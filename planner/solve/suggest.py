@@ -318,6 +318,14 @@ DEADLINE_LEVERS = ({"checkpointing": "none"}, {"recipe": "fp8"})
 SLO_WEIGHTS = ("fp8", "int4-awq")
 
 
+def _over_allowed(cards: int, allowed: int, per_node: int, max_nodes: int) -> str:
+    """'' when ``cards`` fit what the constraints allow, else the clause saying how to allow them."""
+    if cards <= allowed:
+        return ""
+    return (f"; more than the {allowed} the constraints allow ({per_node} per node, max_nodes {max_nodes}): raise "
+            "max_cards or max_nodes, or allow a platform with more slots")
+
+
 def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None) -> list[str]:
     """For a workload whose machines all hold it but miss its deadline or SLO: how far the closest
     is, how many more cards of it would make it (checked with the memory and time models), the
@@ -376,9 +384,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 if h <= limit:
                     nodes = n // gpn
                     shape = f"{n} x {gpu.id}" + (f" ({nodes} nodes of {gpn})" if nodes > 1 else "")
-                    tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} "
-                                                     f"per node, max_nodes {cons.max_nodes}): raise max_cards or "
-                                                     "max_nodes, or allow a platform with more slots")
+                    tail = _over_allowed(n, allowed, node_cards, cons.max_nodes)
                     out.append(f"{pre}{shape}: {h:,.1f} h per run, within the {limit:g} h deadline ("
                                f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){tail}")
                     break
@@ -418,9 +424,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
             if f.met(slo):
                 n = i.tp * reps
-                tail = "" if n <= allowed else (f"; more than the {allowed} the constraints allow ({node_cards} per "
-                                                f"node, max_nodes {cons.max_nodes}): raise max_cards or max_nodes, or "
-                                                "allow a platform with more slots")
+                tail = _over_allowed(n, allowed, node_cards, cons.max_nodes)
                 out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
                            f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each{tail}")
                 break

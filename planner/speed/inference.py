@@ -43,7 +43,7 @@ from planner.speed.constants import (
 )
 from planner.speed.layers import gemm_weights, ggml_activation_bytes, token_costs
 from planner.speed.result import InferenceSpeed, Part
-from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, decode_reads
+from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY, decode_reads, llamacpp_prefill_upload
 
 #: Kernels one decoder layer launches per step: vLLM's fused CUDA-graph decode (fused add+RMSNorm,
 #: QKV GEMM, rotary, KV-cache write, attention, output GEMM, fused add+RMSNorm, gate-up GEMM,
@@ -66,7 +66,7 @@ def weight_format(w) -> str:
     i = w.infer
     fmt = (i.weights or "bf16").lower()
     if i.engine == "llama.cpp":
-        if fmt.startswith(("f16", "bf16", "fp16", "f32", "bf16")):
+        if fmt.startswith(("f16", "bf16", "fp16", "f32")):
             return "16bit"
         if fmt.startswith(("q8", "int8")):
             return "int8"
@@ -107,6 +107,15 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, Any, str, bool]:
             f"{f' x {f8:g} FP8 factor' if fp8 else ''} x size {size:.3f}", ge.source, ge.assumed)
 
 
+def decode_gemm_efficiency(gemm_eff: Any, fp8: bool, sequences: int) -> Any:
+    """The share of the dense peak a decode step's GEMMs reach: the architecture's GEMM efficiency,
+    x :data:`planner.speed.constants.FP8_GEMM_FACTOR` for FP8 weights, x the tile waste
+    c / (c + :data:`DECODE_TILE_ROWS`) for batched GEMMs of c > 64 rows (GEMV below)."""
+    fp8_factor = FP8_GEMM_FACTOR.value if fp8 else 1.0
+    tile = sequences / (sequences + DECODE_TILE_ROWS) if sequences > DECODE_TILE_ROWS else 1.0
+    return gemm_eff * fp8_factor * tile
+
+
 def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: Any, gemm_eff: Any,
                 interconnect: Any = 0.0, kv_tokens: float | None = None) -> tuple[Any, ...]:
     """The parts of one decode step, in seconds: (weights read, KV read, host-RAM layers, compute,
@@ -137,9 +146,7 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
     host_s = 0.0
     if dr.host_blocks:
         host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv) / (host_bandwidth * HOST_MBU)
-    fp8 = 1.0 if fmt != "fp8" else FP8_GEMM_FACTOR.value
-    tile = c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS else 1.0
-    comp_s = 2.0 * dr.params * c / (peak_flops * gemm_eff * fp8 * tile)
+    comp_s = 2.0 * dr.params * c / (peak_flops * decode_gemm_efficiency(gemm_eff, fmt == "fp8", c))
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     fixed_s = LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine] * arch.num_hidden_layers * per_kernel.value
     ar_s = 0.0
@@ -203,8 +210,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = ds
     mem_s = w_s + kv_s + host_s
     step = max(mem_s, comp_s) + fixed_s + ar_s
-    eff = ge.value * (FP8_GEMM_FACTOR.value if fp8 else 1.0) * (c / (c + DECODE_TILE_ROWS) if c > DECODE_TILE_ROWS
-                                                                else 1.0)
+    eff = decode_gemm_efficiency(ge.value, fmt == "fp8", c)
     engine_kernels = "vllm" if i.engine == "vllm" else i.engine
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
     parts += [
@@ -256,8 +262,6 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
             t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:
-            from planner.speed.traffic import PCIE_EFFICIENCY, llamacpp_prefill_upload
-
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
             up_s = n_ub * per_ub / (per_lane * lanes * PCIE_EFFICIENCY)
         total = g_s + a_s + m_s + f_s + t_ar + up_s

@@ -1,8 +1,10 @@
-"""Time model: how long a training run or a served request takes on given GPUs.
+"""Job times: how long a training run or a served request takes on given GPUs, as a :class:`JobTime`.
 
-Pure functions of keyword arguments (seconds, FLOPs, bytes, bytes/s, TFLOPS), plus
-:func:`time_workload`, which reads a workload, its memory estimate and a GPU and returns a
-:class:`JobTime` whose ``lines`` show every step of the arithmetic.
+:func:`time_workload` times a workload with the speed model (planner.speed.training,
+planner.speed.inference; docs/speed-model.md) and writes its parts as ``lines``. A scenario that
+pins ``costs.mfu`` or ``costs.mbu`` gets the one-factor rule below instead (pure functions of
+keyword arguments: seconds, FLOPs, bytes, bytes/s, TFLOPS), kept so that a user can reproduce a
+figure measured on their own machine.
 
 Training (Kaplan et al. 2020, "Scaling Laws for Neural Language Models", section 2.1):
 a dense transformer costs about 2 x P FLOPs per token forward and 4 x P backward, so

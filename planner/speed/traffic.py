@@ -212,11 +212,6 @@ class DecodeReads:
         comp_s = 2.0 * self.params * self.concurrency / (tflops * 1e12 * mfu)
         return gpu_s, host_s, comp_s
 
-    def tokens_per_s_per_sequence(self, **rates: float) -> float:
-        """1 / the step time: each sequence gets one token per step (rates as for :meth:`seconds`)."""
-        gpu_s, host_s, comp_s = self.seconds(**rates)
-        return 1.0 / max(gpu_s + host_s, comp_s)
-
 
 def mean_kv_tokens(context: int, tokens_per_request: int | None) -> tuple[float, str]:
     """Tokens in a sequence's KV cache at the mean decode step: prompt + generated / 2 when

@@ -51,7 +51,7 @@ from planner.speed.constants import (
 )
 from planner.speed.layers import token_costs
 from planner.speed.result import Part, TrainingSpeed
-from planner.speed.traffic import HOST_MBU, PCIE_EFFICIENCY
+from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
 #: Stacks whose model code is eager PyTorch unless ``compile`` is set: per-op kernels and host overhead.
@@ -267,7 +267,7 @@ def _optimizer_part(t, recipe, fw: str, est, *, tp: int, dp: int, bw: float,
     local = trainable / tp / (dp if sharded else 1)
     bpp, impl = _optimizer_bytes_per_param(t, recipe, fw)
     if t.offload_optimizer:
-        hbw = (host_bandwidth or 2 * 4800e6 * 8) * HOST_MBU
+        hbw = (host_bandwidth or DEFAULT_HOST_BANDWIDTH) * HOST_MBU
         opt_bytes = local * (28.0 + recipe.weight_bytes)  # DeepSpeed CPU Adam on fp32 p, g, m, v
         opt_s = opt_bytes / hbw
         parts.append(Part("optimizer step", opt_s, lambda: f"{local:,.0f} params x {28 + recipe.weight_bytes} B on the host / "

@@ -107,20 +107,8 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         row += 1
     main_end = row - 1
     row = _details(ws, data, row + 1)
-    if data.price_sensitivity:
-        label(ws, row, 1, PRICE_SENSITIVITY_TITLE)
-        row += 1
-        for text in data.price_sensitivity:
-            put_sentence(ws, row, 1, text, _LAST_COL)
-            row += 1
-        row += 1
-    if data.targets:
-        label(ws, row, 1, "Targets (deadline, service level): target and achieved on this machine")
-        row += 1
-        for t in data.targets:
-            put_sentence(ws, row, 1, t, _LAST_COL)
-            row += 1
-        row += 1
+    row = _sentences(ws, row, PRICE_SENSITIVITY_TITLE, data.price_sensitivity)
+    row = _sentences(ws, row, "Targets (deadline, service level): target and achieved on this machine", data.targets)
     if data.warnings:
         label(ws, row, 1, "Plan warnings")
         row += 1
@@ -151,3 +139,16 @@ def _details(ws: Worksheet, data: WorkbookData, row: int) -> int:
         put_sentence(ws, row, _STACK_COLS[0], s.stack, _STACK_COLS[1])
         put_sentence(ws, row, _WARNING_COLS[0], "\n".join(s.warnings) or "none", _WARNING_COLS[1])
     return row + 2
+
+
+def _sentences(ws: Worksheet, row: int, title: str, texts: tuple[str, ...]) -> int:
+    """A titled block of sentences from ``row`` (nothing when ``texts`` is empty), a blank row after it;
+    returns the next free row."""
+    if not texts:
+        return row
+    label(ws, row, 1, title)
+    row += 1
+    for text in texts:
+        put_sentence(ws, row, 1, text, _LAST_COL)
+        row += 1
+    return row + 1

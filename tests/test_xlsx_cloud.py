@@ -32,7 +32,11 @@ SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
 
 
 def comparison(tiny, **costs):
+    """The tiny comparison under the one-factor time rule (``costs.mfu`` 0.40 pins it, planner.speed.timing):
+    the cloud card's 200 TFLOPS against the local card's 100 make one local busy hour cost half a cloud hour,
+    $1.00 on-demand and $0.50 spot, the figure every closed form in this file uses."""
     cat, w, machine = tiny
+    costs.setdefault("mfu", 0.40)
     return compare_machine(machine=machine, runs=[LocalRun(w, estimate(w))], catalog=cat,
                            costs=CostInputs(**costs))
 
@@ -140,6 +144,39 @@ def test_user_text_is_never_a_formula(tiny):
     ws = wb[SHEET]
     found = [c for row in ws.iter_rows() for c in row if c.value == wc.name]
     assert found and all(c.data_type == "s" for c in found)
+
+
+# ----- the planner's own figures (the closed forms the LibreOffice tests below check the sheet against) --
+
+def test_tiny_comparison_rates_are_the_closed_forms(tiny):
+    comp = comparison(tiny, utilization=0.5)
+    # $2.00 per cloud hour x (1 cloud hour / 2 local hours) = $1.00; energy (300 W card + 200 W platform) x $0.13/kWh
+    # is the $0.065 per busy hour the docstring names (CostInputs defaults: $0.13/kWh, PUE 1.0)
+    assert comp.cloud_usd_per_local_hour == pytest.approx(1.0)
+    assert comp.energy_usd_per_hour == pytest.approx(0.065)
+
+
+def test_break_even_with_support_is_the_closed_form(tiny):
+    comp = comparison(tiny, utilization=0.5, support_usd_per_year=120.0)
+    # M* = 5,000 / (365 x (1.00 - 0.065) - 120 / 12) = 5,000 / 331.275 = 15.09 months; the TCO at the sale is
+    # 4,000 + 120 x 3 + 0.065 x 13,140 = $5,214.10
+    assert comp.break_even_months.value == pytest.approx(5_000 / 331.275, rel=1e-9)
+    assert comp.tco_usd == pytest.approx(5_214.10)
+
+
+def test_break_even_at_the_sale_is_the_closed_form(tiny):
+    # 18 % utilization: see test_libreoffice_break_even_at_the_sale for the derivation
+    comp = comparison(tiny, utilization=0.18)
+    assert comp.break_even_months.value == pytest.approx(36) and comp.break_even_months.at_sale
+    assert comp.break_even_hours.value == pytest.approx(4_000 / 0.935)
+    assert comp.spot_break_even_months.value is None and comp.spot_break_even_hours.value is None
+
+
+def test_low_utilization_has_no_break_even(tiny):
+    # 10 %: 73 busy hours a month; owning needs 4,000 / 0.935 = 4,278.07 busy hours, the period holds 2,628
+    low = comparison(tiny, utilization=0.1)
+    assert low.break_even_months.value is None and low.break_even_hours.value is None
+    assert low.break_even_hours.beyond == pytest.approx(4_000 / 0.935, rel=1e-9)
 
 
 # ----- LibreOffice ----------------------------------------------------------------------------------

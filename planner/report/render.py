@@ -234,6 +234,10 @@ def plan_text(plan: Any, width: int | None = None) -> str:
 
         lines.append(f"Priced at: {gpu_line.catalog_id} {price_words(gpu_line.price_kind, gpu_line.condition)} "
                      f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} ({prices_rule(plan)})")
+    note = getattr(plan, "ram_rule", None)
+    if note is not None:
+        lines.append("RAM rule:")
+        lines += [f"  {x}" for x in note.lines()]
     overlay = overlay_files((plan.assumptions or {}).get("catalog_files") or ())
     if overlay:
         lines.append(f"Catalog: the shipped catalog with the overlay {Path(overlay[0]).parent} "

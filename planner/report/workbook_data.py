@@ -346,6 +346,9 @@ class WorkbookData:
         price_sensitivity: the plan's price sensitivity in sentences (which prices decide the choice,
             their break-even prices, whether the choice holds across the price ranges:
             planner.solve.sensitivity); the Summary sheet lists them. Empty when not known.
+        ram_rule: where the RAM rule of thumb, not the memory model, sets the RAM or excludes a
+            cheaper machine: the planned RAM and the need-sized alternative with their prices, in
+            sentences (planner.solve.ramrule.RamRuleNote.lines); empty where the rule costs nothing.
     """
 
     title: str
@@ -378,6 +381,7 @@ class WorkbookData:
     price_sensitivity: tuple[str, ...] = ()
     serving_tokens: float | None = None
     targets: tuple[str, ...] = ()
+    ram_rule: tuple[str, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

@@ -73,6 +73,7 @@ from planner.memory import Estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.solve.quote import (PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, order_of, platform_lines, price_of,
                                  subtotal_usd)
+from planner.solve.ramrule import RamRuleNote, ram_rule_note
 from planner.solve.scenario import Scenario
 from planner.solve.sensitivity import PriceSensitivity, price_sensitivity
 from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
@@ -135,6 +136,9 @@ class Plan:
         price_sensitivity: which prices decide the choice, their break-even prices and whether the
             choice holds across the price ranges (:class:`planner.solve.sensitivity.PriceSensitivity`;
             None for a plan built by hand).
+        ram_rule: where the RAM rule of thumb (2x installed VRAM, 6x with offload), not the memory
+            model, sets the RAM or excludes a cheaper machine: the need-sized alternative and its price
+            (:class:`planner.solve.ramrule.RamRuleNote`); None where the rule costs nothing.
     """
 
     scenario: str
@@ -151,6 +155,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     price_sensitivity: PriceSensitivity | None = None
     targets: tuple[dict[str, Any], ...] = ()
+    ram_rule: RamRuleNote | None = None
 
     def line_items(self) -> list[LineItem]:
         """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
@@ -246,7 +251,7 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
                                                                                for i in stale_items(items, catalog))),
                                               "months": STALE_PRICE_MONTHS}},
                 warnings=tuple(warnings), price_sensitivity=price_sensitivity(cs, catalog, row),
-                targets=targets_of(cs, row, usages))
+                targets=targets_of(cs, row, usages), ram_rule=ram_rule_note(cs, row))
 
 
 def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tuple[dict[str, Any], ...]:

@@ -33,7 +33,8 @@ class LineItem:
         source: where the price comes from (URL or document).
         as_of: date of the price (YYYY-MM-DD or YYYY-MM).
         condition: 'new' or 'used' (a used unit's description says so too).
-        mpn: the manufacturer part number (None where the catalog does not give one: never guessed).
+        mpn: the manufacturer part number of a product that matches the line (None where the catalog
+            does not give one: never guessed; ``price_kind`` says whether the price is that product's).
         seller, lead_time_days, warranty_months, quote_valid_until: the ordering keys of the catalog
             entry or overlay the line comes from (planner.catalog.schema.ORDER_FIELDS), None where
             not known.

@@ -74,8 +74,8 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says ESTIMATE or STALE.")
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more.
-QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 19), ("I", 14),
-                ("J", 12), ("K", 16), ("L", 11), ("M", 22))
+QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 18), ("I", 21),
+                ("J", 12), ("K", 16), ("L", 11), ("M", 16))
 _NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
                       "(the lines under the source name it and its row).")

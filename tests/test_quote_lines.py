@@ -127,3 +127,25 @@ def test_bad_ordering_keys_are_one_line_and_exit_2(tmp_path):
         assert len(out.strip().splitlines()) == 1, out
         assert text in out, out
         assert "Traceback" not in out
+
+
+def test_quote_sheet_and_console_show_the_parts_and_order_details(tmp_path):
+    from openpyxl import load_workbook
+
+    from planner.report.sheets.quote import QUOTE_HEADER_ROW, QUOTE_HEADERS
+
+    r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = " ".join(r.output.split())
+    assert "Order details (blank where the catalog does not say; the Quote sheet has a column):" in text
+    assert "AMD Ryzen 9 9950X (boxed): part of the am5-desktop line, priced there (cpu): MPN 100-100001277WOF" in text
+    ws = load_workbook(next(tmp_path.glob("*.xlsx")))["Quote"]
+    col = {h: n for n, h in enumerate(QUOTE_HEADERS, start=1)}
+    rows = {ws.cell(row=r, column=col["Category"]).value: r for r in range(QUOTE_HEADER_ROW + 1, ws.max_row + 1)}
+    cpu = rows["cpu"]
+    assert ws.cell(row=cpu, column=col["Unit price (USD)"]).value == 0
+    assert ws.cell(row=cpu, column=col["Price kind"]).value == "included"
+    assert ws.cell(row=cpu, column=col["Price status"]).value.startswith("part of the platform line above")
+    assert ws.cell(row=cpu, column=len(QUOTE_HEADERS)).value == "MPN 100-100001277WOF"
+    # a part named as a class has no MPN: the cell stays blank
+    assert ws.cell(row=rows["motherboard"], column=len(QUOTE_HEADERS)).value is None

@@ -86,6 +86,19 @@ def order_of(record: Any) -> dict[str, Any]:
                                                    "quote_valid_until")}
 
 
+def order_details(item: object) -> str:
+    """A line's ordering keys in words, as the Quote sheet's last column and the console show them: 'MPN 100-100001277WOF;
+    seller ...; lead time 14 days; warranty 36 months; quote valid until 2027-01-31', each part left out
+    where the line does not carry it (never guessed); '' when it carries none."""
+    parts = []
+    for key, text in (("mpn", "MPN {}"), ("seller", "seller {}"), ("lead_time_days", "lead time {} days"),
+                      ("warranty_months", "warranty {} months"), ("quote_valid_until", "quote valid until {}")):
+        value = getattr(item, key, None)
+        if value is not None:
+            parts.append(text.format(value))
+    return "; ".join(parts)
+
+
 def platform_lines(plat: Any, nodes: int, description: str, *, used: bool = False) -> list[LineItem]:
     """The quote lines of ``nodes`` machines of platform ``plat`` (its price as the plan pays it:
     ``plat.base_price_usd`` and :func:`price_of`).

@@ -47,6 +47,7 @@ from planner.report.cells import (
 )
 from planner.report.sheets.sources import CitedSource, put_source
 from planner.report.workbook_data import QuoteSettings, WorkbookData, is_flagged
+from planner.solve.quote import order_details
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl.worksheet.worksheet import Worksheet
@@ -184,19 +185,6 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
         put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
         row += 1
     return first, last_item, row - 1
-
-
-def order_details(item: object) -> str:
-    """A line's ordering keys in words, as the Quote's last column shows them: 'MPN 100-100001277WOF;
-    seller ...; lead time 14 days; warranty 36 months; quote valid until 2027-01-31', each part left out
-    where the line does not carry it (never guessed); '' when it carries none."""
-    parts = []
-    for key, text in (("mpn", "MPN {}"), ("seller", "seller {}"), ("lead_time_days", "lead time {} days"),
-                      ("warranty_months", "warranty {} months"), ("quote_valid_until", "quote valid until {}")):
-        value = getattr(item, key, None)
-        if value is not None:
-            parts.append(text.format(value))
-    return "; ".join(parts)
 
 
 def _order_cells(ws: Worksheet, row: int, item: object) -> None:

@@ -4,7 +4,8 @@
 estimates' own warnings, a quantization other than the first listed deciding the purchase, llama.cpp
 layers left in host RAM (decode and prefill speed), QLoRA that fits only without
 prepare_model_for_kbit_training, a card filled past its largest transient allocation
-(fragmentation), RAM set by the rule of thumb or far above the VRAM, the network, the power at the
+(fragmentation), RAM far above the VRAM (RAM set by the rule of thumb is the plan's
+ram_rule note, planner.solve.ramrule), the network, the power at the
 wall against common circuits, open-air cards side by side, unstated cooling, cards not bought for
 want of a price, estimated and stale prices (:func:`stale_items`).
 

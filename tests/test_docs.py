@@ -144,12 +144,13 @@ COMMON_FIELDS = ("id", "source", "as_of", "notes", "verification")
 
 def test_catalog_reference_lists_exactly_the_fields_the_loader_accepts():
     from planner.catalog.loader import CATALOG_FILES, KINDS
-    from planner.catalog.platforms import GPU_SLOT_KEYS
+    from planner.catalog.platforms import GPU_SLOT_KEYS, PART_KEYS
     from planner.catalog.prices import EXEMPT_CHECKS, PRICE_ITEM_KEYS
 
     tables = marked_tables(DOCS / "catalog.md", "catalog")
     expected = {"files": tuple(CATALOG_FILES), "common": COMMON_FIELDS, "prices": PRICE_ITEM_KEYS,
-                "exempt": EXEMPT_CHECKS, "gpu_slots": GPU_SLOT_KEYS, "overlay": ("remove",)}
+                "exempt": EXEMPT_CHECKS, "gpu_slots": GPU_SLOT_KEYS, "parts": PART_KEYS,
+                "overlay": ("remove",)}
     for kind, spec in KINDS.items():
         fields = tuple(spec.schema())
         assert set(COMMON_FIELDS) <= set(fields), kind

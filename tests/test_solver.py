@@ -207,19 +207,57 @@ def test_plan_warns_when_a_node_needs_more_than_a_wall_outlet(tdp, text):
 def test_plan_says_what_the_ram_rule_costs_when_it_sets_the_ram():
     # 8 GiB card: the 2x rule asks 16 GiB; one channel, DIMMs of 8 GiB ($10) and 16 GiB ($30). The tiny
     # workload's host peak (its Python process, about 7 GiB) fits 8 GiB, so the rule costs $20 and the
-    # plan says so; with ram_vram_min 1 (8 GiB) the rule and the host peak agree and nothing is said.
+    # plan's ram_rule note says so (planner.solve.ramrule); with ram_vram_min 1 (8 GiB) the rule and the
+    # host peak agree and there is no note.
     cat = tiny_catalog(gpus=[gpu(memory_gib=8, cooling="blower")],
                        platforms=[platform(channels=1, dimm_slots=1, gpu_cooling=("blower",))],
                        dimms=[dimm("d8", size_gib=8, price_usd=10), dimm("d16", size_gib=16, price_usd=30)])
     p = plan(scen(cat, infer_workload()), cat)
     host = int(p.choice["host_need_bytes"])
     assert host <= 8 * GiB and p.choice["dimm_id"] == "d16"
-    said = [w for w in p.warnings if w.startswith("RAM is sized by")]
-    assert said == [f"RAM is sized by the 2x-installed-VRAM rule of thumb (16.00 GiB per node), not the memory model's "
-                    f"host peak ({host / GiB:,.2f} GiB): 16.00 GiB for $30.00 per node where 1 x d8 (8.00 GiB, $10.00) "
-                    "would hold the host peak; constraints.ram_vram_min sets the rule (0: size by the host peak alone)"]
+    note = p.ram_rule
+    assert note is not None and note.sets_ram and note.excluded is None
+    # rule: ceil(2 x 8 GiB) = 16 GiB; the plan: box $2,000 + card + d16 $30; need-sized: d8 $10, $20 less
+    assert (note.multiple, note.constraint, note.rule_bytes, note.host_peak_bytes) == (2.0, "ram_vram_min", 16 * GiB,
+                                                                                       host)
+    assert note.same_machine["dimm_id"] == "d8" and note.same_machine["ram_usd"] == 10.0
+    assert note.planned["capex_usd"] - note.same_machine["capex_usd"] == 20.0
+    lines = note.lines()
+    assert lines[0] == (f"RAM set by the 2x-installed-VRAM rule of thumb (constraints.ram_vram_min), not by the memory "
+                        f"model: 16.00 GiB per node asked, 1 x d16 (16.00 GiB per node, $30.00) planned; the memory "
+                        f"model's host RAM peak is {host / GiB:,.2f} GiB.")
+    assert lines[1].startswith("Sized to the need (the host peak, its OS and framework baseline included): 1 x d8 "
+                               "(8.00 GiB per node, $10.00) on the same machine, total ")
+    assert lines[1].endswith(f", $20.00 less than the plan's ${p.total_usd:,.2f}.")
+    assert not [w for w in p.warnings if w.startswith("RAM is sized by")]  # said once, in the note
     p1 = plan(scen(cat, infer_workload(), ram_vram_min=1), cat)
-    assert p1.choice["dimm_id"] == "d8" and not [w for w in p1.warnings if w.startswith("RAM is")]
+    assert p1.choice["dimm_id"] == "d8" and p1.ram_rule is None
+    assert not [w for w in p1.warnings if w.startswith("RAM is")]
+    # with the rule off, nothing to say
+    assert plan(scen(cat, infer_workload(), ram_vram_min=0), cat).ram_rule is None
+
+
+def test_plan_says_when_the_ram_rule_excludes_a_cheaper_machine():
+    # Two boxes for the same 8 GiB card. 'small' ($1,000) takes at most 8 GiB (one 8 GiB DIMM): the 2x
+    # rule's 16 GiB excludes it, though its 8 GiB holds the tiny workload's host peak (about 7 GiB).
+    # 'big' ($2,000) takes the 16 GiB DIMM: the plan. Need-sized: small + d8 = $1,000 + $10 + card,
+    # $1,020 less than big + d16 ($2,000 + $30 + card); big + d8, $20 less, is the same machine's.
+    cat = tiny_catalog(gpus=[gpu(memory_gib=8, cooling="blower")],
+                       platforms=[platform("small", base_price_usd=1000, channels=1, dimm_slots=1, max_memory_gib=8,
+                                           gpu_cooling=("blower",)),
+                                  platform("big", base_price_usd=2000, channels=1, dimm_slots=1,
+                                           gpu_cooling=("blower",))],
+                       dimms=[dimm("d8", size_gib=8, price_usd=10), dimm("d16", size_gib=16, price_usd=30)])
+    p = plan(scen(cat, infer_workload()), cat)
+    assert (p.choice["platform_id"], p.choice["dimm_id"]) == ("big", "d16")
+    note = p.ram_rule
+    assert note is not None
+    assert (note.excluded["platform_id"], note.excluded["dimm_id"]) == ("small", "d8")
+    assert note.planned["capex_usd"] - note.excluded["capex_usd"] == 1020.0
+    assert note.planned["capex_usd"] - note.same_machine["capex_usd"] == 20.0
+    assert note.lines()[2].startswith("The rule excludes a cheaper machine: 1 x card on small with 1 x d8 (8.00 GiB "
+                                      "per node, $10.00), total ")
+    assert ", $1,020.00 less than the plan;" in note.lines()[2]
 
 
 def test_plan_says_when_the_network_constraints_are_not_used():

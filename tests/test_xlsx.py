@@ -33,6 +33,7 @@ from planner.report.sheets.quote import (  # noqa: E402
     QUOTE_BANNER,
     QUOTE_BLANK_ROWS,
     QUOTE_HEADERS,
+    order_details,
 )
 from planner.report.sheets.summary import (  # noqa: E402
     SUMMARY_DETAIL_HEADERS,
@@ -107,7 +108,8 @@ def make_data(*, names: tuple[str, str] = ("finetune-7b", "serve-8b"), scenario_
         LineItem("Threadripper 7000 platform", "platform", "threadripper-7000", 3210.55, 1, "estimate",
                  "vendor configurator", "2025-01"),
         LineItem("DDR5 RDIMM 64 GiB", "memory", "ddr5-rdimm-64g", 289.99, 4, "street",
-                 "retailer listing", "2025-02-01"),
+                 "retailer listing", "2025-02-01", mpn="M321R8GA0BB0-CQK", seller=t("Example Reseller"),
+                 lead_time_days=14, warranty_months=36, quote_valid_until="2025-04-30"),
         LineItem(t("NVMe 4 TB scratch"), "extra", "", 312.49, 3, "quote", t("supplier quote 17"), "2025-03-01"),
     )
     alternatives = pd.DataFrame({
@@ -389,7 +391,8 @@ def test_quote_lines(book, data):
         memory = 47.0 if item.catalog_id == "rtx-6000-ada" else None
         assert row_values(ws, r, 1, len(QUOTE_HEADERS)) == [
             n, item.description, item.category, item.unit_price_usd, item.quantity, f"=ROUND(D{r}*E{r},2)",
-            item.price_kind, statuses[n - 1], item.source, as_of, item.catalog_id or None, memory]
+            item.price_kind, statuses[n - 1], item.source, as_of, item.catalog_id or None, memory,
+            order_details(item) or None]
         assert ws.cell(row=r, column=10).number_format == (DATE_FORMAT if len(item.as_of) == 10 else "General")
         assert ws.cell(row=r, column=4).number_format == USD_FORMAT
         assert ws.cell(row=r, column=6).number_format == USD_FORMAT
@@ -397,6 +400,10 @@ def test_quote_lines(book, data):
         assert ws.cell(row=r, column=4).fill.fgColor.rgb.endswith("FFF2CC")
         assert ws.cell(row=r, column=5).fill.fgColor.rgb.endswith("FFF2CC")
     assert {i.category for i in data.line_items} == {"gpu", "platform", "memory", "extra"}
+    # the ordering keys as make_data gives them to the memory line; the other lines carry none: blank
+    details = [ws.cell(row=r, column=len(QUOTE_HEADERS)).value for r in rows]
+    assert details == [None, None, "MPN M321R8GA0BB0-CQK; seller Example Reseller; lead time 14 days; warranty 36 "
+                                   "months; quote valid until 2025-04-30", None]
 
 
 def test_quote_totals_are_formulas_over_inputs(book, data):

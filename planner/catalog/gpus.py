@@ -117,6 +117,11 @@ class Gpu:
     prices: tuple[Any, ...] = ()
     price: Any = None
     discontinued: str | None = None
+    mpn: str | None = None
+    seller: str | None = None
+    lead_time_days: int | None = None
+    warranty_months: int | None = None
+    quote_valid_until: str | None = None
 
     @property
     def cuda_total_bytes(self) -> int:

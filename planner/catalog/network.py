@@ -49,6 +49,11 @@ class Nic:
     verification: str | None = None
     prices: tuple[Any, ...] = ()
     price: Any = None
+    mpn: str | None = None
+    seller: str | None = None
+    lead_time_days: int | None = None
+    warranty_months: int | None = None
+    quote_valid_until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +72,11 @@ class Switch:
     verification: str | None = None
     prices: tuple[Any, ...] = ()
     price: Any = None
+    mpn: str | None = None
+    seller: str | None = None
+    lead_time_days: int | None = None
+    warranty_months: int | None = None
+    quote_valid_until: str | None = None
 
 
 #: ``network.yaml`` ``nics:`` keys besides the common ones.

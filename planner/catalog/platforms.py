@@ -21,10 +21,11 @@ from planner.core.units import format_size
 from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, Gpu
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
 from planner.catalog.ram import DIMM_KINDS
+from planner.catalog.prices import PRICE_KINDS
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, Field, Kind, Merged,
                                     Parsed, check_priced, later, price_extra, priced_fields, read_choice,
-                                    read_choice_list, read_int, read_int_choice, read_positive_int, read_size,
-                                    read_text)
+                                    read_choice_list, read_date, read_int, read_int_choice, read_mpn,
+                                    read_positive_int, read_price, read_size, read_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,39 @@ class SlotGroup:
     width: int
     count: int
     lanes: int | None = None
+
+
+#: The categories of a platform's parts (``parts:`` items), as the quote's lines name them.
+PART_CATEGORIES = ("cpu", "motherboard", "chassis", "psu", "cooler", "storage")
+#: Keys of one ``parts:`` item of a platform (docs/catalog.md).
+PART_KEYS = ("category", "name", "quantity", "mpn", "usd", "kind", "as_of", "source", "notes")
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformPart:
+    """One part a platform is built from (a ``parts:`` item): what a purchasing office orders.
+
+    Attributes:
+        category: :data:`PART_CATEGORIES`.
+        name: what it is ('AMD Ryzen 9 9950X', 'X870E ATX motherboard').
+        quantity: units per machine (2 for a two-socket server's CPUs).
+        mpn: the manufacturer part number, None where the catalog names no specific product.
+        usd, kind, as_of, source: the price of one unit with its kind (planner.catalog.prices
+            ``PRICE_KINDS``), date and source; all None where the part has no price of its own.
+            A platform's lines are its parts' only when every part is priced and their sum is the
+            price the plan pays for the platform (planner.solve.solver.line_items); else the
+            platform is one priced line and its parts unpriced lines beside it.
+    """
+
+    category: str
+    name: str
+    quantity: int = 1
+    mpn: str | None = None
+    usd: float | None = None
+    kind: str | None = None
+    as_of: str | None = None
+    source: str | None = None
+    notes: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +94,11 @@ class Platform:
         gpu_cooling: the GPU cooling kinds (:data:`COOLING_KINDS`) the chassis keeps within their
             temperature limits: a desktop tower cools cards that bring their own fans, a GPU
             server's fan wall cools passive cards. None: not stated, not checked.
+        parts: what it is built from (:class:`PlatformPart`), for the quote's lines; () where the
+            catalog does not list them.
+        mpn, seller, lead_time_days, warranty_months, quote_valid_until: the ordering keys of the
+            whole machine (planner.catalog.schema.ORDER_FIELDS; a server sold as one SKU), None
+            where not known.
     """
 
     id: str
@@ -88,6 +127,19 @@ class Platform:
     verification: str | None = None
     prices: tuple[Any, ...] = ()
     price: Any = None
+    parts: tuple[PlatformPart, ...] = ()
+    mpn: str | None = None
+    seller: str | None = None
+    lead_time_days: int | None = None
+    warranty_months: int | None = None
+    quote_valid_until: str | None = None
+
+    @property
+    def parts_usd(self) -> float | None:
+        """The sum of the parts' prices x quantities, USD; None unless every part has a price."""
+        if not self.parts or any(x.usd is None for x in self.parts):
+            return None
+        return float(sum(float(x.usd) * x.quantity for x in self.parts))  # type: ignore[arg-type]
 
 
 def max_cards(platform: Platform, slot_width: int) -> int:
@@ -162,6 +214,30 @@ _form_factors = read_choice_list(FORM_FACTORS, "form factor")
 _cooling_kinds = read_choice_list(COOLING_KINDS, "cooling kind")
 
 
+def _parts(e: Entry, k: str) -> tuple[PlatformPart, ...]:
+    """A platform's ``parts:`` list (:data:`PART_KEYS`); a priced part gives usd, kind, as_of and source."""
+    out = []
+    for item in e.children(k):
+        item.check_keys(PART_KEYS, required=("category", "name"))
+        category = read_choice(PART_CATEGORIES)(item, "category")
+        quantity = read_int(1, 64)(item, "quantity") if "quantity" in item.data else 1
+        mpn = read_mpn(item, "mpn") if "mpn" in item.data else None
+        priced = [x for x in ("usd", "kind", "as_of", "source") if x in item.data]
+        if priced and len(priced) < 4:
+            absent = [x for x in ("usd", "kind", "as_of", "source") if x not in priced]
+            raise item.error(f"{priced[0]} needs {', '.join(absent)}", priced[0],
+                             "A part's price gives usd, kind, as_of and source together, or none of them (the "
+                             "platform's price then stands for the part).")
+        out.append(PlatformPart(
+            category=category, name=read_text(item, "name"), quantity=quantity, mpn=mpn,
+            usd=read_price(item, "usd") if priced else None,
+            kind=read_choice(PRICE_KINDS)(item, "kind") if priced else None,
+            as_of=read_date(item, "as_of") if priced else None,
+            source=read_text(item, "source") if priced else None,
+            notes=item.str("notes", multiline=True) if "notes" in item.data else None))
+    return tuple(out)
+
+
 def _gpu_slots(e: Entry, k: str) -> tuple[SlotGroup, ...]:
     groups: dict[int, SlotGroup] = {}
     for item in e.children(k):
@@ -202,6 +278,7 @@ PLATFORM_FIELDS: dict[str, Field] = {
     "fixed_gpu_count": Field(read_int(1, 64), required=False),
     "nic_slots": Field(read_int(0, 64), required=False),
     "gpu_cooling": Field(_cooling_kinds, required=False),
+    "parts": Field(_parts, required=False),
 }
 
 
@@ -209,6 +286,7 @@ def _check_platform(p: Parsed) -> None:
     """Rules between the keys of one platform (after the overlay is merged)."""
     v = p.values
     check_priced(p, "base_price_usd")
+    _check_parts_sum(p)
     if ("fixed_gpu" in v) != ("fixed_gpu_count" in v):
         given, absent = ("fixed_gpu", "fixed_gpu_count") if "fixed_gpu" in v else ("fixed_gpu_count", "fixed_gpu")
         raise p.err(f"{given} needs {absent}", given)
@@ -232,6 +310,24 @@ def _check_platform(p: Parsed) -> None:
                     "no RAM configuration puts a DIMM in every channel", key,
                     "dimm_slots counts every DIMM slot of the machine (4 on a 2-channel desktop board: 2 per "
                     "channel), memory_channels the memory channels of all its CPUs together.")
+
+
+def _check_parts_sum(p: Parsed) -> None:
+    """Parts that are every one priced sum to one of the platform's prices (to the cent): a quote split
+    into lines must add up to what the plan pays for the machine."""
+    parts = p.values.get("parts") or ()
+    if not parts or any(x.usd is None for x in parts):
+        return
+    total = sum(float(x.usd) * x.quantity for x in parts)
+    v = p.values
+    prices = [float(x.usd) for x in v.get("prices") or ()] + ([float(v["base_price_usd"])]
+                                                             if "base_price_usd" in v else [])
+    if any(abs(total - x) < 0.005 for x in prices):
+        return
+    shown = ", ".join(f"${x:,.2f}" for x in prices) or "none"
+    raise p.err(f"the parts' prices sum to ${total:,.2f}, which is none of the platform's prices ({shown})",
+                "parts", f"Give the platform a price of ${total:,.2f} (prices: [{{usd: {total:g}, kind: quote, ...}}]) "
+                "or correct a part's usd or quantity; leave the parts' prices out to keep the platform's.")
 
 
 def _check_platform_refs(m: Merged) -> None:

@@ -36,6 +36,11 @@ class Dimm:
     verification: str | None = None
     prices: tuple[Any, ...] = ()
     price: Any = None
+    mpn: str | None = None
+    seller: str | None = None
+    lead_time_days: int | None = None
+    warranty_months: int | None = None
+    quote_valid_until: str | None = None
 
 
 #: The hint for a ``size`` written in decimal units (:func:`~planner.catalog.schema.read_size`'s ``binary``).

@@ -255,20 +255,52 @@ def read_price_list(e: Entry, k: str) -> tuple[Any, ...]:
     return read_prices(e, k, max_usd=MAX_PRICE_USD)
 
 
+def read_mpn(e: Entry, k: str) -> str:
+    """A manufacturer part number: a text (a number such as 900123 is refused: quote it, as YAML would
+    drop leading zeros), without spaces at either end."""
+    value = e.raw(k)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        raise e.error(f"must be a quoted text, not the number {value!r}", k,
+                      f"Quote it: mpn: \"{value}\" (YAML drops leading zeros from numbers).")
+    return e.str(k).strip()
+
+
+def read_valid_until(e: Entry, k: str) -> str:
+    """The last day a vendor's quote holds: a date 'YYYY-MM-DD' (or 'YYYY-MM'); it may lie ahead."""
+    return e.date(k)
+
+
+#: What a purchasing office needs to order a part besides its price (docs/catalog.md, "Ordering keys"):
+#: the manufacturer part number, the seller (vendor or reseller) the price is from, the lead time,
+#: the warranty and the last day the seller's quote holds. All optional: the Quote sheet leaves a
+#: cell blank where the catalog does not say (never a guessed value).
+ORDER_FIELDS: dict[str, Field] = {
+    "mpn": Field(read_mpn, required=False),
+    "seller": Field(read_text, required=False),
+    "lead_time_days": Field(read_int(0, 730), required=False),
+    "warranty_months": Field(read_int(0, 240), required=False),
+    "quote_valid_until": Field(read_valid_until, required=False),
+}
+
+#: The ordering keys as record attributes (each record of a purchasable part has them, default None).
+ORDER_KEYS = tuple(ORDER_FIELDS)
+
+
 #: A purchase price: a ``prices:`` list of dated prices, or (the older form of one item) ``price_usd``
 #: and its ``price_kind`` with the entry's source and as_of (DIMMs, NICs, switches; GPUs and platforms
-#: take the same through :func:`priced_fields`).
+#: take the same through :func:`priced_fields`), and the ordering keys (:data:`ORDER_FIELDS`).
 PRICED: dict[str, Field] = {
     "price_usd": Field(read_price, required=False),
     "price_kind": Field(read_choice(PRICE_KINDS), required=False),
     "prices": Field(read_price_list, required=False),
+    **ORDER_FIELDS,
 }
 
 
 def priced_fields(attr: str = "price_usd") -> dict[str, Field]:
     """The price keys of a list whose one price is ``attr`` (a platform's ``base_price_usd``)."""
     return {attr: Field(read_price, required=False), "price_kind": Field(read_choice(PRICE_KINDS), required=False),
-            "prices": Field(read_price_list, required=False)}
+            "prices": Field(read_price_list, required=False), **ORDER_FIELDS}
 
 
 def check_priced(p: "Parsed", attr: str = "price_usd", *, required: bool = True) -> None:

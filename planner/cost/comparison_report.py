@@ -59,7 +59,8 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
             "capex_usd": comp.capex_usd,
             "capex_items": [{"description": i.description, "category": i.category, "catalog_id": i.catalog_id,
                              "quantity": i.quantity, "unit_price_usd": i.unit_price_usd, "price_kind": i.price_kind,
-                             "as_of": i.as_of, "source": i.source} for i in m.capex_items],
+                             "as_of": i.as_of, "source": i.source, "mpn": getattr(i, "mpn", None)}
+                            for i in m.capex_items],
             "usd_per_copy_hour": comp.local_usd_per_copy_hour,
             "net_capex_usd": comp.net_capex_usd, "energy_usd_per_hour": comp.energy_usd_per_hour,
             "usd_per_busy_hour": comp.local_usd_per_hour, "tco_usd": comp.tco_usd,

@@ -65,6 +65,7 @@ def plan_to_dict(plan: Any) -> dict[str, Any]:
         "warnings": list(plan.warnings),
         "price_sensitivity": (plan.price_sensitivity.to_dict()
                               if getattr(plan, "price_sensitivity", None) is not None else None),
+        "ram_rule": plan.ram_rule.to_dict() if getattr(plan, "ram_rule", None) is not None else None,
     })
 
 

@@ -149,7 +149,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     :func:`plan_references`, unless ``references`` is given), ``sources``, ``recipes``, ``objective``, ``rules``,
     ``runtime_overheads``) and ``warnings`` (a warning starting '<workload>: ' goes to that
     workload's row); ``assumptions['stale_prices']`` names the lines whose prices the solver calls
-    stale (:func:`planner.solve.warnings.stale_items`).
+    stale (:func:`planner.solve.warnings.stale_items`); ``ram_rule`` (optional) the RAM rule's note.
 
     Args:
         plan: the solver's plan.
@@ -198,6 +198,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         planner_version=str(a.get("planner_version") or ""),
         catalog_sha256=str(a.get("catalog_sha256") or "") or catalog_sha256(a.get("catalog_files") or ()),
         stale_price_ids=stale_ids,
+        ram_rule=tuple(plan.ram_rule.lines()) if getattr(plan, "ram_rule", None) is not None else (),
         stale_price_months=stale_months,
         gpu_cuda_total_bytes=gpu_memory,
         recipe_rows=_recipe_rows(plan),

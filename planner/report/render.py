@@ -234,6 +234,10 @@ def plan_text(plan: Any, width: int | None = None) -> str:
 
         lines.append(f"Priced at: {gpu_line.catalog_id} {price_words(gpu_line.price_kind, gpu_line.condition)} "
                      f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} ({prices_rule(plan)})")
+    note = getattr(plan, "ram_rule", None)
+    if note is not None:
+        lines.append("RAM rule:")
+        lines += [f"  {x}" for x in note.lines()]
     overlay = overlay_files((plan.assumptions or {}).get("catalog_files") or ())
     if overlay:
         lines.append(f"Catalog: the shipped catalog with the overlay {Path(overlay[0]).parent} "
@@ -271,6 +275,13 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     lines.append(text_table(item_cols, item_rows, width=width, integers={"qty"}, left={"item"}, find_numbers=True))
     for cid, text in parts.items():
         lines.append(f"  {cid} priced as: {text}")
+    # what a purchasing office orders by (planner.solve.quote.LineItem: mpn, seller...), where the catalog says
+    from planner.solve.quote import order_details
+
+    ordered = [(i, order_details(i)) for i in plan.line_items()]
+    if any(text for _, text in ordered):
+        lines.append("  Order details (blank where the catalog does not say; the Quote sheet has a column):")
+        lines += [f"    {i.description.split(PARTS_SEPARATOR, 1)[0]} ({i.category}): {text}" for i, text in ordered if text]
     if len(plan.alternatives):
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)

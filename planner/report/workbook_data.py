@@ -23,7 +23,7 @@ from planner.catalog.loader import SourceRef
 from planner.catalog.sources import SourceIndex
 from planner.memory.breakdown import Estimate
 from planner.memory.quant import nf4_constant_bits
-from planner.solve.quote import STALE_PRICE_MONTHS, LineItem
+from planner.solve.quote import INCLUDED, STALE_PRICE_MONTHS, LineItem
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
 @dataclass(frozen=True)
@@ -262,6 +262,8 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
     plan calls stale (dated more than ``stale_months`` before the catalog's newest entry).
     Unflagged lines say what kind of price they carry; none of them is a vendor's offer.
     """
+    if item.price_kind == INCLUDED:
+        return "part of the platform line above: its price is in that line's"
     flags = []
     if item.price_kind == "estimate":
         flags.append("ESTIMATE: not a list or vendor price; get a vendor quote")
@@ -344,6 +346,9 @@ class WorkbookData:
         price_sensitivity: the plan's price sensitivity in sentences (which prices decide the choice,
             their break-even prices, whether the choice holds across the price ranges:
             planner.solve.sensitivity); the Summary sheet lists them. Empty when not known.
+        ram_rule: where the RAM rule of thumb, not the memory model, sets the RAM or excludes a
+            cheaper machine: the planned RAM and the need-sized alternative with their prices, in
+            sentences (planner.solve.ramrule.RamRuleNote.lines); empty where the rule costs nothing.
     """
 
     title: str
@@ -376,6 +381,7 @@ class WorkbookData:
     price_sensitivity: tuple[str, ...] = ()
     serving_tokens: float | None = None
     targets: tuple[str, ...] = ()
+    ram_rule: tuple[str, ...] = ()
 
     def totals(self) -> QuoteTotals:
         """The quote's totals as the workbook computes them, USD."""

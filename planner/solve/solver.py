@@ -71,7 +71,9 @@ from planner.core.errors import InfeasibleError
 from planner.core.table import Table
 from planner.memory import Estimate
 from planner.memory.overheads import RuntimeOverheads
-from planner.solve.quote import PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, price_of, subtotal_usd
+from planner.solve.quote import (PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, order_of, platform_lines, price_of,
+                                 subtotal_usd)
+from planner.solve.ramrule import RamRuleNote, ram_rule_note
 from planner.solve.scenario import Scenario
 from planner.solve.sensitivity import PriceSensitivity, price_sensitivity
 from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
@@ -134,6 +136,9 @@ class Plan:
         price_sensitivity: which prices decide the choice, their break-even prices and whether the
             choice holds across the price ranges (:class:`planner.solve.sensitivity.PriceSensitivity`;
             None for a plan built by hand).
+        ram_rule: where the RAM rule of thumb (2x installed VRAM, 6x with offload), not the memory
+            model, sets the RAM or excludes a cheaper machine: the need-sized alternative and its price
+            (:class:`planner.solve.ramrule.RamRuleNote`); None where the rule costs nothing.
     """
 
     scenario: str
@@ -150,6 +155,7 @@ class Plan:
     warnings: tuple[str, ...] = ()
     price_sensitivity: PriceSensitivity | None = None
     targets: tuple[dict[str, Any], ...] = ()
+    ram_rule: RamRuleNote | None = None
 
     def line_items(self) -> list[LineItem]:
         """The quote's line items: GPUs, platform(s), DIMMs, NICs/cables/switch, extras."""
@@ -245,7 +251,7 @@ def choose(cs: CandidateSet, catalog: Catalog, *, top_k: int = 5, overheads: Run
                                                                                for i in stale_items(items, catalog))),
                                               "months": STALE_PRICE_MONTHS}},
                 warnings=tuple(warnings), price_sensitivity=price_sensitivity(cs, catalog, row),
-                targets=targets_of(cs, row, usages))
+                targets=targets_of(cs, row, usages), ram_rule=ram_rule_note(cs, row))
 
 
 def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tuple[dict[str, Any], ...]:
@@ -341,13 +347,12 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
     plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
     nodes = int(r["nodes"])
     gkind, gcond, gsource, gdate = price_of(gpu)
-    pkind, pcond, psource, pdate = price_of(plat)
+    pcond = price_of(plat)[1]
     items = [
         LineItem(gpu.name + (" (used)" if gcond == "used" else "") + _gpu_form(gpu, plat), "gpu", gpu.id,
-                 float(gpu.price_usd or 0.0), int(r["cards_total"]), gkind, gsource, gdate, gcond),
-        LineItem(f"{plat.name}" + (" (used)" if pcond == "used" else "") + ": CPU, board, case, PSU, boot storage "
-                 "(no GPUs, no RAM)" + _parts(plat), "platform", plat.id, float(plat.base_price_usd), nodes, pkind,
-                 psource, pdate, pcond),
+                 float(gpu.price_usd or 0.0), int(r["cards_total"]), gkind, gsource, gdate, gcond, **order_of(gpu)),
+        *platform_lines(plat, nodes, f"{plat.name}" + (" (used)" if pcond == "used" else "") + ": CPU, board, case, "
+                        "PSU, boot storage (no GPUs, no RAM)" + _parts(plat), used=pcond == "used"),
     ]
     if r["dimm_id"]:
         d = next((x.dimm for x in cs.hardware.ram if x.dimm.id == r["dimm_id"]), None) or catalog.dimm(r["dimm_id"])
@@ -358,12 +363,12 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
                               f"GiB; {per} per channel" + (", may run below its rated speed" if per > 1 else "") + ")"
                               + (" (used)" if dcond == "used" else ""),
                               "memory", d.id, float(d.price_usd), int(r["dimm_count"]) * nodes, dkind, dsource,
-                              ddate, dcond))
+                              ddate, dcond, **order_of(d)))
     if r["nic_id"]:
         n = catalog.nic(r["nic_id"])
         count = int(r["nic_count"])
         items.append(LineItem(f"{n.id} {n.kind} NIC, {n.rate_bytes_per_s * 8 / 1e9:g} Gb/s", "network", n.id,
-                              float(n.price_usd), count, n.price_kind, n.source, n.as_of))
+                              float(n.price_usd), count, n.price_kind, n.source, n.as_of, **order_of(n)))
         direct = not r["switch_id"]
         items.append(LineItem((f"node-to-node cable or optics for {n.id} (back-to-back, no switch)" if direct else
                                f"node-to-switch cable or optics for {n.id}"), "network", n.id,
@@ -372,7 +377,7 @@ def line_items(cs: CandidateSet, row: int, catalog: Catalog) -> list[LineItem]:
         s = catalog.switch(r["switch_id"])
         items.append(LineItem(f"{s.id} {s.kind} switch, {s.ports} x {s.rate_bytes_per_s * 8 / 1e9:g} Gb/s",
                               "network", s.id, float(s.price_usd), int(r["switch_count"]), s.price_kind, s.source,
-                              s.as_of))
+                              s.as_of, **order_of(s)))
     for x in cs.scenario.extras:
         items.append(LineItem(x.description, x.category, "", float(x.unit_price_usd), x.quantity, x.price_kind,
                               x.source, x.as_of))

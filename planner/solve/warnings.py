@@ -4,7 +4,8 @@
 estimates' own warnings, a quantization other than the first listed deciding the purchase, llama.cpp
 layers left in host RAM (decode and prefill speed), QLoRA that fits only without
 prepare_model_for_kbit_training, a card filled past its largest transient allocation
-(fragmentation), RAM set by the rule of thumb or far above the VRAM, the network, the power at the
+(fragmentation), RAM far above the VRAM (RAM set by the rule of thumb is the plan's
+ram_rule note, planner.solve.ramrule), the network, the power at the
 wall against common circuits, open-air cards side by side, unstated cooling, cards not bought for
 want of a price, estimated and stale prices (:func:`stale_items`).
 
@@ -185,9 +186,8 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
 
 
 def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
-    """What set the chosen RAM, when it is not simply the memory model's host peak: the RAM-to-VRAM
-    rule of thumb (said with what it costs over the cheapest configuration that holds the host
-    peak), and RAM far above the installed VRAM (said with its cause)."""
+    """RAM far above the installed VRAM, said with its cause. (What the RAM-to-VRAM rule of thumb costs
+    over RAM sized to the host peak is the plan's ``ram_rule`` note: planner.solve.ramrule.)"""
     out: list[str] = []
     if not choice.get("dimm_id"):
         return out
@@ -199,17 +199,6 @@ def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
     by_rule = math.ceil(mult * vram)
     host = int(choice["host_need_bytes"])
     ram = int(choice["ram_bytes"])
-    nodes = int(choice["nodes"])
-    per_node_usd = float(choice["ram_usd"]) / max(nodes, 1)
-    configs = [cs.hardware.ram[i] for i in cs.hardware.ram_of.get(choice["platform_id"], ())]
-    for_host = min((r for r in configs if r.bytes >= host), key=lambda r: (r.price_usd, r.bytes), default=None)
-    rule_cost = by_rule > host and for_host is not None and for_host.price_usd < per_node_usd - 1e-9
-    if rule_cost:
-        assert for_host is not None
-        out.append(f"RAM is sized by the {mult:g}x-installed-VRAM rule of thumb ({_fmt(by_rule)} per node), not the "
-                   f"memory model's host peak ({_fmt(host)}): {_fmt(ram)} for ${per_node_usd:,.2f} per node where "
-                   f"{for_host.count} x {for_host.dimm.id} ({_fmt(for_host.bytes)}, ${for_host.price_usd:,.2f}) would "
-                   f"hold the host peak; constraints.{key} sets the rule (0: size by the host peak alone)")
     if vram and ram / vram > high:
         need = max(host, by_rule)
         if need / vram > high:

@@ -47,6 +47,7 @@ from planner.report.cells import (
 )
 from planner.report.sheets.sources import CitedSource, put_source
 from planner.report.workbook_data import QuoteSettings, WorkbookData, is_flagged
+from planner.solve.quote import order_details
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl.worksheet.worksheet import Worksheet
@@ -61,7 +62,10 @@ NAME_GRAND_TOTAL = "QuoteGrandTotal"
 #: Quote table columns.
 QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
                  "Price kind", "Price status", "Price source", "Price as of (date, or YYYY-MM text)", "Catalog id",
-                 "Memory per card: CUDA total (GiB)")
+                 "Memory per card: CUDA total (GiB)",
+                 "Order details: MPN (manufacturer part number); seller; lead time; warranty; quote valid until")
+#: The ordering column (:func:`order_details`): blank where the catalog and its overlays do not say.
+ORDER_COLUMN = len(QUOTE_HEADERS)
 QUOTE_HEADER_ROW = 9
 #: Blank input rows under the items, inside the subtotal's range: an item typed there counts.
 QUOTE_BLANK_ROWS = 4
@@ -70,10 +74,10 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says ESTIMATE or STALE.")
-#: Column widths (characters): 187 in all, so the sheet prints one page wide at 70 % or more.
-QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 20), ("I", 32),
-                ("J", 12), ("K", 16), ("L", 11))
-_NOTE_LAST_COL = len(QUOTE_HEADERS)  # the header block's notes wrap within D-L
+#: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more.
+QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 18), ("I", 21),
+                ("J", 12), ("K", 16), ("L", 11), ("M", 16))
+_NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
                       "(the lines under the source name it and its row).")
 
@@ -92,7 +96,7 @@ def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] 
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
     # Fixed widths: the sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale);
     # the banner and notes in D2:D8 wrap across D-L (merged), the labels in A2:A7 wrap in A.
-    fit_columns(ws, fixed=dict(QUOTE_WIDTHS), wrap_cols=("A", "B", "H", "I"), wrap_from=2, wrap_to=last_item)
+    fit_columns(ws, fixed=dict(QUOTE_WIDTHS), wrap_cols=("A", "B", "H", "I", "M"), wrap_from=2, wrap_to=last_item)
     return cells
 
 
@@ -168,10 +172,11 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
         cuda = data.gpu_cuda_total_bytes.get(item.catalog_id) if item.catalog_id else None
         if item.category == "gpu" and cuda:
             put_value(ws, row, 12, cuda / GiB, GIB_FORMAT)
+        _order_cells(ws, row, item)
         row += 1
     last_item = row - 1
     for _ in range(QUOTE_BLANK_ROWS):
-        for col in (2, 3, 7, 9, 10):
+        for col in (2, 3, 7, 9, 10, ORDER_COLUMN):
             mark_input(ws.cell(row=row, column=col))
         for col, fmt in ((4, USD_FORMAT), (5, INT_FORMAT)):
             cell = ws.cell(row=row, column=col)
@@ -180,6 +185,12 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
         put_formula(ws, row, 6, f"=ROUND(D{row}*E{row},2)", USD_FORMAT)
         row += 1
     return first, last_item, row - 1
+
+
+def _order_cells(ws: Worksheet, row: int, item: object) -> None:
+    """The line's ordering cell (:func:`order_details`), a yellow input, blank where unknown."""
+    text = order_details(item)
+    mark_input(put_text(ws, row, ORDER_COLUMN, text) if text else ws.cell(row=row, column=ORDER_COLUMN))
 
 
 def _total_rows(ws: Worksheet, q: QuoteSettings, first: int, last: int) -> dict[str, str]:

@@ -4,7 +4,9 @@ Title, scenario, date, catalog version and the quote's grand total (a formula ov
 sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
 RAM and recipe; under it, per workload, the training stack (framework and lever settings) and the
-warnings in wrapped cells as wide as the table; then the price sensitivity (which prices decide
+warnings in wrapped cells as wide as the table; then, where the RAM rule of thumb sets the RAM or
+excludes a cheaper machine, the RAM planned and the need-sized alternative with their prices; then
+the price sensitivity (which prices decide
 the choice, their break-even prices, whether it holds across the price ranges) and the plan-wide warnings, one wrapped sentence
 a row. The sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale). Sizes
 in GiB (2**30 bytes).
@@ -47,6 +49,9 @@ SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GP
 SUMMARY_DETAIL_HEADERS = ("Workload", "Training stack", "Warnings")
 SUMMARY_DETAIL_TITLE = "Training stack and warnings, per workload"
 SUMMARY_HEADER_ROW = 9
+#: The label above the RAM rule's sentences (planner.solve.ramrule): the RAM planned by the rule and
+#: the RAM sized to the memory model's need, each with its price.
+RAM_RULE_TITLE = "RAM: planned by the rule of thumb, and sized to the memory model's need"
 #: The label above the price sensitivity's sentences (planner.solve.sensitivity).
 PRICE_SENSITIVITY_TITLE = "Price sensitivity (break-even prices; does the choice hold across the price ranges?)"
 _LAST_COL = len(SUMMARY_HEADERS)  # N: the sentences wrap within A-N, the table's printed width
@@ -107,6 +112,7 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         row += 1
     main_end = row - 1
     row = _details(ws, data, row + 1)
+    row = _sentences(ws, row, RAM_RULE_TITLE, data.ram_rule)
     row = _sentences(ws, row, PRICE_SENSITIVITY_TITLE, data.price_sensitivity)
     row = _sentences(ws, row, "Targets (deadline, service level): target and achieved on this machine", data.targets)
     if data.warnings:

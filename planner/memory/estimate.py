@@ -34,6 +34,7 @@ from planner.memory.overheads import RuntimeOverheads, allocator_component, runt
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
+from planner.workload.releases import release_text
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
@@ -669,7 +670,9 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
         shard = f"DeepSpeed ZeRO-{t.zero} over {t.data_parallel} GPU(s)"
     else:
         shard = "none" + (f" (DDP over {t.data_parallel} GPUs)" if t.data_parallel > 1 else "")
-    out = [("framework", f"{t.framework} ({fw.what})"), ("sharding", shard), ("loss", spec.describe()),
+    out = [("framework", f"{t.framework} ({fw.what})"), ("framework release", release_text(t.framework,
+                                                                                        t.framework_version)),
+           ("sharding", shard), ("loss", spec.describe()),
            ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")),
            ("activation offloading", "on" if t.offload_activations else "off"),
            ("optimizer step", "in backward (each parameter as its gradient completes)" if t.optimizer_in_backward

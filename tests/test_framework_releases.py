@@ -249,3 +249,98 @@ def test_release_run_reasons_give_the_current_numbers():
     for run in RELEASE_RUNS:
         if run.xfail:
             assert f"{predicted_largest_context(run):,} tokens" in run.xfail, run.id
+    for peak in RELEASE_PEAKS:
+        if peak.xfail:
+            assert f"{predicted_peak_bytes(peak) / GB:.2f} GB" in peak.xfail, peak.id
+
+
+# ----- torchtune 0.1: NF4 conversion of the whole weight at load ----------------------------------------
+#
+# planner.memory.load_peaks: torchao 0.1 (pinned by torchtune v0.1.0 and v0.1.1) quantizes a whole weight at
+# once: per value 2 B (bf16 copy on the GPU) + 2 B (scaled) + 32 B ((value - nf4): 16 bf16 levels) + 32 B
+# (its abs). Llama-2-7B's largest layer weight is the MLP's, 11,008 x 4,096 = 45,088,768 values:
+# 68 x 45,088,768 = 3,066,036,224 B while the model loads.
+
+def test_torchtune_0_1_qlora_has_the_whole_weight_nf4_load_peak():
+    def load(release):
+        est = estimate(workload("llama-2-7b", framework="torchtune", method="qlora", framework_version=release))
+        return [c for c in est.components if c.phase == "load" and c.where == "gpu"]
+    (old,) = load("0.1.0")
+    assert old.bytes == 68 * 11_008 * 4_096 == 3_066_036_224
+    assert load("0.2.0") == [] and load("0.5.0") == []
+    lora = estimate(workload("llama-2-7b", framework="torchtune", method="lora", framework_version="0.1.0"))
+    assert not [c for c in lora.components if c.phase == "load" and c.where == "gpu"]
+
+
+TORCHTUNE_QLORA_TUTORIAL = (
+    "github.com/pytorch/torchtune docs/source/tutorials/qlora_finetune.rst at v0.1.0 (commit 9e2c9c06f, "
+    "2024-04-15; torchao==0.1): 'Memory Stats after model init:: GPU peak memory allocation: 13.96 GB / GPU "
+    "peak memory reserved: 13.98 GB / GPU peak memory active: 13.96 GB' (LoRA) and the table 'Finetuning method "
+    "| Peak memory reserved, model init | Peak memory reserved, training / LoRA 13.98 GB 15.57 GB / QLoRA 9.13 GB "
+    "9.29 GB'; configs recipes/configs/llama2/7B_lora_single_device.yaml (q, v; r 8) and 7B_qlora_single_device."
+    "yaml (q, k, v, output projections and the MLP; r 8; torch AdamW; activation checkpointing); GB = 1e9 B "
+    "(torchtune utils/memory.py memory_stats_log)")
+
+
+@dataclass(frozen=True)
+class ReleasePeak:
+    """A published memory figure of one framework release.
+
+    quantity: 'init' (the peak while the model is built and loaded: every always-live tensor but the
+    optimizer's states, with the load-phase components) or 'peak' (the step's allocated peak).
+    published_gb: GB (1e9 B); kind: what the publication measured ('allocated' or 'reserved').
+    """
+
+    id: str
+    framework: str
+    release: str
+    source: str
+    model: str
+    workload: dict
+    quantity: str
+    published_gb: float
+    kind: str
+    xfail: str | None = None
+
+
+_TT_QLORA = {"method": "qlora", "lora_rank": 8, "lora_targets": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                                 "up_proj", "down_proj"], "optimizer": "adamw",
+             "micro_batch": 2, "seq_len": 512}
+RELEASE_PEAKS = [
+    ReleasePeak("torchtune-0.1-tutorial-lora-init", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                {"method": "lora", "lora_rank": 8, "lora_targets": ["q_proj", "v_proj"]}, "init", 13.96, "allocated"),
+    ReleasePeak("torchtune-0.1-tutorial-qlora-init", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                _TT_QLORA, "init", 9.13, "reserved",
+                xfail="predicted 6.97 GB allocated vs 9.13 GB reserved (-24 %): the publication gives the reserved "
+                      "figure only; the whole-weight conversion frees transients of 68 B x 16.8 M and 45.1 M values "
+                      "between small persistent NF4 allocations, which the caching allocator keeps in its pool (the "
+                      "LoRA init, with no such transients, reserves 13.98 GB for 13.96 GB allocated); without the "
+                      "load peak the prediction is 3.91 GB (-57 %)"),
+    ReleasePeak("torchtune-0.1-tutorial-qlora-train", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                _TT_QLORA, "peak", 9.29, "reserved",
+                xfail="predicted 7.05 GB allocated vs 9.29 GB reserved (-24 %): the load peak is the run's allocated "
+                      "peak (a step of batch 2 with checkpointing holds at most 4.76 GB up to alpaca_dataset's "
+                      "max_seq_len of 512 at v0.1.0; the issue's -43 % was that step alone against the reserved "
+                      "figure), and the reserved figure keeps the load's pool (as at init, 9.13 GB)"),
+]
+#: A published figure is held to this bound (tests/test_published.py's bound for framework runs).
+PEAK_TOLERANCE = 0.10
+
+
+def predicted_peak_bytes(peak: ReleasePeak) -> int:
+    """The predicted allocated bytes per GPU of ``peak``'s quantity."""
+    est = estimate(workload(peak.model, framework=peak.framework, framework_version=peak.release, **peak.workload))
+    if peak.quantity == "init":
+        return sum(c.bytes for c in est.gpu_components() if c.kind == "allocated" and (
+            c.phase == "load" or (not c.phase and c.name.startswith(("weights", "LoRA adapter weights",
+                                                                     "model buffers")))))
+    return est.per_gpu_allocated_bytes
+
+
+@pytest.mark.parametrize("peak", [pytest.param(p, id=p.id, marks=[pytest.mark.xfail(strict=True, reason=p.xfail)]
+                                               if p.xfail else []) for p in RELEASE_PEAKS])
+def test_release_peak(peak: ReleasePeak):
+    got = predicted_peak_bytes(peak)
+    err = got / (peak.published_gb * GB) - 1
+    assert abs(err) <= PEAK_TOLERANCE, (f"{peak.id} ({peak.source}): published {peak.published_gb} GB {peak.kind}, "
+                                        f"predicted {got / GB:.2f} GB ({err:+.1%})")

@@ -21,7 +21,12 @@ planner.memory.loss.loss_spec). Sources, per framework:
   micro-batch of at most 1,024 tokens keeps the logits again (``if bsz*q_len <= 1024: RETURN_LOGITS =
   True``). The release modelled is 2025.1.5 (commit e3162dc5, 2025-01-14); later releases replace cut
   cross-entropy with ``unsloth_fused_ce_loss`` (unsloth/models/llama.py at 015bdef), which is not modelled.
-- ``torchtune`` (github.com/pytorch/torchtune, tags v0.1.0 to v0.6.1): through v0.2.1 (2024-07-25) the
+- ``torchtune`` (github.com/pytorch/torchtune, tags v0.1.0 to v0.6.1): v0.1.0 and v0.1.1 pin torchao 0.1, whose
+  ``NF4Tensor.from_tensor`` quantizes a whole weight at once (``quantize_tensor_nearest``: ``(value -
+  nf4).abs()``, a 16-wide bf16 difference per value), and torchtune converts each bf16 weight on the GPU as it
+  loads the checkpoint (``inplace_copy``: ``to_nf4(args[0][1].to(dest_tensor.device))``,
+  torchtune/utils/_register_nf4_dispatch_ops.py): a load-time peak (planner.memory.load_peaks); v0.2.0 pins
+  torchao 0.3.1, which quantizes in chunks of 1024**2 values (torchao PR 196). Through v0.2.1 (2024-07-25) the
   distributed recipes wrap the model with FSDP1 (``model = FSDP(...)``, recipes/full_finetune_distributed.py
   and lora_finetune_distributed.py) and every config's loss is ``torch.nn.CrossEntropyLoss`` over the
   model's whole fp32 output (``output = self.output(h).float()``, torchtune/modules/transformer.py);
@@ -42,7 +47,8 @@ from __future__ import annotations
 
 from planner.core.versions import Change, ReleaseLine, release_key
 
-__all__ = ["FRAMEWORK_RELEASES", "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_FSDP2", "framework_has",
+__all__ = ["FRAMEWORK_RELEASES", "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_CHUNKED_NF4", "TORCHTUNE_FSDP2",
+           "framework_has",
            "framework_release_line", "modelled_as", "release_text"]
 
 #: Unsloth computes the loss with cut cross-entropy (no logits stored) from this release.
@@ -62,6 +68,13 @@ TORCHTUNE_FSDP2 = Change(
     "https://github.com/pytorch/torchtune/pull/1287 (commit afd23fd0b), /pull/1517 (commit 6deeda92c); "
     "recipes/configs/*/*.yaml at v0.2.1 and v0.3.0")
 
+#: torchtune's QLoRA base is quantized by torchao in chunks from this release (the whole weight at once before).
+TORCHTUNE_CHUNKED_NF4 = Change(
+    "0.2.0", "NF4 quantization at load in chunks of 1,048,576 values (torchao 0.3.1 pinned; torchao 0.1 before, "
+             "which quantizes a whole weight at once)",
+    "torchtune pyproject.toml: 'torchao==0.1' at v0.1.0 and v0.1.1, 'torchao==0.3.1' at v0.2.0; torchao "
+    "https://github.com/pytorch/ao/pull/196 (commit 6081796bc, 'perform in chunks', first in torchao v0.2.0)")
+
 _TRANSFORMERS = ReleaseLine("transformers", current="5.24.0", oldest="4.46.0")
 
 #: The releases modelled per framework name of planner.workload.frameworks.FRAMEWORKS (``deepspeed`` and
@@ -70,7 +83,7 @@ FRAMEWORK_RELEASES: dict[str, ReleaseLine] = {
     "transformers": _TRANSFORMERS,
     "deepspeed": _TRANSFORMERS,
     "fsdp": _TRANSFORMERS,
-    "torchtune": ReleaseLine("torchtune", current="0.5.0", oldest="0.1.0", changes=(TORCHTUNE_FSDP2,)),
+    "torchtune": ReleaseLine("torchtune", current="0.5.0", oldest="0.1.0", changes=(TORCHTUNE_CHUNKED_NF4, TORCHTUNE_FSDP2)),
     "litgpt": ReleaseLine("litgpt", current="0.4.13.dev1", oldest="0.1.0"),
     "unsloth": ReleaseLine("unsloth", current="2025.1.5", oldest="2024.4",
                            changes=(UNSLOTH_CUT_CE, UNSLOTH_SHORT_LOGITS)),

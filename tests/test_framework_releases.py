@@ -8,7 +8,7 @@ quote beside it; reports/validation.md lists them by framework and release).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -251,7 +251,8 @@ def test_release_run_reasons_give_the_current_numbers():
             assert f"{predicted_largest_context(run):,} tokens" in run.xfail, run.id
     for peak in RELEASE_PEAKS:
         if peak.xfail:
-            assert f"{predicted_peak_bytes(peak) / GB:.2f} GB" in peak.xfail, peak.id
+            unit = {"GB": GB, "GiB": 2**30}[peak.unit]
+            assert f"{predicted_peak_bytes(peak) / unit:.2f} {peak.unit}" in peak.xfail, peak.id
 
 
 # ----- torchtune 0.1: NF4 conversion of the whole weight at load ----------------------------------------
@@ -301,6 +302,11 @@ class ReleasePeak:
     published_gb: float
     kind: str
     xfail: str | None = None
+    unit: str = "GB"
+
+    @property
+    def published_bytes(self) -> float:
+        return self.published_gb * {"GB": GB, "GiB": 2**30}[self.unit]
 
 
 _TT_QLORA = {"method": "qlora", "lora_rank": 8, "lora_targets": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
@@ -323,6 +329,65 @@ RELEASE_PEAKS = [
                       "max_seq_len of 512 at v0.1.0; the issue's -43 % was that step alone against the reserved "
                       "figure), and the reserved figure keeps the load's pool (as at init, 9.13 GB)"),
 ]
+UNSLOTH_NOTEBOOKS = (
+    "github.com/unslothai/notebooks nb/{} at bdda2efc (2026-08-18), the outputs committed with it: 'Unsloth {}' in "
+    "the load cell's banner, 'GPU = Tesla T4', '{} GB of memory reserved.' before trainer.train() and 'Peak reserved "
+    "memory = {} GB.' after it (torch.cuda.max_memory_reserved() / 1024**3: GiB); model {}, max_seq_length 2048, "
+    "load_in_4bit, dtype None (fp16 on a T4), get_peft_model r 16 on q/k/v/o/gate/up/down, dropout 0, "
+    "use_gradient_checkpointing 'unsloth', per_device_train_batch_size 2, packing False, optim 'adamw_8bit'")
+_NB = {"method": "qlora", "recipe": "pure-fp16", "lora_rank": 16, "micro_batch": 2, "optimizer": "adamw-8bit"}
+#: (notebook, release, catalog model (Llama-3-8B has Llama-3.1-8B's shapes), model id, start GiB, peak GiB)
+_NOTEBOOK_RUNS = [
+    ("Llama3.1_(8B)-Alpaca.ipynb", "2024.8", "llama-3.1-8b", "unsloth/Llama-3.1-8B", 5.984, 7.922),
+    ("Llama3_(8B)-Alpaca.ipynb", "2024.5", "llama-3.1-8b", "unsloth/llama-3-8b-bnb-4bit", 5.594, 7.535),
+    ("Llama3_(8B)-Conversational.ipynb", "2024.5", "llama-3.1-8b", "unsloth/llama-3-8b-Instruct-bnb-4bit", 5.594,
+     9.549),
+    ("Qwen2.5_(7B)-Alpaca.ipynb", "2024.9", "qwen2.5-7b", "unsloth/Qwen2.5-7B", 5.764, 7.893),
+    ("Llama3.2_(1B_and_3B)-Conversational.ipynb", "2024.10.0", "llama-3.2-3b", "unsloth/Llama-3.2-3B-Instruct",
+     2.635, 6.531),
+]
+#: Why each notebook run's figures miss by more than 10 % (numbers as predicted; the first two of each tuple:
+#: the init row, then the peak row; None: within 10 %).
+_NOTEBOOK_MISSES = {
+    "Llama3_(8B)-Conversational.ipynb": (None, "predicted 6.70 GiB"),
+    "Llama3.2_(1B_and_3B)-Conversational.ipynb": ("predicted 2.18 GiB", "predicted 3.30 GiB"),
+    "Llama3.1_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
+    "Qwen2.5_(7B)-Alpaca.ipynb": (None, "predicted 6.73 GiB"),
+    "Llama3_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
+}
+_NB_INIT_WHY = ("{pred} allocated vs {pub} GiB reserved after loading ({err}): the load leaves {gap:.2f} GiB more "
+                "in PyTorch's pool than the model's tensors (bitsandbytes' 4-bit load, not modelled: no source gives "
+                "its size)")
+_NB_PEAK_WHY = ("{pred} allocated at the 2,048-token bound vs {pub} GiB reserved ({err}): the padded batch "
+                "lengths are not published, so the prediction is at max_seq_length, an upper bound; this release "
+                "keeps the whole logits (counted), the run's pool after loading adds {gap:.2f} GiB, and the rest is "
+                "not explained")
+
+
+def _notebook_peaks() -> list[ReleasePeak]:
+    out = []
+    for nb, release, model, hub, start, peak in _NOTEBOOK_RUNS:
+        src = UNSLOTH_NOTEBOOKS.format(nb, release, start, peak, hub)
+        stem = nb.removesuffix(".ipynb")
+        init_miss, peak_miss = _NOTEBOOK_MISSES[nb]
+        init = ReleasePeak(f"unsloth-{release}-nb-{stem}-init", "unsloth", release, src, model,
+                           {**_NB, "seq_len": 2048}, "init", start, "reserved", unit="GiB")
+        pred_init = predicted_peak_bytes(init) / 2**30
+        gap = start - pred_init
+        fill = dict(gap=gap)
+        if init_miss:
+            init = replace(init, xfail=_NB_INIT_WHY.format(pred=init_miss, pub=start, err=f"{pred_init / start - 1:+.0%}",
+                                                           **fill))
+        row = ReleasePeak(f"unsloth-{release}-nb-{stem}-peak", "unsloth", release, src, model,
+                          {**_NB, "seq_len": 2048}, "peak", peak, "reserved", unit="GiB")
+        if peak_miss:
+            pred = predicted_peak_bytes(row) / 2**30
+            row = replace(row, xfail=_NB_PEAK_WHY.format(pred=peak_miss, pub=peak, err=f"{pred / peak - 1:+.0%}",
+                                                         **fill))
+        out += [init, row]
+    return out
+
+
 #: A published figure is held to this bound (tests/test_published.py's bound for framework runs).
 PEAK_TOLERANCE = 0.10
 
@@ -337,10 +402,13 @@ def predicted_peak_bytes(peak: ReleasePeak) -> int:
     return est.per_gpu_allocated_bytes
 
 
+RELEASE_PEAKS += _notebook_peaks()
+
+
 @pytest.mark.parametrize("peak", [pytest.param(p, id=p.id, marks=[pytest.mark.xfail(strict=True, reason=p.xfail)]
                                                if p.xfail else []) for p in RELEASE_PEAKS])
 def test_release_peak(peak: ReleasePeak):
     got = predicted_peak_bytes(peak)
-    err = got / (peak.published_gb * GB) - 1
-    assert abs(err) <= PEAK_TOLERANCE, (f"{peak.id} ({peak.source}): published {peak.published_gb} GB {peak.kind}, "
-                                        f"predicted {got / GB:.2f} GB ({err:+.1%})")
+    err = got / peak.published_bytes - 1
+    assert abs(err) <= PEAK_TOLERANCE, (f"{peak.id} ({peak.source}): published {peak.published_gb} {peak.unit} "
+                                        f"{peak.kind}, predicted {got / GB:.2f} GB ({err:+.1%})")

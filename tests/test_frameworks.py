@@ -424,8 +424,8 @@ def test_compile_is_noted_and_lowers_the_activations():
 def test_stack_names_the_framework_and_every_lever():
     est = estimate(workload(framework="torchtune", method="lora", gpus=2))
     keys = [k for k, _ in est.stack]
-    assert keys[:7] == ["framework", "sharding", "loss", "activation checkpointing", "activation offloading",
-                        "optimizer step", "optimizer"]
+    assert keys[:8] == ["framework", "framework release", "sharding", "loss", "activation checkpointing",
+                        "activation offloading", "optimizer step", "optimizer"]
     assert "torch.compile" in keys and "frozen base" in keys
     assert _stack(est)["framework"].startswith("torchtune (")
 

@@ -72,6 +72,9 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--framework", dict(type=click.Choice(["transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth"]),
                          help="Training stack; sets the defaults its recipes use for the levers below (default "
                               "transformers).")),
+    ("--framework-version", dict(help="The framework's release, as it writes it (for deepspeed and fsdp the "
+                                      "Transformers release); default: the newest release modelled. Mechanisms "
+                                      "switch where they changed (Unsloth's cut cross-entropy, torchtune's FSDP2).")),
     ("--optimizer", dict(help="adamw, adamw-fused, adamw-8bit, paged-adamw, paged-adamw-8bit, sgd, sgd-momentum, "
                               "adafactor, lion (default adamw; the framework's otherwise).")),
     ("--micro-batch", dict(type=Count(), help="Sequences per GPU per forward pass.")),

@@ -34,6 +34,8 @@ from planner.memory.overheads import RuntimeOverheads, allocator_component, runt
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
+from planner.workload.releases import release_text
+from planner.memory.load_peaks import load_peak_components
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
@@ -334,6 +336,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                      else c for c in comps]
         comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
     comps = _add_backward_phase(comps, fwd)
+    comps += load_peak_components(arch, t)  # release-dependent, while the model loads (planner.memory.load_peaks)
     notes = _train_notes(w, act, regime, comps, spec, adapter_bytes=adapter_bytes)
     comps += _train_host(w, full=full, tokens=tokens)
     trainable = (arch.parameters if full else adapter_parameters(arch)[0] if t.method == "adapter" else
@@ -669,7 +672,9 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
         shard = f"DeepSpeed ZeRO-{t.zero} over {t.data_parallel} GPU(s)"
     else:
         shard = "none" + (f" (DDP over {t.data_parallel} GPUs)" if t.data_parallel > 1 else "")
-    out = [("framework", f"{t.framework} ({fw.what})"), ("sharding", shard), ("loss", spec.describe()),
+    out = [("framework", f"{t.framework} ({fw.what})"), ("framework release", release_text(t.framework,
+                                                                                        t.framework_version)),
+           ("sharding", shard), ("loss", spec.describe()),
            ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")),
            ("activation offloading", "on" if t.offload_activations else "off"),
            ("optimizer step", "in backward (each parameter as its gradient completes)" if t.optimizer_in_backward

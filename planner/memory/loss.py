@@ -30,7 +30,9 @@ logits in ``c`` bytes (2 for 16-bit), ``q = 1 / chunks`` (chunks along the seque
   al. 2024, "Cut Your Losses in Large-Vocabulary Language Models", sec. 4): the logits are computed
   block by block in on-chip memory and never stored; what stays is a per-token fp32 log-sum-exp and,
   in backward, the hidden states' gradient (``T x h x c``). Up to 1,024 tokens Unsloth returns the
-  logits and runs ``Fast_CrossEntropyLoss`` (``unsloth`` above).
+  logits and runs ``Fast_CrossEntropyLoss`` (``unsloth`` above). By release (``framework_version``,
+  planner.workload.releases): before 2024.11.8 every micro-batch keeps its logits (``unsloth``); from
+  2024.11.8 to 2024.12.3 every micro-batch runs cut cross-entropy; from 2024.12.4 the 1,024-token rule.
 - ``fused-linear`` (Liger ``fused_linear_cross_entropy_forward``,
   src/liger_kernel/ops/fused_linear_cross_entropy.py at commit ead96b6): the head and the loss run
   together over chunks of ``next_pow2(ceil(T / ceil(V / h)))`` tokens; each chunk's logits (c bytes)
@@ -78,6 +80,7 @@ from planner.memory.activations import logits_bytes_per_token
 from planner.memory.saved import Regime
 from planner.workload.frameworks import FRAMEWORK_SPECS
 from planner.workload.options import Training
+from planner.workload.releases import UNSLOTH_CUT_CE, UNSLOTH_SHORT_LOGITS, framework_has
 
 TRANSFORMERS_SRC = "transformers ForCausalLMLoss (fp32 upcast); PyTorch log_softmax backward"
 CHUNKED_SRC = ("torchtune CEWithChunkedOutputLoss (torchtune/modules/loss/ce_chunked_output_loss.py); recipes' "
@@ -123,7 +126,7 @@ class LossSpec:
         if self.impl == "unsloth":
             return "Unsloth's fused cross-entropy kernel (logits kept, gradient written in place)"
         if self.impl == "cut":
-            return "cut cross-entropy (Unsloth above 1,024 tokens: no logits stored)"
+            return "cut cross-entropy (Unsloth: no logits stored)"
         if self.impl == "model-upcast":
             return "whole logits upcast to fp32 by the model (torchtune output(h).float())"
         return "whole logits upcast to fp32 (Transformers ForCausalLMLoss)"
@@ -136,7 +139,7 @@ def loss_spec(train: Training) -> LossSpec:
     if train.fused_linear_loss:
         return LossSpec("fused-linear", 1)
     impl = FRAMEWORK_SPECS[train.framework].loss
-    if impl == "unsloth" and train.loss_chunks <= 1 and train.micro_batch * train.seq_len > UNSLOTH_LOGITS_TOKENS:
+    if impl == "unsloth" and train.loss_chunks <= 1 and _unsloth_cuts(train):
         return LossSpec("cut", 1)
     chunks = max(train.loss_chunks, 1)
     if impl == "litgpt":
@@ -148,6 +151,18 @@ def loss_spec(train: Training) -> LossSpec:
         # unchunked nn.CrossEntropyLoss: eager, the same terms as Transformers' upcast.
         return LossSpec("model-upcast", 1)
     return LossSpec(impl, 1)
+
+
+def _unsloth_cuts(train: Training) -> bool:
+    """Whether Unsloth's release runs cut cross-entropy for this micro-batch (planner.workload.releases):
+    never before 2024.11.8 (the whole logits and ``Fast_CrossEntropyLoss``), always from 2024.11.8, and
+    from 2024.12.4 only above :data:`UNSLOTH_LOGITS_TOKENS` tokens."""
+    release = train.framework_version
+    if not framework_has("unsloth", release, UNSLOTH_CUT_CE):
+        return False
+    if not framework_has("unsloth", release, UNSLOTH_SHORT_LOGITS):
+        return True
+    return train.micro_batch * train.seq_len > UNSLOTH_LOGITS_TOKENS
 
 
 def loss_bytes(arch: Architecture, regime: Regime, spec: LossSpec, *, tokens: int, tp: int = 1,

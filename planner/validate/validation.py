@@ -230,6 +230,74 @@ def published_framework_section(path: Path) -> str:
     return "\n".join(lines)
 
 
+#: The tests that hold the framework releases' published runs (run from the repository root).
+RELEASES = Path("tests/test_framework_releases.py")
+
+
+def framework_releases_section(path: Path) -> str:
+    """A Markdown section on the training framework releases modelled (planner.workload.releases
+    FRAMEWORK_RELEASES: the current and oldest release of each, every mechanism change with its source) and
+    the published runs of a release (``RELEASE_RUNS`` of ``tests/test_framework_releases.py``, each with
+    its predicted and published largest context); '' when the file is not there."""
+    import importlib.util
+
+    from planner.workload.releases import FRAMEWORK_RELEASES
+
+    if not path.is_file():
+        return ""
+    spec = importlib.util.spec_from_file_location("_release_runs", path)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        return ""
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        runs = [(run, mod.predicted_largest_context(run)) for run in mod.RELEASE_RUNS]
+        peaks = [(peak, mod.predicted_peak_bytes(peak)) for peak in getattr(mod, "RELEASE_PEAKS", [])]
+    finally:
+        sys.modules.pop(spec.name, None)
+    lines = ["## Training framework releases", "",
+             "The releases each training framework is modelled for (`framework_version`; deepspeed and fsdp follow "
+             "the Transformers release) and the mechanisms that switch between them (planner/workload/releases.py, "
+             "which cites each source). An older release than the oldest is refused.", "",
+             "| framework | current (default) | oldest | change | from release | source |", "|---|---|---|---|---|---|"]
+    for name, line in FRAMEWORK_RELEASES.items():
+        if line.name != name:
+            continue
+        for change in line.changes or (None,):
+            what, since, src = (change.what, change.release, change.source) if change else ("none modelled", "", "")
+            lines.append(f"| {name} | {line.current} | {line.oldest} | {what} | {since} | {src} |")
+    lines += ["", "Published runs by framework and release: the largest context that trained on a card (batch 1), "
+              "against the largest the estimate fits in the card's CUDA total; each is held to 10 %.", "",
+              "| run | framework | release | card | predicted | published | error |", "|---|---|---|---|---|---|---|"]
+    for run, got in sorted(runs, key=lambda r: (r[0].framework, r[0].release, r[0].id)):
+        err = got / run.published_tokens - 1
+        lines.append(f"| {run.id} | {run.framework} | {run.release} | {run.gpu} | {got:,} tokens | "
+                     f"{run.published_tokens:,} tokens | {err:+.1%} |")
+    lines += ["", "Published memory figures by framework and release (GB = 1e9 B, GiB = 2^30 B; 'init': while the model "
+              "is built and loaded; 'peak': the step's peak), against the predicted allocated bytes; each is held to "
+              "10 %.", "",
+              "| run | framework | release | quantity | predicted | published | error |", "|---|---|---|---|---|---|---|"]
+    for peak, got in peaks:
+        err = got / peak.published_bytes - 1
+        unit = {"GB": 1e9, "GiB": 2**30}[peak.unit]
+        lines.append(f"| {peak.id} | {peak.framework} | {peak.release} | {peak.quantity} | {got / unit:,.2f} "
+                     f"{peak.unit} | {peak.published_gb:,} {peak.unit} ({peak.kind}) | {err:+.1%} |")
+    lines += ["", "### Release runs past 10 % and why", ""]
+    misses = [(run.id, got / run.published_tokens - 1, run.xfail) for run, got in runs
+              if abs(got / run.published_tokens - 1) > 0.10]
+    misses += [(peak.id, got / peak.published_bytes - 1, peak.xfail) for peak, got in peaks
+               if abs(got / peak.published_bytes - 1) > 0.10]
+    for run_id, err, why in misses:
+        lines.append(f"- **{run_id}** ({err:+.1%}): {why or 'no explanation recorded'}")
+    if not misses:
+        lines.append("None.")
+    lines += ["", "Sources:", ""]
+    lines += [f"- {src}" for src in dict.fromkeys([r.source for r, _ in runs] + [p.source for p, _ in peaks])]
+    lines.append("")
+    return "\n".join(lines)
+
+
 #: The tests that hold the public bug reports' cases (run from the repository root).
 PUBLIC_CASES = Path("tests/test_public_cases.py")
 
@@ -264,12 +332,15 @@ def public_cases_section(path: Path) -> str:
 
 
 def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED,
-                public: Path | None = PUBLIC_CASES) -> str:
+                public: Path | None = PUBLIC_CASES, releases: Path | None = RELEASES) -> str:
     """reports/validation.md: :func:`report_markdown` and, when ``published`` names the golden
     tests, their section on other training stacks (:func:`published_framework_section`), then the
-    public bug reports' cases (:func:`public_cases_section`) when ``public`` names their tests."""
+    public bug reports' cases (:func:`public_cases_section`) when ``public`` names their tests; the
+    training framework releases (:func:`framework_releases_section`) between them when ``releases`` names
+    their tests."""
     text = report_markdown(rows, doc)
     for section in (published_framework_section(published) if published is not None else "",
+                    framework_releases_section(releases) if releases is not None else "",
                     public_cases_section(public) if public is not None else ""):
         if section:
             text = text.rstrip("\n") + "\n\n" + section
@@ -294,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the golden tests whose published framework runs get a section of their own")
     parser.add_argument("--public", type=Path, default=PUBLIC_CASES,
                         help="the tests of the public bug reports' cases, which get a section of their own")
+    parser.add_argument("--releases", type=Path, default=RELEASES,
+                        help="the tests of the training framework releases' published runs (a section of their own)")
     args = parser.parse_args(argv)
     if args.measure:
         from planner.validate.measure import load_grid, run_grid
@@ -302,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         doc = json.loads(args.measured.read_text(encoding="utf-8"))
     rows = compare_runs(doc["runs"])
-    text = full_report(rows, doc, args.published, args.public)
+    text = full_report(rows, doc, args.published, args.public, args.releases)
     # the speed section (tests/test_speed_published.py writes and checks it) follows the memory report
     # and is kept as it is when the memory part is rewritten
     if args.out.is_file():

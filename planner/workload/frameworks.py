@@ -52,6 +52,7 @@ import re
 from dataclasses import dataclass
 
 from planner.model.layout import FUSED_QKV_MODULES
+from planner.workload.releases import TORCHTUNE_FSDP2, framework_has
 
 FRAMEWORKS = ("transformers", "deepspeed", "fsdp", "torchtune", "litgpt", "unsloth")
 #: FSDP versions: 1 (``FullyShardedDataParallel``, flat parameters) and 2 (``fully_shard``,
@@ -277,9 +278,14 @@ class Defaults:
     lora_targets: tuple[str, ...] | None  # None: per model type, default_lora_targets
 
 
-def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False) -> Defaults:
-    """The defaults of framework ``name`` for a ``method`` run on ``data_parallel`` ranks
-    (``quantized``: an adapter over an NF4 base, LitGPT's ``--quantize``).
+def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False,
+             release: str | None = None) -> Defaults:
+    """The defaults of framework ``name`` at ``release`` (None: the current one modelled,
+    planner.workload.releases) for a ``method`` run on ``data_parallel`` ranks (``quantized``: an
+    adapter over an NF4 base, LitGPT's ``--quantize``).
+
+    torchtune before 0.3.0 (planner.workload.releases.TORCHTUNE_FSDP2) shards with FSDP1 and its
+    configs' loss is ``torch.nn.CrossEntropyLoss`` over the whole output (no loss chunks).
 
     Sources as in the module docstring: torchtune's single-device full fine-tune configs step a
     paged 8-bit AdamW inside backward, its other configs a fused AdamW; LitGPT steps a paged AdamW
@@ -309,13 +315,16 @@ def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quanti
         recipe = pure
         optimizer = "adamw-8bit"
         offload = True
+    fsdp_version = fw.fsdp_version
+    if name == "torchtune" and not framework_has(name, release, TORCHTUNE_FSDP2):
+        chunks, fsdp_version = 0, 1
     if fw.adapter_dtype_is_model:
         adapter_dtype = None
     zero = 3 if fw.fsdp and name != "fsdp" and many else 0
     if name == "fsdp" and many:
         zero = 3
     return Defaults(recipe=recipe, optimizer=optimizer, checkpointing=fw.checkpoint_on_gpus[1 if many else 0],
-                    zero=zero, fsdp_version=fw.fsdp_version, loss_chunks=chunks, offload_activations=offload,
+                    zero=zero, fsdp_version=fsdp_version, loss_chunks=chunks, offload_activations=offload,
                     optimizer_in_backward=opt_in_bwd, adapter_dtype=adapter_dtype,
                     lora_rank=fw.lora_rank or 16, lora_dropout=fw.lora_dropout if fw.lora_dropout is not None else 0.0,
                     lora_targets=fw.lora_targets)

@@ -52,6 +52,7 @@ TRAIN_KEYS = (
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
     "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
     "fsdp_wrap",
+    "framework_version",
 )
 #: How PyTorch FSDP wraps a LoRA / QLoRA model into units: 'blocks' (each decoder block one unit, its
 #: frozen base and its adapters together: LitGPT's ``auto_wrap_policy={Block}``, a plain
@@ -166,6 +167,9 @@ class Training:
             (framework litgpt: 'blocks', else 'separate'). Under FSDP1 with ``use_orig_params=True`` a unit
             that mixes them makes one FlatParameter that requires grad, and its whole flat gradient
             exists (planner.memory.states.fsdp_state_components).
+        framework_version: the framework's release (for deepspeed and fsdp the Transformers release),
+            as written; None: the current release modelled (planner.workload.releases.FRAMEWORK_RELEASES,
+            whose changes switch the mechanisms that changed between releases).
     """
 
     method: str = "full"
@@ -202,6 +206,7 @@ class Training:
     compile: bool = False
     load_in_4bit: bool = False
     fsdp_wrap: str = "separate"
+    framework_version: str | None = None
 
     @property
     def fsdp(self) -> int:

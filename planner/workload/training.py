@@ -22,6 +22,7 @@ from planner.workload.frameworks import (
     parse_version,
 )
 from planner.workload.recipes import OPTIMIZERS, RECIPES
+from planner.workload.releases import FRAMEWORK_RELEASES, TORCHTUNE_FSDP2, framework_has
 from planner.workload.options import (
     CHECKPOINTING,
     FSDP_WRAPS,
@@ -137,9 +138,10 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           "--quantize bnb.nf4).")
     if method == "adapter":
         _check_adapter(entry, arch, fw_name, gpus // tp)
+    release = _framework_version(entry, fw_name)
     # the framework's recipes decide what a key left out means (planner.workload.frameworks.defaults)
     d = framework_defaults(fw_name, method=method, data_parallel=gpus // tp, seq_len=seq_len,
-                           quantized=load_in_4bit)
+                           quantized=load_in_4bit, release=release)
     recipe = entry.str("recipe", d.recipe, choices=RECIPES)
     optimizer = entry.str("optimizer", d.optimizer, choices=OPTIMIZERS)
     zero = entry.int("zero", d.zero, min=0, max=3)
@@ -169,7 +171,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     levers = _framework_levers(entry, fw_name, d, method=method, zero=zero, tp=tp, gpus=gpus, seq_len=seq_len,
                                grad_accum=grad_accum, checkpointing=checkpointing, optimizer=optimizer,
                                offload_optimizer=offload_optimizer, load_in_8bit=load_in_8bit,
-                               load_in_4bit=load_in_4bit)
+                               load_in_4bit=load_in_4bit, release=release)
     train = Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                      offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                      adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
@@ -183,6 +185,27 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           f"{base} base", "fsdp_wrap" if "fsdp_wrap" in entry.data else "adapter_dtype",
                           f"Set adapter_dtype: {base} (the base's), or fsdp_wrap: separate.")
     return train
+
+
+def _framework_version(entry: Entry, fw_name: str) -> str | None:
+    """The framework release given as ``framework_version`` (None when left out: the current one modelled),
+    refused when it is not release text or older than the oldest release modelled
+    (planner.workload.releases.FRAMEWORK_RELEASES)."""
+    if "framework_version" not in entry.data:
+        return None
+    line = FRAMEWORK_RELEASES[fw_name]
+    raw = entry.data["framework_version"]
+    if not isinstance(raw, str):
+        # YAML reads 2024.10 as the number 2024.1: only the text as written names the release
+        raise entry.error(f"framework_version {raw!r} is not text", "framework_version",
+                          f"Quote it as its project writes it, e.g. framework_version: '{line.current}'.")
+    try:
+        return line.resolve(raw)
+    except ValueError as exc:
+        raise entry.error(str(exc), "framework_version",
+                          f"Leave framework_version out for the newest release modelled ({line.current})."
+                          if "older than" in str(exc) else f"Write it as {line.name} writes it, e.g. "
+                          f"'{line.current}'.") from None
 
 
 def _batch_and_parallelism(entry: Entry, arch: Architecture) -> tuple[int, int, int, int, int]:
@@ -416,12 +439,16 @@ def _check_adapter(entry: Entry, arch: Architecture, fw_name: str, data_parallel
                           "Use gpus: 1, or method: lora.")
 
 
-def _check_framework_sharding(entry: Entry, fw_name: str, *, zero: int, dp: int, fsdp_version: int) -> None:
+def _check_framework_sharding(entry: Entry, fw_name: str, *, zero: int, dp: int, fsdp_version: int,
+                              release: str | None = None) -> None:
     """Refuse sharding settings a framework's own scripts cannot run (one line, naming the framework).
 
     - torchtune (recipes at 1814feb17): one GPU runs a ``*_single_device`` recipe (no sharding);
       several run a ``*_distributed`` recipe, which always wraps the model with FSDP2 ``fully_shard``
-      (``fsdp_reshard_after_forward`` True: zero 3, False: zero 2); no DDP, no FSDP1.
+      (``fsdp_reshard_after_forward`` True: zero 3, False: zero 2); no DDP, no FSDP1. Before 0.3.0
+      (``framework_version``, planner.workload.releases.TORCHTUNE_FSDP2) the distributed recipes wrap it
+      with FSDP1 ``FullyShardedDataParallel(sharding_strategy=FULL_SHARD)`` instead (recipes/*_distributed.py
+      at v0.2.1): FSDP1 and zero 3 only.
     - litgpt (litgpt/finetune/lora.py, full.py, adapter.py ``setup`` at 00af8b0d): ``devices > 1``
       builds ``FSDPStrategy(auto_wrap_policy={Block}, activation_checkpointing_policy={Block},
       cpu_offload=False)`` (FSDP1, FULL_SHARD: zero 3, no CPU offload); one device runs no strategy.
@@ -429,14 +456,23 @@ def _check_framework_sharding(entry: Entry, fw_name: str, *, zero: int, dp: int,
       DeepSpeed (unsloth.ai docs, "Multi-GPU Fine-tuning with Unsloth").
     """
     given = entry.data
-    if fw_name == "torchtune":
+    if fw_name == "torchtune" and not framework_has(fw_name, release, TORCHTUNE_FSDP2):
+        if dp > 1 and zero != 3:
+            raise entry.error(f"torchtune {release}'s distributed recipes shard with FSDP1 FULL_SHARD, so {dp} GPUs "
+                              f"cannot run zero {zero}", "zero", "Use zero: 3 (or leave zero out), or gpus: 1.")
+        if "fsdp_version" in given and fsdp_version != 1:
+            raise entry.error(f"torchtune {release}'s distributed recipes shard with FSDP1 (FullyShardedDataParallel); "
+                              f"FSDP2 (fully_shard) came with {TORCHTUNE_FSDP2.release}", "fsdp_version",
+                              f"Use fsdp_version: 1, or framework_version: '{TORCHTUNE_FSDP2.release}' or later.")
+    elif fw_name == "torchtune":
         if dp > 1 and zero < 2:
             raise entry.error(f"torchtune's distributed recipes always shard with FSDP2 fully_shard, so {dp} GPUs "
                               f"cannot run zero {zero}", "zero",
                               "Use zero: 3 (fsdp_reshard_after_forward: True) or zero: 2 (False), or gpus: 1.")
         if "fsdp_version" in given and fsdp_version != 2:
-            raise entry.error("torchtune shards with FSDP2 (fully_shard) only, not FSDP1", "fsdp_version",
-                              "Use fsdp_version: 2, or framework: fsdp for FSDP1.")
+            raise entry.error("torchtune shards with FSDP2 (fully_shard) only, not FSDP1, from release "
+                              f"{TORCHTUNE_FSDP2.release} on", "fsdp_version",
+                              "Use fsdp_version: 2, framework_version: '0.2.1' (FSDP1), or framework: fsdp.")
     elif fw_name == "litgpt":
         if dp > 1 and zero != 3:
             raise entry.error(f"LitGPT runs {dp} GPUs with Lightning's FSDPStrategy (FULL_SHARD), not zero {zero}",
@@ -458,7 +494,8 @@ def _check_framework_sharding(entry: Entry, fw_name: str, *, zero: int, dp: int,
 
 def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: int, tp: int, gpus: int, seq_len: int,
                       grad_accum: int, checkpointing: str, optimizer: str, offload_optimizer: bool,
-                      load_in_8bit: bool, load_in_4bit: bool = False) -> dict[str, Any]:
+                      load_in_8bit: bool, load_in_4bit: bool = False,
+                      release: str | None = None) -> dict[str, Any]:
     """Read and check the framework and its levers (planner.workload.frameworks); the keyword arguments
     are the options read before them. Returns the :class:`Training` fields they set."""
     fw = FRAMEWORK_SPECS[fw_name]
@@ -467,7 +504,8 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
         raise entry.error(f"framework {fw_name} shards with PyTorch FSDP, which has no stage that shards the optimizer "
                           "states alone (ZeRO-1)", "zero",
                           "Use zero: 2 (SHARD_GRAD_OP), 3 (FULL_SHARD) or 0 (no sharding), or framework: deepspeed.")
-    _check_framework_sharding(entry, fw_name, zero=zero, dp=gpus // tp, fsdp_version=fsdp_version)
+    _check_framework_sharding(entry, fw_name, zero=zero, dp=gpus // tp, fsdp_version=fsdp_version,
+                              release=release)
     if fw_name in ("litgpt", "unsloth") and tp > 1:
         raise entry.error(f"framework {fw_name} has no tensor parallelism for fine-tuning (tp {tp})", "tp",
                           "Use tp: 1 and spread the work data-parallel (gpus: N).")
@@ -509,7 +547,7 @@ def _framework_levers(entry: Entry, fw_name: str, d: Any, *, method: str, zero: 
     wrap = entry.str("fsdp_wrap", "blocks" if fw_name == "litgpt" else "separate", choices=FSDP_WRAPS)
     return dict(framework=fw_name, fsdp_version=fsdp_version, loss_chunks=loss_chunks,
                 fused_linear_loss=fused, offload_activations=offload, optimizer_in_backward=in_bwd,
-                bnb_version=bnb_version, compile=compile_, fsdp_wrap=wrap)
+                bnb_version=bnb_version, compile=compile_, fsdp_wrap=wrap, framework_version=release)
 
 
 def _fsdp_version(entry: Entry, fw_name: str, d: Any, zero: int) -> int:

@@ -1,0 +1,132 @@
+"""The releases of each training framework that planner models, and where a modelled mechanism changed.
+
+A training workload's ``framework_version`` names the release of its framework (for ``deepspeed`` and
+``fsdp``, whose model code, loss and Trainer are Hugging Face Transformers', the Transformers release).
+Left out, it is the release the planner's model of that framework was read from (:attr:`ReleaseLine.current`,
+stated in every estimate's stack settings); a release older than :attr:`ReleaseLine.oldest` is refused,
+naming the oldest one modelled. A release newer than ``current`` is modelled as ``current``.
+
+Each :class:`~planner.core.versions.Change` below is a mechanism that switches at the release where its
+source changed; the estimate reads it through :func:`framework_has` (planner.workload.frameworks.defaults,
+planner.memory.loss.loss_spec). Sources, per framework:
+
+- ``unsloth`` (github.com/unslothai/unsloth; the version is ``__version__`` in ``unsloth/models/_utils.py``):
+  the offloaded gradient checkpointing the planner models (``use_gradient_checkpointing="unsloth"``,
+  ``Unsloth_Offloaded_Gradient_Checkpointer``) first ships in 2024.4 (commit 4474e4bca4, 2024-04-08);
+  cut cross-entropy (``fused_linear_cross_entropy`` from unsloth_zoo, which calls Apple's
+  ``cut_cross_entropy`` when torch >= 2.4) replaces the full logits in ``CausalLM_fast_forward`` from
+  commit fa8e59eb1b ("Cut Cross Entropy", 2024-11-17), first released in 2024.11.8 (PR 1315, 2024-11-21;
+  2024.11.7, commit 892115606d, still computes ``self.lm_head(hidden_states)`` and
+  ``Fast_CrossEntropyLoss`` on the whole logits); from 2024.12.4 (commit b9fe2588e5, 2024-12-10) a
+  micro-batch of at most 1,024 tokens keeps the logits again (``if bsz*q_len <= 1024: RETURN_LOGITS =
+  True``). The release modelled is 2025.1.5 (commit e3162dc5, 2025-01-14); later releases replace cut
+  cross-entropy with ``unsloth_fused_ce_loss`` (unsloth/models/llama.py at 015bdef), which is not modelled.
+- ``torchtune`` (github.com/pytorch/torchtune, tags v0.1.0 to v0.6.1): v0.1.0 and v0.1.1 pin torchao 0.1, whose
+  ``NF4Tensor.from_tensor`` quantizes a whole weight at once (``quantize_tensor_nearest``: ``(value -
+  nf4).abs()``, a 16-wide bf16 difference per value), and torchtune converts each bf16 weight on the GPU as it
+  loads the checkpoint (``inplace_copy``: ``to_nf4(args[0][1].to(dest_tensor.device))``,
+  torchtune/utils/_register_nf4_dispatch_ops.py): a load-time peak (planner.memory.load_peaks); v0.2.0 pins
+  torchao 0.3.1, which quantizes in chunks of 1024**2 values (torchao PR 196). Through v0.2.1 (2024-07-25) the
+  distributed recipes wrap the model with FSDP1 (``model = FSDP(...)``, recipes/full_finetune_distributed.py
+  and lora_finetune_distributed.py) and every config's loss is ``torch.nn.CrossEntropyLoss`` over the
+  model's whole fp32 output (``output = self.output(h).float()``, torchtune/modules/transformer.py);
+  v0.3.0 (2024-09-17) shards with FSDP2 ``fully_shard`` (PR 1287, commit afd23fd0b, full fine-tune; PR
+  1517, commit 6deeda92c, LoRA) and its configs use ``CEWithChunkedOutputLoss``. The release modelled is
+  v0.5.0, the first with commit 1814feb17 (2024-11-18) that planner.workload.frameworks cites.
+- ``litgpt`` (github.com/Lightning-AI/litgpt): the model and scripts at commit 00af8b0d (version
+  0.4.13.dev1, pyproject.toml) and lit-gpt's resource tables of 2023 (commit 8641822, setup.py version
+  0.1.0), both checked against their published runs (tests/test_published.py); no change between them is
+  modelled.
+- ``transformers`` (and ``deepspeed``, ``fsdp``): the loss is ``ForCausalLMLoss`` (src/transformers/
+  loss/loss_utils.py), added by PR 34191 ("Fix Gradient Accumulation issue", 2024-10) and first released
+  in 4.46.0; the validation grid runs 5.24.0 (reports/validation.md). Older releases compute the loss
+  inside each model's forward and are not modelled.
+"""
+
+from __future__ import annotations
+
+from planner.core.versions import Change, ReleaseLine, release_key
+
+__all__ = ["FRAMEWORK_RELEASES", "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_CHUNKED_NF4", "TORCHTUNE_FSDP2",
+           "framework_has",
+           "framework_release_line", "modelled_as", "release_text"]
+
+#: Unsloth computes the loss with cut cross-entropy (no logits stored) from this release.
+UNSLOTH_CUT_CE = Change(
+    "2024.11.8", "cut cross-entropy (no full logits stored)",
+    "https://github.com/unslothai/unsloth/commit/fa8e59eb1bf9f7db80dcb8cf11f37df217c1b0b3 (released in "
+    "2024.11.8, PR 1315)")
+#: ... and from this release keeps the logits (its own cross-entropy kernel) up to 1,024 tokens.
+UNSLOTH_SHORT_LOGITS = Change(
+    "2024.12.4", "logits kept for micro-batches of at most 1,024 tokens (Fast_CrossEntropyLoss)",
+    "https://github.com/unslothai/unsloth/commit/b9fe2588e5 (unsloth/models/llama.py: if bsz*q_len <= 1024: "
+    "RETURN_LOGITS = True; __version__ 2024.12.4)")
+#: torchtune's distributed recipes shard with FSDP2 and its configs chunk the loss from this release.
+TORCHTUNE_FSDP2 = Change(
+    "0.3.0", "FSDP2 fully_shard in the distributed recipes (FSDP1 before) and the configs' "
+             "CEWithChunkedOutputLoss (torch.nn.CrossEntropyLoss over the fp32 output before)",
+    "https://github.com/pytorch/torchtune/pull/1287 (commit afd23fd0b), /pull/1517 (commit 6deeda92c); "
+    "recipes/configs/*/*.yaml at v0.2.1 and v0.3.0")
+
+#: torchtune's QLoRA base is quantized by torchao in chunks from this release (the whole weight at once before).
+TORCHTUNE_CHUNKED_NF4 = Change(
+    "0.2.0", "NF4 quantization at load in chunks of 1,048,576 values (torchao 0.3.1 pinned; torchao 0.1 before, "
+             "which quantizes a whole weight at once)",
+    "torchtune pyproject.toml: 'torchao==0.1' at v0.1.0 and v0.1.1, 'torchao==0.3.1' at v0.2.0; torchao "
+    "https://github.com/pytorch/ao/pull/196 (commit 6081796bc, 'perform in chunks', first in torchao v0.2.0)")
+
+_TRANSFORMERS = ReleaseLine("transformers", current="5.24.0", oldest="4.46.0")
+
+#: The releases modelled per framework name of planner.workload.frameworks.FRAMEWORKS (``deepspeed`` and
+#: ``fsdp`` run Transformers' model code and loss: their line is Transformers').
+FRAMEWORK_RELEASES: dict[str, ReleaseLine] = {
+    "transformers": _TRANSFORMERS,
+    "deepspeed": _TRANSFORMERS,
+    "fsdp": _TRANSFORMERS,
+    "torchtune": ReleaseLine("torchtune", current="0.5.0", oldest="0.1.0", changes=(TORCHTUNE_CHUNKED_NF4, TORCHTUNE_FSDP2)),
+    "litgpt": ReleaseLine("litgpt", current="0.4.13.dev1", oldest="0.1.0"),
+    "unsloth": ReleaseLine("unsloth", current="2025.1.5", oldest="2024.4",
+                           changes=(UNSLOTH_CUT_CE, UNSLOTH_SHORT_LOGITS)),
+}
+
+
+def framework_release_line(framework: str) -> ReleaseLine:
+    """The :class:`ReleaseLine` of a framework name (KeyError for a name not in FRAMEWORK_RELEASES)."""
+    return FRAMEWORK_RELEASES[framework]
+
+
+def framework_has(framework: str, release: str | None, change: Change) -> bool:
+    """Whether ``framework`` at ``release`` (None: the current one) runs ``change``.
+
+    Raises:
+        ValueError: ``release`` is not a release string (planner.core.versions.parse_release).
+    """
+    line = FRAMEWORK_RELEASES[framework]
+    return line.has(release or line.current, change.release)
+
+
+def modelled_as(framework: str, release: str) -> str | None:
+    """The release ``release`` is modelled as when it is newer than the current one modelled, else None."""
+    line = FRAMEWORK_RELEASES[framework]
+    return line.current if release_key(release) > release_key(line.current) else None
+
+
+def release_text(framework: str, given: str | None) -> str:
+    """The release an estimate models, in words, for its stack settings: the release and whose it is, whether
+    it is the default, what a newer one is modelled as, and each change the release predates.
+
+    Args:
+        framework: a name of planner.workload.frameworks.FRAMEWORKS.
+        given: ``framework_version`` as resolved (None: left out).
+    """
+    line = FRAMEWORK_RELEASES[framework]
+    release = given or line.current
+    text = f"{line.name} {release}"
+    if given is None:
+        text += " (default: the newest release modelled; set framework_version for another)"
+    elif (cur := modelled_as(framework, release)) is not None:
+        text += f" (newer than the newest release modelled: modelled as {cur})"
+    missing = [c for c in line.changes if not line.has(release, c.release)]
+    if missing:
+        text += "; predates " + "; predates ".join(f"{c.release}: {c.what}" for c in missing)
+    return text

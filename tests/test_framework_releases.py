@@ -1,0 +1,414 @@
+"""framework_version: the release each training framework's mechanisms follow (issue 32, training half).
+
+Each mechanism switch is tested twice: against the source where it changed (the derivation beside the
+test) and, where one is published, against a run of that release (RELEASE_RUNS, with the source and the
+quote beside it; reports/validation.md lists them by framework and release).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main as cli
+from planner.core.errors import InputError
+from planner.memory import estimate
+from planner.memory.loss import loss_bytes, loss_spec
+from planner.memory.saved import regime_for
+from planner.workload.releases import FRAMEWORK_RELEASES, release_text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_frameworks import arch_of, workload  # noqa: E402
+
+GB = 10**9
+
+
+def _stack(est) -> dict[str, str]:
+    return dict(est.stack)
+
+
+# ----- the key: default stated, refusals --------------------------------------------------------------
+
+@pytest.mark.parametrize("framework, current", [("unsloth", "2025.1.5"), ("torchtune", "0.5.0"),
+                                                ("litgpt", "0.4.13.dev1"), ("transformers", "5.24.0"),
+                                                ("fsdp", "5.24.0")])
+def test_the_default_is_the_current_release_and_is_stated(framework, current):
+    w = workload(framework=framework, method="lora")
+    text = _stack(estimate(w))["framework release"]
+    assert text.startswith(f"{FRAMEWORK_RELEASES[framework].name} {current} (default: the newest release modelled")
+    assert w.train.framework_version is None
+
+
+def test_json_states_the_release():
+    res = CliRunner().invoke(cli, ["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework", "unsloth",
+                                   "--method", "qlora", "--framework-version", "2024.10.1", "--json"])
+    assert res.exit_code == 0, res.output
+    import json
+    stack = json.loads(res.output)["stack"]
+    assert stack["framework release"].startswith("unsloth 2024.10.1; predates 2024.11.8: cut cross-entropy")
+
+
+def _one_line(args: list[str]) -> str:
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and result.stdout == "", result.output
+    return lines[0]
+
+
+def test_an_older_release_is_refused_naming_the_oldest_supported():
+    line = _one_line(["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework", "unsloth",
+                      "--method", "qlora", "--framework-version", "2024.3"])
+    assert "unsloth 2024.3 is older than the oldest release planner models (2024.4)" in line
+    line = _one_line(["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework", "transformers",
+                      "--framework-version", "4.35.2"])
+    assert "transformers 4.35.2 is older than the oldest release planner models (4.46.0)" in line
+
+
+def test_a_release_that_is_not_one_is_refused():
+    line = _one_line(["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework-version", "latest"])
+    assert "'latest' is not a release" in line and "e.g. '5.24.0'" in line
+
+
+def test_a_yaml_number_is_refused_because_it_loses_trailing_zeros():
+    # YAML reads 2024.10 as the float 2024.1: only quoted text names the release
+    with pytest.raises(InputError) as err:
+        workload(framework="unsloth", method="qlora", framework_version=2024.10)
+    msg = str(err.value)
+    assert "framework_version 2024.1 is not text" in msg and "framework_version: '2025.1.5'" in msg
+
+
+def test_a_newer_release_is_modelled_as_the_current_one_and_says_so():
+    assert release_text("unsloth", "2026.8.19") == ("unsloth 2026.8.19 (newer than the newest release modelled: "
+                                                    "modelled as 2025.1.5)")
+
+
+def test_workload_files_take_the_key(tmp_path):
+    f = tmp_path / "w.yaml"
+    f.write_text("name: old-unsloth\nmodel: llama-3.2-1b\ntask: train\nmethod: qlora\nframework: unsloth\n"
+                 "framework_version: '2024.10.1'\nseq_len: 2048\n")
+    res = CliRunner().invoke(cli, ["estimate", "--workload", str(f), "--json"])
+    assert res.exit_code == 0, res.output
+    assert "unsloth 2024.10.1; predates 2024.11.8" in res.output
+
+
+# ----- Unsloth: the loss by release --------------------------------------------------------------------
+#
+# unsloth/models/llama.py CausalLM_fast_forward: 2024.11.7 (commit 892115606d) computes
+# self.lm_head(hidden_states) and Fast_CrossEntropyLoss on the whole logits; 2024.11.8 (commit fa8e59eb1b,
+# PR 1315) calls unsloth_zoo's fused_linear_cross_entropy (Apple's cut cross-entropy) whenever labels are
+# given; 2024.12.4 (commit b9fe2588e5) keeps the logits again for bsz*q_len <= 1024.
+
+@pytest.mark.parametrize("release, seq_len, impl", [
+    ("2024.11.7", 512, "unsloth"), ("2024.11.7", 4096, "unsloth"),
+    ("2024.11.8", 512, "cut"), ("2024.11.8", 4096, "cut"),
+    ("2024.12.4", 512, "unsloth"), ("2024.12.4", 4096, "cut"),
+    (None, 512, "unsloth"), (None, 4096, "cut"),
+])
+def test_unsloth_loss_follows_the_release(release, seq_len, impl):
+    keys = {"framework_version": release} if release else {}
+    t = workload(framework="unsloth", method="qlora", seq_len=seq_len, **keys).train
+    assert loss_spec(t).impl == impl
+
+
+def test_unsloth_before_cut_cross_entropy_keeps_the_whole_logits():
+    # Fast_CrossEntropyLoss keeps the c-byte logits (it writes their gradient in place) and an fp32
+    # log-sum-exp per token: T x (V x 2 + 4) bytes at least; Llama-3.1-8B, 4,096 tokens, V 128,256:
+    # 4,096 x 256,516 = 1,050,689,536 B.
+    arch = arch_of("llama-3.1-8b")
+    old = workload("llama-3.1-8b", framework="unsloth", method="qlora", seq_len=4096, framework_version="2024.11.7")
+    new = workload("llama-3.1-8b", framework="unsloth", method="qlora", seq_len=4096)
+    regime = regime_for(old.train.recipe)
+    b_old, _, _ = loss_bytes(arch, regime, loss_spec(old.train), tokens=4096)
+    b_new, _, _ = loss_bytes(arch, regime, loss_spec(new.train), tokens=4096)
+    assert b_old >= 4096 * (128_256 * 2 + 4)
+    assert b_new < 4096 * 128_256 * 2 / 10  # no V-wide tensor per token
+
+
+# ----- torchtune: FSDP1 and the unchunked loss before 0.3.0 -------------------------------------------
+#
+# recipes/lora_finetune_distributed.py at v0.2.1: model = FSDP(module=model, auto_wrap_policy=
+# utils.lora_fsdp_wrap_policy(...), sharding_strategy=FULL_SHARD, ...); recipes/configs/*.yaml at v0.2.1:
+# loss: _component_: torch.nn.CrossEntropyLoss. v0.3.0: training.shard_model (fully_shard, PRs 1287 and
+# 1517) and CEWithChunkedOutputLoss.
+
+def test_torchtune_before_0_3_runs_fsdp1_and_the_whole_loss():
+    t = workload(framework="torchtune", method="lora", gpus=2, framework_version="0.2.1").train
+    assert (t.fsdp_version, t.zero, t.fsdp, t.loss_chunks) == (1, 3, 1, 0)
+    assert loss_spec(t).impl == "model-upcast"
+    t = workload(framework="torchtune", method="lora", gpus=2, framework_version="0.2.1", fsdp_version=1).train
+    assert t.fsdp == 1
+
+
+def test_torchtune_from_0_3_refuses_fsdp1_and_before_refuses_fsdp2():
+    with pytest.raises(InputError) as err:
+        workload(framework="torchtune", method="lora", gpus=2, fsdp_version=1)
+    assert "not FSDP1, from release 0.3.0 on" in str(err.value)
+    assert "framework_version: '0.2.1' (FSDP1)" in str(err.value)
+    with pytest.raises(InputError) as err:
+        workload(framework="torchtune", method="lora", gpus=2, fsdp_version=2, framework_version="0.2.1")
+    assert "FSDP2 (fully_shard) came with 0.3.0" in str(err.value)
+    current = workload(framework="torchtune", method="lora", gpus=2).train
+    assert (current.fsdp_version, current.loss_chunks) == (2, 8)
+
+
+# ----- published runs of a release ---------------------------------------------------------------------
+
+UNSLOTH_LLAMA33_BLOG = (
+    "https://unsloth.ai/blog/llama3-3 (December 2024), table 'Llama 3.3 (70B) max. context length': "
+    "'GPU VRAM | Unsloth (+ Apple CCE) | Unsloth (Old) | Hugging Face+FA2 / 48 GB | 12,106 | 7,385 | OOM / 80 GB | "
+    "89,389 | 48,447 | 6,916'; 'We tested Llama 3.3 (70B) Instruct on a 80GB A100 and did 4bit QLoRA on all linear "
+    "layers (Q, K, V, O, gate, up and down) with rank = 32 with a batch size of 1. We padded all sequences to a "
+    "certain maximum sequence length'")
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """A published largest context that trained on a card, for one framework release.
+
+    release: the framework_version the run is predicted with; model: a catalog id (Llama-3.3-70B has
+    Llama-3.1-70B's config.json: hidden 8192, 80 layers, 64 heads, 8 KV heads, MLP 28,672, vocab 128,256).
+    """
+
+    id: str
+    framework: str
+    release: str
+    source: str
+    model: str
+    workload: dict
+    gpu: str
+    published_tokens: int
+    xfail: str | None = None
+
+
+RELEASE_RUNS = [
+    # "Unsloth (Old)" is the release before cut cross-entropy (the blog contrasts the two): 2024.11.7.
+    ReleaseRun("unsloth-old-llama33-70b-80gb", "unsloth", "2024.11.7", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",
+               {"method": "qlora", "lora_rank": 32, "micro_batch": 1}, "a100-80gb-sxm", 48_447,
+               xfail="predicted largest context 98,693 tokens vs 48,447 published (+104 %): at 48,447 tokens the "
+                     "whole bf16 logits of 2024.11.7 (11.57 GiB) are counted, but the estimate peaks in the "
+                     "recompute phase (59.75 GiB of 79.58), so the logits do not explain the old release's limit; the "
+                     "blog credits its gradient checkpointing too, whose older form is not modelled"),
+    ReleaseRun("unsloth-old-llama33-70b-48gb", "unsloth", "2024.11.7", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",
+               {"method": "qlora", "lora_rank": 32, "micro_batch": 1}, "l40s", 7_385,
+               xfail="predicted largest context 9,990 tokens vs 7,385 published (+35 %): as on 80 GB"),
+    ReleaseRun("unsloth-cce-llama33-70b-80gb", "unsloth", "2025.1.5", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",
+               {"method": "qlora", "lora_rank": 32, "micro_batch": 1}, "a100-80gb-sxm", 89_389,
+               xfail="predicted largest context 98,693 tokens vs 89,389 published (+10.4 %): just past the bound; "
+                     "the release's Llama 3.1 8B runs (tests/test_published.py) are 7.7-8.6 % above the published "
+                     "contexts too"),
+    ReleaseRun("unsloth-cce-llama33-70b-48gb", "unsloth", "2025.1.5", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",
+               {"method": "qlora", "lora_rank": 32, "micro_batch": 1}, "l40s", 12_106,
+               xfail="predicted largest context 9,990 tokens vs 12,106 published (-17 %): the 70B NF4 base alone is "
+                     "36.80 GiB of the L40S's 44.57"),
+]
+#: A published largest context is held to this bound (the Unsloth context table's runs, tests/test_published.py,
+#: are within 9 %).
+RELEASE_TOLERANCE = 0.10
+
+
+def _catalog():
+    from test_published import _catalog as cat
+    return cat()
+
+
+def predicted_largest_context(run: ReleaseRun, lo: int = 256, hi: int = 400_000) -> int:
+    """The largest seq_len whose per-GPU total fits the card's CUDA total (bisection; fits is monotone in
+    seq_len)."""
+    total = _catalog().gpu(run.gpu).cuda_total_bytes
+
+    def fits(n: int) -> bool:
+        w = workload(run.model, framework=run.framework, framework_version=run.release, seq_len=n, **run.workload)
+        return estimate(w).per_gpu_total_bytes <= total
+
+    assert fits(lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+    return lo
+
+
+def _params():
+    return [pytest.param(r, id=r.id, marks=[pytest.mark.xfail(strict=True, reason=r.xfail)] if r.xfail else [])
+            for r in RELEASE_RUNS]
+
+
+@pytest.mark.parametrize("run", _params())
+def test_release_run_largest_context(run: ReleaseRun):
+    got = predicted_largest_context(run)
+    err = got / run.published_tokens - 1
+    assert abs(err) <= RELEASE_TOLERANCE, (f"{run.id} ({run.source}): published {run.published_tokens:,} tokens, "
+                                           f"predicted {got:,} ({err:+.1%})")
+
+
+def test_release_run_reasons_give_the_current_numbers():
+    for run in RELEASE_RUNS:
+        if run.xfail:
+            assert f"{predicted_largest_context(run):,} tokens" in run.xfail, run.id
+    for peak in RELEASE_PEAKS:
+        if peak.xfail:
+            unit = {"GB": GB, "GiB": 2**30}[peak.unit]
+            assert f"{predicted_peak_bytes(peak) / unit:.2f} {peak.unit}" in peak.xfail, peak.id
+
+
+# ----- torchtune 0.1: NF4 conversion of the whole weight at load ----------------------------------------
+#
+# planner.memory.load_peaks: torchao 0.1 (pinned by torchtune v0.1.0 and v0.1.1) quantizes a whole weight at
+# once: per value 2 B (bf16 copy on the GPU) + 2 B (scaled) + 32 B ((value - nf4): 16 bf16 levels) + 32 B
+# (its abs). Llama-2-7B's largest layer weight is the MLP's, 11,008 x 4,096 = 45,088,768 values:
+# 68 x 45,088,768 = 3,066,036,224 B while the model loads.
+
+def test_torchtune_0_1_qlora_has_the_whole_weight_nf4_load_peak():
+    def load(release):
+        est = estimate(workload("llama-2-7b", framework="torchtune", method="qlora", framework_version=release))
+        return [c for c in est.components if c.phase == "load" and c.where == "gpu"]
+    (old,) = load("0.1.0")
+    assert old.bytes == 68 * 11_008 * 4_096 == 3_066_036_224
+    assert load("0.2.0") == [] and load("0.5.0") == []
+    lora = estimate(workload("llama-2-7b", framework="torchtune", method="lora", framework_version="0.1.0"))
+    assert not [c for c in lora.components if c.phase == "load" and c.where == "gpu"]
+
+
+TORCHTUNE_QLORA_TUTORIAL = (
+    "github.com/pytorch/torchtune docs/source/tutorials/qlora_finetune.rst at v0.1.0 (commit 9e2c9c06f, "
+    "2024-04-15; torchao==0.1): 'Memory Stats after model init:: GPU peak memory allocation: 13.96 GB / GPU "
+    "peak memory reserved: 13.98 GB / GPU peak memory active: 13.96 GB' (LoRA) and the table 'Finetuning method "
+    "| Peak memory reserved, model init | Peak memory reserved, training / LoRA 13.98 GB 15.57 GB / QLoRA 9.13 GB "
+    "9.29 GB'; configs recipes/configs/llama2/7B_lora_single_device.yaml (q, v; r 8) and 7B_qlora_single_device."
+    "yaml (q, k, v, output projections and the MLP; r 8; torch AdamW; activation checkpointing); GB = 1e9 B "
+    "(torchtune utils/memory.py memory_stats_log)")
+
+
+@dataclass(frozen=True)
+class ReleasePeak:
+    """A published memory figure of one framework release.
+
+    quantity: 'init' (the peak while the model is built and loaded: every always-live tensor but the
+    optimizer's states, with the load-phase components) or 'peak' (the step's allocated peak).
+    published_gb: GB (1e9 B); kind: what the publication measured ('allocated' or 'reserved').
+    """
+
+    id: str
+    framework: str
+    release: str
+    source: str
+    model: str
+    workload: dict
+    quantity: str
+    published_gb: float
+    kind: str
+    xfail: str | None = None
+    unit: str = "GB"
+
+    @property
+    def published_bytes(self) -> float:
+        return self.published_gb * {"GB": GB, "GiB": 2**30}[self.unit]
+
+
+_TT_QLORA = {"method": "qlora", "lora_rank": 8, "lora_targets": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
+                                                                 "up_proj", "down_proj"], "optimizer": "adamw",
+             "micro_batch": 2, "seq_len": 512}
+RELEASE_PEAKS = [
+    ReleasePeak("torchtune-0.1-tutorial-lora-init", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                {"method": "lora", "lora_rank": 8, "lora_targets": ["q_proj", "v_proj"]}, "init", 13.96, "allocated"),
+    ReleasePeak("torchtune-0.1-tutorial-qlora-init", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                _TT_QLORA, "init", 9.13, "reserved",
+                xfail="predicted 6.97 GB allocated vs 9.13 GB reserved (-24 %): the publication gives the reserved "
+                      "figure only; the whole-weight conversion frees transients of 68 B x 16.8 M and 45.1 M values "
+                      "between small persistent NF4 allocations, which the caching allocator keeps in its pool (the "
+                      "LoRA init, with no such transients, reserves 13.98 GB for 13.96 GB allocated); without the "
+                      "load peak the prediction is 3.91 GB (-57 %)"),
+    ReleasePeak("torchtune-0.1-tutorial-qlora-train", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
+                _TT_QLORA, "peak", 9.29, "reserved",
+                xfail="predicted 7.05 GB allocated vs 9.29 GB reserved (-24 %): the load peak is the run's allocated "
+                      "peak (a step of batch 2 with checkpointing holds at most 4.76 GB up to alpaca_dataset's "
+                      "max_seq_len of 512 at v0.1.0; the issue's -43 % was that step alone against the reserved "
+                      "figure), and the reserved figure keeps the load's pool (as at init, 9.13 GB)"),
+]
+UNSLOTH_NOTEBOOKS = (
+    "github.com/unslothai/notebooks nb/{} at bdda2efc (2026-08-18), the outputs committed with it: 'Unsloth {}' in "
+    "the load cell's banner, 'GPU = Tesla T4', '{} GB of memory reserved.' before trainer.train() and 'Peak reserved "
+    "memory = {} GB.' after it (torch.cuda.max_memory_reserved() / 1024**3: GiB); model {}, max_seq_length 2048, "
+    "load_in_4bit, dtype None (fp16 on a T4), get_peft_model r 16 on q/k/v/o/gate/up/down, dropout 0, "
+    "use_gradient_checkpointing 'unsloth', per_device_train_batch_size 2, packing False, optim 'adamw_8bit'")
+_NB = {"method": "qlora", "recipe": "pure-fp16", "lora_rank": 16, "micro_batch": 2, "optimizer": "adamw-8bit"}
+#: (notebook, release, catalog model (Llama-3-8B has Llama-3.1-8B's shapes), model id, start GiB, peak GiB)
+_NOTEBOOK_RUNS = [
+    ("Llama3.1_(8B)-Alpaca.ipynb", "2024.8", "llama-3.1-8b", "unsloth/Llama-3.1-8B", 5.984, 7.922),
+    ("Llama3_(8B)-Alpaca.ipynb", "2024.5", "llama-3.1-8b", "unsloth/llama-3-8b-bnb-4bit", 5.594, 7.535),
+    ("Llama3_(8B)-Conversational.ipynb", "2024.5", "llama-3.1-8b", "unsloth/llama-3-8b-Instruct-bnb-4bit", 5.594,
+     9.549),
+    ("Qwen2.5_(7B)-Alpaca.ipynb", "2024.9", "qwen2.5-7b", "unsloth/Qwen2.5-7B", 5.764, 7.893),
+    ("Llama3.2_(1B_and_3B)-Conversational.ipynb", "2024.10.0", "llama-3.2-3b", "unsloth/Llama-3.2-3B-Instruct",
+     2.635, 6.531),
+]
+#: Why each notebook run's figures miss by more than 10 % (numbers as predicted; the first two of each tuple:
+#: the init row, then the peak row; None: within 10 %).
+_NOTEBOOK_MISSES = {
+    "Llama3_(8B)-Conversational.ipynb": (None, "predicted 6.70 GiB"),
+    "Llama3.2_(1B_and_3B)-Conversational.ipynb": ("predicted 2.18 GiB", "predicted 3.30 GiB"),
+    "Llama3.1_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
+    "Qwen2.5_(7B)-Alpaca.ipynb": (None, "predicted 6.73 GiB"),
+    "Llama3_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
+}
+_NB_INIT_WHY = ("{pred} allocated vs {pub} GiB reserved after loading ({err}): the load leaves {gap:.2f} GiB more "
+                "in PyTorch's pool than the model's tensors (bitsandbytes' 4-bit load, not modelled: no source gives "
+                "its size)")
+_NB_PEAK_WHY = ("{pred} allocated at the 2,048-token bound vs {pub} GiB reserved ({err}): the padded batch "
+                "lengths are not published, so the prediction is at max_seq_length, an upper bound; this release "
+                "keeps the whole logits (counted), the run's pool after loading adds {gap:.2f} GiB, and the rest is "
+                "not explained")
+
+
+def _notebook_peaks() -> list[ReleasePeak]:
+    out = []
+    for nb, release, model, hub, start, peak in _NOTEBOOK_RUNS:
+        src = UNSLOTH_NOTEBOOKS.format(nb, release, start, peak, hub)
+        stem = nb.removesuffix(".ipynb")
+        init_miss, peak_miss = _NOTEBOOK_MISSES[nb]
+        init = ReleasePeak(f"unsloth-{release}-nb-{stem}-init", "unsloth", release, src, model,
+                           {**_NB, "seq_len": 2048}, "init", start, "reserved", unit="GiB")
+        pred_init = predicted_peak_bytes(init) / 2**30
+        gap = start - pred_init
+        fill = dict(gap=gap)
+        if init_miss:
+            init = replace(init, xfail=_NB_INIT_WHY.format(pred=init_miss, pub=start, err=f"{pred_init / start - 1:+.0%}",
+                                                           **fill))
+        row = ReleasePeak(f"unsloth-{release}-nb-{stem}-peak", "unsloth", release, src, model,
+                          {**_NB, "seq_len": 2048}, "peak", peak, "reserved", unit="GiB")
+        if peak_miss:
+            pred = predicted_peak_bytes(row) / 2**30
+            row = replace(row, xfail=_NB_PEAK_WHY.format(pred=peak_miss, pub=peak, err=f"{pred / peak - 1:+.0%}",
+                                                         **fill))
+        out += [init, row]
+    return out
+
+
+#: A published figure is held to this bound (tests/test_published.py's bound for framework runs).
+PEAK_TOLERANCE = 0.10
+
+
+def predicted_peak_bytes(peak: ReleasePeak) -> int:
+    """The predicted allocated bytes per GPU of ``peak``'s quantity."""
+    est = estimate(workload(peak.model, framework=peak.framework, framework_version=peak.release, **peak.workload))
+    if peak.quantity == "init":
+        return sum(c.bytes for c in est.gpu_components() if c.kind == "allocated" and (
+            c.phase == "load" or (not c.phase and c.name.startswith(("weights", "LoRA adapter weights",
+                                                                     "model buffers")))))
+    return est.per_gpu_allocated_bytes
+
+
+RELEASE_PEAKS += _notebook_peaks()
+
+
+@pytest.mark.parametrize("peak", [pytest.param(p, id=p.id, marks=[pytest.mark.xfail(strict=True, reason=p.xfail)]
+                                               if p.xfail else []) for p in RELEASE_PEAKS])
+def test_release_peak(peak: ReleasePeak):
+    got = predicted_peak_bytes(peak)
+    err = got / peak.published_bytes - 1
+    assert abs(err) <= PEAK_TOLERANCE, (f"{peak.id} ({peak.source}): published {peak.published_gb} {peak.unit} "
+                                        f"{peak.kind}, predicted {got / GB:.2f} GB ({err:+.1%})")

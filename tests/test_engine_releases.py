@@ -309,6 +309,17 @@ def report_rows() -> list[list[str]]:
     return rows
 
 
+def test_report_section_is_current():
+    # reports/validation.md carries this file's table (python -m planner.validate.validation rewrites it)
+    from pathlib import Path
+
+    from planner.validate.validation import engine_releases_section
+
+    here = Path(__file__).parent
+    section = engine_releases_section(here / "test_engine_releases.py")
+    assert section and section in (here.parent / "reports" / "validation.md").read_text(encoding="utf-8")
+
+
 if __name__ == "__main__":  # pragma: no cover
     import sys
 

@@ -117,7 +117,11 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
                              help="LoRA adapters, their gradients and states (default fp32, peft's; the model "
                                   "dtype with torchtune and litgpt).")),
-    ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
+    ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization; inference with "
+                                                                 "--weights nf4: LitGPT bnb.nf4-dq (default on).")),
+    ("--quantize-head/--no-quantize-head", dict(default=None, help="Inference, --weights nf4 or int8: the output "
+                                                                   "head quantized too (LitGPT generate --quantize "
+                                                                   "bnb.*; default off, as Transformers).")),
     ("--load-in-8bit/--no-load-in-8bit", dict(default=None, help="LoRA on an LLM.int8 base (bitsandbytes "
                                                                  "load_in_8bit; default off).")),
     ("--load-in-4bit/--no-load-in-4bit", dict(default=None, help="--method adapter: an NF4 base (LitGPT --quantize "

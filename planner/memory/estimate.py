@@ -237,6 +237,15 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                     notes=(note,) if note else ())
 
 
+def _litgpt_head_note(w: Workload) -> str | None:
+    """The note of an inference workload whose quantized head is LitGPT's own (planner.workload.spec)."""
+    if not w.head_untied:
+        return None
+    return ("quantize_head on a checkpoint with tied embeddings: sized as LitGPT holds it, a head of its own "
+            f"({w.architecture.vocab_size * w.architecture.hidden_size:,} parameters, quantized by Lightning's "
+            "bitsandbytes plugin) beside the 16-bit embedding.")
+
+
 def _infer_host(w: Workload) -> list[Component]:
     """Host RAM of one machine serving ``w``: every replica on it, one process per GPU.
 
@@ -743,7 +752,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         from planner.memory.llamacpp import estimate_llamacpp
 
         return estimate_llamacpp(w, overheads)
-    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme)
+    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme,
+                      double_quant=i.double_quant, quantize_head=i.quantize_head)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     if i.scheme is not None and i.weights == "fp8":
         src = "DeepSeek-V3 fp8 checkpoints (weight_scale_inv per 128 x 128 block); vLLM Fp8LinearMethod"
@@ -790,7 +800,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                            f"{i.concurrency} seq x V={arch.vocab_size:,} x 4 B", "transformers generate (last position)",
                            phase="prefill"))
     if i.weights in ("nf4", "int8"):
-        largest = max(m.in_features * m.out_features for m in arch.linear_modules())
+        largest = max([m.in_features * m.out_features for m in arch.linear_modules()]
+                      + ([arch.param_counts().lm_head] if i.quantize_head else []))
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
     comps += _infer_host(w)
@@ -804,9 +815,9 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
                  f"prefill_chunk_size={seq_chunk:,}) for {i.concurrency} sequence(s))")
-    note = mtp_note(arch)
+    notes = tuple(n for n in (mtp_note(arch), _litgpt_head_note(w)) if n)
     est = _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
-                  extra=extra, notes=(note,) if note else ())
+                  extra=extra, notes=notes)
     total = est.per_gpu_total_bytes
     # Prefill activations above 25 % of the per-GPU need: a planning threshold (not a measured
     # quantity) for a batch whose prompts are all prefilled at once, which an engine bounds.

@@ -130,11 +130,28 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         scheme, _ = weight_scheme(arch.extra["quantization_config"])
     warnings.extend(architecture_warnings(arch))
     enable_lora, max_loras, lora_rank, cpu_loras = _vllm_lora(entry, engine, arch)
+    double_quant, quantize_head = _bnb_options(entry, engine, weights)
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
                      engine_defaulted=defaulted, engine_version=engine_version(entry, engine),
-                     enable_lora=enable_lora, max_loras=max_loras, max_lora_rank=lora_rank, max_cpu_loras=cpu_loras)
+                     enable_lora=enable_lora, max_loras=max_loras, max_lora_rank=lora_rank, max_cpu_loras=cpu_loras,
+                     double_quant=double_quant, quantize_head=quantize_head)
+
+
+def _bnb_options(entry: Entry, engine: str, weights: str) -> tuple[bool, bool]:
+    """double_quant (weights nf4) and quantize_head (nf4, int8), engine hf: the bitsandbytes choices LitGPT's
+    ``generate --quantize bnb.nf4 / bnb.nf4-dq / bnb.int8`` makes (Lightning's BitsandbytesPrecision:
+    ``compress_statistics`` for the ``-dq`` modes, every ``nn.Linear`` converted, the output head included;
+    lightning/fabric/plugins/precision/bitsandbytes.py)."""
+    for key, formats in (("double_quant", ("nf4",)), ("quantize_head", ("nf4", "int8"))):
+        if key in entry.data and weights not in formats:
+            raise entry.error(f"{key} is a bitsandbytes choice for weights {' or '.join(formats)}, not {weights}",
+                              key, f"Set weights: {formats[0]}, or remove it.")
+        if key in entry.data and engine != "hf":
+            raise entry.error(f"{key} is sized for bitsandbytes weights loaded by Transformers or LitGPT (engine hf), "
+                              f"not engine {engine}", key, "Set engine: hf, or remove it.")
+    return entry.bool("double_quant", True), entry.bool("quantize_head", False)
 
 
 def engine_version(entry: Entry, engine: str) -> str | None:

@@ -62,7 +62,7 @@ INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
     "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout",
-    "engine_version", "enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras",
+    "engine_version", "enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras", "double_quant", "quantize_head",
 )
 #: Inference keys only engine vllm reads: its LoRA serving (``vllm serve --enable-lora --max-loras N
 #: --max-lora-rank R --max-cpu-loras M``; planner.memory.vllm_lora).
@@ -282,6 +282,10 @@ class Inference:
         kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
         engine_version: the engine release sized (planner.workload.engine_releases); None: the current
             release modelled, which the outputs state.
+        double_quant: weights nf4: bitsandbytes double quantization of the constants (default true;
+            LitGPT's ``--quantize bnb.nf4-dq``, false for ``bnb.nf4``).
+        quantize_head: weights nf4 or int8: the output head is quantized too (LitGPT generate:
+            Lightning's BitsandbytesPrecision converts every ``nn.Linear``; Transformers keeps it 16-bit).
         enable_lora, max_loras, max_lora_rank, max_cpu_loras: engine vllm: LoRA serving (vLLM's
             defaults 1 slot, rank 16, max_cpu_loras = max_loras); planner.memory.vllm_lora.
         imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
@@ -320,6 +324,8 @@ class Inference:
     max_loras: int = 1
     max_lora_rank: int = 16
     max_cpu_loras: int | None = None
+    double_quant: bool = True
+    quantize_head: bool = False
 
 
 @dataclass(frozen=True)

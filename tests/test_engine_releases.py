@@ -49,6 +49,15 @@ V0_RUNS = [("vllm-0.6.5-llama3-8b-tp1", 1, 1.26, 14.96), ("vllm-0.6.5-llama3-8b-
 V0_RELEASE = "0.6.5"
 V0_SOURCE = "vllm-project/vllm PR #10511 (youkaichao, 2024-12-14)"
 
+#: vllm-project/vllm issue #13882 (sancelot, 2025-02-26), an 8 GB RTX 4060:
+#:   "Initializing a V0 LLM engine (v0.7.3.dev233+gad5a35c2) with config: model='/home/sancelot/Qwen2.5-7B-
+#:    Instruct-bnb-4bit', ... dtype=torch.bfloat16, max_seq_len=4096, ... quantization=bitsandbytes"
+#:   "the current vLLM instance can use total_gpu_memory (8.00GiB) x gpu_memory_utilization (0.70) = 5.60GiB"
+#:   "model weights take 5.20GiB; non_torch_memory takes 0.03GiB; PyTorch activation peak memory takes 1.42GiB;
+#:    the rest of the memory reserved for KV Cache is -1.05GiB." ... "# cuda blocks: 0"
+V0_BNB_RUN = {"release": "0.7.3.dev233+gad5a35c2", "peak": 1.42, "weights": 5.20, "kv": -1.05}
+V0_BNB_SOURCE = "vllm-project/vllm issue #13882 (2025-02-26)"
+
 #: ggml-org/ci llama.cpp/ba/c66994cf356cf488078c056831396eb4ce31d5/ggml-4-x86-cuda-v100/open_llama_7b_v2-tg-q2_k.log:
 #:   "main: build = 1022 (bac6699)" ... "Device 0: Tesla V100-PCIE-16GB"
 #:   "llama_model_loader: - type  f32:   65 tensors / - type q2_K:   65 tensors / - type q3_K:  160 tensors /
@@ -103,6 +112,32 @@ def test_v0_profile_peak_matches_the_published_v0_log(case, tp, peak_gib, weight
     assert abs(_err(b.profile_peak / GiB, peak_gib)) < 0.05
     # "model weights take": 8,030,261,248 parameters x 2 B / tp (+ the rotary cache, 8,192 x 128 x 2 B)
     assert abs(_err(b.weights / GiB, weights_gib)) < 0.01
+
+
+def _v0_bnb_budget(release: str | None = V0_BNB_RUN["release"]):
+    keys = {"engine": "vllm", "weights": "nf4", "context": 4096, "gpu_memory_utilization": 0.7}
+    if release:
+        keys["engine_version"] = release
+    w = _workload("qwen2.5-7b", **keys)
+    return vllm_budget(w, estimate(w), cuda_total=8 * GiB, gpu_id="rtx-4060")
+
+
+def test_v0_bnb_run_on_an_8gb_card_matches_and_does_not_start():
+    # V0 defaults for max_model_len 4096: 256 sequences, 4,096 batched tokens. Sampler 256 x 152,064 x 38 B
+    # + hidden 4,096 x 3,584 x 2 B = 1,508,638,720 B = 1.405 GiB against 1.42 GiB (-1.1 %); NF4 weights
+    # (double-quantized constants, 16-bit embedding and head) 5.197 against 5.20 GiB.
+    b = _v0_bnb_budget()
+    assert (b.max_num_batched_tokens, b.max_num_seqs) == (4096, 256)
+    assert b.profile_peak == 256 * 152_064 * 38 + 4096 * 3584 * 2
+    assert abs(_err(b.profile_peak / GiB, V0_BNB_RUN["peak"])) < 0.05
+    assert abs(_err(b.weights / GiB, V0_BNB_RUN["weights"])) < 0.01
+    # vLLM logged -1.05 GiB for the KV cache and no blocks: the planner says it would not start
+    assert b.kv_blocks == 0 and "No available memory for the cache blocks" in " ".join(
+        b.problems(context=4096, kv_bytes_per_token=57_344))
+    assert abs((b.usable - b.weights - b.profile_peak - b.non_torch) / GiB - V0_BNB_RUN["kv"]) < 0.05
+    # sized as the current release (V1 defaults for a small card, 2,048 tokens and 256 rows of 14 B) the peak
+    # would be 0.52 GiB, 63 % below the log
+    assert _err(_v0_bnb_budget(release=None).profile_peak / GiB, V0_BNB_RUN["peak"]) < -0.6
 
 
 def test_current_arithmetic_misses_the_v0_run():
@@ -348,6 +383,11 @@ def report_rows() -> list[list[str]]:
         rows.append(["vLLM", V0_RELEASE + " (V0)", f"Meta-Llama-3-8B bf16, tp {tp}, 80 GB card", V0_SOURCE,
                      "model weights take", f"{b.weights / GiB:.2f} GiB", f"{weights:.2f} GiB",
                      f"{_err(b.weights / GiB, weights):+.1%}"])
+    b = _v0_bnb_budget()
+    for quantity, got, pub in (("PyTorch activation peak (profiling run)", b.profile_peak / GiB, V0_BNB_RUN["peak"]),
+                               ("model weights take", b.weights / GiB, V0_BNB_RUN["weights"])):
+        rows.append(["vLLM", "0.7.3.dev233 (V0)", "Qwen2.5-7B-Instruct bnb-4bit, 8 GB RTX 4060, util 0.7",
+                     V0_BNB_SOURCE, quantity, f"{got:.2f} GiB", f"{pub:.2f} GiB", f"{_err(got, pub):+.1%}"])
     run = Q2K_GPU_RUN
     w = _workload(OPEN_LLAMA_7B, engine="llama.cpp", weights="Q2_K", context=run["context"],
                   engine_version=run["build"])

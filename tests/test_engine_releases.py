@@ -140,6 +140,16 @@ def test_v0_bnb_run_on_an_8gb_card_matches_and_does_not_start():
     assert _err(_v0_bnb_budget(release=None).profile_peak / GiB, V0_BNB_RUN["peak"]) < -0.6
 
 
+def test_v0_budget_with_the_logged_non_torch_term():
+    # The KV budget of PR #10511's tp 1 run: 71.29 GiB usable - weights - profile peak - non_torch. That
+    # build's non_torch_memory (1.79 GiB) also held the caching allocator's cached blocks (PR #11809), which
+    # no workload quantity gives; with the logged term in place of the planner's, the budget is the log's
+    # 53.29 GiB to 0.1 %.
+    b = _v0_budget(1)
+    budget = (b.usable - b.weights - b.profile_peak) / GiB - 1.79
+    assert abs(_err(budget, 53.29)) < 0.005
+
+
 def test_current_arithmetic_misses_the_v0_run():
     # The same run sized as the current release (V1: one 14 B row per request, 1,024 on an H100) is not
     # what a V0 server reserves: the V0 terms differ by the sampler's sort (the issue's 24-41 % budget miss
@@ -383,6 +393,11 @@ def report_rows() -> list[list[str]]:
         rows.append(["vLLM", V0_RELEASE + " (V0)", f"Meta-Llama-3-8B bf16, tp {tp}, 80 GB card", V0_SOURCE,
                      "model weights take", f"{b.weights / GiB:.2f} GiB", f"{weights:.2f} GiB",
                      f"{_err(b.weights / GiB, weights):+.1%}"])
+        if tp == 1:
+            kv = (b.usable - b.weights - b.profile_peak) / GiB - 1.79
+            rows.append(["vLLM", V0_RELEASE + " (V0)", "Meta-Llama-3-8B bf16, tp 1, 80 GB card", V0_SOURCE,
+                         "available KV cache memory (with the log's non_torch 1.79 GiB)", f"{kv:.2f} GiB",
+                         "53.29 GiB", f"{_err(kv, 53.29):+.1%}"])
     b = _v0_bnb_budget()
     for quantity, got, pub in (("PyTorch activation peak (profiling run)", b.profile_peak / GiB, V0_BNB_RUN["peak"]),
                                ("model weights take", b.weights / GiB, V0_BNB_RUN["weights"])):

@@ -402,7 +402,8 @@ NOT_EXPRESSIBLE: dict[str, str] = {
         "non_torch_memory (1.79 GiB at TP 1, exactly doubled at TP 2), measuring torch's allocated rather "
         "than reserved bytes; PR #11809 (January 2025) fixed it and the same H100 then logged 0.16 GiB "
         "(PR #12126). The budget of that build is not a memory quantity of the workload; its weights term "
-        "is tested in test_vllm_weights_term_includes_the_rotary_cache",
+        "is tested in test_vllm_weights_term_includes_the_rotary_cache, and its V0 profiling-run peak with "
+        "engine_version 0.6.5 in tests/test_engine_releases.py",
     "vllm-qwen3-235b-a22b-fp8-tp4-kv":
         "launched with the LMCache KV connector (LMCacheConnectorV1), whose GPU buffers and profiling order "
         "(vLLM PR #19312, per the issue's reply) the memory model has no term for: vLLM kept 8.11 GiB where "

@@ -120,7 +120,11 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--adapter-dtype", dict(type=click.Choice(["fp32", "bf16", "fp16"]),
                              help="LoRA adapters, their gradients and states (default fp32, peft's; the model "
                                   "dtype with torchtune and litgpt).")),
-    ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization.")),
+    ("--double-quant/--no-double-quant", dict(default=None, help="QLoRA double quantization; inference with "
+                                                                 "--weights nf4: LitGPT bnb.nf4-dq (default on).")),
+    ("--quantize-head/--no-quantize-head", dict(default=None, help="Inference, --weights nf4 or int8: the output "
+                                                                   "head quantized too (LitGPT generate --quantize "
+                                                                   "bnb.*; default off, as Transformers).")),
     ("--load-in-8bit/--no-load-in-8bit", dict(default=None, help="LoRA on an LLM.int8 base (bitsandbytes "
                                                                  "load_in_8bit; default off).")),
     ("--load-in-4bit/--no-load-in-4bit", dict(default=None, help="--method adapter: an NF4 base (LitGPT --quantize "
@@ -140,6 +144,13 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--concurrency", dict(type=Count(), help="Sequences served at once (per replica).")),
     ("--engine", dict(type=click.Choice(["hf", "vllm", "llama.cpp"]),
                       help="Inference engine (llama.cpp: what Ollama runs, GGUF weights).")),
+    ("--engine-version", dict(help="The engine's release: vLLM '0.6.5' (before 0.8.0 the V0 engine), llama.cpp "
+                                   "build 'b1792' (default: the current release modelled, which the output names).")),
+    ("--enable-lora/--no-enable-lora", dict(default=None, help="vLLM LoRA serving (vllm serve --enable-lora): "
+                                                               "GPU slots for adapters.")),
+    ("--max-loras", dict(type=int, help="vLLM: adapters in GPU slots at once (default 1).")),
+    ("--max-lora-rank", dict(type=int, help="vLLM: the slots' rank (default 16).")),
+    ("--max-cpu-loras", dict(type=int, help="vLLM: adapters cached in host RAM (default --max-loras).")),
     ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
                                                  "output layer, or 'all' (default).")),
     ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),

@@ -88,6 +88,8 @@ class Estimate:
         extra: task-specific figures, e.g. vLLM KV tokens that fit (name -> int).
         stack: training only: the framework and the setting of each memory lever the estimate
             assumed, as (lever, setting in words) pairs, first ('framework', its name and stack).
+        engine_version: inference with an engine that has a release line (vLLM, llama.cpp): the
+            release modelled, given or the current one ('' otherwise; planner.workload.engine_releases).
     """
 
     workload_name: str
@@ -105,6 +107,7 @@ class Estimate:
     offload: bool = False
     extra: dict[str, int] = field(default_factory=dict)
     stack: tuple[tuple[str, str], ...] = ()
+    engine_version: str = ""
 
     @property
     def stack_text(self) -> str:

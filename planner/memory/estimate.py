@@ -85,7 +85,21 @@ def estimate(workload: Workload, overheads: RuntimeOverheads | None = None, *, d
     est = _infer(workload, overheads, cpu=device == "cpu")
     if workload.infer is not None and workload.infer.engine_defaulted:
         est = replace(est, notes=est.notes + (ENGINE_DEFAULT_NOTE,))
+    if workload.infer is not None:
+        est = _with_engine_version(est, workload.infer)
     return est
+
+
+def _with_engine_version(est: Estimate, i) -> Estimate:
+    """``est`` with the engine release modelled stated: a note and :attr:`Estimate.engine_version`
+    (planner.workload.engine_releases)."""
+    from planner.workload.engine_releases import engine_line, version_note
+
+    line = engine_line(i.engine)
+    note = version_note(i.engine, i.engine_version, i.engine_version is not None)
+    if line is None or note is None:
+        return est
+    return replace(est, notes=est.notes + (note,), engine_version=i.engine_version or line.current)
 
 
 #: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs
@@ -154,7 +168,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     ``comps`` are the components before the KV cache (weights, MXFP4 re-layout), ``later`` those
     after it (gpt-oss's measured start-up term); the KV cache is sized here, once.
     """
-    from planner.memory.vllm import SMALL_CARD_DEFAULTS, vllm_budget, rope_cache_bytes
+    from planner.memory.vllm import default_settings, rope_cache_bytes, sampler_bytes_per_entry, v0_engine, vllm_budget
 
     arch, i = w.architecture, w.infer
     assert i is not None
@@ -165,7 +179,7 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                      trainable_parameters=0, recipe=i.weights, recipe_description="",
                      components=tuple(comps + later + runtime), gpus=w.gpus, gpus_per_node=w.node_gpus,
                      extra={"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp, "vllm")})
-    tokens, seqs = SMALL_CARD_DEFAULTS
+    tokens, seqs = default_settings(w, large_card=False)
     b = vllm_budget(w, probe, cuda_total=0, gpu_id="", max_num_batched_tokens=i.max_num_batched_tokens or tokens,
                     max_num_seqs=i.max_num_seqs or seqs)
     # The KV cache as vLLM allocates it: whole 16-token blocks per layer, and for sliding-window
@@ -185,8 +199,11 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                                "vLLM rotary_embedding.py (cos_sin_cache in the model dtype)"))
     comps.append(Component("profiling-run peak (vLLM)", GPU, b.profile_peak,
                            f"max(forward of {b.max_num_batched_tokens:,} tokens, hidden states + sampler over "
-                           f"{b.max_num_seqs:,} rows of V={arch.vocab_size:,} x {c + 12} B)",
-                           "vLLM V1 gpu_model_runner.py profile_run / _dummy_sampler_run", phase="prefill"))
+                           f"{b.max_num_seqs:,} rows of V={arch.vocab_size:,} x "
+                           f"{sampler_bytes_per_entry(v0_engine(w), c)} B)",
+                           "vLLM V0 worker/model_runner.py profile_run, sampler sort (planner.memory.vllm)"
+                           if v0_engine(w) else "vLLM V1 gpu_model_runner.py profile_run / _dummy_sampler_run",
+                           phase="prefill"))
     extra = {"kv_bytes_per_token": kv_bytes_per_token(arch, i.kv_dtype, i.tp, "vllm")}
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
     s = allocated + b.non_torch
@@ -206,6 +223,13 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                   "vLLM docs, engine arguments (gpu_memory_utilization); gpu_worker.py start-up check", kind="headroom"),
     ]
     comps += _infer_host(w)
+    if i.enable_lora:
+        from planner.memory.vllm_lora import lora_host_bytes
+
+        n, text = lora_host_bytes(arch, adapters=i.max_cpu_loras or i.max_loras, rank=i.max_lora_rank, dtype_bytes=c)
+        comps.append(Component("vLLM LoRA adapters cached in host RAM", HOST, n * w.node_gpus,
+                               text + f" per GPU worker (each keeps its own cache), {w.node_gpus} on this machine",
+                               "vLLM vllm/lora/worker_manager.py LRUCacheWorkerLoRAManager (max_cpu_loras)"))
     desc = (f"vLLM serving with {i.weights} weights and a {i.kv_dtype} KV cache at gpu_memory_utilization "
             f"{util:g} (max_num_batched_tokens {b.max_num_batched_tokens:,}, max_num_seqs {b.max_num_seqs:,}).")
     note = mtp_note(arch)
@@ -213,6 +237,15 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
                     components=tuple(comps), gpus=w.gpus, gpus_per_node=w.node_gpus, warnings=w.warnings,
                     trainable_parameters=0, recipe=i.weights, recipe_description=desc, extra=extra,
                     notes=(note,) if note else ())
+
+
+def _litgpt_head_note(w: Workload) -> str | None:
+    """The note of an inference workload whose quantized head is LitGPT's own (planner.workload.spec)."""
+    if not w.head_untied:
+        return None
+    return ("quantize_head on a checkpoint with tied embeddings: sized as LitGPT holds it, a head of its own "
+            f"({w.architecture.vocab_size * w.architecture.hidden_size:,} parameters, quantized by Lightning's "
+            "bitsandbytes plugin) beside the 16-bit embedding.")
 
 
 def _infer_host(w: Workload) -> list[Component]:
@@ -724,7 +757,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         from planner.memory.llamacpp import estimate_llamacpp
 
         return estimate_llamacpp(w, overheads)
-    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme)
+    wb = weight_bytes(arch, i.weights, group_size=i.group_size, tp=i.tp, engine=i.engine, scheme=i.scheme,
+                      double_quant=i.double_quant, quantize_head=i.quantize_head)
     src = QUANT_SRC.get(i.weights, "IEEE 754 / bfloat16 formats: bytes per value")
     if i.scheme is not None and i.weights == "fp8":
         src = "DeepSeek-V3 fp8 checkpoints (weight_scale_inv per 128 x 128 block); vLLM Fp8LinearMethod"
@@ -742,6 +776,12 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         # vLLM's KV cache is its block pool's share per sequence (planner.memory.vllm), sized there.
         if i.weights == "mxfp4":
             comps.append(_vllm_mxfp4_relayout(wb))
+        if i.enable_lora:
+            from planner.memory.vllm_lora import LORA_SRC, lora_gpu_bytes
+
+            n, text = lora_gpu_bytes(arch, max_loras=i.max_loras, rank=i.max_lora_rank, tp=i.tp,
+                                     dtype_bytes=4 if i.weights == "fp32" else 2)
+            comps.append(Component("weights: vLLM LoRA slots (--enable-lora)", GPU, n, text, LORA_SRC))
         later = []
         if arch.model_type == "gpt_oss":
             later.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,
@@ -765,7 +805,8 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                            f"{i.concurrency} seq x V={arch.vocab_size:,} x 4 B", "transformers generate (last position)",
                            phase="prefill"))
     if i.weights in ("nf4", "int8"):
-        largest = max(m.in_features * m.out_features for m in arch.linear_modules())
+        largest = max([m.in_features * m.out_features for m in arch.linear_modules()]
+                      + ([arch.param_counts().lm_head] if i.quantize_head else []))
         comps.append(Component("dequantized weight buffer", GPU, largest * 2,
                                f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
     comps += _infer_host(w)
@@ -779,9 +820,9 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     if tokens < prompt_tokens:
         desc += (f"; chunked prefill of {tokens:,} tokens per forward pass (Transformers: GenerationConfig("
                  f"prefill_chunk_size={seq_chunk:,}) for {i.concurrency} sequence(s))")
-    note = mtp_note(arch)
+    notes = tuple(n for n in (mtp_note(arch), _litgpt_head_note(w)) if n)
     est = _finish(w, comps, overheads, trainable_parameters=0, recipe=i.weights, recipe_description=desc + ".",
-                  extra=extra, notes=(note,) if note else ())
+                  extra=extra, notes=notes)
     total = est.per_gpu_total_bytes
     # Prefill activations above 25 % of the per-GPU need: a planning threshold (not a measured
     # quantity) for a batch whose prompts are all prefilled at once, which an engine bounds.

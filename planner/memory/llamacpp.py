@@ -377,13 +377,14 @@ class WeightSplit:
 
 
 def weight_split(arch: Architecture, preset: str, place: Placement, *, imatrix: bool | None = None,
-                 alignment: int = CUDA_ALIGNMENT) -> WeightSplit:
+                 alignment: int = CUDA_ALIGNMENT, legacy_q2k: bool = False) -> WeightSplit:
     """Where each GGUF tensor lives: blocks and the output layer by :class:`Placement` (device by
     device), token and position embeddings in host memory. The rotary factors (``rope_freqs``) are
     created with block 0 and, as ``TENSOR_DUPLICATED``, once more in every other buffer that holds
     a block: one copy per GPU with blocks and one in host memory with a host block. GPU tensors are
-    padded to the buffer alignment."""
-    w = gguf_weights(arch, preset, imatrix=imatrix)
+    padded to the buffer alignment. ``legacy_q2k``: a Q2_K file of a build before b1828
+    (planner.model.gguf.tensor_types)."""
+    w = gguf_weights(arch, preset, imatrix=imatrix, legacy_q2k=legacy_q2k)
     host = 0
     dev = [0] * place.devices
     holders = {place.device_of(i) for i in range(place.n_layer)}  # None: host memory
@@ -606,6 +607,8 @@ COMPUTE_SRC = ("llama.cpp src/llama-context.cpp sched_reserve (worst-case ubatch
 
 def settings(w) -> dict:
     """The llama.cpp settings of an ``engine: llama.cpp`` workload, resolved (ggml type names)."""
+    from planner.workload.engine_releases import legacy_q2k
+
     i = w.infer
     arch = w.architecture
     k = kv_cache_type(i.kv_dtype)
@@ -613,7 +616,8 @@ def settings(w) -> dict:
     layers = arch.num_hidden_layers + 1 if i.gpu_layers is None else i.gpu_layers
     return {"preset": i.weights, "type_k": k, "type_v": v, "gpu_layers": layers, "n_ubatch": i.max_num_batched_tokens
             or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window,
-            "devices": i.tp, "mla_layout": i.mla_kv_layout or "latent"}
+            "devices": i.tp, "mla_layout": i.mla_kv_layout or "latent",
+            "legacy_q2k": legacy_q2k(getattr(i, "engine_version", None))}
 
 
 def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
@@ -621,7 +625,7 @@ def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
     s = settings(w)
     arch, i = w.architecture, w.infer
     place = placement(arch, s["gpu_layers"], s["devices"])
-    ws = weight_split(arch, s["preset"], place, imatrix=s["imatrix"])
+    ws = weight_split(arch, s["preset"], place, imatrix=s["imatrix"], legacy_q2k=s["legacy_q2k"])
     kv = kv_split(arch, place, type_k=s["type_k"], type_v=s["type_v"], context=i.context, sequences=i.concurrency,
                   n_ubatch=s["n_ubatch"], swa_full=s["swa_full"], mla_layout=s["mla_layout"])
     cb = compute_buffers(arch, place, ws, kv, n_ubatch=s["n_ubatch"], flash_attention=s["flash_attention"],

@@ -53,6 +53,23 @@ that is only decoding frees the blocks that fell out of its window.
 
 Older engines counted differently (before vLLM PR #11809, January 2025, "non_torch_memory" also
 held the caching allocator's cached blocks), so logs of those builds are not this arithmetic.
+
+The V0 engine (the default before vLLM 0.8.0; ``engine_version`` below it,
+planner.workload.engine_releases) profiles otherwise (``vllm/worker/model_runner.py``
+``GPUModelRunnerBase.profile_run``): ``max_num_seqs`` prompts of ``max_num_batched_tokens //
+max_num_seqs`` tokens each, every one sampled with ``SamplingParams(top_p=0.99, top_k=vocab - 1)``,
+so the sampler (``vllm/model_executor/layers/sampler.py``) runs on ``max_num_seqs`` rows of logits:
+``logits.to(torch.float)`` (4 B per entry beside the model-dtype logits the runner keeps), then
+``_apply_top_k_top_p`` sorts them (``logits.sort``: 4 B values and 8 B int64 indices). For 128 or
+more rows PyTorch's CUDA sort is ``segmented_sort_pairs`` (aten/src/ATen/native/cuda/SortStable.cu):
+an int64 index buffer (8 B) and cub's radix sort, whose temporary storage holds the alternate key and
+value buffers (4 + 8 B). At that peak each entry holds c + 4 + 4 + 8 + 8 + 12 = c + 36 B
+(:data:`V0_SAMPLER_BYTES_PER_ENTRY`); the later top-p stage (softmax, cumsum, masks, the
+scattered result) peaks at c + 30 B. (With fewer than 128 rows PyTorch sorts by another path,
+``segmented_sort_pairs_by_full_sort``, whose buffers are not modelled; the defaults give 256.)
+``vllm serve``'s V0 defaults do not depend on the card: 256
+sequences, and ``max(max_model_len, 2048)`` batched tokens, 2,048 when chunked prefill is on, as it
+is by default above 32K tokens (vllm/config.py ``SchedulerConfig.__post_init__``; vllm/engine/arg_utils.py).
 """
 
 from __future__ import annotations
@@ -76,6 +93,16 @@ LARGE_CARD_BYTES = 70 * GiB
 #: logits: the fp32 copy, FlashInfer's top-k masked logits and the probabilities, 4 B each.
 SAMPLER_FP32_COPIES = 3
 
+#: V0 (vLLM < 0.8.0) sampler bytes per vocabulary entry per row at its peak, beyond the model-dtype
+#: logits: fp32 copy 4 + sorted values 4 + int64 indices 8 + the sort's index buffer 8 + cub's
+#: alternate key/value buffers 4 + 8 (module docstring).
+V0_SAMPLER_BYTES_PER_ENTRY = 4 + 4 + 8 + 8 + 12
+#: vllm serve's V0 defaults: max_num_seqs (EngineArgs), the floor of max_num_batched_tokens and the
+#: max_model_len above which chunked prefill is on by default (then 2,048 batched tokens).
+V0_MAX_NUM_SEQS = 256
+V0_MIN_BATCHED_TOKENS = 2048
+V0_CHUNKED_ABOVE = 32 * 1024
+
 VLLM_SRC = ("vLLM V1 start-up profile (vllm/v1/worker/gpu_worker.py determine_available_memory, "
             "gpu_model_runner.py profile_run)")
 
@@ -98,6 +125,34 @@ def engine_defaults(cuda_total: int, gpu_id: str) -> tuple[int, int]:
     return SMALL_CARD_DEFAULTS
 
 
+def v0_engine(workload: Any) -> bool:
+    """Whether ``workload`` is served by vLLM's V0 engine (an ``engine_version`` before 0.8.0)."""
+    from planner.workload.engine_releases import is_v0
+
+    i = getattr(workload, "infer", None)
+    return i is not None and i.engine == "vllm" and is_v0(getattr(i, "engine_version", None))
+
+
+def v0_defaults(context: int) -> tuple[int, int]:
+    """``vllm serve``'s V0 (max_num_batched_tokens, max_num_seqs) for a ``max_model_len`` of ``context``:
+    max(context, 2048) and 256, or 2048 and 256 above 32K tokens (chunked prefill on); module docstring."""
+    tokens = V0_MIN_BATCHED_TOKENS if context > V0_CHUNKED_ABOVE else max(context, V0_MIN_BATCHED_TOKENS)
+    return tokens, V0_MAX_NUM_SEQS
+
+
+def sampler_bytes_per_entry(v0: bool, dtype_bytes: int = 2) -> int:
+    """Bytes per vocabulary entry per sampled row at the profiling sampler's peak: V1 c + 12, V0 c + 36."""
+    return dtype_bytes + (V0_SAMPLER_BYTES_PER_ENTRY if v0 else SAMPLER_FP32_COPIES * 4)
+
+
+def default_settings(workload: Any, *, large_card: bool) -> tuple[int, int]:
+    """The (max_num_batched_tokens, max_num_seqs) ``vllm serve`` gives ``workload`` when it sets none:
+    V0's (:func:`v0_defaults`, any card) or V1's for a large or other card."""
+    if v0_engine(workload):
+        return v0_defaults(workload.infer.context)
+    return LARGE_CARD_DEFAULTS if large_card else SMALL_CARD_DEFAULTS
+
+
 def needs_serve_defaults(workload: Any) -> bool:
     """True for an ``engine: vllm`` inference workload that leaves ``max_num_batched_tokens`` or
     ``max_num_seqs`` to ``vllm serve``, whose defaults depend on the card (:func:`engine_defaults`)."""
@@ -115,7 +170,7 @@ def with_serve_defaults(workload: Any, *, large_card: bool) -> Any:
         return workload
     import dataclasses
 
-    tokens, seqs = LARGE_CARD_DEFAULTS if large_card else SMALL_CARD_DEFAULTS
+    tokens, seqs = default_settings(workload, large_card=large_card)
     i = workload.infer
     return dataclasses.replace(workload, infer=dataclasses.replace(
         i, max_num_batched_tokens=i.max_num_batched_tokens or tokens, max_num_seqs=i.max_num_seqs or seqs))
@@ -148,15 +203,16 @@ def rope_cache_bytes(arch: Architecture, dtype_bytes: int = 2) -> int:
     return arch.max_position_embeddings * rotary_dim * dtype_bytes
 
 
-def sampler_peak_bytes(arch: Architecture, *, requests: int, dtype_bytes: int = 2) -> int:
+def sampler_peak_bytes(arch: Architecture, *, requests: int, dtype_bytes: int = 2, v0: bool = False) -> int:
     """Logits and sampler tensors of the profiling run's dummy sampling, per GPU.
 
     requests x V x (c B logits, all-gathered to the full vocabulary on every tensor-parallel rank
     + 3 x 4 B: the fp32 copy, the top-k masked logits and the probabilities of FlashInfer's
-    top-k/top-p sampling; see the module docstring for the path and its source).
+    top-k/top-p sampling; see the module docstring for the path and its source). With ``v0`` (the V0
+    engine) + 36 B instead: the fp32 copy and the sort (:data:`V0_SAMPLER_BYTES_PER_ENTRY`).
     """
     V = arch.vocab_size
-    return requests * V * (dtype_bytes + SAMPLER_FP32_COPIES * 4)
+    return requests * V * sampler_bytes_per_entry(v0, dtype_bytes)
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -400,17 +456,19 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
         raise ValueError("vllm_budget needs an inference workload")
     arch = workload.architecture
     util = i.gpu_memory_utilization if gpu_memory_utilization is None else gpu_memory_utilization
-    d_tokens, d_seqs = engine_defaults(cuda_total, gpu_id)
+    v0 = v0_engine(workload)
+    d_tokens, d_seqs = v0_defaults(i.context) if v0 else engine_defaults(cuda_total, gpu_id)
     tokens = max_num_batched_tokens or i.max_num_batched_tokens or d_tokens
     seqs = max_num_seqs or getattr(i, "max_num_seqs", None) or d_seqs
     c = 4 if i.weights == "fp32" else 2
     gpu = est.gpu_components()
     weights = sum(x.bytes for x in gpu if x.name.startswith("weights")) + rope_cache_bytes(arch, c)
-    requests = min(tokens, seqs)
+    # V1 samples one row per scheduled request (at most one request per token); V0 one per dummy prompt
+    requests = seqs if v0 else min(tokens, seqs)
     forward, _ = prefill_peak_bytes(arch, tokens=tokens, sequences=requests, keys=-(-tokens // requests),
                                     attention="flash", compute_bytes=c, tp=i.tp, engine="vllm")
     hidden = tokens * arch.hidden_size * c
-    peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c))
+    peak = max(forward, hidden + sampler_peak_bytes(arch, requests=requests, dtype_bytes=c, v0=v0))
     non_torch = sum(x.bytes for x in gpu if x.kind == "runtime"
                     and not x.name.startswith("CUDA context"))
     context = sum(x.bytes for x in gpu if x.name.startswith("CUDA context"))

@@ -341,13 +341,24 @@ class _Counters:
         self.ffn_up = 0
 
 
+#: The Q2_K mix of llama.cpp PR #2707 (commit bac66994, 2023-08-22), which builds up to b1792 wrote:
+#: "mostly Q3_K except for tok_embeddings, attention.wq, attention.wk, which are Q2_K" (the commit
+#: message), output.weight Q6_K. The ggml-org/ci logs list it tensor by tensor (build 1022,
+#: open_llama_7b_v2: q2_K token_embd, attn_q, attn_k; q3_K attn_v, attn_output, ffn_gate, ffn_down,
+#: ffn_up; q6_K output; build 1792, open_llama_3b_v2: 53 q2_K + 130 q3_K tensors).
+LEGACY_Q2K_Q3K_ROLES = frozenset({ATTN_V, ATTN_QKV, ATTN_KV_B, ATTN_OUTPUT, FFN_GATE, FFN_UP, FFN_DOWN})
+
+
 def _choose(preset: str, t: GgufTensor, facts: ModelFacts, n_attention_wv: int, c: _Counters,
-            imatrix: bool) -> str:
-    """The type of one quantizable tensor before the row-length fallback (``llama_tensor_get_type_impl``)."""
+            imatrix: bool, legacy_q2k: bool = False) -> str:
+    """The type of one quantizable tensor before the row-length fallback (``llama_tensor_get_type_impl``);
+    ``legacy_q2k``: Q2_K as builds before b1828 wrote it (:data:`LEGACY_Q2K_Q3K_ROLES`)."""
     new = PRESETS[preset]
     cat = t.role
     n_layer = facts.n_layer
     gqa4 = facts.n_gqa >= 4
+    if legacy_q2k and preset == "Q2_K" and cat != OUTPUT and not (facts.tied and cat == TOKEN_EMBD):
+        return "Q3_K" if cat in LEGACY_Q2K_Q3K_ROLES else new
     # MoE tensors carry their layer in their name; dense ones use the running counter (the same
     # number here, since tensors are visited block by block)
     def layer(counter: int) -> int:
@@ -492,11 +503,13 @@ def _fallback(type_name: str, ne0: int, tensor: str) -> str:
 
 
 def tensor_types(arch: Architecture, preset: str, *, imatrix: bool | None = None,
-                 float_type: str = "F16") -> list[tuple[GgufTensor, str]]:
+                 float_type: str = "F16", legacy_q2k: bool = False) -> list[tuple[GgufTensor, str]]:
     """Each GGUF tensor of ``arch`` with the type the preset gives it.
 
     Args:
         preset: a key of :data:`PRESETS`.
+        legacy_q2k: Q2_K as llama.cpp builds before b1828 quantized it (:data:`LEGACY_Q2K_Q3K_ROLES`;
+            planner.workload.engine_releases). Other presets are unchanged.
         imatrix: the file was made with an importance matrix (``llama-quantize --imatrix``); None:
             with one for the presets that require it (:data:`IMATRIX_REQUIRED`), without for the rest.
             It changes the mix of IQ3_XXS, IQ4_NL, IQ4_XS, Q4_0 and Q5_0.
@@ -529,7 +542,7 @@ def tensor_types(arch: Architecture, preset: str, *, imatrix: bool | None = None
         if not quantized_default:
             out.append((t, "MXFP4" if t.source == "MXFP4" else default))
             continue
-        chosen = _choose(preset, t, facts, n_wv, counters, imatrix)
+        chosen = _choose(preset, t, facts, n_wv, counters, imatrix, legacy_q2k)
         # an MXFP4 source tensor stays MXFP4 (see the docstring); the counters still advance
         out.append((t, "MXFP4" if t.source == "MXFP4" else _fallback(chosen, t.ne0, t.name)))
     return out
@@ -586,13 +599,15 @@ class GgufWeights:
         return ", ".join(f"{ty} {b / 2**30:,.2f} GiB" for ty, b in sorted(by.items(), key=lambda x: -x[1]))
 
 
-def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None) -> GgufWeights:
-    """:func:`tensor_types` with each tensor's bytes.
+def gguf_weights(arch: Architecture, preset: str, *, imatrix: bool | None = None,
+                 legacy_q2k: bool = False) -> GgufWeights:
+    """:func:`tensor_types` with each tensor's bytes (``legacy_q2k``: see there).
 
     Not memoised: 1-4 ms for one model and preset (Llama 3.1 8B, DeepSeek-V3, Qwen3-235B-A22B),
     and the solver estimates each distinct workload once (planner.solve.usages.usages_for).
     """
-    return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty)) for t, ty in tensor_types(arch, preset, imatrix=imatrix)))
+    return GgufWeights(preset, tuple((t, ty, t.bytes_as(ty))
+                                     for t, ty in tensor_types(arch, preset, imatrix=imatrix, legacy_q2k=legacy_q2k)))
 
 
 def imatrix_required(arch: Architecture, preset: str) -> tuple[str, str] | None:

@@ -44,6 +44,7 @@ def estimate_to_dict(est: Estimate) -> dict[str, Any]:
         "notes": list(est.notes),
         "warnings": list(est.warnings),
         **({"extra": dict(est.extra)} if est.extra else {}),
+        **({"engine_version": est.engine_version} if est.engine_version else {}),
     }
 
 

@@ -302,24 +302,62 @@ def framework_releases_section(path: Path) -> str:
 PUBLIC_CASES = Path("tests/test_public_cases.py")
 
 
+def _report_rows(path: Path, name: str) -> list[list[str]] | None:
+    """``report_rows()`` of the test file at ``path`` (imported as module ``name``); None when absent."""
+    import importlib.util
+
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:  # pragma: no cover
+        return None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    # the tests import their helpers (test_memory) from their own folder
+    added = str(path.parent) not in sys.path
+    if added:
+        sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(mod)
+        return mod.report_rows()
+    finally:
+        sys.modules.pop(spec.name, None)
+        if added:
+            sys.path.remove(str(path.parent))
+
+
+#: The tests of the engine releases' published runs (tests/test_engine_releases.py).
+ENGINE_RELEASES_TESTS = Path("tests/test_engine_releases.py")
+
+
+def engine_releases_section(path: Path) -> str:
+    """A Markdown section on inference engines' releases: each published run of a release whose
+    mechanism ``engine_version`` switches, predicted for that release beside the published figure,
+    from ``report_rows()`` of ``tests/test_engine_releases.py`` (which quotes each source); '' when
+    the file is not there."""
+    rows = _report_rows(path, "_engine_releases")
+    if rows is None:
+        return ""
+    lines = ["## Engine releases", "",
+             "Published runs of older releases of the inference engines, predicted with `engine_version` set to "
+             "the release that ran (planner.workload.engine_releases switches each mechanism at the release its "
+             "source changed; `tests/test_engine_releases.py` quotes each run). The current releases' runs are in "
+             "the sections above.", "",
+             "| engine | release | run | source | quantity | predicted | published | error |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
 def public_cases_section(path: Path) -> str:
     """A Markdown section on memory cases from public bug reports of peer tools: each case's predicted
     figure beside the thread's, from ``report_rows()`` of ``tests/test_public_cases.py`` (which holds
     each source, quote and tolerance); '' when the file is not there."""
-    import importlib.util
-
-    if not path.is_file():
+    rows = _report_rows(path, "_public_cases")
+    if rows is None:
         return ""
-    spec = importlib.util.spec_from_file_location("_public_cases", path)
-    if spec is None or spec.loader is None:  # pragma: no cover
-        return ""
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    try:
-        spec.loader.exec_module(mod)
-        rows = mod.report_rows()
-    finally:
-        sys.modules.pop(spec.name, None)
     lines = ["## Public bug reports", "",
              "Memory cases from public issue threads of peer tools (PyTorch FSDP, LitGPT, llama.cpp and Ollama, "
              "Transformers), each with the figure the thread establishes (`tests/test_public_cases.py` quotes the "
@@ -332,16 +370,18 @@ def public_cases_section(path: Path) -> str:
 
 
 def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED,
-                public: Path | None = PUBLIC_CASES, releases: Path | None = RELEASES) -> str:
+                public: Path | None = PUBLIC_CASES, releases: Path | None = RELEASES,
+                engines: Path | None = ENGINE_RELEASES_TESTS) -> str:
     """reports/validation.md: :func:`report_markdown` and, when ``published`` names the golden
-    tests, their section on other training stacks (:func:`published_framework_section`), then the
-    public bug reports' cases (:func:`public_cases_section`) when ``public`` names their tests; the
-    training framework releases (:func:`framework_releases_section`) between them when ``releases`` names
-    their tests."""
+    tests, their section on other training stacks (:func:`published_framework_section`), the training
+    framework releases (:func:`framework_releases_section`) when ``releases`` names their tests, the public
+    bug reports' cases (:func:`public_cases_section`) when ``public`` names theirs, then the engine releases'
+    runs (:func:`engine_releases_section`) when ``engines`` names theirs."""
     text = report_markdown(rows, doc)
     for section in (published_framework_section(published) if published is not None else "",
                     framework_releases_section(releases) if releases is not None else "",
-                    public_cases_section(public) if public is not None else ""):
+                    public_cases_section(public) if public is not None else "",
+                    engine_releases_section(engines) if engines is not None else ""):
         if section:
             text = text.rstrip("\n") + "\n\n" + section
     return text
@@ -363,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("reports/validation.md"))
     parser.add_argument("--published", type=Path, default=PUBLISHED,
                         help="the golden tests whose published framework runs get a section of their own")
+    parser.add_argument("--engines", type=Path, default=ENGINE_RELEASES_TESTS,
+                        help="the tests of the engine releases' published runs, which get a section of their own")
     parser.add_argument("--public", type=Path, default=PUBLIC_CASES,
                         help="the tests of the public bug reports' cases, which get a section of their own")
     parser.add_argument("--releases", type=Path, default=RELEASES,
@@ -375,7 +417,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         doc = json.loads(args.measured.read_text(encoding="utf-8"))
     rows = compare_runs(doc["runs"])
-    text = full_report(rows, doc, args.published, args.public, args.releases)
+    text = full_report(rows, doc, args.published, args.public, args.releases, args.engines)
     # the speed section (tests/test_speed_published.py writes and checks it) follows the memory report
     # and is kept as it is when the memory part is rewritten
     if args.out.is_file():

@@ -31,9 +31,11 @@ from planner.workload.options import (
     MAX_SEQ_LEN,
     MIN_GPU_MEMORY_UTILIZATION,
     MLA_KV_LAYOUTS,
+    VLLM_LORA_KEYS,
     WEIGHT_FORMATS,
     Inference,
 )
+from planner.workload.engine_releases import ENGINE_RELEASES, engine_line
 from planner.workload.checks import (
     _attention,
     _with_hint,
@@ -127,10 +129,87 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
     if weights == ckpt_fmt and isinstance(arch.extra.get("quantization_config"), Mapping):
         scheme, _ = weight_scheme(arch.extra["quantization_config"])
     warnings.extend(architecture_warnings(arch))
+    enable_lora, max_loras, lora_rank, cpu_loras = _vllm_lora(entry, engine, arch)
+    double_quant, quantize_head = _bnb_options(entry, engine, weights)
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
-                     engine_defaulted=defaulted)
+                     engine_defaulted=defaulted, engine_version=engine_version(entry, engine),
+                     enable_lora=enable_lora, max_loras=max_loras, max_lora_rank=lora_rank, max_cpu_loras=cpu_loras,
+                     double_quant=double_quant, quantize_head=quantize_head)
+
+
+def _bnb_options(entry: Entry, engine: str, weights: str) -> tuple[bool, bool]:
+    """double_quant (weights nf4) and quantize_head (nf4, int8), engine hf: the bitsandbytes choices LitGPT's
+    ``generate --quantize bnb.nf4 / bnb.nf4-dq / bnb.int8`` makes (Lightning's BitsandbytesPrecision:
+    ``compress_statistics`` for the ``-dq`` modes, every ``nn.Linear`` converted, the output head included;
+    lightning/fabric/plugins/precision/bitsandbytes.py)."""
+    for key, formats in (("double_quant", ("nf4",)), ("quantize_head", ("nf4", "int8"))):
+        if key in entry.data and weights not in formats:
+            raise entry.error(f"{key} is a bitsandbytes choice for weights {' or '.join(formats)}, not {weights}",
+                              key, f"Set weights: {formats[0]}, or remove it.")
+        if key in entry.data and engine != "hf":
+            raise entry.error(f"{key} is sized for bitsandbytes weights loaded by Transformers or LitGPT (engine hf), "
+                              f"not engine {engine}", key, "Set engine: hf, or remove it.")
+    return entry.bool("double_quant", True), entry.bool("quantize_head", False)
+
+
+def engine_version(entry: Entry, engine: str) -> str | None:
+    """The workload's ``engine_version``, checked against the engine's release line
+    (planner.workload.engine_releases); None when not given (the current release is modelled).
+
+    Raises:
+        InputError: engine hf (no release line), a string that is not a release, another scheme than
+            the engine's (a build tag for vLLM), or a release older than the oldest modelled (the
+            message names it).
+    """
+    if "engine_version" not in entry.data:
+        return None
+    line = engine_line(engine)
+    if line is None:
+        raise entry.error(f"engine {engine} has no releases to choose from: the planner sizes one Transformers "
+                          "generate", "engine_version",
+                          f"Remove it, or set engine: {' or '.join(ENGINE_RELEASES)}.")
+    raw = entry.data["engine_version"]
+    try:
+        return line.resolve(raw)
+    except ValueError as exc:
+        hint = f"Give a {engine} release from {line.oldest} to {line.current} (the default)."
+        if isinstance(raw, float):
+            hint += f" Quote it in YAML: a number loses its trailing zeros ({raw!r} was read)."
+        raise entry.error(str(exc), "engine_version", hint) from None
+
+
+#: vLLM's accepted max_lora_rank values (vllm/config/lora.py LoRAConfig: possible_max_ranks).
+VLLM_LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def _vllm_lora(entry: Entry, engine: str, arch: Architecture) -> tuple[bool, int, int, int | None]:
+    """enable_lora, max_loras, max_lora_rank and max_cpu_loras, checked as vLLM's LoRAConfig checks them
+    (vllm/config/lora.py): a rank vLLM offers, at least one slot, max_cpu_loras >= max_loras."""
+    given = [k for k in VLLM_LORA_KEYS if k in entry.data]
+    if given and engine != "vllm":
+        raise entry.error(f"{given[0]} is vLLM's LoRA serving (--enable-lora) and does nothing with engine {engine}",
+                          given[0], "Set engine: vllm, or remove it.")
+    enable = entry.bool("enable_lora", False)
+    others = [k for k in given if k != "enable_lora"]
+    if others and not enable:
+        raise entry.error(f"{others[0]} sizes vLLM's LoRA slots, which exist only with enable_lora: true "
+                          "(vllm serve --enable-lora)", others[0], "Add enable_lora: true, or remove it.")
+    max_loras = entry.int("max_loras", 1, min=1, max=4096)
+    rank = entry.int("max_lora_rank", 16, min=1, max=4096)
+    if rank not in VLLM_LORA_RANKS:
+        raise entry.error(f"vLLM accepts a max_lora_rank of {', '.join(map(str, VLLM_LORA_RANKS))}, not {rank}",
+                          "max_lora_rank", "Give the largest rank of the adapters served, rounded up to one of these.")
+    cpu = entry.int("max_cpu_loras", None, min=1, max=1_000_000)
+    if cpu is not None and cpu < max_loras:
+        raise entry.error(f"max_cpu_loras ({cpu}) must be at least max_loras ({max_loras}), as vLLM requires",
+                          "max_cpu_loras", f"Give max_cpu_loras: {max_loras} or more, or leave it out (= max_loras).")
+    if enable and arch.is_moe:
+        raise entry.error(f"LoRA slots on a mixture-of-experts model ({arch.model_type}) are not modelled (vLLM's "
+                          "fused-MoE LoRA stacks adapters per expert)", "enable_lora",
+                          "Size a dense model, or remove enable_lora.")
+    return enable, max_loras, rank, cpu
 
 
 def _weights(entry: Entry, arch: Architecture, warnings: list[str]) -> tuple[str, str, int, str | None]:
@@ -259,6 +338,10 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
     (llama.cpp's default ``--split-mode layer``); the result's ``tp`` holds N (the GPUs of one
     replica, not a tensor-parallel degree). ``tp`` other than 1 and ``split_mode: row`` are refused.
     """
+    for key in VLLM_LORA_KEYS:
+        if key in entry.data:
+            raise entry.error(f"{key} is vLLM's LoRA serving and does nothing with engine llama.cpp", key,
+                              "Remove it (llama-server takes adapters with --lora, which is not sized).")
     for key, why, hint in (("group_size", "GPTQ/AWQ's group size; a GGUF preset fixes its blocks", "Remove it."),
                            ("gpu_memory_utilization", "vLLM's budget", "Remove it."),
                            ("max_num_seqs", "a vLLM setting", "Remove it."),
@@ -291,7 +374,7 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                      sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
                      gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
-                     imatrix=imatrix, mla_kv_layout=mla)
+                     imatrix=imatrix, mla_kv_layout=mla, engine_version=engine_version(entry, "llama.cpp"))
 
 
 def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:

@@ -63,7 +63,11 @@ INFER_KEYS = (
     "weights", "group_size", "kv_dtype", "context", "concurrency", "tp", "engine", "gpu_memory_utilization",
     "max_num_batched_tokens", "max_num_seqs", "attention", "sliding_window", "gpus_per_node", "tokens_per_request",
     "requests_per_hour", "gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout",
+    "engine_version", "enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras", "double_quant", "quantize_head",
 )
+#: Inference keys only engine vllm reads: its LoRA serving (``vllm serve --enable-lora --max-loras N
+#: --max-lora-rank R --max-cpu-loras M``; planner.memory.vllm_lora).
+VLLM_LORA_KEYS = ("enable_lora", "max_loras", "max_lora_rank", "max_cpu_loras")
 #: Inference keys only engine llama.cpp reads.
 LLAMACPP_KEYS = ("gpu_layers", "flash_attention", "kv_dtype_v", "imatrix", "split_mode", "mla_kv_layout")
 #: llama.cpp's two KV layouts of an MLA model (DeepSeek-V2/V3), by the GGUF's metadata: 'latent' (the
@@ -281,6 +285,14 @@ class Inference:
             output layer, 0 to n_layer + 1 (None: all of them). planner.memory.llamacpp.
         flash_attention: engine llama.cpp: ``-fa on`` (the default ``auto`` turns it on on CUDA).
         kv_dtype_v: engine llama.cpp: the V cache type when it differs from ``kv_dtype`` (K).
+        engine_version: the engine release sized (planner.workload.engine_releases); None: the current
+            release modelled, which the outputs state.
+        double_quant: weights nf4: bitsandbytes double quantization of the constants (default true;
+            LitGPT's ``--quantize bnb.nf4-dq``, false for ``bnb.nf4``).
+        quantize_head: weights nf4 or int8: the output head is quantized too (LitGPT generate:
+            Lightning's BitsandbytesPrecision converts every ``nn.Linear``; Transformers keeps it 16-bit).
+        enable_lora, max_loras, max_lora_rank, max_cpu_loras: engine vllm: LoRA serving (vLLM's
+            defaults 1 slot, rank 16, max_cpu_loras = max_loras); planner.memory.vllm_lora.
         imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
             presets that need one, planner.model.gguf.IMATRIX_REQUIRED); False is refused for a preset
             llama-quantize makes only with one (planner.model.gguf.imatrix_required).
@@ -312,6 +324,13 @@ class Inference:
     mla_kv_layout: str | None = None  # engine llama.cpp, MLA models: 'latent' or 'per_head' (None: latent)
     scheme: WeightScheme | None = None  # the checkpoint's storage scheme (compressed-tensors, block fp8)
     engine_defaulted: bool = False
+    engine_version: str | None = None
+    enable_lora: bool = False
+    max_loras: int = 1
+    max_lora_rank: int = 16
+    max_cpu_loras: int | None = None
+    double_quant: bool = True
+    quantize_head: bool = False
 
 
 @dataclass(frozen=True)

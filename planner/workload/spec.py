@@ -217,9 +217,15 @@ def workload_from_entry(
         host = replace(host, load_dtype=infer.weights)
     if gpus_per_node is not None:
         _check_replica_machines(entry, infer, gpus_per_node)
+    # a quantized head of a tied checkpoint is LitGPT's own head (its conversion copies the tied weight into
+    # lm_head, which Lightning's bitsandbytes plugin then quantizes); Transformers cannot quantize a tied head
+    untied = infer.quantize_head and arch.tie_word_embeddings
+    if untied:
+        arch = replace(arch, tie_word_embeddings=False)
     return Workload(name, model_id, model_source, arch, task, infer=infer, host=host, gpus_per_node=gpus_per_node,
                     entry_warnings=tuple(warnings), notes=entry.str("notes", None, multiline=True),
-                    hours_per_month=_hours_per_month(entry), tokens_per_month=tokens_per_month(entry))
+                    hours_per_month=_hours_per_month(entry), tokens_per_month=tokens_per_month(entry),
+                    head_untied=untied)
 
 
 def _task_and_keys(entry: Entry) -> str:

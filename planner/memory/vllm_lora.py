@@ -1,0 +1,83 @@
+"""vLLM's LoRA serving: the GPU slots ``--enable-lora`` allocates and the adapters cached in host RAM.
+
+With ``enable_lora`` vLLM replaces every supported linear layer of the model by a LoRA-wrapped one when
+it loads the model, and each wrapped layer allocates its stacked adapter buffers at once, whatever
+adapters are later served (vllm/lora/layers/base_linear.py ``BaseLinearLayerWithLoRA.create_lora_weights``,
+column_parallel_linear.py ``MergedColumnParallelLinearWithLoRA`` / ``MergedQKVParallelLinearWithLoRA``):
+for each slice of the layer (q, k, v of a fused qkv_proj; gate and up of gate_up_proj)
+
+    lora_a_stacked: (max_loras, 1, max_lora_rank, input_size)
+    lora_b_stacked: (max_loras, 1, output_size, max_lora_rank)
+
+in ``lora_dtype``, which defaults to the model dtype. A column-parallel layer (q, k, v, gate, up) keeps the
+whole input and its output shard (K and V at least one head when KV heads are fewer than the
+tensor-parallel GPUs, as QKVParallelLinear replicates them); a row-parallel one (o_proj, down_proj)
+its input shard and the whole output (``fully_sharded_loras`` off, the default). So one slot takes, per
+layer and GPU, r x (in_gpu + out_gpu) values summed over the wrapped linears, and ``max_loras`` slots
+that many times. The buffers are created inside the model load that vLLM measures as "model weights
+take" (vllm/v1/worker/gpu_model_runner.py ``load_model``), so they come out of the KV cache budget.
+
+Not counted: the vocabulary-sized buffers of ``embed_tokens`` / ``lm_head`` where vLLM wraps them
+(r x V per slot, 4 MiB at rank 16 for a 128K vocabulary in bf16), the punica kernels' metadata and the
+profiling run's shrink buffers (slices x tokens x r fp32, 1.5 MiB for 8,192 tokens at rank 16).
+
+Host RAM: vLLM keeps up to ``max_cpu_loras`` adapters (default ``max_loras``) in an LRU cache in CPU
+memory as loaded (vllm/lora/worker_manager.py ``LRUCacheWorkerLoRAManager``); each is sized here at
+``max_lora_rank`` on every wrapped linear, unsharded, in the model dtype: an upper bound, since an
+adapter holds only its own targets and rank.
+"""
+
+from __future__ import annotations
+
+from planner.model.architecture import Architecture
+
+#: Linear layers vLLM runs row-parallel (input sharded, whole output): attention and MLP output
+#: projections under their Transformers names (vllm/model_executor/layers/linear.py RowParallelLinear
+#: in each model's attention ``o_proj``/``dense``/``c_proj`` and MLP ``down_proj``/``fc2``/``c_proj``).
+ROW_PARALLEL = frozenset({"o_proj", "down_proj", "dense", "out_proj", "fc2", "c_proj", "dense_4h_to_h", "wo",
+                          "w2"})
+KV_PROJ = frozenset({"k_proj", "v_proj"})
+
+LORA_SRC = ("vLLM vllm/lora/layers/base_linear.py create_lora_weights, column_parallel_linear.py "
+            "(stacked A/B per slice per slot, lora_dtype = model dtype)")
+
+
+def lora_slot_values(arch: Architecture, *, rank: int, tp: int = 1) -> int:
+    """Values one LoRA slot of rank ``rank`` takes on one GPU, over every layer (module docstring).
+
+    Sum over the decoder's attention and MLP linears (not MoE experts or routers) of layers x count x
+    rank x (in_gpu + out_gpu), with the column/row-parallel shards of tensor parallelism ``tp``.
+
+    Raises:
+        ValueError: ``rank`` or ``tp`` below 1.
+    """
+    if rank < 1 or tp < 1:
+        raise ValueError(f"rank and tp must be at least 1, not {rank} and {tp}")
+    total = 0
+    for m in arch.linear_modules():
+        if m.part not in ("attention", "mlp"):
+            continue
+        if m.name in ROW_PARALLEL:
+            n_in, n_out = -(-m.in_features // tp), m.out_features
+        else:
+            n_in, n_out = m.in_features, -(-m.out_features // tp)
+            if m.name in KV_PROJ:
+                n_out = max(n_out, arch.head_dim)
+        total += m.layers * m.count * rank * (n_in + n_out)
+    return total
+
+
+def lora_gpu_bytes(arch: Architecture, *, max_loras: int, rank: int, tp: int, dtype_bytes: int) -> tuple[int, str]:
+    """GPU bytes of ``max_loras`` slots of rank ``rank`` on one GPU, and the formula in words."""
+    per_slot = lora_slot_values(arch, rank=rank, tp=tp)
+    text = (f"max_loras {max_loras} x max_lora_rank {rank} x sum over the {arch.num_hidden_layers} layers' linears "
+            f"of (in + out features per GPU) = {per_slot:,} values per slot x {dtype_bytes} B"
+            + (f" (t={tp}: column-parallel outputs and row-parallel inputs sharded)" if tp > 1 else ""))
+    return max_loras * per_slot * dtype_bytes, text
+
+
+def lora_host_bytes(arch: Architecture, *, adapters: int, rank: int, dtype_bytes: int) -> tuple[int, str]:
+    """Host bytes of ``adapters`` adapters of rank ``rank`` on every wrapped linear, unsharded (an upper bound)."""
+    per = lora_slot_values(arch, rank=rank, tp=1)
+    return adapters * per * dtype_bytes, (f"max_cpu_loras {adapters} x {per:,} values (rank {rank} on every linear, "
+                                          f"an upper bound) x {dtype_bytes} B")

@@ -1,0 +1,101 @@
+"""The inference engines' releases planner models, and the releases at which a mechanism changed.
+
+An inference workload's ``engine_version`` (CLI ``--engine-version``) names the release of its engine:
+a vLLM release (``0.6.5``, ``v0.8.5.post1``) or a llama.cpp build (``b1792``). Left out, the current
+release of :data:`ENGINE_RELEASES` is modelled, and the outputs say so. A release older than the
+oldest modelled one is refused, naming it. Engine hf (Transformers ``generate``) has no release line
+here: its mechanism is the Transformers release the planner models (planner.memory.estimate).
+
+The mechanisms switched by release (each :class:`planner.core.versions.Change` cites where it changed):
+
+- vLLM's start-up profile. Releases before 0.8.0 run the V0 engine (``vllm/worker/model_runner.py``
+  ``profile_run``: ``max_num_seqs`` prompts sampled with top_k = vocabulary - 1 and top_p = 0.99,
+  whose sampler sorts every row of fp32 logits; planner.memory.vllm.V0_SAMPLER_BYTES_PER_ENTRY), with
+  ``vllm serve``'s V0 defaults (256 sequences; ``max(max_model_len, 2048)`` batched tokens, 2,048 when
+  chunked prefill is on, as it is by default above 32K tokens). From 0.8.0 V1 is the default engine
+  (vLLM v0.8.0 release, docs/source/getting_started/v1_user_guide.md: "V1 is now enabled by default
+  for all supported use cases", PR #15064) and the planner's V1 arithmetic applies.
+- llama.cpp's Q2_K preset. Builds up to b1792 (commit dd5ae06, 2024-01-08) write the mix of PR #2707
+  (commit bac66994, 2023-08-22: "mostly Q3_K except for tok_embeddings, attention.wq, attention.wk,
+  which are Q2_K"); by b1828 (commit 469e75d, 2024-01-11) Q2_K is the 2-bit mix of today (ffn_gate and
+  ffn_up in Q2_K too; PR #5060: "Q2_K has become an actual 2-bit quantization"). The ggml-org/ci logs
+  of the two builds list the types (open_llama_3b_v2 Q2_K: 53 q2_K + 130 q3_K tensors at b1792, 105 +
+  78 at b1828). Builds b1793-b1827 are read as the new mix (the change landed between the two logged
+  builds; which commit is not pinned here).
+"""
+
+from __future__ import annotations
+
+from planner.core.versions import Change, ReleaseLine
+
+#: vLLM's first release with V1 as the default engine.
+VLLM_V1_DEFAULT = "0.8.0"
+#: The first llama.cpp build with a logged run of today's Q2_K mix (see the module docstring).
+LLAMACPP_Q2K_2BIT = "b1828"
+
+ENGINE_RELEASES: dict[str, ReleaseLine] = {
+    "vllm": ReleaseLine(
+        "vllm",
+        # the newest release whose start-up log the V1 arithmetic is checked against (vllm#33155, 0.14.1)
+        current="0.14.1",
+        # V0's profile (sampler sort of max_num_seqs rows) is modelled from the 0.6 series on
+        oldest="0.6.0",
+        changes=(
+            Change(VLLM_V1_DEFAULT,
+                   "V1 became the default engine; this release runs V0, whose profiling run sorts max_num_seqs "
+                   "rows of fp32 logits in its sampler (36 B per vocabulary entry beside the logits) with vllm "
+                   "serve's V0 defaults (256 sequences, max(context, 2048) batched tokens)",
+                   "https://github.com/vllm-project/vllm/releases/tag/v0.8.0; PR #15064 (v1_user_guide: 'V1 is "
+                   "now enabled by default')"),
+        ),
+    ),
+    "llama.cpp": ReleaseLine(
+        "llama.cpp",
+        # the llama.cpp the planner's GGUF and buffer tables were read at: commit 0c1e5709 (vendored by
+        # llama-cpp-python 0.3.36), build b11312 of 2026-10-01 (projects pinning it write "llama.cpp b11312,
+        # commit 0c1e57098bba43ac29e6e3b677cdceebdd22334f")
+        current="b11312",
+        # the GGUF era's first logged Q2_K run: build 1022 (commit bac6699, ggml-org/ci, 2023-08-22)
+        oldest="b1022",
+        changes=(
+            Change(LLAMACPP_Q2K_2BIT,
+                   "Q2_K became a 2-bit mix (ffn_gate and ffn_up in Q2_K); this build's Q2_K is Q3_K for every "
+                   "tensor but token_embd, attn_q and attn_k (output Q6_K), about 12 % larger",
+                   "ggml-org/ci llama.cpp/dd/5ae06405/ggml-2-x86-cpu/open_llama_3b_v2-tg-q2_k.log (build 1792) "
+                   "and llama.cpp/46/9e75d0a3/... (build 1828); ggml-org/llama.cpp PR #2707, PR #5060"),
+        ),
+    ),
+}
+
+
+def engine_line(engine: str) -> ReleaseLine | None:
+    """The release line of ``engine`` ('vllm', 'llama.cpp'), or None for an engine without one ('hf')."""
+    return ENGINE_RELEASES.get(engine)
+
+
+def is_v0(release: str | None) -> bool:
+    """Whether vLLM ``release`` runs the V0 engine by default (before :data:`VLLM_V1_DEFAULT`).
+
+    None is the current release (V1). Raises ValueError for a string that is not a release."""
+    return release is not None and not ENGINE_RELEASES["vllm"].has(release, VLLM_V1_DEFAULT)
+
+
+def legacy_q2k(release: str | None) -> bool:
+    """Whether llama.cpp build ``release`` writes the Q2_K mix of PR #2707 (before :data:`LLAMACPP_Q2K_2BIT`)."""
+    return release is not None and not ENGINE_RELEASES["llama.cpp"].has(release, LLAMACPP_Q2K_2BIT)
+
+
+def version_note(engine: str, release: str | None, given: bool) -> str | None:
+    """The output's statement of the release modelled, with the changes that apply to it; None for an
+    engine without a release line."""
+    line = engine_line(engine)
+    if line is None:
+        return None
+    release = release or line.current
+    how = "as given (engine_version)" if given else "the current release modelled (default; set engine_version, " \
+                                                    "--engine-version, to size another)"
+    older = [c for c in line.changes if not line.has(release, c.release)]
+    text = f"{engine} {release}: {how}"
+    for c in older:
+        text += f"; it predates {c.release}, where {c.what} ({c.source})"
+    return text + "."

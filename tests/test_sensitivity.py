@@ -156,18 +156,23 @@ def test_compare_reports_the_flip_at_the_local_cost_per_busy_hour(catalog):
     assert od["factor"] == pytest.approx(od["flip_usd_per_local_hour"] / comp.cloud_usd_per_local_hour)
 
 
-def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(catalog):
-    # the shipped Azure rows are of 2024-01 (SKY-AZ-v6): more than 12 months before any date this runs on
+def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(tmp_path):
+    # no shipped row is a year old (the Azure rows of 2024-01 were retired): an overlay dates the
+    # cheapest row serve-70b ranks 2024-01, more than 12 months before any date this runs on
     from planner.api.comparisons import compare
     from planner.cost.cloud import stale_as_of
     from planner.cost.comparison_report import comparison_text
 
     assert stale_as_of("2024-01") and not stale_as_of("2026-08", __import__("datetime").date(2027, 8, 31))
     assert stale_as_of("2026-07", __import__("datetime").date(2027, 8, 1))  # 13 months
-    comp = compare(ROOT / "scenarios" / "serve-70b-32k-16users.yaml", catalog=catalog).comparison
+    (tmp_path / "cloud.yaml").write_text('schema_version: 1\ninstances:\n'
+                                         '  - id: lambda-gpu-8x-a100-80gb-sxm4\n    usd_per_hour: 22.32\n'
+                                         '    as_of: "2024-01"\n    source: "test fixture: the shipped row re-dated"\n')
+    comp = compare(ROOT / "scenarios" / "serve-70b-32k-16users.yaml",
+                   catalog=load_catalog(tmp_path)).comparison
     text = comparison_text(comp, verbose=False)
     ranked = [ln for ln in text.splitlines() if "as of 2024-01" in ln]
-    assert ranked, "an Azure row is listed"
+    assert ranked, "the re-dated row is listed"
     assert all("as of 2024-01, STALE: over 12 months old" in ln for ln in ranked)
 
 

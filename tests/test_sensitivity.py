@@ -48,8 +48,10 @@ def test_every_shipped_scenario_has_its_price_sensitivity(path, catalog):
         pytest.skip("planner.cost.objective plans it")
     try:
         p = plan(sc, catalog, explain=False)
-    except NoFeasiblePlan:
-        pytest.skip("nothing fits")
+    except NoFeasiblePlan as e:
+        # nothing fits: the message still says whether a price would change that
+        assert "\nPrice sensitivity:\n  " in str(e)
+        return
     s = p.price_sensitivity
     assert s is not None and s.items
     assert isinstance(s.holds_across_ranges, bool)
@@ -253,3 +255,22 @@ def test_the_choice_at_its_highs_is_checked_against_the_budget(catalog):
     assert s.over_budget_at_highs_usd == pytest.approx(expected, abs=0.01)
     assert f"over the ${capex:,.2f} budget" in " ".join(s.lines())
     assert plan(sc, catalog, explain=False).price_sensitivity.over_budget_at_highs_usd is None
+
+
+def test_a_scenario_nothing_fits_says_whether_a_price_would_change_that(catalog):
+    from planner.solve.solver import NoFeasiblePlan
+
+    # ft-13b-2x24gb-zero2 sets no budget: only memory rules bind, no price changes the answer
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(load_scenario(ROOT / "scenarios" / "ft-13b-2x24gb-zero2.yaml", catalog), catalog, explain=False)
+    text = str(e.value)
+    assert "Price sensitivity:\n  No price changes this answer: the scenario sets no budget" in text
+    # serve-7b-2k-16users with a budget $100 below its choice: the choice is the cheapest machine that
+    # misses on the budget alone, and the message says by how much its prices would have to fall
+    sc = load_scenario(ROOT / "scenarios" / "serve-7b-2k-16users.yaml", catalog)
+    p = plan(sc, catalog, explain=False)
+    capex = float(p.choice["capex_usd"])
+    with pytest.raises(NoFeasiblePlan) as e2:
+        plan(_with_budget(sc, capex - 100.0), catalog, explain=False)
+    line = f"{machine_text(p.choice)} misses only on the budget: it costs ${capex:,.2f}, $100.00 over the "
+    assert line in str(e2.value)

@@ -320,4 +320,32 @@ def price_sensitivity(cs: Any, catalog: Any, row: int) -> PriceSensitivity:
                             budget_usd=None if budget is None else float(budget), over_budget_at_highs_usd=over_highs)
 
 
-__all__ = ["CATEGORIES", "PriceSensitivity", "SensitivityItem", "machine_text", "price_sensitivity"]
+def no_plan_lines(cs: Any) -> list[str]:
+    """The price sensitivity of a scenario nothing fits (the no-plan message's lines, no heading).
+
+    Only the budget rule depends on prices: a candidate whose one failing rule is the budget
+    (``binding == 'budget'``, planner.solve.candidates) would fit if its capex fell to
+    ``budget_usd``. The cheapest such machine says by how much its parts' prices would have to fall
+    in all; without such a candidate (or without a budget) no price changes the answer.
+
+    Args:
+        cs: the ranked :class:`planner.solve.candidates.CandidateSet`, every row infeasible.
+    """
+    import numpy as np
+
+    t = cs.table
+    budget = getattr(getattr(cs.scenario, "constraints", None), "budget_usd", None)
+    if budget is None:
+        return ["No price changes this answer: the scenario sets no budget, and no other rule depends on prices."]
+    only = np.nonzero(t["binding"] == "budget")[0]
+    if not only.size:
+        return [f"No price changes this answer: no machine misses on the ${float(budget):,.2f} budget alone."]
+    capex = t["capex_usd"].astype(float)
+    i = int(only[int(np.argmin(capex[only]))])
+    over = capex[i] - float(budget)
+    return [f"{machine_text(t.row(i))} misses only on the budget: it costs ${capex[i]:,.2f}, ${over:,.2f} over the "
+            f"${float(budget):,.2f} budget; its parts' prices would have to fall by that much in all "
+            f"({over / capex[i]:.1%}) for it to fit."]
+
+
+__all__ = ["CATEGORIES", "PriceSensitivity", "SensitivityItem", "machine_text", "no_plan_lines", "price_sensitivity"]

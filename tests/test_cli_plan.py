@@ -232,7 +232,9 @@ def test_catalog_json_keeps_units_in_keys(runner):
     data = json.loads(run(runner, "catalog", "gpus", "--json").output)
     g = next(x for x in data if x["id"] == "rtx-4090")
     assert g["memory_bytes"] == 24 * 2**30 and g["price_usd"] == 1800  # the May 2026 street price
-    assert [(p["kind"], p["usd"]) for p in g["prices"]] == [("msrp", 1599), ("street", 1800), ("used", 1400)]
+    # every dated price kept: the launch msrp, the May 2026 street and used prices, the June 2026 used price
+    assert [(p["kind"], p["usd"]) for p in g["prices"]] == [("msrp", 1599), ("street", 1800), ("used", 1400),
+                                                           ("used", 2000)]
 
 
 def test_catalog_cloud_shows_the_spot_range(runner):

@@ -75,7 +75,8 @@ def test_priced_catalog_sets_each_parts_one_price():
     cat = load_catalog()
     used = priced_catalog(cat, "street", used_ok=True)
     g = used.gpu("rtx-3090")
-    assert (g.price_usd, g.price_kind, g.price.condition, g.price.as_of) == (750.0, "used", "used", "2026-05-16")
+    # the newest used price: localaimaster.com, 2026-06-20, $850-1,050 (the low end)
+    assert (g.price_usd, g.price_kind, g.price.condition, g.price.as_of) == (850.0, "used", "used", "2026-06-20")
     # the loader's choice (street mode, new units): none: the 3090 is discontinued and its one new price is the
     # 2020 launch msrp, which price: street does not pay
     assert cat.gpu("rtx-3090").price_usd is None and priced_catalog(cat, "msrp").gpu("rtx-3090").price_usd == 1499.0
@@ -110,11 +111,11 @@ def test_shipped_discontinued_cards_under_street_mode():
     assert all(gone[i].price_usd is None for i in ("rtx-3090", "rtx-4070-ti-super", "rtx-a4000", "rtx-a5000",
                                                   "rtx-a6000"))
     used = priced_catalog(cat, used_ok=True)
-    # with used_ok the used prices of gpus.yaml: 3090 $750 (2026-05-16), A4000 $400, A6000 $2,800 (2026-01);
+    # with used_ok the used prices of gpus.yaml: 3090 $850 (2026-06-20), A4000 $400, A6000 $2,800 (2026-01);
     # the A5000 and 4070 Ti SUPER have no used price, so still none
     assert {i: used.gpu(i).price_usd for i in ("rtx-3090", "rtx-4070-ti-super", "rtx-a4000", "rtx-a5000",
                                                "rtx-a6000")} == {
-        "rtx-3090": 750.0, "rtx-4070-ti-super": None, "rtx-a4000": 400.0, "rtx-a5000": None, "rtx-a6000": 2800.0}
+        "rtx-3090": 850.0, "rtx-4070-ti-super": None, "rtx-a4000": 400.0, "rtx-a5000": None, "rtx-a6000": 2800.0}
 
 
 def test_street_plan_does_not_buy_a_discontinued_card_new_and_says_why():
@@ -126,7 +127,7 @@ def test_street_plan_does_not_buy_a_discontinued_card_new_and_says_why():
     assert (gpu.catalog_id, gpu.price_kind, gpu.unit_price_usd) == ("rtx-4090", "street", 1800.0)
     warn = [w for w in p.warnings if w.startswith("not bought: out of production")]
     assert len(warn) == 1
-    assert "rtx-3090 (used_ok: true buys it used: used price of 2026-05-16, $750.00)" in warn[0]
+    assert "rtx-3090 (used_ok: true buys it used: used price of 2026-06-20, $850.00)" in warn[0]
     assert "rtx-a5000 (no used price either: overlay a dated quote)" in warn[0]
     t = p.candidates.to_frame()
     why = t[(t["gpu_id"] == "rtx-3090") & (t["binding"] == "price")]["why_not"]
@@ -163,8 +164,8 @@ def test_used_ok_buys_a_discontinued_card_used(tmp_path):
     (tmp_path / "s.yaml").write_text(text)
     p = plan(load_scenario(tmp_path / "s.yaml", cat), cat)
     gpu = p.line_items()[0]
-    # used rtx-3090 $750 (2026-05-16) < used rtx-4090 $1,400 < new rtx-4090 $1,800, all hold 16.05 GiB
-    assert (gpu.catalog_id, gpu.condition, gpu.unit_price_usd, gpu.as_of) == ("rtx-3090", "used", 750.0, "2026-05-16")
+    # used rtx-3090 $850 (2026-06-20) < new rtx-4090 $1,800 < used rtx-4090 $2,000 (2026-06-20), all hold 16.05 GiB
+    assert (gpu.catalog_id, gpu.condition, gpu.unit_price_usd, gpu.as_of) == ("rtx-3090", "used", 850.0, "2026-06-20")
 
 
 # ----- reading -------------------------------------------------------------------------------------
@@ -313,7 +314,9 @@ def test_used_ok_buys_the_used_card_and_the_quote_says_so(tmp_path):
     # the used RTX 3060 ($180-230, insiderllm.com Feb 2026) is below the new one ($280)
     assert (line.unit_price_usd, line.price_kind, line.condition, line.as_of) == (180.0, "used", "used", "2026-02")
     assert line.description.startswith("GeForce RTX 3060 12GB (used)")
-    assert p.total_usd == pytest.approx(2159.0 - 100.0)
+    # am5-desktop $1,499 + the card + 2 x ddr5-udimm-16g at $187.49 (PCPartPicker's cheapest 32GB kit / 2,
+    # 2026-06): 1,499 + 280 + 374.98 new, $100 less with the used card
+    assert p.total_usd == pytest.approx(1499.0 + 280.0 + 2 * 187.49 - 100.0)
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, "  used_ok: true\n")), "--out", str(tmp_path),
                                   "--format", "json"])
     assert r.exit_code == 0, r.output
@@ -333,12 +336,12 @@ def test_catalog_gpus_lists_the_used_price_and_its_date_in_their_own_columns():
     from planner.cli.catalog import catalog_rows
 
     rows = {r["id"]: r for r in catalog_rows(load_catalog(), "gpus")[0]}
-    # gpus.yaml: rtx-3090 used $750 of 2026-05-16 (bestllmfor.com); no new price (discontinued)
-    assert (rows["rtx-3090"]["used (USD)"], rows["rtx-3090"]["used as of"]) == (750.0, "2026-05-16")
+    # gpus.yaml: rtx-3090 used $850 of 2026-06-20 (localaimaster.com); no new price (discontinued)
+    assert (rows["rtx-3090"]["used (USD)"], rows["rtx-3090"]["used as of"]) == (850.0, "2026-06-20")
     assert (rows["rtx-3090"]["price (USD)"], rows["rtx-3090"]["price kind"]) == (None, "none: discontinued")
     assert (rows["rtx-5090"]["used (USD)"], rows["rtx-5090"]["used as of"]) == ("", "")  # none listed
     out = CliRunner().invoke(main, ["catalog", "gpus"]).output
     head = out.splitlines()[0]
     assert "used (USD)" in head and "used as of" in head
     line = next(x for x in out.splitlines() if x.split()[0] == "rtx-3090")
-    assert "750.0 2026-05-16" in line
+    assert "850.0 2026-06-20" in line

@@ -48,8 +48,10 @@ def test_every_shipped_scenario_has_its_price_sensitivity(path, catalog):
         pytest.skip("planner.cost.objective plans it")
     try:
         p = plan(sc, catalog, explain=False)
-    except NoFeasiblePlan:
-        pytest.skip("nothing fits")
+    except NoFeasiblePlan as e:
+        # nothing fits: the message still says whether a price would change that
+        assert "\nPrice sensitivity:\n  " in str(e)
+        return
     s = p.price_sensitivity
     assert s is not None and s.items
     assert isinstance(s.holds_across_ranges, bool)
@@ -156,18 +158,23 @@ def test_compare_reports_the_flip_at_the_local_cost_per_busy_hour(catalog):
     assert od["factor"] == pytest.approx(od["flip_usd_per_local_hour"] / comp.cloud_usd_per_local_hour)
 
 
-def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(catalog):
-    # the shipped Azure rows are of 2024-01 (SKY-AZ-v6): more than 12 months before any date this runs on
+def test_compare_marks_cloud_rows_over_a_year_old_where_they_are_ranked(tmp_path):
+    # no shipped row is a year old (the Azure rows of 2024-01 were retired): an overlay dates the
+    # cheapest row serve-70b ranks 2024-01, more than 12 months before any date this runs on
     from planner.api.comparisons import compare
     from planner.cost.cloud import stale_as_of
     from planner.cost.comparison_report import comparison_text
 
     assert stale_as_of("2024-01") and not stale_as_of("2026-08", __import__("datetime").date(2027, 8, 31))
     assert stale_as_of("2026-07", __import__("datetime").date(2027, 8, 1))  # 13 months
-    comp = compare(ROOT / "scenarios" / "serve-70b-32k-16users.yaml", catalog=catalog).comparison
+    (tmp_path / "cloud.yaml").write_text('schema_version: 1\ninstances:\n'
+                                         '  - id: lambda-gpu-8x-a100-80gb-sxm4\n    usd_per_hour: 22.32\n'
+                                         '    as_of: "2024-01"\n    source: "test fixture: the shipped row re-dated"\n')
+    comp = compare(ROOT / "scenarios" / "serve-70b-32k-16users.yaml",
+                   catalog=load_catalog(tmp_path)).comparison
     text = comparison_text(comp, verbose=False)
     ranked = [ln for ln in text.splitlines() if "as of 2024-01" in ln]
-    assert ranked, "an Azure row is listed"
+    assert ranked, "the re-dated row is listed"
     assert all("as of 2024-01, STALE: over 12 months old" in ln for ln in ranked)
 
 
@@ -191,3 +198,79 @@ def test_the_workbook_summary_lists_the_price_sensitivity(tmp_path, catalog):
     assert set(doc["items"][0]) >= {"catalog_id", "unit_price_usd", "low_usd", "high_usd", "flip_price_usd",
                                     "runner_up"}
     assert isinstance(doc["holds_across_ranges"], bool)
+
+
+def _with_budget(sc, usd):
+    return dataclasses.replace(sc, constraints=dataclasses.replace(sc.constraints, budget_usd=usd))
+
+
+def test_a_flip_past_the_budget_says_the_choice_goes_over_it_first(catalog):
+    # serve-7b-2k-16users with a budget half-way between the choice's capex and its capex at the GPU's
+    # flip price: the choice reaches the budget at x_B = x0 + (B - capex(c)) / q(c) (module docstring),
+    # before the flip, and re-solving a cent either side of x_B agrees with the item
+    from planner.solve.solver import NoFeasiblePlan
+
+    sc = load_scenario(ROOT / "scenarios" / "serve-7b-2k-16users.yaml", catalog)
+    p = plan(sc, catalog, explain=False)
+    gpu = next(i for i in p.price_sensitivity.items if i.category == "gpu" and i.direction == "above")
+    assert gpu.flip_price_usd is not None and gpu.over_budget_above_usd is None  # no budget: no clause
+    q_c = int(p.choice["cards_total"])
+    capex = float(p.choice["capex_usd"])
+    budget = round(capex + q_c * (gpu.flip_price_usd - gpu.unit_price_usd) / 2, 2)
+    tight = _with_budget(sc, budget)
+    pb = plan(tight, catalog, explain=False)
+    assert machine_text(pb.choice) == machine_text(p.choice)
+    item = next(i for i in pb.price_sensitivity.items if i.catalog_id == gpu.catalog_id and i.direction == "above")
+    x_b = gpu.unit_price_usd + (budget - capex) / q_c
+    assert item.over_budget_above_usd == pytest.approx(x_b, abs=0.01)
+    # the budget leaves out the rivals dearer than it, so the flip, if any remains, lies beyond x_B
+    assert item.flip_price_usd is None or item.over_budget_above_usd < item.flip_price_usd
+    sentence = item.sentence()
+    assert f"above ${item.over_budget_above_usd:,.2f} the choice is over the budget" in sentence
+    kept = plan(tight, _repriced(catalog, "gpu", gpu.catalog_id, item.over_budget_above_usd - 0.01), explain=False)
+    assert machine_text(kept.choice) == machine_text(p.choice)
+    try:
+        moved = plan(tight, _repriced(catalog, "gpu", gpu.catalog_id, item.over_budget_above_usd + 0.02), explain=False)
+    except NoFeasiblePlan:
+        assert item.over_budget_pick == "" and "no feasible machine is within it" in sentence
+    else:
+        assert machine_text(moved.choice) == item.over_budget_pick
+        assert f"then {item.over_budget_pick}" in sentence
+    # JSON carries the fields and the budget
+    doc = pb.price_sensitivity.to_dict()
+    assert doc["budget_usd"] == budget and "over_budget_above_usd" in doc["items"][0]
+
+
+def test_the_choice_at_its_highs_is_checked_against_the_budget(catalog):
+    sc = load_scenario(ROOT / "scenarios" / "serve-7b-2k-16users.yaml", catalog)
+    p = plan(sc, catalog, explain=False)
+    capex = float(p.choice["capex_usd"])
+    s = plan(_with_budget(sc, capex), catalog, explain=False).price_sensitivity
+    ranged = [i for i in s.items if i.direction == "above" and i.high_usd is not None and i.high_usd > i.unit_price_usd]
+    if not ranged:
+        pytest.skip("no part of the choice has a high above its price")
+    # capex(c) + sum over the choice's parts of q x (high - price): over a budget of exactly capex(c)
+    expected = capex + sum(i.quantity * (i.high_usd - i.unit_price_usd) for i in s.items
+                           if i.direction == "above" and i.high_usd is not None)
+    assert s.over_budget_at_highs_usd == pytest.approx(expected, abs=0.01)
+    assert f"over the ${capex:,.2f} budget" in " ".join(s.lines())
+    assert plan(sc, catalog, explain=False).price_sensitivity.over_budget_at_highs_usd is None
+
+
+def test_a_scenario_nothing_fits_says_whether_a_price_would_change_that(catalog):
+    from planner.solve.solver import NoFeasiblePlan
+
+    # ft-13b-2x24gb-zero2 sets no budget: only memory rules bind, no price changes the answer
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(load_scenario(ROOT / "scenarios" / "ft-13b-2x24gb-zero2.yaml", catalog), catalog, explain=False)
+    text = str(e.value)
+    assert "Price sensitivity:\n  No price changes this answer: the scenario sets no budget" in text
+    # serve-7b-2k-16users with a budget $100 below its choice: the choice is the cheapest machine that
+    # misses on the budget alone, and the message says by how much its prices would have to fall
+    sc = load_scenario(ROOT / "scenarios" / "serve-7b-2k-16users.yaml", catalog)
+    p = plan(sc, catalog, explain=False)
+    capex = float(p.choice["capex_usd"])
+    with pytest.raises(NoFeasiblePlan) as e2:
+        plan(_with_budget(sc, capex - 100.0), catalog, explain=False)
+    line = f"{machine_text(p.choice)} misses only on the budget: it costs ${capex:,.2f}, $100.00 over the "
+    assert line in str(e2.value)

@@ -42,7 +42,14 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   and highest of all its zones, written only when they differ;
 * ids are ``<provider>-<instance type>`` in lower case with ``_`` and ``.`` turned into ``-``;
   memory is written in GiB (``MemoryGiB``), vCPUs as whole numbers;
-* verification ``V`` (the row as the file gives it), ``D`` for GCP (a sum of two rows).
+* verification ``V`` (the row as the file gives it), ``D`` for GCP (a sum of two rows);
+* an instance whose cheapest and dearest US region differ by more than
+  :data:`MAX_US_REGION_RATIO` in on-demand price is skipped when no ``region`` is named: GCP's
+  list prices for one machine type differ by region by 10-20 % (a3-highgpu-8g: $88.49 in
+  us-central1, $99.58 in us-east5, Cyclenerd/google-cloud-pricing-cost-calculator `pricing.yml`
+  @dac31281, 2026-08-20), so a 2-2.6x gap (the v8 snapshot's H100 / H200 GPU rows: $33.61 in
+  us-central1, $78.37 in us-east4) means some rows are not on-demand list prices, and the
+  cheapest would be the wrong one to ship.
 
 A file it cannot read is refused with one line naming the file, the line and the column
 (:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
@@ -87,6 +94,10 @@ LAYOUTS = {
 OTHER_CLOUDS = ("cudo", "daytona", "do", "fluidstack", "hyperbolic", "hyperstack", "ibm", "jarvislabs", "kubernetes",
                 "lium", "mithril", "nebius", "oci", "ovhcloud", "paperspace", "primeintellect", "scaleway", "scp",
                 "seeweb", "shadeform", "simplepod", "slurm", "spheron", "vast", "verda", "yotta")
+
+#: Largest ratio of the dearest to the cheapest US region's on-demand price of one instance type
+#: that the import takes as list prices (module docstring; GCP's regional spread is 10-20 %).
+MAX_US_REGION_RATIO = 1.5
 
 #: SkyPilot accelerator name -> catalog GPU id, and GCP machine type -> (accelerator, count): the
 #: alias table of planner.catalog.aliases (kept here under their old names).
@@ -426,6 +437,13 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     by_region: dict[str, list[_Zone]] = {}
     for z in cands:
         by_region.setdefault(z.region, []).append(z)
+    if region is None:
+        floor = {reg: min(z.price for z in zs) for reg, zs in by_region.items()}
+        lo_reg, hi_reg = min(floor, key=floor.__getitem__), max(floor, key=floor.__getitem__)
+        if floor[hi_reg] > MAX_US_REGION_RATIO * floor[lo_reg]:
+            return (f"US regions' on-demand prices disagree ({floor[hi_reg] / floor[lo_reg]:.1f}x: ${floor[lo_reg]:g} "
+                    f"in {lo_reg}, ${floor[hi_reg]:g} in {hi_reg}): not list prices; check the provider's pricing "
+                    "page, or give --region")
     best = min(by_region, key=lambda reg: (min(z.price for z in by_region[reg]), _regular_spot(by_region[reg]), reg))
     rz = by_region[best]
     price = min(z.price for z in rz)

@@ -27,6 +27,17 @@ prices puts each part at its high where c buys more of it than r, at its low whe
 
     capex(c) - capex(r) + sum_p (q(c,p) - q(r,p)) x (bound(p) - x0(p)) <= 0   for every r
 
+The budget (``constraints.budget_usd``, capex extras included): raising a part of the choice can
+put the choice itself over the budget before any rival wins. The choice reaches the budget B at::
+
+    x_B = x0 + (B - capex(c)) / q(c, p)
+
+and when ``x_B`` lies below the flip price the item says so (``over_budget_above_usd``): above it
+the choice is excluded by the budget, and so is the runner-up at the flip price (both cost the same
+there, above B). The machine that would then be chosen is the cheapest rival still within the
+budget at ``x_B`` (``over_budget_pick``; '' when none is). Across the ranges, the choice with its
+parts at their highs is checked against the budget too (``over_budget_at_highs_usd``).
+
 Only the ``capex`` objective is a price ranking; ``time_to_result`` does not depend on prices,
 and ``cost_per_job`` / ``tco`` weigh capex against time and energy (planner.cost.objective): for
 those the sensitivity is not computed (``holds_across_ranges`` None, a note says so). A machine
@@ -61,6 +72,11 @@ class SensitivityItem:
         direction: ``above`` or ``below``.
         runner_up: the rival that wins past the flip price, as a machine ('' when none).
         within_range: the flip price lies within low..high (the price's own range reaches it).
+        over_budget_above_usd: the unit price above which the choice costs more than the scenario's
+            ``budget_usd``, USD, when that comes before the flip price (None: no budget, or the flip
+            comes first).
+        over_budget_pick: the machine the budget leaves cheapest above ``over_budget_above_usd``
+            ('' when no feasible machine is within the budget there, or no budget applies).
     """
 
     catalog_id: str
@@ -73,6 +89,8 @@ class SensitivityItem:
     direction: str
     runner_up: str
     within_range: bool
+    over_budget_above_usd: float | None = None
+    over_budget_pick: str = ""
 
     def sentence(self) -> str:
         """'rtx-5090 $3,650.00 (range $3,200-$3,900): stays the pick up to $4,120.00; above it, 2 x ...'."""
@@ -80,12 +98,22 @@ class SensitivityItem:
                else " (no range given)")
         head = f"{self.catalog_id} ${self.unit_price_usd:,.2f}{rng}"
         if self.flip_price_usd is None:
-            return f"{head}: no rival gains from a change of this price"
+            return f"{head}: no rival gains from a change of this price" + self.budget_clause()
         mark = " (within its range)" if self.within_range else ""
         if self.direction == "above":
-            return (f"{head}: the choice stays the pick up to ${self.flip_price_usd:,.2f}{mark}; above it, "
+            text = (f"{head}: the choice stays the pick up to ${self.flip_price_usd:,.2f}{mark}; above it, "
                     f"{self.runner_up}")
+            return text + self.budget_clause()
         return f"{head}, runner-up's part: below ${self.flip_price_usd:,.2f}{mark}, {self.runner_up} wins"
+
+    def budget_clause(self) -> str:
+        """'; but above $X the choice is over the budget (so is the runner-up at the flip): then M' ('' without one)."""
+        if self.over_budget_above_usd is None:
+            return ""
+        then = (f"then {self.over_budget_pick}" if self.over_budget_pick
+                else "then no feasible machine is within it")
+        rival = " (and so is the runner-up at the flip price)" if self.flip_price_usd is not None else ""
+        return (f"; but above ${self.over_budget_above_usd:,.2f} the choice is over the budget{rival}: {then}")
 
 
 @dataclass(frozen=True)
@@ -105,6 +133,9 @@ class PriceSensitivity:
             (<= 0: the choice holds, by ``-worst_margin_usd`` at least).
         unranged: catalog ids of deciding prices the catalog gives no range for (taken as exact).
         note: why the sensitivity was not computed ('' when it was).
+        budget_usd: the scenario's ``budget_usd`` (None: no budget).
+        over_budget_at_highs_usd: with every part of the choice at its high, what the choice costs
+            when that is over ``budget_usd``, USD (None: within it, or no budget).
     """
 
     objective: str
@@ -115,6 +146,8 @@ class PriceSensitivity:
     worst_margin_usd: float = 0.0
     unranged: tuple[str, ...] = ()
     note: str = ""
+    budget_usd: float | None = None
+    over_budget_at_highs_usd: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (``plan --json``'s ``price_sensitivity``)."""
@@ -136,6 +169,9 @@ class PriceSensitivity:
         else:
             out.append(f"Across the price ranges the choice does not hold: with its parts at their highs and the "
                        f"rival's at their lows, {self.worst_rival} costs ${self.worst_margin_usd:,.2f} less.")
+        if self.over_budget_at_highs_usd is not None and self.budget_usd is not None:
+            out.append(f"With its parts at their highs the choice costs ${self.over_budget_at_highs_usd:,.2f}, over "
+                       f"the ${self.budget_usd:,.2f} budget.")
         if self.unranged:
             out.append("No range given (taken as exact): " + ", ".join(self.unranged) + ".")
         return out
@@ -223,12 +259,24 @@ def price_sensitivity(cs: Any, catalog: Any, row: int) -> PriceSensitivity:
             texts[i] = machine_text(t.row(i))
         return texts[i]
 
+    budget = getattr(getattr(cs.scenario, "constraints", None), "budget_usd", None)
+
     def item(key: tuple[str, str], flip: float | None, direction: str, rival: int | None, qty_c: int) -> SensitivityItem:
-        _, x0, (lo, hi) = parts[key]
+        q, x0, (lo, hi) = parts[key]
         flip = None if flip is None else round(max(flip, 0.0), 2)
         inside = flip is not None and lo is not None and lo <= flip <= hi  # type: ignore[operator]
+        over, pick = None, ""
+        if budget is not None and direction == "above" and qty_c > 0:
+            x_b = x0 + (float(budget) - capex[row]) / qty_c  # the choice reaches the budget here
+            if flip is None or x_b < flip:
+                over = round(x_b, 2)
+                # the rivals' capex a cent above that price (a rival tied with the choice goes over with it)
+                at = capex[rivals] + q[rivals] * (x_b + 0.01 - x0)
+                ok = np.nonzero(at <= float(budget) + 1e-9)[0]
+                if ok.size:
+                    pick = text(int(rivals[ok[int(np.argmin(at[ok]))]]))
         return SensitivityItem(key[1], key[0], x0, lo, hi, qty_c, flip, direction,
-                               text(rival) if rival is not None else "", bool(inside))
+                               text(rival) if rival is not None else "", bool(inside), over, pick)
 
     chosen = [k for k, (q, _, _) in parts.items() if q[row] > 0]
     for key in chosen:
@@ -263,9 +311,41 @@ def price_sensitivity(cs: Any, catalog: Any, row: int) -> PriceSensitivity:
     holds = bool(rivals.size == 0 or worst.max() <= _CENT)
     w = int(np.argmax(worst)) if rivals.size else -1
     unranged = tuple(k[1] for k in chosen if parts[k][2][0] is None)
+    at_highs = capex[row] + sum(float(q[row]) * (hi - x0) for q, x0, (lo, hi) in (parts[k] for k in chosen)
+                                if hi is not None)
+    over_highs = round(at_highs, 2) if budget is not None and at_highs > float(budget) + _CENT else None
     return PriceSensitivity(objective, tuple(items), holds, int(rivals.size),
                             "" if holds or w < 0 else text(int(rivals[w])),
-                            round(float(worst[w]), 2) if w >= 0 else 0.0, unranged)
+                            round(float(worst[w]), 2) if w >= 0 else 0.0, unranged,
+                            budget_usd=None if budget is None else float(budget), over_budget_at_highs_usd=over_highs)
 
 
-__all__ = ["CATEGORIES", "PriceSensitivity", "SensitivityItem", "machine_text", "price_sensitivity"]
+def no_plan_lines(cs: Any) -> list[str]:
+    """The price sensitivity of a scenario nothing fits (the no-plan message's lines, no heading).
+
+    Only the budget rule depends on prices: a candidate whose one failing rule is the budget
+    (``binding == 'budget'``, planner.solve.candidates) would fit if its capex fell to
+    ``budget_usd``. The cheapest such machine says by how much its parts' prices would have to fall
+    in all; without such a candidate (or without a budget) no price changes the answer.
+
+    Args:
+        cs: the ranked :class:`planner.solve.candidates.CandidateSet`, every row infeasible.
+    """
+    import numpy as np
+
+    t = cs.table
+    budget = getattr(getattr(cs.scenario, "constraints", None), "budget_usd", None)
+    if budget is None:
+        return ["No price changes this answer: the scenario sets no budget, and no other rule depends on prices."]
+    only = np.nonzero(t["binding"] == "budget")[0]
+    if not only.size:
+        return [f"No price changes this answer: no machine misses on the ${float(budget):,.2f} budget alone."]
+    capex = t["capex_usd"].astype(float)
+    i = int(only[int(np.argmin(capex[only]))])
+    over = capex[i] - float(budget)
+    return [f"{machine_text(t.row(i))} misses only on the budget: it costs ${capex[i]:,.2f}, ${over:,.2f} over the "
+            f"${float(budget):,.2f} budget; its parts' prices would have to fall by that much in all "
+            f"({over / capex[i]:.1%}) for it to fit."]
+
+
+__all__ = ["CATEGORIES", "PriceSensitivity", "SensitivityItem", "machine_text", "no_plan_lines", "price_sensitivity"]

@@ -75,7 +75,7 @@ from planner.solve.quote import (PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, 
                                  subtotal_usd)
 from planner.solve.ramrule import RamRuleNote, ram_rule_note
 from planner.solve.scenario import Scenario
-from planner.solve.sensitivity import PriceSensitivity, price_sensitivity
+from planner.solve.sensitivity import PriceSensitivity, no_plan_lines, price_sensitivity
 from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 from planner.solve.warnings import _warnings, stale_items
 from planner.core.units import GiB
@@ -532,6 +532,8 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
     if notes:
         lines.append("Why:")
         lines += ["  " + n for n in notes]
+    lines.append("Price sensitivity:")  # issue #30: every plan says whether a price would change it
+    lines += ["  " + x for x in no_plan_lines(cs)]
     suggestions = suggest(cs, catalog, overheads)
     # the changes the memory model checked, then (under their own heading) those it could not: a GPU
     # lacking a feature has no figure to check (planner.solve.suggest._precision_suggestions)

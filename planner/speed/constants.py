@@ -51,6 +51,10 @@ GEMM_EFFICIENCY: dict[str, Figure] = {
     "cdna3": Figure(0.45, "SemiAnalysis, 'MI300X vs H100 vs H200 Benchmark' (December 2024): BF16 GEMMs of "
                           "training shapes on MI300X reach about 600 TFLOPS of 1,307 on the public ROCm stack "
                           "(~45 %); the catalog's mfu_scale is not applied on top"),
+    "cdna4": Figure(0.45, "assumption: CDNA 3's 0.45 (SemiAnalysis, December 2024, MI300X BF16 GEMMs on ROCm): "
+                          "the MI355X runs the same hipBLASLt stack; no published MI355X GEMM sweep was found (AMD's "
+                          "'Measuring Max-Achievable FLOPs' blog, part 2, gives MI300X and MI325X only)",
+                    assumed=True),
     "gaudi2": Figure(0.85, "assumption: Ampere's 0.85 (Habana publishes no GEMM sweep); Databricks measured 260 "
                            "TFLOPS end to end on MPT-7B (60 % of 432), so its GEMMs run at least that high",
                      assumed=True),
@@ -86,7 +90,7 @@ def gemm_efficiency(gpu: Any) -> Figure:
     absent). The catalog's ``mfu_scale`` (a card's software stack) multiplies it."""
     base = GEMM_EFFICIENCY.get(str(getattr(gpu, "architecture", "") or "").lower(), GEMM_EFFICIENCY_UNKNOWN)
     scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
-    if scale == 1.0 or str(getattr(gpu, "architecture", "")).lower() == "cdna3":
+    if scale == 1.0 or str(getattr(gpu, "architecture", "")).lower() in ("cdna3", "cdna4"):
         return base
     return Figure(base.value * scale, f"{base.source}; x {scale:g} catalog mfu_scale", base.assumed)
 
@@ -105,6 +109,8 @@ ATTENTION_EFFICIENCY: dict[str, Figure] = {
                            "of H100 peak (FlashAttention-3 75 %, used by few training stacks)"),
     "blackwell": Figure(0.35, "assumption: Hopper's FlashAttention-2 0.35", assumed=True),
     "cdna3": Figure(0.30, "assumption: ROCm's FlashAttention-2 port, taken below Hopper's 0.35", assumed=True),
+    "cdna4": Figure(0.30, "assumption: CDNA 3's 0.30 (the same ROCm FlashAttention-2 port; no MI355X attention "
+                          "kernel measurement found)", assumed=True),
     "gaudi2": Figure(0.35, "assumption: Hopper's 0.35 (Habana's fused SDPA)", assumed=True),
     "gaudi3": Figure(0.35, "assumption: Hopper's 0.35 (Habana's fused SDPA)", assumed=True),
 }

@@ -139,6 +139,9 @@ ARCH_MFU: dict[str, ArchMfu] = {
                                "B200 / RTX PRO 6000 Blackwell)"),
     "cdna3": ArchMfu(0.41, "Hopper's 0.41 for the model on the datasheet TFLOPS; the catalog's mfu_scale (0.5, "
                            "SemiAnalysis MI300X training benchmark, December 2024) scales it for ROCm"),
+    "cdna4": ArchMfu(0.41, "assumption: CDNA 3's figure (Hopper's 0.41 on the datasheet TFLOPS), the catalog's "
+                           "mfu_scale scaling it for ROCm as for the MI300X; no published end-to-end training MFU "
+                           "found for the MI355X"),
     "gaudi2": ArchMfu(0.60, "Databricks, 'LLM Training and Inference with Intel Gaudi 2 AI Accelerators' (2024): "
                             "over 260 TFLOP/s per device training MPT-7B on 8 Gaudi 2 (SynapseAI 1.12, BF16), "
                             "260 / 432 dense BF16 TFLOPS = 0.60"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +155,8 @@ def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ())
         cell.alignment = Alignment(horizontal=alignment.horizontal, vertical="top", wrap_text=True,
                                    indent=alignment.indent)
         per_line = max(1.0, width - SLACK - (alignment.indent or 0) * INDENT_CHARS)
-        lines = sum(max(1, math.ceil(text_width_of(part, cell) / per_line)) for part in value.split("\n"))
+        chars = max(1, int(per_line / (text_width_of("x", cell) or 1)))  # characters a line holds
+        lines = sum(max(1, len(textwrap.wrap(part, chars))) for part in value.split("\n"))
         height = ws.row_dimensions[row].height or LINE_PT
         if lines * LINE_PT > height:
             ws.row_dimensions[row].height = lines * LINE_PT
@@ -204,8 +206,6 @@ def fit_merges_to_page(ws: Worksheet, page_px: float, last_col: int, digit_px: f
     otherwise be cut at the page's edge. ``digit_px`` defaults to the widest digit a spreadsheet
     program may size the columns with (:data:`FALLBACK_DIGIT_PX`). The row grows to the lines the
     text then takes (:data:`LINE_PT` a line). Returns the new ranges."""
-    import textwrap
-
     from openpyxl.utils import get_column_letter
 
     ends = [b for _, b in page_columns(ws, page_px, last_col, digit_px, repeated)]

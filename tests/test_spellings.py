@@ -63,6 +63,13 @@ def test_flash_attention_false_is_no_flash_attention(spelling):
     assert expected != _estimate_json(args + ["--flash-attention"])  # the setting does change the estimate
 
 
+def test_a_flag_given_a_word_that_is_no_boolean_names_the_spellings():
+    result = _run(["estimate", *LLAMA_8B, "--engine", "llama.cpp", "--flash-attention", "maybe"])
+    assert result.exit_code == 2
+    assert ("Error: --flash-attention: 'maybe' is not on or off. Give --flash-attention or --no-flash-attention "
+            "alone, or --flash-attention true/false (also yes/no, on/off, 1/0).") in result.output
+
+
 # ----- dataset_tokens with a suffix --------------------------------------------------------------------
 
 

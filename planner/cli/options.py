@@ -63,7 +63,25 @@ class BoolSpellingCommand(click.Command):
     is left for click (an extra argument, or the workload file)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, bool_spellings(self, args))
+        args = bool_spellings(self, args)
+        if not any(isinstance(p, click.Argument) for p in self.params):
+            _refuse_flag_values(self, args, ctx)
+        return super().parse_args(ctx, args)
+
+
+def _refuse_flag_values(command: click.Command, args: list[str], ctx: click.Context) -> None:
+    """An on/off flag followed by a word that is no boolean (the command takes no arguments, so the
+    word can only be meant as its value): one line with the spellings it takes."""
+    flags = {s: (p.opts[0], p.secondary_opts[0]) for p in command.params
+             if isinstance(p, click.Option) and p.is_flag and p.secondary_opts and p.opts
+             for s in p.opts + p.secondary_opts}
+    for arg, following in zip(args, args[1:]):
+        if arg == "--":
+            return
+        if arg in flags and not following.startswith("-"):
+            on, off = flags[arg]
+            raise LineError(f"{arg}: {following!r} is not on or off. Give {on} or {off} alone, or {on} "
+                            "true/false (also yes/no, on/off, 1/0).", ctx)
 
 
 def bool_spellings(command: click.Command, args: list[str]) -> list[str]:

@@ -7,8 +7,8 @@
   from llama.cpp's, so it is not a silent alias); llama.cpp spelled without its dot refused with
   the spelling;
 - a GGUF weight type (``Q4_K_M``) without engine llama.cpp refused, naming the engine to add;
-- the model ids users type: Llama-3.3-70B (Meta released only the instruction-tuned 70B) and the
-  instruction-tuned Llama 3.1 8B.
+- the model ids users type: Llama-3.3-70B (Meta released only the instruction-tuned 70B), the
+  instruction-tuned Llama 3.1 8B and Qwen2.5 7B.
 """
 
 from __future__ import annotations
@@ -157,3 +157,11 @@ def test_llama_3_1_8b_instruct_is_the_base_architecture():
     assert instruct["model"] == "llama-3.1-8b-instruct"
     assert instruct["parameters"] == base["parameters"] == 8_030_261_248
     assert instruct["per_gpu_total_bytes"] == base["per_gpu_total_bytes"]
+
+
+def test_qwen2_5_7b_instruct_has_its_own_context_limit():
+    # the -Instruct config.json: max_position_embeddings 32768 (the base's is 131072), the base's parameters
+    instruct = _estimate_json(["--model", "Qwen2.5-7B-Instruct", "--task", "infer", "--gpu", "rtx-4090"])
+    assert instruct["model"] == "qwen2.5-7b-instruct" and instruct["parameters"] == 7_615_616_512
+    long = _run(["estimate", "--model", "qwen2.5-7b-instruct", "--task", "infer", "--context", "65536"])
+    assert "exceeds the model's max_position_embeddings (32768)" in long.output

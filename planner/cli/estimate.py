@@ -12,7 +12,7 @@ from planner.cli.common import echo, given_on_command_line, handle_errors, size_
 from planner.cli.options import estimate_options
 
 
-@click.command(name="estimate")
+@click.command(name="estimate", cls=opts.BoolSpellingCommand)
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
 @click.option("--gpu", "gpu_id", help="A catalog GPU: also report whether the need fits it (and vLLM capacity).")

@@ -27,7 +27,7 @@ def fit_options(fn):
     return fn
 
 
-@click.command(name="fit")
+@click.command(name="fit", cls=opts.BoolSpellingCommand)
 @click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False),
               help="Workload YAML (same keys; options override them). The target is still an option: "

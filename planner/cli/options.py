@@ -51,6 +51,72 @@ class GpuLayers(click.ParamType):
             self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
 
 
+#: Words a boolean option's value may be written as (YAML 1.1's booleans, as scenarios take them).
+TRUE_WORDS = ("true", "yes", "on", "1", "y")
+FALSE_WORDS = ("false", "no", "off", "0", "n")
+
+
+class BoolSpellingCommand(click.Command):
+    """A command whose on/off flags (``--flash-attention/--no-flash-attention``) also take a value,
+    as users write them after a scenario's keys: ``--flash-attention false``, ``--flash-attention=off``
+    (:data:`TRUE_WORDS`, :data:`FALSE_WORDS`) become ``--no-flash-attention``; a word that is neither
+    is left for click (an extra argument, or the workload file)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        args = bool_spellings(self, args)
+        if not any(isinstance(p, click.Argument) for p in self.params):
+            _refuse_flag_values(self, args, ctx)
+        return super().parse_args(ctx, args)
+
+
+def _refuse_flag_values(command: click.Command, args: list[str], ctx: click.Context) -> None:
+    """An on/off flag followed by a word that is no boolean (the command takes no arguments, so the
+    word can only be meant as its value): one line with the spellings it takes."""
+    flags = {s: (p.opts[0], p.secondary_opts[0]) for p in command.params
+             if isinstance(p, click.Option) and p.is_flag and p.secondary_opts and p.opts
+             for s in p.opts + p.secondary_opts}
+    for arg, following in zip(args, args[1:]):
+        if arg == "--":
+            return
+        if arg in flags and not following.startswith("-"):
+            on, off = flags[arg]
+            raise LineError(f"{arg}: {following!r} is not on or off. Give {on} or {off} alone, or {on} "
+                            "true/false (also yes/no, on/off, 1/0).", ctx)
+
+
+def bool_spellings(command: click.Command, args: list[str]) -> list[str]:
+    """``args`` with each on/off flag of ``command`` followed by a boolean word (or given one with
+    '=') rewritten as the flag or its negation: ['--flash-attention', 'false'] ->
+    ['--no-flash-attention']. '--' ends the options, as click reads them."""
+    flags: dict[str, tuple[str, str]] = {}  # a flag as written -> (its on spelling, its off spelling)
+    for p in command.params:
+        if isinstance(p, click.Option) and p.is_flag and p.secondary_opts and p.opts:
+            for spelling in p.opts + p.secondary_opts:
+                flags[spelling] = (p.opts[0], p.secondary_opts[0])
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            out += args[i:]
+            break
+        name, eq, word = arg.partition("=")
+        if name in flags:
+            on, off = flags[name]
+            negated = name == off
+            if not eq and i + 1 < len(args) and args[i + 1].strip().lower() in TRUE_WORDS + FALSE_WORDS:
+                word, eq = args[i + 1], "="
+                i += 1
+            if eq and word.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+                value = word.strip().lower() in TRUE_WORDS
+                out.append(on if value != negated else off)
+                i += 1
+                continue
+        out.append(arg)
+        i += 1
+    return out
+
+
 def load_catalog_option(catalog_dir: str | None) -> Any:
     """The catalog of --catalog DIR (the shipped one with DIR merged over it), or the shipped one.
 
@@ -142,8 +208,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--kv-dtype-v", dict(help="llama.cpp: the V cache type when it differs from --kv-dtype (--cache-type-v).")),
     ("--context", dict(type=Count(), help="Tokens per sequence in the KV cache.")),
     ("--concurrency", dict(type=Count(), help="Sequences served at once (per replica).")),
-    ("--engine", dict(type=click.Choice(["hf", "vllm", "llama.cpp"]),
-                      help="Inference engine (llama.cpp: what Ollama runs, GGUF weights).")),
+    ("--engine", dict(help="Inference engine: hf, vllm, llama.cpp (GGUF weights; for Ollama, llama.cpp with "
+                           "Ollama's settings given: --context, --flash-attention, --kv-dtype, --concurrency).")),
     ("--engine-version", dict(help="The engine's release: vLLM '0.6.5' (before 0.8.0 the V0 engine), llama.cpp "
                                    "build 'b1792' (default: the current release modelled, which the output names).")),
     ("--enable-lora/--no-enable-lora", dict(default=None, help="vLLM LoRA serving (vllm serve --enable-lora): "

@@ -60,6 +60,12 @@ ACCEPTED_FORMS = (
 _HUB_ID = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: no trailing newline
 
 
+#: Names users type for a model the catalog holds under another id: a release that exists only as one
+#: checkpoint. Meta released Llama 3.3 70B only instruction-tuned (meta-llama/Llama-3.3-70B-Instruct;
+#: Meta's Llama 3.3 model card: "an instruction tuned generative model in 70B"), so 'Llama-3.3-70B' is it.
+MODEL_ID_ALIASES = {"llama-3.3-70b": "llama-3.3-70b-instruct"}
+
+
 @dataclass(frozen=True)
 class ResolvedModel:
     """A model named on the command line, with its architecture and where it was read from.
@@ -109,8 +115,8 @@ def resolve_model(
     if not name:
         raise ModelConfigError("the model name is empty", hint=ACCEPTED_FORMS)
 
-    # 1. A catalog id (ids are lower-case by the catalog schema).
-    for key in (name, name.lower()):
+    # 1. A catalog id (ids are lower-case by the catalog schema), or a name :data:`MODEL_ID_ALIASES` gives one.
+    for key in (name, name.lower(), MODEL_ID_ALIASES.get(name.lower(), "")):
         if key in catalog:
             return _from_catalog(key, catalog[key])
 

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.report.cells import clean_text, indent_after_numbers, split_coord
+from planner.report.printfit import fit_merges_to_page, page_columns, widen_for_numbers, wrap_cut_text
 from planner.report.sheets.alternatives import write_alternatives
 from planner.report.sheets.assumptions import write_assumptions
 from planner.report.sheets.memory import write_memory
@@ -241,22 +242,34 @@ def _print_setup(ws: Worksheet) -> None:
     the sheet's content and charts (:func:`print_area`), and the scale: fit to one page wide where
     that prints at :data:`MIN_PRINT_SCALE` or more, else that scale exactly, the pages read across
     then down, with the columns the sheet repeats (``print_title_cols``, set by its module) on each.
+    Every number is shown whole and every text inside its cells and page (issue 31:
+    :mod:`planner.report.printfit`).
     """
+    from openpyxl.utils import column_index_from_string
+
+    widen_for_numbers(ws)
     ws.print_area = print_area(ws)
     indent_after_numbers(ws)
     setup = ws.page_setup
     setup.orientation = "landscape"
     setup.paperSize = PAPER_SIZE
+    last_col = _area_columns(ws)[1]
     if fit_width_scale(ws) >= MIN_PRINT_SCALE:
         setup.fitToWidth = 1
         setup.fitToHeight = 0
         ws.sheet_properties.pageSetUpPr.fitToPage = True
+        wrap_cut_text(ws, last_col)
     else:
         ws.sheet_properties.pageSetUpPr.fitToPage = False
         setup.scale = MIN_PRINT_SCALE
         setup.pageOrder = "overThenDown"
         if not ws.print_title_cols:
             ws.print_title_cols = "A:A"
+        # nothing merged across a page's edge, no text spilling over it; the columns every page repeats
+        repeated = column_index_from_string(str(ws.print_title_cols).split(":")[-1].replace("$", ""))
+        page_px = printable_width_px() * 100 / MIN_PRINT_SCALE
+        fit_merges_to_page(ws, page_px, last_col, repeated=repeated)
+        wrap_cut_text(ws, last_col, tuple(b for _, b in page_columns(ws, page_px, last_col, repeated=repeated)))
     ws.print_options.gridLines = False
     for side, inches in MARGINS_IN.items():
         setattr(ws.page_margins, side, inches)

@@ -82,9 +82,58 @@ ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default: the workload serves sever
                        "engine: hf (--engine hf) for Transformers generate")
 
 
+#: Ollama, answered with the exact fix (issue 31). Ollama loads GGUF models with llama.cpp (its
+#: "llama" runner) or, for the models it has ported, its own engine (ollama/ollama, runner/
+#: ollamarunner), sizes the context from the VRAM when not told (docs/context-length.mdx: 4k under
+#: 24 GiB, 32k from 24 to 48 GiB, 256k from 48 GiB), and reads flash attention, the KV cache type and
+#: the parallel sequences from its server's environment (envconfig/config.go: OLLAMA_FLASH_ATTENTION,
+#: OLLAMA_KV_CACHE_TYPE, OLLAMA_NUM_PARALLEL). The planner sizes llama.cpp with the settings given,
+#: so an Ollama workload is llama.cpp with Ollama's settings written out, not a silent alias.
+OLLAMA_FIX = ("Ollama runs GGUF models with llama.cpp (or its own engine for the models it has ported) and its "
+              "own defaults: size it as engine: llama.cpp with the settings your Ollama runs with written out, "
+              "context: N from the CONTEXT column of 'ollama ps' (Ollama picks 4k, 32k or 256k by VRAM unless "
+              "num_ctx or OLLAMA_CONTEXT_LENGTH sets it), flash_attention: false (or flash_attention: true where "
+              "its log shows OLLAMA_FLASH_ATTENTION:true), kv_dtype: as OLLAMA_KV_CACHE_TYPE (f16 when unset), "
+              "concurrency: as OLLAMA_NUM_PARALLEL; 'ollama serve' logs them when it starts ('server config').")
+
+
+def _engine_spelling(entry: Entry) -> None:
+    """Refuse, with the exact fix, an engine the planner does not size under that name: ollama
+    (:data:`OLLAMA_FIX`), or llama.cpp spelled otherwise ('llamacpp', 'llama-cpp', 'llama_cpp')."""
+    raw = entry.data.get("engine")
+    if not isinstance(raw, str):
+        return
+    word = raw.strip().lower()
+    if word == "ollama":
+        raise entry.error("Ollama is not an engine the planner sizes by that name", "engine", OLLAMA_FIX)
+    if word != "llama.cpp" and word.replace("-", "").replace("_", "").replace(".", "") == "llamacpp":
+        raise entry.error(f"{raw!r} is spelled llama.cpp here", "engine", "Write engine: llama.cpp.")
+
+
+def _gguf_weights_elsewhere(entry: Entry, engine: str) -> None:
+    """Refuse a GGUF weight type ('Q4_K_M') with an engine other than llama.cpp, naming the engine to
+    add: the planner sizes GGUF files as llama.cpp lays them out (planner.model.gguf)."""
+    raw = entry.data.get("weights")
+    if not isinstance(raw, str) or raw.strip().lower() in WEIGHT_FORMATS:  # 'bf16' is both
+        return
+    from planner.model.gguf import preset_name
+
+    preset = preset_name(raw)
+    if preset is None:
+        return
+    given = "engine" in entry.data
+    fix = f"Replace engine: {engine} by engine: llama.cpp" if given else "Add engine: llama.cpp"
+    raise entry.error(f"{raw!r} is a GGUF weight type, which the planner sizes with engine llama.cpp, not "
+                      f"{'with engine ' + engine if given else 'with the default engine ' + engine}", "weights",
+                      f"{fix}; or keep engine {engine} with weights: bf16, fp16, fp8, int8, int4-awq, int4-gptq, "
+                      "nf4, ...")
+
+
 def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inference:
+    _engine_spelling(entry)
     if entry.data.get("engine") == "llama.cpp":
         return _llamacpp_inference(entry, arch, warnings)
+    _gguf_weights_elsewhere(entry, str(entry.data.get("engine") or unnamed_engine(entry.data)))
     for key in LLAMACPP_KEYS:
         if key in entry.data:
             raise entry.error(f"{key} is a llama.cpp setting and does nothing with engine "

@@ -9,6 +9,7 @@ them). The readers that build them are planner.workload.training and planner.wor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from planner.model.quantization import WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
@@ -359,3 +360,31 @@ class HostOptions:
     low_cpu_mem_usage: bool = True
     pin_memory: bool = True
     load_dtype: str | None = None
+
+
+#: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written.
+TOKEN_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+def parse_token_count(value: Any) -> float | None:
+    """A token count written as a number (200000000, 2e8) or with a suffix ('200M', '1.5B', '200 M
+    tokens', '50k'); None when ``value`` is neither. Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    text = value.strip().lower().replace(",", "").replace("_", "")
+    for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
+        if text.endswith(tail):
+            text = text[: -len(tail)].strip()
+            break
+    mult = 1.0
+    if text and text[-1] in TOKEN_SUFFIXES:
+        mult = TOKEN_SUFFIXES[text[-1]]
+        text = text[:-1].strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number * mult

@@ -29,6 +29,8 @@ from planner.core.errors import InputError, ScenarioError
 from planner.core.fields import Entry
 from planner.workload.othernames import explainer
 from planner.workload.options import (  # noqa: F401  (re-exported: planner.workload.spec names them all)
+    TOKEN_SUFFIXES,
+    parse_token_count,
     ATTENTION,
     CHECKPOINT_DTYPES,
     CHECKPOINTING,
@@ -277,35 +279,8 @@ def _check_replica_machines(entry: Entry, infer: Inference, gpus_per_node: int) 
                           "Every machine holds the same number of replicas: give a divisor of gpus.")
 
 
-#: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written.
-TOKEN_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 #: Most tokens a month a workload may give (a trillion a day for 31 days; beyond any machine this plans).
 MAX_TOKENS_PER_MONTH = 31e12
-
-
-def parse_token_count(value: Any) -> float | None:
-    """A token count written as a number (200000000, 2e8) or with a suffix ('200M', '1.5B', '200 M
-    tokens', '50k'); None when ``value`` is neither. Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lower().replace(",", "").replace("_", "")
-    for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
-        if text.endswith(tail):
-            text = text[: -len(tail)].strip()
-            break
-    mult = 1.0
-    if text and text[-1] in TOKEN_SUFFIXES:
-        mult = TOKEN_SUFFIXES[text[-1]]
-        text = text[:-1].strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number * mult
 
 
 def tokens_per_month(entry: Entry) -> float | None:

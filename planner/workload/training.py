@@ -32,6 +32,7 @@ from planner.workload.options import (
     METHODS,
     OFFLOAD_OPTIMIZERS,
     Training,
+    parse_token_count,
 )
 from planner.workload.checks import (
     _attention,
@@ -158,7 +159,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     adapter_dtype = entry.str("adapter_dtype", adapter_default, choices=("fp32", "bf16", "fp16"))
     lora_dropout = entry.number("lora_dropout", d.lora_dropout, min=0, max=1, min_exclusive=False)
     use_dora = entry.bool("use_dora", False)
-    dataset_tokens = entry.int("dataset_tokens", None, min=1, max=10**16)
+    dataset_tokens = _dataset_tokens(entry)
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     load_in_8bit = entry.bool("load_in_8bit", False)
     _check_method_settings(entry, method, recipe, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit)
@@ -614,3 +615,31 @@ def _bnb_version(entry: Entry, fw_name: str, *, method: str, optimizer: str, loa
                                                                   if fw_name == "torchtune" else "") + ")",
                               "bnb_version", "Remove bnb_version.")
     return bnb_version
+
+
+#: The most tokens a dataset may give (10^16: beyond any corpus trained on; the bound the key always had).
+MAX_DATASET_TOKENS = 10**16
+
+
+def _dataset_tokens(entry: Entry) -> int | None:
+    """The ``dataset_tokens`` key as a whole number of tokens, written as a number (2000000000, 2e9) or
+    with an SI suffix as ``tokens_per_month`` takes it ('2B', '500M', '1.5B tokens';
+    :func:`planner.workload.options.parse_token_count`); None when absent.
+
+    Raises:
+        InputError: not a token count, not a whole number, or outside 1 .. :data:`MAX_DATASET_TOKENS`.
+    """
+    if "dataset_tokens" not in entry.data or entry.data.get("dataset_tokens") is None:
+        return None
+    raw = entry.raw("dataset_tokens")
+    count = parse_token_count(raw)
+    if count is None or count != count:
+        raise entry.error(f"{raw!r} is not a token count", "dataset_tokens",
+                          "Write a number of tokens, e.g. dataset_tokens: 2B (or 2000000000, 2e9; k, M, B, T).")
+    if count != int(count):
+        raise entry.error(f"{raw!r} is not a whole number of tokens ({count:,})", "dataset_tokens",
+                          f"Write dataset_tokens: {int(round(count)):,}".replace(",", "") + ".")
+    if not 1 <= count <= MAX_DATASET_TOKENS:
+        raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {raw!r}", "dataset_tokens",
+                          "The tokens one epoch reads (tokens seen = dataset_tokens x epochs).")
+    return int(count)

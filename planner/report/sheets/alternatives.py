@@ -10,7 +10,9 @@ and a note explains the ranks the sheet skips.
 
 Printing: the alternatives' columns have fixed widths (:data:`WIDTHS`) so the sheet prints one
 page wide at 70 % or more; the infeasible table, under it, spans each of its columns over as many
-of those sheet columns as its text needs (merged cells), its long 'why not' over the rest.
+of those sheet columns as its text needs (merged cells), its long 'why not' over the rest. With no
+feasible alternative the infeasible table stands alone, one sheet column each, the 'why not'
+:data:`WHY_NOT_ALONE_WIDTH` characters wide (issue 31).
 """
 
 from __future__ import annotations
@@ -206,16 +208,25 @@ def _numbered_alternatives(df: Any) -> Any:
     return df.renamed({"rank": SOLVER_RANK_HEADER}).with_first("#", list(range(1, len(df) + 1)))
 
 
+#: The 'why not' column's width (characters) when the infeasible table is the sheet's only table.
+WHY_NOT_ALONE_WIDTH = 80
+NO_ALTERNATIVE = "No feasible alternative: the chosen configuration is the only one."
+
+
 def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
-    """Write the Alternatives sheet: ``data.alternatives``, then ``data.infeasible``."""
+    """Write the Alternatives sheet: ``data.alternatives``, then ``data.infeasible``. With no
+    alternative the infeasible table is laid out on its own (:func:`_write_infeasible_alone`)."""
     from openpyxl.utils import get_column_letter
 
     title(ws, 1, "Ranked alternatives (feasible, not chosen)")
     given = as_table(data.alternatives)
+    if given is None or len(given) == 0:
+        _write_infeasible_alone(ws, data)
+        return
     alts = _numbered_alternatives(given)
     numbered = alts is not given
     header_row = 3 if numbered else 2
-    end = _write_frame(ws, header_row, alts, "No feasible alternative: the chosen configuration is the only one.")
+    end = _write_frame(ws, header_row, alts, NO_ALTERNATIVE)
     ws.freeze_panes = f"A{header_row + 1}"
     # printed over several pages wide (more columns than one page holds at 70 %): '#' to the GPU on each
     ws.print_title_cols = "A:C" if numbered else "A:A"
@@ -236,3 +247,22 @@ def write_alternatives(ws: Worksheet, data: WorkbookData) -> None:
                 wrap_from=header_row,
                 fixed={get_column_letter(c): ws.column_dimensions[get_column_letter(c)].width
                        for c in range(1, n_cols + 1)})
+
+
+def _write_infeasible_alone(ws: Worksheet, data: WorkbookData) -> None:
+    """The sheet when nothing else is feasible: the sentence saying so, then the infeasible table
+    one sheet column per table column, each as wide as its content (up to 30 characters) and the
+    'why not' :data:`WHY_NOT_ALONE_WIDTH` wide, wrapped: one page wide, not an empty table's
+    columns with the reasons squeezed into the last."""
+    from openpyxl.utils import get_column_letter
+
+    infeasible = as_table(data.infeasible)
+    put_text(ws, 2, 1, NO_ALTERNATIVE)
+    title(ws, 4, "Infeasible candidates, with the binding constraint")
+    _write_frame(ws, 5, infeasible, "No infeasible candidate.")
+    ws.freeze_panes = "A6"
+    n_cols = max(ws.max_column, 1)
+    wrap = [get_column_letter(c) for c in range(1, n_cols + 1)]
+    fixed = {get_column_letter(c): WHY_NOT_ALONE_WIDTH for c in range(1, n_cols + 1)
+             if ws.cell(row=5, column=c).value in ("Why not", SPECIAL["why_lost"][0])}
+    fit_columns(ws, cap=_DEFAULT_CAP, wrap_cols=wrap, wrap_from=5, fixed=fixed)

@@ -75,8 +75,9 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
     row += 1
     mono = styles()["mono"]
-    for line in data.scenario_text.splitlines():  # a line spills right over the empty B-L (163 characters)
-        put_text(ws, row, 1, line).font = mono
+    for line in data.scenario_text.splitlines():
+        # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
+        put_sentence(ws, row, 1, line, _LAST_COL, mono)
         row += 1
     ws.freeze_panes = "A2"
     # QLoRA's weights (E) are text: NF4 linears, 16-bit rest

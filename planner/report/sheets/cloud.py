@@ -455,7 +455,7 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
     put_text(ws, r, 8, o.why_not)
     put_text(ws, r, 16, o.as_of)
     put_text(ws, r, 17, o.region)
-    put_text(ws, r, 18, o.source)
+    put_text(ws, r, 18, s.short_source(o.source))
     if o.spot_range_usd_per_hour is not None:
         put_text(ws, r, 19, f"{o.spot_range_usd_per_hour[0]:g}-{o.spot_range_usd_per_hour[1]:g}")
     put_text(ws, r, 20, o.spot_basis)
@@ -507,7 +507,8 @@ def _layout(ws: Any) -> None:
     names) repeated on each page and row 1 at the top; its sentences wrap within A-I, the first
     page's width.
     """
-    widths = {"A": 40, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 30}
+    # H: the instance table's 'Why not', a sentence with figures, on a page of its own (past G)
+    widths = {"A": 40, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 60}
     for col, w in widths.items():
         ws.column_dimensions[col].width = w
     for col in "IJKLMNOP":

@@ -39,6 +39,22 @@ class CloudSheet:
         self.input_fill = PatternFill("solid", fgColor="FFF2CC")
         self.header_fill = PatternFill("solid", fgColor="DDEBF7")
         self.wrap = Alignment(wrap_text=True, vertical="top")
+        self._listed: set[str] | None = None  # the REF: ids the Sources sheet lists (short_source)
+
+    def short_source(self, text: str) -> str:
+        """A price source as the instance table shows it: its ``REF:`` ids alone ('REF:SKY-AWS-v8')
+        where the workbook's Sources sheet lists every one of them (the document, where to find it
+        and its links in full there: a footnote, not a paragraph on every row); else ``text``."""
+        from planner.catalog.sources import ref_ids
+
+        refs = ref_ids(text or "")
+        if not refs or "Sources" not in self.ws.parent.sheetnames:
+            return text
+        if self._listed is None:
+            self._listed = {str(c.value) for c in self.ws.parent["Sources"]["A"] if isinstance(c.value, str)}
+        if all(f"REF:{r}" in self._listed for r in refs):
+            return "; ".join(f"REF:{r}" for r in refs)
+        return text
 
     def label(self, row: int, text: str, col: int = 1) -> None:
         """A bold label."""

@@ -1,7 +1,8 @@
 """The Quote sheet: a budgetary estimate from catalog prices, its totals as live formulas.
 
-Rows 1-8 are the header block (reference, date, re-check date, customer, catalog) with the "not a
-vendor quote" banner and notes beside it; the line items follow from :data:`QUOTE_HEADER_ROW`,
+Rows 1-8 are the header block (reference, date, re-check date, customer, catalog, and the grand
+total, repeated from the foot of the table so that it prints on the sheet's first page) with the
+"not a vendor quote" banner and notes beside it; the line items follow from :data:`QUOTE_HEADER_ROW`,
 then :data:`QUOTE_BLANK_ROWS` yellow input rows inside the subtotal's range, then subtotal,
 discount, tax, shipping and grand total. The arithmetic, in order, every amount rounded to cents
 (Excel's ``ROUND``, half away from zero)::
@@ -93,6 +94,10 @@ def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] 
     _header_block(ws, data, statuses, bool(cited))
     first, last_item, last = _item_rows(ws, data, statuses, cited)
     cells = _total_rows(ws, data.quote, first, last)
+    # the grand total in the header block too: the rows above the table print on every page of the
+    # sheet (print_title_rows), so the total is on its first page however many lines follow
+    label(ws, 8, 1, "Grand total (USD)")
+    put_formula(ws, 8, 2, f"={cells['grand_total']}", USD_FORMAT).font = styles()["bold"]
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
     # Fixed widths: the sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale);
     # the banner and notes in D2:D8 wrap across D-L (merged), the labels in A2:A7 wrap in A.

@@ -126,13 +126,18 @@ def put_source(ws: Worksheet, row: int, col: int, text: str, cited: Mapping[str,
     return put_text(ws, row, col, source_text(text, cited, references))
 
 
-def _put_link(ws: Worksheet, row: int, col: int, url: str):
-    """A URL as text with a hyperlink to it (text only when Excel could not hold the link)."""
-    from openpyxl.styles import Font
+def _put_link(ws: Worksheet, row: int, col: int, url: str, width: float):
+    """A URL as text: a hyperlink to it where it fits ``width`` characters on one line, else plain
+    text wrapped in its cell (LibreOffice shows a hyperlinked cell on one line, so a long link would
+    run past the page's margin or be cut; the wrapped text prints whole), and text only where
+    Excel could not hold the link."""
+    from openpyxl.styles import Alignment, Font
 
     cell = put_text(ws, row, col, url)
     target = clean_text(url)
-    if len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")):
+    if len(target) + 2 > width:
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+    elif len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")):
         cell.hyperlink = target
         cell.font = Font(color=_LINK_COLOR, underline="single")
     return cell
@@ -180,6 +185,10 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
     if not cited:
         put_text(ws, row, 1, SOURCES_NONE)
     read = data.references.files if data.references is not None else ()
+    # Widths: 186 characters in all at most, so the sheet prints one page wide at 70 % or more; a
+    # link longer than its column is wrapped text (_put_link), its hyperlink left out.
+    urls = [u for c in cited if c.doc is not None for u in c.doc.urls]
+    link_width = min(48, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
     for c in cited:
         put_text(ws, row, 1, f"REF:{c.id}")
         put_text(ws, row, 5, c.cited_by)
@@ -199,13 +208,8 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
                 row += 1
                 put_text(ws, row, 1, f"REF:{c.id}")
                 put_text(ws, row, 2, SOURCES_MORE_LINKS)
-            _put_link(ws, row, 4, url)
+            _put_link(ws, row, 4, url, link_width)
         row += 1
     ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"
-    # Links stay on one line (LibreOffice does not wrap a hyperlinked cell): as wide as the longest,
-    # within limits; a longer one is cut on screen and paper, its address is in full in B or C.
-    urls = [u for c in cited if c.doc is not None for u in c.doc.urls]
-    # Widths: 186 characters in all at most, so the sheet prints one page wide at 70 % or more.
-    link_width = min(48, max([len(u) + 2 for u in urls] + [len(SOURCES_HEADERS[3]) + 4]))
     fit_columns(ws, fixed={"A": 17, "B": 50, "C": 30, "D": link_width, "E": 22, "F": 19},
                 wrap_cols=("A", "B", "C", "E", "F"), wrap_from=2)

@@ -1,0 +1,231 @@
+"""What a sheet needs to print clean (issue 31, item 3): every number whole, every text inside its
+cells and the page.
+
+A spreadsheet program prints ``###`` for a number wider than its column and cuts a text where the
+next cell holds a value or the print area ends. The sheets set their columns' widths for paper;
+these helpers run last (:func:`planner.report.workbook._print_setup`), over what was written:
+
+- :func:`widen_for_numbers`: each column at least as wide as the widest number it holds, as its
+  number format shows it (:func:`shown_number`);
+- :func:`wrap_cut_text`: a text cell that would be cut or run past the print area's last column
+  wraps inside its cell, and its row grows to hold the lines.
+
+Widths are in characters of Calibri 11's digit (7 px; ECMA-376 Part 1, 18.3.1.13, the unit of a
+column's ``width``). A text's width is estimated from its characters: a character as wide as a
+digit (Calibri's letters are narrower on average, so the estimate errs towards wrapping), bold
+10 % wider, a monospaced font (Courier New, 11 pt: 0.6 em = 6.6 pt = 8.8 px) 8.8 / 7 of a digit.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from openpyxl.worksheet.worksheet import Worksheet
+
+#: A monospaced character's width in digits: Courier New's advance width is 0.6 em (1229/2048 of
+#: its em, the font's hmtx table); at 11 pt and 96 px an inch that is 8.8 px, Calibri's digit 7 px.
+MONO_PER_DIGIT = 8.8 / 7
+#: A column's character in pixels where Calibri is not installed: LibreOffice sizes the columns
+#: with the font it substitutes, DejaVu Sans on a bare Linux, whose digits advance 1303/2048 em
+#: (the font's hmtx table): 11 pt x 1303/2048 = 7.0 pt = 9.33 px at 96 px an inch, against
+#: Calibri's 7 px. Pages then hold fewer columns; layouts that must end on a page use this.
+FALLBACK_DIGIT_PX = 11 * 1303 / 2048 * 96 / 72
+#: Bold text's width in plain text's (an estimate that errs towards wrapping).
+BOLD_FACTOR = 1.1
+#: Characters of a cell's padding and the margin against rounding: a text or number takes its
+#: width plus this.
+SLACK = 1.0
+#: An indent step in characters (Excel: 3 spaces of the default font; about a digit and a half).
+INDENT_CHARS = 1.5
+#: Points a wrapped line takes (Calibri 11's line height, as the sheets' :func:`fit_heights` uses).
+LINE_PT = 15.0
+
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def shown_number(value: float | int, number_format: str | None) -> str:
+    """``value`` as ``number_format`` shows it, for the formats the workbooks use: literal text in
+    quotes or a '$', a thousands separator (',' in the format), a fixed count of decimals ('0.00'),
+    a percent ('%': the value times 100). 'General' or None: up to 10 significant digits, as
+    spreadsheet programs show a number in a column wide enough. Only the positive section of a
+    format with sections (';') is read; a negative value gets its '-'.
+
+    >>> shown_number(1234567.891, '"$"#,##0.00;[Red]-"$"#,##0.00')
+    '$1,234,567.89'
+    >>> shown_number(0.125, "0.00%")
+    '12.50%'
+    """
+    fmt = (number_format or "General").split(";")[0]
+    if fmt in ("General", "@", ""):
+        text = f"{value:.10g}" if isinstance(value, float) else str(value)
+        return text
+    literal = "".join(_QUOTED.findall(fmt))
+    core = _QUOTED.sub("", fmt)
+    core = re.sub(r"\[[^\]]*\]", "", core)
+    if "$" in core:
+        literal += "$"
+    pct = "%" in core
+    x = abs(float(value)) * (100 if pct else 1)
+    m = re.search(r"\.([0#]+)", core)
+    decimals = len(m.group(1)) if m else 0
+    digits = f"{x:,.{decimals}f}" if "," in core else f"{x:.{decimals}f}"
+    return ("-" if value < 0 else "") + literal + digits + ("%" if pct else "")
+
+
+def _width(ws: Worksheet, col: int) -> float:
+    from openpyxl.utils import get_column_letter
+
+    return ws.column_dimensions[get_column_letter(col)].width or 8.43
+
+
+def widen_for_numbers(ws: Worksheet) -> None:
+    """Widen every column of ``ws`` that holds a number (int or float, not a bool) to its widest
+    shown value (:func:`shown_number`) plus :data:`SLACK`: no ``###`` on screen or paper. A number
+    in a merged range widens the range's last column by what the range lacks. Formulas are not
+    evaluated: their columns are sized by the sheets."""
+    from openpyxl.utils import get_column_letter
+
+    need: dict[int, float] = {}
+    merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
+    for cell in list(ws._cells.values()):  # the written cells (cells.written_cells), in any order
+        value = cell.value
+        if cell.data_type != "n" or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if value != value or value in (float("inf"), float("-inf")):
+            continue
+        n = len(shown_number(value, cell.number_format)) * (BOLD_FACTOR if cell.font.b else 1.0) + SLACK
+        end = merged.get((cell.row, cell.column), cell.column)
+        if end > cell.column:  # a merged range: its last column takes what the others lack
+            n -= sum(_width(ws, c) + 5 / 7 for c in range(cell.column, end))
+        need[end] = max(need.get(end, 0.0), n)
+    for col, n in need.items():
+        if _width(ws, col) < n:
+            ws.column_dimensions[get_column_letter(col)].width = math.ceil(n)
+
+
+def text_width(cell: Any) -> float:
+    """The width ``cell``'s text takes on one line, in digit widths: its longest line's characters
+    (x :data:`BOLD_FACTOR` bold, x :data:`MONO_PER_DIGIT` monospaced), its indent, :data:`SLACK`."""
+    longest = max(str(cell.value).split("\n"), key=len)
+    return text_width_of(longest, cell) + (cell.alignment.indent or 0) * INDENT_CHARS + SLACK
+
+
+def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ()) -> list[str]:
+    """Wrap each text cell of ``ws`` that would be cut on paper: one not wrapped whose text is wider
+    than its column (or its merged range) and the empty cells right of it up to ``last_col`` (the
+    print area's last column, or the last column of its page, ``page_ends``, for a sheet printed
+    several pages wide): the next value or the page's edge would cut it. Titles (a font
+    over 11 pt) in column A are left to spill over their empty row. The row grows to the lines the
+    text takes (:data:`LINE_PT` a line) and its other cells align to the top. Returns the changed
+    cells' coordinates."""
+    from openpyxl.styles import Alignment
+
+    merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
+    cells = ws._cells
+    changed = []
+    for (row, col), cell in sorted(cells.items()):
+        value = cell.value
+        if not isinstance(value, str) or cell.data_type != "s" or not value or type(cell).__name__ == "MergedCell":
+            continue
+        alignment = cell.alignment
+        if alignment.wrap_text or alignment.shrink_to_fit:
+            continue
+        if col == 1 and (cell.font.sz or 11) > 11 and "\n" not in value:
+            continue  # a title: spills over its empty row
+        end = merged.get((row, col), col)
+        width = sum(_width(ws, c) for c in range(col, end + 1)) + (end - col) * 5 / 7
+        need = text_width(cell)
+        if need <= width:
+            continue
+        spill = width
+        c = end + 1
+        stop = min([e for e in page_ends if e >= end] + [last_col])
+        while c <= stop and spill < need:
+            nxt = cells.get((row, c))
+            if nxt is not None and nxt.value is not None:
+                break
+            spill += _width(ws, c) + 5 / 7
+            c += 1
+        if spill >= need and "\n" not in value and alignment.horizontal in (None, "general", "left"):
+            continue
+        cell.alignment = Alignment(horizontal=alignment.horizontal, vertical="top", wrap_text=True,
+                                   indent=alignment.indent)
+        per_line = max(1.0, width - SLACK - (alignment.indent or 0) * INDENT_CHARS)
+        chars = max(1, int(per_line / (text_width_of("x", cell) or 1)))  # characters a line holds
+        lines = sum(max(1, len(textwrap.wrap(part, chars))) for part in value.split("\n"))
+        height = ws.row_dimensions[row].height or LINE_PT
+        if lines * LINE_PT > height:
+            ws.row_dimensions[row].height = lines * LINE_PT
+            for other in ws[row]:
+                if other.value is not None and not other.alignment.wrap_text and other.alignment.vertical != "top":
+                    a = other.alignment
+                    other.alignment = Alignment(horizontal=a.horizontal, vertical="top", indent=a.indent)
+        changed.append(cell.coordinate)
+    return changed
+
+
+def text_width_of(text: str, cell: Any) -> float:
+    """The width ``text`` takes in ``cell``'s font, in digit widths (:func:`text_width` without the
+    indent and the slack), one line."""
+    font = cell.font
+    factor = MONO_PER_DIGIT if (font.name or "").lower().startswith("courier") else 1.0
+    if font.b:
+        factor *= BOLD_FACTOR
+    return len(text) * factor * (font.sz or 11) / 11
+
+
+def page_columns(ws: Worksheet, page_px: float, last_col: int, digit_px: float = FALLBACK_DIGIT_PX,
+                 repeated: int = 0) -> list[tuple[int, int]]:
+    """(first, last) column of each page across, for a sheet printed several pages wide: a page
+    holds the columns whose widths (``w * digit_px + 5`` px each) add up to ``page_px`` or less,
+    after the ``repeated`` first columns (``print_title_cols``) that every page after the first
+    repeats; at least one column a page."""
+    def px(c: int) -> float:
+        return _width(ws, c) * digit_px + 5
+
+    title_px = sum(px(c) for c in range(1, repeated + 1))
+    pages, col = [], 1
+    while col <= last_col:
+        used = title_px if pages else 0.0
+        first = col
+        while col <= last_col and (col == first or used + px(col) <= page_px):
+            used += px(col)
+            col += 1
+        pages.append((first, col - 1))
+    return pages
+
+
+def fit_merges_to_page(ws: Worksheet, page_px: float, last_col: int, digit_px: float = FALLBACK_DIGIT_PX,
+                       repeated: int = 0) -> list[str]:
+    """Shrink each one-row merged range that runs over a page's last column (:func:`page_columns`)
+    to end on that page: a sentence merged across a sheet printed several pages wide would
+    otherwise be cut at the page's edge. ``digit_px`` defaults to the widest digit a spreadsheet
+    program may size the columns with (:data:`FALLBACK_DIGIT_PX`). The row grows to the lines the
+    text then takes (:data:`LINE_PT` a line). Returns the new ranges."""
+    from openpyxl.utils import get_column_letter
+
+    ends = [b for _, b in page_columns(ws, page_px, last_col, digit_px, repeated)]
+    changed = []
+    for rng in list(ws.merged_cells.ranges):
+        if rng.min_row != rng.max_row:
+            continue
+        end = next((b for b in ends if b >= rng.min_col), rng.max_col)
+        if rng.max_col <= end:
+            continue
+        row, first = rng.min_row, rng.min_col
+        ws.unmerge_cells(str(rng))
+        new = f"{get_column_letter(first)}{row}:{get_column_letter(end)}{row}"
+        if end > first:
+            ws.merge_cells(new)
+        cell = ws.cell(row=row, column=first)
+        width = sum(_width(ws, c) for c in range(first, end + 1)) + (end - first) * 5 / 7
+        per_line = max(1, int((width - SLACK) / (text_width_of("x", cell) or 1)))
+        lines = sum(max(1, len(textwrap.wrap(part, per_line))) for part in str(cell.value or "").split("\n"))
+        if lines * LINE_PT > (ws.row_dimensions[row].height or LINE_PT):
+            ws.row_dimensions[row].height = lines * LINE_PT
+        changed.append(new)
+    return changed

@@ -182,3 +182,18 @@ def test_the_speed_object_names_every_key_the_issue_lists():
     assert {"prefill_tokens_per_s", "ttft_s", "tpot_s", "output_tokens_per_s", "request_s", "parts"} <= set(infer)
     for p in train["parts"] + infer["parts"]:
         assert p["formula"] and p["source"] and p["seconds"] >= 0
+
+
+def test_llamacpp_kernels_per_layer_follow_the_ggml_graph():
+    # planner.speed.layers.GGML_*: a Llama layer has 22 compute nodes (scale 1, the dense count of 12
+    # kept); DeepSeek-V2-Lite's MoE layers 42 (20 MLA attention + 12 + (6 - 1) + 5 shared experts) and
+    # its one dense layer 27, as llama.cpp's graph listing of that shape has them.
+    from planner import estimate
+    from planner.speed.layers import ggml_kernel_scale, ggml_moe_block_nodes
+
+    llama = estimate(catalog=_cat(), model="llama-2-7b", task="infer").workload.architecture
+    ds = estimate(catalog=_cat(), model="deepseek-v2-lite", task="infer").workload.architecture
+    assert ggml_kernel_scale(llama) == 1.0
+    assert ggml_moe_block_nodes(ds) == 22
+    assert ds.dense_layers == 1
+    assert ggml_kernel_scale(ds) == pytest.approx((27 + 26 * 42) / 27 / 22)

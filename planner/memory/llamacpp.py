@@ -449,7 +449,8 @@ class ComputeBuffers:
 
 
 def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, kv: KvSplit, *, n_ubatch: int,
-                    flash_attention: bool, type_k: str, type_v: str, mla_layout: str = "latent") -> ComputeBuffers:
+                    flash_attention: bool, type_k: str, type_v: str, mla_layout: str = "latent",
+                    v_untransposed: bool = False) -> ComputeBuffers:
     """The GPU and host compute buffers ``ggml_backend_sched`` reserves for the worst-case graph.
 
     The worst case is a ubatch of T = min(n_ctx, n_ubatch) tokens, every one an output
@@ -489,6 +490,13 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
       ``ggml_cont(ggml_transpose(v))``: n_kv x kv_lora_rank in the K type), and keeps the absorbed
       query and the latent attention output (each kv_lora_rank x n_head x T, F32) before ``wv_b``
       decompresses it.
+    - ``v_untransposed`` (flash attention ``auto`` resolved off after the cache was laid out for it,
+      :func:`settings`): without flash attention the graph needs V transposed and copies it,
+      ``ggml_cont(ggml_transpose(v))`` (src/llama-graph.cpp ``build_attn_mha``: ``if (!v_trans)``),
+      n_kv x n_embd_v_gqa in the V type, beside the scores. On llama.cpp's CPU backend (build of
+      llama-cpp-python 0.3.36 made to keep V untransposed without flash attention) the DeepSeek-V2-Lite
+      per-head graph at 32K reserves 1,256.28 MiB against 1,136.27 MiB with V transposed: +120 MiB,
+      this copy's 128 MiB less the allocator's placement.
     """
     h, f, V = arch.hidden_size, arch.intermediate_size, arch.vocab_size
     n_ctx, n_kv = kv.full_cells, kv.seq_cells or kv.full_cells
@@ -510,6 +518,9 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
         mla_extra = (n_kv * GGML_TYPES[type_k].row_bytes(arch.kv_lora_rank)
                      + 2 * arch.kv_lora_rank * a * T * ACT_BYTES)
         attn += mla_extra
+    v_copy = n_kv * GGML_TYPES[type_v].row_bytes(dv) if v_untransposed and dv and not flash_attention else 0
+    attn += v_copy
+    mla_extra += v_copy  # the phase's extras beyond the rows (base_attn below)
     k = arch.num_experts_per_tok if arch.is_moe else 1
     mlp = mask + MLP_FF_ROWS * k * f * T * ACT_BYTES + (MLP_ROWS - 1) * row
     mlp_text = (f"MLP: mask + {MLP_FF_ROWS} x {f'{k} experts x ' if arch.is_moe else ''}n_ff {f:,} x {T:,} x 4 B "
@@ -518,7 +529,10 @@ def compute_buffers(arch: Architecture, place: Placement, weights: WeightSplit, 
     attn_text = (f"attention (mask + {ATTN_ROWS - 1} rows of n_embd and the new K and V ({dk:,} + {dv:,} values) x "
                  f"{T:,} tokens x 4 B" + ("" if flash_attention else f" + scores {n_kv:,} cells x {T:,} x {a} heads x 4 B")
                  + (f" + MLA latent: V copy {n_kv:,} cells x kv_lora_rank {arch.kv_lora_rank} in {type_k} and the "
-                    f"absorbed query and output 2 x {arch.kv_lora_rank} x {a} heads x {T:,} x 4 B" if mla_extra else ""))
+                    f"absorbed query and output 2 x {arch.kv_lora_rank} x {a} heads x {T:,} x 4 B"
+                    if mla_extra - v_copy else "")
+                 + (f" + V copied transposed {n_kv:,} cells x n_embd_v_gqa {dv:,} in {type_v} (flash attention auto "
+                    f"resolved off: no CUDA kernel for this head shape)" if v_copy else ""))
     out_text = f"output: logits n_vocab {V:,} x {T:,} x 4 B + {OUT_ROWS - 1} row"
     host_blocks = [i for i in range(place.n_layer) if not place.block_on_gpu(i)]
     if host_blocks and T >= OP_OFFLOAD_MIN_BATCH:
@@ -605,8 +619,34 @@ COMPUTE_SRC = ("llama.cpp src/llama-context.cpp sched_reserve (worst-case ubatch
                "derived from the graph's largest tensors, checked against llama.cpp's logged reservations")
 
 
+def cuda_fa_supported(arch: Architecture, *, mla_layout: str = "latent") -> bool:
+    """Whether ggml-cuda's flash attention has a kernel for the model's attention shape.
+
+    Only the shape this module knows to be missing is refused: K 192 / V 128 values a head (MLA's
+    per-head layout, DeepSeek-V2/V3 GGUFs without key_length_mla) needs the GQA-grouped MMA kernel,
+    which requires n_head / n_head_kv to be a multiple of 8 (ggml/src/ggml-cuda/fattn.cu
+    ``ggml_cuda_get_best_fattn_kernel``: ``case 192: if (V->ne[0] != 128 || !gqa_opt_applies) ...
+    if (gqa_ratio % 8 != 0) return BEST_FATTN_KERNEL_NONE``, llama.cpp as vendored by
+    llama-cpp-python 0.3.36); the per-head layout caches every head (ratio 1). Every other shape is
+    taken as supported.
+    """
+    return not (arch.is_mla and mla_layout == "per_head")
+
+
 def settings(w) -> dict:
-    """The llama.cpp settings of an ``engine: llama.cpp`` workload, resolved (ggml type names)."""
+    """The llama.cpp settings of an ``engine: llama.cpp`` workload, resolved (ggml type names).
+
+    ``flash_attention: true`` is llama.cpp's default ``--flash-attn auto`` (what llama-server and
+    Ollama pass on CUDA, ollama llm/llama_server.go ``appendFlashAttentionArgs``). With 16-bit K and
+    V, ``auto`` keeps flash attention only where the GPU backend runs it for the layer
+    (src/llama-context.cpp ``resolve_fused_ops``: the FA probe graph's op on another device than the
+    layer sets ``cparams.flash_attn = false``); :func:`cuda_fa_supported` says where it does not.
+    The KV cache was made before that probe, with ``cparams.flash_attn`` still true (llama-context.cpp:
+    ``cparams.flash_attn = params.flash_attn_type != LLAMA_FLASH_ATTN_TYPE_DISABLED``; llama-model.cpp
+    ``attn_v_trans = !cparams.flash_attn``), so V stays untransposed: ``fa_auto_off``. A quantized K
+    or V cache forces flash attention on instead (llama-context.cpp "enabling flash_attn since it is
+    required for quantized V cache"), so it is not resolved off there.
+    """
     from planner.workload.engine_releases import legacy_q2k
 
     i = w.infer
@@ -614,9 +654,13 @@ def settings(w) -> dict:
     k = kv_cache_type(i.kv_dtype)
     v = kv_cache_type(i.kv_dtype_v or i.kv_dtype)
     layers = arch.num_hidden_layers + 1 if i.gpu_layers is None else i.gpu_layers
+    mla = i.mla_kv_layout or "latent"
+    fa = i.flash_attention
+    auto_off = (fa and layers > 0 and not cuda_fa_supported(arch, mla_layout=mla)
+                and GGML_TYPES[k].block == 1 and GGML_TYPES[v].block == 1)
     return {"preset": i.weights, "type_k": k, "type_v": v, "gpu_layers": layers, "n_ubatch": i.max_num_batched_tokens
-            or 512, "flash_attention": i.flash_attention, "imatrix": i.imatrix, "swa_full": not i.sliding_window,
-            "devices": i.tp, "mla_layout": i.mla_kv_layout or "latent",
+            or 512, "flash_attention": fa and not auto_off, "fa_auto_off": auto_off, "imatrix": i.imatrix,
+            "swa_full": not i.sliding_window, "devices": i.tp, "mla_layout": mla,
             "legacy_q2k": legacy_q2k(getattr(i, "engine_version", None))}
 
 
@@ -629,7 +673,8 @@ def layout(w) -> tuple[Placement, WeightSplit, KvSplit, ComputeBuffers]:
     kv = kv_split(arch, place, type_k=s["type_k"], type_v=s["type_v"], context=i.context, sequences=i.concurrency,
                   n_ubatch=s["n_ubatch"], swa_full=s["swa_full"], mla_layout=s["mla_layout"])
     cb = compute_buffers(arch, place, ws, kv, n_ubatch=s["n_ubatch"], flash_attention=s["flash_attention"],
-                         type_k=s["type_k"], type_v=s["type_v"], mla_layout=s["mla_layout"])
+                         type_k=s["type_k"], type_v=s["type_v"], mla_layout=s["mla_layout"],
+                         v_untransposed=s["fa_auto_off"])
     return place, ws, kv, cb
 
 
@@ -766,6 +811,11 @@ def estimate_llamacpp(w, overheads) -> "Estimate":
                      + f"; the breakdown is GPU {bind}'s, the largest"
                      + ("; pipeline parallelism on (4 copies of each split's inputs)" if place.pipeline_parallel
                         else "") + ".")
+    if s["fa_auto_off"]:
+        notes.append("Flash attention (llama.cpp's default auto) resolves off here: ggml-cuda has no flash-attention "
+                     "kernel for K 192 / V 128 values a head with a GQA ratio that is not a multiple of 8 (MLA's "
+                     "per-head layout), so the graph keeps the score matrices and copies V transposed, as the "
+                     "cache was laid out for flash attention before the check.")
     if place.gpu_blocks < place.n_layer:
         notes.append("Blocks in host RAM: decode reads them from RAM at the platform's memory bandwidth; prompt "
                      "batches of >= 32 tokens copy their weights to the GPU for the matrix products.")

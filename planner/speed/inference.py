@@ -41,7 +41,7 @@ from planner.speed.constants import (
     gemm_efficiency,
     gemm_size_factor,
 )
-from planner.speed.layers import gemm_weights, ggml_activation_bytes, token_costs
+from planner.speed.layers import gemm_weights, ggml_activation_bytes, ggml_kernel_scale, token_costs
 from planner.speed.result import InferenceSpeed, Part
 from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY, decode_reads, llamacpp_prefill_upload
 
@@ -59,6 +59,21 @@ LAYER_KERNELS = {"vllm": 10, "llama.cpp": 12, "hf": 40}
 DECODE_TILE_ROWS = 64
 #: llama.cpp's default physical batch (``n_ubatch``, ggml-org/llama.cpp common/common.h).
 LLAMACPP_UBATCH = 512
+
+
+def layer_kernels(w) -> float:
+    """Kernels one decoder layer launches per step for ``w``'s engine (:data:`LAYER_KERNELS`).
+
+    llama.cpp: the Llama layer's count scaled by the model's ggml graph nodes per layer over a Llama
+    layer's (planner.speed.layers.ggml_kernel_scale): an MoE block adds the router product, its
+    soft_max, argsort and get_rows, the expert sum's adds and the shared experts, an MLA attention
+    the latent products, norms and concats; DeepSeek-V2-Lite's layers average 1.88 Llama layers.
+    vLLM and Transformers: the dense counts (their MoE kernels are not counted apart yet).
+    """
+    i = w.infer
+    if i.engine == "llama.cpp":
+        return LAYER_KERNELS["llama.cpp"] * ggml_kernel_scale(w.architecture)
+    return float(LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine])
 
 
 def weight_format(w) -> str:
@@ -148,7 +163,7 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         host_s = (dr.host_weights_read + c * dr.host_kv_per_token * kv) / (host_bandwidth * HOST_MBU)
     comp_s = 2.0 * dr.params * c / (peak_flops * decode_gemm_efficiency(gemm_eff, fmt == "fp8", c))
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
-    fixed_s = LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine] * arch.num_hidden_layers * per_kernel.value
+    fixed_s = layer_kernels(w) * arch.num_hidden_layers * per_kernel.value
     ar_s = 0.0
     shard = 1 if llama else max(i.tp, 1)
     if shard > 1:
@@ -211,8 +226,11 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     mem_s = w_s + kv_s + host_s
     step = max(mem_s, comp_s) + fixed_s + ar_s
     eff = decode_gemm_efficiency(ge.value, fmt == "fp8", c)
-    engine_kernels = "vllm" if i.engine == "vllm" else i.engine
     per_kernel = EAGER_OP_S if i.engine == "hf" else KERNEL_FLOOR_S
+    n_k = layer_kernels(w)
+    kernels_text = (f"{n_k:.1f} (Llama layer's {LAYER_KERNELS['llama.cpp']} x {ggml_kernel_scale(arch):.3f}, the "
+                    "ggml graph's compute nodes per layer over a Llama layer's)" if i.engine == "llama.cpp"
+                    and n_k != LAYER_KERNELS["llama.cpp"] else f"{n_k:g}")
     parts += [
         Part("decode: weights read", w_s, lambda: f"{dr.weights_read:,.0f} B"
              + (f" (of {dr.weights:,.0f} B: routed experts {dr.experts:,.0f} B x {dr.expert_share:.4f} = "
@@ -227,7 +245,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
              f"{comp_s * 1e3:.3f} ms: "
              "its excess over memory",
              ge.source, ge.assumed),
-        Part("decode: per-layer fixed cost", fixed_s, lambda: f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+        Part("decode: per-layer fixed cost", fixed_s, lambda: f"{kernels_text} kernels x {L} layers x "
              f"{per_kernel.value * 1e6:g} us ({'host-launched eager ops' if i.engine == 'hf' else 'CUDA graph'})",
              per_kernel.source, per_kernel.assumed),
     ]
@@ -248,7 +266,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         qd = arch.num_attention_heads * arch.head_dim / shard
         a_s = 4.0 * qd * (prompt_tokens + 1) / 2 * tokens * L / (float(gpu.bf16_tflops) * 1e12 * ae.value)
         ubatches = int(-(-tokens // LLAMACPP_UBATCH)) if llama else 1
-        f_s = LAYER_KERNELS[engine_kernels] * L * per_kernel.value * ubatches
+        f_s = layer_kernels(w) * L * per_kernel.value * ubatches
         # memory-bound activation traffic: llama.cpp's F32 tensors, vLLM's fused bf16 kernels, Transformers' eager ops
         if llama:
             act_b = ggml_activation_bytes(arch, quantized=fmt != "16bit") / shard
@@ -273,7 +291,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
                    f"({'ggml F32 activations' if llama else 'norms, rotary, activation, residuals'}) / "
                    f"({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x {BANDWIDTH_EFFICIENCY.value:g})",
                    BANDWIDTH_EFFICIENCY.source),
-              Part("prefill: per-layer fixed cost", f_s, lambda: f"{LAYER_KERNELS[engine_kernels]} kernels x {L} layers x "
+              Part("prefill: per-layer fixed cost", f_s, lambda: f"{kernels_text} kernels x {L} layers x "
                    f"{ubatches} batch(es)", per_kernel.source, per_kernel.assumed)]
         if t_ar:
             ps.append(Part("prefill: tensor-parallel all-reduces", t_ar, lambda: f"2 x {L} all-reduces of {tokens:,.0f} x "

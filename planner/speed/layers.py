@@ -143,3 +143,44 @@ def ggml_activation_bytes(arch, *, quantized: bool) -> float:
         inputs = 3 * h + qd + (2 * h if arch.gated_mlp else h) + f
         per_layer += (4.0 + 1.125) * inputs
     return per_layer * arch.num_hidden_layers
+
+
+#: Compute nodes (kernels before any backend fusion) of one decoder layer in llama.cpp's ggml graph
+#: at decode, read from the graph llama.cpp builds (GGML_SCHED_DEBUG=2 listing of the reserve graph,
+#: llama.cpp as vendored by llama-cpp-python 0.3.36; views, reshapes and permutes launch nothing and
+#: are not counted). A Llama layer: attention 15 (RMS norm and its weight multiply, the q, k and v
+#: products, two ropes, two KV-cache set_rows, KQ, soft_max, KQV, the cont of its permute, the output
+#: product, the residual add) and MLP 7 (norm and multiply, gate and up products, swiglu, down, add).
+#: An MLA layer (src/models/deepseek2.cpp, the per-head path, counted on the DeepSeek-V2-Lite shape):
+#: attention 20 (the q and kv_a products, two norms, kv_b, the V cont, two concats, the k_pe repeat
+#: beside the ropes, cache writes and attention). An MoE block (src/llama-graph.cpp ``build_moe_ffn``):
+#: norm and multiply, the router product, its soft_max (or sigmoid), argsort, get_rows of the weights,
+#: the up, gate and down ``mul_mat_id``, swiglu, the weights' multiply, k - 1 adds summing the k
+#: experts' views and the residual add: 12 + (k - 1); renormalised top-k weights (norm_topk_prob) add
+#: sum_rows, clamp and div (3); shared experts add gate, up, swiglu, down and their add (5). The
+#: DeepSeek-V2-Lite listing has 42 nodes in an MoE layer (20 + 12 + 5 + 5) and 27 in its dense one.
+GGML_ATTN_NODES, GGML_MLA_ATTN_NODES, GGML_MLP_NODES = 15, 20, 7
+
+
+def ggml_moe_block_nodes(arch) -> int:
+    """Compute nodes of one MoE block of llama.cpp's graph (:data:`GGML_ATTN_NODES` says which)."""
+    k = arch.num_experts_per_tok
+    renorm = bool(arch.extra.get("norm_topk_prob", arch.model_type == "mixtral"))
+    return 12 + (k - 1) + (3 if renorm else 0) + (5 if arch.shared_expert_intermediate_size else 0)
+
+
+def ggml_kernel_scale(arch) -> float:
+    """Compute nodes of the model's llama.cpp decode graph over a Llama layer's, per layer on average.
+
+    The engine's per-layer kernel count (planner.speed.inference.LAYER_KERNELS, a Llama layer after
+    ggml-cuda's fusions) is scaled by it, taking fusion to remove the same share of every layer's
+    nodes. 1 for a dense model with standard attention; DeepSeek-V2-Lite: (27 + 26 x 42) / 27 / 22
+    = 1.88.
+    """
+    attn = GGML_MLA_ATTN_NODES if arch.is_mla else GGML_ATTN_NODES
+    L = arch.num_hidden_layers
+    if not arch.is_moe:
+        return (attn + GGML_MLP_NODES) / (GGML_ATTN_NODES + GGML_MLP_NODES)
+    dense = min(arch.dense_layers, L)
+    nodes = dense * (attn + GGML_MLP_NODES) + (L - dense) * (attn + ggml_moe_block_nodes(arch))
+    return nodes / L / (GGML_ATTN_NODES + GGML_MLP_NODES)

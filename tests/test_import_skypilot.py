@@ -230,8 +230,8 @@ def test_missing_columns_unknown_clouds_and_the_v7_runpod_layout(tmp_path):
 
 
 def test_shipped_gcp_hopper_rows_come_from_gcp_list_prices(shipped):
-    # REF:GCP-PRICES-CYCLENERD (pricing.yml @dac31281, 2026-08-20): a3-highgpu-8g us-central1 hour
-    # 88.4899999025753, hour_spot 53.0936245479452; REF:GCP-H200-TANOD (2026-10-13): a3-ultragpu-8g
+    # REF:GCP-CYCLENERD (pricing.yml @dac31281, 2026-08-20): a3-highgpu-8g us-central1 hour
+    # 88.4899999025753, hour_spot 53.0936245479452; REF:GCP-TANOD (2026-10-13): a3-ultragpu-8g
     # us-east4 8 x 10.4365 on demand, 8 x 5.6357 spot
     h100 = shipped.instance("gcp-a3-highgpu-8g")
     assert (h100.region, h100.usd_per_hour, h100.spot_usd_per_hour) == ("us-central1", 88.49, 53.09362)

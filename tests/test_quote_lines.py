@@ -149,3 +149,60 @@ def test_quote_sheet_and_console_show_the_parts_and_order_details(tmp_path):
     assert ws.cell(row=cpu, column=len(QUOTE_HEADERS)).value == "MPN 100-100001277WOF"
     # a part named as a class has no MPN: the cell stays blank
     assert ws.cell(row=rows["motherboard"], column=len(QUOTE_HEADERS)).value is None
+
+
+def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
+    from datetime import date, datetime
+
+    from planner.report.from_plan import workbook_data_from_plan
+    from planner.report.render import plan_text
+    from planner.report.sheets.quote import QUOTE_BANNER, QUOTE_BANNER_QUOTED
+    from planner.report.workbook import write_workbook
+
+    # RESELLER's quotes hold until 2027-01-31: valid on 2026-12-06, lapsed on 2027-02-01
+    cat = load_catalog(_overlay(tmp_path, RESELLER))
+    p = plan(load_scenario(SCENARIO, cat), cat)
+    assert "EXPIRED" not in plan_text(p, today=date(2026, 12, 6))
+    text = " ".join(plan_text(p, today=date(2027, 2, 1)).split())
+    assert "EXPIRED quotes (valid until a day before 2027-02-01): rtx-4090 (2027-01-31)" in text
+    assert "get new quotes before ordering" in text
+
+    def quote_sheet(created):
+        data = workbook_data_from_plan(p, created=created)
+        path = tmp_path / f"q{created:%Y%m%d}.xlsx"
+        write_workbook(data, path)
+        from openpyxl import load_workbook
+        return data, load_workbook(path)["Quote"]
+
+    data, ws = quote_sheet(datetime(2027, 2, 1))
+    statuses = data.price_statuses()
+    gpu = next(n for n, i in enumerate(data.line_items) if i.category == "gpu")
+    assert statuses[gpu].startswith("EXPIRED: the seller's quote held until 2027-01-31, before this estimate's date "
+                                    "2027-02-01")
+    # the re-check date is the estimate's date + 30 days, or the first quote's last day if sooner
+    assert ws["B5"].value == "=MIN(B3+B4,DATE(2027,1,31))"
+    assert ws["D2"].value == QUOTE_BANNER
+    # within validity every priced line is a seller's quote: the banner says so, not 'budgetary estimate'
+    # (the GPU's and the platform parts' quotes; the RAM line is still the catalog's)
+    data, ws = quote_sheet(datetime(2026, 12, 6))
+    assert all(not s.startswith("EXPIRED") for s in data.price_statuses())
+    assert not data.price_statuses()[gpu].startswith("EXPIRED")
+    # the platform's parts carry price kind quote: within validity their status names the last day
+    cpu = next(n for n, i in enumerate(data.line_items) if i.category == "cpu")
+    assert data.price_statuses()[cpu] == "vendor quote, valid until 2027-01-31"
+    kinds = {i.price_kind for i in data.line_items if i.price_kind != "included"}
+    assert ws["D2"].value == (QUOTE_BANNER_QUOTED if kinds == {"quote"} else QUOTE_BANNER)
+
+
+def test_the_reference_changes_with_the_lines(tmp_path):
+    from datetime import datetime
+
+    from planner.report.from_plan import workbook_data_from_plan
+
+    created = datetime(2026, 12, 6)
+    shipped = load_catalog()
+    cat = load_catalog(_overlay(tmp_path, RESELLER))
+    a = workbook_data_from_plan(plan(load_scenario(SCENARIO, shipped), shipped), created=created).quote.quote_number
+    b = workbook_data_from_plan(plan(load_scenario(SCENARIO, cat), cat), created=created).quote.quote_number
+    again = workbook_data_from_plan(plan(load_scenario(SCENARIO, shipped), shipped), created=created).quote.quote_number
+    assert a != b and a == again

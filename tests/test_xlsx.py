@@ -369,7 +369,9 @@ def test_quote_header_block(book, data):
     assert (ws["A2"].value, ws["B2"].value) == ("Reference", "Q-0001")
     assert (ws["A3"].value, ws["B3"].value) == ("Estimate date", datetime(2025, 3, 14))
     assert (ws["A4"].value, ws["B4"].value) == ("Re-check after (days)", 30)
-    assert (ws["A5"].value, ws["B5"].value) == ("Re-check prices by", "=B3+B4")
+    # a line's seller quote holds until 2025-04-30 (after 2025-03-14 + 30 days = 2025-04-13): B5 is the
+    # sooner of the two, so it follows an edited date or validity
+    assert (ws["A5"].value, ws["B5"].value) == ("Re-check prices by", "=MIN(B3+B4,DATE(2025,4,30))")
     assert ws["B5"].number_format == "yyyy-mm-dd"
     assert (ws["A6"].value, ws["B6"].value) == ("Customer", "ACME lab")
     assert (ws["A7"].value, ws["B7"].value) == ("Catalog", "schema 1")
@@ -863,6 +865,7 @@ def test_plan_recipe_table_for_qlora(tmp_path, catalog):
 _OUR_FORMULAS = [
     r"=ROUND\(D\d+\*E\d+,2\)", r"=ROUND\(SUM\(F\d+:F\d+\),2\)", r"=-ROUND\(F\d+\*D\d+,2\)",
     r"=ROUND\(F\d+\+F\d+,2\)", r"=ROUND\(F\d+\*D\d+,2\)", r"=ROUND\(F\d+\+F\d+\+F\d+,2\)", r"=B3\+B4",
+    r"=MIN\(B3\+B4,DATE\(\d{4},\d{1,2},\d{1,2}\)\)",
     r"=Quote!F\d+", r"=F\d+", r"=I\d+-G\d+", r'=IF\(I\d+>0,J\d+/I\d+,""\)', r"=SUM\(([A-Z]+)\d+:\1\d+\)",
 ]
 
@@ -1044,7 +1047,9 @@ def evil(tmp_path, catalog):
 
 
 def test_workbook_data_from_plan(evil):
-    from planner.report.from_plan import workbook_data_from_plan
+    import re
+
+    from planner.report.from_plan import quote_reference, workbook_data_from_plan
 
     path, plan = evil
     created = datetime(2026, 2, 1, 8, 30)
@@ -1053,7 +1058,9 @@ def test_workbook_data_from_plan(evil):
     assert data.scenario_name == plan.scenario
     assert data.created == created
     assert data.quote.quote_date == date(2026, 2, 1)
-    assert data.quote.quote_number == "Q-20260201-" + plan.assumptions["scenario_sha256"][:8]
+    # the reference digests the scenario and every line (planner.report.from_plan.quote_reference)
+    assert data.quote.quote_number == quote_reference(created, plan.assumptions["scenario_sha256"], plan.line_items())
+    assert re.fullmatch(r"Q-20260201-[0-9a-f]{8}", data.quote.quote_number)
     assert (data.quote.discount_pct, data.quote.tax_pct, data.quote.shipping_usd) == (0, 0, 0)
     assert data.line_items == tuple(plan.line_items())
     assert round(data.totals().grand_total_usd, 2) == round(plan.total_usd, 2)

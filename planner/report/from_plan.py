@@ -134,6 +134,20 @@ def _assumption_lines(a: dict[str, Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def quote_reference(created: datetime, scenario_sha256: str, items: Iterable[Any]) -> str:
+    """The estimate's reference, 'Q-<yyyymmdd>-<8 hex digits>': the digits are the first of a SHA-256
+    over the scenario file's digest and every line (catalog id, description, quantity, unit price, price
+    kind, date and ordering keys), so two estimates with other lines or prices never share a reference."""
+    import hashlib
+
+    h = hashlib.sha256(scenario_sha256.encode())
+    for i in items:
+        fields = (i.catalog_id, i.description, i.quantity, f"{i.unit_price_usd:.2f}", i.price_kind, i.as_of,
+                  getattr(i, "mpn", None), getattr(i, "seller", None), getattr(i, "quote_valid_until", None))
+        h.update(("\x1f".join(map(str, fields)) + "\x1e").encode())
+    return f"Q-{created:%Y%m%d}-{h.hexdigest()[:8]}"
+
+
 def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteSettings | None = None,
                             created: datetime | None = None, title: str | None = None,
                             references: SourceIndex | None = None) -> WorkbookData:
@@ -154,8 +168,8 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     Args:
         plan: the solver's plan.
         scenario_text: the scenario file's text, shown as given (the caller reads the file).
-        quote: quote number, date, validity and rates; default: number 'Q-<yyyymmdd>-<sha256[:8]>',
-            dated ``created``, valid 30 days, no discount, tax or shipping.
+        quote: quote number, date, validity and rates; default: number :func:`quote_reference`, dated
+            ``created``, valid 30 days, no discount, tax or shipping.
         created: when the plan was made (default now, local time, to the second).
         title: the document title (default 'Hardware plan: <scenario>').
         references: the ``REF:`` index of the plan's catalog when the caller has read it already
@@ -167,8 +181,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     choice = dict(plan.choice)
     sha = str(a.get("scenario_sha256") or "")
     if quote is None:
-        number = f"Q-{created:%Y%m%d}" + (f"-{sha[:8]}" if sha else "")
-        quote = QuoteSettings(number, created.date())
+        quote = QuoteSettings(quote_reference(created, sha, plan.line_items()), created.date())
     per_workload, general = _split_warnings(plan)
     cuda_total = int(choice.get("gpu_cuda_total_bytes") or 0)
     sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])

@@ -7,6 +7,7 @@ its unit. The estimate's text imports no pandas; the plan's text imports it insi
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -208,11 +209,12 @@ def overlay_files(catalog_files: Sequence[str]) -> list[str]:
     return [f for f in catalog_files if Path(f).parent not in shipped]
 
 
-def plan_text(plan: Any, width: int | None = None) -> str:
+def plan_text(plan: Any, width: int | None = None, today: date | None = None) -> str:
     """The recommendation for the terminal: machine, price, per-GPU need vs capacity, recipe, quote.
 
     ``width``: the widest a line may be (tables wrap their cells, sentences wrap with a hanging
     indent; :mod:`planner.core.textfit`); None: lines as long as their text (the Markdown report).
+    ``today``: the date a seller's quote (``quote_valid_until``) is checked against (default: today).
     """
     c = plan.choice
     lines = [f"Scenario {plan.scenario}: {len(plan.estimates)} workload(s); {int(plan.candidates['represents_count'].sum()):,} candidates, "
@@ -277,12 +279,19 @@ def plan_text(plan: Any, width: int | None = None) -> str:
     for cid, text in parts.items():
         lines.append(f"  {cid} priced as: {text}")
     # what a purchasing office orders by (planner.solve.quote.LineItem: mpn, seller...), where the catalog says
-    from planner.solve.quote import order_details
+    from planner.solve.quote import expired, order_details
 
     ordered = [(i, order_details(i)) for i in plan.line_items()]
     if any(text for _, text in ordered):
         lines.append("  Order details (blank where the catalog does not say; the Quote sheet has a column):")
         lines += [f"    {i.description.split(PARTS_SEPARATOR, 1)[0]} ({i.category}): {text}" for i, text in ordered if text]
+        # a seller's quote that lapsed before today cannot be ordered at (the Quote sheet flags it EXPIRED)
+        today = today or date.today()
+        lapsed = [i for i, _ in ordered if expired(i, today)]
+        if lapsed:
+            lines.append(f"  EXPIRED quotes (valid until a day before {today.isoformat()}): "
+                         + ", ".join(f"{i.catalog_id or i.description} ({i.quote_valid_until})" for i in lapsed)
+                         + "; get new quotes before ordering")
     if len(plan.alternatives):
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)

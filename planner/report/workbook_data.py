@@ -255,16 +255,24 @@ QUOTE_RANGE_STATUS = ("sold on quotes only: ask for a quote (the price is one fi
                       "figures give)")
 
 
-def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: int = STALE_PRICE_MONTHS) -> str:
+def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: int = STALE_PRICE_MONTHS,
+                 on: date | None = None) -> str:
     """What the Quote sheet says about one line's price: flags first, in capitals.
 
-    'ESTIMATE' when the price kind is 'estimate'; 'STALE' when the line's catalog id is one the
-    plan calls stale (dated more than ``stale_months`` before the catalog's newest entry).
-    Unflagged lines say what kind of price they carry; none of them is a vendor's offer.
+    'EXPIRED' when the line's vendor quote (``quote_valid_until``) lapsed before ``on`` (the
+    estimate's date; None: not checked); 'ESTIMATE' when the price kind is 'estimate'; 'STALE' when
+    the line's catalog id is one the plan calls stale (dated more than ``stale_months`` before the
+    catalog's newest entry). Unflagged lines say what kind of price they carry; only a 'quote' line
+    within its validity is a vendor's offer.
     """
+    from planner.solve.quote import expired
+
     if item.price_kind == INCLUDED:
         return "part of the platform line above: its price is in that line's"
     flags = []
+    if on is not None and expired(item, on):
+        flags.append(f"EXPIRED: the seller's quote held until {item.quote_valid_until}, before this estimate's "
+                     f"date {on.isoformat()}; get a new quote")
     if item.price_kind == "estimate":
         flags.append("ESTIMATE: not a list or vendor price; get a vendor quote")
     if item.catalog_id and item.catalog_id in stale_ids:
@@ -275,7 +283,8 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
     if item.price_kind == "quote-range":
         return QUOTE_RANGE_STATUS
     if item.price_kind == "quote":
-        return "vendor quote: check that it is still valid"
+        held = getattr(item, "quote_valid_until", None)
+        return f"vendor quote, valid until {held}" if held else "vendor quote: check that it is still valid"
     if item.price_kind == "msrp":
         return "list price (MSRP): get a vendor quote"
     if item.price_kind == "street":
@@ -286,8 +295,8 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
 
 
 def is_flagged(status: str) -> bool:
-    """Whether a :func:`price_status` text flags the price (ESTIMATE or STALE)."""
-    return status.startswith(("ESTIMATE", "STALE"))
+    """Whether a :func:`price_status` text flags the price (EXPIRED, ESTIMATE or STALE)."""
+    return status.startswith(("EXPIRED", "ESTIMATE", "STALE"))
 
 
 def catalog_sha256(files: Iterable[str | Path]) -> str:
@@ -397,4 +406,5 @@ class WorkbookData:
 
     def price_statuses(self) -> tuple[str, ...]:
         """:func:`price_status` of each line item, in order."""
-        return tuple(price_status(i, self.stale_price_ids, self.stale_price_months) for i in self.line_items)
+        return tuple(price_status(i, self.stale_price_ids, self.stale_price_months, self.quote.quote_date)
+                     for i in self.line_items)

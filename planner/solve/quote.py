@@ -6,7 +6,9 @@ turn them into a quote whose totals are live formulas. Money is USD.
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 
@@ -84,6 +86,27 @@ def order_of(record: Any) -> dict[str, Any]:
     :class:`LineItem` arguments; None for each one the record does not carry."""
     return {k: getattr(record, k, None) for k in ("mpn", "seller", "lead_time_days", "warranty_months",
                                                    "quote_valid_until")}
+
+
+def valid_until(item: object) -> date | None:
+    """The last day a line's vendor quote holds (its ``quote_valid_until``), as a date; None when the
+    line carries none or it is unreadable. 'YYYY-MM' means the month's last day."""
+    text = getattr(item, "quote_valid_until", None)
+    if not text:
+        return None
+    try:
+        if len(str(text)) == 7:
+            y, m = (int(x) for x in str(text).split("-"))
+            return date(y, m, calendar.monthrange(y, m)[1])
+        return date.fromisoformat(str(text)[:10])
+    except ValueError:
+        return None
+
+
+def expired(item: object, on: date) -> bool:
+    """Whether the line's vendor quote (``quote_valid_until``) lapsed before ``on``."""
+    last = valid_until(item)
+    return last is not None and last < on
 
 
 def order_details(item: object) -> str:

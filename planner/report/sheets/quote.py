@@ -48,7 +48,7 @@ from planner.report.cells import (
 )
 from planner.report.sheets.sources import CitedSource, put_source
 from planner.report.workbook_data import QuoteSettings, WorkbookData, is_flagged
-from planner.solve.quote import order_details
+from planner.solve.quote import INCLUDED, order_details
 
 if TYPE_CHECKING:  # pragma: no cover
     from openpyxl.worksheet.worksheet import Worksheet
@@ -73,8 +73,10 @@ QUOTE_BLANK_ROWS = 4
 QUOTE_TITLE = "Budgetary estimate for scenario {name}"
 QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the planner's catalog "
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
+QUOTE_BANNER_QUOTED = ("SELLERS' QUOTES as the catalog overlay gives them (price kind quote, each within its validity): "
+                       "check every line against the seller's offer document before ordering.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
-                  "says ESTIMATE or STALE.")
+                  "says EXPIRED, ESTIMATE or STALE.")
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more.
 QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 18), ("I", 21),
                 ("J", 12), ("K", 16), ("L", 11), ("M", 16))
@@ -122,18 +124,27 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     label(ws, 4, 1, "Re-check after (days)")
     mark_input(put_value(ws, 4, 2, q.validity_days, INT_FORMAT))
     label(ws, 5, 1, "Re-check prices by")
-    put_formula(ws, 5, 2, "=B3+B4", DATE_FORMAT)
+    # a seller's quote that lapses before date + days moves the re-check date to its last day
+    from planner.solve.quote import valid_until
+
+    held = [d for d in (valid_until(i) for i in data.line_items) if d is not None]
+    put_formula(ws, 5, 2, f"=MIN(B3+B4,DATE({min(held):%Y},{min(held).month},{min(held).day}))" if held else "=B3+B4",
+                DATE_FORMAT)
     label(ws, 6, 1, "Customer")
     mark_input(put_text(ws, 6, 2, q.customer))
     label(ws, 7, 1, "Catalog")
     put_text(ws, 7, 2, data.catalog_label)
     banner = Font(bold=True, color=BANNER_COLOR)
     last = _NOTE_LAST_COL
-    put_sentence(ws, 2, 4, QUOTE_BANNER, last, banner)
+    priced = [(i, s) for i, s in zip(data.line_items, statuses) if i.price_kind != INCLUDED]
+    quoted = bool(priced) and all(i.price_kind == "quote" and not s.startswith("EXPIRED") for i, s in priced)
+    put_sentence(ws, 2, 4, QUOTE_BANNER_QUOTED if quoted else QUOTE_BANNER, last, banner)
     put_sentence(ws, 3, 4, QUOTE_BANNER_2, last, banner)
     n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")
     n_stale = sum(1 for s in statuses if "STALE" in s)
-    put_sentence(ws, 4, 4, f"Flagged lines: {n_est} with an estimated price, {n_stale} with a price dated more "
+    n_expired = sum(1 for s in statuses if s.startswith("EXPIRED"))
+    expired = f"{n_expired} with an EXPIRED seller's quote, " if n_expired else ""
+    put_sentence(ws, 4, 4, f"Flagged lines: {expired}{n_est} with an estimated price, {n_stale} with a price dated more "
                            f"than {data.stale_price_months} months before the catalog's newest entry (see Price "
                            "status).", last)
     put_sentence(ws, 5, 4, "Yellow cells are inputs: change a unit price, a quantity or a rate and every total "

@@ -443,3 +443,17 @@ if __name__ == "__main__":  # pragma: no cover
     sys.path.insert(0, "tests")
     for row in report_rows():
         print(" | ".join(row))
+
+
+def test_llamacpp_builds_before_the_auto_default_run_without_flash_attention():
+    # b6327 (2025-08-31) made flash attention 'auto' (flash_attn_type); before it -fa was off unless given
+    # (planner.workload.engine_releases.LLAMACPP_FA_AUTO, sources there)
+    from planner.workload.engine_releases import llamacpp_fa_default, version_note
+
+    assert llamacpp_fa_default(None) and llamacpp_fa_default("b6327") and not llamacpp_fa_default("b6326")
+    assert not llamacpp_fa_default("b1792")
+    note = version_note("llama.cpp", "b1792", True)
+    assert "it predates b2797, where builds are known to have flash attention" in note
+    assert "it predates b6327, where flash attention became 'auto' by default" in note
+    assert "newer than the newest release modelled (b11312), sized as that one" in version_note("llama.cpp", "b999999",
+                                                                                                  True)

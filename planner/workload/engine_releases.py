@@ -26,12 +26,16 @@ The mechanisms switched by release (each :class:`planner.core.versions.Change` c
 
 from __future__ import annotations
 
-from planner.core.versions import Change, ReleaseLine
+from planner.core.versions import Change, ReleaseLine, release_key
 
 #: vLLM's first release with V1 as the default engine.
 VLLM_V1_DEFAULT = "0.8.0"
 #: The first llama.cpp build with a logged run of today's Q2_K mix (see the module docstring).
 LLAMACPP_Q2K_2BIT = "b1828"
+#: A llama.cpp build known to have flash attention (PR #5021 merged 2024-04-30, a few builds before).
+LLAMACPP_FA_KNOWN = "b2797"
+#: The llama.cpp build where flash attention's default became 'auto' (flash_attn_type); off before it.
+LLAMACPP_FA_AUTO = "b6327"
 
 ENGINE_RELEASES: dict[str, ReleaseLine] = {
     "vllm": ReleaseLine(
@@ -58,6 +62,18 @@ ENGINE_RELEASES: dict[str, ReleaseLine] = {
         # the GGUF era's first logged Q2_K run: build 1022 (commit bac6699, ggml-org/ci, 2023-08-22)
         oldest="b1022",
         changes=(
+            Change(LLAMACPP_FA_KNOWN,
+                   "builds are known to have flash attention (-fa, ggml-org/llama.cpp PR #5021, commit 9c67c27 of "
+                   "2024-04-30; the first build with it is not pinned here): check that this build has --flash-attn "
+                   "before sizing with flash_attention: true",
+                   "https://github.com/ggml-org/llama.cpp/pull/5021; b2797 with flash attention: "
+                   "https://github.com/kherud/java-llama.cpp/pull/60 ('Upgrade to llama.cpp b2797 ... Adds flash "
+                   "attention', 2024-05-06)"),
+            Change(LLAMACPP_FA_AUTO,
+                   "flash attention became 'auto' by default (flash_attn_type: on where the backend runs it); before "
+                   "it -fa was off unless given, so flash_attention defaults to false for this build",
+                   "llama.cpp b6327 (2025-08-31): flash_attn deprecated for flash_attn_type auto|on|off "
+                   "(https://github.com/mybigday/llama.node/pull/102, https://github.com/WasmEdge/WasmEdge/pull/4343)"),
             Change(LLAMACPP_Q2K_2BIT,
                    "Q2_K became a 2-bit mix (ffn_gate and ffn_up in Q2_K); this build's Q2_K is Q3_K for every "
                    "tensor but token_embd, attn_q and attn_k (output Q6_K), about 12 % larger",
@@ -80,6 +96,12 @@ def is_v0(release: str | None) -> bool:
     return release is not None and not ENGINE_RELEASES["vllm"].has(release, VLLM_V1_DEFAULT)
 
 
+def llamacpp_fa_default(release: str | None) -> bool:
+    """llama.cpp's flash attention when -fa is not given: 'auto' (on where the backend runs it) from
+    :data:`LLAMACPP_FA_AUTO`, off before it. None is the current build."""
+    return release is None or ENGINE_RELEASES["llama.cpp"].has(release, LLAMACPP_FA_AUTO)
+
+
 def legacy_q2k(release: str | None) -> bool:
     """Whether llama.cpp build ``release`` writes the Q2_K mix of PR #2707 (before :data:`LLAMACPP_Q2K_2BIT`)."""
     return release is not None and not ENGINE_RELEASES["llama.cpp"].has(release, LLAMACPP_Q2K_2BIT)
@@ -96,6 +118,8 @@ def version_note(engine: str, release: str | None, given: bool) -> str | None:
                                                     "--engine-version, to size another)"
     older = [c for c in line.changes if not line.has(release, c.release)]
     text = f"{engine} {release}: {how}"
+    if given and release_key(release) > release_key(line.current):
+        text += f"; newer than the newest release modelled ({line.current}), sized as that one"
     for c in older:
         text += f"; it predates {c.release}, where {c.what} ({c.source})"
     return text + "."

@@ -35,7 +35,7 @@ from planner.workload.options import (
     WEIGHT_FORMATS,
     Inference,
 )
-from planner.workload.engine_releases import ENGINE_RELEASES, engine_line
+from planner.workload.engine_releases import ENGINE_RELEASES, engine_line, llamacpp_fa_default
 from planner.workload.checks import (
     _attention,
     _with_hint,
@@ -452,7 +452,8 @@ def _llamacpp_cache(entry: Entry) -> tuple[str, str, bool]:
         if value not in LLAMACPP_KV_TYPES:
             raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
                               f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
-    fa = entry.bool("flash_attention", True)
+    # before build b6327 llama.cpp ran without flash attention unless -fa was given
+    fa = entry.bool("flash_attention", llamacpp_fa_default(engine_version(entry, "llama.cpp")))
     if not fa and kv_v not in ("f32", "f16", "bf16"):
         raise entry.error(f"a {kv_v} V cache needs flash attention, and llama.cpp refuses it without ('quantized V "
                           "cache was requested, but this requires Flash Attention')",

@@ -104,7 +104,10 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     if one_rank:
         out.append(one_rank)
     fw = FRAMEWORK_SPECS[train.framework]
-    if fw.fsdp and train.zero < 2 and train.fsdp_version != fw.fsdp_version:
+    # the release's own FSDP (torchtune before 0.3.0 shards with FSDP1) is no choice the user made
+    release_fsdp = 1 if train.framework == "torchtune" and not framework_has(
+        "torchtune", train.framework_version, TORCHTUNE_FSDP2) else fw.fsdp_version
+    if fw.fsdp and train.zero < 2 and train.fsdp_version != release_fsdp:
         out.append(f"fsdp_version {train.fsdp_version} shards nothing here (zero {train.zero} on {train.data_parallel} "
                    "data-parallel rank(s)); it applies when FSDP shards over several GPUs (zero 2 or 3).")
     rec = RECIPES[train.recipe]
@@ -198,7 +201,8 @@ def _framework_version(entry: Entry, fw_name: str) -> str | None:
     raw = entry.data["framework_version"]
     if not isinstance(raw, str):
         # YAML reads 2024.10 as the number 2024.1: only the text as written names the release
-        raise entry.error(f"framework_version {raw!r} is not text", "framework_version",
+        raise entry.error(f"YAML read the unquoted framework_version as the number {raw!r}, which drops a "
+                          "release's trailing zeros (2024.10 reads as 2024.1)", "framework_version",
                           f"Quote it as its project writes it, e.g. framework_version: '{line.current}'.")
     try:
         return line.resolve(raw)

@@ -259,6 +259,18 @@ def test_a_used_only_card_gets_its_memory_verdict_and_no_nothing_simple(catalog)
     assert "qlora-70b fits 2 x rtx-3090" in line
 
 
+def test_a_used_card_over_the_budget_is_not_suggested(catalog):
+    # A new-user trial: with budget_usd 100 the budget decides, yet "What would fit" offered used cards of
+    # $400-$2,800. 2 used rtx-3090 cost 2 x $850 alone: over $100, so buying them used is no way out.
+    data = _mapping("qlora-70b-2x3090.yaml")
+    del data["constraints"]["used_ok"]
+    data["constraints"]["budget_usd"] = 100
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    suggestions = e.value.suggestions
+    assert not any(x.startswith("set used_ok: true") for x in suggestions), suggestions
+
+
 def test_compare_rents_only_instances_that_meet_the_same_slo(catalog):
     from planner import compare
 

@@ -473,8 +473,11 @@ def _used_only(cs: CandidateSet) -> list[str]:
         if used is None:
             continue
         verdicts = []
+        budget = cs.scenario.constraints.budget_usd
         for sw, usages in zip(cs.scenario.workloads, cs.usages):
             fit = [u for u in usages if u.need_bytes <= capacity_for(u.workload, gpu.cuda_total_bytes, h)]
+            # the used cards alone must be within the budget, or buying them used is no way out
+            fit = [u for u in fit if budget is None or u.gpus * used.usd <= budget + 1e-9]
             if not fit:
                 verdicts = []
                 break

@@ -146,8 +146,9 @@ def estimate_text(est: Estimate, *, width: int | None = None, verbose: bool = Tr
         width: the widest a line may be (the terminal's; :func:`planner.core.textfit.terminal_width`):
             tables wrap their cells, sentences wrap with a hanging indent. None: lines as long as
             their text.
-        verbose: the tables carry each component's formula and source (``planner estimate
-            --verbose``; --json and the reports always do).
+        verbose: the tables carry each component's formula and source, and the model's intermediate
+            figures (``est.extra``) follow the totals (``planner estimate --verbose``; --json and the
+            reports always have both).
     """
     lines = [
         f"Workload: {est.workload_name}   model: {est.model_id}   task: {est.task}   GPUs: {est.gpus}"
@@ -176,8 +177,11 @@ def estimate_text(est: Estimate, *, width: int | None = None, verbose: bool = Tr
                     "to host RAM)" if unified else ""))
     lines.append(f"Host RAM total: {est.host_total_bytes / GiB:,.2f} GiB (peak in {est.host_peak_phase or 'every phase'});"
                  f" rule of thumb {'6-8x' if est.offload else '2-4x'} VRAM: {lo / GiB:,.0f}-{hi / GiB:,.0f} GiB")
-    for key, value in est.extra.items():
-        lines.append(f"{key.replace('_', ' ')}: {value:,}")
+    # the model's intermediate figures (KV bytes per token, llama.cpp's layer split...): for checking, so with
+    # --verbose (--json always has them as 'extra')
+    if verbose:
+        for key, value in est.extra.items():
+            lines.append(f"{key.replace('_', ' ')}: {value:,}")
     for n in est.notes:
         lines.append(f"Note: {n}")
     for w in est.warnings:

@@ -62,7 +62,7 @@ NAME_GRAND_TOTAL = "QuoteGrandTotal"
 
 #: Quote table columns.
 QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
-                 "Price kind", "Price status", "Price source", "Price as of (date, or YYYY-MM text)", "Catalog id",
+                 "Price kind", "Price status", "Price source", "Price as of", "Catalog id",
                  "Memory per card: CUDA total (GiB)",
                  "Order details: MPN; seller; lead time; warranty; quote valid until")
 #: The ordering column (:func:`order_details`): blank where the catalog and its overlays do not say.
@@ -75,8 +75,10 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says ESTIMATE or STALE.")
-#: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more.
-QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 18), ("I", 21),
+#: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
+#: category ('motherboard') and price kind ('estimate') fit whole on one line, the price status's
+#: usual texts in three.
+QUOTE_WIDTHS = (("A", 10), ("B", 28), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 21),
                 ("J", 12), ("K", 16), ("L", 11), ("M", 16))
 _NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: the REF:<id>s the line's source cites; each document, with its links, and "

@@ -274,9 +274,10 @@ def _workload_row(s: CloudSheet, wc: Any, r: int) -> None:
         put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
     put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
     rated = wc.service and wc.requests_per_hour is not None
-    put_text(ws, r, 17, s.short(f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
-                         else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
-             + (", assumed: see the notes" if wc.pricing_assumed else ""), 17))
+    priced = ((f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
+               else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
+              + (", assumed: see the notes" if wc.pricing_assumed else ""))
+    put_text(ws, r, 17, s.short(priced, 17))
     put_value(ws, r, 18, wc.copies, INT)
     put_text(ws, r, 19, s.short(wc.strategy, 19))
     if od:

@@ -5,9 +5,11 @@ Every ``REF:<id>`` the quote's lines and the catalog entries used cite (:func:`c
 with the document as the catalog's ``SOURCES.md`` gives it (:mod:`planner.catalog.sources`), where
 to find it, its links (hyperlinks), the quote lines and entries that cite it and the file and
 line that define it; an id that no ``SOURCES.md`` defines, or a ``SOURCES.md`` that could not be
-read, is said so there. A source text that cites ids keeps its text on the Quote and Assumptions
-sheets, followed by one line per id: the document's short title and its row here
-(:func:`source_text`, :func:`put_source`). Free text without ``REF:`` is shown unchanged.
+read, is said so there. A source text that cites ids keeps its text on the Assumptions sheet,
+followed by one line per id: the document's short title and its row here (:func:`source_text`,
+:func:`put_source`); the Quote shows the ids alone (:func:`quote_source_cell`) and this sheet
+gives the line's source in full, with the same lines, under the ids. Free text without ``REF:`` is
+shown unchanged (on the Quote, where it is short).
 """
 
 from __future__ import annotations

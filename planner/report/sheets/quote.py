@@ -78,7 +78,7 @@ QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the 
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
 #: category ('motherboard') and price kind ('estimate') fit whole on one line, the price status's
 #: usual texts in three.
-QUOTE_WIDTHS = (("A", 10), ("B", 28), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 21),
+QUOTE_WIDTHS = (("A", 12), ("B", 26), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 21),
                 ("J", 12), ("K", 16), ("L", 11), ("M", 16))
 _NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: the REF:<id>s the line's source cites; each document, with its links, and "

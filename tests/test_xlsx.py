@@ -212,6 +212,11 @@ def test_print_setup_and_frozen_header(book, sheet):
     assert ws.freeze_panes is not None
     first_data_row = int(re.sub(r"[A-Z]+", "", ws.freeze_panes))
     assert first_data_row >= 2
+    if sheet == "Quote":
+        # the header block (grand total included) prints once, on the first page; the table's
+        # header row repeats on every page
+        assert ws.print_title_rows == f"${first_data_row - 1}:${first_data_row - 1}"
+        return
     assert ws.print_title_rows == f"$1:${first_data_row - 1}"
 
 
@@ -1312,8 +1317,19 @@ def _sources_rows(ws) -> dict[str, int]:
     return rows
 
 
+def _quote_sources_in_full(wb) -> dict[int, str]:
+    """Quote line number -> its price source in full, as the Sources sheet gives it under the ids."""
+    ws = wb["Sources"]
+    out = {}
+    for r in range(1, ws.max_row + 1):
+        v = ws.cell(row=r, column=1).value
+        if isinstance(v, str) and v.startswith("Quote line "):
+            out[int(v.split()[-1])] = ws.cell(row=r, column=2).value
+    return out
+
+
 def test_sources_sheet_lists_every_cited_id_with_its_document(tmp_path):
-    from planner.report.sheets.sources import SOURCES_HEADER_ROW, SOURCES_HEADERS
+    from planner.report.sheets.sources import QUOTE_SOURCES_TITLE, SOURCES_HEADER_ROW, SOURCES_HEADERS
 
     data = _ref_data(tmp_path)
     path = tmp_path / "s.xlsx"
@@ -1350,7 +1366,11 @@ def test_sources_sheet_lists_every_cited_id_with_its_document(tmp_path):
     assert ws.cell(row=r, column=2).value.startswith("NOT DEFINED in catalog/SOURCES.md")
     assert ws.cell(row=r, column=2).fill.fgColor.rgb.endswith("F8CBAD")
     assert ws.cell(row=r, column=5).value == "catalog entry old-card"
-    assert ws.max_row == r
+    # under the ids, the Quote's price sources in full (the Quote shows their ids): lines 1 and 3 cite ids
+    assert ws.cell(row=r + 1, column=1).value is None
+    assert ws.cell(row=r + 2, column=1).value == QUOTE_SOURCES_TITLE
+    assert [ws.cell(row=r + i, column=1).value for i in (4, 5)] == ["Quote line 1", "Quote line 3"]
+    assert ws.max_row == r + 5
 
 
 def test_price_source_cells_keep_the_text_and_point_to_the_sources_row(tmp_path):
@@ -1361,13 +1381,16 @@ def test_price_source_cells_keep_the_text_and_point_to_the_sources_row(tmp_path)
     rows = _sources_rows(wb["Sources"])
     ws = wb["Quote"]
     _, lines = _quote_rows(ws)
-    cell = ws.cell(row=lines[0], column=9)
-    assert cell.value == ("REF:NV-DS, REF:TWO-LINKS; nvidia.example\n"
+    # the Quote's cell shows the ids; the source in full, with the pointers, is on the Sources sheet
+    assert ws.cell(row=lines[0], column=9).value == "REF:NV-DS; REF:TWO-LINKS"
+    assert ws.cell(row=lines[2], column=9).value == "REF:RAM-PRICES"
+    full = _quote_sources_in_full(wb)
+    assert full[1] == ("REF:NV-DS, REF:TWO-LINKS; nvidia.example\n"
                           "REF:NV-DS = NVIDIA datasheets (nvidia.com/en-us/data-center/a, and a | bar) "
                           f"(Sources sheet, row {rows['NV-DS']})\n"
-                          f"REF:TWO-LINKS = Two pages (Sources sheet, row {rows['TWO-LINKS']})")
-    assert cell.hyperlink is None  # a text pointer: LibreOffice shows hyperlinked cells on one line
-    assert ws.cell(row=lines[2], column=9).value == (
+                       f"REF:TWO-LINKS = Two pages (Sources sheet, row {rows['TWO-LINKS']})")
+    assert ws.cell(row=lines[0], column=9).hyperlink is None
+    assert full[3] == (
         "REF:RAM-PRICES (shop.example, Dec 2025)\n"
         f"REF:RAM-PRICES = 2025-2026 DRAM retail price reports (Sources sheet, row {rows['RAM-PRICES']})")
     # free text passes through unchanged, without a link
@@ -1395,8 +1418,7 @@ def test_without_sources_md_the_ids_are_listed_as_not_available(tmp_path):
     rows = _sources_rows(ws)
     assert list(rows) == ["NV-DS", "TWO-LINKS", "RAM-PRICES", "GONE"]
     assert all(ws.cell(row=r, column=2).value.startswith("NOT AVAILABLE") for r in rows.values())
-    _, lines = _quote_rows(wb["Quote"])
-    assert wb["Quote"].cell(row=lines[2], column=9).value.endswith(
+    assert _quote_sources_in_full(wb)[3].endswith(
         f"REF:RAM-PRICES: document not available, no SOURCES.md was read (Sources sheet, row {rows['RAM-PRICES']})")
 
 
@@ -1461,10 +1483,7 @@ def test_plan_workbook_expands_the_shipped_ids(tmp_path):
         assert ws.cell(row=r, column=6).value == f"catalog/SOURCES.md, line {doc.line}"
     assert ws["B3"].value == "catalog/SOURCES.md (34 ids defined)." or ws["B3"].value.startswith(
         "catalog/SOURCES.md (")
-    q = wb["Quote"]
-    _, lines = _quote_rows(q)
-    for n in lines:
-        text = q.cell(row=n, column=9).value
+    for text in _quote_sources_in_full(wb).values():
         for ref in {"NV-GEFORCE-PAGES", "PLATFORM-VENDOR", "RAM-PRICES"}:
             if f"REF:{ref}" in text.split("\n")[0]:
                 assert f"REF:{ref} = {shipped.get(ref).title} (Sources sheet, row {rows[ref]})" in text

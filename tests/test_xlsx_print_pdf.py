@@ -18,6 +18,12 @@ by LibreOffice and read back with pdftotext (poppler-utils):
   kept in its cell, and printed indented: a line indented deeper than the line before it starts to
   the right of it in ``pdftotext -layout``.
 
+Printed length (:func:`page_problems`): the Quote on no more pages than its lines need, ceil(lines /
+lines a page), counting each item at the lines its description takes in its column or
+:data:`ITEM_LINES`, whichever is more; the Cloud vs Local sheet on no more pages than its columns
+across (``planner.report.printfit.page_columns``) times its rows' lines down, each table row at most
+:data:`TABLE_ROW_LINES` lines high (long texts are notes, not wrapped cells).
+
 The default suite prints three representative workbooks (a cluster's plan and compare, where wide
 figures printed ``###``; a plan with no alternative); every shipped scenario's plan and compare
 workbooks run under the ``slow`` marker (CI's second step).
@@ -25,11 +31,14 @@ workbooks run under the ``slow`` marker (CI's second step).
 
 from __future__ import annotations
 
+import collections
 import html
+import math
 import os
 import re
 import shutil
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -39,7 +48,9 @@ from click.testing import CliRunner  # noqa: E402
 
 from planner.cli.main import main  # noqa: E402
 from planner.report.sheets.alternatives import NO_ALTERNATIVE  # noqa: E402
-from planner.report.workbook import MARGINS_IN  # noqa: E402
+from planner.report.printfit import page_columns  # noqa: E402
+from planner.report.sheets.quote import QUOTE_BLANK_ROWS, QUOTE_HEADER_ROW  # noqa: E402
+from planner.report.workbook import MARGINS_IN, PAPERS_IN, fit_width_scale, printable_width_px  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -48,6 +59,12 @@ REQUIRED = os.environ.get("PLANNER_REQUIRE_SOFFICE") == "1"
 _FOOTER = re.compile(r"(\S[^\n]*?) - page \d+ of \d+")
 _WORD = re.compile(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)<')
 SLACK_PT = 1.5
+#: Lines a Quote item may take beside its description: the price status's longest usual text,
+#: 'part of the platform line above: its price is in that line's', wraps to 3 lines in its 20 characters.
+ITEM_LINES = 3
+#: Lines a row of the Cloud vs Local sheet's workload and instance tables may take (an id wrapped once).
+TABLE_ROW_LINES = 2
+LINE_PT = 15.0
 
 
 def _tools() -> None:
@@ -100,7 +117,8 @@ def _sheet_pages(layout: str) -> list[tuple[str, str]]:
     for page in layout.split("\f"):
         found = _FOOTER.findall(page)
         if found:
-            out.append((found[-1].strip(), page))
+            # the sheet's name: after a run of spaces where a cell's text shares the footer's line
+            out.append((re.split(r"\s{2,}", found[-1].strip())[-1], page))
     return out
 
 
@@ -159,6 +177,76 @@ def _scenario_copy_problems(name: str, ws, layout: str) -> list[str]:
     return out
 
 
+def _lines_a_page(scale: float) -> int:
+    """Lines of 15 pt a landscape page holds at ``scale`` percent: the shorter paper's height (A4)
+    less the top and bottom margins and a footer line."""
+    body_pt = (min(h for _, h in PAPERS_IN.values()) - MARGINS_IN["top"] - MARGINS_IN["bottom"]) * 72 - LINE_PT
+    return int(body_pt * 100 / scale // LINE_PT)
+
+
+def _pages_for(lines: int, per_page: int, repeated: int) -> int:
+    """Pages ``lines`` take at ``per_page`` lines a page, ``repeated`` of them repeated on each page after the first."""
+    pages = 1
+    while lines + (pages - 1) * repeated > pages * per_page:
+        pages += 1
+    return pages
+
+
+def _rows(ws, first: int, last: int) -> int:
+    """Lines rows ``first``..``last`` take at their heights (15 pt where unset)."""
+    return sum(math.ceil((ws.row_dimensions[r].height or LINE_PT) / LINE_PT - 0.01) for r in range(first, last + 1))
+
+
+def quote_page_bound(ws) -> int:
+    """The pages the Quote's content needs (see the module)."""
+    from openpyxl.utils import get_column_letter
+
+    items = 0
+    r = QUOTE_HEADER_ROW + 1
+    while isinstance(ws.cell(row=r, column=1).value, int):
+        description = str(ws.cell(row=r, column=2).value or "")
+        per_line = int(ws.column_dimensions[get_column_letter(2)].width or 8.43) - 1
+        items += max(ITEM_LINES, len(textwrap.wrap(description, per_line)))
+        r += 1
+    lines = _rows(ws, 1, QUOTE_HEADER_ROW) + items + QUOTE_BLANK_ROWS + 1 + 6  # a blank row, six total rows
+    return _pages_for(lines, _lines_a_page(fit_width_scale(ws)), _rows(ws, QUOTE_HEADER_ROW, QUOTE_HEADER_ROW))
+
+
+def cloud_page_bound(ws) -> tuple[int, list[str]]:
+    """The pages the Cloud vs Local sheet's grid needs, and its table rows taller than
+    :data:`TABLE_ROW_LINES` lines."""
+    tall = []
+    for cell in ws["A"]:
+        if cell.value == "Workload":  # a table's header: its rows follow while column A is filled
+            r = cell.row + 1
+            while ws.cell(row=r, column=1).value is not None:
+                if (ws.row_dimensions[r].height or LINE_PT) > TABLE_ROW_LINES * LINE_PT:
+                    tall.append(f"row {r} is {ws.row_dimensions[r].height} pt high")
+                r += 1
+    last_row = int(re.sub(r"[^0-9]", "", str(ws.print_area).split(":")[-1]))
+    scale = ws.page_setup.scale or fit_width_scale(ws)
+    # columns at Calibri's digit (7 px), as the workbook sizes them
+    across = len(page_columns(ws, printable_width_px() * 100 / scale, ws.max_column, digit_px=7, repeated=1))
+    down = _pages_for(_rows(ws, 1, last_row), _lines_a_page(scale), 1)
+    return across * down, tall
+
+
+def page_problems(book: Path, pdf: Path) -> list[str]:
+    """Sheets printed on more pages than their content needs (see the module)."""
+    pages = collections.Counter(s for s, _ in _sheet_pages(_text(pdf, "-layout")))
+    wb = openpyxl.load_workbook(book)
+    problems = []
+    bound = quote_page_bound(wb["Quote"])
+    if pages["Quote"] > bound:
+        problems.append(f"{book.stem}: the Quote takes {pages['Quote']} pages, its lines need {bound}")
+    if "Cloud vs Local" in wb.sheetnames:
+        bound, tall = cloud_page_bound(wb["Cloud vs Local"])
+        problems += [f"{book.stem}: Cloud vs Local: a table's {t}" for t in tall]
+        if pages["Cloud vs Local"] > bound:
+            problems.append(f"{book.stem}: Cloud vs Local takes {pages['Cloud vs Local']} pages, its grid needs {bound}")
+    return problems
+
+
 # ----- the default suite: three representative workbooks ------------------------------------------------
 
 
@@ -173,7 +261,8 @@ def test_representative_workbooks_print_clean(tmp_path):
         ["plan", chat, "--top", "0", "--out", str(tmp_path / "b"), "--format", "xlsx"],
     ])
     assert len(books) == 3, books
-    problems = [p for book, pdf in _print(books, tmp_path).items() for p in print_problems(book, pdf)]
+    problems = [p for book, pdf in _print(books, tmp_path).items()
+                for p in print_problems(book, pdf) + page_problems(book, pdf)]
     assert problems == []
     no_alternative = openpyxl.load_workbook(tmp_path / "b" / "chat-50-users-slo.xlsx")["Alternatives"]
     assert no_alternative["A2"].value == NO_ALTERNATIVE  # the compact case was printed
@@ -192,5 +281,6 @@ def test_every_shipped_scenario_prints_clean(tmp_path):
         runs.append(["compare", str(scenario), "--out", str(tmp_path / "books")])
     books = _books(tmp_path, runs)
     assert len(books) >= 2 * len(SCENARIOS) - 2, books  # all but a scenario nothing fits
-    problems = [p for book, pdf in _print(books, tmp_path).items() for p in print_problems(book, pdf)]
+    problems = [p for book, pdf in _print(books, tmp_path).items()
+                for p in print_problems(book, pdf) + page_problems(book, pdf)]
     assert problems == []

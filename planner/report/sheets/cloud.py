@@ -54,7 +54,18 @@ from typing import Any
 from planner.cost.compare import TIME_MODEL_NOTE
 from planner.cost.tco import HOURS_PER_MONTH
 from planner.report.cells import fit_heights, merge_across, put_formula, put_sentence, put_text, put_value
-from planner.report.sheets.cloud_base import INT, NUM2, NUM4, PAGE_LAST_COL, PCT, USD, USD4, CloudSheet
+from planner.report.sheets.cloud_base import (
+    INT,
+    NOTE_WORD,
+    NUM2,
+    NUM4,
+    PAGE_LAST_COL,
+    PCT,
+    USD,
+    USD4,
+    WIDTHS,
+    CloudSheet,
+)
 from planner.report.sheets.cloud_chart import break_even_markers, cost_chart, cumulative_table
 
 SHEET = "Cloud vs Local"
@@ -117,7 +128,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
     first_wl, last_wl = _workload_table(s, comp, r + 2)
     r, has_od, has_spot = _results(s, comp, first_wl, last_wl)
     _workload_cost_formulas(s, first_wl, last_wl)
-    r = _instance_table(s, comp, r + 2)
+    r = _notes(s, _instance_table(s, comp, r + 2))
     head, last = cumulative_table(s, comp, r + 2, has_od, has_spot)
     under_chart = cost_chart(s, comp, head, last, has_od, has_spot, break_even_markers(s, head, last))
     _arithmetic(s, comp, under_chart)
@@ -263,14 +274,15 @@ def _workload_row(s: CloudSheet, wc: Any, r: int) -> None:
         put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
     put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
     rated = wc.service and wc.requests_per_hour is not None
-    put_text(ws, r, 17, (f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
-                         else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
-             + (", assumed: see the notes" if wc.pricing_assumed else ""))
+    priced = ((f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
+               else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
+              + (", assumed: see the notes" if wc.pricing_assumed else ""))
+    put_text(ws, r, 17, s.short(priced, 17))
     put_value(ws, r, 18, wc.copies, INT)
-    put_text(ws, r, 19, wc.strategy)
+    put_text(ws, r, 19, s.short(wc.strategy, 19))
     if od:
-        put_text(ws, r, 20, od.strategy)
-        put_text(ws, r, 21, f"no: {od.differs_from_local}" if od.differs_from_local else "yes")
+        put_text(ws, r, 20, s.short(od.strategy, 20))
+        put_text(ws, r, 21, s.short(f"no: {od.differs_from_local}" if od.differs_from_local else "yes", 21))
     if wc.local.hours_per_job is not None:
         put_value(ws, r, 10, wc.local.hours_per_job, NUM4)
     if od and od.time is not None and od.time.hours_per_job is not None:
@@ -452,17 +464,17 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
     put_value(ws, r, 5, o.usd_per_hour, USD4)
     put_value(ws, r, 6, o.spot_usd_per_hour, USD4)
     put_text(ws, r, 7, "yes" if o.feasible else "no")
-    put_text(ws, r, 8, o.why_not)
+    put_text(ws, r, 8, s.short(o.why_not, 8))
     put_text(ws, r, 16, o.as_of)
     put_text(ws, r, 17, o.region)
-    put_text(ws, r, 18, s.short_source(o.source))
+    put_text(ws, r, 18, s.short(s.short_source(o.source), 18))
     if o.spot_range_usd_per_hour is not None:
         put_text(ws, r, 19, f"{o.spot_range_usd_per_hour[0]:g}-{o.spot_range_usd_per_hour[1]:g}")
-    put_text(ws, r, 20, o.spot_basis)
+    put_text(ws, r, 20, s.short(o.spot_basis, 20))
     if o.feasible:
         put_value(ws, r, 21, o.copies, INT)
-        put_text(ws, r, 22, o.strategy)
-        put_text(ws, r, 23, f"no: {o.differs_from_local}" if o.differs_from_local else "yes")
+        put_text(ws, r, 22, s.short(o.strategy, 22))
+        put_text(ws, r, 23, s.short(f"no: {o.differs_from_local}" if o.differs_from_local else "yes", 23))
     if not o.feasible or o.time is None:
         return
     if o.time.hours_per_job is not None:
@@ -475,6 +487,32 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
     put_formula(ws, r, 14, f"=E{r}*(1-{discount})/(J{r}*3600)*1000000", USD4)
     if o.spot_usd_per_hour is not None:
         put_formula(ws, r, 15, f"=F{r}*(1-{discount})/(J{r}*3600)*1000000", USD4)
+
+
+def _notes(s: CloudSheet, r: int) -> int:
+    """The notes the workload and instance tables point at ('note 3', :meth:`CloudSheet.short`),
+    one wrapped sentence each (merged across the first printed page's columns), from row ``r`` + 2;
+    return the last row (``r`` where there is none)."""
+    if not s.notes:
+        return r
+    r += 2
+    s.label(r, f"Notes to the tables above: a cell showing '{NOTE_WORD} <n>' holds the text of note n")
+    for text, n in s.notes.items():
+        r += 1
+        put_sentence(s.ws, r, 1, f"{NOTE_WORD} {n}: {text}", PAGE_LAST_COL)
+    return r
+
+
+def note_texts(ws: Any) -> dict[str, str]:
+    """The notes of a written sheet: 'note 3' -> its text (for readers of the workbook and tests)."""
+    out = {}
+    for cell in ws["A"]:
+        value = cell.value
+        if isinstance(value, str) and value.startswith(f"{NOTE_WORD} ") and ": " in value:
+            key, text = value.split(": ", 1)
+            if key[len(NOTE_WORD) + 1:].isdigit():
+                out[key] = text
+    return out
 
 
 def _arithmetic(s: CloudSheet, comp: Any, r: int) -> None:
@@ -507,14 +545,9 @@ def _layout(ws: Any) -> None:
     names) repeated on each page and row 1 at the top; its sentences wrap within A-I, the first
     page's width.
     """
-    # H: the instance table's 'Why not', a sentence with figures, on a page of its own (past G)
-    widths = {"A": 40, "B": 16, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 60}
-    for col, w in widths.items():
+    # the tables' long texts are notes (CloudSheet.short): their columns narrow, a row a line
+    for col, w in WIDTHS.items():
         ws.column_dimensions[col].width = w
-    for col in "IJKLMNOP":
-        ws.column_dimensions[col].width = 14
-    for col in "QRSTUVW":
-        ws.column_dimensions[col].width = 18
     fit_heights(ws)
     ws.freeze_panes = "A5"
     ws.print_title_rows = "1:1"

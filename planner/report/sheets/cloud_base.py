@@ -24,6 +24,12 @@ MONTH_OR_NONE = '#,##0.00;"none"'
 #: The last column sentences wrap within (A-G: 1,029 px, the first printed page at 70 % holds
 #: 1,398 px, with room for a spreadsheet program whose default font is up to 35 % wider).
 PAGE_LAST_COL = 7
+#: Column widths (characters). The tables' long texts (why not, strategies, spot basis) are notes
+#: (:meth:`CloudSheet.short`), so their columns stay narrow and every table row one line high.
+WIDTHS = {"A": 40, "B": 24, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 12,
+          **{c: 14 for c in "IJKLMNOP"}, "Q": 12, "R": 14, "S": 16, "T": 12, "U": 12, "V": 12, "W": 12}
+#: The word before a note's number: a cell showing 'note 3' points at the notes under the instance table.
+NOTE_WORD = "note"
 
 
 class CloudSheet:
@@ -40,6 +46,19 @@ class CloudSheet:
         self.header_fill = PatternFill("solid", fgColor="DDEBF7")
         self.wrap = Alignment(wrap_text=True, vertical="top")
         self._listed: set[str] | None = None  # the REF: ids the Sources sheet lists (short_source)
+        self.notes: dict[str, int] = {}  # a long text -> its note's number (short)
+
+    def short(self, text: str, col: int) -> str:
+        """``text`` as a table cell in column ``col`` shows it: the text itself where it fits the
+        column's width (:data:`WIDTHS`) on one line, else 'note <n>', the text given once in full
+        in the notes under the instance table (the same text, the same note). A note, not a cell
+        wrapped over many lines: the tables print one line a row."""
+        from openpyxl.utils import get_column_letter
+
+        if not text or len(text) + 1 <= WIDTHS.get(get_column_letter(col), 8.43):
+            return text
+        n = self.notes.setdefault(text, len(self.notes) + 1)
+        return f"{NOTE_WORD} {n}"
 
     def short_source(self, text: str) -> str:
         """A price source as the instance table shows it: its ``REF:`` ids alone ('REF:SKY-AWS-v8')

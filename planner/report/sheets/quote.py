@@ -46,7 +46,7 @@ from planner.report.cells import (
     styles,
     title,
 )
-from planner.report.sheets.sources import CitedSource, put_source
+from planner.report.sheets.sources import CitedSource, quote_source_cell
 from planner.report.workbook_data import QuoteSettings, WorkbookData, is_flagged
 from planner.solve.quote import INCLUDED, order_details
 
@@ -62,9 +62,9 @@ NAME_GRAND_TOTAL = "QuoteGrandTotal"
 
 #: Quote table columns.
 QUOTE_HEADERS = ("#", "Description", "Category", "Unit price (USD)", "Quantity", "Line total (USD)",
-                 "Price kind", "Price status", "Price source", "Price as of (date, or YYYY-MM text)", "Catalog id",
+                 "Price kind", "Price status", "Price source", "Price as of", "Catalog id",
                  "Memory per card: CUDA total (GiB)",
-                 "Order details: MPN (manufacturer part number); seller; lead time; warranty; quote valid until")
+                 "Order details: MPN; seller; lead time; warranty; quote valid until")
 #: The ordering column (:func:`order_details`): blank where the catalog and its overlays do not say.
 ORDER_COLUMN = len(QUOTE_HEADERS)
 QUOTE_HEADER_ROW = 9
@@ -77,12 +77,14 @@ QUOTE_BANNER_QUOTED = ("SELLERS' QUOTES as the catalog overlay gives them (price
                        "check every line against the seller's offer document before ordering.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says EXPIRED, ESTIMATE or STALE.")
-#: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more.
-QUOTE_WIDTHS = (("A", 12), ("B", 28), ("C", 10), ("D", 13), ("E", 9), ("F", 14), ("G", 10), ("H", 18), ("I", 21),
+#: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
+#: category ('motherboard') and price kind ('estimate') fit whole on one line, the price status's
+#: usual texts in three.
+QUOTE_WIDTHS = (("A", 12), ("B", 26), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 21),
                 ("J", 12), ("K", 16), ("L", 11), ("M", 16))
 _NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
-QUOTE_SOURCES_NOTE = ("Price source: REF:<id> cites a document given in full, with its links, on the Sources sheet "
-                      "(the lines under the source name it and its row).")
+QUOTE_SOURCES_NOTE = ("Price source: the REF:<id>s the line's source cites; each document, with its links, and "
+                      "each line's price source in full are on the Sources sheet.")
 
 
 def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] = ()) -> dict[str, str]:
@@ -96,11 +98,12 @@ def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] 
     _header_block(ws, data, statuses, bool(cited))
     first, last_item, last = _item_rows(ws, data, statuses, cited)
     cells = _total_rows(ws, data.quote, first, last)
-    # the grand total in the header block too: the rows above the table print on every page of the
-    # sheet (print_title_rows), so the total is on its first page however many lines follow
+    # the grand total in the header block too, so it prints on the sheet's first page however many
+    # lines follow; only the table's header row repeats on the pages after it (print_title_rows)
     label(ws, 8, 1, "Grand total (USD)")
     put_formula(ws, 8, 2, f"={cells['grand_total']}", USD_FORMAT).font = styles()["bold"]
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
+    ws.print_title_rows = f"{QUOTE_HEADER_ROW}:{QUOTE_HEADER_ROW}"
     # Fixed widths: the sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale);
     # the banner and notes in D2:D8 wrap across D-L (merged), the labels in A2:A7 wrap in A.
     fit_columns(ws, fixed=dict(QUOTE_WIDTHS), wrap_cols=("A", "B", "H", "I", "M"), wrap_from=2, wrap_to=last_item)
@@ -153,7 +156,7 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     put_sentence(ws, 6, 4, "Totals, in order, each rounded to cents: subtotal; discount on the subtotal; tax on the "
                            "subtotal after discount; shipping (not taxed); grand total.", last)
     put_sentence(ws, 7, 4, "Price as of: a date, or YYYY-MM text where the source gives only the month. "
-                           "Price status: as the planner found the catalog price.", last)
+                           "Price status: as the planner found the catalog price. MPN: manufacturer part number.", last)
     if cites:
         put_sentence(ws, 8, 4, QUOTE_SOURCES_NOTE, last)
 
@@ -182,7 +185,7 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
         if is_flagged(status):
             c.fill = flag_fill
             c.font = st["bold"]
-        put_source(ws, row, 9, item.source, by_id, data.references)
+        put_text(ws, row, 9, quote_source_cell(item.source, by_id))
         put_as_of(ws, row, 10, item.as_of)
         put_text(ws, row, 11, item.catalog_id)
         cuda = data.gpu_cuda_total_bytes.get(item.catalog_id) if item.catalog_id else None

@@ -5,9 +5,11 @@ Every ``REF:<id>`` the quote's lines and the catalog entries used cite (:func:`c
 with the document as the catalog's ``SOURCES.md`` gives it (:mod:`planner.catalog.sources`), where
 to find it, its links (hyperlinks), the quote lines and entries that cite it and the file and
 line that define it; an id that no ``SOURCES.md`` defines, or a ``SOURCES.md`` that could not be
-read, is said so there. A source text that cites ids keeps its text on the Quote and Assumptions
-sheets, followed by one line per id: the document's short title and its row here
-(:func:`source_text`, :func:`put_source`). Free text without ``REF:`` is shown unchanged.
+read, is said so there. A source text that cites ids keeps its text on the Assumptions sheet,
+followed by one line per id: the document's short title and its row here (:func:`source_text`,
+:func:`put_source`); the Quote shows the ids alone (:func:`quote_source_cell`) and this sheet
+gives the line's source in full, with the same lines, under the ids. Free text without ``REF:`` is
+shown unchanged (on the Quote, where it is short).
 """
 
 from __future__ import annotations
@@ -17,7 +19,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from planner.catalog.sources import SourceDoc, SourceIndex, ref_ids
-from planner.report.cells import FLAG_FILL, clean_text, fit_columns, header, label, put_sentence, put_text, styles, title
+from planner.report.cells import (
+    FLAG_FILL,
+    clean_text,
+    fit_columns,
+    header,
+    label,
+    merge_across,
+    put_sentence,
+    put_text,
+    styles,
+    title,
+)
 from planner.report.workbook_data import WorkbookData
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,6 +46,14 @@ SOURCES_ABOUT = ("Catalog prices and figures cite documents as REF:<id> (Quote: 
                  "traced from this workbook alone. Other source texts are given in full where they appear.")
 SOURCES_NONE = "No REF: id is cited: every price source is given in full on the Quote and Assumptions sheets."
 SOURCES_MORE_LINKS = "(another link of the document above)"
+#: A Quote price source citing no id is shown whole up to this many characters (two lines of the
+#: Price source column, 21 characters wide); a longer one, and every one citing ids, is shown short
+#: (:func:`quote_source_cell`) and given in full under :data:`QUOTE_SOURCES_TITLE`.
+QUOTE_SOURCE_CHARS = 40
+QUOTE_SOURCE_IN_FULL = "in full on the Sources sheet"
+QUOTE_SOURCES_TITLE = ("Price sources of the Quote's lines in full, as the catalog gives them (the Quote's Price "
+                       "source column shows their REF: ids)")
+QUOTE_SOURCES_HEADERS = ("Quote line", "Price source (with the REF: ids' documents and rows above)")
 _LINK_COLOR = "0563C1"
 _MAX_LINK_CHARS = 2000  # Excel refuses hyperlinks longer than 2,079 characters
 
@@ -117,6 +138,18 @@ def source_text(text: str, cited: Mapping[str, CitedSource], references: SourceI
         else:
             lines.append(f"REF:{ref}: document not available, no SOURCES.md was read ({where})")
     return "\n".join(lines)
+
+
+def quote_source_cell(text: str, cited: Mapping[str, CitedSource]) -> str:
+    """A Quote line's price source as its cell shows it: the ``REF:`` ids it cites ('REF:A; REF:B')
+    where it cites any (``cited``: :func:`cited_sources` by id), else the text itself where it has
+    :data:`QUOTE_SOURCE_CHARS` characters or fewer, else :data:`QUOTE_SOURCE_IN_FULL`. A text shown
+    other than whole is given in full on the Sources sheet (:func:`write_sources`): a footnote, not
+    a paragraph on the Quote's line."""
+    refs = [r for r in ref_ids(text) if r in cited]
+    if refs:
+        return "; ".join(f"REF:{r}" for r in refs)
+    return text if len(text) <= QUOTE_SOURCE_CHARS else QUOTE_SOURCE_IN_FULL
 
 
 def put_source(ws: Worksheet, row: int, col: int, text: str, cited: Mapping[str, CitedSource],
@@ -210,6 +243,24 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
                 put_text(ws, row, 2, SOURCES_MORE_LINKS)
             _put_link(ws, row, 4, url, link_width)
         row += 1
+    _quote_sources(ws, data, cited, row + 1)
     ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"
     fit_columns(ws, fixed={"A": 17, "B": 50, "C": 30, "D": link_width, "E": 22, "F": 19},
                 wrap_cols=("A", "B", "C", "E", "F"), wrap_from=2)
+
+
+def _quote_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource], row: int) -> None:
+    """From row ``row``: each Quote line whose price source the Quote shows short
+    (:func:`quote_source_cell`), its source in full with its ids' pointers (:func:`source_text`),
+    wrapped across B-F."""
+    by_id = {c.id: c for c in cited}
+    lines = [(n, item.source) for n, item in enumerate(data.line_items, start=1)
+             if item.source and quote_source_cell(item.source, by_id) != item.source]
+    if not lines:
+        return
+    label(ws, row, 1, QUOTE_SOURCES_TITLE)
+    header(ws, row + 1, QUOTE_SOURCES_HEADERS)
+    merge_across(ws, row + 1, 2, len(SOURCES_HEADERS))
+    for r, (n, text) in enumerate(lines, start=row + 2):
+        put_text(ws, r, 1, f"Quote line {n}")
+        put_sentence(ws, r, 2, source_text(text, by_id, data.references), len(SOURCES_HEADERS))

@@ -25,8 +25,9 @@ MONTH_OR_NONE = '#,##0.00;"none"'
 #: 1,398 px, with room for a spreadsheet program whose default font is up to 35 % wider).
 PAGE_LAST_COL = 7
 #: Column widths (characters). The tables' long texts (why not, strategies, spot basis) are notes
-#: (:meth:`CloudSheet.short`), so their columns stay narrow and every table row one line high.
-WIDTHS = {"A": 40, "B": 24, "C": 22, "D": 14, "E": 22, "F": 14, "G": 14, "H": 12,
+#: (:meth:`CloudSheet.short`), so their columns stay narrow and every table row one line high; the
+#: instance columns C and E hold the shipped catalog's longest id (28 characters) on one line.
+WIDTHS = {"A": 40, "B": 24, "C": 30, "D": 14, "E": 30, "F": 14, "G": 14, "H": 12,
           **{c: 14 for c in "IJKLMNOP"}, "Q": 12, "R": 14, "S": 16, "T": 12, "U": 12, "V": 12, "W": 12}
 #: The word before a note's number: a cell showing 'note 3' points at the notes under the instance table.
 NOTE_WORD = "note"

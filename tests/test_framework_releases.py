@@ -18,6 +18,7 @@ from planner.cli.main import main as cli
 from planner.core.errors import InputError
 from planner.memory import estimate
 from planner.memory.loss import loss_bytes, loss_spec
+from planner.memory.overheads import RuntimeOverheads, allocator_component
 from planner.memory.saved import regime_for
 from planner.workload.releases import FRAMEWORK_RELEASES, release_text
 
@@ -288,8 +289,9 @@ class ReleasePeak:
     """A published memory figure of one framework release.
 
     quantity: 'init' (the peak while the model is built and loaded: every always-live tensor but the
-    optimizer's states, with the load-phase components) or 'peak' (the step's allocated peak).
-    published_gb: GB (1e9 B); kind: what the publication measured ('allocated' or 'reserved').
+    optimizer's states, with the load-phase components) or 'peak' (the run's peak).
+    published_gb: GB (1e9 B); kind: what the publication measured ('allocated' or 'reserved'; a reserved
+    figure is compared with the predicted allocated bytes plus the allocator headroom, predicted_peak_bytes).
     """
 
     id: str
@@ -317,15 +319,15 @@ RELEASE_PEAKS = [
                 {"method": "lora", "lora_rank": 8, "lora_targets": ["q_proj", "v_proj"]}, "init", 13.96, "allocated"),
     ReleasePeak("torchtune-0.1-tutorial-qlora-init", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
                 _TT_QLORA, "init", 9.13, "reserved",
-                xfail="predicted 6.97 GB allocated vs 9.13 GB reserved (-24 %): the publication gives the reserved "
-                      "figure only; the whole-weight conversion frees transients of 68 B x 16.8 M and 45.1 M values "
+                xfail="predicted 7.28 GB reserved vs 9.13 GB reserved (-20 %): 6.97 GB allocated plus the allocator "
+                      "headroom (10 % of the bytes beyond the weights); the whole-weight conversion frees transients of 68 B x 16.8 M and 45.1 M values "
                       "between small persistent NF4 allocations, which the caching allocator keeps in its pool (the "
                       "LoRA init, with no such transients, reserves 13.98 GB for 13.96 GB allocated); without the "
                       "load peak the prediction is 3.91 GB (-57 %)"),
     ReleasePeak("torchtune-0.1-tutorial-qlora-train", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
                 _TT_QLORA, "peak", 9.29, "reserved",
-                xfail="predicted 7.05 GB allocated vs 9.29 GB reserved (-24 %): the load peak is the run's allocated "
-                      "peak (a step of batch 2 with checkpointing holds at most 4.76 GB up to alpaca_dataset's "
+                xfail="predicted 7.37 GB reserved vs 9.29 GB reserved (-21 %): 7.05 GB allocated plus the allocator "
+                      "headroom; the load peak is the run's allocated peak (a step of batch 2 with checkpointing holds at most 4.76 GB up to alpaca_dataset's "
                       "max_seq_len of 512 at v0.1.0; the issue's -43 % was that step alone against the reserved "
                       "figure), and the reserved figure keeps the load's pool (as at init, 9.13 GB)"),
 ]
@@ -349,19 +351,23 @@ _NOTEBOOK_RUNS = [
 #: Why each notebook run's figures miss by more than 10 % (numbers as predicted; the first two of each tuple:
 #: the init row, then the peak row; None: within 10 %).
 _NOTEBOOK_MISSES = {
-    "Llama3_(8B)-Conversational.ipynb": (None, "predicted 6.70 GiB"),
-    "Llama3.2_(1B_and_3B)-Conversational.ipynb": ("predicted 2.18 GiB", "predicted 3.30 GiB"),
-    "Llama3.1_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
-    "Qwen2.5_(7B)-Alpaca.ipynb": (None, "predicted 6.73 GiB"),
-    "Llama3_(8B)-Alpaca.ipynb": (None, "predicted 6.70 GiB"),
+    "Llama3_(8B)-Conversational.ipynb": (None, "predicted 6.84 GiB"),
+    "Llama3.2_(1B_and_3B)-Conversational.ipynb": ("predicted 2.19 GiB", "predicted 3.42 GiB"),
+    "Llama3.1_(8B)-Alpaca.ipynb": (None, "predicted 6.84 GiB"),
+    "Qwen2.5_(7B)-Alpaca.ipynb": (None, "predicted 6.89 GiB"),
+    # within 10 % (-9.3 %) at the 2,048-token bound; the run's padded Alpaca batches are shorter, so the
+    # estimate at the run's real lengths would be lower: a pass here says only that the bound is not above it
+    "Llama3_(8B)-Alpaca.ipynb": (None, None),
 }
-_NB_INIT_WHY = ("{pred} allocated vs {pub} GiB reserved after loading ({err}): the load leaves {gap:.2f} GiB more "
+_NB_INIT_WHY = ("{pred} reserved (allocated plus the allocator headroom) vs {pub} GiB reserved after loading ({err}): the load leaves {gap:.2f} GiB more "
                 "in PyTorch's pool than the model's tensors (bitsandbytes' 4-bit load, not modelled: no source gives "
                 "its size)")
-_NB_PEAK_WHY = ("{pred} allocated at the 2,048-token bound vs {pub} GiB reserved ({err}): the padded batch "
-                "lengths are not published, so the prediction is at max_seq_length, an upper bound; this release "
-                "keeps the whole logits (counted), the run's pool after loading adds {gap:.2f} GiB, and the rest is "
-                "not explained")
+_NB_PEAK_WHY = ("{pred} reserved (allocated plus the allocator headroom) at the 2,048-token bound vs {pub} GiB "
+                "reserved ({err}): the padded batch lengths are not published, so the prediction is at "
+                "max_seq_length, an upper bound (with packing False each batch of 2 is padded to its longer "
+                "sequence, at most max_seq_length): the run's real lengths can only lower the "
+                "prediction, so the gap is a mechanism not modelled, not the inputs; this release keeps the whole "
+                "logits (counted), the run's pool after loading adds {gap:.2f} GiB, and the rest is not explained")
 
 
 def _notebook_peaks() -> list[ReleasePeak]:
@@ -393,13 +399,22 @@ PEAK_TOLERANCE = 0.10
 
 
 def predicted_peak_bytes(peak: ReleasePeak) -> int:
-    """The predicted allocated bytes per GPU of ``peak``'s quantity."""
+    """The predicted bytes per GPU of ``peak``'s quantity, as the publication measured it: allocated
+    (``torch.cuda.max_memory_allocated``), or reserved (``max_memory_reserved``: the allocated peak plus the
+    caching allocator's headroom, planner.memory.overheads.allocator_component, the estimate's own rule: its
+    default fraction of the allocated bytes beyond the weights)."""
     est = estimate(workload(peak.model, framework=peak.framework, framework_version=peak.release, **peak.workload))
+    weights = sum(c.bytes for c in est.gpu_components() if c.kind == "allocated"
+                  and c.name.startswith(("weights", "gathered parameters")))
     if peak.quantity == "init":
-        return sum(c.bytes for c in est.gpu_components() if c.kind == "allocated" and (
+        got = sum(c.bytes for c in est.gpu_components() if c.kind == "allocated" and (
             c.phase == "load" or (not c.phase and c.name.startswith(("weights", "LoRA adapter weights",
                                                                      "model buffers")))))
-    return est.per_gpu_allocated_bytes
+    else:
+        got = est.per_gpu_allocated_bytes
+    if peak.kind == "reserved":
+        got += allocator_component(RuntimeOverheads(), got, weights).bytes
+    return got
 
 
 RELEASE_PEAKS += _notebook_peaks()

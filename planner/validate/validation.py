@@ -275,8 +275,9 @@ def framework_releases_section(path: Path) -> str:
         lines.append(f"| {run.id} | {run.framework} | {run.release} | {run.gpu} | {got:,} tokens | "
                      f"{run.published_tokens:,} tokens | {err:+.1%} |")
     lines += ["", "Published memory figures by framework and release (GB = 1e9 B, GiB = 2^30 B; 'init': while the model "
-              "is built and loaded; 'peak': the step's peak), against the predicted allocated bytes; each is held to "
-              "10 %.", "",
+              "is built and loaded; 'peak': the run's peak), against the prediction of what the publication measured "
+              "(allocated bytes; for a reserved figure the allocated bytes plus the allocator headroom of "
+              "planner.memory.overheads.allocator_component); each is held to 10 %.", "",
               "| run | framework | release | quantity | predicted | published | error |", "|---|---|---|---|---|---|---|"]
     for peak, got in peaks:
         err = got / peak.published_bytes - 1

@@ -40,7 +40,22 @@ planner.memory.loss.loss_spec). Sources, per framework:
 - ``transformers`` (and ``deepspeed``, ``fsdp``): the loss is ``ForCausalLMLoss`` (src/transformers/
   loss/loss_utils.py), added by PR 34191 ("Fix Gradient Accumulation issue", 2024-10) and first released
   in 4.46.0; the validation grid runs 5.24.0 (reports/validation.md). Older releases compute the loss
-  inside each model's forward and are not modelled.
+  inside each model's forward and are not modelled. The KV cache a training forward returns (``use_cache``
+  left at the config's default, True for Llama; Transformers forces it off only under its own gradient
+  checkpointing, ``if self.gradient_checkpointing and self.training``) is not modelled: the validation grid's
+  runs pass ``use_cache=False`` (planner.validate.measure). What it costs is not one release
+  boundary but depends on who saves K and V. Measured on CPU (torch 2.13, a 4-layer Llama config, b 2, s 128;
+  the cache's tensors whose storage autograd's saved-tensor hooks never see; the script is
+  tests/data/validation/kv_cache_training_probe.py):
+  4.35.2 (eager attention: ``torch.matmul`` saves reshaped copies of the transposed K and of V) the whole
+  cache is extra with or without checkpointing; 4.36.0 (SDPA by default) none for full multi-head
+  attention without checkpointing, all of it for grouped-query heads (``repeat_kv`` copies are saved
+  instead); 5.17.0 none without checkpointing (SDPA ``enable_gqa``). Under a checkpoint wrapper (FSDP's
+  ``apply_activation_checkpointing``, as llama-recipes ran before commit 486b8809, PR 165, 2023-09-06:
+  "saves ~4 GB" on LLaMA-7B) the whole cache is extra in all three, at the end of the forward
+  (2 x layers x b x s x kv heads x head dim x 2 B; Llama-2-7B at the recipe's batch 4 of 2,048-token
+  chunks: 4.29 GB), and in 4.36.0 the backward then fails (CheckpointError: the recompute appends to the
+  same DynamicCache; huggingface/transformers issue 28056).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
     assert r.exit_code == 0, r.output
     out = r.output
     assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
-    assert "Total: $2,153.98 (capex, USD)" in out
+    assert "Total: $2,169.00 (capex, USD)" in out
     # the card at its dated street price (insiderllm.com, Feb 2026), not its 2021 launch MSRP ($329)
     assert "Priced at: rtx-3060-12gb street price (new) $280.00 of 2026-02 (price: street)" in out
     assert "Workload qlora-7b (train, llama-2-7b): qlora pure-bf16 adamw, ZeRO-0, checkpointing full" in out

@@ -314,9 +314,9 @@ def test_used_ok_buys_the_used_card_and_the_quote_says_so(tmp_path):
     # the used RTX 3060 ($180-230, insiderllm.com Feb 2026) is below the new one ($280)
     assert (line.unit_price_usd, line.price_kind, line.condition, line.as_of) == (180.0, "used", "used", "2026-02")
     assert line.description.startswith("GeForce RTX 3060 12GB (used)")
-    # am5-desktop $1,499 + the card + 2 x ddr5-udimm-16g at $187.49 (PCPartPicker's cheapest 32GB kit / 2,
-    # 2026-06): 1,499 + 280 + 374.98 new, $100 less with the used card
-    assert p.total_usd == pytest.approx(1499.0 + 280.0 + 2 * 187.49 - 100.0)
+    # am5-desktop $1,499 + the card + 2 x ddr5-udimm-16g at $195.00 (rams.live, 2026-W44: $389.99 32GB kit / 2,
+    # 2026-11): 1,499 + 280 + 390.00 new, $100 less with the used card
+    assert p.total_usd == pytest.approx(1499.0 + 280.0 + 2 * 195.00 - 100.0)
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, "  used_ok: true\n")), "--out", str(tmp_path),
                                   "--format", "json"])
     assert r.exit_code == 0, r.output

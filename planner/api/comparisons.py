@@ -184,7 +184,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         >>> from planner import compare
         >>> r = compare("scenarios/compare-qlora-7b-12gb.yaml")
         >>> r.comparison.break_even_months.text
-        'local breaks even after 24.0 months'
+        'local breaks even after 24.1 months'
         >>> r.to_frame()[["workload", "instance_id", "usd_per_local_hour"]].head(2)
            workload    instance_id  usd_per_local_hour
         0  qlora-7b  aws-g6-xlarge            0.307281

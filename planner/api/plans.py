@@ -243,12 +243,12 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         >>> from planner import plan
         >>> r = plan("scenarios/qlora-7b-12gb.yaml")
         >>> r.choice["gpu_id"], r.total_usd
-        ('rtx-3060-12gb', 2153.98)
+        ('rtx-3060-12gb', 2169.0)
         >>> r.to_frame("alternatives")[["gpu_id", "capex_usd", "why_lost"]].head(3)
                      gpu_id  capex_usd              why_lost
-        0  rtx-4060-ti-16gb    2323.98    costs $170.00 more
-        1          rtx-4080    2873.98    costs $720.00 more
-        2          rtx-4090    4009.00  costs $1,855.02 more
+        0  rtx-4060-ti-16gb     2339.0    costs $170.00 more
+        1          rtx-4080     2889.0    costs $720.00 more
+        2          rtx-4090     4009.0  costs $1,840.00 more
     """
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem

@@ -218,7 +218,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         references=references if references is not None else plan_references(a.get("catalog_files") or ()),
         hours_per_job=_number(choice.get("hours_per_job")),
         usd_per_job=_number(choice.get("usd_per_job")),
-        per_job_note=" ".join(str(x) for x in (a.get("objective_arithmetic") or ())[1:]),
+        per_job_note="; ".join(str(x) for x in (a.get("objective_arithmetic") or ())[1:]),
         price_sensitivity=(tuple(plan.price_sensitivity.lines())
                            if getattr(plan, "price_sensitivity", None) is not None else ()),
         serving_tokens=job_tokens(plan),

@@ -154,9 +154,10 @@ def test_quote_sheet_and_console_show_the_parts_and_order_details(tmp_path):
 def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
     from datetime import date, datetime
 
+    from planner.report.export import plan_to_dict
     from planner.report.from_plan import workbook_data_from_plan
     from planner.report.render import plan_text
-    from planner.report.sheets.quote import QUOTE_BANNER, QUOTE_BANNER_QUOTED
+    from planner.report.sheets.quote import QUOTE_BANNER, QUOTE_BANNER_SOME
     from planner.report.workbook import write_workbook
 
     # RESELLER's quotes hold until 2027-01-31: valid on 2026-12-06, lapsed on 2027-02-01
@@ -164,8 +165,14 @@ def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
     p = plan(load_scenario(SCENARIO, cat), cat)
     assert "EXPIRED" not in plan_text(p, today=date(2026, 12, 6))
     text = " ".join(plan_text(p, today=date(2027, 2, 1)).split())
-    assert "EXPIRED quotes (valid until a day before 2027-02-01): rtx-4090 (2027-01-31)" in text
-    assert "get new quotes before ordering" in text
+    warning = "EXPIRED sellers' quotes (their last day is before 2027-02-01): rtx-4090 (valid until 2027-01-31)"
+    assert warning in text and "get new quotes before ordering" in text
+    # also among the warnings, and in the JSON: every line says whether its quote lapsed
+    assert text.count(warning) == 2 and text.index("Warnings:") < text.rindex(warning)
+    doc = plan_to_dict(p, today=date(2027, 2, 1))
+    assert any(w.startswith(warning) for w in doc["warnings"])
+    assert [i["quote_expired"] for i in doc["line_items"] if i["category"] == "gpu"] == [True]
+    assert not any(i["quote_expired"] for i in plan_to_dict(p, today=date(2026, 12, 6))["line_items"])
 
     def quote_sheet(created):
         data = workbook_data_from_plan(p, created=created)
@@ -175,12 +182,14 @@ def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
         return data, load_workbook(path)["Quote"]
 
     data, ws = quote_sheet(datetime(2027, 2, 1))
+    assert any(w.startswith(warning) for w in data.warnings)  # the Summary sheet's plan warnings
     statuses = data.price_statuses()
     gpu = next(n for n, i in enumerate(data.line_items) if i.category == "gpu")
     assert statuses[gpu].startswith("EXPIRED: the seller's quote held until 2027-01-31, before this estimate's date "
                                     "2027-02-01")
-    # the re-check date is the estimate's date + 30 days, or the first quote's last day if sooner
-    assert ws["B5"].value == "=MIN(B3+B4,DATE(2027,1,31))"
+    # the re-check date is the estimate's date + 30 days, or the first quote's last day if sooner, but never
+    # before the estimate's date (2027-01-31 has passed on 2027-02-01: re-check now)
+    assert ws["B5"].value == "=MAX(B3,MIN(B3+B4,DATE(2027,1,31)))"
     assert ws["D2"].value == QUOTE_BANNER
     # within validity every priced line is a seller's quote: the banner says so, not 'budgetary estimate'
     # (the GPU's and the platform parts' quotes; the RAM line is still the catalog's)
@@ -190,8 +199,12 @@ def test_a_lapsed_sellers_quote_is_flagged_expired(tmp_path):
     # the platform's parts carry price kind quote: within validity their status names the last day
     cpu = next(n for n, i in enumerate(data.line_items) if i.category == "cpu")
     assert data.price_statuses()[cpu] == "vendor quote, valid until 2027-01-31"
-    kinds = {i.price_kind for i in data.line_items if i.price_kind != "included"}
-    assert ws["D2"].value == (QUOTE_BANNER_QUOTED if kinds == {"quote"} else QUOTE_BANNER)
+    # some priced lines are sellers' quotes (the platform's parts), the GPU and RAM the catalog's: the banner
+    # counts them
+    priced = [i for i in data.line_items if i.price_kind != "included"]
+    n = sum(1 for i in priced if i.price_kind == "quote")
+    assert 0 < n < len(priced)
+    assert ws["D2"].value == QUOTE_BANNER_SOME.format(n=n, total=len(priced))
 
 
 def test_the_reference_changes_with_the_lines(tmp_path):

@@ -31,6 +31,7 @@ from planner.report.sheets.quote import (  # noqa: E402
     NAME_GRAND_TOTAL,
     NAME_SUBTOTAL,
     QUOTE_BANNER,
+    QUOTE_BANNER_SOME,
     QUOTE_BLANK_ROWS,
     QUOTE_HEADERS,
     order_details,
@@ -375,8 +376,8 @@ def test_quote_header_block(book, data):
     assert (ws["A3"].value, ws["B3"].value) == ("Estimate date", datetime(2025, 3, 14))
     assert (ws["A4"].value, ws["B4"].value) == ("Re-check after (days)", 30)
     # a line's seller quote holds until 2025-04-30 (after 2025-03-14 + 30 days = 2025-04-13): B5 is the
-    # sooner of the two, so it follows an edited date or validity
-    assert (ws["A5"].value, ws["B5"].value) == ("Re-check prices by", "=MIN(B3+B4,DATE(2025,4,30))")
+    # sooner of the two, never before the estimate's date, so it follows an edited date or validity
+    assert (ws["A5"].value, ws["B5"].value) == ("Re-check prices by", "=MAX(B3,MIN(B3+B4,DATE(2025,4,30)))")
     assert ws["B5"].number_format == "yyyy-mm-dd"
     assert (ws["A6"].value, ws["B6"].value) == ("Customer", "ACME lab")
     assert (ws["A7"].value, ws["B7"].value) == ("Catalog", "schema 1")
@@ -498,8 +499,10 @@ def test_quote_without_items(tmp_path, data):
 
 def test_quote_banner_says_budgetary_estimate(book):
     ws = book["Quote"]
-    assert ws["D2"].value == QUOTE_BANNER
-    assert "NOT A VENDOR QUOTE" in ws["D2"].value and ws["D2"].font.b
+    # make_data: one of its four priced lines (the NVMe scratch) is a supplier's quote, the rest catalog prices
+    assert ws["D2"].value == QUOTE_BANNER_SOME.format(n=1, total=4)
+    assert ws["D2"].value.startswith("BUDGETARY ESTIMATE: 1 of 4 priced lines") and ws["D2"].font.b
+    assert "NOT A VENDOR QUOTE" in QUOTE_BANNER
     assert ws["D3"].value.startswith("Get dated quotes from vendors before ordering")
     assert ws["D3"].font.b
     # make_data: the Threadripper platform is an estimate, the RTX 6000 Ada's price is stale
@@ -870,7 +873,7 @@ def test_plan_recipe_table_for_qlora(tmp_path, catalog):
 _OUR_FORMULAS = [
     r"=ROUND\(D\d+\*E\d+,2\)", r"=ROUND\(SUM\(F\d+:F\d+\),2\)", r"=-ROUND\(F\d+\*D\d+,2\)",
     r"=ROUND\(F\d+\+F\d+,2\)", r"=ROUND\(F\d+\*D\d+,2\)", r"=ROUND\(F\d+\+F\d+\+F\d+,2\)", r"=B3\+B4",
-    r"=MIN\(B3\+B4,DATE\(\d{4},\d{1,2},\d{1,2}\)\)",
+    r"=MAX\(B3,MIN\(B3\+B4,DATE\(\d{4},\d{1,2},\d{1,2}\)\)\)",
     r"=Quote!F\d+", r"=F\d+", r"=I\d+-G\d+", r'=IF\(I\d+>0,J\d+/I\d+,""\)', r"=SUM\(([A-Z]+)\d+:\1\d+\)",
 ]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -43,16 +44,25 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def plan_to_dict(plan: Any) -> dict[str, Any]:
-    """The JSON form of a :class:`planner.solve.solver.Plan`."""
-    from planner.report.render import estimate_to_dict
+def plan_to_dict(plan: Any, today: date | None = None) -> dict[str, Any]:
+    """The JSON form of a :class:`planner.solve.solver.Plan`.
 
+    Each line item carries ``quote_expired``: whether its seller's quote (``quote_valid_until``) lapsed
+    before ``today`` (default: today's date); a lapsed quote is also one of the ``warnings``.
+    """
+    from planner.report.render import estimate_to_dict
+    from planner.solve.quote import expired, lapsed_quotes_warning
+
+    today = today or date.today()
+    lapsed = lapsed_quotes_warning(plan.line_items(), today)
+    warnings = list(plan.warnings) + ([lapsed] if lapsed else [])
     return jsonable({
         "format_version": JSON_FORMAT_VERSION,
         "scenario": plan.scenario,
         "feasible": True,
         "choice": plan.choice,
-        "line_items": [{**asdict(i), "total_usd": i.total_usd} for i in plan.line_items()],
+        "line_items": [{**asdict(i), "total_usd": i.total_usd, "quote_expired": expired(i, today)}
+                       for i in plan.line_items()],
         "total_usd": plan.total_usd,
         "workloads": [
             {"strategy": s, "estimate": estimate_to_dict(e), **t}
@@ -62,7 +72,7 @@ def plan_to_dict(plan: Any) -> dict[str, Any]:
         "alternatives": plan.alternatives,
         "infeasible_summary": plan.infeasible,
         "assumptions": plan.assumptions,
-        "warnings": list(plan.warnings),
+        "warnings": warnings,
         "price_sensitivity": (plan.price_sensitivity.to_dict()
                               if getattr(plan, "price_sensitivity", None) is not None else None),
         "ram_rule": plan.ram_rule.to_dict() if getattr(plan, "ram_rule", None) is not None else None,

@@ -183,6 +183,10 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
     if quote is None:
         quote = QuoteSettings(quote_reference(created, sha, plan.line_items()), created.date())
     per_workload, general = _split_warnings(plan)
+    from planner.solve.quote import lapsed_quotes_warning
+
+    lapsed = lapsed_quotes_warning(plan.line_items(), created.date())  # on the Summary's plan warnings too
+    general = [*general, *([lapsed] if lapsed else [])]
     cuda_total = int(choice.get("gpu_cuda_total_bytes") or 0)
     sources = tuple(SourceRef(_short_path(s["file"]), s["id"], s["source"], s["as_of"])
                     for s in a.get("sources") or ())

@@ -283,19 +283,16 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
     for cid, text in parts.items():
         lines.append(f"  {cid} priced as: {text}")
     # what a purchasing office orders by (planner.solve.quote.LineItem: mpn, seller...), where the catalog says
-    from planner.solve.quote import expired, order_details
+    from planner.solve.quote import lapsed_quotes_warning, order_details
 
     ordered = [(i, order_details(i)) for i in plan.line_items()]
     if any(text for _, text in ordered):
         lines.append("  Order details (blank where the catalog does not say; the Quote sheet has a column):")
         lines += [f"    {i.description.split(PARTS_SEPARATOR, 1)[0]} ({i.category}): {text}" for i, text in ordered if text]
-        # a seller's quote that lapsed before today cannot be ordered at (the Quote sheet flags it EXPIRED)
-        today = today or date.today()
-        lapsed = [i for i, _ in ordered if expired(i, today)]
-        if lapsed:
-            lines.append(f"  EXPIRED quotes (valid until a day before {today.isoformat()}): "
-                         + ", ".join(f"{i.catalog_id or i.description} ({i.quote_valid_until})" for i in lapsed)
-                         + "; get new quotes before ordering")
+    # a seller's quote that lapsed before today cannot be ordered at (the Quote sheet flags it EXPIRED)
+    lapsed = lapsed_quotes_warning(plan.line_items(), today or date.today())
+    if lapsed:
+        lines.append(f"  {lapsed}")
     if len(plan.alternatives):
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)
@@ -326,10 +323,11 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         lines.append(f"Price sensitivity (re-pricing the {int(plan.candidates['feasible'].sum()):,} feasible "
                      "candidates, one price at a time):")
         lines += [f"  {x}" for x in sens.lines()]
-    if plan.warnings:
+    warnings = list(plan.warnings) + ([lapsed] if lapsed else [])
+    if warnings:
         lines.append("")
         lines.append("Warnings:")
-        lines += [f"  - {w}" for w in plan.warnings]
+        lines += [f"  - {w}" for w in warnings]
     text = "\n".join(lines)
     if width is None:
         return text

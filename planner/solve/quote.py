@@ -109,6 +109,16 @@ def expired(item: object, on: date) -> bool:
     return last is not None and last < on
 
 
+def lapsed_quotes_warning(items: Any, on: date) -> str | None:
+    """The warning naming the lines whose seller's quote lapsed before ``on`` (:func:`expired`), or None."""
+    lapsed = [i for i in items if expired(i, on)]
+    if not lapsed:
+        return None
+    return (f"EXPIRED sellers' quotes (their last day is before {on.isoformat()}): "
+            + ", ".join(f"{i.catalog_id or i.description} (valid until {i.quote_valid_until})" for i in lapsed)
+            + "; get new quotes before ordering")
+
+
 def order_details(item: object) -> str:
     """A line's ordering keys in words, as the Quote sheet's last column and the console show them: 'MPN 100-100001277WOF;
     seller ...; lead time 14 days; warranty 36 months; quote valid until 2027-01-31', each part left out

@@ -75,6 +75,9 @@ QUOTE_BANNER = ("BUDGETARY ESTIMATE, NOT A VENDOR QUOTE: prices come from the pl
                 "(list, street and estimated prices, each with its date and source), not from an offer.")
 QUOTE_BANNER_QUOTED = ("SELLERS' QUOTES as the catalog overlay gives them (price kind quote, each within its validity): "
                        "check every line against the seller's offer document before ordering.")
+QUOTE_BANNER_SOME = ("BUDGETARY ESTIMATE: {n} of {total} priced lines are sellers' quotes within their validity "
+                     "(Price kind quote); the others come from the planner's catalog (list, street and estimated "
+                     "prices), not from an offer.")
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says EXPIRED, ESTIMATE or STALE.")
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
@@ -131,8 +134,9 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     from planner.solve.quote import valid_until
 
     held = [d for d in (valid_until(i) for i in data.line_items) if d is not None]
-    put_formula(ws, 5, 2, f"=MIN(B3+B4,DATE({min(held):%Y},{min(held).month},{min(held).day}))" if held else "=B3+B4",
-                DATE_FORMAT)
+    # (never before the estimate's date: a quote that has lapsed already means re-check now, and says EXPIRED)
+    put_formula(ws, 5, 2, f"=MAX(B3,MIN(B3+B4,DATE({min(held):%Y},{min(held).month},{min(held).day})))" if held
+                else "=B3+B4", DATE_FORMAT)
     label(ws, 6, 1, "Customer")
     mark_input(put_text(ws, 6, 2, q.customer))
     label(ws, 7, 1, "Catalog")
@@ -141,7 +145,10 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     last = _NOTE_LAST_COL
     priced = [(i, s) for i, s in zip(data.line_items, statuses) if i.price_kind != INCLUDED]
     quoted = bool(priced) and all(i.price_kind == "quote" and not s.startswith("EXPIRED") for i, s in priced)
-    put_sentence(ws, 2, 4, QUOTE_BANNER_QUOTED if quoted else QUOTE_BANNER, last, banner)
+    n_quoted = sum(1 for i, s in priced if i.price_kind == "quote" and not s.startswith("EXPIRED"))
+    text = QUOTE_BANNER_QUOTED if quoted else QUOTE_BANNER if not n_quoted else QUOTE_BANNER_SOME.format(
+        n=n_quoted, total=len(priced))
+    put_sentence(ws, 2, 4, text, last, banner)
     put_sentence(ws, 3, 4, QUOTE_BANNER_2, last, banner)
     n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")
     n_stale = sum(1 for s in statuses if "STALE" in s)

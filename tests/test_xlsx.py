@@ -400,7 +400,7 @@ def test_quote_lines(book, data):
         assert row_values(ws, r, 1, len(QUOTE_HEADERS)) == [
             n, item.description, item.category, item.unit_price_usd, item.quantity, f"=ROUND(D{r}*E{r},2)",
             item.price_kind, statuses[n - 1], item.source, as_of, item.catalog_id or None, memory,
-            order_details(item) or None]
+            order_details(item, sep="\n") or None]
         assert ws.cell(row=r, column=10).number_format == (DATE_FORMAT if len(item.as_of) == 10 else "General")
         assert ws.cell(row=r, column=4).number_format == USD_FORMAT
         assert ws.cell(row=r, column=6).number_format == USD_FORMAT
@@ -410,8 +410,9 @@ def test_quote_lines(book, data):
     assert {i.category for i in data.line_items} == {"gpu", "platform", "memory", "extra"}
     # the ordering keys as make_data gives them to the memory line; the other lines carry none: blank
     details = [ws.cell(row=r, column=len(QUOTE_HEADERS)).value for r in rows]
-    assert details == [None, None, "MPN M321R8GA0BB0-CQK; seller Example Reseller; lead time 14 days; warranty 36 "
-                                   "months; quote valid until 2025-04-30", None]
+    # (one key a line, so a part number wraps only where it is longer than the column)
+    assert details == [None, None, "MPN M321R8GA0BB0-CQK\nseller Example Reseller\nlead time 14 days\nwarranty 36 "
+                                   "months\nquote valid until 2025-04-30", None]
 
 
 def test_quote_totals_are_formulas_over_inputs(book, data):

@@ -119,7 +119,7 @@ def lapsed_quotes_warning(items: Any, on: date) -> str | None:
             + "; get new quotes before ordering")
 
 
-def order_details(item: object) -> str:
+def order_details(item: object, sep: str = "; ") -> str:
     """A line's ordering keys in words, as the Quote sheet's last column and the console show them: 'MPN 100-100001277WOF;
     seller ...; lead time 14 days; warranty 36 months; quote valid until 2027-01-31', each part left out
     where the line does not carry it (never guessed); '' when it carries none."""
@@ -129,7 +129,7 @@ def order_details(item: object) -> str:
         value = getattr(item, key, None)
         if value is not None:
             parts.append(text.format(value))
-    return "; ".join(parts)
+    return sep.join(parts)
 
 
 def platform_lines(plat: Any, nodes: int, description: str, *, used: bool = False) -> list[LineItem]:

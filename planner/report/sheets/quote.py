@@ -83,8 +83,8 @@ QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the 
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
 #: category ('motherboard') and price kind ('estimate') fit whole on one line, the price status's
 #: usual texts in three.
-QUOTE_WIDTHS = (("A", 12), ("B", 26), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 21),
-                ("J", 12), ("K", 16), ("L", 11), ("M", 16))
+QUOTE_WIDTHS = (("A", 12), ("B", 24), ("C", 12), ("D", 13), ("E", 8), ("F", 14), ("G", 9), ("H", 20), ("I", 19),
+                ("J", 12), ("K", 16), ("L", 11), ("M", 20))
 _NOTE_LAST_COL = ORDER_COLUMN - 1  # the header block's notes wrap within D-L
 QUOTE_SOURCES_NOTE = ("Price source: the REF:<id>s the line's source cites; each document, with its links, and "
                       "each line's price source in full are on the Sources sheet.")
@@ -214,8 +214,9 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
 
 
 def _order_cells(ws: Worksheet, row: int, item: object) -> None:
-    """The line's ordering cell (:func:`order_details`), a yellow input, blank where unknown."""
-    text = order_details(item)
+    """The line's ordering cell (:func:`order_details`), a yellow input, blank where unknown: one key a
+    line, so a part number or a date wraps only where it is longer than the column."""
+    text = order_details(item, sep="\n")
     mark_input(put_text(ws, row, ORDER_COLUMN, text) if text else ws.cell(row=row, column=ORDER_COLUMN))
 
 

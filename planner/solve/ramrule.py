@@ -66,7 +66,9 @@ class RamRuleNote:
             over the workloads; planner.memory.host).
         sets_ram: the rule sets the chosen machine's RAM (a smaller configuration holds the host peak
             and costs less).
-        planned: the chosen machine (:data:`MACHINE_KEYS`: ids, counts, bytes, USD).
+        planned: the chosen machine (:data:`MACHINE_KEYS`: ids, counts, bytes, USD). ``dimm_count``,
+            ``ram_bytes``, ``host_need_bytes`` and ``vram_node_bytes`` are per node; ``ram_usd`` and
+            ``capex_usd`` are the whole plan's, every node's (the sentences divide by ``nodes``).
         same_machine: the chosen GPUs and platform with the cheapest RAM that holds the host peak
             (and passes every other rule), None when ``sets_ram`` is False.
         excluded: the cheapest machine that passes every rule but the RAM rule, when it is another

@@ -507,7 +507,7 @@ def test_use_cache_is_stated_and_defaults_per_framework():
     est = _llama_cache("llama-2-7b", method="lora")
     assert _stack(est)["use_cache (KV cache returned by forward)"].startswith("returned, but sdpa attention saves")
     est = _llama_cache("llama-2-7b", method="lora", framework_version="4.35.2")
-    assert _stack(est)["use_cache (KV cache returned by forward)"].startswith("eager attention saves reshaped")
+    assert _stack(est)["use_cache (KV cache returned by forward)"].startswith("on, counted: eager attention saves reshaped")
     assert workload(framework="unsloth", method="lora").train.use_cache is False
     assert workload(framework="fsdp", method="lora").train.use_cache is True
 

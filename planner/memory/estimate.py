@@ -727,7 +727,8 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
                                                      if t.bnb_keeps_4bit_inputs else "")))
     out.append(("torch.compile", "on (the activations are an upper bound)" if t.compile else "off"))
     if t.framework in ("transformers", "deepspeed", "fsdp"):
-        out.append(("use_cache (KV cache returned by forward)", cache_extra(w.architecture, t)[1]))
+        extra, why = cache_extra(w.architecture, t)
+        out.append(("use_cache (KV cache returned by forward)", f"on, counted: {why}" if extra else why))
     return tuple(out)
 
 

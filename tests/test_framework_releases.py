@@ -597,3 +597,13 @@ def test_release_difference(diff: ReleaseDifference):
     assert got == 2 * 32 * 4 * 2048 * 32 * 128 * 2
     err = got / (diff.published_gb * GB) - 1
     assert abs(err) <= PEAK_TOLERANCE, f"{diff.id} ({diff.source}): predicted {got / GB:.2f} GB ({err:+.1%})"
+
+
+def test_the_wrapper_with_the_cache_on_warns_from_4_36():
+    # issues 28056 and 34928: the recompute appends to the returned DynamicCache (CheckpointError)
+    keys = dict(framework="fsdp", checkpointing="full", checkpoint_wrapper=True)
+    new = workload(framework_version="4.36.0", **keys)
+    assert any("CheckpointError" in w for w in new.warnings)
+    assert not any("CheckpointError" in w for w in workload(framework_version="4.35.2", **keys).warnings)
+    assert not any("CheckpointError" in w for w in workload(framework_version="4.36.0", use_cache=False,
+                                                            **keys).warnings)

@@ -70,7 +70,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     base on a mixture of experts (its experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
     data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a recipe
     without fp32 masters under ZeRO (DeepSpeed clones partitions to fp32); a
-    ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
+    ``seq_len`` past ``max_position_embeddings``; a checkpoint wrapper with ``use_cache`` on from
+    Transformers 4.36.0 (its backward has been reported to fail). Being derived, they hold for the options as they
     are: the same workload on another GPU count gets that count's warnings.
 
     Args:
@@ -128,6 +129,13 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
                    f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     if train.attention == "eager" and not arch.sdpa_supported:
         out.append(eager_only_warning(arch))
+    if train.checkpoint_wrapper and train.use_cache and framework_has(train.framework, train.framework_version,
+                                                                       TRANSFORMERS_SDPA):
+        # huggingface/transformers issue 28056 ("Transformers 4.36 use_cache issue") and 34928 (on 4.51.0):
+        # the recompute appends K and V to the same DynamicCache, and the saved and recomputed shapes differ
+        out.append("checkpoint_wrapper with use_cache on: from Transformers 4.36.0 the layer's recompute appends to "
+                   "the returned DynamicCache and backward has been reported to fail (CheckpointError, "
+                   "huggingface/transformers issues 28056 and 34928); set use_cache: false.")
     return tuple(out)
 
 

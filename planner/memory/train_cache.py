@@ -28,8 +28,8 @@ a 4-layer Llama; planner.workload.releases, the transformers entry, quotes the r
   cache's own K and V: nothing extra; grouped K/V heads save ``repeat_kv``'s copies: the whole cache
   is extra, until SDPA broadcasts the groups itself (``enable_gqa``, TRANSFORMERS_SDPA_GQA, 4.54.0:
   when there is no attention mask, which planner assumes for a training batch; 5.17.0 measured);
-- flash attention 2: flash-attn saves the transposed views of the same K and V (the source, not
-  probed): nothing extra;
+- flash attention 2: without padding, flash-attn saves the transposed views of the same K and V (the
+  source, not probed; a padded batch's unpadded copies are not modelled): nothing extra;
 - under a checkpoint wrapper around each decoder layer (``checkpoint_wrapper``: torch's
   ``checkpoint_wrapper``, e.g. FSDP's ``apply_activation_checkpointing`` as llama-recipes ran it), which
   the model does not see (``use_cache`` stays on), only the layers' inputs are saved: the whole cache

@@ -23,7 +23,9 @@ a 4-layer Llama; planner.workload.releases, the transformers entry, quotes the r
 
 - eager attention (every release; the only Llama attention before 4.36.0 but flash attention 2):
   ``torch.matmul`` saves reshaped copies of the transposed K and of V (or of ``repeat_kv``'s copies):
-  the whole cache is extra (measured on 4.35.2);
+  the whole cache is extra before 4.36.0 (measured on 4.35.2) and for grouped K/V heads in every
+  release; from 4.36.0 full multi-head attention saves the cache's own K and V (measured on 5.17.0:
+  nothing extra; 4.36-5.16 are read as 5.17.0);
 - SDPA (4.36.0 on, planner.workload.releases.TRANSFORMERS_SDPA): full multi-head attention saves the
   cache's own K and V: nothing extra; grouped K/V heads save ``repeat_kv``'s copies: the whole cache
   is extra, until SDPA broadcasts the groups itself (``enable_gqa``, TRANSFORMERS_SDPA_GQA, 4.54.0:
@@ -57,7 +59,7 @@ from planner.memory.breakdown import GPU, Component
 from planner.memory.saved import Regime
 from planner.model.architecture import Architecture
 from planner.workload.options import Training
-from planner.workload.releases import TRANSFORMERS_SDPA_GQA, framework_has
+from planner.workload.releases import TRANSFORMERS_SDPA, TRANSFORMERS_SDPA_GQA, framework_has
 
 #: The component's name (planner.memory.estimate keeps it out of the backward phases: it is freed with the
 #: model's output before backward).
@@ -79,9 +81,12 @@ def cache_extra(arch: Architecture, train: Training) -> tuple[bool, str]:
         return False, "off: Transformers' gradient checkpointing sets use_cache=False"
     if train.checkpoint_wrapper:
         return True, "kept by the model under a checkpoint wrapper, which saves only the layers' inputs"
-    if train.attention == "eager":
-        return True, "eager attention saves reshaped copies of K and V, not the cache's tensors"
     grouped = arch.num_key_value_heads < arch.num_attention_heads
+    if train.attention == "eager" and (grouped or not framework_has(train.framework, train.framework_version,
+                                                                    TRANSFORMERS_SDPA)):
+        # measured: 4.35.2 the whole cache is extra; 5.17.0 none for full multi-head attention, all of it for
+        # grouped heads (repeat_kv's copies are what matmul saves); 4.36-5.16 multi-head read as 5.17.0
+        return True, "eager attention saves reshaped copies of K and V, not the cache's tensors"
     if train.attention == "sdpa" and grouped and not framework_has(train.framework, train.framework_version,
                                                                   TRANSFORMERS_SDPA_GQA):
         return True, f"SDPA saves repeat_kv's copies of the grouped K and V (before {TRANSFORMERS_SDPA_GQA.release})"

@@ -23,7 +23,7 @@ from planner.memory.saved import regime_for
 from planner.workload.releases import FRAMEWORK_RELEASES, release_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_frameworks import arch_of, workload  # noqa: E402
+from test_frameworks import arch_of, comp, workload  # noqa: E402
 
 GB = 10**9
 
@@ -66,8 +66,9 @@ def test_an_older_release_is_refused_naming_the_oldest_supported():
                       "--method", "qlora", "--framework-version", "2024.3"])
     assert "unsloth 2024.3 is older than the oldest release planner models (2024.4)" in line
     line = _one_line(["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework", "transformers",
-                      "--framework-version", "4.35.2"])
-    assert "transformers 4.35.2 is older than the oldest release planner models (4.46.0)" in line
+                      "--framework-version", "4.30.2"])
+    # 4.31.0 is the first release with Llama 2's grouped K/V heads (num_key_value_heads) and the oldest modelled
+    assert "transformers 4.30.2 is older than the oldest release planner models (4.31.0)" in line
 
 
 def test_a_release_that_is_not_one_is_refused():
@@ -419,6 +420,25 @@ def predicted_peak_bytes(peak: ReleasePeak) -> int:
 
 RELEASE_PEAKS += _notebook_peaks()
 
+#: llama-recipes (now llama-cookbook) PR 41, 2023-07-25 (Transformers 4.31.0 of 2023-07-18, the first with Llama 2,
+#: was the newest release then), a run with use_cache on (the config's default; PR 165 turned it off six weeks
+#: later). The recipe's defaults as read at llama-recipes commit 4767f09 (configs/peft.py, fsdp.py, training.py).
+PR41 = ("https://github.com/meta-llama/llama-cookbook/pull/41 ('Improve FSDP LoRA Memory Usage', 2023-07-25): "
+        "'torchrun --nnodes 1 --nproc_per_node 4 llama_finetuning.py --enable_fsdp --use_peft --peft_method lora "
+        "--model_name llama-2-7b-hf/ --pure_bf16' ... 'In the end, this only uses 15.22 GB peak active memory' "
+        "(4 40 GB A100s; 'loss = model(*batch).loss' drops the logits and past_key_values after forward); "
+        "llama-recipes configs: lora_config r 8, q_proj and v_proj, dropout 0.05; fsdp_config "
+        "fsdp_activation_checkpointing True (apply_fsdp_checkpointing: torch checkpoint_wrapper per decoder layer), "
+        "FULL_SHARD; batch_size_training 4; samsum concatenated in 2,048-token chunks (Concatenator)")
+RELEASE_PEAKS.append(ReleasePeak(
+    "llama-recipes-pr41-fsdp-lora-peak", "fsdp", "4.31.0", PR41, "llama-2-7b",
+    {"method": "lora", "lora_rank": 8, "lora_targets": ["q_proj", "v_proj"], "lora_dropout": 0.05,
+     "recipe": "pure-bf16", "gpus": 4, "zero": 3, "micro_batch": 4, "seq_len": 2048, "checkpointing": "full",
+     "checkpoint_wrapper": True},
+    # 'peak active' counts the allocated blocks (PyTorch memory stats 'active_bytes'): compared as allocated.
+    # Predicted 14.44 GB (-5.1 %), 4.29 GB of it the returned KV cache; with use_cache off 11.57 GB (-24 %).
+    "peak", 15.22, "allocated"))
+
 
 @pytest.mark.parametrize("peak", [pytest.param(p, id=p.id, marks=[pytest.mark.xfail(strict=True, reason=p.xfail)]
                                                if p.xfail else []) for p in RELEASE_PEAKS])
@@ -440,3 +460,169 @@ def test_an_old_torchtunes_own_fsdp1_gives_no_warning_on_one_gpu():
                                   "--framework", "torchtune", "--framework-version", "0.2.1"])
     assert r.exit_code == 0, r.output
     assert "shards nothing" not in r.output
+
+
+# ----- Transformers: the KV cache a training forward returns (use_cache), 4.31.0 on ---------------------
+# The rule and its sources: planner/memory/train_cache.py (modeling_llama.py at v4.31.0, v4.35.2, v4.36.0;
+# integrations/sdpa_attention.py at v4.53.3 and v4.54.0; the CPU probe tests/data/validation/
+# kv_cache_training_probe.py).
+
+CACHE = "KV cache returned by forward (use_cache)"
+
+
+def _cache_bytes(est) -> int:
+    return sum(c.bytes for c in est.components if c.name == CACHE)
+
+
+def _llama_cache(model: str, **keys):
+    return estimate(workload(model, framework=keys.pop("framework", "transformers"), micro_batch=2, seq_len=1024,
+                             **keys))
+
+
+# Llama-2-7B: 32 layers, 32 K/V heads (no grouping) of 128; Llama-3.2-1B: 16 layers, 8 K/V heads of 64
+# under 32 query heads. 2 (K, V) x L x b 2 x s 1,024 x kv x head_dim x 2 B (bf16 compute):
+L2_CACHE = 2 * 32 * 2 * 1024 * 32 * 128 * 2
+L32_CACHE = 2 * 16 * 2 * 1024 * 8 * 64 * 2
+
+
+@pytest.mark.parametrize("model, release, attention, ckpt, wrapper, expected", [
+    # eager (the default before 4.36.0): torch.matmul saves reshaped copies, the whole cache is extra
+    ("llama-2-7b", "4.35.2", None, "none", False, L2_CACHE),
+    ("llama-3.2-1b", "4.35.2", None, "none", False, L32_CACHE),
+    # Transformers' own gradient checkpointing turns use_cache off (v4.35.2 L893-898)
+    ("llama-2-7b", "4.35.2", None, "full", False, 0),
+    # a checkpoint wrapper leaves it on and saves only the layers' inputs: all extra, every release
+    ("llama-2-7b", "4.35.2", None, "full", True, L2_CACHE),
+    ("llama-2-7b", "5.24.0", None, "full", True, L2_CACHE),
+    # SDPA from 4.36.0: full multi-head attention saves the cache's own K and V; grouped heads save
+    # repeat_kv's copies until SDPA's enable_gqa (4.54.0)
+    ("llama-2-7b", "4.36.0", None, "none", False, 0),
+    ("llama-3.2-1b", "4.36.0", None, "none", False, L32_CACHE),
+    ("llama-3.2-1b", "4.53.3", None, "none", False, L32_CACHE),
+    ("llama-3.2-1b", "4.54.0", None, "none", False, 0),
+    ("llama-3.2-1b", "5.24.0", None, "none", False, 0),
+    # eager in a current release: still reshaped copies
+    ("llama-3.2-1b", "5.24.0", "eager", "none", False, L32_CACHE),
+])
+def test_the_training_kv_cache_is_counted_where_autograd_does_not_hold_it(model, release, attention, ckpt, wrapper,
+                                                                          expected):
+    keys = {"framework_version": release, "checkpointing": ckpt, "method": "lora"}
+    if attention:
+        keys["attention"] = attention
+    if wrapper:
+        keys["checkpoint_wrapper"] = True
+    est = _llama_cache(model, **keys)
+    assert _cache_bytes(est) == expected
+    if expected:
+        # alive at the end of forward, with the loss; freed with the model's output before backward
+        c = [c for c in est.components if c.name == CACHE][0]
+        assert c.phase == ("loss" if ckpt == "full" else "forward-backward")
+    off = _llama_cache(model, use_cache=False, **keys)
+    assert _cache_bytes(off) == 0
+    assert off.per_gpu_allocated_bytes <= est.per_gpu_allocated_bytes
+
+
+def test_use_cache_is_stated_and_defaults_per_framework():
+    est = _llama_cache("llama-2-7b", method="lora")
+    assert _stack(est)["use_cache (KV cache returned by forward)"].startswith("returned, but sdpa attention saves")
+    est = _llama_cache("llama-2-7b", method="lora", framework_version="4.35.2")
+    assert _stack(est)["use_cache (KV cache returned by forward)"].startswith("on, counted: eager attention saves reshaped")
+    assert workload(framework="unsloth", method="lora").train.use_cache is False
+    assert workload(framework="fsdp", method="lora").train.use_cache is True
+
+
+def test_old_transformers_default_to_eager_and_refuse_sdpa():
+    assert workload(framework_version="4.35.2").train.attention == "eager"
+    assert workload(framework_version="4.36.0").train.attention == "sdpa"
+    line = _one_line(["estimate", "--model", "llama-3.2-1b", "--task", "train", "--framework-version", "4.35.2",
+                      "--attention", "sdpa"])
+    assert "Transformers 4.35.2 has no SDPA attention" in line and "4.36.0" in line
+
+
+def test_use_cache_and_the_wrapper_are_refused_where_they_mean_nothing():
+    with pytest.raises(InputError) as exc:
+        workload(framework="unsloth", method="lora", use_cache=True)
+    msg = str(exc.value)
+    assert "model returns no KV cache in training" in msg
+    with pytest.raises(InputError) as exc:
+        workload(checkpoint_wrapper=True)
+    msg = str(exc.value)
+    assert "checkpointing is none" in msg
+
+
+def test_the_loss_in_the_model_before_4_46_has_the_same_peak():
+    # v4.35.2 L1053-1066: fp32 logits (4 B) + their shifted contiguous copy (4 B) + log-softmax (4 B) = 12 B per
+    # token and vocabulary entry at the end of forward, the same 12 B at the start of backward; ForCausalLMLoss
+    # holds max(c + 8, 12) = 12 B (planner.memory.train_cache): the 'logits and loss' term does not change
+    for recipe in ("pure-bf16", "fp32"):
+        old = estimate(workload("llama-3.2-1b", framework_version="4.45.2", recipe=recipe, use_cache=False))
+        new = estimate(workload("llama-3.2-1b", framework_version="4.46.0", recipe=recipe, use_cache=False))
+        vocab_tokens = 128_256 * 2048  # V x b*s
+        assert comp(old, "logits and loss").bytes == comp(new, "logits and loss").bytes == 12 * vocab_tokens
+
+
+#: llama-recipes (now llama-cookbook) PR 165, commit 486b8809 (2023-09-06), "Pass `use_cache=False` when training
+#: with FSDP": "For the LLaMA-7B run, this saves ~4 GB in activation memory and avoids peak memory from being at
+#: the end of the forward pass ... Note the peak memory at the end of forward. This happens because we are saving
+#: past key/value states that are not needed for gradient computation." (8 GPUs, 'snapshot_7b_perparam_8gpus').
+#: The recipe then: FSDP FULL_SHARD, apply_fsdp_checkpointing (torch checkpoint_wrapper per LlamaDecoderLayer),
+#: batch_size_training 4, samsum concatenated into 2,048-token chunks, requirements transformers>=4.31.0.
+PR165 = ("https://github.com/meta-llama/llama-cookbook/pull/165 (commit 486b8809, 2023-09-06): 'For the LLaMA-7B "
+         "run, this saves ~4 GB in activation memory and avoids peak memory from being at the end of the forward "
+         "pass'")
+
+
+@dataclass(frozen=True)
+class ReleaseDifference:
+    """A published memory difference between two settings of one framework release: the bytes at the moment
+    ``phase`` (always-live components plus that phase's) with ``workload`` minus those with ``workload`` and
+    ``change`` applied, against ``published_gb`` (GB, 1e9 B)."""
+
+    id: str
+    framework: str
+    release: str
+    source: str
+    model: str
+    workload: dict
+    change: dict
+    phase: str
+    published_gb: float
+    xfail: str | None = None
+
+
+RELEASE_DIFFS = [
+    ReleaseDifference("llama-recipes-pr165-use-cache", "fsdp", "4.31.0", PR165, "llama-2-7b",
+                      {"method": "full", "gpus": 8, "zero": 3, "micro_batch": 4, "seq_len": 2048,
+                       "checkpointing": "full", "checkpoint_wrapper": True, "use_cache": True},
+                      {"use_cache": False}, "loss", 4.0),
+]
+
+
+def predicted_difference_bytes(diff: ReleaseDifference) -> int:
+    """The predicted bytes at ``diff.phase`` with ``diff.workload`` minus those with ``diff.change`` applied."""
+    def at_phase(keys: dict) -> int:
+        est = estimate(workload(diff.model, framework=diff.framework, framework_version=diff.release, **keys))
+        return sum(c.bytes for c in est.gpu_components() if c.kind == "allocated"
+                   and (not c.phase or diff.phase in c.phase.split(", ")))
+    return at_phase(diff.workload) - at_phase({**diff.workload, **diff.change})
+
+
+@pytest.mark.parametrize("diff", [pytest.param(d, id=d.id, marks=[pytest.mark.xfail(strict=True, reason=d.xfail)]
+                                               if d.xfail else []) for d in RELEASE_DIFFS])
+def test_release_difference(diff: ReleaseDifference):
+    # the end of forward with use_cache on minus off: 2 x 32 layers x 4 x 2,048 x 32 K/V heads x 128 x 2 B
+    # = 4,294,967,296 B, against '~4 GB' (+7.4 %)
+    got = predicted_difference_bytes(diff)
+    assert got == 2 * 32 * 4 * 2048 * 32 * 128 * 2
+    err = got / (diff.published_gb * GB) - 1
+    assert abs(err) <= PEAK_TOLERANCE, f"{diff.id} ({diff.source}): predicted {got / GB:.2f} GB ({err:+.1%})"
+
+
+def test_the_wrapper_with_the_cache_on_warns_from_4_36():
+    # issues 28056 and 34928: the recompute appends to the returned DynamicCache (CheckpointError)
+    keys = dict(framework="fsdp", checkpointing="full", checkpoint_wrapper=True)
+    new = workload(framework_version="4.36.0", **keys)
+    assert any("CheckpointError" in w for w in new.warnings)
+    assert not any("CheckpointError" in w for w in workload(framework_version="4.35.2", **keys).warnings)
+    assert not any("CheckpointError" in w for w in workload(framework_version="4.36.0", use_cache=False,
+                                                            **keys).warnings)

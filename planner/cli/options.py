@@ -176,6 +176,11 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--checkpointing", dict(type=click.Choice(["none", "full"]), help="Gradient checkpointing.")),
     ("--use-reentrant/--no-use-reentrant", dict(default=None, help="Checkpointing runs torch's reentrant variant "
                                                                    "(default: Transformers' non-reentrant one).")),
+    ("--checkpoint-wrapper/--no-checkpoint-wrapper",
+     dict(default=None, help="Checkpointing by torch's checkpoint_wrapper around each layer (FSDP's "
+                             "apply_activation_checkpointing), which leaves use_cache on.")),
+    ("--use-cache/--no-use-cache", dict(default=None, help="The Transformers model returns its KV cache in training "
+                                                           "(default: on, the config's use_cache).")),
     ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),

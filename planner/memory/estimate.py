@@ -36,6 +36,7 @@ from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.releases import release_text
 from planner.memory.load_peaks import load_peak_components
+from planner.memory.train_cache import NAME as CACHE_NAME, cache_extra, training_cache_component
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
 from planner.memory.states import (
@@ -336,6 +337,9 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     logits, logit_text, logit_src = loss_bytes(arch, regime, spec, tokens=tokens, tp=t.tp, full=full,
                                                compiled=t.compile and t.framework != "litgpt")
     comps.append(Component("logits and loss", GPU, logits, logit_text, logit_src, phase=loss))
+    cache = training_cache_component(arch, t, regime, phase=loss)  # use_cache (planner.memory.train_cache)
+    if cache is not None:
+        comps.append(cache)
     head_bwd = (head_backward_bytes(arch, regime, spec, tokens=tokens, tp=t.tp, grad_bytes=recipe.grad_bytes)
                 if full else None)
     if head_bwd is not None and not t.fsdp and t.zero == 0:
@@ -365,7 +369,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
             dora_phase = "forward"
             # (a 4-bit or 8-bit base's buffers are freed before DoRA's step and are inside its figure)
             comps = [replace(c, phase=f"{c.phase}, forward") if c.where == GPU and c.phase == fwd
-                     and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers")
+                     and c.name not in ("logits and loss", "dequantized weight buffer", "8-bit matmul buffers",
+                                        CACHE_NAME)
                      else c for c in comps]
         comps.append(Component("DoRA weight-norm temporaries", GPU, dora, dora_text, DORA_SRC, phase=dora_phase))
     comps = _add_backward_phase(comps, fwd)
@@ -683,7 +688,8 @@ def _add_backward_phase(comps: list[Component], fwd: str) -> list[Component]:
     out = []
     for c in comps:
         names = c.phase.split(", ") if c.phase else []
-        if c.where == GPU and c.name not in ("logits and loss", "offloaded activations in flight (forward stash)"):
+        if c.where == GPU and c.name not in ("logits and loss", "offloaded activations in flight (forward stash)",
+                                             CACHE_NAME):
             add = [p for p in (HEAD_BACKWARD, BACKWARD) if p in used and p not in names
                    and (first in names or (p == BACKWARD and "recompute" in names))]
             if add:
@@ -708,7 +714,8 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
     out = [("framework", f"{t.framework} ({fw.what})"), ("framework release", release_text(t.framework,
                                                                                         t.framework_version)),
            ("sharding", shard), ("loss", spec.describe()),
-           ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")),
+           ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")
+            + (" (checkpoint wrapper around each layer)" if t.checkpoint_wrapper else "")),
            ("activation offloading", "on" if t.offload_activations else "off"),
            ("optimizer step", "in backward (each parameter as its gradient completes)" if t.optimizer_in_backward
             else "after backward"),
@@ -719,6 +726,9 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
         out.append(("bitsandbytes", t.bnb_version + (" (4-bit linears keep their inputs: before 0.43.2)"
                                                      if t.bnb_keeps_4bit_inputs else "")))
     out.append(("torch.compile", "on (the activations are an upper bound)" if t.compile else "off"))
+    if t.framework in ("transformers", "deepspeed", "fsdp"):
+        extra, why = cache_extra(w.architecture, t)
+        out.append(("use_cache (KV cache returned by forward)", f"on, counted: {why}" if extra else why))
     return tuple(out)
 
 

@@ -385,7 +385,7 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
         for _ in range(steps):
             ids = torch.randint(0, arch.vocab_size, (t.micro_batch, t.seq_len), device=dev)
             with torch.autocast("cuda", dtype=amp_dtype, enabled=amp):
-                loss = model(input_ids=ids, labels=ids).loss
+                loss = model(input_ids=ids, labels=ids, use_cache=t.use_cache).loss  # as the estimate counts it
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)

@@ -33,7 +33,7 @@ def workload_for_run(run: Mapping[str, Any]):
     """The planner workload equivalent to one measured run.
 
     Train runs: ``mode`` -> recipe, torch AdamW, ``micro_batch``, ``seq_len``, ``attention``,
-    ``checkpointing``, LoRA rank and targets (peft's fp32 adapters); ``method: qlora`` -> the
+    ``checkpointing``, ``use_cache`` (False unless the run says), LoRA rank and targets (peft's fp32 adapters); ``method: qlora`` -> the
     planner's QLoRA (NF4 base) with ``double_quant`` and ``prepare_kbit_training``;
     ``load_in_8bit`` -> LoRA on an LLM.int8 base, with ``prepare_kbit_training``; ``loss_chunks``,
     ``optimizer_in_backward``, ``offload_activations`` and ``compile`` -> the same levers of framework
@@ -48,6 +48,8 @@ def workload_for_run(run: Mapping[str, Any]):
             "task": "train", "recipe": MODE_TO_RECIPE[s["mode"]], "optimizer": s.get("optimizer", "adamw"),
             "micro_batch": s["micro_batch"], "seq_len": s["seq_len"], "attention": s["attention"],
             "checkpointing": "full" if s.get("checkpointing") else "none",
+            # the harness passes use_cache=False unless told (planner.validate.measure)
+            "use_cache": bool(s.get("use_cache", False)),
             **({"use_reentrant": True} if s.get("use_reentrant") else {}),
             **({"loss_chunks": int(s["loss_chunks"])} if s.get("loss_chunks") else {}),
             **({"optimizer_in_backward": True} if s.get("optimizer_in_backward") else {}),
@@ -238,7 +240,8 @@ def framework_releases_section(path: Path) -> str:
     """A Markdown section on the training framework releases modelled (planner.workload.releases
     FRAMEWORK_RELEASES: the current and oldest release of each, every mechanism change with its source) and
     the published runs of a release (``RELEASE_RUNS`` of ``tests/test_framework_releases.py``, each with
-    its predicted and published largest context); '' when the file is not there."""
+    its predicted and published largest context), the published memory figures (``RELEASE_PEAKS``) and
+    differences (``RELEASE_DIFFS``); '' when the file is not there."""
     import importlib.util
 
     from planner.workload.releases import FRAMEWORK_RELEASES
@@ -254,6 +257,7 @@ def framework_releases_section(path: Path) -> str:
         spec.loader.exec_module(mod)
         runs = [(run, mod.predicted_largest_context(run)) for run in mod.RELEASE_RUNS]
         peaks = [(peak, mod.predicted_peak_bytes(peak)) for peak in getattr(mod, "RELEASE_PEAKS", [])]
+        diffs = [(d, mod.predicted_difference_bytes(d)) for d in getattr(mod, "RELEASE_DIFFS", [])]
     finally:
         sys.modules.pop(spec.name, None)
     lines = ["## Training framework releases", "",
@@ -284,17 +288,30 @@ def framework_releases_section(path: Path) -> str:
         unit = {"GB": 1e9, "GiB": 2**30}[peak.unit]
         lines.append(f"| {peak.id} | {peak.framework} | {peak.release} | {peak.quantity} | {got / unit:,.2f} "
                      f"{peak.unit} | {peak.published_gb:,} {peak.unit} ({peak.kind}) | {err:+.1%} |")
+    if diffs:
+        lines += ["", "Published memory differences by framework and release (GB = 1e9 B): the predicted bytes at the "
+                  "named moment with the first setting minus those with the second; each is held to 10 %.", "",
+                  "| run | framework | release | moment | settings | predicted | published | error |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for d, got in diffs:
+            change = ", ".join(f"{k}: {v}" for k, v in d.change.items())
+            first = ", ".join(f"{k}: {d.workload[k]}" for k in d.change)
+            lines.append(f"| {d.id} | {d.framework} | {d.release} | {d.phase} | {first} vs {change} | "
+                         f"{got / 1e9:,.2f} GB | ~{d.published_gb:,} GB | {got / (d.published_gb * 1e9) - 1:+.1%} |")
     lines += ["", "### Release runs past 10 % and why", ""]
     misses = [(run.id, got / run.published_tokens - 1, run.xfail) for run, got in runs
               if abs(got / run.published_tokens - 1) > 0.10]
     misses += [(peak.id, got / peak.published_bytes - 1, peak.xfail) for peak, got in peaks
                if abs(got / peak.published_bytes - 1) > 0.10]
+    misses += [(d.id, got / (d.published_gb * 1e9) - 1, d.xfail) for d, got in diffs
+               if abs(got / (d.published_gb * 1e9) - 1) > 0.10]
     for run_id, err, why in misses:
         lines.append(f"- **{run_id}** ({err:+.1%}): {why or 'no explanation recorded'}")
     if not misses:
         lines.append("None.")
     lines += ["", "Sources:", ""]
-    lines += [f"- {src}" for src in dict.fromkeys([r.source for r, _ in runs] + [p.source for p, _ in peaks])]
+    lines += [f"- {src}" for src in dict.fromkeys([r.source for r, _ in runs] + [p.source for p, _ in peaks]
+                                                  + [d.source for d, _ in diffs])]
     lines.append("")
     return "\n".join(lines)
 

@@ -53,7 +53,7 @@ TRAIN_KEYS = (
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
     "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
     "fsdp_wrap",
-    "framework_version",
+    "framework_version", "use_cache", "checkpoint_wrapper",
 )
 #: How PyTorch FSDP wraps a LoRA / QLoRA model into units: 'blocks' (each decoder block one unit, its
 #: frozen base and its adapters together: LitGPT's ``auto_wrap_policy={Block}``, a plain
@@ -175,6 +175,14 @@ class Training:
         framework_version: the framework's release (for deepspeed and fsdp the Transformers release),
             as written; None: the current release modelled (planner.workload.releases.FRAMEWORK_RELEASES,
             whose changes switch the mechanisms that changed between releases).
+        use_cache: the Transformers model returns every layer's K and V from its training forward (its
+            config's ``use_cache``, True for Llama, unless the script passes ``use_cache=False``);
+            frameworks transformers, deepspeed and fsdp only. Where that is memory of its own, by release,
+            attention and checkpointing: planner.memory.train_cache.
+        checkpoint_wrapper: ``checkpointing: full`` is applied by wrapping each decoder layer (torch's
+            ``checkpoint_wrapper``, e.g. FSDP's ``apply_activation_checkpointing`` as llama-recipes does),
+            not by Transformers' ``gradient_checkpointing_enable``: the model does not know of it and keeps
+            ``use_cache`` on.
     """
 
     method: str = "full"
@@ -212,6 +220,8 @@ class Training:
     load_in_4bit: bool = False
     fsdp_wrap: str = "separate"
     framework_version: str | None = None
+    use_cache: bool = False
+    checkpoint_wrapper: bool = False
 
     @property
     def fsdp(self) -> int:

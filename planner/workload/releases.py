@@ -37,24 +37,28 @@ planner.memory.loss.loss_spec). Sources, per framework:
   0.4.13.dev1, pyproject.toml) and lit-gpt's resource tables of 2023 (commit 8641822, setup.py version
   0.1.0), both checked against their published runs (tests/test_published.py); no change between them is
   modelled.
-- ``transformers`` (and ``deepspeed``, ``fsdp``): the loss is ``ForCausalLMLoss`` (src/transformers/
-  loss/loss_utils.py), added by PR 34191 ("Fix Gradient Accumulation issue", 2024-10) and first released
-  in 4.46.0; the validation grid runs 5.24.0 (reports/validation.md). Older releases compute the loss
-  inside each model's forward and are not modelled. The KV cache a training forward returns (``use_cache``
-  left at the config's default, True for Llama; Transformers forces it off only under its own gradient
-  checkpointing, ``if self.gradient_checkpointing and self.training``) is not modelled: the validation grid's
-  runs pass ``use_cache=False`` (planner.validate.measure). What it costs is not one release
-  boundary but depends on who saves K and V. Measured on CPU (torch 2.13, a 4-layer Llama config, b 2, s 128;
+- ``transformers`` (and ``deepspeed``, ``fsdp``): modelled from 4.31.0 (the first release with Llama 2's
+  grouped K/V heads). The loss is ``ForCausalLMLoss`` (src/transformers/loss/loss_utils.py), added by PR 34191
+  ("Fix Gradient Accumulation issue", 2024-10) and first released in 4.46.0; before, each model's forward
+  computes it (``logits.float()``, a shifted contiguous copy, ``CrossEntropyLoss``), which holds the same
+  12 B per token and vocabulary entry at its peak (planner.memory.train_cache), so nothing switches there.
+  Llama attention is eager before 4.36.0 (``LlamaSdpaAttention`` from 4.36.0: TRANSFORMERS_SDPA; an older
+  release defaults to eager and refuses sdpa). The validation grid runs 5.24.0 (reports/validation.md).
+  The KV cache a training forward returns (``use_cache``, the config's default, True for Llama; Transformers
+  forces it off only under its own gradient checkpointing, ``if self.gradient_checkpointing and
+  self.training``) is modelled by planner.memory.train_cache: what it costs is not one release boundary
+  but depends on who saves K and V. Measured on CPU (torch 2.13, a 4-layer Llama config, b 2, s 128;
   the cache's tensors whose storage autograd's saved-tensor hooks never see; the script is
   tests/data/validation/kv_cache_training_probe.py):
   4.35.2 (eager attention: ``torch.matmul`` saves reshaped copies of the transposed K and of V) the whole
   cache is extra with or without checkpointing; 4.36.0 (SDPA by default) none for full multi-head
   attention without checkpointing, all of it for grouped-query heads (``repeat_kv`` copies are saved
-  instead); 5.17.0 none without checkpointing (SDPA ``enable_gqa``). Under a checkpoint wrapper (FSDP's
+  instead); 5.17.0 none without checkpointing (SDPA ``enable_gqa``, from 4.54.0: TRANSFORMERS_SDPA_GQA).
+  Under a checkpoint wrapper (FSDP's
   ``apply_activation_checkpointing``, as llama-recipes ran before commit 486b8809, PR 165, 2023-09-06:
-  "saves ~4 GB" on LLaMA-7B) the whole cache is extra in all three, at the end of the forward
-  (2 x layers x b x s x kv heads x head dim x 2 B; Llama-2-7B at the recipe's batch 4 of 2,048-token
-  chunks: 4.29 GB), and in 4.36.0 the backward then fails (CheckpointError: the recompute appends to the
+  "saves ~4 GB" on LLaMA-7B; the key ``checkpoint_wrapper``) the whole cache is extra in all three, at the
+  end of the forward (2 x layers x b x s x kv heads x head dim x 2 B; Llama-2-7B at the recipe's batch 4 of
+  2,048-token chunks: 4.29 GB), and in 4.36.0 the backward then fails (CheckpointError: the recompute appends to the
   same DynamicCache; huggingface/transformers issue 28056).
 """
 
@@ -62,7 +66,8 @@ from __future__ import annotations
 
 from planner.core.versions import Change, ReleaseLine, release_key
 
-__all__ = ["FRAMEWORK_RELEASES", "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_CHUNKED_NF4", "TORCHTUNE_FSDP2",
+__all__ = ["FRAMEWORK_RELEASES", "TRANSFORMERS_LOSS_UTILS", "TRANSFORMERS_SDPA", "TRANSFORMERS_SDPA_GQA",
+           "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_CHUNKED_NF4", "TORCHTUNE_FSDP2",
            "framework_has",
            "framework_release_line", "modelled_as", "release_text"]
 
@@ -90,7 +95,24 @@ TORCHTUNE_CHUNKED_NF4 = Change(
     "torchtune pyproject.toml: 'torchao==0.1' at v0.1.0 and v0.1.1, 'torchao==0.3.1' at v0.2.0; torchao "
     "https://github.com/pytorch/ao/pull/196 (commit 6081796bc, 'perform in chunks', first in torchao v0.2.0)")
 
-_TRANSFORMERS = ReleaseLine("transformers", current="5.24.0", oldest="4.46.0")
+#: Transformers' Llama runs ``LlamaSdpaAttention`` (torch SDPA) by default from this release (eager before).
+TRANSFORMERS_SDPA = Change(
+    "4.36.0", "SDPA attention by default (eager torch.matmul before; 'sdpa' unknown)",
+    "huggingface/transformers v4.36.0 src/transformers/models/llama/modeling_llama.py L740 "
+    "(LLAMA_ATTENTION_CLASSES 'sdpa': LlamaSdpaAttention), L951 (_use_sdpa)")
+#: ... whose loss is ``ForCausalLMLoss`` from this release (computed in LlamaForCausalLM.forward before).
+TRANSFORMERS_LOSS_UTILS = Change(
+    "4.46.0", "the loss in loss_utils.py ForCausalLMLoss (in the model's forward before: the same peak, "
+              "planner.memory.train_cache)",
+    "https://github.com/huggingface/transformers/pull/34191 (first released in 4.46.0)")
+#: ... and SDPA broadcasts grouped K/V heads itself (``enable_gqa``, no ``repeat_kv`` copies) without a mask.
+TRANSFORMERS_SDPA_GQA = Change(
+    "4.54.0", "SDPA enable_gqa for grouped K/V heads when there is no attention mask (repeat_kv copies before)",
+    "https://github.com/huggingface/transformers/pull/39412 (v4.54.0 src/transformers/integrations/"
+    "sdpa_attention.py L27-32 use_gqa_in_sdpa, L54-57; v4.53.3 L41-42 repeat_kv always)")
+
+_TRANSFORMERS = ReleaseLine("transformers", current="5.24.0", oldest="4.31.0",
+                            changes=(TRANSFORMERS_SDPA, TRANSFORMERS_LOSS_UTILS, TRANSFORMERS_SDPA_GQA))
 
 #: The releases modelled per framework name of planner.workload.frameworks.FRAMEWORKS (``deepspeed`` and
 #: ``fsdp`` run Transformers' model code and loss: their line is Transformers').

@@ -22,7 +22,7 @@ from planner.workload.frameworks import (
     parse_version,
 )
 from planner.workload.recipes import OPTIMIZERS, RECIPES
-from planner.workload.releases import FRAMEWORK_RELEASES, TORCHTUNE_FSDP2, framework_has
+from planner.workload.releases import FRAMEWORK_RELEASES, TORCHTUNE_FSDP2, TRANSFORMERS_SDPA, framework_has
 from planner.workload.options import (
     CHECKPOINTING,
     FSDP_WRAPS,
@@ -70,7 +70,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
     base on a mixture of experts (its experts stay 16-bit); QLoRA with ZeRO-3; a ZeRO stage over one
     data-parallel rank (:func:`zero_one_rank_warning`, which depends on ``train.gpus``); a recipe
     without fp32 masters under ZeRO (DeepSpeed clones partitions to fp32); a
-    ``seq_len`` past ``max_position_embeddings``. Being derived, they hold for the options as they
+    ``seq_len`` past ``max_position_embeddings``; a checkpoint wrapper with ``use_cache`` on from
+    Transformers 4.36.0 (its backward has been reported to fail). Being derived, they hold for the options as they
     are: the same workload on another GPU count gets that count's warnings.
 
     Args:
@@ -128,6 +129,13 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
                    f"({arch.max_position_embeddings}); quality beyond it is not guaranteed.")
     if train.attention == "eager" and not arch.sdpa_supported:
         out.append(eager_only_warning(arch))
+    if train.checkpoint_wrapper and train.use_cache and framework_has(train.framework, train.framework_version,
+                                                                       TRANSFORMERS_SDPA):
+        # huggingface/transformers issue 28056 ("Transformers 4.36 use_cache issue") and 34928 (on 4.51.0):
+        # the recompute appends K and V to the same DynamicCache, and the saved and recomputed shapes differ
+        out.append("checkpoint_wrapper with use_cache on: from Transformers 4.36.0 the layer's recompute appends to "
+                   "the returned DynamicCache and backward has been reported to fail (CheckpointError, "
+                   "huggingface/transformers issues 28056 and 34928); set use_cache: false.")
     return tuple(out)
 
 
@@ -152,7 +160,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
     checkpointing, use_reentrant = _checkpointing(entry, method, d.checkpointing)
-    attention = _attention(entry, arch)
+    attention = _release_attention(entry, arch, fw_name, release)
     lora_rank = entry.int("lora_rank", d.lora_rank, min=1, max=65_536)
     targets = _comma_split(entry, entry.str_list("lora_targets", None), warnings)
     double_quant = entry.bool("double_quant", True)
@@ -179,7 +187,8 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     train = Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                      offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                      adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                     use_reentrant, load_in_4bit=load_in_4bit, **levers)
+                     use_reentrant, load_in_4bit=load_in_4bit, **levers,
+                     **_cache_keys(entry, fw_name, checkpointing=checkpointing))
     base = "fp32" if RECIPES[recipe].weight_bytes == 4 else RECIPES[recipe].dtype
     if (train.fsdp == 1 and train.fsdp_wrap == "blocks" and method in ("lora", "qlora")
             and not train.quantized_base and adapter_dtype != base):
@@ -189,6 +198,50 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                           f"{base} base", "fsdp_wrap" if "fsdp_wrap" in entry.data else "adapter_dtype",
                           f"Set adapter_dtype: {base} (the base's), or fsdp_wrap: separate.")
     return train
+
+
+#: The frameworks that run Transformers' model code, whose forward can return the KV cache (use_cache).
+HF_MODEL_FRAMEWORKS = ("transformers", "deepspeed", "fsdp")
+
+
+def _release_attention(entry: Entry, arch: Architecture, fw_name: str, release: str | None) -> str:
+    """``attention`` (planner.workload.checks._attention) for the Transformers release: before 4.36.0
+    (planner.workload.releases.TRANSFORMERS_SDPA) Llama has no SDPA attention, so left out it is eager
+    and ``sdpa`` is refused."""
+    if fw_name not in HF_MODEL_FRAMEWORKS or framework_has(fw_name, release, TRANSFORMERS_SDPA):
+        return _attention(entry, arch)
+    if "attention" not in entry.data:
+        return "eager"
+    attention = _attention(entry, arch)
+    if attention == "sdpa":
+        raise entry.error(f"Transformers {release} has no SDPA attention (LlamaSdpaAttention came with "
+                          f"{TRANSFORMERS_SDPA.release})", "attention",
+                          f"Use attention: eager (its default) or flash, or framework_version: "
+                          f"'{TRANSFORMERS_SDPA.release}' or later.")
+    return attention
+
+
+def _cache_keys(entry: Entry, fw_name: str, *, checkpointing: str) -> dict[str, bool]:
+    """``use_cache`` and ``checkpoint_wrapper`` (planner.workload.options.Training; planner.memory.train_cache).
+
+    ``use_cache`` left out is the model config's default, True (``LlamaConfig(use_cache=True)``,
+    configuration_llama.py), for the frameworks that run Transformers' model code; the others' models
+    return no cache (False, and refused when set true).
+    """
+    hf = fw_name in HF_MODEL_FRAMEWORKS
+    use_cache = entry.bool("use_cache", hf)
+    if use_cache and not hf:
+        raise entry.error(f"use_cache is set but framework {fw_name}'s model returns no KV cache in training",
+                          "use_cache", "Remove use_cache, or set framework: transformers, deepspeed or fsdp.")
+    wrapper = entry.bool("checkpoint_wrapper", False)
+    if wrapper and checkpointing != "full":
+        raise entry.error(f"checkpoint_wrapper is set but checkpointing is {checkpointing}", "checkpoint_wrapper",
+                          "Set checkpointing: full, or remove checkpoint_wrapper.")
+    if wrapper and not hf:
+        raise entry.error(f"checkpoint_wrapper is set but framework {fw_name} checkpoints its own layers",
+                          "checkpoint_wrapper", "Remove checkpoint_wrapper, or set framework: transformers, "
+                          "deepspeed or fsdp.")
+    return dict(use_cache=use_cache, checkpoint_wrapper=wrapper)
 
 
 def _framework_version(entry: Entry, fw_name: str) -> str | None:

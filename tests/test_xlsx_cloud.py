@@ -563,3 +563,24 @@ def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, 
     got2 = openpyxl.load_workbook(recalc(edited, tmp_path), data_only=True)
     assert got2[SHEET][cells["Capex (USD)"]].value == pytest.approx(local["capex_usd"] + 200, abs=0.005)
     assert got2["Summary"].cell(total_row, 2).value == pytest.approx(local["capex_usd"] + 200, abs=0.005)
+
+
+def test_assumptions_list_each_entry_once_and_share_a_row_per_source(tmp_path):
+    # The compare workbook's "Catalog entries used": the cloud instances of one SkyPilot snapshot cite the
+    # same source, date and file, so they share one row (the printed sheet was 9 pages of the same text);
+    # every entry id still appears exactly once.
+    result = run_compare(str(SEED), "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    wb = openpyxl.load_workbook(tmp_path / "compare-qlora-7b-12gb-compare.xlsx")
+    ws = wb["Assumptions"]
+    head = next(c.row for c in ws["A"] if c.value == "Entry id")
+    rows = []
+    r = head + 1
+    while ws.cell(r, 1).value:
+        rows.append((ws.cell(r, 1).value, ws.cell(r, 2).value, (ws.cell(r, 3).value, ws.cell(r, 4).value)))
+        r += 1
+    ids = [i for cell, _, _ in rows for i in cell.split(", ")]
+    assert len(ids) == len(set(ids))
+    assert len({(src, f) for _, src, f in rows}) == len(rows)  # one row per source, date and file
+    sky = [cell for cell, src, _ in rows if "REF:SKY-AWS-v8" in str(src)]
+    assert sky and any("aws-g6-xlarge" in cell.split(", ") for cell in sky)

@@ -122,12 +122,17 @@ def _catalog_entries(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSou
         row += 1
     header(ws, row, SOURCE_HEADERS)
     by_id = {c.id: c for c in cited}
+    # entries with the same source, date and file (the cloud instances of one SkyPilot snapshot) share a row:
+    # their ids, in order, then the source once
+    groups: dict[tuple[str, str, str], list] = {}
     for ref in data.sources:
+        groups.setdefault((ref.source, str(ref.as_of), ref.file), []).append(ref)
+    for refs in groups.values():
         row += 1
-        put_text(ws, row, 1, ref.id)
-        put_source(ws, row, 2, ref.source, by_id, data.references)
-        put_as_of(ws, row, 3, ref.as_of)
-        put_text(ws, row, 4, ref.file)
+        put_text(ws, row, 1, ", ".join(r.id for r in refs))
+        put_source(ws, row, 2, refs[0].source, by_id, data.references)
+        put_as_of(ws, row, 3, refs[0].as_of)
+        put_text(ws, row, 4, refs[0].file)
     return row + 2
 
 

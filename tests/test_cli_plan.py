@@ -42,7 +42,7 @@ def test_plan_prints_the_recommendation_and_writes_reports(runner, tmp_path):
     assert "Recommendation: 1 x rtx-3060-12gb on am5-desktop, 2 x ddr5-udimm-16g (32.00 GiB RAM)" in out
     assert "Total: $2,169.00 (capex, USD)" in out
     # the card at its dated street price (insiderllm.com, Feb 2026), not its 2021 launch MSRP ($329)
-    assert "Priced at: rtx-3060-12gb street price (new) $280.00 of 2026-02 (price: street)" in out
+    assert "Priced at: rtx-3060-12gb street price (new) $280.00 of 2026-02 (the scenario's rule price: street picks it)" in out
     assert "Workload qlora-7b (train, llama-2-7b): qlora pure-bf16 adamw, ZeRO-0, checkpointing full" in out
     # rtx-3060-12gb: nvidia-smi 12,288 MiB less the 430 MiB driver reservation = 11,858 MiB (11.58 GiB)
     # CUDA total; less ceil(5 %) = 11,812,313,497 B (11.00 GiB) for the workload.

@@ -320,7 +320,7 @@ def test_used_ok_buys_the_used_card_and_the_quote_says_so(tmp_path):
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path, "  used_ok: true\n")), "--out", str(tmp_path),
                                   "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert "Priced at: rtx-3060-12gb used price $180.00 of 2026-02 (price: street, used_ok: true)" in r.output
+    assert "Priced at: rtx-3060-12gb used price $180.00 of 2026-02 (the scenario's rule price: street, used_ok: true picks it)" in r.output
     assert "GeForce RTX 3060 12GB (used)" in r.output
 
 

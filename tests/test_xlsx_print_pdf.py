@@ -60,7 +60,7 @@ _FOOTER = re.compile(r"(\S[^\n]*?) - page \d+ of \d+")
 _WORD = re.compile(r'xMin="([\d.]+)" yMin="[\d.]+" xMax="([\d.]+)" yMax="[\d.]+">([^<]*)<')
 SLACK_PT = 1.5
 #: Lines a Quote item may take beside its description: the price status's longest usual text,
-#: 'part of the platform line above: its price is in that line's', wraps to 3 lines in its 20 characters.
+#: 'part of the platform line above, whose price includes it', wraps to 3 lines in its 20 characters.
 ITEM_LINES = 3
 #: Lines a row of the Cloud vs Local sheet's workload and instance tables may take (an id wrapped once).
 TABLE_ROW_LINES = 2

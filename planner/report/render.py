@@ -240,7 +240,7 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         from planner.catalog.prices import price_words
 
         lines.append(f"Priced at: {gpu_line.catalog_id} {price_words(gpu_line.price_kind, gpu_line.condition)} "
-                     f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} ({prices_rule(plan)})")
+                     f"${gpu_line.unit_price_usd:,.2f} of {gpu_line.as_of} (the scenario's rule {prices_rule(plan)} picks it)")
     note = getattr(plan, "ram_rule", None)
     if note is not None:
         lines.append("RAM rule:")

@@ -268,7 +268,7 @@ def price_status(item: LineItem, stale_ids: Collection[str] = (), stale_months: 
     from planner.solve.quote import expired
 
     if item.price_kind == INCLUDED:
-        return "part of the platform line above: its price is in that line's"
+        return "part of the platform line above, whose price includes it"
     flags = []
     if on is not None and expired(item, on):
         flags.append(f"EXPIRED: the seller's quote held until {item.quote_valid_until}, before this estimate's "

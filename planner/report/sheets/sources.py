@@ -245,7 +245,9 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
         row += 1
     _quote_sources(ws, data, cited, row + 1)
     ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"
-    fit_columns(ws, fixed={"A": 17, "B": 50, "C": 30, "D": link_width, "E": 22, "F": 19},
+    # the id column holds the longest cited 'REF:<id>' on one line (searchable in print), at B's expense
+    id_width = min(26, max([17] + [len(c.id) + 6 for c in cited]))
+    fit_columns(ws, fixed={"A": id_width, "B": 50 - (id_width - 17), "C": 30, "D": link_width, "E": 22, "F": 19},
                 wrap_cols=("A", "B", "C", "E", "F"), wrap_from=2)
 
 

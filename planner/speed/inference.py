@@ -41,7 +41,13 @@ from planner.speed.constants import (
     gemm_efficiency,
     gemm_size_factor,
 )
-from planner.speed.layers import gemm_weights, ggml_activation_bytes, ggml_kernel_scale, token_costs
+from planner.speed.layers import (
+    gemm_weights,
+    ggml_activation_bytes,
+    ggml_kernel_scale,
+    token_costs,
+    vllm_moe_extra_kernels,
+)
 from planner.speed.result import InferenceSpeed, Part
 from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY, decode_reads, llamacpp_prefill_upload
 
@@ -68,12 +74,17 @@ def layer_kernels(w) -> float:
     layer's (planner.speed.layers.ggml_kernel_scale): an MoE block adds the router product, its
     soft_max, argsort and get_rows, the expert sum's adds and the shared experts, an MLA attention
     the latent products, norms and concats; DeepSeek-V2-Lite's layers average 1.88 Llama layers.
-    vLLM and Transformers: the dense counts (their MoE kernels are not counted apart yet).
+    vLLM: the dense count plus an MoE block's extra kernels on the Triton fused_moe path (router,
+    top-k softmax, block alignment, two grouped GEMMs, the expert sum:
+    planner.speed.layers.vllm_moe_extra_kernels; Qwen3-30B-A3B: 10 + 5). Transformers: the dense
+    count (its MoE ops are not counted apart yet).
     """
     i = w.infer
     if i.engine == "llama.cpp":
         return LAYER_KERNELS["llama.cpp"] * ggml_kernel_scale(w.architecture)
-    return float(LAYER_KERNELS["vllm" if i.engine == "vllm" else i.engine])
+    if i.engine == "vllm":
+        return LAYER_KERNELS["vllm"] + vllm_moe_extra_kernels(w.architecture)
+    return float(LAYER_KERNELS[i.engine])
 
 
 def weight_format(w) -> str:

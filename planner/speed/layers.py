@@ -184,3 +184,30 @@ def ggml_kernel_scale(arch) -> float:
     dense = min(arch.dense_layers, L)
     nodes = dense * (attn + GGML_MLP_NODES) + (L - dense) * (attn + ggml_moe_block_nodes(arch))
     return nodes / L / (GGML_ATTN_NODES + GGML_MLP_NODES)
+
+
+#: Kernels vLLM's decode step launches for one MoE block on the Triton fused_moe path, in place of
+#: the dense MLP's 3 (gate-up GEMM, SiLU-and-mul, down GEMM; planner.speed.inference.LAYER_KERNELS).
+#: Read from vllm-project/vllm vllm/model_executor/layers/fused_moe/fused_moe.py (commit 000d1458):
+#: the router GEMM (the model's ``gate`` ReplicatedLinear), ``fused_topk``'s cast of the router
+#: logits to float and its ``topk_softmax`` kernel, ``moe_align_block_size`` (at least its align
+#: kernel), then ``fused_experts_impl``: the grouped w13 GEMM (``invoke_fused_moe_kernel``),
+#: ``silu_and_mul``, the grouped w2 GEMM and ``ops.moe_sum``: 8. Shared experts (DeepSeek-V2/V3,
+#: Qwen2-MoE) run as a dense MLP beside them (gate-up GEMM, SiLU-and-mul, down GEMM) and their
+#: output's add: 4 more. Buffer fills the align step may add are not counted.
+VLLM_MLP_KERNELS, VLLM_MOE_BLOCK_KERNELS, VLLM_SHARED_EXPERT_KERNELS = 3, 8, 4
+
+
+def vllm_moe_extra_kernels(arch) -> float:
+    """Kernels an average decoder layer of ``arch`` launches in vLLM beyond a dense Llama layer's
+    (:data:`VLLM_MOE_BLOCK_KERNELS`): 0 for a dense model; for an MoE model the MoE block's count
+    (plus the shared experts') less the dense MLP's, over the MoE layers' share of the layers (the
+    first ``dense_layers`` of DeepSeek-V2/V3 are dense). Qwen3-30B-A3B (48 MoE layers, no shared
+    experts): 8 - 3 = 5 per layer.
+    """
+    if not arch.is_moe:
+        return 0.0
+    L = arch.num_hidden_layers
+    moe_layers = L - min(arch.dense_layers, L)
+    block = VLLM_MOE_BLOCK_KERNELS + (VLLM_SHARED_EXPERT_KERNELS if arch.shared_expert_intermediate_size else 0)
+    return (block - VLLM_MLP_KERNELS) * moe_layers / L

@@ -71,6 +71,19 @@ def test_summary_sheet_shows_both(run):
     assert texts[at + 2].startswith("Sized to the need") and "$1,792.00" in texts[at + 2]
 
 
+def test_the_quotes_memory_line_says_the_rule_sized_it(run):
+    from openpyxl import load_workbook
+
+    from planner.report.sheets.quote import QUOTE_HEADER_ROW, RAM_RULE_LINE_NOTE
+
+    ws = load_workbook(next(run[1].glob("*.xlsx")))["Quote"]
+    rows = range(QUOTE_HEADER_ROW + 1, ws.max_row + 1)
+    memory = [ws.cell(r, 2).value for r in rows if ws.cell(r, 3).value == "memory"]
+    assert memory and all(d.endswith(RAM_RULE_LINE_NOTE) for d in memory)
+    others = [ws.cell(r, 2).value for r in rows if ws.cell(r, 3).value not in (None, "memory")]
+    assert others and not any(RAM_RULE_LINE_NOTE in str(d) for d in others)
+
+
 def test_no_note_where_the_rule_costs_nothing(tmp_path):
     # qlora-7b-12gb: 1 x 12 GiB card, 2x = 24 GiB is more than its host peak (about 11.7 GiB), but the
     # smallest configuration of its am5-desktop (2 channels x 16 GiB = 32 GiB) holds both, and no cheaper

@@ -458,8 +458,11 @@ def test_quote_and_summary_cover_every_copy_a_rate_needs(rated_cli):
     wb = openpyxl.load_workbook(path)
     quote = wb["Quote"]
     rows = quote_rows(quote)
-    # every line as one copy's quantity x 2, its description saying so; the unit prices unchanged
-    assert [(q, d) for d, _, q in rows.values()] == [
+    # every line as one copy's quantity x 2, its description saying so; the unit prices unchanged (the memory
+    # line also says the RAM rule of thumb sized it, planner.report.sheets.quote.RAM_RULE_LINE_NOTE)
+    from planner.report.sheets.quote import RAM_RULE_LINE_NOTE
+
+    assert [(q, d.removesuffix(RAM_RULE_LINE_NOTE)) for d, _, q in rows.values()] == [
         (i["quantity"] * n, f"{i['description']} [{i['quantity']} per copy x {n} copies of the planned machine]")
         for i in items]
     assert [u for _, u, _ in rows.values()] == [i["unit_price_usd"] for i in items]

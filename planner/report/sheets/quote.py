@@ -78,6 +78,10 @@ QUOTE_BANNER_QUOTED = ("SELLERS' QUOTES as the catalog overlay gives them (price
 QUOTE_BANNER_SOME = ("BUDGETARY ESTIMATE: {n} of {total} priced lines are sellers' quotes within their validity "
                      "(Price kind quote); the others come from the planner's catalog (list, street and estimated "
                      "prices), not from an offer.")
+#: How a RAM rule note's sentence starts where the rule set the RAM (planner.solve.ramrule.RamRuleNote.lines).
+RAM_RULE_SETS = "RAM set by"
+#: What the memory line adds then.
+RAM_RULE_LINE_NOTE = " (sized by the RAM rule of thumb, not the memory model: see the Summary's RAM section)"
 QUOTE_BANNER_2 = ("Get dated quotes from vendors before ordering, first for the lines whose Price status "
                   "says EXPIRED, ESTIMATE or STALE.")
 #: Column widths (characters): 190 in all, so the sheet prints one page wide at 70 % or more; the
@@ -180,9 +184,13 @@ def _item_rows(ws: Worksheet, data: WorkbookData, statuses: Sequence[str],
     header(ws, QUOTE_HEADER_ROW, QUOTE_HEADERS)
     first = QUOTE_HEADER_ROW + 1
     row = first
+    # where the RAM rule of thumb, not the memory model, set the RAM (planner.solve.ramrule), the memory
+    # line says so: the need-sized alternative and its price are on the Summary
+    rule_set = any(x.startswith(RAM_RULE_SETS) for x in data.ram_rule)
     for n, (item, status) in enumerate(zip(data.line_items, statuses), start=1):
         put_value(ws, row, 1, n)
-        put_text(ws, row, 2, item.description)
+        put_text(ws, row, 2, item.description + (RAM_RULE_LINE_NOTE if rule_set and item.category == "memory"
+                                                 else ""))
         put_text(ws, row, 3, item.category)
         mark_input(put_value(ws, row, 4, float(item.unit_price_usd), USD_FORMAT))
         mark_input(put_value(ws, row, 5, int(item.quantity), INT_FORMAT))

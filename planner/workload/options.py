@@ -398,3 +398,21 @@ def parse_token_count(value: Any) -> float | None:
     except ValueError:
         return None
     return number * mult
+
+
+def read_token_count(entry: Any, key: str, example: str) -> float:
+    """The token count of key ``key`` of a workload entry (:func:`parse_token_count`), present.
+
+    Args:
+        entry: a planner.core.fields.Entry holding ``key``.
+        example: how the hint writes a value, e.g. '2B (or 2000000000, 2e9'.
+
+    Raises:
+        InputError: neither a number nor a number with an SI suffix (or NaN).
+    """
+    raw = entry.raw(key)
+    count = parse_token_count(raw)
+    if count is None or count != count:
+        raise entry.error(f"{raw!r} is not a token count", key,
+                          f"Write a number of tokens, e.g. {key}: {example}; k, M, B, T).")
+    return count

@@ -31,6 +31,7 @@ from planner.workload.othernames import explainer
 from planner.workload.options import (  # noqa: F401  (re-exported: planner.workload.spec names them all)
     TOKEN_SUFFIXES,
     parse_token_count,
+    read_token_count,
     ATTENTION,
     CHECKPOINT_DTYPES,
     CHECKPOINTING,
@@ -293,10 +294,7 @@ def tokens_per_month(entry: Entry) -> float | None:
     if "tokens_per_month" not in entry.data:
         return None
     raw = entry.raw("tokens_per_month")
-    count = parse_token_count(raw)
-    if count is None or count != count:
-        raise entry.error(f"{raw!r} is not a token count", "tokens_per_month",
-                          "Write a number of tokens, e.g. tokens_per_month: 200M (or 200000000, 2e8; k, M, B, T).")
+    count = read_token_count(entry, "tokens_per_month", "200M (or 200000000, 2e8")
     if count <= 0 or count > MAX_TOKENS_PER_MONTH:
         raise entry.error(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {raw!r}", "tokens_per_month",
                           "The tokens the workload processes a month: trained (training) or generated (inference).")

@@ -32,7 +32,7 @@ from planner.workload.options import (
     METHODS,
     OFFLOAD_OPTIMIZERS,
     Training,
-    parse_token_count,
+    read_token_count,
 )
 from planner.workload.checks import (
     _attention,
@@ -689,10 +689,7 @@ def _dataset_tokens(entry: Entry) -> int | None:
     if "dataset_tokens" not in entry.data or entry.data.get("dataset_tokens") is None:
         return None
     raw = entry.raw("dataset_tokens")
-    count = parse_token_count(raw)
-    if count is None or count != count:
-        raise entry.error(f"{raw!r} is not a token count", "dataset_tokens",
-                          "Write a number of tokens, e.g. dataset_tokens: 2B (or 2000000000, 2e9; k, M, B, T).")
+    count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000, 2e9")
     if count != int(count):
         raise entry.error(f"{raw!r} is not a whole number of tokens ({count:,})", "dataset_tokens",
                           f"Write dataset_tokens: {int(round(count)):,}".replace(",", "") + ".")

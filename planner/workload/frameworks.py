@@ -278,6 +278,15 @@ class Defaults:
     lora_targets: tuple[str, ...] | None  # None: per model type, default_lora_targets
 
 
+def release_fsdp_version(name: str, release: str | None) -> int:
+    """The FSDP version framework ``name``'s own recipes shard with at ``release`` (None: the current one):
+    1 for torchtune before 0.3.0 (planner.workload.releases.TORCHTUNE_FSDP2), else the framework's
+    :attr:`Framework.fsdp_version` (0 for a framework that does not shard with FSDP)."""
+    if name == "torchtune" and not framework_has(name, release, TORCHTUNE_FSDP2):
+        return 1
+    return FRAMEWORK_SPECS[name].fsdp_version
+
+
 def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False,
              release: str | None = None) -> Defaults:
     """The defaults of framework ``name`` at ``release`` (None: the current one modelled,
@@ -315,9 +324,9 @@ def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quanti
         recipe = pure
         optimizer = "adamw-8bit"
         offload = True
-    fsdp_version = fw.fsdp_version
+    fsdp_version = release_fsdp_version(name, release)
     if name == "torchtune" and not framework_has(name, release, TORCHTUNE_FSDP2):
-        chunks, fsdp_version = 0, 1
+        chunks = 0
     if fw.adapter_dtype_is_model:
         adapter_dtype = None
     zero = 3 if fw.fsdp and name != "fsdp" and many else 0

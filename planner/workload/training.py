@@ -17,6 +17,7 @@ from planner.workload.frameworks import (
     CURRENT_BNB_VERSION,
     FRAMEWORK_SPECS,
     FRAMEWORKS,
+    release_fsdp_version,
     FSDP_VERSIONS,
     defaults as framework_defaults,
     parse_version,
@@ -106,9 +107,8 @@ def training_warnings(arch: Architecture, train: Training) -> tuple[str, ...]:
         out.append(one_rank)
     fw = FRAMEWORK_SPECS[train.framework]
     # the release's own FSDP (torchtune before 0.3.0 shards with FSDP1) is no choice the user made
-    release_fsdp = 1 if train.framework == "torchtune" and not framework_has(
-        "torchtune", train.framework_version, TORCHTUNE_FSDP2) else fw.fsdp_version
-    if fw.fsdp and train.zero < 2 and train.fsdp_version != release_fsdp:
+    if fw.fsdp and train.zero < 2 and train.fsdp_version != release_fsdp_version(train.framework,
+                                                                                  train.framework_version):
         out.append(f"fsdp_version {train.fsdp_version} shards nothing here (zero {train.zero} on {train.data_parallel} "
                    "data-parallel rank(s)); it applies when FSDP shards over several GPUs (zero 2 or 3).")
     rec = RECIPES[train.recipe]

@@ -400,7 +400,8 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
         if key in entry.data:
             raise entry.error(f"{key} does nothing with engine llama.cpp: it is {why}", key, hint)
     weights = _llamacpp_weights(entry, arch)
-    kv_k, kv_v, fa = _llamacpp_cache(entry)
+    release = engine_version(entry, "llama.cpp")
+    kv_k, kv_v, fa = _llamacpp_cache(entry, release)
     gpu_layers = _gpu_layers(entry, arch)
     context = entry.int("context", min(4096, arch.max_position_embeddings), min=1, max=MAX_SEQ_LEN)
     concurrency = entry.int("concurrency", 1, min=1, max=256)
@@ -423,7 +424,7 @@ def _llamacpp_inference(entry: Entry, arch: Architecture, warnings: list[str]) -
                      sliding, entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), None, 1,
                      gpu_layers=gpu_layers, flash_attention=fa, kv_dtype_v=kv_v if kv_v != kv_k else None,
-                     imatrix=imatrix, mla_kv_layout=mla, engine_version=engine_version(entry, "llama.cpp"))
+                     imatrix=imatrix, mla_kv_layout=mla, engine_version=release)
 
 
 def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:
@@ -441,9 +442,10 @@ def _llamacpp_weights(entry: Entry, arch: Architecture) -> str:
     return weights
 
 
-def _llamacpp_cache(entry: Entry) -> tuple[str, str, bool]:
-    """The K and V cache types (llama.cpp's spelling, fp16 read as f16) and flash_attention, checked
-    against each other (a quantized V cache needs flash attention)."""
+def _llamacpp_cache(entry: Entry, release: str | None) -> tuple[str, str, bool]:
+    """The K and V cache types (llama.cpp's spelling, fp16 read as f16) and flash_attention (its default
+    as llama.cpp build ``release`` has it, None: the current one), checked against each other (a
+    quantized V cache needs flash attention)."""
     kv_k = entry.str("kv_dtype", "f16").strip().lower()
     kv_k = {"fp16": "f16", "fp32": "f32"}.get(kv_k, kv_k)
     kv_v = entry.str("kv_dtype_v", kv_k).strip().lower()
@@ -453,7 +455,7 @@ def _llamacpp_cache(entry: Entry) -> tuple[str, str, bool]:
             raise entry.error(f"{value!r} is not a llama.cpp KV cache type", key,
                               f"Use one of {', '.join(LLAMACPP_KV_TYPES)} (--cache-type-k / --cache-type-v).")
     # before build b6327 llama.cpp ran without flash attention unless -fa was given
-    fa = entry.bool("flash_attention", llamacpp_fa_default(engine_version(entry, "llama.cpp")))
+    fa = entry.bool("flash_attention", llamacpp_fa_default(release))
     if not fa and kv_v not in ("f32", "f16", "bf16"):
         raise entry.error(f"a {kv_v} V cache needs flash attention, and llama.cpp refuses it without ('quantized V "
                           "cache was requested, but this requires Flash Attention')",

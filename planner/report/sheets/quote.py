@@ -147,11 +147,11 @@ def _header_block(ws: Worksheet, data: WorkbookData, statuses: Sequence[str], ci
     put_text(ws, 7, 2, data.catalog_label)
     banner = Font(bold=True, color=BANNER_COLOR)
     last = _NOTE_LAST_COL
+    # the priced lines that are sellers' quotes within their validity: all, some or none of them
     priced = [(i, s) for i, s in zip(data.line_items, statuses) if i.price_kind != INCLUDED]
-    quoted = bool(priced) and all(i.price_kind == "quote" and not s.startswith("EXPIRED") for i, s in priced)
     n_quoted = sum(1 for i, s in priced if i.price_kind == "quote" and not s.startswith("EXPIRED"))
-    text = QUOTE_BANNER_QUOTED if quoted else QUOTE_BANNER if not n_quoted else QUOTE_BANNER_SOME.format(
-        n=n_quoted, total=len(priced))
+    text = QUOTE_BANNER if not n_quoted else QUOTE_BANNER_QUOTED if n_quoted == len(priced) else \
+        QUOTE_BANNER_SOME.format(n=n_quoted, total=len(priced))
     put_sentence(ws, 2, 4, text, last, banner)
     put_sentence(ws, 3, 4, QUOTE_BANNER_2, last, banner)
     n_est = sum(1 for i in data.line_items if i.price_kind == "estimate")

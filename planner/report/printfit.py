@@ -38,7 +38,7 @@ FALLBACK_DIGIT_PX = 11 * 1303 / 2048 * 96 / 72
 BOLD_FACTOR = 1.1
 #: Characters of a cell's padding and the margin against rounding: a text or number takes its
 #: width plus this.
-SLACK = 1.0
+SLACK_CHARS = 1.0
 #: An indent step in characters (Excel: 3 spaces of the default font; about a digit and a half).
 INDENT_CHARS = 1.5
 #: Points a wrapped line takes (Calibri 11's line height, as the sheets' :func:`fit_heights` uses).
@@ -84,7 +84,7 @@ def _width(ws: Worksheet, col: int) -> float:
 
 def widen_for_numbers(ws: Worksheet) -> None:
     """Widen every column of ``ws`` that holds a number (int or float, not a bool) to its widest
-    shown value (:func:`shown_number`) plus :data:`SLACK`: no ``###`` on screen or paper. A number
+    shown value (:func:`shown_number`) plus :data:`SLACK_CHARS`: no ``###`` on screen or paper. A number
     in a merged range widens the range's last column by what the range lacks. Formulas are not
     evaluated: their columns are sized by the sheets."""
     from openpyxl.utils import get_column_letter
@@ -97,7 +97,7 @@ def widen_for_numbers(ws: Worksheet) -> None:
             continue
         if value != value or value in (float("inf"), float("-inf")):
             continue
-        n = len(shown_number(value, cell.number_format)) * (BOLD_FACTOR if cell.font.b else 1.0) + SLACK
+        n = len(shown_number(value, cell.number_format)) * (BOLD_FACTOR if cell.font.b else 1.0) + SLACK_CHARS
         end = merged.get((cell.row, cell.column), cell.column)
         if end > cell.column:  # a merged range: its last column takes what the others lack
             n -= sum(_width(ws, c) + 5 / 7 for c in range(cell.column, end))
@@ -109,9 +109,9 @@ def widen_for_numbers(ws: Worksheet) -> None:
 
 def text_width(cell: Any) -> float:
     """The width ``cell``'s text takes on one line, in digit widths: its longest line's characters
-    (x :data:`BOLD_FACTOR` bold, x :data:`MONO_PER_DIGIT` monospaced), its indent, :data:`SLACK`."""
+    (x :data:`BOLD_FACTOR` bold, x :data:`MONO_PER_DIGIT` monospaced), its indent, :data:`SLACK_CHARS`."""
     longest = max(str(cell.value).split("\n"), key=len)
-    return text_width_of(longest, cell) + (cell.alignment.indent or 0) * INDENT_CHARS + SLACK
+    return text_width_of(longest, cell) + (cell.alignment.indent or 0) * INDENT_CHARS + SLACK_CHARS
 
 
 def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ()) -> list[str]:
@@ -154,7 +154,7 @@ def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ())
             continue
         cell.alignment = Alignment(horizontal=alignment.horizontal, vertical="top", wrap_text=True,
                                    indent=alignment.indent)
-        per_line = max(1.0, width - SLACK - (alignment.indent or 0) * INDENT_CHARS)
+        per_line = max(1.0, width - SLACK_CHARS - (alignment.indent or 0) * INDENT_CHARS)
         chars = max(1, int(per_line / (text_width_of("x", cell) or 1)))  # characters a line holds
         lines = sum(max(1, len(textwrap.wrap(part, chars))) for part in value.split("\n"))
         height = ws.row_dimensions[row].height or LINE_PT
@@ -223,7 +223,7 @@ def fit_merges_to_page(ws: Worksheet, page_px: float, last_col: int, digit_px: f
             ws.merge_cells(new)
         cell = ws.cell(row=row, column=first)
         width = sum(_width(ws, c) for c in range(first, end + 1)) + (end - first) * 5 / 7
-        per_line = max(1, int((width - SLACK) / (text_width_of("x", cell) or 1)))
+        per_line = max(1, int((width - SLACK_CHARS) / (text_width_of("x", cell) or 1)))
         lines = sum(max(1, len(textwrap.wrap(part, per_line))) for part in str(cell.value or "").split("\n"))
         if lines * LINE_PT > (ws.row_dimensions[row].height or LINE_PT):
             ws.row_dimensions[row].height = lines * LINE_PT

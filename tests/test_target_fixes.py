@@ -96,3 +96,83 @@ def test_compare_text_flags_the_deadline_misses(catalog, tmp_path):
     assert ("does not fit: lambda-gpu-8x-b200-sxm6 (8 x b200, $53.52/h (us-east-1, as of 2026-08)): misses the "
             "deadline: 2.35 h per run, 0.05 h over the 2.3 h deadline") in res.output
     assert "no cloud instance in the selection runs this workload within the 2.3 h deadline" in res.output
+
+
+def _q70(**changes) -> dict:
+    """The shipped QLoRA-70B on 2 x RTX 3090 scenario, without used_ok, with workload changes."""
+    data = _mapping("qlora-70b-2x3090.yaml")
+    del data["constraints"]["used_ok"]
+    data["workloads"][0].update(changes)
+    return data
+
+
+def _no_plan(data: dict, catalog) -> NoFeasiblePlan:
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    return e.value
+
+
+def test_used_ok_is_offered_only_as_the_solver_finds_it_deadline(catalog):
+    # Case A: a 10 h deadline. With used_ok the scenario is still infeasible (the time model: 2 x rtx-3090 with
+    # the parameters offloaded take some 46 h); the line says so, and what else it needs
+    e = _no_plan(_q70(deadline_hours=10), catalog)
+    s = e.suggestions
+    assert not any(x.startswith("set used_ok: true") for x in s), s
+    head = s[0]
+    assert head.startswith("rtx-3090 is sold used only (out of production; used price of 2026-06-20, $850.00): "
+                           "used_ok: true buys it, but re-planned with it no machine fits either (closest miss, "
+                           "deadline: 2 x rtx-3090")
+    # the hours in it are the re-plan's own: plan the scenario with used_ok and read the deadline miss back
+    again = _q70(deadline_hours=10)
+    again["constraints"]["used_ok"] = True
+    e2 = _no_plan(again, catalog)
+    deadline = next(r for r in e2.reasons if r.startswith("deadline"))
+    assert deadline.split(": ", 1)[1] in head
+    # what else it needs: the re-plan's suggestions, each with used_ok
+    assert s[1:] == [x if x.startswith(("a larger card", "another card")) else f"used_ok: true and {x}"
+                     for x in e2.suggestions]
+    assert "Nothing simple would fit" not in str(e)
+
+
+def test_used_ok_is_offered_only_as_the_solver_finds_it_serving(catalog):
+    # Case B: llama-3.1-70b served on rtx-3090 at 4 users. The memory model alone said "w fits 8 x rtx-3090 ...
+    # tp 8", but a node holds at most 2 of them and a replica stays in one node: re-planned with used_ok, nothing
+    data = {"name": "s3090", "workloads": [{"name": "w", "model": "llama-3.1-70b", "task": "infer", "context": 4096,
+                                            "slo": {"ttft_s": 2, "tpot_s": 0.05, "concurrency": 4,
+                                                    "output_tokens": 256}}],
+            "constraints": {"allowed_gpus": ["rtx-3090"]}}
+    s = _no_plan(data, catalog).suggestions
+    assert not any(x.startswith("set used_ok: true") for x in s), s
+    assert "used_ok: true buys it, but re-planned with it no machine fits either (closest miss, vram: " in s[0]
+    assert any("a node holds at most 2 rtx-3090 cards" in x for x in s)
+
+
+def test_used_ok_that_makes_the_plan_feasible_names_the_machine(catalog):
+    # the shipped scenario without used_ok: re-planned with it, the solver buys the shipped machine
+    e = _no_plan(_q70(), catalog)
+    full = _mapping("qlora-70b-2x3090.yaml")
+    p = plan(full, catalog=catalog)
+    line = e.suggestions[0]
+    ch = p.choice
+    assert line.startswith(f"set used_ok: true: rtx-3090 is sold used only (out of production; used price of "
+                           f"2026-06-20, $850.00); re-planned with it, the solver buys {ch['cards_total']} x rtx-3090 "
+                           f"on {ch['platform_id']} for ${p.plan.total_usd:,.2f}, and qlora-70b fits 2 x rtx-3090 at "
+                           f"{p.plan.estimates[0].per_gpu_total_bytes / 2**30:,.2f} GiB per GPU")
+
+
+def test_a_used_only_card_keeps_its_what_would_fit_levers(catalog):
+    # Case C: no parameter offload and no used_ok. With used_ok kept the same scenario offers fsdp +
+    # offload_params (6.24 GiB/GPU, the shipped recipe), a shorter seq_len and ZeRO-3 across 4; without it the
+    # plan said "Nothing simple would fit". Now: the used-only line, then the same levers with used_ok.
+    e = _no_plan(_q70(offload_params=False), catalog)
+    kept = _q70(offload_params=False)
+    kept["constraints"]["used_ok"] = True
+    levers = _no_plan(kept, catalog).suggestions
+    assert any(x.startswith("framework: fsdp with offload_params") for x in levers)
+    s = e.suggestions
+    assert s[0].startswith("rtx-3090 is sold used only") and "closest miss, vram: " in s[0]
+    for x in levers:
+        assert (x if x.startswith(("a larger card", "another card")) else f"used_ok: true and {x}") in s
+    assert "Nothing simple would fit" not in str(e)
+    text = str(e)
+    assert "used_ok: true and framework: fsdp with offload_params (FSDP CPU offload) on 2 x rtx-3090" in text

@@ -245,7 +245,9 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     h = cons.vram_headroom
     rules = set(t["binding"].tolist())
     if not gpus and "price" in rules and not cons.used_ok:
-        out += _used_only(cs)
+        from planner.solve.used_only import used_only_suggestions
+
+        out += used_only_suggestions(cs, catalog, overheads)
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
@@ -453,41 +455,6 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             continue
         out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
                    f"{r['gpu_id']}) achieves for {slo.load_text()}")
-    return out
-
-
-def _used_only(cs: CandidateSet) -> list[str]:
-    """When every card the scenario allows is out of production and sold used only: per such card, one
-    line saying ``used_ok: true`` buys it, with the memory verdict (the fewest GPUs of it on which a
-    usage of every workload fits, checked with the memory model). Cards too small for a workload are
-    left to the price rule's own words (planner.solve.rows.too_small_text)."""
-    from planner.catalog.prices import used_price
-
-    t = cs.table
-    h = cs.scenario.constraints.vram_headroom
-    out = []
-    ids = list(dict.fromkeys(t["gpu_id"][t["binding"] == "price"].tolist()))
-    for gid in ids:
-        gpu = cs.hardware.gpu_by_id[gid]
-        used = used_price(gpu.prices) if gpu.discontinued else None
-        if used is None:
-            continue
-        verdicts = []
-        budget = cs.scenario.constraints.budget_usd
-        for sw, usages in zip(cs.scenario.workloads, cs.usages):
-            fit = [u for u in usages if u.need_bytes <= capacity_for(u.workload, gpu.cuda_total_bytes, h)]
-            # the used cards alone must be within the budget, or buying them used is no way out
-            fit = [u for u in fit if budget is None or u.gpus * used.usd <= budget + 1e-9]
-            if not fit:
-                verdicts = []
-                break
-            u = min(fit, key=lambda x: (x.gpus, x.need_bytes))
-            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
-            verdicts.append(f"{sw.name} fits {u.gpus} x {gid} at {_fmt(u.need_bytes)} per GPU of {_fmt(cap)} "
-                            f"({u.label})")
-        if verdicts:
-            out.append(f"set used_ok: true: {gid} is sold used only (out of production; {used.label()}, "
-                       f"${used.usd:,.2f}), and " + "; ".join(verdicts))
     return out
 
 

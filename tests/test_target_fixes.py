@@ -176,3 +176,30 @@ def test_a_used_only_card_keeps_its_what_would_fit_levers(catalog):
     assert "Nothing simple would fit" not in str(e)
     text = str(e)
     assert "used_ok: true and framework: fsdp with offload_params (FSDP CPU offload) on 2 x rtx-3090" in text
+
+
+def test_estimate_gpu_layers_max_with_a_card_takes_the_most_that_fit():
+    # G: `estimate ... --gpu-layers max --gpu rtx-4090` failed with "...needs a card" although --gpu was given.
+    from click.testing import CliRunner
+
+    from planner import estimate, fit
+    from planner.cli.main import main
+
+    args = dict(model="llama-3.1-70b", task="infer", engine="llama.cpp", weights="Q4_K_M")
+    most = fit(gpu="rtx-4090", gpu_layers="max", **args)  # the exact scan planner fit runs
+    r = estimate(gpu="rtx-4090", gpu_layers="max", **args)
+    assert 0 < most.max_value < 81  # llama-3.1-70b: 80 blocks + the output layer do not all fit 24 GB
+    assert r.workload.infer.gpu_layers == most.max_value
+    assert r.fits and r.per_gpu_total_bytes == most.need_bytes
+    assert r.layers_note == (f"--gpu-layers max: {most.max_value} of 81 layers (counting the output layer) fit "
+                             "rtx-4090, the most that fit (as 'planner fit --gpu rtx-4090 --gpu-layers max' finds)")
+    res = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
+                                    "--weights", "Q4_K_M", "--gpu-layers", "max", "--gpu", "rtx-4090"],
+                             env={"COLUMNS": "300"})
+    assert res.exit_code == 0, res.output
+    # llama-3.1-8b: 32 blocks + the output layer, all on a 24 GB card at Q4_K_M
+    assert "--gpu-layers max: 33 of 33 layers (counting the output layer, all of them) fit rtx-4090" in res.output
+    # without a card it still explains what max needs
+    res = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
+                                    "--weights", "Q4_K_M", "--gpu-layers", "max"])
+    assert res.exit_code == 2 and "which needs a card" in res.output

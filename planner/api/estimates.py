@@ -87,6 +87,8 @@ class EstimateResult:
             vllm serve needs (None otherwise).
         speed: with ``gpu``, the speed model's result on that card
             (planner.speed.result.TrainingSpeed or InferenceSpeed), else None.
+        layers_note: llama.cpp with ``gpu_layers='max'`` and ``gpu``: how many layers the search
+            put on the card (planner.api.fits.fit), else None.
     """
 
     estimate: Estimate
@@ -95,6 +97,7 @@ class EstimateResult:
     notes_for_compare: tuple[str, ...] = ()
     context_note: str | None = None
     speed: Any = None
+    layers_note: str | None = None
 
     @property
     def takes_headroom(self) -> bool:
@@ -126,8 +129,9 @@ class EstimateResult:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """The estimate's notes, then the vLLM --max-model-len note when there is one."""
-        return tuple(self.estimate.notes) + ((self.context_note,) if self.context_note else ())
+        """The estimate's notes, then the vLLM --max-model-len note and the GPU-layers note when there are."""
+        return (tuple(self.estimate.notes) + ((self.context_note,) if self.context_note else ())
+                + ((self.layers_note,) if self.layers_note else ()))
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -153,6 +157,8 @@ class EstimateResult:
                           concurrency_total=w.infer.concurrency * self.replicas)
         if self.context_note:
             result["notes"].append(self.context_note)
+        if self.layers_note:
+            result["notes"].append(self.layers_note)
         if self.speed is not None:
             result["speed"] = self.speed.to_dict()
         return result
@@ -238,6 +244,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                                        f"{flag} out.")
     cat = catalog_of(catalog)
     card = gpu_of(cat, gpu) if gpu is not None else None
+    options, layers_note = _most_gpu_layers(options, workload, cat, gpu, headroom)
     given = given_options(options)
     wl, written = read_workload(cat, workload, given, gpu=card, function="estimate")
     overheads = None
@@ -294,7 +301,30 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
                           hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
-                          speed=speed)
+                          speed=speed, layers_note=layers_note)
+
+
+def _most_gpu_layers(options: dict[str, Any], workload: Any, cat: Any, gpu: str | None,
+                     headroom: float | None) -> tuple[dict[str, Any], str | None]:
+    """``options`` with a llama.cpp ``gpu_layers`` of 'max' (or 'auto') replaced by the most layers
+    that fit card ``gpu`` (:func:`planner.api.fits.fit`'s exact scan; 0 when not even the compute
+    buffer fits), and the note saying so; unchanged without a card (the reader then explains)."""
+    layers = options.get("gpu_layers")
+    if gpu is None or not (isinstance(layers, str) and layers.strip().lower() in ("max", "auto")):
+        return options, None
+    from planner.api.fits import NoFit, fit
+
+    rest = {k: v for k, v in options.items() if k != "gpu_layers"}
+    try:
+        r = fit(gpu=gpu, workload=workload, catalog=cat, headroom=headroom, gpu_layers="max", **rest)
+        n = int(r.max_value)
+        top = r.limit
+    except NoFit as e:
+        n, top = 0, e.result.limit
+    whole = ", all of them" if n >= top else ""
+    return ({**options, "gpu_layers": n},
+            f"--gpu-layers {layers.strip().lower()}: {n} of {top} layers (counting the output layer{whole}) fit "
+            f"{gpu}, the most that fit (as 'planner fit --gpu {gpu} --gpu-layers max' finds)")
 
 
 #: Most tokens a timed request may have (prompt or output): the workload readers' largest context.

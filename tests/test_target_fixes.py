@@ -9,6 +9,8 @@ model's need) or derivations written beside each assertion."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -203,3 +205,121 @@ def test_estimate_gpu_layers_max_with_a_card_takes_the_most_that_fit():
     res = CliRunner().invoke(main, ["estimate", "--model", "llama-3.1-8b", "--task", "infer", "--engine", "llama.cpp",
                                     "--weights", "Q4_K_M", "--gpu-layers", "max"])
     assert res.exit_code == 2 and "which needs a card" in res.output
+
+
+def test_a_suggestion_that_changes_pinned_gpus_says_so(catalog):
+    # D: with used_ok kept and a 10 h deadline, "10 x rtx-3090 (5 nodes of 2)" was offered while the same
+    # output said the workload runs on 2 GPUs (fixed by the scenario)
+    data = _mapping("qlora-70b-2x3090.yaml")
+    data["workloads"][0]["deadline_hours"] = 10
+    s = _no_plan(data, catalog).suggestions
+    more = [x for x in s if re.match(r"\d+ x rtx-3090: [\d.]+ h per run, within the 10 h deadline", x)]
+    assert more, s
+    for x in more:
+        n = int(x.split(" x ", 1)[0])
+        assert f"gpus: {n} (the scenario pins 2)" in x
+    # ZeRO-3 across more GPUs than the pinned 2 says it too
+    data = _mapping("qlora-70b-2x3090.yaml")
+    data["workloads"][0]["offload_params"] = False
+    s = _no_plan(data, catalog).suggestions
+    z = next(x for x in s if x.startswith("ZeRO-3 across >= "))
+    n = int(re.match(r"ZeRO-3 across >= (\d+)", z).group(1))
+    assert n > 2 and f"gpus: {n} (the scenario pins 2)" in z
+
+
+def _full_8b(**changes) -> dict:
+    """E: a full fine-tune of an 8B model on RTX 6000 Ada in a Xeon W-2400 tower, ZeRO-3, no offload."""
+    w = {"name": "ft", "model": "llama-3.1-8b", "task": "train", "method": "full", "recipe": "mixed-bf16",
+         "optimizer": "adamw", "micro_batch": 1, "seq_len": 2048, "zero": 3, "offload_optimizer": False,
+         "offload_params": False, "checkpointing": "full"}
+    cons = {"allowed_gpus": ["rtx-6000-ada"], "allowed_platforms": ["xeon-w2400"]}
+    w.update({k: v for k, v in changes.items() if k != "max_nodes"})
+    if "max_nodes" in changes:
+        cons["max_nodes"] = changes["max_nodes"]
+    return {"name": "e", "workloads": [w], "constraints": cons}
+
+
+def test_gpu_counts_across_nodes_are_what_the_solver_builds(catalog):
+    from planner.memory import estimate
+    from planner.solve.candidates import capacity_bytes, with_gpus
+    from planner.solve.scenario import scenario_from_mapping
+
+    e = _no_plan(_full_8b(), catalog)
+    z = next(x for x in e.suggestions if x.startswith("ZeRO-3 across >= "))
+    # a xeon-w2400 tower holds 3 of these cards; 3 need more than the card has (the closest vram miss), 4 fit as
+    # 2 identical nodes of 2 (not "6 ... 2 nodes of 3")
+    assert e.summary.records()[-1]["closest"] == "3 x rtx-6000-ada on xeon-w2400"
+    sw = scenario_from_mapping(_full_8b(), catalog, file="e.yaml").workloads[0]
+    need4 = estimate(with_gpus(sw.variants[0].workload, 4, 2)).per_gpu_total_bytes
+    cap = capacity_bytes(catalog.gpu("rtx-6000-ada").cuda_total_bytes, 0.05)
+    assert need4 <= cap
+    assert z.startswith(f"ZeRO-3 across >= 4 GPUs of rtx-6000-ada ({cap / 2**30:,.2f} GiB after 5% headroom): "
+                        f"{need4 / 2**30:,.2f} GiB per GPU at 4; that is 2 nodes of 2, more than the scenario allows "
+                        "(max_nodes 1)")
+
+
+def test_a_pinned_count_that_does_not_split_into_identical_nodes_says_so(catalog):
+    # gpus: 5 and max_nodes 2 on a 3-card tower: 5 = 5 x 1 only (5 is prime); the old line said the largest machine
+    # has 3 per node and 2 nodes (6 >= 5)
+    s = _no_plan(_full_8b(gpus=5, max_nodes=2), catalog).suggestions
+    assert not any(x.startswith("allow more GPUs") for x in s), s
+    line = next(x for x in s if x.startswith("gpus: 5 (fixed by the scenario) does not split into identical nodes"))
+    assert "a node holds at most 3 x rtx-6000-ada, so 5 GPUs are 5 nodes of 1, more than the scenario allows " \
+           "(max_nodes 2)" in line
+
+
+def test_a_multi_node_count_no_machine_can_build_has_its_caveat(catalog):
+    # qlora-70b without offload, gpus free, max_nodes 2: 4 GPUs are 2 nodes of 2, but no 2-node machine of nodes of
+    # 2 x rtx-3090 is buildable (the NICs take GPU slots): the line says so instead of offering it plainly
+    data = _mapping("qlora-70b-2x3090.yaml")
+    w = data["workloads"][0]
+    w["offload_params"] = False
+    del w["gpus"]
+    data["constraints"]["max_nodes"] = 2
+    e = _no_plan(data, catalog)
+    t = e.candidates
+    two = (t["gpu_id"] == "rtx-3090") & (t["nodes"] == 2) & (t["cards_per_node"] == 2)
+    assert two.any() and set(t["binding"][two].tolist()) <= {"price", "form_factor", "cooling", "max_cards",
+                                                              "slots", "lanes", "power", "network"}
+    z = next(x for x in e.suggestions if x.startswith("ZeRO-3 across >= 4 GPUs"))
+    assert "at 4; that is 2 nodes of 2, which the constraints cannot build (slots: " in z
+
+
+def test_serving_memory_misses_offer_quantized_weights_and_the_request_context(catalog):
+    # F: llama-3.1-70b for 4 users at context 8192 on rtx-4090 (2 per node): the KV cache is sized for 8,192 tokens
+    # per user although the slo's request is 2,048 + 256 = 2,304
+    data = {"name": "f", "workloads": [{"name": "w", "model": "llama-3.1-70b", "task": "infer", "context": 8192,
+                                        "slo": {"ttft_s": 2, "tpot_s": 0.05, "concurrency": 4, "prompt_tokens": 2048,
+                                                "output_tokens": 256}}],
+            "constraints": {"allowed_gpus": ["rtx-4090"]}}
+    s = _no_plan(data, catalog).suggestions
+    lever = [x for x in s if "weights: int4-awq" in x and "context: 2304 (the slo's request: 2,048 prompt + 256 "
+             "output tokens; the KV cache is sized for 8,192 per user)" in x]
+    assert lever, s
+    # at tp 2 (one node of 2 cards), re-checked: the memory model holds it on the card
+    m = re.search(r"at tp (\d+) on rtx-4090 .*?: ([\d.]+) GiB per GPU", lever[0])
+    assert m and int(m.group(1)) <= 2 and float(m.group(2)) <= 23.57
+    # and it is timed at the slo's load (met or not, it says which)
+    assert "the slo for 4 concurrent users: TTFT" in lever[0]
+
+
+def test_a_smaller_load_is_suggested_in_the_key_the_slo_form_takes(catalog):
+    # F: requests_per_s 1,000,000 suggested "concurrency: N", which the slo form refuses ("gives the load twice")
+    data = {"name": "r", "workloads": [{"name": "w", "model": "llama-3.1-8b", "task": "infer", "context": 4096,
+                                        "slo": {"ttft_s": 2, "tpot_s": 0.05, "requests_per_s": 1000000,
+                                                "prompt_tokens": 1024, "output_tokens": 256}}],
+            "constraints": {"allowed_gpus": ["h100-sxm"]}}
+    s = _no_plan(data, catalog).suggestions
+    assert not any(x.startswith("concurrency: ") for x in s), s
+    line = next(x for x in s if x.startswith("slo: requests_per_s: "))
+    m = re.match(r"slo: requests_per_s: ([\d.]+) \(by Little's law [\d.]+ x 14.8 s, .*= ([\d,]+) in flight; one "
+                 r"replica holds ([\d,]+)\)", line)
+    assert m, line
+    rate, held, most = float(m.group(1)), int(m.group(2).replace(",", "")), int(m.group(3).replace(",", ""))
+    # request bound 2 + 256 x 0.05 = 14.8 s; Little's law: ceil(rate x 14.8) users, at most what one replica holds
+    assert held == math.ceil(rate * 14.8 - 1e-9) <= most
+    # and the scenario reader takes that key
+    data["workloads"][0]["slo"]["requests_per_s"] = rate
+    from planner.solve.scenario import scenario_from_mapping
+
+    assert scenario_from_mapping(data, catalog, file="r.yaml").workloads[0].slo.users == held

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import (
+    card_speed,
     catalog_of,
     check_keywords,
     given_options,
@@ -295,7 +296,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     note = vllm_context_note(wl, "context" in given or "context" in written, longest)
     speed = None
     if card is not None:
-        speed = _speed(wl, est, card, cat, prompt_tokens, output_tokens)
+        speed = card_speed(wl, est, card, cat, prompt_tokens, output_tokens)
     elif prompt_tokens or output_tokens:
         raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
@@ -350,38 +351,3 @@ def _token_count(flag: str, value: Any) -> int | None:
         raise OptionError(f"{flag} must be a whole number of tokens from 1 to {MAX_REQUEST_TOKENS:,}, not {shown}", entry=flag,
                           hint=f"For example {flag} 512.")
     return whole
-
-
-def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, output_tokens: int | None) -> Any:
-    """The speed model on ``card`` (planner.speed): training on the workload's GPUs, inference per replica."""
-    from planner.workload.inputs import OptionError
-
-    per_lane = cat.pcie_gen(card.pcie_gen).per_lane_bytes_per_s  # the loader checks every card's generation
-    if wl.train is not None and not (prompt_tokens or output_tokens):
-        from planner.speed.training import training_speed
-
-        return training_speed(wl, est, card, wl.train.gpus, per_lane=per_lane, lanes=card.pcie_lanes)
-    from planner.speed.inference import inference_speed
-
-    if prompt_tokens or output_tokens:
-        if wl.train is not None:
-            raise OptionError("--prompt-tokens and --output-tokens time a served request; this workload trains",
-                              entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
-                              hint="Leave them out for training (its speed is per optimizer step), or give --task infer.")
-    context = wl.infer.context
-    # the workload's tokens_per_request is the request's output, as plan and compare time it
-    out = output_tokens or wl.infer.tokens_per_request or max(1, min(256, context // 2))
-    if out >= context and not prompt_tokens:
-        if output_tokens:
-            raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
-                              entry="--output-tokens", hint=f"Give --context {out + 1} or more, or fewer output tokens.")
-        raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
-                          entry="--context", hint="Give --context 2 or more.")
-    prompt = prompt_tokens or max(1, context - out)
-    if prompt + out > context:
-        given = [f for f, v in (("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)) if v]
-        raise OptionError(f"a request of {prompt:,} prompt + {out:,} output tokens does not fit --context {context:,}"
-                          + (f" ({' and '.join(given)} given)" if given else ""), entry=given[0] if given else "--context",
-                          hint=f"Give --context {prompt + out} or more, or a shorter request.")
-    return inference_speed(wl, est, card, prompt_tokens=prompt, output_tokens=out, per_lane=per_lane,
-                           lanes=card.pcie_lanes)

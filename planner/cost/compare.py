@@ -93,6 +93,8 @@ from planner.cost.comparison_notes import (
     _strategy,
     _with_local_costs,
     capex_basis,
+    deadline_checked,
+    deadline_notes,
     differs_from_local,
 )
 from planner.speed.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
@@ -499,23 +501,6 @@ def slo_checked(fit: InstanceFit, slo: Any) -> InstanceFit:
                                                  + ("" if f.keeps_up else "; does not keep up with the rate")))
 
 
-def deadline_checked(o: CloudOption, limit_hours: float) -> CloudOption:
-    """``o`` held to the training deadline the local machine was planned to (planner.solve.targets):
-    an instance on which one run (its ``time.hours_per_job``, the same time model as the local
-    side) takes more than ``limit_hours`` is not rented; it keeps its time, and says by how many
-    hours it misses."""
-    if not o.feasible or o.time is None or o.time.hours_per_job is None:
-        return o
-    h = float(o.time.hours_per_job)
-    if h <= limit_hours * (1 + 1e-9):
-        return o
-    return replace(o, feasible=False, hours_over_deadline=h - limit_hours,
-                   why_not=f"misses the deadline: {h:,.2f} h per run, {h - limit_hours:,.2f} h over the "
-                           f"{limit_hours:g} h deadline",
-                   usd_per_local_hour=None, spot_usd_per_local_hour=None, cost_per_job_usd=None,
-                   spot_cost_per_job_usd=None, usd_per_million_tokens=None, spot_usd_per_million_tokens=None)
-
-
 def _sort_key(o: CloudOption) -> tuple:
     # the feasible by price; then the deadline misses (they hold the workload), fewest hours over first
     return (not o.feasible, o.hours_over_deadline is None,
@@ -644,11 +629,7 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
     spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
                    key=lambda o: (o.spot_usd_per_local_hour, o.instance_id))
     best_spot = spots[0].instance_id if spots else None
-    late = [o for o in options if o.hours_over_deadline is not None]
-    if late:
-        wnotes.append(f"{len(late)} instance(s) that hold it miss the {limit:g} h deadline and are not rented "
-                      f"(the closest, {late[0].instance_id}, takes {late[0].time.hours_per_job:,.2f} h per run, "  # type: ignore[union-attr]
-                      f"{late[0].hours_over_deadline:,.2f} h over)")
+    late = deadline_notes(options, limit, wnotes)
     if not feas:
         wnotes.append("no cloud instance in the selection runs this workload"
                       + (f" within the {limit:g} h deadline" if late else ""))

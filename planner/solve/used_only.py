@@ -3,8 +3,8 @@
 When every card a scenario allows is out of production and sold used only (gpus.yaml
 ``discontinued`` with a dated used price) and the scenario does not set ``used_ok``, no machine
 can be priced, so the memory and time checks never run on those cards. :func:`used_only_suggestions`
-plans the same scenario again with ``used_ok: true`` (the capex solver, planner.solve.solver.plan;
-feasibility does not depend on the objective) and says what that re-plan finds:
+plans the same scenario again with ``used_ok: true`` (the capex solver, planner.solve.solver.plan,
+which calls it with a re-planning function; feasibility does not depend on the objective) and says what that re-plan finds:
 
 - it is feasible: one line naming the used card and price and the machine the solver then buys,
   with each workload's memory verdict on it;
@@ -19,7 +19,7 @@ Never prints and never reads files.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from planner.core.units import GiB
 
@@ -48,23 +48,24 @@ def used_only_cards(cs: Any) -> list[tuple[Any, Any]]:
     return out
 
 
-def used_only_suggestions(cs: Any, catalog: Any, overheads: Any = None) -> list[str]:
-    """What ``used_ok: true`` changes, as the solver finds it (module docstring); [] when no card is
-    sold used only or the scenario already sets ``used_ok``.
+def used_only_suggestions(cs: Any, catalog: Any, replan: Callable[[Any], Any]) -> list[str]:
+    """What ``used_ok: true`` changes, as the solver finds it (module docstring); [] when the scenario
+    sets ``used_ok``, some allowed card can be bought, or no card is sold used only.
 
     Args:
         cs: the candidate set of a plan in which nothing is feasible (planner.solve.candidates).
-        catalog: the catalog it was planned with (re-priced here with ``used_ok: true``).
-        overheads: the memory model's runtime overheads, as for the plan.
+        catalog: the catalog it was planned with.
+        replan: plans a scenario with the same catalog and overheads (planner.solve.solver passes it):
+            returns the Plan, or the NoFeasiblePlan it raised (``summary``, ``suggestions``).
 
     Returns:
         Suggestion lines, the first naming the used cards and what the re-plan found.
     """
     from planner.solve.candidates import capacity_for
-    from planner.solve.solver import NoFeasiblePlan, plan
+    from planner.solve.suggest import _hw_ok_gpus
 
     sc = cs.scenario
-    if sc.constraints.used_ok:
+    if sc.constraints.used_ok or "price" not in set(cs.table["binding"].tolist()) or _hw_ok_gpus(cs):
         return []
     cards = used_only_cards(cs)
     if not cards:
@@ -74,10 +75,9 @@ def used_only_suggestions(cs: Any, catalog: Any, overheads: Any = None) -> list[
     head = (f"{' and '.join(g.id for g, _ in cards)} {'is' if len(cards) == 1 else 'are'} sold used only (out of "
             f"production; {names})")
     again = replace(sc, constraints=replace(sc.constraints, used_ok=True), objective="capex")
-    try:
-        p = plan(again, catalog, top_k=0, overheads=overheads, explain=False)
-    except NoFeasiblePlan as e:
-        return _still_missing(head, e)
+    p = replan(again)
+    if not hasattr(p, "choice"):
+        return _still_missing(head, p)
     ch = p.choice
     gpu = catalog.gpu(str(ch["gpu_id"]))
     shape = f"{int(ch['cards_total'])} x {gpu.id} on {ch['platform_id']}"

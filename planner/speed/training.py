@@ -145,9 +145,10 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     notes: list[str] = []
 
     # ----- GEMMs
-    ge = gemm_efficiency(gpu)
-    size = gemm_size_factor(T * tc.expert_rows_share if arch.is_moe else T, arch.hidden_size)
     fp8 = t.recipe == "fp8"
+    ge16 = gemm_efficiency(gpu)  # 16-bit GEMMs (the head; every linear outside recipe fp8)
+    ge = gemm_efficiency(gpu, "fp8") if fp8 and getattr(gpu, "fp8_tflops", None) else ge16  # the linear layers
+    size = gemm_size_factor(T * tc.expert_rows_share if arch.is_moe else T, arch.hidden_size)
     peak16 = float(gpu.bf16_tflops) * 1e12
     if recipe.dtype == "fp32":
         peak16 /= 2  # TF32 tensor cores: half the 16-bit rate (NVIDIA A100 datasheet: 156 vs 312)
@@ -158,7 +159,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     lin_flops = passes_w * W * T
     head_flops = (4 if frozen else 6) * head * T  # the head is never recomputed
     rate_lin = peak_lin * ge.value * size * (FP8_GEMM_FACTOR.value if fp8 else 1.0)
-    rate_head = peak16 * ge.value * size
+    rate_head = peak16 * ge16.value * size
     gemm_s = lin_flops / rate_lin + head_flops / rate_head
     parts.append(Part("gemm", gemm_s,
                       lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
@@ -170,7 +171,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     heads_share = 1.0 / tp
     af = tc.attn_flops_fwd * T * heads_share
     if attention == "eager":
-        a_fwd = af / (peak16 * ge.value * size)
+        a_fwd = af / (peak16 * ge16.value * size)
         attn_s = a_fwd * (3 + (1 if recompute else 0))
         score_bytes = 16.0 * arch.num_attention_heads * heads_share * t.seq_len * T * arch.num_hidden_layers
         attn_s += score_bytes * (3 + (1 if recompute else 0)) / (gpu.memory_bandwidth_bytes_per_s
@@ -181,7 +182,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         attn_s = a_fwd * (1 + 2.5 + (1 if recompute else 0))
         a_text = f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
     parts.append(Part("attention", attn_s, lambda: f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
-                      f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge.value:g}; "
+                      f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge16.value:g}; "
                       f"{a_text}", ae.source, ae.assumed))
 
     # ----- memory-bound kernels
@@ -190,35 +191,9 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     mem_bytes = elem * T
     words = [lambda: f"{elem:,.0f} B/token ({'fused' if fused else 'eager'} norms, rotary, activation, residuals, "
                      f"loss) x {T:,.0f} tokens"]
-    if frozen and t.lora_targets:
-        # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
-        adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
-        # forward: dropout (r/w the input), A (reads the input), B (writes the output), scale and add (eager: two
-        # kernels, 10 B per output value; fused: one, 6 B); backward about twice the forward
-        out_b = 6 if fused else 10
-        lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
-                     * m.layers for m in adapted) / tp
-        mem_bytes += lora_b * T
-        words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
-    quant_w = 0.0
-    if t.load_in_4bit or t.method == "qlora":
-        quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
-    elif t.load_in_8bit:
-        quant_w = 3.0  # int8 read (1 B) + bf16 written (2 B)
-    if quant_w:
-        dq_passes = 2 + (1 if recompute else 0)
-        dq = dq_passes * quant_w * tc.gemm_weights / tp
-        mem_bytes += dq
-        words.append(lambda: f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights")
-    if fp8:
-        # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
-        # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and its transposed copy for the weight
-        # gradient (3 B), the output gradient's amax and cast (5 B)
-        act_cast = sum((8 * m.in_features + 5 * m.out_features) * m.layers for m in arch.linear_modules()
-                       if m.part != "expert") / tp
-        cast = 3.0 * tc.gemm_weights / tp + act_cast * T
-        mem_bytes += cast
-        words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
+    extra, extra_words = _adapter_and_cast_bytes(t, arch, tc, T=T, tp=tp, fused=fused, recompute=recompute, fp8=fp8)
+    mem_bytes += extra
+    words += extra_words
     mem_s = mem_bytes / bw
     parts.append(Part("memory-bound ops", mem_s, lambda: f"{''.join(x() for x in words)} / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x "
                       f"{BANDWIDTH_EFFICIENCY.value:g})", BANDWIDTH_EFFICIENCY.source))
@@ -255,6 +230,50 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         notes.append("fused elementwise kernels (torch.compile or Unsloth's Triton kernels)")
     return TrainingSpeed(tokens_per_s=tok_s, step_s=step_s, tokens_per_step=tokens_step, mfu=mfu,
                          model_flops_per_token=model_flops, parts=tuple(parts), assumed=assumed, notes=tuple(notes))
+
+
+def _adapter_and_cast_bytes(t, arch, tc, *, T: float, tp: int, fused: bool, recompute: bool,
+                            fp8: bool) -> tuple[float, list]:
+    """Memory-bound bytes of one micro-batch beyond the layers' own ops (module docstring): LoRA
+    adapters' dropout, A, B, scale and add; NF4 / int8 dequantization; FP8 casts. Returns (bytes,
+    functions writing each term in words)."""
+    frozen = t.method != "full"
+    total = 0.0
+    words: list = []
+    if frozen and t.lora_targets:
+        # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
+        adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
+        # forward: dropout (r/w the input), A (reads the input), B (writes the output), scale and add (eager: two
+        # kernels, 10 B per output value; fused: one, 6 B); backward about twice the forward
+        out_b = 6 if fused else 10
+        lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
+                     * m.layers for m in adapted) / tp
+        total += lora_b * T
+        words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
+    quant_w = 0.0
+    if t.load_in_4bit or t.method == "qlora":
+        quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
+    elif t.load_in_8bit:
+        quant_w = 3.0  # int8 read (1 B) + bf16 written (2 B)
+    if quant_w:
+        dq_passes = 2 + (1 if recompute else 0)
+        dq = dq_passes * quant_w * tc.gemm_weights / tp
+        total += dq
+        words.append(lambda: f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights")
+    if fp8:
+        # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
+        # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and, for a weight that gets a gradient, its
+        # transposed copy for the weight-gradient GEMM (3 B); the output gradient's amax and cast (5 B). A frozen
+        # base weight (LoRA) has no weight-gradient GEMM, so its input needs no transposed copy (Transformer
+        # Engine transformer_engine/pytorch/module/linear.py, _Linear.forward: backward_needs_input =
+        # is_grad_enabled and weight.requires_grad).
+        in_b = 5 if frozen else 8
+        act_cast = sum((in_b * m.in_features + 5 * m.out_features) * m.layers for m in arch.linear_modules()
+                       if m.part != "expert") / tp
+        cast = 3.0 * tc.gemm_weights / tp + act_cast * T
+        total += cast
+        words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
+    return total, words
 
 
 def _optimizer_part(t, recipe, fw: str, est, *, tp: int, dp: int, bw: float,

@@ -156,13 +156,20 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     W = tc.gemm_weights / tp
     head = tc.head_weights / tp
     passes_w = (2 if frozen else 4) + (2 if recompute else 0) + 2  # fwd 2 + dgrad 2 (+ wgrad 2) (+ recompute 2)
-    lin_flops = passes_w * W * T
+    # DoRA under lora_dropout runs each adapted module's base linear again on the dropped-out input (peft
+    # tuners/lora/dora.py DoraLinearLayer.forward: base_result None), a forward and its input gradient
+    dora_w = 0.0
+    if frozen and t.use_dora and t.lora_dropout > 0 and t.lora_targets:
+        dora_w = sum(m.weight_params * m.layers for m in arch.linear_modules() if m.name in t.lora_targets) / tp
+    dora_passes = 4 + (2 if recompute else 0)
+    lin_flops = passes_w * W * T + dora_passes * dora_w * T
     head_flops = (4 if frozen else 6) * head * T  # the head is never recomputed
     rate_lin = peak_lin * ge.value * size * (FP8_GEMM_FACTOR.value if fp8 else 1.0)
     rate_head = peak16 * ge16.value * size
     gemm_s = lin_flops / rate_lin + head_flops / rate_head
     parts.append(Part("gemm", gemm_s,
-                      lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
+                      lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head"
+                      + (f" + {dora_passes} x {dora_w:,.0f} DoRA's second base pass" if dora_w else "") + f") x {T:,.0f} "
                       f"tokens / ({peak_lin / 1e12:,.0f}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g} GEMM efficiency x "
                       f"{size:.3f} size factor)", ge.source, ge.assumed))
 
@@ -202,7 +209,10 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     # ----- host overhead (eager launches)
     lora_ops = 0
     if frozen and t.lora_targets:
-        lora_ops = 13 * sum(m.layers for m in arch.linear_modules() if m.name in t.lora_targets)
+        # DoRA adds about 18 operators forward (eye, A, B, transpose, casts, the weight rebuild and its norm, the
+        # magnitude's division and the output's scale-and-sums) and 6 backward per module (peft dora.py)
+        lora_ops = (13 + (24 if t.use_dora else 0)) * sum(m.layers for m in arch.linear_modules()
+                                                         if m.name in t.lora_targets)
     ops = tc.ops_fwd * (2 if recompute else 1) + tc.ops_bwd + lora_ops
     per_op = EAGER_OP_S if fw in EAGER_STACKS and not t.compile else KERNEL_FLOOR_S
     host_mb = ops * per_op.value
@@ -250,6 +260,10 @@ def _adapter_and_cast_bytes(t, arch, tc, *, T: float, tp: int, fused: bool, reco
                      * m.layers for m in adapted) / tp
         total += lora_b * T
         words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
+        if t.use_dora:
+            total_d, word = _dora_bytes(t, adapted, T=T, tp=tp, recompute=recompute)
+            total += total_d
+            words.append(word)
     quant_w = 0.0
     if t.load_in_4bit or t.method == "qlora":
         quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
@@ -274,6 +288,25 @@ def _adapter_and_cast_bytes(t, arch, tc, *, T: float, tp: int, fused: bool, reco
         total += cast
         words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
     return total, words
+
+
+def _dora_bytes(t, adapted, *, T: float, tp: int, recompute: bool) -> tuple[float, Any]:
+    """Memory-bound bytes DoRA adds to a micro-batch (peft tuners/lora/dora.py, DoraLinearLayer.forward), and
+    a function writing them in words. Every forward (and its recomputation) rebuilds each adapted weight:
+    lora_B(lora_A(eye(in))) writes an in x out product in the adapters' dtype (the eye written and read, per
+    in^2), cast to the input's dtype, then get_weight_norm reads the frozen weight, scales and adds the product
+    and takes each row's norm (the norm is detached: no backward). Per token and adapted output value:
+    (mag_norm_scale - 1) x base_result, mag_norm_scale x lora_result x scaling and their sum, added to the
+    layer's result: 24 B forward, backward about twice that."""
+    ab = 4 if t.adapter_dtype == "fp32" else 2
+    cast = ab + 2 if ab != 2 else 0  # .to(x.dtype) of the product: a copy only when the dtypes differ
+    per_weight = ab + cast + 4 + 6 + 2  # product written; cast; scale r2 w2; add r2 r2 w2; norm r2
+    weights = sum((per_weight * m.in_features * m.out_features + 2 * ab * m.in_features ** 2) * m.layers
+                  for m in adapted) / tp
+    passes = 2 if recompute else 1
+    per_token = sum(3 * 24 * m.out_features * m.layers for m in adapted) / tp
+    total = passes * weights + per_token * T
+    return total, (lambda: f" + DoRA {passes} x {weights:,.0f} B of weight rebuild and norm + {per_token:,.0f} B/token")
 
 
 def _optimizer_part(t, recipe, fw: str, est, *, tp: int, dp: int, bw: float,

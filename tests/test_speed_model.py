@@ -199,3 +199,37 @@ def test_llamacpp_kernels_per_layer_follow_the_ggml_graph():
     assert ggml_moe_block_nodes(ds) == 22
     assert ds.dense_layers == 1
     assert ggml_kernel_scale(ds) == pytest.approx((27 + 26 * 42) / 27 / 22)
+
+
+def test_packed_documents_attend_one_by_one():
+    # llama-3.1-8b's attention FLOPs per token are proportional to the keys a query sees: (s + 1) / 2 under a
+    # causal kernel. Packed documents of 256 tokens attended alone span 256 + 128 (half a 128-row tile of the
+    # cut diagonal tiles a query: planner.speed.training.ATTENTION_TILE): (384 + 1) / (4096 + 1) of the whole
+    # sequence's attention; the GEMMs do not change
+    whole, packed = _train(seq_len=4096), _train(seq_len=4096, document_tokens=256)
+    assert _part(packed, "attention") / _part(whole, "attention") == pytest.approx(385 / 4097, rel=1e-9)
+    assert _part(packed, "gemm") == _part(whole, "gemm")
+    # eager attention computes the whole masked matrix: no change
+    eager = _train(seq_len=4096, attention="eager")
+    assert _part(_train(seq_len=4096, attention="eager", document_tokens=256), "attention") == _part(eager, "attention")
+
+
+def test_a_document_longer_than_the_sequence_is_refused():
+    with pytest.raises(InputError) as e:
+        _train(seq_len=2048, document_tokens=4096)
+    msg = str(e.value)
+    assert "document-tokens: a document of 4,096 tokens is longer than a sequence (--seq-len 2,048)" in msg
+    assert "at most --seq-len" in msg
+
+
+def test_dora_costs_more_than_lora():
+    # peft's DoRA rebuilds each adapted weight and its row norms every forward and scales the output three
+    # times (planner.speed.training._dora_bytes): memory-bound bytes only, the GEMMs the same without dropout
+    lora = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"])
+    dora = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"], use_dora=True)
+    assert _part(dora, "memory-bound ops") > _part(lora, "memory-bound ops")
+    assert _part(dora, "gemm") == _part(lora, "gemm")
+    # under lora_dropout the adapted modules' base linear runs a second time: forward and input gradient
+    drop = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"], use_dora=True,
+                  lora_dropout=0.1)
+    assert _part(drop, "gemm") > _part(dora, "gemm")

@@ -54,6 +54,12 @@ from planner.speed.result import Part, TrainingSpeed
 from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
+#: Rows of one attention tile: FlashAttention-2 computes the scores in tiles of 128 queries (Dao 2023, section
+#: 3.1; flash-attn csrc/flash_attn/src/flash_fwd_launch_template.h, run_mha_fwd_hdim128: kBlockM 128) and
+#: masks inside the tiles a causal diagonal cuts; FlexAttention's BlockMask works in 128 x 128 blocks
+#: (torch/nn/attention/flex_attention.py _DEFAULT_SPARSE_BLOCK_SIZE = 128). Along a short packed document
+#: the cut tiles add about half a tile of keys a query: the span is timed as document_tokens + 128.
+ATTENTION_TILE = 128
 #: Stacks whose model code is eager PyTorch unless ``compile`` is set: per-op kernels and host overhead.
 EAGER_STACKS = ("transformers", "deepspeed", "fsdp", "litgpt", "torchtune")
 #: Optimizer implementations the stacks build for ``optimizer: adamw``: DeepSpeed's FusedAdam; the
@@ -137,7 +143,11 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     per_node = w.gpus_per_node or n
     fused = bool(t.compile) or fw == "unsloth"
     attention = "eager" if t.attention == "eager" else "flash"
-    tc = token_costs(arch, seq_len=t.seq_len, attention=attention, fused=fused)
+    # packed documents attended one by one (Training.document_tokens): the scores span a document, plus half
+    # a tile a query (:data:`ATTENTION_TILE`: the tiles the document's diagonal cuts are computed whole)
+    span = (min(t.document_tokens + ATTENTION_TILE, t.seq_len) if t.document_tokens and attention != "eager"
+            else t.seq_len)
+    tc = token_costs(arch, seq_len=span, attention=attention, fused=fused)
     T = float(t.micro_batch * t.seq_len)  # tokens per micro-batch per data-parallel rank
     frozen = t.method != "full"
     recompute = t.checkpointing == "full"
@@ -187,7 +197,9 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     else:
         a_fwd = af / (peak16 * ae.value)
         attn_s = a_fwd * (1 + 2.5 + (1 if recompute else 0))
-        a_text = f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
+        a_text = (f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
+                  + (f"; packed documents of {t.document_tokens:,} tokens attended alone, + {ATTENTION_TILE} keys of "
+                     "cut tiles" if span != t.seq_len else ""))
     parts.append(Part("attention", attn_s, lambda: f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
                       f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge16.value:g}; "
                       f"{a_text}", ae.source, ae.assumed))

@@ -413,4 +413,32 @@ def _communication_parts(w, est, gpu: Any, recipe, *, tp: int, dp: int, T: float
         parts.append(Part("offload transfers", off_s, lambda: f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
                           "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
                           "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
+    off_s += _paged_spill_part(est, gpu, parts, pcie=per_lane * lanes * PCIE_EFFICIENCY)
     return parts, comm_s, off_s
+
+
+def _paged_spill_part(est, gpu: Any, parts: list, *, pcie: float) -> float:
+    """Seconds a step spends paging a paged optimizer's states through host RAM, appended to ``parts``.
+
+    bitsandbytes' paged optimizers keep their states in CUDA unified memory (QLoRA, Dettmers et al. 2023,
+    section 3, 'Paged Optimizers': the driver pages them to host RAM when the GPU is full). The states that
+    do not fit beside the allocated peak (the card's usable memory less the estimate's GPU total) are
+    evicted; every step's update reads and writes all of them, so those pages cross PCIe in and out again.
+    bitsandbytes prefetches each parameter's states before its update and synchronizes after it
+    (bitsandbytes optim/optimizer.py, Optimizer8bit.step: prefetch_state, then sync_gpu): no overlap.
+    """
+    unified = float(getattr(est, "per_gpu_unified_bytes", 0) or 0)
+    usable = float(getattr(gpu, "memory_usable_bytes", 0) or getattr(gpu, "memory_bytes", 0) or 0)
+    if not unified or not usable:
+        return 0.0
+    room = max(0.0, usable - float(est.per_gpu_total_bytes))
+    spill = max(0.0, unified - room)
+    if not spill:
+        return 0.0
+    s = 2 * spill / pcie
+    parts.append(Part("paged optimizer states", s, lambda: f"{unified:,.0f} B of paged states, {room:,.0f} B free beside the "
+                      f"{float(est.per_gpu_total_bytes):,.0f} B peak on a {usable:,.0f} B card: {spill:,.0f} B paged in and "
+                      f"out each step over PCIe {pcie / 1e9:,.1f} GB/s (not overlapped)",
+                      "Dettmers et al. 2023 (QLoRA), section 3 'Paged Optimizers'; bitsandbytes optim/optimizer.py "
+                      "Optimizer8bit.step (prefetch_state before each update, sync_gpu after)"))
+    return s

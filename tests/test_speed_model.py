@@ -233,3 +233,22 @@ def test_dora_costs_more_than_lora():
     drop = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"], use_dora=True,
                   lora_dropout=0.1)
     assert _part(drop, "gemm") > _part(dora, "gemm")
+
+
+def test_paged_states_that_do_not_fit_cross_pcie_twice_a_step():
+    # bitsandbytes' paged states beyond the card's free memory are paged out and back in by every step:
+    # 2 x (unified bytes - (usable memory - the estimate's GPU total)) over the PCIe link (planner.speed.training
+    # ._paged_spill_part); on a card where they fit, no such part
+    from planner import estimate
+
+    kw = dict(model="llama-3.1-8b", task="train", micro_batch=2, seq_len=2048, framework="torchtune", compile=True,
+              optimizer_in_backward=True, optimizer="paged-adamw-8bit")
+    r = estimate(catalog=_cat(), gpu="rtx-4090", **kw)
+    gpu = next(g for g in _cat().gpus if g.id == "rtx-4090")
+    spill = r.estimate.per_gpu_unified_bytes - (gpu.memory_usable_bytes - r.estimate.per_gpu_total_bytes)
+    part = next(p for p in r.speed.parts if p.name == "paged optimizer states")
+    assert spill > 0
+    # the 4090 sits on PCIe 4.0 x16: 1.969e9 B/s a lane x 16 lanes x 0.85 (planner.speed.traffic.PCIE_EFFICIENCY)
+    assert part.seconds == pytest.approx(2 * spill / (1.969e9 * 16 * 0.85), rel=0.01)
+    big = estimate(catalog=_cat(), gpu="h100-sxm", **kw).speed
+    assert not any(p.name == "paged optimizer states" for p in big.parts)

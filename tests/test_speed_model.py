@@ -140,8 +140,10 @@ def test_llamacpp_quantized_prefill_runs_mmq_and_f16_runs_cublas():
 
 
 def test_an_assumed_rate_is_said():
-    # Ada's GEMM efficiency borrows Ampere's measurement: assumed; Hopper's is measured
-    assert _train(gpu="rtx-4090", model="llama-3.2-1b").assumed is True
+    # Ada's GEMM efficiency borrows Ampere's measurement: assumed, except on a card measured itself
+    # (planner.speed.constants.CARD_GEMM_EFFICIENCY: the RTX 4090); Hopper's is measured
+    assert _train(gpu="rtx-4080", model="llama-3.2-1b").assumed is True
+    assert _train(gpu="rtx-4090", model="llama-3.2-1b").assumed is False
     assert _train(gpu="h100-sxm").assumed is False
 
 
@@ -197,3 +199,56 @@ def test_llamacpp_kernels_per_layer_follow_the_ggml_graph():
     assert ggml_moe_block_nodes(ds) == 22
     assert ds.dense_layers == 1
     assert ggml_kernel_scale(ds) == pytest.approx((27 + 26 * 42) / 27 / 22)
+
+
+def test_packed_documents_attend_one_by_one():
+    # llama-3.1-8b's attention FLOPs per token are proportional to the keys a query sees: (s + 1) / 2 under a
+    # causal kernel. Packed documents of 256 tokens attended alone span 256 + 128 (half a 128-row tile of the
+    # cut diagonal tiles a query: planner.speed.training.ATTENTION_TILE): (384 + 1) / (4096 + 1) of the whole
+    # sequence's attention; the GEMMs do not change
+    whole, packed = _train(seq_len=4096), _train(seq_len=4096, document_tokens=256)
+    assert _part(packed, "attention") / _part(whole, "attention") == pytest.approx(385 / 4097, rel=1e-9)
+    assert _part(packed, "gemm") == _part(whole, "gemm")
+    # eager attention computes the whole masked matrix: no change
+    eager = _train(seq_len=4096, attention="eager")
+    assert _part(_train(seq_len=4096, attention="eager", document_tokens=256), "attention") == _part(eager, "attention")
+
+
+def test_a_document_longer_than_the_sequence_is_refused():
+    with pytest.raises(InputError) as e:
+        _train(seq_len=2048, document_tokens=4096)
+    msg = str(e.value)
+    assert "document-tokens: a document of 4,096 tokens is longer than a sequence (--seq-len 2,048)" in msg
+    assert "at most --seq-len" in msg
+
+
+def test_dora_costs_more_than_lora():
+    # peft's DoRA rebuilds each adapted weight and its row norms every forward and scales the output three
+    # times (planner.speed.training._dora_bytes): memory-bound bytes only, the GEMMs the same without dropout
+    lora = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"])
+    dora = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"], use_dora=True)
+    assert _part(dora, "memory-bound ops") > _part(lora, "memory-bound ops")
+    assert _part(dora, "gemm") == _part(lora, "gemm")
+    # under lora_dropout the adapted modules' base linear runs a second time: forward and input gradient
+    drop = _train(method="lora", recipe="pure-bf16", lora_targets=["q_proj", "v_proj"], use_dora=True,
+                  lora_dropout=0.1)
+    assert _part(drop, "gemm") > _part(dora, "gemm")
+
+
+def test_paged_states_that_do_not_fit_cross_pcie_twice_a_step():
+    # bitsandbytes' paged states beyond the card's free memory are paged out and back in by every step:
+    # 2 x (unified bytes - (usable memory - the estimate's GPU total)) over the PCIe link (planner.speed.training
+    # ._paged_spill_part); on a card where they fit, no such part
+    from planner import estimate
+
+    kw = dict(model="llama-3.1-8b", task="train", micro_batch=2, seq_len=2048, framework="torchtune", compile=True,
+              optimizer_in_backward=True, optimizer="paged-adamw-8bit")
+    r = estimate(catalog=_cat(), gpu="rtx-4090", **kw)
+    gpu = next(g for g in _cat().gpus if g.id == "rtx-4090")
+    spill = r.estimate.per_gpu_unified_bytes - (gpu.memory_usable_bytes - r.estimate.per_gpu_total_bytes)
+    part = next(p for p in r.speed.parts if p.name == "paged optimizer states")
+    assert spill > 0
+    # the 4090 sits on PCIe 4.0 x16: 1.969e9 B/s a lane x 16 lanes x 0.85 (planner.speed.traffic.PCIE_EFFICIENCY)
+    assert part.seconds == pytest.approx(2 * spill / (1.969e9 * 16 * 0.85), rel=0.01)
+    big = estimate(catalog=_cat(), gpu="h100-sxm", **kw).speed
+    assert not any(p.name == "paged optimizer states" for p in big.parts)

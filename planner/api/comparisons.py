@@ -185,10 +185,10 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         >>> from planner import compare
         >>> r = compare("scenarios/compare-qlora-7b-12gb.yaml")
         >>> r.comparison.break_even_months.text
-        'local breaks even after 24.1 months'
+        'local breaks even after 19.3 months'
         >>> r.to_frame()[["workload", "instance_id", "usd_per_local_hour"]].head(2)
            workload    instance_id  usd_per_local_hour
-        0  qlora-7b  aws-g6-xlarge            0.307281
+        0  qlora-7b  aws-g6-xlarge            0.369550
         1  qlora-7b  aws-g5-xlarge            0.407477
     """
     from planner.api.plans import read_scenario, run_inputs

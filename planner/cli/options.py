@@ -183,6 +183,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--use-cache/--no-use-cache", dict(default=None, help="The Transformers model returns its KV cache in training "
                                                            "(default: on, the config's use_cache).")),
     ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
+    ("--document-tokens", dict(type=int, help="Packed sequences: tokens per document, each attended alone "
+                                              "(attention time spans a document).")),
     ("--lora-rank", dict(type=int, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
     ("--lora-dropout", dict(type=float, help="peft lora_dropout (default 0.0).")),

@@ -51,11 +51,12 @@ def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm |
     if u.decode is None:
         return None
     fp8 = _fp8_compute(u.workload)
-    tflops = float(gpu.fp8_tflops) if fp8 and getattr(gpu, "fp8_tflops", None) else float(gpu.bf16_tflops)
+    fp8 = bool(fp8 and getattr(gpu, "fp8_tflops", None))
+    tflops = float(gpu.fp8_tflops) if fp8 else float(gpu.bf16_tflops)
     host_bw = ram_bandwidth(platform.memory_channels, dimm.speed_mts) if dimm is not None else 1.0
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
         u.decode, u.workload, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
-        peak_flops=tflops * 1e12, gemm_eff=gemm_efficiency(gpu).value,
+        peak_flops=tflops * 1e12, gemm_eff=gemm_efficiency(gpu, "fp8" if fp8 else "bf16").value,
         interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0))
     return 1.0 / (max(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
 
@@ -172,6 +173,6 @@ def rows_decode_tokens_per_s(u: Usage, a: dict[str, Any], idx: Any) -> Any:
     fp8 = _fp8_compute(u.workload)
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
         u.decode, u.workload, gpu_bandwidth=a["gpu_bw"][idx], host_bandwidth=np.maximum(a["host_bw"][idx], 1.0),
-        peak_flops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx] * 1e12, gemm_eff=a["gemm_eff"][idx],
+        peak_flops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx] * 1e12, gemm_eff=a["gemm_eff_fp8" if fp8 else "gemm_eff"][idx],
         interconnect=a["interconnect"][idx])
     return 1.0 / (np.maximum(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)

@@ -85,10 +85,37 @@ def gemm_size_factor(rows: float, columns: float) -> float:
     return rows / (rows + GEMM_HALF_ROWS) * columns / (columns + GEMM_HALF_COLUMNS)
 
 
-def gemm_efficiency(gpu: Any) -> Figure:
-    """The :data:`GEMM_EFFICIENCY` of ``gpu``'s architecture (the unknown-architecture figure when
-    absent). The catalog's ``mfu_scale`` (a card's software stack) multiplies it."""
-    base = GEMM_EFFICIENCY.get(str(getattr(gpu, "architecture", "") or "").lower(), GEMM_EFFICIENCY_UNKNOWN)
+#: One harness's measurements per card: zzc0721/torch-performance-test-data database.md (commit 07858687),
+#: the largest torch.matmul BF16 rate (FP32 accumulate) over square sizes 1,024-10,240, over the card's
+#: dense datasheet rate. The harness reads the A100 SXM4 80GB at 264.53 of 312 TFLOPS (0.848), the
+#: Ampere figure above (0.85), so its figures mean the same thing. Only cards whose architecture figure
+#: is an assumption (Ada) take one: Ada cards run their tensor cores at very different shares of the
+#: datasheet by power limit (a 450 W RTX 4090 at or above it, a 350 W L40S three quarters, a 72 W L4
+#: about half), which no one architecture figure can carry. It covers the rate it measured, the 16-bit
+#: GEMM with FP32 accumulation: FP8 GEMMs and llama.cpp's FP16-accumulate cuBLAS path keep the
+#: architecture's figure.
+CARD_GEMM_EFFICIENCY: dict[str, Figure] = {
+    "rtx-4090": Figure(1.0, "zzc0721/torch-performance-test-data database.md (commit 07858687): RTX 4090 24GB torch.matmul "
+                            "BF16 at 170.06, 173.31, 162.39 and 163.09 TFLOPS on four machines (median 166.6, 1.01 of "
+                            "the 165.2 datasheet rate: GeForce cards boost past their rated 2.52 GHz); 1.0 taken"),
+    "l40s": Figure(0.743, "zzc0721/torch-performance-test-data database.md (commit 07858687): L40S torch.matmul BF16 at "
+                          "269.15 TFLOPS, 0.743 of the 362.05 datasheet rate (a 350 W card)"),
+    "l4": Figure(0.586, "zzc0721/torch-performance-test-data database.md (commit 07858687): L4 torch.matmul BF16 at "
+                        "70.89 TFLOPS (its best size, 2,048), 0.586 of the 121 datasheet rate (a 72 W card)"),
+}
+
+#: The rates a card's :data:`CARD_GEMM_EFFICIENCY` covers (the others keep the architecture's figure).
+CARD_MEASURED_RATES = ("bf16",)
+
+
+def gemm_efficiency(gpu: Any, rate: str = "bf16") -> Figure:
+    """The share of ``gpu``'s datasheet ``rate`` ('bf16': 16-bit with FP32 accumulation; 'fp8'; 'fp16acc':
+    FP16 with FP16 accumulation) a large GEMM reaches: the card's own measurement
+    (:data:`CARD_GEMM_EFFICIENCY`) for the rate it measured, else the :data:`GEMM_EFFICIENCY` of its
+    architecture (the unknown-architecture figure when absent). The catalog's ``mfu_scale`` (a card's
+    software stack) multiplies it."""
+    card = CARD_GEMM_EFFICIENCY.get(str(getattr(gpu, "id", "") or "")) if rate in CARD_MEASURED_RATES else None
+    base = card or GEMM_EFFICIENCY.get(str(getattr(gpu, "architecture", "") or "").lower(), GEMM_EFFICIENCY_UNKNOWN)
     scale = float(getattr(gpu, "mfu_scale", 1.0) or 1.0)
     if scale == 1.0 or str(getattr(gpu, "architecture", "")).lower() in ("cdna3", "cdna4"):
         return base

@@ -110,9 +110,9 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, Any, str, bool]:
     """(FLOP/s of the prefill GEMMs, a function writing it in words, source, assumed) for ``tokens`` rows."""
     i = w.infer
     arch = w.architecture
-    ge = gemm_efficiency(gpu)
     fmt = weight_format(w)
     if i.engine == "llama.cpp":
+        ge = gemm_efficiency(gpu, "fp16acc")
         rows = min(tokens, LLAMACPP_UBATCH)
         size = gemm_size_factor(rows, arch.hidden_size)
         if fmt != "16bit" and getattr(gpu, "int8_tops", None):
@@ -127,6 +127,7 @@ def _prefill_rate(w, gpu: Any, tokens: float) -> tuple[float, Any, str, bool]:
     rows = tokens * (arch.num_experts_per_tok / arch.num_local_experts if arch.is_moe else 1.0)
     size = gemm_size_factor(rows, arch.hidden_size)
     fp8 = fmt == "fp8" and getattr(gpu, "fp8", False) and getattr(gpu, "fp8_tflops", None)
+    ge = gemm_efficiency(gpu, "fp8" if fp8 else "bf16")
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops)
     f8 = FP8_GEMM_FACTOR.value if fp8 else 1.0
     return (peak * 1e12 * ge.value * f8 * size, lambda: f"{peak:g}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g}"
@@ -226,8 +227,8 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
 
     # ----- decode step
     dr = decode_reads(w, est)
-    ge = gemm_efficiency(gpu)
     fp8 = fmt == "fp8" and getattr(gpu, "fp8_tflops", None)
+    ge = gemm_efficiency(gpu, "fp8" if fp8 else "bf16")
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
     hbw = host_bandwidth or DEFAULT_HOST_BANDWIDTH
     ds = decode_step(dr, w, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=hbw, peak_flops=peak,

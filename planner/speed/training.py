@@ -54,6 +54,12 @@ from planner.speed.result import Part, TrainingSpeed
 from planner.speed.traffic import DEFAULT_HOST_BANDWIDTH, HOST_MBU, PCIE_EFFICIENCY
 from planner.workload.recipes import OPTIMIZERS, RECIPES
 
+#: Rows of one attention tile: FlashAttention-2 computes the scores in tiles of 128 queries (Dao 2023, section
+#: 3.1; flash-attn csrc/flash_attn/src/flash_fwd_launch_template.h, run_mha_fwd_hdim128: kBlockM 128) and
+#: masks inside the tiles a causal diagonal cuts; FlexAttention's BlockMask works in 128 x 128 blocks
+#: (torch/nn/attention/flex_attention.py _DEFAULT_SPARSE_BLOCK_SIZE = 128). Along a short packed document
+#: the cut tiles add about half a tile of keys a query: the span is timed as document_tokens + 128.
+ATTENTION_TILE = 128
 #: Stacks whose model code is eager PyTorch unless ``compile`` is set: per-op kernels and host overhead.
 EAGER_STACKS = ("transformers", "deepspeed", "fsdp", "litgpt", "torchtune")
 #: Optimizer implementations the stacks build for ``optimizer: adamw``: DeepSpeed's FusedAdam; the
@@ -137,7 +143,11 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     per_node = w.gpus_per_node or n
     fused = bool(t.compile) or fw == "unsloth"
     attention = "eager" if t.attention == "eager" else "flash"
-    tc = token_costs(arch, seq_len=t.seq_len, attention=attention, fused=fused)
+    # packed documents attended one by one (Training.document_tokens): the scores span a document, plus half
+    # a tile a query (:data:`ATTENTION_TILE`: the tiles the document's diagonal cuts are computed whole)
+    span = (min(t.document_tokens + ATTENTION_TILE, t.seq_len) if t.document_tokens and attention != "eager"
+            else t.seq_len)
+    tc = token_costs(arch, seq_len=span, attention=attention, fused=fused)
     T = float(t.micro_batch * t.seq_len)  # tokens per micro-batch per data-parallel rank
     frozen = t.method != "full"
     recompute = t.checkpointing == "full"
@@ -145,9 +155,10 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     notes: list[str] = []
 
     # ----- GEMMs
-    ge = gemm_efficiency(gpu)
-    size = gemm_size_factor(T * tc.expert_rows_share if arch.is_moe else T, arch.hidden_size)
     fp8 = t.recipe == "fp8"
+    ge16 = gemm_efficiency(gpu)  # 16-bit GEMMs (the head; every linear outside recipe fp8)
+    ge = gemm_efficiency(gpu, "fp8") if fp8 and getattr(gpu, "fp8_tflops", None) else ge16  # the linear layers
+    size = gemm_size_factor(T * tc.expert_rows_share if arch.is_moe else T, arch.hidden_size)
     peak16 = float(gpu.bf16_tflops) * 1e12
     if recipe.dtype == "fp32":
         peak16 /= 2  # TF32 tensor cores: half the 16-bit rate (NVIDIA A100 datasheet: 156 vs 312)
@@ -155,13 +166,20 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     W = tc.gemm_weights / tp
     head = tc.head_weights / tp
     passes_w = (2 if frozen else 4) + (2 if recompute else 0) + 2  # fwd 2 + dgrad 2 (+ wgrad 2) (+ recompute 2)
-    lin_flops = passes_w * W * T
+    # DoRA under lora_dropout runs each adapted module's base linear again on the dropped-out input (peft
+    # tuners/lora/dora.py DoraLinearLayer.forward: base_result None), a forward and its input gradient
+    dora_w = 0.0
+    if frozen and t.use_dora and t.lora_dropout > 0 and t.lora_targets:
+        dora_w = sum(m.weight_params * m.layers for m in arch.linear_modules() if m.name in t.lora_targets) / tp
+    dora_passes = 4 + (2 if recompute else 0)
+    lin_flops = passes_w * W * T + dora_passes * dora_w * T
     head_flops = (4 if frozen else 6) * head * T  # the head is never recomputed
     rate_lin = peak_lin * ge.value * size * (FP8_GEMM_FACTOR.value if fp8 else 1.0)
-    rate_head = peak16 * ge.value * size
+    rate_head = peak16 * ge16.value * size
     gemm_s = lin_flops / rate_lin + head_flops / rate_head
     parts.append(Part("gemm", gemm_s,
-                      lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head) x {T:,.0f} "
+                      lambda: f"({passes_w} x {W:,.0f} layer weights + {(4 if frozen else 6)} x {head:,.0f} head"
+                      + (f" + {dora_passes} x {dora_w:,.0f} DoRA's second base pass" if dora_w else "") + f") x {T:,.0f} "
                       f"tokens / ({peak_lin / 1e12:,.0f}{' FP8' if fp8 else ''} TFLOPS x {ge.value:g} GEMM efficiency x "
                       f"{size:.3f} size factor)", ge.source, ge.assumed))
 
@@ -170,7 +188,7 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     heads_share = 1.0 / tp
     af = tc.attn_flops_fwd * T * heads_share
     if attention == "eager":
-        a_fwd = af / (peak16 * ge.value * size)
+        a_fwd = af / (peak16 * ge16.value * size)
         attn_s = a_fwd * (3 + (1 if recompute else 0))
         score_bytes = 16.0 * arch.num_attention_heads * heads_share * t.seq_len * T * arch.num_hidden_layers
         attn_s += score_bytes * (3 + (1 if recompute else 0)) / (gpu.memory_bandwidth_bytes_per_s
@@ -179,9 +197,11 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     else:
         a_fwd = af / (peak16 * ae.value)
         attn_s = a_fwd * (1 + 2.5 + (1 if recompute else 0))
-        a_text = f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
+        a_text = (f"FlashAttention-2: forward + 2.5 x backward{' + recomputed forward' if recompute else ''}"
+                  + (f"; packed documents of {t.document_tokens:,} tokens attended alone, + {ATTENTION_TILE} keys of "
+                     "cut tiles" if span != t.seq_len else ""))
     parts.append(Part("attention", attn_s, lambda: f"{tc.attn_flops_fwd * heads_share:,.4g} FLOPs/token forward x {T:,.0f} "
-                      f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge.value:g}; "
+                      f"tokens at {peak16 / 1e12:,.0f} TFLOPS x {ae.value if attention != 'eager' else ge16.value:g}; "
                       f"{a_text}", ae.source, ae.assumed))
 
     # ----- memory-bound kernels
@@ -190,35 +210,9 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     mem_bytes = elem * T
     words = [lambda: f"{elem:,.0f} B/token ({'fused' if fused else 'eager'} norms, rotary, activation, residuals, "
                      f"loss) x {T:,.0f} tokens"]
-    if frozen and t.lora_targets:
-        # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
-        adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
-        # forward: dropout (r/w the input), A (reads the input), B (writes the output), scale and add (eager: two
-        # kernels, 10 B per output value; fused: one, 6 B); backward about twice the forward
-        out_b = 6 if fused else 10
-        lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
-                     * m.layers for m in adapted) / tp
-        mem_bytes += lora_b * T
-        words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
-    quant_w = 0.0
-    if t.load_in_4bit or t.method == "qlora":
-        quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
-    elif t.load_in_8bit:
-        quant_w = 3.0  # int8 read (1 B) + bf16 written (2 B)
-    if quant_w:
-        dq_passes = 2 + (1 if recompute else 0)
-        dq = dq_passes * quant_w * tc.gemm_weights / tp
-        mem_bytes += dq
-        words.append(lambda: f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights")
-    if fp8:
-        # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
-        # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and its transposed copy for the weight
-        # gradient (3 B), the output gradient's amax and cast (5 B)
-        act_cast = sum((8 * m.in_features + 5 * m.out_features) * m.layers for m in arch.linear_modules()
-                       if m.part != "expert") / tp
-        cast = 3.0 * tc.gemm_weights / tp + act_cast * T
-        mem_bytes += cast
-        words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
+    extra, extra_words = _adapter_and_cast_bytes(t, arch, tc, T=T, tp=tp, fused=fused, recompute=recompute, fp8=fp8)
+    mem_bytes += extra
+    words += extra_words
     mem_s = mem_bytes / bw
     parts.append(Part("memory-bound ops", mem_s, lambda: f"{''.join(x() for x in words)} / ({gpu.memory_bandwidth_bytes_per_s / 1e9:,.0f} GB/s x "
                       f"{BANDWIDTH_EFFICIENCY.value:g})", BANDWIDTH_EFFICIENCY.source))
@@ -227,7 +221,10 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
     # ----- host overhead (eager launches)
     lora_ops = 0
     if frozen and t.lora_targets:
-        lora_ops = 13 * sum(m.layers for m in arch.linear_modules() if m.name in t.lora_targets)
+        # DoRA adds about 18 operators forward (eye, A, B, transpose, casts, the weight rebuild and its norm, the
+        # magnitude's division and the output's scale-and-sums) and 6 backward per module (peft dora.py)
+        lora_ops = (13 + (24 if t.use_dora else 0)) * sum(m.layers for m in arch.linear_modules()
+                                                         if m.name in t.lora_targets)
     ops = tc.ops_fwd * (2 if recompute else 1) + tc.ops_bwd + lora_ops
     per_op = EAGER_OP_S if fw in EAGER_STACKS and not t.compile else KERNEL_FLOOR_S
     host_mb = ops * per_op.value
@@ -255,6 +252,73 @@ def training_speed(w, est, gpu: Any, n: int, *, per_lane: float, lanes: int,
         notes.append("fused elementwise kernels (torch.compile or Unsloth's Triton kernels)")
     return TrainingSpeed(tokens_per_s=tok_s, step_s=step_s, tokens_per_step=tokens_step, mfu=mfu,
                          model_flops_per_token=model_flops, parts=tuple(parts), assumed=assumed, notes=tuple(notes))
+
+
+def _adapter_and_cast_bytes(t, arch, tc, *, T: float, tp: int, fused: bool, recompute: bool,
+                            fp8: bool) -> tuple[float, list]:
+    """Memory-bound bytes of one micro-batch beyond the layers' own ops (module docstring): LoRA
+    adapters' dropout, A, B, scale and add; NF4 / int8 dequantization; FP8 casts. Returns (bytes,
+    functions writing each term in words)."""
+    frozen = t.method != "full"
+    total = 0.0
+    words: list = []
+    if frozen and t.lora_targets:
+        # each adapted module: dropout, A, B, scale, add on its input and output, forward and backward
+        adapted = [m for m in arch.linear_modules() if m.name in t.lora_targets]
+        # forward: dropout (r/w the input), A (reads the input), B (writes the output), scale and add (eager: two
+        # kernels, 10 B per output value; fused: one, 6 B); backward about twice the forward
+        out_b = 6 if fused else 10
+        lora_b = sum(3 * (2 * m.in_features * (2 if t.lora_dropout > 0 else 1) + (2 + out_b) * m.out_features)
+                     * m.layers for m in adapted) / tp
+        total += lora_b * T
+        words.append(lambda: f" + LoRA adapters {lora_b:,.0f} B/token")
+        if t.use_dora:
+            total_d, word = _dora_bytes(t, adapted, T=T, tp=tp, recompute=recompute)
+            total += total_d
+            words.append(word)
+    quant_w = 0.0
+    if t.load_in_4bit or t.method == "qlora":
+        quant_w = 2.5  # NF4 read (0.5 B) + bf16 written (2 B), per weight and pass
+    elif t.load_in_8bit:
+        quant_w = 3.0  # int8 read (1 B) + bf16 written (2 B)
+    if quant_w:
+        dq_passes = 2 + (1 if recompute else 0)
+        dq = dq_passes * quant_w * tc.gemm_weights / tp
+        total += dq
+        words.append(lambda: f" + dequantization {dq_passes} passes x {quant_w:g} B x {tc.gemm_weights / tp:,.0f} weights")
+    if fp8:
+        # per micro-batch: each weight read in 16 bits and written in FP8 with its transpose (3 B); per token and
+        # linear: the input's amax and cast (read 2 x 2 B, write 1 B) and, for a weight that gets a gradient, its
+        # transposed copy for the weight-gradient GEMM (3 B); the output gradient's amax and cast (5 B). A frozen
+        # base weight (LoRA) has no weight-gradient GEMM, so its input needs no transposed copy (Transformer
+        # Engine transformer_engine/pytorch/module/linear.py, _Linear.forward: backward_needs_input =
+        # is_grad_enabled and weight.requires_grad).
+        in_b = 5 if frozen else 8
+        act_cast = sum((in_b * m.in_features + 5 * m.out_features) * m.layers for m in arch.linear_modules()
+                       if m.part != "expert") / tp
+        cast = 3.0 * tc.gemm_weights / tp + act_cast * T
+        total += cast
+        words.append(lambda: f" + FP8 casts {cast:,.0f} B (weights 3 B each, activations {act_cast:,.0f} B/token)")
+    return total, words
+
+
+def _dora_bytes(t, adapted, *, T: float, tp: int, recompute: bool) -> tuple[float, Any]:
+    """Memory-bound bytes DoRA adds to a micro-batch (peft tuners/lora/dora.py, DoraLinearLayer.forward), and
+    a function writing them in words. Every forward (and its recomputation) rebuilds each adapted weight:
+    lora_B(lora_A(eye(in))) writes an in x out product in the adapters' dtype (the eye written and read, per
+    in^2), cast to the input's dtype, then get_weight_norm reads the frozen weight, scales and adds the product
+    and takes each row's norm (the norm is detached: no backward). Per token and adapted output value:
+    (mag_norm_scale - 1) x base_result, mag_norm_scale x lora_result x scaling and their sum, added to the
+    layer's result: 24 B forward, backward about twice that."""
+    ab = 4 if t.adapter_dtype == "fp32" else 2
+    cast = ab + 2 if ab != 2 else 0  # .to(x.dtype) of the product: a copy only when the dtypes differ
+    per_weight = ab + cast + 4 + 6 + 2  # product written; cast; scale r2 w2; add r2 r2 w2; norm r2
+    weights = sum((per_weight * m.in_features * m.out_features + 2 * ab * m.in_features ** 2) * m.layers
+                  for m in adapted) / tp
+    passes = 2 if recompute else 1
+    per_token = sum(3 * 24 * m.out_features * m.layers for m in adapted) / tp
+    total = passes * weights + per_token * T
+    return total, (lambda: f" + DoRA {passes} x {weights:,.0f} B of weight rebuild and norm + {per_token:,.0f} B/token")
 
 
 def _optimizer_part(t, recipe, fw: str, est, *, tp: int, dp: int, bw: float,
@@ -349,4 +413,32 @@ def _communication_parts(w, est, gpu: Any, recipe, *, tp: int, dp: int, T: float
         parts.append(Part("offload transfers", off_s, lambda: f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
                           "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
                           "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
+    off_s += _paged_spill_part(est, gpu, parts, pcie=per_lane * lanes * PCIE_EFFICIENCY)
     return parts, comm_s, off_s
+
+
+def _paged_spill_part(est, gpu: Any, parts: list, *, pcie: float) -> float:
+    """Seconds a step spends paging a paged optimizer's states through host RAM, appended to ``parts``.
+
+    bitsandbytes' paged optimizers keep their states in CUDA unified memory (QLoRA, Dettmers et al. 2023,
+    section 3, 'Paged Optimizers': the driver pages them to host RAM when the GPU is full). The states that
+    do not fit beside the allocated peak (the card's usable memory less the estimate's GPU total) are
+    evicted; every step's update reads and writes all of them, so those pages cross PCIe in and out again.
+    bitsandbytes prefetches each parameter's states before its update and synchronizes after it
+    (bitsandbytes optim/optimizer.py, Optimizer8bit.step: prefetch_state, then sync_gpu): no overlap.
+    """
+    unified = float(getattr(est, "per_gpu_unified_bytes", 0) or 0)
+    usable = float(getattr(gpu, "memory_usable_bytes", 0) or getattr(gpu, "memory_bytes", 0) or 0)
+    if not unified or not usable:
+        return 0.0
+    room = max(0.0, usable - float(est.per_gpu_total_bytes))
+    spill = max(0.0, unified - room)
+    if not spill:
+        return 0.0
+    s = 2 * spill / pcie
+    parts.append(Part("paged optimizer states", s, lambda: f"{unified:,.0f} B of paged states, {room:,.0f} B free beside the "
+                      f"{float(est.per_gpu_total_bytes):,.0f} B peak on a {usable:,.0f} B card: {spill:,.0f} B paged in and "
+                      f"out each step over PCIe {pcie / 1e9:,.1f} GB/s (not overlapped)",
+                      "Dettmers et al. 2023 (QLoRA), section 3 'Paged Optimizers'; bitsandbytes optim/optimizer.py "
+                      "Optimizer8bit.step (prefetch_state before each update, sync_gpu after)"))
+    return s

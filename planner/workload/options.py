@@ -53,7 +53,7 @@ TRAIN_KEYS = (
     "use_reentrant", "dataset_tokens", "epochs", "framework", "fsdp_version", "loss_chunks", "fused_linear_loss",
     "offload_activations", "optimizer_in_backward", "bnb_version", "compile", "load_in_4bit", "torch_dtype", "dtype",
     "fsdp_wrap",
-    "framework_version", "use_cache", "checkpoint_wrapper",
+    "framework_version", "use_cache", "checkpoint_wrapper", "document_tokens",
 )
 #: How PyTorch FSDP wraps a LoRA / QLoRA model into units: 'blocks' (each decoder block one unit, its
 #: frozen base and its adapters together: LitGPT's ``auto_wrap_policy={Block}``, a plain
@@ -183,6 +183,12 @@ class Training:
             ``checkpoint_wrapper``, e.g. FSDP's ``apply_activation_checkpointing`` as llama-recipes does),
             not by Transformers' ``gradient_checkpointing_enable``: the model does not know of it and keeps
             ``use_cache`` on.
+        document_tokens: each sequence is packed from documents of this many tokens on average, and the
+            attention kernel attends within each document only (Megatron / NeMo packed SFT and PEFT with
+            cu_seqlens; flash-attn's varlen kernel, as Transformers' DataCollatorWithFlattening feeds it;
+            torchtune's block mask under FlexAttention): attention spans a document, not ``seq_len``. Time
+            only (planner.speed.training); None: one document per sequence. Eager attention computes the
+            whole masked matrix, so it is timed at ``seq_len`` whatever this says.
     """
 
     method: str = "full"
@@ -222,6 +228,7 @@ class Training:
     framework_version: str | None = None
     use_cache: bool = False
     checkpoint_wrapper: bool = False
+    document_tokens: int | None = None
 
     @property
     def fsdp(self) -> int:

@@ -171,6 +171,11 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     lora_dropout = entry.number("lora_dropout", d.lora_dropout, min=0, max=1, min_exclusive=False)
     use_dora = entry.bool("use_dora", False)
     dataset_tokens = _dataset_tokens(entry)
+    document_tokens = entry.int("document_tokens", None, min=1)
+    if document_tokens is not None and document_tokens > seq_len:
+        raise entry.error(f"a document of {document_tokens:,} tokens is longer than a sequence (seq_len {seq_len:,})",
+                          "document_tokens", "Give the mean tokens of one document packed into a sequence, at most "
+                          "seq_len; leave it out when each sequence is one document.")
     epochs = entry.number("epochs", 1.0, min=0, max=10_000, min_exclusive=True)
     load_in_8bit = entry.bool("load_in_8bit", False)
     _check_method_settings(entry, method, recipe, load_in_8bit=load_in_8bit, load_in_4bit=load_in_4bit)
@@ -187,7 +192,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
     train = Training(method, recipe, optimizer, micro_batch, seq_len, grad_accum, gpus, tp, zero, offload_optimizer,
                      offload_params, checkpointing, attention, lora_rank, tuple(targets or ()), double_quant,
                      adapter_dtype, dataset_tokens, epochs, prepare_kbit, lora_dropout, use_dora, load_in_8bit,
-                     use_reentrant, load_in_4bit=load_in_4bit, **levers,
+                     use_reentrant, load_in_4bit=load_in_4bit, document_tokens=document_tokens, **levers,
                      **_cache_keys(entry, fw_name, checkpointing=checkpointing))
     base = "fp32" if RECIPES[recipe].weight_bytes == 4 else RECIPES[recipe].dtype
     if (train.fsdp == 1 and train.fsdp_wrap == "blocks" and method in ("lora", "qlora")

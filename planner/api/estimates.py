@@ -227,9 +227,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     check_keywords("estimate", options, workload_keys())
     prompt_tokens = _token_count("--prompt-tokens", prompt_tokens)
     output_tokens = _token_count("--output-tokens", output_tokens)
-    if ((prompt_tokens or output_tokens) and options.get("context") is None and workload is None
-            and options.get("task") == "infer"):
-        options = {**options, "context": (prompt_tokens or 1) + (output_tokens or 256)}
+    # a prompt length given without a context sets it (the request fills it); an output length alone
+    # leaves the workload's context, and the prompt is its rest (a 1-token prompt would time no prefill)
+    if prompt_tokens and options.get("context") is None and workload is None and options.get("task") == "infer":
+        options = {**options, "context": prompt_tokens + (output_tokens or 256)}
     if gpu is None:
         for flag, value in (("--headroom", headroom), ("--calibration", calibration)):
             if value is not None:
@@ -344,7 +345,8 @@ def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, ou
     if out >= context and not prompt_tokens:
         if output_tokens:
             raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
-                              entry="--output-tokens", hint=f"Give --context {out + 1} or more, or fewer output tokens.")
+                              entry="--output-tokens", hint=f"Give --prompt-tokens (it sets the context), --context "
+                                                            f"{out + 1} or more, or fewer output tokens.")
         raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
                           entry="--context", hint="Give --context 2 or more.")
     prompt = prompt_tokens or max(1, context - out)

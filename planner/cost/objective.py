@@ -250,7 +250,7 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
                    "one-factor rule pinned by costs.mfu / costs.mbu")
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
                          f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
-                         f"{jt.hours_per_job:,.3f} h{assumed}")
+                         f"{_hours(jt.hours_per_job)}{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6

@@ -720,6 +720,9 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     if not variants:
         assert single_error is not None
         raise single_error
+    if slo is not None:  # the request the slo: block describes is the one timed and priced everywhere
+        variants = [replace(v, workload=replace(v.workload, infer=replace(v.workload.infer, prompt_tokens=slo.prompt_tokens)))
+                    for v in variants]
     # a left-out key with one valid value was not the solver's choice: only that value runs
     # (QLoRA has no ZeRO stage or offload to choose from), so the strategy does not say it chose it
     taken = {k: {dict(v.choices).get(k) for v in variants} for k in unpinned}

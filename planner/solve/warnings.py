@@ -165,7 +165,7 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
         assert i is not None
         tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         gen = i.tokens_per_request
-        prompt = i.context - gen if gen is not None and gen < i.context else i.context
+        prompt = i.prompt_tokens or (i.context - gen if gen is not None and gen < i.context else i.context)
         per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))
         n_ub, per_ub, _ = llamacpp_prefill_upload(u.estimate, u.workload.architecture, prompt * i.concurrency)
         upload_s = n_ub * per_ub / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)

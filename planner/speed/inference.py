@@ -377,7 +377,10 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     replicas = max(int(getattr(i, "replicas", 1) or 1), 1)
     out_tps = replicas * c / step
     request = ttft + output_tokens * step
-    assumed = any(p.assumed and p.seconds > 0.05 * max(step, one_s) for p in parts)
+    # assumed when any part that takes time rests on an assumed rate: the JSON's parts and the flag agree
+    # (a llama.cpp decode whose assumed weight read is a tenth of its step once host layers dominate
+    # it stays marked, whatever the prefill's length)
+    assumed = any(p.assumed and p.seconds > 0 for p in parts)
     if i.engine == "hf":
         notes.append("Transformers generate: eager PyTorch, host-bound at small batches")
     s_tpot, s_request, rho, _ = under_arrivals(tpot_s=step, ttft_s=ttft, prefill_s=one_s,

@@ -181,3 +181,18 @@ def test_output_tokens_alone_time_the_rest_of_the_context(catalog):
     e = estimate(model="llama-3.1-8b", task="infer", engine="vllm", gpu="h100-sxm", output_tokens=300, catalog=catalog)
     # the workload's default context 4,096 holds the request: 4,096 - 300 = 3,796 prompt tokens
     assert (e.speed.prompt_tokens, e.speed.output_tokens) == (3796, 300)
+
+
+# ----- 5. estimate --gpus N spans machines of the size the catalog ships -----------------------------------
+
+def test_many_gpus_span_machines_of_the_catalogs_size(catalog):
+    kw = dict(model="llama-3.1-8b", task="train", micro_batch=1, seq_len=2048, gpu="h100-sxm", gpus=1000, zero=3,
+              catalog=catalog)
+    default = estimate(**kw)
+    pinned = estimate(**kw, gpus_per_node=8)
+    # the HGX H100 baseboard carries 8: 1,000 GPUs are 125 machines of 8, timed as --gpus-per-node 8 is
+    assert default.workload.gpus_per_node == 8
+    assert default.speed.tokens_per_s == pytest.approx(pinned.speed.tokens_per_s, rel=1e-12)
+    assert "span 125 machines of 8" in default.context_note and "between machines" in default.context_note
+    tp = estimate(model="llama-3.1-70b", task="infer", gpu="h100-sxm", gpus=32, tp=32, catalog=catalog)
+    assert "tensor parallel 32 spans 4 machines" in tp.context_note

@@ -241,6 +241,9 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     card = gpu_of(cat, gpu) if gpu is not None else None
     given = given_options(options)
     wl, written = read_workload(cat, workload, given, gpu=card, function="estimate")
+    node_note = None
+    if card is not None and wl.gpus_per_node is None and wl.gpus > 1:
+        wl, node_note = _default_node(cat, card, wl)
     overheads = None
     if card is not None:
         from planner.validate.calibrate import default_path, overheads_for_gpu
@@ -294,8 +297,53 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
                           hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
+    if node_note:
+        note = f"{note} {node_note}" if note else node_note
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
                           speed=speed)
+
+
+def node_size(cat: Any, card: Any) -> tuple[int, str]:
+    """GPUs of ``card`` one machine of the catalog carries at most, and which platform: a baseboard
+    module (SXM/OAM) the largest ``fixed_gpu_count`` of a platform built on it (HGX: 8), a PCIe card
+    the most of its ``slot_width`` any platform's slots take (planner.catalog.platforms.max_cards).
+    (1, '') when no platform carries it."""
+    from planner.catalog.platforms import max_cards
+
+    best, where = 1, ""
+    for p in cat.platforms:
+        if p.fixed_gpu is not None:
+            n = int(p.fixed_gpu_count or 0) if p.fixed_gpu == card.id else 0
+        else:
+            n = max_cards(p, int(card.slot_width)) if card.slot_width else 0
+        if n > best:
+            best, where = n, p.id
+    return best, where
+
+
+def _default_node(cat: Any, card: Any, wl: Any) -> tuple[Any, str | None]:
+    """``wl`` split over machines of :func:`node_size` cards when its GPUs exceed one (the largest
+    divisor of its GPU count within it), and a sentence saying so; (wl, None) when one machine holds it.
+    Tensor parallelism past a machine is said to run over the inter-node link: vLLM and Megatron
+    run it inside a node and pipeline parallelism across nodes, which the planner does not model."""
+    from dataclasses import replace
+
+    from planner.speed.constants import DEFAULT_NODE_LINK_BYTES_PER_S
+
+    node, where = node_size(cat, card)
+    n = wl.gpus
+    if n <= node:
+        return wl, None
+    per = max(d for d in range(1, node + 1) if n % d == 0)
+    text = (f"--gpus {n:,} of {card.id} span {n // per:,} machines of {per} (the most {card.id} one catalog "
+            f"platform carries: {node} on {where or 'none'}; --gpus-per-node sets it); between machines "
+            f"the speed model uses {DEFAULT_NODE_LINK_BYTES_PER_S.value / 1e9:,.0f} GB/s per GPU (assumed: one "
+            "400 Gb/s NIC per GPU).")
+    if wl.tp > per:
+        text += (f" Warning: tensor parallel {wl.tp} spans {-(-wl.tp // per)} machines: vLLM and Megatron-LM run "
+                 "tensor parallelism inside a machine and pipeline parallelism across machines (not modelled "
+                 "here), so these figures are not what such a run achieves.")
+    return replace(wl, gpus_per_node=per), text
 
 
 #: Most tokens a timed request may have (prompt or output): the workload readers' largest context.

@@ -196,3 +196,15 @@ def test_many_gpus_span_machines_of_the_catalogs_size(catalog):
     assert "span 125 machines of 8" in default.context_note and "between machines" in default.context_note
     tp = estimate(model="llama-3.1-70b", task="infer", gpu="h100-sxm", gpus=32, tp=32, catalog=catalog)
     assert "tensor parallel 32 spans 4 machines" in tp.context_note
+
+
+def test_a_deadline_only_failure_gives_no_memory_why(catalog):
+    from planner.solve.solver import NoFeasiblePlan
+
+    data = _mapping("finetune-72h-deadline.yaml")
+    data["workloads"][0]["deadline_hours"] = 1  # 8 x B200 take 2.4 h: nothing meets it
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    text = str(e.value)
+    assert any(r.startswith("deadline (") for r in e.value.reasons)
+    assert "\nWhy:" not in text

@@ -338,6 +338,18 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
                   for u in us))
 
 
+def _slo_at(u: Usage, slo: Any, hw: Hardware, r: int, memo: dict[tuple, Any]) -> Any:
+    """The SLO figures of usage ``u`` on hardware row ``r`` (planner.solve.targets.slo_figures),
+    memoised in ``memo`` by GPU (and, for llama.cpp layers in host RAM, the host link and RAM)."""
+    a = hw.arrays
+    host_rows = u.decode is not None and u.decode.host_blocks > 0
+    hbw = float(a["host_bw"][r]) if host_rows else None
+    key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
+    if key not in memo:
+        memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=hbw or None)
+    return memo[key]
+
+
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
     """Check every workload's usages against every hardware row (numpy, no DataFrame).
 
@@ -415,22 +427,11 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
             memo: dict[tuple, Any] = {}
-            host_rows = u.decode is not None and u.decode.host_blocks > 0
-
-            def slo_at(r: int) -> Any:
-                """The SLO figures on hardware row ``r`` (memoised by GPU, and host link for llama.cpp)."""
-                gpu = hw.gpus[int(a["gpu_i"][r])]
-                hbw = float(a["host_bw"][r]) if host_rows else None
-                key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
-                if key not in memo:
-                    memo[key] = slo_figures(u, slo, gpu, per_lane=key[1], host_bandwidth=hbw or None)
-                return memo[key]
-
             if slo is not None:
                 # a workload with an slo: decodes, per user, at 1 / the TPOT its SLO is checked with (the
                 # decode step stretched by the other users' prefills): one rate for the floor and the SLO
                 for j in np.nonzero(ram_ok & prec)[0].tolist():
-                    tpot_j = slo_at(int(idx[j])).tpot_s
+                    tpot_j = _slo_at(u, slo, hw, int(idx[j]), memo).tpot_s
                     tps_i[j] = 1.0 / tpot_j if tpot_j > 0 else math.inf
             speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             # the deadline or the service level (planner.solve.targets), timed where everything else holds
@@ -451,7 +452,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                         time_ok[j] = ok
                         late[j] = 0 if ok else int(min((hours_i[j] - deadline) * 1000, 2**62))
                     else:
-                        f = slo_at(r)
+                        f = _slo_at(u, slo, hw, r, memo)
                         ttft_i[j], tpot_i[j] = f.ttft_s, f.tpot_s
                         ok = f.met(slo)
                         time_ok[j] = ok

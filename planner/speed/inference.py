@@ -45,6 +45,7 @@ from typing import Any
 
 from planner.speed.constants import (
     ALLREDUCE_LATENCY_S,
+    DEFAULT_NODE_LINK_BYTES_PER_S,
     BANDWIDTH_EFFICIENCY,
     COLLECTIVE_EFFICIENCY,
     EAGER_OP_S,
@@ -158,6 +159,13 @@ def decode_gemm_efficiency(gemm_eff: Any, fp8: bool, sequences: int) -> Any:
     return gemm_eff * fp8_factor * tile
 
 
+def _spans_machines(w, shard: int) -> bool:
+    """A tensor-parallel group wider than the workload's machines (``gpus_per_node``): its all-reduces
+    cross the inter-node link (planner.speed.constants.DEFAULT_NODE_LINK_BYTES_PER_S, assumed)."""
+    per = getattr(w, "gpus_per_node", None)
+    return bool(per) and shard > per
+
+
 def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: Any, gemm_eff: Any,
                 interconnect: Any = 0.0, kv_tokens: float | None = None) -> tuple[Any, ...]:
     """The parts of one decode step, in seconds: (weights read, KV read, host-RAM layers, compute,
@@ -197,6 +205,8 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         import numpy as np
 
         link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
+        if _spans_machines(w, shard):
+            link = np.minimum(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
         ar = 2 * arch.num_hidden_layers * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size
                                            * 2 / (link * COLLECTIVE_EFFICIENCY.value))
         ar_s = float(ar) if np.ndim(ar) == 0 else ar
@@ -345,7 +355,10 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
         t_ar = 0.0
         if shard > 1:
-            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
+            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2
+            if _spans_machines(w, shard):
+                link = min(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
+            link *= COLLECTIVE_EFFICIENCY.value
             t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:

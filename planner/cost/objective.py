@@ -375,8 +375,17 @@ def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: li
         return None  # nothing measured to compare with: the choice does not win over a measured machine
     why = []
     if targeted:
+        c = cs.table.row(feasible[0])
+        got = []
+        if c.get("deadline_hours") == c.get("deadline_hours") and c.get("deadline_hours") is not None:
+            got.append(f"{_hours(float(c['run_hours']))} of a {float(c['deadline_hours']):g} h deadline")
+        if c.get("target_tpot_s") == c.get("target_tpot_s") and c.get("target_tpot_s") is not None:
+            got.append(f"TPOT {float(c['tpot_s']) * 1e3:.3g} ms of {float(c['target_tpot_s']) * 1e3:.4g} ms")
+        if c.get("target_ttft_s") == c.get("target_ttft_s") and c.get("target_ttft_s") is not None:
+            got.append(f"TTFT {float(c['ttft_s']):.3g} s of {float(c['target_ttft_s']):g} s")
         why.append(f"{', '.join(targeted)} meet{'s' if len(targeted) == 1 else ''} "
-                   f"{'its target' if len(targeted) == 1 else 'their targets'} (deadline or SLO) only through that figure")
+                   f"{'its target' if len(targeted) == 1 else 'their targets'} on that figure"
+                   + (f" ({', '.join(got)})" if got else ""))
     if time_objective and measured is not None:
         why.append(f"it wins the {cs.objective} ranking on it")
     return (f"{gpu_id}'s speed rests on an assumed rate (no published measurement for its architecture: "

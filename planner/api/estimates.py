@@ -332,11 +332,11 @@ def _default_node(cat: Any, card: Any, wl: Any) -> tuple[Any, str | None]:
 
     node, where = node_size(cat, card)
     n = wl.gpus
-    if n <= node:
+    if n <= node or not where:  # one machine holds them, or no catalog platform carries the card
         return wl, None
     per = max(d for d in range(1, node + 1) if n % d == 0)
     text = (f"--gpus {n:,} of {card.id} span {n // per:,} machines of {per} (the most {card.id} one catalog "
-            f"platform carries: {node} on {where or 'none'}; --gpus-per-node sets it); between machines "
+            f"platform carries: {node} on {where}; --gpus-per-node sets it); between machines "
             f"the speed model uses {DEFAULT_NODE_LINK_BYTES_PER_S.value / 1e9:,.0f} GB/s per GPU (assumed: one "
             "400 Gb/s NIC per GPU).")
     if wl.tp > per:

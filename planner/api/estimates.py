@@ -324,8 +324,10 @@ def node_size(cat: Any, card: Any) -> tuple[int, str]:
 def _default_node(cat: Any, card: Any, wl: Any) -> tuple[Any, str | None]:
     """``wl`` split over machines of :func:`node_size` cards when its GPUs exceed one (the largest
     divisor of its GPU count within it), and a sentence saying so; (wl, None) when one machine holds it.
-    Tensor parallelism past a machine is said to run over the inter-node link: vLLM and Megatron
-    run it inside a node and pipeline parallelism across nodes, which the planner does not model."""
+    Tensor parallelism past a machine is warned about, not refused (vLLM runs it over Ray across
+    machines): vLLM's guide (docs.vllm.ai, "Distributed Inference and Serving", "How to decide the
+    distributed inference strategy", v0.5.5 on) sets the tensor-parallel size to the GPUs in each node
+    and the pipeline-parallel size to the nodes; pipeline parallelism is not modelled here."""
     from dataclasses import replace
 
     from planner.speed.constants import DEFAULT_NODE_LINK_BYTES_PER_S

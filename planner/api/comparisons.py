@@ -54,12 +54,13 @@ class CompareResult:
         """Every cloud instance considered for every workload, one row each: workload, instance_id,
         provider, instance, gpu, gpu_count, region, feasible, why_not, usd_per_hour,
         spot_usd_per_hour, copies, hours_per_local_hour, usd_per_local_hour, cost_per_job_usd,
-        usd_per_million_tokens (USD), tokens_per_s, as_of, source."""
+        usd_per_million_tokens (USD), tokens_per_s, as_of, source, hours_over_deadline (a training
+        deadline's miss, h; empty where met or none)."""
         import pandas as pd
 
         cols = ["workload", "instance_id", "provider", "instance", "gpu", "gpu_count", "region", "feasible", "why_not",
                 "usd_per_hour", "spot_usd_per_hour", "copies", "hours_per_local_hour", "usd_per_local_hour",
-                "cost_per_job_usd", "usd_per_million_tokens", "tokens_per_s", "as_of", "source"]
+                "cost_per_job_usd", "usd_per_million_tokens", "tokens_per_s", "as_of", "source", "hours_over_deadline"]
         rows = []
         for w in self.document()["workloads"]:
             for o in w["cloud"]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import (
+    card_speed,
     catalog_of,
     check_keywords,
     given_options,
@@ -87,6 +88,8 @@ class EstimateResult:
             vllm serve needs (None otherwise).
         speed: with ``gpu``, the speed model's result on that card
             (planner.speed.result.TrainingSpeed or InferenceSpeed), else None.
+        layers_note: llama.cpp with ``gpu_layers='max'`` and ``gpu``: how many layers the search
+            put on the card (planner.api.fits.fit), else None.
     """
 
     estimate: Estimate
@@ -95,6 +98,7 @@ class EstimateResult:
     notes_for_compare: tuple[str, ...] = ()
     context_note: str | None = None
     speed: Any = None
+    layers_note: str | None = None
 
     @property
     def takes_headroom(self) -> bool:
@@ -126,8 +130,9 @@ class EstimateResult:
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """The estimate's notes, then the vLLM --max-model-len note when there is one."""
-        return tuple(self.estimate.notes) + ((self.context_note,) if self.context_note else ())
+        """The estimate's notes, then the vLLM --max-model-len note and the GPU-layers note when there are."""
+        return (tuple(self.estimate.notes) + ((self.context_note,) if self.context_note else ())
+                + ((self.layers_note,) if self.layers_note else ()))
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -153,6 +158,8 @@ class EstimateResult:
                           concurrency_total=w.infer.concurrency * self.replicas)
         if self.context_note:
             result["notes"].append(self.context_note)
+        if self.layers_note:
+            result["notes"].append(self.layers_note)
         if self.speed is not None:
             result["speed"] = self.speed.to_dict()
         return result
@@ -239,6 +246,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                                        f"{flag} out.")
     cat = catalog_of(catalog)
     card = gpu_of(cat, gpu) if gpu is not None else None
+    options, layers_note = _most_gpu_layers(options, workload, cat, gpu, headroom)
     given = given_options(options)
     wl, written = read_workload(cat, workload, given, gpu=card, function="estimate")
     node_note = None
@@ -292,7 +300,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     note = vllm_context_note(wl, "context" in given or "context" in written, longest)
     speed = None
     if card is not None:
-        speed = _speed(wl, est, card, cat, prompt_tokens, output_tokens)
+        speed = card_speed(wl, est, card, cat, prompt_tokens, output_tokens)
     elif prompt_tokens or output_tokens:
         raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
@@ -300,7 +308,30 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     if node_note:
         note = f"{note} {node_note}" if note else node_note
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
-                          speed=speed)
+                          speed=speed, layers_note=layers_note)
+
+
+def _most_gpu_layers(options: dict[str, Any], workload: Any, cat: Any, gpu: str | None,
+                     headroom: float | None) -> tuple[dict[str, Any], str | None]:
+    """``options`` with a llama.cpp ``gpu_layers`` of 'max' (or 'auto') replaced by the most layers
+    that fit card ``gpu`` (:func:`planner.api.fits.fit`'s exact scan; 0 when not even the compute
+    buffer fits), and the note saying so; unchanged without a card (the reader then explains)."""
+    layers = options.get("gpu_layers")
+    if gpu is None or not (isinstance(layers, str) and layers.strip().lower() in ("max", "auto")):
+        return options, None
+    from planner.api.fits import NoFit, fit
+
+    rest = {k: v for k, v in options.items() if k != "gpu_layers"}
+    try:
+        r = fit(gpu=gpu, workload=workload, catalog=cat, headroom=headroom, gpu_layers="max", **rest)
+        n = int(r.max_value)
+        top = r.limit
+    except NoFit as e:
+        n, top = 0, e.result.limit
+    whole = ", all of them" if n >= top else ""
+    return ({**options, "gpu_layers": n},
+            f"--gpu-layers {layers.strip().lower()}: {n} of {top} layers (counting the output layer{whole}) fit "
+            f"{gpu}, the most that fit (as 'planner fit --gpu {gpu} --gpu-layers max' finds)")
 
 
 def node_size(cat: Any, card: Any) -> tuple[int, str]:
@@ -371,39 +402,3 @@ def _token_count(flag: str, value: Any) -> int | None:
         raise OptionError(f"{flag} must be a whole number of tokens from 1 to {MAX_REQUEST_TOKENS:,}, not {shown}", entry=flag,
                           hint=f"For example {flag} 512.")
     return whole
-
-
-def _speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, output_tokens: int | None) -> Any:
-    """The speed model on ``card`` (planner.speed): training on the workload's GPUs, inference per replica."""
-    from planner.workload.inputs import OptionError
-
-    per_lane = cat.pcie_gen(card.pcie_gen).per_lane_bytes_per_s  # the loader checks every card's generation
-    if wl.train is not None and not (prompt_tokens or output_tokens):
-        from planner.speed.training import training_speed
-
-        return training_speed(wl, est, card, wl.train.gpus, per_lane=per_lane, lanes=card.pcie_lanes)
-    from planner.speed.inference import inference_speed
-
-    if prompt_tokens or output_tokens:
-        if wl.train is not None:
-            raise OptionError("--prompt-tokens and --output-tokens time a served request; this workload trains",
-                              entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
-                              hint="Leave them out for training (its speed is per optimizer step), or give --task infer.")
-    context = wl.infer.context
-    # the workload's tokens_per_request is the request's output, as plan and compare time it
-    out = output_tokens or wl.infer.tokens_per_request or max(1, min(256, context // 2))
-    if out >= context and not prompt_tokens:
-        if output_tokens:
-            raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
-                              entry="--output-tokens", hint=f"Give --prompt-tokens (it sets the context), --context "
-                                                            f"{out + 1} or more, or fewer output tokens.")
-        raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
-                          entry="--context", hint="Give --context 2 or more.")
-    prompt = prompt_tokens or max(1, context - out)
-    if prompt + out > context:
-        given = [f for f, v in (("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)) if v]
-        raise OptionError(f"a request of {prompt:,} prompt + {out:,} output tokens does not fit --context {context:,}"
-                          + (f" ({' and '.join(given)} given)" if given else ""), entry=given[0] if given else "--context",
-                          hint=f"Give --context {prompt + out} or more, or a shorter request.")
-    return inference_speed(wl, est, card, prompt_tokens=prompt, output_tokens=out, per_lane=per_lane,
-                           lanes=card.pcie_lanes)

@@ -7,8 +7,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from planner.api.estimates import _speed
 from planner.api.inputs import (
+    card_speed,
     catalog_of,
     check_keywords,
     gib_text,
@@ -320,7 +320,7 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
                    else "the planner's largest batch") if best == hi else "memory")
     per_replica = answer.infer.concurrency if answer.infer is not None else None
     warnings += _fragmentation(need, cap, answer_est)
-    speed = _speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)
+    speed = card_speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)
     return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
                      limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,

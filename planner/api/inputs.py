@@ -346,3 +346,39 @@ def vllm_context_note(workload: Workload, context_given: bool, longest_fit: int 
 def gib_text(n: float) -> str:
     """Bytes as GiB (2^30) with two decimals, e.g. '14.59 GiB'."""
     return f"{n / 2**30:,.2f} GiB"
+
+
+def card_speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None, output_tokens: int | None) -> Any:
+    """The speed model on ``card`` (planner.speed): training on the workload's GPUs, inference per replica."""
+    from planner.workload.inputs import OptionError
+
+    per_lane = cat.pcie_gen(card.pcie_gen).per_lane_bytes_per_s  # the loader checks every card's generation
+    if wl.train is not None and not (prompt_tokens or output_tokens):
+        from planner.speed.training import training_speed
+
+        return training_speed(wl, est, card, wl.train.gpus, per_lane=per_lane, lanes=card.pcie_lanes)
+    from planner.speed.inference import inference_speed
+
+    if prompt_tokens or output_tokens:
+        if wl.train is not None:
+            raise OptionError("--prompt-tokens and --output-tokens time a served request; this workload trains",
+                              entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
+                              hint="Leave them out for training (its speed is per optimizer step), or give --task infer.")
+    context = wl.infer.context
+    # the workload's tokens_per_request is the request's output, as plan and compare time it
+    out = output_tokens or wl.infer.tokens_per_request or max(1, min(256, context // 2))
+    if out >= context and not prompt_tokens:
+        if output_tokens:
+            raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
+                              entry="--output-tokens", hint=f"Give --prompt-tokens (it sets the context), --context "
+                                                            f"{out + 1} or more, or fewer output tokens.")
+        raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
+                          entry="--context", hint="Give --context 2 or more.")
+    prompt = prompt_tokens or max(1, context - out)
+    if prompt + out > context:
+        given = [f for f, v in (("--prompt-tokens", prompt_tokens), ("--output-tokens", output_tokens)) if v]
+        raise OptionError(f"a request of {prompt:,} prompt + {out:,} output tokens does not fit --context {context:,}"
+                          + (f" ({' and '.join(given)} given)" if given else ""), entry=given[0] if given else "--context",
+                          hint=f"Give --context {prompt + out} or more, or a shorter request.")
+    return inference_speed(wl, est, card, prompt_tokens=prompt, output_tokens=out, per_lane=per_lane,
+                           lanes=card.pcie_lanes)

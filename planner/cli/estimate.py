@@ -73,6 +73,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         _speed_lines(r, verbose)
     if r.context_note:
         echo(f"Note: {r.context_note}")
+    if r.layers_note:
+        echo(f"Note: {r.layers_note}")
 
 
 def _speed_lines(r: Any, verbose: bool) -> None:

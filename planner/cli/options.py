@@ -35,7 +35,8 @@ class Count(click.ParamType):
 
 class GpuLayers(click.ParamType):
     """--gpu-layers: a whole number or 'all' (the workload reader checks the range); 'max' is passed on
-    for 'planner fit', and the reader explains it elsewhere."""
+    for 'planner fit' and for 'planner estimate --gpu' (the most that fit the card), and the reader
+    explains it elsewhere."""
 
     name = "N|all"
 
@@ -224,7 +225,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--max-lora-rank", dict(type=int, help="vLLM: the slots' rank (default 16).")),
     ("--max-cpu-loras", dict(type=int, help="vLLM: adapters cached in host RAM (default --max-loras).")),
     ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
-                                                 "output layer, or 'all' (default).")),
+                                                 "output layer, or 'all' (default); with --gpu, 'max' puts the most "
+                                                 "that fit the card.")),
     ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),
     ("--split-mode", dict(type=click.Choice(["layer", "row", "none"]),
                           help="llama.cpp --split-mode with --gpus N: layer (default, whole layers per GPU); "

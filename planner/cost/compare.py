@@ -93,6 +93,8 @@ from planner.cost.comparison_notes import (
     _strategy,
     _with_local_costs,
     capex_basis,
+    deadline_checked,
+    deadline_notes,
     differs_from_local,
 )
 from planner.speed.timing import DEFAULT_MBU, SECONDS_PER_HOUR, JobTime, time_workload
@@ -150,6 +152,9 @@ class LocalRun:
         slo: the workload's service level (planner.solve.scenario.Slo) when it has an ``slo:`` block:
             an instance is rented only where its replicas meet it under the same load
             (:func:`slo_checked`).
+        deadline_hours: training: the most hours one run may take (the workload's ``deadline_hours``,
+            else ``constraints.max_hours_per_job``; None: none): an instance is rented only where one
+            run finishes within it, as the solver holds the local machine to it (:func:`deadline_checked`).
     """
 
     workload: Workload
@@ -158,6 +163,7 @@ class LocalRun:
     allowed_gpus: tuple[int, ...] | None = None
     vram_headroom: float = 0.0
     slo: Any = None
+    deadline_hours: float | None = None
 
 
 # ----- results --------------------------------------------------------------------------------------
@@ -187,6 +193,9 @@ class CloudOption:
         differs_from_local: '' when the instance runs the local plan's precision (inference: weights
             and KV dtype; training: method and recipe); else the difference in words, e.g.
             'weights int4-awq (local bf16)': the comparison is then not like-for-like.
+        hours_over_deadline: the instance holds the workload but one run takes this many hours more
+            than its deadline (:func:`deadline_checked`; it is then not feasible, its ``time`` kept);
+            None: no deadline, or met.
     """
 
     instance_id: str
@@ -214,6 +223,7 @@ class CloudOption:
     spot_range_usd_per_hour: tuple[float, float] | None = None
     spot_basis: str = ""
     differs_from_local: str = ""
+    hours_over_deadline: float | None = None
 
 
 @dataclass(frozen=True)
@@ -238,6 +248,7 @@ class WorkloadComparison:
         pricing: the reading in words (service or batch work, and why).
         pricing_assumed: the scenario left the reading open and the comparison chose it.
         strategy: the workload's strategy on the local machine, in words.
+        deadline_hours: training: the deadline every instance rented meets (None: none).
     """
 
     name: str
@@ -257,6 +268,7 @@ class WorkloadComparison:
     requests_per_hour: float | None = None
     copies: int = 1
     strategy: str = ""
+    deadline_hours: float | None = None
 
     def option(self, instance_id: str | None) -> CloudOption | None:
         for o in self.cloud:
@@ -490,7 +502,9 @@ def slo_checked(fit: InstanceFit, slo: Any) -> InstanceFit:
 
 
 def _sort_key(o: CloudOption) -> tuple:
-    return (not o.feasible, o.usd_per_local_hour if o.usd_per_local_hour is not None else math.inf,
+    # the feasible by price; then the deadline misses (they hold the workload), fewest hours over first
+    return (not o.feasible, o.hours_over_deadline is None,
+            o.hours_over_deadline or 0.0, o.usd_per_local_hour if o.usd_per_local_hour is not None else math.inf,
             o.usd_per_hour, o.instance_id)
 
 
@@ -605,14 +619,20 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                       regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
     if run.slo is not None:
         fits = [slo_checked(f, run.slo) for f in fits]
-    options = sorted((_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits), key=_sort_key)
+    options = [_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits]
+    limit = run.deadline_hours if w.train is not None else None
+    if limit is not None:
+        options = [deadline_checked(o, limit) for o in options]
+    options.sort(key=_sort_key)
     feas = [o for o in options if o.feasible]
     best = feas[0].instance_id if feas else None
     spots = sorted((o for o in feas if o.spot_usd_per_local_hour is not None),
                    key=lambda o: (o.spot_usd_per_local_hour, o.instance_id))
     best_spot = spots[0].instance_id if spots else None
+    late = deadline_notes(options, limit, wnotes)
     if not feas:
-        wnotes.append("no cloud instance in the selection runs this workload")
+        wnotes.append("no cloud instance in the selection runs this workload"
+                      + (f" within the {limit:g} h deadline" if late else ""))
     elif service and rph is not None:
         wnotes.extend(_rate_notes(rph, feas, c.cloud_discount))
     elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
@@ -633,7 +653,7 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                               local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
                               cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
                               notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
-                              requests_per_hour=rph, copies=copies, strategy=_strategy(w))
+                              requests_per_hour=rph, copies=copies, strategy=_strategy(w), deadline_hours=limit)
 
 
 def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,
@@ -862,6 +882,8 @@ def local_from_plan(plan: Any, scenario: Any, catalog: Catalog) -> tuple[LocalMa
         sw = sws[k] if k < len(sws) else None
         variants = tuple(v.workload for v in sw.variants) if sw is not None else (w,)
         allowed = tuple(sw.gpus) if (sw is not None and getattr(sw, "gpus", None)) else None
+        deadline = getattr(sw, "deadline_hours", None) if w.train is not None else None
         runs.append(LocalRun(workload=w, estimate=est, variants=variants, allowed_gpus=allowed,
-                             vram_headroom=headroom, slo=getattr(sw, "slo", None)))
+                             vram_headroom=headroom, slo=getattr(sw, "slo", None),
+                             deadline_hours=None if deadline is None else float(deadline)))
     return machine, runs

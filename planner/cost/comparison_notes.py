@@ -195,3 +195,33 @@ def _like_for_like_note(name: str, local: Workload, feas: Sequence[Any]) -> str:
             f"instances that fit run a different precision ({head}), so they price different model output "
             "(quantized weights or KV change quality as well as memory and speed); the cheapest instance is "
             "taken whatever its strategy." + tail)
+
+
+def deadline_checked(o: Any, limit_hours: float) -> Any:
+    """``o`` held to the training deadline the local machine was planned to (planner.solve.targets):
+    an instance on which one run (its ``time.hours_per_job``, the same time model as the local
+    side) takes more than ``limit_hours`` is not rented; it keeps its time, and says by how many
+    hours it misses."""
+    if not o.feasible or o.time is None or o.time.hours_per_job is None:
+        return o
+    h = float(o.time.hours_per_job)
+    if h <= limit_hours * (1 + 1e-9):
+        return o
+    from dataclasses import replace
+
+    return replace(o, feasible=False, hours_over_deadline=h - limit_hours,
+                   why_not=f"misses the deadline: {h:,.2f} h per run, {h - limit_hours:,.2f} h over the "
+                           f"{limit_hours:g} h deadline",
+                   usd_per_local_hour=None, spot_usd_per_local_hour=None, cost_per_job_usd=None,
+                   spot_cost_per_job_usd=None, usd_per_million_tokens=None, spot_usd_per_million_tokens=None)
+
+
+def deadline_notes(options: Sequence[Any], limit: float | None, notes: list[str]) -> bool:
+    """Append to ``notes`` how many instances that hold the workload miss its deadline ``limit`` and
+    the closest; True when some do."""
+    late = [o for o in options if o.hours_over_deadline is not None]
+    if late and limit is not None:
+        notes.append(f"{len(late)} instance(s) that hold it miss the {limit:g} h deadline and are not rented "
+                     f"(the closest, {late[0].instance_id}, takes {late[0].time.hours_per_job:,.2f} h per run, "
+                     f"{late[0].hours_over_deadline:,.2f} h over)")
+    return bool(late)

@@ -81,7 +81,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                 "local_usd_per_million_tokens": wc.local_usd_per_million_tokens,
                 "requests_per_hour": wc.requests_per_hour, "local_copies": wc.copies,
                 "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
-                "strategy": wc.strategy,
+                "strategy": wc.strategy, "deadline_hours": wc.deadline_hours,
                 "cloud": [
                     {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
                      "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "source": o.source,
@@ -89,6 +89,7 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                      "spot_range_usd_per_hour": (None if o.spot_range_usd_per_hour is None
                                                  else list(o.spot_range_usd_per_hour)),
                      "spot_basis": o.spot_basis, "feasible": o.feasible, "why_not": o.why_not,
+                     "hours_over_deadline": o.hours_over_deadline,
                      "strategy": o.strategy, "differs_from_local": o.differs_from_local,
                      "time": _time_dict(o.time), "copies": o.copies,
                      "hours_per_local_hour": o.hours_per_local_hour, "usd_per_local_hour": o.usd_per_local_hour,
@@ -183,6 +184,9 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
             per_copy += " (assumed: the speed rests on a rate with no published measurement for this card)"
         out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
                    f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
+        if wc.deadline_hours is not None:
+            out.append(f"  deadline: one run within {wc.deadline_hours:g} h (the scenario's), which the local machine "
+                       "meets; only instances that meet it are rented, the rest say how many hours over")
         rated = wc.service and wc.requests_per_hour is not None
         feas = [o for o in wc.cloud if o.feasible]
         if feas:

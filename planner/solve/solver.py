@@ -540,7 +540,16 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
         lines += ["  " + n for n in notes]
     lines.append("Price sensitivity:")  # issue #30: every plan says whether a price would change it
     lines += ["  " + x for x in no_plan_lines(cs)]
-    suggestions = suggest(cs, catalog, overheads)
+    from planner.solve.used_only import used_only_suggestions
+
+    def replan(scenario: Scenario) -> Plan | NoFeasiblePlan:
+        try:
+            return plan(scenario, catalog, top_k=0, overheads=overheads, explain=False)
+        except NoFeasiblePlan as e:
+            return e
+
+    # cards sold used only: what used_ok: true does, as the solver finds it; then what would fit
+    suggestions = used_only_suggestions(cs, catalog, replan) + suggest(cs, catalog, overheads)
     # the changes the memory model checked, then (under their own heading) those it could not: a GPU
     # lacking a feature has no figure to check (planner.solve.suggest._precision_suggestions)
     checked = [s for s in suggestions if not s.startswith(UNCHECKED)]

@@ -245,8 +245,7 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
     cons = sc.constraints
     h = cons.vram_headroom
     rules = set(t["binding"].tolist())
-    if not gpus and "price" in rules and not cons.used_ok:
-        out += _used_only(cs)
+    # cards sold used only without used_ok: planner.solve.used_only, from the solver (it re-plans)
     if gpus:
         big = gpus[0]
         node_max = _node_max(cs, big.id)
@@ -263,14 +262,20 @@ def suggest(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | No
             if many and any(u.need_bytes <= cap and u.gpus_per_node <= node_max for u in cs.usages[w]):
                 continue
             out += [f"{sw.name}: {x}" if many else x
-                    for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads)]
+                    for x in _suggest_vram(sw, catalog, big, cap, node_max, cons, overheads, cs=cs)]
     if rules & {"cards", "tp"} and not rules & {"precision", "vram", "ram", "budget"}:
         import numpy as np
 
         ok = np.nonzero(~_among(t["binding"], BUILD_RULES))[0]
+        split_lines: list[str] = []
         if len(ok):
             # the last of the most cards per node, then in all (a stable sort, as the table's rank breaks ties)
             most = t.row(int(ok[np.lexsort((t["cards_total"][ok], t["cards_per_node"][ok]))[-1]]))
+            from planner.solve.shapes import pinned_split_lines
+
+            split_lines = pinned_split_lines(cs, str(most["gpu_id"]), _node_max(cs, str(most["gpu_id"])))
+            out += split_lines
+        if len(ok) and not split_lines:
             out.append(f"allow more GPUs: the largest machine the constraints allow has {int(most['cards_per_node'])} "
                        f"x {most['gpu_id']} per node and {int(t['nodes'][ok].max())} node(s) (raise max_cards or "
                        "max_nodes, allow a platform with more slots, or lower gpus / tp)")
@@ -319,14 +324,6 @@ DEADLINE_LEVERS = ({"checkpointing": "none"}, {"recipe": "fp8"})
 SLO_WEIGHTS = ("fp8", "int4-awq")
 
 
-def _over_allowed(cards: int, allowed: int, per_node: int, max_nodes: int) -> str:
-    """'' when ``cards`` fit what the constraints allow, else the clause saying how to allow them."""
-    if cards <= allowed:
-        return ""
-    return (f"; more than the {allowed} the constraints allow ({per_node} per node, max_nodes {max_nodes}): raise "
-            "max_cards or max_nodes, or allow a platform with more slots")
-
-
 def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverheads | None) -> list[str]:
     """For a workload whose machines all hold it but miss its deadline or SLO: how far the closest
     is, how many more cards of it would make it (checked with the memory and time models), the
@@ -338,6 +335,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
 
     from planner.memory import estimate as mem_estimate
     from planner.solve.candidates import _hw_row
+    from planner.solve.shapes import pinned_clause, span, split
     from planner.solve.targets import pinned_rates, run_hours, slo_figures
     from planner.solve.usages import Usage, with_replicas
 
@@ -367,7 +365,6 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
         per_lane = float(a["per_lane"][_hw_row(cs, r)])
         cap = capacity_for(u.workload, gpu.cuda_total_bytes, cons.vram_headroom)
         node_cards = _node_max(cs, gpu.id)  # the most of this card a buildable node of the scenario holds
-        allowed = node_cards * cons.max_nodes
         v = sw.variants[u.variant_index]
         if rule == "deadline":
             got = float(r["run_hours"])
@@ -377,17 +374,16 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             for n in sorted({math.ceil(n0 * got / limit), math.ceil(n0 * got / limit) + 1}):
                 gpn = min(n, node_cards)
                 n = -(-n // gpn) * gpn
+                gpn, _ = split(n, node_cards, u.tp)
                 wl = with_gpus(u.workload, n, gpn)
                 est = mem_estimate(wl, overheads)
                 if est.per_gpu_total_bytes > cap:
                     continue
                 h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
-                    nodes = n // gpn
-                    shape = f"{n} x {gpu.id}" + (f" ({nodes} nodes of {gpn})" if nodes > 1 else "")
-                    tail = _over_allowed(n, allowed, node_cards, cons.max_nodes)
-                    out.append(f"{pre}{shape}: {h:,.1f} h per run, within the {limit:g} h deadline ("
-                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){tail}")
+                    out.append(f"{pre}{n} x {gpu.id}: {h:,.1f} h per run, within the {limit:g} h deadline ("
+                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){span(cs, gpu.id, n, node_cards, u.tp).clause()}"
+                               f"{pinned_clause(sw, n)}")
                     break
             for lever in DEADLINE_LEVERS:
                 key, value = next(iter(lever.items()))
@@ -425,9 +421,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
             if f.met(slo):
                 n = i.tp * reps
-                tail = _over_allowed(n, allowed, node_cards, cons.max_nodes)
                 out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
-                           f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each{tail}")
+                           f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each"
+                           f"{span(cs, gpu.id, n, node_cards, i.tp).clause()}{pinned_clause(sw, n)}")
                 break
         for weights in SLO_WEIGHTS:
             if i.weights == weights or i.engine == "llama.cpp":
@@ -454,41 +450,6 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             continue
         out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
                    f"{r['gpu_id']}) achieves for {slo.load_text()}")
-    return out
-
-
-def _used_only(cs: CandidateSet) -> list[str]:
-    """When every card the scenario allows is out of production and sold used only: per such card, one
-    line saying ``used_ok: true`` buys it, with the memory verdict (the fewest GPUs of it on which a
-    usage of every workload fits, checked with the memory model). Cards too small for a workload are
-    left to the price rule's own words (planner.solve.rows.too_small_text)."""
-    from planner.catalog.prices import used_price
-
-    t = cs.table
-    h = cs.scenario.constraints.vram_headroom
-    out = []
-    ids = list(dict.fromkeys(t["gpu_id"][t["binding"] == "price"].tolist()))
-    for gid in ids:
-        gpu = cs.hardware.gpu_by_id[gid]
-        used = used_price(gpu.prices) if gpu.discontinued else None
-        if used is None:
-            continue
-        verdicts = []
-        budget = cs.scenario.constraints.budget_usd
-        for sw, usages in zip(cs.scenario.workloads, cs.usages):
-            fit = [u for u in usages if u.need_bytes <= capacity_for(u.workload, gpu.cuda_total_bytes, h)]
-            # the used cards alone must be within the budget, or buying them used is no way out
-            fit = [u for u in fit if budget is None or u.gpus * used.usd <= budget + 1e-9]
-            if not fit:
-                verdicts = []
-                break
-            u = min(fit, key=lambda x: (x.gpus, x.need_bytes))
-            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
-            verdicts.append(f"{sw.name} fits {u.gpus} x {gid} at {_fmt(u.need_bytes)} per GPU of {_fmt(cap)} "
-                            f"({u.label})")
-        if verdicts:
-            out.append(f"set used_ok: true: {gid} is sold used only (out of production; {used.label()}, "
-                       f"${used.usd:,.2f}), and " + "; ".join(verdicts))
     return out
 
 
@@ -598,7 +559,7 @@ def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: A
 
 
 def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, node_max: int, cons: Any,
-                  overheads: RuntimeOverheads | None) -> list[str]:
+                  overheads: RuntimeOverheads | None, *, cs: CandidateSet) -> list[str]:
     """What would hold workload ``sw`` when it needs more VRAM than card ``big`` offers (``cap``
     bytes): changes on that card (training or inference levers), then a larger card."""
     out: list[str] = []
@@ -609,7 +570,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
     allowed_cards = (cons.max_cards or node_max) * cons.max_nodes
     if sw.task == "train":
         out += _suggest_vram_train(sw, v, catalog, big, cap, node_max, cons, overheads, where=where,
-                                   allowed_cards=allowed_cards)
+                                   allowed_cards=allowed_cards, cs=cs)
     else:
         out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where)
     out += _suggest_larger_card(sw, catalog, node_max, cons, overheads)
@@ -618,9 +579,12 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
 
 def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
                         cons: Any, overheads: RuntimeOverheads | None, *, where: str,
-                        allowed_cards: int) -> list[str]:
+                        allowed_cards: int, cs: CandidateSet) -> list[str]:
     """What would hold a training workload on ``big``: ZeRO-3 across more GPUs (the optimizer
-    offloaded too), checkpointing, a smaller micro-batch, QLoRA or LoRA."""
+    offloaded too; each count as the identical nodes the solver builds, planner.solve.shapes),
+    checkpointing, a smaller micro-batch, QLoRA or LoRA."""
+    from planner.solve.shapes import pinned_clause, span, split
+
     out: list[str] = []
     w0 = v.workload
     fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
@@ -634,12 +598,15 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
     for label, extra in (("ZeRO-3", {}), ("ZeRO-3 with offload_optimizer", {"offload_optimizer": True})):
         found = None
         for n in _ZERO3_COUNTS:
-            if n % tr.tp or (n > node_max and n % node_max):
-                continue  # several nodes are identical and every card of each is used
+            per, _ = split(n, node_max, tr.tp)
+            if n % tr.tp or per % tr.tp or per > node_max or (per == 1 < n and node_max > 1):
+                # several nodes are identical, every card of each is used, a tp group in one node; one
+                # card per node where a node holds more is left to the next count that fills them
+                continue
             wz = _workload_from(sw, v, catalog, {"zero": 3, "gpus": n, **extra}, drop=("gpus_per_node",))
             if wz is None:
                 continue
-            wz = with_gpus(wz, n, min(n, node_max))
+            wz = with_gpus(wz, n, per)
             ok, need = fits_big(wz, cap, overheads)
             if ok:
                 found = (n, need)
@@ -648,14 +615,8 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             n, need = found
             if not extra:
                 plain_n = n
-            nodes = math.ceil(n / node_max)
-            text = f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
-            if n > allowed_cards:
-                text += (f"; that is {nodes} nodes of {node_max}, more than the scenario allows "
-                         f"(max_nodes {cons.max_nodes}"
-                         + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + ")")
-            if fixed and n != fixed:
-                text += f" (the scenario fixes gpus: {fixed})"
+            text = (f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
+                    f"{span(cs, big.id, n, node_max, tr.tp).clause()}{pinned_clause(sw, n)}")
             out.append(text)
     if tr.checkpointing == "none":
         wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
@@ -774,16 +735,16 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                     return tp, need
             return None
 
-        for fmt in ("fp8", "int4-awq"):
-            if inf.weights == fmt or (fmt == "fp8" and not big.fp8):
-                continue
-            hit = first_fit({"weights": fmt})
-            if hit:
-                out.append(f"weights: {fmt} at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
-        if inf.kv_dtype != "fp8" and big.fp8:
-            hit = first_fit({"kv_dtype": "fp8"})
-            if hit:
-                out.append(f"kv_dtype: fp8 at tp {hit[0]} on {where}: {_fmt(hit[1])} per GPU")
+        from planner.solve.serve_levers import lever_sets, slo_words
+
+        def timed(updates: dict[str, Any], tp: int) -> str:
+            wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+            if wq is None or sw.slo is None:
+                return ""
+            wq = for_gpu(with_gpus(wq, tp, tp), big)
+            return slo_words(sw.slo, wq, estimate(wq, overheads), big)
+
+        out += lever_sets(sw, inf, big, where, first_fit, timed)
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
             wp = _workload_from(sw, v, catalog, {"max_num_batched_tokens": 8192, "tp": inf.tp})
             if wp is not None:
@@ -796,7 +757,9 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                 return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
             best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
             if best:
-                out.append(f"concurrency: {best} at context {inf.context:,} and tp {inf.tp} on {where}: "
+                from planner.solve.serve_levers import load_key
+
+                out.append(f"{load_key(sw, best)} at context {inf.context:,} and tp {inf.tp} on {where}: "
                            f"{_fmt(need)} per GPU")
     return out
 

@@ -475,6 +475,11 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
         put_value(ws, r, 21, o.copies, INT)
         put_text(ws, r, 22, s.short(o.strategy, 22))
         put_text(ws, r, 23, s.short(f"no: {o.differs_from_local}" if o.differs_from_local else "yes", 23))
+    if not o.feasible and o.time is not None and o.hours_over_deadline is not None:
+        # a training deadline's miss holds the workload: its time says by how much it misses (Why not)
+        put_value(ws, r, 9, o.time.hours_per_job, NUM4)
+        put_value(ws, r, 10, o.time.tokens_per_s, NUM2)
+        return
     if not o.feasible or o.time is None:
         return
     if o.time.hours_per_job is not None:

@@ -234,9 +234,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     check_keywords("estimate", options, workload_keys())
     prompt_tokens = _token_count("--prompt-tokens", prompt_tokens)
     output_tokens = _token_count("--output-tokens", output_tokens)
-    if ((prompt_tokens or output_tokens) and options.get("context") is None and workload is None
-            and options.get("task") == "infer"):
-        options = {**options, "context": (prompt_tokens or 1) + (output_tokens or 256)}
+    # a prompt length given without a context sets it (the request fills it); an output length alone
+    # leaves the workload's context, and the prompt is its rest (a 1-token prompt would time no prefill)
+    if prompt_tokens and options.get("context") is None and workload is None and options.get("task") == "infer":
+        options = {**options, "context": prompt_tokens + (output_tokens or 256)}
     if gpu is None:
         for flag, value in (("--headroom", headroom), ("--calibration", calibration)):
             if value is not None:
@@ -248,6 +249,9 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
     options, layers_note = _most_gpu_layers(options, workload, cat, gpu, headroom)
     given = given_options(options)
     wl, written = read_workload(cat, workload, given, gpu=card, function="estimate")
+    node_note = None
+    if card is not None and wl.gpus_per_node is None and wl.gpus > 1:
+        wl, node_note = _default_node(cat, card, wl)
     overheads = None
     if card is not None:
         from planner.validate.calibrate import default_path, overheads_for_gpu
@@ -301,6 +305,8 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
                           hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
+    if node_note:
+        note = f"{note} {node_note}" if note else node_note
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
                           speed=speed, layers_note=layers_note)
 
@@ -326,6 +332,51 @@ def _most_gpu_layers(options: dict[str, Any], workload: Any, cat: Any, gpu: str 
     return ({**options, "gpu_layers": n},
             f"--gpu-layers {layers.strip().lower()}: {n} of {top} layers (counting the output layer{whole}) fit "
             f"{gpu}, the most that fit (as 'planner fit --gpu {gpu} --gpu-layers max' finds)")
+
+
+def node_size(cat: Any, card: Any) -> tuple[int, str]:
+    """GPUs of ``card`` one machine of the catalog carries at most, and which platform: a baseboard
+    module (SXM/OAM) the largest ``fixed_gpu_count`` of a platform built on it (HGX: 8), a PCIe card
+    the most of its ``slot_width`` any platform's slots take (planner.catalog.platforms.max_cards).
+    (1, '') when no platform carries it."""
+    from planner.catalog.platforms import max_cards
+
+    best, where = 1, ""
+    for p in cat.platforms:
+        if p.fixed_gpu is not None:
+            n = int(p.fixed_gpu_count or 0) if p.fixed_gpu == card.id else 0
+        else:
+            n = max_cards(p, int(card.slot_width)) if card.slot_width else 0
+        if n > best:
+            best, where = n, p.id
+    return best, where
+
+
+def _default_node(cat: Any, card: Any, wl: Any) -> tuple[Any, str | None]:
+    """``wl`` split over machines of :func:`node_size` cards when its GPUs exceed one (the largest
+    divisor of its GPU count within it), and a sentence saying so; (wl, None) when one machine holds it.
+    Tensor parallelism past a machine is warned about, not refused (vLLM runs it over Ray across
+    machines): vLLM's guide (docs.vllm.ai, "Distributed Inference and Serving", "How to decide the
+    distributed inference strategy", v0.5.5 on) sets the tensor-parallel size to the GPUs in each node
+    and the pipeline-parallel size to the nodes; pipeline parallelism is not modelled here."""
+    from dataclasses import replace
+
+    from planner.speed.constants import DEFAULT_NODE_LINK_BYTES_PER_S
+
+    node, where = node_size(cat, card)
+    n = wl.gpus
+    if n <= node or not where:  # one machine holds them, or no catalog platform carries the card
+        return wl, None
+    per = max(d for d in range(1, node + 1) if n % d == 0)
+    text = (f"--gpus {n:,} of {card.id} span {n // per:,} machines of {per} (the most {card.id} one catalog "
+            f"platform carries: {node} on {where}; --gpus-per-node sets it); between machines "
+            f"the speed model uses {DEFAULT_NODE_LINK_BYTES_PER_S.value / 1e9:,.0f} GB/s per GPU (assumed: one "
+            "400 Gb/s NIC per GPU).")
+    if wl.tp > per:
+        text += (f" Warning: tensor parallel {wl.tp} spans {-(-wl.tp // per)} machines: vLLM and Megatron-LM run "
+                 "tensor parallelism inside a machine and pipeline parallelism across machines (not modelled "
+                 "here), so these figures are not what such a run achieves.")
+    return replace(wl, gpus_per_node=per), text
 
 
 #: Most tokens a timed request may have (prompt or output): the workload readers' largest context.

@@ -370,7 +370,8 @@ def card_speed(wl: Any, est: Any, card: Any, cat: Any, prompt_tokens: int | None
     if out >= context and not prompt_tokens:
         if output_tokens:
             raise OptionError(f"--output-tokens {out:,} leaves no prompt token in --context {context:,}",
-                              entry="--output-tokens", hint=f"Give --context {out + 1} or more, or fewer output tokens.")
+                              entry="--output-tokens", hint=f"Give --prompt-tokens (it sets the context), --context "
+                                                            f"{out + 1} or more, or fewer output tokens.")
         raise OptionError(f"--context {context:,} leaves no room for a prompt token and an output token to time",
                           entry="--context", hint="Give --context 2 or more.")
     prompt = prompt_tokens or max(1, context - out)

@@ -92,6 +92,15 @@ def _speed_lines(r: Any, verbose: bool) -> None:
              f"{s.request_s:,.2f} s")
         echo(f"  prefill {s.prefill_tokens_per_s:,.0f} tokens/s; decode {s.output_tokens_per_s:,.0f} output tokens/s "
              f"over {s.concurrency * s.replicas:,} sequence(s)")
+        if s.concurrency > 1:
+            import math
+
+            steady = (f"TPOT {s.steady_tpot_s * 1e3:,.2f} ms, request {s.steady_request_s:,.2f} s"
+                      if math.isfinite(s.steady_tpot_s) else "the replica cannot keep up (prefill takes all its time)")
+            echo(f"  under load (plan's slo: check): the other {s.concurrency - 1:,} users' prompts are prefilled between "
+                 f"decode steps, {s.prefill_share:.0%} of the time: {steady}")
+            echo(f"  static batch of {s.concurrency:,} (plan's cost per request): {s.batch_prefill_s:,.3f} s prefill + "
+                 f"{s.output_tokens:,} steps = {s.batch_tokens_per_s:,.0f} output tokens/s")
     top = sorted(s.parts, key=lambda p: -p.seconds)[: (len(s.parts) if verbose else 3)]
     echo("  largest parts: " + "; ".join(f"{p.name} {p.seconds * 1e3:,.2f} ms" for p in top if p.seconds > 0))
 

@@ -150,7 +150,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                                      "allocated between them).")),
     ("--gpus", dict(type=int, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
                                    "x --tp (a multiple of --tp; without --tp, one replica on all of them).")),
-    ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all).")),
+    ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all; estimate --gpu G: the most G one "
+                                            "catalog platform carries, e.g. 8 on an HGX baseboard).")),
     ("--tp", dict(type=int, help="Tensor-parallel degree.")),
     ("--zero", dict(type=int, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
     ("--fsdp-version", dict(type=click.IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "

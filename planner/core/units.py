@@ -155,3 +155,15 @@ def is_finite_number(x: object) -> bool:
 def years_text(years: float) -> str:
     """'1 year', '3 years', '1.5 years': a count of years in words, singular for exactly one."""
     return f"{years:g} year" + ("" if years == 1 else "s")
+
+
+def duration_text(hours: float) -> str:
+    """A duration given in hours, at the unit that shows it: '51.3 h' from 1 h up, '12.5 min' from
+    one minute, else '0.42 s' (a run of a few thousand tokens never reads '0.0 h')."""
+    if not math.isfinite(hours):
+        return f"{hours} h"
+    if hours >= 1:
+        return f"{hours:,.1f} h"
+    if hours * 60 >= 1:
+        return f"{hours * 60:.3g} min"
+    return f"{hours * 3600:.3g} s"

@@ -250,7 +250,7 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
                    "one-factor rule pinned by costs.mfu / costs.mbu")
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
                          f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
-                         f"{jt.hours_per_job:,.3f} h{assumed}")
+                         f"{_hours(jt.hours_per_job)}{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6
@@ -316,34 +316,81 @@ def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, cat
     return out
 
 
+#: Most GPU models :func:`_assumed_win` times while it looks for a machine timed on measured rates only.
+MAX_MEASURED_SEARCH = 24
+
+
 def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: list[int]) -> str | None:
-    """When the objective depends on time and the chosen machine's time rests on an assumed rate
-    (planner.speed.constants: no published measurement for its architecture) while the best machine
-    of another GPU model is timed on measured rates only: a sentence saying so."""
-    if cs.objective not in ("cost_per_job", "time_to_result") or not feasible:
+    """A sentence when the choice rests on an assumed speed (planner.speed.constants: no published
+    measurement for its architecture) where that matters, for every objective: (1) a workload with a
+    deadline or an ``slo:`` meets it on the chosen machine only through an assumed figure; (2) under a
+    time objective (``cost_per_job``, ``time_to_result``, ``tco``) the choice ranks above a machine
+    timed on measured rates only. Names the best such measured machine (the first feasible row, in
+    rank order, of another GPU model whose every workload is timed on measured rates) and what it
+    costs or takes more. None when the choice is timed on measured rates only."""
+    if not feasible:
         return None
 
-    def assumed(row: int) -> tuple[bool, str]:
+    def timed(row: int) -> tuple[list[str], str]:
         r = cs.table.row(row)
         gpu = next(g for g in cs.hardware.gpus if g.id == r["gpu_id"])
         plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
         per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
                        catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
         times = job_times(cs, gpu, per_lane, [int(u) for u in cs.best_usage[row]], costs)
-        return any(jt is not None and jt.assumed for _, jt in times), str(r["gpu_id"])
+        return [sw.name for sw, (_, jt) in zip(cs.scenario.workloads, times) if jt is not None and jt.assumed], \
+            str(r["gpu_id"])
 
-    chosen, gpu_id = assumed(feasible[0])
+    chosen, gpu_id = timed(feasible[0])
     if not chosen:
         return None
+    targeted = [sw.name for sw in cs.scenario.workloads if sw.name in chosen and (
+        (sw.task == "train" and sw.deadline_hours is not None) or (sw.task == "infer" and sw.slo is not None))]
+    time_objective = cs.objective in ("cost_per_job", "time_to_result", "tco")
+    if not targeted and not time_objective:
+        return None
+    measured, seen = None, {gpu_id}
     for row in feasible[1:]:
-        other, other_id = assumed(row)
-        if other_id != gpu_id:
-            if other:
-                return None
-            return (f"{gpu_id} wins on a speed that rests on an assumed rate (no published measurement for its "
-                    f"architecture: planner.speed.constants); the best {other_id} machine is timed on measured rates "
-                    "only. Check a published benchmark of the card before buying on time.")
-    return None
+        other_id = str(cs.table["gpu_id"][row])
+        if other_id in seen:
+            continue
+        seen.add(other_id)
+        if len(seen) > MAX_MEASURED_SEARCH:
+            break
+        if not timed(row)[0]:
+            measured = row
+            break
+    alt = ""
+    if measured is not None:
+        c, m = cs.table.row(feasible[0]), cs.table.row(measured)
+        what = f"{int(m['cards_total'])} x {m['gpu_id']} on {m['platform_id']}"
+        metric = {"cost_per_job": ("usd_per_job", "per job", _usd), "time_to_result": ("hours_per_job", "per job", _hours),
+                  "tco": ("tco_usd", "in TCO", _usd)}.get(cs.objective, ("capex_usd", "", _usd))
+        key, unit, fmt = metric
+        diff = float(m[key]) - float(c[key])
+        alt = (f"; the best machine timed on measured rates only, {what}, "
+               + (f"{'costs' if key != 'hours_per_job' else 'takes'} {fmt(diff)} more{' ' + unit if unit else ''}"
+                  if diff == diff and diff > 0 else "ranks below it"))
+    elif time_objective and not targeted:
+        return None  # nothing measured to compare with: the choice does not win over a measured machine
+    why = []
+    if targeted:
+        c = cs.table.row(feasible[0])
+        got = []
+        if c.get("deadline_hours") == c.get("deadline_hours") and c.get("deadline_hours") is not None:
+            got.append(f"{_hours(float(c['run_hours']))} of a {float(c['deadline_hours']):g} h deadline")
+        if c.get("target_tpot_s") == c.get("target_tpot_s") and c.get("target_tpot_s") is not None:
+            got.append(f"TPOT {float(c['tpot_s']) * 1e3:.3g} ms of {float(c['target_tpot_s']) * 1e3:.4g} ms")
+        if c.get("target_ttft_s") == c.get("target_ttft_s") and c.get("target_ttft_s") is not None:
+            got.append(f"TTFT {float(c['ttft_s']):.3g} s of {float(c['target_ttft_s']):g} s")
+        why.append(f"{', '.join(targeted)} meet{'s' if len(targeted) == 1 else ''} "
+                   f"{'its target' if len(targeted) == 1 else 'their targets'} on that figure"
+                   + (f" ({', '.join(got)})" if got else ""))
+    if time_objective and measured is not None:
+        why.append(f"it wins the {cs.objective} ranking on it")
+    return (f"{gpu_id}'s speed rests on an assumed rate (no published measurement for its architecture: "
+            f"planner.speed.constants): {' and '.join(why)}{alt}. Check a published benchmark of the card before "
+            "buying on time.")
 
 
 __all__ = ["OBJECTIVE_TEXT", "busy_hours_per_month", "job_arithmetic", "job_hours", "job_times", "metrics", "objective_assumptions", "plan",

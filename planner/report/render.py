@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.memory import Estimate
-from planner.core.units import GiB
+from planner.core.units import GiB, duration_text
 
 
 def estimate_to_dict(est: Estimate) -> dict[str, Any]:
@@ -350,7 +350,7 @@ def achieved_cell(r: Any) -> str:
     'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none."""
     parts = []
     if r.get("deadline_hours") == r.get("deadline_hours") and r.get("deadline_hours") is not None:
-        parts.append(f"{r['run_hours']:,.1f} h of {r['deadline_hours']:g} h")
+        parts.append(f"{duration_text(r['run_hours'])} of {r['deadline_hours']:g} h")
     if r.get("target_ttft_s") == r.get("target_ttft_s") and r.get("target_ttft_s") is not None:
         parts.append(f"TTFT {r['ttft_s']:.3g} s of {r['target_ttft_s']:g} s")
     if r.get("target_tpot_s") == r.get("target_tpot_s") and r.get("target_tpot_s") is not None:

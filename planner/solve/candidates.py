@@ -46,9 +46,11 @@ precision      bf16 recipes, weights or KV cache need ``gpu.bf16``; fp8 weights 
                mxfp4 (gpt-oss) needs ``gpu.bf16``; fp16 and fp32 run everywhere; an ``engine:
                llama.cpp`` workload needs a GPU llama.cpp has a backend for (not Intel Gaudi)
 speed          (with ``min_decode_tokens_per_s``) each inference workload decodes at least that
-               many tokens per second per sequence on the row's GPU and RAM (planner.speed.traffic:
-               GPU bytes / (bandwidth x 0.7) + llama.cpp host-block bytes / (channels x DIMM MT/s x
-               8 B x 0.6), or the compute time if longer); checked once VRAM and RAM fit
+               many tokens per second per sequence on the row's GPU and RAM: 1 / the speed model's
+               decode step (planner.speed.inference.decode_step, llama.cpp host blocks at the row's
+               RAM bandwidth), or, with an ``slo:``, 1 / the TPOT the SLO is checked with
+               (planner.solve.targets.slo_figures, the same figure the ``decode_tokens_per_s``
+               column then shows); checked once VRAM and RAM fit
 deadline       (a training workload with ``deadline_hours`` or ``constraints.max_hours_per_job``)
                one run takes at most that many hours on the row by the time model
                (planner.solve.targets.run_hours); checked once VRAM, RAM and speed hold
@@ -336,6 +338,18 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
                   for u in us))
 
 
+def _slo_at(u: Usage, slo: Any, hw: Hardware, r: int, memo: dict[tuple, Any]) -> Any:
+    """The SLO figures of usage ``u`` on hardware row ``r`` (planner.solve.targets.slo_figures),
+    memoised in ``memo`` by GPU (and, for llama.cpp layers in host RAM, the host link and RAM)."""
+    a = hw.arrays
+    host_rows = u.decode is not None and u.decode.host_blocks > 0
+    hbw = float(a["host_bw"][r]) if host_rows else None
+    key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
+    if key not in memo:
+        memo[key] = slo_figures(u, slo, hw.gpus[key[0]], per_lane=key[1], host_bandwidth=hbw or None)
+    return memo[key]
+
+
 def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -> _Checked:
     """Check every workload's usages against every hardware row (numpy, no DataFrame).
 
@@ -407,20 +421,25 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             ram_ok = vram_ok & has_ram[idx] & (ram_i >= req)
             # decode speed on each row's GPU and RAM (planner.speed.inference.decode_step), for the speed rule
             tps_i = rows_decode_tokens_per_s(u, a, idx)
-            speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             prec = np.ones(idx.size, dtype=bool)
             if u.needs:
                 prec = a[u.needs[0]][idx]
                 for feat in u.needs[1:]:
                     prec = prec & a[feat][idx]
+            memo: dict[tuple, Any] = {}
+            if slo is not None:
+                # a workload with an slo: decodes, per user, at 1 / the TPOT its SLO is checked with (the
+                # decode step stretched by the other users' prefills): one rate for the floor and the SLO
+                for j in np.nonzero(ram_ok & prec)[0].tolist():
+                    tpot_j = _slo_at(u, slo, hw, int(idx[j]), memo).tpot_s
+                    tps_i[j] = 1.0 / tpot_j if tpot_j > 0 else math.inf
+            speed_ok = np.ones(idx.size, dtype=bool) if (min_tps is None or u.decode is None) else tps_i >= min_tps
             # the deadline or the service level (planner.solve.targets), timed where everything else holds
             time_ok = np.ones(idx.size, dtype=bool)
             late = np.zeros(idx.size, dtype=np.int64)
             hours_i, ttft_i, tpot_i = np.full(idx.size, np.nan), np.full(idx.size, np.nan), np.full(idx.size, np.nan)
             if deadline is not None or slo is not None:
                 timed = np.nonzero(ram_ok & speed_ok & prec)[0]
-                memo: dict[tuple, Any] = {}
-                host_rows = u.decode is not None and u.decode.host_blocks > 0
                 for j in timed.tolist():
                     r = int(idx[j])
                     gpu = hw.gpus[int(a["gpu_i"][r])]
@@ -433,11 +452,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                         time_ok[j] = ok
                         late[j] = 0 if ok else int(min((hours_i[j] - deadline) * 1000, 2**62))
                     else:
-                        hbw = float(a["host_bw"][r]) if host_rows else None
-                        key = (int(a["gpu_i"][r]), float(a["per_lane"][r]) if host_rows else 0.0, hbw)
-                        if key not in memo:
-                            memo[key] = slo_figures(u, slo, gpu, per_lane=key[1], host_bandwidth=hbw or None)
-                        f = memo[key]
+                        f = _slo_at(u, slo, hw, r, memo)
                         ttft_i[j], tpot_i[j] = f.ttft_s, f.tpot_s
                         ok = f.met(slo)
                         time_ok[j] = ok
@@ -791,10 +806,17 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                 f"{cs.hardware.headroom:.0%} headroom), short by {_gib(u.need_bytes - int(r['gpu_capacity_bytes']))}")
     if b == "speed":
         floor = cs.scenario.constraints.min_decode_tokens_per_s
-        dimm = next((rc.dimm for rc in hw.ram if rc.dimm.id == r["dimm_id"]), None)
-        got = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         host = (f" ({u.decode.host_blocks} blocks read from host RAM)" if u.decode is not None and u.decode.host_blocks
                 else "")
+        if sw.slo is not None:  # the rate the floor was held to: 1 / the TPOT under the slo: load
+            hbw = float(cs.hardware.arrays["host_bw"][_hw_row(cs, r)]) if host else None
+            f = slo_figures(u, sw.slo, gpu, per_lane=float(cs.hardware.arrays["per_lane"][_hw_row(cs, r)]) if hbw
+                            else 0.0, host_bandwidth=hbw)
+            return (f"{who} ({u.label}) decodes {1 / f.tpot_s:,.1f} tokens/s per user on {gpu.id}{host} (TPOT "
+                    f"{f.tpot_s * 1e3:.3g} ms under its slo: load); constraints.min_decode_tokens_per_s asks for "
+                    f"{floor:g}")
+        dimm = next((rc.dimm for rc in hw.ram if rc.dimm.id == r["dimm_id"]), None)
+        got = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         return (f"{who} ({u.label}) decodes about {got:,.1f} tokens/s per sequence on {gpu.id}{host}; "
                 f"constraints.min_decode_tokens_per_s asks for {floor:g}")
     if b == "deadline":

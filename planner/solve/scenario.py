@@ -121,10 +121,12 @@ max_cards              most GPUs per node (default: the largest any platform tak
 max_nodes              most identical nodes (default 1; more adds NICs, cables and a switch)
 budget_usd             most the purchase may cost, extras included, USD
 min_decode_tokens_per_s  tokens per second each sequence of every inference workload must
-                       get in decode on the machine: the decode step (weights and KV read at
-                       the card's bandwidth x 0.7, llama.cpp's host blocks at the platform's
-                       RAM channels x DIMM speed x 0.6, or 2 x P FLOPs per token if slower,
-                       planner.speed.traffic) at most 1 / this. A floor, not an objective:
+                       get in decode on the machine: 1 / the speed model's decode step at the
+                       workload's concurrency (planner.speed.inference.decode_step: weights and
+                       KV reads, llama.cpp's host blocks at the platform's RAM bandwidth,
+                       per-layer costs, TP all-reduces); for a workload with an ``slo:``,
+                       1 / the TPOT its SLO is checked with (the step stretched by the other
+                       users' prefills). A floor, not an objective:
                        it rules out e.g. a card that holds a third of a llama.cpp model
 max_hours_per_job      every training workload without a ``deadline_hours`` of its own must
                        finish one run (dataset_tokens x epochs) within this many hours on the
@@ -718,6 +720,9 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
     if not variants:
         assert single_error is not None
         raise single_error
+    if slo is not None:  # the request the slo: block describes is the one timed and priced everywhere
+        variants = [replace(v, workload=replace(v.workload, infer=replace(v.workload.infer, prompt_tokens=slo.prompt_tokens)))
+                    for v in variants]
     # a left-out key with one valid value was not the solver's choice: only that value runs
     # (QLoRA has no ZeRO stage or offload to choose from), so the strategy does not say it chose it
     taken = {k: {dict(v.choices).get(k) for v in variants} for k in unpinned}

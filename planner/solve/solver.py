@@ -49,6 +49,7 @@ The solver never prints and never reads files.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -78,7 +79,7 @@ from planner.solve.scenario import Scenario
 from planner.solve.sensitivity import PriceSensitivity, no_plan_lines, price_sensitivity
 from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 from planner.solve.warnings import _warnings, stale_items
-from planner.core.units import GiB
+from planner.core.units import GiB, duration_text
 from planner.workload.spec import Workload
 
 # Moved to planner.solve.suggest and planner.solve.warnings; importable from here as before.
@@ -282,7 +283,7 @@ def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tu
                            "concurrency": slo.concurrency, "requests_per_s": slo.requests_per_s,
                            "prompt_tokens": slo.prompt_tokens, "output_tokens": slo.output_tokens,
                            "replicas": i.replicas, "tp": i.tp, "sequences_per_replica": f.in_flight,
-                           "request_s": f.request_s}
+                           "request_s": f.request_s, "decode_step_s": f.step_s}
         out.append(item)
     return tuple(out)
 
@@ -294,16 +295,21 @@ def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
     for name, t in zip(names, targets):
         d = t.get("deadline")
         if d:
-            lines.append(f"{name}: deadline {d['limit_hours']:g} h per run; this machine takes {d['hours']:,.1f} h "
-                         f"({'met' if d['met'] else 'MISSED'})")
+            lines.append(f"{name}: deadline {d['limit_hours']:g} h per run; this machine takes "
+                         f"{duration_text(d['hours'])} ({'met' if d['met'] else 'MISSED'})")
         s = t.get("slo")
         if s:
             got = []
             if s["target_ttft_s"] is not None:
                 got.append(f"TTFT {s['ttft_s']:.3g} s (target {s['target_ttft_s']:g} s)")
             if s["target_tpot_s"] is not None:
+                step = s.get("decode_step_s")
+                stretched = (f"; the {step * 1e3:.3g} ms decode step with the other requests' prompts prefilled "
+                             f"between steps, {1 - step / s['tpot_s']:.0%} of the time: planner estimate's "
+                             "steady_tpot_s" if step and math.isfinite(s["tpot_s"])
+                             and s["tpot_s"] > step * (1 + 1e-6) else "")
                 got.append(f"TPOT {s['tpot_s'] * 1e3:.3g} ms = {1 / s['tpot_s']:,.1f} tokens/s per user (target "
-                           f"{s['target_tpot_s'] * 1e3:.4g} ms)")
+                           f"{s['target_tpot_s'] * 1e3:.4g} ms{stretched})")
             lines.append(f"{name}: SLO for {s['load']}: " + ", ".join(got) + f" with {s['replicas']} replica"
                          f"{'s' if s['replicas'] > 1 else ''} of tp {s['tp']} at {s['sequences_per_replica']:,} "
                          f"sequence(s) each ({'met' if s['met'] else 'MISSED'})")

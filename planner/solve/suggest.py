@@ -90,7 +90,8 @@ def _why_notes(cs: CandidateSet) -> list[str]:
         notes.append(f"The budget decides: the cheapest machine that meets every other constraint costs "
                      f"${cheapest:,.2f}, ${cheapest - budget:,.2f} over budget_usd ${budget:,.2f}; {tail}.")
     sub = np.nonzero(binding == "vram")[0]
-    if sub.size == 0:
+    if sub.size == 0 or np.isin(binding, ("speed", "deadline", "slo")).any():
+        # some machine holds every workload in memory and misses only on time: memory is not the reason
         return notes
     i = int((t["per_gpu_need_bytes"][sub] - t["gpu_capacity_bytes"][sub]).argmin())
     row = int(sub[i])

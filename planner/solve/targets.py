@@ -12,9 +12,12 @@ the load (planner.solve.usages.with_replicas). Under a ``concurrency`` load each
 c = ceil(users / r) sequences and the speed model (planner.speed.inference.inference_speed) gives
 its time to first token (the prompt's prefill plus one decode step of the batch it joins) and
 time per output token: one decode step at c sequences (KV at the prompt plus half the output),
-stretched by the share of time the arriving requests' prefills take on the same GPUs
-(:func:`loaded`: rho = arrivals/s x one prompt's prefill; TPOT / (1 - rho); a replica with rho >= 1
-cannot keep up).
+stretched by the share of time the OTHER requests' prompts take on the same GPUs while a sequence
+decodes (:func:`loaded`, planner.speed.inference.under_arrivals, which cites how vLLM's scheduler and
+llama.cpp's server put prompts into the decode batches: rho = the others' arrivals/s x one prompt's
+prefill, the c - 1 other users each arriving once per request time; TPOT / (1 - rho); one user alone
+is never slowed by their own prompt; a replica with rho >= 1 cannot keep up). ``planner estimate``
+shows the same figure as ``steady_tpot_s``.
 Under ``requests_per_s`` the sequences in flight per replica follow Little's law (Little 1961,
 "A Proof for the Queuing Formula: L = lambda W"): n = (requests_per_s / r) x request_s(n), found by
 iterating n <- ceil(lambda_r x request_s(n)) from n = 1 (request time grows with n, so the
@@ -32,7 +35,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner.speed.inference import inference_speed
+from planner.speed.inference import inference_speed, under_arrivals
 from planner.speed.timing import DEFAULT_MBU, time_workload
 
 #: Most rounds of the Little's-law iteration (it rises by at least one sequence a round, and stops
@@ -75,6 +78,8 @@ class SloFigures:
         keeps_up: requests_per_s: the replica's steady state fits the sequences it was sized for
             (always True under a concurrency load).
         request_s: one request's time, ttft_s + output_tokens x tpot_s.
+        step_s: one decode step at ``in_flight`` sequences with nothing else on the GPUs (``planner
+            estimate``'s ``tpot_s``); ``tpot_s`` is it stretched by the other requests' prefills.
     """
 
     ttft_s: float
@@ -82,6 +87,7 @@ class SloFigures:
     in_flight: int
     keeps_up: bool
     request_s: float
+    step_s: float = math.nan
 
     def met(self, slo: Any) -> bool:
         return (self.keeps_up and (slo.ttft_s is None or self.ttft_s <= slo.ttft_s * (1 + 1e-9))
@@ -113,56 +119,36 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
     if slo.requests_per_s is None:
         sp = at(sized)
         tpot, request, ok = loaded(sp, sized, slo.output_tokens)
-        return SloFigures(sp.ttft_s, tpot, sized, ok, request)
+        return SloFigures(sp.ttft_s, tpot, sized, ok, request, sp.tpot_s)
     lam = slo.requests_per_s / max(i.replicas, 1)
     n = 1
     sp = at(n)
     tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
     for _ in range(MAX_LITTLE_ROUNDS):
         if not ok:
-            return SloFigures(sp.ttft_s, tpot, n, False, request)
+            return SloFigures(sp.ttft_s, tpot, n, False, request, sp.tpot_s)
         need = math.ceil(lam * request - 1e-9)
         if need <= n:
             break
         if need > sized:
-            return SloFigures(sp.ttft_s, tpot, need, False, request)
+            return SloFigures(sp.ttft_s, tpot, need, False, request, sp.tpot_s)
         n = need
         sp = at(n)
         tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
-    return SloFigures(sp.ttft_s, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request)
-
-
-#: Rounds of the prefill-share fixed point in :func:`loaded` (it contracts: each round moves the
-#: request time by the prefill share's change, far below a percent after a dozen rounds).
-PREFILL_SHARE_ROUNDS = 32
+    return SloFigures(sp.ttft_s, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request, sp.tpot_s)
 
 
 def loaded(sp: Any, in_flight: int, output_tokens: int, arrivals_per_s: float | None = None) -> tuple[float, float, bool]:
     """(TPOT, request seconds, keeps up) of a replica whose ``in_flight`` sequences are replaced as
-    they finish: new requests' prompts are prefilled on the same GPUs between (or, with chunked
-    prefill, inside) the decode steps, so decode gets only the share of time prefill leaves.
-
-    With arrivals lambda per second (``arrivals_per_s``, else Little's law: in_flight / request
-    time) and a prompt's prefill taking p seconds (``sp.prompt_tokens / sp.prefill_tokens_per_s``),
-    prefill takes rho = lambda x p of every second; a decode step then takes TPOT / (1 - rho) of wall
-    time, and the request time ttft + output_tokens x that (iterated, as lambda depends on it under a
-    concurrency load). rho >= 1: the replica cannot keep up (TPOT infinite).
-    """
-    prefill_s = sp.prompt_tokens / sp.prefill_tokens_per_s
-    request = sp.request_s
-    tpot = sp.tpot_s
-    for _ in range(PREFILL_SHARE_ROUNDS):
-        lam = arrivals_per_s if arrivals_per_s is not None else in_flight / request
-        rho = lam * prefill_s
-        if rho >= 1.0:
-            return math.inf, math.inf, False
-        tpot = sp.tpot_s / (1.0 - rho)
-        new = sp.ttft_s + output_tokens * tpot
-        if abs(new - request) <= 1e-9 * request:
-            request = new
-            break
-        request = new
-    return tpot, request, True
+    they finish: the other requests' prompts are prefilled on the same GPUs between (vLLM: inside)
+    a sequence's decode steps (planner.speed.inference.under_arrivals, with one prompt's prefill
+    ``sp.prompt_tokens / sp.prefill_tokens_per_s``). ``arrivals_per_s``: an open load's arrivals at
+    this replica; None: a closed load of ``in_flight`` users."""
+    tpot, request, _, ok = under_arrivals(tpot_s=sp.tpot_s, ttft_s=sp.ttft_s,
+                                          prefill_s=sp.prompt_tokens / sp.prefill_tokens_per_s,
+                                          output_tokens=output_tokens, in_flight=in_flight,
+                                          arrivals_per_s=arrivals_per_s)
+    return tpot, request, ok
 
 
-__all__ = ["MAX_LITTLE_ROUNDS", "PREFILL_SHARE_ROUNDS", "SloFigures", "loaded", "pinned_rates", "run_hours", "slo_figures"]
+__all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "loaded", "pinned_rates", "run_hours", "slo_figures"]

@@ -165,13 +165,17 @@ def _speed_warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any],
         assert i is not None
         tps = row_decode_tokens_per_s(u, gpu, plat, dimm) or 0.0
         gen = i.tokens_per_request
-        prompt = i.context - gen if gen is not None and gen < i.context else i.context
+        prompt = i.prompt_tokens or (i.context - gen if gen is not None and gen < i.context else i.context)
         per_lane = min(catalog.pcie_gen(g).per_lane_bytes_per_s for g in (gpu.pcie_gen, plat.pcie_gen))
         n_ub, per_ub, _ = llamacpp_prefill_upload(u.estimate, u.workload.architecture, prompt * i.concurrency)
         upload_s = n_ub * per_ub / (per_lane * gpu.pcie_lanes * PCIE_EFFICIENCY)
         host_bw = ram_bandwidth(plat.memory_channels, dimm.speed_mts) if dimm is not None else None
         sp = inference_speed(u.workload, u.estimate, gpu, prompt_tokens=max(prompt, 1), output_tokens=max(gen or 1, 1),
                              per_lane=per_lane, lanes=gpu.pcie_lanes, host_bandwidth=host_bw)
+        if sw.slo is not None:  # the rate the decode floor holds it to: 1 / the TPOT under its slo: load
+            from planner.solve.targets import slo_figures
+
+            tps = 1.0 / slo_figures(u, sw.slo, gpu, per_lane=per_lane, host_bandwidth=host_bw).tpot_s
         compute_s = sp.batch_prefill_s - upload_s
         L = u.workload.architecture.num_hidden_layers
         both = f" ({tps * i.concurrency:,.1f} for the {i.concurrency} together)" if i.concurrency > 1 else ""

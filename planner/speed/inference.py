@@ -20,15 +20,32 @@ all-reduces of P x hidden activations.
 other sequences it joins (continuous batching); time per output token = the decode step at c
 sequences with the KV at the prompt plus half the output; request time = TTFT + O x TPOT.
 
+**Under arrivals** (:func:`under_arrivals`): a served sequence shares its GPUs with the prompts of
+requests that arrive while it decodes. Both engines put those prompts into the same forward passes
+as the running decodes: vLLM's v1 scheduler (vllm/v1/core/sched/scheduler.py ``schedule``) first
+gives each RUNNING request its next token, then fills the step's token budget
+(``max_num_batched_tokens``) with chunks of WAITING requests' prompts (chunked prefill), so a step
+that carries a prompt chunk lasts its prefill time longer; llama.cpp's server
+(tools/server/server.cpp ``update_slots``) first adds every generating slot's sampled token to the
+batch, then prompt tokens of slots processing their prompt up to ``n_batch``, and decodes the batch
+in ``n_ubatch`` pieces, so the generating slots wait for that prompt processing each iteration. Either
+way the prefill of the arriving prompts takes a share rho = (their arrivals per second) x (one
+prompt's prefill) of the replica's time and a decode token takes TPOT / (1 - rho) of wall time. The
+arrivals are the OTHER requests': under a closed load of c users (each starting a new request when
+the last ends) the c - 1 others, each once per request time; a sequence's own prompt is prefilled
+before its decode starts (its TTFT), never during it, so at c = 1 nothing stretches the step.
+
 Importing this module does no work.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from planner.speed.constants import (
     ALLREDUCE_LATENCY_S,
+    DEFAULT_NODE_LINK_BYTES_PER_S,
     BANDWIDTH_EFFICIENCY,
     COLLECTIVE_EFFICIENCY,
     EAGER_OP_S,
@@ -143,6 +160,13 @@ def decode_gemm_efficiency(gemm_eff: Any, fp8: bool, sequences: int) -> Any:
     return gemm_eff * fp8_factor * tile
 
 
+def _spans_machines(w, shard: int) -> bool:
+    """A tensor-parallel group wider than the workload's machines (``gpus_per_node``): its all-reduces
+    cross the inter-node link (planner.speed.constants.DEFAULT_NODE_LINK_BYTES_PER_S, assumed)."""
+    per = getattr(w, "gpus_per_node", None)
+    return bool(per) and shard > per
+
+
 def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: Any, gemm_eff: Any,
                 interconnect: Any = 0.0, kv_tokens: float | None = None) -> tuple[Any, ...]:
     """The parts of one decode step, in seconds: (weights read, KV read, host-RAM layers, compute,
@@ -182,10 +206,54 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         import numpy as np
 
         link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
+        if _spans_machines(w, shard):
+            link = np.minimum(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
         ar = 2 * arch.num_hidden_layers * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size
                                            * 2 / (link * COLLECTIVE_EFFICIENCY.value))
         ar_s = float(ar) if np.ndim(ar) == 0 else ar
     return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
+
+
+#: Rounds of the prefill-share fixed point in :func:`under_arrivals` (it contracts: each round moves the
+#: request time by the prefill share's change, far below a percent after a dozen rounds).
+PREFILL_SHARE_ROUNDS = 32
+
+
+def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tokens: int, in_flight: int,
+                   arrivals_per_s: float | None = None) -> tuple[float, float, float, bool]:
+    """(TPOT, request seconds, prefill share rho, keeps up) of one sequence of a replica that serves
+    ``in_flight`` sequences in a steady state, other requests' prompts prefilled between (vLLM:
+    inside) its decode steps (module docstring, "Under arrivals").
+
+    Args:
+        tpot_s: one decode step at ``in_flight`` sequences, seconds (nothing else on the GPUs).
+        ttft_s: time to first token of a request, seconds.
+        prefill_s: one arriving prompt's prefill, seconds.
+        output_tokens: tokens a request generates (>= 1).
+        in_flight: sequences the replica holds (>= 1).
+        arrivals_per_s: an open load's arrivals per second at this replica (requests_per_s / replicas;
+            every arrival during a sequence's decode is another request's). None: a closed load,
+            the ``in_flight`` - 1 other users each start a request once per request time.
+
+    Returns:
+        TPOT = tpot_s / (1 - rho) with rho = others' arrivals/s x prefill_s, the request time
+        ttft_s + output_tokens x TPOT (iterated: under a closed load the arrivals depend on it), rho,
+        and whether rho < 1 (else TPOT and the request time are infinite: the replica cannot keep up).
+    """
+    request = ttft_s + output_tokens * tpot_s
+    tpot, rho = tpot_s, 0.0
+    for _ in range(PREFILL_SHARE_ROUNDS):
+        others = arrivals_per_s if arrivals_per_s is not None else max(in_flight - 1, 0) / request
+        rho = others * prefill_s
+        if rho >= 1.0:
+            return math.inf, math.inf, rho, False
+        tpot = tpot_s / (1.0 - rho)
+        new = ttft_s + output_tokens * tpot
+        done = abs(new - request) <= 1e-9 * request
+        request = new
+        if done:
+            break
+    return tpot, request, rho, True
 
 
 def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int, per_lane: float = 0.0,
@@ -288,7 +356,10 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
         t_ar = 0.0
         if shard > 1:
-            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
+            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2
+            if _spans_machines(w, shard):
+                link = min(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
+            link *= COLLECTIVE_EFFICIENCY.value
             t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:
@@ -320,10 +391,16 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     replicas = max(int(getattr(i, "replicas", 1) or 1), 1)
     out_tps = replicas * c / step
     request = ttft + output_tokens * step
-    assumed = any(p.assumed and p.seconds > 0.05 * max(step, one_s) for p in parts)
+    # assumed when any part that takes time rests on an assumed rate: the JSON's parts and the flag agree
+    # (a llama.cpp decode whose assumed weight read is a tenth of its step once host layers dominate
+    # it stays marked, whatever the prefill's length)
+    assumed = any(p.assumed and p.seconds > 0 for p in parts)
     if i.engine == "hf":
         notes.append("Transformers generate: eager PyTorch, host-bound at small batches")
+    s_tpot, s_request, rho, _ = under_arrivals(tpot_s=step, ttft_s=ttft, prefill_s=one_s,
+                                               output_tokens=output_tokens, in_flight=c)
     return InferenceSpeed(prefill_tokens_per_s=prompt_tokens / one_s, ttft_s=ttft, tpot_s=step,
                           output_tokens_per_s=out_tps, request_s=request, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, concurrency=c, replicas=replicas, parts=tuple(parts),
-                          assumed=assumed, notes=tuple(notes), batch_prefill_s=batch_s)
+                          assumed=assumed, notes=tuple(notes), batch_prefill_s=batch_s, steady_tpot_s=s_tpot,
+                          steady_request_s=s_request, prefill_share=rho)

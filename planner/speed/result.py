@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
 
+def _finite(x: float) -> float | None:
+    return x if x == x and abs(x) != float("inf") else None
+
+
 @dataclass(frozen=True)
 class Part:
     """One mechanism's share of a step.
@@ -91,6 +95,11 @@ class InferenceSpeed:
         assumed: some rate it rests on is an assumption.
         notes: what the model assumed.
         batch_prefill_s: prefill of ``concurrency`` prompts together (a static batch's start).
+        steady_tpot_s, steady_request_s, prefill_share: the steady state of ``concurrency`` users, each
+            starting a new request as the last ends: the other users' prompts are prefilled between
+            (vLLM: inside) the decode steps and take ``prefill_share`` of the time, so a token takes
+            tpot_s / (1 - prefill_share) (planner.speed.inference.under_arrivals; what ``plan`` checks an
+            ``slo:`` TPOT with). At concurrency 1 they equal tpot_s and request_s.
     """
 
     prefill_tokens_per_s: float
@@ -106,6 +115,9 @@ class InferenceSpeed:
     assumed: bool = False
     notes: tuple[str, ...] = field(default=())
     batch_prefill_s: float = 0.0
+    steady_tpot_s: float = 0.0
+    steady_request_s: float = 0.0
+    prefill_share: float = 0.0
 
     @property
     def batch_tokens_per_s(self) -> float:
@@ -119,5 +131,9 @@ class InferenceSpeed:
         return {"task": "infer", "prefill_tokens_per_s": self.prefill_tokens_per_s, "ttft_s": self.ttft_s,
                 "tpot_s": self.tpot_s, "output_tokens_per_s": self.output_tokens_per_s, "request_s": self.request_s,
                 "prompt_tokens": self.prompt_tokens, "output_tokens": self.output_tokens,
-                "concurrency": self.concurrency, "replicas": self.replicas, "assumed": self.assumed,
+                "concurrency": self.concurrency, "replicas": self.replicas,
+                # None where the replica cannot keep up (the share of prefill reaches 1)
+                "steady_tpot_s": _finite(self.steady_tpot_s), "steady_request_s": _finite(self.steady_request_s),
+                "prefill_share": self.prefill_share, "batch_prefill_s": self.batch_prefill_s,
+                "batch_output_tokens_per_s": self.batch_tokens_per_s, "assumed": self.assumed,
                 "parts": [p.to_dict() for p in self.parts], "notes": list(self.notes)}

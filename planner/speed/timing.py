@@ -44,8 +44,10 @@ costs 2 x P FLOPs per prompt token and is compute bound. Bandwidth achieved is p
 (model bandwidth utilization): :data:`DEFAULT_MBU`.
 
 A request (inference with ``tokens_per_request``): ``tokens_per_request`` is the tokens generated
-per request, and the prompt is taken to be the rest of the context, context - tokens_per_request
-tokens. That split is an assumption (a workload gives no prompt length): every request fills its
+per request, and the prompt is a scenario ``slo:`` block's ``prompt_tokens`` where it gives one
+(``Inference.prompt_tokens``: the request its targets are checked with is the one priced), else
+the rest of the context, context - tokens_per_request tokens. That split is an assumption (a
+workload alone gives no prompt length): every request fills its
 context, the longest prefill and KV cache the workload's memory plan was sized for. A request
 needs at least one prompt token (vLLM refuses an empty prompt; Transformers' generate starts from
 at least the BOS token), so tokens_per_request must be below the context: the readers refuse more
@@ -342,6 +344,15 @@ def time_workload(*, workload, estimate, gpu, gpu_count: int, pcie_per_lane_byte
                             host_bandwidth_bytes_per_s)
 
 
+def _request_line(i, gen: int, prompt: int) -> str:
+    """The request timed, and where its prompt length comes from."""
+    if i.prompt_tokens:
+        return (f"request = {prompt:,} prompt + {gen:,} generated tokens (the slo: block's prompt_tokens and "
+                f"output_tokens), in a context of {i.context:,}")
+    return (f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
+            "prompt (assumed: the rest of the context; the workload gives no prompt length)")
+
+
 def _part_lines(parts) -> list[str]:
     return [f"{p.name}: {p.seconds * 1e3:,.3f} ms = {p.formula}" + (" (assumed rate)" if p.assumed else "")
             for p in parts if p.seconds > 0]
@@ -384,7 +395,7 @@ def _model_inference(w, est, gpu, n: int, per_lane: float, lanes: int, host_bw: 
         # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
         raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
                          "tokens (it must be below the context)")
-    prompt = i.context // 2 if gen is None else i.context - gen
+    prompt = i.context // 2 if gen is None else (i.prompt_tokens or i.context - gen)
     sp = inference_speed(w, est, gpu, prompt_tokens=max(prompt, 1), output_tokens=gen or 1, per_lane=per_lane,
                          lanes=lanes, host_bandwidth=host_bw)
     reason = ("modelled (planner.speed.inference): prefill at the engine's kernel rate, decode bytes over bandwidth "
@@ -398,8 +409,7 @@ def _model_inference(w, est, gpu, n: int, per_lane: float, lanes: int, host_bw: 
         return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
                        seconds_per_job=None, tokens_per_s=decode_tps, mfu=0.0, mfu_reason=reason, lines=tuple(lines),
                        assumed=sp.assumed)
-    lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
-                    "prompt (assumed: the rest of the context; the workload gives no prompt length)")
+    lines.insert(0, _request_line(i, gen, prompt))
     batch_s = sp.batch_prefill_s + gen * sp.tpot_s
     per_request = batch_s / (c * replicas)
     capacity = SECONDS_PER_HOUR / per_request
@@ -505,7 +515,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         # never shortened to fit: the scenario readers refuse it (planner.cli.compare)
         raise ValueError(f"tokens_per_request {gen} leaves no prompt token in the context of {i.context} "
                          "tokens (it must be below the context)")
-    prompt = 0 if gen is None else i.context - gen
+    prompt = 0 if gen is None else (i.prompt_tokens or i.context - gen)
     dr = decode_reads(w, est)  # planner.speed.traffic: weights (routed experts at their share) and KV read
     bw = gpu.memory_bandwidth_bytes_per_s
     hbw = host_bw or DEFAULT_HOST_BANDWIDTH
@@ -534,8 +544,7 @@ def _time_inference(w, est, gpu, n: int, mfu_override: float | None, mbu: float,
         lines.append(f"throughput = {replicas} replica(s) x {c} seq / {step * 1e3:.3f} ms = {decode_tps:,.1f} tokens/s")
         return JobTime(job="serving (no tokens_per_request: no request to time)", job_tokens=None,
                        seconds_per_job=None, tokens_per_s=decode_tps, mfu=mfu, mfu_reason=reason, lines=tuple(lines))
-    lines.insert(0, f"request = context {i.context:,} tokens = {gen:,} generated (tokens_per_request) + {prompt:,} "
-                    "prompt (assumed: the rest of the context; the workload gives no prompt length)")
+    lines.insert(0, _request_line(i, gen, prompt))
     pre_s = prefill_seconds(params=params_gpu, tokens=prompt * c, tflops=tflops, mfu=mfu)
     upload_line = ""
     if i.engine == "llama.cpp" and pcie_bw:

@@ -311,6 +311,9 @@ class Inference:
             Lightning's BitsandbytesPrecision converts every ``nn.Linear``; Transformers keeps it 16-bit).
         enable_lora, max_loras, max_lora_rank, max_cpu_loras: engine vllm: LoRA serving (vLLM's
             defaults 1 slot, rank 16, max_cpu_loras = max_loras); planner.memory.vllm_lora.
+        prompt_tokens: the prompt of the request the cost stage times and prices, set from a
+            scenario workload's ``slo: {prompt_tokens}`` (planner.solve.slo); None: the rest of the
+            context after ``tokens_per_request`` (not a workload-file key).
         imatrix: engine llama.cpp: the GGUF was quantized with an importance matrix (None: the
             presets that need one, planner.model.gguf.IMATRIX_REQUIRED); False is refused for a preset
             llama-quantize makes only with one (planner.model.gguf.imatrix_required).
@@ -349,6 +352,7 @@ class Inference:
     max_cpu_loras: int | None = None
     double_quant: bool = True
     quantize_head: bool = False
+    prompt_tokens: int | None = None  # a scenario's slo: prompt_tokens: the request priced (None: the rest of the context)
 
 
 @dataclass(frozen=True)

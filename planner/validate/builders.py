@@ -6,7 +6,6 @@ Importing this module does not import torch; the builders do.
 
 from __future__ import annotations
 
-import logging
 import platform
 from typing import Any, Mapping
 
@@ -35,26 +34,13 @@ def versions() -> dict[str, str]:
 
 
 def _setup(seed: int, threads: int) -> Any:
+    """torch, seeded with ``seed`` and set to run on ``threads`` threads: both settings of the whole
+    process, so only the measuring worker's runs call it (planner.validate.worker)."""
     import torch
 
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     return torch
-
-
-def _quiet_transformers() -> None:
-    import warnings
-
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    # bitsandbytes' CPU backend logs that an optional inference kernel package is missing
-    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
 
 
 def build_model(config: Mapping[str, Any], *, attention: str, dtype: Any) -> Any:

@@ -6,6 +6,7 @@ Importing this module does not import torch; the builders do.
 
 from __future__ import annotations
 
+import logging
 import platform
 from typing import Any, Mapping
 
@@ -41,6 +42,24 @@ def _setup(seed: int, threads: int) -> Any:
     torch.manual_seed(seed)
     torch.set_num_threads(threads)
     return torch
+
+
+def _quiet_transformers() -> None:
+    """Transformers' logger at ERROR, FutureWarnings and peft's UserWarnings ignored, bitsandbytes'
+    logger at ERROR: settings of the whole process, so only the measuring worker's runs call it
+    (planner.validate.worker)."""
+    import warnings
+
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+    except ImportError:  # pragma: no cover
+        pass
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    # bitsandbytes' CPU backend logs that an optional inference kernel package is missing
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
 
 
 def build_model(config: Mapping[str, Any], *, attention: str, dtype: Any) -> Any:

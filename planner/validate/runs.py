@@ -1,6 +1,7 @@
 """The measuring runs of planner.validate.measure, as they run in the measuring worker
-(planner.validate.worker): each seeds torch's generator and sets its thread count for the run, which
-is why they run in the worker's process and never in a caller's (issue 33).
+(planner.validate.worker): each seeds torch's generator, sets its thread count and quiets Transformers'
+and bitsandbytes' loggers and Python's warnings, which is why they run in the worker's process and
+never in a caller's (issue 33).
 
 What each run measures and how: the public functions of planner.validate.measure, whose arguments
 these take.
@@ -20,6 +21,7 @@ from planner.validate.builders import (
     OPTIMIZER_CLASSES,
     _int8_state_tensors,
     _quant_state_tensors,
+    _quiet_transformers,
     _setup,
     build_int8_model,
     build_model,
@@ -222,6 +224,7 @@ def train_step(
     kbit = method == "qlora" or load_in_8bit
     t0 = time.perf_counter()
     torch = _setup(seed, threads)
+    _quiet_transformers()
     model, lora_info = _train_model(config, torch, mode=mode, method=method, attention=attention,
                                     checkpointing=checkpointing, use_reentrant=use_reentrant,
                                     double_quant=double_quant, prepare_kbit_training=prepare_kbit_training,
@@ -581,6 +584,7 @@ def inference(
     _inference_checks(dtype, new_tokens)
     t0 = time.perf_counter()
     torch = _setup(seed, threads)
+    _quiet_transformers()
     from transformers import DynamicCache
 
     tdtype = torch.bfloat16 if dtype == "bf16" else torch.float32

@@ -1,4 +1,5 @@
-"""The measuring worker: a child Python process in which planner.validate.measure's runs happen.
+"""The measuring worker: a child Python process in which planner.validate.measure's runs happen
+(and planner.validate.validation reads the test files its report quotes).
 
 A run seeds torch's random generator, sets torch's thread count, and quiets Transformers' and
 bitsandbytes' loggers and Python's warnings (FutureWarning, peft's UserWarning): settings of the whole
@@ -11,9 +12,13 @@ main script, whose top-level code runs again (or fails) unless it sits under
 ``if __name__ == "__main__":`` (Python docs, multiprocessing, "Safe importing of main module"), which
 a library cannot ask of its callers.
 
-One worker serves any number of runs, one at a time, so torch and Transformers are imported once per
+Reading a test file (planner.validate.validation's sections) puts the file in ``sys.modules`` while it
+runs and its folder on ``sys.path``: done in a worker too, the caller's import state stays its own.
+
+One worker serves any number of calls, one at a time, so torch and Transformers are imported once per
 worker (:func:`planner.validate.measure.run_grid` uses one for a whole grid). The protocol: each
-request is a pickled ``(kind, config, settings)`` on the child's standard input; each answer a
+request is a pickled ``(target, args, kwargs)`` on the child's standard input, ``target`` a function
+of the planner as ``"module:function"``; each answer a
 pickled ``("ok", result)`` or ``("error", exception, traceback text)`` on a copy of the child's
 standard output, whose own descriptor is pointed at its standard error first, so what a library
 prints cannot corrupt the answers. Closing the standard input ends the child. Both ends are this
@@ -85,16 +90,29 @@ class MeasureWorker:
             raise answer[1] from WorkerTraceback(answer[2])
         return answer[1]
 
+    def call(self, target: str, *args: Any, **kwargs: Any) -> Any:
+        """``target(*args, **kwargs)`` run in the worker, ``target`` a planner function as
+        ``"module:function"`` (``"planner.validate.runs:train_step"``); what it returns. An exception it
+        raises is raised here, its traceback in the worker as the cause (:class:`WorkerTraceback`).
+
+        Raises:
+            ValueError: ``target`` is not a function of the planner package.
+            RuntimeError: the worker could not start, or ended before it answered.
+        """
+        if not target.startswith("planner.") or ":" not in target:
+            raise ValueError(f"target must be a planner function as 'module:function', not {target!r}")
+        return self._ask((target, args, kwargs))
+
     def measure(self, kind: str, config: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
-        """Run one measurement in the worker: ``kind`` "train" (planner.validate.runs.train_step) or
-        "inference" (planner.validate.runs.inference) with ``config`` and keyword ``settings``; its
-        result. An exception the run raises is raised here, its traceback in the worker as the cause."""
-        return self._ask((kind, dict(config), dict(settings)))
+        """One measurement: ``kind`` "train" (planner.validate.runs.train_step) or "inference"
+        (planner.validate.runs.inference) of ``config`` with keyword ``settings``; its result."""
+        function = {"train": "train_step", "inference": "inference"}[kind]
+        return self.call(f"planner.validate.runs:{function}", dict(config), **settings)
 
     def versions(self) -> dict[str, str]:
         """The worker's Python, torch, Transformers, PEFT and bitsandbytes versions
         (planner.validate.builders.versions)."""
-        return self._ask(("versions", {}, {}))
+        return self.call("planner.validate.builders:versions")
 
     def close(self) -> None:
         """Stop the worker: close its input (it ends) and wait for it, killing it after
@@ -115,24 +133,6 @@ class MeasureWorker:
             proc.wait()
 
 
-def _quiet() -> None:
-    """The worker's own logging and warnings: Transformers' logger at ERROR, FutureWarnings and peft's
-    UserWarnings ignored, bitsandbytes' logger at ERROR (its CPU backend logs that an optional
-    inference kernel package is missing). Run in the worker only."""
-    import logging
-    import warnings
-
-    try:
-        from transformers.utils import logging as hf_logging
-
-        hf_logging.set_verbosity_error()
-    except ImportError:  # pragma: no cover
-        pass
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=UserWarning, module="peft")
-
-
 def _answer(out: BinaryIO, answer: tuple[Any, ...]) -> None:
     """Write ``answer`` to ``out``; an exception or result that does not pickle and unpickle goes
     back as a RuntimeError that names it."""
@@ -149,27 +149,31 @@ def _answer(out: BinaryIO, answer: tuple[Any, ...]) -> None:
     out.flush()
 
 
+def call_in_worker(target: str, *args: Any, **kwargs: Any) -> Any:
+    """``target(*args, **kwargs)`` (:meth:`MeasureWorker.call`) in a worker started for this call."""
+    with MeasureWorker() as worker:
+        return worker.call(target, *args, **kwargs)
+
+
 def serve() -> None:
     """The worker's loop (run in the child process, never in a caller's): read requests from the
     standard input until it closes, run each, write its answer (module docstring)."""
     import gc
+    import importlib
 
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what a library prints goes to standard error
     requests = sys.stdin.buffer
-    _quiet()
-    from planner.validate import runs
-    from planner.validate.builders import versions
-
-    handlers = {"train": runs.train_step, "inference": runs.inference, "versions": lambda _config: versions()}
     while True:
         try:
-            kind, config, settings = pickle.load(requests)
+            target, args, kwargs = pickle.load(requests)
         except EOFError:
             return
         try:
-            answer: tuple[Any, ...] = ("ok", handlers[kind](config, **settings))
+            module, _, name = target.partition(":")
+            answer: tuple[Any, ...] = ("ok", getattr(importlib.import_module(module), name)(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
             answer = ("error", exc, traceback.format_exc())
         _answer(out, answer)
+        del answer
         gc.collect()  # between runs, as a grid has always run them

@@ -1,8 +1,9 @@
 """No interpreter-wide state changed by a library call (issue 33).
 
-A program that imports the planner keeps its own garbage-collector settings, locale and umask, even
-while a call runs (another of its threads would see a change), and no module keeps a cache at
-module level (a long-lived caller's memory would grow with each call, and a test's result would
+A program that imports the planner keeps its own garbage-collector settings, locale, umask,
+environment, import path, warning filters, logging set-up, recursion limit, exception hooks and
+decimal context, even while a call runs (another of its threads would see a change; the command line
+alone installs signal handlers), and no module keeps a cache at module level (a long-lived caller's memory would grow with each call, and a test's result would
 depend on the tests before it). Each check can fail: the recorders below see every call of the
 functions that change that state, however briefly, and the module scan sees any
 ``functools.lru_cache``/``functools.cache`` object bound in a module or a class of it.
@@ -10,12 +11,19 @@ functions that change that state, however briefly, and the module scan sees any
 
 from __future__ import annotations
 
+import csv
+import decimal
 import functools
 import gc
 import importlib
 import locale
+import logging
 import os
 import pkgutil
+import signal
+import sys
+import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +36,35 @@ from planner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
-#: The functions that change the collector's, the locale's or the file-mode mask's process-wide state.
-CHANGERS = {gc: ("disable", "enable", "set_threshold", "freeze", "unfreeze"), locale: ("setlocale",), os: ("umask",)}
+#: The functions that change the collector's, the locale's, the file-mode mask's, the environment's, the
+#: warning filters', the logging set-up's, the recursion limit's, the csv module's or the decimal
+#: context's process-wide state (``os.environ[k] = v`` calls ``os.putenv``), or a signal's handler.
+CHANGERS = {gc: ("disable", "enable", "set_threshold", "freeze", "unfreeze"), locale: ("setlocale",),
+            os: ("umask", "putenv", "unsetenv", "chdir"), warnings: ("filterwarnings", "simplefilter", "resetwarnings"),
+            logging: ("basicConfig", "disable", "captureWarnings"), logging.Logger: ("setLevel",),
+            sys: ("setrecursionlimit", "setswitchinterval", "setprofile", "settrace"), csv: ("field_size_limit",),
+            decimal: ("setcontext",), signal: ("signal",)}
+#: What the command line may change: its entry installs the signal handlers (planner.core.interrupt).
+CLI_CHANGES = {"signal.signal"}
+
+
+class _RecordingPath(list):
+    """``sys.path``, recording each change (the import system reads the list object itself)."""
+
+    def __init__(self, items: list[str], seen: list[str]) -> None:
+        super().__init__(items)
+        self.seen = seen
+
+    def _record(name: str) -> Any:  # noqa: N805 - a method factory run in the class body
+        def method(self: _RecordingPath, *args: Any, **kw: Any) -> Any:
+            self.seen.append(f"sys.path.{name}")
+            return getattr(list, name)(self, *args, **kw)
+
+        return method
+
+    for _name in ("append", "insert", "extend", "remove", "pop", "clear", "__setitem__", "__delitem__", "__iadd__"):
+        locals()[_name] = _record(_name)
+    del _name
 
 
 @pytest.fixture
@@ -41,41 +76,88 @@ def changes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
             real = getattr(module, name)
 
             def record(*args: Any, _real: Any = real, _name: str = f"{module.__name__}.{name}", **kw: Any) -> Any:
-                if _name != "locale.setlocale" or (args[1:] or kw.get("locale")) not in ((), (None,), None):
-                    seen.append(_name)  # setlocale(category) with no locale only reads it
+                # setlocale(category) with no locale, field_size_limit() with no limit only read
+                reads = ((_name == "locale.setlocale" and (args[1:] or kw.get("locale")) in ((), (None,), None))
+                         or (_name == "csv.field_size_limit" and not args and not kw))
+                if not reads:
+                    seen.append(_name)
                 return _real(*args, **kw)
 
             monkeypatch.setattr(module, name, record)
+    monkeypatch.setattr(sys, "path", _RecordingPath(sys.path, seen))
     return seen
 
 
 def _state() -> tuple[Any, ...]:
-    return gc.isenabled(), gc.get_threshold(), locale.setlocale(locale.LC_ALL)
+    return (gc.isenabled(), gc.get_threshold(), locale.setlocale(locale.LC_ALL), dict(os.environ), list(sys.path),
+            list(warnings.filters), logging.getLogger().level, list(logging.getLogger().handlers),
+            sys.getrecursionlimit(), sys.excepthook, threading.excepthook, str(decimal.getcontext()),
+            csv.field_size_limit(), [signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)])
 
 
-@pytest.mark.parametrize("call", ["load_catalog", "estimate", "plan", "cli plan"])
-def test_a_call_leaves_the_collector_and_locale_alone(call: str, changes: list[str], tmp_path: Path) -> None:
-    before = _state()
+def _call(call: str, out: Path) -> None:
     if call == "load_catalog":
         planner.api.load_catalog()
     elif call == "estimate":
         planner.api.estimate(model="llama-2-7b", task="train", method="qlora", micro_batch=2, seq_len=1024)
+    elif call == "fit":
+        planner.api.fit(model="llama-2-7b", gpu="rtx-4090", task="train", method="qlora", micro_batch="max")
+    elif call == "compare":
+        planner.api.compare(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml", out=out / "compare")
     elif call == "plan":
-        planner.api.plan(SCENARIO, out=tmp_path, format="csv,json")
+        planner.api.plan(SCENARIO, out=out / "plan", format="csv,json,xlsx,md")
     else:  # the command line, run in this process as CliRunner does
-        r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(tmp_path), "--format", "csv"])
+        r = CliRunner().invoke(main, ["plan", str(SCENARIO), "--out", str(out / "cli"), "--format", "csv"])
         assert r.exit_code == 0, r.stderr
-    assert changes == []
+
+
+@pytest.mark.parametrize("call", ["load_catalog", "estimate", "fit", "compare", "plan", "cli plan"])
+def test_a_call_leaves_the_interpreter_alone(call: str, changes: list[str], tmp_path: Path) -> None:
+    _call(call, tmp_path / "first")  # the modules a call imports the first time (numpy adds warning filters)
+    changes.clear()
+    before = _state()
+    _call(call, tmp_path)
+    assert [c for c in changes if call != "cli plan" or c not in CLI_CHANGES] == []
     assert _state() == before
 
 
-def test_the_recorder_sees_a_brief_change(changes: list[str]) -> None:
-    """The check above can fail: a pause of the collector, undone at once, is recorded."""
+def test_the_validation_report_leaves_the_import_path_alone(changes: list[str]) -> None:
+    """The report's sections read test files as modules (in ``sys.modules``, their folder on ``sys.path``):
+    in a worker process, so neither changes here, even for a moment."""
+    import json
+
+    from planner.validate.validation import compare_runs, engine_releases_section, full_report
+
+    doc = json.loads((ROOT / "tests" / "data" / "validation" / "measured_cpu.json").read_text(encoding="utf-8"))
+    tests = ROOT / "tests"
+    changes.clear()  # pytest's own PYTEST_CURRENT_TEST for this test's call
+    modules, before = set(sys.modules), _state()
+    text = full_report(compare_runs(doc["runs"]), doc, tests / "test_published.py", tests / "test_public_cases.py",
+                       tests / "test_framework_releases.py", tests / "test_engine_releases.py")
+    assert "## Public bug reports" in text and "## Engine releases" in text
+    assert engine_releases_section(tests / "test_engine_releases.py") in text
+    assert changes == []
+    assert _state() == before
+    assert {m for m in set(sys.modules) - modules if "test" in m or m.startswith("_")} == set()
+
+
+def test_the_recorder_sees_a_brief_change(changes: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks above can fail: a pause of the collector, an environment variable, a folder on the
+    import path, a warning filter and a logger's level, each undone at once, are recorded."""
+    changes.clear()  # pytest's own PYTEST_CURRENT_TEST for this test's call
     was = gc.isenabled()
     gc.disable()
     if was:
         gc.enable()
-    assert changes[0] == "gc.disable"
+    monkeypatch.setenv("PLANNER_TEST_GLOBAL_STATE", "1")  # os.environ[...] = ... calls os.putenv
+    sys.path.insert(0, "/nonexistent")
+    sys.path.remove("/nonexistent")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+    logger = logging.getLogger("planner-test-global-state")
+    logger.setLevel(logger.level)
+    assert changes == ["gc.disable"] + ["gc.enable"] * was + ["os.putenv", "sys.path.insert", "sys.path.remove", "warnings.simplefilter",
+                       "Logger.setLevel"]
 
 
 def _module_caches() -> list[str]:
@@ -186,7 +268,7 @@ def test_a_measurement_leaves_torch_logging_and_warnings_alone(call: str, torch_
 @pytest.mark.torch
 def test_the_torch_recorder_sees_a_run_in_this_process(torch_changes: list[str]) -> None:
     """The check above can fail: what a run does first in the worker (planner.validate.runs: seed and
-    threads; planner.validate.worker: loggers and warnings), done here, is recorded and changes the
+    threads, loggers and warnings: planner.validate.builders), done here, is recorded and changes the
     state; the test puts it back."""
     import logging
     import warnings
@@ -204,7 +286,7 @@ def test_the_torch_recorder_sees_a_run_in_this_process(torch_changes: list[str])
     with warnings.catch_warnings():
         try:
             builders._setup(0, threads + 1)
-            worker._quiet()
+            builders._quiet_transformers()
             assert _torch_state() != before
         finally:
             torch.set_rng_state(rng)

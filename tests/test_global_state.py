@@ -1,12 +1,14 @@
 """No interpreter-wide state changed by a library call (issue 33).
 
-A program that imports the planner keeps its own garbage-collector settings, locale, umask,
-environment, import path, warning filters, logging set-up, recursion limit, exception hooks and
-decimal context, even while a call runs (another of its threads would see a change; the command line
-alone installs signal handlers), and no module keeps a cache at module level (a long-lived caller's memory would grow with each call, and a test's result would
-depend on the tests before it). Each check can fail: the recorders below see every call of the
-functions that change that state, however briefly, and the module scan sees any
-``functools.lru_cache``/``functools.cache`` object bound in a module or a class of it.
+A program that imports the planner keeps its own garbage-collector settings, locale, umask, environment,
+import path, warning filters, logging set-up, recursion limit, exception hooks and decimal context, even
+while a call runs (another of its threads would see a change; the command line alone installs signal
+handlers), and no module keeps a cache at module level (a long-lived caller's memory would grow with
+each call, and a test's result would depend on the tests before it). Each check can fail: the recorders
+below see every call of the functions that change that state, however briefly, the module scan sees
+any ``functools.lru_cache``/``functools.cache`` object bound in a module or a class of it, and the
+source scan any function that fills a container bound at module level. The measuring calls
+(planner.validate) are checked with torch: they seed it and set its threads, in a worker process.
 """
 
 from __future__ import annotations
@@ -156,8 +158,8 @@ def test_the_recorder_sees_a_brief_change(changes: list[str], monkeypatch: pytes
         warnings.simplefilter("ignore")
     logger = logging.getLogger("planner-test-global-state")
     logger.setLevel(logger.level)
-    assert changes == ["gc.disable"] + ["gc.enable"] * was + ["os.putenv", "sys.path.insert", "sys.path.remove", "warnings.simplefilter",
-                       "Logger.setLevel"]
+    assert changes == ["gc.disable"] + ["gc.enable"] * was + [
+        "os.putenv", "sys.path.insert", "sys.path.remove", "warnings.simplefilter", "Logger.setLevel"]
 
 
 def _module_caches() -> list[str]:
@@ -297,3 +299,55 @@ def test_the_torch_recorder_sees_a_run_in_this_process(torch_changes: list[str])
     assert {"torch.manual_seed", "torch.set_num_threads", "warnings.filterwarnings", "Logger.setLevel"} <= set(
         torch_changes)
     assert _torch_state() == before
+
+
+#: Methods that change a list, dict or set in place.
+MUTATORS = {"append", "extend", "insert", "update", "setdefault", "add", "pop", "popitem", "clear", "remove",
+            "discard", "__setitem__"}
+
+
+def _module_level_stores(source: str) -> list[str]:
+    """Where a function of ``source`` changes a container bound at module level (a memo dict, a
+    registry filled at run time): an item stored or deleted, a mutating method called, or a
+    ``global`` statement; names the function binds itself are its own."""
+    import ast
+
+    tree = ast.parse(source)
+    module_names = {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    if isinstance(t, ast.Name)}
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        own = {a.arg for a in fn.args.args + fn.args.kwonlyargs + fn.args.posonlyargs}
+        own |= {t.id for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For))
+                for t in ([n.target] if not isinstance(n, ast.Assign) else n.targets) if isinstance(t, ast.Name)}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Global):
+                found.append(f"{fn.name}: global {', '.join(n.names)}")
+            targets = n.targets if isinstance(n, (ast.Assign, ast.Delete)) else [n.target] if isinstance(
+                n, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in module_names - own:
+                    found.append(f"{fn.name}: {t.value.id}[...]")
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id in module_names - own):
+                found.append(f"{fn.name}: {n.func.value.id}.{n.func.attr}()")
+    return found
+
+
+def test_no_function_fills_a_module_level_container() -> None:
+    """No memo dict or run-time registry at module level: a cache is passed to the function that uses it."""
+    found = []
+    for path in sorted((ROOT / "planner").rglob("*.py")):
+        found += [f"{path.relative_to(ROOT)}: {f}" for f in _module_level_stores(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_container_scan_sees_a_memo() -> None:
+    """The scan above can fail: a memo dict filled by a function, and a ``global``, are found."""
+    source = ("_MEMO = {}\nCOUNT = 0\n\ndef size(key):\n    global COUNT\n    if key not in _MEMO:\n"
+              "        _MEMO[key] = len(key)\n    return _MEMO.get(key)\n\ndef note(x):\n    _MEMO.setdefault(x, 0)\n"
+              "\ndef local(x):\n    _MEMO = {}\n    _MEMO[x] = 1\n")
+    assert _module_level_stores(source) == ["size: global COUNT", "size: _MEMO[...]", "note: _MEMO.setdefault()"]

@@ -242,6 +242,27 @@ def test_linear_training_step_matches_hand_computation():
 
 # --------------------------------------------------------------------------- Transformers runs
 
+@pytest.mark.torch
+def test_measuring_does_not_import_torch_here():
+    """The runs happen in the measuring worker: the caller's process imports neither torch nor Transformers,
+    not even to read the results or an error raised there."""
+    _torch()
+    pytest.importorskip("transformers")
+    code = ("import sys, json\n"
+            "from planner.validate.measure import measure_inference\n"
+            f"config = json.loads({json.dumps(json.dumps(TINY_LLAMA))})\n"
+            "res = measure_inference(config, dtype='bf16', batch=1, prompt_len=8, new_tokens=2, attention='sdpa')\n"
+            "assert res['peak_bytes'] > 0\n"
+            "try:\n"
+            "    measure_inference(config, dtype='bf16', batch=1, prompt_len=8, new_tokens=2, attention='flash')\n"
+            "except ValueError as exc:\n"
+            "    assert 'attention must be one of' in str(exc), exc\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[]\n"
+
+
 @pytest.fixture(scope="module")
 def worker():
     """One measuring worker for this module's runs (torch and Transformers are imported once)."""

@@ -384,10 +384,10 @@ def _no_torch() -> CalibrationUnavailable:
 
 
 def _run_calibration_here(spec: dict[str, Any], *, steps: int) -> dict[str, Any]:
-    """:func:`run_calibration`'s run of ``spec`` (:func:`_run_spec`), in the process that calls it: the measuring worker's
-    (planner.validate.worker), never a caller's, because it makes a CUDA context, resets the CUDA
-    allocator's peak statistics and draws from torch's generator, all settings of the whole process
-    (issue 33); in a fresh process the CUDA context's bytes are those of this run alone."""
+    """:func:`run_calibration`'s run of ``spec`` (:func:`_run_spec`), in the process that calls it: the
+    measuring worker's (planner.validate.worker), never a caller's, because it makes a CUDA context,
+    resets the CUDA allocator's peak statistics and draws from torch's generator, all state of the whole
+    process (issue 33); in a fresh process the CUDA context's bytes are those of this run alone."""
     try:
         import torch
     except ImportError:

@@ -18,10 +18,10 @@ runs and its folder on ``sys.path``: done in a worker too, the caller's import s
 One worker serves any number of calls, one at a time, so torch and Transformers are imported once per
 worker (:func:`planner.validate.measure.run_grid` uses one for a whole grid). The protocol: each
 request is a pickled ``(target, args, kwargs)`` on the child's standard input, ``target`` a function
-of the planner as ``"module:function"``; each answer a
-pickled ``("ok", result)`` or ``("error", exception, traceback text)`` on a copy of the child's
-standard output, whose own descriptor is pointed at its standard error first, so what a library
-prints cannot corrupt the answers. Closing the standard input ends the child. Both ends are this
+of the planner as ``"module:function"``; each answer a pickled ``("ok", result)`` or ``("error",
+exception, traceback text)`` on a copy of the child's standard output, whose own descriptor is pointed
+at its standard error first, so what a library prints cannot corrupt the answers. Results are plain
+values and exceptions Python's or the planner's, so the caller's process never imports torch. Closing the standard input ends the child. Both ends are this
 module's: nothing but the worker's own answers is unpickled.
 
 Importing this module does not import torch; the worker's process does.
@@ -66,8 +66,10 @@ class MeasureWorker:
         if not sys.executable:
             raise RuntimeError("the measuring worker needs a Python executable, and sys.executable is empty")
         root = str(Path(__file__).resolve().parents[2])  # the folder that holds the planner package
-        # the child's first path entry is the package's folder (not the current directory)
-        code = f"import sys; sys.path[0] = {root!r}; from planner.validate.worker import serve; serve()"
+        # the child's first path entry is the package's folder, in place of the current directory that
+        # '-c' puts first (a file there named like a module would shadow it)
+        code = (f"import sys; sys.path[:1] = [{root!r}] + ([] if sys.path[:1] == [''] else sys.path[:1]); "
+                "from planner.validate.worker import serve; serve()")
         try:
             return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         except OSError as exc:
@@ -133,6 +135,14 @@ class MeasureWorker:
             proc.wait()
 
 
+def _portable(exc: Exception) -> Exception:
+    """``exc`` if its class is Python's or the planner's; else a RuntimeError naming it, so that the
+    caller's process does not import the library that raised it (torch) to unpickle it."""
+    if type(exc).__module__.partition(".")[0] in ("builtins", "planner"):
+        return exc
+    return RuntimeError(f"{type(exc).__module__}.{type(exc).__qualname__}: {exc}")
+
+
 def _answer(out: BinaryIO, answer: tuple[Any, ...]) -> None:
     """Write ``answer`` to ``out``; an exception or result that does not pickle and unpickle goes
     back as a RuntimeError that names it."""
@@ -173,7 +183,7 @@ def serve() -> None:
             module, _, name = target.partition(":")
             answer: tuple[Any, ...] = ("ok", getattr(importlib.import_module(module), name)(*args, **kwargs))
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the caller
-            answer = ("error", exc, traceback.format_exc())
+            answer = ("error", _portable(exc), traceback.format_exc())
         _answer(out, answer)
         del answer
         gc.collect()  # between runs, as a grid has always run them

@@ -164,8 +164,8 @@ def measure_train_step(
     next call); without one, a worker is started for this call and stopped after it.
 
     Raises:
-        ValueError: settings that are unknown or do not go together (checked before a worker starts),
-            or a config Transformers refuses (raised by the worker).
+        ValueError: a setting out of its range, or settings that do not go together (checked before a
+            worker starts), or a config or attention Transformers refuses (raised by the worker).
         RuntimeError: the worker could not start or ended before it answered.
     """
     settings = {k: v for k, v in locals().items() if k not in ("config", "worker")}
@@ -198,8 +198,8 @@ def measure_inference(
     next call); without one, a worker is started for this call and stopped after it.
 
     Raises:
-        ValueError: settings that are unknown or do not go together (checked before a worker starts),
-            or a config Transformers refuses (raised by the worker).
+        ValueError: a setting out of its range, or settings that do not go together (checked before a
+            worker starts), or a config or attention Transformers refuses (raised by the worker).
         RuntimeError: the worker could not start or ended before it answered.
     """
     settings = {k: v for k, v in locals().items() if k not in ("config", "worker")}

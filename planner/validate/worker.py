@@ -21,8 +21,9 @@ request is a pickled ``(target, args, kwargs)`` on the child's standard input, `
 of the planner as ``"module:function"``; each answer a pickled ``("ok", result)`` or ``("error",
 exception, traceback text)`` on a copy of the child's standard output, whose own descriptor is pointed
 at its standard error first, so what a library prints cannot corrupt the answers. Results are plain
-values and exceptions Python's or the planner's, so the caller's process never imports torch. Closing the standard input ends the child. Both ends are this
-module's: nothing but the worker's own answers is unpickled.
+values and exceptions Python's or the planner's, so the caller's process never imports torch. Closing
+the standard input ends the child. Both ends are this module's: nothing but the worker's own answers
+is unpickled.
 
 Importing this module does not import torch; the worker's process does.
 """

@@ -209,7 +209,7 @@ def test_kv_cache_bytes_are_what_transformers_allocates(name, dtype):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from planner.validate.builders import build_model
-    from planner.validate.measure import _cache_tensors
+    from planner.validate.runs import _cache_tensors
     from transformers import DynamicCache
 
     cfg = CASES[name]
@@ -353,7 +353,7 @@ def test_generic_architecture_counts_and_caches_exactly():
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     from planner.validate.builders import build_model
-    from planner.validate.measure import _cache_tensors
+    from planner.validate.runs import _cache_tensors
     from transformers import DynamicCache
 
     cfg = {"model_type": "olmo", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,

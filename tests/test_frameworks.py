@@ -640,7 +640,7 @@ def test_peft_has_no_default_for_an_unmapped_model_type():
 
 
 def test_measurement_harness_uses_the_same_default_rule():
-    from planner.validate.measure import _default_lora_targets
+    from planner.validate.runs import _default_lora_targets
 
     for config in (FALCON_7B, BLOOM, PHI_1_5, GPTJ, TINY):
         w = workload(config, method="lora", seq_len=64)

@@ -242,6 +242,36 @@ def test_linear_training_step_matches_hand_computation():
 
 # --------------------------------------------------------------------------- Transformers runs
 
+@pytest.mark.torch
+def test_measuring_does_not_import_torch_here():
+    """The runs happen in the measuring worker: the caller's process imports neither torch nor Transformers,
+    not even to read the results or an error raised there."""
+    _torch()
+    pytest.importorskip("transformers")
+    code = ("import sys, json\n"
+            "from planner.validate.measure import measure_inference\n"
+            f"config = json.loads({json.dumps(json.dumps(TINY_LLAMA))})\n"
+            "res = measure_inference(config, dtype='bf16', batch=1, prompt_len=8, new_tokens=2, attention='sdpa')\n"
+            "assert res['peak_bytes'] > 0\n"
+            "try:\n"
+            "    measure_inference(config, dtype='bf16', batch=1, prompt_len=8, new_tokens=2, attention='flash')\n"
+            "except ValueError as exc:\n"
+            "    assert 'attention must be one of' in str(exc), exc\n"
+            "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "[]\n"
+
+
+@pytest.fixture(scope="module")
+def worker():
+    """One measuring worker for this module's runs (torch and Transformers are imported once)."""
+    from planner.validate.worker import MeasureWorker
+
+    with MeasureWorker() as w:
+        yield w
+
+
 TINY_LLAMA = {
     "model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
     "num_key_value_heads": 2, "intermediate_size": 128, "vocab_size": 1000,
@@ -249,12 +279,13 @@ TINY_LLAMA = {
 
 
 @pytest.mark.torch
-def test_train_step_accounting_is_consistent():
+def test_train_step_accounting_is_consistent(worker):
     _torch()
     pytest.importorskip("transformers")
     from planner.validate.measure import measure_train_step
 
-    res = measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=2, seq_len=32, attention="sdpa")
+    res = measure_train_step(TINY_LLAMA, mode="fp32", micro_batch=2, seq_len=32, attention="sdpa",
+                             worker=worker)
     params = res["model"]["parameter_bytes_counted"]
     # fp32 AdamW: two states the size of the (rounded) parameters; the foreach step's
     # temporary is one more parameter-sized list (sqrt of exp_avg_sq)
@@ -288,7 +319,7 @@ TINY_LLAMA_NF4 = {
 
 @pytest.mark.torch
 @pytest.mark.parametrize("prepare", [False, True])
-def test_qlora_step_holds_a_packed_4bit_base(prepare):
+def test_qlora_step_holds_a_packed_4bit_base(prepare, worker):
     _torch()
     for lib in ("transformers", "peft", "bitsandbytes"):
         pytest.importorskip(lib)
@@ -296,7 +327,7 @@ def test_qlora_step_holds_a_packed_4bit_base(prepare):
 
     res = measure_train_step(TINY_LLAMA_NF4, mode="pure-bf16", micro_batch=1, seq_len=32, attention="sdpa",
                              method="qlora", lora_rank=4, lora_targets=["q_proj", "v_proj"],
-                             double_quant=True, prepare_kbit_training=prepare)
+                             double_quant=True, prepare_kbit_training=prepare, worker=worker)
     m = res["model"]
     h, kv, f = 128, 64, 256
     linear = h * h + 2 * h * kv + h * h + 3 * h * f
@@ -317,13 +348,13 @@ def test_qlora_step_holds_a_packed_4bit_base(prepare):
 
 
 @pytest.mark.torch
-def test_inference_kv_cache_matches_formula():
+def test_inference_kv_cache_matches_formula(worker):
     _torch()
     pytest.importorskip("transformers")
     from planner.validate.measure import measure_inference
 
     res = measure_inference(TINY_LLAMA, dtype="bf16", batch=2, prompt_len=40, new_tokens=3,
-                            attention="sdpa")
+                            attention="sdpa", worker=worker)
     layers, kv, head_dim = 2, 2, 64 // 4
     assert res["kv_cache_tokens_final"] == 40 + 3 - 1
     per_tensor = 2 * kv * (40 + 3 - 1) * head_dim * 2  # batch * kv heads * tokens * d * bf16
@@ -333,7 +364,7 @@ def test_inference_kv_cache_matches_formula():
 
 
 @pytest.mark.torch
-def test_recorded_peaks_reproduce():
+def test_recorded_peaks_reproduce(worker):
     """The committed measurements are exact: re-measuring a run gives the same bytes."""
     _torch()
     pytest.importorskip("transformers")
@@ -354,6 +385,6 @@ def test_recorded_peaks_reproduce():
         run = grid[rid]
         settings = {k: v for k, v in run["settings"].items() if k != "crosscheck"}
         fn = measure_train_step if run["kind"] == "train" else measure_inference
-        res = fn(run["config"], **settings)
+        res = fn(run["config"], **settings, worker=worker)
         assert res["peak_bytes"] == recorded[rid]["peak_bytes"], rid
         assert res["peak_phase"] == recorded[rid]["peak_phase"], rid

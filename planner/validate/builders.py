@@ -35,6 +35,8 @@ def versions() -> dict[str, str]:
 
 
 def _setup(seed: int, threads: int) -> Any:
+    """torch, seeded with ``seed`` and set to run on ``threads`` threads: both settings of the whole
+    process, so only the measuring worker's runs call it (planner.validate.worker)."""
     import torch
 
     torch.manual_seed(seed)
@@ -43,6 +45,9 @@ def _setup(seed: int, threads: int) -> Any:
 
 
 def _quiet_transformers() -> None:
+    """Transformers' logger at ERROR, FutureWarnings and peft's UserWarnings ignored, bitsandbytes'
+    logger at ERROR: settings of the whole process, so only the measuring worker's runs call it
+    (planner.validate.worker)."""
     import warnings
 
     try:

@@ -339,6 +339,8 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
 
     Supported: training with method full or lora, the torch recipes (fp32, amp-*, pure-*) and
     AdamW, and inference with Transformers generate and fp32/fp16/bf16 weights (:func:`unsupported`).
+    The run happens in a worker process (:func:`_run_calibration_here`); the caller's process does not
+    import torch or make a CUDA context.
 
     Raises:
         CalibrationUnavailable: the workload needs something the calibration does not run
@@ -348,19 +350,55 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
     if why is not None:
         key, problem, hint = why
         raise CalibrationUnavailable(f"{key}: {problem}. {hint}")
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise _no_torch()
+    from planner.validate.worker import call_in_worker
+
+    return call_in_worker("planner.validate.calibrate:_run_calibration_here", _run_spec(workload), steps=steps)
+
+
+#: The settings of a workload the calibration run reads (its train or infer record's), by record.
+_RUN_FIELDS = {"train": ("recipe", "attention", "checkpointing", "method", "lora_rank", "lora_targets", "lora_dropout",
+                         "use_dora", "micro_batch", "seq_len", "use_cache"),
+               "infer": ("weights", "attention", "concurrency", "context")}
+
+
+def _run_spec(workload: Any) -> dict[str, Any]:
+    """What :func:`_run_calibration_here` reads of ``workload``, as plain values (the worker gets a copy):
+    the model's Transformers config, its vocabulary size, and the train or infer settings."""
+    from types import SimpleNamespace
+
+    spec: dict[str, Any] = {"config": _plain(workload.architecture.extra),
+                            "vocab_size": workload.architecture.vocab_size}
+    for record, names in _RUN_FIELDS.items():
+        given = getattr(workload, record)
+        spec[record] = None if given is None else SimpleNamespace(**{n: _plain(getattr(given, n)) for n in names})
+    return spec
+
+
+def _no_torch() -> CalibrationUnavailable:
+    return CalibrationUnavailable(
+        "planner calibrate needs PyTorch with CUDA; install it with: pip install '.[validate]'")
+
+
+def _run_calibration_here(spec: dict[str, Any], *, steps: int) -> dict[str, Any]:
+    """:func:`run_calibration`'s run of ``spec`` (:func:`_run_spec`), in the process that calls it: the
+    measuring worker's (planner.validate.worker), never a caller's, because it makes a CUDA context,
+    resets the CUDA allocator's peak statistics and draws from torch's generator, all state of the whole
+    process (issue 33); in a fresh process the CUDA context's bytes are those of this run alone."""
     try:
         import torch
     except ImportError:
-        raise CalibrationUnavailable(
-            "planner calibrate needs PyTorch with CUDA; install it with: pip install '.[validate]'") from None
+        raise _no_torch() from None
     if not torch.cuda.is_available():
         raise CalibrationUnavailable("planner calibrate needs an NVIDIA GPU, and PyTorch sees none "
                                      f"(torch {torch.__version__}, CUDA {torch.version.cuda})")
-    t = workload.train
+    t = spec["train"]
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    arch = workload.architecture
-    cfg = AutoConfig.for_model(**_plain(arch.extra))
+    cfg = AutoConfig.for_model(**spec["config"])
     dev = torch.device("cuda")
     torch.cuda.init()
     free0, total = torch.cuda.mem_get_info()
@@ -383,7 +421,7 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
         amp = t.recipe.startswith("amp")
         amp_dtype = torch.bfloat16 if t.recipe.endswith("bf16") else torch.float16
         for _ in range(steps):
-            ids = torch.randint(0, arch.vocab_size, (t.micro_batch, t.seq_len), device=dev)
+            ids = torch.randint(0, spec["vocab_size"], (t.micro_batch, t.seq_len), device=dev)
             with torch.autocast("cuda", dtype=amp_dtype, enabled=amp):
                 loss = model(input_ids=ids, labels=ids, use_cache=t.use_cache).loss  # as the estimate counts it
             loss.backward()
@@ -391,12 +429,12 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
             opt.zero_grad(set_to_none=True)
             del loss, ids
     else:
-        i = workload.infer
+        i = spec["infer"]
         dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[i.weights]
         model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, attn_implementation=i.attention)
         model.to(dev).eval()
         with torch.no_grad():
-            ids = torch.randint(0, arch.vocab_size, (i.concurrency, max(1, i.context - 8)), device=dev)
+            ids = torch.randint(0, spec["vocab_size"], (i.concurrency, max(1, i.context - 8)), device=dev)
             model.generate(input_ids=ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)
     torch.cuda.synchronize()
     allocated = torch.cuda.max_memory_allocated()

@@ -20,6 +20,7 @@ from typing import Any
 
 from planner.model.architecture import from_hf_config
 from planner.memory import estimate
+from planner.validate.worker import call_in_worker
 from planner.workload.spec import workload_from_mapping
 
 #: Targets from issue 6: per mode, median absolute error and worst absolute error.
@@ -178,7 +179,7 @@ def report_markdown(rows: list[dict[str, Any]], measured_doc: Mapping[str, Any])
 PUBLISHED = Path("tests/test_published.py")
 
 
-def published_framework_section(path: Path) -> str:
+def _published_framework_here(path: Path) -> str:
     """A Markdown section on the published runs of other training stacks, from the golden tests'
     table (``FRAMEWORK_RUNS``, ``FRAMEWORK_FITS`` and ``FRAMEWORK_NOT_EXPRESSIBLE`` of
     ``tests/test_published.py``): each run's error, the median per framework, and every miss above
@@ -236,7 +237,7 @@ def published_framework_section(path: Path) -> str:
 RELEASES = Path("tests/test_framework_releases.py")
 
 
-def framework_releases_section(path: Path) -> str:
+def _framework_releases_here(path: Path) -> str:
     """A Markdown section on the training framework releases modelled (planner.workload.releases
     FRAMEWORK_RELEASES: the current and oldest release of each, every mechanism change with its source) and
     the published runs of a release (``RELEASE_RUNS`` of ``tests/test_framework_releases.py``, each with
@@ -348,7 +349,7 @@ def _report_rows(path: Path, name: str) -> list[list[str]] | None:
 ENGINE_RELEASES_TESTS = Path("tests/test_engine_releases.py")
 
 
-def engine_releases_section(path: Path) -> str:
+def _engine_releases_here(path: Path) -> str:
     """A Markdown section on inference engines' releases: each published run of a release whose
     mechanism ``engine_version`` switches, predicted for that release beside the published figure,
     from ``report_rows()`` of ``tests/test_engine_releases.py`` (which quotes each source); '' when
@@ -369,7 +370,7 @@ def engine_releases_section(path: Path) -> str:
     return "\n".join(lines)
 
 
-def public_cases_section(path: Path) -> str:
+def _public_cases_here(path: Path) -> str:
     """A Markdown section on memory cases from public bug reports of peer tools: each case's predicted
     figure beside the thread's, from ``report_rows()`` of ``tests/test_public_cases.py`` (which holds
     each source, quote and tolerance); '' when the file is not there."""
@@ -387,6 +388,41 @@ def public_cases_section(path: Path) -> str:
     return "\n".join(lines)
 
 
+# The sections below read test files, which are loaded as modules (in ``sys.modules`` while they run,
+# their folder on ``sys.path``): they are read in a worker process (planner.validate.worker), so that a
+# caller's import state stays as it was (issue 33). The ``_..._here`` functions run in the worker.
+_HERE = "planner.validate.validation"
+
+
+def published_framework_section(path: Path) -> str:
+    """:func:`_published_framework_here` (the published runs of other training stacks), read in a worker."""
+    return call_in_worker(f"{_HERE}:_published_framework_here", path)
+
+
+def framework_releases_section(path: Path) -> str:
+    """:func:`_framework_releases_here` (the training framework releases), read in a worker."""
+    return call_in_worker(f"{_HERE}:_framework_releases_here", path)
+
+
+def public_cases_section(path: Path) -> str:
+    """:func:`_public_cases_here` (the public bug reports' cases), read in a worker."""
+    return call_in_worker(f"{_HERE}:_public_cases_here", path)
+
+
+def engine_releases_section(path: Path) -> str:
+    """:func:`_engine_releases_here` (the engine releases' published runs), read in a worker."""
+    return call_in_worker(f"{_HERE}:_engine_releases_here", path)
+
+
+def _sections_here(published: Path | None, releases: Path | None, public: Path | None,
+                   engines: Path | None) -> list[str]:
+    """:func:`full_report`'s sections from the test files (those given), in one worker."""
+    return [_published_framework_here(published) if published is not None else "",
+            _framework_releases_here(releases) if releases is not None else "",
+            _public_cases_here(public) if public is not None else "",
+            _engine_releases_here(engines) if engines is not None else ""]
+
+
 def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED,
                 public: Path | None = PUBLIC_CASES, releases: Path | None = RELEASES,
                 engines: Path | None = ENGINE_RELEASES_TESTS) -> str:
@@ -396,10 +432,9 @@ def full_report(rows: list[dict], doc: dict, published: Path | None = PUBLISHED,
     bug reports' cases (:func:`public_cases_section`) when ``public`` names theirs, then the engine releases'
     runs (:func:`engine_releases_section`) when ``engines`` names theirs."""
     text = report_markdown(rows, doc)
-    for section in (published_framework_section(published) if published is not None else "",
-                    framework_releases_section(releases) if releases is not None else "",
-                    public_cases_section(public) if public is not None else "",
-                    engine_releases_section(engines) if engines is not None else ""):
+    sections = [] if (published, releases, public, engines) == (None,) * 4 else call_in_worker(
+        f"{_HERE}:_sections_here", published, releases, public, engines)
+    for section in sections:
         if section:
             text = text.rstrip("\n") + "\n\n" + section
     return text

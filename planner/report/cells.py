@@ -108,50 +108,68 @@ def put_formula(ws: Worksheet, row: int, col: int, formula: str, number_format: 
 
 # ----- sheet helpers --------------------------------------------------------------------------
 
-def styles():
-    """The shared fonts, fills and alignments by role ('title', 'bold', 'header_fill', ...)."""
+#: The roles :func:`style` knows, in the order :func:`styles` lists them.
+STYLE_ROLES = ("title", "bold", "section", "header_fill", "input_fill", "wrap", "top", "mono")
+
+
+def style(role: str):
+    """The shared font, fill or alignment of one role of :data:`STYLE_ROLES` (a new object each call;
+    only that one is built: the helpers below run once per cell or row)."""
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    return {
-        "title": Font(bold=True, size=14),
-        "bold": Font(bold=True),
-        "section": Font(bold=True, size=12),
-        "header_fill": PatternFill("solid", fgColor=HEADER_FILL),
-        "input_fill": PatternFill("solid", fgColor=INPUT_FILL),
-        "wrap": Alignment(wrap_text=True, vertical="top"),
-        "top": Alignment(vertical="top"),
-        "mono": Font(name="Courier New"),
-    }
+    if role == "title":
+        return Font(bold=True, size=14)
+    if role == "bold":
+        return Font(bold=True)
+    if role == "section":
+        return Font(bold=True, size=12)
+    if role == "header_fill":
+        return PatternFill("solid", fgColor=HEADER_FILL)
+    if role == "input_fill":
+        return PatternFill("solid", fgColor=INPUT_FILL)
+    if role == "wrap":
+        return Alignment(wrap_text=True, vertical="top")
+    if role == "top":
+        return Alignment(vertical="top")
+    if role == "mono":
+        return Font(name="Courier New")
+    raise KeyError(role)
+
+
+def styles():
+    """The shared fonts, fills and alignments by role ('title', 'bold', 'header_fill', ...): every
+    role of :data:`STYLE_ROLES`, by :func:`style`."""
+    return {role: style(role) for role in STYLE_ROLES}
 
 
 def header(ws: Worksheet, row: int, headers: Sequence[str], col: int = 1) -> None:
     """A table's header row: bold, filled, wrapped, from column ``col`` on."""
-    st = styles()
+    bold, fill, wrap = style("bold"), style("header_fill"), style("wrap")
     for i, h in enumerate(headers):
         cell = put_text(ws, row, col + i, h)
-        cell.font = st["bold"]
-        cell.fill = st["header_fill"]
-        cell.alignment = st["wrap"]
+        cell.font = bold
+        cell.fill = fill
+        cell.alignment = wrap
 
 
 def title(ws: Worksheet, row: int, text: str) -> None:
     """A sheet's or table's title in column A (14 pt bold)."""
-    put_text(ws, row, 1, text).font = styles()["title"]
+    put_text(ws, row, 1, text).font = style("title")
 
 
 def section(ws: Worksheet, row: int, text: str) -> None:
     """A section heading in column A (12 pt bold)."""
-    put_text(ws, row, 1, text).font = styles()["section"]
+    put_text(ws, row, 1, text).font = style("section")
 
 
 def label(ws: Worksheet, row: int, col: int, text: str) -> None:
     """A bold label."""
-    put_text(ws, row, col, text).font = styles()["bold"]
+    put_text(ws, row, col, text).font = style("bold")
 
 
 def mark_input(cell) -> None:
     """Fill ``cell`` yellow: a cell the buyer may edit."""
-    cell.fill = styles()["input_fill"]
+    cell.fill = style("input_fill")
 
 
 def written_cells(ws: Worksheet) -> list:
@@ -254,13 +272,38 @@ def put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int,
     """Write a sentence (a warning, a note, a source) as text wrapped in ``row``'s cells ``col`` to
     ``last_col``, merged: it wraps at the table's printed width instead of running past the page
     edge. :func:`fit_heights` (called by :func:`fit_columns`) sizes the row for it."""
+    return _put_sentence(ws, row, col, text, last_col, *_sentence_ids(ws, font))
+
+
+def put_sentences(ws: Worksheet, row: int, col: int, texts: Iterable[object], last_col: int, font: Any = None) -> int:
+    """:func:`put_sentence` of each of ``texts`` on the rows from ``row`` down, the font and the
+    wrapped alignment looked up once for all; returns the row after the last."""
+    ids = None  # looked up at the first text: no text, no style added to the workbook
+    for text in texts:
+        ids = ids or _sentence_ids(ws, font)
+        _put_sentence(ws, row, col, text, last_col, *ids)
+        row += 1
+    return row
+
+
+def _sentence_ids(ws: Worksheet, font: Any) -> tuple[int, int | None]:
+    """(alignment id of the wrapped, top-aligned alignment; font id of ``font`` or None) in ``ws``'s
+    workbook: what ``cell.alignment = ...`` and ``cell.font = font`` would store
+    (``openpyxl/styles/styleable.py``, StyleDescriptor), without building every shared style (styles())."""
     from openpyxl.styles import Alignment
 
+    wb = ws.parent
+    font_id = None if font is None else wb._fonts.add(font)  # the font first, as put_sentence always added them
+    return wb._alignments.add(Alignment(wrap_text=True, vertical="top")), font_id
+
+
+def _put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int, alignment_id: int,
+                  font_id: int | None):
     cell = put_text(ws, row, col, text)
-    if font is not None:
-        cell.font = font
-    # the style id of the wrapped alignment, without building every shared style (styles())
-    _Styles.ids(cell).alignmentId = ws.parent._alignments.add(Alignment(wrap_text=True, vertical="top"))
+    ids = _Styles.ids(cell)
+    if font_id is not None:
+        ids.fontId = font_id
+    ids.alignmentId = alignment_id
     merge_across(ws, row, col, last_col)
     return cell
 
@@ -274,14 +317,27 @@ def _letter(col: int) -> str:
 def merged_widths(ws: Worksheet) -> dict[tuple[int, int], float]:
     """(row, column) of the first cell of each one-row merge over several columns -> the merge's
     width in characters (the columns' widths, 8.43 where unset, and the cell padding between them,
-    5 px of 7 px a character)."""
+    5 px of 7 px a character). Each column's width is read once (a sheet of merged sentences
+    merges the same columns on every row)."""
     out: dict[tuple[int, int], float] = {}
+    widths: dict[int, float] = {}
+
+    def width(c: int) -> float:
+        w = widths.get(c)
+        if w is None:
+            w = widths[c] = ws.column_dimensions[_letter(c)].width or 8.43
+        return w
+
     for rng in ws.merged_cells.ranges:
         if rng.max_col > rng.min_col:
             out[(rng.min_row, rng.min_col)] = sum(
-                ws.column_dimensions[_letter(c)].width or 8.43 for c in range(rng.min_col, rng.max_col + 1)
-            ) + (rng.max_col - rng.min_col) * 5 / 7
+                width(c) for c in range(rng.min_col, rng.max_col + 1)) + (rng.max_col - rng.min_col) * 5 / 7
     return out
+
+
+def _merge_starts(ws: Worksheet) -> set[tuple[int, int]]:
+    """The keys of :func:`merged_widths` alone: (row, column) of each merge over several columns' first cell."""
+    return {(rng.min_row, rng.min_col) for rng in ws.merged_cells.ranges if rng.max_col > rng.min_col}
 
 
 def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols: Iterable[str] = (),
@@ -297,7 +353,7 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
     wrap = set(wrap_cols)
     best: dict[int, int] = {}
     by_column: dict[int, list] = {}
-    merged = merged_widths(ws)
+    merged = _merge_starts(ws)
     for cell in written_cells(ws):
         value = cell.value
         if value is None or looks.big(cell):  # titles spill right
@@ -315,7 +371,7 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
             text = value if isinstance(value, str) else str(value)
             n = (max(len(line) for line in text.split("\n")) if "\n" in text else len(text)) + 2
         best[cell.column] = max(best.get(cell.column, 0), n)
-    wrapped = styles()["wrap"]
+    wrapped = style("wrap")
     for col, n in best.items():
         letter = get_column_letter(col)
         ws.column_dimensions[letter].width = min(max(n, 8), cap)
@@ -342,6 +398,7 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
     need: dict[int, int] = {}
     by_row: dict[int, list] = {}
     wrapped_lines: dict[tuple[str, int], int] = {}  # the same text wraps the same way at one width
+    widths: dict[int, float] = {}  # column -> its width (the columns do not change here)
     for cell in written_cells(ws):
         value = cell.value
         if value is None:
@@ -349,7 +406,11 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
         by_row.setdefault(cell.row, []).append(cell)
         if not isinstance(value, str) or cell.data_type == "f" or not looks.wraps(cell):
             continue
-        width = merged.get((cell.row, cell.column)) or ws.column_dimensions[cell.column_letter].width or 8.43
+        width = merged.get((cell.row, cell.column))
+        if not width:
+            width = widths.get(cell.column)
+            if width is None:
+                width = widths[cell.column] = ws.column_dimensions[cell.column_letter].width or 8.43
         per_line = max(1, int(width * (0.9 if looks.bold(cell) else 1.05)) - 1)
         lines = wrapped_lines.get((value, per_line))
         if lines is None:

@@ -272,9 +272,10 @@ class CandidateSet:
 
     @cached_property
     def job_time_memo(self) -> dict[tuple, Any]:
-        """(workload index, usage index, GPU id, PCIe per-lane rate, lanes, pinned MFU, MBU) -> the
-        speed model's JobTime (planner.cost.objective.job_times fills it: the answer depends on
-        those alone, and the table repeats each GPU over many platforms and RAM sizes)."""
+        """(the usage's key, GPU id, PCIe per-lane rate, lanes, pinned MFU, MBU) -> the speed model's
+        JobTime (planner.cost.objective.job_times fills it: the answer depends on those alone, and
+        the table repeats each GPU over many platforms and RAM sizes; the key is
+        :attr:`planner.solve.usages.Usage.key`, or (workload index, usage index) without one)."""
         return {}
 
     def usages_of(self, row: int) -> list[Usage | None]:

@@ -79,6 +79,9 @@ class Usage:
             max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
             large-card defaults) or 'small' (all other cards); None when the card does not matter.
         decode: inference: what a decode step reads and computes (for the speed rule).
+        key: :func:`usages_for`'s memo key of this usage (the variant as written less its name, the
+            card counts, the vLLM card class): two usages of one run with the same key differ only
+            in the workload's name (None for a usage made elsewhere).
     """
 
     workload_index: int
@@ -95,6 +98,7 @@ class Usage:
     label: str = ""
     vllm_card: str | None = None
     decode: DecodeReads | None = field(default=None, compare=False, repr=False)
+    key: tuple | None = field(default=None, compare=False, repr=False)
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
@@ -259,7 +263,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                                   f"{w.infer.max_num_seqs:,} sequences)")
                     cache[label_key] = label
                 out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
-                                 card, decode))
+                                 card, decode, key))
     return out
 
 

@@ -212,22 +212,28 @@ class _Styles:
 
     def big(self, cell: Any) -> bool:
         """Whether the cell's font is larger than 11 pt (a title, which spills right)."""
-        i = (cell._style or self.ids(cell)).fontId
-        if i not in self._big:
-            self._big[i] = (self.fonts[i].sz or 11) > 11
-        return self._big[i]
+        st = cell._style
+        i = st.fontId if st is not None else 0  # no style array: every id 0
+        got = self._big.get(i)
+        if got is None:
+            got = self._big[i] = (self.fonts[i].sz or 11) > 11
+        return got
 
     def bold(self, cell: Any) -> bool:
-        i = (cell._style or self.ids(cell)).fontId
-        if i not in self._bold:
-            self._bold[i] = bool(self.fonts[i].b)
-        return self._bold[i]
+        st = cell._style
+        i = st.fontId if st is not None else 0
+        got = self._bold.get(i)
+        if got is None:
+            got = self._bold[i] = bool(self.fonts[i].b)
+        return got
 
     def wraps(self, cell: Any) -> bool:
-        i = (cell._style or self.ids(cell)).alignmentId
-        if i not in self._wraps:
-            self._wraps[i] = bool(self.alignments[i].wrap_text)
-        return self._wraps[i]
+        st = cell._style
+        i = st.alignmentId if st is not None else 0
+        got = self._wraps.get(i)
+        if got is None:
+            got = self._wraps[i] = bool(self.alignments[i].wrap_text)
+        return got
 
     def set_alignment(self, cell: Any, alignment: Any) -> None:
         """``cell.alignment = alignment``; ``alignment`` is hashed once per helper, not per cell."""
@@ -346,21 +352,33 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
     ``fixed`` overrides; text in ``wrap_cols`` from row ``wrap_from`` on wraps, and rows grow to fit.
 
     One pass over the written cells (:func:`written_cells`), then one over the wrapped columns'.
+    A cell's font is read by its style id (``cell._style``), each id once (:class:`_Styles`).
     """
     from openpyxl.utils import get_column_letter
 
     looks = _Styles(ws.parent)
+    fonts = looks.fonts
+    big: dict[int, bool] = {}  # font id -> larger than 11 pt (a title, which spills right)
     wrap = set(wrap_cols)
     best: dict[int, int] = {}
     by_column: dict[int, list] = {}
     merged = _merge_starts(ws)
-    for cell in written_cells(ws):
-        value = cell.value
-        if value is None or looks.big(cell):  # titles spill right
+    cells = written_cells(ws)
+    for cell in cells:
+        value = cell._value  # cell.value, without the property
+        if value is None:
             continue
-        if (cell.row, cell.column) in merged:  # a sentence wrapped across its table's columns
+        st = cell._style
+        font_id = st.fontId if st is not None else 0  # no style array: every id 0
+        is_big = big.get(font_id)
+        if is_big is None:
+            is_big = big[font_id] = (fonts[font_id].sz or 11) > 11
+        if is_big:  # titles spill right
             continue
-        by_column.setdefault(cell.column, []).append(cell)
+        col = cell.column
+        if (cell.row, col) in merged:  # a sentence wrapped across its table's columns
+            continue
+        by_column.setdefault(col, []).append(cell)
         if cell.data_type == "f":
             n = 14
         elif isinstance(value, float):
@@ -370,7 +388,8 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
         else:
             text = value if isinstance(value, str) else str(value)
             n = (max(len(line) for line in text.split("\n")) if "\n" in text else len(text)) + 2
-        best[cell.column] = max(best.get(cell.column, 0), n)
+        if n > best.get(col, 0):
+            best[col] = n
     wrapped = style("wrap")
     for col, n in best.items():
         letter = get_column_letter(col)
@@ -381,7 +400,7 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
                     looks.set_alignment(cell, wrapped)
     for letter, width in (fixed or {}).items():
         ws.column_dimensions[letter].width = width
-    fit_heights(ws)
+    _fit_heights(ws, 15.0, cells)  # the same cells: fitting the columns writes none
 
 
 def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
@@ -393,14 +412,20 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
     Cells of a grown row are aligned to the top. One pass over the written cells
     (:func:`written_cells`): linear in them, however many rows grow.
     """
+    _fit_heights(ws, line_pt, written_cells(ws))
+
+
+def _fit_heights(ws: Worksheet, line_pt: float, cells: list) -> None:
+    """:func:`fit_heights` over ``cells``, the written cells of ``ws`` by row then column; each
+    style id's wrap and bold read once, each column's width once."""
     looks = _Styles(ws.parent)
     merged = merged_widths(ws)
     need: dict[int, int] = {}
     by_row: dict[int, list] = {}
     wrapped_lines: dict[tuple[str, int], int] = {}  # the same text wraps the same way at one width
     widths: dict[int, float] = {}  # column -> its width (the columns do not change here)
-    for cell in written_cells(ws):
-        value = cell.value
+    for cell in cells:
+        value = cell._value  # cell.value, without the property
         if value is None:
             continue
         by_row.setdefault(cell.row, []).append(cell)
@@ -416,7 +441,8 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
         if lines is None:
             lines = wrapped_lines[(value, per_line)] = sum(
                 max(1, len(textwrap.wrap(part, per_line, break_on_hyphens=False))) for part in value.split("\n"))
-        need[cell.row] = max(need.get(cell.row, 1), lines)
+        if lines > need.get(cell.row, 1):
+            need[cell.row] = lines
     for r, lines in need.items():
         if lines > 1:
             ws.row_dimensions[r].height = line_pt * lines

@@ -61,12 +61,16 @@ def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence
 
     out: list[str] = []
     cuda_total = int(choice["gpu_cuda_total_bytes"])
+    needs: dict[Workload, int] = {}  # the workload less its name -> its need: a repeated workload estimated once
     for sw, w in zip(cs.scenario.workloads, workloads):
         t = w.train
         if t is None or not t.quantized_base or t.prepare_kbit_training:
             continue
-        need = estimate(dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True)),
-                        overheads).per_gpu_total_bytes
+        kbit = dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True))
+        nameless = dataclasses.replace(kbit, name="")
+        need = needs.get(nameless)
+        if need is None:
+            need = needs[nameless] = estimate(kbit, overheads).per_gpu_total_bytes
         cap = capacity_for(w, cuda_total, cs.hardware.headroom)
         if need > cap:
             out.append(f"{sw.name}: fits only if the training script does not call peft's "

@@ -166,16 +166,20 @@ def with_replicas(workload: Workload, tp: int, replicas: int, gpus_per_node: int
                    gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
 
 
-def _renamed(obj: object, name_field: str, name: str):
+def _renamed(obj: object, name_field: str, name: str, plain: dict[type, bool]):
     """``dataclasses.replace(obj, **{name_field: name})``, without calling the class's ``__init__``
     again: a copy of ``obj``'s attributes with the one field set. The same object as replace makes
     for a frozen dataclass whose ``__init__`` only stores its arguments (no ``__post_init__``, every
     field ``init=True``, a ``__dict__``), as :class:`planner.workload.spec.Workload` and
-    :class:`planner.memory.Estimate` are; any other class goes through ``replace``. About 1 us
-    instead of 10: :func:`usages_for` renames every usage of a workload repeated under other names."""
+    :class:`planner.memory.Estimate` are; any other class goes through ``replace``. ``plain``: the
+    caller's memo of that test by class (a dict it keeps for one call). About 1 us instead of 10:
+    :func:`usages_for` renames every usage of a workload repeated under other names."""
     cls = type(obj)
-    if hasattr(cls, "__post_init__") or not hasattr(obj, "__dict__") or not all(
-            f.init for f in fields(obj)):  # type: ignore[arg-type]
+    ok = plain.get(cls)
+    if ok is None:
+        ok = plain[cls] = (not hasattr(cls, "__post_init__") and hasattr(obj, "__dict__")
+                           and all(f.init for f in fields(obj)))  # type: ignore[arg-type]
+    if not ok:
         return replace(obj, **{name_field: name})  # type: ignore[type-var]
     new = object.__new__(cls)
     new.__dict__.update(obj.__dict__)
@@ -209,6 +213,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
     """
     cache = {} if cache is None else cache
     variant_ids = cache.setdefault("variant ids", {})  # nameless workload -> int, hashed once per variant
+    plain: dict[type, bool] = {}  # _renamed's test by class
     out: list[Usage] = []
     multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
     for vi, v in enumerate(sw.variants):
@@ -261,7 +266,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                     cache[key] = hit
                 w, est, needs, decode, need_bytes, host_bytes = hit
                 if w.name != name:  # the same workload under another name
-                    w, est = _renamed(w, "name", name), _renamed(est, "workload_name", name)
+                    w, est = _renamed(w, "name", name, plain), _renamed(est, "workload_name", name, plain)
                 # the label depends on the variant as written (and which keys the solver chose), not its name
                 label_key = ("label", key, v.solver_keys)
                 label = cache.get(label_key)

@@ -154,8 +154,10 @@ def widen_for_numbers(ws: Worksheet) -> None:
     need: dict[int, float] = {}
     merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
     for cell in list(ws._cells.values()):  # the written cells (cells.written_cells), in any order
-        value = cell.value
-        if cell.data_type != "n" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        if cell.data_type != "n":
+            continue
+        value = cell._value  # cell.value, without the property
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         if value != value or value in (float("inf"), float("-inf")):
             continue
@@ -189,11 +191,12 @@ def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ())
     merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
     cells = ws._cells
     changed = []
-    for key in sorted(cells):
+    # the text cells, by row then column (what the loop below changes never makes or unmakes one)
+    texts = sorted(key for key, cell in cells.items() if cell.data_type == "s" and isinstance(cell._value, str)
+                   and cell._value and type(cell).__name__ != "MergedCell")
+    for key in texts:
         cell = cells[key]
         value = cell.value
-        if not isinstance(value, str) or cell.data_type != "s" or not value or type(cell).__name__ == "MergedCell":
-            continue
         alignment = looks.alignment(cell)
         if alignment.wrap_text or alignment.shrink_to_fit:
             continue

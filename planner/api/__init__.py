@@ -22,15 +22,32 @@ Example::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from planner.api.comparisons import CompareResult, compare
-from planner.api.estimates import EstimateResult, GpuCheck, estimate
-from planner.api.fits import FitResult, NoFit, fit
-from planner.api.plans import PlanResult, plan
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
+    from planner.api.comparisons import CompareResult, compare
+    from planner.api.estimates import EstimateResult, GpuCheck, estimate
+    from planner.api.fits import FitResult, NoFit, fit
+    from planner.api.plans import PlanResult, plan
     from planner.catalog.loader import Catalog
+
+#: Each function and result class by the module that defines it, imported on first use (PEP 562): a
+#: plan does not import the estimate, fit and compare modules.
+_MODULES = {"compare": "comparisons", "CompareResult": "comparisons", "estimate": "estimates",
+            "EstimateResult": "estimates", "GpuCheck": "estimates", "fit": "fits", "FitResult": "fits",
+            "NoFit": "fits", "plan": "plans", "PlanResult": "plans"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        import importlib
+
+        return getattr(importlib.import_module(f"planner.api.{_MODULES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULES))
 
 
 def load_catalog(overlay: str | Path | None = None, *, base: str | Path | None = None) -> Catalog:

@@ -1,7 +1,8 @@
 """The ``planner`` command group: the root options, one-line usage errors, and the commands.
 
 Each command lives in its own module (planner/cli/estimate.py, fit.py, plan.py, catalog.py,
-calibrate.py, compare.py) and is registered here; shared option types and the workload options
+calibrate.py, compare.py) and is registered here by name (:data:`COMMANDS`), imported when it runs
+or a help lists it; shared option types and the workload options
 are in planner/cli/options.py, error handling and text helpers in planner/cli/common.py.
 
 Exit codes: 0 success; 1 no feasible plan (the explanation is printed); 2 bad input (one
@@ -18,13 +19,7 @@ from typing import Any
 
 import click
 
-from planner.cli.calibrate import calibrate
-from planner.cli.catalog import catalog_command
 from planner.cli.common import LineError, _fail, output_failed
-from planner.cli.compare import compare
-from planner.cli.estimate import estimate
-from planner.cli.fit import fit
-from planner.cli.plan import plan
 from planner.core.interrupt import Interrupted, SignalGuard
 
 EXIT_CODES_HELP = (
@@ -74,6 +69,18 @@ def _usage_line(exc: click.UsageError) -> str:
 
 
 _NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", ())
+_NO_SUCH_COMMAND = getattr(click.exceptions, "NoSuchCommand", ())
+
+#: The commands: name -> (module, attribute). A command's module is imported when the command runs
+#: or a help lists it (``planner plan`` does not build the options of estimate, fit, calibrate, ...).
+COMMANDS = {
+    "calibrate": ("planner.cli.calibrate", "calibrate"),
+    "catalog": ("planner.cli.catalog", "catalog_command"),
+    "compare": ("planner.cli.compare", "compare"),
+    "estimate": ("planner.cli.estimate", "estimate"),
+    "fit": ("planner.cli.fit", "fit"),
+    "plan": ("planner.cli.plan", "plan"),
+}
 
 
 class _Group(click.Group):
@@ -82,6 +89,28 @@ class _Group(click.Group):
     Click would print the usage, a blank line and the error; the planner reports every bad input
     the same way, as one line (see EXIT_CODES_HELP).
     """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name`` (:data:`COMMANDS`: its module imported now), its --help stating the
+        exit codes; None for an unknown name."""
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        import importlib
+
+        module, attr = COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(module), attr)
+        if not command.epilog:  # every command's --help states the exit codes
+            command.epilog = EXIT_CODES_HELP
+        return command
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except _NO_SUCH_COMMAND as exc:  # click 8.4+ suggests from self.commands: the loaded ones only
+            raise type(exc)(exc.command_name, possibilities=self.list_commands(ctx), ctx=ctx) from None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -133,10 +162,3 @@ def main(ctx: click.Context, debug: bool) -> None:
     """Size and price hardware for deep-learning work: memory model, catalog, solver, quotes."""
     ctx.obj = {**(ctx.obj or {}), "debug": debug}
 
-
-for _command in (estimate, plan, calibrate, fit, catalog_command, compare):
-    main.add_command(_command)
-
-for _command in main.commands.values():  # every command's --help states the exit codes
-    if not _command.epilog:
-        _command.epilog = EXIT_CODES_HELP

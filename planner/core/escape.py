@@ -53,8 +53,11 @@ _CSV_FIELD_TRIGGER = re.compile(r"(^|[,;|\t\r\n])([ \"]*)(?=[=+\-@\t\r])")
 _MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#!|~])")
 
-# what XML 1.0 forbids (its Char production, negated)
-_XML_FORBIDDEN = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# what XML 1.0 forbids: the complement of its Char production (#x9 | #xA | #xD | [#x20-#xD7FF] |
+# [#xE000-#xFFFD] | [#x10000-#x10FFFF]) over the code points Python has (U+0000-U+10FFFF), written
+# as the forbidden ranges themselves: the negated class compiles to a table over all of Unicode
+# (about 3 ms at import), this one in about 0.4 ms
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def csv_text(value: Any) -> Any:

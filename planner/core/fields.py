@@ -472,12 +472,12 @@ def plain_number(value: Any) -> Any:
     ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
     (refused by the field as not finite).
     """
+    if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
+            or type(value).__name__ in ("bool_", "bool"):
+        return value  # the common case, before the imports below (every key of every entry comes here)
     import numbers
     from decimal import Decimal
 
-    if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
-            or type(value).__name__ in ("bool_", "bool"):
-        return value
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, Decimal):

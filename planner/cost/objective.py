@@ -185,7 +185,9 @@ def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[i
         usage = cs.usages[w][u]
         wl = usage.workload
         mfu, mbu = costs.mfu_for(wl.name), costs.mbu or DEFAULT_MBU
-        key = (w, u, gpu.id, per_lane, gpu.pcie_lanes, mfu, mbu)
+        # the speed model reads neither the workload's name nor its estimate's: a workload repeated
+        # under other names (the same usages_for key) is timed once
+        key = ((w, u) if usage.key is None else usage.key, gpu.id, per_lane, gpu.pcie_lanes, mfu, mbu)
         jt = cs.job_time_memo.get(key)
         if jt is None:
             jt = cs.job_time_memo[key] = time_workload(

@@ -108,50 +108,68 @@ def put_formula(ws: Worksheet, row: int, col: int, formula: str, number_format: 
 
 # ----- sheet helpers --------------------------------------------------------------------------
 
-def styles():
-    """The shared fonts, fills and alignments by role ('title', 'bold', 'header_fill', ...)."""
+#: The roles :func:`style` knows, in the order :func:`styles` lists them.
+STYLE_ROLES = ("title", "bold", "section", "header_fill", "input_fill", "wrap", "top", "mono")
+
+
+def style(role: str):
+    """The shared font, fill or alignment of one role of :data:`STYLE_ROLES` (a new object each call;
+    only that one is built: the helpers below run once per cell or row)."""
     from openpyxl.styles import Alignment, Font, PatternFill
 
-    return {
-        "title": Font(bold=True, size=14),
-        "bold": Font(bold=True),
-        "section": Font(bold=True, size=12),
-        "header_fill": PatternFill("solid", fgColor=HEADER_FILL),
-        "input_fill": PatternFill("solid", fgColor=INPUT_FILL),
-        "wrap": Alignment(wrap_text=True, vertical="top"),
-        "top": Alignment(vertical="top"),
-        "mono": Font(name="Courier New"),
-    }
+    if role == "title":
+        return Font(bold=True, size=14)
+    if role == "bold":
+        return Font(bold=True)
+    if role == "section":
+        return Font(bold=True, size=12)
+    if role == "header_fill":
+        return PatternFill("solid", fgColor=HEADER_FILL)
+    if role == "input_fill":
+        return PatternFill("solid", fgColor=INPUT_FILL)
+    if role == "wrap":
+        return Alignment(wrap_text=True, vertical="top")
+    if role == "top":
+        return Alignment(vertical="top")
+    if role == "mono":
+        return Font(name="Courier New")
+    raise KeyError(role)
+
+
+def styles():
+    """The shared fonts, fills and alignments by role ('title', 'bold', 'header_fill', ...): every
+    role of :data:`STYLE_ROLES`, by :func:`style`."""
+    return {role: style(role) for role in STYLE_ROLES}
 
 
 def header(ws: Worksheet, row: int, headers: Sequence[str], col: int = 1) -> None:
     """A table's header row: bold, filled, wrapped, from column ``col`` on."""
-    st = styles()
+    bold, fill, wrap = style("bold"), style("header_fill"), style("wrap")
     for i, h in enumerate(headers):
         cell = put_text(ws, row, col + i, h)
-        cell.font = st["bold"]
-        cell.fill = st["header_fill"]
-        cell.alignment = st["wrap"]
+        cell.font = bold
+        cell.fill = fill
+        cell.alignment = wrap
 
 
 def title(ws: Worksheet, row: int, text: str) -> None:
     """A sheet's or table's title in column A (14 pt bold)."""
-    put_text(ws, row, 1, text).font = styles()["title"]
+    put_text(ws, row, 1, text).font = style("title")
 
 
 def section(ws: Worksheet, row: int, text: str) -> None:
     """A section heading in column A (12 pt bold)."""
-    put_text(ws, row, 1, text).font = styles()["section"]
+    put_text(ws, row, 1, text).font = style("section")
 
 
 def label(ws: Worksheet, row: int, col: int, text: str) -> None:
     """A bold label."""
-    put_text(ws, row, col, text).font = styles()["bold"]
+    put_text(ws, row, col, text).font = style("bold")
 
 
 def mark_input(cell) -> None:
     """Fill ``cell`` yellow: a cell the buyer may edit."""
-    cell.fill = styles()["input_fill"]
+    cell.fill = style("input_fill")
 
 
 def written_cells(ws: Worksheet) -> list:
@@ -194,22 +212,28 @@ class _Styles:
 
     def big(self, cell: Any) -> bool:
         """Whether the cell's font is larger than 11 pt (a title, which spills right)."""
-        i = (cell._style or self.ids(cell)).fontId
-        if i not in self._big:
-            self._big[i] = (self.fonts[i].sz or 11) > 11
-        return self._big[i]
+        st = cell._style
+        i = st.fontId if st is not None else 0  # no style array: every id 0
+        got = self._big.get(i)
+        if got is None:
+            got = self._big[i] = (self.fonts[i].sz or 11) > 11
+        return got
 
     def bold(self, cell: Any) -> bool:
-        i = (cell._style or self.ids(cell)).fontId
-        if i not in self._bold:
-            self._bold[i] = bool(self.fonts[i].b)
-        return self._bold[i]
+        st = cell._style
+        i = st.fontId if st is not None else 0
+        got = self._bold.get(i)
+        if got is None:
+            got = self._bold[i] = bool(self.fonts[i].b)
+        return got
 
     def wraps(self, cell: Any) -> bool:
-        i = (cell._style or self.ids(cell)).alignmentId
-        if i not in self._wraps:
-            self._wraps[i] = bool(self.alignments[i].wrap_text)
-        return self._wraps[i]
+        st = cell._style
+        i = st.alignmentId if st is not None else 0
+        got = self._wraps.get(i)
+        if got is None:
+            got = self._wraps[i] = bool(self.alignments[i].wrap_text)
+        return got
 
     def set_alignment(self, cell: Any, alignment: Any) -> None:
         """``cell.alignment = alignment``; ``alignment`` is hashed once per helper, not per cell."""
@@ -254,13 +278,38 @@ def put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int,
     """Write a sentence (a warning, a note, a source) as text wrapped in ``row``'s cells ``col`` to
     ``last_col``, merged: it wraps at the table's printed width instead of running past the page
     edge. :func:`fit_heights` (called by :func:`fit_columns`) sizes the row for it."""
+    return _put_sentence(ws, row, col, text, last_col, *_sentence_ids(ws, font))
+
+
+def put_sentences(ws: Worksheet, row: int, col: int, texts: Iterable[object], last_col: int, font: Any = None) -> int:
+    """:func:`put_sentence` of each of ``texts`` on the rows from ``row`` down, the font and the
+    wrapped alignment looked up once for all; returns the row after the last."""
+    ids = None  # looked up at the first text: no text, no style added to the workbook
+    for text in texts:
+        ids = ids or _sentence_ids(ws, font)
+        _put_sentence(ws, row, col, text, last_col, *ids)
+        row += 1
+    return row
+
+
+def _sentence_ids(ws: Worksheet, font: Any) -> tuple[int, int | None]:
+    """(alignment id of the wrapped, top-aligned alignment; font id of ``font`` or None) in ``ws``'s
+    workbook: what ``cell.alignment = ...`` and ``cell.font = font`` would store
+    (``openpyxl/styles/styleable.py``, StyleDescriptor), without building every shared style (styles())."""
     from openpyxl.styles import Alignment
 
+    wb = ws.parent
+    font_id = None if font is None else wb._fonts.add(font)  # the font first, as put_sentence always added them
+    return wb._alignments.add(Alignment(wrap_text=True, vertical="top")), font_id
+
+
+def _put_sentence(ws: Worksheet, row: int, col: int, text: object, last_col: int, alignment_id: int,
+                  font_id: int | None):
     cell = put_text(ws, row, col, text)
-    if font is not None:
-        cell.font = font
-    # the style id of the wrapped alignment, without building every shared style (styles())
-    _Styles.ids(cell).alignmentId = ws.parent._alignments.add(Alignment(wrap_text=True, vertical="top"))
+    ids = _Styles.ids(cell)
+    if font_id is not None:
+        ids.fontId = font_id
+    ids.alignmentId = alignment_id
     merge_across(ws, row, col, last_col)
     return cell
 
@@ -274,14 +323,27 @@ def _letter(col: int) -> str:
 def merged_widths(ws: Worksheet) -> dict[tuple[int, int], float]:
     """(row, column) of the first cell of each one-row merge over several columns -> the merge's
     width in characters (the columns' widths, 8.43 where unset, and the cell padding between them,
-    5 px of 7 px a character)."""
+    5 px of 7 px a character). Each column's width is read once (a sheet of merged sentences
+    merges the same columns on every row)."""
     out: dict[tuple[int, int], float] = {}
+    widths: dict[int, float] = {}
+
+    def width(c: int) -> float:
+        w = widths.get(c)
+        if w is None:
+            w = widths[c] = ws.column_dimensions[_letter(c)].width or 8.43
+        return w
+
     for rng in ws.merged_cells.ranges:
         if rng.max_col > rng.min_col:
             out[(rng.min_row, rng.min_col)] = sum(
-                ws.column_dimensions[_letter(c)].width or 8.43 for c in range(rng.min_col, rng.max_col + 1)
-            ) + (rng.max_col - rng.min_col) * 5 / 7
+                width(c) for c in range(rng.min_col, rng.max_col + 1)) + (rng.max_col - rng.min_col) * 5 / 7
     return out
+
+
+def _merge_starts(ws: Worksheet) -> set[tuple[int, int]]:
+    """The keys of :func:`merged_widths` alone: (row, column) of each merge over several columns' first cell."""
+    return {(rng.min_row, rng.min_col) for rng in ws.merged_cells.ranges if rng.max_col > rng.min_col}
 
 
 def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols: Iterable[str] = (),
@@ -290,21 +352,33 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
     ``fixed`` overrides; text in ``wrap_cols`` from row ``wrap_from`` on wraps, and rows grow to fit.
 
     One pass over the written cells (:func:`written_cells`), then one over the wrapped columns'.
+    A cell's font is read by its style id (``cell._style``), each id once (:class:`_Styles`).
     """
     from openpyxl.utils import get_column_letter
 
     looks = _Styles(ws.parent)
+    fonts = looks.fonts
+    big: dict[int, bool] = {}  # font id -> larger than 11 pt (a title, which spills right)
     wrap = set(wrap_cols)
     best: dict[int, int] = {}
     by_column: dict[int, list] = {}
-    merged = merged_widths(ws)
-    for cell in written_cells(ws):
-        value = cell.value
-        if value is None or looks.big(cell):  # titles spill right
+    merged = _merge_starts(ws)
+    cells = written_cells(ws)
+    for cell in cells:
+        value = cell._value  # cell.value, without the property
+        if value is None:
             continue
-        if (cell.row, cell.column) in merged:  # a sentence wrapped across its table's columns
+        st = cell._style
+        font_id = st.fontId if st is not None else 0  # no style array: every id 0
+        is_big = big.get(font_id)
+        if is_big is None:
+            is_big = big[font_id] = (fonts[font_id].sz or 11) > 11
+        if is_big:  # titles spill right
             continue
-        by_column.setdefault(cell.column, []).append(cell)
+        col = cell.column
+        if (cell.row, col) in merged:  # a sentence wrapped across its table's columns
+            continue
+        by_column.setdefault(col, []).append(cell)
         if cell.data_type == "f":
             n = 14
         elif isinstance(value, float):
@@ -314,8 +388,9 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
         else:
             text = value if isinstance(value, str) else str(value)
             n = (max(len(line) for line in text.split("\n")) if "\n" in text else len(text)) + 2
-        best[cell.column] = max(best.get(cell.column, 0), n)
-    wrapped = styles()["wrap"]
+        if n > best.get(col, 0):
+            best[col] = n
+    wrapped = style("wrap")
     for col, n in best.items():
         letter = get_column_letter(col)
         ws.column_dimensions[letter].width = min(max(n, 8), cap)
@@ -325,7 +400,7 @@ def fit_columns(ws: Worksheet, fixed: dict[str, float] | None = None, wrap_cols:
                     looks.set_alignment(cell, wrapped)
     for letter, width in (fixed or {}).items():
         ws.column_dimensions[letter].width = width
-    fit_heights(ws)
+    _fit_heights(ws, 15.0, cells)  # the same cells: fitting the columns writes none
 
 
 def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
@@ -337,25 +412,37 @@ def fit_heights(ws: Worksheet, line_pt: float = 15.0) -> None:
     Cells of a grown row are aligned to the top. One pass over the written cells
     (:func:`written_cells`): linear in them, however many rows grow.
     """
+    _fit_heights(ws, line_pt, written_cells(ws))
+
+
+def _fit_heights(ws: Worksheet, line_pt: float, cells: list) -> None:
+    """:func:`fit_heights` over ``cells``, the written cells of ``ws`` by row then column; each
+    style id's wrap and bold read once, each column's width once."""
     looks = _Styles(ws.parent)
     merged = merged_widths(ws)
     need: dict[int, int] = {}
     by_row: dict[int, list] = {}
     wrapped_lines: dict[tuple[str, int], int] = {}  # the same text wraps the same way at one width
-    for cell in written_cells(ws):
-        value = cell.value
+    widths: dict[int, float] = {}  # column -> its width (the columns do not change here)
+    for cell in cells:
+        value = cell._value  # cell.value, without the property
         if value is None:
             continue
         by_row.setdefault(cell.row, []).append(cell)
         if not isinstance(value, str) or cell.data_type == "f" or not looks.wraps(cell):
             continue
-        width = merged.get((cell.row, cell.column)) or ws.column_dimensions[cell.column_letter].width or 8.43
+        width = merged.get((cell.row, cell.column))
+        if not width:
+            width = widths.get(cell.column)
+            if width is None:
+                width = widths[cell.column] = ws.column_dimensions[cell.column_letter].width or 8.43
         per_line = max(1, int(width * (0.9 if looks.bold(cell) else 1.05)) - 1)
         lines = wrapped_lines.get((value, per_line))
         if lines is None:
             lines = wrapped_lines[(value, per_line)] = sum(
                 max(1, len(textwrap.wrap(part, per_line, break_on_hyphens=False))) for part in value.split("\n"))
-        need[cell.row] = max(need.get(cell.row, 1), lines)
+        if lines > need.get(cell.row, 1):
+            need[cell.row] = lines
     for r, lines in need.items():
         if lines > 1:
             ws.row_dimensions[r].height = line_pt * lines

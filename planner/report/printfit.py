@@ -59,20 +59,31 @@ def shown_number(value: float | int, number_format: str | None) -> str:
     >>> shown_number(0.125, "0.00%")
     '12.50%'
     """
+    return _shown(value, _read_format(number_format))
+
+
+def _read_format(number_format: str | None) -> tuple[str, bool, int, bool] | None:
+    """What :func:`shown_number` reads of a number format: (literal text, percent, decimals,
+    thousands separator), or None for 'General' (and '@', '')."""
     fmt = (number_format or "General").split(";")[0]
     if fmt in ("General", "@", ""):
-        text = f"{value:.10g}" if isinstance(value, float) else str(value)
-        return text
+        return None
     literal = "".join(_QUOTED.findall(fmt))
     core = _QUOTED.sub("", fmt)
     core = re.sub(r"\[[^\]]*\]", "", core)
     if "$" in core:
         literal += "$"
-    pct = "%" in core
-    x = abs(float(value)) * (100 if pct else 1)
     m = re.search(r"\.([0#]+)", core)
-    decimals = len(m.group(1)) if m else 0
-    digits = f"{x:,.{decimals}f}" if "," in core else f"{x:.{decimals}f}"
+    return literal, "%" in core, len(m.group(1)) if m else 0, "," in core
+
+
+def _shown(value: float | int, fmt: tuple[str, bool, int, bool] | None) -> str:
+    """:func:`shown_number` with the format already read (:func:`_read_format`)."""
+    if fmt is None:
+        return f"{value:.10g}" if isinstance(value, float) else str(value)
+    literal, pct, decimals, comma = fmt
+    x = abs(float(value)) * (100 if pct else 1)
+    digits = f"{x:,.{decimals}f}" if comma else f"{x:.{decimals}f}"
     return ("-" if value < 0 else "") + literal + digits + ("%" if pct else "")
 
 
@@ -82,6 +93,56 @@ def _width(ws: Worksheet, col: int) -> float:
     return ws.column_dimensions[get_column_letter(col)].width or 8.43
 
 
+class _Looks:
+    """A sheet's cells' fonts, alignments and number formats read by style id, each id once, and its
+    columns' widths, each once (the helpers below read them for every written cell; ``cell.font``
+    and ``cell.alignment`` build a proxy on each read). Used within one helper's pass only: the
+    widths are read before the helper changes any."""
+
+    def __init__(self, ws: Worksheet) -> None:
+        self.ws = ws
+        self.fonts, self.alignments = ws.parent._fonts, ws.parent._alignments
+        self._font: dict[int, tuple[bool, float, float]] = {}
+        self._formats: dict[int, tuple[str, bool, int, bool] | None] = {}
+        self._widths: dict[int, float] = {}
+
+    def font(self, cell: Any) -> tuple[bool, float, float]:
+        """(bold, the width factor of :func:`text_width_of` before the size, the size in pt or 11)."""
+        st = cell._style
+        i = st.fontId if st is not None else 0
+        got = self._font.get(i)
+        if got is None:
+            font = self.fonts[i]
+            factor = MONO_PER_DIGIT if (font.name or "").lower().startswith("courier") else 1.0
+            if font.b:
+                factor *= BOLD_FACTOR
+            got = self._font[i] = (bool(font.b), factor, font.sz or 11)
+        return got
+
+    def alignment(self, cell: Any) -> Any:
+        st = cell._style
+        return self.alignments[st.alignmentId if st is not None else 0]
+
+    def number_format(self, cell: Any) -> tuple[str, bool, int, bool] | None:
+        """The cell's number format as :func:`_read_format` reads it."""
+        st = cell._style
+        i = st.numFmtId if st is not None else 0
+        if i not in self._formats:
+            self._formats[i] = _read_format(cell.number_format)
+        return self._formats[i]
+
+    def width(self, col: int) -> float:
+        w = self._widths.get(col)
+        if w is None:
+            w = self._widths[col] = _width(self.ws, col)
+        return w
+
+    def text_width(self, cell: Any, text: str) -> float:
+        """:func:`text_width_of` ``text`` in ``cell``'s font."""
+        _, factor, size = self.font(cell)
+        return len(text) * factor * size / 11
+
+
 def widen_for_numbers(ws: Worksheet) -> None:
     """Widen every column of ``ws`` that holds a number (int or float, not a bool) to its widest
     shown value (:func:`shown_number`) plus :data:`SLACK_CHARS`: no ``###`` on screen or paper. A number
@@ -89,21 +150,24 @@ def widen_for_numbers(ws: Worksheet) -> None:
     evaluated: their columns are sized by the sheets."""
     from openpyxl.utils import get_column_letter
 
+    looks = _Looks(ws)
     need: dict[int, float] = {}
     merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
     for cell in list(ws._cells.values()):  # the written cells (cells.written_cells), in any order
-        value = cell.value
-        if cell.data_type != "n" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        if cell.data_type != "n":
+            continue
+        value = cell._value  # cell.value, without the property
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             continue
         if value != value or value in (float("inf"), float("-inf")):
             continue
-        n = len(shown_number(value, cell.number_format)) * (BOLD_FACTOR if cell.font.b else 1.0) + SLACK_CHARS
+        n = len(_shown(value, looks.number_format(cell))) * (BOLD_FACTOR if looks.font(cell)[0] else 1.0) + SLACK_CHARS
         end = merged.get((cell.row, cell.column), cell.column)
         if end > cell.column:  # a merged range: its last column takes what the others lack
-            n -= sum(_width(ws, c) + 5 / 7 for c in range(cell.column, end))
+            n -= sum(looks.width(c) + 5 / 7 for c in range(cell.column, end))
         need[end] = max(need.get(end, 0.0), n)
     for col, n in need.items():
-        if _width(ws, col) < n:
+        if looks.width(col) < n:
             ws.column_dimensions[get_column_letter(col)].width = math.ceil(n)
 
 
@@ -121,51 +185,65 @@ def wrap_cut_text(ws: Worksheet, last_col: int, page_ends: tuple[int, ...] = ())
     several pages wide): the next value or the page's edge would cut it. Titles (a font
     over 11 pt) in column A are left to spill over their empty row. The row grows to the lines the
     text takes (:data:`LINE_PT` a line) and its other cells align to the top. Returns the changed
-    cells' coordinates."""
-    from openpyxl.styles import Alignment
-
+    cells' coordinates. One pass over the written cells, each style id and column width read once
+    (:class:`_Looks`)."""
+    looks = _Looks(ws)
     merged = {(rng.min_row, rng.min_col): rng.max_col for rng in ws.merged_cells.ranges}
     cells = ws._cells
     changed = []
-    for (row, col), cell in sorted(cells.items()):
+    # the text cells, by row then column (what the loop below changes never makes or unmakes one)
+    texts = sorted(key for key, cell in cells.items() if cell.data_type == "s" and isinstance(cell._value, str)
+                   and cell._value and type(cell).__name__ != "MergedCell")
+    for key in texts:
+        cell = cells[key]
         value = cell.value
-        if not isinstance(value, str) or cell.data_type != "s" or not value or type(cell).__name__ == "MergedCell":
-            continue
-        alignment = cell.alignment
+        alignment = looks.alignment(cell)
         if alignment.wrap_text or alignment.shrink_to_fit:
             continue
-        if col == 1 and (cell.font.sz or 11) > 11 and "\n" not in value:
+        row, col = key
+        if col == 1 and looks.font(cell)[2] > 11 and "\n" not in value:
             continue  # a title: spills over its empty row
-        end = merged.get((row, col), col)
-        width = sum(_width(ws, c) for c in range(col, end + 1)) + (end - col) * 5 / 7
-        need = text_width(cell)
+        end = merged.get(key, col)
+        width = sum(looks.width(c) for c in range(col, end + 1)) + (end - col) * 5 / 7
+        longest = max(value.split("\n"), key=len) if "\n" in value else value
+        need = looks.text_width(cell, longest) + (alignment.indent or 0) * INDENT_CHARS + SLACK_CHARS  # text_width
         if need <= width:
             continue
-        spill = width
-        c = end + 1
-        stop = min([e for e in page_ends if e >= end] + [last_col])
-        while c <= stop and spill < need:
-            nxt = cells.get((row, c))
-            if nxt is not None and nxt.value is not None:
-                break
-            spill += _width(ws, c) + 5 / 7
-            c += 1
-        if spill >= need and "\n" not in value and alignment.horizontal in (None, "general", "left"):
-            continue
-        cell.alignment = Alignment(horizontal=alignment.horizontal, vertical="top", wrap_text=True,
-                                   indent=alignment.indent)
-        per_line = max(1.0, width - SLACK_CHARS - (alignment.indent or 0) * INDENT_CHARS)
-        chars = max(1, int(per_line / (text_width_of("x", cell) or 1)))  # characters a line holds
-        lines = sum(max(1, len(textwrap.wrap(part, chars))) for part in value.split("\n"))
-        height = ws.row_dimensions[row].height or LINE_PT
-        if lines * LINE_PT > height:
-            ws.row_dimensions[row].height = lines * LINE_PT
-            for other in ws[row]:
-                if other.value is not None and not other.alignment.wrap_text and other.alignment.vertical != "top":
-                    a = other.alignment
-                    other.alignment = Alignment(horizontal=a.horizontal, vertical="top", indent=a.indent)
+        _wrap_cut(ws, looks, cell, value, width, need, end, min([e for e in page_ends if e >= end] + [last_col]))
         changed.append(cell.coordinate)
     return changed
+
+
+def _wrap_cut(ws: Worksheet, looks: _Looks, cell: Any, value: str, width: float, need: float, end: int,
+              stop: int) -> None:
+    """:func:`wrap_cut_text` for one cell wider than its ``width``: wrapped unless it spills over
+    empty cells up to column ``stop`` (one line, left-aligned); its row grown to the lines."""
+    from openpyxl.styles import Alignment
+
+    row = cell.row
+    alignment = cell.alignment
+    spill = width
+    c = end + 1
+    while c <= stop and spill < need:
+        nxt = ws._cells.get((row, c))
+        if nxt is not None and nxt.value is not None:
+            break
+        spill += looks.width(c) + 5 / 7
+        c += 1
+    if spill >= need and "\n" not in value and alignment.horizontal in (None, "general", "left"):
+        return
+    cell.alignment = Alignment(horizontal=alignment.horizontal, vertical="top", wrap_text=True,
+                               indent=alignment.indent)
+    per_line = max(1.0, width - SLACK_CHARS - (alignment.indent or 0) * INDENT_CHARS)
+    chars = max(1, int(per_line / (text_width_of("x", cell) or 1)))  # characters a line holds
+    lines = sum(max(1, len(textwrap.wrap(part, chars))) for part in value.split("\n"))
+    height = ws.row_dimensions[row].height or LINE_PT
+    if lines * LINE_PT > height:
+        ws.row_dimensions[row].height = lines * LINE_PT
+        for other in ws[row]:
+            if other.value is not None and not other.alignment.wrap_text and other.alignment.vertical != "top":
+                a = other.alignment
+                other.alignment = Alignment(horizontal=a.horizontal, vertical="top", indent=a.indent)
 
 
 def text_width_of(text: str, cell: Any) -> float:

@@ -274,9 +274,10 @@ class CandidateSet:
 
     @cached_property
     def job_time_memo(self) -> dict[tuple, Any]:
-        """(workload index, usage index, GPU id, PCIe per-lane rate, lanes, pinned MFU, MBU) -> the
-        speed model's JobTime (planner.cost.objective.job_times fills it: the answer depends on
-        those alone, and the table repeats each GPU over many platforms and RAM sizes)."""
+        """(the usage's key, GPU id, PCIe per-lane rate, lanes, pinned MFU, MBU) -> the speed model's
+        JobTime (planner.cost.objective.job_times fills it: the answer depends on those alone, and
+        the table repeats each GPU over many platforms and RAM sizes; the key is
+        :attr:`planner.solve.usages.Usage.key`, or (workload index, usage index) without one)."""
         return {}
 
     def usages_of(self, row: int) -> list[Usage | None]:
@@ -464,7 +465,8 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             # how far off: bytes of GPU memory missing, else bytes of RAM missing, else milli-tokens/s
             # of decode speed missing, else milli-hours past the deadline or millionths over the SLO
             # (unused when it fits)
-            slow = (np.nan_to_num((min_tps or 0.0) - tps_i) * 1000).astype(np.int64)
+            # (without a speed rule every row passes it, and the metric never reads ``slow``)
+            slow = late if min_tps is None else (np.nan_to_num(min_tps - tps_i) * 1000).astype(np.int64)
             metric = np.where(vram_ok, np.where(ram_ok, np.where(speed_ok, late, slow), req - ram_i), need_u - cap_i)
             cur = b_stage[idx]
             better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))

@@ -15,7 +15,7 @@ from planner.catalog.platforms import Platform
 from planner.catalog.ram import Dimm
 from planner.core.units import GiB
 from planner.solve.hardware import SUMMARY_NAMES
-from planner.solve.usages import Usage, capacity_for
+from planner.solve.usages import Usage, capacity_bytes, takes_headroom
 from planner.speed.constants import gemm_efficiency
 from planner.speed.inference import decode_step
 from planner.speed.traffic import ram_bandwidth
@@ -93,14 +93,16 @@ def too_small_text(cs: CandidateSet, gpu: Gpu) -> str:
 
     card = "large" if is_large_card(gpu) else "small"
     h = cs.hardware.headroom
+    # capacity_for has two answers for one card, with the headroom and without (takes_headroom)
+    caps = {True: capacity_bytes(gpu.cuda_total_bytes, h), False: capacity_bytes(gpu.cuda_total_bytes, 0.0)}
     for sw, usages in zip(cs.scenario.workloads, cs.usages):
         mine = [u for u in usages if u.vllm_card in (None, card)]
         if not mine:
             continue
-        short = [(u.need_bytes - capacity_for(u.workload, gpu.cuda_total_bytes, h), u) for u in mine]
+        short = [(u.need_bytes - caps[takes_headroom(u.workload)], u) for u in mine]
         gap, u = min(short, key=lambda x: x[0])
         if gap > 0:
-            cap = capacity_for(u.workload, gpu.cuda_total_bytes, h)
+            cap = caps[takes_headroom(u.workload)]
             return (f"; even bought it would not hold {sw.name}: at least {_gib(u.need_bytes)} per GPU "
                     f"({u.gpus} GPU{'s' if u.gpus > 1 else ''}), {gpu.id} offers {_gib(cap)}")
     return ""

@@ -77,16 +77,26 @@ from planner.solve.quote import (PARTS_SEPARATOR, STALE_PRICE_MONTHS, LineItem, 
 from planner.solve.ramrule import RamRuleNote, ram_rule_note
 from planner.solve.scenario import Scenario
 from planner.solve.sensitivity import PriceSensitivity, no_plan_lines, price_sensitivity
-from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 from planner.solve.warnings import _warnings, stale_items
 from planner.core.units import GiB, duration_text
 from planner.workload.spec import Workload
 
-# Moved to planner.solve.suggest and planner.solve.warnings; importable from here as before.
-from planner.solve.suggest import (  # noqa: F401
-    PRECISION_CHANGES, VLLM_UTILIZATIONS, fits, largest_fitting, largest_gpu_layers, utilization_that_fits)
+# Moved to planner.solve.suggest and planner.solve.warnings; importable from here as before (those of
+# planner.solve.suggest through __getattr__ below: a plan that fits imports none of it).
 from planner.solve.warnings import (  # noqa: F401
     OPEN_AIR_HOT_W, PSU_EFFICIENCY_PCT, WALL_CIRCUIT_20A_W, WALL_CIRCUIT_240V_30A_W, WALL_CIRCUIT_W, _months)
+
+#: The names planner.solve.suggest gives this module, imported on first use (PEP 562).
+_FROM_SUGGEST = ("PRECISION_CHANGES", "VLLM_UTILIZATIONS", "fits", "largest_fitting", "largest_gpu_layers",
+                 "utilization_that_fits")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_SUGGEST:
+        from planner.solve import suggest
+
+        return getattr(suggest, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Columns of :attr:`Plan.alternatives`.
 ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
@@ -520,6 +530,8 @@ def infeasible_summary(cs: CandidateSet) -> Any:
 
 def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: RuntimeOverheads | None) -> NoFeasiblePlan:
     import dataclasses
+
+    from planner.solve.suggest import UNCHECKED, _standing_warnings, _why_notes, suggest
 
     sc = cs.scenario
     cs = dataclasses.replace(cs, table=cs.table.copy())  # explain every row without touching the caller's table

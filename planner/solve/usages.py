@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from decimal import Decimal
 from fractions import Fraction
 
@@ -79,6 +79,9 @@ class Usage:
             max_num_seqs to ``vllm serve``: 'large' (the usage applies to cards that get the
             large-card defaults) or 'small' (all other cards); None when the card does not matter.
         decode: inference: what a decode step reads and computes (for the speed rule).
+        key: :func:`usages_for`'s memo key of this usage (the variant as written less its name, the
+            card counts, the vLLM card class): two usages of one run with the same key differ only
+            in the workload's name (None for a usage made elsewhere).
     """
 
     workload_index: int
@@ -95,6 +98,7 @@ class Usage:
     label: str = ""
     vllm_card: str | None = None
     decode: DecodeReads | None = field(default=None, compare=False, repr=False)
+    key: tuple | None = field(default=None, compare=False, repr=False)
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
@@ -162,6 +166,27 @@ def with_replicas(workload: Workload, tp: int, replicas: int, gpus_per_node: int
                    gpus_per_node=gpus_per_node if gpus_per_node < gpus else None)
 
 
+def _renamed(obj: object, name_field: str, name: str, plain: dict[type, bool]):
+    """``dataclasses.replace(obj, **{name_field: name})``, without calling the class's ``__init__``
+    again: a copy of ``obj``'s attributes with the one field set. The same object as replace makes
+    for a frozen dataclass whose ``__init__`` only stores its arguments (no ``__post_init__``, every
+    field ``init=True``, a ``__dict__``), as :class:`planner.workload.spec.Workload` and
+    :class:`planner.memory.Estimate` are; any other class goes through ``replace``. ``plain``: the
+    caller's memo of that test by class (a dict it keeps for one call). About 1 us instead of 10:
+    :func:`usages_for` renames every usage of a workload repeated under other names."""
+    cls = type(obj)
+    ok = plain.get(cls)
+    if ok is None:
+        ok = plain[cls] = (not hasattr(cls, "__post_init__") and hasattr(obj, "__dict__")
+                           and all(f.init for f in fields(obj)))  # type: ignore[arg-type]
+    if not ok:
+        return replace(obj, **{name_field: name})  # type: ignore[type-var]
+    new = object.__new__(cls)
+    new.__dict__.update(obj.__dict__)
+    object.__setattr__(new, name_field, name)  # a frozen dataclass refuses setattr
+    return new
+
+
 def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
                overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
     """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
@@ -188,6 +213,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
     """
     cache = {} if cache is None else cache
     variant_ids = cache.setdefault("variant ids", {})  # nameless workload -> int, hashed once per variant
+    plain: dict[type, bool] = {}  # _renamed's test by class
     out: list[Usage] = []
     multi = sorted({(c, n) for c, n in node_shapes if n > 1}, key=lambda cn: (-cn[0] * cn[1], -cn[0]))
     for vi, v in enumerate(sw.variants):
@@ -240,7 +266,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                     cache[key] = hit
                 w, est, needs, decode, need_bytes, host_bytes = hit
                 if w.name != name:  # the same workload under another name
-                    w, est = replace(w, name=name), replace(est, workload_name=name)
+                    w, est = _renamed(w, "name", name, plain), _renamed(est, "workload_name", name, plain)
                 # the label depends on the variant as written (and which keys the solver chose), not its name
                 label_key = ("label", key, v.solver_keys)
                 label = cache.get(label_key)
@@ -259,7 +285,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                                   f"{w.infer.max_num_seqs:,} sequences)")
                     cache[label_key] = label
                 out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
-                                 card, decode))
+                                 card, decode, key))
     return out
 
 

@@ -32,7 +32,6 @@ from planner.memory import Estimate, estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.solve.quote import STALE_PRICE_MONTHS, LineItem
 from planner.solve.scenario import Network
-from planner.solve.suggest import _fmt
 from planner.workload.spec import Workload
 
 #: Board power from which several open-air cards side by side are warned about (their exhaust is
@@ -61,14 +60,20 @@ def _kbit_warnings(cs: CandidateSet, choice: dict[str, Any], workloads: Sequence
 
     out: list[str] = []
     cuda_total = int(choice["gpu_cuda_total_bytes"])
+    needs: dict[Workload, int] = {}  # the workload less its name -> its need: a repeated workload estimated once
     for sw, w in zip(cs.scenario.workloads, workloads):
         t = w.train
         if t is None or not t.quantized_base or t.prepare_kbit_training:
             continue
-        need = estimate(dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True)),
-                        overheads).per_gpu_total_bytes
+        kbit = dataclasses.replace(w, train=dataclasses.replace(t, prepare_kbit_training=True))
+        nameless = dataclasses.replace(kbit, name="")
+        need = needs.get(nameless)
+        if need is None:
+            need = needs[nameless] = estimate(kbit, overheads).per_gpu_total_bytes
         cap = capacity_for(w, cuda_total, cs.hardware.headroom)
         if need > cap:
+            from planner.solve.suggest import _fmt  # here: a plan that fits imports suggest only to say this
+
             out.append(f"{sw.name}: fits only if the training script does not call peft's "
                        f"prepare_model_for_kbit_training (as peft's QLoRA and 8-bit guides do; it casts the non-quantized "
                        f"weights to fp32): with it the workload needs {_fmt(need)} per GPU of {_fmt(cap)}; set "
@@ -209,6 +214,8 @@ def _ram_warnings(cs: CandidateSet, choice: dict[str, Any]) -> list[str]:
             why = ("the memory model's host peak" if host >= by_rule else
                    f"the scenario's {key} ({mult:g}x)")
         else:
+            from planner.solve.suggest import _fmt  # here: a plan that fits imports suggest only to say this
+
             why = (f"the smallest equal-DIMM configuration that holds {_fmt(need)} (the "
                    + ("host peak" if host >= by_rule else f"{mult:g}x rule") + ")")
         out.append(f"RAM is {ram / vram:.1f}x the installed VRAM (above the {high}x rule of thumb"

@@ -18,10 +18,11 @@ from planner.report.cells import (
     header,
     put_as_of,
     put_sentence,
+    put_sentences,
     put_text,
     put_value,
     section,
-    styles,
+    style,
     title,
 )
 from planner.report.sheets.sources import CitedSource, put_source
@@ -64,21 +65,13 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = 3
     if data.assumptions:
         section(ws, row, "Assumptions")
-        row += 1
-        for a in data.assumptions:
-            put_sentence(ws, row, 1, a, _LAST_COL)
-            row += 1
-        row += 1
+        row = put_sentences(ws, row + 1, 1, data.assumptions, _LAST_COL) + 1
     row = _recipes(ws, data, row)
     row = _catalog_entries(ws, data, cited, row)
     row = _workload_notes(ws, data, row)
     section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
-    row += 1
-    mono = styles()["mono"]
-    for line in data.scenario_text.splitlines():
-        # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
-        put_sentence(ws, row, 1, line, _LAST_COL, mono)
-        row += 1
+    # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
+    put_sentences(ws, row + 1, 1, data.scenario_text.splitlines(), _LAST_COL, style("mono"))
     ws.freeze_panes = "A2"
     # QLoRA's weights (E) are text: NF4 linears, 16-bit rest
     fit_columns(ws, fixed=dict(WIDTHS), wrap_cols=("A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"),

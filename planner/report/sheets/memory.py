@@ -28,7 +28,7 @@ from planner.report.cells import (
     put_sentence,
     put_text,
     put_value,
-    styles,
+    style,
     title,
 )
 from planner.report.workbook_data import WorkbookData
@@ -146,7 +146,7 @@ def _chart_data(ws: Worksheet, data: WorkbookData, hdr: int) -> tuple[list[str],
             c = put_formula(ws, total_row, 3 + j, f"=SUM({letter}{first_comp}:{letter}{last_comp})", GIB_FORMAT)
         else:
             c = put_value(ws, total_row, 3 + j, 0.0, GIB_FORMAT)
-        c.font = styles()["bold"]
+        c.font = style("bold")
         put_value(ws, total_row + 1, 3 + j, est.host_total_bytes / GiB, GIB_FORMAT)
         put_value(ws, total_row + 2, 3 + j, gib(capacity.get(est.workload_name)), GIB_FORMAT)
     return names, total_row + 2

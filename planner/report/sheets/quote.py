@@ -43,6 +43,7 @@ from planner.report.cells import (
     put_text,
     put_value,
     split_coord,
+    style,
     styles,
     title,
 )
@@ -108,7 +109,7 @@ def write_quote(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource] 
     # the grand total in the header block too, so it prints on the sheet's first page however many
     # lines follow; only the table's header row repeats on the pages after it (print_title_rows)
     label(ws, 8, 1, "Grand total (USD)")
-    put_formula(ws, 8, 2, f"={cells['grand_total']}", USD_FORMAT).font = styles()["bold"]
+    put_formula(ws, 8, 2, f"={cells['grand_total']}", USD_FORMAT).font = style("bold")
     ws.freeze_panes = f"A{QUOTE_HEADER_ROW + 1}"
     ws.print_title_rows = f"{QUOTE_HEADER_ROW}:{QUOTE_HEADER_ROW}"
     # Fixed widths: the sheet prints one page wide at 70 % or more (planner.report.workbook.print_scale);
@@ -233,7 +234,7 @@ def _total_rows(ws: Worksheet, q: QuoteSettings, first: int, last: int) -> dict[
     from row ``last`` + 2; return the key cells' coordinates."""
     row = last + 2
     cells: dict[str, str] = {}
-    bold = styles()["bold"]
+    bold = style("bold")
 
     def total_row(key: str, text: str, formula: str) -> int:
         nonlocal row

@@ -32,6 +32,7 @@ from planner.report.cells import (
     put_text,
     put_sentence,
     put_value,
+    style,
     styles,
     title,
 )
@@ -66,12 +67,12 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
     label(ws, 2, 1, "Scenario")
     put_text(ws, 2, 2, data.scenario_name)
     label(ws, 3, 1, "Date")
-    put_value(ws, 3, 2, data.created.date(), DATE_FORMAT).alignment = styles()["top"]
+    put_value(ws, 3, 2, data.created.date(), DATE_FORMAT).alignment = style("top")
     label(ws, 4, 1, "Catalog version")
     put_text(ws, 4, 2, data.catalog_label)
     label(ws, 5, 1, "Total price (USD)")
     c = put_formula(ws, 5, 2, f"=Quote!{quote_cells['grand_total']}", USD_FORMAT)
-    c.font = styles()["bold"]
+    c.font = style("bold")
     put_sentence(ws, 5, 3, "Grand total of the Quote sheet (follows its edits): a budgetary estimate from catalog "
                            "prices, not a vendor quote.", _LAST_COL)
     if data.planner_version:

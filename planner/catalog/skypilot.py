@@ -55,7 +55,8 @@ A file it cannot read is refused with one line naming the file, the line and the
 (:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
 number in a numeric column (``AcceleratorCount``, ``vCPUs``, ``MemoryGiB``, ``Price``,
 ``SpotPrice``; empty is allowed and means none), a negative or infinite value, a file over
-:data:`MAX_CSV_BYTES` (read as a stream, a UTF-8 byte order mark allowed), the v7 RunPod layout (GpuInfo
+:data:`MAX_CSV_BYTES` (read once with :func:`planner.core.infile.read_input`: never more than one byte past
+the cap, however long a line is; a device, named pipe or socket refused unread; a UTF-8 byte order mark allowed), the v7 RunPod layout (GpuInfo
 a bare name before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a
 file of a cloud the importer does not read (its directory names another SkyPilot cloud, or its
 header matches no provider's layout).
@@ -74,7 +75,7 @@ from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_i
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 
-#: The most characters a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read as a stream).
+#: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
 MAX_CSV_BYTES = 32 * 2**20
 
 #: Columns every provider's file must have (read by name).
@@ -184,29 +185,33 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
             that is not a number in a numeric column or a negative price (file, line and column named).
     """
+    import io
+
+    from planner.core.infile import FileProblem, read_input
+
+    # one bounded read (planner.core.infile): at most MAX_CSV_BYTES + 1 bytes however long a line is;
+    # devices, FIFOs and sockets refused before they are read (a pipe from the shell, <(...), is read once)
     try:
-        fh = open(path, encoding="utf-8-sig", newline="")  # a UTF-8 byte order mark before the header is read past
-    except OSError as exc:
-        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    with fh:
-        return _read_csv(path, fh, drop_no_gpu, no_gpu)
-
-
-def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
-    """The file's lines, refused once they hold more than :data:`MAX_CSV_BYTES` characters (read as
-    they come: a file of any size costs at most that much)."""
-    total = 0
-    for line in fh:
-        total += len(line)
-        if total > MAX_CSV_BYTES:
-            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot vms.csv "
-                                "(the largest is a few MiB); give the provider's vms.csv itself")
-        yield line
+        data = read_input(path, max_bytes=MAX_CSV_BYTES).data
+    except FileProblem as exc:
+        if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
+            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
+                                "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
+        hint = f" {exc.hint}" if exc.hint else ""
+        raise ImportProblem(f"{path}: {exc.problem}.{hint}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
+            from None
+    del data
+    return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu)
 
 
 def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
               no_gpu: set[str] | None) -> tuple[list[str], list[dict[str, str]]]:
-    reader = csv.reader(_capped_lines(path, fh))
+    reader = csv.reader(fh)
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:

@@ -1,0 +1,64 @@
+"""import-skypilot: what it reads is bounded and regular, a run that keeps nothing writes nothing, and an
+input is never its output (issue 28, second hostile pass)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog.skypilot import ImportProblem, import_file
+from planner.cli.main import main
+
+HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
+# a Lambda row in the v8 layout (the module docstring's column order); the price as tests/test_import_skypilot.py
+ROW = "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,\"{'Gpus': []}\",\n"
+
+
+def _lambda(tmp_path: Path, body: str, name: str = "vms.csv") -> Path:
+    path = tmp_path / "lambda" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER + body, encoding="utf-8")
+    return path
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["catalog", "import-skypilot", *args])
+
+
+def test_a_device_is_refused_unread(tmp_path: Path) -> None:
+    # /dev/zero streams without end: refused by its type before one byte is read (memory capped meanwhile,
+    # so that the old read-a-whole-line fails as MemoryError rather than eating the machine)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000)); "
+            "from planner.cli.main import main; sys.argv = ['planner', 'catalog', 'import-skypilot', '/dev/zero', "
+            f"'--provider', 'lambda', '--out', {str(tmp_path / 'o')!r}]; main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "/dev/zero: is a character device, not a regular file" in r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
+
+
+def test_a_named_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "f.csv"
+    os.mkfifo(fifo)
+    code = ("import sys; from planner.cli.main import main; sys.argv = ['planner', 'catalog', 'import-skypilot', "
+            f"{str(fifo)!r}, '--provider', 'lambda', '--out', {str(tmp_path / 'o')!r}]; main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "is a named pipe (FIFO), not a regular file" in r.stderr
+
+
+def test_one_endless_line_is_cut_at_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.catalog.skypilot as sky
+
+    monkeypatch.setattr(sky, "MAX_CSV_BYTES", 1000)
+    path = tmp_path / "lambda" / "vms.csv"
+    path.parent.mkdir()
+    path.write_bytes(HEADER.encode() + b"a" * 5000)  # no newline at all after the header
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value).startswith(f"{path}: is larger than 0 MiB")

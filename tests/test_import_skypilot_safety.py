@@ -62,3 +62,54 @@ def test_one_endless_line_is_cut_at_the_cap(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(ImportProblem) as e:
         import_file(path)
     assert str(e.value).startswith(f"{path}: is larger than 0 MiB")
+
+
+@pytest.mark.parametrize("body", [
+    "gpu_1x_nope,NOPE,1.0,26.0,200.0,2.49,us-east-1,,\n",  # a GPU the catalog does not know
+    "",  # the header alone
+    "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,europe-central-1,,\n",  # not in a US region
+])
+def test_an_import_that_keeps_nothing_writes_nothing(tmp_path: Path, body: str) -> None:
+    out = tmp_path / "ov"
+    r = _run(str(_lambda(tmp_path, ROW, "good.csv")), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    before = (out / "cloud.yaml").read_bytes()
+    r = _run(str(_lambda(tmp_path, body, "bad.csv")), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 2, r.output
+    assert (out / "cloud.yaml").read_bytes() == before  # the good overlay stays
+    assert r.stderr.count("Error:") == 1
+    assert "no instance was kept from" in r.stderr and "so nothing was written to" in r.stderr
+    assert "Wrote" not in r.output
+
+
+def test_the_catalog_overlay_read_is_never_the_output(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    before = (d / "cloud.yaml").read_bytes()
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d), "--catalog", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 2
+    assert "is the --catalog overlay this run reads" in r.stderr
+    assert (d / "cloud.yaml").read_bytes() == before
+    # the same overlay by another spelling of its path
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d) + "/.", "--catalog", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 2 and "is the --catalog overlay this run reads" in r.stderr
+
+
+def test_an_empty_catalog_option_is_refused(tmp_path: Path) -> None:
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(tmp_path / "o"), "--catalog", "", "--as-of", "2026-01")
+    assert r.exit_code == 2
+    assert "Error: --catalog: is empty" in r.stderr
+    r = CliRunner().invoke(main, ["plan", str(Path(__file__).parent.parent / "scenarios" / "qlora-7b-12gb.yaml"),
+                                  "--catalog", ""])
+    assert r.exit_code == 2
+    assert "Error: --catalog: is empty" in r.stderr
+
+
+def test_an_empty_catalog_argument_is_refused_by_the_api() -> None:
+    from planner.api.inputs import catalog_of
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        catalog_of("")
+    assert e.value.one_line().startswith("catalog: is empty")

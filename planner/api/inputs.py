@@ -88,8 +88,13 @@ def catalog_of(catalog: Any = None) -> Catalog:
         return catalog
     if catalog is None:
         return load_catalog(None)
-    if isinstance(catalog, (str, os.PathLike)):
-        return load_catalog(Path(catalog))
+    if isinstance(catalog, (str, os.PathLike)) and not isinstance(catalog, bytes):
+        text = os.fspath(catalog)
+        if not isinstance(text, str) or not text.strip():  # '' would read the current directory
+            raise InputError("is empty" if isinstance(text, str) else f"must be a str path, not {type(text).__name__}",
+                             entry="catalog", hint="Give the overlay directory, e.g. catalog='my-catalog', or None "
+                                                   "for the shipped catalog.")
+        return load_catalog(Path(text))
     raise InputError(f"catalog must be a Catalog (planner.load_catalog()), an overlay directory or None, not "
                      f"{type(catalog).__name__}", entry="catalog")
 

@@ -376,6 +376,8 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     with ReportSet(out, guard=signal_guard(), set_name="import-skypilot", inputs=inputs) as rs:
         write_text(rs.path("cloud.yaml"), text)
         path = rs.commit()[0]
+    for note in rs.notes:
+        echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}"))
 
 

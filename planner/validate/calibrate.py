@@ -99,7 +99,33 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
+    refuse_linked(path)
     return path
+
+
+def refuse_linked(path: Path) -> None:
+    """Refuse a calibration file that is a symbolic link or one of several hard links: replacing it
+    would put a regular file where the link was (or leave the other names with the old bytes), as
+    planner refuses for its reports.
+
+    Raises:
+        OutputError: saying which, with what to do.
+    """
+    import os
+    import stat
+
+    from planner.core.errors import OutputError
+
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{path}: is a symbolic link, and planner does not replace a link with a file. Give --out "
+                          "the file it points to, or another name.")
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise OutputError(f"{path}: has {st.st_nlink} hard links, and replacing it would leave the other names with "
+                          "the old calibration. Give --out another name.")
 
 
 # ----- which GPU a calibration is of ---------------------------------------------------------------
@@ -231,6 +257,7 @@ def save_calibration(cal: Calibration, path: Path) -> None:
     from planner.core.reportset import refuse_protected
 
     refuse_protected(Path(path).parent)  # never into planner's own catalog or package folders
+    refuse_linked(Path(path))
     existing = dict(load_calibrations(path))
     existing[device_key(cal.gpu_name)] = cal
     doc = {"schema_version": 1, "gpus": [
@@ -348,11 +375,17 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
     if why is not None:
         key, problem, hint = why
         raise CalibrationUnavailable(f"{key}: {problem}. {hint}")
-    try:
-        import torch
-    except ImportError:
-        raise CalibrationUnavailable(
-            "planner calibrate needs PyTorch with CUDA; install it with: pip install '.[validate]'") from None
+    import importlib
+
+    for module, what in (("torch", "PyTorch with CUDA"), ("transformers", "Hugging Face Transformers")):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            missing = (exc.name or module).split(".")[0]
+            raise CalibrationUnavailable(f"planner calibrate needs {what} (the Python package {missing!r} is not "
+                                         "installed); install it with: pip install '.[validate]'") from None
+    import torch
+
     if not torch.cuda.is_available():
         raise CalibrationUnavailable("planner calibrate needs an NVIDIA GPU, and PyTorch sees none "
                                      f"(torch {torch.__version__}, CUDA {torch.version.cuda})")

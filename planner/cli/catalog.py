@@ -331,6 +331,13 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
     if parsed > dt.date.today():
         raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    if parsed.year < 2000:  # no cloud GPU instance was priced before 2010 (AWS cg1.4xlarge, November 2010)
+        raise click.BadParameter(f"{date} is before 2000, older than any cloud GPU price (the first GPU instance, "
+                                 "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",
+                                 param_hint="--as-of")
+    if region is not None and (unsafe_problem(region) or not region.strip()):
+        raise click.BadParameter(f"{unsafe_problem(region) or 'is empty'}; give a region as the file writes it, e.g. "
+                                 "--region us-east-1", param_hint="--region")
     if source_text is not None:
         problem = unsafe_problem(source_text) or ("is empty" if not source_text.strip() else None)
         if problem is not None:
@@ -354,8 +361,8 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         except ImportProblem as exc:
             raise InputError(str(exc), hint="Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") from None
         for r in result.rows:
-            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {f} (schema v8, REF:SKY-SCHEMA-v8), "
-                                                        f"read {date}")
+            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {_shown_path(f)} (schema v8, "
+                                                        f"REF:SKY-SCHEMA-v8), read {date}")
         rows += result.rows
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
@@ -379,6 +386,15 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     for note in rs.notes:
         echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _shown_path(path: str) -> str:
+    """A path as text the catalog accepts in a source: control and bidirectional characters as escapes
+    ('\\x1b', '\\u202e'), bytes that are not UTF-8 (held as surrogate escapes) as '\\xff'."""
+    from planner.core.names import escape_unsafe
+
+    raw = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return escape_unsafe(raw)
 
 
 def _overlay_files(catalog_dir: str | None) -> list[Any]:

@@ -217,3 +217,35 @@ def test_a_deeply_nested_manifest_is_one_line(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert r.stderr.count("\n") == 1 and "is not a report manifest planner wrote" in r.stderr
     assert "internal error" not in r.stderr
+
+
+def test_a_signal_during_the_moves_says_the_set_was_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import signal
+
+    from planner.core.interrupt import Interrupted, SignalGuard
+
+    out = tmp_path / "o"
+    real = os.replace
+    calls: list = []
+
+    def replace_with_signal(a, b, *rest, **kw):
+        calls.append(b)
+        if len(calls) == 1:
+            signal.raise_signal(signal.SIGINT)  # held until the set is in place
+        return real(a, b, *rest, **kw)
+
+    saved = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with SignalGuard() as guard:
+            with pytest.raises(Interrupted) as info:
+                with ReportSet(out, guard=guard) as rs:
+                    write_text(rs.path("s.csv"), "new csv")
+                    write_text(rs.path("s.json"), "new json")
+                    monkeypatch.setattr(os, "replace", replace_with_signal)
+                    rs.commit()
+            monkeypatch.setattr(os, "replace", real)
+    finally:
+        signal.signal(signal.SIGINT, saved)
+    assert info.value.written == [out / "s.csv", out / "s.json"]  # the command then says "wrote ..."
+    assert (out / "s.csv").read_text() == "new csv"

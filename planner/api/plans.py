@@ -91,6 +91,9 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
+    if isinstance(scenario, (str, os.PathLike)) and not str(os.fspath(scenario)).strip():  # '' is Path('.')
+        raise InputError("is empty: no scenario file is named", entry="scenario",
+                         hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")
     if isinstance(scenario, (str, os.PathLike)):
         shown = str(scenario)
         data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario, its hash and its text

@@ -389,12 +389,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
 
 
 def _shown_path(path: str) -> str:
-    """A path as text the catalog accepts in a source: control and bidirectional characters as escapes
-    ('\\x1b', '\\u202e'), bytes that are not UTF-8 (held as surrogate escapes) as '\\xff'."""
-    from planner.core.names import escape_unsafe
+    """A path as text the catalog accepts in a source (:func:`planner.core.names.path_text`)."""
+    from planner.core.names import path_text
 
-    raw = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return escape_unsafe(raw)
+    return path_text(path)
 
 
 def _overlay_files(catalog_dir: str | None) -> list[Any]:

@@ -64,7 +64,7 @@ from types import TracebackType
 
 from planner.core.atomic import ensure_dir, fsync_dir, refuse_read_only
 from planner.core.errors import OutputError
-from planner.core.interrupt import SignalGuard, held
+from planner.core.interrupt import Interrupted, SignalGuard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
 STAGING_PREFIX = ".planner-staging-"
@@ -251,14 +251,20 @@ class ReportSet:
         # files planner still recognises); after them, only what is there
         during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
                                   "set": self.set_name} for n in self._names}}
-        with held(self.guard):
-            write_manifest(self.out, during)
-            done = self._move(removed, manifest)
-            after = {n: e for n, e in during.items() if n not in removed}
-            after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
-            write_manifest(self.out, after)
-            fsync_dir(self.out)
-            self._committed = True
+        done: list[Path] = []
+        try:
+            with held(self.guard):
+                write_manifest(self.out, during)
+                done = self._move(removed, manifest)
+                after = {n: e for n, e in during.items() if n not in removed}
+                after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
+                write_manifest(self.out, after)
+                fsync_dir(self.out)
+                self._committed = True
+        except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
+            if self._committed:
+                exc.written = list(done)
+            raise
         self.removed = [self.out / n for n in removed]
         return done
 

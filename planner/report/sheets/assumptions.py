@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from planner.core.names import path_text
 from planner.report.cells import (
     clean_text,
     fit_columns,
@@ -72,7 +73,7 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = _recipes(ws, data, row)
     row = _catalog_entries(ws, data, cited, row)
     row = _workload_notes(ws, data, row)
-    section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
+    section(ws, row, "Scenario as given" + (f" ({clean_text(path_text(data.scenario_file))})" if data.scenario_file else ""))
     row += 1
     mono = styles()["mono"]
     for line in data.scenario_text.splitlines():

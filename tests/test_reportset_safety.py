@@ -192,8 +192,8 @@ def test_an_edited_stale_report_is_kept_and_said(tmp_path: Path) -> None:
     r = _plan(str(BASE), "--out", str(out), "--format", "csv")
     assert r.exit_code == 0, r.output
     assert (out / "qlora-7b-12gb.md").exists()
-    assert f"Kept {out / 'qlora-7b-12gb.md'} of an earlier run, not written this time: it changed since planner " \
-           "wrote it." in " ".join(r.stderr.split())
+    assert f"Kept {out / 'qlora-7b-12gb.md'}, a name of this report set not written this time: it changed since " \
+           "planner wrote it." in " ".join(r.stderr.split())
 
 
 def test_temporary_manifests_of_a_killed_run_are_removed_and_said(tmp_path: Path) -> None:

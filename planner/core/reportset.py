@@ -237,7 +237,7 @@ class ReportSet:
             if name not in self._names and name not in removed and _lexists(self.out / name):
                 why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
                        else "planner did not write it")
-                self.notes.append(f"Kept {self.out / name} of an earlier run, not written this time: {why}.")
+                self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its permission bits
             try:

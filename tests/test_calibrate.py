@@ -18,8 +18,34 @@ def test_without_torch_it_says_so_in_one_line(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch -> ImportError
     result = CliRunner().invoke(main, ARGS)
     assert result.exit_code == 2
-    assert result.output == ("Error: planner calibrate needs PyTorch with CUDA; install it with: "
-                             "pip install '.[validate]'\n")
+    assert result.output == ("Error: planner calibrate needs PyTorch with CUDA (the Python package 'torch' is not "
+                             "installed); install it with: pip install '.[validate]'\n")
+
+
+def test_without_transformers_it_says_which_package_in_one_line(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch", types.ModuleType("torch"))  # torch there
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers -> ModuleNotFoundError
+    result = CliRunner().invoke(main, ARGS)
+    assert result.exit_code == 2
+    assert result.output == ("Error: planner calibrate needs Hugging Face Transformers (the Python package "
+                             "'transformers' is not installed); install it with: pip install '.[validate]'\n")
+
+
+@pytest.mark.parametrize("kind", ["symlink", "hardlink"])
+def test_a_linked_calibration_file_is_refused_before_the_run(tmp_path: Path, monkeypatch, kind: str):
+    monkeypatch.setitem(sys.modules, "torch", None)  # the refusal comes before torch is needed
+    target = tmp_path / "real.yaml"
+    target.write_text("schema_version: 1\ngpus: []\n")
+    link = tmp_path / "link.yaml"
+    (link.symlink_to if kind == "symlink" else link.hardlink_to)(target)
+    result = CliRunner().invoke(main, ARGS + ["--out", str(link)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert ("is a symbolic link, and planner does not replace a link" if kind == "symlink" else
+            "has 2 hard links, and replacing it would leave the other names") in result.output
+    assert link.is_symlink() == (kind == "symlink") and target.read_text() == "schema_version: 1\ngpus: []\n"
 
 
 @pytest.mark.torch

@@ -175,18 +175,26 @@ def _aws(tmp_path, body, name="aws"):
                                                                               "number"),
     ("g6.xlarge,L4,1.0,4.0,16.0,L4,-0.8048,0.2599,us-east-2,use2-az1,x86_64\n", "line 2, column Price: -0.8048 is "
                                                                                 "below 0"),
-    # the same instance and zone twice with different prices: refused, naming both lines
-    (G6 + "g6.xlarge,L4,1.0,4.0,16.0,L4,0.9,0.259900,us-east-2,use2-az2,x86_64\n",
-     "lines 2 and 3, column Price: two rows for g6.xlarge in us-east-2 zone use2-az2 give '0.8048' and '0.9'"),
 ])
-def test_malformed_rows_are_refused_with_file_line_and_column(tmp_path, body, message):
+def test_malformed_rows_are_left_out_with_line_and_column(tmp_path, body, message):
+    # a row that cannot be read is left out with its line and column, and so is every row of its instance type
+    # (g6.xlarge is not priced from the rows that remain); here nothing is left, so nothing is written
     path = _aws(tmp_path, body)
-    with pytest.raises(ImportProblem) as e:
-        import_file(path)
-    assert str(e.value).startswith(f"{path}: ") and message in str(e.value)
+    res = import_file(path)
+    assert res.rows == [] and list(res.skipped) == ["g6.xlarge"] and res.skipped["g6.xlarge"].startswith(message)
     r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "o" / "cloud.yaml").exists()  # nothing half-written
+
+
+def test_two_rows_of_one_zone_with_different_prices_refuse_the_file(tmp_path):
+    # the same instance and zone twice with different prices: a damaged file, refused, naming both lines
+    path = _aws(tmp_path, G6 + "g6.xlarge,L4,1.0,4.0,16.0,L4,0.9,0.259900,us-east-2,use2-az2,x86_64\n")
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value) == (f"{path}: lines 2 and 3, column Price: two rows for g6.xlarge in us-east-2 zone use2-az2 "
+                            "give '0.8048' and '0.9'; a vms.csv lists one row per instance type and zone: re-download "
+                            "the file")
 
 
 def test_duplicates_zero_and_empty_prices_and_fractional_gpus(tmp_path):

@@ -36,8 +36,9 @@ def _run(*args: str):
     ("g6.xlarge,L4,1.0,4.0,16.0,L4,inf,0.2599,us-east-2,use2-az2,x86_64\n", "column Price: 'inf' is not a finite number"),
     # negative vCPUs
     ("g6.xlarge,L4,1.0,-4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n", "column vCPUs: -4.0 is below 0"),
-    # a billion GPUs: the row is read, and the catalog loader refuses the overlay (gpu_count is 1 to 64)
-    ("g6.xlarge,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n", "gpu_count"),
+    # a billion GPUs: left out with its line (the catalog loader's gpu_count is 1 to 64)
+    ("g6.xlarge,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n",
+     "line 2: 1000000000 GPUs, outside the catalog's 1 to 64"),
 ])
 def test_rows_the_catalog_would_refuse_write_nothing(tmp_path: Path, row: str, message: str) -> None:
     out = tmp_path / "o"
@@ -48,12 +49,13 @@ def test_rows_the_catalog_would_refuse_write_nothing(tmp_path: Path, row: str, m
     assert not (out / "cloud.yaml").exists()
 
 
-def test_a_billion_gpus_names_the_loader_check(tmp_path: Path) -> None:
+def test_a_billion_gpus_is_left_out_and_the_good_rows_kept(tmp_path: Path) -> None:
     out = tmp_path / "o"
-    r = _run(str(_aws(tmp_path, "g6.xlarge,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n")),
+    r = _run(str(_aws(tmp_path, G6 + "g6.big,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n")),
              "--out", str(out), "--as-of", "2026-01")
-    assert "the overlay would not load, so nothing was written" in r.stderr
-    assert str(out / "cloud.yaml") in r.stderr and "planner-overlay-" not in r.stderr  # the path the user gave
+    assert r.exit_code == 0, r.output
+    assert "left out 1: line 3: 1000000000 GPUs, outside the catalog's 1 to 64 (g6.big)" in r.stderr
+    assert "id: aws-g6-xlarge" in (out / "cloud.yaml").read_text() and "g6.big" not in (out / "cloud.yaml").read_text()
 
 
 @pytest.mark.parametrize("option, value, message", [

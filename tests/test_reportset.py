@@ -126,7 +126,8 @@ def test_staging_folders_of_a_killed_run_are_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     (out / f"{STAGING_PREFIX}dead1234").mkdir(parents=True)
     (out / f"{STAGING_PREFIX}dead1234" / "s.csv").write_text("half")
-    (out / f"{STAGING_PREFIX}dead1234" / STAGING_MARK).write_text("")
+    # the mark as planner writes it: its format line, then each name staged there (a JSON string a line)
+    (out / f"{STAGING_PREFIX}dead1234" / STAGING_MARK).write_text('planner staging folder 1\n"s.csv"\n')
     with ReportSet(out) as rs:
         write_text(rs.path("s.csv"), "new")
         rs.commit()

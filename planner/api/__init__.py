@@ -65,6 +65,7 @@ def load_catalog(overlay: str | Path | None = None, *, base: str | Path | None =
 
     Raises:
         CatalogError: a malformed or inconsistent file, named with its line and entry.
+        InputError: ``overlay`` or ``base`` not a path (an int), empty, or holding a NUL or a lone surrogate.
 
     Example:
         >>> from planner import load_catalog
@@ -72,9 +73,12 @@ def load_catalog(overlay: str | Path | None = None, *, base: str | Path | None =
         >>> catalog.gpu("rtx-4090").memory_bytes // 2**30  # GiB
         24
     """
+    from planner.api.inputs import dir_path_of
     from planner.catalog.loader import load_catalog as read
 
-    return read(None if overlay is None else Path(overlay), None if base is None else Path(base))
+    hint = "Give a catalog overlay directory, e.g. load_catalog('my-catalog'), or nothing for the shipped catalog"
+    return read(None if overlay is None else dir_path_of(overlay, "overlay", hint),
+                None if base is None else dir_path_of(base, "base", hint))
 
 
 __all__ = ["CompareResult", "EstimateResult", "FitResult", "GpuCheck", "NoFit", "PlanResult", "compare", "estimate",

@@ -211,7 +211,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
 
         # read-only reports, a file where the folder would be: said before the work
         check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
-                           set_name=f"compare {safe_stem(sc.name)}", inputs=run_inputs(sc, cat))
+                           set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat))
     planned = make_plan(sc, cat, costs=costs, explain=False)
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
@@ -223,7 +223,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
 
     stem = safe_stem(sc.name) + "-compare"
     # the json and the workbook are one report set: staged in out, then moved into place together
-    with ReportSet(Path(out), set_name=f"compare {safe_stem(sc.name)}", inputs=run_inputs(sc, cat)) as rs:
+    with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         write_text(rs.path(f"{stem}.json"), json.dumps(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}

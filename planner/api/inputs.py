@@ -88,8 +88,10 @@ def catalog_of(catalog: Any = None) -> Catalog:
         return catalog
     if catalog is None:
         return load_catalog(None)
-    if isinstance(catalog, (str, os.PathLike)):
-        return load_catalog(Path(catalog))
+    if isinstance(catalog, (str, os.PathLike)) and not isinstance(catalog, bytes):
+        # '' would read the current directory
+        return load_catalog(dir_path_of(catalog, "catalog", "Give the overlay directory, e.g. catalog='my-catalog', "
+                                                            "or None for the shipped catalog"))
     raise InputError(f"catalog must be a Catalog (planner.load_catalog()), an overlay directory or None, not "
                      f"{type(catalog).__name__}", entry="catalog")
 
@@ -98,24 +100,39 @@ def out_of(out: Any) -> Path | None:
     """``out=`` (``--out``) checked: a directory path (str or os.PathLike) or None.
 
     Raises:
-        InputError: another type (an int, bytes, a list), an empty or blank path, or one holding a NUL.
+        InputError: another type (an int, bytes, a list), an empty or blank path, or one holding a NUL
+            or a character no file name can be encoded with (a lone surrogate).
     """
     if out is None:
         return None
-    if not isinstance(out, (str, os.PathLike)) or isinstance(out, bytes):
-        raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(out).__name__}", entry="out",
-                         hint="Give a directory for the reports, e.g. out='reports'.")
-    text = os.fspath(out)
+    return dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
+                       empty=" (or '.' for the current directory)")
+
+
+def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
+    """A directory argument (``out=``, ``catalog=``) checked as a path: a str or os.PathLike whose text is
+    neither empty nor holds a NUL or a character the file system's encoding cannot write (a lone
+    surrogate such as '\\ud800'; the surrogate escapes of undecodable bytes, '\\udcff', are kept).
+
+    Raises:
+        InputError: naming ``entry``, with ``hint`` (a sentence without its full stop).
+    """
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
+                         hint=hint + ".")
+    text = os.fspath(value)
     if not isinstance(text, str):
-        raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of "
-                         f"{type(text).__name__}", entry="out", hint="Give a directory for the reports, e.g. "
-                                                                     "out='reports'.")
+        raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of {type(text).__name__}",
+                         entry=entry, hint=hint + ".")
     if not text.strip():
-        raise InputError("is empty", entry="out", hint="Give a directory for the reports, e.g. out='reports' (or "
-                                                       "'.' for the current directory).")
+        raise InputError("is empty", entry=entry, hint=hint + empty + ".")
     if "\0" in text:
-        raise InputError("holds a NUL character, which no path may hold", entry="out",
-                         hint="Give a directory for the reports, e.g. out='reports'.")
+        raise InputError("holds a NUL character, which no path may hold", entry=entry, hint=hint + ".")
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        raise InputError(f"holds {text[exc.start]!a}, a character no file name can hold (a lone surrogate)",
+                         entry=entry, hint=hint + ".") from None
     return Path(text)
 
 
@@ -125,8 +142,11 @@ _CATALOG_LISTS = ("gpus", "dimms", "pcie", "platforms", "nics", "switches", "ins
 
 def check_catalog_object(catalog: Any) -> None:
     """Refuse a Catalog object holding a value the catalog loader refuses in a file: a number that is
-    NaN, infinite or negative, a price (a field whose name holds 'usd') of 0, a text where a number
-    belongs, an entry list that is not a list. The loader's checks read the files' keys with their
+    NaN, infinite or negative, a price (a field whose name holds 'usd') of 0, an entry's number of 0
+    (but those in :data:`_ZERO_FIELDS`), a text where a number belongs, a text holding a control,
+    bidirectional or line-separator character (:func:`planner.core.names.unsafe_problem`, the loader's
+    check), an id that is not one (:data:`planner.catalog.schema.ID_PATTERN`), an entry list that is
+    not a list. The loader's checks read the files' keys with their
     units (planner.catalog.schema); a Catalog changed in code (``dataclasses.replace(gpu,
     price_usd=float('nan'))``) has skipped them, and would plan with a NaN or negative price.
 
@@ -137,8 +157,11 @@ def check_catalog_object(catalog: Any) -> None:
     import numbers
     import typing
 
+    from planner.catalog.schema import ID_PATTERN
     from planner.core.errors import CatalogError
+    from planner.core.names import escape_unsafe, unsafe_problem
 
+    label = ""
     hints_of: dict[type, dict[str, Any]] = {}  # per call: no module-level cache
 
     def refuse(where: str, problem: str) -> None:
@@ -146,10 +169,18 @@ def check_catalog_object(catalog: Any) -> None:
                            hint="A Catalog changed in code is checked as the loader checks a file (catalog/README.md); "
                                 "correct the value, or load the catalog with planner.load_catalog(DIR).")
 
-    def check(value: Any, where: str, hint: Any = None, name: str = "") -> None:
+    def check(value: Any, where: str, hint: Any = None, name: str = "", top: bool = False) -> None:
         if value is None or isinstance(value, (bool, str)):
             if isinstance(value, str) and hint is not None and _numeric_hint(hint):
-                refuse(where, f"must be a number, not the text {value!r}")
+                refuse(where, f"must be a number, not the text {escape_unsafe(value)!r}")
+            if isinstance(value, str):
+                # the loader's text checks (planner.core.fields: Entry.text -> unsafe_problem; ids: ID_PATTERN)
+                why = unsafe_problem(value, newlines=name in _MULTILINE_FIELDS)
+                if why:
+                    refuse(where, why)
+                if top and name == "id" and not ID_PATTERN.match(value):
+                    refuse(where, f"{escape_unsafe(value)!r} is not an id: lower-case letters and digits joined by "
+                                  "'-' or '.' (catalog/README.md)")
             return
         if isinstance(value, numbers.Number):
             if not isinstance(value, numbers.Real):
@@ -161,6 +192,8 @@ def check_catalog_object(catalog: Any) -> None:
                 refuse(where, f"must not be negative, not {value!r}")
             if x == 0 and "usd" in name:
                 refuse(where, "a price of 0 is no price (leave it out when there is none)")
+            if x == 0 and top and name not in _ZERO_FIELDS:
+                refuse(where, "must be above 0 (the loader refuses 0 here in a file)")
             return
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             cls = type(value)
@@ -170,7 +203,7 @@ def check_catalog_object(catalog: Any) -> None:
                 except Exception:  # noqa: BLE001 - a hint that does not resolve: check the values alone
                     hints_of[cls] = {}
             for f in dataclasses.fields(value):
-                check(getattr(value, f.name), f"{where}.{f.name}", hints_of[cls].get(f.name), f.name)
+                check(getattr(value, f.name), f"{where}.{f.name}", hints_of[cls].get(f.name), f.name, where == label)
             return
         if isinstance(value, (tuple, list)):
             for i, item in enumerate(value):
@@ -181,8 +214,16 @@ def check_catalog_object(catalog: Any) -> None:
         if not isinstance(entries, (tuple, list)):
             refuse(list_name, f"must be a tuple of entries, not {type(entries).__name__}")
         for i, entry in enumerate(entries):
-            label = f"{list_name}[{i}]" + (f" ({entry.id})" if isinstance(getattr(entry, "id", None), str) else "")
+            ident = getattr(entry, "id", None)
+            label = f"{list_name}[{i}]" + (f" ({escape_unsafe(ident)})" if isinstance(ident, str) else "")
             check(entry, label)
+
+
+#: An entry's fields the loader reads with 0 allowed (a GPU without an interconnect, a card of no slot width
+#: given, a platform without NIC slots); every other number of an entry must be above 0.
+_ZERO_FIELDS = frozenset({"interconnect_bytes_per_s", "slot_width", "nic_slots"})
+#: Text fields that may hold line breaks (the loader reads notes as multi-line text).
+_MULTILINE_FIELDS = frozenset({"notes", "description"})
 
 
 def _numeric_hint(hint: Any) -> bool:

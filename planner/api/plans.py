@@ -91,6 +91,9 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
+    if isinstance(scenario, (str, os.PathLike)) and not str(os.fspath(scenario)).strip():  # '' is Path('.')
+        raise InputError("is empty: no scenario file is named", entry="scenario",
+                         hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")
     if isinstance(scenario, (str, os.PathLike)):
         shown = str(scenario)
         data, raw = read_scenario_file(Path(scenario), shown)  # read once: the scenario, its hash and its text
@@ -143,11 +146,14 @@ class PlanResult:
         outputs: the reports written (format -> path); empty without ``out``.
         removed: the reports of an earlier plan of the same scenario, of formats not written this
             time, removed with the new set (they would describe another plan beside it).
+        notes: what writing the reports left alone and why, one sentence each (a stale report kept because
+            it changed since planner wrote it; a staging folder holding files planner did not write).
     """
 
     plan: Plan
     outputs: dict[str, Path] = field(default_factory=dict)
     removed: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def scenario(self) -> str:
@@ -275,12 +281,12 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         # a file planner did not write, or an input of this run, where a report would go: refused now too
         check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS],
                            writes=[f"{safe_stem(sc.name)}.{ext}" for ext in formats],
-                           set_name=f"plan {safe_stem(sc.name)}", inputs=run_inputs(sc, cat))
+                           set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat))
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
     except NoFeasiblePlan as exc:
-        exc.outputs, exc.removed = {}, []
+        exc.outputs, exc.removed, exc.notes = {}, [], ()
         if out is not None:
             stem = safe_stem(exc.scenario)
             # A quote or report from an earlier, feasible run of this scenario would now be stale: it is
@@ -291,7 +297,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
                      if ext not in written and (Path(out) / f"{stem}.{ext}").is_file()]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
-                with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
+                with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
                     if "csv" in formats:
                         write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
@@ -301,6 +307,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
                         rs.remove(name)
                     exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
                     exc.removed = rs.removed
+                    exc.notes = tuple(rs.notes)
         raise
     from planner.report.from_plan import plan_references
 
@@ -312,7 +319,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     stem = safe_stem(result.scenario)
     # every file of the set is written into a staging folder in out, then all are moved into place together
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
-    with ReportSet(Path(out), set_name=f"plan {stem}", inputs=run_inputs(sc, cat)) as rs:
+    with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:
@@ -335,7 +342,8 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
                 rs.remove(f"{stem}.{ext}")
         paths = {p.suffix[1:]: p for p in rs.commit()}
         removed = tuple(rs.removed)
-    return PlanResult(result, paths, removed)
+        notes = tuple(rs.notes)
+    return PlanResult(result, paths, removed, notes)
 
 
 def run_inputs(sc: Any, cat: Any) -> list[Path]:

@@ -51,14 +51,22 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
   us-central1, $78.37 in us-east4) means some rows are not on-demand list prices, and the
   cheapest would be the wrong one to ship.
 
-A file it cannot read is refused with one line naming the file, the line and the column
-(:class:`ImportProblem`): a row with more or fewer fields than the header, a value that is not a
-number in a numeric column (``AcceleratorCount``, ``vCPUs``, ``MemoryGiB``, ``Price``,
-``SpotPrice``; empty is allowed and means none), a negative or infinite value, a file over
-:data:`MAX_CSV_BYTES` (read as a stream, a UTF-8 byte order mark allowed), the v7 RunPod layout (GpuInfo
-a bare name before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a
-file of a cloud the importer does not read (its directory names another SkyPilot cloud, or its
-header matches no provider's layout).
+A row it cannot read is left out with its line and column, and every row of its instance type with it
+(never priced from the rows that remain), counted by reason in the summary: a row with more or fewer
+fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
+``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
+``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU,
+and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or
+line-break character in the instance type or region, 0 or more than 64 GPUs, memory or an hourly
+price outside the loader's bounds). Numbers are written so the loader reads them back
+(:func:`yaml_float`). A whole file is refused with one line naming the file (and where it applies the
+line and column, :class:`ImportProblem`): a file over :data:`MAX_CSV_BYTES` (read once with
+:func:`planner.core.infile.read_input`: never more than one byte past the cap, however long a line
+is; a UTF-8 byte order mark allowed) or not UTF-8, a device, named pipe or socket (refused unread),
+two rows of one instance and zone with different figures, the v7 RunPod layout (GpuInfo a bare name
+before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a file of a cloud the
+importer does not read (its directory names another SkyPilot cloud, or its header matches no
+provider's layout).
 """
 
 from __future__ import annotations
@@ -71,10 +79,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
+from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 
-#: The most characters a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read as a stream).
+#: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
 MAX_CSV_BYTES = 32 * 2**20
 
 #: Columns every provider's file must have (read by name).
@@ -184,29 +193,33 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
             that is not a number in a numeric column or a negative price (file, line and column named).
     """
+    import io
+
+    from planner.core.infile import FileProblem, read_input
+
+    # one bounded read (planner.core.infile): at most MAX_CSV_BYTES + 1 bytes however long a line is;
+    # devices, FIFOs and sockets refused before they are read (a pipe from the shell, <(...), is read once)
     try:
-        fh = open(path, encoding="utf-8-sig", newline="")  # a UTF-8 byte order mark before the header is read past
-    except OSError as exc:
-        raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    with fh:
-        return _read_csv(path, fh, drop_no_gpu, no_gpu)
-
-
-def _capped_lines(path: Path, fh: Iterable[str]) -> Iterable[str]:
-    """The file's lines, refused once they hold more than :data:`MAX_CSV_BYTES` characters (read as
-    they come: a file of any size costs at most that much)."""
-    total = 0
-    for line in fh:
-        total += len(line)
-        if total > MAX_CSV_BYTES:
-            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot vms.csv "
-                                "(the largest is a few MiB); give the provider's vms.csv itself")
-        yield line
+        data = read_input(path, max_bytes=MAX_CSV_BYTES).data
+    except FileProblem as exc:
+        if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
+            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
+                                "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
+        hint = f" {exc.hint}" if exc.hint else ""
+        raise ImportProblem(f"{path}: {exc.problem}.{hint}") from None
+    try:
+        text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
+            from None
+    del data
+    return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu)
 
 
 def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
               no_gpu: set[str] | None) -> tuple[list[str], list[dict[str, str]]]:
-    reader = csv.reader(_capped_lines(path, fh))
+    reader = csv.reader(fh)
     try:
         header = [c.strip() for c in next(reader, [])]
     except csv.Error as exc:
@@ -218,6 +231,7 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
                             f"{','.join(header) or 'empty'})")
     rows: list[dict[str, str]] = []
+    first_line = reader.line_num
     dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
     while True:
         try:
@@ -230,34 +244,58 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
             raise ImportProblem(f"{path}: after line {reader.line_num}: not UTF-8 ({exc.reason})") from None
         except OSError as exc:
             raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        line = reader.line_num
+        line = first_line + 1  # where the row starts (a quoted value may span lines)
+        first_line = reader.line_num
         if not fields or all(not f.strip() for f in fields):
             continue  # a blank line
-        if len(fields) != len(header):
-            where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
-                     f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
-            raise ImportProblem(f"{path}: line {line}: {len(fields)} fields where the header has {len(header)}: "
-                                f"{where} (a comma inside a value must be quoted)")
         row = dict(zip(header, fields))
-        for col in NUMERIC_COLUMNS:
-            raw = row.get(col, "").strip()
-            if not raw:
-                continue
-            try:
-                value = float(raw)
-            except ValueError:
-                raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a number") from None
-            if not math.isfinite(value):
-                raise ImportProblem(f"{path}: line {line}, column {col}: {raw!r} is not a finite number")
-            if value < 0:
-                unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
-                raise ImportProblem(f"{path}: line {line}, column {col}: {raw} is below 0{unit}")
+        bad = _row_problem(header, fields, row)
+        if bad is not None:  # left out with its line and reason, its instance type with it (never half of it)
+            row["_bad"] = f"line {line}{bad}"
+            row["_line"] = str(line)
+            rows.append(row)
+            continue
         if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
             no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
             continue
         row["_line"] = str(line)
         rows.append(row)
     return header, rows
+
+
+#: A number as a vms.csv writes it: digits, an optional fraction and exponent (no '1_0', 'inf', 'nan', '0x10',
+#: which Python's float() reads too).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
+    """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
+    from planner.core.names import escape_unsafe
+
+    if len(fields) != len(header):
+        where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
+                 f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
+        return f": {len(fields)} fields where the header has {len(header)}: {where} (a comma inside a value must be quoted)"
+    for col in NUMERIC_COLUMNS:
+        raw = row.get(col, "").strip()
+        if not raw:
+            continue
+        shown = escape_unsafe(raw if len(raw) <= 40 else raw[:40] + "...")
+        if not _NUMBER.fullmatch(raw):
+            try:
+                finite = math.isfinite(float(raw))
+            except ValueError:
+                finite = True
+            return f", column {col}: {shown!r} is not a " + ("number" if finite else "finite number")
+        value = float(raw)
+        if not math.isfinite(value):
+            return f", column {col}: {shown!r} is not a finite number"
+        if value < 0:
+            unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
+            return f", column {col}: {shown} is below 0{unit}"
+        if col == "vCPUs" and value != int(value):
+            return f", column vCPUs: {shown} is not a whole number of vCPUs"
+    return None
 
 
 def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
@@ -343,12 +381,22 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     if provider not in PROVIDERS:
         raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
                             f"{', '.join(PROVIDERS)}); give --provider, or import only those clouds' vms.csv")
+    # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
+    # from the rows that remain)
+    bad: dict[str, str] = {}
+    for r in rows:
+        if "_bad" in r:
+            inst = (r.get("InstanceType") or "").strip()
+            key = inst if inst and not unsafe_problem(inst) else f"the row on line {r['_line']}"
+            bad.setdefault(key, r["_bad"])
+    rows = [r for r in rows if "_bad" not in r]
     _check_layout(path, provider, header, rows)
     rows = _check_duplicates(path, provider, rows)
     known = set(gpu_ids) if gpu_ids is not None else None
     result = ImportResult()
     zones: dict[str, list[_Zone]] = {}
     meta: dict[str, tuple[str, int, int, float]] = {}
+    lines: dict[str, str] = {}  # an instance type's first row
     if provider == "gcp":
         gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
         for r in rows:
@@ -397,18 +445,50 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped.setdefault(inst, "no on-demand price (0 or empty)")
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
+        lines.setdefault(inst, r["_line"])
         zones.setdefault(inst, []).append(_Zone(r["Region"].strip(), zone, price, spot, parts, spot_parts))
     for inst in sorted(no_gpu):
         result.skipped.setdefault(inst, "no GPU")
     for inst, zs in zones.items():
         result.skipped.pop(inst, None)
+        if inst in bad:
+            continue
         row = _pick(provider, inst, zs, meta[inst], region)
         if isinstance(row, str):
             result.skipped[inst] = row
+        elif _imported_problem(row) is not None:
+            result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
         else:
             result.rows.append(row)
+    result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     return result
+
+
+def _imported_problem(row: Imported) -> str | None:
+    """Why the catalog loader would refuse ``row`` (planner.catalog.cloud.INSTANCE_FIELDS, the shared
+    checks of planner.catalog.schema), or None: a text with a control, bidirectional or line-break
+    character, an id that is not one, a count, size or price outside the loader's bounds."""
+    from planner.catalog.cloud import MAX_USD_PER_HOUR
+    from planner.catalog.schema import ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES
+
+    for what, text in (("instance type", row.instance), ("region", row.region)):
+        why = unsafe_problem(text)
+        if why:
+            return f"the {what} {why}"
+    if not ID_PATTERN.match(row.id):
+        return f"the instance type gives no catalog id ({row.id!r})"
+    if not 1 <= row.gpu_count <= 64:
+        return f"{row.gpu_count} GPUs, outside the catalog's 1 to 64"
+    if not 1 <= row.vcpus <= 4096:
+        return f"{row.vcpus} vCPUs, outside the catalog's 1 to 4096"
+    if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES:
+        return (f"memory {row.memory_gib:g} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
+                f"{MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
+    prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
+    if any(p is not None and p > MAX_USD_PER_HOUR for p in prices):
+        return f"an hourly price above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
+    return None
 
 
 def _spot_zones(zs: Sequence[_Zone]) -> tuple[list[_Zone], list[_Zone]]:
@@ -494,6 +574,23 @@ def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int =
     return lines
 
 
+def _memory_text(gib: float) -> str:
+    """A memory size in GiB as written: '16' or '0.5' where that is the number, else its full repr."""
+    short = f"{gib:g}"
+    return short if float(short) == gib else repr(float(gib))
+
+
+def yaml_float(x: float) -> str:
+    """``x`` as a YAML float the catalog loader reads back as the same number: Python's shortest repr, with
+    a '.0' added to a bare mantissa ('1e-10' -> '1.0e-10'; YAML 1.1, which PyYAML reads, takes
+    '[-+]?[0-9][0-9_]*\\.[0-9_]*([eE][-+][0-9]+)?' for a float and '1e-10' for text)."""
+    text = repr(float(x))
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
 def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
     """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
     q = json.dumps
@@ -503,11 +600,11 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     for r in rows:
         out += [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
                 f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
-                f"    memory: {r.memory_gib:g} GiB", f"    usd_per_hour: {r.usd_per_hour!r}",
-                f"    spot_usd_per_hour: {'null' if r.spot_usd_per_hour is None else repr(r.spot_usd_per_hour)}",
+                f"    memory: {_memory_text(r.memory_gib)} GiB", f"    usd_per_hour: {yaml_float(r.usd_per_hour)}",
+                "    spot_usd_per_hour: " + ('null' if r.spot_usd_per_hour is None else yaml_float(r.spot_usd_per_hour)),
                 "    spot_usd_per_hour_range: " + ("null" if r.spot_usd_per_hour_range is None else
-                                                   f"[{r.spot_usd_per_hour_range[0]!r}, "
-                                                   f"{r.spot_usd_per_hour_range[1]!r}]"),
+                                                   f"[{yaml_float(r.spot_usd_per_hour_range[0])}, "
+                                                   f"{yaml_float(r.spot_usd_per_hour_range[1])}]"),
                 f"    region: {q(r.region)}", f"    source: {q(source[r.provider])}", f"    as_of: {q(as_of)}",
                 f"    verification: {r.verification}"]
         if r.notes:

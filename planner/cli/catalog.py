@@ -331,6 +331,13 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
     if parsed > dt.date.today():
         raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    if parsed.year < 2000:  # no cloud GPU instance was priced before 2010 (AWS cg1.4xlarge, November 2010)
+        raise click.BadParameter(f"{date} is before 2000, older than any cloud GPU price (the first GPU instance, "
+                                 "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",
+                                 param_hint="--as-of")
+    if region is not None and (unsafe_problem(region) or not region.strip()):
+        raise click.BadParameter(f"{unsafe_problem(region) or 'is empty'}; give a region as the file writes it, e.g. "
+                                 "--region us-east-1", param_hint="--region")
     if source_text is not None:
         problem = unsafe_problem(source_text) or ("is empty" if not source_text.strip() else None)
         if problem is not None:
@@ -338,7 +345,13 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                                      f"{date}'", param_hint="--source")
     out = Path(out_dir)
     # the shipped catalog and the package are never written; a cloud.yaml planner did not write is not replaced
-    check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=[Path(f) for f in files])
+    # the run's inputs: the files read and the --catalog overlay's files (never replaced by its output)
+    inputs = [Path(f) for f in files] + _overlay_files(catalog_dir)
+    if catalog_dir is not None and _same_dir(catalog_dir, out):
+        raise InputError(f"--out {out_dir} is the --catalog overlay this run reads, and an import never "
+                         "replaces its own input", hint="Give --out another directory, then use both with "
+                                                        "--catalog (or merge them by hand).")
+    check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     catalog = opts.load_catalog_option(catalog_dir)
     rows = []
     sources: dict[str, str] = {}
@@ -348,12 +361,16 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         except ImportProblem as exc:
             raise InputError(str(exc), hint="Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") from None
         for r in result.rows:
-            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {f} (schema v8, REF:SKY-SCHEMA-v8), "
-                                                        f"read {date}")
+            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {_shown_path(f)} (schema v8, "
+                                                        f"REF:SKY-SCHEMA-v8), read {date}")
         rows += result.rows
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             echo("  " + escape_unsafe(line), err=True)
+    if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
+        raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
+                         f"written to {out / 'cloud.yaml'}",
+                         hint="Check --provider and --region, and that the file lists GPUs the catalog knows.")
     seen: dict[str, str] = {}
     for r in rows:
         if r.id in seen:
@@ -363,10 +380,43 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
                         generated=f"{len(files)} file(s), {date}")
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
-    with ReportSet(out, guard=signal_guard(), set_name="import-skypilot", inputs=[Path(f) for f in files]) as rs:
+    with ReportSet(out, guard=signal_guard(), set_name="import-skypilot", inputs=inputs) as rs:
         write_text(rs.path("cloud.yaml"), text)
         path = rs.commit()[0]
+    for note in rs.notes:
+        echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _shown_path(path: str) -> str:
+    """A path as text the catalog accepts in a source (:func:`planner.core.names.path_text`)."""
+    from planner.core.names import path_text
+
+    return path_text(path)
+
+
+def _overlay_files(catalog_dir: str | None) -> list[Any]:
+    """The catalog files of the --catalog overlay (inputs of the run), those that exist."""
+    from pathlib import Path
+
+    from planner.catalog.loader import CATALOG_FILES
+
+    if not catalog_dir:
+        return []
+    return [Path(catalog_dir) / name for name in CATALOG_FILES]
+
+
+def _same_dir(a: str, b: Any) -> bool:
+    """Whether two paths name one directory (both exist), or the same path once resolved."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
 
 
 def check_overlay(out: Any, cloud_yaml: str) -> None:

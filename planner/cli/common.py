@@ -96,10 +96,15 @@ def handle_errors(fn):
             _fail(exc.one_line(), exc.exit_code)
         except (KeyboardInterrupt, click.exceptions.Exit, click.ClickException, SystemExit):
             raise
-        except BrokenPipeError:
-            # The reader went away (e.g. `planner plan ... | head`): not an error of ours.
-            sys.stderr.close()
-            sys.exit(0)
+        except BrokenPipeError as exc:
+            # the reader went away (`planner plan ... | head`, a closed pipe): what it was shown is cut short,
+            # so said, and an exit that a script can check (as any other output failure; what was written
+            # into files before, the reports, is whole)
+            if debug:
+                raise
+            output_failed(exc)  # standard output pointed at /dev/null: the exit's flush fails no more
+            _fail("cannot write the output: the program reading it closed it (broken pipe), so what it shows "
+                  "is cut short. Reports written to files are whole.", 2)
         except OSError as exc:  # standard output full, read-only, gone: an output failure, not a bug
             if debug:
                 raise

@@ -124,7 +124,13 @@ class _Group(click.Group):
             try:
                 return self._main(guard, args, prog_name, complete_var, **extra)
             except Interrupted as exc:
-                click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
+                if exc.written:  # it came while a report set moved into place, which completed first
+                    from planner.cli.common import joined
+
+                    click.echo(f"Interrupted by {exc.name} after the reports were written: wrote "
+                               f"{joined(list(exc.written))}; stopped.", err=True)
+                else:
+                    click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
                 sys.exit(exc.exit_code)
 
     def _main(self, guard: SignalGuard, args: Any, prog_name: str | None, complete_var: str | None,

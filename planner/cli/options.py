@@ -124,7 +124,11 @@ def load_catalog_option(catalog_dir: str | None) -> Any:
     Every command loads its catalog here (tests replace it with one read once).
     """
     from planner.catalog.loader import load_catalog
+    from planner.core.errors import InputError
 
+    if catalog_dir is not None and not str(catalog_dir).strip():  # '' would quietly mean the shipped catalog
+        raise InputError("--catalog: is empty", hint="Give the overlay directory, e.g. --catalog my-catalog, or "
+                                                     "leave --catalog out for the shipped catalog.")
     return load_catalog(Path(catalog_dir) if catalog_dir else None)
 
 

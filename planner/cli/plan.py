@@ -74,6 +74,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
             echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
         if exc.removed:
             echo(f"Removed the stale {joined(exc.removed)} of an earlier plan: nothing fits now.", err=True)
+        for note in exc.notes:
+            echo(note, err=True)
         raise
     _name_note(r.scenario)
     if as_json:
@@ -87,6 +89,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     if r.removed:
         echo(f"Removed the stale {joined(list(r.removed))} of an earlier plan (not written this time: it would "
              "describe another plan).")
+    for note in r.notes:
+        echo(note, err=True)
 
 
 def _name_note(name: str) -> None:

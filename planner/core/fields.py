@@ -340,7 +340,10 @@ _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
 
 def _digits(value: int) -> str:
     """A huge whole number, shortened: '1000...000 (401 digits)'."""
-    text = str(value)
+    try:
+        text = str(value)
+    except ValueError:  # over Python's 4,300-digit limit for int -> str (sys.get_int_max_str_digits)
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1} digits"  # log10(2) digits per bit
     return f"{text[:4]}...{text[-3:]} ({len(text.lstrip('-'))} digits)" if len(text) > 20 else text
 
 
@@ -481,6 +484,8 @@ def plain_number(value: Any) -> Any:
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, Decimal):
+        if value.is_nan():  # Decimal('sNaN') raises in float(): a NaN, refused by the field as not finite
+            return float("nan")
         if value.is_finite() and value == value.to_integral_value():
             return int(value)
         return float(value)

@@ -168,6 +168,9 @@ def read_input(path: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> InputFil
         before = os.stat(path)
     except OSError as exc:
         raise _open_problem(exc) from None
+    except UnicodeEncodeError as exc:  # a lone surrogate ('\ud800'): no file name can be encoded with it
+        raise FileProblem(f"cannot be read (its name holds {exc.object[exc.start]!a}, a character no file name can "
+                          "hold)") from None
     except ValueError:  # os.stat's refusal of a NUL byte
         raise FileProblem("cannot be read (its name holds a NUL byte)") from None
     kind = _kind(before.st_mode)

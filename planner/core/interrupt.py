@@ -34,6 +34,9 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         self.signum = signum
         self.exit_code = 128 + int(signum)
+        #: files a report set moved into place before the signal was acted on (it came while they moved,
+        #: which completes): for the command to say they were written
+        self.written: list = []
         super().__init__(signum)
 
     @property

@@ -120,3 +120,28 @@ def escape_unsafe(text: str, *, newlines: bool = False) -> str:
             out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or
                        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
     return "".join(out)
+
+
+#: The most characters of a text from a file that a message or report echoes (a real value, a quant_method
+#: or an id, is a few dozen; a 100,000-character one would bury the message).
+MAX_ECHO_CHARS = 80
+
+
+def clip_text(text: str, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` as echoed in a message: whole when at most ``limit`` characters, else its first ``limit``
+    and '... (N characters)'."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
+
+
+def path_text(path: object) -> str:
+    """A path as text a report or source can show: bytes that were not UTF-8 (held as surrogate escapes,
+    PEP 383) as '\\xff', other lone surrogates as '\\ud800', control and bidirectional characters as
+    :func:`escape_unsafe` writes them ('\\x1b', '\\u202e')."""
+    text = str(path)
+    try:
+        raw = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return escape_unsafe(raw)
+

@@ -11,8 +11,11 @@ folder; files of the set that the new run does not write can be removed in the s
 Two runs on one output folder would interleave their files: a run holds an exclusive
 ``flock`` on the output folder itself (``fcntl.flock`` on the directory's descriptor: no lock file
 to leave behind) from start to end, and a second run fails at once with one line saying so.
-Staging folders that a killed run (SIGKILL, power loss) left are removed by the next run that
-holds the lock.
+What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
+what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
+by the run that made it) lists, and their temporaries, owned by this user; the folder goes only once
+that empties it, else it is left and said (:attr:`ReportSet.notes`). Planner's own temporary
+manifests (``..planner-reports.json.XXXXXXXX.tmp``, this user's) are removed and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
@@ -22,14 +25,23 @@ names: the manifest ``OUT/.planner-reports.json`` (:data:`MANIFEST`) lists each 
 into the folder, its SHA-256 and the report set it belongs to (``plan <stem>``, ``compare <stem>``).
 A file in the way that the manifest does not list, or whose bytes changed since (edited, or written by
 another program), or that belongs to another report set, is never replaced: the set is refused with one
-line naming it; a stale report that is not planner's is left where it is. The run's input files
+line naming it; a stale report that is not planner's is left where it is, and said. A report set is
+the command and the exact scenario name (``plan team a``): two scenarios whose names give one file
+name (``team a``, ``team-a``) are two sets, and the second is refused rather than replacing the first's
+files. The manifest is trusted only when it is a regular file of this user that its group and others
+cannot write (planner writes it so, whatever the umask), and a file it lists only when that file is
+this user's; otherwise nothing is replaced or removed (one line says why). A manifest of the same
+user that lists a file's true SHA-256 cannot be told from planner's own: that user can always remove
+their own files. The run's input files
 (the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
 and the installed package are never output folders (:func:`refuse_protected`). A replaced report keeps
 its permission bits (0600 stays 0600).
 
-Known limit: the moves are one rename per file, not one for the set; only SIGKILL or a crash
-during those few renames can leave a set of old and new files (the staging folder then remains
-and the next run removes it).
+The moves are one rename per file, not one for the set: the files they replace or remove are kept
+(hard links in the staging folder) until the whole set is in place, and a rename that fails part-way
+puts every file back as it was, with its manifest. Known limit: SIGKILL or a crash during those few
+renames can leave a set of old and new files (the staging folder then remains, with the previous
+files, and the next run leaves it and says so).
 
 Sources: POSIX ``rename()`` (atomic replacement of the destination within a file system); Linux
 ``flock(2)`` (locks on any open file descriptor, directories included; released when the process
@@ -52,7 +64,7 @@ from types import TracebackType
 
 from planner.core.atomic import ensure_dir, fsync_dir, refuse_read_only
 from planner.core.errors import OutputError
-from planner.core.interrupt import SignalGuard, held
+from planner.core.interrupt import Interrupted, SignalGuard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
 STAGING_PREFIX = ".planner-staging-"
@@ -110,8 +122,12 @@ class ReportSet:
         self._lock_fd: int | None = None
         self._staging: Path | None = None
         self._committed = False
+        self._keep_staging = False
         #: the stale files :meth:`commit` removed
         self.removed: list[Path] = []
+        #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
+        #: folder, planner's own dead temporaries removed): for the command to say
+        self.notes: list[str] = []
 
     # -- entering and leaving --
     def __enter__(self) -> ReportSet:
@@ -126,7 +142,7 @@ class ReportSet:
                 self._clear_dead_staging()
                 try:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
-                    (self._staging / STAGING_MARK).write_bytes(b"")
+                    (self._staging / STAGING_MARK).write_bytes(_MARK_HEADER)
                 except OSError as exc:
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                                       "Give --out a directory that can be written.") from None
@@ -139,7 +155,7 @@ class ReportSet:
                  tb: TracebackType | None) -> None:
         with held(self.guard):
             try:
-                if self._staging is not None:
+                if self._staging is not None and not self._keep_staging:
                     shutil.rmtree(self._staging, ignore_errors=True)
                     self._staging = None
             finally:
@@ -154,7 +170,17 @@ class ReportSet:
             raise RuntimeError("ReportSet.path() outside its with block")
         if name not in self._names:
             self._names.append(name)
+            self._record(name)
         return self._staging / name
+
+    def _record(self, name: str) -> None:
+        """List ``name`` in the staging folder's mark: a later run removes only the files listed there."""
+        assert self._staging is not None
+        try:
+            with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(name) + "\n")
+        except OSError as exc:
+            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).") from None
 
     def remove(self, name: str) -> None:
         """Remove ``out_dir / name``, if it exists, when the set is committed (a stale report)."""
@@ -199,11 +225,19 @@ class ReportSet:
         for name in self._names:
             _owned_or_refused(self.out, name, manifest, self.set_name, self.inputs)
             _replaceable(self.out / name)
+        for name in self._stale:
+            if name not in self._names:
+                _not_another_sets(self.out, name, manifest, self.set_name)
         # a stale report goes only when it is this set's and unchanged; another's file stays where it is
         removed = [n for n in self._stale if n not in self._names and _lexists(self.out / n)
                    and _owns(self.out, n, manifest, self.set_name) and not _is_input(self.out / n, self.inputs)]
         for name in removed:
             _replaceable(self.out / name)
+        for name in self._stale:
+            if name not in self._names and name not in removed and _lexists(self.out / name):
+                why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
+                       else "planner did not write it")
+                self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its permission bits
             try:
@@ -218,25 +252,68 @@ class ReportSet:
         during = {**files, **{n: {"sha256": [digests[n], *files.get(n, {}).get("sha256", [])][:2],
                                   "set": self.set_name} for n in self._names}}
         done: list[Path] = []
-        with held(self.guard):
-            write_manifest(self.out, during)
-            try:
-                for name in self._names:
-                    os.replace(self._staging / name, self.out / name)
-                    done.append(self.out / name)
-                for name in removed:
-                    os.unlink(self.out / name)
-            except OSError as exc:
-                raise OutputError(f"{self.out}: cannot move the reports into place ({exc.strerror or exc}); "
-                                  f"moved {len(done)} of {len(self._names)}. Check the directory and run again.") \
-                    from None
-            after = {n: e for n, e in during.items() if n not in removed}
-            after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
-            write_manifest(self.out, after)
-            fsync_dir(self.out)
-            self._committed = True
+        try:
+            with held(self.guard):
+                write_manifest(self.out, during)
+                done = self._move(removed, manifest)
+                after = {n: e for n, e in during.items() if n not in removed}
+                after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
+                write_manifest(self.out, after)
+                fsync_dir(self.out)
+                self._committed = True
+        except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
+            if self._committed:
+                exc.written = list(done)
+            raise
         self.removed = [self.out / n for n in removed]
         return done
+
+    def _move(self, removed: list[str], manifest: dict[str, dict]) -> list[Path]:
+        """Move the staged files into place and remove ``removed``; on a failure part-way, put every
+        file back as it was (the replaced and removed files are kept, hard-linked into the staging
+        folder, until the whole set is in place) and restore ``manifest``.
+
+        Raises:
+            OutputError: a move failed (the previous set put back, or, if that failed too, said so).
+        """
+        assert self._staging is not None
+        backups: dict[str, Path] = {}
+        done: list[str] = []
+        gone: list[str] = []
+        try:
+            for i, name in enumerate([*self._names, *removed]):
+                if _lexists(self.out / name):
+                    backup = self._staging / f"{i}.old"
+                    try:
+                        os.link(self.out / name, backup)
+                    except OSError:
+                        shutil.copy2(self.out / name, backup)  # a file system without hard links
+                    backups[name] = backup
+            for name in self._names:
+                os.replace(self._staging / name, self.out / name)
+                done.append(name)
+            for name in removed:
+                os.unlink(self.out / name)
+                gone.append(name)
+        except (OSError, OutputError) as exc:
+            why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+            try:
+                for name in reversed(done):
+                    if name in backups:
+                        os.replace(backups[name], self.out / name)
+                    else:
+                        os.unlink(self.out / name)
+                for name in gone:
+                    os.replace(backups[name], self.out / name)
+                write_manifest(self.out, manifest)
+            except (OSError, OutputError) as again:
+                self._keep_staging = True  # it holds the previous files: never removed
+                raise OutputError(f"{self.out}: cannot move the reports into place ({why}), and putting the previous "
+                                  f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
+                                  f"files are in {self._staging}. Check the directory and run again.") from None
+            raise OutputError(f"{self.out}: cannot move the reports into place ({why}); the previous set was put "
+                              "back as it was. Check the directory and run again.") from None
+        return [self.out / n for n in done]
 
     # -- the lock --
     def _lock(self) -> None:
@@ -262,29 +339,82 @@ class ReportSet:
             self._lock_fd = None
 
     def _clear_dead_staging(self) -> None:
-        """Remove staging folders a killed run left (no live run has one: this run holds the lock)."""
+        """Clean what a killed run left (no live run is writing: this run holds the lock): in each staging
+        folder, only the files its mark lists (and their temporaries), owned by this user, then the folder
+        if that empties it; planner's own temporary manifests (``..planner-reports.json.XXXXXXXX.tmp``,
+        owned by this user). A folder of that name holding anything else is left, and said."""
         try:
             entries = list(os.scandir(self.out))
         except OSError:
             return
         for e in entries:
-            if _STAGING_NAME.fullmatch(e.name) and e.is_dir(follow_symlinks=False) and _is_staging(Path(e.path)):
-                shutil.rmtree(e.path, ignore_errors=True)
+            try:
+                if _MANIFEST_TMP.fullmatch(e.name) and e.is_file(follow_symlinks=False) \
+                        and e.stat(follow_symlinks=False).st_uid == os.geteuid():
+                    os.unlink(e.path)
+                    self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
+                                      "was stopped.")
+                elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
+                    left = _clear_staging(Path(e.path))
+                    if left:
+                        shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
+                        self.notes.append(f"Left {e.path}: it holds {shown}, which planner cannot tell it wrote; "
+                                          "check it and remove it yourself.")
+            except OSError:
+                continue
 
 
-#: A staging folder's name as tempfile.mkdtemp makes it: the prefix and 8 random characters.
-_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}")
+#: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.
+_MARK_HEADER = b"planner staging folder 1\n"
+#: A temporary file :func:`planner.core.atomic.write_bytes` makes beside the manifest.
+_MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
+#: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
+_TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
 
 
-def _is_staging(folder: Path) -> bool:
-    """Whether ``folder`` is a staging folder planner made: its mark inside, and only plain files (a folder
-    of that name the user made, or one holding more, is left alone)."""
+def _clear_staging(folder: Path) -> list[str]:
+    """Remove from a dead staging folder the files planner wrote there (those its mark lists, and their
+    temporaries, regular files owned by this user), then the mark and the folder if nothing else is
+    left. Returns the names left (sorted); [] when the folder is gone. A folder without planner's mark,
+    or whose mark is not this user's, is left whole."""
+    from planner.core.names import cut_utf8
+
+    mark = folder / STAGING_MARK
+    try:
+        st = os.lstat(mark)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > _MANIFEST_MAX_BYTES:
+            raise OSError
+        lines = mark.read_bytes().split(b"\n")
+        listed = {json.loads(x) for x in lines[1:] if x.strip()} if lines[0] + b"\n" == _MARK_HEADER else set()
+    except (OSError, ValueError, TypeError, RecursionError):
+        listed = None
     try:
         entries = list(os.scandir(folder))
     except OSError:
-        return False
-    names = {e.name for e in entries}
-    return STAGING_MARK in names and all(e.is_file(follow_symlinks=False) for e in entries)
+        return ["(unreadable)"]
+    if listed is None:
+        return sorted(e.name for e in entries) or ["no planner mark"]
+    stems = {cut_utf8(str(n), 200) for n in listed}
+    left = []
+    for e in entries:
+        if e.name == STAGING_MARK:
+            continue
+        tmp = _TMP.fullmatch(e.name)
+        ours = e.name in listed or (tmp is not None and tmp.group("stem") in stems)
+        try:
+            if ours and e.is_file(follow_symlinks=False) and e.stat(follow_symlinks=False).st_uid == os.geteuid():
+                os.unlink(e.path)
+                continue
+        except OSError:
+            pass
+        left.append(e.name)
+    if not left:
+        try:
+            os.unlink(mark)
+            os.rmdir(folder)
+        except OSError:
+            return ["(could not be removed)"]
+    return sorted(left)
 
 
 def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
@@ -324,8 +454,10 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         if name in written:
             _owned_or_refused(out, name, manifest, set_name, inputs)
             _replaceable(out / name)
-        elif _lexists(out / name) and _owns(out, name, manifest, set_name):
-            _replaceable(out / name)
+        elif _lexists(out / name):
+            _not_another_sets(out, name, manifest, set_name)
+            if _owns(out, name, manifest, set_name):
+                _replaceable(out / name)
 
 
 def check_name(name: str) -> None:
@@ -384,12 +516,19 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     except OSError as exc:
         raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     doc: object = None
+    if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
+        raise OutputError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
+                          "the files it wrote and replaces or removes nothing here. Give another --out.")
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o022:
+        raise OutputError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
+                          "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
+                          f"'chmod go-w {path}', or give another --out.")
     if stat.S_ISREG(st.st_mode) and st.st_size <= _MANIFEST_MAX_BYTES:
         try:
             doc = json.loads(path.read_bytes())
         except OSError as exc:
             raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
             doc = None
     files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
     if not isinstance(files, dict) or not all(
@@ -418,6 +557,10 @@ def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
                     "only these, and only while unchanged.",
            "files": {n: files[n] for n in sorted(files)}}
     write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n")
+    try:  # never writable by group or others, whatever the umask: read_manifest trusts no other
+        os.chmod(path, os.stat(path).st_mode & ~0o022 & 0o7777)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
 
 
 def _sha256(path: Path) -> str:
@@ -435,7 +578,7 @@ def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
         return None
     try:
         st = os.lstat(out / name)
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():  # another user's file is never planner's
             return None
         digest = _sha256(out / name)
     except OSError:
@@ -473,14 +616,31 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     owner = _owner(out, name, manifest)
     if owner == set_name:
         return
-    if owner is not None:
-        raise OutputError(f"{path}: is a report of another set ({owner}), and planner does not replace it with "
-                          f"one of {set_name}. Give another --out.")
+    _not_another_sets(out, name, manifest, set_name)
     why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
+    try:
+        if os.lstat(path).st_uid != os.geteuid():
+            why = "another user's file"
+    except OSError:
+        pass
     listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
               f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
     raise OutputError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
                       "file. Move it away or give another --out.")
+
+
+def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse a set whose file ``name`` is already a report of another set (another scenario, or another
+    command, whose name gives the same file name): neither replaced nor removed.
+
+    Raises:
+        OutputError: naming both sets.
+    """
+    owner = _owner(out, name, manifest)
+    if owner is not None and owner != set_name:
+        raise OutputError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
+                          "name; planner never replaces or removes another set's report. Give another --out, or "
+                          "give the scenario another name.")
 
 
 def refuse_protected(out_dir: Path) -> None:

@@ -633,6 +633,11 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         raise YamlProblem(f"invalid JSON: {exc.name} is beyond the largest number a config may hold (it reads as "
                           "infinity)", line, "Write the value as the model publishes it (no number reaches 1.8e308).") \
             from exc
+    except _BadText as exc:
+        line = _line_of(text, r'"' + re.escape(json.dumps(exc.name)[1:-1]) + r'"\s*:')
+        raise YamlProblem(f"invalid text at key {exc.name!a}: it holds {exc.char!a}, {exc.what}, which no text may "
+                          "hold (it cannot be written as UTF-8 or JSON)", line,
+                          "Copy the config.json as the model publishes it.") from exc
     except _Duplicate as exc:
         line = _line_of(text, r'"' + re.escape(exc.name) + r'"\s*:', occurrence=2)
         raise YamlProblem(f"invalid JSON: key {exc.name!r} appears twice in one object", line,
@@ -698,11 +703,40 @@ def _line_of(text: str, pattern: str, occurrence: int = 1) -> int | None:
     return None
 
 
+class _BadText(_Constant):
+    """A JSON text (key or value) holding a lone surrogate or a noncharacter (``name``: its key)."""
+
+    def __init__(self, name: str, char: str, what: str) -> None:
+        super().__init__(name)
+        self.char, self.what = char, what
+
+
+#: A lone surrogate (JSON's "\\ud800" escape decodes to one) or a Unicode noncharacter (U+FDD0..U+FDEF, and
+#: the last two code points of each plane): Unicode 15.0 section 23.7 "Noncharacters"; RFC 8259 section 8.2
+#: leaves strings with lone surrogates' behaviour unpredictable.
+_BAD_CHAR = re.compile("[\ud800-\udfff\ufdd0-\ufdef"
+                       + "".join(chr(p * 0x10000 + 0xFFFE) + chr(p * 0x10000 + 0xFFFF) for p in range(17)) + "]")
+
+
+def _check_text(key: str, value: Any) -> None:
+    """Raise _BadText when ``value`` (a text, or a list holding texts) or ``key`` holds a :data:`_BAD_CHAR`."""
+    for text in ([key, value] if not isinstance(value, list) else [key, *value]):
+        if isinstance(text, list):
+            _check_text(key, text)
+        elif isinstance(text, str):
+            m = _BAD_CHAR.search(text)
+            if m:
+                what = "a lone surrogate" if "\ud800" <= m.group() <= "\udfff" else "a Unicode noncharacter"
+                raise _BadText(key, m.group(), what)
+
+
 def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     """A JSON object from its ``pairs``; raises _Duplicate for a key given twice (RFC 8259 section 4
-    leaves duplicate names' meaning undefined, so a config that has them is ambiguous)."""
+    leaves duplicate names' meaning undefined, so a config that has them is ambiguous), _BadText for a
+    text holding a lone surrogate or a noncharacter (:data:`_BAD_CHAR`)."""
     out: dict = {}
     for k, v in pairs:
+        _check_text(k, v)
         if k in out:
             raise _Duplicate(k)
         out[k] = v

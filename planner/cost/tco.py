@@ -51,6 +51,11 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
 #: (measured LLM training MFU is tens of percent, e.g. 46.2% for PaLM 540B, Chowdhery et al. 2022, Table 3):
 #: below it a typo (1e-300) would price jobs at 10^300 hours rather than be refused.
 MIN_UTILIZATION = 0.001
+#: The fewest busy hours a year ``utilization`` / ``hours_per_month`` may give, and the shortest ownership
+#: period (years): not published figures but the bounds of the quantities' meaning (a machine used for less
+#: than an hour a year, or owned for less than a billing month, is a typo: 1.0e-300 printed 300-digit costs).
+MIN_BUSY_HOURS_PER_YEAR = 1.0
+MIN_OWNERSHIP_YEARS = 1 / 12
 COST_KEYS = (
     "usd_per_kwh", "pue", "utilization", "hours_per_month", "gpu_power_fraction", "depreciation_years",
     "residual_fraction", "support_usd_per_year", "cloud_discount", "providers", "instances", "regions", "spot", "mfu", "mbu",
@@ -144,6 +149,12 @@ class CostInputs:
         return "given in the scenario (costs)" if key in self.given else DEFAULT_SOURCES.get(key, "default")
 
 
+def _at_least(entry: Any, key: str, value: float | None, lo: float, shown: str, hint: str) -> None:
+    """Refuse ``value`` (read, None when not given) below ``lo``: one line naming ``key``, ``shown`` the bound."""
+    if value is not None and value < lo:
+        raise entry.error(f"must be at least {shown}, not {value!r}", key, hint)
+
+
 def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) -> CostInputs:
     """Read and validate the scenario's ``costs:`` mapping.
 
@@ -173,8 +184,18 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["pue"] = entry.number("pue", 1.0, min=1.0, max=3.0)
     kw["utilization"] = entry.number("utilization", None, min=0, max=1, min_exclusive=True)
     kw["hours_per_month"] = entry.number("hours_per_month", None, min=0, max=744, min_exclusive=True)
+    _at_least(entry, "utilization", kw["utilization"], MIN_BUSY_HOURS_PER_YEAR / HOURS_PER_YEAR,
+              f"1/{HOURS_PER_YEAR:g}, one busy hour a year",
+              "utilization is the share of calendar hours the machine is busy (0.25: about 6 h a day); below one "
+              "hour a year the cost per busy hour runs to absurd sums.")
+    _at_least(entry, "hours_per_month", kw["hours_per_month"], MIN_BUSY_HOURS_PER_YEAR / 12,
+              "1/12, one busy hour a year",
+              "Below one busy hour a year the cost per busy hour runs to absurd sums.")
     kw["gpu_power_fraction"] = entry.number("gpu_power_fraction", 1.0, min=0, max=1, min_exclusive=True)
     kw["depreciation_years"] = entry.number("depreciation_years", 3.0, min=0, max=20, min_exclusive=True)
+    _at_least(entry, "depreciation_years", kw["depreciation_years"], MIN_OWNERSHIP_YEARS, "1/12, one month",
+              "It is the ownership period over which the capex is spread; under a month the cost per month runs "
+              "to absurd sums.")
     kw["residual_fraction"] = entry.number("residual_fraction", 0.20, min=0, max=0.99)
     kw["support_usd_per_year"] = entry.number("support_usd_per_year", 0.0, min=0, max=10_000_000)
     kw["cloud_discount"] = entry.number("cloud_discount", 0.0, min=0, max=0.99)

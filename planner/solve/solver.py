@@ -185,7 +185,8 @@ class NoFeasiblePlan(InfeasibleError):
         warnings: the workloads' warnings that hold on every machine evaluated ('name: text').
         outputs: the reports written for it (format -> path; planner.api.plan with ``out`` fills it:
             the candidate table and the reasons); removed: the stale reports of an earlier, feasible
-            plan it removed from the same directory. Both empty when nothing was written.
+            plan it removed from the same directory. Both empty when nothing was written. notes: what
+            writing them left alone, and why (planner.api.PlanResult.notes).
     """
 
     def __init__(self, message: str, reasons: Sequence[str], *, scenario: str, summary: Any, candidates: Any,
@@ -199,6 +200,7 @@ class NoFeasiblePlan(InfeasibleError):
         self.warnings = list(warnings)
         self.outputs: dict[str, Any] = {}
         self.removed: list[Any] = []
+        self.notes: tuple[str, ...] = ()  # what writing the reports left alone, and why
 
 
 # ----- the entry point -------------------------------------------------------------------------

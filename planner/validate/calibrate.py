@@ -99,7 +99,33 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
+    refuse_linked(path)
     return path
+
+
+def refuse_linked(path: Path) -> None:
+    """Refuse a calibration file that is a symbolic link or one of several hard links: replacing it
+    would put a regular file where the link was (or leave the other names with the old bytes), as
+    planner refuses for its reports.
+
+    Raises:
+        OutputError: saying which, with what to do.
+    """
+    import os
+    import stat
+
+    from planner.core.errors import OutputError
+
+    try:
+        st = os.lstat(path)
+    except (OSError, ValueError):
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputError(f"{path}: is a symbolic link, and planner does not replace a link with a file. Give --out "
+                          "the file it points to, or another name.")
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise OutputError(f"{path}: has {st.st_nlink} hard links, and replacing it would leave the other names with "
+                          "the old calibration. Give --out another name.")
 
 
 # ----- which GPU a calibration is of ---------------------------------------------------------------
@@ -231,6 +257,7 @@ def save_calibration(cal: Calibration, path: Path) -> None:
     from planner.core.reportset import refuse_protected
 
     refuse_protected(Path(path).parent)  # never into planner's own catalog or package folders
+    refuse_linked(Path(path))
     existing = dict(load_calibrations(path))
     existing[device_key(cal.gpu_name)] = cal
     doc = {"schema_version": 1, "gpus": [
@@ -352,8 +379,10 @@ def run_calibration(workload: Any, *, steps: int = 3) -> dict[str, Any]:
         raise CalibrationUnavailable(f"{key}: {problem}. {hint}")
     import importlib.util
 
-    if importlib.util.find_spec("torch") is None:
-        raise _no_torch()
+    for module, what in (("torch", "PyTorch with CUDA"), ("transformers", "Hugging Face Transformers")):
+        if not _installed(importlib.util, module):
+            raise CalibrationUnavailable(f"planner calibrate needs {what} (the Python package {module!r} is not "
+                                         "installed); install it with: pip install '.[validate]'")
     from planner.validate.worker import call_in_worker
 
     return call_in_worker("planner.validate.calibrate:_run_calibration_here", _run_spec(workload), steps=steps)
@@ -376,6 +405,15 @@ def _run_spec(workload: Any) -> dict[str, Any]:
         given = getattr(workload, record)
         spec[record] = None if given is None else SimpleNamespace(**{n: _plain(getattr(given, n)) for n in names})
     return spec
+
+
+def _installed(util: Any, module: str) -> bool:
+    """Whether ``module`` can be imported, without importing it (``util``: importlib.util); a module
+    already imported without a spec counts as there."""
+    try:
+        return util.find_spec(module) is not None
+    except ValueError:  # in sys.modules with no __spec__
+        return True
 
 
 def _no_torch() -> CalibrationUnavailable:

@@ -14,6 +14,7 @@ from typing import Any
 from planner.model.architecture import Architecture
 from planner.model.quantization import weight_scheme
 from planner.core.errors import InputError
+from planner.core.names import clip_text
 from planner.core.fields import Entry
 from planner.workload.options import ATTENTION
 
@@ -105,7 +106,7 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
         scheme, words = weight_scheme(q)
         return (scheme.weight_format if scheme else None), (scheme.group_size if scheme else None), words
     bits = q.get("bits", q.get("w_bit"))
-    words = f"quant_method {method or '?'}" + (f", bits {bits}" if bits is not None else "")
+    words = f"quant_method {clip_text(method) or '?'}" + (f", bits {bits}" if bits is not None else "")
     group = q.get("group_size", q.get("q_group_size"))
     group = int(group) if isinstance(group, int) and not isinstance(group, bool) else None
     if method in ("awq", "gptq") and bits == 4:

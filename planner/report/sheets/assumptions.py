@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from planner.core.names import path_text
 from planner.report.cells import (
     clean_text,
     fit_columns,
@@ -69,7 +70,7 @@ def write_assumptions(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSo
     row = _recipes(ws, data, row)
     row = _catalog_entries(ws, data, cited, row)
     row = _workload_notes(ws, data, row)
-    section(ws, row, "Scenario as given" + (f" ({clean_text(data.scenario_file)})" if data.scenario_file else ""))
+    section(ws, row, "Scenario as given" + (f" ({clean_text(path_text(data.scenario_file))})" if data.scenario_file else ""))
     # monospaced, its leading spaces kept (YAML's indentation), wrapped across A-L (163 characters)
     put_sentences(ws, row + 1, 1, data.scenario_text.splitlines(), _LAST_COL, style("mono"))
     ws.freeze_panes = "A2"

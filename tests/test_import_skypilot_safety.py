@@ -1,0 +1,166 @@
+"""import-skypilot: what it reads is bounded and regular, a run that keeps nothing writes nothing, and an
+input is never its output (issue 28, second hostile pass)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog.skypilot import ImportProblem, import_file
+from planner.cli.main import main
+
+HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
+# a Lambda row in the v8 layout (the module docstring's column order); the price as tests/test_import_skypilot.py
+ROW = "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,\"{'Gpus': []}\",\n"
+
+
+def _lambda(tmp_path: Path, body: str, name: str = "vms.csv") -> Path:
+    path = tmp_path / "lambda" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(HEADER + body, encoding="utf-8")
+    return path
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, ["catalog", "import-skypilot", *args])
+
+
+def test_a_device_is_refused_unread(tmp_path: Path) -> None:
+    # /dev/zero streams without end: refused by its type before one byte is read (memory capped meanwhile,
+    # so that the old read-a-whole-line fails as MemoryError rather than eating the machine)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000)); "
+            "from planner.cli.main import main; sys.argv = ['planner', 'catalog', 'import-skypilot', '/dev/zero', "
+            f"'--provider', 'lambda', '--out', {str(tmp_path / 'o')!r}]; main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "/dev/zero: is a character device, not a regular file" in r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr
+
+
+def test_a_named_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    fifo = tmp_path / "f.csv"
+    os.mkfifo(fifo)
+    code = ("import sys; from planner.cli.main import main; sys.argv = ['planner', 'catalog', 'import-skypilot', "
+            f"{str(fifo)!r}, '--provider', 'lambda', '--out', {str(tmp_path / 'o')!r}]; main()")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "is a named pipe (FIFO), not a regular file" in r.stderr
+
+
+def test_one_endless_line_is_cut_at_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner.catalog.skypilot as sky
+
+    monkeypatch.setattr(sky, "MAX_CSV_BYTES", 1000)
+    path = tmp_path / "lambda" / "vms.csv"
+    path.parent.mkdir()
+    path.write_bytes(HEADER.encode() + b"a" * 5000)  # no newline at all after the header
+    with pytest.raises(ImportProblem) as e:
+        import_file(path)
+    assert str(e.value).startswith(f"{path}: is larger than 0 MiB")
+
+
+@pytest.mark.parametrize("body", [
+    "gpu_1x_nope,NOPE,1.0,26.0,200.0,2.49,us-east-1,,\n",  # a GPU the catalog does not know
+    "",  # the header alone
+    "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,europe-central-1,,\n",  # not in a US region
+])
+def test_an_import_that_keeps_nothing_writes_nothing(tmp_path: Path, body: str) -> None:
+    out = tmp_path / "ov"
+    r = _run(str(_lambda(tmp_path, ROW, "good.csv")), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    before = (out / "cloud.yaml").read_bytes()
+    r = _run(str(_lambda(tmp_path, body, "bad.csv")), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 2, r.output
+    assert (out / "cloud.yaml").read_bytes() == before  # the good overlay stays
+    assert r.stderr.count("Error:") == 1
+    assert "no instance was kept from" in r.stderr and "so nothing was written to" in r.stderr
+    assert "Wrote" not in r.output
+
+
+def test_the_catalog_overlay_read_is_never_the_output(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    before = (d / "cloud.yaml").read_bytes()
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d), "--catalog", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 2
+    assert "is the --catalog overlay this run reads" in r.stderr
+    assert (d / "cloud.yaml").read_bytes() == before
+    # the same overlay by another spelling of its path
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(d) + "/.", "--catalog", str(d), "--as-of", "2026-01")
+    assert r.exit_code == 2 and "is the --catalog overlay this run reads" in r.stderr
+
+
+def test_an_empty_catalog_option_is_refused(tmp_path: Path) -> None:
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(tmp_path / "o"), "--catalog", "", "--as-of", "2026-01")
+    assert r.exit_code == 2
+    assert "Error: --catalog: is empty" in r.stderr
+    r = CliRunner().invoke(main, ["plan", str(Path(__file__).parent.parent / "scenarios" / "qlora-7b-12gb.yaml"),
+                                  "--catalog", ""])
+    assert r.exit_code == 2
+    assert "Error: --catalog: is empty" in r.stderr
+
+
+def test_an_empty_catalog_argument_is_refused_by_the_api() -> None:
+    from planner.api.inputs import catalog_of
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        catalog_of("")
+    assert e.value.one_line().startswith("catalog: is empty")
+
+
+def test_bad_rows_are_left_out_by_reason_with_their_line(tmp_path: Path) -> None:
+    body = ('"gpu_1x\nh100",H100,1.0,26.0,200.0,2.49,us-east-1,,\n'  # lines 2-3: a line break inside the name
+            "gpu_8x_h100,H100,8.0,26.0,200.0,1e308,us-east-1,,\n"  # line 4: past the loader's 10,000 USD/h
+            "gpu_2x_h100,H100,2.0,30.0,200.0,1_0,us-east-1,,\n"  # line 5: Python's float() reads 10.0
+            "gpu_4x_h100,H100,4.0,30.5,200.0,10,us-east-1,,\n"  # line 6: half a vCPU (int() cut it to 30)
+            + ROW)  # line 7: a good row, kept
+    res = import_file(_lambda(tmp_path, body))
+    assert [r.id for r in res.rows] == ["lambda-gpu-1x-h100-pcie"]
+    assert res.skipped["gpu_1x\nh100"].startswith("line 2: the instance type holds the control character U+000A")
+    assert res.skipped["gpu_8x_h100"] == "line 4: an hourly price above the catalog's largest, 10,000 USD/h"
+    assert res.skipped["gpu_2x_h100"] == "line 5, column Price: '1_0' is not a number"
+    assert res.skipped["gpu_4x_h100"] == "line 6, column vCPUs: 30.5 is not a whole number of vCPUs"
+
+
+def test_a_tiny_price_is_written_so_the_loader_reads_it_back(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+    from planner.catalog.skypilot import yaml_float
+
+    # YAML 1.1 (PyYAML) reads '1e-10' as text and '1.0e-10' as a float
+    assert [yaml_float(x) for x in (1e-10, 2.49, 1e20, 1.5e-7)] == ["1.0e-10", "2.49", "1.0e+20", "1.5e-07"]
+    out = tmp_path / "o"
+    r = _run(str(_lambda(tmp_path, ROW.replace("2.49", "0.0000000001"))), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    cat = load_catalog(out)
+    inst = next(i for i in cat.instances if i.id == "lambda-gpu-1x-h100-pcie")
+    assert inst.usd_per_hour == 1e-10 and inst.memory_bytes == 200 * 2**30 and inst.vcpus == 26
+
+
+@pytest.mark.parametrize("folder", ["a\x1bb", "a\u202eb", "a\udcffb"], ids=["ESC", "RLO", "not-UTF-8"])
+def test_a_path_with_unsafe_characters_makes_an_escaped_source(tmp_path: Path, folder: str) -> None:
+    path = _lambda(tmp_path / os.fsdecode(os.fsencode(folder)), ROW)
+    out = tmp_path / "o"
+    r = _run(str(path), "--out", str(out), "--as-of", "2026-01")
+    assert r.exit_code == 0, r.output
+    text = (out / "cloud.yaml").read_text(encoding="utf-8")
+    shown = {"a\x1bb": "a\\\\x1bb", "a\u202eb": "a\\\\u202eb", "a\udcffb": "a\\\\xffb"}[folder]
+    assert shown in text  # the escape, as JSON writes a backslash inside the quoted source
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--region", "\x1b[31mus-east-1", "Invalid value for --region: holds the control character U+001B (ESCAPE)"),
+    ("--as-of", "0001-01", "Invalid value for --as-of: 0001-01 is before 2000"),
+    ("--as-of", "1999-12-31", "Invalid value for --as-of: 1999-12-31 is before 2000"),
+])
+def test_unsafe_regions_and_ancient_dates_are_refused(tmp_path: Path, option: str, value: str, message: str) -> None:
+    r = _run(str(_lambda(tmp_path, ROW)), "--out", str(tmp_path / "o"), option, value)
+    assert r.exit_code == 2
+    assert message in r.stderr and "\x1b" not in r.stderr
+    assert not (tmp_path / "o").exists()

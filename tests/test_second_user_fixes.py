@@ -42,3 +42,38 @@ def test_qlora_fsdp_offload_times_the_bytes_the_memory_model_stores(catalog):
     dp = parts["data-parallel communication"]
     text = dp.formula() if callable(dp.formula) else dp.formula
     assert _bytes(text, r"2 all-gathers of ([\d,]+) B") == pytest.approx(stored, abs=1)
+
+
+# ----- 3, 11. all-reduce latency over PCIe; no NVLink without a bridge in the quote -------------------------
+
+def _ar(e) -> float:
+    return next(p.seconds for p in e.speed.parts if p.name == "decode: tensor-parallel all-reduces")
+
+
+@pytest.mark.parametrize("gpu,tp,latency", [("rtx-4090", 2, 12e-6), ("l40s", 4, 40e-6), ("a100-80gb-pcie", 8, 40e-6),
+                                            ("h100-sxm", 8, 8e-6)])
+def test_pcie_tensor_parallel_pays_the_measured_pcie_all_reduce_latency(catalog, gpu, tp, latency):
+    # PCIe: 12 us between 2 cards (2 x RTX 4090 small all-to-all, tinygrad/open-gpu-kernel-modules#17),
+    # 40 us among 3-8 (8 x RTX 4090 nccl-tests all_reduce_perf 8 B, NVIDIA/nccl#1530); NVLink: 8 us.
+    from planner.speed.constants import COLLECTIVE_EFFICIENCY
+
+    e = estimate(model="llama-3.1-8b", task="infer", engine="vllm", gpu=gpu, gpus=tp, tp=tp, concurrency=1,
+                 prompt_tokens=512, output_tokens=128, catalog=catalog)
+    g = catalog.gpus[gpu] if isinstance(catalog.gpus, dict) else next(x for x in catalog.gpus if x.id == gpu)
+    # the link: PCIe cards at 32 GB/s (the decode step's PCIe default) both ways, SXM at its NVLink
+    link = (g.quoted_link_bytes_per_s or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
+    layers, hidden = 32, 4096  # Llama-3.1-8B
+    # 2 all-reduces per layer of 1 sequence x hidden x 2 B, ring 2 (tp - 1) / tp of the bytes
+    want = 2 * layers * (latency + 2 * (tp - 1) / tp * 1 * hidden * 2 / link)
+    assert _ar(e) == pytest.approx(want, rel=1e-9)
+
+
+def test_a_pcie_card_with_an_nvlink_bridge_option_is_timed_over_pcie(catalog):
+    # rtx-3090 lists a 2-way NVLink bridge (112.5 GB/s) but no platform or quote includes one
+    e = estimate(model="llama-2-70b", task="train", method="qlora", recipe="pure-bf16", optimizer="adamw",
+                 framework="fsdp", lora_rank=8, micro_batch=1, seq_len=2048, grad_accum=8, gpus=2, zero=3,
+                 offload_params=True, checkpointing="full", gpu="rtx-3090", catalog=catalog)
+    dp = next(p for p in e.speed.parts if p.name == "data-parallel communication")
+    text = dp.formula() if callable(dp.formula) else dp.formula
+    assert "NVLink" not in text
+    assert "PCIe" in text

@@ -47,7 +47,7 @@ import math
 from typing import Any
 
 from planner.speed.constants import (
-    ALLREDUCE_LATENCY_S,
+    allreduce_latency,
     DEFAULT_NODE_LINK_BYTES_PER_S,
     BANDWIDTH_EFFICIENCY,
     COLLECTIVE_EFFICIENCY,
@@ -211,7 +211,9 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
         if _spans_machines(w, shard):
             link = np.minimum(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
-        ar = 2 * arch.num_hidden_layers * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size
+        lat = np.where(np.asarray(interconnect) > 0, allreduce_latency(True, shard).value,
+                       allreduce_latency(False, shard).value)
+        ar = 2 * arch.num_hidden_layers * (lat + 2 * (shard - 1) / shard * c * arch.hidden_size
                                            * 2 / (link * COLLECTIVE_EFFICIENCY.value))
         ar_s = float(ar) if np.ndim(ar) == 0 else ar
     return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
@@ -309,7 +311,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
     hbw = host_bandwidth or DEFAULT_HOST_BANDWIDTH
     ds = decode_step(dr, w, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=hbw, peak_flops=peak,
-                     gemm_eff=ge.value, interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0),
+                     gemm_eff=ge.value, interconnect=float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0),
                      kv_tokens=kv_mean)
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = ds
     mem_s = w_s + kv_s + host_s
@@ -341,9 +343,12 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     if host_s:
         parts.append(Part("decode: host RAM layers", host_s, lambda: f"{dr.host_blocks} blocks in RAM read at the host's "
                           "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
+    nvlink = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0) > 0
+    ar_lat = allreduce_latency(nvlink, shard)
     if ar_s:
         parts.append(Part("decode: tensor-parallel all-reduces", ar_s, lambda: f"2 x {L} all-reduces x "
-                          f"{ALLREDUCE_LATENCY_S.value * 1e6:g} us + bytes over the link", ALLREDUCE_LATENCY_S.source))
+                          f"{ar_lat.value * 1e6:g} us ({'NVLink' if nvlink else 'PCIe'}) + bytes over the link",
+                          ar_lat.source))
 
     # ----- prefill of one prompt, and of the whole batch of c prompts
     W = gemm_weights(arch) / shard
@@ -365,11 +370,11 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
         t_ar = 0.0
         if shard > 1:
-            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2
+            link = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 32e9) / 2
             if _spans_machines(w, shard):
                 link = min(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
             link *= COLLECTIVE_EFFICIENCY.value
-            t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
+            t_ar = 2 * L * (ar_lat.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))

@@ -76,11 +76,11 @@ def link_bytes_per_s(gpu: Any, group: int, gpus_per_node: int, *, per_lane: floa
                      node_link: float | None = None) -> tuple[float, str]:
     """One direction of the link a collective over ``group`` GPUs runs at, bytes/s, and its name.
 
-    NVLink (SXM/OAM modules, or a bridged pair of PCIe cards): half the catalog's bidirectional
-    ``interconnect``; otherwise PCIe (per-lane rate x lanes x PCIE_EFFICIENCY); a group larger than
+    NVLink (SXM/OAM modules: Gpu.quoted_link_bytes_per_s; no quote includes a PCIe card's bridge):
+    half the bidirectional ``interconnect``; otherwise PCIe (per-lane rate x lanes x PCIE_EFFICIENCY); a group larger than
     a machine runs at the slower of that and the inter-node link per GPU.
     """
-    nvlink = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0)
+    nvlink = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0)
     sxm = str(getattr(gpu, "form_factor", "")).lower() in ("sxm", "oam")
     if nvlink > 0 and (sxm or group <= 2):
         bw, name = nvlink / 2, f"NVLink {nvlink / 2 / 1e9:,.0f} GB/s per direction"

@@ -456,7 +456,8 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
 def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins: Any) -> str:
     """'' or the cheapest card of the catalog the scenario's GPU constraints leave out on which a usage
     of workload ``w`` (as evaluated: the same strategies and GPU counts) fits memory and finishes one
-    run within ``limit`` hours (its own PCIe link), priced as its cards alone."""
+    run within ``limit`` hours (its own PCIe link), priced as its cards alone: the smallest count of
+    that card that makes it (every usage is timed, not only the most GPUs)."""
     from planner.solve.targets import run_hours
 
     cons = cs.scenario.constraints
@@ -478,14 +479,15 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
             if u.gpus > min(node_cards, most) or u.gpus_per_node != u.gpus or any(
                     not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
                 continue
+            cost = u.gpus * g.price_usd
+            if best is not None and cost > best[0]:
+                continue  # more cards than an answer already found: never the smallest count
             if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
                 continue
             h = run_hours(u, g, per_lane, pins)
-            if h <= limit:
-                cost = u.gpus * g.price_usd
-                if best is None or (cost, g.id) < (best[0], best[1]):
-                    best = (cost, g.id, u.gpus, h)
-                break  # the most GPUs first: the fastest usage of this card that fits
+            # the cheapest (fewest cards) that meets the limit; at equal cost the faster, then the id
+            if h <= limit and (best is None or (cost, h, g.id) < (best[0], best[3], best[1])):
+                best = (cost, g.id, u.gpus, h)
     if best is None:
         return ""
     cost, gid, n, h = best

@@ -107,3 +107,49 @@ def test_another_card_is_the_cheapest_count_that_meets_the_deadline(catalog):
     # those two cards, where the old answer named 4 x rtx-5090 ($14,600)
     price = {g.id: g.price_usd for g in catalog.gpus}
     assert cost == n * price[gid] <= 2 * price["rtx-5090"]
+
+
+# ----- 5. a pinned tp: the fixes that change it, flagged ----------------------------------------------------
+
+TP1 = {"name": "tp1", "constraints": {"vendors": ["nvidia"]}, "workloads": [{
+    "name": "chat", "model": "llama-3.1-8b", "task": "infer", "context": 4096, "engine": "vllm", "tp": 1,
+    "slo": {"ttft_s": 0.5, "tpot_s": 0.003, "concurrency": 32, "output_tokens": 256}}]}
+
+
+def test_a_pinned_tp_still_gets_the_larger_tp_fixes_flagged(catalog):
+    err = _infeasible(TP1, catalog)
+    tp_fixes = [s for s in err.suggestions if re.match(r"\d+ replicas? of tp \d+", s)]
+    # the same fixes the unpinned workload gets (3 replicas of tp 4 on 12 x b200; fp8 weights on 8 x b200),
+    # each naming the pinned key it changes in the one wording: "tp: N (the scenario pins 1)"
+    free = dict(TP1, workloads=[{k: x for k, x in TP1["workloads"][0].items() if k != "tp"}])
+    unpinned = _infeasible(free, catalog).suggestions
+    assert any(s.startswith("3 replicas of tp 4 (12 x b200)") for s in unpinned)
+    assert any(s.startswith("3 replicas of tp 4 (12 x b200)") for s in tp_fixes)
+    assert any("with weights: fp8 (8 x b200)" in s for s in tp_fixes)
+    for s in tp_fixes:
+        n = int(re.search(r"of tp (\d+)", s).group(1))
+        assert f"tp: {n} (the scenario pins 1)" in " ".join(s.split())
+    # an 8-GPU baseboard: only max_nodes builds more nodes (max_cards is not what caps a node)
+    three = next(s for s in tp_fixes if s.startswith("3 replicas of tp 4"))
+    assert "raise max_nodes" in three and "max_cards or" not in three
+
+
+# ----- 6. every fix names each pinned key it changes ---------------------------------------------------------
+
+FT = {"name": "ft", "constraints": {"allowed_gpus": ["rtx-3090"]}, "workloads": [{
+    "name": "ft", "model": "llama-2-13b", "task": "train", "method": "full", "micro_batch": 1, "seq_len": 2048,
+    "gpus": 2, "zero": 2, "checkpointing": "full"}]}
+
+
+def test_memory_fixes_flag_the_pinned_keys_they_change(catalog):
+    s = [" ".join(x.split()) for x in _infeasible(FT, catalog).suggestions]
+    zero3 = [x for x in s if "ZeRO-3" in x]
+    assert zero3 and all("zero: 3 (the scenario pins 2)" in x for x in zero3)
+    qlora = next(x for x in s if "QLoRA (method: qlora)" in x)
+    # method, gpus and zero are written in the scenario; checkpointing full is kept (no flag)
+    for flag in ("method: qlora (the scenario pins full)", "gpus: 1 (the scenario pins 2)",
+                 "zero: 0 (the scenario pins 2)"):
+        assert flag in qlora
+    assert "checkpointing:" not in qlora.split("per GPU", 1)[1]
+    # offload_params is not in the scenario (the solver's to choose): never flagged as pinned
+    assert not any("offload_params: true (the scenario pins" in x for x in s)

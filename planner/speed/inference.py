@@ -343,8 +343,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     if host_s:
         parts.append(Part("decode: host RAM layers", host_s, lambda: f"{dr.host_blocks} blocks in RAM read at the host's "
                           "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
-    nvlink = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0) > 0
-    ar_lat = allreduce_latency(nvlink, shard)
+    ar_lat = allreduce_latency(nvlink := float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0) > 0, shard)
     if ar_s:
         parts.append(Part("decode: tensor-parallel all-reduces", ar_s, lambda: f"2 x {L} all-reduces x "
                           f"{ar_lat.value * 1e6:g} us ({'NVLink' if nvlink else 'PCIe'}) + bytes over the link",

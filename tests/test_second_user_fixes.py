@@ -153,3 +153,24 @@ def test_memory_fixes_flag_the_pinned_keys_they_change(catalog):
     assert "checkpointing:" not in qlora.split("per GPU", 1)[1]
     # offload_params is not in the scenario (the solver's to choose): never flagged as pinned
     assert not any("offload_params: true (the scenario pins" in x for x in s)
+
+
+# ----- 7. the offload time is a share of the job's hours, not added to them ----------------------------------
+
+def test_time_per_job_names_the_offload_as_a_share(catalog):
+    from pathlib import Path
+
+    from planner import plan
+    from planner.report.render import plan_text
+
+    root = Path(__file__).resolve().parents[1]
+    r = plan(root / "scenarios" / "qlora-70b-2x3090.yaml", catalog=catalog)
+    text = " ".join(plan_text(r.plan).split())
+    m = re.search(r"time per job, qlora-70b: ([\d,]+) tokens / ([\d.]+) tokens/s .*? = ([\d.]+) h, of which PCIe "
+                  r"offload ([\d.]+) h", text)
+    assert m, text[:2000]
+    tokens, rate, hours, off = (float(m.group(i).replace(",", "")) for i in range(1, 5))
+    # tokens / rate already is the job's hours (the rate counts the transfers): nothing is added to it
+    assert tokens / rate / 3600 == pytest.approx(hours, rel=2e-3)
+    assert 0 < off < hours
+    assert "+ PCIe offload" not in text

@@ -246,13 +246,14 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
         if wl.task == "train":
             fpt = float(jt.flops_per_token)
             item["flops_per_token"] = fpt
-            offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
+            # a share of the rate's time (tokens_per_s already counts the transfers), never added again
+            offload = f", of which PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
             assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
             how = ("speed model" if jt.mfu_reason.startswith("modelled") else
                    "one-factor rule pinned by costs.mfu / costs.mbu")
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
-                         f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
-                         f"{_hours(jt.hours_per_job)}{assumed}")
+                         f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token) = "
+                         f"{_hours(jt.hours_per_job)}{offload}{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6

@@ -174,3 +174,45 @@ def test_time_per_job_names_the_offload_as_a_share(catalog):
     assert tokens / rate / 3600 == pytest.approx(hours, rel=2e-3)
     assert 0 < off < hours
     assert "+ PCIe offload" not in text
+
+
+# ----- 8. mixed scenarios: each target named by its workload -------------------------------------------------
+
+MIX = {"name": "mix", "constraints": {"vendors": ["nvidia"], "max_hours_per_job": 5}, "workloads": [
+    {"name": "a", "model": "llama-3.1-8b", "task": "train", "method": "lora", "micro_batch": 1, "seq_len": 2048,
+     "dataset_tokens": 100_000_000, "deadline_hours": 100},
+    {"name": "b", "model": "llama-3.2-1b", "task": "train", "method": "full", "micro_batch": 1, "seq_len": 2048,
+     "dataset_tokens": 5_000_000},
+    {"name": "c", "model": "llama-3.1-8b", "task": "infer", "context": 4096,
+     "slo": {"ttft_s": 1.0, "tpot_s": 0.05, "concurrency": 8, "output_tokens": 256}}]}
+
+
+def _share(part: str) -> float:
+    """A target's achieved / limit from its words ('a: 12.5 h of 100 h', 'b: 9.85 min of 5 h',
+    'c: TTFT 0.5 s of 1 s, TPOT 26.5 ms of 50 ms')."""
+    unit = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "ms": 1.0}
+    pairs = re.findall(r"([\d.,]+) (min|h|s|ms) of ([\d.,]+) (h|s|ms)", part)
+    return max(float(x.replace(",", "")) * unit[u] / (float(y.replace(",", "")) * unit[v]) for x, u, y, v in pairs)
+
+
+def test_alternatives_and_the_warning_name_each_workloads_target(catalog):
+    from planner import plan
+    from planner.report.render import plan_text
+
+    r = plan(MIX, catalog=catalog)
+    cells = list(r.plan.alternatives["targets"])
+    assert cells
+    for cell in cells:
+        parts = cell.split("; ")
+        # a's own 100 h, b's 5 h (constraints.max_hours_per_job) and c's SLO, each with its workload
+        assert sorted(p.split(":", 1)[0] for p in parts) == ["a", "b", "c"]
+        assert any(p.startswith("a: ") and p.endswith(" of 100 h") for p in parts)
+        assert any(p.startswith("b: ") and p.endswith(" of 5 h") for p in parts)
+        assert any(p.startswith("c: TTFT ") and "TPOT " in p for p in parts)
+        # the binding one (closest to its limit) first
+        shares = [_share(p) for p in parts]
+        assert shares == sorted(shares, reverse=True)
+    text = " ".join(plan_text(r.plan).split())
+    if "speed rests on an assumed rate" in text:
+        warn = text.split("speed rests on an assumed rate", 1)[1].split("Check a published", 1)[0]
+        assert "deadline)" not in warn and re.search(r"\((?:[abc]: [^;]+)(?:; [abc]: [^;]+)*\)", warn)

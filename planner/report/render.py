@@ -347,7 +347,10 @@ def job_tokens(plan: Any) -> float | None:
 
 def achieved_cell(r: Any) -> str:
     """A candidate row's deadline and SLO figures against their targets ('51.3 h of 72 h',
-    'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none."""
+    'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none. An alternative carries every
+    workload's targets by name (``targets``, planner.solve.targets.targets_text): that text."""
+    if r.get("targets"):
+        return str(r["targets"])
     parts = []
     if r.get("deadline_hours") == r.get("deadline_hours") and r.get("deadline_hours") is not None:
         parts.append(f"{duration_text(r['run_hours'])} of {r['deadline_hours']:g} h")

@@ -102,7 +102,7 @@ def __getattr__(name: str) -> Any:
 ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
                        "ram_bytes", "capex_usd", "hours_per_job", "usd_per_job", "tco_usd", "deadline_hours",
                        "run_hours", "target_ttft_s", "ttft_s", "target_tpot_s", "tpot_s", "per_gpu_need_bytes",
-                       "gpu_capacity_bytes", "headroom_bytes", "strategy", "why_lost")
+                       "gpu_capacity_bytes", "headroom_bytes", "strategy", "targets", "why_lost")
 #: Objective -> (its candidate column, how a worse value reads, unit); capex is the solver's own order.
 OBJECTIVE_COLUMNS = {
     "capex": ("capex_usd", "costs ${d:,.2f} more", "USD"),
@@ -460,7 +460,10 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
         picked.append(int(i))
     if not picked:
         return Table.from_records([], ALTERNATIVE_COLUMNS)
-    out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-1]))
+    out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-2]))
+    from planner.solve.targets import targets_text
+
+    out["targets"] = [targets_text(cs, i) for i in picked]  # every workload's target, by name
     cd = t.row(row)
     out["why_lost"] = [why_lost(t.row(i), cd, cs.objective) for i in picked]
     return out

@@ -216,3 +216,47 @@ def test_alternatives_and_the_warning_name_each_workloads_target(catalog):
     if "speed rests on an assumed rate" in text:
         warn = text.split("speed rests on an assumed rate", 1)[1].split("Check a published", 1)[0]
         assert "deadline)" not in warn and re.search(r"\((?:[abc]: [^;]+)(?:; [abc]: [^;]+)*\)", warn)
+
+
+# ----- 9. machine seconds per request vs what a user waits ----------------------------------------------------
+
+def test_serving_labels_machine_time_and_states_the_users_latency(catalog):
+    from pathlib import Path
+
+    from planner import plan
+    from planner.report.render import plan_text
+
+    root = Path(__file__).resolve().parents[1]
+    r = plan(root / "scenarios" / "chat-50-users-slo.yaml", catalog=catalog)
+    text = " ".join(plan_text(r.plan).split())
+    assert "machine time/request" in text
+    s = r.plan.targets[0]["slo"]
+    # the user's latency: the steady request time TTFT + 512 x TPOT (about 24 s), beside the SLO
+    assert s["request_s"] == pytest.approx(s["ttft_s"] + 512 * s["tpot_s"], rel=1e-9)
+    assert f"a user's request {s['request_s']:.3g} s (TTFT + 512 x TPOT)" in text
+
+
+# ----- 10. an open load the replica cannot keep up with: no inf ---------------------------------------------
+
+OPEN = {"name": "open", "constraints": {"allowed_gpus": ["rtx-pro-6000-blackwell"], "max_cards": 1}, "workloads": [{
+    "name": "chat", "model": "llama-3.2-1b", "task": "infer", "weights": "bf16", "kv_dtype": "bf16", "context": 4096,
+    "slo": {"ttft_s": 1.0, "tpot_s": 0.07, "requests_per_s": 40, "output_tokens": 128}}]}
+
+
+def test_an_open_load_miss_says_cannot_keep_up_with_the_prefill_share(catalog, tmp_path):
+    from planner import estimate, plan
+    from planner.solve.solver import NoFeasiblePlan
+
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(OPEN, catalog=catalog, out=tmp_path)
+    text = " ".join(str(e.value).split())
+    assert "inf ms" not in text
+    m = re.search(r"it cannot keep up with 40 requests/s \(prefill alone needs (\d+)% of the GPU time\)", text)
+    assert m, text
+    # the share: 40 requests/s x one prompt's prefill (3,968 prompt tokens: the 4,096 context less 128 out)
+    sp = estimate(model="llama-3.2-1b", task="infer", engine="vllm", weights="bf16", kv_dtype="bf16", context=4096,
+                  gpu="rtx-pro-6000-blackwell", prompt_tokens=3968, output_tokens=128, concurrency=1,
+                  catalog=catalog).speed
+    assert int(m.group(1)) == round(100 * 40 * 3968 / sp.prefill_tokens_per_s)
+    csv = next(tmp_path.glob("*.csv")).read_text()
+    assert "inf" not in csv.replace("infer", "").replace("info", "")

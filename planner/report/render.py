@@ -297,7 +297,7 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)
         alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "DIMMs", "DIMM", "price (USD)",
-                    "time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
+                    "machine time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
                     "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
         import numpy as np
 

@@ -92,6 +92,10 @@ def slo_words(slo: Any, workload: Any, est: Any, gpu: Any) -> str:
     if slo.tpot_s is not None:
         got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
     figures = ", ".join(got) + ("" if f.keeps_up else "; does not keep up with the rate")
+    if not math.isfinite(f.tpot_s):
+        from planner.solve.targets import figures_text
+
+        figures = figures_text(f, slo, f.in_flight)
     return (f"; one replica meets the slo for {slo.load_text()}: {figures}" if f.met(slo) else
             f"; but one replica misses the slo for {slo.load_text()}: {figures} (more replicas share the users)")
 

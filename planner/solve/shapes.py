@@ -149,6 +149,9 @@ def pin_changes(sw: Any, v: Any, updates: dict[str, Any], drop: tuple[str, ...] 
     wording everywhere (as :func:`pinned_clause`): '; zero: 3 (the scenario pins 2); method: qlora
     (the scenario pins full)'. ``updates``: the keys the fix sets; ``drop``: keys it leaves out."""
     pins = pinned_keys(v)
+    if getattr(sw, "slo", None) is not None:
+        # an slo: load sets concurrency and replicas (planner.solve.usages); load_key words a smaller load
+        pins = {k: x for k, x in pins.items() if k not in ("concurrency", "replicas")}
     out = []
     for key, new in updates.items():
         if key == "gpus":

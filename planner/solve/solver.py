@@ -322,6 +322,9 @@ def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
                              and s["tpot_s"] > step * (1 + 1e-6) else "")
                 got.append(f"TPOT {s['tpot_s'] * 1e3:.3g} ms = {1 / s['tpot_s']:,.1f} tokens/s per user (target "
                            f"{s['target_tpot_s'] * 1e3:.4g} ms{stretched})")
+            if math.isfinite(s.get("request_s", math.nan)):
+                # what a user waits (the steady request time), beside the machine's seconds per request
+                got.append(f"a user's request {s['request_s']:.3g} s (TTFT + {s['output_tokens']:,} x TPOT)")
             lines.append(f"{name}: SLO for {s['load']}: " + ", ".join(got) + f" with {s['replicas']} replica"
                          f"{'s' if s['replicas'] > 1 else ''} of tp {s['tp']} at {s['sequences_per_replica']:,} "
                          f"sequence(s) each ({'met' if s['met'] else 'MISSED'})")

@@ -46,7 +46,7 @@ SPECIAL = {"hours_per_job": ("Time per job (h)", "#,##0.000", 1), "usd_per_job":
            "tco_usd": ("TCO over the ownership period (USD)", USD_FORMAT, 1),
            "dimm_count": ("DIMMs", "#,##0", 1), "why_lost": ("Why not chosen", None, 1),
            "per_gpu_need_bytes": ("Per-GPU need (GiB)", GIB_FORMAT, GiB),
-           "seconds_per_request": ("Time per request (s)", "#,##0.000", 1),
+           "seconds_per_request": ("Machine time per request (s)", "#,##0.000", 1),
            "usd_per_million_tokens": ("Cost per million generated tokens (USD)", "$#,##0.0000", 1),
            "deadline_hours": ("Deadline (h)", "#,##0.0", 1), "run_hours": ("Hours per run", "#,##0.0", 1),
            "target_ttft_s": ("TTFT target (s)", "#,##0.000", 1), "ttft_s": ("TTFT (s)", "#,##0.000", 1),

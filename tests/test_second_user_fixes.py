@@ -260,3 +260,35 @@ def test_an_open_load_miss_says_cannot_keep_up_with_the_prefill_share(catalog, t
     assert int(m.group(1)) == round(100 * 40 * 3968 / sp.prefill_tokens_per_s)
     csv = next(tmp_path.glob("*.csv")).read_text()
     assert "inf" not in csv.replace("infer", "").replace("info", "")
+
+
+# ----- 11. the user's key; TCO does not rank on speed ----------------------------------------------------------
+
+def test_a_rate_slo_is_loosened_in_its_own_key(catalog):
+    data = {"name": "otps", "constraints": {"vendors": ["nvidia"]}, "workloads": [{
+        "name": "chat", "model": "llama-3.1-8b", "task": "infer", "context": 4096, "engine": "vllm",
+        "slo": {"ttft_s": 0.5, "output_tokens_per_s": 2000, "concurrency": 32, "output_tokens": 256}}]}
+    s = _infeasible(data, catalog).suggestions
+    line = next(x for x in s if "loosen the slo: to " in x)
+    m = re.search(r"output_tokens_per_s <= ([\d.]+)", line)
+    assert m and "tpot_s >=" not in line
+    # the rate the closest machine reaches is below the 2,000 asked
+    assert 0 < float(m.group(1)) < 2000
+
+
+def test_tco_never_says_a_card_wins_its_ranking_on_an_assumed_rate(catalog):
+    from pathlib import Path
+
+    import yaml
+
+    from planner import plan
+    from planner.report.render import plan_text
+
+    root = Path(__file__).resolve().parents[1]
+    data = yaml.safe_load((root / "scenarios" / "chat-50-users-slo.yaml").read_text())
+    data["objective"] = "tco"
+    text = " ".join(plan_text(plan(data, catalog=catalog).plan).split())
+    # the chosen rtx-pro-6000-blackwell's rate is assumed: the warning stays for the SLO met on it,
+    # but TCO (capex, energy, support) does not depend on the speed
+    assert "meets its target on that figure" in text
+    assert "wins the tco ranking" not in text

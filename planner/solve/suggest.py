@@ -447,7 +447,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
         if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
             got.append(f"ttft_s >= {fig.ttft_s:.3g}")
         if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
-            got.append(f"tpot_s >= {fig.tpot_s:.3g}")
+            # in the key the scenario writes: a per-user rate is 1 / TPOT (rounded down to stay reachable)
+            got.append(f"output_tokens_per_s <= {math.floor(1 / fig.tpot_s * 10) / 10:g}"
+                       if slo.output_tokens_per_s is not None else f"tpot_s >= {fig.tpot_s:.3g}")
         if not got or not fig.keeps_up:
             # it meets both at the load, or cannot keep up at all (its prompts' prefill takes all its time):
             # what misses is keeping up with the load (the reason says so)

@@ -383,7 +383,7 @@ def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: li
         c = cs.table.row(feasible[0])
         got = []
         if len(cs.scenario.workloads) > 1:
-            from planner.solve.targets import targets_text
+            from planner.solve.achieved import targets_text
 
             got = [targets_text(cs, int(feasible[0]), set(targeted))]  # each target, named by its workload
         else:

@@ -464,7 +464,7 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
     if not picked:
         return Table.from_records([], ALTERNATIVE_COLUMNS)
     out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-2]))
-    from planner.solve.targets import targets_text
+    from planner.solve.achieved import targets_text
 
     out["targets"] = [targets_text(cs, i) for i in picked]  # every workload's target, by name
     cd = t.row(row)

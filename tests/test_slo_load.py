@@ -58,6 +58,50 @@ def test_the_other_users_prompts_stretch_the_step_by_their_share():
                           arrivals_per_s=1.0)[3] is False
 
 
+def test_a_closed_load_finds_its_steady_state_where_the_bare_request_time_would_overflow():
+    # 50 users, one prompt's prefill 0.36 s, TTFT 0.387 s, bare step 27.72 ms x 512 tokens: against the
+    # BARE request time (0.387 + 512 x 0.02772 = 14.58 s) the 49 others would need 49 x 0.36 / 14.58 = 121 %
+    # of the time; but each user waits for their own request, so they arrive once per STEADY request time:
+    # rho = K / (T + D / (1 - rho)), K = 49 x 0.36, T = 0.387, D = 512 x 0.02772 (docstring's quadratic)
+    from scipy.optimize import brentq
+
+    T, t, p, O, c = 0.387, 0.02772, 0.36, 512, 50
+    K, D = (c - 1) * p, O * t
+    rho_ref = brentq(lambda r: r - K / (T + D / (1 - r)), 0.0, 1.0 - 1e-12, xtol=1e-14)
+    tpot, request, rho, ok = under_arrivals(tpot_s=t, ttft_s=T, prefill_s=p, output_tokens=O, in_flight=c)
+    assert ok and rho == pytest.approx(rho_ref, rel=1e-9)
+    assert 0.5 < rho < 0.6  # 0.55: the hand solution
+    assert tpot == pytest.approx(t / (1 - rho_ref), rel=1e-9) and request == pytest.approx(T + O * tpot, rel=1e-12)
+    # even a huge prefill keeps up in a closed loop (rho -> 1, requests just slow down)
+    assert under_arrivals(tpot_s=t, ttft_s=T, prefill_s=100.0, output_tokens=O, in_flight=c)[3] is True
+    # the same prefill share under an open load of 49 / 14.58 arrivals/s cannot keep up: rho = 1.21
+    _, _, rho_open, ok_open = under_arrivals(tpot_s=t, ttft_s=T, prefill_s=p, output_tokens=O, in_flight=c,
+                                             arrivals_per_s=(c - 1) / (T + D))
+    assert not ok_open and rho_open == pytest.approx(K / (T + D))
+
+
+C4090 = {"name": "c4090", "workloads": [{
+    "name": "chat", "model": "llama-3.1-8b", "task": "infer", "weights": "bf16", "kv_dtype": "bf16", "context": 4096,
+    "slo": {"ttft_s": 1.0, "tpot_s": 0.07, "concurrency": 50, "output_tokens": 512}}],
+    "constraints": {"allowed_gpus": ["rtx-4090"]}}
+
+
+def test_plan_and_estimate_agree_on_a_closed_load_the_bare_time_would_reject(catalog):
+    r = plan(C4090, catalog=catalog)
+    s = r.plan.targets[0]["slo"]
+    e = estimate(model="llama-3.1-8b", task="infer", engine="vllm", weights="bf16", kv_dtype="bf16", context=4096,
+                 gpu="rtx-4090", gpus=2, tp=2, prompt_tokens=3584, output_tokens=512, concurrency=50,
+                 catalog=catalog)
+    sp = e.speed
+    # the steady state is the closed-load root of under_arrivals with estimate's own figures
+    prefill = sp.prompt_tokens / sp.prefill_tokens_per_s
+    want = under_arrivals(tpot_s=sp.tpot_s, ttft_s=sp.ttft_s, prefill_s=prefill, output_tokens=512, in_flight=50)
+    assert sp.steady_tpot_s == pytest.approx(want[0], rel=1e-12) and math.isfinite(sp.steady_tpot_s)
+    # 2 x rtx-4090 tp 2 meets the 70 ms TPOT (about 62 ms) and is the plan's choice
+    assert r.plan.choice["gpus_usd"] == 2 * r.plan.choice["gpu_price_usd"] and (s["tp"], s["replicas"]) == (2, 1)
+    assert s["met"] and s["tpot_s"] == pytest.approx(sp.steady_tpot_s, rel=1e-9) and s["tpot_s"] < 0.07
+
+
 LC1 = {"name": "lc1", "workloads": [{
     "name": "w", "model": "llama-3.1-8b", "task": "infer", "engine": "llama.cpp", "weights": "Q4_K_M",
     "context": 4096, "slo": {"ttft_s": 2, "tpot_s": 0.02, "concurrency": 1, "prompt_tokens": 1000,

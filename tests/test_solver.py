@@ -313,7 +313,7 @@ def test_vllm_utilization_set_too_high_suggests_lowering_it():
     with pytest.raises(NoFeasiblePlan) as excinfo:
         plan(scen(cat, infer_workload(engine="vllm", gpu_memory_utilization=0.99)), cat)
     first = excinfo.value.suggestions[0]
-    assert first.startswith("gpu_memory_utilization: 0.8 (was 0.99) at tp 1 on card (4.00 GiB CUDA total")
+    assert first.startswith("gpu_memory_utilization: 0.8 (the scenario pins 0.99) at tp 1 on card (4.00 GiB CUDA total")
     assert first.endswith("GiB per GPU")
 
 
@@ -326,7 +326,7 @@ def test_vllm_utilization_set_too_low_suggests_raising_it():
     w = infer_workload(engine="vllm", gpu_memory_utilization=0.05, context=4096, concurrency=1000)
     with pytest.raises(NoFeasiblePlan) as excinfo:
         plan(scen(cat, w), cat)
-    assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (was 0.05) at tp 1 on card")
+    assert excinfo.value.suggestions[0].startswith("gpu_memory_utilization: 0.9 (the scenario pins 0.05) at tp 1 on card")
 
 
 def test_gpu_line_says_the_form_the_plan_assumed_and_open_air_stacks_are_warned_about():

@@ -144,7 +144,7 @@ def test_the_text_states_targets_and_inference_times_in_seconds(slo_plans, deadl
 
     text = plan_text(slo_plans[0.05].plan)
     assert "target: SLO for 50 concurrent users: TTFT" in text and "(met)" in text
-    assert "time/request" in text and "USD/M tokens" in text
+    assert "machine time/request" in text and "USD/M tokens" in text
     assert "0.000 h" not in text and "$0.00 " not in text
     assert "target: deadline 72 h per run" in plan_text(deadline_plans[72].plan)
 
@@ -299,9 +299,9 @@ def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
     assert "Targets (deadline, service level): target and achieved on this machine" in summary
     assert "chat-8b-50-users: SLO for 50 concurrent users: TTFT" in summary
     # a request's time and cost: seconds and USD per million tokens, never 0.000 h or $0.00
-    assert "Time per request (s)" in summary and "Cost per million tokens (USD)" in summary
+    assert "Machine time per request (s)" in summary and "Cost per million tokens (USD)" in summary
     alts = _sheet_text(wb["Alternatives"])
-    for header in ("TTFT target (s)", "TTFT (s)", "TPOT target (s)", "TPOT (s)", "Time per request (s)",
+    for header in ("TTFT target (s)", "TTFT (s)", "TPOT target (s)", "TPOT (s)", "Machine time per request (s)",
                    "Cost per million generated tokens (USD)"):
         assert header in alts
     r = plan(SCENARIOS / "finetune-72h-deadline.yaml", catalog=catalog, out=tmp_path / "ft", format="xlsx")

@@ -124,6 +124,17 @@ class Gpu:
     quote_valid_until: str | None = None
 
     @property
+    def quoted_link_bytes_per_s(self) -> float:
+        """The NVLink / fabric bandwidth a quoted machine of these cards has, bytes/s both directions:
+        the catalog's ``interconnect`` for SXM/OAM modules (the baseboard's fabric is part of the
+        platform); 0 for PCIe cards, whose NVLink needs a bridge that no catalog platform or quote
+        includes (catalog/gpus.yaml notes: "2-way NVLink bridge", "only with NVLink bridges"), so
+        the speed model times them over PCIe."""
+        if str(self.form_factor).lower() in ("sxm", "oam"):
+            return float(self.interconnect_bytes_per_s or 0.0)
+        return 0.0
+
+    @property
     def cuda_total_bytes(self) -> int:
         """What one card offers to processes, in bytes: CUDA's total (``cudaMemGetInfo``), the
         catalog's ``memory_cuda_total`` or else ``memory_usable`` less :data:`DRIVER_RESERVED_BYTES`

@@ -496,9 +496,14 @@ def slo_checked(fit: InstanceFit, slo: Any) -> InstanceFit:
         got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
     if slo.tpot_s is not None:
         got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
+    if not math.isfinite(f.tpot_s):  # the prompts' prefill alone needs all of its time: say so, never inf
+        from planner.solve.targets import figures_text
+
+        got = [figures_text(f, slo, f.in_flight)]
     return replace(fit, feasible=False, why_not=(f"misses the slo: for {slo.load_text()}, {reps} replica(s) of tp "
                                                  f"{i.tp}: " + ", ".join(got)
-                                                 + ("" if f.keeps_up else "; does not keep up with the rate")))
+                                                 + ("" if f.keeps_up or got[0].count("cannot keep up") else
+                                                    "; does not keep up with the rate")))
 
 
 def _sort_key(o: CloudOption) -> tuple:

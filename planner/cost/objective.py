@@ -246,13 +246,14 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
         if wl.task == "train":
             fpt = float(jt.flops_per_token)
             item["flops_per_token"] = fpt
-            offload = f" + PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
+            # a share of the rate's time (tokens_per_s already counts the transfers), never added again
+            offload = f", of which PCIe offload {jt.transfer_s / 3600:,.3f} h" if jt.transfer_s else ""
             assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
             how = ("speed model" if jt.mfu_reason.startswith("modelled") else
                    "one-factor rule pinned by costs.mfu / costs.mbu")
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
-                         f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token){offload} = "
-                         f"{_hours(jt.hours_per_job)}{assumed}")
+                         f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token) = "
+                         f"{_hours(jt.hours_per_job)}{offload}{assumed}")
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6
@@ -348,7 +349,9 @@ def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: li
         return None
     targeted = [sw.name for sw in cs.scenario.workloads if sw.name in chosen and (
         (sw.task == "train" and sw.deadline_hours is not None) or (sw.task == "infer" and sw.slo is not None))]
-    time_objective = cs.objective in ("cost_per_job", "time_to_result", "tco")
+    # TCO (capex, energy and support over the years owned) does not depend on the speed: a card never
+    # wins that ranking on an assumed rate; only a target met on it is worth the warning there
+    time_objective = cs.objective in ("cost_per_job", "time_to_result")
     if not targeted and not time_objective:
         return None
     measured, seen = None, {gpu_id}
@@ -379,15 +382,20 @@ def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: li
     if targeted:
         c = cs.table.row(feasible[0])
         got = []
-        if c.get("deadline_hours") == c.get("deadline_hours") and c.get("deadline_hours") is not None:
-            got.append(f"{_hours(float(c['run_hours']))} of a {float(c['deadline_hours']):g} h deadline")
-        if c.get("target_tpot_s") == c.get("target_tpot_s") and c.get("target_tpot_s") is not None:
-            got.append(f"TPOT {float(c['tpot_s']) * 1e3:.3g} ms of {float(c['target_tpot_s']) * 1e3:.4g} ms")
-        if c.get("target_ttft_s") == c.get("target_ttft_s") and c.get("target_ttft_s") is not None:
-            got.append(f"TTFT {float(c['ttft_s']):.3g} s of {float(c['target_ttft_s']):g} s")
+        if len(cs.scenario.workloads) > 1:
+            from planner.solve.achieved import targets_text
+
+            got = [targets_text(cs, int(feasible[0]), set(targeted))]  # each target, named by its workload
+        else:
+            if c.get("deadline_hours") == c.get("deadline_hours") and c.get("deadline_hours") is not None:
+                got.append(f"{_hours(float(c['run_hours']))} of a {float(c['deadline_hours']):g} h deadline")
+            if c.get("target_tpot_s") == c.get("target_tpot_s") and c.get("target_tpot_s") is not None:
+                got.append(f"TPOT {float(c['tpot_s']) * 1e3:.3g} ms of {float(c['target_tpot_s']) * 1e3:.4g} ms")
+            if c.get("target_ttft_s") == c.get("target_ttft_s") and c.get("target_ttft_s") is not None:
+                got.append(f"TTFT {float(c['ttft_s']):.3g} s of {float(c['target_ttft_s']):g} s")
         why.append(f"{', '.join(targeted)} meet{'s' if len(targeted) == 1 else ''} "
                    f"{'its target' if len(targeted) == 1 else 'their targets'} on that figure"
-                   + (f" ({', '.join(got)})" if got else ""))
+                   + (f" ({', '.join(x for x in got if x)})" if any(got) else ""))
     if time_objective and measured is not None:
         why.append(f"it wins the {cs.objective} ranking on it")
     return (f"{gpu_id}'s speed rests on an assumed rate (no published measurement for its architecture: "

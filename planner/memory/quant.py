@@ -399,3 +399,25 @@ def int8_training_buffer_bytes(arch: Architecture, *, tokens: int, act_bytes: in
     return matmul, (f"{matmul_m.name} int8 matmul: T={tokens:,} tokens x ({matmul_m.in_features:,} x 1 B int8 input + "
                     f"{matmul_m.out_features:,} x ({4 + copy} B: int32 accumulators"
                     + (", fp16 result before the cast" if copy else "") + ")) + T x 4 B row scales (MatMul8bitLt forward)")
+
+
+def frozen_base_weights(arch: Architecture, train, *, tp: int | None = None) -> WeightBytes:
+    """The frozen quantized base of a QLoRA / LLM.int8 fine-tune as the memory model stores it
+    (planner.memory.states: the weights component), per tensor-parallel rank (``tp``, default the
+    workload's): :func:`weight_bytes` for ``train.quantized_base`` with its double quantization,
+    the fp32 (peft prepare_model_for_kbit_training) or 16-bit unquantized rest, and the head
+    quantized where the framework does. The speed model times FSDP / ZeRO-3 gathers and
+    offload_params transfers of these bytes: bitsandbytes' Params4bit with ``bnb_4bit_quant_storage``
+    are sharded and gathered as the packed storage (QLoRA + FSDP, Answer.AI fsdp_qlora).
+
+    Raises:
+        ValueError: the workload has no quantized base.
+    """
+    from planner.workload.frameworks import FRAMEWORK_SPECS
+
+    if not train.quantized_base:
+        raise ValueError("frozen_base_weights: the workload has no quantized base")
+    return weight_bytes(arch, train.quantized_base, double_quant=train.double_quant,
+                        tp=train.tp if tp is None else tp, unquantized_bytes=4 if train.prepare_kbit_training else 2,
+                        quantize_head=FRAMEWORK_SPECS[train.framework].quantizes_head)
+

@@ -62,7 +62,7 @@ from dataclasses import dataclass, replace
 from planner.model.architecture import Architecture
 from planner.model.layout import FUSED_QKV_MODULES
 from planner.memory.breakdown import GPU, HOST, Component
-from planner.memory.quant import weight_bytes
+from planner.memory.quant import frozen_base_weights
 from planner.workload.frameworks import FRAMEWORK_SPECS
 from planner.workload.recipes import OPTIMIZERS, PAGED_MIN_ELEMENTS, RECIPES, Optimizer, Recipe
 from planner.workload.options import Training
@@ -470,9 +470,7 @@ def _weight_components(arch: Architecture, train: Training, shape: TrainableShap
     # ---- weights -----------------------------------------------------------------------
     if train.quantized_base:
         fmt = train.quantized_base
-        wb = weight_bytes(arch, fmt, double_quant=train.double_quant, tp=train.tp,
-                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
-                          quantize_head=FRAMEWORK_SPECS[train.framework].quantizes_head)
+        wb = frozen_base_weights(arch, train)
         full_weights = wb.total
         w, note = shard(full_weights, 3)
         src = ("QLoRA, Dettmers et al. 2023, sec. 3" if fmt == "nf4" else
@@ -765,9 +763,7 @@ def fsdp_state_components(arch: Architecture, train: Training, shape: TrainableS
     P = shape.per_gpu
     root = root_parameters(arch, train.tp)
     if train.quantized_base:
-        wb = weight_bytes(arch, train.quantized_base, double_quant=train.double_quant, tp=train.tp,
-                          unquantized_bytes=4 if train.prepare_kbit_training else 2,
-                          quantize_head=fw.quantizes_head)
+        wb = frozen_base_weights(arch, train)
         stored = wb.total
         per_param = stored / P
         label, what = f"weights (frozen {train.quantized_base.upper()} base)", wb.formula

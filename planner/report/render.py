@@ -297,7 +297,7 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)
         alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "DIMMs", "DIMM", "price (USD)",
-                    "time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
+                    "machine time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
                     "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
         import numpy as np
 
@@ -347,7 +347,10 @@ def job_tokens(plan: Any) -> float | None:
 
 def achieved_cell(r: Any) -> str:
     """A candidate row's deadline and SLO figures against their targets ('51.3 h of 72 h',
-    'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none."""
+    'TTFT 0.44 s of 1 s, TPOT 28.2 ms of 50 ms'); '' when it has none. An alternative carries every
+    workload's targets by name (``targets``, planner.solve.targets.targets_text): that text."""
+    if r.get("targets"):
+        return str(r["targets"])
     parts = []
     if r.get("deadline_hours") == r.get("deadline_hours") and r.get("deadline_hours") is not None:
         parts.append(f"{duration_text(r['run_hours'])} of {r['deadline_hours']:g} h")

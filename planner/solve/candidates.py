@@ -172,7 +172,7 @@ COLUMNS: dict[str, str] = {
     "ttft_s": ("seconds: its time to first token on this row under the slo: load (planner.solve.targets; blank "
                "where memory does not fit or no slo:)"),
     "target_tpot_s": "seconds: its time-per-output-token target (1 / output_tokens_per_s; blank: none)",
-    "tpot_s": "seconds: its time per output token on this row under the load (blank: not timed)",
+    "tpot_s": "seconds: its time per output token on this row under the load (blank: not timed, or cannot keep up)",
     "headroom_bytes": "bytes: gpu_capacity_bytes - per_gpu_need_bytes, the least over the workloads (negative: "
                       "does not fit)",
     "strategy": "the variant each workload uses on this machine (or came closest with)",
@@ -552,7 +552,8 @@ def _target_columns(scenario: Scenario, ck: _Checked, rows: int) -> dict[str, An
         slo = scenario.workloads[first].slo
         out["target_ttft_s"] = np.full(rows, np.nan if slo.ttft_s is None else slo.ttft_s)
         out["target_tpot_s"] = np.full(rows, np.nan if slo.tpot_s is None else slo.tpot_s)
-        out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), ck.tpot[:, first].copy()
+        tpot = ck.tpot[:, first]  # a replica that cannot keep up: blank, never inf
+        out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), np.where(np.isinf(tpot), np.nan, tpot)
     return out
 
 
@@ -834,17 +835,9 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
             else None
         f = slo_figures(u, slo, gpu, per_lane=float(cs.hardware.arrays["per_lane"][_hw_row(cs, r)]) if hbw else 0.0,
                         host_bandwidth=hbw)
-        got = []
-        if slo.ttft_s is not None:
-            got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
-        if slo.tpot_s is not None:
-            got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
-        load = (f"{f.in_flight:,} sequence(s) per replica" if f.keeps_up else
-                f"{f.in_flight:,} sequences per replica, whose arriving prompts' prefill takes all of its time: it "
-                "does not keep up" if slo.requests_per_s is None else
-                f"needs {f.in_flight:,} sequences in flight per replica by Little's law, more than the "
-                f"{u.workload.infer.concurrency:,} it holds: it does not keep up with {slo.requests_per_s:g} requests/s")
-        return f"{who} ({u.label}) on {gpu.id}: {', '.join(got)} at {load}"
+        from planner.solve.targets import figures_text
+
+        return f"{who} ({u.label}) on {gpu.id}: {figures_text(f, slo, u.workload.infer.concurrency)}"
     if b == "ram":
         mult = ram_rule(cs.scenario.constraints, u.offload)
         vram = int(r["vram_node_bytes"])

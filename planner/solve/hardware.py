@@ -420,7 +420,7 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["gemm_eff"] = per_gpu([gemm_efficiency(x).value for x in gpus])  # the speed model's (planner.speed)
     out["gemm_eff_fp8"] = per_gpu([gemm_efficiency(x, "fp8" if getattr(x, "fp8_tflops", None) else "bf16").value
                                    for x in gpus])  # the FP8 rate's (the 16-bit one where the card has none)
-    out["interconnect"] = per_gpu([float(getattr(x, "interconnect_bytes_per_s", 0) or 0) for x in gpus])
+    out["interconnect"] = per_gpu([float(getattr(x, "quoted_link_bytes_per_s", 0) or 0) for x in gpus])
     # the platform's RAM peak: its channels x the DIMMs' rated MT/s x 8 B (0 without RAM)
     chan = np.array([p.memory_channels for p in platforms] + [0], dtype=float)[pi]
     mts = np.array([r.dimm.speed_mts for r in ram] + [0], dtype=float)[ri]

@@ -57,7 +57,7 @@ def row_decode_tokens_per_s(u: Usage, gpu: Gpu, platform: Platform, dimm: Dimm |
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = decode_step(
         u.decode, u.workload, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=host_bw,
         peak_flops=tflops * 1e12, gemm_eff=gemm_efficiency(gpu, "fp8" if fp8 else "bf16").value,
-        interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0))
+        interconnect=float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0))
     return 1.0 / (max(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
 
 

@@ -73,8 +73,11 @@ def span(cs: Any, gpu_id: str, n: int, node_max: int, multiple: int = 1) -> Span
     per, nodes = split(n, node_max, multiple)
     cons = cs.scenario.constraints
     if nodes > cons.max_nodes or per > node_max:
+        # max_cards helps only where it, not the platforms (an 8-GPU HGX board, the slots), caps a node
+        cards_bind = cons.max_cards is not None and cons.max_cards <= node_max
         why = (f"more than the scenario allows (max_nodes {cons.max_nodes}"
-               + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + "): raise max_cards or max_nodes")
+               + (f", max_cards {cons.max_cards}" if cons.max_cards else "") + "): raise "
+               + ("max_cards or max_nodes" if cards_bind else "max_nodes"))
         return Span(n, per, nodes, False, why)
     same = [i for i in rows if int(per_col[i]) == per and int(nodes_col[i]) == nodes]
     if same:
@@ -125,4 +128,42 @@ def pinned_clause(sw: Any, n: int) -> str:
     return f"; gpus: {n} (the scenario pins {' or '.join(str(x) for x in fixed)})"
 
 
-__all__ = ["Span", "buildable_totals", "pinned_clause", "pinned_split_lines", "span", "split"]
+def _yaml(value: Any) -> str:
+    """A key's value as the scenario writes it: true/false, numbers and words plain."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_yaml(x) for x in value) + "]"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def pinned_keys(v: Any) -> dict[str, Any]:
+    """The keys variant ``v``'s workload entry pins (written with one value), with their values: the
+    entry's keys less the choice keys the solver fills (auto, lists, or left out: ``v.choices``)."""
+    chosen = {k for k, _ in getattr(v, "choices", ())}
+    return {k: x for k, x in (getattr(v, "data", None) or {}).items() if k not in chosen}
+
+
+def pin_changes(sw: Any, v: Any, updates: dict[str, Any], drop: tuple[str, ...] = ()) -> str:
+    """'' or the clause a fix appends for each key the scenario pins that the fix changes, one
+    wording everywhere (as :func:`pinned_clause`): '; zero: 3 (the scenario pins 2); method: qlora
+    (the scenario pins full)'. ``updates``: the keys the fix sets; ``drop``: keys it leaves out."""
+    pins = pinned_keys(v)
+    if getattr(sw, "slo", None) is not None:
+        # an slo: load sets concurrency and replicas (planner.solve.usages); load_key words a smaller load
+        pins = {k: x for k, x in pins.items() if k not in ("concurrency", "replicas")}
+    out = []
+    for key, new in updates.items():
+        if key == "gpus":
+            out.append(pinned_clause(sw, int(new)))
+            continue
+        if key in pins and _yaml(pins[key]) != _yaml(new):
+            out.append(f"; {key}: {_yaml(new)} (the scenario pins {_yaml(pins[key])})")
+    for key in drop:
+        if key in pins and key not in updates:
+            out.append(f"; {key}: left out (the scenario pins {_yaml(pins[key])})")
+    return "".join(out)
+
+
+__all__ = ["Span", "buildable_totals", "pin_changes", "pinned_clause", "pinned_keys", "pinned_split_lines", "span",
+           "split"]

@@ -102,7 +102,7 @@ def __getattr__(name: str) -> Any:
 ALTERNATIVE_COLUMNS = ("rank", "gpu_id", "platform_id", "cards_per_node", "nodes", "dimm_id", "dimm_count",
                        "ram_bytes", "capex_usd", "hours_per_job", "usd_per_job", "tco_usd", "deadline_hours",
                        "run_hours", "target_ttft_s", "ttft_s", "target_tpot_s", "tpot_s", "per_gpu_need_bytes",
-                       "gpu_capacity_bytes", "headroom_bytes", "strategy", "why_lost")
+                       "gpu_capacity_bytes", "headroom_bytes", "strategy", "targets", "why_lost")
 #: Objective -> (its candidate column, how a worse value reads, unit); capex is the solver's own order.
 OBJECTIVE_COLUMNS = {
     "capex": ("capex_usd", "costs ${d:,.2f} more", "USD"),
@@ -322,6 +322,9 @@ def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
                              and s["tpot_s"] > step * (1 + 1e-6) else "")
                 got.append(f"TPOT {s['tpot_s'] * 1e3:.3g} ms = {1 / s['tpot_s']:,.1f} tokens/s per user (target "
                            f"{s['target_tpot_s'] * 1e3:.4g} ms{stretched})")
+            if math.isfinite(s.get("request_s", math.nan)):
+                # what a user waits (the steady request time), beside the machine's seconds per request
+                got.append(f"a user's request {s['request_s']:.3g} s (TTFT + {s['output_tokens']:,} x TPOT)")
             lines.append(f"{name}: SLO for {s['load']}: " + ", ".join(got) + f" with {s['replicas']} replica"
                          f"{'s' if s['replicas'] > 1 else ''} of tp {s['tp']} at {s['sequences_per_replica']:,} "
                          f"sequence(s) each ({'met' if s['met'] else 'MISSED'})")
@@ -460,7 +463,10 @@ def alternatives(cs: CandidateSet, row: int, top_k: int) -> Any:
         picked.append(int(i))
     if not picked:
         return Table.from_records([], ALTERNATIVE_COLUMNS)
-    out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-1]))
+    out = t.take(picked).select(list(ALTERNATIVE_COLUMNS[:-2]))
+    from planner.solve.achieved import targets_text
+
+    out["targets"] = [targets_text(cs, i) for i in picked]  # every workload's target, by name
     cd = t.row(row)
     out["why_lost"] = [why_lost(t.row(i), cd, cs.objective) for i in picked]
     return out

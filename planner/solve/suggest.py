@@ -335,7 +335,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
 
     from planner.memory import estimate as mem_estimate
     from planner.solve.candidates import _hw_row
-    from planner.solve.shapes import pinned_clause, span, split
+    from planner.solve.shapes import pin_changes, pinned_clause, span, split
     from planner.solve.targets import pinned_rates, run_hours, slo_figures
     from planner.solve.usages import Usage, with_replicas
 
@@ -400,7 +400,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 h = run_hours(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
                     out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
-                               f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU)")
+                               f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){pin_changes(sw, v, lever)}")
             other = _faster_card(cs, catalog, w, limit, pins)
             if other:
                 out.append(pre + other)
@@ -439,11 +439,17 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             if f.met(slo):
                 out.append(f"{pre}weights: {weights} on {u.gpus} x {gpu.id}: TTFT {f.ttft_s:.3g} s, TPOT "
                            f"{f.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
+        from planner.solve.serve_levers import pinned_tp_fixes
+
+        out += [pre + x for x in pinned_tp_fixes(cs, w, sw, v, u, gpu, node_cards, overheads,
+                                                 lambda upd: _workload_from(sw, v, catalog, upd), SLO_WEIGHTS)]
         got = []
         if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
             got.append(f"ttft_s >= {fig.ttft_s:.3g}")
         if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
-            got.append(f"tpot_s >= {fig.tpot_s:.3g}")
+            # in the key the scenario writes: a per-user rate is 1 / TPOT (rounded down to stay reachable)
+            got.append(f"output_tokens_per_s <= {math.floor(1 / fig.tpot_s * 10) / 10:g}"
+                       if slo.output_tokens_per_s is not None else f"tpot_s >= {fig.tpot_s:.3g}")
         if not got or not fig.keeps_up:
             # it meets both at the load, or cannot keep up at all (its prompts' prefill takes all its time):
             # what misses is keeping up with the load (the reason says so)
@@ -456,7 +462,8 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
 def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins: Any) -> str:
     """'' or the cheapest card of the catalog the scenario's GPU constraints leave out on which a usage
     of workload ``w`` (as evaluated: the same strategies and GPU counts) fits memory and finishes one
-    run within ``limit`` hours (its own PCIe link), priced as its cards alone."""
+    run within ``limit`` hours (its own PCIe link), priced as its cards alone: the smallest count of
+    that card that makes it (every usage is timed, not only the most GPUs)."""
     from planner.solve.targets import run_hours
 
     cons = cs.scenario.constraints
@@ -478,14 +485,15 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
             if u.gpus > min(node_cards, most) or u.gpus_per_node != u.gpus or any(
                     not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
                 continue
+            cost = u.gpus * g.price_usd
+            if best is not None and cost > best[0]:
+                continue  # more cards than an answer already found: never the smallest count
             if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
                 continue
             h = run_hours(u, g, per_lane, pins)
-            if h <= limit:
-                cost = u.gpus * g.price_usd
-                if best is None or (cost, g.id) < (best[0], best[1]):
-                    best = (cost, g.id, u.gpus, h)
-                break  # the most GPUs first: the fastest usage of this card that fits
+            # the cheapest (fewest cards) that meets the limit; at equal cost the faster, then the id
+            if h <= limit and (best is None or (cost, h, g.id) < (best[0], best[3], best[1])):
+                best = (cost, g.id, u.gpus, h)
     if best is None:
         return ""
     cost, gid, n, h = best
@@ -523,6 +531,8 @@ def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: A
     """What would fit an ``engine: llama.cpp`` workload on the largest card: leaving layers in host
     RAM (gpu_layers: max, with the RAM that takes), splitting the layers over more cards, a smaller
     GGUF preset or a quantized KV cache; each checked with the memory model."""
+    from planner.solve.shapes import pin_changes
+
     out: list[str] = []
     inf = v.workload.infer
     assert inf is not None
@@ -542,19 +552,21 @@ def _suggest_llamacpp(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: A
         wn = _workload_from(sw, v, catalog, {"gpus": n})
         if wn is not None and fits(wn, cap, overheads)[0]:
             out.append(f"gpus: {n} (the layers split over {n} x {where}): "
-                       f"{_fmt(fits(wn, cap, overheads)[1])} per GPU")
+                       f"{_fmt(fits(wn, cap, overheads)[1])} per GPU{pin_changes(sw, v, {'gpus': n})}")
             break
     for preset in ("Q4_K_M", "IQ3_M", "IQ2_M"):
         if preset == inf.weights:
             break
         wq = _workload_from(sw, v, catalog, {"weights": preset})
         if wq is not None and fits(wq, cap, overheads)[0]:
-            out.append(f"weights: {preset} on {where}: {_fmt(fits(wq, cap, overheads)[1])} per GPU (lower quality)")
+            out.append(f"weights: {preset} on {where}: {_fmt(fits(wq, cap, overheads)[1])} per GPU (lower quality)"
+                       f"{pin_changes(sw, v, {'weights': preset})}")
             break
     if inf.kv_dtype == "f16":
         wk = _workload_from(sw, v, catalog, {"kv_dtype": "q8_0"})
         if wk is not None and fits(wk, cap, overheads)[0]:
-            out.append(f"kv_dtype: q8_0 on {where}: {_fmt(fits(wk, cap, overheads)[1])} per GPU")
+            out.append(f"kv_dtype: q8_0 on {where}: {_fmt(fits(wk, cap, overheads)[1])} per GPU"
+                       f"{pin_changes(sw, v, {'kv_dtype': 'q8_0'})}")
     return out
 
 
@@ -583,7 +595,7 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
     """What would hold a training workload on ``big``: ZeRO-3 across more GPUs (the optimizer
     offloaded too; each count as the identical nodes the solver builds, planner.solve.shapes),
     checkpointing, a smaller micro-batch, QLoRA or LoRA."""
-    from planner.solve.shapes import pinned_clause, span, split
+    from planner.solve.shapes import pin_changes, span, split
 
     out: list[str] = []
     w0 = v.workload
@@ -616,14 +628,16 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             if not extra:
                 plain_n = n
             text = (f"{label} across >= {n} GPUs of {where}: {_fmt(need)} per GPU at {n}"
-                    f"{span(cs, big.id, n, node_max, tr.tp).clause()}{pinned_clause(sw, n)}")
+                    f"{span(cs, big.id, n, node_max, tr.tp).clause()}"
+                    f"{pin_changes(sw, v, {'zero': 3, 'gpus': n, **extra}, drop=('gpus_per_node',))}")
             out.append(text)
     if tr.checkpointing == "none":
         wc = _workload_from(sw, v, catalog, {"checkpointing": "full", "gpus": count})
         if wc is not None:
             ok, need = fits_big(with_gpus(wc, count, gpn), cap, overheads)
             if ok:
-                out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU")
+                out.append(f"checkpointing: full on {count} x {where}: {_fmt(need)} per GPU"
+                           f"{pin_changes(sw, v, {'checkpointing': 'full', 'gpus': count})}")
     # the levers that hold the parameters elsewhere: ZeRO-3 / FSDP with the parameters in host RAM
     # (ZeRO-Infinity; FSDP CPUOffload, the fsdp_qlora recipe for 70B on 2 x 24 GB)
     if not tr.offload_params:
@@ -639,7 +653,7 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             ok, need = fits_big(with_gpus(wo, count, gpn), cap, overheads)
             if ok:
                 out.append(f"{label} on {count} x {where}: {_fmt(need)} per GPU (the parameters cross PCIe "
-                           "every pass: slow)")
+                           f"every pass: slow){pin_changes(sw, v, {**extra, 'gpus': count})}")
                 break
     if tr.seq_len > 256:
         # in steps of 128 tokens (the lengths people pack to)
@@ -649,7 +663,8 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
         best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
         if best_k:
             out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
-                       f"it) on {count} x {where}: {_fmt(need_sl)} per GPU")
+                       f"it) on {count} x {where}: {_fmt(need_sl)} per GPU"
+                       f"{pin_changes(sw, v, {'seq_len': 128 * best_k, 'gpus': count})}")
     if tr.micro_batch > 1:
         def make_mb(x: int, c: int = count) -> Workload | None:
             ww = _workload_from(sw, v, catalog, {"micro_batch": x, "gpus": c})
@@ -657,7 +672,7 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
         best, need, _ = largest_fitting(make_mb, cap, 1, tr.micro_batch - 1, overheads, gpu=big)
         if best:
             out.append(f"micro_batch: {best} (with grad_accum to keep the batch) on {count} x {where}: "
-                       f"{_fmt(need)} per GPU")
+                       f"{_fmt(need)} per GPU{pin_changes(sw, v, {'micro_batch': best, 'gpus': count})}")
     methods = {"full": ("qlora", "lora"), "lora": ("qlora",)}.get(tr.method, ())
     for method in methods:
         name = "QLoRA" if method == "qlora" else "LoRA"
@@ -670,7 +685,9 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             ok, need = fits_big(wm, cap, overheads)
             if ok:
                 how = " with checkpointing: full" if ckpt != tr.checkpointing else ""
-                out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU")
+                out.append(f"{name} (method: {method}){how} on 1 x {where}: {_fmt(need)} per GPU" + pin_changes(
+                    sw, v, {"method": method, "gpus": 1, "zero": 0, "offload_optimizer": False, "checkpointing": ckpt},
+                    drop=("recipe", "offload_params")))
                 break
     return out
 
@@ -679,6 +696,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                         cons: Any, overheads: RuntimeOverheads | None, *, where: str) -> list[str]:
     """What would hold an inference workload on ``big``: vLLM's gpu_memory_utilization, a larger tp,
     smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers."""
+    from planner.solve.shapes import pin_changes, pinned_keys
+
     out: list[str] = []
     fits_big = functools.partial(fits, gpu=big)  # vllm serve's settings on this card
     from planner.solve.choices import valid_tp_degrees
@@ -703,7 +722,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 
         hit_u = utilization_that_fits(make_u, inf.gpu_memory_utilization, cap, overheads, gpu=big)
         if hit_u:
-            out.append(f"gpu_memory_utilization: {hit_u[0]:g} (was {inf.gpu_memory_utilization:g}) at tp {tp1} "
+            was = ("the scenario pins" if "gpu_memory_utilization" in pinned_keys(v1) else "was")
+            out.append(f"gpu_memory_utilization: {hit_u[0]:g} ({was} {inf.gpu_memory_utilization:g}) at tp {tp1} "
                        f"on {where}: {_fmt(hit_u[1])} per GPU")
     if inf.engine == "llama.cpp":
         out += _suggest_llamacpp(sw, v, catalog, big, cap, node_max, where, overheads)
@@ -714,7 +734,7 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                 continue
             if tp in tried and tp <= node_max:
                 break  # the scenario already allows it; something else binds
-            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU"
+            text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU{pin_changes(sw, v, {'tp': tp})}"
             if tp > node_max:
                 why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
                        else "the platforms' slots, PCIe lanes, power and cooling")
@@ -739,10 +759,11 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 
         def timed(updates: dict[str, Any], tp: int) -> str:
             wq = _workload_from(sw, v, catalog, {**updates, "tp": tp})
+            flags = pin_changes(sw, v, {**updates, "tp": tp})
             if wq is None or sw.slo is None:
-                return ""
+                return flags
             wq = for_gpu(with_gpus(wq, tp, tp), big)
-            return slo_words(sw.slo, wq, estimate(wq, overheads), big)
+            return slo_words(sw.slo, wq, estimate(wq, overheads), big) + flags
 
         out += lever_sets(sw, inf, big, where, first_fit, timed)
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
@@ -751,7 +772,7 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                 ok, need = fits_big(wp, cap, overheads)
                 if ok:
                     out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
-                               f"{where}: {_fmt(need)} per GPU")
+                               f"{where}: {_fmt(need)} per GPU{pin_changes(sw, v, {'max_num_batched_tokens': 8192})}")
         if inf.concurrency > 1:
             def make_c(x: int) -> Workload | None:
                 return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
@@ -760,7 +781,7 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                 from planner.solve.serve_levers import load_key
 
                 out.append(f"{load_key(sw, best)} at context {inf.context:,} and tp {inf.tp} on {where}: "
-                           f"{_fmt(need)} per GPU")
+                           f"{_fmt(need)} per GPU{pin_changes(sw, v, {'concurrency': best})}")
     return out
 
 

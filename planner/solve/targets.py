@@ -88,6 +88,7 @@ class SloFigures:
     keeps_up: bool
     request_s: float
     step_s: float = math.nan
+    prefill_share: float = 0.0
 
     def met(self, slo: Any) -> bool:
         return (self.keeps_up and (slo.ttft_s is None or self.ttft_s <= slo.ttft_s * (1 + 1e-9))
@@ -125,8 +126,9 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
     sp = at(n)
     tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
     for _ in range(MAX_LITTLE_ROUNDS):
-        if not ok:
-            return SloFigures(sp.ttft_s, tpot, n, False, request, sp.tpot_s)
+        if not ok:  # the arriving prompts' prefill alone takes lam x prefill >= 1 of the replica's time
+            return SloFigures(sp.ttft_s, tpot, n, False, request, sp.tpot_s,
+                              lam * sp.prompt_tokens / sp.prefill_tokens_per_s)
         need = math.ceil(lam * request - 1e-9)
         if need <= n:
             break
@@ -136,6 +138,28 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
         sp = at(n)
         tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
     return SloFigures(sp.ttft_s, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request, sp.tpot_s)
+
+
+def figures_text(f: SloFigures, slo: Any, sized: int) -> str:
+    """What one replica achieves under the SLO's load, in words, for a closest miss: 'TTFT 0.2 s
+    (target 1 s), TPOT 46 ms (target 50 ms) at 50 sequence(s) per replica'; a replica whose arriving
+    prompts' prefill alone needs all of its time says so with the share ('cannot keep up with 40
+    requests/s: prefill alone needs 160% of the GPU time'), never an infinite TPOT; one that needs
+    more sequences in flight than the ``sized`` it holds (Little's law) says that."""
+    got = []
+    if slo.ttft_s is not None:
+        got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
+    if not math.isfinite(f.tpot_s):
+        rate = f" with {slo.requests_per_s:g} requests/s" if slo.requests_per_s is not None else ""
+        return (", ".join(got) + ("; " if got else "") + f"it cannot keep up{rate} (prefill alone needs "
+                f"{f.prefill_share:.0%} of the GPU time)")
+    if slo.tpot_s is not None:
+        got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
+    load = (f"{f.in_flight:,} sequence(s) per replica" if f.keeps_up else
+            f"{f.in_flight:,} sequences per replica: it does not keep up" if slo.requests_per_s is None else
+            f"{f.in_flight:,} sequences in flight per replica by Little's law, more than the {sized:,} it holds: "
+            f"it does not keep up with {slo.requests_per_s:g} requests/s")
+    return f"{', '.join(got)} at {load}"
 
 
 def loaded(sp: Any, in_flight: int, output_tokens: int, arrivals_per_s: float | None = None) -> tuple[float, float, bool]:
@@ -151,4 +175,4 @@ def loaded(sp: Any, in_flight: int, output_tokens: int, arrivals_per_s: float | 
     return tpot, request, ok
 
 
-__all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "loaded", "pinned_rates", "run_hours", "slo_figures"]
+__all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "figures_text", "loaded", "pinned_rates", "run_hours", "slo_figures"]

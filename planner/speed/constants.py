@@ -216,10 +216,37 @@ EAGER_OP_S = Figure(10e-6, "Horace He, 'Making Deep Learning Go Brrrr From First
 COLLECTIVE_EFFICIENCY = Figure(0.75, "NVIDIA nccl-tests doc/PERFORMANCE.md (bus bandwidth); DGX A100 all_reduce "
                                      "busbw ~230 GB/s of NVLink3's 300 GB/s per direction (0.77)")
 
-#: Latency of one small all-reduce step within a node (NCCL ring/LL protocol), per call.
+#: Latency of one small all-reduce within a node over NVLink (NCCL ring/LL protocol or a custom
+#: all-reduce), per call.
 ALLREDUCE_LATENCY_S = Figure(8e-6, "TensorRT-LLM / NCCL all-reduce of a decode step's activations (a few KB) takes "
                                    "5-10 us over NVLink (NVIDIA TensorRT-LLM blog on custom all-reduce, 2024); "
-                                   "8 us taken, PCIe the same floor")
+                                   "8 us taken")
+
+#: The same over PCIe only (no NVLink), by GPU count. vLLM's custom all-reduce is disabled for more
+#: than two PCIe-only GPUs (vllm/distributed/device_communicators/custom_all_reduce.py: "not
+#: supported on more than two PCIe-only GPUs"), so NCCL runs there. nccl-tests all_reduce_perf of
+#: 8 B on 8 PCIe GPUs: 42.14 us out-of-place, 40.06 us in-place on 8 x RTX 4090 (NVIDIA/nccl issue
+#: #1530), 54.18 us on 8 x RTX 3090 (NVIDIA/nccl issue #1439): 40 us taken for 3-8 GPUs (measured at
+#: 8; for fewer GPUs, whose ring has fewer hops, an upper bound: no per-count measurement found).
+#: Two PCIe GPUs: nccl-tests alltoall_perf of 8-64 B between 2 x RTX 4090 over PCIe, 11.3-12.3 us
+#: with or without P2P (tinygrad/open-gpu-kernel-modules issue #17), one exchange as a 2-GPU
+#: all-reduce is: 12 us taken.
+PCIE_ALLREDUCE_LATENCY_S = {
+    2: Figure(12e-6, "nccl-tests alltoall_perf 8-64 B on 2 x RTX 4090 over PCIe: 11.3-12.3 us (tinygrad/"
+                     "open-gpu-kernel-modules issue #17); a 2-GPU all-reduce is one such exchange"),
+    8: Figure(40e-6, "nccl-tests all_reduce_perf 8 B on 8 x RTX 4090 over PCIe: 40.06-42.14 us (NVIDIA/nccl issue "
+                     "#1530; 8 x RTX 3090: 54.18 us, NVIDIA/nccl issue #1439); vLLM disables its custom all-reduce "
+                     "above 2 PCIe-only GPUs (custom_all_reduce.py), so NCCL runs; 3-7 GPUs: the 8-GPU figure"),
+}
+
+
+def allreduce_latency(nvlink: bool, gpus: int) -> Figure:
+    """One small all-reduce's latency among ``gpus`` GPUs of a node: :data:`ALLREDUCE_LATENCY_S` over
+    NVLink, :data:`PCIE_ALLREDUCE_LATENCY_S` (2 GPUs, else the 8-GPU figure) over PCIe only."""
+    if nvlink:
+        return ALLREDUCE_LATENCY_S
+    return PCIE_ALLREDUCE_LATENCY_S[2 if gpus <= 2 else 8]
+
 
 #: Inter-node bandwidth per GPU when the scenario names no network: one 400 Gb/s NIC per GPU (DGX
 #: H100 reference architecture: 8 ConnectX-7 NDR per 8 GPUs), at the collective efficiency.

@@ -32,8 +32,11 @@ in ``n_ubatch`` pieces, so the generating slots wait for that prompt processing 
 way the prefill of the arriving prompts takes a share rho = (their arrivals per second) x (one
 prompt's prefill) of the replica's time and a decode token takes TPOT / (1 - rho) of wall time. The
 arrivals are the OTHER requests': under a closed load of c users (each starting a new request when
-the last ends) the c - 1 others, each once per request time; a sequence's own prompt is prefilled
-before its decode starts (its TTFT), never during it, so at c = 1 nothing stretches the step.
+the last ends) the c - 1 others, each once per STEADY request time (a closed queue: the slower the
+requests, the fewer arrive, so a steady state always exists: :func:`under_arrivals` solves its
+fixed point); under an open load (requests_per_s) the arrivals do not slow down and rho >= 1 cannot
+keep up. A sequence's own prompt is prefilled before its decode starts (its TTFT), never during it,
+so at c = 1 nothing stretches the step.
 
 Importing this module does no work.
 """
@@ -44,7 +47,7 @@ import math
 from typing import Any
 
 from planner.speed.constants import (
-    ALLREDUCE_LATENCY_S,
+    allreduce_latency,
     DEFAULT_NODE_LINK_BYTES_PER_S,
     BANDWIDTH_EFFICIENCY,
     COLLECTIVE_EFFICIENCY,
@@ -208,15 +211,12 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
         if _spans_machines(w, shard):
             link = np.minimum(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
-        ar = 2 * arch.num_hidden_layers * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * c * arch.hidden_size
+        lat = np.where(np.asarray(interconnect) > 0, allreduce_latency(True, shard).value,
+                       allreduce_latency(False, shard).value)
+        ar = 2 * arch.num_hidden_layers * (lat + 2 * (shard - 1) / shard * c * arch.hidden_size
                                            * 2 / (link * COLLECTIVE_EFFICIENCY.value))
         ar_s = float(ar) if np.ndim(ar) == 0 else ar
     return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
-
-
-#: Rounds of the prefill-share fixed point in :func:`under_arrivals` (it contracts: each round moves the
-#: request time by the prefill share's change, far below a percent after a dozen rounds).
-PREFILL_SHARE_ROUNDS = 32
 
 
 def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tokens: int, in_flight: int,
@@ -225,6 +225,22 @@ def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tok
     ``in_flight`` sequences in a steady state, other requests' prompts prefilled between (vLLM:
     inside) its decode steps (module docstring, "Under arrivals").
 
+    **Open load** (``arrivals_per_s`` given: requests arrive whatever the service's speed): rho =
+    arrivals/s x ``prefill_s``; rho >= 1 means the prompts alone need more than all of the replica's
+    time: it cannot keep up (TPOT and the request time are infinite).
+
+    **Closed load** (``arrivals_per_s`` None: ``in_flight`` users, each sending the next request when
+    the last one ends): the c - 1 others arrive once per STEADY request time R each, and R grows as
+    their prompts slow the decode, so fewer arrive: with K = (c - 1) x prefill_s, T = ``ttft_s``,
+    D = ``output_tokens`` x ``tpot_s``,
+
+        rho = K / R,  R = T + D / (1 - rho)   =>   T rho^2 - (T + D + K) rho + K = 0.
+
+    f(rho) = T rho^2 - (T + D + K) rho + K has f(0) = K >= 0 and f(1) = -D < 0, so exactly one root
+    lies in [0, 1) (the other is above 1): rho = 2K / ((T + D + K) + sqrt((T + D + K)^2 - 4 T K)),
+    the smaller root written without cancellation (and valid at T = 0). A closed load always keeps up
+    (a slower replica just receives fewer requests); it is the open-load rule that can fail.
+
     Args:
         tpot_s: one decode step at ``in_flight`` sequences, seconds (nothing else on the GPUs).
         ttft_s: time to first token of a request, seconds.
@@ -232,28 +248,23 @@ def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tok
         output_tokens: tokens a request generates (>= 1).
         in_flight: sequences the replica holds (>= 1).
         arrivals_per_s: an open load's arrivals per second at this replica (requests_per_s / replicas;
-            every arrival during a sequence's decode is another request's). None: a closed load,
-            the ``in_flight`` - 1 other users each start a request once per request time.
+            every arrival during a sequence's decode is another request's). None: a closed load.
 
     Returns:
-        TPOT = tpot_s / (1 - rho) with rho = others' arrivals/s x prefill_s, the request time
-        ttft_s + output_tokens x TPOT (iterated: under a closed load the arrivals depend on it), rho,
-        and whether rho < 1 (else TPOT and the request time are infinite: the replica cannot keep up).
+        TPOT = tpot_s / (1 - rho), the request time ttft_s + output_tokens x TPOT, rho, and whether
+        rho < 1 (open load; else TPOT and the request time are math.inf).
     """
-    request = ttft_s + output_tokens * tpot_s
-    tpot, rho = tpot_s, 0.0
-    for _ in range(PREFILL_SHARE_ROUNDS):
-        others = arrivals_per_s if arrivals_per_s is not None else max(in_flight - 1, 0) / request
-        rho = others * prefill_s
+    if arrivals_per_s is not None:
+        rho = arrivals_per_s * prefill_s
         if rho >= 1.0:
             return math.inf, math.inf, rho, False
-        tpot = tpot_s / (1.0 - rho)
-        new = ttft_s + output_tokens * tpot
-        done = abs(new - request) <= 1e-9 * request
-        request = new
-        if done:
-            break
-    return tpot, request, rho, True
+    else:
+        k = max(in_flight - 1, 0) * prefill_s
+        d = output_tokens * tpot_s
+        b = ttft_s + d + k
+        rho = 2.0 * k / (b + math.sqrt(max(b * b - 4.0 * ttft_s * k, 0.0))) if k > 0 else 0.0
+    tpot = tpot_s / (1.0 - rho)
+    return tpot, ttft_s + output_tokens * tpot, rho, True
 
 
 def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int, per_lane: float = 0.0,
@@ -300,7 +311,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
     hbw = host_bandwidth or DEFAULT_HOST_BANDWIDTH
     ds = decode_step(dr, w, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=hbw, peak_flops=peak,
-                     gemm_eff=ge.value, interconnect=float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0),
+                     gemm_eff=ge.value, interconnect=float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0),
                      kv_tokens=kv_mean)
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = ds
     mem_s = w_s + kv_s + host_s
@@ -332,9 +343,11 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     if host_s:
         parts.append(Part("decode: host RAM layers", host_s, lambda: f"{dr.host_blocks} blocks in RAM read at the host's "
                           "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
+    ar_lat = allreduce_latency(nvlink := float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0) > 0, shard)
     if ar_s:
         parts.append(Part("decode: tensor-parallel all-reduces", ar_s, lambda: f"2 x {L} all-reduces x "
-                          f"{ALLREDUCE_LATENCY_S.value * 1e6:g} us + bytes over the link", ALLREDUCE_LATENCY_S.source))
+                          f"{ar_lat.value * 1e6:g} us ({'NVLink' if nvlink else 'PCIe'}) + bytes over the link",
+                          ar_lat.source))
 
     # ----- prefill of one prompt, and of the whole batch of c prompts
     W = gemm_weights(arch) / shard
@@ -356,11 +369,11 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
         m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
         t_ar = 0.0
         if shard > 1:
-            link = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 32e9) / 2
+            link = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 32e9) / 2
             if _spans_machines(w, shard):
                 link = min(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
             link *= COLLECTIVE_EFFICIENCY.value
-            t_ar = 2 * L * (ALLREDUCE_LATENCY_S.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
+            t_ar = 2 * L * (ar_lat.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))

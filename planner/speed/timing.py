@@ -74,6 +74,7 @@ from planner.speed.traffic import (
     decode_reads,
     llamacpp_prefill_upload,
 )
+from planner.speed.training import stored_weight_bytes
 from planner.workload.recipes import RECIPES
 
 SECONDS_PER_HOUR = 3600.0
@@ -466,7 +467,8 @@ def _time_training(w, est, gpu, n: int, per_lane: float, lanes: int, mfu_overrid
         moved = offload_bytes_per_gpu(params=params, trainable_params=est.trainable_parameters, data_parallel=dp,
                                       micro_batches=micro_per_token, optimizer_steps=steps_per_token,
                                       offload_optimizer=t.offload_optimizer, offload_params=t.offload_params,
-                                      weight_bytes=float(recipe.weight_bytes), grad_bytes=float(recipe.grad_bytes),
+                                      weight_bytes=stored_weight_bytes(w, est, recipe) / float(est.parameters),
+                                      grad_bytes=float(recipe.grad_bytes),
                                       checkpointing=t.checkpointing)
         transfer_per_token = transfer_seconds(bytes_moved=moved, bytes_per_s=bw)
         lines.append(f"PCIe per GPU = {per_lane / 1e9:.3f} GB/s x {lanes} lanes x {PCIE_EFFICIENCY:g} = "

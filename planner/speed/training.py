@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from planner.memory.quant import frozen_base_weights
 from planner.speed.constants import (
     BANDWIDTH_EFFICIENCY,
     COLLECTIVE_EFFICIENCY,
@@ -75,11 +76,11 @@ def link_bytes_per_s(gpu: Any, group: int, gpus_per_node: int, *, per_lane: floa
                      node_link: float | None = None) -> tuple[float, str]:
     """One direction of the link a collective over ``group`` GPUs runs at, bytes/s, and its name.
 
-    NVLink (SXM/OAM modules, or a bridged pair of PCIe cards): half the catalog's bidirectional
-    ``interconnect``; otherwise PCIe (per-lane rate x lanes x PCIE_EFFICIENCY); a group larger than
+    NVLink (SXM/OAM modules: Gpu.quoted_link_bytes_per_s; no quote includes a PCIe card's bridge):
+    half the bidirectional ``interconnect``; otherwise PCIe (per-lane rate x lanes x PCIE_EFFICIENCY); a group larger than
     a machine runs at the slower of that and the inter-node link per GPU.
     """
-    nvlink = float(getattr(gpu, "interconnect_bytes_per_s", 0) or 0)
+    nvlink = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0)
     sxm = str(getattr(gpu, "form_factor", "")).lower() in ("sxm", "oam")
     if nvlink > 0 and (sxm or group <= 2):
         bw, name = nvlink / 2, f"NVLink {nvlink / 2 / 1e9:,.0f} GB/s per direction"
@@ -366,7 +367,7 @@ def _communication_parts(w, est, gpu: Any, recipe, *, tp: int, dp: int, T: float
         link, lname = link_bytes_per_s(gpu, dp, per_node, per_lane=per_lane, lanes=lanes, node_link=node_link)
         bus = link * COLLECTIVE_EFFICIENCY.value
         gbytes = trainable / tp * recipe.grad_bytes
-        wbytes = float(est.parameters) / tp * recipe.weight_bytes
+        wbytes = stored_weight_bytes(w, est, recipe) / tp
         ring = (dp - 1) / dp
         if t.zero >= 3:
             per_mb = (2 * wbytes + gbytes) * ring / bus
@@ -408,13 +409,26 @@ def _communication_parts(w, est, gpu: Any, recipe, *, tp: int, dp: int, T: float
         if t.offload_optimizer:
             moved += (recipe.grad_bytes + recipe.weight_bytes) * trainable / dp
         if t.offload_params:
-            moved += (3 if recompute else 2) * recipe.weight_bytes * float(est.parameters) * t.grad_accum
+            moved += (3 if recompute else 2) * stored_weight_bytes(w, est, recipe) * t.grad_accum
         off_s = moved / pcie
         parts.append(Part("offload transfers", off_s, lambda: f"{moved:,.0f} B per step over PCIe {pcie / 1e9:,.1f} GB/s "
                           "(not overlapped)", "ZeRO-Offload / ZeRO-Infinity (Ren et al. 2021; Rajbhandari et al. "
                           "2021): gradients down and updated 16-bit weights up each step; parameters each pass"))
     off_s += _paged_spill_part(est, gpu, parts, pcie=per_lane * lanes * PCIE_EFFICIENCY)
     return parts, comm_s, off_s
+
+
+def stored_weight_bytes(w, est, recipe) -> float:
+    """Bytes of the whole model's weights as the memory model stores them, which FSDP / ZeRO-3 gather
+    and offload_params moves: a QLoRA / LLM.int8 base at its packed bytes (planner.memory.quant
+    .frozen_base_weights, the function the memory model sizes it with: NF4 is about 0.5 B per
+    parameter plus the quantization constants), otherwise the parameters x the recipe's weight bytes."""
+    t = w.train
+    if t.quantized_base:
+        # the adapters (trainable, at the recipe's bytes) are gathered beside the packed base
+        return float(frozen_base_weights(w.architecture, t, tp=1).total) + float(est.trainable_parameters) \
+            * recipe.weight_bytes
+    return float(est.parameters) * recipe.weight_bytes
 
 
 def _paged_spill_part(est, gpu: Any, parts: list, *, pcie: float) -> float:

@@ -46,11 +46,12 @@ SPECIAL = {"hours_per_job": ("Time per job (h)", "#,##0.000", 1), "usd_per_job":
            "tco_usd": ("TCO over the ownership period (USD)", USD_FORMAT, 1),
            "dimm_count": ("DIMMs", "#,##0", 1), "why_lost": ("Why not chosen", None, 1),
            "per_gpu_need_bytes": ("Per-GPU need (GiB)", GIB_FORMAT, GiB),
-           "seconds_per_request": ("Time per request (s)", "#,##0.000", 1),
+           "seconds_per_request": ("Machine time per request (s)", "#,##0.000", 1),
            "usd_per_million_tokens": ("Cost per million generated tokens (USD)", "$#,##0.0000", 1),
            "deadline_hours": ("Deadline (h)", "#,##0.0", 1), "run_hours": ("Hours per run", "#,##0.0", 1),
            "target_ttft_s": ("TTFT target (s)", "#,##0.000", 1), "ttft_s": ("TTFT (s)", "#,##0.000", 1),
-           "target_tpot_s": ("TPOT target (s)", "#,##0.0000", 1), "tpot_s": ("TPOT (s)", "#,##0.0000", 1)}
+           "target_tpot_s": ("TPOT target (s)", "#,##0.0000", 1), "tpot_s": ("TPOT (s)", "#,##0.0000", 1),
+           "targets": ("Each workload's target: achieved", None, 1)}
 #: Column widths (characters) by header; other columns take their content's width, up to 30.
 WIDTHS = {"#": 4, "Solver rank (1 = chosen)": 7, "GPU": 14, "Platform": 13, "Cards per node": 7, "Nodes": 6,
           "DIMM": 13, "DIMMs": 6, "RAM (GiB)": 8, "Capex (USD)": 11, "Time per job (h)": 9,

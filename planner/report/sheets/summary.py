@@ -80,7 +80,7 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         put_text(ws, 6, 2, data.planner_version)
     # price, time per job and cost per job side by side (planner.cost.objective)
     serving = data.serving_tokens and data.hours_per_job is not None and data.usd_per_job is not None
-    label(ws, 7, 1, "Time per request (s)" if serving else "Time per job (h)")
+    label(ws, 7, 1, "Machine time per request (s)" if serving else "Time per job (h)")
     if data.hours_per_job is not None:
         # a request's hours and cents would read 0.000 h and $0.00: seconds and USD per million tokens
         put_value(ws, 7, 2, data.hours_per_job * 3600 if serving else data.hours_per_job, "#,##0.000")

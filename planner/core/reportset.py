@@ -600,6 +600,16 @@ def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
     return False
 
 
+def refuse_input(path: Path, inputs: Iterable[str | Path], *, hint: str = "Give another --out.") -> None:
+    """Refuse ``path`` as an output when it is one of the run's ``inputs`` (the same file).
+
+    Raises:
+        OutputError: naming the file.
+    """
+    if _lexists(Path(path)) and _is_input(Path(path), inputs):
+        raise OutputError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
+
+
 def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
                       inputs: Iterable[str | Path]) -> None:
     """Refuse to write ``out/name`` when a file is there that this report set did not write.
@@ -610,9 +620,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     path = out / name
     if not _lexists(path):
         return
-    if _is_input(path, inputs):
-        raise OutputError(f"{path}: is an input of this run, and a report never replaces its input. "
-                          "Give another --out.")
+    refuse_input(path, inputs)
     owner = _owner(out, name, manifest)
     if owner == set_name:
         return

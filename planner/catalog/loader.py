@@ -460,6 +460,26 @@ class _Store:
         )
 
 
+def check_entry(kind: str, data: Mapping[str, Any], *, file: str | None = None, path: str = "") -> None:
+    """Run the loader's own checks of one new entry of ``kind`` (a key of :data:`KINDS`: 'instances',
+    'gpus', ...) as a catalog file would hold it: its keys, each field's reader and the kind's per-entry
+    check; not the checks across entries (duplicate ids, references), which need the whole catalog.
+
+    Used where planner writes catalog entries (planner.catalog.skypilot) to leave out one the loader
+    would refuse before anything is written.
+
+    Raises:
+        CatalogError: the loader's one line, located at ``file`` and ``path``.
+    """
+    store = _Store()
+    e = Entry(data, file=file, path=path, error=CatalogError)
+    store._read_entry(kind, e, overlay=False, ids_in_file={})
+    check = KINDS[kind].check
+    if check is not None:
+        for p in store.entries[kind].values():
+            check(p)
+
+
 def _check_overlay_prices(e: Entry, existing: Parsed, fields: Mapping[str, Field]) -> None:
     """An overlay entry that changes a shipped one keeps one source, date and price_kind per entry:
     a changed price gives its own source, as_of and price_kind and restates every other price; a new

@@ -146,6 +146,8 @@ class ImportResult:
 
     rows: list[Imported] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
+    no_spot_lines: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -403,7 +405,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
                 count = int(_num(r["AcceleratorCount"]) or 0)
                 gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                    _num(r["Price"]), _num(r["SpotPrice"]))
+                    _num(r["Price"]), _spot(r, result))
     for r in rows:
         inst = (r.get("InstanceType") or "").strip()
         if not inst:
@@ -427,7 +429,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         if gid is None or (known is not None and gid not in known):
             result.skipped.setdefault(inst, f"GPU {acc!r} has no gpus.yaml entry")
             continue
-        price, spot = _num(r["Price"]), _num(r["SpotPrice"])
+        price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""
         if provider == "gcp":
@@ -458,11 +460,39 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = row
         elif _imported_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
+        elif _loader_problem(row) is not None:
+            result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     return result
+
+
+def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
+    """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
+    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
+    spot = _num(r["SpotPrice"])
+    if spot is not None and spot <= 0:
+        result.no_spot_lines.append(str(r["_line"]))
+        return None
+    return spot
+
+
+def _loader_problem(row: Imported) -> str | None:
+    """Why the catalog loader's own checks of a cloud.yaml entry
+    (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None."""
+    import yaml
+
+    from planner.catalog.loader import check_entry
+    from planner.core.errors import CatalogError
+
+    text = overlay_yaml([row], source={row.provider: "SkyPilot catalog"}, as_of="2000-01", generated="check")
+    try:
+        check_entry("instances", yaml.safe_load(text)["instances"][0])
+    except CatalogError as exc:
+        return f"the catalog would refuse it: {exc.one_line()}"
+    return None
 
 
 def _imported_problem(row: Imported) -> str | None:

@@ -367,6 +367,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             echo("  " + escape_unsafe(line), err=True)
+        if result.no_spot_lines:
+            shown = ", ".join(result.no_spot_lines[:5]) + (", ..." if len(result.no_spot_lines) > 5 else "")
+            echo(f"  spot price 0 read as no spot offer: {len(result.no_spot_lines)} row(s) (line {shown})", err=True)
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
                          f"written to {out / 'cloud.yaml'}",
@@ -441,6 +444,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
         try:
             load_catalog(Path(tmp))
         except CatalogError as exc:
+            if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name == "cloud.yaml":
+                # never a line of a file that was not written: the entry and its problem only
+                exc = CatalogError(exc.problem, entry=exc.entry, hint=exc.hint)
             line = exc.one_line().replace(str(Path(tmp)), str(out))
             raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
 

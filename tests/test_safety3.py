@@ -121,3 +121,53 @@ def test_random_rows_are_left_out_with_a_reason_or_load(tmp_path: Path) -> None:
         for inst, why in result.skipped.items():
             assert why.strip(), inst
     assert written >= 20  # the property is exercised on rows that load, not only on rows left out
+
+
+# -- 3, 4, 10. standard output: a short or failed write is one line and exit 2 ------------------------
+
+def test_stdout_at_a_file_size_limit_is_an_error_not_cut_short_silently(tmp_path: Path) -> None:
+    # Python ignores SIGXFSZ: a write past `ulimit -f` takes part of the bytes, then fails with EFBIG
+    for cmd, limit in (("planner estimate --model llama-2-7b --task train", 1), ("planner catalog cloud", 2)):
+        r = _cli(cwd=tmp_path, shell=f"ulimit -f {limit}; {cmd} > o.txt")
+        assert r.returncode == 2, (cmd, r.returncode, r.stderr)
+        err = r.stderr.strip()
+        assert err == ("Error: cannot write the output (File too large). Check where standard output goes: a full "
+                       "disk, a file opened read-only or a closed terminal."), err
+
+
+BROKEN = ("Error: cannot write the output: the program reading it closed it (broken pipe), so what it shows is "
+          "cut short. Reports written to files are whole.")
+
+
+def test_large_json_into_a_closed_pipe_is_an_error(tmp_path: Path) -> None:
+    r = _cli(cwd=tmp_path, shell=f"planner plan {QLORA} --out r --top 1000 --json | head -c 100 >/dev/null; "
+                                  "exit ${PIPESTATUS[0]}")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip() == BROKEN, r.stderr
+
+
+def test_help_and_version_into_a_closed_pipe_say_so(tmp_path: Path) -> None:
+    # a reader that never reads: `true` exits at once, so the help's write meets EPIPE
+    for args in ("--help", "plan --help", "--version"):
+        r = _cli(cwd=tmp_path, shell=f"sleep 0; planner {args} | (exec 0<&-; true); exit ${{PIPESTATUS[0]}}")
+        assert r.returncode in (0, 2), (args, r.returncode, r.stderr)  # 0 only if the write won the race
+        if r.returncode == 2:
+            assert r.stderr.strip() == BROKEN, (args, r.stderr)
+    # the same without a race: standard output a pipe already closed for reading
+    for args in (["--help"], ["plan", "--help"], ["--version"]):
+        rd, wr = os.pipe()
+        os.close(rd)
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        p = subprocess.run([sys.executable, "-m", "planner", *args], stdout=wr, stderr=subprocess.PIPE, env=env,
+                           text=True)
+        os.close(wr)
+        assert p.returncode == 2, (args, p.returncode, p.stderr)
+        assert p.stderr.strip() == BROKEN, (args, p.stderr)
+
+
+def test_bare_planner_says_what_is_missing_first() -> None:
+    r = _cli()
+    assert r.returncode == 2
+    first = r.stderr.splitlines()[0]
+    assert first == ("Error: no command given; give one of calibrate, catalog, compare, estimate, fit, plan (the "
+                     "usage follows)."), first

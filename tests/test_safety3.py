@@ -171,3 +171,59 @@ def test_bare_planner_says_what_is_missing_first() -> None:
     first = r.stderr.splitlines()[0]
     assert first == ("Error: no command given; give one of calibrate, catalog, compare, estimate, fit, plan (the "
                      "usage follows)."), first
+
+
+# -- 5. a Catalog changed in code is checked by the loader's own checks -------------------------------
+
+def _gpu_changed(catalog, gpu_id: str, **changes):
+    import dataclasses as dc
+
+    return dc.replace(catalog, gpus=tuple(dc.replace(g, **changes) if g.id == gpu_id else g for g in catalog.gpus))
+
+
+def test_a_catalog_object_is_checked_as_the_loader_checks_files() -> None:
+    import dataclasses as dc
+
+    import planner
+    from planner.core.errors import CatalogError
+
+    c = planner.load_catalog()
+    g = c.gpu("rtx-3060-12gb")
+    p0 = g.prices[0]
+    plat0 = c.platforms[0]
+    where = "the Catalog given: gpus[0] (rtx-3060-12gb)"
+    cases = [
+        (_gpu_changed(c, g.id, id="rtx-4090"), "the Catalog given: gpus[5] (rtx-4090).id: duplicate id 'rtx-4090'"),
+        (dc.replace(c, dimms=c.dimms + (c.dimms[0],)), f"dimms[{len(c.dimms)}] ({c.dimms[0].id}).id: duplicate id"),
+        (_gpu_changed(c, g.id, prices=(dc.replace(p0, low_usd=300.0, high_usd=200.0),)), f"{where}.prices[0].usd"),
+        (_gpu_changed(c, g.id, prices=(dc.replace(p0, kind="bogus"),)),
+         f"{where}.prices[0].kind: 'bogus' is not one of the choices"),
+        (_gpu_changed(c, g.id, as_of="2099-01-01"), f"{where}.as_of: 2099-01-01 is after today"),
+        (_gpu_changed(c, g.id, as_of="not-a-date"), f"{where}.as_of: must be a date"),
+        (_gpu_changed(c, g.id, vendor="evil"), f"{where}.vendor: 'evil' is not one of the choices"),
+        (_gpu_changed(c, g.id, form_factor="zzz"), f"{where}.form_factor: 'zzz' is not one of the choices"),
+        (_gpu_changed(c, g.id, slot_width=0), f"{where}.slot_width"),
+        (_gpu_changed(c, g.id, lead_time_days=10**6), f"{where}.lead_time_days"),
+        (_gpu_changed(c, g.id, quote_valid_until="zzz"), f"{where}.quote_valid_until"),
+        (_gpu_changed(c, g.id, name=""), f"{where}.name: must be a non-empty text"),
+        (_gpu_changed(c, g.id, name=5), f"{where}.name: must be a non-empty text, not 5"),
+        (_gpu_changed(c, g.id, name=None), f"{where}: missing required key 'name'"),
+        (_gpu_changed(c, g.id, id=None), "the Catalog given: gpus[0]: missing required key 'id'"),
+        (_gpu_changed(c, g.id, name="GPU\ud800x"), f"{where}.name: holds '\\ud800', a lone surrogate"),
+        (dc.replace(c, gpus=c.gpus + ("x",)), f"the Catalog given: gpus[{len(c.gpus)}]: must be a Gpu, not str"),
+        (dc.replace(c, gpus=c.gpus + (None,)), f"gpus[{len(c.gpus)}]: must be a Gpu, not NoneType"),
+        (dc.replace(c, sources=None), "the Catalog given: sources: must be a tuple of SourceRef"),
+        (dc.replace(c, schema_version=99), "the Catalog given: schema_version: version 99 is not supported"),
+        (dc.replace(c, platforms=(dc.replace(plat0, fixed_gpu="no-such-gpu"),) + c.platforms[1:]),
+         f"the Catalog given: platforms[0] ({plat0.id}).fixed_gpu"),
+        (dc.replace(c, platforms=(dc.replace(plat0, memory_kind="ddr9"),) + c.platforms[1:]),
+         f"the Catalog given: platforms[0] ({plat0.id}).memory_kind: 'ddr9' is not one of the choices"),
+    ]
+    for cat, message in cases:
+        try:
+            planner.plan(str(QLORA), catalog=cat)
+            line = "accepted"
+        except CatalogError as exc:
+            line = exc.one_line()
+        assert message in line, (message, line)
+    planner.plan(str(QLORA), catalog=c)  # the loaded catalog itself passes its own checks

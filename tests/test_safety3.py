@@ -227,3 +227,23 @@ def test_a_catalog_object_is_checked_as_the_loader_checks_files() -> None:
             line = exc.one_line()
         assert message in line, (message, line)
     planner.plan(str(QLORA), catalog=c)  # the loaded catalog itself passes its own checks
+
+
+# -- 6. out= refused before any work is an InputError (the API's rule) --------------------------------
+
+def test_a_refused_destination_is_an_input_error(tmp_path: Path, monkeypatch) -> None:
+    import planner
+    from planner.core.errors import DestinationError, InputError, OutputError
+
+    monkeypatch.chdir(tmp_path)
+    package = Path(planner.__file__).parent
+    for out in (str(ROOT / "catalog"), str(package), ROOT / "catalog", "x" * 5000):
+        try:
+            planner.plan(str(QLORA), out=out)
+            caught = None
+        except InputError as exc:  # every bad argument is an InputError
+            caught = exc
+        assert isinstance(caught, DestinationError) and isinstance(caught, OutputError), (str(out)[:40], caught)
+    assert not any(tmp_path.iterdir())
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(ROOT / "catalog")])
+    assert r.exit_code == 2 and r.stderr.startswith(f"Error: {ROOT / 'catalog'}: is planner's own catalog folder")

@@ -21,7 +21,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.errors import OutputError
+from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
@@ -38,7 +38,7 @@ def ensure_dir(directory: Path) -> Path:
     d = Path(directory)
     try:
         if d.exists() and not d.is_dir():
-            raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
+            raise DestinationError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
         # the missing folders, outermost first, made one by one: Path.mkdir(parents=True) and os.makedirs
         # recurse once per level, past Python's recursion limit for an --out 1,200 folders deep
         missing = []
@@ -53,7 +53,7 @@ def ensure_dir(directory: Path) -> Path:
                 if not os.path.isdir(p):
                     raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
-        raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
+        raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
 
@@ -75,7 +75,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
         except FileNotFoundError:
             st = None
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
+            raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
         fd, tmp_name = _new_temp(directory, path.name)

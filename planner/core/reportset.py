@@ -63,7 +63,7 @@ from pathlib import Path
 from types import TracebackType
 
 from planner.core.atomic import ensure_dir, fsync_dir, refuse_read_only
-from planner.core.errors import OutputError
+from planner.core.errors import DestinationError, OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
@@ -442,10 +442,10 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OutputError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
+        raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+        raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
     manifest = read_manifest(out) if st is not None else {}
     for name in names:
         check_name(name)
@@ -467,10 +467,10 @@ def check_name(name: str) -> None:
         OutputError: a separator, '.' or '..', or too long.
     """
     if not name or "/" in name or "\0" in name or name in (".", "..") or os.sep in name:
-        raise OutputError(f"{name!r} is not a file name a report can have.")
+        raise DestinationError(f"{name!r} is not a file name a report can have.")
     size = len(name.encode("utf-8", errors="surrogateescape"))
     if size > NAME_MAX_BYTES:
-        raise OutputError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
+        raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
                           "file name may have. Give the scenario a shorter name.")
 
 
@@ -495,7 +495,7 @@ def _replaceable(path: Path) -> None:
     except OSError as exc:
         raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
     if stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
+        raise DestinationError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
     refuse_read_only(path, st)
 
 
@@ -517,10 +517,10 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
         raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     doc: object = None
     if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
-        raise OutputError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
+        raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Give another --out.")
     if stat.S_ISREG(st.st_mode) and st.st_mode & 0o022:
-        raise OutputError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
+        raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
                           f"'chmod go-w {path}', or give another --out.")
     if stat.S_ISREG(st.st_mode) and st.st_size <= _MANIFEST_MAX_BYTES:
@@ -534,7 +534,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     if not isinstance(files, dict) or not all(
             isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
             for e in files.values()):
-        raise OutputError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
+        raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
     return files
 
@@ -607,7 +607,7 @@ def refuse_input(path: Path, inputs: Iterable[str | Path], *, hint: str = "Give 
         OutputError: naming the file.
     """
     if _lexists(Path(path)) and _is_input(Path(path), inputs):
-        raise OutputError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
+        raise DestinationError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
 
 
 def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
@@ -633,7 +633,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         pass
     listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
               f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
-    raise OutputError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
+    raise DestinationError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
                       "file. Move it away or give another --out.")
 
 
@@ -646,7 +646,7 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
     """
     owner = _owner(out, name, manifest)
     if owner is not None and owner != set_name:
-        raise OutputError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
+        raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
                           "name; planner never replaces or removes another set's report. Give another --out, or "
                           "give the scenario another name.")
 
@@ -665,6 +665,6 @@ def refuse_protected(out_dir: Path) -> None:
         return
     for p in protected:
         if where == p or p in where.parents:
-            raise OutputError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
+            raise DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
                               f"folder ({p}), and planner does not write into it. Give another --out, e.g. "
                               + ("--out my-catalog." if p.name == "catalog" else "--out reports."))

@@ -247,3 +247,71 @@ def test_a_refused_destination_is_an_input_error(tmp_path: Path, monkeypatch) ->
     assert not any(tmp_path.iterdir())
     r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(ROOT / "catalog")])
     assert r.exit_code == 2 and r.stderr.startswith(f"Error: {ROOT / 'catalog'}: is planner's own catalog folder")
+
+
+# -- 7. a replaced report keeps its group -------------------------------------------------------------
+
+def _other_gid() -> int | None:
+    import grp
+
+    mine = os.getegid()
+    for g in grp.getgrall():
+        if g.gr_gid != mine and (os.geteuid() == 0 or g.gr_gid in os.getgroups()):
+            return g.gr_gid
+    return None
+
+
+def test_a_replaced_report_keeps_its_group(tmp_path: Path) -> None:
+    import pytest
+
+    gid = _other_gid()
+    if gid is None:
+        pytest.skip("no second group this user can give a file")
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "gp"
+    assert CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"]).exit_code == 0
+    for name in ("s.json", "s.md"):
+        os.chown(out / name, -1, gid)
+        os.chmod(out / name, 0o640)
+    _scenario(s, "s", micro_batch=2)
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"])
+    assert r.exit_code == 0, r.output
+    for name in ("s.json", "s.md"):
+        st = os.stat(out / name)
+        assert (st.st_gid, st.st_mode & 0o7777) == (gid, 0o640), name
+    # the atomic writer (calibration file, workbook) keeps it too
+    from planner.core.atomic import write_text
+
+    f = tmp_path / "c.yaml"
+    f.write_text("a\n")
+    os.chown(f, -1, gid)
+    write_text(f, "b\n")
+    assert os.stat(f).st_gid == gid and f.read_text() == "b\n"
+
+
+def test_a_group_that_cannot_be_kept_refuses_the_replacement(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    gid = _other_gid()
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "gp"
+    assert CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json"]).exit_code == 0
+    if gid is None:
+        import pytest
+
+        pytest.skip("no second group this user can give a file")
+    os.chown(out / "s.json", -1, gid)
+    before = (out / "s.json").read_bytes()
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(os, "chown", refuse)
+    _scenario(s, "s", micro_batch=2)
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert err == (f"Error: {out / 's.json'}: cannot keep its group (gid {gid}: Operation not permitted), and "
+                   "replacing it would change who can read it; nothing was replaced. Give another --out, or change "
+                   "its group to one of yours (chgrp)."), err
+    assert (out / "s.json").read_bytes() == before and os.stat(out / "s.json").st_gid == gid

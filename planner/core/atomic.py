@@ -79,7 +79,12 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
         if st is not None:
             refuse_read_only(path, st)
         fd, tmp_name = _new_temp(directory, path.name)
-        if st is not None:  # a replaced file keeps its permission bits (0600 stays 0600)
+        if st is not None:  # a replaced file keeps its group and permission bits (0600 stays 0600)
+            try:
+                keep_group(fd, st, path)
+            except OutputError:
+                os.close(fd)
+                raise
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
             for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
@@ -131,6 +136,28 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
+
+
+def keep_group(target: int | str | Path, st: os.stat_result, shown: Path) -> None:
+    """Give the new file ``target`` (an open fd or a path) the group of the file it replaces (``st``),
+    so that a report replaced keeps who can read it (a file made group 'nogroup' in a setgid folder
+    stays 'nogroup'); the mode is set after this (a chown can clear set-id bits).
+
+    Raises:
+        OutputError: the group cannot be kept (not a member of it): the file is not replaced.
+    """
+    new_gid = os.fstat(target).st_gid if isinstance(target, int) else os.stat(target).st_gid
+    if new_gid == st.st_gid:
+        return
+    try:
+        if isinstance(target, int):
+            os.fchown(target, -1, st.st_gid)
+        else:
+            os.chown(target, -1, st.st_gid)
+    except OSError as exc:
+        raise OutputError(f"{shown}: cannot keep its group (gid {st.st_gid}: {exc.strerror or exc}), and replacing "
+                          "it would change who can read it; nothing was replaced. Give another --out, or change "
+                          f"its group to one of yours (chgrp).") from None
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

@@ -62,7 +62,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import ensure_dir, fsync_dir, refuse_read_only
+from planner.core.atomic import ensure_dir, fsync_dir, keep_group, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, held
 
@@ -239,9 +239,11 @@ class ReportSet:
                        else "planner did not write it")
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
-        for name in self._names:  # a replaced report keeps its permission bits
+        for name in self._names:  # a replaced report keeps its group and permission bits
             try:
-                os.chmod(self._staging / name, os.stat(self.out / name).st_mode & 0o7777)
+                old = os.stat(self.out / name)
+                keep_group(self._staging / name, old, self.out / name)
+                os.chmod(self._staging / name, old.st_mode & 0o7777)
             except FileNotFoundError:
                 pass
             except OSError as exc:

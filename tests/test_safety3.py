@@ -315,3 +315,16 @@ def test_a_group_that_cannot_be_kept_refuses_the_replacement(tmp_path: Path, mon
                    "replacing it would change who can read it; nothing was replaced. Give another --out, or change "
                    "its group to one of yours (chgrp)."), err
     assert (out / "s.json").read_bytes() == before and os.stat(out / "s.json").st_gid == gid
+
+
+# -- 8. the API leaves tempfile.tempdir as it found it -------------------------------------------------
+
+def test_writing_a_workbook_leaves_tempfile_tempdir_alone(tmp_path: Path) -> None:
+    code = ("import tempfile, planner, sys\n"
+            "assert tempfile.tempdir is None\n"
+            f"planner.plan({str(QLORA)!r}, out={str(tmp_path / 'o')!r}, format='xlsx')\n"
+            "print(tempfile.tempdir)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "None", r.stdout
+    assert (tmp_path / "o" / "qlora-7b-12gb.xlsx").is_file()

@@ -328,3 +328,17 @@ def test_writing_a_workbook_leaves_tempfile_tempdir_alone(tmp_path: Path) -> Non
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "None", r.stdout
     assert (tmp_path / "o" / "qlora-7b-12gb.xlsx").is_file()
+
+
+# -- 9. a report name the file system's encoding cannot hold says so -----------------------------------
+
+def test_a_non_ascii_report_name_under_an_ascii_file_system_encoding(tmp_path: Path) -> None:
+    _scenario(tmp_path / "s.yaml", "\u8a08\u753b caf\u00e9")
+    r = _cli("plan", "s.yaml", "--out", "d", cwd=tmp_path, env={"LC_ALL": "C", "PYTHONUTF8": "0",
+                                                                "PYTHONIOENCODING": ""})
+    assert r.returncode == 2, r.stderr
+    err = r.stderr.strip().splitlines()[-1]
+    assert err == ("Error: the report name '\\u8a08\\u753b-caf\\xe9.xlsx' cannot be written in the file system's "
+                   "encoding (ascii): '\\u8a08\\u753b'. Set LC_ALL=C.UTF-8 (or another UTF-8 locale), or name the "
+                   "scenario in ASCII."), r.stderr
+    assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())

@@ -57,6 +57,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -470,6 +471,12 @@ def check_name(name: str) -> None:
     """
     if not name or "/" in name or "\0" in name or name in (".", "..") or os.sep in name:
         raise DestinationError(f"{name!r} is not a file name a report can have.")
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError as exc:  # LC_ALL=C with PYTHONUTF8=0: the file system's encoding is ASCII
+        raise DestinationError(f"the report name {name!a} cannot be written in the file system's encoding "
+                               f"({sys.getfilesystemencoding()}): {exc.object[exc.start:exc.end]!a}. Set "
+                               "LC_ALL=C.UTF-8 (or another UTF-8 locale), or name the scenario in ASCII.") from None
     size = len(name.encode("utf-8", errors="surrogateescape"))
     if size > NAME_MAX_BYTES:
         raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "

@@ -342,3 +342,24 @@ def test_a_non_ascii_report_name_under_an_ascii_file_system_encoding(tmp_path: P
                    "encoding (ascii): '\\u8a08\\u753b'. Set LC_ALL=C.UTF-8 (or another UTF-8 locale), or name the "
                    "scenario in ASCII."), r.stderr
     assert not (tmp_path / "d").exists() or not any((tmp_path / "d").iterdir())
+
+
+# -- 11. a signal after the reports were written says they are whole -----------------------------------
+
+def test_a_signal_after_the_commit_says_the_reports_are_complete(tmp_path: Path, monkeypatch) -> None:
+    import signal
+
+    import planner.report.render as render
+
+    def late_signal(*args, **kwargs):  # the reports are in place by the time the text is rendered
+        os.kill(os.getpid(), signal.SIGTERM)
+        return "plan text"
+
+    monkeypatch.setattr(render, "plan_text", late_signal)
+    out = tmp_path / "d"
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(out), "--format", "json,csv"])
+    assert r.exit_code == 143, r.output
+    err = r.stderr.strip()
+    assert err == (f"Interrupted by SIGTERM after the reports were written: wrote {out / 'qlora-7b-12gb.csv'} and "
+                   f"{out / 'qlora-7b-12gb.json'} (complete); stopped."), err
+    assert {p.name for p in out.iterdir()} >= {"qlora-7b-12gb.json", "qlora-7b-12gb.csv"}

@@ -126,11 +126,13 @@ class _Group(click.Group):
             try:
                 return self._main(guard, args, prog_name, complete_var, **extra)
             except Interrupted as exc:
-                if exc.written:  # it came while a report set moved into place, which completed first
+                # it came while a report set moved into place (which completed first), or after
+                written = list(exc.written) or list(dict.fromkeys(guard.written))
+                if written:
                     from planner.cli.common import joined
 
                     click.echo(f"Interrupted by {exc.name} after the reports were written: wrote "
-                               f"{joined(list(exc.written))}; stopped.", err=True)
+                               f"{joined(written)} (complete); stopped.", err=True)
                 else:
                     click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
                 sys.exit(exc.exit_code)

@@ -65,7 +65,7 @@ from types import TracebackType
 
 from planner.core.atomic import ensure_dir, fsync_dir, keep_group, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
-from planner.core.interrupt import Interrupted, SignalGuard, held
+from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
 STAGING_PREFIX = ".planner-staging-"
@@ -269,6 +269,9 @@ class ReportSet:
                 exc.written = list(done)
             raise
         self.removed = [self.out / n for n in removed]
+        guard = self.guard if self.guard is not None else active_guard()
+        if guard is not None:  # a signal after this run's last commit still says the reports are whole
+            guard.written.extend(done)
         return done
 
     def _move(self, removed: list[str], manifest: dict[str, dict]) -> list[Path]:

@@ -228,6 +228,13 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
         raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
     except UnicodeDecodeError as exc:
         raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
+    twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
+    if twice is not None:  # csv.DictReader-style reading would keep the last one silently
+        from planner.core.names import escape_unsafe
+
+        raise ImportProblem(f"{path}: line 1: the header names column {escape_unsafe(twice)!r} twice (columns "
+                            f"{header.index(twice) + 1} and {header.index(twice, header.index(twice) + 1) + 1}), so "
+                            "which one holds the value cannot be told")
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
@@ -466,6 +473,16 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.rows.append(row)
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
+    first: dict[str, Imported] = {}
+    for row in result.rows:  # 'gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' give one id: neither can be chosen
+        other = first.setdefault(row.id, row)
+        if other is not row:
+            from planner.core.names import escape_unsafe
+
+            a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
+            raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
+                                f"{escape_unsafe(a.instance)!r} and {escape_unsafe(b.instance)!r} both give the catalog "
+                                f"id {row.id} (lower case, '_' and '.' as '-'), so one would replace the other")
     return result
 
 
@@ -513,7 +530,7 @@ def _imported_problem(row: Imported) -> str | None:
     if not 1 <= row.vcpus <= 4096:
         return f"{row.vcpus} vCPUs, outside the catalog's 1 to 4096"
     if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES:
-        return (f"memory {row.memory_gib:g} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
+        return (f"memory {_memory_text(row.memory_gib)} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
                 f"{MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
     prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
     if any(p is not None and p > MAX_USD_PER_HOUR for p in prices):

@@ -354,6 +354,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     catalog = opts.load_catalog_option(catalog_dir)
     rows = []
+    rows_from: list[tuple[str, Any]] = []  # (the file, a row of it)
     sources: dict[str, str] = {}
     for f in files:
         try:
@@ -364,6 +365,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {_shown_path(f)} (schema v8, "
                                                         f"REF:SKY-SCHEMA-v8), read {date}")
         rows += result.rows
+        rows_from += [(escape_unsafe(str(f)), r) for r in result.rows]
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             echo("  " + escape_unsafe(line), err=True)
@@ -375,11 +377,11 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                          f"written to {out / 'cloud.yaml'}",
                          hint="Check --provider and --region, and that the file lists GPUs the catalog knows.")
     seen: dict[str, str] = {}
-    for r in rows:
+    for f, r in rows_from:
         if r.id in seen:
-            raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and this one)",
+            raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and {f})",
                              hint="Import each provider's file once.")
-        seen[r.id] = r.provider
+        seen[r.id] = f
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
                         generated=f"{len(files)} file(s), {date}")
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written

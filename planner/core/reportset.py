@@ -238,6 +238,11 @@ class ReportSet:
             if name not in self._names and name not in removed and _lexists(self.out / name):
                 why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
                        else "planner did not write it")
+                try:
+                    if os.lstat(self.out / name).st_uid != os.geteuid():  # never planner's, whatever its bytes
+                        why = "it belongs to another user"
+                except OSError:
+                    pass
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its group and permission bits

@@ -363,3 +363,47 @@ def test_a_signal_after_the_commit_says_the_reports_are_complete(tmp_path: Path,
     assert err == (f"Interrupted by SIGTERM after the reports were written: wrote {out / 'qlora-7b-12gb.csv'} and "
                    f"{out / 'qlora-7b-12gb.json'} (complete); stopped."), err
     assert {p.name for p in out.iterdir()} >= {"qlora-7b-12gb.json", "qlora-7b-12gb.csv"}
+
+
+# -- 12. low: CSV after a space; duplicate header; one id from two rows; memory digits; Kept note ------
+
+def test_csv_formula_rule_after_a_space_too() -> None:
+    from planner.core.escape import csv_text
+
+    assert csv_text("a =x") == "a '=x"  # as ', =x' and ' =x' already were
+    assert csv_text(" =x") == " '=x" and csv_text("a, =x") == "a, '=x"
+
+
+def test_import_skypilot_refusals_name_what_is_wrong(tmp_path: Path) -> None:
+    (tmp_path / "d.csv").write_text(SKY_HEADER.strip() + ",Price\ngpu_1x_a10,A10,1.0,30.0,200,1.29,us-east-1,,,5\n")
+    r = _cli("catalog", "import-skypilot", "d.csv", "--out", "s1", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().startswith("Error: d.csv: line 1: the header names column 'Price' twice (columns 6 and "
+                                       "10), so which one holds the value cannot be told."), r.stderr
+    (tmp_path / "t.csv").write_text(SKY_HEADER + "gpu_1x_h100_pcie,H100,1.0,26.0,200.0,2.49,us-east-1,,\n"
+                                    "GPU_1X_H100_PCIE,H100,1.0,26.0,200.0,2.49,us-east-1,,\n")
+    r = _cli("catalog", "import-skypilot", "t.csv", "--out", "s2", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().startswith(
+        "Error: t.csv: lines 2 and 3: the instance types 'gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' both give the "
+        "catalog id lambda-gpu-1x-h100-pcie"), r.stderr
+    (tmp_path / "m.csv").write_text(SKY_HEADER + "gpu_1x_a10,A10,1.0,30.0,0.2499999999,1.29,us-east-1,,\n"
+                                    "gpu_1x_h100_pcie,H100,1.0,30.0,200,1.29,us-east-1,,\n")
+    r = _cli("catalog", "import-skypilot", "m.csv", "--out", "s3", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "line 2: memory 0.2499999999 GiB, outside the catalog's 0.25 to 65536 GiB (gpu_1x_a10)" in r.stderr
+
+
+def test_the_kept_note_of_another_users_report_says_so(tmp_path: Path) -> None:
+    import pytest
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"]).exit_code == 0
+    os.chown(out / "s.md", 1, -1)  # unchanged bytes, another owner
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (f"Kept {out / 's.md'}, a name of this report set not written this time: it belongs to another user."
+            in r.stderr), r.stderr

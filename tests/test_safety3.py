@@ -407,3 +407,30 @@ def test_the_kept_note_of_another_users_report_says_so(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert (f"Kept {out / 's.md'}, a name of this report set not written this time: it belongs to another user."
             in r.stderr), r.stderr
+
+
+def test_overlay_source_urls_are_text_and_the_shipped_ones_links(tmp_path: Path, monkeypatch) -> None:
+    import openpyxl
+
+    from planner.report.sheets.sources import linkable
+
+    monkeypatch.chdir(tmp_path)
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text(OVERLAY_GPU)
+    (ov / "SOURCES.md").write_text("| id | document | where |\n|---|---|---|\n"
+                                   "| X | Quote https://user:pass@evil.example/q | https://shop.example/q |\n")
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--catalog", "ov", "--out", "o", "--format", "xlsx"])
+    assert r.exit_code == 0, r.output
+    ws = openpyxl.load_workbook(tmp_path / "o" / "qlora-7b-12gb.xlsx")["Sources"]
+    links = {c.value: c.hyperlink.target for row in ws.iter_rows() for c in row if c.hyperlink is not None}
+    texts = [c.value for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert "https://shop.example/q" in texts and "https://shop.example/q" not in links
+    assert not any("evil.example" in str(t) for t in links.values())
+    assert links and all(str(t).startswith("https://") for t in links.values())  # the shipped sources' links
+    shipped = str(ROOT / "catalog" / "SOURCES.md")
+    assert linkable("https://www.nvidia.com/x", shipped)
+    for url in ("https://user:pass@www.nvidia.com/x", "https://xn--nvda-0ra.com/", "https://\u043epenai.com/",
+                "javascript:alert(1)"):
+        assert not linkable(url, shipped), url
+    assert not linkable("https://www.nvidia.com/x", str(ov / "SOURCES.md"))

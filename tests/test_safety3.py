@@ -434,3 +434,14 @@ def test_overlay_source_urls_are_text_and_the_shipped_ones_links(tmp_path: Path,
                 "javascript:alert(1)"):
         assert not linkable(url, shipped), url
     assert not linkable("https://www.nvidia.com/x", str(ov / "SOURCES.md"))
+
+
+def test_an_encoding_that_cannot_write_text_is_said_in_ascii(tmp_path: Path) -> None:
+    for enc in ("idna", "punycode"):
+        r = _cli("estimate", "--model", "llama-2-7b", "--task", "train", cwd=tmp_path, env={"PYTHONIOENCODING": enc})
+        assert r.returncode == 2, (enc, r.returncode, r.stderr)
+        assert r.stdout == "" and r.stderr == (f"Error: standard output's encoding '{enc}' cannot write plain text "
+                                               "(UnicodeError). Set PYTHONIOENCODING=utf-8 (or unset it) and run "
+                                               "again.\n"), (enc, r.stderr)
+    r = _cli("--version", cwd=tmp_path, env={"PYTHONIOENCODING": "latin-1"})
+    assert r.returncode == 0 and "planner, version" in r.stdout

@@ -117,6 +117,33 @@ def whole_stdout() -> None:
                                   line_buffering=out.line_buffering, write_through=out.write_through)
 
 
+def check_stream_encodings() -> None:
+    """Refuse, in one ASCII line on stderr and exit 2, a standard output or error whose encoding cannot
+    write plain text (``PYTHONIOENCODING=idna`` or ``punycode``: codecs for host names, which fail on a
+    line longer than 63 characters or holding '..', even on stderr, so nothing at all would be said)."""
+    probe = "Error: a plain line of text.. with dots, spaces and more than sixty-three characters in it\n"
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        encoding = getattr(stream, "encoding", None)
+        if not encoding:
+            continue
+        try:
+            import codecs
+
+            if codecs.lookup(encoding).name == "punycode":  # writes 'text-' for 'text': not the text
+                raise UnicodeError("punycode rewrites the text")
+            probe.encode(encoding)
+        except (UnicodeError, LookupError) as exc:
+            what = {"stdout": "standard output", "stderr": "standard error"}[name]
+            line = (f"Error: {what}'s encoding {encoding!a} cannot write plain text ({type(exc).__name__}). "
+                    "Set PYTHONIOENCODING=utf-8 (or unset it) and run again.\n")
+            try:
+                os.write(2, line.encode("ascii", "backslashreplace"))
+            except OSError:
+                pass
+            os._exit(2)  # the interpreter's own exit would try the stream's encoding again
+
+
 def flush_stdout() -> None:
     """Flush standard output before the exit, so that a write that fails (EFBIG, ENOSPC, EPIPE) is one line
     'Error: ...' and exit 2 rather than lost at the interpreter's exit."""

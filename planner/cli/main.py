@@ -20,7 +20,8 @@ from typing import Any
 
 import click
 
-from planner.cli.common import BROKEN_PIPE, LineError, _fail, flush_stdout, output_failed, whole_stdout
+from planner.cli.common import (BROKEN_PIPE, LineError, _fail, check_stream_encodings, flush_stdout, output_failed,
+                                whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
 
 EXIT_CODES_HELP = (
@@ -120,6 +121,7 @@ class _Group(click.Group):
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
+        check_stream_encodings()  # PYTHONIOENCODING=idna: said in one ASCII line, not lost
         whole_stdout()  # a short write is an error, never output cut short silently
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
         with SignalGuard() as guard:

@@ -445,3 +445,20 @@ def test_an_encoding_that_cannot_write_text_is_said_in_ascii(tmp_path: Path) -> 
                                                "again.\n"), (enc, r.stderr)
     r = _cli("--version", cwd=tmp_path, env={"PYTHONIOENCODING": "latin-1"})
     assert r.returncode == 0 and "planner, version" in r.stdout
+
+
+def test_calibrate_never_writes_over_an_input(tmp_path: Path) -> None:
+    import json
+
+    cfg = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "w.yaml").write_text("task: train\nmodel: ./config.json\nrecipe: pure-bf16\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for args, target in ((["--model", "./config.json", "--task", "train", "--recipe", "pure-bf16"], "config.json"),
+                         (["--workload", "w.yaml"], "w.yaml")):
+        r = _cli("calibrate", *args, "--out", target, cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.strip() == (f"Error: {target}: is an input of this run, and a report never replaces its "
+                                    "input. Give another --out."), r.stderr
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before

@@ -482,8 +482,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
             raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
                                 f"{escape_unsafe(a.instance)!r} and {escape_unsafe(b.instance)!r} both give the catalog "
-                                f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as '-'), so one would "
-                                "replace the other")
+                                f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as "
+                                "'-'), so one would replace the other")
     return result
 
 

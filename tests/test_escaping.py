@@ -30,7 +30,8 @@ from planner.core.escape import csv_text, md_fence, md_text, terminal_text, xml_
     ("\r=x", "'\r'=x"),
     ("chat;=cmd|' /C calc'!A0;end", "chat;'=cmd|' /C calc'!A0;end"),
     ("a,=b", "a,'=b"), ("a|+b", "a|'+b"), ("a; =b", "a; '=b"), ('a;"=b', "a;\"'=b"), ("a\n@b", "a\n'@b"),
-    ("qlora-7b", "qlora-7b"), ("a = b", "a = b"), ("x-1;y", "x-1;y"),
+    # a space is a separator too (LibreOffice's CSV import: "Separated by: Space")
+    ("qlora-7b", "qlora-7b"), ("a = b", "a '= b"), ("x-1;y", "x-1;y"),
 ])
 def test_csv_text_puts_a_quote_before_every_formula_trigger_that_starts_a_field(text: str, escaped: str) -> None:
     assert csv_text(text) == escaped

@@ -136,102 +136,19 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     return Path(text)
 
 
-#: The entry lists of a Catalog, as planner.catalog.loader.Catalog holds them.
-_CATALOG_LISTS = ("gpus", "dimms", "pcie", "platforms", "nics", "switches", "instances", "models")
-
-
 def check_catalog_object(catalog: Any) -> None:
-    """Refuse a Catalog object holding a value the catalog loader refuses in a file: a number that is
-    NaN, infinite or negative, a price (a field whose name holds 'usd') of 0, an entry's number of 0
-    (but those in :data:`_ZERO_FIELDS`), a text where a number belongs, a text holding a control,
-    bidirectional or line-separator character (:func:`planner.core.names.unsafe_problem`, the loader's
-    check), an id that is not one (:data:`planner.catalog.schema.ID_PATTERN`), an entry list that is
-    not a list. The loader's checks read the files' keys with their
-    units (planner.catalog.schema); a Catalog changed in code (``dataclasses.replace(gpu,
-    price_usd=float('nan'))``) has skipped them, and would plan with a NaN or negative price.
+    """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
+    checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
+    the field readers, duplicate ids, each entry's rules, the references across lists). A Catalog
+    changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``) has skipped them.
 
     Raises:
-        CatalogError: naming the entry ('gpus[3] (rtx-4090)'), the field and the value.
+        CatalogError: naming the entry ('the Catalog given: gpus[3] (rtx-4090).vendor'), the problem
+            and a hint.
     """
-    import dataclasses
-    import numbers
-    import typing
+    from planner.catalog.loader import check_catalog
 
-    from planner.catalog.schema import ID_PATTERN
-    from planner.core.errors import CatalogError
-    from planner.core.names import escape_unsafe, unsafe_problem
-
-    label = ""
-    hints_of: dict[type, dict[str, Any]] = {}  # per call: no module-level cache
-
-    def refuse(where: str, problem: str) -> None:
-        raise CatalogError(f"the Catalog given: {where}: {problem}",
-                           hint="A Catalog changed in code is checked as the loader checks a file (catalog/README.md); "
-                                "correct the value, or load the catalog with planner.load_catalog(DIR).")
-
-    def check(value: Any, where: str, hint: Any = None, name: str = "", top: bool = False) -> None:
-        if value is None or isinstance(value, (bool, str)):
-            if isinstance(value, str) and hint is not None and _numeric_hint(hint):
-                refuse(where, f"must be a number, not the text {escape_unsafe(value)!r}")
-            if isinstance(value, str):
-                # the loader's text checks (planner.core.fields: Entry.text -> unsafe_problem; ids: ID_PATTERN)
-                why = unsafe_problem(value, newlines=name in _MULTILINE_FIELDS)
-                if why:
-                    refuse(where, why)
-                if top and name == "id" and not ID_PATTERN.match(value):
-                    refuse(where, f"{escape_unsafe(value)!r} is not an id: lower-case letters and digits joined by "
-                                  "'-' or '.' (catalog/README.md)")
-            return
-        if isinstance(value, numbers.Number):
-            if not isinstance(value, numbers.Real):
-                refuse(where, f"must be a real number, not {value!r}")
-            x = float(value)
-            if not math.isfinite(x):
-                refuse(where, f"must be a finite number, not {value!r}")
-            if x < 0:
-                refuse(where, f"must not be negative, not {value!r}")
-            if x == 0 and "usd" in name:
-                refuse(where, "a price of 0 is no price (leave it out when there is none)")
-            if x == 0 and top and name not in _ZERO_FIELDS:
-                refuse(where, "must be above 0 (the loader refuses 0 here in a file)")
-            return
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            cls = type(value)
-            if cls not in hints_of:
-                try:
-                    hints_of[cls] = typing.get_type_hints(cls)
-                except Exception:  # noqa: BLE001 - a hint that does not resolve: check the values alone
-                    hints_of[cls] = {}
-            for f in dataclasses.fields(value):
-                check(getattr(value, f.name), f"{where}.{f.name}", hints_of[cls].get(f.name), f.name, where == label)
-            return
-        if isinstance(value, (tuple, list)):
-            for i, item in enumerate(value):
-                check(item, f"{where}[{i}]", None, name)
-
-    for list_name in _CATALOG_LISTS:
-        entries = getattr(catalog, list_name, ())
-        if not isinstance(entries, (tuple, list)):
-            refuse(list_name, f"must be a tuple of entries, not {type(entries).__name__}")
-        for i, entry in enumerate(entries):
-            ident = getattr(entry, "id", None)
-            label = f"{list_name}[{i}]" + (f" ({escape_unsafe(ident)})" if isinstance(ident, str) else "")
-            check(entry, label)
-
-
-#: An entry's fields the loader reads with 0 allowed (a GPU without an interconnect, a card of no slot width
-#: given, a platform without NIC slots); every other number of an entry must be above 0.
-_ZERO_FIELDS = frozenset({"interconnect_bytes_per_s", "slot_width", "nic_slots"})
-#: Text fields that may hold line breaks (the loader reads notes as multi-line text).
-_MULTILINE_FIELDS = frozenset({"notes", "description"})
-
-
-def _numeric_hint(hint: Any) -> bool:
-    """Whether a field's type hint is a number type (int, float, or one of them or None)."""
-    import typing
-
-    args = typing.get_args(hint) or (hint,)
-    return any(a in (int, float) for a in args) and not any(a is str for a in args)
+    check_catalog(catalog)
 
 
 def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:

@@ -347,14 +347,19 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
 
 
 def run_inputs(sc: Any, cat: Any) -> list[Path]:
-    """The files a run read: the scenario file, the catalog's files (overlays included) and each
+    """The files a run read: the scenario file, the catalog's files (overlays included), the
+    ``SOURCES.md`` beside each of them (planner.catalog.sources reads it for the REF ids) and each
     workload's model config.json; none of them is ever replaced or removed by a report
     (planner.core.reportset.ReportSet ``inputs``)."""
+    from planner.catalog.sources import SOURCES_FILE
+
     found: list[Path] = []
     base = Path(sc.file).parent if getattr(sc, "file", "") else Path(".")
     if getattr(sc, "file", ""):
         found.append(Path(sc.file))
-    found.extend(Path(f) for f in getattr(cat, "files", ()) or ())
+    files = [Path(f) for f in getattr(cat, "files", ()) or ()]
+    found.extend(files)
+    found.extend(dict.fromkeys(f.parent / SOURCES_FILE for f in files))
     for w in getattr(sc, "workloads", ()) or ():
         variants = getattr(w, "variants", ()) or ()
         source = str(getattr(variants[0].workload, "model_source", "") or "") if variants else ""

@@ -460,6 +460,26 @@ class _Store:
         )
 
 
+def check_entry(kind: str, data: Mapping[str, Any], *, file: str | None = None, path: str = "") -> None:
+    """Run the loader's own checks of one new entry of ``kind`` (a key of :data:`KINDS`: 'instances',
+    'gpus', ...) as a catalog file would hold it: its keys, each field's reader and the kind's per-entry
+    check; not the checks across entries (duplicate ids, references), which need the whole catalog.
+
+    Used where planner writes catalog entries (planner.catalog.skypilot) to leave out one the loader
+    would refuse before anything is written.
+
+    Raises:
+        CatalogError: the loader's one line, located at ``file`` and ``path``.
+    """
+    store = _Store()
+    e = Entry(data, file=file, path=path, error=CatalogError)
+    store._read_entry(kind, e, overlay=False, ids_in_file={})
+    check = KINDS[kind].check
+    if check is not None:
+        for p in store.entries[kind].values():
+            check(p)
+
+
 def _check_overlay_prices(e: Entry, existing: Parsed, fields: Mapping[str, Field]) -> None:
     """An overlay entry that changes a shipped one keeps one source, date and price_kind per entry:
     a changed price gives its own source, as_of and price_kind and restates every other price; a new
@@ -530,3 +550,87 @@ def digests_sha256(files: Iterable[tuple[str | Path, str]]) -> str:
 
 def _file_order_kinds() -> list[str]:
     return [kind for lists in CATALOG_FILES.values() for kind in lists]
+
+
+def check_catalog(catalog: Any) -> None:
+    """Run the loader's own checks on a :class:`Catalog` object, as if its entries were read from files:
+    each entry's keys through the same field readers (planner.catalog.schema; sizes and rates given back
+    in bytes, ``'<n> B'``), the same duplicate-id check, each kind's per-entry ``check`` and the checks
+    across lists (``check_merged``: references such as a platform's ``fixed_gpu``). For a Catalog changed
+    in code (``dataclasses.replace`` on :func:`load_catalog` entries) given to the Python API.
+
+    Raises:
+        CatalogError: the loader's one line, naming the list, the entry and the field
+            (``the Catalog given: gpus[3] (rtx-4090).vendor: ...``).
+    """
+    import dataclasses
+
+    if getattr(catalog, "schema_version", None) != SCHEMA_VERSION:
+        raise CatalogError(f"version {getattr(catalog, 'schema_version', None)!r} is not supported",
+                           entry="the Catalog given: schema_version", hint=f"It is {SCHEMA_VERSION}.")
+    store = _Store()
+    lists = {"generations": "pcie"}
+    for kind in _file_order_kinds():
+        attr = lists.get(kind, kind)
+        entries = getattr(catalog, attr, None)
+        if not isinstance(entries, (tuple, list)):
+            raise CatalogError(f"must be a tuple of entries, not {type(entries).__name__}",
+                               entry=f"the Catalog given: {attr}")
+        record = KINDS[kind].record
+        ids: dict[str, int | None] = {}
+        for i, item in enumerate(entries):
+            where = f"the Catalog given: {attr}[{i}]"
+            if not isinstance(item, record):
+                raise CatalogError(f"must be a {record.__name__}, not {type(item).__name__}", entry=where)
+            data = _entry_data(KINDS[kind], item)
+            store._read_entry(kind, Entry(data, file=None, path=where, error=CatalogError), overlay=False,
+                              ids_in_file=ids)
+    sources = getattr(catalog, "sources", None)
+    if not isinstance(sources, tuple) or not all(isinstance(s, SourceRef) for s in sources):
+        raise CatalogError("must be a tuple of SourceRef (as load_catalog builds it)", entry="the Catalog given: sources")
+    rebuilt = store.build()
+    for kind in _file_order_kinds():  # what an entry derives from its keys (price_usd from prices) agrees too
+        attr = lists.get(kind, kind)
+        for i, (given, built) in enumerate(zip(getattr(catalog, attr), getattr(rebuilt, attr))):
+            for f in dataclasses.fields(given):
+                a, b = getattr(given, f.name), getattr(built, f.name)
+                if f.name not in _NOT_FROM_KEYS and a != b:
+                    raise CatalogError(f"{a!r} is not what the entry's other fields give ({b!r}), as the loader "
+                                       "builds it from a file", entry=f"the Catalog given: {attr}[{i}] ({given.id}).{f.name}",
+                                       hint="Change the keys it comes from (prices: for price_usd).")
+
+
+#: Record fields that say where an entry was read, not what it holds: not compared by :func:`check_catalog`.
+_NOT_FROM_KEYS = frozenset({"file", "line", "where"})
+
+
+def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
+    """A record's values in the form a catalog file gives them (the inverse of :meth:`Kind.build` for the
+    keys a file holds): sizes and rates as '<n> B' and '<n> B/s', tuples as lists, records as mappings."""
+    import dataclasses
+
+    def plain(v: Any) -> Any:
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return {f.name: (dict(getattr(v, f.name)) if f.name == "exempt" else plain(getattr(v, f.name)))
+                    for f in dataclasses.fields(v) if getattr(v, f.name) not in (None, ())}
+        if isinstance(v, (tuple, list)):
+            return [plain(x) for x in v]
+        return v
+
+    data: dict[str, Any] = {}
+    for key, field_ in kind.schema().items():
+        attr = field_.attr or key
+        if not hasattr(record, attr):
+            continue
+        value = getattr(record, attr)
+        if value is None or (isinstance(value, tuple) and not value and not field_.required):
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and attr.endswith("_bytes"):
+            value = f"{value} B"
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and attr.endswith("_bytes_per_s"):
+            value = f"{value!r} B/s"
+        data[key] = plain(value)
+    if data.get("prices"):
+        for single in ("price_usd", "base_price_usd", "price_kind"):
+            data.pop(single, None)
+    return data

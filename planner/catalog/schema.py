@@ -67,8 +67,14 @@ class Field:
 
 
 def read_text(e: Entry, k: str) -> str:
-    """A text."""
-    return e.str(k)
+    """A text: of characters UTF-8 can write (a lone surrogate, which no UTF-8 file holds but a value set
+    in code can, is refused: no report could be written)."""
+    value = e.str(k)
+    bad = re.search("[\ud800-\udfff]", value)
+    if bad:
+        raise e.error(f"holds {bad.group()!a}, a lone surrogate that UTF-8 (the reports, the terminal) cannot "
+                      "write", k)
+    return value
 
 
 def read_choice(choices: Iterable[str]) -> Reader:

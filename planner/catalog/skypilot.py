@@ -146,6 +146,8 @@ class ImportResult:
 
     rows: list[Imported] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
+    no_spot_lines: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,13 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
         raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
     except UnicodeDecodeError as exc:
         raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
+    twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
+    if twice is not None:  # csv.DictReader-style reading would keep the last one silently
+        from planner.core.names import escape_unsafe
+
+        raise ImportProblem(f"{path}: line 1: the header names column {escape_unsafe(twice)!r} twice (columns "
+                            f"{header.index(twice) + 1} and {header.index(twice, header.index(twice) + 1) + 1}), so "
+                            "which one holds the value cannot be told")
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
     if missing:
         raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
@@ -403,7 +412,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
                 count = int(_num(r["AcceleratorCount"]) or 0)
                 gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                    _num(r["Price"]), _num(r["SpotPrice"]))
+                    _num(r["Price"]), _spot(r, result))
     for r in rows:
         inst = (r.get("InstanceType") or "").strip()
         if not inst:
@@ -427,7 +436,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         if gid is None or (known is not None and gid not in known):
             result.skipped.setdefault(inst, f"GPU {acc!r} has no gpus.yaml entry")
             continue
-        price, spot = _num(r["Price"]), _num(r["SpotPrice"])
+        price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
         parts = spot_parts = ""
         if provider == "gcp":
@@ -458,11 +467,50 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = row
         elif _imported_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
+        elif _loader_problem(row) is not None:
+            result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
+    first: dict[str, Imported] = {}
+    for row in result.rows:  # 'gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' give one id: neither can be chosen
+        other = first.setdefault(row.id, row)
+        if other is not row:
+            from planner.core.names import escape_unsafe
+
+            a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
+            raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
+                                f"{escape_unsafe(a.instance)!r} and {escape_unsafe(b.instance)!r} both give the catalog "
+                                f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as "
+                                "'-'), so one would replace the other")
     return result
+
+
+def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
+    """A row's spot price; 0 (SkyPilot's files write 0 where a cloud has no spot offer, and a value such
+    as 1e-400 reads as 0) is no spot offer: None, its line kept in ``result.no_spot_lines``."""
+    spot = _num(r["SpotPrice"])
+    if spot is not None and spot <= 0:
+        result.no_spot_lines.append(str(r["_line"]))
+        return None
+    return spot
+
+
+def _loader_problem(row: Imported) -> str | None:
+    """Why the catalog loader's own checks of a cloud.yaml entry
+    (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None."""
+    import yaml
+
+    from planner.catalog.loader import check_entry
+    from planner.core.errors import CatalogError
+
+    text = overlay_yaml([row], source={row.provider: "SkyPilot catalog"}, as_of="2000-01", generated="check")
+    try:
+        check_entry("instances", yaml.safe_load(text)["instances"][0])
+    except CatalogError as exc:
+        return f"the catalog would refuse it: {exc.one_line()}"
+    return None
 
 
 def _imported_problem(row: Imported) -> str | None:
@@ -483,7 +531,7 @@ def _imported_problem(row: Imported) -> str | None:
     if not 1 <= row.vcpus <= 4096:
         return f"{row.vcpus} vCPUs, outside the catalog's 1 to 4096"
     if not MIN_MEMORY_BYTES <= row.memory_gib * 2**30 <= MAX_HOST_MEMORY_BYTES:
-        return (f"memory {row.memory_gib:g} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
+        return (f"memory {_memory_text(row.memory_gib)} GiB, outside the catalog's {MIN_MEMORY_BYTES / 2**30:g} to "
                 f"{MAX_HOST_MEMORY_BYTES / 2**30:g} GiB")
     prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
     if any(p is not None and p > MAX_USD_PER_HOUR for p in prices):

@@ -50,6 +50,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     from planner.core.units import GiB
 
     from planner.api.inputs import given_options, read_workload
+    from planner.core.reportset import refuse_input
 
     catalog = opts.load_catalog_option(catalog_dir)
     given = given_options(options)
@@ -59,6 +60,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     est = run_estimate(workload)
     # where the result goes, known before the measurement (no HOME and no --out: said now)
     path = save_path(Path(calibration_file) if calibration_file else None)
+    refuse_input(path, calibration_inputs(workload_file, workload, catalog))
     m = run_calibration(workload, steps=steps)
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
                       m["versions"])
@@ -112,3 +114,15 @@ def check_calibration_run(workload: Any, given: dict[str, Any], written: dict[st
         raise OptionError(problem + default, entry=key, hint=hint)
     raise ScenarioError(problem, file=workload_file, line=getattr(written, "lines", {}).get(key), entry=key,
                         hint=hint)
+
+
+def calibration_inputs(workload_file: str | None, workload: Any, catalog: Any) -> list[Path]:
+    """The files a calibration run read (the workload file, the catalog's files and SOURCES.md, the
+    model's config.json): the calibration file (--out) is never one of them
+    (planner.api.plans.run_inputs)."""
+    from types import SimpleNamespace
+
+    from planner.api.plans import run_inputs
+
+    one = SimpleNamespace(variants=[SimpleNamespace(workload=workload)])
+    return run_inputs(SimpleNamespace(file=workload_file or "", workloads=[one]), catalog)

@@ -354,6 +354,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
     catalog = opts.load_catalog_option(catalog_dir)
     rows = []
+    rows_from: list[tuple[str, Any]] = []  # (the file, a row of it)
     sources: dict[str, str] = {}
     for f in files:
         try:
@@ -364,19 +365,23 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
             sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {_shown_path(f)} (schema v8, "
                                                         f"REF:SKY-SCHEMA-v8), read {date}")
         rows += result.rows
+        rows_from += [(escape_unsafe(str(f)), r) for r in result.rows]
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             echo("  " + escape_unsafe(line), err=True)
+        if result.no_spot_lines:
+            shown = ", ".join(result.no_spot_lines[:5]) + (", ..." if len(result.no_spot_lines) > 5 else "")
+            echo(f"  spot price 0 read as no spot offer: {len(result.no_spot_lines)} row(s) (line {shown})", err=True)
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
                          f"written to {out / 'cloud.yaml'}",
                          hint="Check --provider and --region, and that the file lists GPUs the catalog knows.")
     seen: dict[str, str] = {}
-    for r in rows:
+    for f, r in rows_from:
         if r.id in seen:
-            raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and this one)",
+            raise InputError(f"instance {r.id} comes from two files ({seen[r.id]} and {f})",
                              hint="Import each provider's file once.")
-        seen[r.id] = r.provider
+        seen[r.id] = f
     text = overlay_yaml(sorted(rows, key=lambda r: (r.provider, r.id)), source=sources, as_of=date,
                         generated=f"{len(files)} file(s), {date}")
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
@@ -441,6 +446,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
         try:
             load_catalog(Path(tmp))
         except CatalogError as exc:
+            if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name == "cloud.yaml":
+                # never a line of a file that was not written: the entry and its problem only
+                exc = CatalogError(exc.problem, entry=exc.entry, hint=exc.hint)
             line = exc.one_line().replace(str(Path(tmp)), str(out))
             raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import functools
+import io
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -60,6 +63,102 @@ def output_failed(exc: OSError) -> str:
     return line
 
 
+BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broken pipe), so what it shows is cut "
+               "short. Reports written to files are whole.")
+
+
+class _WholeWriter(io.RawIOBase):
+    """Standard output's file descriptor, written whole or not at all: a write the OS takes only in part
+    (a pipe's reader gone mid-write, a file at its size limit: ulimit -f, where Python ignores SIGXFSZ)
+    is continued until it is all written or the OS refuses with an error (EPIPE, EFBIG, ENOSPC), which
+    is raised. Python's own buffered stdout can lose the rest of a short write without an error, and the
+    run would exit 0 with its output cut short."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)
+
+    def write(self, b: Any) -> int:
+        view = memoryview(b).cast("B")
+        done = 0
+        while done < len(view):
+            n = os.write(self.fd, view[done:])
+            if n <= 0:
+                raise OSError(errno.EIO, "the output took no bytes")
+            done += n
+        return done
+
+    def close(self) -> None:  # the descriptor is the process's standard output: never closed here
+        if not self.closed:
+            super().close()
+
+
+def whole_stdout() -> None:
+    """Point ``sys.stdout`` at standard output through :class:`_WholeWriter` (same encoding, errors and line
+    buffering), when it is the process's own standard output (not a test runner's buffer)."""
+    out = sys.stdout
+    if out is None or out is not sys.__stdout__ or not isinstance(out, io.TextIOWrapper):
+        return
+    try:
+        fd = out.fileno()
+        out.flush()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWriter(fd)), encoding=out.encoding, errors=out.errors,
+                                  line_buffering=out.line_buffering, write_through=out.write_through)
+
+
+def check_stream_encodings() -> None:
+    """Refuse, in one ASCII line on stderr and exit 2, a standard output or error whose encoding cannot
+    write plain text (``PYTHONIOENCODING=idna`` or ``punycode``: codecs for host names, which fail on a
+    line longer than 63 characters or holding '..', even on stderr, so nothing at all would be said)."""
+    probe = "Error: a plain line of text.. with dots, spaces and more than sixty-three characters in it\n"
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        encoding = getattr(stream, "encoding", None)
+        if not encoding:
+            continue
+        try:
+            import codecs
+
+            if codecs.lookup(encoding).name == "punycode":  # writes 'text-' for 'text': not the text
+                raise UnicodeError("punycode rewrites the text")
+            probe.encode(encoding)
+        except (UnicodeError, LookupError) as exc:
+            what = {"stdout": "standard output", "stderr": "standard error"}[name]
+            line = (f"Error: {what}'s encoding {encoding!a} cannot write plain text ({type(exc).__name__}). "
+                    "Set PYTHONIOENCODING=utf-8 (or unset it) and run again.\n")
+            try:
+                os.write(2, line.encode("ascii", "backslashreplace"))
+            except OSError:
+                pass
+            os._exit(2)  # the interpreter's own exit would try the stream's encoding again
+
+
+def flush_stdout() -> None:
+    """Flush standard output before the exit, so that a write that fails (EFBIG, ENOSPC, EPIPE) is one line
+    'Error: ...' and exit 2 rather than lost at the interpreter's exit."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError as exc:
+        output_failed(exc)
+        _fail(BROKEN_PIPE, 2)
+    except OSError as exc:
+        _fail(output_failed(exc), 2)
+    except ValueError:  # closed
+        pass
+
+
 def signal_guard() -> Any:
     """The :class:`planner.core.interrupt.SignalGuard` of this run (None outside the planner group)."""
     ctx = click.get_current_context(silent=True)
@@ -84,7 +183,10 @@ def handle_errors(fn):
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().obj or {}).get("debug"))
         try:
-            return fn(*args, **kwargs)
+            rv = fn(*args, **kwargs)
+            if sys.stdout is not None:
+                sys.stdout.flush()  # a write that fails at the end is handled here, not lost at exit
+            return rv
         except UsageError as exc:  # a call that lacks what it needs: click's usage error, in option words
             raise click.UsageError(exc.usage) from None
         except PlannerError as exc:
@@ -103,8 +205,7 @@ def handle_errors(fn):
             if debug:
                 raise
             output_failed(exc)  # standard output pointed at /dev/null: the exit's flush fails no more
-            _fail("cannot write the output: the program reading it closed it (broken pipe), so what it shows "
-                  "is cut short. Reports written to files are whole.", 2)
+            _fail(BROKEN_PIPE, 2)
         except OSError as exc:  # standard output full, read-only, gone: an output failure, not a bug
             if debug:
                 raise

@@ -14,12 +14,14 @@ Heavy modules (pandas, openpyxl, scipy) are imported inside the commands that ne
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any
 
 import click
 
-from planner.cli.common import LineError, _fail, output_failed
+from planner.cli.common import (BROKEN_PIPE, LineError, _fail, check_stream_encodings, flush_stdout, output_failed,
+                                whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
 
 EXIT_CODES_HELP = (
@@ -119,16 +121,20 @@ class _Group(click.Group):
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
+        check_stream_encodings()  # PYTHONIOENCODING=idna: said in one ASCII line, not lost
+        whole_stdout()  # a short write is an error, never output cut short silently
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
         with SignalGuard() as guard:
             try:
                 return self._main(guard, args, prog_name, complete_var, **extra)
             except Interrupted as exc:
-                if exc.written:  # it came while a report set moved into place, which completed first
+                # it came while a report set moved into place (which completed first), or after
+                written = list(exc.written) or list(dict.fromkeys(guard.written))
+                if written:
                     from planner.cli.common import joined
 
                     click.echo(f"Interrupted by {exc.name} after the reports were written: wrote "
-                               f"{joined(list(exc.written))}; stopped.", err=True)
+                               f"{joined(written)} (complete); stopped.", err=True)
                 else:
                     click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
                 sys.exit(exc.exit_code)
@@ -137,8 +143,15 @@ class _Group(click.Group):
               **extra: Any) -> Any:
         extra["obj"] = {**(extra.get("obj") or {}), "guard": guard}
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except _NO_ARGS as exc:  # bare 'planner': the help, as click shows it
+            try:
+                rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except SystemExit:
+                if type(sys.stdout).__name__ == "_PacifyFlushWrapper":  # click's own EPIPE catch (--help | true)
+                    raise BrokenPipeError(errno.EPIPE, "Broken pipe") from None
+                raise
+        except _NO_ARGS as exc:  # bare 'planner': what is missing, then the help as click shows it
+            click.echo(f"Error: no command given; give one of {', '.join(COMMANDS)} (the usage follows).",
+                       err=True)
             exc.show()
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
@@ -146,8 +159,9 @@ class _Group(click.Group):
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
-        except BrokenPipeError:  # the reader went away (--help | head): not an error of ours
-            sys.exit(0)
+        except BrokenPipeError as exc:  # the reader went away (--help | true): said, as for any command
+            output_failed(exc)
+            _fail(BROKEN_PIPE, 2)
         except OSError as exc:  # --help or a usage line to a full or read-only standard output
             _fail(output_failed(exc), 2)
         except click.Abort as exc:
@@ -156,6 +170,7 @@ class _Group(click.Group):
                 sys.exit(130)
             click.echo("Aborted!", err=True)
             sys.exit(1)
+        flush_stdout()  # --help, --version: a failed write is said here, not lost at exit
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

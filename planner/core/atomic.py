@@ -21,7 +21,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.errors import OutputError
+from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
@@ -38,7 +38,7 @@ def ensure_dir(directory: Path) -> Path:
     d = Path(directory)
     try:
         if d.exists() and not d.is_dir():
-            raise OutputError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
+            raise DestinationError(f"{d}: is a file, not a directory. Give --out a directory (it is created if missing).")
         # the missing folders, outermost first, made one by one: Path.mkdir(parents=True) and os.makedirs
         # recurse once per level, past Python's recursion limit for an --out 1,200 folders deep
         missing = []
@@ -53,7 +53,7 @@ def ensure_dir(directory: Path) -> Path:
                 if not os.path.isdir(p):
                     raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
-        raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
+        raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
 
@@ -75,11 +75,16 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
         except FileNotFoundError:
             st = None
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
+            raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
         fd, tmp_name = _new_temp(directory, path.name)
-        if st is not None:  # a replaced file keeps its permission bits (0600 stays 0600)
+        if st is not None:  # a replaced file keeps its group and permission bits (0600 stays 0600)
+            try:
+                keep_group(fd, st, path)
+            except OutputError:
+                os.close(fd)
+                raise
             os.fchmod(fd, stat.S_IMODE(st.st_mode))
         with os.fdopen(fd, "wb") as fh:
             for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
@@ -131,6 +136,28 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))
+
+
+def keep_group(target: int | str | Path, st: os.stat_result, shown: Path) -> None:
+    """Give the new file ``target`` (an open fd or a path) the group of the file it replaces (``st``),
+    so that a report replaced keeps who can read it (a file made group 'nogroup' in a setgid folder
+    stays 'nogroup'); the mode is set after this (a chown can clear set-id bits).
+
+    Raises:
+        OutputError: the group cannot be kept (not a member of it): the file is not replaced.
+    """
+    new_gid = os.fstat(target).st_gid if isinstance(target, int) else os.stat(target).st_gid
+    if new_gid == st.st_gid:
+        return
+    try:
+        if isinstance(target, int):
+            os.fchown(target, -1, st.st_gid)
+        else:
+            os.chown(target, -1, st.st_gid)
+    except OSError as exc:
+        raise OutputError(f"{shown}: cannot keep its group (gid {st.st_gid}: {exc.strerror or exc}), and replacing "
+                          "it would change who can read it; nothing was replaced. Give another --out, or change "
+                          f"its group to one of yours (chgrp).") from None
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

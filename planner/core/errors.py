@@ -107,6 +107,18 @@ class OutputError(PlannerError):
     """A report cannot be written (unwritable directory, unsafe name)."""
 
 
+class DestinationError(OutputError, InputError):
+    """The destination given (``--out``, ``out=``) is refused before any work: planner's own catalog or
+    package, an input of the run, a file planner did not write where a report would go, a file where a
+    directory belongs, a name the file system cannot hold. An :class:`InputError` (the Python API's
+    rule: every bad argument is one) and an :class:`OutputError`; the message is the one line as given.
+    """
+
+    def __init__(self, message: str) -> None:
+        self.problem, self.file, self.line, self.entry, self.hint = message, None, None, None, None
+        Exception.__init__(self, message)
+
+
 class InfeasibleError(PlannerError):
     """No candidate satisfies the workload; carries the reasons per constraint.
 

@@ -61,6 +61,8 @@ class SignalGuard:
         self._saved: dict[int, Any] = {}
         self._depth = 0
         self._pending: int | None = None
+        #: the files report sets moved into place under this guard (whole): a signal after them says so
+        self.written: list = []
 
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():

@@ -57,14 +57,15 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import ensure_dir, fsync_dir, refuse_read_only
-from planner.core.errors import OutputError
-from planner.core.interrupt import Interrupted, SignalGuard, held
+from planner.core.atomic import ensure_dir, fsync_dir, keep_group, refuse_read_only
+from planner.core.errors import DestinationError, OutputError
+from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
 #: The prefix of staging folders (removed again by the next run if a run was killed).
 STAGING_PREFIX = ".planner-staging-"
@@ -237,11 +238,18 @@ class ReportSet:
             if name not in self._names and name not in removed and _lexists(self.out / name):
                 why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
                        else "planner did not write it")
+                try:
+                    if os.lstat(self.out / name).st_uid != os.geteuid():  # never planner's, whatever its bytes
+                        why = "it belongs to another user"
+                except OSError:
+                    pass
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
-        for name in self._names:  # a replaced report keeps its permission bits
+        for name in self._names:  # a replaced report keeps its group and permission bits
             try:
-                os.chmod(self._staging / name, os.stat(self.out / name).st_mode & 0o7777)
+                old = os.stat(self.out / name)
+                keep_group(self._staging / name, old, self.out / name)
+                os.chmod(self._staging / name, old.st_mode & 0o7777)
             except FileNotFoundError:
                 pass
             except OSError as exc:
@@ -266,6 +274,9 @@ class ReportSet:
                 exc.written = list(done)
             raise
         self.removed = [self.out / n for n in removed]
+        guard = self.guard if self.guard is not None else active_guard()
+        if guard is not None:  # a signal after this run's last commit still says the reports are whole
+            guard.written.extend(done)
         return done
 
     def _move(self, removed: list[str], manifest: dict[str, dict]) -> list[Path]:
@@ -442,10 +453,10 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise OutputError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
+        raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+        raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
     manifest = read_manifest(out) if st is not None else {}
     for name in names:
         check_name(name)
@@ -467,10 +478,16 @@ def check_name(name: str) -> None:
         OutputError: a separator, '.' or '..', or too long.
     """
     if not name or "/" in name or "\0" in name or name in (".", "..") or os.sep in name:
-        raise OutputError(f"{name!r} is not a file name a report can have.")
+        raise DestinationError(f"{name!r} is not a file name a report can have.")
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError as exc:  # LC_ALL=C with PYTHONUTF8=0: the file system's encoding is ASCII
+        raise DestinationError(f"the report name {name!a} cannot be written in the file system's encoding "
+                               f"({sys.getfilesystemencoding()}): {exc.object[exc.start:exc.end]!a}. Set "
+                               "LC_ALL=C.UTF-8 (or another UTF-8 locale), or name the scenario in ASCII.") from None
     size = len(name.encode("utf-8", errors="surrogateescape"))
     if size > NAME_MAX_BYTES:
-        raise OutputError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
+        raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
                           "file name may have. Give the scenario a shorter name.")
 
 
@@ -495,7 +512,7 @@ def _replaceable(path: Path) -> None:
     except OSError as exc:
         raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
     if stat.S_ISDIR(st.st_mode):
-        raise OutputError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
+        raise DestinationError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
     refuse_read_only(path, st)
 
 
@@ -517,10 +534,10 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
         raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
     doc: object = None
     if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
-        raise OutputError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
+        raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Give another --out.")
     if stat.S_ISREG(st.st_mode) and st.st_mode & 0o022:
-        raise OutputError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
+        raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
                           f"'chmod go-w {path}', or give another --out.")
     if stat.S_ISREG(st.st_mode) and st.st_size <= _MANIFEST_MAX_BYTES:
@@ -534,7 +551,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     if not isinstance(files, dict) or not all(
             isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
             for e in files.values()):
-        raise OutputError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
+        raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
     return files
 
@@ -600,6 +617,16 @@ def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
     return False
 
 
+def refuse_input(path: Path, inputs: Iterable[str | Path], *, hint: str = "Give another --out.") -> None:
+    """Refuse ``path`` as an output when it is one of the run's ``inputs`` (the same file).
+
+    Raises:
+        OutputError: naming the file.
+    """
+    if _lexists(Path(path)) and _is_input(Path(path), inputs):
+        raise DestinationError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
+
+
 def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
                       inputs: Iterable[str | Path]) -> None:
     """Refuse to write ``out/name`` when a file is there that this report set did not write.
@@ -610,9 +637,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     path = out / name
     if not _lexists(path):
         return
-    if _is_input(path, inputs):
-        raise OutputError(f"{path}: is an input of this run, and a report never replaces its input. "
-                          "Give another --out.")
+    refuse_input(path, inputs)
     owner = _owner(out, name, manifest)
     if owner == set_name:
         return
@@ -625,7 +650,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         pass
     listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
               f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
-    raise OutputError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
+    raise DestinationError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
                       "file. Move it away or give another --out.")
 
 
@@ -638,7 +663,7 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
     """
     owner = _owner(out, name, manifest)
     if owner is not None and owner != set_name:
-        raise OutputError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
+        raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
                           "name; planner never replaces or removes another set's report. Give another --out, or "
                           "give the scenario another name.")
 
@@ -657,6 +682,6 @@ def refuse_protected(out_dir: Path) -> None:
         return
     for p in protected:
         if where == p or p in where.parents:
-            raise OutputError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
+            raise DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
                               f"folder ({p}), and planner does not write into it. Give another --out, e.g. "
                               + ("--out my-catalog." if p.name == "catalog" else "--out reports."))

@@ -96,8 +96,13 @@ def write_workbook(data: WorkbookData, path: Path,
 
     from planner.core.errors import OutputError
 
+    import tempfile
+
     wb = build_workbook(data, extra_sheets)
     buffer = io.BytesIO()
+    # openpyxl's sheet writer makes its temporary files with tempfile.NamedTemporaryFile (no dir=), whose
+    # tempfile.gettempdir() caches the directory in the caller's process-wide tempfile.tempdir: put back
+    previous_tempdir = tempfile.tempdir
     try:
         # openpyxl writes each sheet to a temporary file first: a full disk or a file-size limit
         # (ulimit -f; Python ignores SIGXFSZ, so the write fails with EFBIG) shows here
@@ -111,6 +116,8 @@ def write_workbook(data: WorkbookData, path: Path,
         raise OutputError(f"{shown}: cannot write the workbook ({exc.strerror or exc}); openpyxl's temporary "
                           "files could not be written. Check the disk's free space and the file-size limit "
                           "('ulimit -f').") from None
+    finally:
+        tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())
 
 

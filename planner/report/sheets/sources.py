@@ -159,7 +159,32 @@ def put_source(ws: Worksheet, row: int, col: int, text: str, cited: Mapping[str,
     return put_text(ws, row, col, source_text(text, cited, references))
 
 
-def _put_link(ws: Worksheet, row: int, col: int, url: str, width: float):
+def linkable(url: str, file: str) -> bool:
+    """Whether ``url`` (from the ``SOURCES.md`` ``file``) becomes a hyperlink: only the shipped catalog's
+    sources (catalog/SOURCES.md, reviewed with the code) are links; an overlay's URL is shown as text
+    (a link's visible text and target can be told apart only by opening it). Never a URL with a user
+    name or password (``https://user:pass@host``) or a host that is not plain ASCII or is punycode
+    (``xn--``: a look-alike of another name, IDNA)."""
+    import os
+    from urllib.parse import urlsplit
+
+    from planner.catalog.loader import default_catalog_dir
+
+    # the file as the Sources sheet names it (planner.report.from_plan._short_path): relative to the
+    # current directory when it is there, else 'catalog/SOURCES.md' for the shipped one
+    where = file if os.path.exists(file) else str(default_catalog_dir().parent / file)
+    try:
+        shipped = os.path.samefile(where, default_catalog_dir() / "SOURCES.md")
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+    except (OSError, ValueError):
+        return False
+    if not shipped or parts.scheme not in ("http", "https") or "@" in parts.netloc or not host:
+        return False
+    return host.isascii() and not any(label.startswith("xn--") for label in host.split("."))
+
+
+def _put_link(ws: Worksheet, row: int, col: int, url: str, width: float, file: str = ""):
     """A URL as text: a hyperlink to it where it fits ``width`` characters on one line, else plain
     text wrapped in its cell (LibreOffice shows a hyperlinked cell on one line, so a long link would
     run past the page's margin or be cut; the wrapped text prints whole), and text only where
@@ -170,7 +195,7 @@ def _put_link(ws: Worksheet, row: int, col: int, url: str, width: float):
     target = clean_text(url)
     if len(target) + 2 > width:
         cell.alignment = Alignment(wrap_text=True, vertical="top")
-    elif len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")):
+    elif len(target) <= _MAX_LINK_CHARS and target.startswith(("http://", "https://")) and linkable(target, file):
         cell.hyperlink = target
         cell.font = Font(color=_LINK_COLOR, underline="single")
     return cell
@@ -241,7 +266,7 @@ def write_sources(ws: Worksheet, data: WorkbookData, cited: Sequence[CitedSource
                 row += 1
                 put_text(ws, row, 1, f"REF:{c.id}")
                 put_text(ws, row, 2, SOURCES_MORE_LINKS)
-            _put_link(ws, row, 4, url, link_width)
+            _put_link(ws, row, 4, url, link_width, c.doc.file)
         row += 1
     _quote_sources(ws, data, cited, row + 1)
     ws.freeze_panes = f"A{SOURCES_HEADER_ROW + 1}"

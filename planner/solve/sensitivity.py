@@ -194,9 +194,32 @@ def _price_range(record: Any) -> tuple[float | None, float | None]:
     return float(price.low_usd), float(price.high_usd)
 
 
+class _RowQuantity:
+    """A part's quantity per table row, held sparsely: only the rows that buy the part (``rows``,
+    ascending) and their quantities. Indexed like the dense array it stands for (an int row, or an
+    integer array of rows: 0 where the row does not buy the part), so memory grows with the table, not
+    with the table times the number of parts (issue 33's 64x catalog)."""
+
+    __slots__ = ("rows", "qty")
+
+    def __init__(self, rows: Any, qty: Any) -> None:
+        self.rows, self.qty = rows, qty
+
+    def __getitem__(self, at: Any) -> Any:
+        import numpy as np
+
+        pos = np.searchsorted(self.rows, at)
+        hit = (pos < self.rows.size) & (self.rows[np.minimum(pos, self.rows.size - 1)] == at)
+        if np.ndim(at) == 0:
+            return self.qty[pos] if hit else self.qty.dtype.type(0)
+        out = np.zeros(np.shape(at), dtype=self.qty.dtype)
+        out[hit] = self.qty[pos[hit]]
+        return out
+
+
 def _parts(cs: Any, catalog: Any) -> dict[tuple[str, str], tuple[Any, Any, float, tuple[float | None, float | None]]]:
-    """(category, id) -> (quantity per row, mask of rows, unit price, (low, high)) for every priced part
-    of the table (the quantity array is over all rows)."""
+    """(category, id) -> (quantity per row, unit price, (low, high)) for every priced part of the
+    table (the quantity is a :class:`_RowQuantity` over all rows: 0 where a row does not buy it)."""
     import numpy as np
 
     t = cs.table
@@ -212,15 +235,16 @@ def _parts(cs: Any, catalog: Any) -> dict[tuple[str, str], tuple[Any, Any, float
              ("network", "nic_id", t["nic_count"].astype(np.int64), catalog.nic, "price_usd"),
              ("network", "switch_id", t["switch_count"].astype(np.int64), catalog.switch, "price_usd"))
     for cat, col, qty, find, attr in specs:
-        ids = t[col]
-        for pid in dict.fromkeys(ids.tolist()):
-            if not pid:
-                continue
+        rows_of: dict[Any, list[int]] = {}
+        for i, pid in enumerate(t[col].tolist()):
+            if pid:
+                rows_of.setdefault(pid, []).append(i)
+        for pid, rows in rows_of.items():
             rec = find(pid)
             if rec is None or getattr(rec, attr, None) is None:
                 continue
-            mask = ids == pid
-            out[(cat, pid)] = (np.where(mask, qty, 0), float(getattr(rec, attr)), _price_range(rec))
+            at = np.asarray(rows, dtype=np.int64)
+            out[(cat, pid)] = (_RowQuantity(at, qty[at]), float(getattr(rec, attr)), _price_range(rec))
     return out
 
 

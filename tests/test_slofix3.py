@@ -38,3 +38,32 @@ def test_a_one_user_slo_is_timed_with_vllm_and_says_so(catalog):
     hf = _chat({"ttft_s": 1, "tpot_s": 0.5, "concurrency": 1, "output_tokens": 64})
     hf["workloads"][0]["engine"] = "hf"
     assert ", vllm" not in " ".join(plan_text(plan(hf, catalog=catalog).plan).split()).split("Workload chat")[1][:200]
+
+
+def _deadline_text(hours: float) -> str:
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "scenarios" / "finetune-72h-deadline.yaml").read_text()
+    assert "deadline_hours: 72" in src
+    return src.replace("deadline_hours: 72", f"deadline_hours: {hours}")
+
+
+def test_deadline_fixes_use_the_duration_text(tmp_path):
+    # the user's case: a 0.01 h deadline; the fix read "0.0 h per run". Durations under an hour are now
+    # minutes or seconds (planner.core.units.duration_text), as elsewhere in the output
+    import re
+
+    from planner.core.units import duration_text
+    from planner.solve.solver import NoFeasiblePlan
+
+    f = tmp_path / "dl.yaml"
+    f.write_text(_deadline_text(2))
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(str(f))
+    text = " ".join(str(e.value).split())
+    assert "0.0 h" not in text
+    # 8 x b200 takes 2.4 h (over 1 h: hours), about 0.4 h over the 2 h deadline: shown in minutes
+    m = re.search(r"takes ([\d.]+) h per run on 8 x b200, ([\d.]+) min over its 2 h deadline_hours", text)
+    assert m, text
+    assert float(m.group(2)) == pytest.approx((float(m.group(1)) - 2) * 60, abs=0.1 * 60)
+    assert duration_text(0.01) == "36 s" and duration_text(0.5) == "30 min"

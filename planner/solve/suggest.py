@@ -39,7 +39,7 @@ from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
 from planner.solve.choices import _with
 from planner.solve.scenario import ScenarioWorkload, Variant
-from planner.core.units import GiB
+from planner.core.units import GiB, duration_text
 from planner.workload.spec import Workload, workload_from_entry
 
 
@@ -381,7 +381,7 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                     continue
                 h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
-                    out.append(f"{pre}{n} x {gpu.id}: {h:,.1f} h per run, within the {limit:g} h deadline ("
+                    out.append(f"{pre}{n} x {gpu.id}: {duration_text(h)} per run, within the {limit:g} h deadline ("
                                f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){span(cs, gpu.id, n, node_cards, u.tp).clause()}"
                                f"{pinned_clause(sw, n)}")
                     break
@@ -399,14 +399,14 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                     continue
                 h = run_hours(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
-                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
+                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {duration_text(h)} per run "
                                f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){pin_changes(sw, v, lever)}")
             other = _faster_card(cs, catalog, w, limit, pins)
             if other:
                 out.append(pre + other)
             fastest = float(np.nanmin(t["run_hours"][idx]))
             out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
-                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {fastest:,.1f} h")
+                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {duration_text(fastest)}")
             continue
         slo = sw.slo
         assert slo is not None
@@ -497,7 +497,7 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
     if best is None:
         return ""
     cost, gid, n, h = best
-    return (f"another card: {n} x {gid} takes {h:,.1f} h per run (${cost:,.0f} of cards; not allowed by the "
+    return (f"another card: {n} x {gid} takes {duration_text(h)} per run (${cost:,.0f} of cards; not allowed by the "
             "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
 
 

@@ -67,3 +67,26 @@ def test_deadline_fixes_use_the_duration_text(tmp_path):
     assert m, text
     assert float(m.group(2)) == pytest.approx((float(m.group(1)) - 2) * 60, abs=0.1 * 60)
     assert duration_text(0.01) == "36 s" and duration_text(0.5) == "30 min"
+
+
+def test_a_larger_card_offered_meets_the_slo(catalog):
+    # the user's case: 50 users on max_cards 1 of rtx-4090. Before, "a larger card as written" offered
+    # rtx-6000-ada ($6,956), whose one replica misses the 50 ms TPOT (72.7 ms). The card offered is now
+    # the cheapest larger card whose replica meets the SLO, checked here with a plan on that card alone
+    import re
+
+    from planner.solve.solver import NoFeasiblePlan
+
+    slo = {"ttft_s": 1, "tpot_s": 0.05, "concurrency": 50, "output_tokens": 512}
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(_chat(slo, allowed_gpus=["rtx-4090"], max_cards=1), catalog=catalog)
+    text = " ".join(str(e.value).split())
+    m = re.search(r"a larger card as written: (\S+), .*?\$([\d,]+) each", text)
+    assert m, text
+    offered = m.group(1)
+    assert offered != "rtx-6000-ada" and "still misses" not in text
+    r = plan(_chat(slo, allowed_gpus=[offered], max_cards=1), catalog=catalog)
+    assert r.plan.targets[0]["slo"]["met"]
+    # the cheaper larger card the old rule offered misses the SLO
+    with pytest.raises(NoFeasiblePlan):
+        plan(_chat(slo, allowed_gpus=["rtx-6000-ada"], max_cards=1), catalog=catalog)

@@ -788,7 +788,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, cons: Any,
                          overheads: RuntimeOverheads | None) -> list[str]:
     """The cheapest larger card of the catalog that holds the workload as written (and a platform
-    takes), or nothing."""
+    takes), or nothing. For a workload with an ``slo:``, the cheapest such card whose one replica also
+    meets the SLO (planner.solve.targets.slo_figures); when none does, the cheapest, said to miss."""
     out: list[str] = []
     v = sw.variants[0]
     # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
@@ -799,13 +800,16 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
     else:
         n0 = (sw.gpus or (1,))[0]
         w_written = with_gpus(v.workload, n0, min(n0, node_max))
-    needs: dict[Any, int] = {}  # by the card's vllm serve defaults (the need differs only there)
+    ests: dict[Any, Any] = {}  # by the card's vllm serve defaults (the need differs only there)
+
+    def est_on(g: Any) -> Any:
+        key = is_large_card(g)
+        if key not in ests:
+            ests[key] = estimate(for_gpu(w_written, g), overheads)
+        return ests[key]
 
     def need_on(g: Any) -> int:
-        key = is_large_card(g)
-        if key not in needs:
-            needs[key] = estimate(for_gpu(w_written, g), overheads).per_gpu_total_bytes
-        return needs[key]
+        return est_on(g).per_gpu_total_bytes
 
     placeable = []
     for g in catalog.gpus:
@@ -813,6 +817,26 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
             continue
         if any(_takes(p, g) for p in catalog.platforms):
             placeable.append(g)
+    slo = getattr(sw, "slo", None)
+    misses = ""
+    if placeable and slo is not None:
+        # a served workload with an slo: the cheapest larger card whose one replica meets it, timed as
+        # the solver times a machine (planner.solve.targets.slo_figures); else the cheapest, said to miss
+        from types import SimpleNamespace
+
+        from planner.solve.targets import figures_text, slo_figures
+
+        def figures(g: Any) -> Any:
+            return slo_figures(SimpleNamespace(workload=for_gpu(w_written, g), estimate=est_on(g)), slo, g)
+
+        placeable.sort(key=lambda x: (x.price_usd, x.id))
+        meeting = next((g for g in placeable if figures(g).met(slo)), None)
+        if meeting is not None:
+            placeable = [meeting]
+        else:
+            f = figures(placeable[0])
+            misses = (f"; but one replica still misses the slo for {slo.load_text()}: "
+                      f"{figures_text(f, slo, f.in_flight)}")
     if placeable:
         g = min(placeable, key=lambda x: (x.price_usd, x.id))
         allowed = {x.id for x in allowed_gpus(catalog, cons)}
@@ -820,7 +844,7 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
         at = f" at tp {v.tp}" if sw.task != "train" else ""
         after = "after headroom" if takes_headroom(w_written) else "(CUDA total)"
         out.append(f"a larger card as written: {g.id}, {_fmt(capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom))}"
-                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}")
+                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}{misses}")
     return out
 
 

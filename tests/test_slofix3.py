@@ -90,3 +90,19 @@ def test_a_larger_card_offered_meets_the_slo(catalog):
     # the cheaper larger card the old rule offered misses the SLO
     with pytest.raises(NoFeasiblePlan):
         plan(_chat(slo, allowed_gpus=["rtx-6000-ada"], max_cards=1), catalog=catalog)
+
+
+def test_a_deadline_fix_past_the_node_cap_is_not_offered(tmp_path):
+    # the user's case: a 0.01 h deadline needs 1888 x b200 = 236 nodes of 8; max_nodes is capped at 64
+    # (planner.solve.scenario.MAX_NODES), so "raise max_nodes" cannot be done and is not offered
+    from planner.solve.scenario import MAX_NODES
+    from planner.solve.solver import NoFeasiblePlan
+
+    assert MAX_NODES == 64
+    f = tmp_path / "dl.yaml"
+    f.write_text(_deadline_text(0.01))
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(str(f))
+    text = " ".join(str(e.value).split())
+    assert "1888 x b200" not in text and "236 nodes" not in text
+    assert "raise deadline_hours to >=" in text

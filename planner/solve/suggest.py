@@ -38,7 +38,7 @@ from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
 from planner.solve.choices import _with
-from planner.solve.scenario import ScenarioWorkload, Variant
+from planner.solve.scenario import MAX_NODES, ScenarioWorkload, Variant
 from planner.core.units import GiB, duration_text
 from planner.workload.spec import Workload, workload_from_entry
 
@@ -379,10 +379,13 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 est = mem_estimate(wl, overheads)
                 if est.per_gpu_total_bytes > cap:
                     continue
+                sp = span(cs, gpu.id, n, node_cards, u.tp)
+                if sp.nodes > MAX_NODES:  # past the most nodes a scenario may allow: no fix to offer
+                    break
                 h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
                     out.append(f"{pre}{n} x {gpu.id}: {duration_text(h)} per run, within the {limit:g} h deadline ("
-                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){span(cs, gpu.id, n, node_cards, u.tp).clause()}"
+                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){sp.clause()}"
                                f"{pinned_clause(sw, n)}")
                     break
             for lever in DEADLINE_LEVERS:

@@ -54,7 +54,7 @@ def test_estimate_and_plan_say_the_engine_was_defaulted(tmp_path):
     sc = tmp_path / "s.yaml"
     sc.write_text("workloads:\n  - {name: chat, model: llama-3.1-8b, task: infer, context: 2048, concurrency: 4}\n")
     doc = json.loads(run("plan", sc, "--out", tmp_path, "--format", "json", "--json").output)
-    assert "engine: vllm is the default for concurrency > 1; pin engine: hf" in doc["choice"]["strategy"]
+    assert "engine: vllm is the default for an slo: or concurrency > 1; pin engine: hf" in doc["choice"]["strategy"]
 
 
 def test_left_out_training_keys_are_the_solvers_and_the_plan_names_them():

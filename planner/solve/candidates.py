@@ -100,6 +100,7 @@ from typing import TYPE_CHECKING, Any
 from planner.catalog.loader import Catalog
 from planner.catalog.platforms import card_lanes, slots_at
 from planner.core.table import Table
+from planner.core.units import duration_text
 from planner.memory.overheads import RuntimeOverheads
 from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defined here)
     SUMMARY_NAMES,
@@ -826,7 +827,7 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         hours = run_hours(u, gpu, float(cs.hardware.arrays["per_lane"][_hw_row(cs, r)]), pinned_rates(cs.scenario, sw.name))
         limit = float(sw.deadline_hours or 0.0)
         where = "deadline_hours" if cs.scenario.constraints.max_hours_per_job != limit else "max_hours_per_job"
-        return (f"{who} ({u.label}) takes {hours:,.1f} h per run on {u.gpus} x {gpu.id}, {hours - limit:,.1f} h over "
+        return (f"{who} ({u.label}) takes {duration_text(hours)} per run on {u.gpus} x {gpu.id}, {duration_text(hours - limit)} over "
                 f"its {limit:g} h {where}")
     if b == "slo":
         slo = sw.slo

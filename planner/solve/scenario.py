@@ -157,7 +157,8 @@ Targets (:data:`SCENARIO_WORKLOAD_KEYS`, read here and removed before the worklo
 workload): a training workload's ``deadline_hours`` (it needs ``dataset_tokens``) and an inference
 workload's ``slo:`` block (:data:`SLO_KEYS`: ``ttft_s``, ``tpot_s`` or ``output_tokens_per_s``, the
 load as ``concurrency`` or ``requests_per_s``, ``prompt_tokens``, ``output_tokens``). The SLO's load
-becomes the workload's ``concurrency`` (:attr:`Slo.users`; so an unnamed engine defaults to vLLM)
+becomes the workload's ``concurrency`` (:attr:`Slo.users`), and an slo: workload that names no
+engine is served by vLLM whatever its user count (a latency target is a service's: one user included)
 and its ``output_tokens`` the ``tokens_per_request``; the solver then splits the users over
 replicas (planner.solve.usages) and keeps the machines that meet the targets
 (planner.solve.targets).
@@ -199,6 +200,7 @@ from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
+from planner.workload.inference import HF_ONLY_KEYS
 from planner.workload.spec import Workload, workload_from_entry
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.solve.choices import CHOICE_KEYS, UNPINNED_AUTO_KEYS, _choice_values, _task_of, _with
@@ -305,7 +307,7 @@ class Variant:
         par = (f"layers split over {i.tp} GPUs" if i.tp > 1 else "1 GPU") if i.engine == "llama.cpp" else f"tp {i.tp}"
         return (f"weights {i.weights}, KV {i.kv_dtype}, {par}, {i.concurrency} x {i.context:,} tokens"
                 + (f", {i.engine}" if i.engine != "hf" else "")
-                + (" (engine: vllm is the default for concurrency > 1; pin engine: hf to change)"
+                + (" (engine: vllm is the default for an slo: or concurrency > 1; pin engine: hf to change)"
                    if i.engine_defaulted else "")
                 + (f", {i.gpu_layers} GPU layers" if i.engine == "llama.cpp" and i.gpu_layers is not None else ""))
 
@@ -656,6 +658,13 @@ def _refuse_workload_keys(root: Entry) -> None:
 def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> ScenarioWorkload:
     task = _task_of(e)
     e, deadline, slo = _targets(e, task)
+    # a latency target is served by a serving engine: an slo: workload that names no engine (and sets
+    # no hf-only key) gets vLLM whatever its user count, as concurrency > 1 does
+    # (planner.workload.inference.default_engine)
+    slo_engine = slo is not None and "engine" not in e.data and not any(k in e.data for k in HF_ONLY_KEYS)
+    if slo_engine:
+        e = Entry(_with(e.data, {"engine": "vllm"}), file=e.file, path=e.path, error=ScenarioError,
+                  line=e.line_of(None))
     if task not in CHOICE_KEYS:
         # Let the workload reader produce its usual message for a missing or bad task.
         workload_from_entry(e, resolver, default_name=default_name)
@@ -703,6 +712,8 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
         entry = Entry(data, file=e.file, path=e.path, error=ScenarioError, line=e.line_of(None))
         try:
             w = workload_from_entry(entry, resolver, default_name=default_name)
+            if slo_engine and w.infer is not None:
+                w = replace(w, infer=replace(w.infer, engine_defaulted=True))
         except InputError as exc:
             if single_error is None:
                 single_error = exc

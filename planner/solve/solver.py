@@ -295,7 +295,7 @@ def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tu
                            "concurrency": slo.concurrency, "requests_per_s": slo.requests_per_s,
                            "prompt_tokens": slo.prompt_tokens, "output_tokens": slo.output_tokens,
                            "replicas": i.replicas, "tp": i.tp, "sequences_per_replica": f.in_flight,
-                           "request_s": f.request_s, "decode_step_s": f.step_s}
+                           "request_s": f.request_s, "decode_step_s": f.step_s, "wait_s": f.wait_s}
         out.append(item)
     return tuple(out)
 
@@ -313,7 +313,10 @@ def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
         if s:
             got = []
             if s["target_ttft_s"] is not None:
-                got.append(f"TTFT {s['ttft_s']:.3g} s (target {s['target_ttft_s']:g} s)")
+                wait = s.get("wait_s", 0.0)
+                queued = (f"; {wait:.3g} s of it waiting for the prompts queued ahead, M/D/1: planner estimate's "
+                          "prompt_wait_s" if wait and math.isfinite(wait) and wait >= 5e-4 else "")
+                got.append(f"TTFT {s['ttft_s']:.3g} s (target {s['target_ttft_s']:g} s{queued})")
             if s["target_tpot_s"] is not None:
                 step = s.get("decode_step_s")
                 stretched = (f"; the {step * 1e3:.3g} ms decode step with the other requests' prompts prefilled "

@@ -38,8 +38,8 @@ from planner.memory import estimate
 from planner.memory.overheads import RuntimeOverheads
 from planner.memory.vllm import for_gpu, is_large_card
 from planner.solve.choices import _with
-from planner.solve.scenario import ScenarioWorkload, Variant
-from planner.core.units import GiB
+from planner.solve.scenario import MAX_NODES, ScenarioWorkload, Variant
+from planner.core.units import GiB, duration_text
 from planner.workload.spec import Workload, workload_from_entry
 
 
@@ -379,10 +379,13 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 est = mem_estimate(wl, overheads)
                 if est.per_gpu_total_bytes > cap:
                     continue
+                sp = span(cs, gpu.id, n, node_cards, u.tp)
+                if sp.nodes > MAX_NODES:  # past the most nodes a scenario may allow: no fix to offer
+                    break
                 h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
-                    out.append(f"{pre}{n} x {gpu.id}: {h:,.1f} h per run, within the {limit:g} h deadline ("
-                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){span(cs, gpu.id, n, node_cards, u.tp).clause()}"
+                    out.append(f"{pre}{n} x {gpu.id}: {duration_text(h)} per run, within the {limit:g} h deadline ("
+                               f"{est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){sp.clause()}"
                                f"{pinned_clause(sw, n)}")
                     break
             for lever in DEADLINE_LEVERS:
@@ -399,14 +402,14 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                     continue
                 h = run_hours(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
-                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {h:,.1f} h per run "
+                    out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {duration_text(h)} per run "
                                f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){pin_changes(sw, v, lever)}")
             other = _faster_card(cs, catalog, w, limit, pins)
             if other:
                 out.append(pre + other)
             fastest = float(np.nanmin(t["run_hours"][idx]))
             out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
-                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {fastest:,.1f} h")
+                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {duration_text(fastest)}")
             continue
         slo = sw.slo
         assert slo is not None
@@ -497,7 +500,7 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
     if best is None:
         return ""
     cost, gid, n, h = best
-    return (f"another card: {n} x {gid} takes {h:,.1f} h per run (${cost:,.0f} of cards; not allowed by the "
+    return (f"another card: {n} x {gid} takes {duration_text(h)} per run (${cost:,.0f} of cards; not allowed by the "
             "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
 
 
@@ -788,7 +791,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, cons: Any,
                          overheads: RuntimeOverheads | None) -> list[str]:
     """The cheapest larger card of the catalog that holds the workload as written (and a platform
-    takes), or nothing."""
+    takes), or nothing. For a workload with an ``slo:``, the cheapest such card whose one replica also
+    meets the SLO (planner.solve.targets.slo_figures); when none does, the cheapest, said to miss."""
     out: list[str] = []
     v = sw.variants[0]
     # a larger card, as written (any GPU of the catalog that some platform takes): inference at the
@@ -799,13 +803,16 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
     else:
         n0 = (sw.gpus or (1,))[0]
         w_written = with_gpus(v.workload, n0, min(n0, node_max))
-    needs: dict[Any, int] = {}  # by the card's vllm serve defaults (the need differs only there)
+    ests: dict[Any, Any] = {}  # by the card's vllm serve defaults (the need differs only there)
+
+    def est_on(g: Any) -> Any:
+        key = is_large_card(g)
+        if key not in ests:
+            ests[key] = estimate(for_gpu(w_written, g), overheads)
+        return ests[key]
 
     def need_on(g: Any) -> int:
-        key = is_large_card(g)
-        if key not in needs:
-            needs[key] = estimate(for_gpu(w_written, g), overheads).per_gpu_total_bytes
-        return needs[key]
+        return est_on(g).per_gpu_total_bytes
 
     placeable = []
     for g in catalog.gpus:
@@ -813,6 +820,26 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
             continue
         if any(_takes(p, g) for p in catalog.platforms):
             placeable.append(g)
+    slo = getattr(sw, "slo", None)
+    misses = ""
+    if placeable and slo is not None:
+        # a served workload with an slo: the cheapest larger card whose one replica meets it, timed as
+        # the solver times a machine (planner.solve.targets.slo_figures); else the cheapest, said to miss
+        from types import SimpleNamespace
+
+        from planner.solve.targets import figures_text, slo_figures
+
+        def figures(g: Any) -> Any:
+            return slo_figures(SimpleNamespace(workload=for_gpu(w_written, g), estimate=est_on(g)), slo, g)
+
+        placeable.sort(key=lambda x: (x.price_usd, x.id))
+        meeting = next((g for g in placeable if figures(g).met(slo)), None)
+        if meeting is not None:
+            placeable = [meeting]
+        else:
+            f = figures(placeable[0])
+            misses = (f"; but one replica still misses the slo for {slo.load_text()}: "
+                      f"{figures_text(f, slo, f.in_flight)}")
     if placeable:
         g = min(placeable, key=lambda x: (x.price_usd, x.id))
         allowed = {x.id for x in allowed_gpus(catalog, cons)}
@@ -820,7 +847,7 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
         at = f" at tp {v.tp}" if sw.task != "train" else ""
         after = "after headroom" if takes_headroom(w_written) else "(CUDA total)"
         out.append(f"a larger card as written: {g.id}, {_fmt(capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom))}"
-                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}")
+                   f" {after} for {_fmt(need_on(g))} per GPU{at}, ${g.price_usd:,.0f} each{note}{misses}")
     return out
 
 

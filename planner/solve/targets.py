@@ -16,8 +16,11 @@ stretched by the share of time the OTHER requests' prompts take on the same GPUs
 decodes (:func:`loaded`, planner.speed.inference.under_arrivals, which cites how vLLM's scheduler and
 llama.cpp's server put prompts into the decode batches: rho = the others' arrivals/s x one prompt's
 prefill, the c - 1 other users each arriving once per request time; TPOT / (1 - rho); one user alone
-is never slowed by their own prompt; a replica with rho >= 1 cannot keep up). ``planner estimate``
-shows the same figure as ``steady_tpot_s``.
+is never slowed by their own prompt; a replica with rho >= 1 cannot keep up). Its TTFT adds the
+mean wait of a prompt for the prompts queued ahead of it (planner.speed.inference.prompt_wait: the
+M/D/1 / Pollaczek-Khinchine mean wait rho S / (2 (1 - rho)), S the stretched prefill; an upper-bound
+approximation for a finite user population), and the request time includes it. ``planner
+estimate`` shows the same figures as ``steady_tpot_s`` and ``steady_ttft_s``.
 Under ``requests_per_s`` the sequences in flight per replica follow Little's law (Little 1961,
 "A Proof for the Queuing Formula: L = lambda W"): n = (requests_per_s / r) x request_s(n), found by
 iterating n <- ceil(lambda_r x request_s(n)) from n = 1 (request time grows with n, so the
@@ -72,14 +75,18 @@ class SloFigures:
     """What one replica achieves under the SLO's load on one GPU model.
 
     Attributes:
-        ttft_s, tpot_s: time to first token and per output token at ``in_flight`` sequences, seconds.
+        ttft_s, tpot_s: time to first token (the stretched prefill plus the wait for the prompts queued
+            ahead, planner.speed.inference.prompt_wait) and per output token at ``in_flight``
+            sequences, seconds.
         in_flight: sequences each replica holds (concurrency load: the sequences it was sized for;
             requests_per_s: Little's law).
         keeps_up: requests_per_s: the replica's steady state fits the sequences it was sized for
             (always True under a concurrency load).
-        request_s: one request's time, ttft_s + output_tokens x tpot_s.
+        request_s: one request's time, ttft_s + output_tokens x tpot_s (the wait included).
         step_s: one decode step at ``in_flight`` sequences with nothing else on the GPUs (``planner
             estimate``'s ``tpot_s``); ``tpot_s`` is it stretched by the other requests' prefills.
+        prefill_share: the other requests' prompts' share of the replica's time (rho).
+        wait_s: the part of ``ttft_s`` spent waiting for the prompts queued ahead, seconds.
     """
 
     ttft_s: float
@@ -89,6 +96,7 @@ class SloFigures:
     request_s: float
     step_s: float = math.nan
     prefill_share: float = 0.0
+    wait_s: float = 0.0
 
     def met(self, slo: Any) -> bool:
         return (self.keeps_up and (slo.ttft_s is None or self.ttft_s <= slo.ttft_s * (1 + 1e-9))
@@ -119,25 +127,27 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
 
     if slo.requests_per_s is None:
         sp = at(sized)
-        tpot, request, ok = loaded(sp, sized, slo.output_tokens)
-        return SloFigures(sp.ttft_s, tpot, sized, ok, request, sp.tpot_s)
+        tpot, request, ok, wait = loaded(sp, sized, slo.output_tokens)
+        return SloFigures(sp.ttft_s + wait, tpot, sized, ok, request, sp.tpot_s, wait_s=wait)
     lam = slo.requests_per_s / max(i.replicas, 1)
     n = 1
     sp = at(n)
-    tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
+    tpot, request, ok, wait = loaded(sp, n, slo.output_tokens, lam)
     for _ in range(MAX_LITTLE_ROUNDS):
         if not ok:  # the arriving prompts' prefill alone takes lam x prefill >= 1 of the replica's time
+            # (the wait is infinite there; the TTFT shown is the prefill alone, the text says it cannot keep up)
             return SloFigures(sp.ttft_s, tpot, n, False, request, sp.tpot_s,
                               lam * sp.prompt_tokens / sp.prefill_tokens_per_s)
         need = math.ceil(lam * request - 1e-9)
         if need <= n:
             break
         if need > sized:
-            return SloFigures(sp.ttft_s, tpot, need, False, request, sp.tpot_s)
+            return SloFigures(sp.ttft_s + wait, tpot, need, False, request, sp.tpot_s)
         n = need
         sp = at(n)
-        tpot, request, ok = loaded(sp, n, slo.output_tokens, lam)
-    return SloFigures(sp.ttft_s, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request, sp.tpot_s)
+        tpot, request, ok, wait = loaded(sp, n, slo.output_tokens, lam)
+    return SloFigures(sp.ttft_s + wait, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request, sp.tpot_s,
+                      wait_s=wait)
 
 
 def figures_text(f: SloFigures, slo: Any, sized: int) -> str:
@@ -162,17 +172,18 @@ def figures_text(f: SloFigures, slo: Any, sized: int) -> str:
     return f"{', '.join(got)} at {load}"
 
 
-def loaded(sp: Any, in_flight: int, output_tokens: int, arrivals_per_s: float | None = None) -> tuple[float, float, bool]:
-    """(TPOT, request seconds, keeps up) of a replica whose ``in_flight`` sequences are replaced as
+def loaded(sp: Any, in_flight: int, output_tokens: int,
+           arrivals_per_s: float | None = None) -> tuple[float, float, bool, float]:
+    """(TPOT, request seconds, keeps up, prompt wait seconds) of a replica whose ``in_flight`` sequences are replaced as
     they finish: the other requests' prompts are prefilled on the same GPUs between (vLLM: inside)
     a sequence's decode steps (planner.speed.inference.under_arrivals, with one prompt's prefill
     ``sp.prompt_tokens / sp.prefill_tokens_per_s``). ``arrivals_per_s``: an open load's arrivals at
     this replica; None: a closed load of ``in_flight`` users."""
-    tpot, request, _, ok = under_arrivals(tpot_s=sp.tpot_s, ttft_s=sp.ttft_s,
+    tpot, request, _, ok, wait = under_arrivals(tpot_s=sp.tpot_s, ttft_s=sp.ttft_s,
                                           prefill_s=sp.prompt_tokens / sp.prefill_tokens_per_s,
                                           output_tokens=output_tokens, in_flight=in_flight,
                                           arrivals_per_s=arrivals_per_s)
-    return tpot, request, ok
+    return tpot, request, ok, wait
 
 
 __all__ = ["MAX_LITTLE_ROUNDS", "SloFigures", "figures_text", "loaded", "pinned_rates", "run_hours", "slo_figures"]

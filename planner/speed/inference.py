@@ -35,7 +35,9 @@ arrivals are the OTHER requests': under a closed load of c users (each starting 
 the last ends) the c - 1 others, each once per STEADY request time (a closed queue: the slower the
 requests, the fewer arrive, so a steady state always exists: :func:`under_arrivals` solves its
 fixed point); under an open load (requests_per_s) the arrivals do not slow down and rho >= 1 cannot
-keep up. A sequence's own prompt is prefilled before its decode starts (its TTFT), never during it,
+keep up. Waiting prompts are served first come, first served (vLLM's ``waiting`` queue), so a
+request's prompt also waits for the prompts ahead of it: :func:`prompt_wait`, the M/D/1 mean wait
+(Pollaczek-Khinchine), is added to its TTFT and request time. A sequence's own prompt is prefilled before its decode starts (its TTFT), never during it,
 so at c = 1 nothing stretches the step.
 
 Importing this module does no work.
@@ -219,31 +221,58 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
     return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
 
 
+def prompt_wait(rho: float, prefill_s: float) -> float:
+    """Mean seconds a prompt waits for the prompts ahead of it before its own prefill starts.
+
+    vLLM's scheduler serves WAITING requests first come, first served, their prompt chunks filling
+    the step's token budget after the running decodes (module docstring, "Under arrivals"), so the
+    prompts form one queue whose server is busy a share ``rho`` of the time, each prompt holding it
+    for ``prefill_s`` (one prompt's prefill stretched by the decode step it shares: the model's TTFT
+    at nothing queued). With Poisson arrivals and a fixed service time this is the M/D/1 queue, whose
+    mean wait is the Pollaczek-Khinchine formula with a deterministic service time (Kleinrock,
+    Queueing Systems vol. 1 (1975), sections 5.6-5.7): W = rho x S / (2 (1 - rho)). Under a closed
+    load of finitely many users the arrivals are not Poisson (a user who waits sends nothing), so
+    there it is an upper-bound approximation.
+
+    Args:
+        rho: the prompts' share of the replica's time, in [0, 1).
+        prefill_s: S, one prompt's stretched prefill, seconds.
+
+    Returns:
+        W in seconds (0 at rho = 0; math.inf at rho >= 1).
+    """
+    if rho <= 0.0:
+        return 0.0
+    if rho >= 1.0:
+        return math.inf
+    return rho * prefill_s / (2.0 * (1.0 - rho))
+
+
 def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tokens: int, in_flight: int,
-                   arrivals_per_s: float | None = None) -> tuple[float, float, float, bool]:
-    """(TPOT, request seconds, prefill share rho, keeps up) of one sequence of a replica that serves
-    ``in_flight`` sequences in a steady state, other requests' prompts prefilled between (vLLM:
-    inside) its decode steps (module docstring, "Under arrivals").
+                   arrivals_per_s: float | None = None) -> tuple[float, float, float, bool, float]:
+    """(TPOT, request seconds, prefill share rho, keeps up, prompt wait) of one sequence of a replica
+    that serves ``in_flight`` sequences in a steady state, other requests' prompts prefilled between
+    (vLLM: inside) its decode steps (module docstring, "Under arrivals"), each prompt first waiting
+    W = :func:`prompt_wait` (rho, ``ttft_s``) for the prompts queued ahead of it.
 
     **Open load** (``arrivals_per_s`` given: requests arrive whatever the service's speed): rho =
     arrivals/s x ``prefill_s``; rho >= 1 means the prompts alone need more than all of the replica's
-    time: it cannot keep up (TPOT and the request time are infinite).
+    time: it cannot keep up (TPOT, the wait and the request time are infinite).
 
     **Closed load** (``arrivals_per_s`` None: ``in_flight`` users, each sending the next request when
     the last one ends): the c - 1 others arrive once per STEADY request time R each, and R grows as
-    their prompts slow the decode, so fewer arrive: with K = (c - 1) x prefill_s, T = ``ttft_s``,
-    D = ``output_tokens`` x ``tpot_s``,
+    their prompts slow the decode and queue ahead of each other, so fewer arrive: with
+    K = (c - 1) x ``prefill_s``, T = ``ttft_s``, D = ``output_tokens`` x ``tpot_s``,
 
-        rho = K / R,  R = T + D / (1 - rho)   =>   T rho^2 - (T + D + K) rho + K = 0.
+        rho = K / R,  R(rho) = T + W(rho) + D / (1 - rho),  W(rho) = rho T / (2 (1 - rho)).
 
-    f(rho) = T rho^2 - (T + D + K) rho + K has f(0) = K >= 0 and f(1) = -D < 0, so exactly one root
-    lies in [0, 1) (the other is above 1): rho = 2K / ((T + D + K) + sqrt((T + D + K)^2 - 4 T K)),
-    the smaller root written without cancellation (and valid at T = 0). A closed load always keeps up
-    (a slower replica just receives fewer requests); it is the open-load rule that can fail.
+    g(rho) = rho R(rho) - K rises strictly from -K at rho = 0 to +infinity as rho -> 1, so exactly
+    one root lies in [0, 1): found by bisection to 1e-12. A closed load always keeps up (a slower
+    replica just receives fewer requests); it is the open-load rule that can fail.
 
     Args:
         tpot_s: one decode step at ``in_flight`` sequences, seconds (nothing else on the GPUs).
-        ttft_s: time to first token of a request, seconds.
+        ttft_s: time to first token of a request with no prompt queued ahead, seconds.
         prefill_s: one arriving prompt's prefill, seconds.
         output_tokens: tokens a request generates (>= 1).
         in_flight: sequences the replica holds (>= 1).
@@ -251,20 +280,34 @@ def under_arrivals(*, tpot_s: float, ttft_s: float, prefill_s: float, output_tok
             every arrival during a sequence's decode is another request's). None: a closed load.
 
     Returns:
-        TPOT = tpot_s / (1 - rho), the request time ttft_s + output_tokens x TPOT, rho, and whether
-        rho < 1 (open load; else TPOT and the request time are math.inf).
+        TPOT = tpot_s / (1 - rho), the request time ttft_s + W + output_tokens x TPOT, rho, whether
+        rho < 1 (open load; else TPOT, the request time and W are math.inf), and W in seconds.
     """
     if arrivals_per_s is not None:
         rho = arrivals_per_s * prefill_s
         if rho >= 1.0:
-            return math.inf, math.inf, rho, False
+            return math.inf, math.inf, rho, False, math.inf
     else:
         k = max(in_flight - 1, 0) * prefill_s
         d = output_tokens * tpot_s
-        b = ttft_s + d + k
-        rho = 2.0 * k / (b + math.sqrt(max(b * b - 4.0 * ttft_s * k, 0.0))) if k > 0 else 0.0
+
+        def g(r: float) -> float:
+            return r * (ttft_s + prompt_wait(r, ttft_s) + d / (1.0 - r)) - k
+
+        lo, hi = 0.0, 1.0
+        if k > 0:
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                if g(mid) < 0.0:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo < 1e-12:
+                    break
+        rho = lo if k > 0 else 0.0
+    wait = prompt_wait(rho, ttft_s)
     tpot = tpot_s / (1.0 - rho)
-    return tpot, ttft_s + output_tokens * tpot, rho, True
+    return tpot, ttft_s + wait + output_tokens * tpot, rho, True, wait
 
 
 def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int, per_lane: float = 0.0,
@@ -410,10 +453,10 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     assumed = any(p.assumed and p.seconds > 0 for p in parts)
     if i.engine == "hf":
         notes.append("Transformers generate: eager PyTorch, host-bound at small batches")
-    s_tpot, s_request, rho, _ = under_arrivals(tpot_s=step, ttft_s=ttft, prefill_s=one_s,
+    s_tpot, s_request, rho, _, wait = under_arrivals(tpot_s=step, ttft_s=ttft, prefill_s=one_s,
                                                output_tokens=output_tokens, in_flight=c)
     return InferenceSpeed(prefill_tokens_per_s=prompt_tokens / one_s, ttft_s=ttft, tpot_s=step,
                           output_tokens_per_s=out_tps, request_s=request, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, concurrency=c, replicas=replicas, parts=tuple(parts),
                           assumed=assumed, notes=tuple(notes), batch_prefill_s=batch_s, steady_tpot_s=s_tpot,
-                          steady_request_s=s_request, prefill_share=rho)
+                          steady_request_s=s_request, prefill_share=rho, prompt_wait_s=wait)

@@ -100,6 +100,9 @@ class InferenceSpeed:
             (vLLM: inside) the decode steps and take ``prefill_share`` of the time, so a token takes
             tpot_s / (1 - prefill_share) (planner.speed.inference.under_arrivals; what ``plan`` checks an
             ``slo:`` TPOT with). At concurrency 1 they equal tpot_s and request_s.
+        prompt_wait_s: in that steady state, the mean wait of a prompt for the prompts queued ahead of
+            it (planner.speed.inference.prompt_wait, M/D/1); steady_ttft_s = ttft_s + prompt_wait_s is
+            the TTFT ``plan`` checks an ``slo:`` with, and steady_request_s includes it.
     """
 
     prefill_tokens_per_s: float
@@ -118,6 +121,12 @@ class InferenceSpeed:
     steady_tpot_s: float = 0.0
     steady_request_s: float = 0.0
     prefill_share: float = 0.0
+    prompt_wait_s: float = 0.0
+
+    @property
+    def steady_ttft_s(self) -> float:
+        """Time to first token in the steady state: ttft_s + prompt_wait_s, seconds."""
+        return self.ttft_s + self.prompt_wait_s
 
     @property
     def batch_tokens_per_s(self) -> float:
@@ -134,6 +143,7 @@ class InferenceSpeed:
                 "concurrency": self.concurrency, "replicas": self.replicas,
                 # None where the replica cannot keep up (the share of prefill reaches 1)
                 "steady_tpot_s": _finite(self.steady_tpot_s), "steady_request_s": _finite(self.steady_request_s),
+                "prompt_wait_s": _finite(self.prompt_wait_s), "steady_ttft_s": _finite(self.steady_ttft_s),
                 "prefill_share": self.prefill_share, "batch_prefill_s": self.batch_prefill_s,
                 "batch_output_tokens_per_s": self.batch_tokens_per_s, "assumed": self.assumed,
                 "parts": [p.to_dict() for p in self.parts], "notes": list(self.notes)}

@@ -59,7 +59,9 @@ def default_engine(data: Mapping[str, Any]) -> str:
     Kwon et al., SOSP 2023, section 4), where Transformers ``generate`` pads one static batch;
     issue #19 measured Qwen2.5-72B for 50 users at 8k context at $50,301 with Transformers and $16,869
     with vLLM. One sequence, or a workload setting an hf-only key (:data:`HF_ONLY_KEYS`), stays on
-    Transformers ('hf'). A workload that names an engine keeps it.
+    Transformers ('hf'). A workload that names an engine keeps it. In a scenario, a workload with an
+    ``slo:`` block and no engine is served by vLLM at any user count (planner.solve.scenario: a
+    latency target is a serving engine's).
     """
     engine = data.get("engine")
     if engine is not None:
@@ -77,8 +79,8 @@ def unnamed_engine(data: Mapping[str, Any]) -> str:
 
 
 #: What a defaulted engine's note says (estimate, fit and plan print it).
-ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default: the workload serves several sequences at once and names no "
-                       "engine, so it is sized for vLLM's paged KV cache and continuous batching; pin it with "
+ENGINE_DEFAULT_NOTE = ("engine vllm chosen by default: the workload serves several sequences at once (or has an slo: "
+                       "latency target, in a scenario) and names no engine, so it is sized for vLLM's paged KV cache and continuous batching; pin it with "
                        "engine: hf (--engine hf) for Transformers generate")
 
 

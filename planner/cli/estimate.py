@@ -95,7 +95,8 @@ def _speed_lines(r: Any, verbose: bool) -> None:
         if s.concurrency > 1:
             import math
 
-            steady = (f"TPOT {s.steady_tpot_s * 1e3:,.2f} ms, request {s.steady_request_s:,.2f} s"
+            steady = (f"TTFT {s.steady_ttft_s:,.3f} s ({s.prompt_wait_s:,.3f} s of it waiting for the prompts queued "
+                      f"ahead, M/D/1), TPOT {s.steady_tpot_s * 1e3:,.2f} ms, request {s.steady_request_s:,.2f} s"
                       if math.isfinite(s.steady_tpot_s) else "the replica cannot keep up (prefill takes all its time)")
             echo(f"  under load (plan's slo: check): the other {s.concurrency - 1:,} users' prompts are prefilled between "
                  f"decode steps, {s.prefill_share:.0%} of the time: {steady}")

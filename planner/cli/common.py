@@ -49,6 +49,8 @@ def output_failed(exc: OSError) -> str:
     import os
 
     what = exc.strerror or str(exc)
+    if exc.filename is None:
+        restore_stdout_file()  # a regular file given as standard output holds what it held before
     if exc.filename is not None:
         line = f"{exc.filename}: cannot be written ({what})."
     else:
@@ -65,6 +67,45 @@ def output_failed(exc: OSError) -> str:
 
 BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broken pipe), so what it shows is cut "
                "short. Reports written to files are whole.")
+
+
+_STDOUT_START: dict[str, int] = {}
+
+
+def _remember_stdout_file(fd: int) -> None:
+    """Remember, where standard output is a regular file, the size it had before planner wrote to it (the
+    write offset where that is further on: ``1<>file``), so that :func:`restore_stdout_file` can cut off
+    what a failed run wrote (a file-size limit reached halfway through a JSON document). A pipe, terminal
+    or device has nothing to remember: there the promise is the Error line and the exit status."""
+    import stat
+
+    _STDOUT_START.clear()
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return
+        offset = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND ('>>') this may be 0: the size counts then
+    except OSError:
+        return
+    _STDOUT_START.update(fd=fd, size=max(st.st_size, offset), ino=st.st_ino, dev=st.st_dev)
+
+
+def restore_stdout_file() -> None:
+    """Truncate standard output, where it is the regular file remembered by :func:`whole_stdout`, back to
+    the size it had before the run (os.ftruncate on the descriptor), so that an output that failed part
+    way (EFBIG under ``ulimit -f``, ENOSPC) leaves no cut text: written whole or not at all."""
+    if not _STDOUT_START:
+        return
+    fd = _STDOUT_START["fd"]
+    try:
+        # what is still buffered goes to /dev/null afterwards (output_failed), not after the cut
+        st = os.fstat(fd)
+        if (st.st_ino, st.st_dev) != (_STDOUT_START["ino"], _STDOUT_START["dev"]):
+            return
+        if st.st_size > _STDOUT_START["size"]:
+            os.ftruncate(fd, _STDOUT_START["size"])
+    except OSError:
+        pass
 
 
 class _WholeWriter(io.RawIOBase):
@@ -113,6 +154,7 @@ def whole_stdout() -> None:
         out.flush()
     except (OSError, ValueError, io.UnsupportedOperation):
         return
+    _remember_stdout_file(fd)
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWriter(fd)), encoding=out.encoding, errors=out.errors,
                                   line_buffering=out.line_buffering, write_through=out.write_through)
 

@@ -1,0 +1,45 @@
+"""Findings of a third hostile trial on issue 28 (branch safety4).
+
+Each test fails on the main it was found on: standard output left half-written under a file-size limit,
+a Catalog's derived fields (files, sha256) never checked, a SkyPilot row dropped without a word, ...
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
+FILE_TOO_LARGE = ("Error: cannot write the output (File too large). Check where standard output goes: a full "
+                  "disk, a file opened read-only or a closed terminal.")
+
+
+def _cli(*args: str, cwd: Path | None = None, shell: str | None = None):
+    full = dict(os.environ)
+    full["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{full.get('PATH', '')}"
+    if shell is not None:
+        return subprocess.run(["bash", "-c", shell], cwd=cwd, env=full, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "planner", *args], cwd=cwd, env=full,
+                          capture_output=True, text=True)
+
+
+# -- 1. standard output that is a regular file: whole or not at all ---------------------------------
+
+def test_stdout_file_at_a_size_limit_keeps_what_it_held(tmp_path: Path) -> None:
+    # before: exit 2 and the Error line, but the file kept 1,024 bytes of cut JSON (ulimit -f counts 1 KiB blocks)
+    cases = [("planner estimate --model llama-2-7b --task infer --json", ">", b""),
+             ("planner plan --help", ">", b""),
+             ("planner estimate --model llama-2-7b --task infer --json", ">>", b"kept line\n")]
+    for cmd, redirect, before in cases:
+        (tmp_path / "o.txt").write_bytes(before)
+        r = _cli(cwd=tmp_path, shell=f"ulimit -f 1; {cmd} {redirect} o.txt")
+        assert r.returncode == 2, (cmd, r.stderr)
+        assert r.stderr.strip() == FILE_TOO_LARGE, r.stderr
+        assert (tmp_path / "o.txt").read_bytes() == before, cmd
+    # a run that succeeds into the same file is untouched
+    r = _cli(cwd=tmp_path, shell="planner estimate --model llama-2-7b --task infer --json >> o.txt")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o.txt").read_bytes().startswith(b"kept line\n{")

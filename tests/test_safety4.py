@@ -43,3 +43,38 @@ def test_stdout_file_at_a_size_limit_keeps_what_it_held(tmp_path: Path) -> None:
     r = _cli(cwd=tmp_path, shell="planner estimate --model llama-2-7b --task infer --json >> o.txt")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o.txt").read_bytes().startswith(b"kept line\n{")
+
+
+# -- 2. a Catalog's derived fields (files, sha256, removed, warnings) are checked too -----------------
+
+def test_a_catalogs_derived_fields_are_checked(tmp_path: Path) -> None:
+    import dataclasses as dc
+    import shutil
+
+    import pytest
+
+    from planner.catalog.loader import check_catalog, load_catalog
+    from planner.core.errors import CatalogError
+
+    c = load_catalog()
+    check_catalog(c)  # as loaded: accepted
+    shipped = str(Path(c.files[0]).parent)
+    shutil.copytree(shipped, tmp_path / "cat")  # a forged folder: its SOURCES.md would be credited
+    forged = tuple(f.replace(shipped, str(tmp_path / "cat"), 1) for f in c.files)
+    cases = [
+        (dict(files=5), "the Catalog given: files: must be a tuple of file paths (str), not int."),
+        (dict(files=forged), "the Catalog given: sources[0] ("),
+        (dict(files=c.files[:3]), "the Catalog given: files: ("),
+        (dict(sha256="=1+1 \x1b[31mFAKE\u202e"), "the Catalog given: sha256: must be the 64-hex-digit SHA-256 "
+                                                 "of the catalog files, not '=1+1 \\x1b[31mFAKE\\u202e'."),
+        (dict(sha256="0" * 64), "the Catalog given: sha256: '" + "0" * 64 + "' is not the SHA-256 of the "
+                                f"catalog files ({c.sha256})."),
+        (dict(warnings=5), "the Catalog given: warnings: must be a tuple of CatalogWarning of text, not int."),
+        (dict(removed={"a100": "x\x1b[2J"}), "the Catalog given: removed: 'x\\x1b[2J' holds the control character"),
+        (dict(removed={"a100": "gpus.yaml:3"}), "the Catalog given: removed: {'a100': 'gpus.yaml:3'} is not what"),
+    ]
+    for changes, start in cases:
+        with pytest.raises(CatalogError) as info:
+            check_catalog(dc.replace(c, **changes))
+        line = info.value.one_line()
+        assert line.startswith(start) and "\n" not in line and "\x1b" not in line, (changes, line)

@@ -78,3 +78,21 @@ def test_a_catalogs_derived_fields_are_checked(tmp_path: Path) -> None:
             check_catalog(dc.replace(c, **changes))
         line = info.value.one_line()
         assert line.startswith(start) and "\n" not in line and "\x1b" not in line, (changes, line)
+
+
+# -- 3. a SkyPilot row without an InstanceType is counted, with its line --------------------------
+
+HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone\n"
+
+
+def test_a_row_without_an_instance_type_is_left_out_with_its_line(tmp_path: Path) -> None:
+    csv = tmp_path / "e2.csv"
+    csv.write_text(HEADER + '"",L4,1,4,16,"{}",0.8048,0.3,us-east-1,us-east-1a\n'
+                   'g6.xlarge,L4,1,4,16,"{}",0.8048,0.3,us-east-1,us-east-1a\n')
+    r = _cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "o"), "--provider", "aws")
+    assert r.returncode == 0, r.stderr
+    # before: "1 instance(s)" and the empty row gone without a word
+    assert "left out 1: line 2: no InstanceType (empty), so no instance to name (the row on line 2)" in r.stderr, \
+        r.stderr
+    assert "g6-xlarge" in (tmp_path / "o" / "cloud.yaml").read_text() or "g6.xlarge" in (
+        tmp_path / "o" / "cloud.yaml").read_text()

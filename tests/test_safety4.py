@@ -96,3 +96,18 @@ def test_a_row_without_an_instance_type_is_left_out_with_its_line(tmp_path: Path
         r.stderr
     assert "g6-xlarge" in (tmp_path / "o" / "cloud.yaml").read_text() or "g6.xlarge" in (
         tmp_path / "o" / "cloud.yaml").read_text()
+
+
+# -- 4. the importer's temporary check copy failing is said as that, not as standard output ---------
+
+def test_a_check_copy_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    vms = ROOT / "tests" / "data" / "skypilot" / "aws" / "vms.csv"
+    r = _cli(cwd=tmp_path, shell=f"ulimit -f 2; planner catalog import-skypilot {vms} --out o --provider aws "
+                                 "> stdout.txt")
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.splitlines()[-1]
+    # before: "Error: cannot write the output (File too large). Check where standard output goes: ..."
+    assert last.startswith("Error: the overlay's check copy in "), last
+    assert last.endswith(" could not be written (File too large), so nothing was written to o/cloud.yaml. Free "
+                         "space in the temporary folder (TMPDIR) or raise the file-size limit (ulimit -f)."), last
+    assert not (tmp_path / "o").exists()

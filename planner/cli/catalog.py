@@ -439,10 +439,17 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     from planner.core.errors import CatalogError
 
     with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
-        for name in CATALOG_FILES:
-            if name != "cloud.yaml" and (out / name).is_file():
-                shutil.copyfile(out / name, Path(tmp) / name)
-        (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+        try:
+            for name in CATALOG_FILES:
+                if name != "cloud.yaml" and (out / name).is_file():
+                    shutil.copyfile(out / name, Path(tmp) / name)
+            (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+        except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
+            from planner.core.errors import OutputError
+
+            raise OutputError(f"the overlay's check copy in {tmp} could not be written ({exc.strerror or exc}), "
+                              f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary "
+                              "folder (TMPDIR) or raise the file-size limit (ulimit -f).") from None
         try:
             load_catalog(Path(tmp))
         except CatalogError as exc:

@@ -111,3 +111,27 @@ def test_a_check_copy_that_cannot_be_written_is_named(tmp_path: Path) -> None:
     assert last.endswith(" could not be written (File too large), so nothing was written to o/cloud.yaml. Free "
                          "space in the temporary folder (TMPDIR) or raise the file-size limit (ulimit -f)."), last
     assert not (tmp_path / "o").exists()
+
+
+# -- 5. the warning filters third-party first imports add are all documented ------------------------
+
+FILTERS = '''
+import warnings, sys
+before = list(warnings.filters)
+import planner
+planner.compare(sys.argv[1])
+for action, msg, cat, mod, line in [f for f in warnings.filters if f not in before]:
+    print(action, cat.__name__, msg.pattern if msg else "")
+'''
+
+
+def test_first_import_warning_filters_are_documented() -> None:
+    r = subprocess.run([sys.executable, "-c", FILTERS, str(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    docs = " ".join((ROOT / "docs" / "commands.md").read_text().split())
+    added = [line.split(" ", 2) for line in r.stdout.splitlines()]
+    assert added, r.stdout
+    for action, category, message in added:  # before: SpecialFunctionWarning and "the matrix subclass" unsaid
+        said = message if message else category
+        assert said in docs and f'"{action}"' in docs, (action, category, message)

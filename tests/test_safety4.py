@@ -135,3 +135,38 @@ def test_first_import_warning_filters_are_documented() -> None:
     for action, category, message in added:  # before: SpecialFunctionWarning and "the matrix subclass" unsaid
         said = message if message else category
         assert said in docs and f'"{action}"' in docs, (action, category, message)
+
+
+# -- 6, 7. dates: none before 2000-01-01, and a YAML timestamp with a time refused ------------------
+
+def _overlay_as_of(tmp_path: Path, as_of: str, extra: str = "") -> subprocess.CompletedProcess:
+    d = tmp_path / "ov"
+    d.mkdir(exist_ok=True)
+    (d / "gpus.yaml").write_text('schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    price_usd: 250\n'
+                                 f'    price_kind: quote\n    source: "REF:X"\n    as_of: {as_of}\n{extra}')
+    return _cli("catalog", "gpus", "--catalog", "ov", cwd=tmp_path)
+
+
+def test_dates_before_2000_are_refused(tmp_path: Path) -> None:
+    # before: accepted, and shown a day off in the workbook (Excel counts 1900-02-29)
+    for date in ("1900-01-01", "0001-01-01", "1999-12"):
+        r = _overlay_as_of(tmp_path, date)
+        assert r.returncode == 2, (date, r.stdout)
+        assert r.stderr.strip() == (f"Error: ov/gpus.yaml:7: gpus[0] (rtx-3060-12gb).as_of: {date} is before "
+                                    "2000-01-01; no hardware price, quote or measurement planner reads is that old. "
+                                    "Write the date it was quoted, read or measured."), r.stderr
+    r = _overlay_as_of(tmp_path, "2000-01-01")
+    assert r.returncode == 0, r.stderr
+
+
+def test_yaml_timestamps_with_a_time_are_refused(tmp_path: Path) -> None:
+    # before: quietly cut to dates, while the quoted '2027-01-31T10:00:00' was refused
+    r = _overlay_as_of(tmp_path, "2026-11-20 23:59:59-12:00")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("Error: ov/gpus.yaml:7: gpus[0] (rtx-3060-12gb).as_of: must be a date written "
+                                "YYYY-MM-DD or YYYY-MM, not '2026-11-20 23:59:59-12:00' (a date and time). Write the "
+                                "date alone, e.g. 2026-11-20."), r.stderr
+    r = _overlay_as_of(tmp_path, "2026-11-20", "    quote_valid_until: 2027-01-31 10:00:00+05:00\n")
+    assert r.returncode == 2
+    assert ".quote_valid_until: must be a date written YYYY-MM-DD or YYYY-MM, not '2027-01-31 10:00:00+05:00'" \
+        in r.stderr, r.stderr

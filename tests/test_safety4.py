@@ -170,3 +170,17 @@ def test_yaml_timestamps_with_a_time_are_refused(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert ".quote_valid_until: must be a date written YYYY-MM-DD or YYYY-MM, not '2027-01-31 10:00:00+05:00'" \
         in r.stderr, r.stderr
+
+
+# -- 8. a repeated --catalog is refused, not the last one kept without a word ----------------------
+
+def test_a_repeated_catalog_option_is_refused(tmp_path: Path) -> None:
+    for args in (["catalog", "gpus"], ["plan", str(QLORA), "--out", "o"],
+                 ["estimate", "--model", "llama-2-7b", "--task", "infer"]):
+        r = _cli(*args, "--catalog", "a", "--catalog", "b", cwd=tmp_path)
+        assert r.returncode == 2, (args, r.stdout)
+        # before: b alone was read ('b: no such catalog directory'), a never mentioned
+        assert r.stderr.strip() == ("Error: --catalog: given 2 times (--catalog a --catalog b); a run reads one "
+                                    "overlay directory. Give --catalog once, with a folder holding all the overlay "
+                                    "files."), (args, r.stderr)
+    assert not (tmp_path / "o").exists()

@@ -217,6 +217,18 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     return value
 
 
+def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``--catalog`` (``multiple=True`` so that a repeat is seen): the one overlay directory, or None.
+    Given twice (``--catalog A --catalog B``), refused in one line: click would keep B without a word."""
+    if not value:
+        return None
+    if len(value) > 1:
+        shown = " ".join(f"--catalog {v}" for v in value)
+        raise LineError(f"--catalog: given {len(value)} times ({shown}); a run reads one overlay directory. "
+                        "Give --catalog once, with a folder holding all the overlay files.", ctx)
+    return value[0]
+
+
 def handle_errors(fn):
     """Turn PlannerError (and unexpected exceptions) into one line and an exit code."""
 

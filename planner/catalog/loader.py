@@ -640,11 +640,14 @@ def _check_derived(catalog: Any) -> None:
             raise bad("sha256" if digest else "removed", "is set but the Catalog names no files it was read from")
         return
     dirs: list[str] = []
+    names: set[str] = set()
     for f in files:
-        parent = str(Path(f).parent)
-        if not dirs or dirs[-1] != parent:
+        parent, name = str(Path(f).parent), Path(f).name
+        if not dirs or dirs[-1] != parent or name in names:  # a new folder, or the same one read again as overlay
             dirs.append(parent)
-    if len(dirs) > 2 or len(set(dirs)) != len(dirs):
+            names = set()
+        names.add(name)
+    if len(dirs) > 2:
         raise bad("files", f"name {len(dirs)} catalog directories in turn; the loader reads one and an overlay")
     try:
         again = _load_catalog(Path(dirs[1]) if len(dirs) == 2 else None, Path(dirs[0]))

@@ -69,41 +69,38 @@ BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broke
                "short. Reports written to files are whole.")
 
 
-_STDOUT_START: dict[str, int] = {}
-
-
-def _remember_stdout_file(fd: int) -> None:
-    """Remember, where standard output is a regular file, the size it had before planner wrote to it (the
-    write offset where that is further on: ``1<>file``), so that :func:`restore_stdout_file` can cut off
-    what a failed run wrote (a file-size limit reached halfway through a JSON document). A pipe, terminal
-    or device has nothing to remember: there the promise is the Error line and the exit status."""
+def _stdout_file_start(fd: int) -> tuple[int, int, int] | None:
+    """Where standard output is a regular file: (the size it had before planner wrote to it, or the write
+    offset where that is further on: ``1<>file``; its inode; its device), so that
+    :func:`restore_stdout_file` can cut off what a failed run wrote (a file-size limit reached halfway
+    through a JSON document). None for a pipe, terminal or device: there the promise is the Error line
+    and the exit status."""
     import stat
 
-    _STDOUT_START.clear()
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return
+            return None
         offset = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND ('>>') this may be 0: the size counts then
     except OSError:
-        return
-    _STDOUT_START.update(fd=fd, size=max(st.st_size, offset), ino=st.st_ino, dev=st.st_dev)
+        return None
+    return max(st.st_size, offset), st.st_ino, st.st_dev
 
 
 def restore_stdout_file() -> None:
-    """Truncate standard output, where it is the regular file remembered by :func:`whole_stdout`, back to
-    the size it had before the run (os.ftruncate on the descriptor), so that an output that failed part
-    way (EFBIG under ``ulimit -f``, ENOSPC) leaves no cut text: written whole or not at all."""
-    if not _STDOUT_START:
+    """Truncate standard output, where it is the regular file :func:`whole_stdout` found, back to the size
+    it had before the run (os.ftruncate on the descriptor), so that an output that failed part way (EFBIG
+    under ``ulimit -f``, ENOSPC) leaves no cut text: written whole or not at all."""
+    raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    start = getattr(raw, "start", None) if isinstance(raw, _WholeWriter) else None
+    if start is None:
         return
-    fd = _STDOUT_START["fd"]
+    size, ino, dev = start
     try:
-        # what is still buffered goes to /dev/null afterwards (output_failed), not after the cut
-        st = os.fstat(fd)
-        if (st.st_ino, st.st_dev) != (_STDOUT_START["ino"], _STDOUT_START["dev"]):
-            return
-        if st.st_size > _STDOUT_START["size"]:
-            os.ftruncate(fd, _STDOUT_START["size"])
+        st = os.fstat(raw.fd)
+        if (st.st_ino, st.st_dev) == (ino, dev) and st.st_size > size:
+            # what is still buffered goes to /dev/null afterwards (output_failed), not after the cut
+            os.ftruncate(raw.fd, size)
     except OSError:
         pass
 
@@ -118,6 +115,7 @@ class _WholeWriter(io.RawIOBase):
     def __init__(self, fd: int) -> None:
         super().__init__()
         self.fd = fd
+        self.start = _stdout_file_start(fd)  # a regular file's size before the run: cut back to it on a failure
 
     def writable(self) -> bool:
         return True
@@ -154,7 +152,6 @@ def whole_stdout() -> None:
         out.flush()
     except (OSError, ValueError, io.UnsupportedOperation):
         return
-    _remember_stdout_file(fd)
     sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWriter(fd)), encoding=out.encoding, errors=out.errors,
                                   line_buffering=out.line_buffering, write_through=out.write_through)
 

@@ -589,6 +589,7 @@ def check_catalog(catalog: Any) -> None:
     if not isinstance(sources, tuple) or not all(isinstance(s, SourceRef) for s in sources):
         raise CatalogError("must be a tuple of SourceRef (as load_catalog builds it)", entry="the Catalog given: sources")
     rebuilt = store.build()
+    _check_derived(catalog)
     for kind in _file_order_kinds():  # what an entry derives from its keys (price_usd from prices) agrees too
         attr = lists.get(kind, kind)
         for i, (given, built) in enumerate(zip(getattr(catalog, attr), getattr(rebuilt, attr))):
@@ -598,6 +599,84 @@ def check_catalog(catalog: Any) -> None:
                     raise CatalogError(f"{a!r} is not what the entry's other fields give ({b!r}), as the loader "
                                        "builds it from a file", entry=f"the Catalog given: {attr}[{i}] ({given.id}).{f.name}",
                                        hint="Change the keys it comes from (prices: for price_usd).")
+
+
+def _check_derived(catalog: Any) -> None:
+    """Check what :func:`load_catalog` derives rather than reads (for :func:`check_catalog`): ``files``
+    must be the files the loader reads for the one or two catalog directories they name (shipped or
+    ``base`` first, then the overlay), ``sha256`` their :func:`content_sha256` as those files hold now,
+    ``removed`` what the overlay removes, and ``warnings`` :class:`CatalogWarning` records of plain text.
+    A catalog built in code has no files (``()``) and no digest (``''``).
+
+    Raises:
+        CatalogError: one line naming the field (``the Catalog given: files: ...``).
+    """
+    import re
+
+    from planner.core.names import unsafe_problem
+
+    def bad(field_: str, problem: str, hint: str = "Use the Catalog as load_catalog() gives it.") -> CatalogError:
+        return CatalogError(problem, entry=f"the Catalog given: {field_}", hint=hint)
+
+    files, digest = getattr(catalog, "files", None), getattr(catalog, "sha256", None)
+    if not isinstance(files, tuple) or not all(type(f) is str for f in files):
+        raise bad("files", f"must be a tuple of file paths (str), not {_type_text(files)}")
+    if not isinstance(digest, str) or (digest or files) and not re.fullmatch("[0-9a-f]{64}", digest):
+        raise bad("sha256", f"must be the 64-hex-digit SHA-256 of the catalog files, not {_short_repr(digest)}")
+    removed, warnings = getattr(catalog, "removed", None), getattr(catalog, "warnings", None)
+    if not isinstance(removed, Mapping) or not all(type(k) is str and type(v) is str for k, v in removed.items()):
+        raise bad("removed", f"must be a mapping of entry id (str) to 'file:line' (str), not {_type_text(removed)}")
+    if not isinstance(warnings, tuple) or not all(
+            isinstance(w, CatalogWarning) and all(type(x) is str for x in w) for w in warnings):
+        raise bad("warnings", f"must be a tuple of CatalogWarning of text, not {_type_text(warnings)}")
+    for name, texts in (("removed", [t for kv in removed.items() for t in kv]),
+                        ("warnings", [t for w in warnings for t in w])):
+        for text in texts:
+            problem = unsafe_problem(text)
+            if problem:
+                raise bad(name, f"{_short_repr(text)} {problem}")
+    if not files:
+        if digest or removed:
+            raise bad("sha256" if digest else "removed", "is set but the Catalog names no files it was read from")
+        return
+    dirs: list[str] = []
+    names: set[str] = set()
+    for f in files:
+        parent, name = str(Path(f).parent), Path(f).name
+        if not dirs or dirs[-1] != parent or name in names:  # a new folder, or the same one read again as overlay
+            dirs.append(parent)
+            names = set()
+        names.add(name)
+    if len(dirs) > 2:
+        raise bad("files", f"name {len(dirs)} catalog directories in turn; the loader reads one and an overlay")
+    try:
+        again = _load_catalog(Path(dirs[1]) if len(dirs) == 2 else None, Path(dirs[0]))
+    except CatalogError as exc:
+        raise bad("files", f"are not a catalog the loader reads ({exc.one_line()})") from None
+    if again.files != files:
+        raise bad("files", f"{_short_repr(files)} are not the files the loader reads there "
+                           f"({_short_repr(again.files)})")
+    if digest != again.sha256:
+        raise bad("sha256", f"{_short_repr(digest)} is not the SHA-256 of the catalog files ({again.sha256})",
+                  "The files changed since the catalog was loaded, or the field was changed: load it again.")
+    for i, ref in enumerate(getattr(catalog, "sources", ())):
+        if ref.file and ref.file not in files:
+            raise bad(f"sources[{i}] ({_short_repr(ref.id)}).file", f"{_short_repr(ref.file)} is none of the "
+                      "catalog's files")
+    if dict(removed) != dict(again.removed):
+        raise bad("removed", f"{_short_repr(dict(removed))} is not what the overlay removes "
+                             f"({_short_repr(dict(again.removed))})")
+
+
+def _type_text(value: Any) -> str:
+    """A value's type name, for a refusal of a derived field (the value itself may be long or unsafe)."""
+    return type(value).__name__
+
+
+def _short_repr(value: Any) -> str:
+    """``ascii(value)`` cut to 120 characters: a refused value shown in one line, its escapes visible."""
+    text = ascii(value)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 #: Record fields that say where an entry was read, not what it holds: not compared by :func:`check_catalog`.

@@ -415,7 +415,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                     _num(r["Price"]), _spot(r, result))
     for r in rows:
         inst = (r.get("InstanceType") or "").strip()
-        if not inst:
+        if not inst:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
+            if provider != "gcp" or not (r.get("AcceleratorName") or "").strip():
+                result.skipped.setdefault(f"the row on line {r['_line']}",
+                                          f"line {r['_line']}: no InstanceType (empty), so no instance to name")
             continue
         if provider == "gcp":
             if inst not in GCP_MACHINES:

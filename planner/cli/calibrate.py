@@ -9,13 +9,14 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, out_dir_option
+from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option
 from planner.cli.options import estimate_options
 
 
 @click.command(name="calibrate", cls=opts.BoolSpellingCommand)
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
 @click.option("--out", "calibration_file", type=click.Path(dir_okay=False), callback=out_dir_option,
               help="Calibration file to update (default $XDG_CONFIG_HOME/planner/calibration.yaml, else "

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, out_dir_option, signal_guard
+from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option, signal_guard
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -187,7 +187,8 @@ def catalog_command() -> None:
 
 @catalog_command.command(name="list", hidden=True)
 @click.argument("kind", metavar="KIND", type=Kind(CATALOG_KINDS, "catalog kind"))
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON (sizes in bytes, money in USD).")
 @handle_errors
 def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # noqa: D417
@@ -234,7 +235,8 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
 
 
 @catalog_command.command(name="check")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--today", default=None, metavar="YYYY-MM[-DD]",
               help="Count ages from this date (default: today's date).")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
@@ -292,7 +294,8 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
               help="The rows' date (default: today; the files carry none).")
 @click.option("--source", "source_text", default=None,
               help="Where the files come from, for each row's source (default: the file path and the schema).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False),
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog,
               help="Catalog overlay whose GPU ids the rows may name.")
 @handle_errors
 def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str | None, region: str | None,
@@ -439,10 +442,17 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     from planner.core.errors import CatalogError
 
     with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
-        for name in CATALOG_FILES:
-            if name != "cloud.yaml" and (out / name).is_file():
-                shutil.copyfile(out / name, Path(tmp) / name)
-        (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+        try:
+            for name in CATALOG_FILES:
+                if name != "cloud.yaml" and (out / name).is_file():
+                    shutil.copyfile(out / name, Path(tmp) / name)
+            (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
+        except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
+            from planner.core.errors import OutputError
+
+            raise OutputError(f"the overlay's check copy in {tmp} could not be written ({exc.strerror or exc}), "
+                              f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary "
+                              "folder (TMPDIR) or raise the file-size limit (ulimit -f).") from None
         try:
             load_catalog(Path(tmp))
         except CatalogError as exc:

@@ -49,6 +49,8 @@ def output_failed(exc: OSError) -> str:
     import os
 
     what = exc.strerror or str(exc)
+    if exc.filename is None:
+        restore_stdout_file()  # a regular file given as standard output holds what it held before
     if exc.filename is not None:
         line = f"{exc.filename}: cannot be written ({what})."
     else:
@@ -67,6 +69,42 @@ BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broke
                "short. Reports written to files are whole.")
 
 
+def _stdout_file_start(fd: int) -> tuple[int, int, int] | None:
+    """Where standard output is a regular file: (the size it had before planner wrote to it, or the write
+    offset where that is further on: ``1<>file``; its inode; its device), so that
+    :func:`restore_stdout_file` can cut off what a failed run wrote (a file-size limit reached halfway
+    through a JSON document). None for a pipe, terminal or device: there the promise is the Error line
+    and the exit status."""
+    import stat
+
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        offset = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND ('>>') this may be 0: the size counts then
+    except OSError:
+        return None
+    return max(st.st_size, offset), st.st_ino, st.st_dev
+
+
+def restore_stdout_file() -> None:
+    """Truncate standard output, where it is the regular file :func:`whole_stdout` found, back to the size
+    it had before the run (os.ftruncate on the descriptor), so that an output that failed part way (EFBIG
+    under ``ulimit -f``, ENOSPC) leaves no cut text: written whole or not at all."""
+    raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
+    start = getattr(raw, "start", None) if isinstance(raw, _WholeWriter) else None
+    if start is None:
+        return
+    size, ino, dev = start
+    try:
+        st = os.fstat(raw.fd)
+        if (st.st_ino, st.st_dev) == (ino, dev) and st.st_size > size:
+            # what is still buffered goes to /dev/null afterwards (output_failed), not after the cut
+            os.ftruncate(raw.fd, size)
+    except OSError:
+        pass
+
+
 class _WholeWriter(io.RawIOBase):
     """Standard output's file descriptor, written whole or not at all: a write the OS takes only in part
     (a pipe's reader gone mid-write, a file at its size limit: ulimit -f, where Python ignores SIGXFSZ)
@@ -77,6 +115,7 @@ class _WholeWriter(io.RawIOBase):
     def __init__(self, fd: int) -> None:
         super().__init__()
         self.fd = fd
+        self.start = _stdout_file_start(fd)  # a regular file's size before the run: cut back to it on a failure
 
     def writable(self) -> bool:
         return True
@@ -173,6 +212,18 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
             else "--out ./calibration.yaml"
         raise LineError(f"--out: is empty; give {what}, e.g. {example}.", ctx)
     return value
+
+
+def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``--catalog`` (``multiple=True`` so that a repeat is seen): the one overlay directory, or None.
+    Given twice (``--catalog A --catalog B``), refused in one line: click would keep B without a word."""
+    if not value:
+        return None
+    if len(value) > 1:
+        shown = " ".join(f"--catalog {v}" for v in value)
+        raise LineError(f"--catalog: given {len(value)} times ({shown}); a run reads one overlay directory. "
+                        "Give --catalog once, with a folder holding all the overlay files.", ctx)
+    return value[0]
 
 
 def handle_errors(fn):

@@ -12,12 +12,13 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, joined, out_dir_option, verbose_option
+from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, verbose_option
 
 
 @click.command(name="compare")
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, callback=out_dir_option,
               help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "

@@ -9,7 +9,7 @@ import click
 
 from planner.api.fits import FIT_TARGETS
 from planner.cli import options as opts
-from planner.cli.common import echo, gib_text, given_on_command_line, handle_errors, size_text
+from planner.cli.common import echo, gib_text, given_on_command_line, handle_errors, one_catalog, size_text
 from planner.cli.options import ESTIMATE_OPTIONS
 
 
@@ -34,7 +34,8 @@ def fit_options(fn):
                    "--micro-batch, --seq-len, --context or --concurrency max.")
 @click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
               help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @fit_options
 @handle_errors

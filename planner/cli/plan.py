@@ -7,7 +7,7 @@ import json
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, joined, out_dir_option
+from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option
 
 
 def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -24,7 +24,8 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 
 @click.command(name="plan")
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
-@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), help="Catalog overlay directory.")
+@click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
+              callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(), callback=out_dir_option,
               help="Directory for the reports, OUT/<scenario>.<format>.")
 @click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=plan_formats,

@@ -293,8 +293,10 @@ class Entry:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
-        if isinstance(value, _dt.datetime):
-            value = value.date()
+        if isinstance(value, _dt.datetime):  # a YAML timestamp with a time ('2027-01-31 10:00:00+05:00'):
+            # refused as the quoted '2027-01-31T10:00:00' is, not cut to a date that depends on the zone
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {str(value)!r} (a date and time)",
+                             key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
         parsed: _dt.date | None = None
         text = ""
         if isinstance(value, _dt.date):
@@ -315,6 +317,9 @@ class Entry:
                     pass
         if parsed is None:
             raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key)
+        if parsed < EARLIEST_DATE:
+            raise self.error(f"{text} is before {EARLIEST_DATE.isoformat()}; no hardware price, quote or measurement "
+                             "planner reads is that old", key, "Write the date it was quoted, read or measured.")
         today = _dt.date.today()
         if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
                                                                                        today.day):
@@ -322,6 +327,14 @@ class Entry:
                              key, "Write the date the price was quoted or looked up.")
         return text
 
+
+#: The earliest date :meth:`Entry.date` accepts. Prices, quotes and measurements planner reads are of GPUs
+#: sold for compute (NVIDIA's first CUDA GPU, the GeForce 8800, launched November 2006) and the parts around
+#: them, so no such date is before 2000; an older one is a typo, and dates before 1900-03-01 would also show
+#: a day off in Excel (its serial dates count 1900-02-29, which never was: Microsoft, "Excel incorrectly
+#: assumes that the year 1900 is a leap year",
+#: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
+EARLIEST_DATE = _dt.date(2000, 1, 1)
 
 #: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")

@@ -84,7 +84,8 @@ def catalog_of(catalog: Any = None) -> Catalog:
     from planner.catalog.loader import Catalog, load_catalog
 
     if isinstance(catalog, Catalog):
-        check_catalog_object(catalog)  # changed in code (dataclasses.replace): checked as a file would be
+        if not catalog.loaded:  # changed in code (dataclasses.replace): checked as a file would be
+            check_catalog_object(catalog)
         return catalog
     if catalog is None:
         return load_catalog(None)

@@ -101,6 +101,7 @@ class Catalog:
         removed: shipped entries an overlay removed: id -> 'file:line' of its 'remove: true'.
         warnings: :class:`~planner.catalog.schema.CatalogWarning` for values that load but are probably typos (a cloud
             instance's spot price above its on-demand price).
+        loaded: True on the object :func:`load_catalog` returned (not an init argument).
     """
 
     schema_version: int
@@ -117,6 +118,10 @@ class Catalog:
     sha256: str = ""
     removed: Mapping[str, str] = field(default_factory=dict)
     warnings: tuple[CatalogWarning, ...] = ()
+    #: True only on the object :func:`load_catalog` returned, which its loader checked; a copy made in
+    #: code (``dataclasses.replace``) starts False, so the API checks it as the loader would
+    #: (planner.api.inputs.catalog_of) and a catalog read from files is not checked twice.
+    loaded: bool = field(default=False, init=False, repr=False, compare=False)
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id. Raises CatalogError with a did-you-mean when there is none."""
@@ -441,7 +446,7 @@ class _Store:
             SourceRef(p.origin["source"].file or "", p.id, p.values["source"], p.values["as_of"])
             for kind in _file_order_kinds() for p in e[kind].values()
         )
-        return Catalog(
+        cat = Catalog(
             schema_version=SCHEMA_VERSION,
             gpus=records["gpus"],
             dimms=records["dimms"],
@@ -458,6 +463,8 @@ class _Store:
                                       for i, r in table.items()}),
             warnings=warnings,
         )
+        object.__setattr__(cat, "loaded", True)  # frozen: set once, here
+        return cat
 
 
 def check_entry(kind: str, data: Mapping[str, Any], *, file: str | None = None, path: str = "") -> None:

@@ -6,7 +6,10 @@ the numbers it depends on. ``tiny_catalog`` assembles a :class:`planner.catalog.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from planner.catalog.gpus import Gpu
 from planner.catalog.loader import Catalog, SourceRef
@@ -107,3 +110,12 @@ def scen(cat, *workloads, extras=(), **constraints):
 
     return scenario_from_mapping({"workloads": list(workloads), "constraints": constraints,
                                   "extras": list(extras)}, cat)
+
+
+#: The shipped scenarios folder.
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+
+
+def shipped_scenario(name: str) -> dict:
+    """The shipped scenario file ``name`` (under scenarios/) as the mapping YAML reads."""
+    return yaml.safe_load((SCENARIOS / name).read_text())

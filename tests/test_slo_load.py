@@ -12,13 +12,13 @@ import math
 from pathlib import Path
 
 import pytest
-import yaml
 
 from planner import estimate, load_catalog, plan
 from planner.core.units import duration_text
 from planner.report.export import plan_to_dict
 from planner.report.render import plan_text
 from planner.speed.inference import under_arrivals
+from tests.plan_helpers import shipped_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -29,8 +29,7 @@ def catalog():
     return load_catalog()
 
 
-def _mapping(name: str) -> dict:
-    return yaml.safe_load((SCENARIOS / name).read_text())
+_mapping = shipped_scenario
 
 
 # ----- 1. the steady state under arrivals ------------------------------------------------------------

@@ -18,6 +18,7 @@ import yaml
 
 from planner import load_catalog, plan
 from planner.solve.solver import NoFeasiblePlan
+from tests.plan_helpers import shipped_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -28,8 +29,7 @@ def catalog():
     return load_catalog()
 
 
-def _mapping(name: str) -> dict:
-    return yaml.safe_load((SCENARIOS / name).read_text())
+_mapping = shipped_scenario
 
 
 def _d23() -> dict:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from planner import load_catalog, plan
 from planner.core.errors import ScenarioError
@@ -21,6 +20,7 @@ from planner.report.export import plan_to_dict
 from planner.report.render import cost_cell, time_cell
 from planner.solve.scenario import Slo, scenario_from_mapping
 from planner.solve.solver import NoFeasiblePlan
+from tests.plan_helpers import shipped_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"
@@ -31,8 +31,7 @@ def catalog():
     return load_catalog()
 
 
-def _mapping(name: str) -> dict:
-    return yaml.safe_load((SCENARIOS / name).read_text())
+_mapping = shipped_scenario
 
 
 def _with_workload(data: dict, **changes) -> dict:

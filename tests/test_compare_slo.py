@@ -156,3 +156,25 @@ def test_an_instance_no_count_serves_says_so_with_the_closest_figures(several, c
     # 300 instances of one replica each: more would leave a replica without a sequence
     assert fit.why_not.startswith("misses the slo: for 300 concurrent users even at 300 instances")
     assert "target 10 ms" in fit.why_not
+
+
+@pytest.mark.libreoffice
+def test_the_workbooks_usd_per_million_tokens_follow_the_slo_load(catalog, tmp_path):
+    # LibreOffice computes the Cloud vs Local sheet's formulas: they give the figures compare prints
+    import openpyxl
+
+    from tests.test_xlsx_cloud import SOFFICE, recalc
+
+    if SOFFICE is None:
+        pytest.skip("LibreOffice not installed")
+    r = compare(_chat(300, instances=ONE_GPU), catalog=catalog, out=tmp_path / "out")
+    xlsx = next(p for p in r.outputs.values() if str(p).endswith(".xlsx"))
+    ws = openpyxl.load_workbook(recalc(xlsx, tmp_path), data_only=True)["Cloud vs Local"]
+    wc = r.comparison.workloads[0]
+    head = next(c.row for c in ws["B"] if c.value == "Instance")
+    for o in (x for x in wc.cloud if x.feasible):
+        row = next(rr for rr in range(head + 1, head + 10) if ws.cell(rr, 2).value == o.instance_id)
+        assert ws.cell(row, 14).value == pytest.approx(o.usd_per_million_tokens)  # USD per M tokens
+    top = next(c.row for c in ws["A"] if c.value == "Workload") + 1
+    assert ws.cell(top, 14).value == pytest.approx(wc.local_usd_per_million_tokens)  # local, at the load
+    assert ws.cell(top, 15).value == pytest.approx(wc.option(wc.best_on_demand).usd_per_million_tokens)

@@ -127,7 +127,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
     r = _inputs(s, comp, quote_copies)
     first_wl, last_wl = _workload_table(s, comp, r + 2)
     r, has_od, has_spot = _results(s, comp, first_wl, last_wl)
-    _workload_cost_formulas(s, first_wl, last_wl)
+    _workload_cost_formulas(s, first_wl, last_wl, comp)
     r = _notes(s, _instance_table(s, comp, r + 2))
     head, last = cumulative_table(s, comp, r + 2, has_od, has_spot)
     under_chart = cost_chart(s, comp, head, last, has_od, has_spot, break_even_markers(s, head, last))
@@ -423,7 +423,7 @@ def _totals(s: CloudSheet, has_od: bool, r: int) -> int:
     return r
 
 
-def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int) -> None:
+def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int, comp: Any = None) -> None:
     """The workload table's local cost per job and per M tokens, and the cloud's per M tokens: they
     follow the local cost per copy-hour, a result."""
     ws = s.ws
@@ -433,6 +433,13 @@ def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int) -> None:
         put_formula(ws, row, 12, f'=IF(ISNUMBER(J{row}),{local_h}*J{row},"")', USD)
         put_formula(ws, row, 14, f'=IF(I{row}>0,{local_h}/(I{row}*3600)*1000000,"")', USD4)
         # the cloud's cost of what the local copies produce in a busy hour: price x k / (copies x local tokens/s)
+        wc = comp.workloads[row - first_wl] if comp is not None else None
+        od = wc.option(wc.best_on_demand) if wc is not None else None
+        if od is not None and od.slo is not None and wc.slo_served_tokens_per_s is not None and wc.service:
+            # an slo: service: its k instances' price over the tokens the load receives on them (slo_rent)
+            put_formula(ws, row, 15, f"=D{row}*(1-{discount})*G{row}/({od.slo.served_tokens_per_s!r}*3600)*1000000",
+                        USD4)
+            continue
         put_formula(ws, row, 15, f'=IF(AND(ISNUMBER(D{row}),ISNUMBER(G{row}),I{row}>0),'
                                  f'D{row}*(1-{discount})*G{row}/(I{row}*R{row}*3600)*1000000,"")', USD4)
 

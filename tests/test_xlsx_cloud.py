@@ -320,7 +320,7 @@ def test_sheet_scales_capex_and_energy_by_the_copies_a_rate_needs(serving):
     head = next(c.row for c in ws["B"] if c.value == "Instance")
     titles = [ws.cell(head, j).value for j in range(16, 22)]
     assert titles == ["Price as of", "Region", "Price source", "Spot range across the region's zones (USD/h)",
-                      "Spot figure kept", "Copies for requests_per_hour"]
+                      "Spot figure kept", "Copies (instances rented for requests_per_hour or the slo: load)"]
     rows = {ws.cell(r, 2).value: r for r in range(head + 1, head + 3)}
     assert [ws.cell(rows["cloud-twin"], j).value for j in (16, 17, 18, 21)] == ["2026-01", "r", "test", 3]
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from planner.catalog.gpus import Gpu
@@ -81,6 +81,7 @@ from planner.cost.tco import (
     net_capex_usd,
     usd_per_million_tokens,
 )
+from planner.cost.slo_rent import slo_service
 from planner.cost.comparison_notes import (
     _copies_note,
     _like_for_like_note,
@@ -150,8 +151,8 @@ class LocalRun:
         allowed_gpus: the scenario's fixed training GPU counts (None: use every card).
         vram_headroom: fraction of each cloud GPU kept free, as the plan kept on its own cards.
         slo: the workload's service level (planner.solve.scenario.Slo) when it has an ``slo:`` block:
-            an instance is rented only where its replicas meet it under the same load
-            (:func:`slo_checked`).
+            instances are rented in the count whose replicas meet it under the same load
+            (planner.cost.slo_rent).
         deadline_hours: training: the most hours one run may take (the workload's ``deadline_hours``,
             else ``constraints.max_hours_per_job``; None: none): an instance is rented only where one
             run finishes within it, as the solver holds the local machine to it (:func:`deadline_checked`).
@@ -196,6 +197,9 @@ class CloudOption:
         hours_over_deadline: the instance holds the workload but one run takes this many hours more
             than its deadline (:func:`deadline_checked`; it is then not feasible, its ``time`` kept);
             None: no deadline, or met.
+        slo: a service to an ``slo:``: the instances rented and what they achieve at its load
+            (planner.cost.slo_rent.SloRental; ``copies`` is its count, and the USD per million tokens
+            are at the tokens that load receives); None otherwise.
     """
 
     instance_id: str
@@ -224,6 +228,7 @@ class CloudOption:
     spot_basis: str = ""
     differs_from_local: str = ""
     hours_over_deadline: float | None = None
+    slo: Any = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,10 @@ class WorkloadComparison:
         pricing_assumed: the scenario left the reading open and the comparison chose it.
         strategy: the workload's strategy on the local machine, in words.
         deadline_hours: training: the deadline every instance rented meets (None: none).
+        slo_served_tokens_per_s: a service to an ``slo:``: the output tokens per second its load
+            receives on the local machine (planner.cost.slo_rent.served_tokens_per_s), the rate both
+            sides' USD per million tokens are at; None otherwise.
+        slo_basis: that rate's arithmetic in words ('' without an slo:).
     """
 
     name: str
@@ -269,6 +278,8 @@ class WorkloadComparison:
     copies: int = 1
     strategy: str = ""
     deadline_hours: float | None = None
+    slo_served_tokens_per_s: float | None = None
+    slo_basis: str = ""
 
     def option(self, instance_id: str | None) -> CloudOption | None:
         for o in self.cloud:
@@ -432,7 +443,7 @@ def copies_for(rate: float, capacity: float) -> int:
 
 
 def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
-                  name: str, service: bool) -> CloudOption:
+                  name: str, service: bool, rental: Any = None) -> CloudOption:
     inst = fit.instance
     base = dict(instance_id=inst.id, provider=inst.provider, instance=inst.instance, gpu_id=inst.gpu,
                 gpu_count=inst.gpu_count, region=inst.region, as_of=inst.as_of, source=inst.source,
@@ -454,6 +465,7 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
         rph = w_local.infer.requests_per_hour if w_local.infer is not None else None
         if rph is not None and jt.requests_per_hour_capacity:
             copies = copies_for(rph, jt.requests_per_hour_capacity)
+        copies = max(copies, rental.instances) if rental is not None else copies  # the slo:'s count (slo_rent)
         k = float(copies)
     else:
         k = local.tokens_per_s / jt.tokens_per_s
@@ -461,49 +473,17 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     od = inst.usd_per_hour * disc
     spot = inst.spot_usd_per_hour * disc if (costs.spot and inst.spot_usd_per_hour is not None) else None
     hpj = jt.hours_per_job
+    # a service to an slo: is priced at the tokens its load receives, on every instance rented (slo_rent)
+    per_m, tps = (k, rental.served_tokens_per_s) if (service and rental is not None) else (1.0, jt.tokens_per_s)
     return CloudOption(
         **base, feasible=True, why_not="", time=jt, copies=copies, hours_per_local_hour=k,
         usd_per_local_hour=od * k, spot_usd_per_local_hour=None if spot is None else spot * k,
         cost_per_job_usd=None if hpj is None else od * hpj,
         spot_cost_per_job_usd=None if (hpj is None or spot is None) else spot * hpj,
-        usd_per_million_tokens=usd_per_million_tokens(usd_per_hour=od, tokens_per_s=jt.tokens_per_s),
-        spot_usd_per_million_tokens=None if spot is None else usd_per_million_tokens(usd_per_hour=spot,
-                                                                                     tokens_per_s=jt.tokens_per_s),
-        strategy=_strategy(w), differs_from_local=differs_from_local(w, w_local))
-
-
-def slo_checked(fit: InstanceFit, slo: Any) -> InstanceFit:
-    """``fit`` held to the service level the local machine was sized to: the instance's replicas
-    (gpu_count // tp) share the SLO's users, each holding ceil(users / replicas) sequences, and
-    must meet its TTFT and TPOT there by the speed model (planner.solve.targets.slo_figures, as the
-    solver checks the local machine); an instance that misses is not rented, and says by how much."""
-    if not fit.feasible or fit.workload is None or fit.workload.infer is None or fit.estimate is None:
-        return fit
-    from types import SimpleNamespace
-
-    from planner.solve.targets import slo_figures
-    from planner.solve.usages import with_replicas
-
-    i = fit.workload.infer
-    reps = max(fit.replicas, 1)
-    wl = with_replicas(replace(fit.workload, infer=replace(i, concurrency=slo.users, replicas=1)), i.tp, reps,
-                       fit.instance.gpu_count)
-    f = slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
-    if f.met(slo):
-        return replace(fit, workload=wl)
-    got = []
-    if slo.ttft_s is not None:
-        got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
-    if slo.tpot_s is not None:
-        got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
-    if not math.isfinite(f.tpot_s):  # the prompts' prefill alone needs all of its time: say so, never inf
-        from planner.solve.targets import figures_text
-
-        got = [figures_text(f, slo, f.in_flight)]
-    return replace(fit, feasible=False, why_not=(f"misses the slo: for {slo.load_text()}, {reps} replica(s) of tp "
-                                                 f"{i.tp}: " + ", ".join(got)
-                                                 + ("" if f.keeps_up or got[0].count("cannot keep up") else
-                                                    "; does not keep up with the rate")))
+        usd_per_million_tokens=usd_per_million_tokens(usd_per_hour=od * per_m, tokens_per_s=tps),
+        spot_usd_per_million_tokens=None if spot is None else usd_per_million_tokens(usd_per_hour=spot * per_m,
+                                                                                     tokens_per_s=tps),
+        strategy=_strategy(w), differs_from_local=differs_from_local(w, w_local), slo=rental)
 
 
 def _sort_key(o: CloudOption) -> tuple:
@@ -620,11 +600,15 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                               f"{copies * cap:,.0f} requests/h), each running its own replicas with no link "
                               "between copies (the solver plans one machine and does not size for "
                               "requests_per_hour)")
-    fits = cloud_fits(run.variants or (w,), catalog, providers=c.providers, instances=c.instances,
-                      regions=c.regions, allowed_gpus=run.allowed_gpus, headroom=run.vram_headroom, local=w)
-    if run.slo is not None:
-        fits = [slo_checked(f, run.slo) for f in fits]
-    options = [_cloud_option(f, local, w, catalog, c, w.name, service) for f in fits]
+    slo_tps, slo_basis = None, ""
+    if run.slo is not None and w.infer is not None:  # rent the count that meets the slo: (planner.cost.slo_rent)
+        service, reading, assumed, pairs, slo_tps, slo_basis = slo_service(run, machine, catalog, c, service, reading,
+                                                                                  assumed)
+    else:
+        pairs = [(f, None) for f in cloud_fits(run.variants or (w,), catalog, providers=c.providers,
+                                               instances=c.instances, regions=c.regions, allowed_gpus=run.allowed_gpus,
+                                               headroom=run.vram_headroom, local=w)]
+    options = [_cloud_option(f, local, w, catalog, c, w.name, service, r) for f, r in pairs]
     limit = run.deadline_hours if w.train is not None else None
     if limit is not None:
         options = [deadline_checked(o, limit) for o in options]
@@ -640,7 +624,8 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                       + (f" within the {limit:g} h deadline" if late else ""))
     elif service and rph is not None:
         wnotes.extend(_rate_notes(rph, feas, c.cloud_discount))
-    elif service and rph is None and feas[0].time is not None and feas[0].time.tokens_per_s < local.tokens_per_s:
+    elif service and rph is None and slo_tps is None and feas[0].time is not None and \
+            feas[0].time.tokens_per_s < local.tokens_per_s:
         wnotes.append(f"the cheapest instance, {feas[0].instance_id}, generates {feas[0].time.tokens_per_s:,.1f} "
                       f"tokens/s against {local.tokens_per_s:,.1f} locally: it serves the same users more slowly "
                       "(give requests_per_hour to require a rate)")
@@ -658,7 +643,8 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                               local_cost_per_job_usd=None, local_usd_per_million_tokens=None,
                               cloud=tuple(options), best_on_demand=best, best_spot=best_spot,
                               notes=tuple(wnotes), pricing=reading, pricing_assumed=assumed,
-                              requests_per_hour=rph, copies=copies, strategy=_strategy(w), deadline_hours=limit)
+                              requests_per_hour=rph, copies=copies, strategy=_strategy(w), deadline_hours=limit,
+                              slo_served_tokens_per_s=slo_tps, slo_basis=slo_basis)
 
 
 def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog: Catalog,

@@ -26,6 +26,9 @@ def _price_basis(o: Any) -> str:
 def _k_words(wc: Any, o: Any) -> str:
     if not wc.service:
         return "batch work"
+    if getattr(o, "slo", None) is not None:
+        return (f"service: {o.copies} instance{'s' if o.copies != 1 else ''} whose replicas meet the slo: at its "
+                f"load ({o.slo.text()})")
     if wc.requests_per_hour is not None and o.time is not None and o.time.requests_per_hour_capacity:
         return (f"service: {o.copies} cop{'y' if o.copies == 1 else 'ies'} for {wc.requests_per_hour:,.0f} "
                 f"requests/h, ceil({wc.requests_per_hour:,.0f} / {o.time.requests_per_hour_capacity:,.0f})")
@@ -108,12 +111,15 @@ def _large_instance_note(w: Workload, feas: Sequence[Any], spots: Sequence[Any])
 
 def _with_local_costs(wc: Any, local_usd_per_hour: float) -> Any:
     """Local cost per job and per million tokens at ``local_usd_per_hour``, the cost of one copy of
-    the planned machine per busy hour (the job time is one copy's)."""
+    the planned machine per busy hour (the job time is one copy's). A service to an ``slo:`` is
+    priced per million tokens at the tokens its load receives (``wc.slo_served_tokens_per_s``,
+    planner.cost.slo_rent), as its instances are."""
     from dataclasses import replace
 
     hpj = wc.local.hours_per_job
     per_job = None if hpj is None else local_usd_per_hour * hpj
-    per_m = usd_per_million_tokens(usd_per_hour=local_usd_per_hour, tokens_per_s=wc.local.tokens_per_s)
+    tps = wc.slo_served_tokens_per_s if wc.slo_served_tokens_per_s is not None else wc.local.tokens_per_s
+    per_m = usd_per_million_tokens(usd_per_hour=local_usd_per_hour, tokens_per_s=tps)
     return replace(wc, local_cost_per_job_usd=per_job, local_usd_per_million_tokens=per_m)
 
 

@@ -82,6 +82,9 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                 "requests_per_hour": wc.requests_per_hour, "local_copies": wc.copies,
                 "best_on_demand": wc.best_on_demand, "best_spot": wc.best_spot, "notes": list(wc.notes),
                 "strategy": wc.strategy, "deadline_hours": wc.deadline_hours,
+                # a service to an slo:: the output tokens/s its load receives locally, the rate both sides'
+                # usd_per_million_tokens are at (planner.cost.slo_rent); None without an slo:
+                "slo_served_tokens_per_s": wc.slo_served_tokens_per_s, "slo_priced_at": wc.slo_basis or None,
                 "cloud": [
                     {"instance_id": o.instance_id, "provider": o.provider, "instance": o.instance, "gpu": o.gpu_id,
                      "gpu_count": o.gpu_count, "region": o.region, "as_of": o.as_of, "source": o.source,
@@ -96,7 +99,9 @@ def comparison_to_dict(comp: Comparison) -> dict[str, Any]:
                      "spot_usd_per_local_hour": o.spot_usd_per_local_hour, "cost_per_job_usd": o.cost_per_job_usd,
                      "spot_cost_per_job_usd": o.spot_cost_per_job_usd,
                      "usd_per_million_tokens": o.usd_per_million_tokens,
-                     "spot_usd_per_million_tokens": o.spot_usd_per_million_tokens}
+                     "spot_usd_per_million_tokens": o.spot_usd_per_million_tokens,
+                     # the instances an slo: rents (== copies) and what they achieve at its load
+                     "slo": None if o.slo is None else o.slo.to_dict()}
                     for o in wc.cloud
                 ],
             }
@@ -167,6 +172,8 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
         if wc.service and wc.requests_per_hour is not None and wc.local.requests_per_hour_capacity is not None:
             priced = (f"service at {wc.requests_per_hour:,.0f} requests/h, k = the instance copies that keep up; "
                       f"local: {wc.copies} cop{'y' if wc.copies == 1 else 'ies'}")
+        if wc.slo_served_tokens_per_s is not None and wc.service:
+            priced = "service to its slo:, k = the instances that meet it at its load"
         if wc.pricing_assumed:
             priced += ", assumed (see the notes)"
         out.append(f"Workload {wc.name} ({wc.task}; priced as {priced}): {wc.local.job}")
@@ -182,8 +189,14 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
         per_copy = " per copy" if comp.copies > 1 else ""
         if getattr(wc.local, "assumed", False):
             per_copy += " (assumed: the speed rests on a rate with no published measurement for this card)"
+        at_load = " at the slo: load" if wc.slo_served_tokens_per_s is not None else ""
         out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
-                   f"{_usd(wc.local_usd_per_million_tokens)} per M tokens (at {comp.utilization:.0%} utilization)")
+                   f"{_usd(wc.local_usd_per_million_tokens)} per M tokens{at_load} (at {comp.utilization:.0%} "
+                   "utilization)")
+        if wc.slo_served_tokens_per_s is not None:
+            out.append(f"  slo: per M tokens priced at the load, local and cloud alike: {wc.slo_basis} locally; "
+                       "each instance type is rented in the fewest identical instances whose replicas meet the "
+                       "targets at that load (tensor parallelism within an instance)")
         if wc.deadline_hours is not None:
             out.append(f"  deadline: one run within {wc.deadline_hours:g} h (the scenario's), which the local machine "
                        "meets; only instances that meet it are rented, the rest say how many hours over")
@@ -207,7 +220,11 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
                     assumed = " (assumed speed)" if o.time is not None and o.time.assumed else ""
                     parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job{assumed}",
                               f"{_usd(o.cost_per_job_usd)} per job"]
-                parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens")
+                if o.slo is not None:
+                    parts.append(f"{o.slo.instances} instance{'s' if o.slo.instances != 1 else ''} for the slo: "
+                                 f"${o.copies * o.usd_per_hour:,.4g}/h ({o.slo.text(count=False)}; "
+                                 f"{o.slo.served_tokens_per_s:,.1f} tokens/s served)")
+                parts.append(f"{_usd(o.usd_per_million_tokens)}/M tokens" + (" at the slo: load" if o.slo else ""))
                 if o.strategy:
                     parts.append(f"runs {o.strategy}" + (f" (NOT like-for-like: {o.differs_from_local})"
                                                          if o.differs_from_local else ""))

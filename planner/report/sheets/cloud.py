@@ -127,7 +127,7 @@ def add_cloud_sheet(workbook: Any, comparison: Any, *, title: str = SHEET,
     r = _inputs(s, comp, quote_copies)
     first_wl, last_wl = _workload_table(s, comp, r + 2)
     r, has_od, has_spot = _results(s, comp, first_wl, last_wl)
-    _workload_cost_formulas(s, first_wl, last_wl)
+    _workload_cost_formulas(s, first_wl, last_wl, comp)
     r = _notes(s, _instance_table(s, comp, r + 2))
     head, last = cumulative_table(s, comp, r + 2, has_od, has_spot)
     under_chart = cost_chart(s, comp, head, last, has_od, has_spot, break_even_markers(s, head, last))
@@ -223,7 +223,8 @@ def _capex(s: CloudSheet, comp: Any, quote_copies: int, r: int) -> int:
 
 
 _WORKLOAD_HEADER = ["Workload", "Share of busy hours", "Instance (on-demand)", "List USD/h", "Instance (spot)",
-                    "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot", "Local tokens/s (one copy)",
+                    "Spot list USD/h", "k on-demand (cloud h per local h)", "k spot",
+                    "Local tokens/s (one copy; an slo: service: served at its load)",
                     "Local hours per job", "Cloud hours per job (on-demand instance)", "Local cost per job (USD)",
                     "Cloud cost per job, on-demand (USD)", "Local USD per M tokens",
                     "Cloud USD per M tokens, on-demand",
@@ -272,9 +273,13 @@ def _workload_row(s: CloudSheet, wc: Any, r: int) -> None:
     if od:
         # A renter who can use spot takes the cheaper of the best spot and on-demand offers.
         put_formula(ws, r, 16, f"=MIN(D{r}*G{r},F{r}*H{r})" if sp else f"=D{r}*G{r}", USD4)
-    put_value(ws, r, 9, wc.local.tokens_per_s, NUM2)
+    # a service to an slo:: the tokens/s its load receives locally, the rate both sides are priced at
+    put_value(ws, r, 9, wc.local.tokens_per_s if wc.slo_served_tokens_per_s is None else wc.slo_served_tokens_per_s,
+              NUM2)
     rated = wc.service and wc.requests_per_hour is not None
     priced = ((f"service at {wc.requests_per_hour:,.0f} requests/h (k = instance copies)" if rated
+               else f"service to its slo: (k = the instances that meet it; per M tokens at its load, {wc.slo_basis})"
+               if wc.service and wc.slo_served_tokens_per_s is not None
                else "service (k = 1)" if wc.service else "batch work (k = local / cloud tokens/s)")
               + (", assumed: see the notes" if wc.pricing_assumed else ""))
     put_text(ws, r, 17, s.short(priced, 17))
@@ -418,7 +423,7 @@ def _totals(s: CloudSheet, has_od: bool, r: int) -> int:
     return r
 
 
-def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int) -> None:
+def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int, comp: Any = None) -> None:
     """The workload table's local cost per job and per M tokens, and the cloud's per M tokens: they
     follow the local cost per copy-hour, a result."""
     ws = s.ws
@@ -428,15 +433,23 @@ def _workload_cost_formulas(s: CloudSheet, first_wl: int, last_wl: int) -> None:
         put_formula(ws, row, 12, f'=IF(ISNUMBER(J{row}),{local_h}*J{row},"")', USD)
         put_formula(ws, row, 14, f'=IF(I{row}>0,{local_h}/(I{row}*3600)*1000000,"")', USD4)
         # the cloud's cost of what the local copies produce in a busy hour: price x k / (copies x local tokens/s)
+        wc = comp.workloads[row - first_wl] if comp is not None else None
+        od = wc.option(wc.best_on_demand) if wc is not None else None
+        if od is not None and od.slo is not None and wc.slo_served_tokens_per_s is not None and wc.service:
+            # an slo: service: its k instances' price over the tokens the load receives on them (slo_rent)
+            put_formula(ws, row, 15, f"=D{row}*(1-{discount})*G{row}/({od.slo.served_tokens_per_s!r}*3600)*1000000",
+                        USD4)
+            continue
         put_formula(ws, row, 15, f'=IF(AND(ISNUMBER(D{row}),ISNUMBER(G{row}),I{row}>0),'
                                  f'D{row}*(1-{discount})*G{row}/(I{row}*R{row}*3600)*1000000,"")', USD4)
 
 
 _INSTANCE_HEADER = ["Workload", "Instance", "Provider", "GPUs", "List USD/h", "Spot list USD/h", "Fits",
-                    "Why not", "Hours per job", "Tokens/s", "k (cloud h per local h)", "Cost per job (USD)",
+                    "Why not", "Hours per job", "Tokens/s (an slo: service: served at its load)",
+                    "k (cloud h per local h)", "Cost per job (USD)",
                     "Spot cost per job (USD)", "USD per M tokens", "Spot USD per M tokens", "Price as of",
                     "Region", "Price source", "Spot range across the region's zones (USD/h)", "Spot figure kept",
-                    "Copies for requests_per_hour", "Strategy on the instance",
+                    "Copies (instances rented for requests_per_hour or the slo: load)", "Strategy on the instance",
                     "Like-for-like (same precision as local)"]
 
 
@@ -487,11 +500,15 @@ def _instance_row(s: CloudSheet, wc: Any, o: Any, r: int) -> None:
         put_formula(ws, r, 12, f"=E{r}*(1-{discount})*I{r}", USD)
         if o.spot_usd_per_hour is not None:
             put_formula(ws, r, 13, f"=F{r}*(1-{discount})*I{r}", USD)
-    put_value(ws, r, 10, o.time.tokens_per_s, NUM2)
+    # a service to an slo:: the tokens/s its load receives on the instances rented (U of them), the rate
+    # its USD per M tokens is at (planner.cost.slo_rent); else one instance's tokens/s
+    slo = o.slo is not None and wc.slo_served_tokens_per_s is not None and wc.service
+    put_value(ws, r, 10, o.slo.served_tokens_per_s if slo else o.time.tokens_per_s, NUM2)
     put_value(ws, r, 11, o.hours_per_local_hour, NUM4)
-    put_formula(ws, r, 14, f"=E{r}*(1-{discount})/(J{r}*3600)*1000000", USD4)
+    n = f"*U{r}" if slo else ""
+    put_formula(ws, r, 14, f"=E{r}*(1-{discount}){n}/(J{r}*3600)*1000000", USD4)
     if o.spot_usd_per_hour is not None:
-        put_formula(ws, r, 15, f"=F{r}*(1-{discount})/(J{r}*3600)*1000000", USD4)
+        put_formula(ws, r, 15, f"=F{r}*(1-{discount}){n}/(J{r}*3600)*1000000", USD4)
 
 
 def _notes(s: CloudSheet, r: int) -> int:

@@ -1,0 +1,237 @@
+"""Renting a service to its ``slo:``: how many identical instances meet the targets at the load.
+
+A served workload with an ``slo:`` block is sized locally as ``r`` identical replicas of ``tp``
+GPUs that share the load, over one machine or several (planner.solve.usages.usages_for,
+planner.solve.targets). The cloud side is held to the same rule (:func:`rent_for_slo`): ``k``
+identical instances of one type, each holding ``gpu_count // tp`` whole replicas (tensor
+parallelism within an instance only), so ``R = k x (gpu_count // tp)`` replicas share the load,
+each holding ceil(users / R) sequences (planner.solve.usages.with_replicas; under
+``requests_per_s`` each replica receives requests_per_s / R of the arrivals). The memory model
+checks one replica at that per-replica load on the instance (planner.cost.cloud.check_instance,
+the same check as every instance) and the speed model under load checks the TTFT and TPOT
+targets (planner.solve.targets.slo_figures, the check the solver holds the local machine to). The
+rental is the fewest instances that pass both, over the scenario's variants (tp, precision) in
+its order of preference; the fewest is the cheapest, as the price is per instance.
+
+The count is searched by bisection over k = 1 .. ceil(users / replicas per instance) (past that
+a replica would hold less than one sequence): it rests on fewer sequences (and fewer arrivals)
+per replica never making a replica slower or larger in the memory and speed models, which both
+grow with the sequences a replica holds and the rate its prompts arrive at.
+
+Price per million tokens at the load (:func:`served_tokens_per_s`): the tokens the SLO's load
+actually receives, not what a saturated machine could generate. Under ``requests_per_s`` that is
+requests_per_s x output_tokens; under ``concurrency`` each of the users receives output_tokens per
+request time (TTFT + output_tokens x TPOT, as achieved), so by Little's law (Little 1961, L =
+lambda x W: throughput = users / request time) users x output_tokens / request_s. The local
+machine is priced on the same definition (planner.cost.compare).
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from types import SimpleNamespace
+from typing import Any
+
+from planner.catalog.loader import Catalog
+from planner.cost.cloud import InstanceFit, check_instance, closest_variant, select_instances
+from planner.workload.spec import Workload
+
+
+@dataclass(frozen=True)
+class SloRental:
+    """What renting ``instances`` copies of one instance type achieves under the SLO's load.
+
+    Attributes:
+        instances: k, identical instances rented side by side (no link between them).
+        replicas: R, replicas of ``tp`` GPUs over all of them (k x gpu_count // tp).
+        tp: tensor-parallel degree of a replica (within one instance).
+        sequences_per_replica: ceil(users / R).
+        ttft_s, tpot_s: achieved per replica at the load, seconds (planner.solve.targets.SloFigures).
+        request_s: one request's time at the load, seconds (TTFT + output_tokens x TPOT).
+        served_tokens_per_s: output tokens per second the load receives (:func:`served_tokens_per_s`).
+    """
+
+    instances: int
+    replicas: int
+    tp: int
+    sequences_per_replica: int
+    ttft_s: float
+    tpot_s: float
+    request_s: float
+    served_tokens_per_s: float
+
+    def text(self, count: bool = True) -> str:
+        """'3 instances, 6 replicas of tp 1 at 9 sequences each: TTFT 0.31 s, TPOT 45.2 ms' (without
+        the instances when ``count`` is False)."""
+        head = f"{self.instances} instance{'s' if self.instances != 1 else ''}, " if count else ""
+        return (f"{head}{self.replicas} replica"
+                f"{'s' if self.replicas != 1 else ''} of tp {self.tp} at {self.sequences_per_replica:,} sequence"
+                f"{'s' if self.sequences_per_replica != 1 else ''} each: TTFT {self.ttft_s:.3g} s, "
+                f"TPOT {self.tpot_s * 1e3:.3g} ms")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"instances": self.instances, "replicas": self.replicas, "tp": self.tp,
+                "sequences_per_replica": self.sequences_per_replica, "ttft_s": self.ttft_s, "tpot_s": self.tpot_s,
+                "request_s": self.request_s, "served_tokens_per_s": self.served_tokens_per_s}
+
+
+def served_tokens_per_s(slo: Any, request_s: float) -> float:
+    """Output tokens per second the SLO's load receives (module docstring): requests_per_s x
+    output_tokens, or users x output_tokens / request_s (Little's law) under ``concurrency``.
+
+    Raises:
+        ValueError: a concurrency load with ``request_s`` not above 0 or not finite.
+    """
+    if slo.requests_per_s is not None:
+        return float(slo.requests_per_s) * slo.output_tokens
+    if not (request_s > 0 and math.isfinite(request_s)):
+        raise ValueError(f"a request's time must be a positive number of seconds, not {request_s!r}")
+    return slo.users * slo.output_tokens / request_s
+
+
+def load_basis_text(slo: Any, served: float, request_s: float | None) -> str:
+    """The load a price per million tokens is at, in words, with its arithmetic."""
+    if slo.requests_per_s is not None:
+        return (f"{slo.requests_per_s:g} requests/s x {slo.output_tokens:,} output tokens = {served:,.1f} tokens/s "
+                "served")
+    return (f"{slo.users:,} users x {slo.output_tokens:,} output tokens / {request_s:.3g} s per request (Little's law) "
+            f"= {served:,.1f} tokens/s served")
+
+
+def local_slo_figures(workload: Workload, estimate: Any, slo: Any, gpu: Any, *, per_lane: float,
+                      host_bandwidth: float | None) -> Any:
+    """The local machine's figures under the SLO's load (planner.solve.targets.slo_figures), with
+    the host link and RAM only where llama.cpp keeps blocks in host RAM, as the solver times it
+    (planner.solve.achieved)."""
+    from planner.solve.targets import slo_figures
+    from planner.speed.traffic import decode_reads
+
+    host = bool(decode_reads(workload, estimate).host_blocks)
+    return slo_figures(SimpleNamespace(workload=workload, estimate=estimate), slo, gpu,
+                       per_lane=per_lane if host else 0.0, host_bandwidth=host_bandwidth if host else None)
+
+
+def _try(v: Workload, k: int, inst: Any, catalog: Catalog, slo: Any, headroom: float,
+         overheads: Any) -> tuple[InstanceFit, Any]:
+    """Variant ``v`` on ``k`` instances of ``inst``: the memory check of one replica at its share
+    of the load, and its SLO figures (None when it does not fit)."""
+    from planner.solve.targets import slo_figures
+
+    i = v.infer
+    assert i is not None
+    reps = k * (inst.gpu_count // i.tp)
+    per = -(-slo.users // reps)
+    one = replace(v, infer=replace(i, concurrency=per, replicas=1), gpus_per_node=None)
+    fit = check_instance(one, inst, catalog, overheads, None, headroom)
+    if not fit.feasible or fit.workload is None:
+        return fit, None
+    wl = replace(fit.workload, infer=replace(fit.workload.infer, replicas=reps))
+    fit = replace(fit, workload=wl)
+    return fit, slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
+
+
+def rent_for_slo(variants: Sequence[Workload], inst: Any, catalog: Catalog, slo: Any, *, headroom: float = 0.0,
+                 local: Workload | None = None, overheads: Any = None) -> tuple[InstanceFit, SloRental | None]:
+    """The fewest instances of ``inst`` that serve the SLO (module docstring) and the fit of one of
+    them (its workload: one instance's replicas at their share of the load, ``infer.replicas`` the
+    total R); the rental is None when no count meets the targets, the fit then saying why
+    (memory, or the figures at the most instances that help)."""
+    best: tuple[int, int, InstanceFit, Any] | None = None  # (k, variant index, fit, figures)
+    ties: list[tuple[int, InstanceFit, Any]] = []  # the variants that take best's count
+    misses: list[tuple[int, InstanceFit, Any]] = []  # (variant index, fit at the most instances, figures)
+    for vi, v in enumerate(variants):
+        i = v.infer
+        if i is None or inst.gpu_count < i.tp or inst.gpu_count % i.tp:
+            continue
+        top = max(1, -(-slo.users // (inst.gpu_count // i.tp)))
+        if best is not None:
+            top = min(top, best[0])  # a later variant must take no more instances to be chosen
+
+        fit, f = _try(v, top, inst, catalog, slo, headroom, overheads)
+        if f is None or not f.met(slo):
+            misses.append((vi, fit, f))
+            continue
+        lo, hi, hit = 1, top, (fit, f)  # the least k in [lo, hi] that meets: hi meets
+        while lo < hi:
+            mid = (lo + hi) // 2
+            fm, m = _try(v, mid, inst, catalog, slo, headroom, overheads)
+            if m is not None and m.met(slo):
+                hi, hit = mid, (fm, m)
+            else:
+                lo = mid + 1
+        if best is None or hi < best[0]:
+            best, ties = (hi, vi, hit[0], hit[1]), []
+        ties.append((vi, hit[0], hit[1]))
+    if best is not None:
+        k = best[0]
+        # at the same count (the same price) the variant closest to the local plan's strategy
+        j = closest_variant([variants[vi] for vi, _, _ in ties], local) if local is not None else 0
+        _, fit, f = ties[j]
+        i = fit.workload.infer
+        return fit, SloRental(instances=k, replicas=i.replicas, tp=i.tp, sequences_per_replica=i.concurrency,
+                              ttft_s=f.ttft_s, tpot_s=f.tpot_s, request_s=f.request_s,
+                              served_tokens_per_s=served_tokens_per_s(slo, f.request_s))
+    return _why_not(variants, inst, catalog, slo, misses, headroom, local, overheads), None
+
+
+def _why_not(variants: Sequence[Workload], inst: Any, catalog: Catalog, slo: Any, misses: list, headroom: float,
+             local: Workload | None, overheads: Any) -> InstanceFit:
+    """The fit that says why no count of ``inst`` serves the SLO: the closest miss of the targets
+    among the variants that fit in memory, else the memory reason of the variant closest to the
+    local one (as planner.cost.cloud.check_instance gives it)."""
+    from planner.solve.targets import figures_text
+
+    timed = [(vi, fit, f) for vi, fit, f in misses if f is not None]
+    if timed:
+        vi, fit, f = min(timed, key=lambda m: (m[2].excess(slo), m[0]))
+        i = fit.workload.infer
+        k = i.replicas // (inst.gpu_count // i.tp)
+        return replace(fit, feasible=False, why_not=(
+            f"misses the slo: for {slo.load_text()} even at {k:,} instance{'s' if k != 1 else ''} ({i.replicas:,} "
+            f"replica(s) of tp {i.tp}, more would leave a replica under one sequence): "
+            + figures_text(f, slo, i.concurrency)))
+    if misses:
+        fits = [fit for _, fit, _ in misses]
+        j = closest_variant([variants[vi] for vi, _, _ in misses], local) if local is not None else 0
+        return fits[j]
+    return check_instance(list(variants), inst, catalog, overheads, None, headroom, local)
+
+
+def slo_service(run: Any, machine: Any, catalog: Catalog, costs: Any, service: bool, reading: str,
+                assumed: bool) -> tuple[bool, str, bool, list, float, str]:
+    """A workload with an ``slo:`` on both sides (planner.cost.compare): (service, the reading in
+    words, assumed, the (fit, rental) of every selected instance, the output tokens/s its load
+    receives on the local machine, that rate's arithmetic). An ``slo:`` states the load, so the
+    workload is read as a service without assuming it (unless ``costs.batch_inference`` lists it).
+
+    Raises:
+        ValueError: the local machine's request time is not a positive number (:func:`served_tokens_per_s`).
+    """
+    w, slo = run.workload, run.slo
+    f = local_slo_figures(w, run.estimate, slo, machine.gpu, per_lane=machine.pcie_per_lane_bytes_per_s,
+                          host_bandwidth=machine.host_bandwidth_bytes_per_s)
+    served = served_tokens_per_s(slo, f.request_s)
+    basis = load_basis_text(slo, served, f.request_s)
+    if service:
+        service, assumed = True, False
+        reading = (f"a service to its slo: (the load, {slo.load_text()}, is served on both sides: k = the instances "
+                   "that meet the targets at it; USD per million tokens at the tokens that load receives)")
+    pairs = slo_fits(run.variants or (w,), catalog, slo, providers=costs.providers, instances=costs.instances,
+                     regions=costs.regions, headroom=run.vram_headroom, local=w)
+    return service, reading, assumed, pairs, served, basis
+
+
+def slo_fits(variants: Sequence[Workload], catalog: Catalog, slo: Any, *, providers: tuple[str, ...] = (),
+             instances: tuple[str, ...] = (), regions: tuple[str, ...] = (), headroom: float = 0.0,
+             local: Workload | None = None) -> list[tuple[InstanceFit, SloRental | None]]:
+    """:func:`rent_for_slo` for every selected instance, in catalog order (as planner.cost.cloud.cloud_fits)."""
+    return [rent_for_slo(variants, inst, catalog, slo, headroom=headroom, local=local)
+            for inst in select_instances(catalog, providers=providers, instances=instances, regions=regions)]
+
+
+__all__ = ["SloRental", "load_basis_text", "local_slo_figures", "rent_for_slo", "served_tokens_per_s", "slo_fits",
+           "slo_service"]

@@ -356,7 +356,15 @@ RELEASE_PEAKS = [
                       "headroom (10 % of the bytes beyond the weights); the whole-weight conversion frees transients of 68 B x 16.8 M and 45.1 M values "
                       "between small persistent NF4 allocations, which the caching allocator keeps in its pool (the "
                       "LoRA init, with no such transients, reserves 13.98 GB for 13.96 GB allocated); without the "
-                      "load peak the prediction is 3.91 GB (-57 %)"),
+                      "load peak the prediction is 3.91 GB (-57 %). At v0.1.0 each of the 224 quantized weights is "
+                      "converted twice: when the recipe builds the model on the GPU (recipes/"
+                      "lora_finetune_single_device.py L254-255, 'with utils.set_default_dtype(self._dtype), "
+                      "self._device: model = config.instantiate(cfg_model)'; torchtune/modules/peft/lora.py L94, a "
+                      "bf16 nn.Linear then to_nf4(linear.weight)) and again at load_state_dict (inplace_copy), "
+                      "which replaces its NF4 tensors with new ones; where those 448 conversions leave their "
+                      "persistent blocks in the cached segments sets the reserved figure, and predicting it needs "
+                      "a replay of the caching allocator's best-fit and split rules (c10/cuda/"
+                      "CUDACachingAllocator.cpp), not done"),
     ReleasePeak("torchtune-0.1-tutorial-qlora-train", "torchtune", "0.1.0", TORCHTUNE_QLORA_TUTORIAL, "llama-2-7b",
                 _TT_QLORA, "peak", 9.29, "reserved",
                 xfail="predicted 7.37 GB reserved vs 9.29 GB reserved (-21 %): 7.05 GB allocated plus the allocator "

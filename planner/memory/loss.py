@@ -56,7 +56,10 @@ and drops the outputs (transformers 4.41.2 trainer.py L3254-3289). Unsloth's not
 on every card (``fp16 = not is_bfloat16_supported(), bf16 = is_bfloat16_supported()``,
 github.com/unslothai/notebooks), and neither unsloth nor unsloth_zoo unwraps the forward (no
 ``_original_forward`` or ``convert_outputs_to_fp32`` in either, checked at e3162dc5 and 36ff5fc3).
-Cut cross-entropy returns ``EMPTY_LOGITS``: nothing to copy. Ruled out on the way: the
+Cut cross-entropy returns ``EMPTY_LOGITS``: nothing to copy. Measured on CPU (torch 2.14.1, accelerate
+0.30.1; tests/data/validation/accelerate_logits_probe.py): a model returning 512 x 32,768 bf16 logits that
+its loss keeps peaks 66,034,176 B higher once prepared by Accelerate with bf16 mixed precision, the
+fp32 copy (67,108,864 B) less a transient of the unprepared run. Ruled out on the way: the
 ``logits.to(self.config.torch_dtype)`` cast in the same forward is a no-op, as ``from_pretrained``'s
 ``torch_dtype`` argument is set on the config (transformers 4.41.2 configuration_utils.py
 ``from_dict`` L784-792, reached through auto_factory.py L523-531), the lm_head of tied embeddings is

@@ -22,7 +22,8 @@ from planner.memory.unsloth import UNSLOTH_BACKWARD_SRC, unsloth_backward_workin
 from planner.memory.breakdown import GPU, HOST, Component, Estimate, phase_total
 from planner.memory.fragmentation import largest_transient
 from planner.memory.host import SHARD_BYTES, checkpoint_dtype, host_components
-from planner.memory.loss import HEAD_BACKWARD_SRC, LossSpec, head_backward_bytes, loss_bytes, loss_spec
+from planner.memory.loss import (ACCELERATE_FP32_SRC, HEAD_BACKWARD_SRC, RETURNED_LOGITS_NAME, LossSpec,
+                                 head_backward_bytes, loss_bytes, loss_spec, returned_logits_copy)
 from planner.memory.inference import (
     KV_SRC,
     kv_bytes_per_token,
@@ -337,6 +338,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     logits, logit_text, logit_src = loss_bytes(arch, regime, spec, tokens=tokens, tp=t.tp, full=full,
                                                compiled=t.compile and t.framework != "litgpt")
     comps.append(Component("logits and loss", GPU, logits, logit_text, logit_src, phase=loss))
+    if (copy := returned_logits_copy(arch, spec, tokens=tokens, tp=t.tp)) is not None:
+        comps.append(Component(RETURNED_LOGITS_NAME, GPU, copy[0], copy[1], ACCELERATE_FP32_SRC, phase=loss))
     cache = training_cache_component(arch, t, regime, phase=loss)  # use_cache (planner.memory.train_cache)
     if cache is not None:
         comps.append(cache)

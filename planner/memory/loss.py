@@ -40,6 +40,32 @@ logits in ``c`` bytes (2 for 16-bit), ``q = 1 / chunks`` (chunks along the seque
   weight gradient (``V x h``) are computed in the forward and kept for backward, with an fp32 loss
   per token. The full logits never exist.
 
+Accelerate's fp32 copy of returned logits (:func:`returned_logits_copy`). The Transformers Trainer
+prepares the model with Accelerate (``self.accelerator.prepare(self.model)``, transformers 4.41.2
+trainer.py L2027-2042), and under native mixed precision (the Trainer's ``fp16`` or ``bf16`` flag)
+Accelerate wraps the forward in ``convert_outputs_to_fp32`` (accelerate v0.30.1
+src/accelerate/accelerator.py ``prepare_model`` L1356-1365; still there at v1.2.0 and at 16cb6eb8):
+every fp16 or bf16 tensor the model returns is replaced by ``tensor.float()``
+(src/accelerate/utils/operations.py ``convert_to_fp32``). Unsloth's ``CausalLM_fast_forward``
+returns the whole 16-bit logits whenever it computes them (every micro-batch before 2024.11.8 and
+up to 1,024 tokens from 2024.12.4), while ``Fast_CrossEntropyLoss`` keeps them for its backward
+(``ctx.save_for_backward(logits, logsumexp, labels)``, unsloth/kernels/cross_entropy_loss.py at
+dff5c4271b, release 2024.5, and at e3162dc5), so at the end of the forward the fp32 copy (4 B per
+token and vocabulary entry) sits beside them until ``Trainer.compute_loss`` returns the loss alone
+and drops the outputs (transformers 4.41.2 trainer.py L3254-3289). Unsloth's notebooks set the flag
+on every card (``fp16 = not is_bfloat16_supported(), bf16 = is_bfloat16_supported()``,
+github.com/unslothai/notebooks), and neither unsloth nor unsloth_zoo unwraps the forward (no
+``_original_forward`` or ``convert_outputs_to_fp32`` in either, checked at e3162dc5 and 36ff5fc3).
+Cut cross-entropy returns ``EMPTY_LOGITS``: nothing to copy. Measured on CPU (torch 2.14.1, accelerate
+0.30.1; tests/data/validation/accelerate_logits_probe.py): a model returning 512 x 32,768 bf16 logits that
+its loss keeps peaks 66,034,176 B higher once prepared by Accelerate with bf16 mixed precision, the
+fp32 copy (67,108,864 B) less a transient of the unprepared run. Ruled out on the way: the
+``logits.to(self.config.torch_dtype)`` cast in the same forward is a no-op, as ``from_pretrained``'s
+``torch_dtype`` argument is set on the config (transformers 4.41.2 configuration_utils.py
+``from_dict`` L784-792, reached through auto_factory.py L523-531), the lm_head of tied embeddings is
+the embedding's own tensor (``post_patch``: ``lm_head.weight = model.get_output_embeddings().weight``),
+and ``extra_ignored_labels`` is ``max_seq_length x 1`` int64.
+
 Logit softcapping (Gemma 2: ``tanh(logits / cap) * cap``) keeps its c-byte tanh output through
 backward in every implementation that materialises the logits.
 
@@ -251,6 +277,37 @@ def loss_bytes(arch: Architecture, regime: Regime, spec: LossSpec, *, tokens: in
                 + (f" + the head's weight gradient V x h x {c} B, made in the forward" if full else ""))
         return b, text, LIGER_SRC
     raise ValueError(f"unknown loss implementation {spec.impl!r}")  # pragma: no cover
+
+
+#: The component's name in an estimate.
+RETURNED_LOGITS_NAME = "fp32 copy of the returned logits (Accelerate)"
+ACCELERATE_FP32_SRC = ("accelerate v0.30.1 src/accelerate/accelerator.py prepare_model L1356-1365 "
+                       "(convert_outputs_to_fp32 under native AMP), utils/operations.py convert_to_fp32 "
+                       "(tensor.float()); transformers 4.41.2 trainer.py compute_loss; unsloth/models/llama.py "
+                       "CausalLM_fast_forward (logits returned) and kernels/cross_entropy_loss.py "
+                       "Fast_CrossEntropyLoss (logits saved), dff5c4271b (2024.5) to e3162dc5")
+
+
+def returned_logits_copy(arch: Architecture, spec: LossSpec, *, tokens: int, tp: int = 1) -> tuple[int, str] | None:
+    """The fp32 copy Accelerate makes of the 16-bit logits a model returns under the Trainer's mixed
+    precision (module docstring), for the loss implementations that return whole logits through it:
+    Unsloth's own kernel (``unsloth``), whose forward returns them while the kernel keeps them.
+
+    Args:
+        tokens: T, tokens of the micro-batch on this GPU.
+        tp: tensor-parallel degree (the vocabulary is split t ways).
+
+    Returns:
+        (bytes: T x ceil(V / t) x 4, formula), or None for an implementation that returns no whole
+        16-bit logits through Accelerate (the others keep fp32 logits, chunk them, or run outside the
+        Transformers Trainer).
+    """
+    if spec.impl != "unsloth":
+        return None
+    v = -(-arch.vocab_size // tp)
+    return tokens * v * 4, (f"b*s={tokens:,} tokens x V={v:,} x 4 B: Accelerate's convert_outputs_to_fp32 "
+                            "copies the returned 16-bit logits while the loss keeps them (until "
+                            "Trainer.compute_loss returns)")
 
 
 HEAD_BACKWARD_SRC = ("PyTorch autograd: ReadyQueue by sequence number (torch/csrc/autograd/engine.cpp), contributions "

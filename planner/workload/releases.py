@@ -19,7 +19,10 @@ planner.memory.loss.loss_spec). Sources, per framework:
   2024.11.7, commit 892115606d, still computes ``self.lm_head(hidden_states)`` and
   ``Fast_CrossEntropyLoss`` on the whole logits); from 2024.12.4 (commit b9fe2588e5, 2024-12-10) a
   micro-batch of at most 1,024 tokens keeps the logits again (``if bsz*q_len <= 1024: RETURN_LOGITS =
-  True``). The release modelled is 2025.1.5 (commit e3162dc5, 2025-01-14); later releases replace cut
+  True``). Whenever the forward returns those 16-bit logits, the Trainer's Accelerate wrapper copies them to
+  fp32 (``convert_outputs_to_fp32``, accelerate v0.30.1 accelerator.py L1356-1365) beside the ones the loss
+  keeps: the same two switches decide it (planner.memory.loss ``returned_logits_copy``). The release
+  modelled is 2025.1.5 (commit e3162dc5, 2025-01-14); later releases replace cut
   cross-entropy with ``unsloth_fused_ce_loss`` (unsloth/models/llama.py at 015bdef), which is not modelled.
 - ``torchtune`` (github.com/pytorch/torchtune, tags v0.1.0 to v0.6.1): v0.1.0 and v0.1.1 pin torchao 0.1, whose
   ``NF4Tensor.from_tensor`` quantizes a whole weight at once (``quantize_tensor_nearest``: ``(value -

@@ -77,26 +77,24 @@ def lever_sets(sw: Any, inf: Any, big: Any, where: str,
     return out
 
 
-def slo_words(slo: Any, workload: Any, est: Any, gpu: Any) -> str:
+def slo_words(slo: Any, workload: Any, est_of: Callable[[Any], Any], gpu: Any, cap: int) -> str:
     """'; meets the slo (TTFT 1.2 s, TPOT 45 ms)' or '; misses the slo: ...' for one replica of
-    ``workload`` (its concurrency the SLO's users) on ``gpu`` by the speed model
-    (planner.solve.targets.slo_figures, as the solver checks a machine)."""
-    from types import SimpleNamespace
+    ``workload`` on ``gpu`` (``cap`` bytes per GPU), sized and timed as the solver checks a machine
+    (planner.solve.inflight.at_load: under ``requests_per_s`` the sequences in flight on the card)."""
+    from planner.solve.inflight import at_load
+    from planner.solve.targets import figures_text
 
-    from planner.solve.targets import slo_figures
-
-    f = slo_figures(SimpleNamespace(workload=workload, estimate=est), slo, gpu)
+    s = at_load(workload, slo, gpu, cap, est_of)
+    f = s.figures
     got = []
     if slo.ttft_s is not None:
         got.append(f"TTFT {f.ttft_s:.3g} s (target {slo.ttft_s:g} s)")
     if slo.tpot_s is not None:
         got.append(f"TPOT {f.tpot_s * 1e3:.3g} ms (target {slo.tpot_s * 1e3:.4g} ms)")
     figures = ", ".join(got) + ("" if f.keeps_up else "; does not keep up with the rate")
-    if not math.isfinite(f.tpot_s):
-        from planner.solve.targets import figures_text
-
-        figures = figures_text(f, slo, f.in_flight)
-    return (f"; one replica meets the slo for {slo.load_text()}: {figures}" if f.met(slo) else
+    if not math.isfinite(f.tpot_s) or (slo.requests_per_s is not None and not f.keeps_up):
+        figures = figures_text(f, slo, s.workload.infer.concurrency)
+    return (f"; one replica meets the slo for {slo.load_text()}: {figures}" if s.met(slo) else
             f"; but one replica misses the slo for {slo.load_text()}: {figures} (more replicas share the users)")
 
 
@@ -119,55 +117,4 @@ def load_key(sw: Any, users: int) -> str:
     return f"slo: concurrency: {users}"
 
 
-def pinned_tp_fixes(cs: Any, w: int, sw: Any, v: Any, u: Any, gpu: Any, node_cards: int, overheads: Any,
-                    make: Callable[[dict[str, Any]], Any], weights: tuple[str, ...]) -> list[str]:
-    """When the scenario pins ``tp`` and the SLO misses: the fewest cards of ``gpu`` that meet it at a
-    larger tp (replicas of it sharing the users), as written and with each of ``weights``; each
-    flagged with the pinned key it changes ('tp: 4 (the scenario pins 1)',
-    planner.solve.shapes.pin_changes). ``make``: updates -> the variant's workload with them (None
-    when not valid). Empty when tp is not pinned (the solver tried every tp already)."""
-    from dataclasses import replace
-
-    from planner.memory import estimate as mem_estimate
-    from planner.solve.choices import valid_tp_degrees
-    from planner.solve.shapes import pin_changes, pinned_keys, span
-    from planner.solve.targets import slo_figures
-    from planner.solve.usages import Usage, capacity_for, with_replicas
-
-    i = u.workload.infer
-    slo = sw.slo
-    if "tp" not in pinned_keys(v) or i.engine == "llama.cpp" or slo is None:
-        return []
-    cons = cs.scenario.constraints
-    out: list[str] = []
-    for fmt in (None,) + tuple(x for x in weights if x != i.weights):
-        base = u.workload if fmt is None else make({"weights": fmt})
-        if base is None:
-            continue
-        base = replace(base, infer=replace(base.infer, concurrency=slo.users, replicas=1))
-        best = None
-        for tp in valid_tp_degrees(u.workload.architecture):
-            if tp <= i.tp or tp > node_cards:
-                continue
-            for reps in range(1, min(4 * node_cards // tp, slo.users) + 1):  # up to 4 nodes' cards, as span words
-                if best is not None and tp * reps >= best[0]:
-                    break
-                wl = with_replicas(base, tp, reps, node_cards)
-                est = mem_estimate(wl, overheads)
-                if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
-                    continue
-                f = slo_figures(Usage(w, u.variant_index, tp * reps, node_cards, tp, wl, est), slo, gpu)
-                if f.met(slo):
-                    best = (tp * reps, tp, reps, f)
-                    break
-        if best is None:
-            continue
-        n, tp, reps, f = best
-        what = f"{reps} replica{'s' if reps > 1 else ''} of tp {tp}" + (f" with weights: {fmt}" if fmt else "")
-        updates = {"tp": tp, **({"weights": fmt} if fmt else {})}
-        out.append(f"{what} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT {f.tpot_s * 1e3:.3g} ms at {f.in_flight} "
-                   f"sequences each{span(cs, gpu.id, n, node_cards, tp).clause()}{pin_changes(sw, v, updates)}")
-    return out
-
-
-__all__ = ["MOST_SETS", "lever_sets", "levers", "load_key", "pinned_tp_fixes", "slo_words"]
+__all__ = ["MOST_SETS", "lever_sets", "levers", "load_key", "slo_words"]

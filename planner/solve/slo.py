@@ -62,7 +62,10 @@ class Slo:
     def users(self) -> int:
         """Sequences in flight the service is sized for: ``concurrency``, or by Little's law
         (Little 1961, L = lambda x W) requests_per_s x the longest request the targets allow,
-        rounded up: a machine that meets the targets holds at most that many requests at once."""
+        rounded up: a machine that meets the targets holds at most that many requests at once.
+        Under ``requests_per_s`` this is only the load's bound (its words, the most replicas tried):
+        the solver sizes each replica's memory for the sequences in flight on the card
+        (planner.solve.inflight), so a looser target never asks for more memory."""
         if self.concurrency is not None:
             return self.concurrency
         assert self.requests_per_s is not None and self.request_bound_s is not None

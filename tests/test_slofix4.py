@@ -162,3 +162,30 @@ def test_under_a_budget_the_fastest_machine_named_is_the_fastest_within_it(catal
     data["workloads"][0]["deadline_hours"] = float(m.group(1))
     r = plan(data, catalog=catalog).plan
     assert r.total_usd <= 20000 and r.targets[0]["deadline"]["met"] is True
+
+
+# ----- 3. the targets column: nearest its limit first ------------------------------------------------------------
+
+def test_targets_column_puts_the_workload_nearest_its_limit_first(catalog):
+    # trial 3: an SLO met with room to spare (TPOT 26 ms of 1,000 ms) came before a deadline at 12.5 h of 100 h
+    mix = {"name": "mix", "constraints": {"vendors": ["nvidia"], "max_hours_per_job": 5}, "workloads": [
+        {"name": "a", "model": "llama-3.1-8b", "task": "train", "method": "lora", "micro_batch": 1, "seq_len": 2048,
+         "dataset_tokens": 100_000_000, "deadline_hours": 100},
+        {"name": "b", "model": "llama-3.2-1b", "task": "train", "method": "full", "micro_batch": 1, "seq_len": 2048,
+         "dataset_tokens": 5_000_000},
+        {"name": "c", "model": "llama-3.1-8b", "task": "infer", "context": 4096,
+         "slo": {"ttft_s": 10.0, "tpot_s": 1.0, "concurrency": 8, "output_tokens": 256}}]}
+    unit = {"s": 1 / 3600, "min": 1 / 60, "h": 1.0, "ms": 1 / 3.6e6}
+
+    def share(part: str) -> float:  # achieved / limit, the largest of a workload's targets
+        pairs = re.findall(r"([\d.,]+) (min|h|s|ms) of ([\d.,]+) (h|s|ms)", part)
+        return max(float(x.replace(",", "")) * unit[u] / (float(y.replace(",", "")) * unit[v]) for x, u, y, v in pairs)
+
+    r = plan(mix, catalog=catalog)
+    cells = list(r.plan.alternatives["targets"])
+    assert cells
+    for cell in cells:
+        shares = [share(p) for p in cell.split("; ")]
+        assert len(shares) == 3 and shares == sorted(shares, reverse=True), cell
+    # the SLO met with the most room is not first (its old sort key was 1.0, "at its limit", whenever it was met)
+    assert not cells[0].startswith("c: ")

@@ -120,6 +120,22 @@ def test_under_max_cards_1_every_fix_listed_is_accepted_by_a_re_plan(catalog):
     assert plan(fixed, catalog=catalog).plan.targets[0]["slo"]["met"] is True, loosen
 
 
+def test_under_max_cards_1_a_smaller_load_offered_meets_the_slo(catalog):
+    # trial 3: 400 users on one rtx-pro-6000-blackwell: "slo: concurrency: 137" (what its memory holds) was offered,
+    # and "tp: 4 ... a node holds at most 1 ... so this needs a larger card", a fix it said fails
+    data = {"name": "c400", "workloads": [{"name": "chat", "model": "llama-3.1-8b", "task": "infer", "weights": "bf16",
+                                           "kv_dtype": "bf16", "context": 4096,
+                                           "slo": {"ttft_s": 1.0, "tpot_s": 0.05, "concurrency": 400,
+                                                   "output_tokens": 512}}],
+            "constraints": {"allowed_gpus": ["rtx-pro-6000-blackwell"], "max_cards": 1}}
+    s = _no_plan(data, catalog).suggestions
+    assert not any("needs a larger card" in x or "more than the scenario allows" in x for x in s), s
+    line = next(x for x in s if x.startswith("slo: concurrency: "))
+    users = int(re.match(r"slo: concurrency: (\d+) ", line).group(1))
+    data["workloads"][0]["slo"]["concurrency"] = users
+    assert plan(data, catalog=catalog).plan.targets[0]["slo"]["met"] is True
+
+
 @pytest.mark.parametrize("rps,tpot,max_cards", [(3.0, 0.012, None), (1.0, 0.02, 2)])
 def test_a_pinned_tp_fix_under_a_rate_is_accepted_by_a_re_plan(catalog, rps, tpot, max_cards):
     # trial 3: "5 replicas of tp 4 (20 x rtx-6000-ada) ...; that is 5 nodes of 4, more than the scenario allows" and

@@ -16,8 +16,8 @@ from planner.solve.targets import pinned_rates, run_hours, slo_figures
 
 def targets_text(cs: Any, row: int, only: Any = None) -> str:
     """Every deadline and SLO of the scenario with what candidate ``row`` achieves, the closest to
-    (or furthest past) its target first: 'b: 1.3 h of 5 h; a: 40.1 h of 100 h; c: TTFT 0.22 s of 1 s,
-    TPOT 46.5 ms of 50 ms'; each named by its workload when the scenario has several ('' when none
+    (or furthest past) its target first (:func:`closeness`): 'c: TTFT 0.22 s of 1 s, TPOT 46.5 ms of
+    50 ms; a: 40.1 h of 100 h; b: 1.3 h of 5 h'; each named by its workload when the scenario has several ('' when none
     has a target); ``only``: the workload names to include (None: all). Deadlines by :func:`run_hours`, SLOs by :func:`slo_figures`, as the solver checks
     them."""
     from planner.core.units import duration_text

@@ -68,6 +68,28 @@ def built_within_budget(cs: Any, gpu_id: str, n: int, node_cards: int, tp: int) 
     return sp if ok else None
 
 
+def more_replicas(cs: Any, wl: Any, slo: Any, gpu: Any, node_cards: int, overheads: Any) -> str:
+    """'' or '; 2 replicas of tp 2 (4 x gpu) meet the slo for ...: TTFT ..., TPOT ...': the fewest
+    replicas of ``wl``'s tp (one node, a machine the constraints build within the budget) that share
+    ``slo``'s load and meet it, sized and timed as the solver checks a machine (:func:`sized_on`)."""
+    from planner.solve.usages import with_replicas
+
+    i = wl.infer
+    every = replace(wl, infer=replace(i, concurrency=slo.users, replicas=1))
+    top = node_cards // max(i.tp, 1)
+    for reps in range(2, (top if slo.requests_per_s is not None else min(top, slo.users)) + 1):
+        n = i.tp * reps
+        sp = built_within_budget(cs, gpu.id, n, node_cards, i.tp)
+        if sp is None:
+            continue
+        s = sized_on(cs, with_replicas(every, i.tp, reps, sp.per_node), slo, gpu, overheads)
+        if s.met(slo):
+            f = s.figures
+            return (f"; {reps} replicas of tp {i.tp} ({n} x {gpu.id}{sp.clause()}) meet the slo for {slo.load_text()}: "
+                    f"TTFT {f.ttft_s:.3g} s, TPOT {f.tpot_s * 1e3:.3g} ms at {f.in_flight:,} sequences each")
+    return ""
+
+
 def slo_fixes(cs: Any, w: int, sw: Any, v: Any, u: Any, row: int, node_cards: int, overheads: Any,
               make: Callable[[dict[str, Any]], Any], weights: tuple[str, ...], pre: str) -> list[str]:
     """The fixes of the module docstring for workload ``w`` (``sw``, its variant ``v``, its usage ``u``
@@ -212,4 +234,4 @@ def _rate_fix(cs: Any, u: Any, gpu: Any, slo: Any, overheads: Any) -> list[str]:
             f"{f.tpot_s * 1e3:.3g} ms)"]
 
 
-__all__ = ["built_within_budget", "pinned_tp_fixes", "sized_on", "slo_fixes"]
+__all__ = ["built_within_budget", "more_replicas", "pinned_tp_fixes", "sized_on", "slo_fixes"]

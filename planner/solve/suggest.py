@@ -548,7 +548,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         out += _suggest_vram_train(sw, v, catalog, big, cap, node_max, cons, overheads, where=where,
                                    allowed_cards=allowed_cards, cs=cs)
     else:
-        out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where)
+        out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where, cs=cs)
     out += _suggest_larger_card(sw, catalog, node_max, cons, overheads)
     return out
 
@@ -657,9 +657,11 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 
 
 def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
-                        cons: Any, overheads: RuntimeOverheads | None, *, where: str) -> list[str]:
+                        cons: Any, overheads: RuntimeOverheads | None, *, where: str, cs: Any = None) -> list[str]:
     """What would hold an inference workload on ``big``: vLLM's gpu_memory_utilization, a larger tp,
-    smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers."""
+    smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers. With an
+    ``slo:`` a lever set is named only where replicas of it on a machine the constraints build
+    (``cs``'s table) meet the slo (planner.solve.slo_fixes)."""
     from planner.solve.shapes import pin_changes, pinned_keys
 
     out: list[str] = []
@@ -699,12 +701,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             if tp in tried and tp <= node_max:
                 break  # the scenario already allows it; something else binds
             text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU{pin_changes(sw, v, {'tp': tp})}"
-            if tp > node_max:
-                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
-                       else "the platforms' slots, PCIe lanes, power and cooling")
-                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
-                         "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
-            out.append(text)
+            if tp <= node_max:  # (a replica stays in one node: a tp past what a node holds is no fix)
+                out.append(text)
             break
         # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
         tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
@@ -727,7 +725,16 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             if wq is None or sw.slo is None:
                 return flags
             wq = for_gpu(with_gpus(wq, tp, tp), big)
-            return slo_words(sw.slo, wq, lambda x: estimate(x, overheads), big, cap) + flags
+            met, words = slo_words(sw.slo, wq, lambda x: estimate(x, overheads), big, cap)
+            if met:
+                return words + flags
+            if cs is not None:  # replicas share the users, as the solver would build them
+                from planner.solve.slo_fixes import more_replicas
+
+                more = more_replicas(cs, wq, sw.slo, big, node_max, overheads)
+                if more:
+                    return more + flags
+            return None  # a set that still misses the slo is no fix
 
         out += lever_sets(sw, inf, big, where, first_fit, timed)
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
@@ -743,12 +750,46 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             def make_c(x: int) -> Workload | None:
                 return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
             best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+            if best and sw.slo is not None:
+                # a smaller load is a fix only where one replica also meets the slo there: the most users
+                # that do (the figures worsen with the users), each sized and timed as the solver checks it
+                best, need = _most_users_meeting(sw.slo, make_c, best, big, cap, overheads)
             if best:
                 from planner.solve.serve_levers import load_key
 
                 out.append(f"{load_key(sw, best)} at context {inf.context:,} and tp {inf.tp} on {where}: "
                            f"{_fmt(need)} per GPU{pin_changes(sw, v, {'concurrency': best})}")
     return out
+
+
+def _most_users_meeting(slo: Any, make_c: Any, hi: int, big: Any, cap: int,
+                        overheads: RuntimeOverheads | None) -> tuple[int | None, int | None]:
+    """The most users (at most ``hi``, which fit ``cap``) one replica of ``make_c(users)`` on ``big``
+    serves while meeting ``slo`` (planner.solve.inflight.at_load at that concurrency), by bisection,
+    and its need per GPU; (None, None) when not even one user meets it."""
+    from dataclasses import replace
+
+    from planner.solve.inflight import at_load
+
+    def sized(x: int) -> Any:
+        w = make_c(x)
+        if w is None:
+            return None
+        s2 = replace(slo, concurrency=x)
+        s = at_load(for_gpu(w, big), s2, big, cap, lambda z: estimate(z, overheads))
+        return s if s.met(s2) else None
+
+    top = sized(hi)
+    if top is not None:
+        return hi, top.estimate.per_gpu_total_bytes
+    good, bad, at = 0, hi, None
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        s = sized(mid)
+        good, bad, at = (mid, bad, s) if s is not None else (good, mid, at)
+    if good == 0 or at is None:
+        return None, None
+    return good, at.estimate.per_gpu_total_bytes
 
 
 def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, cons: Any,

@@ -205,3 +205,22 @@ def test_targets_column_puts_the_workload_nearest_its_limit_first(catalog):
         assert len(shares) == 3 and shares == sorted(shares, reverse=True), cell
     # the SLO met with the most room is not first (its old sort key was 1.0, "at its limit", whenever it was met)
     assert not cells[0].startswith("c: ")
+
+
+def test_a_looser_target_never_trips_the_engines_concurrency_cap(catalog):
+    # llama.cpp takes at most 256 sequences (planner.workload.inference); the bound requests_per_s x (ttft_s +
+    # output_tokens x tpot_s) was the workload's concurrency, so tpot_s 0.15 (8 x (2 + 256 x 0.15) = 323 users)
+    # was refused at read time (exit 2) where tpot_s 0.05 (119 users) planned
+    def rate(tpot: float) -> dict:
+        return {"name": "llc", "workloads": [{
+            "name": "chat", "model": "llama-3.1-8b", "task": "infer", "engine": "llama.cpp", "weights": "Q4_K_M",
+            "context": 4096, "slo": {"ttft_s": 2.0, "tpot_s": tpot, "requests_per_s": 8, "output_tokens": 256}}],
+            "constraints": {"allowed_gpus": ["h100-sxm"]}}
+
+    def price(tpot: float) -> float:
+        try:
+            return plan(rate(tpot), catalog=catalog).plan.total_usd
+        except NoFeasiblePlan:
+            return math.inf
+
+    assert price(0.15) <= price(0.05)

@@ -119,19 +119,23 @@ TP1 = {"name": "tp1", "constraints": {"vendors": ["nvidia"]}, "workloads": [{
 def test_a_pinned_tp_still_gets_the_larger_tp_fixes_flagged(catalog):
     err = _infeasible(TP1, catalog)
     tp_fixes = [s for s in err.suggestions if re.match(r"\d+ replicas? of tp \d+", s)]
-    # the same fixes the unpinned workload gets (3 replicas of tp 4 on 12 x b200; fp8 weights on 8 x b200),
-    # each naming the pinned key it changes in the one wording: "tp: N (the scenario pins 1)"
-    free = dict(TP1, workloads=[{k: x for k, x in TP1["workloads"][0].items() if k != "tp"}])
-    unpinned = _infeasible(free, catalog).suggestions
-    assert any(s.startswith("3 replicas of tp 4 (12 x b200)") for s in unpinned)
-    assert any(s.startswith("3 replicas of tp 4 (12 x b200)") for s in tp_fixes)
-    assert any("with weights: fp8 (8 x b200)" in s for s in tp_fixes)
+    # one node of 8 b200: tp 4 with fp8 weights meets it; trial 3: only fixes a re-plan accepts (a machine the
+    # constraints build), never "3 replicas of tp 4 (12 x b200) ... more than the scenario allows"
+    assert any(s.startswith("2 replicas of tp 4 with weights: fp8 (8 x b200)") for s in tp_fixes), tp_fixes
+    assert not any("more than the scenario allows" in s or "cannot build" in s for s in err.suggestions)
     for s in tp_fixes:
         n = int(re.search(r"of tp (\d+)", s).group(1))
         assert f"tp: {n} (the scenario pins 1)" in " ".join(s.split())
-    # an 8-GPU baseboard: only max_nodes builds more nodes (max_cards is not what caps a node)
-    three = next(s for s in tp_fixes if s.startswith("3 replicas of tp 4"))
-    assert "raise max_nodes" in three and "max_cards or" not in three
+    # two nodes allowed: the same fixes the unpinned workload would get, on 16 x b200 (2 nodes of 8)
+    two = dict(TP1, constraints={"vendors": ["nvidia"], "max_nodes": 2})
+    tp_fixes = [s for s in _infeasible(two, catalog).suggestions if re.match(r"\d+ replicas? of tp \d+", s)]
+    four = next(s for s in tp_fixes if s.startswith("4 replicas of tp 4 (16 x b200)"))
+    assert "(2 nodes of 8)" in four and "tp: 4 (the scenario pins 1)" in four
+    # trial 3: a re-plan with the pinned tp changed as the fix says meets the target
+    from planner import plan
+
+    fixed = dict(two, workloads=[dict(TP1["workloads"][0], tp=4)])
+    assert plan(fixed, catalog=catalog).plan.targets[0]["slo"]["met"] is True
 
 
 # ----- 6. every fix names each pinned key it changes ---------------------------------------------------------

@@ -316,9 +316,10 @@ def test_a_deadline_miss_names_more_cards_and_another_card(catalog):
     with pytest.raises(NoFeasiblePlan) as e:
         plan(data, catalog=catalog)
     s = e.value.suggestions
-    more = next(x for x in s if re.match(r"\d+ x rtx-5090( \(\d+ nodes of \d+\))?: [\d.]+ h per run, within the 40 h "
-                                         r"deadline", x))
-    assert "raise max_cards or max_nodes" in more  # more than the 4 allowed
+    # more rtx-5090 than the 4 a node may hold (max_cards) on one node (max_nodes 1) is no fix: a re-plan would
+    # refuse it, so it is not offered (trial 3); the fixes name no machine the constraints do not build
+    assert not any(re.match(r"\d+ x rtx-5090", x) for x in s), s
+    assert not any("more than the scenario allows" in x or "cannot build" in x for x in s), s
     other = next(x for x in s if x.startswith("another card: "))
     hours = float(re.search(r"takes ([\d.]+) h per run", other).group(1))
     assert hours <= 40 and "rtx-5090" not in other
@@ -335,7 +336,11 @@ def test_an_slo_miss_names_more_replicas_and_the_target_the_closest_machine_meet
         plan(data, catalog=catalog)
     assert any(r.startswith("slo (") and "(target 18 ms)" in r for r in e.value.reasons)
     s = e.value.suggestions
-    reps = next(x for x in s if re.match(r"\d+ replicas of tp \d+ \(\d+ x rtx-4090\)", x))
-    assert float(re.search(r"TPOT ([\d.]+) ms", reps).group(1)) <= 18
+    # more replicas would meet it on 3 nodes of 2, which max_nodes 1 does not build (and a node holds one
+    # rtx-4090 beside a NIC): trial 3, a fix a re-plan refuses is not offered
+    assert not any(re.match(r"\d+ replicas of tp \d+ \(\d+ x rtx-4090\)", x) for x in s), s
     loosen = next(x for x in s if x.startswith("loosen the slo: to tpot_s >= "))
     assert "ttft_s" not in loosen  # the TTFT target is met: only the missed one is named
+    # the loosened target is rounded up, so a re-plan with it is feasible
+    data["workloads"][0]["slo"]["tpot_s"] = float(re.search(r"tpot_s >= ([\d.]+)", loosen).group(1))
+    assert plan(data, catalog=catalog).plan.targets[0]["slo"]["met"] is True

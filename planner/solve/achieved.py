@@ -16,8 +16,8 @@ from planner.solve.targets import pinned_rates, run_hours, slo_figures
 
 def targets_text(cs: Any, row: int, only: Any = None) -> str:
     """Every deadline and SLO of the scenario with what candidate ``row`` achieves, the closest to
-    (or furthest past) its target first: 'b: 1.3 h of 5 h; a: 40.1 h of 100 h; c: TTFT 0.22 s of 1 s,
-    TPOT 46.5 ms of 50 ms'; each named by its workload when the scenario has several ('' when none
+    (or furthest past) its target first (:func:`closeness`): 'c: TTFT 0.22 s of 1 s, TPOT 46.5 ms of
+    50 ms; a: 40.1 h of 100 h; b: 1.3 h of 5 h'; each named by its workload when the scenario has several ('' when none
     has a target); ``only``: the workload names to include (None: all). Deadlines by :func:`run_hours`, SLOs by :func:`slo_figures`, as the solver checks
     them."""
     from planner.core.units import duration_text
@@ -48,9 +48,22 @@ def targets_text(cs: Any, row: int, only: Any = None) -> str:
             if slo.tpot_s is not None:
                 got.append("TPOT " + (f"{f.tpot_s * 1e3:.3g} ms" if math.isfinite(f.tpot_s) else "cannot keep up")
                            + f" of {slo.tpot_s * 1e3:.4g} ms")
-            items.append((f.excess(slo) + 1.0, who + ", ".join(got)))
+            items.append((closeness(f, slo), who + ", ".join(got)))
     items.sort(key=lambda x: -x[0])
     return "; ".join(text for _, text in items)
 
 
-__all__ = ["targets_text"]
+def closeness(f: Any, slo: Any) -> float:
+    """How near its limit a served workload is, as a deadline's hours / limit: the largest of TTFT /
+    ttft_s and TPOT / tpot_s (below 1 when met, above when missed), infinite when it does not keep
+    up with its load. :func:`targets_text` puts the largest first (the nearest its limit, or the
+    furthest over it)."""
+    if not f.keeps_up or not math.isfinite(f.tpot_s):
+        return math.inf
+    ratios = [f.ttft_s / slo.ttft_s] if slo.ttft_s is not None else []
+    if slo.tpot_s is not None:
+        ratios.append(f.tpot_s / slo.tpot_s)
+    return max(ratios, default=0.0)
+
+
+__all__ = ["closeness", "targets_text"]

@@ -305,7 +305,8 @@ def build(scenario: Scenario, catalog: Catalog, *, overheads: RuntimeOverheads |
     cache: dict = {}
     shapes = hw.node_shapes()
     usages = tuple(tuple(usages_for(sw, i, node_shapes=shapes, max_cards_per_node=hw.max_cards_per_node,
-                                    overheads=overheads, cache=cache))
+                                    overheads=overheads, cache=cache, gpus=hw.gpus,
+                                    headroom=scenario.constraints.vram_headroom))
                    for i, sw in enumerate(scenario.workloads))
     return evaluate(scenario, hw, usages, explain=explain)
 
@@ -336,7 +337,8 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
     keyed by identity (:func:`usages_for` shares them between such workloads)."""
     return (bool(us) and takes_headroom(us[0].workload),
             tuple((u.gpus, u.gpus_per_node, u.vllm_card, u.need_bytes, u.host_bytes, u.offload, u.needs,
-                   None if u.decode is None else id(u.decode), u.decode is not None and _fp8_compute(u.workload))
+                   None if u.decode is None else id(u.decode), u.decode is not None and _fp8_compute(u.workload),
+                   u.gpu_ids)
                   for u in us))
 
 
@@ -410,6 +412,8 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                     idx = shape_rows[key] = np.nonzero((cards == key[0]) & (nodes == key[1]))[0]
             if u.vllm_card is not None:
                 idx = idx[a["vllm_large"][idx] == (u.vllm_card == "large")]
+            if u.gpu_ids is not None:  # a requests_per_s load: the GPUs that hold this usage's sequences
+                idx = idx[np.isin(a["gpu_i"][idx], [k for k, g in enumerate(hw.gpus) if g.id in u.gpu_ids])]
             if idx.size == 0:
                 continue
             cap_i = capw[idx]

@@ -157,7 +157,7 @@ Targets (:data:`SCENARIO_WORKLOAD_KEYS`, read here and removed before the worklo
 workload): a training workload's ``deadline_hours`` (it needs ``dataset_tokens``) and an inference
 workload's ``slo:`` block (:data:`SLO_KEYS`: ``ttft_s``, ``tpot_s`` or ``output_tokens_per_s``, the
 load as ``concurrency`` or ``requests_per_s``, ``prompt_tokens``, ``output_tokens``). The SLO's load
-becomes the workload's ``concurrency`` (:attr:`Slo.users`), and an slo: workload that names no
+becomes the workload's ``concurrency`` (a rate's: planner.solve.inflight), and an slo: workload that names no
 engine is served by vLLM whatever its user count (a latency target is a service's: one user included)
 and its ``output_tokens`` the ``tokens_per_request``; the solver then splits the users over
 replicas (planner.solve.usages) and keeps the machines that meet the targets

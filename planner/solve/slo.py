@@ -62,7 +62,10 @@ class Slo:
     def users(self) -> int:
         """Sequences in flight the service is sized for: ``concurrency``, or by Little's law
         (Little 1961, L = lambda x W) requests_per_s x the longest request the targets allow,
-        rounded up: a machine that meets the targets holds at most that many requests at once."""
+        rounded up: a machine that meets the targets holds at most that many requests at once.
+        Under ``requests_per_s`` this is only the load's bound (its words, the most replicas tried):
+        the solver sizes each replica's memory for the sequences in flight on the card
+        (planner.solve.inflight), so a looser target never asks for more memory."""
         if self.concurrency is not None:
             return self.concurrency
         assert self.requests_per_s is not None and self.request_bound_s is not None
@@ -93,8 +96,9 @@ def _targets(e: Entry, task: str | None) -> tuple[Entry, float | None, Slo | Non
     """Read a scenario workload's targets (:data:`SCENARIO_WORKLOAD_KEYS`) and return the entry
     without them (what the workload reader validates), the deadline and the SLO.
 
-    An ``slo:`` load becomes the workload's ``concurrency`` (so an unnamed engine defaults to vLLM
-    for more than one user) and its ``output_tokens`` the ``tokens_per_request`` the time model times.
+    An ``slo: {concurrency}`` load becomes the workload's ``concurrency`` (``requests_per_s``: one
+    sequence, which the solver replaces by those in flight on each card, planner.solve.inflight) and
+    its ``output_tokens`` the ``tokens_per_request`` the time model times.
     """
     if not any(k in e.data for k in SCENARIO_WORKLOAD_KEYS):
         return e, None, None
@@ -156,7 +160,10 @@ def _targets(e: Entry, task: str | None) -> tuple[Entry, float | None, Slo | Non
         slo = Slo(ttft_s=ttft, tpot_s=tpot if tpot is not None else (1.0 / otps if otps else None),
                   output_tokens_per_s=otps, concurrency=users, requests_per_s=rps, prompt_tokens=prompt,
                   output_tokens=output)
-        updates = {"concurrency": slo.users, "tokens_per_request": output}
+        # under requests_per_s the solver sizes each replica for the sequences in flight on its card
+        # (planner.solve.inflight): the workload holds one until then, so the bound (which a looser
+        # target raises) never trips the engine's own cap on concurrency
+        updates = {"concurrency": slo.users if rps is None else 1, "tokens_per_request": output}
     data = _with(e.data, updates)
     for k in SCENARIO_WORKLOAD_KEYS:
         data.pop(k, None)

@@ -336,8 +336,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
     from planner.memory import estimate as mem_estimate
     from planner.solve.candidates import _hw_row
     from planner.solve.shapes import pin_changes, pinned_clause, span, split
-    from planner.solve.targets import pinned_rates, run_hours, slo_figures
-    from planner.solve.usages import Usage, with_replicas
+    from planner.solve.slo_fixes import built_within_budget
+    from planner.solve.targets import pinned_rates, run_hours
+    from planner.solve.usages import Usage
 
     t = cs.table
     out: list[str] = []
@@ -349,6 +350,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
         if idx.size == 0:
             continue
         pre = f"{sw.name}: " if many else ""
+        budget = cons.budget_usd
+        if budget is not None and (t["capex_usd"][idx] <= budget + 1e-9).any():
+            idx = idx[t["capex_usd"][idx] <= budget + 1e-9]  # the closest machine the budget buys
         if rule == "deadline":
             limit = float(sw.deadline_hours or 0.0)
             hours = t["run_hours"][idx]
@@ -382,6 +386,8 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 sp = span(cs, gpu.id, n, node_cards, u.tp)
                 if sp.nodes > MAX_NODES:  # past the most nodes a scenario may allow: no fix to offer
                     break
+                if built_within_budget(cs, gpu.id, n, node_cards, u.tp) is None:
+                    continue  # a machine the constraints do not build (or the budget does not buy): no fix
                 h = run_hours(Usage(w, u.variant_index, n, gpn, u.tp, wl, est), gpu, per_lane, pins)
                 if h <= limit:
                     out.append(f"{pre}{n} x {gpu.id}: {duration_text(h)} per run, within the {limit:g} h deadline ("
@@ -389,6 +395,8 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                                f"{pinned_clause(sw, n)}")
                     break
             for lever in DEADLINE_LEVERS:
+                if budget is not None and float(r["capex_usd"]) > budget + 1e-9:
+                    break  # a lever on a machine the budget does not buy is no fix
                 key, value = next(iter(lever.items()))
                 tr = u.workload.train
                 if getattr(tr, key) == value or (key == "recipe" and not getattr(gpu, "fp8", False)):
@@ -408,57 +416,17 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             if other:
                 out.append(pre + other)
             fastest = float(np.nanmin(t["run_hours"][idx]))
-            out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine the "
-                       f"constraints allow ({r['cards_total']} x {r['gpu_id']}) takes {duration_text(fastest)}")
+            within = budget is None or float(r["capex_usd"]) <= budget + 1e-9
+            which = ("the constraints allow" if budget is None else f"within budget_usd ${budget:,.2f}" if within else
+                     f"the other constraints allow (${float(r['capex_usd']):,.2f}, over budget_usd ${budget:,.2f}: "
+                     "raise it too)")
+            out.append(f"{pre}raise deadline_hours to >= {math.ceil(fastest * 10) / 10:g} h: the fastest machine "
+                       f"{which} ({r['cards_total']} x {r['gpu_id']}) takes {duration_text(fastest)}")
             continue
-        slo = sw.slo
-        assert slo is not None
-        i = u.workload.infer
-        fig = slo_figures(u, slo, gpu)
-        # more replicas of the closest machine's replica: fewer users each
-        for reps in range(i.replicas + 1, min(4 * i.replicas, slo.users) + 1):
-            wl = with_replicas(replace_concurrency(u.workload, slo.users), i.tp, reps, node_cards)
-            est = mem_estimate(wl, overheads)
-            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
-                continue
-            f = slo_figures(Usage(w, u.variant_index, i.tp * reps, node_cards, i.tp, wl, est), slo, gpu)
-            if f.met(slo):
-                n = i.tp * reps
-                out.append(f"{pre}{reps} replicas of tp {i.tp} ({n} x {gpu.id}): TTFT {f.ttft_s:.3g} s, TPOT "
-                           f"{f.tpot_s * 1e3:.3g} ms at {f.in_flight} sequences each"
-                           f"{span(cs, gpu.id, n, node_cards, i.tp).clause()}{pinned_clause(sw, n)}")
-                break
-        for weights in SLO_WEIGHTS:
-            if i.weights == weights or i.engine == "llama.cpp":
-                continue
-            wl = _workload_from(sw, v, catalog, {"weights": weights, "tp": i.tp})
-            if wl is None:
-                continue
-            wl = with_replicas(wl, i.tp, i.replicas, u.gpus_per_node)
-            est = mem_estimate(wl, overheads)
-            if est.per_gpu_total_bytes > capacity_for(wl, gpu.cuda_total_bytes, cons.vram_headroom):
-                continue
-            f = slo_figures(Usage(w, u.variant_index, u.gpus, u.gpus_per_node, i.tp, wl, est), slo, gpu)
-            if f.met(slo):
-                out.append(f"{pre}weights: {weights} on {u.gpus} x {gpu.id}: TTFT {f.ttft_s:.3g} s, TPOT "
-                           f"{f.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
-        from planner.solve.serve_levers import pinned_tp_fixes
+        from planner.solve.slo_fixes import slo_fixes
 
-        out += [pre + x for x in pinned_tp_fixes(cs, w, sw, v, u, gpu, node_cards, overheads,
-                                                 lambda upd: _workload_from(sw, v, catalog, upd), SLO_WEIGHTS)]
-        got = []
-        if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
-            got.append(f"ttft_s >= {fig.ttft_s:.3g}")
-        if slo.tpot_s is not None and fig.tpot_s > slo.tpot_s:
-            # in the key the scenario writes: a per-user rate is 1 / TPOT (rounded down to stay reachable)
-            got.append(f"output_tokens_per_s <= {math.floor(1 / fig.tpot_s * 10) / 10:g}"
-                       if slo.output_tokens_per_s is not None else f"tpot_s >= {fig.tpot_s:.3g}")
-        if not got or not fig.keeps_up:
-            # it meets both at the load, or cannot keep up at all (its prompts' prefill takes all its time):
-            # what misses is keeping up with the load (the reason says so)
-            continue
-        out.append(f"{pre}loosen the slo: to {' and '.join(got)}: what the closest machine ({r['cards_total']} x "
-                   f"{r['gpu_id']}) achieves for {slo.load_text()}")
+        out += slo_fixes(cs, w, sw, v, u, row, node_cards, overheads, lambda upd: _workload_from(sw, v, catalog, upd),
+                         SLO_WEIGHTS, pre)
     return out
 
 
@@ -489,8 +457,8 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
                     not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
                 continue
             cost = u.gpus * g.price_usd
-            if best is not None and cost > best[0]:
-                continue  # more cards than an answer already found: never the smallest count
+            if (best is not None and cost > best[0]) or (cons.budget_usd is not None and cost > cons.budget_usd):
+                continue  # more cards than an answer already found (or than the budget buys): never the fix
             if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
                 continue
             h = run_hours(u, g, per_lane, pins)
@@ -502,13 +470,6 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
     cost, gid, n, h = best
     return (f"another card: {n} x {gid} takes {duration_text(h)} per run (${cost:,.0f} of cards; not allowed by the "
             "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
-
-
-def replace_concurrency(workload: Workload, users: int) -> Workload:
-    """``workload`` with all ``users`` in one replica (before :func:`with_replicas` shares them)."""
-    from dataclasses import replace
-
-    return replace(workload, infer=replace(workload.infer, concurrency=users, replicas=1))
 
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:
@@ -587,7 +548,7 @@ def _suggest_vram(sw: ScenarioWorkload, catalog: Catalog, big: Any, cap: int, no
         out += _suggest_vram_train(sw, v, catalog, big, cap, node_max, cons, overheads, where=where,
                                    allowed_cards=allowed_cards, cs=cs)
     else:
-        out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where)
+        out += _suggest_vram_infer(sw, v, catalog, big, cap, node_max, cons, overheads, where=where, cs=cs)
     out += _suggest_larger_card(sw, catalog, node_max, cons, overheads)
     return out
 
@@ -696,9 +657,11 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
 
 
 def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big: Any, cap: int, node_max: int,
-                        cons: Any, overheads: RuntimeOverheads | None, *, where: str) -> list[str]:
+                        cons: Any, overheads: RuntimeOverheads | None, *, where: str, cs: Any = None) -> list[str]:
     """What would hold an inference workload on ``big``: vLLM's gpu_memory_utilization, a larger tp,
-    smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers."""
+    smaller weights or KV cache, chunked prefill, fewer sequences; llama.cpp's own levers. With an
+    ``slo:`` a lever set is named only where replicas of it on a machine the constraints build
+    (``cs``'s table) meet the slo (planner.solve.slo_fixes)."""
     from planner.solve.shapes import pin_changes, pinned_keys
 
     out: list[str] = []
@@ -738,12 +701,8 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             if tp in tried and tp <= node_max:
                 break  # the scenario already allows it; something else binds
             text = f"tp: {tp} (one replica on {tp} x {where}): {_fmt(need)} per GPU{pin_changes(sw, v, {'tp': tp})}"
-            if tp > node_max:
-                why = ("the scenario's max_cards" if cons.max_cards is not None and cons.max_cards <= node_max
-                       else "the platforms' slots, PCIe lanes, power and cooling")
-                text += (f"; a node holds at most {node_max} {big.id} card{'s' if node_max != 1 else ''} ({why}) and "
-                         "a replica stays in one node, so this needs a larger card (or smaller weights or KV cache)")
-            out.append(text)
+            if tp <= node_max:  # (a replica stays in one node: a tp past what a node holds is no fix)
+                out.append(text)
             break
         # smaller formats at the fewest cards that hold them (tp up to the largest the node allows)
         tps = [x for x in valid_tp_degrees(w0.architecture) if x <= max(inf.tp, 1)]
@@ -766,7 +725,16 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             if wq is None or sw.slo is None:
                 return flags
             wq = for_gpu(with_gpus(wq, tp, tp), big)
-            return slo_words(sw.slo, wq, estimate(wq, overheads), big) + flags
+            met, words = slo_words(sw.slo, wq, lambda x: estimate(x, overheads), big, cap)
+            if met:
+                return words + flags
+            if cs is not None:  # replicas share the users, as the solver would build them
+                from planner.solve.slo_fixes import more_replicas
+
+                more = more_replicas(cs, wq, sw.slo, big, node_max, overheads)
+                if more:
+                    return more + flags
+            return None  # a set that still misses the slo is no fix
 
         out += lever_sets(sw, inf, big, where, first_fit, timed)
         if inf.max_num_batched_tokens is None and inf.context * inf.concurrency > 8192:
@@ -776,16 +744,52 @@ def _suggest_vram_infer(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
                 if ok:
                     out.append(f"max_num_batched_tokens: 8192 (chunked prefill, as vLLM does) at tp {inf.tp} on "
                                f"{where}: {_fmt(need)} per GPU{pin_changes(sw, v, {'max_num_batched_tokens': 8192})}")
-        if inf.concurrency > 1:
+        if inf.concurrency > 1 and (sw.slo is None or sw.slo.requests_per_s is None):
+            # (under requests_per_s the sequences follow the card, planner.solve.inflight: memory binds only
+            # where one sequence does not fit, and a smaller rate is offered by planner.solve.slo_fixes)
             def make_c(x: int) -> Workload | None:
                 return _workload_from(sw, v, catalog, {"concurrency": x, "tp": inf.tp})
             best, need, _ = largest_fitting(make_c, cap, 1, inf.concurrency - 1, overheads, gpu=big)
+            if best and sw.slo is not None:
+                # a smaller load is a fix only where one replica also meets the slo there: the most users
+                # that do (the figures worsen with the users), each sized and timed as the solver checks it
+                best, need = _most_users_meeting(sw.slo, make_c, best, big, cap, overheads)
             if best:
                 from planner.solve.serve_levers import load_key
 
                 out.append(f"{load_key(sw, best)} at context {inf.context:,} and tp {inf.tp} on {where}: "
                            f"{_fmt(need)} per GPU{pin_changes(sw, v, {'concurrency': best})}")
     return out
+
+
+def _most_users_meeting(slo: Any, make_c: Any, hi: int, big: Any, cap: int,
+                        overheads: RuntimeOverheads | None) -> tuple[int | None, int | None]:
+    """The most users (at most ``hi``, which fit ``cap``) one replica of ``make_c(users)`` on ``big``
+    serves while meeting ``slo`` (planner.solve.inflight.at_load at that concurrency), by bisection,
+    and its need per GPU; (None, None) when not even one user meets it."""
+    from dataclasses import replace
+
+    from planner.solve.inflight import at_load
+
+    def sized(x: int) -> Any:
+        w = make_c(x)
+        if w is None:
+            return None
+        s2 = replace(slo, concurrency=x)
+        s = at_load(for_gpu(w, big), s2, big, cap, lambda z: estimate(z, overheads))
+        return s if s.met(s2) else None
+
+    top = sized(hi)
+    if top is not None:
+        return hi, top.estimate.per_gpu_total_bytes
+    good, bad, at = 0, hi, None
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        s = sized(mid)
+        good, bad, at = (mid, bad, s) if s is not None else (good, mid, at)
+    if good == 0 or at is None:
+        return None, None
+    return good, at.estimate.per_gpu_total_bytes
 
 
 def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, cons: Any,
@@ -825,11 +829,18 @@ def _suggest_larger_card(sw: ScenarioWorkload, catalog: Catalog, node_max: int, 
     if placeable and slo is not None:
         # a served workload with an slo: the cheapest larger card whose one replica meets it, timed as
         # the solver times a machine (planner.solve.targets.slo_figures); else the cheapest, said to miss
+        from dataclasses import replace
         from types import SimpleNamespace
 
         from planner.solve.targets import figures_text, slo_figures
 
         def figures(g: Any) -> Any:
+            if slo.requests_per_s is not None:  # the sequences in flight on this card (planner.solve.inflight)
+                from planner.solve.inflight import at_load
+
+                cap = capacity_for(w_written, g.cuda_total_bytes, cons.vram_headroom)
+                s = at_load(for_gpu(w_written, g), slo, g, cap, lambda x: estimate(x, overheads))
+                return s.figures if s.fits else replace(s.figures, keeps_up=False)
             return slo_figures(SimpleNamespace(workload=for_gpu(w_written, g), estimate=est_on(g)), slo, g)
 
         placeable.sort(key=lambda x: (x.price_usd, x.id))

@@ -25,7 +25,8 @@ Under ``requests_per_s`` the sequences in flight per replica follow Little's law
 "A Proof for the Queuing Formula: L = lambda W"): n = (requests_per_s / r) x request_s(n), found by
 iterating n <- ceil(lambda_r x request_s(n)) from n = 1 (request time grows with n, so the
 iteration rises to the least fixed point); the replica keeps up when that n is at most the c it
-was sized for (:attr:`planner.solve.scenario.Slo.users`), and the targets are checked at n. The
+was sized for, and the targets are checked at n. The solver sizes c on each card as that fixed
+point, or the most its memory holds (planner.solve.inflight.at_load), not from the targets. The
 model is a steady state: it leaves out queueing delay from bursts (an M/M/c queue adds waiting
 time as utilisation nears 1), so a target met with little margin may be missed at peaks.
 
@@ -113,12 +114,16 @@ class SloFigures:
         return worst + (0.0 if self.keeps_up else 1.0)
 
 
-def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandwidth: float | None = None) -> SloFigures:
+def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandwidth: float | None = None,
+                most: int | None = None) -> SloFigures:
     """TTFT and TPOT of inference usage ``u`` (one of ``u.workload.infer.replicas`` replicas) on
-    ``gpu`` under the SLO's load (module docstring)."""
+    ``gpu`` under the SLO's load (module docstring). ``most``: under ``requests_per_s``, the most
+    sequences in flight the Little's-law iteration may reach (default: the workload's
+    ``concurrency``, the sequences the replica was sized for; planner.solve.inflight passes a
+    larger bound to find the fixed point before it sizes the memory)."""
     wl = u.workload
     i = wl.infer
-    sized = max(i.concurrency, 1)
+    sized = max(i.concurrency, 1) if most is None or slo.requests_per_s is None else max(most, 1)
 
     def at(n: int) -> Any:
         w = wl if n == i.concurrency else replace(wl, infer=replace(i, concurrency=n))

@@ -82,6 +82,9 @@ class Usage:
         key: :func:`usages_for`'s memo key of this usage (the variant as written less its name, the
             card counts, the vLLM card class): two usages of one run with the same key differ only
             in the workload's name (None for a usage made elsewhere).
+        gpu_ids: under an ``slo: {requests_per_s}`` load, the GPUs on which a replica holds this
+            usage's sequences (planner.solve.inflight.at_load: the Little's-law fixed point on the
+            card, or the most its memory holds); the usage applies to their rows only. None: every GPU.
     """
 
     workload_index: int
@@ -99,6 +102,7 @@ class Usage:
     vllm_card: str | None = None
     decode: DecodeReads | None = field(default=None, compare=False, repr=False)
     key: tuple | None = field(default=None, compare=False, repr=False)
+    gpu_ids: frozenset[str] | None = None
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
@@ -188,7 +192,8 @@ def _renamed(obj: object, name_field: str, name: str, plain: dict[type, bool]):
 
 
 def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[int, int]], max_cards_per_node: int,
-               overheads: RuntimeOverheads | None = None, cache: dict | None = None) -> list[Usage]:
+               overheads: RuntimeOverheads | None = None, cache: dict | None = None, gpus: Sequence[Gpu] = (),
+               headroom: float = 0.0) -> list[Usage]:
     """Every way workload ``sw`` can run on the machines enumerated, in order of preference.
 
     Args:
@@ -205,6 +210,9 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
             ``("label", key, solver_keys)`` (the label depends on the variant as written and on
             which keys the solver chose, not on the name) and the variant ids under
             ``"variant ids"``.
+        gpus, headroom: the GPUs of the candidate rows and the scenario's ``vram_headroom``: under an
+            ``slo: {requests_per_s}`` load each replica shape gets one usage per sequence count the
+            GPUs hold (planner.solve.inflight.at_load; :attr:`Usage.gpu_ids` says on which).
 
     Returns:
         Usages, variant by variant in the scenario's order; within a variant, training uses the
@@ -237,7 +245,8 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         elif sw.slo is not None:
             # serving to a service level: r identical replicas of tp GPUs share the users (each holds
             # ceil(users / r) sequences); one node first, fewest replicas first, then several nodes
-            users = sw.slo.users
+            # (under requests_per_s every count the nodes take: the sequences in flight follow the card)
+            users = sw.slo.users if sw.slo.requests_per_s is None else 2**62
             for r in range(1, min(max_cards_per_node // tp, users) + 1):
                 shapes.append((tp * r, tp * r))
                 replicas[(tp * r, tp * r)] = r
@@ -251,41 +260,82 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         # vllm serve's defaults depend on the card: one usage per card class when the workload
         # leaves them open (planner.memory.vllm.engine_defaults)
         classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
-        for g, gpn in shapes:
-            for card in classes:
-                reps = replicas.get((g, gpn))
-                key = (vid, g, gpn, card) if reps is None else (vid, g, gpn, card, "slo", reps)
-                hit = cache.get(key)
-                if hit is None:
-                    w = with_gpus(v.workload, g, gpn) if reps is None else with_replicas(v.workload, tp, reps, gpn)
-                    if card is not None:
-                        w = with_serve_defaults(w, large_card=card == "large")
-                    est = estimate(w, overheads)
-                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
-                           est.per_gpu_total_bytes, est.host_total_bytes)
-                    cache[key] = hit
-                w, est, needs, decode, need_bytes, host_bytes = hit
-                if w.name != name:  # the same workload under another name
-                    w, est = _renamed(w, "name", name, plain), _renamed(est, "workload_name", name, plain)
-                # the label depends on the variant as written (and which keys the solver chose), not its name
-                label_key = ("label", key, v.solver_keys)
-                label = cache.get(label_key)
-                if label is None:
-                    label = (replace(v, workload=w).label() if reps is not None else v.label()) + (
-                        f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
-                    if reps is not None:
-                        label += (f", {reps} replica{'s' if reps > 1 else ''} ({g} GPU{'s' if g > 1 else ''}"
-                                  + (f", {gpn} per node" if gpn < g else "") + ")")
-                    if sw.task == "train" and gpn < g:
-                        label += f" ({gpn} per node)"
-                    label += v.solver_note()
-                    if card is not None:
-                        label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
-                                  f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
-                                  f"{w.infer.max_num_seqs:,} sequences)")
-                    cache[label_key] = label
-                out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
-                                 card, decode, key))
+        rated = sw.slo is not None and sw.slo.requests_per_s is not None and bool(gpus)
+        for g, gpn, card, reps, n, ids in _expanded(shapes, classes, replicas, rated, sw, v, tp, gpus, headroom,
+                                                   overheads, cache, vid):
+            key = (vid, g, gpn, card) if reps is None else (vid, g, gpn, card, "slo", reps) + (
+                () if n is None else ("n", n))
+            hit = cache.get(key)
+            if hit is None:
+                w = with_gpus(v.workload, g, gpn) if reps is None else with_replicas(v.workload, tp, reps, gpn)
+                if card is not None:
+                    w = with_serve_defaults(w, large_card=card == "large")
+                if n is not None:
+                    w = replace(w, infer=replace(w.infer, concurrency=n))
+                est = estimate(w, overheads)
+                hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
+                       est.per_gpu_total_bytes, est.host_total_bytes)
+                cache[key] = hit
+            w, est, needs, decode, need_bytes, host_bytes = hit
+            if w.name != name:  # the same workload under another name
+                w, est = _renamed(w, "name", name, plain), _renamed(est, "workload_name", name, plain)
+            # the label depends on the variant as written (and which keys the solver chose), not its name
+            label_key = ("label", key, v.solver_keys)
+            label = cache.get(label_key)
+            if label is None:
+                label = (replace(v, workload=w).label() if reps is not None else v.label()) + (
+                    f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
+                if reps is not None:
+                    label += (f", {reps} replica{'s' if reps > 1 else ''} ({g} GPU{'s' if g > 1 else ''}"
+                              + (f", {gpn} per node" if gpn < g else "") + ")")
+                if sw.task == "train" and gpn < g:
+                    label += f" ({gpn} per node)"
+                label += v.solver_note()
+                if card is not None:
+                    label += (f", vllm serve defaults for {'>= 70 GiB non-A100' if card == 'large' else 'this'} "
+                              f"card ({w.infer.max_num_batched_tokens:,} batched tokens, "
+                              f"{w.infer.max_num_seqs:,} sequences)")
+                cache[label_key] = label
+            out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
+                             card, decode, key, ids))
+    return out
+
+
+def _expanded(shapes: Sequence[tuple[int, int]], classes: tuple[str | None, ...], replicas: dict[tuple[int, int], int],
+              rated: bool, sw: ScenarioWorkload, v: object, tp: int, gpus: Sequence[Gpu], headroom: float,
+              overheads: RuntimeOverheads | None, cache: dict, vid: int) -> list[tuple]:
+    """(gpus, gpus per node, vLLM card class, replicas, sequences per replica, GPU ids) of each usage
+    :func:`usages_for` makes. Under an ``slo: {requests_per_s}`` load (``rated``) a replica shape gives
+    one usage per sequence count that the GPUs of its card class hold at the load
+    (planner.solve.inflight.at_load, timed on each GPU), restricted to those GPUs; otherwise one usage
+    per shape and class for every GPU (sequences and GPU ids None)."""
+    out: list[tuple] = []
+    for g, gpn in shapes:
+        for card in classes:
+            reps = replicas.get((g, gpn))
+            if not rated or reps is None:
+                out.append((g, gpn, card, reps, None, None))
+                continue
+            from planner.memory.vllm import is_large_card
+            from planner.solve.inflight import at_load
+
+            base = with_replicas(v.workload, tp, reps, gpn)  # type: ignore[attr-defined]
+            if card is not None:
+                base = with_serve_defaults(base, large_card=card == "large")
+
+            def est_of(w: Workload, g: int = g, gpn: int = gpn, card: str | None = card, reps: int = reps) -> Estimate:
+                k = (vid, g, gpn, card, "slo", reps, "est", w.infer.concurrency)
+                if k not in cache:
+                    cache[k] = estimate(w, overheads)
+                return cache[k]
+
+            by_n: dict[int, list[str]] = {}
+            for gpu in gpus:
+                if card is not None and is_large_card(gpu) != (card == "large"):
+                    continue
+                s = at_load(base, sw.slo, gpu, capacity_for(base, gpu.cuda_total_bytes, headroom), est_of)
+                by_n.setdefault(s.workload.infer.concurrency, []).append(gpu.id)
+            out += [(g, gpn, card, reps, n, frozenset(ids)) for n, ids in sorted(by_n.items())]
     return out
 
 

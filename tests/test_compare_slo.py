@@ -122,14 +122,25 @@ def test_usd_per_million_tokens_is_at_the_slo_load_on_both_sides(several):
     assert wc.slo_served_tokens_per_s == pytest.approx(300 * 512 / request_s, rel=1e-6)
     assert wc.local_usd_per_million_tokens == pytest.approx(
         comp.local_usd_per_copy_hour / (wc.slo_served_tokens_per_s * 3600) * 1e6)
-    # not the saturated rate the time model gives (what it was priced at before)
-    assert wc.slo_served_tokens_per_s < wc.local.tokens_per_s
+    # not the saturated rate the time model gives (what it was priced at before): that one is the
+    # capacity, 3,600 / requests_per_hour_capacity s a request; the local time is timed at the load
+    assert wc.local.tokens_per_s == pytest.approx(wc.slo_served_tokens_per_s)
+    saturated_tps = 512 * wc.local.requests_per_hour_capacity / 3600
+    assert wc.slo_served_tokens_per_s < saturated_tps
+    # a request's time and cost at the load: 1 / (300 users / request_s) s, the copy-hour's cost over
+    # the requests served in an hour (planner plan prices it alike)
+    assert wc.local.seconds_per_job == pytest.approx(request_s / 300, rel=1e-6)
+    assert wc.local_cost_per_job_usd == pytest.approx(comp.local_usd_per_copy_hour / (300 / request_s * 3600),
+                                                      rel=1e-6)
+    assert wc.local_cost_per_job_usd / 512 * 1e6 == pytest.approx(wc.local_usd_per_million_tokens)
     for o in (x for x in wc.cloud if x.feasible):
         served = 300 * 512 / o.slo.request_s
         assert o.slo.served_tokens_per_s == pytest.approx(served)
         # all k instances' price over the tokens the load receives on them
         assert o.usd_per_million_tokens == pytest.approx(o.copies * o.usd_per_hour / (served * 3600) * 1e6)
-        assert o.usd_per_million_tokens != pytest.approx(o.usd_per_hour / (o.time.tokens_per_s * 3600) * 1e6)
+        # and over the requests: k instance-hours per 300 / request_s x 3,600 requests
+        assert o.cost_per_job_usd == pytest.approx(o.copies * o.usd_per_hour / (300 / o.slo.request_s * 3600))
+        assert o.cost_per_job_usd / 512 * 1e6 == pytest.approx(o.usd_per_million_tokens)
 
 
 def test_served_tokens_under_requests_per_s_are_the_arrivals_times_the_output():
@@ -175,6 +186,12 @@ def test_the_workbooks_usd_per_million_tokens_follow_the_slo_load(catalog, tmp_p
     for o in (x for x in wc.cloud if x.feasible):
         row = next(rr for rr in range(head + 1, head + 10) if ws.cell(rr, 2).value == o.instance_id)
         assert ws.cell(row, 14).value == pytest.approx(o.usd_per_million_tokens)  # USD per M tokens
+        assert ws.cell(row, 12).value == pytest.approx(o.cost_per_job_usd)  # per request, at the load
     top = next(c.row for c in ws["A"] if c.value == "Workload") + 1
     assert ws.cell(top, 14).value == pytest.approx(wc.local_usd_per_million_tokens)  # local, at the load
     assert ws.cell(top, 15).value == pytest.approx(wc.option(wc.best_on_demand).usd_per_million_tokens)
+    # the cost per request formulas (price x hours per request at the load) agree with the per M tokens:
+    # per request / 512 output tokens x 1e6 = per M tokens, on both sides
+    assert ws.cell(top, 12).value == pytest.approx(wc.local_cost_per_job_usd)
+    assert ws.cell(top, 12).value / 512 * 1e6 == pytest.approx(ws.cell(top, 14).value)
+    assert ws.cell(top, 13).value / 512 * 1e6 == pytest.approx(ws.cell(top, 15).value)

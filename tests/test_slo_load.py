@@ -153,10 +153,14 @@ def test_estimate_shows_the_tpot_the_plan_checks(chat, catalog):
     d = e.to_dict()["speed"]
     for key in ("steady_tpot_s", "steady_request_s", "prefill_share", "batch_output_tokens_per_s"):
         assert key in d
-    # the plan prices a static batch: its generated tokens/s is estimate's batch_output_tokens_per_s
+    # the plan prices a request at the slo: load (planner.cost.slo_rent.at_load): the 50 users each
+    # receive 512 tokens per steady request time (Little's law), 50 x 512 / steady_request_s tokens/s;
+    # a saturated static batch, estimate's batch_output_tokens_per_s, stays in the arithmetic
     doc = plan_to_dict(chat.plan)
     w = doc["assumptions"]["job_arithmetic"]["workloads"][0]
-    assert w["tokens_per_s"] == pytest.approx(d["batch_output_tokens_per_s"], rel=1e-9)
+    assert w["tokens_per_s"] == pytest.approx(50 * 512 / d["steady_request_s"], rel=1e-9)
+    full_s = w["priced_at"]["full_throughput_seconds_per_request"]
+    assert 512 / full_s == pytest.approx(d["batch_output_tokens_per_s"], rel=1e-9)
     text = plan_text(chat.plan)
     assert "decode step with the other requests' prompts prefilled" in " ".join(text.split())
     assert "steady_tpot_s" in text
@@ -191,7 +195,8 @@ def test_the_slo_request_is_the_request_priced(catalog):
          "seq_len": 2048, "dataset_tokens": 2_000_000_000, "deadline_hours": 72}]}
     doc = plan_to_dict(plan(data, catalog=catalog).plan)
     chat_job = next(w for w in doc["assumptions"]["job_arithmetic"]["workloads"] if w["workload"] == "chat")
-    assert chat_job["job"] == "one request (1,024 prompt + 512 generated tokens)"
+    # priced at the slo: load (planner.cost.slo_rent.at_load)
+    assert chat_job["job"] == "one request (1,024 prompt + 512 generated tokens) at the slo: load"
     assert "slo: block's prompt_tokens" in chat_job["steps"][0]
     assert not any("the workload gives no prompt length" in x for x in chat_job["steps"])
 

@@ -298,10 +298,13 @@ def test_the_workbook_states_the_targets_and_serving_figures(catalog, tmp_path):
     assert "Targets (deadline, service level): target and achieved on this machine" in summary
     assert "chat-8b-50-users: SLO for 50 concurrent users: TTFT" in summary
     # a request's time and cost: seconds and USD per million tokens, never 0.000 h or $0.00
-    assert "Machine time per request (s)" in summary and "Cost per million tokens (USD)" in summary
+    # priced at the slo: load (planner.cost.slo_rent.at_load), and saying so
+    assert ("Machine time per request at the slo: load (s)" in summary
+            and "Cost per million tokens at the slo: load (USD)" in summary)
     alts = _sheet_text(wb["Alternatives"])
-    for header in ("TTFT target (s)", "TTFT (s)", "TPOT target (s)", "TPOT (s)", "Machine time per request (s)",
-                   "Cost per million generated tokens (USD)"):
+    for header in ("TTFT target (s)", "TTFT (s)", "TPOT target (s)", "TPOT (s)",
+                   "Machine time per request at the slo: load (s)",
+                   "Cost per million generated tokens at the slo: load (USD)"):
         assert header in alts
     r = plan(SCENARIOS / "finetune-72h-deadline.yaml", catalog=catalog, out=tmp_path / "ft", format="xlsx")
     wb = openpyxl.load_workbook(r.outputs["xlsx"])

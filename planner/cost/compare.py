@@ -81,7 +81,7 @@ from planner.cost.tco import (
     net_capex_usd,
     usd_per_million_tokens,
 )
-from planner.cost.slo_rent import slo_service
+from planner.cost.slo_rent import at_load, slo_service
 from planner.cost.comparison_notes import (
     _copies_note,
     _like_for_like_note,
@@ -443,7 +443,7 @@ def copies_for(rate: float, capacity: float) -> int:
 
 
 def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: Catalog, costs: CostInputs,
-                  name: str, service: bool, rental: Any = None) -> CloudOption:
+                  name: str, service: bool, rental: Any = None, slo: Any = None) -> CloudOption:
     inst = fit.instance
     base = dict(instance_id=inst.id, provider=inst.provider, instance=inst.instance, gpu_id=inst.gpu,
                 gpu_count=inst.gpu_count, region=inst.region, as_of=inst.as_of, source=inst.source,
@@ -472,6 +472,9 @@ def _cloud_option(fit: InstanceFit, local: JobTime, w_local: Workload, catalog: 
     disc = 1.0 - costs.cloud_discount
     od = inst.usd_per_hour * disc
     spot = inst.spot_usd_per_hour * disc if (costs.spot and inst.spot_usd_per_hour is not None) else None
+    if service and rental is not None and slo is not None and jt.seconds_per_job is not None:
+        # a request's instance-hours at the load on the k instances rented (slo_rent.at_load), as the local side
+        jt = at_load(jt, slo, rental.request_s, rental.instances)
     hpj = jt.hours_per_job
     # a service to an slo: is priced at the tokens its load receives, on every instance rented (slo_rent)
     per_m, tps = (k, rental.served_tokens_per_s) if (service and rental is not None) else (1.0, jt.tokens_per_s)
@@ -602,13 +605,16 @@ def _workload_comparison(run: LocalRun, share: float, machine: LocalMachine, cat
                               "requests_per_hour)")
     slo_tps, slo_basis = None, ""
     if run.slo is not None and w.infer is not None:  # rent the count that meets the slo: (planner.cost.slo_rent)
-        service, reading, assumed, pairs, slo_tps, slo_basis = slo_service(run, machine, catalog, c, service, reading,
-                                                                                  assumed)
+        service, reading, assumed, pairs, slo_tps, slo_basis, request_s = slo_service(run, machine, catalog, c,
+                                                                                     service, reading, assumed)
+        if service and local.seconds_per_job is not None:
+            # a request's time and cost at the load, as its tokens are priced (slo_rent.at_load; planner plan alike)
+            local = at_load(local, run.slo, request_s)
     else:
         pairs = [(f, None) for f in cloud_fits(run.variants or (w,), catalog, providers=c.providers,
                                                instances=c.instances, regions=c.regions, allowed_gpus=run.allowed_gpus,
                                                headroom=run.vram_headroom, local=w)]
-    options = [_cloud_option(f, local, w, catalog, c, w.name, service, r) for f, r in pairs]
+    options = [_cloud_option(f, local, w, catalog, c, w.name, service, r, run.slo) for f, r in pairs]
     limit = run.deadline_hours if w.train is not None else None
     if limit is not None:
         options = [deadline_checked(o, limit) for o in options]

@@ -183,14 +183,15 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
             out.append(f"  local: {line}")
         # Without a job size (no dataset_tokens / tokens_per_request) there is no time or cost per job.
         has_job = wc.local.seconds_per_job is not None
-        per_job = (f"{_hours(wc.local.seconds_per_job)} per job, " if has_job else
+        at_load = " at the slo: load" if wc.slo_served_tokens_per_s is not None else ""
+        served = " served" if at_load and wc.service else ""
+        per_job = (f"{_hours(wc.local.seconds_per_job)} per job{at_load if served else ''}, " if has_job else
                    f"per job: n/a (no {'dataset_tokens' if wc.task == 'train' else 'tokens_per_request'}), ")
         cost_per_job = f"{_usd(wc.local_cost_per_job_usd)} per job, " if has_job else ""
         per_copy = " per copy" if comp.copies > 1 else ""
         if getattr(wc.local, "assumed", False):
             per_copy += " (assumed: the speed rests on a rate with no published measurement for this card)"
-        at_load = " at the slo: load" if wc.slo_served_tokens_per_s is not None else ""
-        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{per_copy}, {cost_per_job}"
+        out.append(f"  local: {per_job}{wc.local.tokens_per_s:,.1f} tokens/s{served}{per_copy}, {cost_per_job}"
                    f"{_usd(wc.local_usd_per_million_tokens)} per M tokens{at_load} (at {comp.utilization:.0%} "
                    "utilization)")
         if wc.slo_served_tokens_per_s is not None:
@@ -218,7 +219,9 @@ def comparison_text(comp: Comparison, top: int = 5, verbose: bool = True) -> str
                         if o.copies > 1 else ""))
                 if has_job:
                     assumed = " (assumed speed)" if o.time is not None and o.time.assumed else ""
-                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job{assumed}",
+                    per = ("" if o.slo is None or not wc.service else " at the slo: load" + (
+                        f" (instance-seconds over the {o.slo.instances} instances)" if o.slo.instances > 1 else ""))
+                    parts += [f"{_hours(o.time.seconds_per_job if o.time else None)} per job{per}{assumed}",
                               f"{_usd(o.cost_per_job_usd)} per job"]
                 if o.slo is not None:
                     parts.append(f"{o.slo.instances} instance{'s' if o.slo.instances != 1 else ''} for the slo: "

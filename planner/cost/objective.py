@@ -7,7 +7,9 @@ use with the ownership model (:mod:`planner.cost.tco`), fills the candidate tabl
 ``capex``, re-ranks the feasible rows by it (ties: the solver's order, so capex next). One *job*
 is one run of every workload of the scenario, one after the other (training: ``dataset_tokens`` x
 ``epochs`` tokens; inference: one request of ``tokens_per_request`` generated tokens, amortised
-over the batch and replicas the machine runs)::
+over the batch and replicas the machine runs; a served workload with an ``slo:``: one request at
+its load, 1 / the requests per second the load brings, planner.cost.slo_rent.at_load, as
+``planner compare`` prices it)::
 
     hours_per_job(r) = sum over workloads w of time_workload(w on r).seconds_per_job / 3600
     usd_per_busy_hour(r) = (capex(r) x (1 - residual) + support x D) / (h x 12 x D) + energy(r)
@@ -34,6 +36,7 @@ from typing import Any
 
 from planner.catalog.prices import priced_catalog
 from planner.core.units import years_text
+from planner.cost.slo_rent import at_load, load_basis_text, local_slo_figures
 from planner.cost.tco import (
     HOURS_PER_MONTH,
     CostInputs,
@@ -149,9 +152,10 @@ def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[in
         per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
                        catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
         usage_ids = tuple(int(u) for u in cs.best_usage[row])
-        key = (gpu.id, per_lane, usage_ids)
+        hbw = slo_host_bandwidth(cs, row, usage_ids)
+        key = (gpu.id, per_lane, usage_ids, hbw)
         if key not in cache:
-            cache[key] = job_hours(cs, gpu, per_lane, usage_ids, costs)
+            cache[key] = job_hours(cs, gpu, per_lane, usage_ids, costs, hbw)
         energy = energy_usd_per_hour(gpu_count=int(cards[row]), gpu_tdp_w=gpu.tdp_w,
                                      platform_w=float(plat.platform_w) * int(nodes[row]), usd_per_kwh=costs.usd_per_kwh,
                                      pue=costs.pue, gpu_power_fraction=costs.gpu_power_fraction)
@@ -166,17 +170,40 @@ def metrics(cs: CandidateSet, catalog: Any, costs: CostInputs, rows: Sequence[in
     return hours, usd, tco
 
 
-def job_hours(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int], costs: CostInputs) -> float:
+def slo_host_bandwidth(cs: CandidateSet, row: int, usage_ids: Sequence[int]) -> float | None:
+    """The RAM bandwidth of table row ``row``'s platform (bytes/s, ``host_bw`` of the hardware
+    arrays) when a workload with an ``slo:`` keeps llama.cpp blocks in host RAM there (its SLO
+    figures then read it, as the solver's check does: planner.solve.solver.targets_of), else None."""
+    for w, (sw, u) in enumerate(zip(cs.scenario.workloads, usage_ids)):
+        if u < 0 or sw.task != "infer" or getattr(sw, "slo", None) is None:
+            continue
+        d = cs.usages[w][u].decode
+        if d is not None and d.host_blocks > 0:
+            from planner.solve.candidates import _hw_row
+
+            return float(cs.hardware.arrays["host_bw"][_hw_row(cs, cs.table.row(row))])
+    return None
+
+
+def job_hours(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int], costs: CostInputs,
+              host_bw: float | None = None) -> float:
     """Hours of one run of every workload with the given usages on ``gpu`` (NaN when one has no size)."""
-    times = job_times(cs, gpu, per_lane, usage_ids, costs)
+    times = job_times(cs, gpu, per_lane, usage_ids, costs, host_bw)
     if any(jt is None or jt.hours_per_job is None for _, jt in times):
         return math.nan
     return sum(jt.hours_per_job for _, jt in times)  # type: ignore[misc]
 
 
 def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[int],
-              costs: CostInputs) -> list[tuple[Any, Any]]:
-    """(workload, :class:`planner.speed.timing.JobTime` or None when it has no usage) per workload."""
+              costs: CostInputs, host_bw: float | None = None) -> list[tuple[Any, Any]]:
+    """(workload, :class:`planner.speed.timing.JobTime` or None when it has no usage) per workload.
+
+    A served workload with an ``slo:`` is timed at its load (planner.cost.slo_rent.at_load, as
+    ``planner compare`` prices it): one request takes 1 / the requests per second the load brings
+    machine-seconds (requests_per_s, or users / the achieved request time by Little's law), the
+    achieved request time from planner.cost.slo_rent.local_slo_figures on ``gpu`` with the row's
+    host link ``per_lane`` and RAM bandwidth ``host_bw`` (:func:`slo_host_bandwidth`; read only
+    where llama.cpp keeps blocks in host RAM)."""
     out: list[tuple[Any, Any]] = []
     for w, u in enumerate(usage_ids):
         if u < 0:
@@ -193,6 +220,14 @@ def job_times(cs: CandidateSet, gpu: Any, per_lane: float, usage_ids: Sequence[i
             jt = cs.job_time_memo[key] = time_workload(
                 workload=wl, estimate=usage.estimate, gpu=gpu, gpu_count=wl.gpus, pcie_per_lane_bytes_per_s=per_lane,
                 pcie_lanes=gpu.pcie_lanes, mfu=mfu, mbu=mbu)
+        slo = getattr(cs.scenario.workloads[w], "slo", None)
+        if slo is not None and wl.infer is not None and jt.seconds_per_job is not None:
+            load_key = ("slo load", key, host_bw)
+            loaded = cs.job_time_memo.get(load_key)
+            if loaded is None:
+                f = local_slo_figures(wl, usage.estimate, slo, gpu, per_lane=per_lane, host_bandwidth=host_bw)
+                loaded = cs.job_time_memo[load_key] = at_load(jt, slo, f.request_s)
+            jt = loaded
         out.append((wl, jt))
     return out
 
@@ -233,7 +268,9 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
     brief: list[str] = []
     total_h = 0.0
     complete = True
-    for wl, jt in job_times(cs, gpu, per_lane, [int(u) for u in cs.best_usage[row]], costs):
+    usage_ids = [int(u) for u in cs.best_usage[row]]
+    timed = job_times(cs, gpu, per_lane, usage_ids, costs, slo_host_bandwidth(cs, row, usage_ids))
+    for sw, (wl, jt) in zip(cs.scenario.workloads, timed):
         if jt is None or jt.hours_per_job is None:
             complete = False
             works.append({"workload": wl.name, "job": jt.job if jt else "not timed", "hours_per_job": None,
@@ -254,6 +291,8 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
             brief.append(f"time per job, {wl.name}: {jt.job_tokens:,.0f} tokens / {jt.tokens_per_s:,.1f} tokens/s on "
                          f"{wl.gpus} x {gpu.id} ({how}: MFU {jt.mfu:.3g} at {fpt:,.4g} FLOPs/token) = "
                          f"{_hours(jt.hours_per_job)}{offload}{assumed}")
+        elif getattr(sw, "slo", None) is not None:
+            _served_item(item, brief, wl, jt, sw.slo, gpu, per_hour)
         else:
             usd_req = jt.hours_per_job * per_hour
             per_m = usd_req / float(jt.job_tokens) * 1e6
@@ -281,6 +320,41 @@ def job_arithmetic(cs: CandidateSet, catalog: Any, costs: CostInputs, row: int) 
                           f"busy hour = {_usd(total_h * per_hour)}")
     out["brief"] = brief
     return out
+
+
+def _served_item(item: dict[str, Any], brief: list[str], wl: Any, jt: Any, slo: Any, gpu: Any,
+                 per_hour: float) -> None:
+    """:func:`job_arithmetic`'s figures of a served workload with an ``slo:``, priced at its load
+    (``jt`` from planner.cost.slo_rent.at_load: seconds_per_job = 1 / the requests per second the
+    load brings): cost per request = cost per busy hour / requests served per hour, and per million
+    generated tokens = that / output_tokens x 1e6 = cost per busy hour / (tokens/s served x 3600)
+    x 1e6, as ``planner compare`` prices it (planner.cost.slo_rent.served_tokens_per_s)."""
+    rps = 1.0 / jt.seconds_per_job
+    per_hour_requests = rps * 3600.0
+    request_s = None if slo.requests_per_s is not None else slo.users / rps
+    basis = load_basis_text(slo, jt.tokens_per_s, request_s)
+    usd_req = per_hour / per_hour_requests
+    per_m = usd_req / float(jt.job_tokens) * 1e6
+    full_s = 3600.0 / jt.requests_per_hour_capacity if jt.requests_per_hour_capacity else None
+    item.update({"usd_per_request": usd_req, "usd_per_million_generated_tokens": per_m,
+                 "priced_at": {"load": slo.load_text(), "requests_per_s_served": rps,
+                               "requests_per_hour_served": per_hour_requests, "served_tokens_per_s": jt.tokens_per_s,
+                               "request_s": request_s, "basis": basis,
+                               "full_throughput_seconds_per_request": full_s,
+                               "full_throughput_requests_per_hour": jt.requests_per_hour_capacity},
+                 "unit": "USD per request at the slo: load = cost per busy hour / requests served per hour; per "
+                         "million generated tokens = per request / output_tokens x 1e6",
+                 "scaling": "the slo: load: the machine serves its requests and nothing else, so each busy hour "
+                            "buys the requests of one hour at that load (planner compare prices it alike)"})
+    assumed = " (assumed: rests on a rate with no published measurement for this card)" if jt.assumed else ""
+    full = (f"; saturated it would take {full_s:,.4f} s" if full_s else "")
+    brief.append(f"time per job, {wl.name}: {jt.job}: {basis}: 1 / {rps:,.4g} requests/s served = "
+                 f"{jt.seconds_per_job:,.4f} machine-s per request (speed model under the load on {wl.gpus} x "
+                 f"{gpu.id}{full}){assumed}")
+    brief.append(f"cost per job, {wl.name}: ${per_hour:,.4f} per busy hour / {per_hour_requests:,.0f} requests served "
+                 f"per hour at the slo: load = {_usd(usd_req)} per request of {jt.job_tokens:,.0f} generated tokens "
+                 f"= {_usd(usd_req)} / {jt.job_tokens:,.0f} x 1e6 = ${per_m:,.4f} per million generated tokens at "
+                 "the slo: load")
 
 
 def objective_assumptions(cs: CandidateSet, result: Plan, costs: CostInputs, catalog: Any = None) -> dict[str, Any]:
@@ -340,7 +414,8 @@ def _assumed_win(cs: CandidateSet, catalog: Any, costs: CostInputs, feasible: li
         plat = next(p for p in cs.hardware.platforms if p.id == r["platform_id"])
         per_lane = min(catalog.pcie_gen(gpu.pcie_gen).per_lane_bytes_per_s,
                        catalog.pcie_gen(plat.pcie_gen).per_lane_bytes_per_s)
-        times = job_times(cs, gpu, per_lane, [int(u) for u in cs.best_usage[row]], costs)
+        usage_ids = [int(u) for u in cs.best_usage[row]]
+        times = job_times(cs, gpu, per_lane, usage_ids, costs, slo_host_bandwidth(cs, row, usage_ids))
         return [sw.name for sw, (_, jt) in zip(cs.scenario.workloads, times) if jt is not None and jt.assumed], \
             str(r["gpu_id"])
 

@@ -23,7 +23,10 @@ actually receives, not what a saturated machine could generate. Under ``requests
 requests_per_s x output_tokens; under ``concurrency`` each of the users receives output_tokens per
 request time (TTFT + output_tokens x TPOT, as achieved), so by Little's law (Little 1961, L =
 lambda x W: throughput = users / request time) users x output_tokens / request_s. The local
-machine is priced on the same definition (planner.cost.compare).
+machine is priced on the same definition, by ``planner compare`` (planner.cost.compare) and by
+``planner plan`` (planner.cost.objective). Cost per request likewise (:func:`at_load`): the cost per
+hour of what serves the load over the requests it serves in an hour, requests_per_s x 3600 or
+users / request_s x 3600, so cost per request / output_tokens x 1e6 is the same USD per million.
 
 Importing this module does no work.
 """
@@ -79,18 +82,52 @@ class SloRental:
                 "request_s": self.request_s, "served_tokens_per_s": self.served_tokens_per_s}
 
 
-def served_tokens_per_s(slo: Any, request_s: float) -> float:
-    """Output tokens per second the SLO's load receives (module docstring): requests_per_s x
-    output_tokens, or users x output_tokens / request_s (Little's law) under ``concurrency``.
+def served_requests_per_s(slo: Any, request_s: float) -> float:
+    """Requests per second the SLO's load brings (module docstring): ``requests_per_s``, or
+    users / request_s under ``concurrency`` (Little's law: each of the users has one request in
+    flight, each lasting ``request_s``, the achieved TTFT + output_tokens x TPOT).
 
     Raises:
         ValueError: a concurrency load with ``request_s`` not above 0 or not finite.
     """
     if slo.requests_per_s is not None:
-        return float(slo.requests_per_s) * slo.output_tokens
+        return float(slo.requests_per_s)
     if not (request_s > 0 and math.isfinite(request_s)):
         raise ValueError(f"a request's time must be a positive number of seconds, not {request_s!r}")
-    return slo.users * slo.output_tokens / request_s
+    return slo.users / request_s
+
+
+def served_tokens_per_s(slo: Any, request_s: float) -> float:
+    """Output tokens per second the SLO's load receives (module docstring):
+    :func:`served_requests_per_s` x output_tokens (requests_per_s x output_tokens, or users x
+    output_tokens / request_s under ``concurrency``).
+
+    Raises:
+        ValueError: a concurrency load with ``request_s`` not above 0 or not finite.
+    """
+    return served_requests_per_s(slo, request_s) * slo.output_tokens
+
+
+def at_load(jt: Any, slo: Any, request_s: float, instances: int = 1) -> Any:
+    """``jt`` (planner.speed.timing.JobTime of one request) priced at the SLO's load: one request
+    takes ``instances`` / :func:`served_requests_per_s` machine-seconds (the machine, or the
+    ``instances`` rented, serve the load's requests and nothing else, so its cost per hour buys
+    the requests of one hour at the load: cost per request = cost per hour / requests per hour),
+    and its tokens/s is :func:`served_tokens_per_s`. The full-throughput figures stay in the
+    arithmetic (``jt.lines``) and ``requests_per_hour_capacity``.
+
+    Raises:
+        ValueError: as :func:`served_requests_per_s`.
+    """
+    rps = served_requests_per_s(slo, request_s)
+    served = rps * slo.output_tokens
+    seconds = instances / rps
+    many = f"{instances:,} instances x " if instances != 1 else ""
+    line = (f"at the slo: load ({load_basis_text(slo, served, request_s)}): {rps:,.4g} requests/s served, so "
+            f"{many}1 / {rps:,.4g} = {seconds:.4f} machine-s per request (cost per request = cost per hour / "
+            f"requests served per hour), not the {jt.seconds_per_job:.4f} s of a saturated machine")
+    return replace(jt, job=f"{jt.job} at the slo: load", seconds_per_job=seconds, compute_s=seconds,
+                   tokens_per_s=served, lines=(*jt.lines, line))
 
 
 def load_basis_text(slo: Any, served: float, request_s: float | None) -> str:
@@ -202,10 +239,11 @@ def _why_not(variants: Sequence[Workload], inst: Any, catalog: Catalog, slo: Any
 
 
 def slo_service(run: Any, machine: Any, catalog: Catalog, costs: Any, service: bool, reading: str,
-                assumed: bool) -> tuple[bool, str, bool, list, float, str]:
+                assumed: bool) -> tuple[bool, str, bool, list, float, str, float]:
     """A workload with an ``slo:`` on both sides (planner.cost.compare): (service, the reading in
     words, assumed, the (fit, rental) of every selected instance, the output tokens/s its load
-    receives on the local machine, that rate's arithmetic). An ``slo:`` states the load, so the
+    receives on the local machine, that rate's arithmetic, the local request time at the load in
+    seconds: TTFT + output_tokens x TPOT as achieved). An ``slo:`` states the load, so the
     workload is read as a service without assuming it (unless ``costs.batch_inference`` lists it).
 
     Raises:
@@ -222,7 +260,7 @@ def slo_service(run: Any, machine: Any, catalog: Catalog, costs: Any, service: b
                    "that meet the targets at it; USD per million tokens at the tokens that load receives)")
     pairs = slo_fits(run.variants or (w,), catalog, slo, providers=costs.providers, instances=costs.instances,
                      regions=costs.regions, headroom=run.vram_headroom, local=w)
-    return service, reading, assumed, pairs, served, basis
+    return service, reading, assumed, pairs, served, basis, f.request_s
 
 
 def slo_fits(variants: Sequence[Workload], catalog: Catalog, slo: Any, *, providers: tuple[str, ...] = (),
@@ -233,5 +271,5 @@ def slo_fits(variants: Sequence[Workload], catalog: Catalog, slo: Any, *, provid
             for inst in select_instances(catalog, providers=providers, instances=instances, regions=regions)]
 
 
-__all__ = ["SloRental", "load_basis_text", "local_slo_figures", "rent_for_slo", "served_tokens_per_s", "slo_fits",
-           "slo_service"]
+__all__ = ["SloRental", "at_load", "load_basis_text", "local_slo_figures", "rent_for_slo", "served_requests_per_s",
+           "served_tokens_per_s", "slo_fits", "slo_service"]

@@ -65,7 +65,7 @@ def plan_to_dict(plan: Any, today: date | None = None) -> dict[str, Any]:
                        for i in plan.line_items()],
         "total_usd": plan.total_usd,
         "workloads": [
-            {"strategy": s, "estimate": estimate_to_dict(e), **t}
+            {"strategy": s, "estimate": estimate_to_dict(e), **_priced_at_load(t, e.workload_name, plan.assumptions)}
             for s, e, t in zip(plan.strategies, plan.estimates,
                                list(getattr(plan, "targets", ()) or ()) + [{}] * len(plan.estimates))
         ],
@@ -77,6 +77,27 @@ def plan_to_dict(plan: Any, today: date | None = None) -> dict[str, Any]:
                               if getattr(plan, "price_sensitivity", None) is not None else None),
         "ram_rule": plan.ram_rule.to_dict() if getattr(plan, "ram_rule", None) is not None else None,
     })
+
+
+def _priced_at_load(targets: dict[str, Any], name: str, assumptions: Any) -> dict[str, Any]:
+    """A workload's targets with, for an ``slo:``, ``slo.priced_at_load``: what one request costs
+    at its load on the chosen machine (planner.cost.objective.job_arithmetic, from the plan's
+    ``assumptions``: ``usd_per_request`` = cost per busy hour / requests served per hour,
+    ``usd_per_million_generated_tokens``, ``seconds_per_request``, ``requests_per_s_served``,
+    ``served_tokens_per_s``, ``basis`` in words), as ``planner compare`` prices it."""
+    if not targets.get("slo"):
+        return targets
+    works = ((assumptions or {}).get("job_arithmetic") or {}).get("workloads") or ()
+    item = next((w for w in works if w.get("workload") == name and w.get("priced_at")), None)
+    if item is None:
+        return targets
+    at = item["priced_at"]
+    priced = {"usd_per_request": item.get("usd_per_request"),
+              "usd_per_million_generated_tokens": item.get("usd_per_million_generated_tokens"),
+              "seconds_per_request": 1.0 / at["requests_per_s_served"],
+              "requests_per_s_served": at["requests_per_s_served"], "served_tokens_per_s": at["served_tokens_per_s"],
+              "basis": at["basis"]}
+    return {**targets, "slo": {**targets["slo"], "priced_at_load": priced}}
 
 
 def infeasible_to_dict(err: Any) -> dict[str, Any]:

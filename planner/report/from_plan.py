@@ -20,7 +20,7 @@ from planner.core.table import Table
 from planner.core.units import GiB
 from planner.solve.quote import STALE_PRICE_MONTHS
 from planner.solve.solver import target_lines
-from planner.report.render import job_tokens
+from planner.report.render import job_tokens, slo_loads
 from planner.report.workbook_data import (
     QuoteSettings,
     RecipeRow,
@@ -83,11 +83,12 @@ INFEASIBLE_COLUMNS = ("binding_constraint", "candidates_excluded", "closest_miss
                       "why_not")
 
 
-def _alternatives_table(alts: Any, serving_tokens: float | None = None) -> Any:
+def _alternatives_table(alts: Any, serving_tokens: float | None = None, at_load: bool = False) -> Any:
     """The solver's alternatives with 'why_lost' before the long 'strategy' text; when every
     workload is served (``serving_tokens``: generated tokens per job), time per job as seconds per
     request and cost per job as USD per million generated tokens (a request's hours and cents
-    round to 0.000 h and $0.00)."""
+    round to 0.000 h and $0.00), named '..._at_load' when ``at_load`` (a workload with an ``slo:``
+    is priced at its load: planner.cost.slo_rent.at_load)."""
     if alts is None or "strategy" not in getattr(alts, "columns", ()):
         return alts
     cols = [c for c in alts.columns if c != "strategy"] + ["strategy"]
@@ -96,7 +97,9 @@ def _alternatives_table(alts: Any, serving_tokens: float | None = None) -> Any:
         out = out.copy()
         out["hours_per_job"] = out["hours_per_job"] * 3600.0
         out["usd_per_job"] = out["usd_per_job"] / serving_tokens * 1e6
-        out = out.renamed({"hours_per_job": "seconds_per_request", "usd_per_job": "usd_per_million_tokens"})
+        tail = "_at_load" if at_load else ""
+        out = out.renamed({"hours_per_job": f"seconds_per_request{tail}",
+                           "usd_per_job": f"usd_per_million_tokens{tail}"})
     return out
 
 
@@ -204,7 +207,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         line_items=tuple(plan.line_items()),
         quote=quote,
         estimates=tuple(plan.estimates),
-        alternatives=_alternatives_table(plan.alternatives, job_tokens(plan)),
+        alternatives=_alternatives_table(plan.alternatives, job_tokens(plan), bool(slo_loads(plan))),
         infeasible=_infeasible_table(plan.infeasible),
         recipe_definitions=_recipe_definitions(a),
         sources=sources,
@@ -226,6 +229,7 @@ def workbook_data_from_plan(plan: Any, *, scenario_text: str = "", quote: QuoteS
         price_sensitivity=(tuple(plan.price_sensitivity.lines())
                            if getattr(plan, "price_sensitivity", None) is not None else ()),
         serving_tokens=job_tokens(plan),
+        serving_load=slo_loads(plan),
         targets=tuple(target_lines(getattr(plan, "targets", ()) or (), [e.workload_name for e in plan.estimates])),
     )
 

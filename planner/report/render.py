@@ -296,8 +296,10 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
     if len(plan.alternatives):
         # the DIMMs tell apart two machines of the same GPU, platform and RAM size (8 x 64 or 4 x 128 GiB)
         serving = job_tokens(plan)
+        at = " at the slo: load" if slo_loads(plan) else ""
         alt_cols = ["GPU", "platform", "cards/node", "nodes", "RAM (GiB)", "DIMMs", "DIMM", "price (USD)",
-                    "machine time/request" if serving else "time/job", "USD/M tokens" if serving else "cost/job (USD)",
+                    f"machine time/request{at}" if serving else "time/job",
+                    f"USD/M tokens{at}" if serving else "cost/job (USD)",
                     "need/GPU (GiB)", "capacity (GiB)", "why it lost"]
         import numpy as np
 
@@ -343,6 +345,17 @@ def job_tokens(plan: Any) -> float | None:
     if not ws or any(w.infer is None or not w.infer.tokens_per_request for w in ws):
         return None
     return float(sum(w.infer.tokens_per_request for w in ws))
+
+
+def slo_loads(plan: Any) -> str:
+    """The loads of the plan's workloads with an ``slo:`` ('50 concurrent users'; each named by its
+    workload when there are several), at which their time and cost per request and USD per million
+    tokens are priced (planner.cost.slo_rent.at_load); '' when none has one."""
+    names = [e.workload_name for e in getattr(plan, "estimates", ()) or ()]
+    loads = [(n, t["slo"]["load"]) for n, t in zip(names, getattr(plan, "targets", ()) or ()) if t.get("slo")]
+    if len(loads) == 1:
+        return loads[0][1]
+    return "; ".join(f"{n}: {load}" for n, load in loads)
 
 
 def achieved_cell(r: Any) -> str:

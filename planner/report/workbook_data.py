@@ -346,6 +346,9 @@ class WorkbookData:
             None when a workload gives no size); ``per_job_note`` says how they were computed.
         serving_tokens: generated tokens per job when every workload is served (the Summary then
             gives seconds per request and USD per million tokens), else None.
+        serving_load: the load of the workloads with an ``slo:`` ('50 concurrent users'), at which
+            those figures are priced (planner.cost.slo_rent.at_load: cost per hour / requests served
+            per hour at the load); '' when none has one.
         targets: per workload with a deadline or an slo:, the target and what the machine achieves
             (planner.solve.solver.target_lines).
         references: the documents behind the ``REF:<id>`` citations in the line items' and
@@ -389,6 +392,7 @@ class WorkbookData:
     per_job_note: str = ""
     price_sensitivity: tuple[str, ...] = ()
     serving_tokens: float | None = None
+    serving_load: str = ""
     targets: tuple[str, ...] = ()
     ram_rule: tuple[str, ...] = ()
 

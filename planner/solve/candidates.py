@@ -208,7 +208,9 @@ COLUMNS: dict[str, str] = {
     "extras_usd": "USD: the scenario's extras",
     "capex_usd": "USD: the purchase (gpus + platform + ram + network + extras)",
     "hours_per_job": ("hours: one run of every workload on this machine by the time model (planner.speed.timing; "
-                      "blank where a workload gives no size or the plan was not timed)"),
+                      "a workload with an slo: counts one request at its load, 1 / the requests per second it "
+                      "brings: planner.cost.slo_rent.at_load; blank where a workload gives no size or the plan was "
+                      "not timed)"),
     "usd_per_job": ("USD: hours_per_job x the machine's cost per busy hour over the ownership period "
                     "(planner.cost.objective; blank where not timed)"),
     "tco_usd": ("USD: owning the machine over the ownership period: capex less resale, support, energy for the "

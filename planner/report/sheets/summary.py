@@ -80,11 +80,12 @@ def write_summary(ws: Worksheet, data: WorkbookData, quote_cells: dict[str, str]
         put_text(ws, 6, 2, data.planner_version)
     # price, time per job and cost per job side by side (planner.cost.objective)
     serving = data.serving_tokens and data.hours_per_job is not None and data.usd_per_job is not None
-    label(ws, 7, 1, "Machine time per request (s)" if serving else "Time per job (h)")
+    at = " at the slo: load" if data.serving_load else ""
+    label(ws, 7, 1, f"Machine time per request{at} (s)" if serving else "Time per job (h)")
     if data.hours_per_job is not None:
         # a request's hours and cents would read 0.000 h and $0.00: seconds and USD per million tokens
         put_value(ws, 7, 2, data.hours_per_job * 3600 if serving else data.hours_per_job, "#,##0.000")
-        label(ws, 8, 1, "Cost per million tokens (USD)" if serving else "Cost per job (USD)")
+        label(ws, 8, 1, f"Cost per million tokens{at} (USD)" if serving else "Cost per job (USD)")
         put_value(ws, 8, 2, data.usd_per_job / data.serving_tokens * 1e6 if serving else data.usd_per_job,
                   "$#,##0.0000" if serving else USD_FORMAT)
         put_sentence(ws, 7, 3, data.per_job_note, _LAST_COL)

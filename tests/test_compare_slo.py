@@ -195,3 +195,48 @@ def test_the_workbooks_usd_per_million_tokens_follow_the_slo_load(catalog, tmp_p
     assert ws.cell(top, 12).value == pytest.approx(wc.local_cost_per_job_usd)
     assert ws.cell(top, 12).value / 512 * 1e6 == pytest.approx(ws.cell(top, 14).value)
     assert ws.cell(top, 13).value / 512 * 1e6 == pytest.approx(ws.cell(top, 15).value)
+
+
+def _rate(rate: float, tpot_s: float, **costs) -> dict:
+    """The shipped chat service under ``slo: {requests_per_s: rate}`` instead of 50 users."""
+    data = json.loads(json.dumps(shipped_scenario("chat-50-users-slo.yaml")))
+    s = data["workloads"][0]["slo"]
+    del s["concurrency"]
+    s.update({"requests_per_s": rate, "tpot_s": tpot_s})
+    data["costs"] = costs
+    return data
+
+
+def test_under_requests_per_s_a_rental_holds_the_sequences_really_in_flight(catalog):
+    from planner.solve.inflight import at_load
+
+    r = compare(_rate(4.0, 0.05, instances=ONE_GPU), catalog=catalog)
+    wc = r.comparison.workloads[0]
+    feas = [o for o in wc.cloud if o.feasible]
+    assert feas, [o.why_not for o in wc.cloud]
+    sw_slo = Slo(ttft_s=1.0, tpot_s=0.05, output_tokens_per_s=None, concurrency=None, requests_per_s=4.0,
+                 prompt_tokens=4096 - 512, output_tokens=512)
+    # the targets' bound (4 requests/s x (1 s + 512 x 0.05 s) = 106.4 -> 107 users) is not what a
+    # replica holds: each holds the Little's-law fixed point on its card, as the solver sizes the local
+    # machine (planner.solve.inflight.at_load), read back here independently
+    for o in feas:
+        inst = next(i for i in catalog.instances if i.id == o.instance_id)
+        variant = r.plan.workloads[0]
+        one = replace(variant, infer=replace(variant.infer, tp=o.slo.tp, concurrency=1, replicas=1),
+                      gpus_per_node=None)
+        fit = check_instance(one, inst, catalog)
+        wl = replace(fit.workload, infer=replace(fit.workload.infer, replicas=o.slo.replicas))
+        from planner.memory import estimate
+        s = at_load(wl, sw_slo, fit.gpu, fit.capacity_bytes, estimate)
+        assert o.slo.sequences_per_replica == s.workload.infer.concurrency
+        assert o.slo.sequences_per_replica < -(-107 // o.slo.replicas)
+        # Little's law on the rental: the replicas hold the arrivals times the request time
+        assert o.slo.sequences_per_replica == pytest.approx(4.0 / o.slo.replicas * o.slo.request_s, abs=1.0)
+
+
+def test_under_requests_per_s_a_looser_tpot_never_rents_more(catalog):
+    tight = compare(_rate(4.0, 0.05, instances=ONE_GPU), catalog=catalog).comparison.workloads[0]
+    loose = compare(_rate(4.0, 0.1, instances=ONE_GPU), catalog=catalog).comparison.workloads[0]
+    for o in (x for x in tight.cloud if x.feasible):
+        l = loose.option(o.instance_id)
+        assert l.feasible and l.slo.instances <= o.slo.instances

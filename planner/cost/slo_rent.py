@@ -6,7 +6,9 @@ planner.solve.targets). The cloud side is held to the same rule (:func:`rent_for
 identical instances of one type, each holding ``gpu_count // tp`` whole replicas (tensor
 parallelism within an instance only), so ``R = k x (gpu_count // tp)`` replicas share the load,
 each holding ceil(users / R) sequences (planner.solve.usages.with_replicas; under
-``requests_per_s`` each replica receives requests_per_s / R of the arrivals). The memory model
+``requests_per_s`` each replica receives requests_per_s / R of the arrivals and holds the
+sequences really in flight on the instance's card, the Little's-law fixed point of
+planner.solve.inflight.at_load, as the local machine is sized). The memory model
 checks one replica at that per-replica load on the instance (planner.cost.cloud.check_instance,
 the same check as every instance) and the speed model under load checks the TTFT and TPOT
 targets (planner.solve.targets.slo_figures, the check the solver holds the local machine to). The
@@ -41,6 +43,7 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.cost.cloud import InstanceFit, check_instance, closest_variant, select_instances
+from planner.memory import estimate
 from planner.workload.spec import Workload
 
 
@@ -155,20 +158,45 @@ def local_slo_figures(workload: Workload, estimate: Any, slo: Any, gpu: Any, *, 
 def _try(v: Workload, k: int, inst: Any, catalog: Catalog, slo: Any, headroom: float,
          overheads: Any) -> tuple[InstanceFit, Any]:
     """Variant ``v`` on ``k`` instances of ``inst``: the memory check of one replica at its share
-    of the load, and its SLO figures (None when it does not fit)."""
+    of the load, and its SLO figures (None when it does not fit).
+
+    Under ``concurrency`` a replica holds ceil(users / R) sequences. Under ``requests_per_s`` it
+    holds the sequences it really has in flight on this instance's card, the Little's-law fixed
+    point at requests_per_s / R arrivals a second (planner.solve.inflight.at_load, the sizing the
+    solver gives the local machine), not the bound the targets allow: a looser target never rents
+    more."""
     from planner.solve.targets import slo_figures
 
     i = v.infer
     assert i is not None
     reps = k * (inst.gpu_count // i.tp)
-    per = -(-slo.users // reps)
+    per = 1 if slo.requests_per_s is not None else -(-slo.users // reps)
     one = replace(v, infer=replace(i, concurrency=per, replicas=1), gpus_per_node=None)
     fit = check_instance(one, inst, catalog, overheads, None, headroom)
     if not fit.feasible or fit.workload is None:
         return fit, None
     wl = replace(fit.workload, infer=replace(fit.workload.infer, replicas=reps))
-    fit = replace(fit, workload=wl)
-    return fit, slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
+    if slo.requests_per_s is None:
+        return replace(fit, workload=wl), slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
+    from planner.solve.inflight import at_load as sized_at_load
+
+    memo: dict[int, Any] = {}
+
+    def est_of(w: Workload) -> Any:
+        n = w.infer.concurrency
+        if n not in memo:
+            memo[n] = estimate(w, overheads)
+        return memo[n]
+
+    s = sized_at_load(wl, slo, fit.gpu, fit.capacity_bytes, est_of)
+    n = s.workload.infer.concurrency
+    # the instance's own check (memory, host RAM, formats) at the sequences the replica holds
+    at_n = check_instance(replace(v, infer=replace(i, concurrency=n, replicas=1), gpus_per_node=None), inst, catalog,
+                          overheads, None, headroom)
+    if not at_n.feasible or at_n.workload is None:
+        return at_n, None
+    wl = replace(at_n.workload, infer=replace(at_n.workload.infer, replicas=reps))
+    return replace(at_n, workload=wl), s.figures
 
 
 def rent_for_slo(variants: Sequence[Workload], inst: Any, catalog: Catalog, slo: Any, *, headroom: float = 0.0,

@@ -351,6 +351,14 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
 
 
+def shown_number(value: Any) -> str:
+    """A value as an error message echoes it: a whole number of more than 20 digits shortened
+    ('1000...000 (401 digits)', never Python's 4,300-digit ValueError), anything else as repr()."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _digits(value)
+    return repr(value)
+
+
 def _digits(value: int) -> str:
     """A huge whole number, shortened: '1000...000 (401 digits)'."""
     try:

@@ -62,3 +62,90 @@ def test_api_huge_token_counts_raise_input_error() -> None:
                          ({"qlora-7b": 10**400}, "1000...000 (401 digits)"), (1e300, "1e+300")):
         msg = _raises(InputError, compare, COMPARE, tokens_per_month=value)
         assert f"tokens_per_month: must be above 0 and at most 3e+13, not {shown}." in msg, msg
+
+
+# -- 2, 8, 9. every text from a path or file escaped for its medium: md, xlsx, json --------------------
+
+_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+           "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32,
+           "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096,
+           "torch_dtype": "bfloat16", "rms_norm_eps": 1e-5}
+_SCENARIO = ("name: s\nworkloads:\n  - name: w\n    model: {model}\n    task: infer\n    context: 512\n"
+             "constraints: {{allowed_gpus: [rtx-4090], allowed_platforms: [am5-desktop]}}\n")
+_PLATFORMS = 'schema_version: 1\nplatforms:\n  - id: am5-desktop\n    cpu: "Ryzen"\n'
+
+
+def _xlsx_text(path: Path) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        return "".join(z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xml"))
+
+
+def test_a_catalog_folder_with_non_utf8_bytes_is_shown_escaped(tmp_path: Path) -> None:
+    # before: the md write failed ("the output's encoding (utf-8) cannot write ..."), exit 2, no reports;
+    # the workbook dropped the bytes and named a folder 'ovx/' that does not exist
+    folder = os.fsencode(tmp_path) + b"/ovx\xff\xfe"
+    os.mkdir(folder)
+    with open(folder + b"/platforms.yaml", "w") as fh:
+        fh.write(_PLATFORMS)
+    (tmp_path / "s.yaml").write_text(_SCENARIO.format(model="llama-2-7b"))
+    r = _cli("plan", "s.yaml", "--catalog", os.fsdecode(folder), "--out", "o", "--format", "xlsx,csv,json,md",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "o" / "s.md").read_text(encoding="utf-8")
+    assert "ovx\\xff\\xfe" in md
+    assert "ovx\\xff\\xfe/platforms.yaml" in _xlsx_text(tmp_path / "o" / "s.xlsx")
+    import json
+
+    json.loads((tmp_path / "o" / "s.json").read_text(encoding="utf-8"))  # strict UTF-8, valid JSON
+
+    from planner import plan
+
+    res = plan(tmp_path / "s.yaml", catalog=os.fsdecode(folder), out=tmp_path / "api", format="md")
+    assert "ovx\\xff\\xfe" in res.outputs["md"].read_text(encoding="utf-8")
+
+
+def test_bidi_and_escape_from_a_config_are_visible_escapes_in_the_workbook(tmp_path: Path) -> None:
+    # before: U+202E reached the Summary warning, Assumptions and Sources cells raw (Excel reverses the
+    # text); ESC and BEL were dropped without a trace
+    import json
+
+    (tmp_path / "m").mkdir()
+    cfg = dict(_CONFIG, quantization_config={"quant_method": "awq\u202e6fb\x1b]0;pwn\x07", "bits": 4})
+    (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
+    folder = tmp_path / "ov\u202ecod"
+    folder.mkdir()
+    (folder / "platforms.yaml").write_text(_PLATFORMS)
+    (tmp_path / "s.yaml").write_text(_SCENARIO.format(model="./m"))
+    r = _cli("plan", "s.yaml", "--catalog", str(folder), "--out", "o", "--format", "xlsx,md,json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    xml = _xlsx_text(tmp_path / "o" / "s.xlsx")
+    assert "\u202e" not in xml and "\x1b" not in xml and "\x07" not in xml
+    assert "ov\\u202ecod" in xml
+    assert "awq\\u202e6fb\\x1b]0;pwn\\x07" in xml
+
+
+def test_json_never_carries_a_lone_surrogate(tmp_path: Path) -> None:
+    # before: "model": "d9mdl\udcff", which strict JSON parsers refuse
+    import json
+
+    folder = os.fsencode(tmp_path) + b"/d9mdl\xff"
+    os.mkdir(folder)
+    with open(folder + b"/config.json", "w") as fh:
+        fh.write(json.dumps(_CONFIG))
+    r = _cli("estimate", "--model", os.fsdecode(b"d9mdl\xff"), "--task", "infer", "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert b"\\udcff" not in r.stdout
+    doc = json.loads(r.stdout.decode("utf-8"))
+    assert doc["model"] == "d9mdl\\xff"
+
+
+def test_escapers_show_surrogates_as_bytes() -> None:
+    from planner.core.escape import json_text, md_text, xml_text
+
+    text = "a\udcff\ud800b\u202e\x1b"
+    assert xml_text(text) == "a\\xff\\ud800b\\u202e\\x1b"
+    assert md_text(text) == "a\\\\xff\\\\ud800b\\\\u202e\\\\x1b"
+    assert json_text({"k\udcfe": [text]}) == '{"k\\\\xfe": ["a\\\\xff\\\\ud800b\\u202e\\u001b"]}'
+    assert xml_text("line\nnext\tcol") == "line\nnext\tcol"

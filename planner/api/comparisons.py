@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import catalog_of, check_keywords, out_of
 from planner.core.errors import InputError
+from planner.core.escape import json_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -229,7 +229,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     stem = safe_stem(sc.name) + "-compare"
     # the json and the workbook are one report set: staged in out, then moved into place together
     with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
-        write_text(rs.path(f"{stem}.json"), json.dumps(result.document(), indent=2, allow_nan=False) + "\n")
+        write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
     return dataclasses.replace(result, outputs=written)

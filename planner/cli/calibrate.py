@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import click
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option
 from planner.cli.options import estimate_options
+from planner.core.escape import json_text
 
 
 @click.command(name="calibrate", cls=opts.BoolSpellingCommand)
@@ -67,7 +67,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                       m["versions"])
     save_calibration(cal, path)
     if as_json:
-        click.echo(json.dumps({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
+        click.echo(json_text({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
                                                  "per_gpu_total_bytes": est.per_gpu_total_bytes},
                                "saved_to": str(path), "not_in_the_run": unused}, indent=2))
         return

@@ -7,12 +7,11 @@ openpyxl) is imported inside the command. planner.cli.main registers it.
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, verbose_option
+from planner.core.escape import json_text
 
 
 @click.command(name="compare")
@@ -68,7 +67,7 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
                     tokens_per_month=list(tokens_per_month) or None)
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2, allow_nan=False))
+        click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))
         return
     echo(comparison_text(comparison, top=top_k, verbose=verbose))
     if written:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -10,6 +9,7 @@ import click
 from planner.cli import options as opts
 from planner.cli.common import echo, given_on_command_line, handle_errors, one_catalog, size_text, verbose_option
 from planner.cli.options import estimate_options
+from planner.core.escape import json_text
 
 
 @click.command(name="estimate", cls=opts.BoolSpellingCommand)
@@ -55,7 +55,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                      headroom=headroom if given_on_command_line("headroom") else None, prompt_tokens=prompt_tokens,
                      output_tokens=output_tokens, **options)
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
+        click.echo(json_text(r.to_dict(), indent=2))
         return
     workload, copies = r.workload, r.replicas
     from planner.core.textfit import terminal_width

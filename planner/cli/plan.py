@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option
+from planner.core.escape import json_text
 
 
 def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -70,7 +69,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         if as_json:
             doc = infeasible_to_dict(exc)
             doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
-            click.echo(json.dumps(doc, indent=2))
+            click.echo(json_text(doc, indent=2))
         if exc.outputs:
             echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
         if exc.removed:
@@ -80,7 +79,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         raise
     _name_note(r.scenario)
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
+        click.echo(json_text(r.to_dict(), indent=2))
         return
     from planner.core.textfit import terminal_width
 

@@ -76,9 +76,17 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
 # The noncharacters U+FFFE and U+FFFF (and U+FDD0-U+FDEF) are not characters at all: XML 1.0 forbids
 # the first two (a workbook holding them is damaged), so two names differing by one would read the same.
 _NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
-_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS)) + "]")
-_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS
-                          + "".join(sorted(BIDI_CONTROLS)) + "]")
+# Lone surrogates (category Cs) are no text at all: a file name's bytes that are not UTF-8 reach Python as
+# U+DC80-U+DCFF (PEP 383, "surrogateescape"), which no UTF-8 file, JSON parser or workbook can hold.
+# They are escaped wherever text is shown (:func:`escape_unsafe`), not refused: a path given on the command
+# line may hold them and still name a folder that exists.
+_SURROGATES = "\ud800-\udfff"
+_NAME_CHARS = "\x00-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS))
+_TEXT_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS))
+_UNSAFE_NAME = re.compile(f"[{_NAME_CHARS}]")
+_UNSAFE_TEXT = re.compile(f"[{_TEXT_CHARS}]")
+_ESCAPED_NAME = re.compile(f"[{_NAME_CHARS}{_SURROGATES}]")
+_ESCAPED_TEXT = re.compile(f"[{_TEXT_CHARS}{_SURROGATES}]")
 
 
 def char_name(ch: str) -> str:
@@ -108,18 +116,23 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
 
 
 def escape_unsafe(text: str, *, newlines: bool = False) -> str:
-    """``text`` with each unsafe character (:func:`unsafe_char`) written as a visible escape:
-    '\\n', '\\r', '\\t', '\\x1b', '\\u202e'."""
-    if unsafe_char(text, newlines=newlines) is None:
-        return text
-    out = []
-    for ch in text:
-        if unsafe_char(ch, newlines=newlines) is None:
-            out.append(ch)
-        else:
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or
-                       (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
-    return "".join(out)
+    """``text`` with each unsafe character (:func:`unsafe_char`) and each lone surrogate written as a visible
+    escape: '\\n', '\\r', '\\t', '\\x1b', '\\u202e'; a byte that was not UTF-8 (PEP 383) as '\\xff'."""
+    return (_ESCAPED_TEXT if newlines else _ESCAPED_NAME).sub(lambda m: _escaped(m.group()), text)
+
+
+def _escaped(ch: str) -> str:
+    """One unsafe character as its visible escape: '\\n', '\\x1b', '\\u202e', '\\U000e0041'; a byte that
+    was not UTF-8 (held as U+DC80-U+DCFF, PEP 383) as the byte, '\\xff'."""
+    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch)
+    if special:
+        return special
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 #: The most characters of a text from a file that a message or report echoes (a real value, a quant_method

@@ -149,3 +149,57 @@ def test_escapers_show_surrogates_as_bytes() -> None:
     assert md_text(text) == "a\\\\xff\\\\ud800b\\\\u202e\\\\x1b"
     assert json_text({"k\udcfe": [text]}) == '{"k\\\\xfe": ["a\\\\xff\\\\ud800b\\u202e\\u001b"]}'
     assert xml_text("line\nnext\tcol") == "line\nnext\tcol"
+
+
+# -- 3. a Catalog changed in code with numbers of other types: normalised, or one CatalogError -------------
+
+def test_catalog_numbers_of_other_types_are_normalised() -> None:
+    import dataclasses as dc
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import numpy as np
+
+    from planner import load_catalog, plan
+
+    cat = load_catalog()
+    g = next(x for x in cat.gpus if x.id == "rtx-3060-12gb")
+    p = next(x for x in cat.platforms if x.id == "am5-desktop")
+
+    def swap(kind: str, eid: str, **change):
+        return dc.replace(cat, **{kind: tuple(dc.replace(e, **change) if e.id == eid else e
+                                              for e in getattr(cat, kind))})
+
+    expected = plan(QLORA, catalog=cat).total_usd
+    cases = [swap("gpus", g.id, prices=(dc.replace(g.prices[0], usd=np.float64(g.prices[0].usd)),) + g.prices[1:]),
+             swap("gpus", g.id, pcie_lanes=Decimal(16), tdp_w=Decimal(g.tdp_w), slot_width=np.int64(g.slot_width)),
+             swap("gpus", g.id, slot_width=float(g.slot_width), memory_bytes=float(g.memory_bytes),
+                  memory_bandwidth_bytes_per_s=np.float64(g.memory_bandwidth_bytes_per_s)),
+             swap("gpus", g.id, slot_width=Fraction(g.slot_width), memory_bytes=np.int64(g.memory_bytes)),
+             swap("platforms", p.id, memory_channels=Decimal(p.memory_channels),
+                  base_price_usd=Fraction(int(p.base_price_usd)) if float(p.base_price_usd).is_integer()
+                  else p.base_price_usd,
+                  parts=(dc.replace(p.parts[0], quantity=Decimal(p.parts[0].quantity)),) + p.parts[1:],
+                  gpu_slots=(dc.replace(p.gpu_slots[0], count=np.int64(p.gpu_slots[0].count)),) + p.gpu_slots[1:])]
+    for c in cases:  # before: ValueError (truth value of an array), TypeError (float * Decimal), ...
+        assert plan(QLORA, catalog=c).total_usd == expected
+
+
+def test_catalog_decimal_price_message_is_short() -> None:
+    import dataclasses as dc
+    from decimal import Decimal
+
+    from planner import load_catalog, plan
+    from planner.core.errors import CatalogError
+
+    cat = load_catalog()
+    d = next(x for x in cat.dimms if len(x.prices) > 1)
+    p = dc.replace(d.prices[1], usd=Decimal(str(d.prices[1].usd)))
+    d2 = dc.replace(d, prices=tuple(p if i == 1 else x for i, x in enumerate(d.prices)))
+    plan(QLORA, catalog=dc.replace(cat, dimms=tuple(d2 if x is d else x for x in cat.dimms)))  # the same value
+    # a derived field that disagrees: refused in one short line (before: thousands of characters of Price reprs)
+    other = next(x for x in d.prices if x != d.price)
+    d3 = dc.replace(d, price=other)
+    msg = _raises(CatalogError, plan, QLORA, catalog=dc.replace(cat, dimms=tuple(d3 if x is d else x for x in cat.dimms)))
+    assert f"({d.id}).price: Price(" in msg and "is not what the entry's other fields give" in msg, msg
+    assert len(msg) < 500, msg

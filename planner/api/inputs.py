@@ -85,7 +85,7 @@ def catalog_of(catalog: Any = None) -> Catalog:
 
     if isinstance(catalog, Catalog):
         if not catalog.loaded:  # changed in code (dataclasses.replace): checked as a file would be
-            check_catalog_object(catalog)
+            return check_catalog_object(catalog)
         return catalog
     if catalog is None:
         return load_catalog(None)
@@ -137,11 +137,15 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     return Path(text)
 
 
-def check_catalog_object(catalog: Any) -> None:
+def check_catalog_object(catalog: Any) -> Catalog:
     """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
     checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
     the field readers, duplicate ids, each entry's rules, the references across lists). A Catalog
     changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``) has skipped them.
+
+    Returns:
+        the Catalog with its numbers as the loader builds them (``numpy.float64(329.0)`` -> 329.0,
+        ``Decimal(16)`` -> 16): the one the API plans with.
 
     Raises:
         CatalogError: naming the entry ('the Catalog given: gpus[3] (rtx-4090).vendor'), the problem
@@ -149,7 +153,7 @@ def check_catalog_object(catalog: Any) -> None:
     """
     from planner.catalog.loader import check_catalog
 
-    check_catalog(catalog)
+    return check_catalog(catalog)
 
 
 def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:

@@ -203,3 +203,52 @@ def test_catalog_decimal_price_message_is_short() -> None:
     msg = _raises(CatalogError, plan, QLORA, catalog=dc.replace(cat, dimms=tuple(d3 if x is d else x for x in cat.dimms)))
     assert f"({d.id}).price: Price(" in msg and "is not what the entry's other fields give" in msg, msg
     assert len(msg) < 500, msg
+
+
+# -- 4. API arguments: every bad one an InputError --------------------------------------------------------
+
+def test_api_arguments_beyond_any_float_are_input_errors() -> None:
+    from planner import compare, estimate
+    from planner.core.errors import InputError
+
+    base = dict(model="llama-2-7b", task="infer", gpu="rtx-4090")
+    msg = _raises(InputError, estimate, headroom=10**309, **base)  # before: OverflowError
+    assert msg.startswith("--headroom: must be a fraction from 0 to 0.95, not 1000...000 (310 digits)."), msg
+    msg = _raises(InputError, estimate, headroom=10**5000, **base)
+    assert "not a number of about 5001 digits" in msg, msg
+    for key in ("prompt_tokens", "output_tokens"):  # before: ValueError (Python's 4,300-digit limit)
+        msg = _raises(InputError, estimate, **{key: 10**5000}, **base)
+        assert "must be a whole number of tokens from 1 to 16,777,216, not a number of about 5001 digits" in msg, msg
+    msg = _raises(InputError, compare, COMPARE, tokens_per_month=10**5000)
+    assert "not a number of about 5001 digits" in msg, msg
+
+
+@pytest.mark.parametrize("value, kind", [(1, "int"), ({"a": 1}, "dict"), (b"x", "bytes")])
+def test_api_calibration_of_a_wrong_type_is_an_input_error(value, kind) -> None:
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    msg = _raises(InputError, estimate, model="llama-2-7b", task="infer", gpu="rtx-4090", calibration=value)
+    assert msg.startswith(f"calibration: must be a file path (a str or pathlib.Path), not {kind}."), msg
+
+
+# -- 6. a calibration file named but absent: no such file --------------------------------------------------
+
+def test_a_named_calibration_file_that_does_not_exist_is_refused(tmp_path: Path) -> None:
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    missing = tmp_path / "no-such.yaml"
+    r = _cli("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--calibration",
+             str(missing))
+    assert r.returncode == 2, r.stdout  # before: exit 0, the file ignored
+    assert r.stderr.decode().startswith(f"Error: {missing}: no such file. Give the file 'planner calibrate' wrote"), r.stderr
+    msg = _raises(InputError, estimate, model="llama-2-7b", task="infer", gpu="rtx-4090", calibration=missing)
+    assert msg.startswith(f"{missing}: no such file."), msg
+    # the default file, absent, is still no calibration (HOME without one)
+    env_home = tmp_path / "home"
+    env_home.mkdir()
+    full = dict(os.environ, HOME=str(env_home), XDG_CONFIG_HOME="")
+    r = subprocess.run([sys.executable, "-m", "planner", "estimate", "--model", "llama-2-7b", "--task", "infer",
+                        "--gpu", "rtx-4090"], env=full, capture_output=True)
+    assert r.returncode == 0, r.stderr

@@ -137,6 +137,19 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     return Path(text)
 
 
+def file_path_of(value: Any, entry: str, hint: str) -> Path:
+    """A file argument (``calibration=``) checked as :func:`dir_path_of` checks a directory: a str or
+    os.PathLike, not empty, without NUL or a character no file name can hold.
+
+    Raises:
+        InputError: naming ``entry``, with ``hint`` (a sentence without its full stop).
+    """
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise InputError(f"must be a file path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
+                         hint=hint + ".")
+    return dir_path_of(value, entry, hint)
+
+
 def check_catalog_object(catalog: Any) -> Catalog:
     """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
     checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
@@ -182,14 +195,15 @@ def headroom_of(headroom: Any) -> float:
     """
     from planner.workload.inputs import OptionError
 
-    from planner.core.fields import plain_number
+    from planner.core.fields import plain_number, shown_number
 
     if headroom is None:
         return DEFAULT_HEADROOM
     headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
-    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not math.isfinite(headroom) \
-            or not 0 <= headroom <= MAX_HEADROOM:
-        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {headroom!r}", entry="headroom",
+    # the range first: an int beyond any float (10**309) compares, but math.isfinite() overflows on it
+    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 0 <= headroom <= MAX_HEADROOM \
+            or not math.isfinite(headroom):
+        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {shown_number(headroom)}", entry="headroom",
                           hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
     return float(headroom)
 

@@ -252,3 +252,36 @@ def test_a_named_calibration_file_that_does_not_exist_is_refused(tmp_path: Path)
     r = subprocess.run([sys.executable, "-m", "planner", "estimate", "--model", "llama-2-7b", "--task", "infer",
                         "--gpu", "rtx-4090"], env=full, capture_output=True)
     assert r.returncode == 0, r.stderr
+
+
+# -- 5. YAML 1.1 base-60 numbers: refused with a hint everywhere YAML is read ---------------------------
+
+def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
+    # before: deadline_hours: 1:30 planned a 90 h deadline, context: 1:30 90 tokens, price_usd: 4:50 $290
+    text = (ROOT / "scenarios" / "finetune-72h-deadline.yaml").read_text()
+    assert "deadline_hours: 72" in text
+    (tmp_path / "d.yaml").write_text(text.replace("deadline_hours: 72", "deadline_hours: 1:30", 1))
+    r = _cli("plan", "d.yaml", "--out", "o", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert ("workloads[0].deadline_hours: 1:30 is a base-60 number in YAML 1.1 (it reads as 90), not what it looks "
+            "like. Write the value as one plain number (1:30 as hours and minutes is 1.5; 1:30 read as base 60 is "
+            "90), or quote it if it is a text ('1:30').") in err, err
+    (tmp_path / "ov").mkdir()
+    (tmp_path / "ov" / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4060-ti-16gb\n    price_usd: 4:50\n"
+                                               "    price_kind: quote\n    source: \"quote Q-1\"\n    as_of: 2026-11-20\n")
+    r = _cli("catalog", "gpus", "--catalog", "ov", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "gpus.yaml:4: gpus[0].price_usd: 4:50 is a base-60 number in YAML 1.1 (it reads as 290)" in err, err
+    (tmp_path / "cal.yaml").write_text("schema_version: 1\ngpus:\n  - gpu_name: x\n    cuda_context: 1:30.5\n")
+    r = _cli("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--calibration", "cal.yaml",
+             cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "cal.yaml:4: gpus[0].cuda_context: 1:30.5 is a base-60 number in YAML 1.1 (it reads as 90.5)" in err, err
+    from planner.core.yamlio import load_mapping
+
+    (tmp_path / "q.yaml").write_text("a: '1:30'\nb: 130\nc: -1:00:00\n")
+    msg = _raises(Exception, load_mapping, tmp_path / "q.yaml")
+    assert "-1:00:00 is a base-60 number in YAML 1.1 (it reads as -3600)" in msg, msg

@@ -285,3 +285,21 @@ def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
     (tmp_path / "q.yaml").write_text("a: '1:30'\nb: 130\nc: -1:00:00\n")
     msg = _raises(Exception, load_mapping, tmp_path / "q.yaml")
     assert "-1:00:00 is a base-60 number in YAML 1.1 (it reads as -3600)" in msg, msg
+
+
+# -- 7. tokens_per_month below one busy hour a year: refused like costs.utilization ---------------------
+
+def test_tiny_tokens_per_month_is_refused_like_utilization(tmp_path: Path) -> None:
+    # before: "$48,200,000,006.03 per job ... (at 0% utilization)", exit 0
+    r = _cli("compare", str(COMPARE), "--tokens-per-month", "0.0001k")
+    err = r.stderr.decode()
+    assert r.returncode == 2, r.stdout
+    assert err.startswith("Error: tokens_per_month: the tokens a month given (qlora-7b 0.1) keep the machine busy "), err
+    assert "less than one busy hour a year (5 min a month). Below one busy hour a year the cost per busy hour runs " \
+           "to absurd sums" in err, err
+    (tmp_path / "t.yaml").write_text(COMPARE.read_text().replace("dataset_tokens: 100000000 ", "tokens_per_month: 0.1 "))
+    r = _cli("compare", "t.yaml", cwd=tmp_path)
+    assert r.returncode == 2 and "less than one busy hour a year" in r.stderr.decode(), r.stderr
+    # one busy hour a year's worth and more is priced
+    r = _cli("compare", str(COMPARE), "--tokens-per-month", "200M")
+    assert r.returncode == 0, r.stderr

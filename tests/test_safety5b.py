@@ -303,3 +303,25 @@ def test_tiny_tokens_per_month_is_refused_like_utilization(tmp_path: Path) -> No
     # one busy hour a year's worth and more is priced
     r = _cli("compare", str(COMPARE), "--tokens-per-month", "200M")
     assert r.returncode == 0, r.stderr
+
+
+# -- 11. a Catalog's sources are read as the loader reads an entry's source and as_of ------------------
+
+def test_catalog_sources_are_checked() -> None:
+    import dataclasses as dc
+
+    from planner import load_catalog, plan
+    from planner.core.errors import CatalogError
+
+    cat = load_catalog()
+    s0 = cat.sources[0]
+    n = len(cat.sources)
+    cases = [(s0._replace(source="\x1b]0;pwn\x07 text"),
+              f"the Catalog given: sources[{n}].source: holds the control character U+001B (ESCAPE)"),
+             (s0._replace(as_of="not a date"),
+              f"the Catalog given: sources[{n}].as_of: must be a date written YYYY-MM-DD or YYYY-MM, not 'not a date'"),
+             (s0._replace(id="a\u202eb"), f"the Catalog given: sources[{n}].id: holds U+202E"),
+             (s0._replace(file=3), f"the Catalog given: sources[{n}].file: must be the path of a catalog file")]
+    for ref, start in cases:  # before: planned, the control bytes stripped on the Assumptions sheet
+        msg = _raises(CatalogError, plan, QLORA, catalog=dc.replace(cat, sources=cat.sources + (ref,)))
+        assert msg.startswith(start), msg

@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, plain_number
+from planner.core.names import unsafe_problem
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
 from planner.catalog.gpus import GPUS, Gpu
@@ -57,7 +58,7 @@ from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id
+from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id, read_text
 
 #: The catalog schema version this module reads.
 SCHEMA_VERSION = 1
@@ -602,6 +603,11 @@ def check_catalog(catalog: Any) -> Any:
     sources = getattr(catalog, "sources", None)
     if not isinstance(sources, tuple) or not all(isinstance(s, SourceRef) for s in sources):
         raise CatalogError("must be a tuple of SourceRef (as load_catalog builds it)", entry="the Catalog given: sources")
+    for i, ref in enumerate(sources):  # the texts the Assumptions sheet shows, read as an entry's would be
+        entry = Entry(ref._asdict(), file=None, path=f"the Catalog given: sources[{i}]", error=CatalogError)
+        if not isinstance(ref.file, str) or (ref.file and unsafe_problem(ref.file)):
+            raise entry.error(f"must be the path of a catalog file (text), not {_short_repr(ref.file)}", "file")
+        read_text(entry, "id"), read_text(entry, "source"), entry.date("as_of", past=True)
     rebuilt = store.build()
     _check_derived(catalog)
     normal: dict[str, tuple[Any, ...]] = {}
@@ -655,8 +661,6 @@ def _check_derived(catalog: Any) -> None:
         CatalogError: one line naming the field (``the Catalog given: files: ...``).
     """
     import re
-
-    from planner.core.names import unsafe_problem
 
     def bad(field_: str, problem: str, hint: str = "Use the Catalog as load_catalog() gives it.") -> CatalogError:
         return CatalogError(problem, entry=f"the Catalog given: {field_}", hint=hint)

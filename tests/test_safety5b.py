@@ -325,3 +325,33 @@ def test_catalog_sources_are_checked() -> None:
     for ref, start in cases:  # before: planned, the control bytes stripped on the Assumptions sheet
         msg = _raises(CatalogError, plan, QLORA, catalog=dc.replace(cat, sources=cat.sources + (ref,)))
         assert msg.startswith(start), msg
+
+
+# -- 12. sizes and rates of a Catalog object: whole values of any type taken, others named -----------------
+
+def test_catalog_sizes_and_rates_take_equal_whole_values() -> None:
+    import dataclasses as dc
+    from decimal import Decimal
+
+    import numpy as np
+
+    from planner import load_catalog, plan
+    from planner.core.errors import CatalogError
+
+    cat = load_catalog()
+    g = next(x for x in cat.gpus if x.id == "rtx-3060-12gb")
+
+    def sw(**change):
+        return dc.replace(cat, gpus=tuple(dc.replace(x, **change) if x is g else x for x in cat.gpus))
+
+    expected = plan(QLORA, catalog=cat).total_usd
+    # before: "the size 12884901888.0 has no unit; write e.g. '12884901888.0 GiB'", "... B/s' is not a rate"
+    for change in (dict(memory_bytes=float(g.memory_bytes)), dict(memory_bytes=np.int64(g.memory_bytes)),
+                   dict(memory_bytes=Decimal(g.memory_bytes)),
+                   dict(memory_bandwidth_bytes_per_s=np.float64(g.memory_bandwidth_bytes_per_s))):
+        assert plan(QLORA, catalog=sw(**change)).total_usd == expected
+    msg = _raises(CatalogError, plan, QLORA, catalog=sw(memory_bytes=g.memory_bytes + 0.5))
+    assert msg.startswith(f"the Catalog given: gpus[{cat.gpus.index(g)}] (rtx-3060-12gb).memory: must be a whole "
+                          f"number of bytes, not {g.memory_bytes + 0.5!r}."), msg
+    msg = _raises(CatalogError, plan, QLORA, catalog=sw(memory_bandwidth_bytes_per_s=float("inf")))
+    assert "(rtx-3060-12gb).memory_bandwidth: must be a finite number of bytes per second, not inf." in msg, msg

@@ -597,7 +597,7 @@ def check_catalog(catalog: Any) -> Any:
             where = f"the Catalog given: {attr}[{i}]"
             if not isinstance(item, record):
                 raise CatalogError(f"must be a {record.__name__}, not {type(item).__name__}", entry=where)
-            data = _entry_data(KINDS[kind], item)
+            data = _entry_data(KINDS[kind], item, f"{where} ({_short_repr(getattr(item, 'id', ''))[1:-1]})")
             store._read_entry(kind, Entry(data, file=None, path=where, error=CatalogError), overlay=False,
                               ids_in_file=ids)
     sources = getattr(catalog, "sources", None)
@@ -736,10 +736,15 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, tuple) and not value)
 
 
-def _bytes_text(value: Any, *, per_s: bool) -> Any:
+def _bytes_text(value: Any, *, per_s: bool, where: str) -> Any:
     """A size or rate field's value as a file writes it: a whole number of bytes (of any numeric type,
-    12884901888.0 included) as '<n> B' ('<n> B/s'); a rate that is no whole number as '<float> B/s';
-    anything else (a text, NaN, a fraction of a byte) as it is, for the field reader to refuse."""
+    12884901888.0 included) as '<n> B' ('<n> B/s'); a finite rate that is no whole number as '<float> B/s';
+    anything but a number as it is, for the field reader to refuse.
+
+    Raises:
+        CatalogError: a number that is no size or rate in bytes (a fraction of a byte, NaN, infinite), at
+            ``where`` (the entry and field): the reader would answer that it 'has no unit'.
+    """
     unit = " B/s" if per_s else " B"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value
@@ -747,10 +752,14 @@ def _bytes_text(value: Any, *, per_s: bool) -> Any:
         value = int(value)
     if isinstance(value, int):
         return f"{value}{unit}"
-    return f"{value!r}{unit}" if per_s and math.isfinite(value) else value
+    if per_s and math.isfinite(value):
+        return f"{value!r}{unit}"
+    what = "a finite number of bytes per second" if per_s else "a whole number of bytes"
+    raise CatalogError(f"must be {what}, not {value!r}", entry=where,
+                       hint="In a Catalog object sizes and rates are in bytes (a file writes them with a unit).")
 
 
-def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
+def _entry_data(kind: Kind, record: Any, where: str = "") -> dict[str, Any]:
     """A record's values in the form a catalog file gives them (the inverse of :meth:`Kind.build` for the
     keys a file holds): sizes and rates as '<n> B' and '<n> B/s', tuples as lists, records as mappings."""
     import dataclasses
@@ -772,7 +781,7 @@ def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
         if value is None or (isinstance(value, tuple) and not value and not field_.required):
             continue
         if attr.endswith(("_bytes", "_bytes_per_s")):
-            value = _bytes_text(plain_number(value), per_s=attr.endswith("_per_s"))
+            value = _bytes_text(plain_number(value), per_s=attr.endswith("_per_s"), where=f"{where}.{key}")
         data[key] = plain(value)
     if data.get("prices"):
         for single in ("price_usd", "base_price_usd", "price_kind"):

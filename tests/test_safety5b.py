@@ -355,3 +355,48 @@ def test_catalog_sizes_and_rates_take_equal_whole_values() -> None:
                           f"number of bytes, not {g.memory_bytes + 0.5!r}."), msg
     msg = _raises(CatalogError, plan, QLORA, catalog=sw(memory_bandwidth_bytes_per_s=float("inf")))
     assert "(rtx-3060-12gb).memory_bandwidth: must be a finite number of bytes per second, not inf." in msg, msg
+
+
+# -- 14. invisible characters in names: refused like bidirectional controls, shown escaped ------------------
+
+@pytest.mark.parametrize("ch, named", [("\u200b", "U+200B (ZERO WIDTH SPACE), shown as \\u200b"),
+                                       ("\ufeff", "U+FEFF (ZERO WIDTH NO-BREAK SPACE), shown as \\ufeff"),
+                                       ("\u3164", "U+3164 (HANGUL FILLER), shown as \\u3164"),
+                                       ("\U000e0041", "U+E0041 (TAG LATIN CAPITAL LETTER A), shown as \\U000e0041")])
+def test_invisible_characters_in_names_are_refused(tmp_path: Path, ch: str, named: str) -> None:
+    # before: workloads 'w' and 'w\u200b' planned side by side, identical in the terminal, md and xlsx
+    (tmp_path / "s.yaml").write_text(
+        "name: s\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n    context: 512\n"
+        f"  - name: \"w{ch}\"\n    model: llama-2-7b\n    task: infer\n    context: 4096\n"
+        "constraints: {allowed_gpus: [rtx-4090], allowed_platforms: [am5-desktop]}\n", encoding="utf-8")
+    r = _cli("plan", "s.yaml", "--out", "o", cwd=tmp_path)
+    err = r.stderr.decode("utf-8")
+    assert r.returncode == 2, err
+    assert err.startswith(f"Error: s.yaml:7: workloads[1].name: holds {named}, an invisible character, which makes "
+                          "the text look like another."), err
+    from planner import plan
+    from planner.core.errors import InputError
+
+    doc = {"name": "s", "workloads": [{"name": f"w{ch}", "model": "llama-2-7b", "task": "infer"}]}
+    msg = _raises(InputError, plan, doc)
+    assert f"workloads[0].name: holds {named}, an invisible character" in msg, msg
+
+
+def test_invisible_characters_are_escaped_where_shown() -> None:
+    from planner.core.escape import md_text, terminal_text, xml_text
+
+    for ch, shown in (("\u200b", "\\u200b"), ("\u3164", "\\u3164"), ("\U000e0041", "\\U000e0041"), ("\u00ad", "\\xad")):
+        assert terminal_text(f"a{ch}b") == f"a{shown}b"
+        assert xml_text(f"a{ch}b") == f"a{shown}b"
+        assert md_text(f"a{ch}b") == "a\\" + shown + "b"
+
+
+def test_the_invisible_list_holds_every_format_character() -> None:
+    # names.py lists category Cf of the Unicode Character Database Python carries; a newer one must be added
+    import unicodedata
+
+    from planner.core.names import unsafe_char
+
+    missing = [hex(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
+               and unsafe_char(chr(c)) is None]
+    assert not missing, (unicodedata.unidata_version, missing)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import unsafe_problem
+from planner.core.names import may_be_unsafe, unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
@@ -156,7 +156,7 @@ class Entry:
                                  "Valid: " + ", ".join(map(str, choices)) + "." + _bool_note(value, self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
                              _bool_note(value, self.file).strip() or None)
-        if not value.isprintable():  # every unsafe character is unprintable: most texts need no search
+        if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
         if choices is not None:
             if value not in choices:
@@ -189,7 +189,7 @@ class Entry:
         lines = getattr(value, "lines", [])
         for i, v in enumerate(value):
             bad = not isinstance(v, str) or not v.strip()
-            why = None if bad or v.isprintable() else unsafe_problem(v)  # printable: nothing unsafe
+            why = None if bad or not may_be_unsafe(v) else unsafe_problem(v)  # printable: nothing unsafe
             if bad or why:
                 line = lines[i] if i < len(lines) else self.line_of(key)
                 raise self.error_cls(why or f"must be a name (text), not {_item_kind(v)}", file=self.file,
@@ -204,9 +204,9 @@ class Entry:
     def _check_shown(self, key: str, value: str, multiline: bool) -> None:
         """Refuse a text holding a character :func:`planner.core.names.unsafe_char` finds.
 
-        Callers may skip a text for which ``str.isprintable()`` is true: every character it finds
-        (categories Cc, Zl, Zp, and the bidirectional controls, category Cf) is unprintable, which
-        tests/test_catalog_speed.py checks.
+        Callers may skip a text for which :func:`planner.core.names.may_be_unsafe` is false: every
+        character it finds but the Hangul fillers (categories Cc, Cf, Cs, Zl, Zp, noncharacters) is
+        unprintable, which tests/test_catalog_speed.py checks.
         """
         why = unsafe_problem(value, newlines=multiline)
         if why:

@@ -400,3 +400,40 @@ def test_the_invisible_list_holds_every_format_character() -> None:
     missing = [hex(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
                and unsafe_char(chr(c)) is None]
     assert not missing, (unicodedata.unidata_version, missing)
+
+
+# -- 13. digits of other scripts: one rule (refused, with the ASCII spelling) in CLI, files and API ---------
+
+def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path: Path) -> None:
+    # before: the CLI took --context ٤٠٩٦ and --micro-batch ２; YAML and the API refused them with
+    # "Write the number without quotes: ２", which cannot be followed
+    cases = [(("estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "٤٠٩٦"),
+              "Error: --context: '٤٠٩٦' is not written in ASCII digits. Write ASCII digits: --context 4096."),
+             (("estimate", "--model", "llama-2-7b", "--task", "train", "--micro-batch", "２", "--seq-len", "512"),
+              "Error: --micro-batch: '２' is not written in ASCII digits. Write ASCII digits: --micro-batch 2."),
+             (("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--headroom", "０.1"),
+              "Error: --headroom: '０.1' is not written in ASCII digits. Write ASCII digits: --headroom 0.1."),
+             (("plan", str(QLORA), "--top", "３", "--out", "o"),
+              "Error: --top: '３' is not written in ASCII digits. Write ASCII digits: --top 3."),
+             (("compare", str(COMPARE), "--tokens-per-month", "qlora-7b=１０M"),
+              "Error: tokens_per_month: '１０M' is not a token count. Write ASCII digits: --tokens-per-month "
+              "qlora-7b=10M.")]
+    for args, line in cases:
+        r = _cli(*args, cwd=tmp_path)
+        assert r.returncode == 2, args
+        assert r.stderr.decode("utf-8").strip() == line, r.stderr.decode("utf-8")
+    (tmp_path / "w.yaml").write_text('model: llama-2-7b\ntask: infer\ncontext: "٤٠٩٦"\n', encoding="utf-8")
+    r = _cli("estimate", "--workload", "w.yaml", cwd=tmp_path)
+    assert r.stderr.decode("utf-8").strip() == ("Error: w.yaml:3: context: must be a whole number, not '٤٠٩٦'. "
+                                                "Write ASCII digits: context: 4096.")
+    from planner import estimate
+    from planner.core.errors import InputError
+
+    msg = _raises(InputError, estimate, model="llama-2-7b", task="train", method="qlora", seq_len=512, micro_batch="２")
+    assert msg == "--micro-batch: must be a whole number, not '２'. Write ASCII digits: --micro-batch 2.", msg
+    (tmp_path / "t.yaml").write_text(COMPARE.read_text().replace("dataset_tokens: 100000000 ",
+                                                                 "tokens_per_month: \"２００M\" "), encoding="utf-8")
+    r = _cli("compare", "t.yaml", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "tokens_per_month: '２００M' is not a token count. Write ASCII digits: tokens_per_month: 200M." in \
+        r.stderr.decode("utf-8"), r.stderr.decode("utf-8")

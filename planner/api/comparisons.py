@@ -128,13 +128,14 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     else:
         items = [("", value)]
     out: dict[str, float] = {}
-    from planner.core.fields import plain_number, shown_number
+    from planner.core.fields import ascii_digits_hint, plain_number, shown_number
 
     for name, raw in items:
         count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
         if count is None or count != count:
             raise InputError(f"{shown_number(raw)} is not a token count", entry="tokens_per_month",
-                             hint="Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
+                             hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+                             or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
         if not 0 < count <= MAX_TOKENS_PER_MONTH:
             raise InputError(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
                              entry="tokens_per_month",

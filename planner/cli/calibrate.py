@@ -17,7 +17,7 @@ from planner.core.escape import json_text
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
-@click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
+@click.option("--steps", default=3, show_default=True, type=opts.IntRange(2, 100), help="Steps to run.")
 @click.option("--out", "calibration_file", type=click.Path(dir_okay=False), callback=out_dir_option,
               help="Calibration file to update (default $XDG_CONFIG_HOME/planner/calibration.yaml, else "
                    "~/.config/planner/calibration.yaml).")

@@ -22,7 +22,7 @@ from planner.core.escape import json_text
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, callback=out_dir_option,
               help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "
                    "'Cloud vs Local' sheet).")
-@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(1, 1000),
               help="Cloud instances shown per workload (text output).")
 @click.option("--tokens-per-month", "tokens_per_month", multiple=True, metavar="[WORKLOAD=]COUNT",
               help="Tokens a workload processes a month (training: trained; inference: generated), e.g. 200M: "

@@ -21,12 +21,12 @@ from planner.core.escape import json_text
               help="Calibration file from 'planner calibrate' (default $XDG_CONFIG_HOME/planner/calibration.yaml, "
                    "else ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")
-@click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
+@click.option("--headroom", default=0.05, show_default=True, type=opts.FloatRange(0, 0.95),
               help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
-@click.option("--prompt-tokens", "prompt_tokens", type=click.IntRange(min=1),
+@click.option("--prompt-tokens", "prompt_tokens", type=opts.IntRange(min=1),
               help="With --gpu, inference: prompt tokens of the request the speed model times (default: the "
                    "context less the output).")
-@click.option("--output-tokens", "output_tokens", type=click.IntRange(min=1),
+@click.option("--output-tokens", "output_tokens", type=opts.IntRange(min=1),
               help="With --gpu, inference: generated tokens of that request (default 256, at most half the context).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @verbose_option

@@ -32,7 +32,7 @@ def fit_options(fn):
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False),
               help="Workload YAML (same keys; options override them). The target is still an option: "
                    "--micro-batch, --seq-len, --context or --concurrency max.")
-@click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
+@click.option("--headroom", type=opts.FloatRange(0, 0.95), default=0.05, show_default=True,
               help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")

@@ -30,7 +30,7 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 @click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=plan_formats,
               help="Reports to write, comma-separated: xlsx (workbook with a live quote), csv (every "
                    "candidate, ranked), json (the plan), md (the recommendation and memory breakdowns).")
-@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(0, 1000),
+@click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(0, 1000),
               help="Alternatives to keep.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @handle_errors

@@ -400,6 +400,27 @@ def _int_hint(key: str, value: Any) -> str | None:
     return whole_number_hint(value, lambda n: f"{key}: {n}")
 
 
+def ascii_digits(text: Any) -> str | None:
+    """``text`` with its decimal digits of other scripts ('٤٠٩٦', fullwidth '２') written in ASCII ('4096',
+    '2'), when it holds any; else None. Python's int() and float() read such digits, YAML and the unit
+    parsers do not: planner refuses them everywhere (CLI, files, API) with this spelling as the hint."""
+    if not isinstance(text, str) or text.isascii():
+        return None
+    import unicodedata
+
+    out = [str(unicodedata.decimal(ch)) if not ch.isascii() and unicodedata.decimal(ch, None) is not None else ch
+           for ch in text]
+    fixed = "".join(out)
+    return fixed if fixed != text else None
+
+
+def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
+    """'Write ASCII digits: context: 4096.' for a text holding digits of another script (:func:`ascii_digits`),
+    else None."""
+    fixed = ascii_digits(text)
+    return None if fixed is None else f"Write ASCII digits: {spell(fixed.strip())}."
+
+
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
@@ -413,6 +434,9 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """
     if not isinstance(value, str):
         return None
+    foreign = ascii_digits_hint(value, spell)
+    if foreign is not None:
+        return foreign
     if value.strip().isdigit():
         return f"Write the number without quotes: {value.strip()}."
     m = _SUFFIXED.match(value)
@@ -432,6 +456,9 @@ def _number_hint(key: str, value: Any) -> str | None:
     """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
     if not isinstance(value, str):
         return None
+    foreign = ascii_digits_hint(value, lambda n: f"{key}: {n}")
+    if foreign is not None:
+        return foreign
     if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
         # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
         mant, _, exp = value.strip().lower().partition("e")

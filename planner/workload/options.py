@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from planner.core.fields import shown_number
+from planner.core.fields import ascii_digits_hint, shown_number
 from planner.model.quantization import WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
 
@@ -397,7 +397,7 @@ def parse_token_count(value: Any) -> float | None:
         return math.inf if value > 0 else -math.inf
     if isinstance(value, (int, float)):
         return float(value)
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.isascii():  # float() would read '１０' (digits of other scripts)
         return None
     text = value.strip().lower().replace(",", "").replace("_", "")
     for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
@@ -429,5 +429,6 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
     count = parse_token_count(raw)
     if count is None or count != count:
         raise entry.error(f"{shown_number(raw)} is not a token count", key,
-                          f"Write a number of tokens, e.g. {key}: {example}; k, M, B, T).")
+                          ascii_digits_hint(raw, lambda n: f"{key}: {n}")
+                          or f"Write a number of tokens, e.g. {key}: {example}; k, M, B, T).")
     return count

@@ -437,3 +437,38 @@ def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path
     assert r.returncode == 2
     assert "tokens_per_month: '２００M' is not a token count. Write ASCII digits: tokens_per_month: 200M." in \
         r.stderr.decode("utf-8"), r.stderr.decode("utf-8")
+
+
+# -- 15. smaller messages and the API's options ------------------------------------------------------------
+
+def test_api_small_leftovers(tmp_path: Path) -> None:
+    import json
+    from decimal import Decimal
+
+    from planner import compare, estimate
+    from planner.core.errors import InputError
+
+    # (d) model= takes a pathlib.Path of a config folder as other path arguments do (before: "not PosixPath")
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(_CONFIG))
+    assert estimate(model=tmp_path / "m", task="infer").per_gpu_total_bytes == \
+        estimate(model=str(tmp_path / "m"), task="infer").per_gpu_total_bytes
+    # (e) compare(top=) as planner compare --top (before: "unexpected keyword argument 'top'")
+    r = compare(COMPARE, top=2)
+    cli_text = _cli("compare", str(COMPARE), "--top", "2").stdout.decode("utf-8")
+    assert r.text().strip() == cli_text.strip()
+    msg = _raises(InputError, compare, COMPARE, top=0)
+    assert msg == "--top: must be a whole number from 1 to 1000, not 0.", msg
+    # (f) the value given, not the float it rounds to (before: "not 0.0")
+    msg = _raises(InputError, estimate, model="llama-2-7b", task="infer", engine="vllm", gpu="rtx-4090",
+                  gpu_memory_utilization=Decimal("1e-400"))
+    assert msg == "--gpu-memory-utilization: must be more than 0, not Decimal('1E-400').", msg
+
+
+def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:
+    # before: "holds the control character U+0000, which YAML does not allow"
+    (tmp_path / "u.yaml").write_bytes("name: a\nworkloads: []\n".encode("utf-16-le"))
+    r = _cli("plan", "u.yaml", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.decode() == ("Error: u.yaml: is UTF-16 text (every other byte is NUL), not UTF-8. Save it as UTF-8 "
+                                 "(e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 text.\n"), r.stderr

@@ -61,13 +61,16 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The workload options given: None means not given (as an option left off the command line);
-    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it."""
+    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it; ``model`` a
+    pathlib.Path of a config folder (taken as its text)."""
     out = {}
     for key, value in options.items():
         if value is None:
             continue
         if key == "lora_targets" and isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
+        if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
+            value = os.fspath(value)
         out[key] = value
     return out
 

@@ -61,15 +61,14 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
       planner compare scenarios/compare-qlora-7b-12gb.yaml --tokens-per-month 200M
     """
     from planner.api import compare as run_compare
-    from planner.cost.comparison_report import comparison_text
 
     r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
-                    tokens_per_month=list(tokens_per_month) or None)
+                    tokens_per_month=list(tokens_per_month) or None, top=top_k)
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
         click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))
         return
-    echo(comparison_text(comparison, top=top_k, verbose=verbose))
+    echo(r.text(verbose=verbose))
     if written:
         echo("")
         echo("Wrote " + joined(list(written)))

@@ -249,7 +249,9 @@ class Entry:
         if not math.isfinite(value):
             raise self.error(f"must be a finite number, not {value!r}", key)
         if min_exclusive and min is not None and value <= min:
-            raise self.error(f"must be more than {min:g}, not {value!r}", key)
+            given = self.data.get(key)  # Decimal('1e-400') reads as 0.0: say what was given
+            shown = value if type(given) in (int, float) else given
+            raise self.error(f"must be more than {min:g}, not {shown!r}", key)
         _check_range(self, key, value, None if min_exclusive else min, max)
         return float(value)
 

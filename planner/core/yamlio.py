@@ -527,6 +527,10 @@ def _parse_pure(text: str) -> Any:
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        if char == "\0" and text.count("\0") * 3 >= len(text):  # ASCII in UTF-16: every other byte is NUL
+            raise YamlProblem("is UTF-16 text (every other byte is NUL), not UTF-8", None,
+                              "Save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 "
+                              "text.") from exc
         raise YamlProblem(f"holds the control character U+{ord(char):04X}, which YAML does not allow", line,
                           "Remove it; a planner file is plain text.") from exc
     try:

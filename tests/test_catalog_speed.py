@@ -9,18 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planner.catalog.loader import KINDS
-from planner.core.names import unsafe_char
+from planner.core.names import FILLERS, may_be_unsafe, unsafe_char
 from planner.core.units import _SIZE_UNITS, _number, parse_rate
 
 
 def test_every_unsafe_character_is_unprintable():
-    # Entry.str and Entry.str_list search a text for unsafe characters only when str.isprintable()
-    # is false: that is right only if no character unsafe_char finds (with or without newlines) is
-    # printable.
+    # Entry.str and Entry.str_list search a text for unsafe characters only when may_be_unsafe() is
+    # true (not str.isprintable(), or a Hangul filler): that is right only if no character unsafe_char
+    # finds (with or without newlines) is printable but the fillers.
     for code in range(sys.maxunicode + 1):
         ch = chr(code)
-        if ch.isprintable():
+        if ch.isprintable() and ch not in FILLERS:
             assert unsafe_char(ch) is None and unsafe_char(ch, newlines=True) is None, hex(code)
+    assert all(may_be_unsafe(f"a{ch}b") and unsafe_char(ch) == ch for ch in FILLERS)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)

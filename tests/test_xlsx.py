@@ -924,13 +924,13 @@ def test_names_with_each_prefix_are_text(tmp_path):
     assert (first.value, first.data_type) == ("=SUM(1,2)", "s")
 
 
-def test_control_characters_are_removed(tmp_path):
+def test_control_characters_are_shown_as_escapes(tmp_path):
     data = make_data(names=("bell\x07name", "tab\tok"))
     path = tmp_path / "ctl.xlsx"
     write_workbook(data, path)
     ws = openpyxl.load_workbook(path)["Memory"]
-    assert ws.cell(row=component_header_row(ws) + 1, column=1).value == "bellname"
-    assert clean_text("a\x00b\nc\td") == "ab\nc\td"
+    assert ws.cell(row=component_header_row(ws) + 1, column=1).value == "bell\\x07name"
+    assert clean_text("a\x00b\nc\td") == "a\\x00b\nc\td"
     assert len(clean_text("x" * 40_000)) == 32_767
 
 

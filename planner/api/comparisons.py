@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import catalog_of, check_keywords, out_of
 from planner.core.errors import InputError
+from planner.core.escape import json_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -28,12 +28,21 @@ class CompareResult:
         plan: the plan whose machine is priced (:class:`planner.solve.solver.Plan`).
         scenario: the scenario's name.
         outputs: the files written (format -> path: json, xlsx); empty without ``out``.
+        top: the cloud instances :meth:`text` shows per workload (``planner compare --top``).
     """
 
     comparison: Comparison
     plan: Plan
     scenario: str
     outputs: dict[str, Path] = field(default_factory=dict)
+    top: int = 5
+
+    def text(self, *, verbose: bool = False) -> str:
+        """The comparison as ``planner compare`` prints it, :attr:`top` cloud instances per workload
+        (planner.cost.comparison_report.comparison_text); ``verbose``: with the arithmetic (``-v``)."""
+        from planner.cost.comparison_report import comparison_text
+
+        return comparison_text(self.comparison, top=self.top, verbose=verbose)
 
     def document(self) -> dict[str, Any]:
         """The comparison as the JSON report holds it (planner.cost.compare.comparison_to_dict, with ``scenario``)."""
@@ -128,13 +137,19 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     else:
         items = [("", value)]
     out: dict[str, float] = {}
-    from planner.core.fields import plain_number
+    from planner.core.fields import ascii_digits_hint, plain_number, shown_number
 
     for name, raw in items:
         count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
-        if count is None or not 0 < count <= MAX_TOKENS_PER_MONTH:
-            raise InputError(f"{raw!r} is not a token count above 0", entry="tokens_per_month",
-                             hint="Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
+        if count is None or count != count:
+            raise InputError(f"{shown_number(raw)} is not a token count", entry="tokens_per_month",
+                             hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")
+                             or "Write a number of tokens, e.g. --tokens-per-month 200M (k, M, B, T), or NAME=200M.")
+        if not 0 < count <= MAX_TOKENS_PER_MONTH:
+            raise InputError(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
+                             entry="tokens_per_month",
+                             hint="The tokens the workload processes a month: trained (training) or generated "
+                                  "(inference).")
         if not name:
             if len(names) != 1:
                 raise InputError(f"a bare count is ambiguous: the scenario has {len(names)} workloads",
@@ -148,7 +163,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     return out
 
 
-def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_month: Any = None,
+def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
             **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
@@ -169,6 +184,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
             generated), from which its busy hours are derived (:func:`volume_overrides`: a count such
             as '200M' for a one-workload scenario, or {name: count}); it replaces the workloads'
             ``tokens_per_month`` and ``hours_per_month``. Default: as the scenario gives them.
+        top: the cloud instances per workload that :meth:`CompareResult.text` shows (``--top``; 1 to
+            1000, default 5); the JSON, the frame and the workbook hold them all.
 
     Returns:
         :class:`CompareResult`.
@@ -178,8 +195,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         ScenarioError: an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
             ``tokens_per_request`` below the context).
         CatalogError, OutputError: as for :func:`planner.plan`.
-        UnknownKeywordError: a keyword compare does not take (also a TypeError). ``planner compare
-            --top`` only trims the text; :func:`planner.cost.compare.comparison_text` takes it.
+        UnknownKeywordError: a keyword compare does not take (also a TypeError).
+        OptionError: ``top`` not a whole number from 1 to 1000.
 
     Example:
         >>> from planner import compare
@@ -191,7 +208,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         0  qlora-7b  aws-g6-xlarge            0.369550
         1  qlora-7b  aws-g5-xlarge            0.407477
     """
-    from planner.api.plans import read_scenario, run_inputs
+    from planner.api.plans import read_scenario, run_inputs, top_of
     from planner.core.errors import ScenarioError
     from planner.core.fields import Entry
     from planner.core.names import safe_stem
@@ -199,7 +216,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     from planner.cost.tco import check_request_inputs, read_costs
     from planner.cost.objective import plan as make_plan
 
-    check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month"))
+    check_keywords("compare", unknown, ("catalog", "out", "tokens_per_month", "top"))
+    top = top_of(top, least=1)
     out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
@@ -215,7 +233,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     planned = make_plan(sc, cat, costs=costs, explain=False)
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
-    result = CompareResult(comparison, planned, sc.name)
+    result = CompareResult(comparison, planned, sc.name, top=top)
     if out is None:
         return result
     from planner.core.atomic import write_text
@@ -224,7 +242,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     stem = safe_stem(sc.name) + "-compare"
     # the json and the workbook are one report set: staged in out, then moved into place together
     with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
-        write_text(rs.path(f"{stem}.json"), json.dumps(result.document(), indent=2, allow_nan=False) + "\n")
+        write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
     return dataclasses.replace(result, outputs=written)

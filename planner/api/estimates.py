@@ -11,6 +11,7 @@ from planner.api.inputs import (
     card_speed,
     catalog_of,
     check_keywords,
+    file_path_of,
     given_options,
     gpu_of,
     read_workload,
@@ -244,6 +245,9 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
                 raise OptionError(f"{flag} applies to the fit check on a card: give --gpu ID with it", entry=flag,
                                   hint=f"For example --gpu h100-sxm ('planner catalog gpus' lists the ids), or leave "
                                        f"{flag} out.")
+    if calibration is not None:
+        calibration = file_path_of(calibration, "calibration", "Give the calibration file 'planner calibrate' "
+                                   "wrote, e.g. calibration='calibration.yaml'")
     cat = catalog_of(catalog)
     card = gpu_of(cat, gpu) if gpu is not None else None
     options, layers_note = _most_gpu_layers(options, workload, cat, gpu, headroom)
@@ -260,7 +264,7 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         wl = for_gpu(wl, card)
         headroom = vllm_headroom(wl, headroom)
         # the calibration of this exact GPU model, if any (none is read when no config directory is known)
-        overheads = overheads_for_gpu(card, Path(calibration) if calibration else default_path())
+        overheads = overheads_for_gpu(card, calibration or default_path(), given=calibration is not None)
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:
@@ -387,7 +391,7 @@ def _token_count(flag: str, value: Any) -> int | None:
     """A whole, positive token count (any numeric type holding a whole value), or None."""
     from planner.workload.inputs import OptionError
 
-    from planner.core.fields import plain_number
+    from planner.core.fields import plain_number, shown_number
 
     if value is None:
         return None
@@ -398,7 +402,8 @@ def _token_count(flag: str, value: Any) -> int | None:
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        shown = repr(value) if len(repr(value)) <= 24 else f"a number of {len(repr(value))} characters"
+        shown = shown_number(value)  # 10**5000 has no repr (Python's 4,300-digit limit)
+        shown = shown if len(shown) <= 30 else f"a text of {len(shown):,} characters"
         raise OptionError(f"{flag} must be a whole number of tokens from 1 to {MAX_REQUEST_TOKENS:,}, not {shown}", entry=flag,
                           hint=f"For example {flag} 512.")
     return whole

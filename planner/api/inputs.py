@@ -61,13 +61,16 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The workload options given: None means not given (as an option left off the command line);
-    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it."""
+    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it; ``model`` a
+    pathlib.Path of a config folder (taken as its text)."""
     out = {}
     for key, value in options.items():
         if value is None:
             continue
         if key == "lora_targets" and isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
+        if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
+            value = os.fspath(value)
         out[key] = value
     return out
 
@@ -85,7 +88,7 @@ def catalog_of(catalog: Any = None) -> Catalog:
 
     if isinstance(catalog, Catalog):
         if not catalog.loaded:  # changed in code (dataclasses.replace): checked as a file would be
-            check_catalog_object(catalog)
+            return check_catalog_object(catalog)
         return catalog
     if catalog is None:
         return load_catalog(None)
@@ -137,11 +140,28 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     return Path(text)
 
 
-def check_catalog_object(catalog: Any) -> None:
+def file_path_of(value: Any, entry: str, hint: str) -> Path:
+    """A file argument (``calibration=``) checked as :func:`dir_path_of` checks a directory: a str or
+    os.PathLike, not empty, without NUL or a character no file name can hold.
+
+    Raises:
+        InputError: naming ``entry``, with ``hint`` (a sentence without its full stop).
+    """
+    if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
+        raise InputError(f"must be a file path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
+                         hint=hint + ".")
+    return dir_path_of(value, entry, hint)
+
+
+def check_catalog_object(catalog: Any) -> Catalog:
     """Refuse a Catalog object holding what the catalog loader refuses in a file: the loader's own
     checks, run on the object (:func:`planner.catalog.loader.check_catalog`: each entry's keys through
     the field readers, duplicate ids, each entry's rules, the references across lists). A Catalog
     changed in code (``dataclasses.replace(gpu, price_usd=float('nan'))``) has skipped them.
+
+    Returns:
+        the Catalog with its numbers as the loader builds them (``numpy.float64(329.0)`` -> 329.0,
+        ``Decimal(16)`` -> 16): the one the API plans with.
 
     Raises:
         CatalogError: naming the entry ('the Catalog given: gpus[3] (rtx-4090).vendor'), the problem
@@ -149,7 +169,7 @@ def check_catalog_object(catalog: Any) -> None:
     """
     from planner.catalog.loader import check_catalog
 
-    check_catalog(catalog)
+    return check_catalog(catalog)
 
 
 def gpu_of(catalog: Catalog, gpu_id: Any) -> Gpu:
@@ -178,14 +198,15 @@ def headroom_of(headroom: Any) -> float:
     """
     from planner.workload.inputs import OptionError
 
-    from planner.core.fields import plain_number
+    from planner.core.fields import plain_number, shown_number
 
     if headroom is None:
         return DEFAULT_HEADROOM
     headroom = plain_number(headroom)  # numpy.float32(0.1), Decimal('0.1'), Fraction(1, 10)
-    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not math.isfinite(headroom) \
-            or not 0 <= headroom <= MAX_HEADROOM:
-        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {headroom!r}", entry="headroom",
+    # the range first: an int beyond any float (10**309) compares, but math.isfinite() overflows on it
+    if isinstance(headroom, bool) or not isinstance(headroom, (int, float)) or not 0 <= headroom <= MAX_HEADROOM \
+            or not math.isfinite(headroom):
+        raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {shown_number(headroom)}", entry="headroom",
                           hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
     return float(headroom)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from planner.api.inputs import catalog_of, check_keywords, out_of
 from planner.core.errors import InputError
+from planner.core.escape import json_text
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -110,7 +112,7 @@ def _mapping_text(data: Mapping[str, Any]) -> str:
     """A scenario given as a mapping, as YAML text for the workbook's Assumptions sheet."""
     import yaml
 
-    return yaml.safe_dump(json.loads(json.dumps(data, default=str)), sort_keys=False, allow_unicode=True)
+    return yaml.safe_dump(json.loads(json_text(data, default=str)), sort_keys=False, allow_unicode=True)
 
 
 def with_undefined_sources(result: Plan, index: Any) -> Plan:
@@ -302,7 +304,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
                         write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(exc.candidates))
                     if "json" in formats:
                         write_text(rs.path(f"{stem}.json"),
-                                   json.dumps(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
+                                   json_text(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
                     for name in stale:
                         rs.remove(name)
                     exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
@@ -323,7 +325,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
         if "json" in formats:
-            write_text(rs.path(f"{stem}.json"), json.dumps(plan_to_dict(result), indent=2, allow_nan=False) + "\n")
+            write_text(rs.path(f"{stem}.json"), json_text(plan_to_dict(result), indent=2, allow_nan=False) + "\n")
         if "xlsx" in formats:
             from planner.report.from_plan import workbook_data_from_plan
             from planner.report.workbook import write_workbook

@@ -40,6 +40,7 @@ Importing this module does no work and it keeps no state.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,7 +48,8 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from planner.core.errors import CatalogError, did_you_mean
-from planner.core.fields import Entry
+from planner.core.fields import Entry, plain_number
+from planner.core.names import unsafe_problem
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.catalog.cloud import INSTANCES, CloudInstance
 from planner.catalog.gpus import GPUS, Gpu
@@ -56,7 +58,7 @@ from planner.catalog.network import NICS, SWITCHES, Nic, Switch
 from planner.catalog.pcie import GENERATIONS, PcieGen
 from planner.catalog.platforms import PLATFORMS, Platform
 from planner.catalog.ram import DIMMS, Dimm
-from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id
+from planner.catalog.schema import ID_PATTERN, CatalogWarning, Field, Kind, Parsed, read_id, read_text
 
 #: The catalog schema version this module reads.
 SCHEMA_VERSION = 1
@@ -559,12 +561,18 @@ def _file_order_kinds() -> list[str]:
     return [kind for lists in CATALOG_FILES.values() for kind in lists]
 
 
-def check_catalog(catalog: Any) -> None:
+def check_catalog(catalog: Any) -> Any:
     """Run the loader's own checks on a :class:`Catalog` object, as if its entries were read from files:
     each entry's keys through the same field readers (planner.catalog.schema; sizes and rates given back
     in bytes, ``'<n> B'``), the same duplicate-id check, each kind's per-entry ``check`` and the checks
     across lists (``check_merged``: references such as a platform's ``fixed_gpu``). For a Catalog changed
     in code (``dataclasses.replace`` on :func:`load_catalog` entries) given to the Python API.
+
+    Returns:
+        the Catalog with each entry's values as the field readers give them: a number of another
+        numeric type that holds the same value (``numpy.float64(329.0)``, ``Decimal(16)``,
+        ``Fraction(1499)``, ``12884901888.0`` bytes) as the plain int or float the loader would build,
+        so that nothing downstream meets a type a file never gives.
 
     Raises:
         CatalogError: the loader's one line, naming the list, the entry and the field
@@ -589,23 +597,57 @@ def check_catalog(catalog: Any) -> None:
             where = f"the Catalog given: {attr}[{i}]"
             if not isinstance(item, record):
                 raise CatalogError(f"must be a {record.__name__}, not {type(item).__name__}", entry=where)
-            data = _entry_data(KINDS[kind], item)
+            data = _entry_data(KINDS[kind], item, f"{where} ({_short_repr(getattr(item, 'id', ''))[1:-1]})")
             store._read_entry(kind, Entry(data, file=None, path=where, error=CatalogError), overlay=False,
                               ids_in_file=ids)
     sources = getattr(catalog, "sources", None)
     if not isinstance(sources, tuple) or not all(isinstance(s, SourceRef) for s in sources):
         raise CatalogError("must be a tuple of SourceRef (as load_catalog builds it)", entry="the Catalog given: sources")
+    for i, ref in enumerate(sources):  # the texts the Assumptions sheet shows, read as an entry's would be
+        entry = Entry(ref._asdict(), file=None, path=f"the Catalog given: sources[{i}]", error=CatalogError)
+        if not isinstance(ref.file, str) or (ref.file and unsafe_problem(ref.file)):
+            raise entry.error(f"must be the path of a catalog file (text), not {_short_repr(ref.file)}", "file")
+        read_text(entry, "id"), read_text(entry, "source"), entry.date("as_of", past=True)
     rebuilt = store.build()
     _check_derived(catalog)
+    normal: dict[str, tuple[Any, ...]] = {}
     for kind in _file_order_kinds():  # what an entry derives from its keys (price_usd from prices) agrees too
         attr = lists.get(kind, kind)
+        entries = []
         for i, (given, built) in enumerate(zip(getattr(catalog, attr), getattr(rebuilt, attr))):
             for f in dataclasses.fields(given):
                 a, b = getattr(given, f.name), getattr(built, f.name)
-                if f.name not in _NOT_FROM_KEYS and a != b:
-                    raise CatalogError(f"{a!r} is not what the entry's other fields give ({b!r}), as the loader "
-                                       "builds it from a file", entry=f"the Catalog given: {attr}[{i}] ({given.id}).{f.name}",
+                if f.name not in _NOT_FROM_KEYS and not _same(a, b):
+                    raise CatalogError(f"{_short_repr(a)} is not what the entry's other fields give "
+                                       f"({_short_repr(b)}), as the loader builds it from a file",
+                                       entry=f"the Catalog given: {attr}[{i}] ({given.id}).{f.name}",
                                        hint="Change the keys it comes from (prices: for price_usd).")
+            entries.append(dataclasses.replace(given, **{f.name: getattr(built, f.name) for f in dataclasses.fields(given)
+                                                         if f.init and f.name not in _NOT_FROM_KEYS}))
+        normal[attr] = tuple(entries)
+    out = dataclasses.replace(catalog, **normal)
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether ``a`` holds what ``b`` (as the loader builds it) holds, numbers compared as the plain int
+    or float they hold (``Decimal('61.99')`` is the float 61.99 a file gives); one truth value (a numpy
+    array compared gives many: not the same)."""
+    try:
+        return bool(_plain_values(a) == _plain_values(b))
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+
+
+def _plain_values(value: Any) -> Any:
+    """``value`` with every number in it, in records and tuples too, as :func:`plain_number` gives it."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value),) + tuple(_plain_values(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, (tuple, list)):
+        return tuple(_plain_values(v) for v in value)
+    return plain_number(value)
 
 
 def _check_derived(catalog: Any) -> None:
@@ -619,8 +661,6 @@ def _check_derived(catalog: Any) -> None:
         CatalogError: one line naming the field (``the Catalog given: files: ...``).
     """
     import re
-
-    from planner.core.names import unsafe_problem
 
     def bad(field_: str, problem: str, hint: str = "Use the Catalog as load_catalog() gives it.") -> CatalogError:
         return CatalogError(problem, entry=f"the Catalog given: {field_}", hint=hint)
@@ -690,7 +730,36 @@ def _short_repr(value: Any) -> str:
 _NOT_FROM_KEYS = frozenset({"file", "line", "where"})
 
 
-def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
+def _empty(value: Any) -> bool:
+    """None or an empty tuple (a field a file leaves out), tested by identity and type: ``value in (None,
+    ())`` would compare a numpy number with a tuple, which numpy answers with an array."""
+    return value is None or (isinstance(value, tuple) and not value)
+
+
+def _bytes_text(value: Any, *, per_s: bool, where: str) -> Any:
+    """A size or rate field's value as a file writes it: a whole number of bytes (of any numeric type,
+    12884901888.0 included) as '<n> B' ('<n> B/s'); a finite rate that is no whole number as '<float> B/s';
+    anything but a number as it is, for the field reader to refuse.
+
+    Raises:
+        CatalogError: a number that is no size or rate in bytes (a fraction of a byte, NaN, infinite), at
+            ``where`` (the entry and field): the reader would answer that it 'has no unit'.
+    """
+    unit = " B/s" if per_s else " B"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int):
+        return f"{value}{unit}"
+    if per_s and math.isfinite(value):
+        return f"{value!r}{unit}"
+    what = "a finite number of bytes per second" if per_s else "a whole number of bytes"
+    raise CatalogError(f"must be {what}, not {value!r}", entry=where,
+                       hint="In a Catalog object sizes and rates are in bytes (a file writes them with a unit).")
+
+
+def _entry_data(kind: Kind, record: Any, where: str = "") -> dict[str, Any]:
     """A record's values in the form a catalog file gives them (the inverse of :meth:`Kind.build` for the
     keys a file holds): sizes and rates as '<n> B' and '<n> B/s', tuples as lists, records as mappings."""
     import dataclasses
@@ -698,7 +767,7 @@ def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
     def plain(v: Any) -> Any:
         if dataclasses.is_dataclass(v) and not isinstance(v, type):
             return {f.name: (dict(getattr(v, f.name)) if f.name == "exempt" else plain(getattr(v, f.name)))
-                    for f in dataclasses.fields(v) if getattr(v, f.name) not in (None, ())}
+                    for f in dataclasses.fields(v) if not _empty(getattr(v, f.name))}
         if isinstance(v, (tuple, list)):
             return [plain(x) for x in v]
         return v
@@ -711,10 +780,8 @@ def _entry_data(kind: Kind, record: Any) -> dict[str, Any]:
         value = getattr(record, attr)
         if value is None or (isinstance(value, tuple) and not value and not field_.required):
             continue
-        if isinstance(value, int) and not isinstance(value, bool) and attr.endswith("_bytes"):
-            value = f"{value} B"
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and attr.endswith("_bytes_per_s"):
-            value = f"{value!r} B/s"
+        if attr.endswith(("_bytes", "_bytes_per_s")):
+            value = _bytes_text(plain_number(value), per_s=attr.endswith("_per_s"), where=f"{where}.{key}")
         data[key] = plain(value)
     if data.get("prices"):
         for single in ("price_usd", "base_price_usd", "price_kind"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +10,14 @@ import click
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option
 from planner.cli.options import estimate_options
+from planner.core.escape import json_text
 
 
 @click.command(name="calibrate", cls=opts.BoolSpellingCommand)
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
-@click.option("--steps", default=3, show_default=True, type=click.IntRange(2, 100), help="Steps to run.")
+@click.option("--steps", default=3, show_default=True, type=opts.IntRange(2, 100), help="Steps to run.")
 @click.option("--out", "calibration_file", type=click.Path(dir_okay=False), callback=out_dir_option,
               help="Calibration file to update (default $XDG_CONFIG_HOME/planner/calibration.yaml, else "
                    "~/.config/planner/calibration.yaml).")
@@ -67,7 +67,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                       m["versions"])
     save_calibration(cal, path)
     if as_json:
-        click.echo(json.dumps({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
+        click.echo(json_text({**m, "estimate": {"per_gpu_allocated_bytes": est.per_gpu_allocated_bytes,
                                                  "per_gpu_total_bytes": est.per_gpu_total_bytes},
                                "saved_to": str(path), "not_in_the_run": unused}, indent=2))
         return

@@ -4,7 +4,6 @@ import-skypilot``)."""
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -12,6 +11,7 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option, signal_guard
+from planner.core.escape import json_text
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -212,7 +212,7 @@ def list_command(kind: str, catalog_dir: str | None, as_json: bool) -> None:  # 
              "network": ("nics", "switches"), "cloud": ("instances",)}[kind]
     warnings = [w.text for w in catalog.warnings if w.kind in lists]
     if as_json:
-        click.echo(json.dumps(raw, indent=2, default=str))
+        click.echo(json_text(raw, indent=2, default=str))
         for w in warnings:  # stdout stays the JSON document
             echo(f"Warning: {w}", err=True)
         return
@@ -268,7 +268,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
     findings, ref = check_catalog(catalog, today=today)
     failed = failures(findings)
     if as_json:
-        click.echo(json.dumps({"reference_date": ref, "passed": not failed,
+        click.echo(json_text({"reference_date": ref, "passed": not failed,
                                "findings": [{"check": f.check, "file": f.file, "id": f.id, "text": f.text,
                                              "exempt": f.exempt, "fails": f.fails} for f in findings]}, indent=2))
     else:

@@ -7,12 +7,11 @@ openpyxl) is imported inside the command. planner.cli.main registers it.
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, verbose_option
+from planner.core.escape import json_text
 
 
 @click.command(name="compare")
@@ -23,7 +22,7 @@ from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None, callback=out_dir_option,
               help="Also write OUT/<scenario>-compare.json and OUT/<scenario>-compare.xlsx (with the "
                    "'Cloud vs Local' sheet).")
-@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(1, 1000),
               help="Cloud instances shown per workload (text output).")
 @click.option("--tokens-per-month", "tokens_per_month", multiple=True, metavar="[WORKLOAD=]COUNT",
               help="Tokens a workload processes a month (training: trained; inference: generated), e.g. 200M: "
@@ -62,15 +61,14 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
       planner compare scenarios/compare-qlora-7b-12gb.yaml --tokens-per-month 200M
     """
     from planner.api import compare as run_compare
-    from planner.cost.comparison_report import comparison_text
 
     r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
-                    tokens_per_month=list(tokens_per_month) or None)
+                    tokens_per_month=list(tokens_per_month) or None, top=top_k)
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2, allow_nan=False))
+        click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))
         return
-    echo(comparison_text(comparison, top=top_k, verbose=verbose))
+    echo(r.text(verbose=verbose))
     if written:
         echo("")
         echo("Wrote " + joined(list(written)))

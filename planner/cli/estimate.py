@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -10,6 +9,7 @@ import click
 from planner.cli import options as opts
 from planner.cli.common import echo, given_on_command_line, handle_errors, one_catalog, size_text, verbose_option
 from planner.cli.options import estimate_options
+from planner.core.escape import json_text
 
 
 @click.command(name="estimate", cls=opts.BoolSpellingCommand)
@@ -21,12 +21,12 @@ from planner.cli.options import estimate_options
               help="Calibration file from 'planner calibrate' (default $XDG_CONFIG_HOME/planner/calibration.yaml, "
                    "else ~/.config/planner/calibration.yaml); "
                    "used with --gpu when it holds that GPU.")
-@click.option("--headroom", default=0.05, show_default=True, type=click.FloatRange(0, 0.95),
+@click.option("--headroom", default=0.05, show_default=True, type=opts.FloatRange(0, 0.95),
               help="With --gpu: fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
-@click.option("--prompt-tokens", "prompt_tokens", type=click.IntRange(min=1),
+@click.option("--prompt-tokens", "prompt_tokens", type=opts.IntRange(min=1),
               help="With --gpu, inference: prompt tokens of the request the speed model times (default: the "
                    "context less the output).")
-@click.option("--output-tokens", "output_tokens", type=click.IntRange(min=1),
+@click.option("--output-tokens", "output_tokens", type=opts.IntRange(min=1),
               help="With --gpu, inference: generated tokens of that request (default 256, at most half the context).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @verbose_option
@@ -55,7 +55,7 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
                      headroom=headroom if given_on_command_line("headroom") else None, prompt_tokens=prompt_tokens,
                      output_tokens=output_tokens, **options)
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
+        click.echo(json_text(r.to_dict(), indent=2))
         return
     workload, copies = r.workload, r.replicas
     from planner.core.textfit import terminal_width

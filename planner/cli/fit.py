@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
@@ -11,6 +10,7 @@ from planner.api.fits import FIT_TARGETS
 from planner.cli import options as opts
 from planner.cli.common import echo, gib_text, given_on_command_line, handle_errors, one_catalog, size_text
 from planner.cli.options import ESTIMATE_OPTIONS
+from planner.core.escape import json_text
 
 
 def fit_options(fn):
@@ -32,7 +32,7 @@ def fit_options(fn):
 @click.option("--workload", "workload_file", type=click.Path(dir_okay=False),
               help="Workload YAML (same keys; options override them). The target is still an option: "
                    "--micro-batch, --seq-len, --context or --concurrency max.")
-@click.option("--headroom", type=click.FloatRange(0, 0.95), default=0.05, show_default=True,
+@click.option("--headroom", type=opts.FloatRange(0, 0.95), default=0.05, show_default=True,
               help="Fraction of the GPU's CUDA total kept free (as vram_headroom in scenarios).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
@@ -74,10 +74,10 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
                     headroom=headroom if given_on_command_line("headroom") else None, **options)
     except NoFit as exc:
         if as_json:  # scripts get a document either way, as with plan --json
-            click.echo(json.dumps(exc.result.to_dict(), indent=2))
+            click.echo(json_text(exc.result.to_dict(), indent=2))
         raise
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
+        click.echo(json_text(r.to_dict(), indent=2))
         return
     best, cap, target, copies = r.max_value, r.capacity_bytes, r.target, r.replicas or 1
     margin = (f"{gib_text(cap)} per GPU after {r.headroom:.0%} headroom" if r.takes_headroom else

@@ -11,6 +11,48 @@ import click
 from planner.cli.common import LineError
 
 
+def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+    """Refuse a number written in digits of another script ('٤٠٩٦', fullwidth '２'), which click's int and
+    float (Python's int(), float()) would read: files and the API refuse them, so the command line does too
+    (planner.core.fields.ascii_digits), with the ASCII spelling as the hint."""
+    from planner.core.fields import ascii_digits_hint
+
+    if not isinstance(value, str) or param is None:
+        return
+    opt = param.opts[0]
+    hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
+    if hint is not None:
+        raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+
+
+class _AsciiDigits:
+    """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        refuse_foreign_digits(value, param, ctx)
+        return super().convert(value, param, ctx)  # type: ignore[misc]
+
+
+class Int(_AsciiDigits, click.types.IntParamType):
+    """click.INT in ASCII digits."""
+
+
+class Float(_AsciiDigits, click.types.FloatParamType):
+    """click.FLOAT in ASCII digits."""
+
+
+class IntRange(_AsciiDigits, click.IntRange):
+    """click.IntRange in ASCII digits."""
+
+
+class FloatRange(_AsciiDigits, click.FloatRange):
+    """click.FloatRange in ASCII digits."""
+
+
+INT = Int()
+FLOAT = Float()
+
+
 class Count(click.ParamType):
     """A whole number for --micro-batch, --seq-len, --context, --concurrency; 'max' points to 'planner fit'."""
 
@@ -23,6 +65,7 @@ class Count(click.ParamType):
             raise LineError(f"{opt}: '{command}' takes a whole number, not 'max'. 'planner fit' finds the largest "
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
+        refuse_foreign_digits(value, param, ctx)
         if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
             from planner.core.fields import whole_number_hint
 
@@ -43,6 +86,7 @@ class GpuLayers(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int):
             return value
+        refuse_foreign_digits(value, param, ctx)
         text = str(value).strip().lower()
         if text in ("all", "max", "auto"):
             return text
@@ -150,15 +194,15 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                               "adafactor, lion (default adamw; the framework's otherwise).")),
     ("--micro-batch", dict(type=Count(), help="Sequences per GPU per forward pass.")),
     ("--seq-len", dict(type=Count(), help="Tokens per training sequence.")),
-    ("--grad-accum", dict(type=int, help="Micro-batches per optimizer step (no activation memory; gradients stay "
+    ("--grad-accum", dict(type=INT, help="Micro-batches per optimizer step (no activation memory; gradients stay "
                                                      "allocated between them).")),
-    ("--gpus", dict(type=int, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
+    ("--gpus", dict(type=INT, help="GPUs in total. Training: data parallel x tensor parallel. Inference: replicas "
                                    "x --tp (a multiple of --tp; without --tp, one replica on all of them).")),
-    ("--gpus-per-node", dict(type=int, help="GPUs per machine (default: all; estimate --gpu G: the most G one "
+    ("--gpus-per-node", dict(type=INT, help="GPUs per machine (default: all; estimate --gpu G: the most G one "
                                             "catalog platform carries, e.g. 8 on an HGX baseboard).")),
-    ("--tp", dict(type=int, help="Tensor-parallel degree.")),
-    ("--zero", dict(type=int, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
-    ("--fsdp-version", dict(type=click.IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "
+    ("--tp", dict(type=INT, help="Tensor-parallel degree.")),
+    ("--zero", dict(type=INT, help="ZeRO stage 0-3 (with an FSDP framework: 3 FULL_SHARD, 2 SHARD_GRAD_OP).")),
+    ("--fsdp-version", dict(type=IntRange(1, 2), help="FSDP1 (flat parameters) or FSDP2 (per-parameter "
                                                                 "shards), with fsdp, torchtune or litgpt.")),
     ("--fsdp-wrap", dict(type=click.Choice(["blocks", "separate"]),
                          help="LoRA under FSDP: whole decoder blocks as units, frozen base and adapters together "
@@ -172,7 +216,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                              "torch save_on_cpu).")),
     ("--optimizer-in-backward/--no-optimizer-in-backward",
      dict(default=None, help="Step each parameter as its gradient completes (torchtune optimizer_in_bwd).")),
-    ("--loss-chunks", dict(type=int, help="Compute the logits and fp32 loss in N chunks (torchtune "
+    ("--loss-chunks", dict(type=INT, help="Compute the logits and fp32 loss in N chunks (torchtune "
                                          "CEWithChunkedOutputLoss: 8); 0: whole.")),
     ("--fused-linear-loss/--no-fused-linear-loss",
      dict(default=None, help="Fused linear cross-entropy (Liger): the full logits never exist.")),
@@ -188,11 +232,11 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--use-cache/--no-use-cache", dict(default=None, help="The Transformers model returns its KV cache in training "
                                                            "(default: on, the config's use_cache).")),
     ("--attention", dict(type=click.Choice(["eager", "sdpa", "flash"]), help="Attention kernel.")),
-    ("--document-tokens", dict(type=int, help="Packed sequences: tokens per document, each attended alone "
+    ("--document-tokens", dict(type=INT, help="Packed sequences: tokens per document, each attended alone "
                                               "(attention time spans a document).")),
-    ("--lora-rank", dict(type=int, help="LoRA rank r.")),
+    ("--lora-rank", dict(type=INT, help="LoRA rank r.")),
     ("--lora-targets", dict(help="Comma-separated module names, or all-linear.")),
-    ("--lora-dropout", dict(type=float, help="peft lora_dropout (default 0.0).")),
+    ("--lora-dropout", dict(type=FLOAT, help="peft lora_dropout (default 0.0).")),
     ("--use-dora/--no-use-dora", dict(default=None, help="peft DoRA (LoraConfig use_dora): a trainable magnitude "
                                                          "per output feature and the weight norms recomputed "
                                                          "every forward.")),
@@ -215,7 +259,7 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                 "mxfp4 (MXFP4 checkpoints such as gpt-oss), compressed-tensors (llm-compressor "
                                 "checkpoints; the default when the config declares one); with --engine llama.cpp a GGUF preset "
                                 "(Q4_K_M, Q5_K_M, Q6_K, Q8_0, Q3_K_M, Q2_K, IQ4_XS, F16, ...; default Q4_K_M).")),
-    ("--group-size", dict(type=int, help="GPTQ/AWQ group size.")),
+    ("--group-size", dict(type=INT, help="GPTQ/AWQ group size.")),
     ("--kv-dtype", dict(help="KV cache dtype: fp32, fp16, bf16, fp8; llama.cpp: f16, q8_0, q4_0, ... "
                              "(--cache-type-k, and -v unless --kv-dtype-v).")),
     ("--kv-dtype-v", dict(help="llama.cpp: the V cache type when it differs from --kv-dtype (--cache-type-v).")),
@@ -227,9 +271,9 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                    "build 'b1792' (default: the current release modelled, which the output names).")),
     ("--enable-lora/--no-enable-lora", dict(default=None, help="vLLM LoRA serving (vllm serve --enable-lora): "
                                                                "GPU slots for adapters.")),
-    ("--max-loras", dict(type=int, help="vLLM: adapters in GPU slots at once (default 1).")),
-    ("--max-lora-rank", dict(type=int, help="vLLM: the slots' rank (default 16).")),
-    ("--max-cpu-loras", dict(type=int, help="vLLM: adapters cached in host RAM (default --max-loras).")),
+    ("--max-loras", dict(type=INT, help="vLLM: adapters in GPU slots at once (default 1).")),
+    ("--max-lora-rank", dict(type=INT, help="vLLM: the slots' rank (default 16).")),
+    ("--max-cpu-loras", dict(type=INT, help="vLLM: adapters cached in host RAM (default --max-loras).")),
     ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
                                                  "output layer, or 'all' (default); with --gpu, 'max' puts the most "
                                                  "that fit the card.")),
@@ -241,11 +285,11 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                                                        "matrix (default: only the presets llama-quantize makes only with one: "
                                                        "IQ1_*, IQ2_*, IQ3_XXS, IQ3_XS, Q2_K_S; --no-imatrix is "
                                                        "refused for them).")),
-    ("--gpu-memory-utilization", dict(type=float, help="vLLM's share of the card.")),
-    ("--max-num-batched-tokens", dict(type=int, help="Tokens prefilled per forward pass (llama.cpp: n_ubatch, "
+    ("--gpu-memory-utilization", dict(type=FLOAT, help="vLLM's share of the card.")),
+    ("--max-num-batched-tokens", dict(type=INT, help="Tokens prefilled per forward pass (llama.cpp: n_ubatch, "
                                                      "-ub, default 512).")),
-    ("--max-num-seqs", dict(type=int, help="vLLM's cap on sequences per step (default: vllm serve's).")),
-    ("--dataloader-workers", dict(type=int, help="DataLoader num_workers per GPU process.")),
+    ("--max-num-seqs", dict(type=INT, help="vLLM's cap on sequences per step (default: vllm serve's).")),
+    ("--dataloader-workers", dict(type=INT, help="DataLoader num_workers per GPU process.")),
     ("--dataset-size", dict(help="Dataset size with unit, e.g. '20 GiB'.")),
     ("--dataset-format", dict(type=click.Choice(["arrow", "numpy", "mmap", "python"]), help="Dataset storage.")),
 ]

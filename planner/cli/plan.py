@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option
+from planner.core.escape import json_text
 
 
 def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
@@ -31,7 +30,7 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 @click.option("--format", "formats", default="xlsx,csv,json", show_default=True, callback=plan_formats,
               help="Reports to write, comma-separated: xlsx (workbook with a live quote), csv (every "
                    "candidate, ranked), json (the plan), md (the recommendation and memory breakdowns).")
-@click.option("--top", "top_k", default=5, show_default=True, type=click.IntRange(0, 1000),
+@click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(0, 1000),
               help="Alternatives to keep.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @handle_errors
@@ -70,7 +69,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         if as_json:
             doc = infeasible_to_dict(exc)
             doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
-            click.echo(json.dumps(doc, indent=2))
+            click.echo(json_text(doc, indent=2))
         if exc.outputs:
             echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
         if exc.removed:
@@ -80,7 +79,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
         raise
     _name_note(r.scenario)
     if as_json:
-        click.echo(json.dumps(r.to_dict(), indent=2))
+        click.echo(json_text(r.to_dict(), indent=2))
         return
     from planner.core.textfit import terminal_width
 

@@ -19,9 +19,14 @@ Markdown    :func:`md_text`, :func:`md_fence`  HTML (``& < >``) as entities; Mar
 terminal    :func:`terminal_text`              control characters (ESC, CR, ...), line and
                                                paragraph separators and bidirectional controls
                                                shown as escapes (``\\x1b``, ``\\u202e``)
-XML, xlsx   :func:`xml_text`                   the characters XML 1.0 forbids (C0 controls but
-                                               tab, LF, CR; lone surrogates; U+FFFE, U+FFFF)
-                                               removed, so the workbook stays valid
+XML, xlsx   :func:`xml_text`                   what the terminal escapes (control, bidirectional,
+                                               noncharacters; a byte that was not UTF-8 as
+                                               ``\\xff``) shown as the same visible escapes, line
+                                               feeds and tabs kept: nothing XML 1.0 forbids is
+                                               left, and nothing is dropped without a trace
+JSON        :func:`json_text`                  every text with a lone surrogate (a byte that was
+                                               not UTF-8, PEP 383) written as ``\\xff`` text, so
+                                               strict parsers read the document
 ==========  =================================  ==================================================
 
 Sources: OWASP, "CSV Injection" (owasp.org/www-community/attacks/CSV_Injection): cells starting with
@@ -95,9 +100,40 @@ def terminal_text(value: Any, *, newlines: bool = False) -> str:
 
 
 def xml_text(value: Any) -> str:
-    """``value`` without the characters XML 1.0 forbids (C0 controls other than tab, LF, CR; lone
-    surrogates; U+FFFE, U+FFFF), which would make a workbook that Excel calls damaged."""
-    return _XML_FORBIDDEN.sub("", str(value))
+    """``value`` as a workbook cell shows it: control characters (but line feed and tab), bidirectional
+    controls, noncharacters and lone surrogates written as the visible escapes the terminal shows
+    (:func:`terminal_text` with ``newlines``: ``\\x1b``, ``\\u202e``, ``\\xff`` for a byte that was not
+    UTF-8), so Excel shows no reordered text, and nothing XML 1.0 forbids is left (it would make a
+    workbook Excel calls damaged)."""
+    return _XML_FORBIDDEN.sub("", terminal_text(value, newlines=True))
 
 
-__all__ = ["CSV_FORMULA_TRIGGERS", "CSV_SEPARATORS", "csv_text", "md_fence", "md_text", "terminal_text", "xml_text"]
+def json_text(document: Any, **options: Any) -> str:
+    """``json.dumps(document, **options)`` with every text that holds a lone surrogate (a byte that was
+    not UTF-8 in a path, held as U+DC80-U+DCFF by PEP 383) written as its visible escape (``\\xff``, as
+    :func:`terminal_text` writes it; other characters as json.dumps writes them). json.dumps would write
+    ``"\\udcff"``, which parsers that demand valid Unicode refuse (RFC 8259, 8.2 "Unicode Characters").
+    Keys and values, at any depth."""
+    import json
+
+    given = options.get("default")
+    if given is not None:  # what it makes of an object (str of a Path) is cleaned too
+        options["default"] = lambda obj: _json_clean(given(obj))
+    return json.dumps(_json_clean(document), **options)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _json_clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub(lambda m: escape_unsafe(m.group()), value)
+    if isinstance(value, dict):
+        return {_json_clean(k): _json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    return value
+
+
+__all__ = ["CSV_FORMULA_TRIGGERS", "CSV_SEPARATORS", "csv_text", "json_text", "md_fence", "md_text", "terminal_text",
+           "xml_text"]

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import unsafe_problem
+from planner.core.names import may_be_unsafe, unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
@@ -156,7 +156,7 @@ class Entry:
                                  "Valid: " + ", ".join(map(str, choices)) + "." + _bool_note(value, self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
                              _bool_note(value, self.file).strip() or None)
-        if not value.isprintable():  # every unsafe character is unprintable: most texts need no search
+        if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
         if choices is not None:
             if value not in choices:
@@ -189,7 +189,7 @@ class Entry:
         lines = getattr(value, "lines", [])
         for i, v in enumerate(value):
             bad = not isinstance(v, str) or not v.strip()
-            why = None if bad or v.isprintable() else unsafe_problem(v)  # printable: nothing unsafe
+            why = None if bad or not may_be_unsafe(v) else unsafe_problem(v)  # printable: nothing unsafe
             if bad or why:
                 line = lines[i] if i < len(lines) else self.line_of(key)
                 raise self.error_cls(why or f"must be a name (text), not {_item_kind(v)}", file=self.file,
@@ -204,9 +204,9 @@ class Entry:
     def _check_shown(self, key: str, value: str, multiline: bool) -> None:
         """Refuse a text holding a character :func:`planner.core.names.unsafe_char` finds.
 
-        Callers may skip a text for which ``str.isprintable()`` is true: every character it finds
-        (categories Cc, Zl, Zp, and the bidirectional controls, category Cf) is unprintable, which
-        tests/test_catalog_speed.py checks.
+        Callers may skip a text for which :func:`planner.core.names.may_be_unsafe` is false: every
+        character it finds but the Hangul fillers (categories Cc, Cf, Cs, Zl, Zp, noncharacters) is
+        unprintable, which tests/test_catalog_speed.py checks.
         """
         why = unsafe_problem(value, newlines=multiline)
         if why:
@@ -249,7 +249,9 @@ class Entry:
         if not math.isfinite(value):
             raise self.error(f"must be a finite number, not {value!r}", key)
         if min_exclusive and min is not None and value <= min:
-            raise self.error(f"must be more than {min:g}, not {value!r}", key)
+            given = self.data.get(key)  # Decimal('1e-400') reads as 0.0: say what was given
+            shown = value if type(given) in (int, float) else given
+            raise self.error(f"must be more than {min:g}, not {shown!r}", key)
         _check_range(self, key, value, None if min_exclusive else min, max)
         return float(value)
 
@@ -351,6 +353,14 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
 
 
+def shown_number(value: Any) -> str:
+    """A value as an error message echoes it: a whole number of more than 20 digits shortened
+    ('1000...000 (401 digits)', never Python's 4,300-digit ValueError), anything else as repr()."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _digits(value)
+    return repr(value)
+
+
 def _digits(value: int) -> str:
     """A huge whole number, shortened: '1000...000 (401 digits)'."""
     try:
@@ -392,6 +402,27 @@ def _int_hint(key: str, value: Any) -> str | None:
     return whole_number_hint(value, lambda n: f"{key}: {n}")
 
 
+def ascii_digits(text: Any) -> str | None:
+    """``text`` with its decimal digits of other scripts ('٤٠٩٦', fullwidth '２') written in ASCII ('4096',
+    '2'), when it holds any; else None. Python's int() and float() read such digits, YAML and the unit
+    parsers do not: planner refuses them everywhere (CLI, files, API) with this spelling as the hint."""
+    if not isinstance(text, str) or text.isascii():
+        return None
+    import unicodedata
+
+    out = [str(unicodedata.decimal(ch)) if not ch.isascii() and unicodedata.decimal(ch, None) is not None else ch
+           for ch in text]
+    fixed = "".join(out)
+    return fixed if fixed != text else None
+
+
+def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
+    """'Write ASCII digits: context: 4096.' for a text holding digits of another script (:func:`ascii_digits`),
+    else None."""
+    fixed = ascii_digits(text)
+    return None if fixed is None else f"Write ASCII digits: {spell(fixed.strip())}."
+
+
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
@@ -405,6 +436,9 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """
     if not isinstance(value, str):
         return None
+    foreign = ascii_digits_hint(value, spell)
+    if foreign is not None:
+        return foreign
     if value.strip().isdigit():
         return f"Write the number without quotes: {value.strip()}."
     m = _SUFFIXED.match(value)
@@ -424,6 +458,9 @@ def _number_hint(key: str, value: Any) -> str | None:
     """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
     if not isinstance(value, str):
         return None
+    foreign = ascii_digits_hint(value, lambda n: f"{key}: {n}")
+    if foreign is not None:
+        return foreign
     if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
         # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
         mant, _, exp = value.strip().lower().partition("e")

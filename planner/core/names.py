@@ -63,8 +63,8 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
     """The first character of ``text`` that must not be shown as it is, or None.
 
     Unsafe: control characters (Unicode category Cc: C0, DEL, C1), the line and paragraph
-    separators U+2028 and U+2029, the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF, and
-    :data:`BIDI_CONTROLS`. With ``newlines``, line feed and tab
+    separators U+2028 and U+2029, the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF,
+    :data:`BIDI_CONTROLS`, and invisible characters (category Cf, the Hangul fillers). With ``newlines``, line feed and tab
     are allowed (a multi-line description).
     """
     m = (_UNSAFE_TEXT if newlines else _UNSAFE_NAME).search(text)
@@ -76,9 +76,41 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
 # The noncharacters U+FFFE and U+FFFF (and U+FDD0-U+FDEF) are not characters at all: XML 1.0 forbids
 # the first two (a workbook holding them is damaged), so two names differing by one would read the same.
 _NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
-_UNSAFE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS)) + "]")
-_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS
-                          + "".join(sorted(BIDI_CONTROLS)) + "]")
+# Invisible characters: Unicode category Cf ("Format": zero-width space and joiners, the BOM U+FEFF, the
+# soft hyphen, invisible operators, tag characters U+E0000-U+E007F; the Unicode Standard 15.0, 4.5
+# General Category; the ranges of the Unicode Character Database 14.0 that Python 3.11 carries,
+# tests/test_safety5b.py checks them against unicodedata) and the Hangul fillers U+115F, U+1160, U+3164,
+# U+FFA0 (category Lo, drawn blank: Unicode Technical Standard #39, "Unicode Security Mechanisms", lists
+# them with the default ignorables an identifier should not hold). A name holding one looks like another.
+_INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+              "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+              "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+              "\u115f\u1160\u3164\uffa0")
+#: The invisible characters that str.isprintable() calls printable (category Lo): a text must be searched
+#: for them even when it is printable (planner.core.fields).
+FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
+_FILLER = re.compile("[\u115f\u1160\u3164\uffa0]")
+
+
+def may_be_unsafe(text: str) -> bool:
+    """False when ``text`` surely holds nothing :func:`unsafe_char` finds (printable, no Hangul filler):
+    a cheap test before the search."""
+    return not text.isprintable() or _FILLER.search(text) is not None
+
+
+# Lone surrogates (category Cs) are no text at all: a file name's bytes that are not UTF-8 reach Python as
+# U+DC80-U+DCFF (PEP 383, "surrogateescape"), which no UTF-8 file, JSON parser or workbook can hold.
+# They are escaped wherever text is shown (:func:`escape_unsafe`), not refused: a path given on the command
+# line may hold them and still name a folder that exists.
+_SURROGATES = "\ud800-\udfff"
+_NAME_CHARS = "\x00-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS)) + _INVISIBLE
+_TEXT_CHARS = ("\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _NONCHARACTERS + "".join(sorted(BIDI_CONTROLS))
+               + _INVISIBLE)
+_UNSAFE_NAME = re.compile(f"[{_NAME_CHARS}]")
+_UNSAFE_TEXT = re.compile(f"[{_TEXT_CHARS}]")
+_ESCAPED_NAME = re.compile(f"[{_NAME_CHARS}{_SURROGATES}]")
+_ESCAPED_TEXT = re.compile(f"[{_TEXT_CHARS}{_SURROGATES}]")
+_INVISIBLE_RE = re.compile(f"[{_INVISIBLE}]")
 
 
 def char_name(ch: str) -> str:
@@ -101,6 +133,9 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
     if ch in BIDI_CONTROLS:
         return (f"holds {char_name(ch)}, a bidirectional control character, which changes the order in which the "
                 "text around it is displayed")
+    if _INVISIBLE_RE.match(ch):
+        return (f"holds {char_name(ch)}, shown as {_escaped(ch)}, an invisible character, which makes the text look "
+                "like another")
     if "\ufdd0" <= ch <= "\ufdef" or ch in "\ufffe\uffff":
         return (f"holds {char_name(ch)}, a Unicode noncharacter, which the workbook cannot hold (XML forbids it) "
                 "and terminals show differently")
@@ -108,18 +143,23 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
 
 
 def escape_unsafe(text: str, *, newlines: bool = False) -> str:
-    """``text`` with each unsafe character (:func:`unsafe_char`) written as a visible escape:
-    '\\n', '\\r', '\\t', '\\x1b', '\\u202e'."""
-    if unsafe_char(text, newlines=newlines) is None:
-        return text
-    out = []
-    for ch in text:
-        if unsafe_char(ch, newlines=newlines) is None:
-            out.append(ch)
-        else:
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch) or
-                       (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"))
-    return "".join(out)
+    """``text`` with each unsafe character (:func:`unsafe_char`) and each lone surrogate written as a visible
+    escape: '\\n', '\\r', '\\t', '\\x1b', '\\u202e'; a byte that was not UTF-8 (PEP 383) as '\\xff'."""
+    return (_ESCAPED_TEXT if newlines else _ESCAPED_NAME).sub(lambda m: _escaped(m.group()), text)
+
+
+def _escaped(ch: str) -> str:
+    """One unsafe character as its visible escape: '\\n', '\\x1b', '\\u202e', '\\U000e0041'; a byte that
+    was not UTF-8 (held as U+DC80-U+DCFF, PEP 383) as the byte, '\\xff'."""
+    special = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(ch)
+    if special:
+        return special
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 #: The most characters of a text from a file that a message or report echoes (a real value, a quant_method

@@ -98,7 +98,39 @@ class _Building(yaml.constructor.SafeConstructor):
         return value
 
 
+    def construct_yaml_int(self, node: yaml.Node) -> int:
+        _refuse_base_60(node)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: yaml.Node) -> float:
+        _refuse_base_60(node)
+        return super().construct_yaml_float(node)
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _refuse_base_60(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 base-60 number (``1:30``, which PyYAML reads as 90; ``1:30.5`` as 90.5): a time or
+    a ratio written that way would become another number without a word. YAML 1.1, "Integer Language-
+    Independent Type" and "Floating-Point" (yaml.org/type/int.html, yaml.org/type/float.html: the
+    sexagesimal forms); YAML 1.2 dropped them."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str) or ":" not in text:
+        return
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.lstrip("+"))
+    parts = [float(p) if "." in p else int(p) for p in digits.replace("_", "").split(":")]
+    value: float = 0
+    for part in parts:
+        value = value * 60 + part
+    shown = f"{sign * value:g}" if isinstance(value, float) else str(sign * value)
+    clock = ""
+    if len(parts) == 2:  # hours and minutes (or minutes and seconds) as one decimal number
+        clock = f"{text} as hours and minutes is {sign * (parts[0] + parts[1] / 60):.4g}; "
+    raise YamlProblem(f"{text} is a base-60 number in YAML 1.1 (it reads as {shown}), not what it looks like",
+                      node.start_mark.line + 1,
+                      f"Write the value as one plain number ({clock}{text} read as base 60 is {shown}), or quote "
+                      f"it if it is a text ('{text}').")
 
 
 def _short_tag(tag: str) -> str:
@@ -119,6 +151,8 @@ def _unbuildable(node: yaml.Node) -> YamlProblem:
 
 
 _Building.add_constructor("tag:yaml.org,2002:str", _Building.construct_yaml_str)
+_Building.add_constructor("tag:yaml.org,2002:int", _Building.construct_yaml_int)
+_Building.add_constructor("tag:yaml.org,2002:float", _Building.construct_yaml_float)
 
 
 def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
@@ -493,6 +527,10 @@ def _parse_pure(text: str) -> Any:
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        if char == "\0" and text.count("\0") * 3 >= len(text):  # ASCII in UTF-16: every other byte is NUL
+            raise YamlProblem("is UTF-16 text (every other byte is NUL), not UTF-8", None,
+                              "Save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 "
+                              "text.") from exc
         raise YamlProblem(f"holds the control character U+{ord(char):04X}, which YAML does not allow", line,
                           "Remove it; a planner file is plain text.") from exc
     try:

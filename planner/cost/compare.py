@@ -73,6 +73,7 @@ from planner.cost.tco import (
     CostInputs,
     break_even_hours,
     break_even_months,
+    check_volume_hours,
     cloud_cumulative_usd,
     energy_usd_per_hour,
     local_cumulative_usd,
@@ -674,6 +675,8 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
     runs, volume_lines, volume_warnings = monthly_volume(runs, machine, c)
     lines += volume_lines
     h, h_source = _monthly_hours(runs, c)
+    if h_source.startswith("the workloads' tokens"):  # the floor costs.utilization has (one busy hour a year)
+        check_volume_hours(h, {r.workload.name: r.workload.tokens_per_month for r in runs})  # type: ignore[misc]
     if volume_lines and not h_source.startswith("the workloads' tokens"):
         notes.append(f"tokens_per_month is given for some workloads only, so the busy hours come from {h_source}: "
                      "give it for every workload to derive them from the volume.")

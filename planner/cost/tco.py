@@ -500,3 +500,25 @@ def check_request_inputs(root: Any, workloads: Any) -> None:
                               f"tokens_per_request: {ctx - 1} or less"
                               + (f", or context: {n + 1} or more." if n + 1 <= longest else
                                  f" (the model's longest sequence is {longest:,} tokens)."))
+
+
+def check_volume_hours(hours: float, volumes: dict[str, float]) -> None:
+    """Refuse busy hours a month derived from the workloads' ``tokens_per_month`` (``volumes``: workload
+    name -> tokens a month) below one busy hour a year, the floor ``costs.utilization`` and
+    ``hours_per_month`` have (:data:`MIN_BUSY_HOURS_PER_YEAR`): below it the cost per busy hour and per
+    job run to absurd sums (0.1 tokens a month priced a job at $48 billion).
+
+    Raises:
+        InputError: naming ``tokens_per_month``, with the volumes and the hours they give.
+    """
+    from planner.core.errors import InputError
+
+    floor = MIN_BUSY_HOURS_PER_YEAR / 12
+    if hours >= floor:
+        return
+    given = ", ".join(f"{name} {tokens:,.4g}" for name, tokens in volumes.items())
+    raise InputError(f"the tokens a month given ({given}) keep the machine busy {hours * 3600:.3g} s a month, less "
+                     f"than one busy hour a year ({floor * 60:g} min a month)", entry="tokens_per_month",
+                     hint="Below one busy hour a year the cost per busy hour runs to absurd sums: give the tokens the "
+                          "workloads process a month (e.g. 200M), or costs.utilization.")
+

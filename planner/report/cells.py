@@ -45,7 +45,7 @@ MAX_WIDTH = 60  # characters: the widest a column grows from its content
 # ----- safe cells ---------------------------------------------------------------------------------
 
 def clean_text(value: object) -> str:
-    """``value`` as text a workbook can hold: the characters XML 1.0 forbids removed (control
+    """``value`` as text a workbook can hold: the characters XML 1.0 forbids shown as escapes (control
     characters, lone surrogates, U+FFFE, U+FFFF: planner.core.escape.xml_text), cut to Excel's 32,767
     characters per cell."""
     from planner.core.escape import xml_text

@@ -11,7 +11,6 @@ USD, so scripts never have to parse units. Both files are written atomically
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict
 from datetime import date
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.core.atomic import ensure_dir, write_text, write_text_chunks
+from planner.core.escape import json_text
 from planner.core.names import safe_stem
 from planner.core.table import Table, as_table
 
@@ -155,7 +155,7 @@ def write_outputs(name: str, table: Any, document: dict[str, Any], out_dir: Path
     stem = safe_stem(name)
     out = ensure_dir(Path(out_dir))
     csv_path = write_text_chunks(out / f"{stem}.csv", candidates_csv_chunks(table))
-    json_path = write_text(out / f"{stem}.json", json.dumps(document, indent=2, allow_nan=False) + "\n")
+    json_path = write_text(out / f"{stem}.json", json_text(document, indent=2, allow_nan=False) + "\n")
     return csv_path, json_path
 
 

@@ -201,11 +201,13 @@ def calibration_applies(device_name: str, gpu: Any) -> bool:
     return device_key(device_name) == device_key(str(name))
 
 
-def load_calibrations(path: Path) -> dict[str, Calibration]:
-    """Calibrations by :func:`device_key` of their GPU name; an absent file gives none.
+def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibration]:
+    """Calibrations by :func:`device_key` of their GPU name; an absent file gives none, unless the user
+    named it (``given``: ``--calibration``, ``calibration=``).
 
     Raises:
-        InputError: the file exists but is not a calibration written by ``planner calibrate``.
+        InputError: the file exists but is not a calibration written by ``planner calibrate``; or it was
+            ``given`` and does not exist.
     """
     from planner.core.fields import Entry
     from planner.core.yamlio import YamlProblem, load_mapping
@@ -213,9 +215,11 @@ def load_calibrations(path: Path) -> dict[str, Calibration]:
     try:
         data = load_mapping(path)
     except YamlProblem as exc:
-        if exc.problem == "no such file":
+        if exc.problem == "no such file" and not given:
             return {}
-        raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=exc.hint) from None
+        hint = exc.hint or ("Give the file 'planner calibrate' wrote, or leave --calibration out (the default file "
+                            "is used when it exists)." if exc.problem == "no such file" else None)
+        raise InputError(exc.problem, file=str(path), line=exc.line, entry=exc.path, hint=hint) from None
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
     out = {}
@@ -229,17 +233,20 @@ def load_calibrations(path: Path) -> dict[str, Calibration]:
     return out
 
 
-def overheads_for_gpu(gpu: Any, path: Path | None) -> RuntimeOverheads | None:
+def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> RuntimeOverheads | None:
     """The calibrated overheads for ``gpu`` (a catalog GPU, or a GPU name), or None when that exact
     model was not calibrated (:func:`calibration_applies`) or there is no calibration file
-    (``path`` None: :func:`default_path` knows no place).
+    (``path`` None: :func:`default_path` knows no place; or the default file is absent).
+
+    Args:
+        given: the user named ``path`` (``--calibration``): its absence is an error, not "no calibration".
 
     Raises:
         InputError: as :func:`load_calibrations`.
     """
     if path is None:
         return None
-    for cal in load_calibrations(path).values():
+    for cal in load_calibrations(path, given=given).values():
         if calibration_applies(cal.gpu_name, gpu):
             return cal.overheads(path)
     return None

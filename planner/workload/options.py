@@ -8,9 +8,11 @@ them). The readers that build them are planner.workload.training and planner.wor
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from planner.core.fields import ascii_digits_hint, shown_number
 from planner.model.quantization import WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
 
@@ -391,9 +393,11 @@ def parse_token_count(value: Any) -> float | None:
     tokens', '50k'); None when ``value`` is neither. Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
     if isinstance(value, bool):
         return None
+    if isinstance(value, int) and abs(value) > 2**1023:  # no float holds it (10**309): beyond every range
+        return math.inf if value > 0 else -math.inf
     if isinstance(value, (int, float)):
         return float(value)
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not value.isascii():  # float() would read '１０' (digits of other scripts)
         return None
     text = value.strip().lower().replace(",", "").replace("_", "")
     for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
@@ -424,6 +428,7 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
     raw = entry.raw(key)
     count = parse_token_count(raw)
     if count is None or count != count:
-        raise entry.error(f"{raw!r} is not a token count", key,
-                          f"Write a number of tokens, e.g. {key}: {example}; k, M, B, T).")
+        raise entry.error(f"{shown_number(raw)} is not a token count", key,
+                          ascii_digits_hint(raw, lambda n: f"{key}: {n}")
+                          or f"Write a number of tokens, e.g. {key}: {example}; k, M, B, T).")
     return count

@@ -26,7 +26,7 @@ from typing import Any
 
 from planner.model.architecture import Architecture
 from planner.core.errors import InputError, ScenarioError
-from planner.core.fields import Entry
+from planner.core.fields import Entry, shown_number
 from planner.workload.othernames import explainer
 from planner.workload.options import (  # noqa: F401  (re-exported: planner.workload.spec names them all)
     TOKEN_SUFFIXES,
@@ -296,7 +296,8 @@ def tokens_per_month(entry: Entry) -> float | None:
     raw = entry.raw("tokens_per_month")
     count = read_token_count(entry, "tokens_per_month", "200M (or 200000000, 2e8")
     if count <= 0 or count > MAX_TOKENS_PER_MONTH:
-        raise entry.error(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {raw!r}", "tokens_per_month",
+        raise entry.error(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
+                          "tokens_per_month",
                           "The tokens the workload processes a month: trained (training) or generated (inference).")
     if "hours_per_month" in entry.data:
         raise entry.error("give hours_per_month or tokens_per_month, not both", "tokens_per_month",

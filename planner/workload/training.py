@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from planner.model.architecture import Architecture
-from planner.core.fields import Entry
+from planner.core.fields import Entry, shown_number
 from planner.workload.frameworks import (
     CURRENT_BNB_VERSION,
     FRAMEWORK_SPECS,
@@ -695,10 +695,10 @@ def _dataset_tokens(entry: Entry) -> int | None:
         return None
     raw = entry.raw("dataset_tokens")
     count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000, 2e9")
+    if not 1 <= count <= MAX_DATASET_TOKENS:  # first: inf (.inf, 1e400, 10**309) has no whole value
+        raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {shown_number(raw)}",
+                          "dataset_tokens", "The tokens one epoch reads (tokens seen = dataset_tokens x epochs).")
     if count != int(count):
         raise entry.error(f"{raw!r} is not a whole number of tokens ({count:,})", "dataset_tokens",
                           f"Write dataset_tokens: {int(round(count)):,}".replace(",", "") + ".")
-    if not 1 <= count <= MAX_DATASET_TOKENS:
-        raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {raw!r}", "dataset_tokens",
-                          "The tokens one epoch reads (tokens seen = dataset_tokens x epochs).")
     return int(count)

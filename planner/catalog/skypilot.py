@@ -181,6 +181,27 @@ def detect_provider(path: Path, header: Sequence[str]) -> str | None:
     return None
 
 
+#: Each provider's v8 header, column for column in its order (the module docstring; SkyPilot's files).
+HEADERS = {
+    "aws": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
+            "SpotPrice", "Region", "AvailabilityZone", "Arch"),
+    "gcp": ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "GpuInfo", "Region",
+            "AvailabilityZone", "Price", "SpotPrice"),
+    "azure": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
+              "SpotPrice", "Region", "Generation"),
+    "lambda": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "Region",
+               "GpuInfo", "SpotPrice"),
+    "runpod": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Region", "SpotPrice",
+               "Price", "AvailabilityZone", "GpuInfo"),
+}
+
+
+def header_provider(header: Sequence[str]) -> str | None:
+    """The provider whose v8 header (:data:`HEADERS`) ``header`` is, column for column in order; None
+    when it is no provider's (another schema, a file written by hand)."""
+    return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
+
+
 def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
               no_gpu: set[str] | None = None) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
@@ -386,10 +407,18 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
                              drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"))
+    given = provider
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
         raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
                             f"{', '.join(PROVIDERS)}); give --provider, or import only those clouds' vms.csv")
+    by_header = header_provider(header)
+    if by_header is not None and by_header != provider:  # rows would be labelled with the wrong cloud and id
+        said = "--provider" if given else "its directory's name"
+        raise ImportProblem(f"{path}: its header is {by_header}'s vms.csv layout ({','.join(header)}), but "
+                            f"{said} says {provider}; the rows would be labelled {provider} with {by_header}'s "
+                            f"prices. Import it as {by_header} (--provider {by_header}, or from a folder named "
+                            f"{by_header}), or give {provider}'s own vms.csv")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
     bad: dict[str, str] = {}

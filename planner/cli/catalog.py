@@ -12,6 +12,7 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option, signal_guard
+from planner.core.clock import utc_today
 
 
 CATALOG_KINDS = ("gpus", "platforms", "ram", "models", "network", "cloud")
@@ -323,7 +324,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     from planner.core.names import escape_unsafe, unsafe_problem
     from planner.core.reportset import ReportSet, check_destinations
 
-    date = as_of or dt.date.today().isoformat()
+    date = as_of or utc_today().isoformat()
     # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
     if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
         raise click.BadParameter(f"{escape_unsafe(date)!r} is not a date; write YYYY-MM or YYYY-MM-DD",
@@ -332,8 +333,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
     except ValueError:
         raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
-    if parsed > dt.date.today():
-        raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    if parsed > utc_today():
+        raise click.BadParameter(f"{date} is after today ({utc_today().isoformat()}, UTC): a price's date says when "
+                                 "it was read", param_hint="--as-of")
     if parsed.year < 2000:  # no cloud GPU instance was priced before 2010 (AWS cg1.4xlarge, November 2010)
         raise click.BadParameter(f"{date} is before 2000, older than any cloud GPU price (the first GPU instance, "
                                  "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",

@@ -408,3 +408,56 @@ def test_calibrate_refuses_the_package_and_the_catalog_before_measuring(dest: st
     assert "PyTorch" not in r.stderr
     assert _sha(ROOT / "planner" / "__init__.py") == before
     assert not (ROOT / "planner" / "calibration.yaml").exists() and not (ROOT / "catalog" / "calibration.yaml").exists()
+
+
+# -- 7. umask 002 with user private groups: the shipped example regenerates on a fresh checkout ----------
+
+def test_a_group_writable_manifest_of_the_users_private_group_is_trusted(tmp_path: Path) -> None:
+    from planner.core.reportset import private_group
+
+    out = tmp_path / "examples"
+    shutil.copytree(ROOT / "reports" / "examples", out)
+    manifest = out / ".planner-reports.json"
+    os.chmod(manifest, 0o664)  # what git checks out under umask 002 (Debian, Ubuntu, Fedora)
+    if not private_group(os.getuid(), os.stat(manifest).st_gid):
+        pytest.skip("this user's group is not a user private group")
+    r = _cli("plan", str(ROOT / "scenarios" / "lab-workstation-mix.yaml"), "--out", str(out), "--format", "xlsx",
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert os.stat(manifest).st_mode & 0o777 == 0o644  # planner writes it back without g+w
+
+
+def test_a_group_writable_manifest_of_a_shared_group_is_not_trusted(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("giving a file another group needs root here")
+    out = tmp_path / "examples"
+    shutil.copytree(ROOT / "reports" / "examples", out)
+    manifest = out / ".planner-reports.json"
+    os.chown(manifest, -1, 65533)  # a group that is not the user's own (no group entry at all)
+    os.chmod(manifest, 0o664)
+    r = _cli("plan", str(ROOT / "scenarios" / "lab-workstation-mix.yaml"), "--out", str(out), "--format", "xlsx",
+             cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"Error: {manifest}: can be written by its group or by others, so planner does not "
+                               "trust its list"), r.stderr
+
+
+def test_a_group_writable_manifest_with_an_acl_is_not_trusted(tmp_path: Path) -> None:
+    from planner.core.reportset import private_group
+
+    out = tmp_path / "examples"
+    shutil.copytree(ROOT / "reports" / "examples", out)
+    manifest = out / ".planner-reports.json"
+    if not private_group(os.getuid(), os.stat(manifest).st_gid):
+        pytest.skip("this user's group is not a user private group")
+    acl = _acl(os.getuid() + 1001)[:-16] + struct.pack("<HHI", 0x10, 6, 0xFFFFFFFF) + struct.pack("<HHI", 0x20, 0,
+                                                                                                   0xFFFFFFFF)
+    try:
+        os.setxattr(manifest, ACL, acl)  # named user: r; mask rw: group bits show rw
+    except OSError as exc:
+        pytest.skip(f"no POSIX ACLs here ({exc})")
+    assert os.stat(manifest).st_mode & 0o020
+    r = _cli("plan", str(ROOT / "scenarios" / "lab-workstation-mix.yaml"), "--out", str(out), "--format", "xlsx",
+             cwd=tmp_path)
+    assert r.returncode == 2
+    assert "can be written by its group or by others" in r.stderr, r.stderr

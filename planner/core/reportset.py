@@ -14,8 +14,10 @@ to leave behind) from start to end, and a second run fails at once with one line
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
 by the run that made it) lists, and their temporaries, owned by this user; the folder goes only once
-that empties it, else it is left and said (:attr:`ReportSet.notes`). Planner's own temporary
-manifests (``..planner-reports.json.XXXXXXXX.tmp``, this user's) are removed and said.
+that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
+there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
+(``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
+start of one: :func:`_is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
@@ -29,13 +31,17 @@ line naming it; a stale report that is not planner's is left where it is, and sa
 the command and the exact scenario name (``plan team a``): two scenarios whose names give one file
 name (``team a``, ``team-a``) are two sets, and the second is refused rather than replacing the first's
 files. The manifest is trusted only when it is a regular file of this user that its group and others
-cannot write (planner writes it so, whatever the umask), and a file it lists only when that file is
+cannot write (:func:`writable_by_others`: a group that is the user's private group, umask 002, counts as
+the user's; planner writes it so, whatever the umask), and a file it lists only when that file is
 this user's; otherwise nothing is replaced or removed (one line says why). A manifest of the same
 user that lists a file's true SHA-256 cannot be told from planner's own: that user can always remove
 their own files. The run's input files
 (the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
-and the installed package are never output folders (:func:`refuse_protected`). A replaced report keeps
-its permission bits (0600 stays 0600).
+and the installed package are never output folders (:func:`refuse_protected`, by path and by device and
+inode; checked again through the locked folder's descriptor). A replaced report keeps its group,
+permission bits (0600 stays 0600) and POSIX ACL, set on the staged file's descriptor before the rename.
+An edit saved to a report between planner's hash check and its rename is found by hashing the kept
+``N.old`` link again after the renames: the previous set is then put back, the edit with it.
 
 The moves are one rename per file, not one for the set: the files they replace or remove are kept
 (hard links in the staging folder) until the whole set is in place, and a rename that fails part-way
@@ -459,7 +465,7 @@ def _is_manifest_tmp(path: Path) -> bool:
     own format line)."""
     try:
         st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022 \
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or writable_by_others(st, path) \
                 or st.st_size > _MANIFEST_MAX_BYTES:
             return False
         data = path.read_bytes()
@@ -627,7 +633,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
         raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Give another --out.")
-    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o022:
+    if stat.S_ISREG(st.st_mode) and writable_by_others(st, path):
         raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
                           f"'chmod go-w {path}', or give another --out.")
@@ -645,6 +651,40 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
         raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
     return files
+
+
+def private_group(uid: int, gid: int) -> bool:
+    """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
+    Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
+    default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
+    user's primary group, and lists no other member. False where that cannot be read (no such user or
+    group, or no ``pwd``/``grp`` module)."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(uid)
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError, OSError):
+        return False
+    return group.gr_name == user.pw_name and user.pw_gid == gid and all(m == user.pw_name for m in group.gr_mem)
+
+
+def writable_by_others(st: os.stat_result, path: Path) -> bool:
+    """Whether a file of stat ``st`` can be written by anyone but its owner: others' write bit, or its
+    group's unless that group is the owner's private group (:func:`private_group`) and the file has no
+    POSIX ACL (whose mask the group bits then show: a named user could write)."""
+    from planner.core.atomic import _acl_of
+
+    if st.st_mode & 0o002:
+        return True
+    if not st.st_mode & 0o020:
+        return False
+    try:
+        acl = _acl_of(path)
+    except OSError:
+        return True
+    return acl is not None or not private_group(st.st_uid, st.st_gid)
 
 
 def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:

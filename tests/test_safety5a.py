@@ -461,3 +461,19 @@ def test_a_group_writable_manifest_with_an_acl_is_not_trusted(tmp_path: Path) ->
              cwd=tmp_path)
     assert r.returncode == 2
     assert "can be written by its group or by others" in r.stderr, r.stderr
+
+
+# -- 10. the importer's summary counts rows by reason, not by line --------------------------------------
+
+def test_the_importers_summary_counts_rows_by_reason_without_their_line(tmp_path: Path) -> None:
+    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
+    rows = [f"g5.x{i},A10G,1.0,4.0,16.0,,$1.29,0.3,us-east-1,use1-az1,x86_64" for i in range(2000)]
+    rows.append("g6.xlarge,L4,1.0,4.0,16.0,,0.8048,0.3,us-east-1,use1-az1,x86_64")
+    (tmp_path / "vms.csv").write_text("\n".join([head, *rows]) + "\n")
+    r = _cli("catalog", "import-skypilot", "vms.csv", "--provider", "aws", "--out", "ov", cwd=tmp_path,
+             env={"COLUMNS": "400"})
+    assert r.returncode == 0, r.stderr
+    # 2,000 rows (file lines 2 to 2001) with one reason: one line, the first rows in the file's order
+    assert r.stderr.splitlines() == [
+        "vms.csv: 1 instance(s)",
+        "  left out 2000: column Price: '$1.29' is not a number (line 2: g5.x0, line 3: g5.x1, line 4: g5.x2, ...)"]

@@ -630,27 +630,41 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     notes=" ".join(notes))
 
 
+#: A reason that names the CSV line it was found on: 'line 12, column Price: ...' or 'line 12: ...'.
+_LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
+
+
 def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
     """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
-    the count and the first ``names`` instance types by name; the rest in one line.
+    the count and the first ``names`` instance types; the rest in one line. A reason found on a line of
+    the file ('line 12, column Price: ...') is counted without its line number (2,000 rows priced '$1.29'
+    are one reason), its first rows shown by line, in the file's order ('line 2: g6.xlarge').
 
     A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
     each (~1,800 for AWS) would bury the rows that were read.
     """
-    by_reason: dict[str, list[str]] = {}
+    by_reason: dict[str, list[tuple[int, str]]] = {}
     for inst, why in skipped.items():
-        by_reason.setdefault(why, []).append(inst)
+        m = _LINE_REASON.fullmatch(why)
+        line = int(m.group(1)) if m else -1
+        by_reason.setdefault(m.group(2) if m else why, []).append((line, inst))
     order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
     lines = []
+
+    def item(line: int, inst: str) -> str:
+        if line < 0:
+            return inst
+        return f"line {line}" + ("" if inst.startswith("the row on line ") else f": {inst}")
+
     for why in order[:reasons]:
         insts = sorted(by_reason[why])
-        shown = ", ".join(insts[:names]) + (", ..." if len(insts) > names else "")
+        shown = ", ".join(item(*x) for x in insts[:names]) + (", ..." if len(insts) > names else "")
         lines.append(f"left out {len(insts)}: {why} ({shown})")
     rest = order[reasons:]
     if rest:
         count = sum(len(by_reason[why]) for why in rest)
         lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
-                     f"{sorted(by_reason[rest[0]])[0]}: {rest[0]})")
+                     f"{item(*sorted(by_reason[rest[0]])[0])}: {rest[0]})")
     return lines
 
 

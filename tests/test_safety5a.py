@@ -477,3 +477,30 @@ def test_the_importers_summary_counts_rows_by_reason_without_their_line(tmp_path
     assert r.stderr.splitlines() == [
         "vms.csv: 1 instance(s)",
         "  left out 2000: column Price: '$1.29' is not a number (line 2: g5.x0, line 3: g5.x1, line 4: g5.x2, ...)"]
+
+
+# -- 11. the importer stops once its overlay is sure to be over the loader's cap ---------------------------
+
+def test_the_importer_stops_once_the_overlay_is_sure_to_be_over_the_cap(tmp_path: Path, monkeypatch) -> None:
+    import planner.core.infile as infile
+    from planner.catalog.skypilot import entry_bytes, import_file
+
+    head = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,AvailabilityZone,Arch"
+    rows = [f"g5.x{i},A10G,1.0,4.0,16.0,,1.29,0.3,us-east-1,use1-az1,x86_64" for i in range(200)]
+    csv = tmp_path / "vms.csv"
+    csv.write_text("\n".join([head, *rows]) + "\n")
+    whole = import_file(csv, provider="aws", source="S", as_of="2026-01")
+    assert len(whole.rows) == 200 and whole.entry_bytes == sum(entry_bytes(r, source="S", as_of="2026-01")
+                                                                for r in whole.rows)
+    one = whole.entry_bytes // 200  # every entry here has the same size but for its id's digits
+    cap = one * 50  # the 51st or so row passes it
+    monkeypatch.setattr(infile, "MAX_FILE_BYTES", cap)  # the loader's cap, as the importer reads it
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(csv), "--provider", "aws", "--out",
+                                  str(tmp_path / "ov"), "--source", "S", "--as-of", "2026-01"])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert err.startswith(f"Error: {csv}: the overlay would be over {cap:,} bytes ("), err
+    assert "the most the catalog loader reads in one file) already with the 4" in err or \
+        "the most the catalog loader reads in one file) already with the 5" in err, err
+    assert "a SkyPilot vms.csv gives a few hundred GPU instance types, so check that this is one, or split it" in err
+    assert not (tmp_path / "ov").exists()

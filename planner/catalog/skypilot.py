@@ -148,6 +148,8 @@ class ImportResult:
     skipped: dict[str, str] = field(default_factory=dict)
     #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
     no_spot_lines: list[str] = field(default_factory=list)
+    #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
+    entry_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -395,14 +397,28 @@ def slug(provider: str, instance: str) -> str:
 
 
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
-                gpu_ids: Iterable[str] | None = None) -> ImportResult:
+                gpu_ids: Iterable[str] | None = None, max_bytes: int | None = None, source: str = "",
+                as_of: str = "") -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
         provider: one of :data:`PROVIDERS` (default: :func:`detect_provider`).
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
+        max_bytes: the most bytes the overlay's entries of this file may take (default: the catalog
+            loader's cap on one file, :data:`planner.core.infile.MAX_FILE_BYTES`, 20 MiB): once the
+            rows kept are sure to take more, the file is refused at once rather than after checking
+            every row.
+        source, as_of: the source text and date the overlay will give its rows (for their size; left
+            empty, the size counted is a lower bound).
+
+    Raises:
+        ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
+            ``max_bytes``.
     """
+    from planner.core.infile import MAX_FILE_BYTES
+
+    cap = MAX_FILE_BYTES if max_bytes is None else max_bytes
     no_gpu: set[str] = set()
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
@@ -503,6 +519,13 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)
+            result.entry_bytes += entry_bytes(row, source=source, as_of=as_of)
+            if result.entry_bytes > cap:
+                raise ImportProblem(
+                    f"{path}: the overlay would be over {cap:,} bytes ({cap / 2**20:g} MiB, the most the catalog "
+                    f"loader reads in one file) already with the {len(result.rows):,} instance types kept up to line "
+                    f"{lines[inst]}; a SkyPilot vms.csv gives a few hundred GPU instance "
+                    "types, so check that this is one, or split it")
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     first: dict[str, Imported] = {}
@@ -529,6 +552,13 @@ def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     return spot
 
 
+def entry_bytes(row: Imported, *, source: str = "", as_of: str = "") -> int:
+    """The UTF-8 bytes ``row``'s entry takes in an overlay (:func:`overlay_yaml`) with this source text and
+    date (left empty: at the least, as any real one only adds bytes)."""
+    text = overlay_yaml([row], source={row.provider: source}, as_of=as_of, generated="")
+    return len(text.encode("utf-8")) - len(overlay_yaml([], source={}, as_of="", generated="").encode("utf-8"))
+
+
 def _loader_problem(row: Imported) -> str | None:
     """Why the catalog loader's own checks of a cloud.yaml entry
     (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None."""
@@ -538,8 +568,11 @@ def _loader_problem(row: Imported) -> str | None:
     from planner.core.errors import CatalogError
 
     text = overlay_yaml([row], source={row.provider: "SkyPilot catalog"}, as_of="2000-01", generated="check")
+    # libyaml's parser where PyYAML has it (CSafeLoader: the same SafeConstructor and resolver, so the same
+    # values; several times faster over tens of thousands of rows)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        check_entry("instances", yaml.safe_load(text)["instances"][0])
+        check_entry("instances", yaml.load(text, Loader=loader)["instances"][0])  # noqa: S506 - a safe loader
     except CatalogError as exc:
         return f"the catalog would refuse it: {exc.one_line()}"
     return None

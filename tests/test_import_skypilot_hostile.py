@@ -85,8 +85,11 @@ def test_an_overlay_over_the_loaders_input_cap_is_not_written(tmp_path: Path) ->
     rows = "".join(f"g6.x{i},L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n" for i in range(7000))
     out = tmp_path / "o"
     r = _run(str(_aws(tmp_path, rows)), "--out", str(out), "--as-of", "2026-01", "--source", "s" * 3000)
-    assert r.exit_code == 2 and "the overlay would not load, so nothing was written" in r.stderr, r.output
-    assert "more than the 20971520 a planner input may be" in r.stderr and not (out / "cloud.yaml").exists()
+    # refused as soon as the rows kept pass the cap (issue 28), naming the file, not after every row is checked
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {tmp_path / 'aws' / 'vms.csv'}: the overlay would be over 20,971,520 bytes "
+                               "(20 MiB, the most the catalog loader reads in one file) already with the "), r.stderr
+    assert not (out / "cloud.yaml").exists()
 
 
 def test_a_file_over_the_size_cap_is_refused_as_it_is_read(tmp_path: Path) -> None:

@@ -108,6 +108,7 @@ def restore_stdout_file() -> str:
     if not isinstance(raw, _WholeWriter) or not raw.writes:
         return ""
     left = sum(w.n for w in raw.writes)
+    unread = False
     try:
         st = os.fstat(raw.fd)
         if (st.st_ino, st.st_dev) != raw.ident:
@@ -116,8 +117,11 @@ def restore_stdout_file() -> str:
             w = raw.writes[-1]
             size = os.fstat(raw.fd).st_size
             end = w.at + w.n
-            if size > max(end, w.size) or w.old is None:
-                break  # another program wrote after planner's bytes (or they cannot be put back): not cut
+            if size > max(end, w.size):
+                break  # another program wrote after planner's bytes: not cut
+            if w.old is None:
+                unread = True  # the bytes it overwrote could not be read (opened write-only): not cut
+                break
             if w.old:
                 os.pwrite(raw.fd, w.old, w.at)
             if end > w.size and size > w.size:
@@ -130,6 +134,9 @@ def restore_stdout_file() -> str:
         return ""
     first = raw.writes[0].at
     raw.writes.clear()
+    if unread:
+        return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
+                "place: the bytes they overwrote could not be read back (the file was opened write-only).")
     return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
             "place: another program wrote to the file after them, and planner takes back only its own bytes.")
 

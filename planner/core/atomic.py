@@ -198,7 +198,7 @@ def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path) -> No
     keep_group(fd, st, shown)
     os.fchmod(fd, stat.S_IMODE(st.st_mode))
     try:
-        acl = _acl_of(old if not isinstance(old, int) else old)
+        acl = _acl_of(old)
         if acl is not None:
             os.setxattr(fd, ACL_XATTR, acl)
         elif _acl_of(fd) is not None:

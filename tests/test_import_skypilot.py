@@ -8,6 +8,8 @@ rows: the same instances, GPUs, sizes, prices, spot prices and ranges, and regio
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -183,7 +185,12 @@ def test_malformed_rows_are_left_out_with_line_and_column(tmp_path, body, messag
     res = import_file(path)
     assert res.rows == [] and list(res.skipped) == ["g6.xlarge"] and res.skipped["g6.xlarge"].startswith(message)
     r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
-    assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.stderr
+    # the summary counts by reason, the line after it (issue 28: 'line 2, column Price: ...' -> 'column Price:
+    # ... (line 2: g6.xlarge)')
+    line, reason = re.fullmatch(r"line (\d+)(?:, |: )(.*)", message).groups()
+    said = " ".join(r.stderr.split())
+    assert r.exit_code == 2 and "Traceback" not in r.stderr
+    assert f"left out 1: {reason}" in said and f"(line {line}: g6.xlarge)" in said, said
     assert not (tmp_path / "o" / "cloud.yaml").exists()  # nothing half-written
 
 

@@ -5,6 +5,8 @@ the shipped catalog or over a file it did not write."""
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -44,7 +46,10 @@ def test_rows_the_catalog_would_refuse_write_nothing(tmp_path: Path, row: str, m
     out = tmp_path / "o"
     r = _run(str(_aws(tmp_path, row)), "--out", str(out), "--as-of", "2026-01")
     assert r.exit_code == 2, r.output
-    assert message in r.stderr and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    # a row left out is counted by reason in the summary, its line after it (issue 28)
+    shown = re.sub(r"^line (\d+)(?:, |: )(.*)$", r"\2 (line \1: g6.xlarge)", message)
+    assert message in r.stderr or shown in " ".join(r.stderr.split()), r.stderr
+    assert "Traceback" not in r.stderr and "internal error" not in r.stderr
     assert r.stderr.count("Error:") == 1
     assert not (out / "cloud.yaml").exists()
 
@@ -54,7 +59,7 @@ def test_a_billion_gpus_is_left_out_and_the_good_rows_kept(tmp_path: Path) -> No
     r = _run(str(_aws(tmp_path, G6 + "g6.big,L4,1e9,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n")),
              "--out", str(out), "--as-of", "2026-01")
     assert r.exit_code == 0, r.output
-    assert "left out 1: line 3: 1000000000 GPUs, outside the catalog's 1 to 64 (g6.big)" in r.stderr
+    assert "left out 1: 1000000000 GPUs, outside the catalog's 1 to 64 (line 3: g6.big)" in r.stderr
     assert "id: aws-g6-xlarge" in (out / "cloud.yaml").read_text() and "g6.big" not in (out / "cloud.yaml").read_text()
 
 
@@ -80,8 +85,11 @@ def test_an_overlay_over_the_loaders_input_cap_is_not_written(tmp_path: Path) ->
     rows = "".join(f"g6.x{i},L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-east-2,use2-az2,x86_64\n" for i in range(7000))
     out = tmp_path / "o"
     r = _run(str(_aws(tmp_path, rows)), "--out", str(out), "--as-of", "2026-01", "--source", "s" * 3000)
-    assert r.exit_code == 2 and "the overlay would not load, so nothing was written" in r.stderr, r.output
-    assert "more than the 20971520 a planner input may be" in r.stderr and not (out / "cloud.yaml").exists()
+    # refused as soon as the rows kept pass the cap (issue 28), naming the file, not after every row is checked
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {tmp_path / 'aws' / 'vms.csv'}: the overlay would be over 20,971,520 bytes "
+                               "(20 MiB, the most the catalog loader reads in one file) already with the "), r.stderr
+    assert not (out / "cloud.yaml").exists()
 
 
 def test_a_file_over_the_size_cap_is_refused_as_it_is_read(tmp_path: Path) -> None:

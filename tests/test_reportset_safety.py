@@ -64,6 +64,13 @@ def test_a_manifest_others_can_write_is_not_trusted(tmp_path: Path) -> None:
     (out / MANIFEST).write_text(json.dumps({"format": "planner report manifest 1", "files": {
         "qlora-7b-12gb.md": {"sha256": [digest], "set": "plan qlora-7b-12gb"}}}))
     (out / MANIFEST).chmod(0o664)  # group-writable: anyone of the group could have listed the user's notes
+    from planner.core.reportset import private_group
+
+    if private_group(os.getuid(), os.stat(out / MANIFEST).st_gid):  # a user private group is trusted (umask 002)
+        if os.geteuid() != 0:
+            (out / MANIFEST).chmod(0o666)
+        else:
+            os.chown(out / MANIFEST, -1, 65533)  # a gid with no group entry: not the user's own group
     r = _plan(str(BASE), "--out", str(out))
     assert r.exit_code == 2
     assert "can be written by its group or by others, so planner does not trust its list" in r.stderr

@@ -92,7 +92,7 @@ def test_a_row_without_an_instance_type_is_left_out_with_its_line(tmp_path: Path
     r = _cli("catalog", "import-skypilot", str(csv), "--out", str(tmp_path / "o"), "--provider", "aws")
     assert r.returncode == 0, r.stderr
     # before: "1 instance(s)" and the empty row gone without a word
-    assert "left out 1: line 2: no InstanceType (empty), so no instance to name (the row on line 2)" in r.stderr, \
+    assert "left out 1: no InstanceType (empty), so no instance to name (line 2)" in r.stderr, \
         r.stderr
     assert "g6-xlarge" in (tmp_path / "o" / "cloud.yaml").read_text() or "g6.xlarge" in (
         tmp_path / "o" / "cloud.yaml").read_text()

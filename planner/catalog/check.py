@@ -38,6 +38,7 @@ from typing import Any
 
 from planner.catalog.prices import Price, legacy_price, select_price
 from planner.catalog.sources import SourceIndex, ref_ids, sources_for_catalog
+from planner.core.clock import utc_today
 
 #: Street, used, quote and estimate prices older than this (months) are stale.
 STALE_MONTHS = 12
@@ -99,14 +100,14 @@ def reference_date(catalog: Any) -> str:
             for p in prices_of(r, attr):
                 newest = max(newest, months(p.as_of))
     if not newest:
-        d = dt.date.today()
+        d = utc_today()
         return f"{d.year:04d}-{d.month:02d}"
     return f"{(newest - 1) // 12:04d}-{(newest - 1) % 12 + 1:02d}"
 
 
 def today_date() -> str:
-    """Today's date, YYYY-MM-DD (the machine's clock): the check's default reference date."""
-    return dt.date.today().isoformat()
+    """Today's date in UTC, YYYY-MM-DD (:func:`planner.core.clock.utc_today`): the check's default reference date."""
+    return utc_today().isoformat()
 
 
 def check_catalog(catalog: Any, *, today: str | None = None,

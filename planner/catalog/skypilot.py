@@ -148,6 +148,8 @@ class ImportResult:
     skipped: dict[str, str] = field(default_factory=dict)
     #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
     no_spot_lines: list[str] = field(default_factory=list)
+    #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
+    entry_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -179,6 +181,27 @@ def detect_provider(path: Path, header: Sequence[str]) -> str | None:
     if matches == ["gcp", "runpod"]:  # the same columns; GCP's file starts InstanceType,vCPUs,...
         return "gcp" if cols[1:2] == ["vCPUs"] else "runpod"
     return None
+
+
+#: Each provider's v8 header, column for column in its order (the module docstring; SkyPilot's files).
+HEADERS = {
+    "aws": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
+            "SpotPrice", "Region", "AvailabilityZone", "Arch"),
+    "gcp": ("InstanceType", "vCPUs", "MemoryGiB", "AcceleratorName", "AcceleratorCount", "GpuInfo", "Region",
+            "AvailabilityZone", "Price", "SpotPrice"),
+    "azure": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "GpuInfo", "Price",
+              "SpotPrice", "Region", "Generation"),
+    "lambda": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "Region",
+               "GpuInfo", "SpotPrice"),
+    "runpod": ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Region", "SpotPrice",
+               "Price", "AvailabilityZone", "GpuInfo"),
+}
+
+
+def header_provider(header: Sequence[str]) -> str | None:
+    """The provider whose v8 header (:data:`HEADERS`) ``header`` is, column for column in order; None
+    when it is no provider's (another schema, a file written by hand)."""
+    return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
 
 
 def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
@@ -374,22 +397,44 @@ def slug(provider: str, instance: str) -> str:
 
 
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
-                gpu_ids: Iterable[str] | None = None) -> ImportResult:
+                gpu_ids: Iterable[str] | None = None, max_bytes: int | None = None, source: str = "",
+                as_of: str = "") -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
         provider: one of :data:`PROVIDERS` (default: :func:`detect_provider`).
         region: take this region rather than the cheapest US one.
         gpu_ids: the catalog's GPU ids (a GPU outside them is skipped; None: no check).
+        max_bytes: the most bytes the overlay's entries of this file may take (default: the catalog
+            loader's cap on one file, :data:`planner.core.infile.MAX_FILE_BYTES`, 20 MiB): once the
+            rows kept are sure to take more, the file is refused at once rather than after checking
+            every row.
+        source, as_of: the source text and date the overlay will give its rows (for their size; left
+            empty, the size counted is a lower bound).
+
+    Raises:
+        ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
+            ``max_bytes``.
     """
+    from planner.core.infile import MAX_FILE_BYTES
+
+    cap = MAX_FILE_BYTES if max_bytes is None else max_bytes
     no_gpu: set[str] = set()
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
                              drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"))
+    given = provider
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
         raise ImportProblem(f"{path}: cannot tell which provider the file is for (its header matches no layout of "
                             f"{', '.join(PROVIDERS)}); give --provider, or import only those clouds' vms.csv")
+    by_header = header_provider(header)
+    if by_header is not None and by_header != provider:  # rows would be labelled with the wrong cloud and id
+        said = "--provider" if given else "its directory's name"
+        raise ImportProblem(f"{path}: its header is {by_header}'s vms.csv layout ({','.join(header)}), but "
+                            f"{said} says {provider}; the rows would be labelled {provider} with {by_header}'s "
+                            f"prices. Import it as {by_header} (--provider {by_header}, or from a folder named "
+                            f"{by_header}), or give {provider}'s own vms.csv")
     # rows that cannot be read: left out, with every row of their instance type (refused rather than priced
     # from the rows that remain)
     bad: dict[str, str] = {}
@@ -474,6 +519,13 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)
+            result.entry_bytes += entry_bytes(row, source=source, as_of=as_of)
+            if result.entry_bytes > cap:
+                raise ImportProblem(
+                    f"{path}: the overlay would be over {cap:,} bytes ({cap / 2**20:g} MiB, the most the catalog "
+                    f"loader reads in one file) already with the {len(result.rows):,} instance types kept up to line "
+                    f"{lines[inst]}; a SkyPilot vms.csv gives a few hundred GPU instance "
+                    "types, so check that this is one, or split it")
     result.skipped.update(bad)
     result.rows.sort(key=lambda x: x.id)
     first: dict[str, Imported] = {}
@@ -500,6 +552,13 @@ def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
     return spot
 
 
+def entry_bytes(row: Imported, *, source: str = "", as_of: str = "") -> int:
+    """The UTF-8 bytes ``row``'s entry takes in an overlay (:func:`overlay_yaml`) with this source text and
+    date (left empty: at the least, as any real one only adds bytes)."""
+    text = overlay_yaml([row], source={row.provider: source}, as_of=as_of, generated="")
+    return len(text.encode("utf-8")) - len(overlay_yaml([], source={}, as_of="", generated="").encode("utf-8"))
+
+
 def _loader_problem(row: Imported) -> str | None:
     """Why the catalog loader's own checks of a cloud.yaml entry
     (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None."""
@@ -509,8 +568,11 @@ def _loader_problem(row: Imported) -> str | None:
     from planner.core.errors import CatalogError
 
     text = overlay_yaml([row], source={row.provider: "SkyPilot catalog"}, as_of="2000-01", generated="check")
+    # libyaml's parser where PyYAML has it (CSafeLoader: the same SafeConstructor and resolver, so the same
+    # values; several times faster over tens of thousands of rows)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        check_entry("instances", yaml.safe_load(text)["instances"][0])
+        check_entry("instances", yaml.load(text, Loader=loader)["instances"][0])  # noqa: S506 - a safe loader
     except CatalogError as exc:
         return f"the catalog would refuse it: {exc.one_line()}"
     return None
@@ -601,27 +663,41 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     notes=" ".join(notes))
 
 
+#: A reason that names the CSV line it was found on: 'line 12, column Price: ...' or 'line 12: ...'.
+_LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
+
+
 def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
     """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
-    the count and the first ``names`` instance types by name; the rest in one line.
+    the count and the first ``names`` instance types; the rest in one line. A reason found on a line of
+    the file ('line 12, column Price: ...') is counted without its line number (2,000 rows priced '$1.29'
+    are one reason), its first rows shown by line, in the file's order ('line 2: g6.xlarge').
 
     A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
     each (~1,800 for AWS) would bury the rows that were read.
     """
-    by_reason: dict[str, list[str]] = {}
+    by_reason: dict[str, list[tuple[int, str]]] = {}
     for inst, why in skipped.items():
-        by_reason.setdefault(why, []).append(inst)
+        m = _LINE_REASON.fullmatch(why)
+        line = int(m.group(1)) if m else -1
+        by_reason.setdefault(m.group(2) if m else why, []).append((line, inst))
     order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
     lines = []
+
+    def item(line: int, inst: str) -> str:
+        if line < 0:
+            return inst
+        return f"line {line}" + ("" if inst.startswith("the row on line ") else f": {inst}")
+
     for why in order[:reasons]:
         insts = sorted(by_reason[why])
-        shown = ", ".join(insts[:names]) + (", ..." if len(insts) > names else "")
+        shown = ", ".join(item(*x) for x in insts[:names]) + (", ..." if len(insts) > names else "")
         lines.append(f"left out {len(insts)}: {why} ({shown})")
     rest = order[reasons:]
     if rest:
         count = sum(len(by_reason[why]) for why in rest)
         lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
-                     f"{sorted(by_reason[rest[0]])[0]}: {rest[0]})")
+                     f"{item(*sorted(by_reason[rest[0]])[0])}: {rest[0]})")
     return lines
 
 

@@ -11,6 +11,7 @@ import click
 
 from planner.cli import options as opts
 from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option, signal_guard
+from planner.core.clock import utc_today
 from planner.core.escape import json_text
 
 
@@ -323,7 +324,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     from planner.core.names import escape_unsafe, unsafe_problem
     from planner.core.reportset import ReportSet, check_destinations
 
-    date = as_of or dt.date.today().isoformat()
+    date = as_of or utc_today().isoformat()
     # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
     if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
         raise click.BadParameter(f"{escape_unsafe(date)!r} is not a date; write YYYY-MM or YYYY-MM-DD",
@@ -332,8 +333,9 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
         parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
     except ValueError:
         raise click.BadParameter(f"{date!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--as-of")
-    if parsed > dt.date.today():
-        raise click.BadParameter(f"{date} is after today: a price's date says when it was read", param_hint="--as-of")
+    if parsed > utc_today():
+        raise click.BadParameter(f"{date} is after today ({utc_today().isoformat()}, UTC): a price's date says when "
+                                 "it was read", param_hint="--as-of")
     if parsed.year < 2000:  # no cloud GPU instance was priced before 2010 (AWS cg1.4xlarge, November 2010)
         raise click.BadParameter(f"{date} is before 2000, older than any cloud GPU price (the first GPU instance, "
                                  "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",
@@ -359,14 +361,19 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     rows = []
     rows_from: list[tuple[str, Any]] = []  # (the file, a row of it)
     sources: dict[str, str] = {}
+    from planner.core.infile import MAX_FILE_BYTES
+
+    used = 0  # the overlay's bytes from the files read so far, at the least: all of them share the loader's cap
     for f in files:
         try:
-            result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus])
+            result = import_file(Path(f), provider=provider, region=region, gpu_ids=[g.id for g in catalog.gpus],
+                                 max_bytes=MAX_FILE_BYTES - used, source=source_text or _default_source(f, date),
+                                 as_of=date)
         except ImportProblem as exc:
             raise InputError(str(exc), hint="Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") from None
         for r in result.rows:
-            sources.setdefault(r.provider, source_text or f"SkyPilot catalog file {_shown_path(f)} (schema v8, "
-                                                        f"REF:SKY-SCHEMA-v8), read {date}")
+            sources.setdefault(r.provider, source_text or _default_source(f, date))
+        used += result.entry_bytes
         rows += result.rows
         rows_from += [(escape_unsafe(str(f)), r) for r in result.rows]
         echo(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"), err=True)
@@ -394,6 +401,11 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     for note in rs.notes:
         echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({len(rows)} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _default_source(path: str, date: str) -> str:
+    """The source text an imported row gets without --source."""
+    return f"SkyPilot catalog file {_shown_path(path)} (schema v8, REF:SKY-SCHEMA-v8), read {date}"
 
 
 def _shown_path(path: str) -> str:
@@ -457,8 +469,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             load_catalog(Path(tmp))
         except CatalogError as exc:
             if exc.file and Path(exc.file).parent == Path(tmp) and Path(exc.file).name == "cloud.yaml":
-                # never a line of a file that was not written: the entry and its problem only
+                # never a line of a file that was not written: the file it would be, the entry and its problem
                 exc = CatalogError(exc.problem, entry=exc.entry, hint=exc.hint)
+                exc = CatalogError(f"{out / 'cloud.yaml'} (as it would be written): {exc.one_line()}")
             line = exc.one_line().replace(str(Path(tmp)), str(out))
             raise CatalogError(f"the overlay would not load, so nothing was written: {line}") from None
 

@@ -6,6 +6,8 @@ import errno
 import functools
 import io
 import os
+import select
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,13 +51,14 @@ def output_failed(exc: OSError) -> str:
     import os
 
     what = exc.strerror or str(exc)
+    kept = ""
     if exc.filename is None:
-        restore_stdout_file()  # a regular file given as standard output holds what it held before
+        kept = restore_stdout_file()  # a regular file given as standard output holds what it held before
     if exc.filename is not None:
         line = f"{exc.filename}: cannot be written ({what})."
     else:
         line = f"cannot write the output ({what}). Check where standard output goes: a full disk, a file " \
-               "opened read-only or a closed terminal."
+               "opened read-only or a closed terminal." + kept
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -69,40 +72,73 @@ BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broke
                "short. Reports written to files are whole.")
 
 
-def _stdout_file_start(fd: int) -> tuple[int, int, int] | None:
-    """Where standard output is a regular file: (the size it had before planner wrote to it, or the write
-    offset where that is further on: ``1<>file``; its inode; its device), so that
-    :func:`restore_stdout_file` can cut off what a failed run wrote (a file-size limit reached halfway
-    through a JSON document). None for a pipe, terminal or device: there the promise is the Error line
-    and the exit status."""
-    import stat
-
+def fcntl_flags(fd: int) -> int:
+    """The file status flags of ``fd`` (``fcntl(F_GETFL)``; 0 where fcntl is missing)."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        offset = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND ('>>') this may be 0: the size counts then
-    except OSError:
-        return None
-    return max(st.st_size, offset), st.st_ino, st.st_dev
+        import fcntl
+    except ImportError:
+        return 0
+    return fcntl.fcntl(fd, fcntl.F_GETFL)
 
 
-def restore_stdout_file() -> None:
-    """Truncate standard output, where it is the regular file :func:`whole_stdout` found, back to the size
-    it had before the run (os.ftruncate on the descriptor), so that an output that failed part way (EFBIG
-    under ``ulimit -f``, ENOSPC) leaves no cut text: written whole or not at all."""
+class _Written:
+    """One write planner made to a regular file as standard output: where (``at``), how many bytes (``n``),
+    the file's size just before it (``size``) and the bytes it overwrote (``old``; None when they could not
+    be read: a file opened write-only at an offset inside it)."""
+
+    __slots__ = ("at", "n", "size", "old")
+
+    def __init__(self, at: int, n: int, size: int, old: bytes | None) -> None:
+        self.at, self.n, self.size, self.old = at, n, size, old
+
+
+def restore_stdout_file() -> str:
+    """Take back, where standard output is a regular file, what this run wrote to it (:class:`_WholeWriter`
+    keeps each write: its offset, length and the bytes it overwrote), last write first: the bytes it
+    overwrote are written back (``os.pwrite``; ``1<>file``) and what it added is cut off (``os.ftruncate``),
+    so that an output that failed part way (EFBIG under ``ulimit -f``, ENOSPC) leaves no cut text: written
+    whole or not at all. Only planner's own bytes are ever taken back: where another program wrote to the
+    file after them (a log that others append to), nothing further is cut.
+
+    Returns:
+        '' when all was taken back (or nothing was written); else a sentence for the Error line saying what
+        was left.
+    """
     raw = getattr(getattr(sys.stdout, "buffer", None), "raw", None)
-    start = getattr(raw, "start", None) if isinstance(raw, _WholeWriter) else None
-    if start is None:
-        return
-    size, ino, dev = start
+    if not isinstance(raw, _WholeWriter) or not raw.writes:
+        return ""
+    left = sum(w.n for w in raw.writes)
+    unread = False
     try:
         st = os.fstat(raw.fd)
-        if (st.st_ino, st.st_dev) == (ino, dev) and st.st_size > size:
-            # what is still buffered goes to /dev/null afterwards (output_failed), not after the cut
-            os.ftruncate(raw.fd, size)
+        if (st.st_ino, st.st_dev) != raw.ident:
+            return ""
+        while raw.writes:
+            w = raw.writes[-1]
+            size = os.fstat(raw.fd).st_size
+            end = w.at + w.n
+            if size > max(end, w.size):
+                break  # another program wrote after planner's bytes: not cut
+            if w.old is None:
+                unread = True  # the bytes it overwrote could not be read (opened write-only): not cut
+                break
+            if w.old:
+                os.pwrite(raw.fd, w.old, w.at)
+            if end > w.size and size > w.size:
+                os.ftruncate(raw.fd, w.size)
+            raw.writes.pop()
+            left -= w.n
     except OSError:
         pass
+    if not raw.writes:
+        return ""
+    first = raw.writes[0].at
+    raw.writes.clear()
+    if unread:
+        return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
+                "place: the bytes they overwrote could not be read back (the file was opened write-only).")
+    return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
+            "place: another program wrote to the file after them, and planner takes back only its own bytes.")
 
 
 class _WholeWriter(io.RawIOBase):
@@ -110,12 +146,24 @@ class _WholeWriter(io.RawIOBase):
     (a pipe's reader gone mid-write, a file at its size limit: ulimit -f, where Python ignores SIGXFSZ)
     is continued until it is all written or the OS refuses with an error (EPIPE, EFBIG, ENOSPC), which
     is raised. Python's own buffered stdout can lose the rest of a short write without an error, and the
-    run would exit 0 with its output cut short."""
+    run would exit 0 with its output cut short. A non-blocking descriptor that is full (EAGAIN: a pipe
+    whose reader is slow) is waited for (``select``) and written again. Where it is a regular file, each
+    write is kept (:class:`_Written`, with the bytes it overwrote, read with ``os.pread`` just before) so
+    that :func:`restore_stdout_file` can take back exactly planner's own bytes."""
 
     def __init__(self, fd: int) -> None:
         super().__init__()
         self.fd = fd
-        self.start = _stdout_file_start(fd)  # a regular file's size before the run: cut back to it on a failure
+        self.writes: list[_Written] = []
+        self.ident: tuple[int, int] | None = None
+        self.append = False
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode):
+                self.ident = (st.st_ino, st.st_dev)
+                self.append = bool(fcntl_flags(fd) & os.O_APPEND)
+        except OSError:
+            self.ident = None
 
     def writable(self) -> bool:
         return True
@@ -130,11 +178,49 @@ class _WholeWriter(io.RawIOBase):
         view = memoryview(b).cast("B")
         done = 0
         while done < len(view):
-            n = os.write(self.fd, view[done:])
+            before = self._before(len(view) - done)
+            try:
+                n = os.write(self.fd, view[done:])
+            except BlockingIOError:  # a non-blocking pipe or terminal that is full: wait until it takes more
+                select.select([], [self.fd], [])
+                continue
             if n <= 0:
                 raise OSError(errno.EIO, "the output took no bytes")
+            if before is not None:
+                self._kept(before, n)
             done += n
         return done
+
+    def _before(self, n: int) -> tuple[int, int, bytes | None] | None:
+        """For a regular file: (the write offset, or -1 for O_APPEND; the size; the next ``n`` bytes that a
+        write at that offset would overwrite, None when they cannot be read) just before a write."""
+        if self.ident is None:
+            return None
+        try:
+            size = os.fstat(self.fd).st_size
+            if self.append:
+                return -1, size, b""
+            at = os.lseek(self.fd, 0, os.SEEK_CUR)
+        except OSError:
+            return None
+        if at >= size:
+            return at, size, b""
+        try:
+            return at, size, os.pread(self.fd, n, at)
+        except OSError:  # opened write-only, at an offset inside the file
+            return at, size, None
+
+    def _kept(self, before: tuple[int, int, bytes | None], n: int) -> None:
+        at, size, old = before
+        if at < 0:  # O_APPEND: the bytes went to the end as it was then; the offset is now their end
+            try:
+                at = os.lseek(self.fd, 0, os.SEEK_CUR) - n
+            except OSError:
+                at, old = size, None
+            size = at  # what is before planner's bytes is not planner's, whoever appended it
+        elif old is not None:
+            old = old[:n]
+        self.writes.append(_Written(at, n, size, old))
 
     def close(self) -> None:  # the descriptor is the process's standard output: never closed here
         if not self.closed:

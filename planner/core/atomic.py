@@ -58,9 +58,12 @@ def ensure_dir(directory: Path) -> Path:
     return d
 
 
-def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
+def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False) -> Path:
     """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
-    in the same directory, fsync, os.replace).
+    in the same directory, fsync, os.replace). A file replaced keeps its group, permission bits and
+    POSIX ACL (:func:`keep_access`), set on the open temporary file before the rename: nothing is ever
+    changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
+    the new file is made not writable by its group or others (``fchmod``, before the rename).
 
     Raises:
         OutputError: the directory is missing or unwritable, the disk is full, or the
@@ -79,13 +82,14 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
         if st is not None:
             refuse_read_only(path, st)
         fd, tmp_name = _new_temp(directory, path.name)
-        if st is not None:  # a replaced file keeps its group and permission bits (0600 stays 0600)
-            try:
-                keep_group(fd, st, path)
-            except OutputError:
-                os.close(fd)
-                raise
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+        try:
+            if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
+                keep_access(fd, st, path, path)
+            if private:  # never writable by group or others, whatever the umask (set here, before the rename)
+                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & ~0o022)
+        except BaseException:
+            os.close(fd)
+            raise
         with os.fdopen(fd, "wb") as fh:
             for piece in ([data] if isinstance(data, (bytes, bytearray, memoryview)) else data):
                 fh.write(piece)
@@ -106,9 +110,9 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes]) -> Path:
     return path
 
 
-def write_text(path: Path, text: str) -> Path:
+def write_text(path: Path, text: str, *, private: bool = False) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
-    return write_bytes(path, text.encode("utf-8"))
+    return write_bytes(path, text.encode("utf-8"), private=private)
 
 
 def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:
@@ -158,6 +162,52 @@ def keep_group(target: int | str | Path, st: os.stat_result, shown: Path) -> Non
         raise OutputError(f"{shown}: cannot keep its group (gid {st.st_gid}: {exc.strerror or exc}), and replacing "
                           "it would change who can read it; nothing was replaced. Give another --out, or change "
                           f"its group to one of yours (chgrp).") from None
+
+
+#: The extended attribute that holds a file's POSIX access ACL (acl(5); Linux xattr(7), "system" namespace).
+ACL_XATTR = "system.posix_acl_access"
+
+
+def _acl_of(target: int | str | Path) -> bytes | None:
+    """The POSIX access ACL of ``target`` (an fd or a path, not followed), or None: none, or a file
+    system / platform without extended attributes."""
+    getxattr = getattr(os, "getxattr", None)
+    if getxattr is None:
+        return None
+    try:
+        if isinstance(target, int):
+            return getxattr(target, ACL_XATTR)
+        return getxattr(target, ACL_XATTR, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno in (errno.ENODATA, getattr(errno, "ENOATTR", errno.ENODATA), errno.ENOTSUP,
+                         errno.EOPNOTSUPP, errno.ENOENT):
+            return None
+        raise
+
+
+def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path) -> None:
+    """Give the new file open as ``fd`` who-can-read-it of the file ``old`` it will replace (``st``, its
+    stat): its group (:func:`keep_group`), its permission bits (``fchmod``) and its POSIX access ACL
+    (the ``system.posix_acl_access`` extended attribute, copied with ``fsetxattr``; an ACL the new file
+    inherited from its folder's default ACL is removed when the old file had none). All on the open
+    file, before it is renamed into place.
+
+    Raises:
+        OutputError: the group or the ACL cannot be kept: the file is not replaced.
+    """
+    keep_group(fd, st, shown)
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    try:
+        acl = _acl_of(old)
+        if acl is not None:
+            os.setxattr(fd, ACL_XATTR, acl)
+        elif _acl_of(fd) is not None:
+            os.removexattr(fd, ACL_XATTR)
+            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    except OSError as exc:
+        raise OutputError(f"{shown}: cannot keep its access control list (POSIX ACL: {exc.strerror or exc}), and "
+                          "replacing it would change who can read it; nothing was replaced. Give another --out, or "
+                          f"remove the ACL (setfacl -b) if it is not needed.") from None
 
 
 def refuse_read_only(path: Path, st: os.stat_result) -> None:

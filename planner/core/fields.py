@@ -322,10 +322,12 @@ class Entry:
         if parsed < EARLIEST_DATE:
             raise self.error(f"{text} is before {EARLIEST_DATE.isoformat()}; no hardware price, quote or measurement "
                              "planner reads is that old", key, "Write the date it was quoted, read or measured.")
-        today = _dt.date.today()
+        from planner.core.clock import utc_today
+
+        today = utc_today()
         if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
                                                                                        today.day):
-            raise self.error(f"{text} is after today ({today.isoformat()}); a price cannot be dated in the future",
+            raise self.error(f"{text} is after today ({today.isoformat()}, UTC); a price cannot be dated in the future",
                              key, "Write the date the price was quoted or looked up.")
         return text
 

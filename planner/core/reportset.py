@@ -14,8 +14,10 @@ to leave behind) from start to end, and a second run fails at once with one line
 What a killed run (SIGKILL, power loss) left is cleaned by the next run that holds the lock, but only
 what planner can tell it wrote: in a staging folder, the files its mark (:data:`STAGING_MARK`, written
 by the run that made it) lists, and their temporaries, owned by this user; the folder goes only once
-that empties it, else it is left and said (:attr:`ReportSet.notes`). Planner's own temporary
-manifests (``..planner-reports.json.XXXXXXXX.tmp``, this user's) are removed and said.
+that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
+there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
+(``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
+start of one: :func:`_is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
@@ -29,13 +31,17 @@ line naming it; a stale report that is not planner's is left where it is, and sa
 the command and the exact scenario name (``plan team a``): two scenarios whose names give one file
 name (``team a``, ``team-a``) are two sets, and the second is refused rather than replacing the first's
 files. The manifest is trusted only when it is a regular file of this user that its group and others
-cannot write (planner writes it so, whatever the umask), and a file it lists only when that file is
+cannot write (:func:`writable_by_others`: a group that is the user's private group, umask 002, counts as
+the user's; planner writes it so, whatever the umask), and a file it lists only when that file is
 this user's; otherwise nothing is replaced or removed (one line says why). A manifest of the same
 user that lists a file's true SHA-256 cannot be told from planner's own: that user can always remove
 their own files. The run's input files
 (the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
-and the installed package are never output folders (:func:`refuse_protected`). A replaced report keeps
-its permission bits (0600 stays 0600).
+and the installed package are never output folders (:func:`refuse_protected`, by path and by device and
+inode; checked again through the locked folder's descriptor). A replaced report keeps its group,
+permission bits (0600 stays 0600) and POSIX ACL, set on the staged file's descriptor before the rename.
+An edit saved to a report between planner's hash check and its rename is found by hashing the kept
+``N.old`` link again after the renames: the previous set is then put back, the edit with it.
 
 The moves are one rename per file, not one for the set: the files they replace or remove are kept
 (hard links in the staging folder) until the whole set is in place, and a rename that fails part-way
@@ -63,7 +69,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import ensure_dir, fsync_dir, keep_group, refuse_read_only
+from planner.core.atomic import ensure_dir, fsync_dir, keep_access, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
@@ -219,6 +225,7 @@ class ReportSet:
         """
         if self._staging is None or self._committed:
             raise RuntimeError("ReportSet.commit() outside its with block, or twice")
+        self._same_folder()
         missing = [n for n in self._names if not (self._staging / n).is_file()]
         if missing:
             raise OutputError(f"{self.out / missing[0]}: was not written; nothing was changed in {self.out}.")
@@ -245,15 +252,8 @@ class ReportSet:
                     pass
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
-        for name in self._names:  # a replaced report keeps its group and permission bits
-            try:
-                old = os.stat(self.out / name)
-                keep_group(self._staging / name, old, self.out / name)
-                os.chmod(self._staging / name, old.st_mode & 0o7777)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise OutputError(f"{self.out / name}: cannot be read ({exc.strerror or exc}).") from None
+        for name in self._names:  # a replaced report keeps its group, permission bits and ACL
+            self._keep_access(name)
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
@@ -279,6 +279,32 @@ class ReportSet:
             guard.written.extend(done)
         return done
 
+    def _keep_access(self, name: str) -> None:
+        """Give the staged ``name`` the group, permission bits and POSIX ACL of the report it replaces
+        (:func:`planner.core.atomic.keep_access`), on the staged file's open descriptor: nothing is changed
+        by path.
+
+        Raises:
+            OutputError: the report cannot be read, or its group or ACL cannot be kept.
+        """
+        assert self._staging is not None
+        try:
+            old = os.lstat(self.out / name)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise OutputError(f"{self.out / name}: cannot be read ({exc.strerror or exc}).") from None
+        try:
+            fd = os.open(self._staging / name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise OutputError(f"{self._staging / name}: cannot be read ({exc.strerror or exc}).") from None
+        try:
+            keep_access(fd, old, self.out / name, self.out / name)
+        except OSError as exc:
+            raise OutputError(f"{self.out / name}: cannot keep its permissions ({exc.strerror or exc}).") from None
+        finally:
+            os.close(fd)
+
     def _move(self, removed: list[str], manifest: dict[str, dict]) -> list[Path]:
         """Move the staged files into place and remove ``removed``; on a failure part-way, put every
         file back as it was (the replaced and removed files are kept, hard-linked into the staging
@@ -295,6 +321,7 @@ class ReportSet:
             for i, name in enumerate([*self._names, *removed]):
                 if _lexists(self.out / name):
                     backup = self._staging / f"{i}.old"
+                    self._record(backup.name)  # listed first: a run killed from here on leaves it to clean
                     try:
                         os.link(self.out / name, backup)
                     except OSError:
@@ -306,7 +333,12 @@ class ReportSet:
             for name in removed:
                 os.unlink(self.out / name)
                 gone.append(name)
-        except (OSError, OutputError) as exc:
+            # an edit saved to a report between the hash check and its rename lives on in the kept link:
+            # hashed again now, and if it changed, every file is put back (the edit with it) and that is said
+            changed = [n for n, b in backups.items() if _sha256(b) not in manifest.get(n, {}).get("sha256", [])]
+            if changed:
+                raise _Changed(changed[0])
+        except (OSError, OutputError, _Changed) as exc:
             why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
             try:
                 for name in reversed(done):
@@ -318,10 +350,19 @@ class ReportSet:
                     os.replace(backups[name], self.out / name)
                 write_manifest(self.out, manifest)
             except (OSError, OutputError) as again:
-                self._keep_staging = True  # it holds the previous files: never removed
+                self._keep_staging = True  # it holds the previous files: never removed, by this run or a later one
+                try:
+                    os.unlink(self._staging / STAGING_MARK)  # a folder without planner's mark is left whole
+                except OSError:
+                    pass
                 raise OutputError(f"{self.out}: cannot move the reports into place ({why}), and putting the previous "
                                   f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
                                   f"files are in {self._staging}. Check the directory and run again.") from None
+            if isinstance(exc, _Changed):
+                raise OutputError(f"{self.out / exc.name}: was changed while planner was replacing it (an edit saved "
+                                  "meanwhile); it was put back with that change, and the rest of the previous set as "
+                                  "it was: nothing was replaced. Save your edit under another name (or move the "
+                                  "file away) and run again.") from None
             raise OutputError(f"{self.out}: cannot move the reports into place ({why}); the previous set was put "
                               "back as it was. Check the directory and run again.") from None
         return [self.out / n for n in done]
@@ -337,12 +378,32 @@ class ReportSet:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                os.close(fd)
                 raise OutputError(f"{self.out}: another planner run is writing reports into this directory (it holds "
                                   "the directory's lock). Wait for it to finish, or give another --out.") from None
-            return  # a file system without flock on directories: run unlocked rather than not at all
+            # a file system without flock on directories: run unlocked rather than not at all
         self._lock_fd = fd
+        self._same_folder()
+
+    def _same_folder(self) -> None:
+        """Check the folder locked (its open descriptor) again: not the shipped catalog or the package (by
+        device and inode, walking up its own '..'), and still the folder ``out_dir`` names (not swapped for
+        another folder or a link since the checks).
+
+        Raises:
+            OutputError: saying which.
+        """
+        if self._lock_fd is None:
+            return
+        refuse_protected(self.out, fd=self._lock_fd)
+        try:
+            a, b = os.fstat(self._lock_fd), os.stat(self.out)
+        except OSError as exc:
+            raise OutputError(f"{self.out}: cannot be read ({exc.strerror or exc}).") from None
+        if (a.st_dev, a.st_ino) != (b.st_dev, b.st_ino):
+            raise DestinationError(f"{self.out}: was replaced by another folder or a link while planner was opening it; "
+                                   "nothing was written. Check the folder and run again.")
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -360,11 +421,15 @@ class ReportSet:
             return
         for e in entries:
             try:
-                if _MANIFEST_TMP.fullmatch(e.name) and e.is_file(follow_symlinks=False) \
-                        and e.stat(follow_symlinks=False).st_uid == os.geteuid():
-                    os.unlink(e.path)
-                    self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
-                                      "was stopped.")
+                if _MANIFEST_TMP.fullmatch(e.name):
+                    if _is_manifest_tmp(Path(e.path)):
+                        os.unlink(e.path)
+                        self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
+                                          "was stopped.")
+                    else:
+                        self.notes.append(f"Kept {e.path}: it has the name of planner's temporary manifest but "
+                                          "is not one planner wrote (not this user's, or not a report manifest); "
+                                          "check it and remove it yourself.")
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
                     left = _clear_staging(Path(e.path))
                     if left:
@@ -379,8 +444,40 @@ class ReportSet:
 _MARK_HEADER = b"planner staging folder 1\n"
 #: A temporary file :func:`planner.core.atomic.write_bytes` makes beside the manifest.
 _MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
+#: How every manifest planner writes begins (:func:`write_manifest`: json.dumps with indent=1).
+_MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode("ascii")
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
+
+
+class _Changed(Exception):
+    """A report planner was replacing changed between its hash check and its rename (:meth:`ReportSet._move`)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _is_manifest_tmp(path: Path) -> bool:
+    """Whether ``path`` is a temporary manifest planner verifiably wrote: a regular file of this user, not
+    writable by its group or others (planner writes it so), at most the manifest's size, that parses as
+    a report manifest (whole, or cut short by a killed run: then empty, or its first bytes are planner's
+    own format line)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or writable_by_others(st, path) \
+                or st.st_size > _MANIFEST_MAX_BYTES:
+            return False
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if not data:
+        return True  # created, and killed before a byte was written
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):  # cut short: planner's own first line, nothing else
+        return data.startswith(_MANIFEST_HEAD[:len(data)]) or data.startswith(_MANIFEST_HEAD)
+    return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and isinstance(doc.get("files"), dict)
 
 
 def _clear_staging(folder: Path) -> list[str]:
@@ -536,7 +633,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
         raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Give another --out.")
-    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o022:
+    if stat.S_ISREG(st.st_mode) and writable_by_others(st, path):
         raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
                           "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
                           f"'chmod go-w {path}', or give another --out.")
@@ -556,6 +653,40 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     return files
 
 
+def private_group(uid: int, gid: int) -> bool:
+    """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
+    Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
+    default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
+    user's primary group, and lists no other member. False where that cannot be read (no such user or
+    group, or no ``pwd``/``grp`` module)."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(uid)
+        group = grp.getgrgid(gid)
+    except (ImportError, KeyError, OSError):
+        return False
+    return group.gr_name == user.pw_name and user.pw_gid == gid and all(m == user.pw_name for m in group.gr_mem)
+
+
+def writable_by_others(st: os.stat_result, path: Path) -> bool:
+    """Whether a file of stat ``st`` can be written by anyone but its owner: others' write bit, or its
+    group's unless that group is the owner's private group (:func:`private_group`) and the file has no
+    POSIX ACL (whose mask the group bits then show: a named user could write)."""
+    from planner.core.atomic import _acl_of
+
+    if st.st_mode & 0o002:
+        return True
+    if not st.st_mode & 0o020:
+        return False
+    try:
+        acl = _acl_of(path)
+    except OSError:
+        return True
+    return acl is not None or not private_group(st.st_uid, st.st_gid)
+
+
 def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
     """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing."""
     from planner.core.atomic import write_text
@@ -573,11 +704,9 @@ def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
            "about": "The reports planner wrote into this folder, with their SHA-256: planner replaces or removes "
                     "only these, and only while unchanged.",
            "files": {n: files[n] for n in sorted(files)}}
-    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n")
-    try:  # never writable by group or others, whatever the umask: read_manifest trusts no other
-        os.chmod(path, os.stat(path).st_mode & ~0o022 & 0o7777)
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
+    # never writable by group or others, whatever the umask (fchmod before the rename): read_manifest
+    # trusts no other
+    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True)
 
 
 def _sha256(path: Path) -> str:
@@ -668,20 +797,71 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
                           "give the scenario another name.")
 
 
-def refuse_protected(out_dir: Path) -> None:
-    """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder.
+def _protected() -> list[Path]:
+    """The shipped catalog (where it is beside the package: a source checkout) and the planner package."""
+    package = Path(__file__).resolve().parent.parent  # planner/
+    return [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+
+
+def _refusal(out_dir: Path | str, p: Path) -> DestinationError:
+    return DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
+                            f"folder ({p}), or a folder inside it, and planner does not write into it. Give another "
+                            "--out, e.g. " + ("--out my-catalog." if p.name == "catalog" else "--out reports."))
+
+
+def _protected_ids() -> dict[tuple[int, int], Path]:
+    ids = {}
+    for p in _protected():
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        ids[(st.st_dev, st.st_ino)] = p
+    return ids
+
+
+def refuse_protected(out_dir: Path, *, fd: int | None = None) -> None:
+    """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder,
+    known by path and by device and inode (a bind mount, or a link, of the catalog is the catalog): the
+    folder and every folder above it are compared. ``fd``: an open descriptor of the folder (the one
+    locked), checked the same way by walking up its own '..' entries (what the path names may have been
+    swapped meanwhile).
 
     Raises:
         OutputError: naming the folder.
     """
-    package = Path(__file__).resolve().parent.parent  # planner/
-    protected = [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+    protected = _protected()
     try:
         where = Path(os.path.realpath(out_dir))
     except (OSError, ValueError):
-        return
+        where = None
     for p in protected:
-        if where == p or p in where.parents:
-            raise DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
-                              f"folder ({p}), and planner does not write into it. Give another --out, e.g. "
-                              + ("--out my-catalog." if p.name == "catalog" else "--out reports."))
+        if where is not None and (where == p or p in where.parents):
+            raise _refusal(out_dir, p)
+    ids = _protected_ids()
+    try:
+        here = Path(os.path.abspath(out_dir))
+    except (OSError, ValueError):
+        here = None
+    for q in ((here, *here.parents) if here is not None else ()):
+        try:
+            st = os.stat(q)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) in ids:
+            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)])
+    if fd is None:
+        return
+    up = "."
+    seen = None
+    for _ in range(4096):  # '..' of the root is the root: the walk ends there
+        try:
+            st = os.stat(up, dir_fd=fd)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) in ids:
+            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)])
+        if (st.st_dev, st.st_ino) == seen:
+            return
+        seen = (st.st_dev, st.st_ino)
+        up = ".." if up == "." else up + "/.."

@@ -37,6 +37,7 @@ from planner.memory import Estimate, estimate
 from planner.memory.vllm import for_gpu
 from planner.core.units import GiB
 from planner.workload.spec import Workload
+from planner.core.clock import utc_today
 
 #: DataFrame columns of :func:`cloud_table`: name -> unit and meaning.
 COLUMNS: dict[str, str] = {
@@ -279,7 +280,7 @@ def stale_as_of(as_of: str, today: Any = None) -> bool:
     months before ``today`` (a date; default the machine's clock); False for an unreadable date."""
     import datetime as dt
 
-    d = today or dt.date.today()
+    d = today or utc_today()
     try:
         y, m = (int(x) for x in as_of.split("-")[:2])
     except ValueError:

@@ -21,6 +21,7 @@ from planner.core.atomic import ensure_dir, write_text, write_text_chunks
 from planner.core.escape import json_text
 from planner.core.names import safe_stem
 from planner.core.table import Table, as_table
+from planner.core.clock import utc_today
 
 #: Format version of the JSON written here.
 JSON_FORMAT_VERSION = 1
@@ -53,7 +54,7 @@ def plan_to_dict(plan: Any, today: date | None = None) -> dict[str, Any]:
     from planner.report.render import estimate_to_dict
     from planner.solve.quote import expired, lapsed_quotes_warning
 
-    today = today or date.today()
+    today = today or utc_today()
     lapsed = lapsed_quotes_warning(plan.line_items(), today)
     warnings = list(plan.warnings) + ([lapsed] if lapsed else [])
     return jsonable({

@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.memory import Estimate
 from planner.core.units import GiB, duration_text
+from planner.core.clock import utc_today
 
 
 def estimate_to_dict(est: Estimate) -> dict[str, Any]:
@@ -290,7 +291,7 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         lines.append("  Order details (blank where the catalog does not say; the Quote sheet has a column):")
         lines += [f"    {i.description.split(PARTS_SEPARATOR, 1)[0]} ({i.category}): {text}" for i, text in ordered if text]
     # a seller's quote that lapsed before today cannot be ordered at (the Quote sheet flags it EXPIRED)
-    lapsed = lapsed_quotes_warning(plan.line_items(), today or date.today())
+    lapsed = lapsed_quotes_warning(plan.line_items(), today or utc_today())
     if lapsed:
         lines.append(f"  {lapsed}")
     if len(plan.alternatives):

@@ -21,6 +21,7 @@ from typing import Any
 
 from planner.core.errors import InputError, PlannerError
 from planner.memory.overheads import RuntimeOverheads
+from planner.core.clock import utc_today
 
 
 class CalibrationUnavailable(PlannerError):
@@ -494,5 +495,5 @@ def _run_calibration_here(spec: dict[str, Any], *, steps: int) -> dict[str, Any]
         "device_used_bytes": total - free1,
         "allocator_fraction": (reserved / allocated - 1) if allocated else 0.0,
         "versions": {"torch": torch.__version__, "cuda": str(torch.version.cuda)},
-        "measured_on": _dt.date.today().isoformat(),
+        "measured_on": utc_today().isoformat(),
     }

@@ -50,21 +50,25 @@ def _ar(e) -> float:
     return next(p.seconds for p in e.speed.parts if p.name == "decode: tensor-parallel all-reduces")
 
 
-@pytest.mark.parametrize("gpu,tp,latency", [("rtx-4090", 2, 12e-6), ("l40s", 4, 40e-6), ("a100-80gb-pcie", 8, 40e-6),
-                                            ("h100-sxm", 8, 8e-6)])
-def test_pcie_tensor_parallel_pays_the_measured_pcie_all_reduce_latency(catalog, gpu, tp, latency):
-    # PCIe: 12 us between 2 cards (2 x RTX 4090 small all-to-all, tinygrad/open-gpu-kernel-modules#17),
-    # 40 us among 3-8 (8 x RTX 4090 nccl-tests all_reduce_perf 8 B, NVIDIA/nccl#1530); NVLink: 8 us.
-    from planner.speed.constants import COLLECTIVE_EFFICIENCY
+# PCIe 4.0 x16, one direction: 16 x 1.969 GB/s (PCI-SIG) = 31.504 GB/s; nccl-tests busbw shares of it: P2P 0.65
+# (8 x RTX PRO 6000 Blackwell, 41.1 / 63.0 GB/s), host memory 0.556 (4 x RTX 5090, 35 / 63.0; GeForce has no P2P)
+GEN4_X16 = 16 * 1.969e9
 
+
+@pytest.mark.parametrize("gpu,tp,latency,busbw", [
+    ("rtx-4090", 2, 12e-6, GEN4_X16 * 0.556),  # GeForce, host memory; 2 GPUs: 12 us (tinygrad/...#17)
+    ("l40s", 4, 24e-6, GEN4_X16 * 0.65),  # P2P, NCCL among 3-8: 24 us (8 x RTX PRO 6000, 256 B-8 KB)
+    ("a100-80gb-pcie", 8, 24e-6, GEN4_X16 * 0.65),
+    ("h100-sxm", 8, 8e-6, 900e9 / 2 * 0.75),  # NVLink: half of 900 GB/s x 0.75, 8 us
+])
+def test_pcie_tensor_parallel_pays_the_measured_pcie_all_reduce_latency(catalog, gpu, tp, latency, busbw):
+    # planner.speed.collectives: per all-reduce latency + 2 (tp - 1) / tp x bytes / busbw. vLLM's custom
+    # all-reduce is not taken here: GeForce fails its P2P check, and it is off above 2 PCIe-only GPUs.
     e = estimate(model="llama-3.1-8b", task="infer", engine="vllm", gpu=gpu, gpus=tp, tp=tp, concurrency=1,
                  prompt_tokens=512, output_tokens=128, catalog=catalog)
-    g = catalog.gpus[gpu] if isinstance(catalog.gpus, dict) else next(x for x in catalog.gpus if x.id == gpu)
-    # the link: PCIe cards at 32 GB/s (the decode step's PCIe default) both ways, SXM at its NVLink
-    link = (g.quoted_link_bytes_per_s or 32e9) / 2 * COLLECTIVE_EFFICIENCY.value
     layers, hidden = 32, 4096  # Llama-3.1-8B
     # 2 all-reduces per layer of 1 sequence x hidden x 2 B, ring 2 (tp - 1) / tp of the bytes
-    want = 2 * layers * (latency + 2 * (tp - 1) / tp * 1 * hidden * 2 / link)
+    want = 2 * layers * (latency + 2 * (tp - 1) / tp * 1 * hidden * 2 / busbw)
     assert _ar(e) == pytest.approx(want, rel=1e-9)
 
 

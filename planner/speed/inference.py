@@ -63,6 +63,7 @@ from planner.speed.constants import (
     gemm_efficiency,
     gemm_size_factor,
 )
+from planner.speed.collectives import GENERIC_PCIE_CARD, TpLink, tp_link
 from planner.speed.layers import (
     gemm_weights,
     ggml_activation_bytes,
@@ -173,7 +174,7 @@ def _spans_machines(w, shard: int) -> bool:
 
 
 def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: Any, gemm_eff: Any,
-                interconnect: Any = 0.0, kv_tokens: float | None = None) -> tuple[Any, ...]:
+                interconnect: Any = 0.0, kv_tokens: float | None = None, link: TpLink | None = None) -> tuple[Any, ...]:
     """The parts of one decode step, in seconds: (weights read, KV read, host-RAM layers, compute,
     per-layer fixed cost, TP all-reduces); the step is max(first three summed, compute) + the last two.
 
@@ -186,8 +187,12 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
         gpu_bandwidth, host_bandwidth: datasheet bytes/s of the card and of the host RAM.
         peak_flops: the card's dense rate for the weights' compute dtype, FLOP/s.
         gemm_eff: the architecture's GEMM efficiency (planner.speed.constants.gemm_efficiency).
-        interconnect: the card's NVLink bandwidth, bytes/s both directions (0: PCIe, 32 GB/s assumed).
+        interconnect: the card's NVLink bandwidth, bytes/s both directions (0: PCIe), used when ``link``
+            is not given: NVLink rows at that bandwidth, PCIe rows as PCIe 4.0 x16 through host memory
+            (planner.speed.collectives.GENERIC_PCIE_CARD, the slowest common case).
         kv_tokens: tokens in each sequence's cache (default: the workload's mean, ``dr.mean_kv``).
+        link: the tensor-parallel link of one card (planner.speed.collectives.tp_link): its PCIe
+            generation, lanes and peer-to-peer path; all-reduce = latency + 2 (n-1)/n x bytes / busbw.
     """
     i = w.infer
     arch = w.architecture
@@ -208,17 +213,35 @@ def decode_step(dr, w, *, gpu_bandwidth: Any, host_bandwidth: Any, peak_flops: A
     ar_s = 0.0
     shard = 1 if llama else max(i.tp, 1)
     if shard > 1:
-        import numpy as np
+        msg = c * arch.hidden_size * 2  # one all-reduce: the step's c tokens x hidden x 2 B (16-bit activations)
+        spans = _spans_machines(w, shard)
+        if link is not None:
+            ar_s = 2 * arch.num_hidden_layers * link.allreduce_s(msg, shard)
+        else:
+            import numpy as np
 
-        link = np.where(np.asarray(interconnect) > 0, np.asarray(interconnect, dtype=float), 32e9) / 2
-        if _spans_machines(w, shard):
-            link = np.minimum(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
-        lat = np.where(np.asarray(interconnect) > 0, allreduce_latency(True, shard).value,
-                       allreduce_latency(False, shard).value)
-        ar = 2 * arch.num_hidden_layers * (lat + 2 * (shard - 1) / shard * c * arch.hidden_size
-                                           * 2 / (link * COLLECTIVE_EFFICIENCY.value))
-        ar_s = float(ar) if np.ndim(ar) == 0 else ar
+            nv = np.asarray(interconnect, dtype=float)
+            pcie = tp_link(GENERIC_PCIE_CARD, shard, i.engine, spans_machines=spans).allreduce_s(msg, shard)
+            nvl = np.where(nv > 0, nv, 1.0) / 2
+            if spans:
+                nvl = np.minimum(nvl, DEFAULT_NODE_LINK_BYTES_PER_S.value)
+            nvl_s = allreduce_latency(True, shard).value + 2 * (shard - 1) / shard * msg / (nvl * COLLECTIVE_EFFICIENCY.value)
+            ar = 2 * arch.num_hidden_layers * np.where(nv > 0, nvl_s, pcie)
+            ar_s = float(ar) if np.ndim(ar) == 0 else ar
     return w_s, kv_s, host_s, comp_s, fixed_s, ar_s
+
+
+def _allreduce_part(phase: str, seconds: float, layers: int, tokens: float, hidden: int, tpl: TpLink,
+                    shard: int) -> Part:
+    """The console/JSON part of a phase's tensor-parallel all-reduces: 2 per layer of ``tokens`` x
+    ``hidden`` x 2 B each over ``tpl`` (planner.speed.collectives)."""
+    msg = tokens * hidden * 2
+    custom = tpl.custom(msg)
+    lat = tpl.custom_latency_s if custom else tpl.latency_s
+    return Part(f"{phase}: tensor-parallel all-reduces", seconds, lambda: f"2 x {layers} all-reduces of {tokens:,.0f} x "
+                f"{hidden} x 2 B = {msg:,.0f} B, each {lat * 1e6:g} us"
+                f"{' (vLLM custom all-reduce)' if custom else ' (NCCL)'} + 2({shard}-1)/{shard} x bytes / "
+                f"{tpl.busbw / 1e9:,.1f} GB/s ({tpl.text})", tpl.source, tpl.assumed_for(msg))
 
 
 def prompt_wait(rho: float, prefill_s: float) -> float:
@@ -353,9 +376,10 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     ge = gemm_efficiency(gpu, "fp8" if fp8 else "bf16")
     peak = float(gpu.fp8_tflops if fp8 else gpu.bf16_tflops) * 1e12
     hbw = host_bandwidth or DEFAULT_HOST_BANDWIDTH
+    tpl = tp_link(gpu, shard, i.engine, per_lane=per_lane, lanes=lanes, spans_machines=_spans_machines(w, shard))
     ds = decode_step(dr, w, gpu_bandwidth=gpu.memory_bandwidth_bytes_per_s, host_bandwidth=hbw, peak_flops=peak,
                      gemm_eff=ge.value, interconnect=float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0),
-                     kv_tokens=kv_mean)
+                     kv_tokens=kv_mean, link=tpl)
     w_s, kv_s, host_s, comp_s, fixed_s, ar_s = ds
     mem_s = w_s + kv_s + host_s
     step = max(mem_s, comp_s) + fixed_s + ar_s
@@ -386,11 +410,8 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
     if host_s:
         parts.append(Part("decode: host RAM layers", host_s, lambda: f"{dr.host_blocks} blocks in RAM read at the host's "
                           "bandwidth x 0.6", "llama.cpp CPU backend: the blocks left in RAM run on the CPU"))
-    ar_lat = allreduce_latency(nvlink := float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 0) > 0, shard)
     if ar_s:
-        parts.append(Part("decode: tensor-parallel all-reduces", ar_s, lambda: f"2 x {L} all-reduces x "
-                          f"{ar_lat.value * 1e6:g} us ({'NVLink' if nvlink else 'PCIe'}) + bytes over the link",
-                          ar_lat.source))
+        parts.append(_allreduce_part("decode", ar_s, L, c, arch.hidden_size, tpl, shard))
 
     # ----- prefill of one prompt, and of the whole batch of c prompts
     W = gemm_weights(arch) / shard
@@ -410,13 +431,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
             act_b = token_costs(arch, seq_len=prompt_tokens, attention="flash",
                                 fused=i.engine == "vllm").elementwise_bytes_fwd / shard
         m_s = act_b * tokens / (gpu.memory_bandwidth_bytes_per_s * BANDWIDTH_EFFICIENCY.value)
-        t_ar = 0.0
-        if shard > 1:
-            link = float(getattr(gpu, "quoted_link_bytes_per_s", 0) or 32e9) / 2
-            if _spans_machines(w, shard):
-                link = min(link, DEFAULT_NODE_LINK_BYTES_PER_S.value)
-            link *= COLLECTIVE_EFFICIENCY.value
-            t_ar = 2 * L * (ar_lat.value + 2 * (shard - 1) / shard * tokens * arch.hidden_size * 2 / link)
+        t_ar = 2 * L * tpl.allreduce_s(tokens * arch.hidden_size * 2, shard) if shard > 1 else 0.0
         up_s = 0.0
         if llama and dr.host_blocks and per_lane:
             n_ub, per_ub, _ = llamacpp_prefill_upload(est, arch, int(tokens))
@@ -433,8 +448,7 @@ def inference_speed(w, est, gpu: Any, *, prompt_tokens: int, output_tokens: int,
               Part("prefill: per-layer fixed cost", f_s, lambda: f"{kernels_text} kernels x {L} layers x "
                    f"{ubatches} batch(es)", per_kernel.source, per_kernel.assumed)]
         if t_ar:
-            ps.append(Part("prefill: tensor-parallel all-reduces", t_ar, lambda: f"2 x {L} all-reduces of {tokens:,.0f} x "
-                           f"{arch.hidden_size} x 2 B", COLLECTIVE_EFFICIENCY.source))
+            ps.append(_allreduce_part("prefill", t_ar, L, tokens, arch.hidden_size, tpl, shard))
         if up_s:
             ps.append(Part("prefill: host-block uploads", up_s, "llama.cpp copies host blocks' weights per ubatch",
                            "ggml-backend scheduler (planner.speed.traffic.llamacpp_prefill_upload)"))

@@ -57,6 +57,9 @@ def _applied(line: str, data: dict) -> dict:
         if m := re.search(r"(?:^|\W)" + key + r": (\w+)", head):
             for w in d["workloads"]:
                 w[key] = m.group(1)
+    for key, value in re.findall(r"(\w+): (\S+) \(the scenario pins", head):  # any other pinned key it changes
+        for w in d["workloads"]:
+            w[key] = yaml.safe_load(value)
     return d
 
 
@@ -64,7 +67,7 @@ def _replanned_lines(e: NoFeasiblePlan) -> list[str]:
     return [s for s in e.suggestions if "re-planned with" in s]
 
 
-CASES = ["ftb15", "ftpin", "ftmc2b", "ftck", "a4090mc4", "p6mc1", "c120", "dl2"]
+CASES = ["ftb15", "ftpin", "ftmc2b", "ftck", "a4090mc4", "p6mc1", "c120", "dl2", "tppin"]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -108,8 +111,8 @@ def test_dl2_offers_max_nodes_2(catalog):
     assert any(s.startswith("max_nodes: 2 (the scenario sets 1)") for s in e.suggestions), e.suggestions
 
 
-@pytest.mark.parametrize("name,levers", [("c120", ["weights: fp8:", "kv_dtype: fp8:"]),
-                                         ("a4090mc4", ["weights: fp8 and kv_dtype: fp8 together"]),
+@pytest.mark.parametrize("name,levers", [("c120", ["weights: fp8 (the scenario pins bf16): re-planned", "kv_dtype: fp8 (the scenario pins bf16): re-planned"]),
+                                         ("a4090mc4", ["weights: fp8 (the scenario pins bf16) and kv_dtype: fp8 (the scenario pins bf16) together"]),
                                          ("p6mc1", ["max_cards: "])])
 def test_missing_serving_fixes_now_offered(catalog, name, levers):
     e = _no_plan(_data(name), catalog)
@@ -123,7 +126,7 @@ def test_one_wording_for_a_pinned_key(catalog):
         e = _no_plan(_data(name), catalog)
         text = "\n".join(e.suggestions)
         assert "let the solver choose" not in text
-    assert "weights: fp8 (the scenario pins bf16)" in "\n".join(_no_plan(_data("c120"), catalog).suggestions)
+    assert "weights: fp8 (the scenario pins bf16): re-planned" in "\n".join(_no_plan(_data("c120"), catalog).suggestions)
 
 
 @pytest.mark.parametrize("name", ["q24g4", "q24nooff"])

@@ -14,15 +14,18 @@ at most :data:`MAX_REPLANS` re-plans per scenario:
 - for a served workload that misses its ``slo:``: ``weights: fp8`` alone, ``kv_dtype: fp8`` alone,
   and both together when neither alone is accepted;
 - for a deadline or SLO miss: ``max_cards`` left out (the re-plan's cards per node is the value
-  named), ``max_nodes`` raised (to twice the scenario's first, then to
-  planner.solve.scenario.MAX_NODES; the re-plan's node count is named), and both together when
+  named), ``max_nodes`` raised (to twice the scenario's first, then to :data:`NODES_FACTOR` times
+  it, at most planner.solve.scenario.MAX_NODES; the re-plan's node count is named), and both together when
   neither alone is accepted;
 - for a deadline miss: the cheapest cards the GPU constraints leave out on which the workload's
   usages fit and finish in time (planner.solve.suggest.faster_cards), each as ``allowed_gpus:
   [card]``, and where that re-plan is refused, the same with ``max_cards`` and ``max_nodes`` left to
   the platforms (one combined fix), then with ``budget_usd`` left out ("and budget_usd >= $X").
 
-A "raise max_nodes" another suggestion names (planner.solve.shapes.Span.clause) is checked the same
+A deadline or SLO fix of planner.solve.suggest that changes keys the scenario pins (``checkpointing:
+none``, ``recipe: fp8``, a pinned ``tp``, ``gpus``; worded '...; tp: 2 (the scenario pins 1)') is
+re-planned with those keys set (:func:`checked_pin_line`): dropped when the re-plan is refused, else
+worded with the re-plan's machine and figures. A "raise max_nodes" another suggestion names (planner.solve.shapes.Span.clause) is checked the same
 way (:func:`checked_max_nodes`): when the re-plan with the nodes it names still finds nothing, the
 line says so with the re-plan's closest miss (e.g. the NICs that do not fit the slots).
 
@@ -38,6 +41,10 @@ from typing import Any, Callable
 
 #: The most re-plans one scenario's fixes may take (about a second each on the shipped catalog).
 MAX_REPLANS = 8
+
+#: A raised max_nodes is tried at twice the scenario's, then at this many times it (bounded plan time: a
+#: rate-sized SLO re-planned over 64 nodes took 6 s against 0.6 s for the plan itself).
+NODES_FACTOR = 8
 
 #: Serving levers tried alone, in order; both together only when neither alone is accepted.
 SERVE_LEVERS: tuple[dict[str, str], ...] = ({"weights": "fp8"}, {"kv_dtype": "fp8"})
@@ -80,7 +87,8 @@ def with_changes(sc: Any, catalog: Any, *, constraints: dict[str, Any] | None = 
             variants.append(replace(v, workload=wl, choices=choices, data={**v.data, **updates}))
         if not variants:
             return None
-        sws.append(replace(sw, variants=tuple(variants)))
+        gpus = (int(updates["gpus"]),) if "gpus" in updates and sw.gpus is not None else sw.gpus
+        sws.append(replace(sw, variants=tuple(variants), gpus=gpus))
     cons = replace(sc.constraints, **(constraints or {}))
     return replace(sc, workloads=tuple(sws), constraints=cons, objective="capex")
 
@@ -167,19 +175,28 @@ def replanned_fixes(cs: Any, catalog: Any, replan: Callable[[Any], Any], others:
         out += _limit_fixes(sc, catalog, rp)
         if "deadline" in bindings:
             out += _card_fixes(cs, catalog, rp)
-    checked = [checked_max_nodes(ln, sc, catalog, rp) if "raise max_nodes" in ln else ln for ln in others]
+    checked = []
+    for ln in others:
+        if "raise max_nodes" in ln:
+            checked.append(checked_max_nodes(ln, sc, catalog, rp))
+        elif target_miss and _PIN.search(ln) and "left out (the scenario pins" not in ln:
+            got = checked_pin_line(ln, sc, catalog, rp)
+            if got:
+                checked.append(got)
+        else:
+            checked.append(ln)
     return out + checked
 
 
-def _max_nodes() -> int:
+def _max_nodes(cons: Any) -> int:
+    """The most nodes a fix tries: :data:`NODES_FACTOR` x the scenario's ``max_nodes``, at most
+    planner.solve.scenario.MAX_NODES (a re-plan over more nodes has more candidates to size)."""
     from planner.solve.scenario import MAX_NODES
 
-    return MAX_NODES
+    return min(MAX_NODES, NODES_FACTOR * cons.max_nodes)
 
 
 def _lever_fixes(sc: Any, catalog: Any, rp: _Replanner) -> list[str]:
-    from planner.solve.shapes import pin_changes
-
     out = []
     for sw in sc.workloads:
         if sw.task != "infer" or sw.slo is None or any(v.workload.infer.engine == "llama.cpp" for v in sw.variants):
@@ -195,19 +212,22 @@ def _lever_fixes(sc: Any, catalog: Any, rp: _Replanner) -> list[str]:
             p = rp(with_changes(sc, catalog, workload={sw.name: upd}))
             if _ok(p):
                 accepted = True
-                out.append(f"{pre}{_words(upd)}: re-planned with it, the solver buys {bought(p)}"
-                           f"{pin_changes(sw, sw.variants[0], upd)}")
+                out.append(f"{pre}{_words(sw, upd)}: re-planned with it, the solver buys {bought(p)}")
         both = {k: x for u in SERVE_LEVERS for k, x in u.items()}
         if not accepted and not tried(both):
             p = rp(with_changes(sc, catalog, workload={sw.name: both}))
             if _ok(p):
-                out.append(f"{pre}{_words(both)} together: re-planned with them, the solver buys {bought(p)}"
-                           f"{pin_changes(sw, sw.variants[0], both)}")
+                out.append(f"{pre}{_words(sw, both)} together: re-planned with them, the solver buys {bought(p)}")
     return out
 
 
-def _words(upd: dict[str, Any]) -> str:
-    return " and ".join(f"{k}: {x}" for k, x in upd.items())
+def _words(sw: Any, upd: dict[str, Any]) -> str:
+    """'weights: fp8 (the scenario pins bf16) and kv_dtype: fp8': each key in the one wording of a
+    pinned key (planner.solve.shapes.pin_changes) where the scenario pins it."""
+    from planner.solve.shapes import pin_changes
+
+    return " and ".join(pin_changes(sw, sw.variants[0], {k: x}).removeprefix("; ") or f"{k}: {x}"
+                        for k, x in upd.items())
 
 
 def _limit_fixes(sc: Any, catalog: Any, rp: _Replanner) -> list[str]:
@@ -217,11 +237,11 @@ def _limit_fixes(sc: Any, catalog: Any, rp: _Replanner) -> list[str]:
     tries = []
     if cons.max_cards is not None:
         tries.append({"max_cards": None})
-    if cons.max_nodes < _max_nodes():
-        tries.append({"max_nodes": _max_nodes()})
+    if cons.max_nodes < _max_nodes(cons):
+        tries.append({"max_nodes": _max_nodes(cons)})
     for ch in tries:
         p = None
-        if "max_nodes" in ch and 2 * cons.max_nodes < _max_nodes():
+        if "max_nodes" in ch and 2 * cons.max_nodes < _max_nodes(cons):
             # the smallest raise first (twice the nodes), then as many nodes as a scenario may allow
             p = rp(with_changes(sc, catalog, constraints={"max_nodes": 2 * cons.max_nodes}))
         if not _ok(p):
@@ -256,11 +276,11 @@ def _card_fixes(cs: Any, catalog: Any, rp: _Replanner) -> list[str]:
     for gid in faster_cards(cs, catalog)[:2]:
         base = {"allowed_gpus": (gid,), "vendors": None, "excluded_gpus": ()}
         p = rp(with_changes(sc, catalog, constraints=base))
-        if not _ok(p) and (cons.max_cards is not None or cons.max_nodes < _max_nodes()):
-            p = rp(with_changes(sc, catalog, constraints={**base, "max_cards": None, "max_nodes": _max_nodes()}))
+        if not _ok(p) and (cons.max_cards is not None or cons.max_nodes < _max_nodes(cons)):
+            p = rp(with_changes(sc, catalog, constraints={**base, "max_cards": None, "max_nodes": _max_nodes(cons)}))
         budget = ""
         if not _ok(p) and cons.budget_usd is not None:
-            p = rp(with_changes(sc, catalog, constraints={**base, "max_cards": None, "max_nodes": _max_nodes(),
+            p = rp(with_changes(sc, catalog, constraints={**base, "max_cards": None, "max_nodes": _max_nodes(cons),
                                                           "budget_usd": None}))
             if _ok(p):
                 budget = f" and budget_usd >= ${p.total_usd:,.2f} (the scenario sets ${cons.budget_usd:,.2f})"
@@ -273,6 +293,37 @@ def _card_fixes(cs: Any, catalog: Any, rp: _Replanner) -> list[str]:
         out.append(f"another card: allowed_gpus: [{gid}]{also}{budget}: re-planned with "
                    f"{'them' if also or budget else 'it'}, the solver buys {bought(p)}")
     return out
+
+
+_PIN = re.compile(r"; (\w+): (.+?) \(the scenario pins [^)]*\)")
+
+
+def checked_pin_line(line: str, sc: Any, catalog: Any, rp: _Replanner) -> str:
+    """A deadline or SLO fix that changes keys the scenario pins ('...; tp: 2 (the scenario pins 1)'),
+    re-planned with those keys set: '' when the re-plan is refused (the fix is dropped), the line
+    unchanged when no re-plan is left, else the changes worded with the re-plan's machine and
+    figures (its own figures, not the closest machine's)."""
+    import yaml
+
+    many = len(sc.workloads) > 1
+    name = next((sw.name for sw in sc.workloads if line.startswith(f"{sw.name}: ")), None) if many else \
+        sc.workloads[0].name
+    if name is None:
+        return line
+    updates: dict[str, Any] = {}
+    for key, value in _PIN.findall(line):
+        try:
+            updates[key] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return line
+    p = rp(with_changes(sc, catalog, workload={name: updates}))
+    if p is None:
+        return line
+    if not _ok(p):
+        return ""
+    words = " and ".join(m.group(0)[2:] for m in _PIN.finditer(line))
+    pre = f"{name}: " if many else ""
+    return f"{pre}{words}: re-planned with {'them' if len(updates) > 1 else 'it'}, the solver buys {bought(p)}"
 
 
 _NODES = re.compile(r"(\d+) GPUs are (\d+) nodes of|that is (\d+) nodes of")
@@ -297,5 +348,5 @@ def checked_max_nodes(line: str, sc: Any, catalog: Any, rp: _Replanner) -> str:
                         f"nothing fits either ({closest_miss(p, NODE_MISSES)})", 1)
 
 
-__all__ = ["MAX_REPLANS", "NODE_MISSES", "SERVE_LEVERS", "bought", "checked_max_nodes", "closest_miss", "nested", "replanned_fixes",
+__all__ = ["MAX_REPLANS", "NODES_FACTOR", "NODE_MISSES", "SERVE_LEVERS", "bought", "checked_max_nodes", "checked_pin_line", "closest_miss", "nested", "replanned_fixes",
            "with_changes"]

@@ -76,6 +76,9 @@ def test_every_replanned_fix_replans_feasible_with_its_figures(catalog, name):
     e = _no_plan(data, catalog)
     lines = _replanned_lines(e)
     assert lines, e.suggestions
+    # every other line changes a target (checked by tests/test_slofix4.py) or the budget, never the machine
+    targets = ("loosen the slo: ", "raise deadline_hours to ", "slo: ", "raise budget_usd to ")
+    assert all(s in lines or s.startswith(targets) or s.startswith("not checked") for s in e.suggestions), e.suggestions
     for line in lines:
         p = plan(_applied(line, data), catalog=catalog)  # raises NoFeasiblePlan if the fix is not one
         m = _BOUGHT.search(line)
@@ -144,3 +147,20 @@ def test_raise_max_nodes_is_checked_by_a_replan(catalog, name):
         d = copy.deepcopy(data)
         d.setdefault("constraints", {})["max_nodes"] = 2
         _no_plan(d, catalog)
+
+
+def test_alternatives_sheet_states_the_shortfall_unit_per_row(catalog):
+    # trial 4, item 11: the Shortfall column mixed GiB, W, cards, hours and % over target with nothing to say which;
+    # the unit was only in the cell's number format, lost to a reader of the values
+    from planner.report.from_plan import _infeasible_table
+    from planner.report.sheets.alternatives import _cells
+
+    e = _no_plan(_data("a4090mc4"), catalog)
+    table = _infeasible_table(e.summary)
+    headers, rows = _cells(table)
+    names = [h for h, _, _ in headers]
+    assert "Shortfall unit" in names
+    s, u = names.index("Shortfall"), names.index("Shortfall unit")
+    units = {"GiB", "W", "cards", "lanes", "h", "tokens/s", "USD", "% over target"}
+    assert rows and all(row[u][0] in units for row in rows if row[s][0] is not None)
+    assert any(row[u][0] == "% over target" for row in rows)  # the slo row of this scenario

@@ -13,7 +13,7 @@ at most :data:`MAX_REPLANS` re-plans per scenario:
 
 - for a served workload that misses its ``slo:``: ``weights: fp8`` alone, ``kv_dtype: fp8`` alone,
   and both together when neither alone is accepted;
-- for a deadline or SLO miss: ``max_cards`` left out (the re-plan's cards per node is the value
+- for a deadline or SLO miss, or a machine refused by ``max_cards``: ``max_cards`` left out (the re-plan's cards per node is the value
   named), ``max_nodes`` raised (to twice the scenario's first, then to :data:`NODES_FACTOR` times
   it, at most planner.solve.scenario.MAX_NODES; the re-plan's node count is named), and both together when
   neither alone is accepted;
@@ -25,7 +25,9 @@ at most :data:`MAX_REPLANS` re-plans per scenario:
 A deadline or SLO fix of planner.solve.suggest that changes keys the scenario pins (``checkpointing:
 none``, ``recipe: fp8``, a pinned ``tp``, ``gpus``; worded '...; tp: 2 (the scenario pins 1)') is
 re-planned with those keys set (:func:`checked_pin_line`): dropped when the re-plan is refused, else
-worded with the re-plan's machine and figures. A "raise max_nodes" another suggestion names (planner.solve.shapes.Span.clause) is checked the same
+worded with the re-plan's machine and figures; more cards or replicas of the closest machine that
+change no key are dropped (the re-plan of the scenario as written is the plan that refused them).
+A "raise max_nodes" another suggestion names (planner.solve.shapes.Span.clause) is checked the same
 way (:func:`checked_max_nodes`): when the re-plan with the nodes it names still finds nothing, the
 line says so with the re-plan's closest miss (e.g. the NICs that do not fit the slots).
 
@@ -169,22 +171,28 @@ def replanned_fixes(cs: Any, catalog: Any, replan: Callable[[Any], Any], others:
     sc = cs.scenario
     bindings = set(cs.table["binding"].tolist())
     target_miss = bool(bindings & {"deadline", "slo"})
-    out: list[str] = []
-    if target_miss:
-        out += _lever_fixes(sc, catalog, rp)
-        out += _limit_fixes(sc, catalog, rp)
-        if "deadline" in bindings:
-            out += _card_fixes(cs, catalog, rp)
     checked = []
     for ln in others:
         if "raise max_nodes" in ln:
             checked.append(checked_max_nodes(ln, sc, catalog, rp))
-        elif target_miss and _PIN.search(ln) and "left out (the scenario pins" not in ln:
+        elif target_miss and (_PIN.search(ln) or _LEVER.match(ln)) and "left out (the scenario pins" not in ln:
             got = checked_pin_line(ln, sc, catalog, rp)
-            if got:
+            if got and got not in checked:
                 checked.append(got)
+        elif target_miss and _SAME_KEYS.match(ln):
+            continue  # more cards or replicas with no key changed: a re-plan of it is this plan, which refuses it
         else:
             checked.append(ln)
+    # the suggestions' own fixes are checked first (they are few, and the re-plans are bounded), then the
+    # machine changes and levers found here, listed first
+    out: list[str] = []
+    if target_miss:
+        out += _lever_fixes(sc, catalog, rp)
+    if target_miss or "max_cards" in bindings:  # (a baseboard of more cards than max_cards allows)
+        out += _limit_fixes(sc, catalog, rp)
+    if target_miss:
+        if "deadline" in bindings:
+            out += _card_fixes(cs, catalog, rp)
     return out + checked
 
 
@@ -295,13 +303,19 @@ def _card_fixes(cs: Any, catalog: Any, rp: _Replanner) -> list[str]:
     return out
 
 
+#: A deadline or SLO fix of more cards or replicas of the closest machine ('3 replicas of tp 1 (3 x
+#: rtx-4090): ...', '4 x h100-pcie: 9.1 h per run, within ...'): with no pinned key changed, the scenario it
+#: needs is the scenario as written, so a re-plan of it is the plan that found nothing.
+_SAME_KEYS = re.compile(r"^(?:\S+: )?(?:\d+ replicas? of tp \d+ |\d+ x [\w.-]+: )")
+#: A training lever of planner.solve.suggest.DEADLINE_LEVERS on the closest machine ('checkpointing: none on 1 x ...').
+_LEVER = re.compile(r"^(?:\S+: )?(checkpointing|recipe): (\S+) on \d+ x ")
 _PIN = re.compile(r"; (\w+): (.+?) \(the scenario pins [^)]*\)")
 
 
 def checked_pin_line(line: str, sc: Any, catalog: Any, rp: _Replanner) -> str:
     """A deadline or SLO fix that changes keys the scenario pins ('...; tp: 2 (the scenario pins 1)'),
-    re-planned with those keys set: '' when the re-plan is refused (the fix is dropped), the line
-    unchanged when no re-plan is left, else the changes worded with the re-plan's machine and
+    re-planned with those keys set: '' when the re-plan is refused or no re-plan is left (the fix is
+    dropped), else the changes worded with the re-plan's machine and
     figures (its own figures, not the closest machine's)."""
     import yaml
 
@@ -311,17 +325,20 @@ def checked_pin_line(line: str, sc: Any, catalog: Any, rp: _Replanner) -> str:
     if name is None:
         return line
     updates: dict[str, Any] = {}
+    lever = _LEVER.match(line)
+    if lever:
+        updates[lever.group(1)] = yaml.safe_load(lever.group(2))
     for key, value in _PIN.findall(line):
         try:
             updates[key] = yaml.safe_load(value)
         except yaml.YAMLError:
             return line
     p = rp(with_changes(sc, catalog, workload={name: updates}))
-    if p is None:
-        return line
     if not _ok(p):
-        return ""
-    words = " and ".join(m.group(0)[2:] for m in _PIN.finditer(line))
+        return ""  # refused, or no re-plan left to check it: not offered
+    pinned = [m.group(0)[2:] for m in _PIN.finditer(line)]
+    words = " and ".join(([f"{lever.group(1)}: {lever.group(2)}"] if lever and not any(
+        w.startswith(f"{lever.group(1)}: ") for w in pinned) else []) + pinned)
     pre = f"{name}: " if many else ""
     return f"{pre}{words}: re-planned with {'them' if len(updates) > 1 else 'it'}, the solver buys {bought(p)}"
 

@@ -110,7 +110,8 @@ def test_under_max_cards_1_every_fix_listed_is_accepted_by_a_re_plan(catalog):
             "constraints": {"vendors": ["nvidia"], "max_cards": 1}}
     s = _no_plan(data, catalog).suggestions
     assert not any("more than the scenario allows" in x or "cannot build" in x for x in s), s
-    fp8 = next(x for x in s if x.startswith("weights: fp8 on 1 x "))
+    # re-planned with weights: fp8 (planner.solve.replan_fixes), worded as a pinned key is everywhere
+    fp8 = next(x for x in s if x.startswith("weights: fp8 (the scenario pins bf16): re-planned with it"))
     loosen = next(x for x in s if x.startswith("loosen the slo: to tpot_s >= "))
     fixed = copy.deepcopy(data)
     fixed["workloads"][0]["weights"] = "fp8"
@@ -146,12 +147,13 @@ def test_a_pinned_tp_fix_under_a_rate_is_accepted_by_a_re_plan(catalog, rps, tpo
                                                   "output_tokens": 512}}],
             "constraints": {"allowed_gpus": ["rtx-6000-ada"], **({"max_cards": max_cards} if max_cards else {})}}
     s = _no_plan(data, catalog).suggestions
-    fixes = [x for x in s if re.match(r"\d+ replicas? of tp \d+", x)]
+    # each is re-planned with the keys it changes and worded with the re-plan's machine (planner.solve.replan_fixes)
+    fixes = [x for x in s if x.startswith("tp: ") and "re-planned with" in x]
     assert fixes, s
     for fix in fixes:
         fixed = copy.deepcopy(data)
-        fixed["workloads"][0]["tp"] = int(re.search(r"of tp (\d+)", fix).group(1))
-        m = re.search(r"with weights: ([\w-]+)", fix)
+        fixed["workloads"][0]["tp"] = int(re.match(r"tp: (\d+) \(the scenario pins 1\)", fix).group(1))
+        m = re.search(r"weights: ([\w-]+) \(the scenario pins", fix)
         if m:
             fixed["workloads"][0]["weights"] = m.group(1)
         assert plan(fixed, catalog=catalog).plan.targets[0]["slo"]["met"] is True, fix

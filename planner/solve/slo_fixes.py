@@ -122,18 +122,7 @@ def slo_fixes(cs: Any, w: int, sw: Any, v: Any, u: Any, row: int, node_cards: in
                        f"{s.figures.tpot_s * 1e3:.3g} ms at {s.figures.in_flight} sequences each{sp.clause()}"
                        f"{pinned_clause(sw, n)}")
             break
-    for fmt in weights:
-        if i.weights == fmt or i.engine == "llama.cpp" or not here:
-            continue
-        wl = make({"weights": fmt, "tp": i.tp})
-        if wl is None:
-            continue
-        wl = with_replicas(replace(wl, infer=replace(wl.infer, concurrency=slo.users, replicas=1)), i.tp, i.replicas,
-                           u.gpus_per_node)
-        s = sized_on(cs, wl, slo, gpu, overheads)
-        if s.met(slo):
-            out.append(f"{pre}weights: {fmt} on {u.gpus} x {gpu.id}: TTFT {s.figures.ttft_s:.3g} s, TPOT "
-                       f"{s.figures.tpot_s * 1e3:.3g} ms (list it in weights to let the solver choose it)")
+    # quantized weights and an fp8 KV cache: planner.solve.replan_fixes re-plans them (and lists them)
     out += [pre + x for x in pinned_tp_fixes(cs, w, sw, v, u, gpu, node_cards, overheads, make, weights)]
     if slo.requests_per_s is not None and here:
         out += [pre + x for x in _rate_fix(cs, u, gpu, slo, overheads)]

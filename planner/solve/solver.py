@@ -573,6 +573,11 @@ def _no_plan(cs: CandidateSet, catalog: Catalog, summary: Any, overheads: Runtim
 
     # cards sold used only: what used_ok: true does, as the solver finds it; then what would fit
     suggestions = used_only_suggestions(cs, catalog, replan) + suggest(cs, catalog, overheads)
+    # machine changes (another card, max_cards, max_nodes) and serving levers: offered only as a re-plan
+    # with them applied accepts them, with its figures (planner.solve.replan_fixes)
+    from planner.solve.replan_fixes import replanned_fixes
+
+    suggestions = replanned_fixes(cs, catalog, replan, suggestions)
     # the changes the memory model checked, then (under their own heading) those it could not: a GPU
     # lacking a feature has no figure to check (planner.solve.suggest._precision_suggestions)
     checked = [s for s in suggestions if not s.startswith(UNCHECKED)]

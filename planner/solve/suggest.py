@@ -412,9 +412,6 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
                 if h <= limit:
                     out.append(f"{pre}{key}: {value} on {u.gpus} x {gpu.id}: {duration_text(h)} per run "
                                f"({est.per_gpu_total_bytes / GiB:,.2f} GiB per GPU){pin_changes(sw, v, lever)}")
-            other = _faster_card(cs, catalog, w, limit, pins)
-            if other:
-                out.append(pre + other)
             fastest = float(np.nanmin(t["run_hours"][idx]))
             within = budget is None or float(r["capex_usd"]) <= budget + 1e-9
             which = ("the constraints allow" if budget is None else f"within budget_usd ${budget:,.2f}" if within else
@@ -430,17 +427,18 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
     return out
 
 
-def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins: Any) -> str:
-    """'' or the cheapest card of the catalog the scenario's GPU constraints leave out on which a usage
-    of workload ``w`` (as evaluated: the same strategies and GPU counts) fits memory and finishes one
-    run within ``limit`` hours (its own PCIe link), priced as its cards alone: the smallest count of
-    that card that makes it (every usage is timed, not only the most GPUs)."""
-    from planner.solve.targets import run_hours
+def faster_cards(cs: CandidateSet, catalog: Catalog) -> list[str]:
+    """Ids of the cards of the catalog the scenario's GPU constraints leave out on which a usage of
+    every training workload with a deadline (as evaluated: the same strategies and GPU counts) fits
+    memory and finishes one run within its deadline (its own PCIe link), cheapest first by the price
+    of the fewest such cards (then the faster, then the id). Candidates only: planner.solve.replan_fixes
+    re-plans each before it is offered (a platform's slots, power, lanes and count decide there)."""
+    from planner.solve.targets import pinned_rates, run_hours
 
     cons = cs.scenario.constraints
     evaluated = {g.id for g in cs.hardware.gpus}
-    node_cards = cs.hardware.max_cards_per_node
-    best: tuple[float, str, int, float] | None = None
+    timed = [(w, sw) for w, sw in enumerate(cs.scenario.workloads) if sw.task == "train" and sw.deadline_hours]
+    ranked: list[tuple[float, float, str]] = []
     for g in catalog.gpus:
         if g.id in evaluated or g.price_usd is None or not any(_takes(p, g) for p in catalog.platforms):
             continue
@@ -448,28 +446,25 @@ def _faster_card(cs: CandidateSet, catalog: Catalog, w: int, limit: float, pins:
             per_lane = catalog.pcie_gen(g.pcie_gen).per_lane_bytes_per_s
         except Exception:  # noqa: BLE001 - a card without a PCIe generation in the catalog: not timed
             continue
-        # the most of it a platform of the catalog carries (slots at its width, a baseboard's own count)
-        most = max((p.fixed_gpu_count or 0) if p.fixed_gpu is not None else
-                   (max_cards(p, g.slot_width or 1) if g.form_factor == "pcie" else p.max_gpus)
-                   for p in catalog.platforms if _takes(p, g))
-        for u in cs.usages[w]:
-            if u.gpus > min(node_cards, most) or u.gpus_per_node != u.gpus or any(
-                    not getattr(g, f, True) for f in u.needs if f in ("bf16", "fp8", "int8")):
-                continue
-            cost = u.gpus * g.price_usd
-            if (best is not None and cost > best[0]) or (cons.budget_usd is not None and cost > cons.budget_usd):
-                continue  # more cards than an answer already found (or than the budget buys): never the fix
-            if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
-                continue
-            h = run_hours(u, g, per_lane, pins)
-            # the cheapest (fewest cards) that meets the limit; at equal cost the faster, then the id
-            if h <= limit and (best is None or (cost, h, g.id) < (best[0], best[3], best[1])):
-                best = (cost, g.id, u.gpus, h)
-    if best is None:
-        return ""
-    cost, gid, n, h = best
-    return (f"another card: {n} x {gid} takes {duration_text(h)} per run (${cost:,.0f} of cards; not allowed by the "
-            "scenario's GPU constraints; a platform of the catalog has the slots, its power and lanes unchecked)")
+        worst: tuple[float, float] | None = (0.0, 0.0)
+        for w, sw in timed:
+            best: tuple[float, float] | None = None
+            for u in cs.usages[w]:
+                if u.gpus_per_node != u.gpus or any(not getattr(g, f, True) for f in u.needs
+                                                    if f in ("bf16", "fp8", "int8")):
+                    continue
+                if u.need_bytes > capacity_for(u.workload, g.cuda_total_bytes, cons.vram_headroom):
+                    continue
+                h = run_hours(u, g, per_lane, pinned_rates(cs.scenario, sw.name))
+                if h <= float(sw.deadline_hours) and (best is None or (u.gpus * g.price_usd, h) < best):
+                    best = (u.gpus * g.price_usd, h)
+            if best is None or worst is None:
+                worst = None
+                break
+            worst = (max(worst[0], best[0]), max(worst[1], best[1]))
+        if worst is not None and timed:
+            ranked.append((worst[0], worst[1], g.id))
+    return [gid for _, _, gid in sorted(ranked)]
 
 
 def _node_max(cs: CandidateSet, gpu_id: str) -> int:
@@ -626,8 +621,7 @@ def _suggest_vram_train(sw: ScenarioWorkload, v: Variant, catalog: Catalog, big:
             return None if ww is None else with_gpus(ww, c, min(c, node_max))
         best_k, need_sl, _ = largest_fitting(make_sl, cap, 1, (tr.seq_len - 1) // 128, overheads, gpu=big)
         if best_k:
-            out.append(f"seq_len: {128 * best_k} (shorter sequences: list it in seq_len to let the solver choose "
-                       f"it) on {count} x {where}: {_fmt(need_sl)} per GPU"
+            out.append(f"seq_len: {128 * best_k} (shorter sequences) on {count} x {where}: {_fmt(need_sl)} per GPU"
                        f"{pin_changes(sw, v, {'seq_len': 128 * best_k, 'gpus': count})}")
     if tr.micro_batch > 1:
         def make_mb(x: int, c: int = count) -> Workload | None:

@@ -4,8 +4,9 @@ Both tables as the solver gives them (:class:`planner.solve.solver.Plan`'s ``alt
 rule, the closest misses of ``infeasible``), one column per table column, headed in words
 (:func:`column_header`: 'gpu_id' -> 'GPU'; a unit suffix gives the header its unit, ``_bytes``
 shown in GiB (2**30 bytes), ``_usd`` as money); a column without any figure is left out. A
-shortfall is a number whose format carries its unit (``#,##0.00 "GiB"``), not a number beside a
-unit column. The shown alternatives are numbered ('#'), the solver's rank has a column of its own
+shortfall is a number whose format carries its unit (``#,##0.00 "GiB"``), and the unit column
+beside it states the unit per row in words as well (GiB, W, cards, lanes, h, % over target...), so a
+reader of the bare values (a CSV export, a script) sees it too (issue 29, item 11). The shown alternatives are numbered ('#'), the solver's rank has a column of its own
 and a note explains the ranks the sheet skips.
 
 Printing: the alternatives' columns have fixed widths (:data:`WIDTHS`) so the sheet prints one
@@ -100,10 +101,10 @@ def _with_figures(t: Table) -> Table:
 
 def _cells(df: Table) -> tuple[list[tuple[str, str | None, float]], list[list[tuple[Any, str | None]]]]:
     """The headers and, per row, (value, number format) of each shown column: 'shortfall' takes its
-    row's 'shortfall_unit' into the number format, and the unit column is not shown."""
+    row's 'shortfall_unit' into the number format, and the unit column is shown beside it."""
     cols = list(df.columns)
     unit_col = "shortfall_unit" if "shortfall" in cols and "shortfall_unit" in cols else None
-    shown = [c for c in cols if c != unit_col]
+    shown = cols
     specs = [column_header(c) for c in shown]
     rows = []
     for record in df.rows():

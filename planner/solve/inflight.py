@@ -90,8 +90,13 @@ def at_load(workload: Any, slo: Any, gpu: Any, cap: int, est_of: Callable[[Any],
     e1 = est_of(one)
     f = figures(one, e1, limit)
     n = max(1, min(f.in_flight, limit))
-    if not math.isfinite(f.tpot_s) or n == 1:
-        # the arriving prompts' prefill alone needs all of its time (or one sequence is the fixed point)
+    if not math.isfinite(f.tpot_s):
+        # the arriving prompts' prefill alone needs all of its time: it keeps up at no sequence count, and
+        # is sized, as any replica that falls behind, for the most it holds (where its overload is read)
+        if e1.per_gpu_total_bytes > cap:
+            return Sized(one, e1, figures(one, e1), False)
+        return sized(with_sequences(workload, holds(workload, cap, est_of, limit)))
+    if n == 1:  # one sequence is the fixed point
         return sized(one)
     if f.keeps_up:
         s = sized(with_sequences(workload, n))

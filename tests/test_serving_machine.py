@@ -67,16 +67,16 @@ def test_two_nodes_of_two_rtx_4090_serve_replicas_without_rdma_nics(catalog):
 
 
 def test_training_on_two_nodes_still_buys_the_fabric(catalog):
-    # data parallel training all-reduces gradients across the nodes: the NICs and their slot stay
+    # data parallel training all-reduces gradients across the nodes: every 2-node row of 2 cards keeps one
+    # NIC per GPU (network.nics_per_node default), 2 x 2 = 4, and their slot (here none is left: slots binds)
     data = {"name": "ft", "workloads": [{"name": "ft", "model": "llama-3.1-8b", "task": "train", "method": "lora",
                                           "micro_batch": 1, "seq_len": 2048, "gpus": 4}],
             "constraints": {"vendors": ["nvidia"], "allowed_gpus": ["rtx-4090"], "max_cards": 2, "max_nodes": 2}}
-    try:
-        c = plan(data, catalog=catalog).plan.choice
-        assert int(c["nodes"]) == 2 and c["nic_id"] != ""
-    except NoFeasiblePlan as e:  # the NICs take the second card's slot on every 2-card platform
-        assert any(r["binding"] in ("slots", "network", "lanes", "power") for r in e.candidates.to_frame()
-                   .to_dict("records") if int(r["nodes"]) == 2)
+    with pytest.raises(NoFeasiblePlan) as e:
+        plan(data, catalog=catalog)
+    t = e.value.candidates
+    rows = (t["nodes"] == 2) & (t["cards_per_node"] == 2)
+    assert rows.any() and (t["nic_count"][rows] == 4).all() and (t["binding"][rows] == "slots").all()
 
 
 # ----- 7. the best split that meets the SLO on one machine -----------------------------------------------------------

@@ -8,7 +8,8 @@ n = lambda / r x request_s(n). :func:`at_load` finds that fixed point on the car
 (planner.solve.targets.slo_figures, iterating from one sequence up to :func:`seq_limit`, vLLM's
 ``max_num_seqs``) and then sizes the memory for those n sequences (the KV cache of each,
 planner.memory). A replica whose fixed point needs more sequences than its memory holds (or than
-the engine runs at once) does not keep up: it is sized for the most it holds (found by bisection on the memory model, which is non-decreasing in the sequence
+the engine runs at once), or whose arriving prompts' prefill alone fills the GPU, does not keep up: it
+is sized for the most it holds (found by bisection on the memory model, which is non-decreasing in the sequence
 count), and the SLO check there says it falls behind.
 
 The target ``tpot_s`` therefore bounds nothing but the check: a looser target never needs more

@@ -59,6 +59,10 @@ def _machine_text(choice: dict[str, Any]) -> str:
             text += f" + {int(choice.get('switch_count', 1))} x {choice['switch_id']}"
         elif choice.get("nic_id"):
             text += " (back-to-back, no switch)"
+        else:  # served replicas only: no scale-out fabric (planner.solve.fabric)
+            from planner.solve.fabric import ONBOARD_WORDS
+
+            text += f", {ONBOARD_WORDS}"
     return text
 
 

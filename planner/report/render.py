@@ -228,9 +228,13 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
     machine = f"{int(c['cards_per_node'])} x {c['gpu_id']} on {c['platform_id']}"
     if c["dimm_id"]:
         machine += f", {int(c['dimm_count'])} x {c['dimm_id']} ({_gib_text(c['ram_bytes'])} RAM)"
-    if nodes > 1:
+    if nodes > 1 and c["nic_id"]:
         machine = (f"{nodes} nodes of [{machine}] + {int(c['nic_count'])} x {c['nic_id']}"
                    + (f" + {c['switch_id']}" if c["switch_id"] else " (back-to-back, no switch)"))
+    elif nodes > 1:  # served replicas only: no scale-out fabric (planner.solve.fabric)
+        from planner.solve.fabric import ONBOARD_WORDS
+
+        machine = f"{nodes} nodes of [{machine}], {ONBOARD_WORDS}"
     lines.append(f"Recommendation: {machine}")
     lines.append(f"Total: ${plan.total_usd:,.2f} (capex, USD)")
     lines.append(f"Objective: {(plan.assumptions or {}).get('objective', '')}")

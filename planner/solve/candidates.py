@@ -31,7 +31,8 @@ lanes          cards x the lanes each card gets (+ the NICs outside ``nic_slots`
                the slot arrangement holding that many cards says ``lanes`` (an x16 slot split
                x8/x8, :func:`planner.catalog.platforms.card_lanes`)
 power          cards x ``tdp_w`` + ``platform_w`` (+ the node's NICs x their ``tdp_w``) <= ``psu_w``
-network        (several nodes) a NIC and a switch of the same kind, switch rate >= NIC rate,
+network        (several nodes, a training workload: planner.solve.fabric; served replicas need
+               none) a NIC and a switch of the same kind, switch rate >= NIC rate,
                with enough ports for every NIC on one switch (multi-switch fabrics are not
                modelled); two nodes are cabled back-to-back without a switch unless the
                scenario's ``network.switch`` is ``always``
@@ -63,8 +64,9 @@ budget         capex (extras included) <= ``budget_usd``
 =============  ==============================================================================
 
 A workload fits a row when at least one of its variants does; the row reports the first
-variant, in the scenario's order of preference, that fits (or, when none does, the one that
-came closest: the furthest down the list above, then the smallest shortfall). A scenario with
+variant, in the scenario's order of preference, that fits (a served workload with an slo: the one
+that meets it with the shortest request, the most tokens served: planner.solve.serving), or, when
+none does, the one that came closest: the furthest down the list above, then the smallest shortfall. A scenario with
 several workloads needs every workload to fit the same row (run one at a time).
 
 RAM configurations: equal DIMMs of the platform's ``memory_kind``, filling every channel with one
@@ -79,11 +81,13 @@ summarised (issue 33), so that the table grows with the catalog, not with its sq
 a price is one row for every platform, and the GPUs a platform refuses by form factor or cooling one
 row per platform and rule (its first GPU named, ``represents_count`` the pairs it stands for).
 
-Multi-node rows (``max_nodes`` > 1): N identical nodes, plus per node ``nics_per_node`` NICs
+Multi-node rows (``max_nodes`` > 1): N identical nodes, plus, when a workload spans them (training;
+served replicas never do, planner.solve.fabric), per node ``nics_per_node`` NICs
 (default one per GPU) with one cable each, and one switch; the cheapest NIC and switch pair
 (ties by ids) is chosen per (cards, nodes). Two nodes are cabled back-to-back instead (NIC i to
 NIC i, one cable per pair, no switch) unless the scenario's ``network.switch`` is ``always``. Training shards over every card of every node;
-inference runs a replica (tensor parallel inside one node) on one node.
+inference runs a replica (tensor parallel inside one node) on one node; with an ``slo:``, replicas
+fill every node (planner.solve.usages.fill).
 
 Money is USD, sizes are bytes, power is watts. Importing this module does no work; numpy and
 pandas are imported inside the functions.
@@ -120,7 +124,9 @@ from planner.solve.hardware import (  # noqa: F401  (re-exported: they were defi
     nic_load,
     ram_configs,
 )
-from planner.solve.rows import rows_decode_tokens_per_s, _fp8_compute, _gib, _never_reason, _slowest, _summary_tail, row_decode_tokens_per_s
+from planner.solve.fabric import needs_fabric
+from planner.solve.serving import served_better
+from planner.solve.rows import _hw_row, _target_columns, rows_decode_tokens_per_s, _fp8_compute, _gib, _never_reason, _slowest, _summary_tail, row_decode_tokens_per_s
 from planner.solve.scenario import Scenario
 from planner.solve.targets import pinned_rates, run_hours, slo_figures
 from planner.solve.usages import (
@@ -303,7 +309,7 @@ def build(scenario: Scenario, catalog: Catalog, *, overheads: RuntimeOverheads |
     Returns:
         A :class:`CandidateSet`.
     """
-    hw = hw or hardware(catalog, scenario.constraints)
+    hw = hw or hardware(catalog, scenario.constraints, fabric=needs_fabric(scenario))
     cache: dict = {}
     shapes = hw.node_shapes()
     usages = tuple(tuple(usages_for(sw, i, node_shapes=shapes, max_cards_per_node=hw.max_cards_per_node,
@@ -340,7 +346,7 @@ def _usage_signature(us: Sequence[Usage]) -> tuple:
     return (bool(us) and takes_headroom(us[0].workload),
             tuple((u.gpus, u.gpus_per_node, u.vllm_card, u.need_bytes, u.host_bytes, u.offload, u.needs,
                    None if u.decode is None else id(u.decode), u.decode is not None and _fp8_compute(u.workload),
-                   u.gpu_ids)
+                   u.gpu_ids, u.exact, u.key)
                   for u in us))
 
 
@@ -398,14 +404,13 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
         b_stage = np.full(R, -1, dtype=np.int64)
         b_metric = np.full(R, np.iinfo(np.int64).max, dtype=np.int64)
         b_u = np.full(R, -1, dtype=np.int64)
-        b_need = np.zeros(R, dtype=np.int64)
-        b_req = np.zeros(R, dtype=np.int64)
-        b_host = np.zeros(R, dtype=np.int64)
+        b_need, b_req, b_host = np.zeros(R, dtype=np.int64), np.zeros(R, dtype=np.int64), np.zeros(R, dtype=np.int64)
         b_off = np.zeros(R, dtype=bool)
         b_tps = np.full(R, np.nan)
         b_hours, b_ttft, b_tpot = np.full(R, np.nan), np.full(R, np.nan), np.full(R, np.nan)
+        b_rs = np.full(R, np.inf)  # request seconds of the usage chosen where it meets the slo:
         for ui, u in enumerate(us):
-            if u.gpus == u.gpus_per_node:
+            if u.gpus == u.gpus_per_node and not u.exact:
                 idx = single_rows.get(u.gpus, empty)
             else:
                 key = (u.gpus_per_node, u.gpus // u.gpus_per_node)
@@ -446,6 +451,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             time_ok = np.ones(idx.size, dtype=bool)
             late = np.zeros(idx.size, dtype=np.int64)
             hours_i, ttft_i, tpot_i = np.full(idx.size, np.nan), np.full(idx.size, np.nan), np.full(idx.size, np.nan)
+            rs_i = np.full(idx.size, np.inf)
             if deadline is not None or slo is not None:
                 timed = np.nonzero(ram_ok & speed_ok & prec)[0]
                 for j in timed.tolist():
@@ -461,7 +467,7 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
                         late[j] = 0 if ok else int(min((hours_i[j] - deadline) * 1000, 2**62))
                     else:
                         f = _slo_at(u, slo, hw, r, memo)
-                        ttft_i[j], tpot_i[j] = f.ttft_s, f.tpot_s
+                        ttft_i[j], tpot_i[j], rs_i[j] = f.ttft_s, f.tpot_s, f.request_s
                         ok = f.met(slo)
                         time_ok[j] = ok
                         late[j] = 0 if ok else int(min(f.excess(slo) * 1e6, 2**62))
@@ -477,24 +483,21 @@ def check(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]) -
             metric = np.where(vram_ok, np.where(ram_ok, np.where(speed_ok, late, slow), req - ram_i), need_u - cap_i)
             cur = b_stage[idx]
             better = (cur < _ST_OK) & ((st > cur) | ((st == cur) & (metric < b_metric[idx])))
+            if slo is not None:  # of the usages that meet the slo: on a row, the best (planner.solve.serving)
+                better |= served_better(st == _ST_OK, cur == _ST_OK, rs_i, b_rs[idx], ttft_i, b_ttft[idx])
             if not better.any():
                 continue
             sel = idx[better]
             b_stage[sel] = st[better]
             b_metric[sel] = metric[better]
             b_u[sel] = ui
-            b_need[sel] = need_u
-            b_req[sel] = req[better]
-            b_host[sel] = host_u
-            b_off[sel] = u.offload
+            b_need[sel], b_req[sel], b_host[sel], b_off[sel] = need_u, req[better], host_u, u.offload
             b_tps[sel] = tps_i[better]
             b_hours[sel], b_ttft[sel], b_tpot[sel] = hours_i[better], ttft_i[better], tpot_i[better]
+            b_rs[sel] = rs_i[better]
         best[:, w] = b_u
         stage[:, w] = np.maximum(b_stage, _ST_ARRANGE)
-        need[:, w] = b_need
-        ram_req[:, w] = b_req
-        host[:, w] = b_host
-        offl[:, w] = b_off
+        need[:, w], ram_req[:, w], host[:, w], offl[:, w] = b_need, b_req, b_host, b_off
         tps[:, w] = b_tps
         hours[:, w], ttft[:, w], tpot[:, w] = b_hours, b_ttft, b_tpot
     wl_ok = (stage == _ST_OK).all(axis=1)
@@ -535,33 +538,6 @@ def cheapest(scenario: Scenario, hw: Hardware, usages: Sequence[Sequence[Usage]]
     capex = ck.capex[rows]
     rows = rows[capex == capex.min()]  # the rest of the order only breaks ties
     return int(rank_order(hw, ck, rows)[0]), ck
-
-
-
-def _target_columns(scenario: Scenario, ck: _Checked, rows: int) -> dict[str, Any]:
-    """The deadline and SLO columns: the training workload with a deadline that comes closest to it
-    (or furthest past it), and the first inference workload with an slo:, per row."""
-    import numpy as np
-
-    out = {k: np.full(rows, np.nan) for k in ("deadline_hours", "run_hours", "target_ttft_s", "ttft_s",
-                                              "target_tpot_s", "tpot_s")}
-    limits = np.array([sw.deadline_hours if sw.task == "train" and sw.deadline_hours is not None else np.nan
-                       for sw in scenario.workloads], dtype=float)
-    if rows and np.isfinite(limits).any():
-        share = np.where(np.isfinite(limits), ck.hours / np.where(np.isfinite(limits), limits, 1.0), -np.inf)
-        share = np.where(np.isnan(share), -np.inf, share)
-        d0 = int(np.nonzero(np.isfinite(limits))[0][0])
-        w = np.where(np.isinf(share).all(axis=1), d0, share.argmax(axis=1))
-        out["deadline_hours"] = limits[w]
-        out["run_hours"] = ck.hours[np.arange(rows), w]
-    first = next((i for i, sw in enumerate(scenario.workloads) if sw.task == "infer" and sw.slo is not None), None)
-    if rows and first is not None:
-        slo = scenario.workloads[first].slo
-        out["target_ttft_s"] = np.full(rows, np.nan if slo.ttft_s is None else slo.ttft_s)
-        out["target_tpot_s"] = np.full(rows, np.nan if slo.tpot_s is None else slo.tpot_s)
-        tpot = ck.tpot[:, first]  # a replica that cannot keep up: blank, never inf
-        out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), np.where(np.isinf(tpot), np.nan, tpot)
-    return out
 
 
 
@@ -861,21 +837,6 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
                      f"(max_memory {_gib(plat.max_memory_bytes)})")
         return text
     return b  # pragma: no cover
-
-
-def _hw_row(cs: CandidateSet, r: Any) -> int:
-    """The hardware row (index into ``cs.hardware.arrays``) of a table row: the row with its GPU,
-    platform, cards, nodes and RAM configuration."""
-    import numpy as np
-
-    a, hw = cs.hardware.arrays, cs.hardware
-    gi = [g.id for g in hw.gpus].index(r["gpu_id"])
-    pi = [p.id for p in hw.platforms].index(r["platform_id"])
-    hit = np.nonzero((a["gpu_i"] == gi) & (a["plat_i"] == pi) & (a["cards"] == int(r["cards_per_node"]))
-                     & (a["nodes"] == int(r["nodes"])))[0]
-    ram_ids = np.array([x.dimm.id for x in hw.ram] + [""], dtype=object)[a["ram_i"][hit]]
-    same = hit[(ram_ids == r["dimm_id"]) & (a["dimm_count"][hit] == int(r["dimm_count"]))]
-    return int(same[0] if same.size else hit[0])
 
 
 def fill_why_not(cs: CandidateSet, rows: Sequence[int] | None = None) -> None:

@@ -161,6 +161,10 @@ class Hardware:
     #: its summary row stands for, the row's own first; ``arrays["represents"]`` counts every row's
     #: pairs (a price row's too: one GPU on every platform).
     summarised: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict, repr=False)
+    #: Whether several-node rows carry a scale-out fabric (NICs, cables, a switch): False when no
+    #: workload of the scenario spans nodes (planner.solve.fabric.needs_fabric), whose nodes then talk
+    #: over their onboard Ethernet only.
+    fabric: bool = True
 
     @property
     def rows(self) -> int:
@@ -225,11 +229,15 @@ def allowed_platforms(catalog: Catalog, constraints: Constraints) -> list[Platfo
     return [p for p in catalog.platforms if c.allowed_platforms is None or p.id in c.allowed_platforms]
 
 
-def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
+def hardware(catalog: Catalog, constraints: Constraints, *, fabric: bool = True) -> Hardware:
     """Enumerate the hardware rows: GPU x platform x cards x nodes x RAM configuration.
 
     See the module docstring for the rules checked here (price, form factor, max cards, slots,
-    lanes, power, network, RAM configuration) and which rows are listed once.
+    lanes, power, network, RAM configuration) and which rows are listed once. ``fabric``: several
+    nodes get the scale-out network of ``constraints.network`` (NICs, cables, a switch, and the
+    slots, lanes and power the NICs take); False when no workload spans nodes
+    (planner.solve.fabric.needs_fabric): the nodes then need nothing beyond the onboard Ethernet every
+    platform has, and the network rule never binds.
     """
     import numpy as np
 
@@ -255,7 +263,7 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
     net_of: dict[tuple[int, int], int] = {}
 
     def net_index(c: int, n: int) -> int:
-        if n == 1:
+        if n == 1 or not fabric:
             return -1
         nics = (constraints.network.nics_per_node or c) * n
         key = (nics, 2 if n == 2 else 0)  # two nodes may go without a switch
@@ -360,7 +368,7 @@ def hardware(catalog: Catalog, constraints: Constraints) -> Hardware:
     coolers = {g.id: tuple(p.id for p in catalog.platforms if p.id in carriers[g.id] and cools(p, g)) for g in gpus}
     return Hardware(tuple(gpus), tuple(platforms), tuple(ram_list), tuple(nets), constraints.vram_headroom,
                     cmax_any, arrays, {k: tuple(v) for k, v in ram_of.items()}, carriers, coolers,
-                    {key: tuple(ids) for key, ids in members.items()})
+                    {key: tuple(ids) for key, ids in members.items()}, fabric)
 
 
 def nic_load(gpu: Gpu, platform: Platform, cards: int, net: NetworkChoice, nodes: int) -> tuple[int, int, int, int]:

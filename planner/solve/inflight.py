@@ -8,7 +8,8 @@ n = lambda / r x request_s(n). :func:`at_load` finds that fixed point on the car
 (planner.solve.targets.slo_figures, iterating from one sequence up to :func:`seq_limit`, vLLM's
 ``max_num_seqs``) and then sizes the memory for those n sequences (the KV cache of each,
 planner.memory). A replica whose fixed point needs more sequences than its memory holds (or than
-the engine runs at once) does not keep up: it is sized for the most it holds (found by bisection on the memory model, which is non-decreasing in the sequence
+the engine runs at once), or whose arriving prompts' prefill alone fills the GPU, does not keep up: it
+is sized for the most it holds (found by bisection on the memory model, which is non-decreasing in the sequence
 count), and the SLO check there says it falls behind.
 
 The target ``tpot_s`` therefore bounds nothing but the check: a looser target never needs more
@@ -90,8 +91,13 @@ def at_load(workload: Any, slo: Any, gpu: Any, cap: int, est_of: Callable[[Any],
     e1 = est_of(one)
     f = figures(one, e1, limit)
     n = max(1, min(f.in_flight, limit))
-    if not math.isfinite(f.tpot_s) or n == 1:
-        # the arriving prompts' prefill alone needs all of its time (or one sequence is the fixed point)
+    if not math.isfinite(f.tpot_s):
+        # the arriving prompts' prefill alone needs all of its time: it keeps up at no sequence count, and
+        # is sized, as any replica that falls behind, for the most it holds (where its overload is read)
+        if e1.per_gpu_total_bytes > cap:
+            return Sized(one, e1, figures(one, e1), False)
+        return sized(with_sequences(workload, holds(workload, cap, est_of, limit)))
+    if n == 1:  # one sequence is the fixed point
         return sized(one)
     if f.keeps_up:
         s = sized(with_sequences(workload, n))

@@ -178,3 +178,44 @@ def rows_decode_tokens_per_s(u: Usage, a: dict[str, Any], idx: Any) -> Any:
         peak_flops=a["fp8_tflops" if fp8 else "bf16_tflops"][idx] * 1e12, gemm_eff=a["gemm_eff_fp8" if fp8 else "gemm_eff"][idx],
         interconnect=a["interconnect"][idx])
     return 1.0 / (np.maximum(w_s + kv_s + host_s, comp_s) + fixed_s + ar_s)
+def _target_columns(scenario: Any, ck: Any, rows: int) -> dict[str, Any]:
+    """The deadline and SLO columns: the training workload with a deadline that comes closest to it
+    (or furthest past it), and the first inference workload with an slo:, per row."""
+    import numpy as np
+
+    out = {k: np.full(rows, np.nan) for k in ("deadline_hours", "run_hours", "target_ttft_s", "ttft_s",
+                                              "target_tpot_s", "tpot_s")}
+    limits = np.array([sw.deadline_hours if sw.task == "train" and sw.deadline_hours is not None else np.nan
+                       for sw in scenario.workloads], dtype=float)
+    if rows and np.isfinite(limits).any():
+        share = np.where(np.isfinite(limits), ck.hours / np.where(np.isfinite(limits), limits, 1.0), -np.inf)
+        share = np.where(np.isnan(share), -np.inf, share)
+        d0 = int(np.nonzero(np.isfinite(limits))[0][0])
+        w = np.where(np.isinf(share).all(axis=1), d0, share.argmax(axis=1))
+        out["deadline_hours"] = limits[w]
+        out["run_hours"] = ck.hours[np.arange(rows), w]
+    first = next((i for i, sw in enumerate(scenario.workloads) if sw.task == "infer" and sw.slo is not None), None)
+    if rows and first is not None:
+        slo = scenario.workloads[first].slo
+        out["target_ttft_s"] = np.full(rows, np.nan if slo.ttft_s is None else slo.ttft_s)
+        out["target_tpot_s"] = np.full(rows, np.nan if slo.tpot_s is None else slo.tpot_s)
+        tpot = ck.tpot[:, first]  # a replica that cannot keep up: blank, never inf
+        out["ttft_s"], out["tpot_s"] = ck.ttft[:, first].copy(), np.where(np.isinf(tpot), np.nan, tpot)
+    return out
+
+
+def _hw_row(cs: Any, r: Any) -> int:
+    """The hardware row (index into ``cs.hardware.arrays``) of a table row: the row with its GPU,
+    platform, cards, nodes and RAM configuration."""
+    import numpy as np
+
+    a, hw = cs.hardware.arrays, cs.hardware
+    gi = [g.id for g in hw.gpus].index(r["gpu_id"])
+    pi = [p.id for p in hw.platforms].index(r["platform_id"])
+    hit = np.nonzero((a["gpu_i"] == gi) & (a["plat_i"] == pi) & (a["cards"] == int(r["cards_per_node"]))
+                     & (a["nodes"] == int(r["nodes"])))[0]
+    ram_ids = np.array([x.dimm.id for x in hw.ram] + [""], dtype=object)[a["ram_i"][hit]]
+    same = hit[(ram_ids == r["dimm_id"]) & (a["dimm_count"][hit] == int(r["dimm_count"]))]
+    return int(same[0] if same.size else hit[0])
+
+

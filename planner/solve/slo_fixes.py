@@ -10,8 +10,9 @@ that still misses, is not offered. The fixes, on the closest machine's card:
 - more replicas of its tp (the fewest that meet the SLO);
 - quantized weights on the same machine;
 - a larger ``tp`` when the scenario pins it (:func:`pinned_tp_fixes`);
-- under ``requests_per_s``, the largest rate the closest machine keeps up with and meets the targets at
-  (planner.solve.inflight.largest_rate), in the key the scenario writes its load with;
+- under ``requests_per_s``, the largest rate the closest machine keeps up with and meets the targets at,
+  over every replica/tp split of it (planner.solve.serving.largest_rate_over), in the key the
+  scenario writes its load with;
 - the loosest targets the closest machine meets, rounded up (a target loosened to a figure rounded
   down would still be missed).
 
@@ -24,7 +25,7 @@ import math
 from dataclasses import replace
 from typing import Any, Callable
 
-from planner.solve.inflight import Sized, at_load, holds, largest_rate, round_up
+from planner.solve.inflight import Sized, at_load, holds, round_up
 
 
 def sized_on(cs: Any, wl: Any, slo: Any, gpu: Any, overheads: Any) -> Sized:
@@ -125,7 +126,9 @@ def slo_fixes(cs: Any, w: int, sw: Any, v: Any, u: Any, row: int, node_cards: in
     # quantized weights and an fp8 KV cache: planner.solve.replan_fixes re-plans them (and lists them)
     out += [pre + x for x in pinned_tp_fixes(cs, w, sw, v, u, gpu, node_cards, overheads, make, weights)]
     if slo.requests_per_s is not None and here:
-        out += [pre + x for x in _rate_fix(cs, u, gpu, slo, overheads)]
+        from planner.solve.serving import splits_of
+
+        out += [pre + x for x in _rate_fix(cs, splits_of(cs, w, row) or [u], gpu, slo, overheads)]
     got = []
     if slo.ttft_s is not None and fig.ttft_s > slo.ttft_s:
         got.append(f"ttft_s >= {round_up(fig.ttft_s):g}")
@@ -191,28 +194,17 @@ def pinned_tp_fixes(cs: Any, w: int, sw: Any, v: Any, u: Any, gpu: Any, node_car
     return out
 
 
-def _rate_fix(cs: Any, u: Any, gpu: Any, slo: Any, overheads: Any) -> list[str]:
-    """Under ``requests_per_s``: the largest rate the closest machine's replicas keep up with and meet
-    the targets at (planner.solve.inflight.largest_rate), in the key the scenario writes, with the
+def _rate_fix(cs: Any, usages: Any, gpu: Any, slo: Any, overheads: Any) -> list[str]:
+    """Under ``requests_per_s``: the largest rate the closest machine keeps up with and meets the
+    targets at, over every replica/tp split of it (``usages``, planner.solve.serving.splits_of;
+    planner.solve.inflight.largest_rate), in the key the scenario writes, with the split, the
     sequences in flight it keeps and the most one replica's memory holds."""
-    from planner.memory import estimate
-    from planner.memory.vllm import for_gpu
-    from planner.solve.usages import capacity_for
+    from planner.solve.serving import largest_rate_over
 
-    wl = for_gpu(u.workload, gpu)
-    memo: dict[int, Any] = {}
-
-    def est_of(w: Any) -> Any:
-        n = w.infer.concurrency
-        if n not in memo:
-            memo[n] = estimate(w, overheads)
-        return memo[n]
-
-    cap = capacity_for(wl, gpu.cuda_total_bytes, cs.scenario.constraints.vram_headroom)
-    found = largest_rate(wl, slo, gpu, cap, est_of)
+    found = largest_rate_over(cs, usages, gpu, slo, overheads)
     if found is None:
         return []
-    rate, s = found
+    rate, s, wl, u, cap, est_of = found
     i = wl.infer
     f = s.figures
     each = rate / i.replicas

@@ -136,8 +136,9 @@ class Plan:
         candidates: the whole ranked candidate table.
         targets: per workload, in the scenario's order, what it was held to on the chosen machine:
             ``deadline`` (``limit_hours``, ``hours``, ``met``) for a training workload with a deadline,
-            ``slo`` (``target_ttft_s``, ``ttft_s``, ``target_tpot_s``, ``tpot_s``, ``met`` and the load)
-            for an inference workload with an ``slo:`` block; an empty mapping for neither
+            ``slo`` (``target_ttft_s``, ``ttft_s``, ``target_tpot_s``, ``tpot_s``, ``met``, the load, the
+            replicas and their tp, the machine's ``gpus`` and the ``idle_gpus`` no replica uses) for an
+            inference workload with an ``slo:`` block; an empty mapping for neither
             (:func:`targets_of`).
         The three tables are :class:`planner.core.table.Table` (numpy columns; ``to_frame()`` gives
         a pandas DataFrame).
@@ -294,7 +295,8 @@ def targets_of(cs: CandidateSet, row: int, usages: Sequence[Usage | None]) -> tu
                            "tpot_s": f.tpot_s, "met": f.met(slo), "load": slo.load_text(),
                            "concurrency": slo.concurrency, "requests_per_s": slo.requests_per_s,
                            "prompt_tokens": slo.prompt_tokens, "output_tokens": slo.output_tokens,
-                           "replicas": i.replicas, "tp": i.tp, "sequences_per_replica": f.in_flight,
+                           "replicas": i.replicas, "tp": i.tp, "gpus": int(r["cards_total"]),
+                           "idle_gpus": int(r["cards_total"]) - i.tp * i.replicas, "sequences_per_replica": f.in_flight,
                            "request_s": f.request_s, "decode_step_s": f.step_s, "wait_s": f.wait_s}
         out.append(item)
     return tuple(out)
@@ -330,8 +332,21 @@ def target_lines(targets: Sequence[dict[str, Any]], names: Sequence[str]) -> lis
                 got.append(f"a user's request {s['request_s']:.3g} s (TTFT + {s['output_tokens']:,} x TPOT)")
             lines.append(f"{name}: SLO for {s['load']}: " + ", ".join(got) + f" with {s['replicas']} replica"
                          f"{'s' if s['replicas'] > 1 else ''} of tp {s['tp']} at {s['sequences_per_replica']:,} "
-                         f"sequence(s) each ({'met' if s['met'] else 'MISSED'})")
+                         f"sequence(s) each" + _idle_words(s)
+                         + f" ({'met' if s['met'] else 'MISSED'})")
     return lines
+
+
+def _idle_words(s: dict[str, Any]) -> str:
+    """', 3 of 8 GPUs idle (...)' for an slo: target whose replicas leave cards of the machine unused
+    (planner.solve.usages.fill), with why; '' when every card serves."""
+    idle = s.get("idle_gpus") or 0
+    if idle <= 0:
+        return ""
+    users = s.get("concurrency")
+    why = (f"one replica per user: {users} users" if users and s["replicas"] >= users else
+           f"too few in a node for another replica of tp {s['tp']}")
+    return f", {idle} of {s['gpus']} GPUs idle ({why})"
 
 
 # ----- line items ------------------------------------------------------------------------------
@@ -505,9 +520,14 @@ def infeasible_summary(cs: CandidateSet) -> Any:
             short, unit = floor - t["decode_tokens_per_s"][idx], "tokens/s"
         elif rule == "deadline":
             short, unit = np.nan_to_num(t["run_hours"][idx] - t["deadline_hours"][idx], nan=np.inf), "h"
-        elif rule == "slo":
-            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
-            short, unit = np.nan_to_num((over - 1) * 100, nan=np.inf), "% over target"
+        elif rule == "slo":  # the excess over the targets, a replica that falls behind graded by its overload
+            from planner.solve.serving import slo_excess
+
+            short = np.full(idx.size, np.inf)
+            for name in set(t["binding_workload"][idx].tolist()):
+                mine = t["binding_workload"][idx] == name
+                short[mine] = slo_excess(cs, cs.workload_index[name], idx[mine]) * 100
+            unit = "% over target"
         elif rule in _SHORTFALL:
             (a, b), unit = _SHORTFALL[rule]
             short = t[a][idx] - t[b][idx]
@@ -648,7 +668,9 @@ def assumptions(cs: CandidateSet, catalog: Catalog, row: int | None, usages: Seq
             "power": "cards x tdp_w + platform_w (+ the node's NICs x their tdp_w) <= psu_w",
             "network": ("several nodes: one NIC per GPU (or nics_per_node) with one cable each, one switch with a "
                         "port per NIC; cheapest matching NIC and switch; two nodes: NICs cabled back-to-back in "
-                        "pairs, no switch, unless network.switch is always"),
+                        "pairs, no switch, unless network.switch is always" if cs.hardware.fabric else
+                        "several nodes serve independent replicas, which never exchange tensors: no NIC, switch or "
+                        "slot, the onboard Ethernet (planner.solve.fabric)"),
             "precision": "bf16 needs gpu.bf16; fp8 weights/KV need gpu.fp8; int8 weights and LoRA on an LLM.int8 base "
                          "need gpu.int8",
             "prices": (f"price: {sc.constraints.price}" + (", used_ok: true" if sc.constraints.used_ok else "")

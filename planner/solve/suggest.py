@@ -358,8 +358,9 @@ def _suggest_targets(cs: CandidateSet, catalog: Catalog, overheads: RuntimeOverh
             hours = t["run_hours"][idx]
             row = int(idx[int(np.nanargmin(hours))])
         else:
-            over = np.fmax(t["ttft_s"][idx] / t["target_ttft_s"][idx], t["tpot_s"][idx] / t["target_tpot_s"][idx])
-            row = int(idx[int(np.nanargmin(over))])
+            from planner.solve.serving import closest_slo_row
+
+            row = closest_slo_row(cs, w, idx)  # graded, a split that falls behind by its overload
         u = cs.usages_of(row)[w]
         if u is None:
             continue

@@ -88,6 +88,12 @@ class SloFigures:
             estimate``'s ``tpot_s``); ``tpot_s`` is it stretched by the other requests' prefills.
         prefill_share: the other requests' prompts' share of the replica's time (rho).
         wait_s: the part of ``ttft_s`` spent waiting for the prompts queued ahead, seconds.
+        overload: requests_per_s, a replica that does not keep up: the share of its GPU time its
+            arrivals ask for, lam x (one prompt's prefill + output_tokens x the decode step at the
+            most sequences it holds / those sequences): each request's prefill and its share of
+            full-batch decode steps (about the load over the most rate it keeps up with); 0 when it
+            keeps up. It grades the misses (:meth:`excess`): of two machine splits that both fall
+            behind, the less overloaded is the closer.
     """
 
     ttft_s: float
@@ -98,20 +104,23 @@ class SloFigures:
     step_s: float = math.nan
     prefill_share: float = 0.0
     wait_s: float = 0.0
+    overload: float = 0.0
 
     def met(self, slo: Any) -> bool:
         return (self.keeps_up and (slo.ttft_s is None or self.ttft_s <= slo.ttft_s * (1 + 1e-9))
                 and (slo.tpot_s is None or self.tpot_s <= slo.tpot_s * (1 + 1e-9)))
 
     def excess(self, slo: Any) -> float:
-        """How far over its targets, as the largest ratio achieved / target less 1 (0 when met;
-        +1 when it does not keep up with requests_per_s)."""
+        """How far over its targets, as the largest finite ratio achieved / target less 1 (0 when
+        met), plus, when it does not keep up with requests_per_s, its :attr:`overload` (at least 1):
+        a replica that falls behind is further off than any that keeps up, and one twice overloaded
+        further than one 1.5 times (an infinite TPOT, the prefill alone filling the GPU, is graded
+        by that share instead)."""
         worst = 0.0
-        if slo.ttft_s is not None:
-            worst = max(worst, self.ttft_s / slo.ttft_s - 1)
-        if slo.tpot_s is not None:
-            worst = max(worst, self.tpot_s / slo.tpot_s - 1)
-        return worst + (0.0 if self.keeps_up else 1.0)
+        for got, target in ((self.ttft_s, slo.ttft_s), (self.tpot_s, slo.tpot_s)):
+            if target is not None and math.isfinite(got):
+                worst = max(worst, got / target - 1)
+        return worst + (0.0 if self.keeps_up else max(1.0, self.overload))
 
 
 def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandwidth: float | None = None,
@@ -135,6 +144,14 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
         tpot, request, ok, wait = loaded(sp, sized, slo.output_tokens)
         return SloFigures(sp.ttft_s + wait, tpot, sized, ok, request, sp.tpot_s, wait_s=wait)
     lam = slo.requests_per_s / max(i.replicas, 1)
+
+    def overload() -> float:
+        # the GPU time the arrivals ask of a replica at the most sequences it was sized for: each request's
+        # prefill plus its output tokens' share of the decode steps of a full batch, lam x (prefill +
+        # output_tokens x step(sized) / sized); a replica that keeps up asks less than all of it
+        full = at(sized)
+        return lam * (full.prompt_tokens / full.prefill_tokens_per_s + slo.output_tokens * full.tpot_s / sized)
+
     n = 1
     sp = at(n)
     tpot, request, ok, wait = loaded(sp, n, slo.output_tokens, lam)
@@ -142,17 +159,18 @@ def slo_figures(u: Any, slo: Any, gpu: Any, *, per_lane: float = 0.0, host_bandw
         if not ok:  # the arriving prompts' prefill alone takes lam x prefill >= 1 of the replica's time
             # (the wait is infinite there; the TTFT shown is the prefill alone, the text says it cannot keep up)
             return SloFigures(sp.ttft_s, tpot, n, False, request, sp.tpot_s,
-                              lam * sp.prompt_tokens / sp.prefill_tokens_per_s)
+                              lam * sp.prompt_tokens / sp.prefill_tokens_per_s, overload=overload())
         need = math.ceil(lam * request - 1e-9)
         if need <= n:
             break
         if need > sized:
-            return SloFigures(sp.ttft_s + wait, tpot, need, False, request, sp.tpot_s)
+            return SloFigures(sp.ttft_s + wait, tpot, need, False, request, sp.tpot_s, overload=overload())
         n = need
         sp = at(n)
         tpot, request, ok, wait = loaded(sp, n, slo.output_tokens, lam)
-    return SloFigures(sp.ttft_s + wait, tpot, n, ok and math.ceil(lam * request - 1e-9) <= n, request, sp.tpot_s,
-                      wait_s=wait)
+    up = ok and math.ceil(lam * request - 1e-9) <= n
+    return SloFigures(sp.ttft_s + wait, tpot, n, up, request, sp.tpot_s, wait_s=wait,
+                      overload=0.0 if up else overload())
 
 
 def figures_text(f: SloFigures, slo: Any, sized: int) -> str:

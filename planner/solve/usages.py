@@ -85,6 +85,9 @@ class Usage:
         gpu_ids: under an ``slo: {requests_per_s}`` load, the GPUs on which a replica holds this
             usage's sequences (planner.solve.inflight.at_load: the Little's-law fixed point on the
             card, or the most its memory holds); the usage applies to their rows only. None: every GPU.
+        exact: the usage applies only to machines of exactly ``gpus_per_node`` cards x ``gpus /
+            gpus_per_node`` nodes (a served workload with an ``slo:``, whose replicas fill the machine:
+            :func:`fill`); False: one node's usage applies to every row of at least ``gpus`` cards.
     """
 
     workload_index: int
@@ -103,6 +106,18 @@ class Usage:
     decode: DecodeReads | None = field(default=None, compare=False, repr=False)
     key: tuple | None = field(default=None, compare=False, repr=False)
     gpu_ids: frozenset[str] | None = None
+    exact: bool = False
+
+
+def fill(cards: int, nodes: int, tp: int, users: int) -> tuple[int, int]:
+    """(replicas, GPUs they use per node) of a served workload on a machine of ``nodes`` nodes of
+    ``cards`` cards: replicas of ``tp`` GPUs fill every node, floor(cards / tp) on each, so no card
+    bought sits idle that a replica could use (a replica stays in one node); at most ``users``
+    replicas (a replica holds at least one user). The cards left, ``cards x nodes - tp x replicas``,
+    are idle, and the plan says so. (0, 0) when ``tp`` > ``cards``."""
+    per = cards // tp
+    reps = min(per * nodes, max(users, 1))
+    return reps, min(per, reps) * tp
 
 
 #: The feature an ``engine: llama.cpp`` workload needs: a GPU llama.cpp has a ggml backend for
@@ -217,7 +232,9 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
     Returns:
         Usages, variant by variant in the scenario's order; within a variant, training uses the
         most GPUs first (single node before several nodes at the same count); inference runs a
-        replica of ``tp`` GPUs on one node.
+        replica of ``tp`` GPUs on one node; with an ``slo:``, one usage per machine shape (cards per
+        node, nodes), its replicas filling it (:func:`fill`) and applying to that shape only
+        (:attr:`Usage.exact`).
     """
     cache = {} if cache is None else cache
     variant_ids = cache.setdefault("variant ids", {})  # nameless workload -> int, hashed once per variant
@@ -229,7 +246,8 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         name = v.workload.name
         vid = variant_ids.setdefault(replace(v.workload, name=""), len(variant_ids))
         shapes: list[tuple[int, int]] = []  # (gpus, gpus_per_node)
-        replicas: dict[tuple[int, int], int] = {}  # serving to an slo: (gpus, gpus_per_node) -> replicas of tp
+        # serving to an slo: (machine gpus, gpus per node) -> (replicas of tp, GPUs they use per node)
+        replicas: dict[tuple[int, int], tuple[int, int]] = {}
         if sw.task == "train":
             single = [(g, g) for g in range(max_cards_per_node, 0, -1) if g % tp == 0]
             multi_gp = [(c * n, c) for c, n in multi if c % tp == 0]
@@ -243,17 +261,14 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                     shapes += [s for s in single if s[0] == g]
                     shapes += [s for s in multi_gp if s[0] == g]
         elif sw.slo is not None:
-            # serving to a service level: r identical replicas of tp GPUs share the users (each holds
-            # ceil(users / r) sequences); one node first, fewest replicas first, then several nodes
-            # (under requests_per_s every count the nodes take: the sequences in flight follow the card)
+            # serving to a service level: identical replicas of tp GPUs fill each machine (fill: floor(cards
+            # / tp) per node, at most one per user) and share the users (each holds ceil(users / r)
+            # sequences; under requests_per_s the sequences in flight follow the card); one usage per
+            # machine shape, one node first, then several nodes
             users = sw.slo.users if sw.slo.requests_per_s is None else 2**62
-            for r in range(1, min(max_cards_per_node // tp, users) + 1):
-                shapes.append((tp * r, tp * r))
-                replicas[(tp * r, tp * r)] = r
-            for c, n in multi:
-                if c % tp == 0 and c // tp * n <= users:
-                    shapes.append((c * n, c))
-                    replicas[(c * n, c)] = c // tp * n
+            for c, n in [(c, 1) for c in range(tp, max_cards_per_node + 1)] + [(c, n) for c, n in multi if c >= tp]:
+                shapes.append((c * n, c))
+                replicas[(c * n, c)] = fill(c, n, tp, users)
         else:
             if tp <= max_cards_per_node:
                 shapes = [(tp, tp)]
@@ -261,20 +276,26 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
         # leaves them open (planner.memory.vllm.engine_defaults)
         classes: tuple[str | None, ...] = ("small", "large") if needs_serve_defaults(v.workload) else (None,)
         rated = sw.slo is not None and sw.slo.requests_per_s is not None and bool(gpus)
-        for g, gpn, card, reps, n, ids in _expanded(shapes, classes, replicas, rated, sw, v, tp, gpus, headroom,
-                                                   overheads, cache, vid):
+        for g, gpn, card, rep, n, ids in _expanded(shapes, classes, replicas, rated, sw, v, tp, gpus, headroom,
+                                                  overheads, cache, vid):
+            reps, used = rep if rep is not None else (None, 0)
             key = (vid, g, gpn, card) if reps is None else (vid, g, gpn, card, "slo", reps) + (
                 () if n is None else ("n", n))
             hit = cache.get(key)
             if hit is None:
-                w = with_gpus(v.workload, g, gpn) if reps is None else with_replicas(v.workload, tp, reps, gpn)
-                if card is not None:
-                    w = with_serve_defaults(w, large_card=card == "large")
-                if n is not None:
-                    w = replace(w, infer=replace(w.infer, concurrency=n))
-                est = estimate(w, overheads)
-                hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
-                       est.per_gpu_total_bytes, est.host_total_bytes)
+                # the same replicas on another machine shape (idle cards aside) share one estimate
+                wkey = key if reps is None else (vid, card, "slo", tp, reps, used, n)
+                hit = cache.get(wkey)
+                if hit is None:
+                    w = with_gpus(v.workload, g, gpn) if reps is None else with_replicas(v.workload, tp, reps, used)
+                    if card is not None:
+                        w = with_serve_defaults(w, large_card=card == "large")
+                    if n is not None:
+                        w = replace(w, infer=replace(w.infer, concurrency=n))
+                    est = estimate(w, overheads)
+                    hit = (w, est, precision_needs(w), decode_reads(w, est) if w.infer is not None else None,
+                           est.per_gpu_total_bytes, est.host_total_bytes)
+                    cache[wkey] = hit
                 cache[key] = hit
             w, est, needs, decode, need_bytes, host_bytes = hit
             if w.name != name:  # the same workload under another name
@@ -286,8 +307,7 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                 label = (replace(v, workload=w).label() if reps is not None else v.label()) + (
                     f", {g} GPU{'s' if g > 1 else ''}" if sw.task == "train" else "")
                 if reps is not None:
-                    label += (f", {reps} replica{'s' if reps > 1 else ''} ({g} GPU{'s' if g > 1 else ''}"
-                              + (f", {gpn} per node" if gpn < g else "") + ")")
+                    label += replicas_words(reps, tp, g, gpn, used)
                 if sw.task == "train" and gpn < g:
                     label += f" ({gpn} per node)"
                 label += v.solver_note()
@@ -297,8 +317,17 @@ def usages_for(sw: ScenarioWorkload, index: int, *, node_shapes: Sequence[tuple[
                               f"{w.infer.max_num_seqs:,} sequences)")
                 cache[label_key] = label
             out.append(Usage(index, vi, g, gpn, tp, w, est, need_bytes, host_bytes, est.offload, needs, label,
-                             card, decode, key, ids))
+                             card, decode, key, ids, reps is not None))
     return out
+
+
+def replicas_words(reps: int, tp: int, gpus: int, gpus_per_node: int, used_per_node: int) -> str:
+    """', 2 replicas (4 GPUs, 2 per node)' and, when the machine of ``gpus`` cards
+    (``gpus_per_node`` per node) has cards no replica uses, ', 3 of 8 GPUs idle'."""
+    used = reps * tp
+    text = (f", {reps} replica{'s' if reps > 1 else ''} ({used} GPU{'s' if used > 1 else ''}"
+            + (f", {used_per_node} per node" if gpus_per_node < gpus else "") + ")")
+    return text + (f", {gpus - used} of {gpus} GPUs idle" if used < gpus else "")
 
 
 def _expanded(shapes: Sequence[tuple[int, int]], classes: tuple[str | None, ...], replicas: dict[tuple[int, int], int],
@@ -312,32 +341,36 @@ def _expanded(shapes: Sequence[tuple[int, int]], classes: tuple[str | None, ...]
     out: list[tuple] = []
     for g, gpn in shapes:
         for card in classes:
-            reps = replicas.get((g, gpn))
-            if not rated or reps is None:
-                out.append((g, gpn, card, reps, None, None))
+            rep = replicas.get((g, gpn))
+            if not rated or rep is None:
+                out.append((g, gpn, card, rep, None, None))
                 continue
             from planner.memory.vllm import is_large_card
             from planner.solve.inflight import at_load
 
-            base = with_replicas(v.workload, tp, reps, gpn)  # type: ignore[attr-defined]
-            if card is not None:
-                base = with_serve_defaults(base, large_card=card == "large")
+            reps, used = rep
+            by_n = cache.get((vid, card, "slo", tp, reps, used, "by_n"))  # the same replicas on another shape
+            if by_n is None:
+                base = with_replicas(v.workload, tp, reps, used)  # type: ignore[attr-defined]
+                if card is not None:
+                    base = with_serve_defaults(base, large_card=card == "large")
 
-            def est_of(w: Workload, g: int = g, gpn: int = gpn, card: str | None = card, reps: int = reps) -> Estimate:
-                k = (vid, g, gpn, card, "slo", reps, "est", w.infer.concurrency)
-                if k not in cache:
-                    cache[k] = estimate(w, overheads)
-                return cache[k]
+                def est_of(w: Workload, card: str | None = card, reps: int = reps, used: int = used) -> Estimate:
+                    k = (vid, card, "slo", tp, reps, used, "est", w.infer.concurrency)
+                    if k not in cache:
+                        cache[k] = estimate(w, overheads)
+                    return cache[k]
 
-            by_n: dict[int, list[str]] = {}
-            for gpu in gpus:
-                if card is not None and is_large_card(gpu) != (card == "large"):
-                    continue
-                s = at_load(base, sw.slo, gpu, capacity_for(base, gpu.cuda_total_bytes, headroom), est_of)
-                by_n.setdefault(s.workload.infer.concurrency, []).append(gpu.id)
-            out += [(g, gpn, card, reps, n, frozenset(ids)) for n, ids in sorted(by_n.items())]
+                by_n = {}
+                for gpu in gpus:
+                    if card is not None and is_large_card(gpu) != (card == "large"):
+                        continue
+                    s = at_load(base, sw.slo, gpu, capacity_for(base, gpu.cuda_total_bytes, headroom), est_of)
+                    by_n.setdefault(s.workload.infer.concurrency, []).append(gpu.id)
+                cache[(vid, card, "slo", tp, reps, used, "by_n")] = by_n
+            out += [(g, gpn, card, rep, n, frozenset(ids)) for n, ids in sorted(by_n.items())]
     return out
 
 
-__all__ = ["LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "has_feature",
-           "precision_needs", "takes_headroom", "usages_for", "with_gpus", "with_replicas"]
+__all__ = ["LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "fill", "has_feature",
+           "precision_needs", "replicas_words", "takes_headroom", "usages_for", "with_gpus", "with_replicas"]

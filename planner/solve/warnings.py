@@ -242,6 +242,12 @@ def _warnings(cs: CandidateSet, catalog: Catalog, choice: dict[str, Any], usages
     if int(choice["nodes"]) == 1 and cons.network != Network():
         why = "max_nodes is 1" if cons.max_nodes == 1 else "the plan is one node"
         out.append(f"constraints.network is not used: {why} (NICs and switches are bought for several nodes only)")
+    if int(choice["nodes"]) > 1 and not choice["nic_id"]:
+        from planner.solve.fabric import ONBOARD_WORDS
+
+        unused = "; constraints.network is not used" if cons.network != Network() else ""
+        out.append(f"{int(choice['nodes'])} nodes serve {ONBOARD_WORDS}: a load balancer spreads the requests over "
+                   f"them (vLLM data parallel deployment){unused}")
     if int(choice["nodes"]) == 2 and choice["nic_id"] and not choice["switch_id"]:
         n = next((x for x in catalog.nics if x.id == choice["nic_id"]), None)
         ib = n is not None and n.kind == "infiniband"

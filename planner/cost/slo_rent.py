@@ -43,7 +43,6 @@ from typing import Any
 
 from planner.catalog.loader import Catalog
 from planner.cost.cloud import InstanceFit, check_instance, closest_variant, select_instances
-from planner.memory import estimate
 from planner.workload.spec import Workload
 
 
@@ -178,15 +177,9 @@ def _try(v: Workload, k: int, inst: Any, catalog: Catalog, slo: Any, headroom: f
     wl = replace(fit.workload, infer=replace(fit.workload.infer, replicas=reps))
     if slo.requests_per_s is None:
         return replace(fit, workload=wl), slo_figures(SimpleNamespace(workload=wl, estimate=fit.estimate), slo, fit.gpu)
-    from planner.solve.inflight import at_load as sized_at_load
+    from planner.solve.inflight import at_load as sized_at_load, estimate_by_sequences
 
-    memo: dict[int, Any] = {}
-
-    def est_of(w: Workload) -> Any:
-        n = w.infer.concurrency
-        if n not in memo:
-            memo[n] = estimate(w, overheads)
-        return memo[n]
+    est_of = estimate_by_sequences(overheads)
 
     s = sized_at_load(wl, slo, fit.gpu, fit.capacity_bytes, est_of)
     n = s.workload.infer.concurrency

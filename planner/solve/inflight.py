@@ -202,5 +202,23 @@ def largest_rate(workload: Any, slo: Any, gpu: Any, cap: int, est_of: Callable[[
     return None if s is None else (r, s)
 
 
-__all__ = ["RATE_ROUNDS", "Sized", "at_load", "holds", "largest_rate", "round_down", "round_up", "seq_limit",
+def estimate_by_sequences(overheads: Any) -> Callable[[Any], Any]:
+    """A memory estimate of one replica (planner.memory.estimate with ``overheads``) memoised on its
+    sequence count, the ``est_of`` of :func:`at_load`, :func:`holds` and :func:`largest_rate`: the
+    caller passes workloads that differ in ``infer.concurrency`` only. The memo lives in the returned
+    function; nothing is kept at module level."""
+    from planner.memory import estimate
+
+    memo: dict[int, Any] = {}
+
+    def est_of(w: Any) -> Any:
+        n = w.infer.concurrency
+        if n not in memo:
+            memo[n] = estimate(w, overheads)
+        return memo[n]
+
+    return est_of
+
+
+__all__ = ["RATE_ROUNDS", "Sized", "at_load", "estimate_by_sequences", "holds", "largest_rate", "round_down", "round_up", "seq_limit",
            "with_sequences"]

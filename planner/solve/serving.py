@@ -117,9 +117,8 @@ def largest_rate_over(cs: Any, usages: Any, gpu: Any, slo: Any, overheads: Any) 
     (rate, what one replica achieves there, its workload, the usage, the bytes one GPU offers it, its
     memoised memory model), the largest rate, ties to the scenario's order; None when none keeps up
     with any rate."""
-    from planner.memory import estimate
     from planner.memory.vllm import for_gpu
-    from planner.solve.inflight import largest_rate
+    from planner.solve.inflight import estimate_by_sequences, largest_rate
     from planner.solve.usages import capacity_for
 
     best = None
@@ -131,13 +130,7 @@ def largest_rate_over(cs: Any, usages: Any, gpu: Any, slo: Any, overheads: Any) 
         if key in done:  # the same replicas at another sequence count: largest_rate sizes them itself
             continue
         done.add(key)
-        memo: dict[int, Any] = {}
-
-        def est_of(w: Any, memo: dict[int, Any] = memo) -> Any:
-            n = w.infer.concurrency
-            if n not in memo:
-                memo[n] = estimate(w, overheads)
-            return memo[n]
+        est_of = estimate_by_sequences(overheads)
 
         cap = capacity_for(wl, gpu.cuda_total_bytes, cs.scenario.constraints.vram_headroom)
         found = largest_rate(wl, slo, gpu, cap, est_of)

@@ -25,25 +25,18 @@ import math
 from dataclasses import replace
 from typing import Any, Callable
 
-from planner.solve.inflight import Sized, at_load, holds, round_up
+from planner.solve.inflight import Sized, at_load, estimate_by_sequences, holds, round_up
 
 
 def sized_on(cs: Any, wl: Any, slo: Any, gpu: Any, overheads: Any) -> Sized:
     """One replica of ``wl`` (tp and replicas set) on ``gpu`` under ``slo``'s load, as the solver sizes
     and times it: vllm serve's settings for the card (planner.memory.vllm.for_gpu), the scenario's
     headroom, the sequences in flight (planner.solve.inflight.at_load)."""
-    from planner.memory import estimate
     from planner.memory.vllm import for_gpu
     from planner.solve.usages import capacity_for
 
     wl = for_gpu(wl, gpu)
-    memo: dict[int, Any] = {}
-
-    def est_of(w: Any) -> Any:
-        n = w.infer.concurrency
-        if n not in memo:
-            memo[n] = estimate(w, overheads)
-        return memo[n]
+    est_of = estimate_by_sequences(overheads)
 
     cap = capacity_for(wl, gpu.cuda_total_bytes, cs.scenario.constraints.vram_headroom)
     return at_load(wl, slo, gpu, cap, est_of)

@@ -44,13 +44,21 @@ MAX_WIDTH = 60  # characters: the widest a column grows from its content
 
 # ----- safe cells ---------------------------------------------------------------------------------
 
+# A cell's text is an ST_Xstring (ECMA-376 Part 1, 22.9.2.19): a reader decodes ``_xHHHH_`` in it as
+# the character U+HHHH (LibreOffice and Excel turn ``_x001b_`` into ESC; LibreOffice 7 also reads one to
+# three digits, ``_x1_``, as a control character), and a literal ``_x`` before hex digits and ``_`` is
+# written with its underscore escaped, ``_x005F_``, to be shown as typed.
+_XSTRING_ESCAPE = re.compile(r"_x(?=[0-9A-Fa-f]+_)")
+
+
 def clean_text(value: object) -> str:
     """``value`` as text a workbook can hold: the characters XML 1.0 forbids shown as escapes (control
-    characters, lone surrogates, U+FFFE, U+FFFF: planner.core.escape.xml_text), cut to Excel's 32,767
-    characters per cell."""
+    characters, lone surrogates, U+FFFE, U+FFFF: planner.core.escape.xml_text), a literal ``_xHHHH_``
+    kept literal (its underscore written ``_x005F_``, ECMA-376 Part 1, 22.9.2.19 ST_Xstring, so no
+    reader decodes it into a control character), cut to Excel's 32,767 characters per cell."""
     from planner.core.escape import xml_text
 
-    text = xml_text(value)
+    text = _XSTRING_ESCAPE.sub("_x005F_x", xml_text(value))
     if len(text) > _MAX_CELL_CHARS:
         text = text[: _MAX_CELL_CHARS - 1] + "\u2026"
     return text

@@ -442,6 +442,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     if foreign is not None:
         return foreign
     if value.strip().isdigit():
+        if len(value.strip()) > 1 and value.strip().startswith("0"):  # 02048: YAML 1.1 reads it as text
+            return f"Write the number without the leading zero: {spell(str(int(value.strip())))}."
         return f"Write the number without quotes: {value.strip()}."
     m = _SUFFIXED.match(value)
     if m:

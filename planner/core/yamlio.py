@@ -100,6 +100,7 @@ class _Building(yaml.constructor.SafeConstructor):
 
     def construct_yaml_int(self, node: yaml.Node) -> int:
         _refuse_base_60(node)
+        _refuse_other_bases(node)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: yaml.Node) -> float:
@@ -131,6 +132,33 @@ def _refuse_base_60(node: yaml.Node) -> None:
                       node.start_mark.line + 1,
                       f"Write the value as one plain number ({clock}{text} read as base 60 is {shown}), or quote "
                       f"it if it is a text ('{text}').")
+
+
+_OTHER_BASES = (("0b", 2, "a binary"), ("0x", 16, "a hexadecimal"), ("0", 8, "an octal"))
+
+
+def _refuse_other_bases(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 integer in another base: ``016`` (octal, which PyYAML reads as 14), ``0b11``
+    (binary, 3), ``0x10`` (hexadecimal, 16). A count or a price written with a leading zero would become
+    another number without a word (YAML 1.1, "Integer Language-Independent Type",
+    yaml.org/type/int.html; YAML 1.2's core schema reads ``016`` as 16 and drops ``0b``)."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str):
+        return
+    digits = text.lstrip("+-").replace("_", "")
+    for prefix, base, word in _OTHER_BASES:
+        if digits.startswith(prefix) and len(digits) > len(prefix) and digits != "0":
+            body = digits[len(prefix):]
+            try:
+                value = int(body, base)
+            except ValueError:
+                return
+            sign = "-" if text.startswith("-") else ""
+            meant = (f"{sign}{int(body)}" if base == 8 else f"{sign}{value}")
+            hint = (f"Write it without the leading zero ({meant}), or quote it if it is a text ('{text}')."
+                    if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
+            raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
+                              "like", node.start_mark.line + 1, hint)
 
 
 def _short_tag(tag: str) -> str:

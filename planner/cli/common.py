@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from planner.cli.streams import refuse_streams_onto_inputs
 from planner.core.errors import PlannerError, UsageError
 from planner.core.names import escape_unsafe
 
@@ -319,6 +320,7 @@ def handle_errors(fn):
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().obj or {}).get("debug"))
+        refuse_streams_onto_inputs(ctx)
         try:
             rv = fn(*args, **kwargs)
             if sys.stdout is not None:

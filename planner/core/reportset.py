@@ -803,6 +803,12 @@ def _protected() -> list[Path]:
     return [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
 
 
+def protected_folders() -> list[Path]:
+    """The folders planner never writes into: the planner package, and the shipped catalog beside it
+    in a source checkout."""
+    return _protected()
+
+
 def _refusal(out_dir: Path | str, p: Path) -> DestinationError:
     return DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
                             f"folder ({p}), or a folder inside it, and planner does not write into it. Give another "

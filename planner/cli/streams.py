@@ -1,0 +1,100 @@
+"""Standard output and standard error never written into an input of the run or a file of planner's own.
+
+A shell redirection names its file before planner runs (``planner catalog gpus 1<> catalog/gpus.yaml``,
+``planner estimate --workload w.yaml >> w.yaml``), so the ``--out`` checks never see it. Before a command
+runs, :func:`refuse_streams_onto_inputs` compares each of the two streams that is a regular file, by
+device and inode (a hard link or a bind mount of the file is the file), with the files the command's
+options and arguments name (a file, or the files directly inside a folder: an overlay folder, a model
+folder) and with every file of the planner package and of the shipped catalog beside it
+(planner.core.reportset.protected_folders). A match is refused before anything is written, as one
+``Error:`` line on the other stream and exit status 2.
+
+Importing this module does no work.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from planner.core.names import escape_unsafe
+
+_STREAMS = ((1, "standard output"), (2, "standard error"))
+
+
+def _ident(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _paths(value: Any) -> Iterator[Path]:
+    if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+        try:
+            yield Path(value)
+        except TypeError:
+            return
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _paths(v)
+
+
+def _files(paths: Iterable[Path], walk: bool) -> Iterator[Path]:
+    """The regular files ``paths`` name: each file, and the files inside each folder (directly, or with
+    ``walk`` at any depth)."""
+    for p in paths:
+        try:
+            if p.is_file():
+                yield p
+            elif p.is_dir():
+                if walk:
+                    for root, _dirs, names in os.walk(p):
+                        for n in names:
+                            yield Path(root) / n
+                else:
+                    yield from (c for c in p.iterdir() if c.is_file())
+        except OSError:
+            continue
+
+
+def refuse_streams_onto_inputs(ctx: click.Context) -> None:
+    """Exit 2 (one ``Error:`` line on the other stream) when standard output or standard error is a
+    regular file that the command reads (its options' and arguments' files) or that planner ships
+    (module docstring); return otherwise. Costs nothing when neither stream is a regular file."""
+    targets = {ident: name for fd, name in _STREAMS if (ident := _ident(fd)) is not None}
+    if not targets:
+        return
+    from planner.core.reportset import protected_folders
+
+    given = [p for v in ctx.params.values() for p in _paths(v)]
+    for kind, files in (("an input of this run", _files(given, walk=False)),
+                        ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))):
+        for f in files:
+            try:
+                st = os.stat(f)
+            except OSError:
+                continue
+            name = targets.get((st.st_dev, st.st_ino))
+            if name is None:
+                continue
+            other = sys.stderr if name == "standard output" else sys.stdout
+            line = escape_unsafe(f"Error: {name} is {f}, {kind}; planner does not write into it. Redirect "
+                                 f"{name} to another file.")
+            try:
+                if other is not None:
+                    other.write(line + "\n")
+                    other.flush()
+            except (OSError, ValueError):
+                pass
+            sys.exit(2)
+
+
+__all__ = ["refuse_streams_onto_inputs"]

@@ -657,17 +657,22 @@ def private_group(uid: int, gid: int) -> bool:
     """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
     Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
     default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
-    user's primary group, and lists no other member. False where that cannot be read (no such user or
-    group, or no ``pwd``/``grp`` module)."""
+    user's primary group, no other account has it as its primary group (``useradd -g``: a member that
+    /etc/group does not list), and no group entry of that id (a second name for it) lists another
+    member. False where that cannot be read (no such user or group, or no ``pwd``/``grp`` module)."""
     try:
         import grp
         import pwd
 
         user = pwd.getpwuid(uid)
         group = grp.getgrgid(gid)
+        if group.gr_name != user.pw_name or user.pw_gid != gid:
+            return False
+        if any(p.pw_gid == gid and p.pw_uid != uid for p in pwd.getpwall()):
+            return False
+        return all(m == user.pw_name for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem)
     except (ImportError, KeyError, OSError):
         return False
-    return group.gr_name == user.pw_name and user.pw_gid == gid and all(m == user.pw_name for m in group.gr_mem)
 
 
 def writable_by_others(st: os.stat_result, path: Path) -> bool:

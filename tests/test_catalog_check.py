@@ -108,3 +108,13 @@ def test_every_shipped_source_says_where_it_is():
     assert index.docs and all(doc.urls for doc in index.docs.values()), [d for d, doc in index.docs.items()
                                                                          if not doc.urls]
     assert "../shared" not in text and "/work/" not in text
+
+
+def test_today_takes_only_the_two_forms_its_help_names():
+    # Python 3.11's date.fromisoformat also reads 20261202 and 2026-W49-3, which the check's date
+    # arithmetic then failed on ("internal error"); hostile pass 5B item 4
+    for bad in ("20261202", "2026-W49-3", "2026W493"):
+        r = CliRunner().invoke(main, ["catalog", "check", "--today", bad])
+        assert r.exit_code == 2, r.output
+        assert f"'{bad}' is not a date; write YYYY-MM or YYYY-MM-DD" in r.output, r.output
+        assert "internal error" not in r.output

@@ -4,6 +4,7 @@ import-skypilot``)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -262,6 +263,10 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
 
     if today is not None:
         try:
+            # only the two forms the help names: Python 3.11's fromisoformat also takes 20261202 and
+            # 2026-W49-3, which the check's own date arithmetic does not
+            if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", today):
+                raise ValueError(today)
             dt.date.fromisoformat(today if len(today) > 7 else today + "-01")
         except ValueError:
             raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")

@@ -59,6 +59,39 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
             raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}", hint=hint)
 
 
+#: The most bits of a whole number an argument may carry: 2**1100 is about 1.4e331, past the range of
+#: every field (the largest, ``dataset_tokens``, ends at 1e16) and of a float (1.8e308), and far below
+#: Python's 4,300-digit limit on writing an int as text, which a message about it would hit.
+MAX_ARGUMENT_BITS = 1100
+
+
+def check_plain_values(value: Any, entry: str) -> None:
+    """Refuse, in ``value`` and every key and value inside it (mappings, lists, tuples), a text holding a
+    lone surrogate (a file read as UTF-8 cannot hold one, and no report can write it: the YAML reader
+    refuses the same) and a whole number of more than :data:`MAX_ARGUMENT_BITS` bits.
+
+    Raises:
+        InputError: naming the entry (``scenario.workloads[0].name``) of the first such value.
+    """
+    if isinstance(value, str):
+        for i, ch in enumerate(value):
+            if "\ud800" <= ch <= "\udfff":
+                raise InputError(f"holds a lone surrogate ({ch!a}, character {i + 1}), which is not a character",
+                                 entry=entry, hint="Pass the text as a str of real characters (decoded as UTF-8).")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > MAX_ARGUMENT_BITS:
+            digits = int(value.bit_length() * 0.30103)
+            raise InputError(f"is a whole number of about {digits:,} digits, beyond every field's range",
+                             entry=entry, hint="Give the real value.")
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            check_plain_values(k, f"{entry} (a key)")
+            check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            check_plain_values(v, f"{entry}[{i}]")
+
+
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The workload options given: None means not given (as an option left off the command line);
     ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it; ``model`` a
@@ -67,6 +100,7 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if value is None:
             continue
+        check_plain_values(value, key)
         if key == "lora_targets" and isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from planner.api.inputs import catalog_of, check_keywords, out_of
+from planner.api.inputs import catalog_of, check_keywords, check_plain_values, out_of
 from planner.core.errors import InputError
 from planner.core.escape import json_text
 
@@ -68,6 +68,7 @@ def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     from planner.core.fields import plain_number
     from planner.workload.inputs import OptionError
 
+    check_plain_values(top, "top")
     top = plain_number(top)  # numpy.int64(3), Decimal('3'): 3
     if isinstance(top, float) and top.is_integer():
         top = int(top)
@@ -89,6 +90,7 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     from planner.solve.scenario import default_scenario_name, read_scenario_file, scenario_from_mapping
 
     if isinstance(scenario, Mapping):
+        check_plain_values(scenario, "scenario")
         return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",

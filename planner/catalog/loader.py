@@ -39,6 +39,8 @@ Importing this module does no work and it keeps no state.
 
 from __future__ import annotations
 
+import errno
+
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
@@ -240,6 +242,13 @@ def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
         store.read_file(name, path, overlay=False)
     if overlay is not None:
         overlay_dir = Path(overlay)
+        try:
+            overlay_dir.stat()
+        except OSError as exc:  # a name past the system's limits (ENAMETOOLONG), a loop of links, no access
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                raise CatalogError(f"{overlay_dir}: cannot be read ({exc.strerror})",
+                                   hint="--catalog takes a directory holding overlay files such as gpus.yaml "
+                                        "(catalog/README.md).") from None
         if not overlay_dir.exists():
             raise CatalogError(f"{overlay_dir}: no such catalog directory",
                                hint="--catalog takes a directory holding overlay files such as gpus.yaml "

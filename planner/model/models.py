@@ -184,7 +184,10 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
     """
     repo = cache / ("models--" + hub_id.replace("/", "--"))
     snapshots = repo / "snapshots"
-    if not snapshots.is_dir():
+    try:
+        if not snapshots.is_dir():
+            return None
+    except OSError:  # a name past the file system's limit (ENAMETOOLONG: no hub id is that long), or unreadable
         return None
     ref = repo / "refs" / "main"
     try:

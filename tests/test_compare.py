@@ -819,6 +819,18 @@ def test_read_costs_checks_batch_inference_names(serving, tiny):
     assert "workload 'chat' gives requests_per_hour, so it is a service, not batch work" in problems[2]
 
 
+def test_read_costs_checks_per_workload_mfu_names(tiny):
+    # hostile pass 5B item 9: an mfu: entry naming no workload was ignored without a word (the speed
+    # model's MFU used instead), where batch_inference names are checked
+    _, train, _ = tiny
+    train = replace(train, name="ft")
+    assert read_costs(costs_entry({"mfu": {"ft": 0.3}}), workloads=[train]).mfu == {"ft": 0.3}
+    with pytest.raises(ScenarioError) as info:
+        read_costs(costs_entry({"mfu": {"fft": 0.3}}), workloads=[train])
+    msg = str(info.value)
+    assert "mfu: no workload 'fft' in the scenario" in msg and "Did you mean 'ft'?" in msg, msg
+
+
 def test_compare_command_refuses_batch_inference_of_a_training_workload(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(SEED.read_text().replace("  spot: true\n", "  spot: true\n  batch_inference: [qlora-7b]\n"))

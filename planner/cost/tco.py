@@ -216,6 +216,8 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
         _check_cloud_names(entry, catalog, kw["providers"], kw["instances"], kw["regions"])
     if workloads is not None:
         _check_batch_names(entry, workloads, kw["batch_inference"])
+        if isinstance(kw.get("mfu"), Mapping):
+            _check_mfu_names(entry, workloads, kw["mfu"])
     kw["given"] = tuple(k for k in COST_KEYS if entry.has(k))
     return CostInputs(**kw)
 
@@ -239,6 +241,17 @@ def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], i
                               "The shipped rows are each provider's cheapest US region (" + ", ".join(known_r)
                               + f"); import another with planner catalog import-skypilot FILE --region {r} --out DIR "
                               "and pass --catalog DIR.")
+
+
+def _check_mfu_names(entry: Entry, workloads: Any, mfu: Mapping[str, float]) -> None:
+    """Each key of a per-workload ``mfu:`` mapping names a workload of the scenario (an entry naming none
+    would be ignored without a word, as ``batch_inference`` is checked)."""
+    from planner.core.errors import did_you_mean
+
+    names = [w.name for w in workloads]
+    for n in mfu:
+        if n not in names:
+            raise entry.error(f"no workload {n!r} in the scenario", "mfu", did_you_mean(n, names))
 
 
 def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> None:

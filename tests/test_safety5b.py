@@ -472,3 +472,17 @@ def test_a_utf16_file_is_named_as_utf16(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert r.stderr.decode() == ("Error: u.yaml: is UTF-16 text (every other byte is NUL), not UTF-8. Save it as UTF-8 "
                                  "(e.g. iconv -f UTF-16 -t UTF-8); a planner file is plain UTF-8 text.\n"), r.stderr
+
+
+def test_a_calibration_measured_after_today_is_refused(tmp_path: Path) -> None:
+    # hostile pass 5B item 3: docs/commands.md checks a calibration's measured_on against today (UTC);
+    # measured_on: 2999-01-01 was read as given
+    (tmp_path / "cal.yaml").write_text("schema_version: 1\ngpus:\n  - gpu_name: NVIDIA GeForce RTX 4090\n"
+                                       "    cuda_context: 500 MiB\n    allocator_fraction: 0.1\n"
+                                       "    measured_on: 2999-01-01\n")
+    r = _cli("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--calibration", "cal.yaml",
+             cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "cal.yaml:6: gpus[0].measured_on: 2999-01-01 is after today" in err, err
+    assert "a price or a measurement cannot be dated in the future" in err, err

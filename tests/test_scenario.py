@@ -309,7 +309,7 @@ def test_extra_price_kind_and_dates(cat):
         scenario_from_mapping({"workloads": [infer_workload()], "extras": [{**line, "as_of": future}]}, cat)
     msg = str(e.value)
     assert msg.startswith(f"extras[0].as_of: {future} is after today")
-    assert "a price cannot be dated in the future" in msg
+    assert "a price or a measurement cannot be dated in the future" in msg
 
 
 def test_duplicate_and_empty_lists(cat):

@@ -100,7 +100,8 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if value is None:
             continue
-        check_plain_values(value, key)
+        if key != "model":  # a config folder's path may hold a byte that was not UTF-8 (PEP 383)
+            check_plain_values(value, key)
         if key == "lora_targets" and isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths

@@ -327,8 +327,8 @@ class Entry:
         today = utc_today()
         if past and (parsed.year, parsed.month, parsed.day if len(text) > 7 else 1) > (today.year, today.month,
                                                                                        today.day):
-            raise self.error(f"{text} is after today ({today.isoformat()}, UTC); a price cannot be dated in the future",
-                             key, "Write the date the price was quoted or looked up.")
+            raise self.error(f"{text} is after today ({today.isoformat()}, UTC); a price or a measurement cannot "
+                             "be dated in the future", key, "Write the date it was quoted, looked up or measured.")
         return text
 
 

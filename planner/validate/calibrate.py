@@ -228,7 +228,7 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         e.check_keys(["gpu_name", "cuda_context", "allocator_fraction", "measured_on", "versions"],
                      required=["gpu_name", "cuda_context", "allocator_fraction", "measured_on"])
         cal = Calibration(e.str("gpu_name"), e.size("cuda_context", max=2**36),
-                          e.number("allocator_fraction", min=0, max=10), e.date("measured_on"),
+                          e.number("allocator_fraction", min=0, max=10), e.date("measured_on", past=True),
                           dict(e.raw("versions", {}) or {}))
         out[device_key(cal.gpu_name)] = cal
     return out

@@ -45,8 +45,16 @@ def test_md_text_escapes_html_and_link_syntax() -> None:
     assert md_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert\\(1\\)&gt;"
     assert md_text("[x](javascript:alert(1))") == "\\[x\\]\\(javascript:alert\\(1\\)\\)"
     assert md_text("a|b *c* _d_ `e` # f & <https://x>") == \
-        "a\\|b \\*c\\* \\_d\\_ \\`e\\` \\# f &amp; &lt;https://x&gt;"
+        "a\\|b \\*c\\* \\_d\\_ \\`e\\` \\# f &amp; &lt;https\\://x&gt;"
     assert md_text("two\nlines\x1b[31m") == "two lines\\\\x1b\\[31m"
+
+
+def test_md_text_breaks_gfm_autolinks() -> None:
+    # GFM 0.29, 6.9 "Autolinks (extension)" links www., http://, https:// and e-mail addresses in plain
+    # text (hostile pass 5B item 8): their ':', '.' and '@' are backslash-escaped (CommonMark 2.4: a
+    # backslash before ASCII punctuation shows it as is), other dots are left alone
+    assert md_text("https://evil.example/x www.evil.example a@evil.example 1.5 GiB") == \
+        "https\\://evil.example/x www\\.evil.example a\\@evil.example 1.5 GiB"
 
 
 def test_md_fence_is_longer_than_any_backtick_run_inside() -> None:

@@ -58,6 +58,10 @@ _CSV_FIELD_TRIGGER = re.compile(r"(^|[,;|\t\r\n ])([ \"]*)(?=[=+\-@\t\r])")
 # headings and line-start syntax (CommonMark 2.4: a backslash before any ASCII punctuation is literal)
 _MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#!|~])")
+# what GitHub's autolink extension links in plain text (GFM 0.29, 6.9 "Autolinks (extension)": ``www.``,
+# ``http://``, ``https://`` and e-mail addresses): the ``:`` of ``://``, the ``.`` after ``www`` and every
+# ``@`` backslash-escaped, so a name shows the address as text and no renderer makes it a link
+_MD_AUTOLINK = re.compile(r"(:(?=//)|(?<=www)\.|@)", re.IGNORECASE)
 
 # what XML 1.0 forbids: the complement of its Char production (#x9 | #xA | #xD | [#x20-#xD7FF] |
 # [#xE000-#xFFFD] | [#x10000-#x10FFFF]) over the code points Python has (U+0000-U+10FFFF), written
@@ -80,6 +84,7 @@ def md_text(value: Any) -> str:
     table syntax; control characters as escapes (:func:`terminal_text`); a line break as a space."""
     text = terminal_text(" ".join(str(value).splitlines()))
     text = _MD_PUNCT.sub(r"\\\1", text)
+    text = _MD_AUTOLINK.sub(r"\\\1", text)
     return "".join(_MD_HTML.get(ch, ch) for ch in text)
 
 

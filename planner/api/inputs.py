@@ -12,6 +12,7 @@ the option as the command line spells it (``--micro-batch``), or at the file's k
 from __future__ import annotations
 
 import math
+import numbers
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -65,6 +66,15 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
 MAX_ARGUMENT_BITS = 1100
 
 
+#: The workload options that take a number: their own checks (planner.workload) say the range, a huge
+#: whole number included ("must be at most 65536, not a number of about 5001 digits").
+NUMBER_OPTIONS = frozenset((
+    "hours_per_month", "tokens_per_month", "micro_batch", "seq_len", "grad_accum", "gpus", "gpus_per_node", "tp",
+    "zero", "lora_rank", "lora_dropout", "dataset_tokens", "epochs", "loss_chunks", "group_size", "context",
+    "concurrency", "gpu_memory_utilization", "max_num_batched_tokens", "max_num_seqs", "sliding_window",
+    "tokens_per_request", "requests_per_hour", "gpu_layers", "max_loras", "max_lora_rank", "max_cpu_loras",
+    "dataloader_workers", "dataset_size", "document_tokens", "prompt_tokens", "output_tokens", "headroom"))
+
 def check_plain_values(value: Any, entry: str) -> None:
     """Refuse, in ``value`` and every key and value inside it (mappings, lists, tuples), a text holding a
     lone surrogate (a file read as UTF-8 cannot hold one, and no report can write it: the YAML reader
@@ -100,7 +110,9 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in options.items():
         if value is None:
             continue
-        if key != "model":  # a config folder's path may hold a byte that was not UTF-8 (PEP 383)
+        # texts (a config folder's path may hold a byte that was not UTF-8, PEP 383), and numbers given
+        # where a text, choice or yes/no belongs; a number option's own check names its range
+        if key != "model" and not (key in NUMBER_OPTIONS and isinstance(value, numbers.Number)):
             check_plain_values(value, key)
         if key == "lora_targets" and isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]

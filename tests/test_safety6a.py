@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import grp
+import subprocess
+import sys
+from pathlib import Path
 import pwd
 
 import pytest
@@ -37,3 +40,25 @@ def test_private_group_with_a_second_entry_of_the_same_gid_is_distrusted(monkeyp
     # alice2:x:1001:eve in /etc/group: eve is in gid 1001 through another name
     _mock(monkeypatch, [ALICE], [ALICE_GROUP, grp.struct_group(("alice2", "x", 1001, ["eve"]))])
     assert not private_group(1001, 1001)
+
+
+# -- 4. a write-only standard output over existing bytes: they are read through /proc, or nothing is written --
+
+def test_a_write_only_stdout_over_existing_bytes_is_restored(tmp_path: Path) -> None:
+    f = tmp_path / "f.txt"
+    original = b"IMPORTANT LINE\n" * 72  # 1,080 bytes; the 1,042-byte output passes the 1,000-byte limit
+    f.write_bytes(original)
+    script = ("import os, resource, subprocess, sys\n"
+              "resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000))\n"
+              "import signal; signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+              "fd = os.open(sys.argv[1], os.O_WRONLY)\n"
+              "r = subprocess.run([sys.executable, '-m', 'planner', 'estimate', '--model', 'llama-2-7b', '--task',"
+              " 'infer', '--context', '2048'], stdout=fd, stderr=subprocess.PIPE, text=True,"
+              " preexec_fn=lambda: signal.signal(signal.SIGXFSZ, signal.SIG_IGN))\n"
+              "sys.stderr.write(r.stderr); sys.exit(r.returncode)\n")
+    r = subprocess.run([sys.executable, "-c", script, str(f)], capture_output=True, text=True)
+    said = r.stderr
+    assert r.returncode == 2, said
+    assert said.startswith("Error: cannot write the output"), said
+    assert "could not be read back" not in said
+    assert f.read_bytes() == original

@@ -62,3 +62,31 @@ def test_a_write_only_stdout_over_existing_bytes_is_restored(tmp_path: Path) -> 
     assert said.startswith("Error: cannot write the output"), said
     assert "could not be read back" not in said
     assert f.read_bytes() == original
+
+
+# -- 2. standard output or error onto an input, the shipped catalog or the package: refused, untouched --
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_stdout_onto_the_shipped_catalog_is_refused(tmp_path: Path) -> None:
+    gpus = REPO / "catalog" / "gpus.yaml"
+    before = gpus.read_bytes()
+    r = subprocess.run(["bash", "-c", f'"{sys.executable}" -m planner catalog gpus 1<> "{gpus}"'],
+                       cwd=tmp_path, capture_output=True, text=True)
+    after = gpus.read_bytes()
+    if after != before:
+        gpus.write_bytes(before)  # the shipped catalog back for the rest of the suite
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("Error: standard output is a file this run reads"), r.stderr
+    assert after == before
+
+
+def test_stderr_appended_onto_a_workload_input_is_refused_silently(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("not: [a valid workload\n")
+    before = w.read_bytes()
+    r = subprocess.run(["bash", "-c", f'"{sys.executable}" -m planner estimate --workload w.yaml 2>> w.yaml'],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert w.read_bytes() == before

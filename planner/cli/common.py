@@ -324,6 +324,71 @@ def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value[0]
 
 
+def _file_ids(values: Any) -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of every existing regular file named by ``values`` (command-line parameters:
+    strings, paths, tuples of them), and of the regular files directly inside a folder so named (an
+    overlay --catalog folder)."""
+    ids: set[tuple[int, int]] = set()
+    stack = [values]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+            continue
+        if not isinstance(v, (str, os.PathLike)) or not str(v):
+            continue
+        try:
+            st = os.stat(v)
+            if stat.S_ISREG(st.st_mode):
+                ids.add((st.st_dev, st.st_ino))
+            elif stat.S_ISDIR(st.st_mode):
+                with os.scandir(v) as it:
+                    for e in it:
+                        if e.is_file():
+                            s = e.stat()
+                            ids.add((s.st_dev, s.st_ino))
+        except (OSError, ValueError):
+            continue
+    return ids
+
+
+def refuse_streams_onto_inputs(ctx: click.Context) -> None:
+    """Before a command writes anything: where standard output or standard error is a regular file
+    (``1<> f``, ``>> f``, ``2>> f``), refuse it if it is (same st_dev and st_ino) a file the command line
+    names (scenario, workload, CSV, the overlay files of a --catalog folder) or a file of the shipped
+    catalog or the planner package. One ``Error:`` line to standard error (none when standard error is
+    itself that file), exit 2."""
+    from planner.core.reportset import _protected
+
+    streams = {}
+    for fd in (1, 2):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            streams[fd] = (st.st_dev, st.st_ino)
+    if not streams:
+        return
+    bad = _file_ids(list(ctx.params.values()))
+    for root in _protected():
+        for top, _dirs, files in os.walk(root):
+            for name in files:
+                try:
+                    s = os.stat(os.path.join(top, name))
+                    bad.add((s.st_dev, s.st_ino))
+                except OSError:
+                    continue
+    hit = [fd for fd, ident in streams.items() if ident in bad]
+    if not hit:
+        return
+    if 2 not in hit:
+        which = "standard output" if hit == [1] else "standard error"
+        os.write(2, f"Error: {which} is a file this run reads (an input, or the shipped catalog or "
+                    "planner package); planner writes nothing into it. Redirect to another file.\n".encode())
+    raise SystemExit(2)
+
+
 def handle_errors(fn):
     """Turn PlannerError (and unexpected exceptions) into one line and an exit code."""
 
@@ -332,6 +397,7 @@ def handle_errors(fn):
         ctx = click.get_current_context()
         debug = bool((ctx.find_root().obj or {}).get("debug"))
         try:
+            refuse_streams_onto_inputs(ctx)
             rv = fn(*args, **kwargs)
             if sys.stdout is not None:
                 sys.stdout.flush()  # a write that fails at the end is handled here, not lost at exit

@@ -90,3 +90,28 @@ def test_stderr_appended_onto_a_workload_input_is_refused_silently(tmp_path: Pat
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 2
     assert w.read_bytes() == before
+
+
+# -- 6. a stale report kept because the run reads it says so, not "it changed" --
+
+def test_a_stale_report_kept_as_an_input_says_why(tmp_path: Path) -> None:
+    import yaml
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    doc = yaml.safe_load((REPO / "scenarios" / "qlora-7b-12gb.yaml").read_text())
+    doc["name"] = "SOURCES"
+    s = tmp_path / "s.yaml"
+    s.write_text(yaml.safe_dump(doc, sort_keys=False))
+    d = tmp_path / "D"
+    first = CliRunner().invoke(main, ["plan", str(s), "--out", str(d), "--format", "md"])
+    assert first.exit_code == 0, first.output
+    (d / "gpus.yaml").write_bytes((REPO / "catalog" / "gpus.yaml").read_bytes())
+    r = CliRunner().invoke(main, ["plan", str(s), "--catalog", str(d), "--out", str(d), "--format", "json"])
+    out = r.output
+    assert r.exit_code == 0, out
+    assert "changed since planner wrote it" not in out
+    assert f"Kept {d / 'SOURCES.md'}, a name of this report set not written this time: this run reads it " \
+           "as an input." in out
+    assert (d / "SOURCES.md").exists()

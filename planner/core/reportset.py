@@ -250,6 +250,8 @@ class ReportSet:
                         why = "it belongs to another user"
                 except OSError:
                     pass
+                if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
+                    why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL

@@ -115,3 +115,20 @@ def test_a_stale_report_kept_as_an_input_says_why(tmp_path: Path) -> None:
     assert f"Kept {d / 'SOURCES.md'}, a name of this report set not written this time: this run reads it " \
            "as an input." in out
     assert (d / "SOURCES.md").exists()
+
+
+# -- 8. an overlay named "cloud.yaml " (trailing space) is refused with the hint, not ignored --
+
+def test_an_overlay_name_with_a_trailing_space_gets_the_hint(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from planner.cli.main import main
+
+    d = tmp_path / "D"
+    d.mkdir()
+    (d / "cloud.yaml ").write_bytes((REPO / "catalog" / "cloud.yaml").read_bytes())
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(d)])
+    out = r.output
+    assert r.exit_code == 2, out
+    assert "'cloud.yaml ' is not a catalog file name" in out
+    assert "Did you mean 'cloud.yaml'?" in out

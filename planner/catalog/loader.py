@@ -275,8 +275,10 @@ def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
         raise CatalogError(f"{directory}: cannot be listed ({exc.strerror or exc})") from exc
     known = {p.name: p for p in present if p.name in CATALOG_FILES}
     for p in present:
-        if p.name not in CATALOG_FILES and p.suffix.lower() in (".yaml", ".yml"):
+        if p.name not in CATALOG_FILES and Path(p.name.strip()).suffix.lower() in (".yaml", ".yml"):
             hint = did_you_mean(p.name, CATALOG_FILES, n=1) or ""
+            if p.name.strip() in CATALOG_FILES:  # "cloud.yaml " (a trailing space): loaded by no one
+                hint = f"Did you mean '{p.name.strip()}'?"
             if p.suffix.lower() == ".yml" and p.stem + ".yaml" in CATALOG_FILES:
                 hint = f"Did you mean '{p.stem}.yaml'?"
             where = "An overlay" if overlay else "A catalog"

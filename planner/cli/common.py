@@ -208,8 +208,20 @@ class _WholeWriter(io.RawIOBase):
             return at, size, b""
         try:
             return at, size, os.pread(self.fd, n, at)
-        except OSError:  # opened write-only, at an offset inside the file
-            return at, size, None
+        except OSError:  # opened write-only, at an offset inside the file: read it through /proc instead
+            pass
+        try:
+            reader = os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY)
+            try:
+                if (os.fstat(reader).st_ino, os.fstat(reader).st_dev) == self.ident:
+                    return at, size, os.pread(reader, n, at)
+            finally:
+                os.close(reader)
+        except OSError:
+            pass
+        raise OSError(errno.EBADF, "standard output is a file opened write-only with bytes after the write "
+                      "offset that planner cannot read to put them back, so it wrote nothing there; "
+                      "redirect with > or >> instead")
 
     def _kept(self, before: tuple[int, int, bytes | None], n: int) -> None:
         at, size, old = before

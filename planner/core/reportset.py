@@ -250,6 +250,8 @@ class ReportSet:
                         why = "it belongs to another user"
                 except OSError:
                     pass
+                if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
+                    why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: _sha256(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
@@ -657,22 +659,25 @@ def private_group(uid: int, gid: int) -> bool:
     """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
     Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
     default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
-    user's primary group, no other account has it as its primary group (``useradd -g``: a member that
-    /etc/group does not list), and no group entry of that id (a second name for it) lists another
-    member. False where that cannot be read (no such user or group, or no ``pwd``/``grp`` module)."""
+    user's primary group, no other account has it as primary group (``pwd.getpwall()``: ``useradd -g``
+    puts another user in it without listing him), and no group entry with that gid (``grp.getgrall()``:
+    two names may share a gid) lists any member but the user. False where that cannot be read (no such
+    user or group, or no ``pwd``/``grp`` module)."""
     try:
         import grp
         import pwd
 
         user = pwd.getpwuid(uid)
         group = grp.getgrgid(gid)
-        if group.gr_name != user.pw_name or user.pw_gid != gid:
-            return False
-        if any(p.pw_gid == gid and p.pw_uid != uid for p in pwd.getpwall()):
-            return False
-        return all(m == user.pw_name for g in grp.getgrall() if g.gr_gid == gid for m in g.gr_mem)
+        accounts = pwd.getpwall()
+        groups = grp.getgrall()
     except (ImportError, KeyError, OSError):
         return False
+    if group.gr_name != user.pw_name or user.pw_gid != gid:
+        return False
+    if any(a.pw_gid == gid and (a.pw_uid != uid or a.pw_name != user.pw_name) for a in accounts):
+        return False
+    return all(m == user.pw_name for g in groups if g.gr_gid == gid for m in g.gr_mem)
 
 
 def writable_by_others(st: os.stat_result, path: Path) -> bool:

@@ -48,3 +48,14 @@ def test_names_past_the_file_systems_limit_are_input_errors():
     assert "File name too long" not in msg, msg
     msg = _message(lambda: load_catalog("a" * 5000))
     assert "cannot be read (File name too long)" in msg, msg
+
+
+def test_an_out_whose_fspath_gives_an_int_is_an_input_error(sc):
+    # hostile pass 5A item 5: os.fspath raised a raw TypeError
+    class P:
+        def __fspath__(self):
+            return 3
+
+    msg = _message(lambda: plan(sc, out=P()))
+    assert msg.startswith("out: must be a directory path (a str or pathlib.Path), not a P whose __fspath__ gives no "
+                          "path"), msg

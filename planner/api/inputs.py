@@ -171,7 +171,11 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
     if not isinstance(value, (str, os.PathLike)) or isinstance(value, bytes):
         raise InputError(f"must be a directory path (a str or pathlib.Path), not {type(value).__name__}", entry=entry,
                          hint=hint + ".")
-    text = os.fspath(value)
+    try:
+        text = os.fspath(value)
+    except TypeError:  # an os.PathLike whose __fspath__ gives neither str nor bytes (an int)
+        raise InputError(f"must be a directory path (a str or pathlib.Path), not a {type(value).__name__} whose "
+                         "__fspath__ gives no path", entry=entry, hint=hint + ".") from None
     if not isinstance(text, str):
         raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of {type(text).__name__}",
                          entry=entry, hint=hint + ".")

@@ -486,3 +486,14 @@ def test_a_calibration_measured_after_today_is_refused(tmp_path: Path) -> None:
     assert r.returncode == 2, err
     assert "cal.yaml:6: gpus[0].measured_on: 2999-01-01 is after today" in err, err
     assert "a price or a measurement cannot be dated in the future" in err, err
+
+
+@pytest.mark.parametrize("ch", ["\u034f", "\u17b4", "\u180b", "\ufe0f", "\U000e0100"])
+def test_printable_default_ignorables_are_refused_in_names(ch: str) -> None:
+    # hostile pass 5B item 7: U+034F, U+17B4, U+FE00-U+FE0F, U+E0100 (category Mn, so printable) are
+    # default ignorable (DerivedCoreProperties.txt): "chat" + one of them printed as "chat"
+    from planner.core.names import may_be_unsafe, unsafe_problem
+
+    assert may_be_unsafe(f"chat{ch}")
+    problem = unsafe_problem(f"chat{ch}")
+    assert problem is not None and "an invisible character, which makes the text look like another" in problem

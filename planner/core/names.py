@@ -81,15 +81,23 @@ _NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
 # General Category; the ranges of the Unicode Character Database 14.0 that Python 3.11 carries,
 # tests/test_safety5b.py checks them against unicodedata) and the Hangul fillers U+115F, U+1160, U+3164,
 # U+FFA0 (category Lo, drawn blank: Unicode Technical Standard #39, "Unicode Security Mechanisms", lists
-# them with the default ignorables an identifier should not hold). A name holding one looks like another.
+# them with the default ignorables an identifier should not hold), and the other default-ignorable code
+# points drawn as nothing (DerivedCoreProperties.txt, Default_Ignorable_Code_Point: the combining grapheme
+# joiner U+034F, the Khmer inherent vowels U+17B4-U+17B5, the Mongolian free variation selectors
+# U+180B-U+180D and U+180F, the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF). A name holding one
+# looks like another.
+_PRINTABLE_INVISIBLE_RANGES = ((0x115F, 0x1160), (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0x034F, 0x034F),
+                               (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F),
+                               (0xE0100, 0xE01EF))
+_PRINTABLE_INVISIBLE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _PRINTABLE_INVISIBLE_RANGES)
 _INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
               "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
               "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
-              "\u115f\u1160\u3164\uffa0")
-#: The invisible characters that str.isprintable() calls printable (category Lo): a text must be searched
-#: for them even when it is printable (planner.core.fields).
-FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
-_FILLER = re.compile("[\u115f\u1160\u3164\uffa0]")
+              + _PRINTABLE_INVISIBLE)
+#: The invisible characters that str.isprintable() calls printable (categories Lo and Mn): a text must be
+#: searched for them even when it is printable (planner.core.fields).
+_FILLER = re.compile(f"[{_PRINTABLE_INVISIBLE}]")
+FILLERS = frozenset(chr(c) for a, b in _PRINTABLE_INVISIBLE_RANGES for c in range(a, b + 1))
 
 
 def may_be_unsafe(text: str) -> bool:

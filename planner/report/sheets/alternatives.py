@@ -167,7 +167,13 @@ def _write_spanned(ws: Worksheet, row: int, df: Table | None, empty_text: str, l
     if df is None or len(df) == 0:
         put_text(ws, row, 1, empty_text)
         return row
-    specs, rows = _cells(_with_figures(df))
+    shown = _with_figures(df)
+    specs, rows = _cells(shown)
+    if "shortfall" in shown.columns and "shortfall_unit" in shown.columns:
+        # merged over the alternatives' columns, the unit rides in the shortfall's number format alone
+        # (``12.50 GiB``): one column fewer keeps 'why not' on the printed page
+        k = list(shown.columns).index("shortfall_unit")
+        specs, rows = specs[:k] + specs[k + 1:], [r[:k] + r[k + 1:] for r in rows]
     if len(specs) > last_col:  # more columns than the sheet has: one each
         header(ws, row, [s[0] for s in specs])
         for values in rows:

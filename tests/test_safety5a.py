@@ -11,9 +11,7 @@ for ever, and calibrate reached the measurement with --out inside the package.
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
-import json
 import os
 import shutil
 import struct
@@ -22,35 +20,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from planner.cli.main import main
+from tests.cli_helpers import _cli, _scenario, _sha
 
 ROOT = Path(__file__).resolve().parents[1]
 QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
 SKY = ROOT / "tests" / "data" / "skypilot"
 ACL = "system.posix_acl_access"
 
-
-def _cli(*args: str, cwd: Path | None = None, env: dict | None = None, shell: str | None = None):
-    full = {**os.environ, **(env or {})}
-    full["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{full.get('PATH', '')}"
-    if shell is not None:
-        return subprocess.run(["bash", "-c", shell], cwd=cwd, env=full, capture_output=True, text=True)
-    return subprocess.run([sys.executable, "-m", "planner", *args], cwd=cwd, env=full,
-                          capture_output=True, text=True)
-
-
-def _scenario(path: Path, name: str, micro_batch: int = 1) -> Path:
-    doc = yaml.safe_load(QLORA.read_text())
-    doc["name"] = name
-    path.write_text(yaml.safe_dump(doc, sort_keys=False).replace("micro_batch: 1", f"micro_batch: {micro_batch}"))
-    return path
-
-
-def _sha(p: Path) -> str:
-    return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
 def _acl(uid: int) -> bytes:

@@ -122,13 +122,24 @@ def test_a_rename_failing_part_way_puts_the_previous_set_back(tmp_path: Path,
             raise PermissionError(1, "Operation not permitted")
         return real(src, dst, *a, **k)
 
+    from planner.core import renames
+
+    real_swap = renames.exchange
+
+    def failing_swap(a, b):  # the same refusal where the set is moved by swaps (renameat2)
+        if Path(b) == out / "r.md":
+            raise PermissionError(1, "Operation not permitted")
+        return real_swap(a, b)
+
     monkeypatch.setattr(os, "replace", failing)
+    monkeypatch.setattr(renames, "exchange", failing_swap)
     with pytest.raises(OutputError) as err:
         with ReportSet(out, set_name="s") as rs:
             for ext in ("xlsx", "csv", "json", "md"):
                 write_text(rs.path(f"r.{ext}"), f"new {ext}")
             rs.commit()
     monkeypatch.setattr(os, "replace", real)
+    monkeypatch.setattr(renames, "exchange", real_swap)
     assert "the previous set was put back as it was" in str(err.value)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # one whole set: the old one, its manifest
     with ReportSet(out, set_name="s") as rs:  # and the old set is still planner's
@@ -150,13 +161,22 @@ def test_a_removal_failing_puts_the_replaced_files_back(tmp_path: Path, monkeypa
             raise PermissionError(1, "Operation not permitted")
         return real(path, *a, **k)
 
+    real_rename = os.rename
+
+    def failing_rename(src, dst, *a, **k):  # a stale report is taken away by a rename into the staging folder
+        if str(src).endswith("r.md"):
+            raise PermissionError(1, "Operation not permitted")
+        return real_rename(src, dst, *a, **k)
+
     monkeypatch.setattr(os, "unlink", failing)
+    monkeypatch.setattr(os, "rename", failing_rename)
     with pytest.raises(OutputError):
         with ReportSet(out, set_name="s") as rs:
             write_text(rs.path("r.csv"), "new csv")
             rs.remove("r.md")
             rs.commit()
     monkeypatch.setattr(os, "unlink", real)
+    monkeypatch.setattr(os, "rename", real_rename)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 

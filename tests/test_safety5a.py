@@ -317,22 +317,39 @@ def test_a_bind_mount_of_the_catalog_is_refused(tmp_path: Path) -> None:
 
 # -- 9. an edit saved during the renames is put back -----------------------------------------------------
 
-def test_an_edit_saved_between_the_check_and_the_rename_is_put_back(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("swap", [True, False], ids=["renameat2", "no-swap"])
+def test_an_edit_saved_between_the_check_and_the_rename_is_put_back(tmp_path: Path, monkeypatch, swap: bool) -> None:
     import planner.core.reportset as rs_mod
+    from planner.core import renames
 
     s = _scenario(tmp_path / "s.yaml", "s")
     out = tmp_path / "o"
     assert CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"]).exit_code == 0
     json_before = (out / "s.json").read_bytes()
-    real_link = os.link
+    real_link, real_swap = os.link, renames.exchange
 
-    def edit_then_link(src, dst, *a, **k):  # the user saves an edit after planner's last hash check
-        if Path(src).name == "s.md":
-            with open(src, "a") as fh:
+    edited: list = []
+
+    def edit(path):  # the user saves an edit after planner's last hash check (once)
+        if Path(path).name == "s.md" and not edited:
+            edited.append(path)
+            with open(path, "a") as fh:
                 fh.write("MY NOTES (user edit)\n")
+
+    def edit_then_link(src, dst, *a, **k):
+        edit(src)
         return real_link(src, dst, *a, **k)
 
-    monkeypatch.setattr(rs_mod.os, "link", edit_then_link)
+    def edit_then_swap(a, b):
+        edit(b)
+        return real_swap(a, b)
+
+    if swap:
+        monkeypatch.setattr(renames, "exchange", edit_then_swap)
+    else:  # a system that cannot swap: the kept link is hashed again after the renames
+        monkeypatch.setattr(renames, "exchange", lambda a, b: False)
+        monkeypatch.setattr(renames, "rename_noreplace", lambda a, b: False)
+        monkeypatch.setattr(rs_mod.os, "link", edit_then_link)
     _scenario(s, "s", micro_batch=2)
     r = CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"])
     assert r.exit_code == 2, r.output
@@ -360,12 +377,19 @@ def test_the_old_links_of_a_run_killed_during_commit_are_cleaned_by_the_next_run
         "        os._exit(9)  # killed during the renames (SIGKILL)\n"
         "    return real(a, b, *x, **k)\n"
         "os.replace = replace\n"
+        "from planner.core import renames\n"
+        "real_swap = renames.exchange\n"
+        "def swap(a, b):\n"
+        "    real_swap(a, b)  # the first report swapped into place, then killed\n"
+        "    os._exit(9)\n"
+        "renames.exchange = swap\n"
         "from planner.cli.main import main\n"
         f"main(['plan', {str(s)!r}, '--out', {str(out)!r}, '--format', 'json,md'])\n")
     p = subprocess.run([sys.executable, "-c", killed], capture_output=True, text=True)
     assert p.returncode == 9, p.stderr
     staged = [p for p in os.listdir(out) if p.startswith(".planner-staging-")]
-    assert staged and any(n.endswith(".old") for n in os.listdir(out / staged[0]))
+    # the previous report kept in the staging folder: as N.old (plain renames) or under its staged name (swaps)
+    assert staged and any(n.endswith(".old") or n == "s.json" for n in os.listdir(out / staged[0]))
     r = CliRunner().invoke(main, ["plan", str(s), "--out", str(out), "--format", "json,md"])
     assert r.exit_code == 0, r.output
     assert "Left " not in r.output, r.output

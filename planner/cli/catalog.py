@@ -458,6 +458,9 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     from planner.catalog.loader import CATALOG_FILES, load_catalog
     from planner.core.errors import CatalogError
 
+    from planner.core.tempdir import refuse_protected_temp
+
+    refuse_protected_temp()  # the check copy never goes into the shipped catalog or the package
     with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
         try:
             for name in CATALOG_FILES:

@@ -24,6 +24,9 @@ from pathlib import Path
 from planner.core.errors import DestinationError, OutputError
 from planner.core.names import cut_utf8
 
+#: The prefix of a report set's staging folders (planner.core.reportset).
+STAGING_PREFIX = ".planner-staging-"
+
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
 #: ('.' + name + '.' + 8 random characters + '.tmp' stays under 255 bytes).
 _TMP_NAME_BYTES = 200
@@ -56,6 +59,13 @@ def ensure_dir(directory: Path) -> Path:
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
+
+
+def shown_path(path: Path) -> Path:
+    """``path`` as a message names it: a report set's staged file by where it is going (the staging
+    folder is removed when the run stops)."""
+    path = Path(path)
+    return path.parent.parent / path.name if path.parent.name.startswith(STAGING_PREFIX) else path
 
 
 def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False) -> Path:
@@ -99,7 +109,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         tmp_name = None
         fsync_dir(directory)
     except OSError as exc:
-        raise OutputError(f"{path}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
+        raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:
         if tmp_name is not None:

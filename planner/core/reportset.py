@@ -40,12 +40,14 @@ their own files. The run's input files
 and the installed package are never output folders (:func:`refuse_protected`, by path and by device and
 inode; checked again through the locked folder's descriptor). A replaced report keeps its group,
 permission bits (0600 stays 0600) and POSIX ACL, set on the staged file's descriptor before the rename.
-An edit saved to a report between planner's hash check and its rename is found by hashing the kept
-``N.old`` link again after the renames: the previous set is then put back, the edit with it.
+A save to a report between planner's hash check and its move (an edit in place, or an editor's save
+by rename) is never lost: each report is swapped into place (``renameat2`` RENAME_EXCHANGE) and what
+came out is hashed; if it is not the report planner checked, the previous set is put back, the save
+with it (:mod:`planner.core.moves`, which also says the fallback where the system cannot swap).
 
-The moves are one rename per file, not one for the set: the files they replace or remove are kept
-(hard links in the staging folder) until the whole set is in place, and a rename that fails part-way
-puts every file back as it was, with its manifest. Known limit: SIGKILL or a crash during those few
+The moves are one swap or rename per file, not one for the set: the files they replace or remove are
+kept in the staging folder until the whole set is in place, and a move that fails part-way puts every
+file back as it was, with its manifest. Known limit: SIGKILL or a crash during those few
 renames can leave a set of old and new files (the staging folder then remains, with the previous
 files, and the next run leaves it and says so).
 
@@ -69,12 +71,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import ensure_dir, fsync_dir, keep_access, refuse_read_only
+from planner.core.atomic import STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
-#: The prefix of staging folders (removed again by the next run if a run was killed).
-STAGING_PREFIX = ".planner-staging-"
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
 #: The manifest of the reports planner wrote into a folder: name -> {"sha256", "set"}.
@@ -130,6 +130,7 @@ class ReportSet:
         self._staging: Path | None = None
         self._committed = False
         self._keep_staging = False
+        self._recorded: list[str] = []
         #: the stale files :meth:`commit` removed
         self.removed: list[Path] = []
         #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
@@ -163,10 +164,29 @@ class ReportSet:
         with held(self.guard):
             try:
                 if self._staging is not None and not self._keep_staging:
-                    shutil.rmtree(self._staging, ignore_errors=True)
+                    self._remove_staging()
                     self._staging = None
             finally:
                 self._unlock()
+
+    def _remove_staging(self) -> None:
+        """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
+        the names this run put there one by one (by path: no descriptor), then the folder. What still
+        cannot go is said in :attr:`notes` (the next run that holds the lock cleans it: its mark lists it)."""
+        assert self._staging is not None
+        shutil.rmtree(self._staging, ignore_errors=True)
+        if not os.path.lexists(self._staging):
+            return
+        for name in [*self._names, *self._recorded, STAGING_MARK]:
+            try:
+                os.unlink(self._staging / name)
+            except OSError:
+                pass
+        try:
+            os.rmdir(self._staging)
+        except OSError as exc:
+            self.notes.append(f"Left {self._staging}: it could not be removed ({exc.strerror or exc}); the next "
+                              "planner run into this folder removes it.")
 
     # -- the files --
     def path(self, name: str) -> Path:
@@ -186,6 +206,7 @@ class ReportSet:
         try:
             with open(self._staging / STAGING_MARK, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(name) + "\n")
+            self._recorded.append(name)
         except OSError as exc:
             raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).") from None
 
@@ -265,7 +286,7 @@ class ReportSet:
         try:
             with held(self.guard):
                 write_manifest(self.out, during)
-                done = self._move(removed, manifest)
+                done = self._move(removed, manifest, digests)
                 after = {n: e for n, e in during.items() if n not in removed}
                 after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
                 write_manifest(self.out, after)
@@ -307,67 +328,17 @@ class ReportSet:
         finally:
             os.close(fd)
 
-    def _move(self, removed: list[str], manifest: dict[str, dict]) -> list[Path]:
-        """Move the staged files into place and remove ``removed``; on a failure part-way, put every
-        file back as it was (the replaced and removed files are kept, hard-linked into the staging
-        folder, until the whole set is in place) and restore ``manifest``.
+    def _move(self, removed: list[str], manifest: dict[str, dict], digests: dict[str, str]) -> list[Path]:
+        """Move the staged files into place and take ``removed`` away (:func:`planner.core.moves.move_into_place`:
+        by swaps that cannot lose a file saved meanwhile); on a failure part-way, put every file back as it
+        was and restore ``manifest``.
 
         Raises:
-            OutputError: a move failed (the previous set put back, or, if that failed too, said so).
+            OutputError: a move failed, or a report was changed or created meanwhile (the previous set put back).
         """
-        assert self._staging is not None
-        backups: dict[str, Path] = {}
-        done: list[str] = []
-        gone: list[str] = []
-        try:
-            for i, name in enumerate([*self._names, *removed]):
-                if _lexists(self.out / name):
-                    backup = self._staging / f"{i}.old"
-                    self._record(backup.name)  # listed first: a run killed from here on leaves it to clean
-                    try:
-                        os.link(self.out / name, backup)
-                    except OSError:
-                        shutil.copy2(self.out / name, backup)  # a file system without hard links
-                    backups[name] = backup
-            for name in self._names:
-                os.replace(self._staging / name, self.out / name)
-                done.append(name)
-            for name in removed:
-                os.unlink(self.out / name)
-                gone.append(name)
-            # an edit saved to a report between the hash check and its rename lives on in the kept link:
-            # hashed again now, and if it changed, every file is put back (the edit with it) and that is said
-            changed = [n for n, b in backups.items() if _sha256(b) not in manifest.get(n, {}).get("sha256", [])]
-            if changed:
-                raise _Changed(changed[0])
-        except (OSError, OutputError, _Changed) as exc:
-            why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
-            try:
-                for name in reversed(done):
-                    if name in backups:
-                        os.replace(backups[name], self.out / name)
-                    else:
-                        os.unlink(self.out / name)
-                for name in gone:
-                    os.replace(backups[name], self.out / name)
-                write_manifest(self.out, manifest)
-            except (OSError, OutputError) as again:
-                self._keep_staging = True  # it holds the previous files: never removed, by this run or a later one
-                try:
-                    os.unlink(self._staging / STAGING_MARK)  # a folder without planner's mark is left whole
-                except OSError:
-                    pass
-                raise OutputError(f"{self.out}: cannot move the reports into place ({why}), and putting the previous "
-                                  f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
-                                  f"files are in {self._staging}. Check the directory and run again.") from None
-            if isinstance(exc, _Changed):
-                raise OutputError(f"{self.out / exc.name}: was changed while planner was replacing it (an edit saved "
-                                  "meanwhile); it was put back with that change, and the rest of the previous set as "
-                                  "it was: nothing was replaced. Save your edit under another name (or move the "
-                                  "file away) and run again.") from None
-            raise OutputError(f"{self.out}: cannot move the reports into place ({why}); the previous set was put "
-                              "back as it was. Check the directory and run again.") from None
-        return [self.out / n for n in done]
+        from planner.core.moves import move_into_place
+
+        return move_into_place(self, removed, manifest, digests)
 
     # -- the lock --
     def _lock(self) -> None:
@@ -450,14 +421,6 @@ _MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
 _MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode("ascii")
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
-
-
-class _Changed(Exception):
-    """A report planner was replacing changed between its hash check and its rename (:meth:`ReportSet._move`)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
 
 
 def _is_manifest_tmp(path: Path) -> bool:

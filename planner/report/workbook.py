@@ -98,6 +98,9 @@ def write_workbook(data: WorkbookData, path: Path,
 
     import tempfile
 
+    from planner.core.tempdir import refuse_protected_temp
+
+    refuse_protected_temp()  # openpyxl's temporary files never go into the shipped catalog or the package
     wb = build_workbook(data, extra_sheets)
     buffer = io.BytesIO()
     # openpyxl's sheet writer makes its temporary files with tempfile.NamedTemporaryFile (no dir=), whose
@@ -108,12 +111,9 @@ def write_workbook(data: WorkbookData, path: Path,
         # (ulimit -f; Python ignores SIGXFSZ, so the write fails with EFBIG) shows here
         wb.save(buffer)
     except OSError as exc:
-        from planner.core.reportset import STAGING_PREFIX
+        from planner.core.atomic import shown_path
 
-        shown = Path(path)
-        if shown.parent.name.startswith(STAGING_PREFIX):  # a report set's staged file: name where it would go
-            shown = shown.parent.parent / shown.name
-        raise OutputError(f"{shown}: cannot write the workbook ({exc.strerror or exc}); openpyxl's temporary "
+        raise OutputError(f"{shown_path(path)}: cannot write the workbook ({exc.strerror or exc}); openpyxl's temporary "
                           "files could not be written. Check the disk's free space and the file-size limit "
                           "('ulimit -f').") from None
     finally:

@@ -1,0 +1,218 @@
+"""Moving a staged report set into place without losing a file saved meanwhile (ReportSet.commit).
+
+Each staged report replaces the previous one by a swap (``renameat2`` ``RENAME_EXCHANGE``,
+:func:`planner.core.renames.exchange`): the new file takes the name, and what the name held at that
+very instant comes out into the staging folder, where it is hashed. If it is not the report planner
+checked (an editor saved over it by renaming a file onto it, or edited it in place, after the check),
+everything is swapped back, that save with it, and the run stops with one line. A name that held
+nothing gets its file only if it still holds nothing (``RENAME_NOREPLACE``, or a hard link, which
+never replaces). A stale report is taken away by renaming it into the staging folder (what moves is
+what was there) and hashed the same way. Undoing a swap swaps again and checks that what came back
+out is planner's new file; a save made after the swap is kept in the staging folder, and said.
+
+Where the system cannot swap (not Linux, glibc < 2.28, a file system without the flag), a replaced
+report is hard-linked into the staging folder and then replaced by ``os.replace``, and the kept link
+is hashed again afterwards: an edit in place is found, but a save by rename landing between the link
+and the rename is lost (a known limit of that fallback).
+
+Sources: Linux man-pages ``rename(2)`` ("renameat2()", RENAME_EXCHANGE, RENAME_NOREPLACE) and
+``link(2)`` (EEXIST: the new name exists; never replaced); POSIX ``rename()``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from planner.core import renames
+from planner.core.errors import OutputError
+
+
+class Changed(Exception):
+    """What a name held when planner moved it was not the report planner checked (or, ``created``, a name
+    that held nothing when checked held a file when planner placed its own)."""
+
+    def __init__(self, name: str, *, created: bool = False) -> None:
+        super().__init__(name)
+        self.name = name
+        self.created = created
+
+
+@dataclass
+class _Moves:
+    """What has been moved so far, in order, to undo it: (how, name, where the previous file is kept)."""
+
+    steps: list[tuple[str, str, Path | None]] = field(default_factory=list)
+    swap: bool | None = None  # None: not tried yet; False: this file system cannot swap
+    #: a file someone saved meanwhile, kept in the staging folder when undoing found it there
+    saved: list[tuple[str, Path]] = field(default_factory=list)
+
+
+def _sha256(path: Path) -> str | None:
+    """The SHA-256 of the regular file ``path`` of this user (not followed if a link); None otherwise."""
+    from planner.core.reportset import _sha256 as sha
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        return None
+    try:
+        return sha(path)
+    except OSError:
+        return None
+
+
+def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:
+    """Rename ``src`` to ``dst`` unless ``dst`` exists (FileExistsError); a hard link and an unlink where
+    the system cannot rename so."""
+    if moves.swap is not False and renames.rename_noreplace(src, dst):
+        return
+    os.link(src, dst)  # never replaces: EEXIST
+    os.unlink(src)
+
+
+def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves) -> None:
+    staged, dst = rs._staging / name, rs.out / name
+    if os.path.lexists(dst):
+        if moves.swap is not False:
+            try:
+                swapped = renames.exchange(staged, dst)
+            except FileNotFoundError:  # removed since the check: the name now holds nothing
+                swapped = None
+            if swapped:
+                moves.swap = True
+                moves.steps.append(("swapped", name, staged))  # the previous file is now under the staged name
+                if _sha256(staged) not in manifest.get(name, {}).get("sha256", []):
+                    raise Changed(name)
+                return
+            if swapped is False:
+                moves.swap = False
+        if moves.swap is False and os.path.lexists(dst):
+            backup = rs._staging / f"{i}.old"
+            rs._record(backup.name)  # listed first: a run killed from here on leaves it to clean
+            try:
+                os.link(dst, backup)
+            except OSError:
+                shutil.copy2(dst, backup)  # a file system without hard links
+            os.replace(staged, dst)
+            moves.steps.append(("replaced", name, backup))
+            return
+    try:
+        _noreplace(staged, dst, moves)
+    except FileExistsError:
+        raise Changed(name, created=True) from None
+    moves.steps.append(("placed", name, None))
+
+
+def _take_away(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves) -> None:
+    backup = rs._staging / f"{i}.old"
+    rs._record(backup.name)
+    os.rename(rs.out / name, backup)  # what moves is what the name held at that instant
+    moves.steps.append(("taken", name, backup))
+    if _sha256(backup) not in manifest.get(name, {}).get("sha256", []):
+        raise Changed(name)
+
+
+def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
+    """Put every file back as it was, last step first; a file saved to a name after planner moved it is
+    kept in the staging folder (:attr:`_Moves.saved`), never removed.
+
+    Raises:
+        OSError: a step could not be undone.
+    """
+    for how, name, kept in reversed(moves.steps):
+        dst = rs.out / name
+        if how == "swapped":
+            try:
+                renames.exchange(kept, dst)
+            except FileNotFoundError:  # the name was removed meanwhile: the previous file goes back alone
+                _noreplace(kept, dst, moves)
+                continue
+            if _sha256(kept) != digests.get(name):  # what came out is not planner's new file: a later save
+                moves.saved.append((name, kept))
+        elif how == "replaced":
+            os.replace(kept, dst)
+        elif how == "placed":
+            away = rs._staging / name
+            os.rename(dst, away)  # taken away by rename: a save made meanwhile is not deleted
+            if _sha256(away) != digests.get(name):
+                _noreplace(away, dst, moves)
+        elif how == "taken":
+            try:
+                _noreplace(kept, dst, moves)
+            except FileExistsError:
+                moves.saved.append((name, kept))  # a new file took the name meanwhile: both kept
+
+
+def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], digests: dict[str, str]) -> list[Path]:
+    """Move the staged files of ``rs`` (a :class:`planner.core.reportset.ReportSet`) into place and take
+    ``removed`` away, as the module docstring says; on any failure put every file back and restore
+    ``manifest``.
+
+    Args:
+        removed: the stale reports to take away.
+        manifest: the manifest read before the moves (name -> {"sha256": [...], "set": ...}).
+        digests: the SHA-256 of each staged file.
+
+    Returns:
+        The final paths of the files moved, in order.
+
+    Raises:
+        OutputError: a move failed, or a file was changed or created meanwhile (the previous set put back,
+            or where that failed too, or a save made meanwhile is kept in the staging folder, said so).
+    """
+    from planner.core.reportset import STAGING_MARK, write_manifest
+
+    moves = _Moves()
+    try:
+        for i, name in enumerate(rs._names):
+            _place(rs, i, name, manifest, moves)
+        for i, name in enumerate(removed, start=len(rs._names)):
+            _take_away(rs, i, name, manifest, moves)
+        # the fallback's kept links: an edit in place after the check lives on in them
+        for how, name, kept in moves.steps:
+            if how == "replaced" and _sha256(kept) not in manifest.get(name, {}).get("sha256", []):
+                raise Changed(name)
+    except (OSError, OutputError, Changed) as exc:
+        why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
+        try:
+            _undo(rs, digests, moves)
+            write_manifest(rs.out, manifest)
+        except (OSError, OutputError) as again:
+            _keep(rs, STAGING_MARK)
+            raise OutputError(f"{rs.out}: cannot move the reports into place ({why}), and putting the previous "
+                              f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
+                              f"files are in {rs._staging}. Check the directory and run again.") from None
+        kept = ""
+        if moves.saved:
+            _keep(rs, STAGING_MARK)
+            name, where = moves.saved[0]
+            kept = (f" Another file that took the name {name} meanwhile is kept in {where}; planner removes "
+                    "nothing there.")
+        if isinstance(exc, Changed) and exc.created:
+            raise OutputError(f"{rs.out / exc.name}: was created while planner was writing the reports (by another "
+                              "program); it was left as it is, and the previous set as it was: nothing was "
+                              "replaced. Move the file away (or give another --out) and run again." + kept) from None
+        if isinstance(exc, Changed):
+            raise OutputError(f"{rs.out / exc.name}: was changed while planner was replacing it (an edit saved "
+                              "meanwhile); it was put back with that change, and the rest of the previous set as "
+                              "it was: nothing was replaced. Save your edit under another name (or move the "
+                              "file away) and run again." + kept) from None
+        raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); the previous set was put "
+                          "back as it was. Check the directory and run again." + kept) from None
+    return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _keep(rs: Any, mark: str) -> None:
+    """Keep the staging folder: never removed, by this run or a later one (its mark goes)."""
+    rs._keep_staging = True
+    try:
+        os.unlink(rs._staging / mark)  # a folder without planner's mark is left whole
+    except OSError:
+        pass

@@ -1,0 +1,90 @@
+"""Renames that cannot lose a file saved meanwhile: Linux ``renameat2(2)`` with ``RENAME_EXCHANGE`` and
+``RENAME_NOREPLACE``.
+
+A plain ``rename(new, name)`` replaces whatever ``name`` is at that instant: an editor that saves by
+writing a temporary file and renaming it over ``name`` just before planner's rename loses that save,
+however often planner checked ``name`` before. ``RENAME_EXCHANGE`` swaps the two names in one step, so
+what was at ``name`` at that instant comes out under the other name, where planner can check it and
+swap it back; ``RENAME_NOREPLACE`` fails with ``EEXIST`` rather than replace a file created meanwhile.
+
+Where the call is missing (not Linux, a C library without ``renameat2``, glibc < 2.28) or the file
+system does not support the flag (``EINVAL``, ``ENOSYS``, ``EOPNOTSUPP``), the functions return False
+and the caller falls back to plain renames. The C function is looked up at the first call (importing
+this module does no work).
+
+Sources: Linux man-pages ``rename(2)``, section "renameat2()" (RENAME_EXCHANGE and RENAME_NOREPLACE,
+Linux 3.15; glibc wrapper 2.28).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+#: ``AT_FDCWD`` (fcntl.h): a path relative to the current directory.
+_AT_FDCWD = -100
+#: renameat2 flags (linux/fs.h).
+RENAME_NOREPLACE = 1
+RENAME_EXCHANGE = 2
+#: errno values that mean "this file system or kernel cannot do that", not "that failed".
+_UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOSYS, getattr(errno, "EOPNOTSUPP", errno.ENOSYS),
+                          getattr(errno, "ENOTSUP", errno.ENOSYS)})
+
+
+@lru_cache(maxsize=1)
+def _renameat2():
+    """The C library's ``renameat2``, or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError, ImportError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+def _call(src: Path, dst: Path, flags: int) -> bool:
+    fn = _renameat2()
+    if fn is None:
+        return False
+    import ctypes
+
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _UNSUPPORTED:
+        return False
+    raise OSError(err, os.strerror(err), str(src), None, str(dst))
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the files (or folders, or links) named ``a`` and ``b`` in one step; both must exist, on one file
+    system.
+
+    Returns:
+        True when swapped; False when this system or file system cannot (nothing was changed).
+
+    Raises:
+        OSError: the swap failed (ENOENT: one of them is missing; EXDEV; EACCES...).
+    """
+    return _call(a, b, RENAME_EXCHANGE)
+
+
+def rename_noreplace(src: Path, dst: Path) -> bool:
+    """Rename ``src`` to ``dst`` only if nothing is named ``dst``.
+
+    Returns:
+        True when renamed; False when this system or file system cannot (nothing was changed).
+
+    Raises:
+        FileExistsError: ``dst`` exists (created meanwhile); OSError: the rename failed otherwise.
+    """
+    return _call(src, dst, RENAME_NOREPLACE)

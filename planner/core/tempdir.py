@@ -1,0 +1,54 @@
+"""The temporary folder other libraries write into, checked against planner's own folders.
+
+openpyxl writes each sheet to a temporary file first (``tempfile.NamedTemporaryFile`` with no ``dir=``),
+and the importer checks its overlay in a ``tempfile.TemporaryDirectory``: both go where the ``TMPDIR``,
+``TEMP`` or ``TMP`` environment variable points. Planner never writes into the shipped catalog or the
+installed package (:func:`planner.core.reportset.protected_folders`), so a temporary folder inside them
+is refused before anything is written. The folder is found as :func:`tempfile.gettempdir` finds it
+(``tempfile.tempdir`` if set, else the first of those variables naming a folder that can be written),
+without calling it: it would set the process-wide ``tempfile.tempdir``.
+
+Source: Python documentation, ``tempfile.gettempdir`` (the search order).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from planner.core.errors import OutputError
+from planner.core.names import escape_unsafe
+
+
+def _temp_folder() -> Path | None:
+    if tempfile.tempdir is not None:
+        return Path(tempfile.tempdir)
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(var)
+        if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+            return Path(value)
+    return None  # the system's own (/tmp, /var/tmp, /usr/tmp or the current folder)
+
+
+def refuse_protected_temp() -> None:
+    """Refuse a temporary folder (``TMPDIR``) inside the shipped catalog or the planner package.
+
+    Raises:
+        OutputError: naming the folder and the variable to change.
+    """
+    from planner.core.reportset import protected_folders
+
+    where = _temp_folder()
+    if where is None:
+        return
+    try:
+        real = Path(os.path.realpath(where))
+    except (OSError, ValueError):
+        return
+    for p in protected_folders():
+        if real == p or p in real.parents:
+            what = "catalog" if p.name == "catalog" else "package"
+            raise OutputError(f"the temporary folder {escape_unsafe(str(where))} (TMPDIR) is inside planner's own "
+                              f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
+                              "temporary files. Set TMPDIR to another folder, e.g. TMPDIR=/tmp.")

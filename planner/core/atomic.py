@@ -61,6 +61,21 @@ def ensure_dir(directory: Path) -> Path:
     return d
 
 
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of the file ``path`` (hex), read in 1 MiB pieces.
+
+    Raises:
+        OSError: it cannot be read.
+    """
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def shown_path(path: Path) -> Path:
     """``path`` as a message names it: a report set's staged file by where it is going (the staging
     folder is removed when the run stops)."""

@@ -26,9 +26,11 @@ import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from planner.core import renames
+from planner.core.atomic import sha256_file
 from planner.core.errors import OutputError
 
 
@@ -54,16 +56,11 @@ class _Moves:
 
 def _sha256(path: Path) -> str | None:
     """The SHA-256 of the regular file ``path`` of this user (not followed if a link); None otherwise."""
-    from planner.core.reportset import _sha256 as sha
-
     try:
         st = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-        return None
-    try:
-        return sha(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        return sha256_file(path)
     except OSError:
         return None
 
@@ -150,7 +147,8 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
                 moves.saved.append((name, kept))  # a new file took the name meanwhile: both kept
 
 
-def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], digests: dict[str, str]) -> list[Path]:
+def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], digests: dict[str, str], *,
+                    mark: str, restore: Callable[[], None]) -> list[Path]:
     """Move the staged files of ``rs`` (a :class:`planner.core.reportset.ReportSet`) into place and take
     ``removed`` away, as the module docstring says; on any failure put every file back and restore
     ``manifest``.
@@ -159,6 +157,8 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         removed: the stale reports to take away.
         manifest: the manifest read before the moves (name -> {"sha256": [...], "set": ...}).
         digests: the SHA-256 of each staged file.
+        mark: the staging folder's mark file (removed when the folder must be kept).
+        restore: writes ``manifest`` back (called when the previous set is put back).
 
     Returns:
         The final paths of the files moved, in order.
@@ -167,8 +167,6 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         OutputError: a move failed, or a file was changed or created meanwhile (the previous set put back,
             or where that failed too, or a save made meanwhile is kept in the staging folder, said so).
     """
-    from planner.core.reportset import STAGING_MARK, write_manifest
-
     moves = _Moves()
     try:
         for i, name in enumerate(rs._names):
@@ -183,15 +181,15 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         why = exc.strerror or str(exc) if isinstance(exc, OSError) else str(exc)
         try:
             _undo(rs, digests, moves)
-            write_manifest(rs.out, manifest)
+            restore()
         except (OSError, OutputError) as again:
-            _keep(rs, STAGING_MARK)
+            _keep(rs, mark)
             raise OutputError(f"{rs.out}: cannot move the reports into place ({why}), and putting the previous "
                               f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
                               f"files are in {rs._staging}. Check the directory and run again.") from None
         kept = ""
         if moves.saved:
-            _keep(rs, STAGING_MARK)
+            _keep(rs, mark)
             name, where = moves.saved[0]
             kept = (f" Another file that took the name {name} meanwhile is kept in {where}; planner removes "
                     "nothing there.")

@@ -9,8 +9,8 @@ swap it back; ``RENAME_NOREPLACE`` fails with ``EEXIST`` rather than replace a f
 
 Where the call is missing (not Linux, a C library without ``renameat2``, glibc < 2.28) or the file
 system does not support the flag (``EINVAL``, ``ENOSYS``, ``EOPNOTSUPP``), the functions return False
-and the caller falls back to plain renames. The C function is looked up at the first call (importing
-this module does no work).
+and the caller falls back to plain renames. The C function is looked up at each call (importing this
+module does no work).
 
 Sources: Linux man-pages ``rename(2)``, section "renameat2()" (RENAME_EXCHANGE and RENAME_NOREPLACE,
 Linux 3.15; glibc wrapper 2.28).
@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import os
 import sys
-from functools import lru_cache
 from pathlib import Path
 
 #: ``AT_FDCWD`` (fcntl.h): a path relative to the current directory.
@@ -34,9 +33,9 @@ _UNSUPPORTED = frozenset({errno.EINVAL, errno.ENOSYS, getattr(errno, "EOPNOTSUPP
                           getattr(errno, "ENOTSUP", errno.ENOSYS)})
 
 
-@lru_cache(maxsize=1)
 def _renameat2():
-    """The C library's ``renameat2``, or None where there is none."""
+    """The C library's ``renameat2``, or None where there is none (looked up at each call: dlopen of the
+    running program is cheap, and no module keeps a cache)."""
     if not sys.platform.startswith("linux"):
         return None
     try:

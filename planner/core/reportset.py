@@ -59,7 +59,6 @@ exits, whatever killed it).
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -71,7 +70,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, refuse_read_only
+from planner.core.atomic import STAGING_PREFIX, ensure_dir, sha256_file, fsync_dir, keep_access, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
@@ -338,7 +337,8 @@ class ReportSet:
         """
         from planner.core.moves import move_into_place
 
-        return move_into_place(self, removed, manifest, digests)
+        return move_into_place(self, removed, manifest, digests, mark=STAGING_MARK,
+                               restore=lambda: write_manifest(self.out, manifest))
 
     # -- the lock --
     def _lock(self) -> None:
@@ -683,11 +683,7 @@ def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return sha256_file(path)
 
 
 def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:

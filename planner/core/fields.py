@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import may_be_unsafe, unsafe_problem
+from planner.core.names import may_be_unsafe, name_problem, unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
@@ -161,6 +161,24 @@ class Entry:
         if choices is not None:
             if value not in choices:
                 raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
+        return value
+
+    def name(self, key: str, default: Any = _MISSING) -> Any:
+        """A name (a scenario's, a workload's): a text (:meth:`str`) that is not blank space only and does not
+        start or end with a blank-looking character (a space, a no-break space U+00A0 or U+202F, the Braille
+        blank U+2800: :func:`planner.core.names.name_problem`), so that no two names look alike in a report.
+        Names are compared in Unicode NFC (:func:`planner.core.names.name_key`) by their callers."""
+        value = self.raw(key, default)
+        if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
+            told = name_problem(value)
+            if told:
+                raise self.error(told[0], key, told[1])
+        value = self.str(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        told = name_problem(value)
+        if told:
+            raise self.error(told[0], key, told[1])
         return value
 
     def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None,

@@ -411,18 +411,22 @@ _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
 
 
-def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None, file: Any) -> str:
+def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None,
+                file: Any) -> str | None:
     """What a number field takes, for a value that is no number: 'zero takes the ZeRO stage, a whole number
     from 0 to 3: zero: 0.' A boolean read from a file (``zero: off``) or a yes/no word in quotes
     (``zero: 'off'``) is said to be one, and a false/true word is spelled as 0/1 when the range holds it
-    (YAML 1.1 reads an unquoted yes, no, on, off, true and false as booleans; yaml.org/type/bool.html)."""
+    (YAML 1.1 reads an unquoted yes, no, on, off, true and false as booleans; yaml.org/type/bool.html).
+    None for another value of a field that names no ``what``."""
+    word = value if isinstance(value, bool) else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) \
+        else None
+    if word is None and what is None:
+        return None  # a field's own hints (_int_hint) say the rest
     takes = f"{key} takes {what + ', ' if what else ''}a whole number"
     if lo is not None and hi is not None:
         takes += f" from {_num(lo)} to {_num(hi)}"
     elif lo is not None:
         takes += f" of at least {_num(lo)}"
-    word = value if isinstance(value, bool) else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) \
-        else None
     if word is None:
         return takes + "."
     meant = 0 if str(word).lower() == "false" else None  # off/no: the 0 of a stage or count ('on' names no number)

@@ -418,8 +418,9 @@ def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: 
     (``zero: 'off'``) is said to be one, and a false/true word is spelled as 0/1 when the range holds it
     (YAML 1.1 reads an unquoted yes, no, on, off, true and false as booleans; yaml.org/type/bool.html).
     None for another value of a field that names no ``what``."""
-    word = value if isinstance(value, bool) else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) \
-        else None
+    # a boolean from Python (the API, file None) is no YAML word: it gets the range only where ``what`` asks
+    word = (value if file is not None else None) if isinstance(value, bool) \
+        else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
     if word is None and what is None:
         return None  # a field's own hints (_int_hint) say the rest
     takes = f"{key} takes {what + ', ' if what else ''}a whole number"

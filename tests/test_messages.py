@@ -124,10 +124,11 @@ def test_choice_given_a_non_text_lists_the_choices():
     e = _entry({"checkpointing": True})
     with pytest.raises(ScenarioError) as info:
         e.str("checkpointing", choices=("none", "full"))
-    # read from a file, a boolean also gets why YAML made it one (planner.core.fields._bool_note)
+    # read from a file, a boolean also gets why YAML made it one (planner.core.fields._choice_note); no
+    # choice is a yes/no word, so quoting would not help: the note says to write a choice
     assert str(info.value) == ("s.yaml:2: constraints.checkpointing: must be one of the choices, not true. "
                                "Valid: none, full. YAML reads an unquoted yes, no, on, off, true or false as a "
-                               "boolean: write the value the key takes, or quote a text ('no').")
+                               "boolean: write one of the choices.")
 
 
 @pytest.mark.parametrize("key, value, hint", [

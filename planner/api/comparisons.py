@@ -120,13 +120,19 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
 
     Raises:
         InputError: a count that is not one or not above 0, an unknown workload name (with a
-            did-you-mean), or a bare count for a scenario of several workloads.
+            did-you-mean; a name in another Unicode spelling, NFC-equal, names its workload), a workload
+            named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
     """
     from planner.core.errors import did_you_mean
+    from planner.core.names import resolve_name
     from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
 
     if value is None:
         return {}
+    if isinstance(value, (dict, list, tuple)) and not value:  # refused as other wrong values are, not "not given"
+        raise InputError(f"is empty ({type(value).__name__})", entry="tokens_per_month",
+                         hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "
+                              "{'NAME': '200M'}, or '200M' for a one-workload scenario.")
     if isinstance(value, dict):
         items = [(str(k), v) for k, v in value.items()]
     elif isinstance(value, (list, tuple)):
@@ -156,9 +162,13 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                  entry="tokens_per_month",
                                  hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
             name = names[0]
+        given, name = name, resolve_name(name, names) or name  # another Unicode spelling (NFC) names it too
         if name not in names:
             raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
                              hint=did_you_mean(name, names))
+        if name in out:
+            raise InputError(f"names workload {name!r} twice (as {ascii(given)} too)", entry="tokens_per_month",
+                             hint="Give each workload once.")
         out[name] = count
     return out
 

@@ -632,7 +632,9 @@ def check_catalog(catalog: Any) -> Any:
                     raise CatalogError(f"{_short_repr(a)} is not what the entry's other fields give "
                                        f"({_short_repr(b)}), as the loader builds it from a file",
                                        entry=f"the Catalog given: {attr}[{i}] ({given.id}).{f.name}",
-                                       hint="Change the keys it comes from (prices: for price_usd).")
+                                       hint="Change the keys it comes from (prices: for price_usd)."
+                                       if f.name in ("price_usd", "base_price_usd") else
+                                       "Give the value as load_catalog() builds it from the entry's keys.")
             entries.append(dataclasses.replace(given, **{f.name: getattr(built, f.name) for f in dataclasses.fields(given)
                                                          if f.init and f.name not in _NOT_FROM_KEYS}))
         normal[attr] = tuple(entries)
@@ -658,6 +660,8 @@ def _plain_values(value: Any) -> Any:
         return (type(value),) + tuple(_plain_values(getattr(value, f.name)) for f in dataclasses.fields(value))
     if isinstance(value, (tuple, list)):
         return tuple(_plain_values(v) for v in value)
+    if isinstance(value, Mapping):  # a model's config: a list in it (as config.json gives) is the loader's tuple
+        return {k: _plain_values(v) for k, v in value.items()}
     return plain_number(value)
 
 

@@ -70,16 +70,39 @@ MODEL_FIELDS: dict[str, Field] = {
 }
 
 
-def _check_published_parameters(p: Parsed) -> None:
-    """A model's published_parameters is a total the count from its config must equal exactly."""
+def _architecture(p: Parsed) -> Any:
+    """The Architecture a model's ``config`` gives (planner.model.architecture.from_hf_config), checked
+    when the catalog is read (a file or a Catalog object given to the API) rather than when the model is
+    first used.
+
+    Raises:
+        CatalogError: the config is not one planner reads, at the key's own line and entry path
+            (``models.yaml:11: models[0] (evil-7b).config.hidden_size: ...``; ``the Catalog given:
+            models[0] (llama-2-7b).config.hidden_size`` for a Catalog object), the problem and hint as
+            from_hf_config words them.
+    """
+    from planner.core.errors import ModelConfigError
     from planner.model.architecture import from_hf_config
 
+    cfg = p.origin["config"]
+    try:
+        return from_hf_config(p.values["config"], None)
+    except ModelConfigError as exc:
+        key = exc.entry.split(".")[0] if exc.entry else None
+        written = cfg.data.get("config")
+        lines = getattr(written, "lines", None) or {}
+        line = lines.get(key) if key else None
+        where = cfg.key_path("config") or "config"
+        raise cfg.error_cls(exc.problem, file=cfg.file, line=line or cfg.line_of("config"),
+                            entry=f"{where}.{exc.entry}" if exc.entry else where, hint=exc.hint) from None
+
+
+def _check_published_parameters(p: Parsed, arch: Any) -> None:
+    """A model's published_parameters is a total the count from its config must equal exactly."""
     published = p.values.get("published_parameters")
     if published is None:
         return
-    cfg = p.origin["config"]
-    line = cfg.line_of("config")
-    count = from_hf_config(p.values["config"], f"{cfg.file}:{line}" if line else cfg.file).parameters
+    count = arch.parameters
     if count == published:
         return
     key = later(p, "published_parameters", "config")
@@ -99,9 +122,10 @@ def _check_published_parameters(p: Parsed) -> None:
 
 
 def _check_models(m: Merged) -> None:
-    """Every model's published_parameters against its config."""
+    """Every model's config is one planner reads (:func:`_architecture`), and its published_parameters
+    the count from it."""
     for p in m.entries["models"].values():
-        _check_published_parameters(p)
+        _check_published_parameters(p, _architecture(p))
 
 
 def _model_where(p: Parsed) -> dict[str, Any]:

@@ -228,7 +228,16 @@ def read_id(e: Entry, k: str) -> str:
     """An entry id: lower-case letters and digits joined by '-' or '.' (:data:`ID_PATTERN`)."""
     value = e.str(k)
     if not ID_PATTERN.match(value):
-        slug = re.sub(r"[^a-z0-9.]+", "-", value.lower()).strip("-.") or "my-entry"
+        import unicodedata
+
+        # full-width 'ｒｔｘ-４０９０' and other compatibility forms as the ASCII they stand for, accents dropped
+        # ('é' as 'e'; NFKD, Unicode Standard Annex #15, 1.1 "Compatibility Equivalence"): the hint names the
+        # id meant, not a piece of it
+        plain = "".join(c for c in unicodedata.normalize("NFKD", value) if not unicodedata.combining(c))
+        slug = re.sub(r"[^a-z0-9.]+", "-", plain.lower()).strip("-.")
+        slug = re.sub(r"\.{2,}", ".", slug)
+        if not ID_PATTERN.match(slug):
+            slug = "my-entry"
         raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
     return value
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import may_be_unsafe, unsafe_problem
+from planner.core.names import may_be_unsafe, name_problem, unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size
 
 _MISSING: Any = object()
@@ -153,7 +153,8 @@ class Entry:
         if not isinstance(value, str) or not value.strip():
             if choices:
                 raise self.error(f"must be one of the choices, not {_kind(value)}", key,
-                                 "Valid: " + ", ".join(map(str, choices)) + "." + _bool_note(value, self.file))
+                                 "Valid: " + ", ".join(map(str, choices)) + "." + _choice_note(key, value, choices,
+                                                                                               self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
                              _bool_note(value, self.file).strip() or None)
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
@@ -161,6 +162,24 @@ class Entry:
         if choices is not None:
             if value not in choices:
                 raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
+        return value
+
+    def name(self, key: str, default: Any = _MISSING) -> Any:
+        """A name (a scenario's, a workload's): a text (:meth:`str`) that is not blank space only and does not
+        start or end with a blank-looking character (a space, a no-break space U+00A0 or U+202F, the Braille
+        blank U+2800: :func:`planner.core.names.name_problem`), so that no two names look alike in a report.
+        Names are compared in Unicode NFC (:func:`planner.core.names.name_key`) by their callers."""
+        value = self.raw(key, default)
+        if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
+            told = name_problem(value)
+            if told:
+                raise self.error(told[0], key, told[1])
+        value = self.str(key, default)
+        if value is default and default is not _MISSING:
+            return value
+        told = name_problem(value)
+        if told:
+            raise self.error(told[0], key, told[1])
         return value
 
     def str_list(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None,
@@ -223,7 +242,10 @@ class Entry:
                              + (f": {key}: {meant}." if meant else "."))
         return value
 
-    def int(self, key: str, default: Any = _MISSING, *, min: int | None = None, max: int | None = None) -> Any:
+    def int(self, key: str, default: Any = _MISSING, *, min: int | None = None, max: int | None = None,
+            what: str | None = None) -> Any:
+        """A whole number from ``min`` to ``max``; ``what`` names what it counts for the hint ('the ZeRO
+        stage'), which says the range for a value that is no number (``zero: off``, ``zero: 'off'``)."""
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
@@ -232,7 +254,7 @@ class Entry:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             _int_hint(key, value) or _bool_note(value, self.file).strip() or None)
+                             _int_hint(key, value) or _takes_hint(key, value, min, max, what, self.file))
         _check_range(self, key, value, min, max)
         return value
 
@@ -387,6 +409,44 @@ _TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|u
 #: A count written with a suffix ('8k', '32K', '1M') or digit separators ('8,192', '8_192' quoted).
 _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
+
+
+def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None,
+                file: Any) -> str | None:
+    """What a number field takes, for a value that is no number: 'zero takes the ZeRO stage, a whole number
+    from 0 to 3: zero: 0.' A boolean read from a file (``zero: off``) or a yes/no word in quotes
+    (``zero: 'off'``) is said to be one, and a false/true word is spelled as 0/1 when the range holds it
+    (YAML 1.1 reads an unquoted yes, no, on, off, true and false as booleans; yaml.org/type/bool.html).
+    None for another value of a field that names no ``what``."""
+    # a boolean from Python (the API, file None) is no YAML word: it gets the range only where ``what`` asks
+    word = (value if file is not None else None) if isinstance(value, bool) \
+        else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
+    if word is None and what is None:
+        return None  # a field's own hints (_int_hint) say the rest
+    takes = f"{key} takes {what + ', ' if what else ''}a whole number"
+    if lo is not None and hi is not None:
+        takes += f" from {_num(lo)} to {_num(hi)}"
+    elif lo is not None:
+        takes += f" of at least {_num(lo)}"
+    if word is None:
+        return takes + "."
+    meant = 0 if str(word).lower() == "false" else None  # off/no: the 0 of a stage or count ('on' names no number)
+    said = ("YAML reads an unquoted yes, no, on, off, true or false as a boolean, and quoted it is a text"
+            if isinstance(value, bool) and file is not None else f"{value!r} is a yes/no word, not a number")
+    example = (f"{key}: {meant}" if meant is not None and (lo is None or lo <= meant) and (hi is None or meant <= hi)
+               else None)
+    return f"{said}: {takes}" + (f"; for off, write {example}." if example else ".")
+
+
+def _choice_note(key: str, value: Any, choices: list[str], file: Any) -> str:
+    """:func:`_bool_note` for a choice field: quoting helps only where a choice is a yes/no word
+    (``key: 'off'``); otherwise the note says to write one of the choices."""
+    if not isinstance(value, bool) or file is None:
+        return ""
+    words = [c for c in choices if _BOOL_WORDS.get(str(c).lower()) == str(value).lower()]
+    if words:
+        return f" YAML reads an unquoted {words[0]} as {str(value).lower()}: quote it, {key}: '{words[0]}'."
+    return " YAML reads an unquoted yes, no, on, off, true or false as a boolean: write one of the choices."
 
 
 def _bool_note(value: Any, file: Any) -> str:

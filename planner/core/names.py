@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from planner.core.errors import OutputError
 
@@ -64,11 +66,114 @@ def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
 
     Unsafe: control characters (Unicode category Cc: C0, DEL, C1), the line and paragraph
     separators U+2028 and U+2029, the noncharacters U+FDD0-U+FDEF, U+FFFE and U+FFFF,
-    :data:`BIDI_CONTROLS`, and invisible characters (category Cf, the Hangul fillers). With ``newlines``, line feed and tab
-    are allowed (a multi-line description).
+    :data:`BIDI_CONTROLS`, and invisible characters (category Cf, the Hangul fillers). With ``newlines``
+    (a free text: a description, notes), line feed and tab are allowed, and so are the joiners ZWNJ and
+    ZWJ where a script or an emoji sequence needs them (:func:`joined_here`); a name holds no joiner.
     """
-    m = (_UNSAFE_TEXT if newlines else _UNSAFE_NAME).search(text)
-    return m.group() if m else None
+    pattern = _UNSAFE_TEXT if newlines else _UNSAFE_NAME
+    for m in pattern.finditer(text):
+        if not (newlines and joined_here(text, m.start())):
+            return m.group()
+    return None
+
+
+#: ZERO WIDTH NON-JOINER U+200C and ZERO WIDTH JOINER U+200D: Persian and Urdu write the ZWNJ inside words
+#: ('می‌خواهم', The Unicode Standard 15.0, 23.2 "Layout Controls", "Cursive Connection"), Indic scripts use
+#: both to choose a conjunct's form (ibid., 12.2 "Devanagari", "Rendering Rules"), and emoji ZWJ sequences
+#: join emoji into one ('👩‍💻', Unicode Technical Standard #51, 2.3 "Emoji ZWJ Sequences").
+JOINERS = frozenset("\u200c\u200d")
+#: The emoji variation selectors VS15 U+FE0E and VS16 U+FE0F, which choose text or emoji presentation of the
+#: emoji before them (UTS #51, 1.4.3 "Emoji Presentation Sequence"), as in the ZWJ sequence '🏳️‍🌈'.
+EMOJI_SELECTORS = frozenset("\ufe0e\ufe0f")
+
+
+def _joinable(ch: str) -> bool:
+    """A letter or mark (categories L*, M*) or an emoji (category So; the skin tone modifiers U+1F3FB-1F3FF, Sk)."""
+    cat = unicodedata.category(ch)
+    return cat[0] in "LM" and ch not in FILLERS and ch not in EMOJI_SELECTORS or cat == "So" \
+        or "\U0001f3fb" <= ch <= "\U0001f3ff"
+
+
+def joined_here(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a joiner (:data:`JOINERS`) between two letters, marks or emoji (not at the
+    start or end, not doubled, not beside a space or punctuation), or an emoji variation selector
+    (:data:`EMOJI_SELECTORS`) right after an emoji: what a free text may hold of the invisible characters.
+    An emoji followed by its selector counts as the emoji before a joiner ('🏳️‍🌈')."""
+    ch = text[i]
+    if ch in EMOJI_SELECTORS:
+        return i > 0 and unicodedata.category(text[i - 1]) == "So"
+    if ch not in JOINERS or i == 0 or i + 1 >= len(text):
+        return False
+    before = text[i - 1]
+    if before in EMOJI_SELECTORS:
+        return i > 1 and unicodedata.category(text[i - 2]) == "So"
+    return _joinable(before) and _joinable(text[i + 1])
+
+
+#: Characters drawn as blank space that are not Python whitespace (str.isspace): the Braille pattern blank
+#: U+2800 (category So; UTS #39 lists it among characters "that look like a space") and the Hangul fillers.
+_BLANK_LOOKING = frozenset("\u2800") | frozenset("\u115f\u1160\u3164\uffa0")
+
+
+def is_blank_looking(ch: str) -> bool:
+    """Whether ``ch`` is drawn as blank space: whitespace (spaces, the no-break spaces U+00A0 and U+202F,
+    U+3000) or :data:`_BLANK_LOOKING`."""
+    return ch.isspace() or ch in _BLANK_LOOKING or unicodedata.category(ch) == "Zs"
+
+
+def name_key(name: str) -> str:
+    """A name as two names are compared: in Unicode Normalization Form C, so that 'café' written with
+    U+00E9 and with 'e' + U+0301 (canonically equivalent, drawn the same) are one name (Unicode Standard
+    Annex #15, "Unicode Normalization Forms", section 1.1 "Canonical and Compatibility Equivalence")."""
+    return unicodedata.normalize("NFC", name)
+
+
+def resolve_name(given: str, names: Iterable[str]) -> str | None:
+    """The name among ``names`` that ``given`` names: itself, or the one it equals in Unicode NFC
+    (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'); None when none."""
+    names = list(names)
+    if given in names:
+        return given
+    key = name_key(given)
+    return next((n for n in names if name_key(n) == key), None)
+
+
+def value_for_name(mapping: Mapping[Any, Any], name: str) -> Any:
+    """``mapping``'s value for the key that names ``name`` (:func:`resolve_name` on the text keys); None
+    when none does."""
+    if name in mapping:
+        return mapping[name]
+    key = resolve_name(name, [k for k in mapping if isinstance(k, str)])
+    return None if key is None else mapping[key]
+
+
+def spelling_note(a: str, b: str) -> str:
+    """'' when ``a`` and ``b`` are the same code points; else a note that they are one name in two
+    Unicode spellings (:func:`name_key`), for a message naming both."""
+    if a == b:
+        return ""
+    return (f", the same name: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} are two Unicode spellings "
+            "of it (composed and decomposed accents), which look the same")
+
+
+def name_problem(name: str) -> tuple[str, str] | None:
+    """Why ``name`` cannot be a name though it is a safe text, as (problem, hint); None when it can: a name
+    that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
+    would look like another name (or like none) in a report."""
+    if all(is_blank_looking(ch) for ch in name):
+        shown = ", ".join(dict.fromkeys(char_name(ch) for ch in name))
+        return (f"{name!r} is blank: it holds only {shown}, drawn as blank space",
+                "Give a name of letters or digits, e.g. 'chat-7b'.")
+    for ch, where in ((name[0], "starts"), (name[-1], "ends")):
+        if is_blank_looking(ch):
+            fixed = name
+            while fixed and is_blank_looking(fixed[0]):
+                fixed = fixed[1:]
+            while fixed and is_blank_looking(fixed[-1]):
+                fixed = fixed[:-1]
+            return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
+                    f"another name", f"Write it without the blank: {fixed!r}.")
+    return None
 
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
@@ -141,6 +246,13 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
     if ch in BIDI_CONTROLS:
         return (f"holds {char_name(ch)}, a bidirectional control character, which changes the order in which the "
                 "text around it is displayed")
+    if ch in JOINERS and not newlines:
+        return (f"holds {char_name(ch)}, shown as {_escaped(ch)}: a name may not hold a joiner, since names become "
+                "file names and must compare as one text only (description and notes may hold one between two "
+                "letters or emoji)")
+    if ch in JOINERS or ch in EMOJI_SELECTORS and newlines:
+        return (f"holds {char_name(ch)}, shown as {_escaped(ch)}, where it joins nothing (at the start or end, "
+                "doubled, or beside a space or punctuation), so it is invisible and makes the text look like another")
     if _INVISIBLE_RE.match(ch):
         return (f"holds {char_name(ch)}, shown as {_escaped(ch)}, an invisible character, which makes the text look "
                 "like another")
@@ -153,7 +265,9 @@ def unsafe_problem(text: str, *, newlines: bool = False) -> str | None:
 def escape_unsafe(text: str, *, newlines: bool = False) -> str:
     """``text`` with each unsafe character (:func:`unsafe_char`) and each lone surrogate written as a visible
     escape: '\\n', '\\r', '\\t', '\\x1b', '\\u202e'; a byte that was not UTF-8 (PEP 383) as '\\xff'."""
-    return (_ESCAPED_TEXT if newlines else _ESCAPED_NAME).sub(lambda m: _escaped(m.group()), text)
+    if not newlines:
+        return _ESCAPED_NAME.sub(lambda m: _escaped(m.group()), text)
+    return _ESCAPED_TEXT.sub(lambda m: m.group() if joined_here(text, m.start()) else _escaped(m.group()), text)
 
 
 def _escaped(ch: str) -> str:

@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
+from planner.core.names import clip_text
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -174,8 +175,17 @@ def _unbuildable(node: yaml.Node) -> YamlProblem:
     if tag == "!!timestamp" and isinstance(value, str):
         return YamlProblem(f"{value!r} looks like a date but is not one", line,
                            "Write a real date as YYYY-MM-DD, or quote the text.")
+    if tag in ("!!int", "!!float") and isinstance(value, str) and _LONG_NUMBER.fullmatch(value):
+        digits = sum(ch.isdigit() for ch in value)  # over Python's int() limit (sys.get_int_max_str_digits)
+        return YamlProblem(f"the number {value.lstrip('+')[:20]}...({digits:,} digits) is too long to read", line,
+                           "No count, size or price planner reads is that long: check the value, or quote it if it is a text.")
     shown = repr(value) if isinstance(value, str) else "the value"
-    return YamlProblem(f"{shown} cannot be read as {tag}", line, "Remove the tag or correct the value.")
+    return YamlProblem(f"{clip_text(shown)} cannot be read as {tag}", line, "Remove the tag or correct the value.")
+
+
+#: A plain decimal number (YAML 1.1 int or float, '_' allowed between digits) of more than 20 characters: one
+#: that the int or float constructor refused for its length (Python's 4,300-digit limit, CVE-2020-10735).
+_LONG_NUMBER = re.compile(r"[-+]?[0-9][0-9_]{20,}(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?")
 
 
 _Building.add_constructor("tag:yaml.org,2002:str", _Building.construct_yaml_str)

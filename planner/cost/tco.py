@@ -142,7 +142,9 @@ class CostInputs:
         """The MFU override for one workload, or None (use the default)."""
         if self.mfu is None or isinstance(self.mfu, float):
             return self.mfu
-        return self.mfu.get(workload_name)
+        from planner.core.names import value_for_name  # an NFD spelling names the workload too
+
+        return value_for_name(self.mfu, workload_name)
 
     def source_of(self, key: str) -> str:
         """'given in the scenario' or the default's source."""
@@ -215,9 +217,9 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     if catalog is not None:
         _check_cloud_names(entry, catalog, kw["providers"], kw["instances"], kw["regions"])
     if workloads is not None:
-        _check_batch_names(entry, workloads, kw["batch_inference"])
+        kw["batch_inference"] = _check_batch_names(entry, workloads, kw["batch_inference"])
         if isinstance(kw.get("mfu"), Mapping):
-            _check_mfu_names(entry, workloads, kw["mfu"])
+            kw["mfu"] = _check_mfu_names(entry, workloads, kw["mfu"])
     kw["given"] = tuple(k for k in COST_KEYS if entry.has(k))
     return CostInputs(**kw)
 
@@ -243,25 +245,39 @@ def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], i
                               "and pass --catalog DIR.")
 
 
-def _check_mfu_names(entry: Entry, workloads: Any, mfu: Mapping[str, float]) -> None:
+def _check_mfu_names(entry: Entry, workloads: Any, mfu: Mapping[str, float]) -> dict[str, float]:
     """Each key of a per-workload ``mfu:`` mapping names a workload of the scenario (an entry naming none
-    would be ignored without a word, as ``batch_inference`` is checked)."""
+    would be ignored without a word, as ``batch_inference`` is checked), as written or in another Unicode
+    spelling (NFC, planner.core.names.resolve_name); the mapping keyed by the workloads' own names."""
     from planner.core.errors import did_you_mean
+    from planner.core.names import resolve_name
 
     names = [w.name for w in workloads]
-    for n in mfu:
-        if n not in names:
+    out: dict[str, float] = {}
+    for n, value in mfu.items():
+        name = resolve_name(n, names)
+        if name is None:
             raise entry.error(f"no workload {n!r} in the scenario", "mfu", did_you_mean(n, names))
+        if name in out:
+            raise entry.error(f"names workload {name!r} twice (as {ascii(n)} too)", "mfu", "Give each workload once.")
+        out[name] = value
+    return out
 
 
-def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> None:
+def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    """``batch_inference``'s names as the workloads' own (an NFC-equal spelling resolved): inference
+    workloads without requests_per_hour."""
     from planner.core.errors import did_you_mean
+    from planner.core.names import resolve_name
 
     by_name = {w.name: w for w in workloads}
-    for n in names:
+    out = []
+    for given in names:
+        n = resolve_name(given, by_name) or given
         w = by_name.get(n)
         if w is None:
             raise entry.error(f"no workload {n!r} in the scenario", "batch_inference", did_you_mean(n, list(by_name)))
+        out.append(n)
         if w.task != "infer":
             raise entry.error(f"workload {n!r} is training, which is always priced as batch work", "batch_inference",
                               "List only inference workloads here.")
@@ -272,6 +288,7 @@ def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> 
             raise entry.error(f"workload {n!r} gives requests_per_hour, so it is a service, not batch work",
                               "batch_inference", f"Remove {n!r} from batch_inference or requests_per_hour from "
                                                  "the workload.")
+    return tuple(out)
 
 
 # ----- the cost lines ------------------------------------------------------------------------------

@@ -195,7 +195,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import escape_unsafe, safe_stem
+from planner.core.names import escape_unsafe, name_key, safe_stem, spelling_note
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.othernames import explainer
@@ -516,7 +516,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     root = Entry(data, file=file, path="", error=ScenarioError, line=1)
     _refuse_workload_keys(root)
     root.check_keys(SCENARIO_KEYS, required=("workloads",), explain=explainer("scenario"))
-    name = root.str("name", default_name)
+    name = root.name("name", default_name)
     try:
         safe_stem(name)
     except OutputError:
@@ -530,13 +530,14 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if base_dir is not None:
         resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
     workloads = []
-    names: dict[str, str] = {}
+    names: dict[str, tuple[str, str]] = {}  # name_key (NFC) -> (the entry, the name as written)
     for i, e in enumerate(entries):
         sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
-        if sw.name in names:
-            raise e.error(f"duplicate workload name {sw.name!r} (also {names[sw.name]})", "name",
+        if name_key(sw.name) in names:
+            where, other = names[name_key(sw.name)]
+            raise e.error(f"duplicate workload name {sw.name!r} (also {where}{spelling_note(sw.name, other)})", "name",
                           "Give each workload its own name.")
-        names[sw.name] = e.key_path(None) or ""
+        names[name_key(sw.name)] = (e.key_path(None) or "", sw.name)
         workloads.append(sw)
     constraints = _constraints(root.child("constraints", None), catalog)
     if constraints.max_hours_per_job is not None:

@@ -57,7 +57,9 @@ def pinned_rates(scenario: Any, workload_name: str) -> tuple[float | None, float
         return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and 0 < x <= 1 else None
 
     raw = data.get("mfu")
-    mfu = unit(raw.get(workload_name)) if isinstance(raw, dict) else unit(raw)
+    from planner.core.names import value_for_name  # an NFD spelling of the name names it (read_costs)
+
+    mfu = unit(value_for_name(raw, workload_name)) if isinstance(raw, dict) else unit(raw)
     mbu = unit(data.get("mbu"))
     return mfu, (mbu if mbu is not None else DEFAULT_MBU)
 

@@ -186,7 +186,7 @@ def workload_from_entry(
         # read against its architecture
         model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     task = _task_and_keys(entry)
-    name = entry.str("name", default_name)
+    name = entry.name("name", default_name)
     warnings: list[str] = []
     if task == "infer":
         for key in ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory"):

@@ -156,7 +156,7 @@ def _training(entry: Entry, arch: Architecture, warnings: list[str]) -> Training
                            quantized=load_in_4bit, release=release)
     recipe = entry.str("recipe", d.recipe, choices=RECIPES)
     optimizer = entry.str("optimizer", d.optimizer, choices=OPTIMIZERS)
-    zero = entry.int("zero", d.zero, min=0, max=3)
+    zero = entry.int("zero", d.zero, min=0, max=3, what="the ZeRO stage")
     offload_optimizer = entry.bool("offload_optimizer", False)
     offload_params = entry.bool("offload_params", False)
     checkpointing, use_reentrant = _checkpointing(entry, method, d.checkpointing)

@@ -1,0 +1,155 @@
+"""Issue 28, hostile passes 5A (item 10, 'Trivial') and 5B (item 12): import-skypilot escapes once and refuses an
+over-large file early; a refusal of planner's own folders hints a path it would accept (a file for a file option);
+standard output and error are never a file that a scenario or workload file reaches (a model's config.json)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cli_helpers import ROOT, _cli, _scenario, _sha
+from planner.catalog import skypilot as sky
+from planner.catalog.skypilot import ImportProblem, import_file
+from planner.cli.main import main
+
+AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone,Arch\n")
+# a real row (catalogs/v8/aws/vms.csv @00148f2a, as tests/test_import_skypilot.py), GpuInfo shortened to the name
+G6 = "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.259900,us-east-2,use2-az2,x86_64\n"
+ESC_PRICE = "g4dn.xlarge,T4,1.0,4.0,16.0,T4,0.526\x1b]0;PWN\x07,0.2,us-east-1,use1-az1,x86_64\n"
+
+
+def _aws(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(AWS_HEADER + body, encoding="utf-8")
+    return path
+
+
+# -- 5B item 12: one escaping layer, applied where the message is written --------------------------------------
+
+def test_a_reason_holds_the_text_as_read_and_the_terminal_shows_one_escape(tmp_path: Path) -> None:
+    path = _aws(tmp_path, G6 + ESC_PRICE)
+    res = import_file(path)
+    # the reason keeps the cell as read (ESC and BEL themselves): no escaping layer in the importer
+    assert res.skipped["g4dn.xlarge"] == "line 3, column Price: '0.526\x1b]0;PWN\x07' is not a number"
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    # the terminal's layer (escape_unsafe): ESC as the 4 characters \x1b, BEL as \x07; a backslash once, never '\\x1b'
+    want = "  left out 1: column Price: '0.526\\x1b]0;PWN\\x07' is not a number (line 3: g4dn.xlarge)"
+    lines = r.stderr.splitlines()
+    assert want in lines, r.stderr
+    assert "\\\\x1b" not in r.stderr and "\x1b" not in r.stderr
+
+
+def test_an_unknown_gpu_name_is_escaped_once_too(tmp_path: Path) -> None:
+    path = _aws(tmp_path, G6 + "g4dn.2xlarge,T\x1b]0;X\x07,1.0,8.0,32.0,T4,0.752,0.3,us-east-1,use1-az1,x86_64\n")
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "  left out 1: GPU 'T\\x1b]0;X\\x07' has no gpus.yaml entry (g4dn.2xlarge)" in r.stderr.splitlines()
+
+
+# -- 5A item 10: the overlay's size cap is counted while the file is read ------------------------------------
+
+def _many(n: int) -> str:
+    """``n`` GPU instance types of one row each (the g6.xlarge row under other names)."""
+    return "".join(G6.replace("g6.xlarge", f"g6x{i}.xlarge") for i in range(n))
+
+
+def test_the_cap_is_passed_while_reading_and_said_with_its_line(tmp_path: Path, monkeypatch) -> None:
+    # each g6x<i>.xlarge entry takes at least `least` bytes (least_entry_bytes: its entry with every figure at its
+    # shortest; i < 10 keeps the names one length); with max_bytes = 10 * least - 1 the tenth instance type passes
+    # the cap: line 11 (the header is line 1), though the file goes on for 1,000 rows
+    path = _aws(tmp_path, _many(1000))
+    least = sky.least_entry_bytes("aws", "g6x0.xlarge", "l4")
+    seen = []
+    real = sky._row_problem
+
+    def counting(*args):  # how many rows were looked at before the refusal
+        seen.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(sky, "_row_problem", counting)
+    cap = 10 * least - 1
+    try:
+        import_file(path, gpu_ids=["l4"], max_bytes=cap)
+    except ImportProblem as exc:
+        message = str(exc)
+    else:
+        raise AssertionError("not refused")
+    assert message == (f"{path}: the overlay would be over {cap:,} bytes (what is left of the 20 MiB the catalog "
+                       "loader reads in one file after the files imported before it) already with the 10 instance "
+                       f"types with a GPU the catalog knows up to line 11 (at least {10 * least:,} bytes, were each "
+                       "kept); a SkyPilot vms.csv gives a few hundred GPU instance types, so check that this is one, "
+                       "or split it"), message
+    assert len(seen) == 10  # stopped at the row that passed the cap, not after the 1,000
+
+
+def test_the_least_entry_size_is_never_more_than_a_real_entry(tmp_path: Path) -> None:
+    # the early count is a lower bound: for rows of every shape (a spot range, notes, a long region, no spot)
+    # the real entry (entry_bytes, exact) is at least the bound
+    body = G6 + G6.replace("use2-az2", "use2-az1").replace("0.259900", "0.3") + \
+        "g5.xlarge,A10G,1.0,4.0,16.0,A10G,1.006,,us-east-1,use1-az1,x86_64\n" + \
+        "p5.48xlarge,H100,8.0,192.0,2048.0,H100,98.32,25.7522,us-east-1,use1-az1,x86_64\n"
+    res = import_file(_aws(tmp_path, body))
+    assert len(res.rows) == 3
+    for row in res.rows:
+        assert sky.least_entry_bytes("aws", row.instance, row.gpu) <= sky.entry_bytes(row)
+
+
+def test_the_entry_mapping_is_what_the_written_text_reads_as() -> None:
+    # the loader's per-row check takes the entry as a mapping built without a parse (_entry_mapping): it must be
+    # what a YAML safe load of the written text gives, for every row of the shipped test files (notes, ranges,
+    # no spot, GCP's derived rows)
+    import yaml
+
+    data = ROOT / "tests" / "data" / "skypilot"
+    rows = [r for f in sorted(data.glob("*/vms.csv")) for r in import_file(f).rows]
+    assert len(rows) > 20
+    for r in rows:
+        text = sky.overlay_yaml([r], source={r.provider: "S \u00e9"}, as_of="2026-01", generated="t")
+        assert yaml.safe_load(text)["instances"][0] == sky._entry_mapping(r, "S \u00e9", "2026-01"), r.id
+
+
+# -- 5A 'Trivial': a refusal hints a path that would be accepted ---------------------------------------------
+
+def test_run_from_inside_the_package_the_hint_is_outside_it(tmp_path: Path) -> None:
+    s = _scenario(tmp_path / "s.yaml", "s")
+    before = sorted(os.listdir(ROOT / "planner"))
+    r = _cli("plan", str(s), "--out", "reports", "--format", "json", cwd=ROOT / "planner",
+             env={"HOME": str(tmp_path)})
+    assert r.returncode == 2, r.stdout
+    # 'reports' from planner/ is planner/reports, the refused path: the hint is reports in the home folder
+    assert r.stderr.strip() == (f"Error: reports: is planner's own package folder ({ROOT / 'planner'}), or a folder "
+                                "inside it, and planner does not write into it. Give another --out, a folder outside "
+                                f"it, e.g. --out {tmp_path / 'reports'}."), r.stderr
+    assert sorted(os.listdir(ROOT / "planner")) == before
+    # the hinted folder is accepted
+    r = _cli("plan", str(s), "--out", str(tmp_path / "reports"), "--format", "json", cwd=ROOT / "planner",
+             env={"HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "reports" / "s.json").is_file()
+
+
+def test_with_home_inside_the_package_too_the_hint_is_beside_it(tmp_path: Path) -> None:
+    s = _scenario(tmp_path / "s.yaml", "s")
+    r = _cli("plan", str(s), "--out", "reports", "--format", "json", cwd=ROOT / "planner",
+             env={"HOME": str(ROOT / "planner")})
+    assert r.returncode == 2, r.stdout
+    # neither the current directory nor HOME will do: the folder holding the package (ROOT), outside it
+    assert r.stderr.strip().endswith(f"Give another --out, a folder outside it, e.g. --out {ROOT / 'reports'}."), \
+        r.stderr
+
+
+def test_calibrate_into_the_catalog_hints_a_file(tmp_path: Path) -> None:
+    before = _sha(ROOT / "catalog" / "gpus.yaml")
+    r = _cli("calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16", "--micro-batch",
+             "2", "--seq-len", "512", "--out", str(ROOT / "catalog" / "x.yaml"), cwd=tmp_path)
+    assert r.returncode == 2
+    # --out takes a file: the file is named and a file hinted (its name in the current directory, tmp_path)
+    assert r.stderr.strip() == (f"Error: {ROOT / 'catalog' / 'x.yaml'}: is inside planner's own catalog folder "
+                                f"({ROOT / 'catalog'}), and planner does not write into it. Give another --out, a "
+                                "file outside it, e.g. --out x.yaml."), r.stderr
+    assert _sha(ROOT / "catalog" / "gpus.yaml") == before

@@ -153,3 +153,91 @@ def test_calibrate_into_the_catalog_hints_a_file(tmp_path: Path) -> None:
                                 f"({ROOT / 'catalog'}), and planner does not write into it. Give another --out, a "
                                 "file outside it, e.g. --out x.yaml."), r.stderr
     assert _sha(ROOT / "catalog" / "gpus.yaml") == before
+
+
+# -- 5A item 2 (continued): standard output and error never a file the scenario or workload reaches ----------
+
+CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "intermediate_size": 96, "vocab_size": 100, "max_position_embeddings": 2048}
+
+
+def _model_scenario(folder: Path, model: str) -> Path:
+    """A scenario in ``folder`` whose one workload's model is ``model`` (a path relative to ``folder``, or a
+    hub id), with a tiny Llama config.json in ``folder/mymodel``."""
+    import json
+
+    (folder / "mymodel").mkdir(parents=True)
+    (folder / "mymodel" / "config.json").write_text(json.dumps(CONFIG))
+    s = _scenario(folder / "s.yaml", "s")
+    s.write_text(s.read_text().replace("model: llama-2-7b", f"model: {model}"))
+    assert f"model: {model}" in s.read_text()
+    return s
+
+
+def _refused(r, stream: str, path: str) -> None:
+    other = r.stderr if stream == "standard output" else r.stdout
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert other.strip() == (f"Error: {stream} is {path}, an input of this run; planner does not write into it. "
+                             f"Redirect {stream} to another file."), other
+
+
+def test_stdout_onto_the_model_config_a_scenario_names_is_refused(tmp_path: Path) -> None:
+    # the scenario lies in sub/ and names 'mymodel' relative to it; planner runs from tmp_path: no option names
+    # sub/mymodel, only the scenario does (planner.api.plans.named_files)
+    s = _model_scenario(tmp_path / "sub", "mymodel")
+    cfg = tmp_path / "sub" / "mymodel" / "config.json"
+    before = _sha(cfg)
+    r = _cli(shell=f"python -m planner plan {s} --out o --format json 1<> sub/mymodel/config.json", cwd=tmp_path)
+    _refused(r, "standard output", str(cfg))  # named as the scenario reaches it: from its folder (s is absolute)
+    assert _sha(cfg) == before and not (tmp_path / "o").exists()
+    r = _cli(shell=f"python -m planner plan {s} --out o --format json 2>> {cfg}", cwd=tmp_path)
+    _refused(r, "standard error", str(cfg))
+    assert _sha(cfg) == before
+    r = _cli(shell=f"python -m planner compare {s} >> {cfg}", cwd=tmp_path)
+    _refused(r, "standard output", str(cfg))
+    assert _sha(cfg) == before
+    # the same run onto another file goes ahead (the check compares files, not names)
+    r = _cli(shell=f"python -m planner plan {s} --out o --format json > plan.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o" / "s.json").is_file() and _sha(cfg) == before
+
+
+def test_stdout_onto_the_model_config_a_workload_names_is_refused(tmp_path: Path) -> None:
+    s = _model_scenario(tmp_path, "mymodel")
+    (tmp_path / "w.yaml").write_text("task: train\nmodel: mymodel\nmethod: qlora\n")
+    cfg = tmp_path / "mymodel" / "config.json"
+    before = _sha(cfg)
+    for cmd in ("estimate --workload w.yaml", "fit --gpu rtx-4090 --workload w.yaml"):
+        r = _cli(shell=f"python -m planner {cmd} >> mymodel/config.json", cwd=tmp_path)
+        _refused(r, "standard output", "mymodel/config.json")
+    assert _sha(cfg) == before and s.is_file()
+
+
+def test_stdout_onto_a_cached_hub_config_is_refused(tmp_path: Path) -> None:
+    # a hub id resolves to the cache's snapshot (planner.model.models.cached_config_path: refs/main's revision)
+    import json
+
+    snap = tmp_path / "hub" / "models--acme--tiny" / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps(CONFIG))
+    (tmp_path / "hub" / "models--acme--tiny" / "refs").mkdir()
+    (tmp_path / "hub" / "models--acme--tiny" / "refs" / "main").write_text("abc123")
+    s = _model_scenario(tmp_path / "sub", "acme/tiny")
+    before = _sha(snap / "config.json")
+    env = {"HF_HUB_CACHE": str(tmp_path / "hub")}
+    for cmd in (f"plan {s} --out o --format json", "estimate --model acme/tiny --task train"):
+        r = _cli(shell=f"python -m planner {cmd} >> {snap / 'config.json'}", cwd=tmp_path, env=env)
+        _refused(r, "standard output", str(snap / "config.json"))
+    assert _sha(snap / "config.json") == before
+
+
+def test_stdout_onto_the_default_calibration_file_is_refused(tmp_path: Path) -> None:
+    # estimate --gpu reads $XDG_CONFIG_HOME/planner/calibration.yaml without an option naming it
+    cal = tmp_path / "cfg" / "planner" / "calibration.yaml"
+    cal.parent.mkdir(parents=True)
+    cal.write_text("schema_version: 1\n")
+    before = _sha(cal)
+    r = _cli(shell=f"python -m planner estimate --model llama-2-7b --task train --gpu rtx-4090 >> {cal}",
+             cwd=tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
+    _refused(r, "standard output", str(cal))
+    assert _sha(cal) == before

@@ -241,3 +241,21 @@ def test_stdout_onto_the_default_calibration_file_is_refused(tmp_path: Path) -> 
              cwd=tmp_path, env={"XDG_CONFIG_HOME": str(tmp_path / "cfg")})
     _refused(r, "standard output", str(cal))
     assert _sha(cal) == before
+
+
+def test_a_row_only_the_loader_refuses_is_left_out_not_the_import(tmp_path: Path, monkeypatch) -> None:
+    # the CLI first imports without the loader's per-row check (the whole overlay is loaded before it is
+    # written); a row the importer's own checks let through but the loader refuses makes that load fail, and
+    # the import is run again with each row checked. The importer's checks are switched off here so that a
+    # row of 100 GPUs (the loader takes 1 to 64) reaches the loader
+    monkeypatch.setattr(sky, "_imported_problem", lambda row: None)
+    path = _aws(tmp_path, G6 + "p9.big,L4,100.0,4.0,16.0,L4,9.5,,us-east-1,use1-az1,x86_64\n")
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{path}: 1 instance(s)", r.stderr  # said once: the first pass printed nothing
+    assert len([x for x in lines if x.endswith("instance(s)")]) == 1, r.stderr
+    assert lines[1].startswith("  left out 1: the catalog would refuse it: "), r.stderr
+    assert "gpu_count" in lines[1] and lines[1].endswith("(line 3: p9.big)"), r.stderr
+    text = (tmp_path / "o" / "cloud.yaml").read_text()
+    assert "id: aws-g6-xlarge" in text and "p9" not in text

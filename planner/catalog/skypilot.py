@@ -462,7 +462,7 @@ def _loader_cap() -> int:
 
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
                 gpu_ids: Iterable[str] | None = None, max_bytes: int | None = None, source: str = "",
-                as_of: str = "") -> ImportResult:
+                as_of: str = "", check_rows: bool = True) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
@@ -475,6 +475,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             every row.
         source, as_of: the source text and date the overlay will give its rows (for their size; left
             empty, the size counted is a lower bound).
+        check_rows: run the catalog loader's checks on each row (:func:`_loader_problem`), leaving out one
+            it refuses; False for a caller that loads the whole overlay with the loader anyway and imports
+            again with the check only when that load fails (planner catalog import-skypilot: each
+            entry is then read once, not twice).
 
     Raises:
         ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
@@ -582,7 +586,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = row
         elif _imported_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
-        elif _loader_problem(row) is not None:
+        elif check_rows and _loader_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)

@@ -51,6 +51,17 @@ def test_an_unknown_gpu_name_is_escaped_once_too(tmp_path: Path) -> None:
     assert "  left out 1: GPU 'T\\x1b]0;X\\x07' has no gpus.yaml entry (g4dn.2xlarge)" in r.stderr.splitlines()
 
 
+def test_an_as_of_with_esc_is_escaped_once(tmp_path: Path) -> None:
+    path = _aws(tmp_path, G6)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "o"), "--as-of",
+                                  "2025\x1b]0;X\x07"])
+    assert r.exit_code == 2
+    # ESC and BEL as the terminal layer writes them (one backslash each), not the repr of that text
+    assert "'2025\\x1b]0;X\\x07' is not a date; write YYYY-MM or YYYY-MM-DD" in r.stderr, r.stderr
+    assert "\\\\x1b" not in r.stderr and "\x1b" not in r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 # -- 5A item 10: the overlay's size cap is counted while the file is read ------------------------------------
 
 def _many(n: int) -> str:
@@ -200,6 +211,12 @@ def test_stdout_onto_the_model_config_a_scenario_names_is_refused(tmp_path: Path
     r = _cli(shell=f"python -m planner plan {s} --out o --format json > plan.txt", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "o" / "s.json").is_file() and _sha(cfg) == before
+    # a scenario from a pipe is read once, by the run: the check before it leaves the pipe alone
+    # (a relative model path is read from the scenario's folder, /dev/fd for a pipe: the model is named absolutely)
+    piped = f"<(sed 's#model: mymodel#model: {tmp_path / 'sub' / 'mymodel'}#' {s})"
+    r = _cli(shell=f"python -m planner plan {piped} --out p --format json > plan2.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p").is_dir() and "Recommendation" in (tmp_path / "plan2.txt").read_text()
 
 
 def test_stdout_onto_the_model_config_a_workload_names_is_refused(tmp_path: Path) -> None:

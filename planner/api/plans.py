@@ -402,15 +402,12 @@ def named_files(path: Any) -> list[Path]:
     Used by planner.cli.streams to keep standard output and error off the files a run reads."""
     import stat
 
-    import yaml
-
-    from planner.core.infile import read_input
+    from planner.core.yamlio import parse_yaml, read_text
 
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return []
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(read_input(Path(path)).data, Loader=loader)  # noqa: S506 - a safe loader
+        data = parse_yaml(read_text(Path(path)))  # the run's own reader: bounded, no alias bombs
     except Exception:  # noqa: BLE001 - any file the run itself will refuse, with its reason
         return []
     if not isinstance(data, Mapping):

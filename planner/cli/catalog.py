@@ -331,7 +331,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     date = as_of or utc_today().isoformat()
     # YYYY-MM or YYYY-MM-DD only: Python reads '20250101' too, which the catalog then refuses
     if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", date):
-        raise click.BadParameter(f"{escape_unsafe(date)!r} is not a date; write YYYY-MM or YYYY-MM-DD",
+        raise click.BadParameter(f"'{date}' is not a date; write YYYY-MM or YYYY-MM-DD",
                                  param_hint="--as-of")
     try:
         parsed = dt.date.fromisoformat(date if len(date) > 7 else date + "-01")
@@ -421,7 +421,7 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
             sources.setdefault(r.provider, source_text or _default_source(f, date))
         used += result.entry_bytes
         rows += result.rows
-        rows_from += [(escape_unsafe(str(f)), r) for r in result.rows]
+        rows_from += [(str(f), r) for r in result.rows]
         say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"))
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))

@@ -351,9 +351,9 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
     for r in rows:
         info = (r.get("GpuInfo") or "").strip()
         if info and not info.startswith("{"):
-            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {_quoted(info)} is SkyPilot's v7 RunPod layout "
-                                "(GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); import "
-                                "catalogs/v8/runpod/vms.csv instead")
+            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {_quoted(info)} is SkyPilot's v7 RunPod "
+                                "layout (GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); "
+                                "import catalogs/v8/runpod/vms.csv instead")
 
 
 def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
@@ -376,8 +376,8 @@ def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str
         what = key[0] or f"the {key[1]} x{key[2]} GPU row"
         zone = f" zone {key[4]}" if key[4] else ""
         raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
-                            f"{key[3]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a vms.csv lists one row "
-                            "per instance type and zone: re-download the file")
+                            f"{key[3]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a "
+                            "vms.csv lists one row per instance type and zone: re-download the file")
     return out
 
 

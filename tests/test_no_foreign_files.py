@@ -190,4 +190,6 @@ def test_a_calibration_is_never_saved_into_the_shipped_catalog(tmp_path: Path) -
                       measured_on="2026-01-01", versions={})
     with pytest.raises(OutputError) as info:
         save_calibration(cal, target)
-    assert "is planner's own catalog folder" in str(info.value) and not target.exists()
+    # the file is named, and a file outside hinted (planner.core.protected: the refusal of a file option)
+    assert f"{target}: is inside planner's own catalog folder" in str(info.value) and not target.exists()
+    assert "a file outside it, e.g. --out " in str(info.value)

@@ -369,7 +369,51 @@ def run_inputs(sc: Any, cat: Any) -> list[Path]:
         source = str(getattr(variants[0].workload, "model_source", "") or "") if variants else ""
         if not source or source.startswith("catalog:"):
             continue
-        source = source.removeprefix("hf-cache: ")
-        for candidate in (Path(source), base / source):
-            found.extend([candidate, candidate / "config.json"])
+        found.extend(model_files(source.removeprefix("hf-cache: "), base, hub=False))
     return found
+
+
+def model_files(value: str, base: Path, *, hub: bool = True) -> list[Path]:
+    """The paths a workload's ``model`` value may read: the value as a path from the current directory and
+    from ``base`` (the scenario's or workload file's folder), each with the ``config.json`` inside it, and
+    with ``hub``, the cached ``config.json`` of a Hugging Face id (planner.model.models.resolve_model's
+    places). Paths that do not exist are listed too (whoever compares them stats them)."""
+    found: list[Path] = []
+    for candidate in (Path(value), base / value):
+        found.extend([candidate, candidate / "config.json"])
+    if hub:
+        from planner.model.models import cached_config_path, hf_cache_dir
+
+        try:
+            cached = cached_config_path(value, hf_cache_dir())
+        except (OSError, ValueError):
+            cached = None
+        if cached is not None:
+            found.append(cached)
+    return found
+
+
+def named_files(path: Any) -> list[Path]:
+    """The files a scenario or workload file reaches through its keys, read from the file's YAML alone (no
+    catalog, no checks, so that it can be known before a run starts): each ``model`` (the top-level one of a
+    workload file, each of ``workloads:``), as :func:`model_files`. Empty for a file that is not a regular
+    file (a pipe is read once, by the run) or not a YAML mapping: the run then says why.
+
+    Used by planner.cli.streams to keep standard output and error off the files a run reads."""
+    import stat
+
+    from planner.core.yamlio import parse_yaml, read_text
+
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return []
+        data = parse_yaml(read_text(Path(path)))  # the run's own reader: bounded, no alias bombs
+    except Exception:  # noqa: BLE001 - any file the run itself will refuse, with its reason
+        return []
+    if not isinstance(data, Mapping):
+        return []
+    entries = [data] + [w for w in (data.get("workloads") or []) if isinstance(w, Mapping)] \
+        if isinstance(data.get("workloads") or [], list) else [data]
+    base = Path(path).parent
+    return [f for e in entries if isinstance(e.get("model"), str) and e["model"].strip()
+            for f in model_files(e["model"].strip(), base)]

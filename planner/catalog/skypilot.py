@@ -205,7 +205,9 @@ def header_provider(header: Sequence[str]) -> str | None:
 
 
 def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
-              no_gpu: set[str] | None = None) -> tuple[list[str], list[dict[str, str]]]:
+              no_gpu: set[str] | None = None,
+              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
+              ) -> tuple[list[str], list[dict[str, str]]]:
     """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
 
     Args:
@@ -213,6 +215,8 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
             (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
             ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
             accelerator and are needed). None: every row kept.
+        watch: given the header, a function called with each row kept (and its line) as it is read, which
+            may stop the reading by raising ImportProblem (:func:`import_file`'s size cap); or None.
 
     Raises:
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
@@ -239,11 +243,13 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
             from None
     del data
-    return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu)
+    return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu, watch)
 
 
 def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
-              no_gpu: set[str] | None) -> tuple[list[str], list[dict[str, str]]]:
+              no_gpu: set[str] | None,
+              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
+              ) -> tuple[list[str], list[dict[str, str]]]:
     reader = csv.reader(fh)
     try:
         header = [c.strip() for c in next(reader, [])]
@@ -253,9 +259,7 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
         raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
     twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
     if twice is not None:  # csv.DictReader-style reading would keep the last one silently
-        from planner.core.names import escape_unsafe
-
-        raise ImportProblem(f"{path}: line 1: the header names column {escape_unsafe(twice)!r} twice (columns "
+        raise ImportProblem(f"{path}: line 1: the header names column {_quoted(twice)} twice (columns "
                             f"{header.index(twice) + 1} and {header.index(twice, header.index(twice) + 1) + 1}), so "
                             "which one holds the value cannot be told")
     missing = [c for c in REQUIRED_COLUMNS if c not in header]
@@ -265,6 +269,7 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
     rows: list[dict[str, str]] = []
     first_line = reader.line_num
     dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
+    seen = watch(header) if watch is not None else None
     while True:
         try:
             fields = next(reader)
@@ -292,6 +297,8 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
             continue
         row["_line"] = str(line)
         rows.append(row)
+        if seen is not None:
+            seen(row, line)
     return header, rows
 
 
@@ -300,10 +307,16 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
+def _quoted(text: str, limit: int = 40) -> str:
+    """``text`` as a message quotes it: between single quotes, cut after ``limit`` characters ('...'), and
+    otherwise as read. Not escaped here: the one escaping layer of its medium is applied where the message
+    is written (the terminal's, planner.core.escape.terminal_text, in the CLI), so an ESC shows once as
+    '\\x1b', never as the escape of an escape."""
+    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
+
+
 def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
     """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
-    from planner.core.names import escape_unsafe
-
     if len(fields) != len(header):
         where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
                  f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
@@ -312,21 +325,21 @@ def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str,
         raw = row.get(col, "").strip()
         if not raw:
             continue
-        shown = escape_unsafe(raw if len(raw) <= 40 else raw[:40] + "...")
+        shown = _quoted(raw)
         if not _NUMBER.fullmatch(raw):
             try:
                 finite = math.isfinite(float(raw))
             except ValueError:
                 finite = True
-            return f", column {col}: {shown!r} is not a " + ("number" if finite else "finite number")
+            return f", column {col}: {shown} is not a " + ("number" if finite else "finite number")
         value = float(raw)
         if not math.isfinite(value):
-            return f", column {col}: {shown!r} is not a finite number"
+            return f", column {col}: {shown} is not a finite number"
         if value < 0:
             unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
-            return f", column {col}: {shown} is below 0{unit}"
+            return f", column {col}: {raw} is below 0{unit}"
         if col == "vCPUs" and value != int(value):
-            return f", column vCPUs: {shown} is not a whole number of vCPUs"
+            return f", column vCPUs: {raw} is not a whole number of vCPUs"
     return None
 
 
@@ -338,9 +351,9 @@ def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequen
     for r in rows:
         info = (r.get("GpuInfo") or "").strip()
         if info and not info.startswith("{"):
-            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {info!r} is SkyPilot's v7 RunPod layout "
-                                "(GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); import "
-                                "catalogs/v8/runpod/vms.csv instead")
+            raise ImportProblem(f"{path}: line {r['_line']}, column GpuInfo: {_quoted(info)} is SkyPilot's v7 RunPod "
+                                "layout (GpuInfo a bare name, MemoryGiB the GPU memory rather than the host's RAM); "
+                                "import catalogs/v8/runpod/vms.csv instead")
 
 
 def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
@@ -363,8 +376,8 @@ def _check_duplicates(path: Path, provider: str, rows: Sequence[Mapping[str, str
         what = key[0] or f"the {key[1]} x{key[2]} GPU row"
         zone = f" zone {key[4]}" if key[4] else ""
         raise ImportProblem(f"{path}: lines {first['_line']} and {r['_line']}, column {diff}: two rows for {what} in "
-                            f"{key[3]}{zone} give {first.get(diff)!r} and {r.get(diff)!r}; a vms.csv lists one row "
-                            "per instance type and zone: re-download the file")
+                            f"{key[3]}{zone} give {_quoted(first.get(diff) or '')} and {_quoted(r.get(diff) or '')}; a "
+                            "vms.csv lists one row per instance type and zone: re-download the file")
     return out
 
 
@@ -396,9 +409,60 @@ def slug(provider: str, instance: str) -> str:
     return f"{provider}-" + re.sub(r"[^a-z0-9]+", "-", instance.lower()).strip("-")
 
 
+def _cap_watch(path: Path, provider: str | None, gpu_ids: Iterable[str] | None, cap: int, source: str,
+               as_of: str) -> Callable[[dict[str, str], int], None] | None:
+    """The size cap counted while a file is read: each instance type with a GPU the catalog knows adds the
+    least bytes its overlay entry can take (:func:`least_entry_bytes`), once; the reading stops with
+    ImportProblem at the row where their sum passes ``cap``, rather than once every row has been priced.
+    None for a provider the importer does not read (refused after the reading)."""
+    if provider not in PROVIDERS:
+        return None
+    known = set(gpu_ids) if gpu_ids is not None else None
+    whole = _loader_cap()
+    limit = (f"{cap:,} bytes ({cap / 2**20:g} MiB, the most the catalog loader reads in one file" if cap >= whole
+             else f"{cap:,} bytes (what is left of the {whole / 2**20:g} MiB the catalog loader reads in one file "
+             "after the files imported before it")
+    counted: set[str] = set()
+    total = 0
+
+    def seen(r: dict[str, str], line: int) -> None:
+        nonlocal total
+        inst = (r.get("InstanceType") or "").strip()
+        if not inst or inst in counted:
+            return
+        if provider == "gcp":
+            if inst not in GCP_MACHINES:
+                return
+            acc, count = GCP_MACHINES[inst]
+        else:
+            acc = (r.get("AcceleratorName") or "").strip()
+            given = _num(r.get("AcceleratorCount")) or 0.0
+            count = int(given)
+            if not acc or given != count or count <= 0:
+                return
+        gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
+        if gid is None or (known is not None and gid not in known):
+            return
+        counted.add(inst)
+        total += least_entry_bytes(provider, inst, gid, source=source, as_of=as_of)
+        if total > cap:
+            raise ImportProblem(
+                f"{path}: the overlay would be over {limit}) already with the {len(counted):,} instance types with a "
+                f"GPU the catalog knows up to line {line} (at least {total:,} bytes, were each kept); a SkyPilot "
+                "vms.csv gives a few hundred GPU instance types, so check that this is one, or split it")
+
+    return seen
+
+
+def _loader_cap() -> int:
+    from planner.core.infile import MAX_FILE_BYTES
+
+    return MAX_FILE_BYTES
+
+
 def import_file(path: Path, *, provider: str | None = None, region: str | None = None,
                 gpu_ids: Iterable[str] | None = None, max_bytes: int | None = None, source: str = "",
-                as_of: str = "") -> ImportResult:
+                as_of: str = "", check_rows: bool = True) -> ImportResult:
     """The instance rows of one SkyPilot ``vms.csv`` (see the module docstring).
 
     Args:
@@ -411,6 +475,10 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             every row.
         source, as_of: the source text and date the overlay will give its rows (for their size; left
             empty, the size counted is a lower bound).
+        check_rows: run the catalog loader's checks on each row (:func:`_loader_problem`), leaving out one
+            it refuses; False for a caller that loads the whole overlay with the loader anyway and imports
+            again with the check only when that load fails (planner catalog import-skypilot: each
+            entry is then read once, not twice).
 
     Raises:
         ImportProblem: the file cannot be read (the module docstring), or its overlay would be over
@@ -419,10 +487,13 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     from planner.core.infile import MAX_FILE_BYTES
 
     cap = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    gpu_ids = list(gpu_ids) if gpu_ids is not None else None  # read twice: while reading, and after
     no_gpu: set[str] = set()
     # rows without an accelerator only say "no GPU" (except GCP's VM rows): dropped as read, to keep memory low
     header, rows = read_rows(path, no_gpu=no_gpu,
-                             drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"))
+                             drop_no_gpu=lambda head: (provider or detect_provider(path, head)) not in (None, "gcp"),
+                             watch=lambda head: _cap_watch(path, provider or detect_provider(path, head), gpu_ids,
+                                                           cap, source, as_of))
     given = provider
     provider = provider or detect_provider(path, header)
     if provider not in PROVIDERS:
@@ -482,7 +553,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                 continue
         gid = gpu_id(provider, inst, acc, r.get("GpuInfo") or "")
         if gid is None or (known is not None and gid not in known):
-            result.skipped.setdefault(inst, f"GPU {acc!r} has no gpus.yaml entry")
+            result.skipped.setdefault(inst, f"GPU {_quoted(acc)} has no gpus.yaml entry")
             continue
         price, spot = _num(r["Price"]), _spot(r, result)
         zone = (r.get("AvailabilityZone") or "").strip()
@@ -515,7 +586,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             result.skipped[inst] = row
         elif _imported_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_imported_problem(row)}"
-        elif _loader_problem(row) is not None:
+        elif check_rows and _loader_problem(row) is not None:
             result.skipped[inst] = f"line {lines[inst]}: {_loader_problem(row)}"
         else:
             result.rows.append(row)
@@ -532,11 +603,9 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     for row in result.rows:  # 'gpu_1x_h100_pcie' and 'GPU_1X_H100_PCIE' give one id: neither can be chosen
         other = first.setdefault(row.id, row)
         if other is not row:
-            from planner.core.names import escape_unsafe
-
             a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
             raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
-                                f"{escape_unsafe(a.instance)!r} and {escape_unsafe(b.instance)!r} both give the catalog "
+                                f"{_quoted(a.instance)} and {_quoted(b.instance)} both give the catalog "
                                 f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as "
                                 "'-'), so one would replace the other")
     return result
@@ -554,25 +623,33 @@ def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
 
 def entry_bytes(row: Imported, *, source: str = "", as_of: str = "") -> int:
     """The UTF-8 bytes ``row``'s entry takes in an overlay (:func:`overlay_yaml`) with this source text and
-    date (left empty: at the least, as any real one only adds bytes)."""
-    text = overlay_yaml([row], source={row.provider: source}, as_of=as_of, generated="")
-    return len(text.encode("utf-8")) - len(overlay_yaml([], source={}, as_of="", generated="").encode("utf-8"))
+    date (left empty: at the least, as any real one only adds bytes): its lines and their line feeds (the
+    blank line between two entries not counted)."""
+    return len("\n".join(_entry_lines(row, source, as_of)).encode("utf-8")) + 1
+
+
+def least_entry_bytes(provider: str, instance: str, gpu: str, *, source: str = "", as_of: str = "") -> int:
+    """The fewest bytes an entry of ``instance`` (with ``gpu``) can take in an overlay, whatever its figures
+    (:func:`entry_bytes` of the entry with each of them at its shortest: 1 GPU, 1 vCPU, '1 GiB', prices of 3
+    characters ('1.0': the shortest a float is written, :func:`yaml_float`), a spot price rather than 'null',
+    no spot range, an empty region, no notes): what an instance type adds to the overlay at the least, known
+    from one row, before its regions are compared."""
+    least = Imported(id=slug(provider, instance), provider=provider, instance=instance, gpu=gpu, gpu_count=1, vcpus=1,
+                     memory_gib=1.0, usd_per_hour=1.0, region="", spot_usd_per_hour=1.0)
+    return entry_bytes(least, source=source, as_of=as_of)
 
 
 def _loader_problem(row: Imported) -> str | None:
     """Why the catalog loader's own checks of a cloud.yaml entry
-    (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None."""
-    import yaml
-
+    (planner.catalog.loader.check_entry) refuse ``row`` as :func:`overlay_yaml` writes it, or None. The
+    entry is the mapping a parse of its text gives (:func:`_entry_mapping`; a YAML parse of each entry took
+    most of an import's time); the written overlay is loaded whole before it is written
+    (planner.cli.catalog.check_overlay)."""
     from planner.catalog.loader import check_entry
     from planner.core.errors import CatalogError
 
-    text = overlay_yaml([row], source={row.provider: "SkyPilot catalog"}, as_of="2000-01", generated="check")
-    # libyaml's parser where PyYAML has it (CSafeLoader: the same SafeConstructor and resolver, so the same
-    # values; several times faster over tens of thousands of rows)
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        check_entry("instances", yaml.load(text, Loader=loader)["instances"][0])  # noqa: S506 - a safe loader
+        check_entry("instances", _entry_mapping(row, "SkyPilot catalog", "2000-01"))
     except CatalogError as exc:
         return f"the catalog would refuse it: {exc.one_line()}"
     return None
@@ -590,7 +667,7 @@ def _imported_problem(row: Imported) -> str | None:
         if why:
             return f"the {what} {why}"
     if not ID_PATTERN.match(row.id):
-        return f"the instance type gives no catalog id ({row.id!r})"
+        return f"the instance type gives no catalog id ({_quoted(row.id)})"
     if not 1 <= row.gpu_count <= 64:
         return f"{row.gpu_count} GPUs, outside the catalog's 1 to 64"
     if not 1 <= row.vcpus <= 4096:
@@ -622,7 +699,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
     if region is not None:
         cands = [z for z in zs if z.region == region]
         if not cands:
-            return f"not offered in region {region!r}"
+            return f"not offered in region {_quoted(region)}"
     else:
         cands = [z for z in zs if is_us(provider, z.region)]
         if not cands:
@@ -718,24 +795,47 @@ def yaml_float(x: float) -> str:
     return text
 
 
+def _entry_lines(r: Imported, source: str, as_of: str) -> list[str]:
+    """The lines of ``r``'s entry in an overlay (:func:`overlay_yaml`), with this source text and date."""
+    q = json.dumps
+    out = [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
+           f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
+           f"    memory: {_memory_text(r.memory_gib)} GiB", f"    usd_per_hour: {yaml_float(r.usd_per_hour)}",
+           "    spot_usd_per_hour: " + ('null' if r.spot_usd_per_hour is None else yaml_float(r.spot_usd_per_hour)),
+           "    spot_usd_per_hour_range: " + ("null" if r.spot_usd_per_hour_range is None else
+                                              f"[{yaml_float(r.spot_usd_per_hour_range[0])}, "
+                                              f"{yaml_float(r.spot_usd_per_hour_range[1])}]"),
+           f"    region: {q(r.region)}", f"    source: {q(source)}", f"    as_of: {q(as_of)}",
+           f"    verification: {r.verification}"]
+    if r.notes:
+        out.append(f"    notes: {q(r.notes)}")
+    return out
+
+
+def _entry_mapping(r: Imported, source: str, as_of: str) -> dict[str, object]:
+    """``r``'s entry as the catalog loader gets it from :func:`overlay_yaml`'s text (what a YAML safe load of
+    :func:`_entry_lines` gives: each float written by :func:`yaml_float` reads back as itself, each quoted
+    text as itself, the memory as its text with its unit), built without a parse; tests/test_safety7c.py
+    compares the two on every shipped test file's rows."""
+    entry: dict[str, object] = {
+        "id": r.id, "provider": r.provider, "instance": r.instance, "gpu": r.gpu, "gpu_count": r.gpu_count,
+        "vcpus": r.vcpus, "memory": f"{_memory_text(r.memory_gib)} GiB", "usd_per_hour": float(r.usd_per_hour),
+        "spot_usd_per_hour": None if r.spot_usd_per_hour is None else float(r.spot_usd_per_hour),
+        "spot_usd_per_hour_range": None if r.spot_usd_per_hour_range is None else
+        [float(r.spot_usd_per_hour_range[0]), float(r.spot_usd_per_hour_range[1])],
+        "region": r.region, "source": source, "as_of": as_of, "verification": r.verification}
+    if r.notes:
+        entry["notes"] = r.notes
+    return entry
+
+
 def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: str, generated: str) -> str:
     """A ``cloud.yaml`` overlay holding ``rows`` (source: provider -> the source text of its rows)."""
-    q = json.dumps
     out = [f"# Cloud instances imported by `planner catalog import-skypilot` ({generated}).",
            "# Schema: catalog/README.md (cloud.yaml); an entry whose id is a shipped one replaces it key by key.",
            "schema_version: 1", "instances:"]
     for r in rows:
-        out += [f"  - id: {r.id}", f"    provider: {r.provider}", f"    instance: {q(r.instance)}",
-                f"    gpu: {r.gpu}", f"    gpu_count: {r.gpu_count}", f"    vcpus: {r.vcpus}",
-                f"    memory: {_memory_text(r.memory_gib)} GiB", f"    usd_per_hour: {yaml_float(r.usd_per_hour)}",
-                "    spot_usd_per_hour: " + ('null' if r.spot_usd_per_hour is None else yaml_float(r.spot_usd_per_hour)),
-                "    spot_usd_per_hour_range: " + ("null" if r.spot_usd_per_hour_range is None else
-                                                   f"[{yaml_float(r.spot_usd_per_hour_range[0])}, "
-                                                   f"{yaml_float(r.spot_usd_per_hour_range[1])}]"),
-                f"    region: {q(r.region)}", f"    source: {q(source[r.provider])}", f"    as_of: {q(as_of)}",
-                f"    verification: {r.verification}"]
-        if r.notes:
-            out.append(f"    notes: {q(r.notes)}")
+        out += _entry_lines(r, source[r.provider], as_of)
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

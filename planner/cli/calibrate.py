@@ -63,7 +63,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     # where the result goes, known before the measurement (no HOME and no --out: said now)
     path = save_path(Path(calibration_file) if calibration_file else None)
     refuse_input(path, calibration_inputs(workload_file, workload, catalog))
-    refuse_protected(path.parent)  # never into planner's own catalog or package: refused before the measurement
+    # never into planner's own catalog or package: refused before the measurement
+    refuse_protected(path.parent, file_name=path.name)
     refuse_linked(path)
     m = run_calibration(workload, steps=steps)
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],

@@ -5,7 +5,10 @@ A shell redirection names its file before planner runs (``planner catalog gpus 1
 runs, :func:`refuse_streams_onto_inputs` compares each of the two streams that is a regular file, by
 device and inode (a hard link or a bind mount of the file is the file), with the files the command's
 options and arguments name (a file, or the files directly inside a folder: an overlay folder, a model
-folder) and with every file of the planner package and of the shipped catalog beside it
+folder), the files a scenario or workload file reaches (a workload's model folder or config.json, read
+from the file's YAML before the run: planner.api.plans.named_files; the report writer's own list of a
+run's inputs is planner.api.plans.run_inputs, which shares its model paths), the default calibration
+file an estimate reads, and every file of the planner package and of the shipped catalog beside it
 (planner.core.reportset.protected_folders). A match is refused before anything is written, as one
 ``Error:`` line on the other stream and exit status 2.
 
@@ -65,6 +68,28 @@ def _files(paths: Iterable[Path], walk: bool) -> Iterator[Path]:
             continue
 
 
+def _reached(params: dict[str, Any]) -> list[Path]:
+    """The files a run reads that no option or argument names: those a scenario or workload file reaches
+    (each workload's model folder and config.json, a cached Hugging Face config.json:
+    planner.api.plans.named_files), the cached config.json of a ``--model`` hub id, and the default
+    calibration file an estimate with ``--gpu`` reads (planner.validate.calibrate.default_path)."""
+    from planner.api.plans import model_files, named_files
+
+    found: list[Path] = []
+    for key in ("scenario_file", "workload_file"):
+        if isinstance(params.get(key), str) and params[key]:
+            found += named_files(params[key])
+    if isinstance(params.get("model"), str) and params["model"].strip():
+        found += model_files(params["model"].strip(), Path("."))
+    if params.get("gpu_id") and "calibration_file" in params and not params.get("calibration_file"):
+        from planner.validate.calibrate import default_path
+
+        path = default_path()
+        if path is not None:
+            found.append(path)
+    return found
+
+
 def refuse_streams_onto_inputs(ctx: click.Context) -> None:
     """Exit 2 (one ``Error:`` line on the other stream) when standard output or standard error is a
     regular file that the command reads (its options' and arguments' files) or that planner ships
@@ -74,7 +99,7 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
         return
     from planner.core.reportset import protected_folders
 
-    given = [p for v in ctx.params.values() for p in _paths(v)]
+    given = [p for v in ctx.params.values() for p in _paths(v)] + _reached(ctx.params)
     for kind, files in (("an input of this run", _files(given, walk=False)),
                         ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))):
         for f in files:

@@ -72,6 +72,7 @@ from types import TracebackType
 
 from planner.core.atomic import STAGING_PREFIX, ensure_dir, sha256_file, fsync_dir, keep_access, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
+from planner.core.protected import protected_folders, refuse_protected  # noqa: F401 - re-exported
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
@@ -764,79 +765,3 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
         raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
                           "name; planner never replaces or removes another set's report. Give another --out, or "
                           "give the scenario another name.")
-
-
-def _protected() -> list[Path]:
-    """The shipped catalog (where it is beside the package: a source checkout) and the planner package."""
-    package = Path(__file__).resolve().parent.parent  # planner/
-    return [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
-
-
-def protected_folders() -> list[Path]:
-    """The folders planner never writes into: the planner package, and the shipped catalog beside it
-    in a source checkout."""
-    return _protected()
-
-
-def _refusal(out_dir: Path | str, p: Path) -> DestinationError:
-    return DestinationError(f"{out_dir}: is planner's own {'catalog' if p.name == 'catalog' else 'package'} "
-                            f"folder ({p}), or a folder inside it, and planner does not write into it. Give another "
-                            "--out, e.g. " + ("--out my-catalog." if p.name == "catalog" else "--out reports."))
-
-
-def _protected_ids() -> dict[tuple[int, int], Path]:
-    ids = {}
-    for p in _protected():
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        ids[(st.st_dev, st.st_ino)] = p
-    return ids
-
-
-def refuse_protected(out_dir: Path, *, fd: int | None = None) -> None:
-    """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder,
-    known by path and by device and inode (a bind mount, or a link, of the catalog is the catalog): the
-    folder and every folder above it are compared. ``fd``: an open descriptor of the folder (the one
-    locked), checked the same way by walking up its own '..' entries (what the path names may have been
-    swapped meanwhile).
-
-    Raises:
-        OutputError: naming the folder.
-    """
-    protected = _protected()
-    try:
-        where = Path(os.path.realpath(out_dir))
-    except (OSError, ValueError):
-        where = None
-    for p in protected:
-        if where is not None and (where == p or p in where.parents):
-            raise _refusal(out_dir, p)
-    ids = _protected_ids()
-    try:
-        here = Path(os.path.abspath(out_dir))
-    except (OSError, ValueError):
-        here = None
-    for q in ((here, *here.parents) if here is not None else ()):
-        try:
-            st = os.stat(q)
-        except (OSError, ValueError):
-            continue
-        if (st.st_dev, st.st_ino) in ids:
-            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)])
-    if fd is None:
-        return
-    up = "."
-    seen = None
-    for _ in range(4096):  # '..' of the root is the root: the walk ends there
-        try:
-            st = os.stat(up, dir_fd=fd)
-        except OSError:
-            return
-        if (st.st_dev, st.st_ino) in ids:
-            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)])
-        if (st.st_dev, st.st_ino) == seen:
-            return
-        seen = (st.st_dev, st.st_ino)
-        up = ".." if up == "." else up + "/.."

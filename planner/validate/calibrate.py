@@ -264,7 +264,8 @@ def save_calibration(cal: Calibration, path: Path) -> None:
     from planner.core.atomic import write_text
     from planner.core.reportset import refuse_protected
 
-    refuse_protected(Path(path).parent)  # never into planner's own catalog or package folders
+    # never into planner's own catalog or package folders
+    refuse_protected(Path(path).parent, file_name=Path(path).name)
     refuse_linked(Path(path))
     existing = dict(load_calibrations(path))
     existing[device_key(cal.gpu_name)] = cal

@@ -1,0 +1,124 @@
+"""The folders planner never writes into: its own package and the shipped catalog beside it.
+
+:func:`refuse_protected` refuses one of them (or a folder inside one) as an output folder, by path and by
+device and inode, with a hint that names a path it would accept (never the path just refused: run from
+inside ``planner/``, ``--out reports`` is inside it too); for a file option (``calibrate --out FILE``) the
+file is named and a file hinted. planner.core.reportset re-exports both functions.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from planner.core.errors import DestinationError
+
+
+def _protected() -> list[Path]:
+    """The shipped catalog (where it is beside the package: a source checkout) and the planner package."""
+    package = Path(__file__).resolve().parent.parent  # planner/
+    return [package, package.parent / "catalog"] if (package.parent / "catalog").is_dir() else [package]
+
+
+def protected_folders() -> list[Path]:
+    """The folders planner never writes into: the planner package, and the shipped catalog beside it
+    in a source checkout."""
+    return _protected()
+
+
+def _refusal(out_dir: Path | str, p: Path, file_name: str | None = None) -> DestinationError:
+    what = "catalog" if p.name == "catalog" else "package"
+    if file_name:  # a file option (calibrate --out FILE): the file named, a file hinted
+        return DestinationError(f"{Path(out_dir) / file_name}: is inside planner's own {what} folder ({p}), and "
+                                "planner does not write into it. Give another --out, a file outside it, e.g. "
+                                f"--out {_accepted_example(file_name)}.")
+    return DestinationError(f"{out_dir}: is planner's own {what} folder ({p}), or a folder inside it, and planner "
+                            "does not write into it. Give another --out, a folder outside it, e.g. --out "
+                            f"{_accepted_example('my-catalog' if p.name == 'catalog' else 'reports')}.")
+
+
+def _inside_protected(path: Path) -> bool:
+    """Whether ``path`` (made absolute, links resolved) is a protected folder or lies inside one."""
+    try:
+        where = Path(os.path.realpath(path))
+    except (OSError, ValueError):
+        return True
+    return any(where == p or p in where.parents for p in _protected())
+
+
+def _accepted_example(name: str) -> str:
+    """A path for ``name`` (a folder or a file) that :func:`refuse_protected` accepts, for a hint: ``name``
+    itself when the current directory lies outside the protected folders, else ``name`` in the home folder,
+    else beside the outermost protected folder (never the path just refused)."""
+    try:
+        here = Path.cwd()
+    except OSError:
+        here = None
+    if here is not None and not _inside_protected(here / name):
+        return name
+    home = os.path.expanduser("~")
+    if home and home != "~" and not _inside_protected(Path(home) / name):
+        return str(Path(home) / name)
+    return str(_protected()[0].parent / name)  # the folder holding the package: outside it and the catalog
+
+
+def _protected_ids() -> dict[tuple[int, int], Path]:
+    ids = {}
+    for p in _protected():
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        ids[(st.st_dev, st.st_ino)] = p
+    return ids
+
+
+def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | None = None) -> None:
+    """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder,
+    known by path and by device and inode (a bind mount, or a link, of the catalog is the catalog): the
+    folder and every folder above it are compared. ``fd``: an open descriptor of the folder (the one
+    locked), checked the same way by walking up its own '..' entries (what the path names may have been
+    swapped meanwhile). ``file_name``: the file to be written in ``out_dir`` (a file option such as
+    ``calibrate --out FILE``), named in the message, whose hint is then a file outside.
+
+    Raises:
+        OutputError: naming the folder (or the file), with a path outside as the hint.
+    """
+    protected = _protected()
+    try:
+        where = Path(os.path.realpath(out_dir))
+    except (OSError, ValueError):
+        where = None
+    for p in protected:
+        if where is not None and (where == p or p in where.parents):
+            raise _refusal(out_dir, p, file_name)
+    ids = _protected_ids()
+    try:
+        here = Path(os.path.abspath(out_dir))
+    except (OSError, ValueError):
+        here = None
+    for q in ((here, *here.parents) if here is not None else ()):
+        try:
+            st = os.stat(q)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) in ids:
+            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)], file_name)
+    if fd is None:
+        return
+    up = "."
+    seen = None
+    for _ in range(4096):  # '..' of the root is the root: the walk ends there
+        try:
+            st = os.stat(up, dir_fd=fd)
+        except OSError:
+            return
+        if (st.st_dev, st.st_ino) in ids:
+            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)], file_name)
+        if (st.st_dev, st.st_ino) == seen:
+            return
+        seen = (st.st_dev, st.st_ino)
+        up = ".." if up == "." else up + "/.."
+
+
+__all__ = ["protected_folders", "refuse_protected"]

@@ -37,7 +37,7 @@ def refuse_protected_temp() -> None:
     Raises:
         OutputError: naming the folder and the variable to change.
     """
-    from planner.core.reportset import protected_folders
+    from planner.core.protected import protected_folders
 
     where = _temp_folder()
     if where is None:

@@ -36,7 +36,7 @@ from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.releases import release_text
-from planner.memory.load_peaks import load_peak_components
+from planner.memory.load_peaks import load_peak_components, load_pool_component, nf4_load_pool
 from planner.memory.train_cache import NAME as CACHE_NAME, cache_extra, training_cache_component
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
@@ -270,7 +270,8 @@ def _infer_host(w: Workload) -> list[Component]:
                            processes_text=who, load_dtype=w.host.load_dtype)
 
 
-def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, **kw) -> Estimate:
+def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverheads, load_pool=None,
+            **kw) -> Estimate:
     comps = comps + runtime_components(overheads, gpus=workload.group_gpus)
     allocated, _ = phase_total(comps, GPU, kinds=("allocated",))
     # Weights, and ZeRO-3's gathered layers (the same parameter-sized blocks every layer, reused
@@ -279,6 +280,8 @@ def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverhe
             and c.name.startswith(("weights", "gathered parameters"))]
     what = "weights and gathered parameters" if any(c.name.startswith("gathered") for c in held) else "weights"
     comps.append(allocator_component(overheads, allocated, sum(c.bytes for c in held), what=what))
+    # the pool a replayed load leaves (torchtune 0.1 QLoRA) is reserved for the rest of the run
+    comps += load_pool_component(load_pool, allocated, comps[-1].bytes)
     return Estimate(workload_name=workload.name, model_id=workload.model_id, task=workload.task,
                     parameters=workload.architecture.parameters, components=tuple(comps), gpus=workload.gpus,
                     gpus_per_node=workload.node_gpus, warnings=workload.warnings, **kw)
@@ -389,7 +392,8 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
                                      compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
                                      tp=t.tp)
-    return _finish(w, comps, overheads, trainable_parameters=trainable, recipe=t.recipe, recipe_description=desc,
+    return _finish(w, comps, overheads, load_pool=nf4_load_pool(arch, t), trainable_parameters=trainable,
+                   recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
                    stack=_stack(w, spec), extra={"largest_transient_bytes": transient})
 

@@ -325,6 +325,18 @@ def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value[0]
 
 
+def _files_done() -> str:
+    """For an Error line about standard output: the reports this run wrote (whole) and the stale ones it
+    removed, which the lost output would have said; '' when none."""
+    guard = signal_guard()
+    written = list(dict.fromkeys(getattr(guard, "written", None) or []))
+    if not written:
+        return ""
+    removed = list(dict.fromkeys(getattr(guard, "removed", None) or []))
+    gone = f"; removed the stale {joined(removed)}" if removed else ""
+    return f" The reports were written, whole: {joined(written)}{gone}."
+
+
 def handle_errors(fn):
     """Turn PlannerError (and unexpected exceptions) into one line and an exit code."""
 
@@ -356,11 +368,11 @@ def handle_errors(fn):
             if debug:
                 raise
             output_failed(exc)  # standard output pointed at /dev/null: the exit's flush fails no more
-            _fail(BROKEN_PIPE, 2)
+            _fail(BROKEN_PIPE + _files_done(), 2)
         except OSError as exc:  # standard output full, read-only, gone: an output failure, not a bug
             if debug:
                 raise
-            _fail(output_failed(exc), 2)
+            _fail(output_failed(exc) + (_files_done() if exc.filename is None else ""), 2)
         except UnicodeEncodeError as exc:
             if debug:
                 raise

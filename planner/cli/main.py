@@ -130,11 +130,13 @@ class _Group(click.Group):
             except Interrupted as exc:
                 # it came while a report set moved into place (which completed first), or after
                 written = list(exc.written) or list(dict.fromkeys(guard.written))
+                removed = list(exc.removed) if exc.written else list(dict.fromkeys(guard.removed))
                 if written:
                     from planner.cli.common import joined
 
+                    gone = f"; removed the stale {joined(removed)}" if removed else ""
                     click.echo(f"Interrupted by {exc.name} after the reports were written: wrote "
-                               f"{joined(written)} (complete); stopped.", err=True)
+                               f"{joined(written)} (complete){gone}; stopped.", err=True)
                 else:
                     click.echo(f"Interrupted by {exc.name}; stopped.", err=True)
                 sys.exit(exc.exit_code)

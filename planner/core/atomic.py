@@ -32,8 +32,9 @@ STAGING_PREFIX = ".planner-staging-"
 _TMP_NAME_BYTES = 200
 
 
-def ensure_dir(directory: Path) -> Path:
-    """Create ``directory`` (and its parents) if needed.
+def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
+    """Create ``directory`` (and its parents) if needed; ``created``, if given, gets the folders made,
+    outermost first (for the caller to remove again, when empty, if the run fails).
 
     Raises:
         OutputError: it exists as a file, or cannot be created.
@@ -52,6 +53,8 @@ def ensure_dir(directory: Path) -> Path:
         for p in reversed(missing):
             try:
                 os.mkdir(p)
+                if created is not None:
+                    created.append(p)
             except FileExistsError:
                 if not os.path.isdir(p):
                     raise

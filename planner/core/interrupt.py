@@ -37,6 +37,8 @@ class Interrupted(BaseException):
         #: files a report set moved into place before the signal was acted on (it came while they moved,
         #: which completes): for the command to say they were written
         self.written: list = []
+        #: the stale reports that set removed with it
+        self.removed: list = []
         super().__init__(signum)
 
     @property
@@ -63,6 +65,8 @@ class SignalGuard:
         self._pending: int | None = None
         #: the files report sets moved into place under this guard (whole): a signal after them says so
         self.written: list = []
+        #: the stale reports those sets removed (said with them: the command's own lines may be lost)
+        self.removed: list = []
 
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():

@@ -131,6 +131,7 @@ class ReportSet:
         self._committed = False
         self._keep_staging = False
         self._recorded: list[str] = []
+        self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
         self.removed: list[Path] = []
         #: what the run left alone and why, one line each (a stale report changed since, a foreign staging
@@ -145,7 +146,7 @@ class ReportSet:
         try:
             with held(self.guard):
                 refuse_protected(self.out)
-                ensure_dir(self.out)
+                ensure_dir(self.out, self._made)
                 self._lock()
                 self._clear_dead_staging()
                 try:
@@ -168,6 +169,12 @@ class ReportSet:
                     self._staging = None
             finally:
                 self._unlock()
+                if not self._committed:  # a run that wrote nothing leaves no empty folder it made
+                    for folder in reversed(self._made):
+                        try:
+                            os.rmdir(folder)  # only ever an empty folder
+                        except OSError:
+                            break
 
     def _remove_staging(self) -> None:
         """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
@@ -295,11 +302,13 @@ class ReportSet:
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
                 exc.written = list(done)
+                exc.removed = [self.out / n for n in removed]
             raise
         self.removed = [self.out / n for n in removed]
         guard = self.guard if self.guard is not None else active_guard()
         if guard is not None:  # a signal after this run's last commit still says the reports are whole
             guard.written.extend(done)
+            guard.removed.extend(self.removed)
         return done
 
     def _keep_access(self, name: str) -> None:

@@ -278,8 +278,8 @@ def test_an_out_swapped_for_a_link_to_the_catalog_before_the_lock_is_refused(tmp
     out = tmp_path / "o"
     real_ensure = rs_mod.ensure_dir
 
-    def ensure_then_swap(d):  # after the checks, before the lock: --out becomes a link to the catalog
-        real_ensure(d)
+    def ensure_then_swap(d, *rest):  # after the checks, before the lock: --out becomes a link to the catalog
+        real_ensure(d, *rest)
         os.rename(out, tmp_path / "o.real")
         os.symlink(catalog, out)
         return d
@@ -292,6 +292,7 @@ def test_an_out_swapped_for_a_link_to_the_catalog_before_the_lock_is_refused(tmp
     assert err == (f"Error: {out}: is planner's own catalog folder ({catalog}), or a folder inside it, and planner "
                    "does not write into it. Give another --out, a folder outside it, e.g. --out my-catalog."), err
     assert sorted(os.listdir(catalog)) == before
+    assert os.path.islink(out)  # the folder the run made is only removed when it is that folder, and empty
 
 
 def test_a_bind_mount_of_the_catalog_is_refused(tmp_path: Path) -> None:

@@ -73,6 +73,13 @@ BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broke
                "short. Reports written to files are whole.")
 
 
+def broken_pipe_line(guard: Any = None) -> str:
+    """:data:`BROKEN_PIPE`, naming the reports this run wrote and removed where there were any
+    (:func:`files_done`)."""
+    done = files_done(guard)
+    return BROKEN_PIPE.replace(" Reports written to files are whole.", done) if done else BROKEN_PIPE
+
+
 def fcntl_flags(fd: int) -> int:
     """The file status flags of ``fd`` (``fcntl(F_GETFL)``; 0 where fcntl is missing)."""
     try:
@@ -290,9 +297,9 @@ def flush_stdout() -> None:
             sys.stdout.flush()
     except BrokenPipeError as exc:
         output_failed(exc)
-        _fail(BROKEN_PIPE, 2)
+        _fail(broken_pipe_line(), 2)
     except OSError as exc:
-        _fail(output_failed(exc), 2)
+        _fail(output_failed(exc) + (files_done() if exc.filename is None else ""), 2)
     except ValueError:  # closed
         pass
 
@@ -325,10 +332,11 @@ def one_catalog(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
     return value[0]
 
 
-def _files_done() -> str:
+def files_done(guard: Any = None) -> str:
     """For an Error line about standard output: the reports this run wrote (whole) and the stale ones it
-    removed, which the lost output would have said; '' when none."""
-    guard = signal_guard()
+    removed, which the lost output would have said; '' when none. ``guard``: the run's
+    :class:`planner.core.interrupt.SignalGuard` (default: the current command's)."""
+    guard = guard if guard is not None else signal_guard()
     written = list(dict.fromkeys(getattr(guard, "written", None) or []))
     if not written:
         return ""
@@ -368,11 +376,11 @@ def handle_errors(fn):
             if debug:
                 raise
             output_failed(exc)  # standard output pointed at /dev/null: the exit's flush fails no more
-            _fail(BROKEN_PIPE + _files_done(), 2)
+            _fail(broken_pipe_line(), 2)
         except OSError as exc:  # standard output full, read-only, gone: an output failure, not a bug
             if debug:
                 raise
-            _fail(output_failed(exc) + (_files_done() if exc.filename is None else ""), 2)
+            _fail(output_failed(exc) + (files_done() if exc.filename is None else ""), 2)
         except UnicodeEncodeError as exc:
             if debug:
                 raise

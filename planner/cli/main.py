@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from planner.cli.common import (BROKEN_PIPE, LineError, _fail, check_stream_encodings, flush_stdout, output_failed,
+from planner.cli.common import (LineError, broken_pipe_line, _fail, check_stream_encodings, flush_stdout, output_failed,
                                 whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
 
@@ -163,7 +163,7 @@ class _Group(click.Group):
             sys.exit(exc.exit_code)
         except BrokenPipeError as exc:  # the reader went away (--help | true): said, as for any command
             output_failed(exc)
-            _fail(BROKEN_PIPE, 2)
+            _fail(broken_pipe_line(guard), 2)
         except OSError as exc:  # --help or a usage line to a full or read-only standard output
             _fail(output_failed(exc), 2)
         except click.Abort as exc:

@@ -145,7 +145,7 @@ def test_a_joiner_in_a_name_is_refused_with_the_reason() -> None:
 
 def test_the_docs_say_where_joiners_are_allowed() -> None:
     text = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
-    assert "ZWNJ U+200C and ZWJ U+200D" in text and "Names are compared in Unicode NFC" in text
+    assert "ZWNJ U+200C and ZWJ U+200D" in text and "Names are compared in Unicode NFKC" in text
 
 
 # ----- 3. hints that work -----------------------------------------------------------------------------------------

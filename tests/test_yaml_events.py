@@ -38,7 +38,7 @@ def test_shipped_files_and_every_scalar_kind_read_as_the_constructors_read_them(
     texts = [p.read_text(encoding="utf-8") for p in
              sorted(ROOT.glob("catalog/*.yaml")) + sorted(ROOT.glob("scenarios/**/*.yaml"))]
     texts += [
-        "a: [1, -2, 31, 1_000, 1.5, .inf, -.nan, true, No, ~, '', 2026-02-01, 2026-02-01 10:00:00]\n"
+        "a: [1, -2, 31, 1000, 1.5, .inf, -.nan, true, No, ~, '', 2026-02-01, 2026-02-01 10:00:00]\n"
         "b: {3: x, 2.5: y, null: z}\nc:\n- - [deep]\n",
         "k:\n  - a\n  -\n    - 1\n    - {x: 'q', y: \"r\\n\"}\n  - |\n    block\n  - >\n    folded\n    text\n",
         "same: 1\nagain: 1\nthird: '1'\nlist: [1, 1, '1', \"1\"]\n",  # one text, cached once, quoted apart

@@ -120,7 +120,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
 
     Raises:
         InputError: a count that is not one or not above 0, an unknown workload name (with a
-            did-you-mean; a name in another Unicode spelling, NFC-equal, names its workload), a workload
+            did-you-mean; a name in another Unicode spelling, NFKC-equal, names its workload), a workload
             named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
     """
     from planner.core.errors import did_you_mean
@@ -162,7 +162,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                  entry="tokens_per_month",
                                  hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
             name = names[0]
-        given, name = name, resolve_name(name, names) or name  # another Unicode spelling (NFC) names it too
+        given, name = name, resolve_name(name, names) or name  # another Unicode spelling (NFKC) names it too
         if name not in names:
             raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
                              hint=did_you_mean(name, names))

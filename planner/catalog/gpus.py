@@ -233,13 +233,14 @@ def _check_gpu(p: Parsed) -> None:
 
 
 def _check_gpu_overlay(e: Entry, shipped: Mapping[str, Any]) -> None:
-    """An overlay entry that changes a shipped GPU: the memory figures describe one card together."""
-    if "memory" in e.data and "memory_usable" not in e.data:
+    """An overlay entry that changes a shipped GPU: the memory figures describe one card together (a
+    figure restated as shipped changes nothing and needs no other)."""
+    changed = {k for k in ("memory", "memory_usable") if k in e.data and e.size(k) != shipped.get(k)}
+    if "memory" in changed and "memory_usable" not in e.data:
         raise e.error("changes memory but not memory_usable (the nvidia-smi total of the shipped card)",
                       "memory", "Give memory_usable for this card too (nvidia-smi's total).")
-    if ("memory" in e.data or "memory_usable" in e.data) and "memory_cuda_total" not in e.data \
-            and shipped.get("memory_cuda_total") is not None:
-        key = "memory_usable" if "memory_usable" in e.data else "memory"
+    if changed and "memory_cuda_total" not in e.data and shipped.get("memory_cuda_total") is not None:
+        key = "memory_usable" if "memory_usable" in changed else "memory"
         raise e.error(f"changes {key} but not memory_cuda_total (the shipped card's CUDA total)", key,
                       "Give memory_cuda_total for this card too, or write 'memory_cuda_total: null' to "
                       "derive it (memory_usable less 430 MiB).")

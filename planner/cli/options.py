@@ -23,6 +23,10 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
     if hint is not None:
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+    if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
+        plain = value.strip().replace("_", "")
+        raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "
+                        f"{opt} {plain}.", ctx)
 
 
 class _AsciiDigits:

@@ -95,10 +95,13 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
 
 def _name_note(name: str) -> None:
     """Say so on stderr when the reports' file name is not the scenario's name (planner.core.names.safe_stem)."""
+    import unicodedata
+
     from planner.core.names import MAX_STEM_BYTES, safe_stem
 
-    if safe_stem(name) != name:
+    composed = unicodedata.normalize("NFC", name)  # the stem is made of the composed spelling: not a change
+    if safe_stem(name) != composed:
         why = ("holds characters a file name cannot (path separators, spaces, symbols)"
-               if safe_stem(name, max_bytes=None) != name
+               if safe_stem(name, max_bytes=None) != composed
                else f"is longer than the {MAX_STEM_BYTES} bytes (UTF-8) a report's name is cut to")
         echo(f"Note: the reports are named {safe_stem(name)!r}: the scenario name {name!r} {why}.", err=True)

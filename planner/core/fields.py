@@ -168,7 +168,7 @@ class Entry:
         """A name (a scenario's, a workload's): a text (:meth:`str`) that is not blank space only and does not
         start or end with a blank-looking character (a space, a no-break space U+00A0 or U+202F, the Braille
         blank U+2800: :func:`planner.core.names.name_problem`), so that no two names look alike in a report.
-        Names are compared in Unicode NFC (:func:`planner.core.names.name_key`) by their callers."""
+        Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
         value = self.raw(key, default)
         if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
             told = name_problem(value)
@@ -335,10 +335,13 @@ class Entry:
                     pass
             for fmt in () if parsed else ("%Y-%m-%d", "%Y-%m"):
                 try:
-                    parsed, text = _dt.datetime.strptime(value, fmt).date(), value
-                    break
+                    loose = _dt.datetime.strptime(value, fmt).date()
                 except ValueError:
-                    pass
+                    continue
+                # a real date in a loose spelling ('2026-1-5'): refused, as the reports show dates as written
+                padded = loose.isoformat() if fmt == "%Y-%m-%d" else loose.isoformat()[:7]
+                raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key,
+                                 f"Write it with two-digit months and days: {key}: {padded}.")
         if parsed is None:
             raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key)
         if parsed < EARLIEST_DATE:

@@ -39,8 +39,9 @@ def cut_utf8(text: str, max_bytes: int) -> str:
 
 
 def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
-    """A file name stem from a scenario name: no path separators, no '..', no leading dots, at most
-    ``max_bytes`` UTF-8 bytes (:data:`MAX_STEM_BYTES`; None: not cut).
+    """A file name stem from a scenario name (NFC-normalised first: a decomposed accent is kept as its
+    composed letter): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
+    (:data:`MAX_STEM_BYTES`; None: not cut).
 
     Characters other than letters and digits (any script), '.', '_' and '-' become '-' (control and
     bidirectional characters among them).
@@ -48,7 +49,7 @@ def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
     Raises:
         OutputError: nothing usable is left (e.g. '..', '/', '').
     """
-    text = str(name).replace("\\", "/")
+    text = unicodedata.normalize("NFC", str(name)).replace("\\", "/")  # 'e' + U+0301 is 'é', not 'e'
     parts = [p for p in text.split("/") if p not in ("", ".", "..")]
     stem = "-".join(parts)
     stem = re.sub(r"[^\w.-]+", "-", stem)
@@ -122,14 +123,16 @@ def is_blank_looking(ch: str) -> bool:
 
 
 def name_key(name: str) -> str:
-    """A name as two names are compared: in Unicode Normalization Form C, so that 'café' written with
-    U+00E9 and with 'e' + U+0301 (canonically equivalent, drawn the same) are one name (Unicode Standard
-    Annex #15, "Unicode Normalization Forms", section 1.1 "Canonical and Compatibility Equivalence")."""
-    return unicodedata.normalize("NFC", name)
+    """A name as two names are compared: in Unicode Normalization Form KC, so that 'café' written with
+    U+00E9 and with 'e' + U+0301 (canonically equivalent, drawn the same) are one name, and so are a
+    full-width 'ｗ' (U+FF57) and 'w', or the ligature 'ﬁ' and 'fi' (compatibility equivalent: the same
+    letters in another form) (Unicode Standard Annex #15, "Unicode Normalization Forms", section 1.1
+    "Canonical and Compatibility Equivalence")."""
+    return unicodedata.normalize("NFKC", name)
 
 
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
-    """The name among ``names`` that ``given`` names: itself, or the one it equals in Unicode NFC
+    """The name among ``names`` that ``given`` names: itself, or the one it equals in Unicode NFKC
     (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'); None when none."""
     names = list(names)
     if given in names:
@@ -153,7 +156,7 @@ def spelling_note(a: str, b: str) -> str:
     if a == b:
         return ""
     return (f", the same name: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} are two Unicode spellings "
-            "of it (composed and decomposed accents), which look the same")
+            "of it (composed and decomposed accents, or full-width and ordinary letters), which look alike")
 
 
 def name_problem(name: str) -> tuple[str, str] | None:

@@ -102,10 +102,12 @@ class _Building(yaml.constructor.SafeConstructor):
     def construct_yaml_int(self, node: yaml.Node) -> int:
         _refuse_base_60(node)
         _refuse_other_bases(node)
+        _refuse_separators(node)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: yaml.Node) -> float:
         _refuse_base_60(node)
+        _refuse_separators(node)
         return super().construct_yaml_float(node)
 
 
@@ -133,6 +135,21 @@ def _refuse_base_60(node: yaml.Node) -> None:
                       node.start_mark.line + 1,
                       f"Write the value as one plain number ({clock}{text} read as base 60 is {shown}), or quote "
                       f"it if it is a text ('{text}').")
+
+
+def _refuse_separators(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 number written with '_' separators (``5_12``, which PyYAML reads as 512; ``1_6`` as
+    16): a typo would become another number without a word, and the command line refuses them too (YAML
+    1.1, "Integer Language-Independent Type", yaml.org/type/int.html: '_' is ignored; YAML 1.2's core
+    schema reads ``1_6`` as a text)."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str) or "_" not in text:
+        return
+    plain = text.replace("_", "")
+    raise YamlProblem(f"{text} is a number with '_' separators in YAML 1.1 (it reads as {plain.lstrip('+')}), "
+                      "which may not be what was meant", node.start_mark.line + 1,
+                      f"Write the number without separators ({plain.lstrip('+')}), or quote it if it is a text "
+                      f"('{text}').")
 
 
 _OTHER_BASES = (("0b", 2, "a binary"), ("0x", 16, "a hexadecimal"), ("0", 8, "an octal"))

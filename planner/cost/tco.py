@@ -248,7 +248,7 @@ def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], i
 def _check_mfu_names(entry: Entry, workloads: Any, mfu: Mapping[str, float]) -> dict[str, float]:
     """Each key of a per-workload ``mfu:`` mapping names a workload of the scenario (an entry naming none
     would be ignored without a word, as ``batch_inference`` is checked), as written or in another Unicode
-    spelling (NFC, planner.core.names.resolve_name); the mapping keyed by the workloads' own names."""
+    spelling (NFKC, planner.core.names.resolve_name); the mapping keyed by the workloads' own names."""
     from planner.core.errors import did_you_mean
     from planner.core.names import resolve_name
 
@@ -265,7 +265,7 @@ def _check_mfu_names(entry: Entry, workloads: Any, mfu: Mapping[str, float]) -> 
 
 
 def _check_batch_names(entry: Entry, workloads: Any, names: tuple[str, ...]) -> tuple[str, ...]:
-    """``batch_inference``'s names as the workloads' own (an NFC-equal spelling resolved): inference
+    """``batch_inference``'s names as the workloads' own (an NFKC-equal spelling resolved): inference
     workloads without requests_per_hour."""
     from planner.core.errors import did_you_mean
     from planner.core.names import resolve_name

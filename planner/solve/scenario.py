@@ -530,7 +530,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if base_dir is not None:
         resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
     workloads = []
-    names: dict[str, tuple[str, str]] = {}  # name_key (NFC) -> (the entry, the name as written)
+    names: dict[str, tuple[str, str]] = {}  # name_key (NFKC) -> (the entry, the name as written)
     for i, e in enumerate(entries):
         sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
         if name_key(sw.name) in names:

@@ -268,7 +268,7 @@ BAD = [
      "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: 6000 W is more than any real GPU board power (5,000 W). "
      "Check for an extra digit or a wrong unit."),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 450W\n",
-     "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: must be a whole number, not '450W'."),
+     "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: must be a whole number, not '450W'. Write the number alone, without 'W': tdp_w: 450."),
     ("gpus.yaml", "    tdp_w: 450\n", "    tdp_w: 0\n",
      "gpus.yaml:20: gpus[0] (rtx-4090).tdp_w: must be more than 0, not 0."),
     ("gpus.yaml", '    compute_capability: "8.9"\n', "    compute_capability: 8.9\n",

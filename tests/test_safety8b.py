@@ -91,3 +91,32 @@ def test_a_loosely_written_date_is_refused_with_the_padded_one(tmp_path: Path) -
     assert raised is not None, "2026-1-5 was accepted"
     assert "must be a date written YYYY-MM-DD or YYYY-MM, not '2026-1-5'" in raised, raised
     assert "Write it with two-digit months and days: as_of: 2026-01-05." in raised, raised
+
+
+# -- 6 and 8: hints that name the fix, and the command line reads 010 as files do -----------------------------
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("written, hint", [
+    ("0o1000", "Write the number in decimal: seq_len: 512."),  # 0o1000 = 8^3 = 512
+    ("5.12e2", "Write the whole number in digits: seq_len: 512."),  # 5.12 x 10^2 = 512
+    ("512 tokens", "Write the number alone, without 'tokens': seq_len: 512."),
+])
+def test_a_whole_number_written_otherwise_gets_a_hint_that_works(tmp_path: Path, written: str, hint: str) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text(QLORA.read_text().replace("seq_len: 512", f"seq_len: {written}"))
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.rstrip("\n").endswith(f"workloads[0].seq_len: must be a whole number, not '{written}'. {hint}"), \
+        r.stderr
+    s.write_text(QLORA.read_text())  # the hint followed: seq_len: 512, as shipped
+    assert "seq_len: 512" in s.read_text()
+
+
+def test_the_command_line_refuses_a_leading_zero_as_files_do() -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora",
+                                  "--micro-batch", "010"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("Error: --micro-batch: '010' starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). "
+                        "Write the number without the leading zero: --micro-batch 10.\n"), r.stderr

@@ -23,6 +23,10 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
     if hint is not None:
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+    bare = value.strip().lstrip("+-")
+    if len(bare) > 1 and bare.isdigit() and bare.startswith("0"):  # files refuse 010 (YAML 1.1 octal): so does this
+        raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). Write "
+                        f"the number without the leading zero: {opt} {int(bare)}.", ctx)
     if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
         plain = value.strip().replace("_", "")
         raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "

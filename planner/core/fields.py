@@ -412,6 +412,10 @@ _TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|u
 #: A count written with a suffix ('8k', '32K', '1M') or digit separators ('8,192', '8_192' quoted).
 _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
+#: '0o1000', '0x10' as a text (YAML 1.1 reads '0o' as none of its numbers)
+_OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
+#: '512 tokens': a whole number and a word after it
+_WITH_UNIT = re.compile(r"^\s*([0-9]+)\s*([A-Za-z][A-Za-z ]*?)\s*$")
 
 
 def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None,
@@ -518,6 +522,22 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
                     f"{spell(str(int(d)))}; the planner reads no k or M, which may mean 1024 or 1000.")
     if _SEPARATED.match(value):
         return f"Write the number without separators: {spell(re.sub(r'[^0-9]', '', value))}."
+    m = _OTHER_BASE_TEXT.match(value)
+    if m:  # YAML 1.2's 0o, or a prefix YAML 1.1 reads as a text: said in decimal
+        base = {"o": 8, "x": 16, "b": 2}[m.group(2).lower()]
+        try:
+            return f"Write the number in decimal: {spell(m.group(1) + str(int(m.group(3), base)))}."
+        except ValueError:
+            return None
+    try:
+        as_float = float(value)
+    except (ValueError, OverflowError):
+        as_float = None
+    if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE."):
+        return f"Write the whole number in digits: {spell(str(int(as_float)))}."
+    m = _WITH_UNIT.match(value)
+    if m:
+        return f"Write the number alone, without '{m.group(2)}': {spell(m.group(1))}."
     return None
 
 

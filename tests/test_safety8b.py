@@ -120,3 +120,13 @@ def test_the_command_line_refuses_a_leading_zero_as_files_do() -> None:
     assert r.exit_code == 2, r.output
     assert r.stderr == ("Error: --micro-batch: '010' starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). "
                         "Write the number without the leading zero: --micro-batch 10.\n"), r.stderr
+
+
+def test_an_empty_count_says_what_to_write(tmp_path: Path) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text(QLORA.read_text().replace("micro_batch: 1", "micro_batch: ~"))
+    line = next(i for i, t in enumerate(s.read_text().splitlines(), 1) if "micro_batch" in t)
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {s}:{line}: workloads[0].micro_batch: must be a whole number, not empty. Write a "
+                        "whole number after 'micro_batch:' (nothing there, or ~, is YAML's null).\n"), r.stderr

@@ -253,8 +253,12 @@ class Entry:
             _check_range(self, key, value, min, max)  # said as given: 1e+300, not its 301 digits
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
+            null = None
+            if value is None:
+                null = (f"Write a whole number after '{key}:' (nothing there, or ~, is YAML's null)."
+                        if self.file else "Give a whole number; None is no value.")
             raise self.error(f"must be a whole number, not {_kind(value)}", key,
-                             _int_hint(key, value) or _takes_hint(key, value, min, max, what, self.file))
+                             _int_hint(key, value) or null or _takes_hint(key, value, min, max, what, self.file))
         _check_range(self, key, value, min, max)
         return value
 

@@ -79,6 +79,18 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def own_file_sha256(path: Path) -> str | None:
+    """The SHA-256 of ``path`` when it is a regular file of this user (a link is not followed); None when it
+    is not, or cannot be read: another user's file, a link or a folder is never planner's."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+            return None
+        return sha256_file(path)
+    except OSError:
+        return None
+
+
 def shown_path(path: Path) -> Path:
     """``path`` as a message names it: a report set's staged file by where it is going (the staging
     folder is removed when the run stops)."""

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 from planner.core import renames
-from planner.core.atomic import sha256_file
+from planner.core.atomic import own_file_sha256 as _sha256
 from planner.core.errors import OutputError
 
 
@@ -52,17 +51,6 @@ class _Moves:
     swap: bool | None = None  # None: not tried yet; False: this file system cannot swap
     #: a file someone saved meanwhile, kept in the staging folder when undoing found it there
     saved: list[tuple[str, Path]] = field(default_factory=list)
-
-
-def _sha256(path: Path) -> str | None:
-    """The SHA-256 of the regular file ``path`` of this user (not followed if a link); None otherwise."""
-    try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
-            return None
-        return sha256_file(path)
-    except OSError:
-        return None
 
 
 def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:

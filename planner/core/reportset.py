@@ -2,8 +2,8 @@
 
 Every file of the set is written into a staging folder inside the output folder
 (``OUT/.planner-staging-XXXXXXXX/``, on the same file system, so that moving is a rename), and only
-when all of them are written are they moved into place, one ``os.replace`` each, with SIGINT,
-SIGTERM and SIGHUP held for those few renames (:func:`planner.core.interrupt.held`). A run that
+when all of them are written are they moved into place, one swap or rename each
+(:mod:`planner.core.moves`), with SIGINT, SIGTERM and SIGHUP held for those few moves (:func:`planner.core.interrupt.held`). A run that
 fails or is interrupted before that leaves the previous set as it was and removes its staging
 folder; files of the set that the new run does not write can be removed in the same step
 (:meth:`ReportSet.remove`: a quote left from an earlier feasible plan).
@@ -70,9 +70,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import STAGING_PREFIX, ensure_dir, sha256_file, fsync_dir, keep_access, refuse_read_only
+from planner.core.atomic import STAGING_PREFIX, ensure_dir, own_file_sha256, sha256_file, fsync_dir, keep_access, refuse_read_only
 from planner.core.errors import DestinationError, OutputError
-from planner.core.protected import protected_folders, refuse_protected  # noqa: F401 - re-exported
+from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
@@ -281,7 +281,7 @@ class ReportSet:
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
-        digests = {n: _sha256(self._staging / n) for n in self._names}
+        digests = {n: sha256_file(self._staging / n) for n in self._names}
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
             self._keep_access(name)
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
@@ -692,23 +692,13 @@ def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
     write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True)
 
 
-def _sha256(path: Path) -> str:
-    return sha256_file(path)
-
-
 def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
     """The set that wrote ``out/name``, as it is now; None when planner did not write it or it changed."""
     entry = manifest.get(name)
     if entry is None:
         return None
-    try:
-        st = os.lstat(out / name)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():  # another user's file is never planner's
-            return None
-        digest = _sha256(out / name)
-    except OSError:
-        return None
-    return entry["set"] if digest in entry["sha256"] else None
+    digest = own_file_sha256(out / name)  # another user's file, or a link, is never planner's
+    return entry["set"] if digest is not None and digest in entry["sha256"] else None
 
 
 def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:

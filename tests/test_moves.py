@@ -182,7 +182,7 @@ def test_a_tmpdir_inside_the_catalog_is_refused_before_openpyxl_writes(tmp_path:
     from click.testing import CliRunner
 
     from planner.cli.main import main
-    from planner.core.reportset import protected_folders
+    from planner.core.protected import protected_folders
 
     catalog = [p for p in protected_folders() if p.name == "catalog"]
     if not catalog:

@@ -9,7 +9,7 @@ folder), the files a scenario or workload file reaches (a workload's model folde
 from the file's YAML before the run: planner.api.plans.named_files; the report writer's own list of a
 run's inputs is planner.api.plans.run_inputs, which shares its model paths), the default calibration
 file an estimate reads, and every file of the planner package and of the shipped catalog beside it
-(planner.core.reportset.protected_folders). A match is refused before anything is written, as one
+(planner.core.protected.protected_folders). A match is refused before anything is written, as one
 ``Error:`` line on the other stream and exit status 2.
 
 Importing this module does no work.
@@ -97,7 +97,7 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
     targets = {ident: name for fd, name in _STREAMS if (ident := _ident(fd)) is not None}
     if not targets:
         return
-    from planner.core.reportset import protected_folders
+    from planner.core.protected import protected_folders
 
     given = [p for v in ctx.params.values() for p in _paths(v)] + _reached(ctx.params)
     for kind, files in (("an input of this run", _files(given, walk=False)),

@@ -3,7 +3,7 @@
 :func:`refuse_protected` refuses one of them (or a folder inside one) as an output folder, by path and by
 device and inode, with a hint that names a path it would accept (never the path just refused: run from
 inside ``planner/``, ``--out reports`` is inside it too); for a file option (``calibrate --out FILE``) the
-file is named and a file hinted. planner.core.reportset re-exports both functions.
+file is named and a file hinted. planner.core.reportset re-exports refuse_protected.
 """
 
 from __future__ import annotations
@@ -37,13 +37,23 @@ def _refusal(out_dir: Path | str, p: Path, file_name: str | None = None) -> Dest
                             f"{_accepted_example('my-catalog' if p.name == 'catalog' else 'reports')}.")
 
 
+def protected_folder_of(path: Path | str) -> Path | None:
+    """The protected folder (:func:`protected_folders`) that ``path`` (made absolute, links resolved) is or
+    lies inside; None when none.
+
+    Raises:
+        OSError, ValueError: ``path`` cannot be resolved.
+    """
+    where = Path(os.path.realpath(path))
+    return next((p for p in _protected() if where == p or p in where.parents), None)
+
+
 def _inside_protected(path: Path) -> bool:
-    """Whether ``path`` (made absolute, links resolved) is a protected folder or lies inside one."""
+    """Whether ``path`` is a protected folder or lies inside one (a path that cannot be resolved counts)."""
     try:
-        where = Path(os.path.realpath(path))
+        return protected_folder_of(path) is not None
     except (OSError, ValueError):
         return True
-    return any(where == p or p in where.parents for p in _protected())
 
 
 def _accepted_example(name: str) -> str:
@@ -84,14 +94,12 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
     Raises:
         OutputError: naming the folder (or the file), with a path outside as the hint.
     """
-    protected = _protected()
     try:
-        where = Path(os.path.realpath(out_dir))
+        inside = protected_folder_of(out_dir)
     except (OSError, ValueError):
-        where = None
-    for p in protected:
-        if where is not None and (where == p or p in where.parents):
-            raise _refusal(out_dir, p, file_name)
+        inside = None
+    if inside is not None:
+        raise _refusal(out_dir, inside, file_name)
     ids = _protected_ids()
     try:
         here = Path(os.path.abspath(out_dir))

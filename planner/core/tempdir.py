@@ -3,7 +3,7 @@
 openpyxl writes each sheet to a temporary file first (``tempfile.NamedTemporaryFile`` with no ``dir=``),
 and the importer checks its overlay in a ``tempfile.TemporaryDirectory``: both go where the ``TMPDIR``,
 ``TEMP`` or ``TMP`` environment variable points. Planner never writes into the shipped catalog or the
-installed package (:func:`planner.core.reportset.protected_folders`), so a temporary folder inside them
+installed package (:func:`planner.core.protected.protected_folders`), so a temporary folder inside them
 is refused before anything is written. The folder is found as :func:`tempfile.gettempdir` finds it
 (``tempfile.tempdir`` if set, else the first of those variables naming a folder that can be written),
 without calling it: it would set the process-wide ``tempfile.tempdir``.
@@ -37,18 +37,17 @@ def refuse_protected_temp() -> None:
     Raises:
         OutputError: naming the folder and the variable to change.
     """
-    from planner.core.protected import protected_folders
+    from planner.core.protected import protected_folder_of
 
     where = _temp_folder()
     if where is None:
         return
     try:
-        real = Path(os.path.realpath(where))
+        p = protected_folder_of(where)
     except (OSError, ValueError):
         return
-    for p in protected_folders():
-        if real == p or p in real.parents:
-            what = "catalog" if p.name == "catalog" else "package"
-            raise OutputError(f"the temporary folder {escape_unsafe(str(where))} (TMPDIR) is inside planner's own "
-                              f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
-                              "temporary files. Set TMPDIR to another folder, e.g. TMPDIR=/tmp.")
+    if p is not None:
+        what = "catalog" if p.name == "catalog" else "package"
+        raise OutputError(f"the temporary folder {escape_unsafe(str(where))} (TMPDIR) is inside planner's own "
+                          f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
+                          "temporary files. Set TMPDIR to another folder, e.g. TMPDIR=/tmp.")

@@ -69,15 +69,16 @@ def output_failed(exc: OSError) -> str:
     return line
 
 
-BROKEN_PIPE = ("cannot write the output: the program reading it closed it (broken pipe), so what it shows is cut "
-               "short. Reports written to files are whole.")
+#: The broken-pipe line's first sentence; what follows names the reports (:func:`broken_pipe_line`).
+_CUT_SHORT = ("cannot write the output: the program reading it closed it (broken pipe), so what it shows is cut "
+              "short.")
+BROKEN_PIPE = _CUT_SHORT + " Reports written to files are whole."
 
 
 def broken_pipe_line(guard: Any = None) -> str:
     """:data:`BROKEN_PIPE`, naming the reports this run wrote and removed where there were any
     (:func:`files_done`)."""
-    done = files_done(guard)
-    return BROKEN_PIPE.replace(" Reports written to files are whole.", done) if done else BROKEN_PIPE
+    return _CUT_SHORT + (files_done(guard) or " Reports written to files are whole.")
 
 
 def fcntl_flags(fd: int) -> int:

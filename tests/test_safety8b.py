@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -30,11 +31,19 @@ def _scenario(tmp_path: Path, edit) -> Path:
     return p
 
 
-def test_underscore_separators_are_refused_in_files_and_options(tmp_path: Path) -> None:
+def _plan_edited(tmp_path: Path, old: str, new: str):
+    """Plan the shipped QLoRA scenario with ``old`` replaced by ``new``: (the file, the line of ``new``, the
+    click result)."""
     s = tmp_path / "s.yaml"
-    s.write_text(QLORA.read_text().replace("lora_rank: 16", "lora_rank: 1_6"))
-    line = next(i for i, t in enumerate(s.read_text().splitlines(), 1) if "lora_rank" in t)
-    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    text = QLORA.read_text()
+    assert old in text
+    s.write_text(text.replace(old, new, 1))
+    line = next(i for i, t in enumerate(s.read_text().splitlines(), 1) if new in t)
+    return s, line, CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+
+
+def test_underscore_separators_are_refused_in_files_and_options(tmp_path: Path) -> None:
+    s, line, r = _plan_edited(tmp_path, "lora_rank: 16", "lora_rank: 1_6")
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {s}:{line}: workloads[0].lora_rank: 1_6 is a number with '_' separators in YAML 1.1 "
                         "(it reads as 16), which may not be what was meant. Write the number without separators "
@@ -95,8 +104,6 @@ def test_a_loosely_written_date_is_refused_with_the_padded_one(tmp_path: Path) -
 
 # -- 6 and 8: hints that name the fix, and the command line reads 010 as files do -----------------------------
 
-import pytest  # noqa: E402
-
 
 @pytest.mark.parametrize("written, hint", [
     ("0o1000", "Write the number in decimal: seq_len: 512."),  # 0o1000 = 8^3 = 512
@@ -104,14 +111,13 @@ import pytest  # noqa: E402
     ("512 tokens", "Write the number alone, without 'tokens': seq_len: 512."),
 ])
 def test_a_whole_number_written_otherwise_gets_a_hint_that_works(tmp_path: Path, written: str, hint: str) -> None:
-    s = tmp_path / "s.yaml"
-    s.write_text(QLORA.read_text().replace("seq_len: 512", f"seq_len: {written}"))
-    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    _s, _line, r = _plan_edited(tmp_path, "seq_len: 512", f"seq_len: {written}")
     assert r.exit_code == 2, r.output
     assert r.stderr.rstrip("\n").endswith(f"workloads[0].seq_len: must be a whole number, not '{written}'. {hint}"), \
         r.stderr
-    s.write_text(QLORA.read_text())  # the hint followed: seq_len: 512, as shipped
-    assert "seq_len: 512" in s.read_text()
+    followed = hint.split(": ", 1)[1].rstrip(".")  # what the hint says to write: 'seq_len: 512'
+    _s, _line, r = _plan_edited(tmp_path, "seq_len: 512", followed)  # the hint followed: the plan runs
+    assert r.exit_code == 0, r.output
 
 
 def test_the_command_line_refuses_a_leading_zero_as_files_do() -> None:
@@ -123,10 +129,7 @@ def test_the_command_line_refuses_a_leading_zero_as_files_do() -> None:
 
 
 def test_an_empty_count_says_what_to_write(tmp_path: Path) -> None:
-    s = tmp_path / "s.yaml"
-    s.write_text(QLORA.read_text().replace("micro_batch: 1", "micro_batch: ~"))
-    line = next(i for i, t in enumerate(s.read_text().splitlines(), 1) if "micro_batch" in t)
-    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    s, line, r = _plan_edited(tmp_path, "micro_batch: 1", "micro_batch: ~")
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {s}:{line}: workloads[0].micro_batch: must be a whole number, not empty. Write a "
                         "whole number after 'micro_batch:' (nothing there, or ~, is YAML's null).\n"), r.stderr

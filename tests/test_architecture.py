@@ -424,7 +424,13 @@ def test_boolean_is_not_a_size():
 
 def test_tie_word_embeddings_must_be_boolean():
     msg = _error(_llama(tie_word_embeddings="yes"))
-    assert msg == "config.json: tie_word_embeddings: tie_word_embeddings must be true or false, not 'yes'."
+    assert msg == ("config.json: tie_word_embeddings: tie_word_embeddings must be true or false, not 'yes'. Write a "
+                   'JSON boolean (true or false, no quotes): "tie_word_embeddings": true.')
+    msg = _error(_llama(tie_word_embeddings="false"))  # a text: Transformers' `if "false":` would tie the weights
+    assert msg.endswith('not \'false\'. Write a JSON boolean (true or false, no quotes): "tie_word_embeddings": '
+                        'false.'), msg
+    msg = _error(_llama(tie_word_embeddings=[1]))
+    assert msg.endswith("not [1]. Write a JSON boolean: true or false, no quotes."), msg
 
 
 def test_more_experts_per_token_than_experts():

@@ -75,6 +75,7 @@ import csv
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,7 +119,12 @@ _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a 
 
 
 class ImportProblem(ValueError):
-    """A file the importer cannot read (message names the file and, where it applies, the line)."""
+    """A file the importer cannot read (message names the file and, where it applies, the line); ``hint``,
+    what to do where it is not to give another file."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -607,7 +613,9 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
                                 f"{_quoted(a.instance)} and {_quoted(b.instance)} both give the catalog "
                                 f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as "
-                                "'-'), so one would replace the other")
+                                "'-'), so one would replace the other",
+                                hint=f"Remove or rename one of the two rows (line {lines[a.instance]} or "
+                                     f"{lines[b.instance]}), then import the file again.")
     return result
 
 
@@ -666,6 +674,10 @@ def _imported_problem(row: Imported) -> str | None:
         why = unsafe_problem(text)
         if why:
             return f"the {what} {why}"
+    foreign = next((c for c in row.instance if not c.isascii()), None)
+    if foreign is not None:  # the id keeps only a-z, 0-9 and '-': 'gpu_1x_a10\uff21' would be named gpu-1x-a10
+        return (f"the instance type holds U+{ord(foreign):04X} {unicodedata.name(foreign, 'a character')}, not ASCII "
+                "as the clouds' instance types are, and the catalog id would drop it")
     if not ID_PATTERN.match(row.id):
         return f"the instance type gives no catalog id ({_quoted(row.id)})"
     if not 1 <= row.gpu_count <= 64:

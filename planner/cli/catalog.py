@@ -416,7 +416,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                                  max_bytes=MAX_FILE_BYTES - used, source=source_text or _default_source(f, date),
                                  as_of=date, check_rows=check_rows)
         except ImportProblem as exc:
-            raise InputError(str(exc), hint="Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") from None
+            raise InputError(str(exc), hint=exc.hint or "Give a SkyPilot vms.csv (catalogs/v8/<provider>/vms.csv).") \
+                from None
         for r in result.rows:
             sources.setdefault(r.provider, source_text or _default_source(f, date))
         used += result.entry_bytes

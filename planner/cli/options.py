@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,9 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
     if hint is not None:
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+    if value != value.strip():  # Python's int(' 2') is 2; a file's quoted ' 2' is refused as a text: so is this
+        raise LineError(f"{opt}: {value!r} has spaces around the number. Write it without them: "
+                        f"{opt} {value.strip()}.", ctx)
     bare = value.strip().lstrip("+-")
     if len(bare) > 1 and bare.isdigit() and bare.startswith("0"):  # files refuse 010 (YAML 1.1 octal): so does this
         raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). Write "
@@ -33,11 +38,30 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
                         f"{opt} {plain}.", ctx)
 
 
+#: A whole number written as a YAML 1.1 float ('4.0', '4.', '+2.0', '1.6e+1'), which a scenario file reads
+#: as a float with a whole value and takes (planner.core.fields.Fields.int): the pattern is PyYAML's float
+#: resolver's decimal form (https://yaml.org/type/float.html); '5.12e2' (no exponent sign) is text there.
+_YAML_DECIMAL = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?")
+
+
+def whole_decimal(value: Any) -> Any:
+    """``value`` as a whole-number text where it is a decimal with a whole value ('4.0' -> '4', '+2.' -> '2'),
+    as a scenario file or the API takes it; any other value unchanged (click then reads or refuses it)."""
+    if isinstance(value, str) and _YAML_DECIMAL.fullmatch(value):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 1e15:
+            return str(int(number))
+    return value
+
+
 class _AsciiDigits:
-    """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`)."""
+    """A click number type that first refuses digits of other scripts (:func:`refuse_foreign_digits`);
+    a whole-number type also reads a decimal with a whole value ('4.0') as files do (:func:`whole_decimal`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         refuse_foreign_digits(value, param, ctx)
+        if isinstance(self, click.types.IntParamType):
+            value = whole_decimal(value)
         return super().convert(value, param, ctx)  # type: ignore[misc]
 
 
@@ -74,6 +98,7 @@ class Count(click.ParamType):
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
         refuse_foreign_digits(value, param, ctx)
+        value = whole_decimal(value)
         if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
             from planner.core.fields import whole_number_hint
 
@@ -95,7 +120,7 @@ class GpuLayers(click.ParamType):
         if isinstance(value, int):
             return value
         refuse_foreign_digits(value, param, ctx)
-        text = str(value).strip().lower()
+        text = str(whole_decimal(value)).strip().lower()
         if text in ("all", "max", "auto"):
             return text
         try:

@@ -58,8 +58,12 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
             raise _error(cfg, where, f"{key} is {value:,}, more than any real model has ({hi:,})", key,
                          "Check the value for an extra digit; copy the model's config.json as published.")
     elif kind is bool:
-        if not isinstance(value, bool):
-            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key)
+        if not isinstance(value, bool):  # JSON's true and false, unquoted; "false" is a text, 0 a number
+            word = str(value).strip().lower() if isinstance(value, (str, int, float)) else ""
+            meant = {"true": "true", "1": "true", "yes": "true", "false": "false", "0": "false", "no": "false"}.get(word)
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key,
+                         f'Write a JSON boolean (true or false, no quotes): "{key}": {meant}.' if meant else
+                         "Write a JSON boolean: true or false, no quotes.")
     elif kind is str:
         if not isinstance(value, str):
             raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)

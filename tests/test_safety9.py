@@ -104,3 +104,74 @@ def test_two_types_giving_one_id_get_a_hint_naming_the_rows(tmp_path: Path) -> N
                         "as '-'), so one would replace the other. Remove or rename one of the two rows (line 2 or 3), "
                         "then import the file again.\n"), r.stderr
     assert not (tmp_path / "o").exists()
+
+
+# -- calibrate --out: a save made during the measurement is never lost ---------------------------------------
+
+def _saved_meanwhile(monkeypatch, path: Path, text: str, *, swap: bool) -> None:
+    """Make an editor's save by rename land on ``path`` just before planner's swap (or, ``swap`` False, on a
+    system that cannot swap, just before its plain rename)."""
+    from planner.core import renames
+
+    real = renames.exchange
+
+    def save_then(a: Path, b: Path) -> bool:
+        if Path(b) == path and not getattr(save_then, "done", False):
+            save_then.done = True  # type: ignore[attr-defined]
+            tmp = path.with_name("editor.tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+        return real(a, b) if swap else False
+
+    monkeypatch.setattr(renames, "exchange", save_then)
+
+
+@pytest.mark.parametrize("swap", [True, False])
+def test_a_calibration_file_saved_meanwhile_is_kept(tmp_path: Path, monkeypatch, swap: bool) -> None:
+    from planner.core.errors import OutputError
+    from planner.validate.calibrate import Calibration, save_calibration
+
+    path = tmp_path / "calibration.yaml"
+    save_calibration(Calibration("NVIDIA A10", 300 * 2**20, 0.05, "2026-11-29", {}), path)
+    edited = path.read_text().replace("NVIDIA A10", "NVIDIA A10G")  # the user's edit, saved by an editor
+    _saved_meanwhile(monkeypatch, path, edited, swap=swap)
+    raised = None
+    try:
+        save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path)
+    except OutputError as exc:
+        raised = str(exc)
+    assert raised == (f"{path}: changed while planner ran (saved by someone else); it is left as it is and nothing "
+                      "was written. Run the command again."), raised
+    assert path.read_text() == edited
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.yaml"]  # no temporary left
+
+
+def test_a_calibration_file_unchanged_gets_the_new_gpu(tmp_path: Path) -> None:
+    from planner.validate.calibrate import Calibration, load_calibrations, save_calibration
+
+    path = tmp_path / "calibration.yaml"
+    save_calibration(Calibration("NVIDIA A10", 300 * 2**20, 0.05, "2026-11-29", {}), path)
+    path.chmod(0o600)
+    save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path)
+    assert sorted(c.gpu_name for c in load_calibrations(path).values()) == ["NVIDIA A10", "NVIDIA L4"]
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.yaml"]
+
+
+def test_a_calibration_file_created_meanwhile_is_kept(tmp_path: Path, monkeypatch) -> None:
+    from planner.core import renames
+    from planner.core.errors import OutputError
+    from planner.validate.calibrate import Calibration, save_calibration
+
+    path = tmp_path / "calibration.yaml"
+    real = renames.rename_noreplace
+
+    def create_then(a: Path, b: Path) -> bool:
+        Path(b).write_text("mine\n")
+        return real(a, b)
+
+    monkeypatch.setattr(renames, "rename_noreplace", create_then)
+    with pytest.raises(OutputError):
+        save_calibration(Calibration("NVIDIA L4", 200 * 2**20, 0.04, "2026-11-30", {}), path)
+    assert path.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.yaml"]

@@ -79,16 +79,22 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def own_file_sha256(path: Path) -> str | None:
-    """The SHA-256 of ``path`` when it is a regular file of this user (a link is not followed); None when it
-    is not, or cannot be read: another user's file, a link or a folder is never planner's."""
+def file_sha256(path: Path, *, own: bool = False) -> str | None:
+    """The SHA-256 of ``path`` when it is a regular file (a link is not followed) and, with ``own``, this
+    user's; None when it is not, or cannot be read."""
     try:
         st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid():
+        if not stat.S_ISREG(st.st_mode) or (own and st.st_uid != os.geteuid()):
             return None
         return sha256_file(path)
     except OSError:
         return None
+
+
+def own_file_sha256(path: Path) -> str | None:
+    """The SHA-256 of ``path`` when it is a regular file of this user (a link is not followed); None when it
+    is not, or cannot be read: another user's file, a link or a folder is never planner's."""
+    return file_sha256(path, own=True)
 
 
 def shown_path(path: Path) -> Path:
@@ -98,16 +104,28 @@ def shown_path(path: Path) -> Path:
     return path.parent.parent / path.name if path.parent.name.startswith(STAGING_PREFIX) else path
 
 
-def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False) -> Path:
+#: ``expect`` of :func:`write_bytes` when the caller read no previous file: any file is replaced.
+ANY = "any"
+
+
+def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = False,
+                expect: str | None = ANY) -> Path:
     """Write ``data`` (bytes, or pieces of bytes written in turn) to ``path`` atomically (temp file
     in the same directory, fsync, os.replace). A file replaced keeps its group, permission bits and
     POSIX ACL (:func:`keep_access`), set on the open temporary file before the rename: nothing is ever
     changed by path after it (a path another user swapped for a link in a shared folder). ``private``:
     the new file is made not writable by its group or others (``fchmod``, before the rename).
 
+    ``expect``: a file the caller read and rewrites (``planner calibrate`` adding its GPU to a calibration
+    file). A SHA-256 (hex): the new file takes the name by a swap (:func:`planner.core.renames.exchange`)
+    and what came out must hash so, or it is swapped back (a save made meanwhile is kept) and nothing
+    is written; None: the name held no file, and gets the new one only while it still holds none
+    (:func:`planner.core.renames.rename_noreplace`). Where the system cannot swap, the file is hashed once
+    more just before a plain rename (an edit in the moment between is the fallback's known limit).
+
     Raises:
         OutputError: the directory is missing or unwritable, the disk is full, or the
-            destination is a directory.
+            destination is a directory; with ``expect``, the file changed (or appeared) meanwhile.
     """
     path = Path(path)
     directory = path.parent
@@ -135,8 +153,11 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
                 fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp_name, path)
-        tmp_name = None
+        if expect == ANY:
+            os.replace(tmp_name, path)
+            tmp_name = None
+        else:
+            tmp_name = _replace_expected(Path(tmp_name), path, expect)
         fsync_dir(directory)
     except OSError as exc:
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
@@ -150,9 +171,42 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
     return path
 
 
-def write_text(path: Path, text: str, *, private: bool = False) -> Path:
+def _changed(path: Path) -> OutputError:
+    return OutputError(f"{path}: changed while planner ran (saved by someone else); it is left as it is and "
+                       "nothing was written. Run the command again.")
+
+
+def _replace_expected(tmp: Path, path: Path, expect: str | None) -> str | None:
+    """Move ``tmp`` to ``path`` if ``path`` still holds the file hashed ``expect`` (None: no file); the name
+    left to remove afterwards (what came out of ``path``), or None.
+
+    Raises:
+        OutputError: ``path`` changed (or appeared) meanwhile; the save is in place and ``tmp`` is removed.
+    """
+    from planner.core import renames
+
+    if expect is None:
+        try:
+            if not renames.rename_noreplace(tmp, path):
+                os.link(tmp, path)  # a hard link never replaces (EEXIST): link(2)
+                return str(tmp)
+        except FileExistsError:
+            raise _changed(path) from None
+        return None
+    if renames.exchange(tmp, path):  # what path held at that instant is now at tmp
+        if file_sha256(tmp) != expect:
+            renames.exchange(tmp, path)  # put the save back; planner's file returns to tmp, removed by the caller
+            raise _changed(path)
+        return str(tmp)
+    if file_sha256(path) != expect:
+        raise _changed(path)
+    os.replace(tmp, path)
+    return None
+
+
+def write_text(path: Path, text: str, *, private: bool = False, expect: str | None = ANY) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically (see :func:`write_bytes`)."""
-    return write_bytes(path, text.encode("utf-8"), private=private)
+    return write_bytes(path, text.encode("utf-8"), private=private, expect=expect)
 
 
 def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:

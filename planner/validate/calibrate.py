@@ -254,19 +254,24 @@ def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> Ru
 
 
 def save_calibration(cal: Calibration, path: Path) -> None:
-    """Add or replace this GPU's entry in the calibration file (written atomically).
+    """Add or replace this GPU's entry in the calibration file (written atomically; the file is replaced only
+    if it is still the one read, so an edit saved meanwhile is kept).
 
     Raises:
-        OutputError: ``path`` inside the shipped catalog or the planner package, or not writable.
+        OutputError: ``path`` inside the shipped catalog or the planner package, or not writable; the file
+            changed after it was read.
     """
     import yaml
 
-    from planner.core.atomic import write_text
+    from planner.core.atomic import file_sha256, write_text
     from planner.core.reportset import refuse_protected
 
     # never into planner's own catalog or package folders
     refuse_protected(Path(path).parent, file_name=Path(path).name)
     refuse_linked(Path(path))
+    # the file as read: replaced only if it still is that file when the new one takes its name (an edit saved
+    # during the measurement is never lost; planner.core.atomic.write_bytes, expect)
+    read = file_sha256(Path(path)) if os.path.lexists(path) else None
     existing = dict(load_calibrations(path))
     existing[device_key(cal.gpu_name)] = cal
     doc = {"schema_version": 1, "gpus": [
@@ -274,7 +279,7 @@ def save_calibration(cal: Calibration, path: Path) -> None:
          "allocator_fraction": round(c.allocator_fraction, 4), "measured_on": c.measured_on,
          "versions": c.versions}
         for c in existing.values()]}
-    write_text(path, yaml.safe_dump(doc, sort_keys=False))
+    write_text(path, yaml.safe_dump(doc, sort_keys=False), expect=read)
 
 
 def _plain(value: Any) -> Any:

@@ -101,7 +101,7 @@ def test_two_types_giving_one_id_get_a_hint_naming_the_rows(tmp_path: Path) -> N
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {path}: lines 2 and 3: the instance types 'gpu_1x_a10' and 'GPU_1X_A10' both give "
                         "the catalog id lambda-gpu-1x-a10 (lower case, each run of other characters than a-z and 0-9 "
-                        "as '-'), so one would replace the other. Remove or rename one of the two rows (line 2 or 3), "
+                        "as '-'), so one would replace the other. Remove or rename one of the two rows (lines 2 and 3), "
                         "then import the file again.\n"), r.stderr
     assert not (tmp_path / "o").exists()
 

@@ -610,12 +610,11 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
         other = first.setdefault(row.id, row)
         if other is not row:
             a, b = sorted((other, row), key=lambda x: int(lines[x.instance]))
-            raise ImportProblem(f"{path}: lines {lines[a.instance]} and {lines[b.instance]}: the instance types "
-                                f"{_quoted(a.instance)} and {_quoted(b.instance)} both give the catalog "
-                                f"id {row.id} (lower case, each run of other characters than a-z and 0-9 as "
-                                "'-'), so one would replace the other",
-                                hint=f"Remove or rename one of the two rows (line {lines[a.instance]} or "
-                                     f"{lines[b.instance]}), then import the file again.")
+            at = f"{lines[a.instance]} and {lines[b.instance]}"
+            raise ImportProblem(f"{path}: lines {at}: the instance types {_quoted(a.instance)} and "
+                                f"{_quoted(b.instance)} both give the catalog id {row.id} (lower case, each run of "
+                                "other characters than a-z and 0-9 as '-'), so one would replace the other",
+                                hint=f"Remove or rename one of the two rows (lines {at}), then import the file again.")
     return result
 
 

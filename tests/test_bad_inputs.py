@@ -1,7 +1,7 @@
 """The corpus of malformed inputs (tests/data/bad/cases.yaml): each case's exact first line.
 
 Every case runs ``planner <args>`` through click's CliRunner from a temporary directory that
-holds a copy of tests/data/bad named ``bad`` (``{dir}`` in the case), so the paths in the
+holds a copy of tests/data/bad named ``bad`` (``{dir}`` in the case; ``{abs}``, its absolute path), so the paths in the
 messages are relative, as a user would type them. A case gives the exit code, the exact
 first line of stderr (the only line for exit 2), optionally a line stdout must hold, and the
 report files expected in ``out/``. No run may raise, print a traceback or leave other files.
@@ -84,7 +84,7 @@ def test_bad_input(case: dict[str, Any], corpus: Path) -> None:
     assert "internal error" not in output
     assert result.exit_code == case["exit"], output
 
-    expected = case["stderr"].replace("{dir}", "bad")
+    expected = case["stderr"].replace("{abs}", str(Path("bad").absolute())).replace("{dir}", "bad")
     lines = result.stderr.splitlines()
     assert (lines[0] if lines else "") == expected
     if case["exit"] == 2:

@@ -51,7 +51,7 @@ def test_a_symlink_loop_is_called_one(tmp_path: Path, command: list[str]) -> Non
 
 def test_a_workload_s_model_that_is_a_symlink_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _loop(tmp_path)
-    monkeypatch.chdir(tmp_path)  # a workload file's relative model path is read from the current directory
+    monkeypatch.chdir(tmp_path)  # a workload file's relative model path is read from its directory, as a scenario's
     workload = tmp_path / "w.yaml"
     workload.write_text("model: ./a.yaml\ntask: infer\n")
     scenario = tmp_path / "s.yaml"
@@ -59,7 +59,7 @@ def test_a_workload_s_model_that_is_a_symlink_loop(tmp_path: Path, monkeypatch: 
     line = _one_line(["plan", str(scenario), "--out", str(tmp_path / "out")])
     assert line == f"Error: {scenario}:2: workloads[0].model: the path '{tmp_path}/a.yaml' {LOOP}"
     assert _one_line(["estimate", "--workload", str(workload)]) == \
-        f"Error: {workload}:1: model: the path './a.yaml' {LOOP}"
+        f"Error: {workload}:1: model: the path '{tmp_path}/a.yaml' {LOOP}"
 
 
 def test_read_input_names_the_loop(tmp_path: Path) -> None:

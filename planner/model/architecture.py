@@ -88,6 +88,19 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
             missing keys, non-integer or non-positive sizes, hidden size not divisible by the
             heads without an explicit head_dim, KV heads that do not divide the heads.
     """
+    arch = _from_hf_config(cfg, where)
+    q = cfg.get("quantization_config")
+    if isinstance(q, Mapping) and str(q.get("quant_method", "")).lower() == "mxfp4" and not arch.expert_parameters:
+        # MXFP4 as gpt-oss ships it quantizes the MoE experts' weights only (Transformers' Mxfp4HfQuantizer
+        # replaces the experts' modules; integrations/mxfp4.py): a dense model has nothing it sizes
+        raise _error(cfg, where, f"quantization_config declares quant_method 'mxfp4', which quantizes the MoE experts' "
+                     f"weights (as gpt-oss ships them), but this {arch.model_type} model has no experts",
+                     "quantization_config", "Copy the model's own config.json; a dense model's quantized checkpoint "
+                     "declares another method (awq, gptq, bitsandbytes, fp8, compressed-tensors).")
+    return arch
+
+
+def _from_hf_config(cfg: Mapping[str, Any], where: str | None) -> Architecture:
     if not isinstance(cfg, Mapping):
         raise ModelConfigError("a model config must be a mapping of config.json keys", file=where)
     check_declared(cfg, where)

@@ -34,6 +34,14 @@ def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | N
     return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
 
 
+def _bool_hint(key: str, value: Any) -> str:
+    """The hint for a config.json boolean written otherwise: the JSON boolean it may mean ("false" -> false)."""
+    word = str(value).strip().lower() if isinstance(value, (str, int, float)) else ""
+    meant = {"true": "true", "1": "true", "yes": "true", "false": "false", "0": "false", "no": "false"}.get(word)
+    return (f'Write a JSON boolean (true or false, no quotes): "{key}": {meant}.' if meant else
+            "Write a JSON boolean: true or false, no quotes.")
+
+
 def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
          min_value: int | None = 1) -> Any:
     if key not in cfg or cfg[key] is None:
@@ -59,11 +67,7 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
                          "Check the value for an extra digit; copy the model's config.json as published.")
     elif kind is bool:
         if not isinstance(value, bool):  # JSON's true and false, unquoted; "false" is a text, 0 a number
-            word = str(value).strip().lower() if isinstance(value, (str, int, float)) else ""
-            meant = {"true": "true", "1": "true", "yes": "true", "false": "false", "0": "false", "no": "false"}.get(word)
-            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key,
-                         f'Write a JSON boolean (true or false, no quotes): "{key}": {meant}.' if meant else
-                         "Write a JSON boolean: true or false, no quotes.")
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key, _bool_hint(key, value))
     elif kind is str:
         if not isinstance(value, str):
             raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
@@ -89,6 +93,10 @@ FLOAT_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "fl
                           "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "auto"})
 #: Bits a quantization_config may give per weight (1-bit to 16-bit formats exist; 0 or 64 is a typo).
 MAX_QUANT_BITS = 16
+#: The largest group size read from a quantization_config (the workload's group_size bound, 1,000,000).
+MAX_QUANT_GROUP = 1_000_000
+#: quantization_config booleans of Transformers' BitsAndBytesConfig (utils/quantization_config.py).
+QUANT_FLAGS = ("load_in_4bit", "load_in_8bit", "bnb_4bit_use_double_quant", "llm_int8_has_fp16_weight")
 
 
 def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
@@ -133,6 +141,22 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                 raise _error(cfg, where, f"quantization_config.{bits_key} must be a whole number of bits from 1 to "
                              f"{MAX_QUANT_BITS}, not {bits!r}", "quantization_config",
                              "Copy the checkpoint's value (AWQ and most GPTQ checkpoints store 4 bits per weight).")
+        for flag in QUANT_FLAGS:  # bitsandbytes' BitsAndBytesConfig booleans: a text "false" would read as true
+            value = q.get(flag)
+            if value is not None and not isinstance(value, bool):
+                raise _error(cfg, where, f"quantization_config.{flag} must be true or false, not {value!r}",
+                             "quantization_config", _bool_hint(flag, value))
+        for group_key in ("group_size", "q_group_size"):  # GPTQ's desc (-1: one group per column), AWQ's q_group_size
+            group = q.get(group_key)
+            if group is None:
+                continue
+            whole = isinstance(group, int) or (isinstance(group, float) and group.is_integer())
+            if isinstance(group, bool) or not whole or not (group == -1 or 1 <= group <= MAX_QUANT_GROUP):
+                quoted = isinstance(group, str) and group.strip().lstrip("-").isdigit()
+                raise _error(cfg, where, f"quantization_config.{group_key} must be a whole number of weights per "
+                             f"scale (or -1, one group per output column), not {group!r}", "quantization_config",
+                             f"Write the number without quotes: {group.strip()}." if quoted else
+                             "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128).")
     rs = cfg.get("rope_scaling")
     if rs is not None:
         if not isinstance(rs, Mapping):

@@ -108,7 +108,8 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     bits = q.get("bits", q.get("w_bit"))
     words = f"quant_method {clip_text(method) or '?'}" + (f", bits {bits}" if bits is not None else "")
     group = q.get("group_size", q.get("q_group_size"))
-    group = int(group) if isinstance(group, int) and not isinstance(group, bool) else None
+    # whole numbers only (planner.model.config_keys.check_declared refuses others): 4096.0 is 4096
+    group = int(group) if isinstance(group, (int, float)) and not isinstance(group, bool) else None
     if method in ("awq", "gptq") and bits == 4:
         return f"int4-{method}", group, words
     if method == "fp8":
@@ -122,6 +123,17 @@ def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
         if q.get("load_in_8bit"):
             return "int8", None, words + ", load_in_8bit"
     return None, group, words
+
+
+def checkpoint_double_quant(arch: Architecture) -> bool | None:
+    """Whether a bitsandbytes 4-bit checkpoint's constants are double-quantized, as its config.json's
+    ``quantization_config.bnb_4bit_use_double_quant`` says (Transformers' BitsAndBytesConfig; the saved
+    quant_state is nested exactly then, bitsandbytes functional.QuantState); None when it does not say."""
+    q = arch.extra.get("quantization_config")
+    if not isinstance(q, Mapping) or str(q.get("quant_method", "")).lower() != "bitsandbytes":
+        return None
+    flag = q.get("bnb_4bit_use_double_quant")
+    return flag if q.get("load_in_4bit") is True and isinstance(flag, bool) else None
 
 
 def architecture_warnings(arch: Architecture) -> list[str]:

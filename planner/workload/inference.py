@@ -42,6 +42,7 @@ from planner.workload.checks import (
     architecture_warnings,
     check_positions,
     check_tp,
+    checkpoint_double_quant,
     checkpoint_format,
     eager_only_warning,
 )
@@ -181,7 +182,8 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
         scheme, _ = weight_scheme(arch.extra["quantization_config"])
     warnings.extend(architecture_warnings(arch))
     enable_lora, max_loras, lora_rank, cpu_loras = _vllm_lora(entry, engine, arch)
-    double_quant, quantize_head = _bnb_options(entry, engine, weights)
+    double_quant, quantize_head = _bnb_options(entry, engine, weights, checkpoint_double_quant(arch)
+                                               if ckpt_fmt == weights == "nf4" else None)
     return Inference(weights, group_size, kv_dtype, context, concurrency, tp, engine, util, mnbt, attention, sliding,
                      entry.int("tokens_per_request", None, min=1, max=MAX_SEQ_LEN),
                      entry.number("requests_per_hour", None, min=0, max=1e12), max_seqs, replicas, scheme=scheme,
@@ -190,11 +192,12 @@ def _inference(entry: Entry, arch: Architecture, warnings: list[str]) -> Inferen
                      double_quant=double_quant, quantize_head=quantize_head)
 
 
-def _bnb_options(entry: Entry, engine: str, weights: str) -> tuple[bool, bool]:
+def _bnb_options(entry: Entry, engine: str, weights: str, checkpoint_dq: bool | None) -> tuple[bool, bool]:
     """double_quant (weights nf4) and quantize_head (nf4, int8), engine hf: the bitsandbytes choices LitGPT's
     ``generate --quantize bnb.nf4 / bnb.nf4-dq / bnb.int8`` makes (Lightning's BitsandbytesPrecision:
     ``compress_statistics`` for the ``-dq`` modes, every ``nn.Linear`` converted, the output head included;
-    lightning/fabric/plugins/precision/bitsandbytes.py)."""
+    lightning/fabric/plugins/precision/bitsandbytes.py). ``checkpoint_dq``: an NF4 checkpoint's own
+    ``bnb_4bit_use_double_quant`` (:func:`planner.workload.checks.checkpoint_double_quant`), the default."""
     for key, formats in (("double_quant", ("nf4",)), ("quantize_head", ("nf4", "int8"))):
         if key in entry.data and weights not in formats:
             raise entry.error(f"{key} is a bitsandbytes choice for weights {' or '.join(formats)}, not {weights}",
@@ -202,7 +205,8 @@ def _bnb_options(entry: Entry, engine: str, weights: str) -> tuple[bool, bool]:
         if key in entry.data and engine != "hf":
             raise entry.error(f"{key} is sized for bitsandbytes weights loaded by Transformers or LitGPT (engine hf), "
                               f"not engine {engine}", key, "Set engine: hf, or remove it.")
-    return entry.bool("double_quant", True), entry.bool("quantize_head", False)
+    return (entry.bool("double_quant", True if checkpoint_dq is None else checkpoint_dq),
+            entry.bool("quantize_head", False))
 
 
 def engine_version(entry: Entry, engine: str) -> str | None:

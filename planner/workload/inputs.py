@@ -88,7 +88,9 @@ def read_workload_file(path: Path, *, shown: str | None = None) -> LineDict:
 def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: Mapping[str, Any] | None = None,
                           *, file: str | None = None, default_name: str = "workload", gpu: Any = None) -> Workload:
     """A workload from a mapping of workload keys (a file's, or one a script gives); ``overrides``
-    (command-line options, or keyword arguments of the Python API) replace its keys.
+    (command-line options, or keyword arguments of the Python API) replace its keys. A relative
+    ``model`` path in ``file`` is read from that file's directory, as a scenario's is
+    (:func:`planner.workload.relative.relative_model_resolver`); one given as an override, from the current one.
 
     ``data`` is not changed. Problems with an override's value are reported at the option
     (:class:`OptionError`), the others at the key of ``file`` (None: a mapping with no file).
@@ -105,8 +107,13 @@ def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: 
     overrides = dict(overrides or {})
     merged.update(overrides)
     entry = Entry(merged, file=file, error=ScenarioError)
+    resolver = make_resolver(catalog)
+    if file is not None and "model" not in overrides:  # the file's own model: read from the file's directory
+        from planner.workload.relative import relative_model_resolver
+
+        resolver = relative_model_resolver(resolver, catalog, Path(file).parent, kind="workload")
     try:
-        workload = workload_from_entry(entry, make_resolver(catalog), default_name=default_name)
+        workload = workload_from_entry(entry, resolver, default_name=default_name)
         if gpu is not None:
             check_gpu_support(workload, gpu, entry)
     except ScenarioError as exc:

@@ -14,8 +14,9 @@ CSV         :func:`csv_text`                   a quote ``'`` before a formula tr
                                                after one skipped), so no part
                                                of the cell becomes a formula in any locale
 Markdown    :func:`md_text`, :func:`md_fence`  HTML (``& < >``) as entities; Markdown syntax
-                                               (links, emphasis, headings, tables) backslash-
-                                               escaped; a code fence longer than any backtick run
+                                               (links, emphasis, headings, tables, ``$`` math,
+                                               ``:emoji:`` shortcodes) backslash-escaped; a code
+                                               fence longer than any backtick run
 terminal    :func:`terminal_text`              control characters (ESC, CR, ...), line and
                                                paragraph separators and bidirectional controls
                                                shown as escapes (``\\x1b``, ``\\u202e``)
@@ -57,11 +58,16 @@ _CSV_FIELD_TRIGGER = re.compile(r"(^|[,;|\t\r\n ])([ \"]*)(?=[=+\-@\t\r])")
 # Markdown: HTML first (entities), then the ASCII punctuation that makes links, emphasis, code, tables,
 # headings and line-start syntax (CommonMark 2.4: a backslash before any ASCII punctuation is literal)
 _MD_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#!|~])")
+# and ``$``, GitHub's math delimiter (GitHub Docs, "Writing mathematical expressions": a ``\\$`` is a dollar
+# sign, not math), so a name such as ``$\\color{red}x$`` is shown as typed
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#!|~$])")
 # what GitHub's autolink extension links in plain text (GFM 0.29, 6.9 "Autolinks (extension)": ``www.``,
 # ``http://``, ``https://`` and e-mail addresses): the ``:`` of ``://``, the ``.`` after ``www`` and every
 # ``@`` backslash-escaped, so a name shows the address as text and no renderer makes it a link
 _MD_AUTOLINK = re.compile(r"(:(?=//)|(?<=www)\.|@)", re.IGNORECASE)
+# an emoji shortcode (``:smile:``, GitHub's and markdown-it-emoji's ``:name:``): both colons
+# backslash-escaped, as CommonMark allows for any ASCII punctuation
+_MD_SHORTCODE = re.compile(r":([A-Za-z0-9_+\-]+):")
 
 # what XML 1.0 forbids: the complement of its Char production (#x9 | #xA | #xD | [#x20-#xD7FF] |
 # [#xE000-#xFFFD] | [#x10000-#x10FFFF]) over the code points Python has (U+0000-U+10FFFF), written
@@ -85,6 +91,7 @@ def md_text(value: Any) -> str:
     text = terminal_text(" ".join(str(value).splitlines()))
     text = _MD_PUNCT.sub(r"\\\1", text)
     text = _MD_AUTOLINK.sub(r"\\\1", text)
+    text = _MD_SHORTCODE.sub(r"\\:\1\\:", text)
     return "".join(_MD_HTML.get(ch, ch) for ch in text)
 
 

@@ -55,12 +55,18 @@ def clean_text(value: object) -> str:
     """``value`` as text a workbook can hold: the characters XML 1.0 forbids shown as escapes (control
     characters, lone surrogates, U+FFFE, U+FFFF: planner.core.escape.xml_text), a literal ``_xHHHH_``
     kept literal (its underscore written ``_x005F_``, ECMA-376 Part 1, 22.9.2.19 ST_Xstring, so no
-    reader decodes it into a control character), cut to Excel's 32,767 characters per cell."""
+    reader decodes it into a control character), cut to Excel's 32,767 characters per cell, counted in
+    UTF-16 units as Excel counts them."""
     from planner.core.escape import xml_text
 
     text = _XSTRING_ESCAPE.sub("_x005F_x", xml_text(value))
-    if len(text) > _MAX_CELL_CHARS:
-        text = text[: _MAX_CELL_CHARS - 1] + "\u2026"
+    if len(text) * 2 > _MAX_CELL_CHARS:  # at most 2 UTF-16 units per character: cut only a text that may be over
+        units = text.encode("utf-16-le")
+        if len(units) > 2 * _MAX_CELL_CHARS:
+            # Excel counts a cell's characters in UTF-16 units (an emoji outside the BMP is a surrogate pair,
+            # two of them: Excel specifications and limits, 'Total number of characters that a cell can
+            # contain'); a pair cut in half is dropped (errors='ignore')
+            text = units[: 2 * (_MAX_CELL_CHARS - 1)].decode("utf-16-le", errors="ignore") + "\u2026"
     return text
 
 

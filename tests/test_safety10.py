@@ -1,0 +1,139 @@
+"""Issue 28, hostile pass 7B items 4, 5, 6, 13 and 14.
+
+4. A config.json declaring quant_method 'mxfp4' on a model without experts: one line at the config's
+   quantization_config (MXFP4 as gpt-oss ships it quantizes the MoE experts only), not an internal error.
+5. A workload file's relative ``model`` path is read from the file's directory, as a scenario's is
+   (docs/scenarios.md, ``model``); ``--model`` on the command line from the current one.
+6. quantization_config values: a boolean written as text ("false") or a group size that is no whole number
+   is refused; a whole float (4096.0) is that number; an NF4 checkpoint's bnb_4bit_use_double_quant is the
+   default of double_quant.
+13. A workbook cell is cut to Excel's 32,767 characters counted in UTF-16 units.
+14. Markdown: GitHub math ``$`` and emoji shortcodes ``:name:`` are backslash-escaped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+from planner.core.errors import ModelConfigError
+from planner.model.architecture import from_hf_config
+
+LLAMA_7B = {"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+            "max_position_embeddings": 4096, "tie_word_embeddings": False}
+
+
+def _refusal(cfg: dict) -> str:
+    raised = None
+    try:
+        from_hf_config(cfg, "config.json")
+    except ModelConfigError as exc:
+        raised = str(exc)
+    assert raised is not None, "accepted"
+    return raised
+
+
+def test_mxfp4_on_a_dense_model_is_one_line_at_its_config(tmp_path: Path) -> None:
+    cfg = {**LLAMA_7B, "quantization_config": {"quant_method": "mxfp4"}}
+    assert _refusal(cfg).startswith("config.json: quantization_config: quantization_config declares quant_method "
+                                    "'mxfp4', which quantizes the MoE experts' weights (as gpt-oss ships them), but "
+                                    "this llama model has no experts. Copy the model's own config.json")
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(cfg, indent=1))
+    r = CliRunner().invoke(main, ["estimate", "--model", str(d), "--task", "infer"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {d / 'config.json'}:") and "internal error" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("key, value, hint", [
+    ("load_in_4bit", "false", 'Write a JSON boolean (true or false, no quotes): "load_in_4bit": false.'),
+    ("bnb_4bit_use_double_quant", 1, 'Write a JSON boolean (true or false, no quotes): "bnb_4bit_use_double_quant": '
+                                     'true.'),
+])
+def test_a_quantization_flag_that_is_no_boolean_is_refused(key: str, value, hint: str) -> None:
+    q = {"quant_method": "bitsandbytes", "load_in_8bit": True, key: value}
+    assert _refusal({**LLAMA_7B, "quantization_config": q}) == (
+        f"config.json: quantization_config: quantization_config.{key} must be true or false, not {value!r}. {hint}")
+
+
+@pytest.mark.parametrize("group, hint", [
+    ("32", "Write the number without quotes: 32."),
+    (0, "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128)."),
+    (32.5, "Copy the checkpoint's value (most GPTQ and AWQ checkpoints use 128)."),
+])
+def test_a_group_size_that_is_no_whole_number_is_refused(group, hint: str) -> None:
+    q = {"quant_method": "gptq", "bits": 4, "group_size": group}
+    assert _refusal({**LLAMA_7B, "quantization_config": q}) == (
+        "config.json: quantization_config: quantization_config.group_size must be a whole number of weights per "
+        f"scale (or -1, one group per output column), not {group!r}. {hint}")
+
+
+def _weights_gib(tmp_path: Path, q: dict, *extra: str) -> str:
+    d = tmp_path / "q"
+    d.mkdir(exist_ok=True)
+    (d / "config.json").write_text(json.dumps({**LLAMA_7B, "quantization_config": q}))
+    r = CliRunner().invoke(main, ["estimate", "--model", str(d), "--task", "infer", "--json", *extra])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    return next(c for c in doc["components"] if c["name"].startswith("weights"))["bytes"]
+
+
+def test_a_whole_float_group_size_is_that_number(tmp_path: Path) -> None:
+    gptq = {"quant_method": "gptq", "bits": 4}
+    assert _weights_gib(tmp_path, {**gptq, "group_size": 64.0}) == _weights_gib(tmp_path, {**gptq, "group_size": 64})
+    assert _weights_gib(tmp_path, {**gptq, "group_size": 64}) != _weights_gib(tmp_path, {**gptq, "group_size": 128})
+
+
+def test_an_nf4_checkpoints_double_quant_setting_is_the_default(tmp_path: Path) -> None:
+    nf4 = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+    single = _weights_gib(tmp_path, {**nf4, "bnb_4bit_use_double_quant": False})
+    double = _weights_gib(tmp_path, {**nf4, "bnb_4bit_use_double_quant": True})
+    # QLoRA (Dettmers et al. 2023, sec. 3): single quantization stores one fp32 absmax per 64 weights
+    # (32/64 = 0.5 bit/param), double 8-bit constants plus fp32 per 256 of them (8/64 + 32/(64*256) = 0.127)
+    assert single > double
+    assert _weights_gib(tmp_path, {**nf4, "bnb_4bit_use_double_quant": False}, "--double-quant") == double
+
+
+def test_a_workload_files_model_path_is_read_from_its_directory(tmp_path: Path, monkeypatch) -> None:
+    small = {**LLAMA_7B, "num_hidden_layers": 2}
+    for where, cfg in ((tmp_path / "models" / "my", LLAMA_7B), (tmp_path / "sub" / "models" / "my", small)):
+        where.mkdir(parents=True)
+        (where / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "sub" / "w.yaml").write_text("model: models/my\ntask: infer\n")
+
+    def params(*args: str) -> int:
+        r = CliRunner().invoke(main, ["estimate", *args, "--json"])
+        assert r.exit_code == 0, r.output
+        return json.loads(r.stdout)["parameters"]
+
+    monkeypatch.chdir(tmp_path)
+    from_file = params("--workload", "sub/w.yaml")  # sub/models/my: the file's directory, not ./models/my
+    monkeypatch.chdir(tmp_path / "sub")
+    assert params("--workload", "w.yaml") == from_file
+    assert from_file == from_hf_config(small).parameters
+    monkeypatch.chdir(tmp_path)  # --model on the command line: from the current directory
+    assert params("--workload", "sub/w.yaml", "--model", "models/my") == from_hf_config(LLAMA_7B).parameters
+
+
+def test_a_workbook_cell_is_cut_in_utf16_units() -> None:
+    from planner.report.cells import clean_text
+
+    cut = clean_text("\U0001F600" * 40_000)  # each emoji: a surrogate pair, 2 UTF-16 units
+    assert len(cut.encode("utf-16-le")) // 2 == 32_767  # 16,383 emoji (32,766 units) + the ellipsis
+    assert cut == "\U0001F600" * 16_383 + "\u2026"
+    assert clean_text("a" * 32_767) == "a" * 32_767  # at the limit: kept whole
+
+
+def test_markdown_math_and_shortcodes_are_escaped() -> None:
+    from planner.core.escape import md_text
+
+    assert md_text("$\\color{red}x$") == "\\$\\\\color\\{red\\}x\\$"
+    assert md_text(":warning: ok") == "\\:warning\\: ok"
+    assert md_text("at 10:30") == "at 10:30"  # no shortcode: left as typed

@@ -4,7 +4,9 @@ What ``FastLanguageModel.from_pretrained(..., load_in_4bit=True)`` then ``get_pe
 in order, for Unsloth 2024.8 to 2024.10.0 on Transformers 4.44.2 (the version the Unsloth notebooks' load
 banners print: 'Unsloth 2024.10.0: Fast Llama patching. Transformers = 4.44.2.'), bitsandbytes 0.43.3 to
 0.44.1 (Unsloth's pyproject.toml: 'bitsandbytes>=0.43.3'; ``Params4bit`` and ``quantize_4bit`` are the same
-in all three) and Accelerate 0.34.2 / 1.0.1 (the same code in both). Code read (file, function, where):
+in all three) and Accelerate 0.34.2 / 1.0.1 (what the replay uses is the same in both; the notebooks print neither the
+Accelerate nor the peft version: peft 0.13.2 was read, the release of October 2024). Code read (file,
+function, where):
 
 1. Model construction. unsloth/models/llama.py ``FastLlamaModel.pre_patch`` (Unsloth d2a032e117,
    2024.10.0; the same at e6159e0279 and 74c2141bb3 (2024.8), 89ada9ef0b (2024.9), b41c182296
@@ -211,21 +213,26 @@ def replay_unsloth_load(s: UnslothLoadShapes) -> LoadReplay:
     t = _Trace(alloc)
     cache = s.load_bytes * s.rope_positions * s.head_dim      # one of cos_cached / sin_cached
     rope = 0
-    if s.model_rope:                                          # 1. LlamaModel.rotary_emb, device "cuda"
+    # 1. transformers v4.44.2 modeling_llama.py LlamaModel.__init__: rotary_emb = (Unsloth's) LlamaRotaryEmbedding
+    #    (config=config): device "cuda" (unsloth/models/llama.py at d2a032e117, LlamaRotaryEmbedding.__init__)
+    if s.model_rope:
         t.alloc(cache)
         t.alloc(cache)
         rope += 2 * cache
-    t.alloc(s.load_bytes * s.vocab * s.hidden)                # 2. model.embed_tokens.weight
+    # 2. modeling_utils.py _load_state_dict_into_meta_model, keys sorted (safetensors load_file); a 16-bit tensor:
+    #    accelerate utils/modeling.py set_module_tensor_to_device (value.to(device), then clear_device_cache)
+    t.alloc(s.load_bytes * s.vocab * s.hidden)                # model.embed_tokens.weight
     alloc.empty_cache()
     first = True
     for _ in range(s.layers):
         for kind, size in _load_order(s):
             if kind == "4bit":
+                # quantizer_bnb_4bit.py create_quantized_param -> bitsandbytes Params4bit._quantize
                 quantize_4bit_nested(t, size, first=first, load_bytes=s.load_bytes)
                 first = False
             else:
-                t.alloc(size)
-                if kind == "norm":
+                t.alloc(size)                                 # norm: set_module_tensor_to_device; bias:
+                if kind == "norm":                            # create_quantized_param's bias branch (no clearing)
                     alloc.empty_cache()
     if not s.tied:
         t.alloc(s.load_bytes * s.vocab * s.hidden)            # lm_head.weight (kept in 16-bit)
@@ -233,8 +240,10 @@ def replay_unsloth_load(s: UnslothLoadShapes) -> LoadReplay:
     t.alloc(s.load_bytes * s.hidden)                          # model.norm.weight
     alloc.empty_cache()
     after_weights = alloc.reserved
-    alloc.empty_cache()                                       # 3. init_hook: the parameters (no copy)
-    for _ in range(s.layers):                                 # ... then the buffers, CPU -> GPU
+    # 3. accelerate big_modeling.py dispatch_model (is_bnb_quantized) -> hooks.py AlignDevicesHook.init_hook:
+    #    set_module_tensor_to_device for the parameters (on the GPU: no copy, an empty_cache each) ...
+    alloc.empty_cache()
+    for _ in range(s.layers):                                 # ... then the buffers in module order, CPU -> GPU
         if s.rope_inv_freq:
             t.alloc(4 * (s.head_dim // 2))
             alloc.empty_cache()
@@ -242,7 +251,10 @@ def replay_unsloth_load(s: UnslothLoadShapes) -> LoadReplay:
             t.alloc(cache)
             rope += cache
             alloc.empty_cache()
-    alloc.empty_cache()                                       # 4. post_patch; 5. get_peft_model
+    # 4. unsloth/models/llama.py FastLlamaModel.post_patch: torch.cuda.empty_cache() x 3 (nothing allocated);
+    # 5. FastLlamaModel.get_peft_model: empty_cache x 6, then peft 0.13.2 LoraLayer.update_layer ->
+    #    _move_adapter_to_device_of_base_layer per target module in model order, then empty_cache x 3
+    alloc.empty_cache()
     modules = {key.rsplit(".", 1)[-1]: (d_in, d_out) for key, d_in, d_out, _ in s.linears}
     for _ in range(s.layers):
         for name in s.lora_targets:

@@ -22,8 +22,11 @@ given so each rule can be found in any of them):
   front and the rest stays cached.
 - ``free_block`` / ``try_merge_blocks``: a freed block merges with its free neighbours in the same
   segment (``prev``/``next``), and returns to its pool.
-- Nothing is given back to the driver (``release_cached_blocks``) unless ``cudaMalloc`` fails: the
-  replay assumes a card large enough that it never does.
+- Nothing is given back to the driver unless ``cudaMalloc`` fails (the replay assumes a card large
+  enough that it never does) or the program calls ``torch.cuda.empty_cache()`` (``emptyCache`` ->
+  ``release_cached_blocks`` -> ``release_blocks`` of the large and the small pool: "Frees all
+  non-split blocks", the cached blocks with neither ``prev`` nor ``next``, i.e. whole free
+  segments; a segment with any block in use stays): :meth:`CachingAllocator.empty_cache`.
 
 Not modelled: several streams, CUDA graphs' private pools, ``expandable_segments``,
 ``max_split_size_mb`` and ``garbage_collection_threshold`` (all off by default). Segment addresses
@@ -153,6 +156,28 @@ class CachingAllocator:
                         block.next.prev = block
                 block.size += neighbour.size
         self._insert(block)
+
+    def empty_cache(self) -> int:
+        """``torch.cuda.empty_cache()``: give every whole free segment (a free block with neither
+        ``prev`` nor ``next``) back to the driver (``release_blocks``, module docstring).
+        ``peak_reserved`` keeps its maximum (``max_memory_reserved`` is not reset by it).
+
+        Returns:
+            the bytes released.
+        """
+        released = 0
+        for small in (True, False):
+            keep = []
+            for entry in self._free[small]:
+                block = entry[2]
+                if block.prev is None and block.next is None:
+                    released += block.size
+                    self.segments -= 1
+                else:
+                    keep.append(entry)
+            self._free[small] = keep
+        self.reserved -= released
+        return released
 
     def cached_free_bytes(self) -> int:
         """Bytes reserved but not allocated (the pool's free blocks)."""

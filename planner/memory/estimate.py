@@ -36,7 +36,7 @@ from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
 from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.releases import release_text
-from planner.memory.load_peaks import load_peak_components, load_pool_component, nf4_load_pool
+from planner.memory.load_peaks import load_peak_components, load_pool, load_pool_component, unsloth_rope_components
 from planner.memory.train_cache import NAME as CACHE_NAME, cache_extra, training_cache_component
 from planner.workload.inference import ENGINE_DEFAULT_NOTE
 from planner.core.units import GiB
@@ -280,7 +280,7 @@ def _finish(workload: Workload, comps: list[Component], overheads: RuntimeOverhe
             and c.name.startswith(("weights", "gathered parameters"))]
     what = "weights and gathered parameters" if any(c.name.startswith("gathered") for c in held) else "weights"
     comps.append(allocator_component(overheads, allocated, sum(c.bytes for c in held), what=what))
-    # the pool a replayed load leaves (torchtune 0.1 QLoRA) is reserved for the rest of the run
+    # the pool a replayed load leaves (torchtune 0.1 QLoRA, Unsloth 2024.8-2024.10.0 QLoRA) stays reserved
     comps += load_pool_component(load_pool, allocated, comps[-1].bytes)
     return Estimate(workload_name=workload.name, model_id=workload.model_id, task=workload.task,
                     parameters=workload.architecture.parameters, components=tuple(comps), gpus=workload.gpus,
@@ -317,6 +317,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                                f"{n:,} positions x head_dim {arch.head_dim} x 4 B (cos and sin of head_dim/2 "
                                "frequencies, fp32)", "torchtune modules/position_embeddings.py "
                                "RotaryPositionalEmbeddings.build_rope_cache (register_buffer 'cache')"))
+    comps += unsloth_rope_components(arch, t)  # Unsloth 2024.8-2024.10.0: a cache pair per layer (load_peaks)
     comps += _autocast_copies(arch, t, recipe, full=full, fwd=fwd)
     adapter_bytes = 4 if t.adapter_dtype == "fp32" else 2
     # DoRA casts the frozen weight to the adapters' dtype (W.to(x.dtype)): a new tensor unless the
@@ -392,7 +393,7 @@ def _train(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
     transient, _ = largest_transient(arch, tokens=tokens, sequences=t.micro_batch, keys=t.seq_len,
                                      compute_bytes=regime.compute, attention=t.attention, logits_tokens=logits_tokens,
                                      tp=t.tp)
-    return _finish(w, comps, overheads, load_pool=nf4_load_pool(arch, t), trainable_parameters=trainable,
+    return _finish(w, comps, overheads, load_pool=load_pool(arch, t), trainable_parameters=trainable,
                    recipe=t.recipe, recipe_description=desc,
                    notes=tuple(notes), offload=t.offload_optimizer or t.offload_params or t.offload_activations,
                    stack=_stack(w, spec), extra={"largest_transient_bytes": transient})

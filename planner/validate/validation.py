@@ -283,7 +283,8 @@ def _framework_releases_here(path: Path) -> str:
               "is built and loaded; 'peak': the run's peak), against the prediction of what the publication measured "
               "(allocated bytes; for a reserved figure the allocated bytes plus the allocator headroom of "
               "planner.memory.overheads.allocator_component, and at least the pool a replayed model load "
-              "leaves, planner.memory.load_peaks.nf4_load_pool); each is held to 10 %.", "",
+              "leaves, planner.memory.load_peaks.load_pool: torchtune 0.1 and Unsloth 2024.8-2024.10.0 QLoRA); each is "
+              "held to 10 %.", "",
               "| run | framework | release | quantity | predicted | published | error |", "|---|---|---|---|---|---|---|"]
     for peak, got in peaks:
         err = got / peak.published_bytes - 1

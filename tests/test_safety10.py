@@ -137,3 +137,23 @@ def test_markdown_math_and_shortcodes_are_escaped() -> None:
     assert md_text("$\\color{red}x$") == "\\$\\\\color\\{red\\}x\\$"
     assert md_text(":warning: ok") == "\\:warning\\: ok"
     assert md_text("at 10:30") == "at 10:30"  # no shortcode: left as typed
+
+
+def test_workbooks_saved_in_threads_leave_tempfile_tempdir_as_it_was(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 7A item 10: openpyxl's save sets tempfile.tempdir; saves in threads put it back one at a time
+    import tempfile
+    import threading
+
+    import planner
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    monkeypatch.setattr(tempfile, "tempdir", None)  # as in a fresh process: the first gettempdir() sets it
+    before = tempfile.tempdir
+    threads = [threading.Thread(target=planner.plan, args=(scenario,),
+                                kwargs=dict(out=tmp_path / str(i), format="xlsx")) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert tempfile.tempdir == before
+    assert all((tmp_path / str(i) / "qlora-7b-12gb.xlsx").is_file() for i in range(8))

@@ -50,6 +50,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from openpyxl.worksheet.worksheet import Worksheet
 
 SHEETS = ("Summary", "Quote", "Memory", "Alternatives", "Assumptions", "Sources")
+
+#: Held while a workbook is saved: openpyxl's save sets the process-wide ``tempfile.tempdir`` (below), and two
+#: saves in threads of one process that put it back in overlapping order would leave it set; one at a time,
+#: each puts back what it found.
+_SAVE_LOCK = threading.Lock()
 
 
 # ----- writing ------------------------------------------------------------------------------------
@@ -105,19 +111,20 @@ def write_workbook(data: WorkbookData, path: Path,
     buffer = io.BytesIO()
     # openpyxl's sheet writer makes its temporary files with tempfile.NamedTemporaryFile (no dir=), whose
     # tempfile.gettempdir() caches the directory in the caller's process-wide tempfile.tempdir: put back
-    previous_tempdir = tempfile.tempdir
-    try:
-        # openpyxl writes each sheet to a temporary file first: a full disk or a file-size limit
-        # (ulimit -f; Python ignores SIGXFSZ, so the write fails with EFBIG) shows here
-        wb.save(buffer)
-    except OSError as exc:
-        from planner.core.atomic import shown_path
+    with _SAVE_LOCK:
+        previous_tempdir = tempfile.tempdir
+        try:
+            # openpyxl writes each sheet to a temporary file first: a full disk or a file-size limit
+            # (ulimit -f; Python ignores SIGXFSZ, so the write fails with EFBIG) shows here
+            wb.save(buffer)
+        except OSError as exc:
+            from planner.core.atomic import shown_path
 
-        raise OutputError(f"{shown_path(path)}: cannot write the workbook ({exc.strerror or exc}); openpyxl's temporary "
-                          "files could not be written. Check the disk's free space and the file-size limit "
-                          "('ulimit -f').") from None
-    finally:
-        tempfile.tempdir = previous_tempdir
+            raise OutputError(f"{shown_path(path)}: cannot write the workbook ({exc.strerror or exc}); openpyxl's "
+                              "temporary files could not be written. Check the disk's free space and the file-size "
+                              "limit ('ulimit -f').") from None
+        finally:
+            tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())
 
 

@@ -157,3 +157,33 @@ def test_workbooks_saved_in_threads_leave_tempfile_tempdir_as_it_was(tmp_path: P
         t.join()
     assert tempfile.tempdir == before
     assert all((tmp_path / str(i) / "qlora-7b-12gb.xlsx").is_file() for i in range(8))
+
+
+def test_a_manifest_that_cannot_be_updated_after_the_moves_is_said_and_the_set_stands(tmp_path: Path,
+                                                                                      monkeypatch) -> None:
+    # hostile pass 7A item 2: the disk fills after the reports were swapped in; the manifest written before the
+    # moves knows them, so the run says so in a note rather than fail as if nothing had been written
+    from planner.core import reportset
+    from planner.core.errors import OutputError
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,md"]).exit_code == 0
+    real = reportset.write_manifest
+    calls = []
+
+    def full_after_the_moves(out_dir: Path, files: dict) -> None:
+        calls.append(files)
+        if len(calls) == 2:
+            raise OutputError(f"{out_dir / reportset.MANIFEST}: cannot write (No space left on device).")
+        real(out_dir, files)
+
+    monkeypatch.setattr(reportset, "write_manifest", full_after_the_moves)
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (f"The reports are in place, but the manifest was not brought up to date: {out / reportset.MANIFEST}: "
+            "cannot write (No space left on device). It still lists the previous reports' hashes") in r.output
+    assert sorted(p.name for p in out.iterdir()) == [reportset.MANIFEST, "qlora-7b-12gb.json"]  # the stale md gone
+    monkeypatch.setattr(reportset, "write_manifest", real)
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output  # the next run recognises the set and replaces it

@@ -294,11 +294,18 @@ class ReportSet:
             with held(self.guard):
                 write_manifest(self.out, during)
                 done = self._move(removed, manifest, digests)
+                self._committed = True  # the new set is in place, whole: nothing below undoes that
                 after = {n: e for n, e in during.items() if n not in removed}
                 after.update({n: {"sha256": [digests[n]], "set": self.set_name} for n in self._names})
-                write_manifest(self.out, after)
+                try:
+                    write_manifest(self.out, after)
+                except OutputError as exc:
+                    # the manifest written before the moves knows every new report (and the previous hashes
+                    # beside them): planner still recognises the set, and the next run writes the manifest
+                    self.notes.append(f"The reports are in place, but the manifest was not brought up to date: {exc} "
+                                      "It still lists the previous reports' hashes beside the new ones, which the "
+                                      "next run into this folder clears.")
                 fsync_dir(self.out)
-                self._committed = True
         except Interrupted as exc:  # a signal held during the moves: the set is in place, and that is said
             if self._committed:
                 exc.written = list(done)

@@ -187,3 +187,20 @@ def test_a_manifest_that_cannot_be_updated_after_the_moves_is_said_and_the_set_s
     monkeypatch.setattr(reportset, "write_manifest", real)
     r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output  # the next run recognises the set and replaces it
+
+
+def test_running_out_of_memory_is_one_line_not_a_bug_report(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 7A item 4: under 'ulimit -v' an allocation fails with MemoryError: one Error line, exit 2, and
+    # the staging folder removed as for any failure
+    import planner.core.atomic as atomic
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError()
+
+    monkeypatch.setattr(atomic, "write_text_chunks", no_memory)  # the csv writer, inside the report set
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o"), "--format", "csv"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("Error: out of memory: the run could not allocate what it needs. Free memory, or raise the "
+                        "limit ('ulimit -v'), and run again.\n"), r.stderr
+    assert not (tmp_path / "o").exists()  # the folder it made, the staging folder in it: removed

@@ -249,6 +249,8 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     from planner.core.atomic import write_text
     from planner.core.reportset import ReportSet
 
+    import openpyxl  # noqa: F401  (a large import: loaded before the output folder is locked and staged)
+
     stem = safe_stem(sc.name) + "-compare"
     # the json and the workbook are one report set: staged in out, then moved into place together
     with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:

@@ -323,6 +323,8 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
     stem = safe_stem(result.scenario)
     # every file of the set is written into a staging folder in out, then all are moved into place together
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
+    if "xlsx" in formats:  # openpyxl (a large import) loaded before the output folder is locked and staged
+        import openpyxl  # noqa: F401
     with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))

@@ -382,6 +382,11 @@ def handle_errors(fn):
             if debug:
                 raise
             _fail(output_failed(exc) + (files_done() if exc.filename is None else ""), 2)
+        except MemoryError:  # a memory limit (ulimit -v) or an exhausted machine: not a bug in planner
+            if debug:
+                raise
+            _fail("out of memory: the run could not allocate what it needs. Free memory, or raise the limit "
+                  "('ulimit -v'), and run again." + files_done(), 2)
         except UnicodeEncodeError as exc:
             if debug:
                 raise

@@ -143,6 +143,13 @@ class ReportSet:
         # signals held while the folder is locked and the staging folder made; one that came meanwhile
         # is raised at the end of the hold, and then (as for any failure here) what was made is undone
         # here: __exit__ runs only once __enter__ has returned
+        # planner's own modules the moves and the lines after them use, imported before the folder is locked:
+        # one that cannot be read (no descriptors left, the package replaced during a long run) fails here,
+        # as what it is, and never between the moves
+        import planner.core.moves  # noqa: F401
+        import planner.core.renames  # noqa: F401
+        import planner.core.textfit  # noqa: F401
+
         try:
             with held(self.guard):
                 refuse_protected(self.out)

@@ -204,3 +204,23 @@ def test_running_out_of_memory_is_one_line_not_a_bug_report(tmp_path: Path, monk
     assert r.stderr == ("Error: out of memory: the run could not allocate what it needs. Free memory, or raise the "
                         "limit ('ulimit -v'), and run again.\n"), r.stderr
     assert not (tmp_path / "o").exists()  # the folder it made, the staging folder in it: removed
+
+
+def test_an_infeasible_comparison_replaces_the_earlier_one(tmp_path: Path) -> None:
+    # hostile pass 7A item 5: as 'planner plan' does, the json says nothing fits and the stale workbook goes
+    root = Path(__file__).resolve().parent.parent
+    scenario = root / "scenarios" / "compare-qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["compare", str(scenario), "--out", str(out)]).exit_code == 0
+    text = scenario.read_text()
+    assert "micro_batch: 1" in text and "seq_len: 512" in text
+    infeasible = tmp_path / "compare-qlora-7b-12gb.yaml"  # same name: the same report set
+    infeasible.write_text(text.replace("micro_batch: 1", "micro_batch: 64").replace("seq_len: 512", "seq_len: 16384"))
+    r = CliRunner().invoke(main, ["compare", str(infeasible), "--out", str(out), "--json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert doc["feasible"] is False and doc["outputs"] == {"json": str(out / "compare-qlora-7b-12gb-compare.json")}
+    assert (f"Removed the stale {out / 'compare-qlora-7b-12gb-compare.xlsx'} of an earlier comparison: nothing fits "
+            "now.") in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "compare-qlora-7b-12gb-compare.json"]
+    assert json.loads((out / "compare-qlora-7b-12gb-compare.json").read_text())["feasible"] is False

@@ -220,6 +220,7 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
     """
     from planner.api.plans import read_scenario, run_inputs, top_of
     from planner.core.errors import ScenarioError
+    from planner.solve.solver import NoFeasiblePlan
     from planner.core.fields import Entry
     from planner.core.names import safe_stem
     from planner.cost.compare import compare as run_compare
@@ -240,7 +241,12 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         # read-only reports, a file where the folder would be: said before the work
         check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
                            set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat))
-    planned = make_plan(sc, cat, costs=costs, explain=False)
+    try:
+        planned = make_plan(sc, cat, costs=costs, explain=False)
+    except NoFeasiblePlan as exc:
+        if out is not None:
+            _write_infeasible(exc, Path(out), sc, cat)
+        raise
     volumes = volume_overrides(tokens_per_month, [w.name for w in sc.workloads])
     comparison = run_compare(planned, sc, cat, costs, tokens_per_month=volumes or None)
     result = CompareResult(comparison, planned, sc.name, top=top)
@@ -258,3 +264,28 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
     return dataclasses.replace(result, outputs=written)
+
+
+def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:
+    """Nothing fits the scenario: the comparison's json says so (the reasons and the candidates, as
+    ``planner plan`` writes them) and a workbook of an earlier, feasible comparison goes in the same step,
+    so ``out`` never holds a comparison the latest run contradicts. Fills ``exc.outputs``, ``exc.removed``
+    and ``exc.notes`` as :func:`planner.plan` does.
+
+    Raises:
+        OutputError: as for a comparison's reports.
+    """
+    from planner.api.plans import run_inputs
+    from planner.core.atomic import write_text
+    from planner.core.names import safe_stem
+    from planner.core.reportset import ReportSet
+    from planner.report.export import infeasible_to_dict
+
+    stem = safe_stem(sc.name) + "-compare"
+    with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
+        write_text(rs.path(f"{stem}.json"), json_text(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
+        if (out / f"{stem}.xlsx").is_file():
+            rs.remove(f"{stem}.xlsx")
+        exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
+        exc.removed = rs.removed
+        exc.notes = tuple(rs.notes)

@@ -62,8 +62,24 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     """
     from planner.api import compare as run_compare
 
-    r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
-                    tokens_per_month=list(tokens_per_month) or None, top=top_k)
+    from planner.report.export import infeasible_to_dict
+    from planner.solve.solver import NoFeasiblePlan
+
+    try:
+        r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
+                        tokens_per_month=list(tokens_per_month) or None, top=top_k)
+    except NoFeasiblePlan as exc:  # as 'planner plan' says it: the JSON asked for, what was written and removed
+        if as_json:
+            doc = infeasible_to_dict(exc)
+            doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
+            click.echo(json_text(doc, indent=2))
+        if exc.outputs:
+            echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
+        if exc.removed:
+            echo(f"Removed the stale {joined(exc.removed)} of an earlier comparison: nothing fits now.", err=True)
+        for note in exc.notes:
+            echo(note, err=True)
+        raise
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
         click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))

@@ -224,3 +224,30 @@ def test_an_infeasible_comparison_replaces_the_earlier_one(tmp_path: Path) -> No
             "now.") in r.stderr
     assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "compare-qlora-7b-12gb-compare.json"]
     assert json.loads((out / "compare-qlora-7b-12gb-compare.json").read_text())["feasible"] is False
+
+
+@pytest.mark.parametrize("kind, line_end", [
+    ("folder", "platforms.yaml: is a directory, not a file.\n"),
+    ("broken link", "ram.yaml: no such file.\n"),
+    ("fifo", "gpus.yaml: is a named pipe (FIFO), not a regular file (reading one waits until another program "
+             "writes to it)."),
+])
+def test_import_skypilot_checks_the_overlay_folder_as_the_loader_reads_it(tmp_path: Path, kind: str,
+                                                                          line_end: str) -> None:
+    # hostile pass 7A item 6: a catalog-named folder, broken link or FIFO in --out makes --catalog DIR fail
+    # later, so the import refuses before writing (docs/catalog.md)
+    import os
+
+    root = Path(__file__).resolve().parent
+    out = tmp_path / "ov"
+    out.mkdir()
+    {"folder": lambda: (out / "platforms.yaml").mkdir(), "broken link": lambda: (out / "ram.yaml").symlink_to(
+        tmp_path / "nonexistent"), "fifo": lambda: os.mkfifo(out / "gpus.yaml")}[kind]()
+    before = sorted(p.name for p in out.iterdir())
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(root / "data" / "skypilot" / "aws" / "vms.csv"),
+                                  "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    last = r.stderr.splitlines()[-1] + "\n"  # after the lines on what was read and left out
+    assert last.startswith(f"Error: the overlay would not load, so nothing was written: {out}/"), r.stderr
+    assert line_end in last, r.stderr
+    assert sorted(p.name for p in out.iterdir()) == before  # no cloud.yaml

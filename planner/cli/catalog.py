@@ -488,7 +488,6 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     Raises:
         CatalogError: the catalog loader's one line (paths named as in ``out``), saying nothing was written.
     """
-    import shutil
     import tempfile
     from pathlib import Path
 
@@ -498,11 +497,21 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     from planner.core.tempdir import refuse_protected_temp
 
     refuse_protected_temp()  # the check copy never goes into the shipped catalog or the package
+    import os
+
+    from planner.core.infile import FileProblem, read_input
+
     with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
         try:
             for name in CATALOG_FILES:
-                if name != "cloud.yaml" and (out / name).is_file():
-                    shutil.copyfile(out / name, Path(tmp) / name)
+                if name == "cloud.yaml" or not os.path.lexists(out / name):
+                    continue
+                try:  # read as the loader reads it: a folder, a FIFO or a broken link under that name is refused
+                    data = read_input(out / name).data
+                except FileProblem as problem:
+                    raise CatalogError(f"the overlay would not load, so nothing was written: {out / name}: "
+                                       f"{problem.problem}", hint=problem.hint) from None
+                (Path(tmp) / name).write_bytes(data)
             (Path(tmp) / "cloud.yaml").write_text(cloud_yaml, encoding="utf-8")
         except OSError as exc:  # a file-size limit, a full /tmp: the check copy, not standard output
             from planner.core.errors import OutputError

@@ -251,3 +251,31 @@ def test_import_skypilot_checks_the_overlay_folder_as_the_loader_reads_it(tmp_pa
     assert last.startswith(f"Error: the overlay would not load, so nothing was written: {out}/"), r.stderr
     assert line_end in last, r.stderr
     assert sorted(p.name for p in out.iterdir()) == before  # no cloud.yaml
+
+
+def test_the_staging_mark_goes_last_and_an_empty_staging_folder_is_removed(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 7A item 8: a run killed while emptying its staging folder must leave the mark listing what is
+    # still there; an empty folder of planner's staging name is removed by the next run
+    import os
+
+    from planner.core import reportset
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / (reportset.STAGING_PREFIX + "dead1234")).mkdir()  # what a run killed after its mark went leaves
+    unlinked: list[str] = []
+    real = os.unlink
+
+    def record(path, *args, **kwargs):
+        if reportset.STAGING_PREFIX in str(path):
+            unlinked.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", record)
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,csv"])
+    assert r.exit_code == 0, r.output
+    assert unlinked and unlinked[-1] == reportset.STAGING_MARK, unlinked
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "qlora-7b-12gb.csv",
+                                                     "qlora-7b-12gb.json"]
+    assert "Left " not in r.output

@@ -188,9 +188,20 @@ class ReportSet:
         the names this run put there one by one (by path: no descriptor), then the folder. What still
         cannot go is said in :attr:`notes` (the next run that holds the lock cleans it: its mark lists it)."""
         assert self._staging is not None
-        shutil.rmtree(self._staging, ignore_errors=True)
-        if not os.path.lexists(self._staging):
-            return
+        # the mark goes last: a run killed part-way leaves it listing what is still there, which the next run
+        # into this folder then removes (_clear_staging)
+        try:
+            entries = [e for e in os.scandir(self._staging) if e.name != STAGING_MARK]
+        except OSError:  # no descriptor for the listing (ulimit -n): the names this run put there, by path
+            entries = []
+        for e in entries:
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path, ignore_errors=True)
+                else:
+                    os.unlink(e.path)
+            except OSError:
+                pass
         for name in [*self._names, *self._recorded, STAGING_MARK]:
             try:
                 os.unlink(self._staging / name)
@@ -490,7 +501,13 @@ def _clear_staging(folder: Path) -> list[str]:
     except OSError:
         return ["(unreadable)"]
     if listed is None:
-        return sorted(e.name for e in entries) or ["no planner mark"]
+        if not entries:  # empty (a run killed after removing its mark, or before writing it): nothing to lose
+            try:
+                os.rmdir(folder)
+                return []
+            except OSError:
+                return ["no planner mark"]
+        return sorted(e.name for e in entries)
     stems = {cut_utf8(str(n), 200) for n in listed}
     left = []
     for e in entries:

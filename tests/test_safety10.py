@@ -279,3 +279,21 @@ def test_the_staging_mark_goes_last_and_an_empty_staging_folder_is_removed(tmp_p
     assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "qlora-7b-12gb.csv",
                                                      "qlora-7b-12gb.json"]
     assert "Left " not in r.output
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "broken link"])
+def test_a_stale_name_that_holds_no_regular_file_is_kept_and_said(tmp_path: Path, kind: str) -> None:
+    # hostile pass 7A item 9: as a changed regular file is, with the real reason
+    import os
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,md"]).exit_code == 0
+    md = out / "qlora-7b-12gb.md"
+    md.unlink()
+    {"fifo": lambda: os.mkfifo(md), "folder": md.mkdir, "broken link": lambda: md.symlink_to("nowhere")}[kind]()
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (f"Kept {md}, a name of this report set not written this time: it is not a regular file (a folder, a "
+            "link or a pipe), which planner never writes.") in " ".join(r.output.split()), r.output
+    assert os.path.lexists(md)

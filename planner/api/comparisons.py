@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,7 +285,7 @@ def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:
     stem = safe_stem(sc.name) + "-compare"
     with ReportSet(out, set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(infeasible_to_dict(exc), indent=2, allow_nan=False) + "\n")
-        if (out / f"{stem}.xlsx").is_file():
+        if os.path.lexists(out / f"{stem}.xlsx"):  # a name that holds no file of planner's is kept, and said
             rs.remove(f"{stem}.xlsx")
         exc.outputs = {p.suffix[1:]: p for p in rs.commit()}
         exc.removed = rs.removed

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -299,7 +298,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
             # holds only this run's reasons, never an earlier plan's "feasible: true"
             written = [ext for ext in ("csv", "json") if ext in formats]
             stale = [f"{stem}.{ext}" for ext in PLAN_FORMATS
-                     if ext not in written and (Path(out) / f"{stem}.{ext}").is_file()]
+                     if ext not in written and os.path.lexists(Path(out) / f"{stem}.{ext}")]
             if "csv" in formats or "json" in formats or stale:  # else: do not even create the directory
                 with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
                     if "csv" in formats:
@@ -344,7 +343,7 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         # a report of an earlier plan that this set does not replace would now sit beside it, describing
         # another plan: it goes in the same step (the directory then holds one plan's reports, whole)
         for ext in PLAN_FORMATS:
-            if ext not in formats and (Path(out) / f"{stem}.{ext}").is_file():
+            if ext not in formats and os.path.lexists(Path(out) / f"{stem}.{ext}"):
                 rs.remove(f"{stem}.{ext}")
         paths = {p.suffix[1:]: p for p in rs.commit()}
         removed = tuple(rs.removed)

@@ -292,8 +292,13 @@ class ReportSet:
                 why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
                        else "planner did not write it")
                 try:
-                    if os.lstat(self.out / name).st_uid != os.geteuid():  # never planner's, whatever its bytes
+                    st = os.lstat(self.out / name)
+                    if st.st_uid != os.geteuid():  # never planner's, whatever its bytes
                         why = "it belongs to another user"
+                    elif not stat.S_ISREG(st.st_mode):  # a folder, a link, a pipe where a report was
+                        why = "it is not a regular file (a folder, a link or a pipe), which planner never writes"
+                    elif why.startswith("it changed") and not os.access(self.out / name, os.R_OK):
+                        why = "it cannot be read, so planner cannot tell it is the report it wrote"
                 except OSError:
                     pass
                 if _is_input(self.out / name, self.inputs):  # kept because this run reads it, whatever its bytes

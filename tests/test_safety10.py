@@ -297,3 +297,23 @@ def test_a_stale_name_that_holds_no_regular_file_is_kept_and_said(tmp_path: Path
     assert (f"Kept {md}, a name of this report set not written this time: it is not a regular file (a folder, a "
             "link or a pipe), which planner never writes.") in " ".join(r.output.split()), r.output
     assert os.path.lexists(md)
+
+
+def test_a_dead_staging_folder_with_previous_reports_is_said(tmp_path: Path) -> None:
+    # hostile pass 7A item 7: a run killed during its moves leaves previous reports (N.old) in its staging
+    # folder; the next run removes them (they are planner's) and says the set may be mixed
+    from planner.core import reportset
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = out / (reportset.STAGING_PREFIX + "dead5678")
+    dead.mkdir()
+    (dead / "0.old").write_text("the previous csv\n")
+    (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (f"Removed {dead}, which a planner run stopped during its moves left, with 1 previous report(s) it kept "
+            f"there: the reports of that run in {out} may mix its new files with older ones; run it again to rewrite "
+            "them whole.") in " ".join(r.output.split()), r.output
+    assert not dead.exists()

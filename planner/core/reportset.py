@@ -444,7 +444,13 @@ class ReportSet:
                                           "is not one planner wrote (not this user's, or not a report manifest); "
                                           "check it and remove it yourself.")
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
+                    previous = _kept_previous(Path(e.path))
                     left = _clear_staging(Path(e.path))
+                    if previous:  # a run stopped during its moves: its set may mix old and new reports
+                        self.notes.append(f"Removed {e.path}, which a planner run stopped during its moves left, with "
+                                          f"{previous} previous report(s) it kept there: the reports of that run in "
+                                          f"{self.out} may mix its new files with older ones; run it again to "
+                                          "rewrite them whole.")
                     if left:
                         shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
                         self.notes.append(f"Left {e.path}: it holds {shown}, which planner cannot tell it wrote; "
@@ -461,6 +467,15 @@ _MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
 _MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode("ascii")
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
+
+
+def _kept_previous(folder: Path) -> int:
+    """How many previous reports (``N.old``) a dead staging folder holds: a run that kept them was stopped
+    during its moves."""
+    try:
+        return sum(1 for e in os.scandir(folder) if re.fullmatch(r"[0-9]+\.old", e.name))
+    except OSError:
+        return 0
 
 
 def _is_manifest_tmp(path: Path) -> bool:

@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
-from planner.core.names import clip_text
+from planner.core.names import char_name, clip_text
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -365,9 +365,36 @@ def parse_yaml(text: str) -> Any:
 
 
 #: Texts the pure-Python parser reads, because libyaml reads them otherwise: characters YAML does
-#: not allow (the pure reader names them), and tabs (libyaml takes a tab after a plain scalar as
-#: white space where PyYAML refuses it: 'a\t').
-_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|\t")
+#: not allow (the pure reader names them), tabs (libyaml takes a tab after a plain scalar as
+#: white space where PyYAML refuses it: 'a\t'), and the line breaks editors do not show
+#: (:func:`_refuse_hidden_breaks`, which the pure path runs first).
+_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\t\x85\u2028\u2029]")
+
+#: NEXT LINE U+0085, LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR U+2029: line breaks in YAML 1.1
+#: (yaml.org/spec/1.1, section 5.4 "Line Break Characters", which PyYAML and libyaml follow), but not in
+#: YAML 1.2 (section 5.4: "treated as non-break characters") nor in editors, which count lines by
+#: LF, CR LF and CR only: read as breaks, a comment's tail would become a live key and every later
+#: line number would be off.
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")
+_EDITOR_BREAK = re.compile("\r\n|\r|\n")
+
+
+def _refuse_hidden_breaks(text: str) -> None:
+    """Refuse a text holding a :data:`_HIDDEN_BREAK` anywhere (comments and quoted texts included), at
+    the line and column an editor shows (lines counted by LF, CR LF and CR only).
+
+    Raises:
+        YamlProblem: the first such character, named, with its editor line.
+    """
+    m = _HIDDEN_BREAK.search(text)
+    if m is None:
+        return
+    breaks = list(_EDITOR_BREAK.finditer(text, 0, m.start()))
+    line = len(breaks) + 1
+    column = m.start() - (breaks[-1].end() if breaks else 0) + 1
+    raise YamlProblem(f"holds {char_name(m.group())} at line {line} column {column}, which YAML 1.1 reads as a "
+                      "line break though editors show none (what follows it would be read as a new line)", line,
+                      "Remove it, or use a real line break.")
 
 
 class _NotPlain(Exception):
@@ -577,6 +604,7 @@ def _compose_and_build(loader: Any) -> Any:
 
 def _parse_pure(text: str) -> Any:
     """:func:`parse_yaml` with PyYAML's pure-Python parser (the messages the planner gives)."""
+    _refuse_hidden_breaks(text)
     try:
         loader = _Loader(text)
     except yaml.reader.ReaderError as exc:

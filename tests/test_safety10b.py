@@ -80,3 +80,40 @@ def test_every_yaml_file_kind_refuses_a_hidden_line_break(tmp_path: Path) -> Non
     (tmp_path / "cal.yaml").write_text("schema_version: 1\r\ngpus: []  # \x85\r\n", encoding="utf-8")
     msg = _raises(InputError, load_calibrations, tmp_path / "cal.yaml", given=True)
     assert msg.startswith(f"{tmp_path / 'cal.yaml'}:2: holds U+0085 (NEXT LINE) at line 2 column 13"), msg
+
+
+# -- item 8: keys YAML 1.1 reads as booleans, numbers, null or dates ------------------------------------------
+
+_QLORA_WORKLOAD = ("  - name: {name}\n    model: llama-2-7b\n    task: train\n    method: qlora\n    micro_batch: 1\n"
+                   "    seq_len: 512\n    dataset_tokens: 100000000\n")
+
+
+@pytest.mark.parametrize("name, key, read_as", [('"on"', "on", "a boolean (true)"), ('"2026"', "2026", "a number"),
+                                                ("off-peak", "off", "a boolean (false)")])
+def test_a_key_read_as_no_text_is_named_as_written_with_the_quoted_key(tmp_path: Path, name: str, key: str,
+                                                                       read_as: str) -> None:
+    from planner import compare
+
+    # costs.mfu: {on: 0.3} was "missing required key 'True'"; {2026: 0.3} "missing required key '2026'" though
+    # the workload '2026' exists. The key is on line 11 (2 lines of head, 7 of workload, 'costs:').
+    text = "name: keys\nworkloads:\n" + _QLORA_WORKLOAD.format(name=name) + f"costs:\n  mfu: {{{key}: 0.3}}\n"
+    (tmp_path / "s.yaml").write_text(text)
+    msg = _raises(InputError, compare, tmp_path / "s.yaml")
+    assert msg == (f"{tmp_path / 's.yaml'}:11: costs.mfu: key {key} is read as {read_as} in YAML 1.1, not as a text. "
+                   f"Quote it: '{key}': 0.3 (every key planner reads is a text)."), msg
+
+
+@pytest.mark.parametrize("line, shown, read_as", [("on: 1", "'on': 1", "a boolean (true)"),
+                                                  ("~: 1", "'~': 1", "null"),
+                                                  ("2026-01-01: x", "'2026-01-01': x", "a date"),
+                                                  ("1.5:\n  a: 1", "'1.5':", "a number")])
+def test_a_top_level_key_read_as_no_text_gets_the_same_message(tmp_path: Path, line: str, shown: str,
+                                                                read_as: str) -> None:
+    from planner import estimate
+
+    # 'on: 1' at the top of a workload file was "key True is not a name. Keys are names such as 'memory'."
+    (tmp_path / "w.yaml").write_text(f"model: llama-2-7b\ntask: infer\n{line}\n")
+    msg = _raises(InputError, estimate, workload=tmp_path / "w.yaml")
+    key = line.split(":")[0]
+    assert msg == (f"{tmp_path / 'w.yaml'}:3: key {key} is read as {read_as} in YAML 1.1, not as a text. "
+                   f"Quote it: {shown} (every key planner reads is a text)."), msg

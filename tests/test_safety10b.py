@@ -117,3 +117,30 @@ def test_a_top_level_key_read_as_no_text_gets_the_same_message(tmp_path: Path, l
     key = line.split(":")[0]
     assert msg == (f"{tmp_path / 'w.yaml'}:3: key {key} is read as {read_as} in YAML 1.1, not as a text. "
                    f"Quote it: {shown} (every key planner reads is a text)."), msg
+
+
+# -- item 10: an empty cloud filter in costs allows nothing; it did mean "all" -----------------------------------
+
+_SCENARIO = {"name": "empty", "workloads": [{"name": "q", "model": "llama-2-7b", "task": "train", "method": "qlora",
+                                             "micro_batch": 1, "seq_len": 512, "dataset_tokens": 100_000_000}]}
+
+
+@pytest.mark.parametrize("key, what", [("providers", "provider"), ("instances", "instance"), ("regions", "region")])
+def test_an_empty_cloud_filter_is_refused_as_allowed_gpus_is(tmp_path: Path, key: str, what: str) -> None:
+    from planner import compare
+
+    # 'providers: []' compared every cloud instance, as if the key were absent (allowed_gpus: [] is refused)
+    (tmp_path / "s.yaml").write_text("name: empty\nworkloads:\n" + _QLORA_WORKLOAD.format(name="q")
+                                     + f"costs: {{{key}: []}}\n")
+    msg = _raises(InputError, compare, tmp_path / "s.yaml")
+    assert msg == (f"{tmp_path / 's.yaml'}:10: costs.{key}: an empty list allows no {what}. List at least one "
+                   f"{what}, or leave {key} out to compare every {what}."), msg
+    msg = _raises(InputError, compare, {**_SCENARIO, "costs": {key: []}})
+    assert msg.startswith(f"costs.{key}: an empty list allows no {what}."), msg
+
+
+def test_a_cloud_provider_listed_twice_is_refused_as_a_gpu_listed_twice_is() -> None:
+    from planner import compare
+
+    msg = _raises(InputError, compare, {**_SCENARIO, "costs": {"providers": ["aws", "aws"]}})
+    assert msg == "costs.providers: lists 'aws' twice. Give each provider once.", msg

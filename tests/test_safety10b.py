@@ -144,3 +144,77 @@ def test_a_cloud_provider_listed_twice_is_refused_as_a_gpu_listed_twice_is() -> 
 
     msg = _raises(InputError, compare, {**_SCENARIO, "costs": {"providers": ["aws", "aws"]}})
     assert msg == "costs.providers: lists 'aws' twice. Give each provider once.", msg
+
+
+# -- item 11: names with no glyph, mixed scripts, and names taken from --model or a file name ---------------------
+
+def _plan_with_names(*names: str) -> str:
+    from planner import plan
+
+    workloads = [{"name": n, "model": "llama-2-7b", "task": "infer", "context": 512} for n in names]
+    return _raises(InputError, plan, {"name": "lookalike", "workloads": workloads})
+
+
+@pytest.mark.parametrize("name, shown, why", [
+    ("\ue000", "'\\ue000' holds U+E000, a private-use character", "private use: Unicode 15.0, 23.5"),
+    ("chat\U0001d159", "'chat\\U0001d159' holds U+1D159 (MUSICAL SYMBOL NULL NOTEHEAD), a musical symbol with no "
+                       "visible glyph", "no glyph (Whistler, Unicode list, 2016-09-15)"),
+    ("chat\ufffc", "'chat\\ufffc' holds U+FFFC (OBJECT REPLACEMENT CHARACTER), a placeholder for an embedded object",
+     "a placeholder (Unicode 15.0, 23.8)"),
+    ("\u0378x", "'\\u0378x' holds U+0378, a code point not assigned in Unicode", "unassigned in every version so far"),
+])
+def test_a_name_holding_a_character_with_no_glyph_is_refused(name: str, shown: str, why: str) -> None:
+    # each was accepted: U+E000 alone printed as a blank name, 'chat' + U+1D159 beside 'chat' looked the same
+    msg = _plan_with_names("chat", name)
+    assert msg.startswith(f"workloads[1].name: {shown}"), (why, msg)
+    assert msg.endswith("so the name looks like another or like none. Remove it; a name is letters, digits and '-', "
+                        "e.g. 'chat-7b'."), msg
+
+
+def test_a_word_mixing_cyrillic_and_latin_letters_is_refused() -> None:
+    # Cyrillic 'с' U+0441 in Latin 'hat' looks like 'chat' (UTS #39, 5.2: no Latin with Cyrillic or Greek)
+    msg = _plan_with_names("chat", "\u0441hat")
+    assert msg == ("workloads[1].name: '\u0441hat' mixes Cyrillic and Latin letters in one word: U+0441 CYRILLIC "
+                   "SMALL LETTER ES among Latin ones, so it looks like another name (Unicode TR39, 5.2: Latin, "
+                   "Cyrillic and Greek letters look alike and are not mixed). Write the word in one script: type "
+                   "'\u0441' in Latin letters."), msg
+    # digits join a word (they are of no script): Cyrillic 'е' U+0435 before '2e'
+    msg = _plan_with_names("\u04352e-test")
+    assert msg.startswith("workloads[0].name: '\u04352e-test' mixes Cyrillic and Latin letters in one word "
+                          "('\u04352e'): U+0435 CYRILLIC SMALL LETTER IE among Latin ones"), msg
+
+
+def test_words_each_in_one_script_and_other_scripts_are_names() -> None:
+    from planner.core.names import name_problem
+
+    # per word, one script each; Latin with Han or Katakana is not a confusable mix (UTS #39, 5.2); accents are
+    # Latin letters (or a Latin letter and a combining mark); a full-width 'ｃ' is Latin in NFKC
+    for name in ("llama-2-7b \u0434\u043b\u044f \u0447\u0430\u0442\u0430", "\u6a21\u578b-chat", "caf\u00e9",
+                 "cafe\u0301", "\uff43hat", "\u0391\u0392\u0393-test", "\u65e5\u672c\u8a9e\u30c6\u30b9\u30c8"):
+        assert name_problem(name) is None, name
+
+
+@pytest.mark.parametrize("model, where, fixed", [("\u00a0llama-2-7b", "starts with U+00A0 (NO-BREAK SPACE)",
+                                                  "llama-2-7b"),
+                                                 ("llama-2-7b ", "ends with U+0020 (SPACE)", "llama-2-7b")])
+def test_a_workload_named_after_its_model_gets_the_blank_edge_rule(model: str, where: str, fixed: str) -> None:
+    from planner import estimate
+
+    # --model $'\u00a0llama-2-7b' gave the workload the name '\xa0llama-2-7b'; a written name: is refused so
+    msg = _raises(InputError, estimate, model=model, task="infer")
+    assert msg == (f"--model: the workload is named after the model, and {model!r} {where}, drawn as blank space, "
+                   f"so it looks like another name. Write it without the blank: {fixed!r}."), msg
+
+
+def test_a_workload_or_scenario_named_after_its_file_gets_the_blank_edge_rule(tmp_path: Path) -> None:
+    from planner import estimate, plan
+
+    (tmp_path / " lead.yaml").write_text("model: llama-2-7b\ntask: infer\n")
+    msg = _raises(InputError, estimate, workload=tmp_path / " lead.yaml")
+    assert msg == (f"{tmp_path / ' lead.yaml'}: the workload is named after its file, and ' lead' starts with U+0020 "
+                   "(SPACE), drawn as blank space, so it looks like another name. Write it without the blank: 'lead'. "
+                   "Give the name in the file (name: ...), or rename the file."), msg
+    (tmp_path / "trail .yaml").write_text("workloads:\n  - {model: llama-2-7b, task: infer}\n")
+    msg = _raises(InputError, plan, tmp_path / "trail .yaml")
+    assert msg.startswith(f"{tmp_path / 'trail .yaml'}: the scenario is named after its file, and 'trail ' ends with "
+                          "U+0020 (SPACE)"), msg

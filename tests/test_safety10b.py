@@ -218,3 +218,27 @@ def test_a_workload_or_scenario_named_after_its_file_gets_the_blank_edge_rule(tm
     msg = _raises(InputError, plan, tmp_path / "trail .yaml")
     assert msg.startswith(f"{tmp_path / 'trail .yaml'}: the scenario is named after its file, and 'trail ' ends with "
                           "U+0020 (SPACE)"), msg
+
+
+# -- item 12: a scenario name composed and decomposed is one report set -------------------------------------------
+
+def test_a_scenario_named_in_nfc_then_nfd_replaces_its_own_report_set(tmp_path: Path) -> None:
+    import json
+
+    from planner import plan
+
+    wl = [{"name": "w", "model": "llama-2-7b", "task": "infer", "context": 512}]
+    out = tmp_path / "o"
+    first = plan({"name": "caf\u00e9", "workloads": wl}, out=out, format="json")
+    assert first.outputs == {"json": out / "caf\u00e9.json"}  # the stem is NFC (planner.core.names.safe_stem)
+    # 'cafe' + U+0301 is 'café' in NFKC (docs/commands.md: names compare in NFKC): the same set, replaced,
+    # where it was refused as "a report of 'plan café'" of another set
+    second = plan({"name": "cafe\u0301", "workloads": wl}, out=out, format="json")
+    assert second.outputs == {"json": out / "caf\u00e9.json"}
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "caf\u00e9.json"]
+    manifest = json.loads((out / ".planner-reports.json").read_text(encoding="utf-8"))
+    assert json.dumps(manifest, ensure_ascii=False).count("plan cafe\u0301") == 1, manifest
+    # a scenario of another name whose reports get the same file name ('café?' -> 'café') is still refused
+    msg = _raises(InputError, plan, {"name": "caf\u00e9?", "workloads": wl}, out=out, format="json")
+    assert msg.startswith(f"{first.outputs['json']}: is a report of 'plan cafe\u0301', and 'plan caf\u00e9?' would "
+                          "write a file of the same name"), msg

@@ -242,3 +242,43 @@ def test_a_scenario_named_in_nfc_then_nfd_replaces_its_own_report_set(tmp_path: 
     msg = _raises(InputError, plan, {"name": "caf\u00e9?", "workloads": wl}, out=out, format="json")
     assert msg.startswith(f"{first.outputs['json']}: is a report of 'plan cafe\u0301', and 'plan caf\u00e9?' would "
                           "write a file of the same name"), msg
+
+
+# -- item 15: a number or date YAML read where a text belongs gets the quote hint ------------------------------------
+
+@pytest.mark.parametrize("written, shown, what", [("42", "42", "a number"), ("2026-12-01", "the date 2026-12-01", "a date")])
+def test_a_description_read_as_a_number_or_date_gets_the_quote_hint(tmp_path: Path, written: str, shown: str,
+                                                                     what: str) -> None:
+    from planner import plan
+
+    # YAML 1.1 reads an unquoted 42 as an int and 2026-12-01 as a date (yaml.org/type/int.html, timestamp.html)
+    (tmp_path / "s.yaml").write_text(f"name: h\ndescription: {written}\nworkloads:\n"
+                                     "  - {name: w, model: llama-2-7b, task: infer}\n")
+    msg = _raises(InputError, plan, tmp_path / "s.yaml")
+    assert msg == (f"{tmp_path / 's.yaml'}:2: description: must be a non-empty text, not {shown}. YAML reads an "
+                   f"unquoted {written} as {what}: quote the text as written, e.g. description: '{written}'."), msg
+
+
+def test_a_numeric_workload_name_and_a_float_version_get_the_quote_hint(tmp_path: Path) -> None:
+    from planner import estimate, plan
+
+    (tmp_path / "s.yaml").write_text("name: h\nworkloads:\n  - {name: 2026, model: llama-2-7b, task: infer}\n")
+    msg = _raises(InputError, plan, tmp_path / "s.yaml")
+    assert msg.endswith("workloads[0].name: must be a non-empty text, not 2026. YAML reads an unquoted 2026 as a "
+                        "number: quote the text as written, e.g. name: '2026'."), msg
+    (tmp_path / "w.yaml").write_text("model: llama-2-7b\ntask: train\nmethod: qlora\nbnb_version: 0.42\n")
+    msg = _raises(InputError, estimate, workload=tmp_path / "w.yaml")
+    assert msg.endswith(":4: bnb_version: must be a non-empty text, not 0.42. YAML reads an unquoted 0.42 as a number: "
+                        "quote the text as written, e.g. bnb_version: '0.42'."), msg
+
+
+def test_a_discontinued_date_in_a_gpu_overlay_gets_the_quote_hint(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+
+    # docs/catalog.md: discontinued is "when and on whose word" (a text), so a bare date is what users write; an
+    # overlay entry with a shipped id changes the fields it gives
+    ov = _overlay(tmp_path, "schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    discontinued: 2024-08-01\n")
+    msg = _raises(InputError, load_catalog, ov)
+    assert msg == (f"{ov / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).discontinued: must be a non-empty text, not the date "
+                   "2024-08-01. YAML reads an unquoted 2024-08-01 as a date: quote the text as written, e.g. "
+                   "discontinued: '2024-08-01'."), msg

@@ -282,3 +282,22 @@ def test_a_discontinued_date_in_a_gpu_overlay_gets_the_quote_hint(tmp_path: Path
     assert msg == (f"{ov / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).discontinued: must be a non-empty text, not the date "
                    "2024-08-01. YAML reads an unquoted 2024-08-01 as a date: quote the text as written, e.g. "
                    "discontinued: '2024-08-01'."), msg
+
+
+# -- item 17: a seq_len list that is not longest first ------------------------------------------------------------------
+
+@pytest.mark.parametrize("lengths, later, shorter, ordered", [([512, 2048], 2048, 512, "2048, 512"),
+                                                              ([4096, 1024, 2048], 2048, 1024, "4096, 2048, 1024")])
+def test_a_seq_len_list_not_longest_first_is_refused_with_the_sorted_list(lengths: list[int], later: int, shorter: int,
+                                                                          ordered: str) -> None:
+    from planner import plan
+
+    # docs/scenarios.md: "a list, longest first". Variants are tried in the list's order and a shorter length fits
+    # wherever a longer one does, so [512, 2048] trained at 512 and never tried 2048, without a word.
+    wl = {"name": "q", "model": "llama-2-7b", "task": "train", "method": "qlora", "seq_len": lengths}
+    msg = _raises(InputError, plan, {"name": "s", "workloads": [wl]})
+    assert msg == (f"workloads[0].seq_len: lists {later} after the shorter {shorter}: a shorter length fits wherever a "
+                   f"longer one does and is tried first, so {later} would never be used. List the lengths longest "
+                   f"first: seq_len: [{ordered}]."), msg
+    # longest first plans (the docs' own example)
+    assert plan({"name": "s", "workloads": [{**wl, "seq_len": [4096, 2048]}]}).plan is not None

@@ -301,3 +301,27 @@ def test_a_seq_len_list_not_longest_first_is_refused_with_the_sorted_list(length
                    f"first: seq_len: [{ordered}]."), msg
     # longest first plans (the docs' own example)
     assert plan({"name": "s", "workloads": [{**wl, "seq_len": [4096, 2048]}]}).plan is not None
+
+
+# -- item 18: import-skypilot and a region that is not ASCII ------------------------------------------------------------
+
+_HEADER_AWS = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+               "AvailabilityZone,Arch\n")
+
+
+def test_a_lookalike_region_is_not_imported_nor_picked_over_a_real_one(tmp_path: Path) -> None:
+    from planner.catalog.skypilot import import_file
+
+    # 'us-\u0435ast-1' (Cyrillic 'е' U+0435) counted as a US region and was imported under that name. g6.xlarge's
+    # row is the real one (catalogs/v8/aws/vms.csv @00148f2a, as in tests/test_import_skypilot.py); g6.2xlarge's
+    # lookalike row is cheaper than its real one, and must not win the cheapest-US-region pick.
+    body = ("g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.2599,us-\u0435ast-1,us-east-1a,x86_64\n"
+            "g6.2xlarge,L4,1.0,8.0,32.0,L4,0.5,0.2,us-\u0435ast-1,us-east-1a,x86_64\n"
+            "g6.2xlarge,L4,1.0,8.0,32.0,L4,0.9776,0.3,us-east-2,use2-az2,x86_64\n")
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(_HEADER_AWS + body, encoding="utf-8")
+    result = import_file(path, as_of="2026-01")
+    assert result.skipped["g6.xlarge"] == ("the region 'us-\u0435ast-1' holds U+0435 CYRILLIC SMALL LETTER IE, not "
+                                           "ASCII as the clouds' regions are (a lookalike of another region)")
+    assert [(r.instance, r.region, r.usd_per_hour) for r in result.rows] == [("g6.2xlarge", "us-east-2", 0.9776)]

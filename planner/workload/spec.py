@@ -180,7 +180,8 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
         return
     if "model" in entry.data and name == str(entry.data["model"]):
         raise entry.error(f"the {what} is named after the model, and {told[0]}", "model", told[1])
-    raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file, entry=entry.path or None,
+    raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
+                          entry=entry.path or None,
                           hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")
 
 

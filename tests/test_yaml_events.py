@@ -39,7 +39,7 @@ def test_shipped_files_and_every_scalar_kind_read_as_the_constructors_read_them(
              sorted(ROOT.glob("catalog/*.yaml")) + sorted(ROOT.glob("scenarios/**/*.yaml"))]
     texts += [
         "a: [1, -2, 31, 1000, 1.5, .inf, -.nan, true, No, ~, '', 2026-02-01, 2026-02-01 10:00:00]\n"
-        "b: {3: x, 2.5: y, null: z}\nc:\n- - [deep]\n",
+        "b: {'3': x, '2.5': y, 'null': z}\nc:\n- - [deep]\n",
         "k:\n  - a\n  -\n    - 1\n    - {x: 'q', y: \"r\\n\"}\n  - |\n    block\n  - >\n    folded\n    text\n",
         "same: 1\nagain: 1\nthird: '1'\nlist: [1, 1, '1', \"1\"]\n",  # one text, cached once, quoted apart
         "---\nroot: 1\n...\n", "just a text\n", "- 1\n- 2\n", "[" * yamlio.MAX_DEPTH + "]" * yamlio.MAX_DEPTH,
@@ -58,6 +58,7 @@ def test_shipped_files_and_every_scalar_kind_read_as_the_constructors_read_them(
     "a: !!str 1\n", "a: !!set {x}\n", "a: !x [1]\n", "!!map {a: 1}\n",  # tags
     "a: 1\na: 2\n", "1: a\ntrue: b\n",  # duplicate keys (1 == True)
     "? [a]\n: 1\n", "? {a: 1}\n: 1\n",  # keys that are not scalars
+    "b: {3: x}\n", "on: 1\n", "~: 1\n", "2026-01-01: x\n",  # keys YAML 1.1 reads as no text (yamlrules.key_problem)
     "[" * (yamlio.MAX_DEPTH + 1) + "]" * (yamlio.MAX_DEPTH + 1),  # too deep
     "", "# only a comment\n",  # no document
     "a: 1\n---\nb: 2\n",  # two documents

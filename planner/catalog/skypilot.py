@@ -57,8 +57,9 @@ fields than the header, a value that is not a plain number in a numeric column (
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
 ``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU,
 and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or
-line-break character in the instance type or region, 0 or more than 64 GPUs, memory or an hourly
-price outside the loader's bounds). Numbers are written so the loader reads them back
+line-break character in the instance type or region, either not ASCII (a region that is not, such as a
+Cyrillic lookalike 'us-\u0435ast-1', never competes with the instance's other regions), 0 or more than
+64 GPUs, memory or an hourly price outside the loader's bounds). Numbers are written so the loader reads them back
 (:func:`yaml_float`). A whole file is refused with one line naming the file (and where it applies the
 line and column, :class:`ImportProblem`): a file over :data:`MAX_CSV_BYTES` (read once with
 :func:`planner.core.infile.read_input`: never more than one byte past the cap, however long a line
@@ -677,6 +678,8 @@ def _imported_problem(row: Imported) -> str | None:
     if foreign is not None:  # the id keeps only a-z, 0-9 and '-': 'gpu_1x_a10\uff21' would be named gpu-1x-a10
         return (f"the instance type holds U+{ord(foreign):04X} {unicodedata.name(foreign, 'a character')}, not ASCII "
                 "as the clouds' instance types are, and the catalog id would drop it")
+    if not row.region.isascii():
+        return _foreign_region(row.region)
     if not ID_PATTERN.match(row.id):
         return f"the instance type gives no catalog id ({_quoted(row.id)})"
     if not 1 <= row.gpu_count <= 64:
@@ -705,8 +708,21 @@ def _regular_spot(zs: Sequence[_Zone]) -> float:
     return min((float(z.spot) for z in _spot_zones(zs)[1]), default=float("inf"))  # type: ignore[arg-type]
 
 
+def _foreign_region(region: str) -> str:
+    """Why a region holding a character other than ASCII is not imported: the clouds name regions in ASCII
+    (us-east-1, us-central1, eastus), so 'us-\u0435ast-1' (Cyrillic 'е') is a lookalike, which would pass as
+    a US region and be listed under a name no cloud has."""
+    c = next(c for c in region if not c.isascii())
+    return (f"the region {_quoted(region)} holds U+{ord(c):04X} {unicodedata.name(c, 'a character')}, not ASCII as "
+            "the clouds' regions are (a lookalike of another region)")
+
+
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
+    ascii_zones = [z for z in zs if z.region.isascii()]  # a lookalike region never competes (_foreign_region)
+    if not ascii_zones:
+        return _foreign_region(zs[0].region)
+    zs = ascii_zones
     if region is not None:
         cands = [z for z in zs if z.region == region]
         if not cands:

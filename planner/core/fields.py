@@ -156,7 +156,7 @@ class Entry:
                                  "Valid: " + ", ".join(map(str, choices)) + "." + _choice_note(key, value, choices,
                                                                                                self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
-                             _bool_note(value, self.file).strip() or None)
+                             _bool_note(value, self.file).strip() or _text_note(key, value, self.file))
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
         if choices is not None:
@@ -470,6 +470,23 @@ def _bool_note(value: Any, file: Any) -> str:
             "takes, or quote a text ('no').")
 
 
+def _text_note(key: str, value: Any, file: Any) -> str | None:
+    """The hint for a number or a date read from a file (``file`` not None) where a text belongs: YAML 1.1
+    reads an unquoted ``42``, ``0.42`` or ``2024-08-01`` as a number or a date (yaml.org/type/int.html,
+    float.html, timestamp.html), so ``description: 42`` or ``bnb_version: 0.42`` is no text; quoted, it is.
+    The value is shown as read, which may differ from what was written (0.420 reads as 0.42): hence "as
+    written". None otherwise."""
+    if file is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        what, shown = "a number", repr(value)
+    elif isinstance(value, _dt.date):
+        what, shown = "a date", str(value)
+    else:
+        return None
+    return f"YAML reads an unquoted {shown} as {what}: quote the text as written, e.g. {key}: '{shown}'."
+
+
 def _int_hint(key: str, value: Any) -> str | None:
     """:func:`whole_number_hint` for a file's ``key: value``."""
     return whole_number_hint(value, lambda n: f"{key}: {n}")
@@ -598,6 +615,8 @@ def _kind(value: Any) -> str:
         return f"{str(value).lower()}"
     if isinstance(value, (int, float)):
         return repr(value)
+    if isinstance(value, _dt.date):  # a date or date and time YAML read from an unquoted 2024-08-01
+        return f"the date {value}"
     if isinstance(value, str):
         return repr(value) if len(value) < 40 else "a long text"
     if isinstance(value, Mapping):

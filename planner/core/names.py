@@ -162,7 +162,8 @@ def spelling_note(a: str, b: str) -> str:
 def name_problem(name: str) -> tuple[str, str] | None:
     """Why ``name`` cannot be a name though it is a safe text, as (problem, hint); None when it can: a name
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
-    would look like another name (or like none) in a report."""
+    would look like another name (or like none) in a report; so would one holding a character with no glyph
+    of its own or mixing Latin, Cyrillic and Greek letters in one word (:mod:`planner.core.lookalike`)."""
     if all(is_blank_looking(ch) for ch in name):
         shown = ", ".join(dict.fromkeys(char_name(ch) for ch in name))
         return (f"{name!r} is blank: it holds only {shown}, drawn as blank space",
@@ -176,7 +177,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
                 fixed = fixed[:-1]
             return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
                     f"another name", f"Write it without the blank: {fixed!r}.")
-    return None
+    from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
+
+    return lookalike_problem(name)
 
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;

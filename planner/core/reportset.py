@@ -74,6 +74,7 @@ from planner.core.atomic import STAGING_PREFIX, ensure_dir, own_file_sha256, sha
 from planner.core.errors import DestinationError, OutputError
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
+from planner.core.names import name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -289,7 +290,7 @@ class ReportSet:
             _replaceable(self.out / name)
         for name in self._stale:
             if name not in self._names and name not in removed and _lexists(self.out / name):
-                why = ("it changed since planner wrote it" if (manifest.get(name) or {}).get("set") == self.set_name
+                why = ("it changed since planner wrote it" if _same_set((manifest.get(name) or {}).get("set"), self.set_name)
                        else "planner did not write it")
                 try:
                     st = os.lstat(self.out / name)
@@ -753,7 +754,14 @@ def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
 
 
 def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:
-    return _owner(out, name, manifest) == set_name
+    return _same_set(_owner(out, name, manifest), set_name)
+
+
+def _same_set(owner: str | None, set_name: str) -> bool:
+    """Whether a manifest's set ``owner`` is the set ``set_name`` ('plan café'): the same text in Unicode
+    NFKC, as names compare (planner.core.names.name_key: a scenario named 'café' composed and decomposed is
+    one scenario, whose second run replaces the first's reports)."""
+    return owner is not None and (owner == set_name or name_key(owner) == name_key(set_name))
 
 
 def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
@@ -788,7 +796,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         return
     refuse_input(path, inputs)
     owner = _owner(out, name, manifest)
-    if owner == set_name:
+    if _same_set(owner, set_name):
         return
     _not_another_sets(out, name, manifest, set_name)
     why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
@@ -811,7 +819,7 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
         OutputError: naming both sets.
     """
     owner = _owner(out, name, manifest)
-    if owner is not None and owner != set_name:
+    if owner is not None and not _same_set(owner, set_name):
         raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
                           "name; planner never replaces or removes another set's report. Give another --out, or "
                           "give the scenario another name.")

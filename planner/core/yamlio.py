@@ -31,6 +31,7 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
+from planner.core.yamlrules import hidden_break, key_problem
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -225,6 +226,8 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
             hash(key)
         except TypeError as exc:
             raise YamlProblem("a mapping key must be a plain value", key_node.start_mark.line + 1) from exc
+        if not isinstance(key, str) and isinstance(key_node, yaml.ScalarNode):
+            raise YamlProblem(*key_problem(key, key_node, value_node))
         from_merge = id(key_node) not in written
         if key in result and key in merged:
             if from_merge:
@@ -365,10 +368,10 @@ def parse_yaml(text: str) -> Any:
 
 
 #: Texts the pure-Python parser reads, because libyaml reads them otherwise: characters YAML does
-#: not allow (the pure reader names them), and tabs (libyaml takes a tab after a plain scalar as
-#: white space where PyYAML refuses it: 'a\t').
-_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|\t")
-
+#: not allow (the pure reader names them), tabs (libyaml takes a tab after a plain scalar as
+#: white space where PyYAML refuses it: 'a\t'), and the line breaks editors do not show
+#: (:func:`planner.core.yamlrules.hidden_break`, which the pure path checks first).
+_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\t\x85\u2028\u2029]")
 
 class _NotPlain(Exception):
     """The fast builder met something it leaves to PyYAML's constructors (see :func:`_build_plain`)."""
@@ -426,6 +429,8 @@ def _build_plain(loader: Any, root: yaml.Node) -> Any:
                 if type(k) is not scalar:
                     raise _NotPlain
                 key = value_of(k, level + 1)
+                if type(key) is not str:
+                    raise _NotPlain  # a key YAML 1.1 reads as no text: planner.core.yamlrules.key_problem says so
                 try:
                     if key in out:
                         raise _NotPlain  # a duplicate key
@@ -540,6 +545,8 @@ def _build_from_events(loader: Any) -> Any:
             into.append(value)
             into.lines.append(line)
         elif key is _NO_KEY:
+            if type(value) is not str:
+                raise _NotPlain  # a key YAML 1.1 reads as no text: planner.core.yamlrules.key_problem says so
             try:
                 if value in into:
                     raise _NotPlain  # a duplicate key
@@ -577,6 +584,9 @@ def _compose_and_build(loader: Any) -> Any:
 
 def _parse_pure(text: str) -> Any:
     """:func:`parse_yaml` with PyYAML's pure-Python parser (the messages the planner gives)."""
+    hidden = hidden_break(text)
+    if hidden is not None:
+        raise YamlProblem(*hidden)
     try:
         loader = _Loader(text)
     except yaml.reader.ReaderError as exc:

@@ -203,9 +203,9 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["cloud_discount"] = entry.number("cloud_discount", 0.0, min=0, max=0.99)
     kw["spot"] = entry.bool("spot", True)
     kw["mbu"] = entry.number("mbu", None, min=MIN_UTILIZATION, max=1)
-    kw["providers"] = tuple(entry.str_list("providers", []))
-    kw["instances"] = tuple(entry.str_list("instances", []))
-    kw["regions"] = tuple(entry.str_list("regions", []))
+    kw["providers"] = _cloud_filter(entry, "providers", "provider")
+    kw["instances"] = _cloud_filter(entry, "instances", "instance")
+    kw["regions"] = _cloud_filter(entry, "regions", "region")
     kw["batch_inference"] = tuple(entry.str_list("batch_inference", []))
     if entry.has("mfu"):
         raw = entry.raw("mfu")
@@ -222,6 +222,24 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
             kw["mfu"] = _check_mfu_names(entry, workloads, kw["mfu"])
     kw["given"] = tuple(k for k in COST_KEYS if entry.has(k))
     return CostInputs(**kw)
+
+
+def _cloud_filter(entry: Entry, key: str, what: str) -> tuple[str, ...]:
+    """The names of ``costs.<key>`` (providers, instances, regions): () when the key is absent (no filter). An
+    empty list is refused, as the scenario's ``allowed_gpus: []`` is (it allows nothing, yet would read as no
+    filter: every cloud row compared), and so is a name listed twice.
+
+    Raises:
+        InputError (of the entry's kind): as above, or a value that is not a list of names.
+    """
+    values = tuple(entry.str_list(key, []))
+    if key in entry.data and not values:
+        raise entry.error(f"an empty list allows no {what}", key,
+                          f"List at least one {what}, or leave {key} out to compare every {what}.")
+    if len(set(values)) != len(values):
+        dup = next(v for v in values if values.count(v) > 1)
+        raise entry.error(f"lists {dup!r} twice", key, f"Give each {what} once.")
+    return values
 
 
 def _check_cloud_names(entry: Entry, catalog: Any, providers: tuple[str, ...], instances: tuple[str, ...],

@@ -168,8 +168,31 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
             if any(v == s and type(v) is type(s) for s in seen):
                 raise e.error(f"lists {v!r} twice", key, "Give each value once.")
             seen.append(v)
+        if key == "seq_len":
+            _longest_first(e, value)
         return tuple(value), False
     return None
+
+
+def _longest_first(e: Entry, lengths: Sequence[Any]) -> None:
+    """Refuse a ``seq_len`` list that is not longest first (``[512, 2048]``): the variants of a workload are
+    tried in the list's order (seq_len varying slowest), and memory grows with the length, so wherever a
+    longer length fits a shorter one does too: every length after a shorter one would never be used, and
+    the plan would train at the first (shortest) length without a word. Items that are not whole numbers are
+    left to the workload reader.
+
+    Raises:
+        InputError (of the entry's kind): naming the first length listed after a shorter one, with the list
+            sorted longest first as the hint.
+    """
+    if not all(type(v) is int for v in lengths):
+        return
+    for before, after in zip(lengths, lengths[1:]):
+        if after > before:
+            ordered = ", ".join(str(v) for v in sorted(lengths, reverse=True))
+            raise e.error(f"lists {after} after the shorter {before}: a shorter length fits wherever a longer one "
+                          f"does and is tried first, so {after} would never be used", "seq_len",
+                          f"List the lengths longest first: seq_len: [{ordered}].")
 
 
 def _auto(key: str, task: str, arch: Architecture, engine: Any = None) -> tuple[Any, ...]:

@@ -201,7 +201,7 @@ from planner.workload.relative import relative_model_resolver
 from planner.workload.othernames import explainer
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, MAX_GPUS, TRAIN_KEYS
 from planner.workload.inference import HF_ONLY_KEYS
-from planner.workload.spec import Workload, workload_from_entry
+from planner.workload.spec import Workload, check_derived_name, workload_from_entry
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.solve.choices import CHOICE_KEYS, UNPINNED_AUTO_KEYS, _choice_values, _task_of, _with
 from planner.solve.slo import MAX_DEADLINE_HOURS, SCENARIO_WORKLOAD_KEYS, SLO_KEYS, Slo, _targets
@@ -517,6 +517,8 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     _refuse_workload_keys(root)
     root.check_keys(SCENARIO_KEYS, required=("workloads",), explain=explainer("scenario"))
     name = root.name("name", default_name)
+    if "name" not in root.data:
+        check_derived_name(root, name, "scenario")
     try:
         safe_stem(name)
     except OutputError:

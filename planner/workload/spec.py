@@ -163,6 +163,28 @@ class Workload:
         return min(self.gpus_per_node or self.gpus, self.gpus)
 
 
+def check_derived_name(entry: Entry, name: str, what: str) -> None:
+    """Refuse a ``what`` ('workload', 'scenario') name the entry does not write, taken from its model
+    (``--model``, ``model=``: when ``name`` is the model as given) or its file's name, for what
+    :func:`planner.core.names.name_problem` refuses in a written ``name:`` (a blank start or end, a character
+    with no glyph, a word mixing Latin and Cyrillic or Greek letters), so that a name looks like no other
+    whatever its source. The problem is reported at ``model``, or at the file (no line).
+
+    Raises:
+        InputError (of the entry's kind): as above.
+    """
+    from planner.core.names import name_problem
+
+    told = name_problem(name)
+    if told is None:
+        return
+    if "model" in entry.data and name == str(entry.data["model"]):
+        raise entry.error(f"the {what} is named after the model, and {told[0]}", "model", told[1])
+    raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
+                          entry=entry.path or None,
+                          hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")
+
+
 def workload_from_entry(
     entry: Entry,
     resolve_model: Callable[[str, Entry], tuple[str, str, Architecture]],
@@ -187,6 +209,8 @@ def workload_from_entry(
         model_id, model_source, arch = resolve_model(entry.str("model"), entry)
     task = _task_and_keys(entry)
     name = entry.name("name", default_name)
+    if "name" not in entry.data:
+        check_derived_name(entry, name, "workload")
     warnings: list[str] = []
     if task == "infer":
         for key in ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory"):

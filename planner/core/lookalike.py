@@ -1,0 +1,100 @@
+"""Characters and script mixes that make one name look like another (or like none), for names only.
+
+:func:`planner.core.names.name_problem` consults :func:`lookalike_problem` after its blank-edge rule.
+Two kinds of name are refused:
+
+- A name holding a character with no glyph of its own: a private-use character (category Co: "no
+  semantics outside a private agreement", The Unicode Standard 15.0, 23.5 "Private-Use Characters"; fonts
+  draw it differently, often as blank space), a code point unassigned in the Unicode version this Python
+  knows (category Cn, ``unicodedata.unidata_version``), U+FFFC OBJECT REPLACEMENT CHARACTER (a placeholder for
+  an object that is not there, ibid. 23.8 "Specials") or U+1D159 MUSICAL SYMBOL NULL NOTEHEAD ("no visible glyph
+  appearance", yet not default-ignorable: K. Whistler, Unicode mailing list, 2016-09-15,
+  corp.unicode.org/pipermail/unicode/2016-September/003953.html). Control, format and other default-ignorable
+  characters are refused before this (:func:`planner.core.names.unsafe_char`).
+- A word (a run of letters, marks and digits) that mixes Latin, Cyrillic and Greek letters, as Cyrillic 'с' U+0441 in
+  Latin 'chat': Unicode Technical Standard #39, "Unicode Security Mechanisms", 5.2 "Restriction-Level
+  Detection": even the Moderately Restrictive level, the loosest but one, allows Latin with one other script
+  only "except Cyrillic, Greek", the scripts whose letters look like Latin ones. The rule is applied per
+  word (a name such as 'llama-2-7b для чата' is fine), on the name in NFKC (full-width and mathematical
+  letters are Latin or Greek letters there). A letter's script is the first word of its Unicode name (LATIN,
+  CYRILLIC, GREEK), which Python's unicodedata gives; other scripts are not looked at (TR39's whole-script
+  confusables, an all-Cyrillic 'сор' for 'cop', need its data tables, which Python does not carry).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+#: Characters that are assigned and printable but drawn as nothing or as a placeholder (module docstring).
+NO_GLYPH = {"\ufffc": "a placeholder for an embedded object, drawn as nothing or as a box",
+            "\U0001d159": "a musical symbol with no visible glyph"}
+
+#: The scripts whose letters look like one another's (UTS #39, 5.2), by the first word of a letter's name.
+_CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+
+
+def _escaped(text: str, bad: str) -> str:
+    return "".join(f"\\u{ord(c):04x}" if c in bad and ord(c) <= 0xFFFF else f"\\U{ord(c):08x}" if c in bad else c
+                   for c in text)
+
+
+def _char(ch: str, sep: str = " (", end: str = ")") -> str:
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f"{sep}{name}{end}" if name else "")
+
+
+def _no_glyph(name: str) -> tuple[str, str] | None:
+    for ch in name:
+        cat = unicodedata.category(ch)
+        if cat == "Co":
+            why = "a private-use character, which means nothing outside a private agreement and each font draws " \
+                  "its own way (often as blank space)"
+        elif cat == "Cn":
+            why = (f"a code point not assigned in Unicode {unicodedata.unidata_version} (the version this Python "
+                   "knows), which is drawn as nothing or as a box")
+        elif ch in NO_GLYPH:
+            why = NO_GLYPH[ch]
+        else:
+            continue
+        return (f"'{_escaped(name, ch)}' holds {_char(ch)}, {why}, so the name looks like another or like none",
+                "Remove it; a name is letters, digits and '-', e.g. 'chat-7b'.")
+    return None
+
+
+def _script(ch: str) -> str | None:
+    word = unicodedata.name(ch, "").split(" ", 1)[0]
+    return word if word in _CONFUSABLE_SCRIPTS else None
+
+
+def _mixed_word(name: str) -> tuple[str, str] | None:
+    text = unicodedata.normalize("NFKC", name)
+    # the words: runs of letters, marks and digits (categories L*, M*, N*: digits are of no script, as UTS #39's
+    # Common); anything else separates them
+    words = "".join(ch if unicodedata.category(ch)[0] in "LMN" else " " for ch in text).split()
+    for word in words:
+        by_script: dict[str, list[str]] = {}
+        for ch in word:
+            script = _script(ch)
+            if script is not None:
+                by_script.setdefault(script, []).append(ch)
+        if len(by_script) < 2:
+            continue
+        # the script of fewer letters is the odd one out ('сhat': one Cyrillic letter among Latin ones)
+        major, *minor = sorted(by_script, key=lambda s: (-len(by_script[s]), s != "LATIN", s))
+        odd = [ch for s in minor for ch in by_script[s]]
+        scripts = " and ".join(s.title() for s in sorted(by_script))
+        shown = ", ".join(_char(ch, " ", "") for ch in dict.fromkeys(odd))
+        where = "" if word == text else f" ({word!r})"
+        return (f"{name!r} mixes {scripts} letters in one word{where}: {shown} among {major.title()} ones, so it "
+                "looks like another name (Unicode TR39, 5.2: Latin, Cyrillic and Greek letters look alike and are "
+                "not mixed)",
+                f"Write the word in one script: type {''.join(dict.fromkeys(odd))!r} in {major.title()} letters.")
+    return None
+
+
+def lookalike_problem(name: str) -> tuple[str, str] | None:
+    """Why ``name`` (a safe text: no control or invisible characters) would look like another name, as
+    (problem, hint); None when it would not. See the module docstring for the rules and their sources."""
+    if name.isascii():
+        return None
+    return _no_glyph(name) or _mixed_word(name)

@@ -346,6 +346,26 @@ def files_done(guard: Any = None) -> str:
     return f" The reports were written, whole: {joined(written)}{gone}."
 
 
+def say_infeasible(exc: Any, as_json: bool, earlier: str) -> None:
+    """What a plan or comparison that found nothing feasible (a planner.solve.solver.NoFeasiblePlan) wrote,
+    before its reasons: the JSON of the reasons on standard output when asked (``--json``), and on
+    standard error the reports written, the stale ones removed (``earlier``: 'plan', 'comparison') and
+    what writing them left alone."""
+    from planner.core.escape import json_text
+    from planner.report.export import infeasible_to_dict
+
+    if as_json:
+        doc = infeasible_to_dict(exc)
+        doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
+        click.echo(json_text(doc, indent=2))
+    if exc.outputs:
+        echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
+    if exc.removed:
+        echo(f"Removed the stale {joined(exc.removed)} of an earlier {earlier}: nothing fits now.", err=True)
+    for note in exc.notes:
+        echo(note, err=True)
+
+
 def handle_errors(fn):
     """Turn PlannerError (and unexpected exceptions) into one line and an exit code."""
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, verbose_option
+from planner.cli.common import (echo, handle_errors, joined, one_catalog, out_dir_option, say_infeasible,
+                                 verbose_option)
 from planner.core.escape import json_text
 
 
@@ -61,24 +62,13 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
       planner compare scenarios/compare-qlora-7b-12gb.yaml --tokens-per-month 200M
     """
     from planner.api import compare as run_compare
-
-    from planner.report.export import infeasible_to_dict
     from planner.solve.solver import NoFeasiblePlan
 
     try:
         r = run_compare(scenario_file, catalog=opts.load_catalog_option(catalog_dir), out=out_dir,
                         tokens_per_month=list(tokens_per_month) or None, top=top_k)
     except NoFeasiblePlan as exc:  # as 'planner plan' says it: the JSON asked for, what was written and removed
-        if as_json:
-            doc = infeasible_to_dict(exc)
-            doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
-            click.echo(json_text(doc, indent=2))
-        if exc.outputs:
-            echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
-        if exc.removed:
-            echo(f"Removed the stale {joined(exc.removed)} of an earlier comparison: nothing fits now.", err=True)
-        for note in exc.notes:
-            echo(note, err=True)
+        say_infeasible(exc, as_json, "comparison")
         raise
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:

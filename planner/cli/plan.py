@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option
+from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, say_infeasible
 from planner.core.escape import json_text
 
 
@@ -58,7 +58,6 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     """
     from planner.api import plan as run_plan
     from planner.solve.solver import NoFeasiblePlan
-    from planner.report.export import infeasible_to_dict
     from planner.report.render import plan_text
 
     try:
@@ -66,16 +65,7 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
                      top=top_k)
     except NoFeasiblePlan as exc:
         _name_note(exc.scenario)
-        if as_json:
-            doc = infeasible_to_dict(exc)
-            doc["outputs"] = {k: str(p) for k, p in exc.outputs.items()}
-            click.echo(json_text(doc, indent=2))
-        if exc.outputs:
-            echo(f"Wrote {joined(list(exc.outputs.values()))}", err=True)
-        if exc.removed:
-            echo(f"Removed the stale {joined(exc.removed)} of an earlier plan: nothing fits now.", err=True)
-        for note in exc.notes:
-            echo(note, err=True)
+        say_infeasible(exc, as_json, "plan")
         raise
     _name_note(r.scenario)
     if as_json:

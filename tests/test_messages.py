@@ -133,7 +133,9 @@ def test_choice_given_a_non_text_lists_the_choices():
 
 @pytest.mark.parametrize("key, value, hint", [
     ("budget_usd", "5000 USD", "Write a plain number of US dollars, without quotes or currency: budget_usd: 5000."),
-    ("budget_usd", "$5,000", "Write a plain number of US dollars, without quotes or currency: budget_usd: 5000."),
+    # a comma may be a decimal comma ($5.000) or group thousands ($5000): the hint gives both (issue 28, h7b 1)
+    ("budget_usd", "$5,000", "Write budget_usd: 5.000 if the comma is a decimal comma, or budget_usd: 5000 if it "
+                             "separates thousands."),
     ("budget_usd", "five grand", "Write a plain number of US dollars, e.g. budget_usd: 5000."),
     ("vram_headroom", "0.1", "Write the number without quotes: vram_headroom: 0.1."),
     ("vram_headroom", "10 %", "Write a plain number, without quotes or unit."),

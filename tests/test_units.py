@@ -19,11 +19,20 @@ from planner.core.units import GB, MB, TB, GiB, KiB, UnitError, parse_size
     ("0.012 kb", 2),               # 12 bits, 1.5 bytes: round() to even, 2
     ("1.5 GiB", 3 * GiB // 2),
     ("1e3 MB", 1000 * MB),
-    ("1_000 MB", 1000 * MB),
-    ("1,024 KiB", 1024 * KiB),
 ])
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    # '1_000' and '1,024' were read as 1000 and 1024 before; a ',' may be a decimal comma (1,024 = 1.024)
+    ("1_000 MB", "Write the number without separators: '1000 MB'."),
+    ("1,024 KiB", "Write '1.024 KiB' if the comma is a decimal comma, or '1024 KiB' if it separates thousands."),
+])
+def test_parse_size_refuses_separators(text, hint):
+    with pytest.raises(UnitError) as info:
+        parse_size(text)
+    assert info.value.hint == hint
 
 
 def test_parse_size_of_a_bare_number_names_the_unit():

@@ -145,9 +145,13 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         items = [("", value)]
     out: dict[str, float] = {}
     from planner.core.fields import ascii_digits_hint, plain_number, shown_number
+    from planner.core.units import separator_problem
 
     for name, raw in items:
         count = parse_token_count(plain_number(raw))  # numpy.int64, Decimal, Fraction: the number they hold
+        separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}")
+        if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
+            raise InputError(separated[0], entry="tokens_per_month", hint=separated[1])
         if count is None or count != count:
             raise InputError(f"{shown_number(raw)} is not a token count", entry="tokens_per_month",
                              hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")

@@ -13,10 +13,14 @@ import click
 from planner.cli.common import LineError
 
 
-def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.Context | None) -> None:
+def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.Context | None, *,
+                          whole: bool = False) -> None:
     """Refuse a number written in digits of another script ('٤٠٩٦', fullwidth '２'), which click's int and
     float (Python's int(), float()) would read: files and the API refuse them, so the command line does too
-    (planner.core.fields.ascii_digits), with the ASCII spelling as the hint."""
+    (planner.core.fields.ascii_digits), with the ASCII spelling as the hint; so are a number with spaces
+    around it, a leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
+    planner.core.units.separator_problem; ``whole``: the option takes a whole number, so only whole
+    readings are hinted)."""
     from planner.core.fields import ascii_digits_hint
 
     if not isinstance(value, str) or param is None:
@@ -36,6 +40,12 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
         plain = value.strip().replace("_", "")
         raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "
                         f"{opt} {plain}.", ctx)
+    if "," in value:  # files refuse a comma in a number (either reading may be meant): so does this
+        from planner.core.units import separator_problem
+
+        separated = separator_problem(value, lambda n: f"{opt} {n}", alone=True, whole=whole)
+        if separated is not None:
+            raise LineError(f"{opt}: {separated[0]}. {separated[1]}", ctx)
 
 
 #: A whole number written as a YAML 1.1 float ('4.0', '4.', '+2.0', '1.6e+1'), which a scenario file reads
@@ -59,7 +69,7 @@ class _AsciiDigits:
     a whole-number type also reads a decimal with a whole value ('4.0') as files do (:func:`whole_decimal`)."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        refuse_foreign_digits(value, param, ctx)
+        refuse_foreign_digits(value, param, ctx, whole=isinstance(self, click.types.IntParamType))
         if isinstance(self, click.types.IntParamType):
             value = whole_decimal(value)
         return super().convert(value, param, ctx)  # type: ignore[misc]
@@ -97,7 +107,7 @@ class Count(click.ParamType):
             raise LineError(f"{opt}: '{command}' takes a whole number, not 'max'. 'planner fit' finds the largest "
                              f"{opt[2:].replace('-', ' ')} that fits a card: planner fit --gpu ID {opt} max (with the "
                              "same other options).", ctx)
-        refuse_foreign_digits(value, param, ctx)
+        refuse_foreign_digits(value, param, ctx, whole=True)
         value = whole_decimal(value)
         if isinstance(value, str) and param is not None and not value.strip().lstrip("+-").isdigit():
             from planner.core.fields import whole_number_hint
@@ -119,7 +129,7 @@ class GpuLayers(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, int):
             return value
-        refuse_foreign_digits(value, param, ctx)
+        refuse_foreign_digits(value, param, ctx, whole=True)
         text = str(whole_decimal(value)).strip().lower()
         if text in ("all", "max", "auto"):
             return text

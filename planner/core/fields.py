@@ -12,11 +12,12 @@ import datetime as _dt
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
 from planner.core.names import may_be_unsafe, name_problem, unsafe_problem
-from planner.core.units import UnitError, parse_rate, parse_size
+from planner.core.units import UnitError, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
 #: What to do about a control or bidirectional character in a text (Entry.str).
@@ -269,7 +270,7 @@ class Entry:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.error(f"must be a number, not {_kind(value)}", key,
-                             _number_hint(key, value) or _bool_note(value, self.file).strip() or None)
+                             _number_hint(key, value, max) or _bool_note(value, self.file).strip() or None)
         if isinstance(value, int) and abs(value) > _FLOAT_MAX:  # a whole number no float can hold
             raise self.error(f"{_digits(value)} is more than any real value of this field", key)
         if not math.isfinite(value):
@@ -289,7 +290,7 @@ class Entry:
         try:
             n = parse_size(value)
         except UnitError as exc:
-            raise self.error(str(exc), key) from None
+            raise self.error(str(exc), key, exc.hint) from None
         bits = _BITS.match(value) if isinstance(value, str) else None
         if bits:
             number, unit = bits.groups()
@@ -310,7 +311,7 @@ class Entry:
         try:
             return parse_rate(value)
         except UnitError as exc:
-            raise self.error(str(exc), key) from None
+            raise self.error(str(exc), key, exc.hint) from None
 
     def date(self, key: str, default: Any = _MISSING, *, past: bool = False) -> Any:
         """An ISO date (YYYY-MM-DD, or YYYY-MM) as a string.
@@ -418,6 +419,8 @@ _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
 #: '0o1000', '0x10' as a text (YAML 1.1 reads '0o' as none of its numbers)
 _OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
+#: '30%': a number and a percent sign
+_PERCENT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
 #: '512 tokens': a whole number and a word after it
 _WITH_UNIT = re.compile(r"^\s*([0-9]+)\s*([A-Za-z][A-Za-z ]*?)\s*$")
 
@@ -541,6 +544,9 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         if b.is_integer() and d.is_integer():
             return (f"Write the whole number, without a suffix: {spell(str(int(b)))} ({m.group(1)} x {binary}) or "
                     f"{spell(str(int(d)))}; the planner reads no k or M, which may mean 1024 or 1000.")
+    separated = separator_problem(value, spell, alone=True, whole=True)
+    if separated is not None:
+        return separated[1]
     if _SEPARATED.match(value):
         return f"Write the number without separators: {spell(re.sub(r'[^0-9]', '', value))}."
     m = _OTHER_BASE_TEXT.match(value)
@@ -562,13 +568,21 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     return None
 
 
-def _number_hint(key: str, value: Any) -> str | None:
-    """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000)."""
+def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
+    """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000; '1,5' ->
+    1.5, planner.core.units.separator_problem; '30%' -> 0.3 where the field ``hi`` is at most 1, a share)."""
     if not isinstance(value, str):
         return None
     foreign = ascii_digits_hint(value, lambda n: f"{key}: {n}")
     if foreign is not None:
         return foreign
+    separated = separator_problem(value, lambda n: f"{key}: {n}", alone=True)
+    if separated is not None:
+        return separated[1]
+    pct = _PERCENT.match(value)
+    if pct and hi is not None and hi <= 1:  # a share (at most 1): 30% is 0.3
+        share = Decimal(pct.group(1)) / 100
+        return f"Write the share as a fraction, not a percentage: {key}: {share.normalize():f}."
     if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
         # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
         mant, _, exp = value.strip().lower().partition("e")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
@@ -46,17 +47,96 @@ BITS_PER_VALUE: dict[str, int] = {
     "nf4": 4,
 }
 
-_NUMBER_UNIT = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
-_RATE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*/\s*s\s*$")
+_NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*$")
+_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]+)\s*/\s*s\s*$")
+#: A rate written as networking gear labels it ('400Gbps', '25 GBps', '100 Gbit/s'): number, prefix, b or B.
+_PS_RATE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKMGT])(?:(b)(?:ps|it/s|its/s)|(B)(?:ps|yte/s|ytes/s))\s*$")
 
 
 class UnitError(ValueError):
-    """Text that should carry a size or rate does not; the message says what to write."""
+    """Text that should carry a size or rate does not; the message says what to write, ``hint`` (when
+    not None) what to write instead."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+#: The first run of digits with the separators and points people write in numbers ('1,5', '24_000', '1.500,5').
+_NUMBER_RUN = re.compile(r"[0-9][0-9,_.]*")
+
+
+def _readings(run: str) -> list[tuple[str, str]]:
+    """What a number written with ',' or '_' may mean, as (the number in plain digits, the reading).
+
+    ',' is a decimal comma in much of Europe and South America and a thousands separator in English
+    (Unicode CLDR number symbols, https://cldr.unicode.org/translation/number-currency-formats/number-symbols):
+    '1,5' and '12,0' can only be decimal commas (groups of thousands have 3 digits), '1,500,000' only
+    thousands separators (a number has one decimal comma), '1,500' either. '_' groups digits in Python and
+    YAML 1.1, and means nothing else. A run that none of these readings fits ('2,4,5', '5,') gives [].
+    """
+    if "," in run and "_" in run:
+        return []
+    if "_" in run:
+        plain = run.replace("_", "")
+        ok = re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", plain) and "__" not in run and not run.endswith("_") \
+            and "_." not in run and "._" not in run
+        return [(plain, "separators")] if ok else []
+    out: list[tuple[str, str]] = []
+    if re.fullmatch(r"[0-9]+,[0-9]+", run):
+        out.append((run.replace(",", "."), "decimal"))
+    if re.fullmatch(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]+)?", run):
+        out.append((run.replace(",", ""), "thousands"))
+    if re.fullmatch(r"[0-9]{1,3}(?:\.[0-9]{3})+,[0-9]+", run):  # '1.500,5': '.' groups thousands, ',' decimal
+        out.append((run.replace(".", "").replace(",", "."), "decimal"))
+    return out
+
+
+def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool = False,
+                      whole: bool = False) -> tuple[str, str] | None:
+    """(problem, hint) for a text whose number is written with ',' or '_' ('1,5 GiB', '24_000 GiB',
+    '1,5M', '0,1'); None for any other value. Planner reads neither: a ',' may be a decimal comma or a
+    thousands separator (:func:`_readings`), and reading it as the wrong one gives a value 10 or 1000
+    times off; '_' is refused as YAML 1.1's '1_000' is (docs/commands.md).
+
+    The hint gives the number as it may have been meant, each reading spelled by ``spell``: the text
+    with its number respelled ('1.5 GiB'), or with ``alone`` the number alone ('1.5', for a number
+    field); ``whole`` keeps the readings that are whole numbers (a whole-number field: '8,192' is 8192,
+    not 8.192; '12,000' may be 12 or 12000).
+    """
+    if not isinstance(text, str):
+        return None
+    m = _NUMBER_RUN.search(text)
+    if m is None or ("," not in m.group() and "_" not in m.group()):
+        return None
+    run = m.group()
+    every = _readings(run)
+    # a whole-number field: the readings with a whole value ('12,000' is 12 or 12000; '8,192' only 8192)
+    readings = [(str(int(Decimal(n))) if whole else n, how) for n, how in every
+                if not whole or Decimal(n) == Decimal(n).to_integral_value()]
+    shown = (lambda n: spell(n)) if alone else (lambda n: spell((text[:m.start()] + n + text[m.end():]).strip()))
+    if "_" in run:
+        problem = f"{text!r} is written with '_' separators, which planner does not read"
+    else:
+        problem = f"{text!r} has a comma in its number, which planner reads neither as a decimal point nor " \
+                  "as a thousands separator"
+    if not readings and every:  # '1,5' where a whole number belongs
+        return problem, f"With a decimal point it is {every[0][0]}, which is not a whole number."
+    if not readings:
+        return problem, ("Write a whole number in digits, without separators." if whole else
+                         "Write the number in digits with at most a decimal point, e.g. " + shown("1.5") + ".")
+    if len(readings) == 1:
+        n, how = readings[0]
+        if how == "decimal":
+            return problem, f"Write it with a decimal point: {shown(n)}."
+        return problem, f"Write the number without separators: {shown(n)}."
+    return problem, (f"Write {shown(readings[0][0])} if the comma is a decimal comma, or {shown(readings[1][0])} if "
+                     "it separates thousands.")
 
 
 def _number(text: str) -> Decimal:
     try:
-        value = Decimal(text.replace("_", "").replace(",", ""))
+        value = Decimal(text)
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
         raise UnitError(f"{text!r} is not a number") from exc
     return value
@@ -69,7 +149,8 @@ def parse_size(text: object) -> int:
     (``Gb`` = 10**9 bits). Rounds to the nearest byte.
 
     Raises:
-        UnitError: for a bare number, an unknown unit, a negative, NaN or infinite value.
+        UnitError: for a bare number, an unknown unit, a negative, NaN or infinite value, a number
+            written with ',' or '_' (:func:`separator_problem`; its ``hint`` says what to write).
 
     Example: ``parse_size("24 GiB") == 25769803776``; ``parse_size("80 GB") == 80 * 10**9``.
     """
@@ -77,6 +158,10 @@ def parse_size(text: object) -> int:
         raise UnitError(f"expected a size such as '24 GiB' or '80 GB', got {type(text).__name__}")
     if isinstance(text, (int, float)):
         raise UnitError(f"the size {text!r} has no unit; write e.g. '{text} GiB' or '{text} GB'")
+    unitless = not re.search(r"[A-Za-z]", text)  # '1,5': no unit either, which the hint adds
+    separated = separator_problem(text, (lambda t: f"'{t} GiB' or '{t} GB'") if unitless else repr)
+    if separated:
+        raise UnitError(separated[0] + (", and has no unit" if unitless else ""), separated[1])
     m = _NUMBER_UNIT.match(text)
     if not m:
         bare = text.strip()
@@ -99,13 +184,25 @@ def parse_rate(text: object) -> float:
     """Parse a transfer rate such as ``'900 GB/s'`` or ``'400 Gb/s'`` into bytes per second.
 
     Raises:
-        UnitError: for a bare number, a missing ``/s``, or an unknown unit.
+        UnitError: for a bare number, a missing ``/s``, an unknown unit, a number written with ',' or
+            '_' (:func:`separator_problem`), or a rate written '400Gbps' (its ``hint``: '400 Gb/s').
     """
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"the rate {text!r} has no unit; write e.g. '900 GB/s' or '400 Gb/s'")
-    m = _RATE.match(text)
+    separated = separator_problem(text, repr)
+    if separated:
+        raise UnitError(*separated)
+    ps = _PS_RATE.match(text)
+    m = None if ps else _RATE.match(text)
     if not m:
-        raise UnitError(f"{text!r} is not a rate; write a number and a unit per second, e.g. '64 GB/s'")
+        if ps:  # '400Gbps': bits per second (b), bytes per second (B), as the planner writes them
+            number, prefix, bits, _ = ps.groups()
+            unit = prefix.replace("K", "k") + ("b" if bits else "B")
+            value = float(Fraction(_number(number)) * _SIZE_UNITS[unit])
+            scale, name = next((f, n) for f, n in ((GB, "GB"), (MB, "MB"), (KB, "kB"), (1, "B")) if value >= f or f == 1)
+            said = f" ({value / scale:g} {name}/s; {unit} is bits, {unit[:-1].upper()}B bytes)" if bits else ""
+            raise UnitError(f"{text!r} is not a rate as planner writes one", f"Write '{number} {unit}/s'{said}.")
+        raise UnitError(f"{text!r} is not a rate; write a number and a unit per second, e.g. '64 GB/s' or '400 Gb/s'")
     number, unit = m.groups()
     if unit not in _SIZE_UNITS:
         raise UnitError(f"unknown rate unit {unit!r}/s in {text!r}; use e.g. GB/s, GiB/s or Gb/s")

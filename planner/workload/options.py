@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import ascii_digits_hint, shown_number
+from planner.core.units import separator_problem
 from planner.model.quantization import WeightScheme
 from planner.workload.frameworks import CURRENT_BNB_VERSION, bnb_keeps_4bit_inputs
 
@@ -390,7 +391,8 @@ TOKEN_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_token_count(value: Any) -> float | None:
     """A token count written as a number (200000000, 2e8) or with a suffix ('200M', '1.5B', '200 M
-    tokens', '50k'); None when ``value`` is neither. Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
+    tokens', '50k'); None when ``value`` is neither, or is written with ',' or '_' ('1,5M', which may
+    mean 1.5M or 15M: :func:`read_token_count` says so). Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and abs(value) > 2**1023:  # no float holds it (10**309): beyond every range
@@ -399,7 +401,9 @@ def parse_token_count(value: Any) -> float | None:
         return float(value)
     if not isinstance(value, str) or not value.isascii():  # float() would read '１０' (digits of other scripts)
         return None
-    text = value.strip().lower().replace(",", "").replace("_", "")
+    if "," in value or "_" in value:  # '1,5M' (a decimal comma?), '200_000_000': read_token_count's hint
+        return None
+    text = value.strip().lower()
     for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
         if text.endswith(tail):
             text = text[: -len(tail)].strip()
@@ -423,10 +427,14 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
         example: how the hint writes a value, e.g. '2B (or 2000000000, 2e9'.
 
     Raises:
-        InputError: neither a number nor a number with an SI suffix (or NaN).
+        InputError: neither a number nor a number with an SI suffix (or NaN); a number written with ',' or
+            '_' (planner.core.units.separator_problem: the hint gives the readings).
     """
     raw = entry.raw(key)
     count = parse_token_count(raw)
+    separated = separator_problem(raw, lambda t: f"{key}: {t}")
+    if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
+        raise entry.error(separated[0], key, separated[1])
     if count is None or count != count:
         raise entry.error(f"{shown_number(raw)} is not a token count", key,
                           ascii_digits_hint(raw, lambda n: f"{key}: {n}")

@@ -1,0 +1,217 @@
+"""Issue 28, hostile pass 7B (reports/h7b.md): numbers read one way, hints that work when followed.
+
+1. A ',' in a number (a size, rate, token count, price or share; files, options, API) is refused: it may be
+   a decimal comma ('1,5 GiB' in de/fr locales) or a thousands separator, and reading the wrong one gives a
+   value 10 or 1000 times off. The hint gives the reading(s) the text allows: '1,5' and '12,0' can only be
+   decimal commas (a thousands group has 3 digits), '1,500,000' only thousands separators, '1,500' either.
+16. '_' separators are refused everywhere (sizes, token counts, quoted numbers), with the plain number.
+9. Hints that work when followed: '30%' in a share is 0.3; '400Gbps' is '400 Gb/s' (50 GB/s).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+ESTIMATE_TRAIN = ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora"]
+COMPARE = str(Path(__file__).resolve().parents[1] / "scenarios" / "compare-qlora-7b-12gb.yaml")
+COMMA = "has a comma in its number, which planner reads neither as a decimal point nor as a thousands separator"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+# --- item 1: decimal commas -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size, hint", [
+    # one comma and fewer than 3 digits after it: only a decimal comma
+    ("1,5 GiB", "Write it with a decimal point: '1.5 GiB'."),
+    ("12,0 GiB", "Write it with a decimal point: '12.0 GiB'."),
+    # 3 digits after one comma: 1.5 or 1500, either may be meant
+    ("1,500 GiB", "Write '1.500 GiB' if the comma is a decimal comma, or '1500 GiB' if it separates thousands."),
+    # two groups of 3: a number has one decimal comma, so these group thousands
+    ("1,500,000 MB", "Write the number without separators: '1500000 MB'."),
+    # no reading fits
+    ("2,4,5 GiB", "Write the number in digits with at most a decimal point, e.g. '1.5 GiB'."),
+    ("5, GiB", "Write the number in digits with at most a decimal point, e.g. '1.5 GiB'."),
+])
+def test_a_comma_in_a_size_option_is_refused_with_its_readings(size: str, hint: str) -> None:
+    # before: '1,5 GiB' was read as 15 GiB (16,106,127,360 B), '2,4,5 GiB' as 245 GiB, '5, GiB' as 5 GiB
+    r = _run(*ESTIMATE_TRAIN, "--dataset-size", size, "--dataset-format", "python")
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: --dataset-size: {size!r} {COMMA}. {hint}\n", r.stderr
+
+
+def test_a_comma_in_a_workload_files_size_is_refused(tmp_path: Path) -> None:
+    w = _write(tmp_path, "w.yaml", "model: llama-2-7b\ntask: train\ndataset_size: 1,5 GiB\ndataset_format: python\n")
+    r = _run("estimate", "--workload", str(w))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {w}:3: dataset_size: '1,5 GiB' {COMMA}. Write it with a decimal point: "
+                        "'1.5 GiB'.\n"), r.stderr
+
+
+def test_a_comma_in_a_gpu_overlays_memory_is_refused(tmp_path: Path) -> None:
+    # before: 12,0 GiB loaded an RTX 3060 with 120 GiB, and a 70B bf16 model "fit" on it
+    _write(tmp_path, "ov/gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    memory: 12,0 GiB\n"
+                                     "    memory_usable: 12,0 GiB\n    notes: re-read\n")
+    r = _run("catalog", "gpus", "--catalog", str(tmp_path / "ov"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {tmp_path / 'ov' / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).memory: '12,0 GiB' "
+                        f"{COMMA}. Write it with a decimal point: '12.0 GiB'.\n"), r.stderr
+
+
+def test_a_comma_in_a_calibration_size_is_refused(tmp_path: Path) -> None:
+    # before: cuda_context: 0,5 GiB became 5 GiB
+    cal = _write(tmp_path, "cal.yaml", 'schema_version: 1\ngpus:\n  - gpu_name: "NVIDIA GeForce RTX 4090"\n'
+                                       "    cuda_context: 0,5 GiB\n    allocator_fraction: 0.05\n"
+                                       "    measured_on: 2026-11-01\n")
+    r = _run("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--calibration", str(cal))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {cal}:4: gpus[0].cuda_context: '0,5 GiB' {COMMA}. Write it with a decimal point: "
+                        "'0.5 GiB'.\n"), r.stderr
+
+
+def test_a_comma_in_a_rate_is_refused(tmp_path: Path) -> None:
+    s = _write(tmp_path, "s.yaml", "name: n\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n"
+                                   'constraints: {network: {min_rate: "2,5 Gb/s"}}\n')
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {s}:4: constraints.network.min_rate: '2,5 Gb/s' {COMMA}. Write it with a decimal "
+                        "point: '2.5 Gb/s'.\n"), r.stderr
+
+
+@pytest.mark.parametrize("count, hint", [
+    ("1,5M", "Write it with a decimal point: --tokens-per-month 1.5M."),  # before: read as 15M (533 busy hours)
+    ("200,000,000", "Write the number without separators: --tokens-per-month 200000000."),
+])
+def test_a_comma_in_a_token_count_option_is_refused(count: str, hint: str) -> None:
+    r = _run("compare", COMPARE, "--tokens-per-month", count)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: tokens_per_month: {count!r} {COMMA}. {hint}\n", r.stderr
+
+
+def test_a_comma_in_a_files_token_count_is_refused(tmp_path: Path) -> None:
+    w = _write(tmp_path, "w.yaml", "model: llama-2-7b\ntask: train\nmethod: qlora\ndataset_tokens: 1,5B\n")
+    r = _run("estimate", "--workload", str(w))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {w}:4: dataset_tokens: '1,5B' {COMMA}. Write it with a decimal point: "
+                        "dataset_tokens: 1.5B.\n"), r.stderr
+
+
+@pytest.mark.parametrize("key, section, written, hint", [
+    # before: the hints were 'unit_price_usd: 15' (10x) and 'vram_headroom: 01' (a YAML 1.1 octal)
+    ("unit_price_usd", "extras", '"1,5"', "Write it with a decimal point: unit_price_usd: 1.5."),
+    ("vram_headroom", "constraints", '"0,1"', "Write it with a decimal point: vram_headroom: 0.1."),
+    ("utilization", "costs", "0,5", "Write it with a decimal point: utilization: 0.5."),
+])
+def test_a_comma_in_a_number_gets_the_dot_as_the_hint(tmp_path: Path, key: str, section: str, written: str,
+                                                       hint: str) -> None:
+    # block style: in a flow mapping ({utilization: 0,5}) the comma ends the entry
+    value = (f"\n  - {{description: d, {key}: {written}, source: s, as_of: 2026-01-01}}" if section == "extras"
+             else f"\n  {key}: {written}")
+    s = _write(tmp_path, "s.yaml", f"name: n\nworkloads:\n  - {{name: w, model: llama-2-7b, task: infer}}\n"
+                                   f"{section}:{value}\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    line = 5
+    where = f"{section}[0].{key}" if section == "extras" else f"{section}.{key}"
+    shown = written.strip('"')
+    assert r.stderr == f"Error: {s}:{line}: {where}: must be a number, not {shown!r}. {hint}\n", r.stderr
+
+
+@pytest.mark.parametrize("option, value, hint", [
+    ("--gpu-memory-utilization", "0,9", "Write it with a decimal point: --gpu-memory-utilization 0.9."),
+    ("--micro-batch", "1,5", "With a decimal point it is 1.5, which is not a whole number."),
+    # a whole-number option: 12,000 is 12 with a decimal comma, 12000 with a thousands separator
+    ("--micro-batch", "12,000", "Write --micro-batch 12 if the comma is a decimal comma, or --micro-batch 12000 if "
+                                "it separates thousands."),
+    ("--seq-len", "8,192", "Write the number without separators: --seq-len 8192."),  # 8.192 is no whole number
+])
+def test_a_comma_in_a_number_option_is_refused(option: str, value: str, hint: str) -> None:
+    task = ["--task", "infer", "--gpu", "rtx-4090"] if option == "--gpu-memory-utilization" else \
+        ["--task", "train", "--method", "qlora"]
+    r = _run("estimate", "--model", "llama-2-7b", *task, option, value)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: {option}: {value!r} {COMMA}. {hint}\n", r.stderr
+
+
+def test_a_comma_in_an_api_size_and_token_count_is_refused() -> None:
+    from planner import api
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as size:
+        api.estimate(model="llama-2-7b", task="train", method="qlora", dataset_size="1,5 GiB", dataset_format="python")
+    with pytest.raises(InputError) as count:
+        api.compare(COMPARE, tokens_per_month="1,5M")
+    assert str(size.value).endswith(f"'1,5 GiB' {COMMA}. Write it with a decimal point: '1.5 GiB'."), size.value
+    assert str(count.value).endswith("Write it with a decimal point: --tokens-per-month 1.5M."), count.value
+
+
+# --- item 16: '_' separators ------------------------------------------------------------------------------
+
+def test_underscore_separators_are_refused_in_sizes_token_counts_and_quoted_numbers(tmp_path: Path) -> None:
+    sep = "is written with '_' separators, which planner does not read"
+    r = _run("compare", COMPARE, "--tokens-per-month", "200_000_000")  # before: taken as 200M
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: tokens_per_month: '200_000_000' {sep}. Write the number without separators: "
+                        "--tokens-per-month 200000000.\n"), r.stderr
+    r = _run(*ESTIMATE_TRAIN, "--dataset-size", "24_000 GiB")  # before: taken as 24000 GiB
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --dataset-size: '24_000 GiB' {sep}. Write the number without separators: "
+                        "'24000 GiB'.\n"), r.stderr
+    # unquoted, YAML 1.1 reads 2_000_000_000 as a number and planner refuses it; quoted it was taken
+    w = _write(tmp_path, "w.yaml", 'model: llama-2-7b\ntask: train\nmethod: qlora\ndataset_tokens: "2_000_000_000"\n')
+    r = _run("estimate", "--workload", str(w))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {w}:4: dataset_tokens: '2_000_000_000' {sep}. Write the number without "
+                        "separators: dataset_tokens: 2000000000.\n"), r.stderr
+
+
+# --- item 9: hints that work when followed ----------------------------------------------------------------
+
+@pytest.mark.parametrize("section, key, written, fraction", [
+    ("costs", "cloud_discount", "30%", "0.3"),     # 30 / 100
+    ("costs", "utilization", "50%", "0.5"),        # 50 / 100
+    ("constraints", "vram_headroom", "10%", "0.1"),  # 10 / 100
+    ("costs", "mfu", "30%", "0.3"),
+    ("costs", "cloud_discount", "12.5%", "0.125"),  # 12.5 / 100
+])
+def test_a_percentage_where_a_share_belongs_gets_the_fraction(tmp_path: Path, section: str, key: str, written: str,
+                                                               fraction: str) -> None:
+    # before: "Write a plain number, without quotes or unit"; following it (30) gave "must be at most 0.99"
+    s = _write(tmp_path, "s.yaml", "name: n\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n"
+                                   f"{section}: {{{key}: {written}}}\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {s}:4: {section}.{key}: must be a number, not {written!r}. Write the share as a "
+                        f"fraction, not a percentage: {key}: {fraction}.\n"), r.stderr
+    followed = _write(tmp_path, "f.yaml", s.read_text().replace(written, fraction))
+    r = _run("plan", str(followed), "--out", str(tmp_path / "o"))
+    assert f"{section}.{key}" not in r.stderr, r.stderr  # the hint's value is taken
+
+
+@pytest.mark.parametrize("written, hint", [
+    ("400Gbps", "Write '400 Gb/s' (50 GB/s; Gb is bits, GB bytes)."),  # 400e9 bits / 8 = 50e9 bytes a second
+    ("100 Gbit/s", "Write '100 Gb/s' (12.5 GB/s; Gb is bits, GB bytes)."),  # 100e9 / 8 = 12.5e9
+    ("25 GBps", "Write '25 GB/s'."),
+])
+def test_a_rate_written_as_gear_labels_it_gets_the_planners_spelling(tmp_path: Path, written: str, hint: str) -> None:
+    # before: "e.g. '64 GB/s'", and '400 GB/s' (bytes) then gave "no NIC runs at 3200 Gb/s"
+    s = _write(tmp_path, "s.yaml", "name: n\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n"
+                                   f"constraints: {{network: {{min_rate: {written}}}}}\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {s}:4: constraints.network.min_rate: {written!r} is not a rate as planner writes "
+                        f"one. {hint}\n"), r.stderr

@@ -215,3 +215,69 @@ def test_a_rate_written_as_gear_labels_it_gets_the_planners_spelling(tmp_path: P
     assert r.exit_code == 2, r.output
     assert r.stderr == (f"Error: {s}:4: constraints.network.min_rate: {written!r} is not a rate as planner writes "
                         f"one. {hint}\n"), r.stderr
+
+
+# --- item 3: a price with a fraction of a cent ------------------------------------------------------------
+
+CENT = "A quote adds prices up in whole cents"
+QLORA = str(Path(__file__).resolve().parents[1] / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+@pytest.mark.parametrize("price, hint", [
+    # before: "internal error (AssertionError: line items 4009.01 != capex 4009.0)"
+    ("0.005", "write unit_price_usd: 0.01."),  # 0.00 is refused too: nothing below a cent
+    ("1.005", "write unit_price_usd: 1.00 or 1.01."),
+])
+def test_an_extra_with_a_fraction_of_a_cent_is_refused(tmp_path: Path, price: str, hint: str) -> None:
+    s = _write(tmp_path, "s.yaml", "name: cents\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\nextras:\n"
+                                   f"  - {{description: tie, unit_price_usd: {price}, source: receipt, "
+                                   "as_of: 2026-11-01}\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {s}:5: extras[0].unit_price_usd: {price} USD has a fraction of a cent. {CENT}: "
+                        f"{hint}\n"), r.stderr
+
+
+def test_an_extra_lot_gets_the_lots_price_as_the_hint(tmp_path: Path) -> None:
+    s = _write(tmp_path, "s.yaml", "name: cents\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\nextras:\n"
+                                   "  - {description: tie, unit_price_usd: 0.005, quantity: 1000, source: receipt, "
+                                   "as_of: 2026-11-01}\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    lot = "5.00"  # 1000 x 0.005 USD
+    assert r.stderr == (f"Error: {s}:5: extras[0].unit_price_usd: 0.005 USD has a fraction of a cent. {CENT}: write "
+                        f"unit_price_usd: 0.01, or price the lot as one line (quantity: 1, unit_price_usd: {lot} for "
+                        "1000 x 0.005).\n"), r.stderr
+
+
+def test_a_gpu_overlay_price_with_a_fraction_of_a_cent_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, "ov/gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    price_usd: 250.005\n"
+                                     "    price_kind: quote\n    source: quote Q-1\n    as_of: 2026-11-20\n")
+    r = _run("plan", QLORA, "--catalog", str(tmp_path / "ov"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {tmp_path / 'ov' / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).price_usd: 250.005 USD "
+                        f"has a fraction of a cent. {CENT}: write price_usd: 250.00 or 250.01.\n"), r.stderr
+
+
+def test_the_api_refuses_a_fraction_of_a_cent_with_an_input_error(tmp_path: Path) -> None:
+    import dataclasses as dc
+
+    import planner
+    from planner.core.errors import InputError
+
+    s = _write(tmp_path, "s.yaml", "name: cents\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\nextras:\n"
+                                   "  - {description: tie, unit_price_usd: 0.005, source: receipt, as_of: 2026-11-01}\n")
+    with pytest.raises(InputError) as extra:  # before: a bare AssertionError
+        planner.plan(str(s))
+    c = planner.load_catalog()
+    g = c.gpu("rtx-3060-12gb")
+    sub_cent = dc.replace(c, gpus=tuple(dc.replace(g, prices=(dc.replace(g.prices[0], usd=250.005),) + g.prices[1:])
+                                        if x is g else x for x in c.gpus))
+    with pytest.raises(InputError) as catalog:
+        planner.plan(QLORA, catalog=sub_cent)
+    assert "extras[0].unit_price_usd: 0.005 USD has a fraction of a cent" in str(extra.value), extra.value
+    assert "gpus[0] (rtx-3060-12gb).prices[0].usd: 250.005 USD has a fraction of a cent" in str(catalog.value), \
+        catalog.value
+    # a float's own error (0.1 + 0.2 = 0.30000000000000004) is no fraction of a cent: the plan is made
+    ok = _write(tmp_path, "ok.yaml", s.read_text().replace("0.005", repr(0.1 + 0.2)))
+    assert planner.plan(str(ok)).total_usd > 0

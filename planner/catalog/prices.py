@@ -42,6 +42,7 @@ the reports see one price per part, with its own kind, condition, date and sourc
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,32 @@ USED_ORDER = {"quote": 0, "used": 1, "quote-range": 2, "estimate": 3}
 
 _ZERO_HINT = ("A catalog price is what a plan pays for one unit; there is no price for hardware already owned. "
               "Leave the part out of the catalog's purchasable parts (excluded_gpus in the scenario) instead.")
+
+
+def whole_cents(e: Entry, k: str, usd: float, *, quantity: int = 1) -> float:
+    """``usd``, a purchase price read from key ``k`` of ``e``, when it is a whole number of cents.
+
+    The quote adds its lines up in cents (the solver's capex is rounded to the cent and checked against
+    the sum of the lines, planner.solve.solver.choose), so a price with a fraction of a cent (0.005,
+    250.005) is refused rather than rounded one way in one sum and the other way in the other. A
+    difference below 10^-6 USD is the float's own (0.1 + 0.2 from the API) and is not refused.
+
+    Args:
+        quantity: the line's quantity (a scenario's extras): the hint then offers the price of the lot.
+
+    Raises:
+        InputError (of the entry's kind): a fraction of a cent, with the cents below and above as the hint.
+    """
+    cents = usd * 100
+    if abs(cents - round(cents)) <= 1e-4:
+        return usd
+    down, up = math.floor(cents) / 100, math.ceil(cents) / 100
+    lot = usd * quantity * 100
+    lot_hint = (f", or price the lot as one line (quantity: 1, {k}: {round(lot) / 100:.2f} for {quantity} x {usd!r})"
+                if quantity > 1 and abs(lot - round(lot)) <= 1e-4 and round(lot) > 0 else "")
+    raise e.error(f"{usd!r} USD has a fraction of a cent", k,
+                  f"A quote adds prices up in whole cents: write {k}: " + (f"{down:.2f} or " if down > 0 else "")
+                  + f"{up:.2f}{lot_hint}.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +177,7 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
         it.check_keys(PRICE_ITEM_KEYS, required=_REQUIRED_ITEM_KEYS, hints=_REQUIRED_ITEM_HINTS)
         if it.raw("usd") == 0:
             raise it.error("is 0", "usd", _ZERO_HINT)
-        usd = it.number("usd", min=0, max=max_usd, min_exclusive=True)
+        usd = whole_cents(it, "usd", it.number("usd", min=0, max=max_usd, min_exclusive=True))
         kind = it.str("kind", choices=PRICE_KINDS)
         cond = it.str("condition", default_condition(kind), choices=CONDITIONS)
         if kind == "msrp" and cond == "used":

@@ -25,7 +25,7 @@ from planner.core.errors import CatalogError
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 
-from planner.catalog.prices import PRICE_KINDS, legacy_price, price_fields, read_prices, select_price
+from planner.catalog.prices import PRICE_KINDS, legacy_price, price_fields, read_prices, select_price, whole_cents
 VERIFICATION_LEVELS = ("V", "D", "K", "U")
 
 #: Upper bounds beyond which a value is taken for a typo (a wrong unit, an extra digit).
@@ -148,11 +148,12 @@ ZERO_PRICE_HINT = (
 
 
 def read_price(e: Entry, k: str) -> float:
-    """A purchase price, USD: more than 0 (0 gets :data:`ZERO_PRICE_HINT`), at most :data:`MAX_PRICE_USD`."""
+    """A purchase price, USD: more than 0 (0 gets :data:`ZERO_PRICE_HINT`), at most :data:`MAX_PRICE_USD`, in
+    whole cents (planner.catalog.prices.whole_cents)."""
     value = e.raw(k)
     if not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0:
         raise e.error(f"must be more than 0, not {value!r}", k, ZERO_PRICE_HINT)
-    return read_positive(MAX_PRICE_USD, "USD", "price")(e, k)
+    return whole_cents(e, k, read_positive(MAX_PRICE_USD, "USD", "price")(e, k))
 
 
 #: A size in decimal units (kB, MB, GB, TB: powers of 10): the number and the unit.

@@ -192,7 +192,7 @@ from planner.catalog.gpus import GPU_VENDORS
 from planner.catalog.loader import Catalog, purchasable_gpus
 from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
-from planner.catalog.prices import priced_catalog
+from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
 from planner.core.names import escape_unsafe, name_key, safe_stem, spelling_note
 from planner.core.fields import Entry
@@ -809,9 +809,11 @@ def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[
 
 def _extra(e: Entry) -> Extra:
     e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS)
+    quantity = e.int("quantity", 1, min=1, max=1_000_000)
     return Extra(description=e.str("description"),
-                 unit_price_usd=e.number("unit_price_usd", min=0, max=100_000_000),
-                 quantity=e.int("quantity", 1, min=1, max=1_000_000),
+                 unit_price_usd=whole_cents(e, "unit_price_usd", e.number("unit_price_usd", min=0, max=100_000_000),
+                                            quantity=quantity),
+                 quantity=quantity,
                  source=e.str("source"), as_of=e.date("as_of", past=True),
                  category=e.str("category", "extra"),
                  price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))

@@ -281,3 +281,30 @@ def test_the_api_refuses_a_fraction_of_a_cent_with_an_input_error(tmp_path: Path
     # a float's own error (0.1 + 0.2 = 0.30000000000000004) is no fraction of a cent: the plan is made
     ok = _write(tmp_path, "ok.yaml", s.read_text().replace("0.005", repr(0.1 + 0.2)))
     assert planner.plan(str(ok)).total_usd > 0
+
+
+# --- item 7: a workload's own hours_per_month -------------------------------------------------------------
+
+def _hours_scenario(tmp_path: Path, where: str, hours: str) -> Path:
+    workload = "{name: q, model: llama-2-7b, task: train, method: qlora, micro_batch: 1, seq_len: 512, " \
+               "dataset_tokens: 100000000" + (f", hours_per_month: {hours}}}" if where == "workload" else "}")
+    costs = f"costs: {{hours_per_month: {hours}}}\n" if where == "costs" else ""
+    return _write(tmp_path, f"{where}.yaml", f"name: h\nworkloads:\n  - {workload}\n{costs}")
+
+
+@pytest.mark.parametrize("hours", ["0", "0.001", "1.0e-300", "745"])
+def test_a_workloads_hours_per_month_is_checked_as_costs_hours_per_month_is(tmp_path: Path, hours: str) -> None:
+    # before: 0 was ignored (the default 25% utilization priced it), 0.001 gave $3,245,454.96 per job and
+    # 1.0e-300 a dollar figure hundreds of digits long; costs.hours_per_month refused all three
+    w = _hours_scenario(tmp_path, "workload", hours)
+    c = _hours_scenario(tmp_path, "costs", hours)
+    rw, rc = _run("compare", str(w)), _run("compare", str(c))
+    assert rw.exit_code == 2 and rc.exit_code == 2, rw.output + rc.output
+    # the same problem and hint, each at its own key
+    assert rw.stderr.startswith(f"Error: {w}:3: workloads[0].hours_per_month: "), rw.stderr
+    assert rc.stderr.startswith(f"Error: {c}:4: costs.hours_per_month: "), rc.stderr
+    assert rw.stderr.split("hours_per_month: ", 1)[1] == rc.stderr.split("hours_per_month: ", 1)[1]
+    floor = "must be at least 1/12, one busy hour a year"  # 1 busy hour a year / 12 months
+    expected = {"0": "must be more than 0, not 0.", "0.001": f"{floor}, not 0.001.", "1.0e-300": f"{floor}, not 1e-300.",
+                "745": "must be at most 744, not 745."}[hours]  # 744 = 31 days x 24 h
+    assert rw.stderr.split("hours_per_month: ", 1)[1].startswith(expected), rw.stderr

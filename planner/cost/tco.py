@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.core.fields import Entry
+from planner.workload.spec import BUSY_HOURS_FLOOR_HINT, MIN_BUSY_HOURS_PER_YEAR
 
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
@@ -51,10 +52,10 @@ HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
 #: (measured LLM training MFU is tens of percent, e.g. 46.2% for PaLM 540B, Chowdhery et al. 2022, Table 3):
 #: below it a typo (1e-300) would price jobs at 10^300 hours rather than be refused.
 MIN_UTILIZATION = 0.001
-#: The fewest busy hours a year ``utilization`` / ``hours_per_month`` may give, and the shortest ownership
+#: The fewest busy hours a year ``utilization`` / ``hours_per_month`` may give (a workload's own
+#: ``hours_per_month`` too: planner.workload.spec, where it is defined), and the shortest ownership
 #: period (years): not published figures but the bounds of the quantities' meaning (a machine used for less
 #: than an hour a year, or owned for less than a billing month, is a typo: 1.0e-300 printed 300-digit costs).
-MIN_BUSY_HOURS_PER_YEAR = 1.0
 MIN_OWNERSHIP_YEARS = 1 / 12
 COST_KEYS = (
     "usd_per_kwh", "pue", "utilization", "hours_per_month", "gpu_power_fraction", "depreciation_years",
@@ -191,8 +192,7 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
               "utilization is the share of calendar hours the machine is busy (0.25: about 6 h a day); below one "
               "hour a year the cost per busy hour runs to absurd sums.")
     _at_least(entry, "hours_per_month", kw["hours_per_month"], MIN_BUSY_HOURS_PER_YEAR / 12,
-              "1/12, one busy hour a year",
-              "Below one busy hour a year the cost per busy hour runs to absurd sums.")
+              "1/12, one busy hour a year", BUSY_HOURS_FLOOR_HINT)
     kw["gpu_power_fraction"] = entry.number("gpu_power_fraction", 1.0, min=0, max=1, min_exclusive=True)
     kw["depreciation_years"] = entry.number("depreciation_years", 3.0, min=0, max=20, min_exclusive=True)
     _at_least(entry, "depreciation_years", kw["depreciation_years"], MIN_OWNERSHIP_YEARS, "1/12, one month",

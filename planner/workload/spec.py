@@ -329,8 +329,27 @@ def tokens_per_month(entry: Entry) -> float | None:
     return count
 
 
+#: The fewest busy hours a year a workload's ``hours_per_month`` (and the scenario's ``costs.hours_per_month``
+#: and ``costs.utilization``, planner.cost.tco) may give: not a published figure but the bound of the
+#: quantity's meaning (a machine used for less than an hour a year is a typo: 1.0e-300 printed 300-digit costs).
+MIN_BUSY_HOURS_PER_YEAR = 1.0
+#: The hint of an ``hours_per_month`` below :data:`MIN_BUSY_HOURS_PER_YEAR` / 12.
+BUSY_HOURS_FLOOR_HINT = "Below one busy hour a year the cost per busy hour runs to absurd sums."
+
+
 def _hours_per_month(entry: Entry) -> float | None:
-    return entry.number("hours_per_month", None, min=0, max=744)
+    """The workload's ``hours_per_month``, checked as ``costs.hours_per_month`` is (planner.cost.tco.read_costs):
+    more than 0 (0 was taken and then ignored: the default utilization priced the workload), at most 744 (31 days
+    of 24 h), at least 1/12 (one busy hour a year, :data:`MIN_BUSY_HOURS_PER_YEAR`); None when absent.
+
+    Raises:
+        InputError (of the entry's kind): not a number, or outside those bounds.
+    """
+    hours = entry.number("hours_per_month", None, min=0, max=744, min_exclusive=True)
+    if hours is not None and hours < MIN_BUSY_HOURS_PER_YEAR / 12:
+        raise entry.error(f"must be at least 1/12, one busy hour a year, not {hours!r}", "hours_per_month",
+                          BUSY_HOURS_FLOOR_HINT)
+    return hours
 
 
 def _load_dtype(entry: Entry) -> str | None:
@@ -472,6 +491,8 @@ __all__ = [
     "workload_from_entry",
     "TOKEN_SUFFIXES",
     "MAX_TOKENS_PER_MONTH",
+    "MIN_BUSY_HOURS_PER_YEAR",
+    "BUSY_HOURS_FLOOR_HINT",
     "parse_token_count",
     "tokens_per_month",
     "check_tp",

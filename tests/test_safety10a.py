@@ -308,3 +308,27 @@ def test_a_workloads_hours_per_month_is_checked_as_costs_hours_per_month_is(tmp_
     expected = {"0": "must be more than 0, not 0.", "0.001": f"{floor}, not 0.001.", "1.0e-300": f"{floor}, not 1e-300.",
                 "745": "must be at most 744, not 745."}[hours]  # 744 = 31 days x 24 h
     assert rw.stderr.split("hours_per_month: ", 1)[1].startswith(expected), rw.stderr
+
+
+# --- item 9: --task replacing a workload file's task ------------------------------------------------------
+
+def test_task_option_replacing_a_files_task_names_the_option_not_the_file(tmp_path: Path) -> None:
+    # before: "w.yaml:3: method: 'method' is an option of task train, not infer. Remove it or set task: train."
+    # (the file already says task: train; --task infer is the cause)
+    w = _write(tmp_path, "w.yaml", "model: llama-2-7b\ntask: train\nmethod: qlora\nseq_len: 512\n")
+    r = _run("estimate", "--workload", str(w), "--task", "infer")
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --task: infer replaces the task of {w} (train), whose method (line 3), seq_len "
+                        "(line 4) are options of task train, not infer. Leave out --task infer to estimate the "
+                        f"file's task train, or remove method, seq_len from {w} for task infer.\n"), r.stderr
+    # following either half of the hint gives an estimate
+    assert _run("estimate", "--workload", str(w)).exit_code == 0
+    bare = _write(tmp_path, "bare.yaml", "model: llama-2-7b\ntask: train\n")
+    assert _run("estimate", "--workload", str(bare), "--task", "infer").exit_code == 0
+    # the API says the same
+    import planner
+    from planner.core.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        planner.estimate(workload=str(w), task="infer")
+    assert f"--task: infer replaces the task of {w} (train)" in str(info.value), info.value

@@ -120,8 +120,45 @@ def load_workload_mapping(data: Mapping[str, Any], catalog: Catalog, overrides: 
         if exc.file == file and exc.entry in overrides:
             # The value came from the command line (an option overrides the file's key): say so.
             raise OptionError(exc.problem, entry=exc.entry, hint=exc.hint) from None
+        overridden = _task_overridden(exc, data, overrides, file)
+        if overridden is not None:
+            raise overridden from None
         raise
     return workload
+
+
+#: Keys that size the training DataLoader (task train only; HOST_KEYS' others apply to both tasks).
+_TRAIN_HOST_KEYS = ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory")
+
+
+def _task_overridden(exc: ScenarioError, data: Mapping[str, Any], overrides: Mapping[str, Any],
+                     file: str | None) -> ScenarioError | None:
+    """The error to raise instead of ``exc`` when ``--task`` (``task=``) replaces the task of a workload file
+    whose key ``exc`` names belongs to the file's own task (``method`` in a training file estimated with
+    ``--task infer``): the reader's hint, "set task: train", would name what the file already says, so this
+    one names the option as the cause. None for any other error."""
+    task, key = overrides.get("task"), exc.entry
+    if task not in ("train", "infer") or file is None or exc.file != file or key not in data or key in overrides:
+        return None
+    theirs = (TRAIN_KEYS + _TRAIN_HOST_KEYS) if task == "infer" else INFER_KEYS
+    ours = (INFER_KEYS if task == "infer" else TRAIN_KEYS + _TRAIN_HOST_KEYS) + COMMON_KEYS + ("gpus",)
+    other = [k for k in data if k in theirs and k not in ours and k not in overrides]
+    if key not in other:
+        return None
+    given = data.get("task")
+    if given is None and task == "infer":  # the reader takes a file with method or micro_batch as training
+        given = "train" if "method" in data or "micro_batch" in data else None
+    if given == task:
+        return None
+    lines = getattr(data, "lines", {}) or {}
+    named = ", ".join(f"{k} (line {lines[k]})" if lines.get(k) else k for k in other)
+    said = f"task {given}" if given else f"task {'train' if task == 'infer' else 'infer'}'s keys"
+    problem = (f"{task} replaces the task of {file}" + (f" ({given})" if given else "") +
+               f", whose {named} {'is an option' if len(other) == 1 else 'are options'} of task "
+               f"{'train' if task == 'infer' else 'infer'}, not {task}")
+    hint = (f"Leave out --task {task} to estimate the file's {said}, or remove {', '.join(other)} from {file} "
+            f"for task {task}.")
+    return ScenarioError(problem, entry="--task", hint=hint)
 
 
 def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] | None = None,

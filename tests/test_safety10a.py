@@ -332,3 +332,32 @@ def test_task_option_replacing_a_files_task_names_the_option_not_the_file(tmp_pa
     with pytest.raises(InputError) as info:
         planner.estimate(workload=str(w), task="infer")
     assert f"--task: infer replaces the task of {w} (train)" in str(info.value), info.value
+
+
+# --- item 19: catalog check --today before any price ------------------------------------------------------
+
+@pytest.mark.parametrize("today", ["0001-01-01", "1999-01-01", "1999-12"])
+def test_catalog_check_refuses_a_today_before_2000(today: str) -> None:
+    # before: "0 failed": every 2026 price is after that date, its age negative, and counted fresh
+    from planner.catalog.check import today_date
+
+    r = _run("catalog", "check", "--today", today)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: Invalid value for --today: {today} is before 2000-01-01; no price or measurement "
+                        "planner reads is that old. Give the date to count ages from (YYYY-MM-DD or YYYY-MM), e.g. "
+                        f"today's, {today_date()}, the default. See 'planner catalog check --help'.\n"), r.stderr
+
+
+def test_catalog_check_refuses_a_today_before_the_catalogs_oldest_date() -> None:
+    import planner
+    from planner.catalog.check import months, oldest_date
+
+    oldest, where = oldest_date(planner.load_catalog())
+    year, month = divmod(months(oldest) - 2, 12)  # months() counts y * 12 + m: the month before the oldest's
+    before = f"{year:04d}-{month + 1:02d}"
+    r = _run("catalog", "check", "--today", before)
+    assert r.exit_code == 2, r.output
+    assert f"Invalid value for --today: {before} is before the catalog's oldest date, {oldest} ({where})" in r.stderr
+    assert f"Give a date from {oldest[:7]} on" in r.stderr, r.stderr
+    # the oldest date's own month is taken: the check runs (exit 0 or 1, its findings)
+    assert _run("catalog", "check", "--today", oldest[:7]).exit_code in (0, 1)

@@ -105,6 +105,37 @@ def reference_date(catalog: Any) -> str:
     return f"{(newest - 1) // 12:04d}-{(newest - 1) % 12 + 1:02d}"
 
 
+def oldest_date(catalog: Any) -> tuple[str, str] | None:
+    """The oldest ``as_of`` among the catalog's purchase prices and cloud rows (what :func:`check_catalog` ages),
+    with the file and entry that give it (``('2021-02-25', 'gpus.yaml rtx-3060-12gb')``); None for none."""
+    dated = [(p.as_of, f"{file} {r.id}") for name, (file, attr) in _PRICED.items() for r in getattr(catalog, name, ())
+             for p in prices_of(r, attr)]
+    dated += [(i.as_of, f"cloud.yaml {i.id}") for i in getattr(catalog, "instances", ())]
+    return min(dated, key=lambda d: (months(d[0]), d[0])) if dated else None
+
+
+def reference_date_problem(catalog: Any, today: str) -> str | None:
+    """Why ``today`` (YYYY-MM[-DD], a valid date) cannot be the check's reference date, or None when it can.
+
+    Refused: a date before :data:`planner.core.fields.EARLIEST_DATE` (2000-01-01, the floor of every date
+    planner reads), and a month before the month of the catalog's oldest price or cloud row
+    (:func:`oldest_date`): every price would be dated after it, its age negative, and none counted stale,
+    so the check would report 0 failed without a word.
+    """
+    from planner.core.fields import EARLIEST_DATE
+
+    floor = EARLIEST_DATE.isoformat()
+    if today < floor[: len(today)]:
+        return (f"{today} is before {floor}; no price or measurement planner reads is that old. Give the date to "
+                f"count ages from (YYYY-MM-DD or YYYY-MM), e.g. today's, {today_date()}, the default.")
+    oldest = oldest_date(catalog)
+    if oldest is not None and months(today) < months(oldest[0]):
+        return (f"{today} is before the catalog's oldest date, {oldest[0]} ({oldest[1]}): every price would be dated "
+                f"after it and none counted stale. Give a date from {oldest[0][:7]} on, e.g. today's, "
+                f"{today_date()}, the default.")
+    return None
+
+
 def today_date() -> str:
     """Today's date in UTC, YYYY-MM-DD (:func:`planner.core.clock.utc_today`): the check's default reference date."""
     return utc_today().isoformat()

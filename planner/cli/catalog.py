@@ -259,7 +259,7 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
     """
     import datetime as dt
 
-    from planner.catalog.check import check_catalog, failures
+    from planner.catalog.check import check_catalog, failures, reference_date_problem
 
     if today is not None:
         try:
@@ -271,6 +271,9 @@ def check_command(catalog_dir: str | None, today: str | None, as_json: bool) -> 
         except ValueError:
             raise click.BadParameter(f"{today!r} is not a date; write YYYY-MM or YYYY-MM-DD", param_hint="--today")
     catalog = opts.load_catalog_option(catalog_dir)
+    problem = reference_date_problem(catalog, today) if today is not None else None
+    if problem is not None:  # before the catalog's own dates: 0 failed would say nothing
+        raise click.BadParameter(problem, param_hint="--today")
     findings, ref = check_catalog(catalog, today=today)
     failed = failures(findings)
     if as_json:

@@ -361,3 +361,17 @@ def test_catalog_check_refuses_a_today_before_the_catalogs_oldest_date() -> None
     assert f"Give a date from {oldest[:7]} on" in r.stderr, r.stderr
     # the oldest date's own month is taken: the check runs (exit 0 or 1, its findings)
     assert _run("catalog", "check", "--today", oldest[:7]).exit_code in (0, 1)
+
+
+@pytest.mark.parametrize("value, hint", [
+    ("12,000", "Write --micro-batch 12 if the comma is a decimal comma, or --micro-batch 12000 if it separates "
+               "thousands."),
+    ("1,5", "With a decimal point it is 1.5, which is not a whole number."),
+    ("1_6", "Write the number without separators: --micro-batch 16."),
+])
+def test_fit_targets_with_separators_get_the_readings(value: str, hint: str) -> None:
+    # the targets of planner fit are texts ('max' or a number): before, a comma got no hint at all
+    r = _run("fit", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--gpu", "rtx-4090",
+             "--micro-batch", value, "--seq-len", "max")
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: --micro-batch: must be a whole number or 'max', not {value!r}. {hint}\n", r.stderr

@@ -157,13 +157,16 @@ def _targets(given: dict[str, Any]) -> list[str]:
         UsageError: not exactly one target is 'max'.
     """
     from planner.core.errors import UsageError, close_matches
+    from planner.core.fields import whole_number_hint
     from planner.workload.inputs import OptionError
 
     for k in FIT_TARGETS:
         v = given.get(k)
         if isinstance(v, str) and v != "max" and not v.strip().isdigit() and not (k == "gpu_layers" and v == "all"):
+            flag = "--" + k.replace("_", "-")
             raise OptionError(f"must be a whole number or 'max', not {v!r}", entry=k,
-                              hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else None)
+                              hint="Did you mean 'max'?" if close_matches(v.strip().lower(), ["max"]) else
+                              whole_number_hint(v, lambda n: f"{flag} {n}"))
     targets = [k for k in FIT_TARGETS if given.get(k) == "max"]
     if len(targets) != 1:
         raise UsageError("fit() needs exactly one of micro_batch, seq_len, context, concurrency, gpu_layers set to "

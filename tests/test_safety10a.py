@@ -375,3 +375,14 @@ def test_fit_targets_with_separators_get_the_readings(value: str, hint: str) -> 
              "--micro-batch", value, "--seq-len", "max")
     assert r.exit_code == 2, r.output
     assert r.stderr == f"Error: --micro-batch: must be a whole number or 'max', not {value!r}. {hint}\n", r.stderr
+
+
+def test_an_option_with_a_separator_and_spaces_gets_one_hint_that_works() -> None:
+    # the separator first: "Write it without them: --seq-len 8,192" was refused next
+    r = _run(*ESTIMATE_TRAIN, "--seq-len", "8,192 ")
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: --seq-len: '8,192 ' {COMMA}. Write the number without separators: --seq-len 8192.\n"
+    # '1,5k': the readings of the digits alone (1.5, no whole number) would mislead
+    r = _run(*ESTIMATE_TRAIN, "--seq-len", "1,5k")
+    assert r.stderr == (f"Error: --seq-len: '1,5k' {COMMA}. Write a whole number in digits alone, without "
+                        "separators or a suffix.\n"), r.stderr

@@ -29,6 +29,17 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
     if hint is not None:
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+    if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
+        plain = value.strip().replace("_", "")
+        raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "
+                        f"{opt} {plain}.", ctx)
+    if "," in value:  # files refuse a comma in a number (either reading may be meant): so does this (first: a
+        # hint with spaces trimmed that kept the comma would be refused next)
+        from planner.core.units import separator_problem
+
+        separated = separator_problem(value, lambda n: f"{opt} {n}", alone=True, whole=whole)
+        if separated is not None:
+            raise LineError(f"{opt}: {separated[0]}. {separated[1]}", ctx)
     if value != value.strip():  # Python's int(' 2') is 2; a file's quoted ' 2' is refused as a text: so is this
         raise LineError(f"{opt}: {value!r} has spaces around the number. Write it without them: "
                         f"{opt} {value.strip()}.", ctx)
@@ -36,16 +47,6 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     if len(bare) > 1 and bare.isdigit() and bare.startswith("0"):  # files refuse 010 (YAML 1.1 octal): so does this
         raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). Write "
                         f"the number without the leading zero: {opt} {int(bare)}.", ctx)
-    if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
-        plain = value.strip().replace("_", "")
-        raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "
-                        f"{opt} {plain}.", ctx)
-    if "," in value:  # files refuse a comma in a number (either reading may be meant): so does this
-        from planner.core.units import separator_problem
-
-        separated = separator_problem(value, lambda n: f"{opt} {n}", alone=True, whole=whole)
-        if separated is not None:
-            raise LineError(f"{opt}: {separated[0]}. {separated[1]}", ctx)
 
 
 #: A whole number written as a YAML 1.1 float ('4.0', '4.', '+2.0', '1.6e+1'), which a scenario file reads

@@ -120,6 +120,8 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     else:
         problem = f"{text!r} has a comma in its number, which planner reads neither as a decimal point nor " \
                   "as a thousands separator"
+    if whole and text.strip() != run:  # '1,5k', '12,000 tokens': the readings of the digits alone would mislead
+        return problem, "Write a whole number in digits alone, without separators or a suffix."
     if not readings and every:  # '1,5' where a whole number belongs
         return problem, f"With a decimal point it is {every[0][0]}, which is not a whole number."
     if not readings:

@@ -386,3 +386,19 @@ def test_an_option_with_a_separator_and_spaces_gets_one_hint_that_works() -> Non
     r = _run(*ESTIMATE_TRAIN, "--seq-len", "1,5k")
     assert r.stderr == (f"Error: --seq-len: '1,5k' {COMMA}. Write a whole number in digits alone, without "
                         "separators or a suffix.\n"), r.stderr
+
+
+@pytest.mark.parametrize("args, option, value, fraction", [
+    (["fit", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--gpu", "rtx-4090", "--micro-batch",
+      "max"], "--headroom", "10%", "0.1"),  # 10 / 100
+    (["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "vllm", "--gpu", "rtx-4090"],
+     "--gpu-memory-utilization", "90%", "0.9"),  # 90 / 100
+])
+def test_a_percentage_option_where_a_share_belongs_gets_the_fraction(args: list[str], option: str, value: str,
+                                                                     fraction: str) -> None:
+    # before: click's "'10%' is not a valid float"
+    r = _run(*args, option, value)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {option}: {value!r} is a percentage. Write the share as a fraction: "
+                        f"{option} {fraction}.\n"), r.stderr
+    assert _run(*args, option, fraction).exit_code == 0

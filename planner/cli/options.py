@@ -13,6 +13,10 @@ import click
 from planner.cli.common import LineError
 
 
+#: Options whose value is a share, a fraction of at most 1, that the workload reader checks ('90%' gets 0.9).
+SHARE_OPTIONS = ("--gpu-memory-utilization", "--lora-dropout")
+
+
 def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.Context | None, *,
                           whole: bool = False) -> None:
     """Refuse a number written in digits of another script ('٤٠٩٦', fullwidth '２'), which click's int and
@@ -40,6 +44,13 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
         separated = separator_problem(value, lambda n: f"{opt} {n}", alone=True, whole=whole)
         if separated is not None:
             raise LineError(f"{opt}: {separated[0]}. {separated[1]}", ctx)
+    share = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*", value)
+    top = getattr(param.type, "max", None)
+    if share and (opt in SHARE_OPTIONS or top is not None and top <= 1):  # '--headroom 10%': a share is a fraction
+        from decimal import Decimal
+
+        raise LineError(f"{opt}: {value!r} is a percentage. Write the share as a fraction: "
+                        f"{opt} {(Decimal(share.group(1)) / 100).normalize():f}.", ctx)
     if value != value.strip():  # Python's int(' 2') is 2; a file's quoted ' 2' is refused as a text: so is this
         raise LineError(f"{opt}: {value!r} has spaces around the number. Write it without them: "
                         f"{opt} {value.strip()}.", ctx)

@@ -402,3 +402,20 @@ def test_a_percentage_option_where_a_share_belongs_gets_the_fraction(args: list[
     assert r.stderr == (f"Error: {option}: {value!r} is a percentage. Write the share as a fraction: "
                         f"{option} {fraction}.\n"), r.stderr
     assert _run(*args, option, fraction).exit_code == 0
+
+
+def test_a_quote_of_huge_whole_cent_extras_is_planned(tmp_path: Path) -> None:
+    # whole-cent prices, but the capex and the sum of the lines add them in other orders: at 1.3e14 USD the
+    # floats are 2^-6 USD apart (2^46 < 1.3e14 < 2^47: spacing 2^(46-52)), and the internal check that they
+    # agree to a cent raised AssertionError ('line items 128088836202569.83 != capex 128088836202569.81').
+    # Both sizes are within the extras' bounds (unit price <= 1e8 USD, quantity <= 1e6).
+    import planner
+
+    s = _write(tmp_path, "s.yaml", "name: big\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\nextras:\n"
+                                   "  - {description: a, unit_price_usd: 94820525.54, quantity: 875839, source: s, "
+                                   "as_of: 2026-01-01}\n"
+                                   "  - {description: b, unit_price_usd: 68682852.71, quantity: 655787, source: s, "
+                                   "as_of: 2026-01-01}\n")
+    total = planner.plan(str(s)).total_usd
+    extras = 94820525.54 * 875839 + 68682852.71 * 655787  # about 1.28e14 USD, the machine's price beside it
+    assert abs(total - extras) / extras < 1e-6

@@ -267,6 +267,17 @@ def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
     return store.build()
 
 
+def overlay_files(directory: Path) -> list[tuple[str, Path]]:
+    """The catalog files of the overlay folder ``directory`` as ``--catalog`` reads them: (name, path) in load
+    order.
+
+    Raises:
+        CatalogError: the folder cannot be listed, or holds a ``*.yaml``/``*.yml`` file of another name
+            ('gpus.yml', 'GPUS.yaml'), which the loader refuses.
+    """
+    return _catalog_files(directory, overlay=True)
+
+
 def _catalog_files(directory: Path, *, overlay: bool) -> list[tuple[str, Path]]:
     """The catalog files of ``directory`` in load order; unknown ``*.yaml`` names are errors."""
     try:

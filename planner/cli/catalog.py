@@ -494,7 +494,7 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
     import tempfile
     from pathlib import Path
 
-    from planner.catalog.loader import CATALOG_FILES, load_catalog
+    from planner.catalog.loader import CATALOG_FILES, load_catalog, overlay_files
     from planner.core.errors import CatalogError
 
     from planner.core.tempdir import refuse_protected_temp
@@ -504,6 +504,11 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
 
     from planner.core.infile import FileProblem, read_input
 
+    if os.path.isdir(out):  # its file names as the loader reads them: a 'gpus.yml' or 'GPUS.yaml' is refused there
+        try:
+            overlay_files(Path(out))
+        except CatalogError as exc:
+            raise CatalogError(f"the overlay would not load, so nothing was written: {exc.one_line()}") from None
     with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
         try:
             for name in CATALOG_FILES:

@@ -144,6 +144,21 @@ def _number(text: str) -> Decimal:
     return value
 
 
+#: The most digits a size's or rate's number is read with: 10^30 bytes is a million times the world's storage,
+#: and Python refuses to read an int of over 4,300 digits (sys.get_int_max_str_digits, CVE-2020-10735).
+MAX_NUMBER_DIGITS = 30
+
+
+def _refuse_long_number(text: str, what: str) -> None:
+    """Refuse a size or rate whose number has more than :data:`MAX_NUMBER_DIGITS` digits, shown cut short."""
+    digits = sum(c.isdigit() for c in text)
+    if digits > MAX_NUMBER_DIGITS:
+        shown = text.strip()[:24] + f"...({digits:,} digits)"
+        raise UnitError(f"the number of the {what} {shown!r} is too long to read: no {what} planner reads has more "
+                        f"than {MAX_NUMBER_DIGITS} digits", "Check the value: write the number and its unit, e.g. "
+                        f"{'24 GiB' if what == 'size' else '64 GB/s'}.")
+
+
 def parse_size(text: object) -> int:
     """Parse a size written with its unit into integer bytes.
 
@@ -160,6 +175,7 @@ def parse_size(text: object) -> int:
         raise UnitError(f"expected a size such as '24 GiB' or '80 GB', got {type(text).__name__}")
     if isinstance(text, (int, float)):
         raise UnitError(f"the size {text!r} has no unit; write e.g. '{text} GiB' or '{text} GB'")
+    _refuse_long_number(text, "size")
     unitless = not re.search(r"[A-Za-z]", text)  # '1,5': no unit either, which the hint adds
     separated = separator_problem(text, (lambda t: f"'{t} GiB' or '{t} GB'") if unitless else repr)
     if separated:
@@ -191,6 +207,7 @@ def parse_rate(text: object) -> float:
     """
     if isinstance(text, bool) or not isinstance(text, str):
         raise UnitError(f"the rate {text!r} has no unit; write e.g. '900 GB/s' or '400 Gb/s'")
+    _refuse_long_number(text, "rate")
     separated = separator_problem(text, repr)
     if separated:
         raise UnitError(*separated)

@@ -730,7 +730,11 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         raise exc from None
     try:
         data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
-                          parse_float=_finite_float)
+                          parse_float=_finite_float, parse_int=_bounded_int)
+    except _TooLong as exc:
+        line = _line_of(text, r"(?<![\w.])" + re.escape(exc.name))
+        raise YamlProblem(f"invalid JSON: the number {exc.name}... has more than {_MAX_JSON_INT_DIGITS} digits, more "
+                          "than any config value", line, "Write the value as the model publishes it.") from exc
     except _Infinite as exc:
         line = _line_of(text, r"(?<![\w.])" + re.escape(exc.name) + r"(?![\w.])")
         raise YamlProblem(f"invalid JSON: {exc.name} is beyond the largest number a config may hold (it reads as "
@@ -796,6 +800,21 @@ def _finite_float(text: str) -> float:
 
 class _Duplicate(_Constant):
     """A key given twice in one JSON object (``name`` is the key)."""
+
+
+class _TooLong(_Constant):
+    """A JSON whole number of more digits than any config value has (``name``: its first digits)."""
+
+
+#: The most digits a config.json whole number is read with (Python reads at most 4,300 into an int:
+#: sys.get_int_max_str_digits; a vocabulary or a context has at most 7 or 8).
+_MAX_JSON_INT_DIGITS = 100
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_JSON_INT_DIGITS:
+        raise _TooLong(text[:20])
+    return int(text)
 
 
 def _line_of(text: str, pattern: str, occurrence: int = 1) -> int | None:

@@ -1,0 +1,70 @@
+"""Issue 28, hostile pass 8B: numbers too long to read, and overlay folders read as the loader reads them.
+
+1. A size or rate whose number has more than 30 digits (planner.core.units.MAX_NUMBER_DIGITS) is one line, its
+   number cut short; Python itself reads no int of over 4,300 digits (sys.get_int_max_str_digits). A
+   config.json whole number of over 100 digits and a command-line number of over 30 are refused the same way.
+3. import-skypilot refuses an overlay folder holding a catalog file the loader refuses by name ('gpus.yml',
+   'GPUS.yaml') before writing cloud.yaml, as it does a folder or FIFO of a catalog name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+from planner.core.units import UnitError, parse_rate, parse_size
+
+LONG = "9" * 5000
+
+
+@pytest.mark.parametrize("parse, text, what", [(parse_size, f"{LONG} GiB", "size"), (parse_rate, f"{LONG} GB/s", "rate")])
+def test_a_size_or_rate_of_thousands_of_digits_is_one_line(parse, text: str, what: str) -> None:
+    raised = None
+    try:
+        parse(text)
+    except UnitError as exc:
+        raised = str(exc)
+    assert raised == (f"the number of the {what} '{'9' * 24}...(5,000 digits)' is too long to read: no {what} "
+                      "planner reads has more than 30 digits")
+
+
+def test_a_size_of_30_digits_is_still_read() -> None:
+    assert parse_size("1" + "0" * 29 + " B") == 10 ** 29  # 30 digits: the most read
+
+
+def test_the_command_line_and_config_json_refuse_numbers_too_long_to_read(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--dataset-size",
+                                  f"{LONG} GiB"])
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --dataset-size: the number of the size"), r.output
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--context", LONG])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: --context: the number '{'9' * 20}'...(5,000 digits) is too long to read: no value "
+                        "planner reads has more than 30 digits. Check the value.\n"), r.stderr
+    d = tmp_path / "m"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 2}).replace(
+        '"num_hidden_layers": 2', f'"num_hidden_layers": {LONG}'))
+    r = CliRunner().invoke(main, ["estimate", "--model", str(d), "--task", "infer"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {d / 'config.json'}:1: invalid JSON: the number {'9' * 20}... has more than 100 "
+                        "digits, more than any config value. Write the value as the model publishes it.\n"), r.stderr
+
+
+@pytest.mark.parametrize("name, meant", [("gpus.yml", "gpus.yaml"), ("GPUS.yaml", "gpus.yaml")])
+def test_import_skypilot_refuses_a_folder_holding_a_misnamed_catalog_file(tmp_path: Path, name: str,
+                                                                           meant: str) -> None:
+    out = tmp_path / "ov"
+    out.mkdir()
+    (out / name).write_text("schema_version: 1\ngpus: []\n")
+    csv = Path(__file__).resolve().parent / "data" / "skypilot" / "aws" / "vms.csv"
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(csv), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.splitlines()[-1] == (
+        f"Error: the overlay would not load, so nothing was written: {out / name}: {name!r} is not a catalog file "
+        f"name. Did you mean '{meant}'? An overlay directory holds only pcie.yaml, gpus.yaml, ram.yaml, "
+        "platforms.yaml, network.yaml, cloud.yaml, models.yaml."), r.stderr
+    assert sorted(p.name for p in out.iterdir()) == [name]

@@ -68,3 +68,30 @@ def test_import_skypilot_refuses_a_folder_holding_a_misnamed_catalog_file(tmp_pa
         f"name. Did you mean '{meant}'? An overlay directory holds only pcie.yaml, gpus.yaml, ram.yaml, "
         "platforms.yaml, network.yaml, cloud.yaml, models.yaml."), r.stderr
     assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+@pytest.mark.parametrize("line, shown, hint", [
+    ("    seq_len: [16,384, 8,192]", "16,384 inside [...] or {...} is read by YAML as two items, 16 and 384",
+     "Write the number without the separator (16384), or put a space after the comma if two items are meant "
+     "(16, 384)."),
+    ("constraints: {budget_usd: 12,500}", "12,500 inside [...] or {...} is read by YAML as two items, 12 and 500",
+     "Write the number without the separator (12500), or put a space after the comma if two items are meant "
+     "(12, 500)."),
+    ("    seq_len: [4,096]", "4,096 inside [...] or {...} is read by YAML as two items, 4 and 096",
+     "Write the number without the separator (4096)."),  # 096 alone would be refused (a leading zero)
+])
+def test_a_thousands_separator_in_a_flow_collection_is_refused(tmp_path: Path, line: str, shown: str,
+                                                               hint: str) -> None:
+    # hostile pass 8B item 2: YAML splits a flow list at each ',' ([16, 384, 8, 192]), silently
+    s = tmp_path / "s.yaml"
+    s.write_text("name: c1\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: train\n    method: qlora\n"
+                 f"{line}\n")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: {s}:7: {shown} (a comma separates the items there). {hint}\n", r.stderr
+
+
+def test_a_flow_list_of_numbers_with_spaces_or_four_digits_is_read() -> None:
+    from planner.core.yamlio import parse_yaml
+
+    assert parse_yaml("seq_len: [2048,1024]\nb: [16, 384]\n") == {"seq_len": [2048, 1024], "b": [16, 384]}

@@ -31,7 +31,7 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import hidden_break, key_problem
+from planner.core.yamlrules import flow_thousands, hidden_break, key_problem
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -348,6 +348,9 @@ def parse_yaml(text: str) -> Any:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
             deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
     """
+    flow = flow_thousands(text)
+    if flow is not None:
+        raise YamlProblem(*flow)
     if _CLoader is not None and not _PURE_ONLY.search(text):
         try:
             loader = _CLoader(text)

@@ -49,3 +49,44 @@ def key_problem(key: Any, key_node: yaml.ScalarNode, value_node: yaml.Node) -> t
     shown = f"{quoted}: {clip_text(value)}" if isinstance(value, str) and value else f"{quoted}:"
     return (f"key {clip_text(written)} is read as {kind} in YAML 1.1, not as a text", key_node.start_mark.line + 1,
             f"Quote it: {shown} (every key planner reads is a text).")
+
+
+#: A whole number, and the three digits of a thousands group, as plain scalars in a flow collection.
+_WHOLE = re.compile(r"[-+]?[0-9]+")
+_GROUP = re.compile(r"[0-9]{3}(?:\.[0-9]*)?")
+
+
+def flow_thousands(text: str) -> tuple[str, int, str] | None:
+    """Why ``text`` cannot be read when a flow collection holds a number written with a thousands separator
+    (``seq_len: [16,384, 8,192]``, ``{budget_usd: 12,500}``): YAML's flow syntax splits at each ',' (YAML 1.1,
+    section 7.4 "Flow Collection Styles"), so the list would be read as [16, 384, 8, 192], silently. As
+    (problem, line, hint) at the first one (a whole number, ',' and three digits, no space between);
+    None when there is none, or the text is not YAML (the parser then says why)."""
+    if not re.search(r"[0-9],[0-9]", text) or not re.search(r"[\[{]", text):
+        return None
+    loader = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+    tokens = []
+    try:
+        for token in yaml.scan(text, Loader=loader or yaml.SafeLoader):
+            tokens.append(token)
+    except yaml.YAMLError:
+        return None
+    depth = 0
+    for i, token in enumerate(tokens):
+        if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
+            depth += 1
+        elif isinstance(token, (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)):
+            depth -= 1
+        elif depth and isinstance(token, yaml.FlowEntryToken) and 0 < i < len(tokens) - 1:
+            before, after = tokens[i - 1], tokens[i + 1]
+            if (isinstance(before, yaml.ScalarToken) and isinstance(after, yaml.ScalarToken) and before.plain
+                    and after.plain and _WHOLE.fullmatch(before.value) and _GROUP.fullmatch(after.value)
+                    and before.end_mark.index == token.start_mark.index
+                    and after.start_mark.index == token.end_mark.index):
+                written = f"{before.value},{after.value}"
+                return (f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} and "
+                        f"{after.value} (a comma separates the items there)", token.start_mark.line + 1,
+                        f"Write the number without the separator ({before.value}{after.value})"
+                        + ("." if after.value.startswith("0") else
+                           f", or put a space after the comma if two items are meant ({before.value}, {after.value})."))
+    return None

@@ -95,3 +95,34 @@ def test_a_flow_list_of_numbers_with_spaces_or_four_digits_is_read() -> None:
     from planner.core.yamlio import parse_yaml
 
     assert parse_yaml("seq_len: [2048,1024]\nb: [16, 384]\n") == {"seq_len": [2048, 1024], "b": [16, 384]}
+
+
+def _named(tmp_path: Path, name: str, stem: str) -> Path:
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "scenarios" / "qlora-7b-12gb.yaml").read_text()
+    assert "name: qlora-7b-12gb" in text
+    p = tmp_path / f"{stem}.yaml"
+    p.write_text(text.replace("name: qlora-7b-12gb", f"name: {name}", 1), encoding="utf-8")
+    return p
+
+
+def test_names_equal_in_nfkc_write_one_set_of_files(tmp_path: Path) -> None:
+    # hostile pass 8B item 4: 'chat', 'ⅽhat' (U+217D) and full-width 'ｃｈａｔ' compare as one name (NFKC), so they
+    # are one report set with one file name, not three files side by side
+    out = tmp_path / "o"
+    for i, name in enumerate(["chat", "\u217dhat", "\uff43\uff48\uff41\uff54"]):
+        r = CliRunner().invoke(main, ["plan", str(_named(tmp_path, name, f"s{i}")), "--out", str(out),
+                                      "--format", "json"])
+        assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "chat.json"]
+
+
+def test_two_set_names_that_look_alike_are_told_apart_in_the_refusal(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["plan", str(_named(tmp_path, "a-b", "s1")), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["plan", str(_named(tmp_path, "a\u2010b", "s2")), "--out", str(out),
+                                  "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert ("would write a file of the same name (the names differ only at character 7: U+002D (HYPHEN-MINUS) and "
+            "U+2010 (HYPHEN))") in r.stderr, r.stderr

@@ -89,7 +89,7 @@ def _name_note(name: str) -> None:
 
     from planner.core.names import MAX_STEM_BYTES, safe_stem
 
-    composed = unicodedata.normalize("NFC", name)  # the stem is made of the composed spelling: not a change
+    composed = unicodedata.normalize("NFKC", name)  # the stem is made of the NFKC spelling: not a change
     if safe_stem(name) != composed:
         why = ("holds characters a file name cannot (path separators, spaces, symbols)"
                if safe_stem(name, max_bytes=None) != composed

@@ -39,8 +39,9 @@ def cut_utf8(text: str, max_bytes: int) -> str:
 
 
 def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
-    """A file name stem from a scenario name (NFC-normalised first: a decomposed accent is kept as its
-    composed letter): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
+    """A file name stem from a scenario name, NFKC-normalised first as names are compared (:func:`name_key`:
+    a decomposed accent is kept as its composed letter, a full-width or other compatibility letter is its
+    plain one, so names that compare equal write one set of files): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
     (:data:`MAX_STEM_BYTES`; None: not cut).
 
     Characters other than letters and digits (any script), '.', '_' and '-' become '-' (control and
@@ -49,7 +50,7 @@ def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
     Raises:
         OutputError: nothing usable is left (e.g. '..', '/', '').
     """
-    text = unicodedata.normalize("NFC", str(name)).replace("\\", "/")  # 'e' + U+0301 is 'é', not 'e'
+    text = unicodedata.normalize("NFKC", str(name)).replace("\\", "/")  # 'e' + U+0301 is 'é'; 'ｃ' is 'c'
     parts = [p for p in text.split("/") if p not in ("", ".", "..")]
     stem = "-".join(parts)
     stem = re.sub(r"[^\w.-]+", "-", stem)

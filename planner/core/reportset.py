@@ -821,5 +821,17 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
     owner = _owner(out, name, manifest)
     if owner is not None and not _same_set(owner, set_name):
         raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
-                          "name; planner never replaces or removes another set's report. Give another --out, or "
-                          "give the scenario another name.")
+                          f"name{_differ(owner, set_name)}; planner never replaces or removes another set's report. "
+                          "Give another --out, or give the scenario another name.")
+
+
+def _differ(a: str, b: str) -> str:
+    """Where two set names that may look alike differ (' (the names differ only at character 8: U+2010
+    (HYPHEN) and U+002D (HYPHEN-MINUS))'); '' when they differ in length or in more than one character."""
+    from planner.core.names import char_name
+
+    diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b), 1) if x != y]
+    if len(a) != len(b) or len(diff) != 1:
+        return ""
+    at, x, y = diff[0]
+    return f" (the names differ only at character {at}: {char_name(x)} and {char_name(y)})"

@@ -126,3 +126,24 @@ def test_two_set_names_that_look_alike_are_told_apart_in_the_refusal(tmp_path: P
     assert r.exit_code == 2, r.output
     assert ("would write a file of the same name (the names differ only at character 7: U+002D (HYPHEN-MINUS) and "
             "U+2010 (HYPHEN))") in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("call, start", [
+    (lambda p: p.load_catalog(today="2026-01-01"), "load_catalog() got an unexpected keyword argument 'today'"),
+    (lambda p: p.load_catalog(None, None), "load_catalog() got 1 positional argument(s) more than it takes"),
+    (lambda p: p.plan("s.yaml", None), "plan() got 1 positional argument(s) more than it takes (the scenario)"),
+    (lambda p: p.compare("s.yaml", None), "compare() got 1 positional argument(s) more than it takes"),
+    (lambda p: p.estimate("llama-2-7b"), "estimate() got 1 positional argument(s) more than it takes"),
+    (lambda p: p.fit("llama-2-7b"), "fit() got 1 positional argument(s) more than it takes"),
+])
+def test_an_api_argument_it_does_not_take_is_an_input_error(call, start: str) -> None:
+    # hostile pass 8B item 12: not a bare TypeError (UnknownKeywordError is both an InputError and a TypeError)
+    import planner
+    from planner.core.errors import InputError
+
+    raised = None
+    try:
+        call(planner)
+    except InputError as exc:
+        raised = str(exc)
+    assert raised is not None and raised.startswith(start), raised

@@ -50,7 +50,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_MODULES))
 
 
-def load_catalog(overlay: str | Path | None = None, *, base: str | Path | None = None) -> Catalog:
+def load_catalog(overlay: str | Path | None = None, *extra: Any, base: str | Path | None = None,
+                 **unknown: Any) -> Catalog:
     """Read the shipped catalog, merge an overlay directory over it, check everything.
 
     Pass the result as ``catalog=`` to the other functions to read the catalog once.
@@ -73,8 +74,11 @@ def load_catalog(overlay: str | Path | None = None, *, base: str | Path | None =
         >>> catalog.gpu("rtx-4090").memory_bytes // 2**30  # GiB
         24
     """
-    from planner.api.inputs import dir_path_of
+    from planner.api.inputs import check_keywords, check_positional, dir_path_of
     from planner.catalog.loader import load_catalog as read
+
+    check_positional("load_catalog", extra, "the overlay", "load_catalog('my-catalog', base='catalog')")
+    check_keywords("load_catalog", unknown, ("overlay", "base"))
 
     hint = "Give a catalog overlay directory, e.g. load_catalog('my-catalog'), or nothing for the shipped catalog"
     return read(None if overlay is None else dir_path_of(overlay, "overlay", hint),

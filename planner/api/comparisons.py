@@ -178,7 +178,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     return out
 
 
-def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
+def compare(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
             **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
@@ -223,6 +223,9 @@ def compare(scenario: Any, *, catalog: Any = None, out: Any = None, tokens_per_m
         0  qlora-7b  aws-g6-xlarge            0.369550
         1  qlora-7b  aws-g5-xlarge            0.407477
     """
+    from planner.api.inputs import check_positional
+
+    check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
     from planner.api.plans import read_scenario, run_inputs, top_of
     from planner.core.errors import ScenarioError
     from planner.solve.solver import NoFeasiblePlan

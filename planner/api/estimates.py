@@ -177,7 +177,7 @@ class EstimateResult:
                             columns=["component", "where", "when", "kind", "bytes", "GiB", "formula", "source"])
 
 
-def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = None, calibration: Any = None,
+def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | None = None, calibration: Any = None,
              headroom: float | None = None, prompt_tokens: Any = None, output_tokens: Any = None,
              **options: Any) -> EstimateResult:
     """Estimate GPU memory per card and host RAM for one workload, component by component.
@@ -228,6 +228,10 @@ def estimate(*, workload: Any = None, catalog: Any = None, gpu: str | None = Non
         0  weights (frozen NF4 base)   gpu  3.600
         1       LoRA adapter weights   gpu  0.031
     """
+    from planner.api.inputs import check_positional
+
+    check_positional("estimate", extra, "none: every argument is a keyword",
+                     "estimate(model='llama-2-7b', task='infer')")
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
     from planner.workload.inputs import OptionError

@@ -178,7 +178,7 @@ def _targets(given: dict[str, Any]) -> list[str]:
     return targets
 
 
-def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, headroom: float | None = None,
+def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any = None, headroom: float | None = None,
         **options: Any) -> FitResult:
     """Find the largest micro-batch, sequence length, context, concurrency or llama.cpp GPU layer
     count that fits a GPU.
@@ -216,6 +216,10 @@ def fit(*, gpu: str | None = None, workload: Any = None, catalog: Any = None, he
         >>> r.max_value, r.limited_by
         (2, 'memory')
     """
+    from planner.api.inputs import check_positional
+
+    check_positional("fit", extra, "none: every argument is a keyword",
+                     "fit(gpu='rtx-4090', model='llama-2-7b', task='infer', context='max')")
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget

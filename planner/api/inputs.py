@@ -40,6 +40,19 @@ def workload_keys() -> tuple[str, ...]:
     return tuple(dict.fromkeys(COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS + ("gpus",)))
 
 
+def check_positional(function: str, extra: tuple, takes: str, example: str) -> None:
+    """Refuse positional arguments past those ``function`` takes (``takes``: 'the scenario', 'none'), as
+    Python's own TypeError would, but as an InputError whose hint shows the keyword form (``example``).
+
+    Raises:
+        UnknownKeywordError: ``extra`` is not empty (an InputError and a TypeError).
+    """
+    if extra:
+        raise UnknownKeywordError(f"{function}() got {len(extra)} positional argument(s) more than it takes "
+                                  f"({takes})", hint=f"Give the others as keywords, e.g. {example}; see "
+                                                     f"help(planner.{function}).")
+
+
 def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) -> None:
     """Refuse a keyword argument ``function`` does not take, naming its close matches.
 

@@ -214,7 +214,7 @@ class PlanResult:
         raise InputError(f"no table {table!r} in a plan", entry="table", hint=did_you_mean(str(table), tables))
 
 
-def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
+def plan(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
          top: int = 5, **unknown: Any) -> PlanResult:
     """Recommend the cheapest machine that runs every workload of a scenario.
 
@@ -259,6 +259,9 @@ def plan(scenario: Any, *, catalog: Any = None, out: Any = None, format: str | I
         1          rtx-4080     2889.0    costs $720.00 more
         2          rtx-4090     4009.0  costs $1,840.00 more
     """
+    from planner.api.inputs import check_positional
+
+    check_positional("plan", extra, "the scenario", "plan(scenario, catalog=catalog)")
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
     from planner.core.reportset import ReportSet, check_destinations

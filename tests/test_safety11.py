@@ -147,3 +147,39 @@ def test_an_api_argument_it_does_not_take_is_an_input_error(call, start: str) ->
     except InputError as exc:
         raised = str(exc)
     assert raised is not None and raised.startswith(start), raised
+
+
+LLAMA = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+         "num_attention_heads": 4, "vocab_size": 1000, "tie_word_embeddings": False}
+
+
+def _config_refusal(cfg: dict) -> str:
+    from planner.core.errors import ModelConfigError
+    from planner.model.architecture import from_hf_config
+
+    raised = None
+    try:
+        from_hf_config(cfg, "config.json")
+    except ModelConfigError as exc:
+        raised = str(exc)
+    assert raised is not None, "accepted"
+    return raised
+
+
+def test_config_json_dtype_wins_over_torch_dtype_as_in_transformers() -> None:
+    # hostile pass 8B item 5: Transformers 4.56+ reads dtype (torch_dtype is its older name)
+    from planner.model.config_keys import _checkpoint_dtype
+
+    assert _checkpoint_dtype({"dtype": "bfloat16", "torch_dtype": "float32"}) == "bfloat16"
+    assert _checkpoint_dtype({"torch_dtype": "float16"}) == "float16"
+
+
+def test_config_json_with_both_bitsandbytes_loads_is_refused() -> None:
+    q = {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": True}
+    assert _config_refusal({**LLAMA, "quantization_config": q}).startswith(
+        "config.json: quantization_config: quantization_config sets both load_in_4bit and load_in_8bit")
+
+
+def test_a_classification_checkpoint_is_not_sized_as_a_language_model() -> None:
+    assert _config_refusal({**LLAMA, "architectures": ["LlamaForSequenceClassification"]}).startswith(
+        "config.json: architectures: architectures names LlamaForSequenceClassification, a model with a task head")

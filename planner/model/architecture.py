@@ -89,6 +89,13 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
             heads without an explicit head_dim, KV heads that do not divide the heads.
     """
     arch = _from_hf_config(cfg, where)
+    heads = cfg.get("architectures")
+    for head in heads if isinstance(heads, list) else [heads]:
+        if isinstance(head, str) and head.endswith(_NOT_LM_HEADS):  # a task head instead of the vocabulary's
+            raise _error(cfg, where, f"architectures names {head}, a model with a task head in place of the "
+                         "language-model output layer; the planner sizes causal language models (…ForCausalLM)",
+                         "architectures", "Size the base model's own config.json (its architectures ends in "
+                         "ForCausalLM).")
     q = cfg.get("quantization_config")
     if isinstance(q, Mapping) and str(q.get("quant_method", "")).lower() == "mxfp4" and not arch.expert_parameters:
         # MXFP4 as gpt-oss ships it quantizes the MoE experts' weights only (Transformers' Mxfp4HfQuantizer
@@ -98,6 +105,11 @@ def from_hf_config(cfg: Mapping[str, Any], where: str | None = None) -> Architec
                      "quantization_config", "Copy the model's own config.json; a dense model's quantized checkpoint "
                      "declares another method (awq, gptq, bitsandbytes, fp8, compressed-tensors).")
     return arch
+
+
+#: Transformers class-name endings of models whose output layer is a task head (num_labels wide), not the
+#: vocabulary's: sized as a causal LM they would carry a vocabulary-wide head they do not have.
+_NOT_LM_HEADS = ("ForSequenceClassification", "ForTokenClassification", "ForQuestionAnswering")
 
 
 def _from_hf_config(cfg: Mapping[str, Any], where: str | None) -> Architecture:

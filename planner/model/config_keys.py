@@ -75,10 +75,10 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
 
 
 def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
-    """The checkpoint's dtype as config.json states it: ``torch_dtype``, or ``dtype``, the key
-    Transformers writes since 4.56 (both names are read, as Transformers reads them); None if
-    neither is a string."""
-    for key in ("torch_dtype", "dtype"):
+    """The checkpoint's dtype as config.json states it: ``dtype``, the key Transformers writes since 4.56,
+    or ``torch_dtype``, its older name (``dtype`` first where both are given, as Transformers 4.56+
+    reads them); None if neither is a string."""
+    for key in ("dtype", "torch_dtype"):  # Transformers 4.56+ reads dtype first; torch_dtype is its old name
         value = cfg.get(key)
         if isinstance(value, str):
             return value
@@ -146,6 +146,10 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
             if value is not None and not isinstance(value, bool):
                 raise _error(cfg, where, f"quantization_config.{flag} must be true or false, not {value!r}",
                              "quantization_config", _bool_hint(flag, value))
+        if q.get("load_in_4bit") is True and q.get("load_in_8bit") is True:  # BitsAndBytesConfig refuses both
+            raise _error(cfg, where, "quantization_config sets both load_in_4bit and load_in_8bit, which Transformers "
+                         "refuses (BitsAndBytesConfig: they cannot both be true)", "quantization_config",
+                         "Keep the one the checkpoint was saved with (load_in_4bit for NF4, load_in_8bit for int8).")
         for group_key in ("group_size", "q_group_size"):  # GPTQ's desc (-1: one group per column), AWQ's q_group_size
             group = q.get(group_key)
             if group is None:

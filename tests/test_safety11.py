@@ -183,3 +183,13 @@ def test_config_json_with_both_bitsandbytes_loads_is_refused() -> None:
 def test_a_classification_checkpoint_is_not_sized_as_a_language_model() -> None:
     assert _config_refusal({**LLAMA, "architectures": ["LlamaForSequenceClassification"]}).startswith(
         "config.json: architectures: architectures names LlamaForSequenceClassification, a model with a task head")
+
+
+def test_csv_formulas_after_the_arabic_list_separators_are_quoted() -> None:
+    # hostile pass 8B item 14: Arabic and Persian locales separate list items with U+061B (Arabic semicolon) and
+    # U+060C (Arabic comma), so a spreadsheet there may split a cell at either and read what follows as a formula
+    from planner.core.escape import csv_text
+
+    assert csv_text("a\u061b=cmd") == "a\u061b'=cmd"
+    assert csv_text("a\u060c @SUM(1)") == "a\u060c '@SUM(1)"
+    assert csv_text("x-y") == "x-y"  # a '-' inside a field: no formula

@@ -10,7 +10,8 @@ medium      function                           what it does
 CSV         :func:`csv_text`                   a quote ``'`` before a formula trigger (``=`` ``+``
                                                ``-`` ``@`` tab, CR) at the start of the cell and
                                                after any separator a spreadsheet may split at
-                                               (``,`` ``;`` ``|`` tab, space, line breaks; spaces
+                                               (``,`` ``;`` ``|`` tab, space, line breaks, the
+                                               Arabic comma and semicolon; spaces
                                                after one skipped), so no part
                                                of the cell becomes a formula in any locale
 Markdown    :func:`md_text`, :func:`md_fence`  HTML (``& < >``) as entities; Markdown syntax
@@ -50,10 +51,11 @@ from planner.core.names import escape_unsafe
 CSV_FORMULA_TRIGGERS = frozenset("=+-@\t\r")
 #: Characters a spreadsheet may split a CSV line at (its locale's list separator, or a user's choice:
 #: LibreOffice's CSV import offers tab, comma, semicolon, space and any other character), and line breaks.
-CSV_SEPARATORS = frozenset(",;|\t\r\n ")
+#: Also the Arabic comma U+060C and semicolon U+061B, which Arabic and Persian locales use as list separators.
+CSV_SEPARATORS = frozenset(",;|\t\r\n \u060c\u061b")
 
 # a trigger at the start of the text or of a field after a separator (spaces and a '"' before it skipped)
-_CSV_FIELD_TRIGGER = re.compile(r"(^|[,;|\t\r\n ])([ \"]*)(?=[=+\-@\t\r])")
+_CSV_FIELD_TRIGGER = re.compile("(^|[,;|\t\r\n \u060c\u061b])([ \"]*)(?=[=+\\-@\t\r])")
 
 # Markdown: HTML first (entities), then the ASCII punctuation that makes links, emphasis, code, tables,
 # headings and line-start syntax (CommonMark 2.4: a backslash before any ASCII punctuation is literal)

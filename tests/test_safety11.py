@@ -193,3 +193,10 @@ def test_csv_formulas_after_the_arabic_list_separators_are_quoted() -> None:
     assert csv_text("a\u061b=cmd") == "a\u061b'=cmd"
     assert csv_text("a\u060c @SUM(1)") == "a\u060c '@SUM(1)"
     assert csv_text("x-y") == "x-y"  # a '-' inside a field: no formula
+
+
+def test_a_workload_name_holding_an_equals_sign_takes_a_volume() -> None:
+    # hostile pass 8B item 11: NAME=VOLUME splits at the last '=' (a volume never holds one)
+    from planner.api.comparisons import volume_overrides
+
+    assert volume_overrides(["a=b=200M"], ["a=b", "chat"]) == {"a=b": 200e6}

@@ -139,7 +139,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     elif isinstance(value, (list, tuple)):
         items = []
         for x in value:
-            name, sep, count = str(x).partition("=")
+            name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
             items.append((name.strip(), count) if sep else ("", x))
     else:
         items = [("", value)]

@@ -162,7 +162,7 @@ def test_yaml_exponent_without_dot_is_text_and_the_hint_says_how_to_write_it():
     with pytest.raises(ScenarioError) as err:
         e.number("unit_price_usd")
     msg = str(err.value)
-    assert msg == "s.yaml: unit_price_usd: must be a number, not '1e300'. YAML reads 1e300 as text; write 1.0e+300."
+    assert msg == "s.yaml: unit_price_usd: must be a number, not '1e300'. YAML reads 1e300 as text; write unit_price_usd: 1.0e+300."
 
 
 def test_choice_key_close_to_auto_is_named():

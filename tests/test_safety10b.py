@@ -269,7 +269,8 @@ def test_a_numeric_workload_name_and_a_float_version_get_the_quote_hint(tmp_path
     (tmp_path / "w.yaml").write_text("model: llama-2-7b\ntask: train\nmethod: qlora\nbnb_version: 0.42\n")
     msg = _raises(InputError, estimate, workload=tmp_path / "w.yaml")
     assert msg.endswith(":4: bnb_version: must be a non-empty text, not 0.42. YAML reads an unquoted 0.42 as a number: "
-                        "quote the text as written, e.g. bnb_version: '0.42'."), msg
+                        "quote the text as written, e.g. bnb_version: '0.42' (0.42 as read: a number keeps no "
+                        "trailing zero, so quote what the file says, e.g. '0.420' for 0.420)."), msg
 
 
 def test_a_discontinued_date_in_a_gpu_overlay_gets_the_quote_hint(tmp_path: Path) -> None:

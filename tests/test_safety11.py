@@ -200,3 +200,26 @@ def test_a_workload_name_holding_an_equals_sign_takes_a_volume() -> None:
     from planner.api.comparisons import volume_overrides
 
     assert volume_overrides(["a=b=200M"], ["a=b", "chat"]) == {"a=b": 200e6}
+
+
+@pytest.mark.parametrize("line, hint", [
+    ("epochs: 1.5e3", "YAML reads 1.5e3 as text; write epochs: 1.5e+3."),  # YAML 1.1 floats need the exponent's sign
+    ("micro_batch: \uff10\uff14", "Write ASCII digits: micro_batch: 4."),  # '04' would be refused (YAML 1.1 octal)
+])
+def test_number_hints_that_work_when_followed(tmp_path: Path, line: str, hint: str) -> None:
+    # hostile pass 8B item 8: follow each hint and the estimate runs
+    w = tmp_path / "w.yaml"
+    w.write_text(f"model: llama-2-7b\ntask: train\nmethod: lora\n{line}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2 and r.stderr.rstrip("\n").endswith(hint), r.stderr
+    followed = line.split(":")[0] + ": " + hint.rstrip(".").rsplit(": ", 1)[1]  # 'epochs: 1.5e+3'
+    w.write_text(f"model: llama-2-7b\ntask: train\nmethod: lora\n{followed}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 0, (followed, r.output)
+
+
+def test_a_percentage_with_a_decimal_comma_hints_the_fraction() -> None:
+    from planner.core.fields import _number_hint
+
+    assert _number_hint("utilization", "1,5%", hi=1.0) == ("Write the share as a fraction with a decimal point, not a "
+                                                          "percentage: utilization: 0.015.")  # 1.5 / 100

@@ -487,7 +487,10 @@ def _text_note(key: str, value: Any, file: Any) -> str | None:
         what, shown = "a date", str(value)
     else:
         return None
-    return f"YAML reads an unquoted {shown} as {what}: quote the text as written, e.g. {key}: '{shown}'."
+    # a float is shown as read, which may not be how it was written (1.10 reads as 1.1): said where it may be
+    written = (f" ({shown} as read: a number keeps no trailing zero, so quote what the file says, e.g. "
+               f"'{shown}0' for {shown}0)") if isinstance(value, float) and "e" not in shown else ""
+    return f"YAML reads an unquoted {shown} as {what}: quote the text as written, e.g. {key}: '{shown}'{written}."
 
 
 def _int_hint(key: str, value: Any) -> str | None:
@@ -513,7 +516,12 @@ def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
     """'Write ASCII digits: context: 4096.' for a text holding digits of another script (:func:`ascii_digits`),
     else None."""
     fixed = ascii_digits(text)
-    return None if fixed is None else f"Write ASCII digits: {spell(fixed.strip())}."
+    if fixed is None:
+        return None
+    fixed = fixed.strip()
+    if len(fixed) > 1 and fixed.isdigit() and fixed.startswith("0"):  # '０４': 04 would be refused (YAML 1.1 octal)
+        fixed = str(int(fixed))
+    return f"Write ASCII digits: {spell(fixed)}."
 
 
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
@@ -576,6 +584,10 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     foreign = ascii_digits_hint(value, lambda n: f"{key}: {n}")
     if foreign is not None:
         return foreign
+    pct_comma = re.fullmatch(r"\s*([0-9]+),([0-9]+)\s*%\s*", value)
+    if pct_comma and hi is not None and hi <= 1:  # '1,5%': a decimal comma in a percentage of a share
+        share = Decimal(f"{pct_comma.group(1)}.{pct_comma.group(2)}") / 100
+        return f"Write the share as a fraction with a decimal point, not a percentage: {key}: {share.normalize():f}."
     separated = separator_problem(value, lambda n: f"{key}: {n}", alone=True)
     if separated is not None:
         return separated[1]
@@ -583,13 +595,14 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     if pct and hi is not None and hi <= 1:  # a share (at most 1): 30% is 0.3
         share = Decimal(pct.group(1)) / 100
         return f"Write the share as a fraction, not a percentage: {key}: {share.normalize():f}."
-    if re.fullmatch(r"\s*[+-]?\d+[eE][+-]?\d+\s*", value):
-        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 is text
+    if re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*", value):
+        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 and 1.5e3 are text
         mant, _, exp = value.strip().lower().partition("e")
         sign = "" if exp.startswith(("+", "-")) else "+"
         if not math.isfinite(float(value)):  # 1e400 read as a float is inf: no real value of a field
             return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
-        return f"YAML reads {value.strip()} as text; write {mant}.0e{sign}{exp}."
+        mant = mant if "." in mant else f"{mant}.0"
+        return f"YAML reads {value.strip()} as text; write {key}: {mant}e{sign}{exp}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if key.endswith("_usd"):

@@ -223,3 +223,18 @@ def test_a_percentage_with_a_decimal_comma_hints_the_fraction() -> None:
 
     assert _number_hint("utilization", "1,5%", hi=1.0) == ("Write the share as a fraction with a decimal point, not a "
                                                           "percentage: utilization: 0.015.")  # 1.5 / 100
+
+
+@pytest.mark.parametrize("stem, shown", [("\u3164", "U+3164 (HANGUL FILLER)"), ("\u200bx", "U+200B (ZERO WIDTH SPACE)"),
+                                         ("\u0301x", "U+0301 (COMBINING ACUTE ACCENT), a combining mark")])
+def test_a_workload_named_after_its_file_gets_the_rules_of_a_written_name(tmp_path: Path, stem: str,
+                                                                          shown: str) -> None:
+    # hostile pass 8B item 10: a file stem holding an invisible character, or starting with a combining mark, is
+    # refused as the same text written as name: is
+    w = tmp_path / f"{stem}.yaml"
+    w.write_text("model: llama-2-7b\ntask: infer\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2, r.output
+    assert "the workload is named after its file, and" in r.stderr and shown in r.stderr, r.stderr
+    w.write_text(f"name: \"{stem}\"\nmodel: llama-2-7b\ntask: infer\n", encoding="utf-8")  # written: refused too
+    assert CliRunner().invoke(main, ["estimate", "--workload", str(w)]).exit_code == 2

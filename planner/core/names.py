@@ -165,6 +165,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
     would look like another name (or like none) in a report; so would one holding a character with no glyph
     of its own or mixing Latin, Cyrillic and Greek letters in one word (:mod:`planner.core.lookalike`)."""
+    if name and unicodedata.combining(name[0]):  # drawn on whatever precedes the name: 'Workload: ́x'
+        return (f"{name!r} starts with {char_name(name[0])}, a combining mark, which is drawn on the character "
+                "before it", "Start the name with a letter or digit.")
     if all(is_blank_looking(ch) for ch in name):
         shown = ", ".join(dict.fromkeys(char_name(ch) for ch in name))
         return (f"{name!r} is blank: it holds only {shown}, drawn as blank space",

@@ -16,7 +16,6 @@ from planner.model.architecture import Architecture
 from planner.catalog.loader import Catalog
 from planner.core.errors import InputError, ModelConfigError, ScenarioError
 from planner.core.fields import Entry
-from planner.core.names import escape_unsafe
 from planner.model.models import resolve_model
 from planner.workload.options import COMMON_KEYS, HOST_KEYS, INFER_KEYS, TRAIN_KEYS
 from planner.workload.spec import (
@@ -178,13 +177,13 @@ def load_workload_file(path: Path, catalog: Catalog, overrides: dict[str, Any] |
 
 
 def default_workload_name(path: Path | str) -> str:
-    """The workload name when the file gives none: the file's stem, a control character in it
-    written as an escape (planner.core.names.escape_unsafe); 'workload' for a shell pipe (process
-    substitution passes /dev/fd/63, whose stem names nothing)."""
+    """The workload name when the file gives none: the file's stem as it is (a control or invisible
+    character in it is refused by planner.workload.spec.check_derived_name, as in a written name);
+    'workload' for a shell pipe (process substitution passes /dev/fd/63, whose stem names nothing)."""
     text = str(path)
     if text.startswith(("/dev/fd/", "/proc/")) or text == "/dev/stdin":
         return "workload"
-    return escape_unsafe(Path(path).stem)
+    return Path(path).stem
 
 
 def workload_from_options(options: dict[str, Any], catalog: Catalog, *, gpu: Any = None) -> Workload:

@@ -173,13 +173,17 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
     Raises:
         InputError (of the entry's kind): as above.
     """
-    from planner.core.names import name_problem
+    from planner.core.names import name_problem, unsafe_problem
 
-    told = name_problem(name)
+    unsafe = unsafe_problem(name)  # an invisible or control character, as a written name: is refused
+    told = (f"its name {unsafe}", "Remove the character.") if unsafe else name_problem(name)
     if told is None:
         return
     if "model" in entry.data and name == str(entry.data["model"]):
-        raise entry.error(f"the {what} is named after the model, and {told[0]}", "model", told[1])
+        path = "/" in name or "\\" in name  # a path: the hint is about the file, not a name to type
+        raise entry.error(f"the {what} is named after the model, and {told[0]}", "model",
+                          "Rename the folder or file without that character, or give the workload a name of its "
+                          "own (name: in a workload file)." if path else told[1])
     raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
                           entry=entry.path or None,
                           hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")

@@ -238,3 +238,18 @@ def test_a_workload_named_after_its_file_gets_the_rules_of_a_written_name(tmp_pa
     assert "the workload is named after its file, and" in r.stderr and shown in r.stderr, r.stderr
     w.write_text(f"name: \"{stem}\"\nmodel: llama-2-7b\ntask: infer\n", encoding="utf-8")  # written: refused too
     assert CliRunner().invoke(main, ["estimate", "--workload", str(w)]).exit_code == 2
+
+
+@pytest.mark.parametrize("line, said", [
+    ("task: \u0456nfer", "task: '\u0456nfer' is not one of the choices (it holds U+0456 (CYRILLIC SMALL LETTER "
+                         "BYELORUSSIAN-UKRAINIAN I), not an ASCII character). Did you mean 'infer'?"),
+    ("w\u0435ights: bf16", "w\u0435ights: unknown key 'w\u0435ights' (it holds U+0435 (CYRILLIC SMALL LETTER IE), not "
+                           "an ASCII character). Did you mean 'weights'?"),
+])
+def test_a_lookalike_letter_in_a_choice_or_key_is_named(tmp_path: Path, line: str, said: str) -> None:
+    # hostile pass 8B item 9: without the name of the character the hint seems to repeat the text
+    w = tmp_path / "w.yaml"
+    w.write_text(f"model: llama-2-7b\n{line}\n" + ("task: infer\n" if line.startswith("w") else ""), encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.rstrip("\n").endswith(said), r.stderr

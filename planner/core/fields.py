@@ -89,10 +89,10 @@ class Entry:
                 told = explain(key, self.data[key]) if explain is not None else None
                 if told is not None:
                     raise self.error(told[0], key, told[1])
-                hint = did_you_mean(key, allowed)
+                problem, hint = _not_a_choice(key, allowed, "is an unknown key", lead="")
                 if hint is None or not hint.startswith("Did you mean"):
                     hint = "Valid keys: " + ", ".join(sorted(allowed)) + "."
-                raise self.error(f"unknown key {key!r}", key, hint)
+                raise self.error(problem.replace(f"{key!r} is an unknown key", f"unknown key {key!r}", 1), key, hint)
         for key in required:
             if key not in self.data:
                 raise self.error(f"missing required key {key!r}", None, (hints or {}).get(key))
@@ -162,7 +162,8 @@ class Entry:
             self._check_shown(key, value, multiline)
         if choices is not None:
             if value not in choices:
-                raise self.error(f"{value!r} is not one of the choices", key, did_you_mean(value, choices))
+                problem, hint = _not_a_choice(value, choices, "is not one of the choices")
+                raise self.error(problem, key, hint)
         return value
 
     def name(self, key: str, default: Any = _MISSING) -> Any:
@@ -218,7 +219,8 @@ class Entry:
         if choices is not None:
             for v in value:
                 if v not in choices:
-                    raise self.error(f"{v!r} is not one of the choices", key, did_you_mean(v, choices))
+                    problem, hint = _not_a_choice(v, choices, "is not one of the choices")
+                    raise self.error(problem, key, hint)
         return list(value)
 
     def _check_shown(self, key: str, value: str, multiline: bool) -> None:
@@ -574,6 +576,26 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     if m:
         return f"Write the number alone, without '{m.group(2)}': {spell(m.group(1))}."
     return None
+
+
+def _not_a_choice(value: str, choices: Any, problem: str, lead: str = "") -> tuple[str, str | None]:
+    """(problem, hint) for a text that is none of ``choices``: close matches as the hint, found also for its
+    NFKC form (full-width 'ｂｆ16' is 'bf16'); a character outside ASCII in it is named (a Cyrillic 'і' in
+    'іnfer' looks like the Latin 'i' the choice has), so the hint does not seem to repeat the text."""
+    import unicodedata
+
+    from planner.core.names import char_name
+
+    text = str(value)
+    hint = did_you_mean(text, list(choices))
+    folded = did_you_mean(unicodedata.normalize("NFKC", text), list(choices))
+    if (hint is None or not hint.startswith("Did you mean")) and folded is not None and folded.startswith("Did you"):
+        hint = folded
+    foreign = next((ch for ch in text if not ch.isascii()), None)
+    said = f"{lead}{text!r} {problem}"
+    if foreign is not None and all(str(c).isascii() for c in choices):
+        said += f" (it holds {char_name(foreign)}, not an ASCII character)"
+    return said, hint
 
 
 def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:

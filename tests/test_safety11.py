@@ -253,3 +253,29 @@ def test_a_lookalike_letter_in_a_choice_or_key_is_named(tmp_path: Path, line: st
     r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
     assert r.exit_code == 2, r.output
     assert r.stderr.rstrip("\n").endswith(said), r.stderr
+
+
+@pytest.mark.parametrize("key, value, char", [("region", "us-\u0435ast-1", "U+0435 (CYRILLIC SMALL LETTER IE)"),
+                                              ("instance", "g6.xlarge\u00a0", "U+00A0 (NO-BREAK SPACE)")])
+def test_a_cloud_overlay_refuses_lookalike_regions_and_instances(tmp_path: Path, key: str, value: str,
+                                                                 char: str) -> None:
+    # hostile pass 8B item 13: import-skypilot refuses these; a hand-written overlay does too, or costs.regions
+    # would drop the instance without a word
+    from planner.catalog.loader import load_catalog
+    from planner.core.errors import CatalogError
+
+    fields = {"id": "my-inst", "provider": "aws", "instance": "g6.xlarge", "gpu": "l4", "gpu_count": 1, "vcpus": 4,
+              "memory": "16 GiB", "usd_per_hour": 0.8, "region": "us-east-1", "source": "test overlay",
+              "as_of": "2026-11-01"}
+    fields[key] = value
+    import yaml
+
+    (tmp_path / "cloud.yaml").write_text(yaml.safe_dump({"schema_version": 1, "instances": [fields]},
+                                                        allow_unicode=True), encoding="utf-8")
+    raised = None
+    try:
+        load_catalog(tmp_path)
+    except CatalogError as exc:
+        raised = str(exc)
+    assert raised is not None and f"instances[0] (my-inst).{key}: {value!a} holds {char}, not a printable ASCII " \
+                                  "character" in raised, raised

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from planner.core.fields import Entry, _kind
 from planner.catalog.gpus import MAX_GPU_MEMORY_BYTES
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind, Merged,
-                                    Parsed, later, read_int, read_positive, read_size, read_text)
+                                    Parsed, later, read_ascii_text, read_int, read_positive, read_size,
+                                    read_text)
 
 #: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
 MAX_USD_PER_HOUR = 10_000
@@ -88,7 +89,7 @@ _CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 
 #: ``cloud.yaml`` keys besides the common ones.
 INSTANCE_FIELDS: dict[str, Field] = {
     "provider": Field(read_text),
-    "instance": Field(read_text),
+    "instance": Field(read_ascii_text),
     "gpu": Field(read_text),
     "gpu_count": Field(read_int(1, 64)),
     "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
@@ -99,7 +100,7 @@ INSTANCE_FIELDS: dict[str, Field] = {
     "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
     "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
     "spot_usd_per_hour_range": Field(_spot_range, required=False),
-    "region": Field(read_text),
+    "region": Field(read_ascii_text),
 }
 
 

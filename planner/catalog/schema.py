@@ -77,6 +77,20 @@ def read_text(e: Entry, k: str) -> str:
     return value
 
 
+def read_ascii_text(e: Entry, k: str) -> str:
+    """A text of printable ASCII (a cloud's instance type or region, as the clouds name them and
+    ``import-skypilot`` keeps them): a lookalike letter ('us-еast-1' with a Cyrillic е) or a no-break space
+    would name another region or instance that no filter (``costs.regions``) matches."""
+    value = read_text(e, k)
+    bad = next((ch for ch in value if not (ch.isascii() and ch.isprintable())), None)
+    if bad is not None:
+        from planner.core.names import char_name
+
+        raise e.error(f"{value!a} holds {char_name(bad)}, not a printable ASCII character as the clouds' names "
+                      "are", k, "Write it as the provider's pricing page does, in ASCII letters and digits.")
+    return value
+
+
 def read_choice(choices: Iterable[str]) -> Reader:
     """One of ``choices`` (a value in another case gets a hint to write it in lower case)."""
     options = tuple(choices)

@@ -279,3 +279,28 @@ def test_a_cloud_overlay_refuses_lookalike_regions_and_instances(tmp_path: Path,
         raised = str(exc)
     assert raised is not None and f"instances[0] (my-inst).{key}: {value!a} holds {char}, not a printable ASCII " \
                                   "character" in raised, raised
+
+
+@pytest.mark.parametrize("hf_id, problem", [
+    ("meta-llama/Llama-2-7b-hf", "hf_id 'meta-llama/Llama-2-7b-hf' is also model 'llama-2-7b''s"),
+    ("me/../../etc", "'me/../../etc' is not a Hugging Face model id"),
+    ("\u043erg/name", "'\\u043erg/name' is not a Hugging Face model id"),
+])
+def test_a_models_overlay_hf_id_is_checked(tmp_path: Path, hf_id: str, problem: str) -> None:
+    # hostile pass 8B item 15: an hf_id in the hub's form, and no other model's (--model ORG/NAME picks one)
+    import yaml
+
+    from planner.catalog.loader import load_catalog
+    from planner.core.errors import CatalogError
+
+    shipped = yaml.safe_load((Path(__file__).resolve().parent.parent / "catalog" / "models.yaml").read_text())
+    base = next(m for m in shipped["models"] if m["id"] == "llama-2-7b")
+    entry = {"id": "my-7b", "hf_id": hf_id, "config": base["config"], "source": "test", "as_of": "2026-11-01"}
+    (tmp_path / "models.yaml").write_text(yaml.safe_dump({"schema_version": 1, "models": [entry]},
+                                                         allow_unicode=True), encoding="utf-8")
+    raised = None
+    try:
+        load_catalog(tmp_path)
+    except CatalogError as exc:
+        raised = str(exc)
+    assert raised is not None and f"models[0] (my-7b).hf_id: {problem}" in raised, raised

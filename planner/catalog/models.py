@@ -7,6 +7,7 @@ does no work and it keeps no state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -61,9 +62,24 @@ def _config(e: Entry, k: str) -> Mapping[str, Any]:
     return _freeze(child.data)
 
 
+#: A Hugging Face repository id: 'name' or 'namespace/name', each of letters, digits, '-', '_' and '.', at most
+#: 96 characters, with no '--' or '..' (huggingface_hub utils/_validators.py validate_repo_id).
+_HF_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+def _hf_id(e: Any, k: str) -> str:
+    """A model's Hugging Face id, in the form the hub takes (:data:`_HF_ID`)."""
+    value = read_text(e, k)
+    if not _HF_ID.fullmatch(value) or "--" in value or ".." in value or value.endswith((".", "-")):
+        raise e.error(f"{value!a} is not a Hugging Face model id", k,
+                      "Write it as the hub's page does: 'namespace/name' (e.g. meta-llama/Llama-2-7b-hf), in ASCII "
+                      "letters, digits, '-', '_' and '.', without spaces, '--' or '..'.")
+    return value
+
+
 #: ``models.yaml`` keys besides the common ones.
 MODEL_FIELDS: dict[str, Field] = {
-    "hf_id": Field(read_text),
+    "hf_id": Field(_hf_id),
     "config": Field(_config),
     "published_parameters": Field(read_positive_int(10**14, "parameters", "model"), required=False),
     "parameters_source": Field(read_text, required=False),
@@ -122,10 +138,15 @@ def _check_published_parameters(p: Parsed, arch: Any) -> None:
 
 
 def _check_models(m: Merged) -> None:
-    """Every model's config is one planner reads (:func:`_architecture`), and its published_parameters
-    the count from it."""
+    """Every model's config is one planner reads (:func:`_architecture`), its published_parameters the count
+    from it, and its hf_id no other model's."""
+    by_hf_id: dict[str, Any] = {}
     for p in m.entries["models"].values():
         _check_published_parameters(p, _architecture(p))
+        other = by_hf_id.setdefault(p.values["hf_id"].lower(), p)  # the hub's ids compare without case
+        if other is not p:  # --model ORG/NAME would pick one of the two without a word
+            raise p.err(f"hf_id {p.values['hf_id']!r} is also model {other.id!r}'s", "hf_id",
+                        f"A Hugging Face id names one model: give {p.id!r} its own, or overlay {other.id!r} itself.")
 
 
 def _model_where(p: Parsed) -> dict[str, Any]:

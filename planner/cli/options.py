@@ -52,9 +52,11 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
         raise LineError(f"{opt}: {value!r} is a percentage. Write the share as a fraction: "
                         f"{opt} {(Decimal(share.group(1)) / 100).normalize():f}.", ctx)
     digits = sum(c.isdigit() for c in value)
-    if digits > 30:  # no count, size or rate planner reads has more (files: planner.core.units.MAX_NUMBER_DIGITS)
+    from planner.core.units import MAX_NUMBER_DIGITS
+
+    if digits > MAX_NUMBER_DIGITS:  # no count, size or rate planner reads has more (files refuse them too)
         raise LineError(f"{opt}: the number {value.strip()[:20]!r}...({digits:,} digits) is too long to read: no "
-                        "value planner reads has more than 30 digits. Check the value.", ctx)
+                        f"value planner reads has more than {MAX_NUMBER_DIGITS} digits. Check the value.", ctx)
     if value != value.strip():  # Python's int(' 2') is 2; a file's quoted ' 2' is refused as a text: so is this
         raise LineError(f"{opt}: {value!r} has spaces around the number. Write it without them: "
                         f"{opt} {value.strip()}.", ctx)

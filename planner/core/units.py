@@ -144,9 +144,9 @@ def _number(text: str) -> Decimal:
     return value
 
 
-#: The most digits a size's or rate's number is read with: 10^30 bytes is a million times the world's storage,
+#: The most digits a size's or rate's number is read with: 10^40 bytes is far beyond any machine or dataset,
 #: and Python refuses to read an int of over 4,300 digits (sys.get_int_max_str_digits, CVE-2020-10735).
-MAX_NUMBER_DIGITS = 30
+MAX_NUMBER_DIGITS = 40
 
 
 def _refuse_long_number(text: str, what: str) -> None:

@@ -304,3 +304,31 @@ def test_a_models_overlay_hf_id_is_checked(tmp_path: Path, hf_id: str, problem: 
     except CatalogError as exc:
         raised = str(exc)
     assert raised is not None and f"models[0] (my-7b).hf_id: {problem}" in raised, raised
+
+
+def test_the_temporary_manifest_is_created_private(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 8A item 1: created 0o664 under umask 002 and made private only after, a group member could open
+    # it for writing in between and keep the descriptor (open(2): access is checked at open only)
+    import os
+    import stat
+
+    from planner.core import reportset
+
+    created: list[tuple[str, int]] = []
+    real = os.open
+
+    def record(path, flags, mode=0o777, *args, **kwargs):
+        if flags & os.O_CREAT and reportset.MANIFEST in os.fspath(path):
+            created.append((os.path.basename(os.fspath(path)), mode))
+        return real(path, flags, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", record)
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert created and all(mode == 0o600 for _, mode in created), created
+    manifest = tmp_path / "o" / reportset.MANIFEST
+    assert stat.S_IMODE(manifest.stat().st_mode) & 0o022 == 0  # never writable by group or others
+    from planner.core.atomic import process_umask
+
+    assert stat.S_IMODE(manifest.stat().st_mode) == 0o666 & ~process_umask() & ~0o022  # as before: readable

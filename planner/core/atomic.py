@@ -139,12 +139,12 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             raise DestinationError(f"{path}: is a directory, not a file. Move it away or write elsewhere.")
         if st is not None:
             refuse_read_only(path, st)
-        fd, tmp_name = _new_temp(directory, path.name)
+        fd, tmp_name = _new_temp(directory, path.name, private=private)
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
                 keep_access(fd, st, path, path)
-            if private:  # never writable by group or others, whatever the umask (set here, before the rename)
-                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & ~0o022)
+            if private:  # created 0o600: now as a plain open() would make it, less group and others' write
+                os.fchmod(fd, 0o666 & ~process_umask() & ~0o022)
         except BaseException:
             os.close(fd)
             raise
@@ -215,12 +215,28 @@ def write_text_chunks(path: Path, chunks: Iterable[str]) -> Path:
     return write_bytes(path, (c.encode("utf-8") for c in chunks))
 
 
-def _new_temp(directory: Path, name: str) -> tuple[int, str]:
+def process_umask() -> int:
+    """This process's umask, read without changing it (``os.umask`` sets it for every thread while it reads
+    it): Linux's /proc/self/status 'Umask:' line (Linux 4.7, proc(5)); 0o022, the usual one, where there is
+    none."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
+def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int, str]:
     """Create a new, empty temporary file beside ``name`` in ``directory``: (open fd, path).
 
     Opened as a plain ``open()`` would create it (mode 0o666, which the kernel reduces by the
     process's umask), so the umask is never read by changing it (``os.umask`` sets it for every
-    thread of the process). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
+    thread of the process); ``private``: created 0o600, so no other user can open it for writing
+    before the caller sets its mode (an open descriptor keeps its access whatever the mode becomes:
+    open(2)). The name is hidden and random, as :func:`tempfile.mkstemp` makes it.
 
     Raises:
         OSError: the directory cannot be written (FileExistsError after 100 taken names).
@@ -230,7 +246,7 @@ def _new_temp(directory: Path, name: str) -> tuple[int, str]:
     for _ in range(100):
         tmp = os.path.join(directory, f".{stem}.{secrets.token_hex(4)}.tmp")
         try:
-            return os.open(tmp, flags, 0o666), tmp
+            return os.open(tmp, flags, 0o600 if private else 0o666), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(directory))

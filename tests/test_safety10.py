@@ -300,20 +300,36 @@ def test_a_stale_name_that_holds_no_regular_file_is_kept_and_said(tmp_path: Path
 
 
 def test_a_dead_staging_folder_with_previous_reports_is_said(tmp_path: Path) -> None:
-    # hostile pass 7A item 7: a run killed during its moves leaves previous reports (N.old) in its staging
-    # folder; the next run removes them (they are planner's) and says the set may be mixed
+    # hostile pass 7A item 7 (and 8A item 2): a run killed during its moves leaves its manifest listing two hashes
+    # for a name (the one written before the moves) and its files in the staging folder; the next run removes
+    # them (they are planner's) and says which reports may mix the two runs' files; a run killed after its
+    # whole commit (the manifest after the moves) gets no such note
+    import json as _json
+
     from planner.core import reportset
 
     scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
     out = tmp_path / "o"
-    out.mkdir()
-    dead = out / (reportset.STAGING_PREFIX + "dead5678")
-    dead.mkdir()
-    (dead / "0.old").write_text("the previous csv\n")
-    (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
+
+    def dead_staging() -> Path:
+        dead = out / (reportset.STAGING_PREFIX + "dead5678")
+        dead.mkdir()
+        (dead / "0.old").write_text("the previous json\n")
+        (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
+        return dead
+
+    assert CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"]).exit_code == 0
+    dead = dead_staging()  # killed after the commit: the manifest lists one hash per report
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0 and "may mix" not in r.output and not dead.exists(), r.output
+    manifest = out / reportset.MANIFEST
+    doc = _json.loads(manifest.read_text())
+    doc["files"]["qlora-7b-12gb.json"]["sha256"].append("0" * 64)  # the manifest before the moves: two hashes
+    manifest.write_text(_json.dumps(doc, indent=1) + "\n")
+    dead = dead_staging()
     r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json"])
     assert r.exit_code == 0, r.output
-    assert (f"Removed {dead}, which a planner run stopped during its moves left, with 1 previous report(s) it kept "
-            f"there: the reports of that run in {out} may mix its new files with older ones; run it again to rewrite "
-            "them whole.") in " ".join(r.output.split()), r.output
+    assert (f"Removed {dead}, which a planner run stopped during its moves left, with 1 file(s) of its reports: the "
+            f"reports of that run in {out} (qlora-7b-12gb.json) may mix its new files with older ones; run it again "
+            "to rewrite them whole.") in " ".join(r.output.split()), r.output
     assert not dead.exists()

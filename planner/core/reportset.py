@@ -445,13 +445,14 @@ class ReportSet:
                                           "is not one planner wrote (not this user's, or not a report manifest); "
                                           "check it and remove it yourself.")
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
-                    previous = _kept_previous(Path(e.path))
+                    held = _files_in(Path(e.path))
                     left = _clear_staging(Path(e.path))
-                    if previous:  # a run stopped during its moves: its set may mix old and new reports
+                    mixed = _mixed_names(self.out)
+                    if held and mixed:  # a run stopped during its moves: its set may mix old and new reports
                         self.notes.append(f"Removed {e.path}, which a planner run stopped during its moves left, with "
-                                          f"{previous} previous report(s) it kept there: the reports of that run in "
-                                          f"{self.out} may mix its new files with older ones; run it again to "
-                                          "rewrite them whole.")
+                                          f"{held} file(s) of its reports: the reports of that run in {self.out} "
+                                          f"({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may mix its "
+                                          "new files with older ones; run it again to rewrite them whole.")
                     if left:
                         shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
                         self.notes.append(f"Left {e.path}: it holds {shown}, which planner cannot tell it wrote; "
@@ -470,13 +471,24 @@ _MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
 
 
-def _kept_previous(folder: Path) -> int:
-    """How many previous reports (``N.old``) a dead staging folder holds: a run that kept them was stopped
-    during its moves."""
+def _files_in(folder: Path) -> int:
+    """How many files a dead staging folder holds besides its mark (staged or previous reports)."""
     try:
-        return sum(1 for e in os.scandir(folder) if re.fullmatch(r"[0-9]+\.old", e.name))
+        return sum(1 for e in os.scandir(folder) if e.name != STAGING_MARK)
     except OSError:
         return 0
+
+
+def _mixed_names(out: Path) -> list[str]:
+    """The reports whose manifest entry still lists two hashes (the new and the previous report): the
+    manifest a run writes before its moves, never replaced by the one after them, so the run was stopped
+    during its moves and each such name may hold either file; [] when the manifest is the one after (or
+    none, or not planner's)."""
+    try:
+        manifest = read_manifest(out)
+    except OutputError:
+        return []
+    return sorted(n for n, e in manifest.items() if len(e.get("sha256") or []) > 1 and _lexists(out / n))
 
 
 def _is_manifest_tmp(path: Path) -> bool:

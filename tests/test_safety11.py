@@ -332,3 +332,24 @@ def test_the_temporary_manifest_is_created_private(tmp_path: Path, monkeypatch) 
     from planner.core.atomic import process_umask
 
     assert stat.S_IMODE(manifest.stat().st_mode) == 0o666 & ~process_umask() & ~0o022  # as before: readable
+
+
+def test_a_workbook_over_the_file_size_limit_is_one_line(tmp_path: Path) -> None:
+    # hostile pass 8A item 3: openpyxl's sheet writers and its zip archive, left open by the failed save, printed
+    # "Exception ignored in: ..." tracebacks after the Error line when the garbage collector closed them
+    import resource
+    import subprocess
+    import sys
+
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "lab-workstation-mix.yaml"
+
+    def limit() -> None:  # ulimit -f 19: openpyxl's temporary sheet files cannot grow past 19 KiB
+        resource.setrlimit(resource.RLIMIT_FSIZE, (19 * 1024, 19 * 1024))
+
+    r = subprocess.run([sys.executable, "-m", "planner", "plan", str(scenario), "--out", str(tmp_path / "o"),
+                        "--format", "xlsx"], capture_output=True, text=True, preexec_fn=limit, timeout=300,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"Error: {tmp_path / 'o' / 'lab-workstation-mix.xlsx'}: cannot write the workbook (File "
+                               "too large)"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr

@@ -120,12 +120,40 @@ def write_workbook(data: WorkbookData, path: Path,
         except OSError as exc:
             from planner.core.atomic import shown_path
 
+            _close_sheet_writers(exc.__traceback__)
             raise OutputError(f"{shown_path(path)}: cannot write the workbook ({exc.strerror or exc}); openpyxl's "
                               "temporary files could not be written. Check the disk's free space and the file-size "
                               "limit ('ulimit -f').") from None
         finally:
             tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())
+
+
+def _close_sheet_writers(tb: Any) -> None:
+    """Close the sheet writers and the zip archive a failed ``Workbook.save`` left open (openpyxl's
+    WorksheetWriter keeps a generator, ``xf``, that writes its temporary file when closed): closed here, where the write failing
+    again (a full disk, ``ulimit -f``) is caught, rather than when the garbage collector finalizes it and
+    Python prints that failure as 'Exception ignored in: <generator ...>' after the run's Error line."""
+    import inspect
+    import zipfile
+
+    archives = []
+    while tb is not None:
+        for value in tb.tb_frame.f_locals.values():
+            stream = getattr(value, "xf", None)
+            if inspect.isgenerator(stream):
+                try:
+                    stream.close()
+                except Exception:  # noqa: BLE001 - the write that failed already made the Error line
+                    pass
+            if isinstance(value, zipfile.ZipFile):
+                archives.append(value)
+        tb = tb.tb_next
+    for archive in archives:  # the archive in memory, closed while its buffer is open (else at __del__, failing)
+        try:
+            archive.close()
+        except Exception:  # noqa: BLE001 - as above
+            pass
 
 
 def build_workbook(data: WorkbookData, extra_sheets: Sequence[Callable[[Any], object]] = ()):

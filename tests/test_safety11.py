@@ -353,3 +353,30 @@ def test_a_workbook_over_the_file_size_limit_is_one_line(tmp_path: Path) -> None
     assert r.stderr.startswith(f"Error: {tmp_path / 'o' / 'lab-workstation-mix.xlsx'}: cannot write the workbook (File "
                                "too large)"), r.stderr
     assert r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_tmpdir_that_is_the_catalog_by_device_and_inode_is_refused(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 8A item 5: a bind mount of the catalog has another path but the catalog's device and inode;
+    # a stand-in folder takes the catalog's place in the table of protected ids here
+    import os
+
+    from planner.core import protected
+    from planner.core.errors import OutputError
+    from planner.core.tempdir import refuse_protected_temp
+
+    mount = tmp_path / "mnt"
+    (mount / "sub").mkdir(parents=True)
+    st = os.stat(mount)
+    catalog = Path(__file__).resolve().parent.parent / "catalog"
+    monkeypatch.setattr(protected, "_protected_ids", lambda: {(st.st_dev, st.st_ino): catalog})
+    monkeypatch.setenv("TMPDIR", str(mount / "sub"))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    raised = None
+    try:
+        refuse_protected_temp()
+    except OutputError as exc:
+        raised = str(exc)
+    assert raised is not None and raised.startswith(f"the temporary folder {mount / 'sub'} (TMPDIR) is inside "
+                                                    f"planner's own catalog folder ({catalog})"), raised

@@ -83,6 +83,24 @@ def _protected_ids() -> dict[tuple[int, int], Path]:
     return ids
 
 
+def protected_by_id(path: Path | str, ids: dict[tuple[int, int], Path] | None = None) -> Path | None:
+    """The protected folder that ``path`` or a folder above it is, known by device and inode (a bind mount or
+    a link of the catalog is the catalog); None when none."""
+    ids = _protected_ids() if ids is None else ids
+    try:
+        here = Path(os.path.abspath(path))
+    except (OSError, ValueError):
+        return None
+    for q in (here, *here.parents):
+        try:
+            st = os.stat(q)
+        except (OSError, ValueError):
+            continue
+        if (st.st_dev, st.st_ino) in ids:
+            return ids[(st.st_dev, st.st_ino)]
+    return None
+
+
 def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | None = None) -> None:
     """Refuse the shipped catalog and the planner package (or a folder inside them) as an output folder,
     known by path and by device and inode (a bind mount, or a link, of the catalog is the catalog): the
@@ -101,17 +119,9 @@ def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | N
     if inside is not None:
         raise _refusal(out_dir, inside, file_name)
     ids = _protected_ids()
-    try:
-        here = Path(os.path.abspath(out_dir))
-    except (OSError, ValueError):
-        here = None
-    for q in ((here, *here.parents) if here is not None else ()):
-        try:
-            st = os.stat(q)
-        except (OSError, ValueError):
-            continue
-        if (st.st_dev, st.st_ino) in ids:
-            raise _refusal(out_dir, ids[(st.st_dev, st.st_ino)], file_name)
+    found = protected_by_id(out_dir, ids)
+    if found is not None:
+        raise _refusal(out_dir, found, file_name)
     if fd is None:
         return
     up = "."

@@ -32,18 +32,19 @@ def _temp_folder() -> Path | None:
 
 
 def refuse_protected_temp() -> None:
-    """Refuse a temporary folder (``TMPDIR``) inside the shipped catalog or the planner package.
+    """Refuse a temporary folder (``TMPDIR``) inside the shipped catalog or the planner package (by path, or
+    by device and inode: a bind mount of either).
 
     Raises:
         OutputError: naming the folder and the variable to change.
     """
-    from planner.core.protected import protected_folder_of
+    from planner.core.protected import protected_by_id, protected_folder_of
 
     where = _temp_folder()
     if where is None:
         return
     try:
-        p = protected_folder_of(where)
+        p = protected_folder_of(where) or protected_by_id(where)  # by path, then as a bind mount of one
     except (OSError, ValueError):
         return
     if p is not None:

@@ -380,3 +380,17 @@ def test_a_tmpdir_that_is_the_catalog_by_device_and_inode_is_refused(tmp_path: P
         raised = str(exc)
     assert raised is not None and raised.startswith(f"the temporary folder {mount / 'sub'} (TMPDIR) is inside "
                                                     f"planner's own catalog folder ({catalog})"), raised
+
+
+def test_a_report_is_never_written_where_the_run_would_read_an_input(tmp_path: Path) -> None:
+    # hostile pass 8A item 6: --out the --catalog overlay and a scenario named SOURCES: SOURCES.md there is the
+    # overlay's source list, which the loader reads; the report would become an input
+    scenario = _named(tmp_path, "SOURCES", "src")
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus: []\n")
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--catalog", str(ov), "--out", str(ov), "--format", "json,md"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {ov / 'SOURCES.md'}: is a file this run would read as an input (it is not there "
+                        "now), so a report is never written there. Give another --out.\n"), r.stderr
+    assert sorted(p.name for p in ov.iterdir()) == ["gpus.yaml"]

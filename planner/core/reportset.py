@@ -794,6 +794,20 @@ def refuse_input(path: Path, inputs: Iterable[str | Path], *, hint: str = "Give 
     """
     if _lexists(Path(path)) and _is_input(Path(path), inputs):
         raise DestinationError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
+    if not _lexists(Path(path)) and _names_input(Path(path), inputs):
+        # a name the run reads when it is there (an overlay's SOURCES.md): a report there would become an input
+        raise DestinationError(f"{path}: is a file this run would read as an input (it is not there now), so a "
+                               f"report is never written there. {hint}")
+
+
+def _names_input(path: Path, inputs: Iterable[str | Path]) -> bool:
+    """Whether ``path`` (absent) names the same place as one of ``inputs`` (also absent): its folder the same
+    folder and its name the same name."""
+    try:
+        here = (os.path.realpath(path.parent), path.name)
+        return any((os.path.realpath(Path(g).parent), Path(g).name) == here for g in inputs)
+    except (OSError, ValueError):
+        return False
 
 
 def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
@@ -805,6 +819,7 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     """
     path = out / name
     if not _lexists(path):
+        refuse_input(path, inputs)  # a name the run reads when it is there
         return
     refuse_input(path, inputs)
     owner = _owner(out, name, manifest)

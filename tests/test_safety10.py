@@ -263,7 +263,9 @@ def test_the_staging_mark_goes_last_and_an_empty_staging_folder_is_removed(tmp_p
     scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
     out = tmp_path / "o"
     out.mkdir()
-    (out / (reportset.STAGING_PREFIX + "dead1234")).mkdir()  # what a run killed after its mark went leaves
+    (out / (reportset.STAGING_PREFIX + "dead1234")).mkdir(mode=0o700)  # a run killed after its mark went leaves
+    (out / (reportset.STAGING_PREFIX + "dead1234")).chmod(0o700)  # as tempfile.mkdtemp makes it, whatever the umask
+    (out / (reportset.STAGING_PREFIX + "mine")).mkdir(mode=0o755)  # the user's own (hostile pass 8A item 7): kept
     unlinked: list[str] = []
     real = os.unlink
 
@@ -276,9 +278,9 @@ def test_the_staging_mark_goes_last_and_an_empty_staging_folder_is_removed(tmp_p
     r = CliRunner().invoke(main, ["plan", str(scenario), "--out", str(out), "--format", "json,csv"])
     assert r.exit_code == 0, r.output
     assert unlinked and unlinked[-1] == reportset.STAGING_MARK, unlinked
-    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "qlora-7b-12gb.csv",
-                                                     "qlora-7b-12gb.json"]
-    assert "Left " not in r.output
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", reportset.STAGING_PREFIX + "mine",
+                                                     "qlora-7b-12gb.csv", "qlora-7b-12gb.json"]
+    assert f"Left {out / (reportset.STAGING_PREFIX + 'mine')}: it holds no planner mark" in " ".join(r.output.split())
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "broken link"])

@@ -471,6 +471,18 @@ _MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
 
 
+def _made_by_mkdtemp(folder: Path) -> bool:
+    """Whether ``folder`` is as ``tempfile.mkdtemp`` makes planner's staging folders: this user's, mode 0o700,
+    the prefix and 8 random characters (tempfile's _RandomNameSequence: a-z, 0-9 and '_'); a folder the user
+    made by hand under such a name is not removed."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
+            and re.fullmatch(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}", folder.name) is not None)
+
+
 def _files_in(folder: Path) -> int:
     """How many files a dead staging folder holds besides its mark (staged or previous reports)."""
     try:
@@ -534,12 +546,14 @@ def _clear_staging(folder: Path) -> list[str]:
     except OSError:
         return ["(unreadable)"]
     if listed is None:
-        if not entries:  # empty (a run killed after removing its mark, or before writing it): nothing to lose
-            try:
+        if not entries and _made_by_mkdtemp(folder):  # empty, as planner makes one (a run killed after its mark
+            try:                                        # went, or before writing it): nothing to lose
                 os.rmdir(folder)
                 return []
             except OSError:
                 return ["no planner mark"]
+        if not entries:
+            return ["no planner mark"]
         return sorted(e.name for e in entries)
     stems = {cut_utf8(str(n), 200) for n in listed}
     left = []

@@ -394,3 +394,17 @@ def test_a_report_is_never_written_where_the_run_would_read_an_input(tmp_path: P
     assert r.stderr == (f"Error: {ov / 'SOURCES.md'}: is a file this run would read as an input (it is not there "
                         "now), so a report is never written there. Give another --out.\n"), r.stderr
     assert sorted(p.name for p in ov.iterdir()) == ["gpus.yaml"]
+
+
+def test_a_catalog_id_that_a_local_folder_also_names_is_said(tmp_path: Path, monkeypatch) -> None:
+    # hostile pass 8B item 7: catalog ids win (docs/scenarios.md, model); a folder of that name is said, not ignored
+    folder = tmp_path / "llama-2-7b"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 256,
+                                                    "intermediate_size": 512, "num_hidden_layers": 2,
+                                                    "num_attention_heads": 4, "vocab_size": 1000}))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer"])
+    assert r.exit_code == 0, r.output
+    assert ("llama-2-7b holds a model config too, but 'llama-2-7b' is a catalog id, so the catalog model was sized; "
+            "give ./llama-2-7b (a path) to size the folder's") in " ".join(r.output.split()), r.output

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from planner.model.architecture import Architecture
@@ -163,6 +164,21 @@ class Workload:
         return min(self.gpus_per_node or self.gpus, self.gpus)
 
 
+def _shadowed_model_path(given: str, file: str | None) -> Path | None:
+    """A folder holding a config.json (or a .json file) named ``given`` beside the current directory or the
+    workload's file, which a catalog id of that name wins over (planner.model.models.resolve_model tries
+    catalog ids first); None when there is none."""
+    bases = [Path(".")] + ([Path(file).parent] if file else [])
+    for base in bases:
+        candidate = base / given
+        try:
+            if (candidate / "config.json").is_file() or (candidate.suffix == ".json" and candidate.is_file()):
+                return candidate
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def check_derived_name(entry: Entry, name: str, what: str) -> None:
     """Refuse a ``what`` ('workload', 'scenario') name the entry does not write, taken from its model
     (``--model``, ``model=``: when ``name`` is the model as given) or its file's name, for what
@@ -216,6 +232,11 @@ def workload_from_entry(
     if "name" not in entry.data:
         check_derived_name(entry, name, "workload")
     warnings: list[str] = []
+    if "model" in entry.data and str(model_source).startswith("catalog:"):
+        shadowed = _shadowed_model_path(str(entry.data["model"]).strip(), entry.file)
+        if shadowed is not None:  # a fine-tuned checkpoint saved under its base model's name, say
+            warnings.append(f"{shadowed} holds a model config too, but '{entry.data['model']}' is a catalog id, so the "
+                            f"catalog model was sized; give ./{entry.data['model']} (a path) to size the folder's")
     if task == "infer":
         for key in ("dataloader_workers", "dataset_size", "dataset_format", "pin_memory"):
             if key in entry.data:

@@ -408,3 +408,16 @@ def test_a_catalog_id_that_a_local_folder_also_names_is_said(tmp_path: Path, mon
     assert r.exit_code == 0, r.output
     assert ("llama-2-7b holds a model config too, but 'llama-2-7b' is a catalog id, so the catalog model was sized; "
             "give ./llama-2-7b (a path) to size the folder's") in " ".join(r.output.split()), r.output
+
+
+def test_an_architecture_the_speed_model_does_not_know_is_said(tmp_path: Path) -> None:
+    # hostile pass 8B (minor): 'architecture: banana' loaded and was timed with the unknown figures, unsaid
+    from planner.catalog.gpus import KNOWN_ARCHITECTURES
+    from planner.catalog.loader import load_catalog
+    from planner.speed.constants import ATTENTION_EFFICIENCY, GEMM_EFFICIENCY
+
+    assert set(KNOWN_ARCHITECTURES) == set(GEMM_EFFICIENCY) == set(ATTENTION_EFFICIENCY)
+    (tmp_path / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    architecture: banana\n")
+    warnings = [w.text for w in load_catalog(tmp_path).warnings]
+    assert any("architecture 'banana' is none the speed model has figures for" in w for w in warnings), warnings
+    assert not [w for w in load_catalog().warnings if "speed model has figures" in w.text]  # shipped: all known

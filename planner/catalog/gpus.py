@@ -17,10 +17,11 @@ from typing import Any
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
-from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED, Field, Kind, Merged, Parsed,
-                                    check_priced, price_extra, read_bool, read_choice, read_fraction, read_int,
-                                    read_int_choice, read_positive, read_positive_int, read_rate, read_size,
-                                    read_text)
+from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED, CatalogWarning, Field, Kind, Merged,
+                                    Parsed, check_priced, price_extra, read_bool, read_choice, read_fraction,
+                                    read_int, read_int_choice, read_positive, read_positive_int, read_rate,
+                                    read_size, read_text)
+from planner.core.errors import did_you_mean
 
 GPU_VENDORS = ("nvidia", "amd", "intel")
 GPU_SEGMENTS = ("consumer", "workstation", "datacenter")
@@ -253,5 +254,27 @@ def _check_gpu_refs(m: Merged) -> None:
         check_gen(p, gens)
 
 
+#: The GPU architectures the speed model has published figures for (planner.speed.constants GEMM_EFFICIENCY
+#: and ATTENTION_EFFICIENCY are keyed by these; tests/test_safety11.py checks the two agree). Another name
+#: loads (a new generation an overlay adds), timed with the speed model's figures for an unknown one, and said.
+KNOWN_ARCHITECTURES = ("turing", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi2", "gaudi3")
+
+
+def _architecture_warnings(p: Parsed) -> list[CatalogWarning]:
+    """A GPU whose ``architecture`` is none of :data:`KNOWN_ARCHITECTURES` ('banana', 'ada-lovelace'): it loads,
+    but its compute is timed with the speed model's figures for an unknown architecture, which may be a typo."""
+    arch = str(p.values.get("architecture", ""))
+    if arch.lower() in KNOWN_ARCHITECTURES:
+        return []
+    at = p.origin.get("architecture", p.entry)
+    line = at.line_of("architecture")
+    where = f"{at.file}:{line}" if line else (at.file or "")
+    close = did_you_mean(arch.lower(), KNOWN_ARCHITECTURES)
+    text = (f"{where}: {at.key_path('architecture')}: architecture {arch!r} is none the speed model has figures for "
+            f"({', '.join(KNOWN_ARCHITECTURES)}), so GPU {p.id!r} is timed with those for an unknown architecture"
+            + (f"; {close}" if close and close.startswith("Did") else ""))
+    return [CatalogWarning("gpus", p.id, text)]
+
+
 GPUS = Kind("gpus", Gpu, GPU_FIELDS, check=_check_gpu, check_overlay=_check_gpu_overlay,
-            check_merged=_check_gpu_refs, extra=price_extra())
+            check_merged=_check_gpu_refs, extra=price_extra(), warnings=_architecture_warnings)

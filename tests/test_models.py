@@ -296,13 +296,19 @@ def test_without_refs_the_newest_snapshot_is_used(tmp_path):
     assert model.architecture.parameters == TINY_PARAMS
 
 
-def test_refs_main_without_config_falls_back_to_the_newest(tmp_path):
+def test_refs_main_without_config_is_refused_not_another_snapshot(tmp_path):
+    # Transformers loads refs/main's revision offline; another snapshot would size another model, unsaid
     cache = tmp_path / "hub"
-    newest = _snapshot(cache, "acme/tiny", "b" * 40, TINY_TIED, mtime=2_000_000)
+    _snapshot(cache, "acme/tiny", "b" * 40, TINY_TIED, mtime=2_000_000)
     _snapshot(cache, "acme/tiny", "c" * 40, TINY, mtime=1_000_000)
     (cache / "models--acme--tiny" / "snapshots" / ("a" * 40)).mkdir()  # main's snapshot lacks config.json
     _ref(cache, "acme/tiny", "a" * 40)
-    assert cached_config_path("acme/tiny", cache) == newest
+    raised = None
+    try:
+        cached_config_path("acme/tiny", cache)
+    except ModelConfigError as exc:
+        raised = str(exc)
+    assert raised is not None and f"refs/main names the revision '{'a' * 40}', which the cache holds no" in raised
 
 
 def test_cache_repo_without_any_config(tmp_path):

@@ -421,3 +421,23 @@ def test_an_architecture_the_speed_model_does_not_know_is_said(tmp_path: Path) -
     warnings = [w.text for w in load_catalog(tmp_path).warnings]
     assert any("architecture 'banana' is none the speed model has figures for" in w for w in warnings), warnings
     assert not [w for w in load_catalog().warnings if "speed model has figures" in w.text]  # shipped: all known
+
+
+def test_a_refs_main_naming_no_cached_snapshot_is_refused(tmp_path: Path) -> None:
+    # hostile pass 8B item 6: another snapshot was sized without a word
+    from planner.core.errors import ModelConfigError
+    from planner.model.models import cached_config_path
+
+    repo = tmp_path / "models--org--name"
+    (repo / "snapshots" / "bbb").mkdir(parents=True)
+    (repo / "snapshots" / "bbb" / "config.json").write_text("{}")
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("ccc")
+    raised = None
+    try:
+        cached_config_path("org/name", tmp_path)
+    except ModelConfigError as exc:
+        raised = str(exc)
+    assert raised is not None and "refs/main names the revision 'ccc', which the cache holds no config.json" in raised
+    (repo / "refs" / "main").write_text("bbb\n")
+    assert cached_config_path("org/name", tmp_path) == repo / "snapshots" / "bbb" / "config.json"

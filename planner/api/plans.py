@@ -388,9 +388,11 @@ def model_files(value: str, base: Path, *, hub: bool = True) -> list[Path]:
     if hub:
         from planner.model.models import cached_config_path, hf_cache_dir
 
+        from planner.core.errors import ModelConfigError
+
         try:
             cached = cached_config_path(value, hf_cache_dir())
-        except (OSError, ValueError):
+        except (OSError, ValueError, ModelConfigError):
             cached = None
         if cached is not None:
             found.append(cached)

@@ -175,8 +175,12 @@ def hf_cache_dir(env: Mapping[str, str] | None = None) -> Path:
 def cached_config_path(hub_id: str, cache: Path) -> Path | None:
     """The cached ``config.json`` of a hub repository, or None when it is not cached.
 
-    The revision named by ``refs/main`` is used when its snapshot holds a config.json; otherwise
-    the snapshot with the newest modification time that holds one (ties broken by name).
+    The revision named by ``refs/main`` is used (as Transformers loads it offline); a ``refs/main`` that names
+    no snapshot holding a config.json is refused. Without ``refs/main`` (a revision downloaded by its
+    hash), the snapshot with the newest modification time that holds one (ties broken by name).
+
+    Raises:
+        ModelConfigError: ``refs/main`` names no cached snapshot with a config.json.
 
     Args:
         hub_id: ``org/name`` (or a legacy single name).
@@ -194,10 +198,15 @@ def cached_config_path(hub_id: str, cache: Path) -> Path | None:
         revision = read_input(ref, max_bytes=4096).data.decode("utf-8").strip() if ref.is_file() else ""
     except (FileProblem, OSError, UnicodeDecodeError):
         revision = ""
-    if revision and "/" not in revision and revision not in (".", ".."):
+    if ref.is_file():  # refs/main names the revision Transformers loads offline: that one, or none
         candidate = snapshots / revision / "config.json"
-        if candidate.is_file():
+        if revision and re.fullmatch(r"[0-9A-Za-z._-]+", revision) and revision not in (".", "..") \
+                and candidate.is_file():
             return candidate
+        raise ModelConfigError(f"refs/main names the revision {revision[:64]!a}, which the cache holds no config.json "
+                               "of, so it is not the snapshot the hub id names", file=str(ref),
+                               hint=f"Download the model again (huggingface-cli download {hub_id}), or give the "
+                                    "snapshot folder's path as the model.")
     found: list[tuple[float, str, Path]] = []
     try:
         children = list(snapshots.iterdir())

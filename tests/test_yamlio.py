@@ -74,8 +74,10 @@ def test_nesting_deeper_than_the_limit_is_refused_the_same_by_both_parsers():
     ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     assert parse_yaml(ok) is not None
     for deep in ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 5000 + "]" * 5000):
-        assert str(_problem(deep)) == "is nested too deeply"
-        assert str(_problem(deep, yamlio._parse_pure)) == "is nested too deeply"
+        said = f"is nested too deeply (more than {MAX_DEPTH} mappings or lists one inside another)"
+        assert str(_problem(deep)) == said
+        assert str(_problem(deep, yamlio._parse_pure)) == said
+        assert _problem(deep).hint.startswith("No planner file nests more than a few levels")
 
 
 def test_without_libyaml_the_pure_python_parser_reads_the_same(monkeypatch):

@@ -40,6 +40,9 @@ __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEP
 MAX_EXPANDED_NODES = 200_000
 #: Refuse documents nested deeper than this many mappings or lists (no planner file nests ten).
 MAX_DEPTH = 200
+_TOO_DEEP = f"is nested too deeply (more than {MAX_DEPTH} mappings or lists one inside another)"
+_TOO_DEEP_HINT = ("No planner file nests more than a few levels (a config.json's quantization_config, a "
+                  "scenario's workloads): check for brackets that are never closed, or a file of another kind.")
 
 
 class LineDict(dict):
@@ -575,7 +578,7 @@ def _compose_and_build(loader: Any) -> Any:
         pass  # PyYAML's constructors below give the value or the message
     written, expanded, depth = _node_counts(node)
     if depth > MAX_DEPTH:
-        raise YamlProblem("is nested too deeply")
+        raise YamlProblem(_TOO_DEEP, None, _TOO_DEEP_HINT)
     if expanded - written > MAX_EXPANDED_NODES:
         raise YamlProblem(
             f"expands to more than {MAX_EXPANDED_NODES} values through aliases",
@@ -629,7 +632,7 @@ def _parse_pure(text: str) -> Any:
     except yaml.YAMLError as exc:
         raise YamlProblem(f"YAML error: {exc}") from exc
     except RecursionError as exc:
-        raise YamlProblem("is nested too deeply") from exc
+        raise YamlProblem(_TOO_DEEP, None, _TOO_DEEP_HINT) from exc
     finally:
         loader.dispose()
 
@@ -763,7 +766,7 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
     except ValueError as exc:
         raise YamlProblem(f"invalid JSON: {exc}") from exc
     except RecursionError as exc:
-        raise YamlProblem("is nested too deeply") from exc
+        raise YamlProblem(_TOO_DEEP, None, _TOO_DEEP_HINT) from exc
     if not isinstance(data, dict):
         raise YamlProblem("the top level is not a JSON object", 1,
                           'A config.json is one object of keys and values: {"model_type": "llama", ...}.')

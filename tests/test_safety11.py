@@ -441,3 +441,15 @@ def test_a_refs_main_naming_no_cached_snapshot_is_refused(tmp_path: Path) -> Non
     assert raised is not None and "refs/main names the revision 'ccc', which the cache holds no config.json" in raised
     (repo / "refs" / "main").write_text("bbb\n")
     assert cached_config_path("org/name", tmp_path) == repo / "snapshots" / "bbb" / "config.json"
+
+
+def test_a_bitsandbytes_release_before_4bit_layers_is_refused_for_qlora() -> None:
+    # hostile pass 8B (minor): 0.0.1 was accepted; 4-bit layers came in 0.39.0 (frameworks.BNB_FIRST_4BIT)
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora",
+                                  "--bnb-version", "0.38.1"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == ("Error: --bnb-version: bitsandbytes 0.38.1 has no 4-bit (NF4) layers, which this workload's "
+                        "base needs: they came in 0.39.0. Give the release the run uses, 0.39.0 or later.\n"), r.stderr
+    ok = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora",
+                                   "--bnb-version", "0.39.0"])
+    assert ok.exit_code == 0, ok.output

@@ -67,6 +67,11 @@ CURRENT_BNB_VERSION = "0.50.2"
 #: 0.43.2: "activations being unnecessary for frozen parameters, yet the memory for them was still
 #: erroneously allocated").
 BNB_4BIT_INPUT_FIX = (0, 43, 2)
+#: The first bitsandbytes release with 4-bit layers (Linear4bit, NF4 and FP4, for QLoRA): 0.39.0, May 2023
+#: (bitsandbytes CHANGELOG.md 0.39.0, "4-bit matrix multiplication for Float4 and NormalFloat4 data types";
+#: the Hugging Face blog "Making LLMs even more accessible with bitsandbytes, 4-bit quantization and QLoRA",
+#: 2023-05-24, asks for bitsandbytes 0.39.0 or later).
+BNB_FIRST_4BIT = (0, 39, 0)
 
 #: LitGPT computes the output head in chunks of this many tokens per sequence while fine-tuning
 #: with adapters (``model(input_ids, lm_head_chunk_size=128)``, litgpt/finetune/lora.py).

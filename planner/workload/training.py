@@ -14,6 +14,7 @@ from typing import Any
 from planner.model.architecture import Architecture
 from planner.core.fields import Entry, shown_number
 from planner.workload.frameworks import (
+    BNB_FIRST_4BIT,
     CURRENT_BNB_VERSION,
     FRAMEWORK_SPECS,
     FRAMEWORKS,
@@ -671,6 +672,11 @@ def _bnb_version(entry: Entry, fw_name: str, *, method: str, optimizer: str, loa
     if "bnb_version" in entry.data:
         uses_bnb = ((method == "qlora" and fw_name != "torchtune") or load_in_8bit or load_in_4bit
                     or OPTIMIZERS[optimizer].bitsandbytes)
+        four_bit = (method == "qlora" and fw_name != "torchtune") or load_in_4bit
+        if four_bit and parse_version(bnb_version) < BNB_FIRST_4BIT:
+            raise entry.error(f"bitsandbytes {bnb_version} has no 4-bit (NF4) layers, which this workload's base "
+                              f"needs: they came in {'.'.join(map(str, BNB_FIRST_4BIT))}", "bnb_version",
+                              f"Give the release the run uses, {'.'.join(map(str, BNB_FIRST_4BIT))} or later.")
         if not uses_bnb:
             raise entry.error("bnb_version is set but nothing in this workload runs bitsandbytes (no bitsandbytes "
                               "base, no bitsandbytes optimizer" + ("; torchtune's QLoRA base is torchao's NF4"

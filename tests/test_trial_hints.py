@@ -48,7 +48,7 @@ def test_a_number_past_any_float_is_not_told_to_be_written_as_one(tmp_path):
     assert "1.0e+400" not in text
     # a finite one still gets the spelling YAML reads as a number
     text = _plan_error(tmp_path, "name: s\nworkloads:\n" + WORKLOAD % "" + "constraints:\n  budget_usd: 1e30\n")
-    assert "YAML reads 1e30 as text; write 1.0e+30." in text
+    assert "YAML reads 1e30 as text; write budget_usd: 1.0e+30." in text
 
 
 def test_a_constraint_at_the_top_level_says_it_belongs_under_constraints(tmp_path):

@@ -230,8 +230,7 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
     """
     from planner.api.inputs import check_positional
 
-    check_positional("estimate", extra, "none: every argument is a keyword",
-                     "estimate(model='llama-2-7b', task='infer')")
+    check_positional("estimate", extra, "none", "estimate(model='llama-2-7b', task='infer')")
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget
     from planner.workload.inputs import OptionError

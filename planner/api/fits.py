@@ -11,6 +11,7 @@ from planner.api.inputs import (
     card_speed,
     catalog_of,
     check_keywords,
+    check_positional,
     gib_text,
     given_options,
     gpu_of,
@@ -200,8 +201,7 @@ def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any 
         headroom: fraction of the card's CUDA total kept free (default 0.05; not for engine vllm).
         **options: workload keys, as for :func:`planner.estimate`; the target 'max'.
 
-    Returns:
-        :class:`FitResult`.
+    Returns :class:`FitResult`.
 
     Raises:
         NoFit: even 1 does not fit (an InfeasibleError; ``.result`` holds the need at 1).
@@ -216,10 +216,7 @@ def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any 
         >>> r.max_value, r.limited_by
         (2, 'memory')
     """
-    from planner.api.inputs import check_positional
-
-    check_positional("fit", extra, "none: every argument is a keyword",
-                     "fit(gpu='rtx-4090', model='llama-2-7b', task='infer', context='max')")
+    check_positional("fit", extra, "none", "fit(gpu='rtx-4090', model='llama-2-7b', task='infer', context='max')")
     from planner.core.errors import UsageError
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, for_gpu, vllm_budget

@@ -91,8 +91,8 @@ def test_a_broken_calibration_file_is_one_clear_error(tmp_path: Path):
     result = CliRunner().invoke(main, ["estimate", "--model", "gpt2", "--task", "infer", "--gpu", "rtx-4090",
                                        "--calibration", str(path)])
     assert result.exit_code == 2
-    assert result.output == (f"Error: {path}:3: gpus[0].cuda_context: the size 400 has no unit; write e.g. "
-                             f"'400 GiB' or '400 GB'.\n")
+    assert result.output == (f"Error: {path}:3: gpus[0].cuda_context: the size 400 has no unit; write it with the "
+                             "unit it counts, e.g. '400 GiB', '400 MiB' or '400 GB'.\n")
 
 
 # ----- what calibrate takes, and what the run cannot reproduce ----------------------------------------

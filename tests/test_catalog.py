@@ -232,7 +232,7 @@ BAD = [
     ("gpus.yaml", "    memory: 24 GiB\n", "    memroy: 24 GiB\n",
      "gpus.yaml:10: gpus[0] (rtx-4090).memroy: unknown key 'memroy'. Did you mean 'memory'?"),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24\n",
-     "gpus.yaml:10: gpus[0] (rtx-4090).memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+     "gpus.yaml:10: gpus[0] (rtx-4090).memory: the size 24 has no unit; write it with the unit it counts, e.g. '24 GiB', '24 MiB' or '24 GB'."),
     ("gpus.yaml", "    memory: 24 GiB\n", "    memory: 24 Gib\n",
      "gpus.yaml:10: gpus[0] (rtx-4090).memory: unknown size unit 'Gib' in '24 Gib' (did you mean GiB?); "
      "use B, KiB, MiB, GiB, TiB, kB, MB, GB or TB."),
@@ -309,7 +309,7 @@ BAD = [
      "gpus.yaml:44: gpus[1] (h100-sxm).slot_width: an sxm module sits on its baseboard, not in slots. "
      "Write slot_width: 0 or leave it out."),
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32\n",
-     "ram.yaml:6: dimms[0] (ddr5-udimm-32g).size: the size 32 has no unit; write e.g. '32 GiB' or '32 GB'."),
+     "ram.yaml:6: dimms[0] (ddr5-udimm-32g).size: the size 32 has no unit; write it with the unit it counts, e.g. '32 GiB', '32 MiB' or '32 GB'."),
     # Memory sizes of DIMMs, platforms and instances are binary: '32 GB' would be read as 32 x 10^9 bytes
     # (29.80 GiB = 32e9 / 2^30; 32768e6 / 2^30 = 30.52 GiB), so a decimal unit is refused with the binary spelling.
     ("ram.yaml", "    size: 32 GiB\n", "    size: 32 GB\n",
@@ -328,8 +328,8 @@ BAD = [
     ("cloud.yaml", "    gpu: h100-sxm\n", "    gpu: h100-sxn\n",
      "cloud.yaml:7: instances[0] (test-8x-h100).gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048\n",
-     "cloud.yaml:11: instances[0] (test-8x-h100).memory: the size 2048 has no unit; write e.g. '2048 GiB' or '2048 "
-     "GB'."),
+     "cloud.yaml:11: instances[0] (test-8x-h100).memory: the size 2048 has no unit; write it with the unit it "
+     "counts, e.g. '2048 GiB', '2048 MiB' or '2048 GB'."),
     # 2048e9 / 2^40 = 1.86 TiB; Google Cloud's pricing page defines its 'GB' of machine memory as 2^30 bytes
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048 GB\n",
      "cloud.yaml:11: instances[0] (test-8x-h100).memory: '2048 GB' is 1.86 TiB (GB = 10^9 bytes), but memory sizes are "
@@ -359,7 +359,7 @@ BAD = [
      "platforms.yaml:59: platforms[2] (hgx).gpu_cooling: must name at least one cooling kind. "
      "Valid: open-air, blower, passive."),
     ("platforms.yaml", "    max_memory: 192 GiB\n", "    max_memory: 192\n",
-     "platforms.yaml:12: platforms[0] (desk).max_memory: the size 192 has no unit; write e.g. '192 GiB' or '192 GB'."),
+     "platforms.yaml:12: platforms[0] (desk).max_memory: the size 192 has no unit; write it with the unit it counts, e.g. '192 GiB', '192 MiB' or '192 GB'."),
     ("platforms.yaml", "    psu_w: 1000\n", "",
      "platforms.yaml:4: platforms[0] (desk): missing required key 'psu_w'."),
     # AMD's "192 GB" for AM5 is 4 x 48 GiB modules; 192e9 bytes = 178.81 GiB would make 4 x 48 GiB not fit
@@ -486,7 +486,7 @@ def test_units_trap_bare_number_memory_is_refused(tiny: Path) -> None:
     with pytest.raises(CatalogError) as excinfo:
         load_catalog(base=tiny)
     assert str(excinfo.value) == (
-        f"{tiny}/gpus.yaml:32: gpus[1] (h100-sxm).memory: the size 80 has no unit; write e.g. '80 GiB' or '80 GB'."
+        f"{tiny}/gpus.yaml:32: gpus[1] (h100-sxm).memory: the size 80 has no unit; write it with the unit it counts, e.g. '80 GiB', '80 MiB' or '80 GB'."
     )
 
 
@@ -636,7 +636,7 @@ OVERLAY_BAD = [
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    remove: true\n    tdp_w: 300\n",
      "gpus.yaml:5: gpus[0] (rtx-4090).tdp_w: an entry with 'remove: true' takes only 'id', not 'tdp_w'."),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory: 24\n",
-     "gpus.yaml:4: gpus[0] (rtx-4090).memory: the size 24 has no unit; write e.g. '24 GiB' or '24 GB'."),
+     "gpus.yaml:4: gpus[0] (rtx-4090).memory: the size 24 has no unit; write it with the unit it counts, e.g. '24 GiB', '24 MiB' or '24 GB'."),
     ("gpus.yaml", "schema_version: 1\ngpus:\n  - id: rtx-4090\n    memory_usable: 30 GiB\n",
      "gpus.yaml:4: gpus[0] (rtx-4090).memory_usable: memory_usable is more than memory. "
      "memory_usable is what the driver reports, at most the marketed memory."),

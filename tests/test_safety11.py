@@ -453,3 +453,32 @@ def test_a_bitsandbytes_release_before_4bit_layers_is_refused_for_qlora() -> Non
     ok = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora",
                                    "--bnb-version", "0.39.0"])
     assert ok.exit_code == 0, ok.output
+
+
+@pytest.mark.parametrize("value, hint", [
+    ("2Ki", "Write the whole number, without a suffix: seq_len: 2048 (2 x 1024)."),  # IEC binary multiple
+    ("1 kW", "Write the number alone, in the unit the key is counted in: 'kW' is a multiple of a unit, so the "
+             "number changes (1 kW is 1000 W)."),
+])
+def test_a_whole_number_hint_keeps_the_multiple(value: str, hint: str) -> None:
+    # hostile pass 9B item 1: '2Ki' hinted 2 and '1 kW' hinted 1, which followed gave another value
+    from planner.core.fields import whole_number_hint
+
+    assert whole_number_hint(value, lambda n: f"seq_len: {n}") == hint
+
+
+@pytest.mark.parametrize("number, suggestion", [
+    ("16380", "write it with the unit it counts, e.g. '16380 GiB', '16380 MiB' or '16380 GB'"),  # MiB on a GPU
+    ("2048", "write it with the unit it counts, e.g. '2048 GiB', '2048 MiB' or '2048 GB'"),  # GiB on a cloud VM
+    ("25769803776", "write it with the unit it counts, e.g. '25769803776 B' (bytes), '25769803776 MiB' or "
+                    "'25769803776 GiB'"),
+    ("-1", "a size is never negative: write it with its unit, e.g. '24 GiB'"),
+])
+def test_a_size_without_a_unit_gets_a_unit_its_number_may_count(number: str, suggestion: str) -> None:
+    # hostile pass 9B item 2: '16380' hinted '16380 GiB', refused as more than any GPU holds
+    raised = None
+    try:
+        parse_size(number)
+    except UnitError as exc:
+        raised = str(exc)
+    assert raised == f"the size {number!r} has no unit; {suggestion}"

@@ -418,6 +418,7 @@ _TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|u
 
 #: A count written with a suffix ('8k', '32K', '1M') or digit separators ('8,192', '8_192' quoted).
 _SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
+_BINARY_SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])i\s*$")
 _SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
 #: '0o1000', '0x10' as a text (YAML 1.1 reads '0o' as none of its numbers)
 _OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
@@ -572,9 +573,19 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         as_float = None
     if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE."):
         return f"Write the whole number in digits: {spell(str(int(as_float)))}."
+    m = _BINARY_SUFFIXED.match(value)
+    if m:  # '2Ki', '8Mi': IEC binary multiples, 1024 and 1024^2
+        whole = float(m.group(1)) * (1024 if m.group(2).lower() == "k" else 1024**2)
+        if whole.is_integer():
+            return f"Write the whole number, without a suffix: {spell(str(int(whole)))} ({m.group(1)} x " \
+                   f"{1024 if m.group(2).lower() == 'k' else 1024**2})."
     m = _WITH_UNIT.match(value)
     if m:
-        return f"Write the number alone, without '{m.group(2)}': {spell(m.group(1))}."
+        unit = m.group(2).strip()
+        if len(unit) > 1 and unit[0] in "kKMGT" and unit[1:2].isalpha():  # 'kW', 'MHz': a multiple, not the unit
+            return (f"Write the number alone, in the unit the key is counted in: '{unit}' is a multiple of a unit, "
+                    "so the number changes (1 kW is 1000 W).")
+        return f"Write the number alone, without '{unit}': {spell(m.group(1))}."
     return None
 
 

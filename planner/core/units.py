@@ -159,6 +159,20 @@ def _refuse_long_number(text: str, what: str) -> None:
                         f"{'24 GiB' if what == 'size' else '64 GB/s'}.")
 
 
+def _unit_suggestion(number: object) -> str:
+    """What to write for a size given as a bare number: the units it may count, none guessed (16380 may be MiB of
+    a GPU, 2048 GiB of a cloud instance), bytes first for a number as large as a byte count; never a negative."""
+    try:
+        value = float(str(number))
+    except ValueError:
+        value = 0.0
+    if value < 0:
+        return "a size is never negative: write it with its unit, e.g. '24 GiB'"
+    if value >= 2**20:
+        return f"write it with the unit it counts, e.g. '{number} B' (bytes), '{number} MiB' or '{number} GiB'"
+    return f"write it with the unit it counts, e.g. '{number} GiB', '{number} MiB' or '{number} GB'"
+
+
 def parse_size(text: object) -> int:
     """Parse a size written with its unit into integer bytes.
 
@@ -174,7 +188,7 @@ def parse_size(text: object) -> int:
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise UnitError(f"expected a size such as '24 GiB' or '80 GB', got {type(text).__name__}")
     if isinstance(text, (int, float)):
-        raise UnitError(f"the size {text!r} has no unit; write e.g. '{text} GiB' or '{text} GB'")
+        raise UnitError(f"the size {text!r} has no unit; {_unit_suggestion(text)}")
     _refuse_long_number(text, "size")
     unitless = not re.search(r"[A-Za-z]", text)  # '1,5': no unit either, which the hint adds
     separated = separator_problem(text, (lambda t: f"'{t} GiB' or '{t} GB'") if unitless else repr)
@@ -184,7 +198,7 @@ def parse_size(text: object) -> int:
     if not m:
         bare = text.strip()
         if re.fullmatch(r"-?[0-9.eE+_,]+", bare or "x"):
-            raise UnitError(f"the size {text!r} has no unit; write e.g. '{bare} GiB' or '{bare} GB'")
+            raise UnitError(f"the size {text!r} has no unit; {_unit_suggestion(bare)}")
         raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'")
     number, unit = m.groups()
     if unit not in _SIZE_UNITS:

@@ -482,3 +482,26 @@ def test_a_size_without_a_unit_gets_a_unit_its_number_may_count(number: str, sug
     except UnitError as exc:
         raised = str(exc)
     assert raised == f"the size {number!r} has no unit; {suggestion}"
+
+
+@pytest.mark.parametrize("out, line", [
+    ("~/rep", "Error: --out: '~/rep' begins with '~', which the shell did not expand (it was quoted), so it would "
+              "name a folder '~' in the current directory. Write it unquoted (--out ~/rep), or give the path itself.\n"),
+    ("o ", "Error: --out: 'o ' ends with a space, which would be part of the folder's name. Write --out 'o'.\n"),
+])
+def test_an_out_folder_the_shell_did_not_expand_is_refused(tmp_path: Path, monkeypatch, out: str, line: str) -> None:
+    # hostile pass 9B item 4: a folder literally named '~' (which 'rm -rf ~' would then miss for the home folder)
+    import planner
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    scenario = Path(__file__).resolve().parent.parent / "scenarios" / "qlora-7b-12gb.yaml"
+    r = CliRunner().invoke(main, ["plan", str(scenario), "--out", out, "--format", "json"])
+    assert r.exit_code == 2 and r.stderr == line, r.output
+    assert list(tmp_path.iterdir()) == []
+    raised = None
+    try:
+        planner.plan(scenario, out="~/rep", format="json")
+    except InputError as exc:
+        raised = str(exc)
+    assert raised is not None and raised.endswith("Expand it first: out=os.path.expanduser('~/rep')."), raised

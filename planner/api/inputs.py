@@ -164,13 +164,18 @@ def out_of(out: Any) -> Path | None:
     """``out=`` (``--out``) checked: a directory path (str or os.PathLike) or None.
 
     Raises:
-        InputError: another type (an int, bytes, a list), an empty or blank path, or one holding a NUL
-            or a character no file name can be encoded with (a lone surrogate).
+        InputError: another type (an int, bytes, a list), an empty or blank path, one holding a NUL
+            or a character no file name can be encoded with (a lone surrogate), or one beginning with '~'.
     """
     if out is None:
         return None
-    return dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
+    path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
+    if str(path).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
+        raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
+                         "'~' in the current directory", entry="out",
+                         hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")
+    return path
 
 
 def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:

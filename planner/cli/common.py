@@ -6,6 +6,7 @@ import errno
 import functools
 import io
 import os
+import re
 import select
 import stat
 import sys
@@ -318,6 +319,16 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \
             else "--out ./calibration.yaml"
         raise LineError(f"--out: is empty; give {what}, e.g. {example}.", ctx)
+    text = str(value) if value is not None else ""
+    if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
+        # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here
+        said = "~" if text.startswith("~") else text.split("/", 1)[0]
+        raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
+                        f"it would name a folder {said!r} in the current directory. Write it unquoted (--out "
+                        f"{text}), or give the path itself.", ctx)
+    if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
+        raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. Write "
+                        f"--out {text.rstrip()!r}.", ctx)
     return value
 
 

@@ -505,3 +505,28 @@ def test_an_out_folder_the_shell_did_not_expand_is_refused(tmp_path: Path, monke
     except InputError as exc:
         raised = str(exc)
     assert raised is not None and raised.endswith("Expand it first: out=os.path.expanduser('~/rep')."), raised
+
+
+def test_tempfiles_fallback_to_a_protected_current_folder_is_refused(monkeypatch) -> None:
+    # hostile pass 9A item 1: with /tmp and /var/tmp full or read-only and no TMPDIR, tempfile falls back to the
+    # current folder (Python docs, tempfile.gettempdir), which may be the package
+    import tempfile
+
+    from planner.core import tempdir
+    from planner.core.errors import OutputError
+
+    package = Path(__file__).resolve().parent.parent / "planner"
+    for var in ("TMPDIR", "TEMP", "TMP"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempdir, "_takes_files", lambda folder: False)  # /tmp, /var/tmp, /usr/tmp: full
+    monkeypatch.chdir(package)
+    raised = None
+    try:
+        tempdir.refuse_protected_temp()
+    except OutputError as exc:
+        raised = str(exc)
+    assert raised is not None and raised.startswith(f"the temporary folder would be the current folder {package}, as "
+                                                    "/tmp and /var/tmp cannot take files"), raised
+    monkeypatch.setattr(tempdir, "_takes_files", lambda folder: True)
+    tempdir.refuse_protected_temp()  # /tmp takes files: nothing to refuse

@@ -28,7 +28,31 @@ def _temp_folder() -> Path | None:
         value = os.environ.get(var)
         if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
             return Path(value)
-    return None  # the system's own (/tmp, /var/tmp, /usr/tmp or the current folder)
+    # the system's own, in tempfile's order: /tmp, /var/tmp, /usr/tmp, and the current folder when none of those
+    # can take a file (full, read-only): that last one may be the catalog or the package
+    for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
+        if _takes_files(folder):
+            return None
+    try:
+        return Path(os.getcwd()) / _CWD_MARK
+    except OSError:
+        return None
+
+
+#: A last path part that marks the folder :func:`_temp_folder` found as the current one (tempfile's fallback).
+_CWD_MARK = "\0cwd"
+
+
+def _takes_files(folder: str) -> bool:
+    """Whether ``folder`` could take a new file, judged without writing one: a writable folder with free
+    blocks and inodes (tempfile probes by writing; a full or read-only folder fails that probe)."""
+    try:
+        if not (os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK)):
+            return False
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return os.path.isdir(folder)
+    return st.f_bavail > 0 and (st.f_favail > 0 or st.f_files == 0)
 
 
 def refuse_protected_temp() -> None:
@@ -43,12 +67,19 @@ def refuse_protected_temp() -> None:
     where = _temp_folder()
     if where is None:
         return
+    cwd = where.name == _CWD_MARK
+    where = where.parent if cwd else where
     try:
         p = protected_folder_of(where) or protected_by_id(where)  # by path, then as a bind mount of one
     except (OSError, ValueError):
         return
     if p is not None:
         what = "catalog" if p.name == "catalog" else "package"
+        if cwd:
+            raise OutputError(f"the temporary folder would be the current folder {escape_unsafe(str(where))}, as "
+                              "/tmp and /var/tmp cannot take files (full or read-only), and it is inside planner's "
+                              f"own {what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
+                              "temporary files. Set TMPDIR to a folder with room, or run from another folder.")
         raise OutputError(f"the temporary folder {escape_unsafe(str(where))} (TMPDIR) is inside planner's own "
                           f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
                           "temporary files. Set TMPDIR to another folder, e.g. TMPDIR=/tmp.")

@@ -123,7 +123,10 @@ def test_bad_rows_are_left_out_by_reason_with_their_line(tmp_path: Path) -> None
             + ROW)  # line 7: a good row, kept
     res = import_file(_lambda(tmp_path, body))
     assert [r.id for r in res.rows] == ["lambda-gpu-1x-h100-pcie"]
-    assert res.skipped["gpu_1x\nh100"].startswith("line 2: the instance type holds the control character U+000A")
+    # a quoted value over two lines is one row of lines 2 to 3 (hostile pass 9A item 2: rows merged by a stray '"'
+    # are left out whole, never priced from their cells)
+    assert res.skipped["the row on line 2"].startswith("lines 2 to 3 are read as one row: a '\"' on line 2 opens a "
+                                                        "quoted value")
     assert res.skipped["gpu_8x_h100"] == "line 4: an hourly price above the catalog's largest, 10,000 USD/h"
     assert res.skipped["gpu_2x_h100"] == "line 5, column Price: '1_0' is not a number"
     assert res.skipped["gpu_4x_h100"] == "line 6, column vCPUs: 30.5 is not a whole number of vCPUs"

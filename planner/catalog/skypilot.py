@@ -253,6 +253,11 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
     return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu, watch)
 
 
+#: What to do about a '"' that opens a value spanning lines: SkyPilot's vms.csv quotes only GpuInfo, on one line.
+_QUOTE_HINT = ("Give the provider's vms.csv as SkyPilot publishes it (its quoted values never span lines), or fix "
+               "the stray '\"' in that row.")
+
+
 def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
               no_gpu: set[str] | None,
               watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
@@ -283,13 +288,24 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
         except StopIteration:
             break
         except csv.Error as exc:
+            if "field larger than field limit" in str(exc):  # a '"' never closed swallowed the rest of the file
+                raise ImportProblem(f"{path}: line {first_line + 1}: a '\"' there (or soon after) opens a quoted value "
+                                    "that is never closed, so it swallows the lines after it", hint=_QUOTE_HINT) \
+                    from None
             raise ImportProblem(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
         except UnicodeDecodeError as exc:
             raise ImportProblem(f"{path}: after line {reader.line_num}: not UTF-8 ({exc.reason})") from None
         except OSError as exc:
             raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        line = first_line + 1  # where the row starts (a quoted value may span lines)
+        line = first_line + 1  # where the row starts
         first_line = reader.line_num
+        if reader.line_num > line and fields:  # one record over several lines (SkyPilot's have none): left out
+            row = dict(zip(header, fields))   # whole, with the lines it swallowed, never priced from their cells
+            row["_bad"] = (f"lines {line} to {reader.line_num} are read as one row: a '\"' on line {line} opens a "
+                           "quoted value that runs on to a later line (the rows between are left out with it)")
+            row["_line"] = str(line)
+            rows.append(row)
+            continue
         if not fields or all(not f.strip() for f in fields):
             continue  # a blank line
         row = dict(zip(header, fields))

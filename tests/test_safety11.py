@@ -569,3 +569,23 @@ def test_an_unclosed_quote_is_named_at_its_line(tmp_path: Path) -> None:
         raised = str(exc)
     assert raised == (f"{csv_path}: line 2: a '\"' there (or soon after) opens a quoted value that is never closed, "
                       "so it swallows the lines after it"), raised
+
+
+def test_an_import_without_a_usable_temporary_folder_blames_the_check_copy(tmp_path: Path) -> None:
+    # hostile pass 9A item 3: 'cannot write the output ... where standard output goes', while stdout was fine
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    def no_files() -> None:  # ulimit -f 0: tempfile finds no folder it can write its probe file in
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    csv_path = Path(__file__).resolve().parent / "data" / "skypilot" / "aws" / "vms.csv"
+    r = subprocess.run([sys.executable, "-m", "planner", "catalog", "import-skypilot", str(csv_path), "--out",
+                        str(tmp_path / "o")], capture_output=True, text=True, preexec_fn=no_files, timeout=120,
+                       cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert r.returncode == 2, r.stderr
+    last = r.stderr.splitlines()[-1]
+    assert last.startswith("Error: the overlay's check copy could not be made in a temporary folder"), r.stderr
+    assert not (tmp_path / "o").exists()

@@ -509,7 +509,15 @@ def check_overlay(out: Any, cloud_yaml: str) -> None:
             overlay_files(Path(out))
         except CatalogError as exc:
             raise CatalogError(f"the overlay would not load, so nothing was written: {exc.one_line()}") from None
-    with tempfile.TemporaryDirectory(prefix="planner-overlay-") as tmp:
+    try:
+        check_dir = tempfile.TemporaryDirectory(prefix="planner-overlay-")
+    except OSError as exc:  # no usable temporary folder (all full or read-only, ulimit -f 0): the check copy's
+        from planner.core.errors import OutputError
+
+        raise OutputError(f"the overlay's check copy could not be made in a temporary folder ({exc.strerror or exc}), "
+                          f"so nothing was written to {out / 'cloud.yaml'}. Free space in the temporary folder "
+                          "(TMPDIR, else /tmp) or raise the file-size limit (ulimit -f).") from None
+    with check_dir as tmp:
         try:
             for name in CATALOG_FILES:
                 if name == "cloud.yaml" or not os.path.lexists(out / name):

@@ -589,3 +589,14 @@ def test_an_import_without_a_usable_temporary_folder_blames_the_check_copy(tmp_p
     last = r.stderr.splitlines()[-1]
     assert last.startswith("Error: the overlay's check copy could not be made in a temporary folder"), r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_model_path_ending_in_a_blank_is_refused_at_its_key(tmp_path: Path) -> None:
+    # hostile pass 9B item 9: './sp ' was trimmed to './sp' without a word, and the error lost file and line
+    w = tmp_path / "w.yaml"
+    w.write_text('model: "./sp "\ntask: infer\n')
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {w}:1: model: the path './sp ' begins or ends with a blank, which would be part of a "
+                        "file or folder name. Write it without the blank ('./sp') and rename the folder, or give an "
+                        "absolute path.\n"), r.stderr

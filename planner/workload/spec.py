@@ -226,7 +226,13 @@ def workload_from_entry(
     if "model" in entry.data:
         # the model first: an unknown one (with its close matches) is the first thing to fix, and the rest is
         # read against its architecture
-        model_id, model_source, arch = resolve_model(entry.str("model"), entry)
+        given = entry.str("model")
+        if given != given.strip() and ("/" in given or "\\" in given or given.strip().startswith(".")):
+            # a path: './sp ' names the folder 'sp ', which the trimmed './sp' is not; said at the key, not guessed
+            raise entry.error(f"the path {given!r} begins or ends with a blank, which would be part of a file or "
+                              "folder name", "model", f"Write it without the blank ({given.strip()!r}) and rename the "
+                              "folder, or give an absolute path.")
+        model_id, model_source, arch = resolve_model(given, entry)
     task = _task_and_keys(entry)
     name = entry.name("name", default_name)
     if "name" not in entry.data:

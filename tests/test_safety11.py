@@ -600,3 +600,12 @@ def test_a_model_path_ending_in_a_blank_is_refused_at_its_key(tmp_path: Path) ->
     assert r.stderr == (f"Error: {w}:1: model: the path './sp ' begins or ends with a blank, which would be part of a "
                         "file or folder name. Write it without the blank ('./sp') and rename the folder, or give an "
                         "absolute path.\n"), r.stderr
+
+
+@pytest.mark.parametrize("text, read", [("0.43.1", (0, 43, 1)), ("0.45.0.dev0", (0, 45, 0)), ("1.0.0+cu121", (1, 0, 0)),
+                                        ("\uff10.43.1", None), (" 0.43.1", None), ("0.43.1.", None)])
+def test_a_release_number_is_read_in_ascii_digits_only(text: str, read) -> None:
+    # hostile pass 9B item 3: Python's \d and int() read full-width digits, so '０.43.1' was a release
+    from planner.workload.frameworks import parse_version
+
+    assert parse_version(text) == read

@@ -154,7 +154,9 @@ def default_lora_targets(name: str, model_type: str, modules: list[str]) -> tupl
     return PEFT_LORA_TARGETS[model_type]
 
 
-_VERSION = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?(?:[.+-].*)?\s*$")
+#: ASCII digits only (Python's \d and int() read other scripts' digits: '０.43.1' is no release number), no blank
+#: around it, and a suffix such as '.dev0', 'rc1' or '+cu121' that is more than its separator.
+_VERSION = re.compile(r"^([0-9]+)\.([0-9]+)(?:\.([0-9]+))?(?:[.+-]?[A-Za-z0-9](?:[A-Za-z0-9.+-]*[A-Za-z0-9])?)?$")
 
 
 @dataclass(frozen=True)

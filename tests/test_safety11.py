@@ -609,3 +609,11 @@ def test_a_release_number_is_read_in_ascii_digits_only(text: str, read) -> None:
     from planner.workload.frameworks import parse_version
 
     assert parse_version(text) == read
+
+
+@pytest.mark.parametrize("engine, version", [("vllm", "\uff10.10.0"), ("llama.cpp", "b\uff101792")])
+def test_an_engine_version_in_other_digits_is_refused(engine: str, version: str) -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", engine,
+                                  "--engine-version", version])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: --engine-version: {version!r} is not a release"), r.stderr

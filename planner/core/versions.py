@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 __all__ = ["Change", "ReleaseLine", "parse_release", "release_key"]
 
-_DOTTED = re.compile(r"^v?(\d+(?:\.\d+)*)(?:[._-]?(?:post|dev|rc|a|b|alpha|beta)\d*)*(?:\+[0-9A-Za-z.]+)?$")
-_BUILD = re.compile(r"^b(\d+)$")
+# ASCII digits only: Python's \d and int() read other scripts' digits ('０.10.0', 'b０1792')
+_DOTTED = re.compile(r"^v?([0-9]+(?:\.[0-9]+)*)(?:[._-]?(?:post|dev|rc|a|b|alpha|beta)[0-9]*)*(?:\+[0-9A-Za-z.]+)?$")
+_BUILD = re.compile(r"^b([0-9]+)$")
 
 
 def parse_release(text: object) -> tuple[str, tuple[int, ...]]:

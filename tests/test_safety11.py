@@ -154,16 +154,10 @@ LLAMA = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "n
 
 
 def _config_refusal(cfg: dict) -> str:
-    from planner.core.errors import ModelConfigError
-    from planner.model.architecture import from_hf_config
+    """from_hf_config's refusal of ``cfg`` (named config.json), as test_safety10 reads it."""
+    from test_safety10 import _refusal
 
-    raised = None
-    try:
-        from_hf_config(cfg, "config.json")
-    except ModelConfigError as exc:
-        raised = str(exc)
-    assert raised is not None, "accepted"
-    return raised
+    return _refusal(cfg)
 
 
 def test_config_json_dtype_wins_over_torch_dtype_as_in_transformers() -> None:
@@ -261,24 +255,12 @@ def test_a_cloud_overlay_refuses_lookalike_regions_and_instances(tmp_path: Path,
                                                                  char: str) -> None:
     # hostile pass 8B item 13: import-skypilot refuses these; a hand-written overlay does too, or costs.regions
     # would drop the instance without a word
-    from planner.catalog.loader import load_catalog
-    from planner.core.errors import CatalogError
-
     fields = {"id": "my-inst", "provider": "aws", "instance": "g6.xlarge", "gpu": "l4", "gpu_count": 1, "vcpus": 4,
               "memory": "16 GiB", "usd_per_hour": 0.8, "region": "us-east-1", "source": "test overlay",
               "as_of": "2026-11-01"}
     fields[key] = value
-    import yaml
-
-    (tmp_path / "cloud.yaml").write_text(yaml.safe_dump({"schema_version": 1, "instances": [fields]},
-                                                        allow_unicode=True), encoding="utf-8")
-    raised = None
-    try:
-        load_catalog(tmp_path)
-    except CatalogError as exc:
-        raised = str(exc)
-    assert raised is not None and f"instances[0] (my-inst).{key}: {value!a} holds {char}, not a printable ASCII " \
-                                  "character" in raised, raised
+    raised = _overlay_refusal(tmp_path, "cloud.yaml", {"schema_version": 1, "instances": [fields]})
+    assert f"instances[0] (my-inst).{key}: {value!a} holds {char}, not a printable ASCII character" in raised, raised
 
 
 @pytest.mark.parametrize("hf_id, problem", [
@@ -290,20 +272,28 @@ def test_a_models_overlay_hf_id_is_checked(tmp_path: Path, hf_id: str, problem: 
     # hostile pass 8B item 15: an hf_id in the hub's form, and no other model's (--model ORG/NAME picks one)
     import yaml
 
-    from planner.catalog.loader import load_catalog
-    from planner.core.errors import CatalogError
-
     shipped = yaml.safe_load((Path(__file__).resolve().parent.parent / "catalog" / "models.yaml").read_text())
     base = next(m for m in shipped["models"] if m["id"] == "llama-2-7b")
     entry = {"id": "my-7b", "hf_id": hf_id, "config": base["config"], "source": "test", "as_of": "2026-11-01"}
-    (tmp_path / "models.yaml").write_text(yaml.safe_dump({"schema_version": 1, "models": [entry]},
-                                                         allow_unicode=True), encoding="utf-8")
+    raised = _overlay_refusal(tmp_path, "models.yaml", {"schema_version": 1, "models": [entry]})
+    assert f"models[0] (my-7b).hf_id: {problem}" in raised, raised
+
+
+def _overlay_refusal(folder: Path, name: str, doc: dict) -> str:
+    """The catalog loader's refusal of an overlay folder holding ``doc`` as ``name``."""
+    import yaml
+
+    from planner.catalog.loader import load_catalog
+    from planner.core.errors import CatalogError
+
+    (folder / name).write_text(yaml.safe_dump(doc, allow_unicode=True), encoding="utf-8")
     raised = None
     try:
-        load_catalog(tmp_path)
+        load_catalog(folder)
     except CatalogError as exc:
         raised = str(exc)
-    assert raised is not None and f"models[0] (my-7b).hf_id: {problem}" in raised, raised
+    assert raised is not None, "accepted"
+    return raised
 
 
 def test_the_temporary_manifest_is_created_private(tmp_path: Path, monkeypatch) -> None:

@@ -187,9 +187,7 @@ def _replace_expected(tmp: Path, path: Path, expect: str | None) -> str | None:
 
     if expect is None:
         try:
-            if not renames.rename_noreplace(tmp, path):
-                os.link(tmp, path)  # a hard link never replaces (EEXIST): link(2)
-                return str(tmp)
+            renames.place_new(tmp, path)
         except FileExistsError:
             raise _changed(path) from None
         return None

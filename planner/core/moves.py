@@ -54,12 +54,9 @@ class _Moves:
 
 
 def _noreplace(src: Path, dst: Path, moves: _Moves) -> None:
-    """Rename ``src`` to ``dst`` unless ``dst`` exists (FileExistsError); a hard link and an unlink where
-    the system cannot rename so."""
-    if moves.swap is not False and renames.rename_noreplace(src, dst):
-        return
-    os.link(src, dst)  # never replaces: EEXIST
-    os.unlink(src)
+    """Rename ``src`` to ``dst`` unless ``dst`` exists (FileExistsError): :func:`planner.core.renames.place_new`,
+    by a hard link at once where this file system was found unable to swap."""
+    renames.place_new(src, dst, rename=moves.swap is not False)
 
 
 def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves) -> None:

@@ -87,3 +87,17 @@ def rename_noreplace(src: Path, dst: Path) -> bool:
         FileExistsError: ``dst`` exists (created meanwhile); OSError: the rename failed otherwise.
     """
     return _call(src, dst, RENAME_NOREPLACE)
+
+
+def place_new(src: Path, dst: Path, *, rename: bool = True) -> None:
+    """Give ``src`` the name ``dst`` only while nothing is named ``dst``: :func:`rename_noreplace`, else (the
+    system cannot, or ``rename`` is False) a hard link, which never replaces (link(2): EEXIST), and the
+    removal of ``src``.
+
+    Raises:
+        FileExistsError: ``dst`` exists (created meanwhile); OSError: the rename or link failed otherwise.
+    """
+    if rename and rename_noreplace(src, dst):
+        return
+    os.link(src, dst)
+    os.unlink(src)

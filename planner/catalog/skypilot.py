@@ -690,10 +690,10 @@ def _imported_problem(row: Imported) -> str | None:
         why = unsafe_problem(text)
         if why:
             return f"the {what} {why}"
-    foreign = next((c for c in row.instance if not c.isascii()), None)
+    foreign = _first_foreign(row.instance)
     if foreign is not None:  # the id keeps only a-z, 0-9 and '-': 'gpu_1x_a10\uff21' would be named gpu-1x-a10
-        return (f"the instance type holds U+{ord(foreign):04X} {unicodedata.name(foreign, 'a character')}, not ASCII "
-                "as the clouds' instance types are, and the catalog id would drop it")
+        return (f"the instance type holds {foreign}, not ASCII as the clouds' instance types are, and the catalog "
+                "id would drop it")
     if not row.region.isascii():
         return _foreign_region(row.region)
     if not ID_PATTERN.match(row.id):
@@ -728,9 +728,15 @@ def _foreign_region(region: str) -> str:
     """Why a region holding a character other than ASCII is not imported: the clouds name regions in ASCII
     (us-east-1, us-central1, eastus), so 'us-\u0435ast-1' (Cyrillic 'е') is a lookalike, which would pass as
     a US region and be listed under a name no cloud has."""
-    c = next(c for c in region if not c.isascii())
-    return (f"the region {_quoted(region)} holds U+{ord(c):04X} {unicodedata.name(c, 'a character')}, not ASCII as "
-            "the clouds' regions are (a lookalike of another region)")
+    return (f"the region {_quoted(region)} holds {_first_foreign(region)}, not ASCII as the clouds' regions are (a "
+            "lookalike of another region)")
+
+
+def _first_foreign(text: str) -> str | None:
+    """The first character of ``text`` outside ASCII, as 'U+FF21 FULLWIDTH LATIN CAPITAL LETTER A'; None when
+    there is none."""
+    c = next((c for c in text if not c.isascii()), None)
+    return None if c is None else f"U+{ord(c):04X} {unicodedata.name(c, 'a character')}"
 
 
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],

@@ -24,7 +24,12 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     (planner.core.fields.ascii_digits), with the ASCII spelling as the hint; so are a number with spaces
     around it, a leading zero, '_' separators and a comma ('0,1': a decimal comma or a thousands separator,
     planner.core.units.separator_problem; ``whole``: the option takes a whole number, so only whole
-    readings are hinted)."""
+    readings are hinted), and a number of more digits than any value planner reads
+    (planner.core.units.MAX_NUMBER_DIGITS).
+
+    Raises:
+        LineError: naming the option.
+    """
     from planner.core.fields import ascii_digits_hint
 
     if not isinstance(value, str) or param is None:

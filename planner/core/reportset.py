@@ -447,7 +447,7 @@ class ReportSet:
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
                     held = _files_in(Path(e.path))
                     left = _clear_staging(Path(e.path))
-                    mixed = _mixed_names(self.out)
+                    mixed = _mixed_names(self.out) if held else []  # the manifest read only when it matters
                     if held and mixed:  # a run stopped during its moves: its set may mix old and new reports
                         self.notes.append(f"Removed {e.path}, which a planner run stopped during its moves left, with "
                                           f"{held} file(s) of its reports: the reports of that run in {self.out} "

@@ -83,7 +83,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.memory.caching_allocator import CachingAllocator
+from planner.memory.caching_allocator import AllocationTrace as _Trace, CachingAllocator
 
 BNB_LOAD_SRC = ("Unsloth d2a032e117 (2024.10.0) unsloth/models/llama.py LlamaRotaryEmbedding, "
                 "LlamaExtendedRotaryEmbedding, FastLlamaModel.pre_patch/from_pretrained/post_patch/get_peft_model, "
@@ -131,27 +131,6 @@ class UnslothLoadShapes:
     lora_targets: tuple
     norms: tuple = ("input_layernorm", "post_attention_layernorm")
     load_bytes: int = 2
-
-
-class _Trace:
-    """Allocation ids replayed on a :class:`CachingAllocator` in order."""
-
-    def __init__(self, allocator: CachingAllocator):
-        self.allocator = allocator
-        self._ptr: dict[int, int] = {}
-        self._n = 0
-        self.calls = 0
-
-    def alloc(self, nbytes: int) -> int:
-        self._n += 1
-        self._ptr[self._n] = self.allocator.malloc(nbytes)
-        self.calls += 1
-        return self._n
-
-    def free(self, *ids: int) -> None:
-        for i in ids:
-            self.allocator.free(self._ptr.pop(i))
-            self.calls += 1
 
 
 def quantize_4bit_nested(t: _Trace, n: int, *, first: bool, load_bytes: int = 2) -> list[int]:

@@ -201,3 +201,28 @@ class CachingAllocator:
         i = bisect_left(pool, (block.size, block.ptr))
         assert pool[i][2] is block
         pool.pop(i)
+
+
+class AllocationTrace:
+    """A program's allocations by id, replayed on a :class:`CachingAllocator` in the order they come (the
+    replays of planner.memory.nf4_replay and planner.memory.bnb_load_replay): :meth:`alloc` returns an id,
+    :meth:`free` takes ids; ``calls`` counts the allocator calls made."""
+
+    def __init__(self, allocator: CachingAllocator):
+        self.allocator = allocator
+        self._ptr: dict[int, int] = {}
+        self._n = 0
+        self.calls = 0
+
+    def alloc(self, nbytes: int) -> int:
+        """Allocate ``nbytes`` (B); the allocation's id."""
+        self._n += 1
+        self._ptr[self._n] = self.allocator.malloc(nbytes)
+        self.calls += 1
+        return self._n
+
+    def free(self, *ids: int) -> None:
+        """Free the allocations ``ids``."""
+        for i in ids:
+            self.allocator.free(self._ptr.pop(i))
+            self.calls += 1

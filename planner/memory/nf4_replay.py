@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.memory.caching_allocator import CachingAllocator
+from planner.memory.caching_allocator import AllocationTrace as _Trace, CachingAllocator
 
 NF4_SRC = ("torchtune v0.1.0 (9e2c9c06f) recipes/lora_finetune_single_device.py _setup_model, modules/peft/"
            "lora.py, modules/transformer.py _get_clones, utils/_register_nf4_dispatch_ops.py; torchao v0.1 "
@@ -81,27 +81,6 @@ class QLoRAShapes:
     mlp: tuple  # ((in, out, quantized) for w1, w2, w3)
     checkpoint_bytes: int = 2
     checkpoint_is_bf16: bool = False
-
-
-class _Trace:
-    """Allocation ids in order, replayed on a :class:`CachingAllocator` as they come."""
-
-    def __init__(self, allocator: CachingAllocator):
-        self.allocator = allocator
-        self._ptr: dict[int, int] = {}
-        self._n = 0
-        self.ops = 0
-
-    def alloc(self, nbytes: int) -> int:
-        self._n += 1
-        self._ptr[self._n] = self.allocator.malloc(nbytes)
-        self.ops += 1
-        return self._n
-
-    def free(self, *ids: int) -> None:
-        for i in ids:
-            self.allocator.free(self._ptr.pop(i))
-            self.ops += 1
 
 
 def from_tensor(t: _Trace, n: int) -> dict[str, int]:
@@ -332,4 +311,4 @@ def replay_init(s: QLoRAShapes) -> ReplayResult:
             for k in _NF4_PARTS:   # inplace_copy's attribute assignments drop the old inner tensors
                 t.free(parts[k])
                 parts[k] = new[k]
-    return ReplayResult(alloc.reserved, alloc.peak_allocated, alloc.allocated, alloc.segments, t.ops, *build)
+    return ReplayResult(alloc.reserved, alloc.peak_allocated, alloc.allocated, alloc.segments, t.calls, *build)

@@ -525,16 +525,14 @@ def test_tempfiles_fallback_to_a_protected_current_folder_is_refused(monkeypatch
 def test_a_stray_quote_that_merges_csv_rows_is_refused(tmp_path: Path) -> None:
     # hostile pass 9A item 2: two stray '"' made lines 2-5 one record: g6.xlarge got g6.8xlarge's price and the rows
     # between vanished, exit 0; SkyPilot's vms.csv has no value spanning lines
-    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region," \
-             "AvailabilityZone,Arch\n"
+    from test_safety7c import _aws
+
     rows = ['g6.xlarge,L4,1,4,16,"{24 GB},0.8048,0.3,us-east-1,us-east-1a,x86_64\n',
             "g6.2xlarge,L4,1,8,32,,0.9776,0.4,us-east-1,us-east-1a,x86_64\n",
             "g6.4xlarge,L4,1,16,64,,1.3232,0.5,us-east-1,us-east-1a,x86_64\n",
             'g6.8xlarge,L4,1,32,128,"{24 GB},2.0144,0.8,us-east-1,us-east-1a,x86_64\n']
     rows.append("g6.12xlarge,L4,4,48,192,,4.6016,1.9,us-east-1,us-east-1a,x86_64\n")  # line 6: read alone, kept
-    csv_path = tmp_path / "aws" / "vms.csv"
-    csv_path.parent.mkdir()
-    csv_path.write_text(header + "".join(rows))
+    csv_path = _aws(tmp_path, "".join(rows))
     from planner.catalog.skypilot import import_file
 
     res = import_file(csv_path)
@@ -545,13 +543,11 @@ def test_a_stray_quote_that_merges_csv_rows_is_refused(tmp_path: Path) -> None:
 
 def test_an_unclosed_quote_is_named_at_its_line(tmp_path: Path) -> None:
     # hostile pass 9A item 2: csv's "field larger than field limit" came 65,000 lines after the quote
+    from test_safety7c import _aws
+
     from planner.catalog.skypilot import ImportProblem, import_file
 
-    header = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region," \
-             "AvailabilityZone,Arch\n"
-    csv_path = tmp_path / "aws" / "vms.csv"
-    csv_path.parent.mkdir()
-    csv_path.write_text(header + 'g6.xlarge,L4,1,4,16,"abc,0.8048,0.3,us-east-1,us-east-1a,x86_64\n' + "y\n" * 100_000)
+    csv_path = _aws(tmp_path, 'g6.xlarge,L4,1,4,16,"abc,0.8048,0.3,us-east-1,us-east-1a,x86_64\n' + "y\n" * 100_000)
     raised = None
     try:
         import_file(csv_path)

@@ -265,8 +265,8 @@ def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert ("workloads[0].deadline_hours: 1:30 is a base-60 number in YAML 1.1 (it reads as 90), not what it looks "
-            "like. Write the value as one plain number (1:30 as hours and minutes is 1.5; 1:30 read as base 60 is "
-            "90), or quote it if it is a text ('1:30').") in err, err
+            "like. Write the hours as one plain number (1:30 as hours and minutes is 1.5), or quote it if it is a "
+            "text ('1:30').") in err, err
     (tmp_path / "ov").mkdir()
     (tmp_path / "ov" / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4060-ti-16gb\n    price_usd: 4:50\n"
                                                "    price_kind: quote\n    source: \"quote Q-1\"\n    as_of: 2026-11-20\n")

@@ -49,7 +49,7 @@ def test_shipped_files_and_every_scalar_kind_read_as_the_constructors_read_them(
 
 
 @pytest.mark.parametrize("text", [
-    "a: 0x1f\n",  # a number the constructors refuse (planner.core.yamlio._refuse_other_bases)
+    "a: 0x1f\n",  # a number the constructors refuse (planner.core.yamlrules.refuse_other_bases)
     "a: &x 1\nb: *x\n",  # an alias
     "a: &x 1\n",  # an anchor (the composer refuses a duplicate one)
     "a: &x {b: 1}\nc: {<<: *x}\n",  # a merge key

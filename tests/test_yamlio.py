@@ -185,7 +185,7 @@ def test_the_fast_builder_gives_what_pyyamls_constructors_give():
         built = yamlio._build_plain(fast, fast.get_single_node())
         assert _same_with_lines(built, slow.construct_document(slow.get_single_node()))
     # anything else goes PyYAML's way: aliases, merge keys, tags other than the default ones, depth, and
-    # a value the planner's constructors refuse (0x1f: planner.core.yamlio._refuse_other_bases), and a key that
+    # a value the planner's constructors refuse (0x1f: planner.core.yamlrules.refuse_other_bases), and a key that
     # YAML 1.1 reads as no text (planner.core.yamlio._key_problem)
     for text in ("a: 0x1f\n", "b: {3: x}\n", "b: {2.5: y}\n", "b: {null: z}\n", "on: 1\n", "a: &x 1\nb: *x\n", "a: &x {b: 1}\nc: {<<: *x}\n", "a: !!set {x}\n", "a: !!omap [b: 1]\n",
                  "[" * (yamlio.MAX_DEPTH + 1) + "]" * (yamlio.MAX_DEPTH + 1)):

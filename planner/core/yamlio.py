@@ -31,7 +31,8 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import flow_thousands, hidden_break, key_problem
+from planner.core.yamlrules import (Base60Problem, YamlProblem, flow_thousands, hidden_break, key_problem,
+                                    refuse_base_60, refuse_other_bases, refuse_separators)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -65,20 +66,6 @@ class LineList(list):
         self.lines: list[int] = []
 
 
-class YamlProblem(FileProblem):
-    """A file cannot be read as the expected document; carries the 1-based ``line`` and the
-    ``path`` of the value inside the document (e.g. 'extras[0].as_of'; None at the top level)."""
-
-    @classmethod
-    def of(cls, exc: FileProblem) -> YamlProblem:
-        """``exc`` (a problem of :func:`planner.core.infile.read_input`) as a YamlProblem."""
-        if isinstance(exc, YamlProblem):
-            return exc
-        out = cls(exc.problem, exc.line, exc.hint)
-        out.path = exc.path
-        return out
-
-
 class _Building(yaml.constructor.SafeConstructor):
     """Safe constructors that build LineDict/LineList and refuse duplicate keys (both parsers).
 
@@ -104,83 +91,18 @@ class _Building(yaml.constructor.SafeConstructor):
 
 
     def construct_yaml_int(self, node: yaml.Node) -> int:
-        _refuse_base_60(node)
-        _refuse_other_bases(node)
-        _refuse_separators(node)
+        refuse_base_60(node)
+        refuse_other_bases(node)
+        refuse_separators(node)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: yaml.Node) -> float:
-        _refuse_base_60(node)
-        _refuse_separators(node)
+        refuse_base_60(node)
+        refuse_separators(node)
         return super().construct_yaml_float(node)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _refuse_base_60(node: yaml.Node) -> None:
-    """Refuse a YAML 1.1 base-60 number (``1:30``, which PyYAML reads as 90; ``1:30.5`` as 90.5): a time or
-    a ratio written that way would become another number without a word. YAML 1.1, "Integer Language-
-    Independent Type" and "Floating-Point" (yaml.org/type/int.html, yaml.org/type/float.html: the
-    sexagesimal forms); YAML 1.2 dropped them."""
-    text = node.value if isinstance(node, yaml.ScalarNode) else None
-    if not isinstance(text, str) or ":" not in text:
-        return
-    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.lstrip("+"))
-    parts = [float(p) if "." in p else int(p) for p in digits.replace("_", "").split(":")]
-    value: float = 0
-    for part in parts:
-        value = value * 60 + part
-    shown = f"{sign * value:g}" if isinstance(value, float) else str(sign * value)
-    clock = ""
-    if len(parts) == 2:  # hours and minutes (or minutes and seconds) as one decimal number
-        clock = f"{text} as hours and minutes is {sign * (parts[0] + parts[1] / 60):.4g}; "
-    raise YamlProblem(f"{text} is a base-60 number in YAML 1.1 (it reads as {shown}), not what it looks like",
-                      node.start_mark.line + 1,
-                      f"Write the value as one plain number ({clock}{text} read as base 60 is {shown}), or quote "
-                      f"it if it is a text ('{text}').")
-
-
-def _refuse_separators(node: yaml.Node) -> None:
-    """Refuse a YAML 1.1 number written with '_' separators (``5_12``, which PyYAML reads as 512; ``1_6`` as
-    16): a typo would become another number without a word, and the command line refuses them too (YAML
-    1.1, "Integer Language-Independent Type", yaml.org/type/int.html: '_' is ignored; YAML 1.2's core
-    schema reads ``1_6`` as a text)."""
-    text = node.value if isinstance(node, yaml.ScalarNode) else None
-    if not isinstance(text, str) or "_" not in text:
-        return
-    plain = text.replace("_", "")
-    raise YamlProblem(f"{text} is a number with '_' separators in YAML 1.1 (it reads as {plain.lstrip('+')}), "
-                      "which may not be what was meant", node.start_mark.line + 1,
-                      f"Write the number without separators ({plain.lstrip('+')}), or quote it if it is a text "
-                      f"('{text}').")
-
-
-_OTHER_BASES = (("0b", 2, "a binary"), ("0x", 16, "a hexadecimal"), ("0", 8, "an octal"))
-
-
-def _refuse_other_bases(node: yaml.Node) -> None:
-    """Refuse a YAML 1.1 integer in another base: ``016`` (octal, which PyYAML reads as 14), ``0b11``
-    (binary, 3), ``0x10`` (hexadecimal, 16). A count or a price written with a leading zero would become
-    another number without a word (YAML 1.1, "Integer Language-Independent Type",
-    yaml.org/type/int.html; YAML 1.2's core schema reads ``016`` as 16 and drops ``0b``)."""
-    text = node.value if isinstance(node, yaml.ScalarNode) else None
-    if not isinstance(text, str):
-        return
-    digits = text.lstrip("+-").replace("_", "")
-    for prefix, base, word in _OTHER_BASES:
-        if digits.startswith(prefix) and len(digits) > len(prefix) and digits != "0":
-            body = digits[len(prefix):]
-            try:
-                value = int(body, base)
-            except ValueError:
-                return
-            sign = "-" if text.startswith("-") else ""
-            meant = (f"{sign}{int(body)}" if base == 8 else f"{sign}{value}")
-            hint = (f"Write it without the leading zero ({meant}), or quote it if it is a text ('{text}')."
-                    if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
-            raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
-                              "like", node.start_mark.line + 1, hint)
 
 
 def _short_tag(tag: str) -> str:
@@ -247,6 +169,8 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
         try:
             result[key] = loader.construct_object(value_node, deep=True)
         except YamlProblem as exc:
+            if isinstance(exc, Base60Problem):
+                exc.for_key(str(key))  # its own key, or its list's ('seq_len: [1:00]')
             raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1
     return result

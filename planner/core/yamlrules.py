@@ -1,6 +1,8 @@
-"""Two YAML 1.1 readings the planner's reader (:mod:`planner.core.yamlio`) refuses, each with its message:
-line breaks that editors do not show (:func:`hidden_break`), and keys that are read as no text
-(:func:`key_problem`). Each gives (problem, line, hint), which the reader raises as its YamlProblem."""
+"""YAML 1.1 readings the planner's reader (:mod:`planner.core.yamlio`) refuses, each with its message:
+line breaks that editors do not show (:func:`hidden_break`) and keys that are read as no text
+(:func:`key_problem`), each as (problem, line, hint), which the reader raises as its :class:`YamlProblem`;
+and numbers that would read as another value (:func:`refuse_base_60`, :func:`refuse_separators`,
+:func:`refuse_other_bases`), which raise it themselves."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from planner.core.infile import FileProblem
 from planner.core.names import char_name, clip_text
 
 
@@ -90,3 +93,108 @@ def flow_thousands(text: str) -> tuple[str, int, str] | None:
                         + ("." if after.value.startswith("0") else
                            f", or put a space after the comma if two items are meant ({before.value}, {after.value})."))
     return None
+
+
+class YamlProblem(FileProblem):
+    """A file cannot be read as the expected document; carries the 1-based ``line`` and the
+    ``path`` of the value inside the document (e.g. 'extras[0].as_of'; None at the top level)."""
+
+    @classmethod
+    def of(cls, exc: FileProblem) -> YamlProblem:
+        """``exc`` (a problem of :func:`planner.core.infile.read_input`) as a YamlProblem."""
+        if isinstance(exc, YamlProblem):
+            return exc
+        out = cls(exc.problem, exc.line, exc.hint)
+        out.path = exc.path
+        return out
+
+
+class Base60Problem(YamlProblem):
+    """A base-60 number (:func:`refuse_base_60`), whose hint gives the reading the field's unit suggests once
+    its key is known (:meth:`for_key`)."""
+
+    def __init__(self, text: str, sign: int, parts: list[float], line: int) -> None:
+        value: float = 0
+        for part in parts:
+            value = value * 60 + part
+        self.text, self.sign, self.parts, self.key = text, sign, parts, None
+        self.shown = f"{sign * value:g}" if isinstance(value, float) else str(sign * value)
+        super().__init__(f"{text} is a base-60 number in YAML 1.1 (it reads as {self.shown}), not what it looks like",
+                         line, self._hint(""))
+
+    def _hint(self, key: str) -> str:
+        text, shown, parts = self.text, self.shown, self.parts
+        quote = f", or quote it if it is a text ('{text}')."
+        if len(parts) == 2 and re.search(r"(^|_)hours?(_|$)", key):  # hours and minutes, as one decimal number of hours
+            hours = self.sign * (parts[0] + parts[1] / 60)
+            return f"Write the hours as one plain number ({text} as hours and minutes is {hours:.4g}){quote}"
+        if re.search(r"(^|_)(s|seconds?)$", key):  # minutes and seconds (h:mm:ss) in seconds: the base-60 value
+            clock = "minutes and seconds" if len(parts) == 2 else "hours, minutes and seconds"
+            return f"Write the seconds as one plain number ({text} as {clock} is {shown} s){quote}"
+        return f"Write the value as one plain number, without ':'{quote}"
+
+    def for_key(self, key: str) -> None:
+        """Give the hint for the field ``key`` (its unit read from its suffix: '_hours', '_s'), the first key
+        named: the value's own, or its list's; a key further out is not its field."""
+        if self.key is None:
+            self.key = key
+            self.hint = self._hint(key)
+
+
+def refuse_base_60(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 base-60 number (``1:30``, which PyYAML reads as 90; ``1:30.5`` as 90.5): a time or
+    a ratio written that way would become another number without a word. YAML 1.1, "Integer Language-
+    Independent Type" and "Floating-Point" (yaml.org/type/int.html, yaml.org/type/float.html: the
+    sexagesimal forms); YAML 1.2 dropped them.
+
+    Raises:
+        YamlProblem: with the hint of its field once the mapping that holds it names the key
+            (:class:`Base60Problem`)."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str) or ":" not in text:
+        return
+    sign, digits = (-1, text[1:]) if text.startswith("-") else (1, text.lstrip("+"))
+    parts: list[float] = [float(p) if "." in p else int(p) for p in digits.replace("_", "").split(":")]
+    raise Base60Problem(text, sign, parts, node.start_mark.line + 1)
+
+
+def refuse_separators(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 number written with '_' separators (``5_12``, which PyYAML reads as 512; ``1_6`` as
+    16): a typo would become another number without a word, and the command line refuses them too (YAML
+    1.1, "Integer Language-Independent Type", yaml.org/type/int.html: '_' is ignored; YAML 1.2's core
+    schema reads ``1_6`` as a text)."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str) or "_" not in text:
+        return
+    plain = text.replace("_", "")
+    raise YamlProblem(f"{text} is a number with '_' separators in YAML 1.1 (it reads as {plain.lstrip('+')}), "
+                      "which may not be what was meant", node.start_mark.line + 1,
+                      f"Write the number without separators ({plain.lstrip('+')}), or quote it if it is a text "
+                      f"('{text}').")
+
+
+_OTHER_BASES = (("0b", 2, "a binary"), ("0x", 16, "a hexadecimal"), ("0", 8, "an octal"))
+
+
+def refuse_other_bases(node: yaml.Node) -> None:
+    """Refuse a YAML 1.1 integer in another base: ``016`` (octal, which PyYAML reads as 14), ``0b11``
+    (binary, 3), ``0x10`` (hexadecimal, 16). A count or a price written with a leading zero would become
+    another number without a word (YAML 1.1, "Integer Language-Independent Type",
+    yaml.org/type/int.html; YAML 1.2's core schema reads ``016`` as 16 and drops ``0b``)."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else None
+    if not isinstance(text, str):
+        return
+    digits = text.lstrip("+-").replace("_", "")
+    for prefix, base, word in _OTHER_BASES:
+        if digits.startswith(prefix) and len(digits) > len(prefix) and digits != "0":
+            body = digits[len(prefix):]
+            try:
+                value = int(body, base)
+            except ValueError:
+                return
+            sign = "-" if text.startswith("-") else ""
+            meant = (f"{sign}{int(body)}" if base == 8 else f"{sign}{value}")
+            hint = (f"Write it without the leading zero ({meant}), or quote it if it is a text ('{text}')."
+                    if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
+            raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
+                              "like", node.start_mark.line + 1, hint)

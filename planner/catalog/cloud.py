@@ -86,6 +86,14 @@ _CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 
                  "'{number} {unit}' there is {number} {binary_unit}")
 
 
+#: The clouds whose region names are all lower case, as their APIs take them: AWS 'us-east-1' (AWS General
+#: Reference, "AWS service endpoints", Regions table), Google Cloud 'us-central1' (Compute Engine
+#: documentation, "Regions and zones"), Azure 'eastus' (``az account list-locations``, its "name" field),
+#: Lambda 'us-east-1' (Lambda Cloud API, ``/instance-types`` "regions_with_capacity_available"). RunPod's are
+#: country codes in upper case ('US'), as SkyPilot's catalog writes them.
+LOWER_CASE_REGIONS = ("aws", "gcp", "azure", "lambda")
+
+
 #: ``cloud.yaml`` keys besides the common ones.
 INSTANCE_FIELDS: dict[str, Field] = {
     "provider": Field(read_text),
@@ -105,8 +113,14 @@ INSTANCE_FIELDS: dict[str, Field] = {
 
 
 def _check_instance(p: Parsed) -> None:
-    """A spot price range holds the instance's spot price (after the overlay is merged)."""
+    """A spot price range holds the instance's spot price (after the overlay is merged); a region of a cloud in
+    :data:`LOWER_CASE_REGIONS` is written in lower case (``costs.regions: [us-east-1]`` would not select a row
+    in 'US-EAST-1')."""
     v = p.values
+    region = v["region"]
+    if v["provider"] in LOWER_CASE_REGIONS and region != region.lower():
+        raise p.err(f"region {region!r} has upper-case letters, and {v['provider']} names its regions in lower case",
+                    later(p, "region", "provider"), f"Write region: {region.lower()!r}.")
     if "spot_usd_per_hour_range" not in v:
         return
     low, high = v["spot_usd_per_hour_range"]

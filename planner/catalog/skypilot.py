@@ -81,6 +81,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
+from planner.catalog.cloud import LOWER_CASE_REGIONS
+from planner.catalog.import_summary import left_out_lines
 from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
@@ -155,6 +157,11 @@ class ImportResult:
     skipped: dict[str, str] = field(default_factory=dict)
     #: CSV lines whose SpotPrice was 0 (or below the smallest float): read as no spot offer
     no_spot_lines: list[str] = field(default_factory=list)
+    #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
+    spot_above_lines: list[str] = field(default_factory=list)
+    #: CSV lines whose region had upper-case letters, for a cloud that names its regions in lower case
+    #: (:data:`LOWER_CASE_REGIONS`): written in lower case
+    region_case_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
 
@@ -545,13 +552,7 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
     zones: dict[str, list[_Zone]] = {}
     meta: dict[str, tuple[str, int, int, float]] = {}
     lines: dict[str, str] = {}  # an instance type's first row
-    if provider == "gcp":
-        gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
-        for r in rows:
-            if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
-                count = int(_num(r["AcceleratorCount"]) or 0)
-                gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
-                    _num(r["Price"]), _spot(r, result))
+    gpu_rows = _gcp_gpu_rows(rows, result) if provider == "gcp" else {}
     for r in rows:
         inst = (r.get("InstanceType") or "").strip()
         if not inst:  # GCP's GPU rows (an accelerator, no machine type) price the GPUs above; any other: said
@@ -597,7 +598,8 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             continue
         meta[inst] = (gid, count, int(_num(r["vCPUs"]) or 0), float(_num(r["MemoryGiB"]) or 0.0))
         lines.setdefault(inst, r["_line"])
-        zones.setdefault(inst, []).append(_Zone(r["Region"].strip(), zone, price, spot, parts, spot_parts))
+        zones.setdefault(inst, []).append(_Zone(_noted(provider, r, price, spot, result), zone, price, spot, parts,
+                                                spot_parts))
     for inst in sorted(no_gpu):
         result.skipped.setdefault(inst, "no GPU")
     for inst, zs in zones.items():
@@ -633,6 +635,32 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
                                 "other characters than a-z and 0-9 as '-'), so one would replace the other",
                                 hint=f"Remove or rename one of the two rows (lines {at}), then import the file again.")
     return result
+
+
+def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> dict[tuple[str, int, str, str],
+                                                                                   tuple[float | None, float | None]]:
+    """GCP's GPU rows (an accelerator, no machine type): (accelerator, count, region, zone) -> (on-demand, spot)
+    price of the GPUs, which a machine type's row of that zone adds to its VM price (module docstring)."""
+    gpu_rows: dict[tuple[str, int, str, str], tuple[float | None, float | None]] = {}
+    for r in rows:
+        if not (r.get("InstanceType") or "").strip() and (r.get("AcceleratorName") or "").strip():
+            count = int(_num(r["AcceleratorCount"]) or 0)
+            gpu_rows[(r["AcceleratorName"].strip(), count, r["Region"], r.get("AvailabilityZone", ""))] = (
+                _num(r["Price"]), _spot(r, result))
+    return gpu_rows
+
+
+def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
+    """The row's region as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_REGIONS`; the
+    row's line kept in ``result`` where that changed it, and where its spot price is no spot offer (at or above
+    on-demand, the module docstring's spot rule)."""
+    if spot is not None and spot >= price:
+        result.spot_above_lines.append(str(r["_line"]))
+    region = r["Region"].strip()
+    if provider in LOWER_CASE_REGIONS and region.isascii() and region != region.lower():
+        result.region_case_lines.append(str(r["_line"]))
+        region = region.lower()
+    return region
 
 
 def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
@@ -787,44 +815,6 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
                     memory_gib=mem, usd_per_hour=price, region=best, spot_usd_per_hour=spot,
                     spot_usd_per_hour_range=rng, verification="D" if provider == "gcp" else "V",
                     notes=" ".join(notes))
-
-
-#: A reason that names the CSV line it was found on: 'line 12, column Price: ...' or 'line 12: ...'.
-_LINE_REASON = re.compile(r"line ([0-9]+)(?:, |: )(.*)", re.S)
-
-
-def left_out_lines(skipped: Mapping[str, str], *, reasons: int = 6, names: int = 3) -> list[str]:
-    """What an import left out, in at most ``reasons`` + 1 lines: per reason (most instance types first)
-    the count and the first ``names`` instance types; the rest in one line. A reason found on a line of
-    the file ('line 12, column Price: ...') is counted without its line number (2,000 rows priced '$1.29'
-    are one reason), its first rows shown by line, in the file's order ('line 2: g6.xlarge').
-
-    A provider's file lists hundreds of instance types without a GPU the catalog knows; one line
-    each (~1,800 for AWS) would bury the rows that were read.
-    """
-    by_reason: dict[str, list[tuple[int, str]]] = {}
-    for inst, why in skipped.items():
-        m = _LINE_REASON.fullmatch(why)
-        line = int(m.group(1)) if m else -1
-        by_reason.setdefault(m.group(2) if m else why, []).append((line, inst))
-    order = sorted(by_reason, key=lambda why: (-len(by_reason[why]), why))
-    lines = []
-
-    def item(line: int, inst: str) -> str:
-        if line < 0:
-            return inst
-        return f"line {line}" + ("" if inst.startswith("the row on line ") else f": {inst}")
-
-    for why in order[:reasons]:
-        insts = sorted(by_reason[why])
-        shown = ", ".join(item(*x) for x in insts[:names]) + (", ..." if len(insts) > names else "")
-        lines.append(f"left out {len(insts)}: {why} ({shown})")
-    rest = order[reasons:]
-    if rest:
-        count = sum(len(by_reason[why]) for why in rest)
-        lines.append(f"left out {count} more for {len(rest)} other reason(s) (e.g. "
-                     f"{item(*sorted(by_reason[rest[0]])[0])}: {rest[0]})")
-    return lines
 
 
 def _memory_text(gib: float) -> str:

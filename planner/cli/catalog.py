@@ -403,7 +403,8 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
     """
     from pathlib import Path
 
-    from planner.catalog.skypilot import ImportProblem, import_file, left_out_lines, overlay_yaml
+    from planner.catalog.import_summary import left_out_lines, noted_lines
+    from planner.catalog.skypilot import ImportProblem, import_file, overlay_yaml
     from planner.core.errors import InputError
     from planner.core.names import escape_unsafe
 
@@ -429,9 +430,11 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         say(escape_unsafe(f"{f}: {len(result.rows)} instance(s)"))
         for line in left_out_lines(result.skipped):  # a few lines: counts by reason, the first names
             say("  " + escape_unsafe(line))
-        if result.no_spot_lines:
-            shown = ", ".join(result.no_spot_lines[:5]) + (", ..." if len(result.no_spot_lines) > 5 else "")
-            say(f"  spot price 0 read as no spot offer: {len(result.no_spot_lines)} row(s) (line {shown})")
+        for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
+                                 (result.spot_above_lines, "spot price at or above on-demand read as no spot offer"),
+                                 (result.region_case_lines, "region in upper case written in lower case, as the "
+                                                            "cloud names it"))):
+            say("  " + line)
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "
                          f"written to {out / 'cloud.yaml'}",

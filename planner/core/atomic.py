@@ -160,6 +160,8 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
             tmp_name = _replace_expected(Path(tmp_name), path, expect)
         fsync_dir(directory)
     except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:  # the temporary beside it is longer than the name: PATH_MAX or NAME_MAX
+            raise path_too_long(shown_path(path), exc, directory) from None
         raise OutputError(f"{shown_path(path)}: cannot write ({exc.strerror or exc}). Check that its directory is writable "
                           "and the disk has room.") from None
     finally:
@@ -225,6 +227,25 @@ def process_umask() -> int:
     except (OSError, ValueError, IndexError):
         pass
     return 0o022
+
+
+def path_too_long(shown: str | Path, exc: OSError, directory: Path) -> OutputError:
+    """The error for writing ``shown`` when the system said ENAMETOOLONG: the report's own path fits, but the
+    temporary one planner writes first (a staging folder and a random name: up to about 60 bytes longer) does
+    not."""
+    return OutputError(f"{shown}: cannot write ({exc.strerror}): planner writes each report first under a temporary "
+                       "path up to about 60 bytes longer (a staging folder and a random name), and that path is over "
+                       f"the system's limit of {_path_max(directory):,} bytes. Give a shorter path: cd into the "
+                       "folder and write there (--out .).")
+
+
+def _path_max(directory: Path) -> int:
+    """The longest path, in bytes, the file system of ``directory`` takes (``pathconf(PC_PATH_MAX)``; Linux's
+    PATH_MAX, 4096, where it cannot be asked)."""
+    try:
+        return os.pathconf(directory, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 4096
 
 
 def _new_temp(directory: Path, name: str, *, private: bool = False) -> tuple[int, str]:

@@ -38,7 +38,7 @@ def cut_utf8(text: str, max_bytes: int) -> str:
     return data[:max_bytes].decode("utf-8", errors="ignore")
 
 
-def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
+def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES, *, check_reserved: bool = True) -> str:
     """A file name stem from a scenario name, NFKC-normalised first as names are compared (:func:`name_key`:
     a decomposed accent is kept as its composed letter, a full-width or other compatibility letter is its
     plain one, so names that compare equal write one set of files): no path separators, no '..', no leading dots, at most ``max_bytes`` UTF-8 bytes
@@ -48,7 +48,8 @@ def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
     bidirectional characters among them).
 
     Raises:
-        OutputError: nothing usable is left (e.g. '..', '/', '').
+        OutputError: nothing usable is left (e.g. '..', '/', ''), or (with ``check_reserved``) the stem is a
+            device name Windows reserves (:func:`windows_reserved`).
     """
     text = unicodedata.normalize("NFKC", str(name)).replace("\\", "/")  # 'e' + U+0301 is 'é'; 'ｃ' is 'c'
     parts = [p for p in text.split("/") if p not in ("", ".", "..")]
@@ -60,7 +61,26 @@ def safe_stem(name: str, max_bytes: int | None = MAX_STEM_BYTES) -> str:
     if not stem:
         raise OutputError(f"scenario name {name!r} gives no usable file name. Give the scenario a name such as "
                           "'ft-7b-workstation'.")
+    if check_reserved and windows_reserved(stem):
+        raise OutputError(f"scenario name {name!r} gives the report names {stem}.json, {stem}.xlsx, ..., which "
+                          f"Windows reserves for the device {windows_reserved(stem)}: a report folder copied or synced "
+                          "there loses them. Give the scenario another name, e.g. 'ft-7b-workstation'.")
     return stem
+
+
+#: The device names Windows reserves as file names, with any extension ('nul.json' is the device NUL), in any
+#: case: Microsoft, "Naming Files, Paths, and Namespaces", section "Naming Conventions"
+#: (https://learn.microsoft.com/en-us/windows/win32/fileio/naming-a-file). COM and LPT with the superscript
+#: digits 1-3 are reserved too (ibid.).
+_WINDOWS_DEVICES = re.compile(r"(CON|PRN|AUX|NUL|(?:COM|LPT)[0-9\u00b9\u00b2\u00b3])", re.IGNORECASE)
+
+
+def windows_reserved(stem: str) -> str:
+    """The Windows device ``stem`` names ('CON' for 'con' or 'Con.v2'), which no file there can be called
+    even with an extension; '' when none."""
+    base = stem.split(".", 1)[0].rstrip(" ")
+    m = _WINDOWS_DEVICES.fullmatch(base)
+    return m.group(1).upper() if m else ""
 
 
 def unsafe_char(text: str, *, newlines: bool = False) -> str | None:
@@ -132,6 +152,15 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", name)
 
 
+def clash_key(name: str) -> str:
+    """A name as two names clash: :func:`name_key` and then Unicode default case folding, so that 'chat' and
+    'Chat', or 'straße' and 'STRASSE', are one (the Unicode Standard 15.0, 3.13 "Default Case Algorithms",
+    D145 toCasefold). Two workloads, or two report sets in one folder, whose names clash are refused: a
+    reader takes them for one name, and a case-insensitive file system (APFS and HFS+ by default, NTFS,
+    FAT and exFAT, SMB shares) stores their reports as one file."""
+    return unicodedata.normalize("NFKC", name_key(name).casefold())
+
+
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
     """The name among ``names`` that ``given`` names: itself, or the one it equals in Unicode NFKC
     (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'); None when none."""
@@ -156,6 +185,9 @@ def spelling_note(a: str, b: str) -> str:
     Unicode spellings (:func:`name_key`), for a message naming both."""
     if a == b:
         return ""
+    if name_key(a) != name_key(b):
+        return (f", the same name in another case: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} differ only "
+                "in upper and lower case, so they read as one name")
     return (f", the same name: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} are two Unicode spellings "
             "of it (composed and decomposed accents, or full-width and ordinary letters), which look alike")
 

@@ -70,11 +70,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import STAGING_PREFIX, ensure_dir, own_file_sha256, sha256_file, fsync_dir, keep_access, refuse_read_only
+from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, own_file_sha256, path_too_long,
+                                  refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
-from planner.core.names import name_key
+from planner.core.names import clash_key, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -161,6 +162,8 @@ class ReportSet:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
                     (self._staging / STAGING_MARK).write_bytes(_MARK_HEADER)
                 except OSError as exc:
+                    if exc.errno == errno.ENAMETOOLONG:
+                        raise path_too_long(self.out, exc, self.out) from None
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                                       "Give --out a directory that can be written.") from None
         except BaseException:
@@ -834,8 +837,10 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
     path = out / name
     if not _lexists(path):
         refuse_input(path, inputs)  # a name the run reads when it is there
+        _case_clash(out, name, manifest, set_name)
         return
     refuse_input(path, inputs)
+    _case_clash(out, name, manifest, set_name)
     owner = _owner(out, name, manifest)
     if _same_set(owner, set_name):
         return
@@ -864,6 +869,19 @@ def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name:
         raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
                           f"name{_differ(owner, set_name)}; planner never replaces or removes another set's report. "
                           "Give another --out, or give the scenario another name.")
+
+
+def _case_clash(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse (OutputError) to write ``out/name`` beside another set's report whose name differs from it only in
+    case ('chat.json', 'Chat.json'): a case-insensitive file system (macOS, Windows, SMB shares, exFAT) stores the
+    two as one file, so the folder, copied or synced there, would lose one (planner.core.names.clash_key)."""
+    for other in manifest:
+        owner = _owner(out, other, manifest) if other != name and clash_key(other) == clash_key(name) else None
+        if owner is None or _same_set(owner, set_name):
+            continue
+        raise DestinationError(f"{out / name}: would sit beside {other!r}, a report of {owner!r}, and the two names "
+                               "differ only in upper and lower case, which a case-insensitive file system (macOS, "
+                               "Windows) stores as one file. Give another --out, or give the scenario another name.")
 
 
 def _differ(a: str, b: str) -> str:

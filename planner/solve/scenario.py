@@ -194,7 +194,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import escape_unsafe, name_key, safe_stem, spelling_note
+from planner.core.names import clash_key, escape_unsafe, safe_stem, spelling_note, windows_reserved
 from planner.core.fields import Entry
 from planner.workload.inputs import make_resolver
 from planner.workload.relative import relative_model_resolver
@@ -520,10 +520,16 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if "name" not in root.data:
         check_derived_name(root, name, "scenario")
     try:
-        safe_stem(name)
+        stem = safe_stem(name, max_bytes=None, check_reserved=False)
     except OutputError:
+        stem = ""
+    if not stem:
         raise root.error(f"name {name!r} leaves nothing to name the report files with", "name",
-                         "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.") from None
+                         "Use letters, digits, '-', '_' or '.', e.g. name: ft-7b-workstation.")
+    if windows_reserved(stem):
+        raise root.error(f"name {name!r} gives the report names {stem}.json, {stem}.xlsx, ..., which Windows reserves "
+                         f"for the device {windows_reserved(stem)} (a report folder copied there loses them)", "name",
+                         "Give the scenario another name, e.g. name: ft-7b-workstation.")
     objective = root.str("objective", "capex", choices=OBJECTIVES)
     entries = root.children("workloads")
     if not entries:
@@ -532,14 +538,14 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
     if base_dir is not None:
         resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
     workloads = []
-    names: dict[str, tuple[str, str]] = {}  # name_key (NFKC) -> (the entry, the name as written)
+    names: dict[str, tuple[str, str]] = {}  # clash_key (NFKC, case-folded) -> (the entry, the name as written)
     for i, e in enumerate(entries):
         sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
-        if name_key(sw.name) in names:
-            where, other = names[name_key(sw.name)]
+        if clash_key(sw.name) in names:
+            where, other = names[clash_key(sw.name)]
             raise e.error(f"duplicate workload name {sw.name!r} (also {where}{spelling_note(sw.name, other)})", "name",
                           "Give each workload its own name.")
-        names[name_key(sw.name)] = (e.key_path(None) or "", sw.name)
+        names[clash_key(sw.name)] = (e.key_path(None) or "", sw.name)
         workloads.append(sw)
     constraints = _constraints(root.child("constraints", None), catalog)
     if constraints.max_hours_per_job is not None:
@@ -734,6 +740,8 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     max_cards = e.int("max_cards", None, min=1, max=MAX_GPUS)
     max_nodes = e.int("max_nodes", 1, min=1, max=MAX_NODES)
     budget = e.number("budget_usd", None, min=0, min_exclusive=True)
+    if budget is not None:  # compared with the quote's total, which is in whole cents
+        budget = whole_cents(e, "budget_usd", budget)
     min_tps = e.number("min_decode_tokens_per_s", None, min=0, max=1e6, min_exclusive=True)
     max_hours = e.number("max_hours_per_job", None, min=0, max=MAX_DEADLINE_HOURS, min_exclusive=True)
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)

@@ -58,7 +58,7 @@ def test_a_fractional_value_of_another_type_is_still_refused() -> None:
     (3, "out: must be a directory path (a str or pathlib.Path), not int"),
     (b"reports", "out: must be a directory path (a str or pathlib.Path), not bytes"),
     (["reports"], "out: must be a directory path (a str or pathlib.Path), not list"),
-    ("  ", "out: is empty"),
+    ("  ", "out: is blank ('  '): a path of spaces alone"),
     ("a\0b", "out: holds a NUL character"),
 ])
 @pytest.mark.parametrize("function, scenario", [(plan, SCENARIO), (compare, COMPARE)])

@@ -324,7 +324,8 @@ BAD = [
      "estimate --gpu ID --gpus N' or 'planner fit', which need no price; to plan a purchase, give the unit's price (a "
      "quote, street price or estimate)."),
     ("ram.yaml", "    speed_mts: 5600\n", "    speed_mts: 5600.5\n",
-     "ram.yaml:7: dimms[0] (ddr5-udimm-32g).speed_mts: must be a whole number, not 5600.5."),
+     "ram.yaml:7: dimms[0] (ddr5-udimm-32g).speed_mts: must be a whole number, not 5600.5. Write a whole number: "
+     "speed_mts: 5601 (rounded up) or speed_mts: 5600."),
     ("cloud.yaml", "    gpu: h100-sxm\n", "    gpu: h100-sxn\n",
      "cloud.yaml:7: instances[0] (test-8x-h100).gpu: unknown GPU 'h100-sxn'. Did you mean 'h100-sxm'?"),
     ("cloud.yaml", "    memory: 2048 GiB\n", "    memory: 2048\n",

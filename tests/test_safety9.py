@@ -42,8 +42,8 @@ def test_a_whole_number_is_read_on_the_command_line_as_files_read_it(written: st
     ("--gpus", "2 ", "Error: --gpus: '2 ' has spaces around the number. Write it without them: --gpus 2.\n"),
     ("--micro-batch", "5.12e2", "Error: --micro-batch: '5.12e2' is not a whole number. Write the whole number in "
                                 "digits: --micro-batch 512.\n"),  # 5.12 x 10^2; YAML 1.1 reads it as a text
-    ("--micro-batch", "4.5", "Error: Invalid value for '--micro-batch': '4.5' is not a valid integer. See "
-                             "'planner estimate --help'.\n"),
+    ("--micro-batch", "4.5", "Error: --micro-batch: '4.5' is not a whole number. Write a whole number: "
+                             "--micro-batch 5 (rounded up) or --micro-batch 4.\n"),
 ])
 def test_what_a_file_refuses_the_command_line_refuses(option: str, written: str, line: str) -> None:
     r = _estimate(option, written)

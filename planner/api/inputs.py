@@ -198,7 +198,8 @@ def dir_path_of(value: Any, entry: str, hint: str, *, empty: str = "") -> Path:
         raise InputError(f"must be a directory path (a str or pathlib.Path), not a path of {type(text).__name__}",
                          entry=entry, hint=hint + ".")
     if not text.strip():
-        raise InputError("is empty", entry=entry, hint=hint + empty + ".")
+        raise InputError("is empty" if not text else f"is blank ({text!r}): a path of spaces alone", entry=entry,
+                         hint=hint + empty + ".")
     if "\0" in text:
         raise InputError("holds a NUL character, which no path may hold", entry=entry, hint=hint + ".")
     try:

@@ -350,7 +350,8 @@ class Entry:
                 raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key,
                                  f"Write it with two-digit months and days: {key}: {padded}.")
         if parsed is None:
-            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key)
+            raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key,
+                             _date_hint(value, lambda d: f"{key}: {d}"))
         if parsed < EARLIEST_DATE:
             raise self.error(f"{text} is before {EARLIEST_DATE.isoformat()}; no hardware price, quote or measurement "
                              "planner reads is that old", key, "Write the date it was quoted, read or measured.")
@@ -371,6 +372,37 @@ class Entry:
 #: assumes that the year 1900 is a leap year",
 #: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
 EARLIEST_DATE = _dt.date(2000, 1, 1)
+
+def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
+    """'Write it as YYYY-MM-DD: as_of: 2026-01-15.' for a date in another common spelling, or None: '20260115'
+    (ISO 8601's basic format; YAML reads it as a number), '2026.01.15' or '2026/1/15' (year first),
+    '15.01.2026' (day first: the dotted order of most of Europe, Unicode CLDR's date formats). '01/02/2026'
+    is day-first in Europe and month-first in the United States: both readings are given when both are dates."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    orders: list[tuple[str, str, str]] = []
+    if m := re.fullmatch(r"([0-9]{4})([0-9]{2})([0-9]{2})", text):
+        orders = [m.groups()]
+    elif m := re.fullmatch(r"([0-9]{4})[./]([0-9]{1,2})[./]([0-9]{1,2})", text):
+        orders = [m.groups()]
+    elif m := re.fullmatch(r"([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})", text):
+        orders = [(m.group(3), m.group(2), m.group(1))]
+    elif m := re.fullmatch(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})", text):
+        orders = [(m.group(3), m.group(2), m.group(1)), (m.group(3), m.group(1), m.group(2))]
+    dates = []
+    for y, mo, d in orders:
+        try:
+            iso = _dt.date(int(y), int(mo), int(d)).isoformat()
+        except ValueError:
+            continue
+        if iso not in dates:
+            dates.append(iso)
+    if len(dates) == 1:
+        return f"Write it as YYYY-MM-DD: {spell(dates[0])}."
+    if len(dates) == 2:
+        return (f"Write it as YYYY-MM-DD: {spell(dates[0])} if the day comes first, {spell(dates[1])} if the month "
+                "does.")
+    return None
+
 
 #: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
 _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
@@ -425,7 +457,7 @@ _OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
 #: '30%': a number and a percent sign
 _PERCENT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
 #: '512 tokens': a whole number and a word after it
-_WITH_UNIT = re.compile(r"^\s*([0-9]+)\s*([A-Za-z][A-Za-z ]*?)\s*$")
+_WITH_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z][A-Za-z/ ]*?)\s*$")
 
 
 def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None,
@@ -538,6 +570,14 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     Args:
         spell: how the hint writes the key with a number ('seq_len: 8192', '--seq-len 8192').
     """
+    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e6 and re.fullmatch(
+            r"[1-9][0-9]{0,2}\.[0-9]{3}", repr(value)):
+        # '16.384': the German or Italian way of writing 16384 (a '.' groups thousands: Unicode CLDR de, it)
+        return (f"If the '.' separates thousands, write the number without it: {spell(repr(value).replace('.', ''))}; "
+                "planner reads '.' as a decimal point.")
+    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e15 and not value.is_integer():
+        # a fraction where a count belongs ('slot_width: 2.5', a card 2.5 slots wide, takes 3): the two whole numbers
+        return f"Write a whole number: {spell(str(math.ceil(value)))} (rounded up) or {spell(str(math.floor(value)))}."
     if not isinstance(value, str):
         return None
     foreign = ascii_digits_hint(value, spell)
@@ -573,6 +613,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         as_float = None
     if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE."):
         return f"Write the whole number in digits: {spell(str(int(as_float)))}."
+    if as_float is not None and re.fullmatch(r"\s*[0-9.]+\s*", value):  # '16.384', '2.5' as a text (the command line)
+        return whole_number_hint(as_float, spell)
     m = _BINARY_SUFFIXED.match(value)
     if m:  # '2Ki', '8Mi': IEC binary multiples, 1024 and 1024^2
         whole = float(m.group(1)) * (1024 if m.group(2).lower() == "k" else 1024**2)
@@ -582,6 +624,14 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     m = _WITH_UNIT.match(value)
     if m:
         unit = m.group(2).strip()
+        named = re.sub(r"[^a-z]", "", unit.lower())  # 'MT/s' for speed_mts: the unit the key names
+        if named and re.search(r"_" + re.escape(named) + r"\b", spell("")):
+            return f"Write the number alone, without '{unit}': {spell(m.group(1))}."
+        base = re.sub(r"[^a-z]", "", unit[1:].lower())
+        if unit[:1] in ("k", "K", "M") and base and re.search(r"_" + re.escape(base) + r"\b", spell("")):
+            # '0.165 kW' for tdp_w: SI prefixes k = 10^3, M = 10^6 (SI Brochure, 9th ed., Table 7)
+            scaled = Decimal(m.group(1)) * (1000 if unit[0] in "kK" else 1000**2)
+            return f"Write the number in {unit[1:]}, without a prefix: {spell(format(scaled.normalize(), 'f'))}."
         if len(unit) > 1 and unit[0] in "kKMGT" and unit[1:2].isalpha():  # 'kW', 'MHz': a multiple, not the unit
             return (f"Write the number alone, in the unit the key is counted in: '{unit}' is a multiple of a unit, "
                     "so the number changes (1 kW is 1000 W).")

@@ -62,8 +62,14 @@ class UnitError(ValueError):
         self.hint = hint
 
 
-#: The first run of digits with the separators and points people write in numbers ('1,5', '24_000', '1.500,5').
-_NUMBER_RUN = re.compile(r"[0-9][0-9,_.]*")
+#: The characters that group thousands in the locales that do not use ',' or '.': a space, the no-break spaces
+#: U+00A0 and U+202F (French, Russian, Nordic: Unicode CLDR's "group" symbol), the thin space U+2009 (SI
+#: Brochure, 9th ed., 5.4.4: "groups of three ... separated by a thin space"), and the apostrophes U+0027 and
+#: U+2019 (Switzerland: CLDR de-CH, it-CH).
+GROUP_MARKS = " \u00a0\u202f\u2009'\u2019"
+#: The first run of digits with the separators and points people write in numbers ('1,5', '24_000', '1.500,5',
+#: '16 384', "16'384"); a grouping mark only between digits ('24 GiB' is the number 24).
+_NUMBER_RUN = re.compile(r"[0-9](?:[0-9,_.]|[" + GROUP_MARKS + r"](?=[0-9]))*")
 
 
 def _readings(run: str) -> list[tuple[str, str]]:
@@ -75,6 +81,14 @@ def _readings(run: str) -> list[tuple[str, str]]:
     thousands separators (a number has one decimal comma), '1,500' either. '_' groups digits in Python and
     YAML 1.1, and means nothing else. A run that none of these readings fits ('2,4,5', '5,') gives [].
     """
+    marks = {ch for ch in run if ch in GROUP_MARKS}
+    if marks:  # '16 384', "16'384", '1 234,5': thousands grouped by one mark, then a decimal point or comma
+        mark = re.escape(next(iter(marks)))
+        m = re.fullmatch(r"([0-9]{1,3}(?:" + mark + r"[0-9]{3})+)(?:[.,]([0-9]+))?", run)
+        if len(marks) > 1 or "_" in run or m is None:
+            return []
+        plain = re.sub("[^0-9]", "", m.group(1)) + (f".{m.group(2)}" if m.group(2) else "")
+        return [(plain, "thousands")]
     if "," in run and "_" in run:
         return []
     if "_" in run:
@@ -107,7 +121,7 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     if not isinstance(text, str):
         return None
     m = _NUMBER_RUN.search(text)
-    if m is None or ("," not in m.group() and "_" not in m.group()):
+    if m is None or not any(ch in m.group() for ch in ",_" + GROUP_MARKS):
         return None
     run = m.group()
     every = _readings(run)
@@ -115,7 +129,12 @@ def separator_problem(text: object, spell: Callable[[str], str], *, alone: bool 
     readings = [(str(int(Decimal(n))) if whole else n, how) for n, how in every
                 if not whole or Decimal(n) == Decimal(n).to_integral_value()]
     shown = (lambda n: spell(n)) if alone else (lambda n: spell((text[:m.start()] + n + text[m.end():]).strip()))
-    if "_" in run:
+    marks = [ch for ch in GROUP_MARKS if ch in run]
+    if marks:
+        from planner.core.names import char_name
+
+        problem = f"{text!r} groups the digits of its number with {char_name(marks[0])}, which planner does not read"
+    elif "_" in run:
         problem = f"{text!r} is written with '_' separators, which planner does not read"
     else:
         problem = f"{text!r} has a comma in its number, which planner reads neither as a decimal point nor " \
@@ -173,6 +192,22 @@ def _unit_suggestion(number: object) -> str:
     return f"write it with the unit it counts, e.g. '{number} GiB', '{number} MiB' or '{number} GB'"
 
 
+def _size_spelling_hint(text: str) -> str | None:
+    """What to write for a size in a spelling the parser does not take, or None: a number with no digit before
+    or after its point ('.5 GiB', '5. GiB'), or a unit in full-width or other compatibility letters ('24 ＧｉＢ',
+    whose Unicode NFKC form is '24 GiB')."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", text).strip()
+    m = re.fullmatch(r"([0-9]*)\.([0-9]*)\s*([A-Za-z]+)", folded)
+    if m and (m.group(1) or m.group(2)) and not (m.group(1) and m.group(2)):
+        number = f"{m.group(1) or '0'}.{m.group(2)}" if m.group(2) else m.group(1)
+        return f"Write a digit on both sides of the point, or none: '{number} {m.group(3)}'."
+    if folded != text.strip() and _NUMBER_UNIT.match(folded):
+        return f"Write it in ASCII letters and digits: '{folded}'."
+    return None
+
+
 def parse_size(text: object) -> int:
     """Parse a size written with its unit into integer bytes.
 
@@ -199,7 +234,8 @@ def parse_size(text: object) -> int:
         bare = text.strip()
         if re.fullmatch(r"-?[0-9.eE+_,]+", bare or "x"):
             raise UnitError(f"the size {text!r} has no unit; {_unit_suggestion(bare)}")
-        raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'")
+        raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'",
+                        _size_spelling_hint(text))
     number, unit = m.groups()
     if unit not in _SIZE_UNITS:
         close = [u for u in _SIZE_UNITS if u.lower() == unit.lower() and not u.endswith("b")]

@@ -27,6 +27,11 @@ MAX_CONFIG_VALUES: dict[str, int] = {
 }
 
 
+#: The quantization_config methods planner sizes, as transformers names them (QuantizationMethod in
+#: transformers/utils/quantization_config.py): another spelling of one of them is refused, not sized.
+QUANT_METHODS = ("awq", "gptq", "bitsandbytes", "fp8", "mxfp4", "compressed-tensors")
+
+
 def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | None = None,
            hint: str | None = None) -> ModelConfigError:
     """A ModelConfigError at ``key``, with the key's line when ``cfg`` knows it (a config.json file)."""
@@ -133,6 +138,13 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
         if method is not None and not isinstance(method, str):
             raise _error(cfg, where, f"quantization_config.quant_method must be a text such as 'awq', not {method!r}",
                          "quantization_config")
+        if isinstance(method, str) and method != method.lower() and method.lower() in QUANT_METHODS:
+            # transformers looks the method up as written among its lower-case names, and refuses any other
+            # ("Unknown quantization type, got GPTQ": AutoQuantizationConfig.from_dict, quantizers/auto.py)
+            raise _error(cfg, where, f"quantization_config.quant_method {method!r} is not lower case, and transformers "
+                         "loads no checkpoint whose method it does not know by its lower-case name",
+                         "quantization_config",
+                         f'transformers writes its methods in lower case: "quant_method": "{method.lower()}".')
         for bits_key in ("bits", "w_bit"):
             bits = q.get(bits_key)
             if bits is None:

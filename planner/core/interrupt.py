@@ -1,6 +1,7 @@
-"""Stopping on SIGINT, SIGTERM and SIGHUP without leaving half a report set.
+"""Stopping on SIGINT, SIGTERM and SIGHUP (and the other signals that end a process by default: SIGQUIT,
+SIGXCPU, SIGALRM, ...: :data:`OTHER_FATAL_SIGNALS`) without leaving half a report set.
 
-While a :class:`SignalGuard` is active, each of the three signals raises :class:`Interrupted` in
+While a :class:`SignalGuard` is active, each of these signals raises :class:`Interrupted` in
 the main thread, so that ``finally`` blocks and context managers clean up (a report set's staging
 folder is removed, its lock released: :mod:`planner.core.reportset`), and the command exits with
 the shell's code for death by that signal, 128 + the signal number: 130 (SIGINT, Ctrl-C), 143
@@ -23,9 +24,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-#: The signals a guard turns into :class:`Interrupted`.
-SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None),
-                            getattr(signal, "SIGHUP", None)) if s is not None)
+#: The signals a guard turns into :class:`Interrupted` (unless inherited as ignored).
+STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None),
+                                 getattr(signal, "SIGHUP", None)) if s is not None)
+#: The other signals whose default action ends the process (Linux man-pages signal(7), "Standard signals":
+#: Term or Core): Ctrl-\ (SIGQUIT), ``ulimit -t`` (SIGXCPU), timers (SIGALRM, SIGVTALRM, SIGPROF), SIGUSR1/2,
+#: power failure (SIGPWR). A guard turns each into :class:`Interrupted` only while it has its default action:
+#: a handler someone installed (a profiler's SIGPROF, a test timeout's SIGALRM) is left as it is.
+OTHER_FATAL_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in (
+    "SIGQUIT", "SIGXCPU", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGPWR")) if s is not None)
+#: Every signal a guard may turn into :class:`Interrupted`; all are held (masked) while a set moves into place.
+SIGNALS = STOP_SIGNALS + OTHER_FATAL_SIGNALS
 
 
 class Interrupted(BaseException):
@@ -51,7 +60,8 @@ class Interrupted(BaseException):
 
 
 class SignalGuard:
-    """A context manager that turns SIGINT, SIGTERM and SIGHUP into :class:`Interrupted`.
+    """A context manager that turns SIGINT, SIGTERM and SIGHUP (and :data:`OTHER_FATAL_SIGNALS` left at their
+    default action) into :class:`Interrupted`.
 
     Installs its handlers on entry and restores the previous ones on exit. A signal the process
     inherited as ignored (``nohup`` ignores SIGHUP; a shell's background job ignores SIGINT) stays
@@ -71,8 +81,9 @@ class SignalGuard:
     def __enter__(self) -> SignalGuard:
         if threading.current_thread() is threading.main_thread():
             for s in SIGNALS:
-                if signal.getsignal(s) is signal.SIG_IGN:
-                    continue  # inherited as ignored (nohup, a background job): keep it so
+                now = signal.getsignal(s)
+                if now is signal.SIG_IGN or (s in OTHER_FATAL_SIGNALS and now is not signal.SIG_DFL):
+                    continue  # inherited as ignored (nohup, a background job), or another's handler: kept
                 self._saved[s] = signal.signal(s, self._handle)
         return self
 
@@ -110,7 +121,7 @@ def active_guard() -> SignalGuard | None:
 
 @contextmanager
 def held(guard: SignalGuard | None = None) -> Iterator[None]:
-    """Run the block whole: the three signals are blocked at the process level
+    """Run the block whole: the guard's signals (:data:`SIGNALS`) are blocked at the process level
     (``signal.pthread_sigmask``) and one the guard (``guard``, else :func:`active_guard`) already
     caught is held by :meth:`SignalGuard.critical`; either is delivered when the block ends (once: the
     guard's hold outlasts the mask, so a signal let through by the unmasking is held too)."""

@@ -74,6 +74,7 @@ from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_acc
                                   refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
+from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 from planner.core.names import clash_key, name_key
 
@@ -130,6 +131,7 @@ class ReportSet:
         self._stale: list[str] = []
         self._lock_fd: int | None = None
         self._staging: Path | None = None
+        self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
         self._committed = False
         self._keep_staging = False
         self._recorded: list[str] = []
@@ -160,6 +162,8 @@ class ReportSet:
                 self._clear_dead_staging()
                 try:
                     self._staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.out))
+                    made = os.lstat(self._staging)
+                    self._staging_id = (made.st_dev, made.st_ino)
                     (self._staging / STAGING_MARK).write_bytes(_MARK_HEADER)
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
@@ -192,6 +196,14 @@ class ReportSet:
         the names this run put there one by one (by path: no descriptor), then the folder. What still
         cannot go is said in :attr:`notes` (the next run that holds the lock cleans it: its mark lists it)."""
         assert self._staging is not None
+        try:
+            now = os.lstat(self._staging)
+        except OSError:
+            now = None
+        if now is None or not stat.S_ISDIR(now.st_mode) or (now.st_dev, now.st_ino) != self._staging_id:
+            self.notes.append(f"Left {self._staging}: it is no longer the folder this run made (replaced or moved by "
+                              "someone else), so planner removed nothing there.")
+            return
         # the mark goes last: a run killed part-way leaves it listing what is still there, which the next run
         # into this folder then removes (_clear_staging)
         try:
@@ -402,6 +414,7 @@ class ReportSet:
             # a file system without flock on directories: run unlocked rather than not at all
         self._lock_fd = fd
         self._same_folder()
+        refuse_shared_folder(self.out, "the output folder", _SHARED_HINT, st=os.fstat(fd))
 
     def _same_folder(self) -> None:
         """Check the folder locked (its open descriptor) again: not the shipped catalog or the package (by
@@ -581,6 +594,10 @@ def _clear_staging(folder: Path) -> list[str]:
     return sorted(left)
 
 
+_SHARED_HINT = ("Give a folder only you can write (chmod go-w), set its sticky bit (chmod +t) so that no one "
+                "else can rename your files in it, or give another --out.")
+
+
 def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
                        writes: Iterable[str] | None = None, inputs: Iterable[str | Path] = ()) -> None:
     """Refuse, before any work and without creating anything, a set that could not go into
@@ -610,6 +627,8 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
                           "Give --out a directory that can be created and written.") from None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+    if st is not None:
+        refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
     manifest = read_manifest(out) if st is not None else {}
     for name in names:
         check_name(name)
@@ -707,48 +726,6 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
         raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
     return files
-
-
-def private_group(uid: int, gid: int) -> bool:
-    """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
-    Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
-    default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
-    user's primary group, no other account has it as primary group (``pwd.getpwall()``: ``useradd -g``
-    puts another user in it without listing him), and no group entry with that gid (``grp.getgrall()``:
-    two names may share a gid) lists any member but the user. False where that cannot be read (no such
-    user or group, or no ``pwd``/``grp`` module)."""
-    try:
-        import grp
-        import pwd
-
-        user = pwd.getpwuid(uid)
-        group = grp.getgrgid(gid)
-        accounts = pwd.getpwall()
-        groups = grp.getgrall()
-    except (ImportError, KeyError, OSError):
-        return False
-    if group.gr_name != user.pw_name or user.pw_gid != gid:
-        return False
-    if any(a.pw_gid == gid and (a.pw_uid != uid or a.pw_name != user.pw_name) for a in accounts):
-        return False
-    return all(m == user.pw_name for g in groups if g.gr_gid == gid for m in g.gr_mem)
-
-
-def writable_by_others(st: os.stat_result, path: Path) -> bool:
-    """Whether a file of stat ``st`` can be written by anyone but its owner: others' write bit, or its
-    group's unless that group is the owner's private group (:func:`private_group`) and the file has no
-    POSIX ACL (whose mask the group bits then show: a named user could write)."""
-    from planner.core.atomic import _acl_of
-
-    if st.st_mode & 0o002:
-        return True
-    if not st.st_mode & 0o020:
-        return False
-    try:
-        acl = _acl_of(path)
-    except OSError:
-        return True
-    return acl is not None or not private_group(st.st_uid, st.st_gid)
 
 
 def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:

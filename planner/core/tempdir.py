@@ -57,7 +57,9 @@ def _takes_files(folder: str) -> bool:
 
 def refuse_protected_temp() -> None:
     """Refuse a temporary folder (``TMPDIR``) inside the shipped catalog or the planner package (by path, or
-    by device and inode: a bind mount of either).
+    by device and inode: a bind mount of either), or one in which another user can rename files
+    (:func:`planner.core.sharing.refuse_shared_folder`: openpyxl reopens its temporary files by path, so a
+    link swapped in would be truncated or copied into the workbook).
 
     Raises:
         OutputError: naming the folder and the variable to change.
@@ -73,6 +75,11 @@ def refuse_protected_temp() -> None:
         p = protected_folder_of(where) or protected_by_id(where)  # by path, then as a bind mount of one
     except (OSError, ValueError):
         return
+    if p is None and not cwd:  # openpyxl reopens its temporaries by path: no one else may rename them
+        from planner.core.sharing import refuse_shared_folder
+
+        refuse_shared_folder(where, "the temporary folder (TMPDIR) that openpyxl and the importer write into",
+                             "Set TMPDIR to a folder only you can write, or one with the sticky bit as /tmp has.")
     if p is not None:
         what = "catalog" if p.name == "catalog" else "package"
         if cwd:

@@ -1,0 +1,102 @@
+"""Who besides the user can change a file or a folder planner writes into.
+
+A folder in which another user can rename entries is no place for a report set: planner stages its files in a
+folder of its own inside ``--out`` and moves them into place, and another user who can rename that staging folder
+can swap it for a link to any folder of the user's while the run works in it. Who can rename an entry of a folder
+(Linux ``rename(2)``, EACCES/EPERM; POSIX "sticky bit" on directories): whoever can write the folder, except
+that in a folder with the sticky bit (``chmod +t``, as /tmp) only the entry's owner, the folder's owner and root
+can. So another user can when the folder is not the user's own (nor root's: root can do anything anyway), or when
+its group or others can write it and it has no sticky bit (:func:`refuse_shared_folder`).
+
+Sources: Linux man-pages rename(2) ("EPERM or EACCES: The directory containing oldpath has the sticky bit
+(S_ISVTX) set and the process's effective user ID is neither the user ID of the file to be deleted nor that of the
+directory containing it"), inode(7) ("The sticky bit"); CWE-367 (time-of-check time-of-use race).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from planner.core.errors import DestinationError
+from planner.core.names import escape_unsafe
+
+
+def private_group(uid: int, gid: int) -> bool:
+    """Whether group ``gid`` is user ``uid``'s own private group (the "user private group" scheme of
+    Debian, Ubuntu and Fedora, where useradd makes a group of the user's name for each user and the
+    default umask is 002, so a git checkout writes 0664 files): the group has the user's name, is the
+    user's primary group, no other account has it as primary group (``pwd.getpwall()``: ``useradd -g``
+    puts another user in it without listing him), and no group entry with that gid (``grp.getgrall()``:
+    two names may share a gid) lists any member but the user. False where that cannot be read (no such
+    user or group, or no ``pwd``/``grp`` module)."""
+    try:
+        import grp
+        import pwd
+
+        user = pwd.getpwuid(uid)
+        group = grp.getgrgid(gid)
+        accounts = pwd.getpwall()
+        groups = grp.getgrall()
+    except (ImportError, KeyError, OSError):
+        return False
+    if group.gr_name != user.pw_name or user.pw_gid != gid:
+        return False
+    if any(a.pw_gid == gid and (a.pw_uid != uid or a.pw_name != user.pw_name) for a in accounts):
+        return False
+    return all(m == user.pw_name for g in groups if g.gr_gid == gid for m in g.gr_mem)
+
+
+def writable_by_others(st: os.stat_result, path: Path) -> bool:
+    """Whether a file of stat ``st`` can be written by anyone but its owner: others' write bit, or its
+    group's unless that group is the owner's private group (:func:`private_group`) and the file has no
+    POSIX ACL (whose mask the group bits then show: a named user could write)."""
+    from planner.core.atomic import _acl_of
+
+    if st.st_mode & 0o002:
+        return True
+    if not st.st_mode & 0o020:
+        return False
+    try:
+        acl = _acl_of(path)
+    except OSError:
+        return True
+    return acl is not None or not private_group(st.st_uid, st.st_gid)
+
+
+def rename_risk(folder: Path | str, st: os.stat_result | None = None) -> str | None:
+    """Why another user could rename entries of ``folder`` (a phrase for a message), or None when no one but the
+    user (and root) can: see the module docstring.
+
+    Raises:
+        OSError: the folder cannot be read (``st`` not given).
+    """
+    st = os.stat(folder) if st is None else st
+    if st.st_uid not in (os.geteuid(), 0):
+        return f"it belongs to another user (uid {st.st_uid}), who can rename anything in it"
+    if st.st_mode & stat.S_ISVTX:
+        return None
+    if st.st_mode & 0o002:
+        return "anyone can write it and it has no sticky bit, so anyone can rename what planner puts there"
+    if writable_by_others(st, Path(folder)):
+        return "its group can write it and it has no sticky bit, so any member can rename what planner puts there"
+    return None
+
+
+def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.stat_result | None = None) -> None:
+    """Refuse to write into ``folder`` (``what``: 'the output directory', 'the temporary folder (TMPDIR)') when
+    another user could rename entries in it (:func:`rename_risk`): one could then swap the folder planner works
+    in for a link, and make it remove or overwrite the user's files elsewhere.
+
+    Raises:
+        DestinationError: naming the folder, why, and ``hint``.
+    """
+    try:
+        why = rename_risk(folder, st)
+    except OSError:
+        return  # a folder that cannot be read is refused where it is used, as what it is
+    if why is not None:
+        raise DestinationError(f"{escape_unsafe(str(folder))}: is {what}, but {why}; a folder or link swapped in "
+                               f"there could make planner remove or overwrite files elsewhere, so it writes nothing "
+                               f"there. {hint}")

@@ -1,0 +1,136 @@
+"""Issue 28, hostile pass 10A.
+
+1. A folder in which another user can rename entries (another user's folder; one that its group or others can
+   write, without the sticky bit) is refused as --out, before anything is written: another user could swap the
+   staging folder for a link and make the run remove or overwrite the user's files elsewhere (h10a #1). The same
+   rule holds for TMPDIR, where openpyxl reopens its temporaries by path (h10a #2, #3). A staging folder that is
+   no longer the one the run made is left alone.
+4. SIGQUIT, SIGXCPU, SIGALRM, SIGUSR1, SIGPWR... (default action: end the process) are turned into Interrupted
+   like SIGINT, unless a handler is installed; a set moving into place completes first (h10a #4).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli_helpers import _cli, _scenario
+from planner.cli.main import main
+from planner.core.errors import DestinationError
+from planner.core.interrupt import Interrupted, SignalGuard
+from planner.core.reportset import ReportSet
+from planner.core.sharing import rename_risk
+
+SHARED_TAIL = ("a folder or link swapped in there could make planner remove or overwrite files elsewhere, so it "
+               "writes nothing there.")
+
+
+@pytest.mark.parametrize("mode, why", [
+    (0o777, "anyone can write it and it has no sticky bit, so anyone can rename what planner puts there"),
+])
+def test_an_out_others_can_rename_in_is_refused_before_anything_is_written(tmp_path: Path, mode: int,
+                                                                           why: str) -> None:
+    out = tmp_path / "shared"
+    out.mkdir()
+    out.chmod(mode)
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {out}: is the output folder, but {why}; {SHARED_TAIL} Give a folder only you can "
+                        "write (chmod go-w), set its sticky bit (chmod +t) so that no one else can rename your files "
+                        "in it, or give another --out.\n"), r.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_a_sticky_shared_out_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "shared"
+    out.mkdir()
+    out.chmod(0o1777)  # as /tmp: only a file's owner (and the folder's, and root) can rename it
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in out.iterdir()) == [".planner-reports.json", "x.csv", "x.json", "x.xlsx"]
+
+
+def test_rename_risk_reads_the_owner_the_bits_and_the_sticky_bit(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    d.mkdir()
+    d.chmod(0o700)
+    assert rename_risk(d) is None
+    st = os.stat(d)
+    other = os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, os.geteuid() + 12345, st.st_gid,
+                            st.st_size, 0, 0, 0))
+    assert rename_risk(d, other) == f"it belongs to another user (uid {os.geteuid() + 12345}), who can rename " \
+        "anything in it"
+    root_owned = os.stat_result((stat.S_IFDIR | 0o1777, *tuple(st)[1:4], 0, *tuple(st)[5:7], 0, 0, 0))
+    assert rename_risk(d, root_owned) is None  # /tmp: root's, sticky
+
+
+def test_a_tmpdir_others_can_rename_in_is_refused(tmp_path: Path) -> None:
+    tmp = tmp_path / "t"
+    tmp.mkdir()
+    tmp.chmod(0o777)
+    r = _cli("plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(tmp_path / "o"),
+             env={"TMPDIR": str(tmp)})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"Error: {tmp}: is the temporary folder (TMPDIR) that openpyxl and the importer write "
+                               "into, but anyone can write it and it has no sticky bit"), r.stderr
+    assert not (tmp_path / "o").exists() and list(tmp.iterdir()) == []
+
+
+def test_a_staging_folder_swapped_for_a_link_is_left_alone(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "thesis.tex").write_text("years of work")
+    out = tmp_path / "out"
+    with ReportSet(out, set_name="plan x") as rs:
+        rs.path("x.json").write_text("{}")
+        staging = rs.path("x.json").parent
+        os.rename(staging, tmp_path / "moved")  # another user swaps the staging folder for a link to the victim's
+        os.symlink(victim, staging)
+    assert (victim / "thesis.tex").read_text() == "years of work"
+    assert any("is no longer the folder this run made" in n for n in rs.notes), rs.notes
+
+
+@pytest.mark.parametrize("name", ["SIGQUIT", "SIGXCPU", "SIGALRM", "SIGUSR1", "SIGPWR"])
+def test_other_fatal_signals_are_interrupts(name: str) -> None:
+    signum = getattr(signal, name)
+    old = signal.signal(signum, signal.SIG_DFL)
+    raised = None
+    try:
+        with SignalGuard():
+            try:
+                os.kill(os.getpid(), signum)  # Python runs the handler before the next bytecode
+            except Interrupted as exc:
+                raised = exc
+    finally:
+        signal.signal(signum, old)
+    assert raised is not None and raised.exit_code == 128 + signum and raised.name == name
+
+
+def test_a_handler_someone_installed_is_kept() -> None:
+    seen = []
+    old = signal.signal(signal.SIGUSR2, lambda s, f: seen.append(s))
+    try:
+        with SignalGuard():
+            os.kill(os.getpid(), signal.SIGUSR2)
+    finally:
+        signal.signal(signal.SIGUSR2, old)
+    assert seen == [signal.SIGUSR2]
+
+
+def test_refusal_is_a_destination_error(tmp_path: Path) -> None:
+    from planner.core.sharing import refuse_shared_folder
+
+    d = tmp_path / "d"
+    d.mkdir()
+    d.chmod(0o777)
+    raised = None
+    try:
+        refuse_shared_folder(d, "the output folder", "Hint.")
+    except DestinationError as exc:
+        raised = str(exc)
+    assert raised is not None and raised.endswith("so it writes nothing there. Hint."), raised

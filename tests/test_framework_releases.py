@@ -257,6 +257,11 @@ RELEASE_RUNS = [
     # 779,309 B per token above 39.34 GiB (Old); the planner's are 423,817 and 882,543 B per token (the 10 %
     # allocator headroom included) above 40.62 GiB. At 48 GB, 10 % of the context is 0.47 GiB (cut cross-entropy)
     # and 0.54 GiB (Old) of the lines' memory, so the bound there holds the fixed memory to about 1 % of the card.
+    # The unit is not settled: the same blog's 'Llama 3.3 (70B) finetuning fits in 41GB' (Alpaca, batch 2) is
+    # below what the planner counts before any activation if read as 41e9 B (38.18 GiB; the NF4 base and the fp32
+    # adapters are 38.35 GiB) and above its 40.67 GiB allocated at 2 x 512 tokens if read as GiB, while the lines
+    # read as GiB would put 1.7-2.4 GiB more than the planner at no tokens; at 1,024 tokens the lines are 1.9-2.4
+    # GiB above '41GB' under either unit, so these rows cannot pin a fixed-memory mechanism.
     ReleaseRun("unsloth-old-llama33-70b-80gb", "unsloth", "2024.11.7", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",
                {"method": "qlora", "lora_rank": 32, "micro_batch": 1}, "a100-80gb-sxm", 48_447),
     ReleaseRun("unsloth-old-llama33-70b-48gb", "unsloth", "2024.11.7", UNSLOTH_LLAMA33_BLOG, "llama-3.1-70b",

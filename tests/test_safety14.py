@@ -134,3 +134,50 @@ def test_refusal_is_a_destination_error(tmp_path: Path) -> None:
     except DestinationError as exc:
         raised = str(exc)
     assert raised is not None and raised.endswith("so it writes nothing there. Hint."), raised
+
+
+# -- h10a #5 and #8: what clearing a dead run's staging folder did, in one line ---------------------------------
+
+def _dead(out: Path, files: dict[str, str]) -> Path:
+    from planner.core import reportset
+
+    dead = out / (reportset.STAGING_PREFIX + "dead5678")
+    dead.mkdir()
+    for name, text in files.items():
+        (dead / name).write_text(text)
+    listed = b"".join(f'"{n}"\n'.encode() for n in files)
+    (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + listed)
+    return dead
+
+
+def test_a_dead_staging_folder_cleared_without_a_manifest_is_said(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out),
+                                     "--format", "json"]).exit_code == 0
+    (out / ".planner-reports.json").unlink()  # the user "resets" the folder
+    dead = _dead(out, {"x.json": "the previous json\n"})
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "b.yaml", "y")), "--out", str(out),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert (f"Removed {dead}, which a stopped planner run left, with 1 file(s) of its reports: {out} has no "
+            ".planner-reports.json to tell whether that run was stopped during its moves, so its reports there may "
+            "mix new files with older ones; run it again to rewrite them whole.") in " ".join(r.output.split())
+    assert not dead.exists()
+
+
+def test_a_dead_staging_folder_left_is_said_once(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    out.mkdir()
+    dead = _dead(out, {"x.json": "the previous json\n", "x.csv": "a,b\n"})
+    (dead / "x.csv").unlink()
+    (dead / "x.csv").mkdir()  # a listed name now a folder, with the user's file in it
+    (dead / "x.csv" / "mine.txt").write_text("mine")
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "y")), "--out", str(out),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert f"Removed {dead}" not in said, said
+    assert (f"Left {dead}: it holds x.csv, which planner cannot tell it wrote; check it and remove it yourself. "
+            "Planner removed the 1 file(s) of reports that a stopped planner run left there; "
+            f"{out} has no .planner-reports.json") in said, said
+    assert (dead / "x.csv" / "mine.txt").read_text() == "mine"

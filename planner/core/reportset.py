@@ -463,16 +463,8 @@ class ReportSet:
                 elif e.name.startswith(STAGING_PREFIX) and e.is_dir(follow_symlinks=False):
                     held = _files_in(Path(e.path))
                     left = _clear_staging(Path(e.path))
-                    mixed = _mixed_names(self.out) if held else []  # the manifest read only when it matters
-                    if held and mixed:  # a run stopped during its moves: its set may mix old and new reports
-                        self.notes.append(f"Removed {e.path}, which a planner run stopped during its moves left, with "
-                                          f"{held} file(s) of its reports: the reports of that run in {self.out} "
-                                          f"({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may mix its "
-                                          "new files with older ones; run it again to rewrite them whole.")
-                    if left:
-                        shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
-                        self.notes.append(f"Left {e.path}: it holds {shown}, which planner cannot tell it wrote; "
-                                          "check it and remove it yourself.")
+                    if held or left:
+                        self.notes.append(_dead_staging_note(self.out, Path(e.path), held, left))
             except OSError:
                 continue
 
@@ -497,6 +489,31 @@ def _made_by_mkdtemp(folder: Path) -> bool:
         return False
     return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o700
             and re.fullmatch(re.escape(STAGING_PREFIX) + r"[a-z0-9_]{8}", folder.name) is not None)
+
+
+def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> str:
+    """What clearing a dead run's staging ``folder`` did, in one line: it held ``held`` files; ``left``: those
+    kept (not the run's own). A run stopped during its moves may have left a set that mixes new and older
+    reports: the manifest names them (:func:`_mixed_names`); without one, the names cannot be told."""
+    removed = held - len([n for n in left if n != "(could not be removed)"])
+    mixed = _mixed_names(out) if removed > 0 else []  # the manifest read only when it matters
+    if removed > 0 and mixed:
+        why = (f"the reports of that run in {out} ({', '.join(mixed[:3])}{', ...' if len(mixed) > 3 else ''}) may "
+               "mix its new files with older ones; run it again to rewrite them whole")
+    elif removed > 0 and not (out / MANIFEST).is_file():
+        why = (f"{out} has no {MANIFEST} to tell whether that run was stopped during its moves, so its reports "
+               "there may mix new files with older ones; run it again to rewrite them whole")
+    else:
+        why = ""
+    said = f"{removed} file(s) of its reports" + (f": {why}" if why else "")
+    run = "a planner run stopped during its moves" if mixed else "a stopped planner run"
+    if not left:
+        return f"Removed {folder}, which {run} left, with {said}."
+    shown = ", ".join(left[:3]) + (", ..." if len(left) > 3 else "")
+    removed_from = (f" planner removed the {removed} file(s) of reports that {run} left there" +
+                    (f"; {why}" if why else "") + ".") if removed > 0 else ""
+    return (f"Left {folder}: it holds {shown}, which planner cannot tell it wrote; check it and remove it "
+            f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
 
 
 def _files_in(folder: Path) -> int:

@@ -181,3 +181,46 @@ def test_a_dead_staging_folder_left_is_said_once(tmp_path: Path) -> None:
             "Planner removed the 1 file(s) of reports that a stopped planner run left there; "
             f"{out} has no .planner-reports.json") in said, said
     assert (dead / "x.csv" / "mine.txt").read_text() == "mine"
+
+
+# -- h10a #7: a failed undo says where each file is ------------------------------------------------------------
+
+def test_a_failed_undo_with_nothing_moved_says_every_report_is_back(tmp_path: Path, monkeypatch) -> None:
+    import errno
+
+    from planner.core import moves
+    from planner.core.errors import OutputError
+
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out),
+                                     "--format", "json"]).exit_code == 0
+    before = (out / "x.json").read_bytes()
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(moves, "_place", read_only)  # the first move fails: nothing was moved
+    raised = None
+    with ReportSet(out, set_name="plan x") as rs:
+        rs.path("x.json").write_text("{}\n")
+        try:
+            moves.move_into_place(rs, [], {}, {"x.json": "0" * 64}, mark=".planner-staging", restore=read_only)
+        except OutputError as exc:
+            raised = str(exc)
+    assert raised is not None and "putting the previous set back failed too (Read-only file system); every report " \
+        f"in {out} is back as it was (the new ones are in " in raised, raised
+    assert (out / "x.json").read_bytes() == before
+
+
+def test_where_now_names_the_new_and_the_previous_file_of_each_step(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from planner.core.moves import _Moves, _where_now
+
+    rs = SimpleNamespace(out=tmp_path / "o", _staging=tmp_path / "o" / ".planner-staging-x")
+    m = _Moves(steps=[("swapped", "a.csv", rs._staging / "a.csv"), ("placed", "b.json", None),
+                      ("taken", "c.md", rs._staging / "c.md")])
+    assert _where_now(rs, m) == (f"now {rs.out / 'a.csv'} holds the new report and the previous one is in "
+                                 f"{rs._staging / 'a.csv'}; {rs.out / 'b.json'} holds the new report (there was none "
+                                 f"before); c.md (removed as stale) is in {rs._staging / 'c.md'}; every other report "
+                                 f"in {rs.out} is as it was.")

@@ -108,13 +108,15 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
     Raises:
         OSError: a step could not be undone.
     """
-    for how, name, kept in reversed(moves.steps):
+    while moves.steps:  # each step dropped once undone: what is left says what could not be (_where_now)
+        how, name, kept = moves.steps[-1]
         dst = rs.out / name
         if how == "swapped":
             try:
                 renames.exchange(kept, dst)
             except FileNotFoundError:  # the name was removed meanwhile: the previous file goes back alone
                 _noreplace(kept, dst, moves)
+                moves.steps.pop()
                 continue
             if _sha256(kept) != digests.get(name):  # what came out is not planner's new file: a later save
                 moves.saved.append((name, kept))
@@ -130,6 +132,7 @@ def _undo(rs: Any, digests: dict[str, str], moves: _Moves) -> None:
                 _noreplace(kept, dst, moves)
             except FileExistsError:
                 moves.saved.append((name, kept))  # a new file took the name meanwhile: both kept
+        moves.steps.pop()
 
 
 def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], digests: dict[str, str], *,
@@ -170,8 +173,8 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         except (OSError, OutputError) as again:
             _keep(rs, mark)
             raise OutputError(f"{rs.out}: cannot move the reports into place ({why}), and putting the previous "
-                              f"set back failed too ({getattr(again, 'strerror', None) or again}); the previous "
-                              f"files are in {rs._staging}. Check the directory and run again.") from None
+                              f"set back failed too ({getattr(again, 'strerror', None) or again}); "
+                              f"{_where_now(rs, moves)} Check the directory and run again.") from None
         kept = ""
         if moves.saved:
             _keep(rs, mark)
@@ -190,6 +193,26 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
         raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); the previous set was put "
                           "back as it was. Check the directory and run again." + kept) from None
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]
+
+
+def _where_now(rs: Any, moves: _Moves) -> str:
+    """Where each report is after an undo that stopped part-way (the steps in ``moves`` not undone), for the
+    error line: which names in the folder hold a new report, where the previous file of each is kept; or that
+    every file is back and only the manifest was not written back."""
+    from planner.core.reportset import MANIFEST  # loaded: the caller is a ReportSet
+
+    if not moves.steps:
+        return (f"every report in {rs.out} is back as it was (the new ones are in {rs._staging}), but its "
+                f"{MANIFEST} may still list the new ones, so the next run may say the set is mixed.")
+    said = []
+    for how, name, kept in moves.steps:
+        if how == "taken":
+            said.append(f"{name} (removed as stale) is in {kept}")
+        elif kept is not None:
+            said.append(f"{rs.out / name} holds the new report and the previous one is in {kept}")
+        else:
+            said.append(f"{rs.out / name} holds the new report (there was none before)")
+    return "now " + "; ".join(said) + f"; every other report in {rs.out} is as it was."
 
 
 def _keep(rs: Any, mark: str) -> None:

@@ -224,3 +224,18 @@ def test_where_now_names_the_new_and_the_previous_file_of_each_step(tmp_path: Pa
                                  f"{rs._staging / 'a.csv'}; {rs.out / 'b.json'} holds the new report (there was none "
                                  f"before); c.md (removed as stale) is in {rs._staging / 'c.md'}; every other report "
                                  f"in {rs.out} is as it was.")
+
+
+# -- h10a #10: a lone CR inside a CSV line --------------------------------------------------------------------
+
+def test_a_lone_carriage_return_inside_a_csv_line_is_refused_at_its_line(tmp_path: Path) -> None:
+    from test_safety7c import _aws
+
+    path = _aws(tmp_path, "g6.xlarge,L4,1.0,4.0,16.0,L4,0.8048,0.26,us-east-1,use1-az1,x86_64\n"
+                          "g6.2xlarge,L4,1.0,8.0,32.0,L4,0.9776,0.4,us-east-1,use1-\raz1,x86_64\n")
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(tmp_path / "ov")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {path}: line 3: holds a carriage return (CR, \\r) alone inside the line, which would "
+                        "split its row in two. Remove it from line 3 (SkyPilot's vms.csv holds none), then import "
+                        "the file again.\n"), r.stderr
+    assert not (tmp_path / "ov").exists()

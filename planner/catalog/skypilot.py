@@ -257,6 +257,13 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
             from None
     del data
+    bare = re.search(r"\r(?!\n)", text) if "\n" in text else None  # a file of CR line ends alone is read as such
+    if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
+        line = text.count("\n", 0, bare.start()) + 1
+        raise ImportProblem(f"{path}: line {line}: holds a carriage return (CR, \\r) alone inside the line, which "
+                            "would split its row in two",
+                            hint=f"Remove it from line {line} (SkyPilot's vms.csv holds none), then import the file "
+                                 "again.")
     return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu, watch)
 
 

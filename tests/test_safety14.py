@@ -239,3 +239,15 @@ def test_a_lone_carriage_return_inside_a_csv_line_is_refused_at_its_line(tmp_pat
                         "split its row in two. Remove it from line 3 (SkyPilot's vms.csv holds none), then import "
                         "the file again.\n"), r.stderr
     assert not (tmp_path / "ov").exists()
+
+
+def test_calibrate_reads_its_out_file_before_the_measurement(tmp_path: Path) -> None:
+    # h10a minor: a report or a manifest given as calibrate --out was read only after the measurement; it is
+    # refused now, before torch is needed (this machine has none: the line is the file's, not torch's)
+    report = tmp_path / "x.json"
+    report.write_text('{"scenario": "x"}\n')
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-2-7b", "--task", "infer", "--out", str(report)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: {report}:1: scenario: unknown key 'scenario'. Did you mean 'schema_version'?\n", \
+        r.stderr
+    assert report.read_text() == '{"scenario": "x"}\n'

@@ -52,7 +52,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
 
     from planner.api.inputs import given_options, read_workload
     from planner.core.reportset import refuse_input, refuse_protected
-    from planner.validate.calibrate import refuse_linked
+    from planner.validate.calibrate import load_calibrations, refuse_linked
 
     catalog = opts.load_catalog_option(catalog_dir)
     given = given_options(options)
@@ -66,6 +66,8 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     # never into planner's own catalog or package: refused before the measurement
     refuse_protected(path.parent, file_name=path.name)
     refuse_linked(path)
+    if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
+        load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts
     m = run_calibration(workload, steps=steps)
     cal = Calibration(m["gpu_name"], m["cuda_context_bytes"], m["allocator_fraction"], m["measured_on"],
                       m["versions"])

@@ -199,11 +199,9 @@ def _where_now(rs: Any, moves: _Moves) -> str:
     """Where each report is after an undo that stopped part-way (the steps in ``moves`` not undone), for the
     error line: which names in the folder hold a new report, where the previous file of each is kept; or that
     every file is back and only the manifest was not written back."""
-    from planner.core.reportset import MANIFEST  # loaded: the caller is a ReportSet
-
     if not moves.steps:
         return (f"every report in {rs.out} is back as it was (the new ones are in {rs._staging}), but its "
-                f"{MANIFEST} may still list the new ones, so the next run may say the set is mixed.")
+                f"manifest of planner's reports may still list the new ones, so the next run may say the set is mixed.")
     said = []
     for how, name, kept in moves.steps:
         if how == "taken":

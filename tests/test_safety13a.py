@@ -1,0 +1,150 @@
+"""Issue 28, hostile pass 10 (report h10b): names, texts, ids and YAML spellings.
+
+- #2: a run of blanks inside a name is refused; the terminal wrapper squeezes a run of blanks in a text it
+  wraps (an extras description), so that no text from a file starts a line of its own.
+- #5: blank-looking characters other than one ordinary space (U+2800, U+1680, the other Zs) anywhere in a name,
+  and the same combining mark twice in a row (UTS #39, 5.4), are refused.
+- #17: the clash messages show letters as they are.
+- #18: catalog ids that a CSV reader converts (numbers, booleans, NaN, dates) are refused.
+- #4: an overlay's SOURCES.md is split at line feeds only; VT, FF, U+2028, U+0085 and controls are refused.
+- #11-#14: YAML spellings that read as something else get the hint that fixes them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from planner.cli.main import main
+from planner.core.textfit import fit_table, fit_text
+
+WORKLOAD = "    model: llama-2-7b\n    task: infer\n"
+
+
+def _error(tmp_path: Path, text: str, *args: str) -> str:
+    """The stderr of planning the scenario ``text`` (written to s.yaml): exit 2 required."""
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(path), "--out", str(tmp_path / "out"), "--format", "json", *args])
+    assert r.exit_code == 2, r.output
+    return r.stderr
+
+
+def _named(name: str) -> str:
+    """A scenario whose one workload is called ``name`` (a YAML double-quoted text, escapes allowed)."""
+    return f'name: s\nworkloads:\n  - name: "{name}"\n{WORKLOAD}constraints: {{allowed_gpus: [rtx-4090]}}\n'
+
+
+# -- #2: runs of blanks --------------------------------------------------------------------------------------
+
+def test_a_run_of_blanks_inside_a_name_is_refused(tmp_path: Path) -> None:
+    err = _error(tmp_path, _named("chat" + " " * 6 + "Total: $99.00"))
+    assert err == (f"Error: {tmp_path / 's.yaml'}:3: workloads[0].name: 'chat      Total: $99.00' holds a run of 6 "
+                   "blanks at character 5: a name may hold single spaces only, since a run of them looks like one "
+                   "and lets the terminal start a line with the text after it. Write one space: "
+                   "'chat Total: $99.00'.\n"), err
+
+
+def test_one_ordinary_space_inside_a_name_is_allowed(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(_named("team a"), encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert "Workload team a (infer, llama-2-7b)" in r.stdout, r.stdout
+
+
+def test_the_wrapper_squeezes_a_run_of_blanks_so_no_text_starts_a_line_of_its_own() -> None:
+    # a 150-space run in a wrapped line would put 'Total:' at the start of the next line (h10b #2)
+    line = "  - estimated prices: SSD" + " " * 150 + "Total: $99.00 (capex, USD)"
+    assert fit_text(line, 60) == "  - estimated prices: SSD Total: $99.00 (capex, USD)"
+    # a table cell: squeezed too, so the column is as wide as the words and nothing wraps to a line start
+    table = fit_table(["item", "qty"], [["SSD" + " " * 150 + "Total: $99.00", "1"]], 60)
+    assert table == "item              qty\n----------------- ---\nSSD Total: $99.00   1", table  # 17 + 1 + 3
+    # a line that fits is left as it is (aligned columns stay aligned); the indent is kept
+    assert fit_text("a    b", 60) == "a    b"
+    assert fit_text("    a" + " " * 80 + "b", 60) == "    a b"
+
+
+def test_an_extras_description_with_a_run_of_blanks_prints_on_its_line(tmp_path: Path) -> None:
+    desc = "SSD" + " " * 150 + "Total: $99.00 (capex, USD)"
+    text = ("name: e\nworkloads:\n  - {model: llama-2-7b, task: infer}\nconstraints: {allowed_gpus: [rtx-4090]}\n"
+            f'extras:\n  - {{description: "{desc}", unit_price_usd: 1, source: s, as_of: 2026-01-15}}\n')
+    (tmp_path / "e.yaml").write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "e.yaml"), "--out", str(tmp_path / "o"), "--format", "json"],
+                           env={"COLUMNS": "100"})
+    assert r.exit_code == 0, r.output
+    starts = [line for line in r.stdout.splitlines() if line.lstrip().startswith("Total: $99.00")]
+    assert starts == [], starts
+    assert "SSD Total: $99.00 (capex, USD)" in r.stdout, r.stdout
+
+
+# -- #5: blank-looking characters and repeated marks -----------------------------------------------------------
+
+def test_a_blank_looking_character_inside_a_name_is_refused(tmp_path: Path) -> None:
+    braille = _error(tmp_path, _named("team\\u2800a"))
+    ogham = _error(tmp_path, _named("team\\u1680a"))
+    nbsp = _error(tmp_path, _named("team\\u00a0a"))
+    path = tmp_path / "s.yaml"
+    assert braille == (f"Error: {path}:3: workloads[0].name: 'team\u2800a' holds U+2800 (BRAILLE PATTERN BLANK) at "
+                       "character 5, drawn as blank space like an ordinary space, so the name looks like another. "
+                       "Write an ordinary space or '-' instead: 'team a'.\n"), braille
+    assert ogham == (f"Error: {path}:3: workloads[0].name: 'team\\u1680a' holds U+1680 (OGHAM SPACE MARK) at "
+                     "character 5, drawn as blank space like an ordinary space, so the name looks like another. "
+                     "Write an ordinary space or '-' instead: 'team a'.\n"), ogham
+    assert nbsp == (f"Error: {path}:3: workloads[0].name: 'team\\xa0a' holds U+00A0 (NO-BREAK SPACE) at "
+                    "character 5, drawn as blank space like an ordinary space, so the name looks like another. "
+                    "Write an ordinary space or '-' instead: 'team a'.\n"), nbsp
+
+
+def test_a_scenario_name_with_a_blank_looking_character_inside_is_refused(tmp_path: Path) -> None:
+    err = _error(tmp_path, 'name: "team\\u3000a"\nworkloads:\n  - {model: llama-2-7b, task: infer}\n')
+    assert err == (f"Error: {tmp_path / 's.yaml'}:1: name: 'team\\u3000a' holds U+3000 (IDEOGRAPHIC SPACE) at "
+                   "character 5, drawn as blank space like an ordinary space, so the name looks like another. "
+                   "Write an ordinary space or '-' instead: 'team a'.\n"), err
+
+
+def test_the_same_combining_mark_twice_in_a_row_is_refused(tmp_path: Path) -> None:
+    doubled = _error(tmp_path, _named("cafe\\u0301\\u0301"))
+    # 'é' composed and one more U+0301: in NFD (where the check is made) the accent is doubled too
+    composed = _error(tmp_path, _named("caf\\u00e9\\u0301"))
+    expected = ("workloads[0].name: 'cafe\\u0301\\u0301' holds U+0301 (COMBINING ACUTE ACCENT) twice in a row, a "
+                "combining mark drawn on the same letter, where twice looks like once, so the name looks like "
+                "another. Write the mark once: 'caf\u00e9'.\n")
+    assert doubled == f"Error: {tmp_path / 's.yaml'}:3: " + expected, doubled
+    assert composed == (f"Error: {tmp_path / 's.yaml'}:3: workloads[0].name: 'caf\u00e9\\u0301' holds U+0301 "
+                        "(COMBINING ACUTE ACCENT) twice in a row, a combining mark drawn on the same letter, where "
+                        "twice looks like once, so the name looks like another. Write the mark once: "
+                        "'caf\u00e9'.\n"), composed
+
+
+def test_two_different_marks_on_one_letter_are_allowed(tmp_path: Path) -> None:
+    # Vietnamese 'ệ' is e + U+0323 (dot below) + U+0302 (circumflex): two marks, each once
+    (tmp_path / "s.yaml").write_text(_named("vi\\u1ec7t"), encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+
+
+# -- #17: clash messages show letters as they are ----------------------------------------------------------------
+
+def test_the_case_clash_message_shows_accented_and_greek_letters_as_they_are(tmp_path: Path) -> None:
+    cafe = _error(tmp_path, "name: m\nworkloads:\n  - {name: \"caf\u00e9\", model: llama-2-7b, task: infer}\n"
+                            "  - {name: \"CAF\u00c9\", model: llama-2-7b, task: infer, context: 1024}\n")
+    greek = _error(tmp_path, "name: m\nworkloads:\n  - {name: \"\u03c3\u03bf\u03c6\u03bf\u03c2\", model: llama-2-7b, "
+                             "task: infer}\n  - {name: \"\u03a3\u039f\u03a6\u039f\u03a3\", model: llama-2-7b, "
+                             "task: infer, context: 1024}\n")
+    assert cafe == (f"Error: {tmp_path / 's.yaml'}:4: workloads[1].name: duplicate workload name 'CAF\u00c9' (also "
+                    "workloads[0], the same name in another case: 'CAF\u00c9' and 'caf\u00e9' differ only in upper and "
+                    "lower case, so they read as one name). Give each workload its own name.\n"), cafe
+    assert greek == (f"Error: {tmp_path / 's.yaml'}:4: workloads[1].name: duplicate workload name "
+                     "'\u03a3\u039f\u03a6\u039f\u03a3' (also workloads[0], the same name in another case: "
+                     "'\u03a3\u039f\u03a6\u039f\u03a3' and '\u03c3\u03bf\u03c6\u03bf\u03c2' differ only in upper "
+                     "and lower case, so they read as one name). Give each workload its own name.\n"), greek
+
+
+def test_the_spelling_clash_message_shows_full_width_letters_as_they_are(tmp_path: Path) -> None:
+    err = _error(tmp_path, "name: m\nworkloads:\n  - {name: chat, model: llama-2-7b, task: infer}\n"
+                           "  - {name: \"\uff43hat\", model: llama-2-7b, task: infer, context: 1024}\n")
+    assert err == (f"Error: {tmp_path / 's.yaml'}:4: workloads[1].name: duplicate workload name '\uff43hat' (also "
+                   "workloads[0], the same name: '\uff43hat' and 'chat' are two Unicode spellings of it (composed and "
+                   "decomposed accents, or full-width and ordinary letters), which look alike). Give each workload "
+                   "its own name.\n"), err

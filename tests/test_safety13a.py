@@ -148,3 +148,80 @@ def test_the_spelling_clash_message_shows_full_width_letters_as_they_are(tmp_pat
                    "workloads[0], the same name: '\uff43hat' and 'chat' are two Unicode spellings of it (composed and "
                    "decomposed accents, or full-width and ordinary letters), which look alike). Give each workload "
                    "its own name.\n"), err
+
+
+# -- #18: ids that a CSV reader converts ---------------------------------------------------------------------------
+
+GPU = """  - id: {id}
+    name: My GPU
+    vendor: nvidia
+    segment: consumer
+    architecture: ada
+    compute_capability: "8.9"
+    memory: 24 GiB
+    memory_usable: 24564 MiB
+    memory_bandwidth: 1008 GB/s
+    bf16_tflops: 165
+    bf16: true
+    fp8: true
+    int8: true
+    pcie_gen: 4
+    pcie_lanes: 16
+    tdp_w: 450
+    slot_width: 3
+    form_factor: pcie
+    price_usd: 1599
+    price_kind: msrp
+    source: "me"
+    as_of: 2026-01-01
+"""
+
+
+def _overlay_error(tmp_path: Path, gpu_id: str) -> str:
+    """The stderr of planning s.yaml with an overlay holding one GPU of id ``gpu_id``: exit 2 required."""
+    overlay = tmp_path / "ov"
+    overlay.mkdir(exist_ok=True)
+    (overlay / "gpus.yaml").write_text("schema_version: 1\ngpus:\n" + GPU.format(id=gpu_id), encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "s.yaml"), "--catalog", str(overlay), "--out",
+                                  str(tmp_path / "o"), "--format", "csv"])
+    assert r.exit_code == 2, r.output
+    return r.stderr
+
+
+def test_catalog_ids_that_a_csv_reader_converts_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text("name: s\nworkloads:\n  - {model: llama-2-7b, task: infer}\n", encoding="utf-8")
+    got = {gpu_id: _overlay_error(tmp_path, gpu_id) for gpu_id in ('"1-2"', '"1e5"', '"true"', '"nan"', "mar-1")}
+    where = f"Error: {tmp_path / 'ov' / 'gpus.yaml'}:3: gpus[0] "
+    expected = {
+        '"1-2"': where + "(1-2).id: id '1-2' reads as a date in a CSV file: a spreadsheet or pandas.read_csv opening "
+                         "a report's CSV shows that, not the id. Give an id with a word in it, e.g. 'my-1-2'.\n",
+        '"1e5"': where + "(1e5).id: id '1e5' reads as a number in a CSV file: a spreadsheet or pandas.read_csv "
+                         "opening a report's CSV shows that, not the id. Give an id with a word in it, e.g. "
+                         "'my-1e5'.\n",
+        '"true"': where + "(true).id: id 'true' reads as the boolean TRUE in a CSV file: a spreadsheet or "
+                          "pandas.read_csv opening a report's CSV shows that, not the id. Give an id with a word in "
+                          "it, e.g. 'my-true'.\n",
+        '"nan"': where + "(nan).id: id 'nan' reads as a missing value (NaN) in a CSV file: a spreadsheet or "
+                         "pandas.read_csv opening a report's CSV shows that, not the id. Give an id with a word in "
+                         "it, e.g. 'my-nan'.\n",
+        "mar-1": where + "(mar-1).id: id 'mar-1' reads as a date in a CSV file: a spreadsheet or pandas.read_csv "
+                         "opening a report's CSV shows that, not the id. Give an id with a word in it, e.g. "
+                         "'my-mar-1'.\n",
+    }
+    for gpu_id in expected:
+        assert got[gpu_id] == expected[gpu_id], got[gpu_id]
+
+
+def test_which_texts_a_csv_reader_converts() -> None:
+    from planner.catalog.schema import csv_converted
+
+    # numbers, booleans and missing values: pandas.read_csv's defaults; dates: day-month, year-month, month names
+    converted = {"4090": "a number", "1.5": "a number", "1e5": "a number", "1e-5": "a number",
+                 "true": "the boolean TRUE", "false": "the boolean FALSE", "nan": "a missing value (NaN)",
+                 "null": "a missing value (NaN)", "inf": "the number infinity", "1-2": "a date", "2026-01": "a date",
+                 "1.2.3": "a date", "mar-1": "a date", "1-mar-2026": "a date", "sept.2026": "a date"}
+    assert {t: csv_converted(t) for t in converted} == converted
+    # every shipped id shape stays an id: letters make it a word
+    kept = ["rtx-4090", "a100-80gb", "h100-sxm", "l40s", "p4d.24xlarge", "m5.2xlarge", "llama-3.1-8b", "2x-a100",
+            "gpu-1-2", "march", "infinite"]
+    assert [t for t in kept if csv_converted(t)] == []

@@ -225,3 +225,36 @@ def test_which_texts_a_csv_reader_converts() -> None:
     kept = ["rtx-4090", "a100-80gb", "h100-sxm", "l40s", "p4d.24xlarge", "m5.2xlarge", "llama-3.1-8b", "2x-a100",
             "gpu-1-2", "march", "infinite"]
     assert [t for t in kept if csv_converted(t)] == []
+
+
+# -- #4: SOURCES.md lines as an editor counts them -------------------------------------------------------------
+
+def test_sources_md_is_split_at_line_feeds_and_refuses_breaks_editors_do_not_show() -> None:
+    from planner.catalog.sources import parse_sources
+
+    rows = [("ID-VT", "doc\x0bmore", "https://e.com/x"), ("ID-FF", "doc\x0cmore", "https://e.com/y"),
+            ("ID-LS", "doc\u2028more", "https://e.com/w"), ("ID-NEL", "doc\x85more", "https://e.com/v"),
+            ("ID-ESC", "doc\x1b[31m", "https://e.com/u"), ("ID-RLO", "doc\u202emore", "https://e.com/t"),
+            ("ID-TAB", "doc\tmore", "https://e.com/s"), ("ID-AFTER", "doc", "https://e.com/z")]
+    text = "| id | document | where |\r\n|---|---|---|\r\n" + "".join(f"| {a} | {b} | {c} |\r\n" for a, b, c in rows)
+    index = parse_sources(text, "ov/SOURCES.md")
+    # the file has 10 lines (a CR LF ends each): the rows are lines 3 to 10, and each refused one is named
+    # with the column of its character ('| ID-VT | doc' is 13 characters, so the VT is column 14)
+    assert index.problems == (
+        "ov/SOURCES.md:3:14: holds U+000B (LINE TABULATION), a line break to Python but not to editors; the line "
+        "is skipped: remove the character (or write a space)",
+        "ov/SOURCES.md:4:14: holds U+000C (FORM FEED), a line break to Python but not to editors; the line is "
+        "skipped: remove the character (or write a space)",
+        "ov/SOURCES.md:5:14: holds U+2028 (LINE SEPARATOR), a line break to Python but not to editors; the line "
+        "is skipped: remove the character (or write a space)",
+        "ov/SOURCES.md:6:15: holds U+0085 (NEXT LINE), a line break to Python but not to editors; the line is "
+        "skipped: remove the character (or write a space)",
+        "ov/SOURCES.md:7:15: holds U+001B (ESCAPE), which a report would show escaped, not as written; the line "
+        "is skipped: remove the character (or write a space)",
+        "ov/SOURCES.md:8:15: holds U+202E (RIGHT-TO-LEFT OVERRIDE), which a report would show escaped, not as "
+        "written; the line is skipped: remove the character (or write a space)",
+    ), index.problems
+    assert sorted(index.docs) == ["ID-AFTER", "ID-TAB"]
+    after = index.docs["ID-AFTER"]
+    assert (after.line, after.urls) == (10, ("https://e.com/z",))  # not line 14, as splitlines() counted it
+    assert (index.docs["ID-TAB"].line, index.docs["ID-TAB"].text) == (9, "doc more")

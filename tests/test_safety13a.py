@@ -258,3 +258,95 @@ def test_sources_md_is_split_at_line_feeds_and_refuses_breaks_editors_do_not_sho
     after = index.docs["ID-AFTER"]
     assert (after.line, after.urls) == (10, ("https://e.com/z",))  # not line 14, as splitlines() counted it
     assert (index.docs["ID-TAB"].line, index.docs["ID-TAB"].text) == (9, "doc more")
+
+
+# -- #11: ' #' right after 'key: ' --------------------------------------------------------------------------------
+
+def test_a_value_cut_by_a_comment_is_refused_with_the_quoted_form(tmp_path: Path) -> None:
+    # YAML 1.1, 4.3.3: a '#' after white space starts a comment, so 'description:' would be empty
+    optional = _error(tmp_path, "name: m\ndescription: #1 choice for the lab\nworkloads:\n  - name: w\n" + WORKLOAD)
+    required = _error(tmp_path, "name: #chat\nworkloads:\n  - name: w\n" + WORKLOAD)
+    nested = _error(tmp_path, "name: m\nworkloads:\n  - name: w\n" + WORKLOAD + "    notes:   #nightly\n")
+    path = tmp_path / "s.yaml"
+    assert optional == (f"Error: {path}:2: description is empty: YAML reads '#1 choice for the lab' after it as a "
+                        "comment (' #' starts one), not as the value. Quote the text: description: '#1 choice for "
+                        "the lab'.\n"), optional
+    assert required == (f"Error: {path}:1: name is empty: YAML reads '#chat' after it as a comment (' #' starts one), "
+                        "not as the value. Quote the text: name: '#chat'.\n"), required
+    assert nested == (f"Error: {path}:6: notes is empty: YAML reads '#nightly' after it as a comment (' #' starts "
+                      "one), not as the value. Quote the text: notes: '#nightly'.\n"), nested
+
+
+def test_a_comment_with_a_blank_after_the_hash_stays_a_comment(tmp_path: Path) -> None:
+    text = ("name: m  # the lab's plan\nworkloads:  #the list\n  - name: w\n" + WORKLOAD
+            + "constraints: {allowed_gpus: [rtx-4090]}\n")
+    (tmp_path / "s.yaml").write_text(text, encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_comment_inside_a_flow_mapping_is_named_at_its_line(tmp_path: Path) -> None:
+    err = _error(tmp_path, "name: m\nworkloads:\n  - name: w\n" + WORKLOAD
+                 + "extras:\n  - {description: SSD, unit_price_usd: 1, source: #quote 12, as_of: 2026-01-15}\n")
+    # the file has 7 lines; the '#' is on line 7, column 51; the '{' at column 5
+    assert err == (f"Error: {tmp_path / 's.yaml'}:7: YAML syntax error: a ' #' at line 7 column 51 starts a comment, "
+                   "which hides the rest of the line, so the '{' opened at line 7 column 5 is never closed. Quote the "
+                   "text that starts with '#': source: '#quote 12'.\n"), err
+
+
+# -- #12: a backslash in double quotes --------------------------------------------------------------------------
+
+def test_a_backslash_in_double_quotes_gets_the_single_quote_hint(tmp_path: Path) -> None:
+    err = _error(tmp_path, 'name: m\nworkloads:\n  - name: w\n    model: "D:\\models\\llama"\n    task: infer\n')
+    users = _error(tmp_path, 'name: m\ndescription: "see C:\\Users\\me"\nworkloads:\n  - name: w\n' + WORKLOAD)
+    path = tmp_path / "s.yaml"
+    hint = ("Inside double quotes a backslash starts an escape (\\n, \\t, \\u00e9): write the text in single quotes "
+            "({}), where a backslash is itself, or write each backslash as \\\\.\n")
+    assert err == (f"Error: {path}:4: YAML syntax error: found unknown escape character 'm' at line 4 column 16. "
+                   + hint.format("'D:\\models\\llama'")), err
+    # PyYAML's mark is column 23, the escape letter U after the backslash
+    assert users == (f"Error: {path}:2: YAML syntax error: expected escape sequence of 8 hexadecimal numbers, but "
+                     "found 's' at line 2 column 23. " + hint.format("'see C:\\Users\\me'")), users
+
+
+# -- #13: a lone '=' or '<<' -------------------------------------------------------------------------------------
+
+def test_a_lone_equals_or_merge_sign_is_said_to_be_a_special_value(tmp_path: Path) -> None:
+    equals = _error(tmp_path, "name: m\ndescription: =\nworkloads:\n  - name: w\n" + WORKLOAD)
+    merge = _error(tmp_path, "name: m\nworkloads:\n  - name: w\n" + WORKLOAD + "    notes: <<\n")
+    path = tmp_path / "s.yaml"
+    assert equals == (f"Error: {path}:2: YAML 1.1 reads a lone '=' as a special value (the value key !!value), not "
+                      "as a text. Quote it: '='.\n"), equals
+    assert merge == (f"Error: {path}:6: YAML 1.1 reads a lone '<<' as a special value (the merge key !!merge), not "
+                     "as a text. Quote it: '<<'.\n"), merge
+
+
+# -- #14: lists written without brackets -----------------------------------------------------------------------
+
+def test_lists_written_without_brackets_get_the_bracketed_form(tmp_path: Path) -> None:
+    infer = "  - {model: llama-2-7b, task: infer}\n"
+    block = _error(tmp_path, f"name: m\nworkloads:\n{infer}constraints:\n  allowed_gpus: rtx-4090, l40s\n")
+    flow = _error(tmp_path, f"name: m\nworkloads:\n{infer}constraints: {{allowed_gpus: rtx-4090, l40s, a100-80gb}}\n")
+    lora = _error(tmp_path, "name: m\nworkloads:\n  - {model: llama-2-7b, task: train, method: lora, "
+                            "lora_targets: q_proj, v_proj}\n")
+    spaced = _error(tmp_path, "name: m\nworkloads:\n  - model: llama-2-7b\n    task: train\n    method: lora\n"
+                              "    lora_targets: q_proj v_proj\n")
+    path = tmp_path / "s.yaml"
+    assert block == (f"Error: {path}:5: constraints.allowed_gpus: unknown GPU 'rtx-4090, l40s'. That is 2 names in "
+                     "one text: write the list in brackets, allowed_gpus: [rtx-4090, l40s].\n"), block
+    assert flow == (f"Error: {path}:4: constraints.l40s: unknown key 'l40s': inside {{...}} a ',' separates keys, so "
+                    "'l40s' after 'allowed_gpus: rtx-4090,' is read as a key of its own. Write the list in brackets: "
+                    "allowed_gpus: [rtx-4090, l40s, a100-80gb].\n"), flow
+    assert lora == (f"Error: {path}:3: workloads[0].v_proj: unknown key 'v_proj': inside {{...}} a ',' separates "
+                    "keys, so 'v_proj' after 'lora_targets: q_proj,' is read as a key of its own. Write the list in "
+                    "brackets: lora_targets: [q_proj, v_proj].\n"), lora
+    assert spaced == (f"Error: {path}:6: workloads[0].lora_targets: LoRA target 'q_proj v_proj' is not a linear module "
+                      "of llama. That is 2 names in one text: write the list in brackets, lora_targets: [q_proj, "
+                      "v_proj].\n"), spaced
+
+
+def test_duplicate_lora_targets_are_refused(tmp_path: Path) -> None:
+    err = _error(tmp_path, "name: m\nworkloads:\n  - model: llama-2-7b\n    task: train\n    method: lora\n"
+                           "    lora_targets: [q_proj, v_proj, q_proj]\n")
+    assert err == (f"Error: {tmp_path / 's.yaml'}:6: workloads[0].lora_targets: lists 'q_proj' twice. Give each "
+                   "module once.\n"), err

@@ -262,8 +262,8 @@ def _inner_blank_problem(name: str) -> tuple[str, str] | None:
             run = 1
             while i + run < len(name) and is_blank_looking(name[i + run]):
                 run += 1
-            return (f"{clip_text(escape_unsafe(name))!r} holds a run of {run} blanks at character {i + 1}: a name may hold "
-                    "single spaces only, since a run of them looks like one and lets the terminal start a line "
+            return (f"{clip_text(escape_unsafe(name))!r} holds a run of {run} blanks at character {i + 1}: a name "
+                    "may hold single spaces only, since a run of them looks like one and lets the terminal start a line "
                     "with the text after it",
                     f"Write one space: {clip_text(escape_unsafe(_one_space(name)))!r}.")
     return None

@@ -350,3 +350,33 @@ def test_duplicate_lora_targets_are_refused(tmp_path: Path) -> None:
                            "    lora_targets: [q_proj, v_proj, q_proj]\n")
     assert err == (f"Error: {tmp_path / 's.yaml'}:6: workloads[0].lora_targets: lists 'q_proj' twice. Give each "
                    "module once.\n"), err
+
+
+# -- minor: blank options, full-width model ids ------------------------------------------------------------------
+
+def test_blank_out_source_and_catalog_say_blank_not_empty(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(_named("w"), encoding="utf-8")
+    runner = CliRunner()
+    out = runner.invoke(main, ["plan", str(scenario), "--out", " "])
+    catalog = runner.invoke(main, ["plan", str(scenario), "--catalog", "  "])
+    (tmp_path / "sky.csv").write_text("InstanceType\n", encoding="utf-8")
+    source = runner.invoke(main, ["catalog", "import-skypilot", str(tmp_path / "sky.csv"), "--out", str(tmp_path / "o"),
+                                  "--source", " ", "--as-of", "2026-01"])
+    assert (out.exit_code, catalog.exit_code, source.exit_code) == (2, 2, 2), (out.output, source.output)
+    assert out.stderr == ("Error: --out: is blank (white space alone); give a directory for the reports, e.g. --out "
+                          "reports (or --out . for the current directory).\n"), out.stderr
+    assert catalog.stderr == ("Error: --catalog: is blank (white space alone). Give the overlay directory, e.g. "
+                              "--catalog my-catalog, or leave --catalog out for the shipped catalog.\n"), catalog.stderr
+    assert source.stderr == ("Error: Invalid value for --source: is blank (white space alone); give one line of text, "
+                             "e.g. --source 'SkyPilot catalog, 2026-01'. See 'planner catalog import-skypilot "
+                             "--help'.\n"), source.stderr
+
+
+def test_a_full_width_model_id_gets_the_ascii_id_as_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text("model: \uff4c\uff4c\uff41\uff4d\uff41-2-7b\ntask: infer\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(tmp_path / "w.yaml")])
+    assert r.exit_code == 2, r.output
+    first = r.stderr.split(" --model takes")[0]
+    assert first == (f"Error: {tmp_path / 'w.yaml'}:1: model: unknown model '\uff4c\uff4c\uff41\uff4d\uff41-2-7b'. "
+                     "Did you mean 'llama-2-7b' or 'llama-2-70b' or 'llama-2-13b'?"), r.stderr

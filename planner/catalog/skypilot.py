@@ -712,7 +712,7 @@ def _imported_problem(row: Imported) -> str | None:
     checks of planner.catalog.schema), or None: a text with a control, bidirectional or line-break
     character, an id that is not one, a count, size or price outside the loader's bounds."""
     from planner.catalog.cloud import MAX_USD_PER_HOUR
-    from planner.catalog.schema import ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, csv_converted
+    from planner.catalog.schema import ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES
 
     for what, text in (("instance type", row.instance), ("region", row.region)):
         why = unsafe_problem(text)
@@ -726,9 +726,6 @@ def _imported_problem(row: Imported) -> str | None:
         return _foreign_region(row.region)
     if not ID_PATTERN.match(row.id):
         return f"the instance type gives no catalog id ({_quoted(row.id)})"
-    if csv_converted(row.id):  # '1e5': a report's CSV would show a number, not the id
-        return (f"the instance type gives a catalog id that a CSV reader takes for {csv_converted(row.id)} "
-                f"({_quoted(row.id)})")
     if not 1 <= row.gpu_count <= 64:
         return f"{row.gpu_count} GPUs, outside the catalog's 1 to 64"
     if not 1 <= row.vcpus <= 4096:

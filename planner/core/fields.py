@@ -169,7 +169,8 @@ class Entry:
     def name(self, key: str, default: Any = _MISSING) -> Any:
         """A name (a scenario's, a workload's): a text (:meth:`str`) that is not blank space only and does not
         start or end with a blank-looking character (a space, a no-break space U+00A0 or U+202F, the Braille
-        blank U+2800: :func:`planner.core.names.name_problem`), so that no two names look alike in a report.
+        blank U+2800: :func:`planner.core.names.name_problem`), and holds inside no blank but single ordinary
+        spaces and no doubled combining mark, so that no two names look alike in a report.
         Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
         value = self.raw(key, default)
         if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"

@@ -203,8 +203,10 @@ def _spelled(name: str) -> str:
 def name_problem(name: str) -> tuple[str, str] | None:
     """Why ``name`` cannot be a name though it is a safe text, as (problem, hint); None when it can: a name
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
-    would look like another name (or like none) in a report; so would one holding a character with no glyph
-    of its own or mixing Latin, Cyrillic and Greek letters in one word (:mod:`planner.core.lookalike`)."""
+    would look like another name (or like none) in a report; so would one holding, inside, a blank-looking
+    character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
+    combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
+    a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
     if name and unicodedata.combining(name[0]):  # drawn on whatever precedes the name: 'Workload: ́x'
         return (f"{name!r} starts with {char_name(name[0])}, a combining mark, which is drawn on the character "
                 "before it", "Start the name with a letter or digit.")

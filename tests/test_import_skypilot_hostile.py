@@ -68,7 +68,7 @@ def test_a_billion_gpus_is_left_out_and_the_good_rows_kept(tmp_path: Path) -> No
     ("--as-of", "2025-1-1", "is not a date"),
     ("--source", "SkyPilot\nas_of: 1999-01", "holds the control character U+000A (LINE FEED)"),
     ("--source", "SkyPilot \x1b]0;pwned\x07", "U+001B (ESCAPE)"),
-    ("--source", "  ", "is empty"),
+    ("--source", "  ", "is blank (white space alone)"),
 ])
 def test_bad_dates_and_sources_are_refused(tmp_path: Path, option: str, value: str, message: str) -> None:
     out = tmp_path / "o"

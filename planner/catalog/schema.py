@@ -254,7 +254,39 @@ def read_id(e: Entry, k: str) -> str:
         if not ID_PATTERN.match(slug):
             slug = "my-entry"
         raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+    converted = csv_converted(value)
+    if converted:
+        raise e.error(f"id {value!r} reads as {converted} in a CSV file: a spreadsheet or pandas.read_csv opening "
+                      "a report's CSV shows that, not the id", k, f"Give an id with a word in it, e.g. {'my-' + value!r}.")
     return value
+
+
+#: Month names and their abbreviations, which spreadsheets read as a date beside a day or year ('mar-1').
+_MONTHS = ("jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|august|"
+           "september|october|november|december")
+_CSV_NUMBER = re.compile(r"^\d+(?:\.\d+)?(?:e-?\d+)?$")
+_CSV_DATE = re.compile(rf"^(?:\d{{1,4}}[-.]\d{{1,2}}(?:[-.]\d{{1,4}})?|(?:{_MONTHS})[-.]\d{{1,4}}"
+                       rf"|\d{{1,4}}[-.](?:{_MONTHS})(?:[-.]\d{{1,4}})?)$")
+_CSV_WORDS = {"true": "the boolean TRUE", "false": "the boolean FALSE", "nan": "a missing value (NaN)",
+              "null": "a missing value (NaN)", "inf": "the number infinity", "infinity": "the number infinity"}
+
+
+def csv_converted(text: str) -> str:
+    """What a CSV reader takes ``text`` (an id, lower case) for instead of text, or '': a number ('3060',
+    '1e5', '1.5'), a boolean ('true', 'false'), a missing value or infinity ('nan', 'null', 'inf'), or a date
+    ('1-2', '2026-01', '1.2.3', 'mar-1', '1-mar-2026'). Sources: pandas.read_csv's default ``na_values``
+    and ``true_values`` (pandas 2.2 documentation, "pandas.read_csv"); LibreOffice Calc's and Excel's
+    import, which read a day and month joined by '-' or '.' as a date in the locale's order (LibreOffice
+    Help, "Text Import": "Detect special numbers"; Microsoft, "Stop automatically changing numbers to
+    dates"). A report's CSV writes ids bare, so an id that reads as one of these would be another value
+    in the sheet (h10b #18)."""
+    if text in _CSV_WORDS:
+        return _CSV_WORDS[text]
+    if _CSV_NUMBER.match(text):
+        return "a number"
+    if _CSV_DATE.match(text):
+        return "a date"
+    return ""
 
 
 def read_choice_list(choices: tuple[str, ...], what: str) -> Reader:

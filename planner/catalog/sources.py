@@ -23,6 +23,9 @@ Rules of :func:`parse_sources`:
   and are ignored.
 - Cells are trimmed; ``\\|`` is a literal bar; code spans lose their backticks. An id may be
   written ``REF:ID`` or ```ID```; ids are case-sensitive, as cited.
+- Lines end at a line feed only (as editors count them); a line holding a control character other than
+  tab, a line or paragraph separator, a bidirectional control or an invisible character is reported
+  with its line and column in :attr:`SourceIndex.problems` and skipped.
 - The first definition of an id wins; a later one, an empty id, or an id with characters
   :data:`REF_PATTERN` cannot cite is reported in :attr:`SourceIndex.problems` and skipped.
 - Links (:func:`links_in`) are taken from the document and where cells: every ``http(s)://``
@@ -253,6 +256,32 @@ def _columns(header: list[str]) -> tuple[int, int | None, int | None] | None:
     return id_col, first(_TEXT_HEADERS), first(_WHERE_HEADERS)
 
 
+def _editor_lines(text: str, file: str) -> tuple[list[str], dict[int, str]]:
+    """``text`` split into lines as an editor counts them, at a line feed (a CR before it dropped), and the
+    problem of each line holding a character the planner refuses in a text it shows, by line index.
+
+    Python's str.splitlines also breaks at LINE TABULATION (VT), FORM FEED, the file and group separators,
+    NEXT LINE U+0085 and the separators U+2028 and U+2029, which editors show inside a line: a table row
+    holding one would be cut there and every later line numbered wrong. These characters, the other
+    control characters, bidirectional controls and invisible characters (:func:`planner.core.names.unsafe_char`
+    with tab allowed, as in a YAML text) are refused as the YAML reader refuses them, at the line and column
+    an editor shows; the row is skipped.
+    """
+    from planner.core.names import char_name, unsafe_char
+
+    lines = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    bad: dict[int, str] = {}
+    for n, line in enumerate(lines):
+        ch = unsafe_char(line, newlines=True)
+        if ch is not None:
+            col = line.index(ch) + 1
+            what = ("a line break to Python but not to editors" if ch in "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+                    else "which a report would show escaped, not as written")
+            bad[n] = (f"{file}:{n + 1}:{col}: holds {char_name(ch)}, {what}; the line is skipped: remove the "
+                      "character (or write a space)")
+    return lines, bad
+
+
 def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
     """The ids ``text`` (a ``SOURCES.md``) defines; never raises (see the module docstring).
 
@@ -262,7 +291,8 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
     """
     docs: dict[str, SourceDoc] = {}
     problems: list[str] = []
-    lines = text.splitlines()
+    lines, bad = _editor_lines(text, file)
+    problems += bad.values()
     i = 0
     while i < len(lines):
         if not lines[i].lstrip().startswith("|"):
@@ -278,6 +308,8 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
             block = block[2:]
         id_col, text_col, where_col = columns
         for n in block:
+            if n in bad:  # refused above, with its line and column: not read as a definition
+                continue
             cells = _cells(lines[n])
             if all(_SEPARATOR_CELL.fullmatch(c.replace(" ", "")) for c in cells):
                 continue

@@ -348,10 +348,10 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                                  "AWS cg1.4xlarge, launched in November 2010); give the date the file was read",
                                  param_hint="--as-of")
     if region is not None and (unsafe_problem(region) or not region.strip()):
-        raise click.BadParameter(f"{unsafe_problem(region) or 'is empty'}; give a region as the file writes it, e.g. "
+        raise click.BadParameter(f"{unsafe_problem(region) or _empty(region)}; give a region as the file writes it, e.g. "
                                  "--region us-east-1", param_hint="--region")
     if source_text is not None:
-        problem = unsafe_problem(source_text) or ("is empty" if not source_text.strip() else None)
+        problem = unsafe_problem(source_text) or (_empty(source_text) if not source_text.strip() else None)
         if problem is not None:
             raise click.BadParameter(f"{problem}; give one line of text, e.g. --source 'SkyPilot catalog, "
                                      f"{date}'", param_hint="--source")
@@ -449,6 +449,11 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
                         generated=f"{len(files)} file(s), {date}")
     check_overlay(out, text)  # what --catalog OUT will read loads, else nothing is written
     return text, len(rows)
+
+
+def _empty(text: str) -> str:
+    """'is empty' for '', 'is blank (white space alone)' for a text of blanks."""
+    return "is empty" if not text else "is blank (white space alone)"
 
 
 def _default_source(path: str, date: str) -> str:

@@ -318,7 +318,8 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         what = "a directory for the reports" if param.name != "calibration_file" else "a file for the calibration"
         example = "--out reports (or --out . for the current directory)" if param.name != "calibration_file" \
             else "--out ./calibration.yaml"
-        raise LineError(f"--out: is empty; give {what}, e.g. {example}.", ctx)
+        said = "is empty" if not str(value) else "is blank (white space alone)"
+        raise LineError(f"--out: {said}; give {what}, e.g. {example}.", ctx)
     text = str(value) if value is not None else ""
     if text.startswith("~") or re.match(r"\$\{?[A-Za-z_]", text):
         # a quoted '~/rep' or '$HOME/rep' reaches planner unexpanded: the folder would be named '~' or '$HOME' here

@@ -237,8 +237,9 @@ def load_catalog_option(catalog_dir: str | None) -> Any:
     from planner.core.errors import InputError
 
     if catalog_dir is not None and not str(catalog_dir).strip():  # '' would quietly mean the shipped catalog
-        raise InputError("--catalog: is empty", hint="Give the overlay directory, e.g. --catalog my-catalog, or "
-                                                     "leave --catalog out for the shipped catalog.")
+        raise InputError("--catalog: " + ("is empty" if not str(catalog_dir) else "is blank (white space alone)"),
+                         hint="Give the overlay directory, e.g. --catalog my-catalog, or leave --catalog out for the "
+                              "shipped catalog.")
     return load_catalog(Path(catalog_dir) if catalog_dir else None)
 
 

@@ -81,7 +81,13 @@ _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\ufff
 def csv_text(value: Any) -> Any:
     """A CSV text cell no spreadsheet reads as a formula: ``'`` before each formula trigger that starts
     the cell or a field after a separator (``a;=cmd`` -> ``a;'=cmd``, ``=1+1`` -> ``'=1+1``); anything
-    but a str is returned as it is (numbers stay numbers)."""
+    but a str is returned as it is (numbers stay numbers).
+
+    Only formulas are guarded: a text that a spreadsheet or pandas.read_csv converts to another type
+    ('mar-1' to a date, 'nan' to NaN) is written as it is, since a prefix would change the text for
+    every program that reads the CSV as data; docs/planning.md says so and points to the workbook,
+    whose cells are typed. Catalog ids that would convert are refused at load
+    (:func:`planner.catalog.schema.csv_converted`)."""
     if not isinstance(value, str):
         return value
     return _CSV_FIELD_TRIGGER.sub(lambda m: m.group(1) + m.group(2) + "'", value)

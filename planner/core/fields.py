@@ -86,7 +86,7 @@ class Entry:
             if not isinstance(key, str):
                 raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
             if key not in allowed:
-                told = explain(key, self.data[key]) if explain is not None else None
+                told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
                 if told is not None:
                     raise self.error(told[0], key, told[1])
                 problem, hint = _not_a_choice(key, allowed, "is an unknown key", lead="")
@@ -169,7 +169,8 @@ class Entry:
     def name(self, key: str, default: Any = _MISSING) -> Any:
         """A name (a scenario's, a workload's): a text (:meth:`str`) that is not blank space only and does not
         start or end with a blank-looking character (a space, a no-break space U+00A0 or U+202F, the Braille
-        blank U+2800: :func:`planner.core.names.name_problem`), so that no two names look alike in a report.
+        blank U+2800: :func:`planner.core.names.name_problem`), and holds inside no blank but single ordinary
+        spaces and no doubled combining mark, so that no two names look alike in a report.
         Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
         value = self.raw(key, default)
         if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
@@ -694,6 +695,46 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     if number and not value.strip().lower().endswith(("usd", "dollar", "dollars", "$")):
         return f"Write the number without quotes: {key}: {number}."
     return "Write a plain number, without quotes or unit."
+
+
+def bracket_hint(key: str, value: Any, names: Iterable[str]) -> str | None:
+    """'Write the list in brackets: key: [a, b].' when ``value`` is one text holding two or more of ``names``
+    separated by commas or blanks (a list written without brackets: 'rtx-4090, l40s', 'q_proj v_proj'), so
+    that the hint keeps every item; None otherwise."""
+    if not isinstance(value, str):
+        return None
+    parts = [p for p in re.split(r"[,\s]+", value.strip()) if p]
+    known = set(names)
+    if len(parts) < 2 or not all(p in known for p in parts):
+        return None
+    return f"That is {len(parts)} names in one text: write the list in brackets, {key}: [{', '.join(parts)}]."
+
+
+def _flow_list(data: Any, key: str) -> tuple[str, str] | None:
+    """(problem, hint) for the unknown ``key`` of ``data`` when it is an item of a list written without brackets
+    in a flow mapping: in ``{allowed_gpus: rtx-4090, l40s}`` the ',' separates keys (YAML 1.1, section 7.4
+    "Flow Collection Styles"), so 'l40s' is read as a key with no value on the line of 'allowed_gpus'; None
+    otherwise."""
+    lines = getattr(data, "lines", None)
+    keys = list(data)
+    i = keys.index(key)
+    if not lines or data[key] is not None or i == 0 or lines.get(key) is None:
+        return None
+    same = [k for k in keys if lines.get(k) == lines[key]]
+    j = same.index(key)
+    start = j - 1
+    while start >= 0 and data[same[start]] is None:
+        start -= 1
+    if start < 0 or not isinstance(data[same[start]], str):
+        return None
+    head = same[start]
+    items = [data[head]]
+    for k in same[start + 1:]:
+        if data[k] is not None:
+            break
+        items.append(str(k))
+    return (f"unknown key {key!r}: inside {{...}} a ',' separates keys, so {key!r} after '{head}: {data[head]},' is "
+            "read as a key of its own", f"Write the list in brackets: {head}: [{', '.join(items)}].")
 
 
 def _name_hint(value: Any, names: Sequence[str] | None) -> str | None:

@@ -186,17 +186,27 @@ def spelling_note(a: str, b: str) -> str:
     if a == b:
         return ""
     if name_key(a) != name_key(b):
-        return (f", the same name in another case: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} differ only "
+        return (f", the same name in another case: {_spelled(a)} and {_spelled(b)} differ only "
                 "in upper and lower case, so they read as one name")
-    return (f", the same name: {escape_unsafe(ascii(a))} and {escape_unsafe(ascii(b))} are two Unicode spellings "
+    return (f", the same name: {_spelled(a)} and {_spelled(b)} are two Unicode spellings "
             "of it (composed and decomposed accents, or full-width and ordinary letters), which look alike")
+
+
+def _spelled(name: str) -> str:
+    """``name`` quoted as a message shows it: printable letters as they are ('CAFÉ', 'ΣΟΦΟΣ'), unsafe
+    characters as :func:`escape_unsafe` writes them, and combining marks as '\\u0301', so that 'café'
+    composed and 'cafe' + U+0301 (drawn alike) differ on the screen too."""
+    return "'" + "".join(f"\\u{ord(ch):04x}" if unicodedata.combining(ch) else ch
+                         for ch in escape_unsafe(name)) + "'"
 
 
 def name_problem(name: str) -> tuple[str, str] | None:
     """Why ``name`` cannot be a name though it is a safe text, as (problem, hint); None when it can: a name
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
-    would look like another name (or like none) in a report; so would one holding a character with no glyph
-    of its own or mixing Latin, Cyrillic and Greek letters in one word (:mod:`planner.core.lookalike`)."""
+    would look like another name (or like none) in a report; so would one holding, inside, a blank-looking
+    character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
+    combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
+    a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
     if name and unicodedata.combining(name[0]):  # drawn on whatever precedes the name: 'Workload: ́x'
         return (f"{name!r} starts with {char_name(name[0])}, a combining mark, which is drawn on the character "
                 "before it", "Start the name with a letter or digit.")
@@ -213,9 +223,71 @@ def name_problem(name: str) -> tuple[str, str] | None:
                 fixed = fixed[:-1]
             return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
                     f"another name", f"Write it without the blank: {fixed!r}.")
+    told = _inner_blank_problem(name) or _repeated_mark_problem(name)
+    if told:
+        return told
     from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
 
     return lookalike_problem(name)
+
+
+def _one_space(name: str) -> str:
+    """``name`` with each run of blank-looking characters (:func:`is_blank_looking`) as one ordinary space."""
+    out: list[str] = []
+    for ch in name:
+        if is_blank_looking(ch):
+            if not out or out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _inner_blank_problem(name: str) -> tuple[str, str] | None:
+    """Why a blank inside ``name`` makes it look like another, as (problem, hint); None when it does not.
+
+    A name may hold one ordinary space U+0020 between two other characters ('team a'), nothing else drawn
+    as blank space: a no-break, Ogham (U+1680), ideographic or other space (category Zs) or the Braille
+    blank U+2800 looks like that space ('team a' and 'team' U+1680 'a' are two names that read as one; UTS #39,
+    "Unicode Security Mechanisms", lists these among the characters that look like a space), and a run of
+    two or more blanks lets the terminal's wrapping start a line of its own with the text after it, which
+    then looks like a line of the plan (a name with 120 spaces and 'Total: $99.00' after them).
+    """
+    for i, ch in enumerate(name):
+        if not is_blank_looking(ch):
+            continue
+        if ch != " ":
+            return (f"{escape_unsafe(name)!r} holds {char_name(ch)} at character {i + 1}, drawn as blank space like "
+                    "an ordinary space, so the name looks like another",
+                    f"Write an ordinary space or '-' instead: {escape_unsafe(_one_space(name))!r}.")
+        if i + 1 < len(name) and is_blank_looking(name[i + 1]):
+            run = 1
+            while i + run < len(name) and is_blank_looking(name[i + run]):
+                run += 1
+            return (f"{clip_text(escape_unsafe(name))!r} holds a run of {run} blanks at character {i + 1}: a name "
+                    "may hold single spaces only, since a run of them looks like one and lets the terminal start a line "
+                    "with the text after it",
+                    f"Write one space: {clip_text(escape_unsafe(_one_space(name)))!r}.")
+    return None
+
+
+def _repeated_mark_problem(name: str) -> tuple[str, str] | None:
+    """Why ``name`` holds the same combining mark twice in a row (in Unicode NFD, where a composed 'é' is
+    'e' + U+0301), as (problem, hint); None when it does not: a mark drawn twice on one letter looks like
+    once, so 'café' with the accent doubled would look like 'café' (Unicode Technical Standard #39,
+    "Unicode Security Mechanisms", 5.4 "Optional Detection": "Forbid sequences of the same nonspacing
+    mark")."""
+    nfd = unicodedata.normalize("NFD", name)
+    for i in range(1, len(nfd)):
+        if nfd[i] == nfd[i - 1] and unicodedata.category(nfd[i]) == "Mn":
+            fixed = []
+            for ch in nfd:
+                if not (fixed and ch == fixed[-1] and unicodedata.category(ch) == "Mn"):
+                    fixed.append(ch)
+            return (f"'{clip_text(_spelled(name)[1:-1])}' holds {char_name(nfd[i])} twice in a row, a combining "
+                    "mark drawn on the same letter, where twice looks like once, so the name looks like another",
+                    f"Write the mark once: {clip_text(unicodedata.normalize('NFC', ''.join(fixed)))!r}.")
+    return None
 
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;

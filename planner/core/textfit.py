@@ -36,17 +36,35 @@ def wrap_line(line: str, width: int) -> list[str]:
 
     The continuation lines hang: they take the line's own indent plus two spaces, or the indent
     of the text after a bullet ('- ', '[3] '). Words are not broken at hyphens (catalog ids such
-    as rtx-3060-12gb stay whole); a word longer than the line is broken, never dropped.
+    as rtx-3060-12gb stay whole); a word longer than the line is broken, never dropped. A line too
+    long has its runs of blanks after the indent squeezed to one space first (:func:`squeeze_blanks`).
     """
     if len(line) <= width:
         return [line]
-    m = _BULLET.match(line)
+    line = squeeze_blanks(line)  # a run of blanks would start a line with the text after it (h10b #2)
     lead = re.match(r"\s*", line).group(0)
+    if len(line) <= width:
+        return [line]
+    m = _BULLET.match(line)
     hang = " " * len(m.group(0)) if m else lead + "  "
     if len(hang) > width // 2:
         hang = " " * (width // 2)
     return textwrap.wrap(line, width, initial_indent="", subsequent_indent=hang, break_on_hyphens=False,
                          break_long_words=True, drop_whitespace=True) or [line[:width]]
+
+
+#: A run of two or more characters drawn as blank space (whitespace, category Zs, the Braille blank U+2800, the
+#: Hangul fillers: :func:`planner.core.names.is_blank_looking`).
+_BLANK_RUN = re.compile(r"[\s\u2800\u115f\u1160\u3164\uffa0]{2,}")
+
+
+def squeeze_blanks(text: str) -> str:
+    """``text`` with each run of two or more blank-looking characters as one space: a text from a file (a
+    description, notes) wrapped with a run of 150 spaces in it would start a line of its own with whatever
+    follows the run ('Total: $99.00'), where it looks like a line the planner printed (h10b #2). Only text
+    that is wrapped is squeezed; the reports (JSON, CSV, workbook) keep the text as written."""
+    body = text.lstrip(" ")
+    return text[:len(text) - len(body)] + _BLANK_RUN.sub(" ", body)
 
 
 def fit_text(text: str, width: int) -> str:
@@ -74,12 +92,12 @@ def fit_table(columns: Sequence[str], rows: Sequence[Sequence[str]], width: int,
             a number).
         key: how many leading columns name the row; a table split into blocks repeats them.
 
-    Text columns are left-aligned and wrapped at spaces (the widest first, down to their longest
+    Runs of blanks inside a cell are squeezed to one space (:func:`squeeze_blanks`). Text columns are left-aligned and wrapped at spaces (the widest first, down to their longest
     word, at most :data:`MAX_UNBROKEN`); numbers are never wrapped. A header rule follows the
     headers; when a row takes more than one line, a blank line separates the rows.
     """
     n = len(columns)
-    cells = [[str(c) for c in row] for row in rows]
+    cells = [[squeeze_blanks(str(c)) for c in row] for row in rows]
     if right is None:
         right = {i for i in range(n) if all(_is_number(r[i]) for r in cells if r[i].strip())
                  and any(r[i].strip() for r in cells)}

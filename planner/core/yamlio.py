@@ -31,8 +31,9 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import (Base60Problem, YamlProblem, flow_thousands, hidden_break, key_problem,
-                                    refuse_base_60, refuse_other_bases, refuse_separators)
+from planner.core.yamlrules import (Base60Problem, YamlProblem, comment_value, flow_comment, flow_thousands,
+                                    hidden_break, key_problem, refuse_base_60, refuse_other_bases, refuse_separators,
+                                    special_value, syntax_hint)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -275,7 +276,7 @@ def parse_yaml(text: str) -> Any:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
             deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
     """
-    flow = flow_thousands(text)
+    flow = flow_thousands(text) or comment_value(text)  # '[16,384]' read as two items; 'key: #1' as empty
     if flow is not None:
         raise YamlProblem(*flow)
     if _CLoader is not None and not _PURE_ONLY.search(text):
@@ -536,6 +537,9 @@ def _parse_pure(text: str) -> Any:
         mark = exc.problem_mark
         problem = (exc.problem or "").strip()
         tag = re.match(r"could not determine a constructor for the tag '(.*)'$", problem)
+        special = special_value(tag.group(1), mark) if tag else None  # a plain '=' or '<<': no tag was written
+        if special:
+            raise YamlProblem(*special) from exc
         if tag:
             raise YamlProblem(
                 f"the YAML tag {_short_tag(tag.group(1))!r} is not allowed",
@@ -548,41 +552,20 @@ def _parse_pure(text: str) -> Any:
         raise YamlProblem(f"YAML {problem}" if problem else "YAML value cannot be read safely",
                           mark.line + 1 if mark else None, hint) from exc
     except yaml.MarkedYAMLError as exc:
+        hidden = flow_comment(text)  # a ' #' inside '{...}' hid the closing bracket: the error is past it
+        if hidden is not None:
+            raise YamlProblem(f"YAML syntax error: {hidden[0]}", *hidden[1:]) from exc
         mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
         lead = f"{exc.context}, " if exc.context and exc.context.startswith("expected") else ""
         problem = f"YAML syntax error: {lead}{exc.problem}" + (f" at {where}" if where else "")
-        raise YamlProblem(problem, mark.line + 1 if mark else None, _syntax_hint(exc)) from exc
+        raise YamlProblem(problem, mark.line + 1 if mark else None, syntax_hint(exc, text)) from exc
     except yaml.YAMLError as exc:
         raise YamlProblem(f"YAML error: {exc}") from exc
     except RecursionError as exc:
         raise YamlProblem(_TOO_DEEP, None, _TOO_DEEP_HINT) from exc
     finally:
         loader.dispose()
-
-
-def _syntax_hint(exc: yaml.MarkedYAMLError) -> str | None:
-    """What to change for the common YAML syntax errors (the opening bracket or quote, tabs...)."""
-    context, problem = exc.context or "", exc.problem or ""
-    mark = exc.context_mark
-    where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "above"
-    if "'\\t'" in problem:
-        return "Indent with spaces; YAML does not allow tabs there."
-    if "mapping values are not allowed" in problem:
-        return "Quote a value that contains ': ', or put a nested mapping on its own indented lines."
-    if "flow sequence" in context:
-        return f"Close the '[' opened at {where} with ']'."
-    if "flow mapping" in context:
-        return f"Close the '{{' opened at {where} with '}}'."
-    if "quoted scalar" in context:
-        return f"Close the quote opened at {where}."
-    if "block mapping" in context or "block collection" in context:
-        return f"Check the indentation: the entries of the mapping or list that starts at {where} must line up."
-    if "undefined alias" in problem:
-        return "Define the anchor (&name) before the alias (*name) that uses it."
-    if "another document" in problem:
-        return "A planner file holds one YAML document; remove the second '---'."
-    return None
 
 
 def load_mapping(path: Path, *, hint: str | None = None) -> LineDict:

@@ -198,3 +198,145 @@ def refuse_other_bases(node: yaml.Node) -> None:
                     if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
             raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
                               "like", node.start_mark.line + 1, hint)
+
+
+#: A value that may have been cut by a comment: ': ' or '- ' and then ' #' and a character other than a blank
+#: ('description: #1 choice'); a comment written '# like this', with a blank after '#', is taken for one.
+_HASH_VALUE = re.compile(r"[:-][ \t]+#[^ \t\r\n#]")
+
+
+def _quoted(text: str) -> str:
+    """``text`` in YAML single quotes (a quote inside doubled)."""
+    return "'" + clip_text(text).replace("'", "''") + "'"
+
+
+def comment_value(text: str) -> tuple[str, int, str] | None:
+    """Why ``text`` cannot be read when a value is empty because ' #' right after 'key: ' started a comment
+    (``description: #1 choice for the lab`` reads as an empty description: YAML 1.1, section 4.3.3
+    "Comments": a '#' after white space starts a comment, so the text after it is dropped without a word);
+    as (problem, line, hint), the hint the value quoted. Only a '#' followed by a character other than a
+    blank counts: 'key: # a comment' stays a comment. None when there is no such value, or the text is not
+    YAML (the parser then says why)."""
+    if not _HASH_VALUE.search(text):
+        return None
+    loader = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
+    before = None
+    try:
+        for event in yaml.parse(text, Loader=loader or yaml.SafeLoader):
+            if isinstance(event, yaml.ScalarEvent) and event.value == "" and event.implicit[0]:
+                start = event.start_mark.index
+                rest = text[start:text.find("\n", start) if "\n" in text[start:] else len(text)].strip(" \t\r")
+                if rest.startswith("#") and len(rest) > 1 and rest[1] not in " \t#":
+                    key = before.value if isinstance(before, yaml.ScalarEvent) else None
+                    what = f"{clip_text(key)} is empty" if key else "the item is empty"
+                    return (f"{what}: YAML reads {_quoted(rest)} after it as a comment (' #' starts one), not as "
+                            "the value", event.start_mark.line + 1,
+                            f"Quote the text: {clip_text(key) + ': ' if key else '- '}{_quoted(rest)}.")
+            before = event
+    except yaml.YAMLError:
+        return None
+    return None
+
+
+def _comment_in(text: str, start: int, end: int) -> int | None:
+    """The index of the first '#' that starts a comment in ``text[start:end]`` (after a blank or at a line's
+    start, outside quotes), or None."""
+    quote = None
+    i = start
+    while i < end:
+        ch = text[i]
+        if quote == "'":
+            if ch == "'" and text[i + 1:i + 2] == "'":
+                i += 1
+            elif ch == "'":
+                quote = None
+        elif quote == '"':
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                quote = None
+        elif ch in "'\"" and (i == 0 or text[i - 1] in " \t\n[{,:"):
+            quote = ch
+        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n"):
+            return i
+        i += 1
+    return None
+
+
+def flow_comment(text: str) -> tuple[str, int, str] | None:
+    """Why ``text`` cannot be read when a flow collection ('{...}', '[...]') is left open because a ' #'
+    inside it started a comment, which hides the rest of that line and its closing bracket
+    (``{source: #quote 12, as_of: 2026-01-15}``); as (problem, line of the '#', hint), the hint the text
+    after '#' quoted. None when no flow collection is left open, or none holds such a '#'."""
+    opened: list[Any] = []
+    try:
+        for token in yaml.scan(text, Loader=yaml.SafeLoader):
+            if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
+                opened.append(token)
+            elif isinstance(token, (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)) and opened:
+                opened.pop()
+    except yaml.YAMLError:
+        pass
+    if not opened:
+        return None
+    mark = opened[0].start_mark
+    at = _comment_in(text, mark.index, len(text))
+    if at is None:
+        return None
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    m = re.match(r"#[^,}\]\n]*", text[at:])
+    meant = m.group(0).rstrip(" \t\r") if m else "#"
+    head = text[text.rfind("\n", 0, at) + 1:at]
+    key = re.search(r"([^\s{,\[]+):[ \t]*$", head)
+    bracket = "{" if isinstance(opened[0], yaml.FlowMappingStartToken) else "["
+    return (f"a ' #' at line {line} column {column} starts a comment, which hides the rest of the line, so the "
+            f"'{bracket}' opened at line {mark.line + 1} column {mark.column + 1} is never closed", line,
+            f"Quote the text that starts with '#': {key.group(1) + ': ' if key else ''}{_quoted(meant)}.")
+
+
+def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> str | None:
+    """What to change for the common YAML syntax errors (the opening bracket or quote, tabs, a backslash
+    in double quotes...) of ``text``."""
+    context, problem = exc.context or "", exc.problem or ""
+    mark = exc.context_mark
+    where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "above"
+    if "'\\t'" in problem:
+        return "Indent with spaces; YAML does not allow tabs there."
+    if "mapping values are not allowed" in problem:
+        return "Quote a value that contains ': ', or put a nested mapping on its own indented lines."
+    if "double-quoted" in context and "escape" in problem:
+        # YAML 1.1, section 5.6 "Escape Sequences": in double quotes '\' starts an escape ('\n', '\u00e9'),
+        # and 'D:\models' holds the unknown '\m'; in single quotes a backslash is a backslash
+        start = mark.index if mark else 0
+        end = text.find('"', start + 1)
+        inside = text[start + 1:end] if mark and 0 < end and "\n" not in text[start:end] else None
+        example = f" ({_quoted(inside)})" if inside is not None and "'" not in inside else ""
+        return ("Inside double quotes a backslash starts an escape (\\n, \\t, \\u00e9): write the text in single "
+                f"quotes{example}, where a backslash is itself, or write each backslash as \\\\.")
+    if "flow sequence" in context:
+        return f"Close the '[' opened at {where} with ']'."
+    if "flow mapping" in context:
+        return f"Close the '{{' opened at {where} with '}}'."
+    if "quoted scalar" in context:
+        return f"Close the quote opened at {where}."
+    if "block mapping" in context or "block collection" in context:
+        return f"Check the indentation: the entries of the mapping or list that starts at {where} must line up."
+    if "undefined alias" in problem:
+        return "Define the anchor (&name) before the alias (*name) that uses it."
+    if "another document" in problem:
+        return "A planner file holds one YAML document; remove the second '---'."
+    return None
+
+
+def special_value(tag: str, mark: Any) -> tuple[str, int | None, str] | None:
+    """Why a plain ``=`` or ``<<`` value cannot be read, as (problem, line, hint): YAML 1.1 resolves a lone
+    '=' to its value type (yaml.org/type/value.html) and '<<' to its merge key (yaml.org/type/merge.html),
+    which no planner field takes, so the message would otherwise name a tag the user never wrote. None for
+    another tag."""
+    written = {"tag:yaml.org,2002:value": "=", "tag:yaml.org,2002:merge": "<<"}.get(tag)
+    if written is None:
+        return None
+    kind = "the value key !!value" if written == "=" else "the merge key !!merge"
+    return (f"YAML 1.1 reads a lone {written!r} as a special value ({kind}), not as a text",
+            mark.line + 1 if mark else None, f"Quote it: '{written}'.")

@@ -332,6 +332,11 @@ def _hint(name: str, catalog: Mapping[str, Any], download: str | None = None) ->
     else:
         choices = list(catalog)
     close = did_you_mean(name, choices)
+    if not (close and close.startswith("Did you mean")):  # full-width 'ｌｌａｍａ-2-7b' is 'llama-2-7b' in NFKC
+        import unicodedata
+
+        folded = did_you_mean(unicodedata.normalize("NFKC", name), choices)
+        close = folded if folded and folded.startswith("Did you mean") else close
     if close and not close.startswith("See "):  # ACCEPTED_FORMS already points at 'planner catalog'
         parts.append(close)
     if download:

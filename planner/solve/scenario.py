@@ -195,7 +195,7 @@ from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
 from planner.core.names import clash_key, escape_unsafe, safe_stem, spelling_note, windows_reserved
-from planner.core.fields import Entry
+from planner.core.fields import Entry, bracket_hint
 from planner.workload.inputs import make_resolver
 from planner.workload.relative import relative_model_resolver
 from planner.workload.othernames import explainer
@@ -715,7 +715,7 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
             if removed and v in removed:
                 raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
                                                            "drop the removal there, or the id here.")
-            raise e.error(f"unknown {what} {v!r}", key, did_you_mean(v, known))
+            raise e.error(f"unknown {what} {v!r}", key, bracket_hint(key, v, known) or did_you_mean(v, known))
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
         raise e.error(f"lists {dup!r} twice", key, "Give each id once.")

@@ -393,8 +393,12 @@ def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
         for t in targets:
             if t not in valid:
                 from planner.core.errors import did_you_mean
+                from planner.core.fields import bracket_hint
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
-                                  did_you_mean(t, valid + ["all-linear"]))
+                                  bracket_hint("lora_targets", t, valid) or did_you_mean(t, valid + ["all-linear"]))
+        if len(set(targets)) != len(targets):  # peft matches each module by name once: a repeat adapts nothing more
+            dup = next(t for t in targets if targets.count(t) > 1)
+            raise entry.error(f"lists {dup!r} twice", "lora_targets", "Give each module once.")
     elif targets is not None:
         raise entry.error(f"lora_targets is set but method is {method}", "lora_targets",
                           "Set method: lora or qlora, or remove lora_targets.")

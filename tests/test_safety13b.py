@@ -66,3 +66,89 @@ def test_the_api_raises_input_error_for_a_release_of_thousands_of_digits(kw: dic
     text = str(caught.value)
     assert "is too long to read: no release planner reads has more than 40 digits" in text, text
     assert "set_int_max_str_digits" not in text and "4300" not in text, text
+
+
+# -- 3. floors for GPU rates and cloud prices --------------------------------------------------------------------
+
+def _overlay(tmp_path: Path, name: str, body: str) -> Path:
+    """An overlay folder holding ``name`` ('gpus.yaml', 'cloud.yaml') with ``body`` under its list key."""
+    d = tmp_path / "ov"
+    d.mkdir(exist_ok=True)
+    key = "gpus" if name == "gpus.yaml" else "instances"
+    (d / name).write_text(f"schema_version: 1\n{key}:\n{body}", encoding="utf-8")
+    return d
+
+
+@pytest.mark.parametrize("line, want", [
+    # floors: planner.catalog.gpus MIN_TFLOPS (0.1: below the Jetson Nano's 472 GFLOPS FP16), MIN_GPU_BANDWIDTH
+    # (1 GB/s: below its 25.6 GB/s), MIN_MFU_SCALE (0.1: a fifth of the catalog's smallest, 0.5)
+    ("bf16_tflops: 1.0e-300", "bf16_tflops: 1e-300 TFLOPS is less than any real GPU (at least 0.1 TFLOPS). Check "
+                              "for a missing digit or a wrong unit."),
+    ("bf16_tflops: 0.0001", "bf16_tflops: 0.0001 TFLOPS is less than any real GPU (at least 0.1 TFLOPS). Check for "
+                            "a missing digit or a wrong unit."),
+    ("fp8_tflops: 0.05", "fp8_tflops: 0.05 TFLOPS is less than any real GPU (at least 0.1 TFLOPS). Check for a "
+                         "missing digit or a wrong unit."),
+    ("memory_bandwidth: 1.0e-300 GB/s", "memory_bandwidth: '1.0e-300 GB/s' is less than any real GPU memory "
+                                        "bandwidth (at least 1 GB/s). Check the unit: GB/s is bytes, Gb/s is bits "
+                                        "(8 Gb/s = 1 GB/s)."),
+    ("mfu_scale: 1.0e-300", "mfu_scale: 1e-300 is less than any real stack's share of the default MFU (at least "
+                            "0.1). Check for a missing digit: the catalog's AMD cards use 0.5."),
+])
+def test_gpu_rates_below_any_real_card_are_refused(tmp_path: Path, line: str, want: str) -> None:
+    d = _overlay(tmp_path, "gpus.yaml", f"  - id: rtx-4090\n    {line}\n")
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "rtx-4090", "--catalog", str(d))
+    assert err == f"Error: {d / 'gpus.yaml'}:4: gpus[0] (rtx-4090).{want}\n", err
+
+
+def test_gpu_rates_at_their_floor_load(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+
+    d = _overlay(tmp_path, "gpus.yaml", "  - id: rtx-4090\n    fp8_tflops: 0.1\n    mfu_scale: 0.1\n")
+    gpu = load_catalog(d).gpu("rtx-4090")
+    assert (gpu.fp8_tflops, gpu.mfu_scale) == (0.1, 0.1)
+
+
+#: A hand-written instance: the shipped aws-g6-xlarge's figures, with {usd} on line 10 and {line} on line 12.
+MY_INSTANCE = ("  - id: aws-my-g6\n    provider: aws\n    instance: my.g6\n    gpu: l4\n    gpu_count: 1\n"
+               "    vcpus: 4\n    memory: 16 GiB\n    usd_per_hour: {usd}\n    region: us-east-2\n    {line}\n"
+               "    source: a quote\n    as_of: 2026-01-01\n")
+
+
+@pytest.mark.parametrize("usd, line, where, want", [
+    # floor: planner.catalog.cloud MIN_USD_PER_HOUR, $0.001/h (200 x below the catalog's cheapest, $0.20/h spot)
+    ("1.0e-300", "notes: hand-written", 10, "usd_per_hour: 1e-300 USD/h is less than any real hourly price (at least "
+                                            "0.001 USD/h). Check for a missing digit or a wrong unit."),
+    ("0.8048", "spot_usd_per_hour: 1.0e-300", 12, "spot_usd_per_hour: 1e-300 USD/h is less than any real hourly "
+                                                  "price (at least 0.001 USD/h). Check for a missing digit or a wrong "
+                                                  "unit."),
+    ("0.8048", "spot_usd_per_hour: 0.0001", 12, "spot_usd_per_hour: 0.0001 USD/h is less than any real hourly price "
+                                                "(at least 0.001 USD/h). Check for a missing digit or a wrong unit."),
+])
+def test_cloud_prices_below_any_real_one_are_refused(tmp_path: Path, usd: str, line: str, where: int,
+                                                     want: str) -> None:
+    d = _overlay(tmp_path, "cloud.yaml", MY_INSTANCE.format(usd=usd, line=line))
+    err = _cli_error("catalog", "cloud", "--catalog", str(d))
+    assert err == f"Error: {d / 'cloud.yaml'}:{where}: instances[0] (aws-my-g6).{want}\n", err
+
+
+AWS_HEADER = ("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,GpuInfo,Price,SpotPrice,Region,"
+              "AvailabilityZone,Arch\n")
+
+
+@pytest.mark.parametrize("price, spot, reason", [
+    ("4.9e-324", "", "an on-demand price of '4.9e-324' USD/h, less than any real hourly price (at least 0.001 USD/h)"),
+    # float('1e-400') is 0.0: said as written, not as 'no on-demand price (0 or empty)'
+    ("1e-400", "", "an on-demand price of '1e-400' USD/h, less than any real hourly price (at least 0.001 USD/h)"),
+    ("0", "", "no on-demand price (0 or empty)"),
+    ("0.8048", "1e-300", "line 2: an hourly price of 1e-300 USD/h, less than any real one (at least 0.001 USD/h)"),
+])
+def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: Path, price: str, spot: str,
+                                                                      reason: str) -> None:
+    from planner.catalog.skypilot import import_file
+
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(AWS_HEADER + f"g6.xlarge,L4,1,4,16,,{price},{spot},us-east-1,us-east-1a,x86_64\n",
+                    encoding="utf-8")
+    res = import_file(path)
+    assert res.rows == [] and res.skipped == {"g6.xlarge": reason}, res.skipped

@@ -19,6 +19,11 @@ from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, Cat
 
 #: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
 MAX_USD_PER_HOUR = 10_000
+#: Lower bound below which an hourly price is taken for a typo or a wrong unit (a price per second, or 1e-300,
+#: which printed percentages of 300 digits): a tenth of a cent per instance-hour, 200 times below the cheapest
+#: GPU instance-hour in the catalog (aws-g4dn-xlarge spot, $0.20/h, catalog/cloud.yaml with its source) and
+#: below any GPU rental we know of; a per-second price of that instance ($0.526/h is $0.000146/s) is below it.
+MIN_USD_PER_HOUR = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +64,7 @@ _SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the regio
 
 
 def _spot_range(e: Entry, k: str) -> tuple[float, float]:
-    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
+    """[low, high]: two plain numbers, MIN_USD_PER_HOUR <= low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
     value = e.raw(k)
     if not isinstance(value, (list, tuple)):
         raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
@@ -71,6 +76,9 @@ def _spot_range(e: Entry, k: str) -> tuple[float, float]:
     low, high = float(value[0]), float(value[1])
     if low <= 0:
         raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
+    if low < MIN_USD_PER_HOUR:
+        raise e.error(f"low {value[0]!r} USD/h is less than any real hourly price (at least {MIN_USD_PER_HOUR:g} "
+                      "USD/h)", k, "Check for a missing digit or a wrong unit.")
     if low > high:
         raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
                       f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
@@ -105,8 +113,9 @@ INSTANCE_FIELDS: dict[str, Field] = {
     "vcpus": Field(read_int(1, 4096)),
     "memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
                     attr="memory_bytes"),
-    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
-    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price", lo=MIN_USD_PER_HOUR)),
+    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price", lo=MIN_USD_PER_HOUR),
+                               required=False),
     "spot_usd_per_hour_range": Field(_spot_range, required=False),
     "region": Field(read_ascii_text),
 }

@@ -152,3 +152,66 @@ def test_the_importer_leaves_out_prices_below_the_floor_with_a_reason(tmp_path: 
                     encoding="utf-8")
     res = import_file(path)
     assert res.rows == [] and res.skipped == {"g6.xlarge": reason}, res.skipped
+
+
+# -- 6. a cloud overlay's provider and RunPod's country-code regions -------------------------------------------------
+
+@pytest.mark.parametrize("provider, problem, hint", [
+    ("aws ", "'aws ' has a blank at its end", "Write provider: 'aws'."),
+    (" gcp", "' gcp' has a blank at its start", "Write provider: 'gcp'."),
+    ("aws\u00a0", "'aws\\xa0' holds U+00A0 (NO-BREAK SPACE), not a printable ASCII character", "Write provider: 'aws'."),
+    ("\uff41\uff57\uff53", "'\\uff41\\uff57\\uff53' holds U+FF41 (FULLWIDTH LATIN SMALL LETTER A), not a printable "
+                           "ASCII character", "Write provider: 'aws'."),
+    ("AWS", "'AWS' has upper-case letters", "Write provider: 'aws'."),
+    ("\u0430ws", "'\\u0430ws' holds U+0430 (CYRILLIC SMALL LETTER A), not a printable ASCII character",
+     "Write provider: 'aws'."),
+    ("Coreweave", "'Coreweave' has upper-case letters", "Write it in lower-case ASCII letters and digits, as "
+                                                        "costs.providers names it, e.g. 'aws'."),
+])
+def test_a_cloud_overlays_provider_is_printable_lower_case_ascii(tmp_path: Path, provider: str, problem: str,
+                                                                 hint: str) -> None:
+    body = MY_INSTANCE.format(usd="0.8048", line="notes: hand-written").replace("provider: aws",
+                                                                                  f"provider: \"{provider}\"")
+    d = _overlay(tmp_path, "cloud.yaml", body)
+    err = _cli_error("catalog", "cloud", "--catalog", str(d))
+    assert err == (f"Error: {d / 'cloud.yaml'}:4: instances[0] (aws-my-g6).provider: {problem}; a provider is "
+                   f"written in lower-case ASCII (costs.providers would not select this row). {hint}\n"), err
+
+
+def test_a_hand_written_runpod_region_is_an_upper_case_country_code(tmp_path: Path) -> None:
+    body = (MY_INSTANCE.format(usd="0.8048", line="notes: hand-written").replace("provider: aws", "provider: runpod")
+            .replace("region: us-east-2", "region: us"))
+    d = _overlay(tmp_path, "cloud.yaml", body)
+    err = _cli_error("catalog", "cloud", "--catalog", str(d))
+    assert err == (f"Error: {d / 'cloud.yaml'}:11: instances[0] (aws-my-g6).region: region 'us' has lower-case "
+                   "letters, and runpod names its regions as upper-case country codes. Write region: 'US'.\n"), err
+
+
+RUNPOD_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Region,SpotPrice,Price,AvailabilityZone,GpuInfo\n"
+
+
+@pytest.mark.parametrize("region", [None, "us", "US", "us "])
+def test_import_skypilot_writes_runpod_regions_in_upper_case(tmp_path: Path, region: str | None) -> None:
+    path = tmp_path / "runpod" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(RUNPOD_HEADER + "1x_L4_SECURE,L4,1,8,32,us,0.3,0.44,US-TX-1,\n", encoding="utf-8")
+    out = tmp_path / "o"
+    args = ["catalog", "import-skypilot", str(path), "--out", str(out)] + (["--region", region] if region else [])
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert "  region in lower case written in upper case, as the cloud names its country codes: 1 row(s) (line 2)" \
+        in r.stderr.splitlines(), r.stderr
+    assert '    region: "US"' in (out / "cloud.yaml").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize("region", ["US-EAST-1", "us-east-1 ", "Us-East-1"])
+def test_import_skypilot_region_matches_the_lower_cased_region(tmp_path: Path, region: str) -> None:
+    path = tmp_path / "aws" / "vms.csv"
+    path.parent.mkdir()
+    path.write_text(AWS_HEADER + "g6.xlarge,L4,1,4,16,,0.8,0.3,US-EAST-1,us-east-1a,x86_64\n"
+                    "g6.xlarge,L4,1,4,16,,0.7,0.3,us-east-2,us-east-2a,x86_64\n", encoding="utf-8")
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(path), "--out", str(out), "--region", region])
+    assert r.exit_code == 0, r.output
+    text = (out / "cloud.yaml").read_text(encoding="utf-8")
+    assert '    region: "us-east-1"' in text.splitlines() and "usd_per_hour: 0.8\n" in text, text

@@ -215,3 +215,34 @@ def test_import_skypilot_region_matches_the_lower_cased_region(tmp_path: Path, r
     assert r.exit_code == 0, r.output
     text = (out / "cloud.yaml").read_text(encoding="utf-8")
     assert '    region: "us-east-1"' in text.splitlines() and "usd_per_hour: 0.8\n" in text, text
+
+
+# -- 7. calibration files: duplicate GPUs, and a file with no entry for the --gpu given ----------------------------
+
+def _calibration(path: Path, *names: str) -> Path:
+    """A calibration file with one entry per GPU name (figures of a planner calibrate run's form)."""
+    body = "".join(f"  - gpu_name: \"{n}\"\n    cuda_context: {600 - 100 * i} MiB\n    allocator_fraction: 0.05\n"
+                   f"    measured_on: 2026-11-01\n    versions: {{}}\n" for i, n in enumerate(names))
+    path.write_text("schema_version: 1\ngpus:\n" + body, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("second", ["NVIDIA L4", "nvidia l4", "L4", "NVIDIA  L4"])
+def test_two_calibration_entries_of_one_gpu_are_refused(tmp_path: Path, second: str) -> None:
+    path = _calibration(tmp_path / "c.yaml", "NVIDIA L4", second)
+    err = _cli_error("estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "l4", "--calibration", str(path))
+    assert err == (f"Error: {path}:8: gpus[1].gpu_name: duplicate gpu_name {second!r} (also gpus[0], 'NVIDIA L4': "
+                   "the lookup reads both as one GPU, ignoring case, runs of spaces and a leading 'NVIDIA '). Keep "
+                   "one entry per GPU: remove the one no longer measured.\n"), err
+
+
+def test_a_calibration_file_with_no_entry_for_the_gpu_says_so(tmp_path: Path) -> None:
+    path = _calibration(tmp_path / "c.yaml", "NVIDIA L4 typo", "NVIDIA L40S")
+    res = estimate(model="llama-2-7b", task="infer", gpu="l4", calibration=path)
+    note = (f"--calibration {path} has no entry for GPU l4 (NVIDIA L4): it holds 'NVIDIA L4 typo', 'NVIDIA L40S'; "
+            "the default CUDA context and allocator reserve are used. Run 'planner calibrate' on that GPU, or give "
+            "the file that has it.")
+    assert note in res.notes, res.notes
+    # an entry that applies: no such note
+    ok = estimate(model="llama-2-7b", task="infer", gpu="l4", calibration=_calibration(tmp_path / "l4.yaml", "NVIDIA L4"))
+    assert not [n for n in ok.notes if "has no entry" in n], ok.notes

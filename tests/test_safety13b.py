@@ -246,3 +246,36 @@ def test_a_calibration_file_with_no_entry_for_the_gpu_says_so(tmp_path: Path) ->
     # an entry that applies: no such note
     ok = estimate(model="llama-2-7b", task="infer", gpu="l4", calibration=_calibration(tmp_path / "l4.yaml", "NVIDIA L4"))
     assert not [n for n in ok.notes if "has no entry" in n], ok.notes
+
+
+# -- 8. catalogs, estimates and fits pickle and deep-copy -------------------------------------------------------------
+
+def test_a_catalog_and_estimate_and_fit_results_pickle_and_deep_copy() -> None:
+    import copy
+    import pickle
+
+    from planner import fit, load_catalog
+
+    cat = load_catalog()
+    est = estimate(model="llama-2-7b", task="infer", gpu="l4", catalog=cat)
+    fitted = fit(model="llama-2-7b", task="infer", gpu="l4", context="max", catalog=cat)
+    for how in (lambda o: pickle.loads(pickle.dumps(o)), copy.deepcopy):
+        again = how(cat)
+        assert again.gpus == cat.gpus and again.instances == cat.instances and again.models == cat.models
+        assert dict(again.models[0].config) == dict(cat.models[0].config)
+        assert again.sha256 == cat.sha256
+        assert how(est).to_dict() == est.to_dict()  # the speed parts' formulas written out, the same words
+        assert how(fitted).to_dict() == fitted.to_dict()
+
+
+def test_a_frozen_map_is_read_only_and_pickles() -> None:
+    import pickle
+
+    from planner.core.frozenmap import FrozenMap
+
+    m = FrozenMap({"a": 1, "b": (2, 3)})
+    assert m == {"a": 1, "b": (2, 3)} and pickle.loads(pickle.dumps(m)) == m and list(m) == ["a", "b"]
+    with pytest.raises(TypeError):
+        m["a"] = 2  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        m._data = {}  # type: ignore[misc]

@@ -46,9 +46,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, plain_number
 from planner.core.names import unsafe_problem
@@ -483,7 +483,7 @@ class _Store:
             sources=sources,
             files=tuple(self.files),
             sha256=digests_sha256(zip(self.files, self.digests)),
-            removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
+            removed=FrozenMap({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
                                       for i, r in table.items()}),
             warnings=warnings,
         )

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.errors import CatalogError
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
@@ -463,7 +463,7 @@ class Kind:
 
     @cached_property
     def _schema(self) -> Mapping[str, Field]:
-        return MappingProxyType({"id": COMMON["id"], **self.fields, **COMMON})
+        return FrozenMap({"id": COMMON["id"], **self.fields, **COMMON})
 
     @cached_property
     def keys(self) -> tuple[str, ...]:
@@ -478,7 +478,7 @@ class Kind:
     @cached_property
     def _attrs(self) -> Mapping[str, str]:
         """key -> the record attribute it fills."""
-        return MappingProxyType({k: f.attr or k for k, f in self._schema.items()})
+        return FrozenMap({k: f.attr or k for k, f in self._schema.items()})
 
     def build(self, p: Parsed) -> Any:
         """The frozen record of a merged, checked entry."""

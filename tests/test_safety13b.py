@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cli_helpers import ROOT
 from planner import estimate
 from planner.cli.main import main
 from planner.core.errors import InputError
@@ -279,3 +280,32 @@ def test_a_frozen_map_is_read_only_and_pickles() -> None:
         m["a"] = 2  # type: ignore[index]
     with pytest.raises(AttributeError):
         m._data = {}  # type: ignore[misc]
+
+
+# -- 9. compare(tokens_per_month=...) as the CLI takes it ---------------------------------------------------------------
+
+def test_tokens_per_month_takes_name_equals_count_in_one_string_and_any_case() -> None:
+    from planner.api.comparisons import volume_overrides
+
+    # '200M' = 2 x 10^8 tokens (parse_token_count's decimal suffix)
+    assert volume_overrides("qlora-7b=200M", ["qlora-7b", "chat"]) == {"qlora-7b": 200_000_000.0}
+    # two workloads' names never differ only in case (clash_key), so another case names one of them
+    assert volume_overrides(["QLORA-7B=1M", "Chat=2M"], ["qlora-7b", "chat"]) == {"qlora-7b": 1e6, "chat": 2e6}
+
+
+@pytest.mark.parametrize("value", ["=1M", ["=1M"], [" =1M"]])
+def test_tokens_per_month_with_an_empty_name_is_refused(value) -> None:
+    from planner.api.comparisons import volume_overrides
+
+    with pytest.raises(InputError) as caught:
+        volume_overrides(value, ["qlora-7b"])
+    shown = value if isinstance(value, str) else value[0]
+    assert str(caught.value) == (f"tokens_per_month: {shown!r} names no workload before '='. Write NAME=1M (e.g. "
+                                 "--tokens-per-month qlora-7b=1M), or the count alone for a one-workload scenario.")
+
+
+def test_the_cli_refuses_an_empty_tokens_per_month_name(tmp_path: Path) -> None:
+    err = _cli_error("compare", str(ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"), "--out", str(tmp_path / "o"),
+                     "--tokens-per-month", "=1M")
+    assert err == ("Error: tokens_per_month: '=1M' names no workload before '='. Write NAME=1M (e.g. "
+                   "--tokens-per-month qlora-7b=1M), or the count alone for a one-workload scenario.\n"), err

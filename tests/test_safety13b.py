@@ -309,3 +309,65 @@ def test_the_cli_refuses_an_empty_tokens_per_month_name(tmp_path: Path) -> None:
                      "--tokens-per-month", "=1M")
     assert err == ("Error: tokens_per_month: '=1M' names no workload before '='. Write NAME=1M (e.g. "
                    "--tokens-per-month qlora-7b=1M), or the count alone for a one-workload scenario.\n"), err
+
+
+# -- 10. --out and input paths, in the command line's words ------------------------------------------------------------
+
+QLORA = str(ROOT / "scenarios" / "qlora-7b-12gb.yaml")
+
+
+def test_out_dot_slash_tilde_is_a_folder_named_tilde(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["plan", QLORA, "--out", "./~/x", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    # said as './~/...': '~/...' would read as the home folder
+    assert r.stdout.splitlines()[-1] == "Wrote ./~/x/qlora-7b-12gb.json", r.stdout
+    assert (tmp_path / "~" / "x" / "qlora-7b-12gb.json").is_file()
+
+
+@pytest.mark.parametrize("out, want", [
+    (" o", "' o' has the folder name ' o', which begins with a space that no listing shows. Write --out 'o'."),
+    ("a /b", "'a /b' has the folder name 'a ', which ends with a space that no listing shows. Write --out 'a/b'."),
+    ("a/ b", "'a/ b' has the folder name ' b', which begins with a space that no listing shows. Write --out 'a/b'."),
+    ("x/$HOME", "'x/$HOME' holds '$HOME', which the shell did not expand (it was quoted), so it would be part of a "
+                "folder's name. Write it unquoted, or give the path itself."),
+    ("$(pwd)/x", "'$(pwd)/x' holds '$(', which the shell did not expand (it was quoted), so it would be part of a "
+                 "folder's name. Write it unquoted, or give the path itself."),
+    ("`pwd`", "'`pwd`' holds '`', which the shell did not expand (it was quoted), so it would be part of a folder's "
+              "name. Write it unquoted, or give the path itself."),
+    ("o\u200b", "'o\\u200b' holds U+200B (ZERO WIDTH SPACE), which no listing shows, so the folder's name would look "
+                "like another. Write --out 'o' without it."),
+])
+def test_out_refuses_blank_edged_folders_unexpanded_substitutions_and_invisible_characters(
+        tmp_path: Path, monkeypatch, out: str, want: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    err = _cli_error("plan", QLORA, "--out", out, "--format", "json")
+    assert err == f"Error: --out: {want}\n", err
+    assert list(tmp_path.iterdir()) == []  # nothing made
+
+
+@pytest.mark.parametrize("args, want", [
+    (["estimate", "--workload", ""], "--workload: is empty: no workload file is named. Give a workload file, e.g. "
+                                     "scenarios/workloads/qlora-7b.yaml."),
+    (["estimate", "--workload", "a\nb.yaml"], "--workload: 'a\\nb.yaml' holds a line break: it is YAML text, not a "
+                                              "file path. Write the text to a file and give its path, e.g. "
+                                              "scenarios/workloads/qlora-7b.yaml."),
+    (["compare", "x: 1\ny.yaml"], "scenario: 'x: 1\\ny.yaml' holds a line break: it is YAML text, not a file path. "
+                                  "Write the text to a file and give its path, e.g. scenarios/qlora-7b-12gb.yaml."),
+    (["plan", "name: x\nworkloads: []"], "scenario: 'name: x\\nworkloads: []' holds a line break: it is YAML text, "
+                                         "not a file path. Write the text to a file and give its path, e.g. "
+                                         "scenarios/qlora-7b-12gb.yaml."),
+])
+def test_input_paths_are_refused_in_the_command_lines_words(tmp_path: Path, monkeypatch, args: list, want: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    err = _cli_error(*args)
+    assert err == f"Error: {want}\n", err
+    assert "plan(" not in err and "yaml.safe_load" not in err
+
+
+def test_the_api_takes_out_dot_slash_tilde(tmp_path: Path, monkeypatch) -> None:
+    from planner import plan
+
+    monkeypatch.chdir(tmp_path)
+    r = plan(QLORA, out="./~", format="json")
+    assert r.outputs["json"] == Path("~") / "qlora-7b-12gb.json" and (tmp_path / "~" / "qlora-7b-12gb.json").is_file()

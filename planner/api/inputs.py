@@ -171,7 +171,8 @@ def out_of(out: Any) -> Path | None:
         return None
     path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
-    if str(path).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
+    # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
+    if os.fspath(out).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
         raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
                          "'~' in the current directory", entry="out",
                          hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")

@@ -371,3 +371,29 @@ def test_the_api_takes_out_dot_slash_tilde(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     r = plan(QLORA, out="./~", format="json")
     assert r.outputs["json"] == Path("~") / "qlora-7b-12gb.json" and (tmp_path / "~" / "qlora-7b-12gb.json").is_file()
+
+
+# -- 15. workload-file keys that are command-line options only ---------------------------------------------------------
+
+@pytest.mark.parametrize("line, want", [
+    ("gpu: rtx-4090", "gpu: --gpu is a command-line option only, not a workload-file key. Remove it and give it on the "
+                      "command line: planner estimate --workload FILE --gpu rtx-4090 ('planner catalog gpus' lists the "
+                      "ids); a scenario picks GPUs itself (constraints.allowed_gpus limits them)."),
+    ("headroom: 0.1", "headroom: --headroom is a command-line option only, not a workload-file key. Remove it and give "
+                      "it on the command line: planner estimate --workload FILE --gpu ID --headroom 0.1."),
+    ("calibration: c.yaml", "calibration: --calibration is a command-line option only, not a workload-file key. Remove "
+                            "it and give it on the command line: planner estimate --workload FILE --gpu ID "
+                            "--calibration calibration.yaml."),
+])
+def test_command_line_only_keys_in_a_workload_file_say_so(tmp_path: Path, line: str, want: str) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(f"model: llama-2-7b\ntask: infer\n{line}\n", encoding="utf-8")
+    err = _cli_error("estimate", "--workload", str(path))
+    assert err == f"Error: {path}:3: {want}\n", err
+
+
+def test_the_readme_says_which_options_have_no_file_key() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "Every option also has" not in text
+    assert "`--gpu`, `--headroom`,\n`--calibration` are command-line only." in text
+    assert len(text.encode("utf-8")) <= 10_240

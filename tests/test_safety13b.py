@@ -397,3 +397,47 @@ def test_the_readme_says_which_options_have_no_file_key() -> None:
     assert "Every option also has" not in text
     assert "`--gpu`, `--headroom`,\n`--calibration` are command-line only." in text
     assert len(text.encode("utf-8")) <= 10_240
+
+
+# -- 16. hints that hold when followed ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("given, want", [
+    ("csv;json", "'csv;json' is not a report format: formats are separated by commas. Write --format csv,json."),
+    ("csv json", "'csv json' is not a report format: formats are separated by commas. Write --format csv,json."),
+    ("\uff43\uff53\uff56", "'\uff43\uff53\uff56' is not a report format: format names are written in ASCII letters. "
+                           "Write --format csv."),
+])
+def test_format_hints_name_the_whole_list(tmp_path: Path, given: str, want: str) -> None:
+    err = _cli_error("plan", QLORA, "--out", str(tmp_path / "o"), "--format", given)
+    assert err == f"Error: Invalid value for '--format': {want} See 'planner plan --help'.\n", err
+    fixed = want.rsplit("--format ", 1)[1].rstrip(".")
+    r = CliRunner().invoke(main, ["plan", QLORA, "--out", str(tmp_path / "o"), "--format", fixed])
+    assert r.exit_code == 0, r.output  # the hint, followed, is taken
+
+
+@pytest.mark.parametrize("given, want, fixed", [
+    # 20 x 1024 = 20480, 2 x 1024 = 2048 (the IEC binary prefix Ki)
+    ("2_0Ki", "'2_0Ki' is written with '_' separators. Write the whole number, without a suffix: --seq-len 20480 "
+              "(20 x 1024).", "20480"),
+    ("\uff12Ki", "'\uff12Ki' is not written in ASCII digits. Write the whole number, without a suffix: --seq-len 2048 "
+                 "(2 x 1024).", "2048"),
+    ("0Ki", "'0Ki' is not a whole number. '0Ki' is 0 whatever the suffix: write the number you mean in digits, "
+            "without a suffix, e.g. --seq-len 1024 (1 x 1024).", "1024"),
+])
+def test_suffix_hints_give_a_value_the_option_takes(given: str, want: str, fixed: str) -> None:
+    args = ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora", "--seq-len"]
+    err = _cli_error(*args, given)
+    assert err == f"Error: --seq-len: {want}\n", err
+    r = CliRunner().invoke(main, args + [fixed])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_date_that_is_no_date_is_hinted_without_quoting_where_quoting_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: m\nworkloads:\n  - {model: llama-2-7b, task: infer}\nextras:\n  - {description: x, "
+                    "unit_price_usd: 1, source: s, as_of: 2026-02-29}\n", encoding="utf-8")
+    err = _cli_error("plan", str(path), "--out", str(tmp_path / "o"), "--format", "json")
+    # 2026 is no leap year (not divisible by 4): February has 28 days
+    assert err == (f"Error: {path}:5: extras[0].as_of: '2026-02-29' looks like a date but is not one. Write a real "
+                   "date as YYYY-MM-DD (2026-02 has 28 days: its last is 2026-02-28); only where a text belongs "
+                   "(notes), quote it.\n"), err

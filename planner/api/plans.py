@@ -50,6 +50,18 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
         raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
     bad = [p for p in parts if p not in PLAN_FORMATS]
     if bad:
+        import re
+        import unicodedata
+
+        # 'csv;json', 'csv json' (another separator) and full-width 'ｃｓｖ' (NFKC: 'csv'): the list meant, when
+        # every piece is a format, hinted as --format takes it (a close match alone would drop one of them)
+        pieces = [unicodedata.normalize("NFKC", q).strip().lower() for p in parts
+                  for q in re.split(r"[;|/\s\uff0c\u3001]+", unicodedata.normalize("NFKC", p)) if q.strip()]
+        if pieces and all(q in PLAN_FORMATS for q in pieces):
+            why = ("formats are separated by commas" if len(pieces) > len(parts) else
+                   "format names are written in ASCII letters")
+            raise InputError(f"{bad[0]!r} is not a report format: {why}. Write --format "
+                             f"{','.join(dict.fromkeys(pieces))}", entry="--format")
         guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
         what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
             f"{', '.join(map(repr, bad))} are not report formats"

@@ -441,3 +441,63 @@ def test_a_date_that_is_no_date_is_hinted_without_quoting_where_quoting_is_refus
     assert err == (f"Error: {path}:5: extras[0].as_of: '2026-02-29' looks like a date but is not one. Write a real "
                    "date as YYYY-MM-DD (2026-02 has 28 days: its last is 2026-02-28); only where a text belongs "
                    "(notes), quote it.\n"), err
+
+
+# -- minor items -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size, hint", [("0.5 B", "'1 B'"), ("1.5 B", "'1 B' or '2 B'"), ("0.0001 kB", "'1 B'")])
+def test_a_fraction_of_a_byte_is_refused(tmp_path: Path, size: str, hint: str) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(f"model: llama-2-7b\ntask: train\nmethod: qlora\ndataset_size: '{size}'\n", encoding="utf-8")
+    err = _cli_error("estimate", "--workload", str(path))
+    assert err == (f"Error: {path}:4: dataset_size: '{size}' is a fraction of a byte: a size is a whole number of "
+                   f"bytes. Write a whole number of bytes, e.g. {hint}.\n"), err
+
+
+def test_a_base_catalog_that_is_a_file_says_so(tmp_path: Path) -> None:
+    from planner import load_catalog
+    from planner.core.errors import CatalogError
+
+    (tmp_path / "gpus.yaml").write_text((ROOT / "catalog" / "gpus.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(CatalogError) as caught:
+        load_catalog(base=tmp_path / "gpus.yaml")
+    assert str(caught.value) == (f"the catalog directory {tmp_path / 'gpus.yaml'} is a file, not a directory. Give "
+                                 f"the folder that holds it: base={str(tmp_path)!r}.")
+
+
+@pytest.mark.parametrize("name", ["plan", "compare"])
+def test_plan_and_compare_without_a_scenario_raise_input_error(name: str) -> None:
+    import planner
+
+    with pytest.raises(InputError) as caught:
+        getattr(planner, name)()
+    assert isinstance(caught.value, TypeError)  # as Python's own missing-argument error is
+    assert str(caught.value) == (f"{name}() needs a scenario: a scenario file or a mapping. For example "
+                                 f"{name}('scenarios/qlora-7b-12gb.yaml').")
+
+
+@pytest.mark.parametrize("line, want", [
+    ("price_kind: quote-range", "price_kind: price_kind quote-range needs a range, which an extras line has no keys "
+                                "for. Write price_kind: quote with the price quoted, or estimate."),
+    ("category: gpu", "category: category 'gpu' is one of planner's own quote lines (gpu, platform, memory, network), "
+                      "each priced from the catalog. Use another word for what this line buys, e.g. category: storage; "
+                      "a GPU, platform, memory or NIC to plan with belongs in a catalog overlay."),
+    ("condition: used", "condition: an extras line has no condition: a used part is priced as used. Write price_kind: "
+                        "used (and say so in the description)."),
+])
+def test_extras_keys_that_would_mislead_are_refused(tmp_path: Path, line: str, want: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("name: m\nworkloads:\n  - {model: llama-2-7b, task: infer}\nextras:\n  - {description: x, "
+                    f"unit_price_usd: 1, source: s, as_of: 2026-01-01, {line}}}\n", encoding="utf-8")
+    err = _cli_error("plan", str(path), "--out", str(tmp_path / "o"), "--format", "json")
+    assert err == f"Error: {path}:5: extras[0].{want}\n", err
+
+
+def test_an_empty_costs_mfu_mapping_is_refused(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("\ncosts:\n", "\ncosts:\n  mfu: {}\n", 1), encoding="utf-8")
+    line = path.read_text(encoding="utf-8").splitlines().index("  mfu: {}") + 1
+    err = _cli_error("compare", str(path), "--out", str(tmp_path / "o"))
+    assert err == (f"Error: {path}:{line}: costs.mfu: an empty mapping pins no workload's MFU. Give mfu: 0.3 for every "
+                   "workload, or mfu: {NAME: 0.3}, or leave mfu out to use the speed model's.\n"), err

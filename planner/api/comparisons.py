@@ -189,7 +189,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     return out
 
 
-def compare(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
+def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
             **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
@@ -237,7 +237,9 @@ def compare(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, to
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import read_scenario, run_inputs, top_of
+    from planner.api.plans import need_scenario, read_scenario, run_inputs, top_of
+
+    need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
     from planner.solve.solver import NoFeasiblePlan
     from planner.core.fields import Entry

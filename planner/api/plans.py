@@ -70,6 +70,19 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(parts))
 
 
+def need_scenario(function: str, scenario: Any) -> None:
+    """Refuse a call without a scenario (``plan()``) as an InputError, not Python's TypeError alone.
+
+    Raises:
+        UsageError: ``scenario`` is None (an InputError and a TypeError).
+    """
+    if scenario is None:
+        from planner.core.errors import UsageError
+
+        raise UsageError(f"{function}() needs a scenario: a scenario file or a mapping", usage="Missing argument "
+                         "'SCENARIO'", hint=f"For example {function}('scenarios/qlora-7b-12gb.yaml').")
+
+
 def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
     """``top`` (``--top``) checked: a whole number from ``least`` to ``most``.
 
@@ -226,7 +239,7 @@ class PlanResult:
         raise InputError(f"no table {table!r} in a plan", entry="table", hint=did_you_mean(str(table), tables))
 
 
-def plan(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
+def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
          top: int = 5, **unknown: Any) -> PlanResult:
     """Recommend the cheapest machine that runs every workload of a scenario.
 
@@ -274,6 +287,7 @@ def plan(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, forma
     from planner.api.inputs import check_positional
 
     check_positional("plan", extra, "the scenario", "plan(scenario, catalog=catalog)")
+    need_scenario("plan", scenario)
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
     from planner.core.reportset import ReportSet, check_destinations

@@ -104,6 +104,17 @@ LOWER_CASE_REGIONS = ("aws", "gcp", "azure", "lambda")
 #: Region column, as RunPod's API names a data centre's country): a hand-written 'us' would not be selected by
 #: ``costs.regions: [US]``.
 UPPER_CASE_REGIONS = ("runpod",)
+def region_case(provider: str, region: str) -> str:
+    """``region`` in the case ``provider`` names its regions: lower case for :data:`LOWER_CASE_REGIONS`, upper
+    case for :data:`UPPER_CASE_REGIONS`, as written otherwise (and for a region not in ASCII, a lookalike left
+    as it is for the importer's own reason)."""
+    if not region.isascii():
+        return region
+    if provider in LOWER_CASE_REGIONS:
+        return region.lower()
+    return region.upper() if provider in UPPER_CASE_REGIONS else region
+
+
 #: The providers the shipped catalog and ``import-skypilot`` name (planner.catalog.skypilot.PROVIDERS):
 #: a hand-written provider that differs from one of them only in case, blanks, width or a lookalike letter is
 #: refused with a hint naming it (``costs.providers: [aws]`` would silently leave such a row out).

@@ -230,6 +230,9 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
 def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
     """:func:`load_catalog`'s work."""
     base_dir = Path(base) if base is not None else default_catalog_dir()
+    if base is not None and base_dir.exists() and not base_dir.is_dir():  # base='dir/gpus.yaml': not "missing"
+        raise CatalogError(f"the catalog directory {base_dir} is a file, not a directory",
+                           hint=f"Give the folder that holds it: base={str(base_dir.parent)!r}.")
     if not base_dir.is_dir():
         raise CatalogError(
             f"the catalog directory {base_dir} does not exist",

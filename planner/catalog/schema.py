@@ -261,7 +261,7 @@ def read_id(e: Entry, k: str) -> str:
         slug = re.sub(r"\.{2,}", ".", slug)
         if not ID_PATTERN.match(slug):
             slug = "my-entry"
-        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+        raise e.error(f"id {value!r} must be lower-case letters and digits joined by '.' or '-'", k, f"For example {slug!r}.")
     return value
 
 

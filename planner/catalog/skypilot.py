@@ -82,7 +82,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
-from planner.catalog.cloud import LOWER_CASE_REGIONS, MIN_USD_PER_HOUR, UPPER_CASE_REGIONS
+from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines
 from planner.core.names import unsafe_problem
 
@@ -161,10 +161,10 @@ class ImportResult:
     #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
     spot_above_lines: list[str] = field(default_factory=list)
     #: CSV lines whose region had upper-case letters, for a cloud that names its regions in lower case
-    #: (:data:`LOWER_CASE_REGIONS`): written in lower case
+    #: (planner.catalog.cloud.LOWER_CASE_REGIONS): written in lower case
     region_case_lines: list[str] = field(default_factory=list)
     #: CSV lines whose region had lower-case letters, for a cloud whose regions are upper-case country codes
-    #: (:data:`UPPER_CASE_REGIONS`): written in upper case
+    #: (planner.catalog.cloud.UPPER_CASE_REGIONS): written in upper case
     region_upper_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
@@ -663,20 +663,15 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> di
 
 
 def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
-    """The row's region as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_REGIONS`, in upper
-    case for one of :data:`UPPER_CASE_REGIONS`; the
-    row's line kept in ``result`` where that changed it, and where its spot price is no spot offer (at or above
-    on-demand, the module docstring's spot rule)."""
+    """The row's region as the overlay writes it (planner.catalog.cloud.region_case: lower case for AWS, GCP,
+    Azure, Lambda; upper case for RunPod's country codes); the row's line kept in ``result`` where that changed it,
+    and where its spot price is no spot offer (at or above on-demand, the module docstring's spot rule)."""
     if spot is not None and spot >= price:
         result.spot_above_lines.append(str(r["_line"]))
-    region = r["Region"].strip()
-    if provider in LOWER_CASE_REGIONS and region.isascii() and region != region.lower():
-        result.region_case_lines.append(str(r["_line"]))
-        region = region.lower()
-    if provider in UPPER_CASE_REGIONS and region.isascii() and region != region.upper():
-        result.region_upper_lines.append(str(r["_line"]))
-        region = region.upper()
-    return region
+    region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())
+    if cased != region:
+        (result.region_case_lines if cased == region.lower() else result.region_upper_lines).append(str(r["_line"]))
+    return cased
 
 
 def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
@@ -786,18 +781,6 @@ def _first_foreign(text: str) -> str | None:
     return None if c is None else f"U+{ord(c):04X} {unicodedata.name(c, 'a character')}"
 
 
-def _region_as_written(provider: str, region: str) -> str:
-    """A ``--region`` as the overlay writes the rows' regions (:func:`_noted`): blanks around it dropped (the
-    cells are trimmed), in lower case for a cloud of :data:`LOWER_CASE_REGIONS` ('US-EAST-1' is us-east-1), in
-    upper case for one of :data:`UPPER_CASE_REGIONS`."""
-    region = region.strip()
-    if provider in LOWER_CASE_REGIONS and region.isascii():
-        return region.lower()
-    if provider in UPPER_CASE_REGIONS and region.isascii():
-        return region.upper()
-    return region
-
-
 def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, float],
           region: str | None) -> Imported | str:
     ascii_zones = [z for z in zs if z.region.isascii()]  # a lookalike region never competes (_foreign_region)
@@ -805,7 +788,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
         return _foreign_region(zs[0].region)
     zs = ascii_zones
     if region is not None:
-        cands = [z for z in zs if z.region == _region_as_written(provider, region)]
+        cands = [z for z in zs if z.region == region_case(provider, region.strip())]  # as _noted writes them
         if not cands:
             return f"not offered in region {_quoted(region)}"
     else:

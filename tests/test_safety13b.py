@@ -3,6 +3,18 @@
 1. A release number of thousands of digits (bnb_version, engine_version, framework_version, a llama.cpp build)
    is one line naming the field with the release hint, never Python's own int() limit text; the API raises
    InputError.
+3. GPU rates and cloud prices have floors (each cited where it is defined); the importer leaves such rows out,
+   saying '1e-400' as written.
+6. A cloud overlay's provider is printable lower-case ASCII; RunPod regions are upper-case country codes;
+   import-skypilot --region matches the region as it writes it.
+7. Calibration files refuse duplicate GPUs; --calibration FILE with no entry for --gpu says so.
+8. Catalogs, estimate and fit results pickle and deep-copy.
+9. compare(tokens_per_month='NAME=200M') and another case are taken; '=1M' is refused.
+10. --out and input paths get command-line messages; --out refuses blank-edged folder names, unexpanded
+    substitutions and invisible characters; --out ./~ is a folder named '~'.
+15. gpu:, headroom:, calibration: in a workload file are command-line options only.
+16. Hints, followed, are taken: --format lists, suffixed numbers, dates that are no date.
+Minor: fractions of a byte, a base catalog that is a file, plan() without a scenario, extras keys, costs.mfu {}.
 """
 
 from __future__ import annotations
@@ -501,3 +513,11 @@ def test_an_empty_costs_mfu_mapping_is_refused(tmp_path: Path) -> None:
     err = _cli_error("compare", str(path), "--out", str(tmp_path / "o"))
     assert err == (f"Error: {path}:{line}: costs.mfu: an empty mapping pins no workload's MFU. Give mfu: 0.3 for every "
                    "workload, or mfu: {NAME: 0.3}, or leave mfu out to use the speed model's.\n"), err
+
+
+def test_the_api_refuses_yaml_text_as_a_workload_path() -> None:
+    with pytest.raises(InputError) as caught:
+        estimate(workload="a\nb.yaml")
+    assert str(caught.value) == ("workload: is YAML text, not a file path: workload= reads a workload file or a "
+                                 "mapping. Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text to "
+                                 "a file.")

@@ -296,6 +296,10 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
         return {}, None, "workload"
     if isinstance(workload, Mapping):
         return workload, None, str(workload.get("model", "workload"))
+    if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path
+        raise InputError("is YAML text, not a file path: workload= reads a workload file or a mapping",
+                         entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "
+                                                "to a file.")
     if isinstance(workload, (str, os.PathLike)):
         shown = str(workload)
         return read_workload_file(Path(workload), shown=shown), shown, default_workload_name(workload)

@@ -67,7 +67,7 @@ def test_a_zero_divisor_in_a_catalog_object_is_refused(catalog) -> None:
 
 
 @pytest.mark.parametrize("changes, message", [
-    (dict(id="=cmd"), "id: id '=cmd' must be lower-case letters, digits and '-'"),
+    (dict(id="=cmd"), "id: id '=cmd' must be lower-case letters and digits joined by '.' or '-'"),
     (dict(id="x\x1b"), "id: holds the control character U+001B (ESCAPE)"),
     (dict(name="n\x1b]0;PWN\x07"), "name: holds the control character U+001B (ESCAPE)"),
     (dict(source="s\u202e"), "source: holds U+202E (RIGHT-TO-LEFT OVERRIDE), a bidirectional control"),

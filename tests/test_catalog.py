@@ -284,7 +284,7 @@ BAD = [
      "gpus.yaml:27: gpus[1] (rtx-4090).id: duplicate id 'rtx-4090' (first on line 4). "
      "Ids are unique within a file; rename or remove one."),
     ("gpus.yaml", "  - id: h100-sxm\n", "  - id: H100_SXM\n",
-     "gpus.yaml:27: gpus[1].id: id 'H100_SXM' must be lower-case letters, digits and '-'. For example 'h100-sxm'."),
+     "gpus.yaml:27: gpus[1].id: id 'H100_SXM' must be lower-case letters and digits joined by '.' or '-'. For example 'h100-sxm'."),
     ("gpus.yaml", "    source: test fixture\n    as_of: 2026-01-01\n  - id: h100-sxm\n",
      "    as_of: 2026-01-01\n  - id: h100-sxm\n",
      "gpus.yaml:4: gpus[0] (rtx-4090): missing required key 'source'."),

@@ -138,12 +138,14 @@ def test_a_tiny_price_is_written_so_the_loader_reads_it_back(tmp_path: Path) -> 
 
     # YAML 1.1 (PyYAML) reads '1e-10' as text and '1.0e-10' as a float
     assert [yaml_float(x) for x in (1e-10, 2.49, 1e20, 1.5e-7)] == ["1.0e-10", "2.49", "1.0e+20", "1.5e-07"]
+    # a price below the catalog's floor (MIN_USD_PER_HOUR, $0.001/h) is left out (tests/test_safety13b.py); the
+    # smallest price kept is read back as written
     out = tmp_path / "o"
-    r = _run(str(_lambda(tmp_path, ROW.replace("2.49", "0.0000000001"))), "--out", str(out), "--as-of", "2026-01")
+    r = _run(str(_lambda(tmp_path, ROW.replace("2.49", "0.0015"))), "--out", str(out), "--as-of", "2026-01")
     assert r.exit_code == 0, r.output
     cat = load_catalog(out)
     inst = next(i for i in cat.instances if i.id == "lambda-gpu-1x-h100-pcie")
-    assert inst.usd_per_hour == 1e-10 and inst.memory_bytes == 200 * 2**30 and inst.vcpus == 26
+    assert inst.usd_per_hour == 0.0015 and inst.memory_bytes == 200 * 2**30 and inst.vcpus == 26
 
 
 @pytest.mark.parametrize("folder", ["a\x1bb", "a\u202eb", "a\udcffb"], ids=["ESC", "RLO", "not-UTF-8"])

@@ -199,7 +199,7 @@ def test_a_leading_zero_context_hint_is_the_decimal(tmp_path: Path) -> None:
 def test_an_invalid_id_gets_the_id_it_stands_for(tmp_path: Path, given: str, example: str) -> None:
     (tmp_path / "gpus.yaml").write_text(f"schema_version: 1\ngpus:\n  - id: '{given}'\n", encoding="utf-8")
     err = _error_of(lambda: planner.load_catalog(tmp_path))
-    assert str(err).endswith(f"gpus[0].id: id {given!r} must be lower-case letters, digits and '-'. "
+    assert str(err).endswith(f"gpus[0].id: id {given!r} must be lower-case letters and digits joined by '.' or '-'. "
                              f"For example {example!r}."), str(err)
 
 

@@ -116,16 +116,17 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     """``tokens_per_month`` as :func:`compare` takes it, as workload name -> tokens a month.
 
     ``value``: None; a count (a number or '200M', planner.workload.spec.parse_token_count) for a
-    scenario of one workload; a mapping name -> count; or a list of 'NAME=COUNT' / 'COUNT' strings
-    (``planner compare --tokens-per-month``, repeatable).
+    scenario of one workload; a mapping name -> count; a 'NAME=COUNT' string, or a list of 'NAME=COUNT' /
+    'COUNT' strings (``planner compare --tokens-per-month``, repeatable). A name is matched as written, in
+    another Unicode spelling (NFKC) or in another case.
 
     Raises:
-        InputError: a count that is not one or not above 0, an unknown workload name (with a
+        InputError: a count that is not one or not above 0, an empty name ('=1M'), an unknown workload name (with a
             did-you-mean; a name in another Unicode spelling, NFKC-equal, names its workload), a workload
             named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
     """
     from planner.core.errors import did_you_mean
-    from planner.core.names import resolve_name
+    from planner.core.names import clash_key, resolve_name
     from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
 
     if value is None:
@@ -134,12 +135,19 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         raise InputError(f"is empty ({type(value).__name__})", entry="tokens_per_month",
                          hint="Leave tokens_per_month out (or None) to use the scenario's own, or give counts: "
                               "{'NAME': '200M'}, or '200M' for a one-workload scenario.")
+    if isinstance(value, str) and "=" in value:  # 'NAME=200M' in one string, as the CLI takes it
+        value = [value]
     if isinstance(value, dict):
         items = [(str(k), v) for k, v in value.items()]
     elif isinstance(value, (list, tuple)):
         items = []
         for x in value:
             name, sep, count = str(x).rpartition("=")  # the last '=': a workload's name may hold one ('a=b')
+            if sep and not name.strip():  # '=1M' names no workload: not taken for a bare count
+                raise InputError(f"{str(x)!r} names no workload before '='", entry="tokens_per_month",
+                                 hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
+                                      f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
+                                      "scenario.")
             items.append((name.strip(), count) if sep else ("", x))
     else:
         items = [("", value)]
@@ -167,7 +175,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                  entry="tokens_per_month",
                                  hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
             name = names[0]
-        given, name = name, resolve_name(name, names) or name  # another Unicode spelling (NFKC) names it too
+        # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B'): two workloads'
+        # names never differ only in case (planner.core.names.clash_key), so it names one workload
+        given, name = name, (resolve_name(name, names) or next((n for n in names if clash_key(n) == clash_key(name)),
+                                                                None) or name)
         if name not in names:
             raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
                              hint=did_you_mean(name, names))
@@ -178,7 +189,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     return out
 
 
-def compare(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
+def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None, tokens_per_month: Any = None, top: Any = 5,
             **unknown: Any) -> CompareResult:
     """Compare buying the planned machine with renting cloud instances.
 
@@ -226,7 +237,9 @@ def compare(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, to
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import read_scenario, run_inputs, top_of
+    from planner.api.plans import need_scenario, read_scenario, run_inputs, top_of
+
+    need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
     from planner.solve.solver import NoFeasiblePlan
     from planner.core.fields import Entry

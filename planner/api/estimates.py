@@ -268,6 +268,8 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
         headroom = vllm_headroom(wl, headroom)
         # the calibration of this exact GPU model, if any (none is read when no config directory is known)
         overheads = overheads_for_gpu(card, calibration or default_path(), given=calibration is not None)
+        if overheads is None and calibration is not None:
+            node_note = _join(node_note, _uncalibrated_note(calibration, card))
     est = run_estimate(wl, overheads)
     check = None
     if card is not None:
@@ -312,10 +314,26 @@ def estimate(*extra: Any, workload: Any = None, catalog: Any = None, gpu: str | 
         raise OptionError("--prompt-tokens and --output-tokens time a request on a card: give --gpu ID with them",
                           entry="--prompt-tokens" if prompt_tokens else "--output-tokens",
                           hint="For example --gpu h100-sxm ('planner catalog gpus' lists the ids).")
-    if node_note:
-        note = f"{note} {node_note}" if note else node_note
+    note = _join(note, node_note)
     return EstimateResult(estimate=est, workload=wl, gpu=check, notes_for_compare=timing, context_note=note,
                           speed=speed, layers_note=layers_note)
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    """Two notes as one text (either may be None)."""
+    return f"{a} {b}" if a and b else a or b
+
+
+def _uncalibrated_note(path: Path, card: Any) -> str:
+    """The note of a calibration file the user named that holds no entry for ``card``: the GPU names it holds
+    (planner.validate.calibrate.calibration_applies found none of them for this card), and what is used instead."""
+    from planner.validate.calibrate import load_calibrations
+
+    held = [c.gpu_name for c in load_calibrations(path, given=True).values()]
+    holds = ", ".join(repr(n) for n in held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
+    return (f"--calibration {path} has no entry for GPU {card.id} ({card.name}): it holds {holds or 'none'}; the "
+            "default CUDA context and allocator reserve are used. Run 'planner calibrate' on that GPU, or give the "
+            "file that has it.")
 
 
 def _most_gpu_layers(options: dict[str, Any], workload: Any, cat: Any, gpu: str | None,

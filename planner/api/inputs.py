@@ -171,7 +171,8 @@ def out_of(out: Any) -> Path | None:
         return None
     path = dir_path_of(out, "out", "Give a directory for the reports, e.g. out='reports'",
                        empty=" (or '.' for the current directory)")
-    if str(path).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
+    # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
+    if os.fspath(out).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
         raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
                          "'~' in the current directory", entry="out",
                          hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")
@@ -295,6 +296,10 @@ def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:
         return {}, None, "workload"
     if isinstance(workload, Mapping):
         return workload, None, str(workload.get("model", "workload"))
+    if isinstance(workload, str) and ("\n" in workload or "\r" in workload):  # YAML text, not a path
+        raise InputError("is YAML text, not a file path: workload= reads a workload file or a mapping",
+                         entry="workload", hint="Pass the mapping, e.g. workload=yaml.safe_load(text), or write the text "
+                                                "to a file.")
     if isinstance(workload, (str, os.PathLike)):
         shown = str(workload)
         return read_workload_file(Path(workload), shown=shown), shown, default_workload_name(workload)

@@ -50,12 +50,37 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
         raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
     bad = [p for p in parts if p not in PLAN_FORMATS]
     if bad:
+        import re
+        import unicodedata
+
+        # 'csv;json', 'csv json' (another separator) and full-width 'ｃｓｖ' (NFKC: 'csv'): the list meant, when
+        # every piece is a format, hinted as --format takes it (a close match alone would drop one of them)
+        pieces = [unicodedata.normalize("NFKC", q).strip().lower() for p in parts
+                  for q in re.split(r"[;|/\s\uff0c\u3001]+", unicodedata.normalize("NFKC", p)) if q.strip()]
+        if pieces and all(q in PLAN_FORMATS for q in pieces):
+            why = ("formats are separated by commas" if len(pieces) > len(parts) else
+                   "format names are written in ASCII letters")
+            raise InputError(f"{bad[0]!r} is not a report format: {why}. Write --format "
+                             f"{','.join(dict.fromkeys(pieces))}", entry="--format")
         guess = did_you_mean(bad[0], PLAN_FORMATS) or ""
         what = f"{bad[0]!r} is not a report format" if len(bad) == 1 else \
             f"{', '.join(map(repr, bad))} are not report formats"
         raise InputError(f"{what}; {valid}" + (f". {guess}" if guess.startswith("Did you mean") else ""),
                          entry="--format")
     return tuple(dict.fromkeys(parts))
+
+
+def need_scenario(function: str, scenario: Any) -> None:
+    """Refuse a call without a scenario (``plan()``) as an InputError, not Python's TypeError alone.
+
+    Raises:
+        UsageError: ``scenario`` is None (an InputError and a TypeError).
+    """
+    if scenario is None:
+        from planner.core.errors import UsageError
+
+        raise UsageError(f"{function}() needs a scenario: a scenario file or a mapping", usage="Missing argument "
+                         "'SCENARIO'", hint=f"For example {function}('scenarios/qlora-7b-12gb.yaml').")
 
 
 def top_of(top: Any, most: int = MAX_TOP, least: int = 0) -> int:
@@ -214,7 +239,7 @@ class PlanResult:
         raise InputError(f"no table {table!r} in a plan", entry="table", hint=did_you_mean(str(table), tables))
 
 
-def plan(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
+def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None, format: str | Iterable[str] | None = None,
          top: int = 5, **unknown: Any) -> PlanResult:
     """Recommend the cheapest machine that runs every workload of a scenario.
 
@@ -262,6 +287,7 @@ def plan(scenario: Any, *extra: Any, catalog: Any = None, out: Any = None, forma
     from planner.api.inputs import check_positional
 
     check_positional("plan", extra, "the scenario", "plan(scenario, catalog=catalog)")
+    need_scenario("plan", scenario)
     from planner.core.atomic import write_text, write_text_chunks
     from planner.core.names import safe_stem
     from planner.core.reportset import ReportSet, check_destinations

@@ -19,6 +19,11 @@ from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, Cat
 
 #: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
 MAX_USD_PER_HOUR = 10_000
+#: Lower bound below which an hourly price is taken for a typo or a wrong unit (a price per second, or 1e-300,
+#: which printed percentages of 300 digits): a tenth of a cent per instance-hour, 200 times below the cheapest
+#: GPU instance-hour in the catalog (aws-g4dn-xlarge spot, $0.20/h, catalog/cloud.yaml with its source) and
+#: below any GPU rental we know of; a per-second price of that instance ($0.526/h is $0.000146/s) is below it.
+MIN_USD_PER_HOUR = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +64,7 @@ _SPOT_RANGE_HINT = ("Write the lowest and highest zone's spot price in the regio
 
 
 def _spot_range(e: Entry, k: str) -> tuple[float, float]:
-    """[low, high]: two plain numbers, 0 < low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
+    """[low, high]: two plain numbers, MIN_USD_PER_HOUR <= low <= high <= MAX_USD_PER_HOUR (USD per hour)."""
     value = e.raw(k)
     if not isinstance(value, (list, tuple)):
         raise e.error(f"must be a list of two prices [low, high], not {_kind(value)}", k, _SPOT_RANGE_HINT)
@@ -71,6 +76,9 @@ def _spot_range(e: Entry, k: str) -> tuple[float, float]:
     low, high = float(value[0]), float(value[1])
     if low <= 0:
         raise e.error(f"low must be more than 0, not {value[0]!r}", k, _SPOT_RANGE_HINT)
+    if low < MIN_USD_PER_HOUR:
+        raise e.error(f"low {value[0]!r} USD/h is less than any real hourly price (at least {MIN_USD_PER_HOUR:g} "
+                      "USD/h)", k, "Check for a missing digit or a wrong unit.")
     if low > high:
         raise e.error(f"low {value[0]!r} is more than high {value[1]!r}", k,
                       f"Write the lowest zone's price first: [{value[1]!r}, {value[0]!r}].")
@@ -92,11 +100,67 @@ _CLOUD_BINARY = ("AWS and Azure list instance memory in GiB, and Google Cloud's 
 #: Lambda 'us-east-1' (Lambda Cloud API, ``/instance-types`` "regions_with_capacity_available"). RunPod's are
 #: country codes in upper case ('US'), as SkyPilot's catalog writes them.
 LOWER_CASE_REGIONS = ("aws", "gcp", "azure", "lambda")
+#: The clouds whose regions are upper-case country codes ('US', 'CA'; SkyPilot's catalogs/v8/runpod/vms.csv
+#: Region column, as RunPod's API names a data centre's country): a hand-written 'us' would not be selected by
+#: ``costs.regions: [US]``.
+UPPER_CASE_REGIONS = ("runpod",)
+def region_case(provider: str, region: str) -> str:
+    """``region`` in the case ``provider`` names its regions: lower case for :data:`LOWER_CASE_REGIONS`, upper
+    case for :data:`UPPER_CASE_REGIONS`, as written otherwise (and for a region not in ASCII, a lookalike left
+    as it is for the importer's own reason)."""
+    if not region.isascii():
+        return region
+    if provider in LOWER_CASE_REGIONS:
+        return region.lower()
+    return region.upper() if provider in UPPER_CASE_REGIONS else region
+
+
+#: The providers the shipped catalog and ``import-skypilot`` name (planner.catalog.skypilot.PROVIDERS):
+#: a hand-written provider that differs from one of them only in case, blanks, width or a lookalike letter is
+#: refused with a hint naming it (``costs.providers: [aws]`` would silently leave such a row out).
+KNOWN_PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
+
+
+def _known_provider(value: str) -> str | None:
+    """The known provider ``value`` stands for in another case, width (NFKC: full-width 'ａｗｓ') or with blanks
+    around it, or with a lookalike letter in place of an ASCII one (Cyrillic 'а' in 'аws': each non-ASCII
+    letter may stand for any one letter, and one known provider must match), else None."""
+    import re
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", value).strip().lower()
+    if folded in KNOWN_PROVIDERS:
+        return folded
+    pattern = "".join(re.escape(c) if c.isascii() else "[a-z]" for c in folded)
+    matches = [p for p in KNOWN_PROVIDERS if re.fullmatch(pattern, p)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _provider(e: Entry, k: str) -> str:
+    """A provider as ``costs.providers`` names it: printable lower-case ASCII with no blank at either end; one
+    of :data:`KNOWN_PROVIDERS` in another form gets it as the hint."""
+    value = read_text(e, k)
+    bad = next((ch for ch in value if not (ch.isascii() and ch.isprintable())), None)
+    if bad is not None:
+        from planner.core.names import char_name
+
+        problem = f"{value!a} holds {char_name(bad)}, not a printable ASCII character"
+    elif value != value.strip():
+        problem = f"{value!r} has a blank at its {'start' if value[0].isspace() else 'end'}"
+    elif value != value.lower():
+        problem = f"{value!r} has upper-case letters"
+    else:
+        return value
+    known = _known_provider(value)
+    hint = (f"Write provider: {known!r}." if known else
+            "Write it in lower-case ASCII letters and digits, as costs.providers names it, e.g. 'aws'.")
+    raise e.error(f"{problem}; a provider is written in lower-case ASCII (costs.providers would not select this "
+                  "row)", k, hint)
 
 
 #: ``cloud.yaml`` keys besides the common ones.
 INSTANCE_FIELDS: dict[str, Field] = {
-    "provider": Field(read_text),
+    "provider": Field(_provider),
     "instance": Field(read_ascii_text),
     "gpu": Field(read_text),
     "gpu_count": Field(read_int(1, 64)),
@@ -105,8 +169,9 @@ INSTANCE_FIELDS: dict[str, Field] = {
     "vcpus": Field(read_int(1, 4096)),
     "memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),
                     attr="memory_bytes"),
-    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price")),
-    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price"), required=False),
+    "usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price", lo=MIN_USD_PER_HOUR)),
+    "spot_usd_per_hour": Field(read_positive(MAX_USD_PER_HOUR, "USD/h", "hourly price", lo=MIN_USD_PER_HOUR),
+                               required=False),
     "spot_usd_per_hour_range": Field(_spot_range, required=False),
     "region": Field(read_ascii_text),
 }
@@ -115,12 +180,15 @@ INSTANCE_FIELDS: dict[str, Field] = {
 def _check_instance(p: Parsed) -> None:
     """A spot price range holds the instance's spot price (after the overlay is merged); a region of a cloud in
     :data:`LOWER_CASE_REGIONS` is written in lower case (``costs.regions: [us-east-1]`` would not select a row
-    in 'US-EAST-1')."""
+    in 'US-EAST-1'), one of :data:`UPPER_CASE_REGIONS` in upper case."""
     v = p.values
     region = v["region"]
     if v["provider"] in LOWER_CASE_REGIONS and region != region.lower():
         raise p.err(f"region {region!r} has upper-case letters, and {v['provider']} names its regions in lower case",
                     later(p, "region", "provider"), f"Write region: {region.lower()!r}.")
+    if v["provider"] in UPPER_CASE_REGIONS and region != region.upper():
+        raise p.err(f"region {region!r} has lower-case letters, and {v['provider']} names its regions as upper-case "
+                    "country codes", later(p, "region", "provider"), f"Write region: {region.upper()!r}.")
     if "spot_usd_per_hour_range" not in v:
         return
     low, high = v["spot_usd_per_hour_range"]

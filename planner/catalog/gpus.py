@@ -37,6 +37,17 @@ MAX_GPU_MEMORY_BYTES = 4 * TiB
 MAX_GPU_BANDWIDTH = 100_000 * GB  # bytes/s (100 TB/s)
 MAX_GPU_INTERCONNECT = 10_000 * GB  # bytes/s, NVLink / fabric per GPU
 MAX_TFLOPS = 100_000.0
+#: Lower bounds below which a figure is taken for a typo or a wrong unit (1e-300 TFLOPS would print times of
+#: 300 digits): round figures below the slowest CUDA device NVIDIA sells, the Jetson Nano (128-core Maxwell
+#: GPU: 472 GFLOPS FP16 and 25.6 GB/s LPDDR4, NVIDIA's Jetson Nano Developer Kit page,
+#: https://developer.nvidia.com/embedded/jetson-nano-developer-kit); the catalog's smallest figures are far
+#: above them (rtx-3060-12gb 25.5 TFLOPS bf16, rtx-4060-ti-16gb 288 GB/s, catalog/gpus.yaml).
+MIN_TFLOPS = 0.1
+MIN_GPU_BANDWIDTH = 1 * GB  # bytes/s
+#: The smallest ``mfu_scale``: a tenth of the NVIDIA stack's MFU. The catalog's smallest is 0.5 (mi300x,
+#: mi325x, mi355x: ROCm's measured share, with its source in catalog/gpus.yaml); a stack ten times slower than
+#: the reference is a wrong figure, not a software factor.
+MIN_MFU_SCALE = 0.1
 MAX_TDP_W = 5_000
 
 #: nvidia-smi's total less what CUDA reports as the total (``cudaMemGetInfo``): memory the driver
@@ -169,7 +180,16 @@ def _compute_capability(e: Entry, k: str) -> str:
     return value
 
 
-_TFLOPS = read_positive(MAX_TFLOPS, "TFLOPS", "GPU")
+_TFLOPS = read_positive(MAX_TFLOPS, "TFLOPS", "GPU", lo=MIN_TFLOPS)
+
+
+def _mfu_scale(e: Entry, k: str) -> float:
+    """A factor more than 0 and at most 1, and at least :data:`MIN_MFU_SCALE`."""
+    value = read_fraction(e, k)
+    if value < MIN_MFU_SCALE:
+        raise e.error(f"{e.raw(k)!r} is less than any real stack's share of the default MFU (at least "
+                      f"{MIN_MFU_SCALE:g})", k, "Check for a missing digit: the catalog's AMD cards use 0.5.")
+    return value
 
 #: ``gpus.yaml`` keys besides the common ones.
 GPU_FIELDS: dict[str, Field] = {
@@ -181,12 +201,12 @@ GPU_FIELDS: dict[str, Field] = {
     "memory": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
     "memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
                            attr="memory_usable_bytes"),
-    "memory_bandwidth": Field(read_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth"),
+    "memory_bandwidth": Field(read_rate(MAX_GPU_BANDWIDTH, "GPU memory bandwidth", lo=MIN_GPU_BANDWIDTH),
                               attr="memory_bandwidth_bytes_per_s"),
     "bf16_tflops": Field(_TFLOPS),
     "fp16_fp16acc_tflops": Field(_TFLOPS, required=False),
     "fp8_tflops": Field(_TFLOPS, required=False),
-    "int8_tops": Field(read_positive(MAX_TFLOPS, "TOPS", "GPU"), required=False),
+    "int8_tops": Field(read_positive(MAX_TFLOPS, "TOPS", "GPU", lo=MIN_TFLOPS), required=False),
     "bf16": Field(read_bool),
     "fp8": Field(read_bool),
     "int8": Field(read_bool),
@@ -199,7 +219,7 @@ GPU_FIELDS: dict[str, Field] = {
     "form_factor": Field(read_choice(FORM_FACTORS)),
     **PRICED,
     "vendor_bf16_tflops": Field(_TFLOPS, required=False),
-    "mfu_scale": Field(read_fraction, required=False),
+    "mfu_scale": Field(_mfu_scale, required=False),
     "memory_cuda_total": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                attr="memory_cuda_total_bytes"),
     "cooling": Field(read_choice(COOLING_KINDS), required=False),

@@ -46,9 +46,9 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.errors import CatalogError, did_you_mean
 from planner.core.fields import Entry, plain_number
 from planner.core.names import unsafe_problem
@@ -230,6 +230,9 @@ def load_catalog(overlay: Path | None = None, base: Path | None = None) -> Catal
 def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
     """:func:`load_catalog`'s work."""
     base_dir = Path(base) if base is not None else default_catalog_dir()
+    if base is not None and base_dir.exists() and not base_dir.is_dir():  # base='dir/gpus.yaml': not "missing"
+        raise CatalogError(f"the catalog directory {base_dir} is a file, not a directory",
+                           hint=f"Give the folder that holds it: base={str(base_dir.parent)!r}.")
     if not base_dir.is_dir():
         raise CatalogError(
             f"the catalog directory {base_dir} does not exist",
@@ -483,7 +486,7 @@ class _Store:
             sources=sources,
             files=tuple(self.files),
             sha256=digests_sha256(zip(self.files, self.digests)),
-            removed=MappingProxyType({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
+            removed=FrozenMap({i: f"{r.file}:{r.line_of('remove')}" for table in self.removed.values()
                                       for i, r in table.items()}),
             warnings=warnings,
         )

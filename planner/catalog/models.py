@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.fields import Entry
 from planner.catalog.schema import Field, Kind, Merged, Parsed, later, read_positive_int, read_text
 
@@ -45,7 +45,7 @@ class ModelEntry:
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return MappingProxyType({key: _freeze(v) for key, v in value.items()})
+        return FrozenMap({key: _freeze(v) for key, v in value.items()})
     if isinstance(value, list):
         return tuple(_freeze(v) for v in value)
     return value

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.errors import CatalogError
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
@@ -132,14 +132,18 @@ def read_int_choice(choices: Iterable[int]) -> Reader:
     return read
 
 
-def read_positive(hi: float, unit: str, what: str, *, integer: bool = False) -> Reader:
-    """A number > 0 and <= hi (floats allowed unless ``integer``)."""
+def read_positive(hi: float, unit: str, what: str, *, integer: bool = False, lo: float = 0.0) -> Reader:
+    """A number > 0, >= lo (a floor below any real figure, which its caller cites: 1e-300 TFLOPS would print
+    times of 300 digits) and <= hi (floats allowed unless ``integer``)."""
 
     def read(e: Entry, k: str) -> float:
         value = e.int(k) if integer else e.number(k)
         shown = value if integer else e.raw(k)
         if value <= 0:
             raise e.error(f"must be more than 0, not {shown!r}", k)
+        if value < lo:
+            raise e.error(f"{shown!r} {unit} is less than any real {what} (at least {lo:g} {unit})", k,
+                          "Check for a missing digit or a wrong unit.")
         if value > hi:
             raise e.error(f"{shown!r} {unit} is more than any real {what} ({hi:,.0f} {unit})", k,
                           "Check for an extra digit or a wrong unit.")
@@ -208,14 +212,18 @@ def read_size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, bina
     return read
 
 
-def read_rate(hi: float, what: str, *, allow_zero: bool = False) -> Reader:
-    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0) and <= hi."""
+def read_rate(hi: float, what: str, *, allow_zero: bool = False, lo: float = 0.0) -> Reader:
+    """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0), not below ``lo`` bytes/s
+    unless 0 (a floor below any real figure, which its caller cites) and <= hi."""
 
     def read(e: Entry, k: str) -> float:
         value = e.raw(k)
         r = e.rate(k)
         if r == 0 and not allow_zero:
             raise e.error(f"must be more than 0, not {value!r}", k)
+        if 0 < r < lo:
+            raise e.error(f"{value!r} is less than any real {what} (at least {lo / GB:g} GB/s)", k,
+                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
         if r > hi:
             raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
                           "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
@@ -253,7 +261,7 @@ def read_id(e: Entry, k: str) -> str:
         slug = re.sub(r"\.{2,}", ".", slug)
         if not ID_PATTERN.match(slug):
             slug = "my-entry"
-        raise e.error(f"id {value!r} must be lower-case letters, digits and '-'", k, f"For example {slug!r}.")
+        raise e.error(f"id {value!r} must be lower-case letters and digits joined by '.' or '-'", k, f"For example {slug!r}.")
     converted = csv_converted(value)
     if converted:
         raise e.error(f"id {value!r} reads as {converted} in a CSV file: a spreadsheet or pandas.read_csv opening "
@@ -487,7 +495,7 @@ class Kind:
 
     @cached_property
     def _schema(self) -> Mapping[str, Field]:
-        return MappingProxyType({"id": COMMON["id"], **self.fields, **COMMON})
+        return FrozenMap({"id": COMMON["id"], **self.fields, **COMMON})
 
     @cached_property
     def keys(self) -> tuple[str, ...]:
@@ -502,7 +510,7 @@ class Kind:
     @cached_property
     def _attrs(self) -> Mapping[str, str]:
         """key -> the record attribute it fills."""
-        return MappingProxyType({k: f.attr or k for k, f in self._schema.items()})
+        return FrozenMap({k: f.attr or k for k, f in self._schema.items()})
 
     def build(self, p: Parsed) -> Any:
         """The frozen record of a merged, checked entry."""

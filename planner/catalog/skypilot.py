@@ -25,7 +25,8 @@ Rules (the shipped ``catalog/cloud.yaml`` rows of GCP, Lambda and RunPod are wha
 
 * one row per instance type with a GPU the catalog knows (:data:`GPU_NAMES`, per provider
   :func:`gpu_id`); rows without a GPU, with a fraction of one (AWS ``g6f``: ``AcceleratorCount``
-  0.25), with an unknown GPU or without an on-demand price (0 or empty) are skipped, each with its
+  0.25), with an unknown GPU or without an on-demand price (0 or empty), or with one below the catalog's
+  floor (planner.catalog.cloud.MIN_USD_PER_HOUR; '1e-400' too, which reads as 0), are skipped, each with its
   reason;
 * several rows describe one instance type: one per region and zone. The region is the cheapest
   US region by on-demand price, unless ``region`` names one; a zone's price is its on-demand
@@ -81,7 +82,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
-from planner.catalog.cloud import LOWER_CASE_REGIONS
+from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines
 from planner.core.names import unsafe_problem
 
@@ -160,8 +161,11 @@ class ImportResult:
     #: CSV lines whose spot price was at or above their on-demand price: read as no spot offer (module docstring)
     spot_above_lines: list[str] = field(default_factory=list)
     #: CSV lines whose region had upper-case letters, for a cloud that names its regions in lower case
-    #: (:data:`LOWER_CASE_REGIONS`): written in lower case
+    #: (planner.catalog.cloud.LOWER_CASE_REGIONS): written in lower case
     region_case_lines: list[str] = field(default_factory=list)
+    #: CSV lines whose region had lower-case letters, for a cloud whose regions are upper-case country codes
+    #: (planner.catalog.cloud.UPPER_CASE_REGIONS): written in upper case
+    region_upper_lines: list[str] = field(default_factory=list)
     #: the UTF-8 bytes the rows take in an overlay at the least (:func:`entry_bytes`)
     entry_bytes: int = 0
 
@@ -338,6 +342,9 @@ def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], 
             seen(row, line)
     return header, rows
 
+
+#: A number whose digits are not all 0 ('1e-400', which Python's float() reads as 0.0).
+_NONZERO = re.compile(r"[+]?[0-9]*\.?[0-9]*[1-9]")
 
 #: A number as a vms.csv writes it: digits, an optional fraction and exponent (no '1_0', 'inf', 'nan', '0x10',
 #: which Python's float() reads too).
@@ -600,6 +607,11 @@ def import_file(path: Path, *, provider: str | None = None, region: str | None =
             else:
                 spot = None
             price = round(price + g_price, 6) if price else None
+        if price is not None and price < MIN_USD_PER_HOUR and (price > 0 or _NONZERO.match(r["Price"].strip())):
+            # '4.9e-324', or '1e-400', which float() reads as 0: a price below any real one, said as written
+            result.skipped.setdefault(inst, f"an on-demand price of {_quoted(r['Price'].strip())} USD/h, less than any "
+                                            f"real hourly price (at least {MIN_USD_PER_HOUR:g} USD/h)")
+            continue
         if not price:
             result.skipped.setdefault(inst, "no on-demand price (0 or empty)")
             continue
@@ -658,16 +670,15 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> di
 
 
 def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
-    """The row's region as the overlay writes it: in lower case for a cloud of :data:`LOWER_CASE_REGIONS`; the
-    row's line kept in ``result`` where that changed it, and where its spot price is no spot offer (at or above
-    on-demand, the module docstring's spot rule)."""
+    """The row's region as the overlay writes it (planner.catalog.cloud.region_case: lower case for AWS, GCP,
+    Azure, Lambda; upper case for RunPod's country codes); the row's line kept in ``result`` where that changed it,
+    and where its spot price is no spot offer (at or above on-demand, the module docstring's spot rule)."""
     if spot is not None and spot >= price:
         result.spot_above_lines.append(str(r["_line"]))
-    region = r["Region"].strip()
-    if provider in LOWER_CASE_REGIONS and region.isascii() and region != region.lower():
-        result.region_case_lines.append(str(r["_line"]))
-        region = region.lower()
-    return region
+    region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())
+    if cased != region:
+        (result.region_case_lines if cased == region.lower() else result.region_upper_lines).append(str(r["_line"]))
+    return cased
 
 
 def _spot(r: Mapping[str, str], result: ImportResult) -> float | None:
@@ -718,7 +729,7 @@ def _imported_problem(row: Imported) -> str | None:
     """Why the catalog loader would refuse ``row`` (planner.catalog.cloud.INSTANCE_FIELDS, the shared
     checks of planner.catalog.schema), or None: a text with a control, bidirectional or line-break
     character, an id that is not one, a count, size or price outside the loader's bounds."""
-    from planner.catalog.cloud import MAX_USD_PER_HOUR
+    from planner.catalog.cloud import MAX_USD_PER_HOUR, MIN_USD_PER_HOUR
     from planner.catalog.schema import ID_PATTERN, MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES
 
     for what, text in (("instance type", row.instance), ("region", row.region)):
@@ -743,6 +754,9 @@ def _imported_problem(row: Imported) -> str | None:
     prices = [row.usd_per_hour, row.spot_usd_per_hour, *(row.spot_usd_per_hour_range or ())]
     if any(p is not None and p > MAX_USD_PER_HOUR for p in prices):
         return f"an hourly price above the catalog's largest, {MAX_USD_PER_HOUR:,} USD/h"
+    low = min((p for p in prices if p is not None), default=MIN_USD_PER_HOUR)
+    if low < MIN_USD_PER_HOUR:
+        return f"an hourly price of {low:g} USD/h, less than any real one (at least {MIN_USD_PER_HOUR:g} USD/h)"
     return None
 
 
@@ -781,7 +795,7 @@ def _pick(provider: str, inst: str, zs: list[_Zone], meta: tuple[str, int, int, 
         return _foreign_region(zs[0].region)
     zs = ascii_zones
     if region is not None:
-        cands = [z for z in zs if z.region == region]
+        cands = [z for z in zs if z.region == region_case(provider, region.strip())]  # as _noted writes them
         if not cands:
             return f"not offered in region {_quoted(region)}"
     else:

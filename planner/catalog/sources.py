@@ -51,8 +51,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import MappingProxyType
 
+from planner.core.frozenmap import FrozenMap
 from planner.core.infile import FileProblem, read_input
 
 #: The file beside a catalog's YAML files that defines its ``REF:`` ids.
@@ -119,7 +119,7 @@ class SourceIndex:
             that defines no usable id, an id defined twice. Never raised.
     """
 
-    docs: Mapping[str, SourceDoc] = field(default_factory=lambda: MappingProxyType({}))
+    docs: Mapping[str, SourceDoc] = field(default_factory=lambda: FrozenMap({}))
     files: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
@@ -329,7 +329,7 @@ def parse_sources(text: str, file: str = SOURCES_FILE) -> SourceIndex:
             docs[ref] = SourceDoc(ref, doc_text, where, urls, file, n + 1)
     if not docs and not problems:
         problems.append(f"{file}: defines no ids (expected a Markdown table '| id | document | where |')")
-    return SourceIndex(MappingProxyType(docs), (file,), (), tuple(problems))
+    return SourceIndex(FrozenMap(docs), (file,), (), tuple(problems))
 
 
 def read_sources(path: str | Path, shown: str | None = None) -> SourceIndex:
@@ -368,7 +368,7 @@ def merge(indexes: Iterable[SourceIndex]) -> SourceIndex:
         files += [f for f in index.files if f not in files]
         missing += [f for f in index.missing if f not in missing]
         problems += [p for p in index.problems if p not in problems]
-    return SourceIndex(MappingProxyType(docs), tuple(files), tuple(missing), tuple(problems))
+    return SourceIndex(FrozenMap(docs), tuple(files), tuple(missing), tuple(problems))
 
 
 def catalog_folders(catalog_files: Iterable[str | Path]) -> list[Path]:

@@ -8,13 +8,14 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option
+from planner.cli.common import echo, handle_errors, input_file_option, one_catalog, out_dir_option
 from planner.cli.options import estimate_options
 from planner.core.escape import json_text
 
 
 @click.command(name="calibrate", cls=opts.BoolSpellingCommand)
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
+              help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--steps", default=3, show_default=True, type=opts.IntRange(2, 100), help="Steps to run.")

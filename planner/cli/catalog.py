@@ -433,7 +433,9 @@ def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider:
         for line in noted_lines(((result.no_spot_lines, "spot price 0 read as no spot offer"),
                                  (result.spot_above_lines, "spot price at or above on-demand read as no spot offer"),
                                  (result.region_case_lines, "region in upper case written in lower case, as the "
-                                                            "cloud names it"))):
+                                                            "cloud names it"),
+                                 (result.region_upper_lines, "region in lower case written in upper case, as the "
+                                                             "cloud names its country codes"))):
             say("  " + line)
     if not rows:  # an overlay of nothing would replace a good one: refused, nothing written
         raise InputError(f"no instance was kept from {', '.join(files)} (left out as listed above), so nothing was "

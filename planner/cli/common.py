@@ -327,9 +327,53 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
                         f"it would name a folder {said!r} in the current directory. Write it unquoted (--out "
                         f"{text}), or give the path itself.", ctx)
+    if (m := _UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
+        raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
+                        "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
+    from planner.core.names import char_name, unsafe_char
+
+    bad = unsafe_char(text)
+    if bad is not None:  # a ZWSP, a bidi control, a control character: names refuse them (planner.core.names)
+        raise LineError(f"--out: '{escape_unsafe(text)}' holds {char_name(bad)}, which no listing shows, so the "
+                        f"folder's name would look like another. Write --out '{escape_unsafe(text.replace(bad, ''))}' "
+                        "without it.", ctx)
     if text != text.rstrip():  # 'o ': a folder whose name ends in a space, which no listing shows
         raise LineError(f"--out: {text!r} ends with a space, which would be part of the folder's name. Write "
                         f"--out {text.rstrip()!r}.", ctx)
+    parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
+    edged = next((p for p in parts if p != p.strip()), None)
+    if edged is not None:  # ' o', 'a /b', 'a/ b': a folder whose name begins or ends in a space
+        fixed = "/".join(p.strip() for p in parts)
+        where = "begins" if edged[0].isspace() else "ends"
+        raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
+                        f"shows. Write --out {fixed!r}.", ctx)
+    return value
+
+
+#: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
+_UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
+
+
+def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Refuse a scenario or workload path that is empty (Path('') is the current directory, read as 'is a
+    directory') or holds a line break (YAML text given where a path belongs), in the command line's words.
+
+    Raises:
+        LineError: naming the argument (SCENARIO) or option (--workload).
+    """
+    if value is None:
+        return value
+    text = str(value)
+    what, example = (("scenario", "scenarios/qlora-7b-12gb.yaml") if param.name == "scenario_file" else
+                     ("workload", "scenarios/workloads/qlora-7b.yaml"))
+    name = param.opts[0] if isinstance(param, click.Option) else what  # the argument as earlier messages name it
+    if not text.strip():
+        raise LineError(f"{name}: is {'empty' if not text else f'blank ({text!r})'}: no {what} file is named. Give a "
+                        f"{what} file, e.g. {example}.", ctx)
+    if "\n" in text or "\r" in text:
+        raise LineError(f"{name}: '{escape_unsafe(text[:40] + ('...' if len(text) > 40 else ''))}' holds a line break: "
+                        f"it is YAML text, not a file path. Write the text to a file and give its path, e.g. "
+                        f"{example}.", ctx)
     return value
 
 
@@ -473,8 +517,9 @@ def size_text(n: int) -> str:
 
 
 def joined(paths: list[Path]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    names = [escape_unsafe(str(p)) for p in paths]
+    """'a', 'a and b', 'a, b and c'; a relative path whose first folder is '~' as './~/...' (Path drops the './'
+    of '--out ./~', and '~/...' would read as the home folder)."""
+    names = [escape_unsafe("./" + str(p) if str(p).startswith("~") else str(p)) for p in paths]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (echo, handle_errors, joined, one_catalog, out_dir_option, say_infeasible,
-                                 verbose_option)
+from planner.cli.common import (echo, handle_errors, input_file_option, joined, one_catalog, out_dir_option,
+                                say_infeasible, verbose_option)
 from planner.core.escape import json_text
 
 
 @click.command(name="compare")
-@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as one JSON object.")

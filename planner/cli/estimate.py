@@ -7,13 +7,15 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, given_on_command_line, handle_errors, one_catalog, size_text, verbose_option
+from planner.cli.common import (echo, given_on_command_line, handle_errors, input_file_option, one_catalog, size_text,
+                                verbose_option)
 from planner.cli.options import estimate_options
 from planner.core.escape import json_text
 
 
 @click.command(name="estimate", cls=opts.BoolSpellingCommand)
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), help="Workload YAML (same keys).")
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
+              help="Workload YAML (same keys).")
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--gpu", "gpu_id", help="A catalog GPU: also report whether the need fits it (and vLLM capacity).")

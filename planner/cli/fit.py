@@ -8,7 +8,8 @@ import click
 
 from planner.api.fits import FIT_TARGETS
 from planner.cli import options as opts
-from planner.cli.common import echo, gib_text, given_on_command_line, handle_errors, one_catalog, size_text
+from planner.cli.common import (echo, gib_text, given_on_command_line, handle_errors, input_file_option, one_catalog,
+                                size_text)
 from planner.cli.options import ESTIMATE_OPTIONS
 from planner.core.escape import json_text
 
@@ -29,7 +30,7 @@ def fit_options(fn):
 
 @click.command(name="fit", cls=opts.BoolSpellingCommand)
 @click.option("--gpu", "gpu_id", required=True, help="A catalog GPU id.")
-@click.option("--workload", "workload_file", type=click.Path(dir_okay=False),
+@click.option("--workload", "workload_file", type=click.Path(dir_okay=False), callback=input_file_option,
               help="Workload YAML (same keys; options override them). The target is still an option: "
                    "--micro-batch, --seq-len, --context or --concurrency max.")
 @click.option("--headroom", type=opts.FloatRange(0, 0.95), default=0.05, show_default=True,

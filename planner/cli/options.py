@@ -37,11 +37,14 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     opt = param.opts[0]
     hint = ascii_digits_hint(value, lambda n: f"{opt} {n}")
     if hint is not None:
+        from planner.core.fields import ascii_digits
+
+        hint = _suffix_hint(opt, (ascii_digits(value) or "").strip(), whole) or hint
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
     if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
         plain = value.strip().replace("_", "")
-        raise LineError(f"{opt}: {value!r} is written with '_' separators. Write the number without separators: "
-                        f"{opt} {plain}.", ctx)
+        hint = _suffix_hint(opt, plain, whole) or f"Write the number without separators: {opt} {plain}."
+        raise LineError(f"{opt}: {value!r} is written with '_' separators. {hint}", ctx)
     if "," in value:  # files refuse a comma in a number (either reading may be meant): so does this (first: a
         # hint with spaces trimmed that kept the comma would be refused next)
         from planner.core.units import separator_problem
@@ -69,6 +72,17 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
     if len(bare) > 1 and bare.isdigit() and bare.startswith("0"):  # files refuse 010 (YAML 1.1 octal): so does this
         raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). Write "
                         f"the number without the leading zero: {opt} {int(bare)}.", ctx)
+
+
+def _suffix_hint(opt: str, fixed: str, whole: bool) -> str | None:
+    """For a whole-number option, the hint for ``fixed`` (the value with its other problem fixed: ASCII digits,
+    no '_') when it still holds a suffix the option refuses ('20Ki': its whole number, 20480), so the value
+    hinted is one the option takes; None when it holds no letter."""
+    from planner.core.fields import whole_number_hint
+
+    if not whole or not re.search(r"[A-Za-z]", fixed):
+        return None
+    return whole_number_hint(fixed, lambda n: f"{opt} {n}")
 
 
 #: A whole number written as a YAML 1.1 float ('4.0', '4.', '+2.0', '1.6e+1'), which a scenario file reads

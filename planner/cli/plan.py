@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, joined, one_catalog, out_dir_option, say_infeasible
+from planner.cli.common import (echo, handle_errors, input_file_option, joined, one_catalog, out_dir_option,
+                                say_infeasible)
 from planner.core.escape import json_text
 
 
@@ -22,7 +23,7 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
 
 
 @click.command(name="plan")
-@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False))
+@click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
 @click.option("--out", "out_dir", default="reports", show_default=True, type=click.Path(), callback=out_dir_option,

@@ -560,6 +560,12 @@ def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
     return f"Write ASCII digits: {spell(fixed)}."
 
 
+def _zero_with_suffix(value: str, spell: Callable[[str], str]) -> str:
+    """The hint of '0Ki' or '0k': 0 whatever the suffix, which no count takes; the number meant, e.g. 1 x 1024."""
+    return (f"{value.strip()!r} is 0 whatever the suffix: write the number you mean in digits, without a suffix, e.g. "
+            f"{spell('1024')} (1 x 1024).")
+
+
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
@@ -593,6 +599,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
         number, suffix = float(m.group(1)), m.group(2).lower()
         binary, decimal = (1024, 1000) if suffix == "k" else (1024**2, 1000**2)
         b, d = number * binary, number * decimal
+        if b == 0:
+            return _zero_with_suffix(value, spell)
         if b.is_integer() and d.is_integer():
             return (f"Write the whole number, without a suffix: {spell(str(int(b)))} ({m.group(1)} x {binary}) or "
                     f"{spell(str(int(d)))}; the planner reads no k or M, which may mean 1024 or 1000.")
@@ -619,6 +627,8 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     m = _BINARY_SUFFIXED.match(value)
     if m:  # '2Ki', '8Mi': IEC binary multiples, 1024 and 1024^2
         whole = float(m.group(1)) * (1024 if m.group(2).lower() == "k" else 1024**2)
+        if whole == 0:
+            return _zero_with_suffix(value, spell)
         if whole.is_integer():
             return f"Write the whole number, without a suffix: {spell(str(int(whole)))} ({m.group(1)} x " \
                    f"{1024 if m.group(2).lower() == 'k' else 1024**2})."

@@ -216,7 +216,9 @@ def parse_size(text: object) -> int:
 
     Raises:
         UnitError: for a bare number, an unknown unit, a negative, NaN or infinite value, a number
-            written with ',' or '_' (:func:`separator_problem`; its ``hint`` says what to write).
+            written with ',' or '_' (:func:`separator_problem`; its ``hint`` says what to write), a
+            fraction of a byte ('0.5 B', '1.5 B', or less than 1 byte in a byte unit; '1.7 GiB' and sizes in
+            bits are rounded).
 
     Example: ``parse_size("24 GiB") == 25769803776``; ``parse_size("80 GB") == 80 * 10**9``.
     """
@@ -245,6 +247,11 @@ def parse_size(text: object) -> int:
     if number.isdigit() and factor.denominator == 1:  # '24 GiB': a whole number of whole bytes, exact
         return int(number) * factor.numerator
     value = Fraction(_number(number)) * factor
+    # '0.5 B', '1.5 B', '0.0001 kB': no such size (a size in bits, '0.012 kb', is rounded to whole bytes)
+    if not unit.endswith("b") and (unit == "B" and value.denominator != 1 or 0 < value < 1):
+        whole = sorted({math.floor(value), math.ceil(value)} - {0})
+        raise UnitError(f"{text.strip()!r} is a fraction of a byte: a size is a whole number of bytes",
+                        "Write a whole number of bytes, e.g. " + " or ".join(f"'{n} B'" for n in whole) + ".")
     return int(round(value))
 
 

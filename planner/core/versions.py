@@ -18,11 +18,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Change", "ReleaseLine", "parse_release", "release_key"]
+__all__ = ["Change", "ReleaseLine", "long_release_problem", "parse_release", "release_key"]
 
 # ASCII digits only: Python's \d and int() read other scripts' digits ('０.10.0', 'b０1792')
 _DOTTED = re.compile(r"^v?([0-9]+(?:\.[0-9]+)*)(?:[._-]?(?:post|dev|rc|a|b|alpha|beta)[0-9]*)*(?:\+[0-9A-Za-z.]+)?$")
 _BUILD = re.compile(r"^b([0-9]+)$")
+
+
+def long_release_problem(text: object) -> str | None:
+    """The problem with a release whose numbers have more digits than any value planner reads, or None.
+
+    Python refuses to read an int of over 4,300 digits (sys.get_int_max_str_digits, CVE-2020-10735) with
+    its own hint (set_int_max_str_digits), which is no help to a user: a release of more digits than
+    planner.core.units.MAX_NUMBER_DIGITS (40; no project numbers its releases past a date such as
+    2024.12.4 or a build such as b11312) is refused first, shown cut short.
+    """
+    from planner.core.units import MAX_NUMBER_DIGITS
+
+    s = str(text).strip() if isinstance(text, (str, int, float)) and not isinstance(text, bool) else ""
+    digits = sum(c.isdigit() for c in s)
+    if digits <= MAX_NUMBER_DIGITS:
+        return None
+    return (f"the release {s[:20] + '...'!r} ({digits:,} digits) is too long to read: no release planner reads has "
+            f"more than {MAX_NUMBER_DIGITS} digits")
 
 
 def parse_release(text: object) -> tuple[str, tuple[int, ...]]:
@@ -34,11 +52,14 @@ def parse_release(text: object) -> tuple[str, tuple[int, ...]]:
             A YAML float such as ``2024.12`` or ``0.8`` is read from its text as written (``str(value)``).
 
     Raises:
-        ValueError: the text is neither form; the message quotes it and gives both forms.
+        ValueError: the text is neither form (the message quotes it and gives both forms), or its numbers
+            have more digits than any release (:func:`long_release_problem`).
     """
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
         raise ValueError(f"a release is text such as '4.36.0' or 'b4567', not {text!r}")
     s = str(text).strip()
+    if (long := long_release_problem(s)) is not None:
+        raise ValueError(long)
     if m := _BUILD.match(s):
         return "build", (int(m.group(1)),)
     if m := _DOTTED.match(s):

@@ -112,13 +112,29 @@ def _short_tag(tag: str) -> str:
     return "!!" + tag[len(prefix):] if tag.startswith(prefix) else tag
 
 
+def _not_a_date_hint(value: str) -> str:
+    """The hint of a YYYY-MM-DD that is no date ('2026-02-29', '2026-13-45'): what the month allows; quoting is
+    hinted only for a text field (a date field such as as_of refuses the quoted text as well)."""
+    import calendar
+
+    m = re.match(r"\s*([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})", value)
+    why = ""
+    if m is not None:
+        year, month = int(m.group(1)), int(m.group(2))
+        if not 1 <= month <= 12:
+            why = f" (the month is 01 to 12, not {m.group(2)})"
+        else:
+            last = calendar.monthrange(year, month)[1]
+            why = f" ({year}-{month:02d} has {last} days: its last is {year}-{month:02d}-{last:02d})"
+    return f"Write a real date as YYYY-MM-DD{why}; only where a text belongs (notes), quote it."
+
+
 def _unbuildable(node: yaml.Node) -> YamlProblem:
     line = node.start_mark.line + 1
     value = node.value if isinstance(node, yaml.ScalarNode) else None
     tag = _short_tag(node.tag or "")
     if tag == "!!timestamp" and isinstance(value, str):
-        return YamlProblem(f"{value!r} looks like a date but is not one", line,
-                           "Write a real date as YYYY-MM-DD, or quote the text.")
+        return YamlProblem(f"{value!r} looks like a date but is not one", line, _not_a_date_hint(value))
     if tag in ("!!int", "!!float") and isinstance(value, str) and _LONG_NUMBER.fullmatch(value):
         digits = sum(ch.isdigit() for ch in value)  # over Python's int() limit (sys.get_int_max_str_digits)
         return YamlProblem(f"the number {value.lstrip('+')[:20]}...({digits:,} digits) is too long to read", line,

@@ -209,6 +209,10 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["batch_inference"] = tuple(entry.str_list("batch_inference", []))
     if entry.has("mfu"):
         raw = entry.raw("mfu")
+        if isinstance(raw, Mapping) and not raw:  # as an empty providers: [] is: it reads as no mfu, without a word
+            raise entry.error("an empty mapping pins no workload's MFU", "mfu",
+                              "Give mfu: 0.3 for every workload, or mfu: {NAME: 0.3}, or leave mfu out to use the "
+                              "speed model's.")
         if isinstance(raw, Mapping):
             sub = entry.child("mfu")
             kw["mfu"] = {str(k): sub.number(str(k), min=MIN_UTILIZATION, max=1) for k in raw}

@@ -815,16 +815,33 @@ def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[
                           "objective: capex or tco.")
 
 
+#: The quote-line categories of planner's own lines (planner.solve.quote.LineItem), each with a catalog id; an
+#: extras line is none of them (its JSON line item would read as a GPU without a catalog_id).
+_OWN_CATEGORIES = ("gpu", "platform", "memory", "network")
+
+
 def _extra(e: Entry) -> Extra:
-    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS)
+    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS,
+                 explain=lambda k, v: ("an extras line has no condition: a used part is priced as used",
+                                       "Write price_kind: used (and say so in the description).")
+                 if k == "condition" else None)
+    category = e.str("category", "extra")
+    if category.strip().lower() in _OWN_CATEGORIES:
+        raise e.error(f"category {category!r} is one of planner's own quote lines ({', '.join(_OWN_CATEGORIES)}), "
+                      "each priced from the catalog", "category",
+                      "Use another word for what this line buys, e.g. category: storage; a GPU, platform, memory or "
+                      "NIC to plan with belongs in a catalog overlay.")
+    if e.raw("price_kind", None) == "quote-range":
+        raise e.error("price_kind quote-range needs a range, which an extras line has no keys for", "price_kind",
+                      "Write price_kind: quote with the price quoted, or estimate.")
     quantity = e.int("quantity", 1, min=1, max=1_000_000)
     return Extra(description=e.str("description"),
                  unit_price_usd=whole_cents(e, "unit_price_usd", e.number("unit_price_usd", min=0, max=100_000_000),
                                             quantity=quantity),
                  quantity=quantity,
                  source=e.str("source"), as_of=e.date("as_of", past=True),
-                 category=e.str("category", "extra"),
-                 price_kind=e.str("price_kind", "estimate", choices=PRICE_KINDS))
+                 category=category,
+                 price_kind=e.str("price_kind", "estimate", choices=tuple(k for k in PRICE_KINDS if k != "quote-range")))
 
 
 __all__ = ["Constraints", "Extra", "Network", "SLO_KEYS", "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",

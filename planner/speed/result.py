@@ -43,6 +43,11 @@ class Part:
         return {"name": self.name, "seconds": self.seconds, "formula": self.formula, "source": self.source,
                 "assumed": self.assumed}
 
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        """Pickled (and deep-copied) with its formula written out: a :attr:`text` function is a closure, which
+        pickle cannot send to another process (h10b #8)."""
+        return (Part, (self.name, self.seconds, self.formula, self.source, self.assumed))
+
 
 @dataclass(frozen=True)
 class TrainingSpeed:

@@ -207,8 +207,8 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
     named it (``given``: ``--calibration``, ``calibration=``).
 
     Raises:
-        InputError: the file exists but is not a calibration written by ``planner calibrate``; or it was
-            ``given`` and does not exist.
+        InputError: the file exists but is not a calibration written by ``planner calibrate`` (two entries of one
+            GPU, as :func:`calibration_applies` compares names, included); or it was ``given`` and does not exist.
     """
     from planner.core.fields import Entry
     from planner.core.yamlio import YamlProblem, load_mapping
@@ -224,10 +224,21 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
     root = Entry(data, file=str(path))
     root.check_keys(["schema_version", "gpus"], required=["gpus"])
     out = {}
+    seen: dict[str, tuple[str, str]] = {}  # lookup key -> (the entry's path, its gpu_name)
     for e in root.children("gpus"):
         e.check_keys(["gpu_name", "cuda_context", "allocator_fraction", "measured_on", "versions"],
                      required=["gpu_name", "cuda_context", "allocator_fraction", "measured_on"])
-        cal = Calibration(e.str("gpu_name"), e.size("cuda_context", max=2**36),
+        name = e.str("gpu_name")
+        # compared as the lookup compares them (calibration_applies): by catalog id where TORCH_DEVICE_NAMES
+        # maps the name, else by device_key (case, runs of spaces and a leading 'NVIDIA ' ignored)
+        key = catalog_id_for_device(name) or device_key(name)
+        if key in seen:
+            where, other = seen[key]
+            raise e.error(f"duplicate gpu_name {name!r} (also {where}, {other!r}: the lookup reads both as one GPU, "
+                          "ignoring case, runs of spaces and a leading 'NVIDIA ')", "gpu_name",
+                          "Keep one entry per GPU: remove the one no longer measured.")
+        seen[key] = (e.path, name)
+        cal = Calibration(name, e.size("cuda_context", max=2**36),
                           e.number("allocator_fraction", min=0, max=10), e.date("measured_on", past=True),
                           dict(e.raw("versions", {}) or {}))
         out[device_key(cal.gpu_name)] = cal

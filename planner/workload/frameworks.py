@@ -252,7 +252,12 @@ def framework(name: str) -> Framework:
 
 def parse_version(text: str) -> tuple[int, int, int] | None:
     """A release number 'X.Y' or 'X.Y.Z' (a suffix such as '.dev0' or '+cu121' is ignored) as a tuple;
-    None when the text is not one."""
+    None when the text is not one, or when its numbers have more digits than any release
+    (planner.core.versions.long_release_problem: Python's int() refuses 4,300 and more)."""
+    from planner.core.versions import long_release_problem
+
+    if long_release_problem(text) is not None:
+        return None
     m = _VERSION.match(str(text))
     if not m:
         return None

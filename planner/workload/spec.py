@@ -313,7 +313,7 @@ def _task_and_keys(entry: Entry) -> str:
                         "tp: N, or task: train.")
             raise entry.error(f"{key!r} is an option of task {'infer' if task == 'train' else 'train'}, not {task}",
                               key, hint)
-    entry.check_keys(allowed, explain=explainer(task))  # a name from another tool: say whose, and the planner's
+    entry.check_keys(allowed, explain=_command_line_only(explainer(task)))  # a name from another tool: say whose
     if "model" not in entry.data:
         raise entry.error("missing required key 'model'", None,
                           "Add model: a catalog id ('planner catalog models' lists them), a path to a config.json, "
@@ -545,3 +545,29 @@ __all__ = [
     "check_gpu_support",
     "workload_from_mapping",
 ]
+
+
+#: The options of ``planner estimate`` / ``fit`` that belong to the run, not to the workload: no workload-file
+#: key holds them (README, "Workload options have file keys"), so a file's ``gpu:`` is said to be one of them
+#: rather than hinted as 'gpus'.
+COMMAND_LINE_ONLY = {
+    "gpu": ("--gpu ID", "planner estimate --workload FILE --gpu rtx-4090 ('planner catalog gpus' lists the ids); "
+                        "a scenario picks GPUs itself (constraints.allowed_gpus limits them)"),
+    "headroom": ("--headroom FRACTION", "planner estimate --workload FILE --gpu ID --headroom 0.1"),
+    "calibration": ("--calibration FILE", "planner estimate --workload FILE --gpu ID --calibration calibration.yaml"),
+}
+
+
+def _command_line_only(explain: Callable[[str, Any], tuple[str, str | None] | None]
+                       ) -> Callable[[str, Any], tuple[str, str | None] | None]:
+    """``explain`` (Entry.check_keys) that first says a key of :data:`COMMAND_LINE_ONLY` is an option of the
+    command line only."""
+
+    def told(key: str, value: Any) -> tuple[str, str | None] | None:
+        if key in COMMAND_LINE_ONLY:
+            option, example = COMMAND_LINE_ONLY[key]
+            return (f"{option.split()[0]} is a command-line option only, not a workload-file key",
+                    f"Remove it and give it on the command line: {example}.")
+        return explain(key, value)
+
+    return told

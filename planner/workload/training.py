@@ -13,6 +13,7 @@ from typing import Any
 
 from planner.model.architecture import Architecture
 from planner.core.fields import Entry, shown_number
+from planner.core.versions import long_release_problem
 from planner.workload.frameworks import (
     BNB_FIRST_4BIT,
     CURRENT_BNB_VERSION,
@@ -670,6 +671,8 @@ def _bnb_version(entry: Entry, fw_name: str, *, method: str, optimizer: str, loa
     """The bitsandbytes release, refused when it is not a release number or nothing in the workload runs
     bitsandbytes."""
     bnb_version = entry.str("bnb_version", CURRENT_BNB_VERSION)
+    if (long := long_release_problem(bnb_version)) is not None:  # before int(): Python refuses 4,300+ digits
+        raise entry.error(long, "bnb_version", "Write it as X.Y.Z, e.g. bnb_version: '0.42.0'.")
     if parse_version(bnb_version) is None:
         raise entry.error(f"{bnb_version!r} is not a bitsandbytes release number", "bnb_version",
                           "Write it as X.Y.Z, e.g. bnb_version: '0.42.0'.")

@@ -57,18 +57,16 @@ A row it cannot read is left out with its line and column, and every row of its 
 fields than the header, a value that is not a plain number in a numeric column (``AcceleratorCount``,
 ``vCPUs``, ``MemoryGiB``, ``Price``, ``SpotPrice``; empty is allowed and means none; ``1_0``, ``inf``,
 ``nan`` are refused though Python's ``float()`` reads them), a negative value, a fraction of a vCPU,
-and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or
-line-break character in the instance type or region, either not ASCII (a region that is not, such as a
-Cyrillic lookalike 'us-\u0435ast-1', never competes with the instance's other regions), 0 or more than
-64 GPUs, memory or an hourly price outside the loader's bounds). Numbers are written so the loader reads them back
-(:func:`yaml_float`). A whole file is refused with one line naming the file (and where it applies the
-line and column, :class:`ImportProblem`): a file over :data:`MAX_CSV_BYTES` (read once with
-:func:`planner.core.infile.read_input`: never more than one byte past the cap, however long a line
-is; a UTF-8 byte order mark allowed) or not UTF-8, a device, named pipe or socket (refused unread),
-two rows of one instance and zone with different figures, the v7 RunPod layout (GpuInfo a bare name
-before ``Region``, ``MemoryGiB`` the GPU memory rather than the host's RAM), and a file of a cloud the
-importer does not read (its directory names another SkyPilot cloud, or its header matches no
-provider's layout).
+and a row the catalog loader would refuse (:func:`_imported_problem`: a control, bidirectional or line-break
+character in the instance type or region, either not ASCII (a lookalike region 'us-\u0435ast-1' never competes
+with the instance's other regions), 0 or more than 64 GPUs, memory or an hourly price outside the loader's
+bounds). Numbers are written so the loader reads them back (:func:`yaml_float`). A whole file is refused with one
+line naming the file (and the line and column where it applies, :class:`ImportProblem`): a file over
+:data:`MAX_CSV_BYTES` (read once, :func:`planner.core.infile.read_input`; a UTF-8 byte order mark allowed) or
+not UTF-8, a device, named pipe or socket (refused unread), a lone carriage return inside a line, two rows of
+one instance and zone with different figures, the v7 RunPod layout (GpuInfo a bare name before ``Region``,
+``MemoryGiB`` the GPU's memory), and a file of a cloud the importer does not read (its directory names another
+SkyPilot cloud, or its header matches no provider's layout).
 """
 
 from __future__ import annotations
@@ -265,9 +263,8 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
     if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
         line = text.count("\n", 0, bare.start()) + 1
         raise ImportProblem(f"{path}: line {line}: holds a carriage return (CR, \\r) alone inside the line, which "
-                            "would split its row in two",
-                            hint=f"Remove it from line {line} (SkyPilot's vms.csv holds none), then import the file "
-                                 "again.")
+                            "would split its row in two", hint=f"Remove it from line {line} (SkyPilot's vms.csv "
+                            "holds none), then import the file again.")
     return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu, watch)
 
 
@@ -670,9 +667,8 @@ def _gcp_gpu_rows(rows: Sequence[Mapping[str, str]], result: ImportResult) -> di
 
 
 def _noted(provider: str, r: Mapping[str, str], price: float, spot: float | None, result: ImportResult) -> str:
-    """The row's region as the overlay writes it (planner.catalog.cloud.region_case: lower case for AWS, GCP,
-    Azure, Lambda; upper case for RunPod's country codes); the row's line kept in ``result`` where that changed it,
-    and where its spot price is no spot offer (at or above on-demand, the module docstring's spot rule)."""
+    """The row's region as the overlay writes it (planner.catalog.cloud.region_case), its line kept in ``result``
+    where that changed it, and where its spot price is no offer (at or above on-demand: the module's spot rule)."""
     if spot is not None and spot >= price:
         result.spot_above_lines.append(str(r["_line"]))
     region, cased = r["Region"].strip(), region_case(provider, r["Region"].strip())

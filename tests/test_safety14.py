@@ -251,3 +251,29 @@ def test_calibrate_reads_its_out_file_before_the_measurement(tmp_path: Path) -> 
     assert r.stderr == f"Error: {report}:1: scenario: unknown key 'scenario'. Did you mean 'schema_version'?\n", \
         r.stderr
     assert report.read_text() == '{"scenario": "x"}\n'
+
+
+# -- h10a #9: the API refuses the out= spellings the command line refuses --------------------------------------
+
+@pytest.mark.parametrize("out, said", [
+    ("$HOME/r", "holds '$HOME', which was not expanded (Python expands no '$' or '`'), so it would be part of a "
+                "folder's name. Expand it first, e.g. out=os.path.expandvars('$HOME/r'), or give the folder's path "
+                "itself."),
+    ("x/$(pwd)", "holds '$(', which was not expanded"),
+    (" o", "has the folder name ' o', which begins with a blank that no listing shows. Give out='o'."),
+    ("a /b", "has the folder name 'a ', which ends with a blank that no listing shows. Give out='a/b'."),
+    ("a\tb", "holds U+0009 (CHARACTER TABULATION), which no listing shows, so the folder's name would look like "
+             "another. Give out='ab'."),
+])
+def test_the_api_refuses_out_paths_naming_another_folder(tmp_path: Path, monkeypatch, out: str, said: str) -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    raised = None
+    try:
+        planner.plan(str(_scenario(tmp_path / "a.yaml", "x")), out=out)
+    except InputError as exc:
+        raised = str(exc)
+    assert raised is not None and said in raised, raised
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]  # no folder made

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from planner.core.errors import InputError, UnknownKeywordError, UsageError, did_you_mean
+from planner.core.names import escape_unsafe
 
 if TYPE_CHECKING:  # pragma: no cover
     from planner.catalog.gpus import Gpu
@@ -165,7 +166,8 @@ def out_of(out: Any) -> Path | None:
 
     Raises:
         InputError: another type (an int, bytes, a list), an empty or blank path, one holding a NUL
-            or a character no file name can be encoded with (a lone surrogate), or one beginning with '~'.
+            or a character no file name can be encoded with (a lone surrogate), one beginning with '~', or one
+            naming another folder than meant (planner.core.outpath.out_path_problem: '$HOME/r', ' o', a tab).
     """
     if out is None:
         return None
@@ -176,6 +178,14 @@ def out_of(out: Any) -> Path | None:
         raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
                          "'~' in the current directory", entry="out",
                          hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")
+    from planner.core.outpath import out_path_problem
+
+    problem = out_path_problem(os.fspath(out)) if isinstance(out, (str, os.PathLike)) else None
+    if problem is not None:
+        text = os.fspath(out)
+        hint = (f"Expand it first, e.g. out=os.path.expandvars({text!r}), or give the folder's path itself."
+                if problem[1] == text else f"Give out={problem[1]!r}.")
+        raise InputError(f"out={escape_unsafe(repr(text))} {problem[0]}", entry="out", hint=hint)
     return path
 
 

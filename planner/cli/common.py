@@ -18,6 +18,7 @@ import click
 from planner.cli.streams import refuse_streams_onto_inputs
 from planner.core.errors import PlannerError, UsageError
 from planner.core.names import escape_unsafe
+from planner.core.outpath import UNEXPANDED
 
 
 def _fail(message: str, code: int) -> None:
@@ -327,7 +328,7 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         raise LineError(f"--out: {text!r} begins with {said!r}, which the shell did not expand (it was quoted), so "
                         f"it would name a folder {said!r} in the current directory. Write it unquoted (--out "
                         f"{text}), or give the path itself.", ctx)
-    if (m := _UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
+    if (m := UNEXPANDED.search(text)) is not None:  # 'x/$HOME', '$(pwd)/x', '`pwd`': literal folders
         raise LineError(f"--out: {text!r} holds {m.group()!r}, which the shell did not expand (it was quoted), so it "
                         "would be part of a folder's name. Write it unquoted, or give the path itself.", ctx)
     from planner.core.names import char_name, unsafe_char
@@ -350,8 +351,6 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
     return value
 
 
-#: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
-_UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
 
 
 def input_file_option(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

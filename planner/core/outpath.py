@@ -1,0 +1,40 @@
+"""An output folder's path as written, checked for what would name a folder other than the one meant.
+
+A path reaches planner as written: a shell expands ``~``, ``$HOME``, ``$(pwd)`` and backticks only when they are
+not quoted, and Python expands none of them (``os.path.expanduser``, ``os.path.expandvars`` exist for that), so an
+unexpanded one becomes part of a folder's name. A folder name that begins or ends with a blank, or holds an
+invisible or control character, looks like another name in every listing (:func:`planner.core.names.unsafe_char`).
+The command line (``--out``) and the API (``out=``) refuse the same paths, each in its own words.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from planner.core.names import char_name, escape_unsafe, unsafe_char
+
+#: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
+UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
+
+
+def out_path_problem(text: str) -> tuple[str, str] | None:
+    """(problem, the path as it may have been meant) for an output path ``text`` that would name another folder
+    than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
+    character (a tab, a line feed, a zero-width space), or a folder name that begins or ends with a blank (' o',
+    'a /b'). A leading '~' is the caller's to say (the API and the command line say it differently)."""
+    m = UNEXPANDED.search(text)
+    if m is not None:
+        return (f"holds {m.group()!r}, which was not expanded (Python expands no '$' or '`'), so it would be part of "
+                "a folder's name", text)
+    bad = unsafe_char(text)
+    if bad is not None:
+        return (f"holds {char_name(bad)}, which no listing shows, so the folder's name would look like another",
+                escape_unsafe(text.replace(bad, "")))
+    parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
+    edged = next((p for p in parts if p != p.strip()), None)
+    if edged is not None:
+        where = "begins" if edged[0].isspace() else "ends"
+        return (f"has the folder name {edged!r}, which {where} with a blank that no listing shows",
+                "/".join(p.strip() for p in parts))
+    return None

@@ -277,3 +277,59 @@ def test_the_api_refuses_out_paths_naming_another_folder(tmp_path: Path, monkeyp
         raised = str(exc)
     assert raised is not None and said in raised, raised
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]  # no folder made
+
+
+# -- h11a #1, #2, #3, #5 -------------------------------------------------------------------------------------
+
+def test_a_folder_above_out_that_others_can_rename_in_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)  # anyone could rename 'mine' (the --out below it) and put a link in its place
+    out = shared / "mine" / "reports"
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {shared}: is a folder above the output folder ({out}), but anyone can write "
+                               "it and it has no sticky bit"), r.stderr
+    assert list(shared.iterdir()) == []
+    shared.chmod(0o1777)  # sticky: only 'mine''s owner can rename it
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_tmpdir_below_a_folder_others_can_rename_in_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "t").mkdir(parents=True)
+    shared.chmod(0o777)
+    r = _cli("plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(tmp_path / "o"),
+             env={"TMPDIR": str(shared / "t")})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"Error: {shared}: is a folder above the temporary folder (TMPDIR)"), r.stderr
+
+
+@pytest.mark.parametrize("name", ["SIGIO", "SIGSYS", "SIGTRAP", "SIGRTMIN"])
+def test_the_rest_of_the_fatal_signals_are_interrupts(name: str) -> None:
+    from planner.core.interrupt import OTHER_FATAL_SIGNALS
+
+    assert getattr(signal, name) in OTHER_FATAL_SIGNALS
+    assert signal.SIGRTMAX in OTHER_FATAL_SIGNALS
+
+
+def test_a_private_manifest_stays_private(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    for micro_batch in (1, 2):  # the second run writes another report, so the manifest is rewritten
+        r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x", micro_batch)), "--out",
+                                      str(out), "--format", "json"])
+        assert r.exit_code == 0, r.output
+        if micro_batch == 1:
+            (out / ".planner-reports.json").chmod(0o600)  # the user makes it private
+    assert stat.S_IMODE(os.stat(out / ".planner-reports.json").st_mode) == 0o600
+
+
+def test_an_out_named_as_a_staging_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / ".planner-staging-abc"
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {out}: is named as planner names its staging folders (.planner-staging-...), which a "
+                        "later run into the folder above takes for one a stopped run left. Give the folder another "
+                        "name.\n"), r.stderr
+    assert not out.exists()

@@ -143,7 +143,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
                 keep_access(fd, st, path, path)
-            if private:  # created 0o600: now as a plain open() would make it, less group and others' write
+            elif private:  # new, created 0o600: now as a plain open() would make it, less group and others' write
                 os.fchmod(fd, 0o666 & ~process_umask() & ~0o022)
         except BaseException:
             os.close(fd)

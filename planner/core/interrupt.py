@@ -29,10 +29,14 @@ STOP_SIGNALS = tuple(s for s in (getattr(signal, "SIGINT", None), getattr(signal
                                  getattr(signal, "SIGHUP", None)) if s is not None)
 #: The other signals whose default action ends the process (Linux man-pages signal(7), "Standard signals":
 #: Term or Core): Ctrl-\ (SIGQUIT), ``ulimit -t`` (SIGXCPU), timers (SIGALRM, SIGVTALRM, SIGPROF), SIGUSR1/2,
-#: power failure (SIGPWR). A guard turns each into :class:`Interrupted` only while it has its default action:
+#: power failure (SIGPWR), SIGIO, SIGSYS, SIGTRAP, SIGSTKFLT and the real-time signals (signal(7), "Real-time
+#: signals": "The default action for an unhandled real-time signal is to terminate the receiving process").
+#: A guard turns each into :class:`Interrupted` only while it has its default action:
 #: a handler someone installed (a profiler's SIGPROF, a test timeout's SIGALRM) is left as it is.
 OTHER_FATAL_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in (
-    "SIGQUIT", "SIGXCPU", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGPWR")) if s is not None)
+    "SIGQUIT", "SIGXCPU", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGUSR1", "SIGUSR2", "SIGPWR", "SIGIO", "SIGSYS",
+    "SIGTRAP", "SIGSTKFLT")) if s is not None) + tuple(
+    range(signal.SIGRTMIN, signal.SIGRTMAX + 1) if hasattr(signal, "SIGRTMIN") else ())  # real-time: Term
 #: Every signal a guard may turn into :class:`Interrupted`; all are held (masked) while a set moves into place.
 SIGNALS = STOP_SIGNALS + OTHER_FATAL_SIGNALS
 

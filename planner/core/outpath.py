@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import re
 
+from pathlib import Path
+
+from planner.core.atomic import STAGING_PREFIX
+from planner.core.errors import DestinationError
 from planner.core.names import char_name, escape_unsafe, unsafe_char
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
@@ -38,3 +42,17 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
         return (f"has the folder name {edged!r}, which {where} with a blank that no listing shows",
                 "/".join(p.strip() for p in parts))
     return None
+
+
+def refuse_staging_name(out: Path) -> None:
+    """Refuse an output folder named as planner names its staging folders: a later run into the folder above would
+    take it for a stopped run's.
+
+    Raises:
+        DestinationError: naming the folder.
+    """
+    name = Path(os.path.abspath(out)).name
+    if name.startswith(STAGING_PREFIX):
+        raise DestinationError(f"{out}: is named as planner names its staging folders ({STAGING_PREFIX}...), which a "
+                               "later run into the folder above takes for one a stopped run left. Give the folder "
+                               "another name.")

@@ -74,6 +74,7 @@ from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_acc
                                   refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
+from planner.core.outpath import refuse_staging_name
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 from planner.core.names import clash_key, name_key
@@ -157,6 +158,7 @@ class ReportSet:
         try:
             with held(self.guard):
                 refuse_protected(self.out)
+                refuse_staging_name(self.out)
                 ensure_dir(self.out, self._made)
                 self._lock()
                 self._clear_dead_staging()
@@ -633,6 +635,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     """
     out = Path(out_dir)
     refuse_protected(out)
+    refuse_staging_name(out)
     inputs = tuple(inputs)
     written = set(names if writes is None else writes)
     try:

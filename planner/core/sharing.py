@@ -6,7 +6,8 @@ can swap it for a link to any folder of the user's while the run works in it. Wh
 (Linux ``rename(2)``, EACCES/EPERM; POSIX "sticky bit" on directories): whoever can write the folder, except
 that in a folder with the sticky bit (``chmod +t``, as /tmp) only the entry's owner, the folder's owner and root
 can. So another user can when the folder is not the user's own (nor root's: root can do anything anyway), or when
-its group or others can write it and it has no sticky bit (:func:`refuse_shared_folder`).
+its group or others can write it and it has no sticky bit (:func:`refuse_shared_folder`); and the same holds for
+every folder above it, where the whole branch could be swapped for a link.
 
 Sources: Linux man-pages rename(2) ("EPERM or EACCES: The directory containing oldpath has the sticky bit
 (S_ISVTX) set and the process's effective user ID is neither the user ID of the file to be deleted nor that of the
@@ -100,3 +101,24 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
         raise DestinationError(f"{escape_unsafe(str(folder))}: is {what}, but {why}; a folder or link swapped in "
                                f"there could make planner remove or overwrite files elsewhere, so it writes nothing "
                                f"there. {hint}")
+    for above in _folders_above(folder):
+        try:
+            why = rename_risk(above)
+        except OSError:
+            continue
+        if why is not None:  # whoever can rename an entry of a folder above can swap the whole branch for a link
+            raise DestinationError(f"{escape_unsafe(str(above))}: is a folder above {what} "
+                                   f"({escape_unsafe(str(folder))}), but {why}; the folder planner writes into could "
+                                   "be swapped for a link there and make planner remove or overwrite files elsewhere, "
+                                   f"so it writes nothing there. {hint}")
+
+
+def _folders_above(folder: Path | str) -> list[Path]:
+    """The folders above ``folder``, outermost first: those of its absolute path as written (a link in it is an
+    entry of the folder that holds it) and those of the path it resolves to, each once."""
+    out: list[Path] = []
+    for path in (Path(os.path.abspath(folder)), Path(os.path.realpath(folder))):
+        for above in reversed(path.parents):
+            if above not in out:
+                out.append(above)
+    return out

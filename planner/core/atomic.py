@@ -143,8 +143,10 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
         try:
             if st is not None:  # a replaced file keeps its group, permission bits (0600 stays 0600) and ACL
                 keep_access(fd, st, path, path)
-            elif private:  # new, created 0o600: now as a plain open() would make it, less group and others' write
-                os.fchmod(fd, 0o666 & ~process_umask() & ~0o022)
+            if private:  # created 0o600: now as the file it replaces was (0600 stays 0600), or as a plain open()
+                # would make a new one, less group and others' write either way
+                base = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~process_umask()
+                os.fchmod(fd, base & ~0o022)
         except BaseException:
             os.close(fd)
             raise

@@ -81,6 +81,15 @@ def rename_risk(folder: Path | str, st: os.stat_result | None = None) -> str | N
     if st.st_mode & 0o002:
         return "anyone can write it and it has no sticky bit, so anyone can rename what planner puts there"
     if writable_by_others(st, Path(folder)):
+        from planner.core.atomic import _acl_of
+
+        try:
+            acl = _acl_of(Path(folder))
+        except OSError:
+            acl = None
+        if acl is not None:  # the group bits show the ACL's mask: named users or groups may write
+            return ("its access control list (ACL) lets other users or groups write it and it has no sticky bit, so "
+                    "they can rename what planner puts there")
         return "its group can write it and it has no sticky bit, so any member can rename what planner puts there"
     return None
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.cli.common import LineError
+from planner.cli.common import LineError, SingleValueCommand
 
 
 #: Options whose value is a share, a fraction of at most 1, that the workload reader checks ('90%' gets 0.9).
@@ -181,7 +181,7 @@ TRUE_WORDS = ("true", "yes", "on", "1", "y")
 FALSE_WORDS = ("false", "no", "off", "0", "n")
 
 
-class BoolSpellingCommand(click.Command):
+class BoolSpellingCommand(SingleValueCommand):
     """A command whose on/off flags (``--flash-attention/--no-flash-attention``) also take a value,
     as users write them after a scenario's keys: ``--flash-attention false``, ``--flash-attention=off``
     (:data:`TRUE_WORDS`, :data:`FALSE_WORDS`) become ``--no-flash-attention``; a word that is neither

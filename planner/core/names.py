@@ -158,7 +158,18 @@ def clash_key(name: str) -> str:
     D145 toCasefold). Two workloads, or two report sets in one folder, whose names clash are refused: a
     reader takes them for one name, and a case-insensitive file system (APFS and HFS+ by default, NTFS,
     FAT and exFAT, SMB shares) stores their reports as one file."""
-    return unicodedata.normalize("NFKC", name_key(name).casefold())
+    return unicodedata.normalize("NFKC", name_key(name).casefold()).translate(_DASH_FOLD)
+
+
+#: Characters drawn as a hyphen-minus '-' in a name, so 'chat-7b' and 'chat' U+2010 '7b' read as one name:
+#: the characters Unicode Technical Standard #39 ("Unicode Security Mechanisms"), confusables.txt, maps to
+#: U+002D (HYPHEN-MINUS) among the dashes and minus signs (U+02D7 MODIFIER LETTER MINUS SIGN, U+058A ARMENIAN
+#: HYPHEN, U+1806 MONGOLIAN TODO SOFT HYPHEN, U+2010 HYPHEN, U+2011 NON-BREAKING HYPHEN, U+2012 FIGURE DASH,
+#: U+2013 EN DASH, U+2043 HYPHEN BULLET, U+2212 MINUS SIGN, U+FE63 SMALL HYPHEN-MINUS, U+FF0D FULLWIDTH
+#: HYPHEN-MINUS), and the em dash U+2014 and small em dash U+FE58, drawn as a longer dash in most fonts but
+#: alone in a name taken for one. :func:`clash_key` folds them to '-'.
+DASH_LOOKALIKES = "\u02d7\u058a\u1806\u2010\u2011\u2012\u2013\u2014\u2043\u2212\ufe58\ufe63\uff0d"
+_DASH_FOLD = str.maketrans({ch: "-" for ch in DASH_LOOKALIKES})
 
 
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
@@ -182,9 +193,14 @@ def value_for_name(mapping: Mapping[Any, Any], name: str) -> Any:
 
 def spelling_note(a: str, b: str) -> str:
     """'' when ``a`` and ``b`` are the same code points; else a note that they are one name in two
-    Unicode spellings (:func:`name_key`), for a message naming both."""
+    Unicode spellings (:func:`name_key`), in two cases, or with two dashes that look alike
+    (:data:`DASH_LOOKALIKES`), for a message naming both."""
     if a == b:
         return ""
+    if name_key(a) != name_key(b) and name_key(a).translate(_DASH_FOLD) == name_key(b).translate(_DASH_FOLD):
+        dashes = ", ".join(dict.fromkeys(char_name(ch) for ch in a + b if ch in DASH_LOOKALIKES))
+        return (f", the same name: {_spelled(a)} and {_spelled(b)} differ only in a dash ({dashes}), which looks "
+                "like '-'; write '-' in both")
     if name_key(a) != name_key(b):
         return (f", the same name in another case: {_spelled(a)} and {_spelled(b)} differ only "
                 "in upper and lower case, so they read as one name")

@@ -98,3 +98,131 @@ def test_the_long_name_clash_counts_the_position_in_the_name(tmp_path: Path) -> 
     assert r.exit_code == 2, r.output
     assert "(the names differ only at character 126: U+0061 (LATIN SMALL LETTER A) and U+0062 (LATIN SMALL LETTER B))" \
         in r.stderr, r.stderr
+
+
+# 14. --out and out= refuse what names refuse: a Braille blank at a folder name's end, a character with no glyph
+@pytest.mark.parametrize("out, expected", [
+    ("o\u2800", "Error: --out: 'o\u2800' has the folder name 'o\u2800', which ends with U+2800 (BRAILLE PATTERN BLANK), "
+                "drawn as blank space, that no listing shows. Write --out 'o'."),
+    ("\u2800a/b", "Error: --out: '\u2800a/b' has the folder name '\u2800a', which begins with U+2800 (BRAILLE PATTERN "
+                  "BLANK), drawn as blank space, that no listing shows. Write --out 'a/b'."),
+    ("o\U0001d159", "Error: --out: 'o\U0001d159' holds U+1D159 (MUSICAL SYMBOL NULL NOTEHEAD), a character with no glyph "
+                    "of its own, so the folder's name would look like another. Write --out 'o'."),
+])
+def test_out_refuses_what_names_refuse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, out: str, expected: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = _run(["plan", str(SCENARIO), "--out", out, "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == expected
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_api_out_refuses_a_braille_blank_and_quotes_a_pathlike_path(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+
+    class P:
+        def __fspath__(self) -> str:
+            return "~/r"
+
+    said = []
+    for out in ("o\u2800", P()):
+        with pytest.raises(InputError) as info:
+            planner.plan(str(SCENARIO), out=out, format="json")
+        said.append(str(info.value))
+    assert said == [
+        "out: out='o\u2800' has the folder name 'o\u2800', which ends with U+2800 (BRAILLE PATTERN BLANK), drawn as "
+        "blank space, that no listing shows. Give out='o'.",
+        "out: out='~/r' begins with '~', which Python does not expand, so it would name a folder '~' in the current "
+        "directory. Expand it first: out=os.path.expanduser('~/r').",
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+# 5. names, ids and extras texts are at most 200 characters (planner.core.names.MAX_NAME_CHARS)
+def _scenario(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.yaml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("name: big\nworkloads:\n  - name: " + "w" * 1_000_000 + "\n    model: llama-2-7b\n    task: infer\n",
+     "s.yaml:3: workloads[0].name: '" + "w" * 40 + "...' is 1,000,000 characters long; a name is at most 200 "
+     "characters, since every report line that names it repeats it. Give a shorter one (at most 200 characters)."),
+    ("name: " + "s" * 201 + "\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n",
+     "s.yaml:1: name: '" + "s" * 40 + "...' is 201 characters long; a name is at most 200 characters, since every "
+     "report line that names it repeats it. Give a shorter one (at most 200 characters)."),
+    ("name: x\nextras:\n  - description: " + "d" * 201 + "\n    unit_price_usd: 100\n    source: q\n    as_of: "
+     "2026-01-15\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n",
+     "s.yaml:3: extras[0].description: '" + "d" * 40 + "...' is 201 characters long; an extras description is at "
+     "most 200 characters, since every report line that names it repeats it. Give a shorter one (at most 200 "
+     "characters)."),
+])
+def test_a_name_of_more_than_200_characters_is_refused(tmp_path: Path, text: str, expected: str) -> None:
+    r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "csv"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == f"Error: {tmp_path}/{expected}"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_name_of_200_characters_is_taken(tmp_path: Path) -> None:
+    text = "name: " + "s" * 200 + "\nworkloads:\n  - {name: " + "w" * 200 + ", model: llama-2-7b, task: infer}\n"
+    r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+
+
+def test_a_catalog_id_of_more_than_200_characters_is_refused(tmp_path: Path) -> None:
+    from planner.catalog.schema import read_id
+    from planner.core.errors import InputError
+    from planner.core.fields import Entry
+
+    said = None
+    try:
+        read_id(Entry({"id": "a" * 201}, file="gpus.yaml", path="gpus[0]"), "id")
+    except InputError as exc:
+        said = str(exc)
+    assert said is not None and ("'" + "a" * 40 + "...' is 201 characters long; an id is at most 200 characters"
+                                 in said), said
+
+
+# 11. extras category: compared in NFKC, trimmed and case folded; plurals of planner's own are refused too
+@pytest.mark.parametrize("category, expected", [
+    ("'\uff47\uff50\uff55'", "category '\uff47\uff50\uff55' is one of planner's own quote lines ('gpu'; they are gpu, "
+                             "platform, memory, network), each priced from the catalog"),
+    ("gpus", "category 'gpus' is one of planner's own quote lines ('gpu'; they are gpu, platform, memory, network), "
+             "each priced from the catalog"),
+    ("'\uff4d\uff45\uff4d\uff4f\uff52\uff59'", "category '\uff4d\uff45\uff4d\uff4f\uff52\uff59' is one of planner's own "
+                                               "quote lines ('memory'; they are gpu, platform, memory, network), each "
+                                               "priced from the catalog"),
+    ("gpu", "category 'gpu' is one of planner's own quote lines (gpu, platform, memory, network), each priced from "
+            "the catalog"),
+])
+def test_an_extras_category_of_planners_own_in_any_spelling_is_refused(tmp_path: Path, category: str,
+                                                                        expected: str) -> None:
+    text = (f"name: x\nextras:\n  - description: support\n    unit_price_usd: 100\n    source: q\n    as_of: 2026-01-15\n"
+            f"    category: {category}\nworkloads:\n  - {{name: w, model: llama-2-7b, task: infer}}\n")
+    r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (f"Error: {tmp_path}/s.yaml:7: extras[0].category: {expected}. Use another word for what "
+                                "this line buys, e.g. category: storage; a GPU, platform, memory or NIC to plan with "
+                                "belongs in a catalog overlay.")
+
+
+@pytest.mark.parametrize("category, expected", [
+    ("'Storage '", "category 'Storage ' begins or ends with a blank, which the reports would keep. Write category: "
+                   "'Storage'."),
+    ("'\uff53\uff54\uff4f\uff52\uff41\uff47\uff45'", "category '\uff53\uff54\uff4f\uff52\uff41\uff47\uff45' is written "
+                                                     "in full-width or other compatibility letters, which the reports "
+                                                     "would keep as written. Write category: 'storage'."),
+])
+def test_an_extras_category_with_blank_ends_or_full_width_letters_is_refused(tmp_path: Path, category: str,
+                                                                             expected: str) -> None:
+    text = (f"name: x\nextras:\n  - description: support\n    unit_price_usd: 100\n    source: q\n    as_of: 2026-01-15\n"
+            f"    category: {category}\nworkloads:\n  - {{name: w, model: llama-2-7b, task: infer}}\n")
+    r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == f"Error: {tmp_path}/s.yaml:7: extras[0].category: {expected}"

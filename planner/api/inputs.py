@@ -175,9 +175,10 @@ def out_of(out: Any) -> Path | None:
                        empty=" (or '.' for the current directory)")
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
     if os.fspath(out).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
-        raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
-                         "'~' in the current directory", entry="out",
-                         hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")
+        text = os.fspath(out)  # the path, not a PathLike object's repr
+        raise InputError(f"out={escape_unsafe(repr(text))} begins with '~', which Python does not expand, so it would "
+                         "name a folder '~' in the current directory", entry="out",
+                         hint=f"Expand it first: out=os.path.expanduser({escape_unsafe(repr(text))}).")
     from planner.core.outpath import out_path_problem
 
     problem = out_path_problem(os.fspath(out)) if isinstance(out, (str, os.PathLike)) else None

@@ -348,6 +348,12 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         where = "begins" if edged[0].isspace() else "ends"
         raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
                         f"shows. Write --out {fixed!r}.", ctx)
+    from planner.core.outpath import out_path_problem  # what names refuse too: 'o' + U+2800, U+1D159
+
+    problem = out_path_problem(text) if text else None
+    if problem is not None:
+        raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. Write --out {escape_unsafe(repr(problem[1]))}.",
+                        ctx)
     return value
 
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import may_be_unsafe, name_problem, unsafe_problem
+from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, unsafe_problem
 from planner.core.units import UnitError, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
@@ -173,8 +173,8 @@ class Entry:
         spaces and no doubled combining mark, so that no two names look alike in a report.
         Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
         value = self.raw(key, default)
-        if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
-            told = name_problem(value)
+        if isinstance(value, str) and (len(value) > MAX_NAME_CHARS or (value and not value.strip())):
+            told = name_problem(value)  # too long (checked before anything reads it all), or blank space only
             if told:
                 raise self.error(told[0], key, told[1])
         value = self.str(key, default)

@@ -24,6 +24,14 @@ from planner.core.errors import OutputError
 #: The most UTF-8 bytes of a report file name's stem (the name is <stem>[-compare].<ext>).
 MAX_STEM_BYTES = 120
 
+#: The longest name (a scenario's, a workload's, a catalog id), in characters. A name is repeated in every report
+#: line that names it (the CSV's binding_workload and why_not columns, headings, the terminal's lines), so a name
+#: of a million letters made a 1 MB scenario into a 590 MB CSV (hostile pass 11B #5). 200 is far above any name a
+#: person reads at a glance: the shipped scenario and workload names are under 30 characters, a Hugging Face
+#: repository name at most 96 (huggingface_hub.utils.validate_repo_id: "max length is 96"), and a report's file name
+#: keeps 120 bytes of a name (MAX_STEM_BYTES); it is a limit no user reaches, only a runaway file or paste.
+MAX_NAME_CHARS = 200
+
 #: UAX #9's explicit directional formatting characters (embeddings LRE RLE, overrides LRO RLO, PDF;
 #: isolates LRI RLI FSI, PDI) and the implicit marks LRM, RLM and ALM.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
@@ -223,6 +231,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
     character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
     combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
     a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
+    told = length_problem(name)
+    if told:
+        return told
     if name and unicodedata.combining(name[0]):  # drawn on whatever precedes the name: 'Workload: ́x'
         return (f"{name!r} starts with {char_name(name[0])}, a combining mark, which is drawn on the character "
                 "before it", "Start the name with a letter or digit.")
@@ -245,6 +256,16 @@ def name_problem(name: str) -> tuple[str, str] | None:
     from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
 
     return lookalike_problem(name)
+
+
+def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
+    """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`), or None;
+    the text is shown cut to its first 40 characters."""
+    if len(text) <= limit:
+        return None
+    shown = escape_unsafe(text[:40]) + "..."
+    return (f"'{shown}' is {len(text):,} characters long; {what} is at most {limit} characters, since every report "
+            "line that names it repeats it", f"Give a shorter one (at most {limit} characters).")
 
 
 def _one_space(name: str) -> str:

@@ -226,3 +226,68 @@ def test_an_extras_category_with_blank_ends_or_full_width_letters_is_refused(tmp
     r = _run(["plan", str(_scenario(tmp_path, text)), "--out", str(tmp_path / "o"), "--format", "json"])
     assert r.exit_code == 2, r.output
     assert r.stderr.strip() == f"Error: {tmp_path}/s.yaml:7: extras[0].category: {expected}"
+
+
+# 3. a cloud overlay's gpu_memory_usable above its GPU's memory (gpus.yaml) is refused
+def _cloud_overlay(tmp_path: Path, extra: str) -> Path:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "cloud.yaml").write_text(
+        "schema_version: 1\ninstances:\n  - id: my-l4\n    provider: aws\n    instance: g6.xlarge\n    gpu: l4\n"
+        "    gpu_count: 1\n    vcpus: 4\n    memory: 64 GiB\n    region: us-east-1\n    source: x\n"
+        f"    as_of: 2026-11-01\n    usd_per_hour: 0.8\n{extra}", encoding="utf-8")
+    return ov
+
+
+def test_a_cloud_gpu_memory_usable_above_the_cards_memory_is_refused(tmp_path: Path) -> None:
+    from planner.catalog.loader import load_catalog
+
+    # the shipped l4's memory: 24 GiB = 24,576 MiB (catalog/gpus.yaml)
+    assert load_catalog().gpu("l4").memory_bytes == 24 * 2**30
+    ov = _cloud_overlay(tmp_path, "    gpu_memory_usable: 80 GiB\n")
+    r = _run(["catalog", "cloud", "--catalog", str(ov)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (
+        f"Error: {ov}/cloud.yaml:14: instances[0] (my-l4).gpu_memory_usable: gpu_memory_usable 80.00 GiB is more than "
+        "GPU 'l4' holds: its memory is 24.00 GiB (24,576 MiB, gpus.yaml). Give the figure the provider reports per GPU "
+        "(at most 24,576 MiB for 'l4'), or check the instance's gpu.")
+
+
+def test_a_cloud_gpu_memory_usable_at_the_cards_memory_loads(tmp_path: Path) -> None:
+    r = _run(["catalog", "cloud", "--catalog", str(_cloud_overlay(tmp_path, "    gpu_memory_usable: 24576 MiB\n"))])
+    assert r.exit_code == 0, r.output
+
+
+# 4. a GPU overlay's architecture: a known name written another way is refused; an unknown one is said in estimate
+def _arch_overlay(tmp_path: Path, arch: str) -> Path:
+    ov = tmp_path / "ov"
+    ov.mkdir(exist_ok=True)
+    (ov / "gpus.yaml").write_text(f"schema_version: 1\ngpus:\n  - id: mi300x\n    architecture: {arch}\n"
+                                  "    mfu_scale: 0.5\n    source: x\n    as_of: 2026-01-01\n", encoding="utf-8")
+    return ov
+
+
+@pytest.mark.parametrize("arch, shown", [("'cdna3 '", "'cdna3 '"), ("'CDNA 3'", "'CDNA 3'"), ("cdna-3", "'cdna-3'"),
+                                         ("cdna_3", "'cdna_3'"), ("'\uff43\uff44\uff4e\uff41\uff13'",
+                                                                  "'\uff43\uff44\uff4e\uff41\uff13'")])
+def test_a_near_miss_architecture_is_refused_with_the_name_meant(tmp_path: Path, arch: str, shown: str) -> None:
+    ov = _arch_overlay(tmp_path, arch)
+    r = _run(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "mi300x", "--catalog", str(ov)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (
+        f"Error: {ov}/gpus.yaml:4: gpus[0] (mi300x).architecture: architecture {shown} is 'cdna3' written another "
+        "way, which the speed model would not recognise: it would time the GPU with the figures for an unknown "
+        "architecture. Did you mean 'cdna3'? Write architecture: cdna3.")
+
+
+def test_an_unknown_architecture_is_said_in_the_estimate(tmp_path: Path) -> None:
+    r = _run(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "mi300x", "--catalog",
+              str(_arch_overlay(tmp_path, "xyz"))])
+    assert r.exit_code == 0, r.output
+    assert ("Note: GPU 'mi300x' has the architecture 'xyz', none the speed model has figures for (turing, ampere, ada, "
+            "hopper, blackwell, cdna3, cdna4, gaudi2, gaudi3): its GEMM and attention efficiencies are the assumed ones "
+            "for an unknown architecture, and no per-architecture rule applies.") in " ".join(r.stdout.split())
+    r = _run(["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "mi300x", "--catalog",
+              str(_arch_overlay(tmp_path, "CDNA3"))])
+    assert r.exit_code == 0, r.output
+    assert "none the speed model has figures for" not in r.stdout

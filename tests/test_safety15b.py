@@ -291,3 +291,101 @@ def test_an_unknown_architecture_is_said_in_the_estimate(tmp_path: Path) -> None
               str(_arch_overlay(tmp_path, "CDNA3"))])
     assert r.exit_code == 0, r.output
     assert "none the speed model has figures for" not in r.stdout
+
+
+# 9. a number written with more digits than a float holds, whose float is whole, is no whole number
+@pytest.mark.parametrize("text, whole", [("2.9999999999999999", 3), ("9.999999999999999999", 10)])
+def test_a_file_number_that_only_its_float_makes_whole_is_refused(tmp_path: Path, text: str, whole: int) -> None:
+    assert float(text) == whole  # the float rounds it (IEEE 754 binary64 holds 15 to 17 significant digits)
+    w = tmp_path / "w.yaml"
+    w.write_text(f"model: llama-2-7b\ntask: train\nseq_len: 512\nmicro_batch: {text}\n", encoding="utf-8")
+    r = _run(["estimate", "--workload", str(w)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (f"Error: {w}:4: micro_batch: must be a whole number, not {text}, which has more digits "
+                                f"than a float holds (it would read as {whole}). Write the whole number meant, without "
+                                "decimals.")
+
+
+def test_a_whole_decimal_is_still_taken(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-2-7b\ntask: train\nseq_len: 512\nmicro_batch: 4.0\n", encoding="utf-8")
+    assert _run(["estimate", "--workload", str(w)]).exit_code == 0
+    r = _run(["estimate", "--model", "llama-2-7b", "--task", "train", "--seq-len", "512", "--micro-batch",
+              "4.000000000000000000"])
+    assert r.exit_code == 0, r.output
+
+
+def test_the_command_line_refuses_a_number_only_its_float_makes_whole() -> None:
+    r = _run(["estimate", "--model", "llama-2-7b", "--task", "train", "--seq-len", "512", "--micro-batch",
+              "2.9999999999999999"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == ("Error: --micro-batch: '2.9999999999999999' is not a whole number; it has more digits "
+                                "than a float holds, which would read it as 3. Write the whole number meant, without "
+                                "decimals.")
+
+
+def test_the_api_refuses_a_decimal_or_fraction_that_is_not_whole() -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    import planner
+    from planner.core.errors import InputError
+
+    said = []
+    for value in (Decimal("4096.0000000000000000001"), Fraction(8192 * 10**20 + 1, 2 * 10**20)):
+        assert float(value) == 4096.0
+        with pytest.raises(InputError) as info:
+            planner.estimate(model="llama-2-7b", task="infer", context=value)
+        said.append(str(info.value))
+    assert said == [
+        "--context: must be a whole number, not 4096.0000000000000000001, which has more digits than a float holds "
+        "(it would read as 4096). Write the whole number meant, without decimals.",
+        "--context: must be a whole number, not 819200000000000000000001/200000000000000000000, which has more digits "
+        "than a float holds (it would read as 4096). Write the whole number meant, without decimals.",
+    ]
+    assert planner.estimate(model="llama-2-7b", task="infer", context=Decimal("4096.000")).workload is not None
+
+
+# 10. API: a mapping holding itself, a PathLike of bytes and estimate(out=) are InputErrors that say so
+def test_api_arguments_are_refused_as_input_errors() -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    loop: list = [dict(name="w", model="llama-2-7b", task="infer")]
+    loop.append(loop)
+
+    class P:
+        def __fspath__(self) -> bytes:
+            return str(SCENARIO).encode()
+
+    said = []
+    for call in (lambda: planner.plan({"name": "r", "workloads": loop}), lambda: planner.plan(P()),
+                 lambda: planner.compare(P()), lambda: planner.estimate(model="llama-2-7b", task="infer", out="x")):
+        with pytest.raises(InputError) as info:
+            call()
+        said.append(str(info.value))
+    assert said == [
+        "scenario.workloads[1]: holds itself (a list inside itself), so it never ends. Pass a mapping or list that "
+        "does not contain itself (copy.deepcopy keeps the loop).",
+        "scenario: scenario's __fspath__() returned bytes, not a str. Pass the path as a str or pathlib.Path.",
+        "scenario: scenario's __fspath__() returned bytes, not a str. Pass the path as a str or pathlib.Path.",
+        "estimate() got an unexpected keyword argument 'out': estimate() writes no files, it returns its result. Save "
+        "the result yourself (json.dump(result.to_dict(), f)); planner.plan() and planner.compare() take out= for "
+        "report files.",
+    ]
+
+
+def test_api_refuses_a_mapping_nested_past_the_depth_limit() -> None:
+    import planner
+    from planner.core.errors import InputError
+
+    deep: dict = {}
+    inner = deep
+    for _ in range(2000):  # past Python's recursion limit (1,000)
+        inner["x"] = {}
+        inner = inner["x"]
+    with pytest.raises(InputError) as info:
+        planner.plan({"name": "r", "workloads": [{"name": "w", "model": "llama-2-7b", "task": "infer", "n": deep}]})
+    said = str(info.value)
+    assert said.endswith(": is nested more than 100 levels deep; a scenario is four. Pass the scenario's mapping "
+                         "itself."), said

@@ -119,6 +119,9 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
+    if isinstance(scenario, os.PathLike) and not isinstance(os.fspath(scenario), str):  # bytes: Path() would raise
+        raise InputError(f"scenario's __fspath__() returned {type(os.fspath(scenario)).__name__}, not a str",
+                         entry="scenario", hint="Pass the path as a str or pathlib.Path.")
     if isinstance(scenario, (str, os.PathLike)) and not str(os.fspath(scenario)).strip():  # '' is Path('.')
         raise InputError("is empty: no scenario file is named", entry="scenario",
                          hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")

@@ -389,3 +389,16 @@ def test_api_refuses_a_mapping_nested_past_the_depth_limit() -> None:
     said = str(info.value)
     assert said.endswith(": is nested more than 100 levels deep; a scenario is four. Pass the scenario's mapping "
                          "itself."), said
+
+
+def test_a_plan_on_a_gpu_of_an_unknown_architecture_warns(tmp_path: Path) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    architecture: xyz\n"
+                                  "    source: x\n    as_of: 2026-01-01\n", encoding="utf-8")
+    r = _run(["plan", str(SCENARIO), "--catalog", str(ov), "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert r.stdout.count("Recommendation: 1 x rtx-3060-12gb") == 1, r.stdout
+    assert ("GPU of an architecture the speed model has no figures for (it has turing, ampere, ada, hopper, blackwell, "
+            "cdna3, cdna4, gaudi2, gaudi3): rtx-3060-12gb ('xyz'); its speed uses the assumed figures for an unknown "
+            "architecture, and no per-architecture rule applies") in " ".join(r.stdout.split())

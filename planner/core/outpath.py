@@ -23,7 +23,8 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
     character (a tab, a line feed, a zero-width space), a folder name that begins or ends with a blank-looking
     character (' o', 'a /b', 'o' + U+2800 BRAILLE PATTERN BLANK: the names' rule, planner.core.names.is_blank_looking),
-    or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char). A leading '~' is the caller's to say (the API and the command line say it differently)."""
+    or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char). A
+    leading '~' is the caller's to say (the API and the command line say it differently)."""
     m = UNEXPANDED.search(text)
     if m is not None:
         return (f"holds {m.group()!r}, which was not expanded (Python expands no '$' or '`'), so it would be part of "

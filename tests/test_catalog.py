@@ -494,6 +494,8 @@ def test_units_trap_bare_number_memory_is_refused(tiny: Path) -> None:
 def test_units_trap_gb_and_gib_differ(tiny: Path) -> None:
     edit(tiny, "gpus.yaml", "    memory: 80 GiB\n    memory_usable: 81559 MiB\n",
          "    memory: 80 GB\n    memory_usable: 74 GiB\n")
+    # the cloud row's provider figure (81,559 MiB) is above 80 GB (76,294 MiB): refused since h11b #3, so it follows
+    edit(tiny, "cloud.yaml", "    gpu_memory_usable: 81559 MiB\n", "    gpu_memory_usable: 74 GiB\n")
     cat = load_catalog(base=tiny)
     assert cat.gpu("h100-sxm").memory_bytes == 80 * 10**9
     assert load_catalog(base=TINY).gpu("h100-sxm").memory_bytes == 80 * 2**30

@@ -124,7 +124,7 @@ def test_two_set_names_that_look_alike_are_told_apart_in_the_refusal(tmp_path: P
     r = CliRunner().invoke(main, ["plan", str(_named(tmp_path, "a\u2010b", "s2")), "--out", str(out),
                                   "--format", "json"])
     assert r.exit_code == 2, r.output
-    assert ("would write a file of the same name (the names differ only at character 7: U+002D (HYPHEN-MINUS) and "
+    assert ("would write a file of the same name (the names differ only at character 2: U+002D (HYPHEN-MINUS) and "
             "U+2010 (HYPHEN))") in r.stderr, r.stderr
 
 

@@ -71,6 +71,11 @@ def check_keywords(function: str, given: Iterable[str], allowed: Iterable[str]) 
             hint = keyword_hint(name, set(allowed).__contains__) or did_you_mean(name, allowed)
             if hint is None or not hint.startswith(("Did you mean", repr(name))):
                 hint = f"See help(planner.{function}) for the keywords it takes."
+            if name == "out":  # not a misspelt option: the function writes no files ('lora_dropout' is no hint)
+                raise UnknownKeywordError(f"{function}() got an unexpected keyword argument 'out': {function}() writes "
+                                          "no files, it returns its result",
+                                          hint="Save the result yourself (json.dump(result.to_dict(), f)); "
+                                               "planner.plan() and planner.compare() take out= for report files.")
             raise UnknownKeywordError(f"{function}() got an unexpected keyword argument {name!r}", hint=hint)
 
 
@@ -89,14 +94,30 @@ NUMBER_OPTIONS = frozenset((
     "tokens_per_request", "requests_per_hour", "gpu_layers", "max_loras", "max_lora_rank", "max_cpu_loras",
     "dataloader_workers", "dataset_size", "document_tokens", "prompt_tokens", "output_tokens", "headroom"))
 
-def check_plain_values(value: Any, entry: str) -> None:
+#: The deepest nesting of mappings and lists an argument may hold: a scenario is four levels deep (scenario,
+#: workloads, a workload, its variants or options); past Python's recursion limit (1,000) a deeper one would end
+#: in RecursionError rather than one line.
+MAX_ARGUMENT_DEPTH = 100
+
+
+def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) -> None:
     """Refuse, in ``value`` and every key and value inside it (mappings, lists, tuples), a text holding a
     lone surrogate (a file read as UTF-8 cannot hold one, and no report can write it: the YAML reader
-    refuses the same) and a whole number of more than :data:`MAX_ARGUMENT_BITS` bits.
+    refuses the same), a whole number of more than :data:`MAX_ARGUMENT_BITS` bits, a mapping or list that
+    holds itself (``l.append(l)``: the YAML reader refuses a recursive alias the same way) and one nested more
+    than :data:`MAX_ARGUMENT_DEPTH` deep. ``_within``: the ids of the containers around ``value``.
 
     Raises:
         InputError: naming the entry (``scenario.workloads[0].name``) of the first such value.
     """
+    if isinstance(value, (Mapping, list, tuple)):
+        if id(value) in _within:
+            raise InputError(f"holds itself (a {type(value).__name__} inside itself), so it never ends", entry=entry,
+                             hint="Pass a mapping or list that does not contain itself (copy.deepcopy keeps the loop).")
+        if len(_within) >= MAX_ARGUMENT_DEPTH:
+            raise InputError(f"is nested more than {MAX_ARGUMENT_DEPTH} levels deep; a scenario is four", entry=entry,
+                             hint="Pass the scenario's mapping itself.")
+        _within = (*_within, id(value))
     if isinstance(value, str):
         for i, ch in enumerate(value):
             if "\ud800" <= ch <= "\udfff":
@@ -109,11 +130,11 @@ def check_plain_values(value: Any, entry: str) -> None:
                              entry=entry, hint="Give the real value.")
     elif isinstance(value, Mapping):
         for k, v in value.items():
-            check_plain_values(k, f"{entry} (a key)")
-            check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]")
+            check_plain_values(k, f"{entry} (a key)", _within)
+            check_plain_values(v, f"{entry}.{k}" if isinstance(k, str) else f"{entry}[{k!r}]", _within)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            check_plain_values(v, f"{entry}[{i}]")
+            check_plain_values(v, f"{entry}[{i}]", _within)
 
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,9 +196,10 @@ def out_of(out: Any) -> Path | None:
                        empty=" (or '.' for the current directory)")
     # the text as given: Path('./~') prints as '~', but './~' is how a folder named '~' is written on purpose
     if os.fspath(out).startswith("~"):  # Python expands no '~': it would name a folder '~' in the current directory
-        raise InputError(f"out={str(out)!r} begins with '~', which Python does not expand, so it would name a folder "
-                         "'~' in the current directory", entry="out",
-                         hint=f"Expand it first: out=os.path.expanduser({str(out)!r}).")
+        text = os.fspath(out)  # the path, not a PathLike object's repr
+        raise InputError(f"out={escape_unsafe(repr(text))} begins with '~', which Python does not expand, so it would "
+                         "name a folder '~' in the current directory", entry="out",
+                         hint=f"Expand it first: out=os.path.expanduser({escape_unsafe(repr(text))}).")
     from planner.core.outpath import out_path_problem
 
     problem = out_path_problem(os.fspath(out)) if isinstance(out, (str, os.PathLike)) else None

@@ -119,6 +119,9 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
+    if isinstance(scenario, os.PathLike) and not isinstance(os.fspath(scenario), str):  # bytes: Path() would raise
+        raise InputError(f"scenario's __fspath__() returned {type(os.fspath(scenario)).__name__}, not a str",
+                         entry="scenario", hint="Pass the path as a str or pathlib.Path.")
     if isinstance(scenario, (str, os.PathLike)) and not str(os.fspath(scenario)).strip():  # '' is Path('.')
         raise InputError("is empty: no scenario file is named", entry="scenario",
                          hint="Give a scenario file, e.g. scenarios/qlora-7b-12gb.yaml.")
@@ -161,6 +164,27 @@ def with_undefined_sources(result: Plan, index: Any) -> Plan:
     return dataclasses.replace(result, warnings=tuple(result.warnings) + problems + (
         f"price sources cited but defined in no SOURCES.md beside the catalog: {text}; add them to the overlay's "
         "SOURCES.md so the quote can be traced",))
+
+
+def with_unknown_architectures(result: Plan, cat: Any) -> Plan:
+    """The plan with a warning naming its GPUs whose catalog ``architecture`` is none the speed model has figures
+    for (planner.catalog.gpus.KNOWN_ARCHITECTURES: an overlay's new generation, or a typo that loaded): their
+    time and cost per job use the speed model's assumed figures for an unknown architecture."""
+    from planner.catalog.gpus import KNOWN_ARCHITECTURES
+
+    unknown = {}
+    for item in result.items:
+        if item.category == "gpu" and item.catalog_id:
+            arch = str(getattr(cat.gpu(item.catalog_id), "architecture", "") or "")
+            if arch.lower() not in KNOWN_ARCHITECTURES:
+                unknown[item.catalog_id] = arch
+    if not unknown:
+        return result
+    text = ", ".join(f"{gpu} ({arch!r})" for gpu, arch in unknown.items())
+    return dataclasses.replace(result, warnings=tuple(result.warnings) + (
+        f"GPU of an architecture the speed model has no figures for (it has {', '.join(KNOWN_ARCHITECTURES)}): "
+        f"{text}; its speed uses the assumed figures for an unknown architecture, and no per-architecture rule "
+        "applies",))
 
 
 @dataclass(frozen=True)
@@ -345,7 +369,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
 
     # the catalog's SOURCES.md, read once: for the undefined-REF warning and the workbook's Sources sheet
     references = plan_references((result.assumptions or {}).get("catalog_files") or ())
-    result = with_undefined_sources(result, references)
+    result = with_unknown_architectures(with_undefined_sources(result, references), cat)
     if out is None:
         return PlanResult(result)
     stem = safe_stem(result.scenario)

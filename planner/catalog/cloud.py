@@ -208,11 +208,20 @@ def _check_instance(p: Parsed) -> None:
 
 
 def _check_instance_refs(m: Merged) -> None:
-    """Every instance's ``gpu`` is a GPU id."""
+    """Every instance's ``gpu`` is a GPU id, and its ``gpu_memory_usable`` (the provider's figure per GPU) is at most
+    that GPU's ``memory`` (gpus.yaml, overlays merged): a provider reports what the card holds, never more, and a
+    figure above it would let the instance "fit" a workload its GPU cannot hold."""
     for p in m.entries["instances"].values():
         gpu = p.values["gpu"]
         if gpu not in m.entries["gpus"]:
             raise p.err(f"unknown GPU {gpu!r}", "gpu", m.gpu_ref_hint(gpu))
+        usable, memory = p.values.get("gpu_memory_usable"), m.entries["gpus"][gpu].values.get("memory")
+        if usable is not None and memory is not None and usable > memory:
+            raise p.err(f"gpu_memory_usable {usable / 2**30:,.2f} GiB is more than GPU {gpu!r} holds: its memory is "
+                        f"{memory / 2**30:,.2f} GiB ({memory // 2**20:,} MiB, gpus.yaml)",
+                        later(p, "gpu_memory_usable", "gpu"),
+                        f"Give the figure the provider reports per GPU (at most {memory // 2**20:,} MiB for {gpu!r}), "
+                        "or check the instance's gpu.")
 
 
 def _spot_warnings(p: Parsed) -> list[CatalogWarning]:

@@ -196,7 +196,7 @@ GPU_FIELDS: dict[str, Field] = {
     "name": Field(read_text),
     "vendor": Field(read_choice(GPU_VENDORS)),
     "segment": Field(read_choice(GPU_SEGMENTS)),
-    "architecture": Field(read_text),
+    "architecture": Field(lambda e, k: read_architecture(e, k)),
     "compute_capability": Field(_compute_capability, required=False),
     "memory": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), attr="memory_bytes"),
     "memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES),
@@ -278,6 +278,31 @@ def _check_gpu_refs(m: Merged) -> None:
 #: and ATTENTION_EFFICIENCY are keyed by these; tests/test_safety11.py checks the two agree). Another name
 #: loads (a new generation an overlay adds), timed with the speed model's figures for an unknown one, and said.
 KNOWN_ARCHITECTURES = ("turing", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4", "gaudi2", "gaudi3")
+
+
+def read_architecture(e: Entry, k: str) -> str:
+    """A GPU's ``architecture``: a text, compared with :data:`KNOWN_ARCHITECTURES` regardless of case ('CDNA3').
+    One that is a known name written another way, with a blank, '-', '_' or '.' or in full-width letters ('cdna3 ',
+    'CDNA 3', 'cdna-3'), is refused with the name meant: the speed model would time the card as an unknown
+    architecture without a word. Another text (a new generation) loads, with a warning
+    (:func:`_architecture_warnings`); one with blanks at its ends is refused.
+
+    Raises:
+        CatalogError: naming the entry and key, with the spelling to write."""
+    import unicodedata
+
+    value = read_text(e, k)
+    if value.lower() in KNOWN_ARCHITECTURES:
+        return value
+    plain = re.sub(r"[\s\-_.]", "", unicodedata.normalize("NFKC", value)).lower()
+    if plain in KNOWN_ARCHITECTURES:
+        raise e.error(f"architecture {value!r} is {plain!r} written another way, which the speed model would not "
+                      "recognise: it would time the GPU with the figures for an unknown architecture", k,
+                      f"Did you mean {plain!r}? Write architecture: {plain}.")
+    if value != value.strip():
+        raise e.error(f"architecture {value!r} begins or ends with a blank", k,
+                      f"Write architecture: {value.strip()!r} (the known ones: {', '.join(KNOWN_ARCHITECTURES)}).")
+    return value
 
 
 def _architecture_warnings(p: Parsed) -> list[CatalogWarning]:

@@ -250,6 +250,11 @@ def read_date(e: Entry, k: str) -> str:
 def read_id(e: Entry, k: str) -> str:
     """An entry id: lower-case letters and digits joined by '-' or '.' (:data:`ID_PATTERN`)."""
     value = e.str(k)
+    from planner.core.names import length_problem
+
+    told = length_problem(value, what="an id")
+    if told:
+        raise e.error(told[0], k, told[1])
     if not ID_PATTERN.match(value):
         import unicodedata
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import echo, handle_errors, one_catalog, out_dir_option, signal_guard
+from planner.cli.common import SingleValueCommand, echo, handle_errors, one_catalog, out_dir_option, signal_guard
 from planner.core.clock import utc_today
 from planner.core.escape import json_text
 
@@ -153,7 +153,10 @@ def _used(g: Any) -> Any:
 class CatalogGroup(click.Group):
     """``planner catalog KIND`` lists entries; ``planner catalog check`` and ``import-skypilot`` are
     subcommands. A first argument that names no subcommand (or none at all) is the KIND of the
-    listing, which reports its errors as 'planner catalog' did before it had subcommands."""
+    listing, which reports its errors as 'planner catalog' did before it had subcommands. Its subcommands
+    refuse an option of one value given twice (:class:`planner.cli.common.SingleValueCommand`)."""
+
+    command_class = SingleValueCommand
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):

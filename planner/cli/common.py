@@ -348,6 +348,12 @@ def out_dir_option(ctx: click.Context, param: click.Parameter, value: Any) -> An
         where = "begins" if edged[0].isspace() else "ends"
         raise LineError(f"--out: {text!r} has the folder name {edged!r}, which {where} with a space that no listing "
                         f"shows. Write --out {fixed!r}.", ctx)
+    from planner.core.outpath import out_path_problem  # what names refuse too: 'o' + U+2800, U+1D159
+
+    problem = out_path_problem(text) if text else None
+    if problem is not None:
+        raise LineError(f"--out: {escape_unsafe(repr(text))} {problem[0]}. Write --out {escape_unsafe(repr(problem[1]))}.",
+                        ctx)
     return value
 
 
@@ -525,3 +531,60 @@ def joined(paths: list[Path]) -> str:
 def given_on_command_line(name: str) -> bool:
     """Whether the current command's parameter ``name`` was given on the command line (not its default)."""
     return click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
+
+
+def repeated_option(command: click.Command, args: list[str]) -> tuple[str, list[str]] | None:
+    """(option, its values as given) for the first option of ``command`` that takes one value and is given more
+    than once in ``args`` ('--model a --model b', '--top=3 --top 4'), or None. Click keeps the last of them
+    without a word; options that collect their repeats (``multiple=True``: --catalog, --tokens-per-month) are
+    the caller's to check. '--' ends the options, as click reads them."""
+    single: dict[str, click.Option] = {}
+    takes_value: set[str] = set()
+    for p in command.params:
+        if isinstance(p, click.Option) and not p.is_flag and not p.count:
+            takes_value.update(p.opts + p.secondary_opts)
+            if not p.multiple and p.nargs == 1:
+                for spelling in p.opts + p.secondary_opts:
+                    single[spelling] = p
+    seen: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            break
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name in takes_value:
+            if not eq:
+                value = args[i + 1] if i + 1 < len(args) else ""
+                i += 1
+            if name in single:
+                seen.setdefault(single[name].opts[0], []).append(f"{name} {value}")
+        i += 1
+    return next(((option, given) for option, given in seen.items() if len(given) > 1), None)
+
+
+#: What to do instead of repeating an option, where giving it once is not the whole answer.
+_REPEAT_HINTS = {
+    "--format": "Give the formats as one comma-separated list: --format md,csv.",
+}
+
+
+class SingleValueCommand(click.Command):
+    """A command that refuses an option of one value given twice ('--model a --model b') in one line, as
+    ``--catalog`` is (:func:`one_catalog`): click would keep the last value without a word, so a run would
+    silently size another model, write into another folder or drop a format (:func:`repeated_option`)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_repeats(self, args, ctx)
+        return super().parse_args(ctx, args)
+
+
+def refuse_repeats(command: click.Command, args: list[str], ctx: click.Context) -> None:
+    """Raise a :class:`LineError` naming an option of one value that ``args`` give more than once."""
+    found = repeated_option(command, args)
+    if found is None:
+        return
+    option, given = found
+    shown = escape_unsafe(" ".join(given))
+    hint = _REPEAT_HINTS.get(option, f"Give {option} once.")
+    raise LineError(f"{option}: given {len(given)} times ({shown}); a run takes one. {hint}", ctx)

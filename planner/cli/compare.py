@@ -10,12 +10,26 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (echo, handle_errors, input_file_option, joined, one_catalog, out_dir_option,
-                                say_infeasible, verbose_option)
+from planner.cli.common import (LineError, SingleValueCommand, echo, handle_errors, input_file_option, joined, one_catalog,
+                                out_dir_option, say_infeasible, verbose_option)
 from planner.core.escape import json_text
+from planner.core.names import escape_unsafe
 
 
-@click.command(name="compare")
+def one_unnamed(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """--tokens-per-month given more than once without a workload name ('--tokens-per-month 1M --tokens-per-month
+    2M'): refused in one line, as any option of one value given twice (planner.cli.common.SingleValueCommand);
+    named ones (NAME=COUNT) may repeat, one per workload."""
+    unnamed = [v for v in value if "=" not in v]
+    if len(unnamed) > 1:
+        shown = escape_unsafe(" ".join(f"--tokens-per-month {v}" for v in unnamed))
+        raise LineError(f"--tokens-per-month: given {len(unnamed)} times without a workload name ({shown}); a count "
+                        "without a name is for every workload, so give it once, or once per workload as NAME=COUNT.",
+                        ctx)
+    return value
+
+
+@click.command(name="compare", cls=SingleValueCommand)
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")
@@ -25,7 +39,7 @@ from planner.core.escape import json_text
                    "'Cloud vs Local' sheet).")
 @click.option("--top", "top_k", default=5, show_default=True, type=opts.IntRange(1, 1000),
               help="Cloud instances shown per workload (text output).")
-@click.option("--tokens-per-month", "tokens_per_month", multiple=True, metavar="[WORKLOAD=]COUNT",
+@click.option("--tokens-per-month", "tokens_per_month", multiple=True, metavar="[WORKLOAD=]COUNT", callback=one_unnamed,
               help="Tokens a workload processes a month (training: trained; inference: generated), e.g. 200M: "
                    "its busy hours are derived from it instead of the default utilization. Repeat as NAME=COUNT "
                    "for a scenario of several workloads; replaces the workloads' tokens_per_month.")

@@ -52,7 +52,8 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
     from planner.api import estimate as run_estimate
     from planner.report.render import estimate_text
 
-    r = run_estimate(workload=workload_file, catalog=opts.load_catalog_option(catalog_dir), gpu=gpu_id,
+    cat = opts.load_catalog_option(catalog_dir)
+    r = run_estimate(workload=workload_file, catalog=cat, gpu=gpu_id,
                      calibration=calibration_file if given_on_command_line("calibration_file") else None,
                      headroom=headroom if given_on_command_line("headroom") else None, prompt_tokens=prompt_tokens,
                      output_tokens=output_tokens, **options)
@@ -74,10 +75,29 @@ def estimate(workload_file: str | None, catalog_dir: str | None, gpu_id: str | N
         _gpu_lines(r)
     if r.speed is not None:
         _speed_lines(r, verbose)
+        told = unknown_architecture_note(cat, r.gpu.id) if r.gpu is not None else None
+        if told:
+            echo(f"Note: {told}")
     if r.context_note:
         echo(f"Note: {r.context_note}")
     if r.layers_note:
         echo(f"Note: {r.layers_note}")
+
+
+def unknown_architecture_note(cat: Any, gpu_id: str) -> str | None:
+    """What the speed model assumed for a GPU whose catalog ``architecture`` is none it has figures for
+    (planner.catalog.gpus.KNOWN_ARCHITECTURES: an overlay's new generation), or None: its GEMM and attention
+    efficiencies are the unknown-architecture assumptions (planner.speed.constants GEMM_EFFICIENCY_UNKNOWN,
+    ATTENTION_EFFICIENCY_UNKNOWN), and a per-architecture rule (CDNA's own mfu_scale handling) does not apply."""
+    from planner.catalog.gpus import KNOWN_ARCHITECTURES
+
+    gpu = cat.gpu(gpu_id)
+    arch = str(getattr(gpu, "architecture", "") or "")
+    if arch.lower() in KNOWN_ARCHITECTURES:
+        return None
+    return (f"GPU {gpu_id!r} has the architecture {arch!r}, none the speed model has figures for "
+            f"({', '.join(KNOWN_ARCHITECTURES)}): its GEMM and attention efficiencies are the assumed ones for an "
+            "unknown architecture, and no per-architecture rule applies.")
 
 
 def _speed_lines(r: Any, verbose: bool) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.cli.common import LineError
+from planner.cli.common import LineError, SingleValueCommand
 
 
 #: Options whose value is a share, a fraction of at most 1, that the workload reader checks ('90%' gets 0.9).
@@ -95,9 +95,11 @@ def whole_decimal(value: Any) -> Any:
     """``value`` as a whole-number text where it is a decimal with a whole value ('4.0' -> '4', '+2.' -> '2'),
     as a scenario file or the API takes it; any other value unchanged (click then reads or refuses it)."""
     if isinstance(value, str) and _YAML_DECIMAL.fullmatch(value):
-        number = float(value)
-        if math.isfinite(number) and number.is_integer() and abs(number) < 1e15:
-            return str(int(number))
+        from decimal import Decimal
+
+        exact = Decimal(value)  # the text's value: '2.9999999999999999' is no whole number though its float is 3.0
+        if exact.is_finite() and exact == exact.to_integral_value() and abs(exact) < 10**15:
+            return str(int(exact))
     return value
 
 
@@ -150,6 +152,10 @@ class Count(click.ParamType):
             from planner.core.fields import whole_number_hint
 
             opt = param.opts[0]
+            if _YAML_DECIMAL.fullmatch(value) and float(value).is_integer():  # more digits than a float holds
+                raise LineError(f"{opt}: {value!r} is not a whole number; it has more digits than a float "
+                                f"holds, which would read it as {int(float(value))}. Write the whole number meant, "
+                                "without decimals.", ctx)
             hint = whole_number_hint(value, lambda n: f"{opt} {n}")
             if hint is not None and not hint.startswith("Write the number without quotes"):
                 raise LineError(f"{opt}: {value!r} is not a whole number. {hint}", ctx)
@@ -181,7 +187,7 @@ TRUE_WORDS = ("true", "yes", "on", "1", "y")
 FALSE_WORDS = ("false", "no", "off", "0", "n")
 
 
-class BoolSpellingCommand(click.Command):
+class BoolSpellingCommand(SingleValueCommand):
     """A command whose on/off flags (``--flash-attention/--no-flash-attention``) also take a value,
     as users write them after a scenario's keys: ``--flash-attention false``, ``--flash-attention=off``
     (:data:`TRUE_WORDS`, :data:`FALSE_WORDS`) become ``--no-flash-attention``; a word that is neither

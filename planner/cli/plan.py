@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from planner.cli import options as opts
-from planner.cli.common import (echo, handle_errors, input_file_option, joined, one_catalog, out_dir_option,
-                                say_infeasible)
+from planner.cli.common import (SingleValueCommand, echo, handle_errors, input_file_option, joined, one_catalog,
+                                out_dir_option, say_infeasible)
 from planner.core.escape import json_text
 
 
@@ -22,7 +22,7 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
         raise click.BadParameter(exc.problem, ctx=ctx, param=param) from None
 
 
-@click.command(name="plan")
+@click.command(name="plan", cls=SingleValueCommand)
 @click.argument("scenario_file", metavar="SCENARIO", type=click.Path(dir_okay=False), callback=input_file_option)
 @click.option("--catalog", "catalog_dir", type=click.Path(file_okay=False), multiple=True,
               callback=one_catalog, help="Catalog overlay directory.")

@@ -16,8 +16,8 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import may_be_unsafe, name_problem, unsafe_problem
-from planner.core.units import UnitError, parse_rate, parse_size, separator_problem
+from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, unsafe_problem
+from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
 #: What to do about a control or bidirectional character in a text (Entry.str).
@@ -173,8 +173,8 @@ class Entry:
         spaces and no doubled combining mark, so that no two names look alike in a report.
         Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
         value = self.raw(key, default)
-        if isinstance(value, str) and value and not value.strip():  # blank space only: say so, not "empty"
-            told = name_problem(value)
+        if isinstance(value, str) and (len(value) > MAX_NAME_CHARS or (value and not value.strip())):
+            told = name_problem(value)  # too long (checked before anything reads it all), or blank space only
             if told:
                 raise self.error(told[0], key, told[1])
         value = self.str(key, default)
@@ -253,6 +253,9 @@ class Entry:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
+        if isinstance(value, NotWhole):  # '2.9999999999999999': its float is 3.0, the number is not whole
+            raise self.error(f"must be a whole number, not {value.text}, which has more digits than a float holds "
+                             f"(it would read as {int(value)})", key, "Write the whole number meant, without decimals.")
         if isinstance(value, float) and math.isfinite(value) and value.is_integer():
             _check_range(self, key, value, min, max)  # said as given: 1e+300, not its 301 digits
             value = int(value)
@@ -797,7 +800,7 @@ def plain_number(value: Any) -> Any:
     (refused by the field as not finite).
     """
     if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
-            or type(value).__name__ in ("bool_", "bool"):
+            or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
         return value  # the common case, before the imports below (every key of every entry comes here)
     import numbers
     from decimal import Decimal
@@ -809,9 +812,9 @@ def plain_number(value: Any) -> Any:
             return float("nan")
         if value.is_finite() and value == value.to_integral_value():
             return int(value)
-        return float(value)
+        return exact_float(float(value), value, str(value))  # 4096.0000000000000000001: no whole number
     if isinstance(value, numbers.Rational):
-        return int(value.numerator) if value.denominator == 1 else float(value)
+        return int(value.numerator) if value.denominator == 1 else exact_float(float(value), value, str(value))
     if isinstance(value, numbers.Real):
         return float(value)
     return value

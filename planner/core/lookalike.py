@@ -43,6 +43,12 @@ def _char(ch: str, sep: str = " (", end: str = ")") -> str:
     return f"U+{ord(ch):04X}" + (f"{sep}{name}{end}" if name else "")
 
 
+def no_glyph_char(text: str) -> str | None:
+    """The first character of ``text`` with no glyph of its own (private use, unassigned, or :data:`NO_GLYPH`:
+    U+1D159), or None; for texts other than names that a listing shows (an output folder's name)."""
+    return next((ch for ch in text if unicodedata.category(ch) in ("Co", "Cn") or ch in NO_GLYPH), None)
+
+
 def _no_glyph(name: str) -> tuple[str, str] | None:
     for ch in name:
         cat = unicodedata.category(ch)

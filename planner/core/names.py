@@ -24,6 +24,14 @@ from planner.core.errors import OutputError
 #: The most UTF-8 bytes of a report file name's stem (the name is <stem>[-compare].<ext>).
 MAX_STEM_BYTES = 120
 
+#: The longest name (a scenario's, a workload's, a catalog id), in characters. A name is repeated in every report
+#: line that names it (the CSV's binding_workload and why_not columns, headings, the terminal's lines), so a name
+#: of a million letters made a 1 MB scenario into a 590 MB CSV (hostile pass 11B #5). 200 is far above any name a
+#: person reads at a glance: the shipped scenario and workload names are under 30 characters, a Hugging Face
+#: repository name at most 96 (huggingface_hub.utils.validate_repo_id: "max length is 96"), and a report's file name
+#: keeps 120 bytes of a name (MAX_STEM_BYTES); it is a limit no user reaches, only a runaway file or paste.
+MAX_NAME_CHARS = 200
+
 #: UAX #9's explicit directional formatting characters (embeddings LRE RLE, overrides LRO RLO, PDF;
 #: isolates LRI RLI FSI, PDI) and the implicit marks LRM, RLM and ALM.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
@@ -158,7 +166,18 @@ def clash_key(name: str) -> str:
     D145 toCasefold). Two workloads, or two report sets in one folder, whose names clash are refused: a
     reader takes them for one name, and a case-insensitive file system (APFS and HFS+ by default, NTFS,
     FAT and exFAT, SMB shares) stores their reports as one file."""
-    return unicodedata.normalize("NFKC", name_key(name).casefold())
+    return unicodedata.normalize("NFKC", name_key(name).casefold()).translate(_DASH_FOLD)
+
+
+#: Characters drawn as a hyphen-minus '-' in a name, so 'chat-7b' and 'chat' U+2010 '7b' read as one name:
+#: the characters Unicode Technical Standard #39 ("Unicode Security Mechanisms"), confusables.txt, maps to
+#: U+002D (HYPHEN-MINUS) among the dashes and minus signs (U+02D7 MODIFIER LETTER MINUS SIGN, U+058A ARMENIAN
+#: HYPHEN, U+1806 MONGOLIAN TODO SOFT HYPHEN, U+2010 HYPHEN, U+2011 NON-BREAKING HYPHEN, U+2012 FIGURE DASH,
+#: U+2013 EN DASH, U+2043 HYPHEN BULLET, U+2212 MINUS SIGN, U+FE63 SMALL HYPHEN-MINUS, U+FF0D FULLWIDTH
+#: HYPHEN-MINUS), and the em dash U+2014 and small em dash U+FE58, drawn as a longer dash in most fonts but
+#: alone in a name taken for one. :func:`clash_key` folds them to '-'.
+DASH_LOOKALIKES = "\u02d7\u058a\u1806\u2010\u2011\u2012\u2013\u2014\u2043\u2212\ufe58\ufe63\uff0d"
+_DASH_FOLD = str.maketrans({ch: "-" for ch in DASH_LOOKALIKES})
 
 
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
@@ -182,9 +201,14 @@ def value_for_name(mapping: Mapping[Any, Any], name: str) -> Any:
 
 def spelling_note(a: str, b: str) -> str:
     """'' when ``a`` and ``b`` are the same code points; else a note that they are one name in two
-    Unicode spellings (:func:`name_key`), for a message naming both."""
+    Unicode spellings (:func:`name_key`), in two cases, or with two dashes that look alike
+    (:data:`DASH_LOOKALIKES`), for a message naming both."""
     if a == b:
         return ""
+    if name_key(a) != name_key(b) and name_key(a).translate(_DASH_FOLD) == name_key(b).translate(_DASH_FOLD):
+        dashes = ", ".join(dict.fromkeys(char_name(ch) for ch in a + b if ch in DASH_LOOKALIKES))
+        return (f", the same name: {_spelled(a)} and {_spelled(b)} differ only in a dash ({dashes}), which looks "
+                "like '-'; write '-' in both")
     if name_key(a) != name_key(b):
         return (f", the same name in another case: {_spelled(a)} and {_spelled(b)} differ only "
                 "in upper and lower case, so they read as one name")
@@ -207,6 +231,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
     character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
     combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
     a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
+    told = length_problem(name)
+    if told:
+        return told
     if name and unicodedata.combining(name[0]):  # drawn on whatever precedes the name: 'Workload: ́x'
         return (f"{name!r} starts with {char_name(name[0])}, a combining mark, which is drawn on the character "
                 "before it", "Start the name with a letter or digit.")
@@ -229,6 +256,16 @@ def name_problem(name: str) -> tuple[str, str] | None:
     from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
 
     return lookalike_problem(name)
+
+
+def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
+    """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`), or None;
+    the text is shown cut to its first 40 characters."""
+    if len(text) <= limit:
+        return None
+    shown = escape_unsafe(text[:40]) + "..."
+    return (f"'{shown}' is {len(text):,} characters long; {what} is at most {limit} characters, since every report "
+            "line that names it repeats it", f"Give a shorter one (at most {limit} characters).")
 
 
 def _one_space(name: str) -> str:

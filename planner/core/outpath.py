@@ -16,7 +16,7 @@ from pathlib import Path
 
 from planner.core.atomic import STAGING_PREFIX
 from planner.core.errors import DestinationError
-from planner.core.names import char_name, escape_unsafe, unsafe_char
+from planner.core.names import char_name, escape_unsafe, is_blank_looking, unsafe_char
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
 UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
@@ -25,8 +25,10 @@ UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
 def out_path_problem(text: str) -> tuple[str, str] | None:
     """(problem, the path as it may have been meant) for an output path ``text`` that would name another folder
     than the one meant, or None: an unexpanded substitution ('$HOME/r', 'x/$(pwd)'), an invisible or control
-    character (a tab, a line feed, a zero-width space), or a folder name that begins or ends with a blank (' o',
-    'a /b'). A leading '~' is the caller's to say (the API and the command line say it differently)."""
+    character (a tab, a line feed, a zero-width space), a folder name that begins or ends with a blank-looking
+    character (' o', 'a /b', 'o' + U+2800 BRAILLE PATTERN BLANK: the names' rule, planner.core.names.is_blank_looking),
+    or a character with no glyph of its own (U+1D159, private use: planner.core.lookalike.no_glyph_char). A
+    leading '~' is the caller's to say (the API and the command line say it differently)."""
     m = UNEXPANDED.search(text)
     if m is not None:
         return (f"holds {m.group()!r}, which was not expanded (Python expands no '$' or '`'), so it would be part of "
@@ -36,11 +38,19 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
         return (f"holds {char_name(bad)}, which no listing shows, so the folder's name would look like another",
                 escape_unsafe(text.replace(bad, "")))
     parts = re.split(r"[/\\]" if os.sep == "\\" else "/", text)
-    edged = next((p for p in parts if p != p.strip()), None)
+    edged = next((p for p in parts if p and (is_blank_looking(p[0]) or is_blank_looking(p[-1]))), None)
     if edged is not None:
-        where = "begins" if edged[0].isspace() else "ends"
-        return (f"has the folder name {edged!r}, which {where} with a blank that no listing shows",
-                "/".join(p.strip() for p in parts))
+        ch = edged[0] if is_blank_looking(edged[0]) else edged[-1]
+        where = "begins" if is_blank_looking(edged[0]) else "ends"
+        shown = "a blank" if ch == " " else f"{char_name(ch)}, drawn as blank space,"
+        return (f"has the folder name {escape_unsafe(repr(edged))}, which {where} with {shown} that no listing shows",
+                "/".join(_unblanked(p) for p in parts))
+    from planner.core.lookalike import no_glyph_char
+
+    ch = no_glyph_char(text)
+    if ch is not None:
+        return (f"holds {char_name(ch)}, a character with no glyph of its own, so the folder's name would look like "
+                "another", text.replace(ch, ""))
     return None
 
 
@@ -56,3 +66,12 @@ def refuse_staging_name(out: Path) -> None:
         raise DestinationError(f"{out}: is named as planner names its staging folders ({STAGING_PREFIX}...), which a "
                                "later run into the folder above takes for one a stopped run left. Give the folder "
                                "another name.")
+
+
+def _unblanked(part: str) -> str:
+    """A folder name without the blank-looking characters at its ends (planner.core.names.is_blank_looking)."""
+    while part and is_blank_looking(part[0]):
+        part = part[1:]
+    while part and is_blank_looking(part[-1]):
+        part = part[:-1]
+    return part

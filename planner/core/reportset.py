@@ -883,9 +883,14 @@ def _case_clash(out: Path, name: str, manifest: dict[str, dict], set_name: str) 
 
 def _differ(a: str, b: str) -> str:
     """Where two set names that may look alike differ (' (the names differ only at character 8: U+2010
-    (HYPHEN) and U+002D (HYPHEN-MINUS))'); '' when they differ in length or in more than one character."""
+    (HYPHEN) and U+002D (HYPHEN-MINUS))'); '' when they differ in length or in more than one character. The
+    position counts in the scenario's name: a set name's leading kind ('plan ', 'compare '), when both share
+    it, is not counted."""
     from planner.core.names import char_name
 
+    kind = a.split(" ", 1)[0] + " "
+    if " " in a and b.startswith(kind):
+        a, b = a[len(kind):], b[len(kind):]
     diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b), 1) if x != y]
     if len(a) != len(b) or len(diff) != 1:
         return ""

@@ -340,3 +340,30 @@ def duration_text(hours: float) -> str:
     if hours * 60 >= 1:
         return f"{hours * 60:.3g} min"
     return f"{hours * 3600:.3g} s"
+
+
+class NotWhole(float):
+    """A number whose float is whole though the number as written is not: '2.9999999999999999' reads as 3.0 and
+    ``Decimal('4096.0000000000000000001')`` as 4096.0, since a float (IEEE 754 binary64) holds 15 to 17
+    significant decimal digits and rounds away the rest. Where a whole number belongs it is refused
+    (planner.core.fields.Entry.int), not taken as the whole number its float rounds to; elsewhere it is the
+    float it holds. ``text``: the number as written."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> "NotWhole":
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
+
+
+def exact_float(value: float, exact: object, text: str) -> float:
+    """``value`` (the float of a number), or a :class:`NotWhole` when it is whole but ``exact`` (the number as a
+    ``decimal.Decimal`` or ``fractions.Fraction``, exactly as written) is not."""
+    if not (math.isfinite(value) and value.is_integer()):
+        return value
+    try:
+        whole = exact == int(exact)  # type: ignore[call-overload]
+    except (ValueError, OverflowError, TypeError):
+        return value
+    return value if whole else NotWhole(value, text)

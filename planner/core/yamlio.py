@@ -100,7 +100,17 @@ class _Building(yaml.constructor.SafeConstructor):
     def construct_yaml_float(self, node: yaml.Node) -> float:
         refuse_base_60(node)
         refuse_separators(node)
-        return super().construct_yaml_float(node)
+        value = super().construct_yaml_float(node)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and isinstance(node.value, str):
+            from decimal import Decimal, InvalidOperation
+
+            from planner.core.units import exact_float  # '2.9999999999999999' is no whole number though its float is
+
+            try:
+                return exact_float(value, Decimal(node.value.replace("_", "")), node.value)
+            except InvalidOperation:
+                return value
+        return value
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

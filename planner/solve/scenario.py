@@ -182,6 +182,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -194,7 +195,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import clash_key, escape_unsafe, safe_stem, spelling_note, windows_reserved
+from planner.core.names import clash_key, escape_unsafe, length_problem, safe_stem, spelling_note, windows_reserved
 from planner.core.fields import Entry, bracket_hint
 from planner.workload.inputs import make_resolver
 from planner.workload.relative import relative_model_resolver
@@ -820,12 +821,43 @@ def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[
 _OWN_CATEGORIES = ("gpu", "platform", "memory", "network")
 
 
+def _category(e: Entry) -> str:
+    """An extras line's ``category``, a word compared as choices are (Unicode NFKC, case folded): refused when it
+    is one of planner's own (:data:`_OWN_CATEGORIES`), in any spelling ('ｇｐｕ', 'GPUs'), or when written with
+    blanks at its ends or in full-width letters ('Storage ', 'ｓｔｏｒａｇｅ'), which the JSON would keep as written."""
+    category = e.str("category", "extra")
+    told = length_problem(category, what="a category")
+    if told:
+        raise e.error(told[0], "category", told[1])
+    plain = unicodedata.normalize("NFKC", category)
+    key = plain.strip().casefold()
+    own = next((c for c in _OWN_CATEGORIES if key in (c, c + "s", c + "es")), None)
+    if own is None and key == "memories":
+        own = "memory"
+    if own is not None and category.strip().lower() != own:  # 'gpu', 'GPU ': the caller's line, as before
+        raise e.error(f"category {category!r} is one of planner's own quote lines ({own!r}; they are "
+                      f"{', '.join(_OWN_CATEGORIES)}), each priced from the catalog", "category",
+                      "Use another word for what this line buys, e.g. category: storage; a GPU, platform, memory or "
+                      "NIC to plan with belongs in a catalog overlay.")
+    if own is None and plain != plain.strip():
+        raise e.error(f"category {escape_unsafe(repr(category))} begins or ends with a blank, which the reports would keep",
+                      "category", f"Write category: {plain.strip()!r}.")
+    if own is None and plain != category:
+        raise e.error(f"category {category!r} is written in full-width or other compatibility letters, which the "
+                      "reports would keep as written", "category", f"Write category: {plain.strip()!r}.")
+    return category
+
+
 def _extra(e: Entry) -> Extra:
     e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS,
                  explain=lambda k, v: ("an extras line has no condition: a used part is priced as used",
                                        "Write price_kind: used (and say so in the description).")
                  if k == "condition" else None)
-    category = e.str("category", "extra")
+    category = _category(e)
+    description = e.str("description")
+    told = length_problem(description, what="an extras description")
+    if told:
+        raise e.error(told[0], "description", told[1])
     if category.strip().lower() in _OWN_CATEGORIES:
         raise e.error(f"category {category!r} is one of planner's own quote lines ({', '.join(_OWN_CATEGORIES)}), "
                       "each priced from the catalog", "category",
@@ -835,7 +867,7 @@ def _extra(e: Entry) -> Extra:
         raise e.error("price_kind quote-range needs a range, which an extras line has no keys for", "price_kind",
                       "Write price_kind: quote with the price quoted, or estimate.")
     quantity = e.int("quantity", 1, min=1, max=1_000_000)
-    return Extra(description=e.str("description"),
+    return Extra(description=description,
                  unit_price_usd=whole_cents(e, "unit_price_usd", e.number("unit_price_usd", min=0, max=100_000_000),
                                             quantity=quantity),
                  quantity=quantity,

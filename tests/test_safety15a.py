@@ -1,0 +1,150 @@
+"""Issue 28, hostile pass 11B (items 1, 6, 7, 8, 12, 13): YAML readings editors and users do not see.
+
+1. A CR not followed by LF is a line break to YAML (1.1 and 1.2, section 5.4) but not to grep or an editor on
+   Unix: refused anywhere in a file, at the line and column counted at LF. CR LF files are read; a file of
+   CR line ends alone is refused with the hint to save it with LF.
+6. A decimal comma inside '{...}' or '[...]' ('{utilization: 0,5}') is split by YAML into two items (YAML 1.1,
+   section 7.4): refused with the decimal-point form as the hint.
+7. An explicit tag that makes a value of a text the plain reading would not ('!!int' on Arabic-Indic digits,
+   '!!float 1e1') is refused, so every number rule holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _plan(tmp_path: Path, text: str) -> tuple[int, str, Path]:
+    s = tmp_path / "s.yaml"
+    s.write_bytes(text.encode())
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", "json"])
+    return r.exit_code, r.stderr, s
+
+
+# ---- 1: a lone CR
+
+def test_a_lone_cr_that_hides_a_key_in_a_comment_is_refused_at_the_editor_line(tmp_path: Path) -> None:
+    code, err, s = _plan(tmp_path, "name: lonecr\nworkloads:\n  - name: w    # tuned by hand\r    micro_batch: 64\n"
+                                   "    model: llama-2-7b\n    task: train\n    seq_len: 512\n")
+    assert code == 2
+    # line 3 (grep -n counts LF only); column 31: the 30 characters '  - name: w    # tuned by hand' come first
+    assert err == (f"Error: {s}:3: holds a CARRIAGE RETURN (CR, U+000D) not followed by LF at line 3 column 31, which "
+                   "YAML reads as a line break though grep and editors show none (what follows it would be read as a "
+                   "new line). Remove it, or save the file with LF (or CR LF) line ends throughout.\n")
+
+
+def test_a_lone_cr_in_an_overlay_is_refused(tmp_path: Path) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_bytes(b"schema_version: 1\ngpus:\n  - id: rtx-3060-12gb   # price checked 2026-11\r"
+                                   b"    price_usd: 25\n    price_kind: quote\n    source: q\n    as_of: 2026-11-20\n")
+    r = CliRunner().invoke(main, ["plan", str(ROOT / "scenarios" / "qlora-7b-12gb.yaml"), "--catalog", str(ov),
+                                  "--out", str(tmp_path / "o"), "--format", "json"])
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1].endswith(
+        "gpus.yaml:3: holds a CARRIAGE RETURN (CR, U+000D) not followed by LF at line 3 column 48, which YAML reads as "
+        "a line break though grep and editors show none (what follows it would be read as a new line). Remove it, "
+        "or save the file with LF (or CR LF) line ends throughout.")
+
+
+def test_crlf_line_ends_are_read(tmp_path: Path) -> None:
+    code, err, _ = _plan(tmp_path, "name: crlf\r\nworkloads:\r\n  - name: w\r\n    model: llama-2-7b\r\n"
+                                   "    task: infer\r\n")
+    assert (code, err) == (0, "")
+    assert (tmp_path / "o" / "crlf.json").is_file()
+
+
+def test_a_file_of_cr_line_ends_alone_is_refused_with_the_lf_hint(tmp_path: Path) -> None:
+    code, err, s = _plan(tmp_path, "name: mac\rworkloads:\r  - name: w\r    model: llama-2-7b\r    task: infer\r")
+    assert code == 2
+    assert err == (f"Error: {s}:1: has old Mac line ends (CR alone, no LF), which YAML reads as line breaks but grep, "
+                   "git and editors on Unix do not. Save the file with LF line ends (or CR LF), e.g. "
+                   "tr '\\r' '\\n' < old.yaml > new.yaml.\n")
+
+
+def test_the_pure_parser_refuses_a_lone_cr_as_well() -> None:
+    from planner.core import yamlio
+
+    raised = None
+    try:
+        yamlio._parse_pure("a: 1\nb: 2 # x\rc: 3\n")
+    except yamlio.YamlProblem as exc:
+        raised = (exc.problem, exc.line)
+    assert raised == ("holds a CARRIAGE RETURN (CR, U+000D) not followed by LF at line 2 column 9, which YAML reads "
+                      "as a line break though grep and editors show none (what follows it would be read as a new "
+                      "line)", 2)
+
+
+# ---- 6: a decimal comma in a flow collection
+
+_SCEN = "name: h\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: train\n    method: qlora\n    seq_len: 512\n"
+
+
+@pytest.mark.parametrize("line, written, a, b, fixed", [
+    ("costs: {utilization: 0,5}", "0,5", "0", "5", "costs: {utilization: 0.5}"),
+    ("costs: {pue: 1,25}", "1,25", "1", "25", "costs: {pue: 1.25}"),
+    ("costs: {residual_fraction: 0,05}", "0,05", "0", "05", "costs: {residual_fraction: 0.05}"),
+    ("constraints: {budget_usd: 1,5}", "1,5", "1", "5", "constraints: {budget_usd: 1.5}"),
+])
+def test_a_decimal_comma_in_a_flow_mapping_gets_the_decimal_point_hint(tmp_path: Path, line: str, written: str,
+                                                                       a: str, b: str, fixed: str) -> None:
+    code, err, s = _plan(tmp_path, _SCEN + line + "\n")
+    assert code == 2
+    assert err == (f"Error: {s}:8: {written} inside [...] or {{...}} is read by YAML as two items, {a} and {b} (a "
+                   f"comma separates the items there), not as a decimal comma. Write the decimal with a point: "
+                   f"{fixed}.\n")
+    # the hint, followed, is read (a budget of $1.50 leaves no option, exit 1, but the file is read)
+    code, err, _ = _plan(tmp_path, _SCEN + fixed + "\n")
+    assert code in (0, 1) and "Error" not in err, err
+
+
+def test_a_decimal_comma_in_a_flow_list_is_refused_and_the_hint_loads(tmp_path: Path) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    head = ("schema_version: 1\ninstances:\n  - id: my-l4\n    provider: aws\n    instance: g6.xlarge\n    gpu: l4\n"
+            "    gpu_count: 1\n    vcpus: 4\n    memory: 16 GiB\n    region: us-east-1\n    source: x\n"
+            "    as_of: 2026-11-01\n    usd_per_hour: 0.8\n    spot_usd_per_hour: 0.3\n")
+    (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0,25, 0,35]\n")
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:15: 0,25 inside [...] or {{...}} is read by YAML as two items, 0 "
+                        "and 25 (a comma separates the items there), not as a decimal comma. Write the decimal with "
+                        "a point: spot_usd_per_hour_range: [0.25, 0.35].\n")
+    (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0.25, 0.35]\n")
+    r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
+    assert (r.exit_code, r.stderr) == (0, "")
+
+
+def test_lists_written_without_blanks_stay_lists() -> None:
+    from planner.core.yamlio import parse_yaml
+
+    assert parse_yaml("a: [1,2,4]\nb: [2048,1024]\nc: [0, 5]\n") == {"a": [1, 2, 4], "b": [2048, 1024], "c": [0, 5]}
+
+
+# ---- 7: explicit tags
+
+@pytest.mark.parametrize("value, shown", [
+    ("!!int '١٠'", "'١٠'"), ("!!int '１０'", "'１０'"), ("!!float '1e1'", "'1e1'"), ("!!float '１e1'", "'１e1'"),
+])
+def test_a_tag_that_makes_a_number_of_what_plain_yaml_would_not_is_refused(tmp_path: Path, value: str,
+                                                                            shown: str) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(f"model: llama-2-7b\ntask: train\nseq_len: 512\nmicro_batch: {value}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {w}:4: micro_batch: the YAML tag '!!{value[2:value.index(' ')]}' on {shown} is not "
+                        "read (a planner file is plain YAML, no tags). Remove the tag and write the value itself: a "
+                        "number in ASCII digits (4, 0.5), a boolean as true or false.\n")
+
+
+def test_a_tag_that_changes_nothing_is_read() -> None:
+    from planner.core.yamlio import parse_yaml
+
+    assert parse_yaml("a: !!int 4\nb: !!float 0.5\nc: !!bool true\n") == {"a": 4, "b": 0.5, "c": True}

@@ -148,3 +148,48 @@ def test_a_tag_that_changes_nothing_is_read() -> None:
     from planner.core.yamlio import parse_yaml
 
     assert parse_yaml("a: !!int 4\nb: !!float 0.5\nc: !!bool true\n") == {"a": 4, "b": 0.5, "c": True}
+
+
+# ---- 8: common YAML slips get their own line and a fix
+
+@pytest.mark.parametrize("body, line, problem, hint", [
+    ("  - name: w\n    model:llama-2-7b\n    task: infer\n", 4,
+     "could not find expected ':' at line 5 column 5", "Write a space after ':': model: llama-2-7b."),
+    ("  - name:w\n    model: llama-2-7b\n    task: infer\n", 3,
+     "mapping values are not allowed here at line 4 column 10", "Write a space after ':': name: w."),
+])
+def test_a_key_glued_to_its_value_is_named_at_its_line(tmp_path: Path, body: str, line: int, problem: str,
+                                                      hint: str) -> None:
+    code, err, s = _plan(tmp_path, "name: s\nworkloads:\n" + body)
+    assert code == 2
+    assert err == f"Error: {s}:{line}: YAML syntax error: {problem}. {hint}\n"
+
+
+_PART = "The value starts with a quote or bracket and text goes on after its close: quote the whole text: "
+_RESERVED = "unquoted (YAML reserves it): quote the text: "
+
+
+@pytest.mark.parametrize("value, problem, hint, fixed", [
+    ('"QLoRA" on one card', "expected <block end>, but found '<scalar>' at line 2 column 22",
+     _PART + "description: '\"QLoRA\" on one card'.", "'\"QLoRA\" on one card'"),
+    ("'it's fine'", "expected <block end>, but found '<scalar>' at line 2 column 18",
+     _PART + "description: 'it''s fine'.", "'it''s fine'"),
+    ("[draft] plan for the lab", "expected <block end>, but found '<scalar>' at line 2 column 22",
+     _PART + "description: '[draft] plan for the lab'.", "'[draft] plan for the lab'"),
+    ("@nlp-team plan", "found character '@' that cannot start any token at line 2 column 14",
+     "A value cannot start with '@' " + _RESERVED + "description: '@nlp-team plan'.", "'@nlp-team plan'"),
+    ("`make plan` output", "found character '`' that cannot start any token at line 2 column 14",
+     "A value cannot start with '`' " + _RESERVED + "description: '`make plan` output'.", "'`make plan` output'"),
+    ("%50 of the budget", "found character '%' that cannot start any token at line 2 column 14",
+     "A value cannot start with '%' " + _RESERVED + "description: '%50 of the budget'.", "'%50 of the budget'"),
+    ("| two GPUs", "expected a comment or a line break, but found 't' at line 2 column 16",
+     "A value cannot start with '|' " + _RESERVED + "description: '| two GPUs'.", "'| two GPUs'"),
+])
+def test_a_partly_quoted_or_reserved_value_gets_the_quote_hint_which_works(tmp_path: Path, value: str, problem: str,
+                                                                           hint: str, fixed: str) -> None:
+    tail = "workloads:\n  - {name: w, model: llama-2-7b, task: infer}\n"
+    code, err, s = _plan(tmp_path, f"name: s\ndescription: {value}\n{tail}")
+    assert code == 2
+    assert err == f"Error: {s}:2: YAML syntax error: {problem}. {hint}\n"
+    code, err, _ = _plan(tmp_path, f"name: s\ndescription: {fixed}\n{tail}")  # the hint, followed
+    assert (code, err) == (0, "")

@@ -33,7 +33,7 @@ from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_inp
 from planner.core.names import clip_text
 from planner.core.yamlrules import (Base60Problem, YamlProblem, comment_value, flow_comment, flow_thousands,
                                     hidden_break, key_problem, refuse_base_60, refuse_other_bases, refuse_separators,
-                                    special_value, syntax_hint)
+                                    special_value, syntax_hint, syntax_slip)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -597,6 +597,9 @@ def _parse_pure(text: str) -> Any:
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
         lead = f"{exc.context}, " if exc.context and exc.context.startswith("expected") else ""
         problem = f"YAML syntax error: {lead}{exc.problem}" + (f" at {where}" if where else "")
+        slip = syntax_slip(exc, text)  # 'key:value', '"x" and more', '@x': the line and the fix
+        if slip is not None:
+            raise YamlProblem(problem, *slip) from exc
         raise YamlProblem(problem, mark.line + 1 if mark else None, syntax_hint(exc, text)) from exc
     except yaml.YAMLError as exc:
         raise YamlProblem(f"YAML error: {exc}") from exc

@@ -370,6 +370,51 @@ def flow_comment(text: str) -> tuple[str, int, str] | None:
             f"Quote the text that starts with '#': {key.group(1) + ': ' if key else ''}{_quoted(meant)}.")
 
 
+#: A block key glued to its value ('model:llama-2-7b', '- name:w'): a key, ':' and a character that is neither a
+#: blank, ':' nor '/' (so 'https://...' and '10:30' are not taken for one).
+_GLUED = re.compile(r"^([ \t]*(?:-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.-]*):([^\s:/#].*)$")
+#: A block value that starts with a quote or bracket and has text after its close ('"QLoRA" on one card').
+_PART_QUOTED = re.compile(r"^([ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+)([\"'\[{].*?)[ \t]*$")
+#: A block value that starts with a YAML indicator no plain text may start with (YAML 1.1, section 4.1.2:
+#: '@' and '`' are reserved, '%' starts a directive, '|' and '>' a block text).
+_INDICATOR = re.compile(r"^([ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+)([@`%|>].*?)[ \t]*$")
+
+
+def _as_text(raw: str) -> str:
+    """``raw`` (a value as written) as one single-quoted YAML text: a value wrapped in one kind of quotes
+    ('it's fine') loses them, a quote inside is doubled."""
+    inner = raw[1:-1] if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
+    return "'" + clip_text(inner).replace("'", "''") + "'"
+
+
+def syntax_slip(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, str] | None:
+    """(line, hint) for three common slips PyYAML reports elsewhere or without a fix: a key glued to its value
+    ('model:llama-2-7b', which YAML reads as one text, so the error comes a line later), a value that starts
+    with a quote or bracket and goes on after its close ('"QLoRA" on one card', 'it's fine'), and a value that
+    starts with a reserved indicator ('@team', '`make`', '%50', '| two'). None for any other error."""
+    lines = text.split("\n")
+    marks = [m.line for m in (exc.context_mark, exc.problem_mark) if m is not None]
+    if not marks:
+        return None
+    first, last = min(marks), max(marks)
+    for n in range(max(0, first - 1), min(last, len(lines) - 1) + 1):
+        m = _GLUED.match(lines[n].rstrip("\r"))
+        if m:
+            return (n + 1, f"Write a space after ':': {clip_text(m.group(2))}: {clip_text(m.group(3).strip())}.")
+    line = lines[exc.problem_mark.line].rstrip("\r") if exc.problem_mark and exc.problem_mark.line < len(lines) else ""
+    m = _INDICATOR.match(line)
+    if m and ("cannot start any token" in (exc.problem or "") or "block scalar" in (exc.context or "")):
+        return (exc.problem_mark.line + 1, f"A value cannot start with {m.group(2)[0]!r} unquoted (YAML reserves it): "
+                                           f"quote the text: {clip_text(m.group(1).strip())} {_as_text(m.group(2))}.")
+    m = _PART_QUOTED.match(line)
+    if m and "expected <block end>" in (exc.context or "") + (exc.problem or "") \
+            and exc.problem_mark.column > len(m.group(1)):
+        return (exc.problem_mark.line + 1, "The value starts with a quote or bracket and text goes on after its "
+                                           f"close: quote the whole text: {clip_text(m.group(1).strip())} "
+                                           f"{_as_text(m.group(2))}.")
+    return None
+
+
 def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     """What to change for the common YAML syntax errors (the opening bracket or quote, tabs, a backslash
     in double quotes...) of ``text``."""

@@ -193,3 +193,72 @@ def test_a_partly_quoted_or_reserved_value_gets_the_quote_hint_which_works(tmp_p
     assert err == f"Error: {s}:2: YAML syntax error: {problem}. {hint}\n"
     code, err, _ = _plan(tmp_path, f"name: s\ndescription: {fixed}\n{tail}")  # the hint, followed
     assert (code, err) == (0, "")
+
+
+# ---- 12: hints that, followed, are accepted
+
+def _models_overlay(tmp_path: Path, line: str) -> Path:
+    ov = tmp_path / "ov"
+    ov.mkdir(exist_ok=True)
+    (ov / "models.yaml").write_text(
+        "schema_version: 1\nmodels:\n  - id: my-llama\n    hf_id: me/my-llama\n    source: x\n    as_of: 2026-01-01\n"
+        "    config:\n      architectures: [LlamaForCausalLM]\n      model_type: llama\n      hidden_size: 4096\n"
+        "      intermediate_size: 11008\n      num_attention_heads: 32\n      num_hidden_layers: 32\n"
+        "      num_key_value_heads: 32\n      vocab_size: 32000\n      max_position_embeddings: 4096\n"
+        f"      torch_dtype: float16\n{line}\n")
+    return ov
+
+
+@pytest.mark.parametrize("key, written, meant", [("head_dim", "0128", "128"), ("sliding_window", "04096", "4096")])
+def test_a_models_config_leading_zero_gets_the_leading_zero_hint(tmp_path: Path, key: str, written: str,
+                                                                 meant: str) -> None:
+    ov = _models_overlay(tmp_path, f"      {key}: {written}")
+    args = ["estimate", "--model", "my-llama", "--task", "infer", "--context", "1024", "--catalog", str(ov)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2
+    assert r.stderr.splitlines()[-1] == (
+        f"Error: {ov / 'models.yaml'}:18: models[0] (my-llama).config.{key}: {key} must be a whole number, not "
+        f"'{written}'. Write the number without the leading zero: {key}: {meant}.")
+    _models_overlay(tmp_path, f"      {key}: {meant}")  # the hint, followed
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+
+
+_INFER = "name: y\nworkloads:\n  - name: w\n    model: llama-2-7b\n"
+
+
+def test_split_mode_no_hints_none_which_is_read(tmp_path: Path) -> None:
+    body = _INFER + "    task: infer\n    engine: llama.cpp\n    weights: Q4_K_M\n    split_mode: "
+    code, err, s = _plan(tmp_path, body + "no\n")
+    assert code == 2
+    assert err == (f"Error: {s}:8: workloads[0].split_mode: must be one of the choices, not false. Valid: layer, row, "
+                   "none. YAML reads an unquoted no or off as false: for none, write split_mode: none.\n")
+    code, err, _ = _plan(tmp_path, body + "none\n")
+    assert (code, err) == (0, "")
+
+
+def test_checkpointing_no_in_a_list_names_no_false_to_remove(tmp_path: Path) -> None:
+    body = _INFER + "    task: train\n    method: qlora\n    seq_len: 512\n    checkpointing: "
+    code, err, s = _plan(tmp_path, body + "[no, full]\n")
+    assert code == 2
+    assert err == (f"Error: {s}:8: workloads[0].checkpointing: must be one of the choices, not false (in the "
+                   "checkpointing list). Valid: none, full. YAML reads an unquoted no or off as false: for none, write "
+                   "checkpointing: none.\n")
+    assert "False" not in err
+    code, err, _ = _plan(tmp_path, body + "none\n")
+    assert (code, err) == (0, "")
+    code, err, _ = _plan(tmp_path, body + "[none, full]\n")
+    assert (code, err) == (0, "")
+
+
+def test_a_leading_zero_part_number_gets_only_the_quote_hint(tmp_path: Path) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    mpn: 0123\n")
+    r = CliRunner().invoke(main, ["catalog", "gpus", "--catalog", str(ov)])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {ov / 'gpus.yaml'}:4: gpus[0].mpn: 0123 is an octal number in YAML 1.1 (it reads as "
+                        "83), not what it looks like. Quote it: mpn: '0123' (mpn is a text, not a number).\n")
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    mpn: '0123'\n")
+    r = CliRunner().invoke(main, ["catalog", "gpus", "--catalog", str(ov)])
+    assert (r.exit_code, r.stderr) == (0, "")

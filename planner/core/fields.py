@@ -496,6 +496,8 @@ def _choice_note(key: str, value: Any, choices: list[str], file: Any) -> str:
     words = [c for c in choices if _BOOL_WORDS.get(str(c).lower()) == str(value).lower()]
     if words:
         return f" YAML reads an unquoted {words[0]} as {str(value).lower()}: quote it, {key}: '{words[0]}'."
+    if value is False and "none" in choices:  # 'split_mode: no', 'checkpointing: off': the choice meant is none
+        return f" YAML reads an unquoted no or off as false: for none, write {key}: none."
     return " YAML reads an unquoted yes, no, on, off, true or false as a boolean: write one of the choices."
 
 

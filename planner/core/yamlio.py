@@ -31,9 +31,9 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import (Base60Problem, YamlProblem, comment_value, flow_comment, flow_thousands,
-                                    hidden_break, key_problem, refuse_base_60, refuse_other_bases, refuse_separators,
-                                    special_value, syntax_hint, syntax_slip)
+from planner.core.yamlrules import (Base60Problem, OtherBaseProblem, YamlProblem, comment_value, flow_comment,
+                                    flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
+                                    refuse_separators, special_value, syntax_hint, syntax_slip)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -207,7 +207,7 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
         try:
             result[key] = loader.construct_object(value_node, deep=True)
         except YamlProblem as exc:
-            if isinstance(exc, Base60Problem):
+            if isinstance(exc, (Base60Problem, OtherBaseProblem)):
                 exc.for_key(str(key))  # its own key, or its list's ('seq_len: [1:00]')
             raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1

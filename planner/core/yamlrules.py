@@ -271,8 +271,27 @@ def refuse_other_bases(node: yaml.Node) -> None:
             meant = (f"{sign}{int(body)}" if base == 8 else f"{sign}{value}")
             hint = (f"Write it without the leading zero ({meant}), or quote it if it is a text ('{text}')."
                     if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
-            raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
-                              "like", node.start_mark.line + 1, hint)
+            exc = OtherBaseProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it "
+                                   "looks like", node.start_mark.line + 1, hint)
+            exc.written = text
+            raise exc
+
+
+#: Keys whose value is always a text (catalog/README.md, docs/scenarios.md): a part number, an id, a name, a
+#: note or source, a cloud instance or region name. Their leading-zero value is quoted, never written as a number.
+TEXT_KEYS = frozenset({"mpn", "id", "name", "description", "notes", "source", "instance", "region", "seller"})
+
+
+class OtherBaseProblem(YamlProblem):
+    """:func:`refuse_other_bases`'s problem; :meth:`for_key` makes its hint quote-only for a text key."""
+
+    written = ""
+
+    def for_key(self, key: str) -> None:
+        """Under ``key`` in :data:`TEXT_KEYS` (``mpn: 0123``) the hint only quotes the value: the number
+        without its leading zero would be refused as no text."""
+        if key in TEXT_KEYS and self.path is None:
+            self.hint = f"Quote it: {key}: '{self.written}' ({key} is a text, not a number)."
 
 
 #: A value that may have been cut by a comment: ': ' or '- ' and then ' #' and a character other than a blank

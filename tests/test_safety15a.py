@@ -262,3 +262,72 @@ def test_a_leading_zero_part_number_gets_only_the_quote_hint(tmp_path: Path) -> 
     (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-4090\n    mpn: '0123'\n")
     r = CliRunner().invoke(main, ["catalog", "gpus", "--catalog", str(ov)])
     assert (r.exit_code, r.stderr) == (0, "")
+
+
+# ---- 13: values that are probably typos
+
+def _dataset(tmp_path: Path, size: str) -> tuple[int, str, Path]:
+    w = tmp_path / "w.yaml"
+    w.write_text(f'model: llama-2-7b\ntask: train\nseq_len: 512\ndataset_format: python\ndataset_size: "{size}"\n')
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    return r.exit_code, r.stderr, w
+
+
+def test_upper_case_kb_is_refused_with_both_readings(tmp_path: Path) -> None:
+    code, err, w = _dataset(tmp_path, "10000000 KB")
+    assert code == 2
+    assert err == (f"Error: {w}:5: dataset_size: the unit 'KB' in '10000000 KB' means 1000 B to some and 1024 B to "
+                   "others (JEDEC). Write kB (1000 B) or KiB (1024 B): '10000000 kB' or '10000000 KiB'.\n")
+    for followed in ("10000000 kB", "10000000 KiB"):  # each hint, followed, is read
+        assert _dataset(tmp_path, followed)[:2] == (0, "")
+
+
+def test_kilobits_get_a_kilo_hint(tmp_path: Path) -> None:
+    code, err, w = _dataset(tmp_path, "10 Kb")
+    assert code == 2
+    assert err == (f"Error: {w}:5: dataset_size: '10 Kb' is in bits (Kb), but a size is written in bytes. Did you mean "
+                   "'10 kB' or '10 KiB'? Kb is kilobits; kB is 10^3 bytes, KiB 2^10 bytes.\n")
+
+
+def _calibration(tmp_path: Path, context: str, fraction: str) -> tuple[int, str, Path]:
+    c = tmp_path / "c.yaml"
+    c.write_text(f'schema_version: 1\ngpus:\n  - gpu_name: "NVIDIA L4"\n    cuda_context: {context}\n'
+                 f"    allocator_fraction: {fraction}\n    measured_on: 2026-11-01\n    versions: {{}}\n")
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--gpu", "l4",
+                                  "--calibration", str(c)])
+    return r.exit_code, r.stderr, c
+
+
+def test_a_calibration_of_no_cuda_context_is_refused(tmp_path: Path) -> None:
+    code, err, c = _calibration(tmp_path, "0 MiB", "0.05")
+    assert code == 2
+    assert err == (f"Error: {c}:4: gpus[0].cuda_context: must be more than 0 B: every CUDA context holds device memory "
+                   "(its kernels and data), so 0 is no measurement. Run 'planner calibrate' again on the GPU, or leave "
+                   "--calibration out to use the default.\n")
+
+
+def test_an_allocator_fraction_above_one_is_refused(tmp_path: Path) -> None:
+    code, err, c = _calibration(tmp_path, "600 MiB", "1.5")
+    assert code == 2
+    assert err == (f"Error: {c}:5: gpus[0].allocator_fraction: 1.5 is no allocator overhead: the fraction is "
+                   "max_memory_reserved / max_memory_allocated - 1 ('planner calibrate'), and above 1 the allocator "
+                   "would hold over twice what the tensors use. Write the fraction (0.05 for 5 %), or run 'planner "
+                   "calibrate' again.\n")
+    for fraction in ("0.95", "1", "0"):  # reserved up to twice the allocated peak is read
+        assert _calibration(tmp_path, "600 MiB", fraction)[0] == 0
+
+
+@pytest.mark.parametrize("word", ["y", "Y", "n", " true", "off "])
+def test_on_off_options_refuse_what_files_refuse(word: str) -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "llama.cpp",
+                                  "--weights", "Q4_K_M", "--flash-attention", word])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: --flash-attention: {word!r} is not on or off. Give --flash-attention or "
+                        "--no-flash-attention alone, or --flash-attention true/false (also yes/no, on/off, 1/0).\n")
+
+
+@pytest.mark.parametrize("word", ["true", "OFF", "Yes", "0"])
+def test_on_off_options_take_the_file_words_in_any_case(word: str) -> None:
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--engine", "llama.cpp",
+                                  "--weights", "Q4_K_M", "--flash-attention", word])
+    assert (r.exit_code, r.stderr) == (0, "")

@@ -27,7 +27,8 @@ def test_yes_and_no_read_as_booleans_say_so(tmp_path):
     # YAML 1.1 (PyYAML) reads an unquoted no as false: 'checkpointing: no' was "not false" and nothing more
     choice = _plan_error(tmp_path, "name: s\nworkloads:\n" + WORKLOAD % ", checkpointing: no")
     assert "checkpointing: must be one of the choices, not false. Valid: none, full." in choice
-    assert "YAML reads an unquoted yes, no, on, off, true or false as a boolean" in choice
+    # the choice meant by no is none, which the hint names (hostile pass 11B item 12)
+    assert "YAML reads an unquoted no or off as false: for none, write checkpointing: none." in choice
     number = _plan_error(tmp_path, "name: s\nworkloads:\n" + (WORKLOAD % "").replace("micro_batch: 1", "micro_batch: yes"))
     assert "micro_batch: must be a whole number, not true." in number and "YAML reads an unquoted" in number
 

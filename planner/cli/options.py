@@ -182,9 +182,11 @@ class GpuLayers(click.ParamType):
             self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
 
 
-#: Words a boolean option's value may be written as (YAML 1.1's booleans, as scenarios take them).
-TRUE_WORDS = ("true", "yes", "on", "1", "y")
-FALSE_WORDS = ("false", "no", "off", "0", "n")
+#: Words a boolean option's value may be written as: the booleans files take (YAML 1.1's true/false, yes/no,
+#: on/off, as PyYAML resolves them; not 'y'/'n', which files refuse), and 1/0; any case, no blanks around
+#: (' true' is refused, as files and number options refuse ' 2').
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
 
 
 class BoolSpellingCommand(SingleValueCommand):
@@ -235,11 +237,11 @@ def bool_spellings(command: click.Command, args: list[str]) -> list[str]:
         if name in flags:
             on, off = flags[name]
             negated = name == off
-            if not eq and i + 1 < len(args) and args[i + 1].strip().lower() in TRUE_WORDS + FALSE_WORDS:
+            if not eq and i + 1 < len(args) and args[i + 1].lower() in TRUE_WORDS + FALSE_WORDS:
                 word, eq = args[i + 1], "="
                 i += 1
-            if eq and word.strip().lower() in TRUE_WORDS + FALSE_WORDS:
-                value = word.strip().lower() in TRUE_WORDS
+            if eq and word.lower() in TRUE_WORDS + FALSE_WORDS:
+                value = word.lower() in TRUE_WORDS
                 out.append(on if value != negated else off)
                 i += 1
                 continue

@@ -301,8 +301,10 @@ class Entry:
         if bits:
             number, unit = bits.groups()
             raise self.error(f"{value!r} is in bits ({unit}), but a size is written in bytes", key,
-                             f"Did you mean '{number} {unit[:-1].replace('k', 'K')}B' or "
-                             f"'{number} {unit[0].upper()}iB'? Gb is gigabits; GB is 10^9 bytes, GiB 2^30 bytes.")
+                             f"Did you mean '{number} {unit[:-1].replace('K', 'k')}B' or "
+                             f"'{number} {unit[0].upper()}iB'? {unit} is {_PREFIX[unit[0].upper()]}bits; "
+                             f"{unit[0].replace('K', 'k')}B is {_POWER[unit[0].upper()]} bytes, {unit[0].upper()}iB "
+                             f"{_BINARY[unit[0].upper()]} bytes.")
         if n < min:
             raise self.error(f"must be at least {min} bytes, not {value!r}", key)
         if max is not None and n > max:
@@ -499,6 +501,8 @@ def _choice_note(key: str, value: Any, choices: list[str], file: Any) -> str:
     words = [c for c in choices if _BOOL_WORDS.get(str(c).lower()) == str(value).lower()]
     if words:
         return f" YAML reads an unquoted {words[0]} as {str(value).lower()}: quote it, {key}: '{words[0]}'."
+    if value is False and "none" in choices:  # 'split_mode: no', 'checkpointing: off': the choice meant is none
+        return f" YAML reads an unquoted no or off as false: for none, write {key}: none."
     return " YAML reads an unquoted yes, no, on, off, true or false as a boolean: write one of the choices."
 
 
@@ -530,6 +534,12 @@ def _text_note(key: str, value: Any, file: Any) -> str | None:
     written = (f" ({shown} as read: a number keeps no trailing zero, so quote what the file says, e.g. "
                f"'{shown}0' for {shown}0)") if isinstance(value, float) and "e" not in shown else ""
     return f"YAML reads an unquoted {shown} as {what}: quote the text as written, e.g. {key}: '{shown}'{written}."
+
+
+#: The SI prefixes of sizes (BIPM SI Brochure, 9th ed., table 7) and their IEC binary counterparts (IEC 80000-13).
+_PREFIX = {"K": "kilo", "M": "mega", "G": "giga", "T": "tera"}
+_POWER = {"K": "10^3", "M": "10^6", "G": "10^9", "T": "10^12"}
+_BINARY = {"K": "2^10", "M": "2^20", "G": "2^30", "T": "2^40"}
 
 
 def _int_hint(key: str, value: Any) -> str | None:

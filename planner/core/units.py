@@ -27,7 +27,7 @@ TB = 10**12
 _SIZE_UNITS: dict[str, Fraction] = {
     "B": Fraction(1),
     "KiB": Fraction(KiB), "MiB": Fraction(MiB), "GiB": Fraction(GiB), "TiB": Fraction(TiB),
-    "kB": Fraction(KB), "KB": Fraction(KB), "MB": Fraction(MB), "GB": Fraction(GB), "TB": Fraction(TB),
+    "kB": Fraction(KB), "MB": Fraction(MB), "GB": Fraction(GB), "TB": Fraction(TB),
     "kb": Fraction(KB, 8), "Kb": Fraction(KB, 8), "Mb": Fraction(MB, 8), "Gb": Fraction(GB, 8),
     "Tb": Fraction(TB, 8),
 }
@@ -239,6 +239,9 @@ def parse_size(text: object) -> int:
         raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'",
                         _size_spelling_hint(text))
     number, unit = m.groups()
+    if unit == "KB":  # 1000 B in SI (lower-case k, BIPM), 1024 B in JEDEC 100B.01 and Windows: no single reading
+        raise UnitError(f"the unit 'KB' in {text!r} means 1000 B to some and 1024 B to others (JEDEC)",
+                        f"Write kB (1000 B) or KiB (1024 B): '{number} kB' or '{number} KiB'.")
     if unit not in _SIZE_UNITS:
         close = [u for u in _SIZE_UNITS if u.lower() == unit.lower() and not u.endswith("b")]
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""

@@ -31,9 +31,9 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import (Base60Problem, YamlProblem, comment_value, flow_comment, flow_thousands,
-                                    hidden_break, key_problem, refuse_base_60, refuse_other_bases, refuse_separators,
-                                    special_value, syntax_hint)
+from planner.core.yamlrules import (Base60Problem, OtherBaseProblem, YamlProblem, comment_value, flow_comment,
+                                    flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
+                                    refuse_separators, special_value, syntax_hint, syntax_slip)
 
 __all__ = ["LineDict", "LineList", "YamlProblem", "MAX_EXPANDED_NODES", "MAX_DEPTH", "MAX_FILE_BYTES", "read_text",
            "parse_yaml", "load_mapping", "read_mapping", "parse_mapping", "load_json_mapping", "read_json_mapping"]
@@ -91,13 +91,33 @@ class _Building(yaml.constructor.SafeConstructor):
         return value
 
 
+    def _refuse_explicit_tag(self, node: yaml.Node) -> None:
+        """Refuse a scalar whose tag was written (``!!int '١٠'``, ``!!float '1e1'``) and makes of its text a value
+        the text alone would not be read as: the number rules (ASCII digits, no '1e1') are those of the plain
+        text, and a planner file is plain YAML, no tags (docs/commands.md). A tag that changes nothing
+        (``!!int 10``) is let be: the value is the plain one."""
+        if not isinstance(node, yaml.ScalarNode) or not node.style and \
+                self.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag:
+            return
+        tag = _short_tag(node.tag or "")
+        raise YamlProblem(f"the YAML tag {tag!r} on {clip_text(repr(node.value))} is not read (a planner file is "
+                          "plain YAML, no tags)", node.start_mark.line + 1,
+                          "Remove the tag and write the value itself: a number in ASCII digits (4, 0.5), a "
+                          "boolean as true or false.")
+
+    def construct_yaml_bool(self, node: yaml.Node) -> bool:
+        self._refuse_explicit_tag(node)
+        return super().construct_yaml_bool(node)
+
     def construct_yaml_int(self, node: yaml.Node) -> int:
+        self._refuse_explicit_tag(node)
         refuse_base_60(node)
         refuse_other_bases(node)
         refuse_separators(node)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: yaml.Node) -> float:
+        self._refuse_explicit_tag(node)
         refuse_base_60(node)
         refuse_separators(node)
         value = super().construct_yaml_float(node)
@@ -161,6 +181,7 @@ _LONG_NUMBER = re.compile(r"[-+]?[0-9][0-9_]{20,}(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]
 _Building.add_constructor("tag:yaml.org,2002:str", _Building.construct_yaml_str)
 _Building.add_constructor("tag:yaml.org,2002:int", _Building.construct_yaml_int)
 _Building.add_constructor("tag:yaml.org,2002:float", _Building.construct_yaml_float)
+_Building.add_constructor("tag:yaml.org,2002:bool", _Building.construct_yaml_bool)
 
 
 def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
@@ -196,7 +217,7 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
         try:
             result[key] = loader.construct_object(value_node, deep=True)
         except YamlProblem as exc:
-            if isinstance(exc, Base60Problem):
+            if isinstance(exc, (Base60Problem, OtherBaseProblem)):
                 exc.for_key(str(key))  # its own key, or its list's ('seq_len: [1:00]')
             raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1
@@ -302,7 +323,8 @@ def parse_yaml(text: str) -> Any:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
             deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
     """
-    flow = flow_thousands(text) or comment_value(text)  # '[16,384]' read as two items; 'key: #1' as empty
+    # a lone CR or U+2028 hides a line break; "[16,384]" reads as two items; "key: #1" as empty
+    flow = hidden_break(text) or flow_thousands(text) or comment_value(text)
     if flow is not None:
         raise YamlProblem(*flow)
     if _CLoader is not None and not _PURE_ONLY.search(text):
@@ -328,7 +350,7 @@ def parse_yaml(text: str) -> Any:
 #: not allow (the pure reader names them), tabs (libyaml takes a tab after a plain scalar as
 #: white space where PyYAML refuses it: 'a\t'), and the line breaks editors do not show
 #: (:func:`planner.core.yamlrules.hidden_break`, which the pure path checks first).
-_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\t\x85\u2028\u2029]")
+_PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\t\x85\u2028\u2029]|\r(?!\n)")
 
 class _NotPlain(Exception):
     """The fast builder met something it leaves to PyYAML's constructors (see :func:`_build_plain`)."""
@@ -585,6 +607,9 @@ def _parse_pure(text: str) -> Any:
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark else ""
         lead = f"{exc.context}, " if exc.context and exc.context.startswith("expected") else ""
         problem = f"YAML syntax error: {lead}{exc.problem}" + (f" at {where}" if where else "")
+        slip = syntax_slip(exc, text)  # 'key:value', '"x" and more', '@x': the line and the fix
+        if slip is not None:
+            raise YamlProblem(problem, *slip) from exc
         raise YamlProblem(problem, mark.line + 1 if mark else None, syntax_hint(exc, text)) from exc
     except yaml.YAMLError as exc:
         raise YamlProblem(f"YAML error: {exc}") from exc

@@ -17,23 +17,34 @@ from planner.core.names import char_name, clip_text
 
 #: NEXT LINE U+0085, LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR U+2029: line breaks in YAML 1.1
 #: (yaml.org/spec/1.1, section 5.4 "Line Break Characters", which PyYAML and libyaml follow), but not in
-#: YAML 1.2 (section 5.4: "treated as non-break characters") nor in editors, which count lines by
-#: LF, CR LF and CR only: read as breaks, a comment's tail would become a live key and every later
-#: line number would be off.
-_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]")
-_EDITOR_BREAK = re.compile("\r\n|\r|\n")
+#: YAML 1.2 (section 5.4: "treated as non-break characters") nor in editors; and a CARRIAGE RETURN not
+#: followed by LF (an old Mac line end), a break in both YAML versions (section 5.4 lists CR alone) but
+#: not in grep, awk, git diff or an editor on Unix, which end lines at LF only: read as breaks, a comment's
+#: tail would become a live key and every later line number would be off. CR LF (Windows) is one break
+#: to both, and stays.
+_HIDDEN_BREAK = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
+_EDITOR_BREAK = re.compile("\n")
 
 
 def hidden_break(text: str) -> tuple[str, int, str] | None:
     """Why ``text`` cannot be read when it holds a :data:`_HIDDEN_BREAK` anywhere (comments and quoted texts
     included), as (problem, line, hint) at the first one, at the line and column an editor shows (lines counted
-    by LF, CR LF and CR only); None when it holds none."""
+    by LF, so CR LF counts once); None when it holds none. A file whose line ends are all lone CRs (no LF at
+    all) is told so, with the hint to save it with LF line ends."""
     m = _HIDDEN_BREAK.search(text)
     if m is None:
         return None
     breaks = list(_EDITOR_BREAK.finditer(text, 0, m.start()))
     line = len(breaks) + 1
     column = m.start() - (breaks[-1].end() if breaks else 0) + 1
+    if m.group() == "\r":
+        if "\n" not in text:
+            return ("has old Mac line ends (CR alone, no LF), which YAML reads as line breaks but grep, git and "
+                    "editors on Unix do not", line,
+                    "Save the file with LF line ends (or CR LF), e.g. tr '\\r' '\\n' < old.yaml > new.yaml.")
+        return (f"holds a CARRIAGE RETURN (CR, U+000D) not followed by LF at line {line} column {column}, which YAML "
+                "reads as a line break though grep and editors show none (what follows it would be read as a new "
+                "line)", line, "Remove it, or save the file with LF (or CR LF) line ends throughout.")
     return (f"holds {char_name(m.group())} at line {line} column {column}, which YAML 1.1 reads as a line break "
             "though editors show none (what follows it would be read as a new line)", line,
             "Remove it, or use a real line break.")
@@ -54,17 +65,62 @@ def key_problem(key: Any, key_node: yaml.ScalarNode, value_node: yaml.Node) -> t
             f"Quote it: {shown} (every key planner reads is a text).")
 
 
-#: A whole number, and the three digits of a thousands group, as plain scalars in a flow collection.
+#: A whole number, the three digits of a thousands group, and the digits after a decimal comma, as plain
+#: scalars in a flow collection.
 _WHOLE = re.compile(r"[-+]?[0-9]+")
 _GROUP = re.compile(r"[0-9]{3}(?:\.[0-9]*)?")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _tight_comma(tokens: list[Any], i: int) -> tuple[Any, Any] | None:
+    """(the scalar before, the scalar after) when flow entry ``tokens[i]`` stands between two plain whole
+    numbers with no blank on either side ('0,5'); None otherwise."""
+    if not 0 < i < len(tokens) - 1:
+        return None
+    before, after = tokens[i - 1], tokens[i + 1]
+    token = tokens[i]
+    if (isinstance(before, yaml.ScalarToken) and isinstance(after, yaml.ScalarToken) and before.plain
+            and after.plain and _WHOLE.fullmatch(before.value) and before.end_mark.index == token.start_mark.index
+            and after.start_mark.index == token.end_mark.index):
+        return before, after
+    return None
+
+
+def _decimal_comma(text: str, tokens: list[Any], opened: list[int], i: int) -> tuple[str, int, str]:
+    """The (problem, line, hint) of a decimal comma at flow entry ``tokens[i]``: the hint rewrites the outermost
+    open collection (``opened`` its start tokens' indexes) with decimal points, when it fits on one line."""
+    before, after = tokens[i - 1], tokens[i + 1]
+    written = f"{before.value},{after.value}"
+    first, depth, last = tokens[opened[0]], 0, None
+    for token in tokens[opened[0]:]:
+        if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
+            depth += 1
+        elif isinstance(token, (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)):
+            depth -= 1
+            if depth == 0:
+                last = token
+                break
+    whole = text[first.start_mark.index:last.end_mark.index] if last is not None else ""
+    head = text[text.rfind("\n", 0, first.start_mark.index) + 1:first.start_mark.index]
+    key = re.search(r"([^\s{,\[]+):[ \t]*$", head)
+    fixed = (key.group(1) + ": " if key else "") + re.sub(r"(?<=[0-9]),(?=[0-9])", ".", whole)
+    shown = (f": {clip_text(fixed)}" if whole and "\n" not in whole and len(fixed) <= 120
+             else f" ({before.value}.{after.value})")
+    return (f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} and {after.value} (a "
+            "comma separates the items there), not as a decimal comma", tokens[i].start_mark.line + 1,
+            f"Write the decimal with a point{shown}.")
 
 
 def flow_thousands(text: str) -> tuple[str, int, str] | None:
     """Why ``text`` cannot be read when a flow collection holds a number written with a thousands separator
-    (``seq_len: [16,384, 8,192]``, ``{budget_usd: 12,500}``): YAML's flow syntax splits at each ',' (YAML 1.1,
-    section 7.4 "Flow Collection Styles"), so the list would be read as [16, 384, 8, 192], silently. As
-    (problem, line, hint) at the first one (a whole number, ',' and three digits, no space between);
-    None when there is none, or the text is not YAML (the parser then says why)."""
+    (``seq_len: [16,384, 8,192]``, ``{budget_usd: 12,500}``) or a decimal comma (``{utilization: 0,5}``,
+    ``[0,25, 0,35]``): YAML's flow syntax splits at each ',' (YAML 1.1, section 7.4 "Flow Collection
+    Styles"), so the list would be read as [16, 384, 8, 192], silently, and the mapping as {utilization: 0,
+    5: null}. As (problem, line, hint) at the first one; None when there is none, or the text is not YAML
+    (the parser then says why). A thousands separator is a whole number, ',' and three digits, no blank
+    between (not after a lone 0); a decimal comma is two whole numbers joined by ',' in a flow mapping (where
+    a key without a value is never meant), or in a list whose other items are parted by ', ' (so
+    ``[1,2,4]`` stays a list of three)."""
     if not re.search(r"[0-9],[0-9]", text) or not re.search(r"[\[{]", text):
         return None
     loader = getattr(yaml, "CSafeLoader", None) if getattr(yaml, "__with_libyaml__", False) else None
@@ -74,25 +130,44 @@ def flow_thousands(text: str) -> tuple[str, int, str] | None:
             tokens.append(token)
     except yaml.YAMLError:
         return None
-    depth = 0
+    opened: list[int] = []
     for i, token in enumerate(tokens):
         if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
-            depth += 1
+            opened.append(i)
         elif isinstance(token, (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)):
-            depth -= 1
-        elif depth and isinstance(token, yaml.FlowEntryToken) and 0 < i < len(tokens) - 1:
-            before, after = tokens[i - 1], tokens[i + 1]
-            if (isinstance(before, yaml.ScalarToken) and isinstance(after, yaml.ScalarToken) and before.plain
-                    and after.plain and _WHOLE.fullmatch(before.value) and _GROUP.fullmatch(after.value)
-                    and before.end_mark.index == token.start_mark.index
-                    and after.start_mark.index == token.end_mark.index):
+            if opened:
+                opened.pop()
+        elif opened and isinstance(token, yaml.FlowEntryToken) and (pair := _tight_comma(tokens, i)):
+            before, after = pair
+            if _GROUP.fullmatch(after.value) and before.value.lstrip("+-") != "0":
                 written = f"{before.value},{after.value}"
                 return (f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} and "
                         f"{after.value} (a comma separates the items there)", token.start_mark.line + 1,
                         f"Write the number without the separator ({before.value}{after.value})"
                         + ("." if after.value.startswith("0") else
                            f", or put a space after the comma if two items are meant ({before.value}, {after.value})."))
+            if not _DIGITS.fullmatch(after.value):
+                continue
+            if isinstance(tokens[opened[-1]], yaml.FlowMappingStartToken) or _spaced_entry(tokens, opened[-1]):
+                return _decimal_comma(text, tokens, opened, i)
     return None
+
+
+def _spaced_entry(tokens: list[Any], start: int) -> bool:
+    """Whether the flow list opened at ``tokens[start]`` has an item separator followed by a blank."""
+    depth = 0
+    for j in range(start, len(tokens)):
+        token = tokens[j]
+        if isinstance(token, (yaml.FlowSequenceStartToken, yaml.FlowMappingStartToken)):
+            depth += 1
+        elif isinstance(token, (yaml.FlowSequenceEndToken, yaml.FlowMappingEndToken)):
+            depth -= 1
+            if depth == 0:
+                return False
+        elif depth == 1 and isinstance(token, yaml.FlowEntryToken) and j + 1 < len(tokens) \
+                and tokens[j + 1].start_mark.index > token.end_mark.index:
+            return True
+    return False
 
 
 class YamlProblem(FileProblem):
@@ -196,8 +271,27 @@ def refuse_other_bases(node: yaml.Node) -> None:
             meant = (f"{sign}{int(body)}" if base == 8 else f"{sign}{value}")
             hint = (f"Write it without the leading zero ({meant}), or quote it if it is a text ('{text}')."
                     if base == 8 else f"Write the value in decimal ({meant}), or quote it if it is a text ('{text}').")
-            raise YamlProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it looks "
-                              "like", node.start_mark.line + 1, hint)
+            exc = OtherBaseProblem(f"{text} is {word} number in YAML 1.1 (it reads as {sign}{value}), not what it "
+                                   "looks like", node.start_mark.line + 1, hint)
+            exc.written = text
+            raise exc
+
+
+#: Keys whose value is always a text (catalog/README.md, docs/scenarios.md): a part number, an id, a name, a
+#: note or source, a cloud instance or region name. Their leading-zero value is quoted, never written as a number.
+TEXT_KEYS = frozenset({"mpn", "id", "name", "description", "notes", "source", "instance", "region", "seller"})
+
+
+class OtherBaseProblem(YamlProblem):
+    """:func:`refuse_other_bases`'s problem; :meth:`for_key` makes its hint quote-only for a text key."""
+
+    written = ""
+
+    def for_key(self, key: str) -> None:
+        """Under ``key`` in :data:`TEXT_KEYS` (``mpn: 0123``) the hint only quotes the value: the number
+        without its leading zero would be refused as no text."""
+        if key in TEXT_KEYS and self.path is None:
+            self.hint = f"Quote it: {key}: '{self.written}' ({key} is a text, not a number)."
 
 
 #: A value that may have been cut by a comment: ': ' or '- ' and then ' #' and a character other than a blank
@@ -293,6 +387,51 @@ def flow_comment(text: str) -> tuple[str, int, str] | None:
     return (f"a ' #' at line {line} column {column} starts a comment, which hides the rest of the line, so the "
             f"'{bracket}' opened at line {mark.line + 1} column {mark.column + 1} is never closed", line,
             f"Quote the text that starts with '#': {key.group(1) + ': ' if key else ''}{_quoted(meant)}.")
+
+
+#: A block key glued to its value ('model:llama-2-7b', '- name:w'): a key, ':' and a character that is neither a
+#: blank, ':' nor '/' (so 'https://...' and '10:30' are not taken for one).
+_GLUED = re.compile(r"^([ \t]*(?:-[ \t]+)?)([A-Za-z_][A-Za-z0-9_.-]*):([^\s:/#].*)$")
+#: A block value that starts with a quote or bracket and has text after its close ('"QLoRA" on one card').
+_PART_QUOTED = re.compile(r"^([ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+)([\"'\[{].*?)[ \t]*$")
+#: A block value that starts with a YAML indicator no plain text may start with (YAML 1.1, section 4.1.2:
+#: '@' and '`' are reserved, '%' starts a directive, '|' and '>' a block text).
+_INDICATOR = re.compile(r"^([ \t]*(?:-[ \t]+)?[A-Za-z_][A-Za-z0-9_.-]*:[ \t]+)([@`%|>].*?)[ \t]*$")
+
+
+def _as_text(raw: str) -> str:
+    """``raw`` (a value as written) as one single-quoted YAML text: a value wrapped in one kind of quotes
+    ('it's fine') loses them, a quote inside is doubled."""
+    inner = raw[1:-1] if len(raw) > 1 and raw[0] == raw[-1] and raw[0] in "'\"" else raw
+    return "'" + clip_text(inner).replace("'", "''") + "'"
+
+
+def syntax_slip(exc: yaml.MarkedYAMLError, text: str) -> tuple[int, str] | None:
+    """(line, hint) for three common slips PyYAML reports elsewhere or without a fix: a key glued to its value
+    ('model:llama-2-7b', which YAML reads as one text, so the error comes a line later), a value that starts
+    with a quote or bracket and goes on after its close ('"QLoRA" on one card', 'it's fine'), and a value that
+    starts with a reserved indicator ('@team', '`make`', '%50', '| two'). None for any other error."""
+    lines = text.split("\n")
+    marks = [m.line for m in (exc.context_mark, exc.problem_mark) if m is not None]
+    if not marks:
+        return None
+    first, last = min(marks), max(marks)
+    for n in range(max(0, first - 1), min(last, len(lines) - 1) + 1):
+        m = _GLUED.match(lines[n].rstrip("\r"))
+        if m:
+            return (n + 1, f"Write a space after ':': {clip_text(m.group(2))}: {clip_text(m.group(3).strip())}.")
+    line = lines[exc.problem_mark.line].rstrip("\r") if exc.problem_mark and exc.problem_mark.line < len(lines) else ""
+    m = _INDICATOR.match(line)
+    if m and ("cannot start any token" in (exc.problem or "") or "block scalar" in (exc.context or "")):
+        return (exc.problem_mark.line + 1, f"A value cannot start with {m.group(2)[0]!r} unquoted (YAML reserves it): "
+                                           f"quote the text: {clip_text(m.group(1).strip())} {_as_text(m.group(2))}.")
+    m = _PART_QUOTED.match(line)
+    if m and "expected <block end>" in (exc.context or "") + (exc.problem or "") \
+            and exc.problem_mark.column > len(m.group(1)):
+        return (exc.problem_mark.line + 1, "The value starts with a quote or bracket and text goes on after its "
+                                           f"close: quote the whole text: {clip_text(m.group(1).strip())} "
+                                           f"{_as_text(m.group(2))}.")
+    return None
 
 
 def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> str | None:

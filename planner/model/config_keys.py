@@ -62,7 +62,9 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             quoted = isinstance(value, str) and value.strip().isdigit()
+            zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text
             raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
+                         f"Write the number without the leading zero: {key}: {int(value)}." if zero else
                          f"Write the number without quotes: {value.strip()}." if quoted else None)
         if min_value is not None and value < min_value:
             raise _error(cfg, where, f"{key} must be at least {min_value}, not {value}", key)

@@ -685,6 +685,9 @@ def _scenario_workload(e: Entry, resolver: Any, *, default_name: str) -> Scenari
                 exc = first_error.get((key, v))
                 if exc is None:  # pragma: no cover - every unused value failed somewhere
                     raise e.error(f"value {v!r} is never valid", key)
+                if isinstance(v, bool):  # an unquoted no/off read as false: the file holds no 'False' to remove
+                    raise ScenarioError(exc.problem + f" (in the {key} list)", file=exc.file, line=exc.line,
+                                        entry=exc.entry, hint=exc.hint)
                 raise ScenarioError(
                     exc.problem + f" (with {key}: {v!r})", file=exc.file, line=exc.line, entry=exc.entry,
                     hint=(exc.hint + " " if exc.hint else "") + f"Remove {v!r} from the {key} list.")

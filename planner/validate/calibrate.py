@@ -238,11 +238,29 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
                           "ignoring case, runs of spaces and a leading 'NVIDIA ')", "gpu_name",
                           "Keep one entry per GPU: remove the one no longer measured.")
         seen[key] = (e.path, name)
-        cal = Calibration(name, e.size("cuda_context", max=2**36),
-                          e.number("allocator_fraction", min=0, max=10), e.date("measured_on", past=True),
-                          dict(e.raw("versions", {}) or {}))
+        context = e.size("cuda_context", max=2**36)
+        if context == 0:
+            # a CUDA context always holds device memory for its code and data (CUDA C Programming Guide,
+            # "Lazy Loading" keeps it small, not empty): 0 B is a failed measurement, not a GPU
+            raise e.error("must be more than 0 B: every CUDA context holds device memory (its kernels and data), so "
+                          "0 is no measurement", "cuda_context",
+                          "Run 'planner calibrate' again on the GPU, or leave --calibration out to use the default.")
+        fraction = e.number("allocator_fraction", min=0, max=10)
+        if fraction > _MAX_ALLOCATOR_FRACTION:
+            raise e.error(f"{fraction:g} is no allocator overhead: the fraction is max_memory_reserved / "
+                          "max_memory_allocated - 1 ('planner calibrate'), and above 1 the allocator would hold over "
+                          "twice what the tensors use", "allocator_fraction",
+                          "Write the fraction (0.05 for 5 %), or run 'planner calibrate' again.")
+        cal = Calibration(name, context, fraction, e.date("measured_on", past=True), dict(e.raw("versions", {}) or {}))
         out[device_key(cal.gpu_name)] = cal
     return out
+
+
+#: The largest allocator_fraction read: reserved at most twice the allocated peak. ZeRO (Rajbhandari et al.,
+#: SC 2020, arXiv:1910.02054, section 3.2 "Residual Memory Consumption", "Memory Fragmentation") reports out-of-
+#: memory errors from fragmentation with over 30 % of memory still free, that is reserved-but-unused of
+#: about 0.3 / 0.7 = 0.43 of what is allocated; 1 leaves more than twice that margin.
+_MAX_ALLOCATOR_FRACTION = 1.0
 
 
 def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> RuntimeOverheads | None:

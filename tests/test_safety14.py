@@ -333,3 +333,17 @@ def test_an_out_named_as_a_staging_folder_is_refused(tmp_path: Path) -> None:
                         "later run into the folder above takes for one a stopped run left. Give the folder another "
                         "name.\n"), r.stderr
     assert not out.exists()
+
+
+def test_a_format_listed_twice_is_refused() -> None:
+    # h11b #10 (left by safety15b): '--format csv,csv' was taken as csv without a word; lists that name an item
+    # twice are refused elsewhere (allowed_gpus, lora_targets)
+    from planner.core.errors import InputError
+    from planner.api.plans import report_formats
+
+    raised = None
+    try:
+        report_formats("csv,json,csv")
+    except InputError as exc:
+        raised = str(exc)
+    assert raised == "--format: lists 'csv' twice; give each format once: --format csv,json.", raised

@@ -67,7 +67,11 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
             f"{', '.join(map(repr, bad))} are not report formats"
         raise InputError(f"{what}; {valid}" + (f". {guess}" if guess.startswith("Did you mean") else ""),
                          entry="--format")
-    return tuple(dict.fromkeys(parts))
+    twice = next((p for p in parts if parts.count(p) > 1), None)
+    if twice is not None:  # as a list of GPUs or LoRA targets naming one twice is refused
+        raise InputError(f"lists {twice!r} twice; give each format once: --format {','.join(dict.fromkeys(parts))}",
+                         entry="--format")
+    return tuple(parts)
 
 
 def need_scenario(function: str, scenario: Any) -> None:

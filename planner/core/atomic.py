@@ -237,11 +237,11 @@ def path_too_long(shown: str | Path, exc: OSError, directory: Path) -> OutputErr
     not."""
     return OutputError(f"{shown}: cannot write ({exc.strerror}): planner writes each report first under a temporary "
                        "path up to about 60 bytes longer (a staging folder and a random name), and that path is over "
-                       f"the system's limit of {_path_max(directory):,} bytes. Give a shorter path: cd into the "
+                       f"the system's limit of {_path_max_bytes(directory):,} bytes. Give a shorter path: cd into the "
                        "folder and write there (--out .).")
 
 
-def _path_max(directory: Path) -> int:
+def _path_max_bytes(directory: Path) -> int:
     """The longest path, in bytes, the file system of ``directory`` takes (``pathconf(PC_PATH_MAX)``; Linux's
     PATH_MAX, 4096, where it cannot be asked)."""
     try:

@@ -151,6 +151,16 @@ def is_blank_looking(ch: str) -> bool:
     return ch.isspace() or ch in _BLANK_LOOKING or unicodedata.category(ch) == "Zs"
 
 
+def strip_blank_looking(text: str) -> str:
+    """``text`` without the blank-looking characters (:func:`is_blank_looking`) at its ends."""
+    start, end = 0, len(text)
+    while start < end and is_blank_looking(text[start]):
+        start += 1
+    while end > start and is_blank_looking(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def name_key(name: str) -> str:
     """A name as two names are compared: in Unicode Normalization Form KC, so that 'café' written with
     U+00E9 and with 'e' + U+0301 (canonically equivalent, drawn the same) are one name, and so are a
@@ -243,11 +253,7 @@ def name_problem(name: str) -> tuple[str, str] | None:
                 "Give a name of letters or digits, e.g. 'chat-7b'.")
     for ch, where in ((name[0], "starts"), (name[-1], "ends")):
         if is_blank_looking(ch):
-            fixed = name
-            while fixed and is_blank_looking(fixed[0]):
-                fixed = fixed[1:]
-            while fixed and is_blank_looking(fixed[-1]):
-                fixed = fixed[:-1]
+            fixed = strip_blank_looking(name)
             return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
                     f"another name", f"Write it without the blank: {fixed!r}.")
     told = _inner_blank_problem(name) or _repeated_mark_problem(name)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from planner.core.atomic import STAGING_PREFIX
 from planner.core.errors import DestinationError
-from planner.core.names import char_name, escape_unsafe, is_blank_looking, unsafe_char
+from planner.core.names import char_name, escape_unsafe, is_blank_looking, strip_blank_looking, unsafe_char
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
 UNEXPANDED = re.compile(r"\$\{?[A-Za-z_][A-Za-z_0-9]*\}?|\$\(|`")
@@ -44,7 +44,7 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
         where = "begins" if is_blank_looking(edged[0]) else "ends"
         shown = "a blank" if ch == " " else f"{char_name(ch)}, drawn as blank space,"
         return (f"has the folder name {escape_unsafe(repr(edged))}, which {where} with {shown} that no listing shows",
-                "/".join(_unblanked(p) for p in parts))
+                "/".join(strip_blank_looking(p) for p in parts))
     from planner.core.lookalike import no_glyph_char
 
     ch = no_glyph_char(text)
@@ -66,12 +66,3 @@ def refuse_staging_name(out: Path) -> None:
         raise DestinationError(f"{out}: is named as planner names its staging folders ({STAGING_PREFIX}...), which a "
                                "later run into the folder above takes for one a stopped run left. Give the folder "
                                "another name.")
-
-
-def _unblanked(part: str) -> str:
-    """A folder name without the blank-looking characters at its ends (planner.core.names.is_blank_looking)."""
-    while part and is_blank_looking(part[0]):
-        part = part[1:]
-    while part and is_blank_looking(part[-1]):
-        part = part[:-1]
-    return part

@@ -14,8 +14,8 @@ import re
 
 from pathlib import Path
 
-from planner.core.atomic import STAGING_PREFIX
-from planner.core.errors import DestinationError
+from planner.core.atomic import STAGING_PREFIX, process_umask
+from planner.core.errors import DestinationError, OutputError
 from planner.core.names import char_name, escape_unsafe, is_blank_looking, strip_blank_looking, unsafe_char
 
 #: A shell substitution left unexpanded inside a path: '$NAME', '${NAME}', '$(command)' or a backtick.
@@ -66,3 +66,21 @@ def refuse_staging_name(out: Path) -> None:
         raise DestinationError(f"{out}: is named as planner names its staging folders ({STAGING_PREFIX}...), which a "
                                "later run into the folder above takes for one a stopped run left. Give the folder "
                                "another name.")
+
+
+def refuse_owner_umask() -> None:
+    """Refuse to write a report set under a umask that takes a permission from the user's own new files and
+    folders (any of the bits 0o700: umask 277, 477, 777): planner makes its staging folder (mode 0o700 less the
+    umask, tempfile.mkdtemp) and writes and reads back its reports there, so such a umask would stop it midway,
+    with a message that blames a writable output folder. The umask's other bits are the user's to choose
+    (umask 077 keeps reports private); the hint keeps them.
+
+    Raises:
+        OutputError: naming the umask and the one to set.
+    """
+    mask = process_umask()
+    if mask & 0o700:
+        taken = [what for bit, what in ((0o400, "read"), (0o200, "write"), (0o100, "search")) if mask & bit]
+        raise OutputError(f"the umask {mask:04o} takes {'/'.join(taken)} permission from your own new files and "
+                          "folders, so planner could not write its reports and check them. Run `umask "
+                          f"{mask & 0o077:04o}` (it keeps what the umask takes from group and others) and try again.")

@@ -17,7 +17,7 @@ by the run that made it) lists, and their temporaries, owned by this user; the f
 that empties it, else it is left and said (:attr:`ReportSet.notes`); the previous files a commit keeps
 there (``N.old``) are listed in the mark before they are made. Planner's own temporary manifests
 (``..planner-reports.json.XXXXXXXX.tmp``: this user's, not writable by others, a report manifest or the
-start of one: :func:`_is_manifest_tmp`) are removed and said; another file of that name is kept and said.
+start of one: :func:`planner.core.manifest.is_manifest_tmp`) are removed and said; another file of that name is kept and said.
 
 A report that exists and is read-only (no write permission bit) is not replaced or removed: the
 set is refused with one line before anything is moved.
@@ -73,22 +73,18 @@ from types import TracebackType
 from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, own_file_sha256, path_too_long,
                                   refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
+from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
+                                    is_manifest_tmp, read_manifest, write_manifest)
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
-from planner.core.outpath import refuse_staging_name
+from planner.core.outpath import refuse_owner_umask, refuse_staging_name
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 from planner.core.names import clash_key, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
-#: The manifest of the reports planner wrote into a folder: name -> {"sha256", "set"}.
-MANIFEST = ".planner-reports.json"
-#: The manifest's format tag (a file of that name without it is not planner's and is not replaced).
-MANIFEST_FORMAT = "planner report manifest 1"
 #: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
 NAME_MAX_BYTES = 255
-#: The most bytes a manifest may have (it lists a few report names; a larger file is not planner's).
-_MANIFEST_MAX_BYTES = 4 * 2**20
 
 
 class ReportSet:
@@ -159,6 +155,7 @@ class ReportSet:
             with held(self.guard):
                 refuse_protected(self.out)
                 refuse_staging_name(self.out)
+                refuse_owner_umask()
                 ensure_dir(self.out, self._made)
                 self._lock()
                 self._clear_dead_staging()
@@ -323,8 +320,9 @@ class ReportSet:
                     why = "this run reads it as an input"
                 self.notes.append(f"Kept {self.out / name}, a name of this report set not written this time: {why}.")
         digests = {n: sha256_file(self._staging / n) for n in self._names}
+        narrow = self._set_mode(manifest)
         for name in self._names:  # a replaced report keeps its group, permission bits and ACL
-            self._keep_access(name)
+            self._keep_access(name, narrow)
         files = {n: e for n, e in manifest.items() if _lexists(self.out / n)}
         # before the moves, the manifest knows the new files as well as the old (a crash part-way leaves
         # files planner still recognises); after them, only what is there
@@ -359,10 +357,26 @@ class ReportSet:
             guard.removed.extend(self.removed)
         return done
 
-    def _keep_access(self, name: str) -> None:
+    def _set_mode(self, manifest: dict[str, dict]) -> int | None:
+        """The permission bits every report of this set now in the folder allows (their modes ANDed), or None
+        when none is there: a report the set gains (a new --format) is given no more than that, so a set the user
+        made private (chmod 600) stays private."""
+        bits = None
+        for name, entry in manifest.items():
+            if not _same_set((entry or {}).get("set"), self.set_name):
+                continue
+            try:
+                st = os.lstat(self.out / name)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
+                bits = stat.S_IMODE(st.st_mode) if bits is None else bits & stat.S_IMODE(st.st_mode)
+        return bits
+
+    def _keep_access(self, name: str, narrow: int | None = None) -> None:
         """Give the staged ``name`` the group, permission bits and POSIX ACL of the report it replaces
         (:func:`planner.core.atomic.keep_access`), on the staged file's open descriptor: nothing is changed
-        by path.
+        by path. A new name of the set gets no permission bit outside ``narrow`` (:meth:`_set_mode`).
 
         Raises:
             OutputError: the report cannot be read, or its group or ACL cannot be kept.
@@ -371,7 +385,9 @@ class ReportSet:
         try:
             old = os.lstat(self.out / name)
         except FileNotFoundError:
-            return
+            old = None
+            if narrow is None:
+                return
         except OSError as exc:
             raise OutputError(f"{self.out / name}: cannot be read ({exc.strerror or exc}).") from None
         try:
@@ -379,6 +395,10 @@ class ReportSet:
         except OSError as exc:
             raise OutputError(f"{self._staging / name}: cannot be read ({exc.strerror or exc}).") from None
         try:
+            if old is None:
+                assert narrow is not None
+                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow)
+                return
             keep_access(fd, old, self.out / name, self.out / name)
         except OSError as exc:
             raise OutputError(f"{self.out / name}: cannot keep its permissions ({exc.strerror or exc}).") from None
@@ -453,8 +473,8 @@ class ReportSet:
             return
         for e in entries:
             try:
-                if _MANIFEST_TMP.fullmatch(e.name):
-                    if _is_manifest_tmp(Path(e.path)):
+                if MANIFEST_TMP.fullmatch(e.name):
+                    if is_manifest_tmp(Path(e.path)):
                         os.unlink(e.path)
                         self.notes.append(f"Removed {e.path}, a temporary file an earlier planner run left when it "
                                           "was stopped.")
@@ -473,10 +493,6 @@ class ReportSet:
 
 #: The first line of a staging folder's mark; the names staged there follow, one JSON string a line.
 _MARK_HEADER = b"planner staging folder 1\n"
-#: A temporary file :func:`planner.core.atomic.write_bytes` makes beside the manifest.
-_MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
-#: How every manifest planner writes begins (:func:`write_manifest`: json.dumps with indent=1).
-_MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode("ascii")
 #: A temporary file beside a staged report: '.' + name + '.' + 8 hex digits + '.tmp' (planner.core.atomic).
 _TMP = re.compile(r"\.(?P<stem>.+)\.[0-9a-f]{8}\.tmp", re.S)
 
@@ -538,28 +554,6 @@ def _mixed_names(out: Path) -> list[str]:
     return sorted(n for n, e in manifest.items() if len(e.get("sha256") or []) > 1 and _lexists(out / n))
 
 
-def _is_manifest_tmp(path: Path) -> bool:
-    """Whether ``path`` is a temporary manifest planner verifiably wrote: a regular file of this user, not
-    writable by its group or others (planner writes it so), at most the manifest's size, that parses as
-    a report manifest (whole, or cut short by a killed run: then empty, or its first bytes are planner's
-    own format line)."""
-    try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or writable_by_others(st, path) \
-                or st.st_size > _MANIFEST_MAX_BYTES:
-            return False
-        data = path.read_bytes()
-    except OSError:
-        return False
-    if not data:
-        return True  # created, and killed before a byte was written
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):  # cut short: planner's own first line, nothing else
-        return data.startswith(_MANIFEST_HEAD[:len(data)]) or data.startswith(_MANIFEST_HEAD)
-    return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and isinstance(doc.get("files"), dict)
-
-
 def _clear_staging(folder: Path) -> list[str]:
     """Remove from a dead staging folder the files planner wrote there (those its mark lists, and their
     temporaries, regular files owned by this user), then the mark and the folder if nothing else is
@@ -570,7 +564,7 @@ def _clear_staging(folder: Path) -> list[str]:
     mark = folder / STAGING_MARK
     try:
         st = os.lstat(mark)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > _MANIFEST_MAX_BYTES:
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > MANIFEST_MAX_BYTES:
             raise OSError
         lines = mark.read_bytes().split(b"\n")
         listed = {json.loads(x) for x in lines[1:] if x.strip()} if lines[0] + b"\n" == _MARK_HEADER else set()
@@ -636,6 +630,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     out = Path(out_dir)
     refuse_protected(out)
     refuse_staging_name(out)
+    refuse_owner_umask()
     inputs = tuple(inputs)
     written = set(names if writes is None else writes)
     try:
@@ -709,66 +704,6 @@ def _replaceable(path: Path) -> None:
 
 
 # ----- what planner wrote ---------------------------------------------------------------------
-
-def read_manifest(out_dir: Path) -> dict[str, dict]:
-    """The manifest of ``out_dir``: report name -> ``{"sha256": [hex, ...], "set": name}``; {} when
-    there is none.
-
-    Raises:
-        OutputError: a file of that name that planner did not write (not its format), or unreadable.
-    """
-    path = Path(out_dir) / MANIFEST
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
-    doc: object = None
-    if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
-        raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
-                          "the files it wrote and replaces or removes nothing here. Give another --out.")
-    if stat.S_ISREG(st.st_mode) and writable_by_others(st, path):
-        raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
-                          "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
-                          f"'chmod go-w {path}', or give another --out.")
-    if stat.S_ISREG(st.st_mode) and st.st_size <= _MANIFEST_MAX_BYTES:
-        try:
-            doc = json.loads(path.read_bytes())
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
-        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
-            doc = None
-    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
-    if not isinstance(files, dict) or not all(
-            isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
-            for e in files.values()):
-        raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
-                          "reports in a file of that name. Move that file away or give another --out.")
-    return files
-
-
-def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
-    """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing."""
-    from planner.core.atomic import write_text
-
-    path = Path(out_dir) / MANIFEST
-    if not files:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise OutputError(f"{path}: cannot be removed ({exc.strerror or exc}).") from None
-        return
-    doc = {"format": MANIFEST_FORMAT,
-           "about": "The reports planner wrote into this folder, with their SHA-256: planner replaces or removes "
-                    "only these, and only while unchanged.",
-           "files": {n: files[n] for n in sorted(files)}}
-    # never writable by group or others, whatever the umask (fchmod before the rename): read_manifest
-    # trusts no other
-    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True)
-
 
 def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
     """The set that wrote ``out/name``, as it is now; None when planner did not write it or it changed."""

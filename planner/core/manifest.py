@@ -1,0 +1,110 @@
+"""The manifest of a report folder (``OUT/.planner-reports.json``): which files planner wrote there, with the
+SHA-256 of each and the report set it belongs to, so that planner replaces or removes only what it wrote
+(:mod:`planner.core.reportset`). It is trusted only when it is a regular file of this user that its group and
+others cannot write (:func:`planner.core.sharing.writable_by_others`); planner writes it so, whatever the umask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+from planner.core.errors import DestinationError, OutputError
+from planner.core.sharing import writable_by_others
+
+#: The manifest of the reports planner wrote into a folder: name -> {"sha256", "set"}.
+MANIFEST = ".planner-reports.json"
+#: The manifest's format tag (a file of that name without it is not planner's and is not replaced).
+MANIFEST_FORMAT = "planner report manifest 1"
+#: The most bytes a manifest may have (it lists a few report names; a larger file is not planner's).
+MANIFEST_MAX_BYTES = 4 * 2**20
+
+#: A temporary file :func:`planner.core.atomic.write_bytes` makes beside the manifest.
+MANIFEST_TMP = re.compile(re.escape("." + MANIFEST) + r"\.[0-9a-f]{8}\.tmp")
+#: How every manifest planner writes begins (:func:`write_manifest`: json.dumps with indent=1).
+_MANIFEST_HEAD = ('{\n "format": ' + json.dumps(MANIFEST_FORMAT) + ',\n').encode("ascii")
+
+
+def read_manifest(out_dir: Path) -> dict[str, dict]:
+    """The manifest of ``out_dir``: report name -> ``{"sha256": [hex, ...], "set": name}``; {} when
+    there is none.
+
+    Raises:
+        OutputError: a file of that name that planner did not write (not its format), or unreadable.
+    """
+    path = Path(out_dir) / MANIFEST
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+    doc: object = None
+    if stat.S_ISREG(st.st_mode) and st.st_uid != os.geteuid():
+        raise DestinationError(f"{path}: belongs to another user (uid {st.st_uid}), so planner does not trust its list of "
+                          "the files it wrote and replaces or removes nothing here. Give another --out.")
+    if stat.S_ISREG(st.st_mode) and writable_by_others(st, path):
+        raise DestinationError(f"{path}: can be written by its group or by others, so planner does not trust its list of "
+                          "the files it wrote and replaces or removes nothing here. Check the files it lists, then "
+                          f"'chmod go-w {path}', or give another --out.")
+    if stat.S_ISREG(st.st_mode) and st.st_size <= MANIFEST_MAX_BYTES:
+        try:
+            doc = json.loads(path.read_bytes())
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot be read ({exc.strerror or exc}).") from None
+        except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
+            doc = None
+    files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
+    if not isinstance(files, dict) or not all(
+            isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
+            for e in files.values()):
+        raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
+                          "reports in a file of that name. Move that file away or give another --out.")
+    return files
+
+
+def write_manifest(out_dir: Path, files: dict[str, dict]) -> None:
+    """Write ``out_dir``'s manifest (atomically); remove it when it lists nothing."""
+    from planner.core.atomic import write_text
+
+    path = Path(out_dir) / MANIFEST
+    if not files:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot be removed ({exc.strerror or exc}).") from None
+        return
+    doc = {"format": MANIFEST_FORMAT,
+           "about": "The reports planner wrote into this folder, with their SHA-256: planner replaces or removes "
+                    "only these, and only while unchanged.",
+           "files": {n: files[n] for n in sorted(files)}}
+    # never writable by group or others, whatever the umask (fchmod before the rename): read_manifest
+    # trusts no other
+    write_text(path, json.dumps(doc, indent=1, ensure_ascii=True) + "\n", private=True)
+
+
+def is_manifest_tmp(path: Path) -> bool:
+    """Whether ``path`` is a temporary manifest planner verifiably wrote: a regular file of this user, not
+    writable by its group or others (planner writes it so), at most the manifest's size, that parses as
+    a report manifest (whole, or cut short by a killed run: then empty, or its first bytes are planner's
+    own format line)."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or writable_by_others(st, path) \
+                or st.st_size > MANIFEST_MAX_BYTES:
+            return False
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if not data:
+        return True  # created, and killed before a byte was written
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):  # cut short: planner's own first line, nothing else
+        return data.startswith(_MANIFEST_HEAD[:len(data)]) or data.startswith(_MANIFEST_HEAD)
+    return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and isinstance(doc.get("files"), dict)

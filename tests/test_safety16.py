@@ -1,0 +1,81 @@
+"""Issue 28, leftovers of hostile pass 11A.
+
+4. A umask that takes a permission from the user's own new files and folders (277, 477, 177, 777) is refused
+   before anything is written, with the umask to set: planner's staging folder (0o700 less the umask) could not be
+   written or read, and the message blamed a writable --out (h11a #4).
+3. A report a set gains (a new --format) gets no permission bit the set's other reports lack: a set made private
+   (chmod 600) stays private (h11a #3, second half).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli_helpers import _cli, _scenario
+from planner.cli.main import main
+from planner.core import outpath
+from planner.core.errors import OutputError
+
+
+@pytest.mark.parametrize("mask, taken, hint", [
+    (0o277, "write", "0077"),    # owner's write taken; group and others' bits (077) kept in the hint
+    (0o477, "read", "0077"),
+    (0o177, "search", "0077"),
+    (0o722, "read/write/search", "0022"),
+])
+def test_a_umask_taking_the_owners_bits_is_refused_with_the_one_to_set(monkeypatch: pytest.MonkeyPatch,
+                                                                       mask: int, taken: str, hint: str) -> None:
+    monkeypatch.setattr(outpath, "process_umask", lambda: mask)
+    raised = None
+    try:
+        outpath.refuse_owner_umask()
+    except OutputError as exc:
+        raised = str(exc)
+    assert raised == (f"the umask {mask:04o} takes {taken} permission from your own new files and folders, so planner "
+                      f"could not write its reports and check them. Run `umask {hint}` (it keeps what the umask takes "
+                      "from group and others) and try again.")
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o027])
+def test_a_umask_leaving_the_owners_bits_is_accepted(monkeypatch: pytest.MonkeyPatch, mask: int) -> None:
+    monkeypatch.setattr(outpath, "process_umask", lambda: mask)
+    assert outpath.refuse_owner_umask() is None
+
+
+def test_umask_277_on_the_command_line_writes_nothing(tmp_path: Path) -> None:
+    # the real process umask, read from /proc/self/status by the child (Linux)
+    if not Path("/proc/self/status").exists():
+        pytest.skip("reads the umask from /proc (Linux)")
+    scen = _scenario(tmp_path / "a.yaml", "x")
+    r = _cli(shell=f"umask 277 && python -m planner plan '{scen}' --out '{tmp_path / 'o'}'")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("Error: the umask 0277 takes write permission from your own new files"), r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_report_a_private_set_gains_is_private(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    scen = _scenario(tmp_path / "a.yaml", "x")
+    r = CliRunner().invoke(main, ["plan", str(scen), "--out", str(out), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (out / "x.json").chmod(0o600)  # the user makes the set private
+    r = CliRunner().invoke(main, ["plan", str(scen), "--out", str(out), "--format", "json,md"])
+    assert r.exit_code == 0, r.output
+    assert stat.S_IMODE(os.stat(out / "x.json").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(out / "x.md").st_mode) == 0o600  # not 0o666 less the umask
+
+
+def test_a_new_set_follows_the_umask(tmp_path: Path) -> None:
+    # no report of the set there yet: the new files are as a plain open() makes them (0o666 less the umask)
+    out = tmp_path / "o"
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    from planner.core.atomic import process_umask
+
+    assert stat.S_IMODE(os.stat(out / "x.json").st_mode) == 0o666 & ~process_umask()

@@ -79,3 +79,18 @@ def test_a_new_set_follows_the_umask(tmp_path: Path) -> None:
     from planner.core.atomic import process_umask
 
     assert stat.S_IMODE(os.stat(out / "x.json").st_mode) == 0o666 & ~process_umask()
+
+
+def test_stdout_appended_to_a_report_in_out_is_not_called_an_input(tmp_path: Path) -> None:
+    # h11a minor: 'plan S --out ap --format json >> ap/x.md' was refused, but the md was called an input
+    scen = _scenario(tmp_path / "a.yaml", "x")
+    out = tmp_path / "ap"
+    r = CliRunner().invoke(main, ["plan", str(scen), "--out", str(out), "--format", "json,md"])
+    assert r.exit_code == 0, r.output
+    before = (out / "x.md").read_bytes()
+    r = _cli(shell=f"python -m planner plan '{scen}' --out '{out}' --format json >> '{out / 'x.md'}'")
+    assert r.returncode == 2
+    assert r.stderr == (f"Error: standard output is {out / 'x.md'}, a file in the output folder (--out), which this "
+                        "run may replace or remove; planner does not write into it. Redirect standard output to "
+                        "another file.\n"), r.stderr
+    assert (out / "x.md").read_bytes() == before

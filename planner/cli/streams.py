@@ -8,7 +8,8 @@ options and arguments name (a file, or the files directly inside a folder: an ov
 folder), the files a scenario or workload file reaches (a workload's model folder or config.json, read
 from the file's YAML before the run: planner.api.plans.named_files; the report writer's own list of a
 run's inputs is planner.api.plans.run_inputs, which shares its model paths), the default calibration
-file an estimate reads, and every file of the planner package and of the shipped catalog beside it
+file an estimate reads, the files directly inside ``--out`` (reports the run may replace or remove: said as
+such, not as inputs), and every file of the planner package and of the shipped catalog beside it
 (planner.core.protected.protected_folders). A match is refused before anything is written, as one
 ``Error:`` line on the other stream and exit status 2.
 
@@ -99,8 +100,10 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
         return
     from planner.core.protected import protected_folders
 
-    given = [p for v in ctx.params.values() for p in _paths(v)] + _reached(ctx.params)
+    given = [p for k, v in ctx.params.items() if k != "out_dir" for p in _paths(v)] + _reached(ctx.params)
     for kind, files in (("an input of this run", _files(given, walk=False)),
+                        ("a file in the output folder (--out), which this run may replace or remove",
+                         _files(_paths(ctx.params.get("out_dir")), walk=False)),
                         ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))):
         for f in files:
             try:

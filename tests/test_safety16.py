@@ -94,3 +94,17 @@ def test_stdout_appended_to_a_report_in_out_is_not_called_an_input(tmp_path: Pat
                         "run may replace or remove; planner does not write into it. Redirect standard output to "
                         "another file.\n"), r.stderr
     assert (out / "x.md").read_bytes() == before
+
+
+def test_a_default_calibration_file_inside_the_package_names_the_variable(tmp_path: Path) -> None:
+    # h11a minor: XDG_CONFIG_HOME inside the package was refused with "Give another --out", and no --out was given
+    import planner
+
+    pkg = Path(planner.__file__).resolve().parent
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16",
+                                  "--micro-batch", "1", "--seq-len", "128"], env={"XDG_CONFIG_HOME": str(pkg)})
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {pkg / 'planner' / 'calibration.yaml'}: is inside planner's own package folder ({pkg}), "
+                        "and planner does not write into it. That is the default calibration file, from "
+                        "XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out with a file "
+                        "outside.\n"), r.stderr

@@ -52,6 +52,7 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     from planner.core.units import GiB
 
     from planner.api.inputs import given_options, read_workload
+    from planner.core.errors import DestinationError
     from planner.core.reportset import refuse_input, refuse_protected
     from planner.validate.calibrate import load_calibrations, refuse_linked
 
@@ -65,7 +66,15 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
     path = save_path(Path(calibration_file) if calibration_file else None)
     refuse_input(path, calibration_inputs(workload_file, workload, catalog))
     # never into planner's own catalog or package: refused before the measurement
-    refuse_protected(path.parent, file_name=path.name)
+    try:
+        refuse_protected(path.parent, file_name=path.name)
+    except DestinationError as exc:
+        if calibration_file:
+            raise
+        # no --out was given: the place came from XDG_CONFIG_HOME or HOME, and that is what to change
+        raise DestinationError(str(exc).split(" Give another --out", 1)[0] + " That is the default calibration "
+                               "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
+                               "with a file outside.") from None
     refuse_linked(path)
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
         load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts

@@ -108,3 +108,30 @@ def test_a_default_calibration_file_inside_the_package_names_the_variable(tmp_pa
                         "and planner does not write into it. That is the default calibration file, from "
                         "XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out with a file "
                         "outside.\n"), r.stderr
+
+
+def _xyz_overlay(tmp_path: Path) -> Path:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    architecture: xyz\n"
+                                  "    source: x\n    as_of: 2026-01-01\n", encoding="utf-8")
+    return ov
+
+
+def test_compare_warns_of_a_gpu_of_an_unknown_architecture(tmp_path: Path) -> None:
+    # h11b #4 left compare without the word plan and estimate give: the shipped QLoRA scenario plans an RTX 3060
+    ov = _xyz_overlay(tmp_path)
+    r = CliRunner().invoke(main, ["compare", str(_scenario(tmp_path / "a.yaml", "x")), "--catalog", str(ov)])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stdout.split())
+    assert (f"Warning: {ov / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).architecture: architecture 'xyz' is none the "
+            "speed model has figures for") in said, said
+
+
+def test_fit_notes_a_gpu_of_an_unknown_architecture(tmp_path: Path) -> None:
+    ov = _xyz_overlay(tmp_path)
+    r = CliRunner().invoke(main, ["fit", "--gpu", "rtx-3060-12gb", "--model", "llama-2-7b", "--task", "train",
+                                  "--method", "qlora", "--micro-batch", "max", "--seq-len", "512", "--catalog", str(ov)])
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stdout.split())
+    assert "Note: GPU 'rtx-3060-12gb' has the architecture 'xyz', none the speed model has figures for" in said, said

@@ -10,6 +10,7 @@ from planner.api.fits import FIT_TARGETS
 from planner.cli import options as opts
 from planner.cli.common import (echo, gib_text, given_on_command_line, handle_errors, input_file_option, one_catalog,
                                 size_text)
+from planner.cli.estimate import unknown_architecture_note
 from planner.cli.options import ESTIMATE_OPTIONS
 from planner.core.escape import json_text
 
@@ -71,7 +72,8 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
     from planner.api import fit as run_fit
 
     try:
-        r = run_fit(gpu=gpu_id, workload=workload_file, catalog=opts.load_catalog_option(catalog_dir),
+        cat = opts.load_catalog_option(catalog_dir)
+        r = run_fit(gpu=gpu_id, workload=workload_file, catalog=cat,
                     headroom=headroom if given_on_command_line("headroom") else None, **options)
     except NoFit as exc:
         if as_json:  # scripts get a document either way, as with plan --json
@@ -111,6 +113,9 @@ def fit(gpu_id: str, workload_file: str | None, headroom: float, catalog_dir: st
             echo(f"Speed at {best:,} (planner.speed): TPOT {s.tpot_s * 1e3:,.2f} ms, {s.output_tokens_per_s:,.0f} output "
                  f"tokens/s in all, TTFT {s.ttft_s:,.3f} s for a {s.prompt_tokens:,}-token prompt"
                  + (" (assumed rate)" if s.assumed else ""))
+        told = unknown_architecture_note(cat, r.gpu)
+        if told:
+            echo(f"Note: {told}")
     for n in r.notes:
         echo(f"Note: {n}")
     for w in r.warnings:

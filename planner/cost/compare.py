@@ -796,7 +796,7 @@ def compare_machine(*, machine: LocalMachine, runs: Sequence[LocalRun], catalog:
         notes += SPOT_NOTES  # only when spot prices are used (costs.spot and some instance that fits has one)
     if copies > 1:
         notes.append(_copies_note(m, copies, capex, budget_usd, c.support_usd_per_year))
-    warnings = tuple(volume_warnings) + _instance_warnings(catalog, c)
+    warnings = tuple(volume_warnings) + _instance_warnings(catalog, c, m.gpu.id)
     return Comparison(costs=c, machine=m, hours_per_month=h, hours_source=h_source, energy_usd_per_hour=e,
                       net_capex_usd=F, local_usd_per_hour=local_h, tco_usd=tco, cloud_usd_per_local_hour=cloud_c,
                       spot_usd_per_local_hour=spot_c, cloud_cost_usd=cloud_cost, spot_cost_usd=spot_cost,
@@ -813,12 +813,15 @@ SPOT_NOTES = ["Spot instances can be interrupted; spot costs assume no lost work
               "zone, or later, pays more."]
 
 
-def _instance_warnings(catalog: Catalog, c: CostInputs) -> tuple[str, ...]:
-    """The catalog's warnings about the instances in the selection (a spot price above on-demand) and
-    the stale rows among them."""
+def _instance_warnings(catalog: Catalog, c: CostInputs, local_gpu: str) -> tuple[str, ...]:
+    """The catalog's warnings about the instances in the selection (a spot price above on-demand) and about
+    the GPUs compared, the local one's and the selected instances' (an architecture the speed model has no
+    figures for: their times use its assumed ones), and the stale rows among the instances."""
     chosen = select_instances(catalog, providers=c.providers, instances=c.instances, regions=c.regions)
     selected = {i.id for i in chosen}
-    warnings = tuple(w.text for w in catalog.warnings if w.kind == "instances" and w.id in selected)
+    gpus = {local_gpu} | {i.gpu for i in chosen}
+    warnings = tuple(w.text for w in catalog.warnings
+                     if (w.kind == "instances" and w.id in selected) or (w.kind == "gpus" and w.id in gpus))
     stale = stale_text(stale_instances(chosen))
     return warnings + ((stale,) if stale else ())
 

@@ -135,3 +135,16 @@ def test_fit_notes_a_gpu_of_an_unknown_architecture(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     said = " ".join(r.stdout.split())
     assert "Note: GPU 'rtx-3060-12gb' has the architecture 'xyz', none the speed model has figures for" in said, said
+
+
+def test_catalog_check_names_the_overlays_sources_file_for_its_problems(tmp_path: Path) -> None:
+    # a problem in an overlay's SOURCES.md was listed under the shipped catalog's SOURCES.md
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "SOURCES.md").write_text("| ref | source |\n|---|---|\n| [ZZ1] | https://example.com |\n", encoding="utf-8")
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus: []\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["catalog", "check", "--catalog", str(ov)])
+    assert r.exit_code == 1, r.output
+    lines = [x for x in r.stdout.replace("\n  ", " ").splitlines() if x.startswith("FAIL")]
+    assert lines == [f"FAIL [location] {ov / 'SOURCES.md'}:3: a table row without a usable id ('[ZZ1]'); skipped"], \
+        r.stdout

@@ -75,7 +75,8 @@ class Finding:
         head = "NOTE" if self.check == "note" else ("EXEMPT" if self.exempt else "FAIL")
         tail = f" -- stated exception: {self.exempt}" if self.exempt else ""
         label = "" if self.check == "note" else f" [{self.check}]"
-        return f"{head}{label} {self.file} {self.id}: {self.text}{tail}"
+        where = f"{self.file} {self.id}" if self.id else self.file
+        return f"{head}{label} {where}: {self.text}{tail}"
 
 
 def months(as_of: str) -> int:
@@ -227,8 +228,14 @@ def _source_findings(catalog: Any, sources: SourceIndex) -> list[Finding]:
         if _OUTSIDE.search(doc.where) or _OUTSIDE.search(doc.text):
             out.append(Finding("location", doc.file, f"REF:{ref}", "points outside the repository ('../', '/work/' "
                                "or '~/'): cite the document itself (its URL or repository), not a local copy"))
-    for p in sources.problems:
-        out.append(Finding("location", shown, "", p))
+    for p in sources.problems:  # each names its own file (an overlay's SOURCES.md, or the shipped one) and line
+        file, _, line_and_text = next(((f, "", p[len(f) + 1:]) for f in sources.files if p.startswith(f"{f}:")),
+                                      (shown, "", p))
+        line, sep, text = line_and_text.partition(": ")
+        if sep and line.isdigit():
+            out.append(Finding("location", f"{file}:{line}", "", text))
+        else:
+            out.append(Finding("location", file, "", line_and_text))
     return out
 
 

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -22,6 +24,7 @@ def test_bench_workbook_runs_on_three_workloads(tmp_path):
     assert (tmp_path / "reports-3" / "bench-workbook-3.xlsx").is_file()
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_bench_cli_runs_once_each():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_cli.py"), "--rounds", "1", "--no-check"],
                             capture_output=True, text=True, timeout=300)
@@ -54,6 +57,7 @@ def test_bench_catalog_overlay_holds_16_copies_of_every_gpu():
     assert {(p["id"], p["fixed_gpu"]) for p in copies} >= {("hgx-h100-8gpu-x03", "h100-sxm-x03")}
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_run_all_prints_the_four_ratios_and_the_500_workload_time_with_targets():
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--rounds", "1", "--no-check",
                              "--workloads", "3", "--factor", "2", "--big-workloads", "4"],
@@ -71,6 +75,7 @@ def test_run_all_prints_the_four_ratios_and_the_500_workload_time_with_targets()
     assert lines[7].split()[1:4] == ["of", "5", "within"]
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_bench_scaling_prints_rows_and_slopes(tmp_path):
     """bench_scaling on 1x and 2x the GPUs: one line per factor, then the two slopes. Rows grow with
     the catalog, not its square (issue 33): 2x the GPUs (each copy with its baseboards) at most

@@ -11,8 +11,8 @@ fresh directory, and every run must:
 - leave nothing but the reports asked for: ``<stem>.<format>`` in the output directory, all
   with one stem, no temporary files, nothing outside it; no reports at all on exit 2.
 
-Examples are derandomized (the same every run, so CI is stable) and few enough for the file to
-take about half a minute on two cores; the shipped catalog is read once (the CLI's catalog loader
+Examples are derandomized (the same every run, so CI is stable); the three random-input tests take
+about a minute on two cores, so they are marked slow and run in CI's second step (``-m slow``); the shipped catalog is read once (the CLI's catalog loader
 is memoised while the tests without an overlay run). For a deeper search by hand, with fresh
 random examples: ``PLANNER_FUZZ_SCALE=20 python -m pytest tests/test_cli_fuzz.py``.
 """
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, event, given, settings
@@ -325,6 +326,7 @@ def _check(result: Any, root: Path, before: set[str], formats: tuple[str, ...] =
 FORMATS = st.sampled_from([("csv", "json"), ("json",), ("xlsx",), ("csv",)])
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 @fuzz_settings(300)
 @given(doc=scenarios().flatmap(lambda d: mutated(d)), data=st.data(), formats=FORMATS)
 def test_plan_on_random_scenarios(doc: Any, data: st.DataObject, formats: tuple[str, ...]) -> None:
@@ -336,6 +338,7 @@ def test_plan_on_random_scenarios(doc: Any, data: st.DataObject, formats: tuple[
         _check(result, root, before, formats)
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 @fuzz_settings(200)
 @given(doc=workloads(choices=False).flatmap(lambda d: mutated(d)), data=st.data(),
        gpu=st.one_of(st.none(), st.sampled_from(["rtx-3090", "t4", "h100-sxm", "mi300x", "rtx-409"])),
@@ -359,6 +362,7 @@ constraints:
 """
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 @fuzz_settings(50)
 @given(files=overlays(), data=st.data())
 def test_plan_with_random_catalog_overlays(files: dict[str, Any], data: st.DataObject) -> None:

@@ -331,6 +331,7 @@ def test_release_run_largest_context(run: ReleaseRun):
                                            f"predicted {got:,} ({err:+.1%})")
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_release_run_reasons_give_the_current_numbers():
     for run in RELEASE_RUNS:
         if run.xfail:
@@ -341,6 +342,7 @@ def test_release_run_reasons_give_the_current_numbers():
             assert f"{predicted_peak_bytes(peak) / unit:.2f} {peak.unit}" in peak.xfail, peak.id
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_release_run_reasons_give_the_nominal_vram_readings():
     # the Llama 3.3 rows' reasons quote the prediction with the table's 'X GB' read as X x 1e9 B and as X GiB
     # (test_unsloths_context_tables_are_a_line_in_the_vram_column); the 80 GB cut cross-entropy row also quotes

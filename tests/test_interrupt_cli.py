@@ -83,6 +83,7 @@ def scenarios(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_killed_run_leaves_the_previous_set_or_the_new_one_whole(tmp_path: Path, scenarios) -> None:
     a, b = scenarios
     out = tmp_path / "out"

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from planner.cli.main import main
@@ -65,6 +66,7 @@ def test_a_spot_price_of_zero_is_no_spot_offer(tmp_path: Path) -> None:
         assert h100.usd_per_hour == 2.49 and h100.spot_usd_per_hour is None
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_random_rows_are_left_out_with_a_reason_or_load(tmp_path: Path) -> None:
     # property: whatever a row holds, the import either leaves it out with a reason or writes a row the
     # catalog loader reads back (never an import refused by the loader over one row)

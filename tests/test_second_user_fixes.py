@@ -127,6 +127,7 @@ TP1 = {"name": "tp1", "constraints": {"vendors": ["nvidia"]}, "workloads": [{
     "slo": {"ttft_s": 0.5, "tpot_s": 0.003, "concurrency": 32, "output_tokens": 256}}]}
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_pinned_tp_still_gets_the_larger_tp_fixes_flagged(catalog):
     from planner import plan
 

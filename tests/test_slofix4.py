@@ -50,6 +50,7 @@ def test_a_looser_tpot_stays_feasible_same_or_cheaper(catalog, gpu, rps):
     assert loose.targets[0]["slo"]["sequences_per_replica"] == tight.targets[0]["slo"]["sequences_per_replica"]
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_cheapest_choice_never_rises_as_tpot_loosens(catalog):
     base = _rate(0.05, 2.0)
     base["constraints"] = {"vendors": ["nvidia"]}

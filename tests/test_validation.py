@@ -72,6 +72,7 @@ def test_committed_measurements_meet_the_targets():
     check_targets(compare_runs(doc["runs"]))
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_committed_report_is_current():
     # reports/validation.md is what `python -m planner.validate.validation` writes from the committed data,
     # then the speed section (checked by tests/test_speed_published.py), which the command keeps as it is

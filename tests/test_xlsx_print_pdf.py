@@ -250,6 +250,7 @@ def page_problems(book: Path, pdf: Path) -> list[str]:
 # ----- the default suite: three representative workbooks ------------------------------------------------
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 def test_representative_workbooks_print_clean(tmp_path):
     _tools()

@@ -70,6 +70,7 @@ def test_aliases_that_add_more_than_the_limit_are_refused():
     assert parse_yaml("a: &a [1, 2]\nb: [*a, *a]\n")["b"] == [[1, 2], [1, 2]]
 
 
+@pytest.mark.slow  # over 10 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_nesting_deeper_than_the_limit_is_refused_the_same_by_both_parsers():
     ok = "[" * MAX_DEPTH + "]" * MAX_DEPTH
     assert parse_yaml(ok) is not None

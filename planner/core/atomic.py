@@ -52,7 +52,9 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
             missing.append(p)
         for p in reversed(missing):
             try:
-                os.mkdir(p)
+                # no group or others' write, whatever the umask (umask 000 or 020 would make a folder others could
+                # rename entries in, which planner then refuses: planner.core.sharing); the umask still narrows it
+                os.mkdir(p, 0o755)
                 if created is not None:
                     created.append(p)
             except FileExistsError:

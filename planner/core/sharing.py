@@ -110,6 +110,28 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
         raise DestinationError(f"{escape_unsafe(str(folder))}: is {what}, but {why}; a folder or link swapped in "
                                f"there could make planner remove or overwrite files elsewhere, so it writes nothing "
                                f"there. {hint}")
+    for link, lst in links_on_path(folder):
+        why = None
+        if lst.st_uid not in (os.geteuid(), 0):
+            why = (f"it is a symbolic link of another user (uid {lst.st_uid}), who can point it elsewhere while "
+                   "planner writes")
+        else:
+            try:
+                risk = rename_risk(link.parent)
+            except OSError:
+                risk = None
+            if risk is not None:
+                why = (f"it is a symbolic link in {escape_unsafe(str(link.parent))}, where another user could replace "
+                       f"it (that folder: {risk})")
+        if why is not None:
+            try:
+                real = os.path.realpath(folder)
+            except (OSError, ValueError):
+                real = None
+            also = f" (it now points to {escape_unsafe(real)})" if real else ""
+            raise DestinationError(f"{escape_unsafe(str(link))}: is on the way to {what} ({escape_unsafe(str(folder))})"
+                                   f"{also}, but {why}; so planner could be made to write elsewhere, and it writes "
+                                   f"nothing there. Give a path without that link. {hint}")
     for above in _folders_above(folder):
         try:
             why = rename_risk(above)
@@ -131,3 +153,49 @@ def _folders_above(folder: Path | str) -> list[Path]:
             if above not in out:
                 out.append(above)
     return out
+
+
+def links_on_path(path: Path | str, most: int = 40) -> list[tuple[Path, os.stat_result]]:
+    """The symbolic links the kernel follows to reach ``path`` (each link's own path and ``lstat``), in the order
+    it meets them: the path is read one name at a time from the current folder (or '/'), a link's target read in
+    its place, '..' after a link taken from where the link led (as path_resolution(7) says the kernel does).
+    Names past the first that does not exist yet are not read (planner makes those folders); at most ``most``
+    links, the kernel's own limit (40: ELOOP)."""
+    pending = list(Path(path).parts)
+    if not pending:
+        return []
+    if os.path.isabs(pending[0]):
+        cur = Path(pending.pop(0))
+    else:
+        try:
+            cur = Path(os.getcwd())
+        except OSError:
+            return []
+    found: list[tuple[Path, os.stat_result]] = []
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            cur = cur.parent
+            continue
+        nxt = cur / part
+        try:
+            st = os.lstat(nxt)
+        except OSError:
+            break
+        if not stat.S_ISLNK(st.st_mode):
+            cur = nxt
+            continue
+        found.append((nxt, st))
+        if len(found) >= most:
+            break
+        try:
+            target = os.readlink(nxt)
+        except OSError:
+            break
+        parts = list(Path(target).parts)
+        if parts and os.path.isabs(parts[0]):
+            cur = Path(parts.pop(0))
+        pending[0:0] = parts
+    return found

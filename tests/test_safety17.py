@@ -1,0 +1,137 @@
+"""Issue 28, hostile pass 12A #1 and a minor item.
+
+1. A symbolic link on the way to --out (or TMPDIR) that another user owns, or that sits in a folder where another
+   user can replace it, is refused: in a sticky folder such as /tmp a link's owner can point it elsewhere while the
+   run writes through it, and the run's writes by path then land in any file of the user's (h12a #1).
+   planner.core.sharing.links_on_path lists the links the kernel follows, as path_resolution(7) describes.
+m. New output folders are made 0o755 less the umask: under umask 000 or 020 the folder planner had just made was
+   refused as one others could write.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli_helpers import _scenario
+from planner.cli.main import main
+from planner.core.sharing import links_on_path
+
+OTHER = 65534  # 'nobody' on Linux
+
+
+def _links(path: Path) -> list[str]:
+    return [str(p) for p, _ in links_on_path(path)]
+
+
+def test_links_on_path_lists_every_link_the_kernel_follows(tmp_path: Path) -> None:
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "l2").symlink_to(tmp_path / "real")
+    (tmp_path / "l1").symlink_to("l2")  # relative, to another link
+    assert _links(tmp_path / "l1" / "sub") == [str(tmp_path / "l1"), str(tmp_path / "l2")]
+    # '..' after a link is taken from where the link led (path_resolution(7)), not from the name written
+    (tmp_path / "other").mkdir()
+    (tmp_path / "real" / "up").symlink_to(tmp_path / "other")
+    assert _links(tmp_path / "l2" / "up" / ".." / "sub") == [str(tmp_path / "l2"), str(tmp_path / "real" / "up")]
+    assert _links(tmp_path / "real" / "sub" / "not-yet" / "deeper") == []
+    assert _links(tmp_path / "real") == []
+
+
+def test_a_link_loop_stops_at_the_kernels_limit(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    assert len(links_on_path(tmp_path / "a" / "x")) == 40  # ELOOP after 40 (path_resolution(7))
+
+
+def _other_users_link(tmp_path: Path, target: Path) -> Path:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a link to another user")
+    shared = tmp_path / "st"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp: sticky, so the folder itself is accepted
+    link = shared / "lnk"
+    link.symlink_to(target)
+    os.lchown(link, OTHER, OTHER)
+    return link
+
+
+def test_an_out_through_another_users_link_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    link = _other_users_link(tmp_path, mine)
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(link)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {link}: is on the way to the output folder ({link}) (it now points to {mine}), "
+                               f"but it is a symbolic link of another user (uid {OTHER}), who can point it elsewhere "
+                               "while planner writes; so planner could be made to write elsewhere, and it writes "
+                               "nothing there. Give a path without that link."), r.stderr
+    assert list(mine.iterdir()) == []
+
+
+def test_a_root_link_to_another_users_link_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    link = _other_users_link(tmp_path, mine)
+    chain = tmp_path / "st" / "l1"
+    chain.symlink_to(link)  # root's (this user's) link, to the other user's
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(chain / "sub")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {link}: is on the way to the output folder ({chain / 'sub'})"), r.stderr
+    assert list(mine.iterdir()) == []
+
+
+def test_a_tmpdir_through_another_users_link_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mytmp"
+    mine.mkdir(mode=0o700)
+    link = _other_users_link(tmp_path, mine)
+    from cli_helpers import _cli
+
+    # a child process: tempfile caches the temporary folder in the process that first asks
+    r = _cli("plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(tmp_path / "o"), env={"TMPDIR": str(link)})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.startswith(f"Error: {link}: is on the way to the temporary folder (TMPDIR)"), r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_the_users_own_link_in_a_sticky_folder_is_accepted(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    shared = tmp_path / "st"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    (shared / "lnk").symlink_to(mine)  # this user's: only this user (and root) can replace it in a sticky folder
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(shared / "lnk"),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in mine.iterdir()) == [".planner-reports.json", "x.json"]
+
+
+def test_a_link_in_a_folder_others_can_write_is_refused(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    (open_dir / "lnk").symlink_to(mine)
+    open_dir.chmod(0o777)  # no sticky bit: anyone can replace the link
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(open_dir / "lnk")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {open_dir / 'lnk'}: is on the way to the output folder"), r.stderr
+    assert "where another user could replace it (that folder: anyone can write it and it has no sticky bit" in r.stderr
+    assert list(mine.iterdir()) == []
+
+
+@pytest.mark.parametrize("mask", [0o000, 0o020])
+def test_a_new_out_folder_is_not_writable_by_others_whatever_the_umask(tmp_path: Path, mask: int) -> None:
+    # a umask is process-wide: set in a child process, not here (no interpreter-wide change in the test process)
+    from cli_helpers import _cli
+
+    out = tmp_path / "a" / "b"
+    r = _cli(shell=f"umask {mask:03o} && python -m planner plan '{_scenario(tmp_path / 's.yaml', 'x')}' --out '{out}' "
+                   "--format json")
+    assert r.returncode == 0, r.stderr
+    for folder in (tmp_path / "a", out):
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755

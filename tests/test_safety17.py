@@ -135,3 +135,14 @@ def test_a_new_out_folder_is_not_writable_by_others_whatever_the_umask(tmp_path:
     assert r.returncode == 0, r.stderr
     for folder in (tmp_path / "a", out):
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o755
+
+
+def test_calibrate_out_through_another_users_link_is_refused_before_the_measurement(tmp_path: Path) -> None:
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    link = _other_users_link(tmp_path, mine)
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16",
+                                  "--micro-batch", "1", "--seq-len", "128", "--out", str(link / "cal.yaml")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {link}: is on the way to the calibration file's folder ({link})"), r.stderr
+    assert list(mine.iterdir()) == []

@@ -76,6 +76,11 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                                "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
                                "with a file outside.") from None
     refuse_linked(path)
+    if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
+        from planner.core.sharing import refuse_shared_folder
+
+        refuse_shared_folder(path.parent, "the calibration file's folder", "Give --out a file in a folder only you "
+                             "can write, or set the folder's sticky bit (chmod +t).")
     if path.exists():  # the file the result is added to is read now, not after the measurement: one that is not a
         load_calibrations(path)  # calibration file (a report, a manifest, bad YAML) is refused before it starts
     m = run_calibration(workload, steps=steps)

@@ -76,8 +76,7 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
             raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
                                 "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
-        hint = f" {exc.hint}" if exc.hint else ""
-        raise ImportProblem(f"{path}: {exc.problem}.{hint}") from None
+        raise ImportProblem(f"{path}: {exc.problem}.", hint=exc.hint) from None
     try:
         text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
     except UnicodeDecodeError as exc:

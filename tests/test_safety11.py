@@ -553,8 +553,12 @@ def test_an_unclosed_quote_is_named_at_its_line(tmp_path: Path) -> None:
         import_file(csv_path)
     except ImportProblem as exc:
         raised = str(exc)
-    assert raised == (f"{csv_path}: line 2: a '\"' there (or soon after) opens a quoted value that is never closed, "
-                      "so it swallows the lines after it"), raised
+    # h12a #5 (safety17b): the quote is named with the line where the reader gave up. The open value holds the
+    # rest of line 2 (43 characters with its line end) and 2 per 'y' line; Python's csv refuses its
+    # 131,073rd character (csv.field_size_limit() 131,072), in the ceil((131,073 - 43) / 2) = 65,515th 'y' line
+    assert raised == (f"{csv_path}: lines 2 to 65517: a '\"' on line 2 opens a quoted value that runs on over the lines "
+                      "after it and past 128 KiB (131,072 characters), the most the CSV reader takes in one value (it "
+                      "is never closed, or closed too late)"), raised
 
 
 def test_an_import_without_a_usable_temporary_folder_blames_the_check_copy(tmp_path: Path) -> None:

@@ -329,9 +329,10 @@ def test_an_out_named_as_a_staging_folder_is_refused(tmp_path: Path) -> None:
     out = tmp_path / ".planner-staging-abc"
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(out)])
     assert r.exit_code == 2, r.output
-    assert r.stderr == (f"Error: {out}: is named as planner names its staging folders (.planner-staging-...), which a "
-                        "later run into the folder above takes for one a stopped run left. Give the folder another "
-                        "name.\n"), r.stderr
+    # safety17b (h12a #6): every component is checked now, and the message names the folder above
+    assert r.stderr == (f"Error: {out}: has the folder name '.planner-staging-abc', the name planner gives its staging "
+                        f"folders (.planner-staging-...), so a later run into {tmp_path} would take it for one a "
+                        "stopped run left and say so each time. Give the folder another name.\n"), r.stderr
     assert not out.exists()
 
 

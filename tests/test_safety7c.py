@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from cli_helpers import ROOT, _cli, _scenario, _sha
 from planner.catalog import skypilot as sky
+from planner.catalog import skypilot_csv as sky_csv
 from planner.catalog.skypilot import ImportProblem, import_file
 from planner.cli.main import main
 
@@ -76,13 +77,13 @@ def test_the_cap_is_passed_while_reading_and_said_with_its_line(tmp_path: Path, 
     path = _aws(tmp_path, _many(1000))
     least = sky.least_entry_bytes("aws", "g6x0.xlarge", "l4")
     seen = []
-    real = sky._row_problem
+    real = sky_csv._row_problem
 
     def counting(*args):  # how many rows were looked at before the refusal
         seen.append(1)
         return real(*args)
 
-    monkeypatch.setattr(sky, "_row_problem", counting)
+    monkeypatch.setattr(sky_csv, "_row_problem", counting)
     cap = 10 * least - 1
     try:
         import_file(path, gpu_ids=["l4"], max_bytes=cap)

@@ -253,6 +253,11 @@ def _load_catalog(overlay: Path | None, base: Path | None) -> Catalog:
                                    hint="--catalog takes a directory holding overlay files such as gpus.yaml "
                                         "(catalog/README.md).") from None
         if not overlay_dir.exists():
+            from planner.core.cwd import CWD_GONE, CWD_HINT, lost_relative
+
+            if lost_relative(overlay_dir):  # a relative --catalog under a removed current folder
+                raise CatalogError(f"{overlay_dir}: cannot be found: {CWD_GONE}, and the path is relative to it",
+                                   hint=CWD_HINT + ".")
             raise CatalogError(f"{overlay_dir}: no such catalog directory",
                                hint="--catalog takes a directory holding overlay files such as gpus.yaml "
                                     "(catalog/README.md).")

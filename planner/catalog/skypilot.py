@@ -71,9 +71,7 @@ SkyPilot cloud, or its header matches no provider's layout).
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -82,18 +80,12 @@ from pathlib import Path
 from planner.catalog.aliases import GCP_MACHINE_GPUS, GPU_ALIASES, catalog_gpu_id
 from planner.catalog.cloud import MIN_USD_PER_HOUR, region_case
 from planner.catalog.import_summary import left_out_lines
+from planner.catalog.skypilot_csv import (MAX_COLUMNS, MAX_CSV_BYTES, NUMERIC_COLUMNS, REQUIRED_COLUMNS, ImportProblem,
+                                         _quoted, read_rows)
 from planner.core.names import unsafe_problem
 
 PROVIDERS = ("aws", "gcp", "azure", "lambda", "runpod")
 
-#: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
-MAX_CSV_BYTES = 32 * 2**20
-
-#: Columns every provider's file must have (read by name).
-REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
-                    "SpotPrice", "Region")
-#: Numeric columns: a value there is a number or empty.
-NUMERIC_COLUMNS = ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
 #: Each provider's v8 columns (the module docstring; Azure's file is still of schema v6).
 LAYOUTS = {
     "aws": frozenset(REQUIRED_COLUMNS + ("GpuInfo", "AvailabilityZone", "Arch")),
@@ -118,15 +110,6 @@ GCP_MACHINES = GCP_MACHINE_GPUS
 
 _AZURE_US = re.compile(r"^(east|west|central|northcentral|southcentral|westcentral)us\d?$")
 _AWS_LOCAL_ZONE = re.compile(r"^[a-z]+\d-[a-z]+\d+-az\d+$")  # use1-atl2-az1: a local zone, not a regular AZ
-
-
-class ImportProblem(ValueError):
-    """A file the importer cannot read (message names the file and, where it applies, the line); ``hint``,
-    what to do where it is not to give another file."""
-
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -220,169 +203,8 @@ def header_provider(header: Sequence[str]) -> str | None:
     return next((p for p, cols in HEADERS.items() if tuple(header) == cols), None)
 
 
-def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
-              no_gpu: set[str] | None = None,
-              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
-              ) -> tuple[list[str], list[dict[str, str]]]:
-    """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
-
-    Args:
-        drop_no_gpu: given the header, whether a row of an instance type without an accelerator
-            (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
-            ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
-            accelerator and are needed). None: every row kept.
-        watch: given the header, a function called with each row kept (and its line) as it is read, which
-            may stop the reading by raising ImportProblem (:func:`import_file`'s size cap); or None.
-
-    Raises:
-        ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
-            that is not a number in a numeric column or a negative price (file, line and column named).
-    """
-    import io
-
-    from planner.core.infile import FileProblem, read_input
-
-    # one bounded read (planner.core.infile): at most MAX_CSV_BYTES + 1 bytes however long a line is;
-    # devices, FIFOs and sockets refused before they are read (a pipe from the shell, <(...), is read once)
-    try:
-        data = read_input(path, max_bytes=MAX_CSV_BYTES).data
-    except FileProblem as exc:
-        if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
-            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
-                                "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
-        hint = f" {exc.hint}" if exc.hint else ""
-        raise ImportProblem(f"{path}: {exc.problem}.{hint}") from None
-    try:
-        text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
-            from None
-    del data
-    bare = re.search(r"\r(?!\n)", text) if "\n" in text else None  # a file of CR line ends alone is read as such
-    if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
-        line = text.count("\n", 0, bare.start()) + 1
-        raise ImportProblem(f"{path}: line {line}: holds a carriage return (CR, \\r) alone inside the line, which "
-                            "would split its row in two", hint=f"Remove it from line {line} (SkyPilot's vms.csv "
-                            "holds none), then import the file again.")
-    return _read_csv(path, io.StringIO(text, newline=""), drop_no_gpu, no_gpu, watch)
-
-
-#: What to do about a '"' that opens a value spanning lines: SkyPilot's vms.csv quotes only GpuInfo, on one line.
-_QUOTE_HINT = ("Give the provider's vms.csv as SkyPilot publishes it (its quoted values never span lines), or fix "
-               "the stray '\"' in that row.")
-
-
-def _read_csv(path: Path, fh: Iterable[str], drop_no_gpu: Callable[[list[str]], bool] | None,
-              no_gpu: set[str] | None,
-              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
-              ) -> tuple[list[str], list[dict[str, str]]]:
-    reader = csv.reader(fh)
-    try:
-        header = [c.strip() for c in next(reader, [])]
-    except csv.Error as exc:
-        raise ImportProblem(f"{path}: line 1: not CSV ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ImportProblem(f"{path}: cannot read it (not UTF-8: {exc.reason})") from None
-    twice = next((c for i, c in enumerate(header) if c and c in header[:i]), None)
-    if twice is not None:  # csv.DictReader-style reading would keep the last one silently
-        raise ImportProblem(f"{path}: line 1: the header names column {_quoted(twice)} twice (columns "
-                            f"{header.index(twice) + 1} and {header.index(twice, header.index(twice) + 1) + 1}), so "
-                            "which one holds the value cannot be told")
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
-                            f"{','.join(header) or 'empty'})")
-    rows: list[dict[str, str]] = []
-    first_line = reader.line_num
-    dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
-    seen = watch(header) if watch is not None else None
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:
-            if "field larger than field limit" in str(exc):  # a '"' never closed swallowed the rest of the file
-                raise ImportProblem(f"{path}: line {first_line + 1}: a '\"' there (or soon after) opens a quoted value "
-                                    "that is never closed, so it swallows the lines after it", hint=_QUOTE_HINT) \
-                    from None
-            raise ImportProblem(f"{path}: line {reader.line_num}: not CSV ({exc})") from None
-        except UnicodeDecodeError as exc:
-            raise ImportProblem(f"{path}: after line {reader.line_num}: not UTF-8 ({exc.reason})") from None
-        except OSError as exc:
-            raise ImportProblem(f"{path}: cannot read it ({exc.strerror or exc})") from None
-        line = first_line + 1  # where the row starts
-        first_line = reader.line_num
-        if reader.line_num > line and fields:  # one record over several lines (SkyPilot's have none): left out
-            row = dict(zip(header, fields))   # whole, with the lines it swallowed, never priced from their cells
-            row["_bad"] = (f"lines {line} to {reader.line_num} are read as one row: a '\"' on line {line} opens a "
-                           "quoted value that runs on to a later line (the rows between are left out with it)")
-            row["_line"] = str(line)
-            rows.append(row)
-            continue
-        if not fields or all(not f.strip() for f in fields):
-            continue  # a blank line
-        row = dict(zip(header, fields))
-        bad = _row_problem(header, fields, row)
-        if bad is not None:  # left out with its line and reason, its instance type with it (never half of it)
-            row["_bad"] = f"line {line}{bad}"
-            row["_line"] = str(line)
-            rows.append(row)
-            continue
-        if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
-            no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
-            continue
-        row["_line"] = str(line)
-        rows.append(row)
-        if seen is not None:
-            seen(row, line)
-    return header, rows
-
-
 #: A number whose digits are not all 0 ('1e-400', which Python's float() reads as 0.0).
 _NONZERO = re.compile(r"[+]?[0-9]*\.?[0-9]*[1-9]")
-
-#: A number as a vms.csv writes it: digits, an optional fraction and exponent (no '1_0', 'inf', 'nan', '0x10',
-#: which Python's float() reads too).
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
-def _quoted(text: str, limit: int = 40) -> str:
-    """``text`` as a message quotes it: between single quotes, cut after ``limit`` characters ('...'), and
-    otherwise as read. Not escaped here: the one escaping layer of its medium is applied where the message
-    is written (the terminal's, planner.core.escape.terminal_text, in the CLI), so an ESC shows once as
-    '\\x1b', never as the escape of an escape."""
-    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
-
-
-def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
-    """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
-    if len(fields) != len(header):
-        where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
-                 f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
-        return f": {len(fields)} fields where the header has {len(header)}: {where} (a comma inside a value must be quoted)"
-    for col in NUMERIC_COLUMNS:
-        raw = row.get(col, "").strip()
-        if not raw:
-            continue
-        shown = _quoted(raw)
-        if not _NUMBER.fullmatch(raw):
-            try:
-                finite = math.isfinite(float(raw))
-            except ValueError:
-                finite = True
-            return f", column {col}: {shown} is not a " + ("number" if finite else "finite number")
-        value = float(raw)
-        if not math.isfinite(value):
-            return f", column {col}: {shown} is not a finite number"
-        if value < 0:
-            unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
-            return f", column {col}: {raw} is below 0{unit}"
-        if col == "vCPUs" and value != int(value):
-            return f", column vCPUs: {raw} is not a whole number of vCPUs"
-    return None
-
 
 def _check_layout(path: Path, provider: str, header: Sequence[str], rows: Sequence[Mapping[str, str]]) -> None:
     """Refuse a layout the importer would misread: SkyPilot's v7 RunPod file (GpuInfo a bare name
@@ -896,5 +718,6 @@ def overlay_yaml(rows: Sequence[Imported], *, source: Mapping[str, str], as_of: 
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_CSV_BYTES",
-           "PROVIDERS", "detect_provider", "gpu_id", "import_file", "is_us", "left_out_lines", "overlay_yaml", "slug"]
+__all__ = ["GCP_MACHINES", "GPU_NAMES", "ImportProblem", "ImportResult", "Imported", "LAYOUTS", "MAX_COLUMNS",
+           "MAX_CSV_BYTES", "NUMERIC_COLUMNS", "PROVIDERS", "REQUIRED_COLUMNS", "detect_provider", "gpu_id",
+           "import_file", "is_us", "left_out_lines", "overlay_yaml", "read_rows", "slug"]

@@ -53,11 +53,16 @@ def output_failed(exc: OSError) -> str:
     way for a closed pipe, docs.python.org/3/library/signal.html, "Note on SIGPIPE")."""
     import os
 
+    from planner.core.cwd import CWD_GONE, CWD_HINT, cwd_gone
+
     what = exc.strerror or str(exc)
     kept = ""
-    if exc.filename is None:
+    gone = exc.errno == errno.ENOENT and cwd_gone()  # a relative path under a removed current folder, not stdout
+    if exc.filename is None and not gone:
         kept = restore_stdout_file()  # a regular file given as standard output holds what it held before
-    if exc.filename is not None:
+    if gone:
+        line = f"{exc.filename or 'a relative path'}: {CWD_GONE}; {CWD_HINT}."
+    elif exc.filename is not None:
         line = f"{exc.filename}: cannot be written ({what})."
     else:
         line = f"cannot write the output ({what}). Check where standard output goes: a full disk, a file " \

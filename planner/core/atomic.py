@@ -59,11 +59,28 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
                     created.append(p)
             except FileExistsError:
                 if not os.path.isdir(p):
+                    if os.path.islink(p) and not os.path.exists(p):
+                        raise DestinationError(dangling_line(p)) from None
                     raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
+
+
+def dangling_line(link: Path) -> str:
+    """The one line for a link on an output path that leads nowhere (``dl -> missing/sub``): ``mkdir`` then says
+    only 'File exists'. Where it points is given as ``os.readlink`` reads it (relative to the link's folder
+    when relative), with a control, invisible or non-UTF-8 character in it as a visible escape ('\\x1b',
+    planner.core.names.escape_unsafe), for the API's message too."""
+    from planner.core.names import escape_unsafe
+
+    try:
+        target = escape_unsafe(os.readlink(link))
+    except OSError:
+        target = "?"
+    return (f"{link}: is a link to a folder that does not exist ({link} -> {target}). Create that folder, or give "
+            "--out a directory that exists or can be created.")
 
 
 def sha256_file(path: Path) -> str:

@@ -125,7 +125,11 @@ def _kind(mode: int) -> str | None:
     return "not a regular file"
 
 
-def _open_problem(exc: OSError) -> FileProblem:
+def _open_problem(exc: OSError, path: Path | None = None) -> FileProblem:
+    from planner.core.cwd import CWD_GONE, CWD_HINT, lost_relative
+
+    if isinstance(exc, FileNotFoundError) and path is not None and lost_relative(path):
+        return FileProblem(f"cannot be found: {CWD_GONE}, and the path is relative to it", hint=CWD_HINT + ".")
     if isinstance(exc, (FileNotFoundError, NotADirectoryError)):
         return FileProblem("no such file")
     if isinstance(exc, PermissionError):
@@ -167,7 +171,7 @@ def read_input(path: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> InputFil
     try:
         before = os.stat(path)
     except OSError as exc:
-        raise _open_problem(exc) from None
+        raise _open_problem(exc, path) from None
     except UnicodeEncodeError as exc:  # a lone surrogate ('\ud800'): no file name can be encoded with it
         raise FileProblem(f"cannot be read (its name holds {exc.object[exc.start]!a}, a character no file name can "
                           "hold)") from None
@@ -182,7 +186,7 @@ def read_input(path: Path | str, *, max_bytes: int = MAX_FILE_BYTES) -> InputFil
     try:
         fd = os.open(path, flags)
     except OSError as exc:
-        raise _open_problem(exc) from None
+        raise _open_problem(exc, path) from None
     try:
         now = os.fstat(fd)
         kind = _kind(now.st_mode)

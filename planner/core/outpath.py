@@ -54,18 +54,73 @@ def out_path_problem(text: str) -> tuple[str, str] | None:
     return None
 
 
-def refuse_staging_name(out: Path) -> None:
-    """Refuse an output folder named as planner names its staging folders: a later run into the folder above would
-    take it for a stopped run's.
+def bookkeeping_part(path: Path | str) -> tuple[str, str, str] | None:
+    """(folder name, what planner names so, the folder above it) for the first component of ``path`` named as
+    one of planner's bookkeeping files, or None: the report manifest (:data:`planner.core.manifest.MANIFEST`), a
+    staging folder (:data:`planner.core.atomic.STAGING_PREFIX`...), a temporary manifest
+    (:data:`planner.core.manifest.MANIFEST_TMP`). Every component is looked at, of the path made absolute as
+    written (``os.path.abspath``) and of the path the links in it lead to (``os.path.realpath``): a report
+    folder anywhere below such a name sits in what a later run into the folder above takes for its own.
 
     Raises:
-        DestinationError: naming the folder.
+        DestinationError: the path is relative and the current folder was removed (:func:`refuse_gone_cwd`).
     """
-    name = Path(os.path.abspath(out)).name
-    if name.startswith(STAGING_PREFIX):
-        raise DestinationError(f"{out}: is named as planner names its staging folders ({STAGING_PREFIX}...), which a "
-                               "later run into the folder above takes for one a stopped run left. Give the folder "
-                               "another name.")
+    from planner.core.manifest import MANIFEST, MANIFEST_TMP
+
+    refuse_gone_cwd(path)
+    try:
+        fulls = (os.path.abspath(path), os.path.realpath(path))
+    except (OSError, ValueError):  # a NUL byte (refused where the path is read), a link loop on an old Python
+        fulls = (os.path.abspath(path),)
+    for full in fulls:
+        parts = Path(full).parts
+        for i, part in enumerate(parts):
+            above = escape_unsafe(str(Path(*parts[:i]))) if i else "/"
+            if part == MANIFEST:
+                return part, (f"the name of planner's report manifest, so a later run into {above} would take it "
+                              "for a manifest it cannot read and refuse to run"), above
+            if part.startswith(STAGING_PREFIX) or MANIFEST_TMP.fullmatch(part):
+                what = (f"the name planner gives its staging folders ({STAGING_PREFIX}...)" if
+                        part.startswith(STAGING_PREFIX) else
+                        f"the name planner gives a manifest while it writes it (.{MANIFEST}.XXXXXXXX.tmp)")
+                return part, (f"{what}, so a later run into {above} would take it for one a stopped run left and "
+                              "say so each time"), above
+    return None
+
+
+def refuse_bookkeeping_name(out: Path | str, *, file_name: str | None = None) -> None:
+    """Refuse an output folder (or, with ``file_name``, a file to be written in folder ``out``) any of whose path
+    components is named as planner's bookkeeping files are (:func:`bookkeeping_part`): a later run into the folder
+    above would take it for its manifest (and refuse to run), or for a stopped run's staging folder or temporary
+    manifest (and say so on every run).
+
+    Raises:
+        DestinationError: naming the path and the component; also for a relative path whose current folder was
+            removed (:func:`refuse_gone_cwd`).
+    """
+    path = Path(out) / file_name if file_name is not None else Path(out)
+    found = bookkeeping_part(path)
+    if found is None:
+        return
+    part, what, above = found
+    kind = "file" if file_name is not None and part == file_name else "folder"
+    linked = "" if part in Path(os.path.abspath(path)).parts else \
+        f" (the links in it lead into {above}/{escape_unsafe(part)})"
+    raise DestinationError(f"{path}: has the {kind} name {escape_unsafe(repr(part))}{linked}, {what}. Give the "
+                           f"{kind} another name.")
+
+
+def refuse_gone_cwd(path: Path | str) -> None:
+    """Refuse a relative ``path`` when the current folder it is relative to was removed (planner.core.cwd).
+
+    Raises:
+        DestinationError: '<path>: the current folder no longer exists (it was removed); cd to a folder and run
+            again.'
+    """
+    from planner.core.cwd import gone_line, lost_relative
+
+    if lost_relative(path):
+        raise DestinationError(gone_line(path))
 
 
 def refuse_owner_umask() -> None:

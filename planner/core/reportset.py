@@ -76,7 +76,7 @@ from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
                                     is_manifest_tmp, read_manifest, write_manifest)
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
-from planner.core.outpath import refuse_owner_umask, refuse_staging_name
+from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
 from planner.core.names import clash_key, name_key
@@ -153,8 +153,9 @@ class ReportSet:
 
         try:
             with held(self.guard):
+                refuse_gone_cwd(self.out)
                 refuse_protected(self.out)
-                refuse_staging_name(self.out)
+                refuse_bookkeeping_name(self.out)
                 refuse_owner_umask()
                 ensure_dir(self.out, self._made)
                 self._lock()
@@ -628,8 +629,9 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
         OutputError: as :meth:`ReportSet.commit` and :func:`planner.core.atomic.ensure_dir`.
     """
     out = Path(out_dir)
+    refuse_gone_cwd(out)
     refuse_protected(out)
-    refuse_staging_name(out)
+    refuse_bookkeeping_name(out)
     refuse_owner_umask()
     inputs = tuple(inputs)
     written = set(names if writes is None else writes)

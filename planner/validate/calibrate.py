@@ -93,13 +93,18 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     """The calibration file ``planner calibrate`` writes: ``given`` (--out), else :func:`default_path`.
 
     Raises:
-        OutputError: neither is known (:data:`NO_HOME`).
+        OutputError: neither is known (:data:`NO_HOME`); the path is relative and the current folder was removed,
+            or a folder on it (or the file) is named as planner's bookkeeping files
+            (planner.core.outpath.refuse_bookkeeping_name: a later report run into the folder above would take
+            it for its own).
     """
     from planner.core.errors import OutputError
+    from planner.core.outpath import refuse_bookkeeping_name
 
     path = given if given is not None else default_path(env)
     if path is None:
         raise OutputError(NO_HOME + ".")
+    refuse_bookkeeping_name(path.parent, file_name=path.name)
     refuse_linked(path)
     return path
 

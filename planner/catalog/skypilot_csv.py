@@ -1,0 +1,281 @@
+"""Reading a SkyPilot ``vms.csv`` into its header and rows (planner.catalog.skypilot's import).
+
+The file is read once with a size cap (:data:`MAX_CSV_BYTES`), decoded as UTF-8 and parsed with Python's
+``csv`` module (its default dialect: RFC 4180 quoting, which is how SkyPilot's catalog writes its files with
+pandas' ``to_csv``). What it refuses, each with the file and line: a header wider than :data:`MAX_COLUMNS`, a
+column named twice, a required column missing, a value longer than the ``csv`` module takes in one field
+(``csv.field_size_limit()``, 131,072 characters by default), a '"' that opens a value running on over lines.
+A row it cannot read is kept with its reason (``_bad``) for the importer to leave out.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+#: The most bytes a vms.csv may have (SkyPilot's largest, AWS's, is a few MiB; read at most one byte past it).
+MAX_CSV_BYTES = 32 * 2**20
+
+#: Columns every provider's file must have (read by name).
+REQUIRED_COLUMNS = ("InstanceType", "AcceleratorName", "AcceleratorCount", "vCPUs", "MemoryGiB", "Price",
+                    "SpotPrice", "Region")
+#: Numeric columns: a value there is a number or empty.
+NUMERIC_COLUMNS = ("AcceleratorCount", "vCPUs", "MemoryGiB", "Price", "SpotPrice")
+
+#: The most columns a header may name. SkyPilot's v8 vms.csv files have 9 (Lambda) to 11 (AWS) columns
+#: (planner.catalog.skypilot.HEADERS, from catalogs/v8/<cloud>/vms.csv, REF:SKY-SCHEMA-v8); 256 leaves room
+#: for columns a later schema adds, while a header of a million columns (an 8.9 MB file, under
+#: :data:`MAX_CSV_BYTES`) is refused at once rather than read.
+MAX_COLUMNS = 256
+#: The most commas one line may hold: :data:`MAX_COLUMNS` columns with up to 15 commas inside each (quoted)
+#: value (SkyPilot's GpuInfo holds 5 or so per GPU kind). Checked before the csv module splits the line, so
+#: a line of 30 million commas is refused in one pass, rather than split into a list of 30 million fields
+#: (8 bytes each: 16 times the file's size in memory) only to be left out as too wide.
+MAX_LINE_COMMAS = 16 * MAX_COLUMNS
+
+
+class ImportProblem(ValueError):
+    """A file the importer cannot read (message names the file and, where it applies, the line); ``hint``,
+    what to do where it is not to give another file."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = None,
+              no_gpu: set[str] | None = None,
+              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
+              ) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and the rows of a vms.csv, each row with its ``_line`` (the file's line number).
+
+    Args:
+        drop_no_gpu: given the header, whether a row of an instance type without an accelerator
+            (``AcceleratorName`` empty) may be dropped once checked, its instance type added to
+            ``no_gpu`` instead (AWS lists ~10x as many such rows as GPU rows; GCP's VM rows carry no
+            accelerator and are needed). None: every row kept.
+        watch: given the header, a function called with each row kept (and its line) as it is read, which
+            may stop the reading by raising ImportProblem (:func:`import_file`'s size cap); or None.
+
+    Raises:
+        ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
+            that is not a number in a numeric column or a negative price (file, line and column named).
+    """
+    from planner.core.infile import FileProblem, read_input
+
+    # one bounded read (planner.core.infile): at most MAX_CSV_BYTES + 1 bytes however long a line is;
+    # devices, FIFOs and sockets refused before they are read (a pipe from the shell, <(...), is read once)
+    try:
+        data = read_input(path, max_bytes=MAX_CSV_BYTES).data
+    except FileProblem as exc:
+        if exc.problem.startswith(("is ", "holds more")) and "bytes" in exc.problem:
+            raise ImportProblem(f"{path}: is larger than {MAX_CSV_BYTES // 2**20} MiB, more than any SkyPilot "
+                                "vms.csv (the largest is a few MiB); give the provider's vms.csv itself") from None
+        raise ImportProblem(f"{path}: {exc.problem}.", hint=exc.hint) from None
+    try:
+        text = data.decode("utf-8-sig")  # a UTF-8 byte order mark before the header is read past
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
+            from None
+    del data
+    bare = re.search(r"\r(?!\n)", text) if "\n" in text else None  # a file of CR line ends alone is read as such
+    if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
+        line = text.count("\n", 0, bare.start()) + 1
+        raise ImportProblem(f"{path}: line {line}: holds a carriage return (CR, \\r) alone inside the line, which "
+                            "would split its row in two", hint=f"Remove it from line {line} (SkyPilot's vms.csv "
+                            "holds none), then import the file again.")
+    return _read_csv(path, text, drop_no_gpu, no_gpu, watch)
+
+
+#: What to do about a '"' that opens a value spanning lines: SkyPilot's vms.csv quotes only GpuInfo, on one line.
+_QUOTE_HINT = ("Give the provider's vms.csv as SkyPilot publishes it (its quoted values never span lines), or fix "
+               "the stray '\"' in that row.")
+
+
+def _read_csv(path: Path, text: str, drop_no_gpu: Callable[[list[str]], bool] | None,
+              no_gpu: set[str] | None,
+              watch: Callable[[list[str]], Callable[[dict[str, str], int], None] | None] | None = None,
+              ) -> tuple[list[str], list[dict[str, str]]]:
+    """The header and rows of ``text`` (:func:`read_rows`). Linear in the text's length: the header is
+    checked with one dict, a row of any width is compared by its length alone."""
+    reader = csv.reader(_lines(path, text))
+    try:
+        header = [c.strip() for c in next(reader, [])]
+    except csv.Error as exc:
+        raise _csv_problem(path, text, exc, 1, reader.line_num, None) from None
+    _check_header(path, header)
+    missing = [c for c in REQUIRED_COLUMNS if c not in header]
+    if missing:
+        raise ImportProblem(f"{path}: not a SkyPilot vms.csv: no column {', '.join(missing)} (header: "
+                            f"{','.join(header) or 'empty'})")
+    rows: list[dict[str, str]] = []
+    first_line = reader.line_num
+    dropping = drop_no_gpu is not None and no_gpu is not None and drop_no_gpu(header)
+    seen = watch(header) if watch is not None else None
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise _csv_problem(path, text, exc, first_line + 1, reader.line_num, header) from None
+        line = first_line + 1  # where the row starts
+        first_line = reader.line_num
+        if reader.line_num > line and fields:  # one record over several lines (SkyPilot's have none): left out
+            row = dict(zip(header, fields))   # whole, with the lines it swallowed, never priced from their cells
+            row["_bad"] = (f"lines {line} to {reader.line_num} are read as one row: a '\"' on line {line} opens a "
+                           "quoted value that runs on to a later line (the rows between are left out with it)")
+            row["_line"] = str(line)
+            rows.append(row)
+            continue
+        if not fields or all(not f.strip() for f in fields):
+            continue  # a blank line
+        row = dict(zip(header, fields))
+        bad = _row_problem(header, fields, row)
+        if bad is not None:  # left out with its line and reason, its instance type with it (never half of it)
+            row["_bad"] = f"line {line}{bad}"
+            row["_line"] = str(line)
+            rows.append(row)
+            continue
+        if dropping and not (row.get("AcceleratorName") or "").strip() and (row.get("InstanceType") or "").strip():
+            no_gpu.add(row["InstanceType"].strip())  # type: ignore[union-attr]
+            continue
+        row["_line"] = str(line)
+        rows.append(row)
+        if seen is not None:
+            seen(row, line)
+    return header, rows
+
+
+def _lines(path: Path, text: str) -> Iterator[str]:
+    """The lines of ``text`` as the csv module reads them (line ends kept).
+
+    Raises:
+        ImportProblem: a row holds more than :data:`MAX_LINE_COMMAS` commas (file and line named); a row that
+            runs on over lines (a '"' left open at a line's end: an odd number of them) is counted whole.
+    """
+    commas, start, quoted = 0, 1, False
+    for n, line in enumerate(io.StringIO(text, newline=""), 1):
+        if not quoted:
+            commas, start = 0, n
+        commas += line.count(",")
+        if commas > MAX_LINE_COMMAS:
+            where = f"line {n}" if n == start else f"lines {start} to {n} (one row: a '\"' on line {start} is open)"
+            raise ImportProblem(f"{path}: {where}: holds {commas:,} commas, more than the {MAX_LINE_COMMAS:,} a row of "
+                                f"at most {MAX_COLUMNS} columns takes (a SkyPilot vms.csv's rows have 9 to 11 columns "
+                                "and a few commas inside quoted values)")
+        if line.count('"') % 2:
+            quoted = not quoted
+        yield line
+
+
+def _check_header(path: Path, header: Sequence[str]) -> None:
+    """Refuse a header wider than :data:`MAX_COLUMNS` or naming a column twice (one pass, a dict of first places).
+
+    Raises:
+        ImportProblem: file, line 1 and the columns named.
+    """
+    if len(header) > MAX_COLUMNS:
+        raise ImportProblem(f"{path}: line 1: the header has {len(header):,} columns, more than the {MAX_COLUMNS} the "
+                            "importer reads (a SkyPilot vms.csv has 9 to 11: InstanceType, AcceleratorName, ...)")
+    first: dict[str, int] = {}
+    for i, c in enumerate(header):
+        if not c:
+            continue
+        if c in first:  # csv.DictReader-style reading would keep the last one silently
+            raise ImportProblem(f"{path}: line 1: the header names column {_quoted(c)} twice (columns {first[c] + 1} "
+                                f"and {i + 1}), so which one holds the value cannot be told")
+        first[c] = i
+
+
+#: One CSV field as Python's csv module reads it (default dialect): an optional quoted part, which runs to the
+#: end of the line when its '"' is not closed there, then anything up to the next comma.
+_FIELD = re.compile(r'(?:"[^"]*(?:""[^"]*)*(?:"|$))?[^,]*')
+
+
+def _long_column(line: str, limit: int, header: Sequence[str] | None) -> str:
+    """', column X' for the first field of ``line`` longer than ``limit`` characters ('' when none is found
+    within :data:`MAX_COLUMNS` + 1 fields: the message then names the line alone)."""
+    pos = 0
+    for i in range(MAX_COLUMNS + 1):
+        m = _FIELD.match(line, pos)
+        if m is None:
+            return ""
+        if m.end() - m.start() > limit:
+            return f", column {header[i]}" if header is not None and i < len(header) else f", column {i + 1}"
+        if m.end() >= len(line) or line[m.end()] != ",":
+            return ""
+        pos = m.end() + 1
+    return ""
+
+
+def _csv_problem(path: Path, text: str, exc: csv.Error, start: int, end: int,
+                 header: Sequence[str] | None) -> ImportProblem:
+    """The problem of a record on lines ``start`` to ``end`` that Python's csv module refused (``exc``).
+
+    Its one length limit (``csv.field_size_limit()``, 131,072 characters unless a caller changed it; read,
+    never set, as it is the whole process's) is told as what it is: a value longer than that. A '"' is blamed
+    only when one is open: the record runs on over lines (the csv module reads on past a line end only inside
+    a quoted value), or its line holds an odd number of '"'."""
+    if "field larger than field limit" not in str(exc):
+        return ImportProblem(f"{path}: line {end}: not CSV ({exc})")
+    limit = csv.field_size_limit()
+    size = f"{limit / 1024:,.0f} KiB ({limit:,} characters)" if limit % 1024 == 0 else f"{limit:,} characters"
+    if end > start:
+        return ImportProblem(f"{path}: lines {start} to {end}: a '\"' on line {start} opens a quoted value that runs on "
+                             f"over the lines after it and past {size}, the most the CSV reader takes in one value "
+                             "(it is never closed, or closed too late)", hint=_QUOTE_HINT)
+    line = next(itertools.islice(io.StringIO(text, newline=""), start - 1, None), "").rstrip("\r\n")
+    where = _long_column(line, limit, header)
+    quote = (f"; a '\"' there also opens a quoted value that is not closed on that line" if line.count('"') % 2
+             else "")
+    return ImportProblem(f"{path}: line {start}{where}: a value is longer than {size}, the most the CSV reader takes "
+                         f"in one value{quote}",
+                         hint=_QUOTE_HINT if quote else "Give the provider's vms.csv itself, or shorten that value.")
+
+
+#: A number as a vms.csv writes it: digits, an optional fraction and exponent (no '1_0', 'inf', 'nan', '0x10',
+#: which Python's float() reads too).
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _quoted(text: str, limit: int = 40) -> str:
+    """``text`` as a message quotes it: between single quotes, cut after ``limit`` characters ('...'), and
+    otherwise as read. Not escaped here: the one escaping layer of its medium is applied where the message
+    is written (the terminal's, planner.core.escape.terminal_text, in the CLI), so an ESC shows once as
+    '\\x1b', never as the escape of an escape."""
+    return "'" + (text if len(text) <= limit else text[:limit] + "...") + "'"
+
+
+def _row_problem(header: Sequence[str], fields: Sequence[str], row: Mapping[str, str]) -> str | None:
+    """Why a row cannot be read (', column Price: ...' or ': 7 fields where ...'), or None."""
+    if len(fields) != len(header):
+        where = (f"no value for column {header[len(fields)]}" if len(fields) < len(header) else
+                 f"{len(fields) - len(header)} value(s) after the last column, {header[-1]}")
+        return f": {len(fields)} fields where the header has {len(header)}: {where} (a comma inside a value must be quoted)"
+    for col in NUMERIC_COLUMNS:
+        raw = row.get(col, "").strip()
+        if not raw:
+            continue
+        shown = _quoted(raw)
+        if not _NUMBER.fullmatch(raw):
+            try:
+                finite = math.isfinite(float(raw))
+            except ValueError:
+                finite = True
+            return f", column {col}: {shown} is not a " + ("number" if finite else "finite number")
+        value = float(raw)
+        if not math.isfinite(value):
+            return f", column {col}: {shown} is not a finite number"
+        if value < 0:
+            unit = " (USD per hour)" if col in ("Price", "SpotPrice") else ""
+            return f", column {col}: {raw} is below 0{unit}"
+        if col == "vCPUs" and value != int(value):
+            return f", column vCPUs: {raw} is not a whole number of vCPUs"
+    return None

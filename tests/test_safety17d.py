@@ -96,11 +96,43 @@ def test_the_cli_refuses_the_zalgo_workload(tmp_path: Path) -> None:
 # Each pair: the ASCII name, its lookalike, and the confusables.txt line that maps the odd character to ASCII.
 LOOKALIKES = [
     ("a/b", "a\u2215b", "U+2215 (DIVISION SLASH) looks like '/'"),  # 2215 ; 002F ; MA
+    ("a/b", "a\u2044b", "U+2044 (FRACTION SLASH) looks like '/'"),  # 2044 ; 002F ; MA
+    ("model", "rnodel", "U+006D (LATIN SMALL LETTER M) looks like 'rn'"),  # 006D ; 0072 006E ; MA
     ("a:b", "a\u0589b", "U+0589 (ARMENIAN FULL STOP) looks like ':'"),  # 0589 ; 003A ; MA
     ("chat", "ch\u0251t", "U+0251 (LATIN SMALL LETTER ALPHA) looks like 'a'"),  # 0251 ; 0061 ; MA
     ("all", "al\u01c0", "U+01C0 (LATIN LETTER DENTAL CLICK) looks like 'l'"),  # 01C0 ; 006C ; MA
     ("team-I", "team-\ua4f2", "U+A4F2 (LISU LETTER I) looks like 'l'"),  # A4F2 ; 006C ; MA, and 0049 ; 006C ; MA
 ]
+
+
+# confusables.txt 17.0.0, the lines the table must hold (quoted from the file, "source ; prototype ; MA"):
+CONFUSABLES_LINES = [
+    "2215 ;\t002F ;\tMA\t#* ( ∕ → / ) DIVISION SLASH → SOLIDUS",
+    "2044 ;\t002F ;\tMA\t#* ( ⁄ → / ) FRACTION SLASH → SOLIDUS",
+    "0589 ;\t003A ;\tMA\t#* ( ։ → : ) ARMENIAN FULL STOP → COLON",
+    "0251 ;\t0061 ;\tMA\t# ( ɑ → a ) LATIN SMALL LETTER ALPHA → LATIN SMALL LETTER A",
+    "01C0 ;\t006C ;\tMA\t# ( ǀ → l ) LATIN LETTER DENTAL CLICK → LATIN SMALL LETTER L",
+    "0585 ;\t006F ;\tMA\t# ( օ → o ) ARMENIAN SMALL LETTER OH → LATIN SMALL LETTER O",
+    "A4F2 ;\t006C ;\tMA\t# ( ꓲ → l ) LISU LETTER I → LATIN SMALL LETTER L",
+    "0049 ;\t006C ;\tMA\t# ( I → l ) LATIN CAPITAL LETTER I → LATIN SMALL LETTER L",
+    "006D ;\t0072 006E ;\tMA\t# ( m → rn ) LATIN SMALL LETTER M → LATIN SMALL LETTER R, LATIN SMALL LETTER N",
+]
+
+
+@pytest.mark.parametrize("line", CONFUSABLES_LINES)
+def test_the_table_holds_the_confusables_lines(line: str) -> None:
+    from planner.core.lookalike import PROTOTYPES
+
+    source, prototype = (field.strip() for field in line.split(";")[:2])
+    assert PROTOTYPES[chr(int(source, 16))] == "".join(chr(int(h, 16)) for h in prototype.split())
+
+
+def test_the_table_keeps_only_ascii_prototypes_of_nfkc_stable_sources() -> None:
+    from planner.core.lookalike import PROTOTYPES
+
+    assert all(p.isascii() for p in PROTOTYPES.values())
+    assert all(unicodedata.normalize("NFKC", ch) == ch for ch in PROTOTYPES)
+    assert "\uff41" not in PROTOTYPES  # FULLWIDTH 'a': NFKC makes it 'a' before the table is read
 
 
 @pytest.mark.parametrize("plain, alike, why", LOOKALIKES)
@@ -112,7 +144,7 @@ def test_two_workloads_drawn_alike_clash(catalog, plain: str, alike: str, why: s
     assert said.startswith(f"s.yaml:1: workloads[1].name: duplicate workload name {alike!r} (also workloads[0], a "
                            f"name drawn alike: '{alike}' and '{plain}' differ only in characters that look the same ("), said
     assert why in said and "Unicode TR39, confusables.txt), so they read as one name)" in said, said
-    assert said.endswith("Give each workload a name of its own, in ordinary letters."), said
+    assert said.endswith("Give each workload a name that looks unlike the others."), said
 
 
 def test_a_lookalike_in_another_case_clashes_too(catalog) -> None:

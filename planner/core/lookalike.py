@@ -24,13 +24,17 @@ Two kinds of name are refused:
 Two names that are drawn alike though each passes (Latin 'chɑt' with U+0251 LATIN SMALL LETTER ALPHA and
 'chat'; 'team-ꓲ' with Lisu U+A4F2 alone in its word and 'team-I') have one :func:`skeleton` (TR39, section 4,
 over the confusables.txt lines in :data:`PROTOTYPES`): the scenario reader refuses two workloads so named
-(planner.core.names.lookalike_note says why). TR39's whole-script confusables (an all-Cyrillic 'сор' for 'cop')
-and the rest of confusables.txt need its data tables, which Python does not carry.
+(planner.core.names.lookalike_note says why). Only prototypes of ASCII are kept (a name
+drawn like an ASCII name is the attack; two names drawn like one Cyrillic or Greek name are not caught), and
+so an all-Cyrillic 'сор' clashes with 'cop' too. Characters confusables.txt has no line for are not caught:
+U+02CD MODIFIER LETTER LOW MACRON (version 17.0.0 lists U+07FA and U+FE4D-U+FE4F as lookalikes of '_', not it).
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+from planner.core.confusables import ascii_prototypes
 
 #: Characters that are assigned and printable but drawn as nothing or as a placeholder (module docstring).
 NO_GLYPH = {"\ufffc": "a placeholder for an embedded object, drawn as nothing or as a box",
@@ -42,37 +46,13 @@ NO_GLYPH = {"\ufffc": "a placeholder for an embedded object, drawn as nothing or
 #: Restrictive level (5.2) never allows in one identifier with Latin.
 _CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "LISU")
 
-#: Characters drawn like an ASCII character, each with the ASCII prototype Unicode Technical Standard #39
-#: ("Unicode Security Mechanisms", section 4 "Confusable Detection") maps it to in confusables.txt
-#: (https://www.unicode.org/Public/security/latest/confusables.txt; each line quoted beside it, "source ;
-#: prototype ; MA"). A subset: the characters a hostile pass put into names (h12b #5) and their closest kin;
-#: :func:`skeleton` applies it. The dash lookalikes are :data:`planner.core.names.DASH_LOOKALIKES`.
-PROTOTYPES = {
-    "\u2215": "/",  # 2215 ; 002F ; MA #* ( ∕ → / ) DIVISION SLASH → SOLIDUS
-    "\u0589": ":",  # 0589 ; 003A ; MA #* ( ։ → : ) ARMENIAN FULL STOP → COLON
-    "\u05c3": ":",  # 05C3 ; 003A ; MA #* ( ׃ → : ) HEBREW PUNCTUATION SOF PASUQ → COLON
-    "\u02d0": ":",  # 02D0 ; 003A ; MA # ( ː → : ) MODIFIER LETTER TRIANGULAR COLON → COLON
-    "\u02f8": ":",  # 02F8 ; 003A ; MA #* ( ˸ → : ) MODIFIER LETTER RAISED COLON → COLON
-    "\u0251": "a",  # 0251 ; 0061 ; MA # ( ɑ → a ) LATIN SMALL LETTER ALPHA → LATIN SMALL LETTER A
-    "\u0261": "g",  # 0261 ; 0067 ; MA # ( ɡ → g ) LATIN SMALL LETTER SCRIPT G → LATIN SMALL LETTER G
-    "\u0131": "i",  # 0131 ; 0069 ; MA # ( ı → i ) LATIN SMALL LETTER DOTLESS I → LATIN SMALL LETTER I
-    "\u0269": "i",  # 0269 ; 0069 ; MA # ( ɩ → i ) LATIN SMALL LETTER IOTA → LATIN SMALL LETTER I
-    "\u026a": "i",  # 026A ; 0069 ; MA # ( ɪ → i ) LATIN LETTER SMALL CAPITAL I → LATIN SMALL LETTER I
-    "I": "l",  # 0049 ; 006C ; MA # ( I → l ) LATIN CAPITAL LETTER I → LATIN SMALL LETTER L
-    "1": "l",  # 0031 ; 006C ; MA # ( 1 → l ) DIGIT ONE → LATIN SMALL LETTER L
-    "|": "l",  # 007C ; 006C ; MA #* ( | → l ) VERTICAL LINE → LATIN SMALL LETTER L
-    "\u01c0": "l",  # 01C0 ; 006C ; MA # ( ǀ → l ) LATIN LETTER DENTAL CLICK → LATIN SMALL LETTER L
-    "\u0196": "l",  # 0196 ; 006C ; MA # ( Ɩ → l ) LATIN CAPITAL LETTER IOTA → LATIN SMALL LETTER L
-    "\u0399": "l",  # 0399 ; 006C ; MA # ( Ι → l ) GREEK CAPITAL LETTER IOTA → LATIN SMALL LETTER L
-    "\u0406": "l",  # 0406 ; 006C ; MA # ( І → l ) CYRILLIC CAPITAL LETTER BYELORUSSIAN-UKRAINIAN I → ... L
-    "\u04c0": "l",  # 04C0 ; 006C ; MA # ( Ӏ → l ) CYRILLIC LETTER PALOCHKA → LATIN SMALL LETTER L
-    "\ua4f2": "l",  # A4F2 ; 006C ; MA # ( ꓲ → l ) LISU LETTER I → LATIN SMALL LETTER L
-    "\u0585": "o",  # 0585 ; 006F ; MA # ( օ → o ) ARMENIAN SMALL LETTER OH → LATIN SMALL LETTER O
-    "\u0555": "O",  # 0555 ; 004F ; MA # ( Օ → O ) ARMENIAN CAPITAL LETTER OH → LATIN CAPITAL LETTER O
-    "\ua4f3": "O",  # A4F3 ; 004F ; MA # ( ꓳ → O ) LISU LETTER O → LATIN CAPITAL LETTER O
-    "\ua4ee": "A",  # A4EE ; 0041 ; MA # ( ꓮ → A ) LISU LETTER A → LATIN CAPITAL LETTER A
-    "\ua4f0": "E",  # A4F0 ; 0045 ; MA # ( ꓰ → E ) LISU LETTER E → LATIN CAPITAL LETTER E
-}
+#: Characters drawn like ASCII ones, each with the ASCII prototype Unicode Technical Standard #39 ("Unicode Security
+#: Mechanisms", section 4 "Confusable Detection") gives it in confusables.txt: the lines of version 17.0.0 whose
+#: prototype is ASCII (:mod:`planner.core.confusables`; "2215 ; 002F ; MA # ( ∕ → / ) DIVISION SLASH → SOLIDUS",
+#: "0251 ; 0061 ; MA # ( ɑ → a ) LATIN SMALL LETTER ALPHA", "A4F2 ; 006C ; MA # ( ꓲ → l ) LISU LETTER I",
+#: "0049 ; 006C ; MA # ( I → l ) LATIN CAPITAL LETTER I", "006D ; 0072 006E ; MA # ( m → rn )"). :func:`skeleton`
+#: applies it.
+PROTOTYPES = ascii_prototypes()
 _PROTOTYPE_FOLD = str.maketrans(PROTOTYPES)
 
 

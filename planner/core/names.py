@@ -279,8 +279,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
     would look like another name (or like none) in a report; so would one holding, inside, a blank-looking
     character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
-    combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
-    a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
+    combining mark twice in a row (:func:`_repeated_mark_problem`) or more than 4 marks on one character
+    (:func:`_stacked_marks_problem`), a character with no glyph of its own, or a word mixing Latin, Cyrillic,
+    Greek, Armenian and Lisu letters (:mod:`planner.core.lookalike`)."""
     told = length_problem(name)
     if told:
         return told
@@ -384,8 +385,8 @@ def _repeated_mark_problem(name: str) -> tuple[str, str] | None:
 
 #: The most nonspacing marks (categories Mn and Me, in Unicode NFD) one character may carry in a name: Unicode
 #: Technical Standard #39, "Unicode Security Mechanisms", 5.4 "Optional Detection": "Forbid sequences of more
-#: than 4 nonspacing marks (gc=Mn or gc=Me)". More are drawn over the lines above and below ("Zalgo" text); the
-#: languages a name is written in need at most 3 (Vietnamese 'ệ' is 'e' + U+0323 + U+0302).
+#: than 4 nonspacing marks (gc=Mn or gc=Me)". More are drawn over the lines above and below ("Zalgo" text);
+#: Vietnamese 'ệ' is 'e' + U+0323 + U+0302 (two).
 MAX_STACKED_MARKS = 4
 
 
@@ -410,7 +411,7 @@ def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
     return (f"'{clip_text(_spelled(name)[1:-1])}' stacks {run} combining marks on {base!r} (character {base_at + 1}): "
             f"more than {MAX_STACKED_MARKS} nonspacing marks in a row are drawn over the lines above and below, so the "
             "name looks like another (Unicode TR39, 5.4)",
-            f"Write at most {MAX_STACKED_MARKS} marks on one letter (the languages names are written in need at most 3).")
+            f"Write at most {MAX_STACKED_MARKS} marks on one letter.")
 
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
@@ -427,11 +428,11 @@ _NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
 # points drawn as nothing (DerivedCoreProperties.txt, Default_Ignorable_Code_Point: the combining grapheme
 # joiner U+034F, the Khmer inherent vowels U+17B4-U+17B5, the Mongolian free variation selectors
 # U+180B-U+180D and U+180F, the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF), and U+16FE4 KHITAN
-# SMALL SCRIPT FILLER (category Mn, added in Unicode 13.0): a filler like the Hangul ones, which only says how a
-# cluster of Khitan characters is laid out and has no glyph of its own, though DerivedCoreProperties.txt does not
-# list it as Default_Ignorable_Code_Point (its Default_Ignorable lines hold U+115F, U+1160, U+3164 and U+FFA0 of
-# the fillers, not U+16FE4), so it is named here by hand (hostile pass h12b #7). A name holding one looks like
-# another.
+# SMALL SCRIPT FILLER (category Mn, added in Unicode 13.0), a filler like the Hangul ones that the hostile pass
+# h12b (#7) found drawn as nothing between Latin letters. DerivedCoreProperties.txt (17.0.0) lists the Hangul
+# fillers as Default_Ignorable_Code_Point ("115F..1160", "3164", "FFA0") but not U+16FE4 (only Case_Ignorable,
+# ID_Continue, Grapheme_Extend), so it is named here by hand; every other Default_Ignorable_Code_Point that
+# Python's unicodedata assigns is refused already (Cf, or listed above). A name holding one looks like another.
 _PRINTABLE_INVISIBLE_RANGES = ((0x115F, 0x1160), (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0x034F, 0x034F),
                                (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F),
                                (0x16FE4, 0x16FE4), (0xE0100, 0xE01EF))

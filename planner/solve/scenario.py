@@ -551,7 +551,7 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
         if lookalike_key(sw.name) in drawn:
             where, other = drawn[lookalike_key(sw.name)]
             raise e.error(f"duplicate workload name {sw.name!r} (also {where}{lookalike_note(sw.name, other)})", "name",
-                          "Give each workload a name of its own, in ordinary letters.")
+                          "Give each workload a name that looks unlike the others.")
         names[clash_key(sw.name)] = drawn[lookalike_key(sw.name)] = (e.key_path(None) or "", sw.name)
         workloads.append(sw)
     constraints = _constraints(root.child("constraints", None), catalog)

@@ -151,14 +151,14 @@ def _scenario(tmp_path: Path, text: str) -> Path:
 
 @pytest.mark.parametrize("text, expected", [
     ("name: big\nworkloads:\n  - name: " + "w" * 1_000_000 + "\n    model: llama-2-7b\n    task: infer\n",
-     "s.yaml:3: workloads[0].name: '" + "w" * 40 + "...' is 1,000,000 characters long; a name is at most 200 "
+     "s.yaml:3: workloads[0].name: '" + "w" * 40 + "...' is 1,000,000 characters long (counted composed, Unicode NFC); a name is at most 200 "
      "characters, since every report line that names it repeats it. Give a shorter one (at most 200 characters)."),
     ("name: " + "s" * 201 + "\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n",
-     "s.yaml:1: name: '" + "s" * 40 + "...' is 201 characters long; a name is at most 200 characters, since every "
+     "s.yaml:1: name: '" + "s" * 40 + "...' is 201 characters long (counted composed, Unicode NFC); a name is at most 200 characters, since every "
      "report line that names it repeats it. Give a shorter one (at most 200 characters)."),
     ("name: x\nextras:\n  - description: " + "d" * 201 + "\n    unit_price_usd: 100\n    source: q\n    as_of: "
      "2026-01-15\nworkloads:\n  - {name: w, model: llama-2-7b, task: infer}\n",
-     "s.yaml:3: extras[0].description: '" + "d" * 40 + "...' is 201 characters long; an extras description is at "
+     "s.yaml:3: extras[0].description: '" + "d" * 40 + "...' is 201 characters long (counted composed, Unicode NFC); an extras description is at "
      "most 200 characters, since every report line that names it repeats it. Give a shorter one (at most 200 "
      "characters)."),
 ])
@@ -185,7 +185,7 @@ def test_a_catalog_id_of_more_than_200_characters_is_refused(tmp_path: Path) -> 
         read_id(Entry({"id": "a" * 201}, file="gpus.yaml", path="gpus[0]"), "id")
     except InputError as exc:
         said = str(exc)
-    assert said is not None and ("'" + "a" * 40 + "...' is 201 characters long; an id is at most 200 characters"
+    assert said is not None and ("'" + "a" * 40 + "...' is 201 characters long (counted composed, Unicode NFC); an id is at most 200 characters"
                                  in said), said
 
 

@@ -126,7 +126,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
             named twice, a bare count for a scenario of several workloads, or an empty mapping or list.
     """
     from planner.core.errors import did_you_mean
-    from planner.core.names import clash_key, resolve_name
+    from planner.core.names import resolve_name
     from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
 
     if value is None:
@@ -175,10 +175,9 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                  entry="tokens_per_month",
                                  hint=f"Name the workload: --tokens-per-month {names[0]}=200M (one per workload).")
             name = names[0]
-        # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B'): two workloads'
-        # names never differ only in case (planner.core.names.clash_key), so it names one workload
-        given, name = name, (resolve_name(name, names) or next((n for n in names if clash_key(n) == clash_key(name)),
-                                                                None) or name)
+        # another Unicode spelling (NFKC) names it too, and so does another case ('QLORA-7B') or dash: two
+        # workloads' names never clash (planner.core.names.resolve_name, as costs.mfu and batch_inference name them)
+        given, name = name, (resolve_name(name, names) or name)
         if name not in names:
             raise InputError(f"no workload {name!r} in the scenario", entry="tokens_per_month",
                              hint=did_you_mean(name, names))

@@ -11,26 +11,58 @@ Two kinds of name are refused:
   appearance", yet not default-ignorable: K. Whistler, Unicode mailing list, 2016-09-15,
   corp.unicode.org/pipermail/unicode/2016-September/003953.html). Control, format and other default-ignorable
   characters are refused before this (:func:`planner.core.names.unsafe_char`).
-- A word (a run of letters, marks and digits) that mixes Latin, Cyrillic and Greek letters, as Cyrillic 'с' U+0441 in
-  Latin 'chat': Unicode Technical Standard #39, "Unicode Security Mechanisms", 5.2 "Restriction-Level
-  Detection": even the Moderately Restrictive level, the loosest but one, allows Latin with one other script
-  only "except Cyrillic, Greek", the scripts whose letters look like Latin ones. The rule is applied per
+- A word (a run of letters, marks and digits) that mixes Latin, Cyrillic, Greek, Armenian and Lisu letters, as
+  Cyrillic 'с' U+0441 in Latin 'chat' or Armenian 'օ' U+0585 in 'ok': Unicode Technical Standard #39, "Unicode
+  Security Mechanisms", 5.2 "Restriction-Level Detection": even the Moderately Restrictive level, the loosest but
+  one, allows Latin with one other script only "except Cyrillic, Greek", the scripts whose letters look like Latin
+  ones; the Highly Restrictive level allows Latin only with Han, Hiragana, Katakana, Bopomofo or Hangul, and
+  confusables.txt maps Armenian and Lisu letters to Latin ones (:data:`PROTOTYPES`). The rule is applied per
   word (a name such as 'llama-2-7b для чата' is fine), on the name in NFKC (full-width and mathematical
   letters are Latin or Greek letters there). A letter's script is the first word of its Unicode name (LATIN,
-  CYRILLIC, GREEK), which Python's unicodedata gives; other scripts are not looked at (TR39's whole-script
-  confusables, an all-Cyrillic 'сор' for 'cop', need its data tables, which Python does not carry).
+  CYRILLIC, GREEK, ARMENIAN, LISU), which Python's unicodedata gives; other scripts are not looked at.
+
+Two names that are drawn alike though each passes (Latin 'chɑt' with U+0251 LATIN SMALL LETTER ALPHA and
+'chat'; 'team-ꓲ' with Lisu U+A4F2 alone in its word and 'team-I') have one :func:`skeleton` (TR39, section 4,
+over the confusables.txt lines in :data:`PROTOTYPES`): the scenario reader refuses two workloads so named
+(planner.core.names.lookalike_note says why). Only prototypes of ASCII are kept (a name
+drawn like an ASCII name is the attack; two names drawn like one Cyrillic or Greek name are not caught), and
+so an all-Cyrillic 'сор' clashes with 'cop' too. Characters confusables.txt has no line for are not caught:
+U+02CD MODIFIER LETTER LOW MACRON (version 17.0.0 lists U+07FA and U+FE4D-U+FE4F as lookalikes of '_', not it).
 """
 
 from __future__ import annotations
 
 import unicodedata
 
+from planner.core.confusables import ascii_prototypes
+
 #: Characters that are assigned and printable but drawn as nothing or as a placeholder (module docstring).
 NO_GLYPH = {"\ufffc": "a placeholder for an embedded object, drawn as nothing or as a box",
             "\U0001d159": "a musical symbol with no visible glyph"}
 
-#: The scripts whose letters look like one another's (UTS #39, 5.2), by the first word of a letter's name.
-_CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")
+#: The scripts whose letters look like one another's (UTS #39, 5.2), by the first word of a letter's name:
+#: Latin, Cyrillic and Greek, and Armenian and Lisu, whose letters confusables.txt maps to Latin ones
+#: (:data:`PROTOTYPES`: Armenian 'օ' U+0585 to 'o', Lisu 'ꓲ' U+A4F2 to 'l') and which UTS #39's Highly
+#: Restrictive level (5.2) never allows in one identifier with Latin.
+_CONFUSABLE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK", "ARMENIAN", "LISU")
+
+#: Characters drawn like ASCII ones, each with the ASCII prototype Unicode Technical Standard #39 ("Unicode Security
+#: Mechanisms", section 4 "Confusable Detection") gives it in confusables.txt: the lines of version 17.0.0 whose
+#: prototype is ASCII (:mod:`planner.core.confusables`; "2215 ; 002F ; MA # ( ∕ → / ) DIVISION SLASH → SOLIDUS",
+#: "0251 ; 0061 ; MA # ( ɑ → a ) LATIN SMALL LETTER ALPHA", "A4F2 ; 006C ; MA # ( ꓲ → l ) LISU LETTER I",
+#: "0049 ; 006C ; MA # ( I → l ) LATIN CAPITAL LETTER I", "006D ; 0072 006E ; MA # ( m → rn )"). :func:`skeleton`
+#: applies it.
+PROTOTYPES = ascii_prototypes()
+_PROTOTYPE_FOLD = str.maketrans(PROTOTYPES)
+
+
+def skeleton(text: str) -> str:
+    """UTS #39's skeleton of ``text`` (section 4, "Confusable Detection": Unicode NFD, each character replaced by
+    its prototype, NFD again) over :data:`PROTOTYPES`, after Unicode NFKC (full-width and other compatibility
+    forms are their plain letters first, as names are compared): two names with one skeleton are drawn alike
+    ('chɑt' and 'chat', 'team-ꓲ' and 'team-I'). The skeleton is for comparing only, never shown."""
+    nfd = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text))
+    return unicodedata.normalize("NFD", nfd.translate(_PROTOTYPE_FOLD))
 
 
 def _escaped(text: str, bad: str) -> str:
@@ -91,9 +123,12 @@ def _mixed_word(name: str) -> tuple[str, str] | None:
         scripts = " and ".join(s.title() for s in sorted(by_script))
         shown = ", ".join(_char(ch, " ", "") for ch in dict.fromkeys(odd))
         where = "" if word == text else f" ({word!r})"
+        why = ("Unicode TR39, 5.2: Latin, Cyrillic and Greek letters look alike and are not mixed"
+               if set(by_script) <= {"LATIN", "CYRILLIC", "GREEK"} else
+               "Unicode TR39: confusables.txt lists Armenian and Lisu letters as lookalikes of Latin ones, and its "
+               "Highly Restrictive level (5.2) does not mix them with Latin")
         return (f"{name!r} mixes {scripts} letters in one word{where}: {shown} among {major.title()} ones, so it "
-                "looks like another name (Unicode TR39, 5.2: Latin, Cyrillic and Greek letters look alike and are "
-                "not mixed)",
+                f"looks like another name ({why})",
                 f"Write the word in one script: type {''.join(dict.fromkeys(odd))!r} in {major.title()} letters.")
     return None
 

@@ -191,13 +191,22 @@ _DASH_FOLD = str.maketrans({ch: "-" for ch in DASH_LOOKALIKES})
 
 
 def resolve_name(given: str, names: Iterable[str]) -> str | None:
-    """The name among ``names`` that ``given`` names: itself, or the one it equals in Unicode NFKC
-    (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'); None when none."""
+    """The name among ``names`` that ``given`` names: itself, the one it equals in Unicode NFKC
+    (:func:`name_key`: 'cafe' + U+0301 names the workload 'café'), or the one it clashes with
+    (:func:`clash_key`: another case, 'QLORA-7B', or a dash lookalike, 'qlora' U+2010 '7b', names 'qlora-7b');
+    None when none. One rule for every place a workload is named (``costs.mfu``, ``costs.batch_inference``,
+    ``--tokens-per-month``): two workloads' names never clash (the scenario reader refuses them), so a name
+    that clashes with one names that one."""
     names = list(names)
     if given in names:
         return given
     key = name_key(given)
-    return next((n for n in names if name_key(n) == key), None)
+    found = next((n for n in names if name_key(n) == key), None)
+    if found is None:
+        key = clash_key(given)
+        clashing = [n for n in names if clash_key(n) == key]
+        found = clashing[0] if len(clashing) == 1 else None
+    return found
 
 
 def value_for_name(mapping: Mapping[Any, Any], name: str) -> Any:
@@ -219,11 +228,42 @@ def spelling_note(a: str, b: str) -> str:
         dashes = ", ".join(dict.fromkeys(char_name(ch) for ch in a + b if ch in DASH_LOOKALIKES))
         return (f", the same name: {_spelled(a)} and {_spelled(b)} differ only in a dash ({dashes}), which looks "
                 "like '-'; write '-' in both")
+    forms = [ch for ch in dict.fromkeys(a + b) if not unicodedata.combining(ch)
+             and unicodedata.normalize("NFKC", ch) != ch and ch not in DASH_LOOKALIKES]
+    if name_key(a) != name_key(b) and forms:  # 'WWW.EVIL.COM' and 'www' U+2024 'evil.com': case and a form
+        shown = ", ".join(f"{char_name(ch)} is {unicodedata.normalize('NFKC', ch)!r}" for ch in forms[:3])
+        return (f", the same name: {_spelled(a)} and {_spelled(b)} differ in upper and lower case and in "
+                f"compatibility forms ({shown} in Unicode NFKC), so they read as one name")
     if name_key(a) != name_key(b):
         return (f", the same name in another case: {_spelled(a)} and {_spelled(b)} differ only "
                 "in upper and lower case, so they read as one name")
     return (f", the same name: {_spelled(a)} and {_spelled(b)} are two Unicode spellings "
             "of it (composed and decomposed accents, or full-width and ordinary letters), which look alike")
+
+
+def lookalike_key(name: str) -> str:
+    """A name as two names are drawn alike: its UTS #39 skeleton (:func:`planner.core.lookalike.skeleton`:
+    'chɑt' is 'chat', 'team-ꓲ' is 'team-l') as :func:`clash_key` then folds it (case, dashes). Two workloads
+    of one scenario with one lookalike key are refused as two that clash are."""
+    from planner.core.lookalike import skeleton
+
+    return clash_key(skeleton(name))
+
+
+def lookalike_note(a: str, b: str) -> str:
+    """'' unless ``a`` and ``b`` are drawn alike though they do not clash (:func:`clash_key`): one skeleton
+    (:func:`planner.core.lookalike.skeleton`, UTS #39 confusables.txt); then a note naming the characters that
+    differ and the character each looks like, for a message naming both ('chɑt' and 'chat': U+0251 LATIN SMALL
+    LETTER ALPHA looks like 'a')."""
+    from planner.core.lookalike import PROTOTYPES
+
+    if clash_key(a) == clash_key(b) or lookalike_key(a) != lookalike_key(b):
+        return ""
+    ka, kb = name_key(a), name_key(b)
+    odd = [ch for ch in dict.fromkeys(ka + kb) if ch in PROTOTYPES and (ch in ka) != (ch in kb)]
+    shown = ", ".join(f"{char_name(ch)} looks like {PROTOTYPES[ch]!r}" for ch in odd[:3])
+    return (f", a name drawn alike: {_spelled(a)} and {_spelled(b)} differ only in characters that look the same "
+            f"({shown}; Unicode TR39, confusables.txt), so they read as one name")
 
 
 def _spelled(name: str) -> str:
@@ -239,8 +279,9 @@ def name_problem(name: str) -> tuple[str, str] | None:
     that is blank space only, or starts or ends with a blank-looking character (:func:`is_blank_looking`),
     would look like another name (or like none) in a report; so would one holding, inside, a blank-looking
     character other than one ordinary space or a run of blanks (:func:`_inner_blank_problem`), the same
-    combining mark twice in a row (:func:`_repeated_mark_problem`), a character with no glyph of its own, or
-    a word mixing Latin, Cyrillic and Greek letters (:mod:`planner.core.lookalike`)."""
+    combining mark twice in a row (:func:`_repeated_mark_problem`) or more than 4 marks on one character
+    (:func:`_stacked_marks_problem`), a character with no glyph of its own, or a word mixing Latin, Cyrillic,
+    Greek, Armenian and Lisu letters (:mod:`planner.core.lookalike`)."""
     told = length_problem(name)
     if told:
         return told
@@ -256,7 +297,7 @@ def name_problem(name: str) -> tuple[str, str] | None:
             fixed = strip_blank_looking(name)
             return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
                     f"another name", f"Write it without the blank: {fixed!r}.")
-    told = _inner_blank_problem(name) or _repeated_mark_problem(name)
+    told = _inner_blank_problem(name) or _repeated_mark_problem(name) or _stacked_marks_problem(name)
     if told:
         return told
     from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
@@ -265,13 +306,22 @@ def name_problem(name: str) -> tuple[str, str] | None:
 
 
 def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
-    """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`), or None;
-    the text is shown cut to its first 40 characters."""
+    """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`) counted in
+    Unicode NFC, or None; the text is shown cut to its first 40 characters.
+
+    Counted after NFC (Unicode Standard Annex #15, section 1.2 "Normalization Forms": canonically equivalent
+    texts have one NFC), so a name is as long composed as decomposed: 'é' x 150 is 150 characters whether 'é'
+    is U+00E9 or 'e' + U+0301 (as macOS writes file names), and a Hangul syllable is one whether written as
+    U+AC00 or as its conjoining jamo U+1100 U+1161."""
     if len(text) <= limit:
         return None
+    count = len(unicodedata.normalize("NFC", text))
+    if count <= limit:
+        return None
     shown = escape_unsafe(text[:40]) + "..."
-    return (f"'{shown}' is {len(text):,} characters long; {what} is at most {limit} characters, since every report "
-            "line that names it repeats it", f"Give a shorter one (at most {limit} characters).")
+    return (f"'{shown}' is {count:,} characters long (counted composed, Unicode NFC); {what} is at most {limit} "
+            "characters, since every report line that names it repeats it",
+            f"Give a shorter one (at most {limit} characters).")
 
 
 def _one_space(name: str) -> str:
@@ -333,6 +383,37 @@ def _repeated_mark_problem(name: str) -> tuple[str, str] | None:
     return None
 
 
+#: The most nonspacing marks (categories Mn and Me, in Unicode NFD) one character may carry in a name: Unicode
+#: Technical Standard #39, "Unicode Security Mechanisms", 5.4 "Optional Detection": "Forbid sequences of more
+#: than 4 nonspacing marks (gc=Mn or gc=Me)". More are drawn over the lines above and below ("Zalgo" text);
+#: Vietnamese 'ệ' is 'e' + U+0323 + U+0302 (two).
+MAX_STACKED_MARKS = 4
+
+
+def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
+    """Why ``name`` stacks more than :data:`MAX_STACKED_MARKS` nonspacing marks (categories Mn, Me) in a row on one
+    character, counted in Unicode NFD ('é' U+00E9 is 'e' + one mark), as (problem, hint); None when it does not.
+    The message names the count and the character (its position in the name as written, from 1) they are drawn on."""
+    base_at, base, run = 0, "", 0
+    for i, ch in enumerate(name):
+        for part in unicodedata.normalize("NFD", ch):
+            if unicodedata.category(part) in ("Mn", "Me"):
+                run += 1
+                continue
+            if run > MAX_STACKED_MARKS:
+                break
+            base_at, base, run = i, part, 0
+        else:
+            continue
+        break
+    if run <= MAX_STACKED_MARKS:
+        return None
+    return (f"'{clip_text(_spelled(name)[1:-1])}' stacks {run} combining marks on {base!r} (character {base_at + 1}): "
+            f"more than {MAX_STACKED_MARKS} nonspacing marks in a row are drawn over the lines above and below, so the "
+            "name looks like another (Unicode TR39, 5.4)",
+            f"Write at most {MAX_STACKED_MARKS} marks on one letter.")
+
+
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;
 # the Unicode Standard, 4.6 General Category, "Cc = Control": fixed, no character will be added).
 # The noncharacters U+FFFE and U+FFFF (and U+FDD0-U+FDEF) are not characters at all: XML 1.0 forbids
@@ -346,11 +427,15 @@ _NONCHARACTERS = "\ufdd0-\ufdef\ufffe\uffff"
 # them with the default ignorables an identifier should not hold), and the other default-ignorable code
 # points drawn as nothing (DerivedCoreProperties.txt, Default_Ignorable_Code_Point: the combining grapheme
 # joiner U+034F, the Khmer inherent vowels U+17B4-U+17B5, the Mongolian free variation selectors
-# U+180B-U+180D and U+180F, the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF). A name holding one
-# looks like another.
+# U+180B-U+180D and U+180F, the variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF), and U+16FE4 KHITAN
+# SMALL SCRIPT FILLER (category Mn, added in Unicode 13.0), a filler like the Hangul ones that the hostile pass
+# h12b (#7) found drawn as nothing between Latin letters. DerivedCoreProperties.txt (17.0.0) lists the Hangul
+# fillers as Default_Ignorable_Code_Point ("115F..1160", "3164", "FFA0") but not U+16FE4 (only Case_Ignorable,
+# ID_Continue, Grapheme_Extend), so it is named here by hand; every other Default_Ignorable_Code_Point that
+# Python's unicodedata assigns is refused already (Cf, or listed above). A name holding one looks like another.
 _PRINTABLE_INVISIBLE_RANGES = ((0x115F, 0x1160), (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0x034F, 0x034F),
                                (0x17B4, 0x17B5), (0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F),
-                               (0xE0100, 0xE01EF))
+                               (0x16FE4, 0x16FE4), (0xE0100, 0xE01EF))
 _PRINTABLE_INVISIBLE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in _PRINTABLE_INVISIBLE_RANGES)
 _INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
               "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"

@@ -195,7 +195,8 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import clash_key, escape_unsafe, length_problem, safe_stem, spelling_note, windows_reserved
+from planner.core.names import (clash_key, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
+                                 spelling_note, windows_reserved)
 from planner.core.fields import Entry, bracket_hint
 from planner.workload.inputs import make_resolver
 from planner.workload.relative import relative_model_resolver
@@ -540,13 +541,18 @@ def scenario_from_mapping(data: Mapping[str, Any], catalog: Catalog, *, file: st
         resolver = relative_model_resolver(resolver, catalog, Path(base_dir))
     workloads = []
     names: dict[str, tuple[str, str]] = {}  # clash_key (NFKC, case-folded) -> (the entry, the name as written)
+    drawn: dict[str, tuple[str, str]] = {}  # lookalike_key (UTS #39 skeleton, then clash_key) -> the same
     for i, e in enumerate(entries):
         sw = _scenario_workload(e, resolver, default_name=f"workload-{i + 1}")
         if clash_key(sw.name) in names:
             where, other = names[clash_key(sw.name)]
             raise e.error(f"duplicate workload name {sw.name!r} (also {where}{spelling_note(sw.name, other)})", "name",
                           "Give each workload its own name.")
-        names[clash_key(sw.name)] = (e.key_path(None) or "", sw.name)
+        if lookalike_key(sw.name) in drawn:
+            where, other = drawn[lookalike_key(sw.name)]
+            raise e.error(f"duplicate workload name {sw.name!r} (also {where}{lookalike_note(sw.name, other)})", "name",
+                          "Give each workload a name that looks unlike the others.")
+        names[clash_key(sw.name)] = drawn[lookalike_key(sw.name)] = (e.key_path(None) or "", sw.name)
         workloads.append(sw)
     constraints = _constraints(root.child("constraints", None), catalog)
     if constraints.max_hours_per_job is not None:

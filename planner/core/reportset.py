@@ -39,7 +39,7 @@ their own files. The run's input files
 (the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
 and the installed package are never output folders (:func:`refuse_protected`, by path and by device and
 inode; checked again through the locked folder's descriptor). A replaced report keeps its group,
-permission bits (0600 stays 0600) and POSIX ACL, set on the staged file's descriptor before the rename.
+permission bits (0600 stays 0600; never setuid or setgid) and POSIX ACL, set on the staged file's descriptor before the rename.
 A save to a report between planner's hash check and its move (an edit in place, or an editor's save
 by rename) is never lost: each report is swapped into place (``renameat2`` RENAME_EXCHANGE) and what
 came out is hashed; if it is not the report planner checked, the previous set is put back, the save
@@ -70,8 +70,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, own_file_sha256, path_too_long,
-                                  refuse_read_only, sha256_file)
+from planner.core.atomic import (KEPT_MODE_BITS, STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
+                                  keep_access, own_file_sha256, path_too_long, refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
                                     is_manifest_tmp, read_manifest, write_manifest)
@@ -167,8 +167,9 @@ class ReportSet:
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
+                    hint = full_hint(exc) if disk_full(exc) else "Give --out a directory that can be written."
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
-                                      "Give --out a directory that can be written.") from None
+                                      + hint) from None
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -248,7 +249,8 @@ class ReportSet:
                 fh.write(json.dumps(name) + "\n")
             self._recorded.append(name)
         except OSError as exc:
-            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).") from None
+            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
     def remove(self, name: str) -> None:
         """Remove ``out_dir / name``, if it exists, when the set is committed (a stale report)."""
@@ -397,7 +399,7 @@ class ReportSet:
         try:
             if old is None:
                 assert narrow is not None
-                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow)
+                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS)
                 return
             keep_access(fd, old, self.out / name, self.out / name)
         except OSError as exc:

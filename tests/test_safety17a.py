@@ -1,25 +1,76 @@
 """Issue 28, hostile pass 12A (report h12a).
 
+1. (#2) SIGABRT is handled as SIGTERM is; SIGBUS, SIGSEGV, SIGFPE and SIGILL get no handler but are blocked
+   while a set moves into place: one sent then finishes the set, removes the staging folder, says the one
+   'Interrupted by ...' line and only then takes its default action.
+2. (#3) The Python API (``plan(out=)``, any :class:`ReportSet` without a guard) stopped by SIGTERM, SIGHUP,
+   SIGQUIT during the moves: the set completes, the staging folder is removed, one line goes to stderr, and the
+   signal then ends the process as it would have.
 3. A replaced report keeps its permission bits but never set-user-ID or set-group-ID.
 4. A full disk (ENOSPC) or quota (EDQUOT) when planner makes its first file says so.
 5. A temporary folder refused names the variable that named it (TEMP, TMP), not TMPDIR.
+
+The in-process tests send the signal to the main thread (``pthread_kill``, as strace's ``inject=...:signal=`` does)
+and replace :func:`planner.core.interrupt._end_by` (what unblocks and re-raises the signal at the end) by one that
+records the signal and takes it (``sigtimedwait``), so the test process lives on; two subprocess tests let it
+end a real process.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import _scenario
+from planner.core import interrupt, renames
 from planner.core.atomic import ensure_dir, write_text
 from planner.core.errors import DestinationError, OutputError
+from planner.core.interrupt import FAULT_SIGNALS, OTHER_FATAL_SIGNALS, SIGNALS, Interrupted, SignalGuard
 from planner.core.reportset import ReportSet
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def ended(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The signals the run let take their default action, taken here instead of ending the test process."""
+    seen: list[int] = []
+
+    def end_by(sigs: list[int]) -> None:
+        seen.extend(sigs)
+        signal.sigtimedwait(sigs, 0)  # a blocked one still pending: taken, so it never reaches the process
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
+
+    monkeypatch.setattr(interrupt, "_end_by", end_by)
+    return seen
+
+
+def _swap_then_signal(monkeypatch: pytest.MonkeyPatch, signum: int, *, process: bool = False) -> None:
+    """The first swap of the moves sends ``signum`` to the main thread (or, ``process``, to the process)."""
+    real = renames.exchange
+    calls: list = []
+
+    def swap(a, b):
+        done = real(a, b)
+        calls.append(b)
+        if len(calls) == 1:
+            if process:
+                os.kill(os.getpid(), signum)
+            else:
+                signal.pthread_kill(threading.main_thread().ident, signum)
+        return done
+
+    monkeypatch.setattr(renames, "exchange", swap)
 
 
 def _previous_set(out: Path) -> None:
@@ -30,12 +81,161 @@ def _previous_set(out: Path) -> None:
         rs.commit()
 
 
-def _new_set(out: Path) -> None:
-    with ReportSet(out, set_name="plan s") as rs:
+def _new_set(out: Path, guard: SignalGuard | None = None) -> None:
+    with ReportSet(out, guard=guard, set_name="plan s") as rs:
         write_text(rs.path("s.csv"), "new csv")
         write_text(rs.path("s.json"), "new json")
         rs.remove("s.md")
         rs.commit()
+
+
+def test_sigabrt_is_handled_and_the_fault_signals_are_only_blocked() -> None:
+    assert signal.SIGABRT in OTHER_FATAL_SIGNALS and signal.SIGABRT in SIGNALS
+    assert set(FAULT_SIGNALS) == {signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE, signal.SIGILL}
+    assert not set(FAULT_SIGNALS) & set(SIGNALS)
+    before = {s: signal.getsignal(s) for s in FAULT_SIGNALS}
+    with SignalGuard():
+        assert {s: signal.getsignal(s) for s in FAULT_SIGNALS} == before  # no Python handler, ever
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="no pthread_kill")
+@pytest.mark.parametrize("name", ["SIGBUS", "SIGSEGV", "SIGFPE", "SIGILL"])
+def test_a_fault_signal_sent_during_the_moves_finishes_the_set_first(tmp_path: Path, monkeypatch, ended,
+                                                                     name: str) -> None:
+    signum = getattr(signal, name)
+    out = tmp_path / "o"
+    _previous_set(out)
+    _swap_then_signal(monkeypatch, signum)
+    raised = None
+    with SignalGuard() as guard:
+        try:
+            _new_set(out, guard)
+        except Interrupted as exc:
+            raised = exc
+        assert ended == []  # still held: the command says its line first
+    assert ended == [signum]  # then, as the guard ends, the signal takes its default action
+    assert raised is not None and raised.name == name and raised.exit_code == 128 + signum
+    assert raised.written == [out / "s.csv", out / "s.json"] and raised.removed == [out / "s.md"]
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]  # whole, no staging folder
+    assert (out / "s.json").read_text() == "new json"
+    assert signum not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+
+
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP", "SIGQUIT", "SIGABRT"])
+def test_the_api_stopped_during_the_moves_removes_its_staging_folder_and_says_so(tmp_path: Path, monkeypatch,
+                                                                                   capsys, ended, name: str) -> None:
+    signum = getattr(signal, name)
+    out = tmp_path / "o"
+    _previous_set(out)
+    # SIGABRT: left to pytest's faulthandler (a C handler, which a guard leaves alone and planner then blocks,
+    # so it is sent to the main thread here: this process has other threads); the rest sent to the process
+    abrt = signum == signal.SIGABRT
+    _swap_then_signal(monkeypatch, signum, process=not abrt)
+    old = signal.getsignal(signum) if abrt else signal.signal(signum, signal.SIG_DFL)  # as a script with no handler
+    try:
+        capsys.readouterr()
+        with pytest.raises(Interrupted):  # (the process would have ended here: _end_by is the test's)
+            _new_set(out)
+        assert signal.getsignal(signum) == signal.SIG_DFL  # the caller's disposition is back
+    finally:
+        if not abrt:
+            signal.signal(signum, old)
+    assert ended == [signum]
+    assert capsys.readouterr().err == (f"planner: Interrupted by {name} after the reports were written: wrote "
+                                       f"{out / 's.csv'} and {out / 's.json'} (complete); removed the stale "
+                                       f"{out / 's.md'}; stopped.\n")
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
+    files = json.loads((out / ".planner-reports.json").read_text())["files"]
+    assert sorted(files) == ["s.csv", "s.json"]
+
+
+def test_the_api_keeps_the_callers_handlers(tmp_path: Path, monkeypatch) -> None:
+    # SIGINT (Python's KeyboardInterrupt) and a handler of the caller's run after the set is in place, as before
+    out = tmp_path / "o"
+    _previous_set(out)
+    seen: list[int] = []
+    old = signal.signal(signal.SIGUSR1, lambda s, f: seen.append(s))
+    _swap_then_signal(monkeypatch, signal.SIGUSR1, process=True)
+    try:
+        _new_set(out)
+    finally:
+        signal.signal(signal.SIGUSR1, old)
+    assert seen == [signal.SIGUSR1]
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
+
+
+def test_a_signal_while_the_api_writes_the_staged_files_removes_them(tmp_path: Path, capsys, ended) -> None:
+    out = tmp_path / "o"
+    _previous_set(out)
+    old = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        capsys.readouterr()
+        with pytest.raises(Interrupted):
+            with ReportSet(out, set_name="plan s") as rs:
+                write_text(rs.path("s.csv"), "new csv")
+                os.kill(os.getpid(), signal.SIGTERM)
+                write_text(rs.path("s.json"), "new json")
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert ended == [signal.SIGTERM]
+    assert capsys.readouterr().err == "planner: Interrupted by SIGTERM; stopped.\n"
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json", "s.md"]
+    assert (out / "s.json").read_text() == "old json"  # the previous set, as it was
+
+
+def _child_env() -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    env["PYTHONPATH"] = f"{ROOT / 'tests'}{os.pathsep}{env.get('PYTHONPATH', '')}"
+    return env
+
+
+_CHILD = """
+import os, signal, sys, threading
+from planner.core import renames
+real, n = renames.exchange, []
+def swap(a, b):
+    done = real(a, b)
+    n.append(b)
+    if len(n) == 1:
+        {send}
+    return done
+renames.exchange = swap
+{call}
+print("returned")
+"""
+
+
+def test_a_real_sigterm_ends_the_api_process_after_its_line(tmp_path: Path) -> None:
+    # a real process (numpy's threads included: a signal sent to the process can land on any of them)
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "o"
+    import planner
+
+    planner.plan(str(s), out=str(out), format="json,csv,md")
+    code = _CHILD.format(send="os.kill(os.getpid(), signal.SIGTERM)",
+                         call=f"import planner; planner.plan({str(s)!r}, out={str(out)!r}, format='json,csv')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_child_env())
+    assert p.returncode == -signal.SIGTERM, p.stderr  # ended by the signal itself, as it would have been
+    assert p.stdout == ""
+    assert p.stderr == (f"planner: Interrupted by SIGTERM after the reports were written: wrote {out / 's.csv'} and "
+                        f"{out / 's.json'} (complete); removed the stale {out / 's.md'}; stopped.\n"), p.stderr
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
+
+
+def test_a_real_sigbus_ends_the_cli_after_its_line(tmp_path: Path) -> None:
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "o"
+    import planner
+
+    planner.plan(str(s), out=str(out), format="json,csv,md")
+    code = _CHILD.format(send="signal.pthread_kill(threading.main_thread().ident, signal.SIGBUS)",
+                         call=("from planner.cli.main import main; "
+                               f"main(['plan', {str(s)!r}, '--out', {str(out)!r}, '--format', 'json,csv'])"))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_child_env())
+    assert p.returncode == -signal.SIGBUS, p.stderr
+    assert p.stderr == (f"Interrupted by SIGBUS after the reports were written: wrote {out / 's.csv'} and "
+                        f"{out / 's.json'} (complete); removed the stale {out / 's.md'}; stopped.\n"), p.stderr
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
 
 
 def test_a_replaced_report_never_keeps_setuid_or_setgid(tmp_path: Path) -> None:

@@ -3,7 +3,8 @@
 Every file of the set is written into a staging folder inside the output folder
 (``OUT/.planner-staging-XXXXXXXX/``, on the same file system, so that moving is a rename), and only
 when all of them are written are they moved into place, one swap or rename each
-(:mod:`planner.core.moves`), with SIGINT, SIGTERM and SIGHUP held for those few moves (:func:`planner.core.interrupt.held`). A run that
+(:mod:`planner.core.moves`), with SIGINT, SIGTERM, SIGHUP and the other fatal signals held for those few moves
+(:func:`planner.core.interrupt.held`; from the Python API too: :meth:`ReportSet._end_deferred`). A run that
 fails or is interrupted before that leaves the previous set as it was and removes its staging
 folder; files of the set that the new run does not write can be removed in the same step
 (:meth:`ReportSet.remove`: a quote left from an earlier feasible plan).
@@ -66,6 +67,7 @@ import shutil
 import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -78,8 +80,8 @@ from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.outpath import refuse_owner_umask, refuse_staging_name
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
-from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
-from planner.core.names import clash_key, name_key
+from planner.core.interrupt import Interrupted, SignalGuard, active_guard, defer, deferred, held
+from planner.core.names import clash_key, escape_unsafe, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -131,6 +133,7 @@ class ReportSet:
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
         self._committed = False
         self._keep_staging = False
+        self._own_guard: SignalGuard | None = None  # the guard this set installed itself (Python API)
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -151,6 +154,11 @@ class ReportSet:
         import planner.core.renames  # noqa: F401
         import planner.core.textfit  # noqa: F401
 
+        if self.guard is None and active_guard() is None and threading.current_thread() is threading.main_thread():
+            # the Python API, no handler of the caller's: SIGTERM and the rest at their default action would end the
+            # process with the staging folder left (or the moves part-done: another thread, numpy's, can take a
+            # signal the main thread blocks); caught here instead, and ended by in __exit__ once the folder is gone
+            self.guard = self._own_guard = SignalGuard(defaults_only=True).__enter__()
         try:
             with held(self.guard):
                 refuse_protected(self.out)
@@ -170,26 +178,68 @@ class ReportSet:
                     hint = full_hint(exc) if disk_full(exc) else "Give --out a directory that can be written."
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
                                       + hint) from None
-        except BaseException:
-            self.__exit__(None, None, None)
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
             raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        with held(self.guard):
-            try:
-                if self._staging is not None and not self._keep_staging:
-                    self._remove_staging()
-                    self._staging = None
-            finally:
-                self._unlock()
-                if not self._committed:  # a run that wrote nothing leaves no empty folder it made
-                    for folder in reversed(self._made):
-                        try:
-                            os.rmdir(folder)  # only ever an empty folder
-                        except OSError:
-                            break
+        try:
+            with held(self.guard):
+                try:
+                    if self._staging is not None and not self._keep_staging:
+                        self._remove_staging()
+                        self._staging = None
+                finally:
+                    self._unlock()
+                    if not self._committed:  # a run that wrote nothing leaves no empty folder it made
+                        for folder in reversed(self._made):
+                            try:
+                                os.rmdir(folder)  # only ever an empty folder
+                            except OSError:
+                                break
+        except Interrupted as late:  # came during the cleanup (held until it ended)
+            if self._own_guard is None:
+                raise
+            defer(late.signum)  # ended by below, as one that came before
+        finally:
+            self._end_deferred(exc)
+
+    def _end_deferred(self, exc: BaseException | None) -> None:
+        """With the guard this set installed itself (the Python API, its caller's handlers at their defaults): a
+        signal it caught (:class:`planner.core.interrupt.Interrupted`), or one :func:`planner.core.interrupt.held`
+        deferred, ends the process now that the staging folder is gone. One line on standard error first says
+        what the run did, as the command line does (after the notes it would have given back); then the guard's
+        handlers are removed and the signal takes its default action
+        (:func:`planner.core.interrupt.deliver_deferred`)."""
+        guard, self._own_guard = self._own_guard, None
+        if guard is None:
+            return
+        if self.guard is guard:
+            self.guard = None
+        if isinstance(exc, Interrupted):
+            defer(exc.signum)
+        if not deferred():
+            guard.__exit__(None, None, None)
+            return
+        name = Interrupted(deferred()[0]).name
+        written = list(getattr(exc, "written", None) or []) if isinstance(exc, Interrupted) else []
+        removed = list(getattr(exc, "removed", None) or []) if written else []
+        if written:
+            gone = f"; removed the stale {_listed(removed)}" if removed else ""
+            line = f"Interrupted by {name} after the reports were written: wrote {_listed(written)} (complete){gone}"
+        elif isinstance(exc, Exception):
+            line = f"Interrupted by {name} after this error: {exc}"
+        else:
+            line = f"Interrupted by {name}"
+        try:
+            for note in self.notes:
+                sys.stderr.write(f"planner: {escape_unsafe(note)}\n")
+            sys.stderr.write(f"planner: {line}; stopped.\n")
+        except (OSError, ValueError, AttributeError):
+            pass  # no standard error to say it on: the signal still ends the run
+        guard.__exit__(None, None, None)  # the caller's handlers back, then the signal's default action
 
     def _remove_staging(self) -> None:
         """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
@@ -534,6 +584,12 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
     return (f"Left {folder}: it holds {shown}, which planner cannot tell it wrote; check it and remove it "
             f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
+
+
+def _listed(paths: list[Path]) -> str:
+    """'a', 'a and b', 'a, b and c' (as the command line lists files), unsafe characters escaped."""
+    names = [escape_unsafe(str(p)) for p in paths]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _files_in(folder: Path) -> int:

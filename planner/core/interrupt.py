@@ -15,8 +15,10 @@ A signal that would end the process at once when let through, with no Python han
 :class:`Interrupted` (the fault signals of :data:`FAULT_SIGNALS`, sent by ``kill``; or, in the Python API
 where the caller installed no handler, SIGTERM and the rest at their default action), is *deferred* by
 :func:`held`: it stays blocked (pending) when the block ends, :class:`Interrupted` is raised instead, and
-once the run has cleaned up and said what it did, :func:`deliver_deferred` unblocks it and it takes its
-default action (the process ends by that signal, as it would have).
+once the run has cleaned up and said what it did, :func:`release` unblocks it and it takes its default action
+(the process ends by that signal, as it would have). Known limit: only the main thread blocks them, and a
+signal sent to the process goes to any thread that does not block it (numpy's BLAS worker threads), so a
+``kill`` of one without a handler can still end the run part-way; one sent to the main thread is held.
 
 Known limit: glibc keeps the signals 32 and 33 for itself (Linux man-pages ``signal(7)``, "Real-time signals":
 "the glibc POSIX threads implementation internally uses two (for NPTL) ... real-time signals", and adjusts
@@ -64,16 +66,15 @@ SIGNALS = STOP_SIGNALS + OTHER_FATAL_SIGNALS
 #: and is deferred (module docstring).
 FAULT_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGBUS", "SIGSEGV", "SIGFPE", "SIGILL"))
                       if s is not None)
-#: The signals :func:`held` found pending with nothing to turn them into :class:`Interrupted`, kept blocked until
-#: :func:`deliver_deferred` (main thread only: only there does :func:`held` block signals).
-_deferred: list[int] = []
 
 
 class Interrupted(BaseException):
-    """The run was stopped by ``signum``; ``exit_code`` is 128 + ``signum``."""
+    """The run was stopped by ``signum``; ``exit_code`` is 128 + ``signum``. ``blocked``: the signals :func:`held`
+    deferred (still pending, kept blocked), for :func:`release` to let take their default action."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int, blocked: tuple[int, ...] = ()) -> None:
         self.signum = signum
+        self.blocked = tuple(blocked)
         self.exit_code = 128 + int(signum)
         #: files a report set moved into place before the signal was acted on (it came while they moved,
         #: which completes): for the command to say they were written
@@ -101,11 +102,9 @@ class SignalGuard:
     thread (where Python cannot set handlers) it does nothing.
     """
 
-    def __init__(self, *, defaults_only: bool = False) -> None:
-        #: only the signals at their default action get a handler (a report set written from the Python API,
-        #: whose caller's handlers, SIGINT's KeyboardInterrupt included, are left as they are)
-        self.defaults_only = defaults_only
+    def __init__(self) -> None:
         self._saved: dict[int, Any] = {}
+        self._blocked: list[int] = []  # signals held() deferred under this guard: released as it ends
         self._depth = 0
         self._pending: int | None = None
         #: the files report sets moved into place under this guard (whole): a signal after them says so
@@ -117,8 +116,7 @@ class SignalGuard:
         if threading.current_thread() is threading.main_thread():
             for s in SIGNALS:
                 now = signal.getsignal(s)
-                if now is signal.SIG_IGN or ((s in OTHER_FATAL_SIGNALS or self.defaults_only)
-                                             and now is not signal.SIG_DFL):
+                if now is signal.SIG_IGN or (s in OTHER_FATAL_SIGNALS and now is not signal.SIG_DFL):
                     continue  # inherited as ignored (nohup, a background job), or another's handler: kept
                 if s == getattr(signal, "SIGABRT", None) and _faulthandler_on():
                     continue  # faulthandler's own (C) handler, which Python reports as SIG_DFL: deferred instead
@@ -129,7 +127,8 @@ class SignalGuard:
         for s, old in self._saved.items():
             signal.signal(s, old)
         self._saved.clear()
-        deliver_deferred()  # a fault signal sent during the moves: its default action, now the run has said its line
+        blocked, self._blocked = self._blocked, []
+        release(blocked)  # a fault signal sent during the moves: its default action, now the run has said its line
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self._depth:
@@ -165,11 +164,12 @@ def held(guard: SignalGuard | None = None) -> Iterator[None]:
     already caught is held by :meth:`SignalGuard.critical`; either is delivered when the block ends (once: the
     guard's hold outlasts the mask, so a signal let through by the unmasking is held too). One that would end
     the process at once when unblocked (a fault signal sent by ``kill``; without a guard, SIGTERM and the rest at
-    their default action) stays blocked, deferred (:func:`deliver_deferred`), and :class:`Interrupted` is raised
-    for it when the block ends (by the guard's critical block, when there is a guard).
+    their default action) stays blocked, deferred, and :class:`Interrupted` is raised for it when the block ends
+    (by the guard's critical block, when there is a guard, which :func:`release`-s it as it ends; else with
+    :attr:`Interrupted.blocked`, for the caller to :func:`release`).
 
     Raises:
-        Interrupted: a signal came during the block (not when the block itself raised: that goes on).
+        Interrupted: a signal came during the block.
     """
     guard = guard if guard is not None else active_guard()
     with (guard.critical() if guard is not None else _nothing()):
@@ -184,17 +184,17 @@ def held(guard: SignalGuard | None = None) -> Iterator[None]:
                 kept = _defer(old)  # pending, and nothing would turn them into Interrupted: they stay blocked
                 mask(signal.SIG_SETMASK, set(old) | set(kept))
                 first = kept[0] if kept else None
-        if first is not None:  # (the block ended without an exception: one in flight is not replaced)
-            if guard is not None:
+            if first is not None:  # (an exception in flight is replaced: the signal ends the run all the same)
+                if guard is None:
+                    raise Interrupted(first, kept)
+                guard._blocked.extend(kept)
                 guard._pending = first  # raised when the guard's critical block ends: the signal that will end it
-            else:
-                raise Interrupted(first)
 
 
 def _defer(old: set[int]) -> list[int]:
     """The signals pending now that were not blocked before the hold (``old``) and that would end the process at
-    once when unblocked (their default action, or a C handler such as faulthandler's that ends it): recorded in
-    :data:`_deferred`, in signal order."""
+    once when unblocked (their default action, or a C handler such as faulthandler's that ends it), in signal
+    order."""
     try:
         pending = signal.sigpending()
     except (AttributeError, OSError):
@@ -203,50 +203,27 @@ def _defer(old: set[int]) -> list[int]:
     for s in sorted(pending - set(old)):
         if s in SIGNALS + FAULT_SIGNALS and signal.getsignal(s) in (signal.SIG_DFL, None):
             kept.append(s)
-            if s not in _deferred:
-                _deferred.append(s)
     return kept
 
 
-def deferred() -> list[int]:
-    """The signals :func:`held` deferred that :func:`deliver_deferred` has not delivered yet."""
-    return list(_deferred)
-
-
-def defer(signum: int) -> None:
-    """Add ``signum`` (caught by a handler, so no longer pending) to the signals :func:`deliver_deferred` ends the
-    process with."""
-    if signum not in _deferred:
-        _deferred.append(signum)
-
-
-def deliver_deferred() -> None:
-    """Let the deferred signals (:func:`held`, :func:`defer`) take their default action: standard output and error
-    are flushed, then they are unblocked (one still pending ends the process) and each one at its default action is
-    raised again (``signal.raise_signal``). Returns only when none was deferred, or none ended the process (its
-    handler was changed meanwhile)."""
-    if not _deferred:
+def release(sigs: list[int] | tuple[int, ...]) -> None:
+    """Let the signals :func:`held` deferred (``sigs``, still pending) take their default action: standard output
+    and error are flushed, then they are unblocked, and the first ends the process. Returns when ``sigs`` is
+    empty, or none ended it (taken meanwhile, or its handler changed)."""
+    if not sigs:
         return
-    sigs = list(_deferred)
-    _deferred.clear()
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except (OSError, ValueError):
             pass
-    _end_by(sigs)
+    _end_by(list(sigs))
 
 
 def _end_by(sigs: list[int]) -> None:
-    """Unblock ``sigs`` (in this thread), then raise each one still at its default action (or a C handler's, such as
-    faulthandler's, which ends the process too)."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is not None and threading.current_thread() is threading.main_thread():
-        mask(signal.SIG_UNBLOCK, sigs)
-    for s in sigs:
-        if signal.getsignal(s) in (signal.SIG_DFL, None):
-            signal.raise_signal(s)
+    """Unblock ``sigs`` in this thread (where they are pending)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs)
 
 
 def _faulthandler_on() -> bool:

@@ -67,7 +67,6 @@ import shutil
 import stat
 import sys
 import tempfile
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
@@ -80,7 +79,7 @@ from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.outpath import refuse_owner_umask, refuse_staging_name
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
-from planner.core.interrupt import Interrupted, SignalGuard, active_guard, defer, deferred, held
+from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import clash_key, escape_unsafe, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
@@ -133,7 +132,6 @@ class ReportSet:
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
         self._committed = False
         self._keep_staging = False
-        self._own_guard: SignalGuard | None = None  # the guard this set installed itself (Python API)
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -154,11 +152,6 @@ class ReportSet:
         import planner.core.renames  # noqa: F401
         import planner.core.textfit  # noqa: F401
 
-        if self.guard is None and active_guard() is None and threading.current_thread() is threading.main_thread():
-            # the Python API, no handler of the caller's: SIGTERM and the rest at their default action would end the
-            # process with the staging folder left (or the moves part-done: another thread, numpy's, can take a
-            # signal the main thread blocks); caught here instead, and ended by in __exit__ once the folder is gone
-            self.guard = self._own_guard = SignalGuard(defaults_only=True).__enter__()
         try:
             with held(self.guard):
                 refuse_protected(self.out)
@@ -185,6 +178,7 @@ class ReportSet:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        stop = exc
         try:
             with held(self.guard):
                 try:
@@ -200,37 +194,28 @@ class ReportSet:
                             except OSError:
                                 break
         except Interrupted as late:  # came during the cleanup (held until it ended)
-            if self._own_guard is None:
+            if not late.blocked or self.guard is not None or active_guard() is not None:
                 raise
-            defer(late.signum)  # ended by below, as one that came before
+            stop = late if not isinstance(exc, Interrupted) else exc
+            stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
         finally:
-            self._end_deferred(exc)
+            self._end_deferred(stop)
 
     def _end_deferred(self, exc: BaseException | None) -> None:
-        """With the guard this set installed itself (the Python API, its caller's handlers at their defaults): a
-        signal it caught (:class:`planner.core.interrupt.Interrupted`), or one :func:`planner.core.interrupt.held`
-        deferred, ends the process now that the staging folder is gone. One line on standard error first says
-        what the run did, as the command line does (after the notes it would have given back); then the guard's
-        handlers are removed and the signal takes its default action
-        (:func:`planner.core.interrupt.deliver_deferred`)."""
-        guard, self._own_guard = self._own_guard, None
-        if guard is None:
+        """Without a guard (the Python API, its caller's handlers at their defaults), a signal that came during the
+        moves was deferred (:func:`planner.core.interrupt.held`: ``exc`` is its
+        :class:`planner.core.interrupt.Interrupted`, the signal still blocked): now that the staging folder is gone,
+        say what the run did in one line on standard error, as the command line does (after the notes it would
+        have given back), and let the signal take its default action (:func:`planner.core.interrupt.release`)."""
+        if not isinstance(exc, Interrupted) or not exc.blocked or self.guard is not None or active_guard() is not None:
             return
-        if self.guard is guard:
-            self.guard = None
-        if isinstance(exc, Interrupted):
-            defer(exc.signum)
-        if not deferred():
-            guard.__exit__(None, None, None)
-            return
-        name = Interrupted(deferred()[0]).name
-        written = list(getattr(exc, "written", None) or []) if isinstance(exc, Interrupted) else []
-        removed = list(getattr(exc, "removed", None) or []) if written else []
+        name = Interrupted(exc.blocked[0]).name
+        written, removed = list(exc.written), list(exc.removed) if exc.written else []
         if written:
             gone = f"; removed the stale {_listed(removed)}" if removed else ""
             line = f"Interrupted by {name} after the reports were written: wrote {_listed(written)} (complete){gone}"
-        elif isinstance(exc, Exception):
-            line = f"Interrupted by {name} after this error: {exc}"
+        elif isinstance(exc.__context__, Exception):  # a failure the signal came during
+            line = f"Interrupted by {name} after this error: {exc.__context__}"
         else:
             line = f"Interrupted by {name}"
         try:
@@ -239,7 +224,7 @@ class ReportSet:
             sys.stderr.write(f"planner: {line}; stopped.\n")
         except (OSError, ValueError, AttributeError):
             pass  # no standard error to say it on: the signal still ends the run
-        guard.__exit__(None, None, None)  # the caller's handlers back, then the signal's default action
+        release(exc.blocked)
 
     def _remove_staging(self) -> None:
         """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove

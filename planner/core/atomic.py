@@ -27,6 +27,11 @@ from planner.core.names import cut_utf8
 #: The prefix of a report set's staging folders (planner.core.reportset).
 STAGING_PREFIX = ".planner-staging-"
 
+#: The mode bits a replaced file passes on to its new content (:func:`kept_mode`): the permission bits and the sticky
+#: bit, never set-user-ID or set-group-ID (S_ISUID 0o4000, S_ISGID 0o2000: POSIX ``sys/stat.h``): a report that
+#: someone made setuid must not hand that to bytes planner wrote.
+KEPT_MODE_BITS = 0o1777
+
 #: The most UTF-8 bytes of the destination's name kept in a temporary file's name
 #: ('.' + name + '.' + 8 random characters + '.tmp' stays under 255 bytes).
 _TMP_NAME_BYTES = 200
@@ -63,6 +68,9 @@ def ensure_dir(directory: Path, created: list[Path] | None = None) -> Path:
                         raise DestinationError(dangling_line(p)) from None
                     raise
     except OSError as exc:  # a name too long (ENAMETOOLONG) is raised by exists() itself
+        if disk_full(exc):
+            raise OutputError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
+                              + full_hint(exc)) from None
         raise DestinationError(f"{d}: cannot create the output directory ({exc.strerror or exc}). "
                           "Give --out a directory that can be created and written.") from None
     return d
@@ -81,6 +89,18 @@ def dangling_line(link: Path) -> str:
         target = "?"
     return (f"{link}: is a link to a folder that does not exist ({link} -> {target}). Create that folder, or give "
             "--out a directory that exists or can be created.")
+
+
+def disk_full(exc: OSError) -> bool:
+    """Whether ``exc`` says the file system has no room: no block or inode left (ENOSPC), or the user's quota is
+    used up (EDQUOT) (Linux man-pages ``mkdir(2)``, ``open(2)``, ``write(2)``: ERRORS)."""
+    return exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def full_hint(exc: OSError) -> str:
+    """What to do about a full disk or quota (:func:`disk_full`), for an error line."""
+    what = "your disk quota there is used up" if exc.errno == getattr(errno, "EDQUOT", None) else "its disk is full"
+    return f"The folder can be written, but {what}: free some space, or give --out a folder on another disk."
 
 
 def sha256_file(path: Path) -> str:
@@ -164,7 +184,7 @@ def write_bytes(path: Path, data: bytes | Iterable[bytes], *, private: bool = Fa
                 keep_access(fd, st, path, path)
             if private:  # created 0o600: now as the file it replaces was (0600 stays 0600), or as a plain open()
                 # would make a new one, less group and others' write either way
-                base = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~process_umask()
+                base = kept_mode(st) if st is not None else 0o666 & ~process_umask()
                 os.fchmod(fd, base & ~0o022)
         except BaseException:
             os.close(fd)
@@ -335,9 +355,16 @@ def _acl_of(target: int | str | Path) -> bytes | None:
         raise
 
 
+def kept_mode(st: os.stat_result) -> int:
+    """The mode bits of ``st`` a file replacing it gets: its permission bits (0600 stays 0600), never set-user-ID
+    or set-group-ID (:data:`KEPT_MODE_BITS`)."""
+    return stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS
+
+
 def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path) -> None:
     """Give the new file open as ``fd`` who-can-read-it of the file ``old`` it will replace (``st``, its
-    stat): its group (:func:`keep_group`), its permission bits (``fchmod``) and its POSIX access ACL
+    stat): its group (:func:`keep_group`), its permission bits (``fchmod``, :func:`kept_mode`: never set-user-ID or
+    set-group-ID) and its POSIX access ACL
     (the ``system.posix_acl_access`` extended attribute, copied with ``fsetxattr``; an ACL the new file
     inherited from its folder's default ACL is removed when the old file had none). All on the open
     file, before it is renamed into place.
@@ -346,14 +373,14 @@ def keep_access(fd: int, st: os.stat_result, old: str | Path, shown: Path) -> No
         OutputError: the group or the ACL cannot be kept: the file is not replaced.
     """
     keep_group(fd, st, shown)
-    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    os.fchmod(fd, kept_mode(st))
     try:
         acl = _acl_of(old)
         if acl is not None:
             os.setxattr(fd, ACL_XATTR, acl)
         elif _acl_of(fd) is not None:
             os.removexattr(fd, ACL_XATTR)
-            os.fchmod(fd, stat.S_IMODE(st.st_mode))
+            os.fchmod(fd, kept_mode(st))
     except OSError as exc:
         raise OutputError(f"{shown}: cannot keep its access control list (POSIX ACL: {exc.strerror or exc}), and "
                           "replacing it would change who can read it; nothing was replaced. Give another --out, or "

@@ -3,7 +3,8 @@
 Every file of the set is written into a staging folder inside the output folder
 (``OUT/.planner-staging-XXXXXXXX/``, on the same file system, so that moving is a rename), and only
 when all of them are written are they moved into place, one swap or rename each
-(:mod:`planner.core.moves`), with SIGINT, SIGTERM and SIGHUP held for those few moves (:func:`planner.core.interrupt.held`). A run that
+(:mod:`planner.core.moves`), with SIGINT, SIGTERM, SIGHUP and the other fatal signals held for those few moves
+(:func:`planner.core.interrupt.held`; from the Python API too: :meth:`ReportSet._end_deferred`). A run that
 fails or is interrupted before that leaves the previous set as it was and removes its staging
 folder; files of the set that the new run does not write can be removed in the same step
 (:meth:`ReportSet.remove`: a quote left from an earlier feasible plan).
@@ -39,7 +40,7 @@ their own files. The run's input files
 (the scenario, a model's config.json, catalog overlays) are never outputs, and the shipped catalog
 and the installed package are never output folders (:func:`refuse_protected`, by path and by device and
 inode; checked again through the locked folder's descriptor). A replaced report keeps its group,
-permission bits (0600 stays 0600) and POSIX ACL, set on the staged file's descriptor before the rename.
+permission bits (0600 stays 0600; never setuid or setgid) and POSIX ACL, set on the staged file's descriptor before the rename.
 A save to a report between planner's hash check and its move (an edit in place, or an editor's save
 by rename) is never lost: each report is swapped into place (``renameat2`` RENAME_EXCHANGE) and what
 came out is hashed; if it is not the report planner checked, the previous set is put back, the save
@@ -70,16 +71,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import (STAGING_PREFIX, ensure_dir, fsync_dir, keep_access, own_file_sha256, path_too_long,
-                                  refuse_read_only, sha256_file)
+from planner.core.atomic import (KEPT_MODE_BITS, STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
+                                  keep_access, own_file_sha256, path_too_long, refuse_read_only, sha256_file)
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
                                     is_manifest_tmp, read_manifest, write_manifest)
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
-from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held
-from planner.core.names import clash_key, name_key
+from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
+from planner.core.names import clash_key, escape_unsafe, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -168,28 +169,63 @@ class ReportSet:
                 except OSError as exc:
                     if exc.errno == errno.ENAMETOOLONG:
                         raise path_too_long(self.out, exc, self.out) from None
+                    hint = full_hint(exc) if disk_full(exc) else "Give --out a directory that can be written."
                     raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}). "
-                                      "Give --out a directory that can be written.") from None
-        except BaseException:
-            self.__exit__(None, None, None)
+                                      + hint) from None
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
             raise
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        with held(self.guard):
-            try:
-                if self._staging is not None and not self._keep_staging:
-                    self._remove_staging()
-                    self._staging = None
-            finally:
-                self._unlock()
-                if not self._committed:  # a run that wrote nothing leaves no empty folder it made
-                    for folder in reversed(self._made):
-                        try:
-                            os.rmdir(folder)  # only ever an empty folder
-                        except OSError:
-                            break
+        stop = exc
+        try:
+            with held(self.guard):
+                try:
+                    if self._staging is not None and not self._keep_staging:
+                        self._remove_staging()
+                        self._staging = None
+                finally:
+                    self._unlock()
+                    if not self._committed:  # a run that wrote nothing leaves no empty folder it made
+                        for folder in reversed(self._made):
+                            try:
+                                os.rmdir(folder)  # only ever an empty folder
+                            except OSError:
+                                break
+        except Interrupted as late:  # came during the cleanup (held until it ended)
+            if not late.blocked or self.guard is not None or active_guard() is not None:
+                raise
+            stop = late if not isinstance(exc, Interrupted) else exc
+            stop.blocked = tuple(dict.fromkeys(stop.blocked + late.blocked))
+        finally:
+            self._end_deferred(stop)
+
+    def _end_deferred(self, exc: BaseException | None) -> None:
+        """Without a guard (the Python API, its caller's handlers at their defaults), a signal that came during the
+        moves was deferred (:func:`planner.core.interrupt.held`: ``exc`` is its
+        :class:`planner.core.interrupt.Interrupted`, the signal still blocked): now that the staging folder is gone,
+        say what the run did in one line on standard error, as the command line does (after the notes it would
+        have given back), and let the signal take its default action (:func:`planner.core.interrupt.release`)."""
+        if not isinstance(exc, Interrupted) or not exc.blocked or self.guard is not None or active_guard() is not None:
+            return
+        name = Interrupted(exc.blocked[0]).name
+        written, removed = list(exc.written), list(exc.removed) if exc.written else []
+        if written:
+            gone = f"; removed the stale {_listed(removed)}" if removed else ""
+            line = f"Interrupted by {name} after the reports were written: wrote {_listed(written)} (complete){gone}"
+        elif isinstance(exc.__context__, Exception):  # a failure the signal came during
+            line = f"Interrupted by {name} after this error: {exc.__context__}"
+        else:
+            line = f"Interrupted by {name}"
+        try:
+            for note in self.notes:
+                sys.stderr.write(f"planner: {escape_unsafe(note)}\n")
+            sys.stderr.write(f"planner: {line}; stopped.\n")
+        except (OSError, ValueError, AttributeError):
+            pass  # no standard error to say it on: the signal still ends the run
+        release(exc.blocked)
 
     def _remove_staging(self) -> None:
         """Remove the staging folder; where the tree walk cannot (it needs descriptors: ``ulimit -n``), remove
@@ -249,7 +285,8 @@ class ReportSet:
                 fh.write(json.dumps(name) + "\n")
             self._recorded.append(name)
         except OSError as exc:
-            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).") from None
+            hint = f" {full_hint(exc)}" if disk_full(exc) else ""
+            raise OutputError(f"{self.out}: cannot write into the output directory ({exc.strerror or exc}).{hint}") from None
 
     def remove(self, name: str) -> None:
         """Remove ``out_dir / name``, if it exists, when the set is committed (a stale report)."""
@@ -398,7 +435,7 @@ class ReportSet:
         try:
             if old is None:
                 assert narrow is not None
-                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow)
+                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS)
                 return
             keep_access(fd, old, self.out / name, self.out / name)
         except OSError as exc:
@@ -533,6 +570,12 @@ def _dead_staging_note(out: Path, folder: Path, held: int, left: list[str]) -> s
                     (f"; {why}" if why else "") + ".") if removed > 0 else ""
     return (f"Left {folder}: it holds {shown}, which planner cannot tell it wrote; check it and remove it "
             f"yourself.{removed_from.replace(' planner', ' Planner', 1)}")
+
+
+def _listed(paths: list[Path]) -> str:
+    """'a', 'a and b', 'a, b and c' (as the command line lists files), unsafe characters escaped."""
+    names = [escape_unsafe(str(p)) for p in paths]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _files_in(folder: Path) -> int:

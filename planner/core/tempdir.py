@@ -22,12 +22,22 @@ from planner.core.names import escape_unsafe
 
 
 def _temp_folder() -> Path | None:
+    return _temp_folder_and_source()[0]
+
+
+def _temp_folder_and_source() -> tuple[Path | None, str]:
+    """The temporary folder (as :func:`_temp_folder`) and what named it: 'TMPDIR', 'TEMP' or 'TMP' (the variable
+    tempfile read), 'tempfile.tempdir' (set in code), or '' (the system's own, or the current folder)."""
     if tempfile.tempdir is not None:
-        return Path(tempfile.tempdir)
+        return Path(tempfile.tempdir), "tempfile.tempdir"
     for var in ("TMPDIR", "TEMP", "TMP"):
         value = os.environ.get(var)
         if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
-            return Path(value)
+            return Path(value), var
+    return _system_temp_folder(), ""
+
+
+def _system_temp_folder() -> Path | None:
     # the system's own, in tempfile's order: /tmp, /var/tmp, /usr/tmp, and the current folder when none of those
     # can take a file (full, read-only): that last one may be the catalog or the package
     for folder in ("/tmp", "/var/tmp", "/usr/tmp"):
@@ -66,9 +76,10 @@ def refuse_protected_temp() -> None:
     """
     from planner.core.protected import protected_by_id, protected_folder_of
 
-    where = _temp_folder()
+    where, var = _temp_folder_and_source()
     if where is None:
         return
+    var = var or "TMPDIR"  # (only the current folder has no variable: said as that below)
     cwd = where.name == _CWD_MARK
     where = where.parent if cwd else where
     try:
@@ -78,8 +89,8 @@ def refuse_protected_temp() -> None:
     if p is None and not cwd:  # openpyxl reopens its temporaries by path: no one else may rename them
         from planner.core.sharing import refuse_shared_folder
 
-        refuse_shared_folder(where, "the temporary folder (TMPDIR) that openpyxl and the importer write into",
-                             "Set TMPDIR to a folder only you can write, or one with the sticky bit as /tmp has.")
+        refuse_shared_folder(where, f"the temporary folder ({var}) that openpyxl and the importer write into",
+                             f"Set {_set(var)} to a folder only you can write, or one with the sticky bit as /tmp has.")
     if p is not None:
         what = "catalog" if p.name == "catalog" else "package"
         if cwd:
@@ -87,6 +98,11 @@ def refuse_protected_temp() -> None:
                               "/tmp and /var/tmp cannot take files (full or read-only), and it is inside planner's "
                               f"own {what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
                               "temporary files. Set TMPDIR to a folder with room, or run from another folder.")
-        raise OutputError(f"the temporary folder {escape_unsafe(str(where))} (TMPDIR) is inside planner's own "
+        raise OutputError(f"the temporary folder {escape_unsafe(str(where))} ({var}) is inside planner's own "
                           f"{what} folder ({escape_unsafe(str(p))}), where planner writes nothing, not even "
-                          "temporary files. Set TMPDIR to another folder, e.g. TMPDIR=/tmp.")
+                          f"temporary files. Set {_set(var)} to another folder, e.g. TMPDIR=/tmp.")
+
+
+def _set(var: str) -> str:
+    """What to change, for the hint: the variable that named the folder, and TMPDIR (read first) beside TEMP or TMP."""
+    return var if var in ("TMPDIR", "tempfile.tempdir") else f"{var} (or TMPDIR, which is read first)"

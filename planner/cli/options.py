@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.cli.common import LineError, SingleValueCommand
+from planner.cli.common import LineError, SingleValueCommand, refuse_repeats
 
 
 #: Options whose value is a share, a fraction of at most 1, that the workload reader checks ('90%' gets 0.9).
@@ -196,6 +196,7 @@ class BoolSpellingCommand(SingleValueCommand):
     is left for click (an extra argument, or the workload file)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_repeats(self, args, ctx)  # as given: '--compile true --compile false', before the rewrite
         args = bool_spellings(self, args)
         if not any(isinstance(p, click.Argument) for p in self.params):
             _refuse_flag_values(self, args, ctx)

@@ -31,7 +31,8 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import (Base60Problem, OtherBaseProblem, YamlProblem, comment_value, flow_comment,
+from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, YamlProblem, comment_value,
+                                    flow_comment, refuse_merge_clashes,
                                     flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
                                     refuse_separators, special_value, syntax_hint, syntax_slip)
 
@@ -185,10 +186,12 @@ _Building.add_constructor("tag:yaml.org,2002:bool", _Building.construct_yaml_boo
 
 
 def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
-    # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in:
-    # YAML's merge rule lets a written key override a merged one, and the first merged mapping
-    # wins over later ones (yaml.org/type/merge.html). Two written keys are a duplicate.
-    written = {id(k) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"}
+    # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in. Each key comes
+    # from one place: a key two merged mappings give, or one merged and written, is refused
+    # (planner.core.yamlrules.refuse_merge_clashes), as two written keys are (a duplicate).
+    if any(k.tag == MERGE_TAG for k, _ in node.value):
+        refuse_merge_clashes(node)
+    written = {id(k) for k, _ in node.value if k.tag != MERGE_TAG}
     loader.flatten_mapping(node)
     result = LineDict()
     result.line = node.start_mark.line + 1

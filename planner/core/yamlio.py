@@ -100,7 +100,7 @@ class _Building(yaml.constructor.SafeConstructor):
         if not isinstance(node, yaml.ScalarNode) or not node.style and \
                 self.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag:
             return
-        tag = _short_tag(node.tag or "")
+        tag = _written_tag(node)
         raise YamlProblem(f"the YAML tag {tag!r} on {clip_text(repr(node.value))} is not read (a planner file is "
                           "plain YAML, no tags)", node.start_mark.line + 1,
                           "Remove the tag and write the value itself: a number in ASCII digits (4, 0.5), a "
@@ -135,6 +135,20 @@ class _Building(yaml.constructor.SafeConstructor):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _written_tag(node: yaml.Node) -> str:
+    """The tag of ``node`` as the file writes it ('!e!int' under '%TAG !e! tag:yaml.org,2002:', a verbatim
+    '!<tag:yaml.org,2002:int>'): the text at the node's start, where the parser puts a tagged node's mark;
+    :func:`_short_tag` of the resolved tag when the mark holds no text (libyaml's marks hold none)."""
+    mark = node.start_mark
+    buffer = getattr(mark, "buffer", None)
+    if isinstance(buffer, str) and isinstance(mark.pointer, int):
+        written = re.match(r"(?:&[^\s,\[\]{}]+\s+)?(!<[^>\s]*>|![^\s,\[\]{}]*)",
+                           buffer[mark.pointer:mark.pointer + 1000])  # an anchor may come first: '&a !!int'
+        if written:
+            return written.group(1)
+    return _short_tag(node.tag or "")
 
 
 def _short_tag(tag: str) -> str:

@@ -10,6 +10,13 @@
    is refused as a valued option is.
 8. The hint for a model folder whose name cannot be a workload name names the ``name`` key of a workload file,
    not a ``--name`` option estimate does not have.
+9. A YAML merge key ('<<') adds each key from one place only: a key two merged mappings give, or one merged and
+   written, is refused (YAML would keep one without a word), as a written duplicate is.
+10. A size or rate written with an exponent ('1e1 GiB') is refused with its digits as the hint, as
+    ``micro_batch: 1e1`` is.
+11. A refused YAML tag is quoted as the file writes it (``!e!int``, ``!<tag:yaml.org,2002:int>``).
+Minors: a models.yaml ``config:`` boolean hint in YAML syntax; ``--format ' md'`` and ``--format MD`` refused as
+``--top ' 3'`` and ``--task TRAIN`` are; ``vendors: []`` says an empty list allows no GPU.
 """
 
 from __future__ import annotations
@@ -298,3 +305,125 @@ def test_the_model_named_workload_hint_names_the_workload_file_key(tmp_path: Pat
     assert "--name" not in r.stderr
     (tmp_path / "w.yaml").write_text('name: mz\nmodel: "./m\\u00a0z"\ntask: infer\ncontext: 1024\n')  # the hint
     assert CliRunner().invoke(main, ["estimate", "--workload", "w.yaml"]).exit_code == 0
+
+
+# ---- 9: YAML merge keys
+
+def _plan(tmp_path: Path, text: str, *extra: str) -> tuple[int, str, Path]:
+    s = tmp_path / "s.yaml"
+    s.write_text(text)
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", "json", *extra])
+    return r.exit_code, r.stderr, s
+
+
+def test_a_key_two_merged_workloads_give_is_refused(tmp_path: Path) -> None:
+    code, err, s = _plan(tmp_path, "name: m2\nworkloads:\n"
+                                   "  - &a {name: w1, model: llama-2-7b, task: infer, context: 1024}\n"
+                                   "  - &b {name: w2, model: llama-2-13b, task: infer, context: 4096}\n"
+                                   "  - <<: [*a, *b]\n    name: w3\n")
+    assert code == 2
+    assert err == (f"Error: {s}:5: workloads[2]: key 'name' is given by two mappings that '<<' merges (lines 3 and 4), "
+                   "and YAML would keep the first without a word. Remove 'name' from one of them. A merge key '<<' adds "
+                   "the keys of the mappings it names; planner reads each key from one place only, as it refuses a key "
+                   "written twice.\n")
+
+
+def test_a_key_merged_and_written_is_refused(tmp_path: Path) -> None:
+    code, err, s = _plan(tmp_path, "name: m3\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n"
+                                   "    <<: {context: 4096}\n    context: 1024\n")
+    assert code == 2
+    assert err == (f"Error: {s}:7: workloads[0]: key 'context' is written here and also merged by '<<' (from line 6), "
+                   "and YAML would keep the written one without a word. Remove one of them: write 'context' only here, "
+                   "or only in the mapping merged. A merge key '<<' adds the keys of the mappings it names; planner "
+                   "reads each key from one place only, as it refuses a key written twice.\n")
+    # the hint, followed: the key only where it is written
+    code, err, _ = _plan(tmp_path, "name: m3\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n"
+                                   "    context: 1024\n")
+    assert code == 0, err
+
+
+def test_merged_keys_that_come_from_one_place_are_read(tmp_path: Path) -> None:
+    from planner.core.yamlio import parse_yaml
+
+    doc = parse_yaml("base: &b {model: llama-2-7b, task: infer}\nctx: &c {context: 1024}\n"
+                     "w:\n  <<: [*b, *c]\n  name: w1\n")
+    assert doc["w"] == {"model": "llama-2-7b", "task": "infer", "context": 1024, "name": "w1"}
+
+
+# ---- 10: an exponent in a size
+
+@pytest.mark.parametrize("written, digits", [("1e1 GiB", "10 GiB"), ("10e0 GiB", "10 GiB"), ("1.5e3 MiB", "1500 MiB")])
+def test_a_size_with_an_exponent_is_refused_as_a_whole_number_is(tmp_path: Path, written: str, digits: str) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(f'model: llama-2-7b\ntask: train\nmethod: qlora\nmicro_batch: 1\nseq_len: 512\ndataset_size: "{written}"\n')
+    r = CliRunner().invoke(main, ["estimate", "--workload", str(w)])
+    assert r.exit_code == 2
+    number = written.split()[0]
+    assert r.stderr == (f"Error: {w}:6: dataset_size: '{written}' writes its number with an exponent ({number}). "
+                        f"Write the number in digits: '{digits}'.\n")
+    w.write_text(f'model: llama-2-7b\ntask: train\nmethod: qlora\nmicro_batch: 1\nseq_len: 512\ndataset_size: "{digits}"\n')
+    assert CliRunner().invoke(main, ["estimate", "--workload", str(w)]).exit_code == 0  # the hint, followed
+
+
+def test_an_option_size_and_a_rate_with_an_exponent_are_refused() -> None:
+    from planner.core.units import UnitError, parse_rate
+
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "train", "--method", "qlora",
+                                  "--micro-batch", "1", "--seq-len", "512", "--dataset-size", "1e1 GiB"])
+    assert r.exit_code == 2
+    assert r.stderr == ("Error: --dataset-size: '1e1 GiB' writes its number with an exponent (1e1). Write the number "
+                        "in digits: '10 GiB'.\n")
+    with pytest.raises(UnitError) as info:
+        parse_rate("9e2 GB/s")
+    assert (str(info.value), info.value.hint) == ("'9e2 GB/s' writes its number with an exponent (9e2)",
+                                                  "Write the number in digits: '900 GB/s'.")
+    assert parse_rate("900 GB/s") == 900e9
+
+
+# ---- 11: a refused tag is quoted as written
+
+@pytest.mark.parametrize("head, tag", [("%TAG !e! tag:yaml.org,2002:\n---\n", "!e!int"),
+                                       ("", "!<tag:yaml.org,2002:int>"), ("", "!!int")])
+def test_a_refused_tag_is_quoted_as_the_file_writes_it(tmp_path: Path, head: str, tag: str) -> None:
+    code, err, s = _plan(tmp_path, f"{head}name: t\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n"
+                                   f'    context: 2048\n    concurrency: {tag} "\uff11\uff10"\n')
+    line = 7 + head.count("\n")
+    assert code == 2
+    assert err.startswith(f"Error: {s}:{line}: workloads[0].concurrency: the YAML tag '{tag}' on '\uff11\uff10' is not "
+                          "read (a planner file is plain YAML, no tags)."), err
+    assert tag in s.read_text()
+
+
+# ---- minors: --format spelled as other choices are; an empty vendors list
+
+@pytest.mark.parametrize("given, why, fix", [(" md", "' md' has a blank around it", "md"),
+                                             ("MD", "'MD' is not written in lower case", "md"),
+                                             ("md, json", "' json' has a blank around it", "md,json")])
+def test_a_format_name_with_a_blank_or_capitals_is_refused_as_top_is(tmp_path: Path, given: str, why: str,
+                                                                     fix: str) -> None:
+    text = "name: fm\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: infer\n    context: 1024\n"
+    s = tmp_path / "s.yaml"
+    s.write_text(text)
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", given])
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: Invalid value for '--format': {why}; format names are written as listed (xlsx, csv, "
+                        f"json, md). Write --format {fix}. See 'planner plan --help'.\n")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o"), "--format", fix])
+    assert r.exit_code == 0, r.output
+
+
+def test_the_api_refuses_a_format_name_in_capitals() -> None:
+    from planner.api.plans import report_formats
+
+    with pytest.raises(InputError) as info:
+        report_formats(["MD"])
+    assert info.value.problem == "'MD' is not written in lower case; format names are written as listed (xlsx, csv, json, md)"
+    assert report_formats(["md"]) == ("md",)
+
+
+def test_an_empty_vendors_list_says_it_allows_no_gpu(tmp_path: Path) -> None:
+    code, err, s = _plan(tmp_path, "name: v\nconstraints: {vendors: []}\nworkloads:\n  - name: w\n"
+                                   "    model: llama-2-7b\n    task: infer\n    context: 1024\n")
+    assert code == 2
+    assert err == (f"Error: {s}:2: constraints.vendors: an empty list allows no GPU. List vendors (nvidia, amd, intel), "
+                   "or leave the key out.\n")

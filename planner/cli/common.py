@@ -533,6 +533,13 @@ def given_on_command_line(name: str) -> bool:
     return click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
 
 
+#: Words a boolean option's value may be written as: the booleans files take (YAML 1.1's true/false, yes/no,
+#: on/off, as PyYAML resolves them; not 'y'/'n', which files refuse), and 1/0; any case, no blanks around
+#: (' true' is refused, as files and number options refuse ' 2'). planner.cli.options.BoolSpellingCommand reads them.
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
 def repeated_option(command: click.Command, args: list[str]) -> tuple[str, list[str]] | None:
     """(option, its values as given) for the first option of ``command`` that takes one value and is given more
     than once in ``args`` ('--model a --model b', '--top=3 --top 4'), or None. Click keeps the last of them
@@ -541,8 +548,6 @@ def repeated_option(command: click.Command, args: list[str]) -> tuple[str, list[
     --no-compile', '--compile true --compile false' (:class:`planner.cli.options.BoolSpellingCommand` reads
     the word after it) and '--compile --compile' are each given twice. '--' ends the options, as click reads
     them."""
-    from planner.cli.options import FALSE_WORDS, TRUE_WORDS
-
     single: dict[str, click.Option] = {}
     takes_value: set[str] = set()
     on_off: dict[str, click.Option] = {}  # every spelling of an on/off flag -> the flag

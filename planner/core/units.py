@@ -274,7 +274,7 @@ def _refuse_exponent(text: str, number: str, unit: str) -> None:
     plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
     raise UnitError(f"{text.strip()!r} writes its number with an exponent ({number})",
                     f"Write the number in digits: '{plain} {unit}'." if plain else
-                    f"Write the number in digits, e.g. '24 {unit}'.")
+                    f"Write the number in digits, e.g. '{900 if unit.endswith('/s') else 24} {unit}'.")
 
 
 def parse_rate(text: object) -> float:

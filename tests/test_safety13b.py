@@ -101,9 +101,10 @@ def _overlay(tmp_path: Path, name: str, body: str) -> Path:
                             "a missing digit or a wrong unit."),
     ("fp8_tflops: 0.05", "fp8_tflops: 0.05 TFLOPS is less than any real GPU (at least 0.1 TFLOPS). Check for a "
                          "missing digit or a wrong unit."),
-    ("memory_bandwidth: 1.0e-300 GB/s", "memory_bandwidth: '1.0e-300 GB/s' is less than any real GPU memory "
-                                        "bandwidth (at least 1 GB/s). Check the unit: GB/s is bytes, Gb/s is bits "
-                                        "(8 Gb/s = 1 GB/s)."),
+    # (a rate written with an exponent, '1.0e-300 GB/s', is refused for that first: tests/test_safety17c.py)
+    ("memory_bandwidth: 0.001 GB/s", "memory_bandwidth: '0.001 GB/s' is less than any real GPU memory "
+                                     "bandwidth (at least 1 GB/s). Check the unit: GB/s is bytes, Gb/s is bits "
+                                     "(8 Gb/s = 1 GB/s)."),
     ("mfu_scale: 1.0e-300", "mfu_scale: 1e-300 is less than any real stack's share of the default MFU (at least "
                             "0.1). Check for a missing digit: the catalog's AMD cards use 0.5."),
 ])

@@ -18,7 +18,6 @@ from planner.core.units import GB, MB, TB, GiB, KiB, UnitError, parse_size
     ("0.004 kb", 0),               # 4 bits, half a byte: round() to even, 0
     ("0.012 kb", 2),               # 12 bits, 1.5 bytes: round() to even, 2
     ("1.5 GiB", 3 * GiB // 2),
-    ("1e3 MB", 1000 * MB),
 ])
 def test_parse_size(text, expected):
     assert parse_size(text) == expected
@@ -33,6 +32,15 @@ def test_parse_size_refuses_separators(text, hint):
     with pytest.raises(UnitError) as info:
         parse_size(text)
     assert info.value.hint == hint
+
+
+def test_parse_size_refuses_an_exponent_as_whole_numbers_do():
+    # '1e3 MB' was read as 1000 MB while micro_batch: 1e1 is refused: a number is written in digits
+    with pytest.raises(UnitError) as info:
+        parse_size("1e3 MB")
+    assert str(info.value) == "'1e3 MB' writes its number with an exponent (1e3)"
+    assert info.value.hint == "Write the number in digits: '1000 MB'."
+    assert parse_size("1000 MB") == 1000 * MB  # the hint, followed
 
 
 def test_parse_size_of_a_bare_number_names_the_unit():

@@ -1,4 +1,4 @@
-"""YAML reading: merge keys follow YAML's merge rule; written duplicates are refused."""
+"""YAML reading: merge keys add keys from one place only; written duplicates are refused."""
 
 from __future__ import annotations
 
@@ -8,20 +8,34 @@ from planner.core.yamlio import YamlProblem, parse_yaml
 
 ANCHORED = """\
 base: &card {id: rtx-5090, price_usd: 1999, tdp_w: 575}
+extra: &extra {cooling: blower}
 gpus:
 - <<: *card
-  id: rtx-5090-oc
-- <<: [*card, {price_usd: 2499, cooling: blower}]
-  tdp_w: 600
+  note: oc
+- <<: [*card, *extra]
+  vendor: nvidia
 """
 
 
-def test_a_written_key_overrides_a_merged_one():
-    # yaml.org/type/merge.html: keys written in the mapping override merged ones; among several merged
-    # mappings the first given wins (price 1999 from *card over 2499).
+def test_merged_keys_are_added_when_each_comes_from_one_place():
     gpus = parse_yaml(ANCHORED)["gpus"]
-    assert gpus[0] == {"id": "rtx-5090-oc", "price_usd": 1999, "tdp_w": 575}
-    assert gpus[1] == {"id": "rtx-5090", "price_usd": 1999, "tdp_w": 600, "cooling": "blower"}
+    assert gpus[0] == {"id": "rtx-5090", "price_usd": 1999, "tdp_w": 575, "note": "oc"}
+    assert gpus[1] == {"id": "rtx-5090", "price_usd": 1999, "tdp_w": 575, "cooling": "blower", "vendor": "nvidia"}
+
+
+def test_a_key_merged_and_written_is_refused_not_overridden():
+    # yaml.org/type/merge.html would keep the written key without a word; planner refuses it as a duplicate
+    with pytest.raises(YamlProblem) as info:
+        parse_yaml("base: &card {id: a, tdp_w: 575}\ngpus:\n- <<: *card\n  id: b\n")
+    assert str(info.value).startswith("key 'id' is written here and also merged by '<<' (from line 1)")
+    assert info.value.line == 4
+
+
+def test_a_key_two_merged_mappings_give_is_refused_not_first_wins():
+    with pytest.raises(YamlProblem) as info:
+        parse_yaml("a: &a {x: 1}\nb: &b {x: 2}\nc:\n  <<: [*a, *b]\n")
+    assert str(info.value).startswith("key 'x' is given by two mappings that '<<' merges (lines 1 and 2)")
+    assert info.value.line == 4
 
 
 def test_two_written_keys_are_a_duplicate_even_beside_a_merge():

@@ -48,6 +48,14 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
     valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
     if not parts:
         raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
+    # one rule with the other choices and numbers (--task TRAIN, --top ' 3' are refused): a format name is written
+    # as listed, lower case, with no blank around it
+    loose = next((p for p in names if p.strip() and p != p.strip().lower() and p.strip().lower() in PLAN_FORMATS),
+                 None)
+    if loose is not None:
+        why = "has a blank around it" if loose != loose.strip() else "is not written in lower case"
+        raise InputError(f"{loose!r} {why}; format names are written as listed ({', '.join(PLAN_FORMATS)})",
+                         entry="--format", hint=f"Write --format {','.join(dict.fromkeys(parts))}.")
     bad = [p for p in parts if p not in PLAN_FORMATS]
     if bad:
         import re

@@ -538,15 +538,29 @@ def given_on_command_line(name: str) -> bool:
     return click.get_current_context().get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
 
 
+#: Words a boolean option's value may be written as: the booleans files take (YAML 1.1's true/false, yes/no,
+#: on/off, as PyYAML resolves them; not 'y'/'n', which files refuse), and 1/0; any case, no blanks around
+#: (' true' is refused, as files and number options refuse ' 2'). planner.cli.options.BoolSpellingCommand reads them.
+TRUE_WORDS = ("true", "yes", "on", "1")
+FALSE_WORDS = ("false", "no", "off", "0")
+
+
 def repeated_option(command: click.Command, args: list[str]) -> tuple[str, list[str]] | None:
     """(option, its values as given) for the first option of ``command`` that takes one value and is given more
     than once in ``args`` ('--model a --model b', '--top=3 --top 4'), or None. Click keeps the last of them
     without a word; options that collect their repeats (``multiple=True``: --catalog, --tokens-per-month) are
-    the caller's to check. '--' ends the options, as click reads them."""
+    the caller's to check. An on/off flag is one option of one value in all its spellings: '--compile
+    --no-compile', '--compile true --compile false' (:class:`planner.cli.options.BoolSpellingCommand` reads
+    the word after it) and '--compile --compile' are each given twice. '--' ends the options, as click reads
+    them."""
     single: dict[str, click.Option] = {}
     takes_value: set[str] = set()
+    on_off: dict[str, click.Option] = {}  # every spelling of an on/off flag -> the flag
     for p in command.params:
-        if isinstance(p, click.Option) and not p.is_flag and not p.count:
+        if isinstance(p, click.Option) and p.is_flag and p.secondary_opts:
+            for spelling in p.opts + p.secondary_opts:
+                on_off[spelling] = p
+        elif isinstance(p, click.Option) and not p.is_flag and not p.count:
             takes_value.update(p.opts + p.secondary_opts)
             if not p.multiple and p.nargs == 1:
                 for spelling in p.opts + p.secondary_opts:
@@ -564,6 +578,12 @@ def repeated_option(command: click.Command, args: list[str]) -> tuple[str, list[
                 i += 1
             if name in single:
                 seen.setdefault(single[name].opts[0], []).append(f"{name} {value}")
+        elif name in on_off:
+            word = args[i + 1] if not eq and i + 1 < len(args) else ""
+            if word.lower() in TRUE_WORDS + FALSE_WORDS:  # '--compile false', as BoolSpellingCommand reads it
+                i += 1
+                arg = f"{name} {word}"
+            seen.setdefault(on_off[name].opts[0], []).append(arg)
         i += 1
     return next(((option, given) for option, given in seen.items() if len(given) > 1), None)
 
@@ -592,4 +612,8 @@ def refuse_repeats(command: click.Command, args: list[str], ctx: click.Context) 
     option, given = found
     shown = escape_unsafe(" ".join(given))
     hint = _REPEAT_HINTS.get(option, f"Give {option} once.")
+    flag = next((p for p in command.params if isinstance(p, click.Option) and p.is_flag and p.secondary_opts
+                 and p.opts and p.opts[0] == option), None)
+    if flag is not None:
+        hint = f"Give {option} or {flag.secondary_opts[0]}, once."
     raise LineError(f"{option}: given {len(given)} times ({shown}); a run takes one. {hint}", ctx)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from planner.cli.common import LineError, SingleValueCommand
+from planner.cli.common import FALSE_WORDS, TRUE_WORDS, LineError, SingleValueCommand, refuse_repeats
 
 
 #: Options whose value is a share, a fraction of at most 1, that the workload reader checks ('90%' gets 0.9).
@@ -182,11 +182,6 @@ class GpuLayers(click.ParamType):
             self.fail(f"{value!r} is not a layer count: give a whole number, or 'all'", param, ctx)
 
 
-#: Words a boolean option's value may be written as: the booleans files take (YAML 1.1's true/false, yes/no,
-#: on/off, as PyYAML resolves them; not 'y'/'n', which files refuse), and 1/0; any case, no blanks around
-#: (' true' is refused, as files and number options refuse ' 2').
-TRUE_WORDS = ("true", "yes", "on", "1")
-FALSE_WORDS = ("false", "no", "off", "0")
 
 
 class BoolSpellingCommand(SingleValueCommand):
@@ -196,6 +191,7 @@ class BoolSpellingCommand(SingleValueCommand):
     is left for click (an extra argument, or the workload file)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        refuse_repeats(self, args, ctx)  # as given: '--compile true --compile false', before the rewrite
         args = bool_spellings(self, args)
         if not any(isinstance(p, click.Argument) for p in self.params):
             _refuse_flag_values(self, args, ctx)

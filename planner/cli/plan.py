@@ -19,7 +19,8 @@ def plan_formats(ctx: click.Context, param: click.Parameter, value: str) -> tupl
     try:
         return report_formats(value)
     except InputError as exc:
-        raise click.BadParameter(exc.problem, ctx=ctx, param=param) from None
+        hint = f". {exc.hint.rstrip('.')}" if exc.hint else ""
+        raise click.BadParameter(exc.problem + hint, ctx=ctx, param=param) from None
 
 
 @click.command(name="plan", cls=SingleValueCommand)

@@ -239,6 +239,7 @@ def parse_size(text: object) -> int:
         raise UnitError(f"{text!r} is not a size; write a non-negative number and a unit, e.g. '24 GiB'",
                         _size_spelling_hint(text))
     number, unit = m.groups()
+    _refuse_exponent(text, number, unit)
     if unit == "KB":  # 1000 B in SI (lower-case k, BIPM), 1024 B in JEDEC 100B.01 and Windows: no single reading
         raise UnitError(f"the unit 'KB' in {text!r} means 1000 B to some and 1024 B to others (JEDEC)",
                         f"Write kB (1000 B) or KiB (1024 B): '{number} kB' or '{number} KiB'.")
@@ -256,6 +257,24 @@ def parse_size(text: object) -> int:
         raise UnitError(f"{text.strip()!r} is a fraction of a byte: a size is a whole number of bytes",
                         "Write a whole number of bytes, e.g. " + " or ".join(f"'{n} B'" for n in whole) + ".")
     return int(round(value))
+
+
+def _refuse_exponent(text: str, number: str, unit: str) -> None:
+    """Refuse a size or rate whose number has an exponent ('1e1 GiB'), as a whole number written so is refused
+    (``micro_batch: 1e1``, planner.core.fields.whole_number_hint): a number is written in digits, with a decimal
+    point and no separators (docs/scenarios.md), alike in a size, rate, token count or number.
+
+    Raises:
+        UnitError: with the number in digits as the hint ('10 GiB').
+    """
+    if "e" not in number.lower():
+        return
+    exponent = int(re.split("[eE]", number)[1])
+    plain = format(Decimal(number), "f") if abs(exponent) <= 20 else ""  # '1e400': no 400-digit hint
+    plain = plain.rstrip("0").rstrip(".") if "." in plain else plain
+    raise UnitError(f"{text.strip()!r} writes its number with an exponent ({number})",
+                    f"Write the number in digits: '{plain} {unit}'." if plain else
+                    f"Write the number in digits, e.g. '{900 if unit.endswith('/s') else 24} {unit}'.")
 
 
 def parse_rate(text: object) -> float:
@@ -283,6 +302,7 @@ def parse_rate(text: object) -> float:
             raise UnitError(f"{text!r} is not a rate as planner writes one", f"Write '{number} {unit}/s'{said}.")
         raise UnitError(f"{text!r} is not a rate; write a number and a unit per second, e.g. '64 GB/s' or '400 Gb/s'")
     number, unit = m.groups()
+    _refuse_exponent(text, number, unit + "/s")
     if unit not in _SIZE_UNITS:
         raise UnitError(f"unknown rate unit {unit!r}/s in {text!r}; use e.g. GB/s, GiB/s or Gb/s")
     factor = _SIZE_UNITS[unit]

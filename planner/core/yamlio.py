@@ -31,7 +31,8 @@ import yaml
 
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
-from planner.core.yamlrules import (Base60Problem, OtherBaseProblem, YamlProblem, comment_value, flow_comment,
+from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, YamlProblem, comment_value,
+                                    flow_comment, refuse_merge_clashes,
                                     flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
                                     refuse_separators, special_value, syntax_hint, syntax_slip)
 
@@ -99,7 +100,7 @@ class _Building(yaml.constructor.SafeConstructor):
         if not isinstance(node, yaml.ScalarNode) or not node.style and \
                 self.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag:
             return
-        tag = _short_tag(node.tag or "")
+        tag = _written_tag(node)
         raise YamlProblem(f"the YAML tag {tag!r} on {clip_text(repr(node.value))} is not read (a planner file is "
                           "plain YAML, no tags)", node.start_mark.line + 1,
                           "Remove the tag and write the value itself: a number in ASCII digits (4, 0.5), a "
@@ -134,6 +135,20 @@ class _Building(yaml.constructor.SafeConstructor):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _written_tag(node: yaml.Node) -> str:
+    """The tag of ``node`` as the file writes it ('!e!int' under '%TAG !e! tag:yaml.org,2002:', a verbatim
+    '!<tag:yaml.org,2002:int>'): the text at the node's start, where the parser puts a tagged node's mark;
+    :func:`_short_tag` of the resolved tag when the mark holds no text (libyaml's marks hold none)."""
+    mark = node.start_mark
+    buffer = getattr(mark, "buffer", None)
+    if isinstance(buffer, str) and isinstance(mark.pointer, int):
+        written = re.match(r"(?:&[^\s,\[\]{}]+\s+)?(!<[^>\s]*>|![^\s,\[\]{}]*)",
+                           buffer[mark.pointer:mark.pointer + 1000])  # an anchor may come first: '&a !!int'
+        if written:
+            return written.group(1)
+    return _short_tag(node.tag or "")
 
 
 def _short_tag(tag: str) -> str:
@@ -185,10 +200,12 @@ _Building.add_constructor("tag:yaml.org,2002:bool", _Building.construct_yaml_boo
 
 
 def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
-    # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in:
-    # YAML's merge rule lets a written key override a merged one, and the first merged mapping
-    # wins over later ones (yaml.org/type/merge.html). Two written keys are a duplicate.
-    written = {id(k) for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"}
+    # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in. Each key comes
+    # from one place: a key two merged mappings give, or one merged and written, is refused
+    # (planner.core.yamlrules.refuse_merge_clashes), as two written keys are (a duplicate).
+    if any(k.tag == MERGE_TAG for k, _ in node.value):
+        refuse_merge_clashes(node)
+    written = {id(k) for k, _ in node.value if k.tag != MERGE_TAG}
     loader.flatten_mapping(node)
     result = LineDict()
     result.line = node.start_mark.line + 1

@@ -479,3 +479,57 @@ def special_value(tag: str, mark: Any) -> tuple[str, int | None, str] | None:
     kind = "the value key !!value" if written == "=" else "the merge key !!merge"
     return (f"YAML 1.1 reads a lone {written!r} as a special value ({kind}), not as a text",
             mark.line + 1 if mark else None, f"Quote it: '{written}'.")
+
+
+# ----- merge keys ('<<') ----------------------------------------------------------------
+
+MERGE_TAG = "tag:yaml.org,2002:merge"
+_MERGE_HINT = ("A merge key '<<' adds the keys of the mappings it names; planner reads each key from one place only, "
+               "as it refuses a key written twice.")
+
+
+def _merged_keys(node: yaml.MappingNode, inside: frozenset[int] = frozenset()) -> dict[str, int]:
+    """The keys ``node`` gives, its own and those its merge keys bring in, to their lines (a mapping that merges
+    itself is left to PyYAML's flatten_mapping, which refuses it)."""
+    out: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag == MERGE_TAG:
+            subs = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for sub in subs:
+                if isinstance(sub, yaml.MappingNode) and id(sub) not in inside:
+                    for key, line in _merged_keys(sub, inside | {id(node)}).items():
+                        out.setdefault(key, line)
+        elif isinstance(key_node, yaml.ScalarNode):
+            out.setdefault(key_node.value, key_node.start_mark.line + 1)
+    return out
+
+
+def refuse_merge_clashes(node: yaml.MappingNode) -> None:
+    """Refuse a key that two mappings merged by '<<' both give (YAML keeps the first without a word), or that a
+    merged mapping gives and the mapping also writes (YAML keeps the written one: yaml.org/type/merge.html).
+
+    Raises:
+        YamlProblem: at the merge key's line or the written key's, naming the line the merged key comes from.
+    """
+    from_merge: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        if key_node.tag != MERGE_TAG:
+            continue
+        subs = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        for sub in subs:
+            if not isinstance(sub, yaml.MappingNode):
+                continue  # flatten_mapping refuses it
+            for key, line in _merged_keys(sub, frozenset({id(node)})).items():
+                if key in from_merge:
+                    raise YamlProblem(f"key {key!r} is given by two mappings that '<<' merges (lines "
+                                      f"{from_merge[key]} and {line}), and YAML would keep the first without a word",
+                                      key_node.start_mark.line + 1,
+                                      f"Remove {key!r} from one of them. " + _MERGE_HINT)
+                from_merge[key] = line
+    for key_node, _ in node.value:
+        if key_node.tag != MERGE_TAG and isinstance(key_node, yaml.ScalarNode) and key_node.value in from_merge:
+            key = key_node.value
+            raise YamlProblem(f"key {key!r} is written here and also merged by '<<' (from line {from_merge[key]}), "
+                              "and YAML would keep the written one without a word", key_node.start_mark.line + 1,
+                              f"Remove one of them: write {key!r} only here, or only in the mapping merged. "
+                              + _MERGE_HINT)

@@ -39,12 +39,20 @@ def _error(cfg: Mapping[str, Any], where: str | None, problem: str, key: str | N
     return ModelConfigError(problem, file=where, line=lines.get(key) if key else None, entry=key, hint=hint)
 
 
-def _bool_hint(key: str, value: Any) -> str:
-    """The hint for a config.json boolean written otherwise: the JSON boolean it may mean ("false" -> false)."""
+def _is_json(where: str | None) -> bool:
+    """Whether the config was read from a JSON file (a config.json: ``where`` names it), so that a hint gives
+    JSON syntax; a catalog entry (models.yaml ``config:``, ``where`` None or its entry) gets YAML syntax."""
+    return isinstance(where, str) and where.split(" (")[0].endswith(".json")
+
+
+def _bool_hint(key: str, value: Any, json: bool = True) -> str:
+    """The hint for a config boolean written otherwise: the boolean it may mean ("false" -> false), in JSON
+    syntax for a config.json and YAML syntax for a models.yaml ``config:``."""
     word = str(value).strip().lower() if isinstance(value, (str, int, float)) else ""
     meant = {"true": "true", "1": "true", "yes": "true", "false": "false", "0": "false", "no": "false"}.get(word)
-    return (f'Write a JSON boolean (true or false, no quotes): "{key}": {meant}.' if meant else
-            "Write a JSON boolean: true or false, no quotes.")
+    kind, shown = ("a JSON boolean", f'"{key}": {meant}') if json else ("a YAML boolean", f"{key}: {meant}")
+    return (f"Write {kind} (true or false, no quotes): {shown}." if meant else
+            f"Write {kind}: true or false, no quotes.")
 
 
 def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = ..., kind: type = int,
@@ -74,7 +82,8 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
                          "Check the value for an extra digit; copy the model's config.json as published.")
     elif kind is bool:
         if not isinstance(value, bool):  # JSON's true and false, unquoted; "false" is a text, 0 a number
-            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key, _bool_hint(key, value))
+            raise _error(cfg, where, f"{key} must be true or false, not {value!r}", key,
+                         _bool_hint(key, value, _is_json(where)))
     elif kind is str:
         if not isinstance(value, str):
             raise _error(cfg, where, f"{key} must be a text, not {value!r}", key)
@@ -82,22 +91,58 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
 
 
 def _checkpoint_dtype(cfg: Mapping[str, Any]) -> str | None:
-    """The checkpoint's dtype as config.json states it: ``dtype``, the key Transformers writes since 4.56,
-    or ``torch_dtype``, its older name (``dtype`` first where both are given, as Transformers 4.56+
-    reads them); None if neither is a string."""
+    """The checkpoint's dtype as config.json states it, in torch's canonical name (float32, float16 or
+    bfloat16: ``float`` and ``half`` are torch's other names of the first two, :data:`CONFIG_DTYPES`):
+    ``dtype``, the key Transformers writes since 4.56, or ``torch_dtype``, its older name (the two agree,
+    :func:`check_declared`); None if neither is a dtype name (or the value is 'auto')."""
     for key in ("dtype", "torch_dtype"):  # Transformers 4.56+ reads dtype first; torch_dtype is its old name
         value = cfg.get(key)
         if isinstance(value, str):
-            return value
+            return CONFIG_DTYPES.get(value.removeprefix("torch."))
     return None
 
 
-#: torch's floating-point dtypes by the names a config.json gives them (``str(torch.bfloat16)`` without
-#: 'torch.'): Transformers loads a model only in a floating-point dtype (``PreTrainedModel``'s
-#: ``_set_default_torch_dtype`` refuses another), so an integer dtype there is a mistake; a quantized
-#: checkpoint declares its format in ``quantization_config``.
-FLOAT_DTYPES = frozenset({"float32", "float", "float16", "half", "bfloat16", "float64", "double", "float8_e4m3fn",
-                          "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "auto"})
+#: The dtypes a config.json's ``torch_dtype`` / ``dtype`` is read in, by every name torch gives them, to the
+#: canonical name. Transformers turns the text into the dtype with ``getattr(torch, name)``
+#: (``PretrainedConfig.__init__``, transformers 4.56+ configuration_utils.py), and torch names float32
+#: ``float`` and float16 ``half`` as well (torch docs, "torch.dtype": torch.float32 or torch.float, torch.float16
+#: or torch.half). A checkpoint whose unquantized weights are in another dtype is refused
+#: (:data:`OTHER_TORCH_DTYPES`); 'auto' states no dtype, as if the key were absent.
+CONFIG_DTYPES = {"float32": "float32", "float": "float32", "float16": "float16", "half": "float16",
+                 "bfloat16": "bfloat16", "auto": None}
+#: torch's other dtypes by name, with their bytes per element (torch docs, "torch.dtype"): valid torch names
+#: that the planner does not size a checkpoint's weights in, each refused with what it is.
+OTHER_TORCH_DTYPES = {"float64": 8, "double": 8, "float8_e4m3fn": 1, "float8_e5m2": 1, "float8_e4m3fnuz": 1,
+                      "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1, "float4_e2m1fn_x2": 1, "complex32": 4,
+                      "chalf": 4, "complex64": 8, "cfloat": 8, "complex128": 16, "cdouble": 16, "int8": 1,
+                      "uint8": 1, "int16": 2, "short": 2, "int32": 4, "int": 4, "int64": 8, "long": 8, "bool": 1,
+                      "uint16": 2, "uint32": 4, "uint64": 8}
+#: Kept for callers that test membership: every name a config's dtype is read in.
+FLOAT_DTYPES = frozenset(CONFIG_DTYPES)
+
+
+def _dtype_problem(key: str, value: Any, name: str, json: bool) -> tuple[str, str]:
+    """(problem, hint) for a config dtype name :data:`CONFIG_DTYPES` does not read."""
+    accepted = "float32 (or float), float16 (or half) and bfloat16"
+    size = OTHER_TORCH_DTYPES.get(name)
+    shown = f'"{key}": "bfloat16"' if json else f"{key}: bfloat16"
+    if name.startswith(("float8", "float4")):
+        return (f"{key} {value!r} is a {size}-byte torch dtype that planner does not read as a checkpoint's dtype; it "
+                f"reads {accepted}",
+                f"An FP8 checkpoint keeps {shown} (the dtype of its unquantized layers) and declares its format in "
+                "quantization_config (quant_method: fp8), as DeepSeek-V3's and Llama 3.1 FP8 configs do.")
+    if name in ("float64", "double"):
+        return (f"{key} {value!r} is torch's 8-byte float64, which planner does not size weights in; it reads "
+                f"{accepted}", "Write the dtype the weights are stored in; a float64 checkpoint is converted "
+                "(model.to(torch.float32)) before training or serving.")
+    if size is not None:
+        return (f"{key} {value!r} is not a floating-point dtype Transformers loads a model's weights in; planner "
+                f"reads {accepted}", "Write the dtype the unquantized weights are stored in; a quantized checkpoint "
+                "declares its format in quantization_config.")
+    return (f"{key} {value!r} is not a torch dtype; planner reads {accepted}",
+            f"Write the dtype the weights are stored in, e.g. {shown}.")
+
+
 #: Bits a quantization_config may give per weight (1-bit to 16-bit formats exist; 0 or 64 is a typo).
 MAX_QUANT_BITS = 16
 #: The largest group size read from a quantization_config (the workload's group_size bound, 1,000,000).
@@ -117,6 +162,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
     Raises:
         ModelConfigError: at the key, with its line in a config.json file.
     """
+    json = _is_json(where)
     for key in ("torch_dtype", "dtype"):
         value = cfg.get(key)
         if value is None:
@@ -124,12 +170,21 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
         name = value[len("torch."):] if isinstance(value, str) and value.startswith("torch.") else value
         if not isinstance(name, str):
             raise _error(cfg, where, f"{key} must be a dtype name such as 'bfloat16', not {value!r}", key,
-                         f'Write the dtype the weights are stored in, e.g. "{key}": "bfloat16".')
-        if name not in FLOAT_DTYPES:
-            raise _error(cfg, where, f"{key} {value!r} is not a floating-point dtype (float32, float16, bfloat16), "
-                         "the only kind Transformers loads a model's weights in", key,
-                         "Write the dtype the unquantized weights are stored in; a quantized checkpoint declares its "
-                         "format in quantization_config.")
+                         f'Write the dtype the weights are stored in, e.g. "{key}": "bfloat16".' if json else
+                         f"Write the dtype the weights are stored in, e.g. {key}: bfloat16.")
+        if name not in CONFIG_DTYPES:
+            problem, hint = _dtype_problem(key, value, name, json)
+            raise _error(cfg, where, problem, key, hint)
+    both = [cfg.get(k) for k in ("torch_dtype", "dtype")]
+    if all(isinstance(v, str) for v in both):
+        read = [CONFIG_DTYPES[v.removeprefix("torch.")] for v in both]
+        if read[0] != read[1]:
+            # Transformers 4.56+ keeps dtype and drops torch_dtype without a word ("If both are provided, keep
+            # `dtype`", PretrainedConfig.__init__): which one the weights are stored in cannot be told
+            raise _error(cfg, where, f"torch_dtype {both[0]!r} and dtype {both[1]!r} disagree; Transformers 4.56 and "
+                         "later read dtype and drop torch_dtype, older releases read torch_dtype", "dtype",
+                         "Keep the one the weights are stored in (dtype is its name since Transformers 4.56) and "
+                         "remove the other.")
     q = cfg.get("quantization_config")
     if q is not None:
         if not isinstance(q, Mapping):
@@ -159,7 +214,7 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
             value = q.get(flag)
             if value is not None and not isinstance(value, bool):
                 raise _error(cfg, where, f"quantization_config.{flag} must be true or false, not {value!r}",
-                             "quantization_config", _bool_hint(flag, value))
+                             "quantization_config", _bool_hint(flag, value, json))
         if q.get("load_in_4bit") is True and q.get("load_in_8bit") is True:  # BitsAndBytesConfig refuses both
             raise _error(cfg, where, "quantization_config sets both load_in_4bit and load_in_8bit, which Transformers "
                          "refuses (BitsAndBytesConfig: they cannot both be true)", "quantization_config",

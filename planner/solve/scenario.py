@@ -743,6 +743,9 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
         raise e.error("an empty list allows no GPU", "allowed_gpus", "List GPU ids, or leave the key out.")
     excluded = _ids(e, "excluded_gpus", gpu_ids, "GPU", catalog.removed) or ()
     vendors = e.str_list("vendors", None, choices=GPU_VENDORS)
+    if vendors is not None and not vendors:
+        raise e.error("an empty list allows no GPU", "vendors",
+                      f"List vendors ({', '.join(GPU_VENDORS)}), or leave the key out.")
     platforms = _ids(e, "allowed_platforms", plat_ids, "platform", catalog.removed)
     if platforms is not None and not platforms:
         raise e.error("an empty list allows no platform", "allowed_platforms",

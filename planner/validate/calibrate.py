@@ -250,14 +250,61 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
             raise e.error("must be more than 0 B: every CUDA context holds device memory (its kernels and data), so "
                           "0 is no measurement", "cuda_context",
                           "Run 'planner calibrate' again on the GPU, or leave --calibration out to use the default.")
+        if context < MIN_CUDA_CONTEXT_BYTES:
+            raise e.error(f"{e.raw('cuda_context')!r} is not a CUDA context size: one holds hundreds of MiB (about "
+                          "274 MiB measured by PyTorch with lazy loading, pytorch/pytorch#86509), and planner reads "
+                          "none under 1 MiB", "cuda_context",
+                          "Write the size with its unit as 'planner calibrate' measured it (e.g. 500 MiB), or run "
+                          "'planner calibrate' again on the GPU.")
         fraction = e.number("allocator_fraction", min=0, max=10)
         if fraction > _MAX_ALLOCATOR_FRACTION:
             raise e.error(f"{fraction:g} is no allocator overhead: the fraction is max_memory_reserved / "
                           "max_memory_allocated - 1 ('planner calibrate'), and above 1 the allocator would hold over "
                           "twice what the tensors use", "allocator_fraction",
                           "Write the fraction (0.05 for 5 %), or run 'planner calibrate' again.")
-        cal = Calibration(name, context, fraction, e.date("measured_on", past=True), dict(e.raw("versions", {}) or {}))
+        cal = Calibration(name, context, fraction, e.date("measured_on", past=True), _versions(e))
         out[device_key(cal.gpu_name)] = cal
+    return out
+
+
+#: The smallest cuda_context read: 1 MiB. No published figure gives a floor that holds on every GPU, driver and
+#: CUDA release, so this one only refuses what cannot be a context at all (a size written without its unit's
+#: prefix, '500 B' for '500 MiB'). Published contexts are hundreds of MiB: 287,047,680 B (274 MiB) with lazy
+#: loading and 666,632,192 B without, with one 6.4 MB tensor, measured by cudaMemGetInfo
+#: (pytorch/pytorch#86509); "~300MB" with lazy loading and ">1000MB" before CUDA 11.7 (pytorch/pytorch#107667,
+#: a PyTorch maintainer); 1,343 MiB on a V100 (transformers docs, "Model training anatomy").
+MIN_CUDA_CONTEXT_BYTES = 2**20
+
+
+def _versions(e: Any) -> dict[str, str]:
+    """The ``versions`` mapping of a calibration entry: package names to version texts ({} when absent).
+
+    Raises:
+        InputError: not a mapping (``versions: 2.13``), a key that is not a text, or a value that is not a
+            non-empty printable text (a number such as ``cuda: 12.1`` reads as a float in YAML: quote it).
+    """
+    from collections.abc import Mapping
+
+    from planner.core.fields import _kind
+
+    value = e.raw("versions", None)
+    example = "versions: {torch: \"2.5.1\", cuda: \"12.4\"}"
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise e.error(f"must be a mapping of package names to version texts, not {_kind(value)}", "versions",
+                      f"Write {example}, as 'planner calibrate' saves it, or leave versions out.")
+    child = e.child("versions")
+    out = {}
+    for key in value:
+        if not isinstance(key, str) or not key.strip():
+            raise child.error(f"key {key!r} is not a package name", None, f"Write {example}.")
+        if isinstance(value[key], (int, float)) and not isinstance(value[key], bool):
+            raise child.error(f"must be a version text, not the number {value[key]!r}", key,
+                              f"Quote it: {key}: \"{value[key]}\" (YAML reads 12.1 as a number, 12.10 as 12.1).")
+        if not isinstance(value[key], str):
+            raise child.error("must be a version text such as \"2.5.1\"", key, f"Write {example}.")
+        out[key] = child.str(key)
     return out
 
 

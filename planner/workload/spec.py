@@ -197,9 +197,12 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
         return
     if "model" in entry.data and name == str(entry.data["model"]):
         path = "/" in name or "\\" in name  # a path: the hint is about the file, not a name to type
+        # options have no --name: a name of its own is the name key of a --workload file (option_form would
+        # turn 'name: ' into an option that does not exist)
+        own = "write its name key in a --workload file" if entry.file is None else "write name: NAME beside model:"
         raise entry.error(f"the {what} is named after the model, and {told[0]}", "model",
                           "Rename the folder or file without that character, or give the workload a name of its "
-                          "own (name: in a workload file)." if path else told[1])
+                          f"own ({own})." if path else told[1])
     raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
                           entry=entry.path or None,
                           hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")

@@ -322,23 +322,17 @@ def test_a_key_two_merged_workloads_give_is_refused(tmp_path: Path) -> None:
                                    "  - &b {name: w2, model: llama-2-13b, task: infer, context: 4096}\n"
                                    "  - <<: [*a, *b]\n    name: w3\n")
     assert code == 2
-    assert err == (f"Error: {s}:5: workloads[2]: key 'name' is given by two mappings that '<<' merges (lines 3 and 4), "
-                   "and YAML would keep the first without a word. Remove 'name' from one of them. A merge key '<<' adds "
-                   "the keys of the mappings it names; planner reads each key from one place only, as it refuses a key "
-                   "written twice.\n")
+    # 'name' is written beside '<<' (it overrides both); 'model' is not, and the two merged mappings give it
+    assert err == (f"Error: {s}:5: workloads[2]: key 'model' is given by two mappings that '<<' merges (lines 3 and 4), "
+                   "and YAML would keep the first without a word. Remove 'model' from one of them, or write it beside "
+                   "'<<' (a key written there overrides the merged ones). A merge key '<<' adds the keys of the "
+                   "mappings it names; a key two of them give is ambiguous, as a key written twice is.\n"), err
 
 
-def test_a_key_merged_and_written_is_refused(tmp_path: Path) -> None:
-    code, err, s = _plan(tmp_path, "name: m3\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n"
-                                   "    <<: {context: 4096}\n    context: 1024\n")
-    assert code == 2
-    assert err == (f"Error: {s}:7: workloads[0]: key 'context' is written here and also merged by '<<' (from line 6), "
-                   "and YAML would keep the written one without a word. Remove one of them: write 'context' only here, "
-                   "or only in the mapping merged. A merge key '<<' adds the keys of the mappings it names; planner "
-                   "reads each key from one place only, as it refuses a key written twice.\n")
-    # the hint, followed: the key only where it is written
-    code, err, _ = _plan(tmp_path, "name: m3\nworkloads:\n  - name: w1\n    model: llama-2-7b\n    task: infer\n"
-                                   "    context: 1024\n")
+def test_a_key_written_beside_a_merge_overrides_it(tmp_path: Path) -> None:
+    # the template idiom (yaml.org/type/merge.html: the current mapping's keys override the merged ones)
+    code, err, _ = _plan(tmp_path, "name: m3\nworkloads:\n  - &t {name: w1, model: llama-2-7b, task: infer, "
+                                   "context: 4096}\n  - <<: *t\n    name: w2\n    context: 1024\n")
     assert code == 0, err
 
 

@@ -23,12 +23,12 @@ def test_merged_keys_are_added_when_each_comes_from_one_place():
     assert gpus[1] == {"id": "rtx-5090", "price_usd": 1999, "tdp_w": 575, "cooling": "blower", "vendor": "nvidia"}
 
 
-def test_a_key_merged_and_written_is_refused_not_overridden():
-    # yaml.org/type/merge.html would keep the written key without a word; planner refuses it as a duplicate
-    with pytest.raises(YamlProblem) as info:
-        parse_yaml("base: &card {id: a, tdp_w: 575}\ngpus:\n- <<: *card\n  id: b\n")
-    assert str(info.value).startswith("key 'id' is written here and also merged by '<<' (from line 1)")
-    assert info.value.line == 4
+def test_a_key_written_beside_a_merge_overrides_the_merged_one():
+    # yaml.org/type/merge.html: a key of the current mapping overrides the merged ones (a template, then its changes)
+    assert parse_yaml("base: &card {id: a, tdp_w: 575}\ngpus:\n- <<: *card\n  id: b\n")["gpus"] == [
+        {"id": "b", "tdp_w": 575}]
+    # written, it also settles a key two merged mappings give
+    assert parse_yaml("a: &a {x: 1, y: 1}\nb: &b {x: 2}\nc:\n  <<: [*a, *b]\n  x: 3\n")["c"] == {"x": 3, "y": 1}
 
 
 def test_a_key_two_merged_mappings_give_is_refused_not_first_wins():

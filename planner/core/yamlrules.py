@@ -484,8 +484,8 @@ def special_value(tag: str, mark: Any) -> tuple[str, int | None, str] | None:
 # ----- merge keys ('<<') ----------------------------------------------------------------
 
 MERGE_TAG = "tag:yaml.org,2002:merge"
-_MERGE_HINT = ("A merge key '<<' adds the keys of the mappings it names; planner reads each key from one place only, "
-               "as it refuses a key written twice.")
+_MERGE_HINT = ("A merge key '<<' adds the keys of the mappings it names; a key two of them give is ambiguous, as a key "
+               "written twice is.")
 
 
 def _merged_keys(node: yaml.MappingNode, inside: frozenset[int] = frozenset()) -> dict[str, int]:
@@ -505,12 +505,15 @@ def _merged_keys(node: yaml.MappingNode, inside: frozenset[int] = frozenset()) -
 
 
 def refuse_merge_clashes(node: yaml.MappingNode) -> None:
-    """Refuse a key that two mappings merged by '<<' both give (YAML keeps the first without a word), or that a
-    merged mapping gives and the mapping also writes (YAML keeps the written one: yaml.org/type/merge.html).
+    """Refuse a key that two mappings merged by '<<' both give while the mapping does not write it itself: YAML keeps
+    the first without a word. A key written beside '<<' overrides the merged ones, as the merge key's
+    specification says (yaml.org/type/merge.html: "keys ... in the current mapping ... override" those merged), the
+    usual way to reuse a template: that is read, and documented.
 
     Raises:
-        YamlProblem: at the merge key's line or the written key's, naming the line the merged key comes from.
+        YamlProblem: at the merge key's line, naming the lines the two merged keys come from.
     """
+    written = {k.value for k, _ in node.value if k.tag != MERGE_TAG and isinstance(k, yaml.ScalarNode)}
     from_merge: dict[str, int] = {}
     for key_node, value_node in node.value:
         if key_node.tag != MERGE_TAG:
@@ -520,16 +523,10 @@ def refuse_merge_clashes(node: yaml.MappingNode) -> None:
             if not isinstance(sub, yaml.MappingNode):
                 continue  # flatten_mapping refuses it
             for key, line in _merged_keys(sub, frozenset({id(node)})).items():
-                if key in from_merge:
+                if key in from_merge and key not in written:
                     raise YamlProblem(f"key {key!r} is given by two mappings that '<<' merges (lines "
                                       f"{from_merge[key]} and {line}), and YAML would keep the first without a word",
                                       key_node.start_mark.line + 1,
-                                      f"Remove {key!r} from one of them. " + _MERGE_HINT)
-                from_merge[key] = line
-    for key_node, _ in node.value:
-        if key_node.tag != MERGE_TAG and isinstance(key_node, yaml.ScalarNode) and key_node.value in from_merge:
-            key = key_node.value
-            raise YamlProblem(f"key {key!r} is written here and also merged by '<<' (from line {from_merge[key]}), "
-                              "and YAML would keep the written one without a word", key_node.start_mark.line + 1,
-                              f"Remove one of them: write {key!r} only here, or only in the mapping merged. "
-                              + _MERGE_HINT)
+                                      f"Remove {key!r} from one of them, or write it beside '<<' (a key written "
+                                      "there overrides the merged ones). " + _MERGE_HINT)
+                from_merge.setdefault(key, line)

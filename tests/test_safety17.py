@@ -146,3 +146,24 @@ def test_calibrate_out_through_another_users_link_is_refused_before_the_measurem
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith(f"Error: {link}: is on the way to the calibration file's folder ({link})"), r.stderr
     assert list(mine.iterdir()) == []
+
+
+def test_an_interrupt_swallowed_in_a_callback_is_still_known(capsys: pytest.CaptureFixture[str]) -> None:
+    # the slow CLI test saw it: SIGINT arrived while importlib ran its module-lock weakref callback, where Python
+    # ignores exceptions ("Exception ignored in ... Traceback"), and the run went on to exit 0. The guard keeps the
+    # signal (the command then stops as interrupted: planner.cli.main) and prints no traceback for it.
+    import signal
+    import weakref
+
+    from planner.core.interrupt import SignalGuard
+
+    class Thing:
+        pass
+
+    with SignalGuard() as guard:
+        thing = Thing()
+        ref = weakref.ref(thing, lambda _r: guard._handle(signal.SIGTERM, None))
+        del thing  # the callback raises Interrupted, which Python swallows
+        assert ref() is None
+        assert guard.received == signal.SIGTERM
+    assert capsys.readouterr().err == ""

@@ -126,7 +126,15 @@ class _Group(click.Group):
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129
         with SignalGuard() as guard:
             try:
-                return self._main(guard, args, prog_name, complete_var, **extra)
+                try:
+                    rv = self._main(guard, args, prog_name, complete_var, **extra)
+                except SystemExit as exc:
+                    if guard.received is not None and exc.code in (0, None):
+                        raise Interrupted(guard.received) from None  # see below
+                    raise
+                if guard.received is not None:  # its Interrupted was swallowed in a callback: the run went on
+                    raise Interrupted(guard.received)
+                return rv
             except Interrupted as exc:
                 # it came while a report set moved into place (which completed first), or after
                 written = list(exc.written) or list(dict.fromkeys(guard.written))

@@ -107,6 +107,11 @@ class SignalGuard:
         self._blocked: list[int] = []  # signals held() deferred under this guard: released as it ends
         self._depth = 0
         self._pending: int | None = None
+        #: the last signal the guard's handler took (turned into Interrupted, or held): one whose Interrupted was
+        #: swallowed where Python ignores exceptions (a weakref or gc callback, such as importlib's module-lock
+        #: callback: "Exception ignored in ...") is still known here, for the command to act on
+        self.received: int | None = None
+        self._saved_hook: Any = None
         #: the files report sets moved into place under this guard (whole): a signal after them says so
         self.written: list = []
         #: the stale reports those sets removed (said with them: the command's own lines may be lost)
@@ -121,16 +126,27 @@ class SignalGuard:
                 if s == getattr(signal, "SIGABRT", None) and _faulthandler_on():
                     continue  # faulthandler's own (C) handler, which Python reports as SIG_DFL: deferred instead
                 self._saved[s] = signal.signal(s, self._handle)
+            if self._saved:  # an Interrupted raised inside a callback is not printed as a traceback: it is received
+                self._saved_hook = sys.unraisablehook
+                sys.unraisablehook = self._unraisable
         return self
+
+    def _unraisable(self, info: Any) -> None:
+        if isinstance(getattr(info, "exc_value", None), Interrupted):
+            return  # known from self.received; the command says it in its own line
+        (self._saved_hook or sys.__unraisablehook__)(info)
 
     def __exit__(self, *exc: object) -> None:
         for s, old in self._saved.items():
             signal.signal(s, old)
         self._saved.clear()
+        if self._saved_hook is not None:
+            sys.unraisablehook, self._saved_hook = self._saved_hook, None
         blocked, self._blocked = self._blocked, []
         release(blocked)  # a fault signal sent during the moves: its default action, now the run has said its line
 
     def _handle(self, signum: int, frame: Any) -> None:
+        self.received = signum
         if self._depth:
             self._pending = self._pending or signum  # raised when the critical block ends
             return

@@ -167,3 +167,15 @@ def test_an_interrupt_swallowed_in_a_callback_is_still_known(capsys: pytest.Capt
         assert ref() is None
         assert guard.received == signal.SIGTERM
     assert capsys.readouterr().err == ""
+
+
+def test_calibrate_out_through_a_dangling_link_is_refused_before_the_measurement(tmp_path: Path) -> None:
+    # safety17b named a dangling --out link for reports; calibrate met it only after measuring (no torch here: a
+    # refusal after the measurement would be the torch message instead)
+    (tmp_path / "dl").symlink_to("missing/sub")
+    r = CliRunner().invoke(main, ["calibrate", "--model", "llama-3.2-1b", "--task", "train", "--recipe", "pure-bf16",
+                                  "--micro-batch", "1", "--seq-len", "128", "--out", str(tmp_path / "dl" / "c.yaml")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {tmp_path / 'dl'}: is a link to a folder that does not exist ({tmp_path / 'dl'} -> "
+                        "missing/sub). Create that folder, or give --out a directory that exists or can be created.\n"), \
+        r.stderr

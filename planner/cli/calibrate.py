@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,11 @@ def calibrate(workload_file: str | None, catalog_dir: str | None, steps: int, ca
                                "file, from XDG_CONFIG_HOME (else HOME): set it to a folder outside, or give --out "
                                "with a file outside.") from None
     refuse_linked(path)
+    for folder in (path.parent, *path.parent.parents):  # a dangling link on the way: said now, not after measuring
+        if os.path.islink(folder) and not os.path.exists(folder):
+            from planner.core.atomic import dangling_line
+
+            raise DestinationError(dangling_line(folder))
     if path.parent.is_dir():  # a folder (or a link on the way) another user can change: the file could land elsewhere
         from planner.core.sharing import refuse_shared_folder
 

@@ -66,8 +66,9 @@ def test_an_out_through_another_users_link_is_refused(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(link)])
     assert r.exit_code == 2, r.output
     assert r.stderr.startswith(f"Error: {link}: is on the way to the output folder ({link}) (it now points to {mine}), "
-                               f"but it is a symbolic link of another user (uid {OTHER}), who can point it elsewhere "
-                               "while planner writes; so planner could be made to write elsewhere, and it writes "
+                               f"but it is a symbolic link of another user (uid {OTHER}) in a sticky folder, where "
+                               "its owner can point it elsewhere while planner writes; so planner could be made to "
+                               "write elsewhere, and it writes "
                                "nothing there. Give a path without that link."), r.stderr
     assert list(mine.iterdir()) == []
 
@@ -179,3 +180,17 @@ def test_calibrate_out_through_a_dangling_link_is_refused_before_the_measurement
     assert r.stderr == (f"Error: {tmp_path / 'dl'}: is a link to a folder that does not exist ({tmp_path / 'dl'} -> "
                         "missing/sub). Create that folder, or give --out a directory that exists or can be created.\n"), \
         r.stderr
+
+
+def test_another_users_link_in_a_folder_only_this_user_can_write_is_accepted(tmp_path: Path) -> None:
+    # its owner could change it only by replacing it, which takes write permission on its folder (rename(2))
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a link to another user")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (tmp_path / "lnk").symlink_to(mine)
+    os.lchown(tmp_path / "lnk", OTHER, OTHER)
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "a.yaml", "x")), "--out", str(tmp_path / "lnk"),
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in mine.iterdir()) == [".planner-reports.json", "x.json"]

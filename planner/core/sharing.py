@@ -111,18 +111,20 @@ def refuse_shared_folder(folder: Path | str, what: str, hint: str, *, st: os.sta
                                f"there could make planner remove or overwrite files elsewhere, so it writes nothing "
                                f"there. {hint}")
     for link, lst in links_on_path(folder):
+        # a link is changed only by replacing it, which takes the right to remove entries of its folder: whoever
+        # can rename there (rename_risk), and in a sticky folder also the link's own owner (rename(2), EPERM)
         why = None
-        if lst.st_uid not in (os.geteuid(), 0):
-            why = (f"it is a symbolic link of another user (uid {lst.st_uid}), who can point it elsewhere while "
-                   "planner writes")
-        else:
-            try:
-                risk = rename_risk(link.parent)
-            except OSError:
-                risk = None
-            if risk is not None:
-                why = (f"it is a symbolic link in {escape_unsafe(str(link.parent))}, where another user could replace "
-                       f"it (that folder: {risk})")
+        try:
+            risk = rename_risk(link.parent)
+            sticky = bool(os.stat(link.parent).st_mode & stat.S_ISVTX)
+        except OSError:
+            risk, sticky = None, False
+        if risk is not None:
+            why = (f"it is a symbolic link in {escape_unsafe(str(link.parent))}, where another user could replace "
+                   f"it (that folder: {risk})")
+        elif sticky and lst.st_uid not in (os.geteuid(), 0):
+            why = (f"it is a symbolic link of another user (uid {lst.st_uid}) in a sticky folder, where its owner can "
+                   "point it elsewhere while planner writes")
         if why is not None:
             try:
                 real = os.path.realpath(folder)

@@ -27,6 +27,7 @@ from planner.core.errors import OutputError
     (0o477, "read", "0077"),
     (0o177, "search", "0077"),
     (0o722, "read/write/search", "0022"),
+    (0o400, "read", "0022"),     # h13a #2: the hint was 'umask 0000', which makes every report writable by anyone
 ])
 def test_a_umask_taking_the_owners_bits_is_refused_with_the_one_to_set(monkeypatch: pytest.MonkeyPatch,
                                                                        mask: int, taken: str, hint: str) -> None:
@@ -38,7 +39,7 @@ def test_a_umask_taking_the_owners_bits_is_refused_with_the_one_to_set(monkeypat
         raised = str(exc)
     assert raised == (f"the umask {mask:04o} takes {taken} permission from your own new files and folders, so planner "
                       f"could not write its reports and check them. Run `umask {hint}` (it keeps what the umask takes "
-                      "from group and others) and try again.")
+                      "from group and others, and at least their write) and try again.")
 
 
 @pytest.mark.parametrize("mask", [0o022, 0o077, 0o002, 0o027])

@@ -194,3 +194,36 @@ def test_another_users_link_in_a_folder_only_this_user_can_write_is_accepted(tmp
                                   "--format", "json"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in mine.iterdir()) == [".planner-reports.json", "x.json"]
+
+
+def test_help_and_usage_lines_never_go_into_a_file_the_command_line_names(tmp_path: Path) -> None:
+    # h13a #1: the stream check ran after the options were read, so --help, --version and usage lines were printed
+    # into the scenario (and the catalog, the package) they were redirected onto
+    from cli_helpers import _cli
+
+    s = _scenario(tmp_path / "s.yaml", "x")
+    before = s.read_bytes()
+    for shell, stream in ((f"python -m planner plan '{s}' --help >> '{s}'", "standard output"),
+                          (f"python -m planner plan --top 1 --top 2 '{s}' 2>> '{s}'", "standard error"),
+                          (f"python -m planner --version --no-such '{s}' 1<> '{s}'", "standard output")):
+        r = _cli(shell=shell)
+        assert r.returncode == 2, (shell, r.stdout, r.stderr)
+        said = r.stderr if stream == "standard output" else r.stdout
+        assert said == (f"Error: {stream} is {s}, an input of this run; planner does not write into it. Redirect "
+                        f"{stream} to another file.\n"), (shell, said)
+        assert s.read_bytes() == before, shell
+    # both streams onto it: the refusal itself would go into the file, so nothing is written anywhere
+    r = _cli(shell=f"python -m planner plan '{s}' --help >> '{s}' 2>&1")
+    assert r.returncode == 2 and r.stdout == r.stderr == ""
+    assert s.read_bytes() == before
+
+
+def test_a_log_beside_the_reports_is_not_one_of_them(tmp_path: Path) -> None:
+    # 'plan s.yaml --out . > plan.txt' was refused: every file in --out counted; only those planner writes there do
+    from cli_helpers import _cli
+
+    s = _scenario(tmp_path / "s.yaml", "x")
+    r = _cli(shell="python -m planner plan s.yaml --out . --format json > plan.txt", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Recommendation:" in (tmp_path / "plan.txt").read_text()
+    assert s.is_file()

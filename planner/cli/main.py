@@ -23,6 +23,7 @@ import click
 from planner.cli.common import (LineError, broken_pipe_line, _fail, check_stream_encodings, flush_stdout, output_failed,
                                 whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
+from planner.cli.streams import refuse_streams_early
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 nothing feasible (the reasons are printed); 2 bad input, one line "
@@ -121,6 +122,9 @@ class _Group(click.Group):
         if sys.stdout is None:  # started with standard output closed ('>&-'): what it prints would vanish
             _fail("standard output is closed, so nothing planner prints could be read. Send it to a file or to "
                   "/dev/null ('> /dev/null') instead of closing it.", 2)
+        # a stream onto the catalog, the package or a file the command line names: refused before --help,
+        # --version or a usage line could be printed into it (the full check runs once the options are read)
+        refuse_streams_early(sys.argv[1:] if args is None else list(args))
         check_stream_encodings()  # PYTHONIOENCODING=idna: said in one ASCII line, not lost
         whole_stdout()  # a short write is an error, never output cut short silently
         # SIGINT, SIGTERM, SIGHUP: clean up, exit 130, 143, 129

@@ -8,10 +8,13 @@ options and arguments name (a file, or the files directly inside a folder: an ov
 folder), the files a scenario or workload file reaches (a workload's model folder or config.json, read
 from the file's YAML before the run: planner.api.plans.named_files; the report writer's own list of a
 run's inputs is planner.api.plans.run_inputs, which shares its model paths), the default calibration
-file an estimate reads, the files directly inside ``--out`` (reports the run may replace or remove: said as
-such, not as inputs), and every file of the planner package and of the shipped catalog beside it
-(planner.core.protected.protected_folders). A match is refused before anything is written, as one
-``Error:`` line on the other stream and exit status 2.
+file (estimate reads it, calibrate adds to it), the files directly inside ``--out`` that planner writes there
+(reports, cloud.yaml, the manifest: said as such, not as inputs; a ``plan.txt`` there is not one), and every
+file of the planner package and of the shipped catalog beside it (planner.core.protected.protected_folders).
+A match is refused before anything is written, as one ``Error:`` line on the other stream (on neither, when
+both streams are such files) and exit status 2. :func:`refuse_streams_early` makes the same check before the
+command line is read, against the package, the catalog and the files the command line names, so that
+``--help``, ``--version`` and a usage line never go into them either.
 
 Importing this module does no work.
 """
@@ -73,7 +76,7 @@ def _reached(params: dict[str, Any]) -> list[Path]:
     """The files a run reads that no option or argument names: those a scenario or workload file reaches
     (each workload's model folder and config.json, a cached Hugging Face config.json:
     planner.api.plans.named_files), the cached config.json of a ``--model`` hub id, and the default
-    calibration file an estimate with ``--gpu`` reads (planner.validate.calibrate.default_path)."""
+    calibration file (planner.validate.calibrate.default_path: estimate reads it, calibrate adds to it)."""
     from planner.api.plans import model_files, named_files
 
     found: list[Path] = []
@@ -82,7 +85,7 @@ def _reached(params: dict[str, Any]) -> list[Path]:
             found += named_files(params[key])
     if isinstance(params.get("model"), str) and params["model"].strip():
         found += model_files(params["model"].strip(), Path("."))
-    if params.get("gpu_id") and "calibration_file" in params and not params.get("calibration_file"):
+    if "calibration_file" in params and not params.get("calibration_file"):  # read by estimate, written by calibrate
         from planner.validate.calibrate import default_path
 
         path = default_path()
@@ -91,38 +94,110 @@ def _reached(params: dict[str, Any]) -> list[Path]:
     return found
 
 
+#: The names of the files planner writes into an output or overlay folder, by suffix (reports, cloud.yaml),
+#: and its manifest: standard output sent onto one of them would be replaced, removed or read as an input.
+_WRITTEN_SUFFIXES = (".xlsx", ".csv", ".json", ".md", ".yaml", ".yml")
+
+
+def _written_here(folders: Iterable[Path]) -> Iterator[Path]:
+    """The files directly inside ``folders`` that planner writes or reads there (:data:`_WRITTEN_SUFFIXES`, the
+    manifest); another file there (``plan.txt``, a log) is no business of planner's."""
+    for f in _files(folders, walk=False):
+        if f.suffix.lower() in _WRITTEN_SUFFIXES or f.name.startswith(".planner-"):
+            yield f
+
+
 def refuse_streams_onto_inputs(ctx: click.Context) -> None:
     """Exit 2 (one ``Error:`` line on the other stream) when standard output or standard error is a
-    regular file that the command reads (its options' and arguments' files) or that planner ships
-    (module docstring); return otherwise. Costs nothing when neither stream is a regular file."""
-    targets = {ident: name for fd, name in _STREAMS if (ident := _ident(fd)) is not None}
+    regular file that the command reads (its options' and arguments' files), that it may replace in its
+    output folder, or that planner ships (module docstring); return otherwise. Costs nothing when neither
+    stream is a regular file."""
+    targets = _targets()
     if not targets:
         return
     from planner.core.protected import protected_folders
 
     given = [p for k, v in ctx.params.items() if k != "out_dir" for p in _paths(v)] + _reached(ctx.params)
-    for kind, files in (("an input of this run", _files(given, walk=False)),
-                        ("a file in the output folder (--out), which this run may replace or remove",
-                         _files(_paths(ctx.params.get("out_dir")), walk=False)),
-                        ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))):
+    _refuse(targets, (("an input of this run", _files(given, walk=False)),
+                      ("a file in the output folder (--out), which this run may replace or remove",
+                       _written_here(_paths(ctx.params.get("out_dir")))),
+                      ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))))
+
+
+def refuse_streams_early(argv: Iterable[str]) -> None:
+    """The same check before the command line is read (``--help``, ``--version`` and a usage error print before
+    :func:`refuse_streams_onto_inputs` can run): a stream onto a file of planner's package or shipped catalog, or
+    onto a file the command line names (a word of it, or the value of ``--option=value``; for a folder, the files
+    planner writes or reads there: :func:`_written_here`; the folder after ``--out`` is the output folder) exits 2
+    before anything is printed, in the later check's words."""
+    targets = _targets()
+    if not targets:
+        return
+    from planner.core.protected import protected_folders
+
+    words: list[tuple[bool, str]] = []  # (follows --out, word)
+    after_out = False
+    for word in argv:
+        if not isinstance(word, str) or not word:
+            after_out = False
+            continue
+        if word.startswith("--out="):
+            words.append((True, word.split("=", 1)[1]))
+        elif word.startswith("--") and "=" in word:
+            words.append((False, word.split("=", 1)[1]))
+        elif word != "--out":
+            words.append((after_out, word))
+        after_out = word == "--out"
+    inputs, written = [], []
+    for out, word in words:
+        try:
+            p = Path(word)
+            if p.is_file():
+                inputs.append(p)  # a scenario, an overlay file, calibrate's --out file: as the later check says it
+            elif p.is_dir():
+                (written if out else inputs).extend(_written_here([p]))
+        except (OSError, ValueError):
+            continue
+    _refuse(targets, (("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True)),
+                      ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
+                      ("an input of this run", iter(inputs))))
+
+
+def _targets() -> dict[str, tuple[int, int]]:
+    """Each standard stream that is a regular file, by name, to its device and inode (both may be one file)."""
+    return {name: ident for fd, name in _STREAMS if (ident := _ident(fd)) is not None}
+
+
+def _refuse(targets: dict[str, tuple[int, int]], kinds: Iterable[tuple[str, Iterable[Path]]]) -> None:
+    """Exit 2 when a stream of ``targets`` is one of the files of ``kinds`` ((what they are, files)), saying so on
+    the other stream, unless that stream is such a file too (then nothing is written anywhere)."""
+    found: dict[str, tuple[Path, str]] = {}
+    for kind, files in kinds:
         for f in files:
             try:
                 st = os.stat(f)
             except OSError:
                 continue
-            name = targets.get((st.st_dev, st.st_ino))
-            if name is None:
-                continue
-            other = sys.stderr if name == "standard output" else sys.stdout
-            line = escape_unsafe(f"Error: {name} is {f}, {kind}; planner does not write into it. Redirect "
-                                 f"{name} to another file.")
-            try:
-                if other is not None:
-                    other.write(line + "\n")
-                    other.flush()
-            except (OSError, ValueError):
-                pass
-            sys.exit(2)
+            for name, ident in targets.items():
+                if ident == (st.st_dev, st.st_ino) and name not in found:
+                    found[name] = (f, kind)
+        if len(found) == len(targets):
+            break
+    if not found:
+        return
+    name, (f, kind) = next(iter(found.items()))
+    other_name = "standard error" if name == "standard output" else "standard output"
+    other = sys.stderr if name == "standard output" else sys.stdout
+    if other_name not in found:  # both streams onto such files: the refusal would go into one of them
+        line = escape_unsafe(f"Error: {name} is {f}, {kind}; planner does not write into it. Redirect "
+                             f"{name} to another file.")
+        try:
+            if other is not None:
+                other.write(line + "\n")
+                other.flush()
+        except (OSError, ValueError):
+            pass
+    sys.exit(2)
 
 
-__all__ = ["refuse_streams_onto_inputs"]
+__all__ = ["refuse_streams_early", "refuse_streams_onto_inputs"]

@@ -128,7 +128,8 @@ def refuse_owner_umask() -> None:
     folders (any of the bits 0o700: umask 277, 477, 777): planner makes its staging folder (mode 0o700 less the
     umask, tempfile.mkdtemp) and writes and reads back its reports there, so such a umask would stop it midway,
     with a message that blames a writable output folder. The umask's other bits are the user's to choose
-    (umask 077 keeps reports private); the hint keeps them.
+    (umask 077 keeps reports private); the hint keeps them, and never less than 022 (a hint of umask 0000 would
+    make every report writable by anyone).
 
     Raises:
         OutputError: naming the umask and the one to set.
@@ -138,4 +139,5 @@ def refuse_owner_umask() -> None:
         taken = [what for bit, what in ((0o400, "read"), (0o200, "write"), (0o100, "search")) if mask & bit]
         raise OutputError(f"the umask {mask:04o} takes {'/'.join(taken)} permission from your own new files and "
                           "folders, so planner could not write its reports and check them. Run `umask "
-                          f"{mask & 0o077:04o}` (it keeps what the umask takes from group and others) and try again.")
+                          f"{(mask & 0o077) | 0o022:04o}` (it keeps what the umask takes from group and others, and "
+                          "at least their write) and try again.")

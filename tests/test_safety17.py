@@ -240,3 +240,26 @@ def test_a_report_named_like_a_catalogs_source_list_is_refused(tmp_path: Path, n
                         "(SOURCES.md), which planner reads in any folder later given as --catalog. Give the scenario "
                         "another name.\n"), r.stderr
     assert not out.exists()
+
+
+def test_a_manifest_listing_paths_is_not_planners(tmp_path: Path) -> None:
+    # h13a minor: a manifest listing '../victim.txt' or an absolute path was read and carried forward; planner
+    # never writes a name with '/', so such a file is not its manifest
+    import hashlib
+    import json
+
+    out = tmp_path / "o"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    digest = hashlib.sha256(victim.read_bytes()).hexdigest()
+    manifest = out / ".planner-reports.json"
+    manifest.write_text(json.dumps({"format": "planner report manifest 1", "files": {
+        "../victim.txt": {"sha256": [digest], "set": "plan x"}}}))
+    manifest.chmod(0o644)
+    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "s.yaml", "x")), "--out", str(out),
+                                  "--format", "json"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"Error: {manifest}: is not a report manifest planner wrote, and planner keeps the list of its "
+                        "reports in a file of that name. Move that file away or give another --out.\n"), r.stderr
+    assert victim.read_text() == "mine\n"

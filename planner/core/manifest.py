@@ -60,7 +60,7 @@ def read_manifest(out_dir: Path) -> dict[str, dict]:
     files = doc.get("files") if isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT else None
     if not isinstance(files, dict) or not all(
             isinstance(e, dict) and isinstance(e.get("sha256"), list) and isinstance(e.get("set"), str)
-            for e in files.values()):
+            and _plain_name(n) for n, e in files.items()):
         raise DestinationError(f"{path}: is not a report manifest planner wrote, and planner keeps the list of its "
                           "reports in a file of that name. Move that file away or give another --out.")
     return files
@@ -108,3 +108,10 @@ def is_manifest_tmp(path: Path) -> bool:
     except (ValueError, RecursionError):  # cut short: planner's own first line, nothing else
         return data.startswith(_MANIFEST_HEAD[:len(data)]) or data.startswith(_MANIFEST_HEAD)
     return isinstance(doc, dict) and doc.get("format") == MANIFEST_FORMAT and isinstance(doc.get("files"), dict)
+
+
+def _plain_name(name: object) -> bool:
+    """Whether ``name`` is a name planner could have written into the folder: one plain file name, never a path
+    ('../victim.txt', '/etc/x', 'd/x.md') or '.', '..' (planner.core.reportset.check_name refuses those)."""
+    return (isinstance(name, str) and bool(name) and name not in (".", "..") and "/" not in name
+            and "\0" not in name and os.sep not in name)

@@ -229,19 +229,6 @@ def test_a_log_beside_the_reports_is_not_one_of_them(tmp_path: Path) -> None:
     assert s.is_file()
 
 
-@pytest.mark.parametrize("name", ["SOURCES", "sources"])
-def test_a_report_named_like_a_catalogs_source_list_is_refused(tmp_path: Path, name: str) -> None:
-    # h13a #3: a plan report SOURCES.md in a folder later given as --catalog was read as its source list
-    out = tmp_path / "D"
-    r = CliRunner().invoke(main, ["plan", str(_scenario(tmp_path / "s.yaml", name)), "--out", str(out),
-                                  "--format", "md"])
-    assert r.exit_code == 2, r.output
-    assert r.stderr == (f"Error: the report name '{name}.md' is the name of a catalog folder's source list "
-                        "(SOURCES.md), which planner reads in any folder later given as --catalog. Give the scenario "
-                        "another name.\n"), r.stderr
-    assert not out.exists()
-
-
 def test_a_manifest_listing_paths_is_not_planners(tmp_path: Path) -> None:
     # h13a minor: a manifest listing '../victim.txt' or an absolute path was read and carried forward; planner
     # never writes a name with '/', so such a file is not its manifest

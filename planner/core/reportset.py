@@ -707,7 +707,7 @@ def check_name(name: str) -> None:
     """Refuse a report name that is not one plain file name of at most 255 UTF-8 bytes.
 
     Raises:
-        OutputError: a separator, '.' or '..', or too long; SOURCES.md (a catalog folder's source list).
+        OutputError: a separator, '.' or '..', or too long.
     """
     if not name or "/" in name or "\0" in name or name in (".", "..") or os.sep in name:
         raise DestinationError(f"{name!r} is not a file name a report can have.")
@@ -721,10 +721,6 @@ def check_name(name: str) -> None:
     if size > NAME_MAX_BYTES:
         raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
                           "file name may have. Give the scenario a shorter name.")
-    if clash_key(name) == clash_key("SOURCES.md"):  # planner.catalog.sources.SOURCES_FILE, any case (macOS, Windows)
-        raise DestinationError(f"the report name {name!r} is the name of a catalog folder's source list (SOURCES.md), "
-                               "which planner reads in any folder later given as --catalog. Give the scenario "
-                               "another name.")
 
 
 def _lexists(path: Path) -> bool:

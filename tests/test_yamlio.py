@@ -210,3 +210,18 @@ def test_the_fast_builder_gives_what_pyyamls_constructors_give():
     # a duplicate key leaves the fast builder; the message is PyYAML's path's
     with pytest.raises(YamlProblem, match="duplicate key 'a'"):
         parse_yaml("a: 1\na: 2\n")
+
+
+def test_a_merge_clash_names_each_values_line_and_a_mapping_reached_twice_is_none():
+    # h13b #3: b merges a and sets its own context; '<<: [*b, *a]' then gets context from b (line 4) and from a
+    # (line 2): a clash, named at both lines (it said "lines 2 and 2": b had been flattened before it was read)
+    text = ("w:\n- &a {name: w1, context: 1024}\n- &b\n  context: 4096\n  <<: *a\n  name: w2\n- <<: [*b, *a]\n"
+            "  name: w3\n")
+    with pytest.raises(YamlProblem) as info:
+        parse_yaml(text)
+    said, line = str(info.value), info.value.line
+    assert said.startswith("key 'context' is given by two mappings that '<<' merges (lines 4 and 2)"), said
+    assert line == 7
+    # without b's own context, b's and a's context are one key of one mapping, reached twice: no clash
+    same = parse_yaml("w:\n- &a {name: w1, context: 1024}\n- &b\n  <<: *a\n  name: w2\n- <<: [*b, *a]\n  name: w3\n")
+    assert same["w"][2] == {"name": "w3", "context": 1024}

@@ -203,8 +203,12 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
     # Keys written in this mapping, as opposed to those a merge key (<<: *anchor) brings in. Each key comes
     # from one place: a key two merged mappings give, or one merged and written, is refused
     # (planner.core.yamlrules.refuse_merge_clashes), as two written keys are (a duplicate).
+    # the mapping as written, kept before flatten_mapping adds merged keys to it (a mapping merged later, by an
+    # alias, is read as written: which keys were its own is what tells a clash from a key reached twice)
+    written_values = loader.__dict__.setdefault("_planner_written_values", {})
+    written_values.setdefault(id(node), (node, list(node.value)))
     if any(k.tag == MERGE_TAG for k, _ in node.value):
-        refuse_merge_clashes(node)
+        refuse_merge_clashes(node, {i: v for i, (_, v) in written_values.items()})
     written = {id(k) for k, _ in node.value if k.tag != MERGE_TAG}
     loader.flatten_mapping(node)
     result = LineDict()

@@ -488,33 +488,40 @@ _MERGE_HINT = ("A merge key '<<' adds the keys of the mappings it names; a key t
                "written twice is.")
 
 
-def _merged_keys(node: yaml.MappingNode, inside: frozenset[int] = frozenset()) -> dict[str, int]:
-    """The keys ``node`` gives, its own and those its merge keys bring in, to their lines (a mapping that merges
-    itself is left to PyYAML's flatten_mapping, which refuses it)."""
-    out: dict[str, int] = {}
-    for key_node, value_node in node.value:
+def _merged_keys(node: yaml.MappingNode, inside: frozenset[int] = frozenset(),
+                 written: dict[int, list] | None = None) -> dict[str, yaml.Node]:
+    """The keys ``node`` gives to the key node each value comes from: its own keys, and those its merge keys bring
+    in where it does not write them (its own win, yaml.org/type/merge.html). A mapping that merges itself is left to
+    PyYAML's flatten_mapping, which refuses it."""
+    out: dict[str, yaml.Node] = {}
+    pairs = (written or {}).get(id(node), node.value)  # as written, before flatten_mapping merged into it
+    for key_node, _ in pairs:
+        if key_node.tag != MERGE_TAG and isinstance(key_node, yaml.ScalarNode):
+            out.setdefault(key_node.value, key_node)
+    for key_node, value_node in pairs:
         if key_node.tag == MERGE_TAG:
             subs = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
             for sub in subs:
                 if isinstance(sub, yaml.MappingNode) and id(sub) not in inside:
-                    for key, line in _merged_keys(sub, inside | {id(node)}).items():
-                        out.setdefault(key, line)
-        elif isinstance(key_node, yaml.ScalarNode):
-            out.setdefault(key_node.value, key_node.start_mark.line + 1)
+                    for key, origin in _merged_keys(sub, inside | {id(node)}, written).items():
+                        out.setdefault(key, origin)
     return out
 
 
-def refuse_merge_clashes(node: yaml.MappingNode) -> None:
+def refuse_merge_clashes(node: yaml.MappingNode, written_values: dict[int, list] | None = None) -> None:
     """Refuse a key that two mappings merged by '<<' both give while the mapping does not write it itself: YAML keeps
     the first without a word. A key written beside '<<' overrides the merged ones, as the merge key's
     specification says (yaml.org/type/merge.html: "keys ... in the current mapping ... override" those merged), the
     usual way to reuse a template: that is read, and documented.
 
+    ``written_values``: each mapping's key-value pairs as written (by ``id``), for mappings PyYAML has flattened
+    already (a merged mapping whose own '<<' was expanded in place).
+
     Raises:
         YamlProblem: at the merge key's line, naming the lines the two merged keys come from.
     """
     written = {k.value for k, _ in node.value if k.tag != MERGE_TAG and isinstance(k, yaml.ScalarNode)}
-    from_merge: dict[str, int] = {}
+    from_merge: dict[str, yaml.Node] = {}
     for key_node, value_node in node.value:
         if key_node.tag != MERGE_TAG:
             continue
@@ -522,11 +529,13 @@ def refuse_merge_clashes(node: yaml.MappingNode) -> None:
         for sub in subs:
             if not isinstance(sub, yaml.MappingNode):
                 continue  # flatten_mapping refuses it
-            for key, line in _merged_keys(sub, frozenset({id(node)})).items():
-                if key in from_merge and key not in written:
+            for key, origin in _merged_keys(sub, frozenset({id(node)}), written_values).items():
+                # the same key of the same mapping reached twice (b merges a, and '<<: [*b, *a]') is no clash
+                if key in from_merge and key not in written and from_merge[key] is not origin:
+                    first, second = (n.start_mark.line + 1 for n in (from_merge[key], origin))
                     raise YamlProblem(f"key {key!r} is given by two mappings that '<<' merges (lines "
-                                      f"{from_merge[key]} and {line}), and YAML would keep the first without a word",
+                                      f"{first} and {second}), and YAML would keep the first without a word",
                                       key_node.start_mark.line + 1,
                                       f"Remove {key!r} from one of them, or write it beside '<<' (a key written "
                                       "there overrides the merged ones). " + _MERGE_HINT)
-                from_merge.setdefault(key, line)
+                from_merge.setdefault(key, origin)

@@ -250,3 +250,16 @@ def test_a_manifest_listing_paths_is_not_planners(tmp_path: Path) -> None:
     assert r.stderr == (f"Error: {manifest}: is not a report manifest planner wrote, and planner keeps the list of its "
                         "reports in a file of that name. Move that file away or give another --out.\n"), r.stderr
     assert victim.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("gpu, hint", [
+    ("L4", "Did you mean 'l4'?"),  # the id in another case first (ids are lower case)
+    ("zzz", "'planner catalog gpus' lists the valid ids."),  # 'planner catalog' alone needs a KIND (h13b #4)
+])
+def test_an_unknown_gpu_in_constraints_gets_a_hint_that_works(tmp_path: Path, gpu: str, hint: str) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text("name: c\nworkloads:\n  - {name: w1, model: llama-2-7b, task: infer, context: 1024}\n"
+                 f"constraints: {{excluded_gpus: [{gpu}]}}\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr == f"Error: {s}:4: constraints.excluded_gpus: unknown GPU {gpu!r}. {hint}\n", r.stderr

@@ -141,7 +141,8 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     then choices that contain it (``3060`` -> ``rtx-3060-12gb``), then choices of the same family
     (the first ``-`` part, where it holds a digit: ``h100-80gb`` -> ``h100-sxm``), then difflib's close matches
     (similarity ratio at least ``cutoff``); within each group, difflib's order (most similar
-    first). Case is ignored for the first two groups, which need at least 3 typed characters.
+    first). A choice that differs from the name only in case comes before all of them ('L4' -> 'l4'). Case is
+    ignored for the prefix and substring groups, which need at least 3 typed characters.
     """
     text = str(name)
     low = text.lower()
@@ -153,6 +154,7 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
         scored.append((matcher.ratio(), option))
     scored.sort(reverse=True)  # difflib.get_close_matches' order: score, then name, both descending
     ranked = [x for _, x in scored]
+    same = [x for x in ranked if x.lower() == low and x != text]  # 'L4' -> 'l4': the name in another case, first
     prefix = [x for x in ranked if len(low) >= 3 and x.lower().startswith(low)]
     inside = [x for x in ranked if len(low) >= 3 and low in x.lower()]
     # the same family: the typed name's first '-' part, where it holds a digit (h100-80gb -> h100-sxm,
@@ -161,7 +163,7 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     family = [x for x in ranked if "-" in low and any(ch.isdigit() for ch in stem) and len(stem) >= 3
               and x.lower().split("-", 1)[0] == stem]
     close = [x for score, x in scored if score >= cutoff]
-    return list(dict.fromkeys(prefix + inside + family + close))[:n]
+    return list(dict.fromkeys(same + prefix + inside + family + close))[:n]
 
 
 def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:

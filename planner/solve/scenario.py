@@ -725,7 +725,11 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
             if removed and v in removed:
                 raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
                                                            "drop the removal there, or the id here.")
-            raise e.error(f"unknown {what} {v!r}", key, bracket_hint(key, v, known) or did_you_mean(v, known))
+            hint = bracket_hint(key, v, known) or did_you_mean(v, known)
+            if hint and hint.startswith("See 'planner catalog'"):  # that command needs the list: name it
+                listing = "gpus" if "gpu" in key else ("platforms" if "platform" in key else "cloud")
+                hint = f"'planner catalog {listing}' lists the valid ids."
+            raise e.error(f"unknown {what} {v!r}", key, hint)
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
         raise e.error(f"lists {dup!r} twice", key, "Give each id once.")

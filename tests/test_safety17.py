@@ -263,3 +263,15 @@ def test_an_unknown_gpu_in_constraints_gets_a_hint_that_works(tmp_path: Path, gp
     r = CliRunner().invoke(main, ["plan", str(s), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2, r.output
     assert r.stderr == f"Error: {s}:4: constraints.excluded_gpus: unknown GPU {gpu!r}. {hint}\n", r.stderr
+
+
+def test_a_calibrated_cuda_context_as_large_as_the_card_is_refused(tmp_path: Path) -> None:
+    # h13b #7: 30 GiB on an L4 (22.07 GiB offered to processes: catalog/gpus.yaml memory_cuda_total) was used
+    cal = tmp_path / "big.yaml"
+    cal.write_text('gpus:\n  - gpu_name: "NVIDIA L4"\n    cuda_context: 30 GiB\n    allocator_fraction: 0.05\n'
+                   "    measured_on: 2026-11-01\n", encoding="utf-8")
+    r = CliRunner().invoke(main, ["estimate", "--model", "llama-2-7b", "--task", "infer", "--context", "1024",
+                                  "--gpu", "l4", "--calibration", str(cal)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {cal}: gpus (NVIDIA L4).cuda_context: 30.00 GiB is as much as all the memory "
+                               "l4 offers to processes (22.07 GiB), so it cannot be this card's CUDA context."), r.stderr

@@ -324,12 +324,23 @@ def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> Ru
         given: the user named ``path`` (``--calibration``): its absence is an error, not "no calibration".
 
     Raises:
-        InputError: as :func:`load_calibrations`.
+        InputError: as :func:`load_calibrations`; the entry's CUDA context is at least all the memory the card
+            offers to processes (``Gpu.cuda_total_bytes``).
     """
     if path is None:
         return None
     for cal in load_calibrations(path, given=given).values():
         if calibration_applies(cal.gpu_name, gpu):
+            total = getattr(gpu, "cuda_total_bytes", None)
+            if isinstance(total, int) and cal.cuda_context_bytes >= total:
+                # a measured context is a few hundred MiB to about 1.3 GiB (the sources at the 1 MiB floor); one
+                # as large as everything the card offers is a typo (GiB for MiB) or another card's entry
+                from planner.core.errors import InputError
+
+                raise InputError(f"{path}: gpus ({cal.gpu_name}).cuda_context: {cal.cuda_context_bytes / 2**30:,.2f} "
+                                 f"GiB is as much as all the memory {getattr(gpu, 'id', gpu)} offers to processes "
+                                 f"({total / 2**30:,.2f} GiB), so it cannot be this card's CUDA context. Measure it "
+                                 "again with 'planner calibrate', or correct the figure (MiB, not GiB?).")
             return cal.overheads(path)
     return None
 

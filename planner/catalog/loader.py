@@ -188,11 +188,9 @@ def _lookup(items: tuple[Any, ...], item_id: str, what: str, file: str) -> Any:
         if item.id == item_id:
             return item
     ids = [i.id for i in items]
-    hint = did_you_mean(str(item_id), ids) if ids else f"The catalog has no {file} entries."
-    if hint and hint.startswith("See 'planner catalog'"):
-        listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
-                   "cloud.yaml": "cloud", "models.yaml": "models"}[file]
-        hint = f"'planner catalog {listing}' lists the valid ids."
+    listing = {"gpus.yaml": "gpus", "ram.yaml": "ram", "platforms.yaml": "platforms", "network.yaml": "network",
+               "cloud.yaml": "cloud", "models.yaml": "models"}[file]
+    hint = did_you_mean(str(item_id), ids, listing=listing) if ids else f"The catalog has no {file} entries."
     raise CatalogError(f"unknown {what} {item_id!r}", hint=hint)
 
 

@@ -166,10 +166,11 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     return list(dict.fromkeys(same + prefix + inside + family + close))[:n]
 
 
-def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:
+def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | None = None) -> str | None:
     """A "Did you mean ...?" hint from close matches (:func:`close_matches`), or a list of valid names.
 
-    Returns None when there is nothing to choose from.
+    ``listing``: the ``planner catalog`` list that shows the choices ('gpus'), named when there are too many to
+    give here ('planner catalog' alone needs one). Returns None when there is nothing to choose from.
     """
     options = sorted(set(choices))
     if not options:
@@ -179,4 +180,6 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3) -> str | None:
         return "Did you mean " + " or ".join(repr(c) for c in close) + "?"
     if len(options) <= 12:
         return "Valid: " + ", ".join(options) + "."
+    if listing is not None:
+        return f"'planner catalog {listing}' lists the valid ids."
     return f"See 'planner catalog' for the {len(options)} valid names."

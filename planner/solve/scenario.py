@@ -725,11 +725,9 @@ def _ids(e: Entry, key: str, known: Sequence[str], what: str,
             if removed and v in removed:
                 raise e.error(f"unknown {what} {v!r}", key, f"The catalog overlay removes it ({removed[v]}): "
                                                            "drop the removal there, or the id here.")
-            hint = bracket_hint(key, v, known) or did_you_mean(v, known)
-            if hint and hint.startswith("See 'planner catalog'"):  # that command needs the list: name it
-                listing = "gpus" if "gpu" in key else ("platforms" if "platform" in key else "cloud")
-                hint = f"'planner catalog {listing}' lists the valid ids."
-            raise e.error(f"unknown {what} {v!r}", key, hint)
+            listing = "gpus" if what == "GPU" else "platforms"  # the two lists constraints name ids from
+            raise e.error(f"unknown {what} {v!r}", key,
+                          bracket_hint(key, v, known) or did_you_mean(v, known, listing=listing))
     if len(set(values)) != len(values):
         dup = next(v for v in values if values.count(v) > 1)
         raise e.error(f"lists {dup!r} twice", key, "Give each id once.")

@@ -13,7 +13,6 @@ Sources: PyTorch docs, "CUDA semantics - memory management" (allocated vs reserv
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -336,10 +335,11 @@ def overheads_for_gpu(gpu: Any, path: Path | None, *, given: bool = False) -> Ru
                 # a measured context is a few hundred MiB to about 1.3 GiB (the sources at the 1 MiB floor); one
                 # as large as everything the card offers is a typo (GiB for MiB) or another card's entry
                 from planner.core.errors import InputError
+                from planner.core.units import GiB
 
-                raise InputError(f"{path}: gpus ({cal.gpu_name}).cuda_context: {cal.cuda_context_bytes / 2**30:,.2f} "
+                raise InputError(f"{path}: gpus ({cal.gpu_name}).cuda_context: {cal.cuda_context_bytes / GiB:,.2f} "
                                  f"GiB is as much as all the memory {getattr(gpu, 'id', gpu)} offers to processes "
-                                 f"({total / 2**30:,.2f} GiB), so it cannot be this card's CUDA context. Measure it "
+                                 f"({total / GiB:,.2f} GiB), so it cannot be this card's CUDA context. Measure it "
                                  "again with 'planner calibrate', or correct the figure (MiB, not GiB?).")
             return cal.overheads(path)
     return None

@@ -236,7 +236,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import need_scenario, read_scenario, run_inputs, top_of
+    from planner.api.plans import before_writing, need_scenario, read_scenario, run_inputs, top_of
 
     need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
@@ -261,6 +261,9 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
         # read-only reports, a file where the folder would be: said before the work
         check_destinations(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")],
                            set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat))
+        # a TMPDIR that is out or an overlay folder: the workbook's temporary files would land there
+        before_writing(Path(out), [f"{safe_stem(sc.name)}-compare.{ext}" for ext in ("json", "xlsx")], cat,
+                       temp=True)
     try:
         planned = make_plan(sc, cat, costs=costs, explain=False)
     except NoFeasiblePlan as exc:
@@ -278,6 +281,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     import openpyxl  # noqa: F401  (a large import: loaded before the output folder is locked and staged)
 
     stem = safe_stem(sc.name) + "-compare"
+    before_writing(Path(out), [f"{stem}.{ext}" for ext in ("json", "xlsx")], cat, temp=True)  # again: said now
     # the json and the workbook are one report set: staged in out, then moved into place together
     with ReportSet(Path(out), set_name=f"compare {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")

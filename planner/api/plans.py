@@ -350,6 +350,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         check_destinations(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in PLAN_FORMATS],
                            writes=[f"{safe_stem(sc.name)}.{ext}" for ext in formats],
                            set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat))
+        before_writing(Path(out), [f"{safe_stem(sc.name)}.{ext}" for ext in formats], cat, temp="xlsx" in formats)
 
     try:
         result = make_plan(sc, cat, top_k=top, costs=costs)
@@ -389,6 +390,7 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     # (planner.core.reportset): a failed or interrupted run leaves the previous set whole
     if "xlsx" in formats:  # openpyxl (a large import) loaded before the output folder is locked and staged
         import openpyxl  # noqa: F401
+    before_writing(Path(out), [f"{stem}.{ext}" for ext in formats], cat, temp="xlsx" in formats)  # again: said now
     with ReportSet(Path(out), set_name=f"plan {sc.name}", inputs=run_inputs(sc, cat)) as rs:
         if "csv" in formats:
             write_text_chunks(rs.path(f"{stem}.csv"), candidates_csv_chunks(result.candidates))
@@ -414,6 +416,34 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         removed = tuple(rs.removed)
         notes = tuple(rs.notes)
     return PlanResult(result, paths, removed, notes)
+
+
+def before_writing(out: Path, names: Iterable[str], cat: Any, *, temp: bool) -> None:
+    """Refuse, before the work, a report set whose reports or temporary files would land where a later run reads
+    them: a report named as a catalog's source list (SOURCES.md) in a folder of overlay files
+    (planner.catalog.report_sources); with ``temp`` (a workbook: openpyxl's temporary files), a temporary folder
+    (TMPDIR) that is ``out`` or a ``--catalog`` overlay folder of ``cat``, or inside the shipped catalog or the
+    package (planner.core.tempdir).
+
+    Raises:
+        DestinationError: naming the file or the variable, and what to do.
+    """
+    from planner.catalog.report_sources import refuse_report_as_sources
+
+    refuse_report_as_sources(out, names)
+    if temp:
+        from planner.core.tempdir import refuse_temp_in
+
+        refuse_temp_in(out, overlay_folders(cat))
+
+
+def overlay_folders(cat: Any) -> list[Path]:
+    """The ``--catalog`` overlay folders of ``cat``: the folders of its files other than the shipped catalog's."""
+    from planner.catalog.loader import default_catalog_dir
+
+    shipped = os.path.realpath(default_catalog_dir())
+    folders = dict.fromkeys(Path(f).parent for f in getattr(cat, "files", ()) or ())
+    return [f for f in folders if os.path.realpath(f) != shipped]
 
 
 def run_inputs(sc: Any, cat: Any) -> list[Path]:

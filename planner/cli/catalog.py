@@ -367,6 +367,7 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
                          "replaces its own input", hint="Give --out another directory, then use both with "
                                                         "--catalog (or merge them by hand).")
     check_destinations(out, ["cloud.yaml"], set_name="import-skypilot", inputs=inputs)
+    _before_import(out, catalog_dir)
     catalog = opts.load_catalog_option(catalog_dir)
     # first without the loader's check of each row: the whole overlay is loaded with the loader before it is
     # written (check_overlay), which reads each entry once. Only when that load fails is the import run again
@@ -386,12 +387,30 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     else:
         for line in said:
             echo(line, err=True)
+    _before_import(out, catalog_dir)  # again, after the reading: said now
     with ReportSet(out, guard=signal_guard(), set_name="import-skypilot", inputs=inputs) as rs:
         write_text(rs.path("cloud.yaml"), text)
         path = rs.commit()[0]
     for note in rs.notes:
         echo(note, err=True)
     echo(escape_unsafe(f"Wrote {path} ({count} instance(s)); use it with --catalog {out_dir}"))
+
+
+def _before_import(out: Any, catalog_dir: str | None) -> None:
+    """Refuse an import whose ``cloud.yaml`` would make ``out`` an overlay whose source list is a plan report there
+    (planner.catalog.report_sources), or whose check copy would go into ``out`` or the ``--catalog`` overlay
+    folder (TMPDIR set to either; planner.core.tempdir.refuse_temp_in).
+
+    Raises:
+        DestinationError: naming the file or the variable, and what to do.
+    """
+    from pathlib import Path
+
+    from planner.catalog.report_sources import refuse_overlay_beside_report
+    from planner.core.tempdir import refuse_temp_in
+
+    refuse_overlay_beside_report(Path(out))
+    refuse_temp_in(Path(out), [Path(catalog_dir)] if catalog_dir else [])
 
 
 def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider: str | None, region: str | None,

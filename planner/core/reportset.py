@@ -78,6 +78,7 @@ from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES
                                     is_manifest_tmp, read_manifest, write_manifest)
 from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
+from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
 from planner.core.names import clash_key, escape_unsafe, name_key
@@ -660,7 +661,8 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     """Refuse, before any work and without creating anything, a set that could not go into
     ``out_dir``: ``out_dir`` a file, the shipped catalog or the package, a name over 255 bytes, a
     read-only report or a directory where a report would go, a file planner did not write (or
-    another set's, or changed since) or an input of the run where a report would be written.
+    another set's, or changed since) or an input of the run where a report would be written, a folder of a
+    pseudo file system (/proc, /sys: planner.core.pseudofs).
 
     Args:
         names: every name of the set (written or removed as stale).
@@ -674,6 +676,7 @@ def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set
     out = Path(out_dir)
     refuse_gone_cwd(out)
     refuse_protected(out)
+    refuse_pseudo_fs(out)  # /proc/self: 'No such file or directory' at staging otherwise
     refuse_bookkeeping_name(out)
     refuse_owner_umask()
     inputs = tuple(inputs)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
-from planner.core.errors import OutputError
+from planner.core.errors import DestinationError, OutputError
 from planner.core.names import escape_unsafe
 
 
@@ -106,3 +107,43 @@ def refuse_protected_temp() -> None:
 def _set(var: str) -> str:
     """What to change, for the hint: the variable that named the folder, and TMPDIR (read first) beside TEMP or TMP."""
     return var if var in ("TMPDIR", "tempfile.tempdir") else f"{var} (or TMPDIR, which is read first)"
+
+
+def refuse_temp_in(out: Path | None, overlays: Iterable[Path] = ()) -> None:
+    """Refuse, before the work, a temporary folder (``TMPDIR``) that is the output folder ``out`` or one of the
+    ``--catalog`` overlay folders the run reads (the same folder by device and inode: a link or a bind mount of it
+    too), and one :func:`refuse_protected_temp` refuses. openpyxl's temporary files and the importer's check copy
+    would be made there: beside the reports, or among an input's files, where a run stopped by SIGKILL leaves them
+    (an overlay's catalog files are read by name, so they would stay litter in an input folder).
+
+    Args:
+        out: the output folder (``--out``, ``out=``), or None.
+        overlays: the ``--catalog`` overlay folders.
+
+    Raises:
+        OutputError: (a DestinationError) naming the folder, the variable and what to do.
+    """
+    refuse_protected_temp()
+    where, var = _temp_folder_and_source()
+    if where is None:
+        return
+    var = var or "TMPDIR"
+    cwd = where.name == _CWD_MARK
+    where = where.parent if cwd else where
+    named = [(out, "the --out folder {}", "beside the reports")] if out is not None else []
+    named += [(f, "the --catalog overlay folder {}, an input of this run", "among the overlay's catalog files")
+              for f in overlays]
+    for folder, what, landing in named:
+        try:
+            same = os.path.samefile(where, folder)
+        except (OSError, ValueError):
+            continue
+        if not same:
+            continue
+        shown = escape_unsafe(str(where))
+        which = (f"the current folder {shown} (/tmp and /var/tmp cannot take files)" if cwd else
+                 f"{shown} ({var})")
+        raise DestinationError(f"the temporary folder {which} is {what.format(escape_unsafe(str(folder)))}: "
+                               "temporary files (openpyxl's, the importer's check copy) would be made there, "
+                               f"{landing}. Set {_set(var)} to a private folder of your own elsewhere (one made with "
+                               "mkdir -m 700), or unset it (then /tmp is used).")

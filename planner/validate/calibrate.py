@@ -108,6 +108,36 @@ def save_path(given: Path | None, env: dict[str, str] | None = None) -> Path:
     return path
 
 
+def refuse_dangling_default(path: Path) -> None:
+    """Refuse an absent default calibration file (:func:`default_path`) whose absence is a symbolic link that leads
+    nowhere: the file itself a link to a missing file, or a folder on its path a link to a missing folder. The user
+    linked a calibration that is gone; the estimate would quietly use no calibration. Refused as the default
+    file's other odd kinds (a FIFO, a device, a folder) are, and as a dangling ``--out`` link is
+    (planner.core.atomic.dangling_line).
+
+    Raises:
+        InputError: naming the link, where it points, and what to do.
+    """
+    import os
+
+    from planner.core.errors import InputError
+    from planner.core.names import escape_unsafe
+
+    for p in (path, *path.parents):
+        if not os.path.islink(p) or os.path.exists(p):
+            continue
+        try:
+            target = escape_unsafe(os.readlink(p))
+        except OSError:
+            target = "?"
+        why = ("so there is no default calibration to read" if p == path else
+               f"so the default calibration file {escape_unsafe(str(path))} cannot be read")
+        raise InputError(f"{escape_unsafe(str(p))}: is a link to a {'file' if p == path else 'folder'} that does not "
+                         f"exist ({escape_unsafe(str(p))} -> {target}), {why}",
+                         hint="Point the link at what 'planner calibrate' wrote, or remove it (then "
+                              "estimates use no calibration), or give --calibration FILE.")
+
+
 def refuse_linked(path: Path) -> None:
     """Refuse a calibration file that is a symbolic link or one of several hard links: replacing it
     would put a regular file where the link was (or leave the other names with the old bytes), as
@@ -212,7 +242,8 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
 
     Raises:
         InputError: the file exists but is not a calibration written by ``planner calibrate`` (two entries of one
-            GPU, as :func:`calibration_applies` compares names, included); or it was ``given`` and does not exist.
+            GPU, as :func:`calibration_applies` compares names, included); or it was ``given`` and does not exist;
+            or the default file is absent through a dangling link (:func:`refuse_dangling_default`).
     """
     from planner.core.fields import Entry
     from planner.core.yamlio import YamlProblem, load_mapping
@@ -221,6 +252,7 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         data = load_mapping(path)
     except YamlProblem as exc:
         if exc.problem == "no such file" and not given:
+            refuse_dangling_default(path)  # a link made to a calibration that is gone: said, not "no calibration"
             return {}
         hint = exc.hint or ("Give the file 'planner calibrate' wrote, or leave --calibration out (the default file "
                             "is used when it exists)." if exc.problem == "no such file" else None)

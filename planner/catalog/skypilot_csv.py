@@ -64,7 +64,8 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
 
     Raises:
         ImportProblem: unreadable, a required column missing, a row of the wrong width, a value
-            that is not a number in a numeric column or a negative price (file, line and column named).
+            that is not a number in a numeric column or a negative price, a bidirectional control anywhere
+            (file, line and column named).
     """
     from planner.core.infile import FileProblem, read_input
 
@@ -84,6 +85,16 @@ def read_rows(path: Path, *, drop_no_gpu: Callable[[list[str]], bool] | None = N
         raise ImportProblem(f"{path}: line {line}: not UTF-8 (byte 0x{data[exc.start]:02x}); save it as UTF-8") \
             from None
     del data
+    from planner.core.bidi import BIDI_HINT, bidi_control
+
+    bidi = bidi_control(text)  # an RLO reorders what an editor or 'cat' shows of the rows around it
+    if bidi is not None:
+        from planner.core.names import char_name
+
+        ch, line, column = bidi
+        raise ImportProblem(f"{path}: line {line} column {column}: holds {char_name(ch)}, a bidirectional control, "
+                            "which makes editors and terminals show the text around it in another order than planner "
+                            "reads it (Trojan Source, CVE-2021-42574)", hint=BIDI_HINT)
     bare = re.search(r"\r(?!\n)", text) if "\n" in text else None  # a file of CR line ends alone is read as such
     if bare is not None:  # csv ends a row at a lone CR: the row would be read as two
         line = text.count("\n", 0, bare.start()) + 1

@@ -59,8 +59,8 @@ class InputError(PlannerError, ValueError):
         parts = []
         if self.file:
             parts.append(f"{self.file}:{self.line}" if self.line else self.file)
-        if self.entry:
-            parts.append(self.entry)
+        if self.entry:  # a key as written may hold a blank an editor shows as a space ('\u2003context')
+            parts.append("".join(c if c.isprintable() else ascii(c)[1:-1] for c in self.entry))
         text = self.problem.rstrip(".")
         parts.append(text + ".")
         msg = ": ".join(parts)

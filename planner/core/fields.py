@@ -738,6 +738,10 @@ def _flow_list(data: Any, key: str) -> tuple[str, str] | None:
     in a flow mapping: in ``{allowed_gpus: rtx-4090, l40s}`` the ',' separates keys (YAML 1.1, section 7.4
     "Flow Collection Styles"), so 'l40s' is read as a key with no value on the line of 'allowed_gpus'; None
     otherwise."""
+    from planner.core.yamllookalike import COLONS
+
+    if any(c == ":" or c in COLONS for c in key):
+        return None  # '"task:<U+00A0>infer"': a key glued to its value, not a list item
     lines = getattr(data, "lines", None)
     keys = list(data)
     i = keys.index(key)

@@ -29,8 +29,10 @@ from typing import Any
 
 import yaml
 
+from planner.core.bidi import bidi_problem
 from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_input
 from planner.core.names import clip_text
+from planner.core.yamllookalike import lookalike_slip
 from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, YamlProblem, comment_value,
                                     flow_comment, refuse_merge_clashes,
                                     flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
@@ -344,8 +346,10 @@ def parse_yaml(text: str) -> Any:
         YamlProblem: syntax errors (with line and column), unsafe tags, alias bombs, nesting
             deeper than :data:`MAX_DEPTH`, duplicate keys, several documents in one file.
     """
-    # a lone CR or U+2028 hides a line break; "[16,384]" reads as two items; "key: #1" as empty
-    flow = hidden_break(text) or flow_thousands(text) or comment_value(text)
+    # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; 'model:<U+00A0>x' reads as one
+    # text; "[16,384]" reads as two items; "key: #1" as empty
+    flow = hidden_break(text) or bidi_problem(text) or lookalike_slip(text) or flow_thousands(text) \
+        or comment_value(text)
     if flow is not None:
         raise YamlProblem(*flow)
     if _CLoader is not None and not _PURE_ONLY.search(text):
@@ -584,7 +588,7 @@ def _compose_and_build(loader: Any) -> Any:
 
 def _parse_pure(text: str) -> Any:
     """:func:`parse_yaml` with PyYAML's pure-Python parser (the messages the planner gives)."""
-    hidden = hidden_break(text)
+    hidden = hidden_break(text) or bidi_problem(text) or lookalike_slip(text)
     if hidden is not None:
         raise YamlProblem(*hidden)
     try:
@@ -621,6 +625,9 @@ def _parse_pure(text: str) -> Any:
         raise YamlProblem(f"YAML {problem}" if problem else "YAML value cannot be read safely",
                           mark.line + 1 if mark else None, hint) from exc
     except yaml.MarkedYAMLError as exc:
+        slip = lookalike_slip(text, exc)  # 'model:<U+00A0>x' is one text: the error comes a line or more later
+        if slip is not None:
+            raise YamlProblem(*slip) from exc
         hidden = flow_comment(text)  # a ' #' inside '{...}' hid the closing bracket: the error is past it
         if hidden is not None:
             raise YamlProblem(f"YAML syntax error: {hidden[0]}", *hidden[1:]) from exc
@@ -713,6 +720,9 @@ def read_json_mapping(path: Path) -> tuple[LineDict, InputFile]:
         if exc.problem == "is empty":
             exc.hint = 'A config.json is one object of keys and values: {"model_type": "llama", ...}.'
         raise exc from None
+    hidden = bidi_problem(text)  # a raw RLO in a string reorders what an editor shows; an escape ("\u202e") does not
+    if hidden is not None:
+        raise YamlProblem(*hidden)
     try:
         data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
                           parse_float=_finite_float, parse_int=_bounded_int)

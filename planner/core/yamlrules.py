@@ -441,6 +441,15 @@ def syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> str | None:
     mark = exc.context_mark
     where = f"line {mark.line + 1} column {mark.column + 1}" if mark else "above"
     if "'\\t'" in problem:
+        at = exc.problem_mark
+        lines = text.split("\n")
+        before = lines[at.line][:at.column].rstrip("\t") if at is not None and at.line < len(lines) else ""
+        if before.strip(" "):  # text before the tab on its line: the tab is not indentation
+            key = re.match(r"[ ]*(?:-[ ]+)*([A-Za-z_][A-Za-z0-9_.-]*):$", before)
+            rest = lines[at.line][at.column:].strip(" \t\r")
+            if key and rest:
+                return f"Write a space after ':', not a tab: {clip_text(key.group(1))}: {clip_text(rest)}."
+            return "Write a space there, not a tab; YAML does not allow a tab there."
         return "Indent with spaces; YAML does not allow tabs there."
     if "mapping values are not allowed" in problem:
         return "Quote a value that contains ': ', or put a nested mapping on its own indented lines."

@@ -297,6 +297,9 @@ def _task_and_keys(entry: Entry) -> str:
         if "workloads" in entry.data and not entry.path:  # a scenario given where one workload goes
             raise entry.error("is a scenario (it has workloads:), not one workload", "workloads",
                               "Plan it with 'planner plan FILE', or give one workload's keys (task:, model:, ...).")
+        # a key no task takes first: 'tsak: infer' is that key, with 'task' its close match, not a missing task
+        entry.check_keys(COMMON_KEYS + HOST_KEYS + TRAIN_KEYS + INFER_KEYS + ("gpus",),
+                         explain=_command_line_only(explainer("infer")))
         raise entry.error("missing required key 'task'", None, "Write task: train or task: infer.")
     allowed = COMMON_KEYS + HOST_KEYS + (TRAIN_KEYS if task == "train" else INFER_KEYS)
     if task == "infer" and (not entry.path or entry.data.get("engine") == "llama.cpp"):

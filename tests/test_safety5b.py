@@ -34,7 +34,8 @@ def _raises(exc: type[BaseException], fn, *args, **kw) -> str:
 
 # -- 1. huge and infinite token counts: the range error, never OverflowError -------------------------
 
-@pytest.mark.parametrize("value, shown", [(".inf", "inf"), ("1.0e+400", "inf"), ('"1e400"', "'1e400'"),
+# '"1e400"' (a text with an exponent) is refused as written, before its range (tests/test_safety18c.py)
+@pytest.mark.parametrize("value, shown", [(".inf", "inf"), ("1.0e+400", "inf"),
                                           ("1" + "0" * 309, "1000...000 (310 digits)")])
 def test_huge_token_counts_get_the_range_error(tmp_path: Path, value: str, shown: str) -> None:
     text = COMPARE.read_text()

@@ -127,6 +127,7 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
     """
     from planner.core.errors import did_you_mean
     from planner.core.names import resolve_name
+    from planner.workload.options import token_text_problem
     from planner.workload.spec import MAX_TOKENS_PER_MONTH, parse_token_count
 
     if value is None:
@@ -160,6 +161,10 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         separated = separator_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}")
         if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
             raise InputError(separated[0], entry="tokens_per_month", hint=separated[1])
+        problem = token_text_problem(raw, lambda t: f"--tokens-per-month {(name + '=') if name else ''}{t}") \
+            if count is None else None
+        if problem is not None:  # '2e8', '.2B', '+5M': written as no size's number is
+            raise InputError(problem[0], entry="tokens_per_month", hint=problem[1])
         if count is None or count != count:
             raise InputError(f"{shown_number(raw)} is not a token count", entry="tokens_per_month",
                              hint=ascii_digits_hint(raw, lambda n: f"--tokens-per-month {(name + '=') if name else ''}{n}")

@@ -311,7 +311,7 @@ def headroom_of(headroom: Any) -> float:
             or not math.isfinite(headroom):
         raise OptionError(f"must be a fraction from 0 to {MAX_HEADROOM}, not {shown_number(headroom)}", entry="headroom",
                           hint="It is the share of the GPU's CUDA total kept free, e.g. 0.05.")
-    return float(headroom)
+    return float(headroom) + 0.0  # -0.0 is 0 (IEEE 754-2019, 6.3: x + (+0) is +0 for x = -0), never '-0%'
 
 
 def workload_source(workload: Any) -> tuple[Mapping[str, Any], str | None, str]:

@@ -335,7 +335,10 @@ def read_mpn(e: Entry, k: str) -> str:
     drop leading zeros), without spaces at either end."""
     value = e.raw(k)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        raise e.error(f"must be a quoted text, not the number {value!r}", k,
+        written = e.written(k)  # the file's text: '1.50' and '1.5e+5' read as 1.5 and 150000.0
+        raise e.error(f"must be a quoted text, not the number {written or repr(value)}", k,
+                      f"Quote it as the file writes it: mpn: \"{written or value}\" (YAML reads an unquoted part "
+                      "number as a number, which drops leading and trailing zeros)." if written else
                       f"Quote it: mpn: \"{value}\" (YAML drops leading zeros from numbers).")
     return e.str(k).strip()
 

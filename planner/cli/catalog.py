@@ -353,6 +353,8 @@ def import_skypilot_command(files: tuple[str, ...], out_dir: str, provider: str 
     if region is not None and (unsafe_problem(region) or not region.strip()):
         raise click.BadParameter(f"{unsafe_problem(region) or _empty(region)}; give a region as the file writes it, e.g. "
                                  "--region us-east-1", param_hint="--region")
+    if region is not None and not region.isascii():  # a lookalike ('us\u2010east-1') would match no region
+        raise click.BadParameter(_foreign_region_option(region), param_hint="--region")
     if source_text is not None:
         problem = unsafe_problem(source_text) or (_empty(source_text) if not source_text.strip() else None)
         if problem is not None:
@@ -411,6 +413,23 @@ def _before_import(out: Any, catalog_dir: str | None) -> None:
 
     refuse_overlay_beside_report(Path(out))
     refuse_temp_in(Path(out), [Path(catalog_dir)] if catalog_dir else [])
+
+
+def _foreign_region_option(region: str) -> str:
+    """Why ``--region`` holding a character other than ASCII is refused: the clouds name regions in ASCII, so it is
+    a lookalike (U+2010 HYPHEN for '-'), as a region in the file is (planner.catalog.skypilot, left out with the
+    character named); the hint is the region with each lookalike as its ASCII prototype (UTS #39 confusables.txt,
+    planner.core.lookalike.PROTOTYPES) where that gives ASCII."""
+    import unicodedata
+
+    from planner.core.lookalike import PROTOTYPES
+    from planner.core.names import char_name, escape_unsafe
+
+    odd = next(c for c in region if not c.isascii())
+    fixed = "".join(c if c.isascii() else PROTOTYPES.get(c, c) for c in unicodedata.normalize("NFKC", region))
+    hint = f"Did you mean --region {fixed}?" if fixed.isascii() else "Type the region in ASCII, e.g. --region us-east-1."
+    return (f"{escape_unsafe(region)!r} holds {char_name(odd)}, not ASCII as the clouds' regions are, so no row "
+            f"would match it (a lookalike of a region is never taken for it). {hint}")
 
 
 def _import_overlay(files: tuple[str, ...], *, out: Any, catalog: Any, provider: str | None, region: str | None,

@@ -41,9 +41,15 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
 
         hint = _suffix_hint(opt, (ascii_digits(value) or "").strip(), whole) or hint
         raise LineError(f"{opt}: {value!r} is not written in ASCII digits. {hint}", ctx)
+    from planner.core.shares import share_hint, share_key
+
+    share_of = share_key(opt)  # a fraction: '0_1' and '01' most likely mean 0.1, never 1 (planner.core.shares)
     if "_" in value:  # Python's int() and float() drop '_' ('1_6' is 16): files refuse it, so this does too
         plain = value.strip().replace("_", "")
-        hint = _suffix_hint(opt, plain, whole) or f"Write the number without separators: {opt} {plain}."
+        if re.fullmatch(r"[-+]?0[0-9]+", plain):  # '01_024': 01024 would be refused next for its leading zero
+            plain = str(int(plain))
+        hint = (share_hint(share_of, value, lambda n: f"{opt} {n}") if share_of else _suffix_hint(opt, plain, whole)
+                or f"Write the number without separators: {opt} {plain}.")
         raise LineError(f"{opt}: {value!r} is written with '_' separators. {hint}", ctx)
     if "," in value:  # files refuse a comma in a number (either reading may be meant): so does this (first: a
         # hint with spaces trimmed that kept the comma would be refused next)
@@ -70,8 +76,10 @@ def refuse_foreign_digits(value: Any, param: click.Parameter | None, ctx: click.
                         f"{opt} {value.strip()}.", ctx)
     bare = value.strip().lstrip("+-")
     if len(bare) > 1 and bare.isdigit() and bare.startswith("0"):  # files refuse 010 (YAML 1.1 octal): so does this
-        raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). Write "
-                        f"the number without the leading zero: {opt} {int(bare)}.", ctx)
+        hint = (share_hint(share_of, value, lambda n: f"{opt} {n}") if share_of else
+                f"Write the number without the leading zero: {opt} {int(bare)}.")
+        raise LineError(f"{opt}: {value!r} starts with a zero, which files refuse (YAML 1.1 reads 010 as 8). {hint}",
+                        ctx)
 
 
 def _suffix_hint(opt: str, fixed: str, whole: bool) -> str | None:
@@ -173,8 +181,13 @@ class GpuLayers(click.ParamType):
         if isinstance(value, int):
             return value
         refuse_foreign_digits(value, param, ctx, whole=True)
+        from planner.workload.options import LAYER_WORDS
+
         text = str(whole_decimal(value)).strip().lower()
-        if text in ("all", "max", "auto"):
+        if text in LAYER_WORDS and value != text:  # 'ALL', ' all': lower case only, as 'fit --concurrency MAX'
+            self.fail(f"{value!r} is not a layer count. Did you mean {text!r}? The words (all, max, auto) are "
+                      "written in lower case", param, ctx)
+        if text in LAYER_WORDS:
             return text
         try:
             return int(text)

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, unsafe_problem
+from planner.core.names import MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, unsafe_problem
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
@@ -107,6 +107,12 @@ class Entry:
             raise self.error(f"missing required key {key!r}")
         return default
 
+    def written(self, key: str) -> str | None:
+        """The text a file wrote for ``key``'s value when YAML read it as a number ('1.50', '1.5e+5'; the value
+        reads as 1.5, 150000.0); None when not known (a mapping from the API, or not a number)."""
+        text = getattr(self.data, "written", {}).get(key)
+        return text if isinstance(text, str) else None
+
     def child(self, key: str, default: Any = _MISSING) -> Entry | None:
         """The mapping under ``key`` as an Entry (None if absent and a default was given)."""
         value = self.raw(key, default)
@@ -157,7 +163,12 @@ class Entry:
                                  "Valid: " + ", ".join(map(str, choices)) + "." + _choice_note(key, value, choices,
                                                                                                self.file))
             raise self.error(f"must be a non-empty text, not {_kind(value)}", key,
-                             _bool_note(value, self.file).strip() or _text_note(key, value, self.file))
+                             _bool_note(value, self.file).strip() or _text_note(key, value, self.file,
+                                                                                self.written(key)))
+        if len(value) > MAX_TEXT_CHARS:  # a workbook cell holds 32,767: never cut without a word
+            raise self.error(f"is {len(value):,} characters long; a text is at most {MAX_TEXT_CHARS:,} characters, "
+                             "since the workbook holds it in one cell (at most 32,767)", key,
+                             "Shorten it, or keep the long text in a file of its own and name that file here.")
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
         if choices is not None:
@@ -286,7 +297,7 @@ class Entry:
             shown = value if type(given) in (int, float) else given
             raise self.error(f"must be more than {min:g}, not {shown!r}", key)
         _check_range(self, key, value, None if min_exclusive else min, max)
-        return float(value)
+        return float(value) + 0.0  # -0.0 is 0 (IEEE 754-2019, 6.3: x + (+0) is +0 for x = -0): no '-0%' shown
 
     def size(self, key: str, default: Any = _MISSING, *, min: int = 0, max: int | None = None) -> Any:
         """A size with its unit ('24 GiB', '80 GB') as int bytes."""
@@ -516,7 +527,7 @@ def _bool_note(value: Any, file: Any) -> str:
             "takes, or quote a text ('no').")
 
 
-def _text_note(key: str, value: Any, file: Any) -> str | None:
+def _text_note(key: str, value: Any, file: Any, written: str | None = None) -> str | None:
     """The hint for a number or a date read from a file (``file`` not None) where a text belongs: YAML 1.1
     reads an unquoted ``42``, ``0.42`` or ``2024-08-01`` as a number or a date (yaml.org/type/int.html,
     float.html, timestamp.html), so ``description: 42`` or ``bnb_version: 0.42`` is no text; quoted, it is.
@@ -530,6 +541,8 @@ def _text_note(key: str, value: Any, file: Any) -> str | None:
         what, shown = "a date", str(value)
     else:
         return None
+    if written is not None and what == "a number":  # the file's own text (planner.core.yamlio.LineDict.written)
+        return f"YAML reads an unquoted {written} as {what}: quote the text as written, e.g. {key}: '{written}'."
     # a float is shown as read, which may not be how it was written (1.10 reads as 1.1): said where it may be
     written = (f" ({shown} as read: a number keeps no trailing zero, so quote what the file says, e.g. "
                f"'{shown}0' for {shown}0)") if isinstance(value, float) and "e" not in shown else ""
@@ -710,6 +723,11 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
             return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
         mant = mant if "." in mant else f"{mant}.0"
         return f"YAML reads {value.strip()} as text; write {key}: {mant}e{sign}{exp}."
+    if re.fullmatch(r"\s*0[0-9]+\s*", value):  # '096': a text to YAML 1.1 (no octal), never a number as written
+        from planner.core.shares import share_hint, share_key
+
+        return (share_hint(key, value, lambda n: f"{key}: {n}") if share_key(key) else
+                f"Write the number without the leading zero: {key}: {int(value)}.")
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if key.endswith("_usd"):

@@ -32,6 +32,12 @@ MAX_STEM_BYTES = 120
 #: keeps 120 bytes of a name (MAX_STEM_BYTES); it is a limit no user reaches, only a runaway file or paste.
 MAX_NAME_CHARS = 200
 
+#: The most characters a free text (a description, notes, a source) may have: a spreadsheet cell holds at most
+#: 32,767 characters (Microsoft, "Excel specifications and limits": "Total number of characters that a cell can
+#: contain: 32,767 characters"), and the workbook copies each text into one cell (Assumptions, "the scenario as
+#: given"), which would otherwise cut it without a word; 32,000 leaves room for the escapes a cell adds.
+MAX_TEXT_CHARS = 32_000
+
 #: UAX #9's explicit directional formatting characters (embeddings LRE RLE, overrides LRO RLO, PDF;
 #: isolates LRI RLI FSI, PDI) and the implicit marks LRM, RLM and ALM.
 BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")

@@ -81,7 +81,7 @@ from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refus
 from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
 from planner.core.interrupt import Interrupted, SignalGuard, active_guard, held, release
-from planner.core.names import clash_key, escape_unsafe, name_key
+from planner.core.names import clash_key, escape_unsafe, lookalike_note, name_key
 
 #: The file inside a staging folder that marks it as planner's (a folder without it is never removed).
 STAGING_MARK = ".planner-staging"
@@ -815,14 +815,10 @@ def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name:
         OutputError: naming the file and what to do.
     """
     path = out / name
-    if not _lexists(path):
-        refuse_input(path, inputs)  # a name the run reads when it is there
-        _case_clash(out, name, manifest, set_name)
-        return
-    refuse_input(path, inputs)
+    refuse_input(path, inputs)  # also a name the run reads when it is there
     _case_clash(out, name, manifest, set_name)
-    owner = _owner(out, name, manifest)
-    if _same_set(owner, set_name):
+    if not _lexists(path) or _same_set(_owner(out, name, manifest), set_name):
+        _drawn_alike(out, manifest, set_name)
         return
     _not_another_sets(out, name, manifest, set_name)
     why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
@@ -862,6 +858,17 @@ def _case_clash(out: Path, name: str, manifest: dict[str, dict], set_name: str) 
         raise DestinationError(f"{out / name}: would sit beside {other!r}, a report of {owner!r}, and the two names "
                                "differ only in upper and lower case, which a case-insensitive file system (macOS, "
                                "Windows) stores as one file. Give another --out, or give the scenario another name.")
+
+
+def _drawn_alike(out: Path, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse (OutputError) a set beside another set's reports in ``out`` whose name is drawn alike ('plan chɑt' with
+    U+0251 beside 'plan chat'): one UTS #39 skeleton, not one name (planner.core.names.lookalike_note; a name in
+    another case is :func:`_case_clash`'s, in another Unicode form the same set)."""
+    for other in dict.fromkeys(e["set"] for e in manifest.values()):
+        note = "" if _same_set(other, set_name) else lookalike_note(other, set_name)
+        if note and any(e["set"] == other and _owner(out, n, manifest) == other for n, e in manifest.items()):
+            raise DestinationError(f"{out}: holds the reports of {other!r}, and {set_name!r} would sit beside them"
+                                   f"{note}. Give another --out, or give the scenario a name that looks unlike it.")
 
 
 def _differ(a: str, b: str) -> str:

@@ -51,13 +51,15 @@ _TOO_DEEP_HINT = ("No planner file nests more than a few levels (a config.json's
 
 
 class LineDict(dict):
-    """A dict that remembers the line of each key (``lines``) and of itself (``line``)."""
+    """A dict that remembers the line of each key (``lines``) and of itself (``line``), and the text of each
+    plain scalar read as a number (``written``: ``mpn: 1.50`` -> '1.50', which reads as 1.5), for hints."""
 
     line: int | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lines: dict[Any, int] = {}
+        self.written: dict[Any, str] = {}
 
 
 class LineList(list):
@@ -244,6 +246,8 @@ def _construct_mapping(loader: _Building, node: yaml.MappingNode) -> LineDict:
                 exc.for_key(str(key))  # its own key, or its list's ('seq_len: [1:00]')
             raise exc.inside(str(key)) from None
         result.lines[key] = key_node.start_mark.line + 1
+        if type(result[key]) in (int, float) and isinstance(value_node, yaml.ScalarNode):
+            result.written[key] = value_node.value  # '1.50', '1.5e+5': as the file writes it
     return result
 
 
@@ -442,6 +446,8 @@ def _build_plain(loader: Any, root: yaml.Node) -> Any:
                     raise _NotPlain from None  # an unhashable key
                 out[key] = value_of(v, level + 1)
                 lines[key] = k.start_mark.line + 1
+                if type(v) is scalar and type(out[key]) in (int, float):
+                    out.written[key] = v.value  # as the file writes it (LineDict.written)
             return out
         if node.tag != _SEQ_TAG:
             raise _NotPlain
@@ -560,6 +566,8 @@ def _build_from_events(loader: Any) -> Any:
         else:
             into[key] = value
             into.lines[key] = key_line
+            if cls is scalar_event and type(value) in (int, float):
+                into.written[key] = text  # as the file writes it (LineDict.written)
             key = _NO_KEY
     if type(get_event()) is not _EVENT.DocumentEndEvent or type(get_event()) is not _EVENT.StreamEndEvent:
         raise _NotPlain  # another document follows

@@ -13,6 +13,7 @@ import yaml
 
 from planner.core.infile import FileProblem
 from planner.core.names import char_name, clip_text
+from planner.core.shares import share_hint, share_key
 
 
 #: NEXT LINE U+0085, LINE SEPARATOR U+2028 and PARAGRAPH SEPARATOR U+2029: line breaks in YAML 1.1
@@ -213,7 +214,8 @@ class Base60Problem(YamlProblem):
         named: the value's own, or its list's; a key further out is not its field."""
         if self.key is None:
             self.key = key
-            self.hint = self._hint(key)
+            self.hint = (f"Quote it: {key}: '{self.text}' ({key} is a text, not a number)." if key in TEXT_KEYS
+                         else self._hint(key))
 
 
 def refuse_base_60(node: yaml.Node) -> None:
@@ -242,10 +244,12 @@ def refuse_separators(node: yaml.Node) -> None:
     if not isinstance(text, str) or "_" not in text:
         return
     plain = text.replace("_", "")
-    raise YamlProblem(f"{text} is a number with '_' separators in YAML 1.1 (it reads as {plain.lstrip('+')}), "
-                      "which may not be what was meant", node.start_mark.line + 1,
-                      f"Write the number without separators ({plain.lstrip('+')}), or quote it if it is a text "
-                      f"('{text}').")
+    exc = SeparatorProblem(f"{text} is a number with '_' separators in YAML 1.1 (it reads as {plain.lstrip('+')}), "
+                           "which may not be what was meant", node.start_mark.line + 1,
+                           f"Write the number without separators ({plain.lstrip('+')}), or quote it if it is a text "
+                           f"('{text}').")
+    exc.written = text
+    raise exc
 
 
 _OTHER_BASES = (("0b", 2, "a binary"), ("0x", 16, "a hexadecimal"), ("0", 8, "an octal"))
@@ -292,6 +296,13 @@ class OtherBaseProblem(YamlProblem):
         without its leading zero would be refused as no text."""
         if key in TEXT_KEYS and self.path is None:
             self.hint = f"Quote it: {key}: '{self.written}' ({key} is a text, not a number)."
+        elif share_key(key) and self.path is None:  # a fraction: 01 most likely means 0.1, never 1
+            self.hint = share_hint(key, self.written, lambda n: f"{key}: {n}")
+
+
+class SeparatorProblem(OtherBaseProblem):
+    """:func:`refuse_separators`' problem; :meth:`for_key` as :class:`OtherBaseProblem`'s (``mpn: 1_000`` is
+    only quoted; ``lora_dropout: 0_1`` gets 0.1, planner.core.shares)."""
 
 
 #: A value that may have been cut by a comment: ': ' or '- ' and then ' #' and a character other than a blank

@@ -14,6 +14,7 @@ from planner.model.architecture import Architecture
 from planner.workload.checks import check_tp
 from planner.workload.frameworks import FRAMEWORKS
 from planner.workload.inference import default_engine
+from planner.workload.options import LAYER_WORDS
 
 #: Keys a scenario workload may give as a list of allowed values (or ``auto``), per task,
 #: in expansion order (the first varies slowest).
@@ -76,6 +77,7 @@ def _with(data: Mapping[str, Any], updates: Mapping[str, Any]) -> LineDict:
     out = LineDict(data)
     out.lines = dict(getattr(data, "lines", {}))
     out.line = getattr(data, "line", None)
+    out.written = {k: t for k, t in getattr(data, "written", {}).items() if k not in updates}
     for k, v in updates.items():
         out[k] = v
         if k not in out.lines and out.line is not None:
@@ -134,6 +136,10 @@ def _choice_values(e: Entry, key: str, task: str, arch: Architecture) -> tuple[t
     if isinstance(value, str) and value != "auto" and close_matches(value.strip().lower(), ["auto"]):
         raise e.error(f"{value!r} is not a value of {key}", key,
                       f"Did you mean 'auto'? Write {key}: auto (every valid value), one value or a list of them.")
+    for v in value if isinstance(value, list) else [value]:  # 'MAX', ' all': the words are lower case, as for --gpu-layers
+        if key == "gpu_layers" and isinstance(v, str) and v != v.strip().lower() in LAYER_WORDS:
+            raise e.error(f"{v!r} is not a value of {key}", key, f"Did you mean {v.strip().lower()!r}? The words "
+                          "(all, max, auto) are written in lower case.")
     if key == "gpu_layers" and isinstance(value, str) and value.strip().lower() in ("max", "auto"):
         # llama.cpp: every n_gpu_layers from all (n_layer + 1) down to 0, most first: on each card the
         # solver keeps the most layers that fit, and the machine's RAM must hold the rest

@@ -21,6 +21,7 @@ from planner.workload.options import (
     ATTENTION,
     ENGINES,
     KV_DTYPES,
+    LAYER_WORDS,
     LLAMACPP_KEYS,
     LLAMACPP_KV_TYPES,
     LLAMACPP_SPLIT_MODES,
@@ -474,6 +475,9 @@ def _gpu_layers(entry: Entry, arch: Architecture) -> int | None:
     """gpu_layers: the layers on the GPU, counting the output layer (None: all of them)."""
     L = arch.num_hidden_layers
     layers = entry.data.get("gpu_layers")
+    if isinstance(layers, str) and layers != layers.strip().lower() in LAYER_WORDS:  # 'ALL': as --concurrency MAX
+        raise entry.error(f"{layers!r} is not a layer count", "gpu_layers", f"Did you mean {layers.strip().lower()!r}? "
+                          "The words (all, max, auto) are written in lower case.")
     if layers is None or (isinstance(layers, str) and layers.strip().lower() == "all"):
         gpu_layers = None
     elif isinstance(layers, str) and layers.strip().lower() in ("max", "auto"):

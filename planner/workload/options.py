@@ -9,6 +9,7 @@ them). The readers that build them are planner.workload.training and planner.wor
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -386,11 +387,15 @@ class HostOptions:
     load_dtype: str | None = None
 
 
+#: The words gpu_layers (--gpu-layers) takes besides a count, in lower case only ('ALL' is refused with a hint, as
+#: 'fit --concurrency MAX' is): all layers, the most that fit a card (max; auto in a scenario lists every count).
+LAYER_WORDS = ("all", "max", "auto")
+
 #: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written.
 TOKEN_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
 def parse_token_count(value: Any) -> float | None:
-    """A token count written as a number (200000000, 2e8) or with a suffix ('200M', '1.5B', '200 M
+    """A token count written as a number (200000000; a float 2e8 from the API or a YAML number) or with a suffix ('200M', '1.5B', '200 M
     tokens', '50k'); None when ``value`` is neither, or is written with ',' or '_' ('1,5M', which may
     mean 1.5M or 15M: :func:`read_token_count` says so). Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
     if isinstance(value, bool):
@@ -412,11 +417,52 @@ def parse_token_count(value: Any) -> float | None:
     if text and text[-1] in TOKEN_SUFFIXES:
         mult = TOKEN_SUFFIXES[text[-1]]
         text = text[:-1].strip()
-    try:
-        number = float(text)
-    except ValueError:
+    if not re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", text):  # digits and a point, as in a size: no '1e8', '.1', '+5'
         return None
-    return number * mult
+    return float(text) * mult
+
+
+def token_text_problem(value: Any, spell: Any) -> tuple[str, str] | None:
+    """Why a text token count that :func:`parse_token_count` does not read is written unlike a size's number
+    (planner.core.units.parse_size: '1e1 GiB', '.5 GiB', '24. GiB', '+24 GiB' are refused): an exponent
+    ('1e8', '1e2M', '1e-3B'; the hint in digits with a suffix, '100M'), no digit before or after the point
+    ('.1B', '5.M') or a leading '+'; as (problem, hint), ``spell`` writing the key with a value; None otherwise."""
+    from decimal import Decimal, InvalidOperation
+
+    if not isinstance(value, str) or not value.isascii():
+        return None
+    m = re.fullmatch(r"\s*([-+]?)([0-9]*\.?[0-9]*)(?:[eE]([-+]?[0-9]{1,4}))?\s*([kKmMbBgGtT]?)(\s*tokens.*)?",
+                     value, re.S)
+    if not m or not any(c.isdigit() for c in m.group(2)):
+        return None
+    sign, number, exponent, suffix, tail = m.groups()
+    if exponent is not None:
+        try:
+            count = Decimal(f"{number}e{exponent}") * Decimal(f"{TOKEN_SUFFIXES.get(suffix.lower(), 1):.0f}")
+        except InvalidOperation:
+            return None
+        shown = token_spelling(count) if Decimal(1) <= count <= Decimal(10) ** 16 else None
+        return (f"{value.strip()!r} writes its number with an exponent ({number}e{exponent})", f"Write it in digits, with k, M, B or T: {spell(shown)}." if shown else
+                f"Write it in digits, with k, M, B or T, e.g. {spell('200M')}.")
+    fixed = f"{'0' if number.startswith('.') else ''}{number.rstrip('.')}{suffix}"
+    if number.startswith(".") or number.endswith("."):
+        return (f"{value.strip()!r} has no digit {'before' if number.startswith('.') else 'after'} the point",
+                f"Write a digit on both sides of the point, or none: {spell(fixed)}.")
+    if sign == "+":
+        return f"{value.strip()!r} starts with '+'", f"Write the count without it: {spell(fixed)}."
+    return None
+
+
+def token_spelling(count: Any) -> str:
+    """A token count (a decimal.Decimal) in digits with the largest SI suffix that keeps at most three decimals
+    (100000000 -> '100M', 1.5e9 -> '1.5B', 123456789 -> '123456789')."""
+    from decimal import Decimal
+
+    for suffix, mult in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("k", 10**3)):
+        q = count / mult
+        if q >= 1 and q == q.quantize(Decimal("0.001")):
+            return f"{q.normalize():f}{suffix}"
+    return f"{count.normalize():f}"
 
 
 def read_token_count(entry: Any, key: str, example: str) -> float:
@@ -435,6 +481,9 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
     separated = separator_problem(raw, lambda t: f"{key}: {t}")
     if separated is not None:  # '1,5M': 1.5M or 15M? planner reads neither
         raise entry.error(separated[0], key, separated[1])
+    problem = token_text_problem(raw, lambda t: f"{key}: {t}") if count is None else None
+    if problem is not None:  # '1e8', '.1B', '+100M': written as no size's number is
+        raise entry.error(problem[0], key, problem[1])
     if count is None or count != count:
         raise entry.error(f"{shown_number(raw)} is not a token count", key,
                           ascii_digits_hint(raw, lambda n: f"{key}: {n}")

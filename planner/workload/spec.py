@@ -355,7 +355,7 @@ def tokens_per_month(entry: Entry) -> float | None:
     if "tokens_per_month" not in entry.data:
         return None
     raw = entry.raw("tokens_per_month")
-    count = read_token_count(entry, "tokens_per_month", "200M (or 200000000, 2e8")
+    count = read_token_count(entry, "tokens_per_month", "200M (or 200000000")
     if count <= 0 or count > MAX_TOKENS_PER_MONTH:
         raise entry.error(f"must be above 0 and at most {MAX_TOKENS_PER_MONTH:.0e}, not {shown_number(raw)}",
                           "tokens_per_month",

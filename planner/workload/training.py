@@ -697,7 +697,7 @@ MAX_DATASET_TOKENS = 10**16
 
 
 def _dataset_tokens(entry: Entry) -> int | None:
-    """The ``dataset_tokens`` key as a whole number of tokens, written as a number (2000000000, 2e9) or
+    """The ``dataset_tokens`` key as a whole number of tokens, written as a number (2000000000) or
     with an SI suffix as ``tokens_per_month`` takes it ('2B', '500M', '1.5B tokens';
     :func:`planner.workload.options.parse_token_count`); None when absent.
 
@@ -707,7 +707,7 @@ def _dataset_tokens(entry: Entry) -> int | None:
     if "dataset_tokens" not in entry.data or entry.data.get("dataset_tokens") is None:
         return None
     raw = entry.raw("dataset_tokens")
-    count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000, 2e9")
+    count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000")
     if not 1 <= count <= MAX_DATASET_TOKENS:  # first: inf (.inf, 1e400, 10**309) has no whole value
         raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {shown_number(raw)}",
                           "dataset_tokens", "The tokens one epoch reads (tokens seen = dataset_tokens x epochs).")

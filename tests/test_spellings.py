@@ -82,10 +82,14 @@ def _workload(tmp_path, value: str):
 def test_dataset_tokens_takes_the_token_suffixes(tmp_path):
     plain = _workload(tmp_path, "2000000000")
     assert plain.exit_code == 0, plain.output
-    for spelling in ("2B", "2b tokens", "2000M", "2e9"):
+    for spelling in ("2B", "2b tokens", "2000M"):
         result = _workload(tmp_path, spelling)
         assert result.exit_code == 0, (spelling, result.output)
         assert json.loads(result.output) == json.loads(plain.output), spelling
+    # an exponent is refused in token counts as in sizes (docs/scenarios.md), with the suffix form as the hint
+    exponent = _workload(tmp_path, "2e9")
+    assert exponent.exit_code == 2
+    assert "writes its number with an exponent (2e9)" in exponent.output and "dataset_tokens: 2B." in exponent.output
 
 
 def test_dataset_tokens_not_a_whole_count_names_the_fix(tmp_path):

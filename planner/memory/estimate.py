@@ -33,7 +33,7 @@ from planner.memory.inference import (
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
-from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
+from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework, release_what
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.releases import release_text
 from planner.memory.load_peaks import load_peak_components, load_pool, load_pool_component, unsloth_rope_components
@@ -101,7 +101,8 @@ def _with_engine_version(est: Estimate, i) -> Estimate:
     note = version_note(i.engine, i.engine_version, i.engine_version is not None)
     if line is None or note is None:
         return est
-    return replace(est, notes=est.notes + (note,), engine_version=i.engine_version or line.current)
+    return replace(est, notes=est.notes + (note,), engine_version=i.engine_version or line.current,
+                   engine_release=note)
 
 
 #: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs
@@ -710,7 +711,6 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
     """The framework and every lever setting the estimate assumed, in words."""
     t = w.train
     assert t is not None
-    fw = FRAMEWORK_SPECS[t.framework]
     opt = OPTIMIZERS[t.optimizer]
     if t.fsdp:
         shard = (f"PyTorch FSDP{t.fsdp} {'FULL_SHARD' if t.zero == 3 else 'SHARD_GRAD_OP'} over {t.data_parallel} GPUs"
@@ -719,8 +719,8 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
         shard = f"DeepSpeed ZeRO-{t.zero} over {t.data_parallel} GPU(s)"
     else:
         shard = "none" + (f" (DDP over {t.data_parallel} GPUs)" if t.data_parallel > 1 else "")
-    out = [("framework", f"{t.framework} ({fw.what})"), ("framework release", release_text(t.framework,
-                                                                                        t.framework_version)),
+    out = [("framework", f"{t.framework} ({release_what(t.framework, t.framework_version)})"),
+           ("framework release", release_text(t.framework, t.framework_version)),
            ("sharding", shard), ("loss", spec.describe()),
            ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")
             + (" (checkpoint wrapper around each layer)" if t.checkpoint_wrapper else "")),

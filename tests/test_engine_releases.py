@@ -395,7 +395,9 @@ def test_wrong_scheme_and_engine_hf_are_refused():
     with pytest.raises(InputError) as err:
         _workload("llama-3.1-8b", engine="vllm", engine_version=0.10)
     text = str(err.value)
-    assert "Quote it in YAML" in text
+    # a mapping with no file (the Python API): the number is refused, as framework_version's is; a YAML
+    # file's wording is tests/test_release_statements.py's
+    assert "engine_version is the number 0.1" in text and "Pass the release as a string" in text
 
 
 def test_scenario_key_reaches_the_plan():

@@ -151,12 +151,14 @@ def test_fit_that_finds_nothing_still_gives_the_notes_and_warnings_estimate_give
     assert r.exit_code == 1
     lines = r.output.splitlines()
     d = json.loads(run("fit", "--gpu", "rtx-4090", *args, "--micro-batch", "max", "--json").stdout)
-    assert d["fits"] is False and d["notes"] == e["notes"] and d["warnings"] == e["warnings"]
+    # fit states the framework release first (estimate states it in its stack)
+    release = [f"Framework release: {e['stack']['framework release']}."]
+    assert d["fits"] is False and d["notes"] == release + e["notes"] and d["warnings"] == e["warnings"]
     assert lines[0].startswith("Nothing fits: at micro_batch=1 the workload needs ")
     k = 2 + len(d["suggestions"])
     assert d["suggestions"] and lines[1] == "What would fit (each checked with the memory model):"
     assert lines[2:k] == [f"  - {x}" for x in d["suggestions"]]
-    assert lines[k:] == [f"Note: {n}" for n in e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
+    assert lines[k:] == [f"Note: {n}" for n in release + e["notes"]] + [f"Warning: {w}" for w in e["warnings"]]
     # vLLM's --max-model-len note for the default context is estimate's too (Llama-3.1-70B does not fit a 4090),
     # and so is why vllm serve would not start on the card ('estimate --gpu': no KV block fits)
     v = ("--model", "llama-3.1-70b", "--task", "infer", "--engine", "vllm")

@@ -57,10 +57,10 @@ def test_a_bnb_version_of_thousands_of_digits_is_one_line_naming_the_option() ->
      "Write it as torchtune writes it, e.g. '0.5.0'."),
     ("{model: llama-2-7b, task: infer, engine: llama.cpp, weights: q4_k_m, engine_version: 'b%s'}",
      "engine_version: the release 'b9999999999999999999...' (5,000 digits)",
-     "Give a llama.cpp release from b1022 to b11312 (the default)."),
+     "Write it as llama.cpp writes it, e.g. 'b11312'."),
     ("{model: llama-2-7b, task: infer, engine: vllm, engine_version: '0.10.%s'}",
      "engine_version: the release '0.10.999999999999999...' (5,003 digits)",
-     "Give a vllm release from 0.6.0 to 0.14.1 (the default)."),
+     "Write it as vllm writes it, e.g. '0.14.1'."),
 ])
 def test_a_release_of_thousands_of_digits_in_a_workload_file_is_one_line(tmp_path: Path, line: str, shown: str,
                                                                          hint: str) -> None:

@@ -187,7 +187,7 @@ def _warnings(path: Path) -> list[str]:
         while ws.cell(r, 1).value:
             out.append(ws.cell(r, 1).value)
             r += 1
-    detail = next((c.row for c in ws["A"] if c.value == "Training stack and warnings, per workload"), None)
+    detail = next((c.row for c in ws["A"] if c.value == "Training stack or engine release, and warnings, per workload"), None)
     r = detail + 2
     while ws.cell(r, 1).value:
         out += [w for w in str(ws.cell(r, 6).value or "").split("\n") if w and w != "none"]

@@ -111,7 +111,8 @@ class FitResult:
         layout: dict[str, Any] = {"tp": self.tp}
         if self.replicas is not None:
             layout["replicas"] = self.replicas
-        head = {"gpu": self.gpu, "gpus": self.gpus, **layout, "target": self.target, "max_value": self.max_value}
+        head = {"gpu": self.gpu, "gpus": self.gpus, **layout, "target": self.target, "max_value": self.max_value,
+                **_release_keys(self.workload, self.estimate)}
         if not self.fits:
             return {**head, "fits": False, "need_bytes": self.need_bytes, "capacity_bytes": self.capacity_bytes,
                     "cuda_total_bytes": self.cuda_total_bytes, "headroom": self.headroom,
@@ -326,9 +327,29 @@ def fit(*extra: Any, gpu: str | None = None, workload: Any = None, catalog: Any 
     warnings += _fragmentation(need, cap, answer_est)
     speed = card_speed(answer, answer_est, card, cat, None, None)  # the speed model at the answer (planner.speed)
     return FitResult(**common, max_value=best, need_bytes=need, next_need_bytes=next_need, limit=hi,
-                     limited_by=limited_by, notes=tuple(list(answer_est.notes) + ([note] if note else [])),
+                     limited_by=limited_by, notes=_answer_notes(answer_est, note),
                      warnings=tuple(warnings), concurrency_per_replica=per_replica,
                      concurrency_total=None if per_replica is None else per_replica * copies, speed=speed)
+
+
+def _answer_notes(est: Any, note: str | None) -> tuple[str, ...]:
+    """The notes fit prints for the answer: first the training framework's release the estimate modelled (its
+    stack's 'framework release': planner.workload.releases.release_text; for inference the estimate's own
+    notes state the engine's release, planner.workload.engine_releases.version_note), then the estimate's
+    notes, then fit's own ``note`` (None: none)."""
+    release = dict(est.stack).get("framework release")
+    return tuple(([f"Framework release: {release}."] if release else []) + list(est.notes) + ([note] if note else []))
+
+
+def _release_keys(workload: Any, est: Any) -> dict[str, str]:
+    """``framework_version`` (training: the release modelled, given or the default) or ``engine_version``
+    (inference with an engine that has releases) for the JSON document; {} otherwise."""
+    if workload.train is not None:
+        from planner.workload.releases import FRAMEWORK_RELEASES
+
+        t = workload.train
+        return {"framework_version": t.framework_version or FRAMEWORK_RELEASES[t.framework].current}
+    return {"engine_version": est.engine_version} if est.engine_version else {}
 
 
 def _fragmentation(need: int, cap: int, est: Any) -> list[str]:
@@ -367,7 +388,7 @@ def _no_fit(cat: Any, card: Any, base: Workload, make: Any, answer_est: Any, not
     from planner.memory import estimate as run_estimate
     from planner.memory.vllm import cuda_total_bytes, vllm_budget
 
-    notes = list(answer_est.notes) + ([note] if note else [])
+    notes = list(_answer_notes(answer_est, note))
     vllm = base.infer is not None and base.infer.engine == "vllm"
     margin = ("its CUDA total; vLLM's gpu_memory_utilization is the margin" if vllm else
               f"{gib_text(card.cuda_total_bytes)} CUDA total less {headroom:.0%} headroom")

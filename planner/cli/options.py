@@ -375,7 +375,8 @@ ESTIMATE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--gpu-layers", dict(type=GpuLayers(), help="llama.cpp n_gpu_layers (-ngl): layers on the GPU counting the "
                                                  "output layer, or 'all' (default); with --gpu, 'max' puts the most "
                                                  "that fit the card.")),
-    ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on).")),
+    ("--flash-attention/--no-flash-attention", dict(default=None, help="llama.cpp -fa (default on; off for an "
+                                                    "--engine-version before b6327, where -fa became auto).")),
     ("--split-mode", dict(type=click.Choice(["layer", "row", "none"]),
                           help="llama.cpp --split-mode with --gpus N: layer (default, whole layers per GPU); "
                                "row is not modelled.")),

@@ -90,6 +90,9 @@ class Estimate:
             assumed, as (lever, setting in words) pairs, first ('framework', its name and stack).
         engine_version: inference with an engine that has a release line (vLLM, llama.cpp): the
             release modelled, given or the current one ('' otherwise; planner.workload.engine_releases).
+        engine_release: with ``engine_version``, the statement of that release (whether it was given
+            or is the default, and each change it predates, with sources): the note the estimate also
+            carries, for the outputs that state the release apart from the notes (``planner plan``).
     """
 
     workload_name: str
@@ -108,6 +111,7 @@ class Estimate:
     extra: dict[str, int] = field(default_factory=dict)
     stack: tuple[tuple[str, str], ...] = ()
     engine_version: str = ""
+    engine_release: str = ""
 
     @property
     def stack_text(self) -> str:

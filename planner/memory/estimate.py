@@ -33,7 +33,7 @@ from planner.memory.inference import (
 )
 from planner.memory.overheads import RuntimeOverheads, allocator_component, runtime_components
 from planner.memory.quant import int8_training_buffer_bytes, weight_bytes
-from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework
+from planner.workload.frameworks import FRAMEWORK_SPECS, TORCHTUNE_OFFLOAD_STASH, Framework, release_what
 from planner.workload.recipes import OPTIMIZERS, RECIPES, Recipe
 from planner.workload.releases import release_text
 from planner.memory.load_peaks import load_peak_components, load_pool, load_pool_component, unsloth_rope_components
@@ -47,7 +47,7 @@ from planner.memory.states import (
     lora_parameters,
     model_state_components,
 )
-from planner.workload.options import Training
+from planner.workload.options import Inference, Training
 from planner.workload.spec import Workload
 
 GRAD_ACCUM_NOTE = ("Gradient accumulation adds no activation memory, only micro-batches per optimizer step; the "
@@ -101,7 +101,8 @@ def _with_engine_version(est: Estimate, i) -> Estimate:
     note = version_note(i.engine, i.engine_version, i.engine_version is not None)
     if line is None or note is None:
         return est
-    return replace(est, notes=est.notes + (note,), engine_version=i.engine_version or line.current)
+    return replace(est, notes=est.notes + (note,), engine_version=i.engine_version or line.current,
+                   engine_release=note)
 
 
 #: vLLM's MXFP4 MoE kernels pad and re-lay the experts out when they load them (Marlin on GPUs
@@ -710,7 +711,6 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
     """The framework and every lever setting the estimate assumed, in words."""
     t = w.train
     assert t is not None
-    fw = FRAMEWORK_SPECS[t.framework]
     opt = OPTIMIZERS[t.optimizer]
     if t.fsdp:
         shard = (f"PyTorch FSDP{t.fsdp} {'FULL_SHARD' if t.zero == 3 else 'SHARD_GRAD_OP'} over {t.data_parallel} GPUs"
@@ -719,8 +719,8 @@ def _stack(w: Workload, spec) -> tuple[tuple[str, str], ...]:
         shard = f"DeepSpeed ZeRO-{t.zero} over {t.data_parallel} GPU(s)"
     else:
         shard = "none" + (f" (DDP over {t.data_parallel} GPUs)" if t.data_parallel > 1 else "")
-    out = [("framework", f"{t.framework} ({fw.what})"), ("framework release", release_text(t.framework,
-                                                                                        t.framework_version)),
+    out = [("framework", f"{t.framework} ({release_what(t.framework, t.framework_version)})"),
+           ("framework release", release_text(t.framework, t.framework_version)),
            ("sharding", shard), ("loss", spec.describe()),
            ("activation checkpointing", t.checkpointing + (" (reentrant)" if t.use_reentrant else "")
             + (" (checkpoint wrapper around each layer)" if t.checkpoint_wrapper else "")),
@@ -766,6 +766,34 @@ def _buffer_component(arch, tp: int) -> Component:
     return Component("model buffers (causal mask)", GPU, arch.buffer_bytes,
                      f"{n:,} x {n:,} positions x 1 B (bool)" + (f", whole on each of t={tp} GPUs" if tp > 1 else ""),
                      "Transformers modeling_gpt_bigcode.py (GPTBigCodeModel.bias buffer)")
+
+
+def _infer_dequant_buffer(arch: Architecture, i: Inference) -> Component:
+    """The prefill's dequantized weight (engine hf, weights nf4 or int8): the largest linear's (the head's
+    with ``quantize_head``) weight in 16 bits, one module at a time (bitsandbytes MatMul4Bit: dequantize,
+    then matmul; decode steps of one token use gemv_4bit and dequantize nothing).
+
+    With ``quantize_head`` (LitGPT generate: Lightning's BitsandbytesPrecision) and nf4, Lightning
+    quantizes every weight from fp16 (_Linear4bit._quantize_weight: ``weight.to(dtype=torch.half)``
+    before ``quantize_4bit``, Lightning 71aed751 and every release since), so the quant state records
+    fp16: ``dequantize_4bit`` returns fp16 and MatMul4Bit's ``.to(A.dtype)`` makes a second copy in the
+    compute dtype (bitsandbytes 0.41.1 autograd/_functions.py L516, functional.py L898-908), both alive at
+    once. LitGPT's ``--precision`` sets the compute dtype and the KV cache's (created under
+    ``fabric.init_tensor()``), so ``kv_dtype`` is that dtype: bf16-true (LitGPT's default on a bf16 card)
+    or 32-true add the copy, 16-true does not. The training path counts the same pair (_base_buffers).
+    Returns bytes: largest x 2 (x (2 + compute bytes) / 2 with the cast)."""
+    largest = max([m.in_features * m.out_features for m in arch.linear_modules()]
+                  + ([arch.param_counts().lm_head] if i.quantize_head else []))
+    what = "output head" if i.quantize_head and arch.param_counts().lm_head == largest else "largest linear"
+    cast = {"bf16": 2, "fp32": 4}.get(i.kv_dtype, 0) if i.quantize_head and i.weights == "nf4" else 0
+    if not cast:
+        return Component("dequantized weight buffer", GPU, largest * 2, f"{what} {largest:,} params x 2 B",
+                         "bitsandbytes dequantize", phase="prefill")
+    return Component("dequantized weight buffer", GPU, largest * (2 + cast),
+                     f"{what} {largest:,} params x (2 B fp16 dequantized + {cast} B {i.kv_dtype} cast), one at a time",
+                     "bitsandbytes MatMul4Bit (dequantize_4bit(...).to(A.dtype)); Lightning "
+                     "fabric/plugins/precision/bitsandbytes.py _Linear4bit._quantize_weight (quantized from fp16)",
+                     phase="prefill")
 
 
 def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Estimate:
@@ -823,10 +851,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
                            f"{i.concurrency} seq x V={arch.vocab_size:,} x 4 B", "transformers generate (last position)",
                            phase="prefill"))
     if i.weights in ("nf4", "int8"):
-        largest = max([m.in_features * m.out_features for m in arch.linear_modules()]
-                      + ([arch.param_counts().lm_head] if i.quantize_head else []))
-        comps.append(Component("dequantized weight buffer", GPU, largest * 2,
-                               f"largest linear {largest:,} params x 2 B", "bitsandbytes dequantize", phase="prefill"))
+        comps.append(_infer_dequant_buffer(arch, i))
     comps += _infer_host(w)
     kv_tok = kv_bytes_per_token(arch, i.kv_dtype, i.tp)
     transient, _ = largest_transient(arch, tokens=tokens, sequences=i.concurrency, keys=i.context,

@@ -285,7 +285,8 @@ def _summary_rows(plan: Any, choice: dict[str, Any], per_workload: dict[str, lis
                    host_ram_bytes=int(choice["ram_bytes"]) if choice.get("ram_bytes") else None,
                    recipe=e.recipe, warnings=tuple(per_workload[e.workload_name]),
                    gpu_capacity_bytes=capacity_of(i), strategy=strategies[i],
-                   stack=e.stack_text if e.stack else "")
+                   stack=e.stack_text if e.stack else
+                   f"engine release: {e.engine_release}" if e.engine_release else "")
         for i, e in enumerate(plan.estimates))
 
 

@@ -273,6 +273,8 @@ def plan_text(plan: Any, width: int | None = None, today: date | None = None) ->
         lines.append(f"  recipe {est.recipe}: {est.recipe_description}")
         if est.stack:
             lines.append(f"  stack: {est.stack_text}")
+        if est.engine_release:
+            lines.append(f"  engine release: {est.engine_release}")
     lines.append("")
     # a platform line's parts list goes below the table, which stays narrow
     from planner.solve.quote import PARTS_SEPARATOR
@@ -420,6 +422,7 @@ def plan_markdown(plan_text: str, estimates: Any) -> str:
         lines += [f"## Memory: {md_text(est.workload_name)} ({md_text(est.model_id)}, {md_text(est.task)})", "",
                   f"Recipe: {md_text(est.recipe)}: {md_text(est.recipe_description)}", "",
                   *([f"Stack: {md_text(est.stack_text)}", ""] if est.stack else []),
+                  *([f"Engine release: {md_text(est.engine_release)}", ""] if est.engine_release else []),
                   "| component | where | when | GiB | formula | source |", "|---|---|---|---|---|---|"]
         for c in est.components:
             lines.append("| " + " | ".join(_md_cell(v) for v in (

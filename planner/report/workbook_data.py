@@ -50,7 +50,8 @@ class SummaryRow:
             Headroom is measured against it.
         strategy: how the workload runs on the machine, e.g. 'full mixed-bf16 adamw, ZeRO-2, ...'.
         stack: training: the framework and the lever settings the estimate assumed, in words
-            (:attr:`planner.memory.breakdown.Estimate.stack_text`); '' for inference.
+            (:attr:`planner.memory.breakdown.Estimate.stack_text`); inference: 'engine release: ' and
+            :attr:`planner.memory.breakdown.Estimate.engine_release` ('' for an engine without releases).
     """
 
     workload: str

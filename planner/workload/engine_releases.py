@@ -26,7 +26,7 @@ The mechanisms switched by release (each :class:`planner.core.versions.Change` c
 
 from __future__ import annotations
 
-from planner.core.versions import Change, ReleaseLine, release_key
+from planner.core.versions import Change, ReleaseLine, prerelease_words, release_key
 
 #: vLLM's first release with V1 as the default engine.
 VLLM_V1_DEFAULT = "0.8.0"
@@ -117,7 +117,7 @@ def version_note(engine: str, release: str | None, given: bool) -> str | None:
     how = "as given (engine_version)" if given else "the current release modelled (default; set engine_version, " \
                                                     "--engine-version, to size another)"
     older = [c for c in line.changes if not line.has(release, c.release)]
-    text = f"{engine} {release}: {how}"
+    text = f"{engine} {release}: {how}" + prerelease_words(release)
     if given and release_key(release) > release_key(line.current):
         text += f"; newer than the newest release modelled ({line.current}), sized as that one"
     for c in older:

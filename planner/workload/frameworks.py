@@ -299,6 +299,22 @@ def release_fsdp_version(name: str, release: str | None) -> int:
     return FRAMEWORK_SPECS[name].fsdp_version
 
 
+#: torchtune's stack before 0.3.0 (planner.workload.releases.TORCHTUNE_FSDP2): the distributed recipes
+#: wrap the model with FSDP1 and the configs' loss is torch.nn.CrossEntropyLoss over the whole fp32 output
+#: (torchtune v0.2.1 recipes/lora_finetune_distributed.py, torchtune/modules/transformer.py).
+TORCHTUNE_BEFORE_FSDP2_WHAT = ("torchtune recipes and models (bf16, cross-entropy over the whole fp32 output, "
+                               "activation checkpointing, FSDP1)")
+
+
+def release_what(name: str, release: str | None) -> str:
+    """The stack of framework ``name`` at ``release`` (None: the current one), in words:
+    :attr:`Framework.what`, except torchtune before 0.3.0 (:data:`TORCHTUNE_BEFORE_FSDP2_WHAT`), whose
+    recipes shard with FSDP1 and keep the whole logits."""
+    if name == "torchtune" and not framework_has(name, release, TORCHTUNE_FSDP2):
+        return TORCHTUNE_BEFORE_FSDP2_WHAT
+    return FRAMEWORK_SPECS[name].what
+
+
 def defaults(name: str, *, method: str, data_parallel: int, seq_len: int, quantized: bool = False,
              release: str | None = None) -> Defaults:
     """The defaults of framework ``name`` at ``release`` (None: the current one modelled,

@@ -37,6 +37,7 @@ from planner.workload.options import (
     Inference,
 )
 from planner.workload.engine_releases import ENGINE_RELEASES, engine_line, llamacpp_fa_default
+from planner.workload.releases import read_release
 from planner.workload.checks import (
     _attention,
     _with_hint,
@@ -215,9 +216,10 @@ def engine_version(entry: Entry, engine: str) -> str | None:
     (planner.workload.engine_releases); None when not given (the current release is modelled).
 
     Raises:
-        InputError: engine hf (no release line), a string that is not a release, another scheme than
-            the engine's (a build tag for vLLM), or a release older than the oldest modelled (the
-            message names it).
+        InputError: engine hf (no release line), a number (planner.workload.releases.read_release: the
+            same rule as framework_version), a string that is not a release, another scheme than the
+            engine's (a build tag for vLLM), a release older than the oldest modelled (the message names
+            it), or one past any release of the engine (naming the newest modelled).
     """
     if "engine_version" not in entry.data:
         return None
@@ -226,14 +228,7 @@ def engine_version(entry: Entry, engine: str) -> str | None:
         raise entry.error(f"engine {engine} has no releases to choose from: the planner sizes one Transformers "
                           "generate", "engine_version",
                           f"Remove it, or set engine: {' or '.join(ENGINE_RELEASES)}.")
-    raw = entry.data["engine_version"]
-    try:
-        return line.resolve(raw)
-    except ValueError as exc:
-        hint = f"Give a {engine} release from {line.oldest} to {line.current} (the default)."
-        if isinstance(raw, float):
-            hint += f" Quote it in YAML: a number loses its trailing zeros ({raw!r} was read)."
-        raise entry.error(str(exc), "engine_version", hint) from None
+    return read_release(entry, "engine_version", line, lines=ENGINE_RELEASES, key_name="engine")
 
 
 #: vLLM's accepted max_lora_rank values (vllm/config/lora.py LoRAConfig: possible_max_ranks).

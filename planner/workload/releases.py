@@ -67,12 +67,14 @@ planner.memory.loss.loss_spec). Sources, per framework:
 
 from __future__ import annotations
 
-from planner.core.versions import Change, ReleaseLine, release_key
+from typing import Any
+
+from planner.core.versions import Change, ReleaseLine, prerelease_words, release_key
 
 __all__ = ["FRAMEWORK_RELEASES", "TRANSFORMERS_LOSS_UTILS", "TRANSFORMERS_SDPA", "TRANSFORMERS_SDPA_GQA",
            "UNSLOTH_CUT_CE", "UNSLOTH_SHORT_LOGITS", "TORCHTUNE_CHUNKED_NF4", "TORCHTUNE_FSDP2",
            "framework_has",
-           "framework_release_line", "modelled_as", "release_text"]
+           "framework_release_line", "modelled_as", "read_release", "release_text"]
 
 #: Unsloth computes the loss with cut cross-entropy (no logits stored) from this release.
 UNSLOTH_CUT_CE = Change(
@@ -126,7 +128,7 @@ FRAMEWORK_RELEASES: dict[str, ReleaseLine] = {
     "torchtune": ReleaseLine("torchtune", current="0.5.0", oldest="0.1.0", changes=(TORCHTUNE_CHUNKED_NF4, TORCHTUNE_FSDP2)),
     "litgpt": ReleaseLine("litgpt", current="0.4.13.dev1", oldest="0.1.0"),
     "unsloth": ReleaseLine("unsloth", current="2025.1.5", oldest="2024.4",
-                           changes=(UNSLOTH_CUT_CE, UNSLOTH_SHORT_LOGITS)),
+                           changes=(UNSLOTH_CUT_CE, UNSLOTH_SHORT_LOGITS), calendar=True),
 }
 
 
@@ -166,7 +168,71 @@ def release_text(framework: str, given: str | None) -> str:
         text += " (default: the newest release modelled; set framework_version for another)"
     elif (cur := modelled_as(framework, release)) is not None:
         text += f" (newer than the newest release modelled: modelled as {cur})"
+    text += prerelease_words(release)
     missing = [c for c in line.changes if not line.has(release, c.release)]
     if missing:
         text += "; predates " + "; predates ".join(f"{c.release}: {c.what}" for c in missing)
     return text
+
+
+def _also_reads_as(given: str, lines: dict[str, ReleaseLine], own: ReleaseLine) -> list[str]:
+    """The other release lines of ``lines`` that ``given`` is a plausible release of (no error from
+    :meth:`ReleaseLine.resolve`), by key name, their own line once."""
+    out: list[str] = []
+    seen = {own.name}
+    for name, line in lines.items():
+        if line.name in seen:
+            continue
+        seen.add(line.name)
+        try:
+            line.resolve(given)
+        except ValueError:
+            continue
+        out.append(name)
+    return out
+
+
+def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, ReleaseLine], key_name: str,
+                 whose: str = "") -> str | None:
+    """The release ``entry`` gives as ``key`` (``framework_version``, ``engine_version``), resolved against
+    ``line`` (:meth:`ReleaseLine.resolve`); None when left out. One rule for both keys:
+
+    - a number is refused: a YAML or Python float drops a release's trailing zeros (2024.10 reads as
+      2024.1, 0.10 as 0.1), so only text names the release; the message speaks of YAML only when the value
+      came from a file (``entry.file`` and a line for the key), and of a string otherwise (the Python API);
+      a whole number (YAML ``2024``) is read as written;
+    - text that is no release, another scheme, an older release than modelled (naming the oldest), or one
+      past any release of the project (naming the newest modelled and, when ``given`` reads as a release of
+      another line of ``lines``, that one: ``key_name`` is the key that chooses it, ``framework`` or
+      ``engine``) is refused with one line and a hint.
+
+    ``whose``: words put before the problem, such as deepspeed's "with framework deepspeed,
+    framework_version names the Transformers release". Raises the entry's InputError.
+    """
+    lead = f"{whose}, and " if whose else ""
+    if key not in entry.data:
+        return None
+    raw = entry.data[key]
+    if isinstance(raw, float):
+        from_file = entry.file is not None and key in (getattr(entry.data, "lines", None) or {})
+        if from_file:
+            raise entry.error(f"{lead}YAML read the unquoted {key} as the number {raw!r}, which drops a release's "
+                              "trailing zeros (2024.10 reads as 2024.1)", key,
+                              f"Quote it as its project writes it, e.g. {key}: '{line.current}'.")
+        raise entry.error(f"{lead}{key} is the number {raw!r}, and a number drops a release's trailing zeros (0.10 "
+                          "is 0.1, 2024.10 is 2024.1)", key,
+                          f"Pass the release as a string, as its project writes it, e.g. '{line.current}'.")
+    try:
+        return line.resolve(raw)
+    except ValueError as exc:
+        problem = str(exc)
+    if " past any " in problem or " is no " in problem:
+        others = _also_reads_as(str(raw).strip(), lines, line)
+        hint = (f"Give a {line.name} release up to the newest modelled, {line.current} (the default)"
+                + (f"; {str(raw).strip()} reads as a release of {' or '.join(others)} ({key_name}: "
+                   f"{others[0]})" if others else "") + ".")
+    elif "older than" in problem:
+        hint = f"Leave {key} out for the newest release modelled ({line.current})."
+    else:
+        hint = f"Write it as {line.name} writes it, e.g. '{line.current}'."
+    raise entry.error(lead + problem, key, hint)

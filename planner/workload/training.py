@@ -25,7 +25,8 @@ from planner.workload.frameworks import (
     parse_version,
 )
 from planner.workload.recipes import OPTIMIZERS, RECIPES
-from planner.workload.releases import FRAMEWORK_RELEASES, TORCHTUNE_FSDP2, TRANSFORMERS_SDPA, framework_has
+from planner.workload.releases import (FRAMEWORK_RELEASES, TORCHTUNE_FSDP2, TRANSFORMERS_SDPA, framework_has,
+                                      read_release)
 from planner.workload.options import (
     CHECKPOINTING,
     FSDP_WRAPS,
@@ -253,24 +254,13 @@ def _cache_keys(entry: Entry, fw_name: str, *, checkpointing: str) -> dict[str, 
 
 def _framework_version(entry: Entry, fw_name: str) -> str | None:
     """The framework release given as ``framework_version`` (None when left out: the current one modelled),
-    refused when it is not release text or older than the oldest release modelled
-    (planner.workload.releases.FRAMEWORK_RELEASES)."""
-    if "framework_version" not in entry.data:
-        return None
-    line = FRAMEWORK_RELEASES[fw_name]
-    raw = entry.data["framework_version"]
-    if not isinstance(raw, str):
-        # YAML reads 2024.10 as the number 2024.1: only the text as written names the release
-        raise entry.error(f"YAML read the unquoted framework_version as the number {raw!r}, which drops a "
-                          "release's trailing zeros (2024.10 reads as 2024.1)", "framework_version",
-                          f"Quote it as its project writes it, e.g. framework_version: '{line.current}'.")
-    try:
-        return line.resolve(raw)
-    except ValueError as exc:
-        raise entry.error(str(exc), "framework_version",
-                          f"Leave framework_version out for the newest release modelled ({line.current})."
-                          if "older than" in str(exc) else f"Write it as {line.name} writes it, e.g. "
-                          f"'{line.current}'.") from None
+    refused when it is a number, not release text, older than the oldest release modelled or past any release
+    of the project (planner.workload.releases.read_release, FRAMEWORK_RELEASES). With deepspeed and fsdp the
+    key names the Transformers release, and a refusal says so."""
+    whose = (f"with framework {fw_name}, framework_version names the Transformers release (its model code, loss "
+             "and Trainer are Transformers')" if fw_name in ("deepspeed", "fsdp") else "")
+    return read_release(entry, "framework_version", FRAMEWORK_RELEASES[fw_name], lines=FRAMEWORK_RELEASES,
+                        key_name="framework", whose=whose)
 
 
 def _batch_and_parallelism(entry: Entry, arch: Architecture) -> tuple[int, int, int, int, int]:

@@ -3,7 +3,8 @@
 Title, scenario, date, catalog version and the quote's grand total (a formula over the Quote
 sheet), with the time and cost of one job beside it (planner.cost.objective); then per workload the chosen configuration and strategy, per-GPU memory need against the
 card's CUDA total and the capacity left after the scenario's reserve (headroom, a formula), host
-RAM and recipe; under it, per workload, the training stack (framework and lever settings) and the
+RAM and recipe; under it, per workload, the training stack (framework, its release and lever settings) or
+the inference engine's release, and the
 warnings in wrapped cells as wide as the table; then, where the RAM rule of thumb sets the RAM or
 excludes a cheaper machine, the RAM planned and the need-sized alternative with their prices; then
 the price sensitivity (which prices decide
@@ -47,8 +48,8 @@ SUMMARY_HEADERS = ("Workload", "Task", "Model", "Configuration", "Strategy", "GP
                    "Recipe")
 #: The per-workload table under the main one: the workload, then two wide wrapped cells (columns
 #: B-E and F-N, merged), so the long texts wrap at the printed width.
-SUMMARY_DETAIL_HEADERS = ("Workload", "Training stack", "Warnings")
-SUMMARY_DETAIL_TITLE = "Training stack and warnings, per workload"
+SUMMARY_DETAIL_HEADERS = ("Workload", "Training stack or engine release", "Warnings")
+SUMMARY_DETAIL_TITLE = "Training stack or engine release, and warnings, per workload"
 SUMMARY_HEADER_ROW = 9
 #: The label above the RAM rule's sentences (planner.solve.ramrule): the RAM planned by the rule and
 #: the RAM sized to the memory model's need, each with its price.

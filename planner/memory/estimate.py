@@ -155,6 +155,17 @@ def mtp_note(arch) -> str | None:
             "generate(use_mtp=True), vLLM's deepseek_mtp speculative config), which is not sized here.")
 
 
+def _vllm_extra_vocab(arch: Architecture, i) -> list[Component]:
+    """The LoRA extra-vocabulary rows of vLLM releases before 0.12.0 (planner.memory.vllm_lora), or none."""
+    from planner.memory.vllm_lora import EXTRA_VOCAB_SRC, lora_extra_vocab_bytes
+    from planner.workload.engine_releases import vllm_lora_extra_vocab
+
+    n, text = lora_extra_vocab_bytes(arch, max_loras=i.max_loras, extra=vllm_lora_extra_vocab(i.engine_version),
+                                     tp=i.tp, dtype_bytes=4 if i.weights == "fp32" else 2)
+    return [Component("weights: vLLM LoRA extra-vocabulary rows (lora_extra_vocab_size)", GPU, n, text,
+                      EXTRA_VOCAB_SRC)] if n else []
+
+
 def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], overheads: RuntimeOverheads) -> Estimate:
     """An inference workload served by vLLM: what the card must hold for vLLM to keep its KV cache.
 
@@ -800,6 +811,7 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
             n, text = lora_gpu_bytes(arch, max_loras=i.max_loras, rank=i.max_lora_rank, tp=i.tp,
                                      dtype_bytes=4 if i.weights == "fp32" else 2)
             comps.append(Component("weights: vLLM LoRA slots (--enable-lora)", GPU, n, text, LORA_SRC))
+            comps += _vllm_extra_vocab(arch, i)
         later = []
         if arch.model_type == "gpt_oss":
             later.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,

@@ -17,7 +17,18 @@ layer and GPU, r x (in_gpu + out_gpu) values summed over the wrapped linears, an
 that many times. The buffers are created inside the model load that vLLM measures as "model weights
 take" (vllm/v1/worker/gpu_model_runner.py ``load_model``), so they come out of the KV cache budget.
 
-Not counted: the vocabulary-sized buffers of ``embed_tokens`` / ``lm_head`` where vLLM wraps them
+Extra vocabulary (releases before vLLM 0.12.0, planner.workload.engine_releases.vllm_lora_extra_vocab):
+with LoRA on, the Llama-family models of vLLM (``vllm/model_executor/models/llama.py``, which also serves
+Mistral; ``granite.py``) build ``embed_tokens`` with ``lora_extra_vocab_size x max_loras`` rows beyond the
+vocabulary and ``lm_head`` with ``lora_extra_vocab_size`` more rows, padded to ``lora_vocab_padding_size``
+(256) instead of 64 (``ParallelLMHead(unpadded_vocab_size, ..., padding_size=lora_vocab_padding_size)``;
+a tied head shares the embedding's rows), both split over the tensor-parallel GPUs; and each slot of the
+wrapped embedding and of the wrapped logits processor holds ``embeddings_tensors`` of (max_loras,
+lora_extra_vocab_size, hidden) in the model dtype (``vllm/lora/layers.py`` at v0.7.3:
+``VocabParallelEmbeddingWithLoRA`` and ``LogitsProcessorWithLoRA.create_lora_weights``). Other model
+families add no rows (their model files do not read ``lora_extra_vocab_size``).
+
+Not counted: the vocabulary-sized A/B buffers of ``embed_tokens`` / ``lm_head`` where vLLM wraps them
 (r x V per slot, 4 MiB at rank 16 for a 128K vocabulary in bf16), the punica kernels' metadata and the
 profiling run's shrink buffers (slices x tokens x r fp32, 1.5 MiB for 8,192 tokens at rank 16).
 
@@ -81,3 +92,41 @@ def lora_host_bytes(arch: Architecture, *, adapters: int, rank: int, dtype_bytes
     per = lora_slot_values(arch, rank=rank, tp=1)
     return adapters * per * dtype_bytes, (f"max_cpu_loras {adapters} x {per:,} values (rank {rank} on every linear, "
                                           f"an upper bound) x {dtype_bytes} B")
+
+
+#: Model types whose vLLM model file adds LoRA extra-vocabulary rows (llama.py, which serves Llama and
+#: Mistral, and granite.py read ``lora_extra_vocab_size`` at v0.6.0, v0.8.0 and v0.11.1).
+EXTRA_VOCAB_TYPES = frozenset({"llama", "mistral", "granite"})
+EXTRA_VOCAB_SRC = ("vLLM v0.6.0-v0.11.1 vllm/model_executor/models/llama.py (lora_vocab = lora_extra_vocab_size x "
+                   "max_loras; lm_head padding_size = lora_vocab_padding_size 256) and vllm/lora/layers.py "
+                   "(embeddings_tensors (max_loras, lora_extra_vocab_size, hidden) in the embedding and logits wrappers)")
+
+
+def _pad(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+def lora_extra_vocab_bytes(arch: Architecture, *, max_loras: int, extra: int, tp: int,
+                           dtype_bytes: int) -> tuple[int, str]:
+    """GPU bytes on one GPU of the LoRA extra-vocabulary rows (module docstring) and the formula in words;
+    (0, '') when ``extra`` is 0 (vLLM 0.12.0 on) or the model family adds none.
+
+    Rows: embed_tokens ``extra x max_loras``; an untied lm_head ``extra`` plus its padding to 256 beyond
+    the 64 it has without LoRA; both over ``tp`` GPUs; plus ``2 x max_loras x extra`` rows unsharded
+    (the two wrappers' embeddings_tensors); each row ``hidden_size x dtype_bytes``.
+
+    Raises:
+        ValueError: ``max_loras``, ``tp`` below 1 or ``extra`` below 0.
+    """
+    if max_loras < 1 or tp < 1 or extra < 0:
+        raise ValueError(f"max_loras and tp must be at least 1 and extra at least 0, not {max_loras}, {tp}, {extra}")
+    if extra == 0 or arch.model_type not in EXTRA_VOCAB_TYPES:
+        return 0, ""
+    v = arch.vocab_size
+    head = 0 if arch.tie_word_embeddings else extra + _pad(v, 256) - _pad(v, 64)
+    sharded = -(-(extra * max_loras + head) // tp)
+    rows = sharded + 2 * max_loras * extra
+    text = (f"({extra} x {max_loras} embedding rows" + (f" + {head} lm_head rows" if head else "")
+            + (f", over t={tp}" if tp > 1 else "") + f") + 2 x {max_loras} slots x {extra} rows = {rows:,} rows "
+            f"x hidden {arch.hidden_size:,} x {dtype_bytes} B (lora_extra_vocab_size {extra})")
+    return rows * arch.hidden_size * dtype_bytes, text

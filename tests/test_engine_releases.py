@@ -244,7 +244,7 @@ def test_lora_keys_are_checked_as_vllm_checks_them():
     from planner.core.errors import InputError
 
     cases = [({"engine": "vllm", "max_loras": 2}, "exist only with enable_lora: true"),
-             ({"engine": "vllm", "enable_lora": True, "max_lora_rank": 48}, "vLLM accepts a max_lora_rank of 8, 16"),
+             ({"engine": "vllm", "enable_lora": True, "max_lora_rank": 48}, "vLLM accepts a max_lora_rank of 1, 8, 16"),
              ({"engine": "vllm", "enable_lora": True, "max_loras": 4, "max_cpu_loras": 2},
               "max_cpu_loras (2) must be at least max_loras (4)"),
              ({"engine": "llama.cpp", "enable_lora": True}, "does nothing with engine llama.cpp"),

@@ -213,11 +213,12 @@ def _infer_vllm(w: Workload, comps: list[Component], later: list[Component], ove
     context = sum(x.bytes for x in runtime if x.name.startswith("CUDA context"))
     util = i.gpu_memory_utilization
     # vLLM needs util x T >= S (its budget) and, at start-up, free memory T - context >= util x T
-    # (vllm/v1/worker/gpu_worker.py init_device), i.e. T >= context / (1 - util).
+    # (vllm/v1/worker/gpu_worker.py init_device), i.e. T >= context / (1 - util). LoRA slots that vLLM 0.7.x
+    # leaves out of its budget (b.lora_outside, planner.memory.vllm_lora) must fit beside the context there.
     # exact in rationals (Fraction of the float): no rounding of the utilization to a millionth, which
     # made 0 < util < 5e-7 and 1 - 5e-7 < util < 1 divide by zero
     u = Fraction(util)
-    need = max(math.ceil(s / u), math.ceil(context / (1 - u)))
+    need = max(math.ceil((s - b.lora_outside) / u), math.ceil((context + b.lora_outside) / (1 - u)))
     reserve = need - s - context
     comps = comps + runtime + [
         Component("vLLM reserve (1 - gpu_memory_utilization)", GPU, reserve,
@@ -823,11 +824,10 @@ def _infer(w: Workload, overheads: RuntimeOverheads, *, cpu: bool = False) -> Es
         if i.weights == "mxfp4":
             comps.append(_vllm_mxfp4_relayout(wb))
         if i.enable_lora:
-            from planner.memory.vllm_lora import LORA_SRC, lora_gpu_bytes
+            from planner.memory.vllm_lora import lora_gpu_components
 
-            n, text = lora_gpu_bytes(arch, max_loras=i.max_loras, rank=i.max_lora_rank, tp=i.tp,
-                                     dtype_bytes=4 if i.weights == "fp32" else 2)
-            comps.append(Component("weights: vLLM LoRA slots (--enable-lora)", GPU, n, text, LORA_SRC))
+            comps += lora_gpu_components(arch, max_loras=i.max_loras, rank=i.max_lora_rank, tp=i.tp,
+                                         dtype_bytes=4 if i.weights == "fp32" else 2, release=i.engine_version)
         later = []
         if arch.model_type == "gpt_oss":
             later.append(Component("vLLM start-up memory beyond these terms (gpt-oss, measured)", GPU,

@@ -82,6 +82,7 @@ from planner.catalog.gpus import Gpu
 from planner.memory.breakdown import Estimate
 from planner.memory.inference import KV_BYTES, VLLM_BLOCK_TOKENS, prefill_peak_bytes
 from planner.core.units import GiB
+from planner.memory.vllm_lora import OUTSIDE_NAME as LORA_OUTSIDE_NAME
 
 
 #: vLLM ``vllm serve`` defaults by card (vllm/engine/arg_utils.py): (max_num_batched_tokens, max_num_seqs).
@@ -340,6 +341,8 @@ class VllmBudget:
         kv_tokens, kv_blocks: tokens and 16-token blocks that fit.
         max_num_batched_tokens, max_num_seqs: the engine settings used.
         context_outside: CUDA context bytes that must fit in the (1 - utilization) remainder.
+        lora_outside: LoRA slot bytes vLLM 0.7.x leaves out of the budget, which must fit in that
+            remainder too (planner.memory.vllm_lora OUTSIDE_NAME; 0 otherwise).
         sequence: how one request's KV cache is sized (None: by tokens alone, 16-token blocks).
         context: the workload's context (max_model_len), for :attr:`sequences`.
     """
@@ -357,6 +360,7 @@ class VllmBudget:
     context_outside: int
     sequence: SequenceKv | None = None
     context: int = 0
+    lora_outside: int = 0
 
     def kv_bytes_per_sequence(self, context: int | None = None) -> int:
         """KV bytes one request of ``context`` tokens (default: the workload's) takes from the budget."""
@@ -411,7 +415,12 @@ class VllmBudget:
         elif self.kv_tokens < context:
             out.append(f"max_model_len {context:,} is more than the {self.kv_tokens:,} KV tokens that fit; vLLM refuses "
                        f"to start unless --max-model-len is at most {self.kv_tokens:,}")
-        if self.context_outside > self.cuda_total - self.usable:
+        if self.lora_outside and self.context_outside + self.lora_outside > self.cuda_total - self.usable:
+            out.append(f"the CUDA context and the LoRA slots ({self.lora_outside / gib:,.2f} GiB), which this vLLM "
+                       "release leaves out of its KV budget (vllm#14450), do not fit in the "
+                       f"{(self.cuda_total - self.usable) / gib:,.2f} GiB left outside gpu_memory_utilization; "
+                       "the KV cache allocation runs out of memory (lower gpu_memory_utilization)")
+        elif self.context_outside > self.cuda_total - self.usable:
             out.append(f"the CUDA context ({self.context_outside / gib:,.2f} GiB) does not fit in the "
                        f"{(self.cuda_total - self.usable) / gib:,.2f} GiB left outside gpu_memory_utilization; vLLM's "
                        "start-up check on free memory fails (lower gpu_memory_utilization)")
@@ -425,6 +434,7 @@ class VllmBudget:
                 "budget_bytes": self.budget, "kv_tokens": self.kv_tokens, "kv_blocks": self.kv_blocks,
                 "max_num_batched_tokens": self.max_num_batched_tokens, "max_num_seqs": self.max_num_seqs,
                 "cuda_context_outside_budget_bytes": self.context_outside,
+                "lora_outside_budget_bytes": self.lora_outside,
                 "kv_bytes_per_sequence": self.kv_bytes_per_sequence(),
                 "kv_window_tokens_per_sequence": (self.sequence.window_tokens(self.context)
                                                   if self.sequence is not None else 0),
@@ -483,5 +493,6 @@ def vllm_budget(workload: Any, est: Estimate, *, cuda_total: int, gpu_id: str = 
         blocks = 0
     else:
         blocks = budget // (per_tok * VLLM_BLOCK_TOKENS)
+    lora_outside = sum(x.bytes for x in gpu if x.name == LORA_OUTSIDE_NAME)
     return VllmBudget(cuda_total, usable, weights, peak, non_torch, max(budget, 0), blocks * VLLM_BLOCK_TOKENS,
-                      blocks, tokens, seqs, context, seq_kv, i.context)
+                      blocks, tokens, seqs, context, seq_kv, i.context, lora_outside)

@@ -368,8 +368,23 @@ def _engine_releases_here(path: Path) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for row in rows:
         lines.append("| " + " | ".join(row) + " |")
-    lines.append("")
+    lines += ["", VLLM_LORA_NOTE, ""]
     return "\n".join(lines)
+
+
+#: The engine section's statement on vLLM LoRA serving, which has no published run with figures.
+VLLM_LORA_NOTE = (
+    "vLLM LoRA slots (`enable_lora`, `max_loras`, `max_lora_rank`): no published run with figures was found, so "
+    "no row above. Searched (2026-12): vLLM issues and PRs for start-up logs with and without `--enable-lora` "
+    "(`# GPU blocks`, `GPU KV cache size`, `model weights take` with LoRA; #14450, #15039, #16676, #19693, #20160, "
+    "#22782), the pages, docs and code corpora (LoRA memory overhead, max_loras and KV cache); #15039 (0.8.0rc2, "
+    "Llama-3.3-70B, tp 4) has a LoRA start-up log whose profiling lines could not be read in the stored thread. "
+    "The slots are derived from vLLM's source (`vllm/lora/layers`, `tests/test_engine_releases.py`), and by release "
+    "(`tests/test_vllm_lora_releases.py`): the ranks each release's LoRAConfig accepts, the extra-vocabulary rows "
+    "before 0.12.0, and 0.7.x's KV budget that leaves the slots out, as vllm issue #14450 reported without "
+    "figures (\"using different LoRa Rank and Max LoRas did not affect the number of kv cache blocks\"; checked: "
+    "the predicted blocks do not move with the rank, and with max_loras only by the extra-vocabulary rows the model "
+    "file builds, one 16-token block per slot for Llama-3.1-8B).")
 
 
 def _public_cases_here(path: Path) -> str:

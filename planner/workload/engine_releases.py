@@ -22,6 +22,28 @@ The mechanisms switched by release (each :class:`planner.core.versions.Change` c
   of the two builds list the types (open_llama_3b_v2 Q2_K: 53 q2_K + 130 q3_K tensors at b1792, 105 +
   78 at b1828). Builds b1793-b1827 are read as the new mix (the change landed between the two logged
   builds; which commit is not pinned here).
+- vLLM's LoRA slots (``enable_lora``): the ``max_lora_rank`` values ``LoRAConfig`` accepts and the extra
+  vocabulary rows every adapter slot carries (:func:`vllm_lora_ranks`, :func:`vllm_lora_extra_vocab`).
+  Read in the releases' own source (the PyPI sdists): ``vllm/config.py`` ``LoRAConfig.__post_init__`` at
+  v0.6.0, v0.7.0, v0.7.2 and v0.7.3 has ``possible_max_ranks = (8, 16, 32, 64, 128, 256)`` and
+  ``possible_lora_extra_vocab_size = (0, 256, 512)``; at v0.8.0 ``(8, 16, 32, 64, 128, 256, 320, 512)`` and
+  ``(256, 512)``; ``vllm/config/lora.py`` at v0.11.0 the same, at v0.11.1 ``MaxLoRARanks = Literal[1, 8, ...,
+  512]`` (rank 1: PR #26461, "[Core] Relax the LoRA max rank") with ``lora_extra_vocab_size`` "deprecated and
+  will be removed in v0.12.0"; v0.12.0 has no ``lora_extra_vocab_size`` field (PRs #28382 and #28545, "Remove
+  LoRA extra vocab"). The default ``lora_extra_vocab_size`` is 256 up to v0.11.1.
+- vLLM's LoRA slots and the KV budget (:func:`vllm_lora_outside_budget`). The V0 worker builds the LoRA
+  layers after it measures the model load (``vllm/worker/model_runner.py`` ``load_model``:
+  ``self.model_memory_usage = m.consumed_memory`` comes before ``create_lora_manager``, at v0.6.0-v0.7.3).
+  v0.6.0-v0.6.4 subtract the profiling run's absolute ``allocated_bytes.all.peak`` (slots included); v0.6.5
+  and v0.6.6 count everything on the card beyond the weights and the profile as ``non_torch`` (slots
+  included; ``vllm/utils.py`` ``memory_profiling``: ``current_cuda_memory_bytes - baseline_memory_in_bytes -
+  weights_memory_in_bytes - diff.torch_memory_in_bytes``); v0.7.0-v0.7.3 take ``non_torch`` as the CUDA
+  memory beyond ``torch.cuda.memory_reserved()`` since start-up and the torch peak as its increase during
+  the profile (``MemorySnapshot``, PR #11809), so slots allocated before the profile are in no term and the KV
+  cache is sized as if they were not there: vllm issue #14450 (2025-03-07, V0): "using different LoRa Rank
+  and Max LoRas did not affect the number of kv cache blocks", answered "This is a bug, V1 of LoRA should
+  not have this issue." From v0.8.0 (V1) ``load_lora_model`` runs inside the profiled load
+  (``vllm/v1/worker/gpu_model_runner.py``), so the slots count as weights.
 """
 
 from __future__ import annotations
@@ -36,6 +58,20 @@ LLAMACPP_Q2K_2BIT = "b1828"
 LLAMACPP_FA_KNOWN = "b2797"
 #: The llama.cpp build where flash attention's default became 'auto' (flash_attn_type); off before it.
 LLAMACPP_FA_AUTO = "b6327"
+
+#: The first vLLM release whose LoRAConfig accepts max_lora_rank 320 and 512 (and no longer a
+#: lora_extra_vocab_size of 0): v0.8.0's vllm/config.py; v0.7.3's allows 8-256 (module docstring).
+VLLM_LORA_RANKS_512 = "0.8.0"
+#: The first vLLM release accepting max_lora_rank 1 (vllm/config/lora.py MaxLoRARanks at v0.11.1; PR #26461).
+VLLM_LORA_RANK_1 = "0.11.1"
+#: The first vLLM release without LoRA extra vocabulary (v0.12.0: no lora_extra_vocab_size; PRs #28382, #28545).
+VLLM_LORA_NO_EXTRA_VOCAB = "0.12.0"
+#: The first vLLM release whose KV budget leaves the LoRA slots out (MemorySnapshot profiling, PR #11809),
+#: and the release that counts them again (V1 by default); module docstring.
+VLLM_LORA_OUTSIDE_FROM = "0.7.0"
+#: LoRAConfig.lora_extra_vocab_size's default before :data:`VLLM_LORA_NO_EXTRA_VOCAB` (vllm/config.py at
+#: v0.6.0-v0.7.3, vllm/config/lora.py at v0.11.1: ``lora_extra_vocab_size ... = 256``).
+VLLM_LORA_EXTRA_VOCAB = 256
 
 ENGINE_RELEASES: dict[str, ReleaseLine] = {
     "vllm": ReleaseLine(
@@ -123,3 +159,33 @@ def version_note(engine: str, release: str | None, given: bool) -> str | None:
     for c in older:
         text += f"; it predates {c.release}, where {c.what} ({c.source})"
     return text + "."
+
+
+def vllm_lora_ranks(release: str | None) -> tuple[int, ...]:
+    """The ``max_lora_rank`` values vLLM ``release`` accepts (None: the current release), from its
+    LoRAConfig (module docstring): 8-256 before :data:`VLLM_LORA_RANKS_512`, then 320 and 512 too, and 1
+    from :data:`VLLM_LORA_RANK_1`. Raises ValueError for a string that is not a release."""
+    line = ENGINE_RELEASES["vllm"]
+    release = release or line.current
+    ranks = (8, 16, 32, 64, 128, 256)
+    if line.has(release, VLLM_LORA_RANKS_512):
+        ranks += (320, 512)
+    if line.has(release, VLLM_LORA_RANK_1):
+        ranks = (1,) + ranks
+    return ranks
+
+
+def vllm_lora_extra_vocab(release: str | None) -> int:
+    """The extra vocabulary rows (``lora_extra_vocab_size``, default) per LoRA slot in vLLM ``release``
+    (None: the current release): :data:`VLLM_LORA_EXTRA_VOCAB` before :data:`VLLM_LORA_NO_EXTRA_VOCAB`, 0 from
+    it. Raises ValueError for a string that is not a release."""
+    line = ENGINE_RELEASES["vllm"]
+    return 0 if line.has(release or line.current, VLLM_LORA_NO_EXTRA_VOCAB) else VLLM_LORA_EXTRA_VOCAB
+
+
+def vllm_lora_outside_budget(release: str | None) -> bool:
+    """Whether vLLM ``release`` sizes its KV cache without the LoRA slots (v0.7.0 to v0.7.x, V0; module
+    docstring): they then take memory outside ``gpu_memory_utilization``. None is the current release
+    (False). Raises ValueError for a string that is not a release."""
+    line = ENGINE_RELEASES["vllm"]
+    return release is not None and line.has(release, VLLM_LORA_OUTSIDE_FROM) and not line.has(release, VLLM_V1_DEFAULT)

@@ -36,7 +36,7 @@ from planner.workload.options import (
     WEIGHT_FORMATS,
     Inference,
 )
-from planner.workload.engine_releases import ENGINE_RELEASES, engine_line, llamacpp_fa_default
+from planner.workload.engine_releases import ENGINE_RELEASES, engine_line, llamacpp_fa_default, vllm_lora_ranks
 from planner.workload.releases import read_release
 from planner.workload.checks import (
     _attention,
@@ -231,8 +231,9 @@ def engine_version(entry: Entry, engine: str) -> str | None:
     return read_release(entry, "engine_version", line, lines=ENGINE_RELEASES, key_name="engine")
 
 
-#: vLLM's accepted max_lora_rank values (vllm/config/lora.py LoRAConfig: possible_max_ranks).
-VLLM_LORA_RANKS = (8, 16, 32, 64, 128, 256, 320, 512)
+#: vLLM's accepted max_lora_rank values in the current release (vllm/config/lora.py MaxLoRARanks at v0.14.1);
+#: older releases accept fewer (planner.workload.engine_releases.vllm_lora_ranks).
+VLLM_LORA_RANKS = vllm_lora_ranks(None)
 
 
 def _vllm_lora(entry: Entry, engine: str, arch: Architecture) -> tuple[bool, int, int, int | None]:
@@ -249,9 +250,14 @@ def _vllm_lora(entry: Entry, engine: str, arch: Architecture) -> tuple[bool, int
                           "(vllm serve --enable-lora)", others[0], "Add enable_lora: true, or remove it.")
     max_loras = entry.int("max_loras", 1, min=1, max=4096)
     rank = entry.int("max_lora_rank", 16, min=1, max=4096)
-    if rank not in VLLM_LORA_RANKS:
-        raise entry.error(f"vLLM accepts a max_lora_rank of {', '.join(map(str, VLLM_LORA_RANKS))}, not {rank}",
-                          "max_lora_rank", "Give the largest rank of the adapters served, rounded up to one of these.")
+    release = engine_version(entry, engine) if engine == "vllm" else None
+    ranks = vllm_lora_ranks(release)
+    if rank not in ranks:
+        which = f"vLLM {release}" if release else "vLLM"
+        raise entry.error(f"{which} accepts a max_lora_rank of {', '.join(map(str, ranks))}, not {rank}",
+                          "max_lora_rank", "Give the largest rank of the adapters served, rounded up to one of these"
+                          + ("; or a newer engine_version." if rank not in ranks and rank in VLLM_LORA_RANKS
+                             else "."))
     cpu = entry.int("max_cpu_loras", None, min=1, max=1_000_000)
     if cpu is not None and cpu < max_loras:
         raise entry.error(f"max_cpu_loras ({cpu}) must be at least max_loras ({max_loras}), as vLLM requires",

@@ -23,7 +23,7 @@ import click
 from planner.cli.common import (LineError, broken_pipe_line, _fail, check_stream_encodings, flush_stdout, output_failed,
                                 whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
-from planner.cli.streams import refuse_streams_early
+from planner.cli.streams import refuse_chatter, refuse_streams_early
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 nothing feasible (the reasons are printed); 2 bad input, one line "
@@ -164,13 +164,16 @@ class _Group(click.Group):
                     raise BrokenPipeError(errno.EPIPE, "Broken pipe") from None
                 raise
         except _NO_ARGS as exc:  # bare 'planner': what is missing, then the help as click shows it
+            refuse_chatter((2,))  # a usage or help text goes into no data file the checks could not know yet
             click.echo(f"Error: no command given; give one of {', '.join(COMMANDS)} (the usage follows).",
                        err=True)
             exc.show()
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
+            refuse_chatter((2,))
             _fail(_usage_line(exc), exc.exit_code)
         except click.ClickException as exc:
+            refuse_chatter((2,))
             exc.show()
             sys.exit(exc.exit_code)
         except BrokenPipeError as exc:  # the reader went away (--help | true): said, as for any command

@@ -1,0 +1,145 @@
+"""Issue 28 ("never touch a file planner did not write"), findings of hostile pass 14A.
+
+1. ``--help``, ``--version`` and usage lines went into files the command line does not name: the default ``--out``
+   of plan (``reports/``, its reports and manifest), the default calibration file, a model's config.json named only
+   inside the scenario or workload file, a cached hub config.json. The check before parsing now resolves the
+   defaults, and before the full check has run no help or usage text goes into a data file (by suffix).
+2. ``compare --out`` says, as plan does, what it did with a stopped run's staging folder (CLI and API ``notes``).
+3. The take-back of a failed standard output leaves the file alone when another program changed planner's bytes.
+4. A nameless scenario with no file stem (a pipe, /dev/stdin, an API mapping) is refused when reports are written.
+5. Minors: the API's "Interrupted" line goes into no protected stream; an immovable report is named; a full TMPDIR
+   is named as such.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import QLORA, _cli, _scenario, _sha
+
+DATA_LINE = ("a data file (a report, a manifest, an input such as a scenario or a model's config.json); planner writes "
+             "no help, version or usage text into one. Redirect {name} to another file (a .txt or .log file).")
+
+
+def _q(p: Path | str) -> str:
+    return shlex.quote(str(p))
+
+
+# ---- 1. help, version and usage lines into files of the defaults and of the inputs' inputs ----
+
+def test_help_and_usage_lines_go_into_no_report_of_the_default_out(tmp_path: Path) -> None:
+    r = _cli("plan", str(QLORA), "--format", "json,md", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    js, md, manifest = (tmp_path / "reports" / n for n in ("qlora-7b-12gb.json", "qlora-7b-12gb.md",
+                                                               ".planner-reports.json"))
+    before = {p: _sha(p) for p in (js, md, manifest)}
+    help_ = _cli(shell=f"python -m planner plan {_q(QLORA)} --help >> reports/qlora-7b-12gb.json", cwd=tmp_path)
+    usage = _cli(shell=f"python -m planner plan {_q(QLORA)} --bogus 2>> reports/qlora-7b-12gb.md", cwd=tmp_path)
+    bad = _cli(shell=f"python -m planner plan {_q(QLORA)} --format bogus 2>> reports/.planner-reports.json",
+               cwd=tmp_path)
+    assert {p: _sha(p) for p in before} == before
+    assert (help_.returncode, usage.returncode, bad.returncode) == (2, 2, 2)
+    said = ("a file in the output folder (--out), which this run may replace or remove; planner does not write into "
+            "it. Redirect {name} to another file.\n")
+    assert help_.stderr == ("Error: standard output is reports/qlora-7b-12gb.json, "
+                            + said.format(name="standard output")), help_.stderr
+    assert usage.stdout == ("Error: standard error is reports/qlora-7b-12gb.md, "
+                            + said.format(name="standard error")), usage.stdout
+    assert bad.stdout == ("Error: standard error is reports/.planner-reports.json, "
+                          + said.format(name="standard error")), bad.stdout
+    # the folder is the default of plan only: another command's help into it is the data-file rule's
+    other = _cli(shell="python -m planner fit --help >> reports/qlora-7b-12gb.json", cwd=tmp_path)
+    assert other.returncode == 2
+    assert other.stderr == (f"Error: standard output is {tmp_path / 'reports' / 'qlora-7b-12gb.json'}, "
+                            + DATA_LINE.format(name="standard output") + "\n"), other.stderr
+    assert _cli("plan", str(QLORA), "--format", "json,md", cwd=tmp_path).returncode == 0  # the set is still planner's
+
+
+@pytest.mark.parametrize("var", ["XDG_CONFIG_HOME", "HOME"])
+def test_help_and_usage_lines_go_into_no_default_calibration_file(tmp_path: Path, var: str) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")} if var == "XDG_CONFIG_HOME" else \
+        {"XDG_CONFIG_HOME": "", "HOME": str(tmp_path / "home")}
+    cal = (tmp_path / "xdg" if var == "XDG_CONFIG_HOME" else tmp_path / "home" / ".config") / "planner" / \
+        "calibration.yaml"
+    cal.parent.mkdir(parents=True)
+    cal.write_text("gpus: []\n")
+    runs = [_cli(shell=f"python -m planner {words} {_q(cal)}", env=env, cwd=tmp_path) for words in (
+        "calibrate --help >>", "estimate --model llama-3.1-8b --task infer --gpu l4 --help >>",
+        "estimate --model llama-3.1-8b --task infer --gpu l4 --bogus 2>>")]
+    assert cal.read_text() == "gpus: []\n"
+    assert [r.returncode for r in runs] == [2, 2, 2]
+    said = "an input of this run; planner does not write into it. Redirect {name} to another file.\n"
+    assert runs[0].stderr == f"Error: standard output is {cal}, " + said.format(name="standard output"), runs[0].stderr
+    assert runs[2].stdout == f"Error: standard error is {cal}, " + said.format(name="standard error"), runs[2].stdout
+    # a calibration file given on the command line is the one read: the default is then no input of the run
+    given = _cli(shell=f"python -m planner calibrate --out other.yaml --help >> {_q(cal)}", env=env, cwd=tmp_path)
+    assert given.returncode == 2  # still refused, by the data-file rule (a .yaml)
+    assert given.stderr == f"Error: standard output is {cal}, " + DATA_LINE.format(name="standard output") + "\n"
+
+
+def test_help_and_usage_lines_go_into_no_config_json_only_the_scenario_names(tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    cfg = tmp_path / "m" / "config.json"
+    cfg.write_text('{"model_type": "llama"}\n')
+    (tmp_path / "s.yaml").write_text(QLORA.read_text().replace("model: llama-2-7b", "model: ./m"))
+    (tmp_path / "wl.yaml").write_text("model: ./m\ntask: infer\n")
+    runs = {cmd: _cli(shell=cmd, cwd=tmp_path) for cmd in (
+        "python -m planner plan s.yaml --out o --help >> m/config.json",
+        "python -m planner plan s.yaml --out o --top x 2>> m/config.json",
+        "python -m planner compare s.yaml --help >> m/config.json",
+        "python -m planner estimate --workload wl.yaml --help >> m/config.json",
+        "python -m planner estimate --workload wl.yaml --bogus 2>> m/config.json",
+        "python -m planner --version >> m/config.json")}
+    assert cfg.read_text() == '{"model_type": "llama"}\n'
+    assert {cmd: r.returncode for cmd, r in runs.items()} == {cmd: 2 for cmd in runs}
+    for cmd, r in runs.items():
+        name = "standard error" if "2>>" in cmd else "standard output"
+        said = r.stdout if name == "standard error" else r.stderr
+        assert said == f"Error: {name} is {cfg}, " + DATA_LINE.format(name=name) + "\n", (cmd, said)
+        assert (r.stderr if name == "standard error" else r.stdout) == ""
+
+
+def test_a_hub_ids_cached_config_json_takes_no_help(tmp_path: Path) -> None:
+    snap = tmp_path / "hf" / "hub" / "models--acme--tiny" / "snapshots" / ("ab" * 20)
+    snap.mkdir(parents=True)
+    cfg = snap / "config.json"
+    cfg.write_text("{}\n")
+    r = _cli(shell=f"python -m planner estimate --model acme/tiny --task infer --help >> {_q(cfg)}",
+             env={"HF_HOME": str(tmp_path / "hf")})
+    assert r.returncode == 2
+    assert r.stderr == f"Error: standard output is {cfg}, " + DATA_LINE.format(name="standard output") + "\n"
+    assert cfg.read_text() == "{}\n"
+
+
+def test_both_streams_data_files_say_nothing_anywhere(tmp_path: Path) -> None:
+    r = _cli(shell="python -m planner plan x.yaml --help > a.json 2> b.md", cwd=tmp_path)
+    assert r.returncode == 2
+    assert (tmp_path / "a.json").read_bytes() == b"" and (tmp_path / "b.md").read_bytes() == b""
+    r = _cli(shell="python -m planner plan x.yaml --bogus > a.json 2> b.md", cwd=tmp_path)
+    assert r.returncode == 2
+    assert (tmp_path / "a.json").read_bytes() == b"" and (tmp_path / "b.md").read_bytes() == b""
+
+
+def test_text_and_log_files_and_data_output_keep_working(tmp_path: Path) -> None:
+    r = _cli(shell=f"python -m planner plan {_q(QLORA)} --out o --format json > plan.txt 2> err.log", cwd=tmp_path)
+    assert r.returncode == 0
+    assert (tmp_path / "plan.txt").read_text().startswith("Scenario qlora-7b-12gb: ")
+    r = _cli(shell="python -m planner plan --help > help.txt", cwd=tmp_path)
+    assert r.returncode == 0 and "planner plan [OPTIONS] SCENARIO" in (tmp_path / "help.txt").read_text()
+    r = _cli(shell=f"python -m planner plan {_q(QLORA)} --bogus 2> err.log", cwd=tmp_path)
+    assert r.returncode == 2
+    said = (tmp_path / "err.log").read_text()  # click's words for an unknown option differ by version
+    assert said.startswith("Error: No such option") and said.endswith(" See 'python -m planner plan --help'.\n"), said
+    # a data file on standard output without a help or usage text: the run's own output, as before
+    r = _cli(shell=f"python -m planner plan {_q(QLORA)} --out o --format json --json > plan.json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "plan.json").read_text())["scenario"] == "qlora-7b-12gb"
+    # a usage error found once the full check has run goes where standard error points
+    r = _cli(shell=f"python -m planner compare {_q(QLORA)} --tokens-per-month nope=1M 2> err.json", cwd=tmp_path)
+    assert r.returncode == 2
+    assert (tmp_path / "err.json").read_text().startswith("Error: "), (tmp_path / "err.json").read_text()

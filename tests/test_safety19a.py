@@ -143,3 +143,75 @@ def test_text_and_log_files_and_data_output_keep_working(tmp_path: Path) -> None
     r = _cli(shell=f"python -m planner compare {_q(QLORA)} --tokens-per-month nope=1M 2> err.json", cwd=tmp_path)
     assert r.returncode == 2
     assert (tmp_path / "err.json").read_text().startswith("Error: "), (tmp_path / "err.json").read_text()
+
+
+# ---- 2. compare --out says what it did with a stopped run's staging folder ----
+
+COMPARE = QLORA.parent / "compare-qlora-7b-12gb.yaml"
+
+
+def _dead_staging(out: Path, extra: str | None = None) -> Path:
+    """A staging folder as a run killed during its moves leaves it (planner.core.reportset: its mark lists the
+    file it made), with ``extra``, a file of no planner run's, beside it when given."""
+    from planner.core import reportset
+
+    dead = out / (reportset.STAGING_PREFIX + "dead5678")
+    dead.mkdir()
+    (dead / "0.old").write_text("the previous json\n")
+    (dead / reportset.STAGING_MARK).write_bytes(reportset._MARK_HEADER + b'"0.old"\n')
+    if extra is not None:
+        (dead / extra).write_text("a user's file\n")
+    return dead
+
+
+def _mixed(out: Path) -> None:
+    """The manifest as a run killed during its moves leaves it: two hashes for a name."""
+    manifest = out / ".planner-reports.json"
+    doc = json.loads(manifest.read_text())
+    doc["files"]["qlora-7b-12gb.json"]["sha256"].append("0" * 64)
+    manifest.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_compare_says_the_stopped_runs_staging_folder_it_removed(tmp_path: Path, as_json: bool) -> None:
+    out = tmp_path / "o"
+    assert _cli("plan", str(QLORA), "--out", str(out), "--format", "json").returncode == 0
+    _mixed(out)
+    dead = _dead_staging(out)
+    r = _cli("compare", str(COMPARE), "--out", str(out), *(["--json"] if as_json else []))
+    assert r.returncode == 0, r.stderr
+    assert not dead.exists()
+    assert " ".join(r.stderr.split()) == (
+        f"Removed {dead}, which a planner run stopped during its moves left, with 1 file(s) of its reports: the "
+        f"reports of that run in {out} (qlora-7b-12gb.json) may mix its new files with older ones; run it again to "
+        "rewrite them whole."), r.stderr
+    if as_json:
+        json.loads(r.stdout)  # the note is not in the JSON on standard output
+
+
+def test_compare_says_the_staging_folder_it_leaves_and_the_api_carries_both(tmp_path: Path) -> None:
+    import planner
+
+    out = tmp_path / "o"
+    assert _cli("plan", str(QLORA), "--out", str(out), "--format", "json").returncode == 0
+    dead = _dead_staging(out, extra="saved.json")
+    r = _cli("compare", str(COMPARE), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert (dead / "saved.json").read_text() == "a user's file\n"
+    left = f"Left {dead}: it holds saved.json, which planner cannot tell it wrote; check it and remove it yourself."
+    assert " ".join(r.stderr.split()) == (left + " Planner removed the 1 file(s) of reports that a stopped planner "
+                                          "run left there."), r.stderr
+    res = planner.compare(str(COMPARE), out=out)  # the folder holds the user's file alone now
+    assert [" ".join(n.split()) for n in res.notes] == [left]
+    assert planner.compare(str(COMPARE)).notes == ()  # no out: nothing written, nothing to say
+
+
+def test_plan_json_says_its_notes_on_standard_error(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert _cli("plan", str(QLORA), "--out", str(out), "--format", "json").returncode == 0
+    dead = _dead_staging(out)
+    r = _cli("plan", str(QLORA), "--out", str(out), "--format", "json", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["scenario"] == "qlora-7b-12gb"
+    assert " ".join(r.stderr.split()) == (f"Removed {dead}, which a stopped planner run left, with 1 file(s) of its "
+                                          "reports."), r.stderr

@@ -30,6 +30,10 @@ class CompareResult:
         scenario: the scenario's name.
         outputs: the files written (format -> path: json, xlsx); empty without ``out``.
         top: the cloud instances :meth:`text` shows per workload (``planner compare --top``).
+        notes: what writing the reports did beside them, one sentence each, as :attr:`planner.PlanResult.notes`:
+            a staging folder a stopped run left, removed (its set may mix new files with older ones: run that
+            command again) or left (it holds files planner cannot tell it wrote); a stale report kept because it
+            changed since planner wrote it. Empty without ``out``.
     """
 
     comparison: Comparison
@@ -37,6 +41,7 @@ class CompareResult:
     scenario: str
     outputs: dict[str, Path] = field(default_factory=dict)
     top: int = 5
+    notes: tuple[str, ...] = ()
 
     def text(self, *, verbose: bool = False) -> str:
         """The comparison as ``planner compare`` prints it, :attr:`top` cloud instances per workload
@@ -283,7 +288,8 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
-    return dataclasses.replace(result, outputs=written)
+        notes = tuple(rs.notes)
+    return dataclasses.replace(result, outputs=written, notes=notes)
 
 
 def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:

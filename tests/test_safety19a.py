@@ -215,3 +215,70 @@ def test_plan_json_says_its_notes_on_standard_error(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["scenario"] == "qlora-7b-12gb"
     assert " ".join(r.stderr.split()) == (f"Removed {dead}, which a stopped planner run left, with 1 file(s) of its "
                                           "reports."), r.stderr
+
+
+# ---- 3. a failed standard output takes back only bytes that are still planner's ----
+
+CHANGED = (" The {n} bytes planner wrote to standard output (from byte 0 of the file) were left in place: another "
+           "program changed them or cut the file after planner wrote them, and planner takes back only its own "
+           "bytes; the file was left as it is.")
+
+
+def _stdout_on(path: Path, flags: int, monkeypatch: pytest.MonkeyPatch):
+    import io
+    import sys
+
+    from planner.cli.common import _WholeWriter
+
+    fd = os.open(path, flags)
+    out = io.TextIOWrapper(io.BufferedWriter(_WholeWriter(fd)), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", out)
+    return fd, out
+
+
+def test_bytes_another_program_wrote_over_planners_are_not_overwritten(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.cli.common import restore_stdout_file
+
+    f = tmp_path / "f"
+    f.write_bytes(b"A" * 40)
+    fd, out = _stdout_on(f, os.O_RDWR, monkeypatch)  # 1<> f
+    out.write("planner's text\n")  # 15 bytes over the first 15 A's
+    out.flush()
+    with open(f, "r+b") as other:  # another program writes in place over planner's bytes
+        other.write(b"OTHER")
+    said = restore_stdout_file()
+    os.close(fd)
+    assert f.read_bytes() == b"OTHERer's text\n" + b"A" * 25  # not the A's planner read before its write
+    assert said == CHANGED.format(n=15)
+
+
+def test_a_file_another_program_cut_is_not_cut_further(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.cli.common import restore_stdout_file
+
+    f = tmp_path / "f"
+    fd, out = _stdout_on(f, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, monkeypatch)  # > f
+    out.write("planner's text\n")
+    out.flush()
+    os.truncate(f, 3)  # another program cuts the file, then writes more at its end
+    with open(f, "ab") as other:
+        other.write(b"OTHER" * 4)
+    said = restore_stdout_file()
+    os.close(fd)
+    assert f.read_bytes() == b"pla" + b"OTHER" * 4
+    assert said == CHANGED.format(n=15)
+
+
+def test_planners_unchanged_bytes_in_a_write_only_file_are_taken_back(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from planner.cli.common import restore_stdout_file
+
+    f = tmp_path / "f"
+    fd, out = _stdout_on(f, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, monkeypatch)  # > f: read back through /proc
+    out.write("planner's text\n")
+    out.flush()
+    out.write("more\n")
+    out.flush()
+    said = restore_stdout_file()
+    os.close(fd)
+    assert (said, f.read_bytes()) == ("", b"")

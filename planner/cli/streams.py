@@ -182,8 +182,9 @@ def _defaults(argv: list[str]) -> tuple[Path | None, list[Path]]:
     """The output folder (None when there is none) and the input files that the command of ``argv`` takes from its
     options' defaults, for the check before parsing (:func:`refuse_streams_early`). ``plan`` without ``--out``
     writes into ``reports/`` (planner.cli.plan); ``estimate`` without ``--calibration`` reads, and ``calibrate``
-    without ``--out`` adds to, the default calibration file (planner.validate.calibrate.default_path). The command is the first word that is not an
-    option (the root options, ``--debug``, ``--version`` and ``--help``, take no value)."""
+    without ``--out`` adds to, the default calibration file (planner.validate.calibrate.default_path). The
+    command is the first word that is not an option (the root options, ``--debug``, ``--version`` and ``--help``,
+    take no value)."""
     command = next((w for w in argv if not w.startswith("-")), None)
     given = {w.split("=", 1)[0] for w in argv if w.startswith("--")}
     out = Path("reports") if command == "plan" and "--out" not in given else None

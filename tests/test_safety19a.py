@@ -139,10 +139,11 @@ def test_text_and_log_files_and_data_output_keep_working(tmp_path: Path) -> None
     r = _cli(shell=f"python -m planner plan {_q(QLORA)} --out o --format json --json > plan.json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert json.loads((tmp_path / "plan.json").read_text())["scenario"] == "qlora-7b-12gb"
-    # a usage error found once the full check has run goes where standard error points
-    r = _cli(shell=f"python -m planner compare {_q(QLORA)} --tokens-per-month nope=1M 2> err.json", cwd=tmp_path)
+    # a usage error found once the full check has run (estimate without a model) goes where standard error points
+    r = _cli(shell="python -m planner estimate --task infer 2> err.json", cwd=tmp_path)
     assert r.returncode == 2
-    assert (tmp_path / "err.json").read_text().startswith("Error: "), (tmp_path / "err.json").read_text()
+    assert (tmp_path / "err.json").read_text() == ("Error: give --model (and --task), or --workload FILE. See "
+                                                   "'python -m planner estimate --help'.\n")
 
 
 # ---- 2. compare --out says what it did with a stopped run's staging folder ----

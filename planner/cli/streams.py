@@ -112,7 +112,6 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
     regular file that the command reads (its options' and arguments' files), that it may replace in its
     output folder, or that planner ships (module docstring); return otherwise. Costs nothing when neither
     stream is a regular file."""
-    global _checked
     targets = _targets()
     if targets:
         from planner.core.protected import protected_folders
@@ -123,7 +122,9 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
                            _written_here(_paths(ctx.params.get("out_dir")))),
                           ("a file of planner's own package or shipped catalog",
                            _files(protected_folders(), walk=True))))
-    _checked = True  # from here on a usage line goes where the streams point (refuse_chatter)
+    root = ctx.find_root()
+    if isinstance(root.obj, dict):
+        root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
 
 
 def refuse_streams_early(argv: Iterable[str]) -> None:
@@ -136,8 +137,6 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
     before anything is printed, in the later check's words. With ``-h``, ``--help`` or ``--version`` on the command
     line, a standard output that is a data file (:func:`refuse_chatter`) is refused too: the files a scenario or
     workload file names cannot be known before the command line is read."""
-    global _checked
-    _checked = False
     argv = [w for w in argv if isinstance(w, str)]
     words_before_dashes = argv[:argv.index("--")] if "--" in argv else argv
     targets = _targets()
@@ -205,9 +204,9 @@ def _defaults(argv: list[str]) -> tuple[Path | None, list[Path]]:
 #: (:func:`refuse_chatter`).
 _DATA_SUFFIXES = (".yaml", ".yml", ".json", ".csv", ".md", ".xlsx")
 
-#: Set once :func:`refuse_streams_onto_inputs` has passed for this run (reset by :func:`refuse_streams_early`): from
-#: then on the streams are known to point into none of the run's files, so :func:`refuse_chatter` passes.
-_checked = False
+#: The key of the root context's ``obj`` that :func:`refuse_streams_onto_inputs` sets once it has passed: from then
+#: on the streams are known to point into none of the run's files (:func:`refuse_chatter` passes).
+CHECKED = "streams_checked"
 
 
 def _stream_name(fd: int) -> str | None:
@@ -231,15 +230,16 @@ def _data_file(fd: int) -> str | None:
     return name if base.lower().endswith(_DATA_SUFFIXES) or base.startswith(".planner-") else None
 
 
-def refuse_chatter(fds: Iterable[int] = (1, 2)) -> None:
+def refuse_chatter(fds: Iterable[int] = (1, 2), *, checked: bool = False) -> None:
     """Exit 2 before a help, version or usage text is printed, when one of the streams ``fds`` (1: standard output,
     2: standard error) is a regular file named as a data file (:func:`_data_file`: ``.yaml``, ``.yml``, ``.json``,
-    ``.csv``, ``.md``, ``.xlsx``, ``.planner-*``), unless the full check has run (:func:`refuse_streams_onto_inputs`).
+    ``.csv``, ``.md``, ``.xlsx``, ``.planner-*``), unless the full check has run (``checked``: the root context's
+    ``obj[CHECKED]``, set by :func:`refuse_streams_onto_inputs`).
     Such a text comes before the command line is read, so the files it could land in (a model's config.json that
     only the scenario names, a cached hub config.json, a report of the default output folder) are not known yet;
     no help or usage line belongs in a data file, and a ``.txt`` or ``.log`` file still takes it. The refusal is
     one ``Error:`` line on the other stream, or nothing where that stream is such a file too."""
-    if _checked:
+    if checked:
         return
     named = {fd: _data_file(fd) for fd, _ in _STREAMS}
     hit = next((fd for fd in fds if named.get(fd)), None)

@@ -283,3 +283,59 @@ def test_planners_unchanged_bytes_in_a_write_only_file_are_taken_back(tmp_path: 
     said = restore_stdout_file()
     os.close(fd)
     assert (said, f.read_bytes()) == ("", b"")
+
+
+# ---- 4. a nameless scenario with no file name writes no reports named 'scenario' ----
+
+NAMELESS = ("is missing, and {what} has no file name to name the reports by: they would be named scenario.* in {out}, "
+            "as those of every other scenario without a name, and replace them. Give the scenario a name, e.g. "
+            "name: ft-7b-workstation (a scenario file without one is named by the file's stem).")
+
+
+def _nameless(tmp_path: Path) -> Path:
+    import yaml
+
+    doc = yaml.safe_load(QLORA.read_text())
+    del doc["name"]
+    path = tmp_path / "a.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def test_a_nameless_scenario_from_a_pipe_or_stdin_is_refused_with_out(tmp_path: Path) -> None:
+    a = _nameless(tmp_path)
+    piped = _cli(shell=f"python -m planner plan <(cat {_q(a)}) --out o --format json", cwd=tmp_path)
+    stdin = _cli(shell=f"python -m planner compare /dev/stdin --out o < {_q(a)}", cwd=tmp_path)
+    assert (piped.returncode, stdin.returncode) == (2, 2)
+    what = "a scenario read from a pipe or standard input"
+    assert piped.stderr.startswith("Error: /dev/fd/"), piped.stderr
+    assert piped.stderr.split(": ", 2)[2] == "name: " + NAMELESS.format(what=what, out="o") + "\n", piped.stderr
+    assert stdin.stderr == "Error: /dev/stdin: name: " + NAMELESS.format(what=what, out="o") + "\n", stdin.stderr
+    assert not (tmp_path / "o").exists()
+    # without reports a nameless piped scenario is planned as before; a saved file is named by its stem
+    r = _cli(shell=f"python -m planner compare /dev/stdin < {_q(a)}", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = _cli("plan", str(a), "--out", "o", "--format", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [".planner-reports.json", "a.json"]
+
+
+def test_a_nameless_mapping_is_refused_with_out_and_planned_without(tmp_path: Path) -> None:
+    import yaml
+
+    import planner
+    from planner.core.errors import ScenarioError
+
+    doc = yaml.safe_load(_nameless(tmp_path).read_text())
+    out = tmp_path / "o"
+    said = {}
+    for fn in (planner.plan, planner.compare):
+        try:
+            fn(doc, out=out)
+        except ScenarioError as exc:
+            said[fn.__name__] = str(exc)
+    what = "a scenario given as a mapping"
+    assert said == {n: "name: " + NAMELESS.format(what=what, out=out) for n in ("plan", "compare")}
+    assert not out.exists()
+    assert planner.plan(doc).scenario == "scenario"  # nothing written: the name names no file
+    assert planner.plan({**doc, "name": "mine"}, out=out, format="json").outputs == {"json": out / "mine.json"}

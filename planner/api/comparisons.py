@@ -241,7 +241,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import need_scenario, read_scenario, run_inputs, top_of
+    from planner.api.plans import need_name, need_scenario, read_scenario, run_inputs, top_of
 
     need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
@@ -257,6 +257,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
+    need_name(scenario, data, out)
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
     check_request_inputs(root, sc.workloads)
     costs = read_costs(root.child("costs", None), cat, sc.workloads)

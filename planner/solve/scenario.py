@@ -476,11 +476,18 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
                                  text=raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
 
 
+def stemless(path: Path | str) -> bool:
+    """Whether ``path`` has no file name a scenario could be named by: a shell pipe (process substitution passes
+    /dev/fd/63, whose stem '63' names nothing), ``/dev/stdin``, a ``/proc`` path."""
+    text = str(Path(path))
+    return text.startswith(("/dev/fd/", "/proc/")) or text == "/dev/stdin"
+
+
 def default_scenario_name(path: Path | str) -> str:
-    """The scenario name when the file gives none: the file's stem; 'scenario' for a shell pipe
-    (process substitution passes /dev/fd/63, whose stem '63' names nothing)."""
+    """The scenario name when the file gives none: the file's stem; 'scenario' where it has none
+    (:func:`stemless`: a shell pipe, /dev/stdin), which planner.api refuses when reports are written."""
     p = Path(path)
-    if str(p).startswith(("/dev/fd/", "/proc/")) or str(p) == "/dev/stdin":
+    if stemless(p):
         return "scenario"
     return escape_unsafe(p.stem)  # a control character in the file's name is shown as an escape
 
@@ -891,5 +898,5 @@ def _extra(e: Entry) -> Extra:
 
 
 __all__ = ["Constraints", "Extra", "Network", "SLO_KEYS", "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",
-           "ScenarioWorkload", "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver",
+           "ScenarioWorkload", "Variant", "default_scenario_name", "stemless", "load_scenario", "relative_model_resolver",
            "scenario_from_mapping"]

@@ -339,3 +339,37 @@ def test_a_nameless_mapping_is_refused_with_out_and_planned_without(tmp_path: Pa
     assert not out.exists()
     assert planner.plan(doc).scenario == "scenario"  # nothing written: the name names no file
     assert planner.plan({**doc, "name": "mine"}, out=out, format="json").outputs == {"json": out / "mine.json"}
+
+
+# ---- 5a. the API's "Interrupted" line goes into no file planner must not write into ----
+
+@pytest.mark.parametrize("into", ["catalog", "input", "log"])
+def test_the_apis_interrupted_line_goes_into_no_protected_stream(tmp_path: Path, into: str) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    import planner
+    from test_safety17a import _CHILD, _child_env
+
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "o"
+    cat = tmp_path / "cat"  # stands for the shipped catalog in the child (planner.core.protected._protected)
+    cat.mkdir()
+    (cat / "gpus.yaml").write_text("gpus: []\n")
+    planner.plan(str(s), out=str(out), format="json,csv,md")
+    err = {"catalog": cat / "gpus.yaml", "input": s, "log": tmp_path / "run.log"}[into]
+    before = err.read_bytes() if err.exists() else b""
+    call = (f"import planner, pathlib; import planner.core.protected as P; P._protected = lambda: "
+            f"[pathlib.Path({str(cat)!r})]; planner.plan({str(s)!r}, out={str(out)!r}, format='json,csv')")
+    code = _CHILD.format(send="signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)", call=call)
+    with open(err, "ab") as stream:
+        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=stream, env=_child_env())
+    assert p.returncode == -signal.SIGTERM
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.csv", "s.json"]
+    if into == "log":  # a file of no run's: the line is said there, as before
+        assert err.read_text() == (f"planner: Interrupted by SIGTERM after the reports were written: wrote "
+                                   f"{out / 's.csv'} and {out / 's.json'} (complete); removed the stale "
+                                   f"{out / 's.md'}; stopped.\n")
+    else:
+        assert err.read_bytes() == before

@@ -477,19 +477,15 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
 
 
 def stemless(path: Path | str) -> bool:
-    """Whether ``path`` has no file name a scenario could be named by: a shell pipe (process substitution passes
-    /dev/fd/63, whose stem '63' names nothing), ``/dev/stdin``, a ``/proc`` path."""
-    text = str(Path(path))
-    return text.startswith(("/dev/fd/", "/proc/")) or text == "/dev/stdin"
+    """Whether ``path`` has no file name to name a scenario by: a shell pipe (``<(...)`` passes /dev/fd/63, whose
+    stem '63' names nothing), ``/dev/stdin``, a ``/proc`` path."""
+    return str(Path(path)).startswith(("/dev/fd/", "/proc/")) or str(Path(path)) == "/dev/stdin"
 
 
 def default_scenario_name(path: Path | str) -> str:
     """The scenario name when the file gives none: the file's stem; 'scenario' where it has none
-    (:func:`stemless`: a shell pipe, /dev/stdin), which planner.api refuses when reports are written."""
-    p = Path(path)
-    if stemless(p):
-        return "scenario"
-    return escape_unsafe(p.stem)  # a control character in the file's name is shown as an escape
+    (:func:`stemless`), which planner.api refuses when reports are written."""
+    return "scenario" if stemless(path) else escape_unsafe(Path(path).stem)  # a control character: an escape
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:

@@ -373,3 +373,39 @@ def test_the_apis_interrupted_line_goes_into_no_protected_stream(tmp_path: Path,
                                    f"{out / 's.md'}; stopped.\n")
     else:
         assert err.read_bytes() == before
+
+
+# ---- 5b. a report that cannot be moved is named ----
+
+@pytest.mark.parametrize("which", ["json", "md"])
+def test_a_report_that_cannot_be_moved_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, which: str) -> None:
+    import errno
+
+    import planner
+    from planner.core import moves, renames
+    from planner.core.errors import OutputError
+
+    s = _scenario(tmp_path / "s.yaml", "s")
+    out = tmp_path / "o"
+    planner.plan(str(s), out=str(out), format="json,md")
+    before = {n: _sha(out / n) for n in ("s.json", "s.md", ".planner-reports.json")}
+    real_exchange, real_rename = renames.exchange, moves.os.rename
+
+    def refuse(path: Path) -> None:  # what chattr +i on that report does (rename(2): EPERM)
+        if Path(path).name == f"s.{which}":
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(renames, "exchange", lambda a, b: refuse(b) or real_exchange(a, b))
+    monkeypatch.setattr(moves.os, "rename", lambda a, b, **kw: refuse(a) or real_rename(a, b, **kw))
+    said = None
+    try:  # md is not written this time: the stale md is taken away
+        planner.plan(str(s), out=str(out), format="json" if which == "md" else "json,md", top=2)
+    except OutputError as exc:
+        said = str(exc)
+    what = "the new report cannot be moved into place" if which == "json" else "the stale report cannot be moved away"
+    assert said == (f"{out / f's.{which}'}: {what} (Operation not permitted); the previous set was put back as it "
+                    "was. Check that file (an immutable or append-only attribute: lsattr) and the directory, and run "
+                    "again.")
+    monkeypatch.undo()
+    assert {n: _sha(out / n) for n in before} == before
+    assert sorted(os.listdir(out)) == [".planner-reports.json", "s.json", "s.md"]

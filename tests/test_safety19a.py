@@ -409,3 +409,41 @@ def test_a_report_that_cannot_be_moved_is_named(tmp_path: Path, monkeypatch: pyt
     monkeypatch.undo()
     assert {n: _sha(out / n) for n in before} == before
     assert sorted(os.listdir(out)) == [".planner-reports.json", "s.json", "s.md"]
+
+
+# ---- 5c. a full TMPDIR is named as such ----
+
+@pytest.mark.parametrize("err, then", [
+    (28, "the disk of {tmp} is full. Free space there, or set TMPDIR to a folder on a disk with room, and run again."),
+    (27, "the file-size limit ('ulimit -f') stopped that file. Raise the limit and run again."),
+    (5, "that failed. Check {tmp}, or set TMPDIR to another folder, and run again."),
+])
+def test_a_failed_temporary_sheet_file_names_the_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 err: int, then: str) -> None:
+    import errno
+    import tempfile
+
+    import openpyxl
+
+    import planner
+    from planner.core.errors import OutputError
+
+    assert (errno.ENOSPC, errno.EFBIG, errno.EIO) == (28, 27, 5)  # Linux's numbers (errno-base.h)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))  # as TMPDIR=tmp would
+    why = os.strerror(err)
+
+    def save(self, target) -> None:  # the sheet writer's temporary file fails, as on a full TMPDIR
+        raise OSError(err, why)
+
+    monkeypatch.setattr(openpyxl.Workbook, "save", save)
+    out = tmp_path / "o"
+    said = None
+    try:
+        planner.plan(str(QLORA), out=out, format="xlsx,json")
+    except OutputError as exc:
+        said = str(exc)
+    assert said == (f"{out / 'qlora-7b-12gb.xlsx'}: cannot write the workbook ({why}): openpyxl writes each sheet to "
+                    f"a temporary file in {tmp} (the temporary folder, TMPDIR) first, and " + then.format(tmp=tmp))
+    assert not out.exists() or os.listdir(out) == []

@@ -222,7 +222,8 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
 
     Raises:
         NoFeasiblePlan: nothing fits the scenario (an InfeasibleError), as for :func:`planner.plan`.
-        ScenarioError: an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
+        ScenarioError: with ``out``, a scenario without ``name`` and no file name (planner.api.plans.need_name);
+            an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
             ``tokens_per_request`` below the context).
         CatalogError, OutputError: as for :func:`planner.plan`.
         UnknownKeywordError: a keyword compare does not take (also a TypeError).

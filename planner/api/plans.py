@@ -326,7 +326,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         NoFeasiblePlan: nothing fits (an InfeasibleError): the message gives the reasons per rule and
             what would fit; with ``out``, the csv and json asked for are written (``outputs``) and
             the workbook and Markdown report of an earlier plan of the scenario removed (``removed``).
-        ScenarioError: an invalid scenario (file, line and key named).
+        ScenarioError: an invalid scenario (file, line and key named); with ``out``, a scenario without
+            ``name`` that has no file name to be named by (a mapping, a pipe: :func:`need_name`).
         CatalogError: an invalid catalog overlay.
         OutputError: ``out`` cannot be written, another run holds its lock, or a report there is
             read-only.

@@ -13,8 +13,10 @@ file (estimate reads it, calibrate adds to it), the files directly inside ``--ou
 file of the planner package and of the shipped catalog beside it (planner.core.protected.protected_folders).
 A match is refused before anything is written, as one ``Error:`` line on the other stream (on neither, when
 both streams are such files) and exit status 2. :func:`refuse_streams_early` makes the same check before the
-command line is read, against the package, the catalog and the files the command line names, so that
-``--help``, ``--version`` and a usage line never go into them either.
+command line is read, against the package, the catalog, the files the command line names and those its defaults
+name (plan's ``reports/``, the default calibration file), so that ``--help``, ``--version`` and a usage line never
+go into them either; and until the full check has run, :func:`refuse_chatter` keeps such a text out of any regular
+file named as a data file (``.yaml``, ``.json``, ...: a file a scenario names cannot be known before parsing).
 
 Importing this module does no work.
 """

@@ -30,6 +30,10 @@ class CompareResult:
         scenario: the scenario's name.
         outputs: the files written (format -> path: json, xlsx); empty without ``out``.
         top: the cloud instances :meth:`text` shows per workload (``planner compare --top``).
+        notes: what writing the reports did beside them, one sentence each, as :attr:`planner.PlanResult.notes`:
+            a staging folder a stopped run left, removed (its set may mix new files with older ones: run that
+            command again) or left (it holds files planner cannot tell it wrote); a stale report kept because it
+            changed since planner wrote it. Empty without ``out``.
     """
 
     comparison: Comparison
@@ -37,6 +41,7 @@ class CompareResult:
     scenario: str
     outputs: dict[str, Path] = field(default_factory=dict)
     top: int = 5
+    notes: tuple[str, ...] = ()
 
     def text(self, *, verbose: bool = False) -> str:
         """The comparison as ``planner compare`` prints it, :attr:`top` cloud instances per workload
@@ -222,7 +227,8 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
 
     Raises:
         NoFeasiblePlan: nothing fits the scenario (an InfeasibleError), as for :func:`planner.plan`.
-        ScenarioError: an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
+        ScenarioError: with ``out``, a scenario without ``name`` and no file name (planner.api.plans.need_name);
+            an invalid scenario or ``costs`` key (``requests_per_hour`` must be above 0,
             ``tokens_per_request`` below the context).
         CatalogError, OutputError: as for :func:`planner.plan`.
         UnknownKeywordError: a keyword compare does not take (also a TypeError).
@@ -241,7 +247,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     from planner.api.inputs import check_positional
 
     check_positional("compare", extra, "the scenario", "compare(scenario, catalog=catalog)")
-    from planner.api.plans import before_writing, need_scenario, read_scenario, run_inputs, top_of
+    from planner.api.plans import before_writing, need_name, need_scenario, read_scenario, run_inputs, top_of
 
     need_scenario("compare", scenario)
     from planner.core.errors import ScenarioError
@@ -257,6 +263,7 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
     out = out_of(out)  # a path, or InputError (an int, bytes, an empty text)
     cat = catalog_of(catalog)
     sc, text, data = read_scenario(scenario, cat)  # read once: the scenario and its costs: block
+    need_name(scenario, data, out)
     root = Entry(data, file=sc.file or None, path="", error=ScenarioError, line=1)
     check_request_inputs(root, sc.workloads)
     costs = read_costs(root.child("costs", None), cat, sc.workloads)
@@ -292,7 +299,8 @@ def compare(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = N
         write_text(rs.path(f"{stem}.json"), json_text(result.document(), indent=2, allow_nan=False) + "\n")
         write_comparison_workbook(comparison, planned, rs.path(f"{stem}.xlsx"), scenario_text=text)
         written = {p.suffix[1:]: p for p in rs.commit()}
-    return dataclasses.replace(result, outputs=written)
+        notes = tuple(rs.notes)
+    return dataclasses.replace(result, outputs=written, notes=notes)
 
 
 def _write_infeasible(exc: Any, out: Path, sc: Any, cat: Any) -> None:

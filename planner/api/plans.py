@@ -149,6 +149,31 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
     raise InputError(f"scenario must be a file path or a mapping, not {type(scenario).__name__}", entry="scenario")
 
 
+def need_name(scenario: Any, data: Mapping[str, Any], out: Any) -> None:
+    """Refuse writing reports (``out`` given) for a scenario that gives no ``name:`` and has no file name to take
+    one from (a mapping; a shell pipe or /dev/stdin: planner.solve.scenario.stemless): every such scenario is
+    named 'scenario', so a second, different one would replace the first one's reports in ``out``.
+
+    Raises:
+        ScenarioError: such a scenario with ``out`` given.
+    """
+    from planner.core.errors import ScenarioError
+    from planner.solve.scenario import stemless
+
+    if out is None or "name" in data:
+        return
+    if isinstance(scenario, Mapping):
+        file, what = None, "a scenario given as a mapping has no file name"
+    elif stemless(os.fspath(scenario)):
+        file, what = str(scenario), "a scenario read from a pipe or standard input has no file name"
+    else:
+        return
+    raise ScenarioError(f"is missing, and {what} to name the reports by: they would be named scenario.* in {out}, "
+                        "as those of every other scenario without a name, and replace them", file=file,
+                        entry="name", hint="Give the scenario a name, e.g. name: ft-7b-workstation (a scenario "
+                        "file without one is named by the file's stem).")
+
+
 def _mapping_text(data: Mapping[str, Any]) -> str:
     """A scenario given as a mapping, as YAML text for the workbook's Assumptions sheet."""
     import yaml
@@ -301,7 +326,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
         NoFeasiblePlan: nothing fits (an InfeasibleError): the message gives the reasons per rule and
             what would fit; with ``out``, the csv and json asked for are written (``outputs``) and
             the workbook and Markdown report of an earlier plan of the scenario removed (``removed``).
-        ScenarioError: an invalid scenario (file, line and key named).
+        ScenarioError: an invalid scenario (file, line and key named); with ``out``, a scenario without
+            ``name`` that has no file name to be named by (a mapping, a pipe: :func:`need_name`).
         CatalogError: an invalid catalog overlay.
         OutputError: ``out`` cannot be written, another run holds its lock, or a report there is
             read-only.
@@ -340,7 +366,8 @@ def plan(scenario: Any = None, *extra: Any, catalog: Any = None, out: Any = None
     formats = report_formats(format) if format is not None else DEFAULT_FORMATS
     top = top_of(top)
     cat = catalog_of(catalog)
-    sc, text, _ = read_scenario(scenario, cat)
+    sc, text, data = read_scenario(scenario, cat)
+    need_name(scenario, data, out)
     # the ownership inputs price time per job, cost per job and TCO beside the capex (planner.cost.objective)
     costs = read_costs(sc.costs, cat, sc.workloads)
     if out is not None:

@@ -99,13 +99,58 @@ def fcntl_flags(fd: int) -> int:
 
 class _Written:
     """One write planner made to a regular file as standard output: where (``at``), how many bytes (``n``),
-    the file's size just before it (``size``) and the bytes it overwrote (``old``; None when they could not
-    be read: a file opened write-only at an offset inside it)."""
+    the file's size just before it (``size``), the bytes it overwrote (``old``; None when they could not
+    be read: a file opened write-only at an offset inside it) and the SHA-256 of the bytes it wrote
+    (``digest``), to tell before taking them back that they are still planner's."""
 
-    __slots__ = ("at", "n", "size", "old")
+    __slots__ = ("at", "n", "size", "old", "digest")
 
-    def __init__(self, at: int, n: int, size: int, old: bytes | None) -> None:
-        self.at, self.n, self.size, self.old = at, n, size, old
+    def __init__(self, at: int, n: int, size: int, old: bytes | None, digest: bytes = b"") -> None:
+        self.at, self.n, self.size, self.old, self.digest = at, n, size, old, digest
+
+
+def _read_back(fd: int, ident: tuple[int, int] | None, n: int, at: int) -> bytes:
+    """``n`` bytes of the regular file ``fd`` from offset ``at``: read on ``fd`` itself, or, where it was opened
+    write-only (``>``), through ``/proc/self/fd`` (Linux) when that opens the same file (``ident``: inode, device).
+
+    Raises:
+        OSError: they cannot be read.
+    """
+    try:
+        return os.pread(fd, n, at)
+    except OSError:
+        pass
+    reader = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY)
+    try:
+        if (os.fstat(reader).st_ino, os.fstat(reader).st_dev) != ident:
+            raise OSError(errno.ESTALE, "standard output is no longer the file it was")
+        return os.pread(reader, n, at)
+    finally:
+        os.close(reader)
+
+
+def _still_planners(raw: Any) -> bool:
+    """Whether the file of standard output still holds, in every range planner wrote, exactly the bytes planner
+    wrote there (by SHA-256), and is no shorter than planner left it: only then may they be taken back. Planner's
+    writes follow one another; two that overlap mean another program moved the shared offset (False).
+
+    Raises:
+        OSError: the file cannot be read back.
+    """
+    import hashlib
+
+    last = raw.writes[-1]
+    if os.fstat(raw.fd).st_size < last.at + last.n:
+        return False  # cut by another program since: what planner would put back is not what is there
+    done: list[tuple[int, int]] = []
+    for w in raw.writes:
+        if any(w.at < end and at < w.at + w.n for at, end in done):
+            return False
+        done.append((w.at, w.at + w.n))
+        got = _read_back(raw.fd, raw.ident, w.n, w.at)
+        if len(got) != w.n or hashlib.sha256(got).digest() != w.digest:
+            return False
+    return True
 
 
 def restore_stdout_file() -> str:
@@ -114,7 +159,9 @@ def restore_stdout_file() -> str:
     overwrote are written back (``os.pwrite``; ``1<>file``) and what it added is cut off (``os.ftruncate``),
     so that an output that failed part way (EFBIG under ``ulimit -f``, ENOSPC) leaves no cut text: written
     whole or not at all. Only planner's own bytes are ever taken back: where another program wrote to the
-    file after them (a log that others append to), nothing further is cut.
+    file after them (a log that others append to), nothing further is cut; and before anything is written back
+    or cut, every range planner wrote is read back (:func:`_still_planners`): where another program changed a
+    byte of it or cut the file meanwhile, or it cannot be read back, the file is left as it is, and said.
 
     Returns:
         '' when all was taken back (or nothing was written); else a sentence for the Error line saying what
@@ -124,12 +171,16 @@ def restore_stdout_file() -> str:
     if not isinstance(raw, _WholeWriter) or not raw.writes:
         return ""
     left = sum(w.n for w in raw.writes)
-    unread = False
+    unread = changed = unchecked = False
     try:
         st = os.fstat(raw.fd)
         if (st.st_ino, st.st_dev) != raw.ident:
             return ""
-        while raw.writes:
+        try:
+            changed = not _still_planners(raw)
+        except OSError:
+            unchecked = True  # they cannot be read back to compare: left as they are
+        while raw.writes and not (changed or unchecked):
             w = raw.writes[-1]
             size = os.fstat(raw.fd).st_size
             end = w.at + w.n
@@ -150,6 +201,13 @@ def restore_stdout_file() -> str:
         return ""
     first = raw.writes[0].at
     raw.writes.clear()
+    if changed:
+        return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
+                "place: another program changed them or cut the file after planner wrote them, and planner takes back "
+                "only its own bytes; the file was left as it is.")
+    if unchecked:
+        return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
+                "place: they could not be read back to check that they are still planner's.")
     if unread:
         return (f" The {left} bytes planner wrote to standard output (from byte {first} of the file) were left in "
                 "place: the bytes they overwrote could not be read back (the file was opened write-only).")
@@ -203,7 +261,7 @@ class _WholeWriter(io.RawIOBase):
             if n <= 0:
                 raise OSError(errno.EIO, "the output took no bytes")
             if before is not None:
-                self._kept(before, n)
+                self._kept(before, n, view[done:done + n])
             done += n
         return done
 
@@ -238,7 +296,9 @@ class _WholeWriter(io.RawIOBase):
                       "offset that planner cannot read to put them back, so it wrote nothing there; "
                       "redirect with > or >> instead")
 
-    def _kept(self, before: tuple[int, int, bytes | None], n: int) -> None:
+    def _kept(self, before: tuple[int, int, bytes | None], n: int, data: Any) -> None:
+        import hashlib
+
         at, size, old = before
         if at < 0:  # O_APPEND: the bytes went to the end as it was then; the offset is now their end
             try:
@@ -248,7 +308,7 @@ class _WholeWriter(io.RawIOBase):
             size = at  # what is before planner's bytes is not planner's, whoever appended it
         elif old is not None:
             old = old[:n]
-        self.writes.append(_Written(at, n, size, old))
+        self.writes.append(_Written(at, n, size, old, hashlib.sha256(data).digest()))
 
     def close(self) -> None:  # the descriptor is the process's standard output: never closed here
         if not self.closed:

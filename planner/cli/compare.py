@@ -87,6 +87,7 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
     comparison, written = r.comparison, list(r.outputs.values())
     if as_json:
         click.echo(json_text(r.to_dict(), indent=2, allow_nan=False))
+        _say_notes(r.notes)
         return
     echo(r.text(verbose=verbose))
     if written:
@@ -96,3 +97,11 @@ def compare(scenario_file: str, catalog_dir: str | None, as_json: bool, out_dir:
             echo(f"The workbook's Quote lists the {comparison.copies} copies of the planned machine (each "
                        f"quantity x {comparison.copies}); its grand total, ${comparison.capex_usd:,.2f}, is the "
                        "capex above.")
+    _say_notes(r.notes)
+
+
+def _say_notes(notes: tuple[str, ...]) -> None:
+    """What writing the reports did beside them (a stopped run's staging folder removed or left, a stale report
+    kept: CompareResult.notes), one line each on standard error, as ``planner plan`` says them."""
+    for note in notes:
+        echo(note, err=True)

@@ -23,7 +23,7 @@ import click
 from planner.cli.common import (LineError, broken_pipe_line, _fail, check_stream_encodings, flush_stdout, output_failed,
                                 whole_stdout)
 from planner.core.interrupt import Interrupted, SignalGuard
-from planner.cli.streams import refuse_streams_early
+from planner.cli.streams import CHECKED, refuse_chatter, refuse_streams_early
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 success; 1 nothing feasible (the reasons are printed); 2 bad input, one line "
@@ -155,7 +155,7 @@ class _Group(click.Group):
 
     def _main(self, guard: SignalGuard, args: Any, prog_name: str | None, complete_var: str | None,
               **extra: Any) -> Any:
-        extra["obj"] = {**(extra.get("obj") or {}), "guard": guard}
+        obj = extra["obj"] = {**(extra.get("obj") or {}), "guard": guard}  # the root context's: kept, not replaced
         try:
             try:
                 rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
@@ -164,13 +164,16 @@ class _Group(click.Group):
                     raise BrokenPipeError(errno.EPIPE, "Broken pipe") from None
                 raise
         except _NO_ARGS as exc:  # bare 'planner': what is missing, then the help as click shows it
+            refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
             click.echo(f"Error: no command given; give one of {', '.join(COMMANDS)} (the usage follows).",
                        err=True)
             exc.show()
             sys.exit(exc.exit_code)
         except click.UsageError as exc:
+            refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
             _fail(_usage_line(exc), exc.exit_code)
         except click.ClickException as exc:
+            refuse_chatter((2,), checked=bool(obj.get(CHECKED)))
             exc.show()
             sys.exit(exc.exit_code)
         except BrokenPipeError as exc:  # the reader went away (--help | true): said, as for any command
@@ -195,5 +198,7 @@ class _Group(click.Group):
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
     """Size and price hardware for deep-learning work: memory model, catalog, solver, quotes."""
-    ctx.obj = {**(ctx.obj or {}), "debug": debug}
+    if ctx.obj is None:
+        ctx.obj = {}
+    ctx.obj["debug"] = debug  # the dict _Group._main made: the stream check marks it (streams.CHECKED)
 

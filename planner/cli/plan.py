@@ -72,6 +72,8 @@ def plan(scenario_file: str, catalog_dir: str | None, out_dir: str, formats: tup
     _name_note(r.scenario)
     if as_json:
         click.echo(json_text(r.to_dict(), indent=2))
+        for note in r.notes:  # on standard error, as without --json
+            echo(note, err=True)
         return
     from planner.core.textfit import terminal_width
 

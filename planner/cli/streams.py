@@ -13,8 +13,10 @@ file (estimate reads it, calibrate adds to it), the files directly inside ``--ou
 file of the planner package and of the shipped catalog beside it (planner.core.protected.protected_folders).
 A match is refused before anything is written, as one ``Error:`` line on the other stream (on neither, when
 both streams are such files) and exit status 2. :func:`refuse_streams_early` makes the same check before the
-command line is read, against the package, the catalog and the files the command line names, so that
-``--help``, ``--version`` and a usage line never go into them either.
+command line is read, against the package, the catalog, the files the command line names and those its defaults
+name (plan's ``reports/``, the default calibration file), so that ``--help``, ``--version`` and a usage line never
+go into them either; and until the full check has run, :func:`refuse_chatter` keeps such a text out of any regular
+file named as a data file (``.yaml``, ``.json``, ...: a file a scenario names cannot be known before parsing).
 
 Importing this module does no work.
 """
@@ -113,23 +115,32 @@ def refuse_streams_onto_inputs(ctx: click.Context) -> None:
     output folder, or that planner ships (module docstring); return otherwise. Costs nothing when neither
     stream is a regular file."""
     targets = _targets()
-    if not targets:
-        return
-    from planner.core.protected import protected_folders
+    if targets:
+        from planner.core.protected import protected_folders
 
-    given = [p for k, v in ctx.params.items() if k != "out_dir" for p in _paths(v)] + _reached(ctx.params)
-    _refuse(targets, (("an input of this run", _files(given, walk=False)),
-                      ("a file in the output folder (--out), which this run may replace or remove",
-                       _written_here(_paths(ctx.params.get("out_dir")))),
-                      ("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True))))
+        given = [p for k, v in ctx.params.items() if k != "out_dir" for p in _paths(v)] + _reached(ctx.params)
+        _refuse(targets, (("an input of this run", _files(given, walk=False)),
+                          ("a file in the output folder (--out), which this run may replace or remove",
+                           _written_here(_paths(ctx.params.get("out_dir")))),
+                          ("a file of planner's own package or shipped catalog",
+                           _files(protected_folders(), walk=True))))
+    root = ctx.find_root()
+    if isinstance(root.obj, dict):
+        root.obj[CHECKED] = True  # from here on a usage line goes where the streams point (refuse_chatter)
 
 
 def refuse_streams_early(argv: Iterable[str]) -> None:
     """The same check before the command line is read (``--help``, ``--version`` and a usage error print before
     :func:`refuse_streams_onto_inputs` can run): a stream onto a file of planner's package or shipped catalog, or
     onto a file the command line names (a word of it, or the value of ``--option=value``; for a folder, the files
-    planner writes or reads there: :func:`_written_here`; the folder after ``--out`` is the output folder) exits 2
-    before anything is printed, in the later check's words."""
+    planner writes or reads there: :func:`_written_here`; the folder after ``--out`` is the output folder), or onto
+    a file an option's default names (the report folder ``reports/`` of ``plan`` without ``--out``; the default
+    calibration file of ``estimate`` without ``--calibration`` and of ``calibrate`` without ``--out``) exits 2
+    before anything is printed, in the later check's words. With ``-h``, ``--help`` or ``--version`` on the command
+    line, a standard output that is a data file (:func:`refuse_chatter`) is refused too: the files a scenario or
+    workload file names cannot be known before the command line is read."""
+    argv = [w for w in argv if isinstance(w, str)]
+    words_before_dashes = argv[:argv.index("--")] if "--" in argv else argv
     targets = _targets()
     if not targets:
         return
@@ -158,9 +169,98 @@ def refuse_streams_early(argv: Iterable[str]) -> None:
                 (written if out else inputs).extend(_written_here([p]))
         except (OSError, ValueError):
             continue
+    out, read = _defaults(words_before_dashes)
+    written += list(_written_here([out] if out is not None else []))
+    inputs += read
     _refuse(targets, (("a file of planner's own package or shipped catalog", _files(protected_folders(), walk=True)),
                       ("a file in the output folder (--out), which this run may replace or remove", iter(written)),
                       ("an input of this run", iter(inputs))))
+    if any(w in ("-h", "--help", "--version") for w in words_before_dashes):
+        refuse_chatter((1,))  # help and the version go to standard output
+
+
+def _defaults(argv: list[str]) -> tuple[Path | None, list[Path]]:
+    """The output folder (None when there is none) and the input files that the command of ``argv`` takes from its
+    options' defaults, for the check before parsing (:func:`refuse_streams_early`). ``plan`` without ``--out``
+    writes into ``reports/`` (planner.cli.plan); ``estimate`` without ``--calibration`` reads, and ``calibrate``
+    without ``--out`` adds to, the default calibration file (planner.validate.calibrate.default_path). The
+    command is the first word that is not an option (the root options, ``--debug``, ``--version`` and ``--help``,
+    take no value)."""
+    command = next((w for w in argv if not w.startswith("-")), None)
+    given = {w.split("=", 1)[0] for w in argv if w.startswith("--")}
+    out = Path("reports") if command == "plan" and "--out" not in given else None
+    found: list[Path] = []
+    option = {"estimate": "--calibration", "calibrate": "--out"}.get(command or "")
+    if option is not None and option not in given:
+        from planner.validate.calibrate import default_path
+
+        path = default_path()
+        if path is not None:
+            found.append(path)
+    return out, found
+
+
+#: The suffixes of the files planner reads or writes as data (scenarios, workloads, catalogs and calibration files in
+#: YAML; reports in JSON, CSV, Markdown and xlsx; a model's config.json) and of its manifest: before the full check
+#: (:func:`refuse_streams_onto_inputs`) has run, a help, version or usage text goes into no such file
+#: (:func:`refuse_chatter`).
+_DATA_SUFFIXES = (".yaml", ".yml", ".json", ".csv", ".md", ".xlsx")
+
+#: The key of the root context's ``obj`` that :func:`refuse_streams_onto_inputs` sets once it has passed: from then
+#: on the streams are known to point into none of the run's files (:func:`refuse_chatter` passes).
+CHECKED = "streams_checked"
+
+
+def _stream_name(fd: int) -> str | None:
+    """The path ``fd`` was opened by when it is a regular file (Linux's ``/proc/self/fd``; None elsewhere or when
+    it cannot be read)."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
+    except (OSError, ValueError):
+        return None
+
+
+def _data_file(fd: int) -> str | None:
+    """The path of ``fd`` when it is a regular file with a data suffix (:data:`_DATA_SUFFIXES`) or named as
+    planner's own files (``.planner-*``: the manifest, a staging folder's files); else None."""
+    name = _stream_name(fd)
+    if name is None:
+        return None
+    base = os.path.basename(name)
+    return name if base.lower().endswith(_DATA_SUFFIXES) or base.startswith(".planner-") else None
+
+
+def refuse_chatter(fds: Iterable[int] = (1, 2), *, checked: bool = False) -> None:
+    """Exit 2 before a help, version or usage text is printed, when one of the streams ``fds`` (1: standard output,
+    2: standard error) is a regular file named as a data file (:func:`_data_file`: ``.yaml``, ``.yml``, ``.json``,
+    ``.csv``, ``.md``, ``.xlsx``, ``.planner-*``), unless the full check has run (``checked``: the root context's
+    ``obj[CHECKED]``, set by :func:`refuse_streams_onto_inputs`).
+    Such a text comes before the command line is read, so the files it could land in (a model's config.json that
+    only the scenario names, a cached hub config.json, a report of the default output folder) are not known yet;
+    no help or usage line belongs in a data file, and a ``.txt`` or ``.log`` file still takes it. The refusal is
+    one ``Error:`` line on the other stream, or nothing where that stream is such a file too."""
+    if checked:
+        return
+    named = {fd: _data_file(fd) for fd, _ in _STREAMS}
+    hit = next((fd for fd in fds if named.get(fd)), None)
+    if hit is None:
+        return
+    name = dict(_STREAMS)[hit]
+    other_fd = 2 if hit == 1 else 1
+    if not named.get(other_fd):
+        other = sys.stderr if hit == 1 else sys.stdout
+        line = escape_unsafe(f"Error: {name} is {named[hit]}, a data file (a report, a manifest, an input such as a "
+                             f"scenario or a model's config.json); planner writes no help, version or usage text into "
+                             f"one. Redirect {name} to another file (a .txt or .log file).")
+        try:
+            if other is not None:
+                other.write(line + "\n")
+                other.flush()
+        except (OSError, ValueError):
+            pass
+    sys.exit(2)
 
 
 def _targets() -> dict[str, tuple[int, int]]:
@@ -200,4 +300,4 @@ def _refuse(targets: dict[str, tuple[int, int]], kinds: Iterable[tuple[str, Iter
     sys.exit(2)
 
 
-__all__ = ["refuse_streams_early", "refuse_streams_onto_inputs"]
+__all__ = ["refuse_chatter", "refuse_streams_early", "refuse_streams_onto_inputs"]

@@ -21,6 +21,7 @@ Sources: Linux man-pages ``rename(2)`` ("renameat2()", RENAME_EXCHANGE, RENAME_N
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -48,6 +49,8 @@ class _Moves:
     """What has been moved so far, in order, to undo it: (how, name, where the previous file is kept)."""
 
     steps: list[tuple[str, str, Path | None]] = field(default_factory=list)
+    #: the name being moved now, and what cannot be done when it fails, for the error line
+    current: tuple[str, str] | None = None
     swap: bool | None = None  # None: not tried yet; False: this file system cannot swap
     #: a file someone saved meanwhile, kept in the staging folder when undoing found it there
     saved: list[tuple[str, Path]] = field(default_factory=list)
@@ -158,9 +161,12 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
     moves = _Moves()
     try:
         for i, name in enumerate(rs._names):
+            moves.current = (name, "the new report cannot be moved into place")
             _place(rs, i, name, manifest, moves)
         for i, name in enumerate(removed, start=len(rs._names)):
+            moves.current = (name, "the stale report cannot be moved away")
             _take_away(rs, i, name, manifest, moves)
+        moves.current = None
         # the fallback's kept links: an edit in place after the check lives on in them
         for how, name, kept in moves.steps:
             if how == "replaced" and _sha256(kept) not in manifest.get(name, {}).get("sha256", []):
@@ -190,6 +196,11 @@ def move_into_place(rs: Any, removed: list[str], manifest: dict[str, dict], dige
                               "meanwhile); it was put back with that change, and the rest of the previous set as "
                               "it was: nothing was replaced. Save your edit under another name (or move the "
                               "file away) and run again." + kept) from None
+        if isinstance(exc, OSError) and moves.current is not None:  # the file that could not move, named
+            name, what = moves.current
+            hint = " (an immutable or append-only attribute: lsattr)" if exc.errno == errno.EPERM else ""
+            raise OutputError(f"{rs.out / name}: {what} ({why}); the previous set was put back as it was. Check "
+                              f"that file{hint} and the directory, and run again." + kept) from None
         raise OutputError(f"{rs.out}: cannot move the reports into place ({why}); the previous set was put "
                           "back as it was. Check the directory and run again." + kept) from None
     return [rs.out / how_name[1] for how_name in moves.steps if how_name[0] != "taken"]

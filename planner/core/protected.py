@@ -9,7 +9,10 @@ file is named and a file hinted. planner.core.reportset re-exports refuse_protec
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from planner.core.errors import DestinationError
 
@@ -99,6 +102,64 @@ def protected_by_id(path: Path | str, ids: dict[tuple[int, int], Path] | None = 
         if (st.st_dev, st.st_ino) in ids:
             return ids[(st.st_dev, st.st_ino)]
     return None
+
+
+def is_protected_file(fd: int) -> bool:
+    """Whether the open descriptor ``fd`` is a regular file of planner's package or of the shipped catalog,
+    by device and inode (a hard link or a bind mount of one is that file); False when it cannot be told."""
+    try:
+        st = os.fstat(fd)
+    except (OSError, ValueError):
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    for folder in _protected():
+        for root, _dirs, names in os.walk(folder):
+            for n in names:
+                try:
+                    other = os.stat(os.path.join(root, n))
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    return True
+    return False
+
+
+#: The files planner writes or reads in an output folder, by suffix (reports, cloud.yaml), and its own (``.planner-``)
+_SET_SUFFIXES = (".xlsx", ".csv", ".json", ".md", ".yaml", ".yml")
+
+
+def stream_into_planners_files(stream: Any, out: Path, inputs: Iterable[str | Path] = ()) -> bool:
+    """Whether ``stream`` (the Python API caller's standard error) writes into a file planner must not write into:
+    a file of its package or shipped catalog (:func:`is_protected_file`), one of the run's ``inputs``, or a report,
+    cloud.yaml or manifest directly in ``out`` (by device and inode). The command line refuses such a stream before
+    it starts (planner.cli.streams); the API has no say over its caller's streams, so a line it would print there
+    (planner.core.reportset.ReportSet: "Interrupted by SIGTERM ...") is not printed at all. False for a stream that
+    is no regular file of the system's (a terminal, a pipe, a test's buffer)."""
+    import io
+
+    try:
+        fd = stream.fileno()
+        st = os.fstat(fd)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if is_protected_file(fd):
+        return True
+    try:
+        here = [Path(out) / n for n in os.listdir(out)
+                if n.startswith(".planner-") or n.lower().endswith(_SET_SUFFIXES)]
+    except (OSError, ValueError):
+        here = []
+    for path in [*map(Path, inputs), *here]:
+        try:
+            other = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            return True
+    return False
 
 
 def refuse_protected(out_dir: Path, *, fd: int | None = None, file_name: str | None = None) -> None:

@@ -76,7 +76,7 @@ from planner.core.atomic import (KEPT_MODE_BITS, STAGING_PREFIX, disk_full, ensu
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
                                     is_manifest_tmp, read_manifest, write_manifest)
-from planner.core.protected import refuse_protected  # also re-exported for the CLI and calibrate
+from planner.core.protected import refuse_protected, stream_into_planners_files  # refuse_protected: re-exported
 from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
 from planner.core.pseudofs import refuse_pseudo_fs
 from planner.core.sharing import private_group, refuse_shared_folder, writable_by_others  # noqa: F401
@@ -221,9 +221,10 @@ class ReportSet:
         else:
             line = f"Interrupted by {name}"
         try:
-            for note in self.notes:
-                sys.stderr.write(f"planner: {escape_unsafe(note)}\n")
-            sys.stderr.write(f"planner: {line}; stopped.\n")
+            if not stream_into_planners_files(sys.stderr, self.out, self.inputs):
+                for note in self.notes:
+                    sys.stderr.write(f"planner: {escape_unsafe(note)}\n")
+                sys.stderr.write(f"planner: {line}; stopped.\n")
         except (OSError, ValueError, AttributeError):
             pass  # no standard error to say it on: the signal still ends the run
         release(exc.blocked)

@@ -47,6 +47,7 @@ reads a plan by its documented attributes. openpyxl is imported inside the funct
 
 from __future__ import annotations
 
+import errno
 import io
 import math
 import re
@@ -121,12 +122,26 @@ def write_workbook(data: WorkbookData, path: Path,
             from planner.core.atomic import shown_path
 
             _close_sheet_writers(exc.__traceback__)
-            raise OutputError(f"{shown_path(path)}: cannot write the workbook ({exc.strerror or exc}); openpyxl's "
-                              "temporary files could not be written. Check the disk's free space and the file-size "
-                              "limit ('ulimit -f').") from None
+            raise OutputError(_temp_failed(shown_path(path), exc, tempfile.gettempdir())) from None
         finally:
             tempfile.tempdir = previous_tempdir
     return write_bytes(Path(path), buffer.getvalue())
+
+
+def _temp_failed(shown: str, exc: OSError, tmp: str) -> str:
+    """The error line for a workbook whose save failed: openpyxl writes each sheet to a temporary file in ``tmp``
+    (tempfile.gettempdir(): TMPDIR, else /tmp) before the workbook is put together in memory, so the failure is
+    that folder's (its disk full, a file-size limit), not the report folder's."""
+    why = exc.strerror or str(exc)
+    where = f"openpyxl writes each sheet to a temporary file in {tmp} (the temporary folder, TMPDIR) first"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{shown}: cannot write the workbook ({why}): {where}, and the disk of {tmp} is full. Free space "
+                "there, or set TMPDIR to a folder on a disk with room, and run again.")
+    if exc.errno == errno.EFBIG:
+        return (f"{shown}: cannot write the workbook ({why}): {where}, and the file-size limit ('ulimit -f') stopped "
+                "that file. Raise the limit and run again.")
+    return f"{shown}: cannot write the workbook ({why}): {where}, and that failed. Check {tmp}, or set TMPDIR to " \
+           "another folder, and run again."
 
 
 def _close_sheet_writers(tb: Any) -> None:

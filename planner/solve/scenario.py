@@ -476,13 +476,16 @@ def load_scenario(path: Path, catalog: Catalog, *, shown: str | None = None) -> 
                                  text=raw.decode("utf-8", errors="replace").removeprefix("\ufeff"))
 
 
+def stemless(path: Path | str) -> bool:
+    """Whether ``path`` has no file name to name a scenario by: a shell pipe (``<(...)`` passes /dev/fd/63, whose
+    stem '63' names nothing), ``/dev/stdin``, a ``/proc`` path."""
+    return str(Path(path)).startswith(("/dev/fd/", "/proc/")) or str(Path(path)) == "/dev/stdin"
+
+
 def default_scenario_name(path: Path | str) -> str:
-    """The scenario name when the file gives none: the file's stem; 'scenario' for a shell pipe
-    (process substitution passes /dev/fd/63, whose stem '63' names nothing)."""
-    p = Path(path)
-    if str(p).startswith(("/dev/fd/", "/proc/")) or str(p) == "/dev/stdin":
-        return "scenario"
-    return escape_unsafe(p.stem)  # a control character in the file's name is shown as an escape
+    """The scenario name when the file gives none: the file's stem; 'scenario' where it has none
+    (:func:`stemless`), which planner.api refuses when reports are written."""
+    return "scenario" if stemless(path) else escape_unsafe(Path(path).stem)  # a control character: an escape
 
 
 def read_scenario_file(path: Path | str, shown: str) -> tuple[Mapping[str, Any], bytes]:
@@ -891,5 +894,5 @@ def _extra(e: Entry) -> Extra:
 
 
 __all__ = ["Constraints", "Extra", "Network", "SLO_KEYS", "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",
-           "ScenarioWorkload", "Variant", "default_scenario_name", "load_scenario", "relative_model_resolver",
+           "ScenarioWorkload", "Variant", "default_scenario_name", "stemless", "load_scenario", "relative_model_resolver",
            "scenario_from_mapping"]

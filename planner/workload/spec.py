@@ -402,6 +402,7 @@ def _load_dtype(entry: Entry) -> str | None:
         raise entry.error("give torch_dtype or dtype, not both", "dtype",
                           "They are one from_pretrained argument: dtype is its name in Transformers 4.56 and later.")
     key = given[0]
+    entry.refuse_empty(key, "a dtype such as bfloat16")
     raw = entry.raw(key)
     name = str(raw).strip().removeprefix("torch.")
     name = {"float": "float32", "half": "float16"}.get(name, name)

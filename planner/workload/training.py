@@ -258,6 +258,7 @@ def _framework_version(entry: Entry, fw_name: str) -> str | None:
     if "framework_version" not in entry.data:
         return None
     line = FRAMEWORK_RELEASES[fw_name]
+    entry.refuse_empty("framework_version", "a release such as " + repr(line.current))
     raw = entry.data["framework_version"]
     if not isinstance(raw, str):
         # YAML reads 2024.10 as the number 2024.1: only the text as written names the release
@@ -704,9 +705,9 @@ def _dataset_tokens(entry: Entry) -> int | None:
     Raises:
         InputError: not a token count, not a whole number, or outside 1 .. :data:`MAX_DATASET_TOKENS`.
     """
-    if "dataset_tokens" not in entry.data or entry.data.get("dataset_tokens") is None:
+    raw = entry.raw("dataset_tokens", None, "a token count")  # refused when empty (Entry.refuse_null)
+    if raw is None:
         return None
-    raw = entry.raw("dataset_tokens")
     count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000, 2e9")
     if not 1 <= count <= MAX_DATASET_TOKENS:  # first: inf (.inf, 1e400, 10**309) has no whole value
         raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {shown_number(raw)}",

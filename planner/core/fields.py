@@ -762,16 +762,19 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     return "Write a plain number, without quotes or unit."
 
 
-def bracket_hint(key: str, value: Any, names: Iterable[str]) -> str | None:
+def bracket_hint(key: str, value: Any, names: Iterable[str], *, commas: bool = False) -> str | None:
     """'Write the list in brackets: key: [a, b].' when ``value`` is one text holding two or more of ``names``
     separated by commas or blanks (a list written without brackets: 'rtx-4090, l40s', 'q_proj v_proj'), so
-    that the hint keeps every item; None otherwise."""
+    that the hint keeps every item; None otherwise. ``commas``: the value is a command-line option's (or an API
+    keyword's), which takes the names comma-separated ('--lora-targets q_proj,v_proj'), not in brackets."""
     if not isinstance(value, str):
         return None
     parts = [p for p in re.split(r"[,\s]+", value.strip()) if p]
     known = set(names)
     if len(parts) < 2 or not all(p in known for p in parts):
         return None
+    if commas:
+        return f"That is {len(parts)} names in one text: separate them with commas, {key}: {','.join(parts)}."
     return f"That is {len(parts)} names in one text: write the list in brackets, {key}: [{', '.join(parts)}]."
 
 

@@ -396,8 +396,10 @@ def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
             if t not in valid:
                 from planner.core.errors import did_you_mean
                 from planner.core.fields import bracket_hint
+                commas = bool(getattr(entry.error_cls, "options", False))  # --lora-targets takes a,b
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
-                                  bracket_hint("lora_targets", t, valid) or did_you_mean(t, valid + ["all-linear"]))
+                                  bracket_hint("lora_targets", t, valid, commas=commas)
+                                  or did_you_mean(t, valid + ["all-linear"]))
         if len(set(targets)) != len(targets):  # peft matches each module by name once: a repeat adapts nothing more
             dup = next(t for t in targets if targets.count(t) > 1)
             raise entry.error(f"lists {dup!r} twice", "lora_targets", "Give each module once.")
@@ -483,7 +485,11 @@ def _comma_split(entry: Entry, targets: list[str] | None, warnings: list[str]) -
     raw = entry.data.get("lora_targets")
     if not isinstance(raw, str) or "," not in raw or targets is None:
         return targets
-    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    parts = [p.strip() for p in raw.split(",")]
+    if not all(parts):  # 'q_proj,,v_proj': an item left out, which would be dropped without a word
+        shown = ", ".join(p for p in parts if p)
+        raise entry.error(f"{raw!r} has an empty item (two commas together, or one at an end)", "lora_targets",
+                          f"Write lora_targets: [{shown}].")
     warnings.append(f"lora_targets {raw!r} is one text: read as the list [{', '.join(parts)}], as --lora-targets "
                     f"reads it (write lora_targets: [{', '.join(parts)}] to say so)")
     return parts

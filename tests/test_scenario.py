@@ -97,10 +97,10 @@ def test_filters_that_leave_no_gpu_are_an_error(cat):
 
 
 def test_price_modes(cat):
-    # street (the default) and msrp choose among a part's dated prices; 'list' is street's former name
+    # street (the default) and msrp choose among a part's dated prices
     def mode(value):
         return scenario_from_mapping({"workloads": [infer_workload()], "constraints": {"price": value}}, cat).constraints
-    assert mode("street").price == "street" and mode("list").price == "street" and mode("msrp").price == "msrp"
+    assert mode("street").price == "street" and mode("msrp").price == "msrp"  # list: tests/test_safety19b.py
     with pytest.raises(ScenarioError) as e:
         mode("cheapest")
     assert str(e.value).startswith("constraints.price: 'cheapest' is not one of the choices")

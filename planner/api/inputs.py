@@ -139,8 +139,8 @@ def check_plain_values(value: Any, entry: str, _within: tuple[int, ...] = ()) ->
 
 def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The workload options given: None means not given (as an option left off the command line);
-    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it; ``model`` a
-    pathlib.Path of a config folder (taken as its text)."""
+    ``lora_targets`` may be a comma-separated string, as ``--lora-targets`` takes it (:func:`lora_target_list`);
+    ``model`` a pathlib.Path of a config folder (always a path: :func:`path_text`)."""
     out = {}
     for key, value in options.items():
         if value is None:
@@ -150,11 +150,43 @@ def given_options(options: Mapping[str, Any]) -> dict[str, Any]:
         if key != "model" and not (key in NUMBER_OPTIONS and isinstance(value, numbers.Number)):
             check_plain_values(value, key)
         if key == "lora_targets" and isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = lora_target_list(value)
         if key == "model" and isinstance(value, os.PathLike):  # a config folder as pathlib.Path, as other paths
-            value = os.fspath(value)
+            value = path_text(value)
         out[key] = value
     return out
+
+
+def path_text(value: os.PathLike) -> Any:
+    """A ``model=`` given as an os.PathLike (pathlib.Path) as the text the model resolver reads as a path, never
+    as a catalog or hub id: a relative path gets './' in front (``Path('./llama-2-7b')`` is
+    ``Path('llama-2-7b')``, whose text is also the catalog id llama-2-7b; ``Path('org/model')`` would read as a
+    hub id). An absolute path, or one that starts with '.' or '~' (read as a path already), is left as it is;
+    so is a value whose ``__fspath__`` gives no text (refused later as a model name)."""
+    text = os.fspath(value)
+    if not isinstance(text, str) or not text or os.path.isabs(text) or text.startswith((".", "~")):
+        return text
+    return os.curdir + os.sep + text
+
+
+def lora_target_list(text: str) -> list[str]:
+    """``--lora-targets`` (or ``lora_targets=``) as a text: the comma-separated module names, blanks around
+    each stripped; '' (or blanks) is the empty list, which the workload reader refuses ("lists no module").
+
+    Raises:
+        OptionError: an empty item ('q_proj,,v_proj', 'q_proj,'), which would be dropped without a word.
+    """
+    from planner.workload.inputs import OptionError
+
+    parts = [v.strip() for v in text.split(",")]
+    if parts == [""]:
+        return []
+    if not all(parts):
+        shown = ",".join(p for p in parts if p)
+        raise OptionError(f"{escape_unsafe(repr(text))} has an empty item (two commas together, or one at an end)",
+                          entry="lora_targets", hint=f"Separate the module names with single commas: "
+                                                     f"--lora-targets {escape_unsafe(shown)}.")
+    return parts
 
 
 def catalog_of(catalog: Any = None) -> Catalog:

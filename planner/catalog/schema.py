@@ -212,9 +212,11 @@ def read_size(hi: int, what: str, *, allow_zero: bool = False, lo: int = 1, bina
     return read
 
 
-def read_rate(hi: float, what: str, *, allow_zero: bool = False, lo: float = 0.0) -> Reader:
+def read_rate(hi: float, what: str, *, allow_zero: bool = False, lo: float = 0.0, bits: bool = False) -> Reader:
     """A rate with its unit ('900 GB/s', '400 Gb/s'), as bytes/s, > 0 (or >= 0), not below ``lo`` bytes/s
-    unless 0 (a floor below any real figure, which its caller cites) and <= hi."""
+    unless 0 (a floor below any real figure, which its caller cites) and <= hi. ``bits``: the floor is said in
+    Gb/s (network ports), else GB/s. A value under the floor in kB/s or MB/s (kb/s, Mb/s) gets the hint of the
+    same number in GB/s (Gb/s) where that is a real figure: '2 MB/s' for '2 GB/s'."""
 
     def read(e: Entry, k: str) -> float:
         value = e.raw(k)
@@ -222,14 +224,32 @@ def read_rate(hi: float, what: str, *, allow_zero: bool = False, lo: float = 0.0
         if r == 0 and not allow_zero:
             raise e.error(f"must be more than 0, not {value!r}", k)
         if 0 < r < lo:
-            raise e.error(f"{value!r} is less than any real {what} (at least {lo / GB:g} GB/s)", k,
-                          "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
+            floor = f"{lo * 8 / 1e9:g} Gb/s" if bits else f"{lo / GB:g} GB/s"
+            meant = _giga_meant(value, lo, hi)
+            raise e.error(f"{value!r} is less than any real {what} (at least {floor})", k,
+                          (f"Did you mean '{meant}'? " if meant else "")
+                          + "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
         if r > hi:
             raise e.error(f"{value!r} is more than any real {what} ({hi / GB:,g} GB/s)", k,
                           "Check the unit: GB/s is bytes, Gb/s is bits (8 Gb/s = 1 GB/s).")
         return r
 
     return read
+
+
+#: A rate as written: a number, a prefix (none, k, M, G, T) and B/s or b/s.
+_RATE_TEXT = re.compile(r"\s*([0-9][0-9.]*(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT]?)([bB])/s\s*\Z")
+
+
+def _giga_meant(value: Any, lo: float, hi: float) -> str | None:
+    """The same number with the G prefix ('2 GB/s' for '2 MB/s', '400 Gb/s' for '400 Mb/s') when ``value`` is
+    written with a smaller prefix and that reading lies from ``lo`` to ``hi`` bytes/s; else None."""
+    m = _RATE_TEXT.match(value) if isinstance(value, str) else None
+    if m is None or m.group(2) not in ("", "k", "K", "m", "M"):
+        return None
+    number, unit = m.group(1), m.group(3)
+    rate = float(number) * 1e9 / (8 if unit == "b" else 1)
+    return f"{number} G{unit}/s" if lo <= rate <= hi else None
 
 
 def read_fraction(e: Entry, k: str) -> float:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from planner.core.errors import InputError, close_matches, did_you_mean
+from planner.core.errors import InputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, unsafe_problem
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
@@ -35,6 +35,11 @@ class Entry:
         path: the entry path inside the document, e.g. ``gpus[3]``; '' for the root.
         error: the :class:`InputError` subclass to raise.
         line: line of the entry when ``data`` does not know it.
+        refuse_null: refuse a key given with no value (YAML's null: nothing after ``key:``, or ``~``; None
+            in a mapping a script gives) where the reader's default is None, which would read it as the key
+            left out without a word (``allowed_gpus:`` with its items commented out would allow every GPU).
+            Default: for a :class:`planner.core.errors.ScenarioError` entry (a scenario, a workload file: their
+            docs give null no meaning); a catalog overlay's null drops a shipped value (docs/catalog.md).
     """
 
     def __init__(
@@ -45,12 +50,14 @@ class Entry:
         path: str = "",
         error: type[InputError] = InputError,
         line: int | None = None,
+        refuse_null: bool | None = None,
     ) -> None:
         self.data = data
         self.file = file
         self.path = path
         self.error_cls = error
         self._line = getattr(data, "line", None) or line
+        self.refuse_null = issubclass(error, ScenarioError) if refuse_null is None else refuse_null
 
     # ----- locations and errors -------------------------------------------------------
     def key_path(self, key: str | None) -> str | None:
@@ -100,9 +107,19 @@ class Entry:
     def has(self, key: str) -> bool:
         return key in self.data and self.data[key] is not None
 
-    def raw(self, key: str, default: Any = _MISSING) -> Any:
+    def raw(self, key: str, default: Any = _MISSING, what: str = "a value") -> Any:
+        """The value at ``key`` as written (numbers made plain), else ``default``.
+
+        Raises:
+            InputError: the key is missing and there is no default; or (:attr:`refuse_null`) it is given
+                with no value where the default is None, which would read as no limit or no setting:
+                'must be {what}, not empty', with the hint to write a value or leave the key out.
+        """
         if key in self.data:
-            return plain_number(self.data[key])
+            value = self.data[key]
+            if value is None and default is None:
+                self.refuse_empty(key, what)
+            return plain_number(value)
         if default is _MISSING:
             raise self.error(f"missing required key {key!r}")
         return default
@@ -113,18 +130,36 @@ class Entry:
         text = getattr(self.data, "written", {}).get(key)
         return text if isinstance(text, str) else None
 
+    def refuse_empty(self, key: str, what: str) -> None:
+        """Refuse ``key`` given with no value (YAML's null) in an entry that refuses nulls (:attr:`refuse_null`),
+        for a reader of its own whose default is 'not given'.
+
+        Raises:
+            InputError: 'must be {what}, not empty', with :meth:`null_hint`.
+        """
+        if self.refuse_null and key in self.data and self.data[key] is None:
+            raise self.error(f"must be {what}, not empty", key, self.null_hint(key, what))
+
+    def null_hint(self, key: str, what: str) -> str:
+        """The hint for ``key`` given with no value: write ``what``, or leave the key out for its default."""
+        if self.file is None:
+            return f"None is no value: give {what}, or leave {key!r} out for its default."
+        return (f"Write {what} after '{key}:' (nothing there, or ~, is YAML's null), or remove the key for its "
+                "default.")
+
     def child(self, key: str, default: Any = _MISSING) -> Entry | None:
         """The mapping under ``key`` as an Entry (None if absent and a default was given)."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a mapping of keys to values")
         if value is None and default is not _MISSING:
             return None
         if not isinstance(value, Mapping):
             raise self.error(f"must be a mapping of keys to values, not {_kind(value)}", key)
-        return Entry(value, file=self.file, path=self.key_path(key) or "", error=self.error_cls, line=self.line_of(key))
+        return Entry(value, file=self.file, path=self.key_path(key) or "", error=self.error_cls, line=self.line_of(key),
+                     refuse_null=self.refuse_null)
 
     def children(self, key: str, default: Any = _MISSING) -> list[Entry]:
         """The list of mappings under ``key`` as Entries."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a list of entries")
         if value is None:
             return []
         if not isinstance(value, Sequence) or isinstance(value, (str, bytes)):
@@ -140,7 +175,8 @@ class Entry:
                 raise self.error_cls(
                     f"must be a mapping of keys to values, not {_kind(item)}", file=self.file, line=line, entry=path
                 )
-            out.append(Entry(item, file=self.file, path=path, error=self.error_cls, line=line))
+            out.append(Entry(item, file=self.file, path=path, error=self.error_cls, line=line,
+                             refuse_null=self.refuse_null))
         return out
 
     # ----- scalars --------------------------------------------------------------------
@@ -152,7 +188,7 @@ class Entry:
         (:func:`planner.core.names.unsafe_char`): the text is shown in the terminal and written into
         the reports. ``multiline`` allows line feeds and tabs (a description, notes).
         """
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a text" if choices is None else "one of the choices")
         if value is default and default is not _MISSING:
             return value
         if choices is not None:
@@ -183,7 +219,7 @@ class Entry:
         blank U+2800: :func:`planner.core.names.name_problem`), and holds inside no blank but single ordinary
         spaces and no doubled combining mark, so that no two names look alike in a report.
         Names are compared in Unicode NFKC (:func:`planner.core.names.name_key`) by their callers."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a name")
         if isinstance(value, str) and (len(value) > MAX_NAME_CHARS or (value and not value.strip())):
             told = name_problem(value)  # too long (checked before anything reads it all), or blank space only
             if told:
@@ -205,7 +241,7 @@ class Entry:
             names: the names a hint may suggest for an item that is not a name (a number such
                 as 3060 for 'rtx-3060-12gb'); default ``choices``.
         """
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a name or a list of names")
         if value is default and default is not _MISSING:
             return value
         if choices is not None:
@@ -247,7 +283,7 @@ class Entry:
             raise self.error(why, key, _SHOWN_HINT)
 
     def bool(self, key: str, default: Any = _MISSING) -> Any:
-        value = self.raw(key, default)
+        value = self.raw(key, default, "true or false")
         if value is default and default is not _MISSING:
             return value
         if not isinstance(value, bool):
@@ -261,7 +297,7 @@ class Entry:
             what: str | None = None) -> Any:
         """A whole number from ``min`` to ``max``; ``what`` names what it counts for the hint ('the ZeRO
         stage'), which says the range for a value that is no number (``zero: off``, ``zero: 'off'``)."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a whole number")
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, NotWhole):  # '2.9999999999999999': its float is 3.0, the number is not whole
@@ -282,7 +318,7 @@ class Entry:
 
     def number(self, key: str, default: Any = _MISSING, *, min: float | None = None, max: float | None = None,
                min_exclusive: bool = False) -> Any:
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a number")
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -301,9 +337,12 @@ class Entry:
 
     def size(self, key: str, default: Any = _MISSING, *, min: int = 0, max: int | None = None) -> Any:
         """A size with its unit ('24 GiB', '80 GB') as int bytes."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a size such as '24 GiB'")
         if value is default and default is not _MISSING:
             return value
+        if value is None:  # never parse_size's 'got NoneType'
+            raise self.error("must be a size such as '24 GiB', not empty", key,
+                             self.null_hint(key, "a size such as '24 GiB'"))
         try:
             n = parse_size(value)
         except UnitError as exc:
@@ -324,9 +363,12 @@ class Entry:
 
     def rate(self, key: str, default: Any = _MISSING) -> Any:
         """A rate with its unit ('900 GB/s', '400 Gb/s') as bytes per second."""
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a rate such as '400 Gb/s'")
         if value is default and default is not _MISSING:
             return value
+        if value is None:  # never parse_rate's 'the rate None'
+            raise self.error("must be a rate such as '400 Gb/s', not empty", key,
+                             self.null_hint(key, "a rate such as '400 Gb/s'"))
         try:
             return parse_rate(value)
         except UnitError as exc:
@@ -338,7 +380,7 @@ class Entry:
         past: the date says when something was observed (a price's ``as_of``), so it may not lie
             after today (a YYYY-MM date may name the current month).
         """
-        value = self.raw(key, default)
+        value = self.raw(key, default, "a date such as 2026-01-15")
         if value is default and default is not _MISSING:
             return value
         if isinstance(value, _dt.datetime):  # a YAML timestamp with a time ('2027-01-31 10:00:00+05:00'):
@@ -738,16 +780,19 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     return "Write a plain number, without quotes or unit."
 
 
-def bracket_hint(key: str, value: Any, names: Iterable[str]) -> str | None:
+def bracket_hint(key: str, value: Any, names: Iterable[str], *, commas: bool = False) -> str | None:
     """'Write the list in brackets: key: [a, b].' when ``value`` is one text holding two or more of ``names``
     separated by commas or blanks (a list written without brackets: 'rtx-4090, l40s', 'q_proj v_proj'), so
-    that the hint keeps every item; None otherwise."""
+    that the hint keeps every item; None otherwise. ``commas``: the value is a command-line option's (or an API
+    keyword's), which takes the names comma-separated ('--lora-targets q_proj,v_proj'), not in brackets."""
     if not isinstance(value, str):
         return None
     parts = [p for p in re.split(r"[,\s]+", value.strip()) if p]
     known = set(names)
     if len(parts) < 2 or not all(p in known for p in parts):
         return None
+    if commas:
+        return f"That is {len(parts)} names in one text: separate them with commas, {key}: {','.join(parts)}."
     return f"That is {len(parts)} names in one text: write the list in brackets, {key}: [{', '.join(parts)}]."
 
 

@@ -37,6 +37,7 @@ from planner.memory import Estimate, estimate
 from planner.memory.vllm import for_gpu
 from planner.core.units import GiB
 from planner.workload.spec import Workload
+from planner.workload.checks import flash_attention_2_gap, uses_flash_attention_2
 from planner.core.clock import utc_today
 
 #: DataFrame columns of :func:`cloud_table`: name -> unit and meaning.
@@ -135,6 +136,11 @@ def format_supported(workload: Workload, gpu: Gpu) -> str:
         if w in ("nf4", "int8", "int4-gptq", "int4-awq"):
             # quantized weights are dequantized to the model's 16-bit compute dtype; bf16 if the card has it
             dtype = "bf16" if gpu.bf16 else "fp16"
+    attention = workload.train.attention if workload.train is not None else workload.infer.attention  # type: ignore[union-attr]
+    engine = None if workload.train is not None else workload.infer.engine  # type: ignore[union-attr]
+    gap = flash_attention_2_gap(gpu) if uses_flash_attention_2(attention, engine) else None
+    if gap:
+        return f"attention: flash (FlashAttention-2) cannot run on {gap}; use attention: sdpa"
     if dtype == "bf16" and not gpu.bf16:
         return f"{gpu.id} has no bf16 support (use an fp16 recipe)"
     if dtype == "fp8" and not gpu.fp8:

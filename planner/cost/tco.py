@@ -207,8 +207,8 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["instances"] = _cloud_filter(entry, "instances", "instance")
     kw["regions"] = _cloud_filter(entry, "regions", "region")
     kw["batch_inference"] = tuple(entry.str_list("batch_inference", []))
-    if entry.has("mfu"):
-        raw = entry.raw("mfu")
+    raw = entry.raw("mfu", None, "a number 0.001-1, or a mapping of workload names to numbers")
+    if raw is not None:  # empty: refused above in a scenario file (Entry.refuse_null)
         if isinstance(raw, Mapping) and not raw:  # as an empty providers: [] is: it reads as no mfu, without a word
             raise entry.error("an empty mapping pins no workload's MFU", "mfu",
                               "Give mfu: 0.3 for every workload, or mfu: {NAME: 0.3}, or leave mfu out to use the "

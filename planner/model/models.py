@@ -94,7 +94,8 @@ def resolve_model(
 
     Args:
         name_or_path: a catalog id, a path to a config.json (or a directory holding one), or a
-            Hugging Face hub id whose config.json is in the local cache.
+            Hugging Face hub id whose config.json is in the local cache; an os.PathLike (pathlib.Path) is
+            always a path.
         catalog_models: catalog entries by id (see the module docstring for an entry's shape);
             None for no catalog.
         hf_cache: the Hugging Face hub cache directory; None to find it from the environment
@@ -109,11 +110,16 @@ def resolve_model(
             supported architecture (see :func:`planner.model.architecture.from_hf_config`).
     """
     catalog = dict(catalog_models or {})
-    if isinstance(name_or_path, os.PathLike):
+    path_only = isinstance(name_or_path, os.PathLike)  # a pathlib.Path is a path, never a catalog or hub id
+    if path_only:
         name_or_path = os.fspath(name_or_path)
     name = name_or_path.strip() if isinstance(name_or_path, str) else ""
     if not name:
         raise ModelConfigError("the model name is empty", hint=ACCEPTED_FORMS)
+    if path_only:
+        if _exists(name):
+            return _from_path(name, _expand(name))
+        raise ModelConfigError("no such file or directory", file=name, hint=ACCEPTED_FORMS)
 
     # 1. A catalog id (ids are lower-case by the catalog schema), or a name :data:`MODEL_ID_ALIASES` gives one.
     for key in (name, name.lower(), MODEL_ID_ALIASES.get(name.lower(), "")):

@@ -128,8 +128,10 @@ from planner.solve.fabric import needs_fabric
 from planner.solve.serving import served_better
 from planner.solve.rows import _hw_row, _target_columns, rows_decode_tokens_per_s, _fp8_compute, _gib, _never_reason, _slowest, _summary_tail, row_decode_tokens_per_s
 from planner.solve.scenario import Scenario
+from planner.workload.checks import flash_attention_2_gap
 from planner.solve.targets import pinned_rates, run_hours, slo_figures
 from planner.solve.usages import (
+    FLASH_FEATURE,
     LLAMACPP_FEATURE,
     TABLE_MAX_BYTES,
     Usage,
@@ -780,8 +782,11 @@ def explain_row(cs: CandidateSet, row: int, cols: dict[str, Any] | None = None) 
         if LLAMACPP_FEATURE in missing:
             return (f"{who} ({u.label}) runs on llama.cpp, which has no backend for {gpu.id} ({gpu.vendor} "
                     f"{gpu.architecture}; ggml runs on CUDA, HIP/ROCm and SYCL GPUs)")
+        gap = flash_attention_2_gap(gpu) if FLASH_FEATURE in missing else None
+        if gap and missing == [FLASH_FEATURE]:
+            return f"{who} ({u.label}) uses attention: flash (FlashAttention-2), which cannot run on {gap}"
         return (f"{who} ({u.label}) needs {' and '.join(missing)} support; {gpu.id} ({gpu.architecture}) "
-                "has none")
+                "has none" + (f" (FlashAttention-2 cannot run on {gap})" if gap else ""))
     if b == "vram":
         if not takes_headroom(u.workload):
             cap = int(r["gpu_cuda_total_bytes"])

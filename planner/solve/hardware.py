@@ -27,7 +27,7 @@ from planner.speed.constants import gemm_efficiency
 from planner.speed.traffic import ram_bandwidth
 from planner.memory.vllm import is_large_card
 from planner.solve.scenario import Constraints
-from planner.solve.usages import LLAMACPP_FEATURE, capacity_bytes, has_feature
+from planner.solve.usages import FLASH_FEATURE, LLAMACPP_FEATURE, capacity_bytes, has_feature
 
 #: Rules in the order they are checked (the first failing one binds).
 RULES = ("price", "form_factor", "cooling", "max_cards", "slots", "lanes", "power", "network", "ram", "cards",
@@ -416,7 +416,7 @@ def _static_arrays(hw_rows: dict[str, Any], gpus: Sequence[Gpu], platforms: Sequ
     out["cuda_total"] = np.array([x.cuda_total_bytes for x in gpus], dtype=np.int64)[gi] if len(gpus) else out["mem"]
     out["vllm_large"] = (np.array([is_large_card(x) for x in gpus], dtype=bool)[gi] if len(gpus)
                          else np.zeros(0, dtype=bool))
-    for feat in ("bf16", "fp8", "int8", LLAMACPP_FEATURE):
+    for feat in ("bf16", "fp8", "int8", LLAMACPP_FEATURE, FLASH_FEATURE):
         out[feat] = (np.array([has_feature(x, feat) for x in gpus], dtype=bool)[gi] if len(gpus)
                      else np.zeros(0, bool))
     def per_gpu(values: list[float]) -> Any:

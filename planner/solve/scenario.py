@@ -206,6 +206,7 @@ from planner.workload.inference import HF_ONLY_KEYS
 from planner.workload.spec import Workload, check_derived_name, workload_from_entry
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.solve.choices import CHOICE_KEYS, UNPINNED_AUTO_KEYS, _choice_values, _task_of, _with
+from planner.solve.price_mode import price_mode
 from planner.solve.slo import MAX_DEADLINE_HOURS, SCENARIO_WORKLOAD_KEYS, SLO_KEYS, Slo, _targets
 
 OBJECTIVES = ("capex", "cost_per_job", "time_to_result", "tco")
@@ -765,8 +766,7 @@ def _constraints(e: Entry | None, catalog: Catalog) -> Constraints:
     headroom = e.number("vram_headroom", 0.05, min=0, max=0.95)
     ram_min = e.number("ram_vram_min", RAM_VRAM_MIN, min=0, max=16)
     ram_min_off = e.number("ram_vram_min_offload", RAM_VRAM_MIN_OFFLOAD, min=0, max=16)
-    # 'list', the former name of the default, is read as street but not offered in the hint
-    price = "street" if e.raw("price", None) == "list" else e.str("price", "street", choices=("street", "msrp"))
+    price = price_mode(e)
     used_ok = e.bool("used_ok", False)
     net = Network()
     ne = e.child("network", None)

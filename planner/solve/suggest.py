@@ -299,6 +299,7 @@ PRECISION_CHANGES = {
            "16-bit GPUs, Ampere and newer)",
     "int8": "use weights bf16, fp16 or int4-awq",
     "llamacpp": "llama.cpp has no backend for them (Intel Gaudi): choose NVIDIA or AMD GPUs, or another engine",
+    "flash_attention_2": "use attention: sdpa (flash-attn needs NVIDIA compute capability 8.0 or more, or AMD ROCm)",
 }
 
 

@@ -26,6 +26,7 @@ from planner.speed.traffic import DecodeReads, decode_reads
 from planner.memory.vllm import needs_serve_defaults, with_serve_defaults
 from planner.solve.scenario import ScenarioWorkload
 from planner.workload.inference import llamacpp_backend
+from planner.workload.checks import flash_attention_2_gap, uses_flash_attention_2
 from planner.workload.spec import Workload
 
 
@@ -125,16 +126,25 @@ def fill(cards: int, nodes: int, tp: int, users: int) -> tuple[int, int]:
 LLAMACPP_FEATURE = "llamacpp"
 
 
+#: The feature an ``attention: flash`` workload needs (training, or engine hf): a GPU flash-attn runs on
+#: (planner.workload.checks.flash_attention_2_gap: NVIDIA compute capability 8.0 or more, or AMD ROCm).
+FLASH_FEATURE = "flash_attention_2"
+
+
 def has_feature(gpu: Gpu, feature: str) -> bool:
-    """Whether ``gpu`` has a feature of :func:`precision_needs` ('bf16', 'fp8', 'int8', 'llamacpp')."""
+    """Whether ``gpu`` has a feature of :func:`precision_needs` ('bf16', 'fp8', 'int8', 'llamacpp',
+    'flash_attention_2')."""
     if feature == LLAMACPP_FEATURE:
         return llamacpp_backend(gpu) is not None
+    if feature == FLASH_FEATURE:
+        return flash_attention_2_gap(gpu) is None
     return bool(getattr(gpu, feature))
 
 
 def precision_needs(workload: Workload) -> tuple[str, ...]:
     """Hardware features a workload's dtypes need: 'bf16', 'fp8', 'int8' (fp16/fp32 need none), and
-    'llamacpp' (a ggml backend for the GPU) for an ``engine: llama.cpp`` workload."""
+    'llamacpp' (a ggml backend for the GPU) for an ``engine: llama.cpp`` workload, 'flash_attention_2' for
+    ``attention: flash`` (training, or engine hf: :data:`FLASH_FEATURE`)."""
     from planner.workload.recipes import RECIPES
 
     needs: set[str] = set()
@@ -146,6 +156,8 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
             needs.add("fp8")  # FP8 tensor cores (Hopper, Ada, Blackwell): Transformer Engine / torchao float8
         if workload.train.load_in_8bit:
             needs.add("int8")  # bitsandbytes' int8 matmul (LLM.int8)
+        if uses_flash_attention_2(workload.train.attention, None):
+            needs.add(FLASH_FEATURE)
     else:
         i = workload.infer
         assert i is not None
@@ -157,6 +169,8 @@ def precision_needs(workload: Workload) -> tuple[str, ...]:
                 needs.add(feature)
         if i.engine == "llama.cpp":
             needs.add(LLAMACPP_FEATURE)
+        if uses_flash_attention_2(i.attention, i.engine):
+            needs.add(FLASH_FEATURE)
     return tuple(sorted(needs))
 
 
@@ -372,5 +386,5 @@ def _expanded(shapes: Sequence[tuple[int, int]], classes: tuple[str | None, ...]
     return out
 
 
-__all__ = ["LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "fill", "has_feature",
+__all__ = ["FLASH_FEATURE", "LLAMACPP_FEATURE", "TABLE_MAX_BYTES", "Usage", "capacity_bytes", "capacity_for", "fill", "has_feature",
            "precision_needs", "replicas_words", "takes_headroom", "usages_for", "with_gpus", "with_replicas"]

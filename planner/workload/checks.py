@@ -86,6 +86,68 @@ def _attention(entry: Entry, arch: Architecture) -> str:
     return attention
 
 
+#: FlashAttention-2 (``attention: flash``, Transformers' ``attn_implementation="flash_attention_2"``) runs
+#: on NVIDIA GPUs of compute capability 8.0 or more: Dao-AILab/flash-attention at 0251105a,
+#: csrc/flash_attn/flash_api.cpp ``bool is_sm8x_min = cc_major >= 8; TORCH_CHECK(is_sm8x_min,
+#: "FlashAttention only supports Ampere GPUs or newer.")``; its README.md, "FlashAttention-2 with CUDA
+#: currently supports: Ampere, Ada, or Hopper GPUs (e.g., A100, RTX 3090, RTX 4090, H100). For Turing GPUs
+#: (T4, RTX 2080), see the separate flash-attention-turing repo"; setup.py also builds sm_100 and sm_120
+#: (Blackwell) with CUDA 12.8 or later.
+FLASH_ATTENTION_2_MIN_CC = 8
+#: NVIDIA architectures below compute capability 8.0, for a catalog GPU that gives no compute_capability.
+FLASH_ATTENTION_2_OLD_NVIDIA = ("turing", "volta", "pascal", "maxwell", "kepler")
+#: The vendors flash-attn builds for: CUDA, and ROCm (README.md at 0251105a, "AMD ROCm Support": the CK
+#: backend "supports: MI200x, MI250x, MI300x, MI355x, and RDNA 3/4 GPUs"; setup.py's ROCm archs gfx90a,
+#: gfx942, gfx950, gfx11xx, gfx12xx). Nothing else: no Intel Gaudi build (optimum-habana has its own
+#: fused SDPA, which is not flash_attention_2).
+FLASH_ATTENTION_2_VENDORS = ("nvidia", "amd")
+
+
+def flash_attention_2_gap(gpu: Any) -> str | None:
+    """Why FlashAttention-2 (``attention: flash``) cannot run on ``gpu``, or None when it can.
+
+    Rule (:data:`FLASH_ATTENTION_2_MIN_CC`, :data:`FLASH_ATTENTION_2_VENDORS`): an NVIDIA GPU needs
+    compute capability 8.0 or more (its ``compute_capability``; without one, an architecture of
+    :data:`FLASH_ATTENTION_2_OLD_NVIDIA` is below it); an AMD GPU runs it (ROCm build); any other vendor
+    (Intel Gaudi) has no flash-attn build. llama.cpp's own flash attention (``flash_attention: true``) is
+    another kernel (ggml's, on CUDA, HIP, SYCL...) and is not judged here.
+
+    Args:
+        gpu: anything with ``id``, ``vendor``, ``architecture`` and ``compute_capability`` (a
+            :class:`planner.catalog.gpus.Gpu`).
+
+    Returns:
+        The card and the reason, such as 't4 (turing, compute capability 7.5): flash-attn needs compute
+        capability 8.0 or more (Ampere or newer)', or None.
+    """
+    vendor = str(getattr(gpu, "vendor", "")).lower()
+    arch = str(getattr(gpu, "architecture", ""))
+    cc = getattr(gpu, "compute_capability", None)
+    if vendor not in FLASH_ATTENTION_2_VENDORS:
+        return f"{gpu.id} ({vendor} {arch}): flash-attn builds for NVIDIA (CUDA) and AMD (ROCm) GPUs only"
+    if vendor != "nvidia":
+        return None
+    if cc:
+        try:
+            major = int(str(cc).split(".")[0])
+        except ValueError:
+            return None
+        if major >= FLASH_ATTENTION_2_MIN_CC:
+            return None
+        return (f"{gpu.id} ({arch}, compute capability {cc}): flash-attn needs compute capability "
+                f"{FLASH_ATTENTION_2_MIN_CC}.0 or more (Ampere or newer)")
+    if arch.lower() in FLASH_ATTENTION_2_OLD_NVIDIA:
+        return (f"{gpu.id} ({arch}): flash-attn needs compute capability {FLASH_ATTENTION_2_MIN_CC}.0 or more "
+                "(Ampere or newer)")
+    return None
+
+
+def uses_flash_attention_2(attention: str, engine: str | None) -> bool:
+    """Whether a workload runs FlashAttention-2: ``attention: flash`` in training (any framework) or with
+    engine hf. llama.cpp's ``flash_attention`` is ggml's kernel, and vLLM picks its own backend."""
+    return attention == "flash" and engine in (None, "hf")
+
+
 def checkpoint_format(arch: Architecture) -> tuple[str | None, int | None, str]:
     """The weight format a model's ``config.json`` ``quantization_config`` declares.
 

@@ -228,6 +228,7 @@ def engine_version(entry: Entry, engine: str) -> str | None:
         raise entry.error(f"engine {engine} has no releases to choose from: the planner sizes one Transformers "
                           "generate", "engine_version",
                           f"Remove it, or set engine: {' or '.join(ENGINE_RELEASES)}.")
+    entry.refuse_empty("engine_version", f"a {engine} release such as {line.current!r}")
     return read_release(entry, "engine_version", line, lines=ENGINE_RELEASES, key_name="engine")
 
 
@@ -475,6 +476,7 @@ def _llamacpp_cache(entry: Entry, release: str | None) -> tuple[str, str, bool]:
 def _gpu_layers(entry: Entry, arch: Architecture) -> int | None:
     """gpu_layers: the layers on the GPU, counting the output layer (None: all of them)."""
     L = arch.num_hidden_layers
+    entry.refuse_empty("gpu_layers", "a whole number or 'all'")
     layers = entry.data.get("gpu_layers")
     if isinstance(layers, str) and layers != layers.strip().lower() in LAYER_WORDS:  # 'ALL': as --concurrency MAX
         raise entry.error(f"{layers!r} is not a layer count", "gpu_layers", f"Did you mean {layers.strip().lower()!r}? "

@@ -232,6 +232,9 @@ class OptionError(ScenarioError):
     The problem and the hint name workload keys as options (:func:`option_form`).
     """
 
+    #: An option (or an API keyword) takes a list comma-separated ('--lora-targets q_proj,v_proj'), not in brackets.
+    options = True
+
     def __init__(self, problem: str, *, file: str | None = None, line: int | None = None,
                  entry: str | None = None, hint: str | None = None) -> None:
         if entry and not entry.startswith("--"):

@@ -476,6 +476,7 @@ def read_token_count(entry: Any, key: str, example: str) -> float:
         InputError: neither a number nor a number with an SI suffix (or NaN); a number written with ',' or
             '_' (planner.core.units.separator_problem: the hint gives the readings).
     """
+    entry.refuse_empty(key, "a token count")
     raw = entry.raw(key)
     count = parse_token_count(raw)
     separated = separator_problem(raw, lambda t: f"{key}: {t}")

@@ -68,6 +68,8 @@ from planner.workload.checks import (  # noqa: F401  (re-exported)
     check_tp,
     checkpoint_format,
     eager_only_warning,
+    flash_attention_2_gap,
+    uses_flash_attention_2,
 )
 from planner.workload.training import (  # noqa: F401  (re-exported)
     _training,
@@ -403,6 +405,7 @@ def _load_dtype(entry: Entry) -> str | None:
         raise entry.error("give torch_dtype or dtype, not both", "dtype",
                           "They are one from_pretrained argument: dtype is its name in Transformers 4.56 and later.")
     key = given[0]
+    entry.refuse_empty(key, "a dtype such as bfloat16")
     raw = entry.raw(key)
     name = str(raw).strip().removeprefix("torch.")
     name = {"float": "float32", "half": "float16"}.get(name, name)
@@ -438,7 +441,9 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
     what the user wrote (``planner estimate --gpu`` reports it in its verdict instead).
 
     An ``engine: llama.cpp`` workload is refused on a GPU llama.cpp has no backend for
-    (:func:`llamacpp_backend`), at the ``engine`` key.
+    (:func:`llamacpp_backend`), at the ``engine`` key; ``attention: flash`` (FlashAttention-2, training or
+    engine hf) on a GPU flash-attn does not run on (:func:`flash_attention_2_gap`: NVIDIA below compute
+    capability 8.0, Intel Gaudi), at the ``attention`` key.
 
     Args:
         workload: the validated workload.
@@ -472,6 +477,14 @@ def check_gpu_support(workload: Workload, gpu: Any, where: Entry) -> None:
         raise where.error(f"llama.cpp has no backend for {gpu.id} ({gpu.vendor} {gpu.architecture}): ggml runs on "
                           "NVIDIA GPUs (CUDA), AMD GPUs (HIP/ROCm), Intel GPUs (SYCL) and CPUs, not on Gaudi",
                           "engine", "Choose an NVIDIA or AMD GPU for engine: llama.cpp, or another engine.")
+    attention = workload.train.attention if workload.train is not None else workload.infer.attention
+    gap = (flash_attention_2_gap(gpu) if "attention" in where.data and uses_flash_attention_2(
+        attention, None if workload.train is not None else engine) else None)
+    if gap:
+        other = "sdpa" if workload.architecture.sdpa_supported else "eager"
+        raise where.error(f"flash (FlashAttention-2, flash_attention_2) cannot run on {gap}", "attention",
+                          f"Use {'--attention' if where.file is None else 'attention:'} {other}, or an NVIDIA GPU "
+                          "of compute capability 8.0 or more or an AMD one ('planner catalog gpus' lists them).")
     for key, value, dtype, instead in checks:
         feature = dtype_feature(dtype, engine)
         if feature is None or getattr(gpu, feature) or key not in where.data:
@@ -537,6 +550,8 @@ __all__ = [
     "zero_one_rank_warning",
     "training_warnings",
     "eager_only_warning",
+    "flash_attention_2_gap",
+    "uses_flash_attention_2",
     "checkpoint_format",
     "HF_ONLY_KEYS",
     "default_engine",

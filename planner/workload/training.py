@@ -259,6 +259,7 @@ def _framework_version(entry: Entry, fw_name: str) -> str | None:
     key names the Transformers release, and a refusal says so."""
     whose = (f"with framework {fw_name}, framework_version names the Transformers release (its model code, loss "
              "and Trainer are Transformers')" if fw_name in ("deepspeed", "fsdp") else "")
+    entry.refuse_empty("framework_version", "a release such as " + repr(FRAMEWORK_RELEASES[fw_name].current))
     return read_release(entry, "framework_version", FRAMEWORK_RELEASES[fw_name], lines=FRAMEWORK_RELEASES,
                         key_name="framework", whose=whose)
 
@@ -385,8 +386,10 @@ def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
             if t not in valid:
                 from planner.core.errors import did_you_mean
                 from planner.core.fields import bracket_hint
+                commas = bool(getattr(entry.error_cls, "options", False))  # --lora-targets takes a,b
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
-                                  bracket_hint("lora_targets", t, valid) or did_you_mean(t, valid + ["all-linear"]))
+                                  bracket_hint("lora_targets", t, valid, commas=commas)
+                                  or did_you_mean(t, valid + ["all-linear"]))
         if len(set(targets)) != len(targets):  # peft matches each module by name once: a repeat adapts nothing more
             dup = next(t for t in targets if targets.count(t) > 1)
             raise entry.error(f"lists {dup!r} twice", "lora_targets", "Give each module once.")
@@ -472,7 +475,11 @@ def _comma_split(entry: Entry, targets: list[str] | None, warnings: list[str]) -
     raw = entry.data.get("lora_targets")
     if not isinstance(raw, str) or "," not in raw or targets is None:
         return targets
-    parts = [p.strip() for p in raw.split(",") if p.strip()]
+    parts = [p.strip() for p in raw.split(",")]
+    if not all(parts):  # 'q_proj,,v_proj': an item left out, which would be dropped without a word
+        shown = ", ".join(p for p in parts if p)
+        raise entry.error(f"{raw!r} has an empty item (two commas together, or one at an end)", "lora_targets",
+                          f"Write lora_targets: [{shown}].")
     warnings.append(f"lora_targets {raw!r} is one text: read as the list [{', '.join(parts)}], as --lora-targets "
                     f"reads it (write lora_targets: [{', '.join(parts)}] to say so)")
     return parts
@@ -694,9 +701,9 @@ def _dataset_tokens(entry: Entry) -> int | None:
     Raises:
         InputError: not a token count, not a whole number, or outside 1 .. :data:`MAX_DATASET_TOKENS`.
     """
-    if "dataset_tokens" not in entry.data or entry.data.get("dataset_tokens") is None:
+    raw = entry.raw("dataset_tokens", None, "a token count")  # refused when empty (Entry.refuse_null)
+    if raw is None:
         return None
-    raw = entry.raw("dataset_tokens")
     count = read_token_count(entry, "dataset_tokens", "2B (or 2000000000")
     if not 1 <= count <= MAX_DATASET_TOKENS:  # first: inf (.inf, 1e400, 10**309) has no whole value
         raise entry.error(f"must be at least 1 and at most {MAX_DATASET_TOKENS:.0e}, not {shown_number(raw)}",

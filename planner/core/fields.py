@@ -710,6 +710,11 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
             return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
         mant = mant if "." in mant else f"{mant}.0"
         return f"YAML reads {value.strip()} as text; write {key}: {mant}e{sign}{exp}."
+    frac = re.fullmatch(r"\s*([0-9]+)\s*/\s*([1-9][0-9]*)\s*", value)
+    if frac and len(value) < 40:  # '1/12': a fraction is text to YAML; the decimal it stands for, to 3 digits
+        q = Decimal(frac.group(1)) / Decimal(frac.group(2))
+        shown = f"{q:.3g}" if q < 1 else f"{q.quantize(Decimal('0.001')).normalize():f}"
+        return f"YAML reads {value.strip()} as text; write it as a decimal: {key}: {Decimal(shown).normalize():f}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if key.endswith("_usd"):

@@ -34,7 +34,7 @@ Workload keys for ``planner compare`` (time and cost; see planner.cost.compare):
 dataset_tokens, epochs  training: tokens per epoch and epochs of one run
 tokens_per_request      inference: tokens generated per request
 requests_per_hour       inference: the rate a service must keep up with
-hours_per_month         busy hours a month the workload takes (1/12-744: at least one busy hour a year)
+hours_per_month         busy hours a month the workload takes (0.0833-744: at least one busy hour a year)
 tokens_per_month        tokens the workload processes a month (training: trained, inference:
                         generated), a number or ``200M`` / ``1.5B`` (k, M, B, T); the busy hours
                         are derived from it (tokens / the machine's tokens per second), and a

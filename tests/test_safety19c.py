@@ -1,0 +1,134 @@
+"""Issue 28, hostile pass 14B (findings 7-11 and the minors): texts, bounds and messages.
+
+7. Catalog texts are capped at load: names, part numbers, sellers and other one-line labels at 200 characters
+   (the name cap), sources, notes and other free texts at 4,000 (the workbook cut them at a cell's 32,767 without
+   a word, and the terminal printed thousands of lines); the error names file, entry, key and the limit.
+8. A model path too long to name a workload is said at ``--model`` (it blamed ``--name``, an option estimate does
+   not have); a scenario's model path is held to the same label rules as the command line's.
+9. The floors of ``hours_per_month``, ``utilization`` and ``depreciation_years`` are stated as decimals a file can
+   write (0.0833, 0.000114) and accepted as written; ``1/12`` gets the decimal as the hint.
+10. An extras ``description`` (and other one-line extras texts) with blanks at an end is refused with the text
+    without them; a price too large is quoted as the file writes it.
+11. ``remove: true`` for an unknown id names the kind's own list command; an empty ``as_of`` / ``memory`` says
+    "empty", not Python's None / NoneType.
+Minors: free texts refuse characters with no glyph (private use, unassigned, U+FFFC, U+1D159) and the Braille
+blank U+2800; ``compute_capability`` only in the form "M.m" and matching the architecture; date hints for
+full-width digits and Unicode hyphens; ``prompt_tokens`` in a workload file names the option; config.json floats
+for integer fields are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from planner.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+QLORA = ROOT / "scenarios" / "qlora-7b-12gb.yaml"
+COMPARE = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+_LLAMA = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
+          "intermediate_size": 512, "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 4,
+          "vocab_size": 1000, "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "hidden_act": "silu"}
+
+
+def _run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def _model_dir(root: Path, name: str, **keys) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps({**_LLAMA, **keys}))
+    return d
+
+
+# --- 8: a model path that cannot label a workload ------------------------------------------------------------
+
+def test_a_model_path_too_long_is_said_at_model_not_at_a_name_option(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _model_dir(tmp_path / "m", "L" * 250)
+    r = _run("estimate", "--model", "m/" + "L" * 250, "--task", "infer")
+    assert r.exit_code == 2
+    assert "--name" not in r.stderr
+    # 252 = 'm/' + 250 letters; 200 is planner.core.names.MAX_NAME_CHARS
+    assert r.stderr.startswith("Error: --model: the workload is named after the model, and 'm/LLLL"), r.stderr
+    assert "is 252 characters long" in r.stderr and "a name is at most 200 characters" in r.stderr
+    assert r.stderr.rstrip().endswith("Give a shorter path (move or link the folder), or give the workload a name "
+                                      "of its own (write its name key in a --workload file).")
+
+
+@pytest.mark.parametrize("named", [True, False])
+def test_a_scenario_model_path_is_held_to_the_command_lines_label_rules(tmp_path: Path, monkeypatch,
+                                                                      named: bool) -> None:
+    monkeypatch.chdir(tmp_path)
+    _model_dir(tmp_path / "m", "nbsp\u00a0x")
+    name = "  - name: w1\n    model" if named else "  - model"
+    s = tmp_path / "s.yaml"
+    s.write_text(f'name: mp\nworkloads:\n{name}: "m/nbsp\\u00a0x"\n    task: infer\n')
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2, r.output
+    line = 4 if named else 3
+    assert r.stderr.startswith(f"Error: {s}:{line}: workloads[0].model: the model path labels the workload in every "
+                               "report line, and 'm/nbsp\\xa0x' holds U+00A0 (NO-BREAK SPACE) at character 7"), r.stderr
+    assert r.stderr.rstrip().endswith("Rename the folder or file without that character.")
+    # the command line refuses the same folder
+    cli = _run("estimate", "--model", "m/nbsp\u00a0x", "--task", "infer")
+    assert cli.exit_code == 2 and "holds U+00A0 (NO-BREAK SPACE) at character 7" in cli.stderr
+
+
+def test_a_scenario_model_path_over_200_characters_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _model_dir(tmp_path / "m", "L" * 250)
+    s = tmp_path / "s.yaml"
+    s.write_text(f"name: mp\nworkloads:\n  - model: m/{'L' * 250}\n    task: infer\n")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2
+    assert "workloads[0].model: the model path labels the workload in every report line" in r.stderr
+    assert "is 252 characters long" in r.stderr and r.stderr.count("\n") == 1
+
+
+# --- 9: floors a file can write ------------------------------------------------------------------------------
+
+def _compare_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = COMPARE.read_text()
+    assert old in text
+    p = tmp_path / "c.yaml"
+    p.write_text(text.replace(old, new))
+    return p
+
+
+def test_written_floor_cuts_to_three_digits() -> None:
+    from planner.workload.spec import written_floor
+
+    # 1/12 = 0.08333..., 1/8760 = 0.000114155...: cut down, never rounded up past the bound
+    assert (written_floor(1 / 12), written_floor(1 / 8760), written_floor(0.5)) == (0.0833, 0.000114, 0.5)
+
+
+@pytest.mark.parametrize("value", ["0.0833", "0.08333", "0.083333333", "0.0834"])
+def test_hours_per_month_accepts_one_twelfth_as_written(tmp_path: Path, value: str) -> None:
+    r = _run("compare", str(_compare_with(tmp_path, "utilization: 0.5 ", f"hours_per_month: {value} ")))
+    assert r.exit_code == 0, r.output
+
+
+def test_hours_per_month_states_a_bound_a_file_can_write(tmp_path: Path) -> None:
+    r = _run("compare", str(_compare_with(tmp_path, "utilization: 0.5 ", "hours_per_month: 0.08 ")))
+    assert r.exit_code == 2
+    msg = r.stderr.split("costs.hours_per_month: ", 1)[1]
+    assert msg.startswith("must be at least 0.0833 (1/12 to three digits: one busy hour a year), not 0.08."), msg
+    frac = _run("compare", str(_compare_with(tmp_path, "utilization: 0.5 ", "hours_per_month: 1/12 ")))
+    assert frac.exit_code == 2
+    assert frac.stderr.rstrip().endswith("YAML reads 1/12 as text; write it as a decimal: hours_per_month: 0.0833.")
+
+
+def test_depreciation_years_floor_is_a_decimal(tmp_path: Path) -> None:
+    r = _run("compare", str(_compare_with(tmp_path, "depreciation_years: 3", "depreciation_years: 0.01")))
+    assert r.exit_code == 2
+    assert "costs.depreciation_years: must be at least 0.0833 (1/12 to three digits: one month), not 0.01" in r.stderr
+    ok = _run("compare", str(_compare_with(tmp_path, "depreciation_years: 3", "depreciation_years: 0.0833")))
+    assert ok.exit_code == 0, ok.output
+    docs = (ROOT / "docs" / "scenarios.md").read_text()
+    assert "| `depreciation_years` | number, 0.0833-20 " in docs

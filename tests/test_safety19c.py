@@ -132,3 +132,81 @@ def test_depreciation_years_floor_is_a_decimal(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     docs = (ROOT / "docs" / "scenarios.md").read_text()
     assert "| `depreciation_years` | number, 0.0833-20 " in docs
+
+
+# --- 7: catalog texts are capped at load ---------------------------------------------------------------------
+
+def _gpu_overlay(tmp_path: Path, **keys: str) -> Path:
+    ov = tmp_path / "ov"
+    ov.mkdir(exist_ok=True)
+    lines = "".join(f'    {k}: "{v}"\n' for k, v in keys.items())
+    (ov / "gpus.yaml").write_text(f"schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n{lines}")
+    return ov
+
+
+@pytest.mark.parametrize("key, limit, why", [
+    # 200: planner.core.names.MAX_NAME_CHARS, the name cap (planner.catalog.texts.MAX_LABEL_CHARS)
+    ("name", 200, "since the terminal, the Line items and the Quote repeat it on every line that names the part"),
+    ("mpn", 200, "since the terminal, the Line items and the Quote repeat it on every line that names the part"),
+    ("seller", 200, "since the terminal, the Line items and the Quote repeat it on every line that names the part"),
+    # 4,000: planner.catalog.texts.MAX_FREE_TEXT_CHARS, below a workbook cell's 32,767
+    ("source", 4000, "since the terminal and the workbook show it whole (a workbook cell holds at most 32,767)"),
+    ("notes", 4000, "since the terminal and the workbook show it whole (a workbook cell holds at most 32,767)"),
+])
+def test_catalog_texts_over_their_limit_are_refused_naming_the_key(tmp_path: Path, key: str, limit: int,
+                                                                   why: str) -> None:
+    ov = _gpu_overlay(tmp_path, **{key: "A" * (limit + 1)})
+    r = _run("catalog", "gpus", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1
+    head = f"Error: {ov / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).{key}: '{'A' * 40}...' is {limit + 1:,} characters"
+    assert r.stderr.startswith(head), r.stderr
+    assert f"long; a catalog {key} is at most {limit:,} characters, {why}. Shorten it to at most {limit:,}" in r.stderr
+    ok = _run("catalog", "gpus", "--catalog", str(_gpu_overlay(tmp_path, **{key: "A" * limit})))
+    assert ok.exit_code == 0, ok.output
+
+
+def test_a_price_items_source_is_capped(tmp_path: Path) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text("schema_version: 1\ngpus:\n  - id: rtx-3060-12gb\n    prices:\n"
+                                  f"      - {{usd: 250, kind: quote, as_of: 2026-11, source: '{'S' * 4001}'}}\n")
+    r = _run("catalog", "gpus", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert "gpus[0] (rtx-3060-12gb).prices[0].source: 'SSSS" in r.stderr
+    assert "is 4,001 characters long; a catalog source is at most 4,000 characters" in r.stderr
+    docs = (ROOT / "docs" / "catalog.md").read_text()
+    assert "at most 200" in docs and "at most 4,000" in docs
+
+
+# --- minor a: free texts refuse what names refuse for having no glyph ---------------------------------------
+
+@pytest.mark.parametrize("ch, shown, why", [
+    ("\ue000", "U+E000", "a private-use character"),
+    ("\u0378", "U+0378", "a code point not assigned in Unicode"),
+    ("\ufffc", "U+FFFC (OBJECT REPLACEMENT CHARACTER)", "a placeholder for an embedded object"),
+    ("\u2800", "U+2800 (BRAILLE PATTERN BLANK)", "a Braille cell with no dots, drawn as blank space"),
+    ("\U0001d159", "U+1D159 (MUSICAL SYMBOL NULL NOTEHEAD)", "a musical symbol with no visible glyph"),
+])
+def test_free_texts_refuse_characters_with_no_glyph(tmp_path: Path, ch: str, shown: str, why: str) -> None:
+    ov = _gpu_overlay(tmp_path, seller=f"ACME{ch} corp")
+    r = _run("catalog", "gpus", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"Error: {ov / 'gpus.yaml'}:4: gpus[0] (rtx-3060-12gb).seller: holds {shown} at "
+                               "character 5, shown as \\"), r.stderr
+    assert why in r.stderr and r.stderr.rstrip().endswith("Remove it (write an ordinary space for a blank).")
+
+
+def test_free_texts_keep_no_break_spaces_and_emoji(tmp_path: Path) -> None:
+    ov = _gpu_overlay(tmp_path, seller="ACME\u00a0GmbH \U0001f468")
+    r = _run("catalog", "gpus", "--catalog", str(ov))
+    assert r.exit_code == 0, r.output
+
+
+def test_a_scenario_description_refuses_a_private_use_character(tmp_path: Path) -> None:
+    s = tmp_path / "s.yaml"
+    old = "description: QLoRA fine-tune of a 7B model on one 12 GB consumer card."
+    s.write_text(QLORA.read_text().replace(old, 'description: "a\\ue000b"', 1))
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2
+    assert "description: holds U+E000 at character 2, shown as \\ue000: a private-use character" in r.stderr

@@ -20,7 +20,7 @@ from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
 from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED, CatalogWarning, Field, Kind, Merged,
                                     Parsed, check_priced, price_extra, read_bool, read_choice, read_fraction,
                                     read_int, read_int_choice, read_positive, read_positive_int, read_rate,
-                                    read_size, read_text)
+                                    read_label, read_size, read_text)
 from planner.core.errors import did_you_mean
 
 GPU_VENDORS = ("nvidia", "amd", "intel")
@@ -193,7 +193,7 @@ def _mfu_scale(e: Entry, k: str) -> float:
 
 #: ``gpus.yaml`` keys besides the common ones.
 GPU_FIELDS: dict[str, Field] = {
-    "name": Field(read_text),
+    "name": Field(read_label),
     "vendor": Field(read_choice(GPU_VENDORS)),
     "segment": Field(read_choice(GPU_SEGMENTS)),
     "architecture": Field(lambda e, k: read_architecture(e, k)),
@@ -291,7 +291,7 @@ def read_architecture(e: Entry, k: str) -> str:
         CatalogError: naming the entry and key, with the spelling to write."""
     import unicodedata
 
-    value = read_text(e, k)
+    value = read_label(e, k)
     if value.lower() in KNOWN_ARCHITECTURES:
         return value
     plain = re.sub(r"[\s\-_.]", "", unicodedata.normalize("NFKC", value)).lower()

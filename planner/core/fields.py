@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
-from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, unsafe_problem
+from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, text_glyph_problem, unsafe_problem
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
@@ -139,12 +139,14 @@ class Entry:
 
     # ----- scalars --------------------------------------------------------------------
     def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None, *,
-            multiline: bool = False) -> Any:
+            multiline: bool = False, glyphs: bool = True) -> Any:
         """A non-empty text; one of ``choices`` when given.
 
         Control characters and bidirectional controls are refused
         (:func:`planner.core.names.unsafe_char`): the text is shown in the terminal and written into
-        the reports. ``multiline`` allows line feeds and tabs (a description, notes).
+        the reports. ``multiline`` allows line feeds and tabs (a description, notes). Unless ``glyphs`` is
+        false (a name, whose own rules say more) or ``choices`` are given, a character with no glyph or the
+        Braille blank is refused too (:func:`planner.core.names.text_glyph_problem`).
         """
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
@@ -160,6 +162,10 @@ class Entry:
                              _bool_note(value, self.file).strip() or _text_note(key, value, self.file))
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
+        if glyphs and choices is None:
+            told = text_glyph_problem(value)
+            if told:
+                raise self.error(told[0], key, told[1])
         if choices is not None:
             if value not in choices:
                 problem, hint = _not_a_choice(value, choices, "is not one of the choices")
@@ -177,7 +183,7 @@ class Entry:
             told = name_problem(value)  # too long (checked before anything reads it all), or blank space only
             if told:
                 raise self.error(told[0], key, told[1])
-        value = self.str(key, default)
+        value = self.str(key, default, glyphs=False)
         if value is default and default is not _MISSING:
             return value
         told = name_problem(value)

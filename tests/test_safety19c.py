@@ -50,15 +50,30 @@ def _model_dir(root: Path, name: str, **keys) -> Path:
 
 def test_a_model_path_too_long_is_said_at_model_not_at_a_name_option(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
-    _model_dir(tmp_path / "m", "L" * 250)
-    r = _run("estimate", "--model", "m/" + "L" * 250, "--task", "infer")
+    path = "m/" + "d" * 150 + "/" + "x" * 60  # 213 characters; the folder's own name (the label) is 60
+    _model_dir(tmp_path, path)
+    r = _run("estimate", "--model", path, "--task", "infer")
     assert r.exit_code == 2
     assert "--name" not in r.stderr
-    # 252 = 'm/' + 250 letters; 200 is planner.core.names.MAX_NAME_CHARS
-    assert r.stderr.startswith("Error: --model: the workload is named after the model, and 'm/LLLL"), r.stderr
-    assert "is 252 characters long" in r.stderr and "a name is at most 200 characters" in r.stderr
+    # 200 is planner.core.names.MAX_NAME_CHARS
+    assert r.stderr.startswith("Error: --model: the workload is named after the model, and 'm/dddd"), r.stderr
+    assert "is 213 characters long" in r.stderr and "a name is at most 200 characters" in r.stderr
     assert r.stderr.rstrip().endswith("Give a shorter path (move or link the folder), or give the workload a name "
                                       "of its own (write its name key in a --workload file).")
+    w = tmp_path / "w.yaml"
+    w.write_text(f"name: mine\nmodel: {path}\ntask: infer\n")  # the hint, followed
+    assert _run("estimate", "--workload", str(w)).exit_code == 0
+
+
+def test_a_model_folder_name_too_long_to_label_the_workload_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _model_dir(tmp_path / "m", "L" * 250)
+    r = _run("estimate", "--model", "m/" + "L" * 250, "--task", "infer")
+    assert r.exit_code == 2 and "--name" not in r.stderr
+    assert r.stderr.startswith("Error: --model: the model's folder name labels the workload in every report line, "
+                               "and 'LLLL"), r.stderr
+    assert "is 250 characters long" in r.stderr
+    assert r.stderr.rstrip().endswith("Rename the folder to a shorter name.")
 
 
 @pytest.mark.parametrize("named", [True, False])
@@ -72,23 +87,25 @@ def test_a_scenario_model_path_is_held_to_the_command_lines_label_rules(tmp_path
     r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
     assert r.exit_code == 2, r.output
     line = 4 if named else 3
-    assert r.stderr.startswith(f"Error: {s}:{line}: workloads[0].model: the model path labels the workload in every "
-                               "report line, and 'm/nbsp\\xa0x' holds U+00A0 (NO-BREAK SPACE) at character 7"), r.stderr
+    assert r.stderr.startswith(f"Error: {s}:{line}: workloads[0].model: the model's folder name labels the workload "
+                               "in every report line, and 'nbsp\\xa0x' holds U+00A0 (NO-BREAK SPACE) at character 5"), \
+        r.stderr
     assert r.stderr.rstrip().endswith("Rename the folder or file without that character.")
-    # the command line refuses the same folder
+    # the command line refuses the same folder, with the same words
     cli = _run("estimate", "--model", "m/nbsp\u00a0x", "--task", "infer")
-    assert cli.exit_code == 2 and "holds U+00A0 (NO-BREAK SPACE) at character 7" in cli.stderr
+    assert cli.exit_code == 2
+    assert cli.stderr.split(": ", 2)[2] == r.stderr.split(": ", 3)[3]
 
 
-def test_a_scenario_model_path_over_200_characters_is_refused(tmp_path: Path, monkeypatch) -> None:
+def test_a_scenario_model_folder_over_200_characters_is_refused(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     _model_dir(tmp_path / "m", "L" * 250)
     s = tmp_path / "s.yaml"
     s.write_text(f"name: mp\nworkloads:\n  - model: m/{'L' * 250}\n    task: infer\n")
     r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
     assert r.exit_code == 2
-    assert "workloads[0].model: the model path labels the workload in every report line" in r.stderr
-    assert "is 252 characters long" in r.stderr and r.stderr.count("\n") == 1
+    assert "workloads[0].model: the model's folder name labels the workload in every report line" in r.stderr
+    assert "is 250 characters long" in r.stderr and r.stderr.count("\n") == 1
 
 
 # --- 9: floors a file can write ------------------------------------------------------------------------------
@@ -210,3 +227,37 @@ def test_a_scenario_description_refuses_a_private_use_character(tmp_path: Path) 
     r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
     assert r.exit_code == 2
     assert "description: holds U+E000 at character 2, shown as \\ue000: a private-use character" in r.stderr
+
+
+# --- 10: one-line texts with blanks at an end; a price quoted as written -------------------------------------
+
+def _with_extras(tmp_path: Path, item: str) -> Path:
+    s = tmp_path / "s.yaml"
+    s.write_text(QLORA.read_text() + f"extras:\n  - {item}\n")
+    return s
+
+
+def test_an_extras_description_with_a_leading_blank_is_refused(tmp_path: Path) -> None:
+    s = _with_extras(tmp_path, '{description: "  SSD 4 TB", unit_price_usd: 300, source: q, as_of: 2026-11-20}')
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2
+    assert r.stderr.split(".description: ", 1)[1] == (
+        "'  SSD 4 TB' starts with U+0020 (SPACE), drawn as blank space, which the reports would keep (an indented "
+        "line reads as a sub-line of the one above). Write it without the blank: description: 'SSD 4 TB'.\n")
+
+
+def test_a_catalog_seller_with_a_trailing_blank_is_refused(tmp_path: Path) -> None:
+    r = _run("catalog", "gpus", "--catalog", str(_gpu_overlay(tmp_path, seller="ACME ")))
+    assert r.exit_code == 2
+    assert r.stderr.split(".seller: ", 1)[1] == (
+        "'ACME ' ends with U+0020 (SPACE), drawn as blank space, which the reports would keep (it looks like the "
+        "text without it). Write it without the blank: seller: 'ACME'.\n")
+
+
+def test_a_price_too_large_is_quoted_as_written(tmp_path: Path) -> None:
+    # 99999999999999.99 reads as the float 99999999999999.984375, whose repr is 99999999999999.98
+    assert repr(99999999999999.99) == "99999999999999.98"
+    s = _with_extras(tmp_path, "{description: SSD, unit_price_usd: 99999999999999.99, source: q, as_of: 2026-11-20}")
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2
+    assert r.stderr.split(".unit_price_usd: ", 1)[1] == "must be at most 100000000, not 99999999999999.99.\n"

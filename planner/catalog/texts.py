@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 from planner.core.fields import Entry
-from planner.core.names import MAX_NAME_CHARS, escape_unsafe
+from planner.core.names import MAX_NAME_CHARS, edge_blank_problem, escape_unsafe
 
 #: The longest one-line label of a catalog entry (a GPU's or platform's ``name``, ``cpu``, a part's ``name``,
 #: ``mpn``, ``seller``, a cloud row's ``gpu``): the name cap (:data:`planner.core.names.MAX_NAME_CHARS`, 200),
@@ -52,8 +52,16 @@ def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
 
 
 def label(e: Entry, k: str, value: str) -> str:
-    """``value`` checked as a one-line label (:data:`MAX_LABEL_CHARS`)."""
-    return check_length(e, k, value, MAX_LABEL_CHARS, f"a catalog {k}")
+    """``value`` checked as a one-line label: at most :data:`MAX_LABEL_CHARS` characters, no blank at either end
+    (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME' as the hint).
+
+    Raises:
+        CatalogError (the entry's kind): naming the key."""
+    check_length(e, k, value, MAX_LABEL_CHARS, f"a catalog {k}")
+    told = edge_blank_problem(value)
+    if told:
+        raise e.error(told[0], k, told[1].replace("the blank: ", f"the blank: {k}: "))
+    return value
 
 
 def free_text(e: Entry, k: str, value: str) -> str:

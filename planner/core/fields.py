@@ -421,7 +421,7 @@ _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
-    shown = _digits(value) if isinstance(value, int) else repr(value)  # a 300-digit number shortened
+    shown = _digits(value) if isinstance(value, int) else _as_written(entry, key, value)  # a 300-digit number shortened
     if lo is not None and value < lo:
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
     if hi is not None and value > hi:
@@ -429,6 +429,38 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
 
 
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
+#: ``key: <number>`` on a line of a file, for :func:`_as_written`.
+_WRITTEN_NUMBER = r"(?<![\w-]){key}['\"]?\s*:\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)"
+
+
+def _as_written(entry: Entry, key: str, value: float) -> str:
+    """A float as the file writes it, for a message: repr() when its 15 significant digits or fewer are surely what
+    was written; else the number on ``key``'s line of the file when it reads as the same float
+    ('99999999999999.99', whose float's repr is '99999999999999.98': a float holds 15 to 17 significant digits,
+    IEEE 754 binary64; h14b #10). A small reader of its own (error path only): the YAML readers keep no text of
+    a number."""
+    shown = repr(value)
+    digits = len(re.sub(r"[^0-9]", "", shown.split("e")[0]).lstrip("0"))
+    line = entry.line_of(key)
+    if digits < 16 or not entry.file or not line or str(entry.file) == "-":
+        return shown
+    try:
+        with open(entry.file, encoding="utf-8") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    break
+            else:
+                return shown
+    except (OSError, UnicodeDecodeError, ValueError):
+        return shown
+    for m in re.finditer(_WRITTEN_NUMBER.format(key=re.escape(key)), text[:10_000]):
+        written = m.group(1).replace("_", "")
+        try:
+            if float(written) == value:
+                return written
+        except ValueError:
+            continue
+    return shown
 
 
 def shown_number(value: Any) -> str:

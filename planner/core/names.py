@@ -305,6 +305,21 @@ def name_problem(name: str) -> tuple[str, str] | None:
     return lookalike_problem(name)
 
 
+def edge_blank_problem(text: str) -> tuple[str, str] | None:
+    """Why a one-line text (an extras ``description``, a catalog label such as a ``seller``) cannot start or end
+    with a blank-looking character (:func:`is_blank_looking`), as (problem, hint); None when it does not: the
+    Line items would show ' SSD 4 TB' indented like a line's sub-lines ('am5-desktop priced as:'), and names
+    refuse the same (:func:`name_problem`; h14b #10)."""
+    for ch, where in ((text[:1], "starts"), (text[-1:], "ends")):
+        if ch and is_blank_looking(ch):
+            why = ("an indented line reads as a sub-line of the one above" if where == "starts" else
+                   "it looks like the text without it")
+            return (f"{escape_unsafe(text)!r} {where} with {char_name(ch)}, drawn as blank space, which the reports "
+                    f"would keep ({why})",
+                    f"Write it without the blank: {escape_unsafe(strip_blank_looking(text))!r}.")
+    return None
+
+
 def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
     """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`) counted in
     Unicode NFC, or None; the text is shown cut to its first 40 characters.

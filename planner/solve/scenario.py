@@ -195,7 +195,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import (clash_key, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
+from planner.core.names import (clash_key, edge_blank_problem, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
                                  spelling_note, windows_reserved)
 from planner.core.fields import Entry, bracket_hint
 from planner.workload.inputs import make_resolver
@@ -869,9 +869,9 @@ def _extra(e: Entry) -> Extra:
                  if k == "condition" else None)
     category = _category(e)
     description = e.str("description")
-    told = length_problem(description, what="an extras description")
+    told = length_problem(description, what="an extras description") or edge_blank_problem(description)
     if told:
-        raise e.error(told[0], "description", told[1])
+        raise e.error(told[0], "description", told[1].replace("the blank: ", "the blank: description: "))
     if category.strip().lower() in _OWN_CATEGORIES:
         raise e.error(f"category {category!r} is one of planner's own quote lines ({', '.join(_OWN_CATEGORIES)}), "
                       "each priced from the catalog", "category",

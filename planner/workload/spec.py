@@ -211,26 +211,28 @@ def _path_hint(entry: Entry, told: tuple[str, str], *, named: bool = False) -> s
     the folder, or name the workload. Options have no --name: a name of its own is the name key of a --workload
     file (option_form would turn 'name: ' into an option that does not exist)."""
     own = "write its name key in a --workload file" if entry.file is None else "write name: NAME beside model:"
-    fix = ("Give a shorter path (move or link the folder)" if "characters long" in told[0] else
-           "Rename the folder or file without that character")
+    fix = (("Rename the folder to a shorter name" if named else "Give a shorter path (move or link the folder)")
+           if "characters long" in told[0] else "Rename the folder or file without that character")
     return f"{fix}." if named else f"{fix}, or give the workload a name of its own ({own})."
 
 
-def check_model_label(entry: Entry, given: str) -> None:
-    """Refuse a model path (``given``, not a catalog id) that a workload's lines show as its model label, for
-    what :func:`planner.core.names.name_problem` refuses in a name (too long, a no-break space, a blank at an end,
-    a character with no glyph): the command line refuses the same path as the workload's name
-    (:func:`check_derived_name`), so a scenario does too (h14b #8).
+def check_model_label(entry: Entry, label: str) -> None:
+    """Refuse a model that is no catalog id (a local folder or config.json) whose ``label`` (the folder's name,
+    planner.model.models: what every report line that names the model shows, ``Workload w1 (infer, LABEL)``) is
+    what :func:`planner.core.names.name_problem` refuses in a name (over 200 characters, a no-break space, a blank
+    at an end, a character with no glyph), named workload or not: the command line refused such a folder as the
+    workload's name while a scenario showed it as the label (h14b #8). Naming the workload does not change the
+    label, so the hint is to rename the folder.
 
     Raises:
         InputError (of the entry's kind): at ``model``.
     """
     from planner.core.names import name_problem
 
-    told = name_problem(given)
+    told = name_problem(label)
     if told is not None:
-        raise entry.error(f"the model path labels the workload in every report line, and {told[0]}", "model",
-                          _path_hint(entry, told, named=True))
+        raise entry.error(f"the model's folder name labels the workload in every report line, and {told[0]}",
+                          "model", _path_hint(entry, told, named=True))
 
 
 def workload_from_entry(
@@ -262,10 +264,10 @@ def workload_from_entry(
                               "folder, or give an absolute path.")
         model_id, model_source, arch = resolve_model(given, entry)
     task = _task_and_keys(entry)
+    if "model" in entry.data and not str(model_source).startswith("catalog:"):
+        check_model_label(entry, model_id)  # the label of every line, named workload or not
     if "name" not in entry.data:  # before entry.name reads it: a path too long is said at model, not at name
         check_derived_name(entry, default_name, "workload")
-    if "model" in entry.data and not str(model_source).startswith("catalog:"):
-        check_model_label(entry, given)  # the label of every line, named workload or not
     name = entry.name("name", default_name)
     warnings: list[str] = []
     if "model" in entry.data and str(model_source).startswith("catalog:"):

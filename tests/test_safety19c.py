@@ -261,3 +261,52 @@ def test_a_price_too_large_is_quoted_as_written(tmp_path: Path) -> None:
     r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
     assert r.exit_code == 2
     assert r.stderr.split(".unit_price_usd: ", 1)[1] == "must be at most 100000000, not 99999999999999.99.\n"
+
+
+# --- 11: the listing a hint names; no Python words -----------------------------------------------------------
+
+@pytest.mark.parametrize("kind, file, listing", [("gpus", "gpus.yaml", "gpus"), ("platforms", "platforms.yaml",
+                                                                                  "platforms"),
+                                                 ("dimms", "ram.yaml", "ram")])
+def test_removing_an_unknown_id_names_the_kinds_own_listing(tmp_path: Path, kind: str, file: str,
+                                                             listing: str) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / file).write_text(f"schema_version: 1\n{kind}:\n  - id: my-new-thing\n    remove: true\n")
+    r = _run("catalog", "check", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {ov / file}:3: {kind}[0] (my-new-thing).id: there is no {kind} entry 'my-new-thing' "
+                        f"to remove. 'planner catalog {listing}' lists the valid ids.\n")
+    assert _run("catalog", listing).exit_code == 0  # the hint, followed
+
+
+def test_did_you_mean_without_a_listing_names_no_command() -> None:
+    from planner.core.errors import did_you_mean
+
+    hint = did_you_mean("zzzz", [f"name-{i}" for i in range(20)])
+    assert hint == "None of the 20 valid names is close."
+
+
+@pytest.mark.parametrize("key, what", [("as_of", "must be a date written YYYY-MM-DD or YYYY-MM, not empty"),
+                                       ("memory", "must be a size such as '24 GiB' or '80 GB', not empty")])
+def test_an_empty_value_is_said_empty_not_none(tmp_path: Path, key: str, what: str) -> None:
+    ov = tmp_path / "ov"
+    ov.mkdir()
+    (ov / "gpus.yaml").write_text(f"schema_version: 1\ngpus:\n  - id: rtx-3090\n    {key}: ~\n")
+    r = _run("catalog", "check", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert "None" not in r.stderr and "NoneType" not in r.stderr
+    assert r.stderr == (f"Error: {ov / 'gpus.yaml'}:4: gpus[0] (rtx-3090).{key}: {what}. Write a "
+                        f"{'date' if key == 'as_of' else 'size'} after '{key}:' (nothing there, or ~, is YAML's "
+                        "null).\n")
+
+
+def test_an_empty_network_rate_is_said_empty(tmp_path: Path) -> None:
+    s = tmp_path / "s.yaml"
+    s.write_text(QLORA.read_text() + "constraints:\n  network: {min_rate: ~}\n"
+                 if "constraints:" not in QLORA.read_text() else
+                 QLORA.read_text().replace("constraints:\n", "constraints:\n  network: {min_rate: ~}\n", 1))
+    r = _run("plan", str(s), "--out", str(tmp_path / "o"), "--format", "json")
+    assert r.exit_code == 2
+    assert ("constraints.network.min_rate: must be a rate such as '900 GB/s' or '400 Gb/s', not empty. Write a rate "
+            "after 'min_rate:' (nothing there, or ~, is YAML's null).") in r.stderr

@@ -241,6 +241,12 @@ class Entry:
         if why:
             raise self.error(why, key, _SHOWN_HINT)
 
+    def _null_hint(self, key: str, what: str) -> str:
+        """The hint for an empty value (YAML's null) where ``what`` ('a date') belongs."""
+        if self.file:
+            return f"Write {what} after '{key}:' (nothing there, or ~, is YAML's null)."
+        return f"Give {what}; None is no value."
+
     def bool(self, key: str, default: Any = _MISSING) -> Any:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
@@ -299,6 +305,8 @@ class Entry:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
+        if value is None:  # YAML's null: said as empty, not as Python's NoneType (h14b #11)
+            raise self.error("must be a size such as '24 GiB' or '80 GB', not empty", key, self._null_hint(key, "a size"))
         try:
             n = parse_size(value)
         except UnitError as exc:
@@ -322,6 +330,9 @@ class Entry:
         value = self.raw(key, default)
         if value is default and default is not _MISSING:
             return value
+        if value is None:  # YAML's null: said as empty, not as 'the rate None' (h14b #11)
+            raise self.error("must be a rate such as '900 GB/s' or '400 Gb/s', not empty", key,
+                             self._null_hint(key, "a rate"))
         try:
             return parse_rate(value)
         except UnitError as exc:
@@ -340,6 +351,9 @@ class Entry:
             # refused as the quoted '2027-01-31T10:00:00' is, not cut to a date that depends on the zone
             raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {str(value)!r} (a date and time)",
                              key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
+        if value is None:  # YAML's null: said as empty, not as Python's None (h14b #11)
+            raise self.error("must be a date written YYYY-MM-DD or YYYY-MM, not empty", key,
+                             self._null_hint(key, "a date"))
         parsed: _dt.date | None = None
         text = ""
         if isinstance(value, _dt.date):

@@ -310,3 +310,35 @@ def test_an_empty_network_rate_is_said_empty(tmp_path: Path) -> None:
     assert r.exit_code == 2
     assert ("constraints.network.min_rate: must be a rate such as '900 GB/s' or '400 Gb/s', not empty. Write a rate "
             "after 'min_rate:' (nothing there, or ~, is YAML's null).") in r.stderr
+
+
+# --- minor b: compute_capability as NVIDIA writes it, and the architecture's --------------------------------
+
+@pytest.mark.parametrize("cc, meant", [("08.6", "8.6"), ("8.60", "8.6"), ("7.50", "7.5")])
+def test_a_compute_capability_not_written_major_dot_minor_is_refused(tmp_path: Path, cc: str, meant: str) -> None:
+    r = _run("catalog", "gpus", "--catalog", str(_gpu_overlay(tmp_path, compute_capability=cc)))
+    assert r.exit_code == 2
+    assert r.stderr.split(".compute_capability: ", 1)[1] == (
+        f"'{cc}' is not a compute capability such as \"8.9\". Write it as NVIDIA does, major.minor without leading "
+        f"or trailing zeros: compute_capability: \"{meant}\".\n")
+
+
+@pytest.mark.parametrize("cc, other", [("10.0", "blackwell"), ("7.5", "turing")])
+def test_a_compute_capability_of_another_architecture_is_refused(tmp_path: Path, cc: str, other: str) -> None:
+    # the RTX 3060 is Ampere: 8.0, 8.6, 8.7 (NVIDIA, "CUDA GPU Compute Capability"; the 3060 is 8.6)
+    r = _run("catalog", "gpus", "--catalog", str(_gpu_overlay(tmp_path, compute_capability=cc)))
+    assert r.exit_code == 2
+    assert r.stderr.split(".compute_capability: ", 1)[1] == (
+        f"compute_capability '{cc}' is not one of ampere's (8.0, 8.6, 8.7); it is {other}'s. Write the card's "
+        "compute capability as NVIDIA lists it (developer.nvidia.com/cuda-gpus), or correct the architecture.\n")
+    ok = _run("catalog", "gpus", "--catalog", str(_gpu_overlay(tmp_path, compute_capability="8.6")))
+    assert ok.exit_code == 0, ok.output
+
+
+def test_the_shipped_capabilities_match_their_architectures() -> None:
+    from planner.api import load_catalog
+    from planner.catalog.gpus import CAPABILITIES_BY_ARCHITECTURE
+
+    for g in load_catalog().gpus:
+        if g.compute_capability is not None:
+            assert g.compute_capability in CAPABILITIES_BY_ARCHITECTURE[g.architecture], g.id

@@ -342,3 +342,49 @@ def test_the_shipped_capabilities_match_their_architectures() -> None:
     for g in load_catalog().gpus:
         if g.compute_capability is not None:
             assert g.compute_capability in CAPABILITIES_BY_ARCHITECTURE[g.architecture], g.id
+
+
+# --- minor c: date hints for other digits and other hyphens --------------------------------------------------
+
+@pytest.mark.parametrize("given, hint", [
+    ("\uff12\uff10\uff12\uff16-11-20", "Write it with ASCII digits: as_of: 2026-11-20."),
+    ("2026\u201011\u201020", "Write it with the ASCII hyphen '-' (it holds U+2010 (HYPHEN)): as_of: 2026-11-20."),
+    ("\uff12\uff10\uff12\uff16\u201311", "Write it with ASCII digits and the ASCII hyphen '-' (it holds U+2013 "
+                                         "(EN DASH)): as_of: 2026-11."),
+])
+def test_a_date_in_other_digits_or_dashes_gets_the_ascii_date(tmp_path: Path, given: str, hint: str) -> None:
+    ov = _gpu_overlay(tmp_path, as_of=given)
+    r = _run("catalog", "gpus", "--catalog", str(ov))
+    assert r.exit_code == 2
+    assert r.stderr.split(".as_of: ", 1)[1] == (f"must be a date written YYYY-MM-DD or YYYY-MM, not {given!r}. "
+                                                f"{hint}\n")
+
+
+# --- minor d: command-line-only options named in a workload file ---------------------------------------------
+
+@pytest.mark.parametrize("key, option", [("prompt_tokens", "--prompt-tokens"), ("output_tokens", "--output-tokens")])
+def test_a_command_line_only_option_in_a_workload_file_names_the_option(tmp_path: Path, key: str,
+                                                                        option: str) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(f"model: llama-2-7b\ntask: infer\n{key}: 1000\n")
+    r = _run("estimate", "--workload", str(w))
+    assert r.exit_code == 2
+    assert r.stderr.startswith(f"Error: {w}:3: {key}: unknown key {key!r}: it is the command-line option {option} "
+                               "of 'planner estimate'"), r.stderr
+    assert "Valid keys" not in r.stderr and r.stderr.rstrip().endswith("Give it on the command line.")
+
+
+def test_slo_in_a_workload_file_says_where_it_belongs(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-2-7b\ntask: infer\nslo: {ttft_s: 1}\n")
+    r = _run("estimate", "--workload", str(w))
+    assert r.exit_code == 2
+    assert r.stderr == (f"Error: {w}:3: slo: unknown key 'slo': slo: is a key of a scenario's workload (planner plan), "
+                        "not of a --workload file. Write the workload into a scenario's workloads: list, or size it "
+                        "with 'planner fit'.\n")
+
+
+def test_the_readme_names_every_command_line_only_option() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`--calibration`, `--prompt-tokens`, `--output-tokens` are command-line only." in text
+    assert len(text.encode("utf-8")) <= 10_240

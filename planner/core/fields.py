@@ -366,6 +366,9 @@ class Entry:
                     parsed, text = _dt.date(int(y), int(m), int(d or 1)), value
                 except ValueError:
                     pass
+            other = None if parsed else _other_spelling_hint(key, value)
+            if other is not None:  # '２０２６-11-20', '2026‐11‐20': the characters named, not the month's digits
+                raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key, other)
             for fmt in () if parsed else ("%Y-%m-%d", "%Y-%m"):
                 try:
                     loose = _dt.datetime.strptime(value, fmt).date()
@@ -398,6 +401,30 @@ class Entry:
 #: assumes that the year 1900 is a leap year",
 #: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
 EARLIEST_DATE = _dt.date(2000, 1, 1)
+
+def _other_spelling_hint(key: str, value: str) -> str | None:
+    """The hint for a date written with digits of another script ('２０２６-11-20': full-width) or with a dash other
+    than the ASCII hyphen-minus ('2026‐11‐20' with U+2010 HYPHEN; any Unicode dash, category Pd, or U+2212 MINUS
+    SIGN), which read as the ASCII date they look like (h14b minor c); None for any other text. ISO 8601 writes a
+    date with ASCII digits and the hyphen-minus U+002D."""
+    import unicodedata
+
+    from planner.core.names import char_name
+
+    if value.isascii():
+        return None
+    digits = ascii_digits(value) or value
+    dashes = [ch for ch in dict.fromkeys(digits) if ch != "-" and (unicodedata.category(ch) == "Pd" or ch == "\u2212")]
+    fixed = "".join("-" if ch in dashes else ch for ch in digits).strip()
+    if not _ISO_DATE.match(fixed):
+        return None
+    said = []
+    if digits != value:
+        said.append("ASCII digits")
+    if dashes:
+        said.append("the ASCII hyphen '-' (it holds " + ", ".join(char_name(ch) for ch in dashes) + ")")
+    return f"Write it with {' and '.join(said)}: {key}: {fixed}."
+
 
 def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """'Write it as YYYY-MM-DD: as_of: 2026-01-15.' for a date in another common spelling, or None: '20260115'

@@ -388,3 +388,23 @@ def test_the_readme_names_every_command_line_only_option() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "`--calibration`, `--prompt-tokens`, `--output-tokens` are command-line only." in text
     assert len(text.encode("utf-8")) <= 10_240
+
+
+# --- minor e: config.json floats where Transformers needs integers -------------------------------------------
+
+@pytest.mark.parametrize("key, written, whole", [("num_hidden_layers", "32.0", 32), ("num_hidden_layers", "3.2e1", 32),
+                                                 ("intermediate_size", "1.1008e4", 11008)])
+def test_a_config_float_for_an_integer_field_is_refused(tmp_path: Path, monkeypatch, key: str, written: str,
+                                                        whole: int) -> None:
+    monkeypatch.chdir(tmp_path)
+    d = tmp_path / "m"
+    d.mkdir()
+    # json.dumps writes ints; the float is written by hand as the hostile pass did
+    text = json.dumps({**_LLAMA, "num_hidden_layers": 32, "intermediate_size": 11008}, indent=1)
+    (d / "config.json").write_text(text.replace(f'"{key}": {whole}', f'"{key}": {written}'))
+    r = _run("estimate", "--model", "m", "--task", "infer")
+    assert r.exit_code == 2
+    msg = r.stderr.split(f"{key}: ", 1)[1]
+    assert msg == (f"{key} must be a whole number written without a decimal point or exponent, not {float(whole)!r}, "
+                   f"which Transformers reads as a float (range() and nn.Linear refuse it). Write the whole number: "
+                   f"\"{key}\": {whole}.\n"), msg

@@ -17,6 +17,7 @@ from typing import Any
 
 from planner.core.errors import InputError, close_matches, did_you_mean
 from planner.core.names import MAX_NAME_CHARS, may_be_unsafe, name_problem, text_glyph_problem, unsafe_problem
+from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
@@ -366,7 +367,7 @@ class Entry:
                     parsed, text = _dt.date(int(y), int(m), int(d or 1)), value
                 except ValueError:
                     pass
-            other = None if parsed else _other_spelling_hint(key, value)
+            other = None if parsed else other_spelling_hint(key, value)
             if other is not None:  # '２０２６-11-20', '2026‐11‐20': the characters named, not the month's digits
                 raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key, other)
             for fmt in () if parsed else ("%Y-%m-%d", "%Y-%m"):
@@ -401,30 +402,6 @@ class Entry:
 #: assumes that the year 1900 is a leap year",
 #: https://learn.microsoft.com/en-us/office/troubleshoot/excel/wrongly-assumes-1900-is-leap-year).
 EARLIEST_DATE = _dt.date(2000, 1, 1)
-
-def _other_spelling_hint(key: str, value: str) -> str | None:
-    """The hint for a date written with digits of another script ('２０２６-11-20': full-width) or with a dash other
-    than the ASCII hyphen-minus ('2026‐11‐20' with U+2010 HYPHEN; any Unicode dash, category Pd, or U+2212 MINUS
-    SIGN), which read as the ASCII date they look like (h14b minor c); None for any other text. ISO 8601 writes a
-    date with ASCII digits and the hyphen-minus U+002D."""
-    import unicodedata
-
-    from planner.core.names import char_name
-
-    if value.isascii():
-        return None
-    digits = ascii_digits(value) or value
-    dashes = [ch for ch in dict.fromkeys(digits) if ch != "-" and (unicodedata.category(ch) == "Pd" or ch == "\u2212")]
-    fixed = "".join("-" if ch in dashes else ch for ch in digits).strip()
-    if not _ISO_DATE.match(fixed):
-        return None
-    said = []
-    if digits != value:
-        said.append("ASCII digits")
-    if dashes:
-        said.append("the ASCII hyphen '-' (it holds " + ", ".join(char_name(ch) for ch in dashes) + ")")
-    return f"Write it with {' and '.join(said)}: {key}: {fixed}."
-
 
 def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """'Write it as YYYY-MM-DD: as_of: 2026-01-15.' for a date in another common spelling, or None: '20260115'
@@ -462,7 +439,7 @@ _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
-    shown = _digits(value) if isinstance(value, int) else _as_written(entry, key, value)  # a 300-digit number shortened
+    shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
     if lo is not None and value < lo:
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
     if hi is not None and value > hi:
@@ -470,38 +447,6 @@ def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: flo
 
 
 _FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
-#: ``key: <number>`` on a line of a file, for :func:`_as_written`.
-_WRITTEN_NUMBER = r"(?<![\w-]){key}['\"]?\s*:\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)"
-
-
-def _as_written(entry: Entry, key: str, value: float) -> str:
-    """A float as the file writes it, for a message: repr() when its 15 significant digits or fewer are surely what
-    was written; else the number on ``key``'s line of the file when it reads as the same float
-    ('99999999999999.99', whose float's repr is '99999999999999.98': a float holds 15 to 17 significant digits,
-    IEEE 754 binary64; h14b #10). A small reader of its own (error path only): the YAML readers keep no text of
-    a number."""
-    shown = repr(value)
-    digits = len(re.sub(r"[^0-9]", "", shown.split("e")[0]).lstrip("0"))
-    line = entry.line_of(key)
-    if digits < 16 or not entry.file or not line or str(entry.file) == "-":
-        return shown
-    try:
-        with open(entry.file, encoding="utf-8") as f:
-            for i, text in enumerate(f, 1):
-                if i == line:
-                    break
-            else:
-                return shown
-    except (OSError, UnicodeDecodeError, ValueError):
-        return shown
-    for m in re.finditer(_WRITTEN_NUMBER.format(key=re.escape(key)), text[:10_000]):
-        written = m.group(1).replace("_", "")
-        try:
-            if float(written) == value:
-                return written
-        except ValueError:
-            continue
-    return shown
 
 
 def shown_number(value: Any) -> str:

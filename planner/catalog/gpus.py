@@ -322,7 +322,7 @@ def read_architecture(e: Entry, k: str) -> str:
         CatalogError: naming the entry and key, with the spelling to write."""
     import unicodedata
 
-    value = read_label(e, k)
+    value = read_label(e, k, edges=False)  # blanks at an end: refused below with the name meant
     if value.lower() in KNOWN_ARCHITECTURES:
         return value
     plain = re.sub(r"[\s\-_.]", "", unicodedata.normalize("NFKC", value)).lower()

@@ -51,14 +51,15 @@ def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
     raise e.error(f"'{shown}' is {count:,} characters long; {what} is at most {limit:,} characters, {why}", k, hint)
 
 
-def label(e: Entry, k: str, value: str) -> str:
-    """``value`` checked as a one-line label: at most :data:`MAX_LABEL_CHARS` characters, no blank at either end
-    (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME' as the hint).
+def label(e: Entry, k: str, value: str, *, edges: bool = True) -> str:
+    """``value`` checked as a one-line label: at most :data:`MAX_LABEL_CHARS` characters and, with ``edges``, no
+    blank at either end (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME'
+    as the hint).
 
     Raises:
         CatalogError (the entry's kind): naming the key."""
     check_length(e, k, value, MAX_LABEL_CHARS, f"a catalog {k}")
-    told = edge_blank_problem(value)
+    told = edge_blank_problem(value) if edges else None
     if told:
         raise e.error(told[0], k, told[1].replace("the blank: ", f"the blank: {k}: "))
     return value

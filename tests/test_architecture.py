@@ -286,8 +286,12 @@ def test_phi3_fused_projections_count_like_separate_ones():
     assert arch.param_counts().linear == 94_208
 
 
-def test_float_sizes_that_are_whole_numbers_are_accepted():
-    assert from_hf_config(_llama(hidden_size=64.0)).hidden_size == 64
+def test_float_sizes_are_refused_even_when_whole():
+    # h14b minor e: Transformers reads 64.0 as a float, and nn.Linear(64.0, ...) raises TypeError: the config would
+    # not load, so it is refused with the integer as the hint
+    message = _error(_llama(hidden_size=64.0))
+    assert "hidden_size must be a whole number written without a decimal point or exponent, not 64.0" in message
+    assert message.endswith('Write the whole number: "hidden_size": 64.')
 
 
 def test_unknown_keys_are_kept_in_extra():

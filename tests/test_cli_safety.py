@@ -35,9 +35,9 @@ import pytest  # noqa: E402
 @pytest.mark.parametrize("old, new, message", [
     # 1.0e-300 of the hours busy priced each busy hour at ~10^300 dollars (issue 28)
     ("utilization: 0.5 ", "utilization: 1.0e-300 ",
-     "costs.utilization: must be at least 1/8760, one busy hour a year, not 1e-300"),
+     "costs.utilization: must be at least 0.000114 (1/8760 to three digits: one busy hour a year), not 1e-300"),
     ("depreciation_years: 3", "depreciation_years: 1.0e-300",
-     "costs.depreciation_years: must be at least 1/12, one month, not 1e-300"),
+     "costs.depreciation_years: must be at least 0.0833 (1/12 to three digits: one month), not 1e-300"),
 ])
 def test_absurd_cost_inputs_are_refused_in_one_line(tmp_path: Path, old: str, new: str, message: str) -> None:
     from click.testing import CliRunner

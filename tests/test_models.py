@@ -37,7 +37,7 @@ TINY_TIED = {**TINY, "tie_word_embeddings": True}
 TINY_TIED_PARAMS = 88_640
 
 HINT = (
-    "--model takes a catalog id (see 'planner catalog'), a path to a config.json or to a directory holding one, "
+    "--model takes a catalog id (see 'planner catalog models'), a path to a config.json or to a directory holding one, "
     "or a Hugging Face id org/name whose config.json is already in the local Hugging Face cache."
 )
 

@@ -304,7 +304,7 @@ def test_a_workloads_hours_per_month_is_checked_as_costs_hours_per_month_is(tmp_
     assert rw.stderr.startswith(f"Error: {w}:3: workloads[0].hours_per_month: "), rw.stderr
     assert rc.stderr.startswith(f"Error: {c}:4: costs.hours_per_month: "), rc.stderr
     assert rw.stderr.split("hours_per_month: ", 1)[1] == rc.stderr.split("hours_per_month: ", 1)[1]
-    floor = "must be at least 1/12, one busy hour a year"  # 1 busy hour a year / 12 months
+    floor = "must be at least 0.0833 (1/12 to three digits: one busy hour a year)"  # 1 busy hour a year / 12 months
     expected = {"0": "must be more than 0, not 0.", "0.001": f"{floor}, not 0.001.", "1.0e-300": f"{floor}, not 1e-300.",
                 "745": "must be at most 744, not 745."}[hours]  # 744 = 31 days x 24 h
     assert rw.stderr.split("hours_per_month: ", 1)[1].startswith(expected), rw.stderr

@@ -408,7 +408,7 @@ def test_command_line_only_keys_in_a_workload_file_say_so(tmp_path: Path, line: 
 def test_the_readme_says_which_options_have_no_file_key() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "Every option also has" not in text
-    assert "`--gpu`, `--headroom`,\n`--calibration` are command-line only." in text
+    assert "`--gpu`, `--headroom`,\n`--calibration`, `--prompt-tokens`, `--output-tokens` are command-line only." in text
     assert len(text.encode("utf-8")) <= 10_240
 
 

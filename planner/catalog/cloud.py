@@ -15,7 +15,7 @@ from planner.core.fields import Entry, _kind
 from planner.catalog.gpus import MAX_GPU_MEMORY_BYTES
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind, Merged,
                                     Parsed, later, read_ascii_text, read_int, read_positive, read_size,
-                                    read_text)
+                                    read_label, read_text)
 
 #: Upper bound beyond which an hourly price is taken for a typo (a wrong unit, an extra digit).
 MAX_USD_PER_HOUR = 10_000
@@ -162,7 +162,7 @@ def _provider(e: Entry, k: str) -> str:
 INSTANCE_FIELDS: dict[str, Field] = {
     "provider": Field(_provider),
     "instance": Field(read_ascii_text),
-    "gpu": Field(read_text),
+    "gpu": Field(read_label),
     "gpu_count": Field(read_int(1, 64)),
     "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
                                attr="gpu_memory_usable_bytes"),

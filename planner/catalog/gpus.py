@@ -18,9 +18,9 @@ from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
 from planner.catalog.schema import (MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, PRICED, CatalogWarning, Field, Kind, Merged,
-                                    Parsed, check_priced, price_extra, read_bool, read_choice, read_fraction,
+                                    Parsed, check_priced, later, price_extra, read_bool, read_choice, read_fraction,
                                     read_int, read_int_choice, read_positive, read_positive_int, read_rate,
-                                    read_size, read_text)
+                                    read_label, read_size, read_text)
 from planner.core.errors import did_you_mean
 
 GPU_VENDORS = ("nvidia", "amd", "intel")
@@ -58,7 +58,18 @@ MAX_TDP_W = 5_000
 #: (vLLM PR #14447, 0.42 GiB less).
 DRIVER_RESERVED_BYTES = 430 * MiB
 
-_COMPUTE_CAPABILITY = re.compile(r"^[0-9]+\.[0-9]+$")
+#: A CUDA compute capability as NVIDIA writes it, "major.minor": a major of 1 to 19 without a leading zero and a
+#: one-digit minor ("7.5", "8.6", "12.0"; NVIDIA, "CUDA GPU Compute Capability",
+#: https://developer.nvidia.com/cuda-gpus). "08.6", "8.60" or "8.06" are refused with the canonical form.
+_COMPUTE_CAPABILITY = re.compile(r"^(?:[1-9]|1[0-9])\.[0-9]$")
+#: The compute capabilities of each NVIDIA architecture the speed model knows (NVIDIA, "CUDA GPU Compute
+#: Capability", https://developer.nvidia.com/cuda-gpus, read 2026-12: Turing 7.5 (T4, RTX 20); Ampere 8.0 (A100),
+#: 8.6 (A10, A40, RTX 30, RTX A), 8.7 (Jetson Orin); Ada 8.9 (L4, L40S, RTX 40); Hopper 9.0 (H100, H200);
+#: Blackwell 10.0 (B200), 10.3 (B300), 11.0 (Jetson Thor), 12.0 (RTX 50, RTX PRO Blackwell), 12.1 (GB10)). A
+#: capability of another architecture is refused: a check of what a card runs (FlashAttention-2 needs 8.0 or
+#: more) would read it instead of the card's (h14b minor b).
+CAPABILITIES_BY_ARCHITECTURE = {"turing": ("7.5",), "ampere": ("8.0", "8.6", "8.7"), "ada": ("8.9",),
+                                "hopper": ("9.0",), "blackwell": ("10.0", "10.3", "11.0", "12.0", "12.1")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +187,27 @@ def _compute_capability(e: Entry, k: str) -> str:
                       "Quote it: YAML reads 8.10 as the number 8.1.")
     value = e.str(k)
     if not _COMPUTE_CAPABILITY.match(value):
-        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k)
+        loose = re.fullmatch(r"\s*0*([0-9]{1,2})\.([0-9])0*\s*", value)
+        hint = (f"Write it as NVIDIA does, major.minor without leading or trailing zeros: {k}: \"{loose[1]}.{loose[2]}\"."
+                if loose and loose[1] != "0" else "Write it as NVIDIA does, major.minor (developer.nvidia.com/cuda-gpus).")
+        raise e.error(f"{value!r} is not a compute capability such as \"8.9\"", k, hint)
     return value
+
+
+def _check_capability(p: Parsed) -> None:
+    """A GPU's ``compute_capability`` is one of its architecture's (:data:`CAPABILITIES_BY_ARCHITECTURE`), where the
+    catalog knows them; said at the key the entry's latest file set."""
+    v = p.values
+    cc, arch = v.get("compute_capability"), str(v.get("architecture", "")).lower()
+    known = CAPABILITIES_BY_ARCHITECTURE.get(arch)
+    if cc is None or known is None or cc in known:
+        return
+    other = next((a for a, ccs in CAPABILITIES_BY_ARCHITECTURE.items() if cc in ccs), None)
+    key = later(p, "compute_capability", "architecture")
+    raise p.err(f"compute_capability {cc!r} is not one of {arch}'s ({', '.join(known)})"
+                + (f"; it is {other}'s" if other else ""), key,
+                "Write the card's compute capability as NVIDIA lists it (developer.nvidia.com/cuda-gpus), or correct "
+                "the architecture.")
 
 
 _TFLOPS = read_positive(MAX_TFLOPS, "TFLOPS", "GPU", lo=MIN_TFLOPS)
@@ -193,7 +223,7 @@ def _mfu_scale(e: Entry, k: str) -> float:
 
 #: ``gpus.yaml`` keys besides the common ones.
 GPU_FIELDS: dict[str, Field] = {
-    "name": Field(read_text),
+    "name": Field(read_label),
     "vendor": Field(read_choice(GPU_VENDORS)),
     "segment": Field(read_choice(GPU_SEGMENTS)),
     "architecture": Field(lambda e, k: read_architecture(e, k)),
@@ -231,6 +261,7 @@ def _check_gpu(p: Parsed) -> None:
     """Rules between the keys of one GPU (after the overlay is merged)."""
     v = p.values
     check_priced(p, required=False)
+    _check_capability(p)
     if v["memory_usable"] > v["memory"]:
         hint = "memory_usable is what the driver reports, at most the marketed memory."
         origin = p.origin.get("memory")
@@ -291,7 +322,7 @@ def read_architecture(e: Entry, k: str) -> str:
         CatalogError: naming the entry and key, with the spelling to write."""
     import unicodedata
 
-    value = read_text(e, k)
+    value = read_label(e, k, edges=False)  # blanks at an end: refused below with the name meant
     if value.lower() in KNOWN_ARCHITECTURES:
         return value
     plain = re.sub(r"[\s\-_.]", "", unicodedata.normalize("NFKC", value)).lower()

@@ -79,6 +79,12 @@ CATALOG_FILES: dict[str, tuple[str, ...]] = {
 #: Every entry list, in load order (the order of :data:`CATALOG_FILES`): its record, keys and checks.
 KINDS: dict[str, Kind] = {k.name: k for k in (GENERATIONS, GPUS, DIMMS, PLATFORMS, NICS, SWITCHES, INSTANCES, MODELS)}
 
+#: The ``planner catalog KIND`` listing that shows each list's ids (h14b #11: 'planner catalog' alone needs a KIND;
+#: DIMMs are listed by 'planner catalog ram', NICs and switches by 'network', cloud instances by 'cloud'). PCIe
+#: generations have no listing: their few ids are named in the hint itself.
+KIND_LISTINGS = {"gpus": "gpus", "dimms": "ram", "platforms": "platforms", "nics": "network", "switches": "network",
+                 "instances": "cloud", "models": "models"}
+
 #: The keys that hold a price, in any list: an overlay that changes one gives its own provenance.
 _PRICE_KEYS = ("price_usd", "base_price_usd", "cable_price_usd", "usd_per_hour", "spot_usd_per_hour",
                "spot_usd_per_hour_range")
@@ -394,7 +400,8 @@ class _Store:
         if extra:
             raise e.error(f"an entry with 'remove: true' takes only 'id', not {extra[0]!r}", extra[0])
         if entry_id not in table:
-            raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id", did_you_mean(entry_id, table))
+            raise e.error(f"there is no {kind} entry {entry_id!r} to remove", "id",
+                          did_you_mean(entry_id, table, listing=KIND_LISTINGS.get(kind)))
         del table[entry_id]
         self.removed[kind][entry_id] = e
 

@@ -21,11 +21,13 @@ from planner.core.units import format_size
 from planner.catalog.gpus import COOLING_KINDS, FORM_FACTORS, Gpu
 from planner.catalog.pcie import PCIE_LANE_COUNTS, check_gen, generation_numbers
 from planner.catalog.ram import DIMM_KINDS
+from planner.catalog.texts import free_text
 from planner.catalog.prices import PRICE_KINDS
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MAX_SLOT_WIDTH, MIN_MEMORY_BYTES, Field, Kind, Merged,
                                     Parsed, check_priced, later, price_extra, priced_fields, read_choice,
                                     read_choice_list, read_date, read_int, read_int_choice, read_mpn,
-                                    read_positive_int, read_price, read_size, read_text)
+                                    read_label, read_positive_int, read_price, read_size,
+                                    read_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,12 +231,12 @@ def _parts(e: Entry, k: str) -> tuple[PlatformPart, ...]:
                              "A part's price gives usd, kind, as_of and source together, or none of them (the "
                              "platform's price then stands for the part).")
         out.append(PlatformPart(
-            category=category, name=read_text(item, "name"), quantity=quantity, mpn=mpn,
+            category=category, name=read_label(item, "name"), quantity=quantity, mpn=mpn,
             usd=read_price(item, "usd") if priced else None,
             kind=read_choice(PRICE_KINDS)(item, "kind") if priced else None,
             as_of=read_date(item, "as_of") if priced else None,
             source=read_text(item, "source") if priced else None,
-            notes=item.str("notes", multiline=True) if "notes" in item.data else None))
+            notes=free_text(item, "notes", item.str("notes", multiline=True)) if "notes" in item.data else None))
     return tuple(out)
 
 
@@ -259,8 +261,8 @@ _PLATFORM_BINARY = "A vendor's '{number} {unit}' memory limit is {number} {binar
 
 #: ``platforms.yaml`` keys besides the common ones.
 PLATFORM_FIELDS: dict[str, Field] = {
-    "name": Field(read_text),
-    "cpu": Field(read_text),
+    "name": Field(read_label),
+    "cpu": Field(read_label),
     **priced_fields("base_price_usd"),
     "memory_kind": Field(read_choice(DIMM_KINDS)),
     "memory_channels": Field(read_int(1, 64)),
@@ -274,7 +276,7 @@ PLATFORM_FIELDS: dict[str, Field] = {
     "psu_w": Field(read_positive_int(100_000, "W", "power supply")),
     "platform_w": Field(read_positive_int(50_000, "W", "host power")),
     "form_factors": Field(_form_factors),
-    "fixed_gpu": Field(read_text, required=False),
+    "fixed_gpu": Field(read_label, required=False),
     "fixed_gpu_count": Field(read_int(1, 64), required=False),
     "nic_slots": Field(read_int(0, 64), required=False),
     "gpu_cooling": Field(_cooling_kinds, required=False),

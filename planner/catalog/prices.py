@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from planner.core.fields import Entry
+from planner.catalog.texts import free_text
 
 #: Kinds of price (``prices[].kind`` and the legacy ``price_kind``).
 PRICE_KINDS = ("msrp", "street", "used", "quote", "quote-range", "estimate")
@@ -205,17 +206,23 @@ def read_prices(e: Entry, k: str, *, max_usd: float) -> tuple[Price, ...]:
         if exempt is not None:
             exempt.check_keys(EXEMPT_CHECKS)
             for name in exempt.data:
-                reasons[str(name)] = exempt.str(name)
+                reasons[str(name)] = free_text(exempt, name, exempt.str(name))
         as_of = it.date("as_of", past=True)
-        source = it.str("source")
+        source = free_text(it, "source", it.str("source"))
         key = (kind, cond, as_of)
         if key in seen:
             raise it.error(f"repeats the {kind} price ({cond}) of {as_of} (prices[{seen[key]}])", "as_of",
                            "Keep one price per kind, condition and date: the newest is the one a plan uses.")
         seen[key] = i
         out.append(Price(usd, kind, as_of, source.strip(), cond, low, high,
-                         it.str("notes", None), tuple(reasons.items())))
+                         _notes(it), tuple(reasons.items())))
     return tuple(out)
+
+
+def _notes(it: Entry) -> str | None:
+    """A price item's ``notes``: a free text (:data:`planner.catalog.texts.MAX_FREE_TEXT_CHARS`), or None."""
+    notes = it.str("notes", None)
+    return None if notes is None else free_text(it, "notes", notes)
 
 
 def _newest(prices: Iterable[Price], order: Mapping[str, int]) -> Price | None:

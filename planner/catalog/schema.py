@@ -25,6 +25,7 @@ from planner.core.errors import CatalogError
 from planner.core.fields import Entry
 from planner.core.units import GB, MiB, TiB, format_size
 
+from planner.catalog.texts import free_text, label
 from planner.catalog.prices import PRICE_KINDS, legacy_price, price_fields, read_prices, select_price, whole_cents
 VERIFICATION_LEVELS = ("V", "D", "K", "U")
 
@@ -68,8 +69,12 @@ class Field:
 
 def read_text(e: Entry, k: str) -> str:
     """A text: of characters UTF-8 can write (a lone surrogate, which no UTF-8 file holds but a value set
-    in code can, is refused: no report could be written)."""
-    value = e.str(k)
+    in code can, is refused: no report could be written), at most
+    :data:`planner.catalog.texts.MAX_FREE_TEXT_CHARS` characters (a source, notes)."""
+    return _utf8_text(e, k, free_text(e, k, e.str(k)))
+
+
+def _utf8_text(e: Entry, k: str, value: str) -> str:
     bad = re.search("[\ud800-\udfff]", value)
     if bad:
         raise e.error(f"holds {bad.group()!a}, a lone surrogate that UTF-8 (the reports, the terminal) cannot "
@@ -77,18 +82,25 @@ def read_text(e: Entry, k: str) -> str:
     return value
 
 
+def read_label(e: Entry, k: str, *, edges: bool = True) -> str:
+    """A one-line label (a name, a CPU, a seller): a :func:`read_text` of at most
+    :data:`planner.catalog.texts.MAX_LABEL_CHARS` characters (200, the name cap) and, with ``edges``, no blank at
+    either end (a reader with a more telling message for blanks checks them itself)."""
+    return _utf8_text(e, k, label(e, k, e.str(k), edges=edges))
+
+
 def read_ascii_text(e: Entry, k: str) -> str:
     """A text of printable ASCII (a cloud's instance type or region, as the clouds name them and
     ``import-skypilot`` keeps them): a lookalike letter ('us-еast-1' with a Cyrillic е) or a no-break space
     would name another region or instance that no filter (``costs.regions``) matches."""
-    value = read_text(e, k)
+    value = read_label(e, k, edges=False)
     bad = next((ch for ch in value if not (ch.isascii() and ch.isprintable())), None)
     if bad is not None:
         from planner.core.names import char_name
 
         raise e.error(f"{value!a} holds {char_name(bad)}, not a printable ASCII character as the clouds' names "
                       "are", k, "Write it as the provider's pricing page does, in ASCII letters and digits.")
-    return value
+    return label(e, k, value)  # a blank at an end, said once the characters are known to be ASCII
 
 
 def read_choice(choices: Iterable[str]) -> Reader:
@@ -360,7 +372,7 @@ def read_mpn(e: Entry, k: str) -> str:
                       f"Quote it as the file writes it: mpn: \"{written or value}\" (YAML reads an unquoted part "
                       "number as a number, which drops leading and trailing zeros)." if written else
                       f"Quote it: mpn: \"{value}\" (YAML drops leading zeros from numbers).")
-    return e.str(k).strip()
+    return label(e, k, e.str(k)).strip()
 
 
 def read_valid_until(e: Entry, k: str) -> str:
@@ -374,7 +386,7 @@ def read_valid_until(e: Entry, k: str) -> str:
 #: cell blank where the catalog does not say (never a guessed value).
 ORDER_FIELDS: dict[str, Field] = {
     "mpn": Field(read_mpn, required=False),
-    "seller": Field(read_text, required=False),
+    "seller": Field(read_label, required=False),
     "lead_time_days": Field(read_int(0, 730), required=False),
     "warranty_months": Field(read_int(0, 240), required=False),
     "quote_valid_until": Field(read_valid_until, required=False),

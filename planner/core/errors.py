@@ -182,4 +182,4 @@ def did_you_mean(name: str, choices: Iterable[str], n: int = 3, listing: str | N
         return "Valid: " + ", ".join(options) + "."
     if listing is not None:
         return f"'planner catalog {listing}' lists the valid ids."
-    return f"See 'planner catalog' for the {len(options)} valid names."
+    return f"None of the {len(options)} valid names is close."  # 'planner catalog' alone lists nothing (h14b #11)

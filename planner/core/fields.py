@@ -16,7 +16,10 @@ from decimal import Decimal
 from typing import Any
 
 from planner.core.errors import InputError, ScenarioError, close_matches, did_you_mean
-from planner.core.names import MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, unsafe_problem
+from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
+                                unsafe_problem)
+from planner.core.list_hints import flow_list as _flow_list
+from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
 _MISSING: Any = object()
@@ -181,12 +184,14 @@ class Entry:
 
     # ----- scalars --------------------------------------------------------------------
     def str(self, key: str, default: Any = _MISSING, choices: Iterable[str] | None = None, *,
-            multiline: bool = False) -> Any:
+            multiline: bool = False, glyphs: bool = True) -> Any:
         """A non-empty text; one of ``choices`` when given.
 
         Control characters and bidirectional controls are refused
         (:func:`planner.core.names.unsafe_char`): the text is shown in the terminal and written into
-        the reports. ``multiline`` allows line feeds and tabs (a description, notes).
+        the reports. ``multiline`` allows line feeds and tabs (a description, notes). Unless ``glyphs`` is
+        false (a name, whose own rules say more) or ``choices`` are given, a character with no glyph or the
+        Braille blank is refused too (:func:`planner.core.names.text_glyph_problem`).
         """
         value = self.raw(key, default, "a text" if choices is None else "one of the choices")
         if value is default and default is not _MISSING:
@@ -207,6 +212,10 @@ class Entry:
                              "Shorten it, or keep the long text in a file of its own and name that file here.")
         if may_be_unsafe(value):  # most texts are printable and hold no Hangul filler: no search
             self._check_shown(key, value, multiline)
+        if glyphs and choices is None:
+            told = text_glyph_problem(value)
+            if told:
+                raise self.error(told[0], key, told[1])
         if choices is not None:
             if value not in choices:
                 problem, hint = _not_a_choice(value, choices, "is not one of the choices")
@@ -224,7 +233,7 @@ class Entry:
             told = name_problem(value)  # too long (checked before anything reads it all), or blank space only
             if told:
                 raise self.error(told[0], key, told[1])
-        value = self.str(key, default)
+        value = self.str(key, default, glyphs=False)
         if value is default and default is not _MISSING:
             return value
         told = name_problem(value)
@@ -387,6 +396,9 @@ class Entry:
             # refused as the quoted '2027-01-31T10:00:00' is, not cut to a date that depends on the zone
             raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {str(value)!r} (a date and time)",
                              key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
+        if value is None:  # YAML's null: said as empty, not as Python's None (h14b #11)
+            raise self.error("must be a date written YYYY-MM-DD or YYYY-MM, not empty", key,
+                             self.null_hint(key, "a date"))
         parsed: _dt.date | None = None
         text = ""
         if isinstance(value, _dt.date):
@@ -399,6 +411,9 @@ class Entry:
                     parsed, text = _dt.date(int(y), int(m), int(d or 1)), value
                 except ValueError:
                     pass
+            other = None if parsed else other_spelling_hint(key, value)
+            if other is not None:  # '２０２６-11-20', '2026‐11‐20': the characters named, not the month's digits
+                raise self.error(f"must be a date written YYYY-MM-DD or YYYY-MM, not {value!r}", key, other)
             for fmt in () if parsed else ("%Y-%m-%d", "%Y-%m"):
                 try:
                     loose = _dt.datetime.strptime(value, fmt).date()
@@ -468,7 +483,7 @@ _ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
 
 
 def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
-    shown = _digits(value) if isinstance(value, int) else repr(value)  # a 300-digit number shortened
+    shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
     if lo is not None and value < lo:
         raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
     if hi is not None and value > hi:
@@ -770,6 +785,11 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
 
         return (share_hint(key, value, lambda n: f"{key}: {n}") if share_key(key) else
                 f"Write the number without the leading zero: {key}: {int(value)}.")
+    frac = re.fullmatch(r"\s*([0-9]+)\s*/\s*([1-9][0-9]*)\s*", value)
+    if frac and len(value) < 40:  # '1/12': a fraction is text to YAML; the decimal it stands for, to 3 digits
+        q = Decimal(frac.group(1)) / Decimal(frac.group(2))
+        shown = f"{q:.3g}" if q < 1 else f"{q.quantize(Decimal('0.001')).normalize():f}"
+        return f"YAML reads {value.strip()} as text; write it as a decimal: {key}: {Decimal(shown).normalize():f}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
     if key.endswith("_usd"):
@@ -778,53 +798,6 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
     if number and not value.strip().lower().endswith(("usd", "dollar", "dollars", "$")):
         return f"Write the number without quotes: {key}: {number}."
     return "Write a plain number, without quotes or unit."
-
-
-def bracket_hint(key: str, value: Any, names: Iterable[str], *, commas: bool = False) -> str | None:
-    """'Write the list in brackets: key: [a, b].' when ``value`` is one text holding two or more of ``names``
-    separated by commas or blanks (a list written without brackets: 'rtx-4090, l40s', 'q_proj v_proj'), so
-    that the hint keeps every item; None otherwise. ``commas``: the value is a command-line option's (or an API
-    keyword's), which takes the names comma-separated ('--lora-targets q_proj,v_proj'), not in brackets."""
-    if not isinstance(value, str):
-        return None
-    parts = [p for p in re.split(r"[,\s]+", value.strip()) if p]
-    known = set(names)
-    if len(parts) < 2 or not all(p in known for p in parts):
-        return None
-    if commas:
-        return f"That is {len(parts)} names in one text: separate them with commas, {key}: {','.join(parts)}."
-    return f"That is {len(parts)} names in one text: write the list in brackets, {key}: [{', '.join(parts)}]."
-
-
-def _flow_list(data: Any, key: str) -> tuple[str, str] | None:
-    """(problem, hint) for the unknown ``key`` of ``data`` when it is an item of a list written without brackets
-    in a flow mapping: in ``{allowed_gpus: rtx-4090, l40s}`` the ',' separates keys (YAML 1.1, section 7.4
-    "Flow Collection Styles"), so 'l40s' is read as a key with no value on the line of 'allowed_gpus'; None
-    otherwise."""
-    from planner.core.yamllookalike import COLONS
-
-    if any(c == ":" or c in COLONS for c in key):
-        return None  # '"task:<U+00A0>infer"': a key glued to its value, not a list item
-    lines = getattr(data, "lines", None)
-    keys = list(data)
-    i = keys.index(key)
-    if not lines or data[key] is not None or i == 0 or lines.get(key) is None:
-        return None
-    same = [k for k in keys if lines.get(k) == lines[key]]
-    j = same.index(key)
-    start = j - 1
-    while start >= 0 and data[same[start]] is None:
-        start -= 1
-    if start < 0 or not isinstance(data[same[start]], str):
-        return None
-    head = same[start]
-    items = [data[head]]
-    for k in same[start + 1:]:
-        if data[k] is not None:
-            break
-        items.append(str(k))
-    return (f"unknown key {key!r}: inside {{...}} a ',' separates keys, so {key!r} after '{head}: {data[head]},' is "
-            "read as a key of its own", f"Write the list in brackets: {head}: [{', '.join(items)}].")
 
 
 def _name_hint(value: Any, names: Sequence[str] | None) -> str | None:

@@ -311,6 +311,21 @@ def name_problem(name: str) -> tuple[str, str] | None:
     return lookalike_problem(name)
 
 
+def edge_blank_problem(text: str) -> tuple[str, str] | None:
+    """Why a one-line text (an extras ``description``, a catalog label such as a ``seller``) cannot start or end
+    with a blank-looking character (:func:`is_blank_looking`), as (problem, hint); None when it does not: the
+    Line items would show ' SSD 4 TB' indented like a line's sub-lines ('am5-desktop priced as:'), and names
+    refuse the same (:func:`name_problem`; h14b #10)."""
+    for ch, where in ((text[:1], "starts"), (text[-1:], "ends")):
+        if ch and is_blank_looking(ch):
+            why = ("an indented line reads as a sub-line of the one above" if where == "starts" else
+                   "it looks like the text without it")
+            return (f"{escape_unsafe(text)!r} {where} with {char_name(ch)}, drawn as blank space, which the reports "
+                    f"would keep ({why})",
+                    f"Write it without the blank: {escape_unsafe(strip_blank_looking(text))!r}.")
+    return None
+
+
 def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
     """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`) counted in
     Unicode NFC, or None; the text is shown cut to its first 40 characters.
@@ -451,6 +466,42 @@ _INVISIBLE = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u20
 #: searched for them even when it is printable (planner.core.fields).
 _FILLER = re.compile(f"[{_PRINTABLE_INVISIBLE}]")
 FILLERS = frozenset(chr(c) for a, b in _PRINTABLE_INVISIBLE_RANGES for c in range(a, b + 1))
+
+
+#: The printable characters a free text may not hold (:func:`text_glyph_problem`): U+FFFC and U+1D159, drawn as
+#: nothing (planner.core.lookalike.NO_GLYPH), and U+2800 BRAILLE PATTERN BLANK, a Braille cell with no dots drawn
+#: as blank space though it is no space (UTS #39 lists it among the characters that look like a space).
+_GLYPHLESS_PRINTABLE = re.compile("[\ufffc\U0001d159\u2800]")
+
+
+def text_glyph_problem(text: str) -> tuple[str, str] | None:
+    """Why a free text (a seller, a source, a description, notes) cannot hold one of its characters, as (problem,
+    hint); None when it can: the characters a name refuses for having no glyph of their own (private use, category
+    Co; a code point unassigned in the Unicode version Python knows, Cn; U+FFFC, U+1D159:
+    :mod:`planner.core.lookalike`) and the Braille blank U+2800, since a report's line (the Quote's seller, a
+    source) then shows something else, or nothing, where the file has a character (h14b minor a). Ordinary and
+    no-break spaces stay allowed in texts."""
+    if text.isprintable() and not _GLYPHLESS_PRINTABLE.search(text):
+        return None
+    from planner.core.lookalike import NO_GLYPH
+
+    for i, ch in enumerate(text):
+        cat = unicodedata.category(ch)
+        if cat == "Co":
+            why = "a private-use character, which means nothing outside a private agreement and each font draws its " \
+                  "own way (often as blank space)"
+        elif cat == "Cn":
+            why = (f"a code point not assigned in Unicode {unicodedata.unidata_version} (the version this Python "
+                   "knows), which is drawn as nothing or as a box")
+        elif ch in NO_GLYPH:
+            why = NO_GLYPH[ch]
+        elif ch == "\u2800":
+            why = "a Braille cell with no dots, drawn as blank space though it is no space"
+        else:
+            continue
+        return (f"holds {char_name(ch)} at character {i + 1}, shown as {_escaped(ch)}: {why}, so the text shows "
+                "otherwise than the file says", "Remove it (write an ordinary space for a blank).")
+    return None
 
 
 def may_be_unsafe(text: str) -> bool:

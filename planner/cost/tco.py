@@ -42,7 +42,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from planner.core.fields import Entry
-from planner.workload.spec import BUSY_HOURS_FLOOR_HINT, MIN_BUSY_HOURS_PER_YEAR
+from planner.workload.spec import (BUSY_HOURS_FLOOR_HINT, HOURS_FLOOR_TEXT, MIN_BUSY_HOURS_PER_YEAR, MIN_HOURS_PER_MONTH,
+                                   written_floor)
 
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12  # 730
@@ -56,7 +57,9 @@ MIN_UTILIZATION = 0.001
 #: ``hours_per_month`` too: planner.workload.spec, where it is defined), and the shortest ownership
 #: period (years): not published figures but the bounds of the quantities' meaning (a machine used for less
 #: than an hour a year, or owned for less than a billing month, is a typo: 1.0e-300 printed 300-digit costs).
-MIN_OWNERSHIP_YEARS = 1 / 12
+MIN_OWNERSHIP_YEARS = written_floor(1 / 12)  # a month, 1/12 to three digits as a file can write it: 0.0833
+#: The least ``utilization``: one busy hour a year, 1/8760, to three digits: 0.000114.
+MIN_BUSY_SHARE = written_floor(MIN_BUSY_HOURS_PER_YEAR / 8760.0)
 COST_KEYS = (
     "usd_per_kwh", "pue", "utilization", "hours_per_month", "gpu_power_fraction", "depreciation_years",
     "residual_fraction", "support_usd_per_year", "cloud_discount", "providers", "instances", "regions", "spot", "mfu", "mbu",
@@ -187,15 +190,16 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
     kw["pue"] = entry.number("pue", 1.0, min=1.0, max=3.0)
     kw["utilization"] = entry.number("utilization", None, min=0, max=1, min_exclusive=True)
     kw["hours_per_month"] = entry.number("hours_per_month", None, min=0, max=744, min_exclusive=True)
-    _at_least(entry, "utilization", kw["utilization"], MIN_BUSY_HOURS_PER_YEAR / HOURS_PER_YEAR,
-              f"1/{HOURS_PER_YEAR:g}, one busy hour a year",
+    _at_least(entry, "utilization", kw["utilization"], MIN_BUSY_SHARE,
+              f"{MIN_BUSY_SHARE:f}".rstrip("0") + f" (1/{HOURS_PER_YEAR:g} to three digits: one busy hour a year)",
               "utilization is the share of calendar hours the machine is busy (0.25: about 6 h a day); below one "
               "hour a year the cost per busy hour runs to absurd sums.")
-    _at_least(entry, "hours_per_month", kw["hours_per_month"], MIN_BUSY_HOURS_PER_YEAR / 12,
-              "1/12, one busy hour a year", BUSY_HOURS_FLOOR_HINT)
+    _at_least(entry, "hours_per_month", kw["hours_per_month"], MIN_HOURS_PER_MONTH, HOURS_FLOOR_TEXT,
+              BUSY_HOURS_FLOOR_HINT)
     kw["gpu_power_fraction"] = entry.number("gpu_power_fraction", 1.0, min=0, max=1, min_exclusive=True)
     kw["depreciation_years"] = entry.number("depreciation_years", 3.0, min=0, max=20, min_exclusive=True)
-    _at_least(entry, "depreciation_years", kw["depreciation_years"], MIN_OWNERSHIP_YEARS, "1/12, one month",
+    _at_least(entry, "depreciation_years", kw["depreciation_years"], MIN_OWNERSHIP_YEARS,
+              f"{MIN_OWNERSHIP_YEARS:g} (1/12 to three digits: one month)",
               "It is the ownership period over which the capex is spread; under a month the cost per month runs "
               "to absurd sums.")
     kw["residual_fraction"] = entry.number("residual_fraction", 0.20, min=0, max=0.99)
@@ -565,7 +569,7 @@ def check_volume_hours(hours: float, volumes: dict[str, float]) -> None:
     """
     from planner.core.errors import InputError
 
-    floor = MIN_BUSY_HOURS_PER_YEAR / 12
+    floor = MIN_BUSY_HOURS_PER_YEAR / 12  # derived, not written: the floor itself (5 min a month)
     if hours >= floor:
         return
     given = ", ".join(f"{name} {tokens:,.4g}" for name, tokens in volumes.items())

@@ -66,8 +66,13 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
         return default
     value = cfg[key]
     if kind is int:
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 1e15:
+            # 32.0 is a float to json.load and YAML, and so to Transformers, whose range(num_hidden_layers) and
+            # nn.Linear(hidden_size, ...) raise TypeError on it: the config would not load (h14b minor e)
+            shown = f'"{key}": {int(value)}' if _is_json(where) else f"{key}: {int(value)}"
+            raise _error(cfg, where, f"{key} must be a whole number written without a decimal point or exponent, "
+                         f"not {value!r}, which Transformers reads as a float (range() and nn.Linear refuse it)", key,
+                         f"Write the whole number: {shown}.")
         if isinstance(value, bool) or not isinstance(value, int):
             quoted = isinstance(value, str) and value.strip().isdigit()
             zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text

@@ -52,7 +52,7 @@ DEFAULT_CATALOG_FILE = "catalog/models.yaml"
 
 #: The three forms ``--model`` accepts, as shown in error hints.
 ACCEPTED_FORMS = (
-    "--model takes a catalog id (see 'planner catalog'), a path to a config.json or to a directory "
+    "--model takes a catalog id (see 'planner catalog models'), a path to a config.json or to a directory "
     "holding one, or a Hugging Face id org/name whose config.json is already in the local Hugging Face cache."
 )
 
@@ -343,7 +343,7 @@ def _hint(name: str, catalog: Mapping[str, Any], download: str | None = None) ->
 
         folded = did_you_mean(unicodedata.normalize("NFKC", name), choices)
         close = folded if folded and folded.startswith("Did you mean") else close
-    if close and not close.startswith("See "):  # ACCEPTED_FORMS already points at 'planner catalog'
+    if close and not close.startswith("None of the "):  # ACCEPTED_FORMS already points at 'planner catalog models'
         parts.append(close)
     if download:
         parts.append(

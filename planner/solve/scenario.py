@@ -34,7 +34,7 @@ Workload keys for ``planner compare`` (time and cost; see planner.cost.compare):
 dataset_tokens, epochs  training: tokens per epoch and epochs of one run
 tokens_per_request      inference: tokens generated per request
 requests_per_hour       inference: the rate a service must keep up with
-hours_per_month         busy hours a month the workload takes (1/12-744: at least one busy hour a year)
+hours_per_month         busy hours a month the workload takes (0.0833-744: at least one busy hour a year)
 tokens_per_month        tokens the workload processes a month (training: trained, inference:
                         generated), a number or ``200M`` / ``1.5B`` (k, M, B, T); the busy hours
                         are derived from it (tokens / the machine's tokens per second), and a
@@ -195,9 +195,10 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import (clash_key, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
+from planner.core.names import (clash_key, edge_blank_problem, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
                                  spelling_note, windows_reserved)
-from planner.core.fields import Entry, bracket_hint
+from planner.core.fields import Entry
+from planner.core.list_hints import bracket_hint
 from planner.workload.inputs import make_resolver
 from planner.workload.relative import relative_model_resolver
 from planner.workload.othernames import explainer
@@ -872,9 +873,9 @@ def _extra(e: Entry) -> Extra:
                  if k == "condition" else None)
     category = _category(e)
     description = e.str("description")
-    told = length_problem(description, what="an extras description")
+    told = length_problem(description, what="an extras description") or edge_blank_problem(description)
     if told:
-        raise e.error(told[0], "description", told[1])
+        raise e.error(told[0], "description", told[1].replace("the blank: ", "the blank: description: "))
     if category.strip().lower() in _OWN_CATEGORIES:
         raise e.error(f"category {category!r} is one of planner's own quote lines ({', '.join(_OWN_CATEGORIES)}), "
                       "each priced from the catalog", "category",

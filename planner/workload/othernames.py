@@ -258,10 +258,25 @@ def _inference_rows() -> list[OtherName]:
     ]
 
 
+#: The ``tools`` of a row that is the planner's own name but no key of a ``--workload`` file (h14b minor d).
+_NOT_A_FILE_KEY = "planner"
+
+
 def _workload_and_constraint_rows() -> list[OtherName]:
     """Other tools' names of keys of either task and of a scenario's constraints."""
     w, c = "workload", "constraints"
     return [
+        # ----- planner's own names that are no key of a --workload file ---------------------------------------
+        OtherName("prompt_tokens", w, _NOT_A_FILE_KEY, None,
+                  note="it is the command-line option --prompt-tokens of 'planner estimate' (with --gpu: the prompt "
+                       "of the request the speed model times), which has no file key. Give it on the command line."),
+        OtherName("output_tokens", w, _NOT_A_FILE_KEY, None,
+                  note="it is the command-line option --output-tokens of 'planner estimate' (with --gpu: the tokens "
+                       "the timed request generates), which has no file key; a scenario's tokens_per_request sizes "
+                       "a request for 'planner compare'. Give it on the command line."),
+        OtherName("slo", w, _NOT_A_FILE_KEY, None,
+                  note="slo: is a key of a scenario's workload (planner plan), not of a --workload file. Write the "
+                       "workload into a scenario's workloads: list, or size it with 'planner fit'."),
         # ----- either task ----------------------------------------------------------------------------------
         OtherName("attn_implementation", w, "Transformers' from_pretrained", "attention",
                   values={"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "flash"}),
@@ -317,6 +332,8 @@ def describe(row: OtherName, value: Any, *, task_of_key: str | None = None) -> t
         task_of_key: the task whose option ``row.key`` is, when it is not the entry's task.
     """
     whose = f" (the name in {row.tools})" if row.tools else ""
+    if row.key is None and row.tools == _NOT_A_FILE_KEY:  # a planner name that a --workload file does not take
+        return f"unknown key {row.name!r}: {row.note}", None
     if row.key is None:
         return f"unknown key {row.name!r}{whose}; the planner has no key for it", row.note or None
     of_task = f", an option of task {task_of_key}" if task_of_key else ""

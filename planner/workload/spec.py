@@ -20,6 +20,8 @@ and planner.workload.checks; this module re-exports their public names (``__all_
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -199,15 +201,40 @@ def check_derived_name(entry: Entry, name: str, what: str) -> None:
         return
     if "model" in entry.data and name == str(entry.data["model"]):
         path = "/" in name or "\\" in name  # a path: the hint is about the file, not a name to type
-        # options have no --name: a name of its own is the name key of a --workload file (option_form would
-        # turn 'name: ' into an option that does not exist)
-        own = "write its name key in a --workload file" if entry.file is None else "write name: NAME beside model:"
         raise entry.error(f"the {what} is named after the model, and {told[0]}", "model",
-                          "Rename the folder or file without that character, or give the workload a name of its "
-                          f"own ({own})." if path else told[1])
+                          _path_hint(entry, told) if path else told[1])
     raise entry.error_cls(f"the {what} is named after its file, and {told[0]}", file=entry.file,
                           entry=entry.path or None,
                           hint=f"{told[1]} Give the name in the file (name: ...), or rename the file.")
+
+
+def _path_hint(entry: Entry, told: tuple[str, str], *, named: bool = False) -> str:
+    """The hint for a model path that cannot label a workload (``told``: name_problem's problem and hint): rename
+    the folder, or name the workload. Options have no --name: a name of its own is the name key of a --workload
+    file (option_form would turn 'name: ' into an option that does not exist)."""
+    own = "write its name key in a --workload file" if entry.file is None else "write name: NAME beside model:"
+    fix = (("Rename the folder to a shorter name" if named else "Give a shorter path (move or link the folder)")
+           if "characters long" in told[0] else "Rename the folder or file without that character")
+    return f"{fix}." if named else f"{fix}, or give the workload a name of its own ({own})."
+
+
+def check_model_label(entry: Entry, label: str) -> None:
+    """Refuse a model that is no catalog id (a local folder or config.json) whose ``label`` (the folder's name,
+    planner.model.models: what every report line that names the model shows, ``Workload w1 (infer, LABEL)``) is
+    what :func:`planner.core.names.name_problem` refuses in a name (over 200 characters, a no-break space, a blank
+    at an end, a character with no glyph), named workload or not: the command line refused such a folder as the
+    workload's name while a scenario showed it as the label (h14b #8). Naming the workload does not change the
+    label, so the hint is to rename the folder.
+
+    Raises:
+        InputError (of the entry's kind): at ``model``.
+    """
+    from planner.core.names import name_problem
+
+    told = name_problem(label)
+    if told is not None:
+        raise entry.error(f"the model's folder name labels the workload in every report line, and {told[0]}",
+                          "model", _path_hint(entry, told, named=True))
 
 
 def workload_from_entry(
@@ -239,9 +266,11 @@ def workload_from_entry(
                               "folder, or give an absolute path.")
         model_id, model_source, arch = resolve_model(given, entry)
     task = _task_and_keys(entry)
+    if "model" in entry.data and not str(model_source).startswith("catalog:"):
+        check_model_label(entry, model_id)  # the label of every line, named workload or not
+    if "name" not in entry.data:  # before entry.name reads it: a path too long is said at model, not at name
+        check_derived_name(entry, default_name, "workload")
     name = entry.name("name", default_name)
-    if "name" not in entry.data:
-        check_derived_name(entry, name, "workload")
     warnings: list[str] = []
     if "model" in entry.data and str(model_source).startswith("catalog:"):
         shadowed = _shadowed_model_path(str(entry.data["model"]).strip(), entry.file)
@@ -372,21 +401,37 @@ def tokens_per_month(entry: Entry) -> float | None:
 #: and ``costs.utilization``, planner.cost.tco) may give: not a published figure but the bound of the
 #: quantity's meaning (a machine used for less than an hour a year is a typo: 1.0e-300 printed 300-digit costs).
 MIN_BUSY_HOURS_PER_YEAR = 1.0
-#: The hint of an ``hours_per_month`` below :data:`MIN_BUSY_HOURS_PER_YEAR` / 12.
+#: The hint of an ``hours_per_month`` below :data:`MIN_HOURS_PER_MONTH`.
 BUSY_HOURS_FLOOR_HINT = "Below one busy hour a year the cost per busy hour runs to absurd sums."
+
+
+def written_floor(x: float) -> float:
+    """``x`` cut (down) to three significant digits, as a file can write it: 1/12 is 0.0833, 1/8760 0.000114.
+    A floor given as 1/12 could not be written (0.0833, 0.083333333 and '1/12' were all refused, h14b #9); this
+    one, 0.04% lower at most, is the bound a message states and a file may give exactly."""
+    exp = math.floor(math.log10(x)) - 2
+    return float(f"{math.floor(x / 10.0 ** exp + 1e-9)}e{exp}")
+
+
+#: The fewest busy hours a month ``hours_per_month`` may give: one busy hour a year
+#: (:data:`MIN_BUSY_HOURS_PER_YEAR` / 12 = 0.08333...) as written, 0.0833 (:func:`written_floor`).
+MIN_HOURS_PER_MONTH = written_floor(MIN_BUSY_HOURS_PER_YEAR / 12)
+#: The bound a message states for :data:`MIN_HOURS_PER_MONTH`.
+HOURS_FLOOR_TEXT = f"{MIN_HOURS_PER_MONTH:g} (1/12 to three digits: one busy hour a year)"
 
 
 def _hours_per_month(entry: Entry) -> float | None:
     """The workload's ``hours_per_month``, checked as ``costs.hours_per_month`` is (planner.cost.tco.read_costs):
     more than 0 (0 was taken and then ignored: the default utilization priced the workload), at most 744 (31 days
-    of 24 h), at least 1/12 (one busy hour a year, :data:`MIN_BUSY_HOURS_PER_YEAR`); None when absent.
+    of 24 h), at least 0.0833 (1/12, one busy hour a year, to three digits: :data:`MIN_HOURS_PER_MONTH`); None
+    when absent.
 
     Raises:
         InputError (of the entry's kind): not a number, or outside those bounds.
     """
     hours = entry.number("hours_per_month", None, min=0, max=744, min_exclusive=True)
-    if hours is not None and hours < MIN_BUSY_HOURS_PER_YEAR / 12:
-        raise entry.error(f"must be at least 1/12, one busy hour a year, not {hours!r}", "hours_per_month",
+    if hours is not None and hours < MIN_HOURS_PER_MONTH:
+        raise entry.error(f"must be at least {HOURS_FLOOR_TEXT}, not {hours!r}", "hours_per_month",
                           BUSY_HOURS_FLOOR_HINT)
     return hours
 
@@ -542,6 +587,9 @@ __all__ = [
     "TOKEN_SUFFIXES",
     "MAX_TOKENS_PER_MONTH",
     "MIN_BUSY_HOURS_PER_YEAR",
+    "MIN_HOURS_PER_MONTH",
+    "HOURS_FLOOR_TEXT",
+    "written_floor",
     "BUSY_HOURS_FLOOR_HINT",
     "parse_token_count",
     "tokens_per_month",

@@ -385,7 +385,7 @@ def _lora_targets(entry: Entry, arch: Architecture, fw_name: str, method: str,
         for t in targets:
             if t not in valid:
                 from planner.core.errors import did_you_mean
-                from planner.core.fields import bracket_hint
+                from planner.core.list_hints import bracket_hint
                 commas = bool(getattr(entry.error_cls, "options", False))  # --lora-targets takes a,b
                 raise entry.error(f"LoRA target {t!r} is not a linear module of {arch.model_type}", "lora_targets",
                                   bracket_hint("lora_targets", t, valid, commas=commas)

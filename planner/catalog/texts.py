@@ -1,0 +1,70 @@
+"""How long a catalog text may be: one-line labels (a name, a part number, a seller) and free texts (a source,
+notes), capped at load with one error naming the file, the entry, the key and the limit (h14b #7: 40,000
+characters loaded, the terminal printed 2,688 lines and the workbook cut the Quote's item and order cells to a
+cell's 32,767 characters without a word).
+
+Importing this module does no work and it keeps no state.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from planner.core.fields import Entry
+from planner.core.names import MAX_NAME_CHARS, edge_blank_problem, escape_unsafe
+
+#: The longest one-line label of a catalog entry (a GPU's or platform's ``name``, ``cpu``, a part's ``name``,
+#: ``mpn``, ``seller``, a cloud row's ``gpu``): the name cap (:data:`planner.core.names.MAX_NAME_CHARS`, 200),
+#: since the terminal, the Line items and the Quote repeat it on every line that names the part. The longest
+#: shipped one is 116 characters (a platform's name); manufacturer part numbers are a few dozen (NVIDIA
+#: 900-2G133-0080-000, 18 characters; the shipped catalog's longest mpn is 18).
+MAX_LABEL_CHARS = MAX_NAME_CHARS
+
+#: The longest free text of a catalog entry (``source``, ``notes``, ``discontinued``, ``parameters_source``, a
+#: price's ``source``, ``notes`` and ``exempt`` reasons): well below a workbook cell's 32,767 characters
+#: (Microsoft, "Excel specifications and limits": "Total number of characters that a cell can contain: 32,767
+#: characters"), which the Sources and Assumptions sheets copy each text into, and about 3.5 times the longest
+#: shipped one (a GPU's notes, 1,143 characters). A longer text belongs in SOURCES.md, named by its REF: id.
+MAX_FREE_TEXT_CHARS = 4_000
+
+
+def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
+    """``value`` (the text of key ``k``) when at most ``limit`` characters (counted in Unicode NFC, as names
+    are: a decomposed accent is one character); ``what`` names the kind of text in the message ('a label').
+
+    Raises:
+        CatalogError (the entry's kind): naming the key, the length and the limit.
+    """
+    if len(value) <= limit:
+        return value
+    count = len(unicodedata.normalize("NFC", value))
+    if count <= limit:
+        return value
+    shown = escape_unsafe(value[:40]) + "..."
+    if limit == MAX_LABEL_CHARS:
+        why = "since the terminal, the Line items and the Quote repeat it on every line that names the part"
+        hint = f"Shorten it to at most {limit} characters; a longer description belongs in notes."
+    else:
+        why = "since the terminal and the workbook show it whole (a workbook cell holds at most 32,767)"
+        hint = (f"Shorten it to at most {limit:,} characters; a longer text belongs in SOURCES.md, named here by its "
+                "REF: id.")
+    raise e.error(f"'{shown}' is {count:,} characters long; {what} is at most {limit:,} characters, {why}", k, hint)
+
+
+def label(e: Entry, k: str, value: str, *, edges: bool = True) -> str:
+    """``value`` checked as a one-line label: at most :data:`MAX_LABEL_CHARS` characters and, with ``edges``, no
+    blank at either end (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME'
+    as the hint).
+
+    Raises:
+        CatalogError (the entry's kind): naming the key."""
+    check_length(e, k, value, MAX_LABEL_CHARS, f"a catalog {k}")
+    told = edge_blank_problem(value) if edges else None
+    if told:
+        raise e.error(told[0], k, told[1].replace("the blank: ", f"the blank: {k}: "))
+    return value
+
+
+def free_text(e: Entry, k: str, value: str) -> str:
+    """``value`` checked as a free text (:data:`MAX_FREE_TEXT_CHARS`)."""
+    return check_length(e, k, value, MAX_FREE_TEXT_CHARS, f"a catalog {k}")

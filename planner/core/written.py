@@ -1,0 +1,72 @@
+"""Values as a file writes them, for messages: a number as written when its float would show other digits, and
+the ASCII spelling of a date written with other digits or dashes (h14b #10, minor c). Used by
+:mod:`planner.core.fields`; error paths only.
+
+Importing this module does no work and it keeps no state.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from planner.core.names import char_name
+
+#: ``key: <number>`` on a line of a file, for :func:`as_written`.
+_WRITTEN_NUMBER = r"(?<![\w-]){key}['\"]?\s*:\s*([-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)"
+
+
+def as_written(entry: Any, key: str, value: float) -> str:
+    """A float as the file writes it, for a message: repr() when its 15 significant digits or fewer are surely what
+    was written; else the number on ``key``'s line of the file when it reads as the same float
+    ('99999999999999.99', whose float's repr is '99999999999999.98': a float holds 15 to 17 significant digits,
+    IEEE 754 binary64; h14b #10). A small reader of its own (error path only): the YAML readers keep no text of
+    a number."""
+    shown = repr(value)
+    digits = len(re.sub(r"[^0-9]", "", shown.split("e")[0]).lstrip("0"))
+    line = entry.line_of(key)
+    if digits < 16 or not entry.file or not line or str(entry.file) == "-":
+        return shown
+    try:
+        with open(entry.file, encoding="utf-8") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    break
+            else:
+                return shown
+    except (OSError, UnicodeDecodeError, ValueError):
+        return shown
+    for m in re.finditer(_WRITTEN_NUMBER.format(key=re.escape(key)), text[:10_000]):
+        written = m.group(1).replace("_", "")
+        try:
+            if float(written) == value:
+                return written
+        except ValueError:
+            continue
+    return shown
+
+
+#: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits (planner.core.fields reads dates so).
+_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
+
+
+def other_spelling_hint(key: str, value: str) -> str | None:
+    """The hint for a date written with digits of another script ('２０２６-11-20': full-width) or with a dash other
+    than the ASCII hyphen-minus ('2026‐11‐20' with U+2010 HYPHEN; any Unicode dash, category Pd, or U+2212 MINUS
+    SIGN), which read as the ASCII date they look like (h14b minor c); None for any other text. ISO 8601 writes a
+    date with ASCII digits and the hyphen-minus U+002D."""
+    if value.isascii():
+        return None
+    digits = "".join(str(unicodedata.decimal(ch)) if not ch.isascii() and unicodedata.decimal(ch, None) is not None
+                     else ch for ch in value)  # '２' is 2: as planner.core.fields.ascii_digits writes it
+    dashes = [ch for ch in dict.fromkeys(digits) if ch != "-" and (unicodedata.category(ch) == "Pd" or ch == "\u2212")]
+    fixed = "".join("-" if ch in dashes else ch for ch in digits).strip()
+    if not _ISO_DATE.match(fixed):
+        return None
+    said = []
+    if digits != value:
+        said.append("ASCII digits")
+    if dashes:
+        said.append("the ASCII hyphen '-' (it holds " + ", ".join(char_name(ch) for ch in dashes) + ")")
+    return f"Write it with {' and '.join(said)}: {key}: {fixed}."

@@ -143,12 +143,13 @@ class Entry:
         if self.refuse_null and key in self.data and self.data[key] is None:
             raise self.error(f"must be {what}, not empty", key, self.null_hint(key, what))
 
-    def null_hint(self, key: str, what: str) -> str:
-        """The hint for ``key`` given with no value: write ``what``, or leave the key out for its default."""
+    def null_hint(self, key: str, what: str, optional: bool = True) -> str:
+        """The hint for ``key`` given with no value: write ``what``, or (``optional``: the key has a default)
+        leave the key out for its default."""
         if self.file is None:
-            return f"None is no value: give {what}, or leave {key!r} out for its default."
-        return (f"Write {what} after '{key}:' (nothing there, or ~, is YAML's null), or remove the key for its "
-                "default.")
+            return f"None is no value: give {what}" + (f", or leave {key!r} out for its default." if optional else ".")
+        return (f"Write {what} after '{key}:' (nothing there, or ~, is YAML's null)"
+                + (", or remove the key for its default." if optional else "."))
 
     def child(self, key: str, default: Any = _MISSING) -> Entry | None:
         """The mapping under ``key`` as an Entry (None if absent and a default was given)."""
@@ -351,7 +352,7 @@ class Entry:
             return value
         if value is None:  # never parse_size's 'got NoneType'
             raise self.error("must be a size such as '24 GiB', not empty", key,
-                             self.null_hint(key, "a size such as '24 GiB'"))
+                             self.null_hint(key, "a size such as '24 GiB'", default is not _MISSING))
         try:
             n = parse_size(value)
         except UnitError as exc:
@@ -377,7 +378,7 @@ class Entry:
             return value
         if value is None:  # never parse_rate's 'the rate None'
             raise self.error("must be a rate such as '400 Gb/s', not empty", key,
-                             self.null_hint(key, "a rate such as '400 Gb/s'"))
+                             self.null_hint(key, "a rate such as '400 Gb/s'", default is not _MISSING))
         try:
             return parse_rate(value)
         except UnitError as exc:
@@ -398,7 +399,7 @@ class Entry:
                              key, "Write the date alone, e.g. " + value.date().isoformat() + ".")
         if value is None:  # YAML's null: said as empty, not as Python's None (h14b #11)
             raise self.error("must be a date written YYYY-MM-DD or YYYY-MM, not empty", key,
-                             self.null_hint(key, "a date"))
+                             self.null_hint(key, "a date", default is not _MISSING))
         parsed: _dt.date | None = None
         text = ""
         if isinstance(value, _dt.date):

@@ -335,6 +335,7 @@ def _module_level_stores(source: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_no_function_fills_a_module_level_container() -> None:
     """No memo dict or run-time registry at module level: a cache is passed to the function that uses it."""
     found = []

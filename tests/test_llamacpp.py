@@ -473,6 +473,7 @@ def test_kv_auto_tries_the_quantized_caches(tmp_path):
     assert p.workloads[0].infer.kv_dtype == "q4_0"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_gpu_layers_max_prefers_every_layer_on_the_gpu(tmp_path):
     # on an A6000, 70B Q4_K_M fits whole and Q8_0 only in part: the whole model on the GPU is
     # reported, although Q8_0 is listed first (its host blocks would be read at RAM bandwidth)
@@ -724,6 +725,7 @@ def test_scenario_buys_two_cards_for_one_gguf(tmp_path):
 
 # ----- speed: what a partly offloaded plan decodes at, and a floor on it -------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     # review F6: gpu_layers: max with the capex objective bought a card holding a third of the model
     # and said nothing about speed
@@ -765,6 +767,7 @@ def test_plan_warns_how_fast_a_partly_offloaded_model_decodes(tmp_path):
     assert row_decode_tokens_per_s
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_min_decode_tokens_per_s_is_a_floor_the_solver_honours(tmp_path):
     from planner.catalog.loader import load_catalog
     from planner.core.errors import ScenarioError

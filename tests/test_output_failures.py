@@ -78,6 +78,7 @@ def test_a_file_size_limit_while_the_workbook_is_written(tmp_path: Path) -> None
     assert not out.exists() or os.listdir(out) == []  # no staging folder, no half a workbook
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_out_folder_1200_deep(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

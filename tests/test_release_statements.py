@@ -269,6 +269,7 @@ def test_flash_attention_help_says_old_builds_default_off():
 
 # ----- reports/validation.md: the training releases' section is the generator's ---------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_training_release_section_is_current():
     # reports/validation.md carries tests/test_framework_releases.py's tables (python -m planner.validate.validation)
     from planner.validate.validation import framework_releases_section

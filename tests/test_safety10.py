@@ -139,6 +139,7 @@ def test_markdown_math_and_shortcodes_are_escaped() -> None:
     assert md_text("at 10:30") == "at 10:30"  # no shortcode: left as typed
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_workbooks_saved_in_threads_leave_tempfile_tempdir_as_it_was(tmp_path: Path, monkeypatch) -> None:
     # hostile pass 7A item 10: openpyxl's save sets tempfile.tempdir; saves in threads put it back one at a time
     import tempfile

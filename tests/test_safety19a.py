@@ -32,6 +32,7 @@ def _q(p: Path | str) -> str:
 
 # ---- 1. help, version and usage lines into files of the defaults and of the inputs' inputs ----
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_help_and_usage_lines_go_into_no_report_of_the_default_out(tmp_path: Path) -> None:
     r = _cli("plan", str(QLORA), "--format", "json,md", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -125,6 +126,7 @@ def test_both_streams_data_files_say_nothing_anywhere(tmp_path: Path) -> None:
     assert (tmp_path / "a.json").read_bytes() == b"" and (tmp_path / "b.md").read_bytes() == b""
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_text_and_log_files_and_data_output_keep_working(tmp_path: Path) -> None:
     r = _cli(shell=f"python -m planner plan {_q(QLORA)} --out o --format json > plan.txt 2> err.log", cwd=tmp_path)
     assert r.returncode == 0
@@ -173,6 +175,7 @@ def _mixed(out: Path) -> None:
     manifest.write_text(json.dumps(doc, indent=1) + "\n")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("as_json", [False, True])
 def test_compare_says_the_stopped_runs_staging_folder_it_removed(tmp_path: Path, as_json: bool) -> None:
     out = tmp_path / "o"
@@ -190,6 +193,7 @@ def test_compare_says_the_stopped_runs_staging_folder_it_removed(tmp_path: Path,
         json.loads(r.stdout)  # the note is not in the JSON on standard output
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_compare_says_the_staging_folder_it_leaves_and_the_api_carries_both(tmp_path: Path) -> None:
     import planner
 
@@ -302,6 +306,7 @@ def _nameless(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_nameless_scenario_from_a_pipe_or_stdin_is_refused_with_out(tmp_path: Path) -> None:
     a = _nameless(tmp_path)
     piped = _cli(shell=f"python -m planner plan <(cat {_q(a)}) --out o --format json", cwd=tmp_path)

@@ -51,6 +51,7 @@ def test_an_overlays_sources_md_is_never_replaced_by_a_report(tmp_path: Path, mo
 SKY_HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_spot_price_of_zero_is_no_spot_offer(tmp_path: Path) -> None:
     from planner.catalog.loader import load_catalog
 

@@ -175,6 +175,7 @@ def test_a_read_write_stdout_is_restored_after_a_failed_write(tmp_path: Path) ->
     assert f.read_bytes() == original
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_non_blocking_stdout_pipe_is_waited_for(tmp_path: Path) -> None:
     import fcntl
     import time
@@ -241,6 +242,7 @@ def test_lambdas_vms_csv_is_not_imported_as_aws(tmp_path: Path) -> None:
 
 # -- 6. today is the UTC date ------------------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_an_overlay_imported_east_of_utc_loads_west_of_it(tmp_path: Path) -> None:
     import datetime as dt
 
@@ -365,6 +367,7 @@ def test_an_edit_saved_between_the_check_and_the_rename_is_put_back(tmp_path: Pa
 
 # -- 14. a run killed during the renames leaves nothing a later run cannot clean ------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_old_links_of_a_run_killed_during_commit_are_cleaned_by_the_next_run(tmp_path: Path) -> None:
     s = _scenario(tmp_path / "s.yaml", "s")
     out = tmp_path / "o"

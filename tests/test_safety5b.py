@@ -52,6 +52,7 @@ def test_huge_token_counts_get_the_range_error(tmp_path: Path, value: str, shown
     assert f"workloads[0].tokens_per_month: must be above 0 and at most 3e+13, not {shown}." in err, err
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_api_huge_token_counts_raise_input_error() -> None:
     from planner import compare, plan
     from planner.core.errors import InputError
@@ -154,6 +155,7 @@ def test_escapers_show_surrogates_as_bytes() -> None:
 
 # -- 3. a Catalog changed in code with numbers of other types: normalised, or one CatalogError -------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_catalog_numbers_of_other_types_are_normalised() -> None:
     import dataclasses as dc
     from decimal import Decimal
@@ -257,6 +259,7 @@ def test_a_named_calibration_file_that_does_not_exist_is_refused(tmp_path: Path)
 
 # -- 5. YAML 1.1 base-60 numbers: refused with a hint everywhere YAML is read ---------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
     # before: deadline_hours: 1:30 planned a 90 h deadline, context: 1:30 90 tokens, price_usd: 4:50 $290
     text = (ROOT / "scenarios" / "finetune-72h-deadline.yaml").read_text()
@@ -290,6 +293,7 @@ def test_base_60_numbers_are_refused_in_every_yaml_file(tmp_path: Path) -> None:
 
 # -- 7. tokens_per_month below one busy hour a year: refused like costs.utilization ---------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_tiny_tokens_per_month_is_refused_like_utilization(tmp_path: Path) -> None:
     # before: "$48,200,000,006.03 per job ... (at 0% utilization)", exit 0
     r = _cli("compare", str(COMPARE), "--tokens-per-month", "0.0001k")
@@ -405,6 +409,7 @@ def test_the_invisible_list_holds_every_format_character() -> None:
 
 # -- 13. digits of other scripts: one rule (refused, with the ASCII spelling) in CLI, files and API ---------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path: Path) -> None:
     # before: the CLI took --context ٤٠٩٦ and --micro-batch ２; YAML and the API refused them with
     # "Write the number without quotes: ２", which cannot be followed
@@ -442,6 +447,7 @@ def test_non_ascii_digits_are_refused_everywhere_with_a_hint_that_works(tmp_path
 
 # -- 15. smaller messages and the API's options ------------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_api_small_leftovers(tmp_path: Path) -> None:
     import json
     from decimal import Decimal

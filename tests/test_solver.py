@@ -770,6 +770,7 @@ def small_problems(draw):
     return cat, {"workloads": workloads, "constraints": constraints, "extras": extras}
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(small_problems())
 def test_solver_equals_brute_force(problem):

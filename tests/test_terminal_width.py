@@ -102,6 +102,7 @@ def _warnings_kept(output, texts):
     return [t for t in texts if _words(t) not in flat]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_at_60_columns_estimate_and_fit_keep_every_warning_and_note():
     checked = []
     for name in ("estimate zero", "estimate llama.cpp", "estimate hf", "fit infeasible", "fit gpu layers"):

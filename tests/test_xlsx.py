@@ -1222,6 +1222,7 @@ def _recalculated_quote(path: Path, tmp_path: Path):
     return openpyxl.load_workbook(recalc(path, tmp_path), data_only=True)["Quote"]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @needs_soffice
 def test_item_typed_into_a_blank_row_counts(tmp_path, data):
@@ -1257,6 +1258,7 @@ def test_item_typed_into_a_blank_row_counts(tmp_path, data):
     assert got[f"F{grand}"].value == pytest.approx(expected.grand_total_usd, abs=1e-9)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @needs_soffice
 def test_review_tax_example_is_rounded_to_cents(tmp_path, data):

@@ -527,6 +527,7 @@ def test_workbook_data_for_one_copy_is_the_plans(tiny):
     assert workbook_data_for_copies(data, comparison(tiny)) is data
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.libreoffice
 @pytest.mark.skipif(SOFFICE is None, reason="LibreOffice (soffice) is not installed")
 def test_libreoffice_copies_workbook_totals_equal_the_capex_compared(rated_cli, tmp_path):

@@ -182,6 +182,7 @@ def test_user_text_stays_text_after_libreoffice(tmp_path, text):
     assert cents(got[NAME_GRAND_TOTAL]) == cents(data.totals().grand_total_usd)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_report_total_equals_the_solvers_to_the_cent(tmp_path):
     """A real plan: LibreOffice's grand total is the solver's total_usd, before and after an edit."""
     from planner.catalog.loader import load_catalog

@@ -76,6 +76,7 @@ def _scale(ws, page_in: float) -> float:
     return min(100.0, math.floor(100 * printable_px / columns_px))
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_every_sheet_prints_at_70_percent_or_more_on_a4_and_letter(workbooks):
     for name, path in workbooks.items():
         wb = openpyxl.load_workbook(path)

@@ -71,7 +71,10 @@ def _floor(acl: dict[tuple[int, int], int]) -> int:
 def narrower(a: dict[tuple[int, int], int], b: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
     """An ACL that lets no one do more than ``a`` or ``b`` lets them: each entry's permissions ANDed; an entry
     (a named user or group) that only one has is limited by the least the other gives anyone but the owner
-    (:func:`_floor`); a mask where there are named entries."""
+    (:func:`_floor`); a mask where there are named entries, no wider than either's group class.
+
+    Args / returns: ACLs as :func:`parse_acl` gives them; each must hold the owner, owning group and other entries.
+    """
     out: dict[tuple[int, int], int] = {}
     fa, fb = _floor(a), _floor(b)
     for key in set(a) | set(b):
@@ -82,7 +85,9 @@ def narrower(a: dict[tuple[int, int], int], b: dict[tuple[int, int], int]) -> di
         else:
             out[key] = a[key] & fb if key in a else b[key] & fa
     if any(tag in (USER, GROUP) for tag, _ in out) or (MASK, _NO_ID) in a or (MASK, _NO_ID) in b:
-        out[(MASK, _NO_ID)] = a.get((MASK, _NO_ID), 7) & b.get((MASK, _NO_ID), 7)
+        # an ACL without a mask caps its group class by the owning group's entry (acl(7)): the mode's group bits
+        cap_a = a.get((MASK, _NO_ID), a[(GROUP_OBJ, _NO_ID)])
+        out[(MASK, _NO_ID)] = cap_a & b.get((MASK, _NO_ID), b[(GROUP_OBJ, _NO_ID)])
         if not any(tag in (USER, GROUP) for tag, _ in out):  # the mask then stands for the owning group
             out[(GROUP_OBJ, _NO_ID)] &= out.pop((MASK, _NO_ID))
     return out

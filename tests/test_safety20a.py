@@ -209,3 +209,30 @@ def test_an_empty_format_item_is_refused_on_the_command_line(tmp_path: Path) -> 
     assert r.exit_code == 2
     assert "has an empty item" in r.output and r.output.count("\n") == 1, r.output
     assert not (tmp_path / "o").exists()
+
+
+# ---- end to end: plan and import-skypilot ----
+
+def test_plan_new_format_of_a_hidden_set_is_hidden_too(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(out), "--format", "json"]).exit_code == 0
+    _set_acl_or_skip(out / "qlora-7b-12gb.json")
+    r = CliRunner().invoke(main, ["plan", str(QLORA), "--out", str(out), "--format", "json,md"])
+    assert r.exit_code == 0, r.output
+    acl = _acl(out / "qlora-7b-12gb.md")
+    assert acl is not None and acl[(USER, NOBODY)] == 0
+
+
+@needs_swap
+def test_import_skypilot_keeps_a_chmod_made_during_the_swap(tmp_path: Path, monkeypatch) -> None:
+    sky = Path(__file__).resolve().parent / "data" / "skypilot" / "aws" / "vms.csv"
+    out = tmp_path / "ov"
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(sky), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    os.chmod(out / "cloud.yaml", 0o644)
+    _swap_after(monkeypatch, lambda p: os.chmod(p, 0o600) if p.name == "cloud.yaml" else None)
+    r = CliRunner().invoke(main, ["catalog", "import-skypilot", str(sky), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert stat.S_IMODE(os.stat(out / "cloud.yaml").st_mode) == 0o600
+    assert (f"{out / 'cloud.yaml'}: its permissions or ACL were changed while planner replaced it; the new report "
+            "has the narrower of the two settings (mode 0600).") in " ".join(r.output.split()), r.output

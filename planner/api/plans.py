@@ -48,6 +48,9 @@ def report_formats(value: str | Iterable[str]) -> tuple[str, ...]:
     valid = f"give a comma-separated list of {', '.join(PLAN_FORMATS)}"
     if not parts:
         raise InputError(f"the list of report formats is empty; {valid}, e.g. --format xlsx,csv", entry="--format")
+    if len(parts) < len(names):  # ',json', 'json,', 'json,,md' or ['json', '']: an empty item, as ',' alone is refused
+        raise InputError("has an empty item (a comma with no format name on one side); format names are separated by "
+                         "single commas", entry="--format", hint=f"Write --format {','.join(dict.fromkeys(parts))}.")
     # one rule with the other choices and numbers (--task TRAIN, --top ' 3' are refused): a format name is written
     # as listed, lower case, with no blank around it
     loose = next((p for p in names if p.strip() and p != p.strip().lower() and p.strip().lower() in PLAN_FORMATS),

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from planner.core import renames
+from planner.core.access import recheck_after_swap
 from planner.core.atomic import own_file_sha256 as _sha256
 from planner.core.errors import OutputError
 
@@ -75,6 +76,11 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
                 moves.steps.append(("swapped", name, staged))  # the previous file is now under the staged name
                 if _sha256(staged) not in manifest.get(name, {}).get("sha256", []):
                     raise Changed(name)
+                copied = getattr(rs, "copied", {}).get(name)
+                if copied is not None:  # a chmod/setfacl made since the mode and ACL were copied: not undone
+                    note = recheck_after_swap(staged, dst, copied[:2], copied[2])
+                    if note is not None:
+                        rs.notes.append(note)
                 return
             if swapped is False:
                 moves.swap = False

@@ -71,8 +71,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from planner.core.atomic import (KEPT_MODE_BITS, STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
-                                  keep_access, own_file_sha256, path_too_long, refuse_read_only, sha256_file)
+from planner.core.atomic import (STAGING_PREFIX, disk_full, ensure_dir, fsync_dir, full_hint,
+                                  _acl_of, keep_access, kept_mode, own_file_sha256, path_too_long,
+                                  refuse_read_only, sha256_file)
+from planner.core.access import give_set_access
 from planner.core.errors import DestinationError, OutputError
 from planner.core.manifest import (MANIFEST, MANIFEST_FORMAT, MANIFEST_MAX_BYTES, MANIFEST_TMP,  # noqa: F401
                                     is_manifest_tmp, read_manifest, write_manifest)
@@ -133,6 +135,8 @@ class ReportSet:
         self._staging_id: tuple[int, int] | None = None  # its device and inode as made: removed only while it is that
         self._committed = False
         self._keep_staging = False
+        self._template: Path | None = None  # a report of the set now there, whose group and ACL a gained one gets
+        self.copied: dict[str, tuple[int, bytes | None, int]] = {}  # name -> mode, ACL, inode given when staged
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -400,8 +404,9 @@ class ReportSet:
     def _set_mode(self, manifest: dict[str, dict]) -> int | None:
         """The permission bits every report of this set now in the folder allows (their modes ANDed), or None
         when none is there: a report the set gains (a new --format) is given no more than that, so a set the user
-        made private (chmod 600) stays private."""
-        bits = None
+        made private (chmod 600) stays private. The first such report with an ACL (or else the first) is kept as
+        the template whose group and ACL a gained report gets (:func:`planner.core.access.give_set_access`)."""
+        bits, self._template = None, None
         for name, entry in manifest.items():
             if not _same_set((entry or {}).get("set"), self.set_name):
                 continue
@@ -411,6 +416,8 @@ class ReportSet:
                 continue
             if stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid():
                 bits = stat.S_IMODE(st.st_mode) if bits is None else bits & stat.S_IMODE(st.st_mode)
+                if self._template is None or (_acl_of(self.out / name) and not _acl_of(self._template)):
+                    self._template = self.out / name
         return bits
 
     def _keep_access(self, name: str, narrow: int | None = None) -> None:
@@ -436,10 +443,12 @@ class ReportSet:
             raise OutputError(f"{self._staging / name}: cannot be read ({exc.strerror or exc}).") from None
         try:
             if old is None:
-                assert narrow is not None
-                os.fchmod(fd, stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS)
+                assert narrow is not None and self._template is not None
+                give_set_access(fd, self._template, narrow, self.out / name)
                 return
+            acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)
+            self.copied[name] = (kept_mode(old), acl, os.fstat(fd).st_ino)
         except OSError as exc:
             raise OutputError(f"{self.out / name}: cannot keep its permissions ({exc.strerror or exc}).") from None
         finally:

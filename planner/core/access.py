@@ -1,0 +1,180 @@
+"""Who can read a report a set gains, and a permission change made while a report is replaced.
+
+A report the set gains (a new ``--format``, or the format that takes the place of the set's removed ones) gets
+the group and POSIX access ACL of a report of the set already there (:func:`give_set_access`), so a set the user
+hid from a user or a group stays hidden. A report being replaced got the old file's mode and ACL when it was
+staged; a ``chmod``/``setfacl`` the user makes on the old file after that would be lost by the swap, so what came
+out of the swap is compared with what was copied, and the new file gets the narrower of the two
+(:func:`narrower`, :func:`recheck_after_swap`).
+
+The ACL is read and written as Linux stores it in the ``system.posix_acl_access`` extended attribute: a 4-byte
+header (version 2, little-endian) then 8-byte entries (tag u16, permissions u16, id u32). Tags: ACL_USER_OBJ 0x01,
+ACL_USER 0x02, ACL_GROUP_OBJ 0x04, ACL_GROUP 0x08, ACL_MASK 0x10, ACL_OTHER 0x20. Sources: Linux
+``include/uapi/linux/posix_acl_xattr.h`` and ``include/uapi/linux/posix_acl.h`` (torvalds/linux); the access
+check algorithm of acl(7), "ACCESS CHECK ALGORITHM" (a named user or group entry is limited by the mask; a
+user matched by no entry gets the ACL_OTHER permissions).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from pathlib import Path
+
+from planner.core.atomic import ACL_XATTR, KEPT_MODE_BITS, _acl_of
+from planner.core.errors import OutputError
+
+#: posix_acl_xattr.h: POSIX_ACL_XATTR_VERSION; posix_acl.h: the tags (see the module docstring).
+_VERSION = 0x0002
+USER_OBJ, USER, GROUP_OBJ, GROUP, MASK, OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
+#: posix_acl_xattr.h: ACL_UNDEFINED_ID, the id of the entries that name no one.
+_NO_ID = 0xFFFFFFFF
+
+
+def parse_acl(raw: bytes | None, mode: int) -> dict[tuple[int, int], int]:
+    """``{(tag, id): permission bits 0-7}`` of an ACL xattr ``raw``; None (no ACL) gives the three entries the
+    permission bits of ``mode`` stand for (acl(7): a minimal ACL).
+
+    Raises:
+        ValueError: ``raw`` is not an ACL of version 2.
+    """
+    if raw is None:
+        return {(USER_OBJ, _NO_ID): (mode >> 6) & 7, (GROUP_OBJ, _NO_ID): (mode >> 3) & 7, (OTHER, _NO_ID): mode & 7}
+    if len(raw) < 4 or (len(raw) - 4) % 8 or struct.unpack_from("<I", raw)[0] != _VERSION:
+        raise ValueError("not a version 2 POSIX ACL")
+    out = {}
+    for off in range(4, len(raw), 8):
+        tag, perm, ident = struct.unpack_from("<HHI", raw, off)
+        out[(tag, ident if tag in (USER, GROUP) else _NO_ID)] = perm & 7
+    return out
+
+
+def build_acl(entries: dict[tuple[int, int], int]) -> bytes:
+    """The xattr bytes of ``entries`` (as :func:`parse_acl` gives), sorted by tag then id as the kernel wants
+    them (posix_acl_valid: entries in that order)."""
+    body = b"".join(struct.pack("<HHI", tag, perm, ident) for (tag, ident), perm in sorted(entries.items()))
+    return struct.pack("<I", _VERSION) + body
+
+
+def _floor(acl: dict[tuple[int, int], int]) -> int:
+    """The least a user who is not the owner gets from ``acl`` (acl(7)): the other entry, or a group entry (the
+    owning group or a named one) limited by the mask; a named user entry limited by the mask is counted too."""
+    mask = acl.get((MASK, _NO_ID), 7)
+    least = acl.get((OTHER, _NO_ID), 0)
+    for (tag, _), perm in acl.items():
+        if tag in (USER, GROUP, GROUP_OBJ):
+            least &= perm & mask
+    return least
+
+
+def narrower(a: dict[tuple[int, int], int], b: dict[tuple[int, int], int]) -> dict[tuple[int, int], int]:
+    """An ACL that lets no one do more than ``a`` or ``b`` lets them: each entry's permissions ANDed; an entry
+    (a named user or group) that only one has is limited by the least the other gives anyone but the owner
+    (:func:`_floor`); a mask where there are named entries, no wider than either's group class.
+
+    Args / returns: ACLs as :func:`parse_acl` gives them; each must hold the owner, owning group and other entries.
+    """
+    out: dict[tuple[int, int], int] = {}
+    fa, fb = _floor(a), _floor(b)
+    for key in set(a) | set(b):
+        if key[0] == MASK:
+            continue
+        if key in a and key in b:
+            out[key] = a[key] & b[key]
+        else:
+            out[key] = a[key] & fb if key in a else b[key] & fa
+    if any(tag in (USER, GROUP) for tag, _ in out) or (MASK, _NO_ID) in a or (MASK, _NO_ID) in b:
+        # an ACL without a mask caps its group class by the owning group's entry (acl(7)): the mode's group bits
+        cap_a = a.get((MASK, _NO_ID), a[(GROUP_OBJ, _NO_ID)])
+        out[(MASK, _NO_ID)] = cap_a & b.get((MASK, _NO_ID), b[(GROUP_OBJ, _NO_ID)])
+        if not any(tag in (USER, GROUP) for tag, _ in out):  # the mask then stands for the owning group
+            out[(GROUP_OBJ, _NO_ID)] &= out.pop((MASK, _NO_ID))
+    return out
+
+
+def _minimal(acl: dict[tuple[int, int], int]) -> bool:
+    return set(acl) == {(USER_OBJ, _NO_ID), (GROUP_OBJ, _NO_ID), (OTHER, _NO_ID)}
+
+
+def apply(fd: int, acl: dict[tuple[int, int], int], extra: int) -> None:
+    """Give the open file ``fd`` the ACL ``acl`` (its permission bits: the ACL's owner, group or mask, and other
+    entries) and the mode bits ``extra`` beyond them (sticky). A minimal ACL is written as the mode alone.
+
+    Raises:
+        OSError: fchmod or fsetxattr failed (a file system without ACLs).
+    """
+    mask = acl.get((MASK, _NO_ID), acl[(GROUP_OBJ, _NO_ID)])
+    bits = (acl[(USER_OBJ, _NO_ID)] << 6) | (mask << 3) | acl[(OTHER, _NO_ID)]
+    if _minimal(acl):
+        if _acl_of(fd) is not None:
+            os.removexattr(fd, ACL_XATTR)
+        os.fchmod(fd, bits | extra)
+        return
+    os.fchmod(fd, bits | extra)
+    os.setxattr(fd, ACL_XATTR, build_acl(acl))
+
+
+def give_set_access(fd: int, template: Path, narrow: int, shown: Path) -> None:
+    """Give the staged report ``fd``, a name the set gains, the group and POSIX ACL of ``template`` (a report of
+    the set now in the folder) and no permission bit outside ``narrow`` (every report of the set ANDed); the ACL
+    the new file inherited from its folder's default ACL is kept where the template has none.
+
+    Raises:
+        OutputError: the group or the ACL cannot be given (not a member of the group; no ACLs here): nothing
+            is written.
+    """
+    st = os.lstat(template)
+    if os.fstat(fd).st_gid != st.st_gid:
+        try:
+            os.fchown(fd, -1, st.st_gid)
+        except OSError as exc:
+            raise OutputError(f"{shown}: cannot be given the group of the set's other reports (gid {st.st_gid}, as "
+                              f"{template.name} has: {exc.strerror or exc}), and without it other users could read "
+                              "it; nothing was written. Give another --out, or change the set's group to one of "
+                              "yours (chgrp).") from None
+    mode = stat.S_IMODE(os.fstat(fd).st_mode) & narrow & KEPT_MODE_BITS
+    try:
+        theirs = _acl_of(template)
+        if theirs is None:
+            os.fchmod(fd, mode)
+            return
+        mine = parse_acl(_acl_of(fd), mode)
+        acl = narrower(mine, parse_acl(theirs, stat.S_IMODE(st.st_mode)))
+        acl = narrower(acl, parse_acl(None, mode))
+        apply(fd, acl, mode & ~0o777)
+    except (OSError, ValueError) as exc:
+        raise OutputError(f"{shown}: cannot be given the access control list (POSIX ACL) of the set's other "
+                          f"reports ({getattr(exc, 'strerror', None) or exc}), and without it other users could read "
+                          "it; nothing was written. Give another --out, or remove the ACL (setfacl -b) from "
+                          f"{template.name} if it is not needed.") from None
+
+
+def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | None], ino: int) -> str | None:
+    """After a swap, compare the mode and ACL of what came out of ``new``'s name (``came_out``) with ``copied``
+    (the mode and ACL given to the new file when it was staged); where they differ, give the new file (opened by
+    name, checked to be inode ``ino``: planner's) the narrower of the two (:func:`narrower`). A note line saying
+    so, or None when nothing changed.
+
+    Raises:
+        OSError: the files cannot be read or the new file's permissions cannot be set.
+    """
+    st = os.lstat(came_out)
+    now = (stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS, _acl_of(came_out))
+    if now == copied:
+        return None
+    fd = os.open(new, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if os.fstat(fd).st_ino != ino:  # the name holds another file already: it is not planner's to change
+            return None
+        acl = narrower(parse_acl(copied[1], copied[0]), parse_acl(now[1], now[0]))
+        before = (stat.S_IMODE(os.fstat(fd).st_mode), _acl_of(fd))
+        apply(fd, acl, copied[0] & now[0] & ~0o777)
+        after = (stat.S_IMODE(os.fstat(fd).st_mode), _acl_of(fd))
+    finally:
+        os.close(fd)
+    if before == after:  # the change would let more users read it: not carried over
+        return (f"{new}: its permissions or ACL were changed while planner replaced it, to let more users read it; "
+                f"the new report keeps the previous setting (mode {after[0]:04o}). Change it again if that was meant.")
+    return (f"{new}: its permissions or ACL were changed while planner replaced it; the new report has the "
+            f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''}).")

@@ -254,13 +254,18 @@ def refuse_chatter(fds: Iterable[int] = (1, 2), *, checked: bool = False) -> Non
         line = escape_unsafe(f"Error: {name} is {named[hit]}, a data file (a report, a manifest, an input such as a "
                              f"scenario or a model's config.json); planner writes no help, version or usage text into "
                              f"one. Redirect {name} to another file (a .txt or .log file).")
-        try:
-            if other is not None:
-                other.write(line + "\n")
-                other.flush()
-        except (OSError, ValueError):
-            pass
+        _say(other, line)
     sys.exit(2)
+
+
+def _say(stream: Any, line: str) -> None:
+    """Write ``line`` to ``stream`` (the standard stream that is no protected file), if it is open and takes it."""
+    try:
+        if stream is not None:
+            stream.write(line + "\n")
+            stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _targets() -> dict[str, tuple[int, int]]:
@@ -291,12 +296,7 @@ def _refuse(targets: dict[str, tuple[int, int]], kinds: Iterable[tuple[str, Iter
     if other_name not in found:  # both streams onto such files: the refusal would go into one of them
         line = escape_unsafe(f"Error: {name} is {f}, {kind}; planner does not write into it. Redirect "
                              f"{name} to another file.")
-        try:
-            if other is not None:
-                other.write(line + "\n")
-                other.flush()
-        except (OSError, ValueError):
-            pass
+        _say(other, line)
     sys.exit(2)
 
 

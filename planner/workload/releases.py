@@ -228,7 +228,8 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
         problem = str(exc)
     if " past any " in problem or " is no " in problem:
         others = _also_reads_as(str(raw).strip(), lines, line)
-        hint = (f"Give a {line.name} release up to the newest modelled, {line.current} (the default)"
+        article = "an" if line.name[:1].lower() in "aeiou" else "a"  # 'an unsloth release'
+        hint = (f"Give {article} {line.name} release up to the newest modelled, {line.current} (the default)"
                 + (f"; {str(raw).strip()} reads as a release of {' or '.join(others)} ({key_name}: "
                    f"{others[0]})" if others else "") + ".")
     elif "older than" in problem:

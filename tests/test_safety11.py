@@ -70,14 +70,15 @@ def test_import_skypilot_refuses_a_folder_holding_a_misnamed_catalog_file(tmp_pa
     assert sorted(p.name for p in out.iterdir()) == [name]
 
 
+# the entry is named before the message since h15b minor d (tests/test_safety20c.py)
 @pytest.mark.parametrize("line, shown, hint", [
-    ("    seq_len: [16,384, 8,192]", "16,384 inside [...] or {...} is read by YAML as two items, 16 and 384",
+    ("    seq_len: [16,384, 8,192]", "workloads[0].seq_len: 16,384 inside [...] or {...} is read by YAML as two items, 16 and 384",
      "Write the number without the separator (16384), or put a space after the comma if two items are meant "
      "(16, 384)."),
-    ("constraints: {budget_usd: 12,500}", "12,500 inside [...] or {...} is read by YAML as two items, 12 and 500",
+    ("constraints: {budget_usd: 12,500}", "constraints.budget_usd: 12,500 inside [...] or {...} is read by YAML as two items, 12 and 500",
      "Write the number without the separator (12500), or put a space after the comma if two items are meant "
      "(12, 500)."),
-    ("    seq_len: [4,096]", "4,096 inside [...] or {...} is read by YAML as two items, 4 and 096",
+    ("    seq_len: [4,096]", "workloads[0].seq_len: 4,096 inside [...] or {...} is read by YAML as two items, 4 and 096",
      "Write the number without the separator (4096)."),  # 096 alone would be refused (a leading zero)
 ])
 def test_a_thousands_separator_in_a_flow_collection_is_refused(tmp_path: Path, line: str, shown: str,

@@ -87,11 +87,13 @@ def test_the_pure_parser_refuses_a_lone_cr_as_well() -> None:
 _SCEN = "name: h\nworkloads:\n  - name: w\n    model: llama-2-7b\n    task: train\n    method: qlora\n    seq_len: 512\n"
 
 
+# the entry is named before the message since h15b minor d (tests/test_safety20c.py)
 @pytest.mark.parametrize("line, written, a, b, fixed", [
-    ("costs: {utilization: 0,5}", "0,5", "0", "5", "costs: {utilization: 0.5}"),
-    ("costs: {pue: 1,25}", "1,25", "1", "25", "costs: {pue: 1.25}"),
-    ("costs: {residual_fraction: 0,05}", "0,05", "0", "05", "costs: {residual_fraction: 0.05}"),
-    ("constraints: {budget_usd: 1,5}", "1,5", "1", "5", "constraints: {budget_usd: 1.5}"),
+    ("costs: {utilization: 0,5}", "costs.utilization: 0,5", "0", "5", "costs: {utilization: 0.5}"),
+    ("costs: {pue: 1,25}", "costs.pue: 1,25", "1", "25", "costs: {pue: 1.25}"),
+    ("costs: {residual_fraction: 0,05}", "costs.residual_fraction: 0,05", "0", "05",
+     "costs: {residual_fraction: 0.05}"),
+    ("constraints: {budget_usd: 1,5}", "constraints.budget_usd: 1,5", "1", "5", "constraints: {budget_usd: 1.5}"),
 ])
 def test_a_decimal_comma_in_a_flow_mapping_gets_the_decimal_point_hint(tmp_path: Path, line: str, written: str,
                                                                        a: str, b: str, fixed: str) -> None:
@@ -114,7 +116,7 @@ def test_a_decimal_comma_in_a_flow_list_is_refused_and_the_hint_loads(tmp_path: 
     (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0,25, 0,35]\n")
     r = CliRunner().invoke(main, ["catalog", "cloud", "--catalog", str(ov)])
     assert r.exit_code == 2
-    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:15: 0,25 inside [...] or {{...}} is read by YAML as two items, 0 "
+    assert r.stderr == (f"Error: {ov / 'cloud.yaml'}:15: instances[0].spot_usd_per_hour_range: 0,25 inside [...] or {{...}} is read by YAML as two items, 0 "
                         "and 25 (a comma separates the items there), not as a decimal comma. Write the decimal with "
                         "a point: spot_usd_per_hour_range: [0.25, 0.35].\n")
     (ov / "cloud.yaml").write_text(head + "    spot_usd_per_hour_range: [0.25, 0.35]\n")

@@ -82,18 +82,18 @@ def _utf8_text(e: Entry, k: str, value: str) -> str:
     return value
 
 
-def read_label(e: Entry, k: str, *, edges: bool = True) -> str:
+def read_label(e: Entry, k: str, *, edges: bool = True, scripts: bool = True) -> str:
     """A one-line label (a name, a CPU, a seller): a :func:`read_text` of at most
     :data:`planner.catalog.texts.MAX_LABEL_CHARS` characters (200, the name cap) and, with ``edges``, no blank at
     either end (a reader with a more telling message for blanks checks them itself)."""
-    return _utf8_text(e, k, label(e, k, e.str(k), edges=edges))
+    return _utf8_text(e, k, label(e, k, e.str(k), edges=edges, scripts=scripts))
 
 
 def read_ascii_text(e: Entry, k: str) -> str:
     """A text of printable ASCII (a cloud's instance type or region, as the clouds name them and
     ``import-skypilot`` keeps them): a lookalike letter ('us-еast-1' with a Cyrillic е) or a no-break space
     would name another region or instance that no filter (``costs.regions``) matches."""
-    value = read_label(e, k, edges=False)
+    value = read_label(e, k, edges=False, scripts=False)
     bad = next((ch for ch in value if not (ch.isascii() and ch.isprintable())), None)
     if bad is not None:
         from planner.core.names import char_name

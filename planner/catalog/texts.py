@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 
 from planner.core.fields import Entry
-from planner.core.names import MAX_NAME_CHARS, edge_blank_problem, escape_unsafe
+from planner.core.names import MAX_NAME_CHARS, edge_blank_problem, escape_unsafe, label_problem
 
 #: The longest one-line label of a catalog entry (a GPU's or platform's ``name``, ``cpu``, a part's ``name``,
 #: ``mpn``, ``seller``, a cloud row's ``gpu``): the name cap (:data:`planner.core.names.MAX_NAME_CHARS`, 200),
@@ -51,10 +51,12 @@ def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
     raise e.error(f"'{shown}' is {count:,} characters long; {what} is at most {limit:,} characters, {why}", k, hint)
 
 
-def label(e: Entry, k: str, value: str, *, edges: bool = True) -> str:
+def label(e: Entry, k: str, value: str, *, edges: bool = True, scripts: bool = True) -> str:
     """``value`` checked as a one-line label: at most :data:`MAX_LABEL_CHARS` characters and, with ``edges``, no
     blank at either end (:func:`planner.core.names.edge_blank_problem`: ``seller: "ACME "`` is refused with 'ACME'
-    as the hint).
+    as the hint), and, with ``scripts`` (a reader that takes ASCII only says more), no word mixing Latin, Cyrillic,
+    Greek, Armenian and Lisu letters (:func:`planner.core.names.label_problem`: a GPU name 'RTX 3060 12G\u0412' with a Cyrillic Ve, or an mpn
+    with a Cyrillic O, would print in the Quote as the part and find nothing at a distributor; h15b #8).
 
     Raises:
         CatalogError (the entry's kind): naming the key."""
@@ -62,6 +64,9 @@ def label(e: Entry, k: str, value: str, *, edges: bool = True) -> str:
     told = edge_blank_problem(value) if edges else None
     if told:
         raise e.error(told[0], k, told[1].replace("the blank: ", f"the blank: {k}: "))
+    told = label_problem(value, k, edges=False) if scripts else None
+    if told:
+        raise e.error(told[0], k, told[1])
     return value
 
 

@@ -14,6 +14,7 @@ where the parts that are unknown are left out.
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable
 
 
@@ -142,9 +143,10 @@ def close_matches(name: str, choices: Iterable[str], n: int = 3, cutoff: float =
     (the first ``-`` part, where it holds a digit: ``h100-80gb`` -> ``h100-sxm``), then difflib's close matches
     (similarity ratio at least ``cutoff``); within each group, difflib's order (most similar
     first). A choice that differs from the name only in case comes before all of them ('L4' -> 'l4'). Case is
-    ignored for the prefix and substring groups, which need at least 3 typed characters.
+    ignored for the prefix and substring groups, which need at least 3 typed characters. The name is compared in
+    Unicode NFKC, as names are (full-width 'ｌ４' is 'l4', 'ｇｐｕｓ' is 'gpus'; h15b minor b).
     """
-    text = str(name)
+    text = unicodedata.normalize("NFKC", str(name))
     low = text.lower()
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(text)

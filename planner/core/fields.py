@@ -367,8 +367,11 @@ class Entry:
                              f"{_BINARY[unit[0].upper()]} bytes.")
         if n < min:
             raise self.error(f"must be at least {min} bytes, not {value!r}", key)
-        if max is not None and n > max:
-            raise self.error(f"{value!r} is more than any real value of this field", key)
+        if max is not None and n > max:  # the limit named, in the largest binary unit it is a whole number of
+            unit = next((u for u in ("PiB", "TiB", "GiB", "MiB", "KiB") if max % _BINARY_BYTES[u] == 0), None)
+            limit = f"{max // _BINARY_BYTES[unit]:,} {unit}" if unit else f"{max:,} B"
+            raise self.error(f"{value!r} is more than any real value of this field (at most "
+                             f"{limit})", key, f"Write a size of at most {limit}, e.g. '{limit}'.")
         return n
 
     def rate(self, key: str, default: Any = _MISSING) -> Any:
@@ -611,6 +614,8 @@ def _text_note(key: str, value: Any, file: Any, written: str | None = None) -> s
 _PREFIX = {"K": "kilo", "M": "mega", "G": "giga", "T": "tera"}
 _POWER = {"K": "10^3", "M": "10^6", "G": "10^9", "T": "10^12"}
 _BINARY = {"K": "2^10", "M": "2^20", "G": "2^30", "T": "2^40"}
+#: Bytes in each binary (IEC 80000-13) unit, for naming a size limit (:meth:`Entry.size`).
+_BINARY_BYTES = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
 
 
 def _int_hint(key: str, value: Any) -> str | None:

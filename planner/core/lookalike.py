@@ -104,7 +104,19 @@ def _script(ch: str) -> str | None:
     return word if word in _CONFUSABLE_SCRIPTS else None
 
 
-def _mixed_word(name: str) -> tuple[str, str] | None:
+def mixed_script_problem(text: str, what: str = "text") -> tuple[str, str] | None:
+    """Why a one-line text other than a name (an extras description or category, a catalog GPU, platform or part
+    name, an mpn, a seller: ``what`` names it, "text" by default) mixes Latin, Cyrillic, Greek, Armenian and Lisu
+    letters in one word, as (problem, hint); None when it does not. The rule names use (module docstring; UTS #39, 5.2), so that
+    'NVMe SSD 4 \u0422B' (Cyrillic Te) or an mpn '100-100001277W\u041eF' (Cyrillic O) is refused: the Quote prints
+    it as an item, and a part number with a lookalike finds nothing, or another part, at a distributor (h15b #8).
+    A word all in one script ('\u0434\u0438\u0441\u043a') passes."""
+    if text.isascii():
+        return None
+    return _mixed_word(text, what)
+
+
+def _mixed_word(name: str, what: str = "name") -> tuple[str, str] | None:
     text = unicodedata.normalize("NFKC", name)
     # the words: runs of letters, marks and digits (categories L*, M*, N*: digits are of no script, as UTS #39's
     # Common); anything else separates them
@@ -128,7 +140,7 @@ def _mixed_word(name: str) -> tuple[str, str] | None:
                "Unicode TR39: confusables.txt lists Armenian and Lisu letters as lookalikes of Latin ones, and its "
                "Highly Restrictive level (5.2) does not mix them with Latin")
         return (f"{name!r} mixes {scripts} letters in one word{where}: {shown} among {major.title()} ones, so it "
-                f"looks like another name ({why})",
+                f"looks like another {what} ({why})",
                 f"Write the word in one script: type {''.join(dict.fromkeys(odd))!r} in {major.title()} letters.")
     return None
 

@@ -303,7 +303,8 @@ def name_problem(name: str) -> tuple[str, str] | None:
             fixed = strip_blank_looking(name)
             return (f"{escape_unsafe(name)!r} {where} with {char_name(ch)}, drawn as blank space, so it looks like "
                     f"another name", f"Write it without the blank: {fixed!r}.")
-    told = _inner_blank_problem(name) or _repeated_mark_problem(name) or _stacked_marks_problem(name)
+    told = (_inner_blank_problem(name) or _repeated_mark_problem(name) or _stacked_marks_problem(name)
+            or _drawn_mark_problem(name))
     if told:
         return told
     from planner.core.lookalike import lookalike_problem  # no glyph, or Latin mixed with Cyrillic or Greek
@@ -324,6 +325,16 @@ def edge_blank_problem(text: str) -> tuple[str, str] | None:
                     f"would keep ({why})",
                     f"Write it without the blank: {escape_unsafe(strip_blank_looking(text))!r}.")
     return None
+
+
+def label_problem(text: str, what: str, *, edges: bool = True) -> tuple[str, str] | None:
+    """Why a one-line text that is no name (an extras description or category, a catalog label; ``what`` names it
+    in the message) cannot be shown, as (problem, hint); None when it can: with ``edges``, a blank at an end
+    (:func:`edge_blank_problem`), and a word mixing Latin, Cyrillic, Greek, Armenian and Lisu letters, the rule names
+    follow (:func:`planner.core.lookalike.mixed_script_problem`; UTS #39, 5.2; h15b #8)."""
+    from planner.core.lookalike import mixed_script_problem
+
+    return (edge_blank_problem(text) if edges else None) or mixed_script_problem(text, what)
 
 
 def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
@@ -433,6 +444,37 @@ def _stacked_marks_problem(name: str) -> tuple[str, str] | None:
             f"more than {MAX_STACKED_MARKS} nonspacing marks in a row are drawn over the lines above and below, so the "
             "name looks like another (Unicode TR39, 5.4)",
             f"Write at most {MAX_STACKED_MARKS} marks on one letter.")
+
+
+#: Combining marks drawn as a line under the letter they follow, so that 'w' U+0332 'x' reads as 'w_x': U+0332
+#: COMBINING LOW LINE and U+0333 COMBINING DOUBLE LOW LINE (their names in the Unicode Character Database,
+#: UnicodeData.txt; confusables.txt has no line for them, so :func:`planner.core.lookalike.skeleton` misses them;
+#: h15b #6).
+_LOW_LINES = frozenset("\u0332\u0333")
+
+
+def _drawn_mark_problem(name: str) -> tuple[str, str] | None:
+    """Why a mark in ``name`` is drawn as something else, as (problem, hint); None when none is: an enclosing mark
+    (General_Category Me, Enclosing_Mark in Unicode Standard Annex #44, table 12: U+20DD COMBINING ENCLOSING CIRCLE
+    draws a ring round the 'o' before it, U+0488 a ring of dots), a combining low line (:data:`_LOW_LINES`, drawn as
+    '_'), or an emoji skin tone modifier U+1F3FB-1F3FF (category Sk) not right after an emoji (category So, the
+    category of every emoji modifier base; UTS #51, "Unicode Emoji", 2.4 "Diversity": a modifier used alone is shown
+    as a colour swatch). So 'o' and 'o' U+20DD, or 'w_x' and 'w' U+0332 'x', are not two names that read alike
+    (h15b #6)."""
+    for i, ch in enumerate(name):
+        if unicodedata.category(ch) == "Me":
+            why = "an enclosing mark drawn round the character before it"
+        elif ch in _LOW_LINES:
+            why = "a combining mark drawn as an underscore under the character before it"
+        elif "\U0001f3fb" <= ch <= "\U0001f3ff" and not (i and unicodedata.category(name[i - 1]) == "So"):
+            why = "an emoji skin tone modifier with no emoji before it, drawn as a colour swatch"
+        else:
+            continue
+        fixed, code = name[:i] + name[i + 1:], f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}"
+        return (f"'{clip_text(_spelled(name)[1:-1].replace(ch, code))}' holds {char_name(ch)} at character {i + 1}, {why}, so the name "
+                "looks like another", f"Remove it: {clip_text(escape_unsafe(fixed))!r}"
+                + (" (or write '_')." if ch in _LOW_LINES else "."))
+    return None
 
 
 # Unicode category Cc is exactly U+0000-U+001F and U+007F-U+009F (the C0 and C1 controls and DEL;

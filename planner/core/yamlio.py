@@ -355,7 +355,7 @@ def parse_yaml(text: str) -> Any:
     flow = hidden_break(text) or bidi_problem(text) or lookalike_slip(text) or flow_thousands(text) \
         or comment_value(text)
     if flow is not None:
-        raise YamlProblem(*flow)
+        raise flow if isinstance(flow, YamlProblem) else YamlProblem(*flow)
     if _CLoader is not None and not _PURE_ONLY.search(text):
         try:
             loader = _CLoader(text)

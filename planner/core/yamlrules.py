@@ -112,7 +112,7 @@ def _decimal_comma(text: str, tokens: list[Any], opened: list[int], i: int) -> t
             f"Write the decimal with a point{shown}.")
 
 
-def flow_thousands(text: str) -> tuple[str, int, str] | None:
+def flow_thousands(text: str) -> tuple[str, int, str] | YamlProblem | None:
     """Why ``text`` cannot be read when a flow collection holds a number written with a thousands separator
     (``seq_len: [16,384, 8,192]``, ``{budget_usd: 12,500}``) or a decimal comma (``{utilization: 0,5}``,
     ``[0,25, 0,35]``): YAML's flow syntax splits at each ',' (YAML 1.1, section 7.4 "Flow Collection
@@ -142,16 +142,43 @@ def flow_thousands(text: str) -> tuple[str, int, str] | None:
             before, after = pair
             if _GROUP.fullmatch(after.value) and before.value.lstrip("+-") != "0":
                 written = f"{before.value},{after.value}"
-                return (f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} and "
-                        f"{after.value} (a comma separates the items there)", token.start_mark.line + 1,
-                        f"Write the number without the separator ({before.value}{after.value})"
-                        + ("." if after.value.startswith("0") else
-                           f", or put a space after the comma if two items are meant ({before.value}, {after.value})."))
+                told = YamlProblem(f"{written} inside [...] or {{...}} is read by YAML as two items, {before.value} "
+                                   f"and {after.value} (a comma separates the items there)", token.start_mark.line + 1,
+                                   f"Write the number without the separator ({before.value}{after.value})"
+                                   + ("." if after.value.startswith("0") else ", or put a space after the comma if two "
+                                      f"items are meant ({before.value}, {after.value})."))
+                told.path = _entry_at(text, before.start_mark.index)  # 'constraints.budget_usd' (h15b minor d)
+                return told
             if not _DIGITS.fullmatch(after.value):
                 continue
             if isinstance(tokens[opened[-1]], yaml.FlowMappingStartToken) or _spaced_entry(tokens, opened[-1]):
-                return _decimal_comma(text, tokens, opened, i)
+                told = YamlProblem(*_decimal_comma(text, tokens, opened, i))
+                told.path = _entry_at(text, before.start_mark.index)
+                return told
     return None
+
+
+def _entry_at(text: str, index: int) -> str | None:
+    """The entry ('constraints.budget_usd', 'constraints.allowed_gpus') whose value holds character ``index`` of
+    the YAML ``text``, from the node tree (PyYAML's compose: no values built); a list's item is named by its list,
+    since the number there was split into two items. None at the top level or when the text is not YAML."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except Exception:  # noqa: BLE001 - the parser says what is wrong when the file is read
+        return None
+    steps: list[str] = []
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        pairs = (node.value if isinstance(node, yaml.MappingNode) else
+                 [(f"[{i}]", item) for i, item in enumerate(node.value)])
+        found = next(((k, v) for k, v in pairs if v.start_mark.index <= index < v.end_mark.index), None)
+        if found is None:
+            break
+        key, node = found
+        steps.append(key if isinstance(key, str) else str(key.value))
+    while steps and steps[-1].startswith("["):
+        steps.pop()
+    path = "".join(step if step.startswith("[") or i == 0 else "." + step for i, step in enumerate(steps))
+    return path or None
 
 
 def _spaced_entry(tokens: list[Any], start: int) -> bool:

@@ -195,7 +195,7 @@ from planner.catalog.network import NETWORK_KINDS
 from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import (clash_key, edge_blank_problem, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
+from planner.core.names import (clash_key, label_problem, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
                                  spelling_note, windows_reserved)
 from planner.core.fields import Entry
 from planner.core.list_hints import bracket_hint
@@ -842,9 +842,10 @@ _OWN_CATEGORIES = ("gpu", "platform", "memory", "network")
 def _category(e: Entry) -> str:
     """An extras line's ``category``, a word compared as choices are (Unicode NFKC, case folded): refused when it
     is one of planner's own (:data:`_OWN_CATEGORIES`), in any spelling ('ｇｐｕ', 'GPUs'), or when written with
-    blanks at its ends or in full-width letters ('Storage ', 'ｓｔｏｒａｇｅ'), which the JSON would keep as written."""
+    blanks at its ends or in full-width letters ('Storage ', 'ｓｔｏｒａｇｅ'), which the JSON would keep as written, or
+    when a word mixes Latin and Cyrillic or Greek letters ('st\u043erage'; :func:`planner.core.names.label_problem`)."""
     category = e.str("category", "extra")
-    told = length_problem(category, what="a category")
+    told = length_problem(category, what="a category") or label_problem(category, "category", edges=False)
     if told:
         raise e.error(told[0], "category", told[1])
     plain = unicodedata.normalize("NFKC", category)
@@ -873,7 +874,7 @@ def _extra(e: Entry) -> Extra:
                  if k == "condition" else None)
     category = _category(e)
     description = e.str("description")
-    told = length_problem(description, what="an extras description") or edge_blank_problem(description)
+    told = length_problem(description, what="an extras description") or label_problem(description, "description")
     if told:
         raise e.error(told[0], "description", told[1].replace("the blank: ", "the blank: description: "))
     if category.strip().lower() in _OWN_CATEGORIES:

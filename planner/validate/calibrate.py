@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.core.errors import InputError, PlannerError
+from planner.core.names import is_blank_looking, name_problem
 from planner.memory.overheads import RuntimeOverheads
 from planner.core.clock import utc_today
 
@@ -265,6 +266,13 @@ def load_calibrations(path: Path, *, given: bool = False) -> dict[str, Calibrati
         e.check_keys(["gpu_name", "cuda_context", "allocator_fraction", "measured_on", "versions"],
                      required=["gpu_name", "cuda_context", "allocator_fraction", "measured_on"])
         name = e.str("gpu_name")
+        told = name_problem(name)  # 'NVIDIA\u3000L4', 'NVIDIA  L4', 'NVIDIA L4 ': as names are (h15b #5)
+        if told:
+            plain = " ".join("".join(" " if is_blank_looking(ch) else ch for ch in name).split())
+            hint = (f"Write gpu_name: {plain!r}, with single ordinary spaces, as torch.cuda.get_device_name() reports "
+                    "it ('planner calibrate' writes it so)." if plain and plain != name else told[1])
+            raise e.error(told[0].replace("the name", "the GPU name").replace("another name", "another GPU name"),
+                          "gpu_name", hint)
         # compared as the lookup compares them (calibration_applies): by catalog id where TORCH_DEVICE_NAMES
         # maps the name, else by device_key (case, runs of spaces and a leading 'NVIDIA ' ignored)
         key = catalog_id_for_device(name) or device_key(name)

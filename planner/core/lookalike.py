@@ -81,18 +81,23 @@ def no_glyph_char(text: str) -> str | None:
     return next((ch for ch in text if unicodedata.category(ch) in ("Co", "Cn") or ch in NO_GLYPH), None)
 
 
+def glyph_reason(ch: str) -> str | None:
+    """Why ``ch`` has no glyph of its own to be read by (private use, Co; unassigned in the Unicode version Python
+    knows, Cn; :data:`NO_GLYPH`), or None when it has one."""
+    cat = unicodedata.category(ch)
+    if cat == "Co":
+        return ("a private-use character, which means nothing outside a private agreement and each font draws its "
+                "own way (often as blank space)")
+    if cat == "Cn":
+        return (f"a code point not assigned in Unicode {unicodedata.unidata_version} (the version this Python "
+                "knows), which is drawn as nothing or as a box")
+    return NO_GLYPH.get(ch)
+
+
 def _no_glyph(name: str) -> tuple[str, str] | None:
     for ch in name:
-        cat = unicodedata.category(ch)
-        if cat == "Co":
-            why = "a private-use character, which means nothing outside a private agreement and each font draws " \
-                  "its own way (often as blank space)"
-        elif cat == "Cn":
-            why = (f"a code point not assigned in Unicode {unicodedata.unidata_version} (the version this Python "
-                   "knows), which is drawn as nothing or as a box")
-        elif ch in NO_GLYPH:
-            why = NO_GLYPH[ch]
-        else:
+        why = glyph_reason(ch)
+        if why is None:
             continue
         return (f"'{_escaped(name, ch)}' holds {_char(ch)}, {why}, so the name looks like another or like none",
                 "Remove it; a name is letters, digits and '-', e.g. 'chat-7b'.")

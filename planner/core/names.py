@@ -525,21 +525,12 @@ def text_glyph_problem(text: str) -> tuple[str, str] | None:
     no-break spaces stay allowed in texts."""
     if text.isprintable() and not _GLYPHLESS_PRINTABLE.search(text):
         return None
-    from planner.core.lookalike import NO_GLYPH
+    from planner.core.lookalike import glyph_reason
 
     for i, ch in enumerate(text):
-        cat = unicodedata.category(ch)
-        if cat == "Co":
-            why = "a private-use character, which means nothing outside a private agreement and each font draws its " \
-                  "own way (often as blank space)"
-        elif cat == "Cn":
-            why = (f"a code point not assigned in Unicode {unicodedata.unidata_version} (the version this Python "
-                   "knows), which is drawn as nothing or as a box")
-        elif ch in NO_GLYPH:
-            why = NO_GLYPH[ch]
-        elif ch == "\u2800":
-            why = "a Braille cell with no dots, drawn as blank space though it is no space"
-        else:
+        why = glyph_reason(ch) or ("a Braille cell with no dots, drawn as blank space though it is no space"
+                                   if ch == "\u2800" else None)
+        if why is None:
             continue
         return (f"holds {char_name(ch)} at character {i + 1}, shown as {_escaped(ch)}: {why}, so the text shows "
                 "otherwise than the file says", "Remove it (write an ordinary space for a blank).")

@@ -18,7 +18,7 @@ from typing import Any
 from planner.core.errors import InputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
                                 unsafe_problem)
-from planner.core.list_hints import flow_list as _flow_list
+from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
@@ -94,7 +94,7 @@ class Entry:
             allowed = list(allowed)
         for key in self.data:
             if not isinstance(key, str):
-                raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
+                raise self.error(f"key {key!r} is not a name", None, key_hint(allowed))
             if key not in allowed:
                 told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
                 if told is not None:

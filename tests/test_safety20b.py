@@ -5,6 +5,9 @@
    '24 GB' card carries 24 GiB, and '12 GB' with '12 GB' usable loaded as a card 7 % smaller.
 2. API: a key that is not a text (a tuple) in ``costs`` (or its ``mfu`` mapping) is an InputError, not a
    TypeError from the reports' copy of the scenario; the hint names keys of that section, not 'memory'.
+3. A token count (``--tokens-per-month``, ``tokens_per_month``, ``dataset_tokens``) is read only as docs/scenarios.md
+   writes it: digits, then k, M, B or T right after them; '200m', '2b tokens', '1t', '5K', '2G', '200 M', a blank at
+   an end, and 'qlora-7b =200M' are refused with the plain spelling as the hint (as '10 gib' is for a size).
 """
 
 from __future__ import annotations
@@ -106,3 +109,50 @@ def test_tuple_key_hint_names_a_key_of_the_section(cat) -> None:
     exc = _refusal(lambda: plan({"name": "x", "workloads": _W, ("a",): 1}, catalog=cat))
     assert str(exc) == ("key ('a',) is not a name. Keys are names: 'name', 'description', 'notes', 'workloads', "
                         "'constraints', 'extras', 'objective', 'costs'."), str(exc)
+
+
+# -- 3. token counts written as the docs write them -------------------------------------------------------------
+
+COMPARE = ROOT / "scenarios" / "compare-qlora-7b-12gb.yaml"
+
+
+@pytest.mark.parametrize("value, problem, fixed", [
+    ("qlora-7b =200M", "'qlora-7b =200M' has a blank before the '='", "Write it without blanks: "),
+    (" qlora-7b=200M", "' qlora-7b=200M' has a blank before the workload name", "Write it without blanks: "),
+    ("qlora-7b=200 M", "'200 M' has a blank between the number and 'M'", "Write the suffix right after the digits: "),
+    ("qlora-7b=200m", "'200m' writes the suffix 'm', not 'M' (m is milli in SI)", "Token counts write k, M, B or T: "),
+    ("qlora-7b=200M ", "'200M ' has a blank at its end", "Write the count without blanks: "),
+])
+def test_tokens_per_month_option_spellings_are_refused(cat, value: str, problem: str, fixed: str) -> None:
+    from planner import compare
+
+    exc = _refusal(lambda: compare(COMPARE, catalog=cat, tokens_per_month=value))
+    tail = " (k, M, B, T)." if "right after" in fixed else "."
+    assert str(exc) == f"tokens_per_month: {problem}. {fixed}--tokens-per-month qlora-7b=200M{tail}", str(exc)
+
+
+@pytest.mark.parametrize("value, fixed", [("200b", "200B"), ("1t", "1T"), ("2m", "2M"), ("5K", "5k"), ("2G", "2B")])
+def test_token_suffix_in_another_case_is_refused(value: str, fixed: str) -> None:
+    from planner.workload.options import parse_token_count, token_text_problem
+
+    assert parse_token_count(value) is None
+    problem, hint = token_text_problem(value, lambda t: f"dataset_tokens: {t}")
+    assert problem.startswith(f"{value!r} writes the suffix {value[-1]!r}, not {fixed[-1]!r}"), problem
+    assert hint == f"Token counts write k, M, B or T: dataset_tokens: {fixed}.", hint
+
+
+def test_canonical_token_counts_still_read() -> None:
+    from planner.workload.options import parse_token_count
+
+    # k 1e3, M 1e6, B 1e9, T 1e12 (SI, docs/scenarios.md); ' tokens' may follow
+    for text, count in (("200M", 2e8), ("50k", 5e4), ("1.5B", 1.5e9), ("2T", 2e12), ("2B tokens", 2e9),
+                        ("200M tokens a month", 2e8), ("100000000", 1e8)):
+        assert parse_token_count(text) == count, text
+
+
+def test_dataset_tokens_in_a_file_follows_the_same_rule(tmp_path: Path) -> None:
+    (tmp_path / "w.yaml").write_text("name: w\nmodel: llama-2-7b\ntask: train\nmethod: qlora\ndataset_tokens: 2b tokens\n")
+    r = _cli("estimate", "--workload", str(tmp_path / "w.yaml"), "--gpu", "rtx-4090")
+    assert r.returncode == 2, r.stdout
+    assert r.stderr == (f"Error: {tmp_path / 'w.yaml'}:5: dataset_tokens: '2b tokens' writes the suffix 'b', not 'B'. "
+                        "Token counts write k, M, B or T: dataset_tokens: 2B.\n"), r.stderr

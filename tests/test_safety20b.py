@@ -8,6 +8,12 @@
 3. A token count (``--tokens-per-month``, ``tokens_per_month``, ``dataset_tokens``) is read only as docs/scenarios.md
    writes it: digits, then k, M, B or T right after them; '200m', '2b tokens', '1t', '5K', '2G', '200 M', a blank at
    an end, and 'qlora-7b =200M' are refused with the plain spelling as the hint (as '10 gib' is for a size).
+4. Every YAML tag a file writes is refused alike, naming it ('!!int 4096', '!!str x', '!!bool yes', '!!binary ...'
+   were read or told "not bytes"); a '%YAML' directive other than 1.1 is refused (PyYAML reads YAML 1.1 whatever
+   it says); a number written as a '|' block is not told to drop quotes it never had.
+7. models.yaml ``config:`` (and config.json) numeric keys planner does not size with (rms_norm_eps, rope_theta,
+   layer_norm_eps, initializer_range, ...) are checked as numbers, as Transformers computes with them; a value YAML
+   1.1 read as text ('1e-05', '5e5', sliding_window '4e3', rope factor '1e1') gets the spelling YAML reads.
 """
 
 from __future__ import annotations
@@ -156,3 +162,119 @@ def test_dataset_tokens_in_a_file_follows_the_same_rule(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stdout
     assert r.stderr == (f"Error: {tmp_path / 'w.yaml'}:5: dataset_tokens: '2b tokens' writes the suffix 'b', not 'B'. "
                         "Token counts write k, M, B or T: dataset_tokens: 2B.\n"), r.stderr
+
+
+# -- 4. YAML tags, %YAML, block numbers ---------------------------------------------------------------------------
+
+_TAG_HINT = ("Remove the tag and write the value plainly (a number in ASCII digits, a boolean as true or false), or "
+             "quote it if it is a text.")
+
+
+@pytest.mark.parametrize("text, line, entry, tag, on", [
+    ("model: !!str llama-2-7b\ntask: infer\n", 1, "model", "!!str", "'llama-2-7b'"),
+    ("model: llama-2-7b\ntask: infer\ncontext: !!int 4096\n", 3, "context", "!!int", "'4096'"),
+    ("model: llama-2-7b\ntask: infer\ncontext: !!float 4096\n", 3, "context", "!!float", "'4096'"),
+    ("model: llama-2-7b\ntask: infer\nflash_attention: !!bool yes\n", 3, "flash_attention", "!!bool", "'yes'"),
+    ("model: llama-2-7b\ntask: !!binary aW5mZXI=\n", 2, "task", "!!binary", "'aW5mZXI='"),
+    ("model: llama-2-7b\ntask: ! infer\n", 2, "task", "!", "'infer'"),
+    ("{model: llama-2-7b, task: infer, context: !!int 4096}\n", 1, "context", "!!int", "'4096'"),
+    ("model: llama-2-7b\ntask: infer\nlora_targets: !!seq [q_proj]\n", 3, "lora_targets", "!!seq", "a list"),
+])
+def test_every_written_tag_is_refused_alike(tmp_path: Path, text: str, line: int, entry: str, tag: str,
+                                            on: str) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text(text)
+    r = _cli("estimate", "--workload", str(w))
+    assert r.returncode == 2, r.stdout
+    assert r.stderr == (f"Error: {w}:{line}: {entry}: the YAML tag {tag!r} on {on} is not read (a planner file is "
+                        f"plain YAML, no tags). {_TAG_HINT}\n"), r.stderr
+
+
+def test_a_tag_is_refused_by_the_reader_whichever_parser() -> None:
+    from planner.core.yamlio import YamlProblem, parse_yaml
+
+    for text in ("a: !!int 4\n", "a: &x !!str b\nc: *x\n", "a: [1, !!int 2]\n", "!!map {a: 1}\n"):
+        try:
+            parse_yaml(text)
+        except YamlProblem as exc:
+            assert "is not read (a planner file is plain YAML, no tags)" in str(exc), str(exc)
+        else:
+            raise AssertionError(f"accepted: {text!r}")
+    # a '!' inside a text is no tag
+    assert parse_yaml("notes: Hello! and ! too\n") == {"notes": "Hello! and ! too"}
+
+
+def test_a_yaml_directive_other_than_1_1_is_refused(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("%YAML 1.2\n---\nmodel: llama-2-7b\ntask: infer\ncontext: 010\n")
+    r = _cli("estimate", "--workload", str(w))
+    assert r.returncode == 2
+    assert r.stderr == (f"Error: {w}:1: declares '%YAML 1.2', but planner reads every file as YAML 1.1 (PyYAML: 010 "
+                        "is octal 8, yes is true). Remove the %YAML line and write the values as YAML 1.1 reads them "
+                        "(docs/scenarios.md).\n"), r.stderr
+    w.write_text("%YAML 1.1\n---\nmodel: llama-2-7b\ntask: infer\n")  # what PyYAML reads: taken
+    assert _cli("estimate", "--workload", str(w)).returncode == 0
+
+
+def test_a_number_written_as_a_block_gets_no_quote_hint(tmp_path: Path) -> None:
+    w = tmp_path / "w.yaml"
+    w.write_text("model: llama-2-7b\ntask: infer\ncontext: |\n  4096\n")
+    r = _cli("estimate", "--workload", str(w))
+    assert r.returncode == 2
+    assert r.stderr == (f"Error: {w}:3: context: must be a whole number, not '4096\\n'. Write the number on the key's "
+                        "line, not as a '|' or '>' block: context: 4096.\n"), r.stderr
+
+
+# -- 7. models.yaml config numbers planner does not size with --------------------------------------------------------
+
+def _model_overlay(tmp_path: Path, old: str, new: str) -> Path:
+    """The shipped llama-2-7b entry as 'my-llama' (catalog/models.yaml), ``old`` replaced by ``new``."""
+    text = (ROOT / "catalog" / "models.yaml").read_text()
+    start = text.index("  - id: llama-2-7b\n")
+    entry = text[start:text.index("\n\n", start) + 1]
+    entry = (entry.replace("id: llama-2-7b", "id: my-llama").replace("hf_id: meta-llama/Llama-2-7b-hf", "hf_id: me/x")
+             .replace("    published_parameters: 6738415616\n", ""))
+    assert old in entry, old
+    (tmp_path / "models.yaml").write_text("schema_version: 1\nmodels:\n" + entry.replace(old, new))
+    return tmp_path
+
+
+@pytest.mark.parametrize("old, new, key, problem, hint", [
+    ("rms_norm_eps: 1.0e-05", "rms_norm_eps: 1e-05", "rms_norm_eps",
+     "rms_norm_eps must be a number, not '1e-05' (Transformers computes with it as one)",
+     "YAML reads 1e-05 as text; write rms_norm_eps: 1.0e-05."),
+    ("rms_norm_eps: 1.0e-05", "rms_norm_eps: abc", "rms_norm_eps",
+     "rms_norm_eps must be a number, not 'abc' (Transformers computes with it as one)",
+     "Copy the model's published value, e.g. rms_norm_eps: 1.0e-05."),
+    ("model_type: llama", "model_type: llama\n      rope_theta: 5e5", "rope_theta",
+     "rope_theta must be a number, not '5e5' (Transformers computes with it as one)",
+     "YAML reads 5e5 as text; write rope_theta: 500000.0."),
+    ("model_type: llama", "model_type: llama\n      sliding_window: 4e3", "sliding_window",
+     "sliding_window must be a whole number, not '4e3'", "YAML reads 4e3 as text; write sliding_window: 4000."),
+    ("rope_scaling: null", "rope_scaling: {type: linear, factor: 1e1}", "rope_scaling",
+     "rope_scaling.factor must be a number of at least 1 (how many times the trained context is stretched), not '1e1'",
+     "YAML reads 1e1 as text; write factor: 10.0."),
+])
+def test_config_numbers_yaml_reads_as_text_are_refused(tmp_path: Path, old: str, new: str, key: str, problem: str,
+                                                       hint: str) -> None:
+    base = _model_overlay(tmp_path, old, new)
+    exc = _refusal(lambda: load_catalog(base), Exception)
+    msg = str(exc)
+    assert f"models[0] (my-llama).config.{key}: {problem}. {hint}" in msg, msg
+
+
+def test_config_json_text_numbers_are_refused(tmp_path: Path) -> None:
+    import json
+
+    from planner import estimate
+
+    cfg = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+           "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+           "max_position_embeddings": 4096, "rms_norm_eps": "1e-05", "torch_dtype": "float16"}
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    exc = _refusal(lambda: estimate(model=tmp_path, task="infer"))
+    assert str(exc).endswith(": rms_norm_eps: rms_norm_eps must be a number, not '1e-05' (Transformers computes with "
+                             "it as one). Write the number without quotes: \"rms_norm_eps\": 1e-05."), str(exc)
+    cfg["rms_norm_eps"], cfg["rope_theta"] = 1e-05, 10000  # numbers, an int too: read
+    (tmp_path / "config.json").write_text(json.dumps(cfg, indent=2))
+    assert estimate(model=tmp_path, task="infer") is not None

@@ -335,7 +335,7 @@ def parse_yaml(text: str) -> Any:
         or comment_value(text) or _yaml_directive(text)
     if flow is not None:
         raise YamlProblem(*flow)
-    if _CLoader is not None and not _PURE_ONLY.search(text) and not _MAY_TAG.search(text):
+    if _CLoader is not None and not _PURE_ONLY.search(text) and "!" not in text:
         try:
             loader = _CLoader(text)
             try:
@@ -375,10 +375,9 @@ def _yaml_directive(text: str) -> tuple[str, int, str] | None:
             "reads them (docs/scenarios.md).")
 
 
-#: A '!' where a YAML tag may start (at a line's start, after a blank or a flow indicator): such a text is read by
-#: the pure-Python parser, whose composer marks the nodes the file tags (libyaml's composer gives a written tag and
-#: a resolved one alike). A '!' inside a text ('Hello!') does not match; one after a blank costs only speed.
-_MAY_TAG = re.compile(r"(?:^|[\s\[{,:?-])!", re.M)
+# A text holding a '!' (where a tag may be written: '!!int 4', '&a !!str x', '[1, !!int 2]') is read by the
+# pure-Python parser alone (parse_yaml), whose composer marks the nodes the file tags (libyaml's composer gives a
+# written tag and a resolved one alike). Catalog files hold none; a '!' inside a text ('Hello!') costs only speed.
 
 
 class _NotPlain(Exception):

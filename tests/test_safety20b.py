@@ -193,7 +193,8 @@ def test_every_written_tag_is_refused_alike(tmp_path: Path, text: str, line: int
 def test_a_tag_is_refused_by_the_reader_whichever_parser() -> None:
     from planner.core.yamlio import YamlProblem, parse_yaml
 
-    for text in ("a: !!int 4\n", "a: &x !!str b\nc: *x\n", "a: [1, !!int 2]\n", "!!map {a: 1}\n"):
+    for text in ("a: !!int 4\n", "a: &x !!str b\nc: *x\n", "a: [1, !!int 2]\n", "!!map {a: 1}\n",
+                 "a: &x 1\nb: !!int 4\n"):  # after an anchor: libyaml's composer path before
         try:
             parse_yaml(text)
         except YamlProblem as exc:

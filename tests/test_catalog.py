@@ -496,8 +496,14 @@ def test_units_trap_gb_and_gib_differ(tiny: Path) -> None:
          "    memory: 80 GB\n    memory_usable: 74 GiB\n")
     # the cloud row's provider figure (81,559 MiB) is above 80 GB (76,294 MiB): refused since h11b #3, so it follows
     edit(tiny, "cloud.yaml", "    gpu_memory_usable: 81559 MiB\n", "    gpu_memory_usable: 74 GiB\n")
-    cat = load_catalog(base=tiny)
-    assert cat.gpu("h100-sxm").memory_bytes == 80 * 10**9
+    # '80 GB' was read as 80 * 10^9 bytes, a card 7 % smaller than the 80 GiB one: refused since h15b #1 (GPU memory
+    # is binary-sized, as DIMM and cloud memory are)
+    with pytest.raises(CatalogError) as excinfo:
+        load_catalog(base=tiny)
+    assert str(excinfo.value) == (
+        f"{tiny}/gpus.yaml:32: gpus[1] (h100-sxm).memory: '80 GB' is 74.51 GiB (GB = 10^9 bytes), but memory sizes "
+        "are binary. GPU memory is binary-sized (a '24 GB' card carries 24 GiB; nvidia-smi reports MiB): write "
+        "'80 GiB'.")
     assert load_catalog(base=TINY).gpu("h100-sxm").memory_bytes == 80 * 2**30
 
 

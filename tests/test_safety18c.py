@@ -232,7 +232,7 @@ def test_the_token_hints_are_taken() -> None:
     from planner.workload.options import parse_token_count
 
     for text, count in (("100M", 1e8), ("150M", 1.5e8), ("1M", 1e6), ("0.1B", 1e8), ("5M", 5e6), ("1.5B", 1.5e9),
-                        ("200 M tokens", 2e8), ("100000000", 1e8)):
+                        ("200M tokens", 2e8), ("100000000", 1e8)):
         assert parse_token_count(text) == count
     for text in ("1e8", ".1B", "5.M", "+5M", "nan", "inf", "1e2M"):
         assert parse_token_count(text) is None

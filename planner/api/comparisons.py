@@ -154,7 +154,11 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
                                  hint=f"Write NAME={count.strip() or '200M'} (e.g. --tokens-per-month "
                                       f"{names[0]}={count.strip() or '200M'}), or the count alone for a one-workload "
                                       "scenario.")
-            items.append((name.strip(), count) if sep else ("", x))
+            if sep and name != name.strip():  # 'qlora-7b =200M': written as no other option's value is
+                where = "before the '='" if name != name.rstrip() else "before the workload name"
+                raise InputError(f"{str(x)!r} has a blank {where}", entry="tokens_per_month",
+                                 hint=f"Write it without blanks: --tokens-per-month {name.strip()}={count.strip()}.")
+            items.append((name, count) if sep else ("", x))
     else:
         items = [("", value)]
     out: dict[str, float] = {}

@@ -130,7 +130,12 @@ def read_scenario(scenario: Any, catalog: Catalog) -> tuple[Scenario, str, Mappi
 
     if isinstance(scenario, Mapping):
         check_plain_values(scenario, "scenario")
-        return scenario_from_mapping(scenario, catalog), _mapping_text(scenario), scenario
+        sc = scenario_from_mapping(scenario, catalog)
+        if sc.costs is not None:  # its keys checked before the copy for the reports is made (a tuple key)
+            from planner.cost.tco import read_costs
+
+            read_costs(sc.costs, None, sc.workloads)
+        return sc, _mapping_text(scenario), scenario
     if isinstance(scenario, str) and "\n" in scenario:  # YAML text, not a path: said in one line
         raise InputError("is YAML text, not a file path: plan() reads a scenario file or a mapping", entry="scenario",
                          hint="Pass the mapping, e.g. plan(yaml.safe_load(text)), or write the text to a file.")
@@ -181,7 +186,25 @@ def _mapping_text(data: Mapping[str, Any]) -> str:
     """A scenario given as a mapping, as YAML text for the workbook's Assumptions sheet."""
     import yaml
 
+    _refuse_odd_keys(data, "scenario")
     return yaml.safe_dump(json.loads(json_text(data, default=str)), sort_keys=False, allow_unicode=True)
+
+
+def _refuse_odd_keys(value: Any, entry: str) -> None:
+    """Refuse a key that is not a text anywhere in ``value`` (a tuple key where no section's check caught it): the
+    reports' copy of the scenario cannot hold it.
+
+    Raises:
+        InputError: naming the entry that holds the key.
+    """
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise InputError(f"key {k!r} is not a name", entry=entry, hint="Keys are names (texts).")
+            _refuse_odd_keys(v, f"{entry}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _refuse_odd_keys(v, f"{entry}[{i}]")
 
 
 def with_undefined_sources(result: Plan, index: Any) -> Plan:

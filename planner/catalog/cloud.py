@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from planner.core.fields import Entry, _kind
-from planner.catalog.gpus import MAX_GPU_MEMORY_BYTES
+from planner.catalog.gpus import GPU_BINARY, MAX_GPU_MEMORY_BYTES
 from planner.catalog.schema import (MAX_HOST_MEMORY_BYTES, MIN_MEMORY_BYTES, CatalogWarning, Field, Kind, Merged,
                                     Parsed, later, read_ascii_text, read_int, read_positive, read_size,
                                     read_label, read_text)
@@ -164,7 +164,8 @@ INSTANCE_FIELDS: dict[str, Field] = {
     "instance": Field(read_ascii_text),
     "gpu": Field(read_label),
     "gpu_count": Field(read_int(1, 64)),
-    "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES), required=False,
+    "gpu_memory_usable": Field(read_size(MAX_GPU_MEMORY_BYTES, "GPU memory", lo=MIN_MEMORY_BYTES, binary=GPU_BINARY),
+                               required=False,
                                attr="gpu_memory_usable_bytes"),
     "vcpus": Field(read_int(1, 4096)),
     "memory": Field(read_size(MAX_HOST_MEMORY_BYTES, "host memory", lo=MIN_MEMORY_BYTES, binary=_CLOUD_BINARY),

@@ -18,7 +18,7 @@ from typing import Any
 from planner.core.errors import InputError, ScenarioError, close_matches, did_you_mean
 from planner.core.names import (MAX_NAME_CHARS, MAX_TEXT_CHARS, may_be_unsafe, name_problem, text_glyph_problem,
                                 unsafe_problem)
-from planner.core.list_hints import flow_list as _flow_list
+from planner.core.list_hints import flow_list as _flow_list, key_hint
 from planner.core.written import as_written, other_spelling_hint
 from planner.core.units import NotWhole, UnitError, exact_float, parse_rate, parse_size, separator_problem
 
@@ -94,7 +94,7 @@ class Entry:
             allowed = list(allowed)
         for key in self.data:
             if not isinstance(key, str):
-                raise self.error(f"key {key!r} is not a name", None, "Keys are names such as 'memory'.")
+                raise self.error(f"key {key!r} is not a name", None, key_hint(allowed))
             if key not in allowed:
                 told = _flow_list(self.data, key) or (explain(key, self.data[key]) if explain is not None else None)
                 if told is not None:
@@ -655,6 +655,14 @@ def _zero_with_suffix(value: str, spell: Callable[[str], str]) -> str:
             f"{spell('1024')} (1 x 1024).")
 
 
+def block_number_hint(value: str, spell: Callable[[str], str]) -> str | None:
+    """The hint for a number written as a YAML block ('context: |' and '4096' below it: the text '4096\\n', which
+    was never quoted), or None for any other text (h15b #4)."""
+    if "\n" not in value:
+        return None
+    return f"Write the number on the key's line, not as a '|' or '>' block: {spell(value.strip())}."
+
+
 def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     """What to write instead of a text where a whole number belongs, or None.
 
@@ -682,7 +690,7 @@ def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
     if value.strip().isdigit():
         if len(value.strip()) > 1 and value.strip().startswith("0"):  # 02048: YAML 1.1 reads it as text
             return f"Write the number without the leading zero: {spell(str(int(value.strip())))}."
-        return f"Write the number without quotes: {value.strip()}."
+        return block_number_hint(value, spell) or f"Write the number without quotes: {value.strip()}."
     m = _SUFFIXED.match(value)
     if m:
         number, suffix = float(m.group(1)), m.group(2).lower()
@@ -798,6 +806,8 @@ def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
         return f"YAML reads {value.strip()} as text; write it as a decimal: {key}: {Decimal(shown).normalize():f}."
     m = _TEXT_NUMBER.match(value)
     number = m.group(1).replace(",", "").replace("_", "") if m else None
+    if number and "\n" in value:  # 'budget_usd: |' with the number below: nothing was quoted
+        return block_number_hint(value, lambda n: f"{key}: {number}")
     if key.endswith("_usd"):
         return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
                 else f"Write a plain number of US dollars, e.g. {key}: 5000.")

@@ -1,5 +1,6 @@
 """Hints for a list written without brackets: one text holding several names ('rtx-4090, l40s'), and a
-flow mapping whose ',' split a list into keys ('{allowed_gpus: rtx-4090, l40s}').
+flow mapping whose ',' split a list into keys ('{allowed_gpus: rtx-4090, l40s}'); and the hint for a key
+that is not a text.
 
 Moved out of planner.core.fields to keep that module small.
 """
@@ -56,3 +57,14 @@ def flow_list(data: Any, key: str) -> tuple[str, str] | None:
         items.append(str(k))
     return (f"unknown key {key!r}: inside {{...}} a ',' separates keys, so {key!r} after '{head}: {data[head]},' is "
             "read as a key of its own", f"Write the list in brackets: {head}: [{', '.join(items)}].")
+
+
+def key_hint(allowed: Iterable[str]) -> str:
+    """The hint for a mapping key that is not a text (a tuple or number given through the API): the section's own
+    keys, so the example works where it is followed (a key valid elsewhere would be refused there as unknown)."""
+    keys = list(allowed)
+    if not keys:
+        return "Keys are names (texts)."
+    if len(keys) <= 8:
+        return "Keys are names: " + ", ".join(repr(k) for k in keys) + "."
+    return f"Keys are names such as {keys[0]!r} or {keys[1]!r}."

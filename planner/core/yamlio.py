@@ -34,7 +34,7 @@ from planner.core.infile import MAX_FILE_BYTES, FileProblem, InputFile, read_inp
 from planner.core.names import clip_text
 from planner.core.yamllookalike import lookalike_slip
 from planner.core.yamlrules import (MERGE_TAG, Base60Problem, OtherBaseProblem, YamlProblem, comment_value,
-                                    flow_comment, refuse_merge_clashes,
+                                    flow_comment, short_tag, tag_problem, written_tag, refuse_merge_clashes,
                                     flow_thousands, hidden_break, key_problem, refuse_base_60, refuse_other_bases,
                                     refuse_separators, special_value, syntax_hint, syntax_slip)
 
@@ -80,6 +80,9 @@ class _Building(yaml.constructor.SafeConstructor):
     """
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        tag = getattr(node, "written_tag", None)  # set by _Loader.compose_node: a tag the file writes
+        if tag is not None:
+            raise tag_problem(node, tag)
         try:
             return super().construct_object(node, deep=deep)
         except (YamlProblem, yaml.YAMLError, RecursionError):
@@ -96,33 +99,16 @@ class _Building(yaml.constructor.SafeConstructor):
         return value
 
 
-    def _refuse_explicit_tag(self, node: yaml.Node) -> None:
-        """Refuse a scalar whose tag was written (``!!int '١٠'``, ``!!float '1e1'``) and makes of its text a value
-        the text alone would not be read as: the number rules (ASCII digits, no '1e1') are those of the plain
-        text, and a planner file is plain YAML, no tags (docs/commands.md). A tag that changes nothing
-        (``!!int 10``) is let be: the value is the plain one."""
-        if not isinstance(node, yaml.ScalarNode) or not node.style and \
-                self.resolve(yaml.ScalarNode, node.value, (True, False)) == node.tag:
-            return
-        tag = _written_tag(node)
-        raise YamlProblem(f"the YAML tag {tag!r} on {clip_text(repr(node.value))} is not read (a planner file is "
-                          "plain YAML, no tags)", node.start_mark.line + 1,
-                          "Remove the tag and write the value itself: a number in ASCII digits (4, 0.5), a "
-                          "boolean as true or false.")
-
     def construct_yaml_bool(self, node: yaml.Node) -> bool:
-        self._refuse_explicit_tag(node)
         return super().construct_yaml_bool(node)
 
     def construct_yaml_int(self, node: yaml.Node) -> int:
-        self._refuse_explicit_tag(node)
         refuse_base_60(node)
         refuse_other_bases(node)
         refuse_separators(node)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: yaml.Node) -> float:
-        self._refuse_explicit_tag(node)
         refuse_base_60(node)
         refuse_separators(node)
         value = super().construct_yaml_float(node)
@@ -139,26 +125,6 @@ class _Building(yaml.constructor.SafeConstructor):
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _written_tag(node: yaml.Node) -> str:
-    """The tag of ``node`` as the file writes it ('!e!int' under '%TAG !e! tag:yaml.org,2002:', a verbatim
-    '!<tag:yaml.org,2002:int>'): the text at the node's start, where the parser puts a tagged node's mark;
-    :func:`_short_tag` of the resolved tag when the mark holds no text (libyaml's marks hold none)."""
-    mark = node.start_mark
-    buffer = getattr(mark, "buffer", None)
-    if isinstance(buffer, str) and isinstance(mark.pointer, int):
-        written = re.match(r"(?:&[^\s,\[\]{}]+\s+)?(!<[^>\s]*>|![^\s,\[\]{}]*)",
-                           buffer[mark.pointer:mark.pointer + 1000])  # an anchor may come first: '&a !!int'
-        if written:
-            return written.group(1)
-    return _short_tag(node.tag or "")
-
-
-def _short_tag(tag: str) -> str:
-    """'tag:yaml.org,2002:python/object' -> '!!python/object' (as the user wrote it)."""
-    prefix = "tag:yaml.org,2002:"
-    return "!!" + tag[len(prefix):] if tag.startswith(prefix) else tag
 
 
 def _not_a_date_hint(value: str) -> str:
@@ -181,7 +147,7 @@ def _not_a_date_hint(value: str) -> str:
 def _unbuildable(node: yaml.Node) -> YamlProblem:
     line = node.start_mark.line + 1
     value = node.value if isinstance(node, yaml.ScalarNode) else None
-    tag = _short_tag(node.tag or "")
+    tag = short_tag(node.tag or "")
     if tag == "!!timestamp" and isinstance(value, str):
         return YamlProblem(f"{value!r} looks like a date but is not one", line, _not_a_date_hint(value))
     if tag in ("!!int", "!!float") and isinstance(value, str) and _LONG_NUMBER.fullmatch(value):
@@ -268,7 +234,20 @@ _Building.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _cons
 
 
 class _Loader(_Building, yaml.SafeLoader):
-    """PyYAML's pure-Python reader, scanner, parser and composer with the planner's constructors."""
+    """PyYAML's pure-Python reader, scanner, parser and composer with the planner's constructors. A node whose tag
+    the file writes (the event's tag; '!' too) is marked ``written_tag`` (the tag as written), which
+    :meth:`_Building.construct_object` refuses; ``tagged`` says the document has one (no fast build then)."""
+
+    tagged = False
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        tag = getattr(event, "tag", None)  # an alias event has none
+        node = super().compose_node(parent, index)
+        if tag is not None and not isinstance(event, yaml.AliasEvent):
+            node.written_tag = written_tag(node)
+            self.tagged = True
+        return node
 
 
 class _ResolveOnce:
@@ -353,10 +332,10 @@ def parse_yaml(text: str) -> Any:
     # a lone CR or U+2028 hides a line break, an RLO reorders what an editor shows; 'model:<U+00A0>x' reads as one
     # text; "[16,384]" reads as two items; "key: #1" as empty
     flow = hidden_break(text) or bidi_problem(text) or lookalike_slip(text) or flow_thousands(text) \
-        or comment_value(text)
+        or comment_value(text) or _yaml_directive(text)
     if flow is not None:
         raise flow if isinstance(flow, YamlProblem) else YamlProblem(*flow)
-    if _CLoader is not None and not _PURE_ONLY.search(text):
+    if _CLoader is not None and not _PURE_ONLY.search(text) and "!" not in text:
         try:
             loader = _CLoader(text)
             try:
@@ -380,6 +359,26 @@ def parse_yaml(text: str) -> Any:
 #: white space where PyYAML refuses it: 'a\t'), and the line breaks editors do not show
 #: (:func:`planner.core.yamlrules.hidden_break`, which the pure path checks first).
 _PURE_ONLY = re.compile(yaml.reader.Reader.NON_PRINTABLE.pattern + "|[\t\x85\u2028\u2029]|\r(?!\n)")
+
+#: A '%YAML' directive in a document's prologue (before '---': only blank, comment and directive lines before it).
+_DIRECTIVE = re.compile(r"\A(?:(?:[ \t]*(?:#[^\n]*)?|%[^\n]*)\n)*?%YAML[ \t]+([^\s#]*)")
+
+
+def _yaml_directive(text: str) -> tuple[str, int, str] | None:
+    """(problem, line, hint) for a '%YAML' directive other than 1.1 (h15b #4): PyYAML reads YAML 1.1 whatever the
+    file declares, so under '%YAML 1.2' 010 would still read as octal 8 and 'yes' as true; None otherwise."""
+    m = _DIRECTIVE.match(text.removeprefix("\ufeff"))
+    if m is None or m.group(1) == "1.1":
+        return None
+    return (f"declares '%YAML {m.group(1)}', but planner reads every file as YAML 1.1 (PyYAML: 010 is octal 8, yes "
+            "is true)", text[:m.end()].count("\n") + 1, "Remove the %YAML line and write the values as YAML 1.1 "
+            "reads them (docs/scenarios.md).")
+
+
+# A text holding a '!' (where a tag may be written: '!!int 4', '&a !!str x', '[1, !!int 2]') is read by the
+# pure-Python parser alone (parse_yaml), whose composer marks the nodes the file tags (libyaml's composer gives a
+# written tag and a resolved one alike). Catalog files hold none; a '!' inside a text ('Hello!') costs only speed.
+
 
 class _NotPlain(Exception):
     """The fast builder met something it leaves to PyYAML's constructors (see :func:`_build_plain`)."""
@@ -579,7 +578,8 @@ def _compose_and_build(loader: Any) -> Any:
     if node is None:
         raise YamlProblem("is empty")
     try:
-        return _build_plain(loader, node)
+        if not getattr(loader, "tagged", False):  # a written tag: construct_object refuses it
+            return _build_plain(loader, node)
     except _NotPlain:
         pass  # PyYAML's constructors below give the value or the message
     written, expanded, depth = _node_counts(node)
@@ -623,7 +623,7 @@ def _parse_pure(text: str) -> Any:
             raise YamlProblem(*special) from exc
         if tag:
             raise YamlProblem(
-                f"the YAML tag {_short_tag(tag.group(1))!r} is not allowed",
+                f"the YAML tag {short_tag(tag.group(1))!r} is not allowed",
                 mark.line + 1 if mark else None,
                 "Only plain YAML is read (mappings, lists, texts, numbers, booleans, dates); tags that would "
                 "build objects are refused. Remove the tag.",

@@ -586,3 +586,35 @@ def refuse_merge_clashes(node: yaml.MappingNode, written_values: dict[int, list]
                                       f"Remove {key!r} from one of them, or write it beside '<<' (a key written "
                                       "there overrides the merged ones). " + _MERGE_HINT)
                 from_merge.setdefault(key, origin)
+
+
+def written_tag(node: yaml.Node) -> str:
+    """The tag of ``node`` as the file writes it ('!e!int' under '%TAG !e! tag:yaml.org,2002:', a verbatim
+    '!<tag:yaml.org,2002:int>'): the text at the node's start, where the parser puts a tagged node's mark;
+    :func:`short_tag` of the resolved tag when the mark holds no text (libyaml's marks hold none)."""
+    mark = node.start_mark
+    buffer = getattr(mark, "buffer", None)
+    if isinstance(buffer, str) and isinstance(mark.pointer, int):
+        written = re.match(r"(?:&[^\s,\[\]{}]+\s+)?(!<[^>\s]*>|![^\s,\[\]{}]*)",
+                           buffer[mark.pointer:mark.pointer + 1000])  # an anchor may come first: '&a !!int'
+        if written:
+            return written.group(1)
+    return short_tag(node.tag or "")
+
+
+def short_tag(tag: str) -> str:
+    """'tag:yaml.org,2002:python/object' -> '!!python/object' (as the user wrote it)."""
+    prefix = "tag:yaml.org,2002:"
+    return "!!" + tag[len(prefix):] if tag.startswith(prefix) else tag
+
+
+def tag_problem(node: yaml.Node, tag: str) -> YamlProblem:
+    """Every tag a file writes is refused alike (h15b #4: '!!float 4096' was refused, '!!int 4096', '!!str x' and
+    '!!bool yes' read, '!!binary' told "not bytes"): a planner file is plain YAML, and a tag would make of a text a
+    value its plain reading does not give (the number rules: ASCII digits, no '1e1'), build an object, or change
+    nothing."""
+    what = (clip_text(repr(node.value)) if isinstance(node, yaml.ScalarNode) else
+            "a mapping" if isinstance(node, yaml.MappingNode) else "a list")
+    return YamlProblem(f"the YAML tag {tag!r} on {what} is not read (a planner file is plain YAML, no tags)",
+                       node.start_mark.line + 1, "Remove the tag and write the value plainly (a number in ASCII "
+                       "digits, a boolean as true or false), or quote it if it is a text.")

@@ -219,6 +219,11 @@ def read_costs(entry: Entry | None, catalog: Any = None, workloads: Any = None) 
                               "speed model's.")
         if isinstance(raw, Mapping):
             sub = entry.child("mfu")
+            odd = next((k for k in raw if not isinstance(k, str)), None)
+            if odd is not None:
+                names = [w.name for w in workloads] if workloads is not None else []
+                raise sub.error(f"key {odd!r} is not a name", None, "Keys are workload names"
+                                + (f", such as {names[0]!r}." if names else ", e.g. mfu: {NAME: 0.3}."))
             kw["mfu"] = {str(k): sub.number(str(k), min=MIN_UTILIZATION, max=1) for k in raw}
         else:
             kw["mfu"] = entry.number("mfu", min=MIN_UTILIZATION, max=1)

@@ -7,6 +7,7 @@ file (or catalog entry), the key and, for a config.json file, its line.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,6 +26,55 @@ MAX_CONFIG_VALUES: dict[str, int] = {
     "num_local_experts": 65_536, "num_experts": 65_536, "num_experts_per_tok": 65_536, "max_window_layers": 10_000,
     "moe_intermediate_size": 4_194_304,
 }
+
+
+#: Numeric config keys planner does not size with, that Transformers computes with as numbers (a text breaks the
+#: model's build: LlamaRMSNorm adds ``variance_epsilon`` to a tensor, the rotary embedding raises ``rope_theta`` to a
+#: power), each with its value in a published config.json for the hint: rms_norm_eps 1e-05 and
+#: initializer_range 0.02 (meta-llama/Llama-2-7b-hf), rope_theta 500000.0 (meta-llama/Llama-3.1-8B),
+#: layer_norm_epsilon 1e-05 (openai-community/gpt2), layer_norm_eps 1e-12 (google-bert/bert-base-uncased),
+#: attention_dropout 0.0 (LlamaConfig's default), partial_rotary_factor 0.4 (microsoft/phi-2). Read as numbers:
+#: a text is refused, with the YAML 1.1 hint where a models.yaml ``config:`` value YAML read as text ('1e-05').
+FLOAT_CONFIG_KEYS: dict[str, str] = {
+    "rms_norm_eps": "1e-05", "rope_theta": "500000.0", "initializer_range": "0.02", "layer_norm_eps": "1e-12",
+    "layer_norm_epsilon": "1e-05", "attention_dropout": "0.0", "partial_rotary_factor": "0.4",
+}
+
+
+def _yaml_number(text: str, whole: bool) -> str | None:
+    """How a models.yaml ``config:`` writes the number a text such as '1e-05', '5e5' or '4e3' stands for, so YAML
+    1.1 reads it as one (PyYAML reads a float only with a '.' and a signed exponent: '1e-05' is text): a whole
+    number in digits ('4000') where ``whole``, else a decimal ('500000.0', '10.0') or, below 0.001, the exponent
+    form YAML reads ('1.0e-05'); None when ``text`` is no finite number."""
+    try:
+        f = float(text)
+    except ValueError:
+        return None
+    if not math.isfinite(f) or "_" in text:
+        return None
+    if whole:
+        return str(int(f)) if f.is_integer() and abs(f) < 1e15 else None
+    if f == 0 or 1e-3 <= abs(f) < 1e15 or "e" not in text.lower():
+        return repr(f) if "e" not in repr(f) else text
+    mant, _, exp = text.lower().partition("e")
+    return f"{mant if '.' in mant else mant + '.0'}e{'' if exp[:1] in '+-' else '+'}{exp}"
+
+
+def text_number_hint(key: str, value: Any, json: bool, whole: bool = False, shown_key: str | None = None) -> str | None:
+    """The hint for a number given as text in a config: in a config.json, the number without quotes; in a
+    models.yaml ``config:``, that YAML 1.1 read it as text, and the spelling it reads as the number (h15b #7);
+    None when ``value`` is no number's text. ``shown_key``: the key as the hint writes it (``factor``)."""
+    if not isinstance(value, str):
+        return None
+    text, name = value.strip(), shown_key or key
+    number = _yaml_number(text, whole)
+    if number is None:
+        return None
+    if json:
+        return f'Write the number without quotes: "{name}": {text}.'
+    if re.fullmatch(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)[eE][-+]?[0-9]+", text):
+        return f"YAML reads {text} as text; write {name}: {number}."
+    return f"Write the number without quotes: {name}: {number}."
 
 
 #: The quantization_config methods planner sizes, as transformers names them (QuantizationMethod in
@@ -78,7 +128,8 @@ def _get(cfg: Mapping[str, Any], key: str, where: str | None, *, default: Any = 
             zero = quoted and len(value.strip()) > 1 and value.strip().startswith("0")  # 0128: YAML 1.1 reads a text
             raise _error(cfg, where, f"{key} must be a whole number, not {value!r}", key,
                          f"Write the number without the leading zero: {key}: {int(value)}." if zero else
-                         f"Write the number without quotes: {value.strip()}." if quoted else None)
+                         f"Write the number without quotes: {value.strip()}." if quoted else
+                         text_number_hint(key, value, _is_json(where), whole=True))
         if min_value is not None and value < min_value:
             raise _error(cfg, where, f"{key} must be at least {min_value}, not {value}", key)
         hi = MAX_CONFIG_VALUES.get(key)
@@ -245,8 +296,16 @@ def check_declared(cfg: Mapping[str, Any], where: str | None) -> None:
                                    or not math.isfinite(factor) or factor < 1):
             raise _error(cfg, where, f"rope_scaling.factor must be a number of at least 1 (how many times the "
                          f"trained context is stretched), not {factor!r}", "rope_scaling",
+                         text_number_hint("factor", factor, json) or
                          "Copy the model's published value, e.g. 8.0 for Llama 3.1; without scaling, write "
                          '"rope_scaling": null.')
+    for key, example in FLOAT_CONFIG_KEYS.items():
+        value = cfg.get(key)
+        if value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)):
+            continue
+        raise _error(cfg, where, f"{key} must be a number, not {value!r} (Transformers computes with it as one)", key,
+                     text_number_hint(key, value, json) or "Copy the model's published value, e.g. "
+                     + (f'"{key}": {example}.' if json else f"{key}: {_yaml_number(example, False)}."))
 
 
 def _check_heads(cfg: Mapping[str, Any], h: int, a: int, kv: int, head_dim: int | None, where: str | None,

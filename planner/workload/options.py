@@ -391,13 +391,21 @@ class HostOptions:
 #: 'fit --concurrency MAX' is): all layers, the most that fit a card (max; auto in a scenario lists every count).
 LAYER_WORDS = ("all", "max", "auto")
 
-#: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written.
+#: Suffixes a token count may carry ("200M tokens a month"): SI multiples, as token counts are written, keyed in
+#: lower case (the exponent hint reads any case). A count is read only with the suffix as :data:`TOKEN_SUFFIX_SPELLING`
+#: writes it, right after the digits ('200M'); '200m', '2b', '200 M' and '2G' are refused with that spelling
+#: (h15b #3: a size unit in the wrong case, '10 gib', is refused the same way; m is milli in SI).
 TOKEN_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
+#: The one spelling of each suffix (docs/scenarios.md: k, M, B, T); G is written B.
+TOKEN_SUFFIX_SPELLING = {"k": "k", "m": "M", "b": "B", "g": "B", "t": "T"}
+
 def parse_token_count(value: Any) -> float | None:
-    """A token count written as a number (200000000; a float 2e8 from the API or a YAML number) or with a suffix ('200M', '1.5B', '200 M
-    tokens', '50k'); None when ``value`` is neither, or is written with ',' or '_' ('1,5M', which may
-    mean 1.5M or 15M: :func:`read_token_count` says so). Suffixes are SI (k 1e3, M 1e6, B/G 1e9, T 1e12)."""
+    """A token count written as a number (200000000; a float 2e8 from the API or a YAML number) or with a suffix
+    right after the digits ('200M', '1.5B', '200M tokens', '50k'); None when ``value`` is neither, or is written with
+    ',' or '_' ('1,5M', which may mean 1.5M or 15M: :func:`read_token_count` says so), a blank at an end or before
+    the suffix ('200 M') or a suffix in another case ('200m', '2b': :func:`token_text_problem` says so). Suffixes
+    are SI, as docs/scenarios.md writes them: k 1e3, M 1e6, B 1e9, T 1e12."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int) and abs(value) > 2**1023:  # no float holds it (10**309): beyond every range
@@ -408,18 +416,18 @@ def parse_token_count(value: Any) -> float | None:
         return None
     if "," in value or "_" in value:  # '1,5M' (a decimal comma?), '200_000_000': read_token_count's hint
         return None
-    text = value.strip().lower()
-    for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
-        if text.endswith(tail):
-            text = text[: -len(tail)].strip()
-            break
-    mult = 1.0
-    if text and text[-1] in TOKEN_SUFFIXES:
-        mult = TOKEN_SUFFIXES[text[-1]]
-        text = text[:-1].strip()
-    if not re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", text):  # digits and a point, as in a size: no '1e8', '.1', '+5'
+    if value != value.strip():  # ' 200M': token_text_problem says where the blank is
         return None
-    return float(text) * mult
+    text = value
+    for tail in (" tokens a month", " tokens per month", " tokens/month", " tokens", "tokens"):
+        if text.lower().endswith(tail):
+            text = text[: -len(tail)]
+            break
+    # digits and a point, as in a size (no '1e8', '.1', '+5'), then a suffix as written in TOKEN_SUFFIX_SPELLING
+    m = re.fullmatch(r"(-?[0-9]+(?:\.[0-9]+)?)([kMBT]?)", text)
+    if not m:
+        return None
+    return float(m[1]) * (TOKEN_SUFFIXES[m[2].lower()] if m[2] else 1.0)
 
 
 def token_text_problem(value: Any, spell: Any) -> tuple[str, str] | None:
@@ -434,7 +442,7 @@ def token_text_problem(value: Any, spell: Any) -> tuple[str, str] | None:
     m = re.fullmatch(r"\s*([-+]?)([0-9]*\.?[0-9]*)(?:[eE]([-+]?[0-9]{1,4}))?\s*([kKmMbBgGtT]?)(\s*tokens.*)?",
                      value, re.S)
     if not m or not any(c.isdigit() for c in m.group(2)):
-        return None
+        return _token_spelling_problem(value, spell)
     sign, number, exponent, suffix, tail = m.groups()
     if exponent is not None:
         try:
@@ -450,6 +458,28 @@ def token_text_problem(value: Any, spell: Any) -> tuple[str, str] | None:
                 f"Write a digit on both sides of the point, or none: {spell(fixed)}.")
     if sign == "+":
         return f"{value.strip()!r} starts with '+'", f"Write the count without it: {spell(fixed)}."
+    return _token_spelling_problem(value, spell)
+
+
+def _token_spelling_problem(value: str, spell: Any) -> tuple[str, str] | None:
+    """A count :func:`parse_token_count` would read but for its spelling: a blank at either end (' 200M'), a blank
+    between the number and its suffix ('200 M') or a suffix not written as :data:`TOKEN_SUFFIX_SPELLING` writes it
+    ('200m', '2b', '1t', '2G'); as (problem, hint), the hint the count as it is read ('200M'); None otherwise."""
+    m = re.fullmatch(r"(\s*)(-?[0-9]+(?:\.[0-9]+)?)(\s*)([kKmMbBgGtT]?)((?:\s*tokens.*)?)(\s*)", value, re.S | re.I)
+    if not m:
+        return None
+    lead, number, gap, suffix, _tail, end = m.groups()
+    fixed = number + (TOKEN_SUFFIX_SPELLING[suffix.lower()] if suffix else "")
+    if lead or end:
+        return (f"{value!r} has a blank at its {'start' if lead else 'end'}",
+                f"Write the count without blanks: {spell(fixed)}.")
+    if gap and suffix:
+        return (f"{value!r} has a blank between the number and {suffix!r}",
+                f"Write the suffix right after the digits: {spell(fixed)} (k, M, B, T).")
+    if suffix and suffix != TOKEN_SUFFIX_SPELLING[suffix.lower()]:
+        return (f"{value!r} writes the suffix {suffix!r}, not {TOKEN_SUFFIX_SPELLING[suffix.lower()]!r}"
+                + (" (m is milli in SI)" if suffix == "m" else ""),
+                f"Token counts write k, M, B or T: {spell(fixed)}.")
     return None
 
 

@@ -323,6 +323,7 @@ def _params():
             for r in RELEASE_RUNS]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("run", _params())
 def test_release_run_largest_context(run: ReleaseRun):
     got = predicted_largest_context(run)

@@ -98,6 +98,7 @@ def test_imports_go_one_way(path: Path):
     assert bad == []
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_no_import_cycles():
     """No module reaches itself through imports (lazy ones included)."""
     graph = {_module_name(p): {t for t in _imports(p) if t != "planner"} for p in _files()}

@@ -53,6 +53,7 @@ def test_a_unicode_space_after_a_key_is_named_at_its_own_line(tmp_path: Path, sp
                    f"{'task:' + space + 'infer'!r} as one text, not as a key and its value. Write task: infer.")
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_the_report_s_cases_name_their_own_line(tmp_path: Path) -> None:
     cases = {
         # nbsp2.yaml: line 4 model:<NBSP>llama-2-7b (was blamed on line 5)

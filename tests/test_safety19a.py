@@ -83,6 +83,7 @@ def test_help_and_usage_lines_go_into_no_default_calibration_file(tmp_path: Path
     assert given.stderr == f"Error: standard output is {cal}, " + DATA_LINE.format(name="standard output") + "\n"
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_help_and_usage_lines_go_into_no_config_json_only_the_scenario_names(tmp_path: Path) -> None:
     (tmp_path / "m").mkdir()
     cfg = tmp_path / "m" / "config.json"
@@ -211,6 +212,7 @@ def test_compare_says_the_staging_folder_it_leaves_and_the_api_carries_both(tmp_
     assert planner.compare(str(COMPARE)).notes == ()  # no out: nothing written, nothing to say
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_plan_json_says_its_notes_on_standard_error(tmp_path: Path) -> None:
     out = tmp_path / "o"
     assert _cli("plan", str(QLORA), "--out", str(out), "--format", "json").returncode == 0

@@ -422,6 +422,7 @@ def test_calibrate_refuses_the_package_and_the_catalog_before_measuring(dest: st
 
 # -- 7. umask 002 with user private groups: the shipped example regenerates on a fresh checkout ----------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_group_writable_manifest_of_the_users_private_group_is_trusted(tmp_path: Path) -> None:
     from planner.core.reportset import private_group
 

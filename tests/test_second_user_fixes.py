@@ -283,6 +283,7 @@ def test_an_open_load_miss_says_cannot_keep_up_with_the_prefill_share(catalog, t
 
 # ----- 11. the user's key; TCO does not rank on speed ----------------------------------------------------------
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_rate_slo_is_loosened_in_its_own_key(catalog):
     data = {"name": "otps", "constraints": {"vendors": ["nvidia"]}, "workloads": [{
         "name": "chat", "model": "llama-3.1-8b", "task": "infer", "context": 4096, "engine": "vllm",

@@ -160,6 +160,7 @@ def test_a_pinned_tp_fix_under_a_rate_is_accepted_by_a_re_plan(catalog, rps, tpo
         assert plan(fixed, catalog=catalog).plan.targets[0]["slo"]["met"] is True, fix
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_under_a_budget_the_fastest_machine_named_is_the_fastest_within_it(catalog):
     # trial 3: with budget_usd 20,000 and a 10 h deadline, "the fastest machine the constraints allow (6 x h100-pcie)"
     # named a $100k+ machine, neither within the budget nor the fastest

@@ -83,6 +83,7 @@ def test_plan_json_gives_each_workload_its_deadline(deadline_plans):
     assert "slo" not in doc["workloads"][0]
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_a_deadline_no_machine_meets_says_how_far_and_what_would(catalog):
     data = _with_workload(_mapping("finetune-72h-deadline.yaml"), deadline_hours=0.5)
     with pytest.raises(NoFeasiblePlan) as e:

@@ -127,6 +127,7 @@ def test_recalculated_grand_total_equals_the_planners(written, tmp_path):
         assert memory.cell(row=total, column=3 + j).value == pytest.approx(est.per_gpu_total_bytes / GiB)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 def test_grand_total_follows_an_edited_quantity_and_rate(written, tmp_path):
     data, path = written
     wb = openpyxl.load_workbook(path)
@@ -164,6 +165,7 @@ def test_grand_total_to_the_cent_for_awkward_prices(tmp_path, quantity):
     assert cents(got[NAME_GRAND_TOTAL]) == cents(data.totals().grand_total_usd)
 
 
+@pytest.mark.slow  # over 2 s on 2 cores: CI's second step runs it (pyproject addopts)
 @pytest.mark.parametrize("text", ["=1+1", "+1+2", "-2+3", "@SUM(A1:A3)", "=HYPERLINK(\"http://x.example\",\"x\")"])
 def test_user_text_stays_text_after_libreoffice(tmp_path, text):
     data = make_data(text=text)

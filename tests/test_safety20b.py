@@ -137,6 +137,16 @@ def test_tokens_per_month_option_spellings_are_refused(cat, value: str, problem:
     assert str(exc) == f"tokens_per_month: {problem}. {fixed}--tokens-per-month qlora-7b=200M{tail}", str(exc)
 
 
+@pytest.mark.parametrize("key, where", [("qlora-7b ", "end"), (" qlora-7b", "start")])
+def test_tokens_per_month_mapping_key_with_a_blank_is_refused(cat, key: str, where: str) -> None:
+    # the mapping form is refused as the 'NAME =COUNT' string is (h15b: {'qlora-7b ': ...} was read as qlora-7b)
+    from planner import compare
+
+    exc = _refusal(lambda: compare(COMPARE, catalog=cat, tokens_per_month={key: "200M"}))
+    assert str(exc) == (f"tokens_per_month: key {key!r} has a blank at its {where}. Write the workload's name "
+                        "without blanks: {'qlora-7b': ...}."), str(exc)
+
+
 @pytest.mark.parametrize("value, fixed", [("200b", "200B"), ("1t", "1T"), ("2m", "2M"), ("5K", "5k"), ("2G", "2B")])
 def test_token_suffix_in_another_case_is_refused(value: str, fixed: str) -> None:
     from planner.workload.options import parse_token_count, token_text_problem

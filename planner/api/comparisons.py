@@ -145,6 +145,11 @@ def volume_overrides(value: Any, names: list[str]) -> dict[str, float]:
         value = [value]
     if isinstance(value, dict):
         items = [(str(k), v) for k, v in value.items()]
+        for k, _ in items:
+            if k != k.strip():  # {'qlora-7b ': ...}: refused as the 'NAME =COUNT' string is (h15b leftover)
+                raise InputError(f"key {k!r} has a blank at its {'start' if k != k.lstrip() else 'end'}",
+                                 entry="tokens_per_month", hint=f"Write the workload's name without blanks: "
+                                                                f"{{{k.strip()!r}: ...}}.")
     elif isinstance(value, (list, tuple)):
         items = []
         for x in value:

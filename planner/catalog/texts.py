@@ -8,10 +8,8 @@ Importing this module does no work and it keeps no state.
 
 from __future__ import annotations
 
-import unicodedata
-
 from planner.core.fields import Entry
-from planner.core.names import MAX_NAME_CHARS, edge_blank_problem, escape_unsafe, label_problem
+from planner.core.names import MAX_NAME_CHARS, composed_length, edge_blank_problem, escape_unsafe, label_problem
 
 #: The longest one-line label of a catalog entry (a GPU's or platform's ``name``, ``cpu``, a part's ``name``,
 #: ``mpn``, ``seller``, a cloud row's ``gpu``): the name cap (:data:`planner.core.names.MAX_NAME_CHARS`, 200),
@@ -35,9 +33,7 @@ def check_length(e: Entry, k: str, value: str, limit: int, what: str) -> str:
     Raises:
         CatalogError (the entry's kind): naming the key, the length and the limit.
     """
-    if len(value) <= limit:
-        return value
-    count = len(unicodedata.normalize("NFC", value))
+    count = composed_length(value, limit)
     if count <= limit:
         return value
     shown = escape_unsafe(value[:40]) + "..."

@@ -337,6 +337,12 @@ def label_problem(text: str, what: str, *, edges: bool = True) -> tuple[str, str
     return (edge_blank_problem(text) if edges else None) or mixed_script_problem(text, what)
 
 
+def composed_length(text: str, limit: int) -> int:
+    """The characters of ``text`` counted in Unicode NFC (UAX #15, section 1.2), or its code points when those are
+    at most ``limit`` already (NFC never lengthens a text, so it need not be computed then)."""
+    return len(text) if len(text) <= limit else len(unicodedata.normalize("NFC", text))
+
+
 def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name") -> tuple[str, str] | None:
     """(problem, hint) for a ``text`` of more than ``limit`` characters (:data:`MAX_NAME_CHARS`) counted in
     Unicode NFC, or None; the text is shown cut to its first 40 characters.
@@ -345,9 +351,7 @@ def length_problem(text: str, limit: int = MAX_NAME_CHARS, what: str = "a name")
     texts have one NFC), so a name is as long composed as decomposed: 'é' x 150 is 150 characters whether 'é'
     is U+00E9 or 'e' + U+0301 (as macOS writes file names), and a Hangul syllable is one whether written as
     U+AC00 or as its conjoining jamo U+1100 U+1161."""
-    if len(text) <= limit:
-        return None
-    count = len(unicodedata.normalize("NFC", text))
+    count = composed_length(text, limit)
     if count <= limit:
         return None
     shown = escape_unsafe(text[:40]) + "..."

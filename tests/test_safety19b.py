@@ -267,10 +267,10 @@ def _overlay(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def test_pcie_per_lane_floor(tmp_path):
-    from planner.catalog.pcie import MIN_PCIE_LANE_RATE
+    from planner.catalog.pcie import MIN_PCIE_LANE_BYTES_PER_S
 
     # PCIe 1.0: 2.5 GT/s x 8/10 (8b/10b) / 8 bits = 0.25 GB/s per lane (PCI-SIG Base Specification 1.0a)
-    assert MIN_PCIE_LANE_RATE == 2.5e9 * 8 / 10 / 8
+    assert MIN_PCIE_LANE_BYTES_PER_S == 2.5e9 * 8 / 10 / 8
     ov = _overlay(tmp_path, "pcie.yaml", "schema_version: 1\ngenerations:\n  - id: pcie-gen4\n    per_lane: 2 MB/s\n")
     exc = _refusal(lambda: load_catalog(ov))
     assert isinstance(exc, CatalogError)
@@ -282,9 +282,9 @@ def test_pcie_per_lane_floor(tmp_path):
 
 
 def test_network_rate_floor(tmp_path):
-    from planner.catalog.network import MIN_LINK_RATE
+    from planner.catalog.network import MIN_LINK_BYTES_PER_S
 
-    assert MIN_LINK_RATE * 8 == 1e9  # 1 Gb/s, Gigabit Ethernet (IEEE 802.3ab)
+    assert MIN_LINK_BYTES_PER_S * 8 == 1e9  # 1 Gb/s, Gigabit Ethernet (IEEE 802.3ab)
     ov = _overlay(tmp_path, "network.yaml", "schema_version: 1\nnics:\n  - id: connectx-7-ndr\n    rate: 400 Mb/s\n")
     exc = _refusal(lambda: load_catalog(ov))
     assert exc.problem == "'400 Mb/s' is less than any real network port rate (at least 1 Gb/s)"

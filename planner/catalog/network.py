@@ -21,11 +21,11 @@ NIC_DEFAULT_LANES = 16
 NIC_DEFAULT_TDP_W = 25
 
 #: Upper bound beyond which a port rate is taken for a typo (a wrong unit, an extra digit).
-MAX_LINK_RATE = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
+MAX_LINK_BYTES_PER_S = 1_250 * GB  # bytes/s (10 Tb/s), NIC and switch ports
 #: Lower bound of a NIC or switch port: 1 Gb/s, Gigabit Ethernet (IEEE 802.3ab-1999, 1000BASE-T), the slowest
 #: port a cluster network lists (the catalog's slowest is 200 Gb/s; InfiniBand's slowest, SDR, signals
 #: 2.5 Gb/s per lane). A lower rate is a wrong unit ('400 Mb/s' for '400 Gb/s').
-MIN_LINK_RATE = 1e9 / 8  # bytes/s (1 Gb/s)
+MIN_LINK_BYTES_PER_S = 1e9 / 8  # bytes/s (1 Gb/s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,8 @@ class Switch:
 #: ``network.yaml`` ``nics:`` keys besides the common ones.
 NIC_FIELDS: dict[str, Field] = {
     "kind": Field(read_choice(NETWORK_KINDS)),
-    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate", lo=MIN_LINK_RATE, bits=True), attr="rate_bytes_per_s"),
+    "rate": Field(read_rate(MAX_LINK_BYTES_PER_S, "network port rate", lo=MIN_LINK_BYTES_PER_S, bits=True),
+                  attr="rate_bytes_per_s"),
     **PRICED,
     "cable_price_usd": Field(read_price),
     "pcie_lanes": Field(read_int_choice(PCIE_LANE_COUNTS), required=False),
@@ -96,7 +97,8 @@ NIC_FIELDS: dict[str, Field] = {
 #: ``network.yaml`` ``switches:`` keys besides the common ones.
 SWITCH_FIELDS: dict[str, Field] = {
     "kind": Field(read_choice(NETWORK_KINDS)),
-    "rate": Field(read_rate(MAX_LINK_RATE, "network port rate", lo=MIN_LINK_RATE, bits=True), attr="rate_bytes_per_s"),
+    "rate": Field(read_rate(MAX_LINK_BYTES_PER_S, "network port rate", lo=MIN_LINK_BYTES_PER_S, bits=True),
+                  attr="rate_bytes_per_s"),
     "ports": Field(read_int(1, 4096)),
     **PRICED,
 }

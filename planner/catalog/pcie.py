@@ -12,12 +12,12 @@ from planner.core.units import GB
 from planner.catalog.schema import Field, Kind, Merged, Parsed, read_int, read_rate
 
 PCIE_LANE_COUNTS = (1, 2, 4, 8, 16)
-MAX_PCIE_LANE_RATE = 100 * GB  # bytes/s per lane
+MAX_PCIE_LANE_BYTES_PER_S = 100 * GB  # bytes/s per lane
 #: The slowest PCIe lane: PCIe 1.0 (PCI-SIG PCI Express Base Specification 1.0a, 2003), 2.5 GT/s with 8b/10b
 #: encoding: 2.5e9 x 8/10 / 8 = 0.25 GB/s per lane, one direction (as catalog/pcie.yaml derives the later
 #: generations). A lower ``per_lane`` is a wrong unit ('2 MB/s' for '2 GB/s'), which would multiply every
 #: offload and host-link time by up to a thousand.
-MIN_PCIE_LANE_RATE = 0.25 * GB  # bytes/s per lane
+MIN_PCIE_LANE_BYTES_PER_S = 0.25 * GB  # bytes/s per lane
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ class PcieGen:
 #: ``pcie.yaml`` ``generations:`` keys besides the common ones.
 PCIE_FIELDS: dict[str, Field] = {
     "gen": Field(read_int(1, 10)),
-    "per_lane": Field(read_rate(MAX_PCIE_LANE_RATE, "PCIe lane rate", lo=MIN_PCIE_LANE_RATE),
+    "per_lane": Field(read_rate(MAX_PCIE_LANE_BYTES_PER_S, "PCIe lane rate", lo=MIN_PCIE_LANE_BYTES_PER_S),
                       attr="per_lane_bytes_per_s"),
 }
 

@@ -228,7 +228,6 @@ def engine_version(entry: Entry, engine: str) -> str | None:
         raise entry.error(f"engine {engine} has no releases to choose from: the planner sizes one Transformers "
                           "generate", "engine_version",
                           f"Remove it, or set engine: {' or '.join(ENGINE_RELEASES)}.")
-    entry.refuse_empty("engine_version", f"a {engine} release such as {line.current!r}")
     return read_release(entry, "engine_version", line, lines=ENGINE_RELEASES, key_name="engine")
 
 

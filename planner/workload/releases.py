@@ -197,6 +197,7 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
     """The release ``entry`` gives as ``key`` (``framework_version``, ``engine_version``), resolved against
     ``line`` (:meth:`ReleaseLine.resolve`); None when left out. One rule for both keys:
 
+    - an empty value (YAML's null) is refused as 'not empty' (Entry.refuse_empty);
     - a number is refused: a YAML or Python float drops a release's trailing zeros (2024.10 reads as
       2024.1, 0.10 as 0.1), so only text names the release; the message speaks of YAML only when the value
       came from a file (``entry.file`` and a line for the key), and of a string otherwise (the Python API);
@@ -212,6 +213,8 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
     lead = f"{whose}, and " if whose else ""
     if key not in entry.data:
         return None
+    article = "an" if line.name[:1].lower() in "aeiou" else "a"  # 'an unsloth release'
+    entry.refuse_empty(key, f"{article} {line.name} release such as {line.current!r}")  # YAML's null: 'not empty'
     raw = entry.data[key]
     if isinstance(raw, float):
         from_file = entry.file is not None and key in (getattr(entry.data, "lines", None) or {})
@@ -228,7 +231,6 @@ def read_release(entry: Any, key: str, line: ReleaseLine, *, lines: dict[str, Re
         problem = str(exc)
     if " past any " in problem or " is no " in problem:
         others = _also_reads_as(str(raw).strip(), lines, line)
-        article = "an" if line.name[:1].lower() in "aeiou" else "a"  # 'an unsloth release'
         hint = (f"Give {article} {line.name} release up to the newest modelled, {line.current} (the default)"
                 + (f"; {str(raw).strip()} reads as a release of {' or '.join(others)} ({key_name}: "
                    f"{others[0]})" if others else "") + ".")

@@ -259,7 +259,6 @@ def _framework_version(entry: Entry, fw_name: str) -> str | None:
     key names the Transformers release, and a refusal says so."""
     whose = (f"with framework {fw_name}, framework_version names the Transformers release (its model code, loss "
              "and Trainer are Transformers')" if fw_name in ("deepspeed", "fsdp") else "")
-    entry.refuse_empty("framework_version", "a release such as " + repr(FRAMEWORK_RELEASES[fw_name].current))
     return read_release(entry, "framework_version", FRAMEWORK_RELEASES[fw_name], lines=FRAMEWORK_RELEASES,
                         key_name="framework", whose=whose)
 

@@ -1,0 +1,263 @@
+"""Whether a report set may go into an output folder, checked before any work and without creating
+anything (:func:`check_destinations`), and the per-name checks :class:`planner.core.reportset.ReportSet`
+repeats under the folder's lock: a file in the way that planner did not write, another set's report, an
+input of the run, a read-only report, a name that clashes with another in case or drawing.
+
+Sources: as :mod:`planner.core.reportset` (the manifest, by what planner wrote rather than by name); UTS #39
+"Unicode Security Mechanisms" section 4 (confusable skeletons) for names drawn alike.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from planner.core.atomic import own_file_sha256, refuse_read_only
+from planner.core.errors import DestinationError, OutputError
+from planner.core.manifest import MANIFEST, read_manifest
+from planner.core.protected import refuse_protected
+from planner.core.outpath import refuse_bookkeeping_name, refuse_gone_cwd, refuse_owner_umask
+from planner.core.pseudofs import refuse_pseudo_fs
+from planner.core.sharing import refuse_shared_folder
+from planner.core.names import clash_key, lookalike_note, name_key
+
+#: The most UTF-8 bytes one file name may have (Linux NAME_MAX; most file systems allow 255).
+NAME_MAX_BYTES = 255
+
+_SHARED_HINT = ("Give a folder only you can write (chmod go-w), set its sticky bit (chmod +t) so that no one "
+                "else can rename your files in it, or give another --out.")
+
+
+def check_destinations(out_dir: Path, names: list[str] | tuple[str, ...], *, set_name: str = "reports",
+                       writes: Iterable[str] | None = None, inputs: Iterable[str | Path] = ()) -> None:
+    """Refuse, before any work and without creating anything, a set that could not go into
+    ``out_dir``: ``out_dir`` a file, the shipped catalog or the package, a name over 255 bytes, a
+    read-only report or a directory where a report would go, a file planner did not write (or
+    another set's, or changed since) or an input of the run where a report would be written, a folder of a
+    pseudo file system (/proc, /sys: planner.core.pseudofs).
+
+    Args:
+        names: every name of the set (written or removed as stale).
+        writes: the names that will be written (default: all of ``names``); the others are only
+            removed when they are this set's.
+        set_name, inputs: as for :class:`ReportSet`.
+
+    Raises:
+        OutputError: as :meth:`ReportSet.commit` and :func:`planner.core.atomic.ensure_dir`.
+    """
+    out = Path(out_dir)
+    refuse_gone_cwd(out)
+    refuse_protected(out)
+    refuse_pseudo_fs(out)  # /proc/self: 'No such file or directory' at staging otherwise
+    refuse_bookkeeping_name(out)
+    refuse_owner_umask()
+    inputs = tuple(inputs)
+    written = set(names if writes is None else writes)
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise DestinationError(f"{out}: cannot create the output directory ({exc.strerror or exc}). "
+                          "Give --out a directory that can be created and written.") from None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise DestinationError(f"{out}: is a file, not a directory. Give --out a directory (it is created if missing).")
+    if st is not None:
+        refuse_shared_folder(out, "the output folder", _SHARED_HINT, st=st)
+    manifest = read_manifest(out) if st is not None else {}
+    for name in names:
+        check_name(name)
+        if st is None:
+            continue
+        if name in written:
+            _owned_or_refused(out, name, manifest, set_name, inputs)
+            _replaceable(out / name)
+        elif _lexists(out / name):
+            _not_another_sets(out, name, manifest, set_name)
+            if _owns(out, name, manifest, set_name):
+                _replaceable(out / name)
+
+
+def check_name(name: str) -> None:
+    """Refuse a report name that is not one plain file name of at most 255 UTF-8 bytes.
+
+    Raises:
+        OutputError: a separator, '.' or '..', or too long.
+    """
+    if not name or "/" in name or "\0" in name or name in (".", "..") or os.sep in name:
+        raise DestinationError(f"{name!r} is not a file name a report can have.")
+    try:
+        os.fsencode(name)
+    except UnicodeEncodeError as exc:  # LC_ALL=C with PYTHONUTF8=0: the file system's encoding is ASCII
+        raise DestinationError(f"the report name {name!a} cannot be written in the file system's encoding "
+                               f"({sys.getfilesystemencoding()}): {exc.object[exc.start:exc.end]!a}. Set "
+                               "LC_ALL=C.UTF-8 (or another UTF-8 locale), or name the scenario in ASCII.") from None
+    size = len(name.encode("utf-8", errors="surrogateescape"))
+    if size > NAME_MAX_BYTES:
+        raise DestinationError(f"the report name {name[:40]!r}... is {size} bytes, more than the {NAME_MAX_BYTES} a "
+                          "file name may have. Give the scenario a shorter name.")
+
+
+def _lexists(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except OSError:
+        return False
+    return True
+
+
+def _replaceable(path: Path) -> None:
+    """Refuse to replace ``path`` when it is a directory or a read-only file.
+
+    Raises:
+        OutputError: with what to do.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot be written ({exc.strerror or exc}).") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise DestinationError(f"{path}: is a directory, where a report would go. Move it away or give another --out.")
+    refuse_read_only(path, st)
+
+
+# ----- what planner wrote ---------------------------------------------------------------------
+
+def _owner(out: Path, name: str, manifest: dict[str, dict]) -> str | None:
+    """The set that wrote ``out/name``, as it is now; None when planner did not write it or it changed."""
+    entry = manifest.get(name)
+    if entry is None:
+        return None
+    digest = own_file_sha256(out / name)  # another user's file, or a link, is never planner's
+    return entry["set"] if digest is not None and digest in entry["sha256"] else None
+
+
+def _owns(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> bool:
+    return _same_set(_owner(out, name, manifest), set_name)
+
+
+def _same_set(owner: str | None, set_name: str) -> bool:
+    """Whether a manifest's set ``owner`` is the set ``set_name`` ('plan café'): the same text in Unicode
+    NFKC, as names compare (planner.core.names.name_key: a scenario named 'café' composed and decomposed is
+    one scenario, whose second run replaces the first's reports)."""
+    return owner is not None and (owner == set_name or name_key(owner) == name_key(set_name))
+
+
+def _is_input(path: Path, inputs: Iterable[str | Path]) -> bool:
+    for given in inputs:
+        try:
+            if os.path.samefile(path, given):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def refuse_input(path: Path, inputs: Iterable[str | Path], *, hint: str = "Give another --out.") -> None:
+    """Refuse ``path`` as an output when it is one of the run's ``inputs`` (the same file).
+
+    Raises:
+        OutputError: naming the file.
+    """
+    if _lexists(Path(path)) and _is_input(Path(path), inputs):
+        raise DestinationError(f"{path}: is an input of this run, and a report never replaces its input. {hint}")
+    if not _lexists(Path(path)) and _names_input(Path(path), inputs):
+        # a name the run reads when it is there (an overlay's SOURCES.md): a report there would become an input
+        raise DestinationError(f"{path}: is a file this run would read as an input (it is not there now), so a "
+                               f"report is never written there. {hint}")
+
+
+def _names_input(path: Path, inputs: Iterable[str | Path]) -> bool:
+    """Whether ``path`` (absent) names the same place as one of ``inputs`` (also absent): its folder the same
+    folder and its name the same name."""
+    try:
+        here = (os.path.realpath(path.parent), path.name)
+        return any((os.path.realpath(Path(g).parent), Path(g).name) == here for g in inputs)
+    except (OSError, ValueError):
+        return False
+
+
+def _owned_or_refused(out: Path, name: str, manifest: dict[str, dict], set_name: str,
+                      inputs: Iterable[str | Path]) -> None:
+    """Refuse to write ``out/name`` when a file is there that this report set did not write.
+
+    Raises:
+        OutputError: naming the file and what to do.
+    """
+    path = out / name
+    refuse_input(path, inputs)  # also a name the run reads when it is there
+    _case_clash(out, name, manifest, set_name)
+    if not _lexists(path) or _same_set(_owner(out, name, manifest), set_name):
+        _drawn_alike(out, manifest, set_name)
+        return
+    _not_another_sets(out, name, manifest, set_name)
+    why = "changed since planner wrote it" if name in manifest else "not a file planner wrote there"
+    try:
+        if os.lstat(path).st_uid != os.geteuid():
+            why = "another user's file"
+    except OSError:
+        pass
+    listed = (f" (see {out / MANIFEST})" if (out / MANIFEST).is_file() else
+              f" ({out} has no {MANIFEST}, the list of files planner wrote there)")
+    raise DestinationError(f"{path}: is {why}{listed}, and planner never replaces or removes such a "
+                      "file. Move it away or give another --out.")
+
+
+def _not_another_sets(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse a set whose file ``name`` is already a report of another set (another scenario, or another
+    command, whose name gives the same file name): neither replaced nor removed.
+
+    Raises:
+        OutputError: naming both sets.
+    """
+    owner = _owner(out, name, manifest)
+    if owner is not None and not _same_set(owner, set_name):
+        raise DestinationError(f"{out / name}: is a report of {owner!r}, and {set_name!r} would write a file of the same "
+                          f"name{_differ(owner, set_name)}; planner never replaces or removes another set's report. "
+                          "Give another --out, or give the scenario another name.")
+
+
+def _case_clash(out: Path, name: str, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse (OutputError) to write ``out/name`` beside another set's report whose name differs from it only in
+    case ('chat.json', 'Chat.json'): a case-insensitive file system (macOS, Windows, SMB shares, exFAT) stores the
+    two as one file, so the folder, copied or synced there, would lose one (planner.core.names.clash_key)."""
+    for other in manifest:
+        owner = _owner(out, other, manifest) if other != name and clash_key(other) == clash_key(name) else None
+        if owner is None or _same_set(owner, set_name):
+            continue
+        raise DestinationError(f"{out / name}: would sit beside {other!r}, a report of {owner!r}, and the two names "
+                               "differ only in upper and lower case, which a case-insensitive file system (macOS, "
+                               "Windows) stores as one file. Give another --out, or give the scenario another name.")
+
+
+def _drawn_alike(out: Path, manifest: dict[str, dict], set_name: str) -> None:
+    """Refuse (OutputError) a set beside another set's reports in ``out`` whose name is drawn alike ('plan chɑt' with
+    U+0251 beside 'plan chat'): one UTS #39 skeleton, not one name (planner.core.names.lookalike_note; a name in
+    another case is :func:`_case_clash`'s, in another Unicode form the same set)."""
+    for other in dict.fromkeys(e["set"] for e in manifest.values()):
+        note = "" if _same_set(other, set_name) else lookalike_note(other, set_name)
+        if note and any(e["set"] == other and _owner(out, n, manifest) == other for n, e in manifest.items()):
+            raise DestinationError(f"{out}: holds the reports of {other!r}, and {set_name!r} would sit beside them"
+                                   f"{note}. Give another --out, or give the scenario a name that looks unlike it.")
+
+
+def _differ(a: str, b: str) -> str:
+    """Where two set names that may look alike differ (' (the names differ only at character 8: U+2010
+    (HYPHEN) and U+002D (HYPHEN-MINUS))'); '' when they differ in length or in more than one character. The
+    position counts in the scenario's name: a set name's leading kind ('plan ', 'compare '), when both share
+    it, is not counted."""
+    from planner.core.names import char_name
+
+    kind = a.split(" ", 1)[0] + " "
+    if " " in a and b.startswith(kind):
+        a, b = a[len(kind):], b[len(kind):]
+    diff = [(i, x, y) for i, (x, y) in enumerate(zip(a, b), 1) if x != y]
+    if len(a) != len(b) or len(diff) != 1:
+        return ""
+    at, x, y = diff[0]
+    return f" (the names differ only at character {at}: {char_name(x)} and {char_name(y)})"

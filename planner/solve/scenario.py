@@ -182,7 +182,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -192,10 +191,9 @@ from planner.model.architecture import Architecture
 from planner.catalog.gpus import GPU_VENDORS
 from planner.catalog.loader import Catalog, purchasable_gpus
 from planner.catalog.network import NETWORK_KINDS
-from planner.catalog.schema import PRICE_KINDS
 from planner.catalog.prices import priced_catalog, whole_cents
 from planner.core.errors import InputError, OutputError, ScenarioError, did_you_mean
-from planner.core.names import (clash_key, label_problem, escape_unsafe, length_problem, lookalike_key, lookalike_note, safe_stem,
+from planner.core.names import (clash_key, escape_unsafe, lookalike_key, lookalike_note, safe_stem,
                                  spelling_note, windows_reserved)
 from planner.core.fields import Entry
 from planner.core.list_hints import bracket_hint
@@ -208,6 +206,7 @@ from planner.workload.spec import Workload, check_derived_name, workload_from_en
 from planner.core.yamlio import YamlProblem, read_mapping
 from planner.solve.choices import CHOICE_KEYS, UNPINNED_AUTO_KEYS, _choice_values, _task_of, _with
 from planner.solve.price_mode import price_mode
+from planner.solve.extras import EXTRA_KEYS, Extra, _extra  # noqa: F401 (EXTRA_KEYS: re-exported)
 from planner.solve.slo import MAX_DEADLINE_HOURS, SCENARIO_WORKLOAD_KEYS, SLO_KEYS, Slo, _targets
 
 OBJECTIVES = ("capex", "cost_per_job", "time_to_result", "tco")
@@ -225,14 +224,6 @@ CONSTRAINT_KEYS = ("allowed_gpus", "excluded_gpus", "vendors", "allowed_platform
                    "network", "min_decode_tokens_per_s", "max_hours_per_job")
 NETWORK_KEYS = ("kind", "nics_per_node", "nic", "min_rate", "switch")
 NETWORK_SWITCH = ("auto", "always")
-EXTRA_KEYS = ("description", "unit_price_usd", "quantity", "source", "as_of", "category", "price_kind")
-#: What to write for each required key of an ``extras`` entry that lacks it.
-EXTRA_HINTS = {
-    "description": "Add description: what the line buys, e.g. 'NVMe SSD 4 TB'.",
-    "unit_price_usd": "Add unit_price_usd: the price of one unit in US dollars, e.g. 450.",
-    "source": "Add source: where the price came from, e.g. a vendor quote URL or 'quote from ACME, 2025-03-01'.",
-    "as_of": "Add as_of: the date of the price, YYYY-MM-DD.",
-}
 #: Keys of a workload (``planner estimate --workload``) that are no scenario keys.
 WORKLOAD_ONLY_KEYS = tuple(dict.fromkeys(k for k in COMMON_KEYS + TRAIN_KEYS + INFER_KEYS + HOST_KEYS
                                          if k not in SCENARIO_KEYS))
@@ -411,19 +402,6 @@ class Constraints:
     network: Network = field(default_factory=Network)
     min_decode_tokens_per_s: float | None = None
     max_hours_per_job: float | None = None
-
-
-@dataclass(frozen=True)
-class Extra:
-    """A quote line the scenario adds (storage, support, installation...). Money is USD."""
-
-    description: str
-    unit_price_usd: float
-    quantity: int
-    source: str
-    as_of: str
-    category: str = "extra"
-    price_kind: str = "estimate"
 
 
 @dataclass(frozen=True)
@@ -832,67 +810,6 @@ def _check_job_sizes(root: Entry, entries: Sequence[Entry], workloads: Sequence[
                           "gives no tokens_per_request", None,
                           "Add tokens_per_request (tokens generated per request) to the workload, or use "
                           "objective: capex or tco.")
-
-
-#: The quote-line categories of planner's own lines (planner.solve.quote.LineItem), each with a catalog id; an
-#: extras line is none of them (its JSON line item would read as a GPU without a catalog_id).
-_OWN_CATEGORIES = ("gpu", "platform", "memory", "network")
-
-
-def _category(e: Entry) -> str:
-    """An extras line's ``category``, a word compared as choices are (Unicode NFKC, case folded): refused when it
-    is one of planner's own (:data:`_OWN_CATEGORIES`), in any spelling ('ｇｐｕ', 'GPUs'), or when written with
-    blanks at its ends or in full-width letters ('Storage ', 'ｓｔｏｒａｇｅ'), which the JSON would keep as written, or
-    when a word mixes Latin and Cyrillic or Greek letters ('st\u043erage'; :func:`planner.core.names.label_problem`)."""
-    category = e.str("category", "extra")
-    told = length_problem(category, what="a category") or label_problem(category, "category", edges=False)
-    if told:
-        raise e.error(told[0], "category", told[1])
-    plain = unicodedata.normalize("NFKC", category)
-    key = plain.strip().casefold()
-    own = next((c for c in _OWN_CATEGORIES if key in (c, c + "s", c + "es")), None)
-    if own is None and key == "memories":
-        own = "memory"
-    if own is not None and category.strip().lower() != own:  # 'gpu', 'GPU ': the caller's line, as before
-        raise e.error(f"category {category!r} is one of planner's own quote lines ({own!r}; they are "
-                      f"{', '.join(_OWN_CATEGORIES)}), each priced from the catalog", "category",
-                      "Use another word for what this line buys, e.g. category: storage; a GPU, platform, memory or "
-                      "NIC to plan with belongs in a catalog overlay.")
-    if own is None and plain != plain.strip():
-        raise e.error(f"category {escape_unsafe(repr(category))} begins or ends with a blank, which the reports would keep",
-                      "category", f"Write category: {plain.strip()!r}.")
-    if own is None and plain != category:
-        raise e.error(f"category {category!r} is written in full-width or other compatibility letters, which the "
-                      "reports would keep as written", "category", f"Write category: {plain.strip()!r}.")
-    return category
-
-
-def _extra(e: Entry) -> Extra:
-    e.check_keys(EXTRA_KEYS, required=("description", "unit_price_usd", "source", "as_of"), hints=EXTRA_HINTS,
-                 explain=lambda k, v: ("an extras line has no condition: a used part is priced as used",
-                                       "Write price_kind: used (and say so in the description).")
-                 if k == "condition" else None)
-    category = _category(e)
-    description = e.str("description")
-    told = length_problem(description, what="an extras description") or label_problem(description, "description")
-    if told:
-        raise e.error(told[0], "description", told[1].replace("the blank: ", "the blank: description: "))
-    if category.strip().lower() in _OWN_CATEGORIES:
-        raise e.error(f"category {category!r} is one of planner's own quote lines ({', '.join(_OWN_CATEGORIES)}), "
-                      "each priced from the catalog", "category",
-                      "Use another word for what this line buys, e.g. category: storage; a GPU, platform, memory or "
-                      "NIC to plan with belongs in a catalog overlay.")
-    if e.raw("price_kind", None) == "quote-range":
-        raise e.error("price_kind quote-range needs a range, which an extras line has no keys for", "price_kind",
-                      "Write price_kind: quote with the price quoted, or estimate.")
-    quantity = e.int("quantity", 1, min=1, max=1_000_000)
-    return Extra(description=description,
-                 unit_price_usd=whole_cents(e, "unit_price_usd", e.number("unit_price_usd", min=0, max=100_000_000),
-                                            quantity=quantity),
-                 quantity=quantity,
-                 source=e.str("source"), as_of=e.date("as_of", past=True),
-                 category=category,
-                 price_kind=e.str("price_kind", "estimate", choices=tuple(k for k in PRICE_KINDS if k != "quote-range")))
 
 
 __all__ = ["Constraints", "Extra", "Network", "SLO_KEYS", "SCENARIO_WORKLOAD_KEYS", "Scenario", "Slo",

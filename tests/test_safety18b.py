@@ -220,7 +220,7 @@ def test_a_bidi_control_anywhere_in_yaml_is_refused_by_both_parsers() -> None:
 
 
 def test_a_bidi_control_in_a_config_json_is_refused(tmp_path: Path) -> None:
-    from planner.core.yamlio import load_json_mapping
+    from planner.core.jsonio import load_json_mapping
 
     path = tmp_path / "config.json"
     path.write_text('{"model_type": "llama",\n "note": "a\u2068b"}\n', encoding="utf-8")

@@ -42,7 +42,8 @@ from planner.model.architecture import Architecture, from_hf_config
 from planner.core.errors import ModelConfigError, did_you_mean
 from planner.core.infile import SYMLINK_LOOP_HINT, FileProblem, read_input
 from planner.core.names import escape_unsafe
-from planner.core.yamlio import YamlProblem, load_json_mapping
+from planner.core.jsonio import load_json_mapping
+from planner.core.yamlio import YamlProblem
 
 #: What a catalog entry may be: a mapping with a ``config`` key, or an object with a ``config`` attribute.
 ModelLike = Union[Mapping[str, Any], Any]

@@ -1,0 +1,454 @@
+"""The hints of :class:`planner.core.fields.Entry`'s messages: what a value that is not the number, size, date,
+choice or name asked for looks like it meant (a date in another order, a number with a unit or a separator, a YAML
+1.1 reading), and how to write it; and how numbers are shown in those messages (:func:`shown_number`)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from planner.core.errors import close_matches, did_you_mean
+from planner.core.written import as_written
+from planner.core.units import NotWhole, exact_float, separator_problem
+
+if TYPE_CHECKING:
+    from planner.core.fields import Entry
+
+
+def _date_hint(value: Any, spell: Callable[[str], str]) -> str | None:
+    """'Write it as YYYY-MM-DD: as_of: 2026-01-15.' for a date in another common spelling, or None: '20260115'
+    (ISO 8601's basic format; YAML reads it as a number), '2026.01.15' or '2026/1/15' (year first),
+    '15.01.2026' (day first: the dotted order of most of Europe, Unicode CLDR's date formats). '01/02/2026'
+    is day-first in Europe and month-first in the United States: both readings are given when both are dates."""
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    orders: list[tuple[str, str, str]] = []
+    if m := re.fullmatch(r"([0-9]{4})([0-9]{2})([0-9]{2})", text):
+        orders = [m.groups()]
+    elif m := re.fullmatch(r"([0-9]{4})[./]([0-9]{1,2})[./]([0-9]{1,2})", text):
+        orders = [m.groups()]
+    elif m := re.fullmatch(r"([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})", text):
+        orders = [(m.group(3), m.group(2), m.group(1))]
+    elif m := re.fullmatch(r"([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})", text):
+        orders = [(m.group(3), m.group(2), m.group(1)), (m.group(3), m.group(1), m.group(2))]
+    dates = []
+    for y, mo, d in orders:
+        try:
+            iso = _dt.date(int(y), int(mo), int(d)).isoformat()
+        except ValueError:
+            continue
+        if iso not in dates:
+            dates.append(iso)
+    if len(dates) == 1:
+        return f"Write it as YYYY-MM-DD: {spell(dates[0])}."
+    if len(dates) == 2:
+        return (f"Write it as YYYY-MM-DD: {spell(dates[0])} if the day comes first, {spell(dates[1])} if the month "
+                "does.")
+    return None
+
+
+#: 'YYYY-MM-DD' or 'YYYY-MM' in ASCII digits, which strptime's "%Y-%m-%d" / "%Y-%m" read as the same date.
+_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?\Z")
+
+
+def _check_range(entry: Entry, key: str, value: float, lo: float | None, hi: float | None) -> None:
+    shown = _digits(value) if isinstance(value, int) else as_written(entry, key, value)  # a 300-digit number shortened
+    if lo is not None and value < lo:
+        raise entry.error(f"must be at least {_num(lo)}, not {shown}", key)
+    if hi is not None and value > hi:
+        raise entry.error(f"must be at most {_num(hi)}, not {shown}", key)
+
+
+_FLOAT_MAX = 1.7976931348623157e308  # sys.float_info.max
+
+
+def shown_number(value: Any) -> str:
+    """A value as an error message echoes it: a whole number of more than 20 digits shortened
+    ('1000...000 (401 digits)', never Python's 4,300-digit ValueError), anything else as repr()."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _digits(value)
+    return repr(value)
+
+
+def _digits(value: int) -> str:
+    """A huge whole number, shortened: '1000...000 (401 digits)'."""
+    try:
+        text = str(value)
+    except ValueError:  # over Python's 4,300-digit limit for int -> str (sys.get_int_max_str_digits)
+        return f"a number of about {int(abs(value).bit_length() * 0.30103) + 1} digits"  # log10(2) digits per bit
+    return f"{text[:4]}...{text[-3:]} ({len(text.lstrip('-'))} digits)" if len(text) > 20 else text
+
+
+def _num(x: float) -> str:
+    """A bound as people write it: 65536, 1000000, 0.95 (never 1e+06)."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+#: Texts and numbers that mean a boolean, for the hint of a value that is not one.
+_BOOL_WORDS = {"yes": "true", "y": "true", "on": "true", "1": "true", "true": "true",
+               "no": "false", "n": "false", "off": "false", "0": "false", "false": "false"}
+#: A number as people write money or a quantity in text: '5000', '5,000', '$5000', '5000 USD'.
+_TEXT_NUMBER = re.compile(r"^\s*\$?\s*([0-9][0-9,_]*(?:\.[0-9]+)?)\s*(?:\$|usd|us\$|dollars?)?\s*$", re.IGNORECASE)
+
+
+#: A count written with a suffix ('8k', '32K', '1M') or digit separators ('8,192', '8_192' quoted).
+_SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])\s*$")
+_BINARY_SUFFIXED = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmM])i\s*$")
+_SEPARATED = re.compile(r"^\s*[0-9]{1,3}(?:[,_ ][0-9]{3})+\s*$")
+#: '0o1000', '0x10' as a text (YAML 1.1 reads '0o' as none of its numbers)
+_OTHER_BASE_TEXT = re.compile(r"^\s*([+-]?)0([oOxXbB])([0-9a-fA-F]+)\s*$")
+#: '30%': a number and a percent sign
+_PERCENT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*%\s*$")
+#: '512 tokens': a whole number and a word after it
+_WITH_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z][A-Za-z/ ]*?)\s*$")
+
+
+def _takes_hint(key: str, value: Any, lo: float | None, hi: float | None, what: str | None,
+                file: Any) -> str | None:
+    """What a number field takes, for a value that is no number: 'zero takes the ZeRO stage, a whole number
+    from 0 to 3: zero: 0.' A boolean read from a file (``zero: off``) or a yes/no word in quotes
+    (``zero: 'off'``) is said to be one, and a false/true word is spelled as 0/1 when the range holds it
+    (YAML 1.1 reads an unquoted yes, no, on, off, true and false as booleans; yaml.org/type/bool.html).
+    None for another value of a field that names no ``what``."""
+    # a boolean from Python (the API, file None) is no YAML word: it gets the range only where ``what`` asks
+    word = (value if file is not None else None) if isinstance(value, bool) \
+        else _BOOL_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
+    if word is None and what is None:
+        return None  # a field's own hints (_int_hint) say the rest
+    takes = f"{key} takes {what + ', ' if what else ''}a whole number"
+    if lo is not None and hi is not None:
+        takes += f" from {_num(lo)} to {_num(hi)}"
+    elif lo is not None:
+        takes += f" of at least {_num(lo)}"
+    if word is None:
+        return takes + "."
+    meant = 0 if str(word).lower() == "false" else None  # off/no: the 0 of a stage or count ('on' names no number)
+    said = ("YAML reads an unquoted yes, no, on, off, true or false as a boolean, and quoted it is a text"
+            if isinstance(value, bool) and file is not None else f"{value!r} is a yes/no word, not a number")
+    example = (f"{key}: {meant}" if meant is not None and (lo is None or lo <= meant) and (hi is None or meant <= hi)
+               else None)
+    return f"{said}: {takes}" + (f"; for off, write {example}." if example else ".")
+
+
+def _choice_note(key: str, value: Any, choices: list[str], file: Any) -> str:
+    """:func:`_bool_note` for a choice field: quoting helps only where a choice is a yes/no word
+    (``key: 'off'``); otherwise the note says to write one of the choices."""
+    if not isinstance(value, bool) or file is None:
+        return ""
+    words = [c for c in choices if _BOOL_WORDS.get(str(c).lower()) == str(value).lower()]
+    if words:
+        return f" YAML reads an unquoted {words[0]} as {str(value).lower()}: quote it, {key}: '{words[0]}'."
+    if value is False and "none" in choices:  # 'split_mode: no', 'checkpointing: off': the choice meant is none
+        return f" YAML reads an unquoted no or off as false: for none, write {key}: none."
+    return " YAML reads an unquoted yes, no, on, off, true or false as a boolean: write one of the choices."
+
+
+def _bool_note(value: Any, file: Any) -> str:
+    """' YAML reads ...' for a boolean read from a file (``file`` not None) where another kind
+    belongs ('' otherwise): YAML 1.1, which PyYAML reads, takes an unquoted yes, no, on, off, true
+    and false (any case) as booleans, so ``checkpointing: no`` is false, not the text 'no'."""
+    if not isinstance(value, bool) or file is None:
+        return ""
+    return (" YAML reads an unquoted yes, no, on, off, true or false as a boolean: write the value the key "
+            "takes, or quote a text ('no').")
+
+
+def _text_note(key: str, value: Any, file: Any, written: str | None = None) -> str | None:
+    """The hint for a number or a date read from a file (``file`` not None) where a text belongs: YAML 1.1
+    reads an unquoted ``42``, ``0.42`` or ``2024-08-01`` as a number or a date (yaml.org/type/int.html,
+    float.html, timestamp.html), so ``description: 42`` or ``bnb_version: 0.42`` is no text; quoted, it is.
+    The value is shown as read, which may differ from what was written (0.420 reads as 0.42): hence "as
+    written". None otherwise."""
+    if file is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        what, shown = "a number", repr(value)
+    elif isinstance(value, _dt.date):
+        what, shown = "a date", str(value)
+    else:
+        return None
+    if written is not None and what == "a number":  # the file's own text (planner.core.yamlio.LineDict.written)
+        return f"YAML reads an unquoted {written} as {what}: quote the text as written, e.g. {key}: '{written}'."
+    # a float is shown as read, which may not be how it was written (1.10 reads as 1.1): said where it may be
+    written = (f" ({shown} as read: a number keeps no trailing zero, so quote what the file says, e.g. "
+               f"'{shown}0' for {shown}0)") if isinstance(value, float) and "e" not in shown else ""
+    return f"YAML reads an unquoted {shown} as {what}: quote the text as written, e.g. {key}: '{shown}'{written}."
+
+
+#: The SI prefixes of sizes (BIPM SI Brochure, 9th ed., table 7) and their IEC binary counterparts (IEC 80000-13).
+_PREFIX = {"K": "kilo", "M": "mega", "G": "giga", "T": "tera"}
+_POWER = {"K": "10^3", "M": "10^6", "G": "10^9", "T": "10^12"}
+_BINARY = {"K": "2^10", "M": "2^20", "G": "2^30", "T": "2^40"}
+#: Bytes in each binary (IEC 80000-13) unit, for naming a size limit (:meth:`Entry.size`).
+_BINARY_BYTES = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50}
+
+
+def _int_hint(key: str, value: Any) -> str | None:
+    """:func:`whole_number_hint` for a file's ``key: value``."""
+    return whole_number_hint(value, lambda n: f"{key}: {n}")
+
+
+def ascii_digits(text: Any) -> str | None:
+    """``text`` with its decimal digits of other scripts ('٤٠٩٦', fullwidth '２') written in ASCII ('4096',
+    '2'), when it holds any; else None. Python's int() and float() read such digits, YAML and the unit
+    parsers do not: planner refuses them everywhere (CLI, files, API) with this spelling as the hint."""
+    if not isinstance(text, str) or text.isascii():
+        return None
+    import unicodedata
+
+    out = [str(unicodedata.decimal(ch)) if not ch.isascii() and unicodedata.decimal(ch, None) is not None else ch
+           for ch in text]
+    fixed = "".join(out)
+    return fixed if fixed != text else None
+
+
+def ascii_digits_hint(text: Any, spell: Callable[[str], str]) -> str | None:
+    """'Write ASCII digits: context: 4096.' for a text holding digits of another script (:func:`ascii_digits`),
+    else None."""
+    fixed = ascii_digits(text)
+    if fixed is None:
+        return None
+    fixed = fixed.strip()
+    if len(fixed) > 1 and fixed.isdigit() and fixed.startswith("0"):  # '０４': 04 would be refused (YAML 1.1 octal)
+        fixed = str(int(fixed))
+    return f"Write ASCII digits: {spell(fixed)}."
+
+
+def _zero_with_suffix(value: str, spell: Callable[[str], str]) -> str:
+    """The hint of '0Ki' or '0k': 0 whatever the suffix, which no count takes; the number meant, e.g. 1 x 1024."""
+    return (f"{value.strip()!r} is 0 whatever the suffix: write the number you mean in digits, without a suffix, e.g. "
+            f"{spell('1024')} (1 x 1024).")
+
+
+def block_number_hint(value: str, spell: Callable[[str], str]) -> str | None:
+    """The hint for a number written as a YAML block ('context: |' and '4096' below it: the text '4096\\n', which
+    was never quoted), or None for any other text (h15b #4)."""
+    if "\n" not in value:
+        return None
+    return f"Write the number on the key's line, not as a '|' or '>' block: {spell(value.strip())}."
+
+
+def whole_number_hint(value: Any, spell: Callable[[str], str]) -> str | None:
+    """What to write instead of a text where a whole number belongs, or None.
+
+    '4096' (quoted): the number without quotes. '8k' / '32K' / '1M': the number written out,
+    the binary reading first (8k = 8 x 1024 = 8192, as context lengths are counted) and the decimal
+    one beside it: the planner takes no suffix, since '8k' names either (docs/scenarios.md).
+    '8,192': without the separator.
+
+    Args:
+        spell: how the hint writes the key with a number ('seq_len: 8192', '--seq-len 8192').
+    """
+    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e6 and re.fullmatch(
+            r"[1-9][0-9]{0,2}\.[0-9]{3}", repr(value)):
+        # '16.384': the German or Italian way of writing 16384 (a '.' groups thousands: Unicode CLDR de, it)
+        return (f"If the '.' separates thousands, write the number without it: {spell(repr(value).replace('.', ''))}; "
+                "planner reads '.' as a decimal point.")
+    if isinstance(value, float) and math.isfinite(value) and 0 < value < 1e15 and not value.is_integer():
+        # a fraction where a count belongs ('slot_width: 2.5', a card 2.5 slots wide, takes 3): the two whole numbers
+        return f"Write a whole number: {spell(str(math.ceil(value)))} (rounded up) or {spell(str(math.floor(value)))}."
+    if not isinstance(value, str):
+        return None
+    foreign = ascii_digits_hint(value, spell)
+    if foreign is not None:
+        return foreign
+    if value.strip().isdigit():
+        if len(value.strip()) > 1 and value.strip().startswith("0"):  # 02048: YAML 1.1 reads it as text
+            return f"Write the number without the leading zero: {spell(str(int(value.strip())))}."
+        return block_number_hint(value, spell) or f"Write the number without quotes: {value.strip()}."
+    m = _SUFFIXED.match(value)
+    if m:
+        number, suffix = float(m.group(1)), m.group(2).lower()
+        binary, decimal = (1024, 1000) if suffix == "k" else (1024**2, 1000**2)
+        b, d = number * binary, number * decimal
+        if b == 0:
+            return _zero_with_suffix(value, spell)
+        if b.is_integer() and d.is_integer():
+            return (f"Write the whole number, without a suffix: {spell(str(int(b)))} ({m.group(1)} x {binary}) or "
+                    f"{spell(str(int(d)))}; the planner reads no k or M, which may mean 1024 or 1000.")
+    separated = separator_problem(value, spell, alone=True, whole=True)
+    if separated is not None:
+        return separated[1]
+    if _SEPARATED.match(value):
+        return f"Write the number without separators: {spell(re.sub(r'[^0-9]', '', value))}."
+    m = _OTHER_BASE_TEXT.match(value)
+    if m:  # YAML 1.2's 0o, or a prefix YAML 1.1 reads as a text: said in decimal
+        base = {"o": 8, "x": 16, "b": 2}[m.group(2).lower()]
+        try:
+            return f"Write the number in decimal: {spell(m.group(1) + str(int(m.group(3), base)))}."
+        except ValueError:
+            return None
+    try:
+        as_float = float(value)
+    except (ValueError, OverflowError):
+        as_float = None
+    if as_float is not None and as_float.is_integer() and abs(as_float) < 1e15 and any(c in value for c in "eE."):
+        return f"Write the whole number in digits: {spell(str(int(as_float)))}."
+    if as_float is not None and re.fullmatch(r"\s*[0-9.]+\s*", value):  # '16.384', '2.5' as a text (the command line)
+        return whole_number_hint(as_float, spell)
+    m = _BINARY_SUFFIXED.match(value)
+    if m:  # '2Ki', '8Mi': IEC binary multiples, 1024 and 1024^2
+        whole = float(m.group(1)) * (1024 if m.group(2).lower() == "k" else 1024**2)
+        if whole == 0:
+            return _zero_with_suffix(value, spell)
+        if whole.is_integer():
+            return f"Write the whole number, without a suffix: {spell(str(int(whole)))} ({m.group(1)} x " \
+                   f"{1024 if m.group(2).lower() == 'k' else 1024**2})."
+    m = _WITH_UNIT.match(value)
+    if m:
+        unit = m.group(2).strip()
+        named = re.sub(r"[^a-z]", "", unit.lower())  # 'MT/s' for speed_mts: the unit the key names
+        if named and re.search(r"_" + re.escape(named) + r"\b", spell("")):
+            return f"Write the number alone, without '{unit}': {spell(m.group(1))}."
+        base = re.sub(r"[^a-z]", "", unit[1:].lower())
+        if unit[:1] in ("k", "K", "M") and base and re.search(r"_" + re.escape(base) + r"\b", spell("")):
+            # '0.165 kW' for tdp_w: SI prefixes k = 10^3, M = 10^6 (SI Brochure, 9th ed., Table 7)
+            scaled = Decimal(m.group(1)) * (1000 if unit[0] in "kK" else 1000**2)
+            return f"Write the number in {unit[1:]}, without a prefix: {spell(format(scaled.normalize(), 'f'))}."
+        if len(unit) > 1 and unit[0] in "kKMGT" and unit[1:2].isalpha():  # 'kW', 'MHz': a multiple, not the unit
+            return (f"Write the number alone, in the unit the key is counted in: '{unit}' is a multiple of a unit, "
+                    "so the number changes (1 kW is 1000 W).")
+        return f"Write the number alone, without '{unit}': {spell(m.group(1))}."
+    return None
+
+
+def _not_a_choice(value: str, choices: Any, problem: str, lead: str = "") -> tuple[str, str | None]:
+    """(problem, hint) for a text that is none of ``choices``: close matches as the hint, found also for its
+    NFKC form (full-width 'ｂｆ16' is 'bf16'); a character outside ASCII in it is named (a Cyrillic 'і' in
+    'іnfer' looks like the Latin 'i' the choice has), so the hint does not seem to repeat the text."""
+    import unicodedata
+
+    from planner.core.names import char_name
+
+    text = str(value)
+    hint = did_you_mean(text, list(choices))
+    folded = did_you_mean(unicodedata.normalize("NFKC", text), list(choices))
+    if (hint is None or not hint.startswith("Did you mean")) and folded is not None and folded.startswith("Did you"):
+        hint = folded
+    foreign = next((ch for ch in text if not ch.isascii()), None)
+    said = f"{lead}{text!r} {problem}"
+    if foreign is not None and all(str(c).isascii() for c in choices):
+        said += f" (it holds {char_name(foreign)}, not an ASCII character)"
+    return said, hint
+
+
+def _number_hint(key: str, value: Any, hi: float | None = None) -> str | None:
+    """What to write instead of a text where a number belongs ('5000 USD' -> budget_usd: 5000; '1,5' ->
+    1.5, planner.core.units.separator_problem; '30%' -> 0.3 where the field ``hi`` is at most 1, a share)."""
+    if not isinstance(value, str):
+        return None
+    foreign = ascii_digits_hint(value, lambda n: f"{key}: {n}")
+    if foreign is not None:
+        return foreign
+    pct_comma = re.fullmatch(r"\s*([0-9]+),([0-9]+)\s*%\s*", value)
+    if pct_comma and hi is not None and hi <= 1:  # '1,5%': a decimal comma in a percentage of a share
+        share = Decimal(f"{pct_comma.group(1)}.{pct_comma.group(2)}") / 100
+        return f"Write the share as a fraction with a decimal point, not a percentage: {key}: {share.normalize():f}."
+    separated = separator_problem(value, lambda n: f"{key}: {n}", alone=True)
+    if separated is not None:
+        return separated[1]
+    pct = _PERCENT.match(value)
+    if pct and hi is not None and hi <= 1:  # a share (at most 1): 30% is 0.3
+        share = Decimal(pct.group(1)) / 100
+        return f"Write the share as a fraction, not a percentage: {key}: {share.normalize():f}."
+    if re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*", value):
+        # YAML 1.1 (PyYAML) reads a float only with a dot and a signed exponent: 1e300 and 1.5e3 are text
+        mant, _, exp = value.strip().lower().partition("e")
+        sign = "" if exp.startswith(("+", "-")) else "+"
+        if not math.isfinite(float(value)):  # 1e400 read as a float is inf: no real value of a field
+            return f"{value.strip()} is beyond the largest number a float holds (about 1.8e+308): give the real value."
+        mant = mant if "." in mant else f"{mant}.0"
+        return f"YAML reads {value.strip()} as text; write {key}: {mant}e{sign}{exp}."
+    if re.fullmatch(r"\s*0[0-9]+\s*", value):  # '096': a text to YAML 1.1 (no octal), never a number as written
+        from planner.core.shares import share_hint, share_key
+
+        return (share_hint(key, value, lambda n: f"{key}: {n}") if share_key(key) else
+                f"Write the number without the leading zero: {key}: {int(value)}.")
+    frac = re.fullmatch(r"\s*([0-9]+)\s*/\s*([1-9][0-9]*)\s*", value)
+    if frac and len(value) < 40:  # '1/12': a fraction is text to YAML; the decimal it stands for, to 3 digits
+        q = Decimal(frac.group(1)) / Decimal(frac.group(2))
+        shown = f"{q:.3g}" if q < 1 else f"{q.quantize(Decimal('0.001')).normalize():f}"
+        return f"YAML reads {value.strip()} as text; write it as a decimal: {key}: {Decimal(shown).normalize():f}."
+    m = _TEXT_NUMBER.match(value)
+    number = m.group(1).replace(",", "").replace("_", "") if m else None
+    if number and "\n" in value:  # 'budget_usd: |' with the number below: nothing was quoted
+        return block_number_hint(value, lambda n: f"{key}: {number}")
+    if key.endswith("_usd"):
+        return (f"Write a plain number of US dollars, without quotes or currency: {key}: {number}." if number
+                else f"Write a plain number of US dollars, e.g. {key}: 5000.")
+    if number and not value.strip().lower().endswith(("usd", "dollar", "dollars", "$")):
+        return f"Write the number without quotes: {key}: {number}."
+    return "Write a plain number, without quotes or unit."
+
+
+def _name_hint(value: Any, names: Sequence[str] | None) -> str | None:
+    """A hint for a list item that is not a name: close names (3060 -> 'rtx-3060-12gb'), or None."""
+    if not names or isinstance(value, (Mapping, list, tuple)) or value is None:
+        return None
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # A number is most likely a model number: the names that contain it ('rtx-3060-12gb' for 3060).
+        holding = close_matches(text, [n for n in names if text in n.lower()])
+        if holding:
+            return "Did you mean " + " or ".join(repr(n) for n in holding) + "?"
+    return did_you_mean(text, names)
+
+
+def _item_kind(value: Any) -> str:
+    """What a value is, for 'must be a name (text), not ...': 'the number 3060', 'an empty text'."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"the number {value!r}"
+    if isinstance(value, str) and not value.strip():
+        return "an empty text"
+    return _kind(value)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, _dt.date):  # a date or date and time YAML read from an unquoted 2024-08-01
+        return f"the date {value}"
+    if isinstance(value, str):
+        return repr(value) if len(value) < 40 else "a long text"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return type(value).__name__
+
+
+def plain_number(value: Any) -> Any:
+    """A number of another numeric type (a numpy integer or float, ``decimal.Decimal``,
+    ``fractions.Fraction``) as the plain ``int`` (a whole value) or ``float`` (any other) it holds, so
+    that the checks of a field read it as they read a number from a file; anything else (a bool,
+    numpy's included, a text, a plain int or float) as it is.
+
+    ``Decimal('2')`` -> 2, ``Fraction(3, 2)`` -> 1.5, ``numpy.int64(4)`` -> 4, ``Decimal('NaN')`` -> nan
+    (refused by the field as not finite).
+    """
+    if type(value) in (int, float, str) or value is None or isinstance(value, bool) \
+            or type(value).__name__ in ("bool_", "bool") or isinstance(value, NotWhole):
+        return value  # the common case, before the imports below (every key of every entry comes here)
+    import numbers
+    from decimal import Decimal
+
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, Decimal):
+        if value.is_nan():  # Decimal('sNaN') raises in float(): a NaN, refused by the field as not finite
+            return float("nan")
+        if value.is_finite() and value == value.to_integral_value():
+            return int(value)
+        return exact_float(float(value), value, str(value))  # 4096.0000000000000000001: no whole number
+    if isinstance(value, numbers.Rational):
+        return int(value.numerator) if value.denominator == 1 else exact_float(float(value), value, str(value))
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value

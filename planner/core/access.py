@@ -5,7 +5,7 @@ the group and POSIX access ACL of a report of the set already there (:func:`give
 hid from a user or a group stays hidden. A report being replaced got the old file's mode and ACL when it was
 staged; a ``chmod``/``setfacl`` the user makes on the old file after that would be lost by the swap, so what came
 out of the swap is compared with what was copied, and the new file gets the narrower of the two
-(:func:`narrower`, :func:`recheck_after_swap`).
+(:func:`narrower`, :func:`recheck_after_swap`), and the group the old file has now (a ``chgrp`` in that window).
 
 The ACL is read and written as Linux stores it in the ``system.posix_acl_access`` extended attribute: a 4-byte
 header (version 2, little-endian) then 8-byte entries (tag u16, permissions u16, id u32). Tags: ACL_USER_OBJ 0x01,
@@ -150,31 +150,48 @@ def give_set_access(fd: int, template: Path, narrow: int, shown: Path) -> None:
                           f"{template.name} if it is not needed.") from None
 
 
-def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | None], ino: int) -> str | None:
-    """After a swap, compare the mode and ACL of what came out of ``new``'s name (``came_out``) with ``copied``
-    (the mode and ACL given to the new file when it was staged); where they differ, give the new file (opened by
-    name, checked to be inode ``ino``: planner's) the narrower of the two (:func:`narrower`). A note line saying
-    so, or None when nothing changed.
+def recheck_after_swap(came_out: Path, new: Path, copied: tuple[int, bytes | None], ino: int,
+                       gid: int | None = None) -> str | None:
+    """After a swap, compare the mode, ACL and group of what came out of ``new``'s name (``came_out``) with
+    ``copied`` (the mode and ACL given to the new file when it was staged) and ``gid`` (the group it was given;
+    None: not compared); where they differ, give the new file (opened by name, checked to be inode ``ino``:
+    planner's) the narrower of the two modes and ACLs (:func:`narrower`) and the group the old file has now (a
+    ``chgrp`` made in the window is the user's latest word on who may read it). A note line saying so, or None
+    when nothing changed.
 
     Raises:
         OSError: the files cannot be read or the new file's permissions cannot be set.
     """
     st = os.lstat(came_out)
     now = (stat.S_IMODE(st.st_mode) & KEPT_MODE_BITS, _acl_of(came_out))
-    if now == copied:
+    regrouped = gid is not None and st.st_gid != gid
+    if now == copied and not regrouped:
         return None
     fd = os.open(new, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         if os.fstat(fd).st_ino != ino:  # the name holds another file already: it is not planner's to change
             return None
+        group_note, group_failed = "", ""
+        if regrouped:
+            try:
+                os.fchown(fd, -1, st.st_gid)
+                group_note = f" and its new group (gid {st.st_gid})"
+            except OSError as exc:
+                group_failed = (f"; its group was changed to gid {st.st_gid}, which planner cannot give the new report "
+                                f"({exc.strerror or exc}): run chgrp on it again")
         acl = narrower(parse_acl(copied[1], copied[0]), parse_acl(now[1], now[0]))
         before = (stat.S_IMODE(os.fstat(fd).st_mode), _acl_of(fd))
         apply(fd, acl, copied[0] & now[0] & ~0o777)
         after = (stat.S_IMODE(os.fstat(fd).st_mode), _acl_of(fd))
     finally:
         os.close(fd)
+    if now == copied:
+        return (f"{new}: its group was changed while planner replaced it; the new report has the new group "
+                f"(gid {st.st_gid})." if not group_failed else f"{new}: {group_failed[2:]}.")
     if before == after:  # the change would let more users read it: not carried over
         return (f"{new}: its permissions or ACL were changed while planner replaced it, to let more users read it; "
-                f"the new report keeps the previous setting (mode {after[0]:04o}). Change it again if that was meant.")
+                f"the new report keeps the previous setting (mode {after[0]:04o}){group_note}{group_failed}. Change "
+                "it again if that was meant.")
     return (f"{new}: its permissions or ACL were changed while planner replaced it; the new report has the "
-            f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''}).")
+            f"narrower of the two settings (mode {after[0]:04o}{', with an ACL' if after[1] is not None else ''})"
+            f"{group_note}{group_failed}.")

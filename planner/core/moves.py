@@ -77,8 +77,8 @@ def _place(rs: Any, i: int, name: str, manifest: dict[str, dict], moves: _Moves)
                 if _sha256(staged) not in manifest.get(name, {}).get("sha256", []):
                     raise Changed(name)
                 copied = getattr(rs, "copied", {}).get(name)
-                if copied is not None:  # a chmod/setfacl made since the mode and ACL were copied: not undone
-                    note = recheck_after_swap(staged, dst, copied[:2], copied[2])
+                if copied is not None:  # a chmod/setfacl/chgrp made since they were copied: not undone
+                    note = recheck_after_swap(staged, dst, copied[:2], copied[2], copied[3])
                     if note is not None:
                         rs.notes.append(note)
                 return

@@ -135,7 +135,7 @@ class ReportSet:
         self._committed = False
         self._keep_staging = False
         self._template: Path | None = None  # a report of the set now there, whose group and ACL a gained one gets
-        self.copied: dict[str, tuple[int, bytes | None, int]] = {}  # name -> mode, ACL, inode given when staged
+        self.copied: dict[str, tuple[int, bytes | None, int, int]] = {}  # name -> mode, ACL, inode, gid when staged
         self._recorded: list[str] = []
         self._made: list[Path] = []  # the folders this run created for --out (removed again if left empty)
         #: the stale files :meth:`commit` removed
@@ -447,7 +447,8 @@ class ReportSet:
                 return
             acl = _acl_of(self.out / name)  # read first: a change after this is found after the swap (moves)
             keep_access(fd, old, self.out / name, self.out / name)
-            self.copied[name] = (kept_mode(old), acl, os.fstat(fd).st_ino)
+            st_new = os.fstat(fd)
+            self.copied[name] = (kept_mode(old), acl, st_new.st_ino, st_new.st_gid)
         except OSError as exc:
             raise OutputError(f"{self.out / name}: cannot keep its permissions ({exc.strerror or exc}).") from None
         finally:
